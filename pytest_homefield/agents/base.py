@@ -1,0 +1,110 @@
+"""The small protocol every agent implements, and what it is given (contracts §9).
+
+An agent is called once per attempt with an :class:`AgentContext` and returns an
+:class:`AgentResult`. It edits files in ``ctx.workspace``; grading (not the agent) decides the
+outcome from the hidden tests, unless the agent reports a terminal condition in
+``AgentResult.outcome`` (timeout, budget, rate limit, infra, agent error).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+__all__ = ["Agent", "AgentContext", "AgentResult", "PROMPT_TEMPLATE", "render_prompt"]
+
+#: The fixed template around a task's ``prompt`` (contracts §9). ``{shell}`` promises shell access
+#: only to agents that have it.
+PROMPT_TEMPLATE = """You are working in a software repository (the current directory).
+Make the code change that the following request describes. Edit the source files directly; do not
+commit. {shell}
+
+Request:
+{prompt}
+"""
+SHELL_YES = "You may run shell commands, including the existing tests."
+SHELL_NO = "You can read and edit files, but you cannot run commands."
+
+
+def render_prompt(task_prompt: str, *, allow_shell: bool) -> str:
+    """The text an agent receives for a task whose ``prompt`` field is ``task_prompt``."""
+    return PROMPT_TEMPLATE.format(shell=SHELL_YES if allow_shell else SHELL_NO, prompt=task_prompt.strip())
+
+
+@dataclass
+class AgentContext:
+    """Everything an agent may use for one attempt.
+
+    * ``workspace``: the snapshot (a one-commit git repository of the parent tree); also the cwd.
+    * ``prompt``: the full rendered prompt (:func:`render_prompt`).
+    * ``env``: the environment of contracts §9, already built (no task id, sha or parent id).
+    * ``timeout_s``: wall-clock seconds for the attempt; the adapter must stop by then.
+    * ``budget_usd``: per-attempt spend cap in USD, or ``None``.
+    * ``allow_shell``: whether the agent may run commands.
+    * ``artifacts``: folder for ``agent.out`` / ``agent.err`` (outside the workspace).
+    * ``seed``: deterministic per (task, agent, attempt), for simulated agents.
+    * ``gold_patch``: the reference fix; only the reference agents (``oracle``, ``sim:P``) read it.
+    * ``hint_files``: paths the reference fix touched; only ``hinted`` agents (``openai:``) read them.
+    """
+
+    workspace: Path
+    prompt: str
+    env: dict[str, str]
+    timeout_s: float
+    artifacts: Path
+    attempt: int = 1
+    budget_usd: float | None = None
+    allow_shell: bool = False
+    seed: int = 0
+    gold_patch: str = ""
+    hint_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AgentResult:
+    """What an agent reports about its attempt. Units: USD, tokens.
+
+    ``outcome`` is ``None`` when the hidden tests should decide; otherwise one of ``timeout``,
+    ``agent_error``, ``budget_exceeded`` (scored) or ``rate_limited``, ``infra`` (unscored).
+    ``cost_partial`` marks a cost estimated from an interrupted attempt.
+    """
+
+    outcome: str | None = None
+    exit_code: int | None = None
+    cost_usd: float | None = None
+    cost_partial: bool = False
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    turns: int | None = None
+    model: str | None = None
+    error: str | None = None
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """A coding agent. Attributes:
+
+    * ``name``: unique, ``[A-Za-z0-9_.-]+`` (contracts §5); ``spec``: the spec it came from;
+    * ``simulated``: results are not a real agent's (``sim:P``); ``hinted``: it was told which files
+      the fix touches (``openai:``). Both are marked in every report.
+    """
+
+    name: str
+    spec: str
+    simulated: bool
+    hinted: bool
+
+    def version(self) -> str | None:
+        """The client's version string, or ``None``; recorded in ``meta.json``."""
+        ...
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        """Attempt the task in ``ctx.workspace`` within ``ctx.timeout_s`` seconds.
+
+        Must not raise for agent-side failures (return ``outcome="agent_error"`` / ``"infra"``);
+        an exception is recorded as ``infra``.
+        """
+        ...
