@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Agent", "AgentContext", "AgentResult", "PROMPT_TEMPLATE", "render_prompt"]
+__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "PROMPT_TEMPLATE", "render_prompt"]
 
 #: The fixed template around a task's ``prompt`` (contracts §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -59,6 +59,27 @@ class AgentContext:
     seed: int = 0
     gold_patch: str = ""
     hint_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AgentSettings:
+    """Per-agent settings merged from flags and ``.homefield.yml`` ``agents.<name>`` (contracts §3).
+
+    * ``timeout_s``: seconds per attempt (``--timeout`` / ``agents.<n>.timeout``; default 900);
+    * ``budget_usd``: USD per attempt (``agents.<n>.budget_usd``, else ``--attempt-budget``);
+    * ``env``: names of extra environment variables passed through to the agent;
+    * ``base_url`` / ``api_key``: for ``openai:`` agents;
+    * ``prices``: model id -> {"input": USD per 1M tokens, "output": USD per 1M tokens};
+    * ``allow_shell``: the agent may run commands (``--allow-shell``).
+    """
+
+    timeout_s: float = 900.0
+    budget_usd: float | None = None
+    env: list[str] = field(default_factory=list)
+    base_url: str | None = None
+    api_key: str | None = None
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    allow_shell: bool = False
 
 
 @dataclass
