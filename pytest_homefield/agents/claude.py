@@ -1,0 +1,395 @@
+"""The ``claude[:MODEL]`` adapter: runs the Claude Code CLI in print mode on the workspace.
+
+Command (source: /work/shared/reference/claude-cli.md, observed with CLI 2.1.328)::
+
+    claude -p PROMPT --output-format stream-json --verbose --include-partial-messages
+           --no-session-persistence --setting-sources project,local
+           --permission-mode acceptEdits --disallowedTools Bash      # edit-only (default)
+           --permission-mode acceptEdits --allowedTools Bash         # with ctx.allow_shell
+           [--model MODEL] [--max-budget-usd USD] [--max-turns N]
+
+with ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` added to the attempt's environment. The stream
+is written to ``agent.out``; its last ``result`` line is the same object as ``--output-format json``
+prints. The partial-message events (``message_start`` / ``message_delta`` usage per API message)
+let a killed attempt keep an estimate of what it spent, priced with the CLI's own table
+(:data:`CLAUDE_PRICES`) and marked ``cost_partial``.
+
+Outcomes come from ``is_error`` / ``terminal_reason`` (never ``subtype``, which says ``success`` on
+API errors): ``max_turns`` → ``agent_error``; ``budget_exhausted`` → ``budget_exceeded``;
+``api_error`` with status 429/529 (or a rate-limit/overload type) → ``rate_limited``, other API
+errors → ``infra``; a wall-clock timeout → ``timeout``; a missing binary → ``infra``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..procs import run_process
+from .base import AgentContext, AgentResult, AgentSettings
+from .environment import agent_passthrough, build_agent_env
+
+__all__ = [
+    "CLAUDE_PRICES",
+    "UNKNOWN_MODEL_PRICE",
+    "ClaudeAgent",
+    "StreamSummary",
+    "claude_cost",
+    "claude_price",
+    "classify_result",
+    "summarize_stream",
+]
+
+#: USD per million tokens (input, output, cache write, cache read), keyed by the model id the CLI
+#: sends (which is the ``modelUsage`` key). Observed against CLI 2.1.328 (claude-cli.md §6); the
+#: cache prices of the rows marked "derived" follow the observed 1.25x / 0.1x input pattern.
+CLAUDE_PRICES: dict[str, tuple[float, float, float, float]] = {
+    "claude-sonnet-4-5": (3.0, 15.0, 3.75, 0.30),
+    "claude-sonnet-4-6": (3.0, 15.0, 3.75, 0.30),
+    "claude-sonnet-4-20250514": (3.0, 15.0, 3.75, 0.30),  # derived cache prices
+    "claude-sonnet-4-0": (3.0, 15.0, 3.75, 0.30),  # derived cache prices
+    "claude-haiku-4-5": (1.0, 5.0, 1.25, 0.10),
+    "claude-3-5-haiku-20241022": (0.8, 4.0, 1.0, 0.08),  # derived cache prices
+    "claude-opus-4-5": (5.0, 25.0, 6.25, 0.50),
+    "claude-opus-4-6": (5.0, 25.0, 6.25, 0.50),
+    "claude-opus-4-1": (15.0, 75.0, 18.75, 1.50),  # only with CLAUDE_CODE_DISABLE_LEGACY_MODEL_REMAP=1
+    "claude-opus-5-5": (4.0, 20.0, 5.0, 0.20),  # `opus` alias, the CLI's default, opus-4-1 remap
+    "claude-sonnet-5-5": (2.0, 10.0, 2.5, 0.20),  # `sonnet` alias; derived cache prices
+    "claude-haiku-5-5": (0.1, 0.5, 0.125, 0.01),  # `haiku` alias; derived cache prices
+}
+#: What the CLI charges for a model it does not know (``costBasis: "unknown"``).
+UNKNOWN_MODEL_PRICE = (4.0, 20.0, 5.0, 0.20)
+
+#: Variables the adapter adds to the attempt's environment.
+CLAUDE_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+#: argv elements longer than this (bytes) go through stdin instead (Linux caps one at 128 KiB).
+MAX_ARG_BYTES = 100_000
+
+_RATE_TEXT = re.compile(r"rate.?limit|usage limit|overloaded|too many requests|\b(429|529)\b", re.I)
+
+
+def claude_price(model: str | None) -> tuple[float, float, float, float]:
+    """USD per million tokens (input, output, cache write, cache read) that the CLI charges for
+    ``model``; :data:`UNKNOWN_MODEL_PRICE` for ids it does not know."""
+    return CLAUDE_PRICES.get(model or "", UNKNOWN_MODEL_PRICE)
+
+
+def claude_cost(model: str | None, input_tokens: int, output_tokens: int,
+                cache_write_tokens: int = 0, cache_read_tokens: int = 0) -> float:
+    """USD for one request's tokens, computed as the CLI does (claude-cli.md §6)."""
+    p_in, p_out, p_cw, p_cr = claude_price(model)
+    return (input_tokens * p_in + output_tokens * p_out
+            + cache_write_tokens * p_cw + cache_read_tokens * p_cr) / 1e6
+
+
+@dataclass
+class _Message:
+    """Token counts of one API message seen in the stream."""
+
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    streamed_chars: int = 0
+    finished: bool = False
+
+    def take_usage(self, usage: dict[str, Any] | None) -> None:
+        if not isinstance(usage, dict):
+            return
+        for attr, key in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
+                          ("cache_write_tokens", "cache_creation_input_tokens"),
+                          ("cache_read_tokens", "cache_read_input_tokens")):
+            value = usage.get(key)
+            if isinstance(value, int) and value > getattr(self, attr):
+                setattr(self, attr, value)
+
+    @property
+    def output_estimate(self) -> int:
+        """Output tokens: final when the message finished, else at least 1 per 4 streamed chars."""
+        if self.finished:
+            return self.output_tokens
+        return max(self.output_tokens, math.ceil(self.streamed_chars / 4))
+
+
+@dataclass
+class StreamSummary:
+    """What a (possibly cut) ``stream-json`` transcript says.
+
+    ``result`` is the final result object, if the CLI wrote one; ``model`` the main model from the
+    ``init`` line; ``messages`` the usage per API message id.
+    """
+
+    result: dict[str, Any] | None = None
+    model: str | None = None
+    messages: dict[str, _Message] = field(default_factory=dict)
+    turns: int = 0
+
+    def estimate(self) -> AgentResult:
+        """Cost (USD) and tokens of every message seen, priced with :func:`claude_cost` — the
+        partial accounting of an interrupted attempt."""
+        res = AgentResult(cost_usd=0.0, input_tokens=0, output_tokens=0, cache_read_tokens=0,
+                          cache_write_tokens=0, turns=self.turns or None, model=self.model)
+        for msg in self.messages.values():
+            out = msg.output_estimate
+            res.cost_usd = (res.cost_usd or 0.0) + claude_cost(
+                msg.model or self.model, msg.input_tokens, out, msg.cache_write_tokens, msg.cache_read_tokens)
+            res.input_tokens = (res.input_tokens or 0) + msg.input_tokens
+            res.output_tokens = (res.output_tokens or 0) + out
+            res.cache_read_tokens = (res.cache_read_tokens or 0) + msg.cache_read_tokens
+            res.cache_write_tokens = (res.cache_write_tokens or 0) + msg.cache_write_tokens
+        return res
+
+
+def summarize_stream(text: str) -> StreamSummary:
+    """Parse a ``--output-format stream-json --verbose --include-partial-messages`` transcript.
+
+    Lines that are not JSON objects (a line cut by a kill, stray output) are skipped. Main-thread
+    messages are priced by the ``init`` line's model (the CLI prices by the model it requested);
+    sub-agent messages by the model their ``message_start`` names.
+    """
+    summary = StreamSummary()
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(obj, dict):
+            continue
+        kind = obj.get("type")
+        if kind == "system" and obj.get("subtype") == "init":
+            summary.model = obj.get("model") or summary.model
+        elif kind == "result":
+            summary.result = obj
+        elif kind == "stream_event":
+            _take_event(summary, obj)
+        elif kind == "assistant":
+            message = obj.get("message") or {}
+            mid = message.get("id")
+            if mid:
+                msg = summary.messages.setdefault(mid, _Message())
+                msg.take_usage(message.get("usage"))
+                if obj.get("parent_tool_use_id") and not msg.model:
+                    msg.model = message.get("model")
+    return summary
+
+
+def _take_event(summary: StreamSummary, obj: dict[str, Any]) -> None:
+    event = obj.get("event") or {}
+    etype = event.get("type")
+    if etype == "message_start":
+        message = event.get("message") or {}
+        mid = message.get("id") or obj.get("api_message_id")
+        if not mid:
+            return
+        msg = summary.messages.setdefault(mid, _Message())
+        msg.take_usage(message.get("usage"))
+        if obj.get("parent_tool_use_id"):
+            msg.model = message.get("model")
+        else:
+            summary.turns += 1
+        return
+    mid = obj.get("api_message_id")
+    if not mid:
+        return
+    msg = summary.messages.setdefault(mid, _Message())
+    if etype == "message_delta":
+        msg.take_usage(event.get("usage"))
+        msg.finished = True
+    elif etype == "content_block_delta":
+        delta = event.get("delta") or {}
+        for key in ("text", "partial_json", "thinking"):
+            if isinstance(delta.get(key), str):
+                msg.streamed_chars += len(delta[key])
+
+
+def classify_result(result: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(outcome, one-line error) of a CLI result object; outcome ``None`` means "grade it".
+
+    Reads ``is_error``, ``terminal_reason``, ``api_error_status`` / ``api_error_type`` and the
+    message text; never ``subtype`` (claude-cli.md §5).
+    """
+    if not result.get("is_error"):
+        return None, None
+    reason = result.get("terminal_reason")
+    errors = result.get("errors")
+    first_error = errors[0] if isinstance(errors, list) and errors else ""
+    text = str(result.get("result") or first_error or reason or "")
+    text = " ".join(text.split())[:300] or "claude reported an error"
+    if reason == "max_turns":
+        return "agent_error", text
+    if reason == "budget_exhausted":
+        return "budget_exceeded", text
+    if reason == "api_error":
+        status = result.get("api_error_status")
+        etype = str(result.get("api_error_type") or "")
+        if status in (429, 529) or etype in ("rate_limit_error", "overloaded_error"):
+            return "rate_limited", text
+        return "infra", text
+    if _RATE_TEXT.search(text):
+        return "rate_limited", text
+    return "agent_error", text
+
+
+def _usage_from_result(result: dict[str, Any]) -> AgentResult:
+    """Cost, the four token counts, turns and model of a result object.
+
+    Tokens are summed over ``modelUsage`` (every model the run used); ``usage`` is the fallback.
+    The model is the ``modelUsage`` key with the highest cost. ``num_turns`` counts one more than
+    the requests made when ``--max-turns`` stopped the run; that is corrected here.
+    """
+    res = AgentResult()
+    cost = result.get("total_cost_usd")
+    res.cost_usd = float(cost) if isinstance(cost, (int, float)) else None
+    model_usage = result.get("modelUsage")
+    if isinstance(model_usage, dict) and model_usage:
+        def total(key: str) -> int:
+            return sum(int(u.get(key) or 0) for u in model_usage.values())
+
+        res.input_tokens, res.output_tokens = total("inputTokens"), total("outputTokens")
+        res.cache_read_tokens = total("cacheReadInputTokens")
+        res.cache_write_tokens = total("cacheCreationInputTokens")
+        res.model = max(model_usage, key=lambda k: float(model_usage[k].get("costUSD") or 0.0))
+    elif isinstance(result.get("usage"), dict):
+        usage = result["usage"]
+        res.input_tokens = int(usage.get("input_tokens") or 0)
+        res.output_tokens = int(usage.get("output_tokens") or 0)
+        res.cache_read_tokens = int(usage.get("cache_read_input_tokens") or 0)
+        res.cache_write_tokens = int(usage.get("cache_creation_input_tokens") or 0)
+    turns = result.get("num_turns")
+    if isinstance(turns, int):
+        res.turns = turns - 1 if result.get("terminal_reason") == "max_turns" and turns > 0 else turns
+    return res
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return ""
+    return lines[-1].strip()[:300] if lines else ""
+
+
+class ClaudeAgent:
+    """``claude[:MODEL]``: the Claude Code CLI (``executable``) on the workspace.
+
+    ``executable`` defaults to ``$HOMEFIELD_CLAUDE_BIN``, else ``claude`` on ``PATH``.
+    ``max_turns`` (optional) adds ``--max-turns``. ``passthrough`` lists the variables the runner
+    copies into the attempt's environment (contracts §9: the claude defaults + ``settings.env``).
+    """
+
+    simulated = False
+    hinted = False
+
+    def __init__(self, *, name: str, spec: str, model: str | None, settings: AgentSettings,
+                 executable: str | None = None, max_turns: int | None = None) -> None:
+        self.name = name
+        self.spec = spec
+        self.model = model
+        self.settings = settings
+        self.max_turns = max_turns
+        exe = executable or os.environ.get("HOMEFIELD_CLAUDE_BIN") or "claude"
+        self.executable = shutil.which(exe) or exe
+        self.passthrough = agent_passthrough("claude", settings)
+        self._version: str | None = None
+        self._version_read = False
+
+    def version(self) -> str | None:
+        """``claude --version`` (e.g. ``"2.1.328 (Claude Code)"``), or ``None`` when it cannot run.
+        Read once, with a 30 s limit."""
+        if not self._version_read:
+            self._version_read = True
+            try:
+                out = subprocess.run([self.executable, "--version"], capture_output=True, text=True,
+                                     timeout=30, env={**os.environ, **CLAUDE_ENV}, stdin=subprocess.DEVNULL)
+                text = out.stdout.strip().splitlines()
+                self._version = text[0] if out.returncode == 0 and text else None
+            except (OSError, subprocess.SubprocessError):
+                self._version = None
+        return self._version
+
+    def command(self, prompt: str, *, allow_shell: bool, budget_usd: float | None,
+                tools: str | None = None, max_turns: int | None = None) -> tuple[list[str], str | None]:
+        """argv for one run, and the text to send on stdin (a prompt too long for argv, or one that
+        starts with ``-``). ``tools`` replaces the permission flags with ``--tools TOOLS``."""
+        stdin_text = prompt if len(prompt.encode()) > MAX_ARG_BYTES or prompt.startswith("-") else None
+        cmd = [self.executable, "-p"]
+        if stdin_text is None:
+            cmd.append(prompt)
+        cmd += ["--output-format", "stream-json", "--verbose", "--include-partial-messages",
+                "--no-session-persistence", "--setting-sources", "project,local"]
+        if tools is not None:
+            cmd += ["--tools", tools]
+        else:
+            cmd += ["--permission-mode", "acceptEdits",
+                    "--allowedTools" if allow_shell else "--disallowedTools", "Bash"]
+        if self.model:
+            cmd += ["--model", self.model]
+        if budget_usd is not None:
+            cmd += ["--max-budget-usd", f"{budget_usd:.6f}".rstrip("0").rstrip(".")]
+        turns = max_turns if max_turns is not None else self.max_turns
+        if turns is not None:
+            cmd += ["--max-turns", str(turns)]
+        return cmd, stdin_text
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        """One attempt in ``ctx.workspace``; writes ``agent.out`` (the stream) and ``agent.err``.
+        Never raises for agent-side failures (see the module docstring for outcomes)."""
+        cmd, stdin_text = self.command(ctx.prompt, allow_shell=ctx.allow_shell, budget_usd=ctx.budget_usd)
+        return self._execute(cmd, stdin_text, cwd=ctx.workspace, env={**ctx.env, **CLAUDE_ENV},
+                             timeout_s=ctx.timeout_s, artifacts=ctx.artifacts)
+
+    def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
+        """Answer a plain prompt with no tools and no workspace (one turn, an empty temp folder as
+        cwd, the environment of contracts §9 built from ``os.environ``). Returns (answer text,
+        result); the text is ``""`` when the result has an outcome."""
+        with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
+            root = Path(tmp)
+            (root / "cwd").mkdir()
+            env = build_agent_env(prompt=text, attempt=1, tmpdir=root / "tmp", passthrough=self.passthrough)
+            cmd, stdin_text = self.command(text, allow_shell=False, budget_usd=self.settings.budget_usd,
+                                           tools="", max_turns=1)
+            res = self._execute(cmd, stdin_text, cwd=root / "cwd", env={**env, **CLAUDE_ENV},
+                                timeout_s=timeout_s, artifacts=root)
+            summary = summarize_stream((root / "agent.out").read_text(errors="replace"))
+        answer = str((summary.result or {}).get("result") or "") if res.outcome is None else ""
+        return answer, res
+
+    def _execute(self, cmd: list[str], stdin_text: str | None, *, cwd: Path, env: dict[str, str],
+                 timeout_s: float, artifacts: Path) -> AgentResult:
+        artifacts.mkdir(parents=True, exist_ok=True)
+        out_path, err_path = artifacts / "agent.out", artifacts / "agent.err"
+        try:
+            proc = run_process(cmd, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=out_path,
+                               stderr_path=err_path, stdin_text=stdin_text)
+        except OSError as exc:
+            return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}")
+        summary = summarize_stream(out_path.read_text(errors="replace") if out_path.exists() else "")
+        if proc.timed_out:
+            res = summary.estimate()
+            res.outcome, res.cost_partial, res.exit_code = "timeout", True, None
+            res.error = f"no result within {timeout_s:g} s"
+            return res
+        if summary.result is None:
+            detail = _last_line(err_path) or _last_line(out_path) or "no output"
+            return AgentResult(outcome="agent_error", exit_code=proc.exit_code, model=summary.model,
+                               error=f"claude exited {proc.exit_code} without a result: {detail}")
+        res = _usage_from_result(summary.result)
+        res.model = res.model or summary.model
+        res.exit_code = proc.exit_code
+        res.outcome, res.error = classify_result(summary.result)
+        if res.outcome is None and proc.exit_code not in (0, None):
+            res.outcome, res.error = "agent_error", f"claude exited {proc.exit_code}"
+        return res
