@@ -1,1 +1,78 @@
-"""pytest entry point (``pytest11: homefield``). Inert unless a ``--homefield*`` mode option is given."""
+"""pytest entry point (``pytest11: homefield``).
+
+Inert unless a mode option is given (``--homefield`` to run agents, ``--homefield-mine`` to mine
+tasks): without one it only adds its options, registers its hookspecs and a marker. With a mode it
+resolves the settings, then registers the mode's plugin object (:mod:`.mine_plugin` or
+:mod:`.run_plugin`), which does the work. Heavy imports (git, scipy, yaml) happen only then.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .options import add_pytest_options, flags_from_pytest
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_pytest_options(parser)
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def find_root(start: Path) -> Path:
+    """The git top level of ``start``. Raises ``pytest.UsageError`` outside a git repository."""
+    import git
+
+    try:
+        repo = git.Repo(start, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise pytest.UsageError(f"pytest-homefield: {start} is not inside a git repository") from None
+    if repo.working_tree_dir is None:
+        raise pytest.UsageError(f"pytest-homefield: {start} is a bare git repository")
+    return Path(repo.working_tree_dir).resolve()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "homefield: an item created by pytest-homefield (a task attempt)")
+    mine = bool(config.option.homefield_mine)
+    run = bool(config.option.homefield)
+    if not (mine or run):
+        return
+    if mine and run:
+        raise pytest.UsageError("pytest-homefield: give one of --homefield and --homefield-mine, not both")
+    from .config import ConfigError, resolve_settings
+
+    root = find_root(config.invocation_params.dir)
+    try:
+        settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    plugin: Any
+    if mine:
+        from .mine_plugin import MinePlugin
+
+        plugin = MinePlugin(config, settings)
+    else:
+        from .run_plugin import RunPlugin
+
+        plugin = RunPlugin(config, settings)
+    config.pluginmanager.register(plugin, "homefield-mode")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistHooks(plugin), "homefield-xdist")
+
+
+class XdistHooks:
+    """xdist-only hooks, registered only when xdist is installed (pytest's optional-plugin pattern)."""
+
+    def __init__(self, mode_plugin: Any) -> None:
+        self.mode_plugin = mode_plugin
+
+    def pytest_configure_node(self, node: Any) -> None:
+        node.workerinput.update(self.mode_plugin.workerinput())

@@ -1,0 +1,82 @@
+"""Reference agents: ``oracle`` (applies the real fix), ``noop`` (changes nothing) and ``sim:P``
+(applies the real fix with probability P; marked simulated in every output).
+
+They bound every comparison: oracle solving a task proves the task and environment are sound; noop
+solving one proves the task is broken. ``sim:P`` lets the statistics and report be exercised with a
+known true pass rate, without any model.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import zlib
+
+from ..snapshot import PatchError, apply_patch
+from .base import AgentContext, AgentResult
+
+__all__ = ["OracleAgent", "NoopAgent", "SimAgent", "sim_seed"]
+
+
+class _Reference:
+    simulated = False
+    hinted = False
+
+    def __init__(self, *, name: str, spec: str) -> None:
+        self.name = name
+        self.spec = spec
+
+    def version(self) -> str | None:
+        from .. import __version__
+
+        return f"pytest-homefield {__version__}"
+
+
+class OracleAgent(_Reference):
+    """Applies ``ctx.gold_patch`` (the commit's non-test changes). Cost 0 USD."""
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        try:
+            apply_patch(ctx.workspace, ctx.gold_patch)
+        except PatchError as exc:
+            return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}")
+        return AgentResult(exit_code=0, cost_usd=0.0)
+
+
+class NoopAgent(_Reference):
+    """Changes nothing (its attempts are ``empty_patch``). Cost 0 USD."""
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        return AgentResult(exit_code=0, cost_usd=0.0)
+
+
+def sim_seed(task_key: str, agent: str, attempt: int) -> int:
+    """Deterministic seed from (task, agent, attempt): crc32, never Python's salted ``hash()``."""
+    return zlib.crc32(f"{task_key}\0{agent}\0{attempt}".encode())
+
+
+class SimAgent(_Reference):
+    """Applies the gold patch with probability ``p`` (0..1), seeded by ``ctx.seed``.
+
+    ``simulated = True``: its numbers are a simulation, never a real agent's.
+    """
+
+    simulated = True
+
+    def __init__(self, *, name: str, spec: str, p: float, delay_s: float = 0.0) -> None:
+        super().__init__(name=name, spec=spec)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"sim:P needs 0 <= P <= 1, got {p}")
+        self.p = p
+        self.delay_s = delay_s
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        rng = random.Random(ctx.seed)
+        if self.delay_s:
+            time.sleep(self.delay_s)
+        if rng.random() < self.p:
+            try:
+                apply_patch(ctx.workspace, ctx.gold_patch)
+            except PatchError as exc:
+                return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}")
+        return AgentResult(exit_code=0, cost_usd=0.0)

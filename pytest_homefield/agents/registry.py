@@ -1,0 +1,152 @@
+"""Agent specs → agent objects (contracts §5).
+
+Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODEL``,
+``openai:MODEL``, a name from ``.homefield.yml`` ``agents:``, or a name registered through the
+``pytest_homefield_agents`` hook; any spec may be prefixed ``NAME=``. Default names:
+``claude:MODEL`` / ``openai:MODEL`` → MODEL, ``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Agent, AgentSettings
+
+__all__ = ["AgentSpecError", "ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
+
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+class AgentSpecError(ValueError):
+    """A bad agent spec; the message is one line naming the spec."""
+
+
+@dataclass(frozen=True)
+class ParsedSpec:
+    """``name``: the agent's name; ``kind``: oracle/noop/sim/cmd/claude/openai/named/hook;
+    ``arg``: P, the shell command or the model (or ``None``); ``spec``: the spec without ``NAME=``."""
+
+    name: str
+    kind: str
+    arg: str | None
+    spec: str
+
+
+def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence[str] = ()) -> ParsedSpec:  # type: ignore[assignment]
+    """Parse one ``--agent`` value. Raises :class:`AgentSpecError` for unknown kinds, bad names or
+    a bad probability."""
+    text = text.strip()
+    name: str | None = None
+    m = re.match(r"^([A-Za-z0-9_.-]+)=(.+)$", text, re.S)
+    if m and not text.startswith("cmd:"):
+        name, text = m.group(1), m.group(2).strip()
+    kind, _, arg = text.partition(":")
+    if kind in ("oracle", "noop") and not arg:
+        parsed = ParsedSpec(name or kind, kind, None, text)
+    elif kind == "sim":
+        try:
+            p = float(arg)
+        except ValueError:
+            raise AgentSpecError(f"agent spec {text!r}: sim:P needs a probability, e.g. sim:0.6") from None
+        if not 0 <= p <= 1:
+            raise AgentSpecError(f"agent spec {text!r}: P must be between 0 and 1")
+        parsed = ParsedSpec(name or f"sim-{arg}", "sim", arg, text)
+    elif kind == "cmd":
+        if not arg.strip():
+            raise AgentSpecError(f"agent spec {text!r}: cmd: needs a shell command")
+        parsed = ParsedSpec(name or "cmd", "cmd", arg, text)
+    elif kind == "claude":
+        parsed = ParsedSpec(name or (arg or "claude"), "claude", arg or None, text)
+    elif kind == "openai":
+        if not arg:
+            raise AgentSpecError(f"agent spec {text!r}: openai: needs a model, e.g. openai:qwen3-coder")
+        parsed = ParsedSpec(name or arg, "openai", arg, text)
+    elif not arg and text in named:
+        parsed = ParsedSpec(name or text, "named", text, text)
+    elif not arg and text in registered:
+        parsed = ParsedSpec(name or text, "hook", text, text)
+    else:
+        known = ", ".join(sorted(set(named) | set(registered))) or "none"
+        raise AgentSpecError(
+            f"unknown agent {text!r}: use oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], openai:MODEL "
+            f"or a named agent (named here: {known})"
+        )
+    if not NAME_RE.fullmatch(parsed.name):
+        safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", parsed.name).strip("-") or "agent"
+        if name is not None:
+            raise AgentSpecError(f"agent name {parsed.name!r} must match [A-Za-z0-9_.-]+")
+        parsed = ParsedSpec(safe, parsed.kind, parsed.arg, parsed.spec)
+    return parsed
+
+
+def agent_settings(settings: Any, definition: Mapping[str, Any] | None = None) -> AgentSettings:
+    """Per-agent settings: ``agents.<name>`` values over the run-wide flags/config (contracts §3)."""
+    d = dict(definition or {})
+    return AgentSettings(
+        timeout_s=float(d.get("timeout", settings.timeout)),
+        budget_usd=d.get("budget_usd", settings.attempt_budget),
+        env=list(d.get("env", [])),
+        base_url=d.get("base_url", settings.base_url),
+        api_key=d.get("api_key", settings.api_key),
+        prices=dict(settings.prices),
+        allow_shell=bool(settings.allow_shell),
+    )
+
+
+def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | None) -> Agent:
+    from .reference import NoopAgent, OracleAgent, SimAgent
+
+    s = agent_settings(settings, definition)
+    if parsed.kind == "oracle":
+        return OracleAgent(name=parsed.name, spec=parsed.spec)
+    if parsed.kind == "noop":
+        return NoopAgent(name=parsed.name, spec=parsed.spec)
+    if parsed.kind == "sim":
+        return SimAgent(name=parsed.name, spec=parsed.spec, p=float(parsed.arg or 0))
+    if parsed.kind == "cmd":
+        from .command import CommandAgent
+
+        return CommandAgent(name=parsed.name, spec=parsed.spec, command=parsed.arg or "", settings=s)
+    if parsed.kind == "claude":
+        from .claude import ClaudeAgent
+
+        return ClaudeAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg, settings=s)
+    if parsed.kind == "openai":
+        from .openai_compat import OpenAIAgent
+
+        return OpenAIAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg or "", settings=s)
+    raise AgentSpecError(f"agent spec {parsed.spec!r} cannot be built directly")
+
+
+def build_agents(specs: Sequence[str], settings: Any, hook_agents: Mapping[str, Agent] | None = None) -> list[Agent]:
+    """Build the agents for ``--agent`` values in order. Named agents from ``.homefield.yml`` and hook
+    agents resolve by name; ``NAME=`` renames. Raises :class:`AgentSpecError` on a bad spec or when two
+    agents share a name."""
+    hook_agents = dict(hook_agents or {})
+    named = settings.agent_defs
+    agents: list[Agent] = []
+    for text in specs:
+        parsed = parse_spec(text, named=named, registered=list(hook_agents))
+        if parsed.kind == "named":
+            definition = named[parsed.arg or ""]
+            inner = parse_spec(definition["spec"], named={}, registered=list(hook_agents))
+            if inner.kind == "hook":
+                agent = hook_agents[inner.arg or ""]
+            else:
+                agent = _make(ParsedSpec(parsed.name, inner.kind, inner.arg, inner.spec), settings, definition)
+        elif parsed.kind == "hook":
+            agent = hook_agents[parsed.arg or ""]
+            if parsed.name != agent.name:
+                agent.name = parsed.name
+        else:
+            agent = _make(parsed, settings, named.get(parsed.name))
+        agents.append(agent)
+    seen: set[str] = set()
+    for a in agents:
+        if a.name in seen:
+            raise AgentSpecError(f"two agents are named {a.name!r}: rename one with NAME=SPEC")
+        seen.add(a.name)
+    return agents

@@ -1,0 +1,168 @@
+"""The ``homefield`` console script (contracts §2).
+
+``mine``, ``run`` and ``verify`` translate their flags into ``--homefield-*`` options and call
+``pytest.main`` once; ``report`` and ``plan`` read ``.homefield/`` directly and start no pytest
+session. Arguments after ``--`` go to pytest unchanged; ``-n``, ``-k``, ``-x``, ``-v`` and
+``--junitxml`` are also accepted directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .options import add_cli_options, cli_to_pytest_args
+
+__all__ = ["main", "build_parser"]
+
+
+def _passthrough(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-n", "--numprocesses", dest="numprocesses", default=None,
+                   help="xdist workers (a number, auto or logical)")
+    p.add_argument("-k", dest="keyword", default=None, help="select items by keyword (task id, agent)")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first error")
+    p.add_argument("-v", "--verbose", action="count", default=0, help="one line per item")
+    p.add_argument("--junitxml", default=None, help="write JUnit XML here (per-testcase homefield.* properties)")
+    p.add_argument("--keep-addopts", action="store_true", help="keep the repository's pytest addopts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="homefield", description="Your git history as a benchmark for coding agents.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p = sub.add_parser("mine", help="find commits whose tests go red→green and write .homefield/tasks.jsonl")
+    add_cli_options(p, "mine")
+    _passthrough(p)
+    p = sub.add_parser("run", help="run agents on the mined tasks (one pytest item per task × agent × attempt)")
+    add_cli_options(p, "run")
+    _passthrough(p)
+    p = sub.add_parser("verify", help="re-run oracle on every task: find tasks this environment no longer passes")
+    add_cli_options(p, "verify")
+    _passthrough(p)
+    p = sub.add_parser("report", help="print and save the report of one or more runs (no tests run)")
+    p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to report on together (default: the newest)")
+    p.add_argument("--format", choices=["text", "md", "json", "html"], default="text",
+                   help="what to print (md, json and html are also saved in the run folder)")
+    p.add_argument("-v", "--verbose", action="count", default=0)
+    p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
+    add_cli_options(p, "plan")
+    p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
+    p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
+    p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
+    return parser
+
+
+def _root() -> Path:
+    import git
+
+    try:
+        repo = git.Repo(Path.cwd(), search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise SystemExit(f"homefield: {Path.cwd()} is not inside a git repository") from None
+    if repo.working_tree_dir is None:
+        raise SystemExit("homefield: this is a bare git repository")
+    return Path(repo.working_tree_dir).resolve()
+
+
+def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
+    """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
+    args = ["--homefield-mine" if command == "mine" else "--homefield", f"--rootdir={root}",
+            "-p", "no:cacheprovider", "-o", "console_output_style=count"]
+    if not getattr(ns, "keep_addopts", False):
+        args += ["-o", "addopts="]
+    if command == "verify":
+        args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
+        args += cli_to_pytest_args(ns, "verify")
+    else:
+        args += cli_to_pytest_args(ns, command)
+    if getattr(ns, "numprocesses", None) not in (None, "0"):
+        args += ["-n", str(ns.numprocesses), "--dist", "worksteal"]
+    elif getattr(ns, "numprocesses", None) == "0":
+        args += ["-n", "0"]
+    if getattr(ns, "keyword", None):
+        args += ["-k", ns.keyword]
+    if getattr(ns, "exitfirst", False):
+        args.append("-x")
+    args += ["-v"] * int(getattr(ns, "verbose", 0) or 0)
+    if getattr(ns, "junitxml", None):
+        args.append(f"--junitxml={ns.junitxml}")
+    return args + list(extra)
+
+
+def _cmd_report(ns: argparse.Namespace) -> int:
+    from .records import load_tasks
+    from .report import build_report, render_html, render_json, render_markdown, render_text_plain, write_reports
+    from .runs import newest_run
+
+    root = _root()
+    runs_root = root / ".homefield" / "runs"
+    ids = list(ns.run_ids) or ([newest_run(runs_root)] if newest_run(runs_root) else [])
+    if not ids:
+        print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
+        return 2
+    dirs = []
+    for rid in ids:
+        d = runs_root / rid
+        if not (d / "meta.json").exists():
+            print(f"homefield report: no run {rid!r} in {runs_root}", file=sys.stderr)
+            return 2
+        dirs.append(d)
+    report = build_report(dirs, load_tasks(root / ".homefield" / "tasks.jsonl"))
+    paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
+    render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
+              "html": render_html}[ns.format]
+    if ns.format == "html":
+        print(next(p for p in paths if p.suffix == ".html"))
+    else:
+        print(render(report))
+    return 0
+
+
+def _cmd_plan(ns: argparse.Namespace) -> int:
+    from .config import ConfigError, resolve_settings
+    from .options import flags_from_pytest
+    from .plan import plan_text
+
+    root = _root()
+    flags = {o: getattr(ns, o, None) for o in vars(ns)}
+    try:
+        settings = resolve_settings(root, {**flags_from_pytest(argparse.Namespace()), **flags}, mode="run")
+        print(plan_text(settings))
+    except (ConfigError, ValueError) as exc:
+        print(f"homefield plan: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``homefield`` script; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, extra = argv[:i], argv[i + 1 :]
+    ns = build_parser().parse_args(argv)
+    if ns.command == "report":
+        return _cmd_report(ns)
+    if ns.command == "plan":
+        return _cmd_plan(ns)
+    if ns.command == "demo":
+        from .demo import run_demo
+
+        return run_demo(ns)
+    import pytest
+
+    if ns.command == "mine" and ns.list_candidates:
+        ns.numprocesses = None
+    root = _root()
+    if ns.command == "verify":
+        from .verify_env import run_verify
+
+        return run_verify(root, pytest_args(ns, "verify", root, extra))
+    return int(pytest.main(pytest_args(ns, ns.command, root, extra)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

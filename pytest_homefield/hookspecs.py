@@ -1,0 +1,50 @@
+"""Hook specifications for extending pytest-homefield from a ``conftest.py`` or a plugin.
+
+Registered always (even when the plugin is inert), so a conftest implementing them never fails
+with "unknown hook". Implement them in the repository's root ``conftest.py`` or an installed plugin;
+a conftest that must also work without pytest-homefield installed should mark its implementations
+``@pytest.hookimpl(optionalhook=True)``. W = called on xdist workers (and in-process runs),
+C = called on the controller only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+@pytest.hookspec
+def pytest_homefield_agents(config: pytest.Config) -> Any:
+    """(W+C) Contribute agents: return a dict ``{name: agent}`` or a list of agent objects.
+
+    Each agent implements :class:`pytest_homefield.agents.Agent` (attributes ``name``, ``spec``,
+    ``simulated``, ``hinted``; methods ``version()`` and ``run(ctx)``). A registered agent is used
+    when ``--homefield-agent NAME`` names it. Results of all implementations are merged; two agents
+    with one name are a usage error.
+    """
+
+
+@pytest.hookspec
+def pytest_homefield_modify_tasks(tasks: list[Any], config: pytest.Config) -> None:
+    """(W+C) Filter or reorder the list of :class:`pytest_homefield.records.Task` in place before
+    run items are collected. Must be deterministic: every xdist worker must end with the same list.
+    """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_homefield_setup_command(task: Any, config: pytest.Config) -> str | None:
+    """(W, firstresult) The shell command run once in each fresh snapshot before the agent starts and
+    before tests run (e.g. create a venv and ``pip install -e .``). ``None`` = use ``setup_cmd``."""
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_homefield_test_command(task: Any, config: pytest.Config) -> str | None:
+    """(W, firstresult) The test command for grading ``task`` (a string; ``{junit}`` is replaced by a
+    JUnit XML path for non-pytest runners). ``None`` = the task's recorded ``test_cmd``."""
+
+
+@pytest.hookspec
+def pytest_homefield_result(result: dict[str, Any], config: pytest.Config) -> None:
+    """(C) Called on the controller with each finished attempt's result record (contracts §8), e.g. to
+    forward it to a dashboard."""
