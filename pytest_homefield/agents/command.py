@@ -1,0 +1,130 @@
+"""The ``cmd:SHELL`` adapter: any program, run as ``sh -c SHELL`` in the workspace.
+
+The program gets the environment of contracts §9 (the prompt is in ``$HOMEFIELD_PROMPT``) and the
+attempt's wall-clock limit; on timeout its whole process tree is killed
+(:func:`pytest_homefield.procs.run_process`) and the outcome is ``timeout``. stdout and stderr go
+to ``agent.out`` / ``agent.err``. The exit status is recorded but is not a failure by itself: the
+hidden tests decide.
+
+**Usage line.** When the last non-empty line of stdout is a JSON object, these keys are read (all
+optional; wrong types are ignored):
+
+* ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
+  ``cache_write_tokens`` (tokens), ``turns``, ``model``;
+* ``outcome``: one of ``agent_error``, ``budget_exceeded``, ``rate_limited``, ``infra`` — a
+  wrapper that recognises its client's rate limit or outage can say so (see :mod:`.recipes`);
+* ``error``: one line.
+
+Example: ``{"cost_usd": 0.0123, "input_tokens": 3300, "output_tokens": 120}``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..procs import run_process
+from .base import AgentContext, AgentResult, AgentSettings
+from .environment import agent_passthrough
+
+__all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line"]
+
+#: Outcomes a command may report on its usage line.
+REPORTABLE_OUTCOMES = ("agent_error", "budget_exceeded", "rate_limited", "infra")
+
+#: Bytes read from the end of ``agent.out`` to find the usage line.
+TAIL_BYTES = 65536
+
+
+def parse_usage_line(line: str) -> dict[str, Any]:
+    """The recognised keys of a usage line (see the module docstring), or ``{}`` when ``line`` is
+    not a JSON object. Never raises."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return {}
+    if not isinstance(obj, dict):
+        return {}
+    out: dict[str, Any] = {}
+    cost = obj.get("cost_usd")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
+        out["cost_usd"] = float(cost)
+    for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "turns"):
+        value = obj.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            out[key] = value
+    if isinstance(obj.get("model"), str) and obj["model"]:
+        out["model"] = obj["model"]
+    if obj.get("outcome") in REPORTABLE_OUTCOMES:
+        out["outcome"] = obj["outcome"]
+    if isinstance(obj.get("error"), str) and obj["error"].strip():
+        out["error"] = " ".join(obj["error"].split())[:300]
+    return out
+
+
+def _tail_lines(path: Path) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - TAIL_BYTES))
+            data = f.read()
+    except OSError:
+        return []
+    return [ln.strip() for ln in data.decode(errors="replace").splitlines() if ln.strip()]
+
+
+def read_usage_line(path: Path) -> dict[str, Any]:
+    """:func:`parse_usage_line` of the last non-empty line of the file at ``path`` (``{}`` if the
+    file is missing or the line is not JSON)."""
+    lines = _tail_lines(path)
+    return parse_usage_line(lines[-1]) if lines else {}
+
+
+class CommandAgent:
+    """``cmd:SHELL``: runs ``command`` with ``sh -c`` in the workspace (see the module docstring).
+
+    ``passthrough`` is the variable list the runner copies into the environment: ``settings.env``.
+    """
+
+    simulated = False
+    hinted = False
+
+    def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings) -> None:
+        self.name = name
+        self.spec = spec
+        self.command = command
+        self.settings = settings
+        self.passthrough = agent_passthrough("cmd", settings)
+
+    def version(self) -> str | None:
+        """``None``: an arbitrary command has no version to ask for."""
+        return None
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        """Run the command once. Outcome ``timeout`` when it outlives ``ctx.timeout_s`` seconds,
+        ``infra`` when ``sh`` cannot be started, else what its usage line reports (usually
+        ``None``: grade it). Never raises for the command's own failures."""
+        ctx.artifacts.mkdir(parents=True, exist_ok=True)
+        out_path, err_path = ctx.artifacts / "agent.out", ctx.artifacts / "agent.err"
+        try:
+            proc = run_process(self.command, cwd=ctx.workspace, env=ctx.env, timeout_s=ctx.timeout_s,
+                               stdout_path=out_path, stderr_path=err_path, shell=True)
+        except OSError as exc:
+            return AgentResult(outcome="infra", error=f"cannot start sh: {exc}")
+        if proc.timed_out:
+            return AgentResult(outcome="timeout", error=f"command still running after {ctx.timeout_s:g} s; killed")
+        usage = read_usage_line(out_path)
+        res = AgentResult(exit_code=proc.exit_code, **usage)
+        if res.error is None and proc.exit_code not in (0, None):
+            last = _tail_lines(err_path)
+            res.error = f"exit {proc.exit_code}" + (f": {last[-1][:280]}" if last else "")
+        return res
+
+    def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
+        """Not available: a ``cmd:`` agent edits a workspace and has no way to answer a plain
+        prompt. Raises ``NotImplementedError``."""
+        raise NotImplementedError(
+            f"agent {self.name!r} ({self.spec}): cmd: agents cannot answer a plain prompt; "
+            "the memorization probe needs a claude or openai agent")
