@@ -1,0 +1,182 @@
+"""Outcome reporter loaded into the repository's own test process with ``-p homefield_reporter``.
+
+Standalone on purpose: it imports nothing from ``pytest_homefield``, so it loads in whatever Python
+the repository's test command uses, as long as this folder is on ``PYTHONPATH``. It is inert unless
+the environment variable ``HOMEFIELD_OUTCOMES`` names a file; it then appends one JSON object per
+line to that file (the file lives outside the snapshot):
+
+* ``{"event": "start", "pytest": str, "python": str, "pid": int}`` at configure time;
+* ``{"event": "collect_error", "nodeid": str, "path": str, "message": str}`` for every failed
+  collection (an import error in a test module, a broken ``conftest.py`` — also an initial
+  conftest that fails before the session starts, with ``nodeid`` ``""``);
+* ``{"event": "collected", "count": int}`` once collection is done (under xdist: per worker, the
+  largest count is the number collected);
+* ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
+  "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
+  "timeout": bool}`` for every test phase; ``xfail`` is true for xfail-marked tests (``wasxfail``),
+  ``timeout`` when pytest-timeout failed the test;
+* ``{"event": "finish", "exitstatus": int}`` at the end of the session.
+
+Exactly one process writes: the one that is not an xdist worker (no ``config.workerinput``, no
+``PYTEST_XDIST_WORKER`` in the environment). Under xdist that is the controller, which receives
+every worker's reports through the same hooks, so each phase is written once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import pytest
+
+ENV_VAR = "HOMEFIELD_OUTCOMES"
+_MAX_MESSAGE = 500
+
+
+def _is_worker(config: Any) -> bool:
+    return hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ
+
+
+def _one_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if last.startswith("E "):  # pytest's marker for exception lines in a traceback
+        last = last[1:].strip()
+    return last[:_MAX_MESSAGE]
+
+
+def _message(report: Any) -> str | None:
+    """A one-line summary of a failed or skipped report (``None`` when it passed)."""
+    if report.passed:
+        return None
+    longrepr = report.longrepr
+    if longrepr is None:
+        return None
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:  # skip: (path, lineno, reason)
+        return str(longrepr[2])[:_MAX_MESSAGE]
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None and getattr(crash, "message", None):
+        return _one_line(crash.message)
+    return _one_line(str(longrepr))
+
+
+class _Writer:
+    """Appends one JSON line per event with a single ``os.write`` on an ``O_APPEND`` descriptor."""
+
+    def __init__(self, path: str) -> None:
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self._max_collected = -1
+
+    def write(self, record: dict[str, Any]) -> None:
+        if self._fd is None:
+            return
+        line = json.dumps(record, ensure_ascii=True) + "\n"
+        os.write(self._fd, line.encode("ascii"))
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    # -- hooks (registered on the non-worker process only) -------------------------------------
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.write(
+                {
+                    "event": "collect_error",
+                    "nodeid": report.nodeid,
+                    "path": report.nodeid.split("::")[0],
+                    "message": _message(report) or "collection failed",
+                }
+            )
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._collected(len(session.items))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._collected(len(ids))
+
+    def _collected(self, count: int) -> None:
+        if count > self._max_collected:
+            self._max_collected = count
+            self.write({"event": "collected", "count": count})
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        message = _message(report)
+        self.write(
+            {
+                "event": "phase",
+                "nodeid": report.nodeid,
+                "when": report.when,
+                "outcome": report.outcome,
+                "xfail": hasattr(report, "wasxfail"),
+                "duration": float(getattr(report, "duration", 0.0) or 0.0),
+                "message": message,
+                "timeout": bool(report.failed and message and "Timeout" in message and "pytest-timeout" in message),
+            }
+        )
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.write({"event": "finish", "exitstatus": int(exitstatus)})
+
+
+_PLUGIN_NAME = "homefield_reporter_writer"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args: Any) -> Any:
+    """Record an initial ``conftest.py`` that fails to import (pytest then exits with status 4
+    before any configure hook runs, so this is the only place to see it). Old-style hookwrapper so
+    that the module also loads under old pytest/pluggy versions of a repository's environment."""
+    outcome = yield
+    excinfo = outcome.excinfo
+    path = os.environ.get(ENV_VAR)
+    if excinfo is None or not path or _is_worker(early_config):
+        return
+    exc = excinfo[1]
+    if type(exc).__name__ != "ConftestImportFailure":
+        return
+    conftest = str(getattr(exc, "path", ""))
+    try:
+        conftest = os.path.relpath(conftest)
+    except ValueError:
+        pass
+    cause = getattr(exc, "cause", None) or exc
+    writer = _Writer(path)
+    writer.write(
+        {
+            "event": "collect_error",
+            "nodeid": "",
+            "path": conftest,
+            "message": _one_line(f"{type(cause).__name__}: {cause}"),
+        }
+    )
+    writer.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = os.environ.get(ENV_VAR)
+    if not path or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
+        return
+    writer = _Writer(path)
+    config.pluginmanager.register(writer, _PLUGIN_NAME)
+    writer.write(
+        {
+            "event": "start",
+            "pytest": pytest.__version__,
+            "python": sys.version.split()[0],
+            "pid": os.getpid(),
+        }
+    )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    writer = config.pluginmanager.get_plugin(_PLUGIN_NAME)
+    if writer is not None:
+        writer.close()
+        config.pluginmanager.unregister(writer)
