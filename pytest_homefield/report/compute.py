@@ -1,0 +1,626 @@
+"""The report's numbers: one run folder (or several) → one JSON-ready dict (contracts §10).
+
+Nothing here renders text; :mod:`.text`, :mod:`.markdown` and :mod:`.html` turn the dict from
+:func:`build_report` into output. All statistics come from :mod:`pytest_homefield.stats`.
+
+Units: USD for costs, tokens for token counts, seconds for times, fractions in [0, 1] for rates.
+Floats are rounded to 6 decimals so that the JSON is stable across platforms.
+
+Keys beyond contracts §10 (documented in :func:`build_report`): ``alpha``, ``seed``, ``runs``,
+``legend``, ``notes``, ``languages``, ``flagged``, ``similarity``; per agent ``rank``, ``name``,
+``model``, ``version``, ``tasks_solved``, ``unscored``, ``attempts_per_task``, ``cost_missing``,
+``tokens_missing``, ``errors``, ``similarity_exact``, ``similarity_n``; per comparison ``b_c``
+(discordant counts when the test is McNemar) and ``significant``; per task ``known`` and
+``similarity``; under ``well_specified`` ``excluded`` and ``pass_at_1_ci``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
+from ..store import read_jsonl
+from .similarity import Similarity, similarity
+
+__all__ = [
+    "REPORT_SCHEMA_VERSION",
+    "SYMBOLS",
+    "build_report",
+    "load_meta",
+    "load_results",
+]
+
+REPORT_SCHEMA_VERSION = 1
+
+#: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
+SYMBOLS: dict[str, str] = {
+    "solved": "✓",
+    "tests_failed": "✗",
+    "regression": "R",
+    "empty_patch": "∅",
+    "timeout": "T",
+    "test_timeout": "t",
+    "agent_error": "E",
+    "budget_exceeded": "$",
+    "infra": "I",
+    "rate_limited": "L",
+}
+MISSING_SYMBOL = "·"
+
+_NDIGITS = 6
+
+
+# --------------------------------------------------------------------------------------- loading
+
+
+def load_meta(run_dir: Path) -> dict[str, Any]:
+    """The run's ``meta.json`` as a dict, with ``run_id`` defaulting to the folder name.
+
+    A missing file gives ``{"run_id": <folder name>}`` (a report can still be made from the results);
+    a file that is not a JSON object raises ``ValueError`` naming the file.
+    """
+    run_dir = Path(run_dir)
+    path = run_dir / "meta.json"
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        meta = {}
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    meta.setdefault("run_id", run_dir.name)
+    return meta
+
+
+def _load_results(run_dir: Path) -> tuple[list[Result], int]:
+    """Results of one run (last line wins per key) and the number of unreadable records.
+
+    A torn last line is ignored by :func:`read_jsonl` and not counted; a whole record that is not a
+    valid result (unknown outcome, missing field) is counted.
+    """
+    by_key: dict[tuple[str, str, int, str], Result] = {}
+    bad = 0
+    for rec in read_jsonl(Path(run_dir) / "results.jsonl"):
+        try:
+            r = Result.from_dict(rec)
+        except (TypeError, ValueError):
+            bad += 1
+            continue
+        by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
+        by_key[r.key] = r
+    return list(by_key.values()), bad
+
+
+def load_results(run_dir: Path) -> list[Result]:
+    """The result records of ``<run_dir>/results.jsonl`` (contracts §8), one per key
+    (task_id, agent, attempt, variant), the last line winning; a torn last line and records that
+    are not valid results are skipped. Ordered by the position of each key's winning line."""
+    return _load_results(run_dir)[0]
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def _r(x: float | None) -> float | None:
+    """Round for output; ``None`` and non-finite values become ``None``."""
+    if x is None or not math.isfinite(x):
+        return None
+    return round(float(x), _NDIGITS)
+
+
+def _mean(xs: Sequence[float]) -> float | None:
+    return sum(xs) / len(xs) if xs else None
+
+
+def _percentile(xs: Sequence[float], q: float) -> float | None:
+    """Linear-interpolation percentile (numpy's default), ``q`` in [0, 100]; ``None`` if empty."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    pos = (len(s) - 1) * q / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (pos - lo)
+
+
+def _is_simulated(spec: str | None) -> bool:
+    return bool(spec) and str(spec).split("=", 1)[-1].startswith("sim:")
+
+
+def _is_hinted(spec: str | None) -> bool:
+    return bool(spec) and str(spec).split("=", 1)[-1].startswith("openai:")
+
+
+@dataclass
+class _Attempt:
+    """One result with the run folder it came from and its diff similarity (``None``: no diff)."""
+
+    result: Result
+    run_dir: Path
+    sim: Similarity | None
+    f1: float | None
+
+
+def _attempt_similarity(r: Result, run_dir: Path, task: Task | None) -> tuple[Similarity | None, float | None]:
+    """Similarity of the attempt's ``diff.patch`` to the gold patch; falls back to the record's own
+    ``similarity`` field (F1 only) when the file is missing; ``(None, None)`` when neither exists
+    or the task (hence the gold patch) is unknown."""
+    path = run_dir / "attempts" / r.task_id / r.agent / str(r.attempt) / "diff.patch"
+    if task is not None and task.gold_patch:
+        try:
+            patch = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            patch = None
+        if patch is not None:
+            s = similarity(patch, task.gold_patch, test_files=task.test_files)
+            return s, s.f1
+    if r.similarity is not None:
+        return None, float(r.similarity)
+    return None, None
+
+
+# ------------------------------------------------------------------------------------ report
+
+
+def build_report(
+    run_dirs: Sequence[Path],
+    tasks: Sequence[Task],
+    *,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Compute the report over the union of ``run_dirs`` (contracts §10).
+
+    Results are keyed by (task_id, agent, attempt, variant); a key present in several run folders is
+    taken from the last folder given (the same "last line wins" rule as within one file). Only the
+    ``base`` variant is reported. ``tasks`` supplies subject, languages, well-specifiedness and the
+    gold patch; task ids in the results but not in ``tasks`` are still reported (``known: false``).
+
+    Shapes and units (per agent, ``agents.<name>``):
+
+    * ``tasks``: tasks with ≥ 1 scored attempt; ``attempts``: all recorded attempts (scored and
+      unscored); ``scored``: scored attempts; ``solved``: solved attempts; ``tasks_solved``: tasks
+      solved at least once; ``unscored``: {outcome: count} of ``infra``/``rate_limited``.
+    * ``pass_at_1``: mean over tasks of solved/scored attempts (Chen et al. unbiased, k = 1);
+      ``pass_at_1_ci``: [lo, hi] from ``stats.pass_rate_ci``; ``pass_at_k`` / ``pass_hat_k``:
+      {"k": value} for every k ≤ the smallest number of scored attempts on any of its tasks
+      (``attempts_per_task`` = [min, max]).
+    * ``cost_usd``: USD summed over all attempts that reported a cost (unscored ones included: the
+      money was spent), ``None`` if none did; ``cost_partial``: some cost is an estimate;
+      ``cost_missing``: attempts without a cost; ``cost_per_solved_usd``: ``cost_usd / solved``
+      (USD per solved attempt), ``None`` when nothing was solved or no cost is known.
+    * ``input_tokens`` … ``cache_write_tokens``: token sums (``None`` when no attempt reported them).
+    * ``wall_s_p50`` / ``wall_s_p95``: seconds, linear-interpolation percentiles of the agent wall
+      time over scored attempts.
+    * ``outcomes``: {outcome: count} over all attempts, in :data:`OUTCOMES` order, zeros left out.
+    * ``touched_tests`` / ``suspicious``: counts of attempts so flagged.
+    * ``similarity_mean``: mean edit-F1 of scored attempts' diffs vs the gold patch (``None`` when no
+      diff was found); ``similarity_exact``: attempts whose diff equals the gold patch's changed lines;
+      ``similarity_n``: scored attempts measured.
+    * ``per_language``: {language: pass@1 over the agent's tasks in that language}.
+    * ``errors``: up to 3 most common ``error`` lines as [[text, count], …].
+
+    Comparisons: every pair of agents in rank order (``a`` ranked above ``b``, ``delta = a − b`` as a
+    fraction), each from ``stats.compare`` on the per-task lists of scored 0/1 outcomes; the p-values
+    of all pairs are Holm-adjusted together and ``verdict``/``significant`` use ``p_adjusted``.
+    A pair without a task that both agents have scored attempts on gets ``test: None`` and no p-value.
+
+    Top-level extras: ``alpha``, ``seed``; ``runs`` [{run_id, created_at, attempts, tasks_digest,
+    cut_short}]; ``legend`` {outcome: symbol}; ``notes`` [str] (things a reader must know: unscored
+    attempts, agents that only errored, missing costs, unequal attempts, unknown tasks, unreadable
+    lines); ``languages`` {language: tasks}; ``flagged`` [{task_id, agent, attempt, outcome,
+    suspicious, touched_tests}]; ``similarity`` {agent: {mean_f1_solved, mean_f1_unsolved}}.
+    """
+    from .. import stats  # imported here: the report is loaded by the plugin's terminal summary
+
+    run_dirs = [Path(d) for d in run_dirs]
+    metas = [load_meta(d) for d in run_dirs]
+    task_by_id = {t.id: t for t in tasks}
+    notes: list[str] = []
+
+    # --- results over the union of the run folders; last folder wins per key
+    merged: dict[tuple[str, str, int, str], tuple[Result, Path]] = {}
+    other_variants = 0
+    for d in run_dirs:
+        results, bad = _load_results(d)
+        if bad:
+            notes.append(f"{d.name}: {bad} unreadable result record(s) skipped.")
+        for r in results:
+            if r.variant != "base":
+                other_variants += 1
+                continue
+            merged.pop(r.key, None)
+            merged[r.key] = (r, d)
+    if other_variants:
+        notes.append(f"{other_variants} result(s) of ablation variants ignored (only `base` is reported).")
+
+    # --- agents: from meta.json in order, then any agent only seen in results
+    agent_info: dict[str, dict[str, Any]] = {}
+    for meta in metas:
+        for a in meta.get("agents") or []:
+            name = a.get("name")
+            if not name or name in agent_info:
+                continue
+            spec = a.get("spec")
+            agent_info[name] = {
+                "spec": spec,
+                "simulated": bool(a.get("simulated", _is_simulated(spec))),
+                "hinted": bool(a.get("hinted", _is_hinted(spec))),
+                "model": a.get("model"),
+                "version": a.get("version"),
+            }
+    for r, _ in merged.values():
+        if r.agent not in agent_info:
+            agent_info[r.agent] = {
+                "spec": None,
+                "simulated": False,
+                "hinted": False,
+                "model": r.model,
+                "version": r.agent_version,
+            }
+
+    # --- tasks: in tasks-file order, then unknown ids sorted
+    seen_ids = {r.task_id for r, _ in merged.values()}
+    task_ids = [t.id for t in tasks if t.id in seen_ids]
+    unknown = sorted(seen_ids - set(task_ids))
+    task_ids += unknown
+    if unknown:
+        notes.append(
+            f"{len(unknown)} task id(s) in the results are not in the tasks file "
+            f"({', '.join(unknown[:5])}{', …' if len(unknown) > 5 else ''}): no subject, language or gold patch."
+        )
+
+    # --- attempts grouped by agent and task, with similarity
+    by_agent: dict[str, dict[str, list[_Attempt]]] = {name: {} for name in agent_info}
+    for r, d in merged.values():
+        s, f1 = _attempt_similarity(r, d, task_by_id.get(r.task_id))
+        by_agent[r.agent].setdefault(r.task_id, []).append(_Attempt(r, d, s, f1))
+    for per_task in by_agent.values():
+        for lst in per_task.values():
+            lst.sort(key=lambda a: a.result.attempt)
+
+    # --- per-agent numbers
+    agents: dict[str, dict[str, Any]] = {}
+    scored_outcomes: dict[str, dict[str, list[int]]] = {}
+    for name, info in agent_info.items():
+        per_task = by_agent[name]
+        all_attempts = [a for tid in task_ids for a in per_task.get(tid, [])]
+        scored = [a for a in all_attempts if a.result.scored]
+        outcomes01 = {
+            tid: [int(a.result.solved) for a in per_task[tid] if a.result.scored]
+            for tid in task_ids
+            if any(a.result.scored for a in per_task.get(tid, []))
+        }
+        scored_outcomes[name] = outcomes01
+        agents[name] = _agent_numbers(name, info, all_attempts, scored, outcomes01, task_by_id, alpha, stats)
+
+    # --- rank: pass@1 high first, then cost per solved low (unknown last), then name
+    def rank_key(name: str) -> tuple[Any, ...]:
+        a = agents[name]
+        p = a["pass_at_1"]
+        c = a["cost_per_solved_usd"]
+        return (p is None, -(p or 0.0), c is None, c or 0.0, name)
+
+    order = sorted(agents, key=rank_key)
+    agents = {name: {"rank": i + 1, **agents[name]} for i, name in enumerate(order)}
+
+    # --- notes about agents
+    for name in order:
+        a = agents[name]
+        notes.extend(_agent_notes(name, a))
+    unscored_total = Counter[str]()
+    for a in agents.values():
+        unscored_total.update(a["unscored"])
+    if unscored_total:
+        parts = ", ".join(f"{k} {v}" for k, v in sorted(unscored_total.items()))
+        notes.insert(
+            0,
+            f"{sum(unscored_total.values())} unscored attempt(s) ({parts}) are reported apart and left out of "
+            "every rate; resuming the run retries them.",
+        )
+
+    comparisons = _comparisons(order, scored_outcomes, alpha, seed, stats)
+
+    # --- per task
+    task_rows = []
+    for tid in task_ids:
+        t = task_by_id.get(tid)
+        task_rows.append(
+            {
+                "id": tid,
+                "subject": t.subject if t else "",
+                "well_specified": t.well_specified if t else None,
+                "languages": list(t.languages) if t else [],
+                "known": t is not None,
+                "attempts": {n: [a.result.outcome for a in by_agent[n].get(tid, [])] for n in order},
+                "similarity": {n: [_r(a.f1) for a in by_agent[n].get(tid, [])] for n in order},
+            }
+        )
+    unsolved_by_all = [
+        row["id"]
+        for row in task_rows
+        if not any(o == "solved" for outs in row["attempts"].values() for o in outs)
+        and any(o in SCORED_OUTCOMES for outs in row["attempts"].values() for o in outs)
+    ]
+
+    # --- well-specified subset
+    ws_ids = {tid for tid in task_ids if task_by_id.get(tid) is not None and task_by_id[tid].well_specified}
+    well_specified: dict[str, Any] = {
+        "tasks": len(ws_ids),
+        "agents": {},
+        "pass_at_1_ci": {},
+        "excluded": [tid for tid in task_ids if tid not in ws_ids],
+    }
+    for name in order:
+        sub = {tid: v for tid, v in scored_outcomes[name].items() if tid in ws_ids}
+        well_specified["agents"][name] = _r(_pass_at(stats, sub, 1)) if sub else None
+        well_specified["pass_at_1_ci"][name] = _ci(stats, sub, alpha) if sub else None
+
+    # --- languages
+    lang_count: Counter[str] = Counter()
+    for tid in task_ids:
+        t = task_by_id.get(tid)
+        for lang in t.languages if t else []:
+            lang_count[lang] += 1
+    languages = dict(sorted(lang_count.items(), key=lambda kv: (-kv[1], kv[0])))
+
+    flagged = [
+        {
+            "task_id": r.task_id,
+            "agent": r.agent,
+            "attempt": r.attempt,
+            "outcome": r.outcome,
+            "suspicious": r.suspicious,
+            "touched_tests": r.touched_tests,
+        }
+        for name in order
+        for tid in task_ids
+        for r in (a.result for a in by_agent[name].get(tid, []))
+        if r.suspicious or r.touched_tests
+    ]
+
+    sim_split = {}
+    for name in order:
+        atts = [a for tid in task_ids for a in by_agent[name].get(tid, []) if a.result.scored and a.f1 is not None]
+        sim_split[name] = {
+            "mean_f1_solved": _r(_mean([a.f1 for a in atts if a.result.solved])),  # type: ignore[misc]
+            "mean_f1_unsolved": _r(_mean([a.f1 for a in atts if not a.result.solved])),  # type: ignore[misc]
+        }
+
+    cut = [(m.get("run_id", d.name), m.get("cut_short")) for m, d in zip(metas, run_dirs, strict=True)]
+    cut_reasons = [(rid, why) for rid, why in cut if why]
+    if not cut_reasons:
+        cut_short = None
+    elif len(run_dirs) == 1:
+        cut_short = str(cut_reasons[0][1])
+    else:
+        cut_short = "; ".join(f"{rid}: {why}" for rid, why in cut_reasons)
+
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "run_ids": [str(m.get("run_id", d.name)) for m, d in zip(metas, run_dirs, strict=True)],
+        "cut_short": cut_short,
+        "alpha": alpha,
+        "seed": seed,
+        "runs": [
+            {
+                "run_id": str(m.get("run_id", d.name)),
+                "created_at": m.get("created_at"),
+                "attempts": m.get("attempts"),
+                "tasks_digest": m.get("tasks_digest"),
+                "cut_short": m.get("cut_short"),
+            }
+            for m, d in zip(metas, run_dirs, strict=True)
+        ],
+        "notes": notes,
+        "legend": {o: SYMBOLS[o] for o in OUTCOMES},
+        "agents": agents,
+        "comparisons": comparisons,
+        "tasks": task_rows,
+        "unsolved_by_all": unsolved_by_all,
+        "well_specified": well_specified,
+        "languages": languages,
+        "flagged": flagged,
+        "similarity": sim_split,
+    }
+
+
+# ------------------------------------------------------------------------------ agent numbers
+
+
+def _pass_at(stats: Any, outcomes01: dict[str, list[int]], k: int) -> float | None:
+    """Mean over tasks of the unbiased pass@k (``stats.pass_at_k``); ``None`` without tasks."""
+    vals = [stats.pass_at_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k]
+    return _mean(vals)
+
+
+def _pass_hat(stats: Any, outcomes01: dict[str, list[int]], k: int) -> float | None:
+    """Mean over tasks of pass^k (``stats.pass_hat_k``): all k of k attempts succeed."""
+    vals = [stats.pass_hat_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k]
+    return _mean(vals)
+
+
+def _ci(stats: Any, outcomes01: dict[str, list[int]], alpha: float) -> list[float | None] | None:
+    """[lo, hi] of the pass@1 confidence interval, ``None`` without tasks."""
+    if not outcomes01:
+        return None
+    lo, hi = stats.pass_rate_ci(outcomes01, alpha=alpha)
+    return [_r(lo), _r(hi)]
+
+
+def _agent_numbers(
+    name: str,
+    info: dict[str, Any],
+    all_attempts: list[_Attempt],
+    scored: list[_Attempt],
+    outcomes01: dict[str, list[int]],
+    task_by_id: dict[str, Task],
+    alpha: float,
+    stats: Any,
+) -> dict[str, Any]:
+    """One ``agents.<name>`` entry (see :func:`build_report` for the keys and units)."""
+    results = [a.result for a in all_attempts]
+    counts = Counter(r.outcome for r in results)
+    n_per_task = [len(v) for v in outcomes01.values()]
+    kmax = min(n_per_task) if n_per_task else 0
+
+    costs = [r.cost_usd for r in results if r.cost_usd is not None]
+    cost = sum(costs) if costs else None
+    solved = sum(1 for r in results if r.solved)
+
+    def tok(field: str) -> int | None:
+        vals = [getattr(r, field) for r in results if getattr(r, field) is not None]
+        return int(sum(vals)) if vals else None
+
+    walls = [a.result.wall_s for a in scored]
+    f1s = [a.f1 for a in scored if a.f1 is not None]
+    errors = Counter(r.error.strip()[:160] for r in results if r.error and r.error.strip())
+
+    per_language: dict[str, float | None] = {}
+    langs = sorted({lang for tid in outcomes01 if tid in task_by_id for lang in task_by_id[tid].languages})
+    for lang in langs:
+        sub = {tid: v for tid, v in outcomes01.items() if tid in task_by_id and lang in task_by_id[tid].languages}
+        per_language[lang] = _r(_pass_at(stats, sub, 1))
+
+    return {
+        "name": name,
+        "spec": info["spec"],
+        "model": info["model"],
+        "version": info["version"],
+        "simulated": info["simulated"],
+        "hinted": info["hinted"],
+        "tasks": len(outcomes01),
+        "attempts": len(results),
+        "scored": len(scored),
+        "solved": solved,
+        "tasks_solved": sum(1 for v in outcomes01.values() if any(v)),
+        "unscored": {o: counts[o] for o in UNSCORED_OUTCOMES if counts[o]},
+        "attempts_per_task": [min(n_per_task), max(n_per_task)] if n_per_task else None,
+        "pass_at_1": _r(_pass_at(stats, outcomes01, 1)) if outcomes01 else None,
+        "pass_at_1_ci": _ci(stats, outcomes01, alpha),
+        "pass_at_k": {str(k): _r(_pass_at(stats, outcomes01, k)) for k in range(1, kmax + 1)},
+        "pass_hat_k": {str(k): _r(_pass_hat(stats, outcomes01, k)) for k in range(1, kmax + 1)},
+        "cost_usd": _r(cost),
+        "cost_partial": any(r.cost_partial for r in results),
+        "cost_missing": sum(1 for r in results if r.cost_usd is None),
+        "cost_per_solved_usd": _r(cost / solved) if cost is not None and solved else None,
+        "input_tokens": tok("input_tokens"),
+        "output_tokens": tok("output_tokens"),
+        "cache_read_tokens": tok("cache_read_tokens"),
+        "cache_write_tokens": tok("cache_write_tokens"),
+        "tokens_missing": sum(1 for r in results if r.input_tokens is None and r.output_tokens is None),
+        "wall_s_p50": _r(_percentile(walls, 50)),
+        "wall_s_p95": _r(_percentile(walls, 95)),
+        "outcomes": {o: counts[o] for o in OUTCOMES if counts[o]},
+        "touched_tests": sum(1 for r in results if r.touched_tests),
+        "suspicious": sum(1 for r in results if r.suspicious),
+        "similarity_mean": _r(_mean(f1s)),  # type: ignore[arg-type]
+        "similarity_exact": sum(1 for a in scored if a.sim is not None and a.sim.exact),
+        "similarity_n": len(f1s),
+        "per_language": per_language,
+        "errors": [[text, n] for text, n in errors.most_common(3)],
+    }
+
+
+def _agent_notes(name: str, a: dict[str, Any]) -> list[str]:
+    """Plain-language caveats about one agent's numbers."""
+    notes: list[str] = []
+    if a["attempts"] and not a["scored"]:
+        notes.append(f"{name}: no scored attempt; nothing about it can be compared.")
+    elif a["scored"] and a["outcomes"].get("agent_error", 0) == a["scored"]:
+        first = f" First error: {a['errors'][0][0]}" if a["errors"] else ""
+        notes.append(f"{name}: every scored attempt ended in agent_error ({a['scored']}).{first}")
+    if a["simulated"]:
+        notes.append(f"{name} is simulated ({a['spec'] or 'sim'}): its results are not a real agent's.")
+    if a["hinted"]:
+        notes.append(f"{name} is hinted: it was told which files the reference fix touched.")
+    apt = a["attempts_per_task"]
+    if apt and apt[0] != apt[1]:
+        notes.append(
+            f"{name}: {apt[0]}–{apt[1]} scored attempts per task; pass@k and pass^k shown for k ≤ {apt[0]}, "
+            "pass@1 weights every task equally."
+        )
+    if a["cost_missing"] and a["cost_usd"] is not None:
+        notes.append(
+            f"{name}: {a['cost_missing']} of {a['attempts']} attempt(s) reported no cost; the total understates."
+        )
+    if a["cost_partial"]:
+        notes.append(f"{name}: the cost includes estimates from interrupted attempts (marked ~).")
+    return notes
+
+
+# -------------------------------------------------------------------------------- comparisons
+
+
+def _comparisons(
+    order: list[str],
+    outcomes: dict[str, dict[str, list[int]]],
+    alpha: float,
+    seed: int,
+    stats: Any,
+) -> list[dict[str, Any]]:
+    """Every pair in rank order, Holm-adjusted together; see :func:`build_report`."""
+    rows: list[dict[str, Any]] = []
+    tested: list[int] = []
+    for i, a in enumerate(order):
+        for b in order[i + 1 :]:
+            shared = set(outcomes[a]) & set(outcomes[b])
+            if not shared:
+                rows.append(
+                    {
+                        "a": a,
+                        "b": b,
+                        "test": None,
+                        "n_tasks": 0,
+                        "delta": None,
+                        "ci": None,
+                        "p_value": None,
+                        "p_adjusted": None,
+                        "mde": None,
+                        "verdict": f"{a} vs {b}: not compared (no task with scored attempts from both)",
+                        "significant": False,
+                        "b_c": None,
+                    }
+                )
+                continue
+            cmp = stats.compare(outcomes[a], outcomes[b], alpha=alpha, seed=seed, names=(a, b))
+            d = cmp.to_dict() if hasattr(cmp, "to_dict") else dict(vars(cmp))
+            rows.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "test": cmp.test,
+                    "n_tasks": cmp.n_tasks,
+                    "delta": _r(cmp.delta),
+                    "ci": [_r(cmp.ci[0]), _r(cmp.ci[1])] if cmp.ci is not None else None,
+                    "p_value": _r(cmp.p_value),
+                    "p_adjusted": None,
+                    "mde": _r(cmp.mde) if cmp.mde is not None else None,
+                    "verdict": cmp.verdict,
+                    "significant": False,
+                    "b_c": d.get("b_c"),
+                    "_cmp": cmp,
+                }
+            )
+            tested.append(len(rows) - 1)
+    if tested:
+        adjusted = stats.holm([rows[i]["p_value"] for i in tested])
+        for i, p_adj in zip(tested, adjusted, strict=True):
+            row = rows[i]
+            cmp = row.pop("_cmp")
+            row["p_adjusted"] = _r(p_adj)
+            row["significant"] = p_adj < alpha
+            row["verdict"] = _reword(stats, cmp, p_adj, alpha, len(tested))
+    return rows
+
+
+def _reword(stats: Any, cmp: Any, p_adjusted: float, alpha: float, m: int) -> str:
+    """The comparison's verdict decided by the Holm-adjusted p (``m`` = number of pairs)."""
+    return str(stats.reword_verdict(cmp, p_adjusted, alpha=alpha))

@@ -1,0 +1,338 @@
+"""Terminal rendering of a report dict (from :func:`.compute.build_report`).
+
+:func:`render_text` returns ``(line, markup)`` pairs; the markup dict holds pytest
+``TerminalReporter`` keywords (``{"green": True, "bold": True}``), so the plugin writes each pair with
+``terminalreporter.write_line(line, **markup)`` and the CLI prints :func:`render_text_plain`.
+The small formatting helpers here are shared by the Markdown and HTML renderers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..records import OUTCOMES, UNSCORED_OUTCOMES
+
+__all__ = [
+    "render_text",
+    "render_text_plain",
+    "fmt_pct",
+    "fmt_usd",
+    "fmt_secs",
+    "fmt_tokens",
+    "fmt_pp",
+    "fmt_p",
+    "agent_tags",
+    "grid_cell",
+    "title_line",
+]
+
+Line = tuple[str, dict[str, bool]]
+
+#: Leaderboard columns dropped, in this order, while the table is wider than the terminal.
+_DROP_ORDER = ("pass^k", "#", "tasks", "scored", "p50/p95", "pass@k", "95% CI")
+
+DASH = "—"
+
+
+# ---------------------------------------------------------------------------- shared formatting
+
+
+def fmt_pct(x: float | None, nd: int = 0) -> str:
+    """Fraction → percent (``0.6667`` → ``67%``); ``—`` for ``None``."""
+    return DASH if x is None else f"{100 * x:.{nd}f}%"
+
+
+def fmt_ci(ci: Sequence[float | None] | None, nd: int = 0) -> str:
+    """[lo, hi] fractions → ``47–87%``; ``—`` when unknown."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return DASH
+    return f"{100 * ci[0]:.{nd}f}–{100 * ci[1]:.{nd}f}%"
+
+
+def fmt_usd(x: float | None, partial: bool = False) -> str:
+    """USD → ``$3.20`` (≥ $1) or ``$0.291`` (< $1); ``~`` marks an estimate; ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    s = f"${x:,.2f}" if abs(x) >= 1 else f"${x:.3f}"
+    return ("~" if partial else "") + s
+
+
+def fmt_secs(x: float | None) -> str:
+    """Seconds → ``106s`` / ``15.0m`` (≥ 10 min); ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    return f"{x / 60:.1f}m" if x >= 600 else f"{x:.0f}s"
+
+
+def fmt_tokens(x: int | None) -> str:
+    """Token count → ``4.22M`` / ``211k`` / ``950``; ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    if x >= 1_000_000:
+        return f"{x / 1_000_000:.2f}M"
+    if x >= 1_000:
+        return f"{x / 1_000:.0f}k"
+    return str(x)
+
+
+def fmt_pp(x: float | None, nd: int = 0) -> str:
+    """Fraction difference → signed percentage points (``+28 pp``); ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    v = 100 * x
+    if round(v, nd) == 0:
+        v = 0.0
+    return f"{v:+.{nd}f} pp".replace("-", "−")
+
+
+def fmt_p(p: float | None) -> str:
+    """p-value → ``0.035`` (2 significant digits) or ``<0.001``; ``—`` for ``None``."""
+    if p is None:
+        return DASH
+    return "<0.001" if p < 0.001 else f"{p:.2g}"
+
+
+def agent_tags(a: dict[str, Any]) -> list[str]:
+    """Marks for an agent entry: ``sim`` (simulated, ``sim:P``) and ``hinted`` (told the files)."""
+    tags = []
+    if a.get("simulated"):
+        tags.append("sim")
+    if a.get("hinted"):
+        tags.append("hinted")
+    return tags
+
+
+def agent_label(name: str, a: dict[str, Any]) -> str:
+    """``name [sim]`` / ``name [hinted]`` / ``name``."""
+    tags = agent_tags(a)
+    return f"{name} [{', '.join(tags)}]" if tags else name
+
+
+def grid_cell(outcomes: Sequence[str], legend: dict[str, str]) -> str:
+    """Attempt outcomes → symbols in attempt order (``✓✓✗``); ``·`` for no attempt."""
+    return "".join(legend.get(o, "?") for o in outcomes) or "·"
+
+
+def pass_k_summary(a: dict[str, Any], key: str) -> str:
+    """The largest-k entry of ``pass_at_k``/``pass_hat_k`` as ``83% k=3``; ``—`` if only k = 1."""
+    d = a.get(key) or {}
+    if len(d) < 2:
+        return DASH
+    k = max(d, key=int)
+    return f"{fmt_pct(d[k])} k={k}"
+
+
+def title_line(report: dict[str, Any]) -> str:
+    """``homefield report: run-a + run-b · 8 tasks · 4 agents · 1–3 attempts``."""
+    runs = " + ".join(report["run_ids"]) or "(no run)"
+    n_tasks = len(report["tasks"])
+    n_agents = len(report["agents"])
+    ks = [a["attempts_per_task"] for a in report["agents"].values() if a.get("attempts_per_task")]
+    if ks:
+        lo, hi = min(k[0] for k in ks), max(k[1] for k in ks)
+        att = f"{lo} attempt{'s' if lo != 1 else ''}" if lo == hi else f"{lo}–{hi} attempts"
+        att += " per task"
+    else:
+        att = "no scored attempt"
+    return (
+        f"homefield report: {runs} · {n_tasks} task{'s' if n_tasks != 1 else ''} · "
+        f"{n_agents} agent{'s' if n_agents != 1 else ''} · {att}"
+    )
+
+
+def outcome_parts(a: dict[str, Any], legend: dict[str, str]) -> tuple[list[str], list[str]]:
+    """(scored parts, unscored parts) like ``✓ solved 11`` for one agent's outcome counts."""
+    scored = [f"{legend[o]} {o.replace('_', ' ')} {n}" for o, n in a["outcomes"].items() if o not in UNSCORED_OUTCOMES]
+    unscored = [f"{legend[o]} {o.replace('_', ' ')} {n}" for o, n in a["outcomes"].items() if o in UNSCORED_OUTCOMES]
+    return scored, unscored
+
+
+# ---------------------------------------------------------------------------------- terminal
+
+
+def _clip(s: str, n: int) -> str:
+    return s if len(s) <= n else s[: max(0, n - 1)] + "…"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for r in rows:
+        cells = [c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = False) -> list[Line]:
+    """The report as terminal lines with markup, at most ``width`` columns where possible.
+
+    Always: title, cut-short banner, leaderboard, outcomes per agent, head to head, tasks no agent
+    solved, notes. With ``verbose``: tokens and similarity columns, the pass@k curves, the per-task
+    grid with its legend, the well-specified subset and the per-language breakdown.
+    """
+    lines: list[Line] = []
+    legend: dict[str, str] = report.get("legend") or {}
+    agents: dict[str, dict[str, Any]] = report["agents"]
+
+    def add(text: str = "", **markup: bool) -> None:
+        lines.append((text, dict(markup)))
+
+    add(title_line(report), bold=True)
+    if report.get("cut_short"):
+        add(
+            f"! run cut short: {report['cut_short']}; numbers cover only the attempts that ran",
+            red=True,
+            bold=True,
+        )
+
+    if not agents:
+        add("no results yet", yellow=True)
+        return lines
+
+    # --- leaderboard (columns dropped from the right of _DROP_ORDER until it fits the width)
+    cols: dict[str, list[str]] = {
+        "#": [str(a["rank"]) for a in agents.values()],
+        "agent": [_clip(agent_label(n, a), 28) for n, a in agents.items()],
+        "tasks": [str(a["tasks"]) for a in agents.values()],
+        "scored": [f"{a['scored']}/{a['attempts']}" for a in agents.values()],
+        "solved": [str(a["solved"]) for a in agents.values()],
+        "pass@1": [fmt_pct(a["pass_at_1"]) for a in agents.values()],
+        "95% CI": [fmt_ci(a["pass_at_1_ci"]) for a in agents.values()],
+        "pass@k": [pass_k_summary(a, "pass_at_k") for a in agents.values()],
+        "pass^k": [pass_k_summary(a, "pass_hat_k") for a in agents.values()],
+        "cost": [fmt_usd(a["cost_usd"], a["cost_partial"]) for a in agents.values()],
+        "$/solved": [fmt_usd(a["cost_per_solved_usd"], a["cost_partial"]) for a in agents.values()],
+        "p50/p95": [f"{fmt_secs(a['wall_s_p50'])}/{fmt_secs(a['wall_s_p95'])}" for a in agents.values()],
+    }
+    right = {"#", "tasks", "scored", "solved", "pass@1", "cost", "$/solved", "p50/p95"}
+    for drop in (None, *_DROP_ORDER):
+        if drop is not None:
+            cols.pop(drop, None)
+        names_ = list(cols)
+        table = _table(
+            [names_, *map(list, zip(*cols.values(), strict=True))],
+            right={i for i, c in enumerate(names_) if c in right},
+        )
+        if max(len(t) for t in table) <= width:
+            break
+    add(table[0], bold=True)
+    for a, text in zip(agents.values(), table[1:], strict=True):
+        markup: dict[str, bool] = {}
+        if not a["scored"] or a["outcomes"].get("agent_error", 0) == a["scored"]:
+            markup = {"red": True}
+        elif a.get("simulated"):
+            markup = {"cyan": True}
+        add(text, **markup)
+
+    # --- outcomes
+    add("outcomes (scored | unscored, left out of every rate):", bold=True)
+    namew = min(28, max(len(n) for n in agents))
+    pad = " " * namew
+    for name, a in agents.items():
+        scored, unscored = outcome_parts(a, legend)
+        text = f"  {_clip(name, namew).ljust(namew)}  {' · '.join(scored) or DASH}"
+        if unscored:
+            text += f" | {' · '.join(unscored)}"
+        add(text, yellow=bool(unscored))
+        if verbose:
+            if len(a["pass_at_k"]) > 1:
+                curve = " ".join(f"@{k} {fmt_pct(v)}" for k, v in a["pass_at_k"].items())
+                hat = " ".join(f"^{k} {fmt_pct(v)}" for k, v in a["pass_hat_k"].items())
+                add(f"  {pad}  pass{curve} · pass{hat}")
+            if any(a[k] is not None for k in ("input_tokens", "output_tokens", "cache_read_tokens")):
+                add(
+                    f"  {pad}  tokens in {fmt_tokens(a['input_tokens'])} · out {fmt_tokens(a['output_tokens'])}"
+                    f" · cache read {fmt_tokens(a['cache_read_tokens'])}"
+                    f" · cache write {fmt_tokens(a['cache_write_tokens'])}"
+                )
+            if a["similarity_n"]:
+                add(
+                    f"  {pad}  diff vs gold: edit-F1 {a['similarity_mean']:.2f} over {a['similarity_n']} diffs,"
+                    f" {a['similarity_exact']} exact"
+                )
+
+    # --- head to head
+    comps = report.get("comparisons") or []
+    if comps:
+        m = sum(1 for c in comps if c["p_value"] is not None)
+        adj = f", Holm-adjusted over {m} pairs" if m > 1 else ""
+        add(f"head to head (Δ = first − second, pass@1{adj}):", bold=True)
+        for c in comps:
+            if c["test"] is None:
+                add(f"  {c['verdict']}", yellow=True)
+                continue
+            detail = (
+                f"Δ {fmt_pp(c['delta'])} ({fmt_pp(c['ci'][0]) if c['ci'] else DASH} … "
+                f"{fmt_pp(c['ci'][1]) if c['ci'] else DASH}), p={fmt_p(c['p_value'])}"
+            )
+            if m > 1:
+                detail += f" adj={fmt_p(c['p_adjusted'])}"
+            detail += f", {c['test']}, {c['n_tasks']} tasks"
+            if c.get("mde") is not None:
+                detail += f", MDE {fmt_pp(c['mde']).lstrip('+')}"
+            add(f"  {c['verdict']}", green=bool(c.get("significant")), bold=bool(c.get("significant")))
+            add(f"      {detail}")
+
+    # --- unsolved
+    unsolved = report.get("unsolved_by_all") or []
+    if unsolved:
+        shown = ", ".join(unsolved[:8]) + (f", … ({len(unsolved)} in all)" if len(unsolved) > 8 else "")
+        add(f"solved by no agent: {shown}")
+
+    # --- verbose sections
+    if verbose:
+        lines.extend(_grid_lines(report, width))
+        ws = report.get("well_specified") or {}
+        if ws.get("agents"):
+            add(f"well-specified tasks only ({ws.get('tasks', 0)}):", bold=True)
+            add("  " + " · ".join(f"{n} {fmt_pct(v)}" for n, v in ws["agents"].items()))
+        if report.get("languages"):
+            add("per language (pass@1; tasks):", bold=True)
+            for lang, n in report["languages"].items():
+                vals = " · ".join(f"{name} {fmt_pct(a['per_language'].get(lang))}" for name, a in agents.items())
+                add(f"  {lang} ({n}): {vals}")
+        flagged = report.get("flagged") or []
+        if flagged:
+            add(f"flagged attempts ({len(flagged)}): suspicious diff or edited tests", yellow=True, bold=True)
+            for f in flagged[:20]:
+                what = ", ".join(k.replace("_", " ") for k in ("suspicious", "touched_tests") if f[k])
+                add(f"  {f['task_id']} {f['agent']}#{f['attempt']} {f['outcome']}: {what}", yellow=True)
+    else:
+        n_flag = len(report.get("flagged") or [])
+        if n_flag:
+            add(f"{n_flag} attempt(s) flagged suspicious or edited tests (see the report)", yellow=True)
+
+    for note in report.get("notes") or []:
+        add(f"note: {note}", yellow=True)
+    return lines
+
+
+def _grid_lines(report: dict[str, Any], width: int) -> list[Line]:
+    """Per-task grid: one row per task, one cell of attempt symbols per agent."""
+    legend: dict[str, str] = report.get("legend") or {}
+    names = list(report["agents"])
+    used = {o for row in report["tasks"] for outs in row["attempts"].values() for o in outs}
+    key = "  ".join(f"{legend[o]} {o.replace('_', ' ')}" for o in OUTCOMES if o in used)
+    out: list[Line] = [(f"per task ({key}  · no attempt):", {"bold": True})]
+    rows = [["task", *names]]
+    for row in report["tasks"]:
+        rows.append([row["id"], *(grid_cell(row["attempts"].get(n, []), legend) for n in names)])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for i, r in enumerate(rows):
+        text = "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
+        if i == 0:
+            out.append((f"{text}  subject", {"bold": True}))
+            continue
+        task = report["tasks"][i - 1]
+        room = max(0, width - len(text) - 2)
+        subj = task["subject"] or "(unknown task)"
+        if task.get("well_specified") is False:
+            subj = "[vague] " + subj
+        out.append((f"{text}  {_clip(subj, room)}" if room >= 8 else text.rstrip(), {}))
+    return out
+
+
+def render_text_plain(report: dict[str, Any], *, width: int = 100, verbose: bool = True) -> str:
+    """:func:`render_text` without markup, as one string ending in a newline (verbose by default)."""
+    return "\n".join(line for line, _ in render_text(report, width=width, verbose=verbose)) + "\n"
