@@ -120,6 +120,23 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
+    """``homefield mine --list-candidates``: the scan alone, no pytest session, no tests run."""
+    from .config import ConfigError, resolve_settings
+    from .mining import scan_options
+    from .scan import ScanError, format_scan, scan
+
+    flags = {k: v for k, v in vars(ns).items()}
+    try:
+        settings = resolve_settings(root, flags, mode="mine")
+        result = scan(root, scan_options(settings))
+    except (ConfigError, ScanError, ValueError) as exc:
+        print(f"homefield mine: {exc}", file=sys.stderr)
+        return 2
+    print(format_scan(result, verbose=True))
+    return 0
+
+
 def _cmd_plan(ns: argparse.Namespace) -> int:
     from .config import ConfigError, resolve_settings
     from .options import flags_from_pytest
@@ -154,9 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_demo(ns)
     import pytest
 
-    if ns.command == "mine" and ns.list_candidates:
-        ns.numprocesses = None
     root = _root()
+    if ns.command == "mine" and ns.list_candidates:
+        return _cmd_list_candidates(ns, root)
     if ns.command == "verify":
         from .verify_env import run_verify
 

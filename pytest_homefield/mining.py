@@ -66,7 +66,9 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> Any:
     return result
 
 
-def _python_of(test_cmd: str) -> str | None:
+def python_of(test_cmd: str) -> str | None:
+    """The Python executable a test command runs (``python -m pytest`` -> the ``python`` on PATH), or
+    ``None`` when the command is not a Python one."""
     import shlex
     import shutil
 
@@ -141,7 +143,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             excluded=dict(ver.excluded),
             test_cmd=test_cmd,
             setup_cmd=setup_cmd,
-            env_fingerprint=env_fingerprint(_python_of(test_cmd)),
+            env_fingerprint=_record_env(settings.root, python_of(test_cmd)),
             spec_score=round(score, 3),
             well_specified=is_well_specified(score),
             languages=_languages(candidate["source_files"]),
@@ -151,6 +153,21 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         )
         record["task"] = task.to_dict()
     return record
+
+
+def _record_env(root: Path, python: str | None) -> str:
+    """The environment fingerprint; its description is kept in ``.homefield/envs/<fp>.json`` so that
+    ``homefield verify`` can later say what drifted."""
+    import json
+
+    from .fingerprint import env_description, env_fingerprint
+    from .store import write_atomic
+
+    fp = env_fingerprint(python)
+    path = root / ".homefield" / "envs" / f"{fp}.json"
+    if not path.exists():
+        write_atomic(path, json.dumps(env_description(python), indent=1, sort_keys=True))
+    return fp
 
 
 def _runnable(candidate: dict[str, Any]) -> list[str]:
