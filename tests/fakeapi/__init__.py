@@ -5,6 +5,7 @@ renders turns (:mod:`.anthropic`, :mod:`.openai_chat`, :mod:`.openai_responses`,
 """
 
 from .anthropic import anthropic_server
+from .openai_chat import openai_chat_server
 from .server import Reply, Request, ScriptedServer
 
-__all__ = ["Reply", "Request", "ScriptedServer", "anthropic_server"]
+__all__ = ["Reply", "Request", "ScriptedServer", "anthropic_server", "openai_chat_server"]
