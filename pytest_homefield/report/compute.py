@@ -9,9 +9,10 @@ Floats are rounded to 6 decimals so that the JSON is stable across platforms.
 Keys beyond contracts §10 (documented in :func:`build_report`): ``alpha``, ``seed``, ``runs``,
 ``legend``, ``notes``, ``languages``, ``flagged``, ``similarity``; per agent ``rank``, ``name``,
 ``model``, ``version``, ``tasks_solved``, ``unscored``, ``attempts_per_task``, ``cost_missing``,
-``tokens_missing``, ``errors``, ``similarity_exact``, ``similarity_n``; per comparison ``b_c``
-(discordant counts when the test is McNemar) and ``significant``; per task ``known`` and
-``similarity``; under ``well_specified`` ``excluded`` and ``pass_at_1_ci``.
+``tokens_missing``, ``errors``, ``similarity_exact``, ``similarity_n``; per comparison those of
+``stats.Comparison.to_dict`` (``alpha``, ``attempts``, ``b_c`` = tasks won by a / by b, ``ties``,
+``sd_diff``, ``exact``, ``significant``, ``note``); per task ``known`` and ``similarity``; under
+``well_specified`` ``excluded`` and ``pass_at_1_ci``.
 """
 
 from __future__ import annotations
@@ -208,9 +209,10 @@ def build_report(
     * ``errors``: up to 3 most common ``error`` lines as [[text, count], …].
 
     Comparisons: every pair of agents in rank order (``a`` ranked above ``b``, ``delta = a − b`` as a
-    fraction), each from ``stats.compare`` on the per-task lists of scored 0/1 outcomes; the p-values
-    of all pairs are Holm-adjusted together and ``verdict``/``significant`` use ``p_adjusted``.
-    A pair without a task that both agents have scored attempts on gets ``test: None`` and no p-value.
+    fraction, ``ci`` [lo, hi], ``mde`` fraction), each from ``stats.compare`` on the per-task lists of
+    scored 0/1 outcomes over the tasks both have scored (``test``: ``mcnemar`` or ``permutation``); the
+    p-values of all pairs are Holm-adjusted together (``stats.holm``) and ``verdict``/``significant``
+    use ``p_adjusted``. A pair without such a shared task gets ``test: None`` and no p-value.
 
     Top-level extras: ``alpha``, ``seed``; ``runs`` [{run_id, created_at, attempts, tasks_digest,
     cut_short}]; ``legend`` {outcome: symbol}; ``notes`` [str] (things a reader must know: unscored
@@ -566,61 +568,56 @@ def _comparisons(
     seed: int,
     stats: Any,
 ) -> list[dict[str, Any]]:
-    """Every pair in rank order, Holm-adjusted together; see :func:`build_report`."""
-    rows: list[dict[str, Any]] = []
-    tested: list[int] = []
+    """Every pair in rank order, Holm-adjusted together; see :func:`build_report`.
+
+    Each row is ``Comparison.to_dict()`` of ``stats.compare`` after ``with_p_adjusted`` (so the verdict
+    and ``significant`` follow the Holm-adjusted p), floats rounded; keys beyond contracts §10 come from
+    there (``alpha``, ``attempts``, ``b_c``, ``ties``, ``sd_diff``, ``exact``, ``significant``, ``note``).
+    """
+    rows: list[dict[str, Any] | None] = []
+    cmps: list[Any] = []
+    pending: list[tuple[int, Any]] = []
     for i, a in enumerate(order):
         for b in order[i + 1 :]:
-            shared = set(outcomes[a]) & set(outcomes[b])
-            if not shared:
-                rows.append(
-                    {
-                        "a": a,
-                        "b": b,
-                        "test": None,
-                        "n_tasks": 0,
-                        "delta": None,
-                        "ci": None,
-                        "p_value": None,
-                        "p_adjusted": None,
-                        "mde": None,
-                        "verdict": f"{a} vs {b}: not compared (no task with scored attempts from both)",
-                        "significant": False,
-                        "b_c": None,
-                    }
-                )
+            if not set(outcomes[a]) & set(outcomes[b]):
+                rows.append(_not_compared(a, b, alpha))
                 continue
             cmp = stats.compare(outcomes[a], outcomes[b], alpha=alpha, seed=seed, names=(a, b))
-            d = cmp.to_dict() if hasattr(cmp, "to_dict") else dict(vars(cmp))
-            rows.append(
-                {
-                    "a": a,
-                    "b": b,
-                    "test": cmp.test,
-                    "n_tasks": cmp.n_tasks,
-                    "delta": _r(cmp.delta),
-                    "ci": [_r(cmp.ci[0]), _r(cmp.ci[1])] if cmp.ci is not None else None,
-                    "p_value": _r(cmp.p_value),
-                    "p_adjusted": None,
-                    "mde": _r(cmp.mde) if cmp.mde is not None else None,
-                    "verdict": cmp.verdict,
-                    "significant": False,
-                    "b_c": d.get("b_c"),
-                    "_cmp": cmp,
-                }
-            )
-            tested.append(len(rows) - 1)
-    if tested:
-        adjusted = stats.holm([rows[i]["p_value"] for i in tested])
-        for i, p_adj in zip(tested, adjusted, strict=True):
-            row = rows[i]
-            cmp = row.pop("_cmp")
-            row["p_adjusted"] = _r(p_adj)
-            row["significant"] = p_adj < alpha
-            row["verdict"] = _reword(stats, cmp, p_adj, alpha, len(tested))
-    return rows
+            pending.append((len(rows), cmp))
+            rows.append(None)
+            cmps.append(cmp)
+    if pending:
+        adjusted = stats.holm([cmp.p_value for _, cmp in pending])
+        for (i, cmp), p_adj in zip(pending, adjusted, strict=True):
+            rows[i] = _rounded(cmp.with_p_adjusted(p_adj).to_dict())
+    return [r for r in rows if r is not None]
 
 
-def _reword(stats: Any, cmp: Any, p_adjusted: float, alpha: float, m: int) -> str:
-    """The comparison's verdict decided by the Holm-adjusted p (``m`` = number of pairs)."""
-    return str(stats.reword_verdict(cmp, p_adjusted, alpha=alpha))
+def _not_compared(a: str, b: str, alpha: float) -> dict[str, Any]:
+    """The row of a pair without a task that both agents have scored attempts on."""
+    return {
+        "a": a,
+        "b": b,
+        "test": None,
+        "n_tasks": 0,
+        "delta": None,
+        "ci": None,
+        "p_value": None,
+        "p_adjusted": None,
+        "mde": None,
+        "verdict": f"{a} vs {b}: not compared (no task with scored attempts from both)",
+        "alpha": alpha,
+        "significant": False,
+        "note": "no shared task",
+    }
+
+
+def _rounded(x: Any) -> Any:
+    """Round every float in a JSON-like structure (see :func:`_r`); tuples become lists."""
+    if isinstance(x, float):
+        return _r(x)
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_rounded(v) for v in x]
+    return x

@@ -21,6 +21,7 @@ from .text import (
     fmt_pct,
     fmt_pp,
     fmt_secs,
+    fmt_test,
     fmt_tokens,
     fmt_usd,
     title_line,
@@ -266,7 +267,10 @@ def render_html(report: dict[str, Any]) -> str:
     if report.get("notes"):
         b.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in report["notes"]) + "</ul>")
     if not agents:
-        b.append("<p>No results yet.</p></body></html>")
+        b.append("<p>No results yet.</p>")
+        b.append(cost_vs_pass_svg({})[0])
+        b.append(forest_svg([]))
+        b.append("</body></html>")
         return "\n".join(b) + "\n"
 
     # --- leaderboard
@@ -389,7 +393,7 @@ def render_html(report: dict[str, Any]) -> str:
                     _e(f"{fmt_pp(ci[0], 1)} … {fmt_pp(ci[1], 1)}") if ci else DASH,
                     _e(fmt_p(c["p_value"])),
                     _e(fmt_p(c["p_adjusted"])),
-                    _e(c["test"] or DASH),
+                    _e(fmt_test(c)),
                     str(c["n_tasks"]),
                     _e(fmt_pp(c["mde"], 1).lstrip("+")) if c.get("mde") is not None else DASH,
                     f'<span class="sig">{verdict}</span>' if c.get("significant") else verdict,

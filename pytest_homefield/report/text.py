@@ -8,6 +8,7 @@ The small formatting helpers here are shared by the Markdown and HTML renderers.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +23,7 @@ __all__ = [
     "fmt_tokens",
     "fmt_pp",
     "fmt_p",
+    "fmt_test",
     "agent_tags",
     "grid_cell",
     "title_line",
@@ -82,15 +84,28 @@ def fmt_pp(x: float | None, nd: int = 0) -> str:
         return DASH
     v = 100 * x
     if round(v, nd) == 0:
-        v = 0.0
+        return "0 pp"
     return f"{v:+.{nd}f} pp".replace("-", "−")
 
 
 def fmt_p(p: float | None) -> str:
-    """p-value → ``0.035`` (2 significant digits) or ``<0.001``; ``—`` for ``None``."""
+    """p-value → 3 significant digits (``0.0625``, ``0.25``, ``1``) or ``<0.001``; ``—`` for ``None``.
+
+    Three digits keep exact permutation p-values (multiples of 1/2^n) unrounded in tables; the verdict
+    sentences from ``stats`` use their own rounding."""
     if p is None:
         return DASH
-    return "<0.001" if p < 0.001 else f"{p:.2g}"
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def fmt_test(c: dict[str, Any]) -> str:
+    """A comparison's test name for people: ``exact McNemar`` / ``paired permutation``."""
+    t = c.get("test")
+    if t == "mcnemar":
+        return "exact McNemar"
+    if t == "permutation":
+        return "paired permutation" + ("" if c.get("exact", True) else " (Monte Carlo)")
+    return DASH if t is None else str(t)
 
 
 def agent_tags(a: dict[str, Any]) -> list[str]:
@@ -257,22 +272,14 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
     if comps:
         m = sum(1 for c in comps if c["p_value"] is not None)
         adj = f", Holm-adjusted over {m} pairs" if m > 1 else ""
-        add(f"head to head (Δ = first − second, pass@1{adj}):", bold=True)
+        add(f"head to head (pass@1 over shared tasks{adj}):", bold=True)
         for c in comps:
             if c["test"] is None:
                 add(f"  {c['verdict']}", yellow=True)
                 continue
-            detail = (
-                f"Δ {fmt_pp(c['delta'])} ({fmt_pp(c['ci'][0]) if c['ci'] else DASH} … "
-                f"{fmt_pp(c['ci'][1]) if c['ci'] else DASH}), p={fmt_p(c['p_value'])}"
-            )
-            if m > 1:
-                detail += f" adj={fmt_p(c['p_adjusted'])}"
-            detail += f", {c['test']}, {c['n_tasks']} tasks"
-            if c.get("mde") is not None:
-                detail += f", MDE {fmt_pp(c['mde']).lstrip('+')}"
-            add(f"  {c['verdict']}", green=bool(c.get("significant")), bold=bool(c.get("significant")))
-            add(f"      {detail}")
+            good = bool(c.get("significant"))
+            for j, part in enumerate(textwrap.wrap(c["verdict"], max(40, width - 2), subsequent_indent="    ")):
+                add(f"  {part}", green=good, bold=good and j == 0)
 
     # --- unsolved
     unsolved = report.get("unsolved_by_all") or []

@@ -94,13 +94,31 @@ def task_record(tid: str, subject: str, langs: list[str], ws: bool, path: str, i
 
 
 AGENTS = [
-    {"name": "haiku", "spec": "claude:claude-haiku-4-5", "version": "2.1.3 (Claude Code)",
-     "model": "claude-haiku-4-5", "simulated": False, "hinted": False},
-    {"name": "sonnet", "spec": "claude:claude-sonnet-4-5", "version": "2.1.3 (Claude Code)",
-     "model": "claude-sonnet-4-5", "simulated": False, "hinted": False},
+    {
+        "name": "haiku",
+        "spec": "claude:claude-haiku-4-5",
+        "version": "2.1.3 (Claude Code)",
+        "model": "claude-haiku-4-5",
+        "simulated": False,
+        "hinted": False,
+    },
+    {
+        "name": "sonnet",
+        "spec": "claude:claude-sonnet-4-5",
+        "version": "2.1.3 (Claude Code)",
+        "model": "claude-sonnet-4-5",
+        "simulated": False,
+        "hinted": False,
+    },
     {"name": "sim-0.7", "spec": "sim:0.7", "version": "0.1.0", "model": None, "simulated": True, "hinted": False},
-    {"name": "qwen3-coder", "spec": "openai:qwen3-coder", "version": "0.1.0", "model": "qwen3-coder",
-     "simulated": False, "hinted": True},
+    {
+        "name": "qwen3-coder",
+        "spec": "openai:qwen3-coder",
+        "version": "0.1.0",
+        "model": "qwen3-coder",
+        "simulated": False,
+        "hinted": True,
+    },
 ]
 
 # Outcomes per task (rows) and agent (columns) for run-a: 3 attempts each.
@@ -117,8 +135,16 @@ PLAN_B = {
     "1b2c3d4e5f0a": {"haiku": "f f f", "sonnet": "s f s"},
 }
 CODES = {
-    "s": "solved", "f": "tests_failed", "r": "regression", "e": "empty_patch", "T": "timeout",
-    "t": "test_timeout", "x": "agent_error", "$": "budget_exceeded", "I": "infra", "L": "rate_limited",
+    "s": "solved",
+    "f": "tests_failed",
+    "r": "regression",
+    "e": "empty_patch",
+    "T": "timeout",
+    "t": "test_timeout",
+    "x": "agent_error",
+    "$": "budget_exceeded",
+    "I": "infra",
+    "L": "rate_limited",
     "E": "tests_failed",  # tests_failed whose diff also edits tests (touched_tests, suspicious)
 }
 PRICE = {"haiku": 0.04, "sonnet": 0.11, "sim-0.7": None, "qwen3-coder": None}
@@ -153,19 +179,31 @@ def write_run(run_id: str, plan: dict, all_tasks: list, meta_extra: dict, rng: r
                 cost = None if price is None else round(price * wall / 60, 4)
                 tokens = None if agent == "sim-0.7" else rng.randint(20_000, 400_000)
                 rec = {
-                    "schema_version": 1, "run_id": run_id, "task_id": tid, "agent": agent,
-                    "attempt": attempt, "variant": "base", "outcome": outcome,
-                    "solved": outcome == "solved", "scored": outcome not in ("infra", "rate_limited"),
-                    "cost_usd": cost, "cost_partial": outcome in ("timeout", "budget_exceeded"),
+                    "schema_version": 1,
+                    "run_id": run_id,
+                    "task_id": tid,
+                    "agent": agent,
+                    "attempt": attempt,
+                    "variant": "base",
+                    "outcome": outcome,
+                    "solved": outcome == "solved",
+                    "scored": outcome not in ("infra", "rate_limited"),
+                    "cost_usd": cost,
+                    "cost_partial": outcome in ("timeout", "budget_exceeded"),
                     "exit_code": 1 if outcome == "agent_error" else 0,
-                    "input_tokens": tokens, "output_tokens": tokens and tokens // 20,
-                    "cache_read_tokens": tokens and tokens * 3, "cache_write_tokens": tokens and tokens // 4,
+                    "input_tokens": tokens,
+                    "output_tokens": tokens and tokens // 20,
+                    "cache_read_tokens": tokens and tokens * 3,
+                    "cache_write_tokens": tokens and tokens // 4,
                     "turns": None if tokens is None else rng.randint(3, 40),
-                    "wall_s": wall, "test_s": round(rng.uniform(1, 9), 1),
+                    "wall_s": wall,
+                    "test_s": round(rng.uniform(1, 9), 1),
                     "model": next(a["model"] for a in AGENTS if a["name"] == agent),
                     "agent_version": next(a["version"] for a in AGENTS if a["name"] == agent),
-                    "touched_tests": code == "E", "suspicious": code == "E",
-                    "started_at": "2025-03-01T10:16:00+00:00", "finished_at": "2025-03-01T10:19:00+00:00",
+                    "touched_tests": code == "E",
+                    "suspicious": code == "E",
+                    "started_at": "2025-03-01T10:16:00+00:00",
+                    "finished_at": "2025-03-01T10:19:00+00:00",
                     "error": None,
                 }
                 if outcome == "agent_error":
@@ -178,11 +216,13 @@ def write_run(run_id: str, plan: dict, all_tasks: list, meta_extra: dict, rng: r
                     rec["error"] = "429 rate limit reached"
                 if code == "s" and agent == "sonnet" and tid == "d4e5f6a1b2c3" and attempt == 1:
                     # a retried key: first an infra line, then the solved one (last line wins)
-                    lines.append({**rec, "outcome": "infra", "solved": False, "scored": False,
-                                  "error": "worker crashed"})
+                    lines.append(
+                        {**rec, "outcome": "infra", "solved": False, "scored": False, "error": "worker crashed"}
+                    )
                 lines.append(rec)
                 kind = {"solved": rng.choice(["exact", "partial", "exact"]), "empty_patch": "empty"}.get(
-                    outcome, rng.choice(["other", "partial"]))
+                    outcome, rng.choice(["other", "partial"])
+                )
                 if code == "E":
                     kind = "tests"
                 if outcome in ("infra", "rate_limited", "agent_error"):
@@ -204,8 +244,7 @@ def main() -> None:
         for i, t in enumerate(all_tasks):
             fh.write(json.dumps(task_record(*t, i)) + "\n")
     write_run("run-a", PLAN_A, all_tasks, {"cut_short": "budget spent ($2.00 of $2.00)"}, random.Random(7))
-    write_run("run-b", PLAN_B, all_tasks, {"created_at": "2025-03-02T09:00:00+00:00", "attempts": 3},
-              random.Random(8))
+    write_run("run-b", PLAN_B, all_tasks, {"created_at": "2025-03-02T09:00:00+00:00", "attempts": 3}, random.Random(8))
 
 
 if __name__ == "__main__":
