@@ -352,7 +352,7 @@ def test_agent_whose_every_attempt_errored(tmp_path: Path) -> None:
     assert pair[("good", "down")]["test"] is None and pair[("good", "down")]["p_adjusted"] is None
     out = _render_all(rep)
     assert "claude: command not found" in out["md"]
-    assert "not compared" in out["short"]
+    assert "not compared (no task with scored attempts from both): good–down" in out["short"]
     assert rep["unsolved_by_all"] == []
 
 
@@ -374,7 +374,7 @@ def test_empty_run(tmp_path: Path) -> None:
     rep = build_report([run], [])
     assert rep["agents"] == {} and rep["tasks"] == [] and rep["comparisons"] == []
     out = _render_all(rep)
-    assert "no results yet" in out["short"]
+    assert "no results yet (0 agents, no attempt recorded)" in out["short"]
 
 
 def test_union_of_two_run_dirs(tasks: list[Task], report: dict[str, Any]) -> None:

@@ -314,9 +314,9 @@ def build_report(
     agents = {name: {"rank": i + 1, **agents[name]} for i, name in enumerate(order)}
 
     # --- notes about agents
+    any_attempt = any(a["attempts"] for a in agents.values())
     for name in order:
-        a = agents[name]
-        notes.extend(_agent_notes(name, a))
+        notes.extend(n for n in _agent_notes(name, agents[name]) if any_attempt or "no attempt" not in n)
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a["unscored"])
@@ -534,7 +534,9 @@ def _agent_numbers(
 def _agent_notes(name: str, a: dict[str, Any]) -> list[str]:
     """Plain-language caveats about one agent's numbers."""
     notes: list[str] = []
-    if a["attempts"] and not a["scored"]:
+    if not a["attempts"]:
+        notes.append(f"{name}: no attempt recorded.")
+    elif not a["scored"]:
         notes.append(f"{name}: no scored attempt; nothing about it can be compared.")
     elif a["scored"] and a["outcomes"].get("agent_error", 0) == a["scored"]:
         first = f" First error: {a['errors'][0][0]}" if a["errors"] else ""

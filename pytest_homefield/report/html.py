@@ -106,7 +106,7 @@ def _tick_pp(v: float) -> str:
 
 def _tick_usd(v: float, step: float) -> str:
     """Axis label in USD with as many decimals as the tick step needs."""
-    nd = max(0, min(4, -math.floor(math.log10(step)))) if step > 0 else 2
+    nd = max(2, min(4, -math.floor(math.log10(step)))) if step > 0 else 2
     return f"${v:,.{nd}f}"
 
 

@@ -191,7 +191,7 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
     agents: dict[str, dict[str, Any]] = report["agents"]
 
     def add(text: str = "", **markup: bool) -> None:
-        lines.append((text, dict(markup)))
+        lines.append((text, {k: True for k, v in markup.items() if v}))
 
     add(title_line(report), bold=True)
     if report.get("cut_short"):
@@ -201,8 +201,10 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
             bold=True,
         )
 
-    if not agents:
-        add("no results yet", yellow=True)
+    if not agents or not any(a["attempts"] for a in agents.values()):
+        add(f"no results yet ({len(agents)} agent{'s' if len(agents) != 1 else ''}, no attempt recorded)", yellow=True)
+        for note in report.get("notes") or []:
+            add(f"note: {note}", yellow=True)
         return lines
 
     # --- leaderboard (columns dropped from the right of _DROP_ORDER until it fits the width)
@@ -273,13 +275,21 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
         m = sum(1 for c in comps if c["p_value"] is not None)
         adj = f", Holm-adjusted over {m} pairs" if m > 1 else ""
         add(f"head to head (pass@1 over shared tasks{adj}):", bold=True)
+        skipped = [f"{c['a']}–{c['b']}" for c in comps if c["test"] is None]
         for c in comps:
             if c["test"] is None:
-                add(f"  {c['verdict']}", yellow=True)
                 continue
             good = bool(c.get("significant"))
             for j, part in enumerate(textwrap.wrap(c["verdict"], max(40, width - 2), subsequent_indent="    ")):
                 add(f"  {part}", green=good, bold=good and j == 0)
+
+        if skipped:
+            for part in textwrap.wrap(
+                "not compared (no task with scored attempts from both): " + ", ".join(skipped),
+                max(40, width - 2),
+                subsequent_indent="    ",
+            ):
+                add(f"  {part}", yellow=True)
 
     # --- unsolved
     unsolved = report.get("unsolved_by_all") or []
