@@ -247,6 +247,8 @@ def build_report(
     agent_info: dict[str, dict[str, Any]] = {}
     for meta in metas:
         for a in meta.get("agents") or []:
+            if not isinstance(a, dict):
+                continue
             name = a.get("name")
             if not name or name in agent_info:
                 continue
@@ -481,7 +483,7 @@ def _agent_numbers(
         vals = [getattr(r, field) for r in results if getattr(r, field) is not None]
         return int(sum(vals)) if vals else None
 
-    walls = [a.result.wall_s for a in scored]
+    walls = [float(a.result.wall_s) for a in scored if a.result.wall_s is not None]
     f1s = [a.f1 for a in scored if a.f1 is not None]
     errors = Counter(r.error.strip()[:160] for r in results if r.error and r.error.strip())
 
