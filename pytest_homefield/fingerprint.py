@@ -1,0 +1,125 @@
+"""The test environment a task was verified in: ``env_fingerprint`` (contracts §6) and drift.
+
+homefield v0.2 recorded no environment (reference §9.1), so a task that stopped reproducing could
+not say why. Here a task carries ``env_fingerprint`` — the first 16 hex digits of a sha256 over the
+interpreter (implementation and version) and the installed distributions as ``name==version``
+(names normalised as in PEP 503, sorted) — and ``homefield verify`` can show what changed with
+:func:`fingerprint_diff` of two :func:`env_description` results.
+
+The description of an interpreter other than the running one comes from running
+:data:`_PROBE` in it (``python -c``), so that interpreter needs only the standard library
+(``importlib.metadata``, Python >= 3.8). The running interpreter executes the same code in-process
+(compiled once at import), so both paths describe an environment identically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Collection
+from typing import Any
+
+__all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_diff"]
+
+# Runs in the described interpreter: keep it standard-library only and Python 3.8 compatible.
+_PROBE = r'''
+import importlib.metadata, platform, re, sys
+
+def normalise(name):
+    """PEP 503 name: Typing_Extensions -> typing-extensions."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+def describe():
+    dists = {}
+    for dist in importlib.metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:  # first on sys.path wins, as for imports
+            dists.setdefault(normalise(name), dist.version)
+    return {
+        "python": platform.python_version(),
+        "implementation": sys.implementation.name,
+        "platform": sys.platform + "-" + platform.machine(),
+        "distributions": dict(sorted(dists.items())),
+    }
+'''
+_PROBE_MAIN = "\nimport json\nprint(json.dumps(describe()))\n"
+
+
+_PROBE_NAMESPACE: dict[str, Any] = {}
+exec(compile(_PROBE, "<homefield-env-probe>", "exec"), _PROBE_NAMESPACE)
+_normalise: Callable[[str], str] = _PROBE_NAMESPACE["normalise"]
+_describe_here: Callable[[], dict[str, Any]] = _PROBE_NAMESPACE["describe"]
+
+
+def env_description(python: str | None = None, *, exclude: Collection[str] = ()) -> dict[str, Any]:
+    """Describe the environment of ``python`` (an executable path; default: the running one).
+
+    Shape: ``{"python": "3.11.9", "implementation": "cpython", "platform": "linux-x86_64",
+    "distributions": {"numpy": "1.26.4", ...}}`` with PEP 503 names, sorted. ``exclude`` drops
+    distributions by name, e.g. the project under test whose setuptools-scm version changes with
+    every commit. Raises ``RuntimeError`` if the other interpreter cannot run the probe (60 s limit).
+    """
+    if python is None or os.path.abspath(python) == os.path.abspath(sys.executable):
+        desc = _describe_here()
+    else:
+        try:
+            proc = subprocess.run(
+                [python, "-c", _PROBE + _PROBE_MAIN],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RuntimeError(f"cannot describe the environment of {python}: {exc}") from exc
+        if proc.returncode != 0:
+            raise RuntimeError(
+                f"cannot describe the environment of {python} (exit {proc.returncode}): "
+                f"{proc.stderr.strip()[-500:]}"
+            )
+        desc = json.loads(proc.stdout)
+    if exclude:
+        dropped = {_normalise(name) for name in exclude}
+        desc["distributions"] = {k: v for k, v in desc["distributions"].items() if k not in dropped}
+    return desc
+
+
+def fingerprint_of(desc: dict[str, Any]) -> str:
+    """The fingerprint of an :func:`env_description` result: sha256 (first 16 hex digits) of
+    ``"<implementation> <python>\\n"`` followed by ``name==version`` lines, names normalised and
+    sorted. The platform is described but not hashed (contracts §6: interpreter and distributions)."""
+    dists = {_normalise(name): version for name, version in desc.get("distributions", {}).items()}
+    lines = [f"{desc.get('implementation', 'cpython')} {desc['python']}"]
+    lines += [f"{name}=={dists[name]}" for name in sorted(dists)]
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:16]
+
+
+def env_fingerprint(python: str | None = None, *, exclude: Collection[str] = ()) -> str:
+    """16 hex digits identifying the interpreter version and installed distributions of ``python``
+    (default: the running interpreter); see :func:`fingerprint_of` and :func:`env_description`."""
+    return fingerprint_of(env_description(python, exclude=exclude))
+
+
+def fingerprint_diff(old_desc: dict[str, Any], new_desc: dict[str, Any]) -> list[str]:
+    """What changed between two :func:`env_description` results, one human-readable line each:
+    ``"python 3.11.4 -> 3.11.9"``, ``"platform linux-x86_64 -> darwin-arm64"``,
+    ``"numpy 1.26.4 -> 2.0.1"``, ``"+ requests 2.32.3"``, ``"- six 1.16.0"``. Interpreter lines come
+    first, then distributions by name. Empty when nothing differs."""
+    lines: list[str] = []
+    for key in ("implementation", "python", "platform"):
+        old, new = old_desc.get(key), new_desc.get(key)
+        if old != new:
+            lines.append(f"{key} {old or '?'} -> {new or '?'}")
+    old_d = {_normalise(k): v for k, v in old_desc.get("distributions", {}).items()}
+    new_d = {_normalise(k): v for k, v in new_desc.get("distributions", {}).items()}
+    for name in sorted(old_d.keys() | new_d.keys()):
+        if name not in new_d:
+            lines.append(f"- {name} {old_d[name]}")
+        elif name not in old_d:
+            lines.append(f"+ {name} {new_d[name]}")
+        elif old_d[name] != new_d[name]:
+            lines.append(f"{name} {old_d[name]} -> {new_d[name]}")
+    return lines
