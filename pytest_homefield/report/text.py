@@ -321,7 +321,8 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
             add(f"{n_flag} attempt(s) flagged suspicious or edited tests (see the report)", yellow=True)
 
     for note in report.get("notes") or []:
-        add(f"note: {note}", yellow=True)
+        for part in textwrap.wrap(f"note: {note}", max(40, width), subsequent_indent="      "):
+            add(part, yellow=True)
     return lines
 
 
