@@ -333,7 +333,7 @@ def build_report(
     comparisons = _comparisons(order, scored_outcomes, alpha, seed, stats)
 
     # --- per task
-    task_rows = []
+    task_rows: list[dict[str, Any]] = []
     for tid in task_ids:
         t = task_by_id.get(tid)
         task_rows.append(
