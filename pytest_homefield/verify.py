@@ -148,12 +148,15 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     if v.FAIL_TO_PASS:
         v.detail = counts
         return v
-    if not ever_failed:
+    parent_ce = any(r.collection_error for r in parent_runs)
+    commit_ce = any(r.collection_error for r in commit_runs)
+    if not ever_failed and parent_ce and commit_ce:
+        v.reason = "reference_fails"
+        errs = sorted({p for r in commit_runs for p in r.collection_errors})
+        v.detail = "collection errors at the parent and at the commit" + (f": {', '.join(errs)}" if errs else "")
+    elif not ever_failed:
         v.reason = "passes_without_change"
-        errs = sorted({p for r in parent_runs for p in r.collection_errors})
-        v.detail = f"no test failed in {len(parent_runs)} parent run(s)" + (
-            f" (collection errors without ids: {', '.join(errs)})" if errs else ""
-        )
+        v.detail = f"no test failed in {len(parent_runs)} parent run(s)"
     elif not red:
         v.reason = "flaky"
         v.detail = f"{len(ever_failed)} test(s) failed in some parent runs but not all, e.g. {ever_failed[0]}"
@@ -193,7 +196,7 @@ def verify_candidate(
     snapshot of ``commit``. Each run uses a fresh copy of its state, runs ``setup_cmd`` there (if
     any), then ``test_cmd`` on ``runnable_tests``, at most ``stability_runs`` times per state.
     Runs stop early as soon as no id can end up in FAIL_TO_PASS any more (e.g. after the first
-    parent run when nothing failed: ``passes_without_change``).
+    parent run when nothing failed and nothing failed to collect: ``passes_without_change``).
 
     ``run_timeout_s``: seconds per setup or test-command run; a test run that hits it drops the
     candidate as ``timeout``, a setup that fails or hits it as ``setup_failed``.
@@ -249,7 +252,9 @@ def verify_candidate(
             if isinstance(r, Verification):
                 return _with_times(r, setup_s, parent_runs, [])
             parent_runs.append(r)
-            if r.timed_out or not _red_ids(parent_runs, _all_ids(parent_runs)):
+            # a collection error hides ids that only the commit runs will name: keep going then
+            unknown = all(pr.collection_error for pr in parent_runs)
+            if r.timed_out or not (unknown or _red_ids(parent_runs, _all_ids(parent_runs))):
                 return _with_times(classify_runs(parent_runs, []), setup_s, parent_runs, [])
         shutil.rmtree(parent_base, ignore_errors=True)
 

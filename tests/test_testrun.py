@@ -16,9 +16,10 @@ import pytest
 from pytest_homefield.testrun import REPORTER_DIR, build_command, run_tests, scrubbed_env
 
 PY = shlex.quote(sys.executable)
-#: The test command used here; the package's own entry-point plugin is left out to save start-up time
-#: (test_default_command_loads_everything runs the plain command).
-CMD = f"{PY} -m pytest -p no:homefield"
+#: The test command used here: plugins these tests do not need are left out to save start-up time
+#: (test_default_command_loads_everything runs the plain command with all of them).
+NO_PLUGINS = "-p no:homefield -p no:benchmark -p no:hypothesispytest"
+CMD = f"{PY} -m pytest {NO_PLUGINS}"
 
 MIXED = """
 import pytest
@@ -262,7 +263,7 @@ def test_default_command_loads_everything(mixed: Path, tmp_path: Path) -> None:
 
 def test_junit_placeholder_with_pytest(mixed: Path, tmp_path: Path) -> None:
     run = run_tests(
-        mixed, f"{PY} -m pytest -p no:homefield --junitxml={{junit}}", ["tests/test_mixed.py"], out_dir=tmp_path / "out"
+        mixed, f"{PY} -m pytest {NO_PLUGINS} --junitxml={{junit}}", ["tests/test_mixed.py"], out_dir=tmp_path / "out"
     )
     assert (tmp_path / "out" / "junit.xml").exists() and not (tmp_path / "out" / "outcomes.jsonl").exists()
     assert run.outcomes["tests.test_mixed::test_ok"] == "passed"
