@@ -133,8 +133,9 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
     it the folder holds the files only (faster: objects are read through an alternate instead of
     being copied).
 
-    Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo``,
-    ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed.
+    Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
+    ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
+    (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
     tree = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
@@ -181,6 +182,12 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
     except BaseException:
         if created:
             shutil.rmtree(dest, ignore_errors=True)
+        else:  # the caller's empty folder: empty it again
+            for child in dest.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
         raise
     finally:
         if tmp_gitdir is not None:

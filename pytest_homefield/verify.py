@@ -148,9 +148,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     if v.FAIL_TO_PASS:
         v.detail = counts
         return v
-    parent_ce = any(r.collection_error for r in parent_runs)
-    commit_ce = any(r.collection_error for r in commit_runs)
-    if not ever_failed and parent_ce and commit_ce:
+    if not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
         v.reason = "reference_fails"
         errs = sorted({p for r in commit_runs for p in r.collection_errors})
         v.detail = "collection errors at the parent and at the commit" + (f": {', '.join(errs)}" if errs else "")

@@ -120,6 +120,9 @@ def test_reference_fails() -> None:
     # red tests that cannot even be collected at the commit
     x = classify([run({}, ce=True)] * 2, [run({}, ce=True)] * 2)
     assert x.reason == "reference_fails" and "collection errors" in x.detail
+    # a module broken in both states next to tests that pass without the change
+    y = classify([run({"t::a": "passed"}, ce=True)] * 2, [run({"t::a": "passed"}, ce=True)])
+    assert y.reason == "passes_without_change" and y.PASS_TO_PASS == ["t::a"]
 
 
 def test_passes_without_change() -> None:
