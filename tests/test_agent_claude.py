@@ -87,7 +87,7 @@ class Harness:
                       "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key",
                       "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak"}
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=self.tmp / "tmp",
-                                  passthrough=agent.passthrough, source=source)
+                                  passthrough=agent.env_passthrough, source=source)
             ctx = AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
                                artifacts=self.artifacts, budget_usd=budget_usd, allow_shell=allow_shell)
             return agent.run(ctx)
@@ -253,7 +253,7 @@ def test_command_flags(tmp_path: Path) -> None:
     cmd, stdin = agent.command("-dash", allow_shell=True, budget_usd=None)
     assert "-dash" not in cmd and stdin == "-dash"
     assert "--allowedTools" in cmd and "--max-budget-usd" not in cmd
-    assert agent.passthrough == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+    assert agent.env_passthrough == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
                                  "CLAUDE_CONFIG_DIR"]
 
 

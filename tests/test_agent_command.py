@@ -19,6 +19,7 @@ from pytest_homefield.agents.recipes import (
     RECIPES,
     build_recipes,
     prepare_aider,
+    recipe_agents,
     usage_aider,
     usage_codex,
     usage_gemini,
@@ -34,7 +35,7 @@ def run(tmp_path: Path, command: str, *, timeout_s: float = 30, prompt: str = "f
         make_calc_repo(ws, git=False)
     agent = CommandAgent(name="cmd", spec=f"cmd:{command}", command=command, settings=AgentSettings())
     source = {**os.environ, "PYTEST_CURRENT_TEST": "leak", "HOMEFIELD_TASK": "leak"}
-    env = build_agent_env(prompt=prompt, attempt=3, tmpdir=tmp_path / "tmp", passthrough=agent.passthrough,
+    env = build_agent_env(prompt=prompt, attempt=3, tmpdir=tmp_path / "tmp", passthrough=agent.env_passthrough,
                           source=source)
     ctx = AgentContext(workspace=ws, prompt=prompt, env=env, timeout_s=timeout_s, artifacts=tmp_path / "art")
     return agent.run(ctx), ws, tmp_path / "art"
@@ -149,6 +150,7 @@ def test_recipes_are_offline_safe_cmd_specs() -> None:
     for flag in ("--approval-mode auto_edit", "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "usage-gemini"):
         assert flag in RECIPES["gemini"]
     assert build_recipes("/opt/py 3/python")["codex"].count("'/opt/py 3/python' -m") == 1
+    assert recipe_agents()["codex"] == {"spec": RECIPES["codex"], "env": ["CODEX_HOME", "OPENAI_API_KEY"]}
 
 
 def test_usage_aider(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ class Harness:
 
     def ctx(self, agent: OpenAIAgent, timeout_s: float, source: dict[str, str] | None = None) -> AgentContext:
         prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=False)
-        env = build_agent_env(prompt=prompt, attempt=1, tmpdir=self.tmp / "tmp", passthrough=agent.passthrough,
+        env = build_agent_env(prompt=prompt, attempt=1, tmpdir=self.tmp / "tmp", passthrough=agent.env_passthrough,
                               source=source or {"PATH": os.environ["PATH"], "HOME": str(self.tmp)})
         return AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
                             artifacts=self.artifacts, hint_files=["calc.py", "new/module.py"])
@@ -170,7 +170,7 @@ def test_complete(harness: Harness) -> None:
 def test_attributes() -> None:
     agent = OpenAIAgent(name="m", spec="openai:m", model="m", settings=AgentSettings())
     assert agent.hinted is True and agent.simulated is False and agent.version() is None
-    assert agent.passthrough == ["OPENAI_API_KEY", "OPENAI_BASE_URL"]
+    assert agent.env_passthrough == ["OPENAI_API_KEY", "OPENAI_BASE_URL"]
 
 
 # --- parse_reply ---------------------------------------------------------------------------------

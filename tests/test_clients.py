@@ -111,7 +111,7 @@ def run_recipe(name: str, tmp_path: Path, client_bin: str, home: Path, extra_env
     prompt = render_prompt("Fix add() in calc.py: it subtracts instead of adding.", allow_shell=False)
     source = {"PATH": f"{Path(client_bin).parent}:{os.environ['PATH']}", "HOME": str(home), "LANG": "C.UTF-8",
               "TERM": "dumb", **extra_env}
-    env = build_agent_env(prompt=prompt, attempt=1, tmpdir=tmp_path / "tmp", passthrough=agent.passthrough,
+    env = build_agent_env(prompt=prompt, attempt=1, tmpdir=tmp_path / "tmp", passthrough=agent.env_passthrough,
                           source=source)
     art = tmp_path / "art"
     res = agent.run(AgentContext(workspace=ws, prompt=prompt, env=env, timeout_s=timeout_s, artifacts=art))

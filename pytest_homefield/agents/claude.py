@@ -286,7 +286,7 @@ class ClaudeAgent:
     """``claude[:MODEL]``: the Claude Code CLI (``executable``) on the workspace.
 
     ``executable`` defaults to ``$HOMEFIELD_CLAUDE_BIN``, else ``claude`` on ``PATH``.
-    ``max_turns`` (optional) adds ``--max-turns``. ``passthrough`` lists the variables the runner
+    ``max_turns`` (optional) adds ``--max-turns``. ``env_passthrough`` lists the variables the runner
     copies into the attempt's environment (contracts §9: the claude defaults + ``settings.env``).
     """
 
@@ -302,7 +302,7 @@ class ClaudeAgent:
         self.max_turns = max_turns
         exe = executable or os.environ.get("HOMEFIELD_CLAUDE_BIN") or "claude"
         self.executable = shutil.which(exe) or exe
-        self.passthrough = agent_passthrough("claude", settings)
+        self.env_passthrough = agent_passthrough("claude", settings)
         self._version: str | None = None
         self._version_read = False
 
@@ -358,7 +358,7 @@ class ClaudeAgent:
         with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
             root = Path(tmp)
             (root / "cwd").mkdir()
-            env = build_agent_env(prompt=text, attempt=1, tmpdir=root / "tmp", passthrough=self.passthrough)
+            env = build_agent_env(prompt=text, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             cmd, stdin_text = self.command(text, allow_shell=False, budget_usd=self.settings.budget_usd,
                                            tools="", max_turns=1)
             res = self._execute(cmd, stdin_text, cwd=root / "cwd", env={**env, **CLAUDE_ENV},

@@ -85,7 +85,7 @@ def read_usage_line(path: Path) -> dict[str, Any]:
 class CommandAgent:
     """``cmd:SHELL``: runs ``command`` with ``sh -c`` in the workspace (see the module docstring).
 
-    ``passthrough`` is the variable list the runner copies into the environment: ``settings.env``.
+    ``env_passthrough`` is the variable list the runner copies into the environment: ``settings.env``.
     """
 
     simulated = False
@@ -96,7 +96,7 @@ class CommandAgent:
         self.spec = spec
         self.command = command
         self.settings = settings
-        self.passthrough = agent_passthrough("cmd", settings)
+        self.env_passthrough = agent_passthrough("cmd", settings)
 
     def version(self) -> str | None:
         """``None``: an arbitrary command has no version to ask for."""

@@ -332,7 +332,7 @@ class OpenAIAgent:
         self.spec = spec
         self.model = model
         self.settings = settings
-        self.passthrough = agent_passthrough("openai", settings)
+        self.env_passthrough = agent_passthrough("openai", settings)
 
     def version(self) -> str | None:
         """``None``: the adapter is built in; the model id is recorded per attempt."""

@@ -43,6 +43,7 @@ __all__ = [
     "RECIPES",
     "RECIPE_ENV",
     "build_recipes",
+    "recipe_agents",
     "classify_error_text",
     "prepare_aider",
     "prepare_gemini",
@@ -344,6 +345,12 @@ def build_recipes(python: str | None = None) -> dict[str, str]:
 
 #: ``--agent NAME`` → ``cmd:`` spec (see :func:`build_recipes`).
 RECIPES: dict[str, str] = build_recipes()
+
+
+def recipe_agents() -> dict[str, dict[str, Any]]:
+    """The recipes as ``.homefield.yml`` ``agents:`` entries (``{"spec": …, "env": […]}``), for a
+    registry to offer as built-in named agents that the user's own ``agents:`` may override."""
+    return {name: {"spec": spec, "env": list(RECIPE_ENV[name])} for name, spec in RECIPES.items()}
 
 
 # --- command line --------------------------------------------------------------------------------

@@ -5,7 +5,17 @@ renders turns (:mod:`.anthropic`, :mod:`.openai_chat`, :mod:`.openai_responses`,
 """
 
 from .anthropic import anthropic_server
+from .gemini import gemini_server
 from .openai_chat import openai_chat_server
+from .openai_responses import openai_responses_server
 from .server import Reply, Request, ScriptedServer
 
-__all__ = ["Reply", "Request", "ScriptedServer", "anthropic_server", "openai_chat_server"]
+__all__ = [
+    "Reply",
+    "Request",
+    "ScriptedServer",
+    "anthropic_server",
+    "gemini_server",
+    "openai_chat_server",
+    "openai_responses_server",
+]
