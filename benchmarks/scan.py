@@ -1,0 +1,79 @@
+"""How much the candidate scan costs over the bare ``git log`` of the same walk.
+
+Run on demand (not a test), on a clone with a long history, e.g. pytest-dev/pytest (≥ 10,000
+commits)::
+
+    git clone https://github.com/pytest-dev/pytest /tmp/pytest
+    python benchmarks/scan.py /tmp/pytest --runs 7
+
+For each walk it times, alternately, ``git log <walk> --name-status`` (its whole output read
+through a pipe) and :func:`pytest_homefield.scan.scan` with the same walk and the default cheap
+filters (no ``max_diff_lines``), after one warm-up of each; it prints both medians and the median of
+the per-run ratios scan / git log. Target: ≤ 1.3× for the first-parent walk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from pytest_homefield.scan import ScanOptions, format_scan, scan
+
+WALKS = {
+    "first-parent": (["--first-parent", "--no-merges"], ScanOptions(first_parent=True)),
+    "all non-merges": (["--no-merges"], ScanOptions()),
+    "first-parent + merges": (["--first-parent", "--diff-merges=first-parent"],
+                              ScanOptions(first_parent=True, merges=True)),
+}
+
+
+def _time_git(repo: Path, walk: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(["git", "-C", str(repo), "log", *walk, "--name-status", "HEAD"],
+                   stdout=subprocess.PIPE, check=True)
+    return time.perf_counter() - start
+
+
+def _time_scan(repo: Path, options: ScanOptions) -> tuple[float, str]:
+    start = time.perf_counter()
+    result = scan(repo, options)
+    return time.perf_counter() - start, format_scan(result).splitlines()[-1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the benchmark, print one block per walk; exit status 0."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("repo", type=Path, help="a git clone with a long history")
+    parser.add_argument("--runs", type=int, default=7, help="timed runs per walk (default 7)")
+    parser.add_argument("--walk", choices=[*WALKS, "all"], default="all")
+    args = parser.parse_args(argv)
+
+    commits = subprocess.run(["git", "-C", str(args.repo), "rev-list", "--count", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    print(f"{args.repo}: {commits} commits reachable from HEAD; {args.runs} runs per walk; "
+          f"python {sys.version.split()[0]}")
+    for name, (walk, options) in WALKS.items():
+        if args.walk not in ("all", name):
+            continue
+        _time_git(args.repo, walk)
+        _, summary = _time_scan(args.repo, options)
+        git_s: list[float] = []
+        scan_s: list[float] = []
+        for _ in range(args.runs):
+            git_s.append(_time_git(args.repo, walk))
+            scan_s.append(_time_scan(args.repo, options)[0])
+        ratios = [s / g for s, g in zip(scan_s, git_s, strict=True)]
+        print(f"\n[{name}] git log {' '.join(walk)} --name-status")
+        print(f"  {summary}")
+        print(f"  git log median {statistics.median(git_s):.3f} s, scan median {statistics.median(scan_s):.3f} s")
+        print(f"  ratio scan / git log: median {statistics.median(ratios):.2f}x "
+              f"(min {min(ratios):.2f}x, max {max(ratios):.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
