@@ -412,13 +412,20 @@ def _cheap_reason(commit: _Commit, change: _Change, options: ScanOptions,
     return None
 
 
+@contextlib.contextmanager
+def _sha_file(shas: Sequence[str]) -> Iterator[IO[bytes]]:
+    """A temporary file of object names, one a line, rewound: stdin for ``--stdin``/``--batch``."""
+    with tempfile.TemporaryFile() as f:
+        f.write("".join(f"{sha}\n" for sha in shas).encode("ascii"))
+        f.seek(0)
+        yield f
+
+
 def _read_blobs(repo: git.Repo, shas: Sequence[str]) -> dict[str, bytes]:
     """Contents of blobs by sha, through one ``git cat-file --batch`` process fed from a file (no
     request/response round trips). Missing objects are left out."""
     blobs: dict[str, bytes] = {}
-    with tempfile.TemporaryFile() as stdin:
-        stdin.write("".join(f"{sha}\n" for sha in shas).encode("ascii"))
-        stdin.seek(0)
+    with _sha_file(shas) as stdin:
         proc = repo.git.cat_file("--batch", as_process=True, istream=stdin)
         try:
             for _ in shas:
@@ -475,9 +482,7 @@ def _diff_lines(repo: git.Repo, shas: list[str], classifier: Classifier) -> dict
     args = [*_COMMON, "--no-walk=unsorted", "--stdin", "--numstat", "--diff-merges=first-parent",
             "--format=%x1e%H"]
     counts: dict[str, int] = {}
-    with tempfile.TemporaryFile() as stdin:
-        stdin.write("".join(f"{s}\n" for s in shas).encode("ascii"))
-        stdin.seek(0)
+    with _sha_file(shas) as stdin:
         for header, entries in _records(_stream(repo, args, stdin), 1, entry_tokens=1):
             total = 0
             for entry in entries:
