@@ -58,7 +58,7 @@ def test_nonzero_exit_is_recorded_not_failed(tmp_path: Path) -> None:
     res, _, art = run(tmp_path, "echo working; echo 'oops' >&2; exit 3")
     assert res.outcome is None
     assert res.exit_code == 3
-    assert res.error == "exit 3: oops"
+    assert res.error is None  # the hidden tests decide; the exit code is kept
     assert res.cost_usd is None
     assert (art / "agent.err").read_text() == "oops\n"
 

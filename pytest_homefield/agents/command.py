@@ -116,11 +116,7 @@ class CommandAgent:
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"command still running after {ctx.timeout_s:g} s; killed")
         usage = read_usage_line(out_path)
-        res = AgentResult(exit_code=proc.exit_code, **usage)
-        if res.error is None and proc.exit_code not in (0, None):
-            last = _tail_lines(err_path)
-            res.error = f"exit {proc.exit_code}" + (f": {last[-1][:280]}" if last else "")
-        return res
+        return AgentResult(exit_code=proc.exit_code, **usage)
 
     def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
         """Not available: a ``cmd:`` agent edits a workspace and has no way to answer a plain
