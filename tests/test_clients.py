@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fakeapi.gemini import gemini_server
@@ -186,7 +187,7 @@ def _codex_home(tmp_path: Path, url: str) -> Path:
 
 
 def test_codex_recipe_solves_edit_only(tmp_path: Path, codex_bin: str) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"text": "Fixing it.", "tool_calls": [{"type": "custom", "name": "apply_patch", "input": PATCH}],
          "usage": {"input_tokens": 1000, "output_tokens": 40, "cache_read_tokens": 200}},
         {"text": "Fixed: add now returns a + b.", "usage": {"input_tokens": 1100, "output_tokens": 30}},
@@ -227,7 +228,7 @@ def _gemini_home(home: Path) -> Path:
 
 
 def test_gemini_recipe_solves_edit_only(tmp_path: Path, gemini_bin: str, secure_home: Path) -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "replace", "input": {"file_path": "calc.py", "old_string": "    return a - b",
                                                       "new_string": "    return a + b", "instruction": "fix add"}}],
          "usage": {"input_tokens": 1000, "output_tokens": 40, "cache_read_tokens": 100}},

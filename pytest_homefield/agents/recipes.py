@@ -117,7 +117,7 @@ def usage_aider(analytics_log: Path, client_log: Path | None = None) -> dict[str
     if sends:
         usage["input_tokens"] = sum(int(p.get("prompt_tokens") or 0) for p in sends)
         usage["output_tokens"] = sum(int(p.get("completion_tokens") or 0) for p in sends)
-        costs = [p.get("cost") for p in sends if isinstance(p.get("cost"), (int, float))]
+        costs = [float(p["cost"]) for p in sends if isinstance(p.get("cost"), (int, float))]
         if costs:
             usage["cost_usd"] = float(sum(costs))
         usage["turns"] = len(sends)

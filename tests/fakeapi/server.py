@@ -160,7 +160,7 @@ class ScriptedServer:
                 return self.protocol.other(req), 0.0
             if self.side_match and self.side_match.encode() in raw:
                 return self.protocol.render({"text": self.side_text}, req, -1), 0.0
-            turn = self.turns[self.steps] if self.steps < len(self.turns) else {"text": "Done."}
+            turn: dict[str, Any] = self.turns[self.steps] if self.steps < len(self.turns) else {"text": "Done."}
             self.steps += 1
         if "raw" in turn:
             r = turn["raw"]
