@@ -523,44 +523,18 @@ def dependency_tables_changed(path: str, old: bytes | None, new: bytes | None) -
 
 # --- messages ----------------------------------------------------------------------------------
 
-_TRAILER_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s+\S")
-_KNOWN_TRAILER_RE = re.compile(
-    r"^\s*(?:signed-off|co-authored|reviewed|acked|tested|reported|suggested|helped|requested)-by:"
-    r"|^\s*(?:change-id|cc|bug|fixes|closes|refs|see-also|cherry-picked-from):"
-    r"|^\s*\(cherry picked from commit [0-9a-f]+\)",
-    re.IGNORECASE,
-)
 _MERGE_SUBJECT_RE = re.compile(
     r"^Merge (?:pull request #\d+ from \S+|(?:remote-tracking )?branch(?:es)? .*|tag .*|commit .*)$"
 )
-_WORD_RE = re.compile(r"[^\s]*[^\W_][^\s]*")  # a whitespace-free token with a letter or digit
-_PR_SUFFIX_RE = re.compile(r"\s*\((?:#\d+(?:,\s*)?)+\)")
 
 
 def message_words(message: str) -> int:
-    """Words a commit message gives an agent to work from.
+    """Words a commit message gives an agent to work from: the words of the cleaned prompt
+    (:func:`pytest_homefield.prompt.message_words`: no trailers, PR/issue references, URLs, shas or
+    generated merge subjects), so the scan filter and the prompt agree."""
+    from .prompt import message_words as _words
 
-    Not counted: trailers (a final paragraph of ``Key: value`` lines, and known trailer lines such
-    as ``Signed-off-by:`` / ``Co-authored-by:`` anywhere), ``(#123)`` pull-request suffixes, the
-    generated subject of a merge commit (``Merge pull request #12 from a/b``, ``Merge branch 'x'``),
-    and tokens with no letter or digit (bullets, dashes).
-    """
     lines = message.strip().splitlines()
     if lines and _MERGE_SUBJECT_RE.match(lines[0].strip()):
-        lines = lines[1:]
-    paragraphs = "\n".join(lines).strip().split("\n\n")
-    if len(paragraphs) > 1:
-        last = [ln for ln in paragraphs[-1].splitlines() if ln.strip()]
-        keys = [m.group(1) for m in map(_TRAILER_RE.match, last) if m]
-        if (
-            keys
-            and all(_TRAILER_RE.match(ln) or ln.startswith((" ", "\t")) for ln in last)
-            and any("-" in k or _KNOWN_TRAILER_RE.match(f"{k}:") for k in keys)
-        ):
-            paragraphs = paragraphs[:-1]
-    text = "\n".join(
-        ln for ln in "\n\n".join(paragraphs).splitlines() if not _KNOWN_TRAILER_RE.match(ln)
-    )
-    text = _PR_SUFFIX_RE.sub(" ", text)
-    return len(_WORD_RE.findall(text))
-
+        message = "\n".join(lines[1:])  # git's generated merge subject is no description
+    return _words(message)

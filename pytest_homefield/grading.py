@@ -237,7 +237,7 @@ def grade(
             return g
         from .classify import runnable_tests
 
-        targets = [p for p in runnable_tests(task.test_files) if (gdir / p).exists()]
+        targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
                         test_timeout_s=test_timeout_s)
     g.test_s = run.wall_s

@@ -102,7 +102,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         commit=commit,
         parent=parent,
         test_files=test_files,
-        runnable_tests=_runnable(candidate),
+        runnable_tests=_runnable(candidate, settings.test_globs),
         test_cmd=test_cmd,
         setup_cmd=setup_cmd,
         stability_runs=settings.stability_runs,
@@ -170,11 +170,14 @@ def _record_env(root: Path, python: str | None) -> str:
     return fp
 
 
-def _runnable(candidate: dict[str, Any]) -> list[str]:
+def _runnable(candidate: dict[str, Any], test_globs: Sequence[str] = ()) -> list[str]:
+    """The runnable test modules the commit added or changed (the scan's ``runnable_tests``)."""
+    if candidate.get("runnable_tests") is not None:
+        return list(candidate["runnable_tests"])
     from .classify import runnable_tests
 
     deleted = set(candidate.get("deleted_files") or [])
-    return [p for p in runnable_tests(candidate["test_files"]) if p not in deleted]
+    return [p for p in runnable_tests(candidate["test_files"], test_globs) if p not in deleted]
 
 
 _LANGS = {
