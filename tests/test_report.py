@@ -18,8 +18,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("pytest_homefield.stats", reason="needs pytest_homefield/stats.py (issue 7)")
-
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.report import (
     build_report,
