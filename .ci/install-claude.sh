@@ -25,7 +25,7 @@ if ! command -v npm >/dev/null 2>&1; then
 fi
 mkdir -p "$prefix"
 [ -f "$prefix/package.json" ] || echo '{"name": "homefield-ci-node", "private": true}' > "$prefix/package.json"
-npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
+npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
     "@anthropic-ai/claude-code@$version" 1>&2
 if ! "$bin" --version >/dev/null 2>&1; then
     echo "install-claude: $bin does not run" >&2
