@@ -263,8 +263,10 @@ class _Parsed:
 def read_outcomes(path: Path) -> _Parsed:
     """Parse the reporter's JSON-lines file (see ``homefield_reporter``) into per-id outcomes.
 
-    The last report of a phase wins (re-run plugins report a phase more than once); a torn last
-    line is ignored. A missing file gives ``found=False``.
+    A phase may be reported more than once: subtests report each ``call`` of the test (pytest ≥ 9
+    ``subtests`` and ``unittest`` ``subTest``), re-run plugins report intermediate ``rerun``
+    outcomes (ignored). The last report of a phase wins, except that a failed ``call`` stays
+    failed. A torn last line is ignored. A missing file gives ``found=False``.
     """
     phases: dict[str, dict[str, dict[str, Any]]] = {}
     collection_errors: dict[str, str] = {}
@@ -285,7 +287,11 @@ def read_outcomes(path: Path) -> _Parsed:
         if kind == "start":
             started = True
         elif kind == "phase" and ev.get("outcome") in ("passed", "failed", "skipped"):
-            phases.setdefault(str(ev.get("nodeid")), {})[str(ev.get("when"))] = ev
+            ph = phases.setdefault(str(ev.get("nodeid")), {})
+            when = str(ev.get("when"))
+            # a failed call report (a failed subtest) is not undone by a later passing one
+            if not (when == "call" and ph.get(when, {}).get("outcome") == "failed"):
+                ph[when] = ev
         elif kind == "collect_error":
             key = str(ev.get("path") or ev.get("nodeid") or "")
             collection_errors[key] = str(ev.get("message") or "collection failed")

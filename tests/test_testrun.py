@@ -152,6 +152,46 @@ def test_xdist_in_addopts_reports_each_phase_once(mixed: Path, tmp_path: Path) -
     assert run.collected == len(EXPECTED)
 
 
+SUBTESTS = """
+import unittest
+
+class TestCase(unittest.TestCase):
+    def test_unittest_subtest_fails(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertNotEqual(i, 1)
+
+    def test_unittest_subtests_pass(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                pass
+
+def test_subtest_fails(subtests):
+    for i in range(3):
+        with subtests.test(i=i):
+            assert i != 1
+
+def test_subtests_pass(subtests):
+    for i in range(3):
+        with subtests.test(i=i):
+            pass
+"""
+
+
+def test_a_failed_subtest_fails_the_test(tmp_path: Path) -> None:
+    if int(pytest.__version__.split(".")[0]) < 9:
+        pytest.skip("subtests are built into pytest from 9.0")
+    proj = _project(tmp_path / "p", {"tests/test_sub.py": SUBTESTS})
+    run = run_tests(proj, CMD, ["tests/test_sub.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {
+        "tests/test_sub.py::TestCase::test_unittest_subtest_fails": "failed",
+        "tests/test_sub.py::TestCase::test_unittest_subtests_pass": "passed",
+        "tests/test_sub.py::test_subtest_fails": "failed",
+        "tests/test_sub.py::test_subtests_pass": "passed",
+    }
+    assert run.exit_code == 1 and run.error is None
+
+
 def test_import_error_in_one_module_keeps_the_others(tmp_path: Path) -> None:
     proj = _project(
         tmp_path / "p",

@@ -13,8 +13,9 @@ line to that file (the file lives outside the snapshot):
   largest count is the number collected);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
-  "timeout": bool}`` for every test phase; ``xfail`` is true for xfail-marked tests (``wasxfail``),
-  ``timeout`` when pytest-timeout failed the test;
+  "subtest": bool, "timeout": bool}`` for every test phase; ``xfail`` is true for xfail-marked tests
+  (``wasxfail``), ``subtest`` for the report of one subtest (a ``call`` phase may then be reported
+  several times for one id), ``timeout`` when pytest-timeout failed the test;
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session.
 
 Exactly one process writes: the one that is not an xdist worker (no ``config.workerinput``, no
@@ -116,6 +117,7 @@ class _Writer:
                 "xfail": hasattr(report, "wasxfail"),
                 "duration": float(getattr(report, "duration", 0.0) or 0.0),
                 "message": message,
+                "subtest": type(report).__name__.lower() == "subtestreport",
                 "timeout": bool(report.failed and message and "Timeout" in message and "pytest-timeout" in message),
             }
         )
