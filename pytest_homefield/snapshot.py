@@ -25,7 +25,8 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from .procs import ProcResult, run_process
@@ -35,6 +36,7 @@ __all__ = [
     "PatchError",
     "git",
     "git_env",
+    "borrowed_gitdir",
     "make_snapshot",
     "copy_tree",
     "apply_patch",
@@ -112,6 +114,26 @@ def _objects_dir(repo: Path) -> Path:
     return Path(common) / "objects"
 
 
+@contextmanager
+def borrowed_gitdir(repo: Path, attributes: str) -> Iterator[Path]:
+    """A temporary bare git directory that reads ``repo``'s objects through an alternate (nothing
+    is copied) and whose ``info/attributes`` is ``attributes`` — the highest-precedence attribute
+    source, so it overrides the ``.gitattributes`` of any tree without touching ``repo``. Refs of
+    ``repo`` are not visible: pass full object names. Removed on exit. Raises
+    :class:`SnapshotError` when ``repo`` is not a git repository."""
+    objects = _objects_dir(Path(repo))
+    gitdir = Path(tempfile.mkdtemp(prefix="hf-git-"))
+    try:
+        git("init", "-q", "--bare", "--template=", str(gitdir), cwd=gitdir, isolated=True)
+        (gitdir / "objects" / "info").mkdir(parents=True, exist_ok=True)
+        (gitdir / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+        (gitdir / "info").mkdir(exist_ok=True)
+        (gitdir / "info" / "attributes").write_text(attributes)
+        yield gitdir
+    finally:
+        shutil.rmtree(gitdir, ignore_errors=True)
+
+
 def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
     """``dest`` created empty (``FileExistsError`` if it exists and is not empty), or a new random
     folder under the temp dir."""
@@ -138,47 +160,18 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
     (a given empty ``dest`` is left empty).
     """
     repo = Path(repo)
-    tree = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+    try:
+        tree = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+    except SnapshotError as exc:
+        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
     created = dest is None or not Path(dest).exists()
     dest = _fresh_dir(dest)
-    tmp_gitdir: Path | None = None
     try:
         if init_git:
-            git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
-            gitdir = dest / ".git"
-            # copy exactly the tree's objects: one pack written straight into the new repository
-            objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
-            (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
-            git("pack-objects", "-q", str(gitdir / "objects" / "pack" / "pack"), cwd=repo, input=objects)
+            _init_snapshot_repo(repo, tree, dest)
         else:
-            tmp_gitdir = Path(tempfile.mkdtemp(prefix="hf-git-"))
-            gitdir = tmp_gitdir
-            git("init", "-q", "--bare", "--template=", str(gitdir), cwd=gitdir, isolated=True)
-            (gitdir / "objects" / "info").mkdir(parents=True, exist_ok=True)
-            (gitdir / "objects" / "info" / "alternates").write_text(f"{_objects_dir(repo)}\n")
-        info = gitdir / "info"
-        info.mkdir(exist_ok=True)
-        (info / "attributes").write_text(_RAW_ATTRIBUTES)
-        env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(gitdir / "index")}
-        raw = ("-c", "core.autocrlf=false", "-c", "core.symlinks=true", "-c", "core.bare=false")
-        git(*raw, "read-tree", tree, cwd=dest, env=env, isolated=True)
-        git(*raw, "checkout-index", "--all", "--force", "--quiet", cwd=dest, env=env, isolated=True)
-        if init_git:
-            git(*raw, "update-index", "-q", "--refresh", cwd=dest, env=env, isolated=True, check=False)
-            shutil.rmtree(info)
-            name, email = SNAPSHOT_AUTHOR
-            who = {
-                "GIT_AUTHOR_NAME": name,
-                "GIT_AUTHOR_EMAIL": email,
-                "GIT_AUTHOR_DATE": SNAPSHOT_DATE,
-                "GIT_COMMITTER_NAME": name,
-                "GIT_COMMITTER_EMAIL": email,
-                "GIT_COMMITTER_DATE": SNAPSHOT_DATE,
-            }
-            sha = git(
-                "commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who, isolated=True
-            ).strip()
-            git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
+            with borrowed_gitdir(repo, _RAW_ATTRIBUTES) as gitdir:
+                _checkout(tree, gitdir, dest)
     except BaseException:
         if created:
             shutil.rmtree(dest, ignore_errors=True)
@@ -189,10 +182,47 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
                 else:
                     child.unlink(missing_ok=True)
         raise
-    finally:
-        if tmp_gitdir is not None:
-            shutil.rmtree(tmp_gitdir, ignore_errors=True)
     return dest
+
+
+_RAW_GIT = ("-c", "core.autocrlf=false", "-c", "core.symlinks=true", "-c", "core.bare=false")
+
+
+def _checkout(tree: str, gitdir: Path, dest: Path) -> dict[str, str]:
+    """Write ``tree`` into ``dest`` through a fresh index in ``gitdir`` (whose ``info/attributes``
+    must be :data:`_RAW_ATTRIBUTES`); returns the git environment used."""
+    env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(gitdir / "index")}
+    git(*_RAW_GIT, "read-tree", tree, cwd=dest, env=env, isolated=True)
+    git(*_RAW_GIT, "checkout-index", "--all", "--force", "--quiet", cwd=dest, env=env, isolated=True)
+    return env
+
+
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out."""
+    git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
+    gitdir = dest / ".git"
+    # copy exactly the tree's objects: one pack written straight into the new repository
+    objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
+    (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
+    git("pack-objects", "-q", str(gitdir / "objects" / "pack" / "pack"), cwd=repo, input=objects)
+    info = gitdir / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text(_RAW_ATTRIBUTES)
+    env = _checkout(tree, gitdir, dest)
+    # stat info for the raw files, while the raw attributes still apply, so `git status` is clean
+    git(*_RAW_GIT, "update-index", "-q", "--refresh", cwd=dest, env=env, isolated=True, check=False)
+    shutil.rmtree(info)
+    name, email = SNAPSHOT_AUTHOR
+    who = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": SNAPSHOT_DATE,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": SNAPSHOT_DATE,
+    }
+    sha = git("commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who, isolated=True).strip()
+    git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
 
 
 def copy_tree(src: Path, dest: Path) -> Path:

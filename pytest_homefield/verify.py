@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .snapshot import PatchError, apply_patch, copy_tree, git, make_snapshot, run_setup
+from .snapshot import PatchError, apply_patch, borrowed_gitdir, copy_tree, git, make_snapshot, run_setup
 from .testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
 
 __all__ = [
@@ -297,16 +297,38 @@ _DIFF_ARGS = (
 )
 
 
+_LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+
+
+def _not_utf8(text: str) -> bool:
+    """``text`` came from undecodable bytes (surrogate escapes)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
 def _diff(repo: Path, parent: str, commit: str, paths: Sequence[str]) -> str:
+    """The diff of ``paths``, always valid UTF-8 text: a file whose text diff is not UTF-8 (a
+    Latin-1 fixture, say) is diffed as binary (base85 ``GIT binary patch``) instead, so the patch
+    survives JSON and applies byte for byte."""
     if not paths:
         return ""
-    return git(*_DIFF_ARGS, parent, commit, "--", *paths, cwd=repo, env={"GIT_LITERAL_PATHSPECS": "1"})
+    text = git(*_DIFF_ARGS, parent, commit, "--", *paths, cwd=repo, env=_LITERAL)
+    if not _not_utf8(text):
+        return text
+    old, new = (git("rev-parse", "--verify", f"{c}^{{commit}}", cwd=repo).strip() for c in (parent, commit))
+    parts = []
+    with borrowed_gitdir(repo, "* -diff\n") as gitdir:
+        for path in paths:
+            one = git(*_DIFF_ARGS, old, new, "--", path, cwd=repo, env=_LITERAL)
+            if _not_utf8(one):
+                one = git(*_DIFF_ARGS, old, new, "--", path, cwd=repo, env={**_LITERAL, "GIT_DIR": str(gitdir)})
+            parts.append(one)
+    return "".join(parts)
 
 
 def make_test_patch(repo: Path, parent: str, commit: str, test_files: Sequence[str]) -> str:
     """Binary-safe unified diff (``git diff --binary --no-renames --full-index``) of ``test_files``
     from ``parent`` to ``commit``; ``""`` when there are none. Applies with :func:`apply_patch`.
-    Non-UTF-8 bytes are kept as surrogate escapes. Raises ``SnapshotError`` for unknown commits."""
+    Always valid UTF-8 (see :func:`_diff`). Raises ``SnapshotError`` for unknown commits."""
     return _diff(Path(repo), parent, commit, sorted(set(test_files)))
 
 

@@ -422,3 +422,19 @@ def test_verify_patches(history: dict, tmp_path: Path) -> None:
     ref = make_snapshot(repo, commit, dest=tmp_path / "ref", init_git=False)
     diff = subprocess.run(["diff", "-r", str(work), str(ref)], capture_output=True, text=True)
     assert diff.returncode == 0, diff.stdout
+
+
+def test_non_utf8_files_become_binary_patches(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    parent = _commit(repo, "one", {"tests/latin1.txt": "caf\xe9\n".encode("latin-1"), "tests/a.py": "A = 1\n"})
+    latin = "na\xefve\nline two\n".encode("latin-1")
+    commit = _commit(repo, "two", {"tests/latin1.txt": latin, "tests/a.py": "A = 2\n"})
+    patch = make_test_patch(repo, parent, commit, ["tests/latin1.txt", "tests/a.py"])
+    patch.encode("utf-8")  # no surrogate escapes: storable as JSON text
+    assert "GIT binary patch" in patch and "+A = 2" in patch and diff_lines(patch) == 2
+    work = make_snapshot(repo, parent, dest=tmp_path / "w", init_git=False)
+    apply_patch(work, patch)
+    assert (work / "tests" / "latin1.txt").read_bytes() == latin
+    assert (work / "tests" / "a.py").read_text() == "A = 2\n"
