@@ -231,7 +231,7 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
-                run = run_tests(
+                return run_tests(
                     wd,
                     test_cmd,
                     list(runnable_tests),
@@ -240,7 +240,6 @@ def verify_candidate(
                     test_timeout_s=test_timeout_s,
                     env=env,
                 )
-                return run
             finally:
                 shutil.rmtree(wd, ignore_errors=True)
 
