@@ -142,6 +142,12 @@ def _check_agents(value: Any, file: str) -> None:
         if "spec" not in body:
             raise ConfigError(f"{file}: key 'agents.{name}.spec' is required")
         _check_section(body, AGENT_KEYS, f"agents.{name}.", file)
+        from .agents.environment import check_passthrough
+
+        try:
+            check_passthrough(body.get("env") or [])
+        except ValueError as exc:
+            raise ConfigError(f"{file}: key 'agents.{name}.env': {exc}") from None
 
 
 def _check_prices(value: Any, file: str) -> None:
@@ -303,8 +309,12 @@ def resolve_settings(root: Path, flags: Mapping[str, Any], *, mode: str = "run")
         s.mine_max_tasks = max_tasks
     else:
         s.run_max_tasks = max_tasks
+    from .agents.recipes import recipe_agents
+
     raw_agents = data.get("agents") or {}
-    s.agent_defs = {n: ({"spec": b} if isinstance(b, str) else dict(b)) for n, b in raw_agents.items()}
+    # the ready recipes (aider, codex, gemini) are named agents that the user's own agents: override
+    s.agent_defs = {**recipe_agents(),
+                    **{n: ({"spec": b} if isinstance(b, str) else dict(b)) for n, b in raw_agents.items()}}
     s.prices = dict(data.get("prices") or {})
     _validate(s)
     return s

@@ -207,8 +207,8 @@ class RunPlugin:
         for msg in getattr(self, "gate_failures", []):
             tr.write_line(f"fail-under: {msg}", red=True, bold=True)
         if self.skip_reasons:
-            tr.write_line(f"Run cut short ({'; '.join(sorted(self.skip_reasons))}). Continue it with: "
-                          f"homefield run --resume --run-id {self.run_id} (same agents and attempts)", yellow=True)
+            tr.write_line(f"Continue the run with: homefield run --resume --run-id {self.run_id} "
+                          "(same agents and attempts)", yellow=True)
         rel = self.run_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
 

@@ -29,6 +29,7 @@ def write(tmp_path: Path, text: str) -> Path:
         ("agents:\n  'bad name': claude\n", "agents.bad name"),
         ("prices:\n  m: {input: cheap, output: 1}\n", "key 'prices.m.input' must be"),
         ("[1, 2]\n", "top level must be a mapping"),
+        ("agents:\n  fast: {spec: claude, env: [PYTEST_ADDOPTS]}\n", "key 'agents.fast.env'"),
         ("mine: [\n", "invalid YAML"),
     ],
 )
@@ -78,3 +79,9 @@ def test_usage_error_outside_git(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--homefield", "--homefield-agent=oracle")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*not inside a git repository*"])
+
+
+def test_recipes_are_named_agents_the_user_can_override(tmp_path: Path) -> None:
+    assert resolve_settings(tmp_path, {}).agent_defs["aider"]["spec"].startswith("cmd:")
+    write(tmp_path, "agents:\n  aider: 'cmd:my-aider'\n")
+    assert resolve_settings(tmp_path, {}).agent_defs["aider"] == {"spec": "cmd:my-aider"}

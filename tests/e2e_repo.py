@@ -1,0 +1,71 @@
+"""A tiny real git repository for end-to-end mine/run tests: three tasks and some non-tasks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ENV = {
+    "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
+    "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
+}
+
+CALC_1 = "def add(a, b):\n    return a + b\n"
+CALC_2 = CALC_1 + "\n\ndef mul(a, b):\n    return a * b\n"
+CALC_3 = CALC_2 + "\n\ndef sub(a, b):\n    return a - b\n"
+CALC_4 = CALC_3 + "\n\ndef neg(a):\n    return -a\n"
+
+COMMITS: list[tuple[str, dict[str, str | None]]] = [
+    ("Initial calculator with add", {"calc/__init__.py": CALC_1,
+                                     "tests/test_add.py": "from calc import add\n\n\ndef test_add():\n"
+                                                          "    assert add(1, 2) == 3\n"}),
+    ("Add mul() to multiply two numbers", {"calc/__init__.py": CALC_2,
+                                           "tests/test_mul.py": "from calc import mul\n\n\ndef test_mul():\n"
+                                                                "    assert mul(2, 3) == 6\n"}),
+    ("Document the calculator in a README", {"README.md": "# calc\n"}),
+    ("Add sub() that subtracts b from a", {
+        "calc/__init__.py": CALC_3,
+        "tests/test_sub.py": "import pytest\n\nfrom calc import sub\n\n\n"
+                             "@pytest.mark.parametrize('a,b,c', [(3, 1, 2), (0, 5, -5)],\n"
+                             "                         ids=['pos ✓', 'neg[FAILED]'])\n"
+                             "def test_sub(a, b, c):\n    assert sub(a, b) == c\n\n\n"
+                             "def test_add_still_works():\n    from calc import add\n    assert add(2, 2) == 4\n"}),
+    ("Add neg() returning the negation of a", {"calc/__init__.py": CALC_4,
+                                               "tests/test_neg.py": "import calc\n\n\ndef test_neg():\n"
+                                                                    "    assert calc.neg(3) == -3\n\n\n"
+                                                                    "def test_add_unchanged():\n"
+                                                                    "    assert calc.add(1, 1) == 2\n"}),
+]
+
+
+def git(cwd: Path, *args: str, date: str | None = None) -> str:
+    env = {**os.environ, **ENV}
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def build(dest: Path) -> Path:
+    """Create the repository in ``dest`` (must not exist); returns it."""
+    dest.mkdir(parents=True)
+    git(dest, "init", "-q", "-b", "main")
+    for i, (msg, files) in enumerate(COMMITS):
+        for rel, text in files.items():
+            path = dest / rel
+            if text is None:
+                path.unlink()
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(text, encoding="utf-8")
+        git(dest, "add", "-A")
+        git(dest, "commit", "-q", "-m", msg, date=f"2026-01-{i + 1:02d}T12:00:00+00:00")
+    return dest
+
+
+def homefield(repo: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the ``homefield`` CLI in ``repo`` as a subprocess (pytest.main once per process)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=timeout)
