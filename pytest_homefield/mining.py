@@ -87,7 +87,6 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
     ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
     contracts §6) when kept."""
-    from .fingerprint import env_fingerprint
     from .prompt import clean_prompt
     from .spec import is_well_specified, spec_score
     from .verify import diff_lines, make_gold_patch, make_test_patch, verify_candidate
