@@ -81,7 +81,10 @@ def _step(args: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]
     sys.stdout.flush()
     sys.stderr.flush()
     start = time.monotonic()
-    code = subprocess.call(cmd, cwd=repo, env=env)
+    try:
+        code = subprocess.call(cmd, cwd=repo, env=env)
+    except KeyboardInterrupt:  # the child got the same Ctrl-C and stops on its own
+        code = 130
     return code, time.monotonic() - start
 
 
@@ -166,7 +169,8 @@ def run_demo(ns: argparse.Namespace) -> int:
     env = _env(repo, sample.FLAKY_ENV)
     code, mine_s = _step(["mine", "-v", "-n", numprocesses], repo, env)
     if code != 0:
-        _say(f"mining failed (exit status {code}); its records are in {repo / '.homefield' / 'mine'}")
+        what = "interrupted" if code == 130 else f"failed (exit status {code})"
+        _say(f"mining {what}; the repository and its records are kept in {repo}")
         return code
     agents = [x for spec in DEMO_AGENTS for x in ("--agent", spec)]
     code, run_s = _step(["run", *agents, "--attempts", str(DEMO_ATTEMPTS), "-n", numprocesses], repo, env)
@@ -180,7 +184,10 @@ def run_demo(ns: argparse.Namespace) -> int:
         lines.append(f"report: {html}")
     else:
         lines.append("report: none written (see the run output above)")
-    lines.append(f"time:   {total:.0f} s (mine {mine_s:.0f} s, run {run_s:.0f} s, {numprocesses} workers)")
+    if code != 0:
+        lines.append(f"run:    exit status {code}; continue it with: cd {repo} && homefield run --resume "
+                     + " ".join(agents) + f" --attempts {DEMO_ATTEMPTS}")
+    lines.append(f"time:   {total:.0f} s (mine {mine_s:.0f} s, run {run_s:.0f} s, -n {numprocesses})")
     lines.append(f"next:   cd {repo} && homefield report  (or open report.html in a browser)")
     print("\n".join(lines), flush=True)
     return code

@@ -203,12 +203,21 @@ def call_model(system, user, *, model, timeout_s, max_tokens):
 
 # --- (b) one venv per snapshot ----------------------------------------------------------------
 
+def _offline_install() -> str:
+    """An editable install that needs no network: pip without build isolation where setuptools can
+    build editable wheels by itself (>= 70.1, or with ``wheel`` installed), else ``setup.py develop``
+    (the same editable install as far as the tests can tell)."""
+    import setuptools
+
+    major, minor = (int(x) for x in setuptools.__version__.split(".")[:2])
+    if (major, minor) >= (70, 1) or importlib.util.find_spec("wheel") is not None:
+        return ("{python} -m pip install --quiet --disable-pip-version-check --no-input --no-deps "
+                "--no-build-isolation -e .")
+    return "{python} setup.py --quiet develop --no-deps"
+
+
 def test_venv_setup_template(calc: Path) -> None:
-    # ``pip install -e .`` needs the ``wheel`` package (or network) with this machine's setuptools;
-    # the test installs with setuptools alone, the same editable install as far as tests can tell
-    install_template(calc, "venv_setup.py", '''
-        INSTALL = "{python} setup.py --quiet develop --no-deps"
-    ''')
+    install_template(calc, "venv_setup.py", f"\nINSTALL = {_offline_install()!r}\n")
     sub_id = tasks_by_subject(calc)[SUB_SUBJECT]["id"]
     homefield(calc, "run", "--agent", "oracle", "--attempts", "1", "-n", "0", "-k", sub_id)
     run_dir, results = the_run(calc)
