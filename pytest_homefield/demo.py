@@ -24,7 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 __all__ = ["run_demo", "find_build_history", "load_build_history", "DEMO_AGENTS", "DEMO_ATTEMPTS"]
 
@@ -88,42 +87,23 @@ def _step(args: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]
     return code, time.monotonic() - start
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return out
-    for line in lines:
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
-
-
-def _newest(folder: Path) -> Path | None:
-    dirs = [d for d in folder.iterdir() if d.is_dir()] if folder.is_dir() else []
-    return max(dirs, key=lambda d: (d.stat().st_mtime, d.name)) if dirs else None
-
-
 def _mine_summary(repo: Path) -> list[str]:
+    from .mining import drop_summary
+    from .store import read_jsonl
+
     hf = repo / ".homefield"
-    tasks = _read_jsonl(hf / "tasks.jsonl")
-    mine_dir = _newest(hf / "mine")
-    reasons: dict[str, int] = {}
+    tasks = list(read_jsonl(hf / "tasks.jsonl"))
+    mine_dirs = sorted((hf / "mine").iterdir(), key=lambda d: d.stat().st_mtime) if (hf / "mine").is_dir() else []
+    reasons: list[str | None] = []
     n_cand = 0
-    if mine_dir is not None:
-        verified = _read_jsonl(mine_dir / "results.jsonl")
-        n_cand = len(_read_jsonl(mine_dir / "candidates.jsonl"))
-        for r in [*verified, *_read_jsonl(mine_dir / "scan.jsonl")]:
-            if r.get("reason"):
-                reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
+    if mine_dirs:
+        n_cand = sum(1 for _ in read_jsonl(mine_dirs[-1] / "candidates.jsonl"))
+        for name in ("results.jsonl", "scan.jsonl"):
+            reasons += [r.get("reason") for r in read_jsonl(mine_dirs[-1] / name)]
     vague = sum(1 for t in tasks if not t.get("well_specified", True))
     lines = [f"mined:  {len(tasks)} tasks from {n_cand} candidates ({vague} not well specified)"]
-    if reasons:
-        dropped = ", ".join(f"{r.replace('_', ' ')} {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1]))
-        lines.append(f"        dropped: {dropped}")
+    if any(reasons):
+        lines.append(f"        dropped: {drop_summary(reasons)}")
     return lines
 
 
@@ -145,6 +125,8 @@ def run_demo(ns: argparse.Namespace) -> int:
     """The ``demo`` subcommand; ``ns.dir`` (where to build, default a new temp folder) and
     ``ns.numprocesses`` (xdist workers, default ``auto``). Returns the exit status: 0, the first
     failing step's status, or 2 when the sample cannot be found or built."""
+    from .runs import newest_run
+
     script = find_build_history()
     if script is None:
         print(f"homefield demo: cannot find {_SAMPLE.as_posix()} next to the pytest_homefield package "
@@ -174,7 +156,8 @@ def run_demo(ns: argparse.Namespace) -> int:
         return code
     agents = [x for spec in DEMO_AGENTS for x in ("--agent", spec)]
     code, run_s = _step(["run", *agents, "--attempts", str(DEMO_ATTEMPTS), "-n", numprocesses], repo, env)
-    run_dir = _newest(repo / ".homefield" / "runs")
+    run_id = newest_run(repo / ".homefield" / "runs")
+    run_dir = repo / ".homefield" / "runs" / run_id if run_id else None
     html = run_dir / "report.html" if run_dir is not None else None
     total = time.monotonic() - started
     lines = ["", "homefield demo summary", f"repo:   {repo} ({len(shas)} commits)", *_mine_summary(repo)]

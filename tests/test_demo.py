@@ -47,6 +47,9 @@ def test_build_history_is_reproducible(sample: Any, tmp_path: Path, monkeypatch:
     second = sample.build(tmp_path / "b", python="/opt/other/python")
     assert first == second
     assert len(first) == len(sample.COMMITS) == 16
+    # pinned: a change to any file, message, author or date of the history shows here (update the
+    # pin, and anything that quotes the sample's task ids, when the change is meant)
+    assert first[-1] == "5e4f5c1cddcbc5625b24c4876c96c4b1c83aea81"
     repo = tmp_path / "b"
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True)
     assert status.stdout == ""  # .homefield.yml is uncommitted and excluded

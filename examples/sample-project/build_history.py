@@ -302,7 +302,7 @@ _WRAP_1 = _t('''
         return lines
 ''')
 
-_WRAP_2 = _t('''
+_WRAP_2 = _WRAP_1.replace('"""Wrapping text to a width."""\n', _t('''
     """Wrapping text to a width."""
 
     try:
@@ -317,28 +317,7 @@ _WRAP_2 = _t('''
             return len(text)
         width = _wcswidth(text)
         return len(text) if width < 0 else width
-
-
-    def wrap(text, width=70):
-        """Break ``text`` into lines of at most ``width`` characters.
-
-        Words are separated by whitespace; a word longer than ``width`` is split across lines.
-        """
-        lines = []
-        line = ""
-        for word in text.split():
-            pieces = [word[i:i + width] for i in range(0, len(word), width)]
-            for piece in pieces:
-                if not line:
-                    line = piece
-                elif len(line) + 1 + len(piece) <= width:
-                    line += " " + piece
-                else:
-                    lines.append(line)
-                    line = piece
-        lines.append(line)
-        return lines
-''')
+'''))
 
 _WRAP_3 = _more(_WRAP_2, '''
 
