@@ -356,6 +356,7 @@ def _cross_check(
 ) -> TestRun:
     """Combine parsed outcomes with the exit status into a :class:`TestRun` (pytest exit codes:
     0 ok, 1 tests failed, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected)."""
+    # exit_code is None only when timed out (procs.run_process), handled first
     outcomes = parsed.outcomes
     failing = sorted(i for i, o in outcomes.items() if o in FAILING)
     collection_error = bool(parsed.collection_errors)
@@ -377,16 +378,15 @@ def _cross_check(
     elif not parsed.found:
         what = "outcome file" if reporter else "JUnit XML"
         error = f"no {what} was written (exit status {exit_code})"
-        if exit_code not in (0, None) and not outcomes:
-            # a custom command that failed without reporting any test: a build/import failure
-            collection_error = not reporter
+        # a custom runner that failed without writing any result: a build/import failure
+        collection_error = not reporter and exit_code != 0
     elif reporter and not parsed.started:
         error = f"the reporter did not start (exit status {exit_code})"
     elif exit_code == 0 and failing:
         error = f"exit status 0 but {len(failing)} test(s) failed or errored"
-    elif exit_code not in (0, None) and not failing and not collection_error and outcomes:
+    elif exit_code != 0 and not failing and not collection_error and outcomes:
         error = f"exit status {exit_code} but no test failed"
-    elif exit_code not in (0, None) and not outcomes and not collection_error:
+    elif exit_code != 0 and not outcomes and not collection_error:
         collection_error = not reporter
         error = f"exit status {exit_code} and no test reported"
     return TestRun(
