@@ -40,12 +40,13 @@ def _is_worker(config: Any) -> bool:
     return hasattr(config, "workerinput") or "PYTEST_XDIST_WORKER" in os.environ
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: str, *, last: bool = True) -> str:
+    """The last (or first) non-blank line of ``text``, without pytest's ``E`` marker."""
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    last = lines[-1] if lines else ""
-    if last.startswith("E "):  # pytest's marker for exception lines in a traceback
-        last = last[1:].strip()
-    return last[:_MAX_MESSAGE]
+    line = (lines[-1] if last else lines[0]) if lines else ""
+    if line.startswith("E "):  # pytest's marker for exception lines in a traceback
+        line = line[1:].strip()
+    return line[:_MAX_MESSAGE]
 
 
 def _message(report: Any) -> str | None:
@@ -59,7 +60,7 @@ def _message(report: Any) -> str | None:
         return str(longrepr[2])[:_MAX_MESSAGE]
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None and getattr(crash, "message", None):
-        return _one_line(crash.message)
+        return _one_line(crash.message, last=False)  # "assert x == y" comes first
     return _one_line(str(longrepr))
 
 
