@@ -76,6 +76,9 @@ def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
