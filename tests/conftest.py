@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
+from pathlib import Path
 
 import pytest
+from e2e_repo import build, homefield
 
 
 @pytest.fixture(autouse=True)
 def _clean_xdist_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Inner pytest runs must not think they are xdist workers of the outer suite."""
     for key in list(os.environ):
-        if key.startswith(("PYTEST_XDIST_", "PYTEST_ADDOPTS", "HOMEFIELD_")):
+        if key.startswith(("PYTEST_XDIST_", "PYTEST_ADDOPTS", "HOMEFIELD_")) and key != "HOMEFIELD_CLAUDE_BIN":
             monkeypatch.delenv(key, raising=False)
+
+
+@pytest.fixture(scope="session")
+def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The fixture repository (:mod:`e2e_repo`), mined once per test session, shared by xdist workers."""
+    shared = tmp_path_factory.getbasetemp().parent / f"e2e-mined-{testrun_uid}"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        repo = shared / "repo"
+        if not (repo / ".homefield" / "tasks.jsonl").exists():
+            shutil.rmtree(repo, ignore_errors=True)
+            build(repo)
+            proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo

@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from e2e_repo import build, homefield
+from e2e_repo import homefield
 
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def mined(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fixture repository, mined once for the whole session, shared by xdist workers."""
-    shared = tmp_path_factory.getbasetemp().parent / "e2e-mined"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        repo = shared / "repo"
-        if not (repo / ".homefield" / "tasks.jsonl").exists():
-            shutil.rmtree(repo, ignore_errors=True)
-            build(repo)
-            proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2")
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-    return repo
 
 
 def copy_repo(mined: Path, tmp_path: Path) -> Path:
