@@ -141,7 +141,7 @@ class CandidateItem(pytest.Item):
 
     @property
     def plugin(self) -> MinePlugin:
-        return self.parent.plugin  # type: ignore[attr-defined,no-any-return]
+        return self.parent.plugin  # type: ignore[union-attr,no-any-return]
 
     def runtest(self) -> None:
         from .mining import verify_and_record

@@ -158,7 +158,7 @@ class RunPlugin:
             return
         for key, value in report.user_properties:
             if key == "homefield.result":
-                record = json.loads(value)
+                record = json.loads(str(value))
                 self.results.append(record)
                 self.config.hook.pytest_homefield_result(result=record, config=self.config)
 
@@ -195,13 +195,14 @@ class RunPlugin:
             return
         tr = terminalreporter
         tr.section("homefield report", sep="=", bold=True)
-        if getattr(self, "report", None) is None:
+        report = getattr(self, "report", None)
+        if report is None:
             tr.write_line(f"report failed: {getattr(self, 'report_error', 'no results')}", red=True)
             tr.write_line(f"results are kept in {self.results_path}")
             return
         from .report import render_text
 
-        for line, markup in render_text(self.report, width=tr._tw.fullwidth if hasattr(tr, "_tw") else 100,
+        for line, markup in render_text(report, width=tr._tw.fullwidth if hasattr(tr, "_tw") else 100,
                                         verbose=config.get_verbosity() > 0):
             tr.write_line(line, **markup)
         for msg in getattr(self, "gate_failures", []):
@@ -258,7 +259,7 @@ class TaskNode(pytest.Collector):
 
     @property
     def plugin(self) -> RunPlugin:
-        return self.parent.plugin  # type: ignore[attr-defined,no-any-return]
+        return self.parent.plugin  # type: ignore[union-attr,no-any-return]
 
     def collect(self) -> Any:
         plugin = self.plugin
@@ -285,11 +286,11 @@ class RunItem(pytest.Item):
 
     @property
     def task(self) -> Task:
-        return self.parent.task  # type: ignore[attr-defined,no-any-return]
+        return self.parent.task  # type: ignore[union-attr,no-any-return]
 
     @property
     def plugin(self) -> RunPlugin:
-        return self.parent.plugin  # type: ignore[attr-defined,no-any-return]
+        return self.parent.plugin  # type: ignore[union-attr,no-any-return]
 
     def setup(self) -> None:
         from .agents.registry import agent_settings
