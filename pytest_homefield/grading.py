@@ -5,17 +5,25 @@ pristine parent tree kept outside the workspace (never the agent's ``.git``). A 
 pristine tree receives the agent's changes to non-test files only; then the task's hidden tests
 (``test_patch``) are applied, and the FAIL_TO_PASS and PASS_TO_PASS ids decide the outcome. No test
 file, ``conftest.py``, test configuration, ``sitecustomize.py``, ``usercustomize.py`` or ``.pth``
-file from the agent is carried over.
+file from the agent is carried over; nor is anything else that the interpreter or pytest would load
+without a test importing it: a module or package that shadows one from outside the workspace
+(``sitecustomize/``, ``pytest.py``, ``homefield_reporter.py``, a stdlib or installed module) added
+at an import root (the workspace and its ``src/``), distribution metadata (``*.dist-info``,
+``*.egg-info``: ``pytest11`` entry points), a symlink that leads out of the workspace, or an entry
+that replaces a folder holding hidden tests.
 """
 
 from __future__ import annotations
 
 import filecmp
+import functools
+import importlib.machinery
 import os
 import re
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +31,7 @@ from pathlib import Path
 
 from .records import Task
 
-__all__ = ["Grade", "tree_changes", "carried_changes", "render_diff", "is_suspicious", "grade"]
+__all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade"]
 
 #: Folders and files that are never part of a change (caches the agent or tests may create).
 IGNORED_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
@@ -31,7 +39,17 @@ IGNORED_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_ca
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
-                 "noxfile.py"}
+                 "pytest.toml", ".pytest.toml", "noxfile.py"}
+#: Folder suffixes of distribution metadata: ``importlib.metadata`` reads them from every ``sys.path``
+#: entry, so an ``entry_points.txt`` there registers a ``pytest11`` plugin that pytest autoloads.
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+#: Folders of the grading copy that are on ``sys.path`` before the stdlib and site-packages (the
+#: test command's ``PYTHONPATH``, see :func:`pytest_homefield.testrun.scrubbed_env`; ``""`` = root).
+IMPORT_ROOTS = ("", "src")
+#: Modules the test process loads from outside the workspace before any test runs; with the stdlib
+#: and the top-level modules of installed distributions, a change may not add a module shadowing them.
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "homefield_reporter", "sitecustomize",
+                            "usercustomize", "xdist", "execnet", "iniconfig", "packaging", "pytest_timeout"})
 #: Regex for diffs that reach into pytest internals or the grading machinery (flagged ``suspicious``).
 SUSPICIOUS_RE = re.compile(
     r"_pytest|pytest_runtest|pytest_collect|pytest_report|pytest_sessionfinish|pytest_configure|hookwrapper|"
@@ -65,10 +83,10 @@ def _walk(root: Path) -> dict[str, Path]:
         # symlinks to directories are entries too
         for d in os.listdir(dirpath):
             full = os.path.join(dirpath, d)
-            if os.path.islink(full) and os.path.isdir(full):
+            if d != ".git" and os.path.islink(full) and os.path.isdir(full):
                 out[os.path.relpath(full, root)] = Path(full)
         for f in filenames:
-            if f.endswith(IGNORED_SUFFIXES):
+            if f.endswith(IGNORED_SUFFIXES) or f == ".git":  # a ".git" file (gitdir pointer) is git's too
                 continue
             full = os.path.join(dirpath, f)
             out[os.path.relpath(full, root)] = Path(full)
@@ -125,27 +143,120 @@ def _pytest_section(path: Path) -> str | None:
     return repr({s: dict(cp[s]) for s in cp.sections() if s in ("tool:pytest", "pytest")})
 
 
+@functools.lru_cache(maxsize=1)
+def _outside_modules() -> frozenset[str]:
+    """Top-level module names importable from outside any workspace: :data:`RUNNER_MODULES`, the
+    stdlib, and the top-level modules of the distributions installed in this interpreter."""
+    names = set(RUNNER_MODULES) | set(sys.stdlib_module_names)
+    try:
+        import importlib.metadata
+
+        names |= set(importlib.metadata.packages_distributions())
+    except Exception:  # broken metadata of some distribution: the fixed names still hold
+        pass
+    return frozenset(names)
+
+
+def _module_stem(filename: str) -> str | None:
+    """``"pytest"`` for ``pytest.py`` / ``pytest.cpython-311-x86_64-linux-gnu.so`` …, else ``None``."""
+    for suffix in sorted(importlib.machinery.all_suffixes(), key=len, reverse=True):
+        if filename.endswith(suffix) and len(filename) > len(suffix):
+            return filename[: -len(suffix)]
+    return None
+
+
+def _top_modules(rel: str, workspace: Path) -> list[str]:
+    """The top-level modules that the entry ``rel`` defines at an :data:`IMPORT_ROOTS` folder:
+    ``N`` for ``N.py`` (any import suffix), ``N/__init__.py`` or a symlink ``N`` to a folder."""
+    parts = rel.split("/")
+    out: list[str] = []
+    for root in IMPORT_ROOTS:
+        if root:
+            if parts[0] != root or len(parts) < 2:
+                continue
+            inner = parts[1:]
+        else:
+            inner = parts
+        if len(inner) == 1:
+            stem = _module_stem(inner[0])
+            if stem is None and (workspace / rel).is_symlink():
+                stem = inner[0]
+            if stem:
+                out.append(stem)
+        elif len(inner) == 2 and _module_stem(inner[1]) == "__init__":
+            out.append(inner[0])
+    return out
+
+
+def _escapes(rel: str, workspace: Path) -> bool:
+    """Whether ``rel`` is a symlink whose target is absolute or lies outside the tree."""
+    path = workspace / rel
+    if not path.is_symlink():
+        return False
+    target = os.readlink(path)
+    if os.path.isabs(target):
+        return True
+    norm = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+    return norm == ".." or norm.startswith("../")
+
+
+#: Files pytest reads from the folders *above* a checkout when the checkout has no pytest configuration
+#: of its own (the config search walks up; ``confcutdir`` is then the config file's folder).
+ABOVE_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
+               "pyproject.toml")
+
+
+def config_above(path: Path) -> Path | None:
+    """The first ``conftest.py`` or pytest configuration file (a ``tox.ini`` / ``setup.cfg`` /
+    ``pyproject.toml`` only with a pytest section) in a folder above ``path``, else ``None``. Such a
+    file is outside the grading copy (an agent with a shell can plant one in the temp dir) and pytest
+    would load it for a repository without pytest configuration."""
+    for folder in path.resolve().parents:
+        for name in ABOVE_NAMES:
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            if name in ("tox.ini", "setup.cfg", "pyproject.toml") and _pytest_section(candidate) in (None, "{}"):
+                continue
+            return candidate
+    return None
+
+
 def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspace: Path,
                     test_globs: Sequence[str] = ()) -> tuple[list[str], list[str], bool]:
     """Split the agent's changes into (carried, dropped, touched_tests).
 
     Dropped: test files (by class or listed in the task), ``conftest.py``, test configuration
-    (``pytest.ini``, ``tox.ini``, a ``pyproject.toml`` / ``setup.cfg`` whose pytest section changed),
-    ``sitecustomize.py``, ``usercustomize.py`` and ``*.pth`` files.
+    (``pytest.ini``, ``pytest.toml``, ``tox.ini``, a ``pyproject.toml`` / ``setup.cfg`` whose pytest
+    section changed), ``sitecustomize.py``, ``usercustomize.py`` and ``*.pth`` files; anything
+    inside ``*.dist-info`` / ``*.egg-info``; an added module or package that shadows one from outside
+    the workspace (:func:`_outside_modules`) at an import root, unless the task's reference fix
+    defines it too (``source_files``); a symlink leading out of the tree;
+    and an entry at the path of a folder that holds hidden tests (it counts as touching tests).
     """
     from .classify import classify_path
 
     hidden = set(task.test_files)
+    hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
+    # a top-level module the reference fix itself adds (installed from the user's checkout) is no shadow
+    own_modules = {m for p in task.source_files for m in _top_modules(p, workspace)}
     carried: list[str] = []
     dropped: list[str] = []
     touched = False
     for rel in changes:
         name = os.path.basename(rel)
-        is_test = rel in hidden or classify_path(rel, list(test_globs)) == "test" or name == "conftest.py"
+        is_test = (rel in hidden or rel in hidden_dirs or classify_path(rel, list(test_globs)) == "test"
+                   or name == "conftest.py")
         touched = touched or is_test
         blocked = is_test or name in BLOCKED_NAMES or name.endswith(".pth")
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
             blocked = _pytest_section(pristine / rel) != _pytest_section(workspace / rel)
+        if not blocked and changes[rel] != "deleted":
+            blocked = (any(part.endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
+                       or _escapes(rel, workspace)
+                       or (changes[rel] == "added"
+                           and any(m in _outside_modules() and m not in own_modules
+                                   for m in _top_modules(rel, workspace))))
         (dropped if blocked else carried).append(rel)
     return carried, dropped, touched
 
@@ -204,7 +315,8 @@ def grade(
 
     Outcomes: ``empty_patch`` (no change to non-test files), ``tests_failed`` (a FAIL_TO_PASS id did
     not pass; a collection error counts here), ``regression`` (a PASS_TO_PASS id broke),
-    ``test_timeout``, ``solved``, or ``infra`` (hidden tests could not be applied, zero tests
+    ``test_timeout``, ``solved``, or ``infra`` (hidden tests could not be applied, a ``conftest.py`` or
+    pytest configuration in a folder above the grading copy (:func:`config_above`), zero tests
     collected without an error, or no outcome file).
     """
     from .snapshot import PatchError, apply_patch, copy_tree
@@ -234,6 +346,10 @@ def grade(
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:
             g.outcome, g.error = "infra", f"hidden tests could not be applied: {exc}"
+            return g
+        above = config_above(gdir)
+        if above is not None:
+            g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
             return g
         from .classify import runnable_tests
 

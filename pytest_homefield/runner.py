@@ -2,13 +2,16 @@
 
 :class:`SnapshotCache` extracts each task's parent tree once per process (a one-commit repository,
 then ``setup_cmd``) and keeps it as the pristine copy outside any workspace; every attempt works in
-its own copy (contracts §7, §9). :func:`run_attempt` returns the :class:`Result`; it never raises
-for agent or grading failures (those become outcomes).
+its own copy (contracts §7, §9). The pristine copy lives beside the workspaces, where an agent with a
+shell can write to it, so its content digest is checked before every copy and before grading, and a
+changed one is rebuilt. :func:`run_attempt` returns the :class:`Result`; it never raises for agent or
+grading failures (those become outcomes).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import os
 import shutil
 import tempfile
@@ -47,6 +50,7 @@ class SnapshotCache:
     run_timeout_s: float = 600.0
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hf-")))
     _built: dict[str, Path] = field(default_factory=dict)
+    _digests: dict[str, str] = field(default_factory=dict)
 
     def pristine(self, task: Task) -> Path:
         """The pristine snapshot of ``task.parent`` (after setup). Raises :class:`SnapshotError`."""
@@ -65,18 +69,55 @@ class SnapshotCache:
             if proc.timed_out or proc.exit_code != 0:
                 raise SnapshotError(f"setup_cmd failed (exit {proc.exit_code}, timed out: {proc.timed_out})")
         self._built[task.id] = snap
+        self._digests[task.id] = tree_digest(snap)
         return snap
 
+    def checked_pristine(self, task: Task) -> tuple[Path, bool]:
+        """``(pristine snapshot, changed)``: the snapshot verified against the digest taken when it
+        was built; one that changed since (an agent wrote outside its workspace) is rebuilt, and
+        ``changed`` is true. Raises :class:`SnapshotError` when the rebuild fails."""
+        snap = self.pristine(task)
+        if tree_digest(snap) == self._digests[task.id]:
+            return snap, False
+        del self._built[task.id]
+        shutil.rmtree(snap.parent, ignore_errors=True)
+        return self.pristine(task), True
+
     def workspace(self, task: Task) -> Path:
-        """A fresh copy of the pristine snapshot for one attempt (random path)."""
+        """A fresh copy of the (verified) pristine snapshot for one attempt (random path)."""
         from .snapshot import copy_tree
 
-        return copy_tree(self.pristine(task), Path(tempfile.mkdtemp(dir=self.root)) / "work")
+        snap, _ = self.checked_pristine(task)
+        return copy_tree(snap, Path(tempfile.mkdtemp(dir=self.root)) / "work")
 
     def close(self) -> None:
         """Delete every snapshot of this cache."""
         shutil.rmtree(self.root, ignore_errors=True)
         self._built.clear()
+        self._digests.clear()
+
+
+def tree_digest(root: Path) -> str:
+    """SHA-256 over every entry under ``root`` (``.git`` included): relative path, kind, permission
+    bits, and the file content or symlink target. Folders are walked without following symlinks."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            h.update(os.path.relpath(full, root).encode("utf-8", "surrogateescape") + b"\0")
+            h.update(f"{st.st_mode:o}\0".encode())
+            if os.path.islink(full):
+                h.update(os.readlink(full).encode("utf-8", "surrogateescape"))
+            else:
+                with open(full, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+            h.update(b"\0")
+        for d in dirnames:  # empty folders count too
+            h.update(os.path.relpath(os.path.join(dirpath, d), root).encode("utf-8", "surrogateescape") + b"/\0")
+    return h.hexdigest()
 
 
 def _setup_env() -> dict[str, str]:
@@ -162,6 +203,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
     )
     try:
+        # the agent may have written into the pristine copy: grade against a verified one
+        pristine, tampered = cache.checked_pristine(spec.task)
         if ar.outcome is not None:
             outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
             # keep the change for auditing, even though it is not graded
@@ -175,6 +218,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                       test_globs=spec.test_globs)
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
+        if tampered:
+            suspicious = True
+            note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
+            error = f"{error}; {note}" if error else note
     except Exception as exc:
         (art / "grading.err").write_text(traceback.format_exc())
         outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False
