@@ -197,7 +197,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         (art / "agent.err").write_text(traceback.format_exc())
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     wall = time.monotonic() - t0
-    fields = dict(
+    fields: dict[str, Any] = dict(
         exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial, input_tokens=ar.input_tokens,
         output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
         cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
