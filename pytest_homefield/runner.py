@@ -65,9 +65,15 @@ class SnapshotCache:
             raise SnapshotError(f"cannot extract the parent tree: {exc}") from exc
         cmd = self.setup(task)
         if cmd:
-            proc = run_setup(snap, cmd, env=_setup_env(), timeout_s=self.run_timeout_s)
+            log = dest / "setup.log"
+            proc = run_setup(snap, cmd, env=_setup_env(), timeout_s=self.run_timeout_s, log_path=log)
             if proc.timed_out or proc.exit_code != 0:
-                raise SnapshotError(f"setup_cmd failed (exit {proc.exit_code}, timed out: {proc.timed_out})")
+                try:
+                    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+                except OSError:
+                    lines = []
+                last = f": {lines[-1].strip()[:200]}" if lines else ""
+                raise SnapshotError(f"setup_cmd failed (exit {proc.exit_code}, timed out: {proc.timed_out}){last}")
         self._built[task.id] = snap
         self._digests[task.id] = tree_digest(snap)
         return snap
