@@ -61,6 +61,8 @@ def build(dest: Path) -> Path:
                 path.write_text(text, encoding="utf-8")
         git(dest, "add", "-A")
         git(dest, "commit", "-q", "-m", msg, date=f"2026-01-{i + 1:02d}T12:00:00+00:00")
+    # untracked, like a user's local config: a lean test command (no third-party plugins) keeps runs fast
+    (dest / ".homefield.yml").write_text(f'test_cmd: "{sys.executable} -m pytest --disable-plugin-autoload"\n')
     return dest
 
 
