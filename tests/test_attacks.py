@@ -25,6 +25,7 @@ import dataclasses
 import json
 import os
 import shlex
+import site
 import subprocess
 import sys
 import tempfile
@@ -144,6 +145,8 @@ def _graded_tree(fx: Fixture, task: Task, dest: Path, files: dict[str, str]) -> 
 
 @pytest.mark.parametrize("payload", list(FORGING))
 def test_payload_forges_when_loaded(fx: Fixture, task: Task, tmp_path: Path, payload: str) -> None:
+    if payload.startswith("usercustomize") and not site.ENABLE_USER_SITE:
+        pytest.skip("this interpreter never imports usercustomize (user site disabled, e.g. in a venv)")
     work = _graded_tree(fx, task, tmp_path / "w", resolve(FORGING[payload]))
     run = run_tests(work, task.test_cmd, ["tests/test_sub.py"], out_dir=tmp_path / "out")
     assert all(run.outcomes.get(i) == "passed" for i in F2P), (run, run.log_path.read_text()[-2000:])
