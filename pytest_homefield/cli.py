@@ -44,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("report", help="print and save the report of one or more runs (no tests run)")
     p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to report on together (default: the newest)")
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text",
-                   help="what to print (md, json and html are also saved in the run folder)")
+                   help="what to print: text, md or json on stdout; html prints the path of the saved file "
+                        "(md, json and html are always saved in the run folder)")
     p.add_argument("-v", "--verbose", action="count", default=0)
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")

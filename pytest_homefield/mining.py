@@ -180,7 +180,8 @@ def _runnable(candidate: dict[str, Any], test_globs: Sequence[str] = ()) -> list
 
 
 _LANGS = {
-    ".py": "python", ".pyx": "python", ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
+    ".py": "python", ".pyi": "python", ".pyx": "python", ".js": "javascript", ".jsx": "javascript",
+    ".mjs": "javascript",
     ".ts": "typescript", ".tsx": "typescript", ".go": "go", ".rs": "rust", ".java": "java",
     ".kt": "kotlin", ".scala": "scala", ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c",
     ".cc": "c++", ".cpp": "c++", ".hpp": "c++", ".cs": "c#", ".swift": "swift", ".sh": "shell",

@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .records import load_tasks
+from .records import UNSCORED_OUTCOMES, load_tasks
 from .store import read_jsonl
 
 __all__ = ["history_averages", "plan_rows", "plan_text"]
 
 
 def history_averages(runs_root: Path) -> dict[str, dict[str, float | int]]:
-    """Per agent spec (and name): mean ``wall_s`` and mean ``cost_usd`` of every earlier attempt,
+    """Per agent spec (and name): mean ``wall_s`` and mean ``cost_usd`` of every earlier scored attempt,
     and how many attempts back each mean. Keys ``wall_s``, ``cost_usd`` (``nan`` when unknown), ``n``."""
     walls: dict[str, list[float]] = defaultdict(list)
     costs: dict[str, list[float]] = defaultdict(list)
@@ -29,6 +29,8 @@ def history_averages(runs_root: Path) -> dict[str, dict[str, float | int]]:
         except (OSError, ValueError, KeyError):
             pass
         for r in read_jsonl(run_dir / "results.jsonl"):
+            if r.get("outcome") in UNSCORED_OUTCOMES:
+                continue  # an infra error or rate limit says nothing about an agent's time or cost
             for key in {r.get("agent", ""), meta_specs.get(r.get("agent", ""), "")} - {""}:
                 walls[key].append(float(r.get("wall_s") or 0.0) + float(r.get("test_s") or 0.0))
                 if r.get("cost_usd") is not None:

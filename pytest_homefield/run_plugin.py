@@ -26,10 +26,6 @@ BUDGET_SPENT = "budget spent"
 RATE_LIMITED = "rate limited"
 
 
-class InfraError(Exception):
-    """An attempt whose outcome is ``infra``: the measurement failed, not the agent."""
-
-
 class RunPlugin:
     """The run mode's pytest hooks; one instance per process, created in ``pytest_configure``."""
 
@@ -323,7 +319,9 @@ class RunItem(pytest.Item):
             self.user_properties.append((f"homefield.{key}", value))
         self.user_properties.append(("homefield.result", json.dumps(result.to_dict())))
         if result.outcome == "infra":
-            raise InfraError(result.error or "infra")
+            # an error in setup, reported as one line (no traceback: the harness, not code, failed)
+            raise pytest.fail.Exception(f"homefield infra error: {result.error or 'infra'}\n"
+                                        f"artifacts: {self._artifacts()}", pytrace=False)
 
     def runtest(self) -> None:
         result = self.result
@@ -333,11 +331,6 @@ class RunItem(pytest.Item):
         if not result.solved:
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
                                          + (f" ({result.error})" if result.error else ""))
-
-    def repr_failure(self, excinfo: Any, style: Any = None) -> str:
-        if isinstance(excinfo.value, InfraError):
-            return f"homefield infra error: {excinfo.value}\nartifacts: {self._artifacts()}"
-        return str(super().repr_failure(excinfo))
 
     def _artifacts(self) -> Path:
         p = self.plugin

@@ -35,9 +35,12 @@ def write_meta(run_dir: Path, meta: dict[str, Any]) -> None:
 
 def newest_run(runs_root: Path) -> str | None:
     """The run whose ``meta.json`` has the newest ``created_at`` (never the lexicographically last
-    name, so named runs do not shadow newer ones)."""
+    name, so named runs do not shadow newer ones). ``homefield verify`` runs (``verify-…``) are
+    skipped: they check the environment, they are not agent runs."""
     best: tuple[str, str] | None = None
     for d in runs_root.iterdir() if runs_root.is_dir() else []:
+        if d.name.startswith("verify-"):
+            continue
         meta = read_meta(d)
         if meta:
             key = (str(meta.get("created_at", "")), d.name)

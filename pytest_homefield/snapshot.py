@@ -25,9 +25,11 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from .procs import ProcResult, run_process
 
@@ -197,6 +199,15 @@ def _checkout(tree: str, gitdir: Path, dest: Path) -> dict[str, str]:
     return env
 
 
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    try:
+        stream.write(data)
+    except BrokenPipeError:
+        pass
+    finally:
+        stream.close()
+
+
 def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
     """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out."""
     git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
@@ -204,7 +215,21 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
     # copy exactly the tree's objects: one pack written straight into the new repository
     objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
     (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
-    git("pack-objects", "-q", str(gitdir / "objects" / "pack" / "pack"), cwd=repo, input=objects)
+    # streamed from the source repository into `index-pack` run in the new one, so git never renames
+    # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
+    packer = subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert packer.stdin is not None and packer.stdout is not None
+    feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
+    feeder.start()
+    indexer = subprocess.run(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env(isolated=True),
+                             stdin=packer.stdout, capture_output=True)
+    packer.stdout.close()
+    feeder.join()
+    pack_err = packer.stderr.read().decode("utf-8", "replace").strip() if packer.stderr else ""
+    if packer.wait() != 0 or indexer.returncode != 0:
+        err = pack_err or indexer.stderr.decode("utf-8", "replace").strip()
+        raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
     info = gitdir / "info"
     info.mkdir(exist_ok=True)
     (info / "attributes").write_text(_RAW_ATTRIBUTES)

@@ -149,3 +149,16 @@ def test_repo_tests_never_collected(mined: Path, tmp_path: Path) -> None:
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--", "tests")
     assert proc.returncode == 4
     assert "not a homefield node id" in proc.stderr
+
+
+def test_infra_error_is_one_line_not_a_traceback(mined: Path, tmp_path: Path) -> None:
+    repo = copy_repo(mined, tmp_path)
+    # a setup command that fails: every attempt is an infra error (pytest: error in setup)
+    config = repo / ".homefield.yml"
+    config.write_text(config.read_text() + "setup_cmd: 'echo broken env >&2; exit 3'\n")
+    proc = homefield(repo, "run", "--agent", "oracle", "--attempts", "1", "--max-tasks", "1", "-n", "0")
+    assert proc.returncode == 1, proc.stdout
+    assert "homefield infra error: SnapshotError: setup_cmd failed (exit 3, timed out: False): broken env" \
+        in proc.stdout
+    assert "Traceback" not in proc.stdout and "site-packages/pluggy" not in proc.stdout
+    assert "1 error" in proc.stdout
