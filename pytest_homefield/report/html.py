@@ -20,10 +20,10 @@ from .text import (
     fmt_p,
     fmt_pct,
     fmt_pp,
-    fmt_secs,
     fmt_test,
     fmt_tokens,
     fmt_usd,
+    leaderboard_cells,
     title_line,
 )
 
@@ -277,23 +277,9 @@ def render_html(report: dict[str, Any]) -> str:
     b.append("<h2>Leaderboard</h2>")
     rows = []
     for n, a in agents.items():
-        k = max(a["pass_at_k"], key=int) if a["pass_at_k"] else None
         rows.append(
-            [
-                str(a["rank"]),
-                _agent(n, a),
-                str(a["tasks"]),
-                str(a["attempts"]),
-                str(a["scored"]),
-                str(a["solved"]),
-                fmt_pct(a["pass_at_1"], 1),
-                fmt_ci(a["pass_at_1_ci"], 1),
-                f"{fmt_pct(a['pass_at_k'][k], 1)} (k={k})" if k and k != "1" else DASH,
-                f"{fmt_pct(a['pass_hat_k'][k], 1)} (k={k})" if k and k != "1" else DASH,
-                _e(fmt_usd(a["cost_usd"], a["cost_partial"])),
-                _e(fmt_usd(a["cost_per_solved_usd"], a["cost_partial"])),
-                fmt_secs(a["wall_s_p50"]),
-                fmt_secs(a["wall_s_p95"]),
+            leaderboard_cells(a, _agent(n, a), lambda x, partial: _e(fmt_usd(x, partial)))
+            + [
                 fmt_tokens(a["input_tokens"]),
                 fmt_tokens(a["output_tokens"]),
                 fmt_tokens(a["cache_read_tokens"]),

@@ -16,11 +16,11 @@ from .text import (
     fmt_p,
     fmt_pct,
     fmt_pp,
-    fmt_secs,
     fmt_test,
     fmt_tokens,
     fmt_usd,
     grid_cell,
+    leaderboard_cells,
     title_line,
 )
 
@@ -75,25 +75,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += ["## Leaderboard", ""]
     rows = []
     for name, a in agents.items():
-        k = max(a["pass_at_k"], key=int) if a["pass_at_k"] else None
-        rows.append(
-            [
-                str(a["rank"]),
-                _agent(name, a),
-                str(a["tasks"]),
-                str(a["attempts"]),
-                str(a["scored"]),
-                str(a["solved"]),
-                fmt_pct(a["pass_at_1"], 1),
-                fmt_ci(a["pass_at_1_ci"], 1),
-                f"{fmt_pct(a['pass_at_k'][k], 1)} (k={k})" if k and k != "1" else DASH,
-                f"{fmt_pct(a['pass_hat_k'][k], 1)} (k={k})" if k and k != "1" else DASH,
-                _usd(a["cost_usd"], a["cost_partial"]),
-                _usd(a["cost_per_solved_usd"], a["cost_partial"]),
-                fmt_secs(a["wall_s_p50"]),
-                fmt_secs(a["wall_s_p95"]),
-            ]
-        )
+        rows.append(leaderboard_cells(a, _agent(name, a), _usd))
     out += _table(
         [
             "#",

@@ -9,7 +9,7 @@ The small formatting helpers here are shared by the Markdown and HTML renderers.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..records import OUTCOMES, UNSCORED_OUTCOMES
@@ -354,3 +354,27 @@ def _grid_lines(report: dict[str, Any], width: int) -> list[Line]:
 def render_text_plain(report: dict[str, Any], *, width: int = 100, verbose: bool = True) -> str:
     """:func:`render_text` without markup, as one string ending in a newline (verbose by default)."""
     return "\n".join(line for line, _ in render_text(report, width=width, verbose=verbose)) + "\n"
+
+
+def leaderboard_cells(a: dict[str, Any], agent_cell: str, usd: Callable[[float | None, bool], str]) -> list[str]:
+    """The leaderboard cells shared by the Markdown and HTML tables, for agent entry ``a`` of the
+    report: rank, agent (``agent_cell``, already rendered), tasks, attempts, scored, solved, pass@1,
+    its CI, pass@k and pass^k at the largest k, cost and cost per solved task (through ``usd``, which
+    renders USD and marks estimates), p50 and p95 wall time."""
+    k = max(a["pass_at_k"], key=int) if a["pass_at_k"] else None
+    return [
+        str(a["rank"]),
+        agent_cell,
+        str(a["tasks"]),
+        str(a["attempts"]),
+        str(a["scored"]),
+        str(a["solved"]),
+        fmt_pct(a["pass_at_1"], 1),
+        fmt_ci(a["pass_at_1_ci"], 1),
+        f"{fmt_pct(a['pass_at_k'][k], 1)} (k={k})" if k and k != "1" else DASH,
+        f"{fmt_pct(a['pass_hat_k'][k], 1)} (k={k})" if k and k != "1" else DASH,
+        usd(a["cost_usd"], a["cost_partial"]),
+        usd(a["cost_per_solved_usd"], a["cost_partial"]),
+        fmt_secs(a["wall_s_p50"]),
+        fmt_secs(a["wall_s_p95"]),
+    ]
