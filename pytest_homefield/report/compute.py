@@ -170,6 +170,16 @@ def _attempt_similarity(r: Result, run_dir: Path, task: Task | None) -> tuple[Si
 # ------------------------------------------------------------------------------------ report
 
 
+def display_subject(task: Task) -> str:
+    """What a report calls a task: its subject, except for a merge commit whose generated subject
+    ("Merge pull request #12 from a/b") says nothing; then the first line of its prompt (the PR title)."""
+    if task.mode == "merge" and task.subject.startswith("Merge "):
+        first = next((ln.strip() for ln in task.prompt.splitlines() if ln.strip()), "")
+        if first:
+            return first
+    return task.subject
+
+
 def build_report(
     run_dirs: Sequence[Path],
     tasks: Sequence[Task],
@@ -339,7 +349,7 @@ def build_report(
         task_rows.append(
             {
                 "id": tid,
-                "subject": t.subject if t else "",
+                "subject": display_subject(t) if t else "",
                 "well_specified": t.well_specified if t else None,
                 "languages": list(t.languages) if t else [],
                 "known": t is not None,
