@@ -15,6 +15,7 @@ from typing import Any
 from ..records import OUTCOMES, UNSCORED_OUTCOMES
 from .text import (
     DASH,
+    LEADERBOARD_HEADERS,
     agent_tags,
     fmt_ci,
     fmt_p,
@@ -289,20 +290,7 @@ def render_html(report: dict[str, Any]) -> str:
     b.append(
         _table(
             [
-                "#",
-                "Agent",
-                "Tasks",
-                "Attempts",
-                "Scored",
-                "Solved",
-                "pass@1",
-                "95% CI",
-                "pass@k",
-                "pass^k",
-                "Cost",
-                "Cost / solved",
-                "p50 wall",
-                "p95 wall",
+                *LEADERBOARD_HEADERS,
                 "Input tok",
                 "Output tok",
                 "Cache read",

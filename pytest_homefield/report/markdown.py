@@ -11,6 +11,7 @@ from typing import Any
 from ..records import OUTCOMES, UNSCORED_OUTCOMES
 from .text import (
     DASH,
+    LEADERBOARD_HEADERS,
     agent_tags,
     fmt_ci,
     fmt_p,
@@ -77,22 +78,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     for name, a in agents.items():
         rows.append(leaderboard_cells(a, _agent(name, a), _usd))
     out += _table(
-        [
-            "#",
-            "Agent",
-            "Tasks",
-            "Attempts",
-            "Scored",
-            "Solved",
-            "pass@1",
-            "95% CI",
-            "pass@k",
-            "pass^k",
-            "Cost",
-            "Cost / solved",
-            "p50 wall",
-            "p95 wall",
-        ],
+        list(LEADERBOARD_HEADERS),
         rows,
         "r.rrrrrr..rrrr",
     )

@@ -356,6 +356,11 @@ def render_text_plain(report: dict[str, Any], *, width: int = 100, verbose: bool
     return "\n".join(line for line, _ in render_text(report, width=width, verbose=verbose)) + "\n"
 
 
+#: Column titles of :func:`leaderboard_cells`, shared by the Markdown and HTML leaderboards.
+LEADERBOARD_HEADERS = ("#", "Agent", "Tasks", "Attempts", "Scored", "Solved", "pass@1", "95% CI", "pass@k",
+                       "pass^k", "Cost", "Cost / solved", "p50 wall", "p95 wall")
+
+
 def leaderboard_cells(a: dict[str, Any], agent_cell: str, usd: Callable[[float | None, bool], str]) -> list[str]:
     """The leaderboard cells shared by the Markdown and HTML tables, for agent entry ``a`` of the
     report: rank, agent (``agent_cell``, already rendered), tasks, attempts, scored, solved, pass@1,
