@@ -7,7 +7,7 @@ commits)::
     python benchmarks/scan.py /tmp/pytest --runs 7
 
 For each walk it times, alternately, ``git log <walk> --name-status`` (its whole output read
-through a pipe) and :func:`pytest_homefield.scan.scan` with the same walk and the default cheap
+through a pipe) and :func:`pytest_homefield.mine.scan.scan` with the same walk and the default cheap
 filters (no ``max_diff_lines``), after one warm-up of each; it prints both medians and the median of
 the per-run ratios scan / git log. Target: ≤ 1.3× for the first-parent walk.
 """
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_homefield.scan import ScanOptions, format_scan, scan
+from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
 
 WALKS = {
     "first-parent": (["--first-parent", "--no-merges"], ScanOptions(first_parent=True)),

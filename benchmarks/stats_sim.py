@@ -1,8 +1,8 @@
-"""Seeded simulations of :mod:`pytest_homefield.stats` at larger sizes than the test suite runs.
+"""Seeded simulations of :mod:`pytest_homefield.report.stats` at larger sizes than the test suite runs.
 
 Usage: ``python benchmarks/stats_sim.py [--reps 2000] [--seed 1]``. Prints, for 30 tasks x k attempts:
 false-alarm rates, power, the analytic vs simulated minimum detectable effect, CI coverage under several
-task models, and the run time of :func:`~pytest_homefield.stats.compare` for larger task counts. Nothing
+task models, and the run time of :func:`~pytest_homefield.report.stats.compare` for larger task counts. Nothing
 here is asserted; ``tests/test_stats.py`` asserts the acceptance numbers on smaller runs.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pytest_homefield import stats
+from pytest_homefield.report import stats
 
 Outcomes = dict[str, list[int]]
 #: A task model: rng, number of tasks -> (A's per-task rates, B's per-task rates, population gap A - B).

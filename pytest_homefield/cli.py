@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .options import add_cli_options, cli_to_pytest_args
+from pytest_homefield.options import add_cli_options, cli_to_pytest_args
 
 __all__ = ["main", "build_parser"]
 
@@ -93,9 +93,9 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
-    from .records import load_tasks
-    from .report import build_report, render_html, render_json, render_markdown, render_text_plain, write_reports
-    from .runs import newest_run
+    from pytest_homefield.records import load_tasks
+    from pytest_homefield.report import build_report, render_html, render_json, render_markdown, render_text_plain, write_reports
+    from pytest_homefield.run.bookkeeping import newest_run
 
     root = _root()
     runs_root = root / ".homefield" / "runs"
@@ -123,9 +123,9 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
 def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
     """``homefield mine --list-candidates``: the scan alone, no pytest session, no tests run."""
-    from .config import ConfigError, resolve_settings
-    from .mining import scan_options
-    from .scan import ScanError, format_scan, scan
+    from pytest_homefield.config import ConfigError, resolve_settings
+    from pytest_homefield.mine.pipeline import scan_options
+    from pytest_homefield.mine.scan import ScanError, format_scan, scan
 
     flags = {k: v for k, v in vars(ns).items()}
     try:
@@ -139,9 +139,9 @@ def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
 
 
 def _cmd_plan(ns: argparse.Namespace) -> int:
-    from .config import ConfigError, resolve_settings
-    from .options import flags_from_pytest
-    from .plan import plan_text
+    from pytest_homefield.config import ConfigError, resolve_settings
+    from pytest_homefield.options import flags_from_pytest
+    from pytest_homefield.commands.plan import plan_text
 
     root = _root()
     flags = {o: getattr(ns, o, None) for o in vars(ns)}
@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "plan":
         return _cmd_plan(ns)
     if ns.command == "demo":
-        from .demo import run_demo
+        from pytest_homefield.commands.demo import run_demo
 
         return run_demo(ns)
     import pytest
@@ -176,7 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "mine" and ns.list_candidates:
         return _cmd_list_candidates(ns, root)
     if ns.command == "verify":
-        from .verify_env import run_verify
+        from pytest_homefield.commands.verify import run_verify
 
         return run_verify(root, pytest_args(ns, "verify", root, extra))
     return int(pytest.main(pytest_args(ns, ns.command, root, extra)))

@@ -142,7 +142,7 @@ def _check_agents(value: Any, file: str) -> None:
         if "spec" not in body:
             raise ConfigError(f"{file}: key 'agents.{name}.spec' is required")
         _check_section(body, AGENT_KEYS, f"agents.{name}.", file)
-        from .agents.environment import check_passthrough
+        from pytest_homefield.agents.environment import check_passthrough
 
         try:
             check_passthrough(body.get("env") or [])
@@ -309,7 +309,7 @@ def resolve_settings(root: Path, flags: Mapping[str, Any], *, mode: str = "run")
         s.mine_max_tasks = max_tasks
     else:
         s.run_max_tasks = max_tasks
-    from .agents.recipes import recipe_agents
+    from pytest_homefield.agents.recipes import recipe_agents
 
     raw_agents = data.get("agents") or {}
     # the ready recipes (aider, codex, gemini) are named agents that the user's own agents: override

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .options import add_pytest_options, flags_from_pytest
+from pytest_homefield.options import add_pytest_options, flags_from_pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -21,7 +21,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hookspecs
+    from pytest_homefield import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -47,7 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if mine and run:
         raise pytest.UsageError("pytest-homefield: give one of --homefield and --homefield-mine, not both")
-    from .config import ConfigError, resolve_settings
+    from pytest_homefield.config import ConfigError, resolve_settings
 
     root = find_root(config.invocation_params.dir)
     try:
@@ -56,11 +56,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     plugin: Any
     if mine:
-        from .mine_plugin import MinePlugin
+        from pytest_homefield.mine.plugin import MinePlugin
 
         plugin = MinePlugin(config, settings)
     else:
-        from .run_plugin import RunPlugin
+        from pytest_homefield.run.plugin import RunPlugin
 
         plugin = RunPlugin(config, settings)
     config.pluginmanager.register(plugin, "homefield-mode")

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .store import read_jsonl
+from pytest_homefield.store import read_jsonl
 
 __all__ = [
     "SCHEMA_VERSION",

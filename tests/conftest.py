@@ -8,7 +8,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from e2e_repo import build, homefield
+from helpers.e2e_repo import build, homefield
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Opt-in ``clients`` tests are deselected unless ``-m`` names them: deselected items run no fixture,
+    so a default run installs no third-party client."""
+    if "clients" in (config.getoption("markexpr") or ""):
+        return
+    keep = [item for item in items if item.get_closest_marker("clients") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("clients")])
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from e2e_repo import homefield
+from helpers.e2e_repo import homefield
 
 from pytest_homefield.store import read_jsonl
 

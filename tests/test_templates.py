@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.demo import load_build_history
-from pytest_homefield.testrun import read_junit, read_outcomes
+from pytest_homefield.commands.demo import load_build_history
+from pytest_homefield.sandbox.testrun import read_junit, read_outcomes
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "conftest_templates"
 

@@ -1,5 +1,5 @@
 """Agents: the reference agents, adapters for real coding agents, and the spec parser."""
 
-from .base import Agent, AgentContext, AgentResult
+from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
 
 __all__ = ["Agent", "AgentContext", "AgentResult"]

@@ -2,7 +2,7 @@
 
 The program gets the environment of contracts §9 (the prompt is in ``$HOMEFIELD_PROMPT``) and the
 attempt's wall-clock limit; on timeout its whole process tree is killed
-(:func:`pytest_homefield.procs.run_process`) and the outcome is ``timeout``. stdout and stderr go
+(:func:`pytest_homefield.sandbox.procs.run_process`) and the outcome is ``timeout``. stdout and stderr go
 to ``agent.out`` / ``agent.err``. The exit status is recorded but is not a failure by itself: the
 hidden tests decide.
 
@@ -24,9 +24,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..procs import run_process
-from .base import AgentContext, AgentResult, AgentSettings
-from .environment import agent_passthrough
+from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.environment import agent_passthrough
 
 __all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line"]
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .base import AgentSettings
+from pytest_homefield.agents.base import AgentSettings
 
 __all__ = [
     "BASE_NAMES",

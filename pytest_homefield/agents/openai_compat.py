@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .base import AgentContext, AgentResult, AgentSettings
-from .environment import agent_passthrough
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.environment import agent_passthrough
 
 __all__ = [
     "DEFAULT_BASE_URL",

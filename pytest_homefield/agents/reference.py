@@ -12,8 +12,8 @@ import random
 import time
 import zlib
 
-from ..snapshot import PatchError, apply_patch
-from .base import AgentContext, AgentResult
+from pytest_homefield.sandbox.snapshot import PatchError, apply_patch
+from pytest_homefield.agents.base import AgentContext, AgentResult
 
 __all__ = ["OracleAgent", "NoopAgent", "SimAgent", "sim_seed"]
 
@@ -27,7 +27,7 @@ class _Reference:
         self.spec = spec
 
     def version(self) -> str | None:
-        from .. import __version__
+        from pytest_homefield import __version__
 
         return f"pytest-homefield {__version__}"
 

@@ -1,7 +1,7 @@
 """The report's numbers: one run folder (or several) → one JSON-ready dict (contracts §10).
 
 Nothing here renders text; :mod:`.text`, :mod:`.markdown` and :mod:`.html` turn the dict from
-:func:`build_report` into output. All statistics come from :mod:`pytest_homefield.stats`.
+:func:`build_report` into output. All statistics come from :mod:`pytest_homefield.report.stats`.
 
 Units: USD for costs, tokens for token counts, seconds for times, fractions in [0, 1] for rates.
 Floats are rounded to 6 decimals so that the JSON is stable across platforms.
@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
-from ..store import read_jsonl
-from .similarity import Similarity, similarity
+from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
+from pytest_homefield.store import read_jsonl
+from pytest_homefield.report.similarity import Similarity, similarity
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -230,7 +230,7 @@ def build_report(
     lines); ``languages`` {language: tasks}; ``flagged`` [{task_id, agent, attempt, outcome,
     suspicious, touched_tests}]; ``similarity`` {agent: {mean_f1_solved, mean_f1_unsolved}}.
     """
-    from .. import stats  # imported here: the report is loaded by the plugin's terminal summary
+    from pytest_homefield.report import stats  # imported here: the report is loaded by the plugin's terminal summary
 
     run_dirs = [Path(d) for d in run_dirs]
     metas = [load_meta(d) for d in run_dirs]

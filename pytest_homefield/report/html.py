@@ -12,8 +12,8 @@ import math
 from html import escape
 from typing import Any
 
-from ..records import OUTCOMES, UNSCORED_OUTCOMES
-from .text import (
+from pytest_homefield.records import OUTCOMES, UNSCORED_OUTCOMES
+from pytest_homefield.report.text import (
     DASH,
     LEADERBOARD_HEADERS,
     agent_tags,

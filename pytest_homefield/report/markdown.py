@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..records import OUTCOMES, UNSCORED_OUTCOMES
-from .text import (
+from pytest_homefield.records import OUTCOMES, UNSCORED_OUTCOMES
+from pytest_homefield.report.text import (
     DASH,
     LEADERBOARD_HEADERS,
     agent_tags,

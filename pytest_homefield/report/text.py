@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..records import OUTCOMES, UNSCORED_OUTCOMES
+from pytest_homefield.records import OUTCOMES, UNSCORED_OUTCOMES
 
 __all__ = [
     "render_text",

@@ -1,0 +1,1 @@
+"""``homefield`` subcommands that are more than a pytest session: ``verify``, ``plan``, ``demo``."""

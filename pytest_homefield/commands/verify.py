@@ -1,0 +1,58 @@
+"""``homefield verify``: re-run ``oracle`` on every task in the current environment and list the
+tasks that no longer pass, with how the environment changed since they were mined (drift)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_homefield.records import load_tasks
+from pytest_homefield.store import read_jsonl
+
+__all__ = ["run_verify", "drift_lines"]
+
+
+def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
+    """Differences between the environment a task was mined in (``.homefield/envs/<fp>.json``) and
+    the current one; ``[]`` when they match or the old description was not kept."""
+    from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
+
+    if env_fingerprint(python) == fingerprint:
+        return []
+    try:
+        old = json.loads((root / ".homefield" / "envs" / f"{fingerprint}.json").read_text())
+    except (OSError, ValueError):
+        return [f"environment fingerprint changed ({fingerprint} -> {env_fingerprint(python)}); "
+                "the mining environment's description was not kept"]
+    return fingerprint_diff(old, env_description(python))
+
+
+def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
+    """Run oracle once per task through pytest, then print the tasks it did not solve and the drift.
+    Returns 0 when every task still passes, 1 otherwise (pytest's own status on usage errors)."""
+    import pytest
+
+    from pytest_homefield.mine.pipeline import new_id
+
+    run_id = f"verify-{new_id()}"
+    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"]))
+    results_path = root / ".homefield" / "runs" / run_id / "results.jsonl"
+    if not results_path.exists():
+        return code
+    tasks = {t.id: t for t in load_tasks(root / ".homefield" / "tasks.jsonl")}
+    broken = [r for r in read_jsonl(results_path) if r.get("outcome") != "solved"]
+    print()
+    if not broken:
+        print(f"homefield verify: oracle solves all {len(tasks)} tasks in this environment")
+        return 0 if code in (0, 1) else code
+    print(f"homefield verify: {len(broken)} of {len(tasks)} tasks no longer pass with the reference fix:")
+    from pytest_homefield.mine.pipeline import python_of
+
+    for r in broken:
+        t = tasks.get(r["task_id"])
+        print(f"  {r['task_id']}  {r['outcome']:<13} {(t.subject if t else '')[:70]}")
+        if t is not None:
+            for line in drift_lines(root, t.env_fingerprint, python_of(t.test_cmd))[:12]:
+                print(f"      {line}")
+    return 1

@@ -1,0 +1,540 @@
+"""Classify what a commit changed: paths into classes, manifests by content, messages by words.
+
+Every changed path is one of four classes (:func:`classify_path`), decided from the path alone:
+
+``test``
+    Test modules (``test_*.py``, ``*_test.go``, ``*.spec.ts``, ``FooTest.java``, … see
+    :data:`TEST_MODULE_PATTERNS`) and test-side support files: anything under a test directory
+    (``tests/``, ``test/``, ``__tests__/``, ``testdata/``, top-level ``testing/``, ``spec/``, …),
+    ``conftest.py``, ``spec_helper.rb``, …, and paths matching the extra ``test_globs`` of
+    ``.homefield.yml``. Test files are hidden from the agent and restored at grading. Only test
+    *modules* are runnable (:func:`runnable_tests`): fixtures, data files, helpers and conftest
+    files travel with the tests but name no tests of their own. A ``test_globs`` match is a test
+    module when it is a code file (``.py``, ``.js``, ``.go``, …), a support file otherwise.
+``docs``
+    Documentation and project metadata that no test exercises: ``*.md``, ``*.rst``, ``*.txt``
+    (except requirement/constraint lists and ``CMakeLists.txt``), anything under ``docs/``,
+    ``doc/``, ``changelog/``, ``.github/``, ``LICENSE*``, ``CHANGELOG*``, ``.gitignore``, ….
+``dependency``
+    Dependency manifests and lock files: ``requirements*.txt``, ``pyproject.toml``, ``setup.py``,
+    ``setup.cfg``, ``Pipfile(.lock)``, ``poetry.lock``, ``uv.lock``, ``package.json``,
+    ``package-lock.json``, ``yarn.lock``, ``go.mod``/``go.sum``, ``Cargo.toml``/``Cargo.lock``,
+    ``Gemfile(.lock)``, ``composer.json``, ``pom.xml``, …. Some manifests also hold non-dependency
+    settings (:data:`CONTENT_CHECKED`); for those :func:`dependency_tables_changed` compares the two
+    versions' dependency tables, and a change outside them counts as a source change.
+``source``
+    Everything else.
+
+Order of the rules: test, then a docs directory, then dependency file names, then docs names,
+then source. So ``tests/README.md`` is a test file and ``docs/requirements.txt`` is docs.
+
+Globs (``test_globs``, and the scan's ``paths``) follow ``.gitignore`` conventions: a glob without a
+``/`` matches any single path component (``*_check.py``, ``fixtures``); a glob with a ``/`` is
+anchored at the repository root (a leading ``/`` is ignored); ``*`` and ``?`` stay within one
+component, ``**`` spans any number of them; a glob that matches a directory matches everything
+below it.
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import lru_cache
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+__all__ = [
+    "TEST",
+    "DOCS",
+    "DEPENDENCY",
+    "SOURCE",
+    "CLASSES",
+    "CONTENT_CHECKED",
+    "Classifier",
+    "classify_path",
+    "is_test_module",
+    "runnable_tests",
+    "compile_globs",
+    "dependency_tables",
+    "dependency_tables_changed",
+    "message_words",
+]
+
+TEST = "test"
+DOCS = "docs"
+DEPENDENCY = "dependency"
+SOURCE = "source"
+CLASSES = (TEST, DOCS, DEPENDENCY, SOURCE)
+
+# --- tests -------------------------------------------------------------------------------------
+
+_CODE_EXT = r"(?:[cm]?[jt]sx?|vue|svelte|coffee)"
+#: File-name patterns of runnable test modules, by ecosystem (regexes on the base name).
+TEST_MODULE_PATTERNS: tuple[str, ...] = (
+    # Python: pytest defaults, Django's tests.py, *_tests.py
+    r"test_.*\.py",
+    r".*_tests?\.py",
+    r"tests\.py",
+    # JavaScript / TypeScript: *.test.js, *.spec.ts, …
+    rf".*\.(?:test|spec)\.{_CODE_EXT}",
+    # Go, Dart, Elixir, Ruby minitest, C/C++
+    r".*_test\.(?:go|dart|exs|rb|c|cc|cpp|cxx)",
+    r".*_unittest\.(?:c|cc|cpp|cxx)",
+    r"test_.*\.(?:rb|c|cc|cpp|cxx)",
+    # Ruby RSpec
+    r".*_spec\.rb",
+    # JVM: Maven surefire defaults for Java, Kotlin/Scala/Groovy specs and suites
+    r"(?:Test[A-Z0-9_].*|.*(?:Test|Tests|TestCase|IT))\.java",
+    r".*(?:Test|Tests|Spec)\.(?:kt|kts|groovy)",
+    r".*(?:Test|Tests|Spec|Suite)\.scala",
+    # PHP, C#, Swift
+    r".*Test\.php",
+    r".*Tests?\.(?:cs|swift)",
+    # Rust: a separate `mod tests` file
+    r"tests\.rs",
+)
+_TEST_MODULE_RE = re.compile("|".join(f"(?:{p})" for p in TEST_MODULE_PATTERNS))
+_JS_FILE_RE = re.compile(rf".*\.{_CODE_EXT}")  # under __tests__/, every script is a test module
+_CODE_FILE_RE = re.compile(
+    rf".*\.(?:py|{_CODE_EXT}|go|rb|java|kts?|scala|groovy|php|cs|swift|rs|exs?|dart|c|cc|cpp|cxx)"
+)
+
+#: Directory names that hold tests at any depth.
+TEST_DIRS = frozenset(
+    {"test", "tests", "__tests__", "testdata", "test_data", "__snapshots__", "__mocks__",
+     "__fixtures__", "androidTest", "testFixtures", "integrationTest"}
+)
+#: Directory names that hold tests only as a top-level folder (``numpy/testing`` is source).
+TOP_TEST_DIRS = frozenset({"testing", "spec", "specs", "e2e"})
+#: Test support files by name: travel with the tests, are not test modules.
+TEST_SUPPORT_NAMES = frozenset(
+    {"conftest.py", "spec_helper.rb", "rails_helper.rb", "test_helper.rb", "test_helper.exs",
+     "setupTests.js", "setupTests.ts", "jest.setup.js", "jest.setup.ts"}
+)
+
+# --- docs --------------------------------------------------------------------------------------
+
+DOC_DIRS = frozenset({"doc", "docs", "documentation", "changelog", "changelog.d", "changes",
+                      "newsfragments", ".github", ".circleci"})
+_DOC_EXT = (".md", ".markdown", ".rst", ".adoc", ".asciidoc", ".txt", ".rdoc")
+_DOC_STEMS = re.compile(
+    r"(?:license|licence|copying|notice|changelog|changes|history|news|authors|contributors|"
+    r"readme|contributing|code_of_conduct|security|support|maintainers|codeowners|citation)(?:[._-].*)?",
+    re.IGNORECASE,
+)
+DOC_NAMES = frozenset(
+    {".gitignore", ".gitattributes", ".mailmap", ".editorconfig", ".git-blame-ignore-revs",
+     ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", ".readthedocs.yml", ".readthedocs.yaml",
+     "mkdocs.yml", "mkdocs.yaml", ".travis.yml", ".gitlab-ci.yml", "appveyor.yml", "codecov.yml",
+     ".codecov.yml", ".coveragerc", "CITATION.cff", "FUNDING.yml"}
+)
+_NOT_DOC_TXT = frozenset({"cmakelists.txt"})
+
+# --- dependencies ------------------------------------------------------------------------------
+
+#: Manifests that also hold other settings: a change is a dependency change only if their
+#: dependency tables differ (see :func:`dependency_tables_changed`).
+CONTENT_CHECKED = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "package.json", "Cargo.toml", "composer.json"}
+)
+DEPENDENCY_NAMES = CONTENT_CHECKED | frozenset(
+    {
+        # Python
+        "Pipfile", "Pipfile.lock", "poetry.lock", "uv.lock", "pdm.lock", "pixi.lock", "pixi.toml",
+        "pylock.toml", "environment.yml", "environment.yaml", "conda-lock.yml",
+        # JavaScript
+        "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lock",
+        "bun.lockb", "deno.lock",
+        # Go, Rust, Ruby, PHP
+        "go.mod", "go.sum", "go.work", "go.work.sum", "Cargo.lock", "Gemfile", "Gemfile.lock",
+        "gems.rb", "gems.locked", "composer.lock",
+        # JVM, .NET, Swift, Elixir, Dart, Haskell, C/C++
+        "pom.xml", "build.gradle", "build.gradle.kts", "gradle.lockfile", "libs.versions.toml",
+        "build.sbt", "packages.lock.json", "Directory.Packages.props", "packages.config",
+        "Package.swift", "Package.resolved", "Podfile", "Podfile.lock", "Cartfile", "Cartfile.resolved",
+        "mix.exs", "mix.lock", "pubspec.yaml", "pubspec.lock", "stack.yaml", "cabal.project",
+        "vcpkg.json", "conanfile.txt", "conanfile.py",
+    }
+)
+_DEPENDENCY_NAME_RE = re.compile(
+    r"(?:.*[._-])?requirements(?:[._-].*)?\.(?:txt|in)|constraints(?:[._-].*)?\.txt|pylock\..*\.toml"
+    r"|.*\.gemspec",
+    re.IGNORECASE,
+)
+_DEPENDENCY_DIRS = frozenset({"requirements"})
+
+
+# --- globs -------------------------------------------------------------------------------------
+
+def _glob_regex(glob: str) -> str:
+    """Translate one glob (module docstring conventions) to a regex source matching a whole path."""
+    pattern = glob.strip().rstrip("/")
+    anchored = "/" in pattern
+    pattern = pattern.lstrip("/")
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out.append("(?:/.*)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            end = pattern.find("]", i + 2)
+            if end < 0:
+                out.append(re.escape(pattern[i]))
+                i += 1
+            else:
+                body = pattern[i + 1 : end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body.replace(chr(92), chr(92) * 2)}]")
+                i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    body = "".join(out)
+    prefix = "" if anchored else "(?:.*/)?"
+    return f"{prefix}{body}(?:/.*)?"
+
+
+def compile_globs(globs: Iterable[str]) -> Callable[[str], bool]:
+    """Compile path globs (module docstring conventions) into one predicate ``path -> bool``.
+
+    ``path`` is repository-relative with ``/`` separators. No globs: the predicate is always false.
+    Raises ``ValueError`` naming the glob if one does not compile.
+    """
+    sources = []
+    for glob in globs:
+        if not glob.strip():
+            continue
+        source = _glob_regex(glob)
+        try:
+            re.compile(source)
+        except re.error as exc:
+            raise ValueError(f"invalid glob {glob!r}: {exc}") from None
+        sources.append(source)
+    if not sources:
+        return lambda path: False
+    regex = re.compile("|".join(f"(?:{s})" for s in sources), re.DOTALL)
+    return lambda path: regex.fullmatch(path) is not None
+
+
+# --- classification ----------------------------------------------------------------------------
+
+class Classifier:
+    """Path classifier for one set of extra test globs, memoising every answer.
+
+    One instance serves a whole scan; the cache holds one entry per distinct path seen.
+    """
+
+    def __init__(self, test_globs: Sequence[str] = ()) -> None:
+        self.test_globs = tuple(test_globs)
+        self._extra_test = compile_globs(self.test_globs)
+        self._cache: dict[str, tuple[str, bool]] = {}
+
+    def _decide(self, path: str) -> tuple[str, bool]:
+        parts = path.split("/")
+        name = parts[-1]
+        dirs = parts[:-1]
+        if name in TEST_SUPPORT_NAMES:
+            return TEST, False
+        if self._extra_test(path):  # runnable unless a data file: `test_globs: [qa/]` has fixtures too
+            return TEST, _CODE_FILE_RE.fullmatch(name) is not None
+        if _TEST_MODULE_RE.fullmatch(name):
+            return TEST, True
+        in_test_dir = bool(dirs) and dirs[0] in TOP_TEST_DIRS
+        for i, d in enumerate(dirs):
+            if d in TEST_DIRS or d.lower() in TEST_DIRS:
+                in_test_dir = True
+                if name.endswith(".rs") and i == len(dirs) - 1 and d == "tests":
+                    return TEST, True  # Rust integration test crate: tests/<name>.rs
+        if in_test_dir:
+            return TEST, "__tests__" in dirs and _JS_FILE_RE.fullmatch(name) is not None
+        if any(d.lower() in DOC_DIRS for d in dirs):
+            return DOCS, False
+        if (
+            name in DEPENDENCY_NAMES
+            or _DEPENDENCY_NAME_RE.fullmatch(name)
+            or (any(d in _DEPENDENCY_DIRS for d in dirs) and name.endswith((".txt", ".in")))
+        ):
+            return DEPENDENCY, False
+        lower = name.lower()
+        if (
+            name in DOC_NAMES
+            or (lower.endswith(_DOC_EXT) and lower not in _NOT_DOC_TXT)
+            or _is_doc_stem(name)
+        ):
+            return DOCS, False
+        return SOURCE, False
+
+    def info(self, path: str) -> tuple[str, bool]:
+        """``(class, runnable)`` of ``path``; ``runnable`` is true only for test modules."""
+        hit = self._cache.get(path)
+        if hit is None:
+            hit = self._cache[path] = self._decide(path)
+        return hit
+
+    def classify(self, path: str) -> str:
+        """The class of ``path``: one of :data:`CLASSES`."""
+        return self.info(path)[0]
+
+    def is_test_module(self, path: str) -> bool:
+        """Whether ``path`` is a runnable test module (not a fixture, helper or conftest)."""
+        return self.info(path)[1]
+
+
+def _is_doc_stem(name: str) -> bool:
+    """``LICENSE``, ``CHANGELOG.md``, ``AUTHORS.txt``, ``NOTICE`` … but not ``license.py``."""
+    if not _DOC_STEMS.fullmatch(name):
+        return False
+    _, dot, ext = name.rpartition(".")
+    return not dot or ext.lower() in {"md", "markdown", "rst", "txt", "adoc", "rdoc", "in"} or name.isupper()
+
+
+@lru_cache(maxsize=32)
+def _classifier(test_globs: tuple[str, ...]) -> Classifier:
+    return Classifier(test_globs)
+
+
+def classify_path(path: str, test_globs: Sequence[str] = ()) -> str:
+    """Class of one repository-relative ``path`` (``/`` separators): ``"test"``, ``"docs"``,
+    ``"dependency"`` or ``"source"``, decided from the path alone (module docstring for the rules).
+
+    ``test_globs`` are extra test patterns (config key ``test_globs``), added to the defaults.
+    A dependency manifest in :data:`CONTENT_CHECKED` is reported as ``"dependency"`` here; the scan
+    reclassifies it as source when its dependency tables did not change.
+    """
+    return _classifier(tuple(test_globs)).classify(path)
+
+
+def is_test_module(path: str, test_globs: Sequence[str] = ()) -> bool:
+    """Whether ``path`` is a runnable test module: a test file that names tests of its own, as
+    opposed to a fixture, data file, helper or ``conftest.py`` under a test directory."""
+    return _classifier(tuple(test_globs)).is_test_module(path)
+
+
+def runnable_tests(paths: Iterable[str], test_globs: Sequence[str] = ()) -> list[str]:
+    """The runnable test modules among ``paths``, in their order (see :func:`is_test_module`)."""
+    classifier = _classifier(tuple(test_globs))
+    return [p for p in paths if classifier.is_test_module(p)]
+
+
+# --- manifests by content ----------------------------------------------------------------------
+
+def _pick(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+_TOML_HEADER_RE = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
+_PYPROJECT_TABLES = ("project", "build-system", "dependency-groups", "tool.poetry", "tool.pdm", "tool.uv")
+
+
+def _pyproject_subset(text: str) -> str:
+    """The top-level keys and the tables that can declare dependencies. A pyproject is mostly
+    tool settings, and parsing only this part makes the check several times cheaper."""
+    keep: list[str] = []
+    start, wanted = 0, True
+    for match in _TOML_HEADER_RE.finditer(text):
+        if wanted:
+            keep.append(text[start : match.start()])
+        key = match.group(1).replace('"', "").replace("'", "").replace(" ", "")
+        wanted = any(key == t or key.startswith(t + ".") for t in _PYPROJECT_TABLES)
+        start = match.start()
+    if wanted:
+        keep.append(text[start:])
+    return "".join(keep)
+
+
+def _toml_deps(text: str, name: str) -> Any:
+    data: dict[str, Any] = {}
+    if text.strip() and name == "pyproject.toml":
+        try:
+            data = tomllib.loads(_pyproject_subset(text))
+        except tomllib.TOMLDecodeError:  # e.g. a header-like line inside a multi-line string
+            data = tomllib.loads(text)
+    elif text.strip():
+        data = tomllib.loads(text)
+    if name == "Cargo.toml":
+        tables = ("dependencies", "dev-dependencies", "build-dependencies")
+        targets = data.get("target") or {}
+        return {
+            "top": {t: data.get(t) for t in tables},
+            "target": {k: {t: _pick(v, t) for t in tables} for k, v in targets.items()},
+            "workspace": _pick(data, "workspace", "dependencies"),
+            "patch": data.get("patch"),
+            "replace": data.get("replace"),
+        }
+    poetry = _pick(data, "tool", "poetry") or {}
+    return {
+        "project.dependencies": _pick(data, "project", "dependencies"),
+        "project.optional-dependencies": _pick(data, "project", "optional-dependencies"),
+        "build-system.requires": _pick(data, "build-system", "requires"),
+        "dependency-groups": data.get("dependency-groups"),
+        "poetry": {
+            "dependencies": poetry.get("dependencies"),
+            "dev-dependencies": poetry.get("dev-dependencies"),
+            "extras": poetry.get("extras"),
+            "group": {k: _pick(v, "dependencies") for k, v in (poetry.get("group") or {}).items()},
+        },
+        "pdm": _pick(data, "tool", "pdm", "dev-dependencies"),
+        "uv": {k: _pick(data, "tool", "uv", k) for k in ("dev-dependencies", "sources",
+                                                          "constraint-dependencies",
+                                                          "override-dependencies")},
+    }
+
+
+def _json_deps(text: str, name: str) -> Any:
+    data = json.loads(text) if text.strip() else {}
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    if name == "composer.json":
+        keys: tuple[str, ...] = ("require", "require-dev")
+    else:
+        keys = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies",
+                "bundleDependencies", "bundledDependencies", "overrides", "resolutions")
+    return {k: data.get(k) for k in keys}
+
+
+def _setup_cfg_deps(text: str) -> Any:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(text)
+
+    def lines(value: str | None) -> list[str]:
+        return [ln.strip() for ln in (value or "").splitlines() if ln.strip()]
+
+    opts = {k: lines(parser.get("options", k, fallback=None))
+            for k in ("install_requires", "setup_requires", "tests_require")}
+    extras = ({k: lines(v) for k, v in parser.items("options.extras_require")}
+              if parser.has_section("options.extras_require") else {})
+    return {"options": opts, "extras": extras}
+
+
+_SETUP_KEYWORDS = ("install_requires", "extras_require", "setup_requires", "tests_require")
+
+
+def _statements(body: list[Any]) -> Iterator[ast.AST]:
+    """Statements of a module, nested blocks included (no expressions: a setup.py is small, but
+    walking every expression node of each version of it would dominate a scan)."""
+    for node in body:
+        yield node
+        for attr in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(node, attr, None)
+            if isinstance(sub, list):
+                yield from _statements(sub)
+
+
+def _setup_py_deps(text: str) -> Any:
+    tree = ast.parse(text)
+    assigned: dict[str, ast.expr] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned[target.id] = node.value
+    found: dict[str, str] = {}
+    for stmt in _statements(tree.body):
+        call = getattr(stmt, "value", None)
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) != "setup":
+            continue
+        for kw in call.keywords:
+            value = kw.value
+            if isinstance(value, ast.Name) and value.id in assigned:
+                value = assigned[value.id]
+            if kw.arg in _SETUP_KEYWORDS:
+                found[kw.arg] = ast.dump(value)
+            elif kw.arg is None:  # setup(**options): the whole mapping
+                found["**"] = ast.dump(value)
+    return found
+
+
+_READERS: dict[str, Callable[[str, str], Any]] = {
+    "pyproject.toml": _toml_deps,
+    "Cargo.toml": _toml_deps,
+    "package.json": _json_deps,
+    "composer.json": _json_deps,
+    "setup.cfg": lambda text, name: _setup_cfg_deps(text),
+    "setup.py": lambda text, name: _setup_py_deps(text),
+}
+
+
+def dependency_tables(path: str, content: bytes | None) -> Any:
+    """The dependency declarations of one version of a manifest in :data:`CONTENT_CHECKED`, as a
+    value that compares equal exactly when the declarations are equal (formatting and comments
+    never count). ``None`` content means the file is absent. Raises ``ValueError`` if the part
+    read does not parse (for ``pyproject.toml`` only its top-level keys and the tables below are
+    read, so a broken ``[tool.*]`` table elsewhere passes) or the base name is not content-checked.
+
+    Read: ``pyproject.toml`` ([project] dependencies and optional-dependencies, [build-system]
+    requires, [dependency-groups], [tool.poetry] dependency tables and groups, [tool.pdm]/[tool.uv]
+    dev, source, constraint and override tables), ``setup.cfg`` (install/setup/tests requires and
+    extras), ``setup.py`` (the same ``setup()`` keywords, read with ``ast``; a name bound at module
+    level is followed once), ``package.json`` (the dependency maps, overrides, resolutions),
+    ``composer.json`` (require, require-dev), ``Cargo.toml`` (dependency tables, target and
+    workspace ones too, patch, replace).
+    """
+    name = path.rsplit("/", 1)[-1]
+    reader = _READERS.get(name)
+    if reader is None:
+        raise ValueError(f"{name}: not a content-checked manifest")
+    try:
+        return reader((content or b"").decode("utf-8"), name)
+    except (SyntaxError, configparser.Error, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValueError(f"{path}: does not parse: {exc}") from None
+
+
+def dependency_tables_changed(path: str, old: bytes | None, new: bytes | None) -> bool:
+    """Whether a manifest's dependency declarations differ between two versions of its content
+    (:func:`dependency_tables`; ``None`` = absent on that side, i.e. added or deleted).
+
+    A file that is not content-checked, or a version that does not parse, counts as changed: the
+    safe answer, since the commit is then not a task.
+    """
+    try:
+        return bool(dependency_tables(path, old) != dependency_tables(path, new))
+    except ValueError:
+        return True
+
+
+# --- messages ----------------------------------------------------------------------------------
+
+_MERGE_SUBJECT_RE = re.compile(
+    r"^Merge (?:pull request #\d+ from \S+|(?:remote-tracking )?branch(?:es)? .*|tag .*|commit .*)$"
+)
+
+
+def message_words(message: str) -> int:
+    """Words a commit message gives an agent to work from: the words of the cleaned prompt
+    (:func:`pytest_homefield.mine.prompt.message_words`: no trailers, PR/issue references, URLs, shas or
+    generated merge subjects), so the scan filter and the prompt agree."""
+    from pytest_homefield.mine.prompt import message_words as _words
+
+    lines = message.strip().splitlines()
+    if lines and _MERGE_SUBJECT_RE.match(lines[0].strip()):
+        message = "\n".join(lines[1:])  # git's generated merge subject is no description
+    return _words(message)

@@ -1,0 +1,216 @@
+"""Mining glue that knows nothing about pytest: freeze candidates, verify one, build task records,
+merge them into ``tasks.jsonl`` (contracts §4, §6, §7)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import secrets
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.config import Settings
+from pytest_homefield.records import Task
+from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+
+__all__ = [
+    "new_id",
+    "scan_options",
+    "freeze_candidates",
+    "verify_and_record",
+    "merge_tasks",
+    "drop_summary",
+]
+
+
+def new_id() -> str:
+    """A run or mine id: UTC ``YYYYmmdd-HHMMSS`` plus a 4-hex random suffix."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def scan_options(settings: Settings) -> Any:
+    """The :class:`pytest_homefield.mine.scan.ScanOptions` for ``settings``."""
+    from pytest_homefield.options import join_flags
+    from pytest_homefield.mine.scan import ScanOptions
+
+    return ScanOptions(
+        since=settings.since,
+        until=settings.until,
+        paths=join_flags(settings.paths),
+        first_parent=settings.first_parent,
+        merges=settings.merges,
+        max_commits=settings.max_commits,
+        max_source_files=settings.max_source_files,
+        max_diff_lines=settings.max_diff_lines,
+        min_message_words=settings.min_message_words,
+        test_globs=list(settings.test_globs),
+    )
+
+
+def freeze_candidates(settings: Settings, mine_dir: Path) -> Any:
+    """Scan history and write ``candidates.jsonl`` and ``scan.jsonl`` (rejected commits with their
+    reason) into ``mine_dir``. Returns the :class:`ScanResult`."""
+    from pytest_homefield.mine.scan import scan
+
+    result = scan(settings.root, scan_options(settings))
+    write_jsonl_atomic(mine_dir / "candidates.jsonl", (c.to_dict() for c in result.candidates))
+    write_jsonl_atomic(
+        mine_dir / "scan.jsonl",
+        (
+            {"commit": r.commit, "subject": r.subject, "reason": r.reason, "detail": r.detail}
+            for r in result.rejected
+        ),
+    )
+    return result
+
+
+def python_of(test_cmd: str) -> str | None:
+    """The Python executable a test command runs (``python -m pytest`` -> the ``python`` on PATH), or
+    ``None`` when the command is not a Python one."""
+    import shlex
+    import shutil
+
+    try:
+        first = shlex.split(test_cmd)[0]
+    except (ValueError, IndexError):
+        return None
+    if "python" in Path(first).name:
+        return shutil.which(first) or first
+    return None
+
+
+def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd: str | None = None,
+                      setup_cmd: str | None = None) -> dict[str, Any]:
+    """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
+    verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
+    ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
+    contracts §6) when kept."""
+    from pytest_homefield.mine.prompt import clean_prompt
+    from pytest_homefield.mine.message_score import is_well_specified, spec_score
+    from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
+
+    test_cmd = test_cmd or settings.test_cmd
+    setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
+    commit, parent = candidate["commit"], candidate["parent"]
+    test_files = list(candidate["test_files"])
+    started = time.monotonic()
+    ver = verify_candidate(
+        settings.root,
+        commit=commit,
+        parent=parent,
+        test_files=test_files,
+        runnable_tests=_runnable(candidate, settings.test_globs),
+        test_cmd=test_cmd,
+        setup_cmd=setup_cmd,
+        stability_runs=settings.stability_runs,
+        run_timeout_s=settings.run_timeout,
+        test_timeout_s=settings.test_timeout,
+    )
+    record: dict[str, Any] = {
+        "commit": commit,
+        "id": commit[:12],
+        "subject": candidate["subject"],
+        "reason": ver.reason,
+        "detail": ver.detail,
+        "FAIL_TO_PASS": len(ver.FAIL_TO_PASS),
+        "PASS_TO_PASS": len(ver.PASS_TO_PASS),
+        "excluded": ver.excluded,
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    if ver.reason is None:
+        test_patch = make_test_patch(settings.root, parent, commit, test_files)
+        gold_patch = make_gold_patch(settings.root, parent, commit, test_files)
+        score = spec_score(candidate["message"], test_patch=test_patch, gold_patch=gold_patch)
+        task = Task(
+            id=commit[:12],
+            commit=commit,
+            parent=parent,
+            committed_at=candidate["committed_at"],
+            authored_at=candidate["authored_at"],
+            mode=candidate.get("mode", "commit"),
+            subject=candidate["subject"],
+            message=candidate["message"],
+            prompt=clean_prompt(candidate["message"]),
+            source_files=list(candidate["source_files"]),
+            test_files=test_files,
+            test_patch=test_patch,
+            gold_patch=gold_patch,
+            FAIL_TO_PASS=list(ver.FAIL_TO_PASS),
+            PASS_TO_PASS=list(ver.PASS_TO_PASS),
+            excluded=dict(ver.excluded),
+            test_cmd=test_cmd,
+            setup_cmd=setup_cmd,
+            env_fingerprint=_record_env(settings.root, python_of(test_cmd)),
+            spec_score=round(score, 3),
+            well_specified=is_well_specified(score),
+            languages=_languages(candidate["source_files"]),
+            diff_lines=diff_lines(gold_patch),
+            verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
+                    "commit_s": round(ver.commit_s, 3)},
+        )
+        record["task"] = task.to_dict()
+    return record
+
+
+def _record_env(root: Path, python: str | None) -> str:
+    """The environment fingerprint; its description is kept in ``.homefield/envs/<fp>.json`` so that
+    ``homefield verify`` can later say what drifted."""
+    import json
+
+    from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
+    from pytest_homefield.store import write_atomic
+
+    fp = env_fingerprint(python)
+    path = root / ".homefield" / "envs" / f"{fp}.json"
+    if not path.exists():
+        write_atomic(path, json.dumps(env_description(python), indent=1, sort_keys=True))
+    return fp
+
+
+def _runnable(candidate: dict[str, Any], test_globs: Sequence[str] = ()) -> list[str]:
+    """The runnable test modules the commit added or changed (the scan's ``runnable_tests``)."""
+    if candidate.get("runnable_tests") is not None:
+        return list(candidate["runnable_tests"])
+    from pytest_homefield.mine.classify import runnable_tests
+
+    deleted = set(candidate.get("deleted_files") or [])
+    return [p for p in runnable_tests(candidate["test_files"], test_globs) if p not in deleted]
+
+
+_LANGS = {
+    ".py": "python", ".pyi": "python", ".pyx": "python", ".js": "javascript", ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".ts": "typescript", ".tsx": "typescript", ".go": "go", ".rs": "rust", ".java": "java",
+    ".kt": "kotlin", ".scala": "scala", ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c",
+    ".cc": "c++", ".cpp": "c++", ".hpp": "c++", ".cs": "c#", ".swift": "swift", ".sh": "shell",
+}
+
+
+def _languages(paths: Iterable[str]) -> list[str]:
+    langs = {_LANGS.get(Path(p).suffix.lower(), "other") for p in paths}
+    return sorted(langs) or ["other"]
+
+
+def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None) -> list[Task]:
+    """Rewrite ``tasks.jsonl`` atomically: tasks verified in this session replace or add records by id;
+    candidates of this session that were dropped are removed; all other records are kept unchanged.
+    Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
+    session's tasks. Returns the tasks written."""
+    existing = {t["id"]: t for t in read_jsonl(tasks_path)}
+    session_ids = {r["id"] for r in verified}
+    kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: t["committed_at"], reverse=True)
+    if max_tasks is not None:
+        kept = kept[:max_tasks]
+    merged = {i: t for i, t in existing.items() if i not in session_ids}
+    merged.update({t["id"]: t for t in kept})
+    ordered = sorted(merged.values(), key=lambda t: t.get("committed_at", ""), reverse=True)
+    write_jsonl_atomic(tasks_path, ordered)
+    return [Task.from_dict(t) for t in ordered]
+
+
+def drop_summary(reasons: Iterable[str | None]) -> str:
+    """``'passes without the change 3, reference fails 2, …'`` (most frequent first); ``''`` if none."""
+    counts = Counter(r for r in reasons if r)
+    return ", ".join(f"{r.replace('_', ' ')} {n}" for r, n in counts.most_common())

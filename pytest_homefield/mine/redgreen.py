@@ -1,0 +1,365 @@
+"""Red→green verification of a candidate commit (contracts §7) and the task's patches.
+
+:func:`verify_candidate` runs the commit's tests against the parent tree (red expected) and against
+the commit's tree (green expected), each ``stability_runs`` times in a fresh copy, and hands the runs
+to :func:`classify_runs`, a pure function that turns them into FAIL_TO_PASS / PASS_TO_PASS lists,
+the excluded ids and the drop reason.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_homefield.sandbox.snapshot import PatchError, apply_patch, borrowed_gitdir, copy_tree, git, make_snapshot, run_setup
+from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
+
+__all__ = [
+    "Verification",
+    "classify_runs",
+    "verify_candidate",
+    "make_test_patch",
+    "make_gold_patch",
+    "diff_lines",
+    "DROP_REASONS",
+    "EXCLUDE_REASONS",
+]
+
+#: Reasons verification drops a candidate (contracts §7).
+DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed")
+#: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
+#: that run had no collection error (e.g. a parametrization computed from source code), so it is
+#: neither red at the parent nor green at the commit — a case contracts §7 does not name.
+EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent")
+
+# what one run says about one id
+_PASS, _FAIL, _SKIP, _ABSENT = "pass", "fail", "skip", "absent"
+
+
+@dataclass
+class Verification:
+    """Result of verifying one candidate.
+
+    ``FAIL_TO_PASS`` / ``PASS_TO_PASS``: sorted node ids. ``excluded``: id → one of
+    :data:`EXCLUDE_REASONS`. ``reason``: ``None`` when the candidate is a task, else one of
+    :data:`DROP_REASONS`. ``detail``: one line for people. ``parent_s`` / ``commit_s``: seconds
+    spent on each state (setup and test runs). ``runs``: test-command runs done (both states).
+    """
+
+    FAIL_TO_PASS: list[str] = field(default_factory=list)
+    PASS_TO_PASS: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    detail: str = ""
+    parent_s: float = 0.0
+    commit_s: float = 0.0
+    runs: int = 0
+
+
+def _state(run: TestRun, test_id: str) -> str:
+    outcome = run.outcomes.get(test_id)
+    if outcome is None:
+        # absent: failing only when this run could not collect everything
+        return _FAIL if run.collection_error else _ABSENT
+    if outcome in PASSING:
+        return _PASS
+    if outcome in FAILING:
+        return _FAIL
+    return _SKIP  # skipped, xfailed, xpassed: verifies nothing
+
+
+def _all_ids(runs: Sequence[TestRun]) -> list[str]:
+    return sorted({i for r in runs for i in r.outcomes})
+
+
+def _red_ids(parent_runs: Sequence[TestRun], ids: Sequence[str]) -> list[str]:
+    """Ids that fail or error in every parent run."""
+    return [i for i in ids if parent_runs and all(_state(r, i) == _FAIL for r in parent_runs)]
+
+
+def _exclusion(parent: Sequence[str], commit: Sequence[str]) -> str:
+    """Why an id with these per-run states is in neither list."""
+    if len(set(parent)) > 1 or len(set(commit)) > 1:
+        return "flaky"
+    if _FAIL in commit:
+        return "fails_with_reference"
+    if _SKIP in commit or _SKIP in parent:
+        return "skipped"
+    return "absent"
+
+
+def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
+    """A one-line reason when a run of ``state`` could not test anything at all."""
+    for k, r in enumerate(runs, 1):
+        if not r.outcomes and not r.collection_error and r.error:
+            return f"{state} run {k}: {r.error}"
+    return None
+
+
+def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> Verification:
+    """Classify the ids of stability runs at the parent (commit's tests on the parent tree) and
+    at the commit (contracts §7). Pure: reads only the given runs.
+
+    An id's state in a run is pass, fail (failed/error, or absent from a run with a collection
+    error), skip (skipped/xfailed/xpassed) or absent. FAIL_TO_PASS: fail in every parent run and
+    pass in every commit run. PASS_TO_PASS: pass in every run of both states. Other ids are
+    excluded as ``flaky`` (state varied within parent or commit runs), ``fails_with_reference``
+    (fail in a commit run), ``skipped`` (skip in a commit run, or at the parent while passing at
+    the commit) or ``absent`` (missing without a collection error).
+
+    ``reason``: ``timeout`` if any run timed out; ``setup_failed`` if a parent run produced no
+    outcomes because the test command itself failed (not found, no outcome file); with empty
+    FAIL_TO_PASS: ``passes_without_change`` (no id failed in any parent run), ``flaky`` (ids
+    failed at the parent but not in every run, or every red id was flaky at the commit), else
+    ``reference_fails``. With no commit runs (verification stopped after the parent) both lists
+    stay empty and only the reason is set.
+    """
+    parent_s = sum(r.wall_s for r in parent_runs)
+    commit_s = sum(r.wall_s for r in commit_runs)
+    v = Verification(parent_s=parent_s, commit_s=commit_s, runs=len(parent_runs) + len(commit_runs))
+    for state, runs in (("parent", parent_runs), ("commit", commit_runs)):
+        for k, r in enumerate(runs, 1):
+            if r.timed_out:
+                v.reason = "timeout"
+                v.detail = f"{state} run {k} exceeded the run timeout after {r.wall_s:.0f} s"
+                return v
+    problem = _run_problem(parent_runs, "parent")
+    if problem:
+        v.reason, v.detail = "setup_failed", f"the test command produced no outcomes: {problem}"
+        return v
+    ids = _all_ids([*parent_runs, *commit_runs])
+    red = _red_ids(parent_runs, ids)
+    ever_failed = [i for i in ids if any(_state(r, i) == _FAIL for r in parent_runs)]
+    if commit_runs:
+        for i in ids:
+            p = [_state(r, i) for r in parent_runs]
+            c = [_state(r, i) for r in commit_runs]
+            if set(c) == {_PASS} and set(p) == {_FAIL}:
+                v.FAIL_TO_PASS.append(i)
+            elif set(c) == {_PASS} and set(p) == {_PASS}:
+                v.PASS_TO_PASS.append(i)
+            else:
+                v.excluded[i] = _exclusion(p, c)
+    counts = f"FAIL_TO_PASS {len(v.FAIL_TO_PASS)}, PASS_TO_PASS {len(v.PASS_TO_PASS)}, excluded {len(v.excluded)}"
+    if v.FAIL_TO_PASS:
+        v.detail = counts
+        return v
+    if not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
+        v.reason = "reference_fails"
+        errs = sorted({p for r in commit_runs for p in r.collection_errors})
+        v.detail = "collection errors at the parent and at the commit" + (f": {', '.join(errs)}" if errs else "")
+    elif not ever_failed:
+        v.reason = "passes_without_change"
+        v.detail = f"no test failed in {len(parent_runs)} parent run(s)"
+    elif not red:
+        v.reason = "flaky"
+        v.detail = f"{len(ever_failed)} test(s) failed in some parent runs but not all, e.g. {ever_failed[0]}"
+    elif commit_runs and all(v.excluded.get(i) == "flaky" for i in red):
+        v.reason = "flaky"
+        v.detail = f"every red test varied at the commit, e.g. {red[0]}; {counts}"
+    else:
+        v.reason = "reference_fails"
+        failing = [i for i in red if any(_state(r, i) != _PASS for r in commit_runs)] or red
+        v.detail = f"{len(failing)} red test(s) do not pass at the commit, e.g. {failing[0]}"
+        errs = sorted({p for r in commit_runs for p in r.collection_errors})
+        if errs:
+            v.detail += f" (collection errors: {', '.join(errs)})"
+    return v
+
+
+def verify_candidate(
+    repo: Path,
+    *,
+    commit: str,
+    parent: str,
+    test_files: Sequence[str],
+    runnable_tests: Sequence[str],
+    test_cmd: str,
+    setup_cmd: str | None,
+    stability_runs: int = 3,
+    run_timeout_s: float = 600,
+    test_timeout_s: float | None = None,
+    work_root: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    log_dir: Path | None = None,
+) -> Verification:
+    """Verify that the commit's tests go red→green, stably.
+
+    Parent state: a snapshot of ``parent`` plus the commit's version of ``test_files`` (the
+    :func:`make_test_patch` patch applied, so deleted test files are removed). Commit state: a
+    snapshot of ``commit``. Each run uses a fresh copy of its state, runs ``setup_cmd`` there (if
+    any), then ``test_cmd`` on ``runnable_tests``, at most ``stability_runs`` times per state.
+    Runs stop early as soon as no id can end up in FAIL_TO_PASS any more (e.g. after the first
+    parent run when nothing failed and nothing failed to collect: ``passes_without_change``).
+
+    ``run_timeout_s``: seconds per setup or test-command run; a test run that hits it drops the
+    candidate as ``timeout``, a setup that fails or hits it as ``setup_failed``.
+    ``test_timeout_s``: seconds per test (pytest-timeout). ``work_root``: where the temporary
+    folders go (default: the temp dir); all are removed afterwards. ``env``: base environment for
+    setup and tests (default ``os.environ``). ``log_dir``: keep ``<state>-<k>/`` folders with
+    ``setup.log``, ``tests.log`` and ``outcomes.jsonl`` there (default: discarded).
+
+    Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo`` and
+    ``ValueError`` for an unparseable ``test_cmd``; every other problem is a drop reason.
+    """
+    runs_n = max(1, int(stability_runs))
+    root = Path(tempfile.mkdtemp(prefix="hf-", dir=work_root))
+    logs = Path(log_dir) if log_dir is not None else root / "logs"
+    setup_s = {"parent": 0.0, "commit": 0.0}
+    try:
+        parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
+        try:
+            apply_patch(parent_base, make_test_patch(repo, parent, commit, test_files))
+        except PatchError as exc:
+            return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
+
+        def one_run(base: Path, state: str, k: int) -> TestRun | Verification:
+            out = logs / f"{state}-{k}"
+            out.mkdir(parents=True, exist_ok=True)
+            wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
+            try:
+                setup = run_setup(
+                    wd, setup_cmd, env=scrubbed_env(wd, env), timeout_s=run_timeout_s, log_path=out / "setup.log"
+                )
+                setup_s[state] += setup.wall_s
+                if setup.timed_out or setup.exit_code != 0:
+                    how = (
+                        f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
+                    )
+                    return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
+                return run_tests(
+                    wd,
+                    test_cmd,
+                    list(runnable_tests),
+                    out_dir=out,
+                    timeout_s=run_timeout_s,
+                    test_timeout_s=test_timeout_s,
+                    env=env,
+                )
+            finally:
+                shutil.rmtree(wd, ignore_errors=True)
+
+        parent_runs: list[TestRun] = []
+        for k in range(1, runs_n + 1):
+            r = one_run(parent_base, "parent", k)
+            if isinstance(r, Verification):
+                return _with_times(r, setup_s, parent_runs, [])
+            parent_runs.append(r)
+            # a collection error hides ids that only the commit runs will name: keep going then
+            unknown = all(pr.collection_error for pr in parent_runs)
+            if r.timed_out or not (unknown or _red_ids(parent_runs, _all_ids(parent_runs))):
+                return _with_times(classify_runs(parent_runs, []), setup_s, parent_runs, [])
+        shutil.rmtree(parent_base, ignore_errors=True)
+
+        commit_base = make_snapshot(repo, commit, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
+        commit_runs: list[TestRun] = []
+        for k in range(1, runs_n + 1):
+            r = one_run(commit_base, "commit", k)
+            if isinstance(r, Verification):
+                return _with_times(r, setup_s, parent_runs, commit_runs)
+            commit_runs.append(r)
+            ids = _all_ids([*parent_runs, *commit_runs])
+            still_green = [i for i in _red_ids(parent_runs, ids) if all(c.passed(i) for c in commit_runs)]
+            if r.timed_out or not still_green:
+                break
+        return _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _with_times(
+    v: Verification, setup_s: Mapping[str, float], parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
+) -> Verification:
+    """``v`` with ``parent_s``/``commit_s`` = setup plus test seconds and ``runs`` filled in."""
+    v.parent_s = setup_s["parent"] + sum(r.wall_s for r in parent_runs)
+    v.commit_s = setup_s["commit"] + sum(r.wall_s for r in commit_runs)
+    v.runs = len(parent_runs) + len(commit_runs)
+    return v
+
+
+_DIFF_ARGS = (
+    "diff",
+    "--binary",
+    "--no-renames",
+    "--full-index",
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-relative",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--submodule=short",
+)
+
+
+_LITERAL = {"GIT_LITERAL_PATHSPECS": "1"}
+
+
+def _not_utf8(text: str) -> bool:
+    """``text`` came from undecodable bytes (surrogate escapes)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def _diff(repo: Path, parent: str, commit: str, paths: Sequence[str]) -> str:
+    """The diff of ``paths``, always valid UTF-8 text: a file whose text diff is not UTF-8 (a
+    Latin-1 fixture, say) is diffed as binary (base85 ``GIT binary patch``) instead, so the patch
+    survives JSON and applies byte for byte."""
+    if not paths:
+        return ""
+    text = git(*_DIFF_ARGS, parent, commit, "--", *paths, cwd=repo, env=_LITERAL)
+    if not _not_utf8(text):
+        return text
+    old, new = (git("rev-parse", "--verify", f"{c}^{{commit}}", cwd=repo).strip() for c in (parent, commit))
+    parts = []
+    with borrowed_gitdir(repo, "* -diff\n") as gitdir:
+        for path in paths:
+            one = git(*_DIFF_ARGS, old, new, "--", path, cwd=repo, env=_LITERAL)
+            if _not_utf8(one):
+                one = git(*_DIFF_ARGS, old, new, "--", path, cwd=repo, env={**_LITERAL, "GIT_DIR": str(gitdir)})
+            parts.append(one)
+    return "".join(parts)
+
+
+def make_test_patch(repo: Path, parent: str, commit: str, test_files: Sequence[str]) -> str:
+    """Binary-safe unified diff (``git diff --binary --no-renames --full-index``) of ``test_files``
+    from ``parent`` to ``commit``; ``""`` when there are none. Applies with :func:`apply_patch`.
+    Always valid UTF-8 (see :func:`_diff`). Raises ``SnapshotError`` for unknown commits."""
+    return _diff(Path(repo), parent, commit, sorted(set(test_files)))
+
+
+def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[str]) -> str:
+    """Binary-safe unified diff of every file changed from ``parent`` to ``commit`` except
+    ``test_files`` (contracts §6 ``gold_patch``). Raises ``SnapshotError`` for unknown commits."""
+    repo = Path(repo)
+    changed = git("diff", "--name-only", "-z", "--no-renames", "--no-relative", parent, commit, cwd=repo)
+    tests = set(test_files)
+    return _diff(repo, parent, commit, sorted(p for p in changed.split("\0") if p and p not in tests))
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def diff_lines(patch: str) -> int:
+    """Added plus removed lines of a unified diff, counted inside hunks by their ``@@`` line
+    counts (file headers, context lines and binary patches are not counted)."""
+    n = 0
+    old = new = 0
+    for line in patch.splitlines():
+        if old > 0 or new > 0:
+            tag = line[:1]
+            if tag == "-":
+                old, n = old - 1, n + 1
+            elif tag == "+":
+                new, n = new - 1, n + 1
+            elif tag in (" ", ""):
+                old, new = old - 1, new - 1
+            continue  # "\ No newline at end of file" and anything else: no count
+        m = _HUNK.match(line)
+        if m:
+            old = int(m.group(1)) if m.group(1) is not None else 1
+            new = int(m.group(2)) if m.group(2) is not None else 1
+    return n

@@ -1,0 +1,264 @@
+"""One attempt of one agent on one task, without pytest: snapshot, agent, grading, result record.
+
+:class:`SnapshotCache` extracts each task's parent tree once per process (a one-commit repository,
+then ``setup_cmd``) and keeps it as the pristine copy outside any workspace; every attempt works in
+its own copy (contracts §7, §9). The pristine copy lives beside the workspaces, where an agent with a
+shell can write to it, so its content digest is checked before every copy and before grading, and a
+changed one is rebuilt. :func:`run_attempt` returns the :class:`Result`; it never raises for agent or
+grading failures (those become outcomes).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
+from pytest_homefield.records import Result, Task
+from pytest_homefield.store import read_jsonl
+
+__all__ = ["SnapshotCache", "SnapshotError", "AttemptSpec", "run_attempt", "spent_usd", "rate_limit_since"]
+
+
+class SnapshotError(RuntimeError):
+    """The parent tree could not be extracted or its ``setup_cmd`` failed (an infra error)."""
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class SnapshotCache:
+    """Pristine parent snapshots per task, built lazily in a private temp folder of this process.
+
+    ``setup`` maps a task to its setup command (or ``None``). Folders have random names: no task id or
+    sha appears in any path an agent can see.
+    """
+
+    repo: Path
+    setup: Callable[[Task], str | None] = lambda task: task.setup_cmd
+    run_timeout_s: float = 600.0
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hf-")))
+    _built: dict[str, Path] = field(default_factory=dict)
+    _digests: dict[str, str] = field(default_factory=dict)
+
+    def pristine(self, task: Task) -> Path:
+        """The pristine snapshot of ``task.parent`` (after setup). Raises :class:`SnapshotError`."""
+        if task.id in self._built:
+            return self._built[task.id]
+        from pytest_homefield.sandbox.snapshot import make_snapshot, run_setup
+
+        dest = Path(tempfile.mkdtemp(dir=self.root))
+        try:
+            snap = make_snapshot(self.repo, task.parent, dest=dest / "s", init_git=True)
+        except Exception as exc:  # git failures: missing objects after a history rewrite, …
+            raise SnapshotError(f"cannot extract the parent tree: {exc}") from exc
+        cmd = self.setup(task)
+        if cmd:
+            log = dest / "setup.log"
+            proc = run_setup(snap, cmd, env=_setup_env(), timeout_s=self.run_timeout_s, log_path=log)
+            if proc.timed_out or proc.exit_code != 0:
+                try:
+                    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
+                except OSError:
+                    lines = []
+                last = f": {lines[-1].strip()[:200]}" if lines else ""
+                raise SnapshotError(f"setup_cmd failed (exit {proc.exit_code}, timed out: {proc.timed_out}){last}")
+        self._built[task.id] = snap
+        self._digests[task.id] = tree_digest(snap)
+        return snap
+
+    def checked_pristine(self, task: Task) -> tuple[Path, bool]:
+        """``(pristine snapshot, changed)``: the snapshot verified against the digest taken when it
+        was built; one that changed since (an agent wrote outside its workspace) is rebuilt, and
+        ``changed`` is true. Raises :class:`SnapshotError` when the rebuild fails."""
+        snap = self.pristine(task)
+        if tree_digest(snap) == self._digests[task.id]:
+            return snap, False
+        del self._built[task.id]
+        shutil.rmtree(snap.parent, ignore_errors=True)
+        return self.pristine(task), True
+
+    def workspace(self, task: Task) -> Path:
+        """A fresh copy of the (verified) pristine snapshot for one attempt (random path)."""
+        from pytest_homefield.sandbox.snapshot import copy_tree
+
+        snap, _ = self.checked_pristine(task)
+        return copy_tree(snap, Path(tempfile.mkdtemp(dir=self.root)) / "work")
+
+    def close(self) -> None:
+        """Delete every snapshot of this cache."""
+        shutil.rmtree(self.root, ignore_errors=True)
+        self._built.clear()
+        self._digests.clear()
+
+
+def tree_digest(root: Path) -> str:
+    """SHA-256 over every entry under ``root`` (``.git`` included): relative path, kind, permission
+    bits, and the file content or symlink target. Folders are walked without following symlinks."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            h.update(os.path.relpath(full, root).encode("utf-8", "surrogateescape") + b"\0")
+            h.update(f"{st.st_mode:o}\0".encode())
+            if os.path.islink(full):
+                h.update(os.readlink(full).encode("utf-8", "surrogateescape"))
+            else:
+                with open(full, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+            h.update(b"\0")
+        for d in dirnames:  # empty folders count too
+            h.update(os.path.relpath(os.path.join(dirpath, d), root).encode("utf-8", "surrogateescape") + b"/\0")
+    return h.hexdigest()
+
+
+def _setup_env() -> dict[str, str]:
+    drop = ("PYTEST_", "COV_CORE_", "HOMEFIELD_")
+    return {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+
+
+@dataclass
+class AttemptSpec:
+    """What to run: ``task`` × ``agent`` × ``attempt`` (from 1) in ``variant``, with limits in
+    seconds / USD, and where to record it."""
+
+    task: Task
+    agent: Agent
+    attempt: int
+    run_id: str
+    run_dir: Path
+    timeout_s: float = 900.0
+    budget_usd: float | None = None
+    allow_shell: bool = False
+    run_timeout_s: float = 600.0
+    test_timeout_s: float | None = None
+    test_cmd: str | None = None
+    test_globs: list[str] = field(default_factory=list)
+    env_passthrough: list[str] = field(default_factory=list)
+    variant: str = "base"
+
+    @property
+    def artifacts(self) -> Path:
+        """``runs/<run_id>/attempts/<task_id>/<agent>/<attempt>/``."""
+        return self.run_dir / "attempts" / self.task.id / self.agent.name / str(self.attempt)
+
+
+def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
+    from pytest_homefield.agents.environment import build_agent_env
+
+    passthrough = list(getattr(spec.agent, "env_passthrough", ()) or ()) + spec.env_passthrough
+    return build_agent_env(prompt=prompt, attempt=spec.attempt, tmpdir=tmpdir, passthrough=passthrough)
+
+
+def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
+    """Run one attempt and grade it. Never raises for agent, snapshot or grading failures: those are
+    recorded as outcomes (``infra`` for harness problems). Writes ``agent.out``/``agent.err`` (by the
+    agent), ``diff.patch``, ``tests.log`` and ``outcomes.jsonl`` under ``spec.artifacts``."""
+    from pytest_homefield.agents.reference import sim_seed
+    from pytest_homefield.run.grading import grade
+
+    art = spec.artifacts
+    if art.exists():  # a retried unscored attempt: start clean
+        shutil.rmtree(art, ignore_errors=True)
+    art.mkdir(parents=True, exist_ok=True)
+    started_at = _now()
+    base: dict[str, Any] = dict(run_id=spec.run_id, task_id=spec.task.id, agent=spec.agent.name,
+                                attempt=spec.attempt, variant=spec.variant, started_at=started_at)
+    try:
+        agent_version = spec.agent.version()
+    except Exception:
+        agent_version = None
+    base["agent_version"] = agent_version
+    try:
+        workspace = cache.workspace(spec.task)
+        pristine = cache.pristine(spec.task)
+    except Exception as exc:
+        return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
+    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell)
+    tmpdir = Path(tempfile.mkdtemp(dir=cache.root))
+    ctx = AgentContext(
+        workspace=workspace, prompt=prompt, env=_agent_env(spec, prompt, tmpdir), timeout_s=spec.timeout_s,
+        artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
+        seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
+        hint_files=list(spec.task.source_files) if getattr(spec.agent, "hinted", False) else [],
+    )
+    t0 = time.monotonic()
+    try:
+        ar = spec.agent.run(ctx)
+    except Exception as exc:
+        (art / "agent.err").write_text(traceback.format_exc())
+        ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
+    wall = time.monotonic() - t0
+    fields: dict[str, Any] = dict(
+        exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial, input_tokens=ar.input_tokens,
+        output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
+        cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
+    )
+    try:
+        # the agent may have written into the pristine copy: grade against a verified one
+        pristine, tampered = cache.checked_pristine(spec.task)
+        if ar.outcome is not None:
+            outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
+            # keep the change for auditing, even though it is not graded
+            from pytest_homefield.run.grading import render_diff, tree_changes
+
+            changes = tree_changes(pristine, workspace)
+            (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
+        else:
+            g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
+                      run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
+                      test_globs=spec.test_globs)
+            outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
+                g.touched_tests, g.suspicious
+        if tampered:
+            suspicious = True
+            note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
+            error = f"{error}; {note}" if error else note
+    except Exception as exc:
+        (art / "grading.err").write_text(traceback.format_exc())
+        outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False
+    finally:
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), touched_tests=touched,
+                  suspicious=suspicious, finished_at=_now())
+
+
+def _one_line(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def latest_results(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, int, str], dict[str, Any]]:
+    """Result records keyed by (task_id, agent, attempt, variant); the last line wins."""
+    out: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+    for r in records:
+        out[(r.get("task_id", ""), r.get("agent", ""), int(r.get("attempt", 0)), r.get("variant", "base"))] = r
+    return out
+
+
+def spent_usd(results_path: Path) -> float:
+    """Total ``cost_usd`` of the run so far (last record per key; partial estimates included)."""
+    return sum(float(r.get("cost_usd") or 0.0) for r in latest_results(read_jsonl(results_path)).values())
+
+
+def rate_limit_since(results_path: Path, since_iso: str) -> str | None:
+    """The error of a ``rate_limited`` result finished at or after ``since_iso``, else ``None``."""
+    for r in read_jsonl(results_path):
+        if r.get("outcome") == "rate_limited" and str(r.get("finished_at", "")) >= since_iso:
+            return str(r.get("error") or "rate limited")
+    return None

@@ -1,0 +1,379 @@
+"""Grading an attempt on a clean copy (contracts §7).
+
+After the agent stops, its change is the set of files that differ between its workspace and the
+pristine parent tree kept outside the workspace (never the agent's ``.git``). A fresh copy of the
+pristine tree receives the agent's changes to non-test files only; then the task's hidden tests
+(``test_patch``) are applied, and the FAIL_TO_PASS and PASS_TO_PASS ids decide the outcome. No test
+file, ``conftest.py``, test configuration, ``sitecustomize.py``, ``usercustomize.py`` or ``.pth``
+file from the agent is carried over; nor is anything else that the interpreter or pytest would load
+without a test importing it: a module or package that shadows one from outside the workspace
+(``sitecustomize/``, ``pytest.py``, ``homefield_reporter.py``, a stdlib or installed module) added
+at an import root (the workspace and its ``src/``), distribution metadata (``*.dist-info``,
+``*.egg-info``: ``pytest11`` entry points), a symlink that leads out of the workspace, or an entry
+that replaces a folder holding hidden tests.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import functools
+import importlib.machinery
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_homefield.records import Task
+
+__all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade"]
+
+#: Folders and files that are never part of a change (caches the agent or tests may create).
+IGNORED_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
+                ".nox", ".venv-homefield"}
+IGNORED_SUFFIXES = (".pyc", ".pyo")
+#: Basenames the agent may never carry into grading.
+BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
+                 "pytest.toml", ".pytest.toml", "noxfile.py"}
+#: Folder suffixes of distribution metadata: ``importlib.metadata`` reads them from every ``sys.path``
+#: entry, so an ``entry_points.txt`` there registers a ``pytest11`` plugin that pytest autoloads.
+METADATA_SUFFIXES = (".dist-info", ".egg-info")
+#: Folders of the grading copy that are on ``sys.path`` before the stdlib and site-packages (the
+#: test command's ``PYTHONPATH``, see :func:`pytest_homefield.sandbox.testrun.scrubbed_env`; ``""`` = root).
+IMPORT_ROOTS = ("", "src")
+#: Modules the test process loads from outside the workspace before any test runs; with the stdlib
+#: and the top-level modules of installed distributions, a change may not add a module shadowing them.
+RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "homefield_reporter", "sitecustomize",
+                            "usercustomize", "xdist", "execnet", "iniconfig", "packaging", "pytest_timeout"})
+#: Regex for diffs that reach into pytest internals or the grading machinery (flagged ``suspicious``).
+SUSPICIOUS_RE = re.compile(
+    r"_pytest|pytest_runtest|pytest_collect|pytest_report|pytest_sessionfinish|pytest_configure|hookwrapper|"
+    r"hookimpl|TestReport|CallInfo|homefield_reporter|HOMEFIELD_|sitecustomize|usercustomize|"
+    r"pytest\.(?:xfail|skip|exit)\b|sys\.modules\[['\"]pytest|os\._exit|builtins\.",
+)
+
+
+@dataclass
+class Grade:
+    """Outcome of grading: ``outcome`` (contracts §8), ``touched_tests``, ``suspicious``,
+    ``carried``/``dropped`` paths, ``test_s`` (seconds of the test run), ``error`` (one line), and
+    the per-id ``failing`` lists."""
+
+    outcome: str
+    touched_tests: bool = False
+    suspicious: bool = False
+    carried: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    test_s: float = 0.0
+    error: str | None = None
+    failing_f2p: list[str] = field(default_factory=list)
+    failing_p2p: list[str] = field(default_factory=list)
+
+
+def _walk(root: Path) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS and not d.endswith(".egg-info")
+                       and not os.path.islink(os.path.join(dirpath, d))]
+        # symlinks to directories are entries too
+        for d in os.listdir(dirpath):
+            full = os.path.join(dirpath, d)
+            if d != ".git" and os.path.islink(full) and os.path.isdir(full):
+                out[os.path.relpath(full, root)] = Path(full)
+        for f in filenames:
+            if f.endswith(IGNORED_SUFFIXES) or f == ".git":  # a ".git" file (gitdir pointer) is git's too
+                continue
+            full = os.path.join(dirpath, f)
+            out[os.path.relpath(full, root)] = Path(full)
+    return out
+
+
+def _same(a: Path, b: Path) -> bool:
+    if a.is_symlink() or b.is_symlink():
+        return a.is_symlink() and b.is_symlink() and os.readlink(a) == os.readlink(b)
+    if (os.stat(a).st_mode & stat.S_IXUSR) != (os.stat(b).st_mode & stat.S_IXUSR):
+        return False
+    return filecmp.cmp(a, b, shallow=False)
+
+
+def tree_changes(pristine: Path, workspace: Path) -> dict[str, str]:
+    """``{relative path: "added" | "modified" | "deleted"}`` between two trees, ignoring ``.git`` and
+    caches (:data:`IGNORED_DIRS`, ``*.pyc``, ``*.egg-info``). Symlinks compare by target."""
+    before = _walk(pristine)
+    after = _walk(workspace)
+    changes: dict[str, str] = {}
+    for rel, path in after.items():
+        if rel not in before:
+            changes[rel] = "added"
+        elif not _same(before[rel], path):
+            changes[rel] = "modified"
+    for rel in before:
+        if rel not in after:
+            changes[rel] = "deleted"
+    return dict(sorted(changes.items()))
+
+
+def _pytest_section(path: Path) -> str | None:
+    """The text of a file's pytest configuration section(s), for pyproject.toml / setup.cfg."""
+    if not path.exists() or path.is_symlink():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.name == "pyproject.toml":
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            data = tomllib.loads(text)
+        except Exception:
+            return "<unparseable>"
+        return repr({k: v for k, v in data.get("tool", {}).items() if k.startswith("pytest")})
+    import configparser
+
+    cp = configparser.ConfigParser(interpolation=None)
+    try:
+        cp.read_string(text)
+    except configparser.Error:
+        return "<unparseable>"
+    return repr({s: dict(cp[s]) for s in cp.sections() if s in ("tool:pytest", "pytest")})
+
+
+@functools.lru_cache(maxsize=1)
+def _outside_modules() -> frozenset[str]:
+    """Top-level module names importable from outside any workspace: :data:`RUNNER_MODULES`, the
+    stdlib, and the top-level modules of the distributions installed in this interpreter."""
+    names = set(RUNNER_MODULES) | set(sys.stdlib_module_names)
+    try:
+        import importlib.metadata
+
+        names |= set(importlib.metadata.packages_distributions())
+    except Exception:  # broken metadata of some distribution: the fixed names still hold
+        pass
+    return frozenset(names)
+
+
+def _module_stem(filename: str) -> str | None:
+    """``"pytest"`` for ``pytest.py`` / ``pytest.cpython-311-x86_64-linux-gnu.so`` …, else ``None``."""
+    for suffix in sorted(importlib.machinery.all_suffixes(), key=len, reverse=True):
+        if filename.endswith(suffix) and len(filename) > len(suffix):
+            return filename[: -len(suffix)]
+    return None
+
+
+def _top_modules(rel: str, workspace: Path) -> list[str]:
+    """The top-level modules that the entry ``rel`` defines at an :data:`IMPORT_ROOTS` folder:
+    ``N`` for ``N.py`` (any import suffix), ``N/__init__.py`` or a symlink ``N`` to a folder."""
+    parts = rel.split("/")
+    out: list[str] = []
+    for root in IMPORT_ROOTS:
+        if root:
+            if parts[0] != root or len(parts) < 2:
+                continue
+            inner = parts[1:]
+        else:
+            inner = parts
+        if len(inner) == 1:
+            stem = _module_stem(inner[0])
+            if stem is None and (workspace / rel).is_symlink():
+                stem = inner[0]
+            if stem:
+                out.append(stem)
+        elif len(inner) == 2 and _module_stem(inner[1]) == "__init__":
+            out.append(inner[0])
+    return out
+
+
+def _escapes(rel: str, workspace: Path) -> bool:
+    """Whether ``rel`` is a symlink whose target is absolute or lies outside the tree."""
+    path = workspace / rel
+    if not path.is_symlink():
+        return False
+    target = os.readlink(path)
+    if os.path.isabs(target):
+        return True
+    norm = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+    return norm == ".." or norm.startswith("../")
+
+
+#: Files pytest reads from the folders *above* a checkout when the checkout has no pytest configuration
+#: of its own (the config search walks up; ``confcutdir`` is then the config file's folder).
+ABOVE_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
+               "pyproject.toml")
+
+
+def config_above(path: Path) -> Path | None:
+    """The first ``conftest.py`` or pytest configuration file (a ``tox.ini`` / ``setup.cfg`` /
+    ``pyproject.toml`` only with a pytest section) in a folder above ``path``, else ``None``. Such a
+    file is outside the grading copy (an agent with a shell can plant one in the temp dir) and pytest
+    would load it for a repository without pytest configuration."""
+    for folder in path.resolve().parents:
+        for name in ABOVE_NAMES:
+            candidate = folder / name
+            if not candidate.is_file():
+                continue
+            if name in ("tox.ini", "setup.cfg", "pyproject.toml") and _pytest_section(candidate) in (None, "{}"):
+                continue
+            return candidate
+    return None
+
+
+def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspace: Path,
+                    test_globs: Sequence[str] = ()) -> tuple[list[str], list[str], bool]:
+    """Split the agent's changes into (carried, dropped, touched_tests).
+
+    Dropped: test files (by class or listed in the task), ``conftest.py``, test configuration
+    (``pytest.ini``, ``pytest.toml``, ``tox.ini``, a ``pyproject.toml`` / ``setup.cfg`` whose pytest
+    section changed), ``sitecustomize.py``, ``usercustomize.py`` and ``*.pth`` files; anything
+    inside ``*.dist-info`` / ``*.egg-info``; an added module or package that shadows one from outside
+    the workspace (:func:`_outside_modules`) at an import root, unless the task's reference fix
+    defines it too (``source_files``); a symlink leading out of the tree;
+    and an entry at the path of a folder that holds hidden tests (it counts as touching tests).
+    """
+    from pytest_homefield.mine.classify import classify_path
+
+    hidden = set(task.test_files)
+    hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
+    # a top-level module the reference fix itself adds (installed from the user's checkout) is no shadow
+    own_modules = {m for p in task.source_files for m in _top_modules(p, workspace)}
+    carried: list[str] = []
+    dropped: list[str] = []
+    touched = False
+    for rel in changes:
+        name = os.path.basename(rel)
+        is_test = (rel in hidden or rel in hidden_dirs or classify_path(rel, list(test_globs)) == "test"
+                   or name == "conftest.py")
+        touched = touched or is_test
+        blocked = is_test or name in BLOCKED_NAMES or name.endswith(".pth")
+        if not blocked and name in ("pyproject.toml", "setup.cfg"):
+            blocked = _pytest_section(pristine / rel) != _pytest_section(workspace / rel)
+        if not blocked and changes[rel] != "deleted":
+            blocked = (any(part.endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
+                       or _escapes(rel, workspace)
+                       or (changes[rel] == "added"
+                           and any(m in _outside_modules() and m not in own_modules
+                                   for m in _top_modules(rel, workspace))))
+        (dropped if blocked else carried).append(rel)
+    return carried, dropped, touched
+
+
+def _copy_entry(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.is_symlink() or dest.is_file():
+        dest.unlink()
+    elif dest.is_dir():
+        shutil.rmtree(dest)
+    if src.is_symlink():
+        os.symlink(os.readlink(src), dest)
+    else:
+        shutil.copy2(src, dest)
+
+
+def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str]) -> str:
+    """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
+    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers."""
+    parts: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="hf-diff-") as tmp:
+        for rel in paths:
+            a = pristine / rel if changes[rel] != "added" else Path(os.devnull)
+            b = workspace / rel if changes[rel] != "deleted" else Path(os.devnull)
+            proc = subprocess.run(
+                ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
+                capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+            )
+            text = proc.stdout.decode("utf-8", errors="replace")
+            for prefix in (str(pristine).lstrip("/"), str(workspace).lstrip("/")):
+                text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")
+            text = text.replace(f"a/{str(os.devnull).lstrip('/')}", f"a/{rel}")
+            text = text.replace(f"b/{str(os.devnull).lstrip('/')}", f"b/{rel}")
+            parts.append(text)
+    return "".join(parts)
+
+
+def is_suspicious(diff_text: str) -> bool:
+    """True when a diff references pytest internals or the grading machinery (:data:`SUSPICIOUS_RE`)."""
+    return bool(SUSPICIOUS_RE.search(diff_text))
+
+
+def grade(
+    task: Task,
+    *,
+    workspace: Path,
+    pristine: Path,
+    out_dir: Path,
+    test_cmd: str | None = None,
+    run_timeout_s: float = 600,
+    test_timeout_s: float | None = None,
+    test_globs: Sequence[str] = (),
+) -> Grade:
+    """Grade the agent's workspace against ``task`` (contracts §7) and write ``diff.patch`` (all
+    changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
+
+    Outcomes: ``empty_patch`` (no change to non-test files), ``tests_failed`` (a FAIL_TO_PASS id did
+    not pass; a collection error counts here), ``regression`` (a PASS_TO_PASS id broke),
+    ``test_timeout``, ``solved``, or ``infra`` (hidden tests could not be applied, a ``conftest.py`` or
+    pytest configuration in a folder above the grading copy (:func:`config_above`), zero tests
+    collected without an error, or no outcome file).
+    """
+    from pytest_homefield.sandbox.snapshot import PatchError, apply_patch, copy_tree
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    changes = tree_changes(pristine, workspace)
+    carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
+    (out_dir / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes), encoding="utf-8")
+    carried_diff = render_diff(pristine, workspace, carried, changes) if carried else ""
+    g = Grade(outcome="empty_patch", touched_tests=touched, suspicious=is_suspicious(carried_diff),
+              carried=carried, dropped=dropped)
+    if not carried:
+        return g
+    with tempfile.TemporaryDirectory(prefix="hf-") as tmp:
+        gdir = copy_tree(pristine, Path(tmp) / "w")
+        for rel in carried:
+            if changes[rel] == "deleted":
+                target = gdir / rel
+                if target.is_symlink() or target.is_file():
+                    target.unlink()
+                elif target.is_dir():
+                    shutil.rmtree(target)
+            else:
+                _copy_entry(workspace / rel, gdir / rel)
+        try:
+            apply_patch(gdir, task.test_patch)
+        except PatchError as exc:
+            g.outcome, g.error = "infra", f"hidden tests could not be applied: {exc}"
+            return g
+        above = config_above(gdir)
+        if above is not None:
+            g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
+            return g
+        from pytest_homefield.mine.classify import runnable_tests
+
+        targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
+        run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
+                        test_timeout_s=test_timeout_s)
+    g.test_s = run.wall_s
+    if run.timed_out:
+        g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
+        return g
+    if not run.outcomes and not run.collection_error:
+        g.outcome = "infra"
+        g.error = run.error or "no test outcomes were recorded (zero tests collected or no outcome file)"
+        return g
+    g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
+    g.failing_p2p = [i for i in task.PASS_TO_PASS if run.outcomes.get(i) != "passed"]
+    if g.failing_f2p:
+        g.outcome = "tests_failed"
+        g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
+        if run.collection_error:
+            g.error += " (collection error)"
+    elif g.failing_p2p:
+        g.outcome = "regression"
+        g.error = f"{len(g.failing_p2p)}/{len(task.PASS_TO_PASS)} PASS_TO_PASS broke"
+    else:
+        g.outcome = "solved"
+    return g

@@ -1,0 +1,311 @@
+"""Snapshots: a commit's exact tree in a fresh folder, copies of it, patches and setup on top.
+
+A snapshot holds the tree of one commit byte for byte (contracts §7): symlinks stay symlinks,
+executable bits stay set, and no ``.gitattributes`` effect applies — no ``export-ignore`` /
+``export-subst`` (``git archive`` is not used), no end-of-line conversion, no ``ident``
+expansion, no smudge filter (Git LFS files stay pointers, as stored). It is checked out from a
+temporary index with ``git read-tree`` + ``git checkout-index`` through a git directory whose
+``info/attributes`` unsets every conversion attribute. Nothing else ends up in it: caches,
+``__pycache__``, ``.pytest_cache``, egg-info or ``.homefield/`` of the user's working tree are not
+part of a commit's tree.
+
+With ``init_git`` the folder is also a one-commit git repository (branch ``main``) whose only
+objects are that tree's and one commit by ``homefield <homefield@localhost>`` dated
+2000-01-01T00:00:00Z with the message ``snapshot``: no history, refs, tags, reflog or hooks, and
+nothing that names the original repository or commit.
+
+Git runs as a subprocess with every ``GIT_*`` variable of the caller removed (a caller inside a
+git hook has ``GIT_DIR``/``GIT_INDEX_FILE`` set, which would redirect our commands); gitpython
+cannot unset inherited variables, so :func:`git` is used instead.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+from pytest_homefield.sandbox.procs import ProcResult, run_process
+
+__all__ = [
+    "SnapshotError",
+    "PatchError",
+    "git",
+    "git_env",
+    "borrowed_gitdir",
+    "make_snapshot",
+    "copy_tree",
+    "apply_patch",
+    "run_setup",
+    "SNAPSHOT_AUTHOR",
+    "SNAPSHOT_DATE",
+    "SNAPSHOT_MESSAGE",
+]
+
+SNAPSHOT_AUTHOR = ("homefield", "homefield@localhost")
+#: Fixed author and committer date of a snapshot commit (2000-01-01T00:00:00Z).
+SNAPSHOT_DATE = "946684800 +0000"
+SNAPSHOT_MESSAGE = "snapshot"
+
+# Attributes that change file content between the object store and the working tree.
+_RAW_ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding -export-subst -export-ignore\n"
+
+
+class SnapshotError(RuntimeError):
+    """A git command needed for a snapshot failed (bad commit, unreadable repository, …)."""
+
+
+class PatchError(RuntimeError):
+    """A patch did not apply. The message is one line."""
+
+
+def git_env(extra: Mapping[str, str] | None = None, *, isolated: bool = False) -> dict[str, str]:
+    """The environment for a git subprocess: ``os.environ`` without any ``GIT_*`` variable.
+
+    ``isolated`` also ignores the user's global and system git configuration (for repositories
+    we create, so no ``init.templateDir``, ``core.hooksPath`` or ``commit.gpgSign`` applies).
+    ``extra`` is added last.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    if isolated:
+        env["GIT_CONFIG_NOSYSTEM"] = "1"
+        env["GIT_CONFIG_GLOBAL"] = os.devnull
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git(
+    *args: str,
+    cwd: Path | str,
+    env: Mapping[str, str] | None = None,
+    input: bytes | None = None,
+    isolated: bool = False,
+    check: bool = True,
+) -> str:
+    """Run ``git args…`` in ``cwd`` and return its stdout (UTF-8, undecodable bytes kept as
+    surrogate escapes; trailing newline kept).
+
+    ``env`` adds variables to :func:`git_env`. Raises :class:`SnapshotError` with git's first
+    error line when the command fails and ``check`` is true.
+    """
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=str(cwd),
+        env=git_env(env, isolated=isolated),
+        input=input,
+        capture_output=True,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        first = next((ln for ln in err if ln.startswith(("fatal:", "error:"))), err[0] if err else "")
+        raise SnapshotError(f"git {args[0]} failed ({proc.returncode}): {first}")
+    return proc.stdout.decode("utf-8", "surrogateescape")
+
+
+def _objects_dir(repo: Path) -> Path:
+    common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo).strip()
+    return Path(common) / "objects"
+
+
+@contextmanager
+def borrowed_gitdir(repo: Path, attributes: str) -> Iterator[Path]:
+    """A temporary bare git directory that reads ``repo``'s objects through an alternate (nothing
+    is copied) and whose ``info/attributes`` is ``attributes`` — the highest-precedence attribute
+    source, so it overrides the ``.gitattributes`` of any tree without touching ``repo``. Refs of
+    ``repo`` are not visible: pass full object names. Removed on exit. Raises
+    :class:`SnapshotError` when ``repo`` is not a git repository."""
+    objects = _objects_dir(Path(repo))
+    gitdir = Path(tempfile.mkdtemp(prefix="hf-git-"))
+    try:
+        git("init", "-q", "--bare", "--template=", str(gitdir), cwd=gitdir, isolated=True)
+        (gitdir / "objects" / "info").mkdir(parents=True, exist_ok=True)
+        (gitdir / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+        (gitdir / "info").mkdir(exist_ok=True)
+        (gitdir / "info" / "attributes").write_text(attributes)
+        yield gitdir
+    finally:
+        shutil.rmtree(gitdir, ignore_errors=True)
+
+
+def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
+    """``dest`` created empty (``FileExistsError`` if it exists and is not empty), or a new random
+    folder under the temp dir."""
+    if dest is None:
+        return Path(tempfile.mkdtemp(prefix=prefix))
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise FileExistsError(f"snapshot destination is not empty: {dest}")
+    return dest
+
+
+def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git: bool = True) -> Path:
+    """Write the tree of ``commit`` (any commit-ish of ``repo``) into a fresh folder and return it.
+
+    ``dest``: the folder to use (created; must be empty); default a new random folder under the
+    temp dir (``tempfile.mkdtemp``), whose name says nothing about the task or commit.
+    ``init_git``: also make it a one-commit git repository (see the module docstring); without
+    it the folder holds the files only (faster: objects are read through an alternate instead of
+    being copied).
+
+    Raises :class:`SnapshotError` when ``commit`` does not name a commit of ``repo`` or git fails,
+    ``FileExistsError`` when ``dest`` is not empty. On error a folder this call created is removed
+    (a given empty ``dest`` is left empty).
+    """
+    repo = Path(repo)
+    try:
+        tree = git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{tree}}", cwd=repo).strip()
+    except SnapshotError as exc:
+        raise SnapshotError(f"{commit!r} is not a commit of {repo} ({exc})") from None
+    created = dest is None or not Path(dest).exists()
+    dest = _fresh_dir(dest)
+    try:
+        if init_git:
+            _init_snapshot_repo(repo, tree, dest)
+        else:
+            with borrowed_gitdir(repo, _RAW_ATTRIBUTES) as gitdir:
+                _checkout(tree, gitdir, dest)
+    except BaseException:
+        if created:
+            shutil.rmtree(dest, ignore_errors=True)
+        else:  # the caller's empty folder: empty it again
+            for child in dest.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child, ignore_errors=True)
+                else:
+                    child.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+_RAW_GIT = ("-c", "core.autocrlf=false", "-c", "core.symlinks=true", "-c", "core.bare=false")
+
+
+def _checkout(tree: str, gitdir: Path, dest: Path) -> dict[str, str]:
+    """Write ``tree`` into ``dest`` through a fresh index in ``gitdir`` (whose ``info/attributes``
+    must be :data:`_RAW_ATTRIBUTES`); returns the git environment used."""
+    env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(gitdir / "index")}
+    git(*_RAW_GIT, "read-tree", tree, cwd=dest, env=env, isolated=True)
+    git(*_RAW_GIT, "checkout-index", "--all", "--force", "--quiet", cwd=dest, env=env, isolated=True)
+    return env
+
+
+def _feed(stream: IO[bytes], data: bytes) -> None:
+    try:
+        stream.write(data)
+    except BrokenPipeError:
+        pass
+    finally:
+        stream.close()
+
+
+def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
+    """Make ``dest`` a one-commit repository holding exactly ``tree`` and check it out."""
+    git("init", "-q", "--template=", "-b", "main", str(dest), cwd=dest, isolated=True)
+    gitdir = dest / ".git"
+    # copy exactly the tree's objects: one pack written straight into the new repository
+    objects = git("rev-list", "--objects", tree, cwd=repo).encode("utf-8", "surrogateescape")
+    (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
+    # streamed from the source repository into `index-pack` run in the new one, so git never renames
+    # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
+    packer = subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert packer.stdin is not None and packer.stdout is not None
+    feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
+    feeder.start()
+    indexer = subprocess.run(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env(isolated=True),
+                             stdin=packer.stdout, capture_output=True)
+    packer.stdout.close()
+    feeder.join()
+    pack_err = packer.stderr.read().decode("utf-8", "replace").strip() if packer.stderr else ""
+    if packer.wait() != 0 or indexer.returncode != 0:
+        err = pack_err or indexer.stderr.decode("utf-8", "replace").strip()
+        raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
+    info = gitdir / "info"
+    info.mkdir(exist_ok=True)
+    (info / "attributes").write_text(_RAW_ATTRIBUTES)
+    env = _checkout(tree, gitdir, dest)
+    # stat info for the raw files, while the raw attributes still apply, so `git status` is clean
+    git(*_RAW_GIT, "update-index", "-q", "--refresh", cwd=dest, env=env, isolated=True, check=False)
+    shutil.rmtree(info)
+    name, email = SNAPSHOT_AUTHOR
+    who = {
+        "GIT_AUTHOR_NAME": name,
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_AUTHOR_DATE": SNAPSHOT_DATE,
+        "GIT_COMMITTER_NAME": name,
+        "GIT_COMMITTER_EMAIL": email,
+        "GIT_COMMITTER_DATE": SNAPSHOT_DATE,
+    }
+    sha = git("commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who, isolated=True).strip()
+    git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
+
+
+def copy_tree(src: Path, dest: Path) -> Path:
+    """Copy folder ``src`` to ``dest`` (absent or an empty folder) with symlinks kept as symlinks
+    and permission bits kept; returns ``dest``. Raises ``FileExistsError`` if ``dest`` is a
+    non-empty folder, ``OSError`` on copy failures."""
+    dest = Path(dest)
+    if dest.exists() and any(dest.iterdir()):
+        raise FileExistsError(f"copy destination is not empty: {dest}")
+    shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+    return dest
+
+
+def apply_patch(workdir: Path, patch: str) -> None:
+    """Apply a ``git diff --binary`` patch (paths ``a/…``/``b/…``) to the files in ``workdir``.
+
+    Works whether or not ``workdir`` is a git repository (git does not look above it). An empty
+    patch is a no-op. ``patch`` text that came from :func:`git` may hold surrogate escapes for
+    non-UTF-8 bytes; they are written back as the original bytes. Raises :class:`PatchError` with
+    git's error lines joined into one line; on error no file is changed (``git apply`` is atomic).
+    """
+    if not patch.strip():
+        return
+    workdir = Path(workdir).resolve()
+    proc = subprocess.run(
+        ["git", "apply", "--binary", "--whitespace=nowarn", "-"],
+        cwd=str(workdir),
+        env=git_env({"GIT_CEILING_DIRECTORIES": str(workdir.parent)}, isolated=True),
+        input=patch.encode("utf-8", "surrogateescape"),
+        capture_output=True,
+    )
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
+        errors = [ln for ln in lines if ln.startswith(("error:", "fatal:"))] or lines
+        raise PatchError("; ".join(errors)[:500] or f"git apply exited with {proc.returncode}")
+
+
+def run_setup(
+    workdir: Path,
+    setup_cmd: str | None,
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout_s: float | None = 600,
+    log_path: Path | None = None,
+) -> ProcResult:
+    """Run ``setup_cmd`` with ``sh -c`` in ``workdir`` (stdout and stderr together into
+    ``log_path`` if given), killing its process group after ``timeout_s`` seconds.
+
+    ``env`` defaults to ``os.environ``. ``setup_cmd`` ``None`` or blank does nothing and returns
+    ``ProcResult(exit_code=0, timed_out=False, wall_s=0.0)``. Raises ``FileNotFoundError`` only if
+    ``sh`` itself is missing.
+    """
+    if not setup_cmd or not setup_cmd.strip():
+        return ProcResult(exit_code=0, timed_out=False, wall_s=0.0)
+    return run_process(
+        ["sh", "-c", "exec 2>&1\n" + setup_cmd],
+        cwd=workdir,
+        env=dict(os.environ if env is None else env),
+        timeout_s=timeout_s,
+        stdout_path=log_path,
+    )

@@ -1,0 +1,403 @@
+"""Run a repository's test command on chosen test files/ids and read per-test-id outcomes.
+
+pytest commands (the default) get the package's reporter plugin (``_reporter/homefield_reporter.py``)
+loaded with ``-p homefield_reporter``; it writes one JSON line per test phase to the file named by
+``HOMEFIELD_OUTCOMES`` (``out_dir/outcomes.jsonl``, outside the snapshot). A custom command that
+contains ``{junit}`` is not given the reporter: it must write JUnit XML to the path substituted
+for ``{junit}``, which is read instead. Terminal output is never parsed; it goes to
+``out_dir/tests.log`` (stdout and stderr together) for people to read.
+
+What is added to a pytest command, after the user's own arguments:
+
+* ``-p homefield_reporter``;
+* ``-o cache_dir=<out_dir>/.pytest_cache``: the cache provider stays on (so ``--lf``/``--sw`` in a
+  repository's ``addopts`` still parse) but writes outside the snapshot, fresh for every run;
+* ``--continue-on-collection-errors``: one test module that fails to import does not keep the
+  other modules from running (their ids keep their own outcome);
+* ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
+  test reports an outcome;
+* the targets (test files or node ids) as separate arguments.
+
+The repository's ``addopts`` are kept (they may be needed: import mode, plugins, markers). When they
+enable xdist the reporter writes from the controller only, so each phase is still recorded once.
+
+Environment (see :func:`scrubbed_env`): ``PYTHONPATH`` = workdir, ``workdir/src`` (if it is a folder),
+the reporter folder, then the caller's ``PYTHONPATH``; ``PYTHONDONTWRITEBYTECODE=1`` (no
+``__pycache__`` in the snapshot); ``PYTHONHASHSEED=0`` (set and dict-of-str ordering is the same at
+verification and at grading, so a hash-order dependence cannot look like a fix or a flake);
+``PYTEST_TIMEOUT`` = ``test_timeout_s`` (read by pytest-timeout when the test command's Python has it,
+ignored otherwise — no probe needed). Variables that would change what pytest does or leak the
+caller's session are removed: ``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``,
+``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, ``PYTEST_XDIST_*``, ``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``,
+``PYTEST_TIMEOUT``, ``COV_CORE_*``, ``PYTHONSTARTUP``, ``PYTHONINSPECT``, ``HOMEFIELD_*`` and the
+git variables that point git at another repository (``GIT_DIR``, ``GIT_WORK_TREE``, …).
+``PYTHONHOME`` and everything else the interpreter needs are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.sandbox.procs import run_process
+
+__all__ = [
+    "TestRun",
+    "run_tests",
+    "scrubbed_env",
+    "build_command",
+    "read_outcomes",
+    "read_junit",
+    "REPORTER_DIR",
+    "OUTCOMES_ENV",
+    "PASSING",
+    "FAILING",
+    "NOT_RUN",
+]
+
+#: Folder holding the standalone reporter module ``homefield_reporter``.
+REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
+OUTCOMES_ENV = "HOMEFIELD_OUTCOMES"
+OUTCOMES_FILE = "outcomes.jsonl"
+LOG_FILE = "tests.log"
+
+#: Outcome vocabulary of :attr:`TestRun.outcomes`.
+PASSING = frozenset({"passed"})
+FAILING = frozenset({"failed", "error"})
+NOT_RUN = frozenset({"skipped", "xfailed", "xpassed"})
+
+_DROP_EXACT = {
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "PYTEST_CURRENT_TEST",
+    "PYTEST_VERSION",
+    "PYTEST_TIMEOUT",
+    "PYTHONSTARTUP",
+    "PYTHONINSPECT",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_CONFIG_PARAMETERS",
+}
+_DROP_PREFIXES = ("PYTEST_XDIST_", "COV_CORE_", "HOMEFIELD_")
+
+
+@dataclass
+class TestRun:
+    """Outcome of one test-command run.
+
+    ``outcomes``: node id as pytest prints it → ``"passed"``, ``"failed"``, ``"error"`` (setup
+      failed, or the test was interrupted after setup), ``"skipped"``, ``"xfailed"`` or ``"xpassed"``.
+      A test passes iff its call phase ran and passed (a teardown error does not change that).
+    ``exit_code``: the command's exit status (``None`` when killed on timeout; negative: signal).
+    ``timed_out``: the whole run hit ``timeout_s`` and its process group was killed.
+    ``collection_error``: a test module or conftest failed to import/collect, or the command failed
+      (exit 2, 3 or 4) before any test ran — ids absent from this run may count as failing.
+    ``collection_errors``: path (or collector node id) → one-line message, from the reporter.
+    ``collected``: number of tests collected (0 for pytest exit status 5).
+    ``wall_s``: seconds. ``log_path``: stdout+stderr of the command.
+    ``error``: one line when the run looks wrong (no outcome file, exit status contradicting the
+      outcomes, killed by a signal, timeout), else ``None``.
+    ``test_timeouts``: ids that pytest-timeout failed (``test_timeout_s``).
+    """
+
+    __test__ = False  # not a pytest test class
+
+    outcomes: dict[str, str]
+    exit_code: int | None
+    timed_out: bool
+    collection_error: bool
+    collected: int
+    wall_s: float
+    log_path: Path
+    error: str | None = None
+    collection_errors: dict[str, str] = field(default_factory=dict)
+    test_timeouts: list[str] = field(default_factory=list)
+
+    def passed(self, test_id: str) -> bool:
+        """``True`` iff ``test_id`` ran and passed."""
+        return self.outcomes.get(test_id) in PASSING
+
+
+def scrubbed_env(
+    workdir: Path, env: Mapping[str, str] | None = None, *, test_timeout_s: float | None = None
+) -> dict[str, str]:
+    """The environment for a test command in ``workdir`` (see the module docstring): ``env``
+    (default ``os.environ``) scrubbed, with our ``PYTHONPATH`` first. Does not set
+    ``HOMEFIELD_OUTCOMES``."""
+    base = dict(os.environ if env is None else env)
+    out = {k: v for k, v in base.items() if k not in _DROP_EXACT and not k.startswith(_DROP_PREFIXES)}
+    workdir = Path(workdir)
+    paths = [str(workdir)]
+    if (workdir / "src").is_dir():
+        paths.append(str(workdir / "src"))
+    paths.append(str(REPORTER_DIR))
+    if base.get("PYTHONPATH"):
+        paths.append(base["PYTHONPATH"])
+    out["PYTHONPATH"] = os.pathsep.join(paths)
+    out["PYTHONDONTWRITEBYTECODE"] = "1"
+    out["PYTHONHASHSEED"] = "0"
+    if test_timeout_s:
+        out["PYTEST_TIMEOUT"] = f"{test_timeout_s:g}"
+    return out
+
+
+def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path) -> tuple[list[str], Path | None]:
+    """The argv for ``test_cmd`` on ``targets`` and the JUnit XML path (``None`` in reporter mode).
+
+    ``test_cmd`` is split with :func:`shlex.split` (no shell). With a ``{junit}`` placeholder it is a
+    custom command: ``{junit}`` is replaced by ``out_dir/junit.xml`` inside any argument, an argument
+    that is exactly ``{files}`` is replaced by the targets, and without ``{files}`` the targets are
+    appended. Otherwise it is a pytest command and gets the reporter options listed in the module
+    docstring. Raises ``ValueError`` for an empty or unparseable command.
+    """
+    try:
+        argv = shlex.split(test_cmd or "python -m pytest")
+    except ValueError as exc:
+        raise ValueError(f"test_cmd cannot be parsed: {exc}") from None
+    if not argv:
+        raise ValueError("test_cmd is empty")
+    if "{junit}" in test_cmd:
+        junit = out_dir / "junit.xml"
+        out: list[str] = []
+        placed = False
+        for arg in argv:
+            if arg == "{files}":
+                out.extend(targets)
+                placed = True
+            else:
+                out.append(arg.replace("{junit}", str(junit)))
+        if not placed:
+            out.extend(targets)
+        return out, junit
+    argv += [
+        "-p",
+        "homefield_reporter",
+        "-o",
+        f"cache_dir={out_dir / '.pytest_cache'}",
+        "--continue-on-collection-errors",
+        "--maxfail=0",
+        *targets,
+    ]
+    return argv, None
+
+
+def run_tests(
+    workdir: Path,
+    test_cmd: str,
+    targets: Sequence[str],
+    *,
+    out_dir: Path,
+    timeout_s: float | None = 600,
+    test_timeout_s: float | None = None,
+    env: Mapping[str, str] | None = None,
+) -> TestRun:
+    """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
+    ``workdir``) and return the per-id outcomes.
+
+    ``out_dir`` (created; must be outside ``workdir``) receives ``tests.log``, ``outcomes.jsonl``
+    (or ``junit.xml``) and the pytest cache. ``timeout_s``: seconds for the whole run, after which
+    its process group is killed (``None``: no limit). ``test_timeout_s``: seconds per test through
+    pytest-timeout when installed. ``env``: the base environment (default ``os.environ``), scrubbed
+    by :func:`scrubbed_env`.
+
+    Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd``. A command
+    that cannot be started gives a run with ``exit_code`` 127 and ``error`` set.
+    """
+    workdir = Path(workdir)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outcomes_path = out_dir / OUTCOMES_FILE
+    log_path = out_dir / LOG_FILE
+    argv, junit = build_command(test_cmd, targets, out_dir=out_dir)
+    for stale in (outcomes_path, junit):
+        if stale is not None:
+            stale.unlink(missing_ok=True)
+    run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
+    if junit is None:
+        run_env[OUTCOMES_ENV] = str(outcomes_path)
+    start = time.monotonic()
+    try:
+        # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
+        proc = run_process(
+            ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv],
+            cwd=workdir,
+            env=run_env,
+            timeout_s=timeout_s,
+            stdout_path=log_path,
+        )
+        exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
+    except OSError as exc:
+        log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
+        exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+    if junit is not None:
+        parsed = read_junit(junit)
+    else:
+        parsed = read_outcomes(outcomes_path)
+    return _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
+
+
+@dataclass
+class _Parsed:
+    outcomes: dict[str, str]
+    collection_errors: dict[str, str]
+    collected: int | None
+    test_timeouts: list[str]
+    found: bool  # the outcome file / XML existed and was readable
+    started: bool  # the reporter's start event (reporter mode) / any testcase (JUnit)
+
+
+def read_outcomes(path: Path) -> _Parsed:
+    """Parse the reporter's JSON-lines file (see ``homefield_reporter``) into per-id outcomes.
+
+    A phase may be reported more than once: subtests report each ``call`` of the test (pytest ≥ 9
+    ``subtests`` and ``unittest`` ``subTest``), re-run plugins report intermediate ``rerun``
+    outcomes (ignored). The last report of a phase wins, except that a failed ``call`` stays
+    failed. A torn last line is ignored. A missing file gives ``found=False``.
+    """
+    phases: dict[str, dict[str, dict[str, Any]]] = {}
+    collection_errors: dict[str, str] = {}
+    collected: int | None = None
+    started = False
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return _Parsed({}, {}, None, [], found=False, started=False)
+    for line in text.splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict):
+            continue
+        kind = ev.get("event")
+        if kind == "start":
+            started = True
+        elif kind == "phase" and ev.get("outcome") in ("passed", "failed", "skipped"):
+            ph = phases.setdefault(str(ev.get("nodeid")), {})
+            when = str(ev.get("when"))
+            # a failed call report (a failed subtest) is not undone by a later passing one
+            if not (when == "call" and ph.get(when, {}).get("outcome") == "failed"):
+                ph[when] = ev
+        elif kind == "collect_error":
+            key = str(ev.get("path") or ev.get("nodeid") or "")
+            collection_errors[key] = str(ev.get("message") or "collection failed")
+        elif kind == "collected":
+            collected = max(collected or 0, int(ev.get("count") or 0))
+    outcomes = {nodeid: _outcome(ph) for nodeid, ph in phases.items()}
+    timeouts = [n for n, ph in phases.items() if any(e.get("timeout") for e in ph.values())]
+    return _Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started)
+
+
+def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
+    """One id's outcome from its phase events (``setup``/``call``/``teardown``)."""
+    call = ph.get("call")
+    if call is not None:
+        outcome, xfail = call.get("outcome"), bool(call.get("xfail"))
+        if outcome == "passed":
+            return "xpassed" if xfail else "passed"
+        if outcome == "skipped":
+            return "xfailed" if xfail else "skipped"
+        return "failed"
+    setup = ph.get("setup")
+    if setup is not None and setup.get("outcome") == "skipped":
+        return "xfailed" if setup.get("xfail") else "skipped"
+    # setup failed, or setup passed and the call never reported (interrupted), or teardown only
+    return "error"
+
+
+def read_junit(path: Path) -> _Parsed:
+    """Parse JUnit XML: id = ``classname::name`` (``name`` when there is no classname).
+
+    ``<failure>`` → failed, ``<error>`` → error, ``<skipped type="pytest.xfail">`` → xfailed,
+    other ``<skipped>`` → skipped, else passed. A pytest-style collection failure (a testcase
+    whose ``<error message="collection failure">``) is a collection error keyed by its name.
+    """
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return _Parsed({}, {}, None, [], found=False, started=False)
+    outcomes: dict[str, str] = {}
+    collection_errors: dict[str, str] = {}
+    for case in root.iter("testcase"):
+        name = case.get("name", "")
+        classname = case.get("classname", "")
+        test_id = f"{classname}::{name}" if classname else name
+        failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
+        if error is not None and (error.get("message") or "") == "collection failure":
+            collection_errors[name] = (error.text or "collection failure").strip().splitlines()[-1][:500]
+            continue
+        if failure is not None:
+            outcomes[test_id] = "failed"
+        elif error is not None:
+            outcomes[test_id] = "error"
+        elif skipped is not None:
+            outcomes[test_id] = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
+        else:
+            outcomes[test_id] = "passed"
+    return _Parsed(outcomes, collection_errors, len(outcomes), [], found=True, started=True)
+
+
+def _cross_check(
+    parsed: _Parsed, exit_code: int | None, timed_out: bool, wall_s: float, log_path: Path, *, reporter: bool
+) -> TestRun:
+    """Combine parsed outcomes with the exit status into a :class:`TestRun` (pytest exit codes:
+    0 ok, 1 tests failed, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected)."""
+    # exit_code is None only when timed out (procs.run_process), handled first
+    outcomes = parsed.outcomes
+    failing = sorted(i for i, o in outcomes.items() if o in FAILING)
+    collection_error = bool(parsed.collection_errors)
+    collected = parsed.collected if parsed.collected is not None else len(outcomes)
+    error: str | None = None
+    if timed_out:
+        error = "the test command timed out and was killed"
+    elif exit_code is not None and exit_code < 0:
+        error = f"the test command was killed by signal {-exit_code}"
+    elif exit_code == 5:
+        collected = 0
+    elif exit_code in (2, 3, 4) and not outcomes:
+        # failed before running anything: conftest import error, usage or internal error
+        collection_error = True
+        if not parsed.collection_errors:
+            error = f"the test command exited with status {exit_code} before any test ran"
+    elif exit_code in (126, 127) and not outcomes:
+        error = f"the test command could not be run (exit status {exit_code}: not found or not executable)"
+    elif not parsed.found:
+        what = "outcome file" if reporter else "JUnit XML"
+        error = f"no {what} was written (exit status {exit_code})"
+        # a custom runner that failed without writing any result: a build/import failure
+        collection_error = not reporter and exit_code != 0
+    elif reporter and not parsed.started:
+        error = f"the reporter did not start (exit status {exit_code})"
+    elif exit_code == 0 and failing:
+        error = f"exit status 0 but {len(failing)} test(s) failed or errored"
+    elif exit_code != 0 and not failing and not collection_error and outcomes:
+        error = f"exit status {exit_code} but no test failed"
+    elif exit_code != 0 and not outcomes and not collection_error:
+        collection_error = not reporter
+        error = f"exit status {exit_code} and no test reported"
+    return TestRun(
+        outcomes=outcomes,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        collection_error=collection_error,
+        collected=collected,
+        wall_s=wall_s,
+        log_path=log_path,
+        error=error,
+        collection_errors=dict(parsed.collection_errors),
+        test_timeouts=parsed.test_timeouts,
+    )

@@ -1,0 +1,294 @@
+"""The claude adapter against the REAL Claude Code CLI, driven by a scripted Messages API server.
+
+The CLI comes from ``$HOMEFIELD_CLAUDE_BIN`` or ``.ci/node`` (``bash .ci/install-claude.sh``); the
+CLI tests are skipped only when neither holds it. The server runs on 127.0.0.1 and the CLI is
+pointed at it with ``ANTHROPIC_BASE_URL``; ``CLAUDE_CODE_MAX_RETRIES=0`` keeps error cases to one
+request. Costs are checked against the CLI's own ``total_cost_usd`` and the price table.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.fakeapi import anthropic_server
+from helpers.fakeapi.workspace import BUGGY, FIXED, make_calc_repo
+
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, render_prompt
+from pytest_homefield.agents.claude import (
+    ClaudeAgent,
+    classify_result,
+    claude_cost,
+    summarize_stream,
+)
+from pytest_homefield.agents.environment import build_agent_env
+
+REPO = Path(__file__).resolve().parents[2]
+MODEL = "claude-sonnet-4-5"
+
+
+def find_claude() -> str | None:
+    """The CLI binary: ``$HOMEFIELD_CLAUDE_BIN`` or the local install folder, else ``None``."""
+    local = REPO / ".ci/node/node_modules/.bin/claude"
+    for candidate in (os.environ.get("HOMEFIELD_CLAUDE_BIN"), str(local)):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def claude_bin() -> str:
+    path = find_claude()
+    if path is None:
+        pytest.skip("Claude Code CLI not installed (run .ci/install-claude.sh or set HOMEFIELD_CLAUDE_BIN)")
+    return path
+
+
+READ = {"tool_calls": [{"name": "Read", "input": {"file_path": "calc.py"}}],
+        "usage": {"input_tokens": 1000, "output_tokens": 50, "cache_write_tokens": 200,
+                  "cache_read_tokens": 300}}
+EDIT = {"tool_calls": [{"name": "Edit", "input": {"file_path": "calc.py", "old_string": "a - b",
+                                                  "new_string": "a + b"}}],
+        "usage": {"input_tokens": 1100, "output_tokens": 60, "cache_read_tokens": 1200}}
+DONE = {"text": "Fixed: add now returns a + b.", "usage": {"input_tokens": 1200, "output_tokens": 10}}
+
+
+def turn_cost(model: str, turn: dict[str, Any]) -> float:
+    u = turn["usage"]
+    return claude_cost(model, u["input_tokens"], u["output_tokens"], u.get("cache_write_tokens", 0),
+                       u.get("cache_read_tokens", 0))
+
+
+class Harness:
+    """Runs the adapter on a fresh fixture repo against a scripted server."""
+
+    def __init__(self, tmp_path: Path, exe: str) -> None:
+        self.tmp = tmp_path
+        self.exe = exe
+        self.workspace = make_calc_repo(tmp_path / "ws")
+        self.artifacts = tmp_path / "art"
+        self.home = tmp_path / "home"
+        self.home.mkdir()
+        self.server: Any = None
+
+    def agent(self, model: str | None = MODEL, **kw: Any) -> ClaudeAgent:
+        return ClaudeAgent(name="c", spec=f"claude:{model}", model=model,
+                           settings=AgentSettings(env=["CLAUDE_CODE_MAX_RETRIES"]), executable=self.exe, **kw)
+
+    def run(self, script: list[dict[str, Any]], *, agent: ClaudeAgent | None = None, timeout_s: float = 60,
+            budget_usd: float | None = None, allow_shell: bool = False) -> AgentResult:
+        agent = agent or self.agent()
+        prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=allow_shell)
+        with anthropic_server(script) as server:
+            self.server = server
+            source = {"PATH": os.environ["PATH"], "HOME": str(self.home), "LANG": "C.UTF-8",
+                      "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key",
+                      "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak"}
+            env = build_agent_env(prompt=prompt, attempt=1, tmpdir=self.tmp / "tmp",
+                                  passthrough=agent.env_passthrough, source=source)
+            ctx = AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
+                               artifacts=self.artifacts, budget_usd=budget_usd, allow_shell=allow_shell)
+            return agent.run(ctx)
+
+    @property
+    def calc(self) -> str:
+        return (self.workspace / "calc.py").read_text()
+
+
+@pytest.fixture
+def harness(tmp_path: Path, claude_bin: str) -> Harness:
+    return Harness(tmp_path, claude_bin)
+
+
+def test_solved_read_then_edit(harness: Harness) -> None:
+    res = harness.run([READ, EDIT, DONE])
+    assert harness.calc == FIXED
+    assert res.outcome is None and res.error is None
+    assert res.exit_code == 0
+    expected = sum(turn_cost(MODEL, t) for t in (READ, EDIT, DONE))
+    assert res.cost_usd == pytest.approx(expected, rel=1e-9)  # the CLI's total_cost_usd
+    assert res.cost_partial is False
+    assert (res.input_tokens, res.output_tokens, res.cache_write_tokens, res.cache_read_tokens) == (
+        3300, 120, 200, 1500)
+    assert res.turns == 3
+    assert res.model == MODEL
+    assert (harness.artifacts / "agent.out").stat().st_size > 0
+    assert (harness.artifacts / "agent.err").exists()
+    steps = harness.server.requests
+    assert [r.path.split("?")[0] for r in steps] == ["/v1/messages"] * 3  # no other traffic
+    tools = {t["name"] for t in steps[0].body["tools"]}
+    assert "Bash" not in tools and {"Read", "Edit"} <= tools
+    assert steps[0].body["model"] == MODEL
+    assert "must-not-leak" not in str(steps[0].body)
+
+
+def test_version_is_the_cli_version(harness: Harness) -> None:
+    version = harness.agent().version()
+    assert version and version[0].isdigit() and "Claude Code" in version
+
+
+@pytest.mark.parametrize(
+    "model", ["claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5", "my-local-model"])
+def test_cost_matches_cli_price_table(harness: Harness, model: str) -> None:
+    turn = {"text": "done", "usage": {"input_tokens": 1234, "output_tokens": 567, "cache_write_tokens": 89,
+                                      "cache_read_tokens": 4321}}
+    res = harness.run([turn], agent=harness.agent(model))
+    assert res.outcome is None
+    assert res.model == model
+    assert res.cost_usd == pytest.approx(turn_cost(model, turn), rel=1e-9)
+
+
+def test_sonnet_cost_matches_the_reference_number() -> None:
+    assert claude_cost("claude-sonnet-4-5", 1234, 567, 89, 4321) == pytest.approx(0.01383705, rel=1e-12)
+
+
+def test_api_error_is_infra(harness: Harness) -> None:
+    res = harness.run([{"error": {"status": 500, "type": "api_error", "message": "Internal server error"}}])
+    assert res.outcome == "infra"
+    assert res.exit_code == 1
+    assert "500" in (res.error or "")
+    assert res.cost_usd == 0
+    assert harness.calc == BUGGY
+
+
+@pytest.mark.parametrize("status,etype", [(529, "overloaded_error"), (429, "rate_limit_error")])
+def test_overload_and_429_are_rate_limited(harness: Harness, status: int, etype: str) -> None:
+    res = harness.run([{"error": {"status": status, "type": etype, "message": "slow down"}}])
+    assert res.outcome == "rate_limited"
+    assert str(status) in (res.error or "")
+    assert harness.server.steps == 1  # CLAUDE_CODE_MAX_RETRIES=0 reached the CLI
+
+
+def test_max_turns_is_agent_error(harness: Harness) -> None:
+    res = harness.run([READ, EDIT, DONE], agent=harness.agent(max_turns=1))
+    assert res.outcome == "agent_error"
+    assert "maximum number of turns" in (res.error or "")
+    assert res.turns == 1
+    assert res.cost_usd == pytest.approx(turn_cost(MODEL, READ), rel=1e-9)
+
+
+def test_budget_stop_is_budget_exceeded(harness: Harness) -> None:
+    res = harness.run([READ, EDIT, DONE], budget_usd=0.001)
+    assert res.outcome == "budget_exceeded"
+    assert "budget" in (res.error or "")
+    assert res.cost_usd == pytest.approx(turn_cost(MODEL, READ), rel=1e-9)
+    assert (res.cost_usd or 0.0) > 0.001
+    assert harness.server.steps == 1
+
+
+def _processes_in(path: Path) -> list[int]:
+    """PIDs whose cwd lies in ``path``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(Path(os.readlink(entry / "cwd"))).startswith(str(path)):
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def test_timeout_kills_cli_and_keeps_partial_cost(harness: Harness) -> None:
+    hang = {"text": "abcdefgh", "hang": 3, "usage": {"input_tokens": 1100, "output_tokens": 60}}
+    res = harness.run([READ, hang], timeout_s=3)
+    assert res.outcome == "timeout"
+    assert res.exit_code is None
+    assert res.cost_partial is True
+    # READ finished; the hanging message is priced by its input tokens and ceil(8 chars / 4) output
+    expected = turn_cost(MODEL, READ) + claude_cost(MODEL, 1100, 2)
+    assert res.cost_usd == pytest.approx(expected, rel=1e-9)
+    assert res.input_tokens == 2100 and res.cache_read_tokens == 300
+    assert _processes_in(harness.workspace) == []
+
+
+def test_allow_shell_lets_bash_run(harness: Harness) -> None:
+    command = "python3 -c \"open('made.txt','w').write('x')\""
+    bash = {"tool_calls": [{"name": "Bash", "input": {"command": command, "description": "make a file"}}]}
+    res = harness.run([bash, {"text": "ok"}], allow_shell=True)
+    assert res.outcome is None
+    assert (harness.workspace / "made.txt").exists()
+    assert "Bash" in {t["name"] for t in harness.server.requests[0].body["tools"]}
+
+
+def test_complete_answers_without_tools(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    with anthropic_server([{"text": "2023", "usage": {"input_tokens": 40, "output_tokens": 3}}]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+        monkeypatch.setenv("HOME", str(harness.home))
+        text, res = harness.agent().complete("In which year was this written?", timeout_s=60)
+        body = server.requests[0].body
+    assert text == "2023"
+    assert res.outcome is None
+    assert res.cost_usd == pytest.approx(claude_cost(MODEL, 40, 3), rel=1e-9)
+    assert body.get("tools", []) == []
+
+
+# --- no CLI needed -----------------------------------------------------------------------------
+
+
+def test_missing_binary_is_infra(tmp_path: Path) -> None:
+    agent = ClaudeAgent(name="c", spec="claude", model=None, settings=AgentSettings(),
+                        executable=str(tmp_path / "no-such-claude"))
+    ctx = AgentContext(workspace=tmp_path, prompt="x", env={"PATH": "/usr/bin:/bin"}, timeout_s=5,
+                       artifacts=tmp_path / "art")
+    res = agent.run(ctx)
+    assert res.outcome == "infra" and "cannot start" in (res.error or "")
+    assert agent.version() is None
+
+
+def test_command_flags(tmp_path: Path) -> None:
+    agent = ClaudeAgent(name="c", spec="claude:m", model="m", settings=AgentSettings(),
+                        executable="/x/claude")
+    cmd, stdin = agent.command("You are", allow_shell=False, budget_usd=0.5)
+    assert cmd[:3] == ["/x/claude", "-p", "You are"] and stdin is None
+    joined = " ".join(cmd)
+    for part in ("--output-format stream-json --verbose", "--no-session-persistence",
+                 "--setting-sources project,local", "--permission-mode acceptEdits",
+                 "--disallowedTools Bash", "--model m", "--max-budget-usd 0.5"):
+        assert part in joined
+    cmd, stdin = agent.command("-dash", allow_shell=True, budget_usd=None)
+    assert "-dash" not in cmd and stdin == "-dash"
+    assert "--allowedTools" in cmd and "--max-budget-usd" not in cmd
+    assert agent.env_passthrough == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
+                                 "CLAUDE_CONFIG_DIR"]
+
+
+@pytest.mark.parametrize(
+    "result,outcome",
+    [
+        ({"is_error": False, "subtype": "success"}, None),
+        ({"is_error": True, "subtype": "success", "terminal_reason": "api_error", "api_error_status": 401,
+          "result": "Failed to authenticate. API Error: 401"}, "infra"),
+        ({"is_error": True, "subtype": "success", "terminal_reason": "api_error", "api_error_status": 529,
+          "result": "API Error: 529 Overloaded"}, "rate_limited"),
+        ({"is_error": True, "subtype": "error_max_turns", "terminal_reason": "max_turns",
+          "errors": ["Reached maximum number of turns (2)"]}, "agent_error"),
+        ({"is_error": True, "subtype": "error_max_budget_usd", "terminal_reason": "budget_exhausted",
+          "errors": ["Reached maximum budget ($1)"]}, "budget_exceeded"),
+        ({"is_error": True, "subtype": "success", "result": "Claude AI usage limit reached|1700000000"},
+         "rate_limited"),
+        ({"is_error": True, "subtype": "error_during_execution"}, "agent_error"),
+    ],
+)
+def test_classify_result(result: dict[str, Any], outcome: str | None) -> None:
+    assert classify_result(result)[0] == outcome
+
+
+def test_summarize_stream_skips_torn_lines() -> None:
+    text = (
+        '{"type":"system","subtype":"init","model":"claude-haiku-4-5"}\n'
+        '{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","usage":'
+        '{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":1}}},"parent_tool_use_id":null}\n'
+        '{"type":"stream_event","event":{"type":"message_delta","usage":{"output_tokens":7}},'
+        '"api_message_id":"m1"}\n'
+        '{"type":"stream_event","event":{"type":"message_st'
+    )
+    summary = summarize_stream(text)
+    assert summary.result is None and summary.model == "claude-haiku-4-5" and summary.turns == 1
+    est = summary.estimate()
+    assert (est.input_tokens, est.output_tokens, est.cache_read_tokens) == (10, 7, 5)
+    assert est.cost_usd == pytest.approx(claude_cost("claude-haiku-4-5", 10, 7, 0, 5))

@@ -1,0 +1,256 @@
+"""Opt-in: each recipe of :mod:`pytest_homefield.agents.recipes` driving the REAL client.
+
+Run with ``python -m pytest tests/agents/test_clients.py -m clients``; without ``-m clients`` every
+test here is deselected at collection (``tests/conftest.py``), so no installer fixture runs. The clients are installed on first use (heavy: aider ≈ 700 MB venv, codex and
+gemini ≈ 500 MB of npm packages) into ``.ci/clients/`` unless ``HOMEFIELD_AIDER_BIN``,
+``HOMEFIELD_CODEX_BIN`` or ``HOMEFIELD_GEMINI_BIN`` name a binary. Each client talks only to a
+scripted model server on 127.0.0.1 and must fix the fixture repository's bug through the recipe's
+``cmd:`` spec, and the usage line must carry the scripted token counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.fakeapi.gemini import gemini_server
+from helpers.fakeapi.openai_chat import openai_chat_server
+from helpers.fakeapi.openai_responses import openai_responses_server
+from helpers.fakeapi.workspace import BUGGY, FIXED, make_calc_repo
+
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, render_prompt
+from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.agents.recipes import RECIPE_ENV, build_recipes
+
+pytestmark = pytest.mark.clients
+
+REPO = Path(__file__).resolve().parents[2]
+CLIENTS = REPO / ".ci" / "clients"
+INSTALL_TIMEOUT_S = 900
+
+
+def _install(cmd: list[str], what: str, cwd: Path) -> None:
+    try:
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        pytest.skip(f"cannot install {what}: {exc}")
+    if proc.returncode != 0:
+        pytest.skip(f"cannot install {what}: {(proc.stderr or proc.stdout).strip()[-300:]}")
+
+
+@pytest.fixture(scope="session")
+def aider_bin() -> str:
+    if os.environ.get("HOMEFIELD_AIDER_BIN"):
+        return os.environ["HOMEFIELD_AIDER_BIN"]
+    venv = CLIENTS / "aider-venv"
+    exe = venv / "bin" / "aider"
+    if not exe.exists():
+        CLIENTS.mkdir(parents=True, exist_ok=True)
+        _install([sys.executable, "-m", "venv", str(venv)], "aider (venv)", CLIENTS)
+        _install([str(venv / "bin" / "pip"), "install", "-q", "aider-chat"], "aider-chat", CLIENTS)
+    return str(exe)
+
+
+def _npm_bin(name: str, package: str, env_var: str) -> str:
+    if os.environ.get(env_var):
+        return os.environ[env_var]
+    prefix = CLIENTS / "node"
+    exe = prefix / "node_modules" / ".bin" / name
+    if not exe.exists():
+        if not shutil.which("npm"):
+            pytest.skip("npm not found")
+        prefix.mkdir(parents=True, exist_ok=True)
+        if not (prefix / "package.json").exists():
+            (prefix / "package.json").write_text('{"name": "homefield-clients", "private": true}\n')
+        _install(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", package], package, prefix)
+    return str(exe)
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> str:
+    return _npm_bin("codex", "@openai/codex", "HOMEFIELD_CODEX_BIN")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> str:
+    return _npm_bin("gemini", "@google/gemini-cli", "HOMEFIELD_GEMINI_BIN")
+
+
+@pytest.fixture
+def secure_home() -> Iterator[Path]:
+    """A HOME whose parents are not world-writable (the Gemini CLI ignores settings files in
+    folders that are, and tmp_path lies under /tmp)."""
+    CLIENTS.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix="home-", dir=CLIENTS))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def run_recipe(name: str, tmp_path: Path, client_bin: str, home: Path, extra_env: dict[str, str],
+               timeout_s: float = 180) -> tuple[AgentResult, Path, Path]:
+    """Run recipe ``name`` as a cmd: agent on a fresh fixture repository."""
+    ws = make_calc_repo(tmp_path / "ws")
+    spec = build_recipes()[name]
+    agent = CommandAgent(name=name, spec=spec, command=spec[len("cmd:"):],
+                         settings=AgentSettings(env=[*RECIPE_ENV[name], *extra_env]))
+    prompt = render_prompt("Fix add() in calc.py: it subtracts instead of adding.", allow_shell=False)
+    source = {"PATH": f"{Path(client_bin).parent}:{os.environ['PATH']}", "HOME": str(home), "LANG": "C.UTF-8",
+              "TERM": "dumb", **extra_env}
+    env = build_agent_env(prompt=prompt, attempt=1, tmpdir=tmp_path / "tmp", passthrough=agent.env_passthrough,
+                          source=source)
+    art = tmp_path / "art"
+    res = agent.run(AgentContext(workspace=ws, prompt=prompt, env=env, timeout_s=timeout_s, artifacts=art))
+    return res, ws, art
+
+
+def _show(art: Path) -> str:
+    return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in sorted(art.glob("agent.*")))
+
+
+# --- aider ---------------------------------------------------------------------------------------
+
+AIDER_METADATA = {"openai/fake-model": {
+    "max_tokens": 8192, "max_input_tokens": 128000, "max_output_tokens": 8192,
+    "input_cost_per_token": 0.000003, "output_cost_per_token": 0.000015,
+    "litellm_provider": "openai", "mode": "chat"}}
+AIDER_REPLY = "The operator is wrong.\n\ncalc.py\n```python\n" + FIXED + "```\n"
+
+
+def _aider_home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".aider.model.metadata.json").write_text(json.dumps(AIDER_METADATA))
+    (home / ".gitconfig").write_text("[user]\n\tname = t\n\temail = t@example.invalid\n")
+    return home
+
+
+def _aider_env(url: str) -> dict[str, str]:
+    return {"AIDER_MODEL": "openai/fake-model", "AIDER_EDIT_FORMAT": "whole", "OPENAI_API_BASE": url + "/v1",
+            "OPENAI_API_KEY": "test-key"}
+
+
+def test_aider_recipe_solves(tmp_path: Path, aider_bin: str) -> None:
+    home = _aider_home(tmp_path)
+    with openai_chat_server([{"text": AIDER_REPLY, "usage": {"input_tokens": 1000, "output_tokens": 40}}]) as srv:
+        res, ws, art = run_recipe("aider", tmp_path, aider_bin, home, _aider_env(srv.url))
+        paths = [r.path for r in srv.requests]
+    assert (ws / "calc.py").read_text() == FIXED, _show(art)
+    assert res.outcome is None, _show(art)
+    assert (res.input_tokens, res.output_tokens, res.turns) == (1000, 40, 1)
+    assert res.cost_usd == pytest.approx(1000 * 3e-6 + 40 * 15e-6)
+    assert res.model == "openai/fake-model"
+    assert paths == ["/v1/chat/completions"]
+    assert not (ws / ".aider.tags.cache.v4").exists()
+    assert sorted(p.name for p in ws.iterdir()) == [".git", "calc.py", "test_calc.py"]
+    assert (home / ".aider" / "caches" / "model_prices_and_context_window.json").stat().st_size > 1000
+
+
+def test_aider_recipe_reports_auth_failure_as_infra(tmp_path: Path, aider_bin: str) -> None:
+    home = _aider_home(tmp_path)
+    with openai_chat_server([{"error": {"status": 401, "type": "invalid_api_key",
+                                        "message": "Incorrect API key provided"}}]) as srv:
+        res, ws, art = run_recipe("aider", tmp_path, aider_bin, home, _aider_env(srv.url))
+    assert res.outcome == "infra", _show(art)
+    assert (ws / "calc.py").read_text() == BUGGY
+
+
+# --- codex ---------------------------------------------------------------------------------------
+
+PATCH = ("*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a - b\n"
+         "+    return a + b\n*** End Patch\n")
+
+
+def _codex_home(tmp_path: Path, url: str) -> Path:
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5.5"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "Fake"\n'
+        f'base_url = "{url}/v1"\nenv_key = "FAKE_OPENAI_KEY"\nwire_api = "responses"\n'
+        "request_max_retries = 0\nstream_max_retries = 0\n")
+    return codex_home
+
+
+def test_codex_recipe_solves_edit_only(tmp_path: Path, codex_bin: str) -> None:
+    script: list[dict[str, Any]] = [
+        {"text": "Fixing it.", "tool_calls": [{"type": "custom", "name": "apply_patch", "input": PATCH}],
+         "usage": {"input_tokens": 1000, "output_tokens": 40, "cache_read_tokens": 200}},
+        {"text": "Fixed: add now returns a + b.", "usage": {"input_tokens": 1100, "output_tokens": 30}},
+    ]
+    home = tmp_path / "home"
+    home.mkdir()
+    with openai_responses_server(script) as srv:
+        env = {"CODEX_HOME": str(_codex_home(tmp_path, srv.url)), "FAKE_OPENAI_KEY": "test-key"}
+        res, ws, art = run_recipe("codex", tmp_path, codex_bin, home, env)
+        requests = list(srv.requests)
+    assert (ws / "calc.py").read_text() == FIXED, _show(art)
+    assert res.outcome is None, _show(art)
+    assert (res.input_tokens, res.cache_read_tokens, res.output_tokens) == (2100, 200, 70)
+    assert [r.path for r in requests] == ["/v1/responses", "/v1/responses"]
+    tools = {t.get("name") for t in requests[0].body.get("tools", [])}
+    assert "apply_patch" in tools and not tools & {"exec_command", "shell", "write_stdin"}
+
+
+def test_codex_recipe_reports_rate_limit(tmp_path: Path, codex_bin: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with openai_responses_server([{"error": {"status": 429, "type": "rate_limit_exceeded",
+                                             "message": "Rate limit reached"}}]) as srv:
+        env = {"CODEX_HOME": str(_codex_home(tmp_path, srv.url)), "FAKE_OPENAI_KEY": "test-key"}
+        res, ws, art = run_recipe("codex", tmp_path, codex_bin, home, env)
+    assert res.outcome == "rate_limited", _show(art)
+    assert (ws / "calc.py").read_text() == BUGGY
+
+
+# --- gemini --------------------------------------------------------------------------------------
+
+
+def _gemini_home(home: Path) -> Path:
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}}, "model": {"name": "gemini-2.5-flash"}}))
+    return home
+
+
+def test_gemini_recipe_solves_edit_only(tmp_path: Path, gemini_bin: str, secure_home: Path) -> None:
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "replace", "input": {"file_path": "calc.py", "old_string": "    return a - b",
+                                                      "new_string": "    return a + b", "instruction": "fix add"}}],
+         "usage": {"input_tokens": 1000, "output_tokens": 40, "cache_read_tokens": 100}},
+        {"text": "Fixed: add now returns a + b.", "usage": {"input_tokens": 1100, "output_tokens": 30}},
+    ]
+    home = _gemini_home(secure_home)
+    with gemini_server(script) as srv:
+        env = {"GOOGLE_GEMINI_BASE_URL": srv.url, "GEMINI_API_KEY": "test-key"}
+        res, ws, art = run_recipe("gemini", tmp_path, gemini_bin, home, env)
+        requests = list(srv.requests)
+    assert (ws / "calc.py").read_text() == FIXED, _show(art)
+    assert res.outcome is None, _show(art)
+    assert (res.input_tokens, res.cache_read_tokens, res.output_tokens, res.turns) == (2100, 100, 70, 2)
+    assert res.model == "gemini-2.5-flash"
+    assert all(":streamGenerateContent" in r.path for r in requests)
+    names = {d["name"] for t in requests[0].body.get("tools", []) for d in t.get("functionDeclarations", [])}
+    assert "replace" in names and "run_shell_command" not in names
+    settings = home / ".cache" / "pytest-homefield" / "gemini-system-settings.json"
+    assert json.loads(settings.read_text())["privacy"] == {"usageStatisticsEnabled": False}
+    assert "Skipping system settings" not in (art / "agent.err").read_text()
+
+
+def test_gemini_recipe_reports_auth_failure_as_infra(tmp_path: Path, gemini_bin: str, secure_home: Path) -> None:
+    home = _gemini_home(secure_home)
+    with gemini_server([{"error": {"status": 401, "type": "UNAUTHENTICATED", "message": "API key not valid"}}]) as srv:
+        env = {"GOOGLE_GEMINI_BASE_URL": srv.url, "GEMINI_API_KEY": "test-key"}
+        res, ws, art = run_recipe("gemini", tmp_path, gemini_bin, home, env)
+    assert res.outcome == "infra", _show(art)
+    assert (ws / "calc.py").read_text() == BUGGY
+
+

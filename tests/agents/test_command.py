@@ -1,0 +1,219 @@
+"""The cmd: adapter: environment, usage line, exit codes and killing a whole process tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.fakeapi.workspace import FIXED, make_calc_repo
+
+from pytest_homefield.agents.base import AgentContext, AgentSettings
+from pytest_homefield.agents.command import CommandAgent, parse_usage_line
+from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.agents.recipes import (
+    RECIPES,
+    build_recipes,
+    prepare_aider,
+    recipe_agents,
+    usage_aider,
+    usage_codex,
+    usage_gemini,
+)
+from pytest_homefield.agents.recipes import main as recipes_main
+
+PY = shlex.quote(sys.executable)
+
+
+def run(tmp_path: Path, command: str, *, timeout_s: float = 30, prompt: str = "fix add") -> tuple:
+    ws = tmp_path / "ws"
+    if not ws.exists():
+        make_calc_repo(ws, git=False)
+    agent = CommandAgent(name="cmd", spec=f"cmd:{command}", command=command, settings=AgentSettings())
+    source = {**os.environ, "PYTEST_CURRENT_TEST": "leak", "HOMEFIELD_TASK": "leak"}
+    env = build_agent_env(prompt=prompt, attempt=3, tmpdir=tmp_path / "tmp", passthrough=agent.env_passthrough,
+                          source=source)
+    ctx = AgentContext(workspace=ws, prompt=prompt, env=env, timeout_s=timeout_s, artifacts=tmp_path / "art")
+    return agent.run(ctx), ws, tmp_path / "art"
+
+
+def test_edits_workspace_with_prompt_from_env(tmp_path: Path) -> None:
+    cmd = ("test \"$HOMEFIELD_PROMPT\" = 'fix add' && sed -i 's/a - b/a + b/' calc.py && "
+           "env > \"$TMPDIR/seen.env\" && echo '{\"cost_usd\": 0.25, \"input_tokens\": 1000, \"output_tokens\": 20}'")
+    res, ws, art = run(tmp_path, cmd)
+    assert (ws / "calc.py").read_text() == FIXED
+    assert res.outcome is None and res.exit_code == 0 and res.error is None
+    assert (res.cost_usd, res.input_tokens, res.output_tokens) == (0.25, 1000, 20)
+    assert res.cache_read_tokens is None
+    seen = (tmp_path / "tmp" / "seen.env").read_text()
+    assert "HOMEFIELD_ATTEMPT=3" in seen and "leak" not in seen
+    assert (art / "agent.out").read_text().endswith('"output_tokens": 20}\n')
+
+
+def test_nonzero_exit_is_recorded_not_failed(tmp_path: Path) -> None:
+    res, _, art = run(tmp_path, "echo working; echo 'oops' >&2; exit 3")
+    assert res.outcome is None
+    assert res.exit_code == 3
+    assert res.error is None  # the hidden tests decide; the exit code is kept
+    assert res.cost_usd is None
+    assert (art / "agent.err").read_text() == "oops\n"
+
+
+def test_usage_line_must_be_last(tmp_path: Path) -> None:
+    res, _, _ = run(tmp_path, "echo '{\"cost_usd\": 1}'; echo done")
+    assert res.cost_usd is None
+
+
+def test_reported_outcome(tmp_path: Path) -> None:
+    line = json.dumps({"outcome": "rate_limited", "error": "429 from provider", "input_tokens": 5})
+    res, _, _ = run(tmp_path, f"echo {shlex.quote(line)}; exit 1")
+    assert res.outcome == "rate_limited" and res.error == "429 from provider" and res.input_tokens == 5
+
+
+@pytest.mark.parametrize(
+    "line,expected",
+    [
+        ('{"cost_usd": 0.5, "input_tokens": 10, "output_tokens": 2, "model": "m", "turns": 4}',
+         {"cost_usd": 0.5, "input_tokens": 10, "output_tokens": 2, "model": "m", "turns": 4}),
+        ('{"cost_usd": "cheap", "input_tokens": -1, "output_tokens": true, "outcome": "solved"}', {}),
+        ('[1, 2]', {}),
+        ("Tokens: 1.0k sent", {}),
+        ('{"cache_read_tokens": 7, "cache_write_tokens": 8, "outcome": "infra"}',
+         {"cache_read_tokens": 7, "cache_write_tokens": 8, "outcome": "infra"}),
+    ],
+)
+def test_parse_usage_line(line: str, expected: dict) -> None:
+    assert parse_usage_line(line) == expected
+
+
+def _alive(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
+CHILD = (
+    "import os, signal, sys, time\n"
+    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    "if len(sys.argv) > 1: os.setsid()\n"
+    "open(os.environ['TMPDIR'] + '/child%s.pid' % len(sys.argv), 'w').write(str(os.getpid()))\n"
+    "time.sleep(120)\n"
+)
+
+
+def test_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) -> None:
+    (tmp_path / "child.py").write_text(CHILD)
+    child = f"{PY} {shlex.quote(str(tmp_path / 'child.py'))}"
+    # one child in the agent's process group, one that escaped into its own session
+    cmd = f"trap '' TERM; {child} & {child} escape & sleep 120; wait"
+    start = time.monotonic()
+    res, _, _ = run(tmp_path, cmd, timeout_s=2.5)
+    assert res.outcome == "timeout"
+    assert res.exit_code is None
+    assert time.monotonic() - start < 15
+    pids = [int((tmp_path / "tmp" / f"child{n}.pid").read_text()) for n in (1, 2)]
+    deadline = time.monotonic() + 5
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in pids if _alive(p)]
+
+
+def test_complete_is_not_available() -> None:
+    agent = CommandAgent(name="x", spec="cmd:true", command="true", settings=AgentSettings())
+    with pytest.raises(NotImplementedError, match="cmd: agents cannot answer"):
+        agent.complete("hi", timeout_s=1)
+    assert agent.version() is None and agent.simulated is False and agent.hinted is False
+
+
+# --- recipes: the helpers that turn client output into the usage line -------------------------
+
+
+def test_recipes_are_offline_safe_cmd_specs() -> None:
+    assert set(RECIPES) == {"aider", "codex", "gemini"}
+    assert all(spec.startswith("cmd:") for spec in RECIPES.values())
+    for flag in ("--no-check-update", "--no-analytics", "--no-show-release-notes", "--no-detect-urls",
+                 "--no-suggest-shell-commands", "--no-auto-commits", "prepare-aider", "usage-aider"):
+        assert flag in RECIPES["aider"]
+    for flag in ("--disable shell_tool", "--disable unified_exec", "features.plugins=false", "usage-codex"):
+        assert flag in RECIPES["codex"]
+    for flag in ("--approval-mode auto_edit", "GEMINI_CLI_SYSTEM_SETTINGS_PATH", "usage-gemini"):
+        assert flag in RECIPES["gemini"]
+    assert build_recipes("/opt/py 3/python")["codex"].count("'/opt/py 3/python' -m") == 1
+    assert recipe_agents()["codex"] == {"spec": RECIPES["codex"], "env": ["CODEX_HOME", "OPENAI_API_KEY"]}
+
+
+def test_usage_aider(tmp_path: Path) -> None:
+    log = tmp_path / "analytics.jsonl"
+    events = [{"event": "message_send", "properties": {"main_model": "m", "prompt_tokens": 1000,
+                                                        "completion_tokens": 40, "cost": 0.0036}},
+              {"event": "message_send", "properties": {"main_model": "m", "prompt_tokens": 500,
+                                                        "completion_tokens": 10, "cost": 0.001}}]
+    log.write_text("\n".join(json.dumps(e) for e in events) + "\n{torn")
+    assert usage_aider(log) == {"input_tokens": 1500, "output_tokens": 50, "cost_usd": pytest.approx(0.0046),
+                                "turns": 2, "model": "m"}
+    out = tmp_path / "aider.log"
+    out.write_text("Tokens: ...\nlitellm.RateLimitError: RateLimitError: OpenAIException - 429 slow down\n")
+    assert usage_aider(tmp_path / "missing", out)["outcome"] == "rate_limited"
+    out.write_text("litellm.AuthenticationError: bad key\nApplied edit to calc.py\n")
+    assert "outcome" not in usage_aider(tmp_path / "missing", out)
+
+
+def test_usage_codex(tmp_path: Path) -> None:
+    events = tmp_path / "codex.jsonl"
+    events.write_text('{"type":"thread.started"}\n{"type":"turn.completed","usage":{"input_tokens":2300,'
+                      '"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":70}}\n')
+    assert usage_codex(events, {"input": 1.0, "output": 10.0, "cache_read": 0.1}) == {
+        "input_tokens": 2100, "cache_read_tokens": 200, "cache_write_tokens": 0, "output_tokens": 70,
+        "cost_usd": pytest.approx((2100 * 1.0 + 70 * 10.0 + 200 * 0.1) / 1e6)}
+    events.write_text('{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized"}}\n')
+    assert usage_codex(events)["outcome"] == "infra"
+
+
+def test_usage_gemini(tmp_path: Path) -> None:
+    out, err = tmp_path / "g.json", tmp_path / "g.err"
+    stats = {"models": {"gemini-x": {"api": {"totalRequests": 2},
+                                     "tokens": {"input": 2100, "cached": 100, "candidates": 60, "thoughts": 10}}}}
+    out.write_text("noise\n" + json.dumps({"response": "ok", "stats": stats}, indent=2))
+    assert usage_gemini(out) == {"input_tokens": 2100, "cache_read_tokens": 100, "output_tokens": 70, "turns": 2,
+                                 "model": "gemini-x"}
+    out.write_text("")
+    err.write_text('Error when talking\n{\n  "error": {"type": "Error", "message": "quota", "code": 429}\n}\n')
+    assert usage_gemini(out, None, err)["outcome"] == "rate_limited"
+
+
+def test_prepare_aider_seeds_the_model_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    venv = tmp_path / "venv"
+    backup = venv / "lib/python3.11/site-packages/litellm/model_prices_and_context_window_backup.json"
+    backup.parent.mkdir(parents=True)
+    backup.write_text('{"gpt-x": {"input_cost_per_token": 1e-06}}')
+    (venv / "bin").mkdir()
+    (venv / "bin" / "aider").write_text(f"#!{venv}/bin/python\nimport aider\n")
+    (venv / "bin" / "aider").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{venv}/bin:/usr/bin:/bin")
+    home = tmp_path / "home"
+    assert "seeded" in prepare_aider(home)
+    cache = home / ".aider/caches/model_prices_and_context_window.json"
+    assert cache.read_text() == backup.read_text()
+    assert "fresh" in prepare_aider(home)
+
+
+def test_prepare_gemini_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert recipes_main(["prepare-gemini"]) == 0
+    path = Path(capsys.readouterr().out.strip())
+    assert path == tmp_path / "cache/pytest-homefield/gemini-system-settings.json"
+    assert json.loads(path.read_text())["privacy"]["usageStatisticsEnabled"] is False
+    assert recipes_main(["usage-codex", str(tmp_path / "none.jsonl")]) == 0
+    assert capsys.readouterr().out == "{}\n"

@@ -1,0 +1,216 @@
+"""The openai: adapter against a scripted chat-completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.fakeapi.openai_chat import openai_chat_server
+from helpers.fakeapi.workspace import BUGGY, FIXED, make_calc_repo
+
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, render_prompt
+from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.agents.openai_compat import OpenAIAgent, parse_reply
+
+PRICES = {"local-coder": {"input": 0.5, "output": 2.0, "cache_read": 0.05}}
+DIFF = """--- a/calc.py
++++ b/calc.py
+@@ -1,2 +1,2 @@
+ def add(a, b):
+-    return a - b
++    return a + b
+"""
+
+
+class Harness:
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp = tmp_path
+        self.workspace = make_calc_repo(tmp_path / "ws")
+        self.artifacts = tmp_path / "art"
+        self.server: Any = None
+
+    def agent(self, base_url: str | None, **kw: Any) -> OpenAIAgent:
+        settings = AgentSettings(base_url=base_url, prices=PRICES, **kw)
+        return OpenAIAgent(name="local-coder", spec="openai:local-coder", model="local-coder", settings=settings)
+
+    def ctx(self, agent: OpenAIAgent, timeout_s: float, source: dict[str, str] | None = None) -> AgentContext:
+        prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=False)
+        env = build_agent_env(prompt=prompt, attempt=1, tmpdir=self.tmp / "tmp", passthrough=agent.env_passthrough,
+                              source=source or {"PATH": os.environ["PATH"], "HOME": str(self.tmp)})
+        return AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
+                            artifacts=self.artifacts, hint_files=["calc.py", "new/module.py"])
+
+    def run(self, script: list[dict[str, Any]], *, timeout_s: float = 20, **kw: Any) -> AgentResult:
+        with openai_chat_server(script) as server:
+            self.server = server
+            agent = self.agent(server.url + "/v1", **kw)
+            return agent.run(self.ctx(agent, timeout_s))
+
+    @property
+    def calc(self) -> str:
+        return (self.workspace / "calc.py").read_text()
+
+
+@pytest.fixture
+def harness(tmp_path: Path) -> Harness:
+    return Harness(tmp_path)
+
+
+def test_whole_file_reply(harness: Harness) -> None:
+    reply = f"The bug is the operator.\n\n```calc.py\n{FIXED}```\n"
+    res = harness.run([{"text": reply, "usage": {"input_tokens": 800, "output_tokens": 40,
+                                                  "cache_read_tokens": 200}}], api_key="sk-test")
+    assert harness.calc == FIXED
+    assert res.outcome is None and res.error is None
+    assert (res.input_tokens, res.cache_read_tokens, res.output_tokens, res.turns) == (800, 200, 40, 1)
+    assert res.cost_usd == pytest.approx((800 * 0.5 + 200 * 0.05 + 40 * 2.0) / 1e6)
+    assert res.model == "local-coder"
+    [req] = harness.server.requests
+    assert req.path == "/v1/chat/completions"
+    assert req.headers["authorization"] == "Bearer sk-test"
+    assert req.body["model"] == "local-coder"
+    user = req.body["messages"][-1]["content"]
+    assert "Fix add() in calc.py" in user and BUGGY.strip() in user and "new/module.py: does not exist yet" in user
+    assert (harness.artifacts / "agent.out").read_text() == reply
+
+
+def test_diff_reply_applied_with_git_apply(harness: Harness) -> None:
+    res = harness.run([{"text": f"```diff\n{DIFF}```"}])
+    assert harness.calc == FIXED
+    assert res.outcome is None
+    assert "git apply: ok" in (harness.artifacts / "agent.err").read_text()
+    assert res.cost_usd is not None  # priced even without cache tokens
+
+
+def test_diff_that_only_patch_accepts(harness: Harness) -> None:
+    (harness.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n# tail\n")
+    fuzzy = DIFF.replace(" def add(a, b):", " def add(a,b):")  # a context line that does not match
+    res = harness.run([{"text": fuzzy}])  # a bare diff, no fence
+    assert harness.calc == FIXED + "# tail\n"
+    assert res.outcome is None
+    log = (harness.artifacts / "agent.err").read_text()
+    assert "patch -p1: ok" in log and "git apply: ok" not in log
+    assert not list(harness.workspace.glob("*.orig")) and not list(harness.workspace.glob("*.rej"))
+
+
+def test_diff_that_does_not_apply_is_agent_error(harness: Harness) -> None:
+    res = harness.run([{"text": DIFF.replace("a - b", "a * b")}])
+    assert res.outcome == "agent_error" and "could be applied" in (res.error or "")
+    assert harness.calc == BUGGY
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        {"raw": {"status": 200, "body": "<html>not json</html>"}},
+        {"raw": {"status": 200, "body": '{"object": "chat.completion", "choices": []}'}},
+        {"raw": {"status": 200, "body": '{"choices": [{"message": {"content": null}}]}'}},
+        {"text": "I would change the minus sign to a plus sign."},
+    ],
+    ids=["not-json", "no-choices", "null-content", "no-edit"],
+)
+def test_malformed_reply_is_agent_error(harness: Harness, turn: dict[str, Any]) -> None:
+    res = harness.run([turn])
+    assert res.outcome == "agent_error"
+    assert harness.calc == BUGGY
+
+
+@pytest.mark.parametrize("status,outcome", [(500, "infra"), (502, "infra"), (503, "rate_limited"),
+                                            (429, "rate_limited"), (401, "infra"), (400, "agent_error")])
+def test_http_errors(harness: Harness, status: int, outcome: str) -> None:
+    res = harness.run([{"error": {"status": status, "message": "scripted"}}])
+    assert res.outcome == outcome
+    assert f"HTTP {status}" in (res.error or "")
+    assert res.cost_usd is None
+
+
+def test_timeout(harness: Harness) -> None:
+    start = time.monotonic()
+    res = harness.run([{"text": "never sent", "hang": True}], timeout_s=1.0)
+    assert res.outcome == "timeout"
+    assert time.monotonic() - start < 5
+    assert harness.calc == BUGGY
+
+
+def test_slow_server_is_timeout(harness: Harness) -> None:
+    res = harness.run([{"text": f"```calc.py\n{FIXED}```", "delay": 3}], timeout_s=1.0)
+    assert res.outcome == "timeout"
+
+
+def test_connection_refused_is_infra(harness: Harness) -> None:
+    with openai_chat_server([]) as server:
+        url = server.url
+    agent = harness.agent(url + "/v1")
+    res = agent.run(harness.ctx(agent, 5))
+    assert res.outcome == "infra" and "cannot reach" in (res.error or "")
+
+
+def test_base_url_and_key_from_environment(harness: Harness) -> None:
+    with openai_chat_server([{"text": f"```calc.py\n{FIXED}```"}]) as server:
+        agent = harness.agent(None)
+        source = {"PATH": os.environ["PATH"], "OPENAI_BASE_URL": server.url + "/v1", "OPENAI_API_KEY": "env-key"}
+        res = agent.run(harness.ctx(agent, 10, source))
+        headers = server.requests[0].headers
+    assert res.outcome is None and harness.calc == FIXED
+    assert headers["authorization"] == "Bearer env-key"
+
+
+def test_complete(harness: Harness) -> None:
+    with openai_chat_server([{"text": "2021", "usage": {"input_tokens": 12, "output_tokens": 2}}]) as server:
+        text, res = harness.agent(server.url + "/v1").complete("When?", timeout_s=10)
+        body = server.requests[0].body
+    assert text == "2021" and res.outcome is None
+    assert body["messages"] == [{"role": "user", "content": "When?"}]
+    assert res.cost_usd == pytest.approx((12 * 0.5 + 2 * 2.0) / 1e6)
+
+
+def test_attributes() -> None:
+    agent = OpenAIAgent(name="m", spec="openai:m", model="m", settings=AgentSettings())
+    assert agent.hinted is True and agent.simulated is False and agent.version() is None
+    assert agent.env_passthrough == ["OPENAI_API_KEY", "OPENAI_BASE_URL"]
+
+
+# --- parse_reply ---------------------------------------------------------------------------------
+
+
+def test_parse_labels() -> None:
+    reply = (
+        "calc.py\n```python\nA\n```\n"
+        "```python src/pkg/mod.py\nB\n```\n"
+        "```python title=\"docs/x.md\"\nC\n```\n"
+        "**lib/util.py**\n```\nD\n```\n"
+        "```Makefile\nE\n```\n"
+        "```python\nprint('no label')\n```\n"
+    )
+    edits = parse_reply(reply, known_paths={"Makefile"})
+    assert edits.files == {"calc.py": "A\n", "src/pkg/mod.py": "B\n", "docs/x.md": "C\n", "lib/util.py": "D\n",
+                           "Makefile": "E\n"}
+    assert edits.diffs == []
+
+
+def test_parse_rejects_unsafe_paths() -> None:
+    reply = "```../evil.py\nx\n```\n```/etc/passwd\nx\n```\n```.git/config\nx\n```\n```./ok/../../x.py\nx\n```\n"
+    edits = parse_reply(reply)
+    assert not edits and len(edits.rejected) == 4
+
+
+def test_parse_longer_fences_hold_inner_fences() -> None:
+    reply = "````README.md\n# T\n```sh\nmake\n```\n````\n"
+    assert parse_reply(reply).files == {"README.md": "# T\n```sh\nmake\n```\n"}
+
+
+def test_parse_diff_block_without_label() -> None:
+    edits = parse_reply(f"```\n{DIFF}```")
+    assert edits.diffs == [DIFF] and not edits.files
+
+
+def test_symlink_escape_is_skipped(harness: Harness, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (harness.workspace / "link").symlink_to(outside)
+    res = harness.run([{"text": f"```link/pwned.py\nx\n```\n```calc.py\n{FIXED}```"}])
+    assert res.outcome is None and harness.calc == FIXED
+    assert not (outside / "pwned.py").exists()

@@ -1,0 +1,1 @@
+"""Shared test helpers: fixture repositories, attack payloads, scripted API servers."""

@@ -1,0 +1,194 @@
+"""A tiny real repository with one task, for the grading attacks and the snapshot audit.
+
+History (``main``)::
+
+    c1  Initial calculator with add()          src/calc/__init__.py, tests/test_add.py, pyproject.toml
+    c2  Add sub() that subtracts b from a      the task: src/calc/__init__.py + new tests/test_sub.py
+    c3  Add mul() ...                          later: must be invisible to an agent working on c2
+    c4  Add div() ... (branch ``feature``)     later, on a branch; ``main`` is back at c3
+    tags ``v1`` (annotated, on c3) and ``light`` (c4); a note on c3; a stash holding a further
+    blob; a fake remote-tracking ref; packed refs; reflogs of all of it; and working-tree junk
+    (``.pytest_cache``, ``__pycache__``, ``*.egg-info``, ``.homefield/``, ``build/``) that is in no
+    commit. The package lives in ``src/`` (an import root of the test command) and ``pyproject.toml``
+    has no pytest section, so pytest searches for configuration above a checkout of it.
+
+:func:`task_for` builds the :class:`~pytest_homefield.records.Task` of c2 by hand (the ids are
+known: two FAIL_TO_PASS ids, one PASS_TO_PASS id), so no mining is needed.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_homefield.agents.base import AgentSettings
+from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.records import Task
+from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
+
+CALC_1 = "def add(a, b):\n    return a + b\n"
+CALC_2 = CALC_1 + "\n\ndef sub(a, b):\n    return a - b\n"
+CALC_3 = CALC_2 + "\n\ndef mul(a, b):\n    return a * b  # FUTURE-MUL-7f3a\n"
+CALC_4 = CALC_3 + "\n\ndef div(a, b):\n    return a / b  # FUTURE-DIV-91c2\n"
+
+TEST_ADD = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+TEST_SUB = (
+    "import pytest\n\nfrom calc import sub\n\n\n"
+    "@pytest.mark.parametrize('a,b,c', [(3, 1, 2), (0, 5, -5)], ids=['pos', 'neg'])\n"
+    "def test_sub(a, b, c):\n    assert sub(a, b) == c\n\n\n"
+    "def test_add_still_works():\n    from calc import add\n    assert add(2, 2) == 4\n"
+)
+PYPROJECT = '[project]\nname = "calc"\nversion = "0"\n'
+
+#: Plugins of this environment that the tiny repository does not need (hypothesis alone costs
+#: seconds per test process); disabled by the task's test command so that the attacks run fast.
+NO_PLUGINS = ("-p no:hypothesispytest -p no:benchmark -p no:xdist -p no:xdist.looponfail -p no:timeout "
+              "-p no:homefield")
+
+F2P = ["tests/test_sub.py::test_sub[pos]", "tests/test_sub.py::test_sub[neg]"]
+P2P = ["tests/test_sub.py::test_add_still_works"]
+#: The reference fix and a wrong one (what most attacks ship so that there is something to grade).
+GOOD_CALC = CALC_2
+WRONG_CALC = CALC_1 + "\n\ndef sub(a, b):\n    return a + b\n"
+
+_ENV = {
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_AUTHOR_NAME": "Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.com",
+    "GIT_COMMITTER_NAME": "Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.com",
+}
+
+
+def git(cwd: Path, *args: str, date: str | None = None, check: bool = True) -> str:
+    """``git args`` in ``cwd`` with a fixed identity and no user configuration; stdout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(_ENV)
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    proc = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+@dataclass
+class Fixture:
+    """The built repository: ``root``, the shas ``c1``..``c4``, the objects of the parent tree (the
+    tree of c1 and everything in it) in ``parent_tree``, and every other object of the repository
+    (the commits themselves, the task's fix and tests, later commits, tags, notes, stash, reflog
+    targets) in ``other_objects``: none of those may exist in an agent's workspace."""
+
+    root: Path
+    c1: str
+    c2: str
+    c3: str
+    c4: str
+    parent_tree: set[str] = field(default_factory=set)
+    other_objects: set[str] = field(default_factory=set)
+
+
+def build(dest: Path) -> Fixture:
+    """Create the repository in ``dest`` (must not exist)."""
+    dest.mkdir(parents=True)
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "config", "commit.gpgsign", "false")
+
+    def commit(msg: str, files: dict[str, str], day: int) -> str:
+        _write(dest, files)
+        git(dest, "add", "-A")
+        git(dest, "commit", "-q", "-m", msg, date=f"2026-01-{day:02d}T12:00:00+00:00")
+        return git(dest, "rev-parse", "HEAD").strip()
+
+    c1 = commit("Initial calculator with add()", {"src/calc/__init__.py": CALC_1, "tests/test_add.py": TEST_ADD,
+                                                  "pyproject.toml": PYPROJECT}, 1)
+    c2 = commit(f"Add sub() that subtracts b from a\n\nFollows up on {c1[:10]}; the tests pin both signs.\n",
+                {"src/calc/__init__.py": CALC_2, "tests/test_sub.py": TEST_SUB}, 2)
+    c3 = commit("Add mul() to multiply two numbers", {"src/calc/__init__.py": CALC_3,
+                                                      "tests/test_mul.py": "from calc import mul\n\n\n"
+                                                                           "def test_mul():\n"
+                                                                           "    assert mul(2, 3) == 6\n"}, 3)
+    git(dest, "tag", "-a", "v1", "-m", "release one", c3)
+    git(dest, "notes", "add", "-m", "NOTE-ON-C3", c3)
+    git(dest, "checkout", "-q", "-b", "feature")
+    c4 = commit("Add div() for division", {"src/calc/__init__.py": CALC_4}, 4)
+    git(dest, "tag", "light", c4)
+    git(dest, "checkout", "-q", "main")
+    git(dest, "update-ref", "refs/remotes/origin/main", c4)
+    # a stash with a blob of its own, and a reset that leaves a dangling reflog entry
+    _write(dest, {"src/calc/__init__.py": CALC_3 + "\n# STASHED-WORK-5e1b\n"})
+    git(dest, "stash", "-q")
+    git(dest, "reset", "-q", "--hard", c2)
+    git(dest, "reset", "-q", "--hard", c3)
+    git(dest, "pack-refs", "--all")
+    # junk in the user's working tree (in no commit)
+    _write(dest, {
+        ".pytest_cache/v/cache/lastfailed": '{"tests/test_sub.py::test_sub[pos]": true}\n',
+        "src/calc/__pycache__/__init__.cpython-311.pyc": "JUNK-PYC\n",
+        "src/calc.egg-info/PKG-INFO": "Name: calc\n",
+        ".homefield/tasks.jsonl": f'{{"id": "{c2[:12]}", "commit": "{c2}", "parent": "{c1}"}}\n',
+        "build/lib/calc/__init__.py": CALC_4,
+    })
+    (dest / ".git" / "info").mkdir(exist_ok=True)
+    (dest / ".git" / "info" / "exclude").write_text(".pytest_cache/\n__pycache__/\n*.egg-info/\n.homefield/\nbuild/\n")
+    assert git(dest, "status", "--porcelain").strip() == "", "junk must be ignored"
+    stored = set(git(dest, "cat-file", "--batch-all-objects", "--batch-check=%(objectname)").split())
+    parent_tree = {git(dest, "rev-parse", f"{c1}^{{tree}}").strip()}
+    parent_tree |= {line.split()[2] for line in git(dest, "ls-tree", "-r", "-t", c1).splitlines()}
+    return Fixture(dest, c1, c2, c3, c4, parent_tree, stored - parent_tree)
+
+
+def task_for(fx: Fixture) -> Task:
+    """The task of commit c2 (FAIL_TO_PASS / PASS_TO_PASS known from the fixture)."""
+    message = git(fx.root, "log", "-1", "--format=%B", fx.c2)
+    tests = ["tests/test_sub.py"]
+    return Task(
+        id=fx.c2[:12], commit=fx.c2, parent=fx.c1,
+        committed_at="2026-01-02T12:00:00+00:00", authored_at="2026-01-02T12:00:00+00:00",
+        mode="commit", subject=message.splitlines()[0], message=message, prompt=clean_prompt(message),
+        source_files=["src/calc/__init__.py"], test_files=tests,
+        test_patch=make_test_patch(fx.root, fx.c1, fx.c2, tests),
+        gold_patch=make_gold_patch(fx.root, fx.c1, fx.c2, tests),
+        FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
+        test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}",
+    )
+
+
+def cmd_agent(command: str, name: str = "attack") -> CommandAgent:
+    """A ``cmd:`` agent running ``command`` with ``sh -c`` in the workspace."""
+    return CommandAgent(name=name, spec=f"cmd:{command}", command=command, settings=AgentSettings())
+
+
+def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str = "attack") -> CommandAgent:
+    """A ``cmd:`` agent that writes ``files`` (path relative to the workspace → text) and then runs
+    ``shell``. The file contents travel in a Python script kept in ``folder`` (outside the workspace)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    script = folder / f"{name}.py"
+    script.write_text(
+        "import os, sys\n"
+        f"FILES = {files!r}\n"
+        "for rel, text in FILES.items():\n"
+        "    d = os.path.dirname(rel)\n"
+        "    if d:\n"
+        "        os.makedirs(d, exist_ok=True)\n"
+        "    with open(rel, 'w') as f:\n"
+        "        f.write(text)\n",
+        encoding="utf-8",
+    )
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    if shell:
+        command += f" && {shell}"
+    return cmd_agent(command, name)

@@ -1,0 +1,253 @@
+"""Path classes, runnable test modules, globs, manifest content checks and message words."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_homefield.mine.classify import (
+    Classifier,
+    classify_path,
+    compile_globs,
+    dependency_tables,
+    dependency_tables_changed,
+    is_test_module,
+    message_words,
+    runnable_tests,
+)
+
+# (path, class, runnable test module)
+PATHS = [
+    # Python tests
+    ("tests/test_core.py", "test", True),
+    ("test/test_core.py", "test", True),
+    ("pkg/test_inline.py", "test", True),
+    ("pkg/core_test.py", "test", True),
+    ("pkg/core_tests.py", "test", True),
+    ("app/tests.py", "test", True),  # Django
+    ("conftest.py", "test", False),
+    ("pkg/conftest.py", "test", False),
+    ("tests/conftest.py", "test", False),
+    ("testing/test_assertion.py", "test", True),  # pytest's own layout
+    ("testing/example_scripts/foo.py", "test", False),
+    # test-side support files: hidden with the tests, not runnable
+    ("tests/data/sample.json", "test", False),
+    ("tests/helpers.py", "test", False),
+    ("tests/fixtures/ünï côde.txt", "test", False),
+    ("tests/README.md", "test", False),
+    ("tests/requirements.txt", "test", False),
+    ("pkg/testdata/input.bin", "test", False),
+    # other languages
+    ("src/app.test.js", "test", True),
+    ("src/app.spec.ts", "test", True),
+    ("src/widget.test.tsx", "test", True),
+    ("src/__tests__/widget.js", "test", True),
+    ("src/__tests__/__snapshots__/widget.js.snap", "test", False),
+    ("cmd/server/main_test.go", "test", True),
+    ("src/test/java/org/x/FooTest.java", "test", True),
+    ("src/test/resources/log4j.xml", "test", False),
+    ("core/FooTest.java", "test", True),
+    ("lib/foo_spec.rb", "test", True),
+    ("spec/models/user_spec.rb", "test", True),
+    ("spec/spec_helper.rb", "test", False),
+    ("tests/Unit/UserTest.php", "test", True),
+    ("src/main/UserTest.php", "test", True),
+    ("core/src/test/scala/x/ParserSpec.scala", "test", True),
+    ("app/src/test/kotlin/x/ParserTest.kt", "test", True),
+    ("tests/integration.rs", "test", True),
+    ("tests/common/mod.rs", "test", False),
+    ("crates/x/tests/api.rs", "test", True),
+    ("Tests/AppTests/AppTests.swift", "test", True),
+    # docs
+    ("README.md", "docs", False),
+    ("docs/index.rst", "docs", False),
+    ("docs/conf.py", "docs", False),
+    ("docs/requirements.txt", "docs", False),
+    ("doc/guide.html", "docs", False),
+    ("changelog/1234.bugfix.rst", "docs", False),
+    ("CHANGELOG", "docs", False),
+    ("LICENSE", "docs", False),
+    ("LICENSE-MIT", "docs", False),
+    ("AUTHORS", "docs", False),
+    ("notes.txt", "docs", False),
+    (".github/workflows/ci.yml", "docs", False),
+    (".gitignore", "docs", False),
+    ("mkdocs.yml", "docs", False),
+    # dependencies
+    ("requirements.txt", "dependency", False),
+    ("requirements-dev.txt", "dependency", False),
+    ("dev-requirements.txt", "dependency", False),
+    ("requirements/testing.txt", "dependency", False),
+    ("constraints.txt", "dependency", False),
+    ("pyproject.toml", "dependency", False),
+    ("setup.py", "dependency", False),
+    ("setup.cfg", "dependency", False),
+    ("Pipfile", "dependency", False),
+    ("Pipfile.lock", "dependency", False),
+    ("poetry.lock", "dependency", False),
+    ("uv.lock", "dependency", False),
+    ("package.json", "dependency", False),
+    ("web/package-lock.json", "dependency", False),
+    ("yarn.lock", "dependency", False),
+    ("go.mod", "dependency", False),
+    ("go.sum", "dependency", False),
+    ("Cargo.toml", "dependency", False),
+    ("Cargo.lock", "dependency", False),
+    ("Gemfile", "dependency", False),
+    ("Gemfile.lock", "dependency", False),
+    ("mygem.gemspec", "dependency", False),
+    ("composer.json", "dependency", False),
+    ("pom.xml", "dependency", False),
+    # source
+    ("pkg/core.py", "source", False),
+    ("src/app.ts", "source", False),
+    ("CMakeLists.txt", "source", False),
+    ("tox.ini", "source", False),
+    ("pkg/license.py", "source", False),
+    ("numpy/testing/utils.py", "source", False),  # `testing` is a test folder only at the top
+    ("pkg/contest.py", "source", False),
+    ("Makefile", "source", False),
+    ("pkg/dir with space/ä b.py", "source", False),
+]
+
+
+@pytest.mark.parametrize(("path", "cls", "runnable"), PATHS)
+def test_classify_path(path: str, cls: str, runnable: bool) -> None:
+    assert classify_path(path) == cls
+    assert is_test_module(path) is runnable
+
+
+def test_runnable_tests_keeps_order_and_drops_support_files() -> None:
+    paths = ["tests/data/a.json", "tests/test_b.py", "tests/conftest.py", "pkg/x.py", "tests/test_a.py"]
+    assert runnable_tests(paths) == ["tests/test_b.py", "tests/test_a.py"]
+
+
+def test_test_globs_add_runnable_test_patterns() -> None:
+    assert classify_path("checks/foo_check.py") == "source"
+    assert classify_path("checks/foo_check.py", ["*_check.py"]) == "test"
+    assert is_test_module("checks/foo_check.py", ["*_check.py"])
+    assert classify_path("qa/anything.txt", ["qa/"]) == "test"
+    assert runnable_tests(["qa/data.json", "qa/check_x.py", "qa/conftest.py"], ["qa/"]) == ["qa/check_x.py"]
+    assert Classifier(["integration/**/*.py"]).info("integration/a/b/c.py") == ("test", True)
+
+
+@pytest.mark.parametrize(
+    ("globs", "path", "hit"),
+    [
+        (["pkg"], "pkg/a.py", True),
+        (["pkg"], "src/pkg/a.py", True),  # no slash: any component
+        (["pkg/"], "pkg/a.py", True),
+        (["src/pkg"], "src/pkg/sub/a.py", True),
+        (["src/pkg"], "other/src/pkg/a.py", False),  # a slash anchors at the root
+        (["/src/*.py"], "src/a.py", True),
+        (["src/*.py"], "src/sub/a.py", False),  # * stays in one component
+        (["src/**/*.py"], "src/a.py", True),
+        (["src/**/*.py"], "src/x/y/a.py", True),
+        (["**/*.md"], "a/b/c.md", True),
+        (["*.md"], "a/b/c.md", True),
+        (["*.md"], "a/b/c.py", False),
+        (["data?.txt"], "x/data1.txt", True),
+        (["[ab].py"], "b.py", True),
+        (["[!ab].py"], "b.py", False),
+        ([], "a.py", False),
+        (["docs", "pkg/*.py"], "pkg/x.py", True),
+    ],
+)
+def test_compile_globs(globs: list[str], path: str, hit: bool) -> None:
+    assert compile_globs(globs)(path) is hit
+
+
+PYPROJECT = b"""\
+[build-system]
+requires = ["setuptools>=68"]
+
+[project]
+name = "demo"
+version = "1.0"
+dependencies = ["click>=8"]
+
+[project.optional-dependencies]
+test = ["pytest"]
+
+[tool.ruff]
+line-length = 100
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        (b'version = "1.0"', b'version = "1.1"', False),
+        (b"line-length = 100", b"line-length = 120", False),
+        (b"[tool.ruff]", b"# a comment\n[tool.ruff]", False),
+        (b'dependencies = ["click>=8"]', b'dependencies = ["click>=8", "rich"]', True),
+        (b'test = ["pytest"]', b'test = ["pytest", "hypothesis"]', True),
+        (b'requires = ["setuptools>=68"]', b'requires = ["hatchling"]', True),
+        (b"[tool.ruff]", b"[dependency-groups]\ndev = ['mypy']\n\n[tool.ruff]", True),
+        (b"[tool.ruff]", b'[tool.poetry.group.dev.dependencies]\nmypy = "*"\n\n[tool.ruff]', True),
+        (b"[tool.ruff]", b"[tool.ruff", True),  # no longer parses: counted as a change
+    ],
+)
+def test_pyproject_inside_vs_outside_dependency_tables(old: bytes, new: bytes, changed: bool) -> None:
+    assert dependency_tables_changed("pyproject.toml", PYPROJECT, PYPROJECT.replace(old, new)) is changed
+
+
+def test_added_or_deleted_manifest() -> None:
+    assert dependency_tables_changed("pyproject.toml", None, PYPROJECT)
+    assert dependency_tables_changed("sub/pyproject.toml", PYPROJECT, None)
+    assert not dependency_tables_changed("pyproject.toml", None, b"[tool.ruff]\nline-length = 1\n")
+
+
+def test_setup_cfg_and_setup_py() -> None:
+    cfg = b"[metadata]\nname = x\nversion = 1\n[options]\ninstall_requires =\n    click\n"
+    assert not dependency_tables_changed("setup.cfg", cfg, cfg.replace(b"version = 1", b"version = 2"))
+    assert dependency_tables_changed("setup.cfg", cfg, cfg + b"    rich\n")
+    extras = cfg + b"[options.extras_require]\ntest = pytest\n"
+    assert dependency_tables_changed("setup.cfg", cfg, extras)
+
+    py = b"from setuptools import setup\nREQS = ['click']\nsetup(name='x', version='1', install_requires=REQS)\n"
+    assert not dependency_tables_changed("setup.py", py, py.replace(b"version='1'", b"version='2'"))
+    assert not dependency_tables_changed("setup.py", py, py.replace(b"['click']", b"[\n  'click',\n]"))
+    assert dependency_tables_changed("setup.py", py, py.replace(b"['click']", b"['click', 'rich']"))
+    nested = b"import setuptools\ndef main():\n    setuptools.setup(name='x', extras_require={'t': ['a']})\n"
+    assert dependency_tables_changed("setup.py", nested, nested.replace(b"['a']", b"['b']"))
+    assert not dependency_tables_changed("setup.py", nested, nested.replace(b"name='x'", b"name='y'"))
+
+
+def test_package_json_cargo_composer() -> None:
+    pkg = b'{"name": "x", "version": "1.0.0", "scripts": {"t": "jest"}, "dependencies": {"a": "1"}}'
+    assert not dependency_tables_changed("package.json", pkg, pkg.replace(b"1.0.0", b"1.0.1"))
+    assert dependency_tables_changed("package.json", pkg, pkg.replace(b'"a": "1"', b'"a": "2"'))
+    cargo = b'[package]\nname = "x"\nversion = "0.1.0"\n\n[dependencies]\nserde = "1"\n'
+    assert not dependency_tables_changed("Cargo.toml", cargo, cargo.replace(b"0.1.0", b"0.2.0"))
+    assert dependency_tables_changed("Cargo.toml", cargo, cargo + b'\n[target.x.dev-dependencies]\na = "1"\n')
+    comp = b'{"name": "x/y", "require": {"php": ">=8"}, "autoload": {}}'
+    assert not dependency_tables_changed("composer.json", comp, comp.replace(b'{}}', b'{"a": 1}}'))
+
+
+def test_dependency_tables_errors() -> None:
+    with pytest.raises(ValueError, match="not a content-checked"):
+        dependency_tables("requirements.txt", b"click\n")
+    with pytest.raises(ValueError, match="does not parse"):
+        dependency_tables("setup.py", b"setup(\n")
+    assert dependency_tables_changed("uv.lock", b"a", b"a")  # not content-checked: always a change
+
+
+@pytest.mark.parametrize(
+    ("message", "words"),
+    [
+        ("Fix the parser", 3),
+        ("Fix parser (#123)", 2),
+        ("Fix parser (#123, #124)\n", 2),
+        ("Fix parser\n\nSigned-off-by: A B <a@b.c>\nCo-authored-by: C <c@d.e>\n", 2),
+        ("Fix parser\n\nCo-authored-by: C <c@d.e>\nMore context here\n", 5),
+        ("Fix parser\n\nNote: the body is words too", 8),  # a lone `Key: value` paragraph stays
+        ("Merge pull request #12 from user/branch\n\nAdd the frob feature", 4),
+        ("Merge branch 'feature-x'", 0),
+        ("Merge branch 'main' into feature\n", 0),
+        ("- * -", 0),
+        ("", 0),
+        ("Ünïcode wörds count too", 4),
+    ],
+)
+def test_message_words(message: str, words: int) -> None:
+    assert message_words(message) == words

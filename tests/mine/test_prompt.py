@@ -1,0 +1,245 @@
+"""clean_prompt / message_words on commit messages shaped like real ones (simonw/llm, CPython,
+Linux, Gerrit, GitLab, GitHub squash and merge commits)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_homefield.mine.prompt import clean_prompt, count_words, message_words
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        pytest.param(
+            "Fix default model options when constructing Prompt directly (#1663)",
+            "Fix default model options when constructing Prompt directly",
+            id="squash-suffix",
+        ),
+        pytest.param(
+            "Keep tool parameters named title in generated input_schema, closes #1679 (#1680)",
+            "Keep tool parameters named title in generated input_schema",
+            id="closes-and-squash-suffix",
+        ),
+        pytest.param(
+            "Fix AsyncResponse.log_to_db (#1668)\n\n"
+            "* Fix async log_to_db\n* Preserve restored messages\n\n"
+            "---------\n\n"
+            "Co-authored-by: Jane Doe <jane@example.com>\n"
+            "Co-authored-by: Bot <41898282+bot@users.noreply.github.com>",
+            "Fix AsyncResponse.log_to_db\n\n* Fix async log_to_db\n* Preserve restored messages",
+            id="github-squash-with-coauthors",
+        ),
+        pytest.param(
+            "Merge pull request #45 from alice/feature-x\n\nAdd x to the CLI",
+            "Add x to the CLI",
+            id="github-merge-keeps-pr-title",
+        ),
+        pytest.param(
+            "Merge branch 'feature' into 'main'\n\nAdd feature x\n\nSee merge request group/proj!123",
+            "Add feature x",
+            id="gitlab-merge",
+        ),
+        pytest.param(
+            "gh-104584: Fix the optimizer (#104600)\n\n"
+            "See https://github.com/python/cpython/issues/104584 for details.",
+            "Fix the optimizer",
+            id="cpython-gh-prefix",
+        ),
+        pytest.param(
+            "Store response.json() on turns, closes #1565\n\nMerge PR #1586",
+            "Store response.json() on turns",
+            id="merge-pr-body-line",
+        ),
+        pytest.param(
+            "Merge PR #1562: Log new message shapes to SQLite\n\nRefs #1314",
+            "Log new message shapes to SQLite",
+            id="merge-pr-title",
+        ),
+        pytest.param(
+            "service_tier option for OpenAI models\n\nPR  #1585\n\n"
+            "Three entries for PR #1586: the restored column.\n\nBased on #1571 by @someone.",
+            "service_tier option for OpenAI models\n\nThree entries: the restored column.\n\n"
+            "Based by @someone.",
+            id="pr-noun",
+        ),
+        pytest.param(
+            "Changelog entry for #1574",
+            "Changelog entry",
+            id="preposition",
+        ),
+        pytest.param(
+            "bpo-12345: Speed up json.dumps",
+            "Speed up json.dumps",
+            id="cpython-bpo-prefix",
+        ),
+        pytest.param(
+            'Revert "Add foo (#12)"\n\nThis reverts commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b.',
+            'Revert "Add foo"',
+            id="revert",
+        ),
+        pytest.param(
+            "net: fix skb leak on error\n\nThe skb was leaked when the queue was full.\n\n"
+            'Fixes: 1234567890ab ("net: add the queue")\n'
+            "Reported-by: Bob <bob@example.com>\n"
+            "Signed-off-by: Alice <alice@example.com>",
+            "net: fix skb leak on error\n\nThe skb was leaked when the queue was full.",
+            id="linux-trailers",
+        ),
+        pytest.param(
+            "Add retry to fetch\n\nRetries three times.\n\n"
+            "Change-Id: I0123456789abcdef0123456789abcdef01234567\n"
+            "Reviewed-on: https://review.example.org/c/12345\n"
+            "Tested-by: CI Bot <ci@example.org>",
+            "Add retry to fetch\n\nRetries three times.",
+            id="gerrit-trailers",
+        ),
+        pytest.param(
+            "Add y\n\nSome body text.\n\nCloses: #1\n\nSigned-off-by: A <a@b.c>",
+            "Add y\n\nSome body text.",
+            id="two-trailer-blocks",
+        ),
+        pytest.param(
+            "Add y\n\nBody.\n\nFixes #34\nCloses #12\nRefs #5",
+            "Add y\n\nBody.",
+            id="closing-keyword-lines",
+        ),
+        pytest.param(
+            "Fix thing\n\n(cherry picked from commit 0123456789abcdef0123456789abcdef01234567)",
+            "Fix thing",
+            id="cherry-pick",
+        ),
+        pytest.param(
+            "Use [the docs](https://example.com/docs) and <https://a.example> here",
+            "Use the docs and here",
+            id="markdown-link-keeps-text",
+        ),
+        pytest.param(
+            "Wrap reasoning traces in `<details>`\n\nExample: https://gist.github.com/x/abc\n\nCloses #1653",
+            "Wrap reasoning traces in `<details>`\n\nExample",
+            id="url-line",
+        ),
+        pytest.param(
+            "fix: KeyError 'options_json' crash (#1656)\n\nRefs #5, #6 and GH-7; see simonw/llm#99.",
+            "fix: KeyError 'options_json' crash",
+            id="reference-lists",
+        ),
+        pytest.param(
+            "Use the new API (see #12, #13 and #14).",
+            "Use the new API.",
+            id="parenthesised-see-list",
+        ),
+        pytest.param(
+            "Merged in feature/x (pull request #12)\n\nAdd the thing",
+            "Merged in feature/x\n\nAdd the thing",
+            id="bitbucket-pull-request",
+        ),
+        pytest.param(
+            "[#12] Tidy foo()\n\n- https://example.com/c\n- [x] done\n- [ ] todo (see #3)",
+            "Tidy foo()\n\n- [x] done\n- [ ] todo",
+            id="bullets-and-checkboxes",
+        ),
+        pytest.param(
+            "Ajoute la prise en charge de « café » (#12)\n\nCorrige l'erreur — voir https://ex.fr/a_(b).",
+            "Ajoute la prise en charge de « café »\n\nCorrige l'erreur — voir.",
+            id="non-ascii-and-url-with-parentheses",
+        ),
+        pytest.param(
+            "修复空列表时的崩溃 (#7)\n\n详见 https://example.cn/issue/7",
+            "修复空列表时的崩溃\n\n详见",
+            id="cjk",
+        ),
+        pytest.param(
+            "Fix crash\r\n\r\nBody line\r\n\r\nSigned-off-by: A <a@b.c>\r\n",
+            "Fix crash\n\nBody line",
+            id="crlf",
+        ),
+    ],
+)
+def test_clean_prompt(message: str, expected: str) -> None:
+    assert clean_prompt(message) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Broken since abc1234 landed", "Broken since landed"),
+        ("Range 1a2b3c4..5d6e7f8 is bad", "Range is bad"),
+        ("Regression introduced in commit 9fceb02d0ae598e95dc970b74767f19372d61af8.", "Regression introduced."),
+        ("Id deadbeefcafe is twelve letters", "Id is twelve letters"),
+        ("Follow-up to abc1234.\n\nReal text", "Real text"),
+    ],
+)
+def test_shas_are_removed(message: str, expected: str) -> None:
+    assert clean_prompt(message) == expected
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "The decade-old facade added beef to the cafe",  # hex-only words without digits
+        "Accept effaced and acceded values",  # 7-letter hex words
+        "Timeout is 1234567 ms or 1700000000000 ns",  # numbers are not shas
+        "Colour #ff00aa and id 550e8400-e29b-41d4-a716-446655440000 stay",  # css colour, uuid
+        "Parse 0xdeadbeef1 and v1.2.3",
+        "Note: this paragraph stays",
+    ],
+)
+def test_words_that_look_like_hex_are_kept(message: str) -> None:
+    assert clean_prompt(message) == message
+
+
+def test_lone_note_paragraph_is_not_a_trailer_block() -> None:
+    message = "Fix parser\n\nNote: the old behaviour was wrong"
+    assert clean_prompt(message) == message
+
+
+def test_mixed_trailer_block_keeps_its_prose() -> None:
+    # git's 25 % rule: one known trailer makes it a trailer block; the prose line is kept here
+    assert clean_prompt("Add z\n\nThanks to Bob for the report\nSigned-off-by: A <a@b.c>") == (
+        "Add z\n\nThanks to Bob for the report"
+    )
+
+
+def test_reference_trailer_with_prose_is_kept() -> None:
+    message = "Add z\n\nFixes: crash on empty input\nWith more words here"
+    assert clean_prompt(message) == message
+
+
+def test_reference_trailer_with_prose_in_a_trailer_block_is_kept() -> None:
+    assert clean_prompt("Add z\n\nFixes: crash on empty input\nSigned-off-by: A <a@b.c>") == (
+        "Add z\n\nFixes: crash on empty input"
+    )
+
+
+def test_unchanged_lines_keep_their_spacing() -> None:
+    message = "Fix `cache_key()` (#3)\n\n    code  block   stays\n\nrefs https://x.example/z"
+    assert clean_prompt(message) == "Fix `cache_key()`\n\n    code  block   stays"
+
+
+def test_blank_line_runs_collapse() -> None:
+    assert clean_prompt("A b c\n\n\n\nhttps://x.example\n\n\n\nD e f\n\n\n") == "A b c\n\nD e f"
+
+
+def test_falls_back_to_the_cleaned_subject() -> None:
+    assert clean_prompt("Merge pull request #45 from alice/feature-x") == "Merge from alice/feature-x"
+    assert clean_prompt("Merge pull request #45 from alice/x\n\nCo-authored-by: B <b@c.d>") == (
+        "Merge from alice/x"
+    )
+    assert clean_prompt("Merge branch 'main' into dev\n\n# Conflicts:\n#\tllm/cli.py\n") == (
+        "Merge branch 'main' into dev"
+    )
+
+
+def test_empty_only_when_the_subject_has_no_words() -> None:
+    assert clean_prompt("") == ""
+    assert clean_prompt("\n\n") == ""
+    assert clean_prompt("#12") == ""
+    assert clean_prompt("https://example.com/x") == ""
+
+
+def test_message_words_ignores_trailers_refs_and_bullets() -> None:
+    assert message_words("Fix AsyncResponse.log_to_db (#1668)") == 2
+    assert message_words("Add x (#1)\n\n- \n- one\n\nCo-authored-by: A B <a@b.c>") == 3
+    assert message_words("#12") == 0
+    assert count_words("a - b — c") == 3

@@ -1,0 +1,440 @@
+"""Red→green verification (contracts §7): the pure classification on synthetic runs, and real
+verification of fixture commits covering every drop reason."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
+from pytest_homefield.sandbox.testrun import TestRun
+from pytest_homefield.mine.redgreen import (
+    DROP_REASONS,
+    EXCLUDE_REASONS,
+    Verification,
+    classify_runs,
+    diff_lines,
+    make_gold_patch,
+    make_test_patch,
+    verify_candidate,
+)
+
+# -- classify_runs on synthetic runs ---------------------------------------------------------------
+
+
+def run(
+    outcomes: dict[str, str], *, ce: bool = False, timed_out: bool = False, error: str | None = None, wall: float = 1.0
+) -> TestRun:
+    return TestRun(
+        outcomes=dict(outcomes),
+        exit_code=None if timed_out else 1,
+        timed_out=timed_out,
+        collection_error=ce,
+        collected=len(outcomes),
+        wall_s=wall,
+        log_path=Path(os.devnull),
+        error=error,
+    )
+
+
+def classify(parent: list[dict[str, str] | TestRun], commit: list[dict[str, str] | TestRun]) -> Verification:
+    def as_run(r: dict[str, str] | TestRun) -> TestRun:
+        return r if isinstance(r, TestRun) else run(r)
+
+    return classify_runs([as_run(r) for r in parent], [as_run(r) for r in commit])
+
+
+def test_red_to_green_and_always_green() -> None:
+    v = classify(
+        [{"t::a": "failed", "t::b": "passed", "t::c": "error"}] * 3,
+        [{"t::a": "passed", "t::b": "passed", "t::c": "passed"}] * 3,
+    )
+    assert v.reason is None
+    assert v.FAIL_TO_PASS == ["t::a", "t::c"] and v.PASS_TO_PASS == ["t::b"] and v.excluded == {}
+    assert v.runs == 6 and v.parent_s == 3.0 and v.commit_s == 3.0
+    assert "FAIL_TO_PASS 2" in v.detail
+
+
+def test_absent_counts_as_failing_only_with_a_collection_error() -> None:
+    commit = [{"t::new": "passed", "t::old": "passed"}] * 2
+    with_ce = classify([run({"t::old": "passed"}, ce=True)] * 2, commit)
+    assert with_ce.FAIL_TO_PASS == ["t::new"] and with_ce.PASS_TO_PASS == ["t::old"] and with_ce.reason is None
+    without = classify([{"t::old": "passed"}] * 2, commit)
+    assert without.FAIL_TO_PASS == [] and without.excluded == {"t::new": "absent"}
+    assert without.reason == "passes_without_change"
+    # a collection error in one parent run only: absent there counts as failing, but passing in the other
+    mixed = classify([run({"t::old": "passed"}, ce=True), {"t::old": "passed", "t::new": "passed"}], commit)
+    assert mixed.excluded == {"t::new": "flaky"} and mixed.reason == "flaky"
+
+
+def test_absent_in_one_parent_run_without_collection_error_is_flaky() -> None:
+    v = classify([{"t::a": "failed"}, {}], [{"t::a": "passed"}] * 2)
+    assert v.excluded == {"t::a": "flaky"} and v.reason == "flaky"
+
+
+def test_skipped_and_xfail_at_the_commit_verify_nothing() -> None:
+    v = classify(
+        [{"t::red": "failed", "t::skip": "skipped", "t::xf": "failed", "t::xp": "failed"}] * 2,
+        [{"t::red": "passed", "t::skip": "skipped", "t::xf": "xfailed", "t::xp": "xpassed"}] * 2,
+    )
+    assert v.reason is None and v.FAIL_TO_PASS == ["t::red"]
+    assert v.excluded == {"t::skip": "skipped", "t::xf": "skipped", "t::xp": "skipped"}
+
+
+def test_skipped_at_the_parent_only_is_not_red() -> None:
+    v = classify([{"t::a": "skipped"}] * 2, [{"t::a": "passed"}] * 2)
+    assert v.excluded == {"t::a": "skipped"} and v.reason == "passes_without_change"
+
+
+def test_an_unrelated_failing_test_never_costs_the_task() -> None:
+    v = classify([{"t::red": "failed", "t::broken": "failed"}] * 3, [{"t::red": "passed", "t::broken": "error"}] * 3)
+    assert v.reason is None and v.FAIL_TO_PASS == ["t::red"] and v.excluded == {"t::broken": "fails_with_reference"}
+
+
+def test_flaky_at_the_parent() -> None:
+    v = classify([{"t::a": "failed"}, {"t::a": "passed"}], [{"t::a": "passed"}])
+    assert v.reason == "flaky" and v.excluded == {"t::a": "flaky"} and "t::a" in v.detail
+
+
+def test_flaky_at_the_commit() -> None:
+    v = classify([{"t::a": "failed"}] * 3, [{"t::a": "passed"}, {"t::a": "failed"}, {"t::a": "passed"}])
+    assert v.reason == "flaky" and v.excluded == {"t::a": "flaky"}
+
+
+def test_reference_fails() -> None:
+    v = classify([{"t::a": "failed", "t::b": "passed"}] * 2, [{"t::a": "failed", "t::b": "passed"}] * 2)
+    assert v.reason == "reference_fails" and v.excluded == {"t::a": "fails_with_reference"}
+    assert v.PASS_TO_PASS == ["t::b"] and "t::a" in v.detail
+    # some red ids flaky, one failing for good: the reference fails
+    w = classify(
+        [{"t::a": "failed", "t::b": "failed"}] * 2,
+        [{"t::a": "failed", "t::b": "passed"}, {"t::a": "failed", "t::b": "failed"}],
+    )
+    assert w.reason == "reference_fails" and w.excluded == {"t::a": "fails_with_reference", "t::b": "flaky"}
+    # red tests that cannot even be collected at the commit
+    x = classify([run({}, ce=True)] * 2, [run({}, ce=True)] * 2)
+    assert x.reason == "reference_fails" and "collection errors" in x.detail
+    # a module broken in both states next to tests that pass without the change
+    y = classify([run({"t::a": "passed"}, ce=True)] * 2, [run({"t::a": "passed"}, ce=True)])
+    assert y.reason == "passes_without_change" and y.PASS_TO_PASS == ["t::a"]
+
+
+def test_passes_without_change() -> None:
+    v = classify([{"t::a": "passed", "t::s": "skipped"}], [])
+    assert v.reason == "passes_without_change" and v.FAIL_TO_PASS == [] and v.PASS_TO_PASS == []
+    assert v.runs == 1 and v.commit_s == 0.0
+
+
+def test_timeout_wins() -> None:
+    v = classify([{"t::a": "failed"}, run({}, timed_out=True, wall=600)], [])
+    assert v.reason == "timeout" and "parent run 2" in v.detail
+    w = classify([{"t::a": "failed"}], [{"t::a": "passed"}, run({"t::a": "passed"}, timed_out=True)])
+    assert w.reason == "timeout" and w.FAIL_TO_PASS == []
+
+
+def test_a_test_command_that_cannot_run_is_setup_failed() -> None:
+    v = classify([run({}, error="no outcome file was written (exit status 127)")], [])
+    assert v.reason == "setup_failed" and "exit status 127" in v.detail
+
+
+def test_vocabularies() -> None:
+    assert DROP_REASONS == ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed")
+    assert set(EXCLUDE_REASONS) >= {"flaky", "fails_with_reference", "skipped"}
+
+
+def test_diff_lines() -> None:
+    patch = textwrap.dedent(
+        """\
+        diff --git a/x.py b/x.py
+        index 1111111..2222222 100644
+        --- a/x.py
+        +++ b/x.py
+        @@ -1,3 +1,3 @@
+         keep
+        --- a line that starts with dashes
+        +++ a line that starts with pluses
+         keep
+        @@ -10 +10,2 @@
+        -old
+        +new
+        +newer
+        \\ No newline at end of file
+        diff --git a/b.bin b/b.bin
+        GIT binary patch
+        literal 3
+        Kc${NkU;qFB0RR91
+
+        """
+    )
+    assert diff_lines(patch) == 5
+    assert diff_lines("") == 0
+
+
+# -- real verification on a fixture repository ------------------------------------------------------
+
+PY = shlex.quote(sys.executable)
+#: Plugins this suite does not need are left out: each test run starts in a fraction of the time.
+CMD = f"{PY} -m pytest -q -p no:homefield -p no:benchmark -p no:hypothesispytest"
+COUNTER_ENV = "HF_TEST_COUNTER"
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def _commit(repo: Path, message: str, files: dict[str, str | bytes | None]) -> str:
+    """Write (str/bytes), or delete (None), ``files`` and commit them; returns the sha."""
+    for rel, content in files.items():
+        path = repo / rel
+        if content is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content))
+    _git(repo, "add", "-A")
+    _git(repo, "-c", "user.name=Dev", "-c", "user.email=dev@example.org", "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+CORE = """\
+def add(a, b):
+    return a + b
+"""
+
+TEST_CORE = """\
+import os
+from pkg.core import add
+
+def test_add():
+    assert add(1, 2) == 3
+
+def test_known_broken():
+    assert False, "broken for years"
+
+def test_fresh_copy():
+    assert not os.path.exists("leftover")
+    open("leftover", "w").close()
+"""
+
+TEST_MUL = """\
+import pytest
+from pkg.core import mul
+
+@pytest.mark.parametrize("label", ["two words", "[brackets]", "naïve ünïcode", "PASSED", "FAILED"])
+def test_mul(label):
+    assert mul(2, 3) == 6
+
+def test_table():
+    with open("tests/data/table.bin", "rb") as fh:
+        assert fh.read() == bytes(range(256))
+
+def test_always_skipped():
+    pytest.skip("needs hardware")
+"""
+
+TEST_NEG = f"""\
+import os
+from pkg.neg import neg
+
+def test_neg():
+    path = os.environ["{COUNTER_ENV}"]
+    n = int(open(path).read()) + 1 if os.path.exists(path) else 1
+    with open(path, "w") as fh:
+        fh.write(str(n))
+    assert neg(1) == -1
+    assert n % 2 == 1, "fails on even runs"
+"""
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
+    """name → (parent, commit) of one scenario each, on one linear history."""
+    repo = tmp_path_factory.mktemp("history")
+    _git(repo, "init", "-q", "-b", "main")
+    shas = {"root": repo}
+    prev = _commit(
+        repo,
+        "base",
+        {
+            "pkg/__init__.py": "",
+            "pkg/core.py": CORE,
+            "tests/test_core.py": TEST_CORE,
+            "tests/test_old.py": "def test_old():\n    pass\n",
+        },
+    )
+
+    def step(name: str, files: dict[str, str | bytes | None]) -> None:
+        nonlocal prev
+        sha = _commit(repo, f"{name}: change", files)
+        shas[name] = (prev, sha)
+        prev = sha
+
+    step(
+        "import_error",
+        {
+            "pkg/core.py": CORE + "\ndef mul(a, b):\n    return a * b\n",
+            "tests/test_mul.py": TEST_MUL,
+            "tests/data/table.bin": bytes(range(256)),
+            "tests/test_core.py": TEST_CORE
+            + "\ndef test_old_file_deleted():\n    assert not os.path.exists('tests/test_old.py')\n"
+            + "\ndef test_setup_ran():\n    assert os.path.exists('.setup-done')\n",
+            "tests/test_old.py": None,
+        },
+    )
+    step(
+        "passes",
+        {
+            "pkg/core.py": '"""Core."""\n' + CORE + "\ndef mul(a, b):\n    return a * b\n",
+            "tests/test_add.py": "from pkg.core import add\n\ndef test_big():\n    assert add(10**20, 1) > 10**20\n",
+        },
+    )
+    step(
+        "reference_fails",
+        {
+            "pkg/sub.py": "def sub(a, b):\n    return a + b\n",
+            "tests/test_sub.py": "from pkg.sub import sub\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+        },
+    )
+    step("flaky", {"pkg/neg.py": "def neg(a):\n    return -a\n", "tests/test_neg.py": TEST_NEG})
+    step(
+        "hang",
+        {"pkg/slow.py": "X = 1\n", "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n"},
+    )
+    prev = _commit(repo, "xdist for everything", {"pytest.ini": "[pytest]\naddopts = -n 2\n"})
+    step(
+        "xdist",
+        {
+            "pkg/mod.py": "def mod(a, b):\n    return a % b\n",
+            "tests/test_mod.py": "from pkg.mod import mod\n\ndef test_mod():\n    assert mod(7, 3) == 1\n"
+            "\n\ndef test_other():\n    pass\n",
+        },
+    )
+    return shas
+
+
+def _verify(history: dict, name: str, tmp_path: Path, **kw) -> Verification:
+    repo = history["root"]
+    parent, commit = history[name]
+    changed = _git(repo, "diff", "--name-only", "--no-renames", parent, commit).split()
+    tests = [p for p in changed if p.startswith("tests/")]
+    runnable = [
+        p
+        for p in tests
+        if p.endswith(".py") and Path(p).name.startswith("test_") and _git(repo, "ls-tree", commit, "--", p).strip()
+    ]
+    options = dict(test_cmd=CMD, setup_cmd=None, stability_runs=2, run_timeout_s=60, work_root=tmp_path / "work")
+    options.update(kw)
+    (tmp_path / "work").mkdir(exist_ok=True)
+    v = verify_candidate(repo, commit=commit, parent=parent, test_files=tests, runnable_tests=runnable, **options)
+    assert list((tmp_path / "work").iterdir()) == []  # every snapshot and copy removed
+    return v
+
+
+def test_verify_import_error_at_the_parent_is_a_legitimate_red(history: dict, tmp_path: Path) -> None:
+    v = _verify(history, "import_error", tmp_path, setup_cmd="touch .setup-done", log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert v.FAIL_TO_PASS == [
+        "tests/test_mul.py::test_mul[FAILED]",
+        "tests/test_mul.py::test_mul[PASSED]",
+        "tests/test_mul.py::test_mul[[brackets]]",
+        "tests/test_mul.py::test_mul[na\\xefve \\xfcn\\xefcode]",
+        "tests/test_mul.py::test_mul[two words]",
+        "tests/test_mul.py::test_table",
+    ]
+    assert v.PASS_TO_PASS == [
+        "tests/test_core.py::test_add",
+        "tests/test_core.py::test_fresh_copy",  # each run in a fresh copy
+        "tests/test_core.py::test_old_file_deleted",  # the deleted test file is gone at the parent too
+        "tests/test_core.py::test_setup_ran",  # setup_cmd ran in every copy
+    ]
+    assert v.excluded == {
+        "tests/test_core.py::test_known_broken": "fails_with_reference",
+        "tests/test_mul.py::test_always_skipped": "skipped",
+    }
+    assert v.runs == 4 and v.parent_s > 0 and v.commit_s > 0
+    logs = sorted(p.name for p in (tmp_path / "logs").iterdir())
+    assert logs == ["commit-1", "commit-2", "parent-1", "parent-2"]
+    assert (tmp_path / "logs" / "parent-1" / "outcomes.jsonl").exists()
+
+
+def test_verify_passes_without_change_stops_after_one_run(history: dict, tmp_path: Path) -> None:
+    v = _verify(history, "passes", tmp_path, stability_runs=3)
+    assert v.reason == "passes_without_change" and v.runs == 1 and v.FAIL_TO_PASS == []
+
+
+def test_verify_reference_fails(history: dict, tmp_path: Path) -> None:
+    v = _verify(history, "reference_fails", tmp_path)
+    assert v.reason == "reference_fails" and "tests/test_sub.py::test_sub" in v.detail
+    assert v.runs == 3  # two parent runs, then one commit run settles it
+
+
+def test_verify_flaky_at_the_commit(history: dict, tmp_path: Path) -> None:
+    counter = tmp_path / "counter"  # outside every snapshot: run 1 passes, run 2 fails
+    v = _verify(history, "flaky", tmp_path, env={**os.environ, COUNTER_ENV: str(counter)})
+    assert v.reason == "flaky" and v.excluded == {"tests/test_neg.py::test_neg": "flaky"}
+    assert counter.read_text() == "2" and v.runs == 4
+
+
+def test_verify_timeout(history: dict, tmp_path: Path) -> None:
+    v = _verify(history, "hang", tmp_path, run_timeout_s=2)
+    assert v.reason == "timeout" and v.runs == 1 and v.parent_s < 15
+
+
+def test_verify_setup_failed(history: dict, tmp_path: Path) -> None:
+    v = _verify(history, "passes", tmp_path, setup_cmd="echo broken >&2; exit 3")
+    assert v.reason == "setup_failed" and "exit status 3" in v.detail and v.runs == 0
+    w = _verify(history, "passes", tmp_path, setup_cmd="sleep 30", run_timeout_s=1)
+    assert w.reason == "setup_failed" and "timed out" in w.detail
+
+
+def test_verify_repository_addopts_with_xdist(history: dict, tmp_path: Path) -> None:
+    v = _verify(history, "xdist", tmp_path, stability_runs=1)
+    assert v.reason is None, v.detail
+    assert v.FAIL_TO_PASS == ["tests/test_mod.py::test_mod", "tests/test_mod.py::test_other"]
+
+
+def test_verify_patches(history: dict, tmp_path: Path) -> None:
+    repo = history["root"]
+    parent, commit = history["import_error"]
+    tests = ["tests/test_mul.py", "tests/test_core.py", "tests/test_old.py", "tests/data/table.bin"]
+    test_patch = make_test_patch(repo, parent, commit, tests)
+    gold = make_gold_patch(repo, parent, commit, tests)
+    assert "GIT binary patch" in test_patch and "deleted file mode" in test_patch
+    assert "pkg/core.py" not in test_patch
+    assert gold.startswith("diff --git a/pkg/core.py b/pkg/core.py") and "tests/" not in gold
+    assert diff_lines(gold) == 3  # blank line, def, return
+    assert make_test_patch(repo, parent, commit, []) == ""
+    # parent + gold + tests == the commit's tree
+    work = make_snapshot(repo, parent, dest=tmp_path / "w", init_git=False)
+    apply_patch(work, gold)
+    apply_patch(work, test_patch)
+    ref = make_snapshot(repo, commit, dest=tmp_path / "ref", init_git=False)
+    diff = subprocess.run(["diff", "-r", str(work), str(ref)], capture_output=True, text=True)
+    assert diff.returncode == 0, diff.stdout
+
+
+def test_non_utf8_files_become_binary_patches(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    parent = _commit(repo, "one", {"tests/latin1.txt": "caf\xe9\n".encode("latin-1"), "tests/a.py": "A = 1\n"})
+    latin = "na\xefve\nline two\n".encode("latin-1")
+    commit = _commit(repo, "two", {"tests/latin1.txt": latin, "tests/a.py": "A = 2\n"})
+    patch = make_test_patch(repo, parent, commit, ["tests/latin1.txt", "tests/a.py"])
+    patch.encode("utf-8")  # no surrogate escapes: storable as JSON text
+    assert "GIT binary patch" in patch and "+A = 2" in patch and diff_lines(patch) == 2
+    work = make_snapshot(repo, parent, dest=tmp_path / "w", init_git=False)
+    apply_patch(work, patch)
+    assert (work / "tests" / "latin1.txt").read_bytes() == latin
+    assert (work / "tests" / "a.py").read_text() == "A = 2\n"

@@ -1,0 +1,109 @@
+"""Crash safety, budgets and rate limits of a run, end to end through the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.e2e_repo import homefield
+
+from pytest_homefield.store import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def copy_repo(mined: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    dest = tmp_path / "repo"
+    shutil.copytree(mined, dest, symlinks=True)
+    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
+    return dest
+
+
+def n_tasks(repo: Path) -> int:
+    return sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
+
+
+@pytest.mark.parametrize("kill_after", [1, 3, 6])
+def test_sigkill_then_resume_loses_and_redoes_nothing(mined: Path, tmp_path: Path, kill_after: int) -> None:
+    repo = copy_repo(mined, tmp_path)
+    agent = "slow=cmd:sleep 0.4; echo '{\"cost_usd\": 0.01}'"
+    args = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--agent", "oracle",
+            "--attempts", "2", "--run-id", "k", "-n", "2"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    proc = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    results = repo / ".homefield" / "runs" / "k" / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and sum(1 for _ in read_jsonl(results)) < kill_after:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the controller and its xdist workers, mid-run
+    proc.wait()
+    before = list(read_jsonl(results))
+    assert len(before) >= kill_after
+    total = n_tasks(repo) * 2 * 2
+    assert len(before) < total, "the run finished before it could be killed; slow the agent down"
+    proc2 = homefield(repo, "run", "--agent", agent, "--agent", "oracle", "--attempts", "2",
+                             "--run-id", "k", "--resume", "-n", "2")
+    assert proc2.returncode == 0, proc2.stdout + proc2.stderr
+    after = list(read_jsonl(results))
+    keys = [(r["task_id"], r["agent"], r["attempt"]) for r in after]
+    assert len(set(keys)) == total  # nothing lost
+    assert len(keys) == total  # nothing redone: every finished attempt kept its one line
+    assert after[: len(before)] == before  # earlier lines untouched
+
+
+def test_run_budget_stops_starting_attempts(mined: Path, tmp_path: Path) -> None:
+    repo = copy_repo(mined, tmp_path)
+    agent = "costly=cmd:echo '{\"cost_usd\": 0.02, \"input_tokens\": 1000, \"output_tokens\": 50}'"
+    proc = homefield(repo, "run", "--agent", agent, "--attempts", "2", "--budget", "0.05", "--run-id", "b",
+                     "-n", "0")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    recs = list(read_jsonl(repo / ".homefield" / "runs" / "b" / "results.jsonl"))
+    assert len(recs) == 3  # 0.02 + 0.02 < 0.05 allows a third; 0.06 >= 0.05 stops the rest
+    assert all(r["cost_usd"] == 0.02 and r["input_tokens"] == 1000 for r in recs)
+    meta = json.loads((repo / ".homefield" / "runs" / "b" / "meta.json").read_text())
+    assert meta["cut_short"] and "budget spent" in meta["cut_short"]
+    assert "budget spent" in out
+    assert "homefield run --resume --run-id b" in out
+
+
+def test_rate_limit_stops_scheduling_and_resume_retries(mined: Path, tmp_path: Path) -> None:
+    repo = copy_repo(mined, tmp_path)
+    flag = tmp_path / "limited"
+    flag.write_text("1")
+    # reports a rate limit while the flag file exists (the cmd protocol's "outcome" key), else does nothing
+    agent = (f"lim=cmd:if [ -e {flag} ]; then echo '{{\"outcome\": \"rate_limited\"}}'; "
+             "else echo '{\"cost_usd\": 0}'; fi")
+    proc = homefield(repo, "run", "--agent", agent, "--attempts", "1", "--run-id", "rl", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = repo / ".homefield" / "runs" / "rl" / "results.jsonl"
+    recs = list(read_jsonl(results))
+    assert [r["outcome"] for r in recs] == ["rate_limited"]  # nothing else was started
+    assert "rate limited" in proc.stdout
+    flag.unlink()
+    proc = homefield(repo, "run", "--agent", agent, "--attempts", "1", "--run-id", "rl", "--resume", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    latest = {(r["task_id"], r["attempt"]): r["outcome"] for r in read_jsonl(results)}
+    assert len(latest) == n_tasks(repo) and set(latest.values()) == {"empty_patch"}
+
+
+def test_plan_and_verify(mined: Path, tmp_path: Path) -> None:
+    repo = copy_repo(mined, tmp_path)
+    proc = homefield(repo, "plan", "--agent", "oracle", "--agent", "claude:claude-sonnet-4-5", "--attempts", "2")
+    assert proc.returncode == 0, proc.stderr
+    assert f"Plan: {n_tasks(repo)} tasks × 2 agents × 2 attempts = {n_tasks(repo) * 4} agent runs" in proc.stdout
+    assert "no history" in proc.stdout
+    proc = homefield(repo, "verify", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"oracle solves all {n_tasks(repo)} tasks" in proc.stdout
+    proc = homefield(repo, "plan", "--agent", "oracle", "--attempts", "2")
+    assert "earlier attempts" in proc.stdout  # the verify run is history now

@@ -1,0 +1,359 @@
+"""Per-test-id outcomes from the reporter plugin (or JUnit XML), cross-checked with the exit code."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shlex
+import sys
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.testrun import REPORTER_DIR, build_command, run_tests, scrubbed_env
+
+PY = shlex.quote(sys.executable)
+#: The test command used here: plugins these tests do not need are left out to save start-up time
+#: (test_default_command_loads_everything runs the plain command with all of them).
+NO_PLUGINS = "-p no:homefield -p no:benchmark -p no:hypothesispytest"
+CMD = f"{PY} -m pytest {NO_PLUGINS}"
+
+MIXED = """
+import pytest
+
+def test_ok():
+    pass
+
+def test_bad():
+    assert 1 == 2
+
+@pytest.mark.parametrize("x", ["with space", "[bracket]", "café ñ", "PASSED", "FAILED", "x::y"])
+def test_param(x):
+    assert x != "FAILED"
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+def test_setup_error(broken):
+    pass
+
+@pytest.fixture
+def bad_teardown():
+    yield
+    raise RuntimeError("teardown broke")
+
+def test_teardown_error(bad_teardown):
+    pass
+
+def test_skip():
+    pytest.skip("never")
+
+@pytest.mark.skipif(True, reason="marker")
+def test_skipif():
+    pass
+
+@pytest.mark.xfail(reason="known")
+def test_xfail():
+    assert 0
+
+@pytest.mark.xfail(reason="known")
+def test_xpass():
+    pass
+
+@pytest.mark.xfail(strict=True)
+def test_xpass_strict():
+    pass
+
+class TestGroup:
+    def test_method(self):
+        pass
+"""
+
+EXPECTED = {
+    "tests/test_mixed.py::test_ok": "passed",
+    "tests/test_mixed.py::test_bad": "failed",
+    "tests/test_mixed.py::test_param[with space]": "passed",
+    "tests/test_mixed.py::test_param[[bracket]]": "passed",
+    "tests/test_mixed.py::test_param[caf\\xe9 \\xf1]": "passed",
+    "tests/test_mixed.py::test_param[PASSED]": "passed",
+    "tests/test_mixed.py::test_param[FAILED]": "failed",
+    "tests/test_mixed.py::test_param[x::y]": "passed",
+    "tests/test_mixed.py::test_setup_error": "error",
+    "tests/test_mixed.py::test_teardown_error": "passed",  # the call phase passed (contracts §7)
+    "tests/test_mixed.py::test_skip": "skipped",
+    "tests/test_mixed.py::test_skipif": "skipped",
+    "tests/test_mixed.py::test_xfail": "xfailed",
+    "tests/test_mixed.py::test_xpass": "xpassed",
+    "tests/test_mixed.py::test_xpass_strict": "failed",
+    "tests/test_mixed.py::TestGroup::test_method": "passed",
+}
+
+
+def _project(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Path:
+    return _project(
+        tmp_path / "proj",
+        {
+            "src/mypkg/__init__.py": "VALUE = 42\n",
+            "tests/test_mixed.py": MIXED,
+            "tests/test_src.py": "from mypkg import VALUE\n\ndef test_value():\n    assert VALUE == 42\n",
+        },
+    )
+
+
+def _phases(out_dir: Path) -> Counter:
+    events = [json.loads(line) for line in (out_dir / "outcomes.jsonl").read_text().splitlines()]
+    return Counter((e["nodeid"], e["when"]) for e in events if e["event"] == "phase")
+
+
+def test_every_outcome_kind_and_awkward_ids(mixed: Path, tmp_path: Path) -> None:
+    run = run_tests(mixed, CMD, ["tests/test_mixed.py", "tests/test_src.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {**EXPECTED, "tests/test_src.py::test_value": "passed"}  # src/ is importable
+    assert run.exit_code == 1 and not run.timed_out and not run.collection_error
+    assert run.collected == len(EXPECTED) + 1
+    assert run.error is None
+    assert run.log_path == tmp_path / "out" / "tests.log" and "test_bad" in run.log_path.read_text()
+    assert run.passed("tests/test_mixed.py::test_ok") and not run.passed("tests/test_mixed.py::test_xpass")
+    assert max(_phases(tmp_path / "out").values()) == 1
+    # nothing written into the project by us: no bytecode, no pytest cache, no outcome file
+    for name in ("__pycache__", ".pytest_cache", "outcomes.jsonl", "tests.log"):
+        assert not list(mixed.rglob(name)), name
+
+
+def test_ids_as_printed_select_the_same_tests(mixed: Path, tmp_path: Path) -> None:
+    first = run_tests(mixed, CMD, ["tests/test_mixed.py"], out_dir=tmp_path / "a")
+    wanted = sorted(i for i in first.outcomes if "param" in i or "TestGroup" in i)
+    again = run_tests(mixed, CMD, wanted, out_dir=tmp_path / "b")
+    assert again.outcomes == {i: first.outcomes[i] for i in wanted}
+
+
+def test_xdist_in_addopts_reports_each_phase_once(mixed: Path, tmp_path: Path) -> None:
+    (mixed / "pytest.ini").write_text("[pytest]\naddopts = -n 2 -x\n")
+    (mixed / "tests" / "test_broken.py").write_text("import not_a_module\n")
+    run = run_tests(mixed, CMD, ["tests/test_mixed.py", "tests/test_broken.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == EXPECTED  # -x in addopts does not stop the run either
+    phases = _phases(tmp_path / "out")
+    assert set(phases.values()) == {1}
+    assert {n for n, _ in phases} == set(EXPECTED)
+    assert run.collection_error and list(run.collection_errors) == ["tests/test_broken.py"]
+    assert "not_a_module" in run.collection_errors["tests/test_broken.py"]
+    assert run.collected == len(EXPECTED)
+
+
+SUBTESTS = """
+import unittest
+
+class TestCase(unittest.TestCase):
+    def test_unittest_subtest_fails(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertNotEqual(i, 1)
+
+    def test_unittest_subtests_pass(self):
+        for i in range(3):
+            with self.subTest(i=i):
+                pass
+
+def test_subtest_fails(subtests):
+    for i in range(3):
+        with subtests.test(i=i):
+            assert i != 1
+
+def test_subtests_pass(subtests):
+    for i in range(3):
+        with subtests.test(i=i):
+            pass
+"""
+
+
+def test_a_failed_subtest_fails_the_test(tmp_path: Path) -> None:
+    if int(pytest.__version__.split(".")[0]) < 9:
+        pytest.skip("subtests are built into pytest from 9.0")
+    proj = _project(tmp_path / "p", {"tests/test_sub.py": SUBTESTS})
+    run = run_tests(proj, CMD, ["tests/test_sub.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {
+        "tests/test_sub.py::TestCase::test_unittest_subtest_fails": "failed",
+        "tests/test_sub.py::TestCase::test_unittest_subtests_pass": "passed",
+        "tests/test_sub.py::test_subtest_fails": "failed",
+        "tests/test_sub.py::test_subtests_pass": "passed",
+    }
+    assert run.exit_code == 1 and run.error is None
+
+
+def test_import_error_in_one_module_keeps_the_others(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "p",
+        {
+            "tests/test_new.py": "from mypkg import not_yet\n\ndef test_new():\n    assert not_yet()\n",
+            "tests/test_old.py": "def test_old():\n    pass\n",
+            "mypkg/__init__.py": "",
+        },
+    )
+    run = run_tests(proj, CMD, ["tests/test_new.py", "tests/test_old.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"tests/test_old.py::test_old": "passed"}
+    assert run.collection_error and "ImportError" in run.collection_errors["tests/test_new.py"]
+    assert run.exit_code == 1 and run.error is None
+
+
+def test_conftest_import_error_is_a_collection_error(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "p",
+        {
+            "conftest.py": "from mypkg import not_yet\n",
+            "mypkg/__init__.py": "",
+            "tests/test_a.py": "def test_a():\n    pass\n",
+        },
+    )
+    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 4 and run.outcomes == {}
+    assert run.collection_error and "not_yet" in run.collection_errors["conftest.py"]
+
+
+def test_nothing_collected(tmp_path: Path) -> None:
+    proj = _project(tmp_path / "p", {"tests/test_empty.py": "X = 1\n"})
+    run = run_tests(proj, CMD, ["tests/test_empty.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 5 and run.collected == 0 and run.outcomes == {} and not run.collection_error
+
+
+def test_missing_target_is_a_collection_error(tmp_path: Path) -> None:
+    proj = _project(tmp_path / "p", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_tests(proj, CMD, ["tests/test_gone.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 4 and run.collection_error and run.error
+
+
+def test_exit_status_contradicting_outcomes_is_noted(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "p",
+        {
+            "conftest.py": "def pytest_sessionfinish(session):\n    session.exitstatus = 0\n",
+            "tests/test_a.py": "def test_a():\n    assert 0\n",
+        },
+    )
+    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 0 and run.outcomes == {"tests/test_a.py::test_a": "failed"}
+    assert run.error and "exit status 0" in run.error
+
+
+def test_timeouts(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "p",
+        {"tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(30)\n\ndef test_fast():\n    pass\n"},
+    )
+    per_test = run_tests(proj, CMD, ["tests/test_slow.py"], out_dir=tmp_path / "t", test_timeout_s=0.5)
+    assert per_test.outcomes == {"tests/test_slow.py::test_slow": "failed", "tests/test_slow.py::test_fast": "passed"}
+    assert per_test.test_timeouts == ["tests/test_slow.py::test_slow"] and not per_test.timed_out
+    whole = run_tests(proj, CMD, ["tests/test_slow.py"], out_dir=tmp_path / "w", timeout_s=1)
+    assert whole.timed_out and whole.exit_code is None and whole.wall_s < 15
+    assert whole.error and "timed out" in whole.error
+
+
+def test_environment_is_scrubbed(tmp_path: Path) -> None:
+    proj = _project(
+        tmp_path / "p",
+        {
+            "tests/test_env.py": """
+                import os, sys
+                def test_env():
+                    for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_XDIST_WORKER", "COV_CORE_SOURCE",
+                                "PYTHONSTARTUP", "HOMEFIELD_SECRET", "GIT_DIR"):
+                        assert key not in os.environ, key
+                    assert os.environ["PYTHONHASHSEED"] == "0"
+                    assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
+                    assert os.environ["KEEP_ME"] == "yes"
+                    assert hash("abc") == hash("abc")
+                """
+        },
+    )
+    env = {
+        **os.environ,
+        "PYTEST_ADDOPTS": "--this-option-does-not-exist",
+        "PYTEST_PLUGINS": "no_such_plugin_module",
+        "PYTEST_XDIST_WORKER": "gw9",
+        "COV_CORE_SOURCE": "x",
+        "PYTHONSTARTUP": "/nonexistent",
+        "HOMEFIELD_SECRET": "task id",
+        "GIT_DIR": "/elsewhere/.git",
+        "KEEP_ME": "yes",
+        "PYTHONPATH": "/some/where",
+    }
+    run = run_tests(proj, CMD, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env)
+    assert run.outcomes == {"tests/test_env.py::test_env": "passed"}, run.log_path.read_text()
+    scrubbed = scrubbed_env(proj, env, test_timeout_s=7)
+    assert scrubbed["PYTHONPATH"].split(os.pathsep) == [str(proj), str(REPORTER_DIR), "/some/where"]
+    assert scrubbed["PYTEST_TIMEOUT"] == "7"
+
+
+def test_default_command_loads_everything(mixed: Path, tmp_path: Path) -> None:
+    """The plain default command with every installed plugin, the package's own included."""
+    run = run_tests(mixed, "python -m pytest", ["tests/test_src.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"tests/test_src.py::test_value": "passed"}, run.log_path.read_text()[-2000:]
+
+
+def test_junit_placeholder_with_pytest(mixed: Path, tmp_path: Path) -> None:
+    run = run_tests(
+        mixed, f"{PY} -m pytest {NO_PLUGINS} --junitxml={{junit}}", ["tests/test_mixed.py"], out_dir=tmp_path / "out"
+    )
+    assert (tmp_path / "out" / "junit.xml").exists() and not (tmp_path / "out" / "outcomes.jsonl").exists()
+    assert run.outcomes["tests.test_mixed::test_ok"] == "passed"
+    assert run.outcomes["tests.test_mixed::test_bad"] == "failed"
+    assert run.outcomes["tests.test_mixed::test_setup_error"] == "error"
+    assert run.outcomes["tests.test_mixed::test_skip"] == "skipped"
+    assert run.outcomes["tests.test_mixed::test_xfail"] == "xfailed"
+    assert run.outcomes["tests.test_mixed.TestGroup::test_method"] == "passed"
+    assert run.exit_code == 1 and not run.collection_error
+
+
+JUNIT_WRITER = """
+import sys
+out, files = sys.argv[1], sys.argv[2:]
+cases = "".join(f'<testcase classname="suite" name="{f}"/>' for f in files)
+cases += '<testcase classname="suite" name="broken"><failure message="no"/></testcase>'
+open(out, "w").write(f'<testsuites><testsuite name="s">{cases}</testsuite></testsuites>')
+sys.exit(1)
+"""
+
+
+def test_junit_placeholder_with_a_custom_runner(tmp_path: Path) -> None:
+    proj = _project(tmp_path / "p", {"runner.py": JUNIT_WRITER})
+    run = run_tests(proj, f"{PY} runner.py {{junit}} {{files}}", ["a b", "c"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"suite::a b": "passed", "suite::c": "passed", "suite::broken": "failed"}
+    assert run.collected == 3 and not run.collection_error and run.error is None
+    # a runner that fails before writing any XML: a build/import failure, i.e. a collection error
+    broken = run_tests(proj, f"{PY} -c 'raise SystemExit(2)' {{junit}}", [], out_dir=tmp_path / "out2")
+    assert broken.collection_error and broken.outcomes == {}
+
+
+def test_build_command() -> None:
+    argv, junit = build_command("python -m pytest -q", ["t/test_a.py::test[x y]"], out_dir=Path("/o"))
+    assert junit is None
+    assert argv[:4] == ["python", "-m", "pytest", "-q"] and argv[-1] == "t/test_a.py::test[x y]"
+    assert argv[argv.index("-p") + 1] == "homefield_reporter"
+    assert "--continue-on-collection-errors" in argv and "--maxfail=0" in argv
+    argv, junit = build_command("make test OUT={junit}", ["a"], out_dir=Path("/o"))
+    assert argv == ["make", "test", "OUT=/o/junit.xml", "a"] and junit == Path("/o/junit.xml")
+    with pytest.raises(ValueError):
+        build_command("python 'unclosed", [], out_dir=Path("/o"))
+
+
+def test_reporter_is_standalone() -> None:
+    source = (REPORTER_DIR / "homefield_reporter.py").read_text()
+    imported = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module.split(".")[0])
+    assert "pytest_homefield" not in imported
+    assert imported <= {"__future__", "json", "os", "sys", "typing", "pytest"}
