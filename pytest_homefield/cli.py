@@ -1,4 +1,4 @@
-"""The ``homefield`` console script (contracts §2).
+"""The ``homefield`` console script (docs/contracts.md §2).
 
 ``mine``, ``run`` and ``verify`` translate their flags into ``--homefield-*`` options and call
 ``pytest.main`` once; ``report`` and ``plan`` read ``.homefield/`` directly and start no pytest

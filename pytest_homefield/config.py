@@ -1,4 +1,4 @@
-"""``.homefield.yml`` loading, validation, and the resolved settings (contracts §2 and §3).
+"""``.homefield.yml`` loading, validation, and the resolved settings (docs/contracts.md §2 and §3).
 
 Precedence: command-line flag > ``.homefield.yml`` > built-in default. :func:`load_yaml_config`
 validates the file against :data:`SCHEMA`; an unknown key or a wrong type raises

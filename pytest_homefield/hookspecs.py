@@ -46,5 +46,5 @@ def pytest_homefield_test_command(task: Any, config: pytest.Config) -> str | Non
 
 @pytest.hookspec
 def pytest_homefield_result(result: dict[str, Any], config: pytest.Config) -> None:
-    """(C) Called on the controller with each finished attempt's result record (contracts §8), e.g. to
+    """(C) Called on the controller with each finished attempt's result record (docs/contracts.md §8), e.g. to
     forward it to a dashboard."""

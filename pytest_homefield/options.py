@@ -1,4 +1,4 @@
-"""The ``--homefield-*`` options (contracts §2), declared once for pytest and the ``homefield`` CLI.
+"""The ``--homefield-*`` options (docs/contracts.md §2), declared once for pytest and the ``homefield`` CLI.
 
 Each :class:`Opt` is one pytest option ``--homefield-<name>`` and one CLI flag ``--<name>`` on
 the subcommands listed in ``commands``. :func:`add_pytest_options` registers them with pytest;

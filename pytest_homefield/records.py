@@ -1,4 +1,4 @@
-"""Task and result records (contracts §6 and §8) and the outcome vocabulary.
+"""Task and result records (docs/contracts.md §6 and §8) and the outcome vocabulary.
 
 Records are plain dicts on disk (one JSON object per line); these dataclasses give them names and
 types in code. ``Task.from_dict`` / ``Result.from_dict`` ignore unknown keys so newer files load.
@@ -27,7 +27,7 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-#: Scored outcomes of an attempt (contracts §8), in report order.
+#: Scored outcomes of an attempt (docs/contracts.md §8), in report order.
 SCORED_OUTCOMES = (
     "solved",
     "tests_failed",
@@ -45,7 +45,7 @@ OUTCOMES = SCORED_OUTCOMES + UNSCORED_OUTCOMES
 
 @dataclass
 class Task:
-    """One mined task (contracts §6). ``id`` is ``commit[:12]`` and is never shown to an agent."""
+    """One mined task (docs/contracts.md §6). ``id`` is ``commit[:12]`` and is never shown to an agent."""
 
     id: str
     commit: str
@@ -88,7 +88,7 @@ class Task:
 
 @dataclass
 class Result:
-    """One finished attempt (contracts §8). Units: USD, tokens, seconds."""
+    """One finished attempt (docs/contracts.md §8). Units: USD, tokens, seconds."""
 
     run_id: str
     task_id: str

@@ -1,4 +1,4 @@
-"""JSON-lines files that survive crashes and concurrent xdist workers (contracts §4).
+"""JSON-lines files that survive crashes and concurrent xdist workers (docs/contracts.md §4).
 
 * :func:`append_jsonl` appends one record with a single ``write()`` under an exclusive ``flock``,
   then flushes and fsyncs, so a reader sees whole lines or a torn last line only.

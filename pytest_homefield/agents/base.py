@@ -1,4 +1,4 @@
-"""The small protocol every agent implements, and what it is given (contracts §9).
+"""The small protocol every agent implements, and what it is given (docs/contracts.md §9).
 
 An agent is called once per attempt with an :class:`AgentContext` and returns an
 :class:`AgentResult`. It edits files in ``ctx.workspace``; grading (not the agent) decides the
@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "PROMPT_TEMPLATE", "render_prompt"]
 
-#: The fixed template around a task's ``prompt`` (contracts §9). ``{shell}`` promises shell access
+#: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
 PROMPT_TEMPLATE = """You are working in a software repository (the current directory).
 Make the code change that the following request describes. Edit the source files directly; do not
@@ -38,7 +38,7 @@ class AgentContext:
 
     * ``workspace``: the snapshot (a one-commit git repository of the parent tree); also the cwd.
     * ``prompt``: the full rendered prompt (:func:`render_prompt`).
-    * ``env``: the environment of contracts §9, already built (no task id, sha or parent id).
+    * ``env``: the environment of docs/contracts.md §9, already built (no task id, sha or parent id).
     * ``timeout_s``: wall-clock seconds for the attempt; the adapter must stop by then.
     * ``budget_usd``: per-attempt spend cap in USD, or ``None``.
     * ``allow_shell``: whether the agent may run commands.
@@ -63,7 +63,7 @@ class AgentContext:
 
 @dataclass
 class AgentSettings:
-    """Per-agent settings merged from flags and ``.homefield.yml`` ``agents.<name>`` (contracts §3).
+    """Per-agent settings merged from flags and ``.homefield.yml`` ``agents.<name>`` (docs/contracts.md §3).
 
     * ``timeout_s``: seconds per attempt (``--timeout`` / ``agents.<n>.timeout``; default 900);
     * ``budget_usd``: USD per attempt (``agents.<n>.budget_usd``, else ``--attempt-budget``);
@@ -108,7 +108,7 @@ class AgentResult:
 class Agent(Protocol):
     """A coding agent. Attributes:
 
-    * ``name``: unique, ``[A-Za-z0-9_.-]+`` (contracts §5); ``spec``: the spec it came from;
+    * ``name``: unique, ``[A-Za-z0-9_.-]+`` (docs/contracts.md §5); ``spec``: the spec it came from;
     * ``simulated``: results are not a real agent's (``sim:P``); ``hinted``: it was told which files
       the fix touches (``openai:``). Both are marked in every report.
     """

@@ -287,7 +287,7 @@ class ClaudeAgent:
 
     ``executable`` defaults to ``$HOMEFIELD_CLAUDE_BIN``, else ``claude`` on ``PATH``.
     ``max_turns`` (optional) adds ``--max-turns``. ``env_passthrough`` lists the variables the runner
-    copies into the attempt's environment (contracts §9: the claude defaults + ``settings.env``).
+    copies into the attempt's environment (docs/contracts.md §9: the claude defaults + ``settings.env``).
     """
 
     simulated = False
@@ -353,7 +353,7 @@ class ClaudeAgent:
 
     def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
         """Answer a plain prompt with no tools and no workspace (one turn, an empty temp folder as
-        cwd, the environment of contracts §9 built from ``os.environ``). Returns (answer text,
+        cwd, the environment of docs/contracts.md §9 built from ``os.environ``). Returns (answer text,
         result); the text is ``""`` when the result has an outcome."""
         with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
             root = Path(tmp)

@@ -1,6 +1,6 @@
 """The ``cmd:SHELL`` adapter: any program, run as ``sh -c SHELL`` in the workspace.
 
-The program gets the environment of contracts §9 (the prompt is in ``$HOMEFIELD_PROMPT``) and the
+The program gets the environment of docs/contracts.md §9 (the prompt is in ``$HOMEFIELD_PROMPT``) and the
 attempt's wall-clock limit; on timeout its whole process tree is killed
 (:func:`pytest_homefield.sandbox.procs.run_process`) and the outcome is ``timeout``. stdout and stderr go
 to ``agent.out`` / ``agent.err``. The exit status is recorded but is not a failure by itself: the

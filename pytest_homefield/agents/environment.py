@@ -1,4 +1,4 @@
-"""The environment an agent process gets (contracts §9), and each adapter's passthrough list.
+"""The environment an agent process gets (docs/contracts.md §9), and each adapter's passthrough list.
 
 An agent sees only ``PATH``, ``HOME``, ``USER``, ``LANG``, ``LC_*``, ``TERM``, ``SHELL``, a
 per-attempt ``TMPDIR``, ``HOMEFIELD_PROMPT``, ``HOMEFIELD_ATTEMPT``, and the names on its
@@ -28,7 +28,7 @@ __all__ = [
 #: Variables copied from the source environment when set (plus every ``LC_*``).
 BASE_NAMES = ("PATH", "HOME", "USER", "LANG", "TERM", "SHELL")
 
-#: Default passthrough per adapter kind (contracts §9): credentials and endpoints only.
+#: Default passthrough per adapter kind (docs/contracts.md §9): credentials and endpoints only.
 DEFAULT_PASSTHROUGH: dict[str, tuple[str, ...]] = {
     "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR"),
     "openai": ("OPENAI_API_KEY", "OPENAI_BASE_URL"),
@@ -73,7 +73,7 @@ def build_agent_env(
     passthrough: Sequence[str] = (),
     source: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The environment of one attempt (contracts §9).
+    """The environment of one attempt (docs/contracts.md §9).
 
     * ``prompt``: the rendered prompt, exported as ``HOMEFIELD_PROMPT``;
     * ``attempt``: attempt number from 1, exported as ``HOMEFIELD_ATTEMPT``;

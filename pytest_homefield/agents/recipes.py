@@ -1,7 +1,7 @@
 """Ready ``cmd:`` recipes for third-party coding agents (aider, codex, gemini), and their helpers.
 
 :data:`RECIPES` maps a name usable as ``--agent NAME`` to a ``cmd:`` spec; :data:`RECIPE_ENV` lists
-the variables each recipe needs passed through (contracts §9 passes nothing else). Each recipe keeps
+the variables each recipe needs passed through (docs/contracts.md §9 passes nothing else). Each recipe keeps
 its client offline-safe (no update checks, analytics, release notes, URL scraping or price-list
 downloads: the only traffic is to the model endpoint), edit-only where the client allows it, and
 ends by printing the usage line that :mod:`.command` reads, made by this module's helpers::

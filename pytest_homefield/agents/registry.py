@@ -1,4 +1,4 @@
-"""Agent specs → agent objects (contracts §5).
+"""Agent specs → agent objects (docs/contracts.md §5).
 
 Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODEL``,
 ``openai:MODEL``, a name from ``.homefield.yml`` ``agents:``, or a name registered through the
@@ -83,7 +83,7 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
 
 
 def agent_settings(settings: Any, definition: Mapping[str, Any] | None = None) -> AgentSettings:
-    """Per-agent settings: ``agents.<name>`` values over the run-wide flags/config (contracts §3)."""
+    """Per-agent settings: ``agents.<name>`` values over the run-wide flags/config (docs/contracts.md §3)."""
     d = dict(definition or {})
     return AgentSettings(
         timeout_s=float(d.get("timeout", settings.timeout)),

@@ -1,4 +1,4 @@
-"""How well a commit message specifies its task: ``spec_score`` and ``well_specified`` (contracts §6).
+"""How well a commit message specifies its task: ``spec_score`` and ``well_specified`` (docs/contracts.md §6).
 
 Starts from homefield v0.2's additive heuristic (reference §2.7: words 0.30 / names code 0.30 /
 issue link 0.20 / body 0.20, capped at 1, rounded to 2 decimals, vague below 0.5) and fixes the

@@ -1,5 +1,5 @@
 """Mining glue that knows nothing about pytest: freeze candidates, verify one, build task records,
-merge them into ``tasks.jsonl`` (contracts §4, §6, §7)."""
+merge them into ``tasks.jsonl`` (docs/contracts.md §4, §6, §7)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
     ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
-    contracts §6) when kept."""
+    docs/contracts.md §6) when kept."""
     from pytest_homefield.mine.prompt import clean_prompt
     from pytest_homefield.mine.message_score import is_well_specified, spec_score
     from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate

@@ -1,4 +1,4 @@
-"""``--homefield-mine``: one pytest item per frozen candidate commit (contracts §4, §5, §7).
+"""``--homefield-mine``: one pytest item per frozen candidate commit (docs/contracts.md §4, §5, §7).
 
 The controller scans history and freezes ``.homefield/mine/<mine_id>/candidates.jsonl`` before
 workers start; every worker collects the same items from it. Each item verifies its candidate

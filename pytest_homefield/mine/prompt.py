@@ -1,4 +1,4 @@
-"""Turn a raw commit message into the task prompt an agent sees (contracts §6, field ``prompt``).
+"""Turn a raw commit message into the task prompt an agent sees (docs/contracts.md §6, field ``prompt``).
 
 The agent must get the *request*, not pointers to the answer. homefield v0.2 used the raw message
 (reference §9.2 item 2): ``Closes #NNN``, PR numbers and links lead to a page that shows the diff,
@@ -311,5 +311,5 @@ def count_words(text: str) -> int:
 
 def message_words(message: str) -> int:
     """Words in :func:`clean_prompt` of ``message``, counted by :func:`count_words`: trailers,
-    ``(#123)``, URLs and shas do not count. Used by the scan for ``min_message_words`` (contracts §2)."""
+    ``(#123)``, URLs and shas do not count. Used by the scan for ``min_message_words`` (docs/contracts.md §2)."""
     return count_words(clean_prompt(message))

@@ -1,4 +1,4 @@
-"""Red→green verification of a candidate commit (contracts §7) and the task's patches.
+"""Red→green verification of a candidate commit (docs/contracts.md §7) and the task's patches.
 
 :func:`verify_candidate` runs the commit's tests against the parent tree (red expected) and against
 the commit's tree (green expected), each ``stability_runs`` times in a fresh copy, and hands the runs
@@ -29,11 +29,11 @@ __all__ = [
     "EXCLUDE_REASONS",
 ]
 
-#: Reasons verification drops a candidate (contracts §7).
+#: Reasons verification drops a candidate (docs/contracts.md §7).
 DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed")
 #: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
 #: that run had no collection error (e.g. a parametrization computed from source code), so it is
-#: neither red at the parent nor green at the commit — a case contracts §7 does not name.
+#: neither red at the parent nor green at the commit — a case docs/contracts.md §7 does not name.
 EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent")
 
 # what one run says about one id
@@ -102,7 +102,7 @@ def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
 
 def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> Verification:
     """Classify the ids of stability runs at the parent (commit's tests on the parent tree) and
-    at the commit (contracts §7). Pure: reads only the given runs.
+    at the commit (docs/contracts.md §7). Pure: reads only the given runs.
 
     An id's state in a run is pass, fail (failed/error, or absent from a run with a collection
     error), skip (skipped/xfailed/xpassed) or absent. FAIL_TO_PASS: fail in every parent run and
@@ -333,7 +333,7 @@ def make_test_patch(repo: Path, parent: str, commit: str, test_files: Sequence[s
 
 def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[str]) -> str:
     """Binary-safe unified diff of every file changed from ``parent`` to ``commit`` except
-    ``test_files`` (contracts §6 ``gold_patch``). Raises ``SnapshotError`` for unknown commits."""
+    ``test_files`` (docs/contracts.md §6 ``gold_patch``). Raises ``SnapshotError`` for unknown commits."""
     repo = Path(repo)
     changed = git("diff", "--name-only", "-z", "--no-renames", "--no-relative", parent, commit, cwd=repo)
     tests = set(test_files)

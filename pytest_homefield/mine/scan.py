@@ -15,7 +15,7 @@ The walk (``rev``, default ``HEAD``):
   With ``first_parent`` that is one process; without it, a second streaming process walks the
   mainline merges and the two streams are merged newest first by committer date.
 
-Filters, in the order they are applied; the first that fails names the reason (contracts §7):
+Filters, in the order they are applied; the first that fails names the reason (docs/contracts.md §7):
 
 1. ``outside_dates``: the AUTHOR date is before ``since`` or after ``until``. Commits whose
    COMMITTER date is before ``since`` are not walked at all (git stops there; a commit is
@@ -80,7 +80,7 @@ __all__ = [
     "format_scan",
 ]
 
-#: The scan's reasons (contracts §7), in the order the filters apply.
+#: The scan's reasons (docs/contracts.md §7), in the order the filters apply.
 REASONS = (
     "outside_dates",
     "outside_paths",
@@ -112,7 +112,7 @@ class ScanError(Exception):
 
 @dataclass
 class ScanOptions:
-    """What to walk and which filters to apply (contracts §2 ``mine.*`` keys).
+    """What to walk and which filters to apply (docs/contracts.md §2 ``mine.*`` keys).
 
     ``since``/``until``: ``YYYY-MM-DD`` or ISO 8601 (no offset means UTC), on the author date; both
     inclusive (a date-only ``until`` covers that whole day). ``paths``: globs (see

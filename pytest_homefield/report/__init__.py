@@ -5,7 +5,7 @@ HTML.
     for line, markup in render_text(report, width=tr._tw.fullwidth): tr.write_line(line, **markup)
     write_reports(report, run_dir)            # report.md, report.json, report.html
 
-:mod:`.compute` makes the numbers (contracts §10); :mod:`.text`, :mod:`.markdown` and :mod:`.html`
+:mod:`.compute` makes the numbers (docs/contracts.md §10); :mod:`.text`, :mod:`.markdown` and :mod:`.html`
 only render them; :mod:`.similarity` compares an attempt's diff with the gold patch. Nothing here
 imports pytest.
 """

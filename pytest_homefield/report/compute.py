@@ -1,4 +1,4 @@
-"""The report's numbers: one run folder (or several) → one JSON-ready dict (contracts §10).
+"""The report's numbers: one run folder (or several) → one JSON-ready dict (docs/contracts.md §10).
 
 Nothing here renders text; :mod:`.text`, :mod:`.markdown` and :mod:`.html` turn the dict from
 :func:`build_report` into output. All statistics come from :mod:`pytest_homefield.report.stats`.
@@ -6,7 +6,7 @@ Nothing here renders text; :mod:`.text`, :mod:`.markdown` and :mod:`.html` turn 
 Units: USD for costs, tokens for token counts, seconds for times, fractions in [0, 1] for rates.
 Floats are rounded to 6 decimals so that the JSON is stable across platforms.
 
-Keys beyond contracts §10 (documented in :func:`build_report`): ``alpha``, ``seed``, ``runs``,
+Keys beyond docs/contracts.md §10 (documented in :func:`build_report`): ``alpha``, ``seed``, ``runs``,
 ``legend``, ``notes``, ``languages``, ``flagged``, ``similarity``; per agent ``rank``, ``name``,
 ``model``, ``version``, ``tasks_solved``, ``unscored``, ``attempts_per_task``, ``cost_missing``,
 ``tokens_missing``, ``errors``, ``similarity_exact``, ``similarity_n``; per comparison those of
@@ -100,7 +100,7 @@ def _load_results(run_dir: Path) -> tuple[list[Result], int]:
 
 
 def load_results(run_dir: Path) -> list[Result]:
-    """The result records of ``<run_dir>/results.jsonl`` (contracts §8), one per key
+    """The result records of ``<run_dir>/results.jsonl`` (docs/contracts.md §8), one per key
     (task_id, agent, attempt, variant), the last line winning; a torn last line and records that
     are not valid results are skipped. Ordered by the position of each key's winning line."""
     return _load_results(run_dir)[0]
@@ -187,7 +187,7 @@ def build_report(
     alpha: float = 0.05,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Compute the report over the union of ``run_dirs`` (contracts §10).
+    """Compute the report over the union of ``run_dirs`` (docs/contracts.md §10).
 
     Results are keyed by (task_id, agent, attempt, variant); a key present in several run folders is
     taken from the last folder given (the same "last line wins" rule as within one file). Only the
@@ -585,7 +585,7 @@ def _comparisons(
     """Every pair in rank order, Holm-adjusted together; see :func:`build_report`.
 
     Each row is ``Comparison.to_dict()`` of ``stats.compare`` after ``with_p_adjusted`` (so the verdict
-    and ``significant`` follow the Holm-adjusted p), floats rounded; keys beyond contracts §10 come from
+    and ``significant`` follow the Holm-adjusted p), floats rounded; keys beyond docs/contracts.md §10 come from
     there (``alpha``, ``attempts``, ``b_c``, ``ties``, ``sd_diff``, ``exact``, ``significant``, ``note``).
     """
     rows: list[dict[str, Any] | None] = []

@@ -656,7 +656,7 @@ class Comparison:
         return dataclasses.replace(self, p_adjusted=float(p_adjusted), verdict=verdict_for(self, p_adjusted=p_adjusted))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON primitives for the report's ``comparisons[]`` (contracts §10): ``a, b, test, n_tasks,
+        """JSON primitives for the report's ``comparisons[]`` (docs/contracts.md §10): ``a, b, test, n_tasks,
         delta, ci [lo, hi], p_value, p_adjusted, mde, verdict`` plus ``alpha, attempts [A, B], b_c
         [A wins, B wins], ties, sd_diff, exact, significant, note``."""
         return {

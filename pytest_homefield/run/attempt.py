@@ -2,7 +2,7 @@
 
 :class:`SnapshotCache` extracts each task's parent tree once per process (a one-commit repository,
 then ``setup_cmd``) and keeps it as the pristine copy outside any workspace; every attempt works in
-its own copy (contracts §7, §9). The pristine copy lives beside the workspaces, where an agent with a
+its own copy (docs/contracts.md §7, §9). The pristine copy lives beside the workspaces, where an agent with a
 shell can write to it, so its content digest is checked before every copy and before grading, and a
 changed one is rebuilt. :func:`run_attempt` returns the :class:`Result`; it never raises for agent or
 grading failures (those become outcomes).

@@ -1,4 +1,4 @@
-"""Run folders: ids, ``meta.json``, resume bookkeeping (contracts §4, §8). No pytest here."""
+"""Run folders: ids, ``meta.json``, resume bookkeeping (docs/contracts.md §4, §8). No pytest here."""
 
 from __future__ import annotations
 

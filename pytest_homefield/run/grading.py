@@ -1,4 +1,4 @@
-"""Grading an attempt on a clean copy (contracts §7).
+"""Grading an attempt on a clean copy (docs/contracts.md §7).
 
 After the agent stops, its change is the set of files that differ between its workspace and the
 pristine parent tree kept outside the workspace (never the agent's ``.git``). A fresh copy of the
@@ -60,7 +60,7 @@ SUSPICIOUS_RE = re.compile(
 
 @dataclass
 class Grade:
-    """Outcome of grading: ``outcome`` (contracts §8), ``touched_tests``, ``suspicious``,
+    """Outcome of grading: ``outcome`` (docs/contracts.md §8), ``touched_tests``, ``suspicious``,
     ``carried``/``dropped`` paths, ``test_s`` (seconds of the test run), ``error`` (one line), and
     the per-id ``failing`` lists."""
 
@@ -310,7 +310,7 @@ def grade(
     test_timeout_s: float | None = None,
     test_globs: Sequence[str] = (),
 ) -> Grade:
-    """Grade the agent's workspace against ``task`` (contracts §7) and write ``diff.patch`` (all
+    """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
 
     Outcomes: ``empty_patch`` (no change to non-test files), ``tests_failed`` (a FAIL_TO_PASS id did

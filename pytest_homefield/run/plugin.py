@@ -1,4 +1,4 @@
-"""``--homefield``: one pytest item per task × agent × attempt (contracts §4, §5, §8).
+"""``--homefield``: one pytest item per task × agent × attempt (docs/contracts.md §4, §5, §8).
 
 The controller picks the run id, writes ``meta.json`` and freezes the set of finished attempts
 before workers start; every process then collects the same items from ``.homefield/tasks.jsonl``.

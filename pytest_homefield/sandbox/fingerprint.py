@@ -1,4 +1,4 @@
-"""The test environment a task was verified in: ``env_fingerprint`` (contracts §6) and drift.
+"""The test environment a task was verified in: ``env_fingerprint`` (docs/contracts.md §6) and drift.
 
 homefield v0.2 recorded no environment (reference §9.1), so a task that stopped reproducing could
 not say why. Here a task carries ``env_fingerprint`` — the first 16 hex digits of a sha256 over the
@@ -90,7 +90,7 @@ def env_description(python: str | None = None, *, exclude: Collection[str] = ())
 def fingerprint_of(desc: dict[str, Any]) -> str:
     """The fingerprint of an :func:`env_description` result: sha256 (first 16 hex digits) of
     ``"<implementation> <python>\\n"`` followed by ``name==version`` lines, names normalised and
-    sorted. The platform is described but not hashed (contracts §6: interpreter and distributions)."""
+    sorted. The platform is described but not hashed (docs/contracts.md §6: interpreter and distributions)."""
     dists = {_normalise(name): version for name, version in desc.get("distributions", {}).items()}
     lines = [f"{desc.get('implementation', 'cpython')} {desc['python']}"]
     lines += [f"{name}=={dists[name]}" for name in sorted(dists)]

@@ -1,6 +1,6 @@
 """Snapshots: a commit's exact tree in a fresh folder, copies of it, patches and setup on top.
 
-A snapshot holds the tree of one commit byte for byte (contracts §7): symlinks stay symlinks,
+A snapshot holds the tree of one commit byte for byte (docs/contracts.md §7): symlinks stay symlinks,
 executable bits stay set, and no ``.gitattributes`` effect applies — no ``export-ignore`` /
 ``export-subst`` (``git archive`` is not used), no end-of-line conversion, no ``ident``
 expansion, no smudge filter (Git LFS files stay pointers, as stored). It is checked out from a
