@@ -13,7 +13,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_homefield.options import add_cli_options, cli_to_pytest_args
+from pytest_homefield.settings import (
+    ConfigError,
+    add_cli_options,
+    cli_to_pytest_args,
+    flags_from_pytest,
+    resolve_settings,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -123,7 +129,6 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
 def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
     """``homefield mine --list-candidates``: the scan alone, no pytest session, no tests run."""
-    from pytest_homefield.config import ConfigError, resolve_settings
     from pytest_homefield.mine.pipeline import scan_options
     from pytest_homefield.mine.scan import ScanError, format_scan, scan
 
@@ -139,8 +144,6 @@ def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
 
 
 def _cmd_plan(ns: argparse.Namespace) -> int:
-    from pytest_homefield.config import ConfigError, resolve_settings
-    from pytest_homefield.options import flags_from_pytest
     from pytest_homefield.commands.plan import plan_text
 
     root = _root()

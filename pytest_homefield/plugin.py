@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.options import add_pytest_options, flags_from_pytest
+from pytest_homefield.settings import ConfigError, add_pytest_options, flags_from_pytest, resolve_settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +47,6 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if mine and run:
         raise pytest.UsageError("pytest-homefield: give one of --homefield and --homefield-mine, not both")
-    from pytest_homefield.config import ConfigError, resolve_settings
 
     root = find_root(config.invocation_params.dir)
     try:

@@ -3,12 +3,14 @@ is spent. Estimates are per-agent averages of earlier runs' results (seconds, US
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.config import Settings
+from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.records import UNSCORED_OUTCOMES, load_tasks
+from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["history_averages", "plan_rows", "plan_text"]
@@ -22,8 +24,6 @@ def history_averages(runs_root: Path) -> dict[str, dict[str, float | int]]:
     for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
         meta_specs: dict[str, str] = {}
         try:
-            import json
-
             meta = json.loads((run_dir / "meta.json").read_text())
             meta_specs = {a["name"]: a["spec"] for a in meta.get("agents", [])}
         except (OSError, ValueError, KeyError):
@@ -45,8 +45,6 @@ def history_averages(runs_root: Path) -> dict[str, dict[str, float | int]]:
 def plan_rows(settings: Settings) -> list[dict[str, Any]]:
     """One row per agent: name, spec, runs, mean s and USD per attempt from history, estimated
     hours and USD (``None`` without history). Raises ``ValueError`` when there are no tasks/agents."""
-    from pytest_homefield.agents.registry import parse_spec
-
     if not settings.tasks_path.exists():
         raise ValueError(f"no tasks at {settings.tasks_path}: run `homefield mine` first")
     tasks = load_tasks(settings.tasks_path)

@@ -4,16 +4,25 @@ merge them into ``tasks.jsonl`` (docs/contracts.md §4, §6, §7)."""
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import secrets
+import shlex
+import shutil
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.config import Settings
+from pytest_homefield.mine.classify import runnable_tests
+from pytest_homefield.mine.message_score import is_well_specified, spec_score
+from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
+from pytest_homefield.mine.scan import ScanOptions, ScanResult, scan
 from pytest_homefield.records import Task
-from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
+from pytest_homefield.settings import Settings
+from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 
 __all__ = [
     "new_id",
@@ -30,30 +39,14 @@ def new_id() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
-def scan_options(settings: Settings) -> Any:
+def scan_options(settings: Settings) -> ScanOptions:
     """The :class:`pytest_homefield.mine.scan.ScanOptions` for ``settings``."""
-    from pytest_homefield.options import join_flags
-    from pytest_homefield.mine.scan import ScanOptions
-
-    return ScanOptions(
-        since=settings.since,
-        until=settings.until,
-        paths=join_flags(settings.paths),
-        first_parent=settings.first_parent,
-        merges=settings.merges,
-        max_commits=settings.max_commits,
-        max_source_files=settings.max_source_files,
-        max_diff_lines=settings.max_diff_lines,
-        min_message_words=settings.min_message_words,
-        test_globs=list(settings.test_globs),
-    )
+    return ScanOptions.from_settings(settings)
 
 
-def freeze_candidates(settings: Settings, mine_dir: Path) -> Any:
+def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     """Scan history and write ``candidates.jsonl`` and ``scan.jsonl`` (rejected commits with their
     reason) into ``mine_dir``. Returns the :class:`ScanResult`."""
-    from pytest_homefield.mine.scan import scan
-
     result = scan(settings.root, scan_options(settings))
     write_jsonl_atomic(mine_dir / "candidates.jsonl", (c.to_dict() for c in result.candidates))
     write_jsonl_atomic(
@@ -69,9 +62,6 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> Any:
 def python_of(test_cmd: str) -> str | None:
     """The Python executable a test command runs (``python -m pytest`` -> the ``python`` on PATH), or
     ``None`` when the command is not a Python one."""
-    import shlex
-    import shutil
-
     try:
         first = shlex.split(test_cmd)[0]
     except (ValueError, IndexError):
@@ -87,10 +77,6 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
     ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
     docs/contracts.md §6) when kept."""
-    from pytest_homefield.mine.prompt import clean_prompt
-    from pytest_homefield.mine.message_score import is_well_specified, spec_score
-    from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
-
     test_cmd = test_cmd or settings.test_cmd
     setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
     commit, parent = candidate["commit"], candidate["parent"]
@@ -157,11 +143,6 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
 def _record_env(root: Path, python: str | None) -> str:
     """The environment fingerprint; its description is kept in ``.homefield/envs/<fp>.json`` so that
     ``homefield verify`` can later say what drifted."""
-    import json
-
-    from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
-    from pytest_homefield.store import write_atomic
-
     fp = env_fingerprint(python)
     path = root / ".homefield" / "envs" / f"{fp}.json"
     if not path.exists():
@@ -173,8 +154,6 @@ def _runnable(candidate: dict[str, Any], test_globs: Sequence[str] = ()) -> list
     """The runnable test modules the commit added or changed (the scan's ``runnable_tests``)."""
     if candidate.get("runnable_tests") is not None:
         return list(candidate["runnable_tests"])
-    from pytest_homefield.mine.classify import runnable_tests
-
     deleted = set(candidate.get("deleted_files") or [])
     return [p for p in runnable_tests(candidate["test_files"], test_globs) if p not in deleted]
 

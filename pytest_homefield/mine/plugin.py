@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_homefield.collect import ensure_homefield_dir, is_worker, redirect_collection
-from pytest_homefield.config import Settings
+from pytest_homefield.mine.pipeline import drop_summary, freeze_candidates, merge_tasks, new_id, verify_and_record
+from pytest_homefield.mine.scan import format_scan
+from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl, read_jsonl
 
 REJECTED_PREFIX = "rejected: "
@@ -32,8 +34,6 @@ class MinePlugin:
         if is_worker(config):
             self.mine_dir = Path(config.workerinput["homefield_mine_dir"])  # type: ignore[attr-defined]
         else:
-            from pytest_homefield.mine.pipeline import freeze_candidates, new_id
-
             hf = ensure_homefield_dir(settings.root)
             self.mine_dir = hf / "mine" / new_id()
             self.mine_dir.mkdir(parents=True)
@@ -75,9 +75,6 @@ class MinePlugin:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if is_worker(self.config):
             return
-        from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
-        from pytest_homefield.mine.scan import format_scan
-
         if self.settings.list_candidates:
             self.summary = format_scan(self.scan_result, verbose=True).splitlines()
             session.exitstatus = pytest.ExitCode.OK
@@ -144,8 +141,6 @@ class CandidateItem(pytest.Item):
         return self.parent.plugin  # type: ignore[union-attr,no-any-return]
 
     def runtest(self) -> None:
-        from pytest_homefield.mine.pipeline import verify_and_record
-
         plugin = self.plugin
         settings = plugin.settings
         if settings.mine_max_tasks is not None:

@@ -67,6 +67,7 @@ from pytest_homefield.mine.classify import (
     dependency_tables,
     message_words,
 )
+from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
     "REASONS",
@@ -110,28 +111,22 @@ class ScanError(Exception):
     The message is one line."""
 
 
-@dataclass
-class ScanOptions:
-    """What to walk and which filters to apply (docs/contracts.md §2 ``mine.*`` keys).
+@dataclass(kw_only=True)
+class ScanOptions(ScanSettings):
+    """What to walk and which filters to apply: the filters of
+    :class:`pytest_homefield.settings.ScanSettings` (their fields, types and defaults are declared
+    there, once) plus ``rev``, where the walk starts. Keyword arguments only."""
 
-    ``since``/``until``: ``YYYY-MM-DD`` or ISO 8601 (no offset means UTC), on the author date; both
-    inclusive (a date-only ``until`` covers that whole day). ``paths``: globs (see
-    :mod:`.classify`). ``max_commits``: cap on commits inside the date window, newest first.
-    ``max_source_files`` / ``max_diff_lines``: ``None`` means no limit. ``min_message_words``: 0
-    disables. ``test_globs``: extra test patterns. ``rev``: where the walk starts.
-    """
-
-    since: str | None = None
-    until: str | None = None
-    paths: list[str] = field(default_factory=list)
-    first_parent: bool = False
-    merges: bool = False
-    max_commits: int | None = None
-    max_source_files: int | None = 10
-    max_diff_lines: int | None = None
-    min_message_words: int = 3
-    test_globs: list[str] = field(default_factory=list)
     rev: str = "HEAD"
+
+    @classmethod
+    def from_settings(cls, settings: ScanSettings, *, rev: str = "HEAD") -> ScanOptions:
+        """Every :class:`ScanSettings` field of ``settings`` (e.g. the resolved
+        :class:`pytest_homefield.settings.Settings`); ``paths`` entries are split at commas."""
+        values = {f.name: getattr(settings, f.name) for f in dataclasses.fields(ScanSettings)}
+        values["paths"] = join_flags(values["paths"])
+        values["test_globs"] = list(values["test_globs"])
+        return cls(**values, rev=rev)
 
 
 @dataclass

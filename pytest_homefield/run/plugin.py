@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield.collect import ensure_homefield_dir, is_worker, redirect_collection
-from pytest_homefield.config import Settings
+from pytest_homefield.settings import Settings
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.store import append_jsonl
 

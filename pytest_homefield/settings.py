@@ -1,0 +1,595 @@
+"""Every setting, declared once: flag, pytest option, ``.homefield.yml`` key, type and default
+(docs/contracts.md §2 and §3).
+
+The table is the :class:`Settings` dataclass itself. Each field declared with :func:`setting` is
+one setting: its annotation is the type, its default the built-in default, and :func:`setting`'s
+arguments give the rest (``help``, the CLI subcommands offering it, the yml key, a value check).
+:data:`SETTINGS` lists them as :class:`Setting` records, in declaration order (the order of
+``--help``). From that one table this module derives
+
+- the pytest options ``--homefield-<flag>`` (:func:`add_pytest_options`, :func:`flags_from_pytest`),
+- the ``homefield`` CLI flags ``--<flag>`` (:func:`add_cli_options`, :func:`cli_to_pytest_args`),
+- the yml schema :data:`SCHEMA` (:func:`load_yaml_config`), and
+- the resolution flag > ``.homefield.yml`` > default (:func:`resolve_settings`).
+
+:class:`ScanSettings` holds the scan filters (the ``mine.*`` keys the scan reads and
+``test_globs``); :class:`Settings` extends it, and :class:`pytest_homefield.mine.scan.ScanOptions`
+extends it with the start revision, so the scan's fields and defaults come from the same table.
+
+A configuration or usage error raises :class:`ConfigError`, whose message is one line naming the
+key and the file, or the flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pytest_homefield.agents.environment import check_passthrough
+from pytest_homefield.agents.recipes import recipe_agents
+
+__all__ = [
+    "CONFIG_NAME",
+    "ConfigError",
+    "Setting",
+    "ScanSettings",
+    "Settings",
+    "SETTINGS",
+    "FLAGS",
+    "SCHEMA",
+    "MODE_OPTIONS",
+    "setting",
+    "add_pytest_options",
+    "flags_from_pytest",
+    "add_cli_options",
+    "cli_to_pytest_args",
+    "join_flags",
+    "load_yaml_config",
+    "resolve_settings",
+]
+
+CONFIG_NAME = ".homefield.yml"
+
+#: Mode options: the plugin is inert unless one is given.
+MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history"}
+
+#: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
+#: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
+#: may also give a YAML date).
+CHECKS = ("min1", "positive", "date")
+
+_META = "homefield"
+_T = TypeVar("_T")
+
+
+class ConfigError(ValueError):
+    """A configuration or usage error; ``str(err)`` is one line naming the key or flag."""
+
+
+@dataclass(frozen=True)
+class _Decl:
+    help: str
+    commands: tuple[str, ...]
+    flag: str | None
+    yml: str | None
+    mode: str | None
+    check: str | None
+    yml_also: tuple[type, ...]
+
+
+def setting(
+    default: _T,
+    *,
+    help: str = "",
+    commands: tuple[str, ...] = (),
+    flag: str | None = None,
+    yml: str | None = None,
+    mode: str | None = None,
+    check: str | None = None,
+    yml_also: tuple[type, ...] = (),
+) -> _T:
+    """Declare one :class:`Settings` field (use as its default).
+
+    ``commands``: the ``homefield`` subcommands offering the flag; empty means no flag and no
+    pytest option. ``flag``: the flag's name when it differs from the field's name with ``-`` for
+    ``_`` (field ``agents``, flag ``agent``). ``yml``: the dotted ``.homefield.yml`` key, or
+    ``None``. ``mode``: ``"mine"`` or ``"run"`` when the setting is resolved only in that mode
+    (two fields may share a flag that way). ``check``: one of :data:`CHECKS`. ``yml_also``: types
+    the yml accepts besides the field's own (a scalar for a list is read as a one-item list).
+    A list default is copied per instance.
+    """
+    if check is not None and check not in CHECKS:
+        raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
+    decl = _Decl(help, commands, (flag or "") if commands else None, yml, mode, check, yml_also)
+    metadata = {_META: decl}
+    if isinstance(default, list):
+        items = list(default)
+        out: Any = field(default_factory=lambda: list(items), metadata=metadata)
+    else:
+        out = field(default=default, metadata=metadata)
+    return typing.cast(_T, out)
+
+
+_M = ("mine",)
+_R = ("run", "plan", "verify")
+_MR = ("mine", "run", "verify")
+_MAX_TASKS: dict[str, Any] = {
+    "help": "mine: keep the newest N tasks; run: run the first N tasks",
+    "commands": ("mine", "run", "plan"),
+    "flag": "max-tasks",
+}
+
+
+@dataclass(kw_only=True)
+class ScanSettings:
+    """The scan's filters (contracts §2 ``mine.*`` keys, §7).
+
+    ``since``/``until``: ``YYYY-MM-DD`` or ISO 8601 (no offset means UTC), on the author date; both
+    inclusive (a date-only ``until`` covers that whole day). ``paths``: globs (see
+    :mod:`pytest_homefield.mine.classify`). ``max_commits``: cap on commits inside the date window,
+    newest first. ``max_source_files`` / ``max_diff_lines``: ``None`` means no limit.
+    ``min_message_words``: 0 disables. ``test_globs``: extra test patterns.
+    """
+
+    since: str | None = setting(None, help="only commits authored on or after this date (YYYY-MM-DD)",
+                                commands=_M, yml="mine.since", check="date")
+    until: str | None = setting(None, help="only commits authored before this date (YYYY-MM-DD)",
+                                commands=_M, yml="mine.until", check="date")
+    paths: list[str] = setting([], help="only commits touching these path globs (repeatable)",
+                               commands=_M, yml="mine.paths")
+    first_parent: bool = setting(False, help="walk the mainline only", commands=_M, yml="mine.first_parent")
+    merges: bool = setting(False, help="also take each first-parent merge as one candidate (a whole PR)",
+                           commands=_M, yml="mine.merges")
+    max_commits: int | None = setting(None, help="examine at most N commits, newest first",
+                                      commands=_M, yml="mine.max_commits")
+    max_source_files: int | None = setting(10, help="reject commits changing more source files (default 10)",
+                                           commands=_M, yml="mine.max_source_files")
+    max_diff_lines: int | None = setting(
+        None, help="reject commits whose source diff has more added+removed lines",
+        commands=_M, yml="mine.max_diff_lines")
+    min_message_words: int = setting(3, help="reject commits whose message has fewer words (default 3)",
+                                     commands=_M, yml="mine.min_message_words")
+    test_globs: list[str] = setting([], help="extra test-file patterns (added to the defaults)", yml="test_globs")
+
+
+@dataclass(kw_only=True)
+class Settings(ScanSettings):
+    """Every resolved setting (flag > yml > default). Units: seconds, USD.
+
+    ``root`` is the repository's top level; ``agent_defs`` the named agents (the ready recipes,
+    overridden by the yml's ``agents``), ``prices`` the yml's ``prices``: neither is a flag.
+    """
+
+    root: Path
+    # mining
+    mine_max_tasks: int | None = setting(None, yml="mine.max_tasks", mode="mine", **_MAX_TASKS)
+    run_max_tasks: int | None = setting(None, yml="run.max_tasks", mode="run", **_MAX_TASKS)
+    stability_runs: int = setting(3, help="runs per state when verifying a candidate (default 3)",
+                                  commands=_M, yml="mine.stability_runs", check="min1")
+    list_candidates: bool = setting(False, help="scan history and list candidates; run no tests", commands=_M)
+    # test running
+    test_cmd: str = setting("python -m pytest", help="test runner command", yml="test_cmd")
+    setup_cmd: str | None = setting(None, help="run once per fresh snapshot before tests", yml="setup_cmd")
+    test_timeout: float | None = setting(None, help="seconds per test (pytest-timeout, when installed)",
+                                         commands=_MR, yml="test_timeout", check="positive")
+    run_timeout: float = setting(600.0, help="seconds per test-command run (default 600)",
+                                 commands=_MR, yml="run_timeout", check="positive")
+    # running
+    agents: list[str] = setting(
+        [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
+        "openai:MODEL, a name from .homefield.yml, any of them as NAME=SPEC",
+        commands=("run", "plan"), flag="agent")
+    attempts: int = setting(3, help="attempts per task and agent (default 3)", commands=("run", "plan"),
+                            yml="run.attempts", check="min1")
+    timeout: float = setting(900.0, help="seconds per agent attempt (default 900)", commands=("run",),
+                             yml="run.timeout", check="positive")
+    budget: float | None = setting(None, help="USD for the whole run; no attempt starts once spent",
+                                   commands=("run",), yml="run.budget_usd", check="positive")
+    attempt_budget: float | None = setting(None, help="USD per attempt (claude --max-budget-usd)",
+                                           commands=("run",), yml="run.attempt_budget_usd", check="positive")
+    allow_shell: bool = setting(False, help="let agents run shell commands (default: edit-only)",
+                                commands=("run",), yml="run.allow_shell")
+    base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
+                                   commands=("run",))
+    api_key: str | None = setting(None, help="API key for openai: agents", commands=("run",))
+    exclude_memorized: bool = setting(False, help="drop tasks the memorization probe flagged",
+                                      yml="run.exclude_memorized")
+    resume: bool = setting(False, help="continue a run: only missing attempts and unscored ones run",
+                           commands=("run",))
+    run_id: str | None = setting(
+        None, help="the run id (default: a new UTC timestamp id; with --resume: the newest run)",
+        commands=("run",))
+    fail_under: list[str] = setting(
+        [], help="exit non-zero if pass@1 is below RATE (0-1) for every agent, or AGENT=RATE (repeatable)",
+        commands=("run",), yml="run.fail_under", yml_also=(str, int, float))
+    # named agents and prices from the yml (validated by _check_agents / _check_prices)
+    agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def homefield_dir(self) -> Path:
+        """``<root>/.homefield``."""
+        return self.root / ".homefield"
+
+    @property
+    def tasks_path(self) -> Path:
+        """``<root>/.homefield/tasks.jsonl``."""
+        return self.homefield_dir / "tasks.jsonl"
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+_KINDS: dict[Any, str] = {str: "str", int: "int", float: "float", bool: "bool", list[str]: "list"}
+_PY_TYPES: dict[str, type] = {"str": str, "int": int, "float": float}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One declared setting (a :class:`Settings` field made with :func:`setting`).
+
+    ``name``: the :class:`Settings` attribute. ``kind``: ``str``/``int``/``float``/``bool``/``list``
+    (of str), from the annotation; ``nullable``: the annotation allows ``None`` (then the yml
+    accepts ``null``). ``default``: the built-in default. ``flag``: ``max-source-files`` (CLI
+    ``--max-source-files``, pytest ``--homefield-max-source-files``) or ``None``. ``yml``: the dotted
+    key or ``None``. Other fields as in :func:`setting`.
+    """
+
+    name: str
+    kind: str
+    nullable: bool
+    default: Any
+    help: str
+    commands: tuple[str, ...]
+    flag: str | None
+    yml: str | None
+    mode: str | None
+    check: str | None
+    yml_also: tuple[type, ...]
+
+    @property
+    def dest(self) -> str | None:
+        """The key in the flags mapping (``max-source-files`` -> ``max_source_files``)."""
+        return None if self.flag is None else self.flag.replace("-", "_")
+
+    @property
+    def pytest_option(self) -> str | None:
+        """``--homefield-<flag>``, or ``None`` without a flag."""
+        return None if self.flag is None else f"--homefield-{self.flag}"
+
+    @property
+    def yml_types(self) -> Any:
+        """The :data:`SCHEMA` leaf: ``[str]`` for a list of strings, else a tuple of accepted types
+        (a ``[str]`` inside the tuple accepts a list of strings)."""
+        if self.kind == "list":
+            return ([str], *self.yml_also) if self.yml_also else [str]
+        base: tuple[Any, ...] = (int, float) if self.kind == "float" else (_KINDS_BACK[self.kind],)
+        also = (*self.yml_also, datetime.date) if self.check == "date" else self.yml_also
+        return (*base, *also, *((type(None),) if self.nullable else ()))
+
+
+_KINDS_BACK: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool}
+
+
+def _kind(annotation: Any) -> tuple[str, bool]:
+    args = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else (annotation,)
+    rest = [a for a in args if a is not type(None)]
+    if len(rest) != 1 or rest[0] not in _KINDS:
+        raise TypeError(f"a setting must be str, int, float, bool or list[str] (optionally | None), got {annotation}")
+    return _KINDS[rest[0]], len(rest) < len(args)
+
+
+def _table() -> tuple[Setting, ...]:
+    hints = typing.get_type_hints(Settings)
+    out = []
+    for f in dataclasses.fields(Settings):
+        decl = f.metadata.get(_META)
+        if decl is None:
+            continue
+        kind, nullable = _kind(hints[f.name])
+        factory = f.default_factory
+        default = factory() if callable(factory) else f.default
+        flag = None if decl.flag is None else (decl.flag or f.name.replace("_", "-"))
+        if decl.check is not None and flag is None:
+            raise TypeError(f"setting {f.name}: a check names the flag, so it needs commands")
+        out.append(Setting(f.name, kind, nullable, default, decl.help, decl.commands, flag, decl.yml,
+                           decl.mode, decl.check, decl.yml_also))
+    return tuple(out)
+
+
+#: Every declared setting, in declaration order.
+SETTINGS: tuple[Setting, ...] = _table()
+
+#: The settings that own a flag: the first declared per flag name (``max-tasks`` is shared by
+#: ``mine_max_tasks`` and ``run_max_tasks``), in declaration order.
+FLAGS: tuple[Setting, ...] = tuple(
+    s for i, s in enumerate(SETTINGS) if s.flag is not None and all(t.flag != s.flag for t in SETTINGS[:i]))
+
+
+# --- flags -------------------------------------------------------------------------------------
+
+def add_pytest_options(parser: Any) -> None:
+    """Register the mode options and every flag of :data:`FLAGS` on a pytest ``Parser``."""
+    group = parser.getgroup("homefield", "pytest-homefield: a benchmark from your git history")
+    group.addoption("--homefield", action="store_true", default=False, help=MODE_OPTIONS["homefield"])
+    group.addoption("--homefield-mine", action="store_true", default=False, help=MODE_OPTIONS["homefield_mine"])
+    for s in FLAGS:
+        kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": s.help}
+        if s.kind == "bool":
+            kwargs.update(action="store_true", default=False)
+        elif s.kind == "list":
+            kwargs.update(action="append", default=[], metavar=str(s.dest).upper())
+        else:
+            kwargs.update(type=_PY_TYPES[s.kind], default=None, metavar=str(s.dest).upper())
+        group.addoption(s.pytest_option, **kwargs)
+
+
+def flags_from_pytest(option: Any) -> dict[str, Any]:
+    """``{dest: value}`` of every homefield option on pytest's ``config.option`` namespace."""
+    return {str(s.dest): getattr(option, f"homefield_{s.dest}", None) for s in FLAGS}
+
+
+def add_cli_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags that ``command`` accepts to an argparse subparser as ``--<flag>``."""
+    for s in FLAGS:
+        if command not in s.commands:
+            continue
+        if s.kind == "bool":
+            parser.add_argument(f"--{s.flag}", action="store_true", default=False, help=s.help)
+        elif s.kind == "list":
+            parser.add_argument(f"--{s.flag}", action="append", default=[], help=s.help)
+        else:
+            parser.add_argument(f"--{s.flag}", type=_PY_TYPES[s.kind], default=None, help=s.help)
+
+
+def cli_to_pytest_args(ns: argparse.Namespace, command: str) -> list[str]:
+    """The ``--homefield-*`` pytest arguments for the CLI values in ``ns`` that were given."""
+    args: list[str] = []
+    for s in FLAGS:
+        if command not in s.commands:
+            continue
+        value = getattr(ns, str(s.dest), None)
+        if s.kind == "bool":
+            if value:
+                args.append(str(s.pytest_option))
+        elif s.kind == "list":
+            for v in value or []:
+                args.append(f"{s.pytest_option}={v}")
+        elif value is not None:
+            args.append(f"{s.pytest_option}={value}")
+    return args
+
+
+def join_flags(values: Sequence[str]) -> list[str]:
+    """Split comma-separated entries of a repeatable option (``--paths a,b --paths c``)."""
+    out: list[str] = []
+    for v in values:
+        out.extend(p for p in (x.strip() for x in v.split(",")) if p)
+    return out
+
+
+# --- .homefield.yml ----------------------------------------------------------------------------
+
+_NUM = (int, float)
+_OPT_NUM = (int, float, type(None))
+_OPT_STR = (str, type(None))
+_OPT_DATE = (str, datetime.date, type(None))  # YAML reads 2024-01-01 as a date
+
+#: Keys of modes not built yet (contracts §2, §3): accepted and type-checked, not resolved. The
+#: change that builds a mode declares its keys as :class:`Settings` fields and drops them here.
+RESERVED: dict[str, Any] = {
+    "probe": {"samples": (int,), "cutoff": _OPT_DATE},
+    "ablate": {"by_section": (bool,), "seconds_per_run": _OPT_NUM, "cost_per_run": _OPT_NUM},
+}
+
+#: The keys of a named agent (``agents.<name>.*``).
+AGENT_KEYS: dict[str, Any] = {
+    "spec": (str,),
+    "timeout": _NUM,
+    "budget_usd": _OPT_NUM,
+    "env": [str],
+    "base_url": _OPT_STR,
+    "api_key": _OPT_STR,
+}
+
+
+def _schema() -> dict[str, Any]:
+    schema: dict[str, Any] = {}
+    for s in SETTINGS:
+        if s.yml is None:
+            continue
+        *sections, leaf = s.yml.split(".")
+        node = schema
+        for part in sections:
+            node = node.setdefault(part, {})
+        node[leaf] = s.yml_types
+    for section, keys in RESERVED.items():
+        schema.setdefault(section, {}).update(keys)
+    # agents and prices have user-chosen names at their second level: checked in _check_agents/_check_prices
+    schema["agents"] = None
+    schema["prices"] = None
+    return schema
+
+
+#: Allowed keys and types, derived from :data:`SETTINGS` and :data:`RESERVED`. A nested dict is a
+#: section; a tuple of types is a leaf; ``[str]`` is a list of strings.
+SCHEMA: dict[str, Any] = _schema()
+
+
+def _type_name(types_: Any) -> str:
+    if isinstance(types_, list):
+        return "a list of strings"
+    names = [
+        {"NoneType": "null", "date": "a date"}.get(t.__name__, t.__name__)
+        for t in types_
+        if not isinstance(t, list)
+    ]
+    names = ["number" if n in ("int", "float") and "float" in names else n for n in names]
+    return " or ".join(dict.fromkeys(names))
+
+
+def _check_leaf(value: Any, types_: Any, key: str, file: str) -> None:
+    if isinstance(types_, list):
+        if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ConfigError(f"{file}: key '{key}' must be a list of strings, got {value!r}")
+        return
+    for t in types_:
+        if isinstance(t, list):
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                return
+            continue
+        # bool is an int subclass: never accept it for a number
+        if isinstance(value, bool) and t is not bool:
+            continue
+        if isinstance(value, t):
+            return
+    raise ConfigError(f"{file}: key '{key}' must be {_type_name(types_)}, got {type(value).__name__} {value!r}")
+
+
+def _check_section(data: Mapping[str, Any], schema: Mapping[str, Any], prefix: str, file: str) -> None:
+    for key, value in data.items():
+        full = f"{prefix}{key}"
+        if not isinstance(key, str) or key not in schema:
+            raise ConfigError(f"{file}: unknown key '{full}'")
+        sub = schema[key]
+        if key == "agents" and not prefix:
+            _check_agents(value, file)
+        elif key == "prices" and not prefix:
+            _check_prices(value, file)
+        elif isinstance(sub, dict):
+            if value is None:
+                continue
+            if not isinstance(value, dict):
+                raise ConfigError(f"{file}: key '{full}' must be a mapping, got {type(value).__name__}")
+            _check_section(value, sub, f"{full}.", file)
+        else:
+            _check_leaf(value, sub, full, file)
+
+
+def _check_agents(value: Any, file: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise ConfigError(f"{file}: key 'agents' must be a mapping of agent names")
+    for name, body in value.items():
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise ConfigError(f"{file}: key 'agents.{name}': agent names must match [A-Za-z0-9_.-]+")
+        if isinstance(body, str):
+            continue  # shorthand: name: "spec"
+        if not isinstance(body, dict):
+            raise ConfigError(f"{file}: key 'agents.{name}' must be a mapping or a spec string")
+        if "spec" not in body:
+            raise ConfigError(f"{file}: key 'agents.{name}.spec' is required")
+        _check_section(body, AGENT_KEYS, f"agents.{name}.", file)
+        try:
+            check_passthrough(body.get("env") or [])
+        except ValueError as exc:
+            raise ConfigError(f"{file}: key 'agents.{name}.env': {exc}") from None
+
+
+def _check_prices(value: Any, file: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise ConfigError(f"{file}: key 'prices' must be a mapping of model ids")
+    for model, body in value.items():
+        if not isinstance(body, dict):
+            raise ConfigError(f"{file}: key 'prices.{model}' must be a mapping with input and output")
+        _check_section(body, {"input": _NUM, "output": _NUM}, f"prices.{model}.", file)
+
+
+def load_yaml_config(path: Path) -> dict[str, Any]:
+    """Read and validate ``.homefield.yml``; a missing file gives ``{}``.
+
+    Raises :class:`ConfigError` (one line, naming the key and file) for YAML syntax errors, a
+    top level that is not a mapping, unknown keys and wrong types.
+    """
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping of keys")
+    _check_section(data, SCHEMA, "", str(path))
+    return data
+
+
+# --- resolution --------------------------------------------------------------------------------
+
+def _get(data: Mapping[str, Any], dotted: str) -> Any:
+    cur: Any = data
+    for part in dotted.split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+def resolve_settings(root: Path, flags: Mapping[str, Any], *, mode: str = "run") -> Settings:
+    """Merge ``flags`` (``{dest: value}``; ``None`` / ``False`` / ``[]`` = not given) over
+    ``<root>/.homefield.yml`` over the defaults of :data:`SETTINGS`.
+
+    ``mode`` (``"mine"`` or ``"run"``) skips the settings declared for the other mode (so
+    ``--max-tasks`` fills ``mine_max_tasks`` or ``run_max_tasks``). A YAML date becomes
+    ``YYYY-MM-DD``; a scalar given for a list becomes a one-item list of its string. Raises
+    :class:`ConfigError` for a bad file or a bad value (e.g. attempts < 1).
+    """
+    data = load_yaml_config(root / CONFIG_NAME)
+    s = Settings(root=root)
+    for decl in SETTINGS:
+        if decl.mode is not None and decl.mode != mode:
+            continue
+        value = flags.get(decl.dest) if decl.dest is not None else None
+        if value is None or value is False or value == []:
+            value = _get(data, decl.yml) if decl.yml else None
+        if value is None:
+            continue
+        if isinstance(value, datetime.date):
+            value = value.isoformat()
+        if decl.kind == "list" and not isinstance(value, list):
+            value = [str(value)]
+        setattr(s, decl.name, value)
+    raw_agents = data.get("agents") or {}
+    # the ready recipes (aider, codex, gemini) are named agents that the user's own agents: override
+    s.agent_defs = {**recipe_agents(),
+                    **{n: ({"spec": b} if isinstance(b, str) else dict(b)) for n, b in raw_agents.items()}}
+    s.prices = dict(data.get("prices") or {})
+    _validate(s)
+    return s
+
+
+def _validate(s: Settings) -> None:
+    """Apply each setting's ``check`` (:data:`CHECKS` order, then declaration order); the message
+    names the pytest option."""
+    for check in CHECKS:
+        for decl in SETTINGS:
+            if decl.check != check:
+                continue
+            value = getattr(s, decl.name)
+            flag = decl.pytest_option
+            if check == "min1" and value < 1:
+                raise ConfigError(f"{flag} must be at least 1, got {value}")
+            if check == "positive" and value is not None and value <= 0:
+                raise ConfigError(f"{flag} must be positive, got {value}")
+            if check == "date" and value is not None:
+                try:
+                    datetime.datetime.fromisoformat(str(value))
+                except ValueError:
+                    raise ConfigError(f"{flag}: {value!r} is not a date (use YYYY-MM-DD)") from None
