@@ -12,8 +12,9 @@ import random
 import time
 import zlib
 
-from pytest_homefield.sandbox.snapshot import PatchError, apply_patch
+from pytest_homefield import __version__
 from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.sandbox.snapshot import PatchError, apply_patch
 
 __all__ = ["OracleAgent", "NoopAgent", "SimAgent", "sim_seed"]
 
@@ -27,8 +28,6 @@ class _Reference:
         self.spec = spec
 
     def version(self) -> str | None:
-        from pytest_homefield import __version__
-
         return f"pytest-homefield {__version__}"
 
 

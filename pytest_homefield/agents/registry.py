@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.agents.base import Agent, AgentSettings
+from pytest_homefield.agents.claude import ClaudeAgent
+from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.openai_compat import OpenAIAgent
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 
 __all__ = ["AgentSpecError", "ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
 
@@ -97,8 +101,6 @@ def agent_settings(settings: Any, definition: Mapping[str, Any] | None = None) -
 
 
 def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | None) -> Agent:
-    from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-
     s = agent_settings(settings, definition)
     if parsed.kind == "oracle":
         return OracleAgent(name=parsed.name, spec=parsed.spec)
@@ -107,16 +109,10 @@ def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | Non
     if parsed.kind == "sim":
         return SimAgent(name=parsed.name, spec=parsed.spec, p=float(parsed.arg or 0))
     if parsed.kind == "cmd":
-        from pytest_homefield.agents.command import CommandAgent
-
         return CommandAgent(name=parsed.name, spec=parsed.spec, command=parsed.arg or "", settings=s)
     if parsed.kind == "claude":
-        from pytest_homefield.agents.claude import ClaudeAgent
-
         return ClaudeAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg, settings=s)
     if parsed.kind == "openai":
-        from pytest_homefield.agents.openai_compat import OpenAIAgent
-
         return OpenAIAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg or "", settings=s)
     raise AgentSpecError(f"agent spec {parsed.spec!r} cannot be built directly")
 

@@ -25,6 +25,10 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+from pytest_homefield.mine.pipeline import drop_summary
+from pytest_homefield.run.bookkeeping import newest_run
+from pytest_homefield.store import read_jsonl
+
 __all__ = ["run_demo", "find_build_history", "load_build_history", "DEMO_AGENTS", "DEMO_ATTEMPTS"]
 
 DEMO_AGENTS = ("oracle", "sim:0.7", "sim:0.5", "noop")
@@ -88,9 +92,6 @@ def _step(args: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]
 
 
 def _mine_summary(repo: Path) -> list[str]:
-    from pytest_homefield.mine.pipeline import drop_summary
-    from pytest_homefield.store import read_jsonl
-
     hf = repo / ".homefield"
     tasks = list(read_jsonl(hf / "tasks.jsonl"))
     mine_dirs = sorted((hf / "mine").iterdir(), key=lambda d: d.stat().st_mtime) if (hf / "mine").is_dir() else []
@@ -125,8 +126,6 @@ def run_demo(ns: argparse.Namespace) -> int:
     """The ``demo`` subcommand; ``ns.dir`` (where to build, default a new temp folder) and
     ``ns.numprocesses`` (xdist workers, default ``auto``). Returns the exit status: 0, the first
     failing step's status, or 2 when the sample cannot be found or built."""
-    from pytest_homefield.run.bookkeeping import newest_run
-
     script = find_build_history()
     if script is None:
         print(f"homefield demo: cannot find {_SAMPLE.as_posix()} next to the pytest_homefield package "

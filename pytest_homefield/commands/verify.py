@@ -7,7 +7,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
+from pytest_homefield.mine.pipeline import new_id, python_of
 from pytest_homefield.records import load_tasks
+from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["run_verify", "drift_lines"]
@@ -16,8 +20,6 @@ __all__ = ["run_verify", "drift_lines"]
 def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
     """Differences between the environment a task was mined in (``.homefield/envs/<fp>.json``) and
     the current one; ``[]`` when they match or the old description was not kept."""
-    from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
-
     if env_fingerprint(python) == fingerprint:
         return []
     try:
@@ -31,10 +33,6 @@ def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list
 def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
     """Run oracle once per task through pytest, then print the tasks it did not solve and the drift.
     Returns 0 when every task still passes, 1 otherwise (pytest's own status on usage errors)."""
-    import pytest
-
-    from pytest_homefield.mine.pipeline import new_id
-
     run_id = f"verify-{new_id()}"
     code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"]))
     results_path = root / ".homefield" / "runs" / run_id / "results.jsonl"
@@ -47,8 +45,6 @@ def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
         print(f"homefield verify: oracle solves all {len(tasks)} tasks in this environment")
         return 0 if code in (0, 1) else code
     print(f"homefield verify: {len(broken)} of {len(tasks)} tasks no longer pass with the reference fix:")
-    from pytest_homefield.mine.pipeline import python_of
-
     for r in broken:
         t = tasks.get(r["task_id"])
         print(f"  {r['task_id']}  {r['outcome']:<13} {(t.subject if t else '')[:70]}")

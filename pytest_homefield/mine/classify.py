@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 from typing import Any
 
+from pytest_homefield.mine.prompt import message_words as _prompt_words
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
@@ -532,9 +534,7 @@ def message_words(message: str) -> int:
     """Words a commit message gives an agent to work from: the words of the cleaned prompt
     (:func:`pytest_homefield.mine.prompt.message_words`: no trailers, PR/issue references, URLs, shas or
     generated merge subjects), so the scan filter and the prompt agree."""
-    from pytest_homefield.mine.prompt import message_words as _words
-
     lines = message.strip().splitlines()
     if lines and _MERGE_SUBJECT_RE.match(lines[0].strip()):
         message = "\n".join(lines[1:])  # git's generated merge subject is no description
-    return _words(message)
+    return _prompt_words(message)

@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
-from pytest_homefield.store import read_jsonl
+from pytest_homefield.report import stats
 from pytest_homefield.report.similarity import Similarity, similarity
+from pytest_homefield.store import read_jsonl
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -230,8 +231,6 @@ def build_report(
     lines); ``languages`` {language: tasks}; ``flagged`` [{task_id, agent, attempt, outcome,
     suspicious, touched_tests}]; ``similarity`` {agent: {mean_f1_solved, mean_f1_unsolved}}.
     """
-    from pytest_homefield.report import stats  # imported here: the report is loaded by the plugin's terminal summary
-
     run_dirs = [Path(d) for d in run_dirs]
     metas = [load_meta(d) for d in run_dirs]
     task_by_id = {t.id: t for t in tasks}
@@ -313,7 +312,7 @@ def build_report(
             if any(a.result.scored for a in per_task.get(tid, []))
         }
         scored_outcomes[name] = outcomes01
-        agents[name] = _agent_numbers(name, info, all_attempts, scored, outcomes01, task_by_id, alpha, stats)
+        agents[name] = _agent_numbers(name, info, all_attempts, scored, outcomes01, task_by_id, alpha)
 
     # --- rank: pass@1 high first, then cost per solved low (unknown last), then name
     def rank_key(name: str) -> tuple[Any, ...]:
@@ -340,7 +339,7 @@ def build_report(
             "every rate; resuming the run retries them.",
         )
 
-    comparisons = _comparisons(order, scored_outcomes, alpha, seed, stats)
+    comparisons = _comparisons(order, scored_outcomes, alpha, seed)
 
     # --- per task
     task_rows: list[dict[str, Any]] = []
@@ -374,8 +373,8 @@ def build_report(
     }
     for name in order:
         sub = {tid: v for tid, v in scored_outcomes[name].items() if tid in ws_ids}
-        well_specified["agents"][name] = _r(_pass_at(stats, sub, 1)) if sub else None
-        well_specified["pass_at_1_ci"][name] = _ci(stats, sub, alpha) if sub else None
+        well_specified["agents"][name] = _r(_pass_at(sub, 1)) if sub else None
+        well_specified["pass_at_1_ci"][name] = _ci(sub, alpha) if sub else None
 
     # --- languages
     lang_count: Counter[str] = Counter()
@@ -449,19 +448,19 @@ def build_report(
 # ------------------------------------------------------------------------------ agent numbers
 
 
-def _pass_at(stats: Any, outcomes01: dict[str, list[int]], k: int) -> float | None:
+def _pass_at(outcomes01: dict[str, list[int]], k: int) -> float | None:
     """Mean over tasks of the unbiased pass@k (``stats.pass_at_k``); ``None`` without tasks."""
     vals = [stats.pass_at_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k]
     return _mean(vals)
 
 
-def _pass_hat(stats: Any, outcomes01: dict[str, list[int]], k: int) -> float | None:
+def _pass_hat(outcomes01: dict[str, list[int]], k: int) -> float | None:
     """Mean over tasks of pass^k (``stats.pass_hat_k``): all k of k attempts succeed."""
     vals = [stats.pass_hat_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k]
     return _mean(vals)
 
 
-def _ci(stats: Any, outcomes01: dict[str, list[int]], alpha: float) -> list[float | None] | None:
+def _ci(outcomes01: dict[str, list[int]], alpha: float) -> list[float | None] | None:
     """[lo, hi] of the pass@1 confidence interval, ``None`` without tasks."""
     if not outcomes01:
         return None
@@ -477,7 +476,6 @@ def _agent_numbers(
     outcomes01: dict[str, list[int]],
     task_by_id: dict[str, Task],
     alpha: float,
-    stats: Any,
 ) -> dict[str, Any]:
     """One ``agents.<name>`` entry (see :func:`build_report` for the keys and units)."""
     results = [a.result for a in all_attempts]
@@ -501,7 +499,7 @@ def _agent_numbers(
     langs = sorted({lang for tid in outcomes01 if tid in task_by_id for lang in task_by_id[tid].languages})
     for lang in langs:
         sub = {tid: v for tid, v in outcomes01.items() if tid in task_by_id and lang in task_by_id[tid].languages}
-        per_language[lang] = _r(_pass_at(stats, sub, 1))
+        per_language[lang] = _r(_pass_at(sub, 1))
 
     return {
         "name": name,
@@ -517,10 +515,10 @@ def _agent_numbers(
         "tasks_solved": sum(1 for v in outcomes01.values() if any(v)),
         "unscored": {o: counts[o] for o in UNSCORED_OUTCOMES if counts[o]},
         "attempts_per_task": [min(n_per_task), max(n_per_task)] if n_per_task else None,
-        "pass_at_1": _r(_pass_at(stats, outcomes01, 1)) if outcomes01 else None,
-        "pass_at_1_ci": _ci(stats, outcomes01, alpha),
-        "pass_at_k": {str(k): _r(_pass_at(stats, outcomes01, k)) for k in range(1, kmax + 1)},
-        "pass_hat_k": {str(k): _r(_pass_hat(stats, outcomes01, k)) for k in range(1, kmax + 1)},
+        "pass_at_1": _r(_pass_at(outcomes01, 1)) if outcomes01 else None,
+        "pass_at_1_ci": _ci(outcomes01, alpha),
+        "pass_at_k": {str(k): _r(_pass_at(outcomes01, k)) for k in range(1, kmax + 1)},
+        "pass_hat_k": {str(k): _r(_pass_hat(outcomes01, k)) for k in range(1, kmax + 1)},
         "cost_usd": _r(cost),
         "cost_partial": any(r.cost_partial for r in results),
         "cost_missing": sum(1 for r in results if r.cost_usd is None),
@@ -580,7 +578,6 @@ def _comparisons(
     outcomes: dict[str, dict[str, list[int]]],
     alpha: float,
     seed: int,
-    stats: Any,
 ) -> list[dict[str, Any]]:
     """Every pair in rank order, Holm-adjusted together; see :func:`build_report`.
 

@@ -35,8 +35,9 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
-from scipy import signal
-from scipy import stats as sps
+
+# scipy (about 0.9 s to import) is imported inside the functions that use it: loading the report
+# package (the run plugin, ``homefield report``) does not pay for it until a p-value or interval is made.
 
 __all__ = [
     "Comparison",
@@ -122,6 +123,8 @@ def mcnemar_exact(b: int, c: int) -> float:
 
     Raises ``ValueError`` when ``b`` or ``c`` is not a non-negative integer.
     """
+    from scipy import stats as sps
+
     b = _check_count("b", b)
     c = _check_count("c", c)
     if b + c == 0:
@@ -159,6 +162,8 @@ def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
     Small products use direct convolution (exact sums of products); large ones FFT, after which tiny
     negative round-off is clipped to 0 and entries below 1e-15 of the maximum are zeroed.
     """
+    from scipy import signal
+
     items = list(arrays)
     while len(items) > 1:
         nxt: list[np.ndarray] = []
@@ -183,6 +188,8 @@ def _sign_flip_pvalue_exact(m: np.ndarray) -> float:
     Tasks are grouped by ``|m_t| = v``; a group of ``n`` tasks contributes ``v * (2J - n)`` with
     ``J ~ Binomial(n, 1/2)`` (``scipy.stats.binom.pmf``), and the groups' distributions are convolved.
     """
+    from scipy import stats as sps
+
     m = m[m != 0]
     if m.size == 0:
         return 1.0
@@ -242,6 +249,8 @@ class _SignFlipNull:
         values ``v`` (``n`` tasks each), of the binomial "diagonal" ``P(j tasks picked) = C(n, j) / 2**n``
         at (``j``, ``j * v``). Small tables are built by exact shift-and-add, large ones by FFT.
         """
+        from scipy import stats as sps
+
         t = m.size
         vals, counts = np.unique(m, return_counts=True)
         groups = list(zip(vals.tolist(), counts.tolist(), strict=True))
@@ -522,6 +531,8 @@ def mde(
 @functools.lru_cache(maxsize=64)
 def _z_sum(alpha: float, power: float) -> float:
     """``z_{1 - alpha/2} + z_{power}`` (``scipy.stats.norm.ppf``), cached: mde runs for every comparison."""
+    from scipy import stats as sps
+
     return float(sps.norm.ppf(1.0 - alpha / 2.0) + sps.norm.ppf(power))
 
 
@@ -585,6 +596,8 @@ def pass_rate_ci(outcomes: Outcomes, *, alpha: float = 0.05) -> tuple[float, flo
 
     Raises ``ValueError`` for empty outcomes / no attempts, outcomes other than 0/1, or a bad alpha.
     """
+    from scipy import stats as sps
+
     _check_alpha(alpha)
     counts = _task_counts(outcomes, "pass_rate_ci")
     s = np.array([c[0] for c in counts.values()], dtype=np.float64)

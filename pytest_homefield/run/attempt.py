@@ -23,7 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
+from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.agents.reference import sim_seed
 from pytest_homefield.records import Result, Task
+from pytest_homefield.run.grading import grade, render_diff, tree_changes
+from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["SnapshotCache", "SnapshotError", "AttemptSpec", "run_attempt", "spent_usd", "rate_limit_since"]
@@ -56,8 +60,6 @@ class SnapshotCache:
         """The pristine snapshot of ``task.parent`` (after setup). Raises :class:`SnapshotError`."""
         if task.id in self._built:
             return self._built[task.id]
-        from pytest_homefield.sandbox.snapshot import make_snapshot, run_setup
-
         dest = Path(tempfile.mkdtemp(dir=self.root))
         try:
             snap = make_snapshot(self.repo, task.parent, dest=dest / "s", init_git=True)
@@ -91,8 +93,6 @@ class SnapshotCache:
 
     def workspace(self, task: Task) -> Path:
         """A fresh copy of the (verified) pristine snapshot for one attempt (random path)."""
-        from pytest_homefield.sandbox.snapshot import copy_tree
-
         snap, _ = self.checked_pristine(task)
         return copy_tree(snap, Path(tempfile.mkdtemp(dir=self.root)) / "work")
 
@@ -158,8 +158,6 @@ class AttemptSpec:
 
 
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
-    from pytest_homefield.agents.environment import build_agent_env
-
     passthrough = list(getattr(spec.agent, "env_passthrough", ()) or ()) + spec.env_passthrough
     return build_agent_env(prompt=prompt, attempt=spec.attempt, tmpdir=tmpdir, passthrough=passthrough)
 
@@ -168,9 +166,6 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     """Run one attempt and grade it. Never raises for agent, snapshot or grading failures: those are
     recorded as outcomes (``infra`` for harness problems). Writes ``agent.out``/``agent.err`` (by the
     agent), ``diff.patch``, ``tests.log`` and ``outcomes.jsonl`` under ``spec.artifacts``."""
-    from pytest_homefield.agents.reference import sim_seed
-    from pytest_homefield.run.grading import grade
-
     art = spec.artifacts
     if art.exists():  # a retried unscored attempt: start clean
         shutil.rmtree(art, ignore_errors=True)
@@ -214,8 +209,6 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         if ar.outcome is not None:
             outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
             # keep the change for auditing, even though it is not graded
-            from pytest_homefield.run.grading import render_diff, tree_changes
-
             changes = tree_changes(pristine, workspace)
             (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
         else:

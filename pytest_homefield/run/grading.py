@@ -15,9 +15,11 @@ that replaces a folder holding hidden tests.
 
 from __future__ import annotations
 
+import configparser
 import filecmp
 import functools
 import importlib.machinery
+import importlib.metadata
 import os
 import re
 import shutil
@@ -29,7 +31,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.mine.classify import classify_path, runnable_tests
 from pytest_homefield.records import Task
+from pytest_homefield.sandbox.snapshot import PatchError, apply_patch, copy_tree
+from pytest_homefield.sandbox.testrun import run_tests
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade"]
 
@@ -125,16 +135,10 @@ def _pytest_section(path: Path) -> str | None:
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.name == "pyproject.toml":
         try:
-            import tomllib
-        except ModuleNotFoundError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
-        try:
             data = tomllib.loads(text)
         except Exception:
             return "<unparseable>"
         return repr({k: v for k, v in data.get("tool", {}).items() if k.startswith("pytest")})
-    import configparser
-
     cp = configparser.ConfigParser(interpolation=None)
     try:
         cp.read_string(text)
@@ -149,8 +153,6 @@ def _outside_modules() -> frozenset[str]:
     stdlib, and the top-level modules of the distributions installed in this interpreter."""
     names = set(RUNNER_MODULES) | set(sys.stdlib_module_names)
     try:
-        import importlib.metadata
-
         names |= set(importlib.metadata.packages_distributions())
     except Exception:  # broken metadata of some distribution: the fixed names still hold
         pass
@@ -234,8 +236,6 @@ def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspa
     defines it too (``source_files``); a symlink leading out of the tree;
     and an entry at the path of a folder that holds hidden tests (it counts as touching tests).
     """
-    from pytest_homefield.mine.classify import classify_path
-
     hidden = set(task.test_files)
     hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
     # a top-level module the reference fix itself adds (installed from the user's checkout) is no shadow
@@ -319,9 +319,6 @@ def grade(
     pytest configuration in a folder above the grading copy (:func:`config_above`), zero tests
     collected without an error, or no outcome file).
     """
-    from pytest_homefield.sandbox.snapshot import PatchError, apply_patch, copy_tree
-    from pytest_homefield.sandbox.testrun import run_tests
-
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
@@ -351,8 +348,6 @@ def grade(
         if above is not None:
             g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
             return g
-        from pytest_homefield.mine.classify import runnable_tests
-
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
                         test_timeout_s=test_timeout_s)
