@@ -308,7 +308,8 @@ def _call_with_deadline(url: str, body: dict[str, Any], api_key: str | None,
         raise HttpFailure("timeout", f"no complete response from {url} within {timeout_s:g} s")
     if "error" in box:
         raise box["error"]
-    return box["data"]
+    data: dict[str, Any] = box["data"]
+    return data
 
 
 def _content(data: dict[str, Any]) -> str:

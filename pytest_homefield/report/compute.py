@@ -533,7 +533,7 @@ def _agent_numbers(
         "outcomes": {o: counts[o] for o in OUTCOMES if counts[o]},
         "touched_tests": sum(1 for r in results if r.touched_tests),
         "suspicious": sum(1 for r in results if r.suspicious),
-        "similarity_mean": _r(_mean(f1s)),  # type: ignore[arg-type]
+        "similarity_mean": _r(_mean(f1s)),
         "similarity_exact": sum(1 for a in scored if a.sim is not None and a.sim.exact),
         "similarity_n": len(f1s),
         "per_language": per_language,

@@ -92,7 +92,7 @@ def _table(head: list[str], rows: list[list[str]], num: frozenset[int] | set[int
 def _nice_step(span: float) -> float:
     """A tick step of 1, 2 or 5 × 10^n giving about 4–10 ticks over ``span``."""
     raw = span / 6 if span > 0 else 0.1
-    mag = 10 ** math.floor(math.log10(raw))
+    mag: float = 10 ** math.floor(math.log10(raw))
     for m in (1, 2, 5, 10):
         if raw <= m * mag:
             return m * mag
@@ -128,7 +128,7 @@ def forest_svg(comparisons: list[dict[str, Any]]) -> str:
         )
         out.append("</svg>")
         return "".join(out)
-    ext = max(
+    ext: float = max(
         0.1,
         *(abs(c["delta"]) for c in rows),
         *(abs(v) for c in rows if c.get("ci") for v in c["ci"] if v is not None),

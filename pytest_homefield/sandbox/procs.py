@@ -156,4 +156,4 @@ def run_process(
     finally:
         for f in (out, err):
             if hasattr(f, "close"):
-                f.close()  # type: ignore[union-attr]
+                f.close()

@@ -1,0 +1,93 @@
+"""The package's import rules (design/style.md, issue 12).
+
+* Imports at the top of modules: outside the entry points (``plugin.py``, ``cli.py``, which import a
+  mode's modules inside the function that chose it) no module imports another module of the package
+  inside a function, so the structure is visible and types do not turn into ``Any``.
+* Loading stays cheap where it matters: the inert plugin imports no git, yaml or scipy, and the
+  report package imports neither pytest nor scipy until a statistic is computed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest_homefield
+
+PACKAGE = Path(pytest_homefield.__file__).parent
+ENTRY_POINTS = {"plugin.py", "cli.py"}  # the top-level ones only; run/plugin.py and mine/plugin.py are not
+
+
+def _own_module(node: ast.Import | ast.ImportFrom) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "pytest_homefield"
+    return any(alias.name.split(".")[0] == "pytest_homefield" for alias in node.names)
+
+
+def deferred_own_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` of every import of the package's own modules (absolute or relative) inside
+    a function or lambda body of ``source``."""
+    found: list[tuple[int, str]] = []
+
+    def walk(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if in_function and isinstance(child, (ast.Import, ast.ImportFrom)) and _own_module(child):
+                name = (
+                    "." * child.level + (child.module or "")
+                    if isinstance(child, ast.ImportFrom)
+                    else ", ".join(a.name for a in child.names)
+                )
+                found.append((child.lineno, name))
+            walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)))
+
+    walk(ast.parse(source), False)
+    return found
+
+
+def test_the_rule_sees_deferred_imports() -> None:
+    source = (
+        "import os\n"
+        "from pytest_homefield.store import read_jsonl\n"
+        "def f():\n"
+        "    import yaml\n"
+        "    from pytest_homefield.records import Task\n"
+        "    from . import stats\n"
+        "class C:\n"
+        "    def m(self):\n"
+        "        if True:\n"
+        "            import pytest_homefield.mine.scan\n"
+        "g = lambda: __import__('json')\n"
+    )
+    assert deferred_own_imports(source) == [(5, "pytest_homefield.records"), (6, "."),
+                                            (10, "pytest_homefield.mine.scan")]
+
+
+def test_no_deferred_imports_of_own_modules() -> None:
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel in ENTRY_POINTS:
+            continue
+        for line, module in deferred_own_imports(path.read_text(encoding="utf-8")):
+            offenders.append(f"pytest_homefield/{rel}:{line}: {module}")
+    assert offenders == [], "imports of the package inside functions:\n" + "\n".join(offenders)
+
+
+def _modules_after(statement: str) -> set[str]:
+    code = f"import json, sys; {statement}; print(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    return set(json.loads(proc.stdout))
+
+
+def test_inert_plugin_imports_nothing_heavy() -> None:
+    loaded = _modules_after("import pytest_homefield.plugin")
+    assert {"git", "yaml", "scipy", "numpy"} & loaded == set()
+
+
+def test_report_package_imports_neither_pytest_nor_scipy() -> None:
+    loaded = _modules_after("import pytest_homefield.report")
+    assert "pytest" not in loaded
+    assert "scipy" not in loaded
