@@ -3,7 +3,8 @@
 The test-based outcome is the result; this is a diagnostic beside it. Both diffs are reduced to a
 multiset of changed lines, ``("+", stripped text)`` for an added line and ``("-", stripped text)``
 for a removed one, over **non-test files only** (the agent's edits to test files are thrown away by
-grading, and the gold patch has none). Blank lines (after stripping) are ignored, as are diff
+grading, and the gold patch has none). What is a test file is decided by
+:func:`pytest_homefield.mine.classify.classify_path`, the rule mining and grading use. Blank lines (after stripping) are ignored, as are diff
 headers, hunk headers and ``GIT binary patch`` blocks.
 
 * ``exact``: the two multisets are equal and non-empty.
@@ -15,15 +16,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+
+from pytest_homefield.mine.classify import TEST, classify_path
 
 __all__ = ["Similarity", "changed_lines", "is_test_path", "similarity"]
 
 _DIFF_GIT = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-_TEST_DIRS = {"test", "tests", "testing", "__tests__", "spec"}
 
 
 @dataclass(frozen=True)
@@ -43,28 +44,24 @@ class Similarity:
     overlap: int
 
 
-def is_test_path(path: str, test_files: Iterable[str] = ()) -> bool:
-    """True for a path that grading treats as a test file: one of the task's ``test_files``, a
-    ``conftest.py``, ``test_*.py`` / ``*_test.py`` / ``*_tests.py`` / ``tests.py``, or any file under a
-    ``test``/``tests``/``testing``/``__tests__``/``spec`` folder."""
-    if path in set(test_files):
-        return True
-    p = PurePosixPath(path)
-    name = p.name
-    if name in {"conftest.py", "tests.py"} or name.startswith("test_"):
-        return True
-    if p.suffix and p.stem.endswith(("_test", "_tests", ".test", ".spec")):
-        return True
-    return any(part in _TEST_DIRS for part in p.parts[:-1])
+def is_test_path(path: str, test_files: Iterable[str] = (), test_globs: Sequence[str] = ()) -> bool:
+    """True for a path that grading treats as a test file: one of the task's ``test_files``, or a
+    path of class ``test`` for :func:`~pytest_homefield.mine.classify.classify_path` with the extra
+    ``test_globs`` (test modules, ``conftest.py`` and other support files, anything under a test
+    folder such as ``tests/``, ``__tests__/``, ``testdata/`` or a top-level ``testing/``/``spec/``)."""
+    return path in set(test_files) or classify_path(path, test_globs) == TEST
 
 
-def changed_lines(patch: str, *, test_files: Iterable[str] = ()) -> Counter[tuple[str, str]]:
-    """Multiset of ``(sign, stripped line)`` changed by a unified diff, over non-test files.
+def changed_lines(patch: str, *, test_files: Iterable[str] = (),
+                  test_globs: Sequence[str] = ()) -> Counter[tuple[str, str]]:
+    """Multiset of ``(sign, stripped line)`` changed by a unified diff, over non-test files
+    (:func:`is_test_path` with ``test_files`` and ``test_globs``).
 
     ``sign`` is ``"+"`` or ``"-"``. Accepts ``git diff`` output (with ``diff --git`` headers) and plain
     unified diffs (``---``/``+++`` headers only).
     """
     tests = set(test_files)
+    globs = tuple(test_globs)
     out: Counter[tuple[str, str]] = Counter()
     skip = False  # current file is a test file
     in_binary = False
@@ -94,7 +91,7 @@ def changed_lines(patch: str, *, test_files: Iterable[str] = ()) -> Counter[tupl
             continue
         m = _DIFF_GIT.match(line)
         if m:
-            skip = is_test_path(m.group(2), tests) or is_test_path(m.group(1), tests)
+            skip = is_test_path(m.group(2), tests, globs) or is_test_path(m.group(1), tests, globs)
             in_binary = False
             continue
         if line.startswith("GIT binary patch"):
@@ -107,7 +104,7 @@ def changed_lines(patch: str, *, test_files: Iterable[str] = ()) -> Counter[tupl
             old = _strip_prefix(line[4:])
             new = _strip_prefix(lines[i][4:])
             path = new if new != "/dev/null" else old
-            skip = is_test_path(path, tests) or (old != "/dev/null" and is_test_path(old, tests))
+            skip = is_test_path(path, tests, globs) or (old != "/dev/null" and is_test_path(old, tests, globs))
             i += 1
             continue
         h = _HUNK.match(line)
@@ -127,11 +124,13 @@ def _strip_prefix(path: str) -> str:
     return path
 
 
-def similarity(agent_patch: str, gold_patch: str, *, test_files: Iterable[str] = ()) -> Similarity:
-    """Compare an attempt's ``diff.patch`` with the task's ``gold_patch`` (see the module docstring)."""
+def similarity(agent_patch: str, gold_patch: str, *, test_files: Iterable[str] = (),
+               test_globs: Sequence[str] = ()) -> Similarity:
+    """Compare an attempt's ``diff.patch`` with the task's ``gold_patch`` (see the module docstring);
+    ``test_files`` and ``test_globs`` as for :func:`is_test_path`."""
     tests = list(test_files)
-    a = changed_lines(agent_patch, test_files=tests)
-    g = changed_lines(gold_patch, test_files=tests)
+    a = changed_lines(agent_patch, test_files=tests, test_globs=test_globs)
+    g = changed_lines(gold_patch, test_files=tests, test_globs=test_globs)
     na, ng = sum(a.values()), sum(g.values())
     overlap = sum((a & g).values())
     precision = overlap / na if na else 0.0
