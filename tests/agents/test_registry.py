@@ -1,0 +1,116 @@
+"""agents/registry.py: ``--agent`` specs → agent objects (contracts §5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_homefield.agents.claude import ClaudeAgent
+from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.openai_compat import OpenAIAgent
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
+from pytest_homefield.agents.registry import AgentSpecError, ParsedSpec, agent_settings, build_agents, parse_spec
+from pytest_homefield.config import resolve_settings
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("oracle", ParsedSpec("oracle", "oracle", None, "oracle")),
+        (" noop ", ParsedSpec("noop", "noop", None, "noop")),
+        ("sim:0.7", ParsedSpec("sim-0.7", "sim", "0.7", "sim:0.7")),
+        ("sim:1", ParsedSpec("sim-1", "sim", "1", "sim:1")),
+        ("claude", ParsedSpec("claude", "claude", None, "claude")),
+        ("claude:claude-haiku-4-5", ParsedSpec("claude-haiku-4-5", "claude", "claude-haiku-4-5", "claude:claude-haiku-4-5")),
+        ("openai:qwen3-coder", ParsedSpec("qwen3-coder", "openai", "qwen3-coder", "openai:qwen3-coder")),
+        ("cmd:./fix.sh --fast", ParsedSpec("cmd", "cmd", "./fix.sh --fast", "cmd:./fix.sh --fast")),
+        # NAME=SPEC renames; the spec keeps its own text
+        ("fast=claude:claude-haiku-4-5", ParsedSpec("fast", "claude", "claude-haiku-4-5", "claude:claude-haiku-4-5")),
+        ("base=sim:0.5", ParsedSpec("base", "sim", "0.5", "sim:0.5")),
+        # an '=' inside a cmd: spec belongs to the command
+        ("cmd:X=1 ./fix.sh", ParsedSpec("cmd", "cmd", "X=1 ./fix.sh", "cmd:X=1 ./fix.sh")),
+        ("mine=cmd:X=1 ./fix.sh", ParsedSpec("mine", "cmd", "X=1 ./fix.sh", "cmd:X=1 ./fix.sh")),
+        # a model id that is no valid agent name gives a sanitised default name
+        ("openai:org/model:free", ParsedSpec("org-model-free", "openai", "org/model:free", "openai:org/model:free")),
+    ],
+)
+def test_parse_spec(text: str, expected: ParsedSpec) -> None:
+    assert parse_spec(text) == expected
+
+
+def test_named_and_registered_specs() -> None:
+    assert parse_spec("fast", named={"fast": {"spec": "claude"}}) == ParsedSpec("fast", "named", "fast", "fast")
+    assert parse_spec("mine", registered=["mine"]) == ParsedSpec("mine", "hook", "mine", "mine")
+    assert parse_spec("x=mine", registered=["mine"]) == ParsedSpec("x", "hook", "mine", "mine")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sim:often", "agent spec 'sim:often': sim:P needs a probability, e.g. sim:0.6"),
+        ("sim:1.5", "agent spec 'sim:1.5': P must be between 0 and 1"),
+        ("cmd:  ", "agent spec 'cmd:': cmd: needs a shell command"),
+        ("openai:", "agent spec 'openai:': openai: needs a model, e.g. openai:qwen3-coder"),
+        ("bad name=oracle", "unknown agent 'bad name=oracle'"),
+        ("a/b=oracle", "unknown agent 'a/b=oracle'"),  # NAME must match [A-Za-z0-9_.-]+
+    ],
+)
+def test_bad_specs_are_one_line(text: str, message: str) -> None:
+    with pytest.raises(AgentSpecError) as err:
+        parse_spec(text)
+    assert str(err.value).startswith(message)
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_agent_lists_the_named_ones() -> None:
+    with pytest.raises(AgentSpecError) as err:
+        parse_spec("gpt", named={"fast": {}}, registered=["hooked"])
+    assert str(err.value) == ("unknown agent 'gpt': use oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
+                              "openai:MODEL or a named agent (named here: fast, hooked)")
+    with pytest.raises(AgentSpecError, match=r"\(named here: none\)$"):
+        parse_spec("oracle:x")
+
+
+def _settings(root: Path, yml: str = "", **flags: Any) -> Any:
+    if yml:
+        (root / ".homefield.yml").write_text(yml)
+    return resolve_settings(root, flags)
+
+
+def test_build_agents_makes_each_kind(tmp_path: Path) -> None:
+    s = _settings(tmp_path, timeout=30)
+    agents = build_agents(["oracle", "noop", "sim:0.25", "cmd:true", "claude:m1", "openai:m2"], s)
+    assert [type(a) for a in agents] == [OracleAgent, NoopAgent, SimAgent, CommandAgent, ClaudeAgent, OpenAIAgent]
+    assert [a.name for a in agents] == ["oracle", "noop", "sim-0.25", "cmd", "m1", "m2"]
+    sim, cmd, claude = agents[2], agents[3], agents[4]
+    assert isinstance(sim, SimAgent) and sim.p == 0.25
+    assert isinstance(cmd, CommandAgent) and cmd.command == "true" and cmd.settings.timeout_s == 30
+    assert isinstance(claude, ClaudeAgent) and claude.model == "m1"
+
+
+def test_named_agent_definition_overrides_run_settings(tmp_path: Path) -> None:
+    s = _settings(tmp_path, "agents:\n  fast:\n    spec: claude:m1\n    timeout: 5\n    budget_usd: 0.5\n",
+                  timeout=30, attempt_budget=2.0)
+    (fast,) = build_agents(["fast"], s)
+    assert isinstance(fast, ClaudeAgent)
+    assert (fast.name, fast.spec, fast.model) == ("fast", "claude:m1", "m1")
+    assert (fast.settings.timeout_s, fast.settings.budget_usd) == (5.0, 0.5)
+    (renamed,) = build_agents(["quick=fast"], s)
+    assert renamed.name == "quick"
+    assert agent_settings(s).timeout_s == 30.0 and agent_settings(s).budget_usd == 2.0
+
+
+def test_hook_agents_resolve_by_name_and_rename(tmp_path: Path) -> None:
+    s = _settings(tmp_path)
+    mine = NoopAgent(name="mine", spec="mine")
+    assert build_agents(["mine"], s, {"mine": mine}) == [mine]
+    (renamed,) = build_agents(["other=mine"], s, {"mine": mine})
+    assert renamed is mine and mine.name == "other"
+
+
+def test_two_agents_with_one_name_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(AgentSpecError, match="two agents are named 'sim-0.5': rename one with NAME=SPEC"):
+        build_agents(["sim:0.5", "sim:0.5"], _settings(tmp_path))
+    assert [a.name for a in build_agents(["sim:0.5", "b=sim:0.5"], _settings(tmp_path))] == ["sim-0.5", "b"]
