@@ -1,0 +1,222 @@
+"""run/grading.py on its own (contracts §7): what counts as a change, what is carried into grading,
+the config-above check, the suspicious flag, and :func:`grade` on the tiny real task of
+:mod:`helpers.attack_repo` (tests/run/test_attacks.py drives the same through whole attempts)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixture, build, task_for
+
+from pytest_homefield.records import Task
+from pytest_homefield.run.grading import (
+    carried_changes,
+    config_above,
+    grade,
+    is_suspicious,
+    render_diff,
+    tree_changes,
+)
+from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+
+CALC = "src/calc/__init__.py"
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    return build(tmp_path_factory.mktemp("grading") / "repo")
+
+
+@pytest.fixture(scope="module")
+def task(fx: Fixture) -> Task:
+    return task_for(fx)
+
+
+@pytest.fixture(scope="module")
+def pristine(fx: Fixture, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_snapshot(fx.root, fx.c1, dest=tmp_path_factory.mktemp("pristine") / "s", init_git=True)
+
+
+@pytest.fixture
+def workspace(pristine: Path, tmp_path: Path) -> Path:
+    return copy_tree(pristine, tmp_path / "work")
+
+
+def _write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+
+
+# -- tree_changes --------------------------------------------------------------------------------
+
+def test_tree_changes_added_modified_deleted(pristine: Path, workspace: Path) -> None:
+    assert tree_changes(pristine, workspace) == {}
+    _write(workspace, CALC, GOOD_CALC)
+    _write(workspace, "src/calc/extra.py", "X = 1\n")
+    (workspace / "tests" / "test_add.py").unlink()
+    assert tree_changes(pristine, workspace) == {
+        CALC: "modified", "src/calc/extra.py": "added", "tests/test_add.py": "deleted"}
+
+
+def test_tree_changes_ignore_git_and_caches(pristine: Path, workspace: Path) -> None:
+    _write(workspace, ".git/HEAD2", "x")
+    _write(workspace, "src/calc/__pycache__/m.cpython-311.pyc", "x")
+    _write(workspace, "src/calc/stale.pyc", "x")
+    _write(workspace, ".pytest_cache/v/x", "x")
+    _write(workspace, "src/calc.egg-info/PKG-INFO", "x")
+    assert tree_changes(pristine, workspace) == {}
+
+
+def test_tree_changes_see_mode_and_symlink_targets(pristine: Path, workspace: Path) -> None:
+    os.chmod(workspace / CALC, 0o755)
+    os.symlink("calc/__init__.py", workspace / "src" / "link.py")
+    assert tree_changes(pristine, workspace) == {CALC: "modified", "src/link.py": "added"}
+
+
+# -- carried_changes -----------------------------------------------------------------------------
+
+def _carry(task: Task, pristine: Path, workspace: Path, files: dict[str, str],
+           globs: tuple[str, ...] = ()) -> tuple[list[str], list[str], bool]:
+    for rel, text in files.items():
+        _write(workspace, rel, text)
+    return carried_changes(tree_changes(pristine, workspace), task, pristine, workspace, globs)
+
+
+def test_source_is_carried_and_tests_are_dropped(task: Task, pristine: Path, workspace: Path) -> None:
+    carried, dropped, touched = _carry(task, pristine, workspace, {
+        CALC: GOOD_CALC, "tests/test_sub.py": "def test_sub(): pass\n", "tests/helpers.py": "X = 1\n"})
+    assert carried == [CALC]
+    assert sorted(dropped) == ["tests/helpers.py", "tests/test_sub.py"]
+    assert touched
+
+
+@pytest.mark.parametrize("rel", ["conftest.py", "src/conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py",
+                                 "src/usercustomize.py", "evil.pth", "src/x.dist-info/entry_points.txt",
+                                 "pytest.py", "src/json.py", "sitecustomize/__init__.py"])
+def test_blocked_entries_are_dropped(task: Task, pristine: Path, workspace: Path, rel: str) -> None:
+    carried, dropped, _ = _carry(task, pristine, workspace, {CALC: GOOD_CALC, rel: "X = 1\n"})
+    assert (carried, dropped) == ([CALC], [rel])
+
+
+def test_a_module_the_fix_defines_may_shadow(task: Task, pristine: Path, workspace: Path) -> None:
+    own = dataclasses.replace(task, source_files=[CALC, "src/json.py"])
+    carried, dropped, _ = _carry(own, pristine, workspace, {"src/json.py": "X = 1\n"})
+    assert (carried, dropped) == (["src/json.py"], [])
+
+
+def test_pyproject_is_dropped_only_when_its_pytest_section_changes(task: Task, pristine: Path,
+                                                                   workspace: Path) -> None:
+    carried, dropped, _ = _carry(task, pristine, workspace, {"pyproject.toml": PYPROJECT + 'description = "x"\n'})
+    assert (carried, dropped) == (["pyproject.toml"], [])
+    carried, dropped, _ = _carry(task, pristine, workspace,
+                                 {"pyproject.toml": PYPROJECT + "\n[tool.pytest.ini_options]\naddopts = '-x'\n"})
+    assert (carried, dropped) == ([], ["pyproject.toml"])
+
+
+def test_escaping_symlink_is_dropped(task: Task, pristine: Path, workspace: Path) -> None:
+    os.symlink("../../../etc/passwd", workspace / "src" / "data.txt")
+    os.symlink("/etc/hostname", workspace / "src" / "abs.txt")
+    carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace)
+    assert (carried, sorted(dropped)) == ([], ["src/abs.txt", "src/data.txt"])
+
+
+def test_an_entry_replacing_a_hidden_test_folder_counts_as_touching(task: Task, pristine: Path,
+                                                                     workspace: Path) -> None:
+    hidden = dataclasses.replace(task, test_files=["checks/test_sub.py"])
+    carried, dropped, touched = _carry(hidden, pristine, workspace, {"checks": "not a folder\n"})
+    assert (carried, dropped, touched) == ([], ["checks"], True)
+
+
+def test_test_globs_mark_more_tests(task: Task, pristine: Path, workspace: Path) -> None:
+    carried, dropped, touched = _carry(task, pristine, workspace, {"qa/check.py": "X = 1\n"}, ("qa/",))
+    assert (carried, dropped, touched) == ([], ["qa/check.py"], True)
+
+
+# -- config_above, is_suspicious, render_diff ----------------------------------------------------
+
+def test_config_above(tmp_path: Path) -> None:
+    inner = tmp_path / "a" / "b" / "copy"
+    inner.mkdir(parents=True)
+
+    def found() -> Path | None:
+        hit = config_above(inner)
+        return hit if hit is not None and hit.is_relative_to(tmp_path.resolve()) else None
+
+    assert found() is None
+    (tmp_path / "a" / "tox.ini").write_text("[tox]\nenvlist = py\n")
+    (tmp_path / "a" / "setup.cfg").write_text("[metadata]\nname = x\n")
+    assert found() is None  # no pytest section: pytest does not read them
+    (tmp_path / "a" / "tox.ini").write_text("[pytest]\naddopts = -p evil\n")
+    assert found() == (tmp_path / "a" / "tox.ini").resolve()
+    (tmp_path / "a" / "b" / "conftest.py").write_text("")
+    assert found() == (tmp_path / "a" / "b" / "conftest.py").resolve()  # the nearest folder first
+
+
+@pytest.mark.parametrize(("text", "flag"), [
+    ("+def sub(a, b):\n+    return a - b\n", False),
+    ("+import _pytest.runner\n", True),
+    ("+@pytest.hookimpl(hookwrapper=True)\n", True),
+    ("+    pytest.skip('no')\n", True),
+    ("+os._exit(0)\n", True),
+    ("+sys.modules['pytest'] = None\n", True),
+    ("+os.environ['HOMEFIELD_RUN'] = '1'\n", True),
+    ("+skipping = 1\n", False),
+])
+def test_is_suspicious(text: str, flag: bool) -> None:
+    assert is_suspicious(text) is flag
+
+
+def test_render_diff_names_paths_relative(pristine: Path, workspace: Path) -> None:
+    _write(workspace, CALC, GOOD_CALC)
+    _write(workspace, "src/calc/new.py", "N = 1\n")
+    (workspace / "tests" / "test_add.py").unlink()
+    changes = tree_changes(pristine, workspace)
+    diff = render_diff(pristine, workspace, sorted(changes), changes)
+    assert f"diff --git a/{CALC} b/{CALC}\n" in diff
+    assert "+def sub(a, b):\n" in diff
+    assert "diff --git a/src/calc/new.py b/src/calc/new.py\nnew file mode" in diff
+    assert "diff --git a/tests/test_add.py b/tests/test_add.py\ndeleted file mode" in diff
+    assert str(pristine) not in diff and str(workspace) not in diff
+
+
+# -- grade on the real snapshot ------------------------------------------------------------------
+
+def test_grade_outcomes(task: Task, pristine: Path, tmp_path: Path) -> None:
+    broken_add = GOOD_CALC.replace("return a + b", "return a + b + 1")
+    cases = {
+        "solved": (GOOD_CALC, None),
+        "tests_failed": (WRONG_CALC, f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass"),
+        "regression": (broken_add, f"{len(P2P)}/{len(P2P)} PASS_TO_PASS broke"),
+        "empty_patch": (None, None),
+    }
+    for expected, (calc, error) in cases.items():
+        work = copy_tree(pristine, tmp_path / expected / "work")
+        if calc is not None:
+            _write(work, CALC, calc)
+        out = tmp_path / expected / "out"
+        g = grade(task, workspace=work, pristine=pristine, out_dir=out, run_timeout_s=120)
+        log = (out / "tests.log").read_text()[-2000:] if (out / "tests.log").exists() else ""
+        assert (g.outcome, g.error) == (expected, error), log
+        assert (out / "diff.patch").exists()
+        assert g.carried == ([CALC] if calc is not None else [])
+
+
+def test_grade_hidden_tests_that_do_not_apply_is_infra(task: Task, pristine: Path, tmp_path: Path) -> None:
+    # a pristine tree that already holds the hidden test file: the test patch (a new file) cannot apply
+    blocked = copy_tree(pristine, tmp_path / "pristine")
+    _write(blocked, "tests/test_sub.py", "in the way\n")
+    work = copy_tree(blocked, tmp_path / "work")
+    _write(work, CALC, GOOD_CALC)
+    g = grade(task, workspace=work, pristine=blocked, out_dir=tmp_path / "out")
+    assert g.outcome == "infra"
+    assert g.error is not None and g.error.startswith("hidden tests could not be applied: ")
+
+
+def test_only_test_changes_are_an_empty_patch(task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    _write(workspace, "tests/test_sub.py", "def test_sub():\n    pass\n")
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out")
+    assert (g.outcome, g.touched_tests, g.carried, g.dropped) == ("empty_patch", True, [], ["tests/test_sub.py"])
+    assert "tests/test_sub.py" in (tmp_path / "out" / "diff.patch").read_text()  # kept for auditing
