@@ -1,0 +1,244 @@
+"""run/attempt.py without pytest around it: the snapshot cache, the tree digest, one attempt from
+agent to result record, and the run's spend / rate-limit bookkeeping over ``results.jsonl``."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture, build, task_for
+
+from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.reference import OracleAgent
+from pytest_homefield.records import Result, Task
+from pytest_homefield.run.attempt import (
+    AttemptSpec,
+    SnapshotCache,
+    SnapshotError,
+    latest_results,
+    rate_limit_since,
+    run_attempt,
+    spent_usd,
+    tree_digest,
+)
+from pytest_homefield.store import append_jsonl
+
+CALC = "src/calc/__init__.py"
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    return build(tmp_path_factory.mktemp("attempt") / "repo")
+
+
+@pytest.fixture(scope="module")
+def task(fx: Fixture) -> Task:
+    return task_for(fx)
+
+
+@pytest.fixture
+def cache(fx: Fixture) -> Iterator[SnapshotCache]:
+    c = SnapshotCache(repo=fx.root)
+    yield c
+    c.close()
+
+
+class FnAgent:
+    """An agent whose ``run`` is a Python function of the context (a real object of the protocol)."""
+
+    simulated = False
+    hinted = False
+
+    def __init__(self, fn: Callable[[AgentContext], AgentResult], name: str = "fn") -> None:
+        self.name, self.spec, self.fn = name, f"test:{name}", fn
+
+    def version(self) -> str | None:
+        return "fn 1"
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        return self.fn(ctx)
+
+
+def _spec(task: Task, agent: object, tmp_path: Path, **kw: object) -> AttemptSpec:
+    return AttemptSpec(task=task, agent=agent, attempt=1, run_id="r1", run_dir=tmp_path / "run",  # type: ignore[arg-type]
+                       timeout_s=60, run_timeout_s=120, **kw)  # type: ignore[arg-type]
+
+
+# -- the snapshot cache ---------------------------------------------------------------------------
+
+def test_pristine_is_built_once_and_workspaces_are_fresh_copies(cache: SnapshotCache, task: Task) -> None:
+    snap = cache.pristine(task)
+    assert cache.pristine(task) == snap
+    assert (snap / CALC).read_text() == CALC_1 and (snap / ".git").is_dir()
+    assert task.id not in str(snap) and task.commit[:7] not in str(snap)
+    w1, w2 = cache.workspace(task), cache.workspace(task)
+    assert w1 != w2 and (w1 / CALC).read_text() == CALC_1
+    (w1 / CALC).write_text("changed")
+    assert (w2 / CALC).read_text() == CALC_1 and (snap / CALC).read_text() == CALC_1
+
+
+def test_a_tampered_pristine_is_rebuilt(cache: SnapshotCache, task: Task) -> None:
+    snap = cache.pristine(task)
+    assert cache.checked_pristine(task) == (snap, False)
+    (snap / CALC).write_text(GOOD_CALC)  # an agent with a shell wrote beside its workspace
+    rebuilt, changed = cache.checked_pristine(task)
+    assert changed and rebuilt != snap
+    assert (rebuilt / CALC).read_text() == CALC_1
+
+
+def test_setup_cmd_runs_in_the_snapshot_and_its_failure_names_the_last_line(fx: Fixture, task: Task) -> None:
+    ok = SnapshotCache(repo=fx.root, setup=lambda t: "echo built > SETUP_DONE")
+    try:
+        assert (ok.pristine(task) / "SETUP_DONE").read_text() == "built\n"
+    finally:
+        ok.close()
+    bad = SnapshotCache(repo=fx.root, setup=lambda t: "echo first; echo 'no such tool' >&2; exit 4")
+    try:
+        with pytest.raises(SnapshotError, match=r"^setup_cmd failed \(exit 4, timed out: False\): no such tool$"):
+            bad.pristine(task)
+    finally:
+        bad.close()
+
+
+def test_unknown_parent_is_a_snapshot_error(cache: SnapshotCache, task: Task) -> None:
+    with pytest.raises(SnapshotError, match="cannot extract the parent tree"):
+        cache.pristine(dataclasses.replace(task, id="000000000000", parent="0" * 40))
+
+
+def test_close_removes_every_snapshot(fx: Fixture, task: Task) -> None:
+    c = SnapshotCache(repo=fx.root)
+    snap = c.pristine(task)
+    c.close()
+    assert not snap.exists() and not c.root.exists()
+
+
+def test_tree_digest_sees_content_mode_links_and_empty_folders(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("x")
+    d0 = tree_digest(tmp_path)
+    assert tree_digest(tmp_path) == d0
+    steps = [
+        lambda: (tmp_path / "a.txt").write_text("y"),
+        lambda: os.chmod(tmp_path / "a.txt", 0o755),
+        lambda: os.symlink("a.txt", tmp_path / "l"),
+        lambda: (tmp_path / "empty").mkdir(),
+        lambda: (tmp_path / ".git").mkdir() or (tmp_path / ".git" / "HEAD").write_text("ref"),
+    ]
+    seen = {d0}
+    for step in steps:
+        step()
+        d = tree_digest(tmp_path)
+        assert d not in seen
+        seen.add(d)
+
+
+# -- run_attempt ----------------------------------------------------------------------------------
+
+def test_oracle_attempt_is_solved_and_recorded(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    spec = _spec(task, OracleAgent(name="oracle", spec="oracle"), tmp_path)
+    r = run_attempt(spec, cache)
+    assert isinstance(r, Result)
+    assert (r.outcome, r.task_id, r.agent, r.attempt, r.variant, r.run_id) == ("solved", task.id, "oracle", 1, "base", "r1")
+    assert r.agent_version is not None and r.wall_s is not None and r.test_s > 0
+    assert r.started_at <= r.finished_at
+    art = spec.artifacts
+    assert art == tmp_path / "run" / "attempts" / task.id / "oracle" / "1"
+    assert "+def sub(a, b):" in (art / "diff.patch").read_text()
+    assert (art / "tests.log").exists()
+
+
+def test_the_agent_sees_the_prompt_env_and_limits(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    seen: dict[str, object] = {}
+
+    def look(ctx: AgentContext) -> AgentResult:
+        seen.update(prompt=ctx.prompt, cwd=ctx.workspace, env=ctx.env, timeout=ctx.timeout_s,
+                    shell=ctx.allow_shell, hints=ctx.hint_files, seed=ctx.seed)
+        return AgentResult(cost_usd=0.25, input_tokens=10, output_tokens=5, turns=2, model="m")
+
+    r = run_attempt(_spec(task, FnAgent(look), tmp_path, allow_shell=True, budget_usd=1.0), cache)
+    assert r.outcome == "empty_patch"
+    assert (r.cost_usd, r.input_tokens, r.output_tokens, r.turns, r.model) == (0.25, 10, 5, 2, "m")
+    assert task.prompt.strip() in str(seen["prompt"]) and "You may run shell commands" in str(seen["prompt"])
+    assert seen["timeout"] == 60 and seen["shell"] is True and seen["hints"] == []
+    env = seen["env"]
+    assert isinstance(env, dict)
+    assert not any(task.id in v or task.commit in v or task.parent in v for v in env.values())
+    assert not Path(str(seen["cwd"])).exists()  # the workspace is removed after grading
+
+
+def test_an_agent_that_raises_is_infra(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    def boom(ctx: AgentContext) -> AgentResult:
+        raise RuntimeError("adapter bug\nsecond line")
+
+    spec = _spec(task, FnAgent(boom), tmp_path)
+    r = run_attempt(spec, cache)
+    assert (r.outcome, r.error) == ("infra", "agent raised: RuntimeError: adapter bug")
+    assert "Traceback" in (spec.artifacts / "agent.err").read_text()
+
+
+def test_a_terminal_agent_outcome_is_kept_with_its_diff(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    def slow(ctx: AgentContext) -> AgentResult:
+        (ctx.workspace / CALC).write_text(GOOD_CALC)
+        return AgentResult(outcome="timeout", error="stopped after 60 s")
+
+    spec = _spec(task, FnAgent(slow), tmp_path)
+    r = run_attempt(spec, cache)
+    assert (r.outcome, r.error, r.test_s) == ("timeout", "stopped after 60 s", 0.0)
+    assert "+def sub(a, b):" in (spec.artifacts / "diff.patch").read_text()  # not graded, kept for audit
+    assert not (spec.artifacts / "tests.log").exists()
+
+
+def test_writing_into_the_pristine_copy_is_flagged_and_graded_clean(cache: SnapshotCache, task: Task,
+                                                                     tmp_path: Path) -> None:
+    def tamper(ctx: AgentContext) -> AgentResult:
+        (cache.pristine(task) / "tests" / "test_add.py").write_text("")  # beside the workspace
+        (ctx.workspace / CALC).write_text(GOOD_CALC)
+        return AgentResult()
+
+    r = run_attempt(_spec(task, FnAgent(tamper), tmp_path), cache)
+    assert r.outcome == "solved" and r.suspicious
+    assert r.error == "the pristine snapshot changed during the attempt (rebuilt for grading)"
+
+
+def test_a_snapshot_failure_is_infra(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    c = SnapshotCache(repo=fx.root, setup=lambda t: "exit 3")
+    try:
+        r = run_attempt(_spec(task, OracleAgent(name="oracle", spec="oracle"), tmp_path), c)
+    finally:
+        c.close()
+    assert r.outcome == "infra" and r.error is not None and r.error.startswith("SnapshotError: setup_cmd failed (exit 3")
+
+
+def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    spec = _spec(task, FnAgent(lambda ctx: AgentResult()), tmp_path)
+    spec.artifacts.mkdir(parents=True)
+    (spec.artifacts / "stale.txt").write_text("from the earlier try")
+    run_attempt(spec, cache)
+    assert not (spec.artifacts / "stale.txt").exists()
+
+
+# -- results.jsonl bookkeeping --------------------------------------------------------------------
+
+def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    assert spent_usd(path) == 0.0 and rate_limit_since(path, "2026-01-01") is None
+    rows = [
+        {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.5, "outcome": "rate_limited",
+         "finished_at": "2026-01-01T10:00:00+00:00", "error": "429 from the provider"},
+        {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.25, "outcome": "solved",
+         "finished_at": "2026-01-01T11:00:00+00:00"},  # the retry replaces the first record
+        {"task_id": "t", "agent": "b", "attempt": 1, "cost_usd": None, "outcome": "solved"},
+        {"task_id": "t", "agent": "a", "attempt": 1, "variant": "v2", "cost_usd": 1.0, "outcome": "rate_limited",
+         "finished_at": "2026-01-02T09:00:00+00:00"},
+    ]
+    for row in rows:
+        append_jsonl(path, row)
+    latest = latest_results(rows)
+    assert set(latest) == {("t", "a", 1, "base"), ("t", "b", 1, "base"), ("t", "a", 1, "v2")}
+    assert latest[("t", "a", 1, "base")]["outcome"] == "solved"
+    assert spent_usd(path) == 1.25
+    assert rate_limit_since(path, "2026-01-01T09:00:00+00:00") == "429 from the provider"
+    assert rate_limit_since(path, "2026-01-01T12:00:00+00:00") == "rate limited"
+    assert rate_limit_since(path, "2026-01-03") is None
