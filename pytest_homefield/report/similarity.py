@@ -4,8 +4,8 @@ The test-based outcome is the result; this is a diagnostic beside it. Both diffs
 multiset of changed lines, ``("+", stripped text)`` for an added line and ``("-", stripped text)``
 for a removed one, over **non-test files only** (the agent's edits to test files are thrown away by
 grading, and the gold patch has none). What is a test file is decided by
-:func:`pytest_homefield.mine.classify.classify_path`, the rule mining and grading use. Blank lines (after stripping) are ignored, as are diff
-headers, hunk headers and ``GIT binary patch`` blocks.
+:func:`pytest_homefield.mine.classify.classify_path`, the rule mining and grading use. Blank lines
+(after stripping) are ignored, as are diff headers, hunk headers and ``GIT binary patch`` blocks.
 
 * ``exact``: the two multisets are equal and non-empty.
 * ``f1``: edit-F1 of the overlap, ``2·|A ∩ G| / (|A| + |G|)`` with multiset intersection

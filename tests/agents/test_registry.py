@@ -23,7 +23,8 @@ from pytest_homefield.config import resolve_settings
         ("sim:0.7", ParsedSpec("sim-0.7", "sim", "0.7", "sim:0.7")),
         ("sim:1", ParsedSpec("sim-1", "sim", "1", "sim:1")),
         ("claude", ParsedSpec("claude", "claude", None, "claude")),
-        ("claude:claude-haiku-4-5", ParsedSpec("claude-haiku-4-5", "claude", "claude-haiku-4-5", "claude:claude-haiku-4-5")),
+        ("claude:claude-haiku-4-5",
+         ParsedSpec("claude-haiku-4-5", "claude", "claude-haiku-4-5", "claude:claude-haiku-4-5")),
         ("openai:qwen3-coder", ParsedSpec("qwen3-coder", "openai", "qwen3-coder", "openai:qwen3-coder")),
         ("cmd:./fix.sh --fast", ParsedSpec("cmd", "cmd", "./fix.sh --fast", "cmd:./fix.sh --fast")),
         # NAME=SPEC renames; the spec keeps its own text

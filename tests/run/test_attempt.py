@@ -140,7 +140,8 @@ def test_oracle_attempt_is_solved_and_recorded(cache: SnapshotCache, task: Task,
     spec = _spec(task, OracleAgent(name="oracle", spec="oracle"), tmp_path)
     r = run_attempt(spec, cache)
     assert isinstance(r, Result)
-    assert (r.outcome, r.task_id, r.agent, r.attempt, r.variant, r.run_id) == ("solved", task.id, "oracle", 1, "base", "r1")
+    assert (r.outcome, r.task_id, r.agent, r.attempt, r.variant) == ("solved", task.id, "oracle", 1, "base")
+    assert r.run_id == "r1"
     assert r.agent_version is not None and r.wall_s is not None and r.test_s > 0
     assert r.started_at <= r.finished_at
     art = spec.artifacts
@@ -208,7 +209,8 @@ def test_a_snapshot_failure_is_infra(fx: Fixture, task: Task, tmp_path: Path) ->
         r = run_attempt(_spec(task, OracleAgent(name="oracle", spec="oracle"), tmp_path), c)
     finally:
         c.close()
-    assert r.outcome == "infra" and r.error is not None and r.error.startswith("SnapshotError: setup_cmd failed (exit 3")
+    assert r.outcome == "infra"
+    assert r.error is not None and r.error.startswith("SnapshotError: setup_cmd failed (exit 3")
 
 
 def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:

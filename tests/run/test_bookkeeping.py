@@ -45,7 +45,8 @@ def test_meta_round_trip(tmp_path: Path) -> None:
         {"name": "s", "spec": "sim:0.5", "version": AGENTS[1].version(), "model": None, "simulated": True,
          "hinted": False},
     ]
-    assert (meta["attempts"], meta["tasks_digest"], meta["task_ids"], meta["cut_short"]) == (3, "d1", ["t1", "t2"], None)
+    assert (meta["attempts"], meta["tasks_digest"], meta["task_ids"]) == (3, "d1", ["t1", "t2"])
+    assert meta["cut_short"] is None
     assert meta["limits"] == {"timeout_s": 900.0, "budget_usd": None, "attempt_budget_usd": 1.5, "allow_shell": False}
     assert set(meta["versions"]) == {"pytest-homefield", "pytest", "python", "platform"}
 
@@ -92,7 +93,8 @@ def test_pick_run_id(tmp_path: Path) -> None:
 def test_check_resume() -> None:
     meta = _meta()
     check_resume(meta, agents=AGENTS, attempts=3, tasks_digest="d1")
-    with pytest.raises(RunError, match=r"agents differ from run r1: run has oracle=oracle, s=sim:0.5; flags give oracle=oracle$"):
+    with pytest.raises(RunError, match=r"agents differ from run r1: run has oracle=oracle, s=sim:0.5; "
+                                       r"flags give oracle=oracle$"):
         check_resume(meta, agents=AGENTS[:1], attempts=3, tasks_digest="d1")
     with pytest.raises(RunError, match="run r1 has 3 attempts; flags give 5"):
         check_resume(meta, agents=AGENTS, attempts=5, tasks_digest="d1")

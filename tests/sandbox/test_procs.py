@@ -97,9 +97,9 @@ def test_timeout_kills_a_descendant_that_left_the_group(tmp_path: Path, short_gr
 
 
 def test_kill_tree_escalates_to_sigkill(tmp_path: Path) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
-                             "print('ready', flush=True); time.sleep(60)"], stdout=subprocess.PIPE,
-                            start_new_session=True)
+    code = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "print('ready', flush=True); time.sleep(60)")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, start_new_session=True)
     assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
     t0 = time.monotonic()
     kill_tree(proc.pid, grace_s=0.3)
