@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield import __version__
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.run.attempt import latest_results
 from pytest_homefield.store import read_jsonl, write_atomic
@@ -59,7 +61,7 @@ def pick_run_id(runs_root: Path, *, run_id: str | None, resume: bool, new_id: st
                            f"in {runs_root}")
         return rid
     if run_id:
-        if not __import__("re").fullmatch(r"[A-Za-z0-9_.-]+", run_id):
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", run_id):
             raise RunError(f"--homefield-run-id {run_id!r} must match [A-Za-z0-9_.-]+")
         if (runs_root / run_id).exists():
             raise RunError(f"run {run_id!r} already exists: add --homefield-resume to continue it, or pick another id")
@@ -71,9 +73,7 @@ def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_diges
                created_at: str, settings: Any) -> dict[str, Any]:
     """The ``meta.json`` document: agents (name, spec, version, model, simulated, hinted), attempts,
     tasks digest and ids, versions, created_at, limits, ``cut_short`` (``None`` until a run is cut)."""
-    import pytest
-
-    from pytest_homefield import __version__
+    import pytest  # heavy (about 0.2 s): `homefield report` reads run folders through this module
 
     def _version(a: Any) -> str | None:
         try:

@@ -16,9 +16,23 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.registry import AgentSpecError, agent_settings, build_agents
 from pytest_homefield.collect import ensure_homefield_dir, is_worker, redirect_collection
-from pytest_homefield.settings import Settings
+from pytest_homefield.mine.pipeline import new_id
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
+from pytest_homefield.report import build_report, render_text, write_reports
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, rate_limit_since, run_attempt, spent_usd
+from pytest_homefield.run.bookkeeping import (
+    RunError,
+    build_meta,
+    check_resume,
+    done_keys,
+    pick_run_id,
+    read_meta,
+    write_meta,
+)
+from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl
 
 UNSOLVED_PREFIX = "unsolved: "
@@ -30,10 +44,6 @@ class RunPlugin:
     """The run mode's pytest hooks; one instance per process, created in ``pytest_configure``."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
-        from pytest_homefield.agents.registry import AgentSpecError, build_agents
-        from pytest_homefield.mine.pipeline import new_id
-        from pytest_homefield.run.bookkeeping import RunError, build_meta, check_resume, done_keys, pick_run_id, read_meta, write_meta
-
         self.config = config
         self.settings = settings
         self.results: list[dict[str, Any]] = []
@@ -93,7 +103,7 @@ class RunPlugin:
             self.done = done_keys(self.run_dir / "results.jsonl") if settings.resume else set()
         self.digest = digest
         self.results_path = self.run_dir / "results.jsonl"
-        self._cache: Any = None
+        self._cache: SnapshotCache | None = None
         redirect_collection(config, tasks_path)
 
     def workerinput(self) -> dict[str, Any]:
@@ -105,10 +115,8 @@ class RunPlugin:
         }
 
     @property
-    def cache(self) -> Any:
+    def cache(self) -> SnapshotCache:
         if self._cache is None:
-            from pytest_homefield.run.attempt import SnapshotCache
-
             def setup(task: Task) -> str | None:
                 cmd = self.config.hook.pytest_homefield_setup_command(task=task, config=self.config)
                 return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
@@ -164,22 +172,16 @@ class RunPlugin:
             self._cache.close()
         if is_worker(self.config):
             return
-        from pytest_homefield.run.bookkeeping import read_meta, write_meta
-
         meta = read_meta(self.run_dir)
         if self.skip_reasons:
             meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
             write_meta(self.run_dir, meta)
         self.report = None
         try:
-            from pytest_homefield.report import build_report
-
             self.report = build_report([self.run_dir], load_tasks(self.settings.tasks_path))
         except Exception as exc:  # the report must never lose the run: results are on disk
             self.report_error = f"{type(exc).__name__}: {exc}"
         if self.report is not None:
-            from pytest_homefield.report import write_reports
-
             write_reports(self.report, self.run_dir)
             failed = fail_under_failures(self.report, self.settings.fail_under)
             self.gate_failures = failed
@@ -196,8 +198,6 @@ class RunPlugin:
             tr.write_line(f"report failed: {getattr(self, 'report_error', 'no results')}", red=True)
             tr.write_line(f"results are kept in {self.results_path}")
             return
-        from pytest_homefield.report import render_text
-
         for line, markup in render_text(report, width=tr._tw.fullwidth if hasattr(tr, "_tw") else 100,
                                         verbose=config.get_verbosity() > 0):
             tr.write_line(line, **markup)
@@ -273,7 +273,7 @@ class TaskNode(pytest.Collector):
 class RunItem(pytest.Item):
     """One attempt. A plain ``pytest.Item``, so the repository's autouse fixtures never wrap it."""
 
-    def __init__(self, *, agent: Any, attempt: int, **kwargs: Any) -> None:
+    def __init__(self, *, agent: Agent, attempt: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.agent = agent
         self.attempt = attempt
@@ -289,9 +289,6 @@ class RunItem(pytest.Item):
         return self.parent.plugin  # type: ignore[union-attr,no-any-return]
 
     def setup(self) -> None:
-        from pytest_homefield.agents.registry import agent_settings
-        from pytest_homefield.run.attempt import AttemptSpec, rate_limit_since, run_attempt, spent_usd
-
         plugin = self.plugin
         s = plugin.settings
         limited = rate_limit_since(plugin.results_path, plugin.session_start)
