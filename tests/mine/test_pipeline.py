@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from helpers.attack_repo import F2P, NO_PLUGINS, P2P, Fixture, build
 
-from pytest_homefield.config import resolve_settings
 from pytest_homefield.mine.pipeline import (
     drop_summary,
     freeze_candidates,
@@ -25,6 +24,7 @@ from pytest_homefield.mine.pipeline import (
     verify_and_record,
 )
 from pytest_homefield.records import Task
+from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl, write_jsonl_atomic
 
 TEST_CMD = f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}"
