@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.settings import (
-    ConfigError,
     add_cli_options,
     cli_to_pytest_args,
     flags_from_pytest,
@@ -99,24 +99,31 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    from pytest_homefield.layout import HomefieldDir
     from pytest_homefield.records import load_tasks
-    from pytest_homefield.report import build_report, render_html, render_json, render_markdown, render_text_plain, write_reports
-    from pytest_homefield.run.bookkeeping import newest_run
+    from pytest_homefield.report import (
+        build_report,
+        render_html,
+        render_json,
+        render_markdown,
+        render_text_plain,
+        write_reports,
+    )
 
-    root = _root()
-    runs_root = root / ".homefield" / "runs"
-    ids = list(ns.run_ids) or ([newest_run(runs_root)] if newest_run(runs_root) else [])
+    home = HomefieldDir(_root())
+    runs_root = home.runs
+    newest = home.newest_run()
+    ids = list(ns.run_ids) or ([newest] if newest else [])
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
         return 2
     dirs = []
     for rid in ids:
-        d = runs_root / rid
-        if not (d / "meta.json").exists():
+        if not home.has_run(rid):
             print(f"homefield report: no run {rid!r} in {runs_root}", file=sys.stderr)
             return 2
-        dirs.append(d)
-    report = build_report(dirs, load_tasks(root / ".homefield" / "tasks.jsonl"))
+        dirs.append(home.run_dir(rid))
+    report = build_report(dirs, load_tasks(home.tasks))
     paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
     render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
               "html": render_html}[ns.format]
@@ -130,7 +137,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
     """``homefield mine --list-candidates``: the scan alone, no pytest session, no tests run."""
     from pytest_homefield.mine.pipeline import scan_options
-    from pytest_homefield.mine.scan import ScanError, format_scan, scan
+    from pytest_homefield.mine.scan import format_scan, scan
 
     flags = {k: v for k, v in vars(ns).items()}
     try:

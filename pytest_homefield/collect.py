@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["redirect_collection", "is_worker", "ensure_homefield_dir"]
+__all__ = ["redirect_collection", "is_worker"]
 
 
 def is_worker(config: pytest.Config) -> bool:
@@ -35,24 +35,3 @@ def redirect_collection(config: pytest.Config, target: Path) -> None:
         config.args[:] = kept
     else:
         config.args[:] = [str(target)]
-
-
-def ensure_homefield_dir(root: Path) -> Path:
-    """Create ``<root>/.homefield`` and list it in ``.git/info/exclude`` (once). Returns the folder."""
-    hf = root / ".homefield"
-    hf.mkdir(exist_ok=True)
-    git_dir = root / ".git"
-    if git_dir.is_file():  # a worktree or submodule: "gitdir: <path>"
-        text = git_dir.read_text().strip()
-        if text.startswith("gitdir:"):
-            git_dir = (root / text.split(":", 1)[1].strip()).resolve()
-    exclude = git_dir / "info" / "exclude"
-    try:
-        lines = exclude.read_text().splitlines() if exclude.exists() else []
-        if ".homefield/" not in lines and "/.homefield/" not in lines:
-            exclude.parent.mkdir(parents=True, exist_ok=True)
-            with open(exclude, "a") as fh:
-                fh.write(("\n" if lines and lines[-1] else "") + "/.homefield/\n")
-    except OSError:
-        pass
-    return hf

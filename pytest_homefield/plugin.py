@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.settings import ConfigError, add_pytest_options, flags_from_pytest, resolve_settings
+from pytest_homefield.errors import ConfigError
+from pytest_homefield.settings import add_pytest_options, flags_from_pytest, resolve_settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

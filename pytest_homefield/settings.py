@@ -35,10 +35,11 @@ from typing import Any, TypeVar
 
 from pytest_homefield.agents.environment import check_passthrough
 from pytest_homefield.agents.recipes import recipe_agents
+from pytest_homefield.errors import ConfigError
+from pytest_homefield.layout import HomefieldDir
 
 __all__ = [
     "CONFIG_NAME",
-    "ConfigError",
     "Setting",
     "ScanSettings",
     "Settings",
@@ -68,10 +69,6 @@ CHECKS = ("min1", "positive", "date")
 
 _META = "homefield"
 _T = TypeVar("_T")
-
-
-class ConfigError(ValueError):
-    """A configuration or usage error; ``str(err)`` is one line naming the key or flag."""
 
 
 @dataclass(frozen=True)
@@ -216,13 +213,13 @@ class Settings(ScanSettings):
 
     @property
     def homefield_dir(self) -> Path:
-        """``<root>/.homefield``."""
-        return self.root / ".homefield"
+        """``<root>/.homefield`` (:class:`pytest_homefield.layout.HomefieldDir`)."""
+        return HomefieldDir(self.root).path
 
     @property
     def tasks_path(self) -> Path:
         """``<root>/.homefield/tasks.jsonl``."""
-        return self.homefield_dir / "tasks.jsonl"
+        return HomefieldDir(self.root).tasks
 
 
 # --- the table ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 * :func:`read_jsonl` ignores a torn (unparseable) last line.
 * :func:`write_atomic` / :func:`write_jsonl_atomic` replace a file through a temp file and
   ``os.replace``.
+* :class:`JsonlTail` follows a file that others append to, reading each line once.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_jsonl", "read_jsonl", "write_atomic", "write_jsonl_atomic", "dumps"]
+__all__ = ["append_jsonl", "read_jsonl", "write_atomic", "write_jsonl_atomic", "dumps", "JsonlTail"]
 
 
 def dumps(record: Any) -> str:
@@ -67,6 +68,43 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict):
+                yield rec
+
+
+class JsonlTail:
+    """Follow a JSON-lines file that this and other processes append to (:func:`append_jsonl`):
+    each :meth:`new_records` call yields the records appended since the previous call, so a file is
+    read once in total instead of once per question. Only whole lines (ending in ``\\n``) are
+    consumed; a torn line is left for later and, once :func:`append_jsonl` terminates it, skipped as
+    :func:`read_jsonl` skips it. A file that shrank (replaced) is read again from its start."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+
+    def new_records(self) -> Iterator[dict[str, Any]]:
+        """The records appended since the last call, in file order; nothing for a missing file."""
+        try:
+            fh = open(self.path, "rb")
+        except FileNotFoundError:
+            return
+        with fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < self._offset:
+                self._offset = 0
+            fh.seek(self._offset)
+            data = fh.read(size - self._offset)
+        end = data.rfind(b"\n") + 1
+        self._offset += end
+        for line in data[:end].splitlines():
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                rec = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
                 continue
             if isinstance(rec, dict):
                 yield rec

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from pytest_homefield.cli import build_parser
+from pytest_homefield.errors import ConfigError
 from pytest_homefield.mine.pipeline import scan_options
 from pytest_homefield.mine.scan import ScanOptions
 from pytest_homefield.settings import (
@@ -18,7 +19,6 @@ from pytest_homefield.settings import (
     RESERVED,
     SCHEMA,
     SETTINGS,
-    ConfigError,
     ScanSettings,
     Setting,
     Settings,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.store import append_jsonl, dumps, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.store import JsonlTail, append_jsonl, dumps, read_jsonl, write_atomic, write_jsonl_atomic
 
 
 def test_dumps_is_one_readable_line() -> None:
@@ -97,3 +97,38 @@ def test_write_jsonl_atomic_writes_every_record(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == '{"a":1}\n{"b":[1,2]}\n'
     write_jsonl_atomic(path, [])
     assert path.read_text(encoding="utf-8") == ""
+
+
+# -- following a file others append to ----------------------------------------------------------
+
+
+def test_tail_yields_each_record_once_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    tail = JsonlTail(path)
+    assert list(tail.new_records()) == []  # missing file
+    append_jsonl(path, {"n": 1})
+    append_jsonl(path, {"n": 2})
+    assert list(tail.new_records()) == [{"n": 1}, {"n": 2}]
+    assert list(tail.new_records()) == []
+    append_jsonl(path, {"n": 3})  # another writer, later
+    assert list(tail.new_records()) == [{"n": 3}]
+
+
+def test_tail_waits_for_a_whole_line_and_skips_a_torn_one(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    tail = JsonlTail(path)
+    with open(path, "wb") as fh:
+        fh.write(b'{"n": 1}\n{"n": 2')  # a writer mid-line (or crashed)
+    assert list(tail.new_records()) == [{"n": 1}]
+    append_jsonl(path, {"n": 3})  # terminates the torn line first
+    assert list(tail.new_records()) == [{"n": 3}]
+
+
+def test_tail_rereads_a_replaced_shorter_file(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    tail = JsonlTail(path)
+    for n in range(3):
+        append_jsonl(path, {"n": n})
+    assert len(list(tail.new_records())) == 3
+    path.write_text('{"n": 9}\n')
+    assert list(tail.new_records()) == [{"n": 9}]

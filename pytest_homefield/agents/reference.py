@@ -14,7 +14,8 @@ import zlib
 
 from pytest_homefield import __version__
 from pytest_homefield.agents.base import AgentContext, AgentResult
-from pytest_homefield.sandbox.snapshot import PatchError, apply_patch
+from pytest_homefield.errors import PatchError
+from pytest_homefield.sandbox.snapshot import apply_patch
 
 __all__ = ["OracleAgent", "NoopAgent", "SimAgent", "sim_seed"]
 

@@ -18,14 +18,11 @@ from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
+from pytest_homefield.errors import AgentSpecError
 
-__all__ = ["AgentSpecError", "ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
+__all__ = ["ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
-
-
-class AgentSpecError(ValueError):
-    """A bad agent spec; the message is one line naming the spec."""
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.pipeline import drop_summary
-from pytest_homefield.run.bookkeeping import newest_run
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["run_demo", "find_build_history", "load_build_history", "DEMO_AGENTS", "DEMO_ATTEMPTS"]
@@ -92,15 +92,15 @@ def _step(args: list[str], repo: Path, env: dict[str, str]) -> tuple[int, float]
 
 
 def _mine_summary(repo: Path) -> list[str]:
-    hf = repo / ".homefield"
-    tasks = list(read_jsonl(hf / "tasks.jsonl"))
-    mine_dirs = sorted((hf / "mine").iterdir(), key=lambda d: d.stat().st_mtime) if (hf / "mine").is_dir() else []
+    home = HomefieldDir(repo)
+    tasks = list(read_jsonl(home.tasks))
+    mine_dirs = home.mine_dirs()
     reasons: list[str | None] = []
     n_cand = 0
     if mine_dirs:
-        n_cand = sum(1 for _ in read_jsonl(mine_dirs[-1] / "candidates.jsonl"))
-        for name in ("results.jsonl", "scan.jsonl"):
-            reasons += [r.get("reason") for r in read_jsonl(mine_dirs[-1] / name)]
+        n_cand = sum(1 for _ in read_jsonl(candidates_path(mine_dirs[-1])))
+        for path in (results_path(mine_dirs[-1]), scan_path(mine_dirs[-1])):
+            reasons += [r.get("reason") for r in read_jsonl(path)]
     vague = sum(1 for t in tasks if not t.get("well_specified", True))
     lines = [f"mined:  {len(tasks)} tasks from {n_cand} candidates ({vague} not well specified)"]
     if any(reasons):
@@ -155,8 +155,9 @@ def run_demo(ns: argparse.Namespace) -> int:
         return code
     agents = [x for spec in DEMO_AGENTS for x in ("--agent", spec)]
     code, run_s = _step(["run", *agents, "--attempts", str(DEMO_ATTEMPTS), "-n", numprocesses], repo, env)
-    run_id = newest_run(repo / ".homefield" / "runs")
-    run_dir = repo / ".homefield" / "runs" / run_id if run_id else None
+    home = HomefieldDir(repo)
+    run_id = home.newest_run()
+    run_dir = home.run_dir(run_id) if run_id else None
     html = run_dir / "report.html" if run_dir is not None else None
     total = time.monotonic() - started
     lines = ["", "homefield demo summary", f"repo:   {repo} ({len(shas)} commits)", *_mine_summary(repo)]

@@ -3,12 +3,12 @@ is spent. Estimates are per-agent averages of earlier runs' results (seconds, US
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.registry import parse_spec
+from pytest_homefield.layout import HomefieldDir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, load_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
@@ -24,11 +24,11 @@ def history_averages(runs_root: Path) -> dict[str, dict[str, float | int]]:
     for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
         meta_specs: dict[str, str] = {}
         try:
-            meta = json.loads((run_dir / "meta.json").read_text())
+            meta = read_meta(run_dir)
             meta_specs = {a["name"]: a["spec"] for a in meta.get("agents", [])}
         except (OSError, ValueError, KeyError):
             pass
-        for r in read_jsonl(run_dir / "results.jsonl"):
+        for r in read_jsonl(results_path(run_dir)):
             if r.get("outcome") in UNSCORED_OUTCOMES:
                 continue  # an infra error or rate limit says nothing about an agent's time or cost
             for key in {r.get("agent", ""), meta_specs.get(r.get("agent", ""), "")} - {""}:
@@ -52,7 +52,7 @@ def plan_rows(settings: Settings) -> list[dict[str, Any]]:
         tasks = tasks[: settings.run_max_tasks]
     if not settings.agents:
         raise ValueError("no agent given: add --agent SPEC")
-    hist = history_averages(settings.homefield_dir / "runs")
+    hist = history_averages(HomefieldDir(settings.root).runs)
     rows = []
     for text in settings.agents:
         p = parse_spec(text, named=settings.agent_defs)

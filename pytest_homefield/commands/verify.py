@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.mine.pipeline import new_id, python_of
+from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
+from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
@@ -23,7 +24,7 @@ def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list
     if env_fingerprint(python) == fingerprint:
         return []
     try:
-        old = json.loads((root / ".homefield" / "envs" / f"{fingerprint}.json").read_text())
+        old = json.loads(HomefieldDir(root).env_file(fingerprint).read_text())
     except (OSError, ValueError):
         return [f"environment fingerprint changed ({fingerprint} -> {env_fingerprint(python)}); "
                 "the mining environment's description was not kept"]
@@ -33,13 +34,14 @@ def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list
 def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
     """Run oracle once per task through pytest, then print the tasks it did not solve and the drift.
     Returns 0 when every task still passes, 1 otherwise (pytest's own status on usage errors)."""
-    run_id = f"verify-{new_id()}"
+    home = HomefieldDir(root)
+    run_id = new_verify_id()
     code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"]))
-    results_path = root / ".homefield" / "runs" / run_id / "results.jsonl"
-    if not results_path.exists():
+    results = results_path(home.run_dir(run_id))
+    if not results.exists():
         return code
-    tasks = {t.id: t for t in load_tasks(root / ".homefield" / "tasks.jsonl")}
-    broken = [r for r in read_jsonl(results_path) if r.get("outcome") != "solved"]
+    tasks = {t.id: t for t in load_tasks(home.tasks)}
+    broken = [r for r in read_jsonl(results) if r.get("outcome") != "solved"]
     print()
     if not broken:
         print(f"homefield verify: oracle solves all {len(tasks)} tasks in this environment")

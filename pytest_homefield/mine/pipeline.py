@@ -1,42 +1,47 @@
 """Mining glue that knows nothing about pytest: freeze candidates, verify one, build task records,
-merge them into ``tasks.jsonl`` (docs/contracts.md §4, §6, §7)."""
+merge them into ``tasks.jsonl`` (docs/contracts.md §4, §6, §7), and :class:`MineSession`, one
+process's view of a mining session.
+
+The controller makes a :class:`MineSession` with :meth:`MineSession.start`: a new
+``.homefield/mine/<mine_id>/`` folder and the frozen ``candidates.jsonl`` / ``scan.jsonl``. Each
+xdist worker rebuilds it with :meth:`MineSession.join` from :meth:`MineSession.workerinput`.
+:meth:`MineSession.verify` checks one candidate and appends its verification record;
+:meth:`MineSession.finish` merges the kept tasks into ``tasks.jsonl`` (controller only) and gives
+the summary lines. :mod:`pytest_homefield.mine.plugin` only translates for pytest."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import secrets
 import shlex
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import is_well_specified, spec_score
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
-from pytest_homefield.mine.scan import ScanOptions, ScanResult, scan
+from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.store import JsonlTail, append_jsonl, read_jsonl, write_atomic, write_jsonl_atomic
 
 __all__ = [
-    "new_id",
     "scan_options",
     "freeze_candidates",
     "verify_and_record",
     "merge_tasks",
     "drop_summary",
+    "MineSession",
+    "Verdict",
+    "MAX_TASKS_REACHED",
 ]
-
-
-def new_id() -> str:
-    """A run or mine id: UTC ``YYYYmmdd-HHMMSS`` plus a 4-hex random suffix."""
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 
 def scan_options(settings: Settings) -> ScanOptions:
@@ -46,11 +51,12 @@ def scan_options(settings: Settings) -> ScanOptions:
 
 def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     """Scan history and write ``candidates.jsonl`` and ``scan.jsonl`` (rejected commits with their
-    reason) into ``mine_dir``. Returns the :class:`ScanResult`."""
+    reason) into ``mine_dir``. Returns the :class:`ScanResult`; raises
+    :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
     result = scan(settings.root, scan_options(settings))
-    write_jsonl_atomic(mine_dir / "candidates.jsonl", (c.to_dict() for c in result.candidates))
+    write_jsonl_atomic(candidates_path(mine_dir), (c.to_dict() for c in result.candidates))
     write_jsonl_atomic(
-        mine_dir / "scan.jsonl",
+        scan_path(mine_dir),
         (
             {"commit": r.commit, "subject": r.subject, "reason": r.reason, "detail": r.detail}
             for r in result.rejected
@@ -144,7 +150,7 @@ def _record_env(root: Path, python: str | None) -> str:
     """The environment fingerprint; its description is kept in ``.homefield/envs/<fp>.json`` so that
     ``homefield verify`` can later say what drifted."""
     fp = env_fingerprint(python)
-    path = root / ".homefield" / "envs" / f"{fp}.json"
+    path = HomefieldDir(root).env_file(fp)
     if not path.exists():
         write_atomic(path, json.dumps(env_description(python), indent=1, sort_keys=True))
     return fp
@@ -193,3 +199,108 @@ def drop_summary(reasons: Iterable[str | None]) -> str:
     """``'passes without the change 3, reference fails 2, …'`` (most frequent first); ``''`` if none."""
     counts = Counter(r for r in reasons if r)
     return ", ".join(f"{r.replace('_', ' ')} {n}" for r, n in counts.most_common())
+
+
+MAX_TASKS_REACHED = "max tasks reached"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One candidate's outcome: its verification ``record``, the ``rejected`` reason as shown when it
+    was not kept (``"passes without the change (detail)"``; ``None`` = kept), and whether it was
+    ``verified`` at all (``False`` once ``--max-tasks`` tasks were kept)."""
+
+    record: dict[str, Any]
+    rejected: str | None
+    verified: bool = True
+
+
+class MineSession:
+    """A mining session as seen by one process. ``scan_result`` is the controller's
+    :class:`ScanResult` (``None`` in a worker)."""
+
+    def __init__(self, settings: Settings, mine_dir: Path, scan_result: ScanResult | None = None) -> None:
+        self.settings = settings
+        self.home = HomefieldDir(settings.root)
+        self.mine_dir = mine_dir
+        self.candidates_path = candidates_path(mine_dir)
+        self.results_path = results_path(mine_dir)
+        self.scan_result = scan_result
+        self._results = JsonlTail(self.results_path)
+        self._kept = 0
+
+    @classmethod
+    def start(cls, settings: Settings) -> MineSession:
+        """The controller's session: a new mine folder with the scan's frozen candidates. Raises
+        :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
+        mine_dir = HomefieldDir(settings.root).new_mine_dir()
+        return cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
+
+    @classmethod
+    def join(cls, settings: Settings, workerinput: Mapping[str, Any]) -> MineSession:
+        """A worker's session from the controller's :meth:`workerinput`."""
+        return cls(settings, Path(workerinput["homefield_mine_dir"]))
+
+    def workerinput(self) -> dict[str, Any]:
+        """What a worker needs to :meth:`join` (JSON-able)."""
+        return {"homefield_mine_dir": str(self.mine_dir)}
+
+    def candidates(self) -> Iterator[dict[str, Any]]:
+        """The frozen candidates (``candidates.jsonl`` records), in file order."""
+        return read_jsonl(self.candidates_path)
+
+    @property
+    def n_candidates(self) -> int:
+        """How many candidates were frozen."""
+        return sum(1 for _ in self.candidates())
+
+    def kept_so_far(self) -> int:
+        """Kept tasks recorded in ``results.jsonl`` by every process so far; each line is read once."""
+        self._kept += sum(1 for r in self._results.new_records() if r.get("task"))
+        return self._kept
+
+    def verify(self, candidate: dict[str, Any], name: str) -> Verdict:
+        """Verify ``candidate`` (its item is ``name``) and append its record to ``results.jsonl``.
+        Once ``--max-tasks`` tasks are kept, records ``reason: max_tasks`` without verifying."""
+        limit = self.settings.mine_max_tasks
+        if limit is not None and self.kept_so_far() >= limit:
+            record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"], "reason": "max_tasks"}
+            append_jsonl(self.results_path, record)
+            return Verdict(record, MAX_TASKS_REACHED, verified=False)
+        record = verify_and_record(candidate, self.settings)
+        append_jsonl(self.results_path, record)
+        if record["reason"] is None:
+            return Verdict(record, None)
+        detail = f" ({record['detail']})" if record.get("detail") else ""
+        return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}")
+
+    def list_summary(self) -> list[str]:
+        """``--list-candidates``: the scan's verbose listing, as lines (controller only)."""
+        assert self.scan_result is not None, "the scan result is the controller's"
+        return format_scan(self.scan_result, verbose=True).splitlines()
+
+    def finish(self, *, verbose: bool = False) -> list[str]:
+        """Merge this session's kept tasks into ``tasks.jsonl`` (the last record per commit wins;
+        ``--max-tasks`` keeps the newest) and return the summary lines; ``verbose`` adds a line per
+        verified candidate. Controller only."""
+        records = [r for r in read_jsonl(self.results_path) if r.get("reason") != "max_tasks"]
+        verified = list({r["commit"]: r for r in records}.values())  # the last record per commit wins
+        tasks_path = self.settings.tasks_path
+        tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks)
+        kept = sum(1 for r in verified if r.get("task"))
+        scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
+        n_cand = self.n_candidates
+        examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
+        lines = [
+            f"Mined {kept} tasks from {n_cand} candidates ({examined} commits examined); "
+            f"{len(tasks)} tasks in {tasks_path.relative_to(self.settings.root)}",
+        ]
+        dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
+        if dropped:
+            lines.append(f"Dropped: {dropped}")
+        if verbose:
+            for r in verified:
+                status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
+                lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {r['subject'][:70]}")
+        lines.append(f"Verification records: {self.results_path.relative_to(self.settings.root)}")
+        return lines

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.sandbox.snapshot import PatchError, apply_patch, borrowed_gitdir, copy_tree, git, make_snapshot, run_setup
+from pytest_homefield.errors import PatchError
+from pytest_homefield.sandbox.snapshot import apply_patch, borrowed_gitdir, copy_tree, git, make_snapshot, run_setup
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
 
 __all__ = [

@@ -57,6 +57,7 @@ from typing import IO, Any
 
 import git
 
+from pytest_homefield.errors import ScanError
 from pytest_homefield.mine.classify import (
     CONTENT_CHECKED,
     DOCS,
@@ -75,7 +76,6 @@ __all__ = [
     "Candidate",
     "Rejected",
     "ScanResult",
-    "ScanError",
     "scan",
     "format_reason",
     "format_scan",
@@ -104,11 +104,6 @@ _LOG_FORMAT = "%x1e%H%x00%P%x00%aI%x00%cI%x00%B"
 _HEADER_FIELDS = 5
 _COMMON = ["-z", "--no-renames", "--root", "--no-color", "--no-show-signature", "--no-ext-diff",
            "--encoding=UTF-8"]
-
-
-class ScanError(Exception):
-    """The repository cannot be scanned (not a git repository, unknown revision, git failed).
-    The message is one line."""
 
 
 @dataclass(kw_only=True)

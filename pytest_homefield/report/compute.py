@@ -17,7 +17,6 @@ Keys beyond docs/contracts.md §10 (documented in :func:`build_report`): ``alpha
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.layout import attempt_dir, read_meta, results_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.report import stats
 from pytest_homefield.report.similarity import Similarity, similarity
@@ -68,15 +68,7 @@ def load_meta(run_dir: Path) -> dict[str, Any]:
     a file that is not a JSON object raises ``ValueError`` naming the file.
     """
     run_dir = Path(run_dir)
-    path = run_dir / "meta.json"
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        meta = {}
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(meta, dict):
-        raise ValueError(f"{path}: expected a JSON object")
+    meta = read_meta(run_dir)
     meta.setdefault("run_id", run_dir.name)
     return meta
 
@@ -89,7 +81,7 @@ def _load_results(run_dir: Path) -> tuple[list[Result], int]:
     """
     by_key: dict[tuple[str, str, int, str], Result] = {}
     bad = 0
-    for rec in read_jsonl(Path(run_dir) / "results.jsonl"):
+    for rec in read_jsonl(results_path(Path(run_dir))):
         try:
             r = Result.from_dict(rec)
         except (TypeError, ValueError):
@@ -154,7 +146,7 @@ def _attempt_similarity(r: Result, run_dir: Path, task: Task | None) -> tuple[Si
     """Similarity of the attempt's ``diff.patch`` to the gold patch; falls back to the record's own
     ``similarity`` field (F1 only) when the file is missing; ``(None, None)`` when neither exists
     or the task (hence the gold patch) is unknown."""
-    path = run_dir / "attempts" / r.task_id / r.agent / str(r.attempt) / "diff.patch"
+    path = attempt_dir(run_dir, r.task_id, r.agent, r.attempt) / "diff.patch"
     if task is not None and task.gold_patch:
         try:
             patch = path.read_text(encoding="utf-8", errors="replace")

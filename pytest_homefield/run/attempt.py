@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,16 +25,13 @@ from typing import Any
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
+from pytest_homefield.errors import SnapshotError
+from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import grade, render_diff, tree_changes
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
-from pytest_homefield.store import read_jsonl
 
-__all__ = ["SnapshotCache", "SnapshotError", "AttemptSpec", "run_attempt", "spent_usd", "rate_limit_since"]
-
-
-class SnapshotError(RuntimeError):
-    """The parent tree could not be extracted or its ``setup_cmd`` failed (an infra error)."""
+__all__ = ["SnapshotCache", "AttemptSpec", "run_attempt", "latest_results", "result_key"]
 
 
 def _now() -> str:
@@ -154,7 +151,7 @@ class AttemptSpec:
     @property
     def artifacts(self) -> Path:
         """``runs/<run_id>/attempts/<task_id>/<agent>/<attempt>/``."""
-        return self.run_dir / "attempts" / self.task.id / self.agent.name / str(self.attempt)
+        return attempt_dir(self.run_dir, self.task.id, self.agent.name, self.attempt)
 
 
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
@@ -236,22 +233,15 @@ def _one_line(exc: BaseException) -> str:
     return text[0][:300] if text else type(exc).__name__
 
 
+def result_key(record: Mapping[str, Any]) -> tuple[str, str, int, str]:
+    """(task_id, agent, attempt, variant) of a result record; variant defaults to ``base``."""
+    return (record.get("task_id", ""), record.get("agent", ""), int(record.get("attempt", 0)),
+            record.get("variant", "base"))
+
+
 def latest_results(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, int, str], dict[str, Any]]:
-    """Result records keyed by (task_id, agent, attempt, variant); the last line wins."""
+    """Result records keyed by :func:`result_key`; the last line wins."""
     out: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     for r in records:
-        out[(r.get("task_id", ""), r.get("agent", ""), int(r.get("attempt", 0)), r.get("variant", "base"))] = r
+        out[result_key(r)] = r
     return out
-
-
-def spent_usd(results_path: Path) -> float:
-    """Total ``cost_usd`` of the run so far (last record per key; partial estimates included)."""
-    return sum(float(r.get("cost_usd") or 0.0) for r in latest_results(read_jsonl(results_path)).values())
-
-
-def rate_limit_since(results_path: Path, since_iso: str) -> str | None:
-    """The error of a ``rate_limited`` result finished at or after ``since_iso``, else ``None``."""
-    for r in read_jsonl(results_path):
-        if r.get("outcome") == "rate_limited" and str(r.get("finished_at", "")) >= since_iso:
-            return str(r.get("error") or "rate limited")
-    return None

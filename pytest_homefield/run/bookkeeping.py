@@ -1,8 +1,9 @@
-"""Run folders: ids, ``meta.json``, resume bookkeeping (docs/contracts.md §4, §8). No pytest here."""
+"""Run bookkeeping: the run id, the ``meta.json`` document, resume checks (docs/contracts.md §4, §8).
+Paths and reading/writing ``meta.json`` belong to :mod:`pytest_homefield.layout`. No pytest hooks here
+(pytest is imported only for its version)."""
 
 from __future__ import annotations
 
-import json
 import platform
 import re
 import sys
@@ -10,53 +11,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_homefield import __version__
+from pytest_homefield.errors import RunError
+from pytest_homefield.layout import meta_path, newest_run
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.run.attempt import latest_results
-from pytest_homefield.store import read_jsonl, write_atomic
+from pytest_homefield.store import read_jsonl
 
-__all__ = ["RunError", "pick_run_id", "build_meta", "check_resume", "done_keys", "read_meta", "write_meta"]
-
-
-class RunError(ValueError):
-    """A usage error about runs (missing, mismatched); one line."""
-
-
-def read_meta(run_dir: Path) -> dict[str, Any]:
-    """``meta.json`` of a run; ``{}`` when absent."""
-    try:
-        return dict(json.loads((run_dir / "meta.json").read_text()))
-    except FileNotFoundError:
-        return {}
-
-
-def write_meta(run_dir: Path, meta: dict[str, Any]) -> None:
-    """Write ``meta.json`` atomically (controller only)."""
-    write_atomic(run_dir / "meta.json", json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
-
-
-def newest_run(runs_root: Path) -> str | None:
-    """The run whose ``meta.json`` has the newest ``created_at`` (never the lexicographically last
-    name, so named runs do not shadow newer ones). ``homefield verify`` runs (``verify-…``) are
-    skipped: they check the environment, they are not agent runs."""
-    best: tuple[str, str] | None = None
-    for d in runs_root.iterdir() if runs_root.is_dir() else []:
-        if d.name.startswith("verify-"):
-            continue
-        meta = read_meta(d)
-        if meta:
-            key = (str(meta.get("created_at", "")), d.name)
-            if best is None or key > best:
-                best = key
-    return best[1] if best else None
+__all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys"]
 
 
 def pick_run_id(runs_root: Path, *, run_id: str | None, resume: bool, new_id: str) -> str:
-    """Choose the run id. ``--resume`` without an id takes the newest run; a given id that exists
-    without ``--resume`` is an error (never overwrite a run)."""
+    """Choose the run id in ``runs_root`` (:attr:`pytest_homefield.layout.HomefieldDir.runs`).
+    ``--resume`` without an id takes the newest run; a given id that exists without ``--resume`` is
+    an error (never overwrite a run). Raises :class:`RunError`."""
     if resume:
         rid = run_id or newest_run(runs_root)
-        if rid is None or not (runs_root / rid / "meta.json").exists():
+        if rid is None or not meta_path(runs_root / rid).exists():
             raise RunError(f"--homefield-resume: no run {'named ' + repr(rid) if rid else 'to resume'} "
                            f"in {runs_root}")
         return rid
@@ -73,7 +46,6 @@ def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_diges
                created_at: str, settings: Any) -> dict[str, Any]:
     """The ``meta.json`` document: agents (name, spec, version, model, simulated, hinted), attempts,
     tasks digest and ids, versions, created_at, limits, ``cut_short`` (``None`` until a run is cut)."""
-    import pytest  # heavy (about 0.2 s): `homefield report` reads run folders through this module
 
     def _version(a: Any) -> str | None:
         try:

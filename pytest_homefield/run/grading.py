@@ -33,7 +33,8 @@ from pathlib import Path
 
 from pytest_homefield.mine.classify import classify_path, runnable_tests
 from pytest_homefield.records import Task
-from pytest_homefield.sandbox.snapshot import PatchError, apply_patch, copy_tree
+from pytest_homefield.errors import PatchError
+from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.testrun import run_tests
 
 if sys.version_info >= (3, 11):

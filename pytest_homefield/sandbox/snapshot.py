@@ -31,11 +31,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
+from pytest_homefield.errors import PatchError, SnapshotError
 from pytest_homefield.sandbox.procs import ProcResult, run_process
 
 __all__ = [
-    "SnapshotError",
-    "PatchError",
     "git",
     "git_env",
     "borrowed_gitdir",
@@ -55,14 +54,6 @@ SNAPSHOT_MESSAGE = "snapshot"
 
 # Attributes that change file content between the object store and the working tree.
 _RAW_ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding -export-subst -export-ignore\n"
-
-
-class SnapshotError(RuntimeError):
-    """A git command needed for a snapshot failed (bad commit, unreadable repository, …)."""
-
-
-class PatchError(RuntimeError):
-    """A patch did not apply. The message is one line."""
 
 
 def git_env(extra: Mapping[str, str] | None = None, *, isolated: bool = False) -> dict[str, str]:

@@ -11,7 +11,8 @@ from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-from pytest_homefield.agents.registry import AgentSpecError, ParsedSpec, agent_settings, build_agents, parse_spec
+from pytest_homefield.agents.registry import ParsedSpec, agent_settings, build_agents, parse_spec
+from pytest_homefield.errors import AgentSpecError
 from pytest_homefield.settings import resolve_settings
 
 

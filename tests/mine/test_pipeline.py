@@ -1,10 +1,10 @@
 """mine/pipeline.py: freezing candidates, verifying one into a task record, merging tasks.jsonl
-(contracts §4, §6, §7), on the tiny real repository of :mod:`helpers.attack_repo`."""
+(contracts §4, §6, §7), on the tiny real repository of :mod:`helpers.attack_repo`; and the mining
+session without pytest items (workers, the --max-tasks stop, the summary)."""
 
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import shutil
 import sys
@@ -13,19 +13,22 @@ from typing import Any
 
 import pytest
 from helpers.attack_repo import F2P, NO_PLUGINS, P2P, Fixture, build
+from helpers.gitrepo import GitRepo
 
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.pipeline import (
+    MAX_TASKS_REACHED,
+    MineSession,
     drop_summary,
     freeze_candidates,
     merge_tasks,
-    new_id,
     python_of,
     scan_options,
     verify_and_record,
 )
-from pytest_homefield.records import Task
-from pytest_homefield.settings import resolve_settings
-from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.settings import Settings, resolve_settings
+from pytest_homefield.store import append_jsonl, read_jsonl, write_jsonl_atomic
 
 TEST_CMD = f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}"
 
@@ -43,12 +46,6 @@ def _settings(root: Path, **flags: Any) -> Any:
 def frozen(fx: Fixture, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     mine_dir = tmp_path_factory.mktemp("mine")
     return mine_dir, freeze_candidates(_settings(fx.root), mine_dir)
-
-
-def test_new_id_is_utc_time_and_a_random_suffix() -> None:
-    a, b = new_id(), new_id()
-    assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{4}", a)
-    assert a != b or a[:-4] == b[:-4]
 
 
 def test_python_of() -> None:
@@ -137,3 +134,71 @@ def test_drop_summary() -> None:
     assert drop_summary([]) == "" and drop_summary([None, None]) == ""
     assert drop_summary(["reference_fails", None, "passes_without_change", "reference_fails"]) == (
         "reference fails 2, passes without change 1")
+
+
+# -- the mining session ----------------------------------------------------------------------------
+
+
+def _full_task(sha: str, day: int) -> dict[str, Any]:
+    return Task(id=sha[:12], commit=sha, parent="ff" * 20, committed_at=f"2026-01-{day:02d}T00:00:00+00:00",
+                authored_at="", mode="commit", subject=f"subject {day}", message="", prompt="", source_files=[],
+                test_files=[], test_patch="", gold_patch="", FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[]).to_dict()
+
+
+def _candidate(sha: str) -> dict[str, Any]:
+    return {"commit": sha, "subject": f"candidate {sha[:4]}"}
+
+
+def _session(root: Path, **kw: Any) -> MineSession:
+    s = Settings(root=root)
+    for k, v in kw.items():
+        setattr(s, k, v)
+    mine_dir = HomefieldDir(root).new_mine_dir()
+    return MineSession(s, mine_dir)
+
+
+def test_start_freezes_the_scan_and_a_worker_joins(tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pkg/mod.py", "x = 1\n")
+    repo.commit("Initial module with a value")
+    s = Settings(root=repo.path)
+    session = MineSession.start(s)
+    assert session.mine_dir.parent == HomefieldDir(repo.path).mine
+    assert session.candidates_path == candidates_path(session.mine_dir) and session.candidates_path.exists()
+    assert scan_path(session.mine_dir).exists()
+    assert session.scan_result is not None and session.n_candidates == 0
+    worker = MineSession.join(s, json.loads(json.dumps(session.workerinput())))
+    assert (worker.mine_dir, worker.results_path, worker.scan_result) == \
+        (session.mine_dir, results_path(session.mine_dir), None)
+
+
+def test_max_tasks_stops_verifying_once_enough_are_kept(tmp_path: Path) -> None:
+    session = _session(tmp_path, mine_max_tasks=1)
+    # another worker already kept a task
+    append_jsonl(session.results_path, {"commit": "aa" * 20, "id": "a", "subject": "s", "reason": None,
+                                        "task": _full_task("aa" * 20, 1)})
+    verdict = session.verify(_candidate("bb" * 20), "bbbbbbbbbbbb")
+    assert (verdict.rejected, verdict.verified) == (MAX_TASKS_REACHED, False)
+    assert list(read_jsonl(session.results_path))[-1] == {
+        "commit": "bb" * 20, "id": "bbbbbbbbbbbb", "subject": "candidate bbbb", "reason": "max_tasks"}
+    assert session.kept_so_far() == 1  # each line is counted once
+
+
+def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
+    session = _session(tmp_path, mine_max_tasks=None)
+    a, b, c = "aa" * 20, "bb" * 20, "cc" * 20
+    write_jsonl_atomic(session.candidates_path, [_candidate(x) for x in (a, b, c)])
+    write_jsonl_atomic(scan_path(session.mine_dir), [{"commit": "dd" * 20, "reason": "docs_only"}])
+    write_jsonl_atomic(session.settings.tasks_path, [_full_task("ee" * 20, 9)])  # an earlier session's task
+    append_jsonl(session.results_path, {"commit": a, "id": a[:12], "subject": "A", "reason": "passes_without_change"})
+    append_jsonl(session.results_path, {"commit": a, "id": a[:12], "subject": "A", "reason": None,
+                                        "FAIL_TO_PASS": 1, "task": _full_task(a, 2)})  # re-run item: last wins
+    append_jsonl(session.results_path, {"commit": b, "id": b[:12], "subject": "B", "reason": "reference_fails"})
+    append_jsonl(session.results_path, {"commit": c, "id": c[:12], "subject": "C", "reason": "max_tasks"})
+    lines = session.finish(verbose=True)
+    assert [t.id for t in load_tasks(session.settings.tasks_path)] == ["ee" * 6, a[:12]]
+    assert lines[0] == "Mined 1 tasks from 3 candidates (4 commits examined); 2 tasks in .homefield/tasks.jsonl"
+    assert lines[1] == "Dropped: reference fails 1, docs only 1"
+    assert lines[2].startswith(f"  {a[:12]}  task ") and "F2P=1" in lines[2]
+    assert lines[-1] == f"Verification records: {session.results_path.relative_to(tmp_path)}"
+

@@ -10,11 +10,11 @@ import git
 import pytest
 from helpers.gitrepo import GitRepo
 
+from pytest_homefield.errors import ScanError
 from pytest_homefield.mine import scan as scan_module
 from pytest_homefield.mine.scan import (
     REASONS,
     Candidate,
-    ScanError,
     ScanOptions,
     ScanResult,
     format_reason,

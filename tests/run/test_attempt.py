@@ -14,16 +14,15 @@ from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture, build, task_for
 from pytest_homefield.agents.base import AgentContext, AgentResult
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
+from pytest_homefield.errors import SnapshotError
 from pytest_homefield.run.attempt import (
     AttemptSpec,
     SnapshotCache,
-    SnapshotError,
     latest_results,
-    rate_limit_since,
     run_attempt,
-    spent_usd,
     tree_digest,
 )
+from pytest_homefield.run.session import RunLimits
 from pytest_homefield.store import append_jsonl
 
 CALC = "src/calc/__init__.py"
@@ -224,8 +223,17 @@ def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, tas
 # -- results.jsonl bookkeeping --------------------------------------------------------------------
 
 def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
+    def limits(since: str) -> RunLimits:  # the run's spend and rate-limit bookkeeping (run/session.py)
+        return RunLimits(path, budget_usd=None, since_iso=since)
+
+    def rate_limit_since(since: str) -> str | None:
+        reason = limits(since).stop_reason()
+        return reason.removeprefix("rate limited: ") if reason else None
+
     path = tmp_path / "results.jsonl"
-    assert spent_usd(path) == 0.0 and rate_limit_since(path, "2026-01-01") is None
+    empty = limits("2026-01-01")
+    empty.refresh()
+    assert empty.spent_usd == 0.0 and rate_limit_since("2026-01-01") is None
     rows = [
         {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.5, "outcome": "rate_limited",
          "finished_at": "2026-01-01T10:00:00+00:00", "error": "429 from the provider"},
@@ -240,7 +248,9 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     latest = latest_results(rows)
     assert set(latest) == {("t", "a", 1, "base"), ("t", "b", 1, "base"), ("t", "a", 1, "v2")}
     assert latest[("t", "a", 1, "base")]["outcome"] == "solved"
-    assert spent_usd(path) == 1.25
-    assert rate_limit_since(path, "2026-01-01T09:00:00+00:00") == "429 from the provider"
-    assert rate_limit_since(path, "2026-01-01T12:00:00+00:00") == "rate limited"
-    assert rate_limit_since(path, "2026-01-03") is None
+    spent = limits("2026-01-01")
+    spent.refresh()
+    assert spent.spent_usd == 1.25
+    assert rate_limit_since("2026-01-01T09:00:00+00:00") == "429 from the provider"
+    assert rate_limit_since("2026-01-01T12:00:00+00:00") == "rate limited"
+    assert rate_limit_since("2026-01-03") is None

@@ -11,16 +11,9 @@ from typing import Any
 import pytest
 
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-from pytest_homefield.run.bookkeeping import (
-    RunError,
-    build_meta,
-    check_resume,
-    done_keys,
-    newest_run,
-    pick_run_id,
-    read_meta,
-    write_meta,
-)
+from pytest_homefield.errors import RunError
+from pytest_homefield.layout import newest_run, read_meta, write_meta
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
 from pytest_homefield.store import append_jsonl
 
 AGENTS = [OracleAgent(name="oracle", spec="oracle"), SimAgent(name="s", spec="sim:0.5", p=0.5)]

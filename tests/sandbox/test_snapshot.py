@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.errors import PatchError, SnapshotError
 from pytest_homefield.sandbox.snapshot import (
     SNAPSHOT_AUTHOR,
     SNAPSHOT_MESSAGE,
-    PatchError,
-    SnapshotError,
     apply_patch,
     copy_tree,
     make_snapshot,

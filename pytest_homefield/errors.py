@@ -1,0 +1,41 @@
+"""The package's exceptions, defined once. Every message is one line that names the flag, key,
+file, spec or commit at fault; entry points (``plugin.py``, ``cli.py``) turn them into
+``pytest.UsageError`` or a non-zero exit status with that line.
+
+Each class also derives from the built-in exception it replaced (``ValueError`` for bad input,
+``RuntimeError`` for failed git or setup commands), so ``except ValueError`` callers keep working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["HomefieldError", "ConfigError", "AgentSpecError", "RunError", "ScanError", "SnapshotError", "PatchError"]
+
+
+class HomefieldError(Exception):
+    """Base of every pytest-homefield error; ``str(err)`` is one line."""
+
+
+class ConfigError(HomefieldError, ValueError):
+    """A configuration or usage error; ``str(err)`` is one line naming the key or flag."""
+
+
+class AgentSpecError(HomefieldError, ValueError):
+    """A bad agent spec; the message is one line naming the spec."""
+
+
+class RunError(HomefieldError, ValueError):
+    """A usage error about runs (no tasks, no agent, missing or mismatched run); one line."""
+
+
+class ScanError(HomefieldError):
+    """The repository cannot be scanned (not a git repository, unknown revision, git failed).
+    The message is one line."""
+
+
+class SnapshotError(HomefieldError, RuntimeError):
+    """A snapshot could not be made: a git command failed (bad commit, unreadable repository, …),
+    the parent tree could not be extracted, or its ``setup_cmd`` failed (an infra error)."""
+
+
+class PatchError(HomefieldError, RuntimeError):
+    """A patch did not apply. The message is one line."""

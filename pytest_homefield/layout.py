@@ -1,0 +1,225 @@
+"""The ``.homefield/`` folder: every path in it, its ids, and ``meta.json`` (docs/contracts.md §4).
+
+Like pytest's ``cacheprovider.Cache`` for ``.pytest_cache``, this module is the one place that knows
+where things live; everything else asks :class:`HomefieldDir` or the run-folder helpers below::
+
+    <root>/.homefield/
+      tasks.jsonl                      HomefieldDir.tasks
+      envs/<fingerprint>.json          HomefieldDir.env_file(fp)
+      mine/<mine_id>/                  HomefieldDir.mine_dir(id)
+        candidates.jsonl  scan.jsonl  results.jsonl
+      runs/<run_id>/                   HomefieldDir.run_dir(id)
+        meta.json  results.jsonl  report.{md,json,html}
+        attempts/<task_id>/<agent>/<attempt>/
+      probe/  ablate/                  HomefieldDir.probe, HomefieldDir.ablate
+
+Ids (:func:`new_id`) are UTC ``YYYYmmdd-HHMMSS`` plus 4 random hex digits; ``homefield verify`` runs
+are named ``verify-<id>`` and are not agent runs (:meth:`HomefieldDir.newest_run` skips them).
+No pytest here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import secrets
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.store import write_atomic
+
+__all__ = [
+    "DIRNAME",
+    "VERIFY_PREFIX",
+    "HomefieldDir",
+    "new_id",
+    "new_verify_id",
+    "newest_run",
+    "meta_path",
+    "results_path",
+    "attempt_dir",
+    "candidates_path",
+    "scan_path",
+    "read_meta",
+    "write_meta",
+]
+
+DIRNAME = ".homefield"
+VERIFY_PREFIX = "verify-"
+META_NAME = "meta.json"
+RESULTS_NAME = "results.jsonl"
+
+
+def new_id(now: _dt.datetime | None = None) -> str:
+    """A run or mine id: UTC ``YYYYmmdd-HHMMSS`` (of ``now``, default the current time) plus ``-`` and
+    a 4-hex random suffix, e.g. ``20261201-145501-3f9a``."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return now.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+
+
+def new_verify_id() -> str:
+    """The id of a ``homefield verify`` run: ``verify-`` + :func:`new_id`."""
+    return VERIFY_PREFIX + new_id()
+
+
+# -- files inside one run or mine folder ------------------------------------------------------------
+
+
+def meta_path(run_dir: Path) -> Path:
+    """``<run_dir>/meta.json``."""
+    return run_dir / META_NAME
+
+
+def results_path(folder: Path) -> Path:
+    """``<folder>/results.jsonl`` of a run folder (one line per attempt) or a mine folder (one line
+    per verified candidate)."""
+    return folder / RESULTS_NAME
+
+
+def attempt_dir(run_dir: Path, task_id: str, agent: str, attempt: int) -> Path:
+    """``<run_dir>/attempts/<task_id>/<agent>/<attempt>/``: the artifacts of one attempt."""
+    return run_dir / "attempts" / task_id / agent / str(attempt)
+
+
+def candidates_path(mine_dir: Path) -> Path:
+    """``<mine_dir>/candidates.jsonl``: the frozen candidate commits of one mining session."""
+    return mine_dir / "candidates.jsonl"
+
+
+def scan_path(mine_dir: Path) -> Path:
+    """``<mine_dir>/scan.jsonl``: the commits the scan rejected, with their reason."""
+    return mine_dir / "scan.jsonl"
+
+
+def read_meta(run_dir: Path) -> dict[str, Any]:
+    """``meta.json`` of a run as a dict; ``{}`` when the file is absent. Raises ``ValueError`` naming
+    the file when it is not valid JSON or not a JSON object."""
+    path = meta_path(run_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    try:
+        meta = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(meta, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return meta
+
+
+def write_meta(run_dir: Path, meta: dict[str, Any]) -> None:
+    """Write ``meta.json`` atomically (the controller only), indented by 2, UTF-8 kept readable."""
+    write_atomic(meta_path(run_dir), json.dumps(meta, indent=2, ensure_ascii=False) + "\n")
+
+
+def newest_run(runs_root: Path) -> str | None:
+    """The run in ``runs_root`` whose ``meta.json`` has the newest ``created_at`` (never the
+    lexicographically last name, so named runs do not shadow newer ones); ``None`` when there is
+    none. ``homefield verify`` runs (``verify-…``) are skipped: they check the environment, they are
+    not agent runs."""
+    best: tuple[str, str] | None = None
+    for d in runs_root.iterdir() if runs_root.is_dir() else []:
+        if d.name.startswith(VERIFY_PREFIX):
+            continue
+        meta = read_meta(d)
+        if meta:
+            key = (str(meta.get("created_at", "")), d.name)
+            if best is None or key > best:
+                best = key
+    return best[1] if best else None
+
+
+class HomefieldDir:
+    """``<root>/.homefield`` and the paths in it. Building one touches nothing on disk; only
+    :meth:`ensure` and :meth:`new_mine_dir` create folders."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / DIRNAME
+
+    def __repr__(self) -> str:
+        return f"HomefieldDir({str(self.root)!r})"
+
+    @property
+    def tasks(self) -> Path:
+        """``.homefield/tasks.jsonl``."""
+        return self.path / "tasks.jsonl"
+
+    @property
+    def runs(self) -> Path:
+        """``.homefield/runs``: one folder per run id."""
+        return self.path / "runs"
+
+    @property
+    def mine(self) -> Path:
+        """``.homefield/mine``: one folder per mining session."""
+        return self.path / "mine"
+
+    @property
+    def envs(self) -> Path:
+        """``.homefield/envs``: environment descriptions by fingerprint."""
+        return self.path / "envs"
+
+    @property
+    def probe(self) -> Path:
+        """``.homefield/probe``."""
+        return self.path / "probe"
+
+    @property
+    def ablate(self) -> Path:
+        """``.homefield/ablate``."""
+        return self.path / "ablate"
+
+    def run_dir(self, run_id: str) -> Path:
+        """``.homefield/runs/<run_id>``."""
+        return self.runs / run_id
+
+    def mine_dir(self, mine_id: str) -> Path:
+        """``.homefield/mine/<mine_id>``."""
+        return self.mine / mine_id
+
+    def env_file(self, fingerprint: str) -> Path:
+        """``.homefield/envs/<fingerprint>.json``."""
+        return self.envs / f"{fingerprint}.json"
+
+    def ensure(self) -> Path:
+        """Create ``.homefield`` and list it in the repository's ``.git/info/exclude`` (once; a
+        ``.git`` file of a worktree or submodule is followed). Returns :attr:`path`."""
+        self.path.mkdir(exist_ok=True)
+        git_dir = self.root / ".git"
+        if git_dir.is_file():  # a worktree or submodule: "gitdir: <path>"
+            text = git_dir.read_text().strip()
+            if text.startswith("gitdir:"):
+                git_dir = (self.root / text.split(":", 1)[1].strip()).resolve()
+        exclude = git_dir / "info" / "exclude"
+        try:
+            lines = exclude.read_text().splitlines() if exclude.exists() else []
+            if f"{DIRNAME}/" not in lines and f"/{DIRNAME}/" not in lines:
+                exclude.parent.mkdir(parents=True, exist_ok=True)
+                with open(exclude, "a") as fh:
+                    fh.write(("\n" if lines and lines[-1] else "") + f"/{DIRNAME}/\n")
+        except OSError:
+            pass
+        return self.path
+
+    def new_mine_dir(self) -> Path:
+        """Create (after :meth:`ensure`) and return ``.homefield/mine/<new_id()>``."""
+        self.ensure()
+        d = self.mine_dir(new_id())
+        d.mkdir(parents=True)
+        return d
+
+    def mine_dirs(self) -> list[Path]:
+        """The mining sessions' folders, oldest first (by modification time); ``[]`` when none."""
+        if not self.mine.is_dir():
+            return []
+        return sorted(self.mine.iterdir(), key=lambda d: d.stat().st_mtime)
+
+    def has_run(self, run_id: str) -> bool:
+        """True when ``runs/<run_id>/meta.json`` exists."""
+        return meta_path(self.run_dir(run_id)).exists()
+
+    def newest_run(self) -> str | None:
+        """:func:`newest_run` of :attr:`runs`."""
+        return newest_run(self.runs)

@@ -1,0 +1,327 @@
+"""One process's view of a run, without pytest (docs/contracts.md §4, §5, §8).
+
+:class:`RunSession` holds what the run plugin's hooks need: the tasks, the agents, the run id and
+folder, the attempts already finished (never redone on ``--resume``) and the stop policy
+(:class:`RunLimits`). The controller makes one with :meth:`RunSession.start` (picks the run id,
+checks a resumed run, writes ``meta.json``); each xdist worker rebuilds the same view with
+:meth:`RunSession.join` from :meth:`RunSession.workerinput`. :mod:`pytest_homefield.run.plugin`
+only turns its answers into pytest items and outcomes, and :class:`RunError` into
+``pytest.UsageError``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.registry import agent_settings, build_agents
+from pytest_homefield.errors import RunError
+from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
+from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
+from pytest_homefield.report import build_report, write_reports
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
+from pytest_homefield.settings import Settings
+from pytest_homefield.store import JsonlTail, append_jsonl
+
+__all__ = [
+    "BUDGET_SPENT",
+    "RATE_LIMITED",
+    "RunLimits",
+    "RunSession",
+    "RunEnd",
+    "select_tasks",
+    "hook_agents",
+    "make_agents",
+    "fail_under_failures",
+]
+
+BUDGET_SPENT = "budget spent"
+RATE_LIMITED = "rate limited"
+
+AttemptKey = tuple[str, str, int]
+
+
+def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None) -> list[Task]:
+    """The run's tasks: ``tasks.jsonl`` in file order, changed in place by ``modify`` (the
+    ``pytest_homefield_modify_tasks`` hook), then cut to ``--max-tasks``. Raises :class:`RunError`
+    when there is no ``tasks.jsonl`` or ``--homefield-exclude-memorized`` is asked for."""
+    tasks_path = settings.tasks_path
+    if not tasks_path.exists():
+        raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
+    tasks = load_tasks(tasks_path)
+    modify(tasks)
+    if settings.exclude_memorized:
+        raise RunError("--homefield-exclude-memorized needs probe results; the probe is not built yet")
+    if settings.run_max_tasks is not None:
+        tasks = tasks[: settings.run_max_tasks]
+    return tasks
+
+
+def hook_agents(contributions: Iterable[Any]) -> dict[str, Agent]:
+    """Agents from the ``pytest_homefield_agents`` hook results (each a list of agents or a dict of
+    them), by name. Raises :class:`RunError` when two are named alike."""
+    out: dict[str, Agent] = {}
+    for contributed in contributions:
+        items = contributed.values() if isinstance(contributed, dict) else contributed
+        for agent in items:
+            if agent.name in out:
+                raise RunError(f"pytest-homefield: two hook agents are named {agent.name!r}")
+            out[agent.name] = agent
+    return out
+
+
+def make_agents(settings: Settings, hooked: Mapping[str, Agent]) -> list[Agent]:
+    """The ``--homefield-agent`` agents in order. Raises :class:`RunError` when none is given and
+    :class:`pytest_homefield.errors.AgentSpecError` for a bad spec."""
+    specs = list(settings.agents)
+    if not specs:
+        raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC (e.g. oracle)")
+    return build_agents(specs, settings, hooked)
+
+
+class RunLimits:
+    """Whether another attempt may start (docs/contracts.md §8): not after a ``rate_limited`` result
+    finished at or after ``since_iso`` (this session's start), and not once the run's spending (the
+    last record per (task, agent, attempt, variant); partial estimates included) reaches
+    ``budget_usd`` (USD; ``None`` = no budget).
+
+    Totals are kept in memory and fed from ``results.jsonl`` through a :class:`JsonlTail`, so each
+    line is read once per process, and results appended by other xdist workers and by earlier
+    sessions of a resumed run count, as they must."""
+
+    def __init__(self, results: Path, *, budget_usd: float | None, since_iso: str) -> None:
+        self.budget_usd = budget_usd
+        self.since_iso = since_iso
+        self._tail = JsonlTail(results)
+        self._cost: dict[tuple[str, str, int, str], float] = {}
+        self._rate_limited: str | None = None
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Count one result record (a ``results.jsonl`` line)."""
+        self._cost[result_key(record)] = float(record.get("cost_usd") or 0.0)
+        if (self._rate_limited is None and record.get("outcome") == "rate_limited"
+                and str(record.get("finished_at", "")) >= self.since_iso):
+            self._rate_limited = str(record.get("error") or "rate limited")
+
+    def refresh(self) -> None:
+        """Count the lines appended to ``results.jsonl`` since the last call."""
+        for record in self._tail.new_records():
+            self.add(record)
+
+    @property
+    def spent_usd(self) -> float:
+        """USD spent so far by the records counted."""
+        return sum(self._cost.values())
+
+    def stop_reason(self) -> str | None:
+        """``"rate limited: <error>"``, ``"budget spent: S of B USD"`` or ``None`` (start the attempt),
+        after :meth:`refresh`."""
+        self.refresh()
+        if self._rate_limited:
+            return f"{RATE_LIMITED}: {self._rate_limited}"
+        if self.budget_usd is not None:
+            spent = self.spent_usd
+            if spent >= self.budget_usd:
+                return f"{BUDGET_SPENT}: {spent:.2f} of {self.budget_usd:.2f} USD"
+        return None
+
+
+@dataclass
+class RunEnd:
+    """What the controller has at the end of a session: the ``report`` (``None`` when it could not be
+    built: ``error`` says why, the results stay on disk) and the ``--homefield-fail-under`` gates not
+    met."""
+
+    report: dict[str, Any] | None = None
+    error: str = "no results"
+    gate_failures: list[str] = field(default_factory=list)
+
+
+class RunSession:
+    """The run as seen by one process. Build it with :meth:`start` (controller) or :meth:`join`
+    (xdist worker). ``setup_command`` maps a task to a setup command overriding the configured one
+    (the ``pytest_homefield_setup_command`` hook; ``None`` = no override)."""
+
+    def __init__(self, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str,
+                 session_start: str, tasks_digest: str, done: set[AttemptKey],
+                 setup_command: Callable[[Task], str | None] = lambda task: None) -> None:
+        self.settings = settings
+        self.home = HomefieldDir(settings.root)
+        self.tasks = tasks
+        self.agents = agents
+        self.run_id = run_id
+        self.run_dir = self.home.run_dir(run_id)
+        self.results_path = results_path(self.run_dir)
+        self.session_start = session_start
+        self.tasks_digest = tasks_digest
+        self.done = done
+        self.setup_command = setup_command
+        self.limits = RunLimits(self.results_path, budget_usd=settings.budget, since_iso=session_start)
+        self.skip_reasons: set[str] = set()
+        self._cache: SnapshotCache | None = None
+
+    @classmethod
+    def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, now: str | None = None,
+              setup_command: Callable[[Task], str | None] = lambda task: None) -> RunSession:
+        """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
+        resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
+        ``meta.json``, and read the finished attempts when resuming. ``now`` is the session start
+        (ISO 8601, UTC; default the current second). Raises :class:`RunError`."""
+        home = HomefieldDir(settings.root)
+        home.ensure()
+        start = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        digest = tasks_digest(settings.tasks_path)
+        run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
+        run_dir = home.run_dir(run_id)
+        if settings.resume:
+            meta = read_meta(run_dir)
+            check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest)
+            meta["cut_short"] = None
+            meta.setdefault("resumed_at", []).append(start)
+        else:
+            meta = build_meta(run_id=run_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                              task_ids=[t.id for t in tasks], created_at=start, settings=settings)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_meta(run_dir, meta)
+        done = done_keys(results_path(run_dir)) if settings.resume else set()
+        return cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
+                   setup_command=setup_command)
+
+    @classmethod
+    def join(cls, settings: Settings, tasks: list[Task], agents: list[Agent], workerinput: Mapping[str, Any],
+             *, setup_command: Callable[[Task], str | None] = lambda task: None) -> RunSession:
+        """A worker's session from the controller's :meth:`workerinput`. Raises :class:`RunError` when
+        ``tasks.jsonl`` changed since the controller read it."""
+        digest = tasks_digest(settings.tasks_path)
+        if workerinput["homefield_tasks_digest"] != digest:
+            raise RunError("pytest-homefield: tasks.jsonl changed while the run was starting")
+        return cls(settings, tasks, agents, run_id=Path(workerinput["homefield_run_dir"]).name,
+                   session_start=workerinput["homefield_session_start"], tasks_digest=digest,
+                   done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
+                   setup_command=setup_command)
+
+    def workerinput(self) -> dict[str, Any]:
+        """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
+        start, tasks digest)."""
+        return {
+            "homefield_run_dir": str(self.run_dir),
+            "homefield_done": sorted(list(k) for k in self.done),
+            "homefield_session_start": self.session_start,
+            "homefield_tasks_digest": self.tasks_digest,
+        }
+
+    @property
+    def n_attempts(self) -> int:
+        """Tasks × agents × attempts (finished ones included)."""
+        return len(self.tasks) * len(self.agents) * self.settings.attempts
+
+    def pending(self, task: Task) -> Iterator[tuple[Agent, int]]:
+        """``(agent, attempt)`` for ``task`` not finished yet, agents in order, attempts from 1."""
+        for agent in self.agents:
+            for attempt in range(1, self.settings.attempts + 1):
+                if (task.id, agent.name, attempt) not in self.done:
+                    yield agent, attempt
+
+    def artifacts(self, task: Task, agent: Agent, attempt: int) -> Path:
+        """The attempt's artifacts folder."""
+        return attempt_dir(self.run_dir, task.id, agent.name, attempt)
+
+    @property
+    def cache(self) -> SnapshotCache:
+        """This process's snapshot cache, made on first use."""
+        if self._cache is None:
+            self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
+                                        run_timeout_s=self.settings.run_timeout)
+        return self._cache
+
+    def _setup_cmd(self, task: Task) -> str | None:
+        cmd = self.setup_command(task)
+        return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
+
+    def stop_reason(self) -> str | None:
+        """Why no further attempt may start (:meth:`RunLimits.stop_reason`), or ``None``."""
+        return self.limits.stop_reason()
+
+    def attempt_spec(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> AttemptSpec:
+        """The :class:`AttemptSpec` of one attempt with the agent's limits (flags, then
+        ``.homefield.yml`` ``agents.<name>``); ``test_cmd`` overrides the task's test command."""
+        s = self.settings
+        a = agent_settings(s, s.agent_defs.get(agent.name))
+        return AttemptSpec(
+            task=task, agent=agent, attempt=attempt, run_id=self.run_id, run_dir=self.run_dir,
+            timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
+            run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
+            test_globs=list(s.test_globs), env_passthrough=a.env,
+        )
+
+    def run_attempt(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> Result:
+        """Run and grade one attempt and append its line to ``results.jsonl``; never raises for agent,
+        snapshot or grading failures (they are outcomes)."""
+        result = run_attempt(self.attempt_spec(task, agent, attempt, test_cmd=test_cmd), self.cache)
+        append_jsonl(self.results_path, result.to_dict())
+        return result
+
+    def note_skip(self, message: str) -> None:
+        """Remember a skipped item's message when it stopped for the budget or a rate limit (the
+        run is then cut short)."""
+        for reason in (BUDGET_SPENT, RATE_LIMITED):
+            if reason in message:
+                self.skip_reasons.add(message.split("Skipped: ", 1)[-1])
+
+    def close(self) -> None:
+        """Delete this process's snapshots."""
+        if self._cache is not None:
+            self._cache.close()
+
+    def finish(self) -> RunEnd:
+        """The controller's end of the session: record ``cut_short`` in ``meta.json`` when attempts
+        were skipped for the budget or a rate limit, build the report over the run folder and write
+        ``report.{md,json,html}``. A report that cannot be built gives ``RunEnd(report=None,
+        error=…)``: the results are on disk. The gates are checked apart (:meth:`gate_failures`), so
+        that a bad gate leaves the report in hand."""
+        meta = read_meta(self.run_dir)
+        if self.skip_reasons:
+            meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
+            write_meta(self.run_dir, meta)
+        end = RunEnd()
+        try:
+            end.report = build_report([self.run_dir], load_tasks(self.settings.tasks_path))
+        except Exception as exc:  # the report must never lose the run: results are on disk
+            end.error = f"{type(exc).__name__}: {exc}"
+        if end.report is not None:
+            write_reports(end.report, self.run_dir)
+        return end
+
+    def gate_failures(self, report: Mapping[str, Any]) -> list[str]:
+        """:func:`fail_under_failures` of ``report`` for ``--homefield-fail-under``. Raises
+        :class:`RunError` for a bad gate."""
+        return fail_under_failures(report, self.settings.fail_under)
+
+
+def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list[str]:
+    """Messages for each ``--homefield-fail-under`` gate not met: ``RATE`` applies to every agent,
+    ``AGENT=RATE`` to one. Rates are pass@1 fractions in [0, 1]. Raises :class:`RunError` on a bad
+    gate or an unknown agent name."""
+    out: list[str] = []
+    agents = report.get("agents", {})
+    for gate in gates:
+        name, _, rate_s = gate.rpartition("=")
+        try:
+            rate = float(rate_s)
+        except ValueError:
+            raise RunError(f"--homefield-fail-under {gate!r}: expected RATE or AGENT=RATE") from None
+        if not 0 <= rate <= 1:
+            raise RunError(f"--homefield-fail-under {gate!r}: RATE is a fraction between 0 and 1")
+        names = [name] if name else list(agents)
+        for n in names:
+            if n not in agents:
+                raise RunError(f"--homefield-fail-under {gate!r}: no agent named {n!r} in this run")
+            p = agents[n].get("pass_at_1")
+            if p is None or p < rate:
+                out.append(f"{n} pass@1 {'n/a' if p is None else f'{p:.2f}'} is below {rate:.2f}")
+    return out
