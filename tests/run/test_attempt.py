@@ -13,8 +13,8 @@ from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture, build, task_for
 
 from pytest_homefield.agents.base import AgentContext, AgentResult
 from pytest_homefield.agents.reference import OracleAgent
-from pytest_homefield.records import Result, Task
 from pytest_homefield.errors import SnapshotError
+from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import (
     AttemptSpec,
     SnapshotCache,
