@@ -71,6 +71,7 @@ class Task:
     languages: list[str] = field(default_factory=list)
     diff_lines: int = 0
     verify: dict[str, Any] = field(default_factory=dict)
+    prompt_sources: dict[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

@@ -395,20 +395,24 @@ def _names_code(prompt: str, words: set[str], gold: _Diff, test: _Diff) -> bool:
     return any(w in defined for w in words if len(w) >= 3 and w not in _STOP)
 
 
-def _prepare(message: str, test_patch: str, gold_patch: str) -> tuple[str, set[str], _Diff, _Diff]:
-    """The cleaned prompt, its lower-cased words, and the parsed gold and test patches."""
-    prompt = clean_prompt(message)
+def _prepare(message: str, test_patch: str, gold_patch: str,
+             prompt: str | None = None) -> tuple[str, set[str], _Diff, _Diff]:
+    """The prompt (``prompt``, else the cleaned ``message``), its lower-cased words, and the parsed
+    gold and test patches."""
+    prompt = clean_prompt(message) if prompt is None else prompt
     words = {w.lower() for w in _WORD_RE.findall(prompt)}
     return prompt, words, _parse_diff(gold_patch), _parse_diff(test_patch)
 
 
-def spec_breakdown(message: str, *, test_patch: str = "", gold_patch: str = "") -> dict[str, float]:
+def spec_breakdown(message: str, *, test_patch: str = "", gold_patch: str = "",
+                   prompt: str | None = None) -> dict[str, float]:
     """The components of :func:`spec_score` for ``message`` (raw commit message) and the task's
     ``test_patch`` / ``gold_patch`` (unified diffs; empty = unknown): ``{"words", "names_code",
     "body", "behaviour", "new_api", "new_strings"}`` → float, summing to the unclamped score.
     ``new_api`` and ``new_strings`` are negative when the hidden tests need what the message does
-    not say. The module docstring gives the formula."""
-    prompt, words, gold, test = _prepare(message, test_patch, gold_patch)
+    not say. ``prompt`` (a merge task's composed prompt) replaces the cleaned message. The module
+    docstring gives the formula."""
+    prompt, words, gold, test = _prepare(message, test_patch, gold_patch, prompt)
     n_words = count_words(prompt)
     n_body = count_words(prompt.partition("\n")[2])
 
@@ -427,10 +431,11 @@ def spec_breakdown(message: str, *, test_patch: str = "", gold_patch: str = "") 
     }
 
 
-def spec_score(message: str, *, test_patch: str = "", gold_patch: str = "") -> float:
-    """How well ``message`` specifies the change, in [0, 1] rounded to 2 decimals: the sum of
-    :func:`spec_breakdown`'s components, clamped. See the module docstring for the formula."""
-    total = sum(spec_breakdown(message, test_patch=test_patch, gold_patch=gold_patch).values())
+def spec_score(message: str, *, test_patch: str = "", gold_patch: str = "", prompt: str | None = None) -> float:
+    """How well ``message`` (or the composed ``prompt``) specifies the change, in [0, 1] rounded to 2
+    decimals: the sum of :func:`spec_breakdown`'s components, clamped. See the module docstring for
+    the formula."""
+    total = sum(spec_breakdown(message, test_patch=test_patch, gold_patch=gold_patch, prompt=prompt).values())
     return round(min(1.0, max(0.0, total)), 2)
 
 
@@ -439,10 +444,12 @@ def is_well_specified(score: float) -> bool:
     return round(score, 2) >= WELL_SPECIFIED_THRESHOLD
 
 
-def unnamed_requirements(message: str, *, test_patch: str, gold_patch: str) -> dict[str, list[str]]:
-    """What the hidden tests need that the message does not fully name, for the report:
-    ``{"identifiers": [...], "strings": [...]}`` (sorted; partial credit counts as unnamed)."""
-    prompt, words, gold, test = _prepare(message, test_patch, gold_patch)
+def unnamed_requirements(message: str, *, test_patch: str, gold_patch: str,
+                         prompt: str | None = None) -> dict[str, list[str]]:
+    """What the hidden tests need that the message (or the composed ``prompt``) does not fully name,
+    for the report: ``{"identifiers": [...], "strings": [...]}`` (sorted; partial credit counts as
+    unnamed)."""
+    prompt, words, gold, test = _prepare(message, test_patch, gold_patch, prompt)
     return {
         "identifiers": [
             n for n in _required_identifiers(gold, test) if _identifier_credit(n, words) < 1

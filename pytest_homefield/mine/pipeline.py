@@ -114,7 +114,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     if ver.reason is None:
         test_patch = make_test_patch(settings.root, parent, commit, test_files)
         gold_patch = make_gold_patch(settings.root, parent, commit, test_files)
-        score = spec_score(candidate["message"], test_patch=test_patch, gold_patch=gold_patch)
+        prompt = candidate.get("prompt") or clean_prompt(candidate["message"])
+        score = spec_score(candidate["message"], test_patch=test_patch, gold_patch=gold_patch, prompt=prompt)
         task = Task(
             id=commit[:12],
             commit=commit,
@@ -124,7 +125,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             mode=candidate.get("mode", "commit"),
             subject=candidate["subject"],
             message=candidate["message"],
-            prompt=clean_prompt(candidate["message"]),
+            prompt=prompt,
+            prompt_sources=candidate.get("prompt_sources"),
             source_files=list(candidate["source_files"]),
             test_files=test_files,
             test_patch=test_patch,

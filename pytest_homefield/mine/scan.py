@@ -31,7 +31,9 @@ Filters, in the order they are applied; the first that fails names the reason (d
    pointer moved.
 7. ``no_source_change``: no source file changed (content-checked manifests count as source here).
 8. ``too_many_source_files``: more than ``max_source_files`` source files (deleted ones count).
-9. ``message_too_short``: fewer than ``min_message_words`` words (:func:`.classify.message_words`).
+9. ``message_too_short``: fewer than ``min_message_words`` words in the prompt: the cleaned message
+   (:func:`.classify.message_words`), or for a merge the prompt composed from the PR title and the
+   merged branch's commits (:mod:`.merge_prompt`; one ``git log`` per merge that passed 1-8).
 10. ``dependency_change`` again, only for commits that passed 1-9 and touched a content-checked
     manifest (``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``package.json``, ``Cargo.toml``,
     ``composer.json``): both versions are read (one ``git cat-file --batch`` process for the whole
@@ -68,6 +70,8 @@ from pytest_homefield.mine.classify import (
     dependency_tables,
     message_words,
 )
+from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
+from pytest_homefield.mine.prompt import clean_prompt, count_words
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -135,7 +139,10 @@ class Candidate:
     i.e. the files whose tests verification runs; ``dependency_files`` the manifests whose
     dependency tables changed (always empty for a candidate; kept for symmetry with the record);
     ``deleted_files`` every deleted path of any class. ``diff_lines``: added + removed lines of the
-    non-test files, ``None`` unless ``max_diff_lines`` was set.
+    non-test files, ``None`` unless ``max_diff_lines`` was set. ``prompt``: the task prompt the agent
+    would get (:func:`~pytest_homefield.mine.prompt.clean_prompt`, or for a merge
+    :func:`~pytest_homefield.mine.merge_prompt.compose_merge_prompt`), with ``prompt_sources``
+    (merges only, else ``None``).
     """
 
     commit: str
@@ -152,6 +159,8 @@ class Candidate:
     dependency_files: list[str] = field(default_factory=list)
     deleted_files: list[str] = field(default_factory=list)
     diff_lines: int | None = None
+    prompt: str = ""
+    prompt_sources: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON primitives only, one line of ``candidates.jsonl``."""
@@ -395,7 +404,7 @@ def _cheap_reason(commit: _Commit, change: _Change, options: ScanOptions,
     limit = options.max_source_files
     if limit is not None and len(change.sources) > limit:
         return "too_many_source_files", f"{len(change.sources)} source files > {limit}"
-    if options.min_message_words:
+    if options.min_message_words and len(commit.parents) < 2:  # merges: see _compose_merge_prompts
         words = message_words(commit.message)
         if words < options.min_message_words:
             return "message_too_short", f"{words} words < {options.min_message_words}"
@@ -550,6 +559,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                 if checked:
                     checks[len(outcomes)] = checked
                 outcomes.append(outcome)
+        _compose_prompts(repo, head, outcomes, checks, options.min_message_words)
         _filter_manifests(repo, outcomes, checks)
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
@@ -603,6 +613,33 @@ def _judge(commit: _Commit, classifier: Classifier, options: ScanOptions,
         deleted_files=change.deleted,
     )
     return candidate, change.checked
+
+
+def _compose_prompts(repo: git.Repo, head: str, outcomes: list[Candidate | Rejected],
+                     checks: dict[int, list[tuple[str, bytes]]], min_words: int) -> None:
+    """Filter 9 for merges, in place: every candidate gets its prompt; a merge candidate's is composed
+    from the PR title and its branch's commits (one ``git log`` for all of them), and it is rejected as
+    ``message_too_short`` (its manifest check dropped) when that prompt has fewer than ``min_words``
+    words."""
+    merges = [(o.commit, o.parent) for o in outcomes if isinstance(o, Candidate) and o.mode == "merge"]
+    try:
+        brought = branch_messages(repo.git, head, merges)
+    except git.GitCommandError as exc:
+        raise ScanError(f"git log failed: {_first_error_line(exc)}") from None
+    for i, outcome in enumerate(outcomes):
+        if not isinstance(outcome, Candidate):
+            continue
+        if outcome.mode != "merge":
+            outcome.prompt = clean_prompt(outcome.message)
+            continue
+        messages = brought[outcome.commit]
+        composed = compose_merge_prompt(outcome.message, messages)
+        outcome.prompt, outcome.prompt_sources = composed.text, composed.sources
+        words = count_words(composed.text)
+        if min_words and words < min_words:
+            checks.pop(i, None)
+            outcomes[i] = Rejected(outcome.commit, outcome.subject, outcome.authored_at, "message_too_short",
+                                   f"{words} words < {min_words} (title, {len(messages)} branch commits)")
 
 
 def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],

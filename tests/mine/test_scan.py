@@ -517,8 +517,9 @@ def test_one_streaming_git_log_per_walk(prs: tuple[Path, dict[str, str]],
 
     monkeypatch.setattr(git.cmd.Git, "execute", spy)
     repo, _ = prs
-    for options, n in [(ScanOptions(), 1), (ScanOptions(first_parent=True, merges=True), 1),
-                       (ScanOptions(merges=True), 2), (ScanOptions(merges=True, max_diff_lines=5), 3)]:
+    # merge candidates add one log for all their branches' commits (merge_prompt.branch_messages)
+    for options, n in [(ScanOptions(), 1), (ScanOptions(first_parent=True, merges=True), 2),
+                       (ScanOptions(merges=True), 3), (ScanOptions(merges=True, max_diff_lines=5), 4)]:
         calls.clear()
         scan(repo, options)
         assert sum(1 for cmd in calls if "log" in cmd) == n, options
