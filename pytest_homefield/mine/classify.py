@@ -7,7 +7,9 @@ Every changed path is one of four classes (:func:`classify_path`), decided from 
     :data:`TEST_MODULE_PATTERNS`) and test-side support files: anything under a test directory
     (``tests/``, ``test/``, ``__tests__/``, ``testdata/``, top-level ``testing/``, ``spec/``, …),
     ``conftest.py``, ``spec_helper.rb``, …, and paths matching the extra ``test_globs`` of
-    ``.homefield.yml``. Test files are hidden from the agent and restored at grading. Only test
+    ``.homefield.yml``. The scan also knows the tree: a test-named folder below the top level that
+    holds nothing pytest would collect (``src/pkg/test/runner.py``) is a source package
+    (:class:`Classifier`, ``tree``). Test files are hidden from the agent and restored at grading. Only test
     *modules* are runnable (:func:`runnable_tests`): fixtures, data files, helpers and conftest
     files travel with the tests but name no tests of their own. A ``test_globs`` match is a test
     module when it is a code file (``.py``, ``.js``, ``.go``, …), a support file otherwise.
@@ -246,12 +248,35 @@ class Classifier:
     """Path classifier for one set of extra test globs, memoising every answer.
 
     One instance serves a whole scan; the cache holds one entry per distinct path seen.
+
+    ``tree`` (optional): every file path of the tree the paths come from (e.g. ``HEAD``). A test-named
+    folder below the top level that holds no file pytest would collect (no test module anywhere under
+    it, by :data:`TEST_MODULE_PATTERNS` and ``test_globs``) is then a source package that happens to
+    be called ``test``/``testing``: ``src/pkg/testing/helpers.py`` is source, while
+    ``src/pkg/tests/test_x.py`` and its fixtures stay tests. Top-level test folders are tests whatever
+    they hold. Without ``tree`` the folder name alone decides (:func:`classify_path`).
     """
 
-    def __init__(self, test_globs: Sequence[str] = ()) -> None:
+    def __init__(self, test_globs: Sequence[str] = (), tree: Iterable[str] | None = None) -> None:
         self.test_globs = tuple(test_globs)
         self._extra_test = compile_globs(self.test_globs)
         self._cache: dict[str, tuple[str, bool]] = {}
+        self._source_dirs = self._source_packages(tree) if tree is not None else frozenset()
+
+    def _source_packages(self, tree: Iterable[str]) -> frozenset[str]:
+        """Test-named folders (``a/b/tests``, below the top level) with no test module under them."""
+        named: set[str] = set()
+        with_tests: set[str] = set()
+        for path in tree:
+            parts = path.split("/")
+            collected = bool(_TEST_MODULE_RE.fullmatch(parts[-1]) or self._extra_test(path))
+            for i in range(1, len(parts) - 1):
+                if parts[i] in TEST_DIRS or parts[i].lower() in TEST_DIRS:
+                    folder = "/".join(parts[: i + 1])
+                    named.add(folder)
+                    if collected:
+                        with_tests.add(folder)
+        return frozenset(named - with_tests)
 
     def _decide(self, path: str) -> tuple[str, bool]:
         parts = path.split("/")
@@ -265,7 +290,7 @@ class Classifier:
             return TEST, True
         in_test_dir = bool(dirs) and dirs[0] in TOP_TEST_DIRS
         for i, d in enumerate(dirs):
-            if d in TEST_DIRS or d.lower() in TEST_DIRS:
+            if (d in TEST_DIRS or d.lower() in TEST_DIRS) and "/".join(dirs[: i + 1]) not in self._source_dirs:
                 in_test_dir = True
                 if name.endswith(".rs") and i == len(dirs) - 1 and d == "tests":
                     return TEST, True  # Rust integration test crate: tests/<name>.rs

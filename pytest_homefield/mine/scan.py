@@ -510,6 +510,16 @@ def _resolve(repo: git.Repo, rev: str) -> str:
         raise ScanError(f"unknown revision or no commits: {rev}") from None
 
 
+def _tree_paths(repo: git.Repo, head: str) -> list[str]:
+    """Every file path of ``head``'s tree (one ``git ls-tree``): tells the classifier which test-named
+    folders hold tests (:class:`.classify.Classifier`)."""
+    try:
+        out: str = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", head)
+    except git.GitCommandError as exc:
+        raise ScanError(f"git ls-tree failed: {_first_error_line(exc)}") from None
+    return [p for p in out.split("\x00") if p]
+
+
 def _shallow(repo: git.Repo) -> set[str]:
     path = Path(repo.git_dir) / "shallow"
     return set(path.read_text().split()) if path.exists() else set()
@@ -528,11 +538,11 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     _check_options(options)
     since = _parse_when("since", options.since, end=False)[0] if options.since else None
     until = _parse_when("until", options.until, end=True) if options.until else None
-    classifier = Classifier(options.test_globs)
     in_paths = compile_globs(options.paths)
     repo = _open_repo(Path(repo_path))
     try:
         head = _resolve(repo, options.rev)
+        classifier = Classifier(options.test_globs, tree=_tree_paths(repo, head))
         outcomes: list[Candidate | Rejected] = []
         checks: dict[int, list[tuple[str, bytes]]] = {}  # outcome index -> manifests to read
         capped = False

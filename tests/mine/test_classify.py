@@ -251,3 +251,19 @@ def test_dependency_tables_errors() -> None:
 )
 def test_message_words(message: str, words: int) -> None:
     assert message_words(message) == words
+
+
+def test_test_named_source_package_decided_by_what_pytest_collects() -> None:
+    tree = ["src/pkg/__init__.py", "src/pkg/test/__init__.py", "src/pkg/test/runner.py",
+            "src/pkg/tests/__init__.py", "src/pkg/tests/test_core.py", "src/pkg/tests/data/input.json",
+            "tests/helpers.py", "tests/fixtures/a.txt"]
+    with_tree = Classifier(tree=tree)
+    assert with_tree.classify("src/pkg/test/runner.py") == "source"  # holds nothing pytest collects
+    assert with_tree.classify("src/pkg/test/__init__.py") == "source"
+    assert with_tree.info("src/pkg/tests/test_core.py") == ("test", True)
+    assert with_tree.classify("src/pkg/tests/data/input.json") == "test"  # fixtures beside test modules
+    assert with_tree.classify("tests/helpers.py") == "test"  # top-level test folders stay tests
+    assert Classifier().classify("src/pkg/test/runner.py") == "test"  # without a tree: the name alone
+    # a test_globs pattern makes a folder's files collectable
+    assert Classifier(["check_*.py"], tree=[*tree, "src/pkg/test/check_runner.py"]).classify(
+        "src/pkg/test/runner.py") == "test"
