@@ -12,7 +12,8 @@ are. :func:`compose_merge_prompt` builds the prompt, in this order:
    main into the branch — left out; :func:`branch_messages`), each cleaned like a commit message
    (trailers, shas, URLs and PR/issue references removed). Messages that are only noise
    (:data:`NOISE_RE`: "fix typo", "wip", "lint", "address review comments", ``fixup!`` …) and
-   duplicates (case and white space folded, the title included) are left out.
+   duplicates (case and white space folded, the title included) are left out; a commit whose subject
+   repeats the title or an earlier subject contributes its body only.
 3. **The branch name**, only when 1 and 2 gave nothing: ``concurrent_tee`` → ``concurrent tee``
    (separators ``_``, ``-``, ``/`` and ``.`` become spaces; a ``user/`` prefix of ``from user/branch``
    is dropped).
@@ -109,11 +110,14 @@ def compose_merge_prompt(message: str, branch_commit_messages: Sequence[str]) ->
     size = len(title)
     for raw in branch_commit_messages:
         text = clean_prompt(raw).strip()
+        subject, _, body = text.partition("\n")
+        if body.strip() and _fold(subject) in seen:  # "Title" then a commit "Title\n\nwhy": keep the why
+            text = body.strip()
         folded = _fold(text)
         if not text or folded in seen or NOISE_RE.match(folded):
             noise += 1
             continue
-        seen.add(folded)
+        seen.update((folded, _fold(subject)))
         if size + len(text) + 2 > MAX_PROMPT_CHARS:
             truncated = True
             continue

@@ -50,6 +50,17 @@ def test_noise_and_duplicates_collapsed() -> None:
     assert composed.sources["commits"] == 1 and composed.sources["noise"] == 8
 
 
+def test_repeated_subject_keeps_only_the_body() -> None:
+    composed = compose_merge_prompt(
+        "Merge pull request #1223 from u/chunked-negative-n\n\nRaise a clear ValueError for negative n in chunked()",
+        ["Raise a clear ValueError for negative n in chunked()\n\nchunked(it, -1) looped forever.",
+         "Raise a clear ValueError for negative n in chunked()"],
+    )
+    assert composed.text == ("Raise a clear ValueError for negative n in chunked()\n\n"
+                             "chunked(it, -1) looped forever.")
+    assert composed.sources["commits"] == 1 and composed.sources["noise"] == 1
+
+
 def test_branch_words_only_when_nothing_else() -> None:
     composed = compose_merge_prompt("Merge pull request #1097 from rhettinger/concurrent_tee", ["wip", "typo"])
     assert composed.text == "concurrent tee"
