@@ -160,13 +160,13 @@ def branch_messages(git: Any, head: str, merges: Sequence[tuple[str, str]]) -> d
     for i, entry in enumerate(out.split("\x00")):
         if not entry.strip():
             continue
-        sha, parent_list, message = entry.lstrip("\n").split("\x01", 2)
-        parents[sha], messages[sha], order[sha] = parent_list.split(), message.strip("\n"), i
+        commit, parent_list, message = entry.lstrip("\n").split("\x01", 2)
+        parents[commit], messages[commit], order[commit] = parent_list.split(), message.strip("\n"), i
     chain: list[str] = []
-    sha: str | None = head
-    while sha in parents:
-        chain.append(sha)
-        sha = parents[sha][0] if parents[sha] else None
+    link: str | None = head
+    while link is not None and link in parents:
+        chain.append(link)
+        link = parents[link][0] if parents[link] else None
     taken = set(chain)
     result: dict[str, list[str]] = {}
     for merge in reversed(chain):

@@ -71,7 +71,7 @@ def test_branch_words_only_when_nothing_else() -> None:
 
 
 def test_capped_at_whole_commits() -> None:
-    long = ["Commit number %d says " % i + "word " * 200 for i in range(10)]
+    long = [f"Commit number {i} says " + "word " * 200 for i in range(10)]
     composed = compose_merge_prompt("Merge pull request #1 from u/b\n\nA title", long)
     assert len(composed.text) <= MAX_PROMPT_CHARS
     assert composed.text.startswith("A title\n\nCommit number 0 says")
