@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.settings import (
     add_cli_options,
@@ -55,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="count", default=0)
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")
+    p = sub.add_parser("export", help="write the tasks as SWE-bench instances for other harnesses (no tests run)")
+    add_export_arguments(p)
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
@@ -176,6 +179,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_report(ns)
     if ns.command == "plan":
         return _cmd_plan(ns)
+    if ns.command == "export":
+        return run_export(_root(), ns)
     if ns.command == "demo":
         from pytest_homefield.commands.demo import run_demo
 

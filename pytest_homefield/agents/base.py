@@ -46,6 +46,8 @@ class AgentContext:
     * ``seed``: deterministic per (task, agent, attempt), for simulated agents.
     * ``gold_patch``: the reference fix; only the reference agents (``oracle``, ``sim:P``) read it.
     * ``hint_files``: paths the reference fix touched; only ``hinted`` agents (``openai:``) read them.
+    * ``task_id``: the task's id; only the replay agent (``preds:``) reads it, to find its patch. It is
+      never put into ``env`` or the prompt.
     """
 
     workspace: Path
@@ -59,6 +61,7 @@ class AgentContext:
     seed: int = 0
     gold_patch: str = ""
     hint_files: list[str] = field(default_factory=list)
+    task_id: str = ""
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Agent specs → agent objects (docs/contracts.md §5).
 
 Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODEL``,
-``openai:MODEL``, a name from ``.homefield.yml`` ``agents:``, or a name registered through the
+``openai:MODEL``, ``preds:FILE`` (a SWE-bench predictions file, named by its ``model_name_or_path``), a name from ``.homefield.yml`` ``agents:``, or a name registered through the
 ``pytest_homefield_agents`` hook; any spec may be prefixed ``NAME=``. Default names:
 ``claude:MODEL`` / ``openai:MODEL`` → MODEL, ``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
 """
@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
+from pytest_homefield.agents.predictions import PredictionsAgent, PredictionsError, load_predictions
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.errors import AgentSpecError
 
@@ -65,6 +67,14 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
         if not arg:
             raise AgentSpecError(f"agent spec {text!r}: openai: needs a model, e.g. openai:qwen3-coder")
         parsed = ParsedSpec(name or arg, "openai", arg, text)
+    elif kind == "preds":
+        if not arg:
+            raise AgentSpecError(f"agent spec {text!r}: preds: needs a predictions file, e.g. preds:preds.json")
+        try:
+            _, model = load_predictions(Path(arg))
+        except PredictionsError as exc:
+            raise AgentSpecError(f"agent spec {text!r}: {exc}") from None
+        parsed = ParsedSpec(name or model or "preds", "preds", arg, text)
     elif not arg and text in named:
         parsed = ParsedSpec(name or text, "named", text, text)
     elif not arg and text in registered:
@@ -72,7 +82,7 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
     else:
         known = ", ".join(sorted(set(named) | set(registered))) or "none"
         raise AgentSpecError(
-            f"unknown agent {text!r}: use oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], openai:MODEL "
+            f"unknown agent {text!r}: use oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], openai:MODEL, preds:FILE "
             f"or a named agent (named here: {known})"
         )
     if not NAME_RE.fullmatch(parsed.name):
@@ -111,6 +121,8 @@ def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | Non
         return ClaudeAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg, settings=s)
     if parsed.kind == "openai":
         return OpenAIAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg or "", settings=s)
+    if parsed.kind == "preds":
+        return PredictionsAgent(name=parsed.name, spec=parsed.spec, path=Path(parsed.arg or ""))
     raise AgentSpecError(f"agent spec {parsed.spec!r} cannot be built directly")
 
 

@@ -187,6 +187,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
         seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
         hint_files=list(spec.task.source_files) if getattr(spec.agent, "hinted", False) else [],
+        task_id=spec.task.id,
     )
     t0 = time.monotonic()
     try:

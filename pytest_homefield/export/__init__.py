@@ -1,0 +1,1 @@
+"""Tasks in other harnesses' formats: SWE-bench instances (``homefield export``)."""
