@@ -101,7 +101,9 @@ def test_export_without_tasks_is_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip().count("\n") == 0 and "run `homefield mine` first" in proc.stderr
 
 
-def test_loads_with_datasets(mined: Path, tmp_path: Path) -> None:
+def test_loads_with_datasets(mined: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # the packaged json builder needs no hub
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     datasets = pytest.importorskip("datasets", reason="the datasets library is not installed")
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
