@@ -54,7 +54,8 @@ def test_spec_names(tmp_path: Path) -> None:
         parse_spec(f"preds:{tmp_path / 'missing.jsonl'}")
 
 
-CORRUPT = "diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n+++ b/calc/__init__.py\n@@ -1,2 +1,2 @@\n-nothing like this\n+x\n"
+CORRUPT = ("diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n+++ b/calc/__init__.py\n"
+           "@@ -1,2 +1,2 @@\n-nothing like this\n+x\n")
 
 
 @pytest.mark.slow

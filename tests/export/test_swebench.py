@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from helpers.e2e_repo import homefield
 
-from pytest_homefield.mine.scan import EMPTY_TREES
 from pytest_homefield.export.swebench import FIELDS, instance, repo_slug, task_id_of, write_instances
+from pytest_homefield.mine.scan import EMPTY_TREES
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -91,7 +91,8 @@ def test_exported_instances_apply_and_verify(mined: Path, tmp_path: Path) -> Non
     array = homefield(repo, "export", "--format", "swe-bench-json", "--out", str(tmp_path / "all.json"),
                       "--repo-name", "me/calc")
     assert array.returncode == 0, array.stderr
-    assert [r["instance_id"].split("__")[0] for r in json.loads((tmp_path / "all.json").read_text())] == ["calc"] * len(rows)
+    names = [r["instance_id"].split("__")[0] for r in json.loads((tmp_path / "all.json").read_text())]
+    assert names == ["calc"] * len(rows)
 
 
 def test_export_without_tasks_is_one_line(tmp_path: Path) -> None:
