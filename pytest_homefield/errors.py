@@ -39,3 +39,7 @@ class SnapshotError(HomefieldError, RuntimeError):
 
 class PatchError(HomefieldError, RuntimeError):
     """A patch did not apply. The message is one line."""
+
+
+class PredictionsError(HomefieldError, ValueError):
+    """A SWE-bench predictions file (``preds:FILE``) that cannot be read; one line naming the file."""

@@ -171,6 +171,11 @@ class HomefieldDir:
         """``.homefield/ablate``."""
         return self.path / "ablate"
 
+    @property
+    def export(self) -> Path:
+        """``.homefield/export``: tasks written in other harnesses' formats (``homefield export``)."""
+        return self.path / "export"
+
     def run_dir(self, run_id: str) -> Path:
         """``.homefield/runs/<run_id>``."""
         return self.runs / run_id

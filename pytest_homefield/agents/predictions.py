@@ -23,14 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.errors import PatchError, PredictionsError
 from pytest_homefield.export.swebench import task_id_of
-from pytest_homefield.sandbox.snapshot import PatchError, apply_patch
+from pytest_homefield.sandbox.snapshot import apply_patch
 
-__all__ = ["PredictionsError", "load_predictions", "PredictionsAgent"]
-
-
-class PredictionsError(ValueError):
-    """A predictions file that cannot be read; the message is one line naming the file."""
+__all__ = ["load_predictions", "PredictionsAgent"]
 
 
 def _records(path: Path) -> list[dict[str, Any]]:

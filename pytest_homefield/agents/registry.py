@@ -18,9 +18,9 @@ from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
-from pytest_homefield.agents.predictions import PredictionsAgent, PredictionsError, load_predictions
+from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-from pytest_homefield.errors import AgentSpecError
+from pytest_homefield.errors import AgentSpecError, PredictionsError
 
 __all__ = ["ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from pytest_homefield.export.swebench import FORMATS, instances, repo_slug, write_instances
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.mine.scan import EMPTY_TREES
 from pytest_homefield.records import load_tasks
 
@@ -39,7 +40,8 @@ def _origin_url(root: Path) -> str | None:
 
 def run_export(root: Path, ns: argparse.Namespace) -> int:
     """Export every task of ``root/.homefield/tasks.jsonl``; returns the exit status."""
-    tasks_path = root / ".homefield" / "tasks.jsonl"
+    home = HomefieldDir(root)
+    tasks_path = home.tasks
     if not tasks_path.exists():
         print(f"homefield export: no tasks at {tasks_path}: run `homefield mine` first", file=sys.stderr)
         return 2
@@ -57,7 +59,7 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         return 2
     repo = ns.repo_name or repo_slug(root, _origin_url(root))
     suffix = ".json" if ns.format == "swe-bench-json" else ".jsonl"
-    out = Path(ns.out) if ns.out else root / ".homefield" / "export" / f"{ns.format}-{ns.split}{suffix}"
+    out = Path(ns.out) if ns.out else home.export / f"{ns.format}-{ns.split}{suffix}"
     write_instances(instances(tasks, repo), out, ns.format)
     print(f"homefield export: wrote {len(tasks)} SWE-bench instances of {repo} to {out}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "

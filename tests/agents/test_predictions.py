@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from helpers.e2e_repo import homefield
 
-from pytest_homefield.agents.predictions import PredictionsError, load_predictions
-from pytest_homefield.agents.registry import AgentSpecError, parse_spec
+from pytest_homefield.agents.predictions import load_predictions
+from pytest_homefield.agents.registry import parse_spec
+from pytest_homefield.errors import AgentSpecError, PredictionsError
 from pytest_homefield.records import load_tasks
 from pytest_homefield.store import read_jsonl
 
