@@ -24,6 +24,10 @@ from pytest_homefield.settings import (
 
 __all__ = ["main", "build_parser"]
 
+#: This script imports the package before pytest loads it as the ``homefield`` plugin, so pytest
+#: cannot assertion-rewrite it and says so on every run; the plugin has no asserts to rewrite.
+_ALREADY_IMPORTED = "ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning"
+
 
 def _passthrough(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default=None,
@@ -81,7 +85,9 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     args = ["--homefield-mine" if command == "mine" else "--homefield", f"--rootdir={root}",
             "-p", "no:cacheprovider", "-o", "console_output_style=count"]
     if not getattr(ns, "keep_addopts", False):
-        args += ["-o", "addopts="]
+        # homefield's own session runs none of the repository's tests: its addopts and its
+        # `filterwarnings = error` (which turns any plugin's start-up warning into a crash) stay out
+        args += ["-o", "addopts=", "-o", "filterwarnings=", "-W", _ALREADY_IMPORTED]
     if command == "verify":
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
         args += cli_to_pytest_args(ns, "verify")
@@ -112,6 +118,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         render_text_plain,
         write_reports,
     )
+    from pytest_homefield.report.which import which_run_lines
 
     home = HomefieldDir(_root())
     runs_root = home.runs
@@ -130,6 +137,9 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
     render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
               "html": render_html}[ns.format]
+    # which run this is, on stderr: stdout stays the report alone (md, json)
+    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids):
+        print(line, file=sys.stderr)
     if ns.format == "html":
         print(next(p for p in paths if p.suffix == ".html"))
     else:
@@ -154,6 +164,7 @@ def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
 
 
 def _cmd_plan(ns: argparse.Namespace) -> int:
+    from pytest_homefield.agents.registry import AgentSpecError
     from pytest_homefield.commands.plan import plan_text
 
     root = _root()
@@ -161,7 +172,7 @@ def _cmd_plan(ns: argparse.Namespace) -> int:
     try:
         settings = resolve_settings(root, {**flags_from_pytest(argparse.Namespace()), **flags}, mode="run")
         print(plan_text(settings))
-    except (ConfigError, ValueError) as exc:
+    except (ConfigError, ValueError, AgentSpecError) as exc:
         print(f"homefield plan: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -64,6 +64,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
         plugin = RunPlugin(config, settings)
     config.pluginmanager.register(plugin, "homefield-mode")
+    if not hasattr(config, "workerinput") and not settings.list_candidates:
+        from pytest_homefield.progress_plugin import ProgressHooks
+
+        config.pluginmanager.register(ProgressHooks(
+            config, "mine" if mine else "run", label_for=plugin.item_label, subject_for=plugin.item_subject,
+            budget_usd=None if mine else settings.budget, full_total=plugin.expected_items()), "homefield-progress")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(plugin), "homefield-xdist")
 

@@ -72,6 +72,7 @@ class Task:
     diff_lines: int = 0
     verify: dict[str, Any] = field(default_factory=dict)
     prompt_sources: dict[str, Any] | None = None
+    red_by_import_error: bool = False
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

@@ -119,7 +119,7 @@ _M = ("mine",)
 _R = ("run", "plan", "verify")
 _MR = ("mine", "run", "verify")
 _MAX_TASKS: dict[str, Any] = {
-    "help": "mine: keep the newest N tasks; run: run the first N tasks",
+    "help": "mine: keep the newest N tasks; run: run the first N tasks of tasks.jsonl (newest first)",
     "commands": ("mine", "run", "plan"),
     "flag": "max-tasks",
 }
@@ -192,6 +192,12 @@ class Settings(ScanSettings):
                                    commands=("run",), yml="run.budget_usd", check="positive")
     attempt_budget: float | None = setting(None, help="USD per attempt (claude --max-budget-usd)",
                                            commands=("run",), yml="run.attempt_budget_usd", check="positive")
+    seconds_per_run: float | None = setting(
+        None, help="plan: agent seconds per run to assume (default: earlier attempts, else the client's assumed "
+        "default)", commands=("plan",), check="positive")
+    cost_per_run: float | None = setting(
+        None, help="plan: agent USD per run to assume (default: earlier attempts, else the client's assumed default)",
+        commands=("plan",))
     allow_shell: bool = setting(False, help="let agents run shell commands (default: edit-only)",
                                 commands=("run",), yml="run.allow_shell")
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
@@ -333,17 +339,27 @@ def flags_from_pytest(option: Any) -> dict[str, Any]:
     return {str(s.dest): getattr(option, f"homefield_{s.dest}", None) for s in FLAGS}
 
 
+def _cli_help(s: Setting, command: str) -> str:
+    """The help under ``homefield <command>``. A flag shared by modes has one help with a part per
+    mode (``mine: …; run: …``): only the part of the command's mode is shown (``plan`` plans a run)."""
+    parts = dict(p.split(": ", 1) for p in s.help.split("; ") if p.split(": ", 1)[0] in ("mine", "run"))
+    if len(parts) < 2:
+        return s.help
+    return parts["mine" if command == "mine" else "run"]
+
+
 def add_cli_options(parser: argparse.ArgumentParser, command: str) -> None:
     """Add the flags that ``command`` accepts to an argparse subparser as ``--<flag>``."""
     for s in FLAGS:
         if command not in s.commands:
             continue
+        text = _cli_help(s, command)
         if s.kind == "bool":
-            parser.add_argument(f"--{s.flag}", action="store_true", default=False, help=s.help)
+            parser.add_argument(f"--{s.flag}", action="store_true", default=False, help=text)
         elif s.kind == "list":
-            parser.add_argument(f"--{s.flag}", action="append", default=[], help=s.help)
+            parser.add_argument(f"--{s.flag}", action="append", default=[], help=text)
         else:
-            parser.add_argument(f"--{s.flag}", type=_PY_TYPES[s.kind], default=None, help=s.help)
+            parser.add_argument(f"--{s.flag}", type=_PY_TYPES[s.kind], default=None, help=text)
 
 
 def cli_to_pytest_args(ns: argparse.Namespace, command: str) -> list[str]:

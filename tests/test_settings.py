@@ -317,6 +317,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("list-candidates", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
         ("run-timeout", "run_timeout"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
-        ("allow-shell", "run.allow_shell"), ("base-url", None), ("api-key", None),
+        ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"), ("base-url", None),
+        ("api-key", None),
         (None, "run.exclude_memorized"), ("resume", None), ("run-id", None), ("fail-under", "run.fail_under"),
     ]

@@ -1,6 +1,6 @@
 """Classify what a commit changed: paths into classes, manifests by content, messages by words.
 
-Every changed path is one of four classes (:func:`classify_path`), decided from the path alone:
+Every changed path is one of five classes (:func:`classify_path`), decided from the path alone:
 
 ``test``
     Test modules (``test_*.py``, ``*_test.go``, ``*.spec.ts``, ``FooTest.java``, … see
@@ -16,7 +16,15 @@ Every changed path is one of four classes (:func:`classify_path`), decided from 
 ``docs``
     Documentation and project metadata that no test exercises: ``*.md``, ``*.rst``, ``*.txt``
     (except requirement/constraint lists and ``CMakeLists.txt``), anything under ``docs/``,
-    ``doc/``, ``changelog/``, ``.github/``, ``LICENSE*``, ``CHANGELOG*``, ``.gitignore``, ….
+    ``doc/``, ``changelog/``, ``LICENSE*``, ``CHANGELOG*``, ``CITATION.cff``, ….
+``config``
+    Tooling configuration that no test exercises (:data:`CONFIG_DIRS`, :data:`CONFIG_NAMES`): CI
+    (``.github/`` except its Markdown, ``.circleci/``, ``.gitlab-ci.yml``, …), version-control
+    metadata (``.gitignore``, ``.gitattributes``, ``.mailmap``), linters, formatters and type
+    checkers (``mypy.ini``, ``.flake8``, ``ruff.toml``, ``.pre-commit-config.yaml``, …) and bots
+    (``renovate.json``). Neither source nor docs: a commit of config alone is ``config_only``, and a
+    config file gives a task no language. Test runner configuration (``tox.ini``, ``pytest.ini``,
+    ``setup.cfg``, ``pyproject.toml``) stays with its own class: it can change what tests do.
 ``dependency``
     Dependency manifests and lock files: ``requirements*.txt``, ``pyproject.toml``, ``setup.py``,
     ``setup.cfg``, ``Pipfile(.lock)``, ``poetry.lock``, ``uv.lock``, ``package.json``,
@@ -27,8 +35,9 @@ Every changed path is one of four classes (:func:`classify_path`), decided from 
 ``source``
     Everything else.
 
-Order of the rules: test, then a docs directory, then dependency file names, then docs names,
-then source. So ``tests/README.md`` is a test file and ``docs/requirements.txt`` is docs.
+Order of the rules: test, then a docs directory, then a config directory or name, then dependency
+file names, then docs names, then source. So ``tests/README.md`` is a test file,
+``docs/requirements.txt`` is docs and ``.github/workflows/ci.yml`` config.
 
 Globs (``test_globs``, and the scan's ``paths``) follow ``.gitignore`` conventions: a glob without a
 ``/`` matches any single path component (``*_check.py``, ``fixtures``); a glob with a ``/`` is
@@ -59,6 +68,7 @@ __all__ = [
     "TEST",
     "DOCS",
     "DEPENDENCY",
+    "CONFIG",
     "SOURCE",
     "CLASSES",
     "CONTENT_CHECKED",
@@ -75,8 +85,9 @@ __all__ = [
 TEST = "test"
 DOCS = "docs"
 DEPENDENCY = "dependency"
+CONFIG = "config"
 SOURCE = "source"
-CLASSES = (TEST, DOCS, DEPENDENCY, SOURCE)
+CLASSES = (TEST, DOCS, DEPENDENCY, CONFIG, SOURCE)
 
 # --- tests -------------------------------------------------------------------------------------
 
@@ -127,7 +138,7 @@ TEST_SUPPORT_NAMES = frozenset(
 # --- docs --------------------------------------------------------------------------------------
 
 DOC_DIRS = frozenset({"doc", "docs", "documentation", "changelog", "changelog.d", "changes",
-                      "newsfragments", ".github", ".circleci"})
+                      "newsfragments"})
 _DOC_EXT = (".md", ".markdown", ".rst", ".adoc", ".asciidoc", ".txt", ".rdoc")
 _DOC_STEMS = re.compile(
     r"(?:license|licence|copying|notice|changelog|changes|history|news|authors|contributors|"
@@ -135,12 +146,35 @@ _DOC_STEMS = re.compile(
     re.IGNORECASE,
 )
 DOC_NAMES = frozenset(
-    {".gitignore", ".gitattributes", ".mailmap", ".editorconfig", ".git-blame-ignore-revs",
-     ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", ".readthedocs.yml", ".readthedocs.yaml",
-     "mkdocs.yml", "mkdocs.yaml", ".travis.yml", ".gitlab-ci.yml", "appveyor.yml", "codecov.yml",
-     ".codecov.yml", ".coveragerc", "CITATION.cff", "FUNDING.yml"}
+    {".readthedocs.yml", ".readthedocs.yaml", "mkdocs.yml", "mkdocs.yaml", "CITATION.cff", "FUNDING.yml"}
 )
 _NOT_DOC_TXT = frozenset({"cmakelists.txt"})
+
+# --- config ------------------------------------------------------------------------------------
+
+#: Top-level folders of CI and editor configuration (``.github/*.md`` stays docs).
+CONFIG_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".azure-pipelines", ".devcontainer",
+                         ".vscode", ".idea", ".husky", ".changeset"})
+#: File names of tooling configuration (any folder).
+CONFIG_NAMES = frozenset(
+    {
+        # version control
+        ".gitignore", ".gitattributes", ".gitmodules", ".mailmap", ".git-blame-ignore-revs", ".dockerignore",
+        ".hgignore", ".editorconfig",
+        # CI and bots
+        ".travis.yml", ".gitlab-ci.yml", "appveyor.yml", ".appveyor.yml", "azure-pipelines.yml",
+        "codecov.yml", ".codecov.yml", "renovate.json", "renovate.json5", ".renovaterc", ".renovaterc.json",
+        "dependabot.yml", ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", ".coveragerc",
+        # linters, formatters, type checkers
+        "mypy.ini", ".mypy.ini", ".flake8", ".pylintrc", "pylintrc", ".isort.cfg", "ruff.toml", ".ruff.toml",
+        ".yamllint", ".yamllint.yml", ".yamllint.yaml", ".markdownlint.json", ".markdownlint.yaml",
+        ".markdownlint-cli2.yaml", ".prettierrc", ".prettierignore", ".eslintignore", ".stylelintrc",
+        ".clang-format", ".clang-tidy", "rustfmt.toml", ".rustfmt.toml", "clippy.toml", ".golangci.yml",
+        ".golangci.yaml", ".rubocop.yml", ".typos.toml", "_typos.toml", ".codespellrc", ".cspell.json",
+        "pyrightconfig.json", ".bandit", ".pep8", ".pycodestyle", ".pydocstyle", ".zenodo.json",
+    }
+)
+_CONFIG_NAME_RE = re.compile(r"\.(?:eslintrc|prettierrc|stylelintrc)(?:\..*)?")
 
 # --- dependencies ------------------------------------------------------------------------------
 
@@ -298,13 +332,17 @@ class Classifier:
             return TEST, "__tests__" in dirs and _JS_FILE_RE.fullmatch(name) is not None
         if any(d.lower() in DOC_DIRS for d in dirs):
             return DOCS, False
+        lower = name.lower()
+        if dirs and dirs[0] in CONFIG_DIRS:
+            return (DOCS, False) if lower.endswith((".md", ".markdown", ".rst")) else (CONFIG, False)
+        if name in CONFIG_NAMES or _CONFIG_NAME_RE.fullmatch(name):
+            return CONFIG, False
         if (
             name in DEPENDENCY_NAMES
             or _DEPENDENCY_NAME_RE.fullmatch(name)
             or (any(d in _DEPENDENCY_DIRS for d in dirs) and name.endswith((".txt", ".in")))
         ):
             return DEPENDENCY, False
-        lower = name.lower()
         if (
             name in DOC_NAMES
             or (lower.endswith(_DOC_EXT) and lower not in _NOT_DOC_TXT)
@@ -344,7 +382,7 @@ def _classifier(test_globs: tuple[str, ...]) -> Classifier:
 
 def classify_path(path: str, test_globs: Sequence[str] = ()) -> str:
     """Class of one repository-relative ``path`` (``/`` separators): ``"test"``, ``"docs"``,
-    ``"dependency"`` or ``"source"``, decided from the path alone (module docstring for the rules).
+    ``"dependency"``, ``"config"`` or ``"source"``, decided from the path alone (module docstring for the rules).
 
     ``test_globs`` are extra test patterns (config key ``test_globs``), added to the defaults.
     A dependency manifest in :data:`CONTENT_CHECKED` is reported as ``"dependency"`` here; the scan

@@ -38,6 +38,7 @@ __all__ = [
     "verify_and_record",
     "merge_tasks",
     "drop_summary",
+    "setup_hint",
     "MineSession",
     "Verdict",
     "MAX_TASKS_REACHED",
@@ -109,6 +110,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         "FAIL_TO_PASS": len(ver.FAIL_TO_PASS),
         "PASS_TO_PASS": len(ver.PASS_TO_PASS),
         "excluded": ver.excluded,
+        "red_by_import_error": len(ver.red_by_import_error),
         "seconds": round(time.monotonic() - started, 3),
     }
     if ver.reason is None:
@@ -143,6 +145,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             diff_lines=diff_lines(gold_patch),
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
                     "commit_s": round(ver.commit_s, 3)},
+            # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
+            red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
         )
         record["task"] = task.to_dict()
     return record
@@ -172,6 +176,7 @@ _LANGS = {
     ".ts": "typescript", ".tsx": "typescript", ".go": "go", ".rs": "rust", ".java": "java",
     ".kt": "kotlin", ".scala": "scala", ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c",
     ".cc": "c++", ".cpp": "c++", ".hpp": "c++", ".cs": "c#", ".swift": "swift", ".sh": "shell",
+    ".po": "gettext", ".pot": "gettext",  # translation catalogues
 }
 
 
@@ -195,6 +200,21 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     ordered = sorted(merged.values(), key=lambda t: t.get("committed_at", ""), reverse=True)
     write_jsonl_atomic(tasks_path, ordered)
     return [Task.from_dict(t) for t in ordered]
+
+
+def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
+    """A hint when most verified candidates could not even be collected at the commit (a missing
+    generated file or an uninstalled package, not a failing test): the snapshot probably needs a
+    ``setup_cmd``. ``None`` otherwise."""
+    broken = [r for r in verified if r.get("reason") == "reference_fails"
+              and str(r.get("detail", "")).startswith("collection errors at the parent and at the commit")]
+    if not verified or len(broken) * 2 < len(verified):
+        return None
+    detail = str(broken[0].get("detail", ""))
+    why = detail[detail.find("(") + 1: -1] if detail.endswith(")") else "see the verification records"
+    return (f"Hint: {len(broken)} of {len(verified)} candidates could not collect their tests even at the commit "
+            f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
+            "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
 
 
 def drop_summary(reasons: Iterable[str | None]) -> str:
@@ -300,6 +320,9 @@ class MineSession:
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
+        hint = setup_hint(verified)
+        if hint:
+            lines.append(hint)
         if verbose:
             for r in verified:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")

@@ -44,6 +44,25 @@ class MinePlugin:
     def workerinput(self) -> dict[str, Any]:
         return self.session.workerinput()
 
+    # -- names for people (progress line, verbose lines) ---------------------------------------
+    def _subjects(self) -> dict[str, str]:
+        if not hasattr(self, "_subject_by_id"):
+            self._subject_by_id = {c["commit"][:12]: c["subject"] for c in read_jsonl(self.session.candidates_path)}
+        return self._subject_by_id
+
+    def item_subject(self, nodeid: str) -> str:
+        """The commit subject of the candidate item ``nodeid`` (``""`` when unknown)."""
+        return self._subjects().get(nodeid.rsplit("::", 1)[-1], "")
+
+    def item_label(self, nodeid: str) -> str:
+        """``<commit[:12]> <subject>`` for the progress line."""
+        cid = nodeid.rsplit("::", 1)[-1]
+        return f"{cid} {self._subjects().get(cid, '')}".strip()
+
+    def expected_items(self) -> int:
+        """Items collected without -k/-m/node ids: one per frozen candidate."""
+        return len(self._subjects())
+
     # -- collection ---------------------------------------------------------------------------
     def pytest_collection(self, session: pytest.Session) -> bool | None:
         if self.settings.list_candidates:
@@ -118,6 +137,7 @@ class CandidateItem(pytest.Item):
     def runtest(self) -> None:
         verdict = self.plugin.session.verify(self.candidate, self.name)
         if verdict.verified:
+            self.user_properties.append(("homefield.subject", self.candidate["subject"]))
             self.user_properties.append(("homefield.reason", verdict.record["reason"] or "task"))
             self.user_properties.append(("homefield.fail_to_pass", verdict.record["FAIL_TO_PASS"]))
         if verdict.rejected is not None:

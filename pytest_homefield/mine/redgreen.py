@@ -49,6 +49,8 @@ class Verification:
     :data:`EXCLUDE_REASONS`. ``reason``: ``None`` when the candidate is a task, else one of
     :data:`DROP_REASONS`. ``detail``: one line for people. ``parent_s`` / ``commit_s``: seconds
     spent on each state (setup and test runs). ``runs``: test-command runs done (both states).
+    ``red_by_import_error``: the FAIL_TO_PASS ids that never ran at the parent: absent from every
+    parent run because their module failed to import or collect there (not a failing assertion).
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -59,6 +61,7 @@ class Verification:
     parent_s: float = 0.0
     commit_s: float = 0.0
     runs: int = 0
+    red_by_import_error: list[str] = field(default_factory=list)
 
 
 def _state(run: TestRun, test_id: str) -> str:
@@ -99,6 +102,23 @@ def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
         if not r.outcomes and not r.collection_error and r.error:
             return f"{state} run {k}: {r.error}"
     return None
+
+
+def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
+    """Why nothing failed at the parent, in words: the tests passed, or were skipped (and why)."""
+    runs = f"{len(parent_runs)} parent run{'s' if len(parent_runs) != 1 else ''}"
+    last = parent_runs[-1] if parent_runs else None
+    if last is None or not last.outcomes:
+        return f"no test failed in {runs}: no test ran"
+    skipped = sorted(i for i in last.outcomes if _state(last, i) == _SKIP)
+    if not skipped:
+        return f"no test failed in {runs}: all {len(last.outcomes)} passed without the change"
+    why = last.skip_reasons.get(skipped[0], "")
+    example = f"e.g. {skipped[0]}" + (f": {why}" if why else "")
+    if len(skipped) == len(last.outcomes):
+        return f"no test failed in {runs}: all {len(skipped)} were skipped in this environment ({example})"
+    return (f"no test failed in {runs}: {len(last.outcomes) - len(skipped)} passed without the change and "
+            f"{len(skipped)} were skipped ({example})")
 
 
 def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> Verification:
@@ -145,17 +165,23 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
                 v.PASS_TO_PASS.append(i)
             else:
                 v.excluded[i] = _exclusion(p, c)
+    v.red_by_import_error = [i for i in v.FAIL_TO_PASS if all(i not in r.outcomes for r in parent_runs)]
     counts = f"FAIL_TO_PASS {len(v.FAIL_TO_PASS)}, PASS_TO_PASS {len(v.PASS_TO_PASS)}, excluded {len(v.excluded)}"
     if v.FAIL_TO_PASS:
         v.detail = counts
+        if v.red_by_import_error:
+            v.detail += f" ({len(v.red_by_import_error)} red by import error at the parent)"
         return v
     if not ids and any(r.collection_error for r in parent_runs) and any(r.collection_error for r in commit_runs):
         v.reason = "reference_fails"
-        errs = sorted({p for r in commit_runs for p in r.collection_errors})
-        v.detail = "collection errors at the parent and at the commit" + (f": {', '.join(errs)}" if errs else "")
+        messages = {p: m for r in commit_runs for p, m in r.collection_errors.items()}
+        v.detail = "collection errors at the parent and at the commit"
+        if messages:
+            first = sorted(messages)[0]
+            v.detail += f": {', '.join(sorted(messages))} ({messages[first]})"
     elif not ever_failed:
         v.reason = "passes_without_change"
-        v.detail = f"no test failed in {len(parent_runs)} parent run(s)"
+        v.detail = _nothing_failed_detail(parent_runs)
     elif not red:
         v.reason = "flaky"
         v.detail = f"{len(ever_failed)} test(s) failed in some parent runs but not all, e.g. {ever_failed[0]}"

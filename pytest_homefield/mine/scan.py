@@ -22,7 +22,8 @@ Filters, in the order they are applied; the first that fails names the reason (d
    committed after it was authored, so they cannot be authored after ``since``) and are not counted.
 2. ``max_commits`` then stops the walk: it caps the commits inside the date window, newest first.
 3. ``outside_paths``: no changed file matches any ``paths`` glob (:mod:`.classify` glob rules).
-4. ``docs_only``: the commit changed files and all of them are docs.
+4. ``docs_only``: the commit changed files and all of them are docs; ``config_only``: all of them are
+   tooling configuration (CI, ``.gitignore``, linters; :mod:`.classify`) or docs, at least one config.
 5. ``no_test_change``: no runnable test module was added or modified. A commit that only deletes
    tests, or only changes test support files (fixtures, data, helpers, ``conftest.py``), has no
    test of its own to verify. Empty commits land here.
@@ -61,6 +62,7 @@ import git
 
 from pytest_homefield.errors import ScanError
 from pytest_homefield.mine.classify import (
+    CONFIG,
     CONTENT_CHECKED,
     DOCS,
     SOURCE,
@@ -90,6 +92,7 @@ REASONS = (
     "outside_dates",
     "outside_paths",
     "docs_only",
+    "config_only",
     "no_test_change",
     "dependency_change",
     "no_source_change",
@@ -158,6 +161,7 @@ class Candidate:
     test_files: list[str] = field(default_factory=list)
     runnable_tests: list[str] = field(default_factory=list)
     docs_files: list[str] = field(default_factory=list)
+    config_files: list[str] = field(default_factory=list)
     dependency_files: list[str] = field(default_factory=list)
     deleted_files: list[str] = field(default_factory=list)
     diff_lines: int | None = None
@@ -350,6 +354,7 @@ class _Change:
     runnable: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)
+    config: list[str] = field(default_factory=list)
     deps: list[str] = field(default_factory=list)
     checked: list[tuple[str, bytes]] = field(default_factory=list)  # (path, raw diff line)
     deleted: list[str] = field(default_factory=list)
@@ -376,6 +381,8 @@ def _split_change(entries: list[bytes], classifier: Classifier) -> _Change:
             change.sources.append(path)
         elif cls == DOCS:
             change.docs.append(path)
+        elif cls == CONFIG:
+            change.config.append(path)
         elif path.rsplit("/", 1)[-1] in CONTENT_CHECKED:
             change.checked.append((path, raw))
             change.sources.append(path)  # provisionally; filter 10 decides
@@ -384,25 +391,49 @@ def _split_change(entries: list[bytes], classifier: Classifier) -> _Change:
     return change
 
 
+def _files(n: int, kind: str) -> str:
+    return f"{n} {kind} file{'' if n == 1 else 's'}"
+
+
+def _some(paths: Sequence[str], n: int = 3) -> list[str]:
+    return list(paths[:n]) + ([f"… {len(paths) - n} more"] if len(paths) > n else [])
+
+
+def _no_test_detail(change: _Change, classifier: Classifier) -> str:
+    """Why no runnable test module is among the changes, in words that do not contradict the counts."""
+    if not change.all_paths:
+        return "empty commit"
+    if not change.tests:
+        return "no test file changed"
+    deleted = [p for p in change.tests if p in change.deleted and classifier.is_test_module(p)]
+    support = [p for p in change.tests if p not in deleted]
+    parts = []
+    if support:
+        parts.append(f"only test support changed ({', '.join(_some(support))}), which names no tests")
+    if deleted:
+        parts.append(f"test modules only deleted ({', '.join(_some(deleted))})")
+    return "; ".join(parts)
+
+
 def _cheap_reason(commit: _Commit, change: _Change, options: ScanOptions,
-                  in_paths: Any) -> tuple[str, str] | None:
+                  in_paths: Any, classifier: Classifier) -> tuple[str, str] | None:
     """Filters 3-9 of the module docstring: ``(reason, detail)`` or ``None``."""
     if options.paths and not any(in_paths(p) for p in change.all_paths):
         return "outside_paths", f"none of {len(change.all_paths)} changed files matches paths"
     if change.all_paths and len(change.docs) == len(change.all_paths):
-        return "docs_only", f"{len(change.docs)} docs files"
+        return "docs_only", _files(len(change.docs), "docs")
+    if change.config and len(change.docs) + len(change.config) == len(change.all_paths):
+        return "config_only", ", ".join(_some(change.config)) + (
+            f" and {_files(len(change.docs), 'docs')}" if change.docs else "")
     if not change.runnable:
-        if not change.all_paths:
-            detail = "empty commit"
-        elif change.tests:
-            detail = f"{len(change.tests)} test files changed, none a test module added or modified"
-        else:
-            detail = "no test file changed"
-        return "no_test_change", detail
+        return "no_test_change", _no_test_detail(change, classifier)
     if change.deps:
         return "dependency_change", ", ".join(change.deps[:5]) + (" …" if len(change.deps) > 5 else "")
     if not change.sources:
-        return "no_source_change", f"{len(change.tests)} test and {len(change.docs)} docs files"
+        parts = [_files(len(change.tests), "test"), _files(len(change.docs), "docs")]
+        if change.config:
+            parts.append(_files(len(change.config), "config"))
+        return "no_source_change", ", ".join(parts[:-1]) + " and " + parts[-1]
     limit = options.max_source_files
     if limit is not None and len(change.sources) > limit:
         return "too_many_source_files", f"{len(change.sources)} source files > {limit}"
@@ -605,7 +636,7 @@ def _judge(commit: _Commit, classifier: Classifier, options: ScanOptions,
            in_paths: Any) -> tuple[Candidate | Rejected, list[tuple[str, bytes]]]:
     """Filters 3-9 for one commit; a candidate comes with the manifests filter 10 must read."""
     change = _split_change(commit.entries, classifier)
-    verdict = _cheap_reason(commit, change, options, in_paths)
+    verdict = _cheap_reason(commit, change, options, in_paths, classifier)
     if verdict is not None:
         return Rejected(commit.sha, commit.subject, commit.authored_at, *verdict), []
     parent = commit.parents[0] if commit.parents else _EMPTY_TREE.get(len(commit.sha), "")
@@ -621,6 +652,7 @@ def _judge(commit: _Commit, classifier: Classifier, options: ScanOptions,
         test_files=change.tests,
         runnable_tests=change.runnable,
         docs_files=change.docs,
+        config_files=change.config,
         dependency_files=[],
         deleted_files=change.deleted,
     )
@@ -687,7 +719,7 @@ def format_reason(reason: str) -> str:
 def format_scan(result: ScanResult, verbose: bool = False) -> str:
     """The ``--list-candidates`` text: one line per candidate (12-character sha, author date,
     source and test file counts, subject), with ``verbose`` one line per rejected commit too (sha,
-    reason, subject, detail), then a summary line such as ``12 candidates from 340 commits;
+    author date, reason, subject, detail), then a summary line such as ``12 candidates from 340 commits;
     rejected: no test change 200, docs only 40``. No trailing newline."""
     lines = [
         f"{c.commit[:12]} {c.authored_at[:10]} {len(c.source_files):>3} source "
@@ -697,7 +729,7 @@ def format_scan(result: ScanResult, verbose: bool = False) -> str:
     if verbose:
         width = max((len(format_reason(r.reason)) for r in result.rejected), default=0)
         lines += [
-            f"{r.commit[:12]} {format_reason(r.reason):<{width}}  {r.subject}"
+            f"{r.commit[:12]} {r.authored_at[:10]} {format_reason(r.reason):<{width}}  {r.subject}"
             + (f"  [{r.detail}]" if r.detail else "")
             for r in result.rejected
         ]

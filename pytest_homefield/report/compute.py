@@ -164,13 +164,12 @@ def _attempt_similarity(r: Result, run_dir: Path, task: Task | None) -> tuple[Si
 
 
 def display_subject(task: Task) -> str:
-    """What a report calls a task: its subject, except for a merge commit whose generated subject
-    ("Merge pull request #12 from a/b") says nothing; then the first line of its prompt (the PR title)."""
-    if task.mode == "merge" and task.subject.startswith("Merge "):
-        first = next((ln.strip() for ln in task.prompt.splitlines() if ln.strip()), "")
-        if first:
-            return first
-    return task.subject
+    """What a report calls a task: its cleaned title, the first line of its prompt (the subject
+    without PR/issue references, URLs and shas: ``Fix rounding (closes #822)`` → ``Fix rounding``;
+    for a merge commit, whose generated subject "Merge pull request #12 from a/b" says nothing, the PR
+    title). The raw subject when the prompt is empty."""
+    first = next((ln.strip() for ln in task.prompt.splitlines() if ln.strip()), "")
+    return first or task.subject
 
 
 def build_report(
@@ -342,6 +341,7 @@ def build_report(
                 "id": tid,
                 "subject": display_subject(t) if t else "",
                 "well_specified": t.well_specified if t else None,
+                "red_by_import_error": bool(t.red_by_import_error) if t else False,
                 "languages": list(t.languages) if t else [],
                 "known": t is not None,
                 "attempts": {n: [a.result.outcome for a in by_agent[n].get(tid, [])] for n in order},

@@ -25,6 +25,7 @@ from pytest_homefield.report.text import (
     fmt_tokens,
     fmt_usd,
     leaderboard_cells,
+    no_cost_data,
     title_line,
 )
 
@@ -321,7 +322,12 @@ def render_html(report: dict[str, Any]) -> str:
 
     # --- cost vs pass
     b.append("<h2>Cost per solved task against pass rate</h2>")
-    svg, left_out = cost_vs_pass_svg(agents)
+    if no_cost_data(agents):
+        b.append('<p class="note" id="no-cost-data">No cost data: every agent reported a cost of zero or '
+                 "none (reference, simulated and local agents), so there is nothing to plot.</p>")
+        svg, left_out = cost_vs_pass_svg({})
+    else:
+        svg, left_out = cost_vs_pass_svg(agents)
     b.append(svg)
     if left_out:
         b.append(
@@ -395,6 +401,9 @@ def render_html(report: dict[str, Any]) -> str:
         subj = _e(t["subject"]) if t["subject"] else "<em>not in the tasks file</em>"
         if t.get("well_specified") is False:
             subj += ' <span class="tag">vague</span>'
+        if t.get("red_by_import_error"):
+            subj += (' <span class="tag" title="its tests only failed at the parent because their module could '
+                     'not be imported">red by import error</span>')
         cells = []
         for n in agents:
             outs = t["attempts"].get(n, [])

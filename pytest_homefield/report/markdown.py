@@ -182,7 +182,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += [
         "Legend: " + " · ".join(f"`{legend[o]}` {o.replace('_', ' ')}" for o in used_t) + " · `·` no attempt. "
         "Beside each cell: the edit-F1 of each attempt's diff against the gold patch (secondary; "
-        "— when no diff was found). *vague*: not a well-specified task.",
+        "— when no diff was found). *vague*: not a well-specified task."
+        + (" *red by import error*: its tests failed at the parent only because their module could not be "
+           "imported." if any(t.get("red_by_import_error") for t in report["tasks"]) else ""),
         "",
     ]
     rows = []
@@ -190,6 +192,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         subj = md_escape(t["subject"]) if t["subject"] else "*(not in tasks file)*"
         if t.get("well_specified") is False:
             subj += " *vague*"
+        if t.get("red_by_import_error"):
+            subj += " *red by import error*"
         cells = []
         for n in agents:
             outs = t["attempts"].get(n, [])
@@ -200,9 +204,11 @@ def render_markdown(report: dict[str, Any]) -> str:
     out += _table(["Task", "Subject", *(f"`{n}`" for n in agents)], rows) + [""]
 
     unsolved = report.get("unsolved_by_all") or []
+    titles = {t["id"]: t.get("subject") or "" for t in report["tasks"]}
     out += ["## Solved by no agent", ""]
     out += [
-        ", ".join(f"`{u}`" for u in unsolved) if unsolved else "None: every task was solved by some agent.",
+        "\n".join(f"- `{u}` {md_escape(titles.get(u, ''))}".rstrip() for u in unsolved) if unsolved
+        else "None: every task was solved by some agent.",
         "",
     ]
 

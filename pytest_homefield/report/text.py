@@ -27,6 +27,8 @@ __all__ = [
     "agent_tags",
     "grid_cell",
     "title_line",
+    "no_cost_data",
+    "no_time_data",
 ]
 
 Line = tuple[str, dict[str, bool]]
@@ -138,6 +140,19 @@ def pass_k_summary(a: dict[str, Any], key: str) -> str:
     return f"{fmt_pct(d[k])} k={k}"
 
 
+def no_cost_data(agents: dict[str, dict[str, Any]]) -> bool:
+    """Every agent's total cost is zero or unknown (reference, simulated and local agents): a cost
+    column or chart would only show zeros."""
+    return bool(agents) and all(not a.get("cost_usd") for a in agents.values())
+
+
+def no_time_data(agents: dict[str, dict[str, Any]]) -> bool:
+    """Every agent's p50 and p95 wall time is unknown or under half a second, i.e. printed as 0 s
+    (agents that answer at once: oracle, noop, sim)."""
+    return bool(agents) and all((a.get("wall_s_p50") or 0) < 0.5 and (a.get("wall_s_p95") or 0) < 0.5
+                                for a in agents.values())
+
+
 def title_line(report: dict[str, Any]) -> str:
     """``homefield report: run-a + run-b · 8 tasks · 4 agents · 1–3 attempts``."""
     runs = " + ".join(report["run_ids"]) or "(no run)"
@@ -223,6 +238,13 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
         "p50/p95": [f"{fmt_secs(a['wall_s_p50'])}/{fmt_secs(a['wall_s_p95'])}" for a in agents.values()],
     }
     right = {"#", "tasks", "scored", "solved", "pass@1", "cost", "$/solved", "p50/p95"}
+    missing = []
+    if no_cost_data(agents):
+        cols.pop("cost"), cols.pop("$/solved")
+        missing.append("no cost data (every agent reported zero or no cost)")
+    if no_time_data(agents):
+        cols.pop("p50/p95")
+        missing.append("no time data (every agent answered in under a second)")
     for drop in (None, *_DROP_ORDER):
         if drop is not None:
             cols.pop(drop, None)
@@ -241,6 +263,8 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
         elif a.get("simulated"):
             markup = {"cyan": True}
         add(text, **markup)
+    if missing:
+        add("; ".join(missing))
 
     # --- outcomes
     add("outcomes (scored | unscored, left out of every rate):", bold=True)
@@ -294,8 +318,12 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
     # --- unsolved
     unsolved = report.get("unsolved_by_all") or []
     if unsolved:
-        shown = ", ".join(unsolved[:8]) + (f", … ({len(unsolved)} in all)" if len(unsolved) > 8 else "")
-        add(f"solved by no agent: {shown}")
+        titles = {t["id"]: t.get("subject") or "" for t in report.get("tasks", [])}
+        add(f"solved by no agent ({len(unsolved)}):")
+        for tid in unsolved[:8]:
+            add(_clip(f"  {tid}  {titles.get(tid, '')}".rstrip(), width))
+        if len(unsolved) > 8:
+            add(f"  … and {len(unsolved) - 8} more")
 
     # --- verbose sections
     if verbose:
@@ -347,6 +375,8 @@ def _grid_lines(report: dict[str, Any], width: int) -> list[Line]:
         subj = task["subject"] or "(unknown task)"
         if task.get("well_specified") is False:
             subj = "[vague] " + subj
+        if task.get("red_by_import_error"):
+            subj = "[red by import error] " + subj
         out.append((f"{text}  {_clip(subj, room)}" if room >= 8 else text.rstrip(), {}))
     return out
 

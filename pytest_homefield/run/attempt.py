@@ -196,6 +196,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         (art / "agent.err").write_text(traceback.format_exc())
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     wall = time.monotonic() - t0
+    for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
+        path = art / name
+        if not path.exists():
+            path.write_text(f"({spec.agent.name} runs inside homefield and wrote nothing to {name[6:]})\n")
     fields: dict[str, Any] = dict(
         exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial, input_tokens=ar.input_tokens,
         output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,

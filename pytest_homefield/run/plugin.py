@@ -19,8 +19,10 @@ import pytest
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.collect import is_worker, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
+from pytest_homefield.progress import plural
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import render_text
+from pytest_homefield.report.compute import display_subject
 from pytest_homefield.run.session import (
     BUDGET_SPENT,
     RATE_LIMITED,
@@ -65,6 +67,27 @@ class RunPlugin:
     def workerinput(self) -> dict[str, Any]:
         return self.session.workerinput()
 
+    # -- names for people (progress line, verbose lines, JUnit) --------------------------------
+    def item_subject(self, nodeid: str) -> str:
+        """The task's cleaned title for the attempt item ``nodeid`` (``""`` when unknown)."""
+        parts = nodeid.split("::")
+        task = self._task_by_id().get(parts[1]) if len(parts) >= 3 else None
+        return display_subject(task) if task else ""
+
+    def item_label(self, nodeid: str) -> str:
+        """``<task> <agent>[<attempt>] <subject>`` for the progress line."""
+        parts = nodeid.split("::")
+        return " ".join(parts[1:] + [self.item_subject(nodeid)]).strip()
+
+    def expected_items(self) -> int:
+        """Items collected without -k/-m/node ids: tasks × agents × attempts not already finished."""
+        return int(self.session.n_attempts) - len(self.session.done)
+
+    def _task_by_id(self) -> dict[str, Task]:
+        if not hasattr(self, "_tasks_by_id"):
+            self._tasks_by_id = {t.id: t for t in self.session.tasks}
+        return self._tasks_by_id
+
     # -- collection ---------------------------------------------------------------------------
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.resolve() == self.settings.tasks_path.resolve():
@@ -73,9 +96,11 @@ class RunPlugin:
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
+        before = f"{len(s.done)} finished before" if s.done else "none finished before"
         lines = [
-            f"homefield run {s.run_id}: {len(s.tasks)} tasks × {len(s.agents)} agents × "
-            f"{self.settings.attempts} attempts = {s.n_attempts} ({len(s.done)} already finished)",
+            f"homefield run {s.run_id}: {plural(len(s.tasks), 'task')} × {plural(len(s.agents), 'agent')} × "
+            f"{plural(self.settings.attempts, 'attempt')} = {plural(s.n_attempts, 'attempt')} ({before}; -k, -m "
+            "or node ids may select fewer)",
             f"homefield agents: {', '.join(f'{a.name} ({a.spec})' for a in s.agents)}",
             f"homefield results: {s.results_path.relative_to(self.settings.root)}",
         ]
@@ -194,15 +219,17 @@ class RunItem(pytest.Item):
             raise pytest.skip.Exception(reason)
         test_cmd = self.config.hook.pytest_homefield_test_command(task=self.task, config=self.config)
         result = self.result = session.run_attempt(self.task, self.agent, self.attempt, test_cmd=test_cmd)
-        for key, value in (("task", result.task_id), ("agent", result.agent), ("attempt", result.attempt),
-                           ("outcome", result.outcome), ("cost_usd", result.cost_usd),
+        for key, value in (("task", result.task_id), ("subject", display_subject(self.task)), ("agent", result.agent),
+                           ("attempt", result.attempt), ("outcome", result.outcome), ("cost_usd", result.cost_usd),
                            ("input_tokens", result.input_tokens), ("output_tokens", result.output_tokens),
                            ("wall_s", result.wall_s)):
-            self.user_properties.append((f"homefield.{key}", value))
+            if value is not None:  # JUnit would write a missing count as the string "None"
+                self.user_properties.append((f"homefield.{key}", value))
         self.user_properties.append(("homefield.result", json.dumps(result.to_dict())))
         if result.outcome == "infra":
             # an error in setup, reported as one line (no traceback: the harness, not code, failed)
             raise pytest.fail.Exception(f"homefield infra error: {result.error or 'infra'}\n"
+                                        f"task: {self.task.id} {display_subject(self.task)}\n"
                                         f"artifacts: {session.artifacts(self.task, self.agent, self.attempt)}",
                                         pytrace=False)
 

@@ -112,6 +112,7 @@ class TestRun:
     ``error``: one line when the run looks wrong (no outcome file, exit status contradicting the
       outcomes, killed by a signal, timeout), else ``None``.
     ``test_timeouts``: ids that pytest-timeout failed (``test_timeout_s``).
+    ``skip_reasons``: skipped id → its skip reason (``requires Python 3.12``), when reported.
     """
 
     __test__ = False  # not a pytest test class
@@ -126,6 +127,7 @@ class TestRun:
     error: str | None = None
     collection_errors: dict[str, str] = field(default_factory=dict)
     test_timeouts: list[str] = field(default_factory=list)
+    skip_reasons: dict[str, str] = field(default_factory=dict)
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -258,6 +260,7 @@ class _Parsed:
     test_timeouts: list[str]
     found: bool  # the outcome file / XML existed and was readable
     started: bool  # the reporter's start event (reporter mode) / any testcase (JUnit)
+    skip_reasons: dict[str, str] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> _Parsed:
@@ -299,7 +302,10 @@ def read_outcomes(path: Path) -> _Parsed:
             collected = max(collected or 0, int(ev.get("count") or 0))
     outcomes = {nodeid: _outcome(ph) for nodeid, ph in phases.items()}
     timeouts = [n for n, ph in phases.items() if any(e.get("timeout") for e in ph.values())]
-    return _Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started)
+    skips = {n: str(ev["message"]).removeprefix("Skipped: ") for n, ph in phases.items() if outcomes[n] == "skipped"
+             for ev in ph.values() if ev.get("outcome") == "skipped" and ev.get("message")}
+    return _Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started,
+                   skip_reasons=skips)
 
 
 def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
@@ -400,4 +406,5 @@ def _cross_check(
         error=error,
         collection_errors=dict(parsed.collection_errors),
         test_timeouts=parsed.test_timeouts,
+        skip_reasons=dict(parsed.skip_reasons),
     )

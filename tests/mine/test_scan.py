@@ -362,7 +362,8 @@ def test_format_scan(zoo: tuple[Path, dict[str, str]], default_scan: ScanResult)
     )
     verbose = format_scan(default_scan, verbose=True).splitlines()
     assert len(verbose) == len(default_scan.candidates) + len(default_scan.rejected) + 1
-    assert f"{shas['too_many'][:12]} too many source files  Add eleven small modules at once  " \
+    # a rejected row has the date in the date column too, then the reason
+    assert f"{shas['too_many'][:12]} 2024-01-01 too many source files  Add eleven small modules at once  " \
            f"[11 source files > 10]" in verbose
     assert format_reason("no_test_change") == "no test change"
     assert format_scan(ScanResult()) == "0 candidates from 0 commits"

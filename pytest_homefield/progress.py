@@ -1,0 +1,141 @@
+"""Progress of a mine or run session: one status line people can read while it works.
+
+:class:`Progress` is a plain counter fed with events (an item started, an item finished with a
+status and maybe a cost) that renders one line, e.g.::
+
+    mine 12/100 · kept 3 · dropped 8 · error 1 · 1m05s · ETA 8m40s · 9f3c2a1b7e04 Fix naturaldelta for months
+    run 7/91 · solved 5 · unsolved 2 · $0.42 of $20.00 · 3m10s · ETA 38m · e4935e064407 noop[1] Add …
+
+:class:`pytest_homefield.progress_plugin.ProgressHooks` is the pytest side, registered on the
+controller (never on an xdist worker; results reach the controller as reports): on a terminal at
+verbosity 0 it redraws the line in place (``TerminalReporter.rewrite``) after every event, replacing
+pytest's own ``[ 69/100]`` count;
+otherwise (CI logs, ``-v``) it writes the line as a plain line every :data:`EVERY_N` finished items,
+at least every :data:`EVERY_S` seconds while items finish, and after the last one. With ``-v`` it
+also puts the item's subject next to pytest's line for the item. Times are seconds; money USD.
+This module imports nothing from pytest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+__all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES"]
+
+#: Without a live line: a plain line every this many finished items …
+EVERY_N = 10
+#: … or when this many seconds passed since the last one (checked when an item finishes).
+EVERY_S = 60.0
+
+#: Statuses in display order, per kind.
+STATUSES = {"mine": ("kept", "dropped", "error"), "run": ("solved", "unsolved", "infra", "skipped", "error")}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``'1 agent'``, ``'3 agents'``; ``many`` for irregular plurals."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def fmt_duration(seconds: float) -> str:
+    """``'42s'``, ``'3m05s'``, ``'2h07m'`` (seconds rounded down)."""
+    s = max(0, int(seconds))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+class Progress:
+    """Counts, rates and the items in flight of one session.
+
+    ``kind``: ``"mine"`` or ``"run"`` (names the line and orders the statuses of :data:`STATUSES`;
+    other statuses are shown after them). ``total``: items expected (may be set later with
+    :meth:`set_total`, 0 = unknown). ``budget_usd``: the run budget, shown against the money spent.
+    ``clock``: seconds, monotonic (tests pass a fake one). Not thread-safe.
+    """
+
+    def __init__(self, kind: str, total: int = 0, *, budget_usd: float | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.kind = kind
+        self.total = total
+        self.budget_usd = budget_usd
+        self.clock = clock
+        self.started = clock()
+        self.counts: Counter[str] = Counter()
+        self.done = 0
+        self.spent_usd = 0.0
+        self.costs_seen = False
+        self.in_flight: dict[str, str] = {}  # key -> label, in start order
+        self._last_line_done = 0
+        self._last_line_at = self.started
+
+    def set_total(self, total: int) -> None:
+        """The number of items this session will run (known after collection)."""
+        self.total = max(0, int(total))
+
+    def start(self, key: str, label: str) -> None:
+        """Item ``key`` started; ``label`` says what it is (id and subject)."""
+        self.in_flight[key] = label
+
+    def finish(self, key: str, status: str, cost_usd: float | None = None) -> None:
+        """Item ``key`` finished with ``status`` (e.g. ``kept``, ``solved``), having spent ``cost_usd``."""
+        self.in_flight.pop(key, None)
+        self.done += 1
+        self.counts[status] += 1
+        if cost_usd is not None:
+            self.spent_usd += float(cost_usd)
+            self.costs_seen = True
+
+    def elapsed_s(self) -> float:
+        return self.clock() - self.started
+
+    def eta_s(self) -> float | None:
+        """Seconds left at the rate so far (elapsed / done × remaining); ``None`` before the first
+        item finished or without a total."""
+        if not self.done or not self.total:
+            return None
+        return self.elapsed_s() / self.done * max(0, self.total - self.done)
+
+    def parts(self) -> list[str]:
+        """The pieces of :meth:`line`, without the item in flight."""
+        total = str(self.total) if self.total else "?"
+        out = [f"{self.kind} {self.done}/{total}"]
+        order = list(STATUSES.get(self.kind, ()))
+        order += sorted(s for s in self.counts if s not in order)
+        out += [f"{s} {self.counts[s]}" for s in order if self.counts[s]]
+        if self.kind == "run" and (self.costs_seen or self.budget_usd is not None):
+            money = f"${self.spent_usd:.2f}"
+            if self.budget_usd is not None:
+                money += f" of ${self.budget_usd:.2f}"
+            out.append(money)
+        out.append(fmt_duration(self.elapsed_s()))
+        eta = self.eta_s()
+        if self.done < self.total or not self.total:
+            out.append(f"ETA {fmt_duration(eta)}" if eta is not None else "ETA ?")
+        return out
+
+    def line(self, width: int | None = None) -> str:
+        """One line: ``kind done/total · status counts · $spent of $budget · elapsed · ETA · in flight``,
+        cut to ``width - 1`` characters when ``width`` is given."""
+        text = " · ".join(self.parts())
+        if self.in_flight:
+            newest = list(self.in_flight.values())[-1]
+            more = len(self.in_flight) - 1
+            text += f" · {newest}" + (f" (+{more} more)" if more else "")
+        if width is not None and len(text) > width - 1:
+            text = text[: max(0, width - 2)] + "…"
+        return text
+
+    def periodic_due(self, *, every_n: int = EVERY_N, every_s: float = EVERY_S) -> bool:
+        """Whether a plain progress line is due now: ``every_n`` items or ``every_s`` seconds since the
+        last one (with at least one new item), or the last item finished. Marks it written."""
+        new = self.done - self._last_line_done
+        now = self.clock()
+        due = new > 0 and (new >= every_n or now - self._last_line_at >= every_s
+                           or (self.total and self.done >= self.total))
+        if due:
+            self._last_line_done, self._last_line_at = self.done, now
+        return bool(due)

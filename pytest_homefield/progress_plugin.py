@@ -1,0 +1,248 @@
+"""The pytest side of :mod:`pytest_homefield.progress`: hooks that feed a :class:`Progress` from the
+controller's reports and draw its line through pytest's terminal reporter (see that module), put
+subjects beside ``-v`` lines and give JUnit XML a readable ``name``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
+
+from pytest_homefield.progress import Progress, plural
+
+__all__ = ["ProgressHooks"]
+
+
+def _status(kind: str, report: pytest.TestReport) -> str | None:
+    """An item's status from one of its reports, or ``None`` when this report does not decide it."""
+    if report.when == "setup":
+        if report.failed:
+            return "error" if kind == "mine" else "infra"
+        if report.skipped:
+            return "dropped" if kind == "mine" else "skipped"
+        return None
+    if report.when == "call":
+        if report.passed:
+            return "kept" if kind == "mine" else "solved"
+        if report.failed:
+            return "error"
+        if kind == "run" and hasattr(report, "wasxfail"):
+            return "unsolved"
+        return "dropped" if kind == "mine" else "skipped"
+    if report.failed:  # a teardown error
+        return "error"
+    return None
+
+
+def _junit_key() -> Any:
+    """pytest's stash key of its JUnit XML writer (what the ``record_xml_attribute`` fixture uses)."""
+    return xml_key
+
+
+def _why(report: pytest.TestReport) -> str:
+    """`` (empty patch)``: why an item did not pass, from its skip or xfail reason."""
+    reason = getattr(report, "wasxfail", None)
+    if reason is None and report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+    if not reason:
+        return ""
+    reason = str(reason).split(": ", 1)[-1] if str(reason).startswith(("unsolved: ", "rejected: ")) else str(reason)
+    return f" ({reason.replace('_', ' ')})"
+
+
+class ProgressHooks:
+    """pytest hooks that feed a :class:`Progress` from the controller's reports and draw it.
+
+    ``label_for(nodeid)`` names an item for people (id and subject); ``subject_for(nodeid)`` gives its
+    subject alone (``""`` when unknown). Register only on the controller.
+
+    The live line is also redrawn every ``tick_s`` seconds by a daemon thread, so elapsed time moves
+    while long items run (the xdist controller waits on its workers without calling any hook); only
+    under xdist or ``-s`` (see :meth:`_may_tick`). Our draws hold a lock; pytest's own writes happen
+    between items, and a letter that lands inside the line is overwritten at the next redraw. The
+    thread stops before pytest prints its summary.
+    """
+
+    tick_s = 1.0
+
+    def __init__(self, config: pytest.Config, kind: str, *, label_for: Callable[[str], str],
+                 subject_for: Callable[[str], str], budget_usd: float | None = None,
+                 full_total: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.kind = kind
+        self.label_for = label_for
+        self.subject_for = subject_for
+        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock)
+        self._status: dict[str, str] = {}
+        self._cost: dict[str, float] = {}
+        self._drawn = False
+        self._announced = False
+        self._subject_shown: set[str] = set()
+        self.full_total = full_total
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    # -- where and how to draw ----------------------------------------------------------------
+    @property
+    def tr(self) -> Any:
+        return self.config.pluginmanager.get_plugin("terminalreporter")
+
+    @property
+    def live(self) -> bool:
+        """A line redrawn in place: on a terminal, at verbosity 0."""
+        tr = self.tr
+        return bool(tr is not None and getattr(tr, "isatty", False) and self.config.get_verbosity() == 0)
+
+    def _width(self) -> int:
+        tw = getattr(self.tr, "_tw", None)
+        return int(getattr(tw, "fullwidth", 80) or 80)
+
+    def _draw(self) -> None:
+        tr = self.tr
+        if tr is None or not self.live:
+            return
+        with self._lock:
+            if self._stop.is_set() and self._ticker is not None:
+                return
+            tr.rewrite(self.progress.line(self._width()), erase=True)
+            tr.flush()
+            self._drawn = True
+        if self._ticker is None and self._may_tick():
+            self._ticker = threading.Thread(target=self._tick, name="homefield-progress", daemon=True)
+            self._ticker.start()
+
+    def _may_tick(self) -> bool:
+        """Ticks only where nothing captures the terminal while an item runs: on the xdist controller
+        (items run in workers) or with ``-s``. In-process items run under pytest's output capture,
+        which would swallow the line (and show it as the item's captured output)."""
+        return bool(self.config.pluginmanager.get_plugin("dsession") is not None
+                    or self.config.getoption("capture", "fd") == "no")
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                tr = self.tr
+                if tr is not None:
+                    tr.rewrite(self.progress.line(self._width()), erase=True)
+                    tr.flush()
+
+    def _stop_ticker(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=5)
+
+    def _newline_if_needed(self) -> None:
+        """End a line pytest or xdist left open (progress letters, a status being rewritten)."""
+        tw: Any = getattr(self.tr, "_tw", None)
+        # -1 (wcswidth of a line holding "\r", as xdist's status rewrites leave it) is an open line too
+        if tw is not None and int(getattr(tw, "width_of_current_line", 0) or 0) != 0:
+            tw.line()
+
+    def _plain(self) -> None:
+        tr = self.tr
+        if tr is None or self.config.get_verbosity() < 0:
+            return
+        self._newline_if_needed()  # after pytest's progress letters
+        tr.write_line(f"homefield {self.progress.line()}")
+
+    # -- hooks --------------------------------------------------------------------------------
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        tr = self.tr
+        if tr is not None and self.live and hasattr(tr, "_show_progress_info"):
+            tr._show_progress_info = False  # our line carries the count; pytest's would break it
+
+    def _set_total(self, n: int, full: int | None) -> None:
+        self.progress.set_total(n)
+        tr = self.tr
+        if full is not None and n < full and not self._announced and tr is not None:
+            self._announced = True
+            noun = "candidate" if self.kind == "mine" else "attempt"
+            self._newline_if_needed()
+            tr.write_line(f"homefield: {n} of {plural(full, noun)} selected (-k, -m, --lf or node ids)")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._set_total(len(session.items), self.full_total)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._set_total(len(ids), self.full_total)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.progress.start(nodeid, self.label_for(nodeid))
+        self._draw()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Before JUnit XML records the item: its ``name`` attribute says what the item is, in
+        words (``noop[1]: Add neg() returning the negation of a``); ``classname`` keeps the ids."""
+        if "homefield" not in report.keywords or report.when != "setup":
+            return
+        xml = self.config.stash.get(_junit_key(), None)
+        subject = self.subject_for(report.nodeid)
+        if xml is None or not subject:
+            return
+        last = report.nodeid.rsplit("::", 1)[-1]
+        xml.node_reporter(report).add_attribute("name", f"{last}: {subject}")
+
+    @pytest.hookimpl(trylast=True, specname="pytest_runtest_logreport")
+    def pytest_runtest_logreport_count(self, report: pytest.TestReport) -> None:
+        if "homefield" not in report.keywords:
+            return
+        status = _status(self.kind, report)
+        if status is not None and (report.nodeid not in self._status or status == "error"):
+            self._status[report.nodeid] = status
+        for key, value in report.user_properties:
+            if key == "homefield.cost_usd" and value is not None:
+                self._cost[report.nodeid] = float(value)  # type: ignore[arg-type]
+        if status is not None and self.config.get_verbosity() > 0 and self.tr is not None:
+            self._subject_after_line(report)
+
+    def _subject_after_line(self, report: pytest.TestReport) -> None:
+        """With ``-v``: the subject beside pytest's line for the item (same line under xdist, where
+        the line ends with the node id; the next line otherwise, where it ends with the count)."""
+        subject = self.subject_for(report.nodeid)
+        if not subject or report.nodeid in self._subject_shown:
+            return
+        self._subject_shown.add(report.nodeid)
+        tr = self.tr
+        if hasattr(report, "node"):  # xdist: pytest's line ends with the node id, and shows no reason
+            tr.write(f" {subject}{_why(report)}")
+        else:  # pytest's line ends with the reason and the count
+            tr.write(f"\n    {subject}")
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        status = self._status.pop(nodeid, None)
+        self._subject_shown.discard(nodeid)
+        if status is None:
+            self.progress.in_flight.pop(nodeid, None)
+            return
+        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None))
+        if self.live:
+            self._draw()
+        elif self.progress.periodic_due():
+            self._plain()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        tr = self.tr
+        if tr is None:
+            return
+        self._stop_ticker()
+        if self._drawn:
+            self.progress.in_flight.clear()
+            tr.rewrite(self.progress.line(self._width()), erase=True)
+            tr.write("\n")
+            tr.currentfspath = None
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._stop_ticker()

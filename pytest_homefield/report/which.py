@@ -1,0 +1,82 @@
+"""Which run a report is about, and which others there are: printed by ``homefield report`` so a report
+picked by default (the newest run) is never mistaken for the comparison the user read before."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_homefield.progress import plural
+from pytest_homefield.store import read_jsonl
+
+__all__ = ["RunSummary", "run_summaries", "which_run_lines"]
+
+
+@dataclass
+class RunSummary:
+    """One run folder at a glance: ``planned`` = tasks × agents × attempts of its ``meta.json``,
+    ``finished`` = distinct attempts in its results (the last line of a key wins)."""
+
+    run_id: str
+    created_at: str
+    agents: list[str]
+    planned: int
+    finished: int
+    cut_short: str | None
+
+    @property
+    def when(self) -> str:
+        """``2026-12-01 15:02 UTC`` from ``created_at`` (ISO 8601, UTC)."""
+        return self.created_at[:16].replace("T", " ") + " UTC" if self.created_at else "unknown time"
+
+    def describe(self) -> str:
+        """``started 2026-12-01 15:02 UTC · oracle, noop · 8 of 8 attempts finished``."""
+        text = f"started {self.when} · {', '.join(self.agents) or 'no agents'} · {self.finished} of " \
+               f"{plural(self.planned, 'attempt')} finished"
+        if self.finished < self.planned:
+            text += " (a subset: -k, --max-tasks, stopped or cut short)"
+        if self.cut_short:
+            text += f" · cut short: {self.cut_short}"
+        return text
+
+
+def run_summaries(runs_root: Path) -> list[RunSummary]:
+    """Every agent run under ``runs_root`` (``verify-…`` runs left out), newest ``created_at`` first."""
+    out = []
+    for d in runs_root.iterdir() if runs_root.is_dir() else []:
+        if d.name.startswith("verify-"):
+            continue
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+        except (OSError, ValueError):
+            continue
+        agents = [str(a.get("name")) for a in meta.get("agents", [])]
+        planned = len(meta.get("task_ids", [])) * len(agents) * int(meta.get("attempts") or 0)
+        keys = {(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant"))
+                for r in read_jsonl(d / "results.jsonl")}
+        out.append(RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
+                              planned=planned, finished=len(keys), cut_short=meta.get("cut_short")))
+    return sorted(out, key=lambda s: (s.created_at, s.run_id), reverse=True)
+
+
+def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5) -> list[str]:
+    """What the report is about: the chosen run(s) with their agents, time and completeness, then (when
+    the newest was picked by default, or there are others) up to ``others`` other recent runs and how
+    to report on them."""
+    summaries = run_summaries(runs_root)
+    by_id = {s.run_id: s for s in summaries}
+    lines = []
+    for rid in chosen:
+        s = by_id.get(rid)
+        how = " (the newest run; give a RUN_ID for another)" if by_default else ""
+        lines.append(f"Report on run {rid}{how}: {s.describe() if s else 'no meta.json'}")
+    rest = [s for s in summaries if s.run_id not in set(chosen)][:others]
+    if rest:
+        lines.append("Other recent runs (homefield report RUN_ID, or several ids to report on them together):")
+        lines += [f"  {s.run_id}  {s.describe()}" for s in rest]
+        left = len(summaries) - len(chosen) - len(rest)
+        if left > 0:
+            lines.append(f"  … and {plural(left, 'older run')} in {runs_root}")
+    return lines

@@ -1,0 +1,99 @@
+"""``homefield plan`` estimates: grading time from mining, agent time and cost from flags, history or
+the assumed per-client table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.commands.plan import DEFAULTS, assumed_per_run, estimate, plan_text
+from pytest_homefield.records import Task
+from pytest_homefield.settings import Settings
+from pytest_homefield.store import write_jsonl_atomic
+
+
+def task(i: int, commit_s: float, runs: int = 2) -> Task:
+    return Task(id=f"{i:012d}", commit=f"{i:040d}", parent="0" * 40, committed_at="", authored_at="",
+                mode="commit", subject=f"Task {i}", message="", prompt="", source_files=[], test_files=[],
+                test_patch="", gold_patch="", FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[],
+                verify={"stability_runs": runs, "parent_s": 1.0, "commit_s": commit_s})
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    s = Settings(root=tmp_path, attempts=3)
+    write_jsonl_atomic(s.tasks_path, [task(1, 4.0).to_dict(), task(2, 8.0).to_dict()])
+    return s
+
+
+def test_a_claude_agent_without_history_gets_an_assumed_estimate(settings: Settings) -> None:
+    settings.agents = ["oracle", "claude:claude-sonnet-4-5", "h=claude:claude-haiku-4-5", "cmd:make fix"]
+    oracle, sonnet, haiku, cmd = estimate(settings, [task(1, 4.0), task(2, 8.0)], settings.agents, 6)
+    # grading: commit_s / stability_runs, averaged over tasks: (2 + 4) / 2
+    assert oracle.grading_s_per_run == sonnet.grading_s_per_run == 3.0
+    assert (oracle.agent_s_per_run, oracle.usd_per_run, oracle.basis) == (0.0, 0.0,
+                                                                         "exact: a reference agent spends nothing")
+    assert (sonnet.agent_s_per_run, sonnet.usd_per_run) == (240.0, 0.50)
+    assert sonnet.basis == "assumed (claude default; no earlier attempts)"
+    assert sonnet.hours == pytest.approx(6 * 243 / 3600) and sonnet.usd == pytest.approx(3.0)
+    assert (haiku.agent_s_per_run, haiku.usd_per_run) == (120.0, 0.15)
+    assert cmd.hours is None and cmd.usd is None and "give --seconds-per-run" in cmd.basis
+
+
+def test_flags_replace_assumptions_and_history(settings: Settings) -> None:
+    run = settings.homefield_dir / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "meta.json").write_text(json.dumps({"agents": [{"name": "claude-sonnet-4-5",
+                                                           "spec": "claude:claude-sonnet-4-5"}]}))
+    write_jsonl_atomic(run / "results.jsonl", [
+        {"agent": "claude-sonnet-4-5", "outcome": "solved", "wall_s": 100.0, "test_s": 5.0, "cost_usd": 0.2},
+        {"agent": "claude-sonnet-4-5", "outcome": "tests_failed", "wall_s": 300.0, "test_s": 5.0, "cost_usd": 0.4},
+        {"agent": "claude-sonnet-4-5", "outcome": "infra", "wall_s": 9999.0, "test_s": 0.0, "cost_usd": 9.0},
+    ])
+    (hist,) = estimate(settings, [task(1, 4.0)], ["claude:claude-sonnet-4-5"], 3)
+    assert (hist.agent_s_per_run, hist.usd_per_run, hist.basis) == (200.0, pytest.approx(0.3),
+                                                                    "2 earlier attempts")
+    (given,) = estimate(settings, [task(1, 4.0)], ["claude:claude-sonnet-4-5"], 3, cost_per_run=1.25)
+    assert given.usd_per_run == 1.25 and given.agent_s_per_run == 200.0
+    assert given.basis == "--cost-per-run given"
+
+
+def test_attempt_budget_caps_the_assumed_claude_cost(settings: Settings) -> None:
+    settings.attempt_budget = 0.25
+    (e,) = estimate(settings, [task(1, 4.0)], ["claude"], 1)
+    assert e.usd_per_run == 0.25 and "capped by --attempt-budget" in e.basis
+
+
+def test_plan_text_before_any_run(settings: Settings) -> None:
+    settings.agents = ["oracle", "claude:claude-sonnet-4-5"]
+    text = plan_text(settings)
+    assert text.splitlines()[0] == "Plan: 2 tasks × 2 agents × 3 attempts = 12 agent runs"
+    row = next(line for line in text.splitlines() if line.startswith("claude-sonnet-4-5"))
+    assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "3.0", "0.50", "0.41", "3.00"]
+    assert "?" not in text
+    assert "Total: 0.41 hours sequential, 3.00 USD" in text
+    assert "Grading time per run: measured at mining (2 tasks)" in text
+
+
+def test_the_default_table_covers_every_built_in_client() -> None:
+    kinds = {k for k, *_ in DEFAULTS}
+    assert {"oracle", "noop", "sim", "claude", "openai", "aider", "codex", "gemini"} <= kinds
+    assert assumed_per_run("claude", "claude-opus-4-5")[:2] == (300.0, 1.50)
+    assert assumed_per_run("cmd", "true") == (None, None, "cmd")
+
+
+def test_cli_flags(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    from pytest_homefield.cli import main
+
+    subprocess.run(["git", "init", "-q", str(settings.root)], check=True)
+    monkeypatch.chdir(settings.root)
+    assert main(["plan", "--agent", "claude", "--attempts", "1", "--seconds-per-run", "90",
+                 "--cost-per-run", "0.1"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("claude "))
+    assert row.split()[:7] == ["claude", "2", "90", "3.0", "0.10", "0.05", "0.20"]
+    assert row.endswith("--seconds-per-run and --cost-per-run given")

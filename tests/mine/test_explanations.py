@@ -1,0 +1,73 @@
+"""Drop and task explanations a newcomer can act on: skipped new tests say they were skipped and why;
+a task red only because its test module failed to import at the parent is marked as such."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+from pytest_homefield.mine.redgreen import classify_runs
+from pytest_homefield.sandbox.testrun import TestRun, run_tests
+
+
+def run(outcomes: dict[str, str], *, ce: bool = False, skips: dict[str, str] | None = None) -> TestRun:
+    return TestRun(outcomes=dict(outcomes), exit_code=1, timed_out=False, collection_error=ce,
+                   collected=len(outcomes), wall_s=1.0, log_path=Path(os.devnull), skip_reasons=dict(skips or {}))
+
+
+def test_all_new_tests_skipped_says_skipped_and_why() -> None:
+    parent = run({"t.py::a": "skipped", "t.py::b": "skipped"}, skips={"t.py::a": "requires Python 3.12"})
+    v = classify_runs([parent], [])
+    assert v.reason == "passes_without_change"
+    assert v.detail == ("no test failed in 1 parent run: all 2 were skipped in this environment "
+                        "(e.g. t.py::a: requires Python 3.12)")
+
+
+def test_some_skipped_some_passed() -> None:
+    v = classify_runs([run({"t.py::a": "passed", "t.py::b": "skipped"})], [])
+    assert v.detail == "no test failed in 1 parent run: 1 passed without the change and 1 were skipped (e.g. t.py::b)"
+    v = classify_runs([run({"t.py::a": "passed"})] * 2, [])
+    assert v.detail == "no test failed in 2 parent runs: all 1 passed without the change"
+
+
+def test_red_by_import_error_is_marked() -> None:
+    # the module cannot import at the parent: its ids are absent there (collection error), pass at the commit
+    parent = run({}, ce=True)
+    commit = run({"t.py::a": "passed", "t.py::b": "passed"})
+    v = classify_runs([parent, parent], [commit, commit])
+    assert v.FAIL_TO_PASS == ["t.py::a", "t.py::b"] and v.red_by_import_error == ["t.py::a", "t.py::b"]
+    assert v.detail.endswith("(2 red by import error at the parent)")
+    # a real failing assertion at the parent is not
+    v = classify_runs([run({"t.py::a": "failed"})], [run({"t.py::a": "passed"})])
+    assert v.FAIL_TO_PASS == ["t.py::a"] and v.red_by_import_error == []
+
+
+def test_skip_reasons_come_from_the_reporter(tmp_path: Path) -> None:
+    (tmp_path / "test_s.py").write_text(textwrap.dedent("""\
+        import sys
+        import pytest
+
+        @pytest.mark.skipif(sys.version_info < (9, 0), reason="requires Python 9")
+        def test_future():
+            pass
+
+        @pytest.mark.xfail(reason="known bug")
+        def test_bug():
+            assert False
+
+        def test_ok():
+            pass
+    """))
+    r = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:cacheprovider", ["test_s.py"], out_dir=tmp_path / "out")
+    assert r.outcomes == {"test_s.py::test_future": "skipped", "test_s.py::test_bug": "xfailed",
+                          "test_s.py::test_ok": "passed"}
+    assert r.skip_reasons["test_s.py::test_future"] == "requires Python 9"
+    assert set(r.skip_reasons) == {"test_s.py::test_future"}
+
+
+def test_translation_catalogues_are_a_language_not_other() -> None:
+    from pytest_homefield.mine.pipeline import _languages
+
+    assert _languages(["src/pkg/locale/fr/LC_MESSAGES/pkg.po", "src/pkg/number.py"]) == ["gettext", "python"]

@@ -1,0 +1,55 @@
+"""``homefield report`` says which run it reports on and lists the other recent runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_homefield.report.which import run_summaries, which_run_lines
+from pytest_homefield.store import write_jsonl_atomic
+
+
+def make_run(root: Path, rid: str, created: str, agents: list[str], tasks: int, attempts: int,
+             finished: int) -> None:
+    d = root / rid
+    d.mkdir(parents=True)
+    (d / "meta.json").write_text(json.dumps({
+        "run_id": rid, "created_at": created, "agents": [{"name": a, "spec": a} for a in agents],
+        "attempts": attempts, "task_ids": [f"t{i}" for i in range(tasks)], "cut_short": None}))
+    recs = [{"task_id": f"t{i % tasks}", "agent": agents[0], "attempt": 1 + i // tasks} for i in range(finished)]
+    write_jsonl_atomic(d / "results.jsonl", recs + recs[:1])  # a retried key counts once
+
+
+def test_newest_by_default_and_the_others_listed(tmp_path: Path) -> None:
+    make_run(tmp_path, "r-compare", "2026-12-01T10:00:00+00:00", ["claude", "noop"], 91, 1, 182)
+    make_run(tmp_path, "r-try", "2026-12-01T11:30:00+00:00", ["claude"], 91, 1, 1)
+    make_run(tmp_path, "verify-x", "2026-12-01T12:00:00+00:00", ["oracle"], 91, 1, 91)
+    assert [s.run_id for s in run_summaries(tmp_path)] == ["r-try", "r-compare"]
+    lines = which_run_lines(tmp_path, ["r-try"], by_default=True)
+    assert lines[0] == ("Report on run r-try (the newest run; give a RUN_ID for another): started 2026-12-01 "
+                        "11:30 UTC · claude · 1 of 91 attempts finished (a subset: -k, --max-tasks, stopped or "
+                        "cut short)")
+    assert lines[1].startswith("Other recent runs (homefield report RUN_ID")
+    assert lines[2] == "  r-compare  started 2026-12-01 10:00 UTC · claude, noop · 182 of 182 attempts finished"
+    assert len(lines) == 3
+    named = which_run_lines(tmp_path, ["r-compare"], by_default=False)
+    assert named[0].startswith("Report on run r-compare: started")
+    assert named[2].startswith("  r-try  ")
+
+
+def test_cli_prints_it_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    from pytest_homefield.cli import main
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    runs = tmp_path / ".homefield" / "runs"
+    make_run(runs, "r1", "2026-12-01T10:00:00+00:00", ["noop"], 1, 1, 1)
+    make_run(runs, "r2", "2026-12-01T11:00:00+00:00", ["noop"], 1, 1, 1)
+    write_jsonl_atomic(tmp_path / ".homefield" / "tasks.jsonl", [])
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["run_ids"] == ["r2"]  # stdout stays the report alone
+    assert err.splitlines()[0].startswith("Report on run r2 (the newest run")
+    assert "  r1  started 2026-12-01 10:00 UTC · noop · 1 of 1 attempt finished" in err.splitlines()

@@ -1,0 +1,167 @@
+"""The progress line: the plain class fed with events, and what a terminal and a CI log show."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from helpers.e2e_repo import homefield
+from helpers.pty_run import run_on_pty
+
+from pytest_homefield.progress import Progress, fmt_duration, plural
+from pytest_homefield.store import read_jsonl
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_mine_line_counts_rates_and_item_in_flight() -> None:
+    clock = Clock()
+    p = Progress("mine", 10, clock=clock)
+    assert p.line() == "mine 0/10 · 0s · ETA ?"
+    p.start("a", "a1b2c3d4e5f6 Fix naturaldelta for months")
+    clock.t += 30
+    p.finish("a", "kept")
+    p.start("b", "b1 Add ordinal()")
+    p.start("c", "c1 Drop Python 3.8")
+    clock.t += 30
+    p.finish("b", "dropped")
+    # 2 done in 60 s: 30 s each, 8 left -> 4 minutes
+    assert p.line() == "mine 2/10 · kept 1 · dropped 1 · 1m00s · ETA 4m00s · c1 Drop Python 3.8"
+    p.start("d", "d1 Another")
+    assert p.line().endswith("· d1 Another (+1 more)")
+    assert p.line(width=30) == "mine 2/10 · kept 1 · dropped…"
+    assert len(p.line(width=30)) == 29
+
+
+def test_run_line_shows_money_against_the_budget() -> None:
+    clock = Clock()
+    p = Progress("run", 4, budget_usd=20.0, clock=clock)
+    p.start("x", "e4935e064407 claude[1] Add ordinal()")
+    clock.t += 125
+    p.finish("x", "solved", 0.42)
+    p.finish("y", "unsolved", 0.08)
+    p.finish("z", "infra")
+    assert p.line() == "run 3/4 · solved 1 · unsolved 1 · infra 1 · $0.50 of $20.00 · 2m05s · ETA 41s"
+    p.finish("w", "solved")
+    assert p.line() == "run 4/4 · solved 2 · unsolved 1 · infra 1 · $0.50 of $20.00 · 2m05s"
+
+
+def test_run_line_without_costs_or_budget_shows_no_money() -> None:
+    p = Progress("run", 2, clock=Clock())
+    p.finish("a", "unsolved")
+    assert "$" not in p.line()
+
+
+def test_periodic_lines_every_n_items_every_s_seconds_and_at_the_end() -> None:
+    clock = Clock()
+    p = Progress("mine", 25, clock=clock)
+    due = []
+    for i in range(25):
+        clock.t += 1
+        p.finish(str(i), "dropped")
+        due.append(p.periodic_due(every_n=10, every_s=60))
+    assert [i + 1 for i, d in enumerate(due) if d] == [10, 20, 25]
+    slow = Progress("mine", 100, clock=clock)
+    slow.finish("a", "kept")
+    assert not slow.periodic_due(every_n=10, every_s=60)
+    clock.t += 61
+    slow.finish("b", "kept")
+    assert slow.periodic_due(every_n=10, every_s=60)
+    assert not slow.periodic_due(every_n=10, every_s=60)  # nothing new since
+
+
+def test_formatting_helpers() -> None:
+    assert [fmt_duration(s) for s in (0, 59.9, 60, 3599, 3600, 7620)] == ["0s", "59s", "1m00s", "59m59s",
+                                                                         "1h00m", "2h07m"]
+    assert plural(1, "agent") == "1 agent" and plural(3, "attempt") == "3 attempts"
+
+
+# -- what people see ----------------------------------------------------------------------------
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+
+
+def _copy(mined: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "repo"
+    shutil.copytree(mined, dest, symlinks=True)
+    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
+    return dest
+
+
+@pytest.mark.slow
+def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: Path) -> None:
+    repo = _copy(mined, tmp_path)
+    tasks = {t["id"]: t["subject"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")}
+    first = next(iter(tasks))
+    rc, out = run_on_pty([sys.executable, "-m", "pytest_homefield.cli", "mine", "--stability-runs", "1",
+                          "-n", "1", "-k", first], repo, env=_env())
+    assert rc == 0, out
+    # each redraw is one frame; pytest's own letter for an item lands after the padded line, at once redrawn
+    frames = [re.sub(r"\s+[.rsxEF]$", "", f).strip() for f in re.split(r"[\r\n]", re.sub(r"\x1b\[[0-9;]*m", "", out))]
+    live = [f for f in frames if f.startswith("mine ")]
+    # while the candidate is verified: its id and subject, count, elapsed and an ETA
+    waiting = [f for f in live if f.startswith("mine 0/1 · ")]
+    assert all(re.fullmatch(rf"mine 0/1 · \d+s · ETA \? · {first} {re.escape(tasks[first])}", f)
+               for f in waiting), waiting
+    # redrawn every second while the item runs in its worker: elapsed moves on between events
+    assert len({f.split(" · ")[1] for f in waiting}) >= 2, waiting
+    assert any(re.fullmatch(r"mine 1/1 · kept 1 · \d+s", f) for f in live), live
+    assert "homefield: 1 of 4 candidates selected (-k, -m, --lf or node ids)" in frames
+    # pytest's own count is replaced by the line, and the line is drawn in place (\r), not printed per item
+    assert "[1/1]" not in out
+    assert out.count("\r" + "mine 0/1") >= 1
+
+
+@pytest.mark.slow
+def test_run_without_a_terminal_writes_plain_progress_lines(mined: Path, tmp_path: Path) -> None:
+    repo = _copy(mined, tmp_path)
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--budget", "5")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    n = len(list(read_jsonl(repo / ".homefield" / "tasks.jsonl")))
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("homefield run ")]
+    assert re.fullmatch(rf"homefield run {n}/{n} · unsolved {n} · \$0\.00 of \$5\.00 · \d+s", lines[-1]), lines
+    assert "\r" not in proc.stdout
+    assert "PytestAssertRewriteWarning" not in proc.stdout  # the script imports the plugin before pytest does
+    # every attempt folder has the files the README lists, in-process agents included
+    (run,) = (repo / ".homefield" / "runs").iterdir()
+    for attempt in (run / "attempts").glob("*/noop/1"):
+        assert {"agent.out", "agent.err", "diff.patch"} <= {p.name for p in attempt.iterdir()}, attempt
+        assert "noop runs inside homefield" in (attempt / "agent.out").read_text()
+
+
+@pytest.mark.slow
+def test_verbose_lines_name_the_task_by_subject(mined: Path, tmp_path: Path) -> None:
+    repo = _copy(mined, tmp_path)
+    tasks = list(read_jsonl(repo / ".homefield" / "tasks.jsonl"))
+    tid, subject = tasks[0]["id"], tasks[0]["subject"]
+    junit = tmp_path / "junit.xml"
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-n", "2", "-v", "-k", tid,
+                     "--junitxml", str(junit))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # JUnit: the ids stay in classname, the name says what the task is, no count is written as "None"
+    (case,) = ET.parse(junit).getroot().iter("testcase")
+    assert case.get("classname") == f".homefield.tasks.jsonl.{tid}"
+    assert case.get("name") == f"noop[1]: {subject}"
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["homefield.subject"] == subject
+    assert "None" not in props.values() and "homefield.input_tokens" not in props
+    assert re.search(rf"\[gw\d\] \[1/1\] UNSOLVED \.homefield/tasks\.jsonl::{tid}::noop\[1\]  {re.escape(subject)} "
+                     r"\(empty patch\)", proc.stdout), proc.stdout
+    assert "1 task × 1 agent × 1 attempt" not in proc.stdout  # the header counts the whole task file
+    assert f"homefield: 1 of {len(tasks)} attempts selected" in proc.stdout
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "-v", "-k", tid)
+    out = proc.stdout.splitlines()
+    i = next(i for i, line in enumerate(out) if f"::{tid}::noop[1] UNSOLVED" in line)
+    assert out[i + 1] == f"    {subject}", out[i: i + 2]
