@@ -164,8 +164,8 @@ def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
 
 
 def _cmd_plan(ns: argparse.Namespace) -> int:
-    from pytest_homefield.agents.registry import AgentSpecError
     from pytest_homefield.commands.plan import plan_text
+    from pytest_homefield.errors import AgentSpecError
 
     root = _root()
     flags = {o: getattr(ns, o, None) for o in vars(ns)}
