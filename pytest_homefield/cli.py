@@ -24,10 +24,6 @@ from pytest_homefield.settings import (
 
 __all__ = ["main", "build_parser"]
 
-#: This script imports the package before pytest loads it as the ``homefield`` plugin, so pytest
-#: cannot assertion-rewrite it and says so on every run; the plugin has no asserts to rewrite.
-_ALREADY_IMPORTED = "ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning"
-
 
 def _passthrough(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default=None,
@@ -87,7 +83,7 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     if not getattr(ns, "keep_addopts", False):
         # homefield's own session runs none of the repository's tests: its addopts and its
         # `filterwarnings = error` (which turns any plugin's start-up warning into a crash) stay out
-        args += ["-o", "addopts=", "-o", "filterwarnings=", "-W", _ALREADY_IMPORTED]
+        args += ["-o", "addopts=", "-o", "filterwarnings="]
     if command == "verify":
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
         args += cli_to_pytest_args(ns, "verify")
