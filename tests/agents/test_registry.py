@@ -70,7 +70,7 @@ def test_unknown_agent_lists_the_named_ones() -> None:
     with pytest.raises(AgentSpecError) as err:
         parse_spec("gpt", named={"fast": {}}, registered=["hooked"])
     assert str(err.value) == ("unknown agent 'gpt': use oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
-                              "openai:MODEL or a named agent (named here: fast, hooked)")
+                              "openai:MODEL, preds:FILE or a named agent (named here: fast, hooked)")
     with pytest.raises(AgentSpecError, match=r"\(named here: none\)$"):
         parse_spec("oracle:x")
 
