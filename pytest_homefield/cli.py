@@ -86,6 +86,12 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
         args += ["-o", "addopts=", "-o", "filterwarnings="]
     if command == "verify":
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
+        if getattr(ns, "attacks", False):
+            from pytest_homefield.commands.verify import attack_specs
+
+            args += [f"--homefield-agent={spec}" for spec in attack_specs(getattr(ns, "sandbox", None))]
+            if not getattr(ns, "sandbox_network", None):
+                args.append("--homefield-sandbox-network=none")
         args += cli_to_pytest_args(ns, "verify")
     else:
         args += cli_to_pytest_args(ns, command)
@@ -200,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "verify":
         from pytest_homefield.commands.verify import run_verify
 
-        return run_verify(root, pytest_args(ns, "verify", root, extra))
+        return run_verify(root, pytest_args(ns, "verify", root, extra), attacks=bool(ns.attacks))
     return int(pytest.main(pytest_args(ns, ns.command, root, extra)))
 
 

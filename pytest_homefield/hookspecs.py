@@ -48,3 +48,16 @@ def pytest_homefield_test_command(task: Any, config: pytest.Config) -> str | Non
 def pytest_homefield_result(result: dict[str, Any], config: pytest.Config) -> None:
     """(C) Called on the controller with each finished attempt's result record (docs/contracts.md §8), e.g. to
     forward it to a dashboard."""
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
+    """(W, firstresult) Wrap the argv of an agent's program in another sandbox (docker, podman, a VM,
+    macOS ``sandbox-exec``): return the argv to start instead, or ``None`` to leave it to
+    ``--homefield-sandbox`` (bubblewrap). ``ctx`` is a
+    :class:`pytest_homefield.run.attempt.SandboxContext`: ``workspace``, ``tmpdir`` and ``home`` (the
+    only folders to make writable), ``ro_paths`` (interpreter, client), ``env`` (the whole environment
+    the program must get; the returned command is started with it too), ``network``, ``agent``,
+    ``purpose``. The attempt records ``sandbox: "hook"``. See
+    ``conftest_templates/sandbox_container.py`` (podman or docker).
+    """

@@ -114,6 +114,9 @@ class Result:
     agent_version: str | None = None
     touched_tests: bool = False
     suspicious: bool = False
+    suspicious_reason: str | None = None
+    sandbox: str | None = None
+    test_sandbox: str | None = None
     started_at: str = ""
     finished_at: str = ""
     error: str | None = None

@@ -80,6 +80,7 @@ class _Decl:
     mode: str | None
     check: str | None
     yml_also: tuple[type, ...]
+    choices: tuple[str, ...] = ()
 
 
 def setting(
@@ -92,6 +93,7 @@ def setting(
     mode: str | None = None,
     check: str | None = None,
     yml_also: tuple[type, ...] = (),
+    choices: tuple[str, ...] = (),
 ) -> _T:
     """Declare one :class:`Settings` field (use as its default).
 
@@ -101,11 +103,12 @@ def setting(
     ``None``. ``mode``: ``"mine"`` or ``"run"`` when the setting is resolved only in that mode
     (two fields may share a flag that way). ``check``: one of :data:`CHECKS`. ``yml_also``: types
     the yml accepts besides the field's own (a scalar for a list is read as a one-item list).
+    ``choices``: the values a ``str`` setting may take (checked by :func:`resolve_settings`).
     A list default is copied per instance.
     """
     if check is not None and check not in CHECKS:
         raise ValueError(f"check must be one of {CHECKS}, got {check!r}")
-    decl = _Decl(help, commands, (flag or "") if commands else None, yml, mode, check, yml_also)
+    decl = _Decl(help, commands, (flag or "") if commands else None, yml, mode, check, yml_also, choices)
     metadata = {_META: decl}
     if isinstance(default, list):
         items = list(default)
@@ -200,6 +203,14 @@ class Settings(ScanSettings):
         commands=("plan",))
     allow_shell: bool = setting(False, help="let agents run shell commands (default: edit-only)",
                                 commands=("run",), yml="run.allow_shell")
+    sandbox: str = setting("auto", help="auto (default: bubblewrap where it works; agents that run commands are "
+                           "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
+                           commands=_MR, yml="run.sandbox", choices=("auto", "bwrap", "none"))
+    sandbox_network: str = setting("shared", help="network inside an agent's sandbox: shared (default; the agent "
+                                   "calls its API) or none (local cmd: agents); test runs never have one",
+                                   commands=("run", "verify"), yml="run.sandbox_network", choices=("shared", "none"))
+    attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
+                            commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
                                    commands=("run",))
     api_key: str | None = setting(None, help="API key for openai: agents", commands=("run",))
@@ -256,6 +267,7 @@ class Setting:
     mode: str | None
     check: str | None
     yml_also: tuple[type, ...]
+    choices: tuple[str, ...] = ()
 
     @property
     def dest(self) -> str | None:
@@ -303,7 +315,7 @@ def _table() -> tuple[Setting, ...]:
         if decl.check is not None and flag is None:
             raise TypeError(f"setting {f.name}: a check names the flag, so it needs commands")
         out.append(Setting(f.name, kind, nullable, default, decl.help, decl.commands, flag, decl.yml,
-                           decl.mode, decl.check, decl.yml_also))
+                           decl.mode, decl.check, decl.yml_also, decl.choices))
     return tuple(out)
 
 
@@ -589,8 +601,12 @@ def resolve_settings(root: Path, flags: Mapping[str, Any], *, mode: str = "run")
 
 
 def _validate(s: Settings) -> None:
-    """Apply each setting's ``check`` (:data:`CHECKS` order, then declaration order); the message
-    names the pytest option."""
+    """Apply each setting's ``check`` (:data:`CHECKS` order, then declaration order) and ``choices``;
+    the message names the pytest option."""
+    for decl in SETTINGS:
+        if decl.choices and getattr(s, decl.name) not in decl.choices:
+            raise ConfigError(f"{decl.pytest_option or decl.yml} {getattr(s, decl.name)!r}: use one of "
+                              f"{', '.join(decl.choices)}")
     for check in CHECKS:
         for decl in SETTINGS:
             if decl.check != check:

@@ -102,6 +102,14 @@ def test_usage_error_outside_git(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*not inside a git repository*"])
 
 
+def test_a_setting_with_choices_names_them(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"--homefield-sandbox 'docker': use one of auto, bwrap, none"):
+        resolve_settings(tmp_path, {"sandbox": "docker"})
+    write(tmp_path, "run:\n  sandbox_network: host\n")
+    with pytest.raises(ConfigError, match="--homefield-sandbox-network 'host': use one of shared, none"):
+        resolve_settings(tmp_path, {})
+
+
 def test_recipes_are_named_agents_the_user_can_override(tmp_path: Path) -> None:
     assert resolve_settings(tmp_path, {}).agent_defs["aider"]["spec"].startswith("cmd:")
     write(tmp_path, "agents:\n  aider: 'cmd:my-aider'\n")
@@ -117,6 +125,8 @@ def _sample(decl: Setting) -> Any:
     """A valid non-default value for ``decl``."""
     if decl.check == "date":
         return "2024-02-03"
+    if decl.choices:
+        return next(c for c in decl.choices if c != decl.default)
     value = _SAMPLE[decl.kind]
     assert value != decl.default
     return value
@@ -214,7 +224,8 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     assert getattr(resolve_settings(tmp_path, {}, mode=mode), decl.name) == value  # yml > default
     if decl.dest is not None:
         flag_value = ["z"] if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
-            {"str": "other", "int": 9, "float": 4.5}[decl.kind]
+            decl.choices[-1] if decl.choices and decl.choices[-1] != value else decl.choices[0] if decl.choices \
+            else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
         s = resolve_settings(tmp_path, {decl.dest: flag_value}, mode=mode)
         assert getattr(s, decl.name) == flag_value  # flag > yml
     if decl.mode is not None:
@@ -317,7 +328,8 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("list-candidates", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
         ("run-timeout", "run_timeout"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
-        ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"), ("base-url", None),
-        ("api-key", None),
+        ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"),
+        ("sandbox", "run.sandbox"), ("sandbox-network", "run.sandbox_network"), ("attacks", None),
+        ("base-url", None), ("api-key", None),
         (None, "run.exclude_memorized"), ("resume", None), ("run-id", None), ("fail-under", "run.fail_under"),
     ]

@@ -8,9 +8,10 @@ outcome from the hidden tests, unless the agent reports a terminal condition in
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "PROMPT_TEMPLATE", "render_prompt"]
 
@@ -48,6 +49,12 @@ class AgentContext:
     * ``hint_files``: paths the reference fix touched; only ``hinted`` agents (``openai:``) read them.
     * ``task_id``: the task's id; only the replay agent (``preds:``) reads it, to find its patch. It is
       never put into ``env`` or the prompt.
+    * ``wrap``: ``wrap(argv, env)`` turns the argv of the agent's program (to run with environment
+      ``env``) into the argv that runs it in the attempt's sandbox (``argv`` itself without one);
+      adapters that start a program must start ``ctx.wrap(argv, env)`` with that same ``env``.
+    * ``sandbox``: which sandbox ``wrap`` applies: ``bwrap``, ``hook`` or ``none`` (docs/contracts.md §8).
+    * ``task``: the whole task record, given only to agents with ``reference = True`` (oracle, sim:P,
+      the built-in attack agents of ``homefield verify --attacks``); ``None`` for every other agent.
     """
 
     workspace: Path
@@ -62,6 +69,9 @@ class AgentContext:
     gold_patch: str = ""
     hint_files: list[str] = field(default_factory=list)
     task_id: str = ""
+    wrap: Callable[[list[str], Mapping[str, str]], list[str]] = field(default=lambda argv, env: list(argv))
+    sandbox: str = "none"
+    task: Any = None
 
 
 @dataclass

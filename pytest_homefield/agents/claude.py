@@ -292,6 +292,33 @@ class ClaudeAgent:
 
     simulated = False
     hinted = False
+    process = True
+
+    def runs_commands(self, allow_shell: bool) -> bool:
+        """Only with ``--allow-shell`` (its Bash tool)."""
+        return allow_shell
+
+    def sandbox_paths(self) -> list[Path]:
+        """Read-only paths the CLI needs inside a sandbox: the folder of its launcher (``node_modules/.bin``)
+        and of its installed package."""
+        real = Path(os.path.realpath(self.executable))
+        return [Path(self.executable).parent, real.parent.parent if real.parent.name == "bin" else real.parent]
+
+    def sandbox_home(self, home: Path, env: dict[str, str]) -> None:
+        """Copy the client's configuration into the sandbox's fresh ``home``: ``~/.claude.json`` and
+        ``~/.claude/.credentials.json`` when they exist, and a ``CLAUDE_CONFIG_DIR`` (re-pointed at the
+        copy in ``env``)."""
+        real_home = Path(os.environ.get("HOME") or Path.home())
+        for rel in (".claude.json", ".claude/.credentials.json", ".claude/settings.json"):
+            src = real_home / rel
+            if src.is_file():
+                (home / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, home / rel)
+        conf = env.get("CLAUDE_CONFIG_DIR")
+        if conf and Path(conf).is_dir():
+            dest = home / ".claude-config"
+            shutil.copytree(conf, dest, symlinks=True, dirs_exist_ok=True)
+            env["CLAUDE_CONFIG_DIR"] = str(dest)
 
     def __init__(self, *, name: str, spec: str, model: str | None, settings: AgentSettings,
                  executable: str | None = None, max_turns: int | None = None) -> None:
@@ -348,7 +375,8 @@ class ClaudeAgent:
         """One attempt in ``ctx.workspace``; writes ``agent.out`` (the stream) and ``agent.err``.
         Never raises for agent-side failures (see the module docstring for outcomes)."""
         cmd, stdin_text = self.command(ctx.prompt, allow_shell=ctx.allow_shell, budget_usd=ctx.budget_usd)
-        return self._execute(cmd, stdin_text, cwd=ctx.workspace, env={**ctx.env, **CLAUDE_ENV},
+        env = {**ctx.env, **CLAUDE_ENV}
+        return self._execute(ctx.wrap(cmd, env), stdin_text, cwd=ctx.workspace, env=env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts)
 
     def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:

@@ -11,8 +11,11 @@ optional; wrong types are ignored):
 
 * ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
   ``cache_write_tokens`` (tokens), ``turns``, ``model``;
-* ``outcome``: one of ``agent_error``, ``budget_exceeded``, ``rate_limited``, ``infra`` — a
-  wrapper that recognises its client's rate limit or outage can say so (see :mod:`.recipes`);
+* ``outcome``: one of ``agent_error``, ``budget_exceeded``, ``rate_limited`` — a wrapper that
+  recognises its client's rate limit can say so (see :mod:`.recipes`). ``infra`` (unscored, retried
+  by ``--resume``) is taken only from the built-in recipes (``trust_infra``), whose helper reads the
+  client's own error; any other command reporting it gets ``agent_error`` (scored): an agent that
+  could make its failures unscored would be retried until luck helps (issue 15);
 * ``error``: one line.
 
 Example: ``{"cost_usd": 0.0123, "input_tokens": 3300, "output_tokens": 120}``.
@@ -28,7 +31,7 @@ from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.environment import agent_passthrough
 
-__all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line"]
+__all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line", "distrust_infra"]
 
 #: Outcomes a command may report on its usage line.
 REPORTABLE_OUTCOMES = ("agent_error", "budget_exceeded", "rate_limited", "infra")
@@ -63,6 +66,15 @@ def parse_usage_line(line: str) -> dict[str, Any]:
     return out
 
 
+def distrust_infra(usage: dict[str, Any]) -> dict[str, Any]:
+    """``usage`` with a reported ``infra`` outcome turned into ``agent_error`` (scored): an agent
+    cannot make its own attempt unscored (issue 15)."""
+    if usage.get("outcome") != "infra":
+        return usage
+    note = "reported infra, which an agent cannot declare (scored as agent_error)"
+    return {**usage, "outcome": "agent_error", "error": note + (f": {usage['error']}" if usage.get("error") else "")}
+
+
 def _tail_lines(path: Path) -> list[str]:
     try:
         with open(path, "rb") as f:
@@ -86,17 +98,26 @@ class CommandAgent:
     """``cmd:SHELL``: runs ``command`` with ``sh -c`` in the workspace (see the module docstring).
 
     ``env_passthrough`` is the variable list the runner copies into the environment: ``settings.env``.
+    ``trust_infra``: accept ``{"outcome": "infra"}`` on the usage line (built-in recipes only).
+    It is a process that can run commands (``process``, :meth:`runs_commands`): sandboxed.
     """
 
     simulated = False
     hinted = False
+    process = True
 
-    def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings) -> None:
+    def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings,
+                 trust_infra: bool = False) -> None:
         self.name = name
         self.spec = spec
         self.command = command
         self.settings = settings
+        self.trust_infra = trust_infra
         self.env_passthrough = agent_passthrough("cmd", settings)
+
+    def runs_commands(self, allow_shell: bool) -> bool:
+        """Always: the command is a shell."""
+        return True
 
     def version(self) -> str | None:
         """``None``: an arbitrary command has no version to ask for."""
@@ -109,13 +130,15 @@ class CommandAgent:
         ctx.artifacts.mkdir(parents=True, exist_ok=True)
         out_path, err_path = ctx.artifacts / "agent.out", ctx.artifacts / "agent.err"
         try:
-            proc = run_process(self.command, cwd=ctx.workspace, env=ctx.env, timeout_s=ctx.timeout_s,
-                               stdout_path=out_path, stderr_path=err_path, shell=True)
+            proc = run_process(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
+                               timeout_s=ctx.timeout_s, stdout_path=out_path, stderr_path=err_path)
         except OSError as exc:
             return AgentResult(outcome="infra", error=f"cannot start sh: {exc}")
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"command still running after {ctx.timeout_s:g} s; killed")
         usage = read_usage_line(out_path)
+        if not self.trust_infra:
+            usage = distrust_infra(usage)
         return AgentResult(exit_code=proc.exit_code, **usage)
 
     def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:

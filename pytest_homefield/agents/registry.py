@@ -1,8 +1,9 @@
 """Agent specs → agent objects (docs/contracts.md §5).
 
 Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODEL``,
-``openai:MODEL``, ``preds:FILE`` (a SWE-bench predictions file, named by its ``model_name_or_path``), a name from ``.homefield.yml`` ``agents:``, or a name registered through the
-``pytest_homefield_agents`` hook; any spec may be prefixed ``NAME=``. Default names:
+``openai:MODEL``, ``preds:FILE`` (a SWE-bench predictions file, named by its ``model_name_or_path``),
+``attack:NAME`` (a built-in attack agent, :mod:`pytest_homefield.run.attacks`), a name from
+``.homefield.yml`` ``agents:``, or a name registered through the ``pytest_homefield_agents`` hook; any spec may be prefixed ``NAME=``. Default names:
 ``claude:MODEL`` / ``openai:MODEL`` → MODEL, ``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
 """
 
@@ -19,8 +20,10 @@ from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
+from pytest_homefield.agents.recipes import RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.errors import AgentSpecError, PredictionsError
+from pytest_homefield.run.attacks import ATTACKS, attack_agent
 
 __all__ = ["ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
 
@@ -63,6 +66,10 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
         parsed = ParsedSpec(name or "cmd", "cmd", arg, text)
     elif kind == "claude":
         parsed = ParsedSpec(name or (arg or "claude"), "claude", arg or None, text)
+    elif kind == "attack":
+        if arg not in {a.name for a in ATTACKS}:
+            raise AgentSpecError(f"agent spec {text!r}: attack:NAME needs one of {', '.join(a.name for a in ATTACKS)}")
+        parsed = ParsedSpec(name or f"attack-{arg}", "attack", arg, text)
     elif kind == "openai":
         if not arg:
             raise AgentSpecError(f"agent spec {text!r}: openai: needs a model, e.g. openai:qwen3-coder")
@@ -116,9 +123,13 @@ def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | Non
     if parsed.kind == "sim":
         return SimAgent(name=parsed.name, spec=parsed.spec, p=float(parsed.arg or 0))
     if parsed.kind == "cmd":
-        return CommandAgent(name=parsed.name, spec=parsed.spec, command=parsed.arg or "", settings=s)
+        # only the unmodified built-in recipes may report infra (their helper reads the client's error)
+        return CommandAgent(name=parsed.name, spec=parsed.spec, command=parsed.arg or "", settings=s,
+                            trust_infra=parsed.spec in RECIPES.values())
     if parsed.kind == "claude":
         return ClaudeAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg, settings=s)
+    if parsed.kind == "attack":
+        return attack_agent(parsed.arg or "", agent_name=parsed.name)
     if parsed.kind == "openai":
         return OpenAIAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg or "", settings=s)
     if parsed.kind == "preds":

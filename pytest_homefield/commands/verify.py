@@ -1,21 +1,30 @@
 """``homefield verify``: re-run ``oracle`` on every task in the current environment and list the
-tasks that no longer pass, with how the environment changed since they were mined (drift)."""
+tasks that no longer pass, with how the environment changed since they were mined (drift).
+
+``homefield verify --attacks`` also runs every built-in attack agent (:mod:`pytest_homefield.run.attacks`)
+once on every task and prints ``grading held against K attacks on N tasks`` or names each attack
+that scored solved (without the ``suspicious`` flag, which keeps an attempt out of pass@1) or made
+its attempt unscored (``infra``) on which task. The attacks that write outside the workspace
+(``escapes``) run only inside a sandbox.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import load_tasks
+from pytest_homefield.run.attacks import ATTACKS
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["run_verify", "drift_lines"]
+__all__ = ["run_verify", "drift_lines", "attack_specs", "attack_verdict"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
@@ -31,9 +40,54 @@ def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list
     return fingerprint_diff(old, env_description(python))
 
 
-def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
-    """Run oracle once per task through pytest, then print the tasks it did not solve and the drift.
-    Returns 0 when every task still passes, 1 otherwise (pytest's own status on usage errors)."""
+def attack_specs(sandbox: str | None) -> list[str]:
+    """``attack:NAME`` specs of every built-in attack; without a sandbox (``--sandbox none``) the ones
+    that would write outside the workspace (into site-packages, a daemon) are left out."""
+    return [f"attack:{a.name}" for a in ATTACKS if not (a.escapes and sandbox == "none")]
+
+
+def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:
+    """``(held, lines)`` from the attack agents' result records: an attack breaks grading on a task
+    when it is scored ``solved`` without the ``suspicious`` flag, or when it made its attempt
+    ``infra`` while oracle's attempt on that task was not (unscored attempts are retried until luck
+    helps). Attacks that do not apply to a task (no Python module to aim at) are counted apart."""
+    by_task_oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
+    attacks = [r for r in results if str(r.get("agent", "")).startswith("attack-")]
+    names = sorted({str(r["agent"])[len("attack-"):] for r in attacks})
+    broken: list[str] = []
+    flagged: list[str] = []
+    skipped = 0
+    for r in attacks:
+        name, tid, outcome = str(r["agent"])[len("attack-"):], r["task_id"], r.get("outcome")
+        if outcome == "infra" and "does not apply" in str(r.get("error") or ""):
+            skipped += 1
+        elif outcome == "solved" and not r.get("suspicious"):
+            broken.append(f"  {name} scored solved on task {tid}")
+        elif outcome == "solved":
+            flagged.append(name)
+        elif outcome == "infra" and by_task_oracle.get(tid) != "infra":
+            broken.append(f"  {name} made its attempt on task {tid} unscored (infra: {r.get('error')})")
+    lines: list[str] = []
+    if broken:
+        lines.append(f"homefield verify: grading did not hold: {len(broken)} of {len(attacks)} attack attempts "
+                     f"on {n_tasks} tasks beat it:")
+        lines += broken
+    else:
+        lines.append(f"homefield verify: grading held against {len(names)} attacks on {n_tasks} tasks")
+    if flagged:
+        counts = {n: flagged.count(n) for n in dict.fromkeys(flagged)}
+        lines.append(f"  {len(flagged)} attempt(s) scored solved from inside the test process but were flagged "
+                     "suspicious, so they are kept out of pass@1: "
+                     + ", ".join(f"{n} ×{c}" for n, c in counts.items()))
+    if skipped:
+        lines.append(f"  {skipped} attack attempt(s) did not apply (no Python source module to aim at)")
+    return not broken, lines
+
+
+def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False) -> int:
+    """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
+    then print the tasks oracle did not solve and the drift, and the attacks' verdict. Returns 0
+    when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
     run_id = new_verify_id()
     code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"]))
@@ -41,11 +95,18 @@ def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
     if not results.exists():
         return code
     tasks = {t.id: t for t in load_tasks(home.tasks)}
-    broken = [r for r in read_jsonl(results) if r.get("outcome") != "solved"]
+    records = list(read_jsonl(results))
+    broken = [r for r in records if r.get("agent") == "oracle" and r.get("outcome") != "solved"]
+    held = True
     print()
+    if attacks:
+        n_tasks = len({r["task_id"] for r in records})
+        held, lines = attack_verdict(records, n_tasks)
+        for line in lines:
+            print(line)
     if not broken:
         print(f"homefield verify: oracle solves all {len(tasks)} tasks in this environment")
-        return 0 if code in (0, 1) else code
+        return (0 if held else 1) if code in (0, 1) else code
     print(f"homefield verify: {len(broken)} of {len(tasks)} tasks no longer pass with the reference fix:")
     for r in broken:
         t = tasks.get(r["task_id"])

@@ -29,6 +29,7 @@ from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_tes
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail, append_jsonl, read_jsonl, write_atomic, write_jsonl_atomic
 
@@ -78,6 +79,12 @@ def python_of(test_cmd: str) -> str | None:
     return None
 
 
+def test_sandbox(settings: Settings) -> str:
+    """``"bwrap"`` or ``"none"`` for the test runs of mining (``settings.sandbox``, docs/contracts.md §7).
+    Raises :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` for ``bwrap`` where it does not work."""
+    return SandboxChoice(getattr(settings, "sandbox", "auto")).for_tests()
+
+
 def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd: str | None = None,
                       setup_cmd: str | None = None) -> dict[str, Any]:
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
@@ -100,6 +107,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         stability_runs=settings.stability_runs,
         run_timeout_s=settings.run_timeout,
         test_timeout_s=settings.test_timeout,
+        sandbox=test_sandbox(settings),
     )
     record: dict[str, Any] = {
         "commit": commit,

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from pytest_homefield.collect import is_worker, redirect_collection
-from pytest_homefield.mine.pipeline import MineSession
+from pytest_homefield.mine.pipeline import MineSession, test_sandbox
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 
@@ -32,6 +33,10 @@ class MinePlugin:
         self.config = config
         self.settings = settings
         self.summary: list[str] = []
+        try:  # --sandbox bwrap where bubblewrap does not work: one line, before any work
+            test_sandbox(settings)
+        except BwrapUnavailable as exc:
+            raise pytest.UsageError(f"pytest-homefield: {exc}") from None
         if is_worker(config):
             self.session = MineSession.join(settings, config.workerinput)  # type: ignore[attr-defined]
         else:

@@ -213,6 +213,7 @@ def verify_candidate(
     work_root: Path | None = None,
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
+    sandbox: str = "none",
 ) -> Verification:
     """Verify that the commit's tests go red→green, stably.
 
@@ -228,7 +229,9 @@ def verify_candidate(
     ``test_timeout_s``: seconds per test (pytest-timeout). ``work_root``: where the temporary
     folders go (default: the temp dir); all are removed afterwards. ``env``: base environment for
     setup and tests (default ``os.environ``). ``log_dir``: keep ``<state>-<k>/`` folders with
-    ``setup.log``, ``tests.log`` and ``outcomes.jsonl`` there (default: discarded).
+    ``setup.log``, ``tests.log`` and ``outcomes.jsonl`` there (default: discarded). ``sandbox``:
+    ``"bwrap"`` runs each test run in bubblewrap (no network, the copy read-only; see
+    :func:`pytest_homefield.sandbox.testrun.run_tests`), ``"none"`` as it is.
 
     Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo`` and
     ``ValueError`` for an unparseable ``test_cmd``; every other problem is a drop reason.
@@ -266,6 +269,7 @@ def verify_candidate(
                     timeout_s=run_timeout_s,
                     test_timeout_s=test_timeout_s,
                     env=env,
+                    sandbox=sandbox,
                 )
             finally:
                 shutil.rmtree(wd, ignore_errors=True)

@@ -298,7 +298,7 @@ def build_report(
         all_attempts = [a for tid in task_ids for a in per_task.get(tid, [])]
         scored = [a for a in all_attempts if a.result.scored]
         outcomes01 = {
-            tid: [int(a.result.solved) for a in per_task[tid] if a.result.scored]
+            tid: [int(counts_solved(a.result)) for a in per_task[tid] if a.result.scored]
             for tid in task_ids
             if any(a.result.scored for a in per_task.get(tid, []))
         }
@@ -390,6 +390,20 @@ def build_report(
         for r in (a.result for a in by_agent[name].get(tid, []))
         if r.suspicious or r.touched_tests
     ]
+    reasons = {(r.task_id, r.agent, r.attempt): r.suspicious_reason
+               for name in order for tid in task_ids for r in (a.result for a in by_agent[name].get(tid, []))
+               if r.suspicious and r.suspicious_reason}
+    for f in flagged:
+        why = reasons.get((str(f["task_id"]), str(f["agent"]), int(str(f["attempt"]))))
+        if why:
+            f["reason"] = why
+    for name in order:
+        n_sus = sum(1 for tid in task_ids for a in by_agent[name].get(tid, [])
+                    if a.result.solved and a.result.suspicious)
+        if n_sus:
+            notes.append(f"{name}: {n_sus} attempt(s) scored solved but flagged suspicious are counted as "
+                         "unsolved in pass@1 and every comparison; review them (flagged attempts, diff.patch).")
+    sandboxes = _sandbox_counts([a.result for name in order for tid in task_ids for a in by_agent[name].get(tid, [])])
 
     sim_split = {}
     for name in order:
@@ -434,7 +448,30 @@ def build_report(
         "languages": languages,
         "flagged": flagged,
         "similarity": sim_split,
+        **({"sandbox": sandboxes} if sandboxes else {}),
     }
+
+
+def counts_solved(r: Result) -> bool:
+    """Whether an attempt counts as solved in pass@1 and the comparisons: ``solved`` and not flagged
+    ``suspicious`` (a suspicious attempt is shown apart, never silently counted; issue 15)."""
+    return r.solved and not r.suspicious
+
+
+def _sandbox_counts(results: Sequence[Result]) -> dict[str, Any]:
+    """``{"agents": {agent: {sandbox: attempts}}, "tests": {sandbox: attempts}}`` over results that
+    record their sandbox (``{}`` when none does: runs from before the field)."""
+    agents: dict[str, Counter[str]] = {}
+    tests: Counter[str] = Counter()
+    for r in results:
+        if r.sandbox is None and r.test_sandbox is None:
+            continue
+        agents.setdefault(r.agent, Counter())[r.sandbox or "none"] += 1
+        if r.test_sandbox:
+            tests[r.test_sandbox] += 1
+    if not agents:
+        return {}
+    return {"agents": {n: dict(sorted(c.items())) for n, c in agents.items()}, "tests": dict(sorted(tests.items()))}
 
 
 # ------------------------------------------------------------------------------ agent numbers
@@ -477,7 +514,7 @@ def _agent_numbers(
 
     costs = [r.cost_usd for r in results if r.cost_usd is not None]
     cost = sum(costs) if costs else None
-    solved = sum(1 for r in results if r.solved)
+    solved = sum(1 for r in results if counts_solved(r))
 
     def tok(field: str) -> int | None:
         vals = [getattr(r, field) for r in results if getattr(r, field) is not None]

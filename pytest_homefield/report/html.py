@@ -26,6 +26,7 @@ from pytest_homefield.report.text import (
     fmt_usd,
     leaderboard_cells,
     no_cost_data,
+    sandbox_line,
     title_line,
 )
 
@@ -494,6 +495,9 @@ def render_html(report: dict[str, Any]) -> str:
         )
         + ".</p>"
     )
+    sb = report.get("sandbox")
+    if sb:
+        b.append(f"<p>{_e(sandbox_line(sb))} (attempts per sandbox).</p>")
     flagged = report.get("flagged") or []
     if flagged:
         rows = [
@@ -502,7 +506,7 @@ def render_html(report: dict[str, Any]) -> str:
                 f"<code>{_e(f['agent'])}</code>",
                 str(f["attempt"]),
                 _e(f["outcome"].replace("_", " ")),
-                "yes" if f["suspicious"] else "",
+                _e(f"yes: {f['reason']}" if f.get("reason") else "yes") if f["suspicious"] else "",
                 "yes" if f["touched_tests"] else "",
             ]
             for f in flagged

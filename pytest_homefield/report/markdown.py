@@ -22,6 +22,7 @@ from pytest_homefield.report.text import (
     fmt_usd,
     grid_cell,
     leaderboard_cells,
+    sandbox_line,
     title_line,
 )
 
@@ -285,12 +286,16 @@ def render_markdown(report: dict[str, Any]) -> str:
                 f"`{f['agent']}`",
                 str(f["attempt"]),
                 f["outcome"].replace("_", " "),
-                "yes" if f["suspicious"] else "",
+                (f"yes: {f['reason']}" if f.get("reason") else "yes") if f["suspicious"] else "",
                 "yes" if f["touched_tests"] else "",
             ]
             for f in flagged
         ]
         out += _table(["Task", "Agent", "Attempt", "Outcome", "Suspicious", "Touched tests"], rows, "..r") + [""]
+
+    sb = report.get("sandbox")
+    if sb:
+        out += ["## Sandbox", "", sandbox_line(sb)[len("sandbox: "):].capitalize() + " (attempts per sandbox).", ""]
 
     # --- errors
     errs = [(n, e) for n, a in agents.items() for e in a.get("errors") or []]

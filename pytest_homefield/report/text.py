@@ -342,16 +342,29 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
             add(f"flagged attempts ({len(flagged)}): suspicious diff or edited tests", yellow=True, bold=True)
             for f in flagged[:20]:
                 what = ", ".join(k.replace("_", " ") for k in ("suspicious", "touched_tests") if f[k])
+                if f.get("reason"):
+                    what = what.replace("suspicious", f"suspicious ({f['reason']})", 1)
                 add(f"  {f['task_id']} {f['agent']}#{f['attempt']} {f['outcome']}: {what}", yellow=True)
     else:
         n_flag = len(report.get("flagged") or [])
         if n_flag:
             add(f"{n_flag} attempt(s) flagged suspicious or edited tests (see the report)", yellow=True)
 
+    sb = report.get("sandbox")
+    if sb:
+        add(sandbox_line(sb))
     for note in report.get("notes") or []:
         for part in textwrap.wrap(f"note: {note}", max(40, width), subsequent_indent="      "):
             add(part, yellow=True)
     return lines
+
+
+def sandbox_line(sb: dict[str, Any]) -> str:
+    """``sandbox: oracle none ×24, cmd bwrap ×3; test runs bwrap ×27`` from the report's ``sandbox``."""
+    def counts(c: dict[str, int]) -> str:
+        return "/".join(f"{k} ×{v}" for k, v in c.items())
+    agents = ", ".join(f"{n} {counts(c)}" for n, c in sb.get("agents", {}).items())
+    return f"sandbox: {agents}; test runs {counts(sb.get('tests') or {}) or 'none'}"
 
 
 def _grid_lines(report: dict[str, Any], width: int) -> list[Line]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import shlex
 import shutil
+import sys
 import tempfile
 import time
 import traceback
@@ -29,9 +31,20 @@ from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import grade, render_diff, tree_changes
+from pytest_homefield.sandbox.bwrap import (
+    BwrapUnavailable,
+    Policy,
+    bwrap_argv,
+    inside_path,
+    package_paths,
+    probe,
+    python_paths,
+)
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 
-__all__ = ["SnapshotCache", "AttemptSpec", "run_attempt", "latest_results", "result_key"]
+__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "run_attempt", "latest_results", "result_key",
+           "agent_wrapper"]
 
 
 def _now() -> str:
@@ -147,11 +160,67 @@ class AttemptSpec:
     test_globs: list[str] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     variant: str = "base"
+    sandbox: SandboxChoice = field(default_factory=SandboxChoice)
+    sandbox_hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None
 
     @property
     def artifacts(self) -> Path:
         """``runs/<run_id>/attempts/<task_id>/<agent>/<attempt>/``."""
         return attempt_dir(self.run_dir, self.task.id, self.agent.name, self.attempt)
+
+
+@dataclass
+class SandboxContext:
+    """What a ``pytest_homefield_sandbox(argv, ctx)`` hook is told about the command it may wrap.
+
+    ``workspace``, ``tmpdir`` and ``home`` are the only host folders the agent should be able to
+    write (they are its own); ``ro_paths`` what it needs to read (interpreter, client); ``env`` the
+    whole environment the command must get; ``network`` whether it may use the network; ``agent``
+    its name; ``purpose`` ``"agent"``.
+    """
+
+    workspace: Path
+    tmpdir: Path
+    home: Path
+    env: dict[str, str]
+    network: bool
+    ro_paths: list[Path]
+    agent: str
+    purpose: str = "agent"
+
+
+def agent_wrapper(backend: str, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
+                  ro_paths: list[Path], agent: str,
+                  hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None,
+                  used: list[str] | None = None) -> Callable[[list[str], Any], list[str]]:
+    """The ``AgentContext.wrap`` of one attempt: a ``pytest_homefield_sandbox`` hook result when a hook
+    returns one, else bubblewrap (``backend == "bwrap"``: ``workspace``, ``tmpdir`` and ``home``
+    read-write, ``ro_paths`` and the system read-only, nothing else), else the argv unchanged. The
+    backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``)."""
+
+    def wrap(argv: list[str], env: Any) -> list[str]:
+        env = dict(env)
+        if hook is not None:
+            ctx = SandboxContext(workspace=workspace, tmpdir=tmpdir, home=home, env=env, network=network,
+                                 ro_paths=list(ro_paths), agent=agent)
+            wrapped = hook(list(argv), ctx)
+            if wrapped is not None:
+                if used is not None:
+                    used.append("hook")
+                return list(wrapped)
+        if backend != "bwrap":
+            if used is not None:
+                used.append("none")
+            return list(argv)
+        mounted = [workspace, tmpdir, home, *ro_paths]
+        inner = {**env, "PATH": inside_path(env.get("PATH", ""), mounted,
+                                            first=[Path(sys.executable).parent])}
+        policy = Policy(cwd=workspace, rw=[workspace, tmpdir, home], ro=ro_paths, env=inner, network=network)
+        if used is not None:
+            used.append("bwrap")
+        return bwrap_argv(argv, policy, bwrap=probe())
+
+    return wrap
 
 
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
@@ -181,13 +250,39 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     except Exception as exc:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
     prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell)
-    tmpdir = Path(tempfile.mkdtemp(dir=cache.root))
+    box = Path(tempfile.mkdtemp(dir=cache.root))
+    tmpdir, home = box / "tmp", box / "home"
+    try:
+        backend = spec.sandbox.for_agent(spec.agent, spec.allow_shell)
+        test_backend = spec.sandbox.for_tests()
+    except BwrapUnavailable as exc:
+        if spec.sandbox_hook is None:
+            shutil.rmtree(workspace.parent, ignore_errors=True)
+            shutil.rmtree(box, ignore_errors=True)
+            return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
+        backend, test_backend = "none", "none"
+    base["test_sandbox"] = test_backend
+    env = _agent_env(spec, prompt, tmpdir)
+    if backend == "bwrap" or spec.sandbox_hook is not None:
+        home.mkdir()
+        env["HOME"] = str(home)
+        fill_home = getattr(spec.agent, "sandbox_home", None)
+        if callable(fill_home):
+            fill_home(home, env)
+    extra = getattr(spec.agent, "sandbox_paths", None)
+    ro_paths = [*python_paths([sys.executable, "python", _python_of(spec.test_cmd or spec.task.test_cmd)]),
+                *package_paths(), *(extra() if callable(extra) else [])]
+    used: list[str] = []
+    wrap = agent_wrapper(backend, workspace=workspace, tmpdir=tmpdir, home=home,
+                         network=spec.sandbox.network == "shared", ro_paths=ro_paths, agent=spec.agent.name,
+                         hook=spec.sandbox_hook, used=used)
     ctx = AgentContext(
-        workspace=workspace, prompt=prompt, env=_agent_env(spec, prompt, tmpdir), timeout_s=spec.timeout_s,
+        workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
         artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
         seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
         hint_files=list(spec.task.source_files) if getattr(spec.agent, "hinted", False) else [],
         task_id=spec.task.id,
+        wrap=wrap, sandbox=backend, task=spec.task if getattr(spec.agent, "reference", False) else None,
     )
     t0 = time.monotonic()
     try:
@@ -196,6 +291,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         (art / "agent.err").write_text(traceback.format_exc())
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     wall = time.monotonic() - t0
+    base["sandbox"] = used[-1] if used else ("none" if backend == "bwrap" else backend)
     for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
         path = art / name
         if not path.exists():
@@ -208,6 +304,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     try:
         # the agent may have written into the pristine copy: grade against a verified one
         pristine, tampered = cache.checked_pristine(spec.task)
+        why: str | None = None
         if ar.outcome is not None:
             outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
             # keep the change for auditing, even though it is not graded
@@ -216,21 +313,32 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      test_globs=spec.test_globs)
+                      test_globs=spec.test_globs, sandbox=test_backend)
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
+            why = g.suspicious_reason
         if tampered:
             suspicious = True
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
             error = f"{error}; {note}" if error else note
+            why = f"{why}; pristine snapshot changed" if why else "pristine snapshot changed"
     except Exception as exc:
         (art / "grading.err").write_text(traceback.format_exc())
         outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False
     finally:
         shutil.rmtree(workspace.parent, ignore_errors=True)
-        shutil.rmtree(tmpdir, ignore_errors=True)
+        shutil.rmtree(box, ignore_errors=True)
     return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), touched_tests=touched,
-                  suspicious=suspicious, finished_at=_now())
+                  suspicious=suspicious, suspicious_reason=why if suspicious else None, finished_at=_now())
+
+
+def _python_of(test_cmd: str) -> str | None:
+    """The ``python`` a test command runs, or ``None`` (see :func:`pytest_homefield.mine.pipeline.python_of`)."""
+    try:
+        first = shlex.split(test_cmd)[0]
+    except (ValueError, IndexError):
+        return None
+    return first if "python" in Path(first).name else None
 
 
 def _one_line(exc: BaseException) -> str:

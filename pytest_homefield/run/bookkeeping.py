@@ -43,9 +43,10 @@ def pick_run_id(runs_root: Path, *, run_id: str | None, resume: bool, new_id: st
 
 
 def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_digest: str, task_ids: Sequence[str],
-               created_at: str, settings: Any) -> dict[str, Any]:
+               created_at: str, settings: Any, sandbox: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``meta.json`` document: agents (name, spec, version, model, simulated, hinted), attempts,
-    tasks digest and ids, versions, created_at, limits, ``cut_short`` (``None`` until a run is cut)."""
+    tasks digest and ids, versions, created_at, limits, ``sandbox`` (mode, network, per agent and for
+    the test runs, when given), ``cut_short`` (``None`` until a run is cut)."""
 
     def _version(a: Any) -> str | None:
         try:
@@ -69,6 +70,7 @@ def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_diges
                      "python": platform.python_version(), "platform": sys.platform},
         "limits": {"timeout_s": settings.timeout, "budget_usd": settings.budget,
                    "attempt_budget_usd": settings.attempt_budget, "allow_shell": settings.allow_shell},
+        **({"sandbox": sandbox} if sandbox is not None else {}),
         "cut_short": None,
     }
 

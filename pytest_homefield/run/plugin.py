@@ -11,6 +11,7 @@ the hooks here only translate it for pytest.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +53,10 @@ class RunPlugin:
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
             if is_worker(config):
                 self.session = RunSession.join(settings, tasks, agents, config.workerinput,  # type: ignore[attr-defined]
-                                               setup_command=self._setup_command)
+                                               setup_command=self._setup_command, sandbox_hook=self._sandbox_hook())
             else:
-                self.session = RunSession.start(settings, tasks, agents, setup_command=self._setup_command)
+                self.session = RunSession.start(settings, tasks, agents, setup_command=self._setup_command,
+                                                sandbox_hook=self._sandbox_hook())
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.end = RunEnd()
@@ -63,6 +65,17 @@ class RunPlugin:
     def _setup_command(self, task: Task) -> str | None:
         cmd: str | None = self.config.hook.pytest_homefield_setup_command(task=task, config=self.config)
         return cmd
+
+    def _sandbox_hook(self) -> Callable[[list[str], Any], list[str] | None] | None:
+        """The ``pytest_homefield_sandbox`` hook as a function, or ``None`` when nothing implements it."""
+        if not self.config.pluginmanager.hook.pytest_homefield_sandbox.get_hookimpls():
+            return None
+
+        def hook(argv: list[str], ctx: Any) -> list[str] | None:
+            wrapped: list[str] | None = self.config.hook.pytest_homefield_sandbox(argv=argv, ctx=ctx)
+            return wrapped
+
+        return hook
 
     def workerinput(self) -> dict[str, Any]:
         return self.session.workerinput()
@@ -106,6 +119,10 @@ class RunPlugin:
         ]
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
+        sb = s.sandbox_summary()
+        lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): "
+                     + ", ".join(f"{n} {v.split(':')[0]}" for n, v in sb["agents"].items())
+                     + f"; test runs {sb['tests'].split(':')[0]}")
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -12,7 +12,7 @@ only turns its answers into pytest items and outcomes, and :class:`RunError` int
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,8 +23,10 @@ from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
-from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
+from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
+from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail, append_jsonl
 
@@ -38,6 +40,9 @@ __all__ = [
     "hook_agents",
     "make_agents",
     "fail_under_failures",
+    "sandbox_summary",
+    "check_sandbox",
+    "SandboxHook",
 ]
 
 BUDGET_SPENT = "budget spent"
@@ -142,15 +147,55 @@ class RunEnd:
     gate_failures: list[str] = field(default_factory=list)
 
 
+#: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
+SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
+
+
+def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> dict[str, Any]:
+    """``meta.json`` ``sandbox`` (docs/contracts.md §4): ``mode``, ``network``, per agent the sandbox its
+    attempts get (``bwrap``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``)."""
+    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
+    per_agent: dict[str, str] = {}
+    for a in agents:
+        try:
+            backend = choice.for_agent(a, settings.allow_shell)
+        except BwrapUnavailable as exc:
+            backend = "none" if hooked else f"refused: {exc}"
+        per_agent[a.name] = "hook" if hooked and runs_process(a) else backend
+    try:
+        tests = choice.for_tests()
+    except BwrapUnavailable as exc:
+        tests = f"refused: {exc}"
+    return {"mode": choice.mode, "network": choice.network, "agents": per_agent, "tests": tests}
+
+
+def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> None:
+    """Raise :class:`RunError` (one line) when an agent or the test runs need bubblewrap and it does not
+    work here; a sandbox hook (``hooked``) wraps the agents instead."""
+    if hooked:
+        return
+    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
+    try:
+        for a in agents:
+            choice.for_agent(a, settings.allow_shell)
+        choice.for_tests()
+    except BwrapUnavailable as exc:
+        raise RunError(f"pytest-homefield: {exc}") from None
+
+
 class RunSession:
     """The run as seen by one process. Build it with :meth:`start` (controller) or :meth:`join`
     (xdist worker). ``setup_command`` maps a task to a setup command overriding the configured one
-    (the ``pytest_homefield_setup_command`` hook; ``None`` = no override)."""
+    (the ``pytest_homefield_setup_command`` hook; ``None`` = no override). ``sandbox_hook`` is the
+    ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it); with it, agent programs
+    are wrapped by the hook and bubblewrap is not required."""
 
     def __init__(self, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str,
                  session_start: str, tasks_digest: str, done: set[AttemptKey],
-                 setup_command: Callable[[Task], str | None] = lambda task: None) -> None:
+                 setup_command: Callable[[Task], str | None] = lambda task: None,
+                 sandbox_hook: SandboxHook | None = None) -> None:
         self.settings = settings
+        self.sandbox_hook = sandbox_hook
         self.home = HomefieldDir(settings.root)
         self.tasks = tasks
         self.agents = agents
@@ -167,11 +212,14 @@ class RunSession:
 
     @classmethod
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, now: str | None = None,
-              setup_command: Callable[[Task], str | None] = lambda task: None) -> RunSession:
+              setup_command: Callable[[Task], str | None] = lambda task: None,
+              sandbox_hook: SandboxHook | None = None) -> RunSession:
         """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
         resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
         ``meta.json``, and read the finished attempts when resuming. ``now`` is the session start
-        (ISO 8601, UTC; default the current second). Raises :class:`RunError`."""
+        (ISO 8601, UTC; default the current second). Raises :class:`RunError`, also when an agent or
+        the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`)."""
+        check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
         home.ensure()
         start = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
@@ -185,16 +233,18 @@ class RunSession:
             meta.setdefault("resumed_at", []).append(start)
         else:
             meta = build_meta(run_id=run_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
-                              task_ids=[t.id for t in tasks], created_at=start, settings=settings)
+                              task_ids=[t.id for t in tasks], created_at=start, settings=settings,
+                              sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
         run_dir.mkdir(parents=True, exist_ok=True)
         write_meta(run_dir, meta)
         done = done_keys(results_path(run_dir)) if settings.resume else set()
         return cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
-                   setup_command=setup_command)
+                   setup_command=setup_command, sandbox_hook=sandbox_hook)
 
     @classmethod
     def join(cls, settings: Settings, tasks: list[Task], agents: list[Agent], workerinput: Mapping[str, Any],
-             *, setup_command: Callable[[Task], str | None] = lambda task: None) -> RunSession:
+             *, setup_command: Callable[[Task], str | None] = lambda task: None,
+             sandbox_hook: SandboxHook | None = None) -> RunSession:
         """A worker's session from the controller's :meth:`workerinput`. Raises :class:`RunError` when
         ``tasks.jsonl`` changed since the controller read it."""
         digest = tasks_digest(settings.tasks_path)
@@ -203,7 +253,7 @@ class RunSession:
         return cls(settings, tasks, agents, run_id=Path(workerinput["homefield_run_dir"]).name,
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
-                   setup_command=setup_command)
+                   setup_command=setup_command, sandbox_hook=sandbox_hook)
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
@@ -257,7 +307,12 @@ class RunSession:
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
             run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
             test_globs=list(s.test_globs), env_passthrough=a.env,
+            sandbox=SandboxChoice(s.sandbox, s.sandbox_network), sandbox_hook=self.sandbox_hook,
         )
+
+    def sandbox_summary(self) -> dict[str, Any]:
+        """:func:`sandbox_summary` of this run."""
+        return sandbox_summary(self.settings, self.agents, hooked=self.sandbox_hook is not None)
 
     def run_attempt(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> Result:
         """Run and grade one attempt and append its line to ``results.jsonl``; never raises for agent,

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv, inside_path, package_paths, probe, python_paths
 from pytest_homefield.sandbox.procs import run_process
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "PASSING",
     "FAILING",
     "NOT_RUN",
+    "sandboxed_argv",
 ]
 
 #: Folder holding the standalone reporter module ``homefield_reporter``.
@@ -113,6 +115,8 @@ class TestRun:
       outcomes, killed by a signal, timeout), else ``None``.
     ``test_timeouts``: ids that pytest-timeout failed (``test_timeout_s``).
     ``skip_reasons``: skipped id → its skip reason (``requires Python 3.12``), when reported.
+    ``finished``: the session reached its end (the reporter's ``finish`` event; for JUnit XML: the
+      file was written); ``False`` when the process died on the way (``os._exit``, a signal).
     """
 
     __test__ = False  # not a pytest test class
@@ -128,6 +132,7 @@ class TestRun:
     collection_errors: dict[str, str] = field(default_factory=dict)
     test_timeouts: list[str] = field(default_factory=list)
     skip_reasons: dict[str, str] = field(default_factory=dict)
+    finished: bool = False
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -206,6 +211,7 @@ def run_tests(
     timeout_s: float | None = 600,
     test_timeout_s: float | None = None,
     env: Mapping[str, str] | None = None,
+    sandbox: str = "none",
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -214,7 +220,9 @@ def run_tests(
     (or ``junit.xml``) and the pytest cache. ``timeout_s``: seconds for the whole run, after which
     its process group is killed (``None``: no limit). ``test_timeout_s``: seconds per test through
     pytest-timeout when installed. ``env``: the base environment (default ``os.environ``), scrubbed
-    by :func:`scrubbed_env`.
+    by :func:`scrubbed_env`. ``sandbox``: ``"bwrap"`` runs the command in bubblewrap
+    (:func:`sandboxed_argv`: no network, ``workdir`` read-only, only ``out_dir`` and a private ``/tmp``
+    writable), ``"none"`` runs it as it is.
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd``. A command
     that cannot be started gives a run with ``exit_code`` 127 and ``error`` set.
@@ -231,11 +239,14 @@ def run_tests(
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
     if junit is None:
         run_env[OUTCOMES_ENV] = str(outcomes_path)
+    # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
+    full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
+    if sandbox == "bwrap":
+        full = sandboxed_argv(full, workdir=workdir, out_dir=out_dir, env=run_env, python=argv[0])
     start = time.monotonic()
     try:
-        # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
         proc = run_process(
-            ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv],
+            full,
             cwd=workdir,
             env=run_env,
             timeout_s=timeout_s,
@@ -252,6 +263,29 @@ def run_tests(
     return _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
 
 
+def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
+                   python: str | None = None) -> list[str]:
+    """``argv`` wrapped in bubblewrap for a test run (docs/contracts.md §7): no network; ``workdir``
+    (the grading or mining copy), the interpreter of ``python`` (see
+    :func:`~pytest_homefield.sandbox.bwrap.python_paths`), this package, the folders on ``env``'s
+    ``PYTHONPATH`` and the files the command names by absolute path read-only; ``out_dir`` (outcomes,
+    log, pytest cache) read-write; ``/tmp`` a private
+    tmpfs holding ``TMPDIR`` and ``HOME``. Raises
+    :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
+    exe = probe()
+    pythons = [python] if python and "python" in Path(python).name else []
+    ro = [Path(workdir), *python_paths(pythons), *package_paths(), REPORTER_DIR]
+    ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    # files the command names by absolute path (a runner script of a {junit} command): that file only
+    ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
+    inner = dict(env)
+    inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
+    inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=[Path(p).parent for p in pythons if os.path.isabs(p)])
+    policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
+                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")])
+    return bwrap_argv(argv, policy, bwrap=exe)
+
+
 @dataclass
 class _Parsed:
     outcomes: dict[str, str]
@@ -261,6 +295,7 @@ class _Parsed:
     found: bool  # the outcome file / XML existed and was readable
     started: bool  # the reporter's start event (reporter mode) / any testcase (JUnit)
     skip_reasons: dict[str, str] = field(default_factory=dict)
+    finished: bool = False  # the reporter's finish event / the XML was written
 
 
 def read_outcomes(path: Path) -> _Parsed:
@@ -274,7 +309,7 @@ def read_outcomes(path: Path) -> _Parsed:
     phases: dict[str, dict[str, dict[str, Any]]] = {}
     collection_errors: dict[str, str] = {}
     collected: int | None = None
-    started = False
+    started = finished = False
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -289,6 +324,8 @@ def read_outcomes(path: Path) -> _Parsed:
         kind = ev.get("event")
         if kind == "start":
             started = True
+        elif kind == "finish":
+            finished = True
         elif kind == "phase" and ev.get("outcome") in ("passed", "failed", "skipped"):
             ph = phases.setdefault(str(ev.get("nodeid")), {})
             when = str(ev.get("when"))
@@ -305,7 +342,7 @@ def read_outcomes(path: Path) -> _Parsed:
     skips = {n: str(ev["message"]).removeprefix("Skipped: ") for n, ph in phases.items() if outcomes[n] == "skipped"
              for ev in ph.values() if ev.get("outcome") == "skipped" and ev.get("message")}
     return _Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started,
-                   skip_reasons=skips)
+                   skip_reasons=skips, finished=finished)
 
 
 def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
@@ -354,7 +391,7 @@ def read_junit(path: Path) -> _Parsed:
             outcomes[test_id] = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
         else:
             outcomes[test_id] = "passed"
-    return _Parsed(outcomes, collection_errors, len(outcomes), [], found=True, started=True)
+    return _Parsed(outcomes, collection_errors, len(outcomes), [], found=True, started=True, finished=True)
 
 
 def _cross_check(
@@ -407,4 +444,5 @@ def _cross_check(
         collection_errors=dict(parsed.collection_errors),
         test_timeouts=parsed.test_timeouts,
         skip_reasons=dict(parsed.skip_reasons),
+        finished=parsed.finished and not timed_out,
     )

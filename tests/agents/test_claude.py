@@ -24,6 +24,8 @@ from pytest_homefield.agents.claude import (
     summarize_stream,
 )
 from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.run.attempt import agent_wrapper
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-4-5"
@@ -78,7 +80,7 @@ class Harness:
                            settings=AgentSettings(env=["CLAUDE_CODE_MAX_RETRIES"]), executable=self.exe, **kw)
 
     def run(self, script: list[dict[str, Any]], *, agent: ClaudeAgent | None = None, timeout_s: float = 60,
-            budget_usd: float | None = None, allow_shell: bool = False) -> AgentResult:
+            budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool = False) -> AgentResult:
         agent = agent or self.agent()
         prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=allow_shell)
         with anthropic_server(script) as server:
@@ -90,6 +92,14 @@ class Harness:
                                   passthrough=agent.env_passthrough, source=source)
             ctx = AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
                                artifacts=self.artifacts, budget_usd=budget_usd, allow_shell=allow_shell)
+            if sandbox:  # what run_attempt gives a claude --allow-shell attempt (run/attempt.py)
+                home = self.tmp / "sandbox-home"
+                home.mkdir(exist_ok=True)
+                env["HOME"] = str(home)
+                agent.sandbox_home(home, env)
+                ctx.wrap = agent_wrapper("bwrap", workspace=self.workspace, tmpdir=self.tmp / "tmp", home=home,
+                                         network=True, ro_paths=[*python_paths(), *agent.sandbox_paths()],
+                                         agent=agent.name)
             return agent.run(ctx)
 
     @property
@@ -292,3 +302,22 @@ def test_summarize_stream_skips_torn_lines() -> None:
     est = summary.estimate()
     assert (est.input_tokens, est.output_tokens, est.cache_read_tokens) == (10, 7, 5)
     assert est.cost_usd == pytest.approx(claude_cost("claude-haiku-4-5", 10, 7, 0, 5))
+
+
+def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path) -> None:
+    """The real CLI with its Bash tool inside bubblewrap (the network shared: the scripted API is on
+    127.0.0.1): the command edits the workspace, and sees neither the user's files nor other processes."""
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    secret = tmp_path / "secret-gold.txt"
+    secret.write_text("GOLD")
+    bash = {"tool_calls": [{"name": "Bash", "input": {
+        "command": f"sed -i 's/a - b/a + b/' calc.py; cat {secret} || echo NO-SECRET; ls /proc | grep -c '^[0-9]'",
+        "description": "fix"}}], "usage": {"input_tokens": 900, "output_tokens": 40}}
+    res = harness.run([bash, DONE], allow_shell=True, sandbox=True)
+    assert res.outcome is None, (res, (harness.artifacts / "agent.err").read_text()[-2000:])
+    assert harness.calc == FIXED
+    tool_result = str(harness.server.requests[1].body["messages"][-1])
+    assert "NO-SECRET" in tool_result and "GOLD" not in tool_result

@@ -174,10 +174,12 @@ def cmd_agent(command: str, name: str = "attack") -> CommandAgent:
 
 def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str = "attack") -> CommandAgent:
     """A ``cmd:`` agent that writes ``files`` (path relative to the workspace → text) and then runs
-    ``shell``. The file contents travel in a Python script kept in ``folder`` (outside the workspace)."""
+    ``shell``. The file contents travel inside the command (base64), so the agent needs nothing from
+    outside its sandbox; ``folder`` keeps a copy of the script for reading."""
+    import base64
+
     folder.mkdir(parents=True, exist_ok=True)
-    script = folder / f"{name}.py"
-    script.write_text(
+    script = (
         "import os, sys\n"
         f"FILES = {files!r}\n"
         "for rel, text in FILES.items():\n"
@@ -185,10 +187,11 @@ def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str
         "    if d:\n"
         "        os.makedirs(d, exist_ok=True)\n"
         "    with open(rel, 'w') as f:\n"
-        "        f.write(text)\n",
-        encoding="utf-8",
+        "        f.write(text)\n"
     )
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
+    (folder / f"{name}.py").write_text(script, encoding="utf-8")
+    code = base64.b64encode(script.encode()).decode()
+    command = f"{shlex.quote(sys.executable)} -c {shlex.quote(f'import base64; exec(base64.b64decode({code!r}))')}"
     if shell:
         command += f" && {shell}"
     return cmd_agent(command, name)

@@ -15,8 +15,9 @@ in the temp dir above the grading copy. ``infra`` (unscored) instead of ``tests_
 ``tests`` replaced by a symlink, ``.git`` replaced by a gitdir file.
 
 Known limit, kept as a test: code the agent writes that the hidden tests import runs inside the test
-process and can tamper with pytest in memory; such a diff is flagged ``suspicious`` (and source that
-calls ``os._exit(0)`` at import leaves no outcomes: ``infra``).
+process and can tamper with pytest in memory; such a diff is flagged ``suspicious`` with its reason
+(and kept out of pass@1 by the report); source that calls ``os._exit(0)`` at import is scored
+``tests_failed`` (issue 15; see ``test_sandbox_attacks.py`` for the sandbox's own attacks).
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_payloads import FAKE_PASS_EXIT, FORGE, FORGE_ABOVE, FORGING, MONKEYPATCH_REPORTS, XFAIL_ALL, resolve
 from helpers.attack_repo import (
     CALC_1,
     F2P,
@@ -49,9 +49,19 @@ from helpers.attack_repo import (
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
-from pytest_homefield.run.grading import carried_changes, config_above, tree_changes
 from pytest_homefield.records import Result, Task
+from pytest_homefield.run.attacks import (
+    FAKE_PASS_EXIT,
+    FORGE,
+    FORGE_ABOVE,
+    FORGING,
+    MONKEYPATCH_REPORTS,
+    XFAIL_ALL,
+    resolve,
+)
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.grading import carried_changes, config_above, tree_changes
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -272,8 +282,8 @@ def test_source_exiting_at_import_is_never_solved(task: Task, cache: SnapshotCac
         "\nimport os\nimport sys\n\nsys.stdout.write('tests/test_sub.py::test_sub[pos] PASSED\\n3 passed\\n')\n"
         "sys.stdout.flush()\nos._exit(0)\n")
     r, art = files_attempt(task, cache, tmp_path, {"src/calc/__init__.py": source})
-    assert r.outcome in ("infra", "tests_failed"), r
-    assert r.suspicious  # os._exit
+    assert r.outcome == "tests_failed", r  # scored: the untouched parent with the hidden tests finishes
+    assert r.suspicious and r.suspicious_reason == "process exit or kill"
 
 
 def test_source_patching_pytest_in_memory_is_flagged(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
@@ -294,24 +304,49 @@ def test_pytest_variables_reach_neither_agent_nor_grading(task: Task, cache: Sna
     assert "PYTEST_" not in (art / "agent.out").read_text()
 
 
-def test_agent_writing_into_the_pristine_snapshot(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sandbox", ["bwrap", "none"])
+def test_agent_writing_into_the_pristine_snapshot(task: Task, cache: SnapshotCache, tmp_path: Path,
+                                                  sandbox: str) -> None:
     """The pristine copy sits beside the workspace (``../../*/s``): an agent that plants a forging
     conftest and the fix there, and the conftest in its own workspace too (so that it is no change),
-    was scored solved. The snapshot is now verified and rebuilt; the attempt is flagged."""
-    payload = tmp_path / "payload"
-    payload.mkdir()
-    (payload / "conftest.py").write_text(FORGE)
-    (payload / "calc.py").write_text(GOOD_CALC)
-    p = shlex.quote(str(payload))
-    shell = (f"cp {p}/conftest.py conftest.py && for d in ../../*/s; do cp {p}/conftest.py \"$d/conftest.py\"; "
-             f"cp {p}/calc.py \"$d/src/calc/__init__.py\"; done")
-    r, art = files_attempt(task, cache, tmp_path, WRONG, shell)
+    was scored solved. In the sandbox it does not see the pristine copy at all; without one (the
+    control) the snapshot is verified and rebuilt, and the attempt is flagged."""
+    files = {"payload/conftest.py": FORGE, "payload/calc.py": GOOD_CALC, **WRONG}
+    shell = ("cp payload/conftest.py conftest.py && for d in ../../*/s; do cp payload/conftest.py \"$d/conftest.py\"; "
+             "cp payload/calc.py \"$d/src/calc/__init__.py\"; done; rm -rf payload")
+    r, art = files_attempt(task, cache, tmp_path, files, shell, sandbox=SandboxChoice(sandbox))
     assert_unsolved(r, art)
-    assert r.suspicious and r.error and "pristine" in r.error
+    assert r.sandbox == sandbox
+    if sandbox == "none":
+        assert r.suspicious and r.error and "pristine" in r.error
+        assert r.suspicious_reason == "pristine snapshot changed"
+    else:
+        assert not r.suspicious, r
     # nothing of it is left for the next attempt: a change that fixes nothing still fails
     r2, art2 = attempt(task, cache, script_agent(tmp_path / "next", {"README.md": "# calc\n"}), tmp_path / "n")
     assert_unsolved(r2, art2)
     assert not r2.suspicious
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        pytest.param({"pytest.ini": "[pytest]\n", "conftest.py": FORGE_ABOVE}, id="ini-and-conftest"),
+        pytest.param({"pytest.ini": "[pytest]\naddopts = -p hf_forge\n"}, id="ini-addopts"),
+    ],
+)
+def test_config_planted_above_the_grading_copy_in_the_sandbox(task: Task, cache: SnapshotCache, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              planted: dict[str, str]) -> None:
+    """In the sandbox the shared temp dir is not there to write to: nothing is planted."""
+    shared_tmp = tmp_path / "shared-tmp"
+    shared_tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(shared_tmp))
+    shell = " ; ".join(f"printf '%s' {shlex.quote(text)} > {shlex.quote(str(shared_tmp / name))}"
+                       for name, text in planted.items())
+    r, art = files_attempt(task, cache, tmp_path, {**WRONG, "hf_forge.py": FORGE_ABOVE}, shell)
+    assert_unsolved(r, art)
+    assert not any((shared_tmp / name).exists() for name in planted)
 
 
 @pytest.mark.parametrize(
@@ -332,7 +367,8 @@ def test_config_planted_above_the_grading_copy(task: Task, cache: SnapshotCache,
     monkeypatch.setattr(tempfile, "tempdir", str(shared_tmp))
     shell = " && ".join(f"printf '%s' {shlex.quote(text)} > {shlex.quote(str(shared_tmp / name))}"
                         for name, text in planted.items())
-    r, art = files_attempt(task, cache, tmp_path, {**WRONG, "hf_forge.py": FORGE_ABOVE}, shell)
+    r, art = files_attempt(task, cache, tmp_path, {**WRONG, "hf_forge.py": FORGE_ABOVE}, shell,
+                           sandbox=SandboxChoice("none"))
     assert_unsolved(r, art, "infra")
     assert str(shared_tmp) in (r.error or "")
     for name in planted:

@@ -83,7 +83,9 @@ def test_rate_limit_stops_scheduling_and_resume_retries(mined: Path, tmp_path: P
     # reports a rate limit while the flag file exists (the cmd protocol's "outcome" key), else does nothing
     agent = (f"lim=cmd:if [ -e {flag} ]; then echo '{{\"outcome\": \"rate_limited\"}}'; "
              "else echo '{\"cost_usd\": 0}'; fi")
-    proc = homefield(repo, "run", "--agent", agent, "--attempts", "1", "--run-id", "rl", "-n", "0")
+    # --sandbox none: the agent reads a flag file of the test's, which a sandboxed agent cannot see
+    proc = homefield(repo, "run", "--agent", agent, "--attempts", "1", "--run-id", "rl", "-n", "0",
+                     "--sandbox", "none")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     results = repo / ".homefield" / "runs" / "rl" / "results.jsonl"
     recs = list(read_jsonl(results))

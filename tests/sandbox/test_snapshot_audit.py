@@ -71,8 +71,11 @@ def audit(tmp_path: Path) -> Audit:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
     env.update(GIT_DIR=str(fx.root / ".git"), GIT_WORK_TREE=str(fx.root), LEAKY_TASK_COMMIT=fx.c2,
                HOMEFIELD_TASK_ID=task.id)
+    # --sandbox none: the audit copies the workspace out to a folder of the test's; what the snapshot
+    # holds does not depend on the sandbox (tests/run/test_sandbox_attacks.py covers what else it sees)
     argv = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--attempts", "1",
-            "--run-id", "audit", "-n", "1", "--", "-p", "no:hypothesispytest", "-p", "no:benchmark"]
+            "--run-id", "audit", "-n", "1", "--sandbox", "none", "--", "-p", "no:hypothesispytest", "-p",
+            "no:benchmark"]
     proc = subprocess.run(argv, cwd=fx.root, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run = fx.root / ".homefield" / "runs" / "audit"

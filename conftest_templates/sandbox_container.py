@@ -1,0 +1,50 @@
+"""conftest.py template: run every agent in a podman or docker container instead of bubblewrap.
+
+Copy this file to your repository's root ``conftest.py`` (or merge it into yours). pytest-homefield
+calls ``pytest_homefield_sandbox(argv, ctx)`` for each agent program it starts; returning an argv
+replaces its own bubblewrap sandbox, and the attempt records ``sandbox: hook``.
+
+The container sees only the attempt's workspace, its ``TMPDIR`` and a fresh ``HOME`` (read-write,
+at the same paths) and the read-only paths the agent needs (interpreter, client); the network is
+off unless the agent needs its API (``--sandbox-network``). ``HOMEFIELD_CONTAINER_IMAGE`` picks the
+image (default ``python:3.12-slim``: it must hold the agent's client); ``HOMEFIELD_CONTAINER``
+picks the engine (``podman`` if installed, else ``docker``). Podman runs rootless without a daemon;
+docker needs its daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+import pytest
+
+#: Environment variables the container does not get from the host (its own image sets them).
+SKIP_ENV = ("PATH", "HOME", "SHELL", "TERM")
+
+
+def container_argv(argv: list[str], ctx: Any, *, engine: str, image: str) -> list[str]:
+    """``ENGINE run --rm -i …`` that runs ``argv`` in ``image`` with the attempt's folders mounted."""
+    out = [engine, "run", "--rm", "-i", "--init", "--workdir", str(ctx.workspace),
+           "--network", "host" if ctx.network else "none", "--security-opt", "no-new-privileges",
+           "--cap-drop", "ALL", "--pids-limit", "512"]
+    for path in (ctx.workspace, ctx.tmpdir, ctx.home):
+        out += ["--volume", f"{path}:{path}:rw"]
+    for path in ctx.ro_paths:
+        if os.path.exists(path):
+            out += ["--volume", f"{path}:{path}:ro"]
+    for key, value in ctx.env.items():
+        if key not in SKIP_ENV:
+            out += ["--env", f"{key}={value}"]
+    out += ["--env", f"HOME={ctx.home}"]
+    return [*out, image, *argv]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
+    engine = os.environ.get("HOMEFIELD_CONTAINER") or shutil.which("podman") or shutil.which("docker")
+    if not engine:
+        raise pytest.UsageError("sandbox_container.py: neither podman nor docker is installed")
+    return container_argv(argv, ctx, engine=engine,
+                          image=os.environ.get("HOMEFIELD_CONTAINER_IMAGE", "python:3.12-slim"))

@@ -1,0 +1,191 @@
+"""The bubblewrap sandbox (docs/contracts.md §7, §9): argv builder, the interpreter's read-only paths,
+and a once-per-process probe that bubblewrap works here.
+
+:func:`bwrap_argv` turns a :class:`Policy` into ``bwrap … -- COMMAND`` using bubblewrap's own options
+only: the system (``/usr``, ``/etc``, the ``/bin``-style symlinks, ``/opt``) and every path of
+``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
+``--proc``, ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
+``--unshare-ipc``, ``--unshare-uts``), the network kept (``--share-net`` is the default of not
+unsharing it) or removed (``--unshare-net``), ``--die-with-parent``, ``--new-session``, and the
+environment set from scratch (``--clearenv`` then ``--setenv`` per variable). Nothing else of the
+host filesystem exists inside: not the user's repository, not ``.homefield/``, not the pristine
+copies or other attempts' folders, not the user's home. With its own PID namespace the sandbox has
+its own PID 1: when the command ends, every process it left behind (a ``setsid`` daemon too) is
+killed by the kernel.
+
+Interpreters here live outside ``/usr`` (pyenv under ``/root/.pyenv``, venvs under ``/tmp`` or
+``/work/venvs``): :func:`python_paths` finds the prefixes to bind read-only from ``sys.prefix``,
+``sys.base_prefix`` and the test command's ``python``. Source: bubblewrap(1), 0.8.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["Policy", "bwrap_argv", "python_paths", "package_paths", "inside_path", "probe", "BwrapUnavailable",
+           "bwrap_executable", "SYSTEM_DIRS", "INSTALL_HINT"]
+
+#: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
+#: recreated as symlinks).
+SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+#: How to get bubblewrap, for the one-line refusals.
+INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
+                "or pass --sandbox none to accept the risk")
+
+
+class BwrapUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot create its namespaces here; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What one sandboxed command may see.
+
+    * ``cwd``: the working directory inside (it must be in ``rw`` or ``ro``);
+    * ``rw`` / ``ro``: host paths bound at the same path, read-write / read-only (missing ones are
+      skipped);
+    * ``env``: the whole environment inside (nothing else is inherited);
+    * ``network``: keep the host's network (an agent calling its API) or get none;
+    * ``tmpfs``: folders that get an empty, private tmpfs (``/tmp`` by default);
+    * ``dirs``: empty folders created inside the tmpfs (e.g. a ``HOME``).
+    """
+
+    cwd: Path
+    rw: Sequence[Path] = ()
+    ro: Sequence[Path] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    network: bool = False
+    tmpfs: Sequence[Path] = (Path("/tmp"),)
+    dirs: Sequence[Path] = ()
+
+
+def _system_args() -> list[str]:
+    args: list[str] = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            args += ["--symlink", os.readlink(d), d]
+        elif os.path.isdir(d):
+            args += ["--ro-bind", d, d]
+    return args
+
+
+def _norm(paths: Iterable[Path | str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        s = os.path.abspath(str(p))
+        if s not in out and os.path.exists(s):
+            out.append(s)
+    return out
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap") -> list[str]:
+    """``[bwrap, options…, "--", *command]`` for ``policy`` (see the module docstring).
+
+    Binds are ordered by depth so a read-write folder inside a read-only one (or inside the tmpfs)
+    stays writable; a read-only path inside an already read-only one is left out. Pure: reads only
+    which of the paths exist.
+    """
+    args = [bwrap, *_system_args(), "--proc", "/proc", "--dev", "/dev"]
+    for t in policy.tmpfs:
+        args += ["--tmpfs", str(t)]
+    for d in policy.dirs:
+        args += ["--dir", str(d)]
+    rw = _norm(policy.rw)
+    ro = [p for p in _norm(policy.ro) if p not in rw]
+    sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    binds: list[tuple[int, str, str]] = []
+    for p in ro:
+        # already visible read-only through a system folder or a shallower read-only bind
+        if _under(p, sys_roots) or any(q != p and _under(p, [q]) and not _under(p, rw) for q in ro):
+            continue
+        binds.append((p.count("/"), "--ro-bind", p))
+    binds += [(p.count("/"), "--bind", p) for p in rw]
+    for _, opt, p in sorted(binds, key=lambda b: (b[0], b[2])):
+        args += [opt, p, p]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    if not policy.network:
+        args.append("--unshare-net")
+    args += ["--die-with-parent", "--new-session", "--chdir", str(policy.cwd), "--clearenv"]
+    for k, v in policy.env.items():
+        args += ["--setenv", k, v]
+    return [*args, "--", *command]
+
+
+def python_paths(pythons: Iterable[str | None] = ()) -> list[Path]:
+    """Read-only paths an interpreter needs: ``sys.prefix`` and ``sys.base_prefix`` of this process,
+    and for each executable in ``pythons`` (a name on ``PATH`` or a path) its venv folder (the
+    parent of ``bin/`` when ``pyvenv.cfg`` is there) and the prefix of the real binary behind it."""
+    out: list[Path] = [Path(sys.prefix), Path(sys.base_prefix)]
+    for exe in pythons:
+        if not exe:
+            continue
+        found = shutil.which(exe) or exe
+        path = Path(os.path.abspath(found))
+        if (path.parent.parent / "pyvenv.cfg").exists():
+            out.append(path.parent.parent)
+        real = Path(os.path.realpath(path))
+        out.append(real.parent.parent)
+    seen: list[Path] = []
+    for p in out:
+        if p not in seen and str(p) != "/":
+            seen.append(p)
+    return seen
+
+
+def package_paths() -> list[Path]:
+    """This package's folder (its reporter plugin and recipe helpers are imported inside)."""
+    return [Path(__file__).resolve().parent.parent]
+
+
+def inside_path(path_var: str, mounted: Sequence[Path], first: Sequence[Path] = ()) -> str:
+    """A ``PATH`` for inside the sandbox: ``first`` (e.g. the interpreter's ``bin``), then the entries of
+    ``path_var`` that lie in a system folder or a mounted path (a pyenv shim folder that is not bound
+    would shadow the real ``python`` with a script that cannot run)."""
+    roots = [str(p) for p in mounted] + [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    out: list[str] = []
+    for entry in [str(p) for p in first] + path_var.split(os.pathsep):
+        if entry and entry not in out and _under(os.path.abspath(entry), roots):
+            out.append(entry)
+    return os.pathsep.join(out)
+
+
+def bwrap_executable() -> str | None:
+    """``$HOMEFIELD_BWRAP`` or ``bwrap`` on ``PATH``, else ``None``."""
+    exe = os.environ.get("HOMEFIELD_BWRAP") or "bwrap"
+    return shutil.which(exe)
+
+
+@functools.cache
+def probe(bwrap: str | None = None) -> str:
+    """The bubblewrap executable after checking, once per process and executable, that it runs a command
+    with the namespaces :func:`bwrap_argv` asks for (user namespaces can be disabled). Raises
+    :class:`BwrapUnavailable` with a one-line reason and :data:`INSTALL_HINT`."""
+    exe = bwrap or bwrap_executable()
+    if exe is None:
+        raise BwrapUnavailable(f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}")
+    with tempfile.TemporaryDirectory(prefix="hf-probe-") as tmp:
+        argv = bwrap_argv(["/bin/sh", "-c", "echo ok > out"], Policy(cwd=Path(tmp), rw=[Path(tmp)]), bwrap=exe)
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise BwrapUnavailable(f"bubblewrap cannot run ({exc}): {INSTALL_HINT}") from None
+        ok = proc.returncode == 0 and (Path(tmp) / "out").exists()
+    if not ok:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        why = lines[-1][:200] if lines else f"exit status {proc.returncode}"
+        raise BwrapUnavailable(f"bubblewrap does not work here ({why}; user namespaces may be disabled): "
+                               f"{INSTALL_HINT}")
+    return exe

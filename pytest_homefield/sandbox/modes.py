@@ -1,0 +1,87 @@
+"""Which sandbox each process gets (``--sandbox auto|bwrap|none``, ``--sandbox-network shared|none``;
+docs/contracts.md §2, §7, §9).
+
+* ``none``: nothing is sandboxed (the user accepts the risk).
+* ``bwrap``: every agent process and every test run (grading, mining) runs in bubblewrap; a machine
+  where bubblewrap does not work is a usage error.
+* ``auto`` (default): bubblewrap wherever it works (probed once per process). Where it does not,
+  agents that can run commands (``cmd:``, the recipes, ``claude --allow-shell``) are refused with a
+  one-line error (:data:`~pytest_homefield.sandbox.bwrap.INSTALL_HINT`), while edit-only claude,
+  ``openai:`` and the reference agents run, and test runs go unsandboxed; every attempt records
+  which sandbox it had.
+
+Agents that run in this process (oracle, noop, sim:P, openai:) have no process to wrap: ``none``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+
+__all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "runs_commands", "runs_process"]
+
+SANDBOX_MODES = ("auto", "bwrap", "none")
+NETWORK_MODES = ("shared", "none")
+
+
+def runs_process(agent: Any) -> bool:
+    """Whether the agent starts a program that a sandbox can wrap (``agent.process``)."""
+    return bool(getattr(agent, "process", False))
+
+
+def runs_commands(agent: Any, allow_shell: bool) -> bool:
+    """Whether the agent can run arbitrary commands: ``agent.runs_commands(allow_shell)``, else
+    ``False`` (agents that run in-process edit files only)."""
+    fn = getattr(agent, "runs_commands", None)
+    return bool(fn(allow_shell)) if callable(fn) else False
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """The resolved sandbox settings: ``mode`` in :data:`SANDBOX_MODES`, ``network`` in
+    :data:`NETWORK_MODES` (agents only: test runs never have a network)."""
+
+    mode: str = "auto"
+    network: str = "shared"
+
+    def __post_init__(self) -> None:
+        if self.mode not in SANDBOX_MODES:
+            raise ValueError(f"--sandbox {self.mode!r}: use one of {', '.join(SANDBOX_MODES)}")
+        if self.network not in NETWORK_MODES:
+            raise ValueError(f"--sandbox-network {self.network!r}: use one of {', '.join(NETWORK_MODES)}")
+
+    def available(self) -> str | None:
+        """``None`` when bubblewrap works here, else the one-line reason (probed once per process)."""
+        try:
+            probe()
+        except BwrapUnavailable as exc:
+            return str(exc)
+        return None
+
+    def for_agent(self, agent: Any, allow_shell: bool) -> str:
+        """``"bwrap"`` or ``"none"`` for one agent's process. Raises :class:`BwrapUnavailable` when the
+        agent must be sandboxed (``bwrap``, or ``auto`` with an agent that runs commands) and
+        bubblewrap does not work here."""
+        if self.mode == "none" or not runs_process(agent):
+            return "none"
+        why = self.available()
+        if why is None:
+            return "bwrap"
+        if self.mode == "bwrap" or runs_commands(agent, allow_shell):
+            raise BwrapUnavailable(f"agent {agent.name!r} can run commands, but {why}"
+                                   if runs_commands(agent, allow_shell) else why)
+        return "none"
+
+    def for_tests(self) -> str:
+        """``"bwrap"`` or ``"none"`` for test runs (grading and mining). Raises
+        :class:`BwrapUnavailable` for ``bwrap`` when bubblewrap does not work here."""
+        if self.mode == "none":
+            return "none"
+        why = self.available()
+        if why is None:
+            return "bwrap"
+        if self.mode == "bwrap":
+            raise BwrapUnavailable(why)
+        return "none"

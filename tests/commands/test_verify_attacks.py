@@ -1,0 +1,71 @@
+"""``homefield verify --attacks`` (issue 15): the verdict from result records, and the real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import build, task_for
+
+from pytest_homefield.commands.verify import attack_specs, attack_verdict
+from pytest_homefield.run.attacks import ATTACKS
+
+
+def _r(agent: str, task: str, outcome: str, **kw: object) -> dict[str, object]:
+    return {"agent": agent, "task_id": task, "outcome": outcome, **kw}
+
+
+def test_held_when_no_attack_scores() -> None:
+    rows = [_r("oracle", "t1", "solved"), _r("attack-a", "t1", "tests_failed"), _r("attack-b", "t1", "agent_error"),
+            _r("attack-c", "t1", "solved", suspicious=True, suspicious_reason="module table edit")]
+    held, lines = attack_verdict(rows, 1)
+    assert held
+    assert lines[0] == "homefield verify: grading held against 3 attacks on 1 tasks"
+    assert "flagged suspicious" in lines[1] and "c ×1" in lines[1]
+
+
+def test_names_each_attack_that_scored_or_went_unscored() -> None:
+    rows = [_r("oracle", "t1", "solved"), _r("oracle", "t2", "infra"),
+            _r("attack-a", "t1", "solved"), _r("attack-b", "t1", "infra", error="x"),
+            _r("attack-b", "t2", "infra", error="y"),  # oracle is infra there too: the environment
+            _r("attack-c", "t2", "infra", error="attack c does not apply to this task")]
+    held, lines = attack_verdict(rows, 2)
+    assert not held
+    assert lines[0].startswith("homefield verify: grading did not hold: 2 of 4 attack attempts")
+    assert "  a scored solved on task t1" in lines
+    assert any(line.startswith("  b made its attempt on task t1 unscored") for line in lines)
+    assert not any("t2 unscored" in line for line in lines)
+    assert "did not apply" in lines[-1]
+
+
+def test_escaping_attacks_only_in_a_sandbox() -> None:
+    escaping = {f"attack:{a.name}" for a in ATTACKS if a.escapes}
+    assert escaping and escaping <= set(attack_specs("auto"))
+    assert not escaping & set(attack_specs("none"))
+
+
+@pytest.mark.slow
+def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
+    """The command on the attack fixture's one task: every attack runs, the line is printed."""
+    fx = build(tmp_path / "fixture")
+    task = task_for(fx)
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
+    (repo / ".homefield").mkdir()
+    (repo / ".homefield" / "tasks.jsonl").write_text(json.dumps(task.to_dict()) + "\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "2", "--",
+                           "-p", "no:hypothesispytest", "-p", "no:benchmark"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    out = proc.stdout
+    assert f"homefield verify: grading held against {len(ATTACKS)} attacks on 1 tasks" in out, out[-4000:]
+    assert "oracle solves all 1 tasks" in out
+    assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
+    run = next((repo / ".homefield" / "runs").glob("verify-*"))
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["sandbox"]["mode"] == "auto" and meta["sandbox"]["network"] == "none"
+    assert set(meta["sandbox"]["agents"].values()) >= {"bwrap", "none"}  # attacks boxed; oracle in-process

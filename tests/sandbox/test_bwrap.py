@@ -1,0 +1,179 @@
+"""The bubblewrap backend (issue 15): the argv builder as a plain function, and real bubblewrap.
+
+The real-bubblewrap tests need ``bwrap`` (``.ci/run`` installs the Debian package); where it cannot
+create namespaces they are skipped with the probe's reason.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.bwrap import (
+    BwrapUnavailable,
+    Policy,
+    bwrap_argv,
+    inside_path,
+    probe,
+    python_paths,
+)
+from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.testrun import run_tests
+
+
+def _bwrap() -> str:
+    try:
+        return probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _pairs(argv: list[str], opt: str) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv) if a == opt]
+
+
+# -- the argv builder -----------------------------------------------------------------------------
+
+def test_argv_shape(tmp_path: Path) -> None:
+    ws, ro, inner = tmp_path / "ws", tmp_path / "ro", tmp_path / "ws" / "deep"
+    for d in (ws, ro, inner):
+        d.mkdir(parents=True)
+    argv = bwrap_argv(["sh", "-c", "true"], Policy(cwd=ws, rw=[ws], ro=[ro, inner, tmp_path / "missing"],
+                                                   env={"A": "1", "B": "two words"}), bwrap="BW")
+    assert argv[0] == "BW" and argv[-4:] == ["--", "sh", "-c", "true"]
+    assert _pairs(argv, "--bind") == [str(ws)]
+    assert _pairs(argv, "--ro-bind")[-2:] == [str(ro), str(inner)]   # the missing path is left out
+    assert argv.index(str(inner)) > argv.index(str(ws))    # read-only inside the writable folder
+    for flag in ("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net", "--die-with-parent",
+                 "--new-session", "--clearenv"):
+        assert flag in argv
+    assert _pairs(argv, "--tmpfs") == ["/tmp"]
+    assert argv[argv.index("--chdir") + 1] == str(ws)
+    i = argv.index("--clearenv")
+    assert argv[i + 1:i + 7] == ["--setenv", "A", "1", "--setenv", "B", "two words"]
+    # /usr is bound read-only; /bin-style symlinks are recreated as symlinks
+    assert "/usr" in _pairs(argv, "--ro-bind")
+    if os.path.islink("/bin"):
+        assert "--symlink" in argv
+
+
+def test_network_shared_keeps_the_namespace(tmp_path: Path) -> None:
+    argv = bwrap_argv(["true"], Policy(cwd=tmp_path, rw=[tmp_path], network=True))
+    assert "--unshare-net" not in argv
+
+
+def test_binds_are_ordered_by_depth(tmp_path: Path) -> None:
+    """A read-write folder inside a read-only one is bound after it, so it stays writable."""
+    outer = tmp_path / "a"
+    rw = outer / "b" / "c"
+    rw.mkdir(parents=True)
+    argv = bwrap_argv(["true"], Policy(cwd=rw, rw=[rw], ro=[outer]))
+    assert argv.index(str(outer)) < argv.index(str(rw))
+
+
+def test_python_paths_find_the_venv_and_its_base(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    paths = python_paths([str(venv / "bin" / "python")])
+    assert venv in paths
+    assert Path(sys.base_prefix) in paths
+    assert Path(os.path.realpath(venv / "bin" / "python")).parent.parent in paths
+
+
+def test_inside_path_drops_what_is_not_mounted(tmp_path: Path) -> None:
+    shims, venv_bin = tmp_path / "shims", tmp_path / "venv" / "bin"
+    path = os.pathsep.join([str(shims), str(venv_bin), "/usr/bin"])
+    assert inside_path(path, [tmp_path / "venv"], first=[Path("/opt/py/bin")]).split(os.pathsep) == \
+        (["/opt/py/bin"] if os.path.isdir("/opt") else []) + [str(venv_bin), "/usr/bin"]
+
+
+def test_choice_rejects_unknown_modes() -> None:
+    with pytest.raises(ValueError, match="--sandbox 'docker'"):
+        SandboxChoice("docker")
+    with pytest.raises(ValueError, match="--sandbox-network"):
+        SandboxChoice("auto", "host")
+
+
+class _Agent:
+    name = "a"
+    process = True
+
+    def __init__(self, shell: bool) -> None:
+        self.shell = shell
+
+    def runs_commands(self, allow_shell: bool) -> bool:
+        return self.shell
+
+
+def test_auto_refuses_shell_agents_only_when_bwrap_does_not_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(SandboxChoice, "available", lambda self: "bubblewrap (bwrap) is not installed: install …")
+    auto = SandboxChoice("auto")
+    with pytest.raises(BwrapUnavailable, match="agent 'a' can run commands, but bubblewrap"):
+        auto.for_agent(_Agent(shell=True), allow_shell=False)
+    assert auto.for_agent(_Agent(shell=False), allow_shell=False) == "none"   # edit-only claude
+    assert auto.for_tests() == "none"
+    with pytest.raises(BwrapUnavailable):
+        SandboxChoice("bwrap").for_tests()
+    assert SandboxChoice("none").for_agent(_Agent(shell=True), allow_shell=True) == "none"
+
+
+def test_missing_bwrap_is_one_line_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOMEFIELD_BWRAP", "/nonexistent/bwrap")
+    probe.cache_clear()
+    try:
+        with pytest.raises(BwrapUnavailable) as info:
+            probe()
+    finally:
+        probe.cache_clear()
+    msg = str(info.value)
+    assert "\n" not in msg and "apt-get install bubblewrap" in msg and "--sandbox none" in msg
+
+
+# -- real bubblewrap ------------------------------------------------------------------------------
+
+def test_inside_only_what_the_policy_binds(tmp_path: Path) -> None:
+    exe = _bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("gold")
+    script = (f"import os, sys; print(sorted(os.listdir('/'))); print(os.path.exists({str(secret)!r})); "
+              "open('out', 'w').write('x'); print(os.getpid()); print(sorted(os.environ))")
+    argv = bwrap_argv([sys.executable, "-c", script], Policy(cwd=ws, rw=[ws], ro=python_paths(),
+                                                              env={"ONLY": "1"}), bwrap=exe)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    listing, exists, pid, env = proc.stdout.splitlines()
+    assert "work" not in listing and "home" not in listing
+    assert exists == "False"                    # nothing of the host beyond the binds
+    assert (ws / "out").read_text() == "x"      # the workspace is writable
+    assert int(pid) <= 3                        # its own PID namespace
+    # only ours (bwrap sets PWD; Python itself may add LC_CTYPE)
+    assert set(eval(env)) - {"PWD", "LC_CTYPE"} == {"ONLY"}
+
+
+def test_test_runs_have_no_network_and_a_read_only_copy(tmp_path: Path) -> None:
+    _bwrap()
+    work = tmp_path / "w"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_box.py").write_text(
+        "import os, socket, pytest\n\n\n"
+        "def test_copy_is_read_only():\n"
+        "    with pytest.raises(OSError):\n"
+        "        open('planted.py', 'w')\n\n\n"
+        "def test_tmp_is_writable(tmp_path):\n"
+        "    (tmp_path / 'x').write_text('1')\n"
+        "    open(os.path.join(os.environ['TMPDIR'], 'y'), 'w').write('1')\n\n\n"
+        "def test_no_network():\n"
+        "    s = socket.socket()\n"
+        "    with pytest.raises(OSError):\n"
+        "        s.connect(('127.0.0.1', 9))\n"
+        "    assert [n for i, n in socket.if_nameindex()] in ([], ['lo'])\n")
+    cmd = f"{sys.executable} -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider"
+    run = run_tests(work, cmd, ["tests/test_box.py"], out_dir=tmp_path / "out", sandbox="bwrap")
+    assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
+    assert not (work / "planted.py").exists()
