@@ -4,7 +4,8 @@ Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODE
 ``openai:MODEL``, ``preds:FILE`` (a SWE-bench predictions file, named by its ``model_name_or_path``),
 ``attack:NAME`` (a built-in attack agent, :mod:`pytest_homefield.run.attacks`), a name from
 ``.homefield.yml`` ``agents:``, or a name registered through the ``pytest_homefield_agents`` hook;
-any spec may be prefixed ``NAME=``. Default names: ``claude:MODEL`` / ``openai:MODEL`` → MODEL, ``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
+any spec may be prefixed ``NAME=``. Default names: ``claude:MODEL`` / ``openai:MODEL`` → MODEL,
+``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
 """
 
 from __future__ import annotations
