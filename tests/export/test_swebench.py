@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -109,7 +110,20 @@ def test_loads_with_datasets(mined: Path, tmp_path: Path, monkeypatch: pytest.Mo
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
     assert homefield(repo, "export", "--out", str(tmp_path / "i.jsonl")).returncode == 0
-    ds = datasets.load_dataset("json", data_files=str(tmp_path / "i.jsonl"), split="train",
-                               cache_dir=str(tmp_path / "cache"))
-    assert set(ds.column_names) == set(FIELDS)
-    assert all(ds.features[name].dtype == "string" for name in FIELDS)  # as the published dataset
+    data = str(tmp_path / "i.jsonl")
+    plain = datasets.load_dataset("json", data_files=data, split="train", cache_dir=str(tmp_path / "cache"))
+    assert set(plain.column_names) == set(FIELDS)
+    # the published dataset's schema: every column a string (the JSON loader alone would read created_at,
+    # an ISO 8601 string, as a timestamp); casting to it must succeed value for value
+    published = datasets.Features({name: datasets.Value("string") for name in FIELDS})
+    typed = datasets.load_dataset("json", data_files=data, split="train", features=published,
+                                  cache_dir=str(tmp_path / "cache2"))
+    assert typed.features == published and typed.num_rows == plain.num_rows
+    rows = [json.loads(line) for line in Path(data).read_text().splitlines()]
+    loaded = [dict(r) for r in typed]
+    # pyarrow reads the ISO 8601 date as a timestamp before the cast back to string re-formats it
+    # ("2026-01-05T12:00:00+00:00" → "2026-01-05 12:00:00"): the instant is kept, every other value is byte-equal
+    for got, want in zip(loaded, rows, strict=True):
+        assert datetime.fromisoformat(got.pop("created_at")).replace(tzinfo=timezone.utc) == \
+            datetime.fromisoformat(want.pop("created_at"))
+        assert got == want
