@@ -178,7 +178,8 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
     for a in plan.agents:
         s = "unknown" if a.s_per_run is None else f"{a.s_per_run:.0f} s"
         u = "unknown" if a.usd_per_run is None else f"${a.usd_per_run:.4f}"
-        lines.append(f"  agent {a.name} ({a.spec}) reads {a.rules_path}: {a.runs} runs + up to {a.slim_runs} "
+        spec = a.spec if len(a.spec) <= 48 else a.spec[:47] + "…"
+        lines.append(f"  agent {a.name} ({spec}) reads {a.rules_path}: {a.runs} runs + up to {a.slim_runs} "
                      f"for the slimmer file; per run {s}, {u} ({a.basis})")
     blind = [a.name for a in plan.agents if a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")]
     if blind:

@@ -329,7 +329,8 @@ class AblationSession:
         s = self.settings
         a = agent_settings(s, s.agent_defs.get(agent.name))
         spec = AttemptSpec(
-            task=task, agent=RulesFileAgent(agent, self.rules_paths[agent.name], text),  # type: ignore[arg-type]
+            task=task, agent=RulesFileAgent(agent, self.rules_paths[agent.name], text,  # type: ignore[arg-type]
+                                            also=[self.rules_file]),
             attempt=attempt, run_id=self.ablate_id, run_dir=self.ablate_dir / "variants" / variant,
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell, run_timeout_s=s.run_timeout,
             test_timeout_s=s.test_timeout, test_cmd=test_cmd, test_globs=list(s.test_globs), env_passthrough=a.env,

@@ -3,7 +3,8 @@
 A variant is the rules file with some rules removed: ``base`` (nothing removed, the file exactly),
 ``rule-N`` (rule N removed) and, once the per-rule results are in, ``slim`` (every rule that is not
 load-bearing for any agent removed). The variant's text replaces the rules file in the attempt's
-snapshot, at the path the agent reads (:func:`rules_path_for`); the user's file is never written.
+snapshot, at the path the agent reads (:func:`rules_path_for`) and at the ablated file's own path;
+the user's file is never written.
 :class:`RulesFileAgent` does that around any agent and puts the snapshot's own file back afterwards
 when the agent left it as given, so neither the diff nor grading sees the variant.
 """
@@ -89,15 +90,19 @@ def _safe_relpath(rel: str) -> PurePosixPath:
 
 
 class RulesFileAgent:
-    """``inner`` with the variant's ``text`` written to ``relpath`` in the workspace before it runs.
+    """``inner`` with the variant's ``text`` written, before it runs, to ``relpath`` in the workspace
+    (the file the agent reads) and to each of ``also`` (the ablated file's own path when it differs:
+    otherwise a removed rule could still be read from the snapshot's copy of that file).
 
-    Afterwards, when the file still holds exactly ``text``, the snapshot's own version is restored
-    (or the file removed when the snapshot had none), so the change graded is the agent's alone. A
-    file the agent edited is left as the agent left it. Attribute reads fall through to ``inner``."""
+    Afterwards, each file that still holds exactly ``text`` gets the snapshot's own version back (or
+    is removed, with the folders made for it, when the snapshot had none), so the change graded is
+    the agent's alone. A file the agent edited is left as the agent left it. Attribute reads fall
+    through to ``inner``. Raises ``ValueError`` for a path that is absolute or leaves the workspace."""
 
-    def __init__(self, inner: Agent, relpath: str, text: str) -> None:
+    def __init__(self, inner: Agent, relpath: str, text: str, also: Sequence[str] = ()) -> None:
         self.inner = inner
         self.relpath = _safe_relpath(relpath)
+        self.paths = list(dict.fromkeys([self.relpath, *(_safe_relpath(p) for p in also)]))
         self.text = text
 
     def __getattr__(self, name: str) -> Any:
@@ -115,9 +120,18 @@ class RulesFileAgent:
         return self.inner.version()
 
     def run(self, ctx: AgentContext) -> AgentResult:
-        target = Path(ctx.workspace, *self.relpath.parts)
+        data = self.text.encode("utf-8")
+        placed = [self._place(Path(ctx.workspace, *rel.parts), rel, data) for rel in self.paths]
+        try:
+            return self.inner.run(ctx)
+        finally:
+            for target, before, mode, made in placed:
+                _restore(target, data, before, mode, made)
+
+    @staticmethod
+    def _place(target: Path, rel: PurePosixPath, data: bytes) -> tuple[Path, bytes | None, int | None, list[Path]]:
         if target.is_symlink() or (target.exists() and not target.is_file()):
-            raise RuntimeError(f"the snapshot's {self.relpath} is not a regular file: cannot replace it")
+            raise RuntimeError(f"the snapshot's {rel} is not a regular file: cannot replace it")
         before = target.read_bytes() if target.exists() else None
         mode = target.stat().st_mode if before is not None else None
         made: list[Path] = []
@@ -126,23 +140,24 @@ class RulesFileAgent:
             made.append(parent)
             parent = parent.parent
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = self.text.encode("utf-8")
         target.write_bytes(data)
-        try:
-            return self.inner.run(ctx)
-        finally:
-            try:
-                if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
-                    if before is None:
-                        target.unlink()
-                        for d in made:  # folders created for the file, innermost first
-                            try:
-                                d.rmdir()
-                            except OSError:
-                                break
-                    else:
-                        target.write_bytes(before)
-                        if mode is not None:
-                            os.chmod(target, mode & 0o7777)
-            except OSError:
-                pass
+        return target, before, mode, made
+
+
+def _restore(target: Path, data: bytes, before: bytes | None, mode: int | None, made: list[Path]) -> None:
+    try:
+        if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
+            return  # the agent changed it: its change stands
+        if before is None:
+            target.unlink()
+            for d in made:  # folders created for the file, innermost first
+                try:
+                    d.rmdir()
+                except OSError:
+                    break
+        else:
+            target.write_bytes(before)
+            if mode is not None:
+                os.chmod(target, mode & 0o7777)
+    except OSError:
+        pass

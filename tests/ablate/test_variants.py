@@ -93,6 +93,16 @@ def test_a_file_the_agent_edited_stays_as_the_agent_left_it(tmp_path: Path) -> N
     assert (ws / "AGENTS.md").read_text() == "agent's edit\n"
 
 
+def test_the_ablated_file_is_replaced_too_when_the_agent_reads_another(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "AGENTS.md").write_text("- removed rule\n- kept rule\n")
+    inner = Recorder("AGENTS.md")
+    RulesFileAgent(inner, "CLAUDE.md", "- kept rule\n", also=["AGENTS.md"]).run(_ctx(ws))
+    assert inner.seen == "- kept rule\n"  # the removed rule cannot be read from the snapshot's copy
+    assert (ws / "AGENTS.md").read_text() == "- removed rule\n- kept rule\n" and not (ws / "CLAUDE.md").exists()
+
+
 def test_paths_outside_the_workspace_are_refused() -> None:
     with pytest.raises(ValueError, match="inside it"):
         RulesFileAgent(Recorder("x"), "../CLAUDE.md", "v")
