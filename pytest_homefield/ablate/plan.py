@@ -183,8 +183,8 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
                      f"for the slimmer file; per run {s}, {u} ({a.basis})")
     blind = [a.name for a in plan.agents if a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")]
     if blind:
-        lines.append(f"Note: {', '.join(blind)} never read a rules file (reference agents apply or skip the fix; "
-                     "openai: is sent the prompt and files only): their rows can show no effect")
+        lines.append(f"Note: {', '.join(blind)}: reads no rules file (the reference agents apply or skip the fix; "
+                     "openai: is sent the prompt and files only), so its rows can show no effect")
     lines.append(f"Agent runs: {plan.runs} (+ up to {plan.slim_runs} for the slimmer file, after the per-{unit} "
                  f"results)")
     sec = plan.seconds

@@ -94,6 +94,9 @@ def _slim_sentence(doc: dict[str, Any], agent: dict[str, Any]) -> str:
     removed = ", ".join(str(n) for n in slim["removed"])
     head = (f"Slimmer file (without rules {removed}; {s['tokens_saved']} tokens less per turn), "
             f"saved as {slim['suggested']}: ")
+    if agent["rules"] and all((r.get("mde") or 1.0) >= 0.995 for r in agent["rules"]):
+        head = ("With this few tasks no rule could show an effect, so this is no evidence for removing any. "
+                + head)
     if s.get("comparison"):
         return head + f"pass@1 {_pct(s['slim'])} vs {_pct(s['with_rules'])} with the full file; {s['sentence']}."
     if slim.get("alias"):
