@@ -15,10 +15,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from pytest_homefield.ablate.plan import AblationPlan, make_plan, merged_history, plan_lines
 from pytest_homefield.ablate.rules import RuleSet, split_rules
 from pytest_homefield.ablate.variants import rules_path_for
+from pytest_homefield.agents.registry import AgentSpecError, parse_spec
+from pytest_homefield.cli import pytest_args
+from pytest_homefield.mine.pipeline import new_id
 from pytest_homefield.records import load_tasks
+from pytest_homefield.run.bookkeeping import newest_run, read_meta
 from pytest_homefield.settings import ConfigError, Settings, resolve_settings
 
 __all__ = ["resolve_rules_file", "load_rules", "agent_rows", "workers_from", "build_plan", "run_cli"]
@@ -60,8 +66,6 @@ def agent_rows(settings: Settings, rel: str, agents: Sequence[tuple[str, str]] |
     """``(name, spec, rules path in the snapshot)`` per ``--agent``. ``agents``: built ``(name, spec)``
     pairs in ``--agent`` order, when known; else names and specs come from parsing the specs. Raises
     ``ValueError`` when no agent is given or a spec is bad."""
-    from pytest_homefield.agents.registry import AgentSpecError, parse_spec
-
     if not settings.agents:
         raise ValueError("no agent given: add --agent SPEC (e.g. claude:claude-sonnet-4-5)")
     rows = []
@@ -126,16 +130,8 @@ def run_cli(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
         plan = build_plan(settings, rel, rules, len(tasks), rows, workers_from(ns.numprocesses))
         print("\n".join(plan_lines(plan, will_run=False)))
         return 0
-    import pytest
-
-    from pytest_homefield.cli import pytest_args
-    from pytest_homefield.run.bookkeeping import read_meta
-
     ablate_root = settings.homefield_dir / "ablate"
     if not settings.run_id:
-        from pytest_homefield.mine.pipeline import new_id
-        from pytest_homefield.run.bookkeeping import newest_run
-
         ns.run_id = newest_run(ablate_root) if settings.resume else new_id()
     args = pytest_args(ns, "ablate", root, extra)
     status = int(pytest.main(args))

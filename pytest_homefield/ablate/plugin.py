@@ -21,9 +21,13 @@ import pytest
 
 from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, resolve_rules_file, workers_from
 from pytest_homefield.ablate.plan import plan_lines
+from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.session import RATE_LIMITED, AblationSession, Key
+from pytest_homefield.agents.registry import AgentSpecError, build_agents
 from pytest_homefield.collect import ensure_homefield_dir, is_worker, redirect_collection
+from pytest_homefield.mine.pipeline import new_id
 from pytest_homefield.records import Result, Task, load_tasks
+from pytest_homefield.run.bookkeeping import RunError
 from pytest_homefield.settings import Settings
 
 UNSOLVED_PREFIX = "unsolved: "
@@ -33,10 +37,6 @@ class AblatePlugin:
     """The ablate mode's hooks; one instance per process, created in ``pytest_configure``."""
 
     def __init__(self, config: pytest.Config, settings: Settings, rules_arg: str) -> None:
-        from pytest_homefield.agents.registry import AgentSpecError, build_agents
-        from pytest_homefield.mine.pipeline import new_id
-        from pytest_homefield.run.bookkeeping import RunError
-
         self.config = config
         self.settings = settings
         self.session: AblationSession | None = None
@@ -179,8 +179,6 @@ class AblatePlugin:
             tr.write_line(f"table failed: {self.report_error or 'no results'}", red=True)
             tr.write_line(f"results are kept in {s.results_path}")
             return
-        from pytest_homefield.ablate.render import render_lines
-
         width = tr._tw.fullwidth if hasattr(tr, "_tw") else 120
         for line, markup in render_lines(self.doc, width=width):
             tr.write_line(line, **markup)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_homefield.ablate.table import HARMFUL, LOAD_BEARING, NO_EFFECT, AgentTable, tables_to_dict
 from pytest_homefield.ablate.tokens import tokenizer_name
+from pytest_homefield.store import read_jsonl
 
 __all__ = ["report_doc", "render_markdown", "render_json", "render_html", "render_lines", "CAVEAT"]
 
@@ -25,8 +26,6 @@ CAVEAT = ("'No detectable effect' is not proof that a rule does nothing: it may 
 
 def report_doc(session: Any, tables: Sequence[AgentTable]) -> dict[str, Any]:
     """The report document of ``session`` (an :class:`~pytest_homefield.ablate.session.AblationSession`)."""
-    from pytest_homefield.store import read_jsonl
-
     meta_cut = None
     try:
         meta_cut = json.loads((session.ablate_dir / "meta.json").read_text()).get("cut_short")

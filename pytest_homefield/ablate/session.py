@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.ablate.plan import AblationPlan
+from pytest_homefield.ablate.render import render_html, render_json, render_markdown, report_doc
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.table import AgentTable, build_tables, slim_keep
 from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule_variants, slim_variant
@@ -355,8 +356,6 @@ class AblationSession:
         """The controller's end of a session: ``cut_short`` in ``meta.json`` when attempts were skipped,
         the tables, the slimmer file (``suggested-<name>``) once the per-rule results are complete, and
         ``report.{md,json,html}``. Returns the report document (:func:`report_doc`)."""
-        from pytest_homefield.ablate.render import render_html, render_json, render_markdown, report_doc
-
         meta = read_meta(self.ablate_dir)
         if self.skip_reasons:
             meta["cut_short"] = "; ".join(sorted(self.skip_reasons))

@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
+from pytest_homefield.agents.registry import parse_spec
 
 __all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "RulesFileAgent",
            "AGENT_RULES_FILES"]
@@ -71,8 +72,6 @@ def rules_path_for(spec_text: str, user_path: str, named: Mapping[str, Mapping[s
     ``claude[:MODEL]`` (and named agents whose spec is one), ``AGENTS.md`` for the codex recipe,
     ``GEMINI.md`` for gemini, else ``user_path`` (the rules file relative to the repository root, POSIX).
     Raises :class:`pytest_homefield.agents.registry.AgentSpecError` for a bad spec."""
-    from pytest_homefield.agents.registry import parse_spec
-
     p = parse_spec(spec_text, named=named, registered=list(registered))
     kind = p.kind
     if p.kind == "named" and p.arg:
