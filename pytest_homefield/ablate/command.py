@@ -20,12 +20,12 @@ import pytest
 from pytest_homefield.ablate.plan import AblationPlan, make_plan, merged_history, plan_lines
 from pytest_homefield.ablate.rules import RuleSet, split_rules
 from pytest_homefield.ablate.variants import rules_path_for
-from pytest_homefield.agents.registry import AgentSpecError, parse_spec
+from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.cli import pytest_args
-from pytest_homefield.mine.pipeline import new_id
+from pytest_homefield.errors import AgentSpecError, ConfigError
+from pytest_homefield.layout import HomefieldDir, new_id, newest_run, read_meta
 from pytest_homefield.records import load_tasks
-from pytest_homefield.run.bookkeeping import newest_run, read_meta
-from pytest_homefield.settings import ConfigError, Settings, resolve_settings
+from pytest_homefield.settings import Settings, resolve_settings
 
 __all__ = ["resolve_rules_file", "load_rules", "agent_rows", "workers_from", "build_plan", "run_cli"]
 
@@ -103,7 +103,7 @@ def build_plan(settings: Settings, rel: str, rules: RuleSet, n_tasks: int, rows:
     if settings.cost_per_run is not None and settings.cost_per_run < 0:
         raise ValueError(f"--cost-per-run must not be negative, got {settings.cost_per_run}")
     return make_plan(rules_file=rel, rules=rules, n_tasks=n_tasks, agents=rows, attempts=settings.attempts,
-                     workers=workers, history=merged_history(settings.homefield_dir),
+                     workers=workers, history=merged_history(HomefieldDir(settings.root)),
                      seconds_per_run=settings.seconds_per_run, cost_per_run=settings.cost_per_run,
                      budget_usd=settings.budget)
 
@@ -130,7 +130,7 @@ def run_cli(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
         plan = build_plan(settings, rel, rules, len(tasks), rows, workers_from(ns.numprocesses))
         print("\n".join(plan_lines(plan, will_run=False)))
         return 0
-    ablate_root = settings.homefield_dir / "ablate"
+    ablate_root = HomefieldDir(root).ablate
     if not settings.run_id:
         ns.run_id = newest_run(ablate_root) if settings.resume else new_id()
     args = pytest_args(ns, "ablate", root, extra)

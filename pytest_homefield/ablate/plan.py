@@ -19,12 +19,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.commands.plan import history_averages
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.report.stats import mde
 
 __all__ = ["AgentEstimate", "AblationPlan", "make_plan", "plan_lines", "merged_history", "min_tasks_for"]
@@ -109,9 +109,9 @@ class AblationPlan:
         }
 
 
-def merged_history(homefield_dir: Path) -> dict[str, dict[str, float | int]]:
+def merged_history(home: HomefieldDir) -> dict[str, dict[str, float | int]]:
     """Per-agent means over earlier runs (``runs/``) and ablations (``ablate/``), weighted by attempts."""
-    parts = [history_averages(homefield_dir / "runs"), history_averages(homefield_dir / "ablate")]
+    parts = [history_averages(home.runs), history_averages(home.ablate)]
     out: dict[str, dict[str, float | int]] = {}
     for key in set(parts[0]) | set(parts[1]):
         rows = [p[key] for p in parts if key in p]

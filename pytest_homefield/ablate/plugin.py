@@ -23,11 +23,11 @@ from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, 
 from pytest_homefield.ablate.plan import plan_lines
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.session import RATE_LIMITED, AblationSession, Key
-from pytest_homefield.agents.registry import AgentSpecError, build_agents
-from pytest_homefield.collect import ensure_homefield_dir, is_worker, redirect_collection
-from pytest_homefield.mine.pipeline import new_id
-from pytest_homefield.records import Result, Task, load_tasks
-from pytest_homefield.run.bookkeeping import RunError
+from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.errors import AgentSpecError, RunError
+from pytest_homefield.layout import HomefieldDir, new_id
+from pytest_homefield.records import Result, Task
+from pytest_homefield.run.session import hook_agents, make_agents, select_tasks
 from pytest_homefield.settings import Settings
 
 UNSOLVED_PREFIX = "unsolved: "
@@ -47,27 +47,15 @@ class AblatePlugin:
             self.rules = load_rules(path, by_section=settings.by_section)
         except ValueError as exc:
             raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
-        if not settings.tasks_path.exists():
-            raise pytest.UsageError(f"pytest-homefield: no tasks at {settings.tasks_path}: run `homefield mine` first")
-        tasks = load_tasks(settings.tasks_path)
-        config.hook.pytest_homefield_modify_tasks(tasks=tasks, config=config)
-        if settings.run_max_tasks is not None:
-            tasks = tasks[: settings.run_max_tasks]
-        if not tasks:
-            raise pytest.UsageError("--homefield-ablate: no tasks to run")
-        self.tasks: list[Task] = tasks
-        hooked: dict[str, Any] = {}
-        for contributed in config.hook.pytest_homefield_agents(config=config):
-            for agent in (contributed.values() if isinstance(contributed, dict) else contributed):
-                if agent.name in hooked:
-                    raise pytest.UsageError(f"pytest-homefield: two hook agents are named {agent.name!r}")
-                hooked[agent.name] = agent
-        if not settings.agents:
-            raise pytest.UsageError("pytest-homefield: no agent given: add --homefield-agent SPEC")
         try:
-            self.agents = build_agents(list(settings.agents), settings, hooked)
+            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
+                                                                                                 config=config))
+            if not tasks:
+                raise RunError("--homefield-ablate: no tasks to run")
+            hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
+            self.agents = make_agents(settings, hooked)
             rows = agent_rows(settings, rel, [(a.name, a.spec) for a in self.agents], registered=list(hooked))
-        except (AgentSpecError, ValueError) as exc:
+        except (RunError, AgentSpecError, ValueError) as exc:
             raise pytest.UsageError(str(exc)) from None
         workers = workers_from(getattr(config.option, "numprocesses", None))
         try:
@@ -85,7 +73,7 @@ class AblatePlugin:
                 self.session = AblationSession.join(settings, tasks, self.agents, config.workerinput,  # type: ignore[attr-defined]
                                                     rules=self.rules, setup_command=self._setup_command)
             else:
-                ensure_homefield_dir(settings.root)
+                HomefieldDir(settings.root).ensure()
                 self.session = AblationSession.start(settings, tasks, self.agents, rules=self.rules, rules_file=rel,
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
                                                      setup_command=self._setup_command)

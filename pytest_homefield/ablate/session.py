@@ -37,16 +37,12 @@ from pytest_homefield.ablate.table import AgentTable, build_tables, slim_keep
 from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule_variants, slim_variant
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings
+from pytest_homefield.errors import RunError
+from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
 from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, tasks_digest
-from pytest_homefield.run.attempt import (
-    AttemptSpec,
-    SnapshotCache,
-    latest_results,
-    rate_limit_since,
-    run_attempt,
-    spent_usd,
-)
-from pytest_homefield.run.bookkeeping import RunError, build_meta, check_resume, pick_run_id, read_meta, write_meta
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
+from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
 
@@ -54,8 +50,6 @@ __all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", 
            "RATE_LIMITED"]
 
 PHASE_RULES, PHASE_SLIM, PHASE_DONE = "rules", "slim", "done"
-BUDGET_SPENT = "budget spent"
-RATE_LIMITED = "rate limited"
 
 #: (variant, task id, agent name, attempt from 1)
 Key = tuple[str, str, str, int]
@@ -112,6 +106,7 @@ class AblationSession:
     setup_command: Callable[[Task], str | None] = lambda task: None
     skip_reasons: set[str] = field(default_factory=set)
     _cache: SnapshotCache | None = None
+    _limits: RunLimits | None = None
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
@@ -122,7 +117,7 @@ class AblationSession:
         check a resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's
         text and splitting), write ``meta.json``, the variants and ``plan.json``, and choose the
         phase. Raises :class:`RunError`."""
-        root = settings.homefield_dir / "ablate"
+        root = HomefieldDir(settings.root).ablate
         start = _now()
         digest = tasks_digest(settings.tasks_path)
         text = rules.render()
@@ -308,17 +303,13 @@ class AblationSession:
         return self._cache
 
     def stop_reason(self) -> str | None:
-        """``"rate limited: …"`` after a rate limit in this session, ``"budget spent: S of B USD"`` once the
-        ablation's spending reaches ``--budget``, else ``None``."""
-        limited = rate_limit_since(self.results_path, self.session_start)
-        if limited:
-            return f"{RATE_LIMITED}: {limited}"
-        budget = self.settings.budget
-        if budget is not None:
-            spent = spent_usd(self.results_path)
-            if spent >= budget:
-                return f"{BUDGET_SPENT}: {spent:.2f} of {budget:.2f} USD"
-        return None
+        """Why no further attempt may start: the run's :class:`~pytest_homefield.run.session.RunLimits`
+        over this ablation's ``results.jsonl`` (``"rate limited: …"`` after a rate limit in this
+        session, ``"budget spent: S of B USD"`` once ``--budget`` is spent), else ``None``."""
+        if self._limits is None:
+            self._limits = RunLimits(self.results_path, budget_usd=self.settings.budget,
+                                     since_iso=self.session_start)
+        return self._limits.stop_reason()
 
     def run(self, key: Key, *, test_cmd: str | None = None) -> Result:
         """Run and grade one attempt with its variant's text as the agent's rules file, and append its

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pytest_homefield.ablate.plan import make_plan, merged_history, min_tasks_for, plan_lines
 from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.store import append_jsonl
 
 RULES = split_rules("# R\n\n- first rule\n- second rule\n")
@@ -47,7 +48,7 @@ def _run(root: Path, run_id: str, agent: str, spec: str, rows: list[tuple[float,
 def test_per_agent_averages_from_earlier_runs_and_the_flag_wins(tmp_path: Path) -> None:
     _run(tmp_path, "r1", "sonnet", "claude:claude-sonnet-4-5", [(100.0, 0.30), (140.0, 0.50)])
     _run(tmp_path, "r2", "haiku", "claude:claude-haiku-4-5", [(20.0, 0.02)])
-    hist = merged_history(tmp_path / ".homefield")
+    hist = merged_history(HomefieldDir(tmp_path))
     agents = [("sonnet", "claude:claude-sonnet-4-5", "CLAUDE.md"), ("h2", "claude:claude-haiku-4-5", "CLAUDE.md")]
     plan = make_plan(rules_file="CLAUDE.md", rules=RULES, n_tasks=10, agents=agents, attempts=1, workers=1,
                      history=hist)

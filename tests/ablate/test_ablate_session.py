@@ -13,8 +13,8 @@ from pytest_homefield.ablate.command import build_plan
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.ablate.session import PHASE_DONE, PHASE_RULES, PHASE_SLIM, AblationSession, interleaved
 from pytest_homefield.agents.registry import build_agents
+from pytest_homefield.errors import RunError
 from pytest_homefield.records import load_tasks
-from pytest_homefield.run.bookkeeping import RunError
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl
 
