@@ -17,6 +17,13 @@ finished and scored, the slimmer file (``slim``), decided from the table then an
 so ``--resume`` never redoes a finished attempt, and retries unscored ones. Order: a seeded
 interleaving in rounds of one attempt each, tasks shuffled, and every (variant, agent) of a task
 shuffled and run together, so drift over time falls on all variants alike.
+
+What a run does is reused, not copied: :func:`pytest_homefield.run.attempt.run_attempt` and its
+:class:`~pytest_homefield.run.attempt.SnapshotCache` for each attempt (the variant's folder as its
+``run_dir``, the agent wrapped in :class:`~pytest_homefield.ablate.variants.RulesFileAgent`), and
+:class:`pytest_homefield.run.session.RunLimits` for the budget and rate-limit stops. A
+``RunSession`` itself is not used: it owns a ``runs/<run_id>`` folder and one item per (task,
+agent, attempt), where an ablation has its own folder and a variant in every key.
 """
 
 from __future__ import annotations
