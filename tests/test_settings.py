@@ -317,9 +317,8 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("list-candidates", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
         ("run-timeout", "run_timeout"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
-        ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"), ("base-url", None),
+        ("seconds-per-run", "ablate.seconds_per_run"), ("cost-per-run", "ablate.cost_per_run"), ("allow-shell", "run.allow_shell"), ("base-url", None),
         ("api-key", None),
         (None, "run.exclude_memorized"), ("resume", None), ("run-id", None), ("fail-under", "run.fail_under"),
-        ("by-section", "ablate.by_section"), ("yes", None), ("seconds-per-run", "ablate.seconds_per_run"),
-        ("cost-per-run", "ablate.cost_per_run"),
+        ("by-section", "ablate.by_section"), ("yes", None),
     ]

@@ -85,6 +85,22 @@ class AblatePlugin:
     def _setup_command(self, task: Task) -> str | None:
         return self.config.hook.pytest_homefield_setup_command(task=task, config=self.config)  # type: ignore[no-any-return]
 
+    def item_subject(self, nodeid: str) -> str:
+        """The task's subject for the item ``nodeid`` (``""`` when unknown)."""
+        parts = nodeid.split("::")
+        if self.session is None or len(parts) < 4:
+            return ""
+        task = next((t for t in self.session.tasks if t.id == parts[2]), None)
+        return task.subject if task else ""
+
+    def item_label(self, nodeid: str) -> str:
+        """``<variant> <task> <agent>[<attempt>] <subject>`` for the progress line."""
+        return " ".join(nodeid.split("::")[1:] + [self.item_subject(nodeid)]).strip()
+
+    def expected_items(self) -> int:
+        """This session's attempts (none in plan-only mode)."""
+        return 0 if self.plan_only or self.session is None else len(self.order)
+
     def workerinput(self) -> dict[str, Any]:
         return self.session.workerinput() if self.session is not None else {}
 
