@@ -48,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="re-run oracle on every task: find tasks this environment no longer passes")
     add_cli_options(p, "verify")
     _passthrough(p)
+    p = sub.add_parser("ablate", help="which rules of CLAUDE.md / AGENTS.md matter: the plan, then with --yes "
+                                      "one variant per rule run and tested against the full file")
+    p.add_argument("rules_file", metavar="FILE", help="the rules file, e.g. CLAUDE.md or AGENTS.md")
+    add_cli_options(p, "ablate")
+    _passthrough(p)
     p = sub.add_parser("report", help="print and save the report of one or more runs (no tests run)")
     p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to report on together (default: the newest)")
     p.add_argument("--format", choices=["text", "md", "json", "html"], default="text",
@@ -78,7 +83,8 @@ def _root() -> Path:
 
 def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
     """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
-    args = ["--homefield-mine" if command == "mine" else "--homefield", f"--rootdir={root}",
+    mode = {"mine": "--homefield-mine", "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
+    args = [mode.get(command, "--homefield"), f"--rootdir={root}",
             "-p", "no:cacheprovider", "-o", "console_output_style=count"]
     if not getattr(ns, "keep_addopts", False):
         # homefield's own session runs none of the repository's tests: its addopts and its
@@ -203,6 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     root = _root()
     if ns.command == "mine" and ns.list_candidates:
         return _cmd_list_candidates(ns, root)
+    if ns.command == "ablate":
+        from pytest_homefield.ablate.command import run_cli
+
+        return run_cli(ns, root, extra)
     if ns.command == "verify":
         from pytest_homefield.commands.verify import run_verify
 

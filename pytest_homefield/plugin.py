@@ -1,9 +1,10 @@
 """pytest entry point (``pytest11: homefield``).
 
 Inert unless a mode option is given (``--homefield`` to run agents, ``--homefield-mine`` to mine
-tasks): without one it only adds its options, registers its hookspecs and a marker. With a mode it
-resolves the settings, then registers the mode's plugin object (:mod:`.mine_plugin` or
-:mod:`.run_plugin`), which does the work. Heavy imports (git, scipy, yaml) happen only then.
+tasks, ``--homefield-ablate FILE`` to ablate a rules file): without one it only adds its options,
+registers its hookspecs and a marker. With a mode it resolves the settings, then registers the
+mode's plugin object (:mod:`.mine.plugin`, :mod:`.run.plugin` or :mod:`.ablate.plugin`), which does
+the work. Heavy imports (git, scipy, yaml) happen only then.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "homefield: an item created by pytest-homefield (a task attempt)")
     mine = bool(config.option.homefield_mine)
     run = bool(config.option.homefield)
-    if not (mine or run):
+    ablate = config.option.homefield_ablate
+    if not (mine or run or ablate):
         return
-    if mine and run:
-        raise pytest.UsageError("pytest-homefield: give one of --homefield and --homefield-mine, not both")
+    if mine + run + bool(ablate) > 1:
+        raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine and "
+                                "--homefield-ablate, not several")
 
     root = find_root(config.invocation_params.dir)
     try:
@@ -55,7 +58,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
     plugin: Any
-    if mine:
+    if ablate:
+        from pytest_homefield.ablate.plugin import AblatePlugin
+
+        plugin = AblatePlugin(config, settings, str(ablate))
+    elif mine:
         from pytest_homefield.mine.plugin import MinePlugin
 
         plugin = MinePlugin(config, settings)

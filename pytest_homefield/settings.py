@@ -60,7 +60,9 @@ __all__ = [
 CONFIG_NAME = ".homefield.yml"
 
 #: Mode options: the plugin is inert unless one is given.
-MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history"}
+MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history",
+                "homefield_ablate": "measure each rule of the rules file FILE (CLAUDE.md, AGENTS.md): the plan; "
+                                    "with --homefield-yes, the ablation"}
 
 #: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
 #: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
@@ -121,9 +123,11 @@ def setting(
 _M = ("mine",)
 _R = ("run", "plan", "verify")
 _MR = ("mine", "run", "verify")
+_A = ("ablate",)
+_RA = ("run", "ablate")
 _MAX_TASKS: dict[str, Any] = {
     "help": "mine: keep the newest N tasks; run: run the first N tasks of tasks.jsonl (newest first)",
-    "commands": ("mine", "run", "plan"),
+    "commands": ("mine", "run", "plan", "ablate"),
     "flag": "max-tasks",
 }
 
@@ -179,30 +183,30 @@ class Settings(ScanSettings):
     test_cmd: str = setting("python -m pytest", help="test runner command", yml="test_cmd")
     setup_cmd: str | None = setting(None, help="run once per fresh snapshot before tests", yml="setup_cmd")
     test_timeout: float | None = setting(None, help="seconds per test (pytest-timeout, when installed)",
-                                         commands=_MR, yml="test_timeout", check="positive")
+                                         commands=_MR + _A, yml="test_timeout", check="positive")
     run_timeout: float = setting(600.0, help="seconds per test-command run (default 600)",
-                                 commands=_MR, yml="run_timeout", check="positive")
+                                 commands=_MR + _A, yml="run_timeout", check="positive")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
         "openai:MODEL, a name from .homefield.yml, any of them as NAME=SPEC",
-        commands=("run", "plan"), flag="agent")
-    attempts: int = setting(3, help="attempts per task and agent (default 3)", commands=("run", "plan"),
-                            yml="run.attempts", check="min1")
-    timeout: float = setting(900.0, help="seconds per agent attempt (default 900)", commands=("run",),
+        commands=("run", "plan", "ablate"), flag="agent")
+    attempts: int = setting(3, help="attempts per task and agent (default 3)",
+                            commands=("run", "plan", "ablate"), yml="run.attempts", check="min1")
+    timeout: float = setting(900.0, help="seconds per agent attempt (default 900)", commands=_RA,
                              yml="run.timeout", check="positive")
     budget: float | None = setting(None, help="USD for the whole run; no attempt starts once spent",
-                                   commands=("run",), yml="run.budget_usd", check="positive")
+                                   commands=_RA, yml="run.budget_usd", check="positive")
     attempt_budget: float | None = setting(None, help="USD per attempt (claude --max-budget-usd)",
-                                           commands=("run",), yml="run.attempt_budget_usd", check="positive")
+                                           commands=_RA, yml="run.attempt_budget_usd", check="positive")
     seconds_per_run: float | None = setting(
-        None, help="plan: agent seconds per run to assume (default: earlier attempts, else the client's assumed "
-        "default)", commands=("plan",), check="positive")
+        None, help="plan, ablate: agent seconds per run to assume (default: earlier attempts, else the client's "
+        "assumed default)", commands=("plan", "ablate"), yml="ablate.seconds_per_run", check="positive")
     cost_per_run: float | None = setting(
-        None, help="plan: agent USD per run to assume (default: earlier attempts, else the client's assumed default)",
-        commands=("plan",))
+        None, help="plan, ablate: agent USD per run to assume (default: earlier attempts, else the client's assumed "
+        "default)", commands=("plan", "ablate"), yml="ablate.cost_per_run")
     allow_shell: bool = setting(False, help="let agents run shell commands (default: edit-only)",
-                                commands=("run",), yml="run.allow_shell")
+                                commands=_RA, yml="run.allow_shell")
     sandbox: str = setting("auto", help="auto (default: bubblewrap where it works; agents that run commands are "
                            "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
                            commands=_MR, yml="run.sandbox", choices=("auto", "bwrap", "none"))
@@ -212,18 +216,22 @@ class Settings(ScanSettings):
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
-                                   commands=("run",))
-    api_key: str | None = setting(None, help="API key for openai: agents", commands=("run",))
+                                   commands=_RA)
+    api_key: str | None = setting(None, help="API key for openai: agents", commands=_RA)
     exclude_memorized: bool = setting(False, help="drop tasks the memorization probe flagged",
                                       yml="run.exclude_memorized")
     resume: bool = setting(False, help="continue a run: only missing attempts and unscored ones run",
-                           commands=("run",))
+                           commands=_RA)
     run_id: str | None = setting(
         None, help="the run id (default: a new UTC timestamp id; with --resume: the newest run)",
-        commands=("run",))
+        commands=_RA)
     fail_under: list[str] = setting(
         [], help="exit non-zero if pass@1 is below RATE (0-1) for every agent, or AGENT=RATE (repeatable)",
         commands=("run",), yml="run.fail_under", yml_also=(str, int, float))
+    # ablation (issue 14)
+    by_section: bool = setting(False, help="ablate: remove whole ## sections instead of single rules",
+                               commands=_A, yml="ablate.by_section")
+    yes: bool = setting(False, help="ablate: actually run (without it only the plan is printed)", commands=_A)
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -335,6 +343,7 @@ def add_pytest_options(parser: Any) -> None:
     group = parser.getgroup("homefield", "pytest-homefield: a benchmark from your git history")
     group.addoption("--homefield", action="store_true", default=False, help=MODE_OPTIONS["homefield"])
     group.addoption("--homefield-mine", action="store_true", default=False, help=MODE_OPTIONS["homefield_mine"])
+    group.addoption("--homefield-ablate", default=None, metavar="FILE", help=MODE_OPTIONS["homefield_ablate"])
     for s in FLAGS:
         kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": s.help}
         if s.kind == "bool":
@@ -411,7 +420,6 @@ _OPT_DATE = (str, datetime.date, type(None))  # YAML reads 2024-01-01 as a date
 #: change that builds a mode declares its keys as :class:`Settings` fields and drops them here.
 RESERVED: dict[str, Any] = {
     "probe": {"samples": (int,), "cutoff": _OPT_DATE},
-    "ablate": {"by_section": (bool,), "seconds_per_run": _OPT_NUM, "cost_per_run": _OPT_NUM},
 }
 
 #: The keys of a named agent (``agents.<name>.*``).

@@ -147,7 +147,7 @@ def _yml(tmp_path: Path, dotted: str, value: Any) -> None:
 def _cli_flags(pytester: pytest.Pytester, command: str, argv: list[str]) -> dict[str, Any]:
     """The flags mapping that ``homefield <command> <argv>`` hands to :func:`resolve_settings`:
     through the ``--homefield-*`` pytest options for mine/run/verify, directly for plan."""
-    ns = build_parser().parse_args([command, *argv])
+    ns = build_parser().parse_args([command, *(["CLAUDE.md"] if command == "ablate" else []), *argv])
     if command == "plan":
         return {**flags_from_pytest(argparse.Namespace()), **vars(ns)}
     config = pytester.parseconfig(*cli_to_pytest_args(ns, command))
@@ -328,8 +328,10 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("list-candidates", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
         ("run-timeout", "run_timeout"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
-        ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"),
+        ("seconds-per-run", "ablate.seconds_per_run"), ("cost-per-run", "ablate.cost_per_run"),
+        ("allow-shell", "run.allow_shell"),
         ("sandbox", "run.sandbox"), ("sandbox-network", "run.sandbox_network"), ("attacks", None),
         ("base-url", None), ("api-key", None),
         (None, "run.exclude_memorized"), ("resume", None), ("run-id", None), ("fail-under", "run.fail_under"),
+        ("by-section", "ablate.by_section"), ("yes", None),
     ]

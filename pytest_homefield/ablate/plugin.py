@@ -1,0 +1,257 @@
+"""``--homefield-ablate FILE``: one pytest item per (variant, task, agent, attempt) (issue 14;
+docs/contracts.md §2, §4, §5).
+
+Without ``--homefield-yes`` the plugin prints the plan in the terminal summary, collects nothing,
+keeps xdist from starting workers, and the session exits 0: no agent starts. With it, the
+controller builds the :class:`~pytest_homefield.ablate.session.AblationSession` (ablation folder,
+``plan.json``, variants) before workers start; every process collects the same items from
+``plan.json`` in the session's seeded interleaved order, node ids
+``.homefield/ablate/<ablate_id>/plan.json::<variant>::<task_id>::<agent>[<attempt>]``. Outcomes map
+as in runs: solved → passed, scored and not solved → ``UNSOLVED`` (xfailed), infra → error, rate
+limited or budget spent → skipped. The table is printed by ``pytest_terminal_summary``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, resolve_rules_file, workers_from
+from pytest_homefield.ablate.plan import plan_lines
+from pytest_homefield.ablate.render import render_lines
+from pytest_homefield.ablate.session import RATE_LIMITED, AblationSession, Key
+from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.errors import AgentSpecError, RunError
+from pytest_homefield.layout import HomefieldDir, new_id
+from pytest_homefield.records import Result, Task
+from pytest_homefield.run.session import hook_agents, make_agents, select_tasks
+from pytest_homefield.settings import Settings
+
+UNSOLVED_PREFIX = "unsolved: "
+
+
+class AblatePlugin:
+    """The ablate mode's hooks; one instance per process, created in ``pytest_configure``."""
+
+    def __init__(self, config: pytest.Config, settings: Settings, rules_arg: str) -> None:
+        self.config = config
+        self.settings = settings
+        self.session: AblationSession | None = None
+        self.doc: dict[str, Any] | None = None
+        self.report_error = ""
+        try:
+            path, rel = resolve_rules_file(rules_arg, config.invocation_params.dir, settings.root)
+            self.rules = load_rules(path, by_section=settings.by_section)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
+        try:
+            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
+                                                                                                 config=config))
+            if not tasks:
+                raise RunError("--homefield-ablate: no tasks to run")
+            hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
+            self.agents = make_agents(settings, hooked)
+            rows = agent_rows(settings, rel, [(a.name, a.spec) for a in self.agents], registered=list(hooked))
+        except (RunError, AgentSpecError, ValueError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+        workers = workers_from(getattr(config.option, "numprocesses", None))
+        try:
+            self.plan = build_plan(settings, rel, self.rules, len(tasks), rows, workers)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
+        self.plan_only = not settings.yes
+        if self.plan_only:
+            if hasattr(config.option, "dist"):
+                config.option.dist = "no"  # start no xdist worker: nothing runs
+            return
+        rules_paths = {name: path for name, _, path in rows}
+        try:
+            if is_worker(config):
+                self.session = AblationSession.join(settings, tasks, self.agents, config.workerinput,  # type: ignore[attr-defined]
+                                                    rules=self.rules, setup_command=self._setup_command)
+            else:
+                HomefieldDir(settings.root).ensure()
+                self.session = AblationSession.start(settings, tasks, self.agents, rules=self.rules, rules_file=rel,
+                                                     rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
+                                                     setup_command=self._setup_command)
+        except (RunError, OSError) as exc:
+            raise pytest.UsageError(str(exc)) from None
+        self.order = self.session.pending()
+        redirect_collection(config, self.session.plan_path)
+
+    def _setup_command(self, task: Task) -> str | None:
+        return self.config.hook.pytest_homefield_setup_command(task=task, config=self.config)  # type: ignore[no-any-return]
+
+    def item_subject(self, nodeid: str) -> str:
+        """The task's subject for the item ``nodeid`` (``""`` when unknown)."""
+        parts = nodeid.split("::")
+        if self.session is None or len(parts) < 4:
+            return ""
+        task = next((t for t in self.session.tasks if t.id == parts[2]), None)
+        return task.subject if task else ""
+
+    def item_label(self, nodeid: str) -> str:
+        """``<variant> <task> <agent>[<attempt>] <subject>`` for the progress line."""
+        return " ".join(nodeid.split("::")[1:] + [self.item_subject(nodeid)]).strip()
+
+    def expected_items(self) -> int:
+        """This session's attempts (none in plan-only mode)."""
+        return 0 if self.plan_only or self.session is None else len(self.order)
+
+    def workerinput(self) -> dict[str, Any]:
+        return self.session.workerinput() if self.session is not None else {}
+
+    # -- plan only --------------------------------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        if not self.plan_only:
+            return None
+        session.items = []
+        session.testscollected = 0
+        return True
+
+    # -- collection -------------------------------------------------------------------------------
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        if self.session is not None and file_path.resolve() == self.session.plan_path.resolve():
+            return PlanFile.from_parent(parent, path=file_path, plugin=self)
+        return None
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        if self.plan_only or self.session is None:
+            return []
+        s = self.session
+        lines = [f"homefield ablate {s.ablate_id}: phase {s.phase}, {len(self.order)} attempts to run "
+                 f"({len(s.done)} already finished)"]
+        if not s.done:
+            lines += plan_lines(self.plan, will_run=True)
+        lines.append(f"homefield results: {s.results_path.relative_to(self.settings.root)}")
+        return lines
+
+    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+        if "homefield" not in report.keywords:
+            return None
+        if report.when == "call" and hasattr(report, "wasxfail") and report.skipped:
+            return "unsolved", "u", ("UNSOLVED", {"yellow": True})
+        return None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if is_worker(self.config) or self.session is None or "homefield" not in report.keywords:
+            return
+        if report.skipped and isinstance(report.longrepr, tuple):
+            self.session.note_skip(str(report.longrepr[2]))
+        if report.when != "teardown":
+            return
+        for key, value in report.user_properties:
+            if key == "homefield.result":
+                self.config.hook.pytest_homefield_result(result=json.loads(str(value)), config=self.config)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.plan_only:
+            if not is_worker(self.config) and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+                session.exitstatus = pytest.ExitCode.OK
+            return
+        if self.session is None:
+            return
+        self.session.close()
+        if is_worker(self.config):
+            return
+        if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK  # nothing left to run: the table is still printed
+        try:
+            self.doc = self.session.finish()
+        except Exception as exc:  # the table must never lose the results: they are on disk
+            self.report_error = f"{type(exc).__name__}: {exc}"
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if is_worker(config):
+            return
+        tr = terminalreporter
+        if self.plan_only:
+            tr.section("homefield ablate: plan", sep="=", bold=True)
+            for line in plan_lines(self.plan, will_run=False):
+                tr.write_line(line)
+            return
+        s = self.session
+        if s is None:
+            return
+        tr.section("homefield ablation", sep="=", bold=True)
+        if self.doc is None:
+            tr.write_line(f"table failed: {self.report_error or 'no results'}", red=True)
+            tr.write_line(f"results are kept in {s.results_path}")
+            return
+        width = tr._tw.fullwidth if hasattr(tr, "_tw") else 120
+        for line, markup in render_lines(self.doc, width=width):
+            tr.write_line(line, **markup)
+        rel = s.ablate_dir.relative_to(self.settings.root)
+        tr.write_line(f"Reports: {rel}/report.md, report.json, report.html "
+                      f"(your {Path(s.rules_file).name} was not changed)")
+        cmd = f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id} (same agents and attempts)"
+        if s.skip_reasons:
+            tr.write_line(f"Continue the ablation with: {cmd}", yellow=True)
+        elif s.phase == "slim":
+            tr.write_line(f"Measure the slimmer file with: {cmd}", yellow=True)
+
+
+class PlanFile(pytest.File):
+    """``plan.json`` as a collector: the session's pending attempts, in its order."""
+
+    def __init__(self, *, plugin: AblatePlugin, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.plugin = plugin
+
+    def collect(self) -> Any:
+        for key in self.plugin.order:
+            variant, task, agent, attempt = key
+            name = f"{variant}::{task}::{agent}[{attempt}]"
+            item = AblateItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", key=key)
+            item.add_marker("homefield")
+            yield item
+
+
+class AblateItem(pytest.Item):
+    """One attempt of one variant. A plain ``pytest.Item``: the repository's fixtures never wrap it."""
+
+    def __init__(self, *, key: Key, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.key = key
+        self.result: Result | None = None
+        self.extra_keyword_matches.update({key[0], key[1], key[2], "homefield"})
+
+    @property
+    def plugin(self) -> AblatePlugin:
+        return self.parent.plugin  # type: ignore[union-attr,no-any-return]
+
+    def setup(self) -> None:
+        session = self.plugin.session
+        assert session is not None
+        reason = session.stop_reason()
+        if reason:
+            raise pytest.skip.Exception(reason)
+        task = next(t for t in session.tasks if t.id == self.key[1])
+        test_cmd = self.config.hook.pytest_homefield_test_command(task=task, config=self.config)
+        result = session.run(self.key, test_cmd=test_cmd)
+        self.result = result
+        for k, v in (("variant", result.variant), ("task", result.task_id), ("agent", result.agent),
+                     ("attempt", result.attempt), ("outcome", result.outcome), ("cost_usd", result.cost_usd),
+                     ("wall_s", result.wall_s)):
+            self.user_properties.append((f"homefield.{k}", v))
+        self.user_properties.append(("homefield.result", json.dumps(result.to_dict())))
+        if result.outcome == "infra":
+            raise pytest.fail.Exception(f"homefield infra error: {result.error or 'infra'}", pytrace=False)
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None
+        if result.outcome == "rate_limited":
+            raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
+        if not result.solved:
+            raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
+                                         + (f" ({result.error})" if result.error else ""))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        v, t, a, n = self.key
+        return self.path, None, f"homefield: {v} {t} {a}#{n}"

@@ -1,0 +1,378 @@
+"""One process's view of an ablation, without pytest (issue 14; docs/contracts.md §4, §5, §8).
+
+The folder ``.homefield/ablate/<ablate_id>/`` has a run's layout plus the variants::
+
+    meta.json            as a run's, plus kind "ablate", rules_file, rules_digest, by_section, seed
+    plan.json            the frozen plan: rules, variants (name, removed, digest), agents and the path
+                         each reads its rules from, task ids, attempts, seed, estimate; the file the
+                         pytest items are collected from
+    results.jsonl        one line per finished attempt, ``variant`` set
+    variants/<variant>/<file name>                 the text the attempts of that variant saw
+    variants/<variant>/attempts/<task>/<agent>/<n>/ the attempt's artifacts
+    report.md, report.json, report.html, suggested-<file name>
+
+Phases: first base and one variant per rule (``rules``); when every one of those attempts is
+finished and scored, the slimmer file (``slim``), decided from the table then and frozen in
+``plan.json``; then ``done``. A session runs the attempts of its phase that are not finished yet,
+so ``--resume`` never redoes a finished attempt, and retries unscored ones. Order: a seeded
+interleaving in rounds of one attempt each, tasks shuffled, and every (variant, agent) of a task
+shuffled and run together, so drift over time falls on all variants alike.
+
+What a run does is reused, not copied: :func:`pytest_homefield.run.attempt.run_attempt` and its
+:class:`~pytest_homefield.run.attempt.SnapshotCache` for each attempt (the variant's folder as its
+``run_dir``, the agent wrapped in :class:`~pytest_homefield.ablate.variants.RulesFileAgent`), and
+:class:`pytest_homefield.run.session.RunLimits` for the budget and rate-limit stops. A
+``RunSession`` itself is not used: it owns a ``runs/<run_id>`` folder and one item per (task,
+agent, attempt), where an ablation has its own folder and a variant in every key.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.ablate.plan import AblationPlan
+from pytest_homefield.ablate.render import render_html, render_json, render_markdown, report_doc
+from pytest_homefield.ablate.rules import RuleSet
+from pytest_homefield.ablate.table import AgentTable, build_tables, slim_keep
+from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule_variants, slim_variant
+from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.registry import agent_settings
+from pytest_homefield.errors import RunError
+from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
+from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, tasks_digest
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
+from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
+from pytest_homefield.settings import Settings
+from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
+
+__all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "interleaved", "BUDGET_SPENT",
+           "RATE_LIMITED"]
+
+PHASE_RULES, PHASE_SLIM, PHASE_DONE = "rules", "slim", "done"
+
+#: (variant, task id, agent name, attempt from 1)
+Key = tuple[str, str, str, int]
+
+
+def interleaved(variants: Sequence[str], task_ids: Sequence[str], agents: Sequence[str], attempts: int,
+                seed: int) -> list[Key]:
+    """Every key in the seeded interleaved order (module docstring); the same on every process."""
+    rng = random.Random(seed)
+    order: list[Key] = []
+    for attempt in range(1, attempts + 1):
+        tasks = list(task_ids)
+        rng.shuffle(tasks)
+        for task in tasks:
+            combos = [(v, a) for v in variants for a in agents]
+            rng.shuffle(combos)
+            order += [(v, task, a, attempt) for v, a in combos]
+    return order
+
+
+def _seed_of(ablate_id: str) -> int:
+    return int(hashlib.sha256(ablate_id.encode()).hexdigest()[:8], 16)
+
+
+def _done(results: Path) -> set[Key]:
+    return {(v, t, a, n) for (t, a, n, v), r in latest_results(read_jsonl(results)).items()
+            if r.get("outcome") in SCORED_OUTCOMES}
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class AblationSession:
+    """The ablation as one process sees it. Build with :meth:`start` (controller) or :meth:`join`
+    (xdist worker, from :meth:`workerinput`)."""
+
+    settings: Settings
+    tasks: list[Task]
+    agents: list[Agent]
+    rules: RuleSet
+    rules_file: str
+    rules_paths: dict[str, str]
+    ablate_dir: Path
+    variants: list[Variant]
+    phase: str
+    done: set[Key]
+    session_start: str
+    seed: int
+    digest: str
+    slim_alias: str | None = None
+    estimate: dict[str, Any] = field(default_factory=dict)
+    setup_command: Callable[[Task], str | None] = lambda task: None
+    skip_reasons: set[str] = field(default_factory=set)
+    _cache: SnapshotCache | None = None
+    _limits: RunLimits | None = None
+
+    # -- construction ----------------------------------------------------------------------------
+    @classmethod
+    def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
+              rules_paths: Mapping[str, str], plan: AblationPlan, new_id: str,
+              setup_command: Callable[[Task], str | None] = lambda task: None) -> AblationSession:
+        """The controller's session: pick the ablation id (new, ``--run-id``, or the one to resume),
+        check a resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's
+        text and splitting), write ``meta.json``, the variants and ``plan.json``, and choose the
+        phase. Raises :class:`RunError`."""
+        root = HomefieldDir(settings.root).ablate
+        start = _now()
+        digest = tasks_digest(settings.tasks_path)
+        text = rules.render()
+        rules_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        ablate_id = pick_run_id(root, run_id=settings.run_id, resume=settings.resume, new_id=new_id)
+        ablate_dir = root / ablate_id
+        frozen: dict[str, Any] = {}
+        if settings.resume:
+            meta = read_meta(ablate_dir)
+            if meta.get("kind") != "ablate":
+                raise RunError(f"--homefield-resume: {ablate_dir} is not an ablation")
+            check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest)
+            if meta.get("rules_digest") != rules_digest or bool(meta.get("by_section")) != rules.by_section:
+                raise RunError(f"--homefield-resume: {rules_file} (or --by-section) changed since ablation "
+                               f"{ablate_id} started; start a new ablation")
+            meta["cut_short"] = None
+            meta.setdefault("resumed_at", []).append(start)
+            try:
+                frozen = json.loads((ablate_dir / "plan.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                frozen = {}
+        else:
+            meta = build_meta(run_id=ablate_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                              task_ids=[t.id for t in tasks], created_at=start, settings=settings)
+            meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
+                        by_section=rules.by_section, seed=_seed_of(ablate_id))
+        ablate_dir.mkdir(parents=True, exist_ok=True)
+        write_meta(ablate_dir, meta)
+        done = _done(ablate_dir / "results.jsonl")
+        variants = rule_variants(rules)
+        session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
+                      PHASE_RULES, done, start, int(meta.get("seed", _seed_of(ablate_id))), digest,
+                      setup_command=setup_command)
+        frozen_slim = next((v for v in frozen.get("variants", []) if v.get("name") == SLIM), None)
+        if frozen_slim is not None:
+            session.variants.append(Variant(SLIM, tuple(frozen_slim["removed"]),
+                                            rules.render(frozen_slim["removed"])))
+        session.estimate = plan.to_dict()
+        session._choose_phase()
+        for v in session.variants:
+            write_atomic(session.variant_file(v.name), v.text)
+        session._write_plan()
+        return session
+
+    @classmethod
+    def join(cls, settings: Settings, tasks: list[Task], agents: list[Agent], workerinput: Mapping[str, Any], *,
+             rules: RuleSet, setup_command: Callable[[Task], str | None] = lambda task: None) -> AblationSession:
+        """A worker's session: the controller's frozen variants (read back from ``variants/``) and
+        choices. Raises :class:`RunError` when ``tasks.jsonl`` changed since the controller read it."""
+        digest = tasks_digest(settings.tasks_path)
+        if workerinput["homefield_tasks_digest"] != digest:
+            raise RunError("pytest-homefield: tasks.jsonl changed while the ablation was starting")
+        ablate_dir = Path(workerinput["homefield_ablate_dir"])
+        rules_file = str(workerinput["homefield_rules_file"])
+        name = Path(rules_file).name
+        variants = [Variant(v["name"], tuple(v["removed"]),
+                            (ablate_dir / "variants" / v["name"] / name).read_text(encoding="utf-8"))
+                    for v in workerinput["homefield_variants"]]
+        return cls(settings, tasks, agents, rules, rules_file, dict(workerinput["homefield_rules_paths"]),
+                   ablate_dir, variants, str(workerinput["homefield_phase"]),
+                   {(str(v), str(t), str(a), int(n)) for v, t, a, n in workerinput["homefield_done"]},
+                   str(workerinput["homefield_session_start"]), int(workerinput["homefield_seed"]), digest,
+                   slim_alias=workerinput.get("homefield_slim_alias"), setup_command=setup_command)
+
+    def workerinput(self) -> dict[str, Any]:
+        """What a worker needs to :meth:`join` (JSON-able)."""
+        return {
+            "homefield_ablate_dir": str(self.ablate_dir),
+            "homefield_rules_file": self.rules_file,
+            "homefield_rules_paths": self.rules_paths,
+            "homefield_variants": [{"name": v.name, "removed": list(v.removed)} for v in self.variants],
+            "homefield_phase": self.phase,
+            "homefield_done": sorted(list(k) for k in self.done),
+            "homefield_session_start": self.session_start,
+            "homefield_seed": self.seed,
+            "homefield_tasks_digest": self.digest,
+            "homefield_slim_alias": self.slim_alias,
+        }
+
+    # -- paths -------------------------------------------------------------------------------------
+    @property
+    def ablate_id(self) -> str:
+        return self.ablate_dir.name
+
+    @property
+    def results_path(self) -> Path:
+        return self.ablate_dir / "results.jsonl"
+
+    @property
+    def plan_path(self) -> Path:
+        """``plan.json``: the file the items are collected from (docs/contracts.md §5)."""
+        return self.ablate_dir / "plan.json"
+
+    def variant_file(self, variant: str) -> Path:
+        """``variants/<variant>/<rules file name>``: the text the variant's attempts saw."""
+        return self.ablate_dir / "variants" / variant / Path(self.rules_file).name
+
+    @property
+    def suggested_path(self) -> Path:
+        """``suggested-<rules file name>``: the slimmer file."""
+        return self.ablate_dir / f"suggested-{Path(self.rules_file).name}"
+
+    # -- phases ------------------------------------------------------------------------------------
+    def _keys(self, variants: Sequence[str]) -> list[Key]:
+        return interleaved(variants, [t.id for t in self.tasks], [a.name for a in self.agents],
+                           self.settings.attempts, self.seed)
+
+    def _rule_variant_names(self) -> list[str]:
+        return [v.name for v in self.variants if v.name != SLIM]
+
+    def tables(self) -> list[AgentTable]:
+        """The per-agent tables from the results so far."""
+        slim = self.slim_variant
+        records: list[dict[str, Any]] = list(read_jsonl(self.results_path))
+        if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
+            records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
+        return build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
+                            attempts=self.settings.attempts)
+
+    @property
+    def slim_variant(self) -> Variant | None:
+        return next((v for v in self.variants if v.name == SLIM), None)
+
+    @property
+    def rules_complete(self) -> bool:
+        """Every base and per-rule attempt is finished and scored."""
+        return all(k in self.done for k in self._keys(self._rule_variant_names()))
+
+    def _choose_phase(self) -> None:
+        if not self.rules_complete:
+            self.phase = PHASE_RULES
+            return
+        slim = self.slim_variant
+        if slim is None:
+            slim = slim_variant(self.rules, slim_keep(self.tables()))
+            if slim is None:
+                self.phase = PHASE_DONE
+                return
+            self.variants.append(slim)
+        if len(slim.removed) == 1:
+            self.slim_alias = f"rule-{slim.removed[0]}"
+            self.phase = PHASE_DONE
+            return
+        self.phase = PHASE_SLIM if any(k not in self.done for k in self._keys([SLIM])) else PHASE_DONE
+
+    def pending(self) -> list[Key]:
+        """This session's attempts still to run, in order."""
+        if self.phase == PHASE_RULES:
+            keys = self._keys(self._rule_variant_names())
+        elif self.phase == PHASE_SLIM:
+            keys = self._keys([SLIM])
+        else:
+            keys = []
+        return [k for k in keys if k not in self.done]
+
+    def _write_plan(self) -> None:
+        doc = {
+            "schema_version": 1,
+            "ablate_id": self.ablate_id,
+            "rules_file": self.rules_file,
+            "by_section": self.rules.by_section,
+            "seed": self.seed,
+            "attempts": self.settings.attempts,
+            "phase": self.phase,
+            "rules": [{"number": r.number, "kind": r.kind, "label": r.label, "lines": [r.start + 1, r.end],
+                       "heading": r.heading} for r in self.rules.rules],
+            "variants": [v.to_dict() for v in self.variants],
+            "agents": [{"name": a.name, "spec": a.spec, "rules_path": self.rules_paths[a.name]} for a in self.agents],
+            "task_ids": [t.id for t in self.tasks],
+            "estimate": self.estimate,
+        }
+        write_atomic(self.plan_path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+    # -- running -----------------------------------------------------------------------------------
+    @property
+    def cache(self) -> SnapshotCache:
+        if self._cache is None:
+            def setup(task: Task) -> str | None:
+                cmd = self.setup_command(task)
+                return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
+
+            self._cache = SnapshotCache(repo=self.settings.root, setup=setup, run_timeout_s=self.settings.run_timeout)
+        return self._cache
+
+    def stop_reason(self) -> str | None:
+        """Why no further attempt may start: the run's :class:`~pytest_homefield.run.session.RunLimits`
+        over this ablation's ``results.jsonl`` (``"rate limited: …"`` after a rate limit in this
+        session, ``"budget spent: S of B USD"`` once ``--budget`` is spent), else ``None``."""
+        if self._limits is None:
+            self._limits = RunLimits(self.results_path, budget_usd=self.settings.budget,
+                                     since_iso=self.session_start)
+        return self._limits.stop_reason()
+
+    def run(self, key: Key, *, test_cmd: str | None = None) -> Result:
+        """Run and grade one attempt with its variant's text as the agent's rules file, and append its
+        line to ``results.jsonl``. Never raises for agent, snapshot or grading failures."""
+        variant, task_id, agent_name, attempt = key
+        task = next(t for t in self.tasks if t.id == task_id)
+        agent = next(a for a in self.agents if a.name == agent_name)
+        text = next(v.text for v in self.variants if v.name == variant)
+        s = self.settings
+        a = agent_settings(s, s.agent_defs.get(agent.name))
+        spec = AttemptSpec(
+            task=task, agent=RulesFileAgent(agent, self.rules_paths[agent.name], text,  # type: ignore[arg-type]
+                                            also=[self.rules_file]),
+            attempt=attempt, run_id=self.ablate_id, run_dir=self.ablate_dir / "variants" / variant,
+            timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell, run_timeout_s=s.run_timeout,
+            test_timeout_s=s.test_timeout, test_cmd=test_cmd, test_globs=list(s.test_globs), env_passthrough=a.env,
+            variant=variant,
+        )
+        result = run_attempt(spec, self.cache)
+        append_jsonl(self.results_path, result.to_dict())
+        return result
+
+    def note_skip(self, message: str) -> None:
+        for reason in (BUDGET_SPENT, RATE_LIMITED):
+            if reason in message:
+                self.skip_reasons.add(message.split("Skipped: ", 1)[-1])
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    # -- the end -----------------------------------------------------------------------------------
+    def finish(self) -> dict[str, Any]:
+        """The controller's end of a session: ``cut_short`` in ``meta.json`` when attempts were skipped,
+        the tables, the slimmer file (``suggested-<name>``) once the per-rule results are complete, and
+        ``report.{md,json,html}``. Returns the report document (:func:`report_doc`)."""
+        meta = read_meta(self.ablate_dir)
+        if self.skip_reasons:
+            meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
+        self.done = _done(self.results_path)
+        slim_before = self.slim_variant
+        if self.phase != PHASE_DONE or slim_before is None:
+            self._choose_phase()
+        slim = self.slim_variant
+        if slim is not None:
+            write_atomic(self.variant_file(SLIM), slim.text)
+            write_atomic(self.suggested_path, slim.text)
+            if slim_before is None:
+                self._write_plan()  # freeze the slimmer file for the next session
+        meta["next_phase"] = self.phase if self.phase != PHASE_DONE else None
+        write_meta(self.ablate_dir, meta)
+        tables = self.tables()
+        doc = report_doc(self, tables)
+        write_atomic(self.ablate_dir / "report.md", render_markdown(doc))
+        write_atomic(self.ablate_dir / "report.json", render_json(doc))
+        write_atomic(self.ablate_dir / "report.html", render_html(doc))
+        return doc
+

@@ -1,0 +1,186 @@
+"""The per-rule effect table of an ablation (issue 14), from the same paired tests as the report.
+
+For one agent, each rule's effect is ``pass@1(base) − pass@1(without the rule)`` over the tasks both
+variants attempted, tested with :func:`pytest_homefield.report.stats.compare` (exact McNemar with one
+attempt per task, else the exact paired sign-flip test; the CI inverts the same test). The p-values
+of one agent's rules are Holm-adjusted together (:func:`~pytest_homefield.report.stats.holm`), and
+the label uses the adjusted p at ``alpha``:
+
+* **load-bearing**: removing the rule hurts (adjusted p < alpha, effect > 0);
+* **harmful**: removing the rule helps (adjusted p < alpha, effect < 0);
+* **no detectable effect**: otherwise, with the smallest effect this task set could have detected
+  (``mde``, 80 % power, :func:`~pytest_homefield.report.stats.mde` via ``compare``).
+
+The slimmer file (every rule that is load-bearing for no agent removed) is compared with base by the
+same test on its own (not part of the Holm family: it is one further question, asked afterwards).
+Only scored attempts count (``infra`` and ``rate_limited`` are left out, as in the report).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_homefield.ablate.rules import RuleSet
+from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
+from pytest_homefield.ablate.variants import BASE, SLIM, Variant
+from pytest_homefield.records import SCORED_OUTCOMES
+from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
+from pytest_homefield.run.attempt import latest_results
+
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "RuleEffect", "AgentTable", "rule_effects",
+           "label_for", "outcomes_by_variant", "build_tables", "slim_keep", "tables_to_dict"]
+
+LOAD_BEARING = "load-bearing"
+HARMFUL = "harmful"
+NO_EFFECT = "no detectable effect"
+NO_DATA = "no data"
+
+Outcomes = Mapping[str, Sequence[int]]
+
+
+def label_for(cmp: Comparison) -> str:
+    """The label of a rule from its comparison base − without (decided by the adjusted p if set)."""
+    if cmp.significant and cmp.delta > 0:
+        return LOAD_BEARING
+    if cmp.significant and cmp.delta < 0:
+        return HARMFUL
+    return NO_EFFECT
+
+
+def rule_effects(base: Outcomes, without: Mapping[int, Outcomes], *, alpha: float = 0.05,
+                 seed: int = 0) -> dict[int, Comparison]:
+    """``{rule number: Comparison(base − without rule), Holm-adjusted across the rules given}``.
+
+    ``base`` and each ``without[n]``: task id → list of 0/1 scored outcomes. A rule with no task
+    shared with base is left out of the result (and of the Holm family)."""
+    raw: dict[int, Comparison] = {}
+    for number, outcomes in without.items():
+        if not outcomes or not base:
+            continue
+        try:
+            raw[number] = compare(base, outcomes, alpha=alpha, seed=seed, names=("with", "without"))
+        except ValueError:  # no shared task with scored attempts
+            continue
+    adjusted = holm([c.p_value for c in raw.values()])
+    return {n: c.with_p_adjusted(p) for (n, c), p in zip(raw.items(), adjusted, strict=True)}
+
+
+def outcomes_by_variant(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, list[int]]]]:
+    """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
+    attempt, variant) wins; only scored outcomes)."""
+    out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for (task, agent, _attempt, variant), r in sorted(latest_results(dict(r) for r in records).items()):
+        if r.get("outcome") in SCORED_OUTCOMES:
+            out[agent][variant][task].append(1 if r.get("outcome") == "solved" else 0)
+    return out
+
+
+@dataclass
+class RuleEffect:
+    """One row: the rule (``number``, ``label`` = number and first words, ``kind``), its token cost,
+    pass@1 ``with_rule`` (base) and ``without_rule`` (fractions; ``None`` without data), the
+    comparison (``effect`` = base − without, ``ci``, ``p``, ``p_adjusted``, ``mde``, ``n_tasks``) and
+    the ``verdict`` label."""
+
+    number: int
+    label: str
+    kind: str
+    tokens: int
+    tokens_approximate: bool
+    with_rule: float | None = None
+    without_rule: float | None = None
+    effect: float | None = None
+    ci: tuple[float, float] | None = None
+    p: float | None = None
+    p_adjusted: float | None = None
+    mde: float | None = None
+    n_tasks: int = 0
+    test: str = ""
+    verdict: str = NO_DATA
+
+
+@dataclass
+class SlimResult:
+    """The slimmer file against base: the rules it ``removed``, its tokens saved, and the comparison
+    (``None`` until its attempts have run)."""
+
+    removed: list[int]
+    tokens_saved: int
+    with_rules: float | None = None
+    slim: float | None = None
+    comparison: dict[str, Any] | None = None
+    sentence: str = ""
+
+
+@dataclass
+class AgentTable:
+    """One agent's table: base pass@1 over ``base_tasks`` tasks, the rows, the slimmer file's result."""
+
+    agent: str
+    base_pass: float | None
+    base_tasks: int
+    attempts: int
+    rows: list[RuleEffect] = field(default_factory=list)
+    slim: SlimResult | None = None
+
+
+def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
+                 slim: Variant | None = None, attempts: int = 1, alpha: float = 0.05) -> list[AgentTable]:
+    """The table of every agent in ``agents`` from the ablation's result records."""
+    by = outcomes_by_variant(records)
+    tables: list[AgentTable] = []
+    for agent in agents:
+        variants = by.get(agent, {})
+        base = variants.get(BASE, {})
+        without = {r.number: variants.get(f"rule-{r.number}", {}) for r in rules.rules}
+        effects = rule_effects(base, without, alpha=alpha)
+        table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
+        for r in rules.rules:
+            tok = count_tokens(r.text)
+            row = RuleEffect(r.number, r.label, r.kind, tok.tokens, tok.approximate,
+                             with_rule=pass_rate(base) if base else None,
+                             without_rule=pass_rate(without[r.number]) if without[r.number] else None)
+            cmp = effects.get(r.number)
+            if cmp is not None:
+                row.effect, row.ci, row.p, row.p_adjusted = cmp.delta, cmp.ci, cmp.p_value, cmp.p_adjusted
+                row.mde, row.n_tasks, row.test, row.verdict = cmp.mde, cmp.n_tasks, cmp.test, label_for(cmp)
+            table.rows.append(row)
+        if slim is not None:
+            saved = sum(row.tokens for row in table.rows if row.number in slim.removed)
+            res = SlimResult(list(slim.removed), saved)
+            slim_out = variants.get(SLIM, {})
+            if slim_out and base:
+                try:
+                    c = compare(base, slim_out, alpha=alpha, names=("full file", "slimmer file"))
+                except ValueError:
+                    c = None
+                if c is not None:
+                    res.with_rules, res.slim = pass_rate(base), pass_rate(slim_out)
+                    res.comparison = c.to_dict()
+                    res.sentence = c.verdict
+            table.slim = res
+        tables.append(table)
+    return tables
+
+
+def slim_keep(tables: Sequence[AgentTable]) -> set[int]:
+    """Rules to keep in the slimmer file: those load-bearing for at least one agent."""
+    return {row.number for t in tables for row in t.rows if row.verdict == LOAD_BEARING}
+
+
+def tables_to_dict(tables: Sequence[AgentTable]) -> list[dict[str, Any]]:
+    """JSON primitives of the tables (``ci`` as ``[lo, hi]``)."""
+    out = []
+    for t in tables:
+        rows = []
+        for r in t.rows:
+            d = dict(r.__dict__)
+            d["ci"] = list(r.ci) if r.ci is not None else None
+            rows.append(d)
+        out.append({"agent": t.agent, "base_pass_at_1": t.base_pass, "base_tasks": t.base_tasks,
+                    "attempts": t.attempts, "tokenizer": tokenizer_name(), "rules": rows,
+                    "slim": dict(t.slim.__dict__) if t.slim is not None else None})
+    return out

@@ -1,0 +1,134 @@
+"""End to end on a real ten-task repository with a scripted agent that needs the rules file's first rule:
+the plan starts nothing, the ablation finds the rule at -n 0 and -n 2, and SIGKILL + --resume loses
+and redoes nothing."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.ablate_repo import N_TASKS, RULES, build, write_agent, write_tasks
+from helpers.e2e_repo import homefield
+
+from pytest_homefield.store import read_jsonl
+
+EXPECTED_SLIM = "# Rules for agents\n\n- KEY RULE: put each new function fN in its own module calc/fN.py.\n"
+TOTAL = N_TASKS * 4 + N_TASKS  # base + 3 rules, then the slimmer file; one attempt each
+
+
+@pytest.fixture(scope="session")
+def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The ablation fixture repository with its tasks written, once per test session."""
+    shared = tmp_path_factory.getbasetemp().parent / f"ablate-repo-{testrun_uid}"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        repo = shared / "repo"
+        if not (repo / ".homefield" / "tasks.jsonl").exists():
+            shutil.rmtree(repo, ignore_errors=True)
+            build(repo)
+            write_tasks(repo)
+    return repo
+
+
+@pytest.fixture
+def repo(ablate_repo: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "repo"
+    shutil.copytree(ablate_repo, dest, symlinks=True)
+    return dest
+
+
+def _agent(tmp_path: Path, spy: Path | None = None) -> str:
+    script = write_agent(tmp_path)
+    return f"cmd:{sys.executable} {script} CLAUDE.md" + (f" {spy}" if spy else "")
+
+
+def _clean_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+
+
+def test_without_yes_only_the_plan_is_printed_and_no_agent_starts(repo: Path, tmp_path: Path) -> None:
+    spy = tmp_path / "spy.log"
+    agent = _agent(tmp_path, spy)
+    proc = homefield(repo, "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "2", "--cost-per-run", "0.5",
+                     "-n", "2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 rules, 10 tasks, 1 agent, 2 attempts each, 4 variants" in proc.stdout
+    assert "Agent runs: 80 (+ up to 20" in proc.stdout and "$40.00" in proc.stdout
+    assert "Nothing run." in proc.stdout
+    # the same through pytest itself, with xdist asked for
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--homefield-ablate", "CLAUDE.md", "--homefield-agent",
+                           agent, "-n", "2", "-p", "no:cacheprovider", "-o", "addopts="], cwd=repo,
+                          env=_clean_env(), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "homefield ablate: plan" in proc.stdout and "Nothing run." in proc.stdout
+    assert not spy.exists(), "an agent ran without --yes"
+    assert not (repo / ".homefield" / "ablate").exists()
+
+
+def _keys(results: Path) -> list[tuple[str, str, str, int]]:
+    return [(r["variant"], r["task_id"], r["agent"], r["attempt"]) for r in read_jsonl(results)]
+
+
+def _check_finished(repo: Path, ablate_dir: Path, stdout: str) -> None:
+    keys = _keys(ablate_dir / "results.jsonl")
+    assert len(keys) == len(set(keys)) == TOTAL
+    assert {k[0] for k in keys} == {"base", "rule-1", "rule-2", "rule-3", "slim"}
+    lines = [ln for ln in stdout.splitlines() if ln.strip().startswith(("1 ", "2 ", "3 "))]
+    assert "KEY RULE" in lines[-3] and "load-bearing" in lines[-3] and "+100" in lines[-3]
+    assert all("no detectable effect" in ln for ln in lines[-2:])
+    assert "pass@1 100% vs 100% with the full file" in stdout
+    assert "your CLAUDE.md was not changed" in stdout
+    for name in ("report.md", "report.json", "report.html"):
+        assert (ablate_dir / name).stat().st_size > 0
+    assert "**load-bearing**" in (ablate_dir / "report.md").read_text()
+    assert (ablate_dir / "suggested-CLAUDE.md").read_text() == EXPECTED_SLIM
+    assert (ablate_dir / "variants" / "rule-1" / "CLAUDE.md").read_text() == RULES.replace(
+        "- KEY RULE: put each new function fN in its own module calc/fN.py.\n", "")
+    assert (repo / "CLAUDE.md").read_bytes() == RULES.encode()  # the user's file, byte for byte
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout
+    assert status.splitlines() == ["?? .homefield.yml"], status  # the fixture's own untracked config only
+
+
+@pytest.mark.slow
+def test_ablation_finds_the_rule_the_agent_needs_at_n0(repo: Path, tmp_path: Path) -> None:
+    proc = homefield(repo, "ablate", "CLAUDE.md", "--agent", _agent(tmp_path), "--attempts", "1", "--yes",
+                     "--run-id", "a0", "-n", "0", "-v", timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
+    assert "measuring the slimmer file" in proc.stdout
+    task = next(read_jsonl(repo / ".homefield" / "tasks.jsonl"))["id"]
+    assert f".homefield/ablate/a0/plan.json::rule-2::{task}::cmd[1] PASSED" in proc.stdout  # contracts §5
+    assert f".homefield/ablate/a0/plan.json::rule-1::{task}::cmd[1] UNSOLVED" in proc.stdout
+    _check_finished(repo, repo / ".homefield" / "ablate" / "a0", proc.stdout)
+
+
+@pytest.mark.slow
+def test_sigkill_at_n2_then_resume_loses_and_redoes_nothing(repo: Path, tmp_path: Path) -> None:
+    agent = _agent(tmp_path)
+    args = [sys.executable, "-m", "pytest_homefield.cli", "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "1",
+            "--yes", "--run-id", "k", "-n", "2"]
+    proc = subprocess.Popen(args, cwd=repo, env=_clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    results = repo / ".homefield" / "ablate" / "k" / "results.jsonl"
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and sum(1 for _ in read_jsonl(results)) < 8:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the controller and its xdist workers, mid-ablation
+    proc.wait()
+    before = list(read_jsonl(results))
+    assert 8 <= len(before) < N_TASKS * 4, "the ablation finished its first phase before it could be killed"
+    # the interleaved order: the first finished attempts already mix variants
+    assert len({r["variant"] for r in before}) >= 2
+    proc2 = homefield(repo, "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "1", "--yes", "--resume",
+                      "--run-id", "k", "-n", "2", timeout=900)
+    assert proc2.returncode == 0, proc2.stdout[-3000:] + proc2.stderr
+    after = list(read_jsonl(results))
+    assert after[: len(before)] == before  # earlier lines untouched, none redone
+    _check_finished(repo, repo / ".homefield" / "ablate" / "k", proc2.stdout)

@@ -1,0 +1,55 @@
+"""The ablation report's renderers and the token counter."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_homefield.ablate import tokens
+from pytest_homefield.ablate.render import CAVEAT, render_html, render_json, render_lines, render_markdown
+from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.ablate.table import build_tables, tables_to_dict
+
+
+def _doc() -> dict[str, Any]:
+    rules = split_rules("- KEY <script>alert(1)</script> | pipe\n- filler\n")
+    recs = []
+    for i in range(8):
+        recs += [{"variant": "base", "task_id": f"t{i}", "agent": "a", "attempt": 1, "outcome": "solved"},
+                 {"variant": "rule-1", "task_id": f"t{i}", "agent": "a", "attempt": 1, "outcome": "tests_failed"},
+                 {"variant": "rule-2", "task_id": f"t{i}", "agent": "a", "attempt": 1, "outcome": "solved"}]
+    tables = build_tables(recs, rules, ["a"])
+    return {"schema_version": 1, "ablate_id": "x1", "rules_file": "AGENTS.md", "by_section": False, "tasks": 8,
+            "attempts": 1, "results": len(recs), "phase": "rules", "cut_short": "budget spent: 1.00 of 1.00 USD",
+            "tokenizer": tokens.tokenizer_name(), "rules_paths": {"a": "CLAUDE.md"}, "agents": tables_to_dict(tables),
+            "slim": None, "folder": ".homefield/ablate/x1"}
+
+
+def test_markdown_json_html_and_terminal_say_the_same_thing() -> None:
+    doc = _doc()
+    md = render_markdown(doc)
+    assert "| 1 | KEY <script>alert(1)</script> \\| pipe | " in md and "**load-bearing**" in md
+    assert "no detectable effect (could detect ≥" in md and CAVEAT in md and "**Cut short:**" in md
+    assert "a (reads CLAUDE.md): base pass@1 100% over 8 tasks × 1 attempt" in md
+    assert "decided once every per-rule attempt has finished" in md
+    page = render_html(doc)
+    assert "<script>" not in page and "&lt;script&gt;" in page and "class='lb'" in page
+    assert json.loads(render_json(doc))["agents"][0]["rules"][0]["verdict"] == "load-bearing"
+    lines = [text for text, _ in render_lines(doc, width=100)]
+    assert any("load-bearing" in ln and "+100" in ln for ln in lines)
+    assert lines[0].startswith("cut short: budget spent")
+
+
+def test_tokens_use_a_real_tokenizer_when_one_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Enc:
+        def encode(self, text: str, disallowed_special: Any = ()) -> list[int]:
+            return list(range(len(text.split())))
+
+    monkeypatch.setattr(tokens, "_encoder", lambda: Enc())
+    assert tokens.count_tokens("three words here") == tokens.TokenCount(3, False)
+    assert tokens.tokenizer_name() == "tiktoken cl100k_base"
+    monkeypatch.setattr(tokens, "_encoder", lambda: None)
+    assert tokens.count_tokens("x" * 10) == tokens.TokenCount(2, True) and str(tokens.count_tokens("abcdefgh")) == "~2"
+    assert "approximate" in tokens.tokenizer_name()

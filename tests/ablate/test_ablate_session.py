@@ -1,0 +1,128 @@
+"""The ablation session without pytest: order, folders, resume checks, phases, stop reasons."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers.ablate_repo import RULES, build, write_tasks
+
+from pytest_homefield.ablate.command import build_plan
+from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.ablate.session import PHASE_DONE, PHASE_RULES, PHASE_SLIM, AblationSession, interleaved
+from pytest_homefield.agents.registry import build_agents
+from pytest_homefield.errors import RunError
+from pytest_homefield.records import load_tasks
+from pytest_homefield.settings import resolve_settings
+from pytest_homefield.store import append_jsonl, read_jsonl
+
+
+def test_interleaved_order_runs_every_variant_of_a_task_together() -> None:
+    variants, tasks, agents = ["base", "rule-1", "rule-2"], ["t1", "t2", "t3", "t4"], ["a", "b"]
+    order = interleaved(variants, tasks, agents, 2, seed=7)
+    assert order == interleaved(variants, tasks, agents, 2, seed=7)
+    assert order != interleaved(variants, tasks, agents, 2, seed=8)
+    assert len(order) == len(set(order)) == 3 * 4 * 2 * 2
+    block = len(variants) * len(agents)
+    for i in range(0, len(order), block):  # one task and one attempt round per block, variants mixed
+        chunk = order[i:i + block]
+        assert len({(k[1], k[3]) for k in chunk}) == 1 and {k[0] for k in chunk} == set(variants)
+    assert [k[3] for k in order] == sorted(k[3] for k in order)  # round 1 before round 2
+    assert [k[0] for k in order[:block]] != sorted(k[0] for k in order[:block]) or \
+        [k[0] for k in order[block:2 * block]] != sorted(k[0] for k in order[block:2 * block])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = build(tmp_path_factory.mktemp("abl") / "repo")
+    write_tasks(repo)
+    return repo
+
+
+def _session(repo: Path, *, resume: bool = False, attempts: int = 1, text: str = RULES,
+             budget: float | None = None) -> AblationSession:
+    settings = resolve_settings(repo, {"agent": ["oracle"], "attempts": attempts, "run_id": "s1", "resume": resume,
+                                       "yes": True, "budget": budget})
+    tasks = load_tasks(settings.tasks_path)
+    agents = build_agents(settings.agents, settings)
+    rules = split_rules(text)
+    plan = build_plan(settings, "CLAUDE.md", rules, len(tasks), [("oracle", "oracle", "CLAUDE.md")], 1)
+    return AblationSession.start(settings, tasks, agents, rules=rules, rules_file="CLAUDE.md",
+                                 rules_paths={"oracle": "CLAUDE.md"}, plan=plan, new_id="unused")
+
+
+def _record(s: AblationSession, key: tuple[str, str, str, int], outcome: str, cost: float = 0.0) -> None:
+    v, t, a, n = key
+    append_jsonl(s.results_path, {"run_id": s.ablate_id, "variant": v, "task_id": t, "agent": a, "attempt": n,
+                                  "outcome": outcome, "cost_usd": cost, "finished_at": "2099-01-01T00:00:00+00:00"})
+
+
+def test_start_writes_the_folder_and_phases_follow_the_results(built: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(built, repo, symlinks=True)
+    s = _session(repo)
+    d = repo / ".homefield" / "ablate" / "s1"
+    meta = json.loads((d / "meta.json").read_text())
+    plan = json.loads((d / "plan.json").read_text())
+    assert meta["kind"] == "ablate" and meta["rules_file"] == "CLAUDE.md" and meta["seed"] == s.seed
+    assert [v["name"] for v in plan["variants"]] == ["base", "rule-1", "rule-2", "rule-3"]
+    assert plan["agents"] == [{"name": "oracle", "spec": "oracle", "rules_path": "CLAUDE.md"}]
+    assert (d / "variants" / "base" / "CLAUDE.md").read_text() == RULES
+    assert s.phase == PHASE_RULES and len(s.pending()) == 40
+    # every base/rule attempt scored: rule 1 matters, rules 2 and 3 do not
+    for key in s.pending():
+        _record(s, key, "empty_patch" if key[0] == "rule-1" else "solved")
+    doc = s.finish()
+    assert s.phase == PHASE_SLIM and json.loads((d / "meta.json").read_text())["next_phase"] == "slim"
+    assert (d / "suggested-CLAUDE.md").read_text().count("- ") == 1
+    assert doc["agents"][0]["rules"][0]["verdict"] == "load-bearing"
+    s2 = _session(repo, resume=True)
+    assert s2.phase == PHASE_SLIM and {k[0] for k in s2.pending()} == {"slim"} and len(s2.pending()) == 10
+    assert [v["name"] for v in json.loads((d / "plan.json").read_text())["variants"]][-1] == "slim"
+    for key in s2.pending():
+        _record(s2, key, "solved")
+    s2.finish()
+    s3 = _session(repo, resume=True)
+    assert s3.phase == PHASE_DONE and s3.pending() == []
+
+
+def test_resume_refuses_a_changed_rules_file_or_attempts(built: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(built, repo, symlinks=True)
+    _session(repo)
+    with pytest.raises(RunError, match="changed since ablation s1"):
+        _session(repo, resume=True, text=RULES + "- a new rule\n")
+    with pytest.raises(RunError, match="attempts"):
+        _session(repo, resume=True, attempts=2)
+    with pytest.raises(RunError, match="already exists"):
+        _session(repo)
+
+
+def test_an_unscored_attempt_is_run_again_and_the_budget_stops_new_ones(built: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(built, repo, symlinks=True)
+    s = _session(repo, budget=1.0)
+    first, second = s.pending()[:2]
+    _record(s, first, "infra")
+    _record(s, second, "solved", cost=0.4)
+    assert s.stop_reason() is None
+    s2 = _session(repo, resume=True, budget=1.0)
+    assert first in s2.pending() and second not in s2.pending()
+    _record(s2, first, "solved", cost=0.7)
+    assert s2.stop_reason() == "budget spent: 1.10 of 1.00 USD"
+    _record(s2, s2.pending()[1], "rate_limited")
+    assert s2.stop_reason() is not None and s2.stop_reason().startswith("rate limited")  # type: ignore[union-attr]
+    assert len(list(read_jsonl(s2.results_path))) == 4
+
+
+def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(built: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(built, repo, symlinks=True)
+    s = _session(repo)
+    for key in s.pending():  # rules 1 and 2 matter, only rule 3 can go
+        _record(s, key, "empty_patch" if key[0] in ("rule-1", "rule-2") else "solved")
+    doc = s.finish()
+    assert s.phase == PHASE_DONE and s.slim_alias == "rule-3"
+    assert doc["agents"][0]["slim"]["comparison"] is not None

@@ -1,0 +1,89 @@
+"""The per-rule effect table: paired tests, Holm across rules, labels, and the simulated acceptance."""
+
+from __future__ import annotations
+
+from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.ablate.simulate import label_rates, simulate_labels
+from pytest_homefield.ablate.table import (
+    HARMFUL,
+    LOAD_BEARING,
+    NO_EFFECT,
+    build_tables,
+    outcomes_by_variant,
+    rule_effects,
+    slim_keep,
+)
+from pytest_homefield.ablate.variants import slim_variant
+from pytest_homefield.report.stats import compare, holm
+
+
+def test_simulated_six_rule_file_labels_the_two_real_rules_and_spares_the_nulls() -> None:
+    """Issue 14's acceptance: 30 tasks × 3 attempts, 200 seeded repetitions; rule 2 raises the solve rate
+    (logit +1.75 when present: removing it costs about 30 points) and rule 5 lowers it (logit −1.75)."""
+    result = simulate_labels(n_rules=6, effects={2: 1.75, 5: -1.75}, n_tasks=30, attempts=3, repetitions=200,
+                             seed=14)
+    rates = label_rates(result)
+    assert result.rate(2, LOAD_BEARING) >= 0.8
+    assert result.rate(5, HARMFUL) >= 0.8
+    assert rates["correct_real"] >= 0.8  # both right in the same repetition
+    for null in (1, 3, 4, 6):
+        assert result.rate(null, LOAD_BEARING) + result.rate(null, HARMFUL) <= 0.05
+    assert rates["null_flagged"] <= 0.05
+
+
+def test_without_any_effect_the_labels_stay_quiet() -> None:
+    result = simulate_labels(n_rules=6, effects={}, repetitions=60, seed=3)
+    assert label_rates(result)["null_flagged"] <= 0.05
+
+
+def _outcomes(pattern: list[int]) -> dict[str, list[int]]:
+    return {f"t{i}": [v] for i, v in enumerate(pattern)}
+
+
+def test_rule_effects_are_the_report_test_holm_adjusted_and_signed_base_minus_without() -> None:
+    base = _outcomes([1] * 5 + [0] * 5 + [1] * 2)
+    without = {1: _outcomes([0] * 12), 2: _outcomes([1] * 12), 3: _outcomes([1] * 5 + [0] * 5 + [1] * 2)}
+    effects = rule_effects(base, without)
+    raw = {n: compare(base, o, names=("with", "without")) for n, o in without.items()}
+    assert effects[1].delta == raw[1].delta > 0 and effects[2].delta < 0 and effects[3].delta == 0
+    assert [effects[n].p_adjusted for n in (1, 2, 3)] == holm([raw[n].p_value for n in (1, 2, 3)])
+    assert effects[1].ci == raw[1].ci and effects[1].mde == raw[1].mde
+
+
+def _record(variant: str, task: str, outcome: str, attempt: int = 1, agent: str = "a") -> dict[str, object]:
+    return {"variant": variant, "task_id": task, "agent": agent, "attempt": attempt, "outcome": outcome}
+
+
+def test_outcomes_by_variant_keeps_the_last_line_and_only_scored_attempts() -> None:
+    recs = [_record("base", "t1", "infra"), _record("base", "t1", "solved"), _record("base", "t2", "rate_limited"),
+            _record("rule-1", "t1", "tests_failed")]
+    by = outcomes_by_variant(recs)
+    assert by["a"]["base"] == {"t1": [1]} and by["a"]["rule-1"] == {"t1": [0]}
+
+
+def test_build_tables_labels_rows_and_measures_the_slimmer_file() -> None:
+    rules = split_rules("# R\n\n- KEY RULE always.\n- filler one.\n- filler two.\n")
+    tasks = [f"t{i}" for i in range(10)]
+    recs = []
+    for t in tasks:
+        recs += [_record("base", t, "solved"), _record("rule-1", t, "empty_patch"),
+                 _record("rule-2", t, "solved"), _record("rule-3", t, "solved")]
+    first = build_tables(recs, rules, ["a"])
+    assert [r.verdict for r in first[0].rows] == [LOAD_BEARING, NO_EFFECT, NO_EFFECT]
+    assert first[0].rows[0].effect == 1.0 and first[0].rows[0].p_adjusted is not None
+    assert first[0].rows[1].mde is not None and 0 < first[0].rows[1].mde <= 1
+    assert all(r.tokens >= 1 for r in first[0].rows)
+    assert slim_keep(first) == {1}
+    slim = slim_variant(rules, slim_keep(first))
+    assert slim is not None and slim.removed == (2, 3)
+    recs += [_record("slim", t, "solved") for t in tasks]
+    tables = build_tables(recs, rules, ["a"], slim=slim)
+    s = tables[0].slim
+    assert s is not None and s.slim == 1.0 and s.with_rules == 1.0 and "no detectable difference" in s.sentence
+    assert s.tokens_saved == first[0].rows[1].tokens + first[0].rows[2].tokens
+
+
+def test_a_rule_without_results_says_no_data() -> None:
+    rules = split_rules("- a\n- b\n")
+    tables = build_tables([_record("base", "t1", "solved")], rules, ["a"])
+    assert [r.verdict for r in tables[0].rows] == ["no data", "no data"]

@@ -1,0 +1,108 @@
+"""Variants, which file each agent reads, and the agent wrapper that shows it the variant."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.ablate.variants import RulesFileAgent, rule_variants, rules_path_for, slim_variant
+from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.recipes import recipe_agents
+
+TEXT = "# R\n\n- one\n- two\n- three\n"
+
+
+def test_base_and_one_variant_per_rule() -> None:
+    rs = split_rules(TEXT)
+    vs = rule_variants(rs)
+    assert [v.name for v in vs] == ["base", "rule-1", "rule-2", "rule-3"]
+    assert vs[0].text == TEXT and vs[2].text == "# R\n\n- one\n- three\n" and vs[2].removed == (2,)
+    assert len({v.digest for v in vs}) == 4
+
+
+def test_slim_variant_removes_every_rule_not_kept() -> None:
+    rs = split_rules(TEXT)
+    slim = slim_variant(rs, keep={2})
+    assert slim is not None and slim.removed == (1, 3) and slim.text == "# R\n\n- two\n"
+    assert slim_variant(rs, keep={1, 2, 3}) is None
+
+
+@pytest.mark.parametrize(("spec", "path"), [
+    ("claude", "CLAUDE.md"), ("claude:claude-sonnet-4-5", "CLAUDE.md"), ("fast=claude:claude-haiku-4-5", "CLAUDE.md"),
+    ("codex", "AGENTS.md"), ("gemini", "GEMINI.md"), ("mine", "CLAUDE.md"),
+    ("cmd:my-agent --go", "docs/RULES.md"), ("oracle", "docs/RULES.md"), ("sim:0.5", "docs/RULES.md"),
+    ("aider", "docs/RULES.md"),
+])
+def test_the_rules_file_follows_the_agent(spec: str, path: str) -> None:
+    named = {**recipe_agents(), "mine": {"spec": "claude:claude-opus-4-1"}}
+    assert rules_path_for(spec, "docs/RULES.md", named) == path
+
+
+class Recorder:
+    """An agent that records what it saw at ``rel`` and optionally writes ``edit`` there."""
+
+    name, spec, simulated, hinted = "rec", "rec", False, False
+
+    def __init__(self, rel: str, edit: str | None = None) -> None:
+        self.rel, self.edit, self.seen = rel, edit, None
+
+    def version(self) -> str | None:
+        return "1"
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        p = ctx.workspace / self.rel
+        self.seen = p.read_text()
+        if self.edit is not None:
+            p.write_text(self.edit)
+        return AgentResult()
+
+
+def _ctx(ws: Path) -> AgentContext:
+    return AgentContext(workspace=ws, prompt="p", env={}, timeout_s=5, artifacts=ws.parent / "art")
+
+
+def test_the_agent_sees_the_variant_and_the_snapshot_gets_its_own_file_back(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "CLAUDE.md").write_text("historical rules\n")
+    os.chmod(ws / "CLAUDE.md", 0o640)
+    inner = Recorder("CLAUDE.md")
+    agent = RulesFileAgent(inner, "CLAUDE.md", "variant text\n")
+    agent.run(_ctx(ws))
+    assert inner.seen == "variant text\n"
+    assert (ws / "CLAUDE.md").read_text() == "historical rules\n"
+    assert (ws / "CLAUDE.md").stat().st_mode & 0o777 == 0o640
+    assert agent.name == "rec" and agent.simulated is False and agent.version() == "1"
+
+
+def test_a_file_the_snapshot_lacked_is_removed_with_its_new_folders(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    inner = Recorder("docs/deep/RULES.md")
+    RulesFileAgent(inner, "docs/deep/RULES.md", "v\n").run(_ctx(ws))
+    assert inner.seen == "v\n" and not (ws / "docs").exists()
+
+
+def test_a_file_the_agent_edited_stays_as_the_agent_left_it(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    RulesFileAgent(Recorder("AGENTS.md", edit="agent's edit\n"), "AGENTS.md", "v\n").run(_ctx(ws))
+    assert (ws / "AGENTS.md").read_text() == "agent's edit\n"
+
+
+def test_the_ablated_file_is_replaced_too_when_the_agent_reads_another(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "AGENTS.md").write_text("- removed rule\n- kept rule\n")
+    inner = Recorder("AGENTS.md")
+    RulesFileAgent(inner, "CLAUDE.md", "- kept rule\n", also=["AGENTS.md"]).run(_ctx(ws))
+    assert inner.seen == "- kept rule\n"  # the removed rule cannot be read from the snapshot's copy
+    assert (ws / "AGENTS.md").read_text() == "- removed rule\n- kept rule\n" and not (ws / "CLAUDE.md").exists()
+
+
+def test_paths_outside_the_workspace_are_refused() -> None:
+    with pytest.raises(ValueError, match="inside it"):
+        RulesFileAgent(Recorder("x"), "../CLAUDE.md", "v")
