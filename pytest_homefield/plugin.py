@@ -44,10 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "homefield: an item created by pytest-homefield (a task attempt)")
     mine = bool(config.option.homefield_mine)
     run = bool(config.option.homefield)
-    if not (mine or run):
+    probe = bool(config.option.homefield_probe)
+    if not (mine or run or probe):
         return
-    if mine and run:
-        raise pytest.UsageError("pytest-homefield: give one of --homefield and --homefield-mine, not both")
+    if mine + run + probe > 1:
+        raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine and --homefield-probe")
 
     root = find_root(config.invocation_params.dir)
     try:
@@ -59,6 +60,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_homefield.mine.plugin import MinePlugin
 
         plugin = MinePlugin(config, settings)
+    elif probe:
+        from pytest_homefield.probe.plugin import ProbePlugin
+
+        plugin = ProbePlugin(config, settings)
     else:
         from pytest_homefield.run.plugin import RunPlugin
 

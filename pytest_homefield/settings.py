@@ -60,7 +60,8 @@ __all__ = [
 CONFIG_NAME = ".homefield.yml"
 
 #: Mode options: the plugin is inert unless one is given.
-MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history"}
+MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history",
+                "homefield_probe": "memorization probe: can the agent recite each task's fix from its message?"}
 
 #: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
 #: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
@@ -119,8 +120,8 @@ _M = ("mine",)
 _R = ("run", "plan", "verify")
 _MR = ("mine", "run", "verify")
 _MAX_TASKS: dict[str, Any] = {
-    "help": "mine: keep the newest N tasks; run: run the first N tasks of tasks.jsonl (newest first)",
-    "commands": ("mine", "run", "plan"),
+    "help": "mine: keep the newest N tasks; run, probe: the first N tasks of tasks.jsonl (newest first)",
+    "commands": ("mine", "run", "plan", "probe"),
     "flag": "max-tasks",
 }
 
@@ -183,10 +184,11 @@ class Settings(ScanSettings):
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
         "openai:MODEL, a name from .homefield.yml, any of them as NAME=SPEC",
-        commands=("run", "plan"), flag="agent")
+        commands=("run", "plan", "probe"), flag="agent")
     attempts: int = setting(3, help="attempts per task and agent (default 3)", commands=("run", "plan"),
                             yml="run.attempts", check="min1")
-    timeout: float = setting(900.0, help="seconds per agent attempt (default 900)", commands=("run",),
+    timeout: float = setting(900.0, help="seconds per agent attempt or probe call (default 900)",
+                             commands=("run", "probe"),
                              yml="run.timeout", check="positive")
     budget: float | None = setting(None, help="USD for the whole run; no attempt starts once spent",
                                    commands=("run",), yml="run.budget_usd", check="positive")
@@ -201,18 +203,26 @@ class Settings(ScanSettings):
     allow_shell: bool = setting(False, help="let agents run shell commands (default: edit-only)",
                                 commands=("run",), yml="run.allow_shell")
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
-                                   commands=("run",))
-    api_key: str | None = setting(None, help="API key for openai: agents", commands=("run",))
-    exclude_memorized: bool = setting(False, help="drop tasks the memorization probe flagged",
-                                      yml="run.exclude_memorized")
-    resume: bool = setting(False, help="continue a run: only missing attempts and unscored ones run",
-                           commands=("run",))
+                                   commands=("run", "probe"))
+    api_key: str | None = setting(None, help="API key for openai: agents", commands=("run", "probe"))
+    exclude_memorized: bool = setting(
+        False, help="leave out every task the probe flagged memorized for any agent of the run (needs "
+        "`homefield probe` results for each agent that is not oracle/noop/sim)",
+        commands=("run", "plan"), yml="run.exclude_memorized")
+    resume: bool = setting(False, help="continue a run (or a probe): only missing attempts and unscored ones run",
+                           commands=("run", "probe"))
     run_id: str | None = setting(
         None, help="the run id (default: a new UTC timestamp id; with --resume: the newest run)",
         commands=("run",))
     fail_under: list[str] = setting(
         [], help="exit non-zero if pass@1 is below RATE (0-1) for every agent, or AGENT=RATE (repeatable)",
         commands=("run",), yml="run.fail_under", yml_also=(str, int, float))
+    # probing
+    samples: int = setting(3, help="probe: samples per task and agent (default 3)", commands=("probe", "plan"),
+                           yml="probe.samples", check="min1")
+    cutoff: str | None = setting(
+        None, help="probe: the model's training cutoff (YYYY-MM-DD); tasks authored after it are the control "
+        "(default: mismatched prompt/file pairs)", commands=("probe", "plan"), yml="probe.cutoff", check="date")
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -323,6 +333,7 @@ def add_pytest_options(parser: Any) -> None:
     group = parser.getgroup("homefield", "pytest-homefield: a benchmark from your git history")
     group.addoption("--homefield", action="store_true", default=False, help=MODE_OPTIONS["homefield"])
     group.addoption("--homefield-mine", action="store_true", default=False, help=MODE_OPTIONS["homefield_mine"])
+    group.addoption("--homefield-probe", action="store_true", default=False, help=MODE_OPTIONS["homefield_probe"])
     for s in FLAGS:
         kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": s.help}
         if s.kind == "bool":
@@ -398,7 +409,6 @@ _OPT_DATE = (str, datetime.date, type(None))  # YAML reads 2024-01-01 as a date
 #: Keys of modes not built yet (contracts §2, §3): accepted and type-checked, not resolved. The
 #: change that builds a mode declares its keys as :class:`Settings` fields and drops them here.
 RESERVED: dict[str, Any] = {
-    "probe": {"samples": (int,), "cutoff": _OPT_DATE},
     "ablate": {"by_section": (bool,), "seconds_per_run": _OPT_NUM, "cost_per_run": _OPT_NUM},
 }
 

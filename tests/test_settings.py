@@ -319,5 +319,6 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
         ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"), ("base-url", None),
         ("api-key", None),
-        (None, "run.exclude_memorized"), ("resume", None), ("run-id", None), ("fail-under", "run.fail_under"),
+        ("exclude-memorized", "run.exclude_memorized"), ("resume", None), ("run-id", None),
+        ("fail-under", "run.fail_under"), ("samples", "probe.samples"), ("cutoff", "probe.cutoff"),
     ]

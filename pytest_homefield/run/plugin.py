@@ -30,6 +30,7 @@ from pytest_homefield.run.session import (
     RunSession,
     hook_agents,
     make_agents,
+    memorized_exclusion,
     select_tasks,
 )
 from pytest_homefield.settings import Settings
@@ -47,14 +48,20 @@ class RunPlugin:
         self.config = config
         self.settings = settings
         try:
-            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
-                                                                                                 config=config))
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
+            wi: dict[str, Any] = getattr(config, "workerinput", {})
             if is_worker(config):
-                self.session = RunSession.join(settings, tasks, agents, config.workerinput,  # type: ignore[attr-defined]
-                                               setup_command=self._setup_command)
+                excluded = dict(wi.get("homefield_excluded") or {})
             else:
-                self.session = RunSession.start(settings, tasks, agents, setup_command=self._setup_command)
+                excluded = memorized_exclusion(settings, agents)
+            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
+                                                                                                 config=config),
+                                 exclude=excluded.get("tasks", ()))
+            if is_worker(config):
+                self.session = RunSession.join(settings, tasks, agents, wi, setup_command=self._setup_command)
+            else:
+                self.session = RunSession.start(settings, tasks, agents, setup_command=self._setup_command,
+                                                excluded=excluded)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.end = RunEnd()
@@ -106,6 +113,9 @@ class RunPlugin:
         ]
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
+        if s.excluded.get("tasks"):
+            lines.append(f"homefield: {len(s.excluded['tasks'])} task(s) left out as memorized (probe of "
+                         f"{', '.join(n for n, v in s.excluded['by_agent'].items() if v['tasks'])})")
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
