@@ -69,7 +69,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         plugin = RunPlugin(config, settings)
     config.pluginmanager.register(plugin, "homefield-mode")
-    if not hasattr(config, "workerinput") and not settings.list_candidates:
+    if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
         from pytest_homefield.progress_plugin import ProgressHooks
 
         config.pluginmanager.register(ProgressHooks(
