@@ -45,6 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run agents on the mined tasks (one pytest item per task × agent × attempt)")
     add_cli_options(p, "run")
     _passthrough(p)
+    p = sub.add_parser("probe", help="memorization probe: can an agent write each task's fix from its message alone? "
+                       "(one pytest item per task × agent × sample, judged against a control)")
+    add_cli_options(p, "probe")
+    _passthrough(p)
     p = sub.add_parser("verify", help="re-run oracle on every task: find tasks this environment no longer passes")
     add_cli_options(p, "verify")
     _passthrough(p)
@@ -61,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="count", default=0)
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")
+    p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")
     p = sub.add_parser("export", help="write the tasks as SWE-bench instances for other harnesses (no tests run)")
     add_export_arguments(p)
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
@@ -83,7 +88,8 @@ def _root() -> Path:
 
 def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
     """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
-    mode = {"mine": "--homefield-mine", "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
+    mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
+            "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
     args = [mode.get(command, "--homefield"), f"--rootdir={root}",
             "-p", "no:cacheprovider", "-o", "console_output_style=count"]
     if not getattr(ns, "keep_addopts", False):
@@ -172,14 +178,14 @@ def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
 
 
 def _cmd_plan(ns: argparse.Namespace) -> int:
-    from pytest_homefield.commands.plan import plan_text
+    from pytest_homefield.commands.plan import plan_text, probe_plan_text
     from pytest_homefield.errors import AgentSpecError
 
     root = _root()
-    flags = {o: getattr(ns, o, None) for o in vars(ns)}
+    flags = {o: getattr(ns, o, None) for o in vars(ns) if o != "probe"}
     try:
         settings = resolve_settings(root, {**flags_from_pytest(argparse.Namespace()), **flags}, mode="run")
-        print(plan_text(settings))
+        print(probe_plan_text(settings) if ns.probe else plan_text(settings))
     except (ConfigError, ValueError, AgentSpecError) as exc:
         print(f"homefield plan: {exc}", file=sys.stderr)
         return 2

@@ -8,7 +8,8 @@ Each class also derives from the built-in exception it replaced (``ValueError`` 
 
 from __future__ import annotations
 
-__all__ = ["HomefieldError", "ConfigError", "AgentSpecError", "RunError", "ScanError", "SnapshotError", "PatchError"]
+__all__ = ["HomefieldError", "ConfigError", "AgentSpecError", "RunError", "ScanError", "SnapshotError", "PatchError",
+           "ProbeError"]
 
 
 class HomefieldError(Exception):
@@ -43,3 +44,7 @@ class PatchError(HomefieldError, RuntimeError):
 
 class PredictionsError(HomefieldError, ValueError):
     """A SWE-bench predictions file (``preds:FILE``) that cannot be read; one line naming the file."""
+
+
+class ProbeError(HomefieldError, ValueError):
+    """Probe results that cannot serve (none, unfinished, made with another spec); one line naming the agent."""

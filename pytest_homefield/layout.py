@@ -184,6 +184,10 @@ class HomefieldDir:
         """``.homefield/mine/<mine_id>``."""
         return self.mine / mine_id
 
+    def probe_file(self, agent: str) -> Path:
+        """``.homefield/probe/<agent>.jsonl``: the agent's probe calls and verdict."""
+        return self.probe / f"{agent}.jsonl"
+
     def env_file(self, fingerprint: str) -> Path:
         """``.homefield/envs/<fingerprint>.json``."""
         return self.envs / f"{fingerprint}.json"

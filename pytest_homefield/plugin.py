@@ -46,10 +46,11 @@ def pytest_configure(config: pytest.Config) -> None:
     mine = bool(config.option.homefield_mine)
     run = bool(config.option.homefield)
     ablate = config.option.homefield_ablate
-    if not (mine or run or ablate):
+    probe = bool(config.option.homefield_probe)
+    if not (mine or run or ablate or probe):
         return
-    if mine + run + bool(ablate) > 1:
-        raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine and "
+    if mine + run + bool(ablate) + probe > 1:
+        raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine, --homefield-probe and "
                                 "--homefield-ablate, not several")
 
     root = find_root(config.invocation_params.dir)
@@ -66,12 +67,16 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_homefield.mine.plugin import MinePlugin
 
         plugin = MinePlugin(config, settings)
+    elif probe:
+        from pytest_homefield.probe.plugin import ProbePlugin
+
+        plugin = ProbePlugin(config, settings)
     else:
         from pytest_homefield.run.plugin import RunPlugin
 
         plugin = RunPlugin(config, settings)
     config.pluginmanager.register(plugin, "homefield-mode")
-    if not hasattr(config, "workerinput") and not settings.list_candidates:
+    if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
         from pytest_homefield.progress_plugin import ProgressHooks
 
         config.pluginmanager.register(ProgressHooks(

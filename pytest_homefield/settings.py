@@ -62,7 +62,8 @@ CONFIG_NAME = ".homefield.yml"
 #: Mode options: the plugin is inert unless one is given.
 MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": "mine tasks from history",
                 "homefield_ablate": "measure each rule of the rules file FILE (CLAUDE.md, AGENTS.md): the plan; "
-                                    "with --homefield-yes, the ablation"}
+                                    "with --homefield-yes, the ablation",
+                "homefield_probe": "memorization probe: can the agent recite each task's fix from its message?"}
 
 #: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
 #: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
@@ -126,8 +127,8 @@ _MR = ("mine", "run", "verify")
 _A = ("ablate",)
 _RA = ("run", "ablate")
 _MAX_TASKS: dict[str, Any] = {
-    "help": "mine: keep the newest N tasks; run: run the first N tasks of tasks.jsonl (newest first)",
-    "commands": ("mine", "run", "plan", "ablate"),
+    "help": "mine: keep the newest N tasks; run, ablate, probe: the first N tasks of tasks.jsonl (newest first)",
+    "commands": ("mine", "run", "plan", "ablate", "probe"),
     "flag": "max-tasks",
 }
 
@@ -190,10 +191,11 @@ class Settings(ScanSettings):
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
         "openai:MODEL, a name from .homefield.yml, any of them as NAME=SPEC",
-        commands=("run", "plan", "ablate"), flag="agent")
+        commands=("run", "plan", "ablate", "probe"), flag="agent")
     attempts: int = setting(3, help="attempts per task and agent (default 3)",
                             commands=("run", "plan", "ablate"), yml="run.attempts", check="min1")
-    timeout: float = setting(900.0, help="seconds per agent attempt (default 900)", commands=_RA,
+    timeout: float = setting(900.0, help="seconds per agent attempt or probe call (default 900)",
+                             commands=("run", "ablate", "probe"),
                              yml="run.timeout", check="positive")
     budget: float | None = setting(None, help="USD for the whole run; no attempt starts once spent",
                                    commands=_RA, yml="run.budget_usd", check="positive")
@@ -216,12 +218,14 @@ class Settings(ScanSettings):
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
-                                   commands=_RA)
-    api_key: str | None = setting(None, help="API key for openai: agents", commands=_RA)
-    exclude_memorized: bool = setting(False, help="drop tasks the memorization probe flagged",
-                                      yml="run.exclude_memorized")
-    resume: bool = setting(False, help="continue a run: only missing attempts and unscored ones run",
-                           commands=_RA)
+                                   commands=("run", "ablate", "probe"))
+    api_key: str | None = setting(None, help="API key for openai: agents", commands=("run", "ablate", "probe"))
+    exclude_memorized: bool = setting(
+        False, help="leave out every task the probe flagged memorized for any agent of the run (needs "
+        "`homefield probe` results for each agent that is not oracle/noop/sim)",
+        commands=("run", "plan"), yml="run.exclude_memorized")
+    resume: bool = setting(False, help="continue a run (or a probe, an ablation): only missing attempts and unscored "
+                           "ones run", commands=("run", "ablate", "probe"))
     run_id: str | None = setting(
         None, help="the run id (default: a new UTC timestamp id; with --resume: the newest run)",
         commands=_RA)
@@ -232,6 +236,12 @@ class Settings(ScanSettings):
     by_section: bool = setting(False, help="ablate: remove whole ## sections instead of single rules",
                                commands=_A, yml="ablate.by_section")
     yes: bool = setting(False, help="ablate: actually run (without it only the plan is printed)", commands=_A)
+    # probing
+    samples: int = setting(3, help="probe: samples per task and agent (default 3)", commands=("probe", "plan"),
+                           yml="probe.samples", check="min1")
+    cutoff: str | None = setting(
+        None, help="probe: the model's training cutoff (YYYY-MM-DD); tasks authored after it are the control "
+        "(default: mismatched prompt/file pairs)", commands=("probe", "plan"), yml="probe.cutoff", check="date")
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -344,6 +354,7 @@ def add_pytest_options(parser: Any) -> None:
     group.addoption("--homefield", action="store_true", default=False, help=MODE_OPTIONS["homefield"])
     group.addoption("--homefield-mine", action="store_true", default=False, help=MODE_OPTIONS["homefield_mine"])
     group.addoption("--homefield-ablate", default=None, metavar="FILE", help=MODE_OPTIONS["homefield_ablate"])
+    group.addoption("--homefield-probe", action="store_true", default=False, help=MODE_OPTIONS["homefield_probe"])
     for s in FLAGS:
         kwargs: dict[str, Any] = {"dest": f"homefield_{s.dest}", "help": s.help}
         if s.kind == "bool":
@@ -419,7 +430,6 @@ _OPT_DATE = (str, datetime.date, type(None))  # YAML reads 2024-01-01 as a date
 #: Keys of modes not built yet (contracts §2, §3): accepted and type-checked, not resolved. The
 #: change that builds a mode declares its keys as :class:`Settings` fields and drops them here.
 RESERVED: dict[str, Any] = {
-    "probe": {"samples": (int,), "cutoff": _OPT_DATE},
 }
 
 #: The keys of a named agent (``agents.<name>.*``).

@@ -332,6 +332,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("allow-shell", "run.allow_shell"),
         ("sandbox", "run.sandbox"), ("sandbox-network", "run.sandbox_network"), ("attacks", None),
         ("base-url", None), ("api-key", None),
-        (None, "run.exclude_memorized"), ("resume", None), ("run-id", None), ("fail-under", "run.fail_under"),
+        ("exclude-memorized", "run.exclude_memorized"), ("resume", None), ("run-id", None),
+        ("fail-under", "run.fail_under"), ("samples", "probe.samples"), ("cutoff", "probe.cutoff"),
         ("by-section", "ablate.by_section"), ("yes", None),
     ]

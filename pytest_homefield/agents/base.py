@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "PROMPT_TEMPLATE", "render_prompt"]
+__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Completer", "Completion", "PROMPT_TEMPLATE",
+           "can_complete", "render_prompt"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -142,3 +143,53 @@ class Agent(Protocol):
         an exception is recorded as ``infra``.
         """
         ...
+
+
+@dataclass
+class Completion:
+    """The answer to a plain text prompt (:meth:`Completer.complete`). Units: USD, tokens, seconds.
+
+    ``text`` is the answer (``""`` when there is none); ``outcome`` is ``None`` when the agent
+    answered, else ``timeout``, ``agent_error``, ``budget_exceeded``, ``rate_limited`` or ``infra``
+    with a one-line ``error``.
+    """
+
+    text: str = ""
+    outcome: str | None = None
+    error: str | None = None
+    cost_usd: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    model: str | None = None
+    wall_s: float = 0.0
+
+    @classmethod
+    def from_result(cls, text: str, res: AgentResult, wall_s: float = 0.0) -> Completion:
+        """A completion carrying ``res``'s outcome, error, cost, tokens and model (``text`` only
+        when there is no outcome)."""
+        return cls(text=text if res.outcome is None else "", outcome=res.outcome, error=res.error,
+                   cost_usd=res.cost_usd, input_tokens=res.input_tokens, output_tokens=res.output_tokens,
+                   cache_read_tokens=res.cache_read_tokens, cache_write_tokens=res.cache_write_tokens,
+                   model=res.model, wall_s=wall_s)
+
+
+@runtime_checkable
+class Completer(Protocol):
+    """The text-only capability an agent may add (the memorization probe uses it): no tools, no
+    workspace, no repository access."""
+
+    name: str
+    spec: str
+
+    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+        """Answer ``prompt`` within ``timeout_s`` seconds. ``gold_answer`` is the answer a perfect
+        memoriser would give; only the reference agents (``oracle``, ``sim:P``) read it. Must not
+        raise for agent-side failures (return an ``outcome``)."""
+        ...
+
+
+def can_complete(agent: object) -> bool:
+    """True when ``agent`` has a callable ``complete`` (see :class:`Completer`)."""
+    return callable(getattr(agent, "complete", None))

@@ -29,12 +29,13 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 
 __all__ = [
@@ -379,21 +380,23 @@ class ClaudeAgent:
         return self._execute(ctx.wrap(cmd, env), stdin_text, cwd=ctx.workspace, env=env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts)
 
-    def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
-        """Answer a plain prompt with no tools and no workspace (one turn, an empty temp folder as
-        cwd, the environment of docs/contracts.md §9 built from ``os.environ``). Returns (answer text,
-        result); the text is ``""`` when the result has an outcome."""
+    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+        """Answer a plain prompt with no tools and no workspace: ``--tools ""`` (no tool is offered to
+        the model), ``--max-turns 1``, an empty temp folder as cwd, the environment of
+        docs/contracts.md §9 built from ``os.environ``. Cost and tokens come from the CLI's result
+        object. ``gold_answer`` is ignored."""
+        started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
             root = Path(tmp)
             (root / "cwd").mkdir()
-            env = build_agent_env(prompt=text, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
-            cmd, stdin_text = self.command(text, allow_shell=False, budget_usd=self.settings.budget_usd,
+            env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
+            cmd, stdin_text = self.command(prompt, allow_shell=False, budget_usd=self.settings.budget_usd,
                                            tools="", max_turns=1)
             res = self._execute(cmd, stdin_text, cwd=root / "cwd", env={**env, **CLAUDE_ENV},
                                 timeout_s=timeout_s, artifacts=root)
             summary = summarize_stream((root / "agent.out").read_text(errors="replace"))
-        answer = str((summary.result or {}).get("result") or "") if res.outcome is None else ""
-        return answer, res
+        answer = str((summary.result or {}).get("result") or "")
+        return Completion.from_result(answer, res, wall_s=time.monotonic() - started)
 
     def _execute(self, cmd: list[str], stdin_text: str | None, *, cwd: Path, env: dict[str, str],
                  timeout_s: float, artifacts: Path) -> AgentResult:

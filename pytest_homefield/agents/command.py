@@ -4,7 +4,8 @@ The program gets the environment of docs/contracts.md §9 (the prompt is in ``$H
 attempt's wall-clock limit; on timeout its whole process tree is killed
 (:func:`pytest_homefield.sandbox.procs.run_process`) and the outcome is ``timeout``. stdout and stderr go
 to ``agent.out`` / ``agent.err``. The exit status is recorded but is not a failure by itself: the
-hidden tests decide.
+hidden tests decide. For the memorization probe (:meth:`CommandAgent.complete`) the same program gets
+the probe question in ``$HOMEFIELD_PROMPT`` in an empty folder and answers on stdout.
 
 **Usage line.** When the last non-empty line of stdout is a JSON object, these keys are read (all
 optional; wrong types are ignored):
@@ -24,12 +25,14 @@ Example: ``{"cost_usd": 0.0123, "input_tokens": 3300, "output_tokens": 120}``.
 from __future__ import annotations
 
 import json
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
-from pytest_homefield.agents.environment import agent_passthrough
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
+from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 
 __all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line", "distrust_infra"]
 
@@ -141,9 +144,36 @@ class CommandAgent:
             usage = distrust_infra(usage)
         return AgentResult(exit_code=proc.exit_code, **usage)
 
-    def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
-        """Not available: a ``cmd:`` agent edits a workspace and has no way to answer a plain
-        prompt. Raises ``NotImplementedError``."""
-        raise NotImplementedError(
-            f"agent {self.name!r} ({self.spec}): cmd: agents cannot answer a plain prompt; "
-            "the memorization probe needs a claude or openai agent")
+    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+        """Answer a plain prompt: the command runs once with ``sh -c`` in an empty temporary folder,
+        the prompt in ``$HOMEFIELD_PROMPT`` (environment of docs/contracts.md §9 built from
+        ``os.environ``); the answer is its stdout. A last stdout line that is a usage line (module
+        docstring) is read for cost, tokens and model and is not part of the answer. Outcome
+        ``timeout`` after ``timeout_s`` seconds (its process tree killed), ``agent_error`` on a
+        non-zero exit status, ``infra`` when ``sh`` cannot start. ``gold_answer`` is ignored."""
+        started = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
+            root = Path(tmp)
+            (root / "cwd").mkdir()
+            env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
+            out_path, err_path = root / "agent.out", root / "agent.err"
+            try:
+                proc = run_process(self.command, cwd=root / "cwd", env=env, timeout_s=timeout_s,
+                                   stdout_path=out_path, stderr_path=err_path, shell=True)
+            except OSError as exc:
+                return Completion(outcome="infra", error=f"cannot start sh: {exc}")
+            text = out_path.read_text(errors="replace")
+            err_tail = _tail_lines(err_path)
+        wall = time.monotonic() - started
+        if proc.timed_out:
+            return Completion(outcome="timeout", error=f"no answer within {timeout_s:g} s; killed", wall_s=wall)
+        lines = text.rstrip("\n").split("\n")
+        usage = parse_usage_line(lines[-1].strip()) if lines and lines[-1].strip() else {}
+        if usage:
+            text = "\n".join(lines[:-1]) + "\n"
+        outcome = usage.pop("outcome", None)
+        error = usage.pop("error", None)
+        if outcome is None and proc.exit_code not in (0, None):
+            outcome = "agent_error"
+            error = f"command exited {proc.exit_code}" + (f": {err_tail[-1][:200]}" if err_tail else "")
+        return Completion(text="" if outcome else text, outcome=outcome, error=error, wall_s=wall, **usage)

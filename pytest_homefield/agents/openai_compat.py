@@ -25,6 +25,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough
 
 __all__ = [
@@ -418,14 +419,16 @@ class OpenAIAgent:
                 apply_log)[:250]
         return res
 
-    def complete(self, text: str, *, timeout_s: float) -> tuple[str, AgentResult]:
-        """One completion of ``text`` as a user message, with no workspace. Returns (answer, result);
-        the answer is ``""`` when the result has an outcome."""
+    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+        """One chat completion of ``prompt`` as the only (user) message, with no workspace and no
+        system prompt. Cost from ``settings.prices`` as in :meth:`price`. ``gold_answer`` is ignored."""
         url, key = self.endpoint()
+        started = time.monotonic()
         try:
-            data = _call_with_deadline(url, {"model": self.model, "messages": [{"role": "user", "content": text}]},
+            data = _call_with_deadline(url, {"model": self.model, "messages": [{"role": "user", "content": prompt}]},
                                        key, timeout_s)
             res = self.price(data)
-            return _content(data), res
+            text = _content(data)
         except HttpFailure as exc:
-            return "", AgentResult(outcome=exc.outcome, error=str(exc)[:300], model=self.model)
+            res, text = AgentResult(outcome=exc.outcome, error=str(exc)[:300], model=self.model), ""
+        return Completion.from_result(text, res, wall_s=time.monotonic() - started)

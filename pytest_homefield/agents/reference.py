@@ -1,5 +1,6 @@
 """Reference agents: ``oracle`` (applies the real fix), ``noop`` (changes nothing) and ``sim:P``
-(applies the real fix with probability P; marked simulated in every output).
+(applies the real fix with probability P; marked simulated in every output). Asked a plain prompt
+(the memorization probe), ``oracle`` answers with the gold added lines and ``noop`` with nothing.
 
 They bound every comparison: oracle solving a task proves the task and environment are sound; noop
 solving one proves the task is broken. ``sim:P`` lets the statistics and report be exercised with a
@@ -13,7 +14,7 @@ import time
 import zlib
 
 from pytest_homefield import __version__
-from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.base import AgentContext, AgentResult, Completion
 from pytest_homefield.errors import PatchError
 from pytest_homefield.sandbox.snapshot import apply_patch
 
@@ -42,12 +43,20 @@ class OracleAgent(_Reference):
             return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}")
         return AgentResult(exit_code=0, cost_usd=0.0)
 
+    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+        """Answers with ``gold_answer`` (the gold added lines): a perfect memoriser. Cost 0 USD."""
+        return Completion(text=gold_answer, cost_usd=0.0)
+
 
 class NoopAgent(_Reference):
     """Changes nothing (its attempts are ``empty_patch``). Cost 0 USD."""
 
     def run(self, ctx: AgentContext) -> AgentResult:
         return AgentResult(exit_code=0, cost_usd=0.0)
+
+    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+        """Answers nothing. Cost 0 USD."""
+        return Completion(text="", cost_usd=0.0)
 
 
 def sim_seed(task_key: str, agent: str, attempt: int) -> int:

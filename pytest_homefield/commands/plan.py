@@ -24,16 +24,23 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from pytest_homefield.agents.registry import parse_spec
+from pytest_homefield.errors import ProbeError
 from pytest_homefield.layout import HomefieldDir, read_meta, results_path
+from pytest_homefield.probe.plan import plan_lines
+from pytest_homefield.probe.prompt import added_lines
+from pytest_homefield.probe.similarity import code_tokens
+from pytest_homefield.probe.verdicts import done_keys, excluded_for_run, probe_path
 from pytest_homefield.progress import plural
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task, load_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "history_averages", "plan_rows", "plan_text"]
+__all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "history_averages", "plan_agents", "plan_rows",
+           "plan_text", "probe_plan_text"]
 
 #: Assumed agent seconds and USD per run for clients without history, by (kind, model substring).
 #: Not measured here: orders of magnitude for a small single-commit task with the client's defaults
@@ -188,11 +195,45 @@ def _tasks(settings: Settings) -> list[Task]:
     if not settings.tasks_path.exists():
         raise ValueError(f"no tasks at {settings.tasks_path}: run `homefield mine` first")
     tasks = load_tasks(settings.tasks_path)
-    if settings.run_max_tasks is not None:
-        tasks = tasks[: settings.run_max_tasks]
     if not settings.agents:
         raise ValueError("no agent given: add --agent SPEC")
+    if settings.exclude_memorized:  # as `homefield run --exclude-memorized` would, from the newest verdicts
+        try:
+            gone = set(excluded_for_run(settings.homefield_dir, plan_agents(settings))["tasks"])
+        except ProbeError as exc:
+            raise ValueError(str(exc)) from None
+        tasks = [t for t in tasks if t.id not in gone]
+    if settings.run_max_tasks is not None:
+        tasks = tasks[: settings.run_max_tasks]
     return tasks
+
+
+def plan_agents(settings: Settings) -> list[SimpleNamespace]:
+    """(name, spec) of each ``--agent`` as namespaces, without building the agents (named agents
+    resolve to their spec). Raises ``ValueError`` when none is given."""
+    if not settings.agents:
+        raise ValueError("no agent given: add --agent SPEC")
+    out = []
+    for text in settings.agents:
+        p = parse_spec(text, named=settings.agent_defs)
+        spec = settings.agent_defs[p.arg]["spec"] if p.kind == "named" and p.arg else p.spec
+        out.append(SimpleNamespace(name=p.name, spec=spec))
+    return out
+
+
+def probe_plan_text(settings: Settings) -> str:
+    """``homefield plan --probe``: the probe's plan lines (:func:`pytest_homefield.probe.plan.plan_lines`)
+    for the tasks and agents the same ``homefield probe`` flags would use, counting answered calls as
+    done (as ``--resume`` would). Raises ``ValueError`` without tasks or agents."""
+    if not settings.tasks_path.exists():
+        raise ValueError(f"no tasks at {settings.tasks_path}: run `homefield mine` first")
+    tasks = load_tasks(settings.tasks_path)[: settings.run_max_tasks]
+    ids = [t.id for t in tasks if code_tokens(added_lines(t.gold_patch, t.source_files or None))]
+    agents = plan_agents(settings)
+    cutoff = str(settings.cutoff)[:10] if settings.cutoff else None
+    done = {a.name: done_keys(probe_path(settings.homefield_dir, a.name)) for a in agents}
+    return "\n".join(plan_lines(settings.homefield_dir, [(a.name, a.spec) for a in agents], ids,
+                                settings.samples, cutoff, done))
 
 
 def plan_rows(settings: Settings, *, seconds_per_run: float | None = None,

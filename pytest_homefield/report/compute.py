@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import attempt_dir, read_meta, results_path
+from pytest_homefield.probe.verdicts import load_verdict, probe_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.report import stats
 from pytest_homefield.report.similarity import Similarity, similarity
@@ -220,7 +221,9 @@ def build_report(
     cut_short}]; ``legend`` {outcome: symbol}; ``notes`` [str] (things a reader must know: unscored
     attempts, agents that only errored, missing costs, unequal attempts, unknown tasks, unreadable
     lines); ``languages`` {language: tasks}; ``flagged`` [{task_id, agent, attempt, outcome,
-    suspicious, touched_tests}]; ``similarity`` {agent: {mean_f1_solved, mean_f1_unsolved}}.
+    suspicious, touched_tests}]; ``similarity`` {agent: {mean_f1_solved, mean_f1_unsolved}};
+    ``memorization`` (only when an agent of the report was probed or a run left tasks out with
+    ``--exclude-memorized``; see :func:`memorization`).
     """
     run_dirs = [Path(d) for d in run_dirs]
     metas = [load_meta(d) for d in run_dirs]
@@ -422,6 +425,16 @@ def build_report(
     else:
         cut_short = "; ".join(f"{rid}: {why}" for rid, why in cut_reasons)
 
+    memo = memorization(run_dirs, metas, order)
+    if memo and memo["excluded"]:
+        why = "; ".join(f"{n}: {len(v['tasks'])} flagged (control {v.get('control_n')} "
+                        f"{'tasks after ' + str(v['cutoff']) if v.get('cutoff') else 'mismatched pairs'}, "
+                        f"95th percentile {_fmt2(v.get('control_p95'))})"
+                        for n, v in memo["excluded_by"].items() if v["tasks"])
+        notes.insert(0, f"{len(memo['excluded'])} task(s) were left out as memorized (--exclude-memorized: a probe "
+                        f"scored them above its control; {why}): {', '.join(memo['excluded'])}.")
+    extra: dict[str, Any] = {"memorization": memo} if memo else {}
+
     return {
         "schema_version": REPORT_SCHEMA_VERSION,
         "run_ids": [str(m.get("run_id", d.name)) for m, d in zip(metas, run_dirs, strict=True)],
@@ -449,6 +462,7 @@ def build_report(
         "flagged": flagged,
         "similarity": sim_split,
         **({"sandbox": sandboxes} if sandboxes else {}),
+        **extra,
     }
 
 
@@ -472,6 +486,44 @@ def _sandbox_counts(results: Sequence[Result]) -> dict[str, Any]:
     if not agents:
         return {}
     return {"agents": {n: dict(sorted(c.items())) for n, c in agents.items()}, "tests": dict(sorted(tests.items()))}
+
+
+def _fmt2(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def memorization(run_dirs: Sequence[Path], metas: Sequence[dict[str, Any]],
+                 agents: Sequence[str]) -> dict[str, Any] | None:
+    """The memorization section, or ``None`` when there is nothing to say.
+
+    ``agents``: {name: {recites, judged, control, cutoff, control_n, control_p95, flagged [{task_id,
+    best, mean}]}} from the latest probe verdict (``.homefield/probe/<name>.jsonl`` beside the runs
+    folder) of each agent that has one; ``excluded``: task ids the runs left out with
+    ``--exclude-memorized`` (from ``meta.json``), ``excluded_by``: {agent: {tasks, control, cutoff,
+    control_n, control_p95}} as frozen when the run started. Scores are in [0, 1].
+    """
+    out_agents: dict[str, Any] = {}
+    for d in run_dirs[:1]:
+        homefield_dir = Path(d).parent.parent
+        if Path(d).parent.name != "runs":
+            break
+        for name in agents:
+            v = load_verdict(probe_path(homefield_dir, name))
+            if v:
+                out_agents[name] = {"recites": len(v.get("flagged") or []), "judged": v.get("judged"),
+                                    "control": v.get("control"), "cutoff": v.get("cutoff"),
+                                    "control_n": v.get("control_n"), "control_p95": v.get("control_p95"),
+                                    "flagged": list(v.get("flagged") or [])}
+    excluded: set[str] = set()
+    excluded_by: dict[str, Any] = {}
+    for m in metas:
+        e = m.get("excluded_memorized") or {}
+        excluded.update(e.get("tasks") or [])
+        for name, info in (e.get("by_agent") or {}).items():
+            excluded_by.setdefault(name, info)
+    if not out_agents and not excluded:
+        return None
+    return {"agents": out_agents, "excluded": sorted(excluded), "excluded_by": excluded_by}
 
 
 # ------------------------------------------------------------------------------ agent numbers

@@ -25,6 +25,7 @@ from pytest_homefield.report.text import (
     fmt_tokens,
     fmt_usd,
     leaderboard_cells,
+    memorization_lines,
     no_cost_data,
     sandbox_line,
     title_line,
@@ -269,6 +270,10 @@ def render_html(report: dict[str, Any]) -> str:
         )
     if report.get("notes"):
         b.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in report["notes"]) + "</ul>")
+    memo = memorization_lines(report)
+    if memo:
+        b.append('<h2>Memorization probe</h2><ul id="memorization">' + "".join(f"<li>{_e(m)}</li>" for m in memo)
+                 + "</ul>")
     if not agents:
         b.append("<p>No results yet.</p>")
         b.append(cost_vs_pass_svg({})[0])

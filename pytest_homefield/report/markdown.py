@@ -23,6 +23,7 @@ from pytest_homefield.report.text import (
     grid_cell,
     leaderboard_cells,
     sandbox_line,
+    memorization_lines,
     title_line,
 )
 
@@ -303,6 +304,15 @@ def render_markdown(report: dict[str, Any]) -> str:
         out += ["## Most common error lines", ""]
         rows = [[f"`{n}`", str(e[1]), md_escape(str(e[0]))] for n, e in errs]
         out += _table(["Agent", "Count", "Error"], rows, ".r.") + [""]
+
+    # --- memorization probe
+    memo = memorization_lines(report)
+    if memo:
+        out += ["## Memorization probe", ""]
+        out += [f"- {md_escape(line)}" for line in memo]
+        out += ["", "A task is flagged when its best sample scores above the 95th percentile of the control "
+                "(tasks authored after the cutoff, or prompts paired with another task's files); scores are "
+                "token similarity to the gold added lines.", ""]
 
     # --- runs
     out += ["## Runs", ""]

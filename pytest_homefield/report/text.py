@@ -194,6 +194,22 @@ def _table(rows: list[list[str]], right: set[int]) -> list[str]:
     return out
 
 
+def memorization_lines(report: dict[str, Any]) -> list[str]:
+    """One sentence per probed agent: "NAME recites N of M tasks; control K mismatched pairs, 95th
+    percentile X", with the flagged tasks and their best/mean scores. Empty without probe data."""
+    out = []
+    for name, m in ((report.get("memorization") or {}).get("agents") or {}).items():
+        what = (f"{m['control_n']} tasks authored after {m['cutoff']}" if m.get("cutoff")
+                else f"{m['control_n']} mismatched pairs")
+        p95 = "n/a" if m.get("control_p95") is None else f"{m['control_p95']:.2f}"
+        line = f"{name} recites {m['recites']} of {m['judged']} tasks; control {what}, 95th percentile {p95}"
+        if m["flagged"]:
+            line += ": " + ", ".join(f"{f['task_id']} ({f['best']:.2f} best, {f['mean']:.2f} mean)"
+                                     for f in m["flagged"])
+        out.append(line)
+    return out
+
+
 def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = False) -> list[Line]:
     """The report as terminal lines with markup, at most ``width`` columns where possible.
 
@@ -324,6 +340,14 @@ def render_text(report: dict[str, Any], *, width: int = 100, verbose: bool = Fal
             add(_clip(f"  {tid}  {titles.get(tid, '')}".rstrip(), width))
         if len(unsolved) > 8:
             add(f"  … and {len(unsolved) - 8} more")
+
+    # --- memorization probe
+    memo = memorization_lines(report)
+    if memo:
+        add("memorization probe (best sample vs the control's 95th percentile):", bold=True)
+        for line in memo:
+            for part in textwrap.wrap(line, max(40, width - 2), subsequent_indent="    "):
+                add(f"  {part}", yellow="recites 0 of" not in line)
 
     # --- verbose sections
     if verbose:

@@ -31,6 +31,7 @@ from pytest_homefield.run.session import (
     RunSession,
     hook_agents,
     make_agents,
+    memorized_exclusion,
     select_tasks,
 )
 from pytest_homefield.settings import Settings
@@ -48,15 +49,21 @@ class RunPlugin:
         self.config = config
         self.settings = settings
         try:
-            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
-                                                                                                 config=config))
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
+            wi: dict[str, Any] = getattr(config, "workerinput", {})
             if is_worker(config):
-                self.session = RunSession.join(settings, tasks, agents, config.workerinput,  # type: ignore[attr-defined]
-                                               setup_command=self._setup_command, sandbox_hook=self._sandbox_hook())
+                excluded = dict(wi.get("homefield_excluded") or {})
+            else:
+                excluded = memorized_exclusion(settings, agents)
+            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
+                                                                                                 config=config),
+                                 exclude=excluded.get("tasks", ()))
+            if is_worker(config):
+                self.session = RunSession.join(settings, tasks, agents, wi, setup_command=self._setup_command,
+                                               sandbox_hook=self._sandbox_hook())
             else:
                 self.session = RunSession.start(settings, tasks, agents, setup_command=self._setup_command,
-                                                sandbox_hook=self._sandbox_hook())
+                                                sandbox_hook=self._sandbox_hook(), excluded=excluded)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.end = RunEnd()
@@ -123,6 +130,9 @@ class RunPlugin:
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): "
                      + ", ".join(f"{n} {v.split(':')[0]}" for n, v in sb["agents"].items())
                      + f"; test runs {sb['tests'].split(':')[0]}")
+        if s.excluded.get("tasks"):
+            lines.append(f"homefield: {len(s.excluded['tasks'])} task(s) left out as memorized (probe of "
+                         f"{', '.join(n for n, v in s.excluded['by_agent'].items() if v['tasks'])})")
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:

@@ -12,15 +12,16 @@ only turns its answers into pytest items and outcomes, and :class:`RunError` int
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings, build_agents
-from pytest_homefield.errors import RunError
+from pytest_homefield.errors import ProbeError, RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
+from pytest_homefield.probe.verdicts import excluded_for_run
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
@@ -37,6 +38,7 @@ __all__ = [
     "RunSession",
     "RunEnd",
     "select_tasks",
+    "memorized_exclusion",
     "hook_agents",
     "make_agents",
     "fail_under_failures",
@@ -51,20 +53,42 @@ RATE_LIMITED = "rate limited"
 AttemptKey = tuple[str, str, int]
 
 
-def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None) -> list[Task]:
+def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None,
+                 exclude: Collection[str] = ()) -> list[Task]:
     """The run's tasks: ``tasks.jsonl`` in file order, changed in place by ``modify`` (the
-    ``pytest_homefield_modify_tasks`` hook), then cut to ``--max-tasks``. Raises :class:`RunError`
-    when there is no ``tasks.jsonl`` or ``--homefield-exclude-memorized`` is asked for."""
+    ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
+    ``--homefield-exclude-memorized`` leaves out: :func:`memorized_exclusion`), then cut to
+    ``--max-tasks``. Raises :class:`RunError` when there is no ``tasks.jsonl``."""
     tasks_path = settings.tasks_path
     if not tasks_path.exists():
         raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
     tasks = load_tasks(tasks_path)
     modify(tasks)
-    if settings.exclude_memorized:
-        raise RunError("--homefield-exclude-memorized needs probe results; the probe is not built yet")
+    gone = set(exclude)
+    tasks = [t for t in tasks if t.id not in gone]
     if settings.run_max_tasks is not None:
         tasks = tasks[: settings.run_max_tasks]
     return tasks
+
+
+def memorized_exclusion(settings: Settings, agents: Sequence[Agent]) -> dict[str, Any]:
+    """What ``--homefield-exclude-memorized`` leaves out (controller only):
+    :func:`pytest_homefield.probe.verdicts.excluded_for_run` for ``agents`` (``{"tasks": [...],
+    "by_agent": {...}}``), ``{}`` without the flag. A resumed run keeps the exclusion frozen in its
+    ``meta.json``, whatever the probe says now. Raises :class:`RunError` (one line naming the agent)
+    when an agent has no finished probe."""
+    home = HomefieldDir(settings.root)
+    if settings.resume:
+        rid = settings.run_id or home.newest_run()
+        frozen = read_meta(home.run_dir(rid)).get("excluded_memorized") if rid else None
+        if frozen is not None or not settings.exclude_memorized:
+            return dict(frozen or {})
+    if not settings.exclude_memorized:
+        return {}
+    try:
+        return excluded_for_run(home.path, agents)
+    except ProbeError as exc:
+        raise RunError(str(exc)) from None
 
 
 def hook_agents(contributions: Iterable[Any]) -> dict[str, Agent]:
@@ -193,7 +217,8 @@ class RunSession:
     def __init__(self, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str,
                  session_start: str, tasks_digest: str, done: set[AttemptKey],
                  setup_command: Callable[[Task], str | None] = lambda task: None,
-                 sandbox_hook: SandboxHook | None = None) -> None:
+                 sandbox_hook: SandboxHook | None = None,
+                 excluded: Mapping[str, Any] | None = None) -> None:
         self.settings = settings
         self.sandbox_hook = sandbox_hook
         self.home = HomefieldDir(settings.root)
@@ -206,6 +231,7 @@ class RunSession:
         self.tasks_digest = tasks_digest
         self.done = done
         self.setup_command = setup_command
+        self.excluded: dict[str, Any] = dict(excluded or {})
         self.limits = RunLimits(self.results_path, budget_usd=settings.budget, since_iso=session_start)
         self.skip_reasons: set[str] = set()
         self._cache: SnapshotCache | None = None
@@ -213,11 +239,14 @@ class RunSession:
     @classmethod
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, now: str | None = None,
               setup_command: Callable[[Task], str | None] = lambda task: None,
-              sandbox_hook: SandboxHook | None = None) -> RunSession:
+              sandbox_hook: SandboxHook | None = None,
+              excluded: Mapping[str, Any] | None = None) -> RunSession:
         """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
         resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
         ``meta.json``, and read the finished attempts when resuming. ``now`` is the session start
-        (ISO 8601, UTC; default the current second). Raises :class:`RunError`, also when an agent or
+        (ISO 8601, UTC; default the current second). ``excluded``: the memorized tasks left out
+        (:func:`memorized_exclusion`), frozen into a new run's ``meta.json`` as ``excluded_memorized``.
+        Raises :class:`RunError`, also when an agent or
         the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`)."""
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
@@ -235,11 +264,13 @@ class RunSession:
             meta = build_meta(run_id=run_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings,
                               sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
+            if excluded:
+                meta["excluded_memorized"] = dict(excluded)
         run_dir.mkdir(parents=True, exist_ok=True)
         write_meta(run_dir, meta)
         done = done_keys(results_path(run_dir)) if settings.resume else set()
         return cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
-                   setup_command=setup_command, sandbox_hook=sandbox_hook)
+                   setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded)
 
     @classmethod
     def join(cls, settings: Settings, tasks: list[Task], agents: list[Agent], workerinput: Mapping[str, Any],
@@ -253,12 +284,14 @@ class RunSession:
         return cls(settings, tasks, agents, run_id=Path(workerinput["homefield_run_dir"]).name,
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
-                   setup_command=setup_command, sandbox_hook=sandbox_hook)
+                   setup_command=setup_command, sandbox_hook=sandbox_hook,
+                   excluded=workerinput.get("homefield_excluded"))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
-        start, tasks digest)."""
+        start, tasks digest, the memorized tasks left out)."""
         return {
+            "homefield_excluded": self.excluded,
             "homefield_run_dir": str(self.run_dir),
             "homefield_done": sorted(list(k) for k in self.done),
             "homefield_session_start": self.session_start,

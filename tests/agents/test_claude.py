@@ -8,6 +8,7 @@ request. Costs are checked against the CLI's own ``total_cost_usd`` and the pric
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from pytest_homefield.agents.claude import (
     summarize_stream,
 )
 from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.probe.prompt import probe_prompt
 from pytest_homefield.run.attempt import agent_wrapper
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
 
@@ -223,18 +225,38 @@ def test_allow_shell_lets_bash_run(harness: Harness) -> None:
     assert "Bash" in {t["name"] for t in harness.server.requests[0].body["tools"]}
 
 
-def test_complete_answers_without_tools(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
-    with anthropic_server([{"text": "2023", "usage": {"input_tokens": 40, "output_tokens": 3}}]) as server:
+def test_complete_answers_a_probe_prompt_without_tools(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    answer = "def add(a, b):\n    return a + b"
+    usage = {"input_tokens": 400, "output_tokens": 30, "cache_read_tokens": 100}
+    prompt = probe_prompt("Fix add() in calc.py: it subtracts.", ["calc.py"])
+    with anthropic_server([{"text": answer, "usage": usage}]) as server:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
         monkeypatch.setenv("HOME", str(harness.home))
-        text, res = harness.agent().complete("In which year was this written?", timeout_s=60)
-        body = server.requests[0].body
-    assert text == "2023"
-    assert res.outcome is None
-    assert res.cost_usd == pytest.approx(claude_cost(MODEL, 40, 3), rel=1e-9)
-    assert body.get("tools", []) == []
+        c = harness.agent().complete(prompt, timeout_s=60, gold_answer="never sent")
+        requests = server.requests
+    assert c.text == answer
+    assert c.outcome is None and c.error is None
+    # cost and tokens are the CLI's own result numbers
+    assert c.cost_usd == pytest.approx(claude_cost(MODEL, 400, 30, 0, 100), rel=1e-9)
+    assert (c.input_tokens, c.output_tokens, c.cache_read_tokens) == (400, 30, 100)
+    assert c.model == MODEL and c.wall_s > 0
+    assert len(requests) == 1  # one turn, no tool round trip
+    body = requests[0].body
+    assert body.get("tools", []) == []  # no tool is even offered
+    assert "Fix add() in calc.py" in json.dumps(body) and "never sent" not in json.dumps(body)
+    assert harness.calc == BUGGY  # the workspace was never touched
+
+
+def test_complete_rate_limit_gives_no_text(harness: Harness, monkeypatch: pytest.MonkeyPatch) -> None:
+    with anthropic_server([{"error": {"status": 529, "type": "overloaded_error", "message": "busy"}}]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+        monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+        monkeypatch.setenv("HOME", str(harness.home))
+        c = harness.agent().complete("hi", timeout_s=60)
+    assert c.outcome == "rate_limited" and c.text == ""
 
 
 # --- no CLI needed -----------------------------------------------------------------------------

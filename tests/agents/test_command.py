@@ -129,11 +129,30 @@ def test_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) -> None:
     assert not [p for p in pids if _alive(p)]
 
 
-def test_complete_is_not_available() -> None:
-    agent = CommandAgent(name="x", spec="cmd:true", command="true", settings=AgentSettings())
-    with pytest.raises(NotImplementedError, match="cmd: agents cannot answer"):
-        agent.complete("hi", timeout_s=1)
+def test_complete_answers_on_stdout_in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "leak")
+    script = tmp_path / "answer.py"
+    script.write_text("import json, os\n"
+                      "print('cwd', sorted(os.listdir('.')), 'leak' in json.dumps(dict(os.environ)))\n"
+                      "print(os.environ['HOMEFIELD_PROMPT'].upper())\n"
+                      "print(json.dumps({'cost_usd': 0.25, 'input_tokens': 7, 'output_tokens': 3, 'model': 'm1'}))\n")
+    command = f"{PY} {shlex.quote(str(script))}"
+    agent = CommandAgent(name="x", spec=f"cmd:{command}", command=command, settings=AgentSettings())
+    c = agent.complete("def add(a, b):", timeout_s=30, gold_answer="never shown")
+    assert c.outcome is None and c.error is None
+    assert c.text == "cwd [] False\nDEF ADD(A, B):\n"  # the usage line is not part of the answer
+    assert (c.cost_usd, c.input_tokens, c.output_tokens, c.model) == (0.25, 7, 3, "m1")
     assert agent.version() is None and agent.simulated is False and agent.hinted is False
+
+
+def test_complete_failures_are_outcomes(tmp_path: Path) -> None:
+    fail = CommandAgent(name="x", spec="cmd:false", command="echo oops >&2; exit 3", settings=AgentSettings())
+    c = fail.complete("hi", timeout_s=30)
+    assert c.outcome == "agent_error" and c.text == "" and "exited 3: oops" in (c.error or "")
+    slow = CommandAgent(name="x", spec="cmd:sleep", command="sleep 30", settings=AgentSettings())
+    start = time.monotonic()
+    c = slow.complete("hi", timeout_s=1)
+    assert c.outcome == "timeout" and time.monotonic() - start < 10
 
 
 # --- recipes: the helpers that turn client output into the usage line -------------------------

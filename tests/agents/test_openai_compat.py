@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -160,11 +161,19 @@ def test_base_url_and_key_from_environment(harness: Harness) -> None:
 
 def test_complete(harness: Harness) -> None:
     with openai_chat_server([{"text": "2021", "usage": {"input_tokens": 12, "output_tokens": 2}}]) as server:
-        text, res = harness.agent(server.url + "/v1").complete("When?", timeout_s=10)
+        c = harness.agent(server.url + "/v1").complete("When?", timeout_s=10, gold_answer="ignored")
         body = server.requests[0].body
-    assert text == "2021" and res.outcome is None
+    assert c.text == "2021" and c.outcome is None and c.error is None
     assert body["messages"] == [{"role": "user", "content": "When?"}]
-    assert res.cost_usd == pytest.approx((12 * 0.5 + 2 * 2.0) / 1e6)
+    assert "ignored" not in json.dumps(body)
+    assert c.cost_usd == pytest.approx((12 * 0.5 + 2 * 2.0) / 1e6)
+    assert (c.input_tokens, c.output_tokens) == (12, 2)
+
+
+def test_complete_rate_limit_is_an_outcome(harness: Harness) -> None:
+    with openai_chat_server([{"error": {"status": 429, "type": "rate_limit_error", "message": "slow down"}}]) as server:
+        c = harness.agent(server.url + "/v1").complete("When?", timeout_s=10)
+    assert c.outcome == "rate_limited" and c.text == "" and "429" in (c.error or "")
 
 
 def test_attributes() -> None:

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from helpers.attack_repo import build, cmd_agent, task_for
 
+from pytest_homefield.agents.base import AgentSettings
+from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
@@ -20,6 +22,7 @@ from pytest_homefield.run.session import (
     fail_under_failures,
     hook_agents,
     make_agents,
+    memorized_exclusion,
     select_tasks,
 )
 from pytest_homefield.settings import Settings
@@ -78,8 +81,25 @@ def test_select_tasks_applies_the_hook_then_max_tasks(repo: Path) -> None:
 def test_select_tasks_errors(tmp_path: Path, repo: Path) -> None:
     with pytest.raises(RunError, match=r"^pytest-homefield: no tasks at .*tasks\.jsonl: run `homefield mine` first$"):
         select_tasks(_settings(tmp_path))
-    with pytest.raises(RunError, match="^--homefield-exclude-memorized needs probe results"):
-        select_tasks(_settings(repo, exclude_memorized=True))
+    assert [t.subject for t in select_tasks(_settings(repo), exclude=[_task(1).id])] == ["task 0", "task 2"]
+
+
+def test_exclusion_needs_a_probe_and_is_frozen_for_a_resumed_run(repo: Path) -> None:
+    agents = _agents()
+    assert memorized_exclusion(_settings(repo), agents) == {}
+    # reference agents need no probe; any other agent does
+    assert memorized_exclusion(_settings(repo, exclude_memorized=True), agents) == {"tasks": [], "by_agent": {}}
+    other = [CommandAgent(name="m", spec="cmd:x", command="x", settings=AgentSettings())]
+    with pytest.raises(RunError, match="^--homefield-exclude-memorized: no probe results for agent 'm'"):
+        memorized_exclusion(_settings(repo, exclude_memorized=True), other)
+    frozen = {"tasks": [_task(1).id], "by_agent": {"m": {"tasks": [_task(1).id]}}}
+    s = _settings(repo, run_id="r", exclude_memorized=True)
+    session = RunSession.start(s, select_tasks(s, exclude=frozen["tasks"]), agents, now=START, excluded=frozen)
+    assert read_meta(session.run_dir)["excluded_memorized"] == frozen
+    worker = RunSession.join(s, session.tasks, agents, json.loads(json.dumps(session.workerinput())))
+    assert worker.excluded == frozen and [t.id for t in worker.tasks] == [t.id for t in session.tasks]
+    # resuming keeps the frozen set, even for an agent that has no probe at all
+    assert memorized_exclusion(_settings(repo, run_id="r", resume=True, exclude_memorized=True), other) == frozen
 
 
 def test_hook_agents_by_name_and_duplicates() -> None:

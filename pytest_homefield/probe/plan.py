@@ -1,0 +1,47 @@
+"""The probe's plan line: how many calls a probe session makes and what they would cost, before any
+is made. The cost estimate is the mean ``cost_usd`` of the agent's earlier answered probe calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from pytest_homefield.probe.verdicts import latest, probe_path
+from pytest_homefield.store import read_jsonl
+
+__all__ = ["call_keys", "plan_lines"]
+
+
+def call_keys(task_ids: Sequence[str], samples: int, *, control: bool) -> list[tuple[str, str, int]]:
+    """(kind, task_id, sample) of every call a session makes for one agent: ``task`` calls for each
+    task and sample, plus ``control`` calls (one mismatched pair per task) when ``control``."""
+    keys = [("task", tid, s) for tid in task_ids for s in range(1, samples + 1)]
+    if control and len(task_ids) >= 2:
+        keys += [("control", tid, s) for tid in task_ids for s in range(1, samples + 1)]
+    return keys
+
+
+def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids: Sequence[str], samples: int,
+               cutoff: str | None, done: Mapping[str, set[tuple[str, str, int]]] | None = None) -> list[str]:
+    """One line for the whole probe, then one per agent (name, spec): calls to make, calls already
+    answered (``done`` per agent name), and the estimated USD (``?`` without history)."""
+    agents = list(agents)
+    control = cutoff is None
+    keys = call_keys(task_ids, samples, control=control)
+    n_task = len(task_ids) * samples
+    what = (f"control: tasks authored after {cutoff}" if cutoff
+            else f"+ {len(keys) - n_task} control calls on mismatched prompt/file pairs")
+    lines = [f"Probe plan: {len(task_ids)} tasks × {len(agents)} agent{'s' if len(agents) != 1 else ''} × "
+             f"{samples} samples = {n_task * len(agents)} calls {what}; {len(keys) * len(agents)} calls in all"]
+    for name, spec in agents:
+        finished = (done or {}).get(name, set())
+        todo = [k for k in keys if k not in finished]
+        costs = [float(r["cost_usd"]) for r in latest(read_jsonl(probe_path(homefield_dir, name))).values()
+                 if r.get("score") is not None and r.get("cost_usd") is not None]
+        if costs:
+            mean = sum(costs) / len(costs)
+            est = f"~{mean * len(todo):.2f} USD ({mean:.4f} USD/call from {len(costs)} earlier calls)"
+        else:
+            est = "cost ? USD (no earlier probe call of this agent)"
+        lines.append(f"  {name} ({spec}): {len(todo)} calls to make, {len(keys) - len(todo)} already answered; {est}")
+    return lines

@@ -1,0 +1,62 @@
+"""The probe's fixture repository: the demo's sample history (16 real commits), mined once per session
+with two stability runs: 8 tasks (the flaky commit is dropped)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.e2e_repo import homefield
+
+from pytest_homefield.commands.demo import load_build_history
+from pytest_homefield.probe.prompt import added_lines
+from pytest_homefield.store import read_jsonl
+
+RECITER = Path(__file__).resolve().parents[1] / "helpers" / "reciter.py"
+
+#: The tasks the scripted agent recites word for word (the first group of the acceptance test);
+#: ids are the sample's pinned shas. All three were authored before CUTOFF.
+MEMORIZED = ("a09b21d0761b", "f58a80da9ae4", "71254d078326")
+CUTOFF = "2024-01-15"
+#: What the scripted agent answers for every other task: plausible code, not the fix.
+PLAUSIBLE = "def helper(value):\n    if value is None:\n        return None\n    return value\n"
+
+
+@pytest.fixture(scope="session")
+def sample_mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    shared = tmp_path_factory.getbasetemp().parent / f"probe-sample-{testrun_uid}"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        repo = shared / "repo"
+        if not (repo / ".homefield" / "tasks.jsonl").exists():
+            shutil.rmtree(repo, ignore_errors=True)
+            load_build_history().build(repo)
+            proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2")
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+    return repo
+
+
+@pytest.fixture
+def repo(sample_mined: Path, tmp_path: Path) -> Path:
+    dest = tmp_path / "repo"
+    shutil.copytree(sample_mined, dest, symlinks=True)
+    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
+    return dest
+
+
+def reciter_spec(repo: Path, sleep_s: float | None = None, name: str = "reciter") -> str:
+    """``NAME=cmd:…`` for the scripted agent: the gold lines for :data:`MEMORIZED`, :data:`PLAUSIBLE` else."""
+    answers = {}
+    for t in read_jsonl(repo / ".homefield" / "tasks.jsonl"):
+        recite = t["id"] in MEMORIZED
+        answers[t["prompt"].strip()] = added_lines(t["gold_patch"], t["source_files"]) if recite else PLAUSIBLE
+    path = repo.parent / "answers.json"
+    path.write_text(json.dumps(answers))
+    cmd = f"{shlex.quote(sys.executable)} {shlex.quote(str(RECITER))} {shlex.quote(str(path))}"
+    return f"{name}=cmd:{cmd}" + (f" {sleep_s}" if sleep_s else "")

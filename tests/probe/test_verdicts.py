@@ -1,0 +1,125 @@
+"""The control, its 95th percentile and the verdicts, on hand-made records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from pytest_homefield.probe.verdicts import (
+    ProbeError,
+    excluded_for_run,
+    judge,
+    latest,
+    load_verdict,
+    mismatched_pairs,
+    percentile,
+    probe_path,
+    write_verdict,
+)
+from pytest_homefield.records import Task
+from pytest_homefield.store import append_jsonl, read_jsonl
+
+
+def task(tid: str, day: int) -> Task:
+    return Task(id=tid, commit=tid * 3, parent="p", committed_at="", authored_at=f"2024-01-{day:02d}T12:00:00+00:00",
+                mode="commit", subject=f"subject {tid}", message="m", prompt="m", source_files=["a.py"], test_files=[],
+                test_patch="", gold_patch="", FAIL_TO_PASS=[], PASS_TO_PASS=[])
+
+
+def rec(kind: str, tid: str, sample: int, score: float | None, **kw: object) -> dict:
+    return {"kind": kind, "task_id": tid, "sample": sample, "score": score, "agent": "m", "spec": "cmd:x", **kw}
+
+
+@pytest.mark.parametrize("values", [[0.3], [0.1, 0.2], [0.5, 0.1, 0.9, 0.3], list(np.linspace(0, 1, 13) ** 2)])
+def test_percentile_is_hyndman_fan_7_like_numpy(values: list[float]) -> None:
+    assert percentile(values) == pytest.approx(float(np.percentile(values, 95)))
+    assert percentile(values, 0.5) == pytest.approx(float(np.percentile(values, 50)))
+    assert percentile([]) is None
+
+
+def test_mismatched_pairs_never_pair_a_task_with_itself() -> None:
+    pairs = mismatched_pairs(["c", "a", "b", "a"])
+    assert pairs == {"a": "b", "b": "c", "c": "a"}
+    assert mismatched_pairs(["only"]) == {}
+
+
+def test_judge_with_mismatched_control() -> None:
+    tasks = [task(t, i + 1) for i, t in enumerate("abcdef")]
+    records = [rec("task", "a", 1, 0.95), rec("task", "a", 2, 0.85), rec("task", "b", 1, 0.2), rec("task", "b", 2, 0.1),
+               rec("task", "c", 1, 0.31), rec("task", "d", 1, None, outcome="infra"), rec("task", "e", 1, 0.0),
+               rec("task", "f", 1, 0.28)]
+    records += [rec("control", t, 1, s) for t, s in zip("abcdef", [0.1, 0.3, 0.2, 0.15, 0.05, 0.25], strict=True)]
+    v = judge("m", records, tasks)
+    assert v.control == "mismatched" and v.control_n == 6
+    assert v.control_p95 == pytest.approx(float(np.percentile([0.1, 0.3, 0.2, 0.15, 0.05, 0.25], 95)))  # 0.2875
+    # 0.95 and 0.31 exceed 0.2875; 0.28 does not; highest first
+    assert v.flagged == [{"task_id": "a", "best": 0.95, "mean": 0.9}, {"task_id": "c", "best": 0.31, "mean": 0.31}]
+    assert v.tasks["f"]["memorized"] is False
+    assert v.tasks["a"] == {"best": 0.95, "mean": 0.9, "samples": 2, "memorized": True}
+    assert v.tasks["b"]["memorized"] is False
+    assert v.tasks["d"] == {"best": None, "mean": None, "samples": 0, "memorized": None}  # failed call: no verdict
+    assert v.judged == 5
+    assert any("fewer than 10" in n for n in v.notes) and any("no scored sample" in n for n in v.notes)
+
+
+def test_judge_with_cutoff_uses_later_tasks_as_control() -> None:
+    tasks = [task(t, d) for t, d in [("a", 1), ("b", 2), ("c", 3), ("x", 20), ("y", 21), ("z", 22)]]
+    records = [rec("task", t, 1, s) for t, s in [("a", 0.9), ("b", 0.2), ("c", 0.26), ("x", 0.1), ("y", 0.25),
+                                                  ("z", 0.3)]]
+    records.append(rec("control", "a", 1, 0.99))  # control records of an earlier session without cutoff: unused
+    v = judge("m", records, tasks, cutoff="2024-01-10")
+    assert v.control == "cutoff" and v.control_n == 3
+    assert v.control_p95 == pytest.approx(float(np.percentile([0.1, 0.25, 0.3], 95)))
+    assert [f["task_id"] for f in v.flagged] == ["a"]
+    assert v.tasks["x"]["memorized"] is False and v.tasks["x"].get("control") is True
+    assert v.judged == 3
+    empty = judge("m", records, tasks, cutoff="2024-02-01")
+    assert empty.control_n == 0 and not empty.flagged and empty.tasks["a"]["memorized"] is None
+    assert "no control" in empty.notes[0]
+
+
+def test_retry_line_wins_and_verdict_rewrite_keeps_every_line(tmp_path: Path) -> None:
+    path = probe_path(tmp_path, "m")
+    tasks = [task("a", 1), task("b", 2)]
+    for r in [rec("task", "a", 1, None, outcome="rate_limited", cost_usd=0.01), rec("task", "a", 1, 0.9, cost_usd=0.02),
+              rec("task", "b", 1, 0.1), rec("control", "a", 1, 0.2), rec("control", "b", 1, 0.1)]:
+        append_jsonl(path, r)
+    assert latest(read_jsonl(path))[("task", "a", 1)]["score"] == 0.9
+    v = judge("m", read_jsonl(path), tasks)
+    write_verdict(path, v, "2026-01-01T00:00:00+00:00")
+    write_verdict(path, v, "2026-01-02T00:00:00+00:00")  # a second session replaces the verdict line
+    lines = list(read_jsonl(path))
+    assert [r["kind"] for r in lines] == ["task", "task", "task", "control", "control", "verdict"]
+    assert lines[0]["cost_usd"] == 0.01  # the failed call's spend is kept
+    assert [r.get("memorized") for r in lines[:3]] == [True, True, False]
+    verdict = load_verdict(path)
+    assert verdict is not None and verdict["at"].startswith("2026-01-02")
+    assert verdict["flagged"] == [{"task_id": "a", "best": 0.9, "mean": 0.9}]
+
+
+def test_excluded_for_run(tmp_path: Path) -> None:
+    tasks = [task("a", 1), task("b", 2)]
+    for name, scores in (("m", (0.9, 0.1)), ("n", (0.1, 0.9))):
+        path = probe_path(tmp_path, name)
+        for t, s in zip("ab", scores, strict=True):
+            append_jsonl(path, {**rec("task", t, 1, s), "agent": name})
+        for t in "ab":
+            append_jsonl(path, {**rec("control", t, 1, 0.2), "agent": name})
+        write_verdict(path, judge(name, read_jsonl(path), tasks), "t")
+    agents = [SimpleNamespace(name="m", spec="cmd:x"), SimpleNamespace(name="n", spec="cmd:x"),
+              SimpleNamespace(name="oracle", spec="oracle")]
+    out = excluded_for_run(tmp_path, agents)
+    assert out["tasks"] == ["a", "b"]  # flagged for any agent: dropped for all
+    assert out["by_agent"]["m"]["tasks"] == ["a"] and "oracle" not in out["by_agent"]
+    with pytest.raises(ProbeError, match="no probe results for agent 'claude'"):
+        excluded_for_run(tmp_path, [SimpleNamespace(name="claude", spec="claude")])
+    with pytest.raises(ProbeError, match="was probed as cmd:x, the run uses cmd:y"):
+        excluded_for_run(tmp_path, [SimpleNamespace(name="m", spec="cmd:y")])
+    append_jsonl(probe_path(tmp_path, "u"), rec("task", "a", 1, 0.5))
+    with pytest.raises(ProbeError, match="did not finish"):
+        excluded_for_run(tmp_path, [SimpleNamespace(name="u", spec="cmd:x")])
+    assert json.dumps(out)  # frozen into meta.json as is
