@@ -9,6 +9,7 @@ session. Arguments after ``--`` go to pytest unchanged; ``-n``, ``-k``, ``-x``, 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="what to print: text, md or json on stdout; html prints the path of the saved file "
                         "(md, json and html are always saved in the run folder)")
     p.add_argument("-v", "--verbose", action="count", default=0)
+    add_cli_options(p, "report")
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")
     p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")
@@ -90,7 +92,9 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
     mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
             "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
-    args = [mode.get(command, "--homefield"), f"--rootdir={root}",
+    # relative to the invocation folder ("." from the top level), so that remote xdist workers
+    # (--tx ssh=…//chdir=THEIR_CLONE) take their own clone as rootdir, not this machine's path
+    args = [mode.get(command, "--homefield"), f"--rootdir={os.path.relpath(root)}",
             "-p", "no:cacheprovider", "-o", "console_output_style=count"]
     if not getattr(ns, "keep_addopts", False):
         # homefield's own session runs none of the repository's tests: its addopts and its
@@ -132,6 +136,8 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         render_text_plain,
         write_reports,
     )
+    from pytest_homefield.report.gate import GateError, worse_than
+    from pytest_homefield.report.merge import MergeError, check_runs
     from pytest_homefield.report.which import which_run_lines
 
     home = HomefieldDir(_root())
@@ -147,7 +153,18 @@ def _cmd_report(ns: argparse.Namespace) -> int:
             print(f"homefield report: no run {rid!r} in {runs_root}", file=sys.stderr)
             return 2
         dirs.append(home.run_dir(rid))
+    try:
+        merged = check_runs(dirs)
+        settings = resolve_settings(home.root, vars(ns), mode="run")
+    except (MergeError, ConfigError, ValueError) as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
     report = build_report(dirs, load_tasks(home.tasks))
+    report["incomplete"] = merged.incomplete
+    report.setdefault("notes", []).extend(merged.incomplete)
+    if merged.reconciled:
+        report["notes"].append(f"{merged.reconciled} result(s) present in two shards with the same outcome "
+                               "counted once.")
     paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
     render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
               "html": render_html}[ns.format]
@@ -158,7 +175,23 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         print(next(p for p in paths if p.suffix == ".html"))
     else:
         print(render(report))
-    return 0
+    for line in merged.incomplete:
+        print(line, file=sys.stderr)
+    status = 0
+    if settings.fail_if_worse_than:
+        try:
+            gates = worse_than(dirs, home.run_dir(settings.fail_if_worse_than), alpha=settings.alpha)
+        except GateError as exc:
+            print(f"gate error: {exc}", file=sys.stderr)
+            return 2
+        for g in gates:
+            print(g.text, file=sys.stderr)
+        if merged.incomplete:
+            print("gate: refused: the runs are incomplete (a missing shard could hide a regression)", file=sys.stderr)
+            status = 1
+        if any(g.worse for g in gates):
+            status = 1
+    return status
 
 
 def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:

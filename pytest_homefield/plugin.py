@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from pytest_homefield.errors import ConfigError
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.settings import add_pytest_options, flags_from_pytest, resolve_settings
+from pytest_homefield.transport import ControllerWriter, TransportPlugin
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,12 +78,17 @@ def pytest_configure(config: pytest.Config) -> None:
 
         plugin = RunPlugin(config, settings)
     config.pluginmanager.register(plugin, "homefield-mode")
+    # workers attach their records to reports; the controller writes them (docs/contracts.md §4)
+    config.pluginmanager.register(
+        TransportPlugin(ControllerWriter(HomefieldDir(root).path), is_worker=hasattr(config, "workerinput")),
+        "homefield-transport")
     if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
         from pytest_homefield.progress_plugin import ProgressHooks
 
         config.pluginmanager.register(ProgressHooks(
             config, "mine" if mine else "run", label_for=plugin.item_label, subject_for=plugin.item_subject,
-            budget_usd=None if mine else settings.budget, full_total=plugin.expected_items()), "homefield-progress")
+            budget_usd=None if mine else plugin.session.budget_usd,  # a shard's part with --shard
+            full_total=plugin.expected_items()), "homefield-progress")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(plugin), "homefield-xdist")
 

@@ -37,6 +37,7 @@ from pytest_homefield.agents.environment import check_passthrough
 from pytest_homefield.agents.recipes import recipe_agents
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.shard import parse_shard
 
 __all__ = [
     "CONFIG_NAME",
@@ -67,8 +68,9 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 
 #: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
 #: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
-#: may also give a YAML date).
-CHECKS = ("min1", "positive", "date")
+#: may also give a YAML date), ``shard`` (``K/N`` with 1 ≤ K ≤ N when set), ``fraction`` (strictly between
+#: 0 and 1).
+CHECKS = ("min1", "positive", "date", "shard", "fraction")
 
 _META = "homefield"
 _T = TypeVar("_T")
@@ -242,6 +244,15 @@ class Settings(ScanSettings):
     cutoff: str | None = setting(
         None, help="probe: the model's training cutoff (YYYY-MM-DD); tasks authored after it are the control "
         "(default: mismatched prompt/file pairs)", commands=("probe", "plan"), yml="probe.cutoff", check="date")
+    # scale-out (issue 17)
+    shard: str | None = setting(
+        None, help="only shard K of N (K/N): tasks (mine: candidates) split by id, the same on every machine; "
+        "a --budget is split evenly", commands=("mine", "run"), check="shard")
+    fail_if_worse_than: str | None = setting(
+        None, help="exit non-zero when an agent's pass@1 is lower than in run RUN_ID with the paired test "
+        "significant at --alpha", commands=("run", "report"), yml="run.fail_if_worse_than")
+    alpha: float = setting(0.05, help="significance level of --fail-if-worse-than (default 0.05)",
+                           commands=("run", "report"), yml="run.alpha", check="fraction")
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -635,6 +646,10 @@ def _validate(s: Settings) -> None:
                 raise ConfigError(f"{flag} must be at least 1, got {value}")
             if check == "positive" and value is not None and value <= 0:
                 raise ConfigError(f"{flag} must be positive, got {value}")
+            if check == "shard" and value is not None:
+                parse_shard(value, flag=str(flag))
+            if check == "fraction" and not 0 < value < 1:
+                raise ConfigError(f"{flag} must be between 0 and 1, got {value}")
             if check == "date" and value is not None:
                 try:
                     datetime.datetime.fromisoformat(str(value))

@@ -127,6 +127,10 @@ def _sample(decl: Setting) -> Any:
         return "2024-02-03"
     if decl.choices:
         return next(c for c in decl.choices if c != decl.default)
+    if decl.check == "shard":
+        return "2/3"
+    if decl.check == "fraction":
+        return 0.1
     value = _SAMPLE[decl.kind]
     assert value != decl.default
     return value
@@ -224,6 +228,7 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     assert getattr(resolve_settings(tmp_path, {}, mode=mode), decl.name) == value  # yml > default
     if decl.dest is not None:
         flag_value = ["z"] if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
+            0.2 if decl.check == "fraction" else \
             decl.choices[-1] if decl.choices and decl.choices[-1] != value else decl.choices[0] if decl.choices \
             else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
         s = resolve_settings(tmp_path, {decl.dest: flag_value}, mode=mode)
@@ -282,6 +287,8 @@ def test_yml_messages_are_unchanged(text: str, message: str, tmp_path: Path) -> 
         ({"attempt_budget": -1.5}, "--homefield-attempt-budget must be positive, got -1.5"),
         ({"stability_runs": 0}, "--homefield-stability-runs must be at least 1, got 0"),
         ({"until": "x"}, "--homefield-until: 'x' is not a date (use YYYY-MM-DD)"),
+        ({"shard": "4/3"}, "--homefield-shard '4/3': expected K/N with 1 <= K <= N, e.g. 2/4"),
+        ({"alpha": 1.5}, "--homefield-alpha must be between 0 and 1, got 1.5"),
     ],
 )
 def test_bad_flag_values_name_the_option(flags: dict[str, Any], message: str, tmp_path: Path) -> None:
@@ -333,6 +340,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("sandbox", "run.sandbox"), ("sandbox-network", "run.sandbox_network"), ("attacks", None),
         ("base-url", None), ("api-key", None),
         ("exclude-memorized", "run.exclude_memorized"), ("resume", None), ("run-id", None),
-        ("fail-under", "run.fail_under"), ("by-section", "ablate.by_section"), ("yes", None),
+        ("fail-under", "run.fail_under"), ("shard", None), ("fail-if-worse-than", "run.fail_if_worse_than"),
+        ("alpha", "run.alpha"), ("by-section", "ablate.by_section"), ("yes", None),
         ("samples", "probe.samples"), ("cutoff", "probe.cutoff"),
     ]

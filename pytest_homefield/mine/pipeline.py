@@ -31,7 +31,9 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import JsonlTail, append_jsonl, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.shard import parse_shard
+from pytest_homefield.store import JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.transport import Message, append_message
 
 __all__ = [
     "scan_options",
@@ -53,10 +55,17 @@ def scan_options(settings: Settings) -> ScanOptions:
 
 def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     """Scan history and write ``candidates.jsonl`` and ``scan.jsonl`` (rejected commits with their
-    reason) into ``mine_dir``. Returns the :class:`ScanResult`; raises
-    :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
+    reason) into ``mine_dir``. With ``--shard K/N`` only this shard's candidates are frozen (split by
+    task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a run). Returns the
+    :class:`ScanResult`; raises :class:`pytest_homefield.errors.ScanError` when history cannot be
+    scanned."""
     result = scan(settings.root, scan_options(settings))
-    write_jsonl_atomic(candidates_path(mine_dir), (c.to_dict() for c in result.candidates))
+    candidates = [c.to_dict() for c in result.candidates]
+    shard = parse_shard(settings.shard)
+    if shard is not None:
+        mine = shard.select(c["commit"][:12] for c in candidates)
+        candidates = [c for c in candidates if c["commit"][:12] in mine]
+    write_jsonl_atomic(candidates_path(mine_dir), candidates)
     write_jsonl_atomic(
         scan_path(mine_dir),
         (
@@ -257,7 +266,7 @@ class MineSession:
         self.results_path = results_path(mine_dir)
         self.scan_result = scan_result
         self._results = JsonlTail(self.results_path)
-        self._kept = 0
+        self._kept: set[str] = set()
 
     @classmethod
     def start(cls, settings: Settings) -> MineSession:
@@ -268,12 +277,21 @@ class MineSession:
 
     @classmethod
     def join(cls, settings: Settings, workerinput: Mapping[str, Any]) -> MineSession:
-        """A worker's session from the controller's :meth:`workerinput`."""
-        return cls(settings, Path(workerinput["homefield_mine_dir"]))
+        """A worker's session from the controller's :meth:`workerinput`: the mine folder of the same
+        id in this worker's own ``.homefield/``, given the controller's frozen candidates when it
+        has none (a remote host)."""
+        mine_dir = HomefieldDir(settings.root).mine_dir(Path(workerinput["homefield_mine_dir"]).name)
+        text = workerinput.get("homefield_candidates_text")
+        if text is not None and not candidates_path(mine_dir).exists():
+            HomefieldDir(settings.root).ensure()
+            write_atomic(candidates_path(mine_dir), str(text))
+        return cls(settings, mine_dir)
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able)."""
-        return {"homefield_mine_dir": str(self.mine_dir)}
+        """What a worker needs to :meth:`join` (JSON-able): the mine folder and the text of
+        ``candidates.jsonl``."""
+        return {"homefield_mine_dir": str(self.mine_dir),
+                "homefield_candidates_text": self.candidates_path.read_text(encoding="utf-8")}
 
     def candidates(self) -> Iterator[dict[str, Any]]:
         """The frozen candidates (``candidates.jsonl`` records), in file order."""
@@ -285,24 +303,32 @@ class MineSession:
         return sum(1 for _ in self.candidates())
 
     def kept_so_far(self) -> int:
-        """Kept tasks recorded in ``results.jsonl`` by every process so far; each line is read once."""
-        self._kept += sum(1 for r in self._results.new_records() if r.get("task"))
-        return self._kept
+        """Kept tasks so far: this process's, and those the controller recorded in ``results.jsonl``
+        for every process; each line is read once."""
+        self._kept.update(str(r.get("commit")) for r in self._results.new_records() if r.get("task"))
+        return len(self._kept)
 
     def verify(self, candidate: dict[str, Any], name: str) -> Verdict:
-        """Verify ``candidate`` (its item is ``name``) and append its record to ``results.jsonl``.
-        Once ``--max-tasks`` tasks are kept, records ``reason: max_tasks`` without verifying."""
+        """Verify ``candidate`` (its item is ``name``); the record goes to ``results.jsonl`` through
+        the controller (:meth:`messages`). Once ``--max-tasks`` tasks are kept, the record says
+        ``reason: max_tasks`` without verifying."""
         limit = self.settings.mine_max_tasks
         if limit is not None and self.kept_so_far() >= limit:
             record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"], "reason": "max_tasks"}
-            append_jsonl(self.results_path, record)
             return Verdict(record, MAX_TASKS_REACHED, verified=False)
         record = verify_and_record(candidate, self.settings)
-        append_jsonl(self.results_path, record)
+        if record.get("task"):
+            self._kept.add(str(record["commit"]))
         if record["reason"] is None:
             return Verdict(record, None)
         detail = f" ({record['detail']})" if record.get("detail") else ""
         return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}")
+
+    def messages(self, verdict: Verdict) -> list[Message]:
+        """The message appending ``verdict``'s record to ``mine/<id>/results.jsonl``, written by the
+        controller (:mod:`pytest_homefield.transport`)."""
+        target = self.results_path.relative_to(self.home.path).as_posix()
+        return [append_message(target, verdict.record)]
 
     def list_summary(self) -> list[str]:
         """``--list-candidates``: the scan's verbose listing, as lines (controller only)."""

@@ -2,9 +2,10 @@
 
 The controller scans history and freezes ``.homefield/mine/<mine_id>/candidates.jsonl`` before
 workers start; every worker collects the same items from it. Each item verifies its candidate
-(:func:`pytest_homefield.mine.pipeline.verify_and_record`) and appends one record to
-``mine/<mine_id>/results.jsonl``. Kept → passed; dropped → skipped, shown as ``REJECTED``; harness
-failure → error. Only the controller writes ``tasks.jsonl``, at the end of the session.
+(:func:`pytest_homefield.mine.pipeline.verify_and_record`); its record travels with the report
+and the controller appends it to ``mine/<mine_id>/results.jsonl`` (:mod:`pytest_homefield.transport`).
+Kept → passed; dropped → skipped, shown as ``REJECTED``; harness failure → error. Only the
+controller writes ``tasks.jsonl``, at the end of the session.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.transport import post
 
 __all__ = ["MinePlugin", "CandidatesFile", "CandidateItem", "REJECTED_PREFIX"]
 
@@ -140,7 +142,9 @@ class CandidateItem(pytest.Item):
         return self.parent.plugin  # type: ignore[union-attr,no-any-return]
 
     def runtest(self) -> None:
-        verdict = self.plugin.session.verify(self.candidate, self.name)
+        session = self.plugin.session
+        verdict = session.verify(self.candidate, self.name)
+        post(self, session.messages(verdict))
         if verdict.verified:
             self.user_properties.append(("homefield.subject", self.candidate["subject"]))
             self.user_properties.append(("homefield.reason", verdict.record["reason"] or "task"))

@@ -2,9 +2,10 @@
 
 The controller picks the run id, writes ``meta.json`` and freezes the set of finished attempts
 before workers start; every process then collects the same items from ``.homefield/tasks.jsonl``.
-Each item runs one attempt in :meth:`RunItem.setup` (snapshot, agent, grading) and appends its
-result line. solved → passed; scored, not solved → xfailed shown as ``UNSOLVED``; infra → error;
-rate limited or budget spent → skipped. The work is done by :class:`pytest_homefield.run.session.RunSession`;
+Each item runs one attempt in :meth:`RunItem.setup` (snapshot, agent, grading) and posts its
+result line, which the controller appends (:mod:`pytest_homefield.transport`). solved → passed;
+scored, not solved → xfailed shown as ``UNSOLVED``; infra → error; rate limited or budget spent →
+skipped. The work is done by :class:`pytest_homefield.run.session.RunSession`;
 the hooks here only translate it for pytest.
 """
 
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writer (no public accessor)
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.collect import is_worker, redirect_collection
@@ -24,6 +26,7 @@ from pytest_homefield.progress import plural
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import render_text
 from pytest_homefield.report.compute import display_subject
+from pytest_homefield.report.gate import GateError, worse_than
 from pytest_homefield.run.session import (
     BUDGET_SPENT,
     RATE_LIMITED,
@@ -35,6 +38,7 @@ from pytest_homefield.run.session import (
     select_tasks,
 )
 from pytest_homefield.settings import Settings
+from pytest_homefield.transport import post
 
 __all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "UNSOLVED_PREFIX", "BUDGET_SPENT", "RATE_LIMITED"]
 
@@ -49,6 +53,8 @@ class RunPlugin:
         self.config = config
         self.settings = settings
         try:
+            if is_worker(config):
+                RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
             wi: dict[str, Any] = getattr(config, "workerinput", {})
             if is_worker(config):
@@ -67,6 +73,9 @@ class RunPlugin:
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.end = RunEnd()
+        self.gate_lines: list[str] = []
+        if settings.fail_if_worse_than and not is_worker(config):
+            config.pluginmanager.register(BaselineGate(self), "homefield-baseline-gate")
         redirect_collection(config, settings.tasks_path)
 
     def _setup_command(self, task: Task) -> str | None:
@@ -124,6 +133,10 @@ class RunPlugin:
             f"homefield agents: {', '.join(f'{a.name} ({a.spec})' for a in s.agents)}",
             f"homefield results: {s.results_path.relative_to(self.settings.root)}",
         ]
+        if s.shard is not None:
+            lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
+                         + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "
+                            f"{s.budget_usd:.2f} USD here" if s.budget_usd is not None else ""))
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
         sb = s.sandbox_summary()
@@ -181,6 +194,8 @@ class RunPlugin:
         for line, markup in render_text(report, width=tr._tw.fullwidth if hasattr(tr, "_tw") else 100,
                                         verbose=config.get_verbosity() > 0):
             tr.write_line(line, **markup)
+        for line in self.gate_lines:
+            tr.write_line(line, red="WORSE" in line or "gate error" in line, bold=True)
         for msg in self.end.gate_failures:
             tr.write_line(f"fail-under: {msg}", red=True, bold=True)
         if s.skip_reasons:
@@ -188,6 +203,33 @@ class RunPlugin:
                           "(same agents and attempts)", yellow=True)
         rel = s.run_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
+
+
+class BaselineGate:
+    """``--homefield-fail-if-worse-than RUN_ID`` (:func:`pytest_homefield.report.gate.worse_than`):
+    checked before JUnit XML is written, so the verdict is its ``homefield.gate`` property
+    (``pass``, ``fail: <agents>`` or ``error: <why>``); a failed gate makes the exit status 1."""
+
+    def __init__(self, plugin: RunPlugin) -> None:
+        self.plugin = plugin
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        p = self.plugin
+        baseline = str(p.settings.fail_if_worse_than)
+        try:
+            lines = worse_than([p.session.run_dir], p.session.home.run_dir(baseline), alpha=p.settings.alpha)
+        except GateError as exc:
+            p.gate_lines, verdict = [f"gate error: {exc}"], f"error: {exc}"
+        else:
+            p.gate_lines = [g.text for g in lines]
+            worse = [g.agent for g in lines if g.worse]
+            verdict = f"fail: {', '.join(worse)} worse than {baseline}" if worse else "pass"
+        xml = session.config.stash.get(xml_key, None)
+        if xml is not None:
+            xml.add_global_property("homefield.gate", verdict)
+        if verdict != "pass" and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 class TasksFile(pytest.File):
@@ -246,6 +288,7 @@ class RunItem(pytest.Item):
             raise pytest.skip.Exception(reason)
         test_cmd = self.config.hook.pytest_homefield_test_command(task=self.task, config=self.config)
         result = self.result = session.run_attempt(self.task, self.agent, self.attempt, test_cmd=test_cmd)
+        post(self, session.messages(result))  # the controller appends the line (pytest_homefield.transport)
         for key, value in (("task", result.task_id), ("subject", display_subject(self.task)), ("agent", result.agent),
                            ("attempt", result.attempt), ("outcome", result.outcome), ("cost_usd", result.cost_usd),
                            ("input_tokens", result.input_tokens), ("output_tokens", result.output_tokens),

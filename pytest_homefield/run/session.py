@@ -12,6 +12,7 @@ only turns its answers into pytest items and outcomes, and :class:`RunError` int
 from __future__ import annotations
 
 import datetime as _dt
+import secrets
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,9 @@ from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import JsonlTail, append_jsonl
+from pytest_homefield.shard import Shard, parse_shard
+from pytest_homefield.store import JsonlTail, write_atomic
+from pytest_homefield.transport import Message, append_message, artifact_messages
 
 __all__ = [
     "BUDGET_SPENT",
@@ -58,7 +61,8 @@ def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lamb
     """The run's tasks: ``tasks.jsonl`` in file order, changed in place by ``modify`` (the
     ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
     ``--homefield-exclude-memorized`` leaves out: :func:`memorized_exclusion`), then cut to
-    ``--max-tasks``. Raises :class:`RunError` when there is no ``tasks.jsonl``."""
+    ``--max-tasks``, then to this ``--shard`` (:class:`pytest_homefield.shard.Shard`: the split is over
+    the ``--max-tasks`` tasks, by id). Raises :class:`RunError` when there is no ``tasks.jsonl``."""
     tasks_path = settings.tasks_path
     if not tasks_path.exists():
         raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
@@ -68,6 +72,10 @@ def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lamb
     tasks = [t for t in tasks if t.id not in gone]
     if settings.run_max_tasks is not None:
         tasks = tasks[: settings.run_max_tasks]
+    shard = parse_shard(settings.shard)
+    if shard is not None:
+        mine = shard.select(t.id for t in tasks)
+        tasks = [t for t in tasks if t.id in mine]
     return tasks
 
 
@@ -212,15 +220,26 @@ class RunSession:
     (xdist worker). ``setup_command`` maps a task to a setup command overriding the configured one
     (the ``pytest_homefield_setup_command`` hook; ``None`` = no override). ``sandbox_hook`` is the
     ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it); with it, agent programs
-    are wrapped by the hook and bubblewrap is not required."""
+    are wrapped by the hook and bubblewrap is not required.
+
+    Results reach ``results.jsonl`` through the controller (:mod:`pytest_homefield.transport`):
+    :meth:`run_attempt` returns the result and :meth:`messages` the messages to post with the
+    item's report. ``token`` identifies the controller's session; a worker whose own run folder's
+    ``meta.json`` carries it shares the controller's filesystem (``shared``), so its artifacts are
+    already in place; otherwise they travel too. With ``--shard K/N`` a ``--budget`` is this
+    shard's part (:meth:`Shard.split_budget`)."""
 
     def __init__(self, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str,
                  session_start: str, tasks_digest: str, done: set[AttemptKey],
                  setup_command: Callable[[Task], str | None] = lambda task: None,
-                 sandbox_hook: SandboxHook | None = None,
+                 sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
                  excluded: Mapping[str, Any] | None = None) -> None:
         self.settings = settings
         self.sandbox_hook = sandbox_hook
+        self.shard: Shard | None = parse_shard(settings.shard)
+        self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
+        self.token = token
+        self.shared = shared
         self.home = HomefieldDir(settings.root)
         self.tasks = tasks
         self.agents = agents
@@ -232,7 +251,7 @@ class RunSession:
         self.done = done
         self.setup_command = setup_command
         self.excluded: dict[str, Any] = dict(excluded or {})
-        self.limits = RunLimits(self.results_path, budget_usd=settings.budget, since_iso=session_start)
+        self.limits = RunLimits(self.results_path, budget_usd=self.budget_usd, since_iso=session_start)
         self.skip_reasons: set[str] = set()
         self._cache: SnapshotCache | None = None
 
@@ -255,9 +274,13 @@ class RunSession:
         digest = tasks_digest(settings.tasks_path)
         run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
         run_dir = home.run_dir(run_id)
+        shard = parse_shard(settings.shard)
         if settings.resume:
             meta = read_meta(run_dir)
             check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest)
+            if meta.get("shard") != (str(shard) if shard else None):
+                raise RunError(f"--homefield-resume: run {run_id} is shard {meta.get('shard') or 'none'}; "
+                               f"flags give {shard or 'none'}")
             meta["cut_short"] = None
             meta.setdefault("resumed_at", []).append(start)
         else:
@@ -266,11 +289,26 @@ class RunSession:
                               sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
             if excluded:
                 meta["excluded_memorized"] = dict(excluded)
+            meta["shard"] = str(shard) if shard else None
+        token = secrets.token_hex(8)
+        meta["session_token"] = token
         run_dir.mkdir(parents=True, exist_ok=True)
         write_meta(run_dir, meta)
         done = done_keys(results_path(run_dir)) if settings.resume else set()
         return cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
-                   setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded)
+                   setup_command=setup_command, sandbox_hook=sandbox_hook, token=token,
+                   excluded=excluded)
+
+    @staticmethod
+    def prepare_worker(settings: Settings, workerinput: Mapping[str, Any]) -> None:
+        """Before a worker reads its tasks: write the controller's ``tasks.jsonl`` (sent in
+        ``workerinput``) into this worker's ``.homefield/`` when it has none (a remote host has the
+        repository but not the controller's ``.homefield/``). An existing file is never replaced;
+        :meth:`join` refuses it when it differs."""
+        text = workerinput.get("homefield_tasks_text")
+        if text is not None and not settings.tasks_path.exists():
+            HomefieldDir(settings.root).ensure()
+            write_atomic(settings.tasks_path, str(text))
 
     @classmethod
     def join(cls, settings: Settings, tasks: list[Task], agents: list[Agent], workerinput: Mapping[str, Any],
@@ -280,22 +318,32 @@ class RunSession:
         ``tasks.jsonl`` changed since the controller read it."""
         digest = tasks_digest(settings.tasks_path)
         if workerinput["homefield_tasks_digest"] != digest:
-            raise RunError("pytest-homefield: tasks.jsonl changed while the run was starting")
-        return cls(settings, tasks, agents, run_id=Path(workerinput["homefield_run_dir"]).name,
+            raise RunError("pytest-homefield: tasks.jsonl changed while the run was starting "
+                           f"(or this host's {settings.tasks_path} differs from the controller's)")
+        run_id = Path(workerinput["homefield_run_dir"]).name
+        token = str(workerinput.get("homefield_session_token", ""))
+        try:
+            shared = read_meta(HomefieldDir(settings.root).run_dir(run_id)).get("session_token") == token
+        except ValueError:
+            shared = False
+        return cls(settings, tasks, agents, run_id=run_id,
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
-                   setup_command=setup_command, sandbox_hook=sandbox_hook,
+                   setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
                    excluded=workerinput.get("homefield_excluded"))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
-        start, tasks digest, the memorized tasks left out)."""
+        start, tasks digest, the session token, the memorized tasks left out, and the text of ``tasks.jsonl`` for
+        :meth:`prepare_worker`)."""
         return {
             "homefield_excluded": self.excluded,
             "homefield_run_dir": str(self.run_dir),
             "homefield_done": sorted(list(k) for k in self.done),
             "homefield_session_start": self.session_start,
             "homefield_tasks_digest": self.tasks_digest,
+            "homefield_session_token": self.token,
+            "homefield_tasks_text": self.settings.tasks_path.read_text(encoding="utf-8"),
         }
 
     @property
@@ -348,11 +396,23 @@ class RunSession:
         return sandbox_summary(self.settings, self.agents, hooked=self.sandbox_hook is not None)
 
     def run_attempt(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> Result:
-        """Run and grade one attempt and append its line to ``results.jsonl``; never raises for agent,
-        snapshot or grading failures (they are outcomes)."""
+        """Run and grade one attempt; never raises for agent, snapshot or grading failures (they are
+        outcomes). The result counts at once towards this process's limits; its line is written by
+        the controller from :meth:`messages`."""
         result = run_attempt(self.attempt_spec(task, agent, attempt, test_cmd=test_cmd), self.cache)
-        append_jsonl(self.results_path, result.to_dict())
+        self.limits.add(result.to_dict())
         return result
+
+    def messages(self, result: Result) -> list[Message]:
+        """What the item posts for the controller to write: the attempt's artifacts when this
+        process does not share the controller's ``.homefield/`` (size-capped), then its result line
+        (``runs/<id>/results.jsonl``)."""
+        out: list[Message] = []
+        home = self.home.path
+        if not self.shared:
+            out += artifact_messages(attempt_dir(self.run_dir, result.task_id, result.agent, result.attempt), home)
+        out.append(append_message(self.results_path.relative_to(home).as_posix(), result.to_dict()))
+        return out
 
     def note_skip(self, message: str) -> None:
         """Remember a skipped item's message when it stopped for the budget or a rate limit (the

@@ -29,6 +29,7 @@ from pytest_homefield.mine.pipeline import (
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.settings import Settings, resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl, write_jsonl_atomic
+from pytest_homefield.transport import ControllerWriter
 
 TEST_CMD = f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}"
 
@@ -179,6 +180,7 @@ def test_max_tasks_stops_verifying_once_enough_are_kept(tmp_path: Path) -> None:
                                         "task": _full_task("aa" * 20, 1)})
     verdict = session.verify(_candidate("bb" * 20), "bbbbbbbbbbbb")
     assert (verdict.rejected, verdict.verified) == (MAX_TASKS_REACHED, False)
+    ControllerWriter(session.home.path).deliver(session.messages(verdict))  # what the controller does
     assert list(read_jsonl(session.results_path))[-1] == {
         "commit": "bb" * 20, "id": "bbbbbbbbbbbb", "subject": "candidate bbbb", "reason": "max_tasks"}
     assert session.kept_so_far() == 1  # each line is counted once

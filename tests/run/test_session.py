@@ -27,6 +27,7 @@ from pytest_homefield.run.session import (
 )
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl, write_jsonl_atomic
+from pytest_homefield.transport import ControllerWriter
 
 START = "2026-03-01T10:00:00+00:00"
 
@@ -259,6 +260,9 @@ def test_run_attempt_appends_the_result_the_limits_then_see(tmp_path: Path) -> N
     try:
         assert session.stop_reason() is None
         result = session.run_attempt(task, agent, 1)
+        assert not session.results_path.exists()  # workers never write results.jsonl: the controller does
+        assert session.stop_reason() == "budget spent: 0.03 of 0.03 USD"  # counted at once, locally
+        ControllerWriter(session.home.path).deliver(session.messages(result))
     finally:
         session.close()
     assert (result.outcome, result.cost_usd, result.run_id) == ("empty_patch", 0.03, "one")

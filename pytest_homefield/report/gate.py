@@ -1,0 +1,103 @@
+"""``--fail-if-worse-than RUN_ID``: the regression gate against a baseline run (docs/contracts.md §2).
+
+An agent present in the candidate runs and in the baseline run fails the gate when its pass@1 on
+the tasks both have scored is lower than the baseline's **and** the paired test of
+:func:`pytest_homefield.report.stats.compare` (exact McNemar with one attempt per task, the paired
+sign-flip permutation test otherwise; tasks are the unit) gives a two-sided p below ``alpha``. A
+lower pass@1 that is not significant passes, and says so. No pytest here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_homefield.records import SCORED_OUTCOMES
+from pytest_homefield.report import stats
+from pytest_homefield.report.compute import load_results
+
+__all__ = ["GateError", "GateLine", "worse_than", "outcomes_by_agent", "baseline_runs"]
+
+
+class GateError(ValueError):
+    """The gate cannot be evaluated (no such baseline run, no agent in common); one line."""
+
+
+@dataclass(frozen=True)
+class GateLine:
+    """One agent's comparison: pass@1 (fractions) of the candidate and the baseline on ``n_tasks``
+    shared tasks, ``delta`` = candidate − baseline, the test's two-sided ``p_value``, and whether the
+    gate fails (``worse``)."""
+
+    agent: str
+    candidate: float
+    baseline: float
+    delta: float
+    p_value: float
+    test: str
+    n_tasks: int
+    alpha: float
+    baseline_run: str
+    worse: bool
+
+    @property
+    def text(self) -> str:
+        verdict = "WORSE: the gate fails" if self.worse else (
+            "not significantly worse" if self.delta < 0 else "not worse")
+        return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
+                f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
+                f"p={self.p_value:.3g}, alpha={self.alpha:g}): {verdict}")
+
+
+def outcomes_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]]]:
+    """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
+    folder wins per key, as in the report)."""
+    merged = {}
+    for d in run_dirs:
+        for r in load_results(Path(d)):
+            if r.variant == "base":
+                merged[r.key] = r
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in merged.values():
+        if r.outcome in SCORED_OUTCOMES:
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(int(r.solved))
+    return out
+
+
+def baseline_runs(baseline_dir: Path) -> list[Path]:
+    """The run folders of a baseline: ``baseline_dir`` itself when it is a run folder (has a
+    ``meta.json``), else the run folders directly inside it (the shards of a CI baseline, downloaded
+    into one folder), sorted by name. Raises :class:`GateError` when there is neither."""
+    if (baseline_dir / "meta.json").exists():
+        return [baseline_dir]
+    inner = sorted(d for d in baseline_dir.iterdir() if (d / "meta.json").exists()) if baseline_dir.is_dir() else []
+    if not inner:
+        raise GateError(f"--fail-if-worse-than: no baseline run {baseline_dir.name!r} in {baseline_dir.parent}")
+    return inner
+
+
+def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: float = 0.05) -> list[GateLine]:
+    """One :class:`GateLine` per agent scored in both the candidate runs and the baseline
+    (:func:`baseline_runs`), in the candidate's agent order. Raises :class:`GateError` when there is
+    no such baseline or no agent is shared."""
+    base_id = baseline_dir.name
+    cand = outcomes_by_agent(candidate_dirs)
+    base = outcomes_by_agent(baseline_runs(baseline_dir))
+    shared = [a for a in cand if a in base]
+    if not shared:
+        raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "
+                        f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
+    lines = []
+    for agent in shared:
+        tasks = sorted(set(cand[agent]) & set(base[agent]))
+        if not tasks:
+            raise GateError(f"--fail-if-worse-than {base_id}: agent {agent} has no task scored in both runs")
+        a = {t: cand[agent][t] for t in tasks}
+        b = {t: base[agent][t] for t in tasks}
+        cmp = stats.compare(a, b, alpha=alpha, names=(agent, f"{agent}@{base_id}"))
+        pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
+        pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
+        lines.append(GateLine(agent, pa, pb, cmp.delta, cmp.p_value, cmp.test, len(tasks), alpha, base_id,
+                              worse=cmp.delta < 0 and cmp.p_value < alpha))
+    return lines

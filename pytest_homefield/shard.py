@@ -1,0 +1,50 @@
+"""``--shard K/N``: a deterministic split of a run's (or a mining session's) work by task, so N
+machines with no shared state each take one part (docs/contracts.md §2, §4).
+
+The split is by id, never by position in a file: the ids are sorted, and the i-th id (from 0)
+belongs to shard ``i mod N + 1``. Every machine with the same ``tasks.jsonl`` (the same tasks
+digest) therefore computes the same parts; the parts are disjoint, cover every id, and differ in
+size by at most one. All attempts of a task stay in one shard, so its snapshot cache stays warm.
+No pytest here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pytest_homefield.errors import ConfigError
+
+__all__ = ["Shard", "parse_shard"]
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard ``index`` of ``count`` (1 ≤ index ≤ count)."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def select(self, ids: Iterable[str]) -> set[str]:
+        """The ids of ``ids`` that belong to this shard."""
+        ordered = sorted(set(ids))
+        return {i for n, i in enumerate(ordered) if n % self.count == self.index - 1}
+
+    def split_budget(self, budget_usd: float | None) -> float | None:
+        """This shard's part of a whole-run budget: ``budget_usd / count`` (USD; ``None`` stays)."""
+        return None if budget_usd is None else budget_usd / self.count
+
+
+def parse_shard(text: str | None, *, flag: str = "--homefield-shard") -> Shard | None:
+    """``"K/N"`` → :class:`Shard`; ``None`` → ``None``. Raises :class:`ConfigError` (one line naming
+    ``flag``) unless ``1 ≤ K ≤ N``."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(text))
+    if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
+        raise ConfigError(f"{flag} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
+    return Shard(int(m.group(1)), int(m.group(2)))

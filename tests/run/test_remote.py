@@ -1,0 +1,94 @@
+"""xdist over ssh (issue 17): two remote workers on a real OpenSSH server on 127.0.0.1 plus one local
+worker; each remote worker has its own clone (no shared ``.homefield/``), results and artifacts come
+back to the controller, and a SIGKILL of a remote worker mid-run followed by ``--resume`` loses
+nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.e2e_repo import git
+from helpers.sshd import HOST_ALIAS, start_sshd
+
+from pytest_homefield.store import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+
+
+def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_path: Path) -> None:
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(mined, repo, symlinks=True)
+        shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
+        hosts = []
+        for name in ("host1", "host2"):  # "the repository at the same commit", without .homefield/
+            host = tmp_path / name
+            git(tmp_path, "clone", "-q", str(mined), str(host))
+            shutil.copy(mined / ".homefield.yml", host / ".homefield.yml")
+            hosts.append(host.resolve())
+        python = tmp_path / "python.sh"  # the remote interpreter: this one, seeing this checkout
+        python.write_text(f"#!/bin/sh\nexport PYTHONPATH='{os.environ.get('PYTHONPATH', '')}'\n"
+                          f"exec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+        log = tmp_path / "agents.log"
+        agent = f"w=cmd:echo ran-by-$PPID; echo \"$PPID $(readlink /proc/$PPID/cwd)\" >> {log}; sleep 3"
+        tx = [arg for host in hosts for arg in
+              ("--tx", f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={host}")]
+        cmd = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--attempts", "2",
+               "--run-id", "r1", "--", *tx, "--tx", "popen", "--dist", "load"]
+        proc = subprocess.Popen(cmd, cwd=repo, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        killed = None
+        deadline = time.monotonic() + 240
+        while killed is None and time.monotonic() < deadline and proc.poll() is None:
+            for line in log.read_text().splitlines() if log.exists() else []:
+                pid, _, cwd = line.partition(" ")
+                if Path(cwd) in hosts:
+                    os.kill(int(pid), signal.SIGKILL)  # the remote worker, mid-attempt
+                    killed = (int(pid), Path(cwd))
+                    break
+            time.sleep(0.2)
+        out, _ = proc.communicate(timeout=300)
+        assert killed is not None, out
+        assert "crashed" in out or "worker" in out, out
+        run = repo / ".homefield" / "runs" / "r1"
+        first = list(read_jsonl(run / "results.jsonl"))
+        keys = [(r["task_id"], r["agent"], r["attempt"]) for r in first]
+        n_items = 2 * len((repo / ".homefield" / "tasks.jsonl").read_text().splitlines())
+        assert len(keys) == len(set(keys)) == n_items - 1, out  # only the attempt in flight is lost
+        # who ran what: each attempt's agent.out (on the controller) names its worker's pid
+        workers = {int(p): Path(c) for p, _, c in (ln.partition(" ") for ln in log.read_text().splitlines())}
+        ran_in = set()
+        for task, agent_name, attempt in keys:
+            art = run / "attempts" / task / agent_name / str(attempt)
+            text = (art / "agent.out").read_text()  # readable on the controller, wherever it ran
+            pid = int(text.split("ran-by-")[1].split()[0])
+            ran_in.add(workers[pid])
+            if workers[pid] in hosts:  # written on the remote clone, copied back with the report
+                assert (workers[pid] / ".homefield/runs/r1/attempts" / task / agent_name / str(attempt)
+                        / "agent.out").read_text() == text
+        assert repo.resolve() in ran_in and ran_in & set(hosts), (ran_in, out)
+        assert not (hosts[0] / ".homefield/runs/r1/results.jsonl").exists()  # only the controller writes
+        # resume: the lost attempt runs again, nothing finished runs twice
+        proc2 = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent,
+                                "--attempts", "2", "--run-id", "r1", "--resume", "-n", "0"],
+                               cwd=repo, env=_env(), capture_output=True, text=True, timeout=300)
+        assert proc2.returncode == 0, proc2.stdout + proc2.stderr
+        after = list(read_jsonl(run / "results.jsonl"))
+        keys2 = [(r["task_id"], r["agent"], r["attempt"]) for r in after]
+        assert len(keys2) == len(set(keys2)) == n_items
+        assert keys2[: len(keys)] == keys
+    finally:
+        server.stop()

@@ -1,0 +1,101 @@
+"""--shard K/N (issue 17): three shards run separately (separate .homefield/ folders) and reported
+together give the same per-task outcomes and the same report as one run of the same seeded sim:
+agents, at -n 0 and -n 2 inside each shard."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.e2e_repo import homefield
+
+from pytest_homefield.shard import Shard
+from pytest_homefield.store import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+AGENTS = ("--agent", "sim:0.5", "--agent", "noop", "--attempts", "2")
+VOLATILE = ("run_ids", "runs", "created_at")
+
+
+def mask(report: Any) -> Any:
+    """The report without what differs between runs of the same seeds: run ids and times."""
+    if isinstance(report, dict):
+        return {k: mask(v) for k, v in report.items()
+                if k not in VOLATILE and "wall" not in k and not k.endswith("_s")}
+    if isinstance(report, list):
+        return [mask(v) for v in report]
+    return report
+
+
+def outcomes(run: Path) -> list[tuple[str, str, int, str]]:
+    return sorted((r["task_id"], r["agent"], r["attempt"], r["outcome"]) for r in read_jsonl(run / "results.jsonl"))
+
+
+def fresh(mined: Path, dest: Path) -> Path:
+    shutil.copytree(mined, dest, symlinks=True)
+    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
+    return dest
+
+
+@pytest.mark.parametrize("n", ["0", "2"])
+def test_three_shards_merged_equal_one_run(mined: Path, tmp_path: Path, n: str) -> None:
+    one = fresh(mined, tmp_path / "one")
+    proc = homefield(one, "run", *AGENTS, "--run-id", "one", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    merged = fresh(mined, tmp_path / "merged")
+    shard_tasks = []
+    ids = [json.loads(line)["id"] for line in (one / ".homefield" / "tasks.jsonl").read_text().splitlines()]
+    for k in (1, 2, 3):
+        machine = fresh(mined, tmp_path / f"machine{k}")
+        proc = homefield(machine, "run", *AGENTS, "--shard", f"{k}/3", "--run-id", f"s{k}", "-n", n,
+                         "--budget", "9")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        mine = Shard(k, 3).select(ids)
+        assert f"homefield shard {k}/3: {len(mine)} of the tasks; budget 9.00 USD split evenly over 3 shards: " \
+            "3.00 USD here" in proc.stdout
+        assert {o[0] for o in outcomes(machine / ".homefield" / "runs" / f"s{k}")} == mine
+        run = machine / ".homefield" / "runs" / f"s{k}"
+        assert json.loads((run / "meta.json").read_text())["shard"] == f"{k}/3"
+        shard_tasks.append({o[0] for o in outcomes(run)})
+        shutil.copytree(run, merged / ".homefield" / "runs" / f"s{k}")  # the CI artifact
+    assert len(set().union(*shard_tasks)) == sum(map(len, shard_tasks)) == len(ids)  # disjoint, complete
+    single = one / ".homefield" / "runs" / "one"
+    assert sorted(o for k in (1, 2, 3) for o in outcomes(merged / ".homefield/runs" / f"s{k}")) == outcomes(single)
+    proc = homefield(merged, "report", "s1", "s2", "s3", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report.pop("incomplete") == []
+    assert mask(report) == mask(json.loads((single / "report.json").read_text()))
+    # a missing shard is said, not silently reported as the whole
+    proc = homefield(merged, "report", "s1", "s3", "--format", "json")
+    assert proc.returncode == 0 and "incomplete: shard 2/3 missing" in proc.stderr
+    assert json.loads(proc.stdout)["incomplete"] == ["incomplete: shard 2/3 missing"]
+    # a run over another task set is refused with one line
+    meta = merged / ".homefield/runs/s3/meta.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "tasks_digest": "other"}))
+    proc = homefield(merged, "report", "s1", "s2", "s3")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        proc.stderr.strip().splitlines()[0]] and "are over different task sets" in proc.stderr
+
+
+def test_run_gate_against_a_baseline_goes_into_junit(mined: Path, tmp_path: Path) -> None:
+    repo = fresh(mined, tmp_path / "repo")
+    assert homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "base", "-n", "0").returncode == 0
+    junit = tmp_path / "j.xml"
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--fail-if-worse-than", "base",
+                     "--junitxml", str(junit), "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gate noop: pass@1 0.00 vs 0.00 in baseline base on 4 shared tasks" in proc.stdout  # e2e_repo: 4 tasks
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert props["homefield.gate"] == "pass"
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--fail-if-worse-than", "nope",
+                     "--junitxml", str(junit), "-n", "0")
+    assert proc.returncode == 1 and "gate error: --fail-if-worse-than: no baseline run 'nope'" in proc.stdout
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    assert props["homefield.gate"].startswith("error: ")

@@ -1,0 +1,173 @@
+"""examples/ci/github-actions.yml, run locally: each job's commands in order, shards as separate
+processes with separate ``.homefield/`` folders, artifacts as copied folders (issue 17).
+
+What is simulated and how: ``actions/checkout`` is a copy of the fixture repository (its history and
+its untracked ``.homefield.yml``, without ``.homefield/``); ``setup-python`` and the ``pip``/``npm``
+install steps are skipped (this environment is the installed one); ``upload-artifact`` copies its
+``path`` into an artifact store, ``download-artifact`` copies it back (``pattern`` → one folder per
+artifact, as v4 does); ``${{ … }}`` take the matrix values, ``strategy.job-total`` and empty secrets
+and variables. ``run`` steps run with ``bash -eo pipefail`` (GitHub's default) and the workflow's env,
+with ``MINE_ARGS``/``RUN_ARGS`` made small. The baseline artifact is a single-process oracle run.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers.e2e_repo import homefield
+from helpers.many_tasks_repo import build_many
+
+pytestmark = pytest.mark.slow
+
+WORKFLOW = Path(__file__).parent.parent / "examples" / "ci" / "github-actions.yml"
+VOLATILE = ("run_ids", "runs", "created_at")
+
+
+def mask(report: Any) -> Any:
+    """The report without what differs between two runs of the same seeds: run ids and times."""
+    if isinstance(report, dict):
+        return {k: mask(v) for k, v in report.items()
+                if k not in VOLATILE and "wall" not in k and not k.endswith("_s")}
+    if isinstance(report, list):
+        return [mask(v) for v in report]
+    return report
+
+
+class LocalRunner:
+    def __init__(self, repo: Path, work: Path, env: dict[str, str]) -> None:
+        self.repo, self.work, self.env = repo, work, env
+        self.artifacts: dict[str, Path] = {}
+        self.status: dict[str, int] = {}
+
+    def checkout(self, dest: Path) -> None:
+        shutil.copytree(self.repo, dest, symlinks=True, ignore=shutil.ignore_patterns(".homefield"))
+
+    def expand(self, text: str, ctx: dict[str, str]) -> str:
+        def sub(m: re.Match[str]) -> str:
+            expr = m.group(1).strip()
+            if expr in ctx:
+                return ctx[expr]
+            if expr.startswith(("secrets.", "vars.")):
+                return ""
+            raise AssertionError(f"unknown expression {expr!r} in the workflow")
+        return re.sub(r"\$\{\{(.*?)\}\}", sub, text)
+
+    def step(self, step: dict[str, Any], ws: Path, ctx: dict[str, str], name: str) -> None:
+        uses = step.get("uses", "")
+        with_ = {k: self.expand(str(v), ctx) for k, v in (step.get("with") or {}).items()}
+        if uses.startswith("actions/checkout"):
+            self.checkout(ws)
+        elif uses.startswith("actions/setup-python"):
+            pass
+        elif uses.startswith("actions/upload-artifact"):
+            paths = glob.glob(str(ws / with_["path"]))
+            assert paths, f"{name}: nothing to upload at {with_['path']}"
+            store = self.work / "artifacts" / with_["name"]
+            for p in map(Path, paths):
+                target = store / p.name if len(paths) > 1 else store / p.name
+                (shutil.copytree(p, target) if p.is_dir() else (store.mkdir(parents=True, exist_ok=True),
+                                                                 shutil.copy(p, target)))
+            self.artifacts[with_["name"]] = store
+        elif uses.startswith("actions/download-artifact"):
+            names = [with_["name"]] if "name" in with_ else fnmatch.filter(self.artifacts, with_["pattern"])
+            for art in names:
+                dest = ws / with_["path"] if "name" in with_ else ws / with_["path"] / art
+                src = self.artifacts[art]
+                single = list(src.iterdir())
+                # an artifact of one folder unpacks its content; of one file, the file
+                inner = single[0] if len(single) == 1 and single[0].is_dir() else None
+                shutil.copytree(inner or src, dest, dirs_exist_ok=True)
+        elif "run" in step:
+            script = self.expand(step["run"], ctx)
+            if script.lstrip().startswith(("pip install", "npm install")):
+                return  # this environment is already installed
+            env = {**self.env, **{k: self.expand(str(v), ctx) for k, v in (step.get("env") or {}).items()}}
+            proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=ws,
+                                  env=env, capture_output=True, text=True, timeout=600)
+            self.status[name] = proc.returncode
+            (self.work / "logs").mkdir(exist_ok=True)
+            (self.work / "logs" / f"{name}.log").write_text(proc.stdout + proc.stderr)
+            if proc.returncode != 0:
+                raise StepFailed(name, proc.returncode, proc.stdout + proc.stderr)
+        else:
+            raise AssertionError(f"{name}: a step this runner does not know: {step}")
+
+    def job(self, job_id: str, job: dict[str, Any], ctx: dict[str, str]) -> None:
+        ws = self.work / "ws" / (job_id + "".join(f"-{v}" for k, v in ctx.items() if k.startswith("matrix.")))
+        for i, step in enumerate(job["steps"]):
+            cond = str(step.get("if", ""))
+            if "github.ref == 'refs/heads/main'" in cond:
+                continue  # a pull request
+            self.step(step, ws, ctx, f"{ws.name}-{i}")
+
+
+class StepFailed(Exception):
+    def __init__(self, name: str, code: int, output: str) -> None:
+        super().__init__(f"{name} exited {code}:\n{output[-3000:]}")
+        self.code, self.output = code, output
+
+
+def test_the_workflow_merges_shards_and_fails_the_gate(tmp_path: Path) -> None:
+    repo = build_many(tmp_path / "repo", n=6)
+    workflow = yaml.safe_load(WORKFLOW.read_text())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env.update({k: str(v) for k, v in workflow["env"].items()})
+    env.update(MINE_ARGS="--stability-runs 1", RUN_ARGS="--agent cand=noop --attempts 1 -n 0",
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    bin_dir = tmp_path / "bin"  # `homefield` is this interpreter's CLI (this checkout on PYTHONPATH)
+    bin_dir.mkdir()
+    (bin_dir / "homefield").write_text(f"#!/bin/sh\nexec {sys.executable} -m pytest_homefield.cli \"$@\"\n")
+    (bin_dir / "homefield").chmod(0o755)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    runner = LocalRunner(repo, tmp_path / "gh", env)
+    jobs = workflow["jobs"]
+    assert list(jobs) == ["tasks", "shard", "report"] and jobs["shard"]["needs"] == "tasks"
+
+    runner.job("tasks", jobs["tasks"], {})
+    tasks = runner.artifacts["homefield-tasks"] / "tasks.jsonl"
+    n_tasks = len(tasks.read_text().splitlines())
+    assert n_tasks >= 6  # enough for McNemar to reach p < 0.05
+
+    # the baseline (an earlier run on main) and the single-process reference, on the same tasks
+    def single(name: str, agent: str) -> Path:
+        ws = tmp_path / name
+        runner.checkout(ws)
+        (ws / ".homefield").mkdir()
+        shutil.copy(tasks, ws / ".homefield" / "tasks.jsonl")
+        proc = homefield(ws, "run", "--agent", agent, "--attempts", "1", "--run-id", name, "-n", "0")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return ws / ".homefield" / "runs" / name
+    base = single("baseline", "cand=oracle")
+    runner.artifacts["homefield-baseline"] = base.parent  # holds the run folder "baseline"
+    reference = single("reference", "cand=noop")
+
+    matrix = jobs["shard"]["strategy"]["matrix"]["shard"]
+    assert str(len(matrix)) == workflow["env"]["SHARDS"]
+    for k in matrix:  # separate processes, separate .homefield/ folders
+        runner.job("shard", jobs["shard"], {"matrix.shard": str(k), "strategy.job-total": str(len(matrix))})
+    with pytest.raises(StepFailed) as failed:
+        runner.job("report", jobs["report"], {})
+    assert failed.value.code == 1  # the gate
+    assert f"gate cand: pass@1 0.00 vs 1.00 in baseline baseline on {n_tasks} shared tasks" in failed.value.output
+    assert "WORSE: the gate fails" in failed.value.output
+    ws = tmp_path / "gh" / "ws" / "report"
+    md = (ws / "report.md").read_text()  # tee wrote the Markdown report before the gate failed
+    assert md.startswith("# homefield report: homefield-shard-1 + homefield-shard-2 + homefield-shard-3 · ")
+    assert "incomplete" not in md
+    merged = json.loads((ws / ".homefield/runs/homefield-shard-1+homefield-shard-2+homefield-shard-3"
+                         / "report.json").read_text())
+    single_report = json.loads((reference / "report.json").read_text())
+    assert sorted(t["id"] for t in merged["tasks"]) == sorted(t["id"] for t in single_report["tasks"])
+    assert merged.pop("incomplete") == []  # only `homefield report` says whether shards are missing
+    assert mask(merged) == mask(single_report)
