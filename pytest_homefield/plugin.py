@@ -87,7 +87,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(ProgressHooks(
             config, "mine" if mine else "run", label_for=plugin.item_label, subject_for=plugin.item_subject,
-            budget_usd=None if mine else plugin.session.budget_usd,  # a shard's part with --shard
+            # a shard's part with --shard; an ablation (which has no shards) may have no session yet
+            budget_usd=None if mine else settings.budget if ablate else plugin.session.budget_usd,
             full_total=plugin.expected_items()), "homefield-progress")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(plugin), "homefield-xdist")
