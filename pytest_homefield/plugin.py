@@ -83,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
         TransportPlugin(ControllerWriter(HomefieldDir(root).path), is_worker=hasattr(config, "workerinput")),
         "homefield-transport")
     if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
-        from pytest_homefield.progress_plugin import ProgressHooks
+        from pytest_homefield.terminal.hooks import ProgressHooks
 
         config.pluginmanager.register(ProgressHooks(
             config, "mine" if mine else "run", label_for=plugin.item_label, subject_for=plugin.item_subject,

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
+from pytest_homefield.sandbox.procs import run_process
 
 __all__ = [
     "CLAUDE_PRICES",

@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
+from pytest_homefield.sandbox.procs import run_process
 
 __all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line", "distrust_infra"]
 

@@ -34,10 +34,10 @@ from pytest_homefield.probe.plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
 from pytest_homefield.probe.verdicts import done_keys, excluded_for_run, probe_path
-from pytest_homefield.progress import plural
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task, load_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "history_averages", "plan_agents", "plan_rows",
            "plan_text", "probe_plan_text"]

@@ -22,8 +22,8 @@ from pytest_homefield.report.text import (
     fmt_usd,
     grid_cell,
     leaderboard_cells,
-    sandbox_line,
     memorization_lines,
+    sandbox_line,
     title_line,
 )
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.progress import plural
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["RunSummary", "run_summaries", "which_run_lines"]
 

@@ -22,7 +22,6 @@ from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writ
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.collect import is_worker, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
-from pytest_homefield.progress import plural
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import render_text
 from pytest_homefield.report.compute import display_subject
@@ -38,6 +37,7 @@ from pytest_homefield.run.session import (
     select_tasks,
 )
 from pytest_homefield.settings import Settings
+from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
 __all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "UNSOLVED_PREFIX", "BUDGET_SPENT", "RATE_LIMITED"]

@@ -28,8 +28,8 @@ from pathlib import Path
 from pytest_homefield.agents.base import AgentSettings
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.mine.prompt import clean_prompt
-from pytest_homefield.records import Task
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
+from pytest_homefield.records import Task
 
 CALC_1 = "def add(a, b):\n    return a + b\n"
 CALC_2 = CALC_1 + "\n\ndef sub(a, b):\n    return a - b\n"

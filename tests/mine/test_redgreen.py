@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
-from pytest_homefield.sandbox.testrun import TestRun
 from pytest_homefield.mine.redgreen import (
     DROP_REASONS,
     EXCLUDE_REASONS,
@@ -24,6 +22,8 @@ from pytest_homefield.mine.redgreen import (
     make_test_patch,
     verify_candidate,
 )
+from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
+from pytest_homefield.sandbox.testrun import TestRun
 
 # -- classify_runs on synthetic runs ---------------------------------------------------------------
 

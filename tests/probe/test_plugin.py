@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from helpers.e2e_repo import homefield
-from probe.conftest import CUTOFF, MEMORIZED, reciter_spec
 
+from probe.conftest import CUTOFF, MEMORIZED, reciter_spec
 from pytest_homefield.probe.verdicts import load_verdict, probe_path
 from pytest_homefield.store import read_jsonl
 

@@ -6,7 +6,7 @@ status and maybe a cost) that renders one line, e.g.::
     mine 12/100 · kept 3 · dropped 8 · error 1 · 1m05s · ETA 8m40s · 9f3c2a1b7e04 Fix naturaldelta for months
     run 7/91 · solved 5 · unsolved 2 · $0.42 of $20.00 · 3m10s · ETA 38m · e4935e064407 noop[1] Add …
 
-:class:`pytest_homefield.progress_plugin.ProgressHooks` is the pytest side, registered on the
+:class:`pytest_homefield.terminal.hooks.ProgressHooks` is the pytest side, registered on the
 controller (never on an xdist worker; results reach the controller as reports): on a terminal at
 verbosity 0 it redraws the line in place (``TerminalReporter.rewrite``) after every event, replacing
 pytest's own ``[ 69/100]`` count;

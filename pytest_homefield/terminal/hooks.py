@@ -1,4 +1,4 @@
-"""The pytest side of :mod:`pytest_homefield.progress`: hooks that feed a :class:`Progress` from the
+"""The pytest side of :mod:`pytest_homefield.terminal.progress`: hooks that feed a :class:`Progress` from the
 controller's reports and draw its line through pytest's terminal reporter (see that module), put
 subjects beside ``-v`` lines and give JUnit XML a readable ``name``."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
-from pytest_homefield.progress import Progress, plural
+from pytest_homefield.terminal.progress import Progress, plural
 
 __all__ = ["ProgressHooks"]
 

@@ -13,8 +13,8 @@ import pytest
 from helpers.e2e_repo import homefield
 from helpers.pty_run import run_on_pty
 
-from pytest_homefield.progress import Progress, fmt_duration, plural
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import Progress, fmt_duration, plural
 
 
 class Clock:
