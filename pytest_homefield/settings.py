@@ -213,10 +213,11 @@ class Settings(ScanSettings):
                                 commands=_RA, yml="run.allow_shell")
     sandbox: str = setting("auto", help="auto (default: bubblewrap where it works; agents that run commands are "
                            "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
-                           commands=_MR, yml="run.sandbox", choices=("auto", "bwrap", "none"))
+                           commands=_MR + _A, yml="run.sandbox", choices=("auto", "bwrap", "none"))
     sandbox_network: str = setting("shared", help="network inside an agent's sandbox: shared (default; the agent "
                                    "calls its API) or none (local cmd: agents); test runs never have one",
-                                   commands=("run", "verify"), yml="run.sandbox_network", choices=("shared", "none"))
+                                   commands=("run", "verify", "ablate"), yml="run.sandbox_network",
+                                   choices=("shared", "none"))
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",

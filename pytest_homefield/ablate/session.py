@@ -50,6 +50,7 @@ from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
 
@@ -333,7 +334,7 @@ class AblationSession:
             attempt=attempt, run_id=self.ablate_id, run_dir=self.ablate_dir / "variants" / variant,
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell, run_timeout_s=s.run_timeout,
             test_timeout_s=s.test_timeout, test_cmd=test_cmd, test_globs=list(s.test_globs), env_passthrough=a.env,
-            variant=variant,
+            variant=variant, sandbox=SandboxChoice(s.sandbox, s.sandbox_network),
         )
         result = run_attempt(spec, self.cache)
         append_jsonl(self.results_path, result.to_dict())

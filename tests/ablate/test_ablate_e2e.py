@@ -50,6 +50,11 @@ def _agent(tmp_path: Path, spy: Path | None = None) -> str:
     return f"cmd:{sys.executable} {script} CLAUDE.md" + (f" {spy}" if spy else "")
 
 
+#: The scripted agent is a file outside the workspace (and the spy writes outside it), which the default
+#: sandbox hides from agents: these tests accept the risk, as a user with a local script would.
+NO_SANDBOX = ("--sandbox", "none")
+
+
 def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
 
@@ -57,7 +62,8 @@ def _clean_env() -> dict[str, str]:
 def test_without_yes_only_the_plan_is_printed_and_no_agent_starts(repo: Path, tmp_path: Path) -> None:
     spy = tmp_path / "spy.log"
     agent = _agent(tmp_path, spy)
-    proc = homefield(repo, "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "2", "--cost-per-run", "0.5",
+    proc = homefield(repo, "ablate", "CLAUDE.md", *NO_SANDBOX, "--agent", agent, "--attempts", "2",
+                     "--cost-per-run", "0.5",
                      "-n", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "3 rules, 10 tasks, 1 agent, 2 attempts each, 4 variants" in proc.stdout
@@ -99,7 +105,8 @@ def _check_finished(repo: Path, ablate_dir: Path, stdout: str) -> None:
 
 @pytest.mark.slow
 def test_ablation_finds_the_rule_the_agent_needs_at_n0(repo: Path, tmp_path: Path) -> None:
-    proc = homefield(repo, "ablate", "CLAUDE.md", "--agent", _agent(tmp_path), "--attempts", "1", "--yes",
+    proc = homefield(repo, "ablate", "CLAUDE.md", *NO_SANDBOX, "--agent", _agent(tmp_path), "--attempts", "1",
+                     "--yes",
                      "--run-id", "a0", "-n", "0", "-v", timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr
     assert "measuring the slimmer file" in proc.stdout
@@ -112,7 +119,8 @@ def test_ablation_finds_the_rule_the_agent_needs_at_n0(repo: Path, tmp_path: Pat
 @pytest.mark.slow
 def test_sigkill_at_n2_then_resume_loses_and_redoes_nothing(repo: Path, tmp_path: Path) -> None:
     agent = _agent(tmp_path)
-    args = [sys.executable, "-m", "pytest_homefield.cli", "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "1",
+    args = [sys.executable, "-m", "pytest_homefield.cli", "ablate", "CLAUDE.md", *NO_SANDBOX, "--agent", agent,
+            "--attempts", "1",
             "--yes", "--run-id", "k", "-n", "2"]
     proc = subprocess.Popen(args, cwd=repo, env=_clean_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -126,7 +134,8 @@ def test_sigkill_at_n2_then_resume_loses_and_redoes_nothing(repo: Path, tmp_path
     assert 8 <= len(before) < N_TASKS * 4, "the ablation finished its first phase before it could be killed"
     # the interleaved order: the first finished attempts already mix variants
     assert len({r["variant"] for r in before}) >= 2
-    proc2 = homefield(repo, "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "1", "--yes", "--resume",
+    proc2 = homefield(repo, "ablate", "CLAUDE.md", *NO_SANDBOX, "--agent", agent, "--attempts", "1", "--yes",
+                      "--resume",
                       "--run-id", "k", "-n", "2", timeout=900)
     assert proc2.returncode == 0, proc2.stdout[-3000:] + proc2.stderr
     after = list(read_jsonl(results))

@@ -46,8 +46,9 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
         agent = f"w=cmd:echo ran-by-$PPID; echo \"$PPID $(readlink /proc/$PPID/cwd)\" >> {log}; sleep 3"
         tx = [arg for host in hosts for arg in
               ("--tx", f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={host}")]
+        # the agent logs its worker's pid outside the workspace, which the default sandbox hides
         cmd = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--attempts", "2",
-               "--run-id", "r1", "--", *tx, "--tx", "popen", "--dist", "load"]
+               "--sandbox", "none", "--run-id", "r1", "--", *tx, "--tx", "popen", "--dist", "load"]
         proc = subprocess.Popen(cmd, cwd=repo, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
         killed = None
@@ -83,7 +84,7 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
         assert not (hosts[0] / ".homefield/runs/r1/results.jsonl").exists()  # only the controller writes
         # resume: the lost attempt runs again, nothing finished runs twice
         proc2 = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent,
-                                "--attempts", "2", "--run-id", "r1", "--resume", "-n", "0"],
+                                "--attempts", "2", "--sandbox", "none", "--run-id", "r1", "--resume", "-n", "0"],
                                cwd=repo, env=_env(), capture_output=True, text=True, timeout=300)
         assert proc2.returncode == 0, proc2.stdout + proc2.stderr
         after = list(read_jsonl(run / "results.jsonl"))

@@ -105,6 +105,10 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
     repo = _copy(mined, tmp_path)
     tasks = {t["id"]: t["subject"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")}
     first = next(iter(tasks))
+    # a setup step of 1.5 s per state keeps the candidate in flight for several seconds even on an idle
+    # machine, so the once-a-second redraw is seen (the assertion below does not depend on load)
+    with open(repo / ".homefield.yml", "a", encoding="utf-8") as f:
+        f.write('setup_cmd: "sleep 1.5"\n')
     rc, out = run_on_pty([sys.executable, "-m", "pytest_homefield.cli", "mine", "--stability-runs", "1",
                           "-n", "1", "-k", first], repo, env=_env())
     assert rc == 0, out
