@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 from helpers.e2e_repo import build, homefield
+from helpers.shared_repo import built_once
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -33,14 +32,10 @@ def _clean_xdist_env(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
     """The fixture repository (:mod:`e2e_repo`), mined once per test session, shared by xdist workers."""
-    shared = tmp_path_factory.getbasetemp().parent / f"e2e-mined-{testrun_uid}"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        repo = shared / "repo"
-        if not (repo / ".homefield" / "tasks.jsonl").exists():
-            shutil.rmtree(repo, ignore_errors=True)
-            build(repo)
-            proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2")
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-    return repo
+
+    def make(repo: Path) -> None:
+        build(repo)
+        proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    return built_once(tmp_path_factory, testrun_uid, "e2e-mined", make)

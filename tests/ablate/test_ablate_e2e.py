@@ -4,7 +4,6 @@ and redoes nothing."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import signal
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 from helpers.ablate_repo import N_TASKS, RULES, build, write_agent, write_tasks
 from helpers.e2e_repo import homefield
+from helpers.shared_repo import built_once
 
 from pytest_homefield.store import read_jsonl
 
@@ -26,16 +26,12 @@ TOTAL = N_TASKS * 4 + N_TASKS  # base + 3 rules, then the slimmer file; one atte
 @pytest.fixture(scope="session")
 def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
     """The ablation fixture repository with its tasks written, once per test session."""
-    shared = tmp_path_factory.getbasetemp().parent / f"ablate-repo-{testrun_uid}"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        repo = shared / "repo"
-        if not (repo / ".homefield" / "tasks.jsonl").exists():
-            shutil.rmtree(repo, ignore_errors=True)
-            build(repo)
-            write_tasks(repo)
-    return repo
+
+    def make(repo: Path) -> None:
+        build(repo)
+        write_tasks(repo)
+
+    return built_once(tmp_path_factory, testrun_uid, "ablate-repo", make)
 
 
 @pytest.fixture

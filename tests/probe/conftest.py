@@ -3,7 +3,6 @@ with two stability runs: 8 tasks (the flaky commit is dropped)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shlex
 import shutil
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.e2e_repo import homefield
+from helpers.shared_repo import built_once
 
 from pytest_homefield.commands.demo import load_build_history
 from pytest_homefield.probe.prompt import added_lines
@@ -29,18 +29,13 @@ PLAUSIBLE = "def helper(value):\n    if value is None:\n        return None\n   
 
 @pytest.fixture(scope="session")
 def sample_mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
-    shared = tmp_path_factory.getbasetemp().parent / f"probe-sample-{testrun_uid}"
-    shared.mkdir(exist_ok=True)
-    with open(shared / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        repo = shared / "repo"
-        if not (repo / ".homefield" / "tasks.jsonl").exists():
-            shutil.rmtree(repo, ignore_errors=True)
-            load_build_history().build(repo)
-            # the sample's flaky test counts its runs outside the snapshot, which the sandbox hides (as the demo)
-            proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2", "--sandbox", "none")
-            assert proc.returncode == 0, proc.stdout + proc.stderr
-    return repo
+    def make(repo: Path) -> None:
+        load_build_history().build(repo)
+        # the sample's flaky test counts its runs outside the snapshot, which the sandbox hides (as the demo)
+        proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2", "--sandbox", "none")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    return built_once(tmp_path_factory, testrun_uid, "probe-sample", make)
 
 
 @pytest.fixture
