@@ -27,6 +27,7 @@ from pytest_homefield.collect import is_worker, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
+from pytest_homefield.run.plugin import forward_report
 from pytest_homefield.run.session import hook_agents, make_agents, select_tasks
 from pytest_homefield.settings import Settings
 
@@ -138,15 +139,8 @@ class AblatePlugin:
         return None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if is_worker(self.config) or self.session is None or "homefield" not in report.keywords:
-            return
-        if report.skipped and isinstance(report.longrepr, tuple):
-            self.session.note_skip(str(report.longrepr[2]))
-        if report.when != "teardown":
-            return
-        for key, value in report.user_properties:
-            if key == "homefield.result":
-                self.config.hook.pytest_homefield_result(result=json.loads(str(value)), config=self.config)
+        if not is_worker(self.config) and self.session is not None:
+            forward_report(self.config, report, self.session.note_skip)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -45,6 +45,21 @@ __all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "UNSOLVED_PREFIX", "
 UNSOLVED_PREFIX = "unsolved: "
 
 
+def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: Callable[[str], None]) -> None:
+    """On the controller, for an attempt item's report: a skip reason goes to ``note_skip`` (budget or
+    rate-limit stops), and the result record at teardown to the ``pytest_homefield_result`` hook.
+    Shared by the run and ablation modes."""
+    if "homefield" not in report.keywords:
+        return
+    if report.skipped and isinstance(report.longrepr, tuple):
+        note_skip(str(report.longrepr[2]))
+    if report.when != "teardown":
+        return
+    for key, value in report.user_properties:
+        if key == "homefield.result":
+            config.hook.pytest_homefield_result(result=json.loads(str(value)), config=config)
+
+
 class RunPlugin:
     """The run mode's pytest hooks over one :class:`RunSession`; one instance per process, created in
     ``pytest_configure``. Raises ``pytest.UsageError`` for the session's :class:`RunError`."""
@@ -157,15 +172,8 @@ class RunPlugin:
 
     # -- results on the controller ------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if is_worker(self.config) or "homefield" not in report.keywords:
-            return
-        if report.skipped and isinstance(report.longrepr, tuple):
-            self.session.note_skip(str(report.longrepr[2]))
-        if report.when != "teardown":
-            return
-        for key, value in report.user_properties:
-            if key == "homefield.result":
-                self.config.hook.pytest_homefield_result(result=json.loads(str(value)), config=self.config)
+        if not is_worker(self.config):
+            forward_report(self.config, report, self.session.note_skip)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
