@@ -40,6 +40,7 @@ from pytest_homefield.layout import HomefieldDir
 
 __all__ = [
     "CONFIG_NAME",
+    "ENV_KINDS",
     "Setting",
     "ScanSettings",
     "Settings",
@@ -64,8 +65,11 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 
 #: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
 #: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
-#: may also give a YAML date).
-CHECKS = ("min1", "positive", "date")
+#: may also give a YAML date), ``env`` (one of :data:`ENV_KINDS`).
+CHECKS = ("min1", "positive", "date", "env")
+#: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
+#: per dependency declaration, :mod:`pytest_homefield.envs`).
+ENV_KINDS = ("current", "uv")
 
 _META = "homefield"
 _T = TypeVar("_T")
@@ -155,6 +159,10 @@ class ScanSettings:
     min_message_words: int = setting(3, help="reject commits whose message has fewer words (default 3)",
                                      commands=_M, yml="mine.min_message_words")
     test_globs: list[str] = setting([], help="extra test-file patterns (added to the defaults)", yml="test_globs")
+    # the scan keeps dependency-changing commits when each commit gets its own environment
+    env: str = setting("current", help="test environment: current (the python on PATH) or uv (one per "
+                       "dependency declaration, built with uv)", commands=("mine", "run", "verify"), yml="env",
+                       check="env")
 
 
 @dataclass(kw_only=True)
@@ -179,6 +187,12 @@ class Settings(ScanSettings):
                                          commands=_MR, yml="test_timeout", check="positive")
     run_timeout: float = setting(600.0, help="seconds per test-command run (default 600)",
                                  commands=_MR, yml="run_timeout", check="positive")
+    env_extras: list[str] = setting([], help="with --env uv: optional-dependency extras to install "
+                                    "(default: test or tests when declared)", commands=("mine", "run", "verify"),
+                                    yml="env_extras")
+    env_groups: list[str] = setting([], help="with --env uv: dependency groups to install (default: test, "
+                                    "tests or dev when declared)", commands=("mine", "run", "verify"),
+                                    yml="env_groups")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "
@@ -601,6 +615,8 @@ def _validate(s: Settings) -> None:
                 raise ConfigError(f"{flag} must be at least 1, got {value}")
             if check == "positive" and value is not None and value <= 0:
                 raise ConfigError(f"{flag} must be positive, got {value}")
+            if check == "env" and value not in ENV_KINDS:
+                raise ConfigError(f"{flag} must be one of {', '.join(ENV_KINDS)}, got {value!r}")
             if check == "date" and value is not None:
                 try:
                     datetime.datetime.fromisoformat(str(value))

@@ -117,6 +117,8 @@ def _sample(decl: Setting) -> Any:
     """A valid non-default value for ``decl``."""
     if decl.check == "date":
         return "2024-02-03"
+    if decl.check == "env":
+        return "uv"
     value = _SAMPLE[decl.kind]
     assert value != decl.default
     return value
@@ -214,7 +216,7 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     assert getattr(resolve_settings(tmp_path, {}, mode=mode), decl.name) == value  # yml > default
     if decl.dest is not None:
         flag_value = ["z"] if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
-            {"str": "other", "int": 9, "float": 4.5}[decl.kind]
+            "current" if decl.check == "env" else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
         s = resolve_settings(tmp_path, {decl.dest: flag_value}, mode=mode)
         assert getattr(s, decl.name) == flag_value  # flag > yml
     if decl.mode is not None:
@@ -312,10 +314,10 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("since", "mine.since"), ("until", "mine.until"), ("paths", "mine.paths"),
         ("first-parent", "mine.first_parent"), ("merges", "mine.merges"), ("max-commits", "mine.max_commits"),
         ("max-source-files", "mine.max_source_files"), ("max-diff-lines", "mine.max_diff_lines"),
-        ("min-message-words", "mine.min_message_words"), (None, "test_globs"),
+        ("min-message-words", "mine.min_message_words"), (None, "test_globs"), ("env", "env"),
         ("max-tasks", "mine.max_tasks"), ("max-tasks", "run.max_tasks"), ("stability-runs", "mine.stability_runs"),
         ("list-candidates", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
-        ("run-timeout", "run_timeout"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
+        ("run-timeout", "run_timeout"), ("env-extras", "env_extras"), ("env-groups", "env_groups"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
         ("seconds-per-run", None), ("cost-per-run", None), ("allow-shell", "run.allow_shell"), ("base-url", None),
         ("api-key", None),

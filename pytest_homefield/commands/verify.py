@@ -9,13 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.envs.builder import EnvBuildError, resolve_env
+from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
-from pytest_homefield.records import load_tasks
+from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["run_verify", "drift_lines"]
+__all__ = ["run_verify", "drift_lines", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
@@ -31,6 +33,25 @@ def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list
     return fingerprint_diff(old, env_description(python))
 
 
+def env_key_changes(root: Path, tasks: Sequence[Task]) -> dict[str, str]:
+    """Task id -> ``'environment key <old> -> <new>'`` for every task mined with ``--env uv`` whose
+    environment key is different today (another interpreter, or a build rule changed), or the reason
+    it cannot be computed. Oracle is re-run on every task anyway; these lines say why one broke."""
+    out: dict[str, str] = {}
+    for t in tasks:
+        if not t.env:
+            continue
+        try:
+            key = resolve_env(declaration_at(root, t.commit), extras=t.env.get("extras") or [],
+                              groups=t.env.get("groups") or [])[0]
+        except EnvBuildError as exc:
+            out[t.id] = f"environment cannot be resolved: {exc}"
+            continue
+        if key != t.env.get("key"):
+            out[t.id] = f"environment key {t.env.get('key')} -> {key}"
+    return out
+
+
 def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
     """Run oracle once per task through pytest, then print the tasks it did not solve and the drift.
     Returns 0 when every task still passes, 1 otherwise (pytest's own status on usage errors)."""
@@ -42,7 +63,12 @@ def run_verify(root: Path, pytest_argv: Sequence[str]) -> int:
         return code
     tasks = {t.id: t for t in load_tasks(home.tasks)}
     broken = [r for r in read_jsonl(results) if r.get("outcome") != "solved"]
+    changed = env_key_changes(root, list(tasks.values()))
     print()
+    if changed:
+        print(f"homefield verify: {len(changed)} task(s) were re-validated in a changed environment:")
+        for tid, line in changed.items():
+            print(f"  {tid}  {line}")
     if not broken:
         print(f"homefield verify: oracle solves all {len(tasks)} tasks in this environment")
         return 0 if code in (0, 1) else code

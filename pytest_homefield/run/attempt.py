@@ -25,13 +25,15 @@ from typing import Any
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
+from pytest_homefield.envs.builder import EnvBuildError
+from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import grade, render_diff, tree_changes
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 
-__all__ = ["SnapshotCache", "AttemptSpec", "run_attempt", "latest_results", "result_key"]
+__all__ = ["SnapshotCache", "AttemptSpec", "grading_env", "run_attempt", "latest_results", "result_key"]
 
 
 def _now() -> str:
@@ -147,6 +149,10 @@ class AttemptSpec:
     test_globs: list[str] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
     variant: str = "base"
+    #: ``uv``: grade in the commit's environment (also whenever the task has an ``env`` object)
+    env_kind: str = "current"
+    env_extras: list[str] = field(default_factory=list)
+    env_groups: list[str] = field(default_factory=list)
 
     @property
     def artifacts(self) -> Path:
@@ -157,6 +163,19 @@ class AttemptSpec:
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
     passthrough = list(getattr(spec.agent, "env_passthrough", ()) or ()) + spec.env_passthrough
     return build_agent_env(prompt=prompt, attempt=spec.attempt, tmpdir=tmpdir, passthrough=passthrough)
+
+
+def grading_env(spec: AttemptSpec, repo: Path) -> dict[str, str] | None:
+    """The process environment for the hidden tests: the commit's uv environment when the task was
+    mined with one (its ``env`` extras and groups) or ``spec.env_kind`` is ``uv``; ``None`` (the
+    current one) otherwise. The agent's own changes to declaration files are never installed.
+    Raises :class:`EnvBuildError`."""
+    env = spec.task.env
+    if env is None and spec.env_kind != "uv":
+        return None
+    extras = list(env.get("extras") or []) if env else spec.env_extras
+    groups = list(env.get("groups") or []) if env else spec.env_groups
+    return commit_env(repo, spec.task.commit, extras=extras, groups=groups).apply(_setup_env())
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
@@ -216,13 +235,15 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      test_globs=spec.test_globs)
+                      test_globs=spec.test_globs, env=grading_env(spec, cache.repo))
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
         if tampered:
             suspicious = True
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
             error = f"{error}; {note}" if error else note
+    except EnvBuildError as exc:
+        outcome, error, test_s, touched, suspicious = "infra", f"environment: {exc}", 0.0, False, False
     except Exception as exc:
         (art / "grading.err").write_text(traceback.format_exc())
         outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False

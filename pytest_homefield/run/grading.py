@@ -27,7 +27,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -310,6 +310,7 @@ def grade(
     run_timeout_s: float = 600,
     test_timeout_s: float | None = None,
     test_globs: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -318,7 +319,8 @@ def grade(
     not pass; a collection error counts here), ``regression`` (a PASS_TO_PASS id broke),
     ``test_timeout``, ``solved``, or ``infra`` (hidden tests could not be applied, a ``conftest.py`` or
     pytest configuration in a folder above the grading copy (:func:`config_above`), zero tests
-    collected without an error, or no outcome file).
+    collected without an error, or no outcome file). ``env``: the process environment for the
+    hidden tests (default ``os.environ``; with ``--env uv`` the commit's environment).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -351,7 +353,7 @@ def grade(
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
-                        test_timeout_s=test_timeout_s)
+                        test_timeout_s=test_timeout_s, env=env)
     g.test_s = run.wall_s
     if run.timed_out:
         g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"

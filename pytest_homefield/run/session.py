@@ -256,7 +256,8 @@ class RunSession:
             task=task, agent=agent, attempt=attempt, run_id=self.run_id, run_dir=self.run_dir,
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
             run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
-            test_globs=list(s.test_globs), env_passthrough=a.env,
+            test_globs=list(s.test_globs), env_passthrough=a.env, env_kind=s.env,
+            env_extras=list(s.env_extras), env_groups=list(s.env_groups),
         )
 
     def run_attempt(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> Result:
