@@ -38,7 +38,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,7 +45,6 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration, Interpreter, choose_python, env_key, installed_pythons
-from pytest_homefield.sandbox.procs import run_process
 
 __all__ = [
     "MARKER",
@@ -225,21 +223,28 @@ def _uv_env() -> dict[str, str]:
 
 
 def _run_uv(args: list[str], *, cwd: Path, env: Mapping[str, str], deadline: float, log: Path) -> None:
-    """Run uv, appending its output to ``log``; raise :class:`EnvBuildError` with its last line."""
-    with tempfile.NamedTemporaryFile(prefix="hf-uv-", suffix=".log", delete=False) as fh:
-        part = Path(fh.name)
-    try:
-        res = run_process(args, cwd=cwd, env=env, timeout_s=max(1.0, deadline - time.monotonic()),
-                          stdout_path=part, stderr_path=part)
-        text = part.read_text(errors="replace")
-    finally:
-        part.unlink(missing_ok=True)
-    with open(log, "a") as out:
-        out.write("$ " + " ".join(args) + "\n" + text)
-    if res.timed_out:
-        raise EnvBuildError(f"uv timed out: {' '.join(args[1:3])}")
-    if res.exit_code != 0:
-        raise EnvBuildError(uv_error(text) or f"uv {args[1]} exited with status {res.exit_code}")
+    """Run uv, appending its output to ``log``; raise :class:`EnvBuildError` with :func:`uv_error`.
+
+    uv stays in the caller's process group (unlike test runs): when the builder is killed with its
+    group (an xdist worker, a CI job), uv and the build backends it started die with it instead of
+    writing on into a temporary folder that a later builder has cleared."""
+    with open(log, "ab") as out:
+        out.write(("$ " + " ".join(args) + "\n").encode())
+        out.flush()
+        start = out.tell()
+        proc = subprocess.Popen(args, cwd=str(cwd), env=dict(env), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
+        try:
+            code = proc.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise EnvBuildError(f"uv timed out: {' '.join(args[1:3])}") from None
+    with open(log, "rb") as fh:
+        fh.seek(start)
+        text = fh.read().decode(errors="replace")
+    if code != 0:
+        raise EnvBuildError(uv_error(text) or f"uv {args[1]} exited with status {code}")
 
 
 def uv_error(text: str) -> str:

@@ -49,12 +49,15 @@ def test_build_then_reuse_and_list_and_prune(world: dict[str, object], offline: 
     env = commit_env(repo, commits[1])
     assert env.built and env.build_s > 0
     assert env.path.parent == cache_root() and (env.path / MARKER).is_file()
-    assert env.record() == {"key": env.key, "how": "uv pip install pyproject.toml + groups test + project --no-deps",
+    assert env.record() == {"key": env.key, "how": "uv pip install pyproject.toml + groups test + project --no-deps"
+                                                   " (its code removed)",
                             "python": "3.11.7" if sys.version_info[:2] == (3, 11) else env.python_version,
                             "extras": [], "groups": ["test"]}
-    out = subprocess.run([str(env.python), "-c", "import hfdep, hfproj, pytest; print(hfdep.double(4))"],
-                         capture_output=True, text=True, cwd="/")
-    assert out.stdout.strip() == "8", out.stderr
+    probe = ("import importlib.metadata as m, importlib.util as u, hfdep, pytest; "
+             "print(hfdep.double(4), m.version('hfproj'), u.find_spec('hfproj'))")
+    out = subprocess.run([str(env.python), "-c", probe], capture_output=True, text=True, cwd="/")
+    # the dependency and pytest are installed; the project's metadata is, its code is not (the snapshot's is used)
+    assert out.stdout.split() == ["8", "0.1", "None"], out.stderr
     again = commit_env(repo, commits[1])
     assert (again.key, again.built, again.build_s) == (env.key, False, 0.0)
     assert [e["key"] for e in list_envs()] == [env.key]
@@ -98,12 +101,27 @@ def test_sigkill_during_a_build_leaves_nothing_reusable(world: dict[str, object]
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     root = cache_root()
+    assert _processes_using(root.parent.parent) == []  # uv and the backend (its cache is beside) died with it
     names = [p.name for p in root.iterdir()]
     assert any(".tmp-" in n for n in names) and not any(len(n) == 16 for n in names), names
     assert list_envs() == []
     fresh = commit_env(Path(repo), commits[1])  # a later run builds afresh and clears the leftover
     assert fresh.built
     assert not any(".tmp-" in p.name for p in root.iterdir())
+
+
+def _processes_using(path: Path) -> list[str]:
+    """Command lines of live processes that name ``path`` (zombies have an empty one)."""
+    time.sleep(0.5)
+    found = []
+    for cmd in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmd.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(path) in text:
+            found.append(text[:200])
+    return found
 
 
 def test_uv_error_keeps_the_error_and_its_last_cause() -> None:
