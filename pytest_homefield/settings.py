@@ -193,6 +193,9 @@ class Settings(ScanSettings):
     env_groups: list[str] = setting([], help="with --env uv: dependency groups to install (default: test, "
                                     "tests or dev when declared)", commands=("mine", "run", "verify"),
                                     yml="env_groups")
+    env_as_of: bool = setting(False, help="with --env uv: resolve only packages uploaded by the commit's day "
+                              "(uv --exclude-newer), so old commits get the versions of their time",
+                              commands=("mine", "run", "verify"), yml="env_as_of")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

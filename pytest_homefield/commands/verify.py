@@ -43,7 +43,7 @@ def env_key_changes(root: Path, tasks: Sequence[Task]) -> dict[str, str]:
             continue
         try:
             key = resolve_env(declaration_at(root, t.commit), extras=t.env.get("extras") or [],
-                              groups=t.env.get("groups") or [])[0]
+                              groups=t.env.get("groups") or [], as_of=t.env.get("as_of"))[0]
         except EnvBuildError as exc:
             out[t.id] = f"environment cannot be resolved: {exc}"
             continue

@@ -82,6 +82,7 @@ class Environment:
     how: str
     extras: list[str] = field(default_factory=list)
     groups: list[str] = field(default_factory=list)
+    as_of: str | None = None
     built: bool = False
     build_s: float = 0.0
 
@@ -92,7 +93,8 @@ class Environment:
     def record(self) -> dict[str, Any]:
         """The task record's ``env`` object (docs/contracts.md §6)."""
         return {"key": self.key, "how": self.how, "python": self.python_version,
-                "extras": list(self.extras), "groups": list(self.groups)}
+                "extras": list(self.extras), "groups": list(self.groups),
+                **({"as_of": self.as_of} if self.as_of else {})}
 
     def apply(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default ``os.environ``) with this environment first on ``PATH`` and
@@ -128,7 +130,8 @@ def find_uv() -> str:
 
 
 def resolve_env(decl: Declaration, *, extras: Sequence[str] = (), groups: Sequence[str] = (),
-                interpreters: Sequence[Interpreter] | None = None) -> tuple[str, Interpreter, list[str], list[str]]:
+                as_of: str | None = None, interpreters: Sequence[Interpreter] | None = None
+                ) -> tuple[str, Interpreter, list[str], list[str]]:
     """``(key, interpreter, extras, groups)`` for ``decl``: empty ``extras``/``groups`` mean the
     declaration's defaults (:meth:`Declaration.default_extras`, :meth:`Declaration.default_groups`).
     Raises :class:`EnvBuildError` when no installed interpreter fits ``requires-python``."""
@@ -138,7 +141,7 @@ def resolve_env(decl: Declaration, *, extras: Sequence[str] = (), groups: Sequen
         py = choose_python(decl.requires_python, installed_pythons() if interpreters is None else interpreters)
     except RuntimeError as exc:
         raise EnvBuildError(str(exc)) from None
-    return env_key(decl, py, extras=ex, groups=gr), py, ex, gr
+    return env_key(decl, py, extras=ex, groups=gr, as_of=as_of), py, ex, gr
 
 
 def _load(path: Path) -> Environment | None:
@@ -147,7 +150,8 @@ def _load(path: Path) -> Environment | None:
     except (OSError, ValueError):
         return None
     return Environment(key=data["key"], path=path, python_version=data["python"], interpreter=data["interpreter"],
-                       how=data["how"], extras=list(data.get("extras", [])), groups=list(data.get("groups", [])))
+                       how=data["how"], extras=list(data.get("extras", [])), groups=list(data.get("groups", [])),
+                       as_of=data.get("as_of"))
 
 
 @contextlib.contextmanager
@@ -161,17 +165,19 @@ def _locked(root: Path, key: str) -> Iterator[None]:
 
 
 def ensure_env(decl: Declaration, tree: Callable[[], contextlib.AbstractContextManager[Path]], *,
-               extras: Sequence[str] = (), groups: Sequence[str] = (), root: Path | None = None,
-               timeout_s: float = 1800, log: Path | None = None) -> Environment:
+               extras: Sequence[str] = (), groups: Sequence[str] = (), as_of: str | None = None,
+               root: Path | None = None, timeout_s: float = 1800, log: Path | None = None) -> Environment:
     """The environment for ``decl``: reused when ``<root>/<key>/`` is finished, else built from the
     tree ``tree()`` yields (called only when a build is needed; the tree holding ``decl``'s files).
 
+    ``as_of``: an ISO 8601 time; uv then resolves only packages uploaded before it
+    (``--exclude-newer``), so an old commit gets the versions of its day instead of today's (drift).
     ``timeout_s``: seconds for the whole build. ``log``: also copy uv's output there. Raises
     :class:`EnvBuildError` (one line) when no interpreter fits or uv fails or times out; nothing is
     left behind then.
     """
     root = cache_root() if root is None else Path(root)
-    key, py, ex, gr = resolve_env(decl, extras=extras, groups=groups)
+    key, py, ex, gr = resolve_env(decl, extras=extras, groups=groups, as_of=as_of)
     final = root / key
     env = _load(final)
     if env is not None:
@@ -189,10 +195,10 @@ def ensure_env(decl: Declaration, tree: Callable[[], contextlib.AbstractContextM
         started = time.monotonic()
         try:
             with tree() as src:
-                how = _build(decl, Path(src), tmp, py, ex, gr, timeout_s=timeout_s, log=log)
+                how = _build(decl, Path(src), tmp, py, ex, gr, as_of=as_of, timeout_s=timeout_s, log=log)
             build_s = time.monotonic() - started
             marker = {"key": key, "python": py.version, "interpreter": py.path, "how": how, "extras": ex,
-                      "groups": gr, "files": sorted(decl.files), "build_s": round(build_s, 3),
+                      "groups": gr, "as_of": as_of, "files": sorted(decl.files), "build_s": round(build_s, 3),
                       "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             with open(tmp / MARKER, "w") as fh:
                 json.dump(marker, fh, indent=1)
@@ -262,7 +268,7 @@ def uv_error(text: str) -> str:
 
 
 def _build(decl: Declaration, src: Path, dest: Path, py: Interpreter, extras: list[str], groups: list[str], *,
-           timeout_s: float, log: Path | None) -> str:
+           as_of: str | None, timeout_s: float, log: Path | None) -> str:
     """Create the environment in ``dest`` from the tree ``src``; returns ``how``."""
     uv = find_uv()
     env = _uv_env()
@@ -297,6 +303,9 @@ def _build(decl: Declaration, src: Path, dest: Path, py: Interpreter, extras: li
             for req in decl.requirements:
                 args += ["-r", req]
                 parts.append(req)
+            if as_of:
+                args += ["--exclude-newer", as_of]
+                parts.append(f"as of {as_of}")
             if args:
                 _run_uv([uv, "pip", "install", "--python", dpy, *args], cwd=src, env=env, deadline=deadline,
                         log=build_log)
@@ -309,7 +318,8 @@ def _build(decl: Declaration, src: Path, dest: Path, py: Interpreter, extras: li
             how += " (its code removed)"
         probe = subprocess.run([dpy, "-c", "import pytest"], capture_output=True, check=False)
         if probe.returncode != 0:
-            _run_uv([uv, "pip", "install", "--python", dpy, "pytest"], cwd=src, env=env, deadline=deadline,
+            _run_uv([uv, "pip", "install", "--python", dpy, "pytest", *(["--exclude-newer", as_of] if as_of else [])],
+                    cwd=src, env=env, deadline=deadline,
                     log=build_log)
             how += " +pytest"
         shutil.copyfile(build_log, dest / "build.log")

@@ -198,10 +198,13 @@ def choose_python(requires_python: str | None, interpreters: Sequence[Interprete
     return max(fits, key=lambda i: Version(i.version))
 
 
-def env_key(decl: Declaration, python: Interpreter, *, extras: Sequence[str], groups: Sequence[str]) -> str:
+def env_key(decl: Declaration, python: Interpreter, *, extras: Sequence[str], groups: Sequence[str],
+            as_of: str | None = None) -> str:
     """The environment's content key: 16 hex digits of SHA-256 over :data:`KEY_VERSION`, the
-    interpreter's version, the sorted extras and groups and each declaration file's SHA-256."""
+    interpreter's version, the sorted extras and groups, each declaration file's SHA-256 and, when
+    resolution is limited to packages published before a date, that date (``as_of``)."""
     blob = json.dumps({
+        **({"as_of": as_of} if as_of else {}),
         "v": KEY_VERSION,
         "python": python.version,
         "extras": sorted(extras),

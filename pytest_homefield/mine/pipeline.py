@@ -101,7 +101,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     if settings.env == "uv":
         try:
             environment = commit_env(settings.root, commit, extras=settings.env_extras, groups=settings.env_groups,
-                                     timeout_s=max(settings.run_timeout, 1800))
+                                     as_of=settings.env_as_of, timeout_s=max(settings.run_timeout, 1800))
         except EnvBuildError as exc:
             return {**base, "reason": "setup_failed", "detail": f"environment: {exc}", "FAIL_TO_PASS": 0,
                     "PASS_TO_PASS": 0, "excluded": {}, "seconds": round(time.monotonic() - started, 3),

@@ -153,6 +153,7 @@ class AttemptSpec:
     env_kind: str = "current"
     env_extras: list[str] = field(default_factory=list)
     env_groups: list[str] = field(default_factory=list)
+    env_as_of: bool = False
 
     @property
     def artifacts(self) -> Path:
@@ -175,7 +176,8 @@ def grading_env(spec: AttemptSpec, repo: Path) -> dict[str, str] | None:
         return None
     extras = list(env.get("extras") or []) if env else spec.env_extras
     groups = list(env.get("groups") or []) if env else spec.env_groups
-    return commit_env(repo, spec.task.commit, extras=extras, groups=groups).apply(_setup_env())
+    as_of: bool | str = str(env.get("as_of") or "") if env else spec.env_as_of
+    return commit_env(repo, spec.task.commit, extras=extras, groups=groups, as_of=as_of).apply(_setup_env())
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:

@@ -257,7 +257,7 @@ class RunSession:
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
             run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
             test_globs=list(s.test_globs), env_passthrough=a.env, env_kind=s.env,
-            env_extras=list(s.env_extras), env_groups=list(s.env_groups),
+            env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
         )
 
     def run_attempt(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> Result:

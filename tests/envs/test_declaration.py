@@ -20,6 +20,7 @@ from pytest_homefield.envs.declaration import (
     is_declaration_file,
     read_declaration,
 )
+from pytest_homefield.envs.stage import as_of_date
 
 PY311 = Interpreter("/usr/bin/python3.11", "3.11.7")
 PY313 = Interpreter("/opt/py/bin/python3.13", "3.13.0")
@@ -74,3 +75,13 @@ def test_installed_pythons_finds_this_interpreter() -> None:
     here = ".".join(str(n) for n in sys.version_info[:3])
     assert here in {i.version for i in found}
     assert len({i.path for i in found}) == len(found)  # each interpreter once
+
+
+def test_as_of_is_part_of_the_key_and_is_the_end_of_the_commit_day(tmp_path: Path) -> None:
+    decl = Declaration({"pyproject.toml": b"[project]\nname='x'\n"})
+    plain = env_key(decl, PY311, extras=[], groups=[])
+    assert plain == env_key(decl, PY311, extras=[], groups=[], as_of=None)
+    assert plain != env_key(decl, PY311, extras=[], groups=[], as_of="2026-06-01T23:59:59Z")
+    repo = build_env_repo(tmp_path / "r")
+    first = repo.git("rev-list", "--reverse", "HEAD").split()[0]
+    assert as_of_date(repo.path, first) == "2024-01-01T23:59:59Z"  # committed 2024-01-01 01:00 UTC
