@@ -14,12 +14,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_homefield.commands.envs import run_envs
 from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.settings import (
+    CONFIG_NAME,
     add_cli_options,
     cli_to_pytest_args,
     flags_from_pytest,
+    load_yaml_config,
     resolve_settings,
 )
 
@@ -70,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")
     p = sub.add_parser("export", help="write the tasks as SWE-bench instances for other harnesses (no tests run)")
     add_export_arguments(p)
+    p = sub.add_parser("envs", help="list the uv environments (--env uv) in the user cache; --prune removes "
+                       "the ones no task uses")
+    p.add_argument("--prune", action="store_true", help="remove environments no task of this repository uses")
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
@@ -88,6 +94,16 @@ def _root() -> Path:
     return Path(repo.working_tree_dir).resolve()
 
 
+def _env_kind(ns: argparse.Namespace, root: Path) -> str:
+    """``--env`` if given, else ``env`` from ``.homefield.yml`` (``current`` when unreadable)."""
+    if getattr(ns, "env", None):
+        return str(ns.env)
+    try:
+        return str(load_yaml_config(root / CONFIG_NAME).get("env") or "current")
+    except ConfigError:
+        return "current"  # the session reports the bad file itself
+
+
 def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
     """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
     mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
@@ -100,6 +116,10 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
         # homefield's own session runs none of the repository's tests: its addopts and its
         # `filterwarnings = error` (which turns any plugin's start-up warning into a crash) stay out
         args += ["-o", "addopts=", "-o", "filterwarnings="]
+    if _env_kind(ns, root) == "uv":
+        # the repository's conftest.py imports its test dependencies, which live in the task
+        # environments, not here; this session only runs homefield's own items
+        args.append("--noconftest")
     if command == "verify":
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
         if getattr(ns, "attacks", False):
@@ -239,6 +259,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_plan(ns)
     if ns.command == "export":
         return run_export(_root(), ns)
+    if ns.command == "envs":
+        try:
+            envs_root: Path | None = _root()
+        except SystemExit:
+            envs_root = None
+        return run_envs(envs_root, prune=ns.prune)
     if ns.command == "demo":
         from pytest_homefield.commands.demo import run_demo
 

@@ -73,6 +73,8 @@ class Task:
     verify: dict[str, Any] = field(default_factory=dict)
     prompt_sources: dict[str, Any] | None = None
     red_by_import_error: bool = False
+    #: with ``--env uv``: the commit's environment (key, how, python, extras, groups), else ``None``
+    env: dict[str, Any] | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

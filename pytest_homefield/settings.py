@@ -41,6 +41,7 @@ from pytest_homefield.shard import parse_shard
 
 __all__ = [
     "CONFIG_NAME",
+    "ENV_KINDS",
     "Setting",
     "ScanSettings",
     "Settings",
@@ -71,6 +72,9 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 #: may also give a YAML date), ``shard`` (``K/N`` with 1 ≤ K ≤ N when set), ``fraction`` (strictly between
 #: 0 and 1).
 CHECKS = ("min1", "positive", "date", "shard", "fraction")
+#: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
+#: per dependency declaration, :mod:`pytest_homefield.envs`).
+ENV_KINDS = ("current", "uv")
 
 _META = "homefield"
 _T = TypeVar("_T")
@@ -165,6 +169,10 @@ class ScanSettings:
     min_message_words: int = setting(3, help="reject commits whose message has fewer words (default 3)",
                                      commands=_M, yml="mine.min_message_words")
     test_globs: list[str] = setting([], help="extra test-file patterns (added to the defaults)", yml="test_globs")
+    # the scan keeps dependency-changing commits when each commit gets its own environment
+    env: str = setting("current", help="test environment: current (the python on PATH) or uv (one per "
+                       "dependency declaration, built with uv)", commands=_MR, yml="env",
+                       choices=ENV_KINDS)
 
 
 @dataclass(kw_only=True)
@@ -189,6 +197,15 @@ class Settings(ScanSettings):
                                          commands=_MR + _A, yml="test_timeout", check="positive")
     run_timeout: float = setting(600.0, help="seconds per test-command run (default 600)",
                                  commands=_MR + _A, yml="run_timeout", check="positive")
+    env_extras: list[str] = setting([], help="with --env uv: optional-dependency extras to install "
+                                    "(default: test or tests when declared)", commands=_MR,
+                                    yml="env_extras")
+    env_groups: list[str] = setting([], help="with --env uv: dependency groups to install (default: test, "
+                                    "tests or dev when declared)", commands=_MR,
+                                    yml="env_groups")
+    env_as_of: bool = setting(False, help="with --env uv: resolve only packages uploaded by the commit's day "
+                              "(uv --exclude-newer), so old commits get the versions of their time",
+                              commands=_MR, yml="env_as_of")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

@@ -17,14 +17,16 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.envs.builder import EnvBuildError, resolve_env
+from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
-from pytest_homefield.records import load_tasks
+from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.run.attacks import ATTACKS
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["run_verify", "drift_lines", "attack_specs", "attack_verdict"]
+__all__ = ["run_verify", "drift_lines", "attack_specs", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
@@ -84,6 +86,25 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
     return not broken, lines
 
 
+def env_key_changes(root: Path, tasks: Sequence[Task]) -> dict[str, str]:
+    """Task id -> ``'environment key <old> -> <new>'`` for every task mined with ``--env uv`` whose
+    environment key is different today (another interpreter, or a build rule changed), or the reason
+    it cannot be computed. Oracle is re-run on every task anyway; these lines say why one broke."""
+    out: dict[str, str] = {}
+    for t in tasks:
+        if not t.env:
+            continue
+        try:
+            key = resolve_env(declaration_at(root, t.commit), extras=t.env.get("extras") or [],
+                              groups=t.env.get("groups") or [], as_of=t.env.get("as_of"))[0]
+        except EnvBuildError as exc:
+            out[t.id] = f"environment cannot be resolved: {exc}"
+            continue
+        if key != t.env.get("key"):
+            out[t.id] = f"environment key {t.env.get('key')} -> {key}"
+    return out
+
+
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
     then print the tasks oracle did not solve and the drift, and the attacks' verdict. Returns 0
@@ -97,8 +118,13 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False)
     tasks = {t.id: t for t in load_tasks(home.tasks)}
     records = list(read_jsonl(results))
     broken = [r for r in records if r.get("agent") == "oracle" and r.get("outcome") != "solved"]
+    changed = env_key_changes(root, list(tasks.values()))
     held = True
     print()
+    if changed:
+        print(f"homefield verify: {len(changed)} task(s) were re-validated in a changed environment:")
+        for tid, line in changed.items():
+            print(f"  {tid}  {line}")
     if attacks:
         n_tasks = len({r["task_id"] for r in records})
         held, lines = attack_verdict(records, n_tasks)

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.envs.builder import EnvBuildError, Environment
+from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import is_well_specified, spec_score
@@ -45,6 +47,7 @@ __all__ = [
     "MineSession",
     "Verdict",
     "MAX_TASKS_REACHED",
+    "env_summary",
 ]
 
 
@@ -99,12 +102,27 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
     ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
-    docs/contracts.md §6) when kept."""
+    docs/contracts.md §6) when kept.
+
+    With ``settings.env == "uv"`` both states run in the commit's environment
+    (:func:`pytest_homefield.envs.stage.commit_env`, built or reused); the record then has ``env``
+    (``key``, ``built``, ``build_s``) and a build failure is ``setup_failed`` with uv's last line."""
     test_cmd = test_cmd or settings.test_cmd
     setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
     commit, parent = candidate["commit"], candidate["parent"]
     test_files = list(candidate["test_files"])
     started = time.monotonic()
+    environment: Environment | None = None
+    base = {"commit": commit, "id": commit[:12], "subject": candidate["subject"]}
+    if settings.env == "uv":
+        try:
+            environment = commit_env(settings.root, commit, extras=settings.env_extras, groups=settings.env_groups,
+                                     as_of=settings.env_as_of, timeout_s=max(settings.run_timeout, 1800))
+        except EnvBuildError as exc:
+            return {**base, "reason": "setup_failed", "detail": f"environment: {exc}", "FAIL_TO_PASS": 0,
+                    "PASS_TO_PASS": 0, "excluded": {}, "seconds": round(time.monotonic() - started, 3),
+                    "env": {"key": None, "built": False, "build_s": round(time.monotonic() - started, 3),
+                            "error": str(exc)}}
     ver = verify_candidate(
         settings.root,
         commit=commit,
@@ -117,11 +135,10 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         run_timeout_s=settings.run_timeout,
         test_timeout_s=settings.test_timeout,
         sandbox=test_sandbox(settings),
+        env=environment.apply() if environment is not None else None,
     )
     record: dict[str, Any] = {
-        "commit": commit,
-        "id": commit[:12],
-        "subject": candidate["subject"],
+        **base,
         "reason": ver.reason,
         "detail": ver.detail,
         "FAIL_TO_PASS": len(ver.FAIL_TO_PASS),
@@ -130,6 +147,12 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         "red_by_import_error": len(ver.red_by_import_error),
         "seconds": round(time.monotonic() - started, 3),
     }
+    if ver.missing_modules:
+        record["missing_modules"] = ver.missing_modules
+    if candidate.get("dependency_files"):
+        record["dependency_files"] = list(candidate["dependency_files"])
+    if environment is not None:
+        record["env"] = {"key": environment.key, "built": environment.built, "build_s": environment.build_s}
     if ver.reason is None:
         test_patch = make_test_patch(settings.root, parent, commit, test_files)
         gold_patch = make_gold_patch(settings.root, parent, commit, test_files)
@@ -155,7 +178,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             excluded=dict(ver.excluded),
             test_cmd=test_cmd,
             setup_cmd=setup_cmd,
-            env_fingerprint=_record_env(settings.root, python_of(test_cmd)),
+            env_fingerprint=_record_env(settings.root, str(environment.python) if environment is not None
+                                        else python_of(test_cmd)),
             spec_score=round(score, 3),
             well_specified=is_well_specified(score),
             languages=_languages(candidate["source_files"]),
@@ -164,6 +188,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
                     "commit_s": round(ver.commit_s, 3)},
             # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
+            env=environment.record() if environment is not None else None,
         )
         record["task"] = task.to_dict()
     return record
@@ -232,6 +257,21 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
     return (f"Hint: {len(broken)} of {len(verified)} candidates could not collect their tests even at the commit "
             f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
+
+
+def env_summary(records: Iterable[dict[str, Any]]) -> str:
+    """``'environments: 2 built (41.3 s), 5 reused, 1 failed'`` from verification records' ``env``
+    objects (a key counted once as built); ``''`` when no record has one."""
+    envs = [r["env"] for r in records if r.get("env")]
+    if not envs:
+        return ""
+    built = [e for e in envs if e.get("built")]
+    failed = [e for e in envs if e.get("key") is None]
+    reused = len(envs) - len(built) - len(failed)
+    keys = {e["key"] for e in envs if e.get("key")}
+    secs = sum(float(e.get("build_s") or 0) for e in built)
+    out = f"environments: {len(keys)} distinct, {len(built)} built ({secs:.1f} s), {reused} reused"
+    return out + (f", {len(failed)} failed to build" if failed else "")
 
 
 def drop_summary(reasons: Iterable[str | None]) -> str:
@@ -357,6 +397,9 @@ class MineSession:
         hint = setup_hint(verified)
         if hint:
             lines.append(hint)
+        envs = env_summary(verified)
+        if envs:
+            lines.append(envs[0].upper() + envs[1:])
         if verbose:
             for r in verified:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")

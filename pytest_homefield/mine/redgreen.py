@@ -51,6 +51,8 @@ class Verification:
     spent on each state (setup and test runs). ``runs``: test-command runs done (both states).
     ``red_by_import_error``: the FAIL_TO_PASS ids that never ran at the parent: absent from every
     parent run because their module failed to import or collect there (not a failing assertion).
+    ``missing_modules``: modules a parent run could not import (``No module named 'x'`` in a
+    collection error), sorted: a parent that fails for these is failing for its environment.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -62,6 +64,7 @@ class Verification:
     commit_s: float = 0.0
     runs: int = 0
     red_by_import_error: list[str] = field(default_factory=list)
+    missing_modules: list[str] = field(default_factory=list)
 
 
 def _state(run: TestRun, test_id: str) -> str:
@@ -94,6 +97,14 @@ def _exclusion(parent: Sequence[str], commit: Sequence[str]) -> str:
     if _SKIP in commit or _SKIP in parent:
         return "skipped"
     return "absent"
+
+
+_NO_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+def _missing_modules(runs: Sequence[TestRun]) -> list[str]:
+    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``."""
+    return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)})
 
 
 def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
@@ -141,7 +152,8 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     """
     parent_s = sum(r.wall_s for r in parent_runs)
     commit_s = sum(r.wall_s for r in commit_runs)
-    v = Verification(parent_s=parent_s, commit_s=commit_s, runs=len(parent_runs) + len(commit_runs))
+    v = Verification(parent_s=parent_s, commit_s=commit_s, runs=len(parent_runs) + len(commit_runs),
+                     missing_modules=_missing_modules(parent_runs))
     for state, runs in (("parent", parent_runs), ("commit", commit_runs)):
         for k, r in enumerate(runs, 1):
             if r.timed_out:
@@ -195,6 +207,8 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         errs = sorted({p for r in commit_runs for p in r.collection_errors})
         if errs:
             v.detail += f" (collection errors: {', '.join(errs)})"
+    if v.reason == "reference_fails" and v.missing_modules:
+        v.detail += f"; the environment lacks module(s): {', '.join(v.missing_modules)}"
     return v
 
 

@@ -29,7 +29,9 @@ Filters, in the order they are applied; the first that fails names the reason (d
    test of its own to verify. Empty commits land here.
 6. ``dependency_change``: a dependency manifest or lock file changed that is not one of the
    content-checked manifests (``requirements*.txt``, ``uv.lock``, ``go.sum``, …), or a submodule
-   pointer moved.
+   pointer moved. With ``env`` ``uv`` (each commit tested in its own environment) the top-level
+   Python declarations (:func:`pytest_homefield.envs.declaration.is_declaration_file`) go to the
+   candidate's ``dependency_files`` instead; other manifests and submodules still drop it.
 7. ``no_source_change``: no source file changed (content-checked manifests count as source here).
 8. ``too_many_source_files``: more than ``max_source_files`` source files (deleted ones count).
 9. ``message_too_short``: fewer than ``min_message_words`` words in the prompt: the cleaned message
@@ -38,7 +40,8 @@ Filters, in the order they are applied; the first that fails names the reason (d
 10. ``dependency_change`` again, only for commits that passed 1-9 and touched a content-checked
     manifest (``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``package.json``, ``Cargo.toml``,
     ``composer.json``): both versions are read (one ``git cat-file --batch`` process for the whole
-    scan) and their dependency tables compared; if unchanged, the manifest is a source file.
+    scan) and their dependency tables compared; if unchanged, the manifest is a source file. With
+    ``env`` ``uv`` a changed one is kept as a candidate and listed in ``dependency_files``.
 11. ``diff_too_large``: more than ``max_diff_lines`` added + removed lines in the non-test files
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
@@ -60,6 +63,7 @@ from typing import IO, Any
 
 import git
 
+from pytest_homefield.envs.declaration import is_declaration_file
 from pytest_homefield.errors import ScanError
 from pytest_homefield.mine.classify import (
     CONFIG,
@@ -142,7 +146,7 @@ class Candidate:
     by class (:mod:`.classify`), each including deleted files: ``test_files`` every test-side file
     (modules, fixtures, helpers, conftest); ``runnable_tests`` the test modules added or modified,
     i.e. the files whose tests verification runs; ``dependency_files`` the manifests whose
-    dependency tables changed (always empty for a candidate; kept for symmetry with the record);
+    dependency tables changed (empty unless ``env`` is ``uv``: otherwise such a commit is rejected);
     ``deleted_files`` every deleted path of any class. ``diff_lines``: added + removed lines of the
     non-test files, ``None`` unless ``max_diff_lines`` was set. ``prompt``: the task prompt the agent
     would get (:func:`~pytest_homefield.mine.prompt.clean_prompt`, or for a merge
@@ -356,6 +360,7 @@ class _Change:
     docs: list[str] = field(default_factory=list)
     config: list[str] = field(default_factory=list)
     deps: list[str] = field(default_factory=list)
+    submodules: list[str] = field(default_factory=list)
     checked: list[tuple[str, bytes]] = field(default_factory=list)  # (path, raw diff line)
     deleted: list[str] = field(default_factory=list)
     all_paths: list[str] = field(default_factory=list)
@@ -371,6 +376,7 @@ def _split_change(entries: list[bytes], classifier: Classifier) -> _Change:
             change.deleted.append(path)
         if b"160000" in raw[:15]:  # a submodule pointer: a dependency, not code
             change.deps.append(path)
+            change.submodules.append(path)
             continue
         cls, runnable = classifier.info(path)
         if cls == TEST:
@@ -427,8 +433,11 @@ def _cheap_reason(commit: _Commit, change: _Change, options: ScanOptions,
             f" and {_files(len(change.docs), 'docs')}" if change.docs else "")
     if not change.runnable:
         return "no_test_change", _no_test_detail(change, classifier)
-    if change.deps:
-        return "dependency_change", ", ".join(change.deps[:5]) + (" …" if len(change.deps) > 5 else "")
+    # with uv, only the top-level Python declarations are installed: other manifests still block
+    blocking = [d for d in change.deps if d in change.submodules or not is_declaration_file(d)] \
+        if options.env == "uv" else change.deps
+    if blocking:
+        return "dependency_change", ", ".join(blocking[:5]) + (" …" if len(blocking) > 5 else "")
     if not change.sources:
         parts = [_files(len(change.tests), "test"), _files(len(change.docs), "docs")]
         if change.config:
@@ -603,7 +612,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                     checks[len(outcomes)] = checked
                 outcomes.append(outcome)
         _compose_prompts(repo, head, outcomes, checks, options.min_message_words)
-        _filter_manifests(repo, outcomes, checks)
+        _filter_manifests(repo, outcomes, checks, keep=options.env == "uv")
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
     finally:
@@ -653,7 +662,7 @@ def _judge(commit: _Commit, classifier: Classifier, options: ScanOptions,
         runnable_tests=change.runnable,
         docs_files=change.docs,
         config_files=change.config,
-        dependency_files=[],
+        dependency_files=list(change.deps),
         deleted_files=change.deleted,
     )
     return candidate, change.checked
@@ -687,13 +696,17 @@ def _compose_prompts(repo: git.Repo, head: str, outcomes: list[Candidate | Rejec
 
 
 def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],
-                      checks: dict[int, list[tuple[str, bytes]]]) -> None:
-    """Filter 10, in place: candidates whose content-checked manifests changed dependencies."""
+                      checks: dict[int, list[tuple[str, bytes]]], *, keep: bool = False) -> None:
+    """Filter 10, in place: candidates whose content-checked manifests changed dependencies are
+    rejected, or with ``keep`` (``env`` ``uv``) given those manifests as ``dependency_files``."""
     if not checks:
         return
     for i, changed in zip(checks, _manifests_changed(repo, list(checks.values())), strict=True):
         if changed:
             c = outcomes[i]
+            if keep and isinstance(c, Candidate) and all(is_declaration_file(p) for p in changed):
+                c.dependency_files = sorted({*c.dependency_files, *changed})
+                continue
             outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "dependency_change", ", ".join(changed))
 
 

@@ -27,6 +27,8 @@ from typing import Any
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
+from pytest_homefield.envs.builder import EnvBuildError
+from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
@@ -43,8 +45,8 @@ from pytest_homefield.sandbox.bwrap import (
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 
-__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "run_attempt", "latest_results", "result_key",
-           "agent_wrapper"]
+__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
+           "result_key", "agent_wrapper"]
 
 
 def _now() -> str:
@@ -162,6 +164,11 @@ class AttemptSpec:
     variant: str = "base"
     sandbox: SandboxChoice = field(default_factory=SandboxChoice)
     sandbox_hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None
+    #: ``uv``: grade in the commit's environment (also whenever the task has an ``env`` object)
+    env_kind: str = "current"
+    env_extras: list[str] = field(default_factory=list)
+    env_groups: list[str] = field(default_factory=list)
+    env_as_of: bool = False
 
     @property
     def artifacts(self) -> Path:
@@ -226,6 +233,20 @@ def agent_wrapper(backend: str, *, workspace: Path, tmpdir: Path, home: Path, ne
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
     passthrough = list(getattr(spec.agent, "env_passthrough", ()) or ()) + spec.env_passthrough
     return build_agent_env(prompt=prompt, attempt=spec.attempt, tmpdir=tmpdir, passthrough=passthrough)
+
+
+def grading_env(spec: AttemptSpec, repo: Path) -> dict[str, str] | None:
+    """The process environment for the hidden tests: the commit's uv environment when the task was
+    mined with one (its ``env`` extras and groups) or ``spec.env_kind`` is ``uv``; ``None`` (the
+    current one) otherwise. The agent's own changes to declaration files are never installed.
+    Raises :class:`EnvBuildError`."""
+    env = spec.task.env
+    if env is None and spec.env_kind != "uv":
+        return None
+    extras = list(env.get("extras") or []) if env else spec.env_extras
+    groups = list(env.get("groups") or []) if env else spec.env_groups
+    as_of: bool | str = str(env.get("as_of") or "") if env else spec.env_as_of
+    return commit_env(repo, spec.task.commit, extras=extras, groups=groups, as_of=as_of).apply(_setup_env())
 
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
@@ -313,7 +334,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      test_globs=spec.test_globs, sandbox=test_backend)
+                      test_globs=spec.test_globs, sandbox=test_backend, env=grading_env(spec, cache.repo))
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
             why = g.suspicious_reason
@@ -322,6 +343,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
             error = f"{error}; {note}" if error else note
             why = f"{why}; pristine snapshot changed" if why else "pristine snapshot changed"
+    except EnvBuildError as exc:
+        outcome, error, test_s, touched, suspicious = "infra", f"environment: {exc}", 0.0, False, False
     except Exception as exc:
         (art / "grading.err").write_text(traceback.format_exc())
         outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False

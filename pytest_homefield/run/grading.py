@@ -27,7 +27,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -346,6 +346,7 @@ def grade(
     test_timeout_s: float | None = None,
     test_globs: Sequence[str] = (),
     sandbox: str = "none",
+    env: Mapping[str, str] | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -361,7 +362,9 @@ def grade(
     finishes the environment is sound and the attempt is ``tests_failed`` (scored: the agent's code
     killed it); otherwise ``infra``. ``sandbox``: ``"bwrap"`` or ``"none"`` for the test runs
     (:func:`pytest_homefield.sandbox.testrun.run_tests`). ``suspicious`` is set from
-    :func:`suspicious_reasons` of the carried change against ``task.gold_patch``.
+    :func:`suspicious_reasons` of the carried change against ``task.gold_patch``. ``env``: the
+    process environment for the hidden tests and the control run (default ``os.environ``; with
+    ``--env uv`` the commit's environment, bound read-only into the sandbox).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -395,7 +398,7 @@ def grade(
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
-                        test_timeout_s=test_timeout_s, sandbox=sandbox)
+                        test_timeout_s=test_timeout_s, sandbox=sandbox, env=env)
         g.test_s = run.wall_s
         if run.timed_out:
             g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
@@ -407,7 +410,7 @@ def grade(
             control = copy_tree(pristine, control_dir / "w")
             apply_patch(control, task.test_patch)
             ctl = run_tests(control, test_cmd or task.test_cmd, targets, out_dir=control_dir / "out",
-                            timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox)
+                            timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env)
             if _run_completes(ctl):
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "

@@ -389,6 +389,7 @@ class RunSession:
             run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
             test_globs=list(s.test_globs), env_passthrough=a.env,
             sandbox=SandboxChoice(s.sandbox, s.sandbox_network), sandbox_hook=self.sandbox_hook,
+            env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
         )
 
     def sandbox_summary(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from pytest_homefield.mine.pipeline import (
     MAX_TASKS_REACHED,
     MineSession,
     drop_summary,
+    env_summary,
     freeze_candidates,
     merge_tasks,
     python_of,
@@ -204,3 +205,10 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     assert lines[2].startswith(f"  {a[:12]}  task ") and "F2P=1" in lines[2]
     assert lines[-1] == f"Verification records: {session.results_path.relative_to(tmp_path)}"
 
+
+def test_env_summary_counts_built_reused_and_failed() -> None:
+    records = [{"env": {"key": "a", "built": True, "build_s": 10.0}}, {"env": {"key": "a", "built": False,
+               "build_s": 0.0}}, {"env": {"key": "b", "built": True, "build_s": 2.5}},
+               {"env": {"key": None, "built": False, "build_s": 1.0, "error": "x"}}, {"reason": None}]
+    assert env_summary(records) == "environments: 2 distinct, 2 built (12.5 s), 1 reused, 1 failed to build"
+    assert env_summary([{"reason": None}]) == ""

@@ -438,3 +438,17 @@ def test_non_utf8_files_become_binary_patches(tmp_path: Path) -> None:
     apply_patch(work, patch)
     assert (work / "tests" / "latin1.txt").read_bytes() == latin
     assert (work / "tests" / "a.py").read_text() == "A = 2\n"
+
+
+def test_a_parent_missing_a_third_party_module_names_it() -> None:
+    """The environment, not the commit, is at fault: the detail names the module it lacks."""
+    def broken() -> TestRun:
+        r = run({}, ce=True)
+        r.collection_errors = {"tests/test_cli.py": "ModuleNotFoundError: No module named 'sqlite_migrate'"}
+        return r
+
+    v = classify_runs([broken()], [broken()])
+    assert v.reason == "reference_fails" and v.missing_modules == ["sqlite_migrate"]
+    assert v.detail.endswith("; the environment lacks module(s): sqlite_migrate"), v.detail
+    ok = classify_runs([run({"t::a": "failed"})], [run({"t::a": "passed"})])
+    assert ok.reason is None and ok.missing_modules == []

@@ -524,3 +524,16 @@ def test_one_streaming_git_log_per_walk(prs: tuple[Path, dict[str, str]],
         calls.clear()
         scan(repo, options)
         assert sum(1 for cmd in calls if "log" in cmd) == n, options
+
+
+def test_env_uv_keeps_python_dependency_changes(zoo: tuple[Path, dict[str, str]]) -> None:
+    """With ``env: uv`` each commit is tested in its own environment: a change to a top-level Python
+    declaration is a candidate listing it in ``dependency_files``; a submodule still drops it."""
+    repo, shas = zoo
+    got = _by_commit(scan(repo, ScanOptions(env="uv")))
+    for name in ("requirements", "pyproject_added", "pyproject_inside"):
+        assert isinstance(got[shas[name]], Candidate), name
+    assert got[shas["requirements"]].dependency_files == ["requirements.txt"]  # type: ignore[union-attr]
+    assert got[shas["pyproject_inside"]].dependency_files == ["pyproject.toml"]  # type: ignore[union-attr]
+    assert got[shas["pyproject_outside"]].dependency_files == []  # type: ignore[union-attr]
+    assert got[shas["submodule"]] == "dependency_change"

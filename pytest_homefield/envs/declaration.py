@@ -1,0 +1,214 @@
+"""What a tree declares about its Python environment, and the content key of that environment.
+
+A *declaration* is the set of files at the top of a tree that say which packages its tests need:
+``pyproject.toml``, ``uv.lock``, ``setup.py``, ``setup.cfg`` and ``requirements*.txt``. It is read
+from a folder (:func:`read_declaration`) or straight from a commit without a checkout
+(:func:`declaration_at`). The key (:func:`env_key`) hashes those files' bytes with the chosen
+interpreter's version and the extras and groups, so every commit with the same declaration shares
+one environment (docs/contracts.md §6 ``env``).
+
+The interpreter comes from the ones already installed (:func:`installed_pythons`: ``python3`` and
+``python3.N`` on ``PATH``, and ``$PYENV_ROOT/versions/*/bin/python3``); ``requires-python`` chooses
+the newest that satisfies it (:func:`choose_python`). None is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import fnmatch
+import functools
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import Version
+
+from pytest_homefield.sandbox.snapshot import git
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "DECLARATION_FILES",
+    "KEY_VERSION",
+    "Declaration",
+    "Interpreter",
+    "NoPythonError",
+    "is_declaration_file",
+    "read_declaration",
+    "declaration_at",
+    "installed_pythons",
+    "choose_python",
+    "env_key",
+]
+
+#: Top-level file names (and ``requirements*.txt``) that make up a declaration.
+DECLARATION_FILES = ("pyproject.toml", "uv.lock", "setup.py", "setup.cfg")
+_REQUIREMENTS = "requirements*.txt"
+#: Bumped when the way environments are built changes, so old ones are not reused.
+KEY_VERSION = 1
+
+
+def is_declaration_file(path: str) -> bool:
+    """``path`` (repository-relative) is a top-level declaration file."""
+    return "/" not in path and (path in DECLARATION_FILES or fnmatch.fnmatch(path, _REQUIREMENTS))
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """The declaration files of one tree: ``files`` maps a top-level name to its bytes."""
+
+    files: Mapping[str, bytes]
+
+    @property
+    def pyproject(self) -> dict[str, Any]:
+        """``pyproject.toml`` parsed (``{}`` when absent or not valid TOML)."""
+        raw = self.files.get("pyproject.toml")
+        if raw is None:
+            return {}
+        try:
+            data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return {}
+        return data
+
+    @property
+    def has_project(self) -> bool:
+        """The tree is an installable project (a ``[project]`` table, ``setup.py`` or ``setup.cfg``)."""
+        return "project" in self.pyproject or "setup.py" in self.files or "setup.cfg" in self.files
+
+    @property
+    def requires_python(self) -> str | None:
+        """``[project] requires-python``, or ``None``."""
+        value = self.pyproject.get("project", {}).get("requires-python")
+        return str(value) if value else None
+
+    @property
+    def requirements(self) -> list[str]:
+        """The ``requirements*.txt`` names, sorted."""
+        return sorted(n for n in self.files if fnmatch.fnmatch(n, _REQUIREMENTS))
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing declares any dependency."""
+        return not self.files
+
+    def default_extras(self) -> list[str]:
+        """The test extra the project uses: ``test`` or ``tests`` from ``[project.optional-dependencies]``."""
+        extras = self.pyproject.get("project", {}).get("optional-dependencies") or {}
+        return [e for e in ("test", "tests") if e in extras][:1]
+
+    def default_groups(self) -> list[str]:
+        """The dependency group holding the test tools: ``test``, ``tests`` or ``dev`` (PEP 735)."""
+        groups = self.pyproject.get("dependency-groups") or {}
+        return [g for g in ("test", "tests", "dev") if g in groups][:1]
+
+
+def read_declaration(tree: Path) -> Declaration:
+    """The declaration files at the top of the folder ``tree``."""
+    files: dict[str, bytes] = {}
+    for name in [*DECLARATION_FILES, *sorted(p.name for p in Path(tree).glob(_REQUIREMENTS))]:
+        path = Path(tree) / name
+        if path.is_file():
+            files[name] = path.read_bytes()
+    return Declaration(files)
+
+
+def declaration_at(repo: Path, commit: str) -> Declaration:
+    """The declaration files of ``commit`` read from git (no checkout). Raises ``SnapshotError``
+    for an unknown commit."""
+    names = [n for n in git("ls-tree", "--name-only", "-z", commit, cwd=repo).split("\0") if is_declaration_file(n)]
+    files: dict[str, bytes] = {}
+    for name in names:
+        out = subprocess.run(["git", "cat-file", "blob", f"{commit}:{name}"], cwd=repo, capture_output=True,
+                             check=False)
+        if out.returncode == 0:
+            files[name] = out.stdout
+    return Declaration(files)
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """An installed Python: ``path`` (the real executable) and ``version`` (``3.11.7``)."""
+
+    path: str
+    version: str
+
+
+class NoPythonError(RuntimeError):
+    """No installed interpreter satisfies ``requires-python``; the message names the ones found."""
+
+
+_PROBE = "import os, sys; print(os.path.realpath(sys.executable)); print('%d.%d.%d' % sys.version_info[:3])"
+
+
+@functools.lru_cache(maxsize=8)
+def installed_pythons(path_var: str | None = None) -> tuple[Interpreter, ...]:
+    """Every distinct interpreter found (``python3``, ``python3.N`` for N in 6..15 on ``PATH``
+    (``path_var``, default ``$PATH``), ``$PYENV_ROOT`` or ``~/.pyenv`` versions), in that order.
+    Pyenv shims that are not selected (they exit non-zero) are skipped."""
+    path_var = os.environ.get("PATH", "") if path_var is None else path_var
+    names = ["python3", *(f"python3.{n}" for n in range(6, 16))]
+    found = [p for p in (shutil.which(n, path=path_var) for n in names) if p]
+    pyenv = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    found += sorted(glob.glob(os.path.join(pyenv, "versions", "*", "bin", "python3")))
+    out: dict[str, Interpreter] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:  # each probe waits on a process
+        probes = list(pool.map(_probe, found))
+    for found_one in probes:
+        if found_one is not None:
+            out.setdefault(found_one.path, found_one)
+    return tuple(out.values())
+
+
+def _probe(exe: str) -> Interpreter | None:
+    try:
+        proc = subprocess.run([exe, "-c", _PROBE], capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = proc.stdout.split()
+    if proc.returncode != 0 or len(lines) != 2:
+        return None
+    return Interpreter(lines[0], lines[1])
+
+
+def choose_python(requires_python: str | None, interpreters: Sequence[Interpreter]) -> Interpreter:
+    """The newest of ``interpreters`` satisfying ``requires_python`` (any when ``None`` or not a
+    valid specifier: then the newest). Raises :class:`NoPythonError` when none fits."""
+    try:
+        spec = SpecifierSet(requires_python or "")
+    except InvalidSpecifier:
+        spec = SpecifierSet("")
+    fits = [i for i in interpreters if spec.contains(Version(i.version), prereleases=True)]
+    if not fits:
+        seen = ", ".join(f"{i.version} ({i.path})" for i in interpreters) or "none"
+        raise NoPythonError(f"no installed Python satisfies requires-python {requires_python!s}; found: {seen} "
+                            "(homefield never downloads one)")
+    return max(fits, key=lambda i: Version(i.version))
+
+
+def env_key(decl: Declaration, python: Interpreter, *, extras: Sequence[str], groups: Sequence[str],
+            as_of: str | None = None) -> str:
+    """The environment's content key: 16 hex digits of SHA-256 over :data:`KEY_VERSION`, the
+    interpreter's version, the sorted extras and groups, each declaration file's SHA-256 and, when
+    resolution is limited to packages published before a date, that date (``as_of``)."""
+    blob = json.dumps({
+        **({"as_of": as_of} if as_of else {}),
+        "v": KEY_VERSION,
+        "python": python.version,
+        "extras": sorted(extras),
+        "groups": sorted(groups),
+        "files": {n: hashlib.sha256(b).hexdigest() for n, b in sorted(decl.files.items())},
+    }, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
