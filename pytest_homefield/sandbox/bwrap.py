@@ -124,25 +124,47 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap") 
     return [*args, "--", *command]
 
 
-def python_paths(pythons: Iterable[str | None] = ()) -> list[Path]:
+def python_paths(pythons: Iterable[str | None] = (), *, path: str | None = None) -> list[Path]:
     """Read-only paths an interpreter needs: ``sys.prefix`` and ``sys.base_prefix`` of this process,
-    and for each executable in ``pythons`` (a name on ``PATH`` or a path) its venv folder (the
-    parent of ``bin/`` when ``pyvenv.cfg`` is there) and the prefix of the real binary behind it."""
+    and for each executable in ``pythons`` (a name looked up on ``path``, default ``$PATH``, or a path)
+    its venv folder (the parent of ``bin/`` when ``pyvenv.cfg`` is there), the prefix of the base
+    interpreter the venv's ``pyvenv.cfg`` names (``home = <prefix>/bin``, as ``uv venv`` and ``venv``
+    write it) and the prefix of the real binary behind the symlinks."""
     out: list[Path] = [Path(sys.prefix), Path(sys.base_prefix)]
     for exe in pythons:
         if not exe:
             continue
-        found = shutil.which(exe) or exe
-        path = Path(os.path.abspath(found))
-        if (path.parent.parent / "pyvenv.cfg").exists():
-            out.append(path.parent.parent)
-        real = Path(os.path.realpath(path))
+        found = shutil.which(exe, path=path) or exe
+        if not os.path.isabs(found):
+            continue  # a name found nowhere: nothing of it to bind (not the folder we run in)
+        where = Path(os.path.abspath(found))
+        venv = where.parent.parent
+        if (venv / "pyvenv.cfg").exists():
+            out.append(venv)
+            home = _venv_home(venv / "pyvenv.cfg")
+            if home is not None:
+                out.append(home.parent)
+        real = Path(os.path.realpath(where))
         out.append(real.parent.parent)
     seen: list[Path] = []
     for p in out:
         if p not in seen and str(p) != "/":
             seen.append(p)
     return seen
+
+
+def _venv_home(cfg: Path) -> Path | None:
+    """The ``home`` folder (the base interpreter's ``bin``) a ``pyvenv.cfg`` names, resolved; ``None``
+    when it names none."""
+    try:
+        lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "home" and value.strip():
+            return Path(os.path.realpath(value.strip()))
+    return None
 
 
 def package_paths() -> list[Path]:

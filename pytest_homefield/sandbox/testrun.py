@@ -39,6 +39,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -266,21 +267,27 @@ def run_tests(
 def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
                    python: str | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap for a test run (docs/contracts.md §7): no network; ``workdir``
-    (the grading or mining copy), the interpreter of ``python`` (see
-    :func:`~pytest_homefield.sandbox.bwrap.python_paths`), this package, the folders on ``env``'s
-    ``PYTHONPATH`` and the files the command names by absolute path read-only; ``out_dir`` (outcomes,
-    log, pytest cache) read-write; ``/tmp`` a private
-    tmpfs holding ``TMPDIR`` and ``HOME``. Raises
+    (the grading or mining copy), the interpreter of ``python`` looked up on ``env``'s ``PATH`` (see
+    :func:`~pytest_homefield.sandbox.bwrap.python_paths`), the virtual environment ``env`` names in
+    ``VIRTUAL_ENV`` (a ``--env uv`` environment: its folder, its ``bin/python`` and the base
+    interpreter it links to), this package, the folders on ``env``'s ``PYTHONPATH`` and the files the
+    command names by absolute path read-only; ``out_dir`` (outcomes, log, pytest cache) read-write;
+    ``/tmp`` a private tmpfs holding ``TMPDIR`` and ``HOME``. Nothing else is writable: an environment
+    shared by every task is never changed by a test run. Raises
     :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
     exe = probe()
-    pythons = [python] if python and "python" in Path(python).name else []
-    ro = [Path(workdir), *python_paths(pythons), *package_paths(), REPORTER_DIR]
+    search = env.get("PATH")
+    pythons = [shutil.which(python, path=search) or python] if python and "python" in Path(python).name else []
+    if env.get("VIRTUAL_ENV"):
+        pythons.append(str(Path(env["VIRTUAL_ENV"]) / "bin" / "python"))
+    ro = [Path(workdir), *python_paths(pythons, path=search), *package_paths(), REPORTER_DIR]
     ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     # files the command names by absolute path (a runner script of a {junit} command): that file only
     ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
     inner = dict(env)
     inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
-    inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=[Path(p).parent for p in pythons if os.path.isabs(p)])
+    first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
+    inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
     policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
                     dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")])
     return bwrap_argv(argv, policy, bwrap=exe)

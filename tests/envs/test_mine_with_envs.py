@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.env_repo import build_env_repo, build_find_links, offline_env
 
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -21,6 +22,14 @@ def homefield(repo: Path, env: dict[str, str], *args: str) -> subprocess.Complet
     full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
     return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env={**full, **env},
                           capture_output=True, text=True, timeout=600)
+
+
+def _bwrap_works() -> bool:
+    try:
+        probe()
+    except BwrapUnavailable:
+        return False
+    return True
 
 
 def verified(repo: Path) -> dict[str, dict]:
@@ -59,8 +68,12 @@ def test_dependency_changes_become_tasks_with_env_uv(tmp_path: Path) -> None:
     run = homefield(repo, env, "run", "--agent", "oracle", "--attempts", "1")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     runs = sorted((repo / ".homefield" / "runs").iterdir())[-1]
-    outcomes = {r["task_id"]: r["outcome"] for r in read_jsonl(runs / "results.jsonl")}
+    results = list(read_jsonl(runs / "results.jsonl"))
+    outcomes = {r["task_id"]: r["outcome"] for r in results}
     assert outcomes == {task["id"]: "solved", initial["id"]: "solved"}, outcomes
+    # the default sandbox (auto): where bubblewrap works, mining and grading ran inside it, with the
+    # environment from the user cache bound read-only
+    assert {r["test_sandbox"] for r in results} == {"bwrap" if _bwrap_works() else "none"}
 
     listed = homefield(repo, env, "envs")
     assert listed.returncode == 0 and "2 environments" in listed.stdout, listed.stdout + listed.stderr

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
@@ -82,6 +83,19 @@ def test_python_paths_find_the_venv_and_its_base(tmp_path: Path) -> None:
     assert venv in paths
     assert Path(sys.base_prefix) in paths
     assert Path(os.path.realpath(venv / "bin" / "python")).parent.parent in paths
+
+
+def test_python_paths_follow_pyvenv_cfg_home(tmp_path: Path) -> None:
+    # a venv whose bin/python is a copy (relocatable, or a copied interpreter): the base prefix comes
+    # from pyvenv.cfg's home, as uv venv and python -m venv write it
+    base, venv = tmp_path / "base", tmp_path / "venv"
+    (base / "bin").mkdir(parents=True)
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("")
+    (venv / "bin" / "python").chmod(0o755)
+    (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\nrelocatable = true\n")
+    paths = python_paths(["python"], path=str(venv / "bin"))
+    assert venv in paths and base in paths
 
 
 def test_inside_path_drops_what_is_not_mounted(tmp_path: Path) -> None:
@@ -177,3 +191,37 @@ def test_test_runs_have_no_network_and_a_read_only_copy(tmp_path: Path) -> None:
     run = run_tests(work, cmd, ["tests/test_box.py"], out_dir=tmp_path / "out", sandbox="bwrap")
     assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     assert not (work / "planted.py").exists()
+
+
+def test_test_runs_use_the_environment_env_names_read_only(tmp_path: Path) -> None:
+    # a --env uv environment lives in the user cache, outside the copy: the test run binds it (and the
+    # interpreter its python links to) read-only, runs its python, and cannot change it
+    _bwrap()
+    try:
+        uv = find_uv()
+    except EnvBuildError as exc:
+        pytest.skip(str(exc))
+    venv = tmp_path / "cache" / "envs" / "k1"
+    subprocess.run([uv, "venv", "--quiet", "--system-site-packages", "--python", sys.executable, str(venv)],
+                   check=True, env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})
+    purelib = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    site = Path(subprocess.run([str(venv / "bin" / "python"), "-c", purelib], check=True, capture_output=True,
+                               text=True).stdout.strip())
+    (site / "hfmarker.py").write_text("WHERE = 'venv'\n")
+    work = tmp_path / "w"
+    (work / "tests").mkdir(parents=True)
+    (work / "tests" / "test_env.py").write_text(
+        "import os, sys, pytest\n"
+        "import hfmarker\n\n\n"
+        "def test_runs_the_environments_python():\n"
+        f"    assert sys.prefix == {str(venv)!r} and hfmarker.WHERE == 'venv'\n\n\n"
+        "def test_environment_is_read_only():\n"
+        "    with pytest.raises(OSError):\n"
+        f"        open({str(site / 'planted.py')!r}, 'w')\n"
+        "    with pytest.raises(OSError):\n"
+        "        os.unlink(hfmarker.__file__)\n")
+    env = Environment(key="k1", path=venv, python_version="", interpreter="", how="").apply()
+    cmd = "python -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider"
+    run = run_tests(work, cmd, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
+    assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
+    assert len(run.outcomes) == 2 and (site / "hfmarker.py").exists() and not (site / "planted.py").exists()
