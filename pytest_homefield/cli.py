@@ -17,6 +17,7 @@ from pathlib import Path
 from pytest_homefield.commands.envs import run_envs
 from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.settings import (
     CONFIG_NAME,
     add_cli_options,
@@ -25,6 +26,7 @@ from pytest_homefield.settings import (
     load_yaml_config,
     resolve_settings,
 )
+from pytest_homefield.store import read_jsonl
 
 __all__ = ["main", "build_parser"]
 
@@ -104,6 +106,15 @@ def _env_kind(ns: argparse.Namespace, root: Path) -> str:
         return "current"  # the session reports the bad file itself
 
 
+def _tasks_have_envs(root: Path) -> bool:
+    """Some task of ``.homefield/tasks.jsonl`` was mined with ``--env uv`` (it has an ``env`` object):
+    its grading runs in that environment whatever ``--env`` says now."""
+    try:
+        return any(rec.get("env") for rec in read_jsonl(HomefieldDir(root).tasks))
+    except OSError:
+        return False
+
+
 def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
     """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
     mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
@@ -116,7 +127,7 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
         # homefield's own session runs none of the repository's tests: its addopts and its
         # `filterwarnings = error` (which turns any plugin's start-up warning into a crash) stay out
         args += ["-o", "addopts=", "-o", "filterwarnings="]
-    if _env_kind(ns, root) == "uv":
+    if _env_kind(ns, root) == "uv" or (command != "mine" and _tasks_have_envs(root)):
         # the repository's conftest.py imports its test dependencies, which live in the task
         # environments, not here; this session only runs homefield's own items
         args.append("--noconftest")

@@ -1,0 +1,40 @@
+"""cli.pytest_args: the argv homefield's own pytest session gets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.cli import build_parser, pytest_args
+
+
+def _args(root: Path, *argv: str) -> list[str]:
+    ns = build_parser().parse_args(list(argv))
+    return pytest_args(ns, argv[0], root, [])
+
+
+def _tasks(root: Path, *envs: dict[str, str] | None) -> None:
+    (root / ".homefield").mkdir(exist_ok=True)
+    lines = [json.dumps({"id": f"t{i}", "env": env}) for i, env in enumerate(envs)]
+    (root / ".homefield" / "tasks.jsonl").write_text("".join(f"{line}\n" for line in lines))
+
+
+@pytest.mark.parametrize("command", ["mine", "run", "verify"])
+def test_env_uv_keeps_the_repositorys_conftest_out(tmp_path: Path, command: str) -> None:
+    # its conftest.py imports test dependencies that live only in the task environments
+    assert "--noconftest" in _args(tmp_path, command, "--env", "uv")
+    assert "--noconftest" not in _args(tmp_path, command)
+    (tmp_path / ".homefield.yml").write_text("env: uv\n")
+    assert "--noconftest" in _args(tmp_path, command)
+
+
+def test_tasks_mined_with_an_environment_are_graded_without_the_conftest(tmp_path: Path) -> None:
+    _tasks(tmp_path, None, None)
+    assert "--noconftest" not in _args(tmp_path, "run", "--agent", "oracle")
+    _tasks(tmp_path, None, {"key": "abc", "how": "uv pip install"})
+    assert "--noconftest" in _args(tmp_path, "run", "--agent", "oracle")
+    assert "--noconftest" in _args(tmp_path, "verify")
+    # mining follows --env alone: a new mine in the current environment imports the conftest
+    assert "--noconftest" not in _args(tmp_path, "mine")
