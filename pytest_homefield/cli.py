@@ -83,9 +83,11 @@ def _root() -> Path:
 
 def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
     """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
+    # the repository's filterwarnings (e.g. ["error"]) are for its tests, which run in their own
+    # processes: in homefield's session they would turn a plugin's warning into an INTERNALERROR
     mode = {"mine": "--homefield-mine", "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
     args = [mode.get(command, "--homefield"), f"--rootdir={root}",
-            "-p", "no:cacheprovider", "-o", "console_output_style=count"]
+            "-p", "no:cacheprovider", "-o", "console_output_style=count", "-o", "filterwarnings="]
     if not getattr(ns, "keep_addopts", False):
         # homefield's own session runs none of the repository's tests: its addopts and its
         # `filterwarnings = error` (which turns any plugin's start-up warning into a crash) stay out
@@ -130,8 +132,14 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
     home = HomefieldDir(_root())
     runs_root = home.runs
-    newest = home.newest_run()
-    ids = list(ns.run_ids) or ([newest] if newest else [])
+    ids = list(ns.run_ids)
+    if not ids:
+        try:
+            newest = home.newest_run()
+        except ValueError as exc:  # RunError: a meta.json that cannot be read
+            print(f"homefield report: {exc}", file=sys.stderr)
+            return 2
+        ids = [newest] if newest else []
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
         return 2
@@ -141,8 +149,12 @@ def _cmd_report(ns: argparse.Namespace) -> int:
             print(f"homefield report: no run {rid!r} in {runs_root}", file=sys.stderr)
             return 2
         dirs.append(home.run_dir(rid))
-    report = build_report(dirs, load_tasks(home.tasks))
-    paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
+    try:
+        report = build_report(dirs, load_tasks(home.tasks))
+        paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
+    except (ValueError, OSError) as exc:  # RecordError, RunError, StoreError: one line naming the file
+        print(f"homefield report: {exc}", file=sys.stderr)
+        return 2
     render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
               "html": render_html}[ns.format]
     # which run this is, on stderr: stdout stays the report alone (md, json)

@@ -8,7 +8,18 @@ Each class also derives from the built-in exception it replaced (``ValueError`` 
 
 from __future__ import annotations
 
-__all__ = ["HomefieldError", "ConfigError", "AgentSpecError", "RunError", "ScanError", "SnapshotError", "PatchError"]
+__all__ = [
+    "HomefieldError",
+    "ConfigError",
+    "AgentSpecError",
+    "RunError",
+    "ScanError",
+    "SnapshotError",
+    "PatchError",
+    "PredictionsError",
+    "StoreError",
+    "RecordError",
+]
 
 
 class HomefieldError(Exception):
@@ -43,3 +54,13 @@ class PatchError(HomefieldError, RuntimeError):
 
 class PredictionsError(HomefieldError, ValueError):
     """A SWE-bench predictions file (``preds:FILE``) that cannot be read; one line naming the file."""
+
+
+class StoreError(HomefieldError, OSError):
+    """A record could not be written or read (full disk, I/O error); ``str(err)`` is one line
+    naming the file."""
+
+
+class RecordError(HomefieldError, ValueError):
+    """A line of a records file (or ``meta.json``) is not a valid record; ``str(err)`` is one line
+    naming the file, the line and (where it applies) the field."""

@@ -51,7 +51,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if mine + run + bool(ablate) > 1:
         raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine and "
                                 "--homefield-ablate, not several")
+    from pytest_homefield.sandbox.procs import guard_session
 
+    config.add_cleanup(guard_session(worker=hasattr(config, "workerinput")))
     root = find_root(config.invocation_params.dir)
     try:
         settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
@@ -86,6 +88,18 @@ class XdistHooks:
 
     def __init__(self, mode_plugin: Any) -> None:
         self.mode_plugin = mode_plugin
+        self.worker_pids: list[int] = []
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput.update(self.mode_plugin.workerinput())
+        popen = getattr(getattr(node.gateway, "_io", None), "popen", None)  # execnet's popen gateway
+        if popen is not None:
+            self.worker_pids.append(int(popen.pid))
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        """Ctrl-C reaches only the controller when it is sent to its pid: stop the workers now (each
+        stops its attempt's process tree, records nothing for it and removes its temp folders)
+        rather than letting them finish their items."""
+        from pytest_homefield.sandbox.procs import signal_processes
+
+        signal_processes(self.worker_pids)

@@ -105,6 +105,8 @@ class CommandAgent:
     simulated = False
     hinted = False
     process = True
+    #: homefield does not know what the program can do: the prompt makes no claim about commands
+    shell_known = False
 
     def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings,
                  trust_infra: bool = False) -> None:

@@ -101,6 +101,9 @@ class RunPlugin:
             self._tasks_by_id = {t.id: t for t in self.session.tasks}
         return self._tasks_by_id
 
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.session.interrupt()
+
     # -- collection ---------------------------------------------------------------------------
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         if file_path.resolve() == self.settings.tasks_path.resolve():
@@ -150,6 +153,8 @@ class RunPlugin:
         if is_worker(self.config):
             return
         self.end = self.session.finish()
+        if self.session.nothing_to_resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
         if self.end.report is None:
             return
         try:
@@ -164,6 +169,13 @@ class RunPlugin:
             return
         tr, s, report = terminalreporter, self.session, self.end.report
         tr.section("homefield report", sep="=", bold=True)
+        if s.nothing_to_resume:
+            tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
+        if report is None and s.interrupted:
+            tr.write_line("Interrupted: the attempts that were running were stopped and not recorded; "
+                          f"results so far are in {s.results_path.relative_to(self.settings.root)}", yellow=True)
+            tr.write_line(f"Continue the run with: homefield run --resume --run-id {s.run_id}", yellow=True)
+            return
         if report is None:
             tr.write_line(f"report failed: {self.end.error}", red=True)
             tr.write_line(f"results are kept in {s.results_path}")
@@ -176,6 +188,9 @@ class RunPlugin:
         if s.skip_reasons:
             tr.write_line(f"Continue the run with: homefield run --resume --run-id {s.run_id} "
                           "(same agents and attempts)", yellow=True)
+        if self.end.write_error:
+            tr.write_line(f"reports not saved: {self.end.write_error}", red=True)
+            return
         rel = s.run_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
 
@@ -231,11 +246,15 @@ class RunItem(pytest.Item):
 
     def setup(self) -> None:
         session = self.plugin.session
-        reason = session.stop_reason()
+        reason = session.stop_reason(self.agent)
         if reason:
             raise pytest.skip.Exception(reason)
         test_cmd = self.config.hook.pytest_homefield_test_command(task=self.task, config=self.config)
-        result = self.result = session.run_attempt(self.task, self.agent, self.attempt, test_cmd=test_cmd)
+        try:
+            result = self.result = session.run_attempt(self.task, self.agent, self.attempt, test_cmd=test_cmd)
+        except RunError as exc:  # the result line could not be written (a full disk): stop the run
+            self.session.shouldstop = str(exc)
+            raise pytest.fail.Exception(str(exc), pytrace=False) from None
         for key, value in (("task", result.task_id), ("subject", display_subject(self.task)), ("agent", result.agent),
                            ("attempt", result.attempt), ("outcome", result.outcome), ("cost_usd", result.cost_usd),
                            ("input_tokens", result.input_tokens), ("output_tokens", result.output_tokens),
