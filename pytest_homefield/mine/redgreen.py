@@ -25,8 +25,8 @@ from pytest_homefield.sandbox.snapshot import (
     make_snapshot,
     run_setup,
 )
-from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
+from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
 
 __all__ = [
     "Verification",
