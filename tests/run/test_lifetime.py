@@ -79,7 +79,8 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
     env["TMPDIR"] = str(tmp)  # every temp folder of the run lands here
     agent = f"spawn=cmd:{sys.executable} {spawn} {pids} {delay}"
-    args = ["run", "--agent", agent, "--attempts", "1", "--run-id", "k", "-n", "2"]
+    # the agent records its pids outside the workspace, so it runs unsandboxed: this tests the reaper
+    args = ["run", "--agent", agent, "--attempts", "1", "--run-id", "k", "--sandbox", "none", "-n", "2"]
     proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
