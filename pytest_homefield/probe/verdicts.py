@@ -110,10 +110,16 @@ _CALL_FIELDS: dict[str, tuple[Any, str]] = {
 }
 
 
+#: the call fields without which a record cannot be keyed (kind, task_id, sample); the others are
+#: checked when present
+_REQUIRED = ("task_id", "sample")
+
+
 def check_probe_record(r: dict[str, Any]) -> None:
-    """Raise :class:`RecordError` (``"field 'X' …"``) unless ``r`` is a valid probe record: ``schema_version``
-    1, ``kind`` ``task``/``control`` with :data:`_CALL_FIELDS` present and of their types (``gold_task_id``
-    a string on a control), or ``kind`` ``verdict`` with ``flagged`` a list of ``{task_id, …}`` objects."""
+    """Raise :class:`RecordError` (``"field 'X' …"``) unless ``r`` is a valid probe record:
+    ``schema_version`` 1, ``kind`` ``task``/``control`` with :data:`_CALL_FIELDS` of their types
+    (``task_id`` and ``sample`` required; ``gold_task_id``, when given, a string), or ``kind``
+    ``verdict`` with ``flagged`` a list of ``{task_id, …}`` objects."""
     version = r.get("schema_version", SCHEMA_VERSION)
     if version != SCHEMA_VERSION:
         raise RecordError(f"field 'schema_version' is {version!r}; this version of homefield reads "
@@ -129,10 +135,12 @@ def check_probe_record(r: dict[str, Any]) -> None:
         raise RecordError(f"field 'kind' is {kind!r}; expected task, control or verdict")
     for name, (check, what) in _CALL_FIELDS.items():
         if name not in r:
-            raise RecordError(f"field '{name}' is missing")
+            if name in _REQUIRED:
+                raise RecordError(f"field '{name}' is missing")
+            continue
         if not check(r[name]):
             raise RecordError(f"field '{name}' must be {what}, got {json_type(r[name])}")
-    if kind == "control" and not isinstance(r.get("gold_task_id"), str):
+    if kind == "control" and "gold_task_id" in r and not isinstance(r["gold_task_id"], str):
         got = json_type(r.get("gold_task_id"))
         raise RecordError(f"field 'gold_task_id' must be a string on a control record, got {got}")
 

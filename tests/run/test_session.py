@@ -85,6 +85,19 @@ def test_select_tasks_errors(tmp_path: Path, repo: Path) -> None:
     assert [t.subject for t in select_tasks(_settings(repo), exclude=[_task(1).id])] == ["task 0", "task 2"]
 
 
+def test_an_empty_selection_says_why_in_one_line(repo: Path) -> None:
+    """Exit 5 with no message was the old answer (issue 21): each way of selecting nothing says so."""
+    every = [_task(i).id for i in range(3)]
+    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: --homefield-exclude-memorized "
+                                       r"leaves out all 3$"):
+        select_tasks(_settings(repo), exclude=every)
+    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: shard 3/4 of 2 task\(s\) is empty$"):
+        select_tasks(_settings(repo, run_max_tasks=2, shard="3/4"))
+    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: .*tasks\.jsonl holds none"):
+        select_tasks(_settings(repo), lambda tasks: tasks.clear())
+    assert len(select_tasks(_settings(repo, shard="1/2"))) == 2  # sorted ids, the i-th to shard i mod N + 1
+
+
 def test_exclusion_needs_a_probe_and_is_frozen_for_a_resumed_run(repo: Path) -> None:
     agents = _agents()
     assert memorized_exclusion(_settings(repo), agents) == {}
