@@ -339,11 +339,11 @@ class RunSession:
         try:
             if settings.resume:
                 meta = read_meta(run_dir, complete=True)
-                check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest,
-                             task_ids=[t.id for t in tasks])
-                if meta.get("shard") != (str(shard) if shard else None):
+                if meta.get("shard") != (str(shard) if shard else None):  # before the task selection it changes
                     raise RunError(f"--homefield-resume: run {run_id} is shard {meta.get('shard') or 'none'}; "
                                    f"flags give {shard or 'none'}")
+                check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                             task_ids=[t.id for t in tasks])
                 meta["cut_short"] = None
                 meta.setdefault("resumed_at", []).append(start)
             else:

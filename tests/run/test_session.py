@@ -284,3 +284,13 @@ def test_run_attempt_appends_the_result_the_limits_then_see(tmp_path: Path) -> N
     assert [json.loads(line)["outcome"] for line in lines] == ["empty_patch"]
     assert session.artifacts(task, agent, 1).is_dir()
     assert session.stop_reason() == "budget spent: 0.03 of 0.03 USD"
+
+
+def test_resume_names_a_changed_shard_before_the_task_selection_it_changes(repo: Path) -> None:
+    s = _settings(repo, run_id="sh", shard="1/2")
+    RunSession.start(s, select_tasks(s), _agents(), now=START)
+    again = _settings(repo, run_id="sh", resume=True)
+    with pytest.raises(RunError, match=r"^--homefield-resume: run sh is shard 1/2; flags give none$"):
+        RunSession.start(again, select_tasks(again), _agents(), now=START)
+    meta = read_meta(HomefieldDir(repo).run_dir("sh"))
+    assert meta["shard"] == "1/2" and "resumed_at" not in meta  # nothing written by the refused resume
