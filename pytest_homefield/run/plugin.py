@@ -192,6 +192,8 @@ class RunPlugin:
             session.exitstatus = pytest.ExitCode.OK
         if self.end.report is None:
             return
+        if self.end.write_error and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results are whole; the reports are not
         try:
             self.end.gate_failures = self.session.gate_failures(self.end.report)
         except RunError as exc:

@@ -87,6 +87,12 @@ def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> Non
     assert "nothing to resume: every attempt of run r is already recorded" in proc.stdout
     results = repo / ".homefield" / "runs" / "r" / "results.jsonl"
     assert len(list(read_jsonl(results))) == 1
+    report_md = repo / ".homefield" / "runs" / "r" / "report.md"
+    report_md.unlink()
+    report_md.mkdir()  # a report that cannot be written: the results stand, the exit says so
+    proc = homefield(repo, *base, "--max-tasks", "1", "--resume")
+    assert proc.returncode == 1 and "reports not saved: " in proc.stdout, proc.stdout + proc.stderr
+    report_md.rmdir()
     meta = repo / ".homefield" / "runs" / "r" / "meta.json"
     meta.write_text(meta.read_text()[:40])  # a torn meta.json
     proc = homefield(repo, *base, "--max-tasks", "1", "--resume")
@@ -197,7 +203,8 @@ def test_a_full_disk_stops_the_run_loses_nothing_and_resume_finishes(mined: Path
     args = ["run", "--agent", agent, "--attempts", "3", "--run-id", "full", "-n", "0"]
     proc = homefield(repo, *args)
     out = proc.stdout + proc.stderr
-    assert proc.returncode != 0 and "No space left on device" in out or "short write" in out, out
+    assert proc.returncode != 0, out
+    assert "No space left on device" in out or "short write" in out, out
     assert "Traceback" not in out and "INTERNALERROR" not in out, out
     results = tiny_runs / "full" / "results.jsonl"
     before = [r for _, r in read_jsonl_lines(results, strict=True)]  # every line whole
