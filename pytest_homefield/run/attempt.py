@@ -293,6 +293,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         (art / "agent.err").write_text(traceback.format_exc())
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     wall = time.monotonic() - t0
+    if ar.outcome is None and _out_of_space(art):
+        ar = AgentResult(outcome="infra", exit_code=ar.exit_code,
+                         error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
     base["sandbox"] = used[-1] if used else ("none" if backend == "bwrap" else backend)
     for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
         path = art / name
@@ -341,6 +344,20 @@ def _python_of(test_cmd: str) -> str | None:
     except (ValueError, IndexError):
         return None
     return first if "python" in Path(first).name else None
+
+
+#: Free bytes below which an attempt's artifacts folder counts as full (the agent's writes failed).
+_FULL_DISK_BYTES = 64 * 1024
+
+
+def _out_of_space(art: Path) -> bool:
+    """Whether the file system of ``art`` is (nearly) full after the agent ran: its ``agent.out``
+    may then have lost the usage line, so the attempt is ``infra`` (redone by ``--resume``), never
+    scored without its cost. An unreadable file system counts as not full."""
+    try:
+        return shutil.disk_usage(art).free < _FULL_DISK_BYTES
+    except OSError:
+        return False
 
 
 def _one_line(exc: BaseException) -> str:

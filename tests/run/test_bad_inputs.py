@@ -208,6 +208,8 @@ def test_a_full_disk_stops_the_run_loses_nothing_and_resume_finishes(mined: Path
     assert "Traceback" not in out and "INTERNALERROR" not in out, out
     results = tiny_runs / "full" / "results.jsonl"
     before = [r for _, r in read_jsonl_lines(results, strict=True)]  # every line whole
+    # an attempt whose output hit the full disk is infra (redone), never scored without its cost
+    assert all(r["cost_usd"] == 0.01 for r in before if r["outcome"] != "infra"), before
     subprocess.run(["mount", "-o", "remount,size=16m", str(tiny_runs)], check=True)  # space is freed
     proc = homefield(repo, *args, "--resume")
     assert proc.returncode == 0, proc.stdout + proc.stderr
