@@ -44,6 +44,7 @@ from pytest_homefield.sandbox.bwrap import (
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
+from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
            "result_key", "agent_wrapper"]
@@ -64,7 +65,7 @@ class SnapshotCache:
     repo: Path
     setup: Callable[[Task], str | None] = lambda task: task.setup_cmd
     run_timeout_s: float = 600.0
-    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hf-")))
+    root: Path = field(default_factory=hf_mkdtemp)
     _built: dict[str, Path] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
 
@@ -270,7 +271,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         pristine = cache.pristine(spec.task)
     except Exception as exc:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell)
+    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell,
+                           shell_known=bool(getattr(spec.agent, "shell_known", True)))
     box = Path(tempfile.mkdtemp(dir=cache.root))
     tmpdir, home = box / "tmp", box / "home"
     try:
@@ -312,6 +314,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         (art / "agent.err").write_text(traceback.format_exc())
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     wall = time.monotonic() - t0
+    if ar.outcome is None and _out_of_space(art):
+        ar = AgentResult(outcome="infra", exit_code=ar.exit_code,
+                         error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
     base["sandbox"] = used[-1] if used else ("none" if backend == "bwrap" else backend)
     for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
         path = art / name
@@ -362,6 +367,20 @@ def _python_of(test_cmd: str) -> str | None:
     except (ValueError, IndexError):
         return None
     return first if "python" in Path(first).name else None
+
+
+#: Free bytes below which an attempt's artifacts folder counts as full (the agent's writes failed).
+_FULL_DISK_BYTES = 64 * 1024
+
+
+def _out_of_space(art: Path) -> bool:
+    """Whether the file system of ``art`` is (nearly) full after the agent ran: its ``agent.out``
+    may then have lost the usage line, so the attempt is ``infra`` (redone by ``--resume``), never
+    scored without its cost. An unreadable file system counts as not full."""
+    try:
+        return shutil.disk_usage(art).free < _FULL_DISK_BYTES
+    except OSError:
+        return False
 
 
 def _one_line(exc: BaseException) -> str:
