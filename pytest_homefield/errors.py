@@ -9,7 +9,7 @@ Each class also derives from the built-in exception it replaced (``ValueError`` 
 from __future__ import annotations
 
 __all__ = ["HomefieldError", "ConfigError", "AgentSpecError", "RunError", "ScanError", "SnapshotError", "PatchError",
-           "ProbeError"]
+           "ProbeError", "ShardMergeError"]
 
 
 class HomefieldError(Exception):
@@ -48,3 +48,8 @@ class PredictionsError(HomefieldError, ValueError):
 
 class ProbeError(HomefieldError, ValueError):
     """Probe results that cannot serve (none, unfinished, made with another spec); one line naming the agent."""
+
+
+class ShardMergeError(HomefieldError, ValueError):
+    """Shard folders that must not be merged into one (different task or candidate sets, shards of
+    different splits, a key two shards disagree on); one line naming the folders."""
