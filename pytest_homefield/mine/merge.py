@@ -17,7 +17,8 @@ become a smaller benchmark.
 
 What is written: a new mine folder (``meta.json`` with ``merged_from``, ``candidates.jsonl`` in scan
 order, ``results.jsonl`` one record per candidate in scan order, ``scan.jsonl`` from the first
-folder) and ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the
+folder), the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a DIR is
+inside a ``.homefield/``), and ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the
 merged candidates replace or add records by id, dropped ones are removed, others are kept; newest
 commit first, ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which
 are the N an unsharded session keeps, since each of them is among the newest N of its own shard).
@@ -37,7 +38,7 @@ from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, re
 from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
 from pytest_homefield.records import Task
 from pytest_homefield.shard import missing_shards
-from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 
 __all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable"]
 
@@ -178,6 +179,11 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
     records = [merged[c] for c in sorted(merged, key=position.__getitem__)]
     write_jsonl_atomic(results_path(mine_dir), records)
     write_jsonl_atomic(scan_path(mine_dir), read_jsonl(scan_path(folders[0])))
+    for d in folders:  # the environments the tasks were verified in, for `homefield verify`
+        envs = d.parent.parent / "envs" if d.parent.name == "mine" else None
+        for env in sorted(envs.glob("*.json")) if envs is not None and envs.is_dir() else []:
+            if not home.env_file(env.stem).exists():
+                write_atomic(home.env_file(env.stem), env.read_text(encoding="utf-8"))
     tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"))
     return MineMerge(mine_dir, tasks, records, reconciled, [(d, m.get("shard")) for d, m in zip(folders, metas,
                                                                                                  strict=True)])

@@ -51,6 +51,7 @@ def test_three_mining_shards_merged_equal_one_mine(mined: Path, tmp_path: Path) 
     assert "Merged 3 mine folders (1/3, 2/3, 3/3): 4 tasks from 4 candidates; 4 tasks in .homefield/tasks.jsonl" \
         in proc.stdout and "Dropped: docs only 1" in proc.stdout
     assert _tasks(merged) == _tasks(mined)
+    assert {t["env_fingerprint"] for t in _tasks(merged)} <= {p.stem for p in (merged / ".homefield/envs").iterdir()}
     new = max((merged / ".homefield" / "mine").iterdir())
     assert list(read_jsonl(new / "candidates.jsonl")) == list(read_jsonl(one / "candidates.jsonl"))
     assert [r["id"] for r in read_jsonl(new / "results.jsonl")] == [c["commit"][:12] for c in
