@@ -125,6 +125,8 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
     with pytest.raises(ShardMergeError, match="CLAUDE.md changed since the shards ran"):
         merge_ablations(sources[:1], settings, rules_rel="CLAUDE.md", rules_text="- one other rule\n",
                         split=split_rules, new_id="bad2")
-    (final / ".homefield" / "tasks.jsonl").write_text("")
-    proc = homefield(final, "ablate", "CLAUDE.md", "--merge", str(sources[0]))
-    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "another tasks.jsonl" in proc.stderr
+    (final / ".homefield" / "tasks.jsonl").write_text(
+        "".join(json.dumps(t) + "\n" for t in list(read_jsonl(final / ".homefield" / "tasks.jsonl"))[:-1]))
+    with pytest.raises(ShardMergeError, match="ran over another tasks.jsonl"):
+        merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
+                        split=split_rules, new_id="bad3")
