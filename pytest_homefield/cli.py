@@ -103,13 +103,15 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
             "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
     # relative to the invocation folder ("." from the top level), so that remote xdist workers
-    # (--tx ssh=…//chdir=THEIR_CLONE) take their own clone as rootdir, not this machine's path
+    # (--tx ssh=…//chdir=THEIR_CLONE) take their own clone as rootdir, not this machine's path.
+    # The repository's filterwarnings (e.g. ["error"]) are for its tests, which run in their own
+    # processes: in homefield's session they would turn a plugin's warning into an INTERNALERROR
+    # (also with --keep-addopts)
     args = [mode.get(command, "--homefield"), f"--rootdir={os.path.relpath(root)}",
-            "-p", "no:cacheprovider", "-o", "console_output_style=count"]
+            "-p", "no:cacheprovider", "-o", "console_output_style=count", "-o", "filterwarnings="]
     if not getattr(ns, "keep_addopts", False):
-        # homefield's own session runs none of the repository's tests: its addopts and its
-        # `filterwarnings = error` (which turns any plugin's start-up warning into a crash) stay out
-        args += ["-o", "addopts=", "-o", "filterwarnings="]
+        # homefield's own session runs none of the repository's tests: its addopts stay out
+        args += ["-o", "addopts="]
     if command == "verify":
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
         if getattr(ns, "attacks", False):
@@ -152,8 +154,14 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
     home = HomefieldDir(_root())
     runs_root = home.runs
-    newest = home.newest_run()
-    ids = list(ns.run_ids) or ([newest] if newest else [])
+    ids = list(ns.run_ids)
+    if not ids:
+        try:
+            newest = home.newest_run()
+        except ValueError as exc:  # RunError: a meta.json that cannot be read
+            print(f"homefield report: {exc}", file=sys.stderr)
+            return 2
+        ids = [newest] if newest else []
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
         return 2
@@ -166,16 +174,23 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     try:
         merged = check_runs(dirs)
         settings = resolve_settings(home.root, vars(ns), mode="run")
-    except (MergeError, ConfigError, ValueError) as exc:
+    except (MergeError, ConfigError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    report = build_report(dirs, load_tasks(home.tasks))
-    report["incomplete"] = merged.incomplete
-    report.setdefault("notes", []).extend(merged.incomplete)
-    if merged.reconciled:
-        report["notes"].append(f"{merged.reconciled} result(s) present in two shards with the same outcome "
-                               "counted once.")
-    paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
+    except (ValueError, OSError) as exc:  # RecordError, RunError, StoreError: one line naming the file
+        print(f"homefield report: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = build_report(dirs, load_tasks(home.tasks))
+        report["incomplete"] = merged.incomplete
+        report.setdefault("notes", []).extend(merged.incomplete)
+        if merged.reconciled:
+            report["notes"].append(f"{merged.reconciled} result(s) present in two shards with the same outcome "
+                                   "counted once.")
+        paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
+    except (ValueError, OSError) as exc:  # RecordError, RunError, StoreError: one line naming the file
+        print(f"homefield report: {exc}", file=sys.stderr)
+        return 2
     render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
               "html": render_html}[ns.format]
     # which run this is, on stderr: stdout stays the report alone (md, json)

@@ -8,8 +8,20 @@ Each class also derives from the built-in exception it replaced (``ValueError`` 
 
 from __future__ import annotations
 
-__all__ = ["HomefieldError", "ConfigError", "AgentSpecError", "RunError", "ScanError", "SnapshotError", "PatchError",
-           "ProbeError", "ShardMergeError"]
+__all__ = [
+    "HomefieldError",
+    "ConfigError",
+    "AgentSpecError",
+    "RunError",
+    "ScanError",
+    "SnapshotError",
+    "PatchError",
+    "PredictionsError",
+    "ProbeError",
+    "StoreError",
+    "RecordError",
+    "ShardMergeError",
+]
 
 
 class HomefieldError(Exception):
@@ -48,6 +60,16 @@ class PredictionsError(HomefieldError, ValueError):
 
 class ProbeError(HomefieldError, ValueError):
     """Probe results that cannot serve (none, unfinished, made with another spec); one line naming the agent."""
+
+
+class StoreError(HomefieldError, OSError):
+    """A record could not be written or read (full disk, I/O error); ``str(err)`` is one line
+    naming the file."""
+
+
+class RecordError(HomefieldError, ValueError):
+    """A line of a records file (or ``meta.json``) is not a valid record; ``str(err)`` is one line
+    naming the file, the line and (where it applies) the field."""
 
 
 class ShardMergeError(HomefieldError, ValueError):

@@ -26,6 +26,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.errors import RecordError, RunError
+from pytest_homefield.records import check_meta, json_type
 from pytest_homefield.store import write_atomic
 
 __all__ = [
@@ -91,20 +93,33 @@ def scan_path(mine_dir: Path) -> Path:
     return mine_dir / "scan.jsonl"
 
 
-def read_meta(run_dir: Path) -> dict[str, Any]:
-    """``meta.json`` of a run as a dict; ``{}`` when the file is absent. Raises ``ValueError`` naming
-    the file when it is not valid JSON or not a JSON object."""
+def read_meta(run_dir: Path, fields: dict[str, str] | None = None, *, complete: bool = False) -> dict[str, Any]:
+    """``meta.json`` of a run as a dict; ``{}`` when the file is absent.
+
+    Raises :class:`RunError` (one line naming the file and field) when it cannot be read, is not
+    valid JSON, is not a JSON object, or fails :func:`pytest_homefield.records.check_meta`: always
+    ``schema_version`` 1 and ``agents`` (when present) a list of ``{name, spec}``; ``fields``
+    (``{name: type}``) required of their types, e.g. ``{"created_at": "str"}`` to pick the newest run;
+    ``complete=True`` requires everything a resume needs (run id, created_at, attempts, tasks
+    digest and ids, agents)."""
     path = meta_path(run_dir)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: cannot read: {exc}") from None
     try:
         meta = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    except ValueError as exc:
+        raise RunError(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)}); the run's results are kept "
+                       "in results.jsonl beside it") from None
     if not isinstance(meta, dict):
-        raise ValueError(f"{path}: expected a JSON object")
+        raise RunError(f"{path}: expected a JSON object, got {json_type(meta)}")
+    try:
+        check_meta(meta, None if complete else (fields or {}))
+    except RecordError as exc:
+        raise RunError(f"{path}: {exc}") from None
     return meta
 
 
@@ -117,12 +132,12 @@ def newest_run(runs_root: Path) -> str | None:
     """The run in ``runs_root`` whose ``meta.json`` has the newest ``created_at`` (never the
     lexicographically last name, so named runs do not shadow newer ones); ``None`` when there is
     none. ``homefield verify`` runs (``verify-…``) are skipped: they check the environment, they are
-    not agent runs."""
+    not agent runs. Raises :class:`RunError` for a ``meta.json`` without a valid ``created_at``."""
     best: tuple[str, str] | None = None
     for d in runs_root.iterdir() if runs_root.is_dir() else []:
         if d.name.startswith(VERIFY_PREFIX):
             continue
-        meta = read_meta(d)
+        meta = read_meta(d, fields={"created_at": "str"})  # the one field the choice needs
         if meta:
             key = (str(meta.get("created_at", "")), d.name)
             if best is None or key > best:

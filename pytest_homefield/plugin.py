@@ -54,7 +54,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if mine + run + bool(ablate) + probe > 1:
         raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine, --homefield-probe and "
                                 "--homefield-ablate, not several")
+    from pytest_homefield.sandbox.procs import guard_session
 
+    config.add_cleanup(guard_session(worker=hasattr(config, "workerinput")))
     root = find_root(config.invocation_params.dir)
     try:
         settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
@@ -80,7 +82,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(plugin, "homefield-mode")
     # workers attach their records to reports; the controller writes them (docs/contracts.md §4)
     config.pluginmanager.register(
-        TransportPlugin(ControllerWriter(HomefieldDir(root).path), is_worker=hasattr(config, "workerinput")),
+        TransportPlugin(ControllerWriter(HomefieldDir(root).path), is_worker=hasattr(config, "workerinput"),
+                        resume_hint=getattr(plugin, "resume_hint", None)),
         "homefield-transport")
     if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
         from pytest_homefield.terminal.hooks import ProgressHooks
@@ -99,6 +102,18 @@ class XdistHooks:
 
     def __init__(self, mode_plugin: Any) -> None:
         self.mode_plugin = mode_plugin
+        self.worker_pids: list[int] = []
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput.update(self.mode_plugin.workerinput())
+        popen = getattr(getattr(node.gateway, "_io", None), "popen", None)  # execnet's popen gateway
+        if popen is not None:
+            self.worker_pids.append(int(popen.pid))
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        """Ctrl-C reaches only the controller when it is sent to its pid: stop the workers now (each
+        stops its attempt's process tree, records nothing for it and removes its temp folders)
+        rather than letting them finish their items."""
+        from pytest_homefield.sandbox.procs import signal_processes
+
+        signal_processes(self.worker_pids)

@@ -1,7 +1,10 @@
 """Task and result records (docs/contracts.md §6 and §8) and the outcome vocabulary.
 
 Records are plain dicts on disk (one JSON object per line); these dataclasses give them names and
-types in code. ``Task.from_dict`` / ``Result.from_dict`` ignore unknown keys so newer files load.
+types in code. ``Task.from_dict`` / ``Result.from_dict`` check every known field (presence of the
+required ones, JSON type, ``schema_version`` == 1) and raise :class:`RecordError` with one line
+naming the field; unknown keys are ignored. :func:`load_tasks` and :func:`load_results` add the file
+and line to the message.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.store import read_jsonl
+from pytest_homefield.errors import RecordError
+from pytest_homefield.store import read_jsonl_lines
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -22,7 +26,12 @@ __all__ = [
     "Task",
     "Result",
     "load_tasks",
+    "load_results",
     "tasks_digest",
+    "RecordError",
+    "check_record",
+    "check_meta",
+    "json_type",
 ]
 
 SCHEMA_VERSION = 1
@@ -41,6 +50,56 @@ SCORED_OUTCOMES = (
 #: Outcomes that are not scored: retried on resume, reported apart.
 UNSCORED_OUTCOMES = ("infra", "rate_limited")
 OUTCOMES = SCORED_OUTCOMES + UNSCORED_OUTCOMES
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v  # not NaN
+
+
+#: annotation text (``from __future__ import annotations``) -> (check, description)
+_CHECKS: dict[str, tuple[Any, str]] = {
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "str | None": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "int": (_is_int, "an integer"),
+    "int | None": (lambda v: v is None or _is_int(v), "an integer or null"),
+    "float": (_is_num, "a number"),
+    "float | None": (lambda v: v is None or _is_num(v), "a number or null"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "list[str]": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "dict[str, str]": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
+                       "an object of strings"),
+    "dict[str, Any]": (lambda v: isinstance(v, dict), "an object"),
+    "dict[str, Any] | None": (lambda v: v is None or isinstance(v, dict), "an object or null"),
+}
+
+
+def check_record(cls: type, d: dict[str, Any]) -> None:
+    """Raise :class:`RecordError` (``"field 'X' …"``) unless ``d`` is a valid ``cls`` record: every
+    field without a default present, every known field of its JSON type, ``schema_version`` 1."""
+    version = d.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise RecordError(f"field 'schema_version' is {version!r}; this version of homefield reads "
+                          f"{SCHEMA_VERSION} only")
+    for f in dataclasses.fields(cls):
+        if f.name not in d:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise RecordError(f"field '{f.name}' is missing")
+            continue
+        check, what = _CHECKS[str(f.type)]
+        if not check(d[f.name]):
+            raise RecordError(f"field '{f.name}' must be {what}, got {json_type(d[f.name])}")
+
+
+def json_type(v: Any) -> str:
+    """The JSON name of ``v``'s type, with a short excerpt: ``number 3``, ``string 'x'``."""
+    name = {bool: "boolean", int: "number", float: "number", str: "string", list: "array",
+            dict: "object", type(None): "null"}.get(type(v), type(v).__name__)
+    text = repr(v)
+    return f"{name} {text[:40] + '…' if len(text) > 40 else text}"
 
 
 @dataclass
@@ -77,8 +136,9 @@ class Task:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Task:
-        """Build a task from a record dict; unknown keys are ignored. ``KeyError`` if a required
-        field is missing."""
+        """Build a task from a record dict; unknown keys are ignored. Raises :class:`RecordError`
+        for a missing or mistyped field (:func:`check_record`)."""
+        check_record(cls, d)
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -136,7 +196,13 @@ class Result:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Result:
-        """Build a result from a record dict; unknown keys are ignored."""
+        """Build a result from a record dict; unknown keys are ignored. Raises
+        :class:`RecordError` for a missing or mistyped field or an unknown outcome."""
+        check_record(cls, d)
+        if d["outcome"] not in OUTCOMES:
+            raise RecordError(f"field 'outcome' is {d['outcome']!r}; expected one of {', '.join(OUTCOMES)}")
+        if d["attempt"] < 1:
+            raise RecordError(f"field 'attempt' must be at least 1, got {d['attempt']}")
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in names})
 
@@ -147,8 +213,67 @@ class Result:
 
 
 def load_tasks(path: Path) -> list[Task]:
-    """All task records of a ``tasks.jsonl`` file, in file order (newest commit first)."""
-    return [Task.from_dict(d) for d in read_jsonl(path)]
+    """All task records of a ``tasks.jsonl`` file, in file order (newest commit first).
+
+    Every line must be a valid task (tasks.jsonl is written whole, atomically: nothing in it may be
+    torn). Raises :class:`RecordError` ``"<path>: line N: field 'X' …"`` for the first bad line, and
+    for two records with one id."""
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for n, d in read_jsonl_lines(path, strict=True):
+        try:
+            task = Task.from_dict(d)
+        except RecordError as exc:
+            raise RecordError(f"{path}: line {n}: {exc}") from None
+        if task.id in seen:
+            raise RecordError(f"{path}: line {n}: field 'id': task {task.id!r} is also on line {seen[task.id]}")
+        seen[task.id] = n
+        tasks.append(task)
+    return tasks
+
+
+def load_results(path: Path) -> list[Result]:
+    """All result records of a ``results.jsonl`` file in file order (every line, retries included).
+
+    A line that is not valid JSON is a torn write (docs/contracts.md §4) and is skipped; any other
+    bad line raises :class:`RecordError` ``"<path>: line N: field 'X' …"``."""
+    out: list[Result] = []
+    for n, d in read_jsonl_lines(path):
+        try:
+            out.append(Result.from_dict(d))
+        except RecordError as exc:
+            raise RecordError(f"{path}: line {n}: {exc}") from None
+    return out
+
+
+#: ``meta.json`` fields (docs/contracts.md §4) that a resume and a report rely on.
+_META_FIELDS: dict[str, str] = {"run_id": "str", "created_at": "str", "attempts": "int", "tasks_digest": "str",
+                                "task_ids": "list[str]"}
+
+
+def check_meta(meta: Any, fields: dict[str, str] | None = None) -> None:
+    """Raise :class:`RecordError` (``"field 'X' …"``) unless ``meta`` is a valid ``meta.json``
+    document: an object with ``schema_version`` 1, ``fields`` (default :data:`_META_FIELDS`: what
+    a resume needs; a report needs none of them) of their types, and ``agents`` a list of
+    ``{"name": str, "spec": str, …}``."""
+    if not isinstance(meta, dict):
+        raise RecordError(f"must be a JSON object, got {json_type(meta)}")
+    version = meta.get("schema_version", SCHEMA_VERSION)
+    if version != SCHEMA_VERSION:
+        raise RecordError(f"field 'schema_version' is {version!r}; this version of homefield reads "
+                          f"{SCHEMA_VERSION} only")
+    for name, kind in (_META_FIELDS if fields is None else fields).items():
+        if name not in meta:
+            raise RecordError(f"field '{name}' is missing")
+        check, what = _CHECKS[kind]
+        if not check(meta[name]):
+            raise RecordError(f"field '{name}' must be {what}, got {json_type(meta[name])}")
+    if fields is not None and "agents" not in meta:
+        return  # a partial check (the fields asked for): agents are checked where a run is resumed
+    agents = meta.get("agents")
+    if not isinstance(agents, list) or not all(
+            isinstance(a, dict) and isinstance(a.get("name"), str) and isinstance(a.get("spec"), str) for a in agents):
+        raise RecordError(f"field 'agents' must be a list of {{name, spec}} objects, got {json_type(agents)}")
 
 
 def tasks_digest(path: Path) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import math
 import re
 import types
 import typing
@@ -67,10 +68,11 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
                 "homefield_probe": "memorization probe: can the agent recite each task's fix from its message?"}
 
 #: The value checks :func:`resolve_settings` applies, in this order: ``min1`` (an int at least 1),
-#: ``positive`` (a number above 0 when set), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml
-#: may also give a YAML date), ``shard`` (``K/N`` with 1 ≤ K ≤ N when set), ``fraction`` (strictly between
-#: 0 and 1).
-CHECKS = ("min1", "positive", "date", "shard", "fraction")
+#: ``count`` (an int at least 1 when set), ``positive`` (a finite number above 0 when set: ``nan``
+#: and ``inf`` are refused), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml may also give a
+#: YAML date), ``shard`` (``K/N`` with 1 ≤ K ≤ N when set), ``fraction`` (strictly between 0 and 1),
+#: ``gates`` (each ``RATE`` or ``AGENT=RATE`` with RATE in [0, 1], :func:`parse_gate`).
+CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates")
 
 _META = "homefield"
 _T = TypeVar("_T")
@@ -156,12 +158,12 @@ class ScanSettings:
     merges: bool = setting(False, help="also take each first-parent merge as one candidate (a whole PR)",
                            commands=_M, yml="mine.merges")
     max_commits: int | None = setting(None, help="examine at most N commits, newest first",
-                                      commands=_M, yml="mine.max_commits")
+                                      commands=_M, yml="mine.max_commits", check="count")
     max_source_files: int | None = setting(10, help="reject commits changing more source files (default 10)",
-                                           commands=_M, yml="mine.max_source_files")
+                                           commands=_M, yml="mine.max_source_files", check="count")
     max_diff_lines: int | None = setting(
         None, help="reject commits whose source diff has more added+removed lines",
-        commands=_M, yml="mine.max_diff_lines")
+        commands=_M, yml="mine.max_diff_lines", check="count")
     min_message_words: int = setting(3, help="reject commits whose message has fewer words (default 3)",
                                      commands=_M, yml="mine.min_message_words")
     test_globs: list[str] = setting([], help="extra test-file patterns (added to the defaults)", yml="test_globs")
@@ -177,8 +179,8 @@ class Settings(ScanSettings):
 
     root: Path
     # mining
-    mine_max_tasks: int | None = setting(None, yml="mine.max_tasks", mode="mine", **_MAX_TASKS)
-    run_max_tasks: int | None = setting(None, yml="run.max_tasks", mode="run", **_MAX_TASKS)
+    mine_max_tasks: int | None = setting(None, yml="mine.max_tasks", mode="mine", check="count", **_MAX_TASKS)
+    run_max_tasks: int | None = setting(None, yml="run.max_tasks", mode="run", check="count", **_MAX_TASKS)
     stability_runs: int = setting(3, help="runs per state when verifying a candidate (default 3)",
                                   commands=_M, yml="mine.stability_runs", check="min1")
     list_candidates: bool = setting(False, help="scan history and list candidates; run no tests", commands=_M)
@@ -234,7 +236,7 @@ class Settings(ScanSettings):
         commands=_RA)
     fail_under: list[str] = setting(
         [], help="exit non-zero if pass@1 is below RATE (0-1) for every agent, or AGENT=RATE (repeatable)",
-        commands=("run",), yml="run.fail_under", yml_also=(str, int, float))
+        commands=("run",), yml="run.fail_under", yml_also=(str, int, float), check="gates")
     # ablation (issue 14)
     by_section: bool = setting(False, help="ablate: remove whole ## sections instead of single rules",
                                commands=_A, yml="ablate.by_section")
@@ -505,6 +507,8 @@ def _check_leaf(value: Any, types_: Any, key: str, file: str) -> None:
         if isinstance(value, bool) and t is not bool:
             continue
         if isinstance(value, t):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"{file}: key '{key}' must be a finite number, got {value!r}")
             return
     raise ConfigError(f"{file}: key '{key}' must be {_type_name(types_)}, got {type(value).__name__} {value!r}")
 
@@ -561,11 +565,29 @@ def _check_prices(value: Any, file: str) -> None:
         _check_section(body, {"input": _NUM, "output": _NUM}, f"prices.{model}.", file)
 
 
+def _no_alias_loader() -> Any:
+    """A ``yaml.SafeLoader`` that refuses aliases (``*name``): a settings file never needs them,
+    and a few hundred bytes of nested aliases expand into gigabytes (a "billion laughs" bomb)."""
+    import yaml
+
+    class NoAliasLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"aliases (*{event.anchor}) are not allowed in a homefield settings file",
+                    event.start_mark)
+            return super().compose_node(parent, index)
+
+    return NoAliasLoader
+
+
 def load_yaml_config(path: Path) -> dict[str, Any]:
     """Read and validate ``.homefield.yml``; a missing file gives ``{}``.
 
     Raises :class:`ConfigError` (one line, naming the key and file) for YAML syntax errors, a
-    top level that is not a mapping, unknown keys and wrong types.
+    YAML alias (refused: :func:`_no_alias_loader`), a top level that is not a mapping, unknown keys,
+    wrong types and numbers that are not finite.
     """
     import yaml
 
@@ -574,7 +596,7 @@ def load_yaml_config(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_no_alias_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -631,6 +653,19 @@ def resolve_settings(root: Path, flags: Mapping[str, Any], *, mode: str = "run")
     return s
 
 
+def parse_gate(gate: str) -> tuple[str, float]:
+    """``RATE`` → ``("", RATE)``; ``AGENT=RATE`` → ``(AGENT, RATE)``; RATE a pass@1 fraction in [0, 1].
+    Raises :class:`ConfigError` (one line naming the gate) otherwise."""
+    name, _, rate_s = str(gate).rpartition("=")
+    try:
+        rate = float(rate_s)
+    except ValueError:
+        raise ConfigError(f"--homefield-fail-under {gate!r}: expected RATE or AGENT=RATE") from None
+    if not (math.isfinite(rate) and 0 <= rate <= 1):
+        raise ConfigError(f"--homefield-fail-under {gate!r}: RATE is a fraction between 0 and 1")
+    return name, rate
+
+
 def _validate(s: Settings) -> None:
     """Apply each setting's ``check`` (:data:`CHECKS` order, then declaration order) and ``choices``;
     the message names the pytest option."""
@@ -646,12 +681,20 @@ def _validate(s: Settings) -> None:
             flag = decl.pytest_option
             if check == "min1" and value < 1:
                 raise ConfigError(f"{flag} must be at least 1, got {value}")
+            if check == "count" and value is not None and value < 1:
+                raise ConfigError(f"{flag} must be at least 1, got {value}")
+            if check == "positive" and value is not None and not math.isfinite(value):
+                raise ConfigError(f"{flag} must be a finite number of "
+                                  f"{'USD' if 'budget' in str(flag) else 'seconds'}, got {value}")
             if check == "positive" and value is not None and value <= 0:
                 raise ConfigError(f"{flag} must be positive, got {value}")
             if check == "shard" and value is not None:
                 parse_shard(value, flag=str(flag))
             if check == "fraction" and not 0 < value < 1:
                 raise ConfigError(f"{flag} must be between 0 and 1, got {value}")
+            if check == "gates":
+                for gate in value:
+                    parse_gate(gate)
             if check == "date" and value is not None:
                 try:
                     datetime.datetime.fromisoformat(str(value))

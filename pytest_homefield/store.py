@@ -1,8 +1,12 @@
 """JSON-lines files that survive crashes and concurrent xdist workers (docs/contracts.md §4).
 
 * :func:`append_jsonl` appends one record with a single ``write()`` under an exclusive ``flock``,
-  then flushes and fsyncs, so a reader sees whole lines or a torn last line only.
-* :func:`read_jsonl` ignores a torn (unparseable) last line.
+  then flushes and fsyncs, so a reader sees whole lines or a torn last line only. A short write or
+  a failed write/fsync (a full disk: ``ENOSPC``) truncates the file back to its size before the
+  append and raises :class:`StoreError`: the file is left exactly as it was.
+* :func:`read_jsonl` skips a torn (unparseable) line; :func:`read_jsonl_lines` gives line numbers
+  and, with ``strict=True``, raises :class:`RecordError` naming the file and line of any line that
+  is not a JSON object.
 * :func:`write_atomic` / :func:`write_jsonl_atomic` replace a file through a temp file and
   ``os.replace``.
 * :class:`JsonlTail` follows a file that others append to, reading each line once.
@@ -18,7 +22,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-__all__ = ["append_jsonl", "read_jsonl", "write_atomic", "write_jsonl_atomic", "dumps", "JsonlTail"]
+from pytest_homefield.errors import RecordError, StoreError
+
+__all__ = ["StoreError", "RecordError", "append_jsonl", "read_jsonl", "read_jsonl_lines", "write_atomic",
+           "write_jsonl_atomic", "dumps", "JsonlTail"]
 
 
 def dumps(record: Any) -> str:
@@ -30,11 +37,15 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
     """Append ``record`` as one line to ``path`` atomically with respect to other writers.
 
     Creates parent folders. A torn line left by a crashed writer is terminated first so that the
-    new record starts on its own line.
+    new record starts on its own line. Raises :class:`StoreError` when the line cannot be written
+    whole (full disk, I/O error): the file is then truncated back to its size before the call.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot open for appending: {exc.strerror or exc}") from None
     data = (dumps(record) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:
@@ -43,34 +54,64 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
                 os.lseek(fd, size - 1, os.SEEK_SET)
                 if os.read(fd, 1) != b"\n":
                     data = b"\n" + data
-            os.write(fd, data)
-            os.fsync(fd)
+            try:
+                written = os.write(fd, data)
+                if written != len(data):
+                    raise OSError(28, f"short write ({written} of {len(data)} bytes)")
+                os.fsync(fd)
+            except OSError as exc:
+                try:
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                except OSError:
+                    pass
+                raise StoreError(f"{path}: cannot append a record: {exc.strerror or exc} "
+                                 "(the file is left as it was)") from None
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
 
-def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the records of a JSON-lines file; a missing file yields nothing.
+def read_jsonl_lines(path: Path, *, strict: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number from 1, record)`` for each JSON-object line of ``path``; a missing file
+    yields nothing; blank lines are skipped.
 
-    Lines that are not valid JSON objects (a torn write from a crash) are skipped.
+    ``strict=False``: a line that is not valid JSON (a torn write) is skipped; a valid JSON line that
+    is not an object raises :class:`RecordError`. ``strict=True``: any line that is not a JSON object
+    raises :class:`RecordError` (``"<path>: line N: …"``).
     """
     try:
-        fh = open(path, encoding="utf-8")
+        fh = open(path, encoding="utf-8", errors="surrogateescape")
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read: {exc.strerror or exc}") from None
     with fh:
-        for line in fh:
+        for n, line in enumerate(fh, 1):
             line = line.strip()
             if not line:
                 continue
             try:
                 rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(rec, dict):
-                yield rec
+            except ValueError:
+                if not strict:
+                    continue
+                raise RecordError(f"{path}: line {n}: not valid JSON (truncated or garbage)") from None
+            if not isinstance(rec, dict):
+                raise RecordError(f"{path}: line {n}: a record must be a JSON object, got "
+                                 f"{type(rec).__name__}")
+            yield n, rec
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield the records of a JSON-lines file; a missing file yields nothing.
+
+    Lines that are not valid JSON (a torn write from a crash) are skipped; a JSON line that is not
+    an object raises :class:`RecordError`.
+    """
+    for _, rec in read_jsonl_lines(path):
+        yield rec
 
 
 class JsonlTail:
@@ -78,11 +119,14 @@ class JsonlTail:
     each :meth:`new_records` call yields the records appended since the previous call, so a file is
     read once in total instead of once per question. Only whole lines (ending in ``\\n``) are
     consumed; a torn line is left for later and, once :func:`append_jsonl` terminates it, skipped as
-    :func:`read_jsonl` skips it. A file that shrank (replaced) is read again from its start."""
+    :func:`read_jsonl` skips it; a valid JSON line that is not an object raises :class:`RecordError`
+    (``"<path>: line N: …"``), as :func:`read_jsonl` does. A file that shrank (replaced) is read
+    again from its start."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._offset = 0
+        self._line = 0
 
     def new_records(self) -> Iterator[dict[str, Any]]:
         """The records appended since the last call, in file order; nothing for a missing file."""
@@ -90,30 +134,39 @@ class JsonlTail:
             fh = open(self.path, "rb")
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot read: {exc.strerror or exc}") from None
         with fh:
             size = os.fstat(fh.fileno()).st_size
             if size < self._offset:
-                self._offset = 0
+                self._offset = self._line = 0
             fh.seek(self._offset)
             data = fh.read(size - self._offset)
         end = data.rfind(b"\n") + 1
         self._offset += end
-        for line in data[:end].splitlines():
+        for line in data[:end].split(b"\n")[:-1]:
+            self._line += 1
             line = line.strip()
             if not line:
                 continue
             try:
                 rec = json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+            except ValueError:  # UnicodeDecodeError, json.JSONDecodeError: a torn write
                 continue
-            if isinstance(rec, dict):
-                yield rec
+            if not isinstance(rec, dict):
+                raise RecordError(f"{self.path}: line {self._line}: a record must be a JSON object, got "
+                                  f"{type(rec).__name__}")
+            yield rec
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Replace ``path`` with ``text`` (UTF-8) via a temp file in the same folder and ``os.replace``.
+    Raises :class:`StoreError` (``path`` unchanged) when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot write: {exc.strerror or exc}") from None
     umask = os.umask(0)
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; give the file ordinary permissions
@@ -123,11 +176,13 @@ def write_atomic(path: Path, text: str) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and not isinstance(exc, StoreError):
+            raise StoreError(f"{path}: cannot write: {exc.strerror or exc} (the file is left as it was)") from None
         raise
 
 

@@ -21,17 +21,21 @@ Two kinds of message, both addressed by a POSIX path relative to the controller'
 
 Any mode (run, mine, and probe/ablate when built) uses :func:`post` from its item and gets the
 controller-side write for free. Crash safety: SIGKILL of a worker loses only its attempt in flight
-(its report never arrives); SIGKILL of the controller loses the reports not yet received.
+(its report never arrives); SIGKILL of the controller loses the reports not yet received. A write
+that fails (a full disk: :class:`~pytest_homefield.errors.StoreError`, the file left as it was)
+stops the session after the items running now, with one line naming the file and how to go on
+(:class:`TransportPlugin`); the records that could not be written are redone by a resume.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
 
+from pytest_homefield.errors import StoreError
 from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = [
@@ -140,11 +144,25 @@ class ControllerWriter:
 
 class TransportPlugin:
     """The two hooks: attach an item's outbox to each phase's report (every process), deliver the
-    messages of arriving reports (the controller, or the only process without xdist)."""
+    messages of arriving reports (the controller, or the only process without xdist).
 
-    def __init__(self, writer: ControllerWriter, *, is_worker: bool) -> None:
+    A delivery that fails with :class:`StoreError` (a full disk) is not a crash: :attr:`error` keeps
+    its one line, the session stops after the items running now (``session.shouldstop``, and xdist's
+    own stop flag under xdist), later reports are not written (their attempts are redone on resume),
+    and the terminal summary prints the line and ``resume_hint()`` (the mode's resume command, when
+    it has one); the exit status is then non-zero."""
+
+    def __init__(self, writer: ControllerWriter, *, is_worker: bool,
+                 resume_hint: Callable[[], str | None] | None = None) -> None:
         self.writer = writer
         self.is_worker = is_worker
+        self.resume_hint = resume_hint
+        #: the first write that failed on the controller, one line, else ``None``
+        self.error: str | None = None
+        self._session: pytest.Session | None = None
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._session = session
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -158,4 +176,37 @@ class TransportPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        self.writer.deliver(getattr(report, REPORT_ATTR, None) or ())
+        messages = getattr(report, REPORT_ATTR, None) or ()
+        if not messages:
+            return
+        if self.error is not None:
+            return  # stopping: nothing more is written after a failed write
+        try:
+            self.writer.deliver(messages)
+        except StoreError as exc:
+            self.error = str(exc)
+            self._stop(f"homefield: {exc}")
+
+    def _stop(self, why: str) -> None:
+        session = self._session
+        if session is None:
+            return
+        session.shouldstop = why
+        dsession = session.config.pluginmanager.getplugin("dsession")  # xdist's controller loop
+        if dsession is not None:
+            dsession.shouldstop = why
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.error is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.error is None or self.is_worker:
+            return
+        terminalreporter.write_line(f"homefield: a record could not be written, the session stopped: {self.error}",
+                                    red=True, bold=True)
+        hint = self.resume_hint() if self.resume_hint is not None else None
+        if hint:
+            terminalreporter.write_line(f"Free space, then continue with: {hint}", yellow=True)

@@ -125,6 +125,8 @@ def _sample(decl: Setting) -> Any:
     """A valid non-default value for ``decl``."""
     if decl.check == "date":
         return "2024-02-03"
+    if decl.check == "gates":
+        return ["0.5"]
     if decl.choices:
         return next(c for c in decl.choices if c != decl.default)
     if decl.check == "shard":
@@ -227,7 +229,8 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     _yml(tmp_path, decl.yml, value)
     assert getattr(resolve_settings(tmp_path, {}, mode=mode), decl.name) == value  # yml > default
     if decl.dest is not None:
-        flag_value = ["z"] if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
+        listed = ["0.25"] if decl.check == "gates" else ["z"]
+        flag_value = listed if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
             0.2 if decl.check == "fraction" else \
             decl.choices[-1] if decl.choices and decl.choices[-1] != value else decl.choices[0] if decl.choices \
             else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
@@ -344,3 +347,40 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("samples", "probe.samples"), ("cutoff", "probe.cutoff"),
         ("shard", None), ("fail-if-worse-than", "run.fail_if_worse_than"), ("alpha", "run.alpha"),
     ]
+
+
+# --- bad inputs refused before anything is spent (issue 21) -----------------------------------
+
+BOMB = "".join(
+    ["a: &a [x, x, x, x, x, x, x, x, x]\n"]
+    + [f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)]
+    + ["test_globs: *i\n"]
+)
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    assert len(BOMB) < 1024  # 9**9 strings once expanded
+    path = write(tmp_path, BOMB)
+    with pytest.raises(ConfigError) as err:
+        load_yaml_config(path)
+    assert str(err.value) == f"{path}: line 2 invalid YAML: aliases (*a) are not allowed in a homefield settings file"
+    write(tmp_path, "run: &r {attempts: 2}\n")  # an anchor alone is harmless
+    assert load_yaml_config(tmp_path / ".homefield.yml") == {"run": {"attempts": 2}}
+
+
+@pytest.mark.parametrize(("flags", "text", "message"), [
+    ({"timeout": float("nan")}, "", "--homefield-timeout must be a finite number of seconds, got nan"),
+    ({"test_timeout": float("inf")}, "", "--homefield-test-timeout must be a finite number of seconds, got inf"),
+    ({"budget": float("nan")}, "", "--homefield-budget must be a finite number of USD, got nan"),
+    ({"fail_under": ["1.5"]}, "", "--homefield-fail-under '1.5': RATE is a fraction between 0 and 1"),
+    ({"fail_under": ["a=nan"]}, "", "--homefield-fail-under 'a=nan': RATE is a fraction between 0 and 1"),
+    ({"fail_under": ["half"]}, "", "--homefield-fail-under 'half': expected RATE or AGENT=RATE"),
+    ({"max_tasks": 0}, "", "--homefield-max-tasks must be at least 1, got 0"),
+    ({}, "run:\n  max_tasks: 0\n", "--homefield-max-tasks must be at least 1, got 0"),
+    ({}, "run_timeout: .nan\n", "key 'run_timeout' must be a finite number, got nan"),
+])
+def test_numbers_are_checked_up_front(tmp_path: Path, flags: dict[str, Any], text: str, message: str) -> None:
+    write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        resolve_settings(tmp_path, flags, mode="run")
+    assert str(err.value).endswith(message), str(err.value)

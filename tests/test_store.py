@@ -5,12 +5,25 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from pytest_homefield.store import JsonlTail, append_jsonl, dumps, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield import store
+from pytest_homefield.store import (
+    JsonlTail,
+    RecordError,
+    StoreError,
+    append_jsonl,
+    dumps,
+    read_jsonl,
+    read_jsonl_lines,
+    write_atomic,
+    write_jsonl_atomic,
+)
 
 
 def test_dumps_is_one_readable_line() -> None:
@@ -38,10 +51,13 @@ def test_torn_last_line_is_skipped_and_terminated_before_the_next_append(tmp_pat
     assert list(read_jsonl(path)) == [{"i": 1}, {"i": 3}]
 
 
-def test_unparseable_blank_and_non_object_lines_are_skipped(tmp_path: Path) -> None:
+def test_unparseable_and_blank_lines_are_skipped_a_non_object_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
-    path.write_text('{"i":1}\n\n   \nnot json\n[1, 2]\n"text"\n{"i":2}\n', encoding="utf-8")
+    path.write_text('{"i":1}\n\n   \nnot json\n{"i":2}\n', encoding="utf-8")
     assert list(read_jsonl(path)) == [{"i": 1}, {"i": 2}]
+    path.write_text('{"i":1}\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(RecordError, match=r"line 2: a record must be a JSON object, got list$"):
+        list(read_jsonl(path))
 
 
 def _writer(path: str, worker: int, n: int) -> None:
@@ -132,3 +148,99 @@ def test_tail_rereads_a_replaced_shorter_file(tmp_path: Path) -> None:
     assert len(list(tail.new_records())) == 3
     path.write_text('{"n": 9}\n')
     assert list(tail.new_records()) == [{"n": 9}]
+
+
+def test_tail_names_file_and_line_of_a_record_that_is_not_an_object(tmp_path: Path) -> None:
+    path = tmp_path / "r.jsonl"
+    tail = JsonlTail(path)
+    path.write_text('{"n": 1}\n{"torn": \n')
+    assert list(tail.new_records()) == [{"n": 1}]  # a torn line is skipped, as read_jsonl skips it
+    with open(path, "a") as fh:
+        fh.write("[1, 2]\n")
+    with pytest.raises(RecordError) as err:
+        list(tail.new_records())
+    assert str(err.value) == f"{path}: line 3: a record must be a JSON object, got list"
+
+
+# --- whole or nothing on a short write or a full disk (issue 21) ---
+
+def test_short_write_truncates_back_and_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "results.jsonl"
+    append_jsonl(path, {"a": 1})
+    before = path.read_bytes()
+    real_write = os.write
+
+    def short(fd: int, data: bytes) -> int:  # what a nearly full disk does: part of the buffer
+        return real_write(fd, data[: len(data) // 2])
+
+    monkeypatch.setattr(store.os, "write", short)
+    with pytest.raises(StoreError) as err:
+        append_jsonl(path, {"b": "x" * 5000})
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert str(err.value) == (f"{path}: cannot append a record: short write (2504 of 5009 bytes) "
+                              "(the file is left as it was)")
+    append_jsonl(path, {"c": 3})  # the next append starts on a clean line
+    assert list(read_jsonl(path)) == [{"a": 1}, {"c": 3}]
+
+
+def test_enospc_on_write_truncates_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"a":1}\n{"torn":')  # a torn tail from an old crash, then the disk is full
+    before = path.read_bytes()
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(store.os, "write", full)
+    with pytest.raises(StoreError,
+                       match=r"cannot append a record: No space left on device \(the file is left as it was\)$"):
+        append_jsonl(path, {"b": 2})
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+
+
+@pytest.fixture
+def tiny_fs(tmp_path: Path) -> Path:
+    """A real 64 KiB tmpfs (root only); unmounted afterwards."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = tmp_path / "tiny"
+    mnt.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_a_really_full_filesystem_loses_nothing(tiny_fs: Path) -> None:
+    path = tiny_fs / "results.jsonl"
+    record = {"key": "v" * 3000}
+    written = 0
+    # the kernel writes what fits (a short write), then refuses (ENOSPC): both leave the file whole
+    with pytest.raises(StoreError, match=r"cannot append a record: (short write|No space left on device)"):
+        for _ in range(100):
+            append_jsonl(path, record)
+            written += 1
+    assert 0 < written < 100
+    recs = list(read_jsonl_lines(path, strict=True))  # every line whole: nothing torn
+    assert len(recs) == written and all(r == record for _, r in recs)
+    assert path.read_bytes().endswith(b"\n")
+    (tiny_fs / "filler").unlink(missing_ok=True)
+    with pytest.raises(StoreError, match=r"cannot write: No space left on device"):
+        write_atomic(tiny_fs / "meta.json", "x" * 200_000)
+    assert not [p for p in tiny_fs.iterdir() if p.name.startswith(".meta.json")]  # no temp file left
+
+
+def test_strict_reading_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"a": 1}\n\n{"a": 2\n')
+    assert [r for _, r in read_jsonl_lines(path)] == [{"a": 1}]  # torn: skipped when not strict
+    with pytest.raises(RecordError) as err:
+        list(read_jsonl_lines(path, strict=True))
+    assert str(err.value) == f"{path}: line 3: not valid JSON (truncated or garbage)"
+    path.write_text('{"a": 1}\n[1, 2]\n')
+    with pytest.raises(RecordError) as err:
+        list(read_jsonl(path))
+    assert str(err.value) == f"{path}: line 2: a record must be a JSON object, got list"

@@ -75,3 +75,46 @@ def _post(request):
     result.assert_outcomes(passed=2, failed=1)
     names = sorted(r["item"] for r in read_jsonl(pytester.path / "home" / "out.jsonl"))
     assert names == ["test_a", "test_b", "test_c"]  # each once, written by the controller
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_a_write_that_fails_on_the_controller_stops_the_session_in_one_line(pytester: pytest.Pytester,
+                                                                             xdist: list[str]) -> None:
+    """A full disk on the controller (issue 21): no INTERNALERROR, the session stops with one line
+    naming the file and the resume command, nothing after the failed write is written, exit non-zero."""
+    pytester.makeconftest('''
+import errno, os
+import pytest
+from pathlib import Path
+from pytest_homefield import store
+from pytest_homefield.transport import ControllerWriter, TransportPlugin, append_message, post
+
+def pytest_configure(config):
+    home = Path(str(config.rootpath)) / "home"
+    if not hasattr(config, "workerinput"):
+        real = os.write
+        def full(fd, data):  # the second record on the controller meets a full disk
+            if b'test_b' in data:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return real(fd, data)
+        store.os.write = full
+    config.pluginmanager.register(TransportPlugin(ControllerWriter(home), is_worker=hasattr(config, "workerinput"),
+                                                  resume_hint=lambda: "homefield run --resume --run-id R"))
+
+@pytest.fixture(autouse=True)
+def _post(request):
+    post(request.node, [append_message("out.jsonl", {"item": request.node.name})])
+''')
+    pytester.makepyfile("".join(f"def test_{c}(): pass\n" for c in "abcdefghij"))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *xdist, "-p", "no:randomly")
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out and "Traceback" not in out, out
+    assert result.ret != 0
+    path = pytester.path / "home" / "out.jsonl"
+    result.stdout.fnmatch_lines([
+        f"*homefield: a record could not be written, the session stopped: {path}: cannot append a record: "
+        "No space left on device (the file is left as it was)",
+        "*Free space, then continue with: homefield run --resume --run-id R",
+    ])
+    names = [r["item"] for r in read_jsonl(path)]
+    assert "test_b" not in names and len(names) < 10 and path.read_bytes().endswith(b"\n")

@@ -142,11 +142,15 @@ def run_cli(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
         print("\n".join(plan_lines(plan, will_run=False)))
         return 0
     ablate_root = HomefieldDir(root).ablate
-    if not settings.run_id:
-        ns.run_id = newest_run(ablate_root) if settings.resume else new_id()
-    args = pytest_args(ns, "ablate", root, extra)
-    status = int(pytest.main(args))
-    meta = read_meta(ablate_root / str(ns.run_id)) if ns.run_id else {}
+    try:
+        if not settings.run_id:
+            ns.run_id = newest_run(ablate_root) if settings.resume else new_id()
+        args = pytest_args(ns, "ablate", root, extra)
+        status = int(pytest.main(args))
+        meta = read_meta(ablate_root / str(ns.run_id)) if ns.run_id else {}
+    except ValueError as exc:  # RunError: a meta.json that does not validate (one line naming the file)
+        print(f"homefield ablate: {exc}", file=sys.stderr)
+        return 2
     if status in (0, 1) and meta.get("next_phase") == "slim" and not meta.get("cut_short"):
         print(f"homefield ablate: every per-rule attempt is in; measuring the slimmer file "
               f"(--resume --run-id {ns.run_id})", flush=True)

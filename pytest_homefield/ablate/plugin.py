@@ -235,7 +235,11 @@ class AblateItem(pytest.Item):
             raise pytest.skip.Exception(reason)
         task = next(t for t in session.tasks if t.id == self.key[1])
         test_cmd = self.config.hook.pytest_homefield_test_command(task=task, config=self.config)
-        result = session.run(self.key, test_cmd=test_cmd)
+        try:
+            result = session.run(self.key, test_cmd=test_cmd)
+        except RunError as exc:  # the result line could not be written (a full disk): stop the ablation
+            self.session.shouldstop = str(exc)
+            raise pytest.fail.Exception(str(exc), pytrace=False) from None
         self.result = result
         for k, v in (("variant", result.variant), ("task", result.task_id), ("agent", result.agent),
                      ("attempt", result.attempt), ("outcome", result.outcome), ("cost_usd", result.cost_usd),

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_homefield.ablate.table import HARMFUL, LOAD_BEARING, NO_EFFECT, AgentTable, tables_to_dict
 from pytest_homefield.ablate.tokens import tokenizer_name
+from pytest_homefield.layout import read_meta
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["report_doc", "render_markdown", "render_json", "render_html", "render_lines", "CAVEAT"]
@@ -28,8 +29,8 @@ def report_doc(session: Any, tables: Sequence[AgentTable]) -> dict[str, Any]:
     """The report document of ``session`` (an :class:`~pytest_homefield.ablate.session.AblationSession`)."""
     meta_cut = None
     try:
-        meta_cut = json.loads((session.ablate_dir / "meta.json").read_text()).get("cut_short")
-    except (OSError, ValueError):
+        meta_cut = read_meta(session.ablate_dir).get("cut_short")
+    except ValueError:  # RunError: a meta.json that does not validate; the report goes on without it
         pass
     slim = session.slim_variant
     return {

@@ -52,9 +52,9 @@ from pytest_homefield.ablate.table import AgentTable, build_tables, slim_keep
 from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule_variants, slim_variant
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings
-from pytest_homefield.errors import RunError
+from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
-from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, tasks_digest
+from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
@@ -91,9 +91,37 @@ def _seed_of(ablate_id: str) -> int:
     return int(hashlib.sha256(ablate_id.encode()).hexdigest()[:8], 16)
 
 
+def _records(results: Path) -> list[dict[str, Any]]:
+    """The ablation's result records, every line validated (:func:`pytest_homefield.records.load_results`:
+    a torn line is skipped, any other bad line raises :class:`RecordError` naming file, line and field)."""
+    load_results(results)
+    return list(read_jsonl(results))
+
+
 def _done(results: Path) -> set[Key]:
-    return {(v, t, a, n) for (t, a, n, v), r in latest_results(read_jsonl(results)).items()
+    return {(v, t, a, n) for (t, a, n, v), r in latest_results(_records(results)).items()
             if r.get("outcome") in SCORED_OUTCOMES}
+
+
+def _frozen_plan(path: Path) -> dict[str, Any]:
+    """A resumed ablation's ``plan.json`` (``{}`` when absent). Raises :class:`RunError` (one line
+    naming the file) when it cannot be read or is not a JSON object with a list of ``variants``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: cannot read: {exc}") from None
+    try:
+        plan = json.loads(text)
+    except ValueError as exc:
+        raise RunError(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
+    variants = plan.get("variants", []) if isinstance(plan, dict) else None
+    if not isinstance(variants, list) or not all(
+            isinstance(v, dict) and isinstance(v.get("name"), str) and isinstance(v.get("removed", []), list)
+            for v in variants):
+        raise RunError(f"{path}: field 'variants' must be a list of {{name, removed}} objects")
+    return dict(plan)
 
 
 def _now() -> str:
@@ -146,32 +174,39 @@ class AblationSession:
         frozen: dict[str, Any] = {}
         shard = parse_shard(settings.shard)
         if settings.resume:
-            meta = read_meta(ablate_dir)
+            meta = read_meta(ablate_dir, complete=True)
             if meta.get("kind") != "ablate":
                 raise RunError(f"--homefield-resume: {ablate_dir} is not an ablation")
-            check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest)
             if meta.get("rules_digest") != rules_digest or bool(meta.get("by_section")) != rules.by_section:
                 raise RunError(f"--homefield-resume: {rules_file} (or --by-section) changed since ablation "
                                f"{ablate_id} started; start a new ablation")
-            # a merged ablation may be resumed as shards (the slimmer file measured per machine)
-            if meta.get("shard") != (str(shard) if shard else None) and not (shard and meta.get("merged_from")):
+            # a merged ablation may be resumed as shards (the slimmer file measured per machine): each
+            # selects its part of the merged ablation's tasks
+            as_shard = shard is not None and bool(meta.get("merged_from"))
+            if meta.get("shard") != (str(shard) if shard else None) and not as_shard:
                 raise RunError(f"--homefield-resume: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
                                f"flags give {shard or 'none'}")
+            expected = dict(meta)
+            if as_shard and shard is not None:
+                part = shard.select(str(t) for t in meta.get("task_ids", []))
+                expected["task_ids"] = [t for t in meta.get("task_ids", []) if t in part]
+            check_resume(expected, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                         task_ids=[t.id for t in tasks])
             meta["shard"] = str(shard) if shard else None
             meta["cut_short"] = None
             meta.setdefault("resumed_at", []).append(start)
-            try:
-                frozen = json.loads((ablate_dir / "plan.json").read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                frozen = {}
+            frozen = _frozen_plan(ablate_dir / "plan.json")
         else:
             meta = build_meta(run_id=ablate_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
                         by_section=rules.by_section, seed=_seed_of(ablate_id), shard=str(shard) if shard else None)
-        ablate_dir.mkdir(parents=True, exist_ok=True)
-        write_meta(ablate_dir, meta)
-        done = _done(ablate_dir / "results.jsonl")
+        try:
+            done = _done(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
+            ablate_dir.mkdir(parents=True, exist_ok=True)
+            write_meta(ablate_dir, meta)
+        except (RecordError, StoreError) as exc:
+            raise RunError(str(exc)) from None
         variants = rule_variants(rules)
         session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
                       PHASE_RULES, done, start, int(meta.get("seed", _seed_of(ablate_id))), digest,
@@ -257,7 +292,7 @@ class AblationSession:
     def tables(self) -> list[AgentTable]:
         """The per-agent tables from the results so far."""
         slim = self.slim_variant
-        records: list[dict[str, Any]] = list(read_jsonl(self.results_path))
+        records: list[dict[str, Any]] = _records(self.results_path)
         if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
             records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
         return build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
@@ -362,7 +397,11 @@ class AblationSession:
             variant=variant, sandbox=SandboxChoice(s.sandbox, s.sandbox_network),
         )
         result = run_attempt(spec, self.cache)
-        append_jsonl(self.results_path, result.to_dict())
+        try:
+            append_jsonl(self.results_path, result.to_dict())
+        except StoreError as exc:  # a full disk: results.jsonl is left as it was; resume redoes the attempt
+            raise RunError(f"homefield: {exc}; the ablation stops here: free space, then "
+                           f"homefield ablate {self.rules_file} --yes --resume --run-id {self.ablate_id}") from None
         return result
 
     def note_skip(self, message: str) -> None:

@@ -29,9 +29,16 @@ SHELL_YES = "You may run shell commands, including the existing tests."
 SHELL_NO = "You can read and edit files, but you cannot run commands."
 
 
-def render_prompt(task_prompt: str, *, allow_shell: bool) -> str:
-    """The text an agent receives for a task whose ``prompt`` field is ``task_prompt``."""
-    return PROMPT_TEMPLATE.format(shell=SHELL_YES if allow_shell else SHELL_NO, prompt=task_prompt.strip())
+def render_prompt(task_prompt: str, *, allow_shell: bool, shell_known: bool = True) -> str:
+    """The text an agent receives for a task whose ``prompt`` field is ``task_prompt``.
+
+    ``allow_shell`` promises shell access (:data:`SHELL_YES`); otherwise an agent whose tools
+    homefield controls (``shell_known``) is told it cannot run commands (:data:`SHELL_NO`), and a
+    ``cmd:`` program, whose tools homefield does not know (it runs in a shell itself), is told
+    neither."""
+    shell = SHELL_YES if allow_shell else (SHELL_NO if shell_known else "")
+    text = PROMPT_TEMPLATE.format(shell=shell, prompt=task_prompt.strip())
+    return text.replace(" \n", "\n")
 
 
 @dataclass

@@ -37,6 +37,7 @@ from typing import Any
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = [
     "CLAUDE_PRICES",
@@ -386,7 +387,7 @@ class ClaudeAgent:
         docs/contracts.md §9 built from ``os.environ``. Cost and tokens come from the CLI's result
         object. ``gold_answer`` is ignored."""
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
             root = Path(tmp)
             (root / "cwd").mkdir()
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)

@@ -33,6 +33,7 @@ from typing import Any
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line", "distrust_infra"]
 
@@ -108,6 +109,8 @@ class CommandAgent:
     simulated = False
     hinted = False
     process = True
+    #: homefield does not know what the program can do: the prompt makes no claim about commands
+    shell_known = False
 
     def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings,
                  trust_infra: bool = False) -> None:
@@ -152,7 +155,7 @@ class CommandAgent:
         ``timeout`` after ``timeout_s`` seconds (its process tree killed), ``agent_error`` on a
         non-zero exit status, ``infra`` when ``sh`` cannot start. ``gold_answer`` is ignored."""
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="homefield-complete-") as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
             root = Path(tmp)
             (root / "cwd").mkdir()
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)

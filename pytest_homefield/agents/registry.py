@@ -47,9 +47,14 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
     a bad probability."""
     text = text.strip()
     name: str | None = None
-    m = re.match(r"^([A-Za-z0-9_.-]+)=(.+)$", text, re.S)
-    if m and not text.startswith("cmd:"):
-        name, text = m.group(1), m.group(2).strip()
+    eq, colon = text.find("="), text.find(":")
+    if eq >= 0 and (colon < 0 or eq < colon):  # NAME=SPEC (a '=' after the kind's ':' belongs to the spec)
+        name, text = text[:eq].strip(), text[eq + 1 :].strip()
+        if not NAME_RE.fullmatch(name):
+            raise AgentSpecError(f"agent name {name!r} (in NAME=SPEC) must match [A-Za-z0-9_.-]+: "
+                                 "letters, digits, '_', '.' and '-' only")
+        if not text:
+            raise AgentSpecError(f"agent {name!r}: NAME=SPEC needs a spec after '='")
     kind, _, arg = text.partition(":")
     if kind in ("oracle", "noop") and not arg:
         parsed = ParsedSpec(name or kind, kind, None, text)

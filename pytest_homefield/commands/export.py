@@ -45,7 +45,11 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     if not tasks_path.exists():
         print(f"homefield export: no tasks at {tasks_path}: run `homefield mine` first", file=sys.stderr)
         return 2
-    tasks = load_tasks(tasks_path)
+    try:
+        tasks = load_tasks(tasks_path)
+    except (ValueError, OSError) as exc:  # RecordError, StoreError: one line naming file, line and field
+        print(f"homefield export: {exc}", file=sys.stderr)
+        return 2
     if not tasks:
         print(f"homefield export: {tasks_path} holds no tasks", file=sys.stderr)
         return 2

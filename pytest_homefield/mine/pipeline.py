@@ -16,6 +16,7 @@ import hashlib
 import json
 import shlex
 import shutil
+import subprocess
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -23,13 +24,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.errors import RecordError, ScanError
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path, write_meta
 from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import is_well_specified, spec_score
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
-from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan
-from pytest_homefield.records import Task
+from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
+from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
@@ -222,10 +224,12 @@ def _languages(paths: Iterable[str]) -> list[str]:
 
 
 def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tasks: int | None = None) -> list[Task]:
-    """Rewrite ``tasks.jsonl`` atomically: tasks verified in this session replace or add records by id;
+    """Rewrite ``tasks.jsonl`` atomically (raises :class:`~pytest_homefield.records.RecordError`, writing
+    nothing, when a record already in it is not valid): tasks verified in this session replace or add records by id;
     candidates of this session that were dropped are removed; all other records are kept unchanged.
     Ordered newest commit first (``committed_at``); ``max_tasks`` keeps the newest N of this
     session's tasks. Returns the tasks written."""
+    load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
     existing = {t["id"]: t for t in read_jsonl(tasks_path)}
     session_ids = {r["id"] for r in verified}
     kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: (t["committed_at"], t["id"]),
@@ -288,13 +292,25 @@ class MineSession:
         self.scan_result = scan_result
         self._results = JsonlTail(self.results_path)
         self._kept: set[str] = set()
+        #: why :meth:`finish` left ``tasks.jsonl`` as it was (a bad record, a failed write), else ``None``
+        self.tasks_error: str | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> MineSession:
-        """The controller's session: a new mine folder with the scan's frozen candidates. Raises
-        :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
+        """The controller's session: a new mine folder with the scan's frozen candidates. Checks
+        first, before anything is made or spent, that ``tasks.jsonl`` holds only valid records
+        (:class:`RecordError`, :class:`StoreError`) and that the repository has a commit
+        (:class:`ScanError`). Raises :class:`ScanError` (or ``ValueError``, ``OSError``) when history
+        cannot be scanned, leaving no mine folder behind."""
+        load_tasks(settings.tasks_path)  # a bad tasks file is refused before anything is spent
+        if not _has_commits(settings.root):
+            raise ScanError(f"{settings.root} has no commits yet: nothing to mine")
         mine_dir = HomefieldDir(settings.root).new_mine_dir()
-        return cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
+        try:
+            return cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
+        except (ScanError, ValueError, OSError):
+            shutil.rmtree(mine_dir, ignore_errors=True)  # leave no empty mine folder behind
+            raise
 
     @classmethod
     def join(cls, settings: Settings, workerinput: Mapping[str, Any]) -> MineSession:
@@ -359,11 +375,18 @@ class MineSession:
     def finish(self, *, verbose: bool = False) -> list[str]:
         """Merge this session's kept tasks into ``tasks.jsonl`` (the last record per commit wins;
         ``--max-tasks`` keeps the newest) and return the summary lines; ``verbose`` adds a line per
-        verified candidate. Controller only."""
+        verified candidate. Controller only. A ``tasks.jsonl`` that cannot be merged (a bad record,
+        a failed write) is left as it was: :attr:`tasks_error` says why and the lines name the
+        verification records kept."""
         records = [r for r in read_jsonl(self.results_path) if r.get("reason") != "max_tasks"]
         verified = list({r["commit"]: r for r in records}.values())  # the last record per commit wins
         tasks_path = self.settings.tasks_path
-        tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks)
+        try:
+            tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks)
+        except (RecordError, OSError) as exc:  # nothing was written: tasks.jsonl is as it was
+            self.tasks_error = str(exc)
+            return [f"tasks.jsonl not updated: {exc}",
+                    f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
         kept = sum(1 for r in verified if r.get("task"))
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
@@ -378,6 +401,9 @@ class MineSession:
         hint = setup_hint(verified)
         if hint:
             lines.append(hint)
+        shallow = self.scan_result.shallow_skipped if self.scan_result is not None else 0
+        if shallow:
+            lines.append(f"Note: {shallow_note(shallow)}")
         if verbose:
             for r in verified:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
@@ -388,3 +414,10 @@ class MineSession:
             lines.append(f"Shard {shard}: {n_cand} of the scan's candidates; merge the shards' mine folders with: "
                          f"homefield mine --merge DIR… (this one: {self.mine_dir.relative_to(self.settings.root)})")
         return lines
+
+
+def _has_commits(root: Path) -> bool:
+    """Whether ``HEAD`` of the repository at ``root`` names a commit."""
+    proc = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=root,
+                          capture_output=True)
+    return proc.returncode == 0

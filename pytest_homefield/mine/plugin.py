@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
@@ -42,7 +43,10 @@ class MinePlugin:
         if is_worker(config):
             self.session = MineSession.join(settings, config.workerinput)  # type: ignore[attr-defined]
         else:
-            self.session = MineSession.start(settings)
+            try:
+                self.session = MineSession.start(settings)
+            except (RecordError, StoreError, ScanError, ValueError, OSError) as exc:
+                raise pytest.UsageError(f"pytest-homefield: {exc}") from None
         if settings.list_candidates:
             config.args[:] = []
             return
@@ -102,6 +106,9 @@ class MinePlugin:
             session.exitstatus = pytest.ExitCode.OK
             return
         self.summary = self.session.finish(verbose=self.config.get_verbosity() > 0)
+        if self.session.tasks_error is not None:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.n_candidates == 0:
             session.exitstatus = pytest.ExitCode.OK
 

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
-from pytest_homefield.sandbox.snapshot import apply_patch, borrowed_gitdir, copy_tree, git, make_snapshot, run_setup
+from pytest_homefield.sandbox.snapshot import (
+    HOMEFIELD_DIR,
+    apply_patch,
+    borrowed_gitdir,
+    copy_tree,
+    git,
+    make_snapshot,
+    run_setup,
+)
+from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
 
 __all__ = [
@@ -237,7 +246,7 @@ def verify_candidate(
     ``ValueError`` for an unparseable ``test_cmd``; every other problem is a drop reason.
     """
     runs_n = max(1, int(stability_runs))
-    root = Path(tempfile.mkdtemp(prefix="hf-", dir=work_root))
+    root = hf_mkdtemp(work_root)
     logs = Path(log_dir) if log_dir is not None else root / "logs"
     setup_s = {"parent": 0.0, "commit": 0.0}
     try:
@@ -368,7 +377,8 @@ def make_gold_patch(repo: Path, parent: str, commit: str, test_files: Sequence[s
     repo = Path(repo)
     changed = git("diff", "--name-only", "-z", "--no-renames", "--no-relative", parent, commit, cwd=repo)
     tests = set(test_files)
-    return _diff(repo, parent, commit, sorted(p for p in changed.split("\0") if p and p not in tests))
+    return _diff(repo, parent, commit, sorted(p for p in changed.split("\0") if p and p not in tests
+                                              and p.split("/", 1)[0] != HOMEFIELD_DIR))
 
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")

@@ -3,7 +3,7 @@
 One streaming pass over history reads ``git log -z --raw --no-renames`` incrementally (gitpython,
 ``as_process=True``): one process for the whole walk, never one per commit. Renames arrive as a
 delete plus an add; paths are raw bytes (non-ASCII and spaces are safe); binary files, empty
-commits and the root commit (diffed against the empty tree, its ``parent``) need nothing special.
+commits need nothing special; the root commit is dropped (``root_commit``).
 
 The walk (``rev``, default ``HEAD``):
 
@@ -35,6 +35,8 @@ Filters, in the order they are applied; the first that fails names the reason (d
 9. ``message_too_short``: fewer than ``min_message_words`` words in the prompt: the cleaned message
    (:func:`.classify.message_words`), or for a merge the prompt composed from the PR title and the
    merged branch's commits (:mod:`.merge_prompt`; one ``git log`` per merge that passed 1-8).
+   ``root_commit``: a commit that passed 3-9 but has no parent (the repository's first commit)
+   starts from an empty tree: there is no prior state of the code for an agent to change.
 10. ``dependency_change`` again, only for commits that passed 1-9 and touched a content-checked
     manifest (``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``package.json``, ``Cargo.toml``,
     ``composer.json``): both versions are read (one ``git cat-file --batch`` process for the whole
@@ -43,7 +45,9 @@ Filters, in the order they are applied; the first that fails names the reason (d
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
 
-A shallow clone's boundary commits are skipped (their parents are missing; they are not counted).
+A shallow clone's boundary commits are skipped (their parents are missing): they are counted in
+``ScanResult.shallow_skipped`` and the summary says so (``git fetch --unshallow`` to mine them).
+Paths under ``.homefield/`` (homefield's own records, if committed) are not part of any change.
 """
 
 from __future__ import annotations
@@ -74,6 +78,7 @@ from pytest_homefield.mine.classify import (
 )
 from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
 from pytest_homefield.mine.prompt import clean_prompt, count_words
+from pytest_homefield.sandbox.snapshot import HOMEFIELD_DIR
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -98,6 +103,7 @@ REASONS = (
     "no_source_change",
     "too_many_source_files",
     "message_too_short",
+    "root_commit",
     "diff_too_large",
 )
 
@@ -105,7 +111,8 @@ _EMPTY_TREE = {
     40: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
     64: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
 }
-#: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a candidate mined from a root commit.
+#: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a
+#: homefield that predates the ``root_commit`` drop (such tasks may still be in a ``tasks.jsonl``).
 EMPTY_TREES = frozenset(_EMPTY_TREE.values())
 _RS = b"\x1e"
 # sha, parents, author date, committer date, raw message: five NUL-terminated header fields.
@@ -206,6 +213,7 @@ class ScanResult:
     counts: dict[str, int] = field(default_factory=dict)
     examined: int = 0
     capped: bool = False
+    shallow_skipped: int = 0
 
 
 # --- the walk ----------------------------------------------------------------------------------
@@ -365,6 +373,8 @@ def _split_change(entries: list[bytes], classifier: Classifier) -> _Change:
     change = _Change()
     for i in range(0, len(entries) - 1, 2):
         raw, path = entries[i], entries[i + 1].decode("utf-8", "surrogateescape")
+        if path == HOMEFIELD_DIR or path.startswith(HOMEFIELD_DIR + "/"):
+            continue  # homefield's own records, committed by mistake: never part of a candidate
         status = raw[-1:]
         change.all_paths.append(path)
         if status == b"D":
@@ -581,6 +591,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         capped = False
         in_window = 0
         shallow = _shallow(repo)
+        shallow_skipped = 0
         with contextlib.ExitStack() as stack:
             streams = [_commits(stack.enter_context(contextlib.closing(_stream(repo, args))))
                        for args in _walk_args(head, options, since)]
@@ -588,6 +599,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                 *streams, key=_committed_ts, reverse=True)
             for commit in walk:
                 if not commit.parents and commit.sha in shallow:
+                    shallow_skipped += 1
                     continue
                 detail = _outside_dates(commit, options, since, until)
                 if detail:
@@ -608,7 +620,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
     finally:
         repo.close()
-    result = ScanResult(examined=len(outcomes), capped=capped)
+    result = ScanResult(examined=len(outcomes), capped=capped, shallow_skipped=shallow_skipped)
     for outcome in outcomes:
         if isinstance(outcome, Candidate):
             result.candidates.append(outcome)
@@ -639,7 +651,10 @@ def _judge(commit: _Commit, classifier: Classifier, options: ScanOptions,
     verdict = _cheap_reason(commit, change, options, in_paths, classifier)
     if verdict is not None:
         return Rejected(commit.sha, commit.subject, commit.authored_at, *verdict), []
-    parent = commit.parents[0] if commit.parents else _EMPTY_TREE.get(len(commit.sha), "")
+    if not commit.parents:
+        return Rejected(commit.sha, commit.subject, commit.authored_at, "root_commit",
+                        "the first commit: no parent state to start from"), []
+    parent = commit.parents[0]
     candidate = Candidate(
         commit=commit.sha,
         parent=parent,
@@ -711,6 +726,12 @@ def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], cla
 
 # --- rendering ---------------------------------------------------------------------------------
 
+def shallow_note(n: int) -> str:
+    """The note for ``n`` skipped shallow-clone boundary commits."""
+    return (f"{n} shallow-clone boundary commit{'s' if n != 1 else ''} skipped (the parent is not in this clone; "
+            "git fetch --unshallow to mine it)")
+
+
 def format_reason(reason: str) -> str:
     """A reason as printed: underscores become spaces (``no_test_change`` → ``no test change``)."""
     return reason.replace("_", " ")
@@ -740,5 +761,7 @@ def format_scan(result: ScanResult, verbose: bool = False) -> str:
         summary += "; rejected: " + ", ".join(f"{format_reason(r)} {k}" for r, k in result.counts.items())
     if result.capped:
         summary += "; stopped at max commits"
+    if result.shallow_skipped:
+        summary += f"; {shallow_note(result.shallow_skipped)}"
     lines.append(summary)
     return "\n".join(lines)

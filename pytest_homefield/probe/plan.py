@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_homefield.probe.verdicts import latest, probe_path
-from pytest_homefield.store import read_jsonl
+from pytest_homefield.probe.verdicts import latest, load_probe, probe_path
 
 __all__ = ["call_keys", "plan_lines"]
 
@@ -36,7 +35,7 @@ def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids:
     for name, spec in agents:
         finished = (done or {}).get(name, set())
         todo = [k for k in keys if k not in finished]
-        costs = [float(r["cost_usd"]) for r in latest(read_jsonl(probe_path(homefield_dir, name))).values()
+        costs = [float(r["cost_usd"]) for r in latest(load_probe(probe_path(homefield_dir, name))).values()
                  if r.get("score") is not None and r.get("cost_usd") is not None]
         if costs:
             mean = sum(costs) / len(costs)

@@ -32,7 +32,7 @@ import pytest
 from pytest_homefield.agents.base import Completion, can_complete
 from pytest_homefield.agents.registry import agent_settings, build_agents
 from pytest_homefield.collect import is_worker, redirect_collection
-from pytest_homefield.errors import AgentSpecError, RunError
+from pytest_homefield.errors import AgentSpecError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines, probe_prompt
@@ -42,6 +42,7 @@ from pytest_homefield.probe.verdicts import (
     Verdict,
     done_keys,
     judge,
+    load_probe,
     mismatched_pairs,
     now_iso,
     probe_path,
@@ -52,7 +53,7 @@ from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.session import hook_agents
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
-from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
+from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = ["ProbePlugin", "ProbeItem"]
 
@@ -68,10 +69,16 @@ class ProbePlugin:
         tasks_path = settings.tasks_path
         if not tasks_path.exists():
             raise pytest.UsageError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
-        tasks = load_tasks(tasks_path)
+        try:
+            tasks = load_tasks(tasks_path)
+        except (RecordError, StoreError) as exc:
+            raise pytest.UsageError(f"pytest-homefield: {exc}") from None
         config.hook.pytest_homefield_modify_tasks(tasks=tasks, config=config)
         if settings.run_max_tasks is not None:
             tasks = tasks[: settings.run_max_tasks]
+        if not tasks:
+            raise pytest.UsageError(f"pytest-homefield: no tasks to probe: {tasks_path} holds none "
+                                    "(run `homefield mine`, or widen --since)")
         self.shard = parse_shard(settings.shard)
         in_shard = self.shard.select(t.id for t in tasks) if self.shard else {t.id for t in tasks}
         if not settings.agents:
@@ -109,7 +116,10 @@ class ProbePlugin:
             self.done = {}
             for agent in self.agents:
                 path = probe_path(hf, agent.name)
-                calls = [r for r in read_jsonl(path) if r.get("kind") in ("task", "control")]
+                try:
+                    calls = [r for r in load_probe(path) if r.get("kind") in ("task", "control")]
+                except (RecordError, StoreError) as exc:  # a bad record: refused before any call is made
+                    raise pytest.UsageError(f"pytest-homefield: {exc}") from None
                 if calls and not settings.resume:
                     raise pytest.UsageError(
                         f"pytest-homefield: {path.relative_to(settings.root)} already holds {len(calls)} probe "
@@ -121,6 +131,11 @@ class ProbePlugin:
                         f"this probe uses {agent.spec}: rename it with NAME=SPEC")
                 self.done[agent.name] = done_keys(path) if settings.resume else set()
         redirect_collection(config, tasks_path)
+
+    def resume_hint(self) -> str:
+        """The command continuing this probe."""
+        agents = " ".join(f"--agent {a.spec if a.name == a.spec else f'{a.name}={a.spec}'}" for a in self.agents)
+        return f"homefield probe {agents} --resume"
 
     def workerinput(self) -> dict[str, Any]:
         return {
@@ -157,7 +172,7 @@ class ProbePlugin:
         at = now_iso()
         for agent in self.agents:
             path = probe_path(self.settings.homefield_dir, agent.name)
-            records = list(read_jsonl(path))
+            records = load_probe(path)
             if not records:
                 continue
             verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff)
@@ -276,7 +291,12 @@ class ProbeItem(pytest.Item):
             "started_at": started_at, "finished_at": now_iso(), "error": c.error,
             "answer": c.text[:ANSWER_CHARS], "memorized": None,
         }
-        append_jsonl(path, record)
+        try:
+            append_jsonl(path, record)
+        except StoreError as exc:  # a full disk: the file is left as it was; --resume makes the call again
+            self.session.shouldstop = f"homefield: {exc}"
+            raise pytest.fail.Exception(f"homefield: {exc}; the probe stops here: free space, then "
+                                        f"{plugin.resume_hint()}", pytrace=False) from None
         if c.outcome == "rate_limited":
             write_atomic(stop, json.dumps({"since": plugin.session_start, "error": c.error}))
         self.record = record

@@ -27,9 +27,9 @@ from typing import Any
 from pytest_homefield.layout import attempt_dir, read_meta, results_path
 from pytest_homefield.probe.verdicts import load_verdict, probe_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
+from pytest_homefield.records import load_results as records_load_results
 from pytest_homefield.report import stats
 from pytest_homefield.report.similarity import Similarity, similarity
-from pytest_homefield.store import read_jsonl
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -66,31 +66,37 @@ def load_meta(run_dir: Path) -> dict[str, Any]:
     """The run's ``meta.json`` as a dict, with ``run_id`` defaulting to the folder name.
 
     A missing file gives ``{"run_id": <folder name>}`` (a report can still be made from the results);
-    a file that is not a JSON object raises ``ValueError`` naming the file.
+    a file that is not a valid ``meta.json`` raises ``ValueError`` (:class:`RunError`) naming the
+    file and field (:func:`pytest_homefield.layout.read_meta`).
     """
     run_dir = Path(run_dir)
-    meta = read_meta(run_dir)
+    meta = read_meta(run_dir)  # a report needs none of a resume's fields
     meta.setdefault("run_id", run_dir.name)
     return meta
 
 
-def _load_results(run_dir: Path) -> tuple[list[Result], int]:
-    """Results of one run (last line wins per key) and the number of unreadable records.
+def check_same_specs(metas: Sequence[dict[str, Any]]) -> None:
+    """Raise ``ValueError`` when one agent name stands for different specs in two runs (their
+    results would be merged as one agent): ``"agent 'x' is 'cmd:a' in run r1 but 'cmd:b' in run r2"``."""
+    seen: dict[str, tuple[str, str]] = {}
+    for meta in metas:
+        for a in meta.get("agents") or []:
+            name, spec = a.get("name"), a.get("spec")
+            if name in seen and seen[name][0] != spec:
+                raise ValueError(f"agent {name!r} is {seen[name][0]!r} in run {seen[name][1]} but {spec!r} in run "
+                                 f"{meta.get('run_id')}: report these runs apart, or rename one agent (NAME=SPEC)")
+            seen.setdefault(str(name), (str(spec), str(meta.get("run_id"))))
 
-    A torn last line is ignored by :func:`read_jsonl` and not counted; a whole record that is not a
-    valid result (unknown outcome, missing field) is counted.
-    """
+
+def _load_results(run_dir: Path) -> tuple[list[Result], int]:
+    """Results of one run (last line wins per key) and the number of unreadable records (0: a bad
+    record raises :class:`~pytest_homefield.records.RecordError` naming file, line and field; a
+    torn line is skipped)."""
     by_key: dict[tuple[str, str, int, str], Result] = {}
-    bad = 0
-    for rec in read_jsonl(results_path(Path(run_dir))):
-        try:
-            r = Result.from_dict(rec)
-        except (TypeError, ValueError):
-            bad += 1
-            continue
+    for r in records_load_results(results_path(Path(run_dir))):
         by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
         by_key[r.key] = r
-    return list(by_key.values()), bad
+    return list(by_key.values()), 0
 
 
 def load_results(run_dir: Path) -> list[Result]:
@@ -227,6 +233,7 @@ def build_report(
     """
     run_dirs = [Path(d) for d in run_dirs]
     metas = [load_meta(d) for d in run_dirs]
+    check_same_specs(metas)
     task_by_id = {t.id: t for t in tasks}
     notes: list[str] = []
 

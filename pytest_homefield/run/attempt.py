@@ -42,6 +42,7 @@ from pytest_homefield.sandbox.bwrap import (
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
+from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "run_attempt", "latest_results", "result_key",
            "agent_wrapper"]
@@ -62,7 +63,7 @@ class SnapshotCache:
     repo: Path
     setup: Callable[[Task], str | None] = lambda task: task.setup_cmd
     run_timeout_s: float = 600.0
-    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="hf-")))
+    root: Path = field(default_factory=hf_mkdtemp)
     _built: dict[str, Path] = field(default_factory=dict)
     _digests: dict[str, str] = field(default_factory=dict)
 
@@ -249,7 +250,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         pristine = cache.pristine(spec.task)
     except Exception as exc:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell)
+    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell,
+                           shell_known=bool(getattr(spec.agent, "shell_known", True)))
     box = Path(tempfile.mkdtemp(dir=cache.root))
     tmpdir, home = box / "tmp", box / "home"
     try:

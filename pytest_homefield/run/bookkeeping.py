@@ -16,9 +16,8 @@ import pytest
 from pytest_homefield import __version__
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import meta_path, newest_run
-from pytest_homefield.records import SCORED_OUTCOMES
+from pytest_homefield.records import SCORED_OUTCOMES, load_results
 from pytest_homefield.run.attempt import latest_results
-from pytest_homefield.store import read_jsonl
 
 __all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys"]
 
@@ -75,8 +74,11 @@ def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_diges
     }
 
 
-def check_resume(meta: dict[str, Any], *, agents: Sequence[Any], attempts: int, tasks_digest: str) -> None:
-    """Raise :class:`RunError` when the flags of a resumed run differ from its ``meta.json``."""
+def check_resume(meta: dict[str, Any], *, agents: Sequence[Any], attempts: int, tasks_digest: str,
+                 task_ids: Sequence[str] | None = None) -> None:
+    """Raise :class:`RunError` when the flags of a resumed run differ from its ``meta.json``: other
+    agents or specs, another attempt count, a changed ``tasks.jsonl`` or another selection of tasks
+    (``--max-tasks``)."""
     old = [(a["name"], a["spec"]) for a in meta.get("agents", [])]
     new = [(a.name, a.spec) for a in agents]
     if old != new:
@@ -88,12 +90,17 @@ def check_resume(meta: dict[str, Any], *, agents: Sequence[Any], attempts: int, 
     if meta.get("tasks_digest") and meta["tasks_digest"] != tasks_digest:
         raise RunError(f"--homefield-resume: tasks.jsonl changed since run {meta.get('run_id')} started "
                        f"(digest {meta['tasks_digest']} -> {tasks_digest}); start a new run")
+    if task_ids is not None and list(meta.get("task_ids", task_ids)) != list(task_ids):
+        old_n, new_n = len(meta.get("task_ids", [])), len(task_ids)
+        raise RunError(f"--homefield-resume: run {meta.get('run_id')} ran {old_n} tasks; these flags select "
+                       f"{new_n} (a changed --max-tasks or task filter); resume with the same selection "
+                       "or start a new run")
 
 
 def done_keys(results_path: Path) -> set[tuple[str, str, int]]:
     """(task_id, agent, attempt) of finished, scored attempts (variant ``base``): never redone."""
     return {
         (t, a, n)
-        for (t, a, n, v), r in latest_results(read_jsonl(results_path)).items()
+        for (t, a, n, v), r in latest_results(r.to_dict() for r in load_results(results_path)).items()
         if v == "base" and r.get("outcome") in SCORED_OUTCOMES
     }

@@ -35,6 +35,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.classify import classify_path, runnable_tests
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
+from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import run_tests
 
 if sys.version_info >= (3, 11):
@@ -45,8 +46,8 @@ else:  # Python 3.10
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade"]
 
 #: Folders and files that are never part of a change (caches the agent or tests may create).
-IGNORED_DIRS = {".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox",
-                ".nox", ".venv-homefield"}
+IGNORED_DIRS = {".git", ".homefield", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+                ".tox", ".nox", ".venv-homefield"}
 IGNORED_SUFFIXES = (".pyc", ".pyo")
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -297,7 +298,7 @@ def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
     """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
     tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers."""
     parts: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="hf-diff-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         for rel in paths:
             a = pristine / rel if changes[rel] != "added" else Path(os.devnull)
             b = workspace / rel if changes[rel] != "deleted" else Path(os.devnull)
@@ -373,7 +374,7 @@ def grade(
               suspicious_reason="; ".join(reasons) or None, carried=carried, dropped=dropped)
     if not carried:
         return g
-    with tempfile.TemporaryDirectory(prefix="hf-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
         for rel in carried:
             if changes[rel] == "deleted":
@@ -424,7 +425,12 @@ def grade(
         return g
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
     g.failing_p2p = [i for i in task.PASS_TO_PASS if run.outcomes.get(i) != "passed"]
-    if g.failing_f2p:
+    timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in run.test_timeouts]
+    if timed_out:
+        g.outcome = "test_timeout"
+        limit = f" of {test_timeout_s:g} s" if test_timeout_s else ""
+        g.error = f"{len(timed_out)} hidden test(s) exceeded the per-test limit{limit} (pytest-timeout)"
+    elif g.failing_f2p:
         g.outcome = "tests_failed"
         g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
         if run.collection_error:

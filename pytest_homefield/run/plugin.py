@@ -111,6 +111,10 @@ class RunPlugin:
     def workerinput(self) -> dict[str, Any]:
         return self.session.workerinput()
 
+    def resume_hint(self) -> str:
+        """The command continuing this run (same agents and attempts)."""
+        return f"homefield run --resume --run-id {self.session.run_id}"
+
     # -- names for people (progress line, verbose lines, JUnit) --------------------------------
     def item_subject(self, nodeid: str) -> str:
         """The task's cleaned title for the attempt item ``nodeid`` (``""`` when unknown)."""
@@ -131,6 +135,9 @@ class RunPlugin:
         if not hasattr(self, "_tasks_by_id"):
             self._tasks_by_id = {t.id: t for t in self.session.tasks}
         return self._tasks_by_id
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        self.session.interrupt()
 
     # -- collection ---------------------------------------------------------------------------
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -181,8 +188,12 @@ class RunPlugin:
         if is_worker(self.config):
             return
         self.end = self.session.finish()
+        if self.session.nothing_to_resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
         if self.end.report is None:
             return
+        if self.end.write_error and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # results are whole; the reports are not
         try:
             self.end.gate_failures = self.session.gate_failures(self.end.report)
         except RunError as exc:
@@ -195,6 +206,13 @@ class RunPlugin:
             return
         tr, s, report = terminalreporter, self.session, self.end.report
         tr.section("homefield report", sep="=", bold=True)
+        if s.nothing_to_resume:
+            tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
+        if report is None and s.interrupted:
+            tr.write_line("Interrupted: the attempts that were running were stopped and not recorded; "
+                          f"results so far are in {s.results_path.relative_to(self.settings.root)}", yellow=True)
+            tr.write_line(f"Continue the run with: homefield run --resume --run-id {s.run_id}", yellow=True)
+            return
         if report is None:
             tr.write_line(f"report failed: {self.end.error}", red=True)
             tr.write_line(f"results are kept in {s.results_path}")
@@ -209,6 +227,9 @@ class RunPlugin:
         if s.skip_reasons:
             tr.write_line(f"Continue the run with: homefield run --resume --run-id {s.run_id} "
                           "(same agents and attempts)", yellow=True)
+        if self.end.write_error:
+            tr.write_line(f"reports not saved: {self.end.write_error}", red=True)
+            return
         rel = s.run_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
 
@@ -291,7 +312,7 @@ class RunItem(pytest.Item):
 
     def setup(self) -> None:
         session = self.plugin.session
-        reason = session.stop_reason()
+        reason = session.stop_reason(self.agent)
         if reason:
             raise pytest.skip.Exception(reason)
         test_cmd = self.config.hook.pytest_homefield_test_command(task=self.task, config=self.config)

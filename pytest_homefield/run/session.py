@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings, build_agents
-from pytest_homefield.errors import ProbeError, RunError
+from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
 from pytest_homefield.probe.verdicts import excluded_for_run
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
@@ -29,7 +29,7 @@ from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCa
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, parse_gate
 from pytest_homefield.shard import Shard, parse_shard
 from pytest_homefield.store import JsonlTail, write_atomic
 from pytest_homefield.transport import Message, append_message, artifact_messages
@@ -40,10 +40,13 @@ __all__ = [
     "RunLimits",
     "RunSession",
     "RunEnd",
+    "INTERRUPTED",
     "select_tasks",
     "memorized_exclusion",
     "hook_agents",
     "make_agents",
+    "check_gates",
+    "provider_of",
     "fail_under_failures",
     "sandbox_summary",
     "check_sandbox",
@@ -52,6 +55,7 @@ __all__ = [
 
 BUDGET_SPENT = "budget spent"
 RATE_LIMITED = "rate limited"
+INTERRUPTED = "interrupted"
 
 AttemptKey = tuple[str, str, int]
 
@@ -62,20 +66,31 @@ def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lamb
     ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
     ``--homefield-exclude-memorized`` leaves out: :func:`memorized_exclusion`), then cut to
     ``--max-tasks``, then to this ``--shard`` (:class:`pytest_homefield.shard.Shard`: the split is over
-    the ``--max-tasks`` tasks, by id). Raises :class:`RunError` when there is no ``tasks.jsonl``."""
+    the ``--max-tasks`` tasks, by id). Raises :class:`RunError` when there is no ``tasks.jsonl``, a
+    record in it is bad (file, line, field), or none is selected."""
     tasks_path = settings.tasks_path
     if not tasks_path.exists():
         raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
-    tasks = load_tasks(tasks_path)
+    try:
+        tasks = load_tasks(tasks_path)
+    except (RecordError, StoreError) as exc:
+        raise RunError(f"pytest-homefield: {exc}") from None
     modify(tasks)
+    if not tasks:
+        raise RunError(f"pytest-homefield: no tasks to run: {tasks_path} holds none "
+                       "(run `homefield mine`, or widen --since)")
     gone = set(exclude)
     tasks = [t for t in tasks if t.id not in gone]
+    if not tasks:
+        raise RunError(f"pytest-homefield: no tasks to run: --homefield-exclude-memorized leaves out all {len(gone)}")
     if settings.run_max_tasks is not None:
         tasks = tasks[: settings.run_max_tasks]
     shard = parse_shard(settings.shard)
     if shard is not None:
         mine = shard.select(t.id for t in tasks)
-        tasks = [t for t in tasks if t.id in mine]
+        n_all, tasks = len(tasks), [t for t in tasks if t.id in mine]
+        if not tasks:
+            raise RunError(f"pytest-homefield: no tasks to run: shard {shard} of {n_all} task(s) is empty")
     return tasks
 
 
@@ -95,7 +110,7 @@ def memorized_exclusion(settings: Settings, agents: Sequence[Agent]) -> dict[str
         return {}
     try:
         return excluded_for_run(home.path, agents)
-    except ProbeError as exc:
+    except (ProbeError, RecordError, StoreError) as exc:
         raise RunError(str(exc)) from None
 
 
@@ -121,11 +136,43 @@ def make_agents(settings: Settings, hooked: Mapping[str, Agent]) -> list[Agent]:
     return build_agents(specs, settings, hooked)
 
 
+def check_gates(gates: Iterable[str], agents: Iterable[Agent]) -> None:
+    """Check each ``--homefield-fail-under`` gate before anything is spent (not after the run): a
+    valid ``RATE`` or ``AGENT=RATE`` (:func:`pytest_homefield.settings.parse_gate`) naming one of
+    ``agents``. Raises :class:`RunError`, one line naming the gate."""
+    names = [a.name for a in agents]
+    for gate in gates:
+        try:
+            gate_agent, _ = parse_gate(gate)
+        except ConfigError as exc:
+            raise RunError(str(exc)) from None
+        if gate_agent and gate_agent not in names:
+            raise RunError(f"--homefield-fail-under {gate!r}: no agent named {gate_agent!r} in this run "
+                           f"(agents: {', '.join(names)})")
+
+
+def provider_of(agent: Any) -> str:
+    """The service an agent's requests go to, for rate limits: ``agent.provider`` when it declares
+    one; ``anthropic`` for every ``claude`` agent; ``openai:<base_url>`` for ``openai:`` agents;
+    else ``agent:<name>`` (a ``cmd:`` agent's provider is unknown: its limit stops only itself)."""
+    declared = getattr(agent, "provider", None)
+    if isinstance(declared, str) and declared:
+        return declared
+    spec = str(getattr(agent, "spec", ""))
+    if spec == "claude" or spec.startswith("claude:"):
+        return "anthropic"
+    if spec.startswith("openai:"):
+        settings = getattr(agent, "settings", None)
+        return f"openai:{getattr(settings, 'base_url', None) or ''}"
+    return f"agent:{agent.name}"
+
+
 class RunLimits:
     """Whether another attempt may start (docs/contracts.md §8): not after a ``rate_limited`` result
-    finished at or after ``since_iso`` (this session's start), and not once the run's spending (the
-    last record per (task, agent, attempt, variant); partial estimates included) reaches
-    ``budget_usd`` (USD; ``None`` = no budget).
+    finished at or after ``since_iso`` (this session's start) by an agent behind the same provider
+    (the names given to :meth:`stop_reason`), and not once the run's spending (the last record per
+    (task, agent, attempt, variant); partial estimates included) reaches ``budget_usd`` (USD;
+    ``None`` = no budget).
 
     Totals are kept in memory and fed from ``results.jsonl`` through a :class:`JsonlTail`, so each
     line is read once per process, and results appended by other xdist workers and by earlier
@@ -136,14 +183,13 @@ class RunLimits:
         self.since_iso = since_iso
         self._tail = JsonlTail(results)
         self._cost: dict[tuple[str, str, int, str], float] = {}
-        self._rate_limited: str | None = None
+        self._rate_limited: dict[str, str] = {}  # agent name -> error of its first limit this session
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one result record (a ``results.jsonl`` line)."""
         self._cost[result_key(record)] = float(record.get("cost_usd") or 0.0)
-        if (self._rate_limited is None and record.get("outcome") == "rate_limited"
-                and str(record.get("finished_at", "")) >= self.since_iso):
-            self._rate_limited = str(record.get("error") or "rate limited")
+        if record.get("outcome") == "rate_limited" and str(record.get("finished_at", "")) >= self.since_iso:
+            self._rate_limited.setdefault(str(record.get("agent", "")), str(record.get("error") or "rate limited"))
 
     def refresh(self) -> None:
         """Count the lines appended to ``results.jsonl`` since the last call."""
@@ -155,12 +201,19 @@ class RunLimits:
         """USD spent so far by the records counted."""
         return sum(self._cost.values())
 
-    def stop_reason(self) -> str | None:
-        """``"rate limited: <error>"``, ``"budget spent: S of B USD"`` or ``None`` (start the attempt),
-        after :meth:`refresh`."""
+    def rate_limited(self, agents: Iterable[str] | None = None) -> str | None:
+        """The error of the first ``rate_limited`` result counted from one of ``agents`` (names;
+        ``None``: any agent), else ``None``. Does not :meth:`refresh`."""
+        names = None if agents is None else set(agents)
+        return next((err for name, err in self._rate_limited.items() if names is None or name in names), None)
+
+    def stop_reason(self, agents: Iterable[str] | None = None) -> str | None:
+        """``"rate limited: <error>"`` (a limit hit by one of ``agents``, names; ``None``: any),
+        ``"budget spent: S of B USD"`` or ``None`` (start the attempt), after :meth:`refresh`."""
         self.refresh()
-        if self._rate_limited:
-            return f"{RATE_LIMITED}: {self._rate_limited}"
+        limited = self.rate_limited(agents)
+        if limited:
+            return f"{RATE_LIMITED}: {limited}"
         if self.budget_usd is not None:
             spent = self.spent_usd
             if spent >= self.budget_usd:
@@ -177,6 +230,8 @@ class RunEnd:
     report: dict[str, Any] | None = None
     error: str = "no results"
     gate_failures: list[str] = field(default_factory=list)
+    #: why ``meta.json`` or the report files could not be written (a full disk), else ``None``
+    write_error: str | None = None
 
 
 #: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
@@ -253,6 +308,8 @@ class RunSession:
         self.excluded: dict[str, Any] = dict(excluded or {})
         self.limits = RunLimits(self.results_path, budget_usd=self.budget_usd, since_iso=session_start)
         self.skip_reasons: set[str] = set()
+        #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
+        self.nothing_to_resume = False
         self._cache: SnapshotCache | None = None
 
     @classmethod
@@ -262,11 +319,14 @@ class RunSession:
               excluded: Mapping[str, Any] | None = None) -> RunSession:
         """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
         resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
-        ``meta.json``, and read the finished attempts when resuming. ``now`` is the session start
-        (ISO 8601, UTC; default the current second). ``excluded``: the memorized tasks left out
-        (:func:`memorized_exclusion`), frozen into a new run's ``meta.json`` as ``excluded_memorized``.
-        Raises :class:`RunError`, also when an agent or
+        ``meta.json``, and read the finished attempts when resuming (all before ``meta.json`` is
+        written, so a bad record changes nothing). The ``--homefield-fail-under`` gates are checked
+        first (:func:`check_gates`). ``now`` is the session start (ISO 8601, UTC; default the current
+        second). ``excluded``: the memorized tasks left out (:func:`memorized_exclusion`), frozen into a
+        new run's ``meta.json`` as ``excluded_memorized``. Raises :class:`RunError`: also for a bad
+        ``results.jsonl`` line or a write that failed (one line naming the file), and when an agent or
         the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`)."""
+        check_gates(settings.fail_under, agents)
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
         home.ensure()
@@ -275,29 +335,34 @@ class RunSession:
         run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
         run_dir = home.run_dir(run_id)
         shard = parse_shard(settings.shard)
-        if settings.resume:
-            meta = read_meta(run_dir)
-            check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest)
-            if meta.get("shard") != (str(shard) if shard else None):
-                raise RunError(f"--homefield-resume: run {run_id} is shard {meta.get('shard') or 'none'}; "
-                               f"flags give {shard or 'none'}")
-            meta["cut_short"] = None
-            meta.setdefault("resumed_at", []).append(start)
-        else:
-            meta = build_meta(run_id=run_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
-                              task_ids=[t.id for t in tasks], created_at=start, settings=settings,
-                              sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
-            if excluded:
-                meta["excluded_memorized"] = dict(excluded)
-            meta["shard"] = str(shard) if shard else None
         token = secrets.token_hex(8)
-        meta["session_token"] = token
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_meta(run_dir, meta)
-        done = done_keys(results_path(run_dir)) if settings.resume else set()
-        return cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
-                   setup_command=setup_command, sandbox_hook=sandbox_hook, token=token,
-                   excluded=excluded)
+        try:
+            if settings.resume:
+                meta = read_meta(run_dir, complete=True)
+                if meta.get("shard") != (str(shard) if shard else None):  # before the task selection it changes
+                    raise RunError(f"--homefield-resume: run {run_id} is shard {meta.get('shard') or 'none'}; "
+                                   f"flags give {shard or 'none'}")
+                check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                             task_ids=[t.id for t in tasks])
+                meta["cut_short"] = None
+                meta.setdefault("resumed_at", []).append(start)
+            else:
+                meta = build_meta(run_id=run_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                                  task_ids=[t.id for t in tasks], created_at=start, settings=settings,
+                                  sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
+                if excluded:
+                    meta["excluded_memorized"] = dict(excluded)
+                meta["shard"] = str(shard) if shard else None
+            meta["session_token"] = token
+            done = done_keys(results_path(run_dir)) if settings.resume else set()
+            run_dir.mkdir(parents=True, exist_ok=True)
+            write_meta(run_dir, meta)
+        except (RecordError, StoreError) as exc:
+            raise RunError(str(exc)) from None
+        session = cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
+                      setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, excluded=excluded)
+        session.nothing_to_resume = settings.resume and session.n_attempts - len(done) <= 0
+        return session
 
     @staticmethod
     def prepare_worker(settings: Settings, workerinput: Mapping[str, Any]) -> None:
@@ -374,9 +439,16 @@ class RunSession:
         cmd = self.setup_command(task)
         return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
 
-    def stop_reason(self) -> str | None:
-        """Why no further attempt may start (:meth:`RunLimits.stop_reason`), or ``None``."""
-        return self.limits.stop_reason()
+    def same_provider(self, agent: Agent) -> set[str]:
+        """Names of the agents sharing ``agent``'s provider (:func:`provider_of`): a rate limit
+        reported by one of them stops those, not the others."""
+        key = provider_of(agent)
+        return {a.name for a in self.agents if provider_of(a) == key}
+
+    def stop_reason(self, agent: Agent | None = None) -> str | None:
+        """Why no further attempt (of ``agent``; ``None``: of any agent) may start
+        (:meth:`RunLimits.stop_reason` over the agents behind ``agent``'s provider), or ``None``."""
+        return self.limits.stop_reason(None if agent is None else self.same_provider(agent))
 
     def attempt_spec(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> AttemptSpec:
         """The :class:`AttemptSpec` of one attempt with the agent's limits (flags, then
@@ -421,6 +493,15 @@ class RunSession:
             if reason in message:
                 self.skip_reasons.add(message.split("Skipped: ", 1)[-1])
 
+    def interrupt(self) -> None:
+        """Note a Ctrl-C: the run is cut short and :meth:`finish` builds no report."""
+        self.skip_reasons.add(INTERRUPTED)
+
+    @property
+    def interrupted(self) -> bool:
+        """True after :meth:`interrupt`."""
+        return INTERRUPTED in self.skip_reasons
+
     def close(self) -> None:
         """Delete this process's snapshots."""
         if self._cache is not None:
@@ -431,18 +512,29 @@ class RunSession:
         were skipped for the budget or a rate limit, build the report over the run folder and write
         ``report.{md,json,html}``. A report that cannot be built gives ``RunEnd(report=None,
         error=…)``: the results are on disk. The gates are checked apart (:meth:`gate_failures`), so
-        that a bad gate leaves the report in hand."""
-        meta = read_meta(self.run_dir)
-        if self.skip_reasons:
-            meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
-            write_meta(self.run_dir, meta)
+        that a bad gate leaves the report in hand. After a Ctrl-C (:meth:`interrupt`) no report is
+        built (``homefield report`` builds it later from the results kept). A file that cannot be
+        written (a full disk) is left as it was and named in ``RunEnd.write_error``."""
         end = RunEnd()
+        if self.skip_reasons:
+            try:
+                meta = read_meta(self.run_dir)
+                meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
+                write_meta(self.run_dir, meta)
+            except (OSError, RunError) as exc:  # a full disk: meta.json is left as it was
+                end.write_error = str(exc)
+        if self.interrupted:
+            end.error = "interrupted (homefield report builds it from the results kept)"
+            return end  # Ctrl-C means stop; the report can be built any time later
         try:
             end.report = build_report([self.run_dir], load_tasks(self.settings.tasks_path))
         except Exception as exc:  # the report must never lose the run: results are on disk
             end.error = f"{type(exc).__name__}: {exc}"
         if end.report is not None:
-            write_reports(end.report, self.run_dir)
+            try:
+                write_reports(end.report, self.run_dir)
+            except OSError as exc:  # a full disk: the results are kept, the files are not written
+                end.write_error = str(exc)
         return end
 
     def gate_failures(self, report: Mapping[str, Any]) -> list[str]:

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.sandbox.tempdirs import owner_tag
+
 __all__ = ["Policy", "bwrap_argv", "python_paths", "package_paths", "inside_path", "probe", "BwrapUnavailable",
            "bwrap_executable", "SYSTEM_DIRS", "INSTALL_HINT"]
 
@@ -176,7 +178,7 @@ def probe(bwrap: str | None = None) -> str:
     exe = bwrap or bwrap_executable()
     if exe is None:
         raise BwrapUnavailable(f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}")
-    with tempfile.TemporaryDirectory(prefix="hf-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         argv = bwrap_argv(["/bin/sh", "-c", "echo ok > out"], Policy(cwd=Path(tmp), rw=[Path(tmp)]), bwrap=exe)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)

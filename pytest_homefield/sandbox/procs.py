@@ -1,24 +1,46 @@
-"""Run a subprocess in its own process group with a wall-clock limit.
+"""Run a subprocess so that nothing it starts outlives it, or outlives homefield.
 
-Used for agents and for test commands. On timeout the whole process group is sent SIGTERM, then
-SIGKILL after a grace period, and any descendant that escaped into a new session is found through
-``/proc`` and killed too, so no process outlives its attempt.
+Used for agents, test commands and ``setup_cmd``. Every command runs under the reaper
+(``_reaper.py``, a stdlib-only supervisor in its own session) which is a child subreaper and dies
+with the process that started it (``prctl(PR_SET_PDEATHSIG)``): when the command exits, when it
+times out, and when homefield is killed (even with SIGKILL), the reaper kills the command's whole
+process tree — descendants that called ``setsid`` or double-forked included — and reaps it before it
+exits. So when :func:`run_process` returns, no process of the command is left to write into the
+workspace. This does not depend on a sandbox; bubblewrap's ``--die-with-parent`` is a second layer
+where the sandbox is used.
+
+:func:`die_with_parent` gives a pytest-xdist worker the same tie to its controller, and
+:func:`install_stop_handler` makes ``SIGTERM``/``SIGHUP`` stop the running commands, remove this
+process's temp folders and exit without recording anything.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["ProcResult", "run_process", "kill_tree"]
+from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 
-#: Seconds between SIGTERM and SIGKILL when a process group is stopped.
+__all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install_stop_handler", "stop_all",
+           "REAPER", "guard_session", "signal_processes"]
+
+#: Seconds between SIGTERM and SIGKILL when a process tree is stopped on timeout.
 KILL_GRACE_S = 2.0
+#: The supervisor script (run by path with ``python -I``).
+REAPER = Path(__file__).resolve().parent / "_reaper.py"
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+_live: set[subprocess.Popen[bytes]] = set()
+_live_lock = threading.Lock()
 
 
 @dataclass
@@ -99,6 +121,97 @@ def kill_tree(pid: int, grace_s: float = KILL_GRACE_S) -> None:
                 time.sleep(0.05)
 
 
+def _prctl(option: int, value: int) -> bool:
+    """``prctl(option, value)`` through libc; ``False`` where it is not available (not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> bool:
+    """Ask the kernel to send ``sig`` to this process when its parent dies (``PR_SET_PDEATHSIG``).
+
+    For pytest-xdist workers, whose controller is the homefield process: a SIGKILLed controller
+    then takes its workers (and, through their reapers, every command they run) with it. Returns
+    ``False`` when unsupported; exits at once (status 1) when the parent is already gone.
+    """
+    ppid = os.getppid()
+    ok = _prctl(PR_SET_PDEATHSIG, int(sig))
+    if ok and (os.getppid() != ppid or ppid == 1):
+        os._exit(1)
+    return ok
+
+
+def stop_all(grace_s: float = 0.0) -> None:
+    """Stop every command this process is running under :func:`run_process` and wait for each
+    reaper (which waits for its tree). ``grace_s`` > 0 gives the commands SIGTERM first."""
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        try:
+            proc.send_signal(signal.SIGTERM if grace_s > 0 else signal.SIGINT)
+        except (ProcessLookupError, OSError):
+            pass
+    for proc in procs:
+        try:
+            proc.wait(timeout=grace_s + 5)
+        except subprocess.TimeoutExpired:
+            kill_tree(proc.pid, grace_s=0)
+
+
+def install_stop_handler(cleanup: Callable[[], None], exit_code: int = 143) -> Callable[[], None]:
+    """On ``SIGTERM`` or ``SIGHUP``: :func:`stop_all`, then ``cleanup()`` (remove temp folders),
+    then ``os._exit(exit_code)`` — no result is recorded for the attempt that was running.
+
+    Returns a function that puts the previous handlers back. Outside the main thread (where Python
+    cannot install handlers) it does nothing."""
+
+    def handler(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        try:
+            stop_all()
+            cleanup()
+        finally:
+            os._exit(exit_code)
+
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
+def signal_processes(pids: Sequence[int], sig: int = signal.SIGTERM) -> None:
+    """Send ``sig`` to each of ``pids`` that is still alive; never raises."""
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def guard_session(*, worker: bool) -> Callable[[], None]:
+    """Tie this homefield process to its run: a worker dies with its controller
+    (:func:`die_with_parent`), the controller first removes the temp folders of runs whose process
+    is gone (:func:`~pytest_homefield.sandbox.tempdirs.sweep_stale`), and both stop their commands
+    and remove their own temp folders on SIGTERM/SIGHUP. Returns the function restoring the
+    previous signal handlers."""
+    if worker:
+        die_with_parent(signal.SIGTERM)
+    else:
+        sweep_stale()
+    return install_stop_handler(remove_own)
+
+
 def run_process(
     cmd: Sequence[str] | str,
     *,
@@ -110,50 +223,85 @@ def run_process(
     stdin_text: str | None = None,
     shell: bool = False,
 ) -> ProcResult:
-    """Run ``cmd`` in a new session (its own process group) and wait at most ``timeout_s`` seconds.
+    """Run ``cmd`` under the reaper in a new session and wait at most ``timeout_s`` seconds.
 
-    stdout / stderr go to the given files (or are discarded). On timeout the process tree is killed
-    with :func:`kill_tree`; the result then has ``timed_out=True`` and ``exit_code=None``.
+    stdout / stderr go to the given files (or are discarded). When the command exits, what it left
+    running is killed; on timeout the whole tree gets SIGTERM, then SIGKILL after
+    :data:`KILL_GRACE_S`; the result then has ``timed_out=True`` and ``exit_code=None``. Either way
+    every process of the command is gone and reaped when this returns. An exception here (Ctrl-C:
+    ``KeyboardInterrupt``) kills the tree at once and is re-raised.
 
-    Raises ``FileNotFoundError`` / ``PermissionError`` when the program cannot be started.
+    Raises ``FileNotFoundError`` / ``PermissionError`` (an ``OSError``) when the program cannot be
+    started.
     """
+    argv = ["/bin/sh", "-c", cmd] if shell else list(cmd)
+    if isinstance(cmd, str) and not shell:
+        argv = [cmd]
     start = time.monotonic()
     out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
     err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
+    rfd, wfd = os.pipe()
     try:
         proc = subprocess.Popen(
-            cmd,
+            [sys.executable, "-I", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
             cwd=str(cwd),
             env=dict(env),
             stdout=out,
             stderr=err,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             start_new_session=True,
-            shell=shell,
+            pass_fds=(wfd,),
         )
-        try:
-            if stdin_text is not None:
-                assert proc.stdin is not None
-                try:
-                    proc.stdin.write(stdin_text.encode())
-                    proc.stdin.close()
-                except BrokenPipeError:
-                    pass
-            code = proc.wait(timeout=timeout_s)
-            # the leader is gone; nothing it left behind in its process group may live on
+    except BaseException:
+        os.close(rfd)
+        os.close(wfd)
+        _close(out, err)
+        raise
+    os.close(wfd)
+    with _live_lock:
+        _live.add(proc)
+    try:
+        with os.fdopen(rfd, "rb") as status_pipe:
+            started = status_pipe.read()  # "ok" once the command runs, "E<errno>" if it could not start
+        if started != b"ok":
+            proc.wait()
+            errno_ = int(started[1:] or b"2") if started.startswith(b"E") else 2
+            raise OSError(errno_, f"{os.strerror(errno_)}: {argv[0]!r}", argv[0]) if errno_ != 2 else \
+                FileNotFoundError(2, f"No such file or directory: {argv[0]!r}", argv[0])
+        if stdin_text is not None:
+            assert proc.stdin is not None
             try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+                proc.stdin.write(stdin_text.encode())
+                proc.stdin.close()
+            except BrokenPipeError:
                 pass
-            return ProcResult(exit_code=code, timed_out=False, wall_s=time.monotonic() - start)
+        try:
+            code = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            kill_tree(proc.pid)
+            proc.send_signal(signal.SIGTERM)  # the reaper: SIGTERM to the tree, grace, SIGKILL, reap
+            try:
+                proc.wait(timeout=KILL_GRACE_S + 5)
+            except subprocess.TimeoutExpired:
+                kill_tree(proc.pid, grace_s=0)
+                proc.wait(timeout=5)
+            return ProcResult(exit_code=None, timed_out=True, wall_s=time.monotonic() - start)
+        return ProcResult(exit_code=code, timed_out=False, wall_s=time.monotonic() - start)
+    except BaseException:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # the reaper: SIGKILL to the tree at once, reap
             try:
                 proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
-                pass
-            return ProcResult(exit_code=None, timed_out=True, wall_s=time.monotonic() - start)
+                kill_tree(proc.pid, grace_s=0)
+        raise
     finally:
-        for f in (out, err):
-            if hasattr(f, "close"):
-                f.close()
+        with _live_lock:
+            _live.discard(proc)
+        _close(out, err)
+
+
+def _close(*files: object) -> None:
+    for f in files:
+        close = getattr(f, "close", None)
+        if close is not None:
+            close()

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -33,6 +32,7 @@ from typing import IO
 
 from pytest_homefield.errors import PatchError, SnapshotError
 from pytest_homefield.sandbox.procs import ProcResult, run_process
+from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = [
     "git",
@@ -115,7 +115,7 @@ def borrowed_gitdir(repo: Path, attributes: str) -> Iterator[Path]:
     ``repo`` are not visible: pass full object names. Removed on exit. Raises
     :class:`SnapshotError` when ``repo`` is not a git repository."""
     objects = _objects_dir(Path(repo))
-    gitdir = Path(tempfile.mkdtemp(prefix="hf-git-"))
+    gitdir = hf_mkdtemp()
     try:
         git("init", "-q", "--bare", "--template=", str(gitdir), cwd=gitdir, isolated=True)
         (gitdir / "objects" / "info").mkdir(parents=True, exist_ok=True)
@@ -131,7 +131,7 @@ def _fresh_dir(dest: Path | None, prefix: str = "hf-") -> Path:
     """``dest`` created empty (``FileExistsError`` if it exists and is not empty), or a new random
     folder under the temp dir."""
     if dest is None:
-        return Path(tempfile.mkdtemp(prefix=prefix))
+        return hf_mkdtemp()
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
@@ -178,6 +178,9 @@ def make_snapshot(repo: Path, commit: str, *, dest: Path | None = None, init_git
     return dest
 
 
+#: homefield's own folder: never part of a snapshot, a change or a candidate.
+HOMEFIELD_DIR = ".homefield"
+
 _RAW_GIT = ("-c", "core.autocrlf=false", "-c", "core.symlinks=true", "-c", "core.bare=false")
 
 
@@ -186,6 +189,9 @@ def _checkout(tree: str, gitdir: Path, dest: Path) -> dict[str, str]:
     must be :data:`_RAW_ATTRIBUTES`); returns the git environment used."""
     env = {"GIT_DIR": str(gitdir), "GIT_WORK_TREE": str(dest), "GIT_INDEX_FILE": str(gitdir / "index")}
     git(*_RAW_GIT, "read-tree", tree, cwd=dest, env=env, isolated=True)
+    # a committed .homefield/ (homefield's own records) is never part of a snapshot
+    git(*_RAW_GIT, "rm", "-r", "--cached", "--quiet", "--ignore-unmatch", "--", HOMEFIELD_DIR, cwd=dest, env=env,
+        isolated=True)
     git(*_RAW_GIT, "checkout-index", "--all", "--force", "--quiet", cwd=dest, env=env, isolated=True)
     return env
 
@@ -237,6 +243,7 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
         "GIT_COMMITTER_EMAIL": email,
         "GIT_COMMITTER_DATE": SNAPSHOT_DATE,
     }
+    tree = git("write-tree", cwd=dest, isolated=True).strip()  # the tree as checked out (no .homefield/)
     sha = git("commit-tree", "--no-gpg-sign", "-m", SNAPSHOT_MESSAGE, tree, cwd=dest, env=who, isolated=True).strip()
     git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
 

@@ -126,3 +126,37 @@ def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(built: Path, tmp
     doc = s.finish()
     assert s.phase == PHASE_DONE and s.slim_alias == "rule-3"
     assert doc["agents"][0]["slim"]["comparison"] is not None
+
+
+def test_resume_validates_results_plan_and_the_task_selection(built: Path, tmp_path: Path) -> None:
+    """Every record read is validated on resume (issue 21): one line naming file, line and field, and
+    nothing written (``meta.json`` keeps its bytes)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(built, repo, symlinks=True)
+    s = _session(repo)
+    d = repo / ".homefield" / "ablate" / "s1"
+    meta = (d / "meta.json").read_bytes()
+    good = {"run_id": "s1", "variant": "base", "task_id": s.tasks[0].id, "agent": "oracle", "attempt": 1,
+            "outcome": "solved"}
+    results = d / "results.jsonl"
+    results.write_text(json.dumps(good) + "\n" + json.dumps({**good, "attempt": "1"}) + "\n")
+    with pytest.raises(RunError) as err:
+        _session(repo, resume=True)
+    assert str(err.value) == f"{results}: line 2: field 'attempt' must be an integer, got string '1'"
+    assert (d / "meta.json").read_bytes() == meta
+    results.write_text(json.dumps(good) + "\n")
+    plan = (d / "plan.json").read_text()
+    (d / "plan.json").write_text(plan[: len(plan) // 2])
+    with pytest.raises(RunError, match=r"plan\.json: not valid JSON \("):
+        _session(repo, resume=True)
+    (d / "plan.json").write_text(plan)
+    settings = resolve_settings(repo, {"agent": ["oracle"], "attempts": 1, "run_id": "s1", "resume": True,
+                                       "yes": True})
+    fewer = load_tasks(settings.tasks_path)[:1]
+    rules = split_rules(RULES)
+    with pytest.raises(RunError, match=r"ran \d+ tasks; these flags select 1 \(a changed --max-tasks"):
+        AblationSession.start(settings, fewer, build_agents(settings.agents, settings), rules=rules,
+                              rules_file="CLAUDE.md", rules_paths={"oracle": "CLAUDE.md"},
+                              plan=build_plan(settings, "CLAUDE.md", rules, 1, [("oracle", "oracle", "CLAUDE.md")], 1),
+                              new_id="unused")
+    assert _session(repo, resume=True).done == {("base", s.tasks[0].id, "oracle", 1)}

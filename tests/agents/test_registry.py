@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.agents.base import SHELL_NO, SHELL_YES, render_prompt
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
@@ -55,8 +56,8 @@ def test_named_and_registered_specs() -> None:
         ("sim:1.5", "agent spec 'sim:1.5': P must be between 0 and 1"),
         ("cmd:  ", "agent spec 'cmd:': cmd: needs a shell command"),
         ("openai:", "agent spec 'openai:': openai: needs a model, e.g. openai:qwen3-coder"),
-        ("bad name=oracle", "unknown agent 'bad name=oracle'"),
-        ("a/b=oracle", "unknown agent 'a/b=oracle'"),  # NAME must match [A-Za-z0-9_.-]+
+        ("bad name=oracle", "agent name 'bad name' (in NAME=SPEC) must match [A-Za-z0-9_.-]+"),
+        ("a/b=oracle", "agent name 'a/b' (in NAME=SPEC) must match [A-Za-z0-9_.-]+"),
     ],
 )
 def test_bad_specs_are_one_line(text: str, message: str) -> None:
@@ -116,3 +117,28 @@ def test_two_agents_with_one_name_are_refused(tmp_path: Path) -> None:
     with pytest.raises(AgentSpecError, match="two agents are named 'sim-0.5': rename one with NAME=SPEC"):
         build_agents(["sim:0.5", "sim:0.5"], _settings(tmp_path))
     assert [a.name for a in build_agents(["sim:0.5", "b=sim:0.5"], _settings(tmp_path))] == ["sim-0.5", "b"]
+
+
+# --- issue 21: a bad NAME names the rule; a cmd: program's prompt makes no claim ---
+
+@pytest.mark.parametrize("text", ["my agent=oracle", "bad/name=noop", "=oracle", "ü=sim:0.5"])
+def test_a_bad_name_names_the_rule(text: str) -> None:
+    name = text.split("=", 1)[0]
+    with pytest.raises(AgentSpecError) as err:
+        parse_spec(text)
+    assert str(err.value) == (f"agent name {name!r} (in NAME=SPEC) must match [A-Za-z0-9_.-]+: "
+                              "letters, digits, '_', '.' and '-' only")
+
+
+def test_equals_signs_inside_a_spec_belong_to_it() -> None:
+    assert parse_spec("a=cmd:FOO=1 sh run.sh").arg == "FOO=1 sh run.sh"
+    assert parse_spec("cmd:FOO=1 sh").name == "cmd"
+    with pytest.raises(AgentSpecError, match=r"^agent 'x': NAME=SPEC needs a spec after '='$"):
+        parse_spec("x=")
+
+
+def test_a_cmd_program_is_told_nothing_about_running_commands() -> None:
+    text = render_prompt("Fix it", allow_shell=False, shell_known=False)
+    assert SHELL_NO not in text and SHELL_YES not in text and " \n" not in text
+    assert SHELL_NO in render_prompt("Fix it", allow_shell=False)
+    assert SHELL_YES in render_prompt("Fix it", allow_shell=True, shell_known=False)

@@ -138,8 +138,9 @@ def test_scan_composes_merge_prompts(shapes: tuple[Path, dict[str, str]]) -> Non
                                                 "truncated": False}
     assert by[s["branch"]].prompt == "haukex gray product"
     assert by[s["branch"]].prompt_sources["branch"] is True
-    assert by[s["root"]].prompt == "Start the application with a test"
-    assert by[s["root"]].prompt_sources is None
+    # the first commit starts from an empty tree: dropped with a named reason (issue 21), not mined
+    assert s["root"] not in by
+    assert {r.commit: r.reason for r in result.rejected}[s["root"]] == "root_commit"
 
 
 def test_min_message_words_applies_to_the_composed_prompt(shapes: tuple[Path, dict[str, str]]) -> None:

@@ -164,7 +164,7 @@ def _by_commit(result: ScanResult) -> dict[str, Candidate | str]:
 
 
 EXPECTED = {
-    "root": "candidate",
+    "root": "root_commit",
     "docs_only": "docs_only",
     "source_only": "no_test_change",
     "good": "candidate",
@@ -208,15 +208,13 @@ def test_newest_first(zoo: tuple[Path, dict[str, str]], default_scan: ScanResult
     assert default_scan.rejected[0].commit == zoo[1]["submodule"]
 
 
-def test_root_commit_diffs_against_the_empty_tree(zoo: tuple[Path, dict[str, str]],
-                                                  default_scan: ScanResult) -> None:
-    root = _by_commit(default_scan)[zoo[1]["root"]]
-    assert isinstance(root, Candidate)
-    assert root.parent == EMPTY_TREE
-    assert root.mode == "commit"
-    assert sorted(root.source_files) == ["pkg/__init__.py", "pkg/core.py"]
-    assert root.runnable_tests == ["tests/test_core.py", "tests/test_old.py"]
-    assert root.docs_files == ["README.md"]
+def test_root_commit_is_dropped_with_its_reason(zoo: tuple[Path, dict[str, str]],
+                                                default_scan: ScanResult) -> None:
+    # the first commit starts from an empty tree: there is no code for an agent to change
+    assert _by_commit(default_scan)[zoo[1]["root"]] == "root_commit"
+    detail = {r.commit: r.detail for r in default_scan.rejected}[zoo[1]["root"]]
+    assert detail == "the first commit: no parent state to start from"
+    assert "root commit 1" in format_scan(default_scan)
 
 
 def test_candidate_fields(zoo: tuple[Path, dict[str, str]], default_scan: ScanResult) -> None:
@@ -298,8 +296,7 @@ def test_max_diff_lines(zoo: tuple[Path, dict[str, str]]) -> None:
     assert isinstance(good, Candidate) and good.diff_lines == 3  # core.py -1 +1, CHANGELOG +1; tests not
     binary = got[shas["binary"]]
     assert isinstance(binary, Candidate) and binary.diff_lines == 2  # the png counts 0
-    root = got[shas["root"]]
-    assert isinstance(root, Candidate) and root.diff_lines == 3
+    assert got[shas["root"]] == "root_commit"
     # order is kept: the rejection sits where the commit is in history
     assert [r.commit for r in result.rejected][:3] == [shas["submodule"], shas["big"], shas["support_only"]]
 
@@ -316,7 +313,7 @@ def test_dates_use_the_author_date(zoo: tuple[Path, dict[str, str]], default_sca
     good = _by_commit(default_scan)[shas["good"]]
     assert isinstance(good, Candidate)
     result = scan(repo, ScanOptions(until=good.authored_at))
-    assert [c.commit for c in result.candidates] == [shas["old_author"], shas["good"], shas["root"]]
+    assert [c.commit for c in result.candidates] == [shas["old_author"], shas["good"]]
     assert result.counts["outside_dates"] == len(shas) - 5  # `until` is inclusive
     result = scan(repo, ScanOptions(until="2023-12-31"))  # a date: the whole day
     assert [r.commit for r in result.rejected if r.reason != "outside_dates"] == []
@@ -357,8 +354,8 @@ def test_format_scan(zoo: tuple[Path, dict[str, str]], default_scan: ScanResult)
     assert len(lines) == len(default_scan.candidates) + 1
     assert lines[0].startswith(shas["typescript"][:12] + " 2024-01-01   1 source   1 test  Add the web app")
     assert lines[-1] == (
-        "10 candidates from 23 commits; rejected: docs only 1, no test change 4, dependency change 4, "
-        "no source change 1, too many source files 1, message too short 2"
+        "9 candidates from 23 commits; rejected: docs only 1, no test change 4, dependency change 4, "
+        "no source change 1, too many source files 1, message too short 2, root commit 1"
     )
     verbose = format_scan(default_scan, verbose=True).splitlines()
     assert len(verbose) == len(default_scan.candidates) + len(default_scan.rejected) + 1
@@ -420,7 +417,7 @@ def test_rev_starts_the_walk_elsewhere(zoo: tuple[Path, dict[str, str]]) -> None
     repo, shas = zoo
     result = scan(repo, ScanOptions(rev=shas["good"]))
     assert result.examined == 4
-    assert [c.commit for c in result.candidates] == [shas["good"], shas["root"]]
+    assert [c.commit for c in result.candidates] == [shas["good"]]
 
 
 # --- merges -----------------------------------------------------------------------------------
@@ -470,8 +467,8 @@ def test_default_walk_skips_merges(prs: tuple[Path, dict[str, str]]) -> None:
     result = scan(repo, ScanOptions())
     assert sorted(_walk(result)) == sorted(s[k] for k in ("root", "feat1_source", "feat1_test", "direct",
                                                           "feat2", "docs"))
-    assert [c.commit for c in result.candidates] == [s["feat2"], s["direct"], s["root"]]
-    assert result.counts == {"docs_only": 1, "no_test_change": 1, "no_source_change": 1}
+    assert [c.commit for c in result.candidates] == [s["feat2"], s["direct"]]
+    assert result.counts == {"docs_only": 1, "no_test_change": 1, "no_source_change": 1, "root_commit": 1}
 
 
 def test_first_parent_walks_the_mainline(prs: tuple[Path, dict[str, str]]) -> None:
@@ -483,9 +480,9 @@ def test_first_parent_walks_the_mainline(prs: tuple[Path, dict[str, str]]) -> No
 def test_first_parent_merges_one_candidate_per_pr(prs: tuple[Path, dict[str, str]]) -> None:
     repo, s = prs
     result = scan(repo, ScanOptions(first_parent=True, merges=True))
-    assert [c.commit for c in result.candidates] == [s["merge2"], s["direct"], s["merge1"], s["root"]]
-    assert [r.commit for r in result.rejected] == [s["docs"]]
-    merge2, _, merge1, _ = result.candidates
+    assert [c.commit for c in result.candidates] == [s["merge2"], s["direct"], s["merge1"]]
+    assert [r.commit for r in result.rejected] == [s["docs"], s["root"]]
+    merge2, _, merge1 = result.candidates
     assert (merge1.mode, merge1.parent) == ("merge", s["root"])
     assert merge1.source_files == ["app/core.py"] and merge1.runnable_tests == ["tests/test_core.py"]
     assert merge1.subject == "Merge pull request #1 from user/feat1"
@@ -494,15 +491,14 @@ def test_first_parent_merges_one_candidate_per_pr(prs: tuple[Path, dict[str, str
     assert (merge2.source_files, merge2.test_files, merge2.docs_files) == (
         ["app/two.py"], ["tests/test_two.py"], [])
     counted = scan(repo, ScanOptions(first_parent=True, merges=True, max_diff_lines=1))
-    assert [(c.commit, c.diff_lines) for c in counted.candidates] == [(s["merge2"], 1), (s["root"], 1)]
+    assert [(c.commit, c.diff_lines) for c in counted.candidates] == [(s["merge2"], 1)]
     assert counted.counts["diff_too_large"] == 2  # merge1 and direct change 2 lines each
 
 
 def test_merges_without_first_parent(prs: tuple[Path, dict[str, str]]) -> None:
     repo, s = prs
     result = scan(repo, ScanOptions(merges=True))
-    assert [c.commit for c in result.candidates] == [s["merge2"], s["feat2"], s["direct"], s["merge1"],
-                                                     s["root"]]
+    assert [c.commit for c in result.candidates] == [s["merge2"], s["feat2"], s["direct"], s["merge1"]]
     assert s["sync"] not in _walk(result)  # merges off the mainline are never candidates
     assert result.examined == 8
 

@@ -9,11 +9,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from pytest_homefield.errors import RecordError
 from pytest_homefield.probe.verdicts import (
     ProbeError,
     excluded_for_run,
     judge,
     latest,
+    load_probe,
     load_verdict,
     mismatched_pairs,
     percentile,
@@ -123,3 +125,40 @@ def test_excluded_for_run(tmp_path: Path) -> None:
     with pytest.raises(ProbeError, match="did not finish"):
         excluded_for_run(tmp_path, [SimpleNamespace(name="u", spec="cmd:x")])
     assert json.dumps(out)  # frozen into meta.json as is
+
+
+# -- every record read is validated (issue 21) ------------------------------------------------------
+
+def _call(**kw: object) -> dict[str, object]:
+    return {"schema_version": 1, "kind": "task", "task_id": "t1", "sample": 1, "agent": "a", "spec": "cmd:x",
+            "score": 0.5, "outcome": None, "cost_usd": 0.01, **kw}
+
+
+@pytest.mark.parametrize(("record", "message"), [
+    (_call(schema_version=2), "field 'schema_version' is 2; this version of homefield reads 1 only"),
+    (_call(kind="answer"), "field 'kind' is 'answer'; expected task, control or verdict"),
+    ({k: v for k, v in _call().items() if k != "sample"}, "field 'sample' is missing"),
+    (_call(sample=0), "field 'sample' must be an integer at least 1, got number 0"),
+    (_call(score=1.5), "field 'score' must be a number in [0, 1] or null, got number 1.5"),
+    (_call(score="high"), "field 'score' must be a number in [0, 1] or null, got string 'high'"),
+    (_call(cost_usd=[1]), "field 'cost_usd' must be a number or null, got array [1]"),
+    (_call(kind="control", gold_task_id=3), "field 'gold_task_id' must be a string on a control record, got number 3"),
+    ({"kind": "verdict", "flagged": [{"best": 1}]}, "field 'flagged' must be a list of {task_id, …} objects, "
+                                                    "got array [{'best': 1}]"),
+])
+def test_a_bad_probe_record_is_refused_naming_file_line_and_field(tmp_path: Path, record: dict[str, object],
+                                                                  message: str) -> None:
+    path = tmp_path / "a.jsonl"
+    path.write_text(json.dumps(_call()) + "\n" + '{"torn": ' + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(RecordError) as err:
+        load_probe(path)
+    assert str(err.value) == f"{path}: line 3: {message}"
+
+
+def test_probe_records_load_in_order_and_a_torn_append_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    good = [_call(), _call(kind="control", gold_task_id="t2", score=None, outcome="timeout", cost_usd=None),
+            {"kind": "verdict", "flagged": [{"task_id": "t1", "best": 0.9, "mean": 0.8}]}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in good) + '{"kind": "ta')
+    assert load_probe(path) == good
+    assert load_probe(tmp_path / "missing.jsonl") == []

@@ -412,8 +412,7 @@ def test_unequal_attempts_missing_costs_unknown_task_bad_lines(tmp_path: Path) -
         ],
     )
     with open(run / "results.jsonl", "a") as fh:
-        fh.write(json.dumps({"task_id": "t1", "agent": "a", "attempt": 9, "outcome": "exploded"}) + "\n")
-        fh.write('{"torn": ')
+        fh.write('{"torn": ')  # a torn last line is skipped (a crashed writer)
     # costs on some attempts only
     lines = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()[:7]]
     lines[0]["cost_usd"], lines[0]["cost_partial"] = 0.5, True
@@ -427,12 +426,40 @@ def test_unequal_attempts_missing_costs_unknown_task_bad_lines(tmp_path: Path) -
     assert a["cost_per_solved_usd"] == 0.25
     assert [t["id"] for t in rep["tasks"]] == ["t1", "t2", "zz"] and rep["tasks"][2]["known"] is False
     notes = "\n".join(rep["notes"])
-    assert "1 unreadable result record(s) skipped" in notes
     assert "not in the tasks file" in notes
     assert "a: 3 of 4 attempt(s) reported no cost" in notes
     assert rep["well_specified"]["tasks"] == 1
     assert rep["agents"]["b"]["per_language"] == {"go": 1.0, "python": 0.0}
     _render_all(rep)
+
+
+def test_a_bad_result_record_is_one_line_naming_file_line_and_field(tmp_path: Path) -> None:
+    run = _make_run(tmp_path / "r", ["a"], [("t1", "a", 1, "solved")])
+    with open(run / "results.jsonl", "a") as fh:
+        fh.write(json.dumps({"run_id": "r", "task_id": "t1", "agent": "a", "attempt": 2, "outcome": "exploded"}) + "\n")
+    with pytest.raises(ValueError) as err:
+        build_report([run], [_task("t1")])
+    msg = str(err.value)
+    assert msg == (f"{run / 'results.jsonl'}: line 2: field 'outcome' is 'exploded'; expected one of "
+                   "solved, tests_failed, regression, empty_patch, timeout, test_timeout, agent_error, "
+                   "budget_exceeded, infra, rate_limited")
+    (run / "results.jsonl").write_text(json.dumps({"run_id": "r", "task_id": "t1", "agent": "a", "attempt": "1",
+                                                   "outcome": "solved"}) + "\n")
+    with pytest.raises(ValueError, match=r"line 1: field 'attempt' must be an integer, got string '1'$"):
+        build_report([run], [_task("t1")])
+
+
+def test_one_agent_name_for_two_specs_is_refused(tmp_path: Path) -> None:
+    r1 = _make_run(tmp_path / "r1", ["a"], [("t1", "a", 1, "solved")])
+    r2 = _make_run(tmp_path / "r2", ["a"], [("t1", "a", 1, "tests_failed")])
+    meta = json.loads((r2 / "meta.json").read_text())
+    meta["agents"][0]["spec"] = "cmd:other"
+    (r2 / "meta.json").write_text(json.dumps(meta))
+    spec1 = json.loads((r1 / "meta.json").read_text())["agents"][0]["spec"]
+    with pytest.raises(ValueError) as err:
+        build_report([r1, r2], [_task("t1")])
+    assert str(err.value) == (f"agent 'a' is {spec1!r} in run r1 but 'cmd:other' in run "
+                              "r2: report these runs apart, or rename one agent (NAME=SPEC)")
 
 
 def test_missing_diff_gives_no_similarity(tmp_path: Path) -> None:

@@ -107,5 +107,5 @@ def test_done_keys_are_the_scored_base_attempts(tmp_path: Path) -> None:
         {"task_id": "t3", "agent": "a", "attempt": 1, "outcome": "infra"},          # last line wins
         {"task_id": "t1", "agent": "a", "attempt": 1, "variant": "v2", "outcome": "solved"},
     ]:
-        append_jsonl(path, rec)
+        append_jsonl(path, {"run_id": "r", **rec})  # a result record always names its run
     assert done_keys(path) == {("t1", "a", 1), ("t2", "a", 1)}

@@ -43,7 +43,9 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
                           f"exec {sys.executable} \"$@\"\n")
         python.chmod(0o755)
         log = tmp_path / "agents.log"
-        agent = f"w=cmd:echo ran-by-$PPID; echo \"$PPID $(readlink /proc/$PPID/cwd)\" >> {log}; sleep 3"
+        # the agent's parent is its reaper (issue 21); the reaper's parent is the worker
+        agent = (f"w=cmd:W=$(cut -d' ' -f4 /proc/$PPID/stat); echo ran-by-$W; "
+                 f"echo \"$W $(readlink /proc/$W/cwd)\" >> {log}; sleep 3")
         tx = [arg for host in hosts for arg in
               ("--tx", f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={host}")]
         # the agent logs its worker's pid outside the workspace, which the default sandbox hides

@@ -192,23 +192,21 @@ def _pids_with(marker: str) -> list[int]:
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_daemon_does_not_outlive_its_attempt(task: Task, cache: SnapshotCache, tmp_path: Path, sandbox: str) -> None:
     """Measured on main: a setsid daemon outlived its attempt and planted ``conftest.py`` into later
-    grading copies. In the sandbox it dies with the attempt (its own PID namespace)."""
+    grading copies. In the sandbox it dies with the attempt (its own PID namespace); without it the
+    attempt's reaper (a child subreaper, issue 21) kills whatever the agent left before grading, so
+    the control no longer outlives its attempt either."""
     marker = f"hf-daemon-{uuid.uuid4().hex}"
     log = tmp_path / "daemon.log"
     agent = attack_agent("daemon", marker=marker, daemon_log=str(log) if sandbox == "none" else None)
     try:
         r, _ = attempt(task, cache, agent, tmp_path / "a", sandbox)
         assert r.outcome == "tests_failed", r
+        assert _pids_with(marker) == []  # gone when the attempt ends, not some time later
+        size = log.stat().st_size if log.exists() else 0
         time.sleep(0.5)
-        if sandbox == "none":
-            assert _pids_with(marker), "the control daemon must still be alive"
-            size = log.stat().st_size
-            time.sleep(0.5)
-            assert log.stat().st_size > size   # it keeps acting after its attempt ended
-        else:
-            assert _pids_with(marker) == []
-            later, _ = attempt(task, cache, wrong_agent(tmp_path), tmp_path / "b", sandbox, n=2)
-            assert later.outcome == "tests_failed" and not later.suspicious, later
+        assert (log.stat().st_size if log.exists() else 0) == size  # it does nothing after its attempt
+        later, _ = attempt(task, cache, wrong_agent(tmp_path), tmp_path / "b", sandbox, n=2)
+        assert later.outcome == "tests_failed" and not later.suspicious, later
     finally:
         for pid in _pids_with(marker):
             os.kill(pid, signal.SIGKILL)

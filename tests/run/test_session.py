@@ -85,6 +85,19 @@ def test_select_tasks_errors(tmp_path: Path, repo: Path) -> None:
     assert [t.subject for t in select_tasks(_settings(repo), exclude=[_task(1).id])] == ["task 0", "task 2"]
 
 
+def test_an_empty_selection_says_why_in_one_line(repo: Path) -> None:
+    """Exit 5 with no message was the old answer (issue 21): each way of selecting nothing says so."""
+    every = [_task(i).id for i in range(3)]
+    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: --homefield-exclude-memorized "
+                                       r"leaves out all 3$"):
+        select_tasks(_settings(repo), exclude=every)
+    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: shard 3/4 of 2 task\(s\) is empty$"):
+        select_tasks(_settings(repo, run_max_tasks=2, shard="3/4"))
+    with pytest.raises(RunError, match=r"^pytest-homefield: no tasks to run: .*tasks\.jsonl holds none"):
+        select_tasks(_settings(repo), lambda tasks: tasks.clear())
+    assert len(select_tasks(_settings(repo, shard="1/2"))) == 2  # sorted ids, the i-th to shard i mod N + 1
+
+
 def test_exclusion_needs_a_probe_and_is_frozen_for_a_resumed_run(repo: Path) -> None:
     agents = _agents()
     assert memorized_exclusion(_settings(repo), agents) == {}
@@ -271,3 +284,13 @@ def test_run_attempt_appends_the_result_the_limits_then_see(tmp_path: Path) -> N
     assert [json.loads(line)["outcome"] for line in lines] == ["empty_patch"]
     assert session.artifacts(task, agent, 1).is_dir()
     assert session.stop_reason() == "budget spent: 0.03 of 0.03 USD"
+
+
+def test_resume_names_a_changed_shard_before_the_task_selection_it_changes(repo: Path) -> None:
+    s = _settings(repo, run_id="sh", shard="1/2")
+    RunSession.start(s, select_tasks(s), _agents(), now=START)
+    again = _settings(repo, run_id="sh", resume=True)
+    with pytest.raises(RunError, match=r"^--homefield-resume: run sh is shard 1/2; flags give none$"):
+        RunSession.start(again, select_tasks(again), _agents(), now=START)
+    meta = read_meta(HomefieldDir(repo).run_dir("sh"))
+    assert meta["shard"] == "1/2" and "resumed_at" not in meta  # nothing written by the refused resume

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -17,9 +18,9 @@ from pytest_homefield.sandbox.procs import kill_tree, run_process
 
 @pytest.fixture
 def short_grace(monkeypatch: pytest.MonkeyPatch) -> None:
-    """run_process's kill on timeout with a 0.2 s SIGTERM grace instead of 2 s (a zombie re-parented to
-    a PID 1 that reaps slowly counts as alive until the grace ends)."""
-    monkeypatch.setattr(procs, "kill_tree", lambda pid: kill_tree(pid, grace_s=0.2))
+    """run_process's kill on timeout with a 0.2 s SIGTERM grace instead of 2 s (the reaper's grace
+    between SIGTERM and SIGKILL of the tree)."""
+    monkeypatch.setattr(procs, "KILL_GRACE_S", 0.2)
 
 
 def _alive(pid: int) -> bool:
@@ -111,3 +112,124 @@ def test_kill_tree_of_a_gone_process_does_not_raise() -> None:
     proc = subprocess.Popen(["true"], start_new_session=True)
     proc.wait()
     kill_tree(proc.pid, grace_s=0.1)
+
+
+# --- the reaper: nothing outlives its command or the process that started it (issue 21) ---
+
+#: A command that leaves a child, a grandchild and a setsid-escaped great-grandchild behind; each
+#: writes its pid to PIDS, and the escaped one keeps appending to TICK every 20 ms.
+SPAWNER = textwrap.dedent("""
+    import os, sys, time
+    pids, tick = sys.argv[1], sys.argv[2]
+    def note():
+        with open(pids, "a") as f:
+            f.write(f"{os.getpid()}\\n")
+    if os.fork() == 0:                      # child
+        note()
+        if os.fork() == 0:                  # grandchild
+            note()
+            if os.fork() == 0:              # escapes into its own session
+                os.setsid()
+                note()
+                while True:
+                    with open(tick, "a") as f:
+                        f.write("x")
+                    time.sleep(0.02)
+            time.sleep(60)
+        time.sleep(60)
+    time.sleep(float(sys.argv[3]))
+""")
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _pids_of(path: Path, n: int = 3, wait_s: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if path.exists():
+            pids = [int(x) for x in path.read_text().split()]
+            if len(pids) >= n:
+                return pids
+        time.sleep(0.02)
+    raise AssertionError(f"spawner wrote {path.read_text() if path.exists() else 'nothing'}")
+
+
+@pytest.fixture
+def spawner(tmp_path: Path) -> Path:
+    script = tmp_path / "spawner.py"
+    script.write_text(SPAWNER)
+    return script
+
+
+def test_descendants_die_when_the_command_exits(tmp_path: Path, spawner: Path) -> None:
+    pids, tick = tmp_path / "pids", tmp_path / "tick"
+    # the leader waits until its descendants exist, then exits 3
+    cmd = f"{sys.executable} {spawner} {pids} {tick} 0.5; exit 3"
+    res = run_process(cmd, cwd=tmp_path, env=os.environ, timeout_s=30, shell=True)
+    assert res.exit_code == 3 and not res.timed_out
+    found = _pids_of(pids)
+    assert not [p for p in found if _running(p)]
+    size = tick.stat().st_size
+    time.sleep(0.2)
+    assert tick.stat().st_size == size, "an escaped process still writes after run_process returned"
+
+
+def test_timeout_kills_the_whole_tree(tmp_path: Path, spawner: Path) -> None:
+    pids, tick = tmp_path / "pids", tmp_path / "tick"
+    res = run_process([sys.executable, str(spawner), str(pids), str(tick), "60"], cwd=tmp_path,
+                      env=os.environ, timeout_s=1.0)
+    assert res.timed_out and res.exit_code is None
+    assert res.wall_s < 1.0 + 2.0 + 3
+    assert not [p for p in _pids_of(pids) if _running(p)]
+
+
+def test_exit_status_and_signal(tmp_path: Path) -> None:
+    assert run_process("exit 7", cwd=tmp_path, env=os.environ, timeout_s=10, shell=True).exit_code == 7
+    res = run_process("kill -TERM $$", cwd=tmp_path, env=os.environ, timeout_s=10, shell=True)
+    assert res.exit_code == -signal.SIGTERM
+
+
+def test_output_and_stdin(tmp_path: Path) -> None:
+    out, err = tmp_path / "out", tmp_path / "err"
+    res = run_process(["sh", "-c", "cat; echo e >&2"], cwd=tmp_path, env=os.environ, timeout_s=10,
+                      stdout_path=out, stderr_path=err, stdin_text="hello\n")
+    assert res.exit_code == 0
+    assert out.read_text() == "hello\n" and err.read_text() == "e\n"
+
+
+def test_missing_program_raises_like_popen(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        run_process(["no-such-program-hf"], cwd=tmp_path, env=os.environ, timeout_s=10)
+    with pytest.raises(OSError):
+        run_process(["/etc/passwd"], cwd=tmp_path, env=os.environ, timeout_s=10)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+def test_tree_dies_with_the_process_that_started_it(tmp_path: Path, spawner: Path, sig: int) -> None:
+    """The caller (standing for a homefield worker) is killed while the command runs: within one
+    second no process of the command is left, whatever the signal."""
+    pids, tick = tmp_path / "pids", tmp_path / "tick"
+    caller = tmp_path / "caller.py"
+    caller.write_text(textwrap.dedent(f"""
+        import os, sys
+        from pytest_homefield.sandbox.procs import run_process
+        run_process([sys.executable, {str(spawner)!r}, {str(pids)!r}, {str(tick)!r}, "60"],
+                    cwd={str(tmp_path)!r}, env=os.environ, timeout_s=60)
+    """))
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    proc = subprocess.Popen([sys.executable, str(caller)], env=env)
+    try:
+        found = _pids_of(pids)
+        proc.send_signal(sig)
+        proc.wait(timeout=10)
+        time.sleep(1.0)
+        assert not [p for p in found if _running(p)]
+    finally:
+        if proc.poll() is None:
+            proc.kill()

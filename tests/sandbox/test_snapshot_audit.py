@@ -98,7 +98,8 @@ def test_agent_side_audit(audit: Audit) -> None:
 
 def check_environment(audit: Audit) -> None:
     assert set(audit.env) <= ALLOWED_ENV | {k for k in audit.env if k.startswith("LC_")}, sorted(audit.env)
-    assert audit.env["HOMEFIELD_PROMPT"] == render_prompt(audit.task.prompt, allow_shell=False)
+    # a cmd: program runs in a shell itself: its prompt makes no claim about running commands
+    assert audit.env["HOMEFIELD_PROMPT"] == render_prompt(audit.task.prompt, allow_shell=False, shell_known=False)
     assert audit.env["HOMEFIELD_ATTEMPT"] == "1"
     assert "Add sub() that subtracts b from a" in audit.env["HOMEFIELD_PROMPT"]
 

@@ -257,6 +257,10 @@ def test_timeouts(tmp_path: Path) -> None:
     whole = run_tests(proj, CMD, ["tests/test_slow.py"], out_dir=tmp_path / "w", timeout_s=1)
     assert whole.timed_out and whole.exit_code is None and whole.wall_s < 15
     assert whole.error and "timed out" in whole.error
+    # a test command without plugin autoload (the demo's) still gets the per-test limit
+    lean = run_tests(proj, f"{PY} -m pytest --disable-plugin-autoload", ["tests/test_slow.py"],
+                     out_dir=tmp_path / "l", test_timeout_s=0.5, timeout_s=20)
+    assert lean.test_timeouts == ["tests/test_slow.py::test_slow"] and not lean.timed_out
 
 
 def test_environment_is_scrubbed(tmp_path: Path) -> None:
@@ -356,4 +360,5 @@ def test_reporter_is_standalone() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert "pytest_homefield" not in imported
-    assert imported <= {"__future__", "json", "os", "sys", "typing", "pytest"}
+    # pytest_timeout: imported only when installed (inside try), to load it where autoload is off
+    assert imported <= {"__future__", "json", "os", "sys", "typing", "pytest", "pytest_timeout"}

@@ -15,7 +15,8 @@ line to that file (the file lives outside the snapshot):
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
   "subtest": bool, "timeout": bool}`` for every test phase; ``xfail`` is true for xfail-marked tests
   (``wasxfail``), ``subtest`` for the report of one subtest (a ``call`` phase may then be reported
-  several times for one id), ``timeout`` when pytest-timeout failed the test;
+  several times for one id), ``timeout`` when pytest-timeout failed the test (pytest-timeout is
+  loaded by this module when ``PYTEST_TIMEOUT`` is set, even where plugin autoload is off);
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session.
 
 Exactly one process writes: the one that is not an xdist worker (no ``config.workerinput``, no
@@ -160,6 +161,24 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
         }
     )
     writer.close()
+
+
+def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
+    """Load pytest-timeout when a per-test limit is asked for (``PYTEST_TIMEOUT`` set) and it is
+    installed but not loaded: a test command with ``--disable-plugin-autoload`` (or
+    ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) would otherwise ignore the limit. ``-p no:timeout`` is
+    respected. Registered under its entry-point name ``timeout``, so autoloading skips it later."""
+    if not os.environ.get(ENV_VAR) or not os.environ.get("PYTEST_TIMEOUT"):
+        return
+    if pluginmanager.has_plugin("timeout") or pluginmanager.is_blocked("timeout") \
+            or pluginmanager.is_blocked("pytest_timeout"):
+        return
+    try:
+        import pytest_timeout  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        return
+    if not pluginmanager.is_registered(pytest_timeout):
+        pluginmanager.register(pytest_timeout, "timeout")
 
 
 def pytest_configure(config: pytest.Config) -> None:

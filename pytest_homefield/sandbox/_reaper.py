@@ -1,0 +1,180 @@
+"""The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
+
+Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I _reaper.py FD PPID
+GRACE -- ARGV...`` in a new session. It
+
+* makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
+  command — including one that called ``setsid`` or double-forked — stays below it;
+* asks for ``SIGHUP`` when its parent (the homefield process that started it) dies
+  (``prctl(PR_SET_PDEATHSIG)``), and checks that the parent is still ``PPID`` afterwards;
+* starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr) and writes ``ok`` or
+  ``E<errno>`` to the pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would;
+* when the command exits: kills whatever it left behind, reaps it, and exits with the command's
+  status (or re-raises the command's terminating signal);
+* on ``SIGTERM`` (a timeout): ``SIGTERM`` to the whole tree, ``GRACE`` seconds, then ``SIGKILL``;
+  on ``SIGHUP``/``SIGINT`` (homefield died or is stopping): ``SIGKILL`` to the whole tree at once.
+  In both cases it waits until every descendant is reaped before it exits.
+
+It is run with ``-I`` by path so that nothing from the command's environment (``PYTHONPATH``, a
+``sitecustomize`` in the workspace) is imported into it. Linux only; elsewhere the prctl calls are
+skipped and the process-group kill is what remains.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _prctl(option: int, value: int) -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(option, value, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def descendants(root: int) -> list[int]:
+    """PIDs of every live descendant of ``root`` (from ``/proc``)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) < 2 or fields[0] == "Z":
+            continue
+        children.setdefault(int(fields[1]), []).append(int(name))
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def reap() -> None:
+    """Reap every exited child; returns nothing."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def kill_all(sig: int) -> None:
+    for pid in descendants(os.getpid()):
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def stop_tree(grace: float) -> None:
+    """SIGTERM (when ``grace`` > 0) then SIGKILL every descendant, until none is left."""
+    me = os.getpid()
+    if grace > 0:
+        kill_all(signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            reap()
+            if not descendants(me):
+                return
+            time.sleep(0.02)
+    for _ in range(1000):  # a fork bomb cannot outrun this for long: each round kills what exists
+        kill_all(signal.SIGKILL)
+        reap()
+        if not descendants(me):
+            reap()
+            return
+        time.sleep(0.005)
+
+
+class _Stop(Exception):
+    """Raised by the signal handler to leave the wait for the command."""
+
+
+def main(argv: list[str]) -> int:
+    fd, ppid, grace = int(argv[1]), int(argv[2]), float(argv[3])
+    cmd = argv[5:]
+    pending: list[int] = []
+    armed: list[bool] = []
+
+    def on_signal(signum: int, frame: object) -> None:
+        pending.append(signum)
+        if armed:
+            armed.clear()
+            raise _Stop()
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, on_signal)
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
+    if os.getppid() != ppid:  # the parent died before prctl took effect
+        os.write(fd, b"E3")
+        return 1
+
+    def child_setup() -> None:
+        # the command itself dies with the reaper, should the reaper be killed outright
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+    try:
+        child = subprocess.Popen(cmd, close_fds=True, preexec_fn=child_setup)
+    except OSError as exc:
+        os.write(fd, f"E{exc.errno or 2}".encode())
+        return 127
+    os.write(fd, b"ok")
+    os.close(fd)
+    status = 1
+    try:
+        armed.append(True)
+        if pending:
+            raise _Stop()
+        while True:
+            try:
+                pid, st = os.waitpid(-1, 0)  # reaps orphaned descendants as they exit, too
+            except ChildProcessError:
+                status = 1
+                break
+            if pid == child.pid:
+                armed.clear()
+                status = child.returncode = os.waitstatus_to_exitcode(st)
+                stop_tree(0.0)  # the command is done: nothing it left behind may live on
+                break
+    except _Stop:
+        armed.clear()
+        got = pending[0]
+        stop_tree(grace if got == signal.SIGTERM else 0.0)
+        status = child.returncode = -got
+    reap()
+    if status < 0:  # die of the command's signal, so the caller sees it
+        try:
+            signal.signal(-status, signal.SIG_DFL)
+        except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset
+            pass
+        os.kill(os.getpid(), -status)
+        time.sleep(1)
+        return 128 - status
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,115 @@
+"""Nothing outlives a run: SIGKILL or SIGINT of ``homefield run -n 2`` whose ``cmd:`` agents leave
+children, grandchildren and a setsid-escaped process behind (issue 21 acceptance)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.store import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+SPAWN = textwrap.dedent("""
+    import os, sys, time
+    pids = sys.argv[1]
+    def note():
+        with open(pids, "a") as f:
+            f.write(f"{os.getpid()}\\n")
+    note()
+    if os.fork() == 0:
+        note()
+        if os.fork() == 0:
+            os.setsid()
+            note()
+            if os.fork() == 0:
+                note(); time.sleep(120); os._exit(0)
+            time.sleep(120); os._exit(0)
+        time.sleep(120); os._exit(0)
+    with open(sys.argv[2]) as f:
+        time.sleep(float(f.read()))
+    print('{"cost_usd": 0.01}')
+""")
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    st = _stat(pid)
+    return st is not None and st[0] != "Z"
+
+
+def _tree(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for e in os.listdir("/proc"):
+        if e.isdigit() and (st := _stat(int(e))) is not None:
+            children.setdefault(int(st[1]), []).append(int(e))
+    out, stack = set(), [root]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            out.add(c)
+            stack.append(c)
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tmp_path: Path, sig: int) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(mined, repo, symlinks=True)
+    shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
+    spawn, pids, tmp = tmp_path / "spawn.py", tmp_path / "pids", tmp_path / "tmp"
+    spawn.write_text(SPAWN)
+    delay = tmp_path / "delay"
+    delay.write_text("30")
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env["TMPDIR"] = str(tmp)  # every temp folder of the run lands here
+    agent = f"spawn=cmd:{sys.executable} {spawn} {pids} {delay}"
+    # the agent records its pids outside the workspace, so it runs unsandboxed: this tests the reaper
+    args = ["run", "--agent", agent, "--attempts", "1", "--run-id", "k", "--sandbox", "none", "-n", "2"]
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 8:
+            time.sleep(0.05)  # both workers run an attempt whose agent left 3 processes behind it
+        agent_pids = {int(p) for p in pids.read_text().split()}
+        assert len(agent_pids) >= 8
+        run_pids = _tree(proc.pid) | agent_pids
+        assert agent_pids <= run_pids  # the escaped ones too: they stay below their reaper
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    time.sleep(1.0)
+    assert not [p for p in run_pids if _alive(p)], "processes of the run outlived it"
+    assert not list(read_jsonl(repo / ".homefield" / "runs" / "k" / "results.jsonl"))  # nothing recorded
+    if sig == signal.SIGINT:
+        assert "Continue the run with: homefield run --resume --run-id k" in out, out
+    # the next start removes what a SIGKILLed run could not; then --resume does every key once
+    delay.write_text("0")
+    done = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args, "--resume"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    keys = [(r["task_id"], r["agent"], r["attempt"]) for r in read_jsonl(repo / ".homefield" / "runs" / "k" /
+                                                                          "results.jsonl")]
+    n_tasks = sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
+    assert len(keys) == len(set(keys)) == n_tasks
+    assert not [p for p in tmp.iterdir() if p.name.startswith("hf-")], sorted(p.name for p in tmp.iterdir())
+    time.sleep(0.5)
+    assert not [p for p in _tree(os.getpid()) if _stat(p) and "spawn.py" in Path(f"/proc/{p}/cmdline").read_text()]
