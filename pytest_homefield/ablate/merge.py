@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_homefield.ablate.rules import RuleSet
-from pytest_homefield.ablate.session import PHASE_MERGE, AblationSession, _done, _now, _seed_of
+from pytest_homefield.ablate.session import PHASE_MERGE, AblationSession, _done, _frozen_plan, _now, _records, _seed_of
 from pytest_homefield.ablate.variants import SLIM, Variant, rule_variants
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import ShardMergeError
@@ -43,7 +42,7 @@ from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import latest_results
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import missing_shards
-from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.store import write_atomic, write_jsonl_atomic
 
 __all__ = ["RecordedAgent", "find_ablation_folder", "merge_ablations"]
 
@@ -73,11 +72,11 @@ def find_ablation_folder(path: Path) -> Path:
 
 
 def _load(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    try:
-        meta = read_meta(folder)
-        plan = json.loads((folder / "plan.json").read_text(encoding="utf-8"))
+    try:  # validated as a resume reads them (RunError names the file and field)
+        meta = read_meta(folder, complete=True)
+        plan = _frozen_plan(folder / "plan.json")
     except (OSError, ValueError) as exc:
-        raise ShardMergeError(f"{WHAT}: {folder}: {exc}") from None
+        raise ShardMergeError(f"{WHAT}: {exc}") from None
     if meta.get("kind") != "ablate":
         raise ShardMergeError(f"{WHAT}: {folder} is not an ablation (meta.json kind {meta.get('kind')!r})")
     return meta, plan
@@ -131,7 +130,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
     for d in folders:
-        for key, r in latest_results(read_jsonl(d / "results.jsonl")).items():
+        for key, r in latest_results(_records(d / "results.jsonl")).items():  # validated: RecordError names a bad line
             prior = merged.get(key)
             if prior is None:
                 merged[key], origin[key] = r, d

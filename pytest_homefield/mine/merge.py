@@ -33,14 +33,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
 from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
-from pytest_homefield.records import Task
+from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.shard import missing_shards
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 
 __all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable"]
+
+WHAT = "homefield mine --merge"
 
 #: Fields of a verification record that measure time, not the result: left out when two shards'
 #: records of one candidate are compared.
@@ -163,6 +165,13 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
                 raise ShardMergeError(
                     f"homefield mine --merge: candidate {cid} was verified in {origin[cid]} ({_status(prior)}) and "
                     f"in {d} ({_status(r)}) with different results; drop one of the two folders")
+    for cid, r in merged.items():  # a task record that would not load is refused before anything is written
+        if r.get("task") is not None:
+            try:
+                Task.from_dict(r["task"])
+            except (RecordError, TypeError) as exc:
+                raise ShardMergeError(f"{WHAT}: {origin[cid]}: candidate {cid}: task record: {exc}") from None
+    load_tasks(HomefieldDir(root).tasks)  # RecordError for a bad tasks.jsonl here: nothing is written
     order = [str(i) for i in first["candidate_ids"]]
     position = {cid: n for n, cid in enumerate(order)}
     unknown = sorted(set(candidates) - set(position))

@@ -4,13 +4,16 @@ probe of the same calls would be (docs/contracts.md §4).
 
 Each DIR is a probe folder (a shard's ``.homefield/probe/``, the CI artifact), or a ``.homefield/``
 folder or a repository holding one. Every ``<agent>.jsonl`` in it is one agent's shard; agents are
-merged apart. Checks, each a one-line :class:`~pytest_homefield.errors.ShardMergeError`, all made
-before anything is written: each file ends with a verdict line (its session finished); every verdict
-was made over this repository's ``tasks.jsonl`` (``tasks_digest``) with the same ``cutoff`` and an
-agent's calls have one spec; the files are shards of one split; a call key (kind, task, sample)
-present in two folders must have the same score and outcome (then it is counted once). Shards
-missing from the split are said (``incomplete: shard 3/3 missing``) and the merged verdict records
-them: ``--exclude-memorized`` refuses such a verdict, as it refuses a single shard's.
+merged apart. Every line is validated as a probe reads it
+(:func:`pytest_homefield.probe.verdicts.load_probe`: a bad line is one
+:class:`~pytest_homefield.errors.RecordError` naming file, line and field). Checks, each a one-line
+:class:`~pytest_homefield.errors.ShardMergeError`, all made before anything is written: each file
+ends with a verdict line (its session finished); every verdict was made over this repository's
+``tasks.jsonl`` (``tasks_digest``) with the same ``cutoff``, and an agent's calls have one spec;
+the files are shards of one split; a call key (kind, task, sample) present in two folders must
+have the same score and outcome (then it is counted once). Shards missing from the split are said
+(``incomplete: shard 3/3 missing``) and the merged verdict records them: ``--exclude-memorized``
+refuses such a verdict, as it refuses a single shard's.
 
 The merged file has the call lines in ``tasks.jsonl`` order (task calls, then control calls, samples
 ascending), then the verdict of :func:`pytest_homefield.probe.verdicts.judge` over the union of the
@@ -27,10 +30,10 @@ from typing import Any
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.probe.verdicts import Verdict, judge, latest, load_verdict, now_iso, write_verdict
+from pytest_homefield.probe.verdicts import Verdict, judge, latest, load_probe, load_verdict, now_iso, write_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.shard import missing_shards
-from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+from pytest_homefield.store import write_jsonl_atomic
 
 __all__ = ["ProbeMerge", "find_probe_folder", "merge_probes"]
 
@@ -103,7 +106,7 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
         reconciled = 0
         specs: set[str] = set()
         for _, path in files:
-            for key, r in latest(read_jsonl(path)).items():
+            for key, r in latest(load_probe(path)).items():  # every line validated (RecordError names it)
                 specs.add(str(r.get("spec")))
                 prior = merged.get(key)
                 if prior is None:
@@ -133,7 +136,7 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
         verdict.notes += incomplete
         target = home.probe_file(name)
         if target.exists() and target.resolve().parent not in folders and any(
-                r.get("kind") in ("task", "control") for r in read_jsonl(target)):
+                r.get("kind") in ("task", "control") for r in load_probe(target)):
             raise ShardMergeError(f"{WHAT}: {target} already holds probe calls of agent {name!r}: delete it, or give "
                                   f"{target.parent} as one of the folders")
         cost = sum(float(r.get("cost_usd") or 0.0) for r in records)

@@ -97,6 +97,9 @@ class ProbePlugin:
         self.gold: dict[str, str] = {t.id: added_lines(t.gold_patch, t.source_files or None) for t in tasks}
         probed = [t for t in tasks if code_tokens(self.gold[t.id])]
         self.tasks: list[Task] = [t for t in probed if t.id in in_shard]  # this session's (shard's) tasks
+        if self.shard is not None and not in_shard:
+            raise pytest.UsageError(f"pytest-homefield: no tasks to probe: shard {self.shard} of {len(tasks)} "
+                                    "task(s) is empty")
         probed_ids = {t.id for t in probed}
         self.skipped = [t.id for t in tasks if t.id in in_shard and t.id not in probed_ids]
         self.by_id = {t.id: t for t in probed}
