@@ -250,7 +250,8 @@ class Settings(ScanSettings):
     # scale-out (issue 17)
     shard: str | None = setting(
         None, help="only shard K of N (K/N): tasks (mine: candidates) split by id, the same on every machine; "
-        "a --budget is split evenly", commands=("mine", "run"), check="shard")
+        "a --budget is split evenly; merge the shards with --merge (runs: homefield report)",
+        commands=("mine", "run", "probe", "ablate"), check="shard")
     fail_if_worse_than: str | None = setting(
         None, help="exit non-zero when an agent's pass@1 is lower than in run RUN_ID with the paired test "
         "significant at --alpha", commands=("run", "report"), yml="run.fail_if_worse_than")

@@ -11,6 +11,8 @@ the summary lines. :mod:`pytest_homefield.mine.plugin` only translates for pytes
 
 from __future__ import annotations
 
+import datetime as _dt
+import hashlib
 import json
 import shlex
 import shutil
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.errors import RecordError, ScanError
-from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path, write_meta
 from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import is_well_specified, spec_score
 from pytest_homefield.mine.prompt import clean_prompt
@@ -42,6 +44,7 @@ __all__ = [
     "freeze_candidates",
     "verify_and_record",
     "merge_tasks",
+    "candidates_digest",
     "drop_summary",
     "setup_hint",
     "MineSession",
@@ -55,18 +58,34 @@ def scan_options(settings: Settings) -> ScanOptions:
     return ScanOptions.from_settings(settings)
 
 
+def candidates_digest(commits: Sequence[str]) -> str:
+    """SHA-256 (first 16 hex digits) of the candidates' full commit shas in scan order, one a line:
+    two mining sessions with the same digest examined the same candidates (same history, HEAD and
+    scan filters)."""
+    return hashlib.sha256("".join(f"{c}\n" for c in commits).encode()).hexdigest()[:16]
+
+
 def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
-    """Scan history and write ``candidates.jsonl`` and ``scan.jsonl`` (rejected commits with their
-    reason) into ``mine_dir``. With ``--shard K/N`` only this shard's candidates are frozen (split by
-    task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a run). Returns the
-    :class:`ScanResult`; raises :class:`pytest_homefield.errors.ScanError` when history cannot be
-    scanned."""
+    """Scan history and write ``candidates.jsonl``, ``scan.jsonl`` (rejected commits with their
+    reason) and ``meta.json`` into ``mine_dir``. With ``--shard K/N`` only this shard's candidates
+    are frozen (split by task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a
+    run). ``meta.json`` (docs/contracts.md §4) says ``shard``, every candidate of the scan before the
+    split (``candidate_ids`` in scan order, ``candidates_digest``) and ``max_tasks``, so that shards can
+    be merged (:mod:`pytest_homefield.mine.merge`). Returns the :class:`ScanResult`; raises
+    :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
     result = scan(settings.root, scan_options(settings))
     candidates = [c.to_dict() for c in result.candidates]
+    meta = {"schema_version": 1, "kind": "mine", "mine_id": mine_dir.name,
+            "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "shard": None, "candidate_ids": [c["commit"][:12] for c in candidates],
+            "candidates_digest": candidates_digest([c["commit"] for c in candidates]),
+            "max_tasks": settings.mine_max_tasks}
     shard = parse_shard(settings.shard)
     if shard is not None:
         mine = shard.select(c["commit"][:12] for c in candidates)
         candidates = [c for c in candidates if c["commit"][:12] in mine]
+        meta["shard"] = str(shard)
+    write_meta(mine_dir, meta)
     write_jsonl_atomic(candidates_path(mine_dir), candidates)
     write_jsonl_atomic(
         scan_path(mine_dir),
@@ -213,12 +232,14 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
     existing = {t["id"]: t for t in read_jsonl(tasks_path)}
     session_ids = {r["id"] for r in verified}
-    kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: t["committed_at"], reverse=True)
+    kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: (t["committed_at"], t["id"]),
+                  reverse=True)
     if max_tasks is not None:
         kept = kept[:max_tasks]
     merged = {i: t for i, t in existing.items() if i not in session_ids}
     merged.update({t["id"]: t for t in kept})
-    ordered = sorted(merged.values(), key=lambda t: t.get("committed_at", ""), reverse=True)
+    # ties of committed_at broken by id, so that the order never depends on which record came first
+    ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
     write_jsonl_atomic(tasks_path, ordered)
     return [Task.from_dict(t) for t in ordered]
 
@@ -388,6 +409,10 @@ class MineSession:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
                 lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {r['subject'][:70]}")
         lines.append(f"Verification records: {self.results_path.relative_to(self.settings.root)}")
+        shard = parse_shard(self.settings.shard)
+        if shard is not None:
+            lines.append(f"Shard {shard}: {n_cand} of the scan's candidates; merge the shards' mine folders with: "
+                         f"homefield mine --merge DIR… (this one: {self.mine_dir.relative_to(self.settings.root)})")
         return lines
 
 
