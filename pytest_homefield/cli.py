@@ -138,6 +138,7 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    from pytest_homefield.errors import MergeError
     from pytest_homefield.layout import HomefieldDir
     from pytest_homefield.records import load_tasks
     from pytest_homefield.report import (
@@ -149,7 +150,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         write_reports,
     )
     from pytest_homefield.report.gate import GateError, worse_than
-    from pytest_homefield.report.merge import MergeError, check_runs
+    from pytest_homefield.report.merge import check_runs
     from pytest_homefield.report.which import which_run_lines
 
     home = HomefieldDir(_root())

@@ -75,3 +75,7 @@ class RecordError(HomefieldError, ValueError):
 class ShardMergeError(HomefieldError, ValueError):
     """Shard folders that must not be merged into one (different task or candidate sets, shards of
     different splits, a key two shards disagree on); one line naming the folders."""
+
+
+class MergeError(ShardMergeError):
+    """Runs that ``homefield report`` must not report together (the same reasons); one line."""

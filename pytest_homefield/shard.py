@@ -61,7 +61,7 @@ def missing_shards(labels: Iterable[tuple[str, str | None]], *, what: str = "hom
     counts = {s.count for _, s in shards if s is not None}
     if len(counts) > 1:
         splits = ", ".join(f"{name} ({s})" for name, s in shards)
-        raise ShardMergeError(f"{what}: the folders are shards of different splits ({splits}); merge each split apart")
+        raise ShardMergeError(f"{what}: the folders are shards of different splits ({splits}); one split at a time")
     if not counts:
         return []
     n = counts.pop()

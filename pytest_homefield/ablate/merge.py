@@ -33,7 +33,15 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_homefield.ablate.rules import RuleSet
-from pytest_homefield.ablate.session import PHASE_MERGE, AblationSession, _done, _frozen_plan, _now, _records, _seed_of
+from pytest_homefield.ablate.session import (
+    PHASE_MERGE,
+    AblationSession,
+    done_keys,
+    read_frozen_plan,
+    read_records,
+    seed_of,
+    utc_now,
+)
 from pytest_homefield.ablate.variants import SLIM, Variant, rule_variants
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import ShardMergeError
@@ -74,7 +82,7 @@ def find_ablation_folder(path: Path) -> Path:
 def _load(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     try:  # validated as a resume reads them (RunError names the file and field)
         meta = read_meta(folder, complete=True)
-        plan = _frozen_plan(folder / "plan.json")
+        plan = read_frozen_plan(folder / "plan.json")
     except (OSError, ValueError) as exc:
         raise ShardMergeError(f"{WHAT}: {exc}") from None
     if meta.get("kind") != "ablate":
@@ -130,7 +138,8 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
     for d in folders:
-        for key, r in latest_results(_records(d / "results.jsonl")).items():  # validated: RecordError names a bad line
+        # validated: a bad line raises RecordError naming it
+        for key, r in latest_results(read_records(d / "results.jsonl")).items():
             prior = merged.get(key)
             if prior is None:
                 merged[key], origin[key] = r, d
@@ -157,9 +166,9 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
         if (d / "variants").is_dir():
             shutil.copytree(d / "variants", ablate_dir / "variants", dirs_exist_ok=True)
     write_jsonl_atomic(ablate_dir / "results.jsonl", (merged[k] for k in keys))
-    start = _now()
+    start = utc_now()
     meta = {**metas[0], "run_id": new_id, "created_at": start, "task_ids": [t.id for t in tasks],
-            "seed": _seed_of(new_id), "shard": None, "cut_short": None, "next_phase": None,
+            "seed": seed_of(new_id), "shard": None, "cut_short": None, "next_phase": None,
             "merged_from": [{"ablate_id": d.name, "shard": m.get("shard")} for d, m in zip(folders, metas,
                                                                                            strict=True)],
             "incomplete": incomplete}
@@ -174,7 +183,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
         variants.append(Variant(SLIM, tuple(slims[0]["removed"]), rules.render(slims[0]["removed"])))
     merged_settings = dataclasses.replace(settings, attempts=int(metas[0]["attempts"]), shard=None, resume=False)
     session = AblationSession(merged_settings, tasks, agents, rules, rules_rel, rules_paths, ablate_dir, variants,
-                              PHASE_MERGE, _done(ablate_dir / "results.jsonl"), start, int(meta["seed"]), digest,
+                              PHASE_MERGE, done_keys(ablate_dir / "results.jsonl"), start, int(meta["seed"]), digest,
                               estimate=dict(plans[0].get("estimate") or {}), incomplete=incomplete)
     session._choose_phase()
     for v in session.variants:

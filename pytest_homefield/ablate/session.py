@@ -87,23 +87,25 @@ def interleaved(variants: Sequence[str], task_ids: Sequence[str], agents: Sequen
     return order
 
 
-def _seed_of(ablate_id: str) -> int:
+def seed_of(ablate_id: str) -> int:
+    """The ablation's shuffle seed: the first 32 bits of SHA-256 of its id (the same on every machine)."""
     return int(hashlib.sha256(ablate_id.encode()).hexdigest()[:8], 16)
 
 
-def _records(results: Path) -> list[dict[str, Any]]:
+def read_records(results: Path) -> list[dict[str, Any]]:
     """The ablation's result records, every line validated (:func:`pytest_homefield.records.load_results`:
     a torn line is skipped, any other bad line raises :class:`RecordError` naming file, line and field)."""
     load_results(results)
     return list(read_jsonl(results))
 
 
-def _done(results: Path) -> set[Key]:
-    return {(v, t, a, n) for (t, a, n, v), r in latest_results(_records(results)).items()
+def done_keys(results: Path) -> set[Key]:
+    """Keys ``(variant, task_id, agent, attempt)`` of the scored attempts in ``results``."""
+    return {(v, t, a, n) for (t, a, n, v), r in latest_results(read_records(results)).items()
             if r.get("outcome") in SCORED_OUTCOMES}
 
 
-def _frozen_plan(path: Path) -> dict[str, Any]:
+def read_frozen_plan(path: Path) -> dict[str, Any]:
     """A resumed ablation's ``plan.json`` (``{}`` when absent). Raises :class:`RunError` (one line
     naming the file) when it cannot be read or is not a JSON object with a list of ``variants``."""
     try:
@@ -124,7 +126,8 @@ def _frozen_plan(path: Path) -> dict[str, Any]:
     return dict(plan)
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now, UTC, ISO 8601 to the second."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -165,7 +168,7 @@ class AblationSession:
         text and splitting), write ``meta.json``, the variants and ``plan.json``, and choose the
         phase. Raises :class:`RunError`."""
         root = HomefieldDir(settings.root).ablate
-        start = _now()
+        start = utc_now()
         digest = tasks_digest(settings.tasks_path)
         text = rules.render()
         rules_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -195,21 +198,21 @@ class AblationSession:
             meta["shard"] = str(shard) if shard else None
             meta["cut_short"] = None
             meta.setdefault("resumed_at", []).append(start)
-            frozen = _frozen_plan(ablate_dir / "plan.json")
+            frozen = read_frozen_plan(ablate_dir / "plan.json")
         else:
             meta = build_meta(run_id=ablate_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
-                        by_section=rules.by_section, seed=_seed_of(ablate_id), shard=str(shard) if shard else None)
+                        by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
         try:
-            done = _done(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
+            done = done_keys(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
             ablate_dir.mkdir(parents=True, exist_ok=True)
             write_meta(ablate_dir, meta)
         except (RecordError, StoreError) as exc:
             raise RunError(str(exc)) from None
         variants = rule_variants(rules)
         session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
-                      PHASE_RULES, done, start, int(meta.get("seed", _seed_of(ablate_id))), digest,
+                      PHASE_RULES, done, start, int(meta.get("seed", seed_of(ablate_id))), digest,
                       setup_command=setup_command, shard=shard)
         frozen_slim = next((v for v in frozen.get("variants", []) if v.get("name") == SLIM), None)
         if frozen_slim is not None:
@@ -292,7 +295,7 @@ class AblationSession:
     def tables(self) -> list[AgentTable]:
         """The per-agent tables from the results so far."""
         slim = self.slim_variant
-        records: list[dict[str, Any]] = _records(self.results_path)
+        records: list[dict[str, Any]] = read_records(self.results_path)
         if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
             records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
         return build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
@@ -422,7 +425,7 @@ class AblationSession:
         meta = read_meta(self.ablate_dir)
         if self.skip_reasons:
             meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
-        self.done = _done(self.results_path)
+        self.done = done_keys(self.results_path)
         slim_before = self.slim_variant
         if self.phase != PHASE_DONE or slim_before is None:
             self._choose_phase()
