@@ -22,6 +22,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from helpers.e2e_repo import UNUSED_PLUGINS
 
 from pytest_homefield.commands.demo import load_build_history
 from pytest_homefield.sandbox.testrun import read_junit, read_outcomes
@@ -83,8 +84,11 @@ def _commits(sample: ModuleType) -> list[Any]:
 
 
 def clean_env() -> dict[str, str]:
-    """The environment for a child homefield session: none of the outer pytest/xdist variables."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_"))}
+    """The environment for a child homefield session: none of the outer pytest/xdist variables, and
+    none of this machine's unused pytest plugins (helpers/e2e_repo.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_"))}
+    env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS
+    return env
 
 
 def homefield(repo: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
