@@ -55,6 +55,7 @@ def _clean_env() -> dict[str, str]:
     return cli_env()
 
 
+@pytest.mark.slow
 def test_without_yes_only_the_plan_is_printed_and_no_agent_starts(repo: Path, tmp_path: Path) -> None:
     spy = tmp_path / "spy.log"
     agent = _agent(tmp_path, spy)
