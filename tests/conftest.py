@@ -6,10 +6,12 @@ import compileall
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.e2e_repo import build, homefield
 from helpers.shared_repo import built_once
+from xdist.scheduler import WorkStealingScheduling
 
 import pytest_homefield
 
@@ -37,6 +39,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # top-level end-to-end modules, collected last, running one after the other at the end of the run.
     # Every xdist worker sorts the same collection the same way.
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> WorkStealingScheduling | None:
+    """``-n N`` without ``--dist``: work stealing instead of xdist's default ``load``, which hands each
+    worker a block of consecutive tests up front (the first quarter of its share: here every slow test
+    to one worker). Work stealing splits the tests in halves and an idle worker takes the back half of
+    the other's queue, so the slow tests that come first are shared out while the short ones even out
+    the end."""
+    if config.getvalue("dist") != "load" or any(a.startswith(("--dist", "-d")) for a in config.invocation_params.args):
+        return None
+    return WorkStealingScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
