@@ -23,7 +23,7 @@ from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, 
 from pytest_homefield.ablate.plan import plan_lines
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.session import RATE_LIMITED, AblationSession, Key
-from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.collect import is_worker, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
@@ -257,6 +257,11 @@ class AblateItem(pytest.Item):
         if not result.solved:
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
                                          + (f" ({result.error})" if result.error else ""))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """An unsolved attempt reports its reason only (:func:`pytest_homefield.collect.xfail_reason`)."""
+        reason = xfail_reason(excinfo)
+        return reason if reason is not None else super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         v, t, a, n = self.key

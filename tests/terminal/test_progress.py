@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sys
@@ -10,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import cli_env, homefield
 from helpers.pty_run import run_on_pty
 
 from pytest_homefield.store import read_jsonl
@@ -90,7 +89,7 @@ def test_formatting_helpers() -> None:
 # -- what people see ----------------------------------------------------------------------------
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    return cli_env()
 
 
 def _copy(mined: Path, tmp_path: Path) -> Path:
