@@ -34,7 +34,7 @@ __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install
 
 #: Seconds between SIGTERM and SIGKILL when a process tree is stopped on timeout.
 KILL_GRACE_S = 2.0
-#: The supervisor script (run by path with ``python -I``).
+#: The supervisor script (run by path with ``python -I -S``: stdlib only, no site start-up).
 REAPER = Path(__file__).resolve().parent / "_reaper.py"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -243,7 +243,7 @@ def run_process(
     rfd, wfd = os.pipe()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
+            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
             cwd=str(cwd),
             env=dict(env),
             stdout=out,
