@@ -17,7 +17,9 @@ process's temp folders and exit without recording anything.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -276,7 +278,7 @@ def run_process(
             except BrokenPipeError:
                 pass
         try:
-            code = proc.wait(timeout=timeout_s)
+            code = wait_exit(proc, timeout_s)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGTERM)  # the reaper: SIGTERM to the tree, grace, SIGKILL, reap
             try:
@@ -298,6 +300,27 @@ def run_process(
         with _live_lock:
             _live.discard(proc)
         _close(out, err)
+
+
+def wait_exit(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
+    """``proc.wait(timeout=timeout_s)`` (s; ``None``: no limit) that returns as soon as the process
+    exits: Linux's ``pidfd_open`` + ``poll`` instead of ``Popen.wait``'s sleeps of up to 50 ms, which
+    cost about 25 ms per command. Falls back to ``Popen.wait`` where pidfds are missing. Returns the
+    exit status; raises ``subprocess.TimeoutExpired`` as ``Popen.wait`` does."""
+    if timeout_s is None or not math.isfinite(timeout_s) or not hasattr(os, "pidfd_open"):
+        return proc.wait(timeout=timeout_s if timeout_s is not None and math.isfinite(timeout_s) else None)
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:  # already reaped, or a kernel before 5.3
+        return proc.wait(timeout=timeout_s)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(min(math.ceil(max(timeout_s, 0.0) * 1000), 2**31 - 1)):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    finally:
+        os.close(fd)
+    return proc.wait()
 
 
 def _close(*files: object) -> None:
