@@ -80,9 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="baseline/this pairs (default 1)")
     parser.add_argument("--work", type=Path, help="where the clones go (default: a temporary folder, removed)")
     parser.add_argument("--remine", action="store_true", help="then mine this checkout's clone again")
-    parser.add_argument("mine_args", nargs=argparse.REMAINDER, help="-- then the arguments of homefield mine")
-    ns = parser.parse_args(argv)
-    args = [a for a in ns.mine_args if a != "--"]
+    parser.epilog = "Arguments after -- go to homefield mine."
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = argv[argv.index("--") + 1:] if "--" in argv else []
+    ns = parser.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     work = ns.work or Path(tempfile.mkdtemp(prefix="hf-mine-bench-"))
     codes = {"baseline": ns.baseline.resolve(), "this": HERE}
     print(f"homefield mine {' '.join(args)} on {ns.repo}; {ns.rounds} round(s); python {ns.python or sys.executable}")

@@ -75,10 +75,19 @@ def verify_key(inputs: Mapping[str, Any]) -> str:
 
 def _reusable(record: Mapping[str, Any]) -> bool:
     """A verification record that settled its candidate: it has a key and was verified (not skipped
-    for ``--max-tasks``), and a kept one carries its task."""
+    for ``--max-tasks``), and a kept one carries a valid task record."""
     if not record.get("verify_key") or record.get("reason") == "max_tasks" or "reason" not in record:
         return False
-    return record["reason"] is not None or isinstance(record.get("task"), dict)
+    if record["reason"] is not None:
+        return True
+    task = record.get("task")
+    if not isinstance(task, dict):
+        return False
+    try:  # a task that no longer validates is verified again, never copied into tasks.jsonl
+        Task.from_dict(task)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return True
 
 
 class ReuseIndex:

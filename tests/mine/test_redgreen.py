@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.mine import redgreen
 from pytest_homefield.mine.redgreen import (
     DROP_REASONS,
     EXCLUDE_REASONS,
@@ -443,8 +444,6 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
 def test_verify_a_target_that_cannot_be_addressed_runs_the_files(history: dict, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # a selected id the targeted run does not report: that run is made again on the whole files
-    from pytest_homefield.mine import redgreen
-
     real = redgreen.run_tests
 
     def renaming(workdir, test_cmd, targets, **kw):  # type: ignore[no-untyped-def]

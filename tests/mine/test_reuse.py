@@ -85,6 +85,7 @@ def test_the_index_takes_settled_records_newest_session_last(tmp_path: Path) -> 
     append_jsonl(results_path(new), _record("a" * 40, "k1", detail="new"))
     append_jsonl(results_path(new), _record("c" * 40, "k3", reason="max_tasks"))  # never verified
     append_jsonl(results_path(new), _record("d" * 40, "k4", reason=None))  # kept, but no task: not usable
+    append_jsonl(results_path(new), _record("d" * 40, "k6", reason=None, task={"id": "x"}))  # an invalid task
     append_jsonl(results_path(new), {"commit": "e" * 40, "reason": "flaky"})  # before keys existed
     append_jsonl(results_path(current), _record("f" * 40, "k5"))
     index = ReuseIndex.load(home, skip=current)
@@ -173,7 +174,7 @@ def _configure(repo: Path, base: Path) -> None:
         spy.write_text(f'#!/bin/sh\necho "$*" >> "${SPY_ENV}"\n'
                        f'exec {shlex.quote(sys.executable)} -m pytest {NO_PLUGINS} "$@"\n')
     (repo / ".homefield.yml").write_text(
-        f"test_cmd: sh {shlex.quote(str(spy))}\nmine:\n  stability_runs: 2\n")
+        f"test_cmd: sh {shlex.quote(str(spy))}\nmine:\n  stability_runs: 1\n")
     with open(repo / ".git" / "info" / "exclude", "a") as fh:
         fh.write(".homefield.yml\n")
 
@@ -302,5 +303,6 @@ def test_sigkill_at_three_moments_then_the_same_command(mined: tuple[Path, Path,
     assert _tasks(repo.path) == _tasks(reference_repo)
     verified_twice = {f for f in set().union(*runs_by_session)
                       if sum(1 for s in runs_by_session if f in s) > 1}
+    assert in_flight, "no candidate was in flight at any kill"
     assert verified_twice <= in_flight, (verified_twice, in_flight)
     assert len(verified_twice) <= len(in_flight)
