@@ -10,8 +10,9 @@ Run on demand (not a test)::
 For each of ``--rounds`` rounds it clones the repository twice into ``--work`` (default a temporary
 folder), mines one clone with the baseline first on ``PYTHONPATH`` and then the other with this
 checkout (alternating which goes first from round to round), each with the arguments after ``--``
-and ``--python``'s folder first on ``PATH`` (the repository's venv). It prints each mine's wall and CPU
-seconds (user+sys of the whole process tree) and summary line, the ratios this / baseline, and
+and ``--python``'s folder first on ``PATH`` (the repository's venv). It prints each mine's wall
+seconds and CPU seconds (user+sys of the descendants that were waited for: the xdist workers' test
+runs are not all counted, so compare wall times) and summary, the ratios this / baseline, and
 whether both kept the same task ids with the same FAIL_TO_PASS sets. ``--remine`` then mines this
 checkout's clone once more with the same arguments (nothing changed: every candidate is reused) and
 prints its time. Targets (issue 18): wall ≤ 0.45× the baseline's on more-itertools, identical task
