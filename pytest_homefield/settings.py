@@ -184,6 +184,8 @@ class Settings(ScanSettings):
     stability_runs: int = setting(3, help="runs per state when verifying a candidate (default 3)",
                                   commands=_M, yml="mine.stability_runs", check="min1")
     list_candidates: bool = setting(False, help="scan history and list candidates; run no tests", commands=_M)
+    reverify: bool = setting(False, help="verify every candidate again (reuse no earlier verification record)",
+                             commands=_M)
     # test running
     test_cmd: str = setting("python -m pytest", help="test runner command", yml="test_cmd")
     setup_cmd: str | None = setting(None, help="run once per fresh snapshot before tests", yml="setup_cmd")

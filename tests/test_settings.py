@@ -335,7 +335,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("max-source-files", "mine.max_source_files"), ("max-diff-lines", "mine.max_diff_lines"),
         ("min-message-words", "mine.min_message_words"), (None, "test_globs"),
         ("max-tasks", "mine.max_tasks"), ("max-tasks", "run.max_tasks"), ("stability-runs", "mine.stability_runs"),
-        ("list-candidates", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
+        ("list-candidates", None), ("reverify", None), (None, "test_cmd"), (None, "setup_cmd"), ("test-timeout", "test_timeout"),
         ("run-timeout", "run_timeout"), ("agent", None), ("attempts", "run.attempts"), ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
         ("seconds-per-run", "ablate.seconds_per_run"), ("cost-per-run", "ablate.cost_per_run"),

@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.errors import RecordError, ScanError
-from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path, write_meta
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path, scan_path, write_meta
 from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import is_well_specified, spec_score
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
+from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
@@ -71,7 +72,8 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     are frozen (split by task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a
     run). ``meta.json`` (docs/contracts.md §4) says ``shard``, every candidate of the scan before the
     split (``candidate_ids`` in scan order, ``candidates_digest``) and ``max_tasks``, so that shards can
-    be merged (:mod:`pytest_homefield.mine.merge`). Returns the :class:`ScanResult`; raises
+    be merged (:mod:`pytest_homefield.mine.merge`). Each frozen candidate carries its ``verify_key``
+    (:func:`pytest_homefield.mine.reuse.verify_key`). Returns the :class:`ScanResult`; raises
     :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
     result = scan(settings.root, scan_options(settings))
     candidates = [c.to_dict() for c in result.candidates]
@@ -86,6 +88,11 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
         candidates = [c for c in candidates if c["commit"][:12] in mine]
         meta["shard"] = str(shard)
     write_meta(mine_dir, meta)
+    if candidates:
+        sandbox, fp = test_sandbox(settings), env_fingerprint(python_of(settings.test_cmd))
+        for c in candidates:
+            c["verify_key"] = verify_key(verify_inputs(c, settings, runnable=_runnable(c, settings.test_globs),
+                                                       sandbox=sandbox, env_fingerprint=fp))
     write_jsonl_atomic(candidates_path(mine_dir), candidates)
     write_jsonl_atomic(
         scan_path(mine_dir),
@@ -119,8 +126,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
                       setup_cmd: str | None = None) -> dict[str, Any]:
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
-    ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
-    docs/contracts.md §6) when kept."""
+    ``reason`` (``None`` = kept), ``detail``, counts, seconds, the candidate's ``verify_key``, and
+    ``task`` (the full task record, docs/contracts.md §6) when kept."""
     test_cmd = test_cmd or settings.test_cmd
     setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
     commit, parent = candidate["commit"], candidate["parent"]
@@ -151,6 +158,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         "red_by_import_error": len(ver.red_by_import_error),
         "seconds": round(time.monotonic() - started, 3),
     }
+    if candidate.get("verify_key"):
+        record["verify_key"] = candidate["verify_key"]
     if ver.reason is None:
         test_patch = make_test_patch(settings.root, parent, commit, test_files)
         gold_patch = make_gold_patch(settings.root, parent, commit, test_files)
@@ -271,12 +280,14 @@ MAX_TASKS_REACHED = "max tasks reached"
 @dataclass(frozen=True)
 class Verdict:
     """One candidate's outcome: its verification ``record``, the ``rejected`` reason as shown when it
-    was not kept (``"passes without the change (detail)"``; ``None`` = kept), and whether it was
-    ``verified`` at all (``False`` once ``--max-tasks`` tasks were kept)."""
+    was not kept (``"passes without the change (detail)"``; ``None`` = kept), whether it was
+    ``verified`` at all (``False`` once ``--max-tasks`` tasks were kept), and whether its record was
+    ``reused`` from an earlier session (no test run)."""
 
     record: dict[str, Any]
     rejected: str | None
     verified: bool = True
+    reused: bool = False
 
 
 class MineSession:
@@ -294,23 +305,36 @@ class MineSession:
         self._kept: set[str] = set()
         #: why :meth:`finish` left ``tasks.jsonl`` as it was (a bad record, a failed write), else ``None``
         self.tasks_error: str | None = None
+        self.reused_path = reused_path(mine_dir)
+        self._reuse: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> MineSession:
-        """The controller's session: a new mine folder with the scan's frozen candidates. Checks
-        first, before anything is made or spent, that ``tasks.jsonl`` holds only valid records
-        (:class:`RecordError`, :class:`StoreError`) and that the repository has a commit
-        (:class:`ScanError`). Raises :class:`ScanError` (or ``ValueError``, ``OSError``) when history
-        cannot be scanned, leaving no mine folder behind."""
+        """The controller's session: a new mine folder with the scan's frozen candidates and, unless
+        ``--reverify``, the earlier verification records of the same inputs in ``reused.jsonl``
+        (:class:`~pytest_homefield.mine.reuse.ReuseIndex`). Checks first, before anything is made or
+        spent, that ``tasks.jsonl`` holds only valid records (:class:`RecordError`,
+        :class:`StoreError`) and that the repository has a commit (:class:`ScanError`). Raises
+        :class:`ScanError` (or ``ValueError``, ``OSError``) when history cannot be scanned, leaving no
+        mine folder behind."""
         load_tasks(settings.tasks_path)  # a bad tasks file is refused before anything is spent
         if not _has_commits(settings.root):
             raise ScanError(f"{settings.root} has no commits yet: nothing to mine")
-        mine_dir = HomefieldDir(settings.root).new_mine_dir()
+        home = HomefieldDir(settings.root)
+        mine_dir = home.new_mine_dir()
         try:
-            return cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
+            session = cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
         except (ScanError, ValueError, OSError):
             shutil.rmtree(mine_dir, ignore_errors=True)  # leave no empty mine folder behind
             raise
+        reuse: list[dict[str, Any]] = []
+        if not settings.reverify:
+            keys = [str(c.get("verify_key")) for c in session.candidates() if c.get("verify_key")]
+            index = ReuseIndex.load(home, keys=keys, skip=mine_dir)
+            reuse = [{**index.records[k], "reused_from": index.sources[k]} for k in dict.fromkeys(keys)
+                     if k in index.records]
+        write_jsonl_atomic(session.reused_path, reuse)
+        return session
 
     @classmethod
     def join(cls, settings: Settings, workerinput: Mapping[str, Any]) -> MineSession:
@@ -318,17 +342,20 @@ class MineSession:
         id in this worker's own ``.homefield/``, given the controller's frozen candidates when it
         has none (a remote host)."""
         mine_dir = HomefieldDir(settings.root).mine_dir(Path(workerinput["homefield_mine_dir"]).name)
-        text = workerinput.get("homefield_candidates_text")
-        if text is not None and not candidates_path(mine_dir).exists():
-            HomefieldDir(settings.root).ensure()
-            write_atomic(candidates_path(mine_dir), str(text))
+        for key, path in (("homefield_candidates_text", candidates_path(mine_dir)),
+                          ("homefield_reused_text", reused_path(mine_dir))):
+            text = workerinput.get(key)
+            if text is not None and not path.exists():
+                HomefieldDir(settings.root).ensure()
+                write_atomic(path, str(text))
         return cls(settings, mine_dir)
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able): the mine folder and the text of
-        ``candidates.jsonl``."""
+        """What a worker needs to :meth:`join` (JSON-able): the mine folder and the texts of
+        ``candidates.jsonl`` and ``reused.jsonl``."""
         return {"homefield_mine_dir": str(self.mine_dir),
-                "homefield_candidates_text": self.candidates_path.read_text(encoding="utf-8")}
+                "homefield_candidates_text": self.candidates_path.read_text(encoding="utf-8"),
+                "homefield_reused_text": self.reused_path.read_text(encoding="utf-8")}
 
     def candidates(self) -> Iterator[dict[str, Any]]:
         """The frozen candidates (``candidates.jsonl`` records), in file order."""
@@ -347,19 +374,32 @@ class MineSession:
 
     def verify(self, candidate: dict[str, Any], name: str) -> Verdict:
         """Verify ``candidate`` (its item is ``name``); the record goes to ``results.jsonl`` through
-        the controller (:meth:`messages`). Once ``--max-tasks`` tasks are kept, the record says
-        ``reason: max_tasks`` without verifying."""
+        the controller (:meth:`messages`). A candidate whose ``verify_key`` has an earlier record
+        (:meth:`reusable`) runs no test: that record is reused
+        (:func:`~pytest_homefield.mine.reuse.reused_record`). Once ``--max-tasks`` tasks are kept, the
+        record says ``reason: max_tasks`` without verifying."""
         limit = self.settings.mine_max_tasks
         if limit is not None and self.kept_so_far() >= limit:
             record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"], "reason": "max_tasks"}
             return Verdict(record, MAX_TASKS_REACHED, verified=False)
-        record = verify_and_record(candidate, self.settings)
+        prior = self.reusable().get(str(candidate.get("verify_key")))
+        if prior is not None:
+            record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""))
+        else:
+            record = verify_and_record(candidate, self.settings)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
         if record["reason"] is None:
-            return Verdict(record, None)
+            return Verdict(record, None, reused=prior is not None)
         detail = f" ({record['detail']})" if record.get("detail") else ""
-        return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}")
+        return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}", reused=prior is not None)
+
+    def reusable(self) -> dict[str, dict[str, Any]]:
+        """The earlier verification records this session reuses, by ``verify_key`` (``reused.jsonl``,
+        read once)."""
+        if self._reuse is None:
+            self._reuse = {str(r["verify_key"]): r for r in read_jsonl(self.reused_path) if r.get("verify_key")}
+        return self._reuse
 
     def messages(self, verdict: Verdict) -> list[Message]:
         """The message appending ``verdict``'s record to ``mine/<id>/results.jsonl``, written by the
@@ -395,6 +435,10 @@ class MineSession:
             f"Mined {kept} tasks from {n_cand} candidates ({examined} commits examined); "
             f"{len(tasks)} tasks in {tasks_path.relative_to(self.settings.root)}",
         ]
+        n_reused = sum(1 for r in verified if r.get("reused_from"))
+        lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
+                     + (" (earlier verification records of the same inputs; --reverify runs them again)"
+                        if n_reused else ""))
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
@@ -407,7 +451,9 @@ class MineSession:
         if verbose:
             for r in verified:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
-                lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {r['subject'][:70]}")
+                how = "reused" if r.get("reused_from") else "verified"
+                lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {how:<8} "
+                             f"{r['subject'][:70]}")
         lines.append(f"Verification records: {self.results_path.relative_to(self.settings.root)}")
         shard = parse_shard(self.settings.shard)
         if shard is not None:
