@@ -41,12 +41,20 @@ def _passthrough(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keep-addopts", action="store_true", help="keep the repository's pytest addopts")
 
 
+def _merge_flag(p: argparse.ArgumentParser, what: str) -> None:
+    """``--merge DIR…`` (CLI only, no pytest session: :mod:`pytest_homefield.commands.merge`)."""
+    p.add_argument("--merge", nargs="+", metavar="DIR", default=None,
+                   help=f"merge the {what} of N --shard K/N sessions (from other machines) into this .homefield/; "
+                        "runs nothing")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with every subcommand."""
     parser = argparse.ArgumentParser(prog="homefield", description="Your git history as a benchmark for coding agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("mine", help="find commits whose tests go red→green and write .homefield/tasks.jsonl")
     add_cli_options(p, "mine")
+    _merge_flag(p, "mine folders (.homefield/mine/<id>/, or a .homefield/ holding one)")
     _passthrough(p)
     p = sub.add_parser("run", help="run agents on the mined tasks (one pytest item per task × agent × attempt)")
     add_cli_options(p, "run")
@@ -54,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("probe", help="memorization probe: can an agent write each task's fix from its message alone? "
                        "(one pytest item per task × agent × sample, judged against a control)")
     add_cli_options(p, "probe")
+    _merge_flag(p, ".homefield/probe/ folders")
     _passthrough(p)
     p = sub.add_parser("verify", help="re-run oracle on every task: find tasks this environment no longer passes")
     add_cli_options(p, "verify")
@@ -62,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "one variant per rule run and tested against the full file")
     p.add_argument("rules_file", metavar="FILE", help="the rules file, e.g. CLAUDE.md or AGENTS.md")
     add_cli_options(p, "ablate")
+    _merge_flag(p, "ablation folders (.homefield/ablate/<id>/)")
     _passthrough(p)
     p = sub.add_parser("report", help="print and save the report of one or more runs (no tests run)")
     p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to report on together (default: the newest)")
@@ -159,6 +169,7 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    from pytest_homefield.errors import MergeError
     from pytest_homefield.layout import HomefieldDir
     from pytest_homefield.records import load_tasks
     from pytest_homefield.report import (
@@ -170,7 +181,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         write_reports,
     )
     from pytest_homefield.report.gate import GateError, worse_than
-    from pytest_homefield.report.merge import MergeError, check_runs
+    from pytest_homefield.report.merge import check_runs
     from pytest_homefield.report.which import which_run_lines
 
     home = HomefieldDir(_root())
@@ -298,6 +309,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     import pytest
 
     root = _root()
+    if getattr(ns, "merge", None):
+        from pytest_homefield.commands.merge import run_merge
+
+        return run_merge(ns, root)
     if ns.command == "mine" and ns.list_candidates:
         return _cmd_list_candidates(ns, root)
     if ns.command == "ablate":

@@ -20,6 +20,7 @@ __all__ = [
     "ProbeError",
     "StoreError",
     "RecordError",
+    "ShardMergeError",
 ]
 
 
@@ -69,3 +70,12 @@ class StoreError(HomefieldError, OSError):
 class RecordError(HomefieldError, ValueError):
     """A line of a records file (or ``meta.json``) is not a valid record; ``str(err)`` is one line
     naming the file, the line and (where it applies) the field."""
+
+
+class ShardMergeError(HomefieldError, ValueError):
+    """Shard folders that must not be merged into one (different task or candidate sets, shards of
+    different splits, a key two shards disagree on); one line naming the folders."""
+
+
+class MergeError(ShardMergeError):
+    """Runs that ``homefield report`` must not report together (the same reasons); one line."""

@@ -7,9 +7,9 @@ where things live; everything else asks :class:`HomefieldDir` or the run-folder 
       tasks.jsonl                      HomefieldDir.tasks
       envs/<fingerprint>.json          HomefieldDir.env_file(fp)
       mine/<mine_id>/                  HomefieldDir.mine_dir(id)
-        candidates.jsonl  scan.jsonl  results.jsonl
+        candidates.jsonl  scan.jsonl  results.jsonl  reused.jsonl
       runs/<run_id>/                   HomefieldDir.run_dir(id)
-        meta.json  results.jsonl  report.{md,json,html}
+        meta.json  results.jsonl  report.{md,json,html}  similarity.json
         attempts/<task_id>/<agent>/<attempt>/
       probe/  ablate/                  HomefieldDir.probe, HomefieldDir.ablate
 
@@ -42,6 +42,8 @@ __all__ = [
     "attempt_dir",
     "candidates_path",
     "scan_path",
+    "reused_path",
+    "similarity_path",
     "read_meta",
     "write_meta",
 ]
@@ -91,6 +93,18 @@ def candidates_path(mine_dir: Path) -> Path:
 def scan_path(mine_dir: Path) -> Path:
     """``<mine_dir>/scan.jsonl``: the commits the scan rejected, with their reason."""
     return mine_dir / "scan.jsonl"
+
+
+def reused_path(mine_dir: Path) -> Path:
+    """``<mine_dir>/reused.jsonl``: the earlier verification records this mining session reuses
+    (frozen with the candidates; docs/contracts.md §7)."""
+    return mine_dir / "reused.jsonl"
+
+
+def similarity_path(run_dir: Path) -> Path:
+    """``<run_dir>/similarity.json``: each attempt's diff similarity to the gold patch, computed once
+    by the report and kept (docs/contracts.md §4)."""
+    return run_dir / "similarity.json"
 
 
 def read_meta(run_dir: Path, fields: dict[str, str] | None = None, *, complete: bool = False) -> dict[str, Any]:

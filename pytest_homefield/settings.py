@@ -192,6 +192,8 @@ class Settings(ScanSettings):
     stability_runs: int = setting(3, help="runs per state when verifying a candidate (default 3)",
                                   commands=_M, yml="mine.stability_runs", check="min1")
     list_candidates: bool = setting(False, help="scan history and list candidates; run no tests", commands=_M)
+    reverify: bool = setting(False, help="verify every candidate again (reuse no earlier verification record)",
+                             commands=_M)
     # test running
     test_cmd: str = setting("python -m pytest", help="test runner command", yml="test_cmd")
     setup_cmd: str | None = setting(None, help="run once per fresh snapshot before tests", yml="setup_cmd")
@@ -267,7 +269,8 @@ class Settings(ScanSettings):
     # scale-out (issue 17)
     shard: str | None = setting(
         None, help="only shard K of N (K/N): tasks (mine: candidates) split by id, the same on every machine; "
-        "a --budget is split evenly", commands=("mine", "run"), check="shard")
+        "a --budget is split evenly; merge the shards with --merge (runs: homefield report)",
+        commands=("mine", "run", "probe", "ablate"), check="shard")
     fail_if_worse_than: str | None = setting(
         None, help="exit non-zero when an agent's pass@1 is lower than in run RUN_ID with the paired test "
         "significant at --alpha", commands=("run", "report"), yml="run.fail_if_worse_than")

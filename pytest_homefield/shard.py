@@ -5,7 +5,8 @@ The split is by id, never by position in a file: the ids are sorted, and the i-t
 belongs to shard ``i mod N + 1``. Every machine with the same ``tasks.jsonl`` (the same tasks
 digest) therefore computes the same parts; the parts are disjoint, cover every id, and differ in
 size by at most one. All attempts of a task stay in one shard, so its snapshot cache stays warm.
-No pytest here.
+:func:`missing_shards` is the check every merge of shard folders shares (runs, mining, probe,
+ablation): one split, and which of its shards are absent. No pytest here.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pytest_homefield.errors import ConfigError
+from pytest_homefield.errors import ConfigError, ShardMergeError
 
-__all__ = ["Shard", "parse_shard"]
+__all__ = ["Shard", "parse_shard", "missing_shards"]
 
 
 @dataclass(frozen=True)
@@ -48,3 +49,21 @@ def parse_shard(text: str | None, *, flag: str = "--homefield-shard") -> Shard |
     if not m or not 1 <= int(m.group(1)) <= int(m.group(2)):
         raise ConfigError(f"{flag} {text!r}: expected K/N with 1 <= K <= N, e.g. 2/4")
     return Shard(int(m.group(1)), int(m.group(2)))
+
+
+def missing_shards(labels: Iterable[tuple[str, str | None]], *, what: str = "homefield") -> list[str]:
+    """``incomplete: shard K/N missing`` for each shard of the split that none of the folders is.
+
+    ``labels``: ``(folder name, "K/N" or None)`` per folder to merge (``None``: not a shard, left
+    out of the check). Raises :class:`ShardMergeError` (one line, starting with ``what``) when the
+    folders are shards of different splits (``2/3`` beside ``1/4``) or a label is not ``K/N``."""
+    shards = [(name, parse_shard(label, flag=f"{name}: shard")) for name, label in labels if label is not None]
+    counts = {s.count for _, s in shards if s is not None}
+    if len(counts) > 1:
+        splits = ", ".join(f"{name} ({s})" for name, s in shards)
+        raise ShardMergeError(f"{what}: the folders are shards of different splits ({splits}); one split at a time")
+    if not counts:
+        return []
+    n = counts.pop()
+    present = {s.index for _, s in shards if s is not None}
+    return [f"incomplete: shard {k}/{n} missing" for k in range(1, n + 1) if k not in present]

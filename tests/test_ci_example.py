@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import cli_env, homefield
 from helpers.many_tasks_repo import build_many
 
 pytestmark = pytest.mark.slow
@@ -121,7 +121,7 @@ class StepFailed(Exception):
 def test_the_workflow_merges_shards_and_fails_the_gate(tmp_path: Path) -> None:
     repo = build_many(tmp_path / "repo", n=6)
     workflow = yaml.safe_load(WORKFLOW.read_text())
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env = cli_env()
     env.update({k: str(v) for k, v in workflow["env"].items()})
     env.update(MINE_ARGS="--stability-runs 1", RUN_ARGS="--agent cand=noop --attempts 1 -n 0",
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")

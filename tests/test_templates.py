@@ -22,6 +22,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from helpers.e2e_repo import UNUSED_PLUGINS
+from helpers.shared_repo import built_once
 
 from pytest_homefield.commands.demo import load_build_history
 from pytest_homefield.sandbox.testrun import read_junit, read_outcomes
@@ -83,8 +85,11 @@ def _commits(sample: ModuleType) -> list[Any]:
 
 
 def clean_env() -> dict[str, str]:
-    """The environment for a child homefield session: none of the outer pytest/xdist variables."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_"))}
+    """The environment for a child homefield session: none of the outer pytest/xdist variables, and
+    none of this machine's unused pytest plugins (helpers/e2e_repo.py)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_"))}
+    env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS
+    return env
 
 
 def homefield(repo: Path, *args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -99,13 +104,16 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="session")
-def mined_calc(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ``calc`` repository, built and mined once per process (stability 1: it is not under test)."""
-    sample = load_build_history()
-    repo = tmp_path_factory.mktemp("calc") / "repo"
-    sample.build(repo, commits=_commits(sample))
-    homefield(repo, "mine", "--stability-runs", "1", "-n", "0")
-    return repo
+def mined_calc(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The ``calc`` repository, built and mined once per test session, shared by xdist workers (stability
+    1: it is not under test)."""
+
+    def make(repo: Path) -> None:
+        sample = load_build_history()
+        sample.build(repo, commits=_commits(sample))
+        homefield(repo, "mine", "--stability-runs", "1", "-n", "0")
+
+    return built_once(tmp_path_factory, testrun_uid, "templates-calc", make)
 
 
 @pytest.fixture
@@ -131,6 +139,7 @@ def the_run(repo: Path) -> tuple[Path, list[dict[str, Any]]]:
     return runs[0], _jsonl(runs[0] / "results.jsonl")
 
 
+@pytest.mark.slow
 def test_calc_repository_has_two_tasks(mined_calc: Path) -> None:
     tasks = tasks_by_subject(mined_calc)
     assert set(tasks) == {SUB_SUBJECT, VAGUE_SUBJECT}
@@ -165,6 +174,7 @@ FIXED = %r
 '''
 
 
+@pytest.mark.slow
 def test_custom_agent_template(calc: Path) -> None:
     install_template(calc, "custom_agent.py", _FAKE_SDK % _CALC_2)
     homefield(calc, "run", "--agent", "sdk-agent", "--attempts", "1", "-n", "0")
@@ -184,6 +194,7 @@ def test_custom_agent_template(calc: Path) -> None:
     assert "fake-sdk 1.0" in json.dumps(meta)
 
 
+@pytest.mark.slow
 def test_custom_agent_maps_failures_to_outcomes(calc: Path) -> None:
     # a rate limit is not scored and stops scheduling; an SDK error is the agent's failure
     install_template(calc, "custom_agent.py", _FAKE_SDK % _CALC_2 + '''
@@ -216,6 +227,7 @@ def _offline_install() -> str:
     return "{python} setup.py --quiet develop --no-deps"
 
 
+@pytest.mark.slow
 def test_venv_setup_template(calc: Path) -> None:
     install_template(calc, "venv_setup.py", f"\nINSTALL = {_offline_install()!r}\n")
     sub_id = tasks_by_subject(calc)[SUB_SUBJECT]["id"]
@@ -241,6 +253,7 @@ def test_venv_setup_commands() -> None:
 
 # --- (c) a test runner that is not pytest -----------------------------------------------------
 
+@pytest.mark.slow
 def test_junit_test_command_template(calc: Path) -> None:
     install_template(calc, "junit_test_command.py")
     homefield(calc, "run", "--agent", "oracle", "--attempts", "1", "-n", "0")
@@ -310,6 +323,7 @@ def test_junit_runner_outcomes(tmp_path: Path) -> None:
 
 # --- (d) a task filter ------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_task_filter_template(calc: Path) -> None:
     install_template(calc, "task_filter.py")
     # under xdist every worker must compute the same list, or the session fails to collect

@@ -55,6 +55,7 @@ def test_artifacts_are_capped_and_marked(tmp_path: Path) -> None:
     assert (other / "runs/r/attempts/t/a/1/tests.log").read_text() == "ok\ufffd\n"
 
 
+@pytest.mark.slow
 def test_a_worker_report_carries_the_records_to_the_controller(pytester: pytest.Pytester) -> None:
     """The real path: an item posts in setup, the report crosses xdist, the controller writes once."""
     pytester.makeconftest('''

@@ -26,6 +26,7 @@ from pytest_homefield.errors import AgentSpecError, ConfigError
 from pytest_homefield.layout import HomefieldDir, new_id, newest_run, read_meta
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import Settings, resolve_settings
+from pytest_homefield.shard import parse_shard
 
 __all__ = ["resolve_rules_file", "load_rules", "agent_rows", "workers_from", "build_plan", "run_cli"]
 
@@ -105,7 +106,13 @@ def build_plan(settings: Settings, rel: str, rules: RuleSet, n_tasks: int, rows:
     return make_plan(rules_file=rel, rules=rules, n_tasks=n_tasks, agents=rows, attempts=settings.attempts,
                      workers=workers, history=merged_history(HomefieldDir(settings.root)),
                      seconds_per_run=settings.seconds_per_run, cost_per_run=settings.cost_per_run,
-                     budget_usd=settings.budget)
+                     budget_usd=_shard_budget(settings))
+
+
+def _shard_budget(settings: Settings) -> float | None:
+    """The ``--budget`` (USD) of this session: with ``--shard K/N`` its even part."""
+    shard = parse_shard(settings.shard)
+    return shard.split_budget(settings.budget) if shard else settings.budget
 
 
 def run_cli(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
@@ -120,6 +127,10 @@ def run_cli(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
         tasks = load_tasks(settings.tasks_path)
         if settings.run_max_tasks is not None:
             tasks = tasks[: settings.run_max_tasks]
+        shard = parse_shard(settings.shard)
+        if shard is not None:  # the plan of this shard's part, as the session selects it
+            mine = shard.select(t.id for t in tasks)
+            tasks = [t for t in tasks if t.id in mine]
         unknown = [a for a in settings.agents if re.fullmatch(r"[A-Za-z0-9_.-]+", a)
                    and a not in ("oracle", "noop", "claude") and a not in settings.agent_defs]
         rows = agent_rows(settings, rel, registered=unknown)  # bare names may be conftest hook agents

@@ -23,7 +23,7 @@ from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, 
 from pytest_homefield.ablate.plan import plan_lines
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.session import RATE_LIMITED, AblationSession, Key
-from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.collect import is_worker, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
@@ -126,6 +126,11 @@ class AblatePlugin:
         s = self.session
         lines = [f"homefield ablate {s.ablate_id}: phase {s.phase}, {len(self.order)} attempts to run "
                  f"({len(s.done)} already finished)"]
+        if s.shard is not None:
+            budget = self.settings.budget
+            lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
+                         + (f"; budget {budget:.2f} USD split evenly over {s.shard.count} shards: "
+                            f"{s.budget_usd:.2f} USD here" if budget is not None and s.budget_usd is not None else ""))
         if not s.done:
             lines += plan_lines(self.plan, will_run=True)
         lines.append(f"homefield results: {s.results_path.relative_to(self.settings.root)}")
@@ -188,6 +193,9 @@ class AblatePlugin:
             tr.write_line(f"Continue the ablation with: {cmd}", yellow=True)
         elif s.phase == "slim":
             tr.write_line(f"Measure the slimmer file with: {cmd}", yellow=True)
+        elif s.phase == "merge":
+            tr.write_line(f"Shard {s.shard} is done; merge the shards' ablation folders with: homefield ablate "
+                          f"{s.rules_file} --merge DIR… (each DIR a .homefield/ablate/<id>/ folder)", yellow=True)
 
 
 class PlanFile(pytest.File):
@@ -249,6 +257,11 @@ class AblateItem(pytest.Item):
         if not result.solved:
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
                                          + (f" ({result.error})" if result.error else ""))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """An unsolved attempt reports its reason only (:func:`pytest_homefield.collect.xfail_reason`)."""
+        reason = xfail_reason(excinfo)
+        return reason if reason is not None else super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         v, t, a, n = self.key

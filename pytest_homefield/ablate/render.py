@@ -52,7 +52,18 @@ def report_doc(session: Any, tables: Sequence[AgentTable]) -> dict[str, Any]:
             "measured": session.phase == "done",
         },
         "folder": str(session.ablate_dir.relative_to(session.settings.root)),
+        "shard": str(session.shard) if session.shard else None,
+        "incomplete": list(session.incomplete),
     }
+
+
+def _shard_lines(doc: dict[str, Any]) -> list[str]:
+    """What a shard or an incomplete merge says first: its table is not over every task."""
+    out = []
+    if doc.get("shard"):
+        out.append(f"Shard {doc['shard']}: this table is over this shard's {doc['tasks']} tasks only.")
+    out += list(doc.get("incomplete") or [])
+    return out
 
 
 def _pct(x: float | None) -> str:
@@ -90,6 +101,9 @@ def _slim_sentence(doc: dict[str, Any], agent: dict[str, Any]) -> str:
     if slim is None or s is None:
         if doc["phase"] == "rules":
             return "The slimmer file is decided once every per-rule attempt has finished."
+        if doc["phase"] == "merge":
+            return ("The slimmer file is decided over every task once all shards are merged "
+                    "(homefield ablate FILE --merge DIR…).")
         return "Slimmer file: none (every rule is load-bearing for some agent)."
     removed = ", ".join(str(n) for n in slim["removed"])
     head = (f"Slimmer file (without rules {removed}; {s['tokens_saved']} tokens less per turn), "
@@ -135,6 +149,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
                  f"{doc['tokenizer']}.")
     if doc.get("cut_short"):
         lines += ["", f"**Cut short:** {doc['cut_short']}; continue with `--resume`."]
+    if _shard_lines(doc):
+        lines += ["", *_shard_lines(doc)]
     for a in doc["agents"]:
         lines += ["", f"## {_agent_title(doc, a)}", "", "| " + " | ".join(HEADERS) + " |",
                   "|" + "|".join("---" for _ in HEADERS) + "|"]
@@ -166,6 +182,7 @@ def render_html(doc: dict[str, Any]) -> str:
              f"{e(doc['tokenizer'])}.</p>"]
     if doc.get("cut_short"):
         parts.append(f"<p><b>Cut short:</b> {e(str(doc['cut_short']))}</p>")
+    parts += [f"<p><b>{e(line)}</b></p>" for line in _shard_lines(doc)]
     for a in doc["agents"]:
         parts.append(f"<h2>{e(_agent_title(doc, a))}</h2><table><tr>"
                      + "".join(f"<th>{e(h)}</th>" for h in HEADERS) + "</tr>")
@@ -184,6 +201,7 @@ def render_lines(doc: dict[str, Any], width: int = 120) -> list[tuple[str, dict[
     out: list[tuple[str, dict[str, bool]]] = []
     if doc.get("cut_short"):
         out.append((f"cut short: {doc['cut_short']}", {"yellow": True}))
+    out += [(line, {"yellow": True}) for line in _shard_lines(doc)]
     for a in doc["agents"]:
         out.append((_agent_title(doc, a), {"bold": True}))
         rows = [HEADERS] + _rows(a)

@@ -14,7 +14,15 @@ The folder ``.homefield/ablate/<ablate_id>/`` has a run's layout plus the varian
 Phases: first base and one variant per rule (``rules``); when every one of those attempts is
 finished and scored, the slimmer file (``slim``), decided from the table then and frozen in
 ``plan.json``; then ``done``. A session runs the attempts of its phase that are not finished yet,
-so ``--resume`` never redoes a finished attempt, and retries unscored ones. Order: a seeded
+so ``--resume`` never redoes a finished attempt, and retries unscored ones.
+
+Shards (``--shard K/N``): a session runs base and the per-rule variants on its shard's tasks (split
+by id as a run splits them); its ``meta.json`` says ``shard``, a ``--budget`` is split evenly, and
+once its per-rule attempts are in, its phase is ``merge``: the slimmer file is decided from every
+task's results, after ``homefield ablate FILE --merge DIR…`` (:mod:`pytest_homefield.ablate.merge`)
+made one ablation of the shards (also ``merge`` while shards are missing). That merged ablation
+measures the slimmer file on one machine with ``--resume --run-id``, or again sharded: each machine
+resumes a copy of it with ``--shard K/N`` and the copies are merged once more. Order: a seeded
 interleaving in rounds of one attempt each, tasks shuffled, and every (variant, agent) of a task
 shuffled and run together, so drift over time falls on all variants alike.
 
@@ -52,12 +60,13 @@ from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_
 from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
+from pytest_homefield.shard import Shard, parse_shard
 from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
 
-__all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "interleaved", "BUDGET_SPENT",
-           "RATE_LIMITED"]
+__all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "PHASE_MERGE", "interleaved",
+           "BUDGET_SPENT", "RATE_LIMITED"]
 
-PHASE_RULES, PHASE_SLIM, PHASE_DONE = "rules", "slim", "done"
+PHASE_RULES, PHASE_SLIM, PHASE_DONE, PHASE_MERGE = "rules", "slim", "done", "merge"
 
 #: (variant, task id, agent name, attempt from 1)
 Key = tuple[str, str, str, int]
@@ -78,23 +87,25 @@ def interleaved(variants: Sequence[str], task_ids: Sequence[str], agents: Sequen
     return order
 
 
-def _seed_of(ablate_id: str) -> int:
+def seed_of(ablate_id: str) -> int:
+    """The ablation's shuffle seed: the first 32 bits of SHA-256 of its id (the same on every machine)."""
     return int(hashlib.sha256(ablate_id.encode()).hexdigest()[:8], 16)
 
 
-def _records(results: Path) -> list[dict[str, Any]]:
+def read_records(results: Path) -> list[dict[str, Any]]:
     """The ablation's result records, every line validated (:func:`pytest_homefield.records.load_results`:
     a torn line is skipped, any other bad line raises :class:`RecordError` naming file, line and field)."""
     load_results(results)
     return list(read_jsonl(results))
 
 
-def _done(results: Path) -> set[Key]:
-    return {(v, t, a, n) for (t, a, n, v), r in latest_results(_records(results)).items()
+def done_keys(results: Path) -> set[Key]:
+    """Keys ``(variant, task_id, agent, attempt)`` of the scored attempts in ``results``."""
+    return {(v, t, a, n) for (t, a, n, v), r in latest_results(read_records(results)).items()
             if r.get("outcome") in SCORED_OUTCOMES}
 
 
-def _frozen_plan(path: Path) -> dict[str, Any]:
+def read_frozen_plan(path: Path) -> dict[str, Any]:
     """A resumed ablation's ``plan.json`` (``{}`` when absent). Raises :class:`RunError` (one line
     naming the file) when it cannot be read or is not a JSON object with a list of ``variants``."""
     try:
@@ -115,7 +126,8 @@ def _frozen_plan(path: Path) -> dict[str, Any]:
     return dict(plan)
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now, UTC, ISO 8601 to the second."""
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -141,6 +153,8 @@ class AblationSession:
     estimate: dict[str, Any] = field(default_factory=dict)
     setup_command: Callable[[Task], str | None] = lambda task: None
     skip_reasons: set[str] = field(default_factory=set)
+    shard: Shard | None = None
+    incomplete: list[str] = field(default_factory=list)
     _cache: SnapshotCache | None = None
     _limits: RunLimits | None = None
 
@@ -154,40 +168,52 @@ class AblationSession:
         text and splitting), write ``meta.json``, the variants and ``plan.json``, and choose the
         phase. Raises :class:`RunError`."""
         root = HomefieldDir(settings.root).ablate
-        start = _now()
+        start = utc_now()
         digest = tasks_digest(settings.tasks_path)
         text = rules.render()
         rules_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
         ablate_id = pick_run_id(root, run_id=settings.run_id, resume=settings.resume, new_id=new_id)
         ablate_dir = root / ablate_id
         frozen: dict[str, Any] = {}
+        shard = parse_shard(settings.shard)
         if settings.resume:
             meta = read_meta(ablate_dir, complete=True)
             if meta.get("kind") != "ablate":
                 raise RunError(f"--homefield-resume: {ablate_dir} is not an ablation")
-            check_resume(meta, agents=agents, attempts=settings.attempts, tasks_digest=digest,
-                         task_ids=[t.id for t in tasks])
             if meta.get("rules_digest") != rules_digest or bool(meta.get("by_section")) != rules.by_section:
                 raise RunError(f"--homefield-resume: {rules_file} (or --by-section) changed since ablation "
                                f"{ablate_id} started; start a new ablation")
+            # a merged ablation may be resumed as shards (the slimmer file measured per machine): each
+            # selects its part of the merged ablation's tasks
+            as_shard = shard is not None and bool(meta.get("merged_from"))
+            if meta.get("shard") != (str(shard) if shard else None) and not as_shard:
+                raise RunError(f"--homefield-resume: ablation {ablate_id} is shard {meta.get('shard') or 'none'}; "
+                               f"flags give {shard or 'none'}")
+            expected = dict(meta)
+            if as_shard and shard is not None:
+                part = shard.select(str(t) for t in meta.get("task_ids", []))
+                expected["task_ids"] = [t for t in meta.get("task_ids", []) if t in part]
+            check_resume(expected, agents=agents, attempts=settings.attempts, tasks_digest=digest,
+                         task_ids=[t.id for t in tasks])
+            meta["shard"] = str(shard) if shard else None
             meta["cut_short"] = None
             meta.setdefault("resumed_at", []).append(start)
-            frozen = _frozen_plan(ablate_dir / "plan.json")
+            frozen = read_frozen_plan(ablate_dir / "plan.json")
         else:
             meta = build_meta(run_id=ablate_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
-                        by_section=rules.by_section, seed=_seed_of(ablate_id))
+                        by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
         try:
-            done = _done(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
+            done = done_keys(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
             ablate_dir.mkdir(parents=True, exist_ok=True)
             write_meta(ablate_dir, meta)
         except (RecordError, StoreError) as exc:
             raise RunError(str(exc)) from None
         variants = rule_variants(rules)
         session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
-                      PHASE_RULES, done, start, int(meta.get("seed", _seed_of(ablate_id))), digest,
-                      setup_command=setup_command)
+                      PHASE_RULES, done, start, int(meta.get("seed", seed_of(ablate_id))), digest,
+                      setup_command=setup_command, shard=shard)
         frozen_slim = next((v for v in frozen.get("variants", []) if v.get("name") == SLIM), None)
         if frozen_slim is not None:
             session.variants.append(Variant(SLIM, tuple(frozen_slim["removed"]),
@@ -217,7 +243,8 @@ class AblationSession:
                    ablate_dir, variants, str(workerinput["homefield_phase"]),
                    {(str(v), str(t), str(a), int(n)) for v, t, a, n in workerinput["homefield_done"]},
                    str(workerinput["homefield_session_start"]), int(workerinput["homefield_seed"]), digest,
-                   slim_alias=workerinput.get("homefield_slim_alias"), setup_command=setup_command)
+                   slim_alias=workerinput.get("homefield_slim_alias"), setup_command=setup_command,
+                   shard=parse_shard(settings.shard))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able)."""
@@ -268,7 +295,7 @@ class AblationSession:
     def tables(self) -> list[AgentTable]:
         """The per-agent tables from the results so far."""
         slim = self.slim_variant
-        records: list[dict[str, Any]] = _records(self.results_path)
+        records: list[dict[str, Any]] = read_records(self.results_path)
         if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
             records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
         return build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
@@ -288,6 +315,9 @@ class AblationSession:
             self.phase = PHASE_RULES
             return
         slim = self.slim_variant
+        if slim is None and (self.shard is not None or self.incomplete):
+            self.phase = PHASE_MERGE  # the slimmer file is decided over every task's results, after the merge
+            return
         if slim is None:
             slim = slim_variant(self.rules, slim_keep(self.tables()))
             if slim is None:
@@ -339,13 +369,17 @@ class AblationSession:
             self._cache = SnapshotCache(repo=self.settings.root, setup=setup, run_timeout_s=self.settings.run_timeout)
         return self._cache
 
+    @property
+    def budget_usd(self) -> float | None:
+        """The ``--budget`` (USD) this session may spend: with ``--shard K/N`` its even part."""
+        return self.shard.split_budget(self.settings.budget) if self.shard else self.settings.budget
+
     def stop_reason(self) -> str | None:
         """Why no further attempt may start: the run's :class:`~pytest_homefield.run.session.RunLimits`
         over this ablation's ``results.jsonl`` (``"rate limited: …"`` after a rate limit in this
         session, ``"budget spent: S of B USD"`` once ``--budget`` is spent), else ``None``."""
         if self._limits is None:
-            self._limits = RunLimits(self.results_path, budget_usd=self.settings.budget,
-                                     since_iso=self.session_start)
+            self._limits = RunLimits(self.results_path, budget_usd=self.budget_usd, since_iso=self.session_start)
         return self._limits.stop_reason()
 
     def run(self, key: Key, *, test_cmd: str | None = None) -> Result:
@@ -391,7 +425,7 @@ class AblationSession:
         meta = read_meta(self.ablate_dir)
         if self.skip_reasons:
             meta["cut_short"] = "; ".join(sorted(self.skip_reasons))
-        self.done = _done(self.results_path)
+        self.done = done_keys(self.results_path)
         slim_before = self.slim_variant
         if self.phase != PHASE_DONE or slim_before is None:
             self._choose_phase()

@@ -11,6 +11,8 @@ the summary lines. :mod:`pytest_homefield.mine.plugin` only translates for pytes
 
 from __future__ import annotations
 
+import datetime as _dt
+import hashlib
 import json
 import shlex
 import shutil
@@ -25,11 +27,12 @@ from typing import Any
 from pytest_homefield.envs.builder import EnvBuildError, Environment
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import RecordError, ScanError
-from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path, scan_path, write_meta
 from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import is_well_specified, spec_score
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
+from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
@@ -44,6 +47,7 @@ __all__ = [
     "freeze_candidates",
     "verify_and_record",
     "merge_tasks",
+    "candidates_digest",
     "drop_summary",
     "setup_hint",
     "MineSession",
@@ -58,18 +62,40 @@ def scan_options(settings: Settings) -> ScanOptions:
     return ScanOptions.from_settings(settings)
 
 
+def candidates_digest(commits: Sequence[str]) -> str:
+    """SHA-256 (first 16 hex digits) of the candidates' full commit shas in scan order, one a line:
+    two mining sessions with the same digest examined the same candidates (same history, HEAD and
+    scan filters)."""
+    return hashlib.sha256("".join(f"{c}\n" for c in commits).encode()).hexdigest()[:16]
+
+
 def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
-    """Scan history and write ``candidates.jsonl`` and ``scan.jsonl`` (rejected commits with their
-    reason) into ``mine_dir``. With ``--shard K/N`` only this shard's candidates are frozen (split by
-    task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a run). Returns the
-    :class:`ScanResult`; raises :class:`pytest_homefield.errors.ScanError` when history cannot be
-    scanned."""
+    """Scan history and write ``candidates.jsonl``, ``scan.jsonl`` (rejected commits with their
+    reason) and ``meta.json`` into ``mine_dir``. With ``--shard K/N`` only this shard's candidates
+    are frozen (split by task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a
+    run). ``meta.json`` (docs/contracts.md §4) says ``shard``, every candidate of the scan before the
+    split (``candidate_ids`` in scan order, ``candidates_digest``) and ``max_tasks``, so that shards can
+    be merged (:mod:`pytest_homefield.mine.merge`). Each frozen candidate carries its ``verify_key``
+    (:func:`pytest_homefield.mine.reuse.verify_key`). Returns the :class:`ScanResult`; raises
+    :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
     result = scan(settings.root, scan_options(settings))
     candidates = [c.to_dict() for c in result.candidates]
+    meta = {"schema_version": 1, "kind": "mine", "mine_id": mine_dir.name,
+            "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "shard": None, "candidate_ids": [c["commit"][:12] for c in candidates],
+            "candidates_digest": candidates_digest([c["commit"] for c in candidates]),
+            "max_tasks": settings.mine_max_tasks}
     shard = parse_shard(settings.shard)
     if shard is not None:
         mine = shard.select(c["commit"][:12] for c in candidates)
         candidates = [c for c in candidates if c["commit"][:12] in mine]
+        meta["shard"] = str(shard)
+    write_meta(mine_dir, meta)
+    if candidates:
+        sandbox, fp = test_sandbox(settings), env_fingerprint(python_of(settings.test_cmd))
+        for c in candidates:
+            c["verify_key"] = verify_key(verify_inputs(c, settings, runnable=_runnable(c, settings.test_globs),
+                                                       sandbox=sandbox, env_fingerprint=fp))
     write_jsonl_atomic(candidates_path(mine_dir), candidates)
     write_jsonl_atomic(
         scan_path(mine_dir),
@@ -103,8 +129,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
                       setup_cmd: str | None = None) -> dict[str, Any]:
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
-    ``reason`` (``None`` = kept), ``detail``, counts, seconds, and ``task`` (the full task record,
-    docs/contracts.md §6) when kept.
+    ``reason`` (``None`` = kept), ``detail``, counts, seconds, the candidate's ``verify_key``, and
+    ``task`` (the full task record, docs/contracts.md §6) when kept.
 
     With ``settings.env == "uv"`` both states run in the commit's environment
     (:func:`pytest_homefield.envs.stage.commit_env`, built or reused); the record then has ``env``
@@ -149,6 +175,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         "red_by_import_error": len(ver.red_by_import_error),
         "seconds": round(time.monotonic() - started, 3),
     }
+    if candidate.get("verify_key"):
+        record["verify_key"] = candidate["verify_key"]
     if ver.missing_modules:
         record["missing_modules"] = ver.missing_modules
     if candidate.get("dependency_files"):
@@ -238,12 +266,14 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     load_tasks(tasks_path)  # RecordError for a bad record: never write back what did not validate
     existing = {t["id"]: t for t in read_jsonl(tasks_path)}
     session_ids = {r["id"] for r in verified}
-    kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: t["committed_at"], reverse=True)
+    kept = sorted((r["task"] for r in verified if r.get("task")), key=lambda t: (t["committed_at"], t["id"]),
+                  reverse=True)
     if max_tasks is not None:
         kept = kept[:max_tasks]
     merged = {i: t for i, t in existing.items() if i not in session_ids}
     merged.update({t["id"]: t for t in kept})
-    ordered = sorted(merged.values(), key=lambda t: t.get("committed_at", ""), reverse=True)
+    # ties of committed_at broken by id, so that the order never depends on which record came first
+    ordered = sorted(merged.values(), key=lambda t: (t.get("committed_at", ""), t.get("id", "")), reverse=True)
     write_jsonl_atomic(tasks_path, ordered)
     return [Task.from_dict(t) for t in ordered]
 
@@ -264,9 +294,10 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
 
 
 def env_summary(records: Iterable[dict[str, Any]]) -> str:
-    """``'environments: 2 built (41.3 s), 5 reused, 1 failed'`` from verification records' ``env``
-    objects (a key counted once as built); ``''`` when no record has one."""
-    envs = [r["env"] for r in records if r.get("env")]
+    """``'environments: 2 distinct, 2 built (41.3 s), 5 reused, 1 failed to build'`` from verification
+    records' ``env`` objects (a key counted once as built); ``''`` when no record has one. Records
+    reused from an earlier session (``reused_from``) ran nothing here and are left out."""
+    envs = [r["env"] for r in records if r.get("env") and not r.get("reused_from")]
     if not envs:
         return ""
     built = [e for e in envs if e.get("built")]
@@ -290,12 +321,14 @@ MAX_TASKS_REACHED = "max tasks reached"
 @dataclass(frozen=True)
 class Verdict:
     """One candidate's outcome: its verification ``record``, the ``rejected`` reason as shown when it
-    was not kept (``"passes without the change (detail)"``; ``None`` = kept), and whether it was
-    ``verified`` at all (``False`` once ``--max-tasks`` tasks were kept)."""
+    was not kept (``"passes without the change (detail)"``; ``None`` = kept), whether it was
+    ``verified`` at all (``False`` once ``--max-tasks`` tasks were kept), and whether its record was
+    ``reused`` from an earlier session (no test run)."""
 
     record: dict[str, Any]
     rejected: str | None
     verified: bool = True
+    reused: bool = False
 
 
 class MineSession:
@@ -313,23 +346,36 @@ class MineSession:
         self._kept: set[str] = set()
         #: why :meth:`finish` left ``tasks.jsonl`` as it was (a bad record, a failed write), else ``None``
         self.tasks_error: str | None = None
+        self.reused_path = reused_path(mine_dir)
+        self._reuse: dict[str, dict[str, Any]] | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> MineSession:
-        """The controller's session: a new mine folder with the scan's frozen candidates. Checks
-        first, before anything is made or spent, that ``tasks.jsonl`` holds only valid records
-        (:class:`RecordError`, :class:`StoreError`) and that the repository has a commit
-        (:class:`ScanError`). Raises :class:`ScanError` (or ``ValueError``, ``OSError``) when history
-        cannot be scanned, leaving no mine folder behind."""
+        """The controller's session: a new mine folder with the scan's frozen candidates and, unless
+        ``--reverify``, the earlier verification records of the same inputs in ``reused.jsonl``
+        (:class:`~pytest_homefield.mine.reuse.ReuseIndex`). Checks first, before anything is made or
+        spent, that ``tasks.jsonl`` holds only valid records (:class:`RecordError`,
+        :class:`StoreError`) and that the repository has a commit (:class:`ScanError`). Raises
+        :class:`ScanError` (or ``ValueError``, ``OSError``) when history cannot be scanned, leaving no
+        mine folder behind."""
         load_tasks(settings.tasks_path)  # a bad tasks file is refused before anything is spent
         if not _has_commits(settings.root):
             raise ScanError(f"{settings.root} has no commits yet: nothing to mine")
-        mine_dir = HomefieldDir(settings.root).new_mine_dir()
+        home = HomefieldDir(settings.root)
+        mine_dir = home.new_mine_dir()
         try:
-            return cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
+            session = cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
         except (ScanError, ValueError, OSError):
             shutil.rmtree(mine_dir, ignore_errors=True)  # leave no empty mine folder behind
             raise
+        reuse: list[dict[str, Any]] = []
+        if not settings.reverify:
+            keys = [str(c.get("verify_key")) for c in session.candidates() if c.get("verify_key")]
+            index = ReuseIndex.load(home, keys=keys, skip=mine_dir)
+            reuse = [{**index.records[k], "reused_from": index.sources[k]} for k in dict.fromkeys(keys)
+                     if k in index.records]
+        write_jsonl_atomic(session.reused_path, reuse)
+        return session
 
     @classmethod
     def join(cls, settings: Settings, workerinput: Mapping[str, Any]) -> MineSession:
@@ -337,17 +383,20 @@ class MineSession:
         id in this worker's own ``.homefield/``, given the controller's frozen candidates when it
         has none (a remote host)."""
         mine_dir = HomefieldDir(settings.root).mine_dir(Path(workerinput["homefield_mine_dir"]).name)
-        text = workerinput.get("homefield_candidates_text")
-        if text is not None and not candidates_path(mine_dir).exists():
-            HomefieldDir(settings.root).ensure()
-            write_atomic(candidates_path(mine_dir), str(text))
+        for key, path in (("homefield_candidates_text", candidates_path(mine_dir)),
+                          ("homefield_reused_text", reused_path(mine_dir))):
+            text = workerinput.get(key)
+            if text is not None and not path.exists():
+                HomefieldDir(settings.root).ensure()
+                write_atomic(path, str(text))
         return cls(settings, mine_dir)
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able): the mine folder and the text of
-        ``candidates.jsonl``."""
+        """What a worker needs to :meth:`join` (JSON-able): the mine folder and the texts of
+        ``candidates.jsonl`` and ``reused.jsonl``."""
         return {"homefield_mine_dir": str(self.mine_dir),
-                "homefield_candidates_text": self.candidates_path.read_text(encoding="utf-8")}
+                "homefield_candidates_text": self.candidates_path.read_text(encoding="utf-8"),
+                "homefield_reused_text": self.reused_path.read_text(encoding="utf-8")}
 
     def candidates(self) -> Iterator[dict[str, Any]]:
         """The frozen candidates (``candidates.jsonl`` records), in file order."""
@@ -366,19 +415,32 @@ class MineSession:
 
     def verify(self, candidate: dict[str, Any], name: str) -> Verdict:
         """Verify ``candidate`` (its item is ``name``); the record goes to ``results.jsonl`` through
-        the controller (:meth:`messages`). Once ``--max-tasks`` tasks are kept, the record says
-        ``reason: max_tasks`` without verifying."""
+        the controller (:meth:`messages`). A candidate whose ``verify_key`` has an earlier record
+        (:meth:`reusable`) runs no test: that record is reused
+        (:func:`~pytest_homefield.mine.reuse.reused_record`). Once ``--max-tasks`` tasks are kept, the
+        record says ``reason: max_tasks`` without verifying."""
         limit = self.settings.mine_max_tasks
         if limit is not None and self.kept_so_far() >= limit:
             record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"], "reason": "max_tasks"}
             return Verdict(record, MAX_TASKS_REACHED, verified=False)
-        record = verify_and_record(candidate, self.settings)
+        prior = self.reusable().get(str(candidate.get("verify_key")))
+        if prior is not None:
+            record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""))
+        else:
+            record = verify_and_record(candidate, self.settings)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
         if record["reason"] is None:
-            return Verdict(record, None)
+            return Verdict(record, None, reused=prior is not None)
         detail = f" ({record['detail']})" if record.get("detail") else ""
-        return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}")
+        return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}", reused=prior is not None)
+
+    def reusable(self) -> dict[str, dict[str, Any]]:
+        """The earlier verification records this session reuses, by ``verify_key`` (``reused.jsonl``,
+        read once)."""
+        if self._reuse is None:
+            self._reuse = {str(r["verify_key"]): r for r in read_jsonl(self.reused_path) if r.get("verify_key")}
+        return self._reuse
 
     def messages(self, verdict: Verdict) -> list[Message]:
         """The message appending ``verdict``'s record to ``mine/<id>/results.jsonl``, written by the
@@ -414,6 +476,10 @@ class MineSession:
             f"Mined {kept} tasks from {n_cand} candidates ({examined} commits examined); "
             f"{len(tasks)} tasks in {tasks_path.relative_to(self.settings.root)}",
         ]
+        n_reused = sum(1 for r in verified if r.get("reused_from"))
+        lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
+                     + (" (earlier verification records of the same inputs; --reverify runs them again)"
+                        if n_reused else ""))
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
@@ -429,8 +495,14 @@ class MineSession:
         if verbose:
             for r in verified:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
-                lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {r['subject'][:70]}")
+                how = "reused" if r.get("reused_from") else "verified"
+                lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {how:<8} "
+                             f"{r['subject'][:70]}")
         lines.append(f"Verification records: {self.results_path.relative_to(self.settings.root)}")
+        shard = parse_shard(self.settings.shard)
+        if shard is not None:
+            lines.append(f"Shard {shard}: {n_cand} of the scan's candidates; merge the shards' mine folders with: "
+                         f"homefield mine --merge DIR… (this one: {self.mine_dir.relative_to(self.settings.root)})")
         return lines
 
 

@@ -2,7 +2,9 @@
 
 The controller scans history and freezes ``.homefield/mine/<mine_id>/candidates.jsonl`` before
 workers start; every worker collects the same items from it. Each item verifies its candidate
-(:func:`pytest_homefield.mine.pipeline.verify_and_record`); its record travels with the report
+(:func:`pytest_homefield.mine.pipeline.verify_and_record`), or reuses the record of an earlier
+session made under the same verification inputs (:mod:`pytest_homefield.mine.reuse`, no test run);
+its record travels with the report
 and the controller appends it to ``mine/<mine_id>/results.jsonl`` (:mod:`pytest_homefield.transport`).
 Kept → passed; dropped → skipped, shown as ``REJECTED``; harness failure → error. Only the
 controller writes ``tasks.jsonl``, at the end of the session.
@@ -156,6 +158,7 @@ class CandidateItem(pytest.Item):
             self.user_properties.append(("homefield.subject", self.candidate["subject"]))
             self.user_properties.append(("homefield.reason", verdict.record["reason"] or "task"))
             self.user_properties.append(("homefield.fail_to_pass", verdict.record["FAIL_TO_PASS"]))
+            self.user_properties.append(("homefield.reused", verdict.reused))
         if verdict.rejected is not None:
             raise pytest.skip.Exception(f"{REJECTED_PREFIX}{verdict.rejected}")
 

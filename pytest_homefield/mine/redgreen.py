@@ -1,13 +1,21 @@
 """Red→green verification of a candidate commit (docs/contracts.md §7) and the task's patches.
 
 :func:`verify_candidate` runs the commit's tests against the parent tree (red expected) and against
-the commit's tree (green expected), each ``stability_runs`` times in a fresh copy, and hands the runs
-to :func:`classify_runs`, a pure function that turns them into FAIL_TO_PASS / PASS_TO_PASS lists,
-the excluded ids and the drop reason.
+the commit's tree (green expected), up to ``stability_runs`` times each in a fresh copy, and hands
+the runs to :func:`classify_runs`, a pure function that turns them into FAIL_TO_PASS / PASS_TO_PASS
+lists, the excluded ids and the drop reason.
+
+Targeted stability runs (the rule of docs/contracts.md §7): the first run of each state runs the
+commit's test files in full; every later run runs only the FAIL_TO_PASS candidates still standing
+(red in every parent run so far, green in every commit run so far), except the second commit run,
+which runs the files in full again so that PASS_TO_PASS is checked in one further run. Parent run 1,
+commit run 1, parent runs 2…N, commit runs 2…N, in that order; a run that cannot change the verdict
+any more is not made. An id a run did not select is not observed there (:func:`classify_runs`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import tempfile
@@ -31,13 +39,23 @@ from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_test
 __all__ = [
     "Verification",
     "classify_runs",
+    "f2p_candidates",
     "verify_candidate",
     "make_test_patch",
     "make_gold_patch",
     "diff_lines",
     "DROP_REASONS",
     "EXCLUDE_REASONS",
+    "VERIFY_VERSION",
+    "MAX_SELECTED",
 ]
+
+#: Version of what verification decides from the same inputs (the run schedule, the classification).
+#: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
+#: bump it whenever the same commit and settings could be classified differently.
+VERIFY_VERSION = 2
+#: A targeted run selects at most this many node ids; with more it runs the whole files.
+MAX_SELECTED = 2000
 
 #: Reasons verification drops a candidate (docs/contracts.md §7).
 DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed")
@@ -76,7 +94,10 @@ class Verification:
     missing_modules: list[str] = field(default_factory=list)
 
 
-def _state(run: TestRun, test_id: str) -> str:
+def _state(run: TestRun, test_id: str) -> str | None:
+    """The id's state in ``run``; ``None`` when a targeted run did not select it (not observed)."""
+    if run.selected is not None and test_id not in run.selected:
+        return None
     outcome = run.outcomes.get(test_id)
     if outcome is None:
         # absent: failing only when this run could not collect everything
@@ -92,9 +113,31 @@ def _all_ids(runs: Sequence[TestRun]) -> list[str]:
     return sorted({i for r in runs for i in r.outcomes})
 
 
+def _states(runs: Sequence[TestRun], test_id: str) -> list[str]:
+    """The id's state in each run that observed it (targeted runs that did not select it left out)."""
+    return [st for st in (_state(r, test_id) for r in runs) if st is not None]
+
+
 def _red_ids(parent_runs: Sequence[TestRun], ids: Sequence[str]) -> list[str]:
-    """Ids that fail or error in every parent run."""
-    return [i for i in ids if parent_runs and all(_state(r, i) == _FAIL for r in parent_runs)]
+    """Ids that fail or error in every parent run that observed them (at least one)."""
+    out = []
+    for i in ids:
+        st = _states(parent_runs, i)
+        if st and all(x == _FAIL for x in st):
+            out.append(i)
+    return out
+
+
+def f2p_candidates(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> list[str]:
+    """The ids that can still end in FAIL_TO_PASS: red in every parent run and passing in every
+    commit run that observed them (at least one of each), sorted."""
+    ids = _all_ids([*parent_runs, *commit_runs])
+    out = []
+    for i in _red_ids(parent_runs, ids):
+        st = _states(commit_runs, i)
+        if st and all(x == _PASS for x in st):
+            out.append(i)
+    return out
 
 
 def _exclusion(parent: Sequence[str], commit: Sequence[str]) -> str:
@@ -146,8 +189,10 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     at the commit (docs/contracts.md §7). Pure: reads only the given runs.
 
     An id's state in a run is pass, fail (failed/error, or absent from a run with a collection
-    error), skip (skipped/xfailed/xpassed) or absent. FAIL_TO_PASS: fail in every parent run and
-    pass in every commit run. PASS_TO_PASS: pass in every run of both states. Other ids are
+    error), skip (skipped/xfailed/xpassed) or absent; a targeted run (``TestRun.selected``) says
+    nothing about an id it did not select, and "every run" below means every run that observed the
+    id. FAIL_TO_PASS: fail in every parent run and pass in every commit run. PASS_TO_PASS: pass in
+    every run of both states. Other ids are
     excluded as ``flaky`` (state varied within parent or commit runs), ``fails_with_reference``
     (fail in a commit run), ``skipped`` (skip in a commit run, or at the parent while passing at
     the commit) or ``absent`` (missing without a collection error).
@@ -175,11 +220,11 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         return v
     ids = _all_ids([*parent_runs, *commit_runs])
     red = _red_ids(parent_runs, ids)
-    ever_failed = [i for i in ids if any(_state(r, i) == _FAIL for r in parent_runs)]
+    ever_failed = [i for i in ids if _FAIL in _states(parent_runs, i)]
     if commit_runs:
         for i in ids:
-            p = [_state(r, i) for r in parent_runs]
-            c = [_state(r, i) for r in commit_runs]
+            p = _states(parent_runs, i)
+            c = _states(commit_runs, i)
             if set(c) == {_PASS} and set(p) == {_FAIL}:
                 v.FAIL_TO_PASS.append(i)
             elif set(c) == {_PASS} and set(p) == {_PASS}:
@@ -211,7 +256,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         v.detail = f"every red test varied at the commit, e.g. {red[0]}; {counts}"
     else:
         v.reason = "reference_fails"
-        failing = [i for i in red if any(_state(r, i) != _PASS for r in commit_runs)] or red
+        failing = [i for i in red if any(x != _PASS for x in _states(commit_runs, i))] or red
         v.detail = f"{len(failing)} red test(s) do not pass at the commit, e.g. {failing[0]}"
         errs = sorted({p for r in commit_runs for p in r.collection_errors})
         if errs:
@@ -243,7 +288,9 @@ def verify_candidate(
     Parent state: a snapshot of ``parent`` plus the commit's version of ``test_files`` (the
     :func:`make_test_patch` patch applied, so deleted test files are removed). Commit state: a
     snapshot of ``commit``. Each run uses a fresh copy of its state, runs ``setup_cmd`` there (if
-    any), then ``test_cmd`` on ``runnable_tests``, at most ``stability_runs`` times per state.
+    any), then ``test_cmd``, at most ``stability_runs`` times per state, on the schedule of the
+    module docstring: the first run of each state (and the second commit run) on ``runnable_tests``,
+    the others on the FAIL_TO_PASS candidates' node ids (``{junit}`` commands: always the files).
     Runs stop early as soon as no id can end up in FAIL_TO_PASS any more (e.g. after the first
     parent run when nothing failed and nothing failed to collect: ``passes_without_change``).
 
@@ -263,6 +310,7 @@ def verify_candidate(
     root = hf_mkdtemp(work_root)
     logs = Path(log_dir) if log_dir is not None else root / "logs"
     setup_s = {"parent": 0.0, "commit": 0.0}
+    can_select = "{junit}" not in test_cmd  # JUnit ids (classname::name) cannot be given back as targets
     try:
         parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
         try:
@@ -270,8 +318,9 @@ def verify_candidate(
         except PatchError as exc:
             return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
 
-        def one_run(base: Path, state: str, k: int) -> TestRun | Verification:
-            out = logs / f"{state}-{k}"
+        def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
+                    name: str = "") -> TestRun | Verification:
+            out = logs / (name or f"{state}-{k}")
             out.mkdir(parents=True, exist_ok=True)
             wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
             try:
@@ -284,43 +333,80 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
-                return run_tests(
+                r = run_tests(
                     wd,
                     test_cmd,
-                    list(runnable_tests),
+                    list(select) if select is not None else list(runnable_tests),
                     out_dir=out,
                     timeout_s=run_timeout_s,
                     test_timeout_s=test_timeout_s,
                     env=env,
                     sandbox=sandbox,
                 )
+                return r if select is None else dataclasses.replace(r, selected=frozenset(select))
             finally:
                 shutil.rmtree(wd, ignore_errors=True)
 
-        parent_runs: list[TestRun] = []
-        for k in range(1, runs_n + 1):
-            r = one_run(parent_base, "parent", k)
-            if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, [])
-            parent_runs.append(r)
-            # a collection error hides ids that only the commit runs will name: keep going then
-            unknown = all(pr.collection_error for pr in parent_runs)
-            if r.timed_out or not (unknown or _red_ids(parent_runs, _all_ids(parent_runs))):
-                return _with_times(classify_runs(parent_runs, []), setup_s, parent_runs, [])
-        shutil.rmtree(parent_base, ignore_errors=True)
+        def run(base: Path, state: str, k: int, select: Sequence[str] | None) -> TestRun | Verification:
+            """Run ``k`` of ``state``, limited to ``select`` (``None``: the whole files). A targeted run
+            that did not report a selected id whose module reported no collection error (an id pytest
+            cannot address, a rootdir other than the copy) is made again in full, so targeting never
+            loses a task."""
+            if select is not None and (not can_select or len(select) > MAX_SELECTED):
+                select = None
+            r = one_run(base, state, k, select)
+            # a module that fails to import reports its collection error: its ids are absent for a reason
+            if (select is not None and isinstance(r, TestRun) and not r.timed_out
+                    and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors for i in select)):
+                r = one_run(base, state, k, None, name=f"{state}-{k}-full")
+            return r
 
-        commit_base = make_snapshot(repo, commit, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
+        parent_runs: list[TestRun] = []
         commit_runs: list[TestRun] = []
-        for k in range(1, runs_n + 1):
-            r = one_run(commit_base, "commit", k)
+
+        def done() -> Verification:
+            return _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+
+        # parent run 1, whole files: which ids are red
+        r = run(parent_base, "parent", 1, None)
+        if isinstance(r, Verification):
+            return _with_times(r, setup_s, parent_runs, commit_runs)
+        parent_runs.append(r)
+        # a collection error hides ids that only the commit runs will name: keep going then
+        if r.timed_out or not (r.collection_error or _red_ids(parent_runs, _all_ids(parent_runs))):
+            return done()
+        # commit run 1, whole files: which red ids turn green, and PASS_TO_PASS
+        commit_base = make_snapshot(repo, commit, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
+        r = run(commit_base, "commit", 1, None)
+        if isinstance(r, Verification):
+            return _with_times(r, setup_s, parent_runs, commit_runs)
+        commit_runs.append(r)
+        if r.timed_out:
+            return done()
+        # parent runs 2..N: the FAIL_TO_PASS candidates only
+        for k in range(2, runs_n + 1):
+            standing = f2p_candidates(parent_runs, commit_runs)
+            if not standing:
+                return done()
+            r = run(parent_base, "parent", k, standing)
+            if isinstance(r, Verification):
+                return _with_times(r, setup_s, parent_runs, commit_runs)
+            parent_runs.append(r)
+            if r.timed_out:
+                return done()
+        shutil.rmtree(parent_base, ignore_errors=True)
+        # commit runs 2..N: run 2 in full (PASS_TO_PASS once more), then the candidates only
+        for k in range(2, runs_n + 1):
+            standing = f2p_candidates(parent_runs, commit_runs)
+            if not standing:
+                break
+            r = run(commit_base, "commit", k, None if k == 2 else standing)
             if isinstance(r, Verification):
                 return _with_times(r, setup_s, parent_runs, commit_runs)
             commit_runs.append(r)
-            ids = _all_ids([*parent_runs, *commit_runs])
-            still_green = [i for i in _red_ids(parent_runs, ids) if all(c.passed(i) for c in commit_runs)]
-            if r.timed_out or not still_green:
+            if r.timed_out:
                 break
-        return _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+        return done()
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -10,6 +10,13 @@ answered calls before workers start (resume); each item makes one text-only call
 control and writes the verdicts (:mod:`.verdicts`). An answered call passes; ``rate_limited`` is
 skipped (and stops later calls of that agent); other failures are errors and are retried by
 ``--homefield-resume``.
+
+With ``--homefield-shard K/N`` the session probes only shard K's tasks (the tasks after
+``--max-tasks``, split by id as a run splits them: :class:`pytest_homefield.shard.Shard`); the
+control pairs are still drawn over every probed task, so each call is the one an unsharded probe
+makes. Its verdict line says ``shard``: it judges this shard's tasks only, and
+``--exclude-memorized`` refuses it until the shards are merged (``homefield probe --merge``,
+:mod:`pytest_homefield.probe.merge`).
 """
 
 from __future__ import annotations
@@ -39,11 +46,13 @@ from pytest_homefield.probe.verdicts import (
     mismatched_pairs,
     now_iso,
     probe_path,
+    verdict_lines,
     write_verdict,
 )
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.session import hook_agents
 from pytest_homefield.settings import Settings
+from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = ["ProbePlugin", "ProbeItem"]
@@ -70,6 +79,8 @@ class ProbePlugin:
         if not tasks:
             raise pytest.UsageError(f"pytest-homefield: no tasks to probe: {tasks_path} holds none "
                                     "(run `homefield mine`, or widen --since)")
+        self.shard = parse_shard(settings.shard)
+        in_shard = self.shard.select(t.id for t in tasks) if self.shard else {t.id for t in tasks}
         if not settings.agents:
             raise pytest.UsageError("pytest-homefield: no agent given: add --homefield-agent SPEC")
         try:
@@ -84,11 +95,16 @@ class ProbePlugin:
                     "needs claude, openai:, cmd:, oracle, noop or a hook agent with a complete() method")
         self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
         self.gold: dict[str, str] = {t.id: added_lines(t.gold_patch, t.source_files or None) for t in tasks}
-        self.tasks: list[Task] = [t for t in tasks if code_tokens(self.gold[t.id])]
-        probed = {t.id for t in self.tasks}
-        self.skipped = [t.id for t in tasks if t.id not in probed]
-        self.by_id = {t.id: t for t in self.tasks}
-        self.pairs = {} if self.cutoff else mismatched_pairs([t.id for t in self.tasks])
+        probed = [t for t in tasks if code_tokens(self.gold[t.id])]
+        self.tasks: list[Task] = [t for t in probed if t.id in in_shard]  # this session's (shard's) tasks
+        if self.shard is not None and not in_shard:
+            raise pytest.UsageError(f"pytest-homefield: no tasks to probe: shard {self.shard} of {len(tasks)} "
+                                    "task(s) is empty")
+        probed_ids = {t.id for t in probed}
+        self.skipped = [t.id for t in tasks if t.id in in_shard and t.id not in probed_ids]
+        self.by_id = {t.id: t for t in probed}
+        # over every probed task, so that a shard's control calls are those of the unsharded probe
+        self.pairs = {} if self.cutoff else mismatched_pairs([t.id for t in probed])
         self.digest = tasks_digest(tasks_path)
         hf = settings.homefield_dir
         if is_worker(config):
@@ -140,6 +156,9 @@ class ProbePlugin:
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         lines = plan_lines(self.settings.homefield_dir, [(a.name, a.spec) for a in self.agents],
                            [t.id for t in self.tasks], self.settings.samples, self.cutoff, self.done)
+        if self.shard is not None:
+            lines.append(f"homefield probe shard {self.shard}: {len(self.tasks)} of the {len(self.by_id)} probed "
+                         "tasks (the probe has no budget to split)")
         if self.skipped:
             lines.append(f"homefield probe: {len(self.skipped)} task(s) add no code and are not probed: "
                          + ", ".join(self.skipped[:5]))
@@ -160,6 +179,8 @@ class ProbePlugin:
             if not records:
                 continue
             verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff)
+            verdict.shard = str(self.shard) if self.shard else None
+            verdict.tasks_digest = self.digest
             write_verdict(path, verdict, at)
             cost = sum(float(r.get("cost_usd") or 0.0) for r in records if r.get("kind") in ("task", "control"))
             self.verdicts.append((agent, verdict, cost))
@@ -174,7 +195,10 @@ class ProbePlugin:
             for line, markup in verdict_lines(agent.name, agent.spec, v, self.by_id, cost):
                 tr.write_line(line, **markup)
         flagged = any(v.flagged for _, v, _ in getattr(self, "verdicts", []))
-        if flagged:
+        if self.shard is not None:
+            tr.write_line(f"Shard {self.shard}: the verdict judges this shard's tasks only; merge the shards' "
+                          ".homefield/probe/ folders with: homefield probe --merge DIR…", yellow=True)
+        elif flagged:
             tr.write_line("Leave the flagged tasks out of a run with: homefield run --exclude-memorized --agent …")
         tr.write_line(f"Records: {(self.settings.homefield_dir / 'probe').relative_to(self.settings.root)}/"
                       f"<agent>.jsonl; continue an interrupted probe with --resume")
@@ -183,23 +207,6 @@ class ProbePlugin:
 def _rate_limit_marker(path: Path) -> Path:
     """``<agent>.jsonl.rate-limited``: written when a call of this session was rate limited."""
     return path.with_name(path.name + ".rate-limited")
-
-
-def verdict_lines(name: str, spec: str, v: Verdict, tasks: dict[str, Task],
-                  cost_usd: float) -> list[tuple[str, dict[str, bool]]]:
-    """The terminal lines of one agent's verdict: the headline, notes, and each flagged task."""
-    p95 = "n/a" if v.control_p95 is None else f"{v.control_p95:.2f}"
-    what = f"{v.control_n} tasks authored after {v.cutoff}" if v.cutoff else f"{v.control_n} mismatched pairs"
-    out: list[tuple[str, dict[str, bool]]] = [(
-        f"{name} ({spec}) recites {len(v.flagged)} of {v.judged} tasks; control {what}, "
-        f"95th percentile {p95}; cost {cost_usd:.4f} USD", {"bold": True, "yellow": bool(v.flagged)})]
-    for note in v.notes:
-        out.append((f"  note: {note}", {"yellow": True}))
-    for f in v.flagged:
-        subject = tasks[f["task_id"]].subject if f["task_id"] in tasks else ""
-        out.append((f"  memorized {f['task_id']}  best {f['best']:.2f}  mean {f['mean']:.2f}  {subject[:70]}",
-                    {"yellow": True}))
-    return out
 
 
 class ProbeTasksFile(pytest.File):

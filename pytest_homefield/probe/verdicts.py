@@ -24,7 +24,10 @@ rough percentile.
 same lines in the same order, ``memorized`` filled in on ``task`` lines, then one ``kind:
 "verdict"`` line (replacing earlier ones): ``control`` (``"cutoff"`` or ``"mismatched"``),
 ``cutoff``, ``control_n``, ``control_p95``, ``judged`` (tasks with a scored sample), ``flagged``
-[{task_id, best, mean}], ``tasks`` {task_id: {best, mean, samples, memorized}}, ``at``.
+[{task_id, best, mean}], ``tasks`` {task_id: {best, mean, samples, memorized}}, ``at``,
+``tasks_digest`` (of the ``tasks.jsonl`` probed), ``shard`` (``"K/N"`` for a ``--shard`` session,
+which judges its shard's tasks only, else ``None``) and, for a merge of shards, ``merged_from``
+and ``incomplete`` (the ``incomplete: shard K/N missing`` lines).
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ __all__ = [
     "mismatched_pairs",
     "percentile",
     "probe_path",
+    "verdict_lines",
     "write_verdict",
 ]
 
@@ -188,6 +192,10 @@ class Verdict:
     control_p95: float | None
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    tasks_digest: str = ""
+    shard: str | None = None
+    merged_from: list[dict[str, Any]] = field(default_factory=list)
+    incomplete: list[str] = field(default_factory=list)
 
     @property
     def judged(self) -> int:
@@ -205,7 +213,8 @@ class Verdict:
         return {"schema_version": 1, "kind": "verdict", "agent": self.agent, "control": self.control,
                 "cutoff": self.cutoff, "control_n": self.control_n, "control_p95": self.control_p95,
                 "judged": self.judged, "flagged": self.flagged, "tasks": self.tasks, "notes": self.notes,
-                "at": at}
+                "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard,
+                **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 
 
 def _summary(scores: list[float]) -> tuple[float | None, float | None]:
@@ -259,6 +268,23 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     return v
 
 
+def verdict_lines(name: str, spec: str, v: Verdict, tasks: dict[str, Task],
+                  cost_usd: float) -> list[tuple[str, dict[str, bool]]]:
+    """The terminal lines of one agent's verdict: the headline, notes, and each flagged task."""
+    p95 = "n/a" if v.control_p95 is None else f"{v.control_p95:.2f}"
+    what = f"{v.control_n} tasks authored after {v.cutoff}" if v.cutoff else f"{v.control_n} mismatched pairs"
+    out: list[tuple[str, dict[str, bool]]] = [(
+        f"{name} ({spec}) recites {len(v.flagged)} of {v.judged} tasks; control {what}, "
+        f"95th percentile {p95}; cost {cost_usd:.4f} USD", {"bold": True, "yellow": bool(v.flagged)})]
+    for note in v.notes:
+        out.append((f"  note: {note}", {"yellow": True}))
+    for f in v.flagged:
+        subject = tasks[f["task_id"]].subject if f["task_id"] in tasks else ""
+        out.append((f"  memorized {f['task_id']}  best {f['best']:.2f}  mean {f['mean']:.2f}  {subject[:70]}",
+                    {"yellow": True}))
+    return out
+
+
 def write_verdict(path: Path, verdict: Verdict, at: str) -> None:
     """Rewrite ``path`` atomically: every call line kept in order, ``memorized`` set on ``task`` lines
     from ``verdict``, earlier verdict lines dropped, the new verdict line last."""
@@ -310,6 +336,10 @@ def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, An
                                  f"run `homefield probe --agent {agent.spec} --resume` first")
             raise ProbeError(f"--homefield-exclude-memorized: no probe results for agent {agent.name!r}: "
                              f"run `homefield probe --agent {agent.spec}` first")
+        if verdict.get("shard") or verdict.get("incomplete"):
+            what = f"is shard {verdict['shard']} only" if verdict.get("shard") else "is a merge with shards missing"
+            raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} {what}: merge every "
+                             "shard's .homefield/probe/ folder with `homefield probe --merge DIR…` first")
         specs = {r.get("spec") for r in load_probe(path) if r.get("kind") in ("task", "control")}
         if specs - {agent.spec}:
             raise ProbeError(f"--homefield-exclude-memorized: agent {agent.name!r} was probed as "

@@ -24,12 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.layout import attempt_dir, read_meta, results_path
+from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path
 from pytest_homefield.probe.verdicts import load_verdict, probe_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.records import load_results as records_load_results
 from pytest_homefield.report import stats
-from pytest_homefield.report.similarity import Similarity, similarity
+from pytest_homefield.report.similarity import (
+    Similarity,
+    SimilarityCache,
+    changed_lines,
+    gold_digest,
+    similarity_of_lines,
+)
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -149,22 +155,50 @@ class _Attempt:
     f1: float | None
 
 
-def _attempt_similarity(r: Result, run_dir: Path, task: Task | None) -> tuple[Similarity | None, float | None]:
-    """Similarity of the attempt's ``diff.patch`` to the gold patch; falls back to the record's own
-    ``similarity`` field (F1 only) when the file is missing; ``(None, None)`` when neither exists
-    or the task (hence the gold patch) is unknown."""
-    path = attempt_dir(run_dir, r.task_id, r.agent, r.attempt) / "diff.patch"
-    if task is not None and task.gold_patch:
-        try:
-            patch = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            patch = None
-        if patch is not None:
-            s = similarity(patch, task.gold_patch, test_files=task.test_files)
-            return s, s.f1
-    if r.similarity is not None:
-        return None, float(r.similarity)
-    return None, None
+class _Similarities:
+    """Each attempt's similarity to its task's gold patch: from the run folder's
+    :class:`~pytest_homefield.report.similarity.SimilarityCache` when its ``diff.patch`` is unchanged,
+    else computed (each gold patch reduced to its changed lines once) and kept there."""
+
+    def __init__(self) -> None:
+        self._caches: dict[Path, SimilarityCache] = {}
+        self._gold: dict[str, tuple[Counter[tuple[str, str]], str]] = {}
+
+    def of(self, r: Result, run_dir: Path, task: Task | None) -> tuple[Similarity | None, float | None]:
+        """Similarity of the attempt's ``diff.patch`` to the gold patch; falls back to the record's own
+        ``similarity`` field (F1 only) when the file is missing; ``(None, None)`` when neither exists
+        or the task (hence the gold patch) is unknown."""
+        path = attempt_dir(run_dir, r.task_id, r.agent, r.attempt) / "diff.patch"
+        if task is not None and task.gold_patch:
+            stamp = SimilarityCache.stamp(path)
+            if stamp is not None:
+                cache = self._caches.get(run_dir)
+                if cache is None:
+                    cache = self._caches[run_dir] = SimilarityCache(similarity_path(run_dir))
+                gold = self._gold.get(task.id)
+                if gold is None:
+                    gold = self._gold[task.id] = (changed_lines(task.gold_patch, test_files=task.test_files),
+                                                  gold_digest(task.gold_patch, task.test_files))
+                key = f"{r.task_id}/{r.agent}/{r.attempt}"
+                s = cache.get(key, stamp, gold[1])
+                if s is None:
+                    try:
+                        patch = path.read_text(encoding="utf-8", errors="replace")
+                    except OSError:
+                        patch = None
+                    if patch is not None:
+                        s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold[0])
+                        cache.put(key, stamp, gold[1], s)
+                if s is not None:
+                    return s, s.f1
+        if r.similarity is not None:
+            return None, float(r.similarity)
+        return None, None
+
+    def save(self) -> None:
+        """Keep what was computed (each run folder's ``similarity.json``)."""
+        for cache in self._caches.values():
+            cache.save()
 
 
 # ------------------------------------------------------------------------------------ report
@@ -187,6 +221,9 @@ def build_report(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Compute the report over the union of ``run_dirs`` (docs/contracts.md §10).
+
+    Each attempt's diff similarity is computed once and kept in its run folder's ``similarity.json``
+    (the one file this function writes; :class:`~pytest_homefield.report.similarity.SimilarityCache`).
 
     Results are keyed by (task_id, agent, attempt, variant); a key present in several run folders is
     taken from the last folder given (the same "last line wins" rule as within one file). Only the
@@ -293,9 +330,11 @@ def build_report(
 
     # --- attempts grouped by agent and task, with similarity
     by_agent: dict[str, dict[str, list[_Attempt]]] = {name: {} for name in agent_info}
+    sims = _Similarities()
     for r, d in merged.values():
-        s, f1 = _attempt_similarity(r, d, task_by_id.get(r.task_id))
+        s, f1 = sims.of(r, d, task_by_id.get(r.task_id))
         by_agent[r.agent].setdefault(r.task_id, []).append(_Attempt(r, d, s, f1))
+    sims.save()
     for per_task in by_agent.values():
         for lst in per_task.values():
             lst.sort(key=lambda a: a.result.attempt)

@@ -18,14 +18,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.errors import MergeError, ShardMergeError
 from pytest_homefield.report.compute import load_meta, load_results
-from pytest_homefield.shard import parse_shard
+from pytest_homefield.shard import missing_shards
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]
-
-
-class MergeError(ValueError):
-    """Runs that must not be reported together; the message is one line."""
 
 
 @dataclass
@@ -50,17 +47,12 @@ def check_runs(run_dirs: Sequence[Path]) -> MergeCheck:
                          f"sets (tasks digest {first.get('tasks_digest')} vs {other.get('tasks_digest')}); "
                          "report them apart")
     check = MergeCheck()
-    shards = [(m, parse_shard(m.get("shard"), flag=f"meta.json of {m['run_id']}: shard")) for m in metas]
-    sharded = [(Path(d), m) for d, (m, s) in zip(run_dirs, shards, strict=True) if s is not None]
-    counts = {s.count for _, s in shards if s is not None}
-    if len(counts) > 1:
-        splits = ", ".join(sorted(str(m.get("shard")) for m, s in shards if s is not None))
-        raise MergeError(f"homefield report: the runs are shards of different splits ({splits}); "
-                         "report each split apart")
-    if counts:
-        n = counts.pop()
-        present = {s.index for _, s in shards if s is not None}
-        check.incomplete = [f"incomplete: shard {k}/{n} missing" for k in range(1, n + 1) if k not in present]
+    try:
+        check.incomplete = missing_shards([(str(m["run_id"]), m.get("shard")) for m in metas],
+                                          what="homefield report")
+    except ShardMergeError as exc:
+        raise MergeError(str(exc)) from None
+    sharded = [(Path(d), m) for d, m in zip(run_dirs, metas, strict=True) if m.get("shard") is not None]
     seen: dict[tuple[str, str, int, str], tuple[str, str]] = {}
     for d, m in sharded:
         for r in load_results(d):

@@ -10,18 +10,31 @@ grading, and the gold patch has none). What is a test file is decided by
 * ``exact``: the two multisets are equal and non-empty.
 * ``f1``: edit-F1 of the overlap, ``2·|A ∩ G| / (|A| + |G|)`` with multiset intersection
   (precision = overlap / agent lines, recall = overlap / gold lines). 0.0 when either side is empty.
+
+Each attempt's similarity is computed once and kept in ``runs/<run_id>/similarity.json``
+(:class:`SimilarityCache`, docs/contracts.md §4), keyed by the attempt and stamped with its
+``diff.patch``'s size and modification time and a digest of the gold patch and test files, so a
+report of a large run reads it back instead of diffing thousands of patches again.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from pytest_homefield.mine.classify import TEST, classify_path
+from pytest_homefield.store import write_atomic
 
-__all__ = ["Similarity", "changed_lines", "is_test_path", "similarity"]
+__all__ = ["Similarity", "SimilarityCache", "changed_lines", "gold_digest", "is_test_path", "similarity",
+           "similarity_of_lines"]
 
 _DIFF_GIT = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -131,6 +144,12 @@ def similarity(agent_patch: str, gold_patch: str, *, test_files: Iterable[str] =
     tests = list(test_files)
     a = changed_lines(agent_patch, test_files=tests, test_globs=test_globs)
     g = changed_lines(gold_patch, test_files=tests, test_globs=test_globs)
+    return similarity_of_lines(a, g)
+
+
+def similarity_of_lines(a: Counter[tuple[str, str]], g: Counter[tuple[str, str]]) -> Similarity:
+    """:func:`similarity` from the agent's and the gold patch's :func:`changed_lines` (so that a report
+    reduces each gold patch once, not once per attempt)."""
     na, ng = sum(a.values()), sum(g.values())
     overlap = sum((a & g).values())
     precision = overlap / na if na else 0.0
@@ -145,3 +164,70 @@ def similarity(agent_patch: str, gold_patch: str, *, test_files: Iterable[str] =
         gold_lines=ng,
         overlap=overlap,
     )
+
+
+def gold_digest(gold_patch: str, test_files: Iterable[str]) -> str:
+    """16 hex digits of the sha256 of the gold patch and the task's test files: what a cached
+    similarity was computed against."""
+    h = hashlib.sha256(gold_patch.encode("utf-8", "surrogateescape"))
+    for path in sorted(test_files):
+        h.update(b"\0" + path.encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:16]
+
+
+_FIELDS = [f.name for f in dataclasses.fields(Similarity)]
+
+
+class SimilarityCache:
+    """``runs/<run_id>/similarity.json``: ``{"version": 1, "attempts": {"<task>/<agent>/<attempt>":
+    [size, mtime_ns, gold_digest, exact, f1, precision, recall, agent_lines, gold_lines, overlap]}}``.
+
+    :meth:`get` returns the kept :class:`Similarity` only when the ``diff.patch`` stamp (size,
+    modification time in ns) and the gold digest are unchanged; :meth:`save` rewrites the file
+    atomically when something was added. An unreadable or foreign file is treated as empty."""
+
+    VERSION = 1
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._entries: dict[str, list[Any]] = {}
+        self._dirty = False
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("version") == self.VERSION and isinstance(data.get("attempts"), dict):
+            self._entries = {k: v for k, v in data["attempts"].items() if isinstance(v, list) and len(v) == 10}
+
+    @staticmethod
+    def stamp(patch_path: Path) -> tuple[int, int] | None:
+        """``(size, mtime_ns)`` of ``patch_path``; ``None`` when it cannot be read."""
+        try:
+            st = os.stat(patch_path)
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns
+
+    def get(self, key: str, stamp: tuple[int, int], digest: str) -> Similarity | None:
+        """The kept similarity of attempt ``key`` if it was computed from the same file and gold."""
+        e = self._entries.get(key)
+        if e is None or e[0] != stamp[0] or e[1] != stamp[1] or e[2] != digest:
+            return None
+        return Similarity(**dict(zip(_FIELDS, e[3:], strict=True)))
+
+    def put(self, key: str, stamp: tuple[int, int], digest: str, sim: Similarity) -> None:
+        """Keep ``sim`` for attempt ``key``."""
+        self._entries[key] = [stamp[0], stamp[1], digest, *(getattr(sim, f) for f in _FIELDS)]
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the file (atomically) when :meth:`put` added something; never raises for a folder
+        that cannot be written (the next report computes again)."""
+        if not self._dirty:
+            return
+        try:
+            write_atomic(self.path, json.dumps({"version": self.VERSION, "attempts": self._entries},
+                                               separators=(",", ":")) + "\n")
+        except OSError:
+            return
+        self._dirty = False

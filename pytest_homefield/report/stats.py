@@ -21,7 +21,7 @@ What is here, and where each formula comes from:
 * :func:`mde` -- normal-approximation minimum detectable effect (80 % power by default).
 
 The background, with worked numbers, is ``shared/reference/prior-art-and-statistics.md`` §4. This module
-is plain numpy/scipy and knows nothing about pytest.
+is plain numpy (scipy for very large nulls only) and knows nothing about pytest.
 """
 
 from __future__ import annotations
@@ -36,8 +36,11 @@ from typing import Any
 
 import numpy as np
 
-# scipy (about 0.9 s to import) is imported inside the functions that use it: loading the report
-# package (the run plugin, ``homefield report``) does not pay for it until a p-value or interval is made.
+# scipy is imported inside the functions that use it, and only the part they need: scipy.special
+# (about 0.2 s of CPU) for the binomial, normal and t functions, never scipy.stats (1–1.5 s), and
+# scipy.signal only for the 2-D and FFT convolutions of very large exact nulls (one-dimensional
+# direct convolution is ``numpy.convolve``, what ``scipy.signal.convolve(method="direct")`` calls), so
+# that ``homefield report`` on a large run takes well under a second (issue 18).
 
 __all__ = [
     "Comparison",
@@ -65,8 +68,10 @@ EXACT_2D_MAX_CELLS = 4_000_000
 #: Above these products of array sizes the convolutions switch from direct (exact) to FFT (1-D, 2-D).
 _DIRECT_1D_MAX = 20_000_000
 _DIRECT_2D_MAX = 100_000
-#: Largest (tasks + groups) x table cells for the exact shift-and-add build of the 2-D null.
-_SHIFT_ADD_MAX = 20_000_000
+#: Largest (tasks + groups) x table cells for the exact shift-and-add build of the 2-D null: numpy
+#: does about 10^8 of these multiply-adds in 0.1-0.2 s, which covers 100 tasks whose attempt counts
+#: differ (denominator 20) without the FFT (and without importing scipy.signal).
+_SHIFT_ADD_MAX = 100_000_000
 
 
 # --------------------------------------------------------------------------------------- validation
@@ -106,6 +111,82 @@ def _check_count(name: str, value: int) -> int:
     return int(value)
 
 
+# --------------------------------------------------------------------------------------- distributions
+# The functions scipy.stats would call, taken from scipy.special (about 0.2 s of CPU to import instead
+# of 1–1.5 s for scipy.stats): the same ufuncs, hence bit for bit the same numbers (and the same
+# rounding of the report's p-values); tests/report/test_stats.py checks them against scipy.stats.
+
+
+def _special() -> Any:
+    """``scipy.special._ufuncs`` (imported on first use): ``_binom_pmf``/``_binom_cdf``/``_binom_sf``
+    (the functions behind ``scipy.stats.binom``), ``ndtri`` and ``stdtrit``."""
+    from scipy.special import _ufuncs
+
+    return _ufuncs
+
+
+def _binom_half_pmf(n: int) -> np.ndarray:
+    """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``)."""
+    return np.asarray(_special()._binom_pmf(np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+
+
+@functools.lru_cache(maxsize=256)
+def _norm_ppf(q: float) -> float:
+    """Standard normal quantile (``scipy.stats.norm.ppf``: ``scipy.special.ndtri``)."""
+    return float(_special().ndtri(q))
+
+
+@functools.lru_cache(maxsize=256)
+def _t_ppf(q: float, df: int) -> float:
+    """Student t quantile (``scipy.stats.t.ppf``: ``scipy.special.stdtrit``)."""
+    return float(_special().stdtrit(df, q))
+
+
+def _binom_search(a: Any, d: float, lo: int, hi: int) -> int:
+    """The index ``i`` in ``[lo, hi]`` with ``a(i) <= d < a(i + 1)`` for ascending ``a`` (the binary
+    search of ``scipy.stats.binomtest``)."""
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        midval = a(mid)
+        if midval < d:
+            lo = mid + 1
+        elif midval > d:
+            hi = mid - 1
+        else:
+            return mid
+    return lo if a(lo) <= d else lo - 1
+
+
+def _binom_two_sided_half(k: int, n: int) -> float:
+    """Two-sided binomial p of ``k`` successes in ``n >= 1`` trials at p = 1/2, as
+    ``scipy.stats.binomtest(k, n, 0.5).pvalue`` computes it (the tail beyond the mirror point whose
+    mass is at most that of ``k``, with its relative tolerance 1e-7); for p = 1/2 this is
+    ``min(1, 2 * P(J <= min(k, n - k)))``."""
+    sc = _special()
+
+    def pmf(x: int) -> float:
+        return float(sc._binom_pmf(x, n, 0.5)) if 0 <= x <= n else 0.0
+
+    def cdf(x: int) -> float:
+        return 0.0 if x < 0 else 1.0 if x >= n else float(sc._binom_cdf(x, n, 0.5))
+
+    def sf(x: int) -> float:
+        return 1.0 if x < 0 else 0.0 if x >= n else float(sc._binom_sf(x, n, 0.5))
+
+    d = pmf(k)
+    rerr = 1 + 1e-7
+    if k * 2 == n:
+        return 1.0
+    if k * 2 < n:
+        ix = _binom_search(lambda x: -pmf(x), -d * rerr, (n + 1) // 2, n)
+        y = n - ix + int(d * rerr == pmf(ix))
+        pval = cdf(k) + sf(n - y)
+    else:
+        ix = _binom_search(pmf, d * rerr, 0, n // 2)
+        pval = cdf(ix) + sf(k - 1)
+    return min(1.0, pval)
+
+
 # --------------------------------------------------------------------------------------- McNemar
 
 
@@ -114,8 +195,9 @@ def mcnemar_exact(b: int, c: int) -> float:
 
     ``b`` = tasks only A solved, ``c`` = tasks only B solved (concordant tasks carry no information and
     are not passed). Under H0 ``b ~ Binomial(b + c, 1/2)``; the p-value is
-    ``min(1, 2 * sum_{i <= min(b, c)} C(b+c, i) / 2**(b+c))``, computed by
-    ``scipy.stats.binomtest(b, b + c, 0.5)``; ``1.0`` when ``b + c == 0``.
+    ``min(1, 2 * sum_{i <= min(b, c)} C(b+c, i) / 2**(b+c))``, computed as
+    ``scipy.stats.binomtest(b, b + c, 0.5)`` computes it (:func:`_binom_two_sided_half`); ``1.0`` when
+    ``b + c == 0``.
 
     Source: McNemar (1947), Psychometrika 12:153-157, exact conditional form (Fagerland, Lydersen &
     Laake 2013, BMC Med. Res. Methodol. 13:91). Known value: ``mcnemar_exact(12, 3) == 0.03516`` (to 4
@@ -123,13 +205,11 @@ def mcnemar_exact(b: int, c: int) -> float:
 
     Raises ``ValueError`` when ``b`` or ``c`` is not a non-negative integer.
     """
-    from scipy import stats as sps
-
     b = _check_count("b", b)
     c = _check_count("c", c)
     if b + c == 0:
         return 1.0
-    return float(min(1.0, sps.binomtest(b, b + c, 0.5, alternative="two-sided").pvalue))
+    return _binom_two_sided_half(b, b + c)
 
 
 # --------------------------------------------------------------------------------------- sign-flip null
@@ -159,19 +239,25 @@ def _lattice(diffs: np.ndarray, max_den: int = MAX_DENOMINATOR) -> tuple[np.ndar
 def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
     """Convolve (full mode, any dimension) a list of non-negative arrays, pairwise in a balanced tree.
 
-    Small products use direct convolution (exact sums of products); large ones FFT, after which tiny
-    negative round-off is clipped to 0 and entries below 1e-15 of the maximum are zeroed.
+    Small products use direct convolution (exact sums of products: ``numpy.convolve`` in one
+    dimension, as ``scipy.signal.convolve(method="direct")`` does, ``scipy.signal`` in two); large ones
+    FFT (``scipy.signal``), after which tiny negative round-off is clipped to 0 and entries below
+    1e-15 of the maximum are zeroed. ``scipy.signal`` is imported only when one of those is needed.
     """
-    from scipy import signal
-
     items = list(arrays)
     while len(items) > 1:
         nxt: list[np.ndarray] = []
         for i in range(0, len(items) - 1, 2):
             x, y = items[i], items[i + 1]
-            if x.size * y.size <= direct_max:
+            if x.size * y.size <= direct_max and x.ndim == 1 and y.ndim == 1:
+                z = np.convolve(x, y, mode="full")
+            elif x.size * y.size <= direct_max:
+                from scipy import signal
+
                 z = signal.convolve(x, y, mode="full", method="direct")
             else:
+                from scipy import signal
+
                 z = signal.convolve(x, y, mode="full", method="fft")
                 np.maximum(z, 0.0, out=z)
                 z[z < 1e-15 * z.max()] = 0.0
@@ -186,10 +272,8 @@ def _sign_flip_pvalue_exact(m: np.ndarray) -> float:
     """Exact two-sided sign-flip p-value ``P(|sum e_t m_t| >= |sum m_t|)`` for integer ``m``.
 
     Tasks are grouped by ``|m_t| = v``; a group of ``n`` tasks contributes ``v * (2J - n)`` with
-    ``J ~ Binomial(n, 1/2)`` (``scipy.stats.binom.pmf``), and the groups' distributions are convolved.
+    ``J ~ Binomial(n, 1/2)`` (:func:`_binom_half_pmf`), and the groups' distributions are convolved.
     """
-    from scipy import stats as sps
-
     m = m[m != 0]
     if m.size == 0:
         return 1.0
@@ -199,7 +283,7 @@ def _sign_flip_pvalue_exact(m: np.ndarray) -> float:
     offset = 0
     for v, n in zip(vals.tolist(), counts.tolist(), strict=True):
         k = np.zeros(2 * v * n + 1)
-        k[:: 2 * v] = sps.binom.pmf(np.arange(n + 1), n, 0.5)
+        k[:: 2 * v] = _binom_half_pmf(n)
         kernels.append(k)
         offset -= v * n
     pmf = _convolve_all(kernels, _DIRECT_1D_MAX)
@@ -249,27 +333,27 @@ class _SignFlipNull:
         values ``v`` (``n`` tasks each), of the binomial "diagonal" ``P(j tasks picked) = C(n, j) / 2**n``
         at (``j``, ``j * v``). Small tables are built by exact shift-and-add, large ones by FFT.
         """
-        from scipy import stats as sps
-
         t = m.size
         vals, counts = np.unique(m, return_counts=True)
         groups = list(zip(vals.tolist(), counts.tolist(), strict=True))
-        j_all = np.concatenate([np.arange(n + 1) for _, n in groups])
-        n_all = np.concatenate([np.full(n + 1, n) for _, n in groups])
-        pmf_all = sps.binom.pmf(j_all, n_all, 0.5)
-        pmfs = np.split(pmf_all, np.cumsum([n + 1 for _, n in groups])[:-1])
+        pmfs = [_binom_half_pmf(n) for _, n in groups]
         s_lo = sum(min(v, 0) * n for v, n in groups)
         width = sum(abs(v) * n for v, n in groups) + 1
         if (t + len(groups)) * (t + 1) * width <= _SHIFT_ADD_MAX:
             table = np.zeros((t + 1, width))
             table[0, -s_lo] = 1.0
+            # only the reachable block is touched: rows 0..done (tasks so far), columns lo..hi (their
+            # sums); the cells outside it are zero, so the sums (and their rounding) are those of
+            # shifting the whole table
+            done, lo, hi = 0, -s_lo, -s_lo
             for (v, n), pmf in zip(groups, pmfs, strict=True):
                 new = np.zeros_like(table)
+                src = table[: done + 1, lo : hi + 1]
                 for j in range(n + 1):
                     sh = j * v
-                    src = table[: t + 1 - j, max(0, -sh) : width - max(0, sh)]
-                    new[j:, max(0, sh) : width - max(0, -sh)] += pmf[j] * src
+                    new[j : j + done + 1, lo + sh : hi + 1 + sh] += pmf[j] * src
                 table = new
+                done, lo, hi = done + n, lo + min(0, n * v), hi + max(0, n * v)
         else:
             kernels = []
             for (v, n), pmf in zip(groups, pmfs, strict=True):
@@ -494,7 +578,7 @@ def mde(
     """Minimum detectable effect: the gap (fraction, e.g. 0.18 = 18 points) a two-sided paired test at
     ``alpha`` detects with probability ``power`` over ``n_tasks`` tasks -- normal approximation.
 
-    ``mde = (z_{1 - alpha/2} + z_{power}) * sd_diff / sqrt(n_tasks)`` (``scipy.stats.norm.ppf``; 2.80 *
+    ``mde = (z_{1 - alpha/2} + z_{power}) * sd_diff / sqrt(n_tasks)`` (normal quantiles; 2.80 *
     sd / sqrt(T) at the defaults). ``sd_diff`` is the SD of the per-task differences. Without it, give
     ``base_rate`` p and the ``attempts`` k per task: ``sd_diff = sqrt(2 p (1 - p) / k)``, the within-task
     binomial noise of two agents at rate p on homogeneous tasks (an upper bound when tasks vary in
@@ -530,10 +614,9 @@ def mde(
 
 @functools.lru_cache(maxsize=64)
 def _z_sum(alpha: float, power: float) -> float:
-    """``z_{1 - alpha/2} + z_{power}`` (``scipy.stats.norm.ppf``), cached: mde runs for every comparison."""
-    from scipy import stats as sps
-
-    return float(sps.norm.ppf(1.0 - alpha / 2.0) + sps.norm.ppf(power))
+    """``z_{1 - alpha/2} + z_{power}`` (normal quantiles, :func:`_norm_ppf`), cached: mde runs for every
+    comparison."""
+    return _norm_ppf(1.0 - alpha / 2.0) + _norm_ppf(power)
 
 
 def _mde_from_base_rate(
@@ -580,12 +663,23 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def _wilson_counts(k: int, n: int, z: float) -> tuple[float, float]:
+    """Wilson score interval of ``k`` successes in ``n`` with normal quantile ``z``, in the form of
+    ``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")`` (Newcombe 1998): 0 when ``k == 0``,
+    1 when ``k == n``."""
+    p = k / n
+    denom = 2 * (n + z**2)
+    center = (2 * n * p + z**2) / denom
+    delta = z / denom * math.sqrt(4 * n * p * (1 - p) + z**2)
+    return (0.0 if k == 0 else center - delta), (1.0 if k == n else center + delta)
+
+
 def pass_rate_ci(outcomes: Outcomes, *, alpha: float = 0.05) -> tuple[float, float]:
     """Confidence interval ``(low, high)`` (fractions in [0, 1]) for one agent's pass@1 (:func:`pass_rate`).
 
     * One attempt on every task: the Wilson score interval on (tasks solved, tasks),
-      ``scipy.stats.binomtest(s, T).proportion_ci(1 - alpha, method="wilson")`` (Wilson 1927, JASA
-      22:209-212). Never degenerate: 20/20 gives (0.839, 1.0).
+      as ``scipy.stats.binomtest(s, T).proportion_ci(1 - alpha, method="wilson")`` computes it
+      (:func:`_wilson_counts`; Wilson 1927, JASA 22:209-212). Never degenerate: 20/20 gives (0.839, 1.0).
     * Otherwise task-clustered: Wilson with the effective sample size ``n_eff = p(1 - p) / SE^2``, where
       ``p`` is the mean of per-task rates and ``SE = sd(per-task rates, ddof=1) / sqrt(T)`` the
       cluster (task) standard error -- the design-effect-adjusted Wilson interval (Kish 1965; Korn &
@@ -596,25 +690,23 @@ def pass_rate_ci(outcomes: Outcomes, *, alpha: float = 0.05) -> tuple[float, flo
 
     Raises ``ValueError`` for empty outcomes / no attempts, outcomes other than 0/1, or a bad alpha.
     """
-    from scipy import stats as sps
-
     _check_alpha(alpha)
     counts = _task_counts(outcomes, "pass_rate_ci")
     s = np.array([c[0] for c in counts.values()], dtype=np.float64)
     k = np.array([c[1] for c in counts.values()], dtype=np.float64)
     t = s.size
     if np.all(k == 1):
-        r = sps.binomtest(int(s.sum()), t).proportion_ci(confidence_level=1.0 - alpha, method="wilson")
-        return float(max(0.0, r.low)), float(min(1.0, r.high))
+        lo, hi = _wilson_counts(int(s.sum()), t, _norm_ppf(0.5 + 0.5 * (1.0 - alpha)))
+        return float(max(0.0, lo)), float(min(1.0, hi))
     rates = s / k
     p = float(rates.mean())
     n_eff = float(t)
     if t > 1 and 0.0 < p < 1.0:
         se2 = float(rates.var(ddof=1)) / t
         n_eff = float(k.sum()) if se2 <= 0.0 else min(float(k.sum()), p * (1.0 - p) / se2)
-    z = float(sps.norm.ppf(1.0 - alpha / 2.0))
+    z = _norm_ppf(1.0 - alpha / 2.0)
     if t > 1:  # Korn & Graubard's degrees-of-freedom adjustment: T - 1 task clusters, not infinitely many
-        n_eff *= (z / float(sps.t.ppf(1.0 - alpha / 2.0, t - 1))) ** 2
+        n_eff *= (z / _t_ppf(1.0 - alpha / 2.0, t - 1)) ** 2
     return _wilson(p, n_eff, z)
 
 

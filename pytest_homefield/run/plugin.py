@@ -20,7 +20,7 @@ import pytest
 from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writer (no public accessor)
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.collect import is_worker, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import render_text
@@ -340,6 +340,11 @@ class RunItem(pytest.Item):
         if not result.solved:
             raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
                                          + (f" ({result.error})" if result.error else ""))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """An unsolved attempt reports its reason only (:func:`pytest_homefield.collect.xfail_reason`)."""
+        reason = xfail_reason(excinfo)
+        return reason if reason is not None else super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"homefield: {self.task.id} {self.agent.name}#{self.attempt}"

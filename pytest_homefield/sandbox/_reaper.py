@@ -1,6 +1,6 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
-Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I _reaper.py FD PPID
+Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
 GRACE -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
@@ -15,7 +15,7 @@ GRACE -- ARGV...`` in a new session. It
   on ``SIGHUP``/``SIGINT`` (homefield died or is stopping): ``SIGKILL`` to the whole tree at once.
   In both cases it waits until every descendant is reaped before it exits.
 
-It is run with ``-I`` by path so that nothing from the command's environment (``PYTHONPATH``, a
+It is run with ``-I -S`` by path so that nothing from the command's environment (``PYTHONPATH``, a
 ``sitecustomize`` in the workspace) is imported into it. Linux only; elsewhere the prctl calls are
 skipped and the process-group kill is what remains.
 """

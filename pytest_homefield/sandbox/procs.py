@@ -17,7 +17,9 @@ process's temp folders and exit without recording anything.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -34,7 +36,7 @@ __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install
 
 #: Seconds between SIGTERM and SIGKILL when a process tree is stopped on timeout.
 KILL_GRACE_S = 2.0
-#: The supervisor script (run by path with ``python -I``).
+#: The supervisor script (run by path with ``python -I -S``: stdlib only, no site start-up).
 REAPER = Path(__file__).resolve().parent / "_reaper.py"
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -243,7 +245,7 @@ def run_process(
     rfd, wfd = os.pipe()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
+            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
             cwd=str(cwd),
             env=dict(env),
             stdout=out,
@@ -276,7 +278,7 @@ def run_process(
             except BrokenPipeError:
                 pass
         try:
-            code = proc.wait(timeout=timeout_s)
+            code = wait_exit(proc, timeout_s)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGTERM)  # the reaper: SIGTERM to the tree, grace, SIGKILL, reap
             try:
@@ -298,6 +300,27 @@ def run_process(
         with _live_lock:
             _live.discard(proc)
         _close(out, err)
+
+
+def wait_exit(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:
+    """``proc.wait(timeout=timeout_s)`` (s; ``None``: no limit) that returns as soon as the process
+    exits: Linux's ``pidfd_open`` + ``poll`` instead of ``Popen.wait``'s sleeps of up to 50 ms, which
+    cost about 25 ms per command. Falls back to ``Popen.wait`` where pidfds are missing. Returns the
+    exit status; raises ``subprocess.TimeoutExpired`` as ``Popen.wait`` does."""
+    if timeout_s is None or not math.isfinite(timeout_s) or not hasattr(os, "pidfd_open"):
+        return proc.wait(timeout=timeout_s if timeout_s is not None and math.isfinite(timeout_s) else None)
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except OSError:  # already reaped, or a kernel before 5.3
+        return proc.wait(timeout=timeout_s)
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(min(math.ceil(max(timeout_s, 0.0) * 1000), 2**31 - 1)):
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+    finally:
+        os.close(fd)
+    return proc.wait()
 
 
 def _close(*files: object) -> None:

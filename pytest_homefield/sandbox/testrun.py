@@ -118,6 +118,8 @@ class TestRun:
     ``skip_reasons``: skipped id → its skip reason (``requires Python 3.12``), when reported.
     ``finished``: the session reached its end (the reporter's ``finish`` event; for JUnit XML: the
       file was written); ``False`` when the process died on the way (``os._exit``, a signal).
+    ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
+      docs/contracts.md §7); ``None`` for a run of whole test files. Ids outside it were not run.
     """
 
     __test__ = False  # not a pytest test class
@@ -134,6 +136,7 @@ class TestRun:
     test_timeouts: list[str] = field(default_factory=list)
     skip_reasons: dict[str, str] = field(default_factory=dict)
     finished: bool = False
+    selected: frozenset[str] | None = None
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""

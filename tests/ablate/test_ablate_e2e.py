@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from helpers.ablate_repo import N_TASKS, RULES, build, write_agent, write_tasks
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import cli_env, homefield
 from helpers.shared_repo import built_once
 
 from pytest_homefield.store import read_jsonl
@@ -52,9 +52,10 @@ NO_SANDBOX = ("--sandbox", "none")
 
 
 def _clean_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    return cli_env()
 
 
+@pytest.mark.slow
 def test_without_yes_only_the_plan_is_printed_and_no_agent_starts(repo: Path, tmp_path: Path) -> None:
     spy = tmp_path / "spy.log"
     agent = _agent(tmp_path, spy)

@@ -66,8 +66,24 @@ def build(dest: Path) -> Path:
     return dest
 
 
-def homefield(repo: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """Run the ``homefield`` CLI in ``repo`` as a subprocess (pytest.main once per process)."""
+#: pytest plugins installed on this machine that no homefield session uses: blocked in the homefield
+#: sessions the tests start (controller and xdist workers), each of which would otherwise spend about
+#: 0.35 s of CPU loading them; a no-op where they are not installed. The demo test keeps a user's full
+#: set (tests/commands/test_demo.py).
+UNUSED_PLUGINS = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
+
+
+def cli_env() -> dict[str, str]:
+    """The environment for a ``homefield`` CLI process a test starts: this one without ``PYTEST_*`` and
+    ``HOMEFIELD_*``, with :data:`UNUSED_PLUGINS` in ``PYTEST_ADDOPTS`` (homefield scrubs it from the
+    repository's test runs and agents)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS
+    return env
+
+
+def homefield(repo: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run the ``homefield`` CLI in ``repo`` as a subprocess (pytest.main once per process), in :func:`cli_env`."""
+    env = cli_env()
     return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=timeout)

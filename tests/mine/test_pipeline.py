@@ -201,8 +201,9 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     lines = session.finish(verbose=True)
     assert [t.id for t in load_tasks(session.settings.tasks_path)] == ["ee" * 6, a[:12]]
     assert lines[0] == "Mined 1 tasks from 3 candidates (4 commits examined); 2 tasks in .homefield/tasks.jsonl"
-    assert lines[1] == "Dropped: reference fails 1, docs only 1"
-    assert lines[2].startswith(f"  {a[:12]}  task ") and "F2P=1" in lines[2]
+    assert lines[1] == "Candidates: reused 0, verified 2"
+    assert lines[2] == "Dropped: reference fails 1, docs only 1"
+    assert lines[3].startswith(f"  {a[:12]}  task ") and "F2P=1 " in lines[3] and " verified " in lines[3]
     assert lines[-1] == f"Verification records: {session.results_path.relative_to(tmp_path)}"
 
 
@@ -212,3 +213,5 @@ def test_env_summary_counts_built_reused_and_failed() -> None:
                {"env": {"key": None, "built": False, "build_s": 1.0, "error": "x"}}, {"reason": None}]
     assert env_summary(records) == "environments: 2 distinct, 2 built (12.5 s), 1 reused, 1 failed to build"
     assert env_summary([{"reason": None}]) == ""
+    # a verification reused from an earlier session built nothing in this one
+    assert env_summary([{"env": {"key": "a", "built": True, "build_s": 10.0}, "reused_from": "m1"}]) == ""

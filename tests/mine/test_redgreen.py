@@ -3,6 +3,7 @@ verification of fixture commits covering every drop reason."""
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_homefield.mine import redgreen
 from pytest_homefield.mine.redgreen import (
     DROP_REASONS,
     EXCLUDE_REASONS,
@@ -257,6 +259,24 @@ def test_neg():
 """
 
 
+TEST_CORE_INC = TEST_CORE + f"""
+def test_sometimes():
+    path = os.environ["{COUNTER_ENV}"]
+    n = int(open(path).read()) + 1 if os.path.exists(path) else 1
+    with open(path, "w") as fh:
+        fh.write(str(n))
+    assert n % 2 == 1, "fails on even runs"
+
+def test_inc():
+    from pkg.inc import inc
+    assert inc(1) == 2
+
+def test_inc_zero():
+    from pkg.inc import inc
+    assert inc(-1) == 0
+"""
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     """name → (parent, commit) of one scenario each, on one linear history."""
@@ -311,6 +331,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, st
         "hang",
         {"pkg/slow.py": "X = 1\n", "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n"},
     )
+    step("flaky_p2p", {"pkg/inc.py": "def inc(a):\n    return a + 1\n", "tests/test_core.py": TEST_CORE_INC})
     prev = _commit(repo, "xdist for everything", {"pytest.ini": "[pytest]\naddopts = -n 2\n"})
     step(
         "xdist",
@@ -376,14 +397,64 @@ def test_verify_passes_without_change_stops_after_one_run(history: dict, tmp_pat
 def test_verify_reference_fails(history: dict, tmp_path: Path) -> None:
     v = _verify(history, "reference_fails", tmp_path)
     assert v.reason == "reference_fails" and "tests/test_sub.py::test_sub" in v.detail
-    assert v.runs == 3  # two parent runs, then one commit run settles it
+    assert v.runs == 2  # one parent run, then one commit run settles it
 
 
 def test_verify_flaky_at_the_commit(history: dict, tmp_path: Path) -> None:
     counter = tmp_path / "counter"  # outside every snapshot: run 1 passes, run 2 fails
-    v = _verify(history, "flaky", tmp_path, env={**os.environ, COUNTER_ENV: str(counter)})
+    v = _verify(history, "flaky", tmp_path, env={**os.environ, COUNTER_ENV: str(counter)}, log_dir=tmp_path / "logs")
     assert v.reason == "flaky" and v.excluded == {"tests/test_neg.py::test_neg": "flaky"}
     assert counter.read_text() == "2" and v.runs == 4
+    # the module cannot import at the parent: the targeted parent run 2 says so, it is not made again in full
+    assert sorted(p.name for p in (tmp_path / "logs").iterdir()) == ["commit-1", "commit-2", "parent-1", "parent-2"]
+
+
+def _ids_run(log: Path) -> set[str]:
+    """The node ids a logged run reported (its ``outcomes.jsonl`` phase events)."""
+    out = set()
+    for line in (log / "outcomes.jsonl").read_text().splitlines():
+        ev = json.loads(line)
+        if ev.get("event") == "phase":
+            out.add(ev["nodeid"])
+    return out
+
+
+def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
+    # test_sometimes passes on odd runs: run 1 (parent 1) passes, run 2 (commit 1) fails, run 3 passes
+    counter = tmp_path / "counter"
+    v = _verify(history, "flaky_p2p", tmp_path, stability_runs=3, env={**os.environ, COUNTER_ENV: str(counter)},
+                log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert v.FAIL_TO_PASS == ["tests/test_core.py::test_inc", "tests/test_core.py::test_inc_zero"]
+    assert v.PASS_TO_PASS == ["tests/test_core.py::test_add", "tests/test_core.py::test_fresh_copy"]
+    assert v.excluded == {"tests/test_core.py::test_known_broken": "fails_with_reference",
+                          "tests/test_core.py::test_sometimes": "flaky"}
+    # targeted stability runs: the first run of each state and the second commit run run the whole
+    # files; the others only the FAIL_TO_PASS candidates
+    logs = tmp_path / "logs"
+    assert sorted(p.name for p in logs.iterdir()) == ["commit-1", "commit-2", "commit-3",
+                                                     "parent-1", "parent-2", "parent-3"]
+    everything = _ids_run(logs / "parent-1")
+    assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything == _ids_run(logs / "commit-2")
+    for name in ("parent-2", "parent-3", "commit-3"):
+        assert _ids_run(logs / name) == set(v.FAIL_TO_PASS), name
+    assert v.runs == 6 and counter.read_text() == "3"
+
+
+def test_verify_a_target_that_cannot_be_addressed_runs_the_files(history: dict, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # a selected id the targeted run does not report: that run is made again on the whole files
+    real = redgreen.run_tests
+
+    def renaming(workdir, test_cmd, targets, **kw):  # type: ignore[no-untyped-def]
+        return real(workdir, test_cmd, [t.replace("test_inc", "test_nope") for t in targets], **kw)
+
+    monkeypatch.setattr(redgreen, "run_tests", renaming)
+    counter = tmp_path / "counter"
+    v = _verify(history, "flaky_p2p", tmp_path, stability_runs=2, env={**os.environ, COUNTER_ENV: str(counter)},
+                log_dir=tmp_path / "logs")
+    assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_core.py::test_inc", "tests/test_core.py::test_inc_zero"]
+    assert (tmp_path / "logs" / "parent-2-full").is_dir()
 
 
 def test_verify_timeout(history: dict, tmp_path: Path) -> None:

@@ -46,13 +46,21 @@ def repo(sample_mined: Path, tmp_path: Path) -> Path:
     return dest
 
 
+def slow_flag(repo: Path) -> Path:
+    """While this file exists, a reciter made with ``sleep_s`` sleeps before each answer (helpers/reciter.py)."""
+    return repo.parent / "answers.json.slow"
+
+
 def reciter_spec(repo: Path, sleep_s: float | None = None, name: str = "reciter") -> str:
-    """``NAME=cmd:…`` for the scripted agent: the gold lines for :data:`MEMORIZED`, :data:`PLAUSIBLE` else."""
+    """``NAME=cmd:…`` for the scripted agent: the gold lines for :data:`MEMORIZED`, :data:`PLAUSIBLE` else.
+    With ``sleep_s`` it sleeps that long before each answer until :func:`slow_flag` is removed."""
     answers = {}
     for t in read_jsonl(repo / ".homefield" / "tasks.jsonl"):
         recite = t["id"] in MEMORIZED
         answers[t["prompt"].strip()] = added_lines(t["gold_patch"], t["source_files"]) if recite else PLAUSIBLE
     path = repo.parent / "answers.json"
     path.write_text(json.dumps(answers))
+    if sleep_s:
+        slow_flag(repo).touch()
     cmd = f"{shlex.quote(sys.executable)} {shlex.quote(str(RECITER))} {shlex.quote(str(path))}"
     return f"{name}=cmd:{cmd}" + (f" {sleep_s}" if sleep_s else "")

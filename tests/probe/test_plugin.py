@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import cli_env, homefield
 
-from probe.conftest import CUTOFF, MEMORIZED, reciter_spec
+from probe.conftest import CUTOFF, MEMORIZED, reciter_spec, slow_flag
 from pytest_homefield.probe.verdicts import load_verdict, probe_path
 from pytest_homefield.store import read_jsonl
 
@@ -135,7 +135,7 @@ def test_exclude_memorized_end_to_end(repo: Path) -> None:
 def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     spec = reciter_spec(repo, sleep_s=0.3)
     path = probe_path(repo / ".homefield", "reciter")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env = cli_env()
     argv = [sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", spec, "--samples", "2", "-n", "0"]
     proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -146,6 +146,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     finally:
         proc.wait(timeout=30)
+    slow_flag(repo).unlink()  # the same agent spec from here on, answering without the pause
     before = path.read_text().splitlines()
     assert 7 <= len(before) < 32, "the probe was not cut in the middle"
     assert load_verdict(path) is None

@@ -10,7 +10,8 @@ import pytest
 
 from pytest_homefield.layout import write_meta
 from pytest_homefield.report.gate import GateError, worse_than
-from pytest_homefield.report.merge import MergeError, check_runs
+from pytest_homefield.errors import MergeError
+from pytest_homefield.report.merge import check_runs
 from pytest_homefield.store import append_jsonl
 
 

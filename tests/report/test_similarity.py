@@ -1,12 +1,19 @@
 """report/similarity.py takes "what is a test file" from mine/classify.py (one rule for mining,
-grading and the report)."""
+grading and the report); each attempt's similarity is computed once and kept."""
 
 from __future__ import annotations
 
+import json
+import runpy
+from pathlib import Path
+
 import pytest
 
+from pytest_homefield.layout import HomefieldDir, attempt_dir, similarity_path
 from pytest_homefield.mine.classify import classify_path
-from pytest_homefield.report.similarity import changed_lines, is_test_path, similarity
+from pytest_homefield.records import load_tasks
+from pytest_homefield.report import build_report
+from pytest_homefield.report.similarity import changed_lines, is_test_path, similarity, similarity_of_lines
 
 PATHS = [
     "tests/unit/helpers.py", "pkg/test_x.py", "conftest.py", "src/x_test.go", "web/a.spec.js",
@@ -50,3 +57,40 @@ def test_similarity_with_globs() -> None:
     agent = gold + _patch("qa/check.py", "noise")
     assert similarity(agent, gold).f1 < 1.0
     assert similarity(agent, gold, test_globs=["qa/"]).exact
+
+
+def test_each_attempts_similarity_is_computed_once_and_kept(tmp_path: Path) -> None:
+    """The report keeps every attempt's similarity in ``runs/<id>/similarity.json`` and reads it back
+    while the attempt's ``diff.patch`` and the gold patch are unchanged (issue 18)."""
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "report.py"
+    build = runpy.run_path(str(bench))["build"]
+    repo = tmp_path / "repo"
+    run_id = build(repo, tasks=4, attempts=2)
+    home = HomefieldDir(repo)
+    run = home.run_dir(run_id)
+    tasks = load_tasks(home.tasks)
+    first = build_report([run], tasks)
+    cache = json.loads(similarity_path(run).read_text())
+    assert cache["version"] == 1 and len(cache["attempts"]) == 4 * 5 * 2
+    key = f"{tasks[0].id}/alpha/1"
+    assert first["tasks"][0]["similarity"]["alpha"][0] == round(cache["attempts"][key][4], 6)
+    # the kept value is what the next report uses ...
+    cache["attempts"][key][4] = 0.123456
+    similarity_path(run).write_text(json.dumps(cache))
+    assert build_report([run], tasks)["tasks"][0]["similarity"]["alpha"][0] == 0.123456
+    # ... until the attempt's diff changes
+    patch = attempt_dir(run, tasks[0].id, "alpha", 1) / "diff.patch"
+    patch.write_text(tasks[0].gold_patch + "\n")
+    again = build_report([run], tasks)
+    assert again["tasks"][0]["similarity"]["alpha"][0] == 1.0
+    assert json.loads(similarity_path(run).read_text())["attempts"][key][3] is True  # exact
+    # an unreadable cache is ignored (and replaced)
+    similarity_path(run).write_text("{not json")
+    assert build_report([run], tasks)["tasks"][0]["similarity"] == again["tasks"][0]["similarity"]
+    assert json.loads(similarity_path(run).read_text())["version"] == 1
+
+
+def test_similarity_of_lines_is_similarity() -> None:
+    gold = _patch("pkg/a.py", "x = 1") + _patch("pkg/b.py", "y = 2")
+    agent = _patch("pkg/a.py", "x = 1") + _patch("tests/test_a.py", "z")
+    assert similarity(agent, gold) == similarity_of_lines(changed_lines(agent), changed_lines(gold))

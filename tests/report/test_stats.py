@@ -11,7 +11,10 @@ import itertools
 import json
 import math
 import re
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -708,3 +711,41 @@ def test_ci_coverage_with_task_specific_effects() -> None:
         covered += lo <= 0.1 <= hi
     print(f"\nCI coverage (30 x 3, task-specific gaps, mean 10 pts, {reps} reps): {covered / reps:.3f}")
     assert 0.92 <= covered / reps <= 0.98
+
+
+def test_the_scipy_special_functions_give_scipy_stats_numbers_bit_for_bit() -> None:
+    """The report takes binomial, normal and t values from scipy.special (no scipy.stats import,
+    issue 18): they must be the very floats scipy.stats gives, so reports do not move."""
+    from scipy import stats as sps
+
+    for n in range(1, 120):
+        assert np.array_equal(stats._binom_half_pmf(n), sps.binom.pmf(np.arange(n + 1), n, 0.5))
+    for n in range(1, 70):
+        for k in range(n + 1):
+            assert stats._binom_two_sided_half(k, n) == float(min(1.0, sps.binomtest(k, n, 0.5).pvalue)), (k, n)
+            ci = sps.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+            assert stats._wilson_counts(k, n, stats._norm_ppf(0.975)) == (ci.low, ci.high)
+    for q in (0.6, 0.8, 0.9, 0.95, 0.975, 0.995):
+        assert stats._norm_ppf(q) == float(sps.norm.ppf(q))
+        for df in (1, 2, 3, 7, 29, 99, 499):
+            assert stats._t_ppf(q, df) == float(sps.t.ppf(q, df))
+
+
+def test_a_report_imports_neither_scipy_stats_nor_scipy_signal(tmp_path: Path) -> None:
+    """``homefield report`` on 20 tasks x 3 agents x 3 attempts (with a few unscored attempts, so the
+    attempt counts differ): scipy.stats and scipy.signal stay unimported."""
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "report.py"
+    code = (
+        "import runpy, sys; from pathlib import Path\n"
+        f"build = runpy.run_path({str(bench)!r})['build']\n"
+        f"run_id = build(Path({str(tmp_path / 'repo')!r}), tasks=20, attempts=3)\n"
+        "from pytest_homefield.records import load_tasks\n"
+        "from pytest_homefield.report import build_report\n"
+        f"home = Path({str(tmp_path / 'repo' / '.homefield')!r})\n"
+        "report = build_report([home / 'runs' / run_id], load_tasks(home / 'tasks.jsonl'))\n"
+        "assert report['comparisons'] and all(c['exact'] for c in report['comparisons'])\n"
+        "print(sorted(m for m in sys.modules if m in ('scipy.stats', 'scipy.signal')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import git
+from helpers.e2e_repo import cli_env, git
 from helpers.sshd import HOST_ALIAS, start_sshd
 
 from pytest_homefield.store import read_jsonl
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    return cli_env()
 
 
 def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_path: Path) -> None:
@@ -43,9 +43,12 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
                           f"exec {sys.executable} \"$@\"\n")
         python.chmod(0o755)
         log = tmp_path / "agents.log"
-        # the agent's parent is its reaper (issue 21); the reaper's parent is the worker
+        # the agent's parent is its reaper (issue 21); the reaper's parent is the worker. Each attempt
+        # lasts up to 3 s, until the test has killed a remote worker (then the rest run at full speed).
+        stop = tmp_path / "stop"
         agent = (f"w=cmd:W=$(cut -d' ' -f4 /proc/$PPID/stat); echo ran-by-$W; "
-                 f"echo \"$W $(readlink /proc/$W/cwd)\" >> {log}; sleep 3")
+                 f"echo \"$W $(readlink /proc/$W/cwd)\" >> {log}; "
+                 f"i=0; while [ ! -e {stop} ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done")
         tx = [arg for host in hosts for arg in
               ("--tx", f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={host}")]
         # the agent logs its worker's pid outside the workspace, which the default sandbox hides
@@ -61,6 +64,7 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
                 if Path(cwd) in hosts:
                     os.kill(int(pid), signal.SIGKILL)  # the remote worker, mid-attempt
                     killed = (int(pid), Path(cwd))
+                    stop.touch()
                     break
             time.sleep(0.2)
         out, _ = proc.communicate(timeout=300)

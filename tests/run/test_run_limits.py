@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import cli_env, homefield
 
 from pytest_homefield.store import read_jsonl
 
@@ -37,7 +37,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(mined: Path, tmp_path: Pat
     agent = "slow=cmd:sleep 0.4; echo '{\"cost_usd\": 0.01}'"
     args = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--agent", "oracle",
             "--attempts", "2", "--run-id", "k", "-n", "2"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env = cli_env()
     proc = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     results = repo / ".homefield" / "runs" / "k" / "results.jsonl"

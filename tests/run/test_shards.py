@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from helpers.e2e_repo import homefield
+from helpers.shared_repo import built_once
 
 from pytest_homefield.shard import Shard
 from pytest_homefield.store import read_jsonl
@@ -42,11 +43,25 @@ def fresh(mined: Path, dest: Path) -> Path:
     return dest
 
 
+@pytest.fixture(scope="session")
+def one_run(mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """A copy of ``mined`` with one unsharded run ``one`` of :data:`AGENTS` at -n 0: the reference both
+    parametrizations compare their shards with (read only), made once per test session."""
+
+    def make(repo: Path) -> None:
+        building = repo.with_name("building")  # moved into place only once the run succeeded
+        shutil.rmtree(building, ignore_errors=True)
+        fresh(mined, building)
+        proc = homefield(building, "run", *AGENTS, "--run-id", "one", "-n", "0")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        building.rename(repo)
+
+    return built_once(tmp_path_factory, testrun_uid, "shards-one-run", make)
+
+
 @pytest.mark.parametrize("n", ["0", "2"])
-def test_three_shards_merged_equal_one_run(mined: Path, tmp_path: Path, n: str) -> None:
-    one = fresh(mined, tmp_path / "one")
-    proc = homefield(one, "run", *AGENTS, "--run-id", "one", "-n", "0")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path: Path, n: str) -> None:
+    one = one_run
     merged = fresh(mined, tmp_path / "merged")
     shard_tasks = []
     ids = [json.loads(line)["id"] for line in (one / ".homefield" / "tasks.jsonl").read_text().splitlines()]

@@ -233,3 +233,14 @@ def test_tree_dies_with_the_process_that_started_it(tmp_path: Path, spawner: Pat
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_wait_exit_returns_the_status_and_raises_at_the_timeout() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    assert procs.wait_exit(proc, 30) == 3
+    sleeper = subprocess.Popen(["sleep", "30"])
+    with pytest.raises(subprocess.TimeoutExpired):
+        procs.wait_exit(sleeper, 0.1)
+    sleeper.kill()
+    assert procs.wait_exit(sleeper, None) == -signal.SIGKILL
+    assert procs.wait_exit(sleeper, 5) == -signal.SIGKILL  # already reaped: Popen's own answer

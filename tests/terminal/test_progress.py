@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sys
@@ -10,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import cli_env, homefield
 from helpers.pty_run import run_on_pty
 
 from pytest_homefield.store import read_jsonl
@@ -90,7 +89,7 @@ def test_formatting_helpers() -> None:
 # -- what people see ----------------------------------------------------------------------------
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    return cli_env()
 
 
 def _copy(mined: Path, tmp_path: Path) -> Path:
@@ -122,7 +121,8 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
     # redrawn every second while the item runs in its worker: elapsed moves on between events
     assert len({f.split(" · ")[1] for f in waiting}) >= 2, waiting
     assert any(re.fullmatch(r"mine 1/1 · kept 1 · \d+s", f) for f in live), live
-    assert "homefield: 1 of 4 candidates selected (-k, -m, --lf or node ids)" in frames
+    # the fixture history has 4 source+test commits; its root commit is no candidate (root_commit)
+    assert "homefield: 1 of 3 candidates selected (-k, -m, --lf or node ids)" in frames
     # pytest's own count is replaced by the line, and the line is drawn in place (\r), not printed per item
     assert "[1/1]" not in out
     assert out.count("\r" + "mine 0/1") >= 1

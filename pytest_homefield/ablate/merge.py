@@ -1,0 +1,193 @@
+"""``homefield ablate FILE --merge DIR…``: the ablation folders of ``homefield ablate FILE --shard K/N``
+sessions combined into one ablation, whose table and slimmer file are those one unsharded ablation
+of the same attempts gives (issue 17; docs/contracts.md §4).
+
+Each DIR is an ablation folder (``.homefield/ablate/<ablate_id>/``, the CI artifact), or a folder
+holding ``ablate/`` or ``.homefield/ablate/``, whose newest ablation is taken. Checks, each a
+one-line :class:`~pytest_homefield.errors.ShardMergeError`, made before anything is written: every
+folder is an ablation (``meta.json`` kind ``ablate``, ``plan.json``) over this repository's
+``tasks.jsonl`` (``tasks_digest``) and of ``FILE`` as it is now (``rules_digest``, ``by_section``),
+with the same agents (name and spec), attempts and variants (a frozen slimmer file, when several
+folders have one, is the same); the folders are shards of one split; a key (variant, task, agent,
+attempt) present in two folders must have the same outcome (it is then counted once).
+
+What is written: a new ablation folder with the layout of any other: ``meta.json`` (``shard`` null,
+``merged_from``, ``incomplete``, the union of the shards' task ids in ``tasks.jsonl`` order),
+``results.jsonl`` (one line per key, variants in plan order, tasks in ``tasks.jsonl`` order),
+``variants/`` with every shard's attempt artifacts copied in, ``plan.json``, and the report. With
+every shard present and every per-rule attempt in, the slimmer file is decided from the merged table
+and frozen, as at the end of an unsharded per-rule phase; while shards are missing the phase stays
+``merge``. The merged ablation is then resumed like any other (``--resume --run-id ID``) to
+measure the slimmer file, on one machine or again as shards (:mod:`pytest_homefield.ablate.session`).
+No pytest here, and no agent runs: agents are the names and specs the shards recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from pytest_homefield.ablate.rules import RuleSet
+from pytest_homefield.ablate.session import (
+    PHASE_MERGE,
+    AblationSession,
+    done_keys,
+    read_frozen_plan,
+    read_records,
+    seed_of,
+    utc_now,
+)
+from pytest_homefield.ablate.variants import SLIM, Variant, rule_variants
+from pytest_homefield.agents.base import Agent
+from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
+from pytest_homefield.records import Task, load_tasks, tasks_digest
+from pytest_homefield.run.attempt import latest_results
+from pytest_homefield.settings import Settings
+from pytest_homefield.shard import missing_shards
+from pytest_homefield.store import write_atomic, write_jsonl_atomic
+
+__all__ = ["RecordedAgent", "find_ablation_folder", "merge_ablations"]
+
+WHAT = "homefield ablate --merge"
+
+
+@dataclass(frozen=True)
+class RecordedAgent:
+    """An agent as a shard's ``meta.json`` records it: the merge reads results, it runs nothing."""
+
+    name: str
+    spec: str
+    simulated: bool = False
+    hinted: bool = False
+
+
+def find_ablation_folder(path: Path) -> Path:
+    """``path`` when it holds ``plan.json``, else the newest ablation under ``path/ablate`` or
+    ``path/.homefield/ablate``. Raises :class:`ShardMergeError` when there is none."""
+    if (path / "plan.json").is_file():
+        return path
+    for root in (path / "ablate", path / ".homefield" / "ablate"):
+        dirs = sorted(d for d in root.iterdir() if (d / "plan.json").is_file()) if root.is_dir() else []
+        if dirs:
+            return dirs[-1]  # ablation ids are UTC timestamps unless named: the last is the newest
+    raise ShardMergeError(f"{WHAT}: {path} is not an ablation folder (no plan.json) and holds no .homefield/ablate/")
+
+
+def _load(folder: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:  # validated as a resume reads them (RunError names the file and field)
+        meta = read_meta(folder, complete=True)
+        plan = read_frozen_plan(folder / "plan.json")
+    except (OSError, ValueError) as exc:
+        raise ShardMergeError(f"{WHAT}: {exc}") from None
+    if meta.get("kind") != "ablate":
+        raise ShardMergeError(f"{WHAT}: {folder} is not an ablation (meta.json kind {meta.get('kind')!r})")
+    return meta, plan
+
+
+def _same(folders: Sequence[Path], values: Sequence[Any], what: str) -> None:
+    for d, v in zip(folders, values, strict=True):
+        if v != values[0]:
+            raise ShardMergeError(f"{WHAT}: {folders[0]} and {d} differ in {what}; merge ablations of one {what}")
+
+
+def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: str, rules_text: str,
+                    split: Callable[..., RuleSet], new_id: str) -> tuple[AblationSession, dict[str, Any]]:
+    """Merge the ablation folders ``sources`` (module docstring) into ``.homefield/ablate/<new_id>/``
+    and write its report (:meth:`AblationSession.finish`); returns the merged session and its report
+    document (:func:`pytest_homefield.ablate.render.report_doc`).
+    ``rules_rel``: ``FILE`` relative to the repository root; ``rules_text``: its text now;
+    ``split``: ``(text, by_section) -> RuleSet`` (:func:`pytest_homefield.ablate.rules.split_rules`).
+    Raises :class:`ShardMergeError`."""
+    if not sources:
+        raise ShardMergeError(f"{WHAT}: give the ablation folders of the shards to merge")
+    home = HomefieldDir(settings.root)
+    if not home.tasks.exists():
+        raise ShardMergeError(f"{WHAT}: no tasks at {home.tasks}: the shards' tasks.jsonl must be here too")
+    digest = tasks_digest(home.tasks)
+    folders = [find_ablation_folder(Path(s)).resolve() for s in sources]
+    loaded = [_load(d) for d in folders]
+    metas = [m for m, _ in loaded]
+    plans = [p for _, p in loaded]
+    for d, m in zip(folders, metas, strict=True):
+        if m.get("tasks_digest") != digest:
+            raise ShardMergeError(f"{WHAT}: {d} ran over another tasks.jsonl (tasks digest {m.get('tasks_digest')}) "
+                                  f"than {home.tasks} ({digest}); merge shards of one task set")
+    _same(folders, [m.get("rules_file") for m in metas], "rules file")
+    if metas[0].get("rules_file") != rules_rel:
+        raise ShardMergeError(f"{WHAT}: the folders ablated {metas[0].get('rules_file')}, not {rules_rel}")
+    _same(folders, [bool(m.get("by_section")) for m in metas], "--by-section")
+    rules: RuleSet = split(rules_text, by_section=bool(metas[0].get("by_section")))
+    now_digest = hashlib.sha256(rules.render().encode("utf-8")).hexdigest()[:16]
+    _same(folders, [m.get("rules_digest") for m in metas], "rules file text")
+    if metas[0].get("rules_digest") != now_digest:
+        raise ShardMergeError(f"{WHAT}: {rules_rel} changed since the shards ran (rules digest "
+                              f"{metas[0].get('rules_digest')} vs {now_digest} now); merge with the file they measured")
+    _same(folders, [[(a["name"], a["spec"]) for a in m.get("agents", [])] for m in metas], "agents")
+    _same(folders, [int(m.get("attempts", 0)) for m in metas], "attempts")
+    _same(folders, [[v for v in p.get("variants", []) if v.get("name") != SLIM] for p in plans], "variants")
+    slims = [v for p in plans for v in p.get("variants", []) if v.get("name") == SLIM]
+    if any(v != slims[0] for v in slims):
+        raise ShardMergeError(f"{WHAT}: the folders froze different slimmer files; merge copies of one merged ablation")
+    incomplete = missing_shards([(str(d), m.get("shard")) for d, m in zip(folders, metas, strict=True)], what=WHAT)
+    merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
+    origin: dict[tuple[str, str, int, str], Path] = {}
+    for d in folders:
+        # validated: a bad line raises RecordError naming it
+        for key, r in latest_results(read_records(d / "results.jsonl")).items():
+            prior = merged.get(key)
+            if prior is None:
+                merged[key], origin[key] = r, d
+            elif prior.get("outcome") != r.get("outcome"):
+                task, agent, attempt, variant = key
+                raise ShardMergeError(
+                    f"{WHAT}: {variant} {task} {agent}#{attempt} is in {origin[key]} ({prior.get('outcome')}) and "
+                    f"{d} ({r.get('outcome')}) with different outcomes; drop one of the two folders")
+    all_tasks = load_tasks(home.tasks)
+    ids = {str(t) for m in metas for t in m.get("task_ids", [])}
+    tasks: list[Task] = [t for t in all_tasks if t.id in ids]
+    position = {t.id: n for n, t in enumerate(all_tasks)}
+    unknown = sorted({k[0] for k in merged} - set(position))
+    if unknown:
+        raise ShardMergeError(f"{WHAT}: task {unknown[0]} is not in {home.tasks}")
+    variant_order = {v["name"]: n for n, v in enumerate([*plans[0].get("variants", []), *slims[:1]])}
+    keys = sorted(merged, key=lambda k: (variant_order.get(k[3], len(variant_order)), position[k[0]], k[1], k[2]))
+
+    ablate_dir = home.ablate / new_id
+    if ablate_dir.exists():
+        raise ShardMergeError(f"{WHAT}: {ablate_dir} exists; give another --run-id")
+    ablate_dir.mkdir(parents=True)
+    for d in folders:
+        if (d / "variants").is_dir():
+            shutil.copytree(d / "variants", ablate_dir / "variants", dirs_exist_ok=True)
+    write_jsonl_atomic(ablate_dir / "results.jsonl", (merged[k] for k in keys))
+    start = utc_now()
+    meta = {**metas[0], "run_id": new_id, "created_at": start, "task_ids": [t.id for t in tasks],
+            "seed": seed_of(new_id), "shard": None, "cut_short": None, "next_phase": None,
+            "merged_from": [{"ablate_id": d.name, "shard": m.get("shard")} for d, m in zip(folders, metas,
+                                                                                           strict=True)],
+            "incomplete": incomplete}
+    meta.pop("resumed_at", None)
+    meta.pop("session_token", None)
+    write_meta(ablate_dir, meta)
+    agents = [cast(Agent, RecordedAgent(a["name"], a["spec"], bool(a.get("simulated")), bool(a.get("hinted"))))
+              for a in metas[0].get("agents", [])]
+    rules_paths = {str(a["name"]): str(a["rules_path"]) for a in plans[0].get("agents", [])}
+    variants: list[Variant] = rule_variants(rules)
+    if slims:
+        variants.append(Variant(SLIM, tuple(slims[0]["removed"]), rules.render(slims[0]["removed"])))
+    merged_settings = dataclasses.replace(settings, attempts=int(metas[0]["attempts"]), shard=None, resume=False)
+    session = AblationSession(merged_settings, tasks, agents, rules, rules_rel, rules_paths, ablate_dir, variants,
+                              PHASE_MERGE, done_keys(ablate_dir / "results.jsonl"), start, int(meta["seed"]), digest,
+                              estimate=dict(plans[0].get("estimate") or {}), incomplete=incomplete)
+    session._choose_phase()
+    for v in session.variants:
+        write_atomic(session.variant_file(v.name), v.text)
+    session._write_plan()
+    doc = session.finish()
+    return session, doc

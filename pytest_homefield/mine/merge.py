@@ -1,0 +1,198 @@
+"""``homefield mine --merge DIR…``: the mine folders of ``homefield mine --shard K/N`` sessions (one
+per machine) combined into one ``tasks.jsonl``, equal to what one unsharded mining session of the
+same candidates writes (docs/contracts.md §4).
+
+Each DIR is a mine folder (``.homefield/mine/<mine_id>/``, the CI artifact), or a ``.homefield/``
+folder or a repository holding one, whose newest mine folder is taken. A shard's ``tasks.jsonl``
+alone is not enough: it says neither which shard it is nor which candidates were dropped.
+
+Checks, each a one-line :class:`~pytest_homefield.errors.ShardMergeError`: every folder has the
+``meta.json`` of a mining session (older sessions lack one: mine them again); all were frozen from
+the same candidates (``candidates_digest``: the same history, HEAD and scan filters); all are shards
+of one split; a candidate verified in two folders must have the same verification result (kept or
+the same drop reason, the same FAIL_TO_PASS / PASS_TO_PASS and exclusions; seconds and the
+verification timings aside): it is then counted once. A split with shards missing is refused
+(``incomplete: shard 2/3 missing``) and nothing is written: a partial ``tasks.jsonl`` would quietly
+become a smaller benchmark.
+
+What is written: a new mine folder (``meta.json`` with ``merged_from``, ``candidates.jsonl`` in scan
+order, ``results.jsonl`` one record per candidate in scan order, ``scan.jsonl`` from the first
+folder), the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a DIR is
+inside a ``.homefield/``), and ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the
+merged candidates replace or add records by id, dropped ones are removed, others are kept; newest
+commit first, ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which
+are the N an unsharded session keeps, since each of them is among the newest N of its own shard).
+No pytest here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.errors import RecordError, ShardMergeError
+from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
+from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
+from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.shard import missing_shards
+from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
+
+__all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable"]
+
+WHAT = "homefield mine --merge"
+
+#: Fields of a verification record that measure time, not the result: left out when two shards'
+#: records of one candidate are compared.
+TIMING = ("seconds",)
+TASK_TIMING = ("verify",)
+
+
+@dataclass
+class MineMerge:
+    """What :func:`merge_mines` did: the new mine folder, the tasks now in ``tasks.jsonl``, the
+    verification records merged (scan order), the candidates verified in two folders with the same
+    result (``reconciled``), and the folders it read (``sources``: mine folder, shard label)."""
+
+    mine_dir: Path
+    tasks: list[Task]
+    records: list[dict[str, Any]]
+    reconciled: int = 0
+    sources: list[tuple[Path, str | None]] = field(default_factory=list)
+
+    def lines(self, root: Path) -> list[str]:
+        """The summary as printed."""
+        kept = sum(1 for r in self.records if r.get("task"))
+        shards = ", ".join(f"{s}" if s else "unsharded" for _, s in self.sources)
+        out = [f"Merged {len(self.sources)} mine folders ({shards}): {kept} tasks from {len(self.records)} "
+               f"candidates; {len(self.tasks)} tasks in {HomefieldDir(root).tasks.relative_to(root)}"]
+        scan_reasons = [r.get("reason") for r in read_jsonl(scan_path(self.mine_dir))]
+        dropped = drop_summary([r.get("reason") for r in self.records] + scan_reasons)
+        if dropped:
+            out.append(f"Dropped: {dropped}")
+        if self.reconciled:
+            out.append(f"{self.reconciled} candidate(s) verified in two folders with the same result, counted once")
+        out.append(f"Verification records: {results_path(self.mine_dir).relative_to(root)}")
+        return out
+
+
+def find_mine_folder(path: Path) -> Path:
+    """The mine folder ``path`` names: itself when it holds ``candidates.jsonl``, else the newest mine
+    folder under ``path/mine`` or ``path/.homefield/mine``. Raises :class:`ShardMergeError` when
+    there is none."""
+    if candidates_path(path).is_file():
+        return path
+    for mine in (path / "mine", path / ".homefield" / "mine"):
+        dirs = sorted(d for d in mine.iterdir() if candidates_path(d).is_file()) if mine.is_dir() else []
+        if dirs:
+            return dirs[-1]  # mine ids are UTC timestamps: the last name is the newest session
+    raise ShardMergeError(f"homefield mine --merge: {path} is not a mine folder (no candidates.jsonl) and holds "
+                          "no .homefield/mine/ folder")
+
+
+def comparable(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A verification record without its timings (:data:`TIMING`, and the task's ``verify``), for
+    comparing two shards' records of one candidate."""
+    out = {k: v for k, v in record.items() if k not in TIMING}
+    if isinstance(out.get("task"), dict):
+        out["task"] = {k: v for k, v in out["task"].items() if k not in TASK_TIMING}
+    return out
+
+
+def _verified(mine_dir: Path) -> dict[str, dict[str, Any]]:
+    """The folder's verification records by candidate id; the last record per candidate wins; records
+    of candidates never verified (``--max-tasks`` reached) are left out, as the session's own end does."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in read_jsonl(results_path(mine_dir)):
+        if r.get("reason") != "max_tasks" and r.get("id"):
+            out[str(r["id"])] = r
+    return out
+
+
+def _status(record: Mapping[str, Any]) -> str:
+    return "kept" if record.get("task") else str(record.get("reason") or "?").replace("_", " ")
+
+
+def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) -> MineMerge:
+    """Merge the mine folders ``sources`` (module docstring) into ``root``'s ``.homefield/``: a new
+    mine folder and ``tasks.jsonl``. ``now``: ``created_at`` of the new folder (ISO 8601, UTC;
+    default the current second). Raises :class:`ShardMergeError` (one line) before anything is
+    written."""
+    if not sources:
+        raise ShardMergeError("homefield mine --merge: give the mine folders of the shards to merge")
+    folders = [find_mine_folder(Path(s)) for s in sources]
+    metas = []
+    for d in folders:
+        try:
+            meta = read_meta(d)
+        except ValueError as exc:
+            raise ShardMergeError(f"homefield mine --merge: {exc}") from None
+        if meta.get("kind") != "mine" or "candidates_digest" not in meta:
+            raise ShardMergeError(f"homefield mine --merge: {d} has no mining meta.json (mined before shards were "
+                                  "recorded?): mine it again")
+        metas.append(meta)
+    first = metas[0]
+    for d, m in zip(folders, metas, strict=True):
+        if m["candidates_digest"] != first["candidates_digest"]:
+            raise ShardMergeError(
+                f"homefield mine --merge: {folders[0]} and {d} were frozen from different candidates (digest "
+                f"{first['candidates_digest']} vs {m['candidates_digest']}: another HEAD, --since or filter); "
+                "merge each apart")
+        if m.get("max_tasks") != first.get("max_tasks"):
+            raise ShardMergeError(f"homefield mine --merge: {folders[0]} and {d} were mined with different "
+                                  f"--max-tasks ({first.get('max_tasks')} vs {m.get('max_tasks')})")
+    labels = [(d.name, m.get("shard")) for d, m in zip(folders, metas, strict=True)]
+    missing = missing_shards(labels, what="homefield mine --merge")
+    if missing:
+        raise ShardMergeError(f"homefield mine --merge: {'; '.join(missing)}; nothing written (a task set "
+                              "without a shard's tasks is a different benchmark): merge every shard")
+    merged: dict[str, dict[str, Any]] = {}
+    origin: dict[str, Path] = {}
+    reconciled = 0
+    candidates: dict[str, dict[str, Any]] = {}
+    for d in folders:
+        for c in read_jsonl(candidates_path(d)):
+            candidates.setdefault(str(c["commit"])[:12], c)
+        for cid, r in _verified(d).items():
+            prior = merged.get(cid)
+            if prior is None:
+                merged[cid], origin[cid] = r, d
+            elif comparable(prior) == comparable(r):
+                reconciled += 1
+            else:
+                raise ShardMergeError(
+                    f"homefield mine --merge: candidate {cid} was verified in {origin[cid]} ({_status(prior)}) and "
+                    f"in {d} ({_status(r)}) with different results; drop one of the two folders")
+    for cid, r in merged.items():  # a task record that would not load is refused before anything is written
+        if r.get("task") is not None:
+            try:
+                Task.from_dict(r["task"])
+            except (RecordError, TypeError) as exc:
+                raise ShardMergeError(f"{WHAT}: {origin[cid]}: candidate {cid}: task record: {exc}") from None
+    load_tasks(HomefieldDir(root).tasks)  # RecordError for a bad tasks.jsonl here: nothing is written
+    order = [str(i) for i in first["candidate_ids"]]
+    position = {cid: n for n, cid in enumerate(order)}
+    unknown = sorted(set(candidates) - set(position))
+    if unknown:
+        raise ShardMergeError(f"homefield mine --merge: candidate {unknown[0]} is not in the scan the folders "
+                              "record; the folders are damaged")
+    home = HomefieldDir(root)
+    mine_dir = home.new_mine_dir()
+    created = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    write_meta(mine_dir, {**first, "mine_id": mine_dir.name, "created_at": created, "shard": None,
+                          "merged_from": [{"mine_id": d.name, "shard": m.get("shard")}
+                                          for d, m in zip(folders, metas, strict=True)]})
+    write_jsonl_atomic(candidates_path(mine_dir), (candidates[c] for c in sorted(candidates, key=position.__getitem__)))
+    records = [merged[c] for c in sorted(merged, key=position.__getitem__)]
+    write_jsonl_atomic(results_path(mine_dir), records)
+    write_jsonl_atomic(scan_path(mine_dir), read_jsonl(scan_path(folders[0])))
+    for d in folders:  # the environments the tasks were verified in, for `homefield verify`
+        envs = d.parent.parent / "envs" if d.parent.name == "mine" else None
+        for env in sorted(envs.glob("*.json")) if envs is not None and envs.is_dir() else []:
+            if not home.env_file(env.stem).exists():
+                write_atomic(home.env_file(env.stem), env.read_text(encoding="utf-8"))
+    tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"))
+    return MineMerge(mine_dir, tasks, records, reconciled, [(d, m.get("shard")) for d, m in zip(folders, metas,
+                                                                                                 strict=True)])

@@ -1,0 +1,160 @@
+"""Incremental and resumable mining: a candidate already verified under the same verification inputs
+is not run again; its earlier verification record is reused (docs/contracts.md §7).
+
+The inputs (:func:`verify_inputs`) are everything a verification's outcome depends on: the commit
+and its parent, the test files and the runnable test modules, ``test_cmd`` and ``setup_cmd``,
+``stability_runs``, ``run_timeout`` and ``test_timeout``, the test sandbox, the environment (the
+fingerprint of the test command's interpreter and the environment settings) and
+:data:`~pytest_homefield.mine.redgreen.VERIFY_VERSION`. Their sha256 (:func:`verify_key`, 24 hex
+digits) is written into each frozen candidate (``candidates.jsonl`` ``verify_key``) and into each
+verification record made from it.
+
+:class:`ReuseIndex` reads the verification records of every earlier mining session
+(``.homefield/mine/*/results.jsonl``, the newest session winning per key); a record of a session that
+was killed is there as soon as its candidate finished, so running the same command again after
+SIGKILL or Ctrl-C redoes only the candidates that were in flight. :func:`reused_record` turns an
+earlier record into this session's: the verification fields as they were, the task's prompt, message
+and scores from this scan's candidate, ``reused_from`` naming the session that verified it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.layout import HomefieldDir, results_path
+from pytest_homefield.mine.message_score import is_well_specified, spec_score
+from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.mine.redgreen import VERIFY_VERSION
+from pytest_homefield.records import Task
+from pytest_homefield.store import read_jsonl
+
+__all__ = ["verify_inputs", "verify_key", "ReuseIndex", "reused_record", "ENV_SETTINGS"]
+
+#: Settings that choose the environment the tests run in (those this version of the package has).
+ENV_SETTINGS = ("env", "env_extras", "env_groups", "env_as_of")
+
+
+def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iterable[str], sandbox: str,
+                  env_fingerprint: str) -> dict[str, Any]:
+    """The verification inputs of ``candidate`` (a ``candidates.jsonl`` record) under ``settings``
+    (a :class:`~pytest_homefield.settings.Settings`), as a JSON-able dict: ``commit``, ``parent``,
+    ``test_files`` and ``runnable`` (sorted), ``test_cmd``, ``setup_cmd``, ``stability_runs``,
+    ``run_timeout`` / ``test_timeout`` (s), ``sandbox`` (``"bwrap"``/``"none"``), ``env``
+    (``fingerprint`` and the environment settings that exist) and ``verify_version``."""
+    env: dict[str, Any] = {"fingerprint": env_fingerprint}
+    for name in ENV_SETTINGS:
+        if hasattr(settings, name):
+            value = getattr(settings, name)
+            env[name] = list(value) if isinstance(value, list | tuple) else value
+    return {
+        "commit": candidate["commit"],
+        "parent": candidate["parent"],
+        "test_files": sorted(candidate["test_files"]),
+        "runnable": sorted(runnable),
+        "test_cmd": settings.test_cmd,
+        "setup_cmd": settings.setup_cmd,
+        "stability_runs": int(settings.stability_runs),
+        "run_timeout": float(settings.run_timeout),
+        "test_timeout": None if settings.test_timeout is None else float(settings.test_timeout),
+        "sandbox": sandbox,
+        "env": env,
+        "verify_version": VERIFY_VERSION,
+    }
+
+
+def verify_key(inputs: Mapping[str, Any]) -> str:
+    """24 hex digits of the sha256 of ``inputs`` as canonical JSON (sorted keys, no spaces)."""
+    text = json.dumps(inputs, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _reusable(record: Mapping[str, Any]) -> bool:
+    """A verification record that settled its candidate: it has a key and was verified (not skipped
+    for ``--max-tasks``), and a kept one carries a valid task record."""
+    if not record.get("verify_key") or record.get("reason") == "max_tasks" or "reason" not in record:
+        return False
+    if record["reason"] is not None:
+        return True
+    task = record.get("task")
+    if not isinstance(task, dict):
+        return False
+    try:  # a task that no longer validates is verified again, never copied into tasks.jsonl
+        Task.from_dict(task)
+    except (TypeError, ValueError, KeyError):
+        return False
+    return True
+
+
+class ReuseIndex:
+    """Earlier verification records by ``verify_key``; ``sources`` maps a key to the mine id of the
+    session whose record it is (for a reused record: the session that verified it first)."""
+
+    def __init__(self, records: Mapping[str, dict[str, Any]], sources: Mapping[str, str]) -> None:
+        self.records = dict(records)
+        self.sources = dict(sources)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @classmethod
+    def load(cls, home: HomefieldDir, *, keys: Iterable[str] | None = None,
+             skip: Path | None = None) -> ReuseIndex:
+        """Read ``mine/*/results.jsonl`` of every session but ``skip``, oldest first (later sessions
+        win). ``keys``: keep only these keys (the frozen candidates'). Unreadable lines are skipped
+        (:func:`~pytest_homefield.store.read_jsonl`)."""
+        wanted = set(keys) if keys is not None else None
+        records: dict[str, dict[str, Any]] = {}
+        sources: dict[str, str] = {}
+        for d in home.mine_dirs():
+            if skip is not None and d.resolve() == skip.resolve():
+                continue
+            for rec in read_jsonl(results_path(d)):
+                key = rec.get("verify_key")
+                if not _reusable(rec) or (wanted is not None and key not in wanted):
+                    continue
+                records[str(key)] = rec
+                sources[str(key)] = str(rec.get("reused_from") or d.name)
+        return cls(records, sources)
+
+    def get(self, key: str | None) -> dict[str, Any] | None:
+        """The earlier record under ``key``, or ``None``."""
+        return self.records.get(key) if key else None
+
+
+def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+    """This session's verification record for ``candidate`` from the earlier record ``prior`` verified
+    under the same inputs in mining session ``source``: the verification fields (reason, detail,
+    counts, excluded, seconds, ``verify_key``) as they were, ``subject`` from the candidate, and
+    ``reused_from: source``. A kept candidate's task keeps what verification found (FAIL_TO_PASS,
+    PASS_TO_PASS, excluded, patches, test and setup commands, environment, ``verify`` timings) and
+    takes what the scan derives from the commit message from this candidate (subject, message,
+    prompt, its sources, mode, dates, files, languages), with ``spec_score`` and ``well_specified``
+    computed again."""
+    record = {k: v for k, v in prior.items() if k not in ("task", "reused_from")}
+    record["subject"] = candidate["subject"]
+    record["reused_from"] = source
+    task = prior.get("task")
+    if isinstance(task, dict):
+        old = Task.from_dict(task)
+        prompt = candidate.get("prompt") or clean_prompt(candidate["message"])
+        score = spec_score(candidate["message"], test_patch=old.test_patch, gold_patch=old.gold_patch, prompt=prompt)
+        new = dataclasses.replace(
+            old,
+            committed_at=candidate["committed_at"],
+            authored_at=candidate["authored_at"],
+            mode=candidate.get("mode", "commit"),
+            subject=candidate["subject"],
+            message=candidate["message"],
+            prompt=prompt,
+            prompt_sources=candidate.get("prompt_sources"),
+            source_files=list(candidate["source_files"]),
+            spec_score=round(score, 3),
+            well_specified=is_well_specified(score),
+        )
+        record["task"] = new.to_dict()
+    return record

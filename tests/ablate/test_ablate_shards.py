@@ -1,0 +1,132 @@
+"""ablate --shard K/N and ablate --merge (issue 17): three shards (separate .homefield/ folders) run base
+and the per-rule variants, their merge decides the slimmer file, three shards measure it on copies of
+the merged ablation, and merging those gives the same results and report as one unsharded ablation of
+the same scripted agent. Bad merges are one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.ablate_repo import build, write_agent, write_tasks
+from helpers.e2e_repo import homefield
+from helpers.shared_repo import built_once
+
+from pytest_homefield.ablate.merge import merge_ablations
+from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.settings import resolve_settings
+from pytest_homefield.shard import Shard
+from pytest_homefield.store import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+#: Three tasks, one attempt: base + 3 rules = 12 attempts, then 3 for the slimmer file.
+FLAGS = ("--attempts", "1", "--max-tasks", "3", "--yes", "--sandbox", "none", "-n", "0")
+#: What differs between two ablations of the same attempts: ids, folders, times.
+VOLATILE = ("ablate_id", "folder", "suggested", "wall_s", "test_s", "started_at", "finished_at", "run_id")
+
+
+@pytest.fixture(scope="session")
+def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The ablation fixture repository (the same session-shared copy test_ablate_e2e uses)."""
+
+    def make(repo: Path) -> None:
+        build(repo)
+        write_tasks(repo)
+
+    return built_once(tmp_path_factory, testrun_uid, "ablate-repo", make)
+
+
+def _mask(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: _mask(v) for k, v in doc.items() if k not in VOLATILE}
+    if isinstance(doc, list):
+        return [_mask(v) for v in doc]
+    return doc
+
+
+def _outcomes(folder: Path) -> list[tuple[str, str, str, int, str]]:
+    return sorted((r["variant"], r["task_id"], r["agent"], r["attempt"], r["outcome"])
+                  for r in read_jsonl(folder / "results.jsonl"))
+
+
+def _copy(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest, symlinks=True)
+    return dest
+
+
+def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_path: Path) -> None:
+    agent = f"cmd:{sys.executable} {write_agent(tmp_path)} CLAUDE.md"
+    one = _copy(ablate_repo, tmp_path / "one")
+    proc = homefield(one, "ablate", "CLAUDE.md", "--agent", agent, *FLAGS, "--run-id", "one")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    single = one / ".homefield" / "ablate" / "one"
+    ids = [t["id"] for t in read_jsonl(ablate_repo / ".homefield" / "tasks.jsonl")][:3]
+    machines = []
+    for k in (1, 2, 3):
+        machine = _copy(ablate_repo, tmp_path / f"machine{k}")
+        proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", agent, *FLAGS, "--shard", f"{k}/3",
+                         "--budget", "3", "--run-id", f"s{k}")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"homefield shard {k}/3: 1 of the tasks; budget 3.00 USD split evenly over 3 shards: 1.00 USD here" \
+            in proc.stdout
+        assert f"Shard {k}/3 is done; merge the shards' ablation folders with: homefield ablate CLAUDE.md --merge" \
+            in proc.stdout
+        folder = machine / ".homefield" / "ablate" / f"s{k}"
+        assert {o[1] for o in _outcomes(folder)} == Shard(k, 3).select(ids) and len(_outcomes(folder)) == 4
+        meta = json.loads((folder / "meta.json").read_text())
+        assert (meta["shard"], meta["next_phase"]) == (f"{k}/3", "merge")  # no slimmer file from one shard
+        machines.append(machine)
+    merged = _copy(ablate_repo, tmp_path / "merged")
+    proc = homefield(merged, "ablate", "CLAUDE.md", "--merge", str(machines[0]), str(machines[1] / ".homefield"),
+                     str(machines[2] / ".homefield" / "ablate" / "s3"), "--run-id", "m")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "merged 3 ablation folders into .homefield/ablate/m (12 attempts)" in proc.stdout
+    assert "--resume --run-id m" in proc.stdout and "--max-tasks 3" in proc.stdout
+    m = merged / ".homefield" / "ablate" / "m"
+    plan = json.loads((m / "plan.json").read_text())
+    assert plan["phase"] == "slim" and plan["variants"][-1]["name"] == "slim"
+    assert plan["variants"] == json.loads((single / "plan.json").read_text())["variants"]
+    # the slimmer file measured as shards, each machine on a copy of the merged ablation
+    for k, machine in enumerate(machines, start=1):
+        _copy(m, machine / ".homefield" / "ablate" / "m")
+        proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", agent, *FLAGS, "--shard", f"{k}/3", "--resume",
+                         "--run-id", "m")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "phase slim, 1 attempts to run (12 already finished)" in proc.stdout
+    final = _copy(ablate_repo, tmp_path / "final")
+    settings = resolve_settings(final, {}, mode="run")
+    sources = [machine / ".homefield" / "ablate" / "m" for machine in machines]
+    session, doc = merge_ablations(sources, settings, rules_rel="CLAUDE.md",
+                                   rules_text=(final / "CLAUDE.md").read_text(), split=split_rules, new_id="f")
+    assert session.phase == "done" and _outcomes(session.ablate_dir) == _outcomes(single)
+    assert _mask(doc) == _mask(json.loads((single / "report.json").read_text())) | {"incomplete": [], "shard": None}
+    assert (session.ablate_dir / "suggested-CLAUDE.md").read_text() == (single / "suggested-CLAUDE.md").read_text()
+    # a missing shard: said, and no slimmer file decided from part of the tasks
+    session, doc = merge_ablations(sources[:1] + sources[2:], settings, rules_rel="CLAUDE.md",
+                                   rules_text=(final / "CLAUDE.md").read_text(), split=split_rules, new_id="part")
+    assert doc["incomplete"] == ["incomplete: shard 2/3 missing"] and "shard 2/3 missing" in (
+        session.ablate_dir / "report.md").read_text()
+    # the same key with another outcome in two folders, another rules text, another task set: refused
+    results = sources[1] / "results.jsonl"
+    rows = list(read_jsonl(results))
+    flipped = next(r for r in rows if r["task_id"] in Shard(1, 3).select(ids))
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows)
+                       + json.dumps({**flipped, "outcome": "tests_failed" if flipped["solved"] else "solved"}) + "\n")
+    with pytest.raises(ShardMergeError, match=f"{flipped['variant']} {flipped['task_id']} cmd#1 is in .* with "
+                                              "different outcomes; drop one of the two folders"):
+        merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
+                        split=split_rules, new_id="bad")
+    with pytest.raises(ShardMergeError, match="CLAUDE.md changed since the shards ran"):
+        merge_ablations(sources[:1], settings, rules_rel="CLAUDE.md", rules_text="- one other rule\n",
+                        split=split_rules, new_id="bad2")
+    (final / ".homefield" / "tasks.jsonl").write_text(
+        "".join(json.dumps(t) + "\n" for t in list(read_jsonl(final / ".homefield" / "tasks.jsonl"))[:-1]))
+    with pytest.raises(ShardMergeError, match="ran over another tasks.jsonl"):
+        merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
+                        split=split_rules, new_id="bad3")

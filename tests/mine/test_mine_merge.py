@@ -1,0 +1,118 @@
+"""mine/merge.py (issue 17): ``homefield mine --shard K/N`` on three machines, merged with ``homefield
+mine --merge``, equals one unsharded mine; what must not be merged is refused before anything is written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.e2e_repo import homefield
+
+from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.layout import write_meta
+from pytest_homefield.mine.merge import merge_mines
+from pytest_homefield.mine.pipeline import candidates_digest
+from pytest_homefield.records import Task
+from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+
+
+def _tasks(repo: Path) -> list[dict[str, Any]]:
+    """tasks.jsonl in file order, without the verification timings."""
+    return [{k: v for k, v in t.items() if k != "verify"} for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]
+
+
+def _only_mine(repo: Path) -> Path:
+    (d,) = sorted((repo / ".homefield" / "mine").iterdir())
+    return d
+
+
+@pytest.mark.slow
+def test_three_mining_shards_merged_equal_one_mine(mined: Path, tmp_path: Path) -> None:
+    # `mined` is the fixture repository mined unsharded (--stability-runs 2), once per test session
+    one = _only_mine(mined)
+    machines = []
+    for k in (1, 2, 3):
+        machine = tmp_path / f"machine{k}"
+        shutil.copytree(mined, machine, symlinks=True, ignore=shutil.ignore_patterns(".homefield"))
+        proc = homefield(machine, "mine", "--stability-runs", "2", "-n", "0", "--shard", f"{k}/3")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"Shard {k}/3: " in proc.stdout and "homefield mine --merge DIR" in proc.stdout
+        assert json.loads((_only_mine(machine) / "meta.json").read_text())["shard"] == f"{k}/3"
+        machines.append(machine)
+    merged = tmp_path / "merged"
+    shutil.copytree(mined, merged, symlinks=True, ignore=shutil.ignore_patterns(".homefield"))
+    # the three ways to name a shard: its clone, its .homefield/, its mine folder (the CI artifact)
+    sources = [str(machines[0]), str(machines[1] / ".homefield"), str(_only_mine(machines[2]))]
+    proc = homefield(merged, "mine", "--merge", *sources)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    n_tasks, n_cand = len(_tasks(mined)), len(list(read_jsonl(one / "candidates.jsonl")))
+    assert f"Merged 3 mine folders (1/3, 2/3, 3/3): {n_tasks} tasks from {n_cand} candidates; {n_tasks} tasks in " \
+        ".homefield/tasks.jsonl" in proc.stdout and "Dropped: docs only 1" in proc.stdout
+    assert _tasks(merged) == _tasks(mined)
+    assert {t["env_fingerprint"] for t in _tasks(merged)} <= {p.stem for p in (merged / ".homefield/envs").iterdir()}
+    new = max((merged / ".homefield" / "mine").iterdir())
+    assert list(read_jsonl(new / "candidates.jsonl")) == list(read_jsonl(one / "candidates.jsonl"))
+    assert [r["id"] for r in read_jsonl(new / "results.jsonl")] == [c["commit"][:12] for c in
+                                                                     read_jsonl(one / "candidates.jsonl")]
+    # a shard missing: refused, nothing written
+    before = (merged / ".homefield" / "tasks.jsonl").read_bytes()
+    proc = homefield(merged, "mine", "--merge", sources[0], sources[2])
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == ("homefield mine --merge: incomplete: shard 2/3 missing; nothing written (a task "
+                                   "set without a shard's tasks is a different benchmark): merge every shard")
+    assert (merged / ".homefield" / "tasks.jsonl").read_bytes() == before
+
+
+def _folder(root: Path, name: str, shard: str | None, records: list[dict[str, Any]],
+            commits: tuple[str, ...] = ("a" * 40, "b" * 40, "c" * 40)) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    write_meta(d, {"kind": "mine", "mine_id": name, "shard": shard, "candidate_ids": [c[:12] for c in commits],
+                   "candidates_digest": candidates_digest(commits), "max_tasks": None})
+    write_jsonl_atomic(d / "candidates.jsonl", [{"commit": r["commit"]} for r in records])
+    write_jsonl_atomic(d / "results.jsonl", records)
+    write_jsonl_atomic(d / "scan.jsonl", [])
+    return d
+
+
+def _record(commit: str, reason: str | None, seconds: float = 1.0) -> dict[str, Any]:
+    day = f"2026-01-0{'abc'.index(commit[0]) + 1}T12:00:00+00:00"
+    task = None if reason else Task(
+        id=commit[:12], commit=commit, parent="0" * 40, committed_at=day, authored_at=day, mode="commit",
+        subject="Add x", message="Add x", prompt="Add x", source_files=["x.py"], test_files=["t.py"],
+        test_patch="", gold_patch="", FAIL_TO_PASS=["t.py::x"], PASS_TO_PASS=[],
+        verify={"parent_s": seconds}).to_dict()
+    return {"commit": commit, "id": commit[:12], "reason": reason, "FAIL_TO_PASS": 0 if reason else 1,
+            "seconds": seconds, **({"task": task} if task else {})}
+
+
+def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) -> None:
+    a, b, c = "a" * 40, "b" * 40, "c" * 40
+    s1 = _folder(tmp_path / "in", "s1", "1/2", [_record(a, None), _record(c, "flaky")])
+    s2 = _folder(tmp_path / "in", "s2", "2/2", [_record(b, None), _record(a, None, seconds=9.0)])  # timing aside
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    m = merge_mines([s1, s2], repo)
+    assert m.reconciled == 1 and [t.id for t in m.tasks] == [b[:12], a[:12]]  # newest commit first
+    assert [r["id"] for r in m.records] == [a[:12], b[:12], c[:12]]  # scan order
+    assert "Dropped: flaky 1" in m.lines(repo)
+    s3 = _folder(tmp_path / "in", "s3", "2/2", [_record(b, None), _record(a, "reference_fails")])
+    with pytest.raises(ShardMergeError, match=rf"candidate {a[:12]} was verified in .*s1 \(kept\) and in .*s3 "
+                                              r"\(reference fails\) with different results"):
+        merge_mines([s1, s3], repo)
+    other = _folder(tmp_path / "in", "other", "2/2", [_record(b, None)], commits=(a, b))
+    with pytest.raises(ShardMergeError, match="were frozen from different candidates"):
+        merge_mines([s1, other], repo)
+    four = _folder(tmp_path / "in", "four", "2/4", [_record(b, None)])
+    with pytest.raises(ShardMergeError, match=r"shards of different splits \(.*\(1/2\), .*\(2/4\)\)"):
+        merge_mines([s1, four], repo)
+    old = tmp_path / "in" / "old"
+    shutil.copytree(s2, old)
+    (old / "meta.json").unlink()
+    with pytest.raises(ShardMergeError, match="has no mining meta.json"):
+        merge_mines([s1, old], repo)
+    with pytest.raises(ShardMergeError, match="is not a mine folder"):
+        merge_mines([tmp_path / "nowhere"], repo)

@@ -1,0 +1,308 @@
+"""Incremental and resumable mining (issue 18, contracts §7): the verification key, the index of
+earlier records, and end to end with a spy test command — re-mining an unchanged repository runs no
+test, one new commit verifies one candidate, and SIGKILL at three moments followed by the same
+command gives the tasks of an uninterrupted mine, verifying again only what was in flight."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+from helpers.gitrepo import GitRepo
+
+from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path
+from pytest_homefield.mine.pipeline import MineSession
+from pytest_homefield.mine.redgreen import VERIFY_VERSION
+from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
+from pytest_homefield.settings import resolve_settings
+from pytest_homefield.store import append_jsonl, read_jsonl, write_jsonl_atomic
+
+# -- the key ------------------------------------------------------------------------------------------
+
+
+def _cand(commit: str = "a" * 40, **kw: Any) -> dict[str, Any]:
+    return {"commit": commit, "parent": "b" * 40, "test_files": ["tests/test_x.py"], "subject": "Add x to y",
+            "message": "Add x to y\n\nbody", "committed_at": "2024-01-01T00:00:00+00:00",
+            "authored_at": "2024-01-01T00:00:00+00:00", "source_files": ["pkg/x.py"], **kw}
+
+
+def _key(tmp_path: Path, cand: dict[str, Any] | None = None, *, runnable: tuple[str, ...] = ("tests/test_x.py",),
+         sandbox: str = "none", fp: str = "f" * 16, **flags: Any) -> str:
+    s = resolve_settings(tmp_path, flags, mode="mine")
+    return verify_key(verify_inputs(cand or _cand(), s, runnable=runnable, sandbox=sandbox, env_fingerprint=fp))
+
+
+def test_the_key_changes_with_every_verification_input(tmp_path: Path) -> None:
+    base = _key(tmp_path)
+    assert base == _key(tmp_path) and re.fullmatch(r"[0-9a-f]{24}", base)
+    changed = [
+        _key(tmp_path, _cand("c" * 40)),
+        _key(tmp_path, _cand(parent="d" * 40)),
+        _key(tmp_path, _cand(test_files=["tests/test_x.py", "tests/data.txt"])),
+        _key(tmp_path, runnable=()),
+        _key(tmp_path, sandbox="bwrap"),
+        _key(tmp_path, fp="e" * 16),
+        _key(tmp_path, stability_runs=2),
+        _key(tmp_path, run_timeout=60.0),
+        _key(tmp_path, test_timeout=5.0),
+    ]
+    (tmp_path / ".homefield.yml").write_text("test_cmd: python -m pytest -x\n")
+    changed.append(_key(tmp_path))
+    (tmp_path / ".homefield.yml").write_text("setup_cmd: make\n")
+    changed.append(_key(tmp_path))
+    assert base not in changed and len(set(changed)) == len(changed)
+    # what only the prompt depends on is not a verification input
+    assert _key(tmp_path / "x", _cand(subject="Other words here", message="Other words here")) == \
+        _key(tmp_path / "x")
+    s = resolve_settings(tmp_path, {}, mode="mine")
+    assert verify_inputs(_cand(), s, runnable=[], sandbox="none", env_fingerprint="")["verify_version"] == VERIFY_VERSION
+
+
+def _record(commit: str, key: str, **kw: Any) -> dict[str, Any]:
+    return {"commit": commit, "id": commit[:12], "subject": "s", "reason": "passes_without_change", "detail": "",
+            "FAIL_TO_PASS": 0, "PASS_TO_PASS": 0, "excluded": {}, "red_by_import_error": 0, "seconds": 1.5,
+            "verify_key": key, **kw}
+
+
+def test_the_index_takes_settled_records_newest_session_last(tmp_path: Path) -> None:
+    home = HomefieldDir(tmp_path)
+    old, new, current = home.new_mine_dir(), home.new_mine_dir(), home.new_mine_dir()
+    os.utime(old, (1, 1))
+    os.utime(new, (2, 2))
+    append_jsonl(results_path(old), _record("a" * 40, "k1", detail="old"))
+    append_jsonl(results_path(old), _record("b" * 40, "k2"))
+    append_jsonl(results_path(new), _record("a" * 40, "k1", detail="new"))
+    append_jsonl(results_path(new), _record("c" * 40, "k3", reason="max_tasks"))  # never verified
+    append_jsonl(results_path(new), _record("d" * 40, "k4", reason=None))  # kept, but no task: not usable
+    append_jsonl(results_path(new), _record("d" * 40, "k6", reason=None, task={"id": "x"}))  # an invalid task
+    append_jsonl(results_path(new), {"commit": "e" * 40, "reason": "flaky"})  # before keys existed
+    append_jsonl(results_path(current), _record("f" * 40, "k5"))
+    index = ReuseIndex.load(home, skip=current)
+    assert sorted(index.records) == ["k1", "k2"] and index.records["k1"]["detail"] == "new"
+    assert index.sources == {"k1": new.name, "k2": old.name}
+    assert sorted(ReuseIndex.load(home, keys=["k2", "k5"]).records) == ["k2", "k5"]
+
+
+def test_a_reused_task_keeps_the_verification_and_takes_the_prompt_from_this_scan() -> None:
+    task = {"id": "a" * 12, "commit": "a" * 40, "parent": "b" * 40, "committed_at": "2024-01-01T00:00:00+00:00",
+            "authored_at": "2024-01-01T00:00:00+00:00", "mode": "commit", "subject": "Old subject words",
+            "message": "Old subject words", "prompt": "Old subject words", "source_files": ["pkg/x.py"],
+            "test_files": ["tests/test_x.py"], "test_patch": "diff --git a/tests/test_x.py b/tests/test_x.py\n",
+            "gold_patch": "diff --git a/pkg/x.py b/pkg/x.py\n", "FAIL_TO_PASS": ["t::a"], "PASS_TO_PASS": ["t::b"],
+            "excluded": {"t::c": "flaky"}, "verify": {"stability_runs": 3, "parent_s": 1.0, "commit_s": 2.0}}
+    prior = _record("a" * 40, "k1", reason=None, FAIL_TO_PASS=1, task=task, reused_from="older")
+    rec = reused_record(_cand(prompt="Add x to y"), prior, source="m1")
+    assert rec["reused_from"] == "m1" and rec["verify_key"] == "k1" and rec["seconds"] == 1.5
+    assert rec["subject"] == "Add x to y" and rec["task"]["prompt"] == "Add x to y"
+    assert rec["task"]["FAIL_TO_PASS"] == ["t::a"] and rec["task"]["excluded"] == {"t::c": "flaky"}
+    assert rec["task"]["verify"] == task["verify"] and rec["task"]["schema_version"] == 1
+
+
+def test_reverify_reuses_nothing(tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/x.py", "X = 1\n")
+    repo.commit("Start the package here")
+    repo.write("pkg/x.py", "X = 2\n")
+    repo.write("tests/test_x.py", "from pkg.x import X\n\ndef test_x():\n    assert X == 2\n")
+    repo.commit("Make X two with a test")
+    s = resolve_settings(repo.path, {"sandbox": "none"}, mode="mine")
+    first = MineSession.start(s)
+    [cand] = list(first.candidates())
+    append_jsonl(first.results_path, _record(cand["commit"], cand["verify_key"]))
+    again = MineSession.start(s)
+    assert [r["verify_key"] for r in read_jsonl(reused_path(again.mine_dir))] == [cand["verify_key"]]
+    verdict = again.verify(cand, cand["commit"][:12])
+    assert verdict.reused and verdict.record["reused_from"] == first.mine_dir.name
+    forced = MineSession.start(resolve_settings(repo.path, {"sandbox": "none", "reverify": True}, mode="mine"))
+    assert list(read_jsonl(reused_path(forced.mine_dir))) == []
+    # a worker on another host gets the reused records with the candidates
+    info = json.loads(json.dumps(again.workerinput()))
+    shutil.rmtree(again.mine_dir)
+    worker = MineSession.join(s, info)
+    assert candidates_path(worker.mine_dir).exists() and list(worker.reusable()) == [cand["verify_key"]]
+
+
+# -- end to end with a spy test command -----------------------------------------------------------------
+
+N_TASKS = 3
+
+
+def _history(root: Path, n: int = N_TASKS) -> GitRepo:
+    """``n`` candidates that are tasks (``f<i>`` added with its test) and one that passes without its
+    change, each with its own test file so the spy log names the candidate."""
+    repo = GitRepo.init(root)
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/base.py", "BASE = 1\n")
+    repo.commit("Start the package with a base")
+    for i in range(1, n + 1):
+        _add_task(repo, i)
+        if i == 2:
+            repo.write("pkg/base.py", '"""Base."""\nBASE = 1\n')
+            repo.write("tests/test_f0.py", "from pkg.base import BASE\n\ndef test_base():\n    assert BASE == 1\n")
+            repo.commit("Document the base module properly")
+    return repo
+
+
+def _add_task(repo: GitRepo, i: int) -> str:
+    repo.write(f"pkg/f{i}.py", f"def f{i}(x):\n    return x + {i}\n")
+    repo.write(f"tests/test_f{i}.py", f"def test_ok():\n    pass\n\ndef test_f{i}():\n    from pkg.f{i} import f{i}\n"
+                                      f"    assert f{i}(1) == {i + 1}\n")
+    return repo.commit(f"Add function f{i} with its test")
+
+
+SPY_ENV = "HF_SPY_LOG"
+
+
+def _configure(repo: Path, base: Path) -> None:
+    """``.homefield.yml`` (uncommitted, excluded) whose test command is a spy: it logs its arguments
+    to the file named by ``$HF_SPY_LOG``, then runs pytest. One script per ``base`` folder, so that
+    two repositories configured from the same base have the same ``test_cmd``."""
+    spy = base / "spy.sh"
+    if not spy.exists():
+        spy.write_text(f'#!/bin/sh\necho "$*" >> "${SPY_ENV}"\n'
+                       f'exec {shlex.quote(sys.executable)} -m pytest {NO_PLUGINS} "$@"\n')
+    (repo / ".homefield.yml").write_text(
+        f"test_cmd: sh {shlex.quote(str(spy))}\nmine:\n  stability_runs: 1\n")
+    with open(repo / ".git" / "info" / "exclude", "a") as fh:
+        fh.write(".homefield.yml\n")
+
+
+MINE = ("mine", "-n", "2", "--sandbox", "none")
+
+
+def _env(spy_log: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env[SPY_ENV] = str(spy_log)
+    return env
+
+
+def _mine(repo: Path, spy_log: Path, *extra: str) -> str:
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *MINE, *extra], cwd=repo,
+                          env=_env(spy_log), capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _spied(spy_log: Path, start: int = 0) -> list[str]:
+    """Candidates (``f<i>``) of the spy log's lines from ``start``, one per test-command run."""
+    lines = spy_log.read_text().splitlines()[start:] if spy_log.exists() else []
+    return [m.group(1) for line in lines if (m := re.search(r"tests/test_(f\d+)\.py", line))]
+
+
+def _tasks(repo: Path) -> list[dict[str, Any]]:
+    """tasks.jsonl without its timing fields."""
+    out = []
+    for t in read_jsonl(HomefieldDir(repo).tasks):
+        t["verify"] = {k: v for k, v in t["verify"].items() if not k.endswith("_s")}
+        out.append(t)
+    return out
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """A fresh mine of the history: (repository, spy log, output)."""
+    root = tmp_path_factory.mktemp("reuse")
+    repo = _history(root / "repo")
+    _configure(repo.path, tmp_path_factory.getbasetemp())
+    return repo.path, root / "spy.log", _mine(repo.path, root / "spy.log")
+
+
+@pytest.mark.slow
+def test_remining_runs_no_test_and_one_new_commit_verifies_one(mined: tuple[Path, Path, str],
+                                                                tmp_path: Path) -> None:
+    first_repo, first_log, out = mined
+    assert set(_spied(first_log)) == {f"f{i}" for i in range(N_TASKS + 1)}
+    assert f"Mined {N_TASKS} tasks from {N_TASKS + 1} candidates" in out, out
+    assert f"Candidates: reused 0, verified {N_TASKS + 1}" in out
+    repo = tmp_path / "repo"
+    shutil.copytree(first_repo, repo, symlinks=True)
+    spy_log = tmp_path / "spy.log"
+    before = _tasks(repo)
+    out = _mine(repo, spy_log)
+    assert not spy_log.exists(), "re-mining an unchanged repository ran the test command"
+    assert f"Candidates: reused {N_TASKS + 1}, verified 0" in out and f"Mined {N_TASKS} tasks" in out
+    assert _tasks(repo) == before
+    _add_task(GitRepo(repo), N_TASKS + 1)
+    out = _mine(repo, spy_log)
+    assert f"Candidates: reused {N_TASKS + 1}, verified 1 " in out, out
+    assert set(_spied(spy_log)) == {f"f{N_TASKS + 1}"}
+    newest = HomefieldDir(repo).mine_dirs()[-1]
+    fresh = [r["id"] for r in read_jsonl(results_path(newest)) if not r.get("reused_from")]
+    assert len(fresh) == 1 and len(_tasks(repo)) == N_TASKS + 1
+
+
+def _kill_when(proc: subprocess.Popen[str], ready: Any, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert proc.poll() is None, "mining ended before the moment to kill it"
+        assert time.monotonic() < deadline, "the moment to kill never came"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_sigkill_at_three_moments_then_the_same_command(mined: tuple[Path, Path, str], tmp_path: Path,
+                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+    reference_repo, _, _ = mined
+    root = tmp_path
+    repo = _history(root / "repo")
+    spy_log = root / "spy.log"
+    _configure(repo.path, tmp_path_factory.getbasetemp())
+    home = HomefieldDir(repo.path)
+    n_cand = N_TASKS + 1
+
+    def records(d: Path) -> list[dict[str, Any]]:
+        return list(read_jsonl(results_path(d)))
+
+    # the moments: 1. a candidate in flight, none finished; 2. two finished; 3. one more finished
+    moments = [
+        lambda d, start: d is not None and len(_spied(spy_log, start)) > 0 and not records(d),
+        lambda d, start: d is not None and len(records(d)) >= 2,
+        lambda d, start: d is not None and sum(1 for r in records(d) if not r.get("reused_from")) >= 1,
+    ]
+    in_flight: set[str] = set()
+    runs_by_session: list[set[str]] = []
+    for moment in moments:
+        known = set(home.mine_dirs())
+        start = len(spy_log.read_text().splitlines()) if spy_log.exists() else 0
+        proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *MINE], cwd=repo.path, env=_env(spy_log),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
+                                start_new_session=True)
+
+        def session() -> Path | None:
+            new = [d for d in home.mine_dirs() if d not in known and candidates_path(d).exists()]
+            return new[0] if new else None
+
+        _kill_when(proc, lambda: moment(session(), start))  # noqa: B023
+        d = session()
+        assert d is not None
+        done = {r["id"] for r in records(d)}
+        ids = {c["commit"][:12]: c for c in read_jsonl(candidates_path(d))}
+        spied = set(_spied(spy_log, start))
+        runs_by_session.append(spied)
+        # in flight: test runs started, no record received
+        in_flight |= {f for f in spied if not any(f"tests/test_{f}.py" in c["test_files"] and i in done
+                                                  for i, c in ids.items())}
+    start = len(spy_log.read_text().splitlines())
+    out = _mine(repo.path, spy_log)
+    runs_by_session.append(set(_spied(spy_log, start)))
+    assert f"Mined {N_TASKS} tasks from {n_cand} candidates" in out, out
+    assert _tasks(repo.path) == _tasks(reference_repo)
+    verified_twice = {f for f in set().union(*runs_by_session)
+                      if sum(1 for s in runs_by_session if f in s) > 1}
+    assert in_flight, "no candidate was in flight at any kill"
+    assert verified_twice <= in_flight, (verified_twice, in_flight)
+    assert len(verified_twice) <= len(in_flight)

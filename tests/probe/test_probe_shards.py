@@ -1,0 +1,98 @@
+"""probe --shard K/N and probe --merge (issue 17): three probe shards (separate .homefield/ folders)
+merged give the same calls and the same verdict as one unsharded probe of the scripted reciter; a
+shard's verdict, or an incomplete merge, is refused by --exclude-memorized; bad merges are one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from helpers.e2e_repo import homefield
+
+from probe.conftest import MEMORIZED, reciter_spec
+from pytest_homefield.errors import ProbeError, ShardMergeError
+from pytest_homefield.probe.merge import merge_probes
+from pytest_homefield.probe.verdicts import excluded_for_run, load_verdict, probe_path
+from pytest_homefield.shard import Shard
+from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+
+pytestmark = pytest.mark.slow
+
+#: What differs between two probes of the same answers: times.
+TIMING = ("wall_s", "started_at", "finished_at", "at")
+
+
+def _calls(repo: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    return {(r["kind"], r["task_id"], r["sample"]): {k: v for k, v in r.items() if k not in TIMING}
+            for r in read_jsonl(probe_path(repo / ".homefield", "reciter")) if r["kind"] != "verdict"}
+
+
+def _verdict(repo: Path) -> dict[str, Any]:
+    v = load_verdict(probe_path(repo / ".homefield", "reciter"))
+    assert v is not None
+    return {k: v for k, v in v.items() if k not in TIMING + ("merged_from", "incomplete", "notes")}
+
+
+def test_three_probe_shards_merged_equal_one_probe(repo: Path, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    shutil.copytree(repo, one, symlinks=True)
+    spec = reciter_spec(repo)  # the answers file sits beside the copies, outside every .homefield/
+    proc = homefield(one, "probe", "--agent", spec, "--samples", "1", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]
+    machines = []
+    for k in (1, 2, 3):
+        machine = tmp_path / f"machine{k}"
+        shutil.copytree(repo, machine, symlinks=True)
+        proc = homefield(machine, "probe", "--agent", spec, "--samples", "1", "-n", "0", "--shard", f"{k}/3")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        mine = Shard(k, 3).select(ids)
+        assert f"homefield probe shard {k}/3: {len(mine)} of the 8 probed tasks" in proc.stdout
+        assert "merge the shards' .homefield/probe/ folders with: homefield probe --merge" in proc.stdout
+        assert {key[1] for key in _calls(machine)} == mine
+        verdict = load_verdict(probe_path(machine / ".homefield", "reciter"))
+        assert verdict is not None and verdict["shard"] == f"{k}/3"
+        machines.append(machine)
+    agent = [SimpleNamespace(name="reciter", spec=spec.split("=", 1)[1])]
+    with pytest.raises(ProbeError, match="is shard 1/3 only: merge every shard's"):
+        excluded_for_run(machines[0] / ".homefield", agent)
+    merged = tmp_path / "merged"
+    shutil.copytree(repo, merged, symlinks=True)
+    # the three ways to name a shard: its clone, its .homefield/, its probe folder (the CI artifact)
+    sources = [str(machines[0]), str(machines[1] / ".homefield"), str(machines[2] / ".homefield" / "probe")]
+    proc = homefield(merged, "probe", "--merge", *sources)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "merged 3 probe folders of reciter (1/3, 2/3, 3/3): 16 calls" in proc.stdout
+    assert "recites 3 of 8 tasks; control 8 mismatched pairs" in proc.stdout
+    assert _calls(merged) == _calls(one)
+    assert _verdict(merged) == _verdict(one)
+    assert sorted(f["task_id"] for f in _verdict(merged)["flagged"]) == sorted(MEMORIZED)
+    memorized = excluded_for_run(merged / ".homefield", agent)
+    assert memorized["tasks"] == sorted(MEMORIZED)
+    # a missing shard is said, in the output and in the verdict, which --exclude-memorized then refuses
+    partial = tmp_path / "partial"
+    shutil.copytree(repo, partial, symlinks=True)
+    (m,) = merge_probes([Path(sources[0]), Path(sources[2])], partial)
+    assert m.verdict.incomplete == ["incomplete: shard 2/3 missing"] and m.verdict.judged == len(
+        Shard(1, 3).select(ids) | Shard(3, 3).select(ids))
+    with pytest.raises(ProbeError, match="is a merge with shards missing"):
+        excluded_for_run(partial / ".homefield", agent)
+    # the same call with another score in two shards: refused with one line, nothing written
+    path = probe_path(machines[2] / ".homefield", "reciter")
+    first = next(r for r in read_jsonl(probe_path(machines[0] / ".homefield", "reciter")) if r["kind"] == "task")
+    write_jsonl_atomic(path, [{**first, "score": 0.123}, *read_jsonl(path)])
+    before = probe_path(merged / ".homefield", "reciter").read_bytes()
+    with pytest.raises(ShardMergeError, match=rf"task call {first['task_id']} reciter#1 is in .* with different "
+                                              "results; drop one of the two folders"):
+        merge_probes([Path(s) for s in sources], merged)
+    assert probe_path(merged / ".homefield", "reciter").read_bytes() == before
+    # shards of another tasks.jsonl: refused
+    (merged / ".homefield" / "tasks.jsonl").write_text(
+        "".join(json.dumps(t) + "\n" for t in list(read_jsonl(merged / ".homefield" / "tasks.jsonl"))[:-1]))
+    with pytest.raises(ShardMergeError, match="probed another tasks.jsonl"):
+        merge_probes([Path(sources[0])], merged)
+

@@ -1,0 +1,29 @@
+"""What an unsolved attempt item reports (``RunItem`` in run/plugin.py, ``AblateItem`` in ablate/plugin.py,
+through ``collect.xfail_reason``), without a pytest session."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_homefield.ablate.plugin import AblateItem
+from pytest_homefield.collect import xfail_reason
+from pytest_homefield.run.plugin import UNSOLVED_PREFIX, RunItem
+
+
+def _raised(exc: BaseException) -> pytest.ExceptionInfo[BaseException]:
+    with pytest.raises(type(exc)) as excinfo:
+        raise exc
+    return excinfo
+
+
+@pytest.mark.parametrize("item_class", [RunItem, AblateItem])
+def test_an_unsolved_attempt_reports_its_reason_without_formatting_a_traceback(item_class: type) -> None:
+    reason = f"{UNSOLVED_PREFIX}tests_failed (1/1 FAIL_TO_PASS did not pass)"
+    item = object.__new__(item_class)  # repr_failure of an xfail reads nothing of the item
+    assert item_class.repr_failure(item, _raised(pytest.xfail.Exception(reason))) == reason
+
+
+def test_only_an_xfail_has_a_reason() -> None:
+    assert xfail_reason(_raised(pytest.xfail.Exception("unsolved: empty_patch"))) == "unsolved: empty_patch"
+    assert xfail_reason(_raised(pytest.fail.Exception("homefield infra error: x", pytrace=False))) is None
+    assert xfail_reason(_raised(ValueError("boom"))) is None
