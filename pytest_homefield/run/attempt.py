@@ -225,8 +225,7 @@ def agent_wrapper(backend: str, *, workspace: Path, tmpdir: Path, home: Path, ne
                                             first=[Path(sys.executable).parent])}
         ro = list(ro_paths)
         if relay is not None:
-            if not relay.folder.exists():
-                relay.start()
+            relay.start()
             argv = inside_argv(sys.executable, relay.mapping(), argv)
             ro.append(relay.folder)
         policy = Policy(cwd=workspace, rw=[workspace, tmpdir, home], ro=ro, env=inner, network=network)

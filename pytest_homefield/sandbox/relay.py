@@ -22,10 +22,12 @@ inside half runs as a script with ``-I`` under whatever interpreter is bound int
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -78,11 +80,17 @@ def _serve(listener: socket.socket, connect: object, stop: threading.Event) -> N
         threading.Thread(target=_join, args=(conn, peer), daemon=True).start()
 
 
+#: A Unix socket's path must fit in ``sun_path`` (108 bytes on Linux, with its NUL).
+_MAX_SOCKET_PATH = 100
+
+
 class HostRelay:
     """The host half: ``FOLDER/PORT.sock`` → ``host:PORT`` for each port in ``ports``.
 
-    :meth:`start` creates the folder and the listening sockets (raises ``OSError``); :meth:`close`
-    stops accepting and removes the sockets (connections in flight end with their peers)."""
+    :meth:`start` (once; later calls do nothing) creates the folder and the listening sockets (raises
+    ``OSError``); a ``folder`` whose socket paths would be too long for a Unix socket is replaced by a
+    new private folder under ``/tmp``. :meth:`close` stops accepting and removes the sockets
+    (connections in flight end with their peers)."""
 
     def __init__(self, ports: Sequence[int], folder: Path, host: str = "127.0.0.1") -> None:
         self.ports = tuple(ports)
@@ -90,13 +98,21 @@ class HostRelay:
         self.host = host
         self._stop = threading.Event()
         self._listeners: list[socket.socket] = []
+        self._started = False
+        self._own_folder = False
 
     def socket_path(self, port: int) -> Path:
         """Where the socket of ``port`` is."""
         return self.folder / f"{port}.sock"
 
     def start(self) -> HostRelay:
-        """Listen on every socket; returns ``self``."""
+        """Listen on every socket (the first time); returns ``self``."""
+        if self._started:
+            return self
+        self._started = True
+        if len(str(self.socket_path(65535))) > _MAX_SOCKET_PATH:
+            self.folder = Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp"))
+            self._own_folder = True
         self.folder.mkdir(parents=True, exist_ok=True)
         for port in self.ports:
             path = self.socket_path(port)
@@ -128,6 +144,8 @@ class HostRelay:
         self._listeners.clear()
         for port in self.ports:
             self.socket_path(port).unlink(missing_ok=True)
+        if self._own_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def inside_argv(python: str, mapping: Sequence[str], command: Sequence[str]) -> list[str]:

@@ -132,3 +132,14 @@ def test_host_relay_joins_a_socket_to_the_port(tmp_path: Path, servers: tuple[in
         relay.close()
     assert data.startswith(b"HTTP/1.0 200") and data.endswith(f"hello from {allowed}".encode())
     assert not relay.socket_path(allowed).exists()
+
+
+def test_host_relay_moves_a_folder_too_deep_for_a_socket(tmp_path: Path, servers: tuple[int, int]) -> None:
+    deep = tmp_path.joinpath(*["d" * 20] * 5)
+    relay = HostRelay([servers[0]], deep).start()
+    try:
+        assert relay.folder != deep and relay.socket_path(servers[0]).exists()
+        assert relay.start() is relay  # once
+    finally:
+        relay.close()
+    assert not relay.folder.exists()
