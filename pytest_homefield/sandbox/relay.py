@@ -8,7 +8,7 @@ the two sides are joined through Unix sockets, which cross namespaces as files:
 
 * on the host, :class:`HostRelay` listens on ``FOLDER/PORT.sock`` for each allowed port and joins each
   connection to ``127.0.0.1:PORT``;
-* inside, this file run as a script (:func:`inside_argv`: ``python -I relay.py inside PORT=SOCK … --
+* inside, this file run as a script (:func:`inside_argv`: ``python -I -S relay.py inside PORT=SOCK … --
   COMMAND…``) listens on ``127.0.0.1:PORT`` (and ``[::1]:PORT`` where the namespace has IPv6), joins
   each connection to its socket, runs ``COMMAND`` and exits with its status.
 
@@ -16,7 +16,7 @@ So a client configured for ``http://127.0.0.1:PORT`` works unchanged, DNS and ev
 fail, and an agent that talks to the socket itself reaches the same allowed port only. Plain TCP is
 relayed byte for byte (HTTP, server-sent events, WebSockets). Remote endpoints cannot be reached this
 way (TLS needs the real host name): use ``shared`` for those. Standard library only, because the
-inside half runs as a script with ``-I`` under whatever interpreter is bound into the sandbox.
+inside half runs as a script with ``-I -S`` under whatever interpreter is bound into the sandbox.
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ class HostRelay:
 
 def inside_argv(python: str, mapping: Sequence[str], command: Sequence[str]) -> list[str]:
     """The argv that runs ``command`` inside the sandbox behind the inside half of the relay."""
-    return [python, "-I", os.path.abspath(__file__), "inside", *mapping, "--", *command]
+    return [python, "-I", "-S", os.path.abspath(__file__), "inside", *mapping, "--", *command]
 
 
 def _listen_inside(port: int, sock_path: str, stop: threading.Event) -> int:
