@@ -6,7 +6,8 @@ replaces its own bubblewrap sandbox, and the attempt records ``sandbox: hook``.
 
 The container sees only the attempt's workspace, its ``TMPDIR`` and a fresh ``HOME`` (read-write,
 at the same paths) and the read-only paths the agent needs (interpreter, client); the network is
-off unless the agent needs its API (``--sandbox-network``). ``HOMEFIELD_CONTAINER_IMAGE`` picks the
+off unless the agent needs its API (``--sandbox-network``; ``loopback:PORT`` is relayed by
+bubblewrap only: here it means no network). ``HOMEFIELD_CONTAINER_IMAGE`` picks the
 image (default ``python:3.12-slim``: it must hold the agent's client); ``HOMEFIELD_CONTAINER``
 picks the engine (``podman`` if installed, else ``docker``). Podman runs rootless without a daemon;
 docker needs its daemon.

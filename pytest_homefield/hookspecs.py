@@ -57,7 +57,9 @@ def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
     ``--homefield-sandbox`` (bubblewrap). ``ctx`` is a
     :class:`pytest_homefield.run.attempt.SandboxContext`: ``workspace``, ``tmpdir`` and ``home`` (the
     only folders to make writable), ``ro_paths`` (interpreter, client), ``env`` (the whole environment
-    the program must get; the returned command is started with it too), ``network``, ``agent``,
-    ``purpose``. The attempt records ``sandbox: "hook"``. See
+    the program must get; the returned command is started with it too), ``network`` (the host's),
+    ``loopback_ports`` (``--sandbox-network loopback:…``: the host's 127.0.0.1 ports to let through
+    when ``network`` is false; bubblewrap relays them, a hook must do so itself or give none),
+    ``agent``, ``purpose``. The attempt records ``sandbox: "hook"``. See
     ``conftest_templates/sandbox_container.py`` (podman or docker).
     """

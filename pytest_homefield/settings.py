@@ -38,6 +38,7 @@ from pytest_homefield.agents.environment import check_passthrough
 from pytest_homefield.agents.recipes import recipe_agents
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.shard import parse_shard
 
 __all__ = [
@@ -72,8 +73,9 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 #: ``count`` (an int at least 1 when set), ``positive`` (a finite number above 0 when set: ``nan``
 #: and ``inf`` are refused), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml may also give a
 #: YAML date), ``shard`` (``K/N`` with 1 ≤ K ≤ N when set), ``fraction`` (strictly between 0 and 1),
-#: ``gates`` (each ``RATE`` or ``AGENT=RATE`` with RATE in [0, 1], :func:`parse_gate`).
-CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates")
+#: ``gates`` (each ``RATE`` or ``AGENT=RATE`` with RATE in [0, 1], :func:`parse_gate`), ``network``
+#: (``shared``, ``none`` or ``loopback:PORT[,PORT…]``, :func:`~pytest_homefield.sandbox.modes.parse_network`).
+CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network")
 #: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
 #: per dependency declaration, :mod:`pytest_homefield.envs`).
 ENV_KINDS = ("current", "uv")
@@ -236,9 +238,11 @@ class Settings(ScanSettings):
                            "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
                            commands=_MR + _A, yml="run.sandbox", choices=("auto", "bwrap", "none"))
     sandbox_network: str = setting("shared", help="network inside an agent's sandbox: shared (default; the agent "
-                                   "calls its API) or none (local cmd: agents); test runs never have one",
+                                   "calls its API), none (local cmd: agents) or loopback:PORT[,PORT...] (only "
+                                   "those ports of this machine's 127.0.0.1, e.g. a local model server); test "
+                                   "runs never have one",
                                    commands=("run", "verify", "ablate"), yml="run.sandbox_network",
-                                   choices=("shared", "none"))
+                                   check="network")
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
@@ -709,6 +713,11 @@ def _validate(s: Settings) -> None:
                 raise ConfigError(f"{flag} must be positive, got {value}")
             if check == "shard" and value is not None:
                 parse_shard(value, flag=str(flag))
+            if check == "network":
+                try:
+                    parse_network(str(value))
+                except ValueError as exc:
+                    raise ConfigError(f"{flag} {exc}") from None
             if check == "fraction" and not 0 < value < 1:
                 raise ConfigError(f"{flag} must be between 0 and 1, got {value}")
             if check == "gates":

@@ -106,7 +106,7 @@ def test_a_setting_with_choices_names_them(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"--homefield-sandbox 'docker': use one of auto, bwrap, none"):
         resolve_settings(tmp_path, {"sandbox": "docker"})
     write(tmp_path, "run:\n  sandbox_network: host\n")
-    with pytest.raises(ConfigError, match="--homefield-sandbox-network 'host': use one of shared, none"):
+    with pytest.raises(ConfigError, match=r"--homefield-sandbox-network 'host': use shared, none or loopback:PORT"):
         resolve_settings(tmp_path, {})
 
 
@@ -133,6 +133,8 @@ def _sample(decl: Setting) -> Any:
         return "2/3"
     if decl.check == "fraction":
         return 0.1
+    if decl.check == "network":
+        return "loopback:8000"
     value = _SAMPLE[decl.kind]
     assert value != decl.default
     return value
@@ -231,7 +233,7 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     if decl.dest is not None:
         listed = ["0.25"] if decl.check == "gates" else ["z"]
         flag_value = listed if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
-            0.2 if decl.check == "fraction" else \
+            0.2 if decl.check == "fraction" else "none" if decl.check == "network" else \
             decl.choices[-1] if decl.choices and decl.choices[-1] != value else decl.choices[0] if decl.choices \
             else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
         s = resolve_settings(tmp_path, {decl.dest: flag_value}, mode=mode)

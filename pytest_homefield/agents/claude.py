@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,17 +301,18 @@ class ClaudeAgent:
         """Only with ``--allow-shell`` (its Bash tool)."""
         return allow_shell
 
-    def sandbox_paths(self) -> list[Path]:
+    def sandbox_paths(self, env: Mapping[str, str] | None = None) -> list[Path]:
         """Read-only paths the CLI needs inside a sandbox: the folder of its launcher (``node_modules/.bin``)
         and of its installed package."""
         real = Path(os.path.realpath(self.executable))
         return [Path(self.executable).parent, real.parent.parent if real.parent.name == "bin" else real.parent]
 
     def sandbox_home(self, home: Path, env: dict[str, str]) -> None:
-        """Copy the client's configuration into the sandbox's fresh ``home``: ``~/.claude.json`` and
+        """Copy the client's configuration from the user's ``HOME`` (``env["HOME"]``, else this
+        process's) into the sandbox's fresh ``home``: ``~/.claude.json`` and
         ``~/.claude/.credentials.json`` when they exist, and a ``CLAUDE_CONFIG_DIR`` (re-pointed at the
         copy in ``env``)."""
-        real_home = Path(os.environ.get("HOME") or Path.home())
+        real_home = Path(env.get("HOME") or os.environ.get("HOME") or Path.home())
         for rel in (".claude.json", ".claude/.credentials.json", ".claude/settings.json"):
             src = real_home / rel
             if src.is_file():

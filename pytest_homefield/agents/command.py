@@ -25,13 +25,16 @@ Example: ``{"cost_usd": 0.0123, "input_tokens": 3300, "output_tokens": 120}``.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
+from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
@@ -104,6 +107,8 @@ class CommandAgent:
     ``env_passthrough`` is the variable list the runner copies into the environment: ``settings.env``.
     ``trust_infra``: accept ``{"outcome": "infra"}`` on the usage line (built-in recipes only).
     It is a process that can run commands (``process``, :meth:`runs_commands`): sandboxed.
+    ``client``: a built-in recipe's client (:class:`~.recipes.ClientSandbox`), whose install is bound
+    read-only into the sandbox and whose configuration is copied into its fresh ``HOME``.
     """
 
     simulated = False
@@ -113,17 +118,29 @@ class CommandAgent:
     shell_known = False
 
     def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings,
-                 trust_infra: bool = False) -> None:
+                 trust_infra: bool = False, client: ClientSandbox | None = None) -> None:
         self.name = name
         self.spec = spec
         self.command = command
         self.settings = settings
         self.trust_infra = trust_infra
+        self.client = client
         self.env_passthrough = agent_passthrough("cmd", settings)
 
     def runs_commands(self, allow_shell: bool) -> bool:
         """Always: the command is a shell."""
         return True
+
+    def sandbox_paths(self, env: Mapping[str, str]) -> list[Path]:
+        """Read-only paths inside the sandbox: the recipe client's install found on ``env["PATH"]``
+        (``[]`` for other commands, and when the client is not installed)."""
+        return self.client.paths(env) if self.client else []
+
+    def sandbox_home(self, home: Path, env: dict[str, str]) -> None:
+        """Copy the recipe client's configuration from the user's ``HOME`` (``env["HOME"]``) into the
+        sandbox's fresh ``home``, re-pointing its variables in ``env`` (nothing for other commands)."""
+        if self.client:
+            self.client.fill_home(home, env, Path(env.get("HOME") or os.path.expanduser("~")))
 
     def version(self) -> str | None:
         """``None``: an arbitrary command has no version to ask for."""

@@ -35,13 +35,18 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from pytest_homefield.sandbox.bwrap import program_paths
 
 __all__ = [
     "RECIPES",
     "RECIPE_ENV",
+    "RECIPE_SANDBOX",
+    "ClientSandbox",
     "build_recipes",
     "recipe_agents",
     "classify_error_text",
@@ -307,6 +312,80 @@ RECIPE_ENV: dict[str, tuple[str, ...]] = {
     "codex": ("CODEX_HOME", "OPENAI_API_KEY"),
     "gemini": ("GEMINI_API_KEY", "GEMINI_MODEL", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
                "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "XDG_CACHE_HOME"),
+}
+
+
+@dataclass(frozen=True)
+class ClientSandbox:
+    """What a recipe's client needs inside the sandbox of run/attempt.py (docs/contracts.md §9), where
+    it gets a fresh, empty ``HOME``:
+
+    * ``executable``: the client's program, looked up on the agent's ``PATH``; its install (launcher,
+      virtual environment or ``node_modules``, interpreter) is bound read-only
+      (:func:`pytest_homefield.sandbox.bwrap.program_paths`);
+    * ``home_files``: files relative to the user's ``HOME`` copied into the fresh one when they exist
+      (configuration and credentials; never history, sessions or caches, which would carry other
+      attempts' work);
+    * ``config_var`` / ``config_default`` / ``config_files``: a configuration folder named by an
+      environment variable (default: ``config_default`` under ``HOME``) whose ``config_files`` are
+      copied into ``HOME/config_default`` inside, the variable re-pointed there;
+    * ``home_vars``: variables the recipe passes that name a folder the client writes (re-pointed
+      under the fresh ``HOME``, since the host folder is not visible inside).
+    """
+
+    executable: str
+    home_files: tuple[str, ...] = ()
+    config_var: str | None = None
+    config_default: str = ""
+    config_files: tuple[str, ...] = ()
+    home_vars: tuple[tuple[str, str], ...] = ()
+
+    def paths(self, env: Mapping[str, str]) -> list[Path]:
+        """Read-only paths of the client found on ``env["PATH"]`` (``[]`` when it is not there)."""
+        return program_paths(self.executable, env.get("PATH", ""))
+
+    def fill_home(self, home: Path, env: dict[str, str], user_home: Path) -> list[str]:
+        """Copy the client's configuration from ``user_home`` into the fresh ``home`` and re-point the
+        variables in ``env`` (changed in place). Returns the relative paths copied."""
+        copied: list[str] = []
+        for rel in self.home_files:
+            src = user_home / rel
+            if src.is_file():
+                (home / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, home / rel)
+                copied.append(rel)
+        if self.config_var:
+            folder = Path(env[self.config_var]) if env.get(self.config_var) else user_home / self.config_default
+            dest = home / self.config_default
+            for name in self.config_files:
+                if (folder / name).is_file():
+                    dest.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(folder / name, dest / name)
+                    copied.append(f"{self.config_default}/{name}")
+            if env.get(self.config_var) or dest.is_dir():
+                dest.mkdir(parents=True, exist_ok=True)
+                env[self.config_var] = str(dest)
+        for var, rel in self.home_vars:
+            if var in env:
+                env[var] = str(home / rel)
+        return copied
+
+
+#: Per recipe: what its client needs in the sandbox (:class:`ClientSandbox`). aider: its YAML config,
+#: model settings and metadata (not ``~/.env``: keys come through the passthrough list); codex:
+#: ``config.toml``, ``auth.json`` (``codex login``) and the user's ``AGENTS.md`` from ``$CODEX_HOME``
+#: (default ``~/.codex``), not its session databases; gemini: ``~/.gemini``'s settings and OAuth
+#: files, not its ``tmp/`` chats, with ``$XDG_CACHE_HOME`` (where ``prepare-gemini`` writes) under the
+#: fresh ``HOME``.
+RECIPE_SANDBOX: dict[str, ClientSandbox] = {
+    "aider": ClientSandbox("aider", home_files=(".aider.conf.yml", ".aider.model.settings.yml",
+                                                ".aider.model.metadata.json")),
+    "codex": ClientSandbox("codex", config_var="CODEX_HOME", config_default=".codex",
+                           config_files=("config.toml", "auth.json", "AGENTS.md")),
+    "gemini": ClientSandbox("gemini", home_files=(".gemini/settings.json", ".gemini/oauth_creds.json",
+                                                  ".gemini/google_accounts.json", ".gemini/installation_id",
+                                                  ".gemini/GEMINI.md"),
+                            home_vars=(("XDG_CACHE_HOME", ".cache"),)),
 }
 
 

@@ -21,7 +21,7 @@ from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
-from pytest_homefield.agents.recipes import RECIPES
+from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.errors import AgentSpecError, PredictionsError
 from pytest_homefield.run.attacks import ATTACKS, attack_agent
@@ -130,8 +130,9 @@ def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | Non
         return SimAgent(name=parsed.name, spec=parsed.spec, p=float(parsed.arg or 0))
     if parsed.kind == "cmd":
         # only the unmodified built-in recipes may report infra (their helper reads the client's error)
+        recipe = next((name for name, spec in RECIPES.items() if spec == parsed.spec), None)
         return CommandAgent(name=parsed.name, spec=parsed.spec, command=parsed.arg or "", settings=s,
-                            trust_infra=parsed.spec in RECIPES.values())
+                            trust_infra=recipe is not None, client=RECIPE_SANDBOX.get(recipe or ""))
     if parsed.kind == "claude":
         return ClaudeAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg, settings=s)
     if parsed.kind == "attack":

@@ -43,11 +43,12 @@ from pytest_homefield.sandbox.bwrap import (
     python_paths,
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.relay import HostRelay, inside_argv
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
-__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
-           "result_key", "agent_wrapper"]
+__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "AgentSandbox", "grading_env", "run_attempt",
+           "latest_results", "result_key", "agent_wrapper", "agent_sandbox"]
 
 
 def _now() -> str:
@@ -183,8 +184,9 @@ class SandboxContext:
 
     ``workspace``, ``tmpdir`` and ``home`` are the only host folders the agent should be able to
     write (they are its own); ``ro_paths`` what it needs to read (interpreter, client); ``env`` the
-    whole environment the command must get; ``network`` whether it may use the network; ``agent``
-    its name; ``purpose`` ``"agent"``.
+    whole environment the command must get; ``network`` whether it may use the host's network;
+    ``loopback_ports`` the host's ``127.0.0.1`` ports it may reach without it (``--sandbox-network
+    loopback:…``); ``agent`` its name; ``purpose`` ``"agent"``.
     """
 
     workspace: Path
@@ -195,22 +197,27 @@ class SandboxContext:
     ro_paths: list[Path]
     agent: str
     purpose: str = "agent"
+    loopback_ports: tuple[int, ...] = ()
 
 
 def agent_wrapper(backend: str, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
                   ro_paths: list[Path], agent: str,
                   hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None,
-                  used: list[str] | None = None) -> Callable[[list[str], Any], list[str]]:
+                  used: list[str] | None = None,
+                  relay: HostRelay | None = None) -> Callable[[list[str], Any], list[str]]:
     """The ``AgentContext.wrap`` of one attempt: a ``pytest_homefield_sandbox`` hook result when a hook
     returns one, else bubblewrap (``backend == "bwrap"``: ``workspace``, ``tmpdir`` and ``home``
     read-write, ``ro_paths`` and the system read-only, nothing else), else the argv unchanged. The
-    backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``)."""
+    backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``). With ``relay``
+    (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs behind the
+    inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use."""
 
     def wrap(argv: list[str], env: Any) -> list[str]:
         env = dict(env)
+        ports = relay.ports if relay is not None else ()
         if hook is not None:
             ctx = SandboxContext(workspace=workspace, tmpdir=tmpdir, home=home, env=env, network=network,
-                                 ro_paths=list(ro_paths), agent=agent)
+                                 ro_paths=list(ro_paths), agent=agent, loopback_ports=ports)
             wrapped = hook(list(argv), ctx)
             if wrapped is not None:
                 if used is not None:
@@ -223,12 +230,70 @@ def agent_wrapper(backend: str, *, workspace: Path, tmpdir: Path, home: Path, ne
         mounted = [workspace, tmpdir, home, *ro_paths]
         inner = {**env, "PATH": inside_path(env.get("PATH", ""), mounted,
                                             first=[Path(sys.executable).parent])}
-        policy = Policy(cwd=workspace, rw=[workspace, tmpdir, home], ro=ro_paths, env=inner, network=network)
+        ro = list(ro_paths)
+        if relay is not None:
+            relay.start()
+            argv = inside_argv(sys.executable, relay.mapping(), argv)
+            ro.append(relay.folder)
+        policy = Policy(cwd=workspace, rw=[workspace, tmpdir, home], ro=ro, env=inner, network=network)
         if used is not None:
             used.append("bwrap")
         return bwrap_argv(argv, policy, bwrap=probe())
 
     return wrap
+
+
+@dataclass
+class AgentSandbox:
+    """The sandbox of one agent attempt (:func:`agent_sandbox`): ``wrap`` for ``AgentContext.wrap``,
+    ``home`` (the fresh ``HOME`` when sandboxed), ``used`` (the backends ``wrap`` applied), and the
+    loopback ``relay`` if any. :meth:`close` stops the relay."""
+
+    backend: str
+    home: Path
+    wrap: Callable[[list[str], Any], list[str]]
+    used: list[str]
+    relay: HostRelay | None = None
+
+    @property
+    def recorded(self) -> str:
+        """The result's ``sandbox`` field: the last backend applied, else ``none`` (or ``hook``
+        when that was the choice)."""
+        return self.used[-1] if self.used else ("none" if self.backend == "bwrap" else self.backend)
+
+    def close(self) -> None:
+        """Stop the loopback relay (if one was started)."""
+        if self.relay is not None:
+            self.relay.close()
+
+
+def agent_sandbox(agent: Any, backend: str, *, workspace: Path, box: Path, env: dict[str, str],
+                  sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
+                  hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None) -> AgentSandbox:
+    """Prepare the sandbox of one attempt of ``agent`` (``backend``: ``bwrap`` or ``none``, from
+    :meth:`SandboxChoice.for_agent`) whose workspace is ``workspace``, in the attempt's private folder
+    ``box`` (``box/tmp`` is its ``TMPDIR``; ``box/home`` becomes its ``HOME``, ``box/net`` holds the
+    relay's sockets). When sandboxed (bubblewrap or a hook), the agent gets a fresh ``HOME``: the
+    agent's ``sandbox_home(home, env)`` copies its client's configuration in from the user's (still
+    ``env["HOME"]`` when it is called) and may re-point variables; then ``env["HOME"]`` is the fresh
+    one (``env`` is changed in place). Read-only: the interpreters (this one, ``python`` and each of
+    ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install)."""
+    tmpdir, home = box / "tmp", box / "home"
+    if backend == "bwrap" or hook is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        fill_home = getattr(agent, "sandbox_home", None)
+        if callable(fill_home):
+            fill_home(home, env)
+        env["HOME"] = str(home)
+    extra = getattr(agent, "sandbox_paths", None)
+    ro_paths = [*python_paths([sys.executable, "python", *pythons]), *package_paths(),
+                *(extra(env) if callable(extra) else [])]
+    ports = sandbox.loopback_ports
+    relay = HostRelay(ports, box / "net") if ports and backend == "bwrap" else None
+    used: list[str] = []
+    wrap = agent_wrapper(backend, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
+                         ro_paths=ro_paths, agent=agent.name, hook=hook, used=used, relay=relay)
+    return AgentSandbox(backend=backend, home=home, wrap=wrap, used=used, relay=relay)
 
 
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
@@ -274,7 +339,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell,
                            shell_known=bool(getattr(spec.agent, "shell_known", True)))
     box = Path(tempfile.mkdtemp(dir=cache.root))
-    tmpdir, home = box / "tmp", box / "home"
+    tmpdir = box / "tmp"
     try:
         backend = spec.sandbox.for_agent(spec.agent, spec.allow_shell)
         test_backend = spec.sandbox.for_tests()
@@ -286,26 +351,21 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         backend, test_backend = "none", "none"
     base["test_sandbox"] = test_backend
     env = _agent_env(spec, prompt, tmpdir)
-    if backend == "bwrap" or spec.sandbox_hook is not None:
-        home.mkdir()
-        env["HOME"] = str(home)
-        fill_home = getattr(spec.agent, "sandbox_home", None)
-        if callable(fill_home):
-            fill_home(home, env)
-    extra = getattr(spec.agent, "sandbox_paths", None)
-    ro_paths = [*python_paths([sys.executable, "python", _python_of(spec.test_cmd or spec.task.test_cmd)]),
-                *package_paths(), *(extra() if callable(extra) else [])]
-    used: list[str] = []
-    wrap = agent_wrapper(backend, workspace=workspace, tmpdir=tmpdir, home=home,
-                         network=spec.sandbox.network == "shared", ro_paths=ro_paths, agent=spec.agent.name,
-                         hook=spec.sandbox_hook, used=used)
+    try:
+        sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
+                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], hook=spec.sandbox_hook)
+    except OSError as exc:  # the client's configuration could not be copied into the fresh HOME
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+        shutil.rmtree(box, ignore_errors=True)
+        return Result(**base, outcome="infra", error=f"cannot prepare the sandbox: {_one_line(exc)}",
+                      finished_at=_now())
     ctx = AgentContext(
         workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
         artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
         seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
         hint_files=list(spec.task.source_files) if getattr(spec.agent, "hinted", False) else [],
         task_id=spec.task.id,
-        wrap=wrap, sandbox=backend, task=spec.task if getattr(spec.agent, "reference", False) else None,
+        wrap=sb.wrap, sandbox=backend, task=spec.task if getattr(spec.agent, "reference", False) else None,
     )
     t0 = time.monotonic()
     try:
@@ -313,11 +373,13 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     except Exception as exc:
         (art / "agent.err").write_text(traceback.format_exc())
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
+    finally:
+        sb.close()
     wall = time.monotonic() - t0
     if ar.outcome is None and _out_of_space(art):
         ar = AgentResult(outcome="infra", exit_code=ar.exit_code,
                          error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
-    base["sandbox"] = used[-1] if used else ("none" if backend == "bwrap" else backend)
+    base["sandbox"] = sb.recorded
     for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
         path = art / name
         if not path.exists():

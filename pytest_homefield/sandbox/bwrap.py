@@ -32,8 +32,8 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
-__all__ = ["Policy", "bwrap_argv", "python_paths", "package_paths", "inside_path", "probe", "BwrapUnavailable",
-           "bwrap_executable", "SYSTEM_DIRS", "INSTALL_HINT"]
+__all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
+           "BwrapUnavailable", "bwrap_executable", "SYSTEM_DIRS", "INSTALL_HINT"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
 #: recreated as symlinks).
@@ -167,6 +167,61 @@ def _venv_home(cfg: Path) -> Path | None:
         if sep and key.strip() == "home" and value.strip():
             return Path(os.path.realpath(value.strip()))
     return None
+
+
+def _shebang(path: Path) -> list[str]:
+    """The ``#!`` line of ``path`` split into words (``[]`` when there is none or it cannot be read)."""
+    try:
+        with open(path, "rb") as f:
+            first = f.read(400).split(b"\n", 1)[0].decode(errors="replace")
+    except OSError:
+        return []
+    return first[2:].split() if first.startswith("#!") else []
+
+
+def program_paths(executable: str, path_var: str | None = None) -> list[Path]:
+    """Read-only paths a program found as ``executable`` on ``path_var`` (default ``$PATH``) needs
+    inside a sandbox; ``[]`` when it is not found. Always the folder of the launcher (so ``PATH`` finds
+    it) and of its real file; then, for the install layouts of pip, pipx, uv and npm:
+
+    * a script under a virtual environment's ``bin/`` (``pyvenv.cfg`` beside it): the venv, and the
+      prefix of the interpreter its ``#!`` names;
+    * a file under ``node_modules``: the outermost ``node_modules`` folder above it (the package and
+      its hoisted dependencies, e.g. codex's native binary in ``@openai/codex-linux-x64``), and the
+      prefix of the ``node`` that ``#!/usr/bin/env node`` finds;
+    * any other ``#!`` interpreter: its prefix.
+
+    Folders under :data:`SYSTEM_DIRS` are left out (they are visible anyway)."""
+    found = shutil.which(executable, path=path_var if path_var is not None else os.environ.get("PATH"))
+    if found is None:
+        return []
+    launcher = Path(os.path.abspath(found))
+    real = Path(os.path.realpath(launcher))
+    out: list[Path] = [launcher.parent, real.parent]
+    for p in (launcher, real):
+        if (p.parent.parent / "pyvenv.cfg").exists():
+            out.append(p.parent.parent)
+    words = _shebang(real)
+    if words and Path(words[0]).name == "env" and len(words) > 1:
+        words = words[1:]
+    interpreter = words[0] if words else None
+    if interpreter and not os.path.isabs(interpreter):
+        interpreter = shutil.which(interpreter, path=path_var if path_var is not None else os.environ.get("PATH"))
+    if interpreter:
+        ipath = Path(os.path.abspath(interpreter))
+        if (ipath.parent.parent / "pyvenv.cfg").exists():
+            out.append(ipath.parent.parent)
+        exe = Path(os.path.realpath(ipath))
+        out.append(exe.parent.parent if exe.parent.name == "bin" else exe.parent)
+    modules = [a for a in real.parents if a.name == "node_modules"]
+    if modules:
+        out.append(modules[-1])
+    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    seen: list[Path] = []
+    for p in out:
+        if p not in seen and str(p) != "/" and not _under(str(p), system):
+            seen.append(p)
+    return seen
 
 
 def package_paths() -> list[Path]:

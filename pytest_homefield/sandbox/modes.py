@@ -1,5 +1,5 @@
-"""Which sandbox each process gets (``--sandbox auto|bwrap|none``, ``--sandbox-network shared|none``;
-docs/contracts.md §2, §7, §9).
+"""Which sandbox each process gets (``--sandbox auto|bwrap|none``, ``--sandbox-network
+shared|none|loopback:PORT[,PORT…]``; docs/contracts.md §2, §7, §9).
 
 * ``none``: nothing is sandboxed (the user accepts the risk).
 * ``bwrap``: every agent process and every test run (grading, mining) runs in bubblewrap; a machine
@@ -11,6 +11,10 @@ docs/contracts.md §2, §7, §9).
   which sandbox it had.
 
 Agents that run in this process (oracle, noop, sim:P, openai:) have no process to wrap: ``none``.
+
+An agent's network: ``shared`` (the host's, the default: the agent calls its API), ``none`` (no
+network at all), or ``loopback:PORT[,PORT…]``: no network except those TCP ports of the host's
+``127.0.0.1`` (a local model server), relayed into the sandbox by :mod:`.relay`.
 """
 
 from __future__ import annotations
@@ -20,10 +24,30 @@ from typing import Any
 
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 
-__all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "runs_commands", "runs_process"]
+__all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process"]
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
-NETWORK_MODES = ("shared", "none")
+NETWORK_MODES = ("shared", "none", "loopback:PORT[,PORT...]")
+
+
+def parse_network(value: str) -> tuple[bool, tuple[int, ...]]:
+    """``(shared, ports)`` of a ``--sandbox-network`` value: ``shared`` → ``(True, ())``, ``none`` →
+    ``(False, ())``, ``loopback:8000,11434`` → ``(False, (8000, 11434))``. Raises ``ValueError`` with a
+    one-line message (the value and what to use; ports 1–65535, at least one) for anything else."""
+    if value == "shared":
+        return True, ()
+    if value == "none":
+        return False, ()
+    kind, _, rest = value.partition(":")
+    if kind == "loopback" and rest:
+        try:
+            ports = tuple(int(p) for p in rest.split(","))
+        except ValueError:
+            ports = ()
+        if ports and all(0 < p < 65536 for p in ports):
+            return False, tuple(dict.fromkeys(ports))
+    raise ValueError(f"{value!r}: use shared, none or loopback:PORT[,PORT...] (TCP ports of this machine's "
+                     "127.0.0.1)")
 
 
 def runs_process(agent: Any) -> bool:
@@ -40,8 +64,8 @@ def runs_commands(agent: Any, allow_shell: bool) -> bool:
 
 @dataclass(frozen=True)
 class SandboxChoice:
-    """The resolved sandbox settings: ``mode`` in :data:`SANDBOX_MODES`, ``network`` in
-    :data:`NETWORK_MODES` (agents only: test runs never have a network)."""
+    """The resolved sandbox settings: ``mode`` in :data:`SANDBOX_MODES`, ``network`` one of
+    :data:`NETWORK_MODES` (:func:`parse_network`; agents only: test runs never have a network)."""
 
     mode: str = "auto"
     network: str = "shared"
@@ -49,8 +73,20 @@ class SandboxChoice:
     def __post_init__(self) -> None:
         if self.mode not in SANDBOX_MODES:
             raise ValueError(f"--sandbox {self.mode!r}: use one of {', '.join(SANDBOX_MODES)}")
-        if self.network not in NETWORK_MODES:
-            raise ValueError(f"--sandbox-network {self.network!r}: use one of {', '.join(NETWORK_MODES)}")
+        try:
+            parse_network(self.network)
+        except ValueError as exc:
+            raise ValueError(f"--sandbox-network {exc}") from None
+
+    @property
+    def shared_network(self) -> bool:
+        """Whether an agent keeps the host's network."""
+        return parse_network(self.network)[0]
+
+    @property
+    def loopback_ports(self) -> tuple[int, ...]:
+        """The host's ``127.0.0.1`` ports relayed into an agent's sandbox (``loopback:``), else ``()``."""
+        return parse_network(self.network)[1]
 
     def available(self) -> str | None:
         """``None`` when bubblewrap works here, else the one-line reason (probed once per process)."""

@@ -26,8 +26,9 @@ from pytest_homefield.agents.claude import (
 )
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.probe.prompt import probe_prompt
-from pytest_homefield.run.attempt import agent_wrapper
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
+from pytest_homefield.run.attempt import agent_sandbox
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.modes import SandboxChoice
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-4-5"
@@ -90,18 +91,15 @@ class Harness:
             source = {"PATH": os.environ["PATH"], "HOME": str(self.home), "LANG": "C.UTF-8",
                       "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key",
                       "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak"}
-            env = build_agent_env(prompt=prompt, attempt=1, tmpdir=self.tmp / "tmp",
+            box = self.tmp / "box"
+            env = build_agent_env(prompt=prompt, attempt=1, tmpdir=box / "tmp",
                                   passthrough=agent.env_passthrough, source=source)
             ctx = AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
                                artifacts=self.artifacts, budget_usd=budget_usd, allow_shell=allow_shell)
             if sandbox:  # what run_attempt gives a claude --allow-shell attempt (run/attempt.py)
-                home = self.tmp / "sandbox-home"
-                home.mkdir(exist_ok=True)
-                env["HOME"] = str(home)
-                agent.sandbox_home(home, env)
-                ctx.wrap = agent_wrapper("bwrap", workspace=self.workspace, tmpdir=self.tmp / "tmp", home=home,
-                                         network=True, ro_paths=[*python_paths(), *agent.sandbox_paths()],
-                                         agent=agent.name)
+                sb = agent_sandbox(agent, "bwrap", workspace=self.workspace, box=box, env=env,
+                                   sandbox=SandboxChoice("auto", f"loopback:{server.url.rsplit(':', 1)[1]}"))
+                ctx.wrap, ctx.sandbox = sb.wrap, "bwrap"
             return agent.run(ctx)
 
     @property
@@ -327,8 +325,9 @@ def test_summarize_stream_skips_torn_lines() -> None:
 
 
 def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path) -> None:
-    """The real CLI with its Bash tool inside bubblewrap (the network shared: the scripted API is on
-    127.0.0.1): the command edits the workspace, and sees neither the user's files nor other processes."""
+    """The real CLI with its Bash tool inside bubblewrap (no network but the scripted API's port on
+    127.0.0.1, relayed in): the command edits the workspace, and sees neither the user's files nor
+    other processes."""
     try:
         probe()
     except BwrapUnavailable as exc:

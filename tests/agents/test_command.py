@@ -16,6 +16,7 @@ from pytest_homefield.agents.base import AgentContext, AgentSettings
 from pytest_homefield.agents.command import CommandAgent, parse_usage_line
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.recipes import (
+    RECIPE_SANDBOX,
     RECIPES,
     build_recipes,
     prepare_aider,
@@ -25,6 +26,8 @@ from pytest_homefield.agents.recipes import (
     usage_gemini,
 )
 from pytest_homefield.agents.recipes import main as recipes_main
+from pytest_homefield.agents.registry import build_agents
+from pytest_homefield.settings import resolve_settings
 
 PY = shlex.quote(sys.executable)
 
@@ -170,6 +173,52 @@ def test_recipes_are_offline_safe_cmd_specs() -> None:
         assert flag in RECIPES["gemini"]
     assert build_recipes("/opt/py 3/python")["codex"].count("'/opt/py 3/python' -m") == 1
     assert recipe_agents()["codex"] == {"spec": RECIPES["codex"], "env": ["CODEX_HOME", "OPENAI_API_KEY"]}
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_recipe_clients_get_their_configuration_in_a_fresh_home(tmp_path: Path) -> None:
+    """What the sandbox's fresh HOME receives per recipe: configuration and credentials, never history,
+    sessions, caches or ~/.env; a variable naming a host folder is re-pointed inside."""
+    user = tmp_path / "user"
+    for rel in (".aider.conf.yml", ".aider.model.metadata.json", ".env", ".aider/analytics.json",
+                ".codex/config.toml", ".codex/auth.json", ".codex/history.jsonl", ".codex/sessions/2026/r.jsonl",
+                ".gemini/settings.json", ".gemini/oauth_creds.json", ".gemini/tmp/p/chats/s.jsonl"):
+        (user / rel).parent.mkdir(parents=True, exist_ok=True)
+        (user / rel).write_text(rel)
+    homes = {name: tmp_path / name for name in RECIPE_SANDBOX}
+    envs: dict[str, dict[str, str]] = {"aider": {}, "codex": {}, "gemini": {"XDG_CACHE_HOME": str(user / "c")}}
+    for name, client in RECIPE_SANDBOX.items():
+        homes[name].mkdir()
+        client.fill_home(homes[name], envs[name], user)
+    assert _files(homes["aider"]) == [".aider.conf.yml", ".aider.model.metadata.json"]
+    assert _files(homes["codex"]) == [".codex/auth.json", ".codex/config.toml"]
+    assert envs["codex"] == {"CODEX_HOME": str(homes["codex"] / ".codex")}
+    assert _files(homes["gemini"]) == [".gemini/oauth_creds.json", ".gemini/settings.json"]
+    assert envs["gemini"] == {"XDG_CACHE_HOME": str(homes["gemini"] / ".cache")}
+    # a CODEX_HOME elsewhere is read from there
+    elsewhere = tmp_path / "codex-home"
+    elsewhere.mkdir()
+    (elsewhere / "config.toml").write_text("model = 'x'\n")
+    env = {"CODEX_HOME": str(elsewhere)}
+    (tmp_path / "h2").mkdir()
+    RECIPE_SANDBOX["codex"].fill_home(tmp_path / "h2", env, user)
+    assert (tmp_path / "h2" / ".codex" / "config.toml").read_text() == "model = 'x'\n"
+    assert env["CODEX_HOME"] == str(tmp_path / "h2" / ".codex")
+
+
+def test_the_registry_gives_recipes_their_client(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "aider").write_text("#!/bin/sh\n")
+    (bindir / "aider").chmod(0o755)
+    aider, own = build_agents(["aider", "own=cmd:aider --yes"], resolve_settings(tmp_path, {}))
+    assert isinstance(aider, CommandAgent) and aider.client is RECIPE_SANDBOX["aider"] and aider.trust_infra
+    assert aider.sandbox_paths({"PATH": str(bindir)}) == [bindir]
+    assert isinstance(own, CommandAgent) and own.client is None and not own.trust_infra
+    assert own.sandbox_paths({"PATH": str(bindir)}) == []
 
 
 def test_usage_aider(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from pytest_homefield.sandbox.bwrap import (
     bwrap_argv,
     inside_path,
     probe,
+    program_paths,
     python_paths,
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
@@ -98,6 +99,37 @@ def test_python_paths_follow_pyvenv_cfg_home(tmp_path: Path) -> None:
     assert venv in paths and base in paths
 
 
+def test_program_paths_of_a_venv_script_and_an_npm_launcher(tmp_path: Path) -> None:
+    # pip/pipx/uv layout: a launcher in ~/.local/bin linking into a venv whose python is elsewhere
+    venv, local_bin = tmp_path / "share" / "venvs" / "tool", tmp_path / "local" / "bin"
+    (venv / "bin").mkdir(parents=True)
+    local_bin.mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /x\n")
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    script = venv / "bin" / "tool"
+    script.write_text(f"#!{venv / 'bin' / 'python'}\nimport sys\n")
+    script.chmod(0o755)
+    (local_bin / "tool").symlink_to(script)
+    paths = program_paths("tool", str(local_bin))
+    assert paths[:3] == [local_bin, venv / "bin", venv]
+    assert Path(os.path.realpath(sys.executable)).parent.parent in paths
+    # npm layout: node_modules/.bin/cli -> ../@scope/cli/bin/cli.js, `#!/usr/bin/env node`, node elsewhere
+    nm = tmp_path / "proj" / "node_modules"
+    (nm / ".bin").mkdir(parents=True)
+    (nm / "@scope" / "cli" / "bin").mkdir(parents=True)
+    js = nm / "@scope" / "cli" / "bin" / "cli.js"
+    js.write_text("#!/usr/bin/env node\n")
+    js.chmod(0o755)
+    (nm / ".bin" / "cli").symlink_to("../@scope/cli/bin/cli.js")
+    node = tmp_path / "nodejs" / "bin" / "node"
+    node.parent.mkdir(parents=True)
+    node.write_text("#!/bin/sh\n")
+    node.chmod(0o755)
+    paths = program_paths("cli", f"{nm / '.bin'}:{node.parent}")
+    assert paths == [nm / ".bin", js.parent, tmp_path / "nodejs", nm]
+    assert program_paths("not-installed-anywhere", str(local_bin)) == []
+
+
 def test_inside_path_drops_what_is_not_mounted(tmp_path: Path) -> None:
     shims, venv_bin = tmp_path / "shims", tmp_path / "venv" / "bin"
     path = os.pathsep.join([str(shims), str(venv_bin), "/usr/bin"])
@@ -110,6 +142,8 @@ def test_choice_rejects_unknown_modes() -> None:
         SandboxChoice("docker")
     with pytest.raises(ValueError, match="--sandbox-network"):
         SandboxChoice("auto", "host")
+    with pytest.raises(ValueError, match="--sandbox-network"):
+        SandboxChoice("auto", "loopback:")
 
 
 class _Agent:

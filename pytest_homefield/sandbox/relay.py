@@ -1,0 +1,210 @@
+"""Loopback-only network for a sandboxed agent (``--sandbox-network loopback:PORT[,PORT…]``;
+docs/contracts.md §9).
+
+bubblewrap's ``--unshare-net`` gives the sandbox a network namespace of its own with nothing but a
+loopback device: the host's ``127.0.0.1`` (a local model server, the scripted API of the tests) is
+out of reach as well as the internet. To let an agent reach a few local TCP ports and nothing else,
+the two sides are joined through Unix sockets, which cross namespaces as files:
+
+* on the host, :class:`HostRelay` listens on ``FOLDER/PORT.sock`` for each allowed port and joins each
+  connection to ``127.0.0.1:PORT``;
+* inside, this file run as a script (:func:`inside_argv`: ``python -I -S relay.py inside PORT=SOCK … --
+  COMMAND…``) listens on ``127.0.0.1:PORT`` (and ``[::1]:PORT`` where the namespace has IPv6), joins
+  each connection to its socket, runs ``COMMAND`` and exits with its status.
+
+So a client configured for ``http://127.0.0.1:PORT`` works unchanged, DNS and every other address
+fail, and an agent that talks to the socket itself reaches the same allowed port only. Plain TCP is
+relayed byte for byte (HTTP, server-sent events, WebSockets). Remote endpoints cannot be reached this
+way (TLS needs the real host name): use ``shared`` for those. Standard library only, because the
+inside half runs as a script with ``-I -S`` under whatever interpreter is bound into the sandbox.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["HostRelay", "inside_argv", "main"]
+
+_CHUNK = 65536
+
+
+def _pump(src: socket.socket, dst: socket.socket) -> None:
+    """Copy bytes from ``src`` to ``dst`` until EOF, then half-close ``dst``."""
+    try:
+        while True:
+            data = src.recv(_CHUNK)
+            if not data:
+                break
+            dst.sendall(data)
+    except OSError:
+        pass
+    finally:
+        try:
+            dst.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _join(a: socket.socket, b: socket.socket) -> None:
+    """Relay both directions between ``a`` and ``b`` (blocks until both are done), then close both."""
+    back = threading.Thread(target=_pump, args=(b, a), daemon=True)
+    back.start()
+    _pump(a, b)
+    back.join()
+    a.close()
+    b.close()
+
+
+def _serve(listener: socket.socket, connect: object, stop: threading.Event) -> None:
+    """Accept on ``listener`` until ``stop`` is set; each connection is joined, in a thread, to a new
+    socket made by ``connect()`` (a connection that cannot be made is closed)."""
+    while not stop.is_set():
+        try:
+            conn, _ = listener.accept()
+        except OSError:
+            return
+        try:
+            peer = connect()  # type: ignore[operator]
+        except OSError:
+            conn.close()
+            continue
+        threading.Thread(target=_join, args=(conn, peer), daemon=True).start()
+
+
+#: A Unix socket's path must fit in ``sun_path`` (108 bytes on Linux, with its NUL).
+_MAX_SOCKET_PATH = 100
+
+
+class HostRelay:
+    """The host half: ``FOLDER/PORT.sock`` → ``host:PORT`` for each port in ``ports``.
+
+    :meth:`start` (once; later calls do nothing) creates the folder and the listening sockets (raises
+    ``OSError``); a ``folder`` whose socket paths would be too long for a Unix socket is replaced by a
+    new private folder under ``/tmp``. :meth:`close` stops accepting and removes the sockets
+    (connections in flight end with their peers)."""
+
+    def __init__(self, ports: Sequence[int], folder: Path, host: str = "127.0.0.1") -> None:
+        self.ports = tuple(ports)
+        self.folder = Path(folder)
+        self.host = host
+        self._stop = threading.Event()
+        self._listeners: list[socket.socket] = []
+        self._started = False
+        self._own_folder = False
+
+    def socket_path(self, port: int) -> Path:
+        """Where the socket of ``port`` is."""
+        return self.folder / f"{port}.sock"
+
+    def start(self) -> HostRelay:
+        """Listen on every socket (the first time); returns ``self``."""
+        if self._started:
+            return self
+        self._started = True
+        if len(str(self.socket_path(65535))) > _MAX_SOCKET_PATH:
+            self.folder = Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp"))
+            self._own_folder = True
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for port in self.ports:
+            path = self.socket_path(port)
+            path.unlink(missing_ok=True)
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(str(path))
+            listener.listen(64)
+            self._listeners.append(listener)
+
+            def connect(port: int = port) -> socket.socket:
+                return socket.create_connection((self.host, port), timeout=30)
+
+            threading.Thread(target=_serve, args=(listener, connect, self._stop), daemon=True).start()
+        return self
+
+    def mapping(self) -> list[str]:
+        """``PORT=SOCKET`` words for :func:`inside_argv`."""
+        return [f"{port}={self.socket_path(port)}" for port in self.ports]
+
+    def close(self) -> None:
+        """Stop accepting and remove the sockets."""
+        self._stop.set()
+        for listener in self._listeners:
+            try:
+                listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            listener.close()
+        self._listeners.clear()
+        for port in self.ports:
+            self.socket_path(port).unlink(missing_ok=True)
+        if self._own_folder:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def inside_argv(python: str, mapping: Sequence[str], command: Sequence[str]) -> list[str]:
+    """The argv that runs ``command`` inside the sandbox behind the inside half of the relay."""
+    return [python, "-I", "-S", os.path.abspath(__file__), "inside", *mapping, "--", *command]
+
+
+def _listen_inside(port: int, sock_path: str, stop: threading.Event) -> int:
+    """Listen on ``127.0.0.1:port`` and, where possible, ``[::1]:port``; returns how many listen."""
+    count = 0
+    for family, address in ((socket.AF_INET, ("127.0.0.1", port)), (socket.AF_INET6, ("::1", port))):
+        try:
+            listener = socket.socket(family, socket.SOCK_STREAM)
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(address)
+            listener.listen(64)
+        except OSError:
+            if family == socket.AF_INET:
+                raise
+            continue
+
+        def connect() -> socket.socket:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sock_path)
+            return s
+
+        threading.Thread(target=_serve, args=(listener, connect, stop), daemon=True).start()
+        count += 1
+    return count
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``relay.py inside PORT=SOCK … -- COMMAND…``: the inside half. Exit status: the command's (128 +
+    signal number when a signal ended it), 127 when it cannot start, 2 on a usage error."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3 or args[0] != "inside" or "--" not in args:
+        print("usage: relay.py inside PORT=SOCK ... -- COMMAND ...", file=sys.stderr)
+        return 2
+    cut = args.index("--")
+    pairs, command = args[1:cut], args[cut + 1:]
+    stop = threading.Event()
+    try:
+        for pair in pairs:
+            port, _, path = pair.partition("=")
+            _listen_inside(int(port), path, stop)
+    except (OSError, ValueError) as exc:
+        print(f"homefield relay: cannot listen inside the sandbox: {exc}", file=sys.stderr)
+        return 2
+    try:
+        proc = subprocess.Popen(command)
+    except OSError as exc:
+        print(f"homefield relay: cannot start {command[:1]}: {exc}", file=sys.stderr)
+        return 127
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: proc.send_signal(signum))
+    code = proc.wait()
+    stop.set()
+    return 128 - code if code < 0 else code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
