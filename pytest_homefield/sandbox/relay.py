@@ -27,10 +27,11 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["HostRelay", "inside_argv", "main"]
 
@@ -111,7 +112,7 @@ class HostRelay:
             return self
         self._started = True
         if len(str(self.socket_path(65535))) > _MAX_SOCKET_PATH:
-            self.folder = Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp"))
+            self.folder = mkdtemp(dir="/tmp")  # owner-named: a killed run's folder is swept
             self._own_folder = True
         self.folder.mkdir(parents=True, exist_ok=True)
         for port in self.ports:
