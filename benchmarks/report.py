@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             run_id = "20261201-120000-bench"
         codes = {"this": HERE} | ({"baseline": args.baseline.resolve()} if args.baseline else {})
-        for name, code in codes.items():  # warm-up (and, when not --cold, the cache a first report writes)
+        for code in codes.values():  # warm-up (and, when not --cold, the cache a first report writes)
             _clean(repo / ".homefield" / "runs" / run_id)
             _time(code, repo, run_id, cold=False)
         walls: dict[str, list[float]] = {n: [] for n in codes}

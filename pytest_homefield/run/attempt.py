@@ -289,7 +289,8 @@ def agent_sandbox(agent: Any, backend: str, *, workspace: Path, box: Path, env: 
     ro_paths = [*python_paths([sys.executable, "python", *pythons]), *package_paths(),
                 *(extra(env) if callable(extra) else [])]
     ports = sandbox.loopback_ports
-    relay = HostRelay(ports, box / "net") if ports and backend == "bwrap" else None
+    relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"))  # owner-named: swept
+             if ports and backend == "bwrap" else None)
     used: list[str] = []
     wrap = agent_wrapper(backend, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
                          ro_paths=ro_paths, agent=agent.name, hook=hook, used=used, relay=relay)

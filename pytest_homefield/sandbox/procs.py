@@ -23,6 +23,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -204,13 +205,14 @@ def signal_processes(pids: Sequence[int], sig: int = signal.SIGTERM) -> None:
 def guard_session(*, worker: bool) -> Callable[[], None]:
     """Tie this homefield process to its run: a worker dies with its controller
     (:func:`die_with_parent`), the controller first removes the temp folders of runs whose process
-    is gone (:func:`~pytest_homefield.sandbox.tempdirs.sweep_stale`), and both stop their commands
-    and remove their own temp folders on SIGTERM/SIGHUP. Returns the function restoring the
+    is gone (:func:`~pytest_homefield.sandbox.tempdirs.sweep_stale`, in the temp dir and in /tmp),
+    and both stop their commands and remove their own temp folders on SIGTERM/SIGHUP. Returns the function restoring the
     previous signal handlers."""
     if worker:
         die_with_parent(signal.SIGTERM)
     else:
-        sweep_stale()
+        for tmp in dict.fromkeys((tempfile.gettempdir(), "/tmp")):  # /tmp: the sandbox relay's short socket paths
+            sweep_stale(tmp)
     return install_stop_handler(remove_own)
 
 

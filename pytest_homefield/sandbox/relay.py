@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 __all__ = ["HostRelay", "inside_argv", "main"]
@@ -89,12 +89,16 @@ class HostRelay:
 
     :meth:`start` (once; later calls do nothing) creates the folder and the listening sockets (raises
     ``OSError``); a ``folder`` whose socket paths would be too long for a Unix socket is replaced by a
-    new private folder under ``/tmp``. :meth:`close` stops accepting and removes the sockets
-    (connections in flight end with their peers)."""
+    new private folder under ``/tmp`` made by ``fallback`` (the caller passes an owner-named one,
+    :func:`pytest_homefield.sandbox.tempdirs.mkdtemp`; this module stays stdlib-only because its
+    inside half runs in the sandbox with ``python -I -S``). :meth:`close` stops accepting and removes
+    the sockets (connections in flight end with their peers)."""
 
-    def __init__(self, ports: Sequence[int], folder: Path, host: str = "127.0.0.1") -> None:
+    def __init__(self, ports: Sequence[int], folder: Path, host: str = "127.0.0.1", *,
+                 fallback: Callable[[], Path] | None = None) -> None:
         self.ports = tuple(ports)
         self.folder = Path(folder)
+        self._fallback = fallback or (lambda: Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp")))
         self.host = host
         self._stop = threading.Event()
         self._listeners: list[socket.socket] = []
@@ -111,7 +115,7 @@ class HostRelay:
             return self
         self._started = True
         if len(str(self.socket_path(65535))) > _MAX_SOCKET_PATH:
-            self.folder = Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp"))
+            self.folder = self._fallback()
             self._own_folder = True
         self.folder.mkdir(parents=True, exist_ok=True)
         for port in self.ports:

@@ -26,7 +26,7 @@ from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.settings import resolve_settings
-from pytest_homefield.store import append_jsonl, read_jsonl, write_jsonl_atomic
+from pytest_homefield.store import append_jsonl, read_jsonl
 
 # -- the key ------------------------------------------------------------------------------------------
 
@@ -66,7 +66,8 @@ def test_the_key_changes_with_every_verification_input(tmp_path: Path) -> None:
     assert _key(tmp_path / "x", _cand(subject="Other words here", message="Other words here")) == \
         _key(tmp_path / "x")
     s = resolve_settings(tmp_path, {}, mode="mine")
-    assert verify_inputs(_cand(), s, runnable=[], sandbox="none", env_fingerprint="")["verify_version"] == VERIFY_VERSION
+    inputs = verify_inputs(_cand(), s, runnable=[], sandbox="none", env_fingerprint="")
+    assert inputs["verify_version"] == VERIFY_VERSION
 
 
 def _record(commit: str, key: str, **kw: Any) -> dict[str, Any]:
@@ -282,7 +283,7 @@ def test_sigkill_at_three_moments_then_the_same_command(mined: tuple[Path, Path,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
                                 start_new_session=True)
 
-        def session() -> Path | None:
+        def session(known: set[Path] = known) -> Path | None:
             new = [d for d in home.mine_dirs() if d not in known and candidates_path(d).exists()]
             return new[0] if new else None
 

@@ -25,6 +25,7 @@ from pytest_homefield.run.attempt import agent_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice, parse_network
 from pytest_homefield.sandbox.relay import HostRelay
+from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 from pytest_homefield.settings import resolve_settings
 
 
@@ -136,9 +137,10 @@ def test_host_relay_joins_a_socket_to_the_port(tmp_path: Path, servers: tuple[in
 
 def test_host_relay_moves_a_folder_too_deep_for_a_socket(tmp_path: Path, servers: tuple[int, int]) -> None:
     deep = tmp_path.joinpath(*["d" * 20] * 5)
-    relay = HostRelay([servers[0]], deep).start()
+    relay = HostRelay([servers[0]], deep, fallback=lambda: mkdtemp(dir="/tmp")).start()  # as run/attempt does
     try:
         assert relay.folder != deep and relay.socket_path(servers[0]).exists()
+        assert relay.folder.parent == Path("/tmp") and relay.folder.name.startswith(f"hf-{owner_tag()}-")
         assert relay.start() is relay  # once
     finally:
         relay.close()

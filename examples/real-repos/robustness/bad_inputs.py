@@ -1,5 +1,9 @@
 """Bad inputs as a careless user gives them, on a real repository: exit, one clear line, data kept."""
-import hashlib, json, os, shutil, subprocess, sys
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 base = Path(sys.argv[1])

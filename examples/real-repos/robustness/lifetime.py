@@ -1,6 +1,14 @@
 """SIGKILL / SIGINT of `homefield run -n 2` on a real repository, cmd: agents leaving children,
 grandchildren and a setsid-escaped great-grandchild. Prints counts."""
-import json, os, shlex, shutil, signal, subprocess, sys, time, uuid
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 repo, sig_name, sandbox = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
