@@ -87,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_export_arguments(p)
     p = sub.add_parser("envs", help="list the uv environments (--env uv) in the user cache; --prune removes "
                        "the ones no task uses")
-    p.add_argument("--prune", action="store_true", help="remove environments no task of this repository uses")
+    p.add_argument("--prune", action="store_true",
+                   help="remove environments no task of this repository uses (kept: those another repository "
+                        "has used, those in use)")
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")

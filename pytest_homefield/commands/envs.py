@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_homefield.envs.builder import cache_root, list_envs, prune_envs
 from pytest_homefield.records import load_tasks
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_envs", "format_envs"]
 
@@ -31,12 +32,13 @@ def run_envs(root: Path | None, *, prune: bool) -> int:
     used = {str(t.env["key"]) for t in load_tasks(tasks_path) if t.env} if tasks_path and tasks_path.exists() \
         else set()
     if prune:
-        removed = prune_envs(cache, keep=sorted(used))
-        print(f"homefield envs: removed {len(removed)} from {cache} (kept the {len(used)} this repository's tasks use)")
+        removed = prune_envs(cache, keep=sorted(used), user=str(root.resolve()) if root is not None else None)
+        print(f"homefield envs: removed {len(removed)} from {cache} (kept the {len(used)} this repository's tasks "
+              "use, those another repository has used and those in use by a running process)")
         for name in removed:
             print(f"  removed {name}")
     envs = list_envs(cache)
-    print(f"homefield envs: {len(envs)} environments in {cache}")
+    print(f"homefield envs: {plural(len(envs), 'environment')} in {cache}")
     for line in format_envs(envs, used):
         print(line)
     return 0

@@ -8,7 +8,11 @@ final one, which is then renamed into place (``os.rename``, atomic on one filesy
 at any point leaves only a temporary folder, never a ``<key>/`` that a later run would use.
 Concurrent builders of one key (xdist workers, several ``homefield`` processes) take an exclusive
 ``flock`` on ``.<key>.lock`` and re-check after getting it, so the key is built once; the holder
-also removes temporary folders that killed builders left.
+also removes temporary folders that killed builders left. A process using an environment holds a
+shared ``flock`` on the same lock file until it exits (:func:`release_envs` drops them earlier), so
+:func:`prune_envs` never removes an environment a running mine or run is testing in; each user
+repository is noted in ``.users/<key>/`` so that a prune from one repository keeps the environments
+another repository uses.
 
 How a tree is installed (``how`` in the record), in ``uv venv --relocatable`` (entry-point scripts
 keep working after the rename):
@@ -32,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import secrets
@@ -57,6 +62,7 @@ __all__ = [
     "ensure_env",
     "list_envs",
     "prune_envs",
+    "release_envs",
 ]
 
 #: The file whose presence makes ``<key>/`` a finished environment.
@@ -154,6 +160,46 @@ def _load(path: Path) -> Environment | None:
                        as_of=data.get("as_of"))
 
 
+#: Shared locks this process holds on the environments it uses: ``(root, key)`` → lock file fd.
+_HELD: dict[tuple[str, str], int] = {}
+
+
+def _hold(root: Path, key: str) -> None:
+    """Take (once per process) a shared ``flock`` on ``.<key>.lock``: the environment is in use."""
+    if (str(root), key) in _HELD:
+        return
+    fd = os.open(root / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    _HELD[(str(root), key)] = fd
+
+
+def release_envs() -> None:
+    """Drop this process's shared locks (they go at exit anyway); the environments may then be pruned."""
+    while _HELD:
+        os.close(_HELD.popitem()[1])
+
+
+def _user_dir(root: Path, key: str) -> Path:
+    return root / ".users" / key
+
+
+def _note_user(root: Path, key: str, user: str | None) -> None:
+    """Record that repository ``user`` (its path) uses ``key``: ``.users/<key>/<sha256(user)[:16]>``."""
+    if not user:
+        return
+    folder = _user_dir(root, key)
+    with contextlib.suppress(OSError):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / hashlib.sha256(user.encode()).hexdigest()[:16]).write_text(user + "\n")
+
+
+def _users(root: Path, key: str) -> set[str]:
+    try:
+        return {f.read_text().strip() for f in _user_dir(root, key).iterdir()}
+    except OSError:
+        return set()
+
+
 @contextlib.contextmanager
 def _locked(root: Path, key: str) -> Iterator[None]:
     fd = os.open(root / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -166,17 +212,33 @@ def _locked(root: Path, key: str) -> Iterator[None]:
 
 def ensure_env(decl: Declaration, tree: Callable[[], contextlib.AbstractContextManager[Path]], *,
                extras: Sequence[str] = (), groups: Sequence[str] = (), as_of: str | None = None,
-               root: Path | None = None, timeout_s: float = 1800, log: Path | None = None) -> Environment:
+               root: Path | None = None, timeout_s: float = 1800, log: Path | None = None,
+               user: str | None = None) -> Environment:
     """The environment for ``decl``: reused when ``<root>/<key>/`` is finished, else built from the
     tree ``tree()`` yields (called only when a build is needed; the tree holding ``decl``'s files).
 
     ``as_of``: an ISO 8601 time; uv then resolves only packages uploaded before it
     (``--exclude-newer``), so an old commit gets the versions of its day instead of today's (drift).
-    ``timeout_s``: seconds for the whole build. ``log``: also copy uv's output there. Raises
+    ``timeout_s``: seconds for the whole build. ``log``: also copy uv's output there. ``user``: the
+    repository (path) using it, noted for :func:`prune_envs`. The environment returned is held in use
+    (shared lock) until this process exits or calls :func:`release_envs`. Raises
     :class:`EnvBuildError` (one line) when no interpreter fits or uv fails or times out; nothing is
     left behind then.
     """
     root = cache_root() if root is None else Path(root)
+    for _ in range(3):  # a prune may remove it between the look-up and the shared lock: look again
+        env = _ensure(decl, tree, extras=extras, groups=groups, as_of=as_of, root=root, timeout_s=timeout_s, log=log)
+        _hold(root, env.key)
+        if _load(root / env.key) is not None:
+            _note_user(root, env.key, user)
+            return env
+        release_envs()
+    raise EnvBuildError(f"environment {env.key} keeps being removed while it is set up (a prune loop?)")
+
+
+def _ensure(decl: Declaration, tree: Callable[[], contextlib.AbstractContextManager[Path]], *,
+            extras: Sequence[str], groups: Sequence[str], as_of: str | None, root: Path, timeout_s: float,
+            log: Path | None) -> Environment:
     key, py, ex, gr = resolve_env(decl, extras=extras, groups=groups, as_of=as_of)
     final = root / key
     env = _load(final)
@@ -390,20 +452,24 @@ def _size(path: Path) -> int:
     return total
 
 
-def prune_envs(root: Path | None = None, *, keep: Sequence[str] = ()) -> list[str]:
+def prune_envs(root: Path | None = None, *, keep: Sequence[str] = (), user: str | None = None) -> list[str]:
     """Remove every environment under ``root`` whose key is not in ``keep``, and temporary folders
-    of killed builds (those whose key lock is free). Returns the removed names. A key being built
-    right now (its lock held) is skipped."""
+    of killed builds (those whose key lock is free). With ``user`` (a repository path) an
+    environment another repository (that still exists) has used is kept. Returns the removed names. A key being built
+    or used right now (its lock held, exclusive or shared) is skipped."""
     root = cache_root() if root is None else Path(root)
     removed: list[str] = []
     if not root.is_dir():
         return removed
     for entry in sorted(root.iterdir()):
         name = entry.name
-        if name.endswith(".lock") or not (entry.is_dir() or ".tmp-" in name):
+        if name.endswith(".lock") or name == ".users" or not (entry.is_dir() or ".tmp-" in name):
             continue
         key = name[1:].split(".tmp-")[0] if name.startswith(".") else name
         if not name.startswith(".") and key in keep:
+            continue
+        others = {u for u in _users(root, key) if Path(u).exists()} - {user} if user is not None else set()
+        if not name.startswith(".") and others:
             continue
         fd = os.open(root / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -414,6 +480,8 @@ def prune_envs(root: Path | None = None, *, keep: Sequence[str] = ()) -> list[st
                     continue
                 raise
             _remove(entry)
+            if not name.startswith("."):
+                shutil.rmtree(_user_dir(root, key), ignore_errors=True)
             removed.append(name)
         finally:
             os.close(fd)

@@ -10,13 +10,13 @@ from __future__ import annotations
 import contextlib
 import datetime
 import shutil
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, ensure_env
 from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.sandbox.snapshot import git, make_snapshot
+from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["commit_env", "as_of_date", "EnvBuildError"]
 
@@ -35,13 +35,14 @@ def commit_env(repo: Path, commit: str, *, extras: Sequence[str] = (), groups: S
 
     @contextlib.contextmanager
     def tree() -> Iterator[Path]:
-        where = Path(tempfile.mkdtemp(prefix="hf-env-", dir=work_root))
+        where = hf_mkdtemp(dir=work_root)  # owner-named: a killed build's folder is swept
         try:
             yield make_snapshot(repo, commit, dest=where / "t", init_git=False)
         finally:
             shutil.rmtree(where, ignore_errors=True)
 
-    return ensure_env(decl, tree, extras=extras, groups=groups, as_of=when, root=root, timeout_s=timeout_s, log=log)
+    return ensure_env(decl, tree, extras=extras, groups=groups, as_of=when, root=root, timeout_s=timeout_s, log=log,
+                      user=str(Path(repo).resolve()))
 
 
 def as_of_date(repo: Path, commit: str) -> str:

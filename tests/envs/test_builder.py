@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 from helpers.env_repo import build_env_repo, build_find_links, offline_env
 
-from pytest_homefield.envs.builder import MARKER, EnvBuildError, cache_root, list_envs, prune_envs, uv_error
+from pytest_homefield.envs.builder import (
+    MARKER,
+    EnvBuildError,
+    cache_root,
+    list_envs,
+    prune_envs,
+    release_envs,
+    uv_error,
+)
 from pytest_homefield.envs.stage import commit_env
 
 pytestmark = pytest.mark.slow
@@ -62,7 +70,11 @@ def test_build_then_reuse_and_list_and_prune(world: dict[str, object], offline: 
     assert (again.key, again.built, again.build_s) == (env.key, False, 0.0)
     assert [e["key"] for e in list_envs()] == [env.key]
     assert prune_envs(keep=[env.key]) == []
-    assert prune_envs() == [env.key] and list_envs() == []
+    assert prune_envs() == []  # in use by this process (a shared lock until exit)
+    release_envs()
+    assert prune_envs(user="/elsewhere/other-repo") == []  # another repository (this one, existing) used it
+    assert prune_envs(user=str(repo.resolve())) == [env.key] and list_envs() == []
+    assert not (cache_root() / ".users" / env.key).exists()
 
 
 def test_unresolvable_dependency_gives_uvs_last_line(world: dict[str, object], offline: dict[str, str]) -> None:
