@@ -127,8 +127,8 @@ def read_frozen_plan(path: Path) -> dict[str, Any]:
 
 
 def utc_now() -> str:
-    """Now, UTC, ISO 8601 to the second."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    """Now, UTC, ISO 8601 to the millisecond."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass

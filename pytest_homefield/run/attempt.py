@@ -52,7 +52,8 @@ __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "AgentSandbox", "gr
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    """Now, UTC, ISO 8601 to the millisecond (a rate limit is told apart from a session start in the same second)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass

@@ -167,6 +167,16 @@ def provider_of(agent: Any) -> str:
     return f"agent:{agent.name}"
 
 
+def _at(stamp: object) -> _dt.datetime:
+    """An ISO 8601 time as an aware datetime (any precision; naive counts as UTC); the earliest time for
+    one that cannot be read (an old record then never counts as this session's)."""
+    try:
+        at = _dt.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    return at if at.tzinfo else at.replace(tzinfo=_dt.timezone.utc)
+
+
 class RunLimits:
     """Whether another attempt may start (docs/contracts.md §8): not after a ``rate_limited`` result
     finished at or after ``since_iso`` (this session's start) by an agent behind the same provider
@@ -188,7 +198,7 @@ class RunLimits:
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one result record (a ``results.jsonl`` line)."""
         self._cost[result_key(record)] = float(record.get("cost_usd") or 0.0)
-        if record.get("outcome") == "rate_limited" and str(record.get("finished_at", "")) >= self.since_iso:
+        if record.get("outcome") == "rate_limited" and _at(record.get("finished_at")) >= _at(self.since_iso):
             self._rate_limited.setdefault(str(record.get("agent", "")), str(record.get("error") or "rate limited"))
 
     def refresh(self) -> None:
@@ -330,7 +340,7 @@ class RunSession:
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
         home.ensure()
-        start = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        start = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
         digest = tasks_digest(settings.tasks_path)
         run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
         run_dir = home.run_dir(run_id)

@@ -40,3 +40,18 @@ def test_a_limit_counts_only_for_the_named_agents(tmp_path: Path) -> None:
     limits = RunLimits(path, budget_usd=None, since_iso=since)
     assert limits.stop_reason({"wrapped"}) == "rate limited: 429 from the API"
     assert limits.stop_reason({"oracle"}) is None
+
+
+def test_a_limit_of_the_previous_session_in_the_same_second_does_not_count(tmp_path: Path) -> None:
+    """A resume that starts in the second an earlier session's rate limit was recorded (seconds-precision
+    records of older versions, or the same second) is not stopped by it; this session's own limit is."""
+    path = tmp_path / "results.jsonl"
+    append_jsonl(path, Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="rate_limited",
+                              error="old", finished_at="2026-01-01T00:00:01+00:00").to_dict())
+    limits = RunLimits(path, budget_usd=None, since_iso="2026-01-01T00:00:01.400+00:00")
+    limits.refresh()
+    assert limits.rate_limited({"a"}) is None
+    append_jsonl(path, Result(run_id="r", task_id="t", agent="a", attempt=2, outcome="rate_limited",
+                              error="new", finished_at="2026-01-01T00:00:01.650+00:00").to_dict())
+    limits.refresh()
+    assert limits.rate_limited({"a"}) == "new"
