@@ -22,16 +22,14 @@ import pytest
 from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, resolve_rules_file, workers_from
 from pytest_homefield.ablate.plan import plan_lines
 from pytest_homefield.ablate.render import render_lines
-from pytest_homefield.ablate.session import RATE_LIMITED, AblationSession, Key
-from pytest_homefield.collect import is_worker, redirect_collection, xfail_reason
+from pytest_homefield.ablate.session import AblationSession, Key
+from pytest_homefield.collect import is_worker, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
-from pytest_homefield.run.plugin import forward_report
+from pytest_homefield.run.plugin import AttemptItem, forward_report
 from pytest_homefield.run.session import hook_agents, make_agents, select_tasks
 from pytest_homefield.settings import Settings
-
-UNSOLVED_PREFIX = "unsolved: "
 
 
 class AblatePlugin:
@@ -214,7 +212,7 @@ class PlanFile(pytest.File):
             yield item
 
 
-class AblateItem(pytest.Item):
+class AblateItem(AttemptItem):
     """One attempt of one variant. A plain ``pytest.Item``: the repository's fixtures never wrap it."""
 
     def __init__(self, *, key: Key, **kwargs: Any) -> None:
@@ -248,20 +246,6 @@ class AblateItem(pytest.Item):
         self.user_properties.append(("homefield.result", json.dumps(result.to_dict())))
         if result.outcome == "infra":
             raise pytest.fail.Exception(f"homefield infra error: {result.error or 'infra'}", pytrace=False)
-
-    def runtest(self) -> None:
-        result = self.result
-        assert result is not None
-        if result.outcome == "rate_limited":
-            raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
-        if not result.solved:
-            raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
-                                         + (f" ({result.error})" if result.error else ""))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        """An unsolved attempt reports its reason only (:func:`pytest_homefield.collect.xfail_reason`)."""
-        reason = xfail_reason(excinfo)
-        return reason if reason is not None else super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         v, t, a, n = self.key

@@ -40,7 +40,8 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
-__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "UNSOLVED_PREFIX", "BUDGET_SPENT", "RATE_LIMITED"]
+__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "UNSOLVED_PREFIX", "BUDGET_SPENT",
+           "RATE_LIMITED"]
 
 UNSOLVED_PREFIX = "unsolved: "
 
@@ -292,7 +293,29 @@ class TaskNode(pytest.Collector):
             yield item
 
 
-class RunItem(pytest.Item):
+class AttemptItem(pytest.Item):
+    """What an attempt item of a run or an ablation reports from its ``result`` (a :class:`Result`
+    set in setup): solved passes, ``rate_limited`` is skipped with the reason, anything else is
+    ``UNSOLVED`` (an xfail whose report carries only its reason)."""
+
+    result: Result | None
+
+    def runtest(self) -> None:
+        result = self.result
+        assert result is not None
+        if result.outcome == "rate_limited":
+            raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
+        if not result.solved:
+            raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
+                                         + (f" ({result.error})" if result.error else ""))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        """An unsolved attempt reports its reason only (:func:`pytest_homefield.collect.xfail_reason`)."""
+        reason = xfail_reason(excinfo)
+        return reason if reason is not None else super().repr_failure(excinfo, style)
+
+
+class RunItem(AttemptItem):
     """One attempt. A plain ``pytest.Item``, so the repository's autouse fixtures never wrap it."""
 
     def __init__(self, *, agent: Agent, attempt: int, **kwargs: Any) -> None:
@@ -331,20 +354,6 @@ class RunItem(pytest.Item):
                                         f"task: {self.task.id} {display_subject(self.task)}\n"
                                         f"artifacts: {session.artifacts(self.task, self.agent, self.attempt)}",
                                         pytrace=False)
-
-    def runtest(self) -> None:
-        result = self.result
-        assert result is not None
-        if result.outcome == "rate_limited":
-            raise pytest.skip.Exception(f"{RATE_LIMITED}: {result.error or 'provider unavailable'}")
-        if not result.solved:
-            raise pytest.xfail.Exception(f"{UNSOLVED_PREFIX}{result.outcome}"
-                                         + (f" ({result.error})" if result.error else ""))
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        """An unsolved attempt reports its reason only (:func:`pytest_homefield.collect.xfail_reason`)."""
-        reason = xfail_reason(excinfo)
-        return reason if reason is not None else super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"homefield: {self.task.id} {self.agent.name}#{self.attempt}"
