@@ -58,7 +58,9 @@ the threshold's effect is visible.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_homefield.mine.prompt import clean_prompt, count_words
 
@@ -68,6 +70,7 @@ __all__ = [
     "spec_breakdown",
     "is_well_specified",
     "unnamed_requirements",
+    "message_fields",
 ]
 
 #: A task is well specified when ``spec_score >= 0.5`` (homefield's ``WELL_SPECIFIED``; exactly 0.5
@@ -455,4 +458,25 @@ def unnamed_requirements(message: str, *, test_patch: str, gold_patch: str,
             n for n in _required_identifiers(gold, test) if _identifier_credit(n, words) < 1
         ],
         "strings": [s for s in _required_strings(gold, test) if _string_credit(s, prompt, words) < 1],
+    }
+
+
+def message_fields(candidate: Mapping[str, Any], *, test_patch: str, gold_patch: str) -> dict[str, Any]:
+    """The task record fields (docs/contracts.md §6) that come from a candidate (a ``candidates.jsonl``
+    record) rather than from its verification: dates, mode, subject, message, the cleaned prompt
+    (the candidate's own, e.g. a merge prompt, else :func:`clean_prompt` of the message), where the
+    prompt came from, source files, and :func:`spec_score` (rounded to 3 places) with its verdict."""
+    prompt = candidate.get("prompt") or clean_prompt(candidate["message"])
+    score = spec_score(candidate["message"], test_patch=test_patch, gold_patch=gold_patch, prompt=prompt)
+    return {
+        "committed_at": candidate["committed_at"],
+        "authored_at": candidate["authored_at"],
+        "mode": candidate.get("mode", "commit"),
+        "subject": candidate["subject"],
+        "message": candidate["message"],
+        "prompt": prompt,
+        "prompt_sources": candidate.get("prompt_sources"),
+        "source_files": list(candidate["source_files"]),
+        "spec_score": round(score, 3),
+        "well_specified": is_well_specified(score),
     }

@@ -29,8 +29,7 @@ from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import RecordError, ScanError
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path, scan_path, write_meta
 from pytest_homefield.mine.classify import runnable_tests
-from pytest_homefield.mine.message_score import is_well_specified, spec_score
-from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
@@ -186,20 +185,11 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     if ver.reason is None:
         test_patch = make_test_patch(settings.root, parent, commit, test_files)
         gold_patch = make_gold_patch(settings.root, parent, commit, test_files)
-        prompt = candidate.get("prompt") or clean_prompt(candidate["message"])
-        score = spec_score(candidate["message"], test_patch=test_patch, gold_patch=gold_patch, prompt=prompt)
         task = Task(
             id=commit[:12],
             commit=commit,
             parent=parent,
-            committed_at=candidate["committed_at"],
-            authored_at=candidate["authored_at"],
-            mode=candidate.get("mode", "commit"),
-            subject=candidate["subject"],
-            message=candidate["message"],
-            prompt=prompt,
-            prompt_sources=candidate.get("prompt_sources"),
-            source_files=list(candidate["source_files"]),
+            **message_fields(candidate, test_patch=test_patch, gold_patch=gold_patch),
             test_files=test_files,
             test_patch=test_patch,
             gold_patch=gold_patch,
@@ -210,8 +200,6 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             setup_cmd=setup_cmd,
             env_fingerprint=_record_env(settings.root, str(environment.python) if environment is not None
                                         else python_of(test_cmd)),
-            spec_score=round(score, 3),
-            well_specified=is_well_specified(score),
             languages=_languages(candidate["source_files"]),
             diff_lines=diff_lines(gold_patch),
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),

@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import HomefieldDir, results_path
-from pytest_homefield.mine.message_score import is_well_specified, spec_score
-from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
 from pytest_homefield.records import Task
 from pytest_homefield.store import read_jsonl
@@ -141,20 +140,7 @@ def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, sou
     task = prior.get("task")
     if isinstance(task, dict):
         old = Task.from_dict(task)
-        prompt = candidate.get("prompt") or clean_prompt(candidate["message"])
-        score = spec_score(candidate["message"], test_patch=old.test_patch, gold_patch=old.gold_patch, prompt=prompt)
-        new = dataclasses.replace(
-            old,
-            committed_at=candidate["committed_at"],
-            authored_at=candidate["authored_at"],
-            mode=candidate.get("mode", "commit"),
-            subject=candidate["subject"],
-            message=candidate["message"],
-            prompt=prompt,
-            prompt_sources=candidate.get("prompt_sources"),
-            source_files=list(candidate["source_files"]),
-            spec_score=round(score, 3),
-            well_specified=is_well_specified(score),
-        )
+        new = dataclasses.replace(old, **message_fields(candidate, test_patch=old.test_patch,
+                                                        gold_patch=old.gold_patch))
         record["task"] = new.to_dict()
     return record
