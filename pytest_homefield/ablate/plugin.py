@@ -27,7 +27,7 @@ from pytest_homefield.collect import is_worker, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
-from pytest_homefield.run.plugin import AttemptItem, forward_report
+from pytest_homefield.run.plugin import AttemptItem, forward_report, unsolved_status
 from pytest_homefield.run.session import hook_agents, make_agents, select_tasks
 from pytest_homefield.settings import Settings
 
@@ -135,11 +135,7 @@ class AblatePlugin:
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        if "homefield" not in report.keywords:
-            return None
-        if report.when == "call" and hasattr(report, "wasxfail") and report.skipped:
-            return "unsolved", "u", ("UNSOLVED", {"yellow": True})
-        return None
+        return unsolved_status(report)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not is_worker(self.config) and self.session is not None:

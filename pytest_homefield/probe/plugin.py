@@ -50,14 +50,12 @@ from pytest_homefield.probe.verdicts import (
     write_verdict,
 )
 from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.run.session import hook_agents
+from pytest_homefield.run.session import RATE_LIMITED, hook_agents
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import append_jsonl, write_atomic
 
 __all__ = ["ProbePlugin", "ProbeItem"]
-
-RATE_LIMITED = "rate limited"
 
 
 class ProbePlugin:

@@ -40,8 +40,8 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
-__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "UNSOLVED_PREFIX", "BUDGET_SPENT",
-           "RATE_LIMITED"]
+__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "unsolved_status", "UNSOLVED_PREFIX",
+           "BUDGET_SPENT", "RATE_LIMITED"]
 
 UNSOLVED_PREFIX = "unsolved: "
 
@@ -172,11 +172,7 @@ class RunPlugin:
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        if "homefield" not in report.keywords:
-            return None
-        if report.when == "call" and hasattr(report, "wasxfail") and report.skipped:
-            return "unsolved", "u", ("UNSOLVED", {"yellow": True})
-        return None
+        return unsolved_status(report)
 
     # -- results on the controller ------------------------------------------------------------
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -291,6 +287,16 @@ class TaskNode(pytest.Collector):
             item = RunItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", agent=agent, attempt=attempt)
             item.add_marker("homefield")
             yield item
+
+
+def unsolved_status(report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
+    """``pytest_report_teststatus`` of an attempt item: an xfail (not solved) is shown as ``u`` /
+    ``UNSOLVED``; ``None`` (pytest's own status) for everything else."""
+    if "homefield" not in report.keywords:
+        return None
+    if report.when == "call" and hasattr(report, "wasxfail") and report.skipped:
+        return "unsolved", "u", ("UNSOLVED", {"yellow": True})
+    return None
 
 
 class AttemptItem(pytest.Item):
