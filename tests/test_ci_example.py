@@ -27,21 +27,11 @@ import pytest
 import yaml
 from helpers.e2e_repo import cli_env, homefield
 from helpers.many_tasks_repo import build_many
+from helpers.reports import mask
 
 pytestmark = pytest.mark.slow
 
 WORKFLOW = Path(__file__).parent.parent / "examples" / "ci" / "github-actions.yml"
-VOLATILE = ("run_ids", "runs", "created_at")
-
-
-def mask(report: Any) -> Any:
-    """The report without what differs between two runs of the same seeds: run ids and times."""
-    if isinstance(report, dict):
-        return {k: mask(v) for k, v in report.items()
-                if k not in VOLATILE and "wall" not in k and not k.endswith("_s")}
-    if isinstance(report, list):
-        return [mask(v) for v in report]
-    return report
 
 
 class LocalRunner:

@@ -13,25 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.ablate_repo import N_TASKS, RULES, build, write_agent, write_tasks
+from helpers.ablate_repo import N_TASKS, RULES, write_agent
 from helpers.e2e_repo import cli_env, homefield
-from helpers.shared_repo import built_once
 
 from pytest_homefield.store import read_jsonl
 
 EXPECTED_SLIM = "# Rules for agents\n\n- KEY RULE: put each new function fN in its own module calc/fN.py.\n"
 TOTAL = N_TASKS * 4 + N_TASKS  # base + 3 rules, then the slimmer file; one attempt each
-
-
-@pytest.fixture(scope="session")
-def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
-    """The ablation fixture repository with its tasks written, once per test session."""
-
-    def make(repo: Path) -> None:
-        build(repo)
-        write_tasks(repo)
-
-    return built_once(tmp_path_factory, testrun_uid, "ablate-repo", make)
 
 
 @pytest.fixture

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.ablate_repo import build, write_agent, write_tasks
+from helpers.ablate_repo import write_agent
 from helpers.e2e_repo import homefield
-from helpers.shared_repo import built_once
 
 from pytest_homefield.ablate.merge import merge_ablations
 from pytest_homefield.ablate.rules import split_rules
@@ -29,17 +28,6 @@ pytestmark = pytest.mark.slow
 FLAGS = ("--attempts", "1", "--max-tasks", "3", "--yes", "--sandbox", "none", "-n", "0")
 #: What differs between two ablations of the same attempts: ids, folders, times.
 VOLATILE = ("ablate_id", "folder", "suggested", "wall_s", "test_s", "started_at", "finished_at", "run_id")
-
-
-@pytest.fixture(scope="session")
-def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
-    """The ablation fixture repository (the same session-shared copy test_ablate_e2e uses)."""
-
-    def make(repo: Path) -> None:
-        build(repo)
-        write_tasks(repo)
-
-    return built_once(tmp_path_factory, testrun_uid, "ablate-repo", make)
 
 
 def _mask(doc: Any) -> Any:

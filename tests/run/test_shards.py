@@ -8,10 +8,10 @@ import json
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 import pytest
 from helpers.e2e_repo import homefield
+from helpers.reports import mask
 from helpers.shared_repo import built_once
 
 from pytest_homefield.shard import Shard
@@ -20,17 +20,6 @@ from pytest_homefield.store import read_jsonl
 pytestmark = pytest.mark.slow
 
 AGENTS = ("--agent", "sim:0.5", "--agent", "noop", "--attempts", "2")
-VOLATILE = ("run_ids", "runs", "created_at")
-
-
-def mask(report: Any) -> Any:
-    """The report without what differs between runs of the same seeds: run ids and times."""
-    if isinstance(report, dict):
-        return {k: mask(v) for k, v in report.items()
-                if k not in VOLATILE and "wall" not in k and not k.endswith("_s")}
-    if isinstance(report, list):
-        return [mask(v) for v in report]
-    return report
 
 
 def outcomes(run: Path) -> list[tuple[str, str, int, str]]:
