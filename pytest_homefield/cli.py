@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_homefield.commands.envs import run_envs
 from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import HomefieldDir
@@ -303,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             envs_root: Path | None = _root()
         except SystemExit:
             envs_root = None
+        from pytest_homefield.commands.envs import run_envs
+
         return run_envs(envs_root, prune=ns.prune)
     if ns.command == "demo":
         from pytest_homefield.commands.demo import run_demo

@@ -32,9 +32,17 @@ __all__ = [
     "check_record",
     "check_meta",
     "json_type",
+    "EMPTY_TREES",
 ]
 
 SCHEMA_VERSION = 1
+
+#: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a
+#: homefield that predates the ``root_commit`` drop (such tasks may still be in a ``tasks.jsonl``).
+EMPTY_TREES = frozenset({
+    "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+})
 
 #: Scored outcomes of an attempt (docs/contracts.md §8), in report order.
 SCORED_OUTCOMES = (

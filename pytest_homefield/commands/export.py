@@ -13,8 +13,7 @@ from pathlib import Path
 
 from pytest_homefield.export.swebench import FORMATS, instances, repo_slug, write_instances
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.mine.scan import EMPTY_TREES
-from pytest_homefield.records import load_tasks
+from pytest_homefield.records import EMPTY_TREES, load_tasks
 
 __all__ = ["add_export_arguments", "run_export"]
 

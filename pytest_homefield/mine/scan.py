@@ -111,13 +111,6 @@ REASONS = (
     "diff_too_large",
 )
 
-_EMPTY_TREE = {
-    40: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
-    64: "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
-}
-#: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a
-#: homefield that predates the ``root_commit`` drop (such tasks may still be in a ``tasks.jsonl``).
-EMPTY_TREES = frozenset(_EMPTY_TREE.values())
 _RS = b"\x1e"
 # sha, parents, author date, committer date, raw message: five NUL-terminated header fields.
 _LOG_FORMAT = "%x1e%H%x00%P%x00%aI%x00%cI%x00%B"

@@ -13,8 +13,7 @@ import pytest
 from helpers.e2e_repo import homefield
 
 from pytest_homefield.export.swebench import FIELDS, instance, repo_slug, task_id_of, write_instances
-from pytest_homefield.mine.scan import EMPTY_TREES
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
 from pytest_homefield.sandbox.testrun import run_tests
 
 pytestmark = pytest.mark.slow
