@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.demo_run import DemoRun, demo_once
 from helpers.e2e_repo import build, homefield
 from helpers.shared_repo import built_once
 from xdist.scheduler import WorkStealingScheduling
@@ -71,3 +72,10 @@ def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
     return built_once(tmp_path_factory, testrun_uid, "e2e-mined", make)
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> DemoRun:
+    """``homefield demo -n 2`` as a user runs it, once per test session, shared by xdist workers
+    (:mod:`helpers.demo_run`): the demo's end-to-end test checks it, the probe tests use the sample it mined."""
+    return demo_once(tmp_path_factory, testrun_uid)

@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.demo_run import DemoRun, clean_env
+from helpers.e2e_repo import UNUSED_PLUGINS
 
 from pytest_homefield.commands import demo
 from pytest_homefield.commands.demo import find_build_history, load_build_history
 
 SCAN_REASONS = {"no_test_change", "docs_only", "dependency_change", "message_too_short"}
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_"))}
-    env.update(extra)
-    return env
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -77,7 +71,7 @@ def test_sample_scan_outcomes(sample: Any, tmp_path: Path) -> None:
     repo = tmp_path / "r"
     shas = sample.build(repo)
     proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "mine", "--list-candidates", "-v"], cwd=repo,
-                          capture_output=True, text=True, env=clean_env(), timeout=120)
+                          capture_output=True, text=True, env=clean_env(PYTEST_ADDOPTS=UNUSED_PLUGINS), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     expect = {sha[:12]: c.expect for sha, c in zip(shas, sample.COMMITS, strict=True)}
@@ -108,14 +102,11 @@ def test_demo_refuses_a_folder_in_use(tmp_path: Path, capsys: pytest.CaptureFixt
 
 @pytest.mark.slow
 @pytest.mark.timeout(400)
-def test_demo_end_to_end(sample: Any, tmp_path: Path) -> None:
-    repo = tmp_path / "demo"
-    start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "demo", "--dir", str(repo), "-n", "2"],
-                          capture_output=True, text=True, env=clean_env(), timeout=380)
-    elapsed = time.monotonic() - start
-    out = proc.stdout
-    assert proc.returncode == 0, out[-5000:] + proc.stderr[-3000:]
+def test_demo_end_to_end(sample: Any, demo_run: DemoRun) -> None:
+    """``homefield demo --dir DIR -n 2`` in a clean environment (helpers/demo_run.py: run once per test
+    session; the probe tests then probe the sample it mined)."""
+    repo, out, elapsed = demo_run.repo, demo_run.stdout, demo_run.elapsed_s
+    assert demo_run.returncode == 0, out[-5000:] + demo_run.stderr[-3000:]
     shas = subprocess.run(["git", "log", "--reverse", "--format=%H"], cwd=repo, capture_output=True,
                           text=True).stdout.split()
     expect = {sha: c.expect for sha, c in zip(shas, sample.COMMITS, strict=True)}

@@ -1,5 +1,5 @@
-"""The probe's fixture repository: the demo's sample history (16 real commits), mined once per session
-with two stability runs: 8 tasks (the flaky commit is dropped)."""
+"""The probe's fixture repository: the demo's sample history (16 real commits) as ``homefield demo`` mined
+it once per session (tests/helpers/demo_run.py): 8 tasks (the flaky commit is dropped)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
-from helpers.shared_repo import built_once
+from helpers.demo_run import DemoRun
 
-from pytest_homefield.commands.demo import load_build_history
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.store import read_jsonl
 
@@ -28,14 +26,12 @@ PLAUSIBLE = "def helper(value):\n    if value is None:\n        return None\n   
 
 
 @pytest.fixture(scope="session")
-def sample_mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
-    def make(repo: Path) -> None:
-        load_build_history().build(repo)
-        # the sample's flaky test counts its runs outside the snapshot, which the sandbox hides (as the demo)
-        proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "2", "--sandbox", "none")
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-
-    return built_once(tmp_path_factory, testrun_uid, "probe-sample", make)
+def sample_mined(demo_run: DemoRun) -> Path:
+    """The sample as ``homefield demo`` mined it (helpers/demo_run.py, once per test session, which the
+    demo's end-to-end test checks): 3 stability runs, the flaky commit dropped, 8 tasks."""
+    tasks = demo_run.repo / ".homefield" / "tasks.jsonl"
+    assert tasks.exists(), demo_run.stdout[-5000:] + demo_run.stderr[-3000:]
+    return demo_run.repo
 
 
 @pytest.fixture
@@ -53,7 +49,9 @@ def slow_flag(repo: Path) -> Path:
 
 def reciter_spec(repo: Path, sleep_s: float | None = None, name: str = "reciter") -> str:
     """``NAME=cmd:…`` for the scripted agent: the gold lines for :data:`MEMORIZED`, :data:`PLAUSIBLE` else.
-    With ``sleep_s`` it sleeps that long before each answer until :func:`slow_flag` is removed."""
+    With ``sleep_s`` it sleeps that long before each answer until :func:`slow_flag` is removed. The
+    interpreter runs with ``-S`` (the reciter needs only the standard library): no site-packages
+    initialisation in each of the hundred-odd calls the probe tests make."""
     answers = {}
     for t in read_jsonl(repo / ".homefield" / "tasks.jsonl"):
         recite = t["id"] in MEMORIZED
@@ -62,5 +60,5 @@ def reciter_spec(repo: Path, sleep_s: float | None = None, name: str = "reciter"
     path.write_text(json.dumps(answers))
     if sleep_s:
         slow_flag(repo).touch()
-    cmd = f"{shlex.quote(sys.executable)} {shlex.quote(str(RECITER))} {shlex.quote(str(path))}"
+    cmd = f"{shlex.quote(sys.executable)} -S {shlex.quote(str(RECITER))} {shlex.quote(str(path))}"
     return f"{name}=cmd:{cmd}" + (f" {sleep_s}" if sleep_s else "")
