@@ -114,9 +114,12 @@ def test_exclude_memorized_end_to_end(repo: Path) -> None:
     assert json.loads(homefield(repo, "report", "r1", "--format", "json").stdout)["memorization"]["excluded"] == \
         sorted(MEMORIZED)
 
-    # an interrupted run: drop the last results; meanwhile a new probe verdict flags one more task
+    # an interrupted run: drop the results of one task (both agents' attempts, so the resume has to run
+    # that task again); meanwhile a new probe verdict flags that very task
     lines = (repo / ".homefield" / "runs" / "r1" / "results.jsonl").read_text().splitlines()
-    (repo / ".homefield" / "runs" / "r1" / "results.jsonl").write_text("\n".join(lines[:3]) + "\n")
+    left = [ln for ln in lines if json.loads(ln)["task_id"] != kept[0]]
+    assert len(left) == len(lines) - 2
+    (repo / ".homefield" / "runs" / "r1" / "results.jsonl").write_text("\n".join(left) + "\n")
     path = probe_path(repo / ".homefield", "reciter")
     records = list(read_jsonl(path))
     verdict = records[-1]
@@ -126,6 +129,7 @@ def test_exclude_memorized_end_to_end(repo: Path) -> None:
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     results = list(read_jsonl(repo / ".homefield" / "runs" / "r1" / "results.jsonl"))
     assert sorted({r["task_id"] for r in results}) == kept and len(results) == len(kept) * 2  # same task set
+    assert [r["task_id"] for r in results[len(left):]] == [kept[0]] * 2  # run again, not left out
     assert json.loads((repo / ".homefield" / "runs" / "r1" / "meta.json").read_text())["excluded_memorized"][
         "tasks"] == sorted(MEMORIZED)
     plan = homefield(repo, "plan", "--agent", spec, "--attempts", "1", "--exclude-memorized")
