@@ -1,4 +1,4 @@
-"""End to end on a real ten-task repository with a scripted agent that needs the rules file's first rule:
+"""End to end on a real eight-task repository with a scripted agent that needs the rules file's first rule:
 the plan starts nothing; an ablation at -n 2 killed with SIGKILL and resumed at -n 0 loses and redoes
 nothing and finds the rule (the -n 0 path from the start: tests/ablate/test_ablate_shards.py)."""
 
@@ -31,7 +31,7 @@ def repo(ablate_repo: Path, tmp_path: Path) -> Path:
 
 def _agent(tmp_path: Path, spy: Path | None = None) -> str:
     script = write_agent(tmp_path)
-    return f"cmd:{sys.executable} {script} CLAUDE.md" + (f" {spy}" if spy else "")
+    return f"cmd:{sys.executable} -S {script} CLAUDE.md" + (f" {spy}" if spy else "")
 
 
 #: The scripted agent is a file outside the workspace (and the spy writes outside it), which the default
@@ -51,8 +51,8 @@ def test_without_yes_only_the_plan_is_printed_and_no_agent_starts(repo: Path, tm
                      "--cost-per-run", "0.5",
                      "-n", "2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "3 rules, 10 tasks, 1 agent, 2 attempts each, 4 variants" in proc.stdout
-    assert "Agent runs: 80 (+ up to 20" in proc.stdout and "$40.00" in proc.stdout
+    assert f"3 rules, {N_TASKS} tasks, 1 agent, 2 attempts each, 4 variants" in proc.stdout
+    assert N_TASKS == 8 and "Agent runs: 64 (+ up to 16" in proc.stdout and "$32.00" in proc.stdout  # 8 × 2 × 4 × $0.50
     assert "Nothing run." in proc.stdout
     # the same through pytest itself, with xdist asked for
     proc = subprocess.run([sys.executable, "-m", "pytest", "--homefield-ablate", "CLAUDE.md", "--homefield-agent",

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers.ablate_repo import RULES, build, write_tasks
+from helpers.ablate_repo import N_TASKS, RULES
 
 from pytest_homefield.ablate.command import build_plan
 from pytest_homefield.ablate.rules import split_rules
@@ -34,13 +34,6 @@ def test_interleaved_order_runs_every_variant_of_a_task_together() -> None:
         [k[0] for k in order[block:2 * block]] != sorted(k[0] for k in order[block:2 * block])
 
 
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = build(tmp_path_factory.mktemp("abl") / "repo")
-    write_tasks(repo)
-    return repo
-
-
 def _session(repo: Path, *, resume: bool = False, attempts: int = 1, text: str = RULES,
              budget: float | None = None) -> AblationSession:
     settings = resolve_settings(repo, {"agent": ["oracle"], "attempts": attempts, "run_id": "s1", "resume": resume,
@@ -59,9 +52,9 @@ def _record(s: AblationSession, key: tuple[str, str, str, int], outcome: str, co
                                   "outcome": outcome, "cost_usd": cost, "finished_at": "2099-01-01T00:00:00+00:00"})
 
 
-def test_start_writes_the_folder_and_phases_follow_the_results(built: Path, tmp_path: Path) -> None:
+def test_start_writes_the_folder_and_phases_follow_the_results(ablate_repo: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shutil.copytree(built, repo, symlinks=True)
+    shutil.copytree(ablate_repo, repo, symlinks=True)
     s = _session(repo)
     d = repo / ".homefield" / "ablate" / "s1"
     meta = json.loads((d / "meta.json").read_text())
@@ -70,7 +63,7 @@ def test_start_writes_the_folder_and_phases_follow_the_results(built: Path, tmp_
     assert [v["name"] for v in plan["variants"]] == ["base", "rule-1", "rule-2", "rule-3"]
     assert plan["agents"] == [{"name": "oracle", "spec": "oracle", "rules_path": "CLAUDE.md"}]
     assert (d / "variants" / "base" / "CLAUDE.md").read_text() == RULES
-    assert s.phase == PHASE_RULES and len(s.pending()) == 40
+    assert s.phase == PHASE_RULES and len(s.pending()) == N_TASKS * 4
     # every base/rule attempt scored: rule 1 matters, rules 2 and 3 do not
     for key in s.pending():
         _record(s, key, "empty_patch" if key[0] == "rule-1" else "solved")
@@ -79,7 +72,7 @@ def test_start_writes_the_folder_and_phases_follow_the_results(built: Path, tmp_
     assert (d / "suggested-CLAUDE.md").read_text().count("- ") == 1
     assert doc["agents"][0]["rules"][0]["verdict"] == "load-bearing"
     s2 = _session(repo, resume=True)
-    assert s2.phase == PHASE_SLIM and {k[0] for k in s2.pending()} == {"slim"} and len(s2.pending()) == 10
+    assert s2.phase == PHASE_SLIM and {k[0] for k in s2.pending()} == {"slim"} and len(s2.pending()) == N_TASKS
     assert [v["name"] for v in json.loads((d / "plan.json").read_text())["variants"]][-1] == "slim"
     for key in s2.pending():
         _record(s2, key, "solved")
@@ -88,9 +81,9 @@ def test_start_writes_the_folder_and_phases_follow_the_results(built: Path, tmp_
     assert s3.phase == PHASE_DONE and s3.pending() == []
 
 
-def test_resume_refuses_a_changed_rules_file_or_attempts(built: Path, tmp_path: Path) -> None:
+def test_resume_refuses_a_changed_rules_file_or_attempts(ablate_repo: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shutil.copytree(built, repo, symlinks=True)
+    shutil.copytree(ablate_repo, repo, symlinks=True)
     _session(repo)
     with pytest.raises(RunError, match="changed since ablation s1"):
         _session(repo, resume=True, text=RULES + "- a new rule\n")
@@ -100,9 +93,9 @@ def test_resume_refuses_a_changed_rules_file_or_attempts(built: Path, tmp_path: 
         _session(repo)
 
 
-def test_an_unscored_attempt_is_run_again_and_the_budget_stops_new_ones(built: Path, tmp_path: Path) -> None:
+def test_an_unscored_attempt_is_run_again_and_the_budget_stops_new_ones(ablate_repo: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shutil.copytree(built, repo, symlinks=True)
+    shutil.copytree(ablate_repo, repo, symlinks=True)
     s = _session(repo, budget=1.0)
     first, second = s.pending()[:2]
     _record(s, first, "infra")
@@ -117,9 +110,9 @@ def test_an_unscored_attempt_is_run_again_and_the_budget_stops_new_ones(built: P
     assert len(list(read_jsonl(s2.results_path))) == 4
 
 
-def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(built: Path, tmp_path: Path) -> None:
+def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(ablate_repo: Path, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shutil.copytree(built, repo, symlinks=True)
+    shutil.copytree(ablate_repo, repo, symlinks=True)
     s = _session(repo)
     for key in s.pending():  # rules 1 and 2 matter, only rule 3 can go
         _record(s, key, "empty_patch" if key[0] in ("rule-1", "rule-2") else "solved")
@@ -128,11 +121,11 @@ def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(built: Path, tmp
     assert doc["agents"][0]["slim"]["comparison"] is not None
 
 
-def test_resume_validates_results_plan_and_the_task_selection(built: Path, tmp_path: Path) -> None:
+def test_resume_validates_results_plan_and_the_task_selection(ablate_repo: Path, tmp_path: Path) -> None:
     """Every record read is validated on resume (issue 21): one line naming file, line and field, and
     nothing written (``meta.json`` keeps its bytes)."""
     repo = tmp_path / "repo"
-    shutil.copytree(built, repo, symlinks=True)
+    shutil.copytree(ablate_repo, repo, symlinks=True)
     s = _session(repo)
     d = repo / ".homefield" / "ablate" / "s1"
     meta = (d / "meta.json").read_bytes()

@@ -49,7 +49,7 @@ def _copy(src: Path, dest: Path) -> Path:
 
 
 def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_path: Path) -> None:
-    agent = f"cmd:{sys.executable} {write_agent(tmp_path)} CLAUDE.md"
+    agent = f"cmd:{sys.executable} -S {write_agent(tmp_path)} CLAUDE.md"
     one = _copy(ablate_repo, tmp_path / "one")
     proc = homefield(one, "ablate", "CLAUDE.md", "--agent", agent, *FLAGS, "--run-id", "one")
     assert proc.returncode == 0, proc.stdout + proc.stderr
