@@ -63,13 +63,21 @@ def _outcomes(repo: Path, task_cmd: str, ids: list[str], out: Path) -> dict[str,
     return run_tests(repo, task_cmd, files, out_dir=out, timeout_s=120).outcomes
 
 
-def test_exported_instances_apply_and_verify(mined: Path, tmp_path: Path) -> None:
-    repo = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def exported(mined: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A copy of the mined fixture repository and its ``homefield export`` (default format and path),
+    exported once for the tests of this module."""
+    repo = tmp_path_factory.mktemp("export") / "repo"
     shutil.copytree(mined, repo, symlinks=True)
     proc = homefield(repo, "export")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = repo / ".homefield" / "export" / "swe-bench-test.jsonl"
     assert f"to {out}" in proc.stdout and "private" in proc.stdout
+    return repo, out
+
+
+def test_exported_instances_apply_and_verify(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    repo, out = exported
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     tasks = {t.id: t for t in load_tasks(repo / ".homefield" / "tasks.jsonl") if t.parent not in EMPTY_TREES}
     assert len(rows) == len(tasks) >= 3
@@ -102,14 +110,11 @@ def test_export_without_tasks_is_one_line(tmp_path: Path) -> None:
     assert proc.stderr.strip().count("\n") == 0 and "run `homefield mine` first" in proc.stderr
 
 
-def test_loads_with_datasets(mined: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loads_with_datasets(exported: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")  # the packaged json builder needs no hub
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     datasets = pytest.importorskip("datasets", reason="the datasets library is not installed")
-    repo = tmp_path / "repo"
-    shutil.copytree(mined, repo, symlinks=True)
-    assert homefield(repo, "export", "--out", str(tmp_path / "i.jsonl")).returncode == 0
-    data = str(tmp_path / "i.jsonl")
+    data = str(exported[1])  # what `homefield export` wrote (--out: test_exported_instances_apply_and_verify)
     plain = datasets.load_dataset("json", data_files=data, split="train", cache_dir=str(tmp_path / "cache"))
     assert set(plain.column_names) == set(FIELDS)
     # the published dataset's schema: every column a string (the JSON loader alone would read created_at,
