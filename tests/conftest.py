@@ -39,7 +39,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # then run side by side from the start and the many short ones even out the end, instead of the
     # top-level end-to-end modules, collected last, running one after the other at the end of the run.
     # Every xdist worker sorts the same collection the same way.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # The tests that use the session's one ``homefield demo`` (``demo_run``) go first of all: the first
+    # worker runs the demo at once, instead of a worker that reaches a probe test later waiting idle
+    # for the other's demo to finish.
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 "demo_run" not in getattr(item, "fixturenames", ())))
 
 
 @pytest.hookimpl(optionalhook=True)
