@@ -49,6 +49,7 @@ __all__ = [
     "candidates_digest",
     "drop_summary",
     "setup_hint",
+    "missing_modules_line",
     "MineSession",
     "Verdict",
     "MAX_TASKS_REACHED",
@@ -281,6 +282,27 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
 
 
+def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None) -> str | None:
+    """``'Missing modules: freezegun (2 candidates), yaml (1): the tests ran with /usr/bin/python3 …'``
+    when a verified candidate's parent runs could not import a module (its record's
+    ``missing_modules``), else ``None``. ``python``: the interpreter of the test command
+    (:func:`python_of`), named because a shim (pyenv, an activated venv without homefield in it) can
+    put another ``python`` first on PATH than the one the user installed the test dependencies into.
+    Records reused from an earlier session count too: their environment is this one's (same key)."""
+    counts: dict[str, int] = {}
+    for r in verified:
+        for m in r.get("missing_modules") or ():
+            counts[m] = counts.get(m, 0) + 1
+    if not counts:
+        return None
+    names = sorted(counts, key=lambda m: (-counts[m], m))
+    listed = ", ".join(f"{m} ({counts[m]} candidate{'s' if counts[m] != 1 else ''})" if i == 0 else f"{m} ({counts[m]})"
+                       for i, m in enumerate(names))
+    where = f"the tests ran with {python}" if python else "the test command's environment lacks them"
+    return (f"Missing modules: {listed}: {where}; install them there (or with setup_cmd) and mine again "
+            "(a changed environment is verified again).")
+
+
 def env_summary(records: Iterable[dict[str, Any]]) -> str:
     """``'environments: 2 distinct, 2 built (41.3 s), 5 reused, 1 failed to build'`` from verification
     records' ``env`` objects (a key counted once as built); ``''`` when no record has one. Records
@@ -474,6 +496,10 @@ class MineSession:
         hint = setup_hint(verified)
         if hint:
             lines.append(hint)
+        python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
+        missing = missing_modules_line(verified, python)
+        if missing:
+            lines.append(missing)
         envs = env_summary(verified)
         if envs:
             lines.append(envs[0].upper() + envs[1:])

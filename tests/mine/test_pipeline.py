@@ -23,6 +23,7 @@ from pytest_homefield.mine.pipeline import (
     env_summary,
     freeze_candidates,
     merge_tasks,
+    missing_modules_line,
     python_of,
     scan_options,
     verify_and_record,
@@ -215,3 +216,16 @@ def test_env_summary_counts_built_reused_and_failed() -> None:
     assert env_summary([{"reason": None}]) == ""
     # a verification reused from an earlier session built nothing in this one
     assert env_summary([{"env": {"key": "a", "built": True, "build_s": 10.0}, "reused_from": "m1"}]) == ""
+
+
+def test_missing_modules_line_names_the_modules_and_the_interpreter() -> None:
+    # a pyenv shim or a venv without homefield in it can put another python first on PATH than the
+    # one the test dependencies went into: the line says which one the tests ran with
+    verified = [{"reason": "reference_fails", "missing_modules": ["freezegun"]},
+                {"reason": None, "missing_modules": ["freezegun", "yaml"]}, {"reason": "passes_without_change"}]
+    line = missing_modules_line(verified, "/opt/py/bin/python")
+    assert line == ("Missing modules: freezegun (2 candidates), yaml (1): the tests ran with /opt/py/bin/python; "
+                    "install them there (or with setup_cmd) and mine again (a changed environment is verified "
+                    "again).")
+    assert "the test command's environment lacks them" in str(missing_modules_line(verified[:1], None))
+    assert missing_modules_line(verified[2:], "/opt/py/bin/python") is None
