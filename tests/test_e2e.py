@@ -137,7 +137,7 @@ def test_select_with_k_and_collect_only(mined: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f".homefield/tasks.jsonl::{tid}::oracle[1]" in proc.stdout
     assert f".homefield/tasks.jsonl::{tid}::noop[2]" in proc.stdout
-    proc = homefield(repo, "run", "--agent", "oracle", "--attempts", "1", "-k", tid)
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-k", tid)  # noop: nothing to grade
     assert proc.returncode == 0
     assert len(results(repo)) == 1
 

@@ -76,7 +76,7 @@ def test_run_options_are_checked_before_anything_is_spent(mined: Path, tmp_path:
 
 def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> None:
     repo = copy_repo(mined, tmp_path)
-    base = ["run", "--agent", "oracle", "--attempts", "1", "--run-id", "r", "-n", "0"]
+    base = ["run", "--agent", "noop", "--attempts", "1", "--run-id", "r", "-n", "0"]  # noop: nothing to grade
     assert homefield(repo, *base, "--max-tasks", "1").returncode == 0
     proc = homefield(repo, *base, "--max-tasks", "2", "--resume")
     assert proc.returncode == 4 and last_line(proc) == (

@@ -107,9 +107,10 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
         assert not list(read_jsonl(repo / ".homefield" / "runs" / "k" / "results.jsonl"))  # nothing recorded
         if sig == signal.SIGINT:
             assert "Continue the run with: homefield run --resume --run-id k" in out, out
-    # the next start removes what a SIGKILLed run could not; then --resume does every key once
+    # the next start (its controller, at any -n) removes what a SIGKILLed run could not; then --resume
+    # does every key once
     delay.write_text("0")
-    done = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args, "--resume"],
+    done = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args[:-2], "-n", "0", "--resume"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     keys = [(r["task_id"], r["agent"], r["attempt"]) for r in read_jsonl(repo / ".homefield" / "runs" / "k" /
