@@ -87,8 +87,11 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
     for sig in (signal.SIGINT, signal.SIGKILL):
         pids.unlink(missing_ok=True)
         resume = ["--resume"] if sig == signal.SIGKILL else []
+        # SIGINT as at a terminal even when this suite runs as a background job (which inherits SIGINT
+        # ignored, and a Python started with it ignored never raises KeyboardInterrupt)
         proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args, *resume], cwd=repo, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 8:
