@@ -1,4 +1,7 @@
-"""The plugin is inert without a mode option: plain pytest behaves exactly as before."""
+"""The plugin is inert without a mode option: plain pytest behaves exactly as before.
+
+The inner pytest processes run with this machine's unused third-party plugins blocked
+(``lean_pytester``): what is compared is pytest with and without homefield."""
 
 from __future__ import annotations
 
@@ -6,8 +9,8 @@ import pytest
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    pytester.makepyfile(
+def project(lean_pytester: pytest.Pytester) -> pytest.Pytester:
+    lean_pytester.makepyfile(
         test_a="""
         def test_ok():
             assert 1
@@ -16,7 +19,7 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
             assert 0
         """
     )
-    pytester.makeconftest(
+    lean_pytester.makeconftest(
         """
         import pytest
 
@@ -25,31 +28,34 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
             raise AssertionError("must not be called without --homefield")
         """
     )
-    return pytester
+    return lean_pytester
 
 
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["no-xdist", "n2"])
-def test_plain_pytest_unchanged(project: pytest.Pytester, xdist: list[str]) -> None:
-    result = project.runpytest_subprocess(*xdist)
+def assert_plain(result: pytest.RunResult) -> None:
     result.assert_outcomes(passed=1, failed=1)
     # only pytest's "plugins:" header line may name it
     assert not [line for line in result.outlines if "homefield" in line and not line.startswith("plugins:")]
 
 
-def test_plugin_disabled_gives_same_outcome(project: pytest.Pytester) -> None:
+def test_plain_pytest_unchanged_and_same_with_plugin_disabled(project: pytest.Pytester) -> None:
     with_plugin = project.runpytest_subprocess()
+    assert_plain(with_plugin)
     without = project.runpytest_subprocess("-p", "no:homefield")
     assert with_plugin.parseoutcomes() == without.parseoutcomes()
     assert with_plugin.ret == without.ret
 
 
-def test_options_are_registered(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--help")
+def test_plain_pytest_unchanged_under_xdist(project: pytest.Pytester) -> None:
+    assert_plain(project.runpytest_subprocess("-n", "2"))
+
+
+def test_options_are_registered(lean_pytester: pytest.Pytester) -> None:
+    result = lean_pytester.runpytest_subprocess("--help")
     result.stdout.fnmatch_lines(["*--homefield-mine*", "*--homefield-agent*", "*--homefield-fail-under*"])
     assert "--timeout " not in result.stdout.str().split("pytest-homefield")[1].split("\n\n")[0]
 
 
-def test_hookspecs_registered_without_mode(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest("def pytest_homefield_agents(config):\n    return []\n")
-    pytester.makepyfile("def test_x():\n    pass\n")
-    pytester.runpytest_subprocess().assert_outcomes(passed=1)
+def test_hookspecs_registered_without_mode(lean_pytester: pytest.Pytester) -> None:
+    lean_pytester.makeconftest("def pytest_homefield_agents(config):\n    return []\n")
+    lean_pytester.makepyfile("def test_x():\n    pass\n")
+    lean_pytester.runpytest_subprocess().assert_outcomes(passed=1)

@@ -56,8 +56,9 @@ def test_artifacts_are_capped_and_marked(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_worker_report_carries_the_records_to_the_controller(pytester: pytest.Pytester) -> None:
+def test_a_worker_report_carries_the_records_to_the_controller(lean_pytester: pytest.Pytester) -> None:
     """The real path: an item posts in setup, the report crosses xdist, the controller writes once."""
+    pytester = lean_pytester
     pytester.makeconftest('''
 import pytest
 from pathlib import Path
@@ -79,10 +80,11 @@ def _post(request):
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
-def test_a_write_that_fails_on_the_controller_stops_the_session_in_one_line(pytester: pytest.Pytester,
+def test_a_write_that_fails_on_the_controller_stops_the_session_in_one_line(lean_pytester: pytest.Pytester,
                                                                              xdist: list[str]) -> None:
     """A full disk on the controller (issue 21): no INTERNALERROR, the session stops with one line
     naming the file and the resume command, nothing after the failed write is written, exit non-zero."""
+    pytester = lean_pytester
     pytester.makeconftest('''
 import errno, os
 import pytest

@@ -43,8 +43,8 @@ from helpers.attack_repo import (
     WRONG_CALC,
     Fixture,
     build,
+    lean_task_for,
     script_agent,
-    task_for,
 )
 
 from pytest_homefield.agents.base import Agent
@@ -81,7 +81,8 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    return task_for(fx)
+    """The task with anyio's plugin blocked too: every graded attempt here starts a test process."""
+    return lean_task_for(fx)
 
 
 @pytest.fixture(scope="module")
@@ -452,7 +453,7 @@ def test_cli_run_scores_attack_unsolved_and_committed_fix_solved(fx: Fixture, ta
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
     argv = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", f"forge={forge.spec}", "--agent",
             f"fix={fix.spec}", "--attempts", "1", "--run-id", "r1", "-n", "0",
-            "--", "-p", "no:hypothesispytest", "-p", "no:benchmark"]
+            "--", "-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio"]
     proc = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = [json.loads(x) for x in (repo / ".homefield" / "runs" / "r1" / "results.jsonl").read_text().splitlines()]

@@ -76,7 +76,7 @@ def test_run_options_are_checked_before_anything_is_spent(mined: Path, tmp_path:
 
 def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> None:
     repo = copy_repo(mined, tmp_path)
-    base = ["run", "--agent", "oracle", "--attempts", "1", "--run-id", "r", "-n", "0"]
+    base = ["run", "--agent", "noop", "--attempts", "1", "--run-id", "r", "-n", "0"]  # noop: nothing to grade
     assert homefield(repo, *base, "--max-tasks", "1").returncode == 0
     proc = homefield(repo, *base, "--max-tasks", "2", "--resume")
     assert proc.returncode == 4 and last_line(proc) == (
@@ -127,12 +127,8 @@ def test_mine_with_no_commits_leaves_nothing(tmp_path: Path) -> None:
     assert not (repo / ".homefield" / "mine").exists()
 
 
-def test_a_committed_homefield_folder_is_never_part_of_a_task_or_workspace(tmp_path: Path) -> None:
-    from helpers.e2e_repo import build
-
-    repo = build(tmp_path / "repo")
-    proc = homefield(repo, "mine", "--stability-runs", "1", "--max-tasks", "1", "-n", "0")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_a_committed_homefield_folder_is_never_part_of_a_task_or_workspace(mined: Path, tmp_path: Path) -> None:
+    repo = copy_repo(mined, tmp_path)  # mined: .homefield/ holds tasks.jsonl and the miner's files
     # a careless user commits .homefield/ together with a real change
     (repo / "calc" / "__init__.py").write_text((repo / "calc" / "__init__.py").read_text() +
                                               "\n\ndef half(a):\n    return a / 2\n")
@@ -141,7 +137,8 @@ def test_a_committed_homefield_folder_is_never_part_of_a_task_or_workspace(tmp_p
     git(repo, "add", "-f", ".homefield", "calc", "tests")
     git(repo, "commit", "-q", "-m", "Add half() dividing a number by two", date="2026-02-01T12:00:00+00:00")
     assert "tasks.jsonl" in git(repo, "ls-files", ".homefield")
-    proc = homefield(repo, "mine", "--stability-runs", "1", "-n", "0")
+    # newest first: the one task mined is the commit that carries .homefield/
+    proc = homefield(repo, "mine", "--stability-runs", "1", "--max-tasks", "1", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     tasks = list(read_jsonl_lines(repo / ".homefield" / "tasks.jsonl", strict=True))
     half = next(t for _, t in tasks if t["subject"].startswith("Add half"))

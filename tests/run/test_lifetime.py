@@ -1,5 +1,6 @@
-"""Nothing outlives a run: SIGKILL or SIGINT of ``homefield run -n 2`` whose ``cmd:`` agents leave
-children, grandchildren and a setsid-escaped process behind (issue 21 acceptance)."""
+"""Nothing outlives a run: SIGINT or SIGKILL of ``homefield run -n 2`` whose ``cmd:`` agents leave
+children, grandchildren and a setsid-escaped process behind (issue 21 acceptance). One run is stopped
+both ways in a chain (SIGINT, then SIGKILL of its resume), then resumed to the end."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers.e2e_repo import cli_env
 
 from pytest_homefield.store import read_jsonl
 
@@ -66,8 +68,9 @@ def _tree(root: int) -> set[int]:
     return out
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
-def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tmp_path: Path, sig: int) -> None:
+def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tmp_path: Path) -> None:
+    """A fresh run stopped by SIGINT, then its resume stopped by SIGKILL (each while both workers run
+    an attempt whose agent left 3 processes behind it), then a resume to the end."""
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
     shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
@@ -76,34 +79,41 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
     delay = tmp_path / "delay"
     delay.write_text("30")
     tmp.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env = cli_env()
     env["TMPDIR"] = str(tmp)  # every temp folder of the run lands here
     agent = f"spawn=cmd:{sys.executable} {spawn} {pids} {delay}"
     # the agent records its pids outside the workspace, so it runs unsandboxed: this tests the reaper
     args = ["run", "--agent", agent, "--attempts", "1", "--run-id", "k", "--sandbox", "none", "-n", "2"]
-    proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 8:
-            time.sleep(0.05)  # both workers run an attempt whose agent left 3 processes behind it
-        agent_pids = {int(p) for p in pids.read_text().split()}
-        assert len(agent_pids) >= 8
-        run_pids = _tree(proc.pid) | agent_pids
-        assert agent_pids <= run_pids  # the escaped ones too: they stay below their reaper
-        proc.send_signal(sig)
-        out, _ = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    time.sleep(1.0)
-    assert not [p for p in run_pids if _alive(p)], "processes of the run outlived it"
-    assert not list(read_jsonl(repo / ".homefield" / "runs" / "k" / "results.jsonl"))  # nothing recorded
-    if sig == signal.SIGINT:
-        assert "Continue the run with: homefield run --resume --run-id k" in out, out
-    # the next start removes what a SIGKILLed run could not; then --resume does every key once
+    for sig in (signal.SIGINT, signal.SIGKILL):
+        pids.unlink(missing_ok=True)
+        resume = ["--resume"] if sig == signal.SIGKILL else []
+        # SIGINT as at a terminal even when this suite runs as a background job (which inherits SIGINT
+        # ignored, and a Python started with it ignored never raises KeyboardInterrupt)
+        proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args, *resume], cwd=repo, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and len(pids.read_text().split() if pids.exists() else []) < 8:
+                time.sleep(0.05)  # both workers run an attempt whose agent left 3 processes behind it
+            agent_pids = {int(p) for p in pids.read_text().split()}
+            assert len(agent_pids) >= 8
+            run_pids = _tree(proc.pid) | agent_pids
+            assert agent_pids <= run_pids  # the escaped ones too: they stay below their reaper
+            proc.send_signal(sig)
+            out, _ = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        time.sleep(1.0)
+        assert not [p for p in run_pids if _alive(p)], f"{sig!r}: processes of the run outlived it"
+        assert not list(read_jsonl(repo / ".homefield" / "runs" / "k" / "results.jsonl"))  # nothing recorded
+        if sig == signal.SIGINT:
+            assert "Continue the run with: homefield run --resume --run-id k" in out, out
+    # the next start (its controller, at any -n) removes what a SIGKILLed run could not; then --resume
+    # does every key once
     delay.write_text("0")
-    done = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args, "--resume"],
+    done = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args[:-2], "-n", "0", "--resume"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     keys = [(r["task_id"], r["agent"], r["attempt"]) for r in read_jsonl(repo / ".homefield" / "runs" / "k" /

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, git
+from helpers.e2e_repo import UNUSED_PLUGINS, cli_env, git
 from helpers.sshd import HOST_ALIAS, start_sshd
 
 from pytest_homefield.store import read_jsonl
@@ -38,8 +38,11 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
             git(tmp_path, "clone", "-q", str(mined), str(host))
             shutil.copy(mined / ".homefield.yml", host / ".homefield.yml")
             hosts.append(host.resolve())
-        python = tmp_path / "python.sh"  # the remote interpreter: this one, seeing this checkout
+        # the remote interpreter: this one, seeing this checkout, and (ssh passes no environment) blocking
+        # the unused plugins as cli_env does for the local processes
+        python = tmp_path / "python.sh"
         python.write_text(f"#!/bin/sh\nexport PYTHONPATH='{os.environ.get('PYTHONPATH', '')}'\n"
+                          f"export PYTEST_ADDOPTS='{UNUSED_PLUGINS}'\n"
                           f"exec {sys.executable} \"$@\"\n")
         python.chmod(0o755)
         log = tmp_path / "agents.log"

@@ -31,27 +31,35 @@ def n_tasks(repo: Path) -> int:
     return sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
 
 
-@pytest.mark.parametrize("kill_after", [1, 3, 6])
-def test_sigkill_then_resume_loses_and_redoes_nothing(mined: Path, tmp_path: Path, kill_after: int) -> None:
+def test_sigkill_then_resume_loses_and_redoes_nothing(mined: Path, tmp_path: Path) -> None:
+    """One run SIGKILLed at three moments in a chain: the run after 1 result, its resume after 3, that
+    resume's resume after 6 (each killed session having written at least one result of its own), and a
+    last resume to the end. At every kill the lines already written stay as they were; at the end
+    every attempt has exactly one line (nothing lost, nothing redone)."""
     repo = copy_repo(mined, tmp_path)
     agent = "slow=cmd:sleep 0.4; echo '{\"cost_usd\": 0.01}'"
-    args = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--agent", "oracle",
-            "--attempts", "2", "--run-id", "k", "-n", "2"]
+    run = ["run", "--agent", agent, "--agent", "oracle", "--attempts", "2", "--run-id", "k"]
     env = cli_env()
-    proc = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
     results = repo / ".homefield" / "runs" / "k" / "results.jsonl"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and sum(1 for _ in read_jsonl(results)) < kill_after:
-        time.sleep(0.05)
-    os.killpg(proc.pid, signal.SIGKILL)  # the controller and its xdist workers, mid-run
-    proc.wait()
-    before = list(read_jsonl(results))
-    assert len(before) >= kill_after
     total = n_tasks(repo) * 2 * 2
-    assert len(before) < total, "the run finished before it could be killed; slow the agent down"
-    proc2 = homefield(repo, "run", "--agent", agent, "--agent", "oracle", "--attempts", "2",
-                             "--run-id", "k", "--resume", "-n", "2")
+    before: list[dict] = []
+    for i, kill_after in enumerate((1, 3, 6)):
+        # a fresh run first, then resumes; each at -n 2: the controller and its xdist workers are killed
+        args = [sys.executable, "-m", "pytest_homefield.cli", *run, *(["--resume"] if i else []), "-n", "2"]
+        proc = subprocess.Popen(args, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        target = max(kill_after, len(before) + 1)  # this session writes at least one result before its kill
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and sum(1 for _ in read_jsonl(results)) < target:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # the controller and its xdist workers, mid-run
+        proc.wait()
+        now = list(read_jsonl(results))
+        assert len(now) >= target, (kill_after, len(now))
+        assert len(now) < total, f"kill at {kill_after}: the run finished first; slow the agent down"
+        assert now[: len(before)] == before, kill_after  # earlier lines untouched by the killed resume
+        before = now
+    proc2 = homefield(repo, *run, "--resume", "-n", "0")
     assert proc2.returncode == 0, proc2.stdout + proc2.stderr
     after = list(read_jsonl(results))
     keys = [(r["task_id"], r["agent"], r["attempt"]) for r in after]

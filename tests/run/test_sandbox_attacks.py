@@ -22,7 +22,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import GOOD_CALC, NO_PLUGINS, WRONG_CALC, Fixture, build, cmd_agent, script_agent, task_for
+from helpers.attack_repo import (
+    GOOD_CALC,
+    LEAN_NO_PLUGINS,
+    WRONG_CALC,
+    Fixture,
+    build,
+    cmd_agent,
+    lean_task_for,
+    script_agent,
+)
 
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.command import CommandAgent
@@ -52,7 +61,8 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    return task_for(fx)
+    """The task with anyio's plugin blocked too: every graded attempt here starts a test process."""
+    return lean_task_for(fx)
 
 
 @pytest.fixture
@@ -126,7 +136,7 @@ def venv_task(task: Task, tmp_path: Path) -> Task:
     """The task graded with a throwaway venv's python (so the control pollutes only that venv)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
-    return dataclasses.replace(task, test_cmd=f"{venv}/bin/python -m pytest {NO_PLUGINS}")
+    return dataclasses.replace(task, test_cmd=f"{venv}/bin/python -m pytest {LEAN_NO_PLUGINS}")
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)

@@ -75,7 +75,7 @@ def audit(tmp_path: Path) -> Audit:
     # holds does not depend on the sandbox (tests/run/test_sandbox_attacks.py covers what else it sees)
     argv = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", agent, "--attempts", "1",
             "--run-id", "audit", "-n", "1", "--sandbox", "none", "--", "-p", "no:hypothesispytest", "-p",
-            "no:benchmark"]
+            "no:benchmark", "-p", "no:anyio"]
     proc = subprocess.run(argv, cwd=fx.root, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     run = fx.root / ".homefield" / "runs" / "audit"
