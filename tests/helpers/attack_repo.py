@@ -18,7 +18,6 @@ known: two FAIL_TO_PASS ids, one PASS_TO_PASS id), so no mining is needed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import shlex
 import subprocess
@@ -47,13 +46,10 @@ TEST_SUB = (
 PYPROJECT = '[project]\nname = "calc"\nversion = "0"\n'
 
 #: Plugins of this environment that the tiny repository does not need (hypothesis alone costs
-#: seconds per test process); disabled by the task's test command so that the attacks run fast.
+#: seconds per test process, anyio about 0.3 s of CPU, more than the tiny tests themselves); disabled
+#: by the task's test command so that the attacks run fast.
 NO_PLUGINS = ("-p no:hypothesispytest -p no:benchmark -p no:xdist -p no:xdist.looponfail -p no:timeout "
-              "-p no:homefield")
-
-#: :data:`NO_PLUGINS` and anyio's plugin as well (loading it costs about 0.3 s of CPU per test process
-#: here, more than the tiny tests themselves): the test command of :func:`lean_task_for`.
-LEAN_NO_PLUGINS = NO_PLUGINS + " -p no:anyio"
+              "-p no:homefield -p no:anyio")
 
 F2P = ["tests/test_sub.py::test_sub[pos]", "tests/test_sub.py::test_sub[neg]"]
 P2P = ["tests/test_sub.py::test_add_still_works"]
@@ -170,11 +166,6 @@ def task_for(fx: Fixture) -> Task:
         FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}",
     )
-
-
-def lean_task_for(fx: Fixture) -> Task:
-    """:func:`task_for` with :data:`LEAN_NO_PLUGINS` in its test command."""
-    return dataclasses.replace(task_for(fx), test_cmd=f"{shlex.quote(sys.executable)} -m pytest {LEAN_NO_PLUGINS}")
 
 
 def cmd_agent(command: str, name: str = "attack") -> CommandAgent:

@@ -43,8 +43,8 @@ from helpers.attack_repo import (
     WRONG_CALC,
     Fixture,
     build,
-    lean_task_for,
     script_agent,
+    task_for,
 )
 
 from pytest_homefield.agents.base import Agent
@@ -81,8 +81,8 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    """The task with anyio's plugin blocked too: every graded attempt here starts a test process."""
-    return lean_task_for(fx)
+    """The fixture's task (its test command blocks the unused plugins)."""
+    return task_for(fx)
 
 
 @pytest.fixture(scope="module")

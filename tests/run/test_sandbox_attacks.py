@@ -24,13 +24,13 @@ from pathlib import Path
 import pytest
 from helpers.attack_repo import (
     GOOD_CALC,
-    LEAN_NO_PLUGINS,
+    NO_PLUGINS,
     WRONG_CALC,
     Fixture,
     build,
     cmd_agent,
-    lean_task_for,
     script_agent,
+    task_for,
 )
 
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
@@ -61,8 +61,8 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    """The task with anyio's plugin blocked too: every graded attempt here starts a test process."""
-    return lean_task_for(fx)
+    """The fixture's task (its test command blocks the unused plugins)."""
+    return task_for(fx)
 
 
 @pytest.fixture
@@ -136,7 +136,7 @@ def venv_task(task: Task, tmp_path: Path) -> Task:
     """The task graded with a throwaway venv's python (so the control pollutes only that venv)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
-    return dataclasses.replace(task, test_cmd=f"{venv}/bin/python -m pytest {LEAN_NO_PLUGINS}")
+    return dataclasses.replace(task, test_cmd=f"{venv}/bin/python -m pytest {NO_PLUGINS}")
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
