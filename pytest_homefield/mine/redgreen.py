@@ -5,12 +5,15 @@ the commit's tree (green expected), up to ``stability_runs`` times each in a fre
 the runs to :func:`classify_runs`, a pure function that turns them into FAIL_TO_PASS / PASS_TO_PASS
 lists, the excluded ids and the drop reason.
 
-Targeted stability runs (the rule of docs/contracts.md §7): the first run of each state runs the
-commit's test files in full; every later run runs only the FAIL_TO_PASS candidates still standing
-(red in every parent run so far, green in every commit run so far), except the second commit run,
-which runs the files in full again so that PASS_TO_PASS is checked in one further run. Parent run 1,
-commit run 1, parent runs 2…N, commit runs 2…N, in that order; a run that cannot change the verdict
-any more is not made. An id a run did not select is not observed there (:func:`classify_runs`).
+Targeted stability runs (the rule of docs/contracts.md §7, verification version 3): the first run
+of each state runs the commit's test files in full; every later run is targeted. Parent runs 2…N
+run the FAIL_TO_PASS candidates still standing (red in every parent run so far, green in every
+commit run so far); commit runs 2…N run those plus the ids that failed in every commit run so far
+(:func:`commit_failures`), so an id that fails at commit run 1 and passes later is ``flaky``, not
+``fails_with_reference``. Parent run 1, commit run 1, parent runs 2…N, commit runs 2…N, in that
+order; a run that cannot change the verdict any more is not made. An id a run did not select is not
+observed there (:func:`classify_runs`). PASS_TO_PASS ids are observed in the first run of each state
+only: one that fails later is caught when the oracle is graded (docs/contracts.md §7, flaky ids).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ __all__ = [
     "Verification",
     "classify_runs",
     "f2p_candidates",
+    "commit_failures",
     "verify_candidate",
     "make_test_patch",
     "make_gold_patch",
@@ -53,7 +57,7 @@ __all__ = [
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
 #: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
 #: bump it whenever the same commit and settings could be classified differently.
-VERIFY_VERSION = 2
+VERIFY_VERSION = 3
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 
@@ -136,6 +140,18 @@ def f2p_candidates(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun
     for i in _red_ids(parent_runs, ids):
         st = _states(commit_runs, i)
         if st and all(x == _PASS for x in st):
+            out.append(i)
+    return out
+
+
+def commit_failures(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> list[str]:
+    """The ids (named by any run) that failed in every commit run that observed them (at least one),
+    sorted: a later commit run selects them again so that one passing there is ``flaky``, not
+    ``fails_with_reference``."""
+    out = []
+    for i in _all_ids([*parent_runs, *commit_runs]):
+        st = _states(commit_runs, i)
+        if st and all(x == _FAIL for x in st):
             out.append(i)
     return out
 
@@ -289,8 +305,9 @@ def verify_candidate(
     :func:`make_test_patch` patch applied, so deleted test files are removed). Commit state: a
     snapshot of ``commit``. Each run uses a fresh copy of its state, runs ``setup_cmd`` there (if
     any), then ``test_cmd``, at most ``stability_runs`` times per state, on the schedule of the
-    module docstring: the first run of each state (and the second commit run) on ``runnable_tests``,
-    the others on the FAIL_TO_PASS candidates' node ids (``{junit}`` commands: always the files).
+    module docstring: the first run of each state on ``runnable_tests``, the others on the
+    FAIL_TO_PASS candidates' node ids (commit runs: also the ids that failed in every commit run so
+    far; ``{junit}`` commands: always the files).
     Runs stop early as soon as no id can end up in FAIL_TO_PASS any more (e.g. after the first
     parent run when nothing failed and nothing failed to collect: ``passes_without_change``).
 
@@ -395,12 +412,12 @@ def verify_candidate(
             if r.timed_out:
                 return done()
         shutil.rmtree(parent_base, ignore_errors=True)
-        # commit runs 2..N: run 2 in full (PASS_TO_PASS once more), then the candidates only
+        # commit runs 2..N: the candidates, and the ids that failed in every commit run so far
         for k in range(2, runs_n + 1):
             standing = f2p_candidates(parent_runs, commit_runs)
             if not standing:
                 break
-            r = run(commit_base, "commit", k, None if k == 2 else standing)
+            r = run(commit_base, "commit", k, sorted({*standing, *commit_failures(parent_runs, commit_runs)}))
             if isinstance(r, Verification):
                 return _with_times(r, setup_s, parent_runs, commit_runs)
             commit_runs.append(r)

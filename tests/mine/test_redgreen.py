@@ -277,6 +277,22 @@ def test_inc_zero():
 """
 
 
+TEST_LATE = f"""\
+import os
+
+def test_dec():
+    from pkg.dec import dec
+    assert dec(1) == 0
+
+def test_third_run():
+    path = os.environ["{COUNTER_ENV}"]
+    n = int(open(path).read()) + 1 if os.path.exists(path) else 1
+    with open(path, "w") as fh:
+        fh.write(str(n))
+    assert n < 3, "fails from its third run on"
+"""
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, str]]:
     """name → (parent, commit) of one scenario each, on one linear history."""
@@ -332,6 +348,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, st
         {"pkg/slow.py": "X = 1\n", "tests/test_slow.py": "import time\n\ndef test_slow():\n    time.sleep(60)\n"},
     )
     step("flaky_p2p", {"pkg/inc.py": "def inc(a):\n    return a + 1\n", "tests/test_core.py": TEST_CORE_INC})
+    step("late_p2p", {"pkg/dec.py": "def dec(a):\n    return a - 1\n", "tests/test_late.py": TEST_LATE})
     prev = _commit(repo, "xdist for everything", {"pytest.ini": "[pytest]\naddopts = -n 2\n"})
     step(
         "xdist",
@@ -429,16 +446,35 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     assert v.PASS_TO_PASS == ["tests/test_core.py::test_add", "tests/test_core.py::test_fresh_copy"]
     assert v.excluded == {"tests/test_core.py::test_known_broken": "fails_with_reference",
                           "tests/test_core.py::test_sometimes": "flaky"}
-    # targeted stability runs: the first run of each state and the second commit run run the whole
-    # files; the others only the FAIL_TO_PASS candidates
+    # targeted stability runs: the first run of each state runs the whole files; the later parent runs
+    # only the FAIL_TO_PASS candidates, the later commit runs those and the ids that failed in every
+    # commit run so far (test_sometimes passes at commit run 2: flaky, not fails_with_reference)
     logs = tmp_path / "logs"
     assert sorted(p.name for p in logs.iterdir()) == ["commit-1", "commit-2", "commit-3",
                                                      "parent-1", "parent-2", "parent-3"]
     everything = _ids_run(logs / "parent-1")
-    assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything == _ids_run(logs / "commit-2")
-    for name in ("parent-2", "parent-3", "commit-3"):
+    assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything
+    for name in ("parent-2", "parent-3"):
         assert _ids_run(logs / name) == set(v.FAIL_TO_PASS), name
+    broken, sometimes = "tests/test_core.py::test_known_broken", "tests/test_core.py::test_sometimes"
+    assert _ids_run(logs / "commit-2") == {*v.FAIL_TO_PASS, broken, sometimes}
+    assert _ids_run(logs / "commit-3") == {*v.FAIL_TO_PASS, broken}
     assert v.runs == 6 and counter.read_text() == "3"
+
+
+def test_verify_pass_to_pass_failing_only_after_the_first_runs_stays(history: dict, tmp_path: Path) -> None:
+    # test_third_run passes in its first two runs (parent run 1, commit run 1) and fails from then on:
+    # the later runs are targeted, it is not run again and stays PASS_TO_PASS. Grading the oracle is
+    # what catches it (run/grading's flaky ids, docs/contracts.md §7).
+    counter = tmp_path / "counter"
+    v = _verify(history, "late_p2p", tmp_path, stability_runs=3, env={**os.environ, COUNTER_ENV: str(counter)},
+                log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert v.FAIL_TO_PASS == ["tests/test_late.py::test_dec"]
+    assert v.PASS_TO_PASS == ["tests/test_late.py::test_third_run"] and v.excluded == {}
+    assert v.runs == 6 and counter.read_text() == "2"
+    for name in ("parent-2", "parent-3", "commit-2", "commit-3"):
+        assert _ids_run(tmp_path / "logs" / name) == {"tests/test_late.py::test_dec"}, name
 
 
 def test_verify_a_target_that_cannot_be_addressed_runs_the_files(history: dict, tmp_path: Path,
