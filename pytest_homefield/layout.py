@@ -5,6 +5,7 @@ where things live; everything else asks :class:`HomefieldDir` or the run-folder 
 
     <root>/.homefield/
       tasks.jsonl                      HomefieldDir.tasks
+      flaky.jsonl                      HomefieldDir.flaky
       envs/<fingerprint>.json          HomefieldDir.env_file(fp)
       mine/<mine_id>/                  HomefieldDir.mine_dir(id)
         candidates.jsonl  scan.jsonl  results.jsonl  reused.jsonl
@@ -174,6 +175,12 @@ class HomefieldDir:
     def tasks(self) -> Path:
         """``.homefield/tasks.jsonl``."""
         return self.path / "tasks.jsonl"
+
+    @property
+    def flaky(self) -> Path:
+        """``.homefield/flaky.jsonl``: PASS_TO_PASS ids that failed when grading the oracle, one line
+        per task id and test id (docs/contracts.md §7); appended by the controller, never rewritten."""
+        return self.path / "flaky.jsonl"
 
     @property
     def runs(self) -> Path:

@@ -26,7 +26,7 @@ from pytest_homefield.run.attacks import ATTACKS
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["run_verify", "drift_lines", "attack_specs", "attack_verdict", "env_key_changes"]
+__all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_specs", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
@@ -105,9 +105,23 @@ def env_key_changes(root: Path, tasks: Sequence[Task]) -> dict[str, str]:
     return out
 
 
+def flaky_lines(home: HomefieldDir, run_id: str) -> list[str]:
+    """What this verify run recorded in ``.homefield/flaky.jsonl`` (PASS_TO_PASS ids the reference fix
+    failed while passing FAIL_TO_PASS, :mod:`pytest_homefield.run.flaky`): a header and one line per
+    task id and test id; ``[]`` when it recorded none."""
+    found = sorted({(str(r.get("task_id")), str(r.get("test_id"))) for r in read_jsonl(home.flaky)
+                    if r.get("run_id") == run_id})
+    if not found:
+        return []
+    return [f"homefield verify: recorded {len(found)} PASS_TO_PASS id(s) as flaky in "
+            f"{home.flaky.relative_to(home.root)} (oracle failed them; later runs leave them out of "
+            "every agent's regression check):"] + [f"  {tid}  {test}" for tid, test in found]
+
+
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
-    then print the tasks oracle did not solve and the drift, and the attacks' verdict. Returns 0
+    then print the tasks oracle did not solve and the drift, the attacks' verdict, and the PASS_TO_PASS ids
+    recorded as flaky (:func:`flaky_lines`). Returns 0
     when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
     run_id = new_verify_id()
@@ -130,6 +144,8 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False)
         held, lines = attack_verdict(records, n_tasks)
         for line in lines:
             print(line)
+    for line in flaky_lines(home, run_id):
+        print(line)
     verified = {r["task_id"] for r in records if r.get("agent") == "oracle"}
     of = (f"all {len(verified)} tasks" if len(verified) == len(tasks)
           else f"all {len(verified)} selected tasks (of {len(tasks)})")

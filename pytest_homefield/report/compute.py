@@ -479,6 +479,12 @@ def build_report(
                         for n, v in memo["excluded_by"].items() if v["tasks"])
         notes.insert(0, f"{len(memo['excluded'])} task(s) were left out as memorized (--exclude-memorized: a probe "
                         f"scored them above its control; {why}): {', '.join(memo['excluded'])}.")
+    flaky = sorted({(tid, test) for m in metas if isinstance(m.get("flaky_p2p"), dict)
+                    for tid, ids in m["flaky_p2p"].items() for test in (ids if isinstance(ids, list) else [])})
+    if flaky:
+        notes.append(f"{len(flaky)} PASS_TO_PASS id{'s' if len(flaky) != 1 else ''} left out as flaky (found when "
+                     "grading oracle; .homefield/flaky.jsonl), for every agent: "
+                     + ", ".join(f"{tid} {test}" for tid, test in flaky) + ".")
     extra: dict[str, Any] = {"memorization": memo} if memo else {}
 
     return {

@@ -32,7 +32,7 @@ from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
-from pytest_homefield.run.grading import grade, render_diff, tree_changes
+from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
@@ -172,6 +172,10 @@ class AttemptSpec:
     env_extras: list[str] = field(default_factory=list)
     env_groups: list[str] = field(default_factory=list)
     env_as_of: bool = False
+    #: PASS_TO_PASS ids of this task left out of the regression check (the run's frozen flaky ids)
+    flaky_p2p: list[str] = field(default_factory=list)
+    #: called with the :class:`~pytest_homefield.run.grading.Grade` when the attempt was graded
+    graded: Callable[[Grade], None] | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -403,7 +407,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      test_globs=spec.test_globs, sandbox=test_backend, env=grading_env(spec, cache.repo))
+                      test_globs=spec.test_globs, sandbox=test_backend, env=grading_env(spec, cache.repo),
+                      flaky=frozenset(spec.flaky_p2p))
+            if spec.graded is not None:
+                spec.graded(g)
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
             why = g.suspicious_reason

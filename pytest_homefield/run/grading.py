@@ -27,7 +27,7 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -348,6 +348,7 @@ def grade(
     test_globs: Sequence[str] = (),
     sandbox: str = "none",
     env: Mapping[str, str] | None = None,
+    flaky: Collection[str] = (),
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -365,7 +366,8 @@ def grade(
     (:func:`pytest_homefield.sandbox.testrun.run_tests`). ``suspicious`` is set from
     :func:`suspicious_reasons` of the carried change against ``task.gold_patch``. ``env``: the
     process environment for the hidden tests and the control run (default ``os.environ``; with
-    ``--env uv`` the commit's environment, bound read-only into the sandbox).
+    ``--env uv`` the commit's environment, bound read-only into the sandbox). ``flaky``: PASS_TO_PASS
+    ids left out of the regression check (the run's frozen flaky ids, docs/contracts.md §7).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -427,7 +429,8 @@ def grade(
         g.error = run.error or "no test outcomes were recorded (zero tests collected or no outcome file)"
         return g
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
-    g.failing_p2p = [i for i in task.PASS_TO_PASS if run.outcomes.get(i) != "passed"]
+    checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]
+    g.failing_p2p = [i for i in checked_p2p if run.outcomes.get(i) != "passed"]
     timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in run.test_timeouts]
     if timed_out:
         g.outcome = "test_timeout"
@@ -440,7 +443,7 @@ def grade(
             g.error += " (collection error)"
     elif g.failing_p2p:
         g.outcome = "regression"
-        g.error = f"{len(g.failing_p2p)}/{len(task.PASS_TO_PASS)} PASS_TO_PASS broke"
+        g.error = f"{len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
     else:
         g.outcome = "solved"
     return g

@@ -26,6 +26,7 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.report import render_text
 from pytest_homefield.report.compute import display_subject
 from pytest_homefield.report.gate import GateError, worse_than
+from pytest_homefield.run.flaky import count_flaky, flaky_line
 from pytest_homefield.run.session import (
     BUDGET_SPENT,
     RATE_LIMITED,
@@ -169,6 +170,9 @@ class RunPlugin:
         if s.excluded.get("tasks"):
             lines.append(f"homefield: {len(s.excluded['tasks'])} task(s) left out as memorized (probe of "
                          f"{', '.join(n for n, v in s.excluded['by_agent'].items() if v['tasks'])})")
+        if s.flaky:
+            lines.append(f"homefield: {flaky_line(count_flaky(s.flaky))}, "
+                         f"from {s.home.flaky.relative_to(self.settings.root)}")
         return lines
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:

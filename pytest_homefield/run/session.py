@@ -27,6 +27,8 @@ from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
+from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
+from pytest_homefield.run.flaky import flaky_records, found_flaky, frozen_flaky, read_flaky
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings, parse_gate
@@ -298,7 +300,8 @@ class RunSession:
                  session_start: str, tasks_digest: str, done: set[AttemptKey],
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
-                 excluded: Mapping[str, Any] | None = None) -> None:
+                 excluded: Mapping[str, Any] | None = None,
+                 flaky: Mapping[str, Sequence[str]] | None = None) -> None:
         self.settings = settings
         self.sandbox_hook = sandbox_hook
         self.shard: Shard | None = parse_shard(settings.shard)
@@ -316,6 +319,9 @@ class RunSession:
         self.done = done
         self.setup_command = setup_command
         self.excluded: dict[str, Any] = dict(excluded or {})
+        #: the run's frozen flaky PASS_TO_PASS ids, {task id: [test ids]} (pytest_homefield.run.flaky)
+        self.flaky: dict[str, list[str]] = {k: list(v) for k, v in (flaky or {}).items()}
+        self._found_flaky: dict[tuple[str, str, int, str], list[str]] = {}
         self.limits = RunLimits(self.results_path, budget_usd=self.budget_usd, since_iso=session_start)
         self.skip_reasons: set[str] = set()
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
@@ -333,7 +339,9 @@ class RunSession:
         written, so a bad record changes nothing). The ``--homefield-fail-under`` gates are checked
         first (:func:`check_gates`). ``now`` is the session start (ISO 8601, UTC; default the current
         second). ``excluded``: the memorized tasks left out (:func:`memorized_exclusion`), frozen into a
-        new run's ``meta.json`` as ``excluded_memorized``. Raises :class:`RunError`: also for a bad
+        new run's ``meta.json`` as ``excluded_memorized``. The flaky PASS_TO_PASS ids of
+        ``.homefield/flaky.jsonl`` are read and frozen into a new run's ``meta.json`` as ``flaky_p2p``
+        (a resumed run keeps its own). Raises :class:`RunError`: also for a bad
         ``results.jsonl`` line or a write that failed (one line naming the file), and when an agent or
         the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`)."""
         check_gates(settings.fail_under, agents)
@@ -356,12 +364,16 @@ class RunSession:
                              task_ids=[t.id for t in tasks])
                 meta["cut_short"] = None
                 meta.setdefault("resumed_at", []).append(start)
+                flaky = frozen_flaky(meta)
             else:
                 meta = build_meta(run_id=run_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                                   task_ids=[t.id for t in tasks], created_at=start, settings=settings,
                                   sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
                 if excluded:
                     meta["excluded_memorized"] = dict(excluded)
+                flaky = read_flaky(home.flaky, tasks)
+                if flaky:
+                    meta[FLAKY_KEY] = flaky
                 meta["shard"] = str(shard) if shard else None
             meta["session_token"] = token
             done = done_keys(results_path(run_dir)) if settings.resume else set()
@@ -370,7 +382,8 @@ class RunSession:
         except (RecordError, StoreError) as exc:
             raise RunError(str(exc)) from None
         session = cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
-                      setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, excluded=excluded)
+                      setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, excluded=excluded,
+                      flaky=flaky)
         session.nothing_to_resume = settings.resume and session.n_attempts - len(done) <= 0
         return session
 
@@ -405,14 +418,15 @@ class RunSession:
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
                    setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
-                   excluded=workerinput.get("homefield_excluded"))
+                   excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
-        start, tasks digest, the session token, the memorized tasks left out, and the text of ``tasks.jsonl`` for
-        :meth:`prepare_worker`)."""
+        start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, and the text of
+        ``tasks.jsonl`` for :meth:`prepare_worker`)."""
         return {
             "homefield_excluded": self.excluded,
+            "homefield_flaky": self.flaky,
             "homefield_run_dir": str(self.run_dir),
             "homefield_done": sorted(list(k) for k in self.done),
             "homefield_session_start": self.session_start,
@@ -472,6 +486,7 @@ class RunSession:
             test_globs=list(s.test_globs), env_passthrough=a.env,
             sandbox=SandboxChoice(s.sandbox, s.sandbox_network), sandbox_hook=self.sandbox_hook,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
+            flaky_p2p=list(self.flaky.get(task.id, ())),
         )
 
     def sandbox_summary(self) -> dict[str, Any]:
@@ -482,19 +497,27 @@ class RunSession:
         """Run and grade one attempt; never raises for agent, snapshot or grading failures (they are
         outcomes). The result counts at once towards this process's limits; its line is written by
         the controller from :meth:`messages`."""
-        result = run_attempt(self.attempt_spec(task, agent, attempt, test_cmd=test_cmd), self.cache)
+        spec = self.attempt_spec(task, agent, attempt, test_cmd=test_cmd)
+        found: list[str] = []
+        spec.graded = lambda g: found.extend(found_flaky(agent, g))
+        result = run_attempt(spec, self.cache)
+        if found:
+            self._found_flaky[result.key] = found
         self.limits.add(result.to_dict())
         return result
 
     def messages(self, result: Result) -> list[Message]:
         """What the item posts for the controller to write: the attempt's artifacts when this
         process does not share the controller's ``.homefield/`` (size-capped), then its result line
-        (``runs/<id>/results.jsonl``)."""
+        (``runs/<id>/results.jsonl``), then the flaky PASS_TO_PASS ids the oracle's grading found
+        (``flaky.jsonl``, :mod:`pytest_homefield.run.flaky`)."""
         out: list[Message] = []
         home = self.home.path
         if not self.shared:
             out += artifact_messages(attempt_dir(self.run_dir, result.task_id, result.agent, result.attempt), home)
         out.append(append_message(self.results_path.relative_to(home).as_posix(), result.to_dict()))
+        flaky_target = self.home.flaky.relative_to(home).as_posix()
+        out += [append_message(flaky_target, r) for r in flaky_records(result, self._found_flaky.pop(result.key, ()))]
         return out
 
     def note_skip(self, message: str) -> None:

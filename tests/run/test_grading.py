@@ -204,6 +204,14 @@ def test_grade_outcomes(task: Task, pristine: Path, tmp_path: Path) -> None:
         assert g.carried == ([CALC] if calc is not None else [])
 
 
+def test_flaky_pass_to_pass_ids_are_left_out_of_the_regression_check(task: Task, pristine: Path,
+                                                                     tmp_path: Path) -> None:
+    work = copy_tree(pristine, tmp_path / "work")
+    _write(work, CALC, GOOD_CALC.replace("return a + b", "return a + b + 1"))  # breaks every PASS_TO_PASS id
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120, flaky=set(P2P))
+    assert (g.outcome, g.failing_p2p) == ("solved", [])
+
+
 def test_grade_hidden_tests_that_do_not_apply_is_infra(task: Task, pristine: Path, tmp_path: Path) -> None:
     # a pristine tree that already holds the hidden test file: the test patch (a new file) cannot apply
     blocked = copy_tree(pristine, tmp_path / "pristine")
