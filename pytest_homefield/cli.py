@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -96,15 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _root() -> Path:
-    import git
-
+    """The top of the git work tree around the current folder (``git rev-parse``: one short process
+    instead of importing gitpython, which ``report`` and ``plan`` do not need). Raises
+    ``SystemExit`` with one line outside a repository or in a bare one."""
     try:
-        repo = git.Repo(Path.cwd(), search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise SystemExit(f"homefield: {Path.cwd()} is not inside a git repository") from None
-    if repo.working_tree_dir is None:
+        proc = subprocess.run(["git", "rev-parse", "--is-bare-repository", "--show-toplevel"], cwd=Path.cwd(),
+                              capture_output=True, text=True)
+    except OSError as exc:
+        raise SystemExit(f"homefield: cannot run git: {exc}") from None
+    lines = proc.stdout.splitlines()
+    if lines[:1] == ["true"]:
         raise SystemExit("homefield: this is a bare git repository")
-    return Path(repo.working_tree_dir).resolve()
+    if proc.returncode != 0 or len(lines) < 2:
+        raise SystemExit(f"homefield: {Path.cwd()} is not inside a git repository")
+    return Path(lines[1]).resolve()
 
 
 def _env_kind(ns: argparse.Namespace, root: Path) -> str:

@@ -92,14 +92,38 @@ def check_record(cls: type, d: dict[str, Any]) -> None:
     if version != SCHEMA_VERSION:
         raise RecordError(f"field 'schema_version' is {version!r}; this version of homefield reads "
                           f"{SCHEMA_VERSION} only")
-    for f in dataclasses.fields(cls):
-        if f.name not in d:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise RecordError(f"field '{f.name}' is missing")
+    for name, required, check, what in _field_checks(cls):
+        if name not in d:
+            if required:
+                raise RecordError(f"field '{name}' is missing")
             continue
-        check, what = _CHECKS[str(f.type)]
-        if not check(d[f.name]):
-            raise RecordError(f"field '{f.name}' must be {what}, got {json_type(d[f.name])}")
+        if not check(d[name]):
+            raise RecordError(f"field '{name}' must be {what}, got {json_type(d[name])}")
+
+
+_FIELD_CHECKS: dict[type, tuple[tuple[str, bool, Any, str], ...]] = {}
+
+
+def _field_checks(cls: type) -> tuple[tuple[str, bool, Any, str], ...]:
+    """``(name, required, check, description)`` of each field of the dataclass ``cls``, worked out
+    once per class (a report reads thousands of records)."""
+    got = _FIELD_CHECKS.get(cls)
+    if got is None:
+        got = _FIELD_CHECKS[cls] = tuple(
+            (f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+             *_CHECKS[str(f.type)]) for f in dataclasses.fields(cls))
+    return got
+
+
+_FIELD_NAMES: dict[type, frozenset[str]] = {}
+
+
+def _field_names(cls: type) -> frozenset[str]:
+    """The field names of the dataclass ``cls``, worked out once per class."""
+    got = _FIELD_NAMES.get(cls)
+    if got is None:
+        got = _FIELD_NAMES[cls] = frozenset(name for name, *_ in _field_checks(cls))
+    return got
 
 
 def json_type(v: Any) -> str:
@@ -149,7 +173,7 @@ class Task:
         """Build a task from a record dict; unknown keys are ignored. Raises :class:`RecordError`
         for a missing or mistyped field (:func:`check_record`)."""
         check_record(cls, d)
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = _field_names(cls)
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:
@@ -213,7 +237,7 @@ class Result:
             raise RecordError(f"field 'outcome' is {d['outcome']!r}; expected one of {', '.join(OUTCOMES)}")
         if d["attempt"] < 1:
             raise RecordError(f"field 'attempt' must be at least 1, got {d['attempt']}")
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = _field_names(cls)
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:

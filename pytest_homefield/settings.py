@@ -612,12 +612,12 @@ def load_yaml_config(path: Path) -> dict[str, Any]:
     YAML alias (refused: :func:`_no_alias_loader`), a top level that is not a mapping, unknown keys,
     wrong types and numbers that are not finite.
     """
-    import yaml
-
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
+    import yaml  # deferred: most repositories have no settings file
+
     try:
         data = yaml.load(text, Loader=_no_alias_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:

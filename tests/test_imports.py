@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,23 @@ def test_report_package_imports_neither_pytest_nor_scipy() -> None:
     loaded = _modules_after("import pytest_homefield.report")
     assert "pytest" not in loaded
     assert "scipy" not in loaded
+
+
+def test_homefield_report_imports_only_what_the_report_needs(tmp_path: Path) -> None:
+    """``homefield report`` end to end (the CLI entry, a run with results and diffs) loads no gitpython,
+    yaml (without a settings file), pytest, xdist or uv-environment code, and of scipy at most
+    scipy.special (never scipy.stats or scipy.signal) (issue 18)."""
+    data = Path(__file__).parent / "data" / "report"
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    shutil.copytree(data / "run-a", repo / ".homefield" / "runs" / "run-a")
+    shutil.copy(data / "tasks.jsonl", repo / ".homefield" / "tasks.jsonl")
+    code = ("import json, sys; from pytest_homefield.cli import main; rc = main(['report', 'run-a', '--format', "
+            "'md']); print(); print(rc, json.dumps(sorted(sys.modules)))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=120)
+    rc, modules = proc.stdout.splitlines()[-1].split(" ", 1)
+    assert rc == "0", proc.stdout[-2000:] + proc.stderr[-2000:]
+    loaded = set(json.loads(modules))
+    heavy = {"git", "yaml", "pytest", "_pytest", "xdist", "pluggy", "scipy.stats", "scipy.signal",
+             "pytest_homefield.envs.builder", "pytest_homefield.mine.scan"}
+    assert heavy & loaded == set()
