@@ -137,9 +137,10 @@ def test_select_with_k_and_collect_only(mined: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f".homefield/tasks.jsonl::{tid}::oracle[1]" in proc.stdout
     assert f".homefield/tasks.jsonl::{tid}::noop[2]" in proc.stdout
-    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-k", tid)  # noop: nothing to grade
-    assert proc.returncode == 0
-    assert len(results(repo)) == 1
+    # noop: nothing to grade. A named run id: the --co session's run folder may have the same second
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-k", tid, "--run-id", "sel")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [r["task_id"] for r in read_jsonl(repo / ".homefield" / "runs" / "sel" / "results.jsonl")] == [tid]
 
 
 def test_repo_tests_never_collected(mined: Path, tmp_path: Path) -> None:
