@@ -182,7 +182,7 @@ def test_diff_lines() -> None:
 
 PY = shlex.quote(sys.executable)
 #: Plugins this suite does not need are left out: each test run starts in a fraction of the time.
-CMD = f"{PY} -m pytest -q -p no:homefield -p no:benchmark -p no:hypothesispytest"
+CMD = f"{PY} -m pytest -q -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
 COUNTER_ENV = "HF_TEST_COUNTER"
 
 

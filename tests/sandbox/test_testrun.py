@@ -18,7 +18,7 @@ from pytest_homefield.sandbox.testrun import REPORTER_DIR, build_command, run_te
 PY = shlex.quote(sys.executable)
 #: The test command used here: plugins these tests do not need are left out to save start-up time
 #: (test_default_command_loads_everything runs the plain command with all of them).
-NO_PLUGINS = "-p no:homefield -p no:benchmark -p no:hypothesispytest"
+NO_PLUGINS = "-p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
 CMD = f"{PY} -m pytest {NO_PLUGINS}"
 
 MIXED = """
