@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
+from helpers.e2e_repo import cli_env
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path
@@ -184,7 +185,8 @@ MINE = ("mine", "-n", "2", "--sandbox", "none")
 
 
 def _env(spy_log: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    """:func:`cli_env` (this machine's unused pytest plugins blocked) with the spy's log."""
+    env = cli_env()
     env[SPY_ENV] = str(spy_log)
     return env
 

@@ -221,7 +221,8 @@ def test_test_runs_have_no_network_and_a_read_only_copy(tmp_path: Path) -> None:
         "    with pytest.raises(OSError):\n"
         "        s.connect(('127.0.0.1', 9))\n"
         "    assert [n for i, n in socket.if_nameindex()] in ([], ['lo'])\n")
-    cmd = f"{sys.executable} -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+    cmd = (f"{sys.executable} -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider "
+           "-p no:anyio")
     run = run_tests(work, cmd, ["tests/test_box.py"], out_dir=tmp_path / "out", sandbox="bwrap")
     assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     assert not (work / "planted.py").exists()
