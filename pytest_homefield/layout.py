@@ -36,6 +36,7 @@ __all__ = [
     "VERIFY_PREFIX",
     "HomefieldDir",
     "new_id",
+    "read_json_file",
     "new_verify_id",
     "newest_run",
     "meta_path",
@@ -108,6 +109,22 @@ def similarity_path(run_dir: Path) -> Path:
     return run_dir / "similarity.json"
 
 
+def read_json_file(path: Path, *, invalid_hint: str = "") -> Any:
+    """The JSON value in ``path`` (a ``.homefield/`` file such as ``meta.json`` or an ablation's
+    ``plan.json``); ``None`` when the file is absent. Raises :class:`RunError`, one line naming the
+    file: ``"<path>: cannot read: …"`` or ``"<path>: not valid JSON (…)"`` followed by ``invalid_hint``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: cannot read: {exc}") from None
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise RunError(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)}){invalid_hint}") from None
+
+
 def read_meta(run_dir: Path, fields: dict[str, str] | None = None, *, complete: bool = False) -> dict[str, Any]:
     """``meta.json`` of a run as a dict; ``{}`` when the file is absent.
 
@@ -118,17 +135,9 @@ def read_meta(run_dir: Path, fields: dict[str, str] | None = None, *, complete: 
     ``complete=True`` requires everything a resume needs (run id, created_at, attempts, tasks
     digest and ids, agents)."""
     path = meta_path(run_dir)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    meta = read_json_file(path, invalid_hint="; the run's results are kept in results.jsonl beside it")
+    if meta is None:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunError(f"{path}: cannot read: {exc}") from None
-    try:
-        meta = json.loads(text)
-    except ValueError as exc:
-        raise RunError(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)}); the run's results are kept "
-                       "in results.jsonl beside it") from None
     if not isinstance(meta, dict):
         raise RunError(f"{path}: expected a JSON object, got {json_type(meta)}")
     try:

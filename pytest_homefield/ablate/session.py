@@ -53,7 +53,7 @@ from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings
 from pytest_homefield.errors import RecordError, RunError, StoreError
-from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
+from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, write_meta
 from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
@@ -108,16 +108,9 @@ def done_keys(results: Path) -> set[Key]:
 def read_frozen_plan(path: Path) -> dict[str, Any]:
     """A resumed ablation's ``plan.json`` (``{}`` when absent). Raises :class:`RunError` (one line
     naming the file) when it cannot be read or is not a JSON object with a list of ``variants``."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    plan = read_json_file(path)
+    if plan is None:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RunError(f"{path}: cannot read: {exc}") from None
-    try:
-        plan = json.loads(text)
-    except ValueError as exc:
-        raise RunError(f"{path}: not valid JSON ({getattr(exc, 'msg', exc)})") from None
     variants = plan.get("variants", []) if isinstance(plan, dict) else None
     if not isinstance(variants, list) or not all(
             isinstance(v, dict) and isinstance(v.get("name"), str) and isinstance(v.get("removed", []), list)
