@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import json
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
-
-
-def copy_repo(mined: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "repo"
-    shutil.copytree(mined, dest, symlinks=True)
-    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
-    return dest
 
 
 def tasks(repo: Path) -> list[dict]:
@@ -53,7 +45,7 @@ def test_mine_finds_the_tasks(mined: Path) -> None:
 
 
 def test_mine_is_stable_under_xdist(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     before = {t["id"]: t for t in tasks(repo)}
     proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -67,7 +59,7 @@ def test_run_reference_agents_identically_at_n0_and_n2(mined: Path, tmp_path: Pa
     outcome, the JUnit properties, and the same outcomes at both (sim: some solved, some not)."""
     outcomes = []
     for n in ("0", "2"):
-        repo = copy_repo(mined, tmp_path / n)
+        repo = copy_mined(mined, tmp_path / n / "repo")
         junit = tmp_path / f"junit-{n}.xml"
         proc = homefield(repo, "run", "--agent", "oracle", "--agent", "noop", "--agent", "sim:0.5", "--attempts",
                          "2", "-n", n, "--junitxml", str(junit))
@@ -95,7 +87,7 @@ def test_run_reference_agents_identically_at_n0_and_n2(mined: Path, tmp_path: Pa
 
 
 def test_resume_runs_only_missing(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     # noop: what is resumed is the bookkeeping, not the grading (its attempts run no hidden tests)
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "2", "--run-id", "r1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -112,7 +104,7 @@ def test_resume_runs_only_missing(mined: Path, tmp_path: Path) -> None:
 
 
 def test_resume_with_other_flags_is_an_error(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     assert homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "r1").returncode == 0
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "2", "--resume", "--run-id", "r1")
     assert proc.returncode == 4
@@ -122,7 +114,7 @@ def test_resume_with_other_flags_is_an_error(mined: Path, tmp_path: Path) -> Non
 
 
 def test_fail_under_gate(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--fail-under", "noop=0.5")
     assert proc.returncode == 1, proc.stdout
     assert "fail-under: noop pass@1 0.00 is below 0.50" in proc.stdout
@@ -131,7 +123,7 @@ def test_fail_under_gate(mined: Path, tmp_path: Path) -> None:
 
 
 def test_select_with_k_and_collect_only(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     tid = tasks(repo)[0]["id"]
     proc = homefield(repo, "run", "--agent", "oracle", "--agent", "noop", "--attempts", "2", "--", "--co", "-q")
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -144,14 +136,14 @@ def test_select_with_k_and_collect_only(mined: Path, tmp_path: Path) -> None:
 
 
 def test_repo_tests_never_collected(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--", "tests")
     assert proc.returncode == 4
     assert "not a homefield node id" in proc.stderr
 
 
 def test_infra_error_is_one_line_not_a_traceback(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     # a setup command that fails: every attempt is an infra error (pytest: error in setup)
     config = repo / ".homefield.yml"
     config.write_text(config.read_text() + "setup_cmd: 'echo broken env >&2; exit 3'\n")

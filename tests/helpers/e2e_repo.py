@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,14 @@ def build(dest: Path) -> Path:
 #: 0.35 s of CPU loading them; a no-op where they are not installed. The demo test keeps a user's full
 #: set (tests/commands/test_demo.py).
 UNUSED_PLUGINS = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
+
+
+def copy_mined(mined: Path, dest: Path) -> Path:
+    """A copy of the mined fixture repository at ``dest`` (symlinks kept) without its ``.homefield/runs``:
+    its tasks, a fresh place to run them."""
+    shutil.copytree(mined, dest, symlinks=True)
+    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
+    return dest
 
 
 def cli_env() -> dict[str, str]:

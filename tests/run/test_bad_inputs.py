@@ -10,18 +10,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import git, homefield
+from helpers.e2e_repo import copy_mined, git, homefield
 
 from pytest_homefield.store import read_jsonl, read_jsonl_lines
 
 pytestmark = pytest.mark.slow
-
-
-def copy_repo(mined: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "repo"
-    shutil.copytree(mined, dest, symlinks=True)
-    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
-    return dest
 
 
 def last_line(proc: subprocess.CompletedProcess[str]) -> str:
@@ -30,7 +23,7 @@ def last_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def test_corrupt_task_records_are_refused_and_never_rewritten(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     tasks = repo / ".homefield" / "tasks.jsonl"
     good = tasks.read_text().splitlines()
     first = json.loads(good[0])
@@ -53,7 +46,7 @@ def test_corrupt_task_records_are_refused_and_never_rewritten(mined: Path, tmp_p
 
 
 def test_run_options_are_checked_before_anything_is_spent(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     cases = [
         (["--timeout", "nan"], "ERROR: --homefield-timeout must be a finite number of seconds, got nan"),
         (["--fail-under", "1.5"], "ERROR: --homefield-fail-under '1.5': RATE is a fraction between 0 and 1"),
@@ -75,7 +68,7 @@ def test_run_options_are_checked_before_anything_is_spent(mined: Path, tmp_path:
 
 
 def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     base = ["run", "--agent", "noop", "--attempts", "1", "--run-id", "r", "-n", "0"]  # noop: nothing to grade
     assert homefield(repo, *base, "--max-tasks", "1").returncode == 0
     proc = homefield(repo, *base, "--max-tasks", "2", "--resume")
@@ -107,7 +100,7 @@ def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> Non
 
 
 def test_report_refuses_one_agent_name_for_two_specs(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     for rid, spec in (("a", "x=oracle"), ("b", "x=noop")):
         assert homefield(repo, "run", "--agent", spec, "--attempts", "1", "--max-tasks", "1", "--run-id", rid,
                          "-n", "0").returncode == 0
@@ -128,7 +121,7 @@ def test_mine_with_no_commits_leaves_nothing(tmp_path: Path) -> None:
 
 
 def test_a_committed_homefield_folder_is_never_part_of_a_task_or_workspace(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)  # mined: .homefield/ holds tasks.jsonl and the miner's files
+    repo = copy_mined(mined, tmp_path / "repo")  # mined: .homefield/ holds tasks.jsonl and the miner's files
     # a careless user commits .homefield/ together with a real change
     (repo / "calc" / "__init__.py").write_text((repo / "calc" / "__init__.py").read_text() +
                                               "\n\ndef half(a):\n    return a / 2\n")
@@ -151,7 +144,7 @@ def test_a_committed_homefield_folder_is_never_part_of_a_task_or_workspace(mined
 
 
 def test_per_test_timeout_is_test_timeout_even_without_plugin_autoload(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     assert "--disable-plugin-autoload" in (repo / ".homefield.yml").read_text()
     neg = next(t for t in read_jsonl(repo / ".homefield" / "tasks.jsonl") if t["subject"].startswith("Add neg"))
     # a "fix" whose function hangs: only the per-test limit stops it
@@ -166,7 +159,7 @@ def test_per_test_timeout_is_test_timeout_even_without_plugin_autoload(mined: Pa
 
 
 def test_a_rate_limit_stops_only_the_agents_behind_that_provider(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     agent = "lim=cmd:echo '{\"outcome\": \"rate_limited\"}'"
     proc = homefield(repo, "run", "--agent", agent, "--agent", "oracle", "--attempts", "1", "--run-id", "rl",
                      "-n", "0")
@@ -193,7 +186,7 @@ def tiny_runs(tmp_path: Path) -> Path:
 
 def test_a_full_disk_stops_the_run_loses_nothing_and_resume_finishes(mined: Path, tmp_path: Path,
                                                                        tiny_runs: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     (repo / ".homefield" / "runs").symlink_to(tiny_runs)
     # each attempt leaves ~60 KB of agent output in its artifacts: the disk fills after a few
     agent = "loud=cmd:head -c 60000 /dev/zero | tr '\\0' x; echo; echo '{\"cost_usd\": 0.01}'"

@@ -11,20 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, homefield
+from helpers.e2e_repo import cli_env, copy_mined, homefield
 
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
-
-
-def copy_repo(mined: Path, tmp_path: Path) -> Path:
-    import shutil
-
-    dest = tmp_path / "repo"
-    shutil.copytree(mined, dest, symlinks=True)
-    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
-    return dest
 
 
 def n_tasks(repo: Path) -> int:
@@ -36,7 +27,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(mined: Path, tmp_path: Pat
     resume's resume after 6 (each killed session having written at least one result of its own), and a
     last resume to the end. At every kill the lines already written stay as they were; at the end
     every attempt has exactly one line (nothing lost, nothing redone)."""
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     agent = "slow=cmd:sleep 0.4; echo '{\"cost_usd\": 0.01}'"
     run = ["run", "--agent", agent, "--agent", "oracle", "--attempts", "2", "--run-id", "k"]
     env = cli_env()
@@ -69,7 +60,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(mined: Path, tmp_path: Pat
 
 
 def test_run_budget_stops_starting_attempts(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     agent = "costly=cmd:echo '{\"cost_usd\": 0.02, \"input_tokens\": 1000, \"output_tokens\": 50}'"
     proc = homefield(repo, "run", "--agent", agent, "--attempts", "2", "--budget", "0.05", "--run-id", "b",
                      "-n", "0")
@@ -85,7 +76,7 @@ def test_run_budget_stops_starting_attempts(mined: Path, tmp_path: Path) -> None
 
 
 def test_rate_limit_stops_scheduling_and_resume_retries(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     flag = tmp_path / "limited"
     flag.write_text("1")
     # reports a rate limit while the flag file exists (the cmd protocol's "outcome" key), else does nothing
@@ -107,7 +98,7 @@ def test_rate_limit_stops_scheduling_and_resume_retries(mined: Path, tmp_path: P
 
 
 def test_plan_and_verify(mined: Path, tmp_path: Path) -> None:
-    repo = copy_repo(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     proc = homefield(repo, "plan", "--agent", "oracle", "--agent", "claude:claude-sonnet-4-5", "--attempts", "2")
     assert proc.returncode == 0, proc.stderr
     assert f"Plan: {n_tasks(repo)} tasks × 2 agents × 2 attempts = {n_tasks(repo) * 4} agent runs" in proc.stdout

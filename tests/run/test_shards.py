@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import copy_mined, homefield
 from helpers.reports import mask
 from helpers.shared_repo import built_once
 
@@ -26,12 +26,6 @@ def outcomes(run: Path) -> list[tuple[str, str, int, str]]:
     return sorted((r["task_id"], r["agent"], r["attempt"], r["outcome"]) for r in read_jsonl(run / "results.jsonl"))
 
 
-def fresh(mined: Path, dest: Path) -> Path:
-    shutil.copytree(mined, dest, symlinks=True)
-    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
-    return dest
-
-
 @pytest.fixture(scope="session")
 def one_run(mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
     """A copy of ``mined`` with one unsharded run ``one`` of :data:`AGENTS` at -n 0: the reference both
@@ -40,7 +34,7 @@ def one_run(mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: 
     def make(repo: Path) -> None:
         building = repo.with_name("building")  # moved into place only once the run succeeded
         shutil.rmtree(building, ignore_errors=True)
-        fresh(mined, building)
+        copy_mined(mined, building)
         proc = homefield(building, "run", *AGENTS, "--run-id", "one", "-n", "0")
         assert proc.returncode == 0, proc.stdout + proc.stderr
         building.rename(repo)
@@ -55,11 +49,11 @@ SHARD_N = {1: "0", 2: "2", 3: "0"}
 
 def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path: Path) -> None:
     one = one_run
-    merged = fresh(mined, tmp_path / "merged")
+    merged = copy_mined(mined, tmp_path / "merged")
     shard_tasks = []
     ids = [json.loads(line)["id"] for line in (one / ".homefield" / "tasks.jsonl").read_text().splitlines()]
     for k in (1, 2, 3):
-        machine = fresh(mined, tmp_path / f"machine{k}")
+        machine = copy_mined(mined, tmp_path / f"machine{k}")
         proc = homefield(machine, "run", *AGENTS, "--shard", f"{k}/3", "--run-id", f"s{k}", "-n", SHARD_N[k],
                          "--budget", "9")
         assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -93,7 +87,7 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
 
 
 def test_run_gate_against_a_baseline_goes_into_junit(mined: Path, tmp_path: Path) -> None:
-    repo = fresh(mined, tmp_path / "repo")
+    repo = copy_mined(mined, tmp_path / "repo")
     assert homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "base", "-n", "0").returncode == 0
     junit = tmp_path / "j.xml"
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--fail-if-worse-than", "base",

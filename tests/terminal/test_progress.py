@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import shutil
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, homefield
+from helpers.e2e_repo import cli_env, copy_mined, homefield
 from helpers.pty_run import run_on_pty
 
 from pytest_homefield.store import read_jsonl
@@ -92,16 +91,9 @@ def _env() -> dict[str, str]:
     return cli_env()
 
 
-def _copy(mined: Path, tmp_path: Path) -> Path:
-    dest = tmp_path / "repo"
-    shutil.copytree(mined, dest, symlinks=True)
-    shutil.rmtree(dest / ".homefield" / "runs", ignore_errors=True)
-    return dest
-
-
 @pytest.mark.slow
 def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: Path) -> None:
-    repo = _copy(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     tasks = {t["id"]: t["subject"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")}
     first = next(iter(tasks))
     # a setup step of 1.5 s per state keeps the candidate in flight for several seconds even on an idle
@@ -130,7 +122,7 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
 
 @pytest.mark.slow
 def test_run_without_a_terminal_writes_plain_progress_lines(mined: Path, tmp_path: Path) -> None:
-    repo = _copy(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--budget", "5")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     n = len(list(read_jsonl(repo / ".homefield" / "tasks.jsonl")))
@@ -147,7 +139,7 @@ def test_run_without_a_terminal_writes_plain_progress_lines(mined: Path, tmp_pat
 
 @pytest.mark.slow
 def test_verbose_lines_name_the_task_by_subject(mined: Path, tmp_path: Path) -> None:
-    repo = _copy(mined, tmp_path)
+    repo = copy_mined(mined, tmp_path / "repo")
     tasks = list(read_jsonl(repo / ".homefield" / "tasks.jsonl"))
     tid, subject = tasks[0]["id"], tasks[0]["subject"]
     junit = tmp_path / "junit.xml"
