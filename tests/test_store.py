@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import shutil
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers.tmpfs import mounted_tmpfs
 
 from pytest_homefield import store
 from pytest_homefield.store import (
@@ -203,15 +202,8 @@ def test_enospc_on_write_truncates_back(tmp_path: Path, monkeypatch: pytest.Monk
 @pytest.fixture
 def tiny_fs(tmp_path: Path) -> Path:
     """A real 64 KiB tmpfs (root only); unmounted afterwards."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    mnt = tmp_path / "tiny"
-    mnt.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=False)
+    with mounted_tmpfs(tmp_path / "tiny", "64k") as mnt:
+        yield mnt
 
 
 def test_a_really_full_filesystem_loses_nothing(tiny_fs: Path) -> None:

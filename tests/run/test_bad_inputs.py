@@ -4,13 +4,12 @@ nothing already written lost or changed (issue 21). Each case states the exact l
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from helpers.e2e_repo import copy_mined, git, homefield
+from helpers.tmpfs import mounted_tmpfs
 
 from pytest_homefield.store import read_jsonl, read_jsonl_lines
 
@@ -173,15 +172,8 @@ def test_a_rate_limit_stops_only_the_agents_behind_that_provider(mined: Path, tm
 @pytest.fixture
 def tiny_runs(tmp_path: Path) -> Path:
     """``repo/.homefield/runs`` on a real 256 KiB tmpfs (root only); unmounted afterwards."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    runs = tmp_path / "runs-fs"
-    runs.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(runs)], capture_output=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode().strip()}")
-    yield runs
-    subprocess.run(["umount", str(runs)], check=False)
+    with mounted_tmpfs(tmp_path / "runs-fs", "256k") as runs:
+        yield runs
 
 
 def test_a_full_disk_stops_the_run_loses_nothing_and_resume_finishes(mined: Path, tmp_path: Path,
