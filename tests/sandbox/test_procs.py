@@ -217,8 +217,10 @@ def test_tree_dies_with_the_process_that_started_it(tmp_path: Path, spawner: Pat
     pids, tick = tmp_path / "pids", tmp_path / "tick"
     caller = tmp_path / "caller.py"
     caller.write_text(textwrap.dedent(f"""
-        import os, sys
+        import os, signal, sys
         from pytest_homefield.sandbox.procs import run_process
+        # a worker's own Ctrl-C handler, also when this suite was started with SIGINT ignored (``cmd &``)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         run_process([sys.executable, {str(spawner)!r}, {str(pids)!r}, {str(tick)!r}, "60"],
                     cwd={str(tmp_path)!r}, env=os.environ, timeout_s=60)
     """))
