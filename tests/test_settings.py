@@ -88,16 +88,16 @@ def test_bad_values(tmp_path: Path) -> None:
         resolve_settings(tmp_path, {"since": "last tuesday"}, mode="mine")
 
 
-def test_usage_error_under_pytest(pytester: pytest.Pytester) -> None:
-    pytester.run("git", "init", "-q")
-    pytester.makefile(".yml", **{".homefield": "mine:\n  bogus: 1\n"})
-    result = pytester.runpytest_subprocess("--homefield-mine")
+def test_usage_error_under_pytest(lean_pytester: pytest.Pytester) -> None:
+    lean_pytester.run("git", "init", "-q")
+    lean_pytester.makefile(".yml", **{".homefield": "mine:\n  bogus: 1\n"})
+    result = lean_pytester.runpytest_subprocess("--homefield-mine")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*.homefield.yml*unknown key 'mine.bogus'*"])
 
 
-def test_usage_error_outside_git(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_subprocess("--homefield", "--homefield-agent=oracle")
+def test_usage_error_outside_git(lean_pytester: pytest.Pytester) -> None:
+    result = lean_pytester.runpytest_subprocess("--homefield", "--homefield-agent=oracle")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*not inside a git repository*"])
 
@@ -198,21 +198,23 @@ def test_table_matches_the_settings_dataclass() -> None:
 
 
 @pytest.mark.parametrize("decl", [d for d in SETTINGS if d.flag], ids=lambda d: d.name)
-def test_flag_and_pytest_option_reach_the_setting(decl: Setting, pytester: pytest.Pytester, tmp_path: Path) -> None:
+def test_flag_and_pytest_option_reach_the_setting(decl: Setting, lean_pytester: pytest.Pytester,
+                                                  tmp_path: Path) -> None:
     value = _sample(decl)
     commands = [c for c in decl.commands if decl.mode is None or decl.mode == _mode(c)]
     assert commands, f"{decl.name}: no subcommand offers --{decl.flag} in its mode"
     for command in commands:
         mode = _mode(command)
         # not given: the table's default, whichever way the flags arrive
-        assert getattr(resolve_settings(tmp_path, _cli_flags(pytester, command, []), mode=mode), decl.name) \
+        assert getattr(resolve_settings(tmp_path, _cli_flags(lean_pytester, command, []), mode=mode), decl.name) \
             == decl.default
         # given on the command line
-        given = resolve_settings(tmp_path, _cli_flags(pytester, command, _cli_argv(decl, value)), mode=mode)
+        given = resolve_settings(tmp_path, _cli_flags(lean_pytester, command, _cli_argv(decl, value)), mode=mode)
         assert getattr(given, decl.name) == value, command
     # given as the pytest option itself
-    config = pytester.parseconfig(*[f"{decl.pytest_option}={v}" for v in value] if decl.kind == "list" else
-                                  [decl.pytest_option] if decl.kind == "bool" else [f"{decl.pytest_option}={value}"])
+    option = decl.pytest_option
+    config = lean_pytester.parseconfig(*[f"{option}={v}" for v in value] if decl.kind == "list" else
+                                       [option] if decl.kind == "bool" else [f"{option}={value}"])
     mode = decl.mode or _mode(commands[0])
     assert getattr(resolve_settings(tmp_path, flags_from_pytest(config.option), mode=mode), decl.name) == value
 
