@@ -5,7 +5,13 @@ The inner pytest processes run with this machine's unused third-party plugins bl
 
 from __future__ import annotations
 
+import gc
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
+
+from pytest_homefield import plugin
 
 
 @pytest.fixture
@@ -59,3 +65,20 @@ def test_hookspecs_registered_without_mode(lean_pytester: pytest.Pytester) -> No
     lean_pytester.makeconftest("def pytest_homefield_agents(config):\n    return []\n")
     lean_pytester.makepyfile("def test_x():\n    pass\n")
     lean_pytester.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_only_a_mode_session_freezes_what_it_imported() -> None:
+    """``pytest_sessionfinish`` moves the session's objects out of the collector's reach (``gc.freeze``)
+    in a homefield mode only; plain pytest's garbage collection is left as it was."""
+    def session(*registered: str) -> Any:
+        manager = SimpleNamespace(has_plugin=lambda name: name in registered)
+        return SimpleNamespace(config=SimpleNamespace(pluginmanager=manager))
+
+    gc.unfreeze()
+    try:
+        plugin.pytest_sessionfinish(session())
+        assert gc.get_freeze_count() == 0
+        plugin.pytest_sessionfinish(session("homefield-mode"))
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
