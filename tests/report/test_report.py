@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -32,19 +33,27 @@ from pytest_homefield.report import (
 )
 from pytest_homefield.report.similarity import changed_lines, is_test_path, similarity
 
-DATA = Path(__file__).parent.parent / "data" / "report"
+#: The checked-in inputs; tests read the copy of them in :func:`data` (a report writes its similarity
+#: cache, ``similarity.json``, into each run folder it reads).
+SOURCE_DATA = Path(__file__).parent.parent / "data" / "report"
 GOLDEN = Path(__file__).parent.parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 
 @pytest.fixture(scope="module")
-def tasks() -> list[Task]:
-    return load_tasks(DATA / "tasks.jsonl")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of ``tests/data/report`` for this module: the checkout is never written to."""
+    return Path(shutil.copytree(SOURCE_DATA, tmp_path_factory.mktemp("report-data") / "report"))
 
 
 @pytest.fixture(scope="module")
-def report(tasks: list[Task]) -> dict[str, Any]:
-    return build_report([DATA / "run-a"], tasks, alpha=0.05, seed=0)
+def tasks(data: Path) -> list[Task]:
+    return load_tasks(data / "tasks.jsonl")
+
+
+@pytest.fixture(scope="module")
+def report(data: Path, tasks: list[Task]) -> dict[str, Any]:
+    return build_report([data / "run-a"], tasks, alpha=0.05, seed=0)
 
 
 def check_golden(name: str, text: str) -> None:
@@ -76,8 +85,8 @@ def test_golden_text(report: dict[str, Any]) -> None:
     check_golden("report-run-a.txt", render_text_plain(report, width=100, verbose=True))
 
 
-def test_report_is_deterministic(tasks: list[Task], report: dict[str, Any]) -> None:
-    assert build_report([DATA / "run-a"], tasks, alpha=0.05, seed=0) == report
+def test_report_is_deterministic(data: Path, tasks: list[Task], report: dict[str, Any]) -> None:
+    assert build_report([data / "run-a"], tasks, alpha=0.05, seed=0) == report
 
 
 def test_contract_keys(report: dict[str, Any]) -> None:
@@ -188,13 +197,13 @@ def test_comparisons_cover_every_pair_holm_adjusted(report: dict[str, Any]) -> N
     assert smallest["p_adjusted"] == pytest.approx(min(1.0, smallest["p_value"] * len(comps)), abs=1e-6)
 
 
-def test_load_results_last_line_wins_and_torn_line_ignored() -> None:
-    results = load_results(DATA / "run-a")
+def test_load_results_last_line_wins_and_torn_line_ignored(data: Path) -> None:
+    results = load_results(data / "run-a")
     keys = [r.key for r in results]
     assert len(keys) == len(set(keys)) == 72
     r = next(r for r in results if r.key == ("d4e5f6a1b2c3", "sonnet", 1, "base"))
     assert r.outcome == "solved"
-    assert load_meta(DATA / "run-a")["cut_short"].startswith("budget spent")
+    assert load_meta(data / "run-a")["cut_short"].startswith("budget spent")
 
 
 def test_load_meta_missing_and_broken(tmp_path: Path) -> None:
@@ -375,8 +384,8 @@ def test_empty_run(tmp_path: Path) -> None:
     assert "no results yet (0 agents, no attempt recorded)" in out["short"]
 
 
-def test_union_of_two_run_dirs(tasks: list[Task], report: dict[str, Any]) -> None:
-    rep = build_report([DATA / "run-a", DATA / "run-b"], tasks)
+def test_union_of_two_run_dirs(data: Path, tasks: list[Task], report: dict[str, Any]) -> None:
+    rep = build_report([data / "run-a", data / "run-b"], tasks)
     assert rep["run_ids"] == ["run-a", "run-b"]
     assert rep["cut_short"] == "run-a: budget spent ($2.00 of $2.00)"
     assert len(rep["tasks"]) == 8
