@@ -261,6 +261,8 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         if messages:
             first = sorted(messages)[0]
             v.detail += f": {', '.join(sorted(messages))} ({messages[first]})"
+        elif stopped := next((r.error for r in commit_runs if r.collection_error and r.error), None):
+            v.detail += f" ({stopped})"  # pytest stopped before collecting: its own error line
     elif not ever_failed:
         v.reason = "passes_without_change"
         v.detail = _nothing_failed_detail(parent_runs)

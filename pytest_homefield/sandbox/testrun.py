@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import time
@@ -64,6 +65,9 @@ __all__ = [
     "NOT_RUN",
     "sandboxed_argv",
 ]
+
+#: argparse's one line for a usage error, e.g. ``__main__.py: error: unrecognized arguments: --x``.
+_ARGPARSE_ERROR = re.compile(r"^\S+: error: ")
 
 #: Folder holding the standalone reporter module ``homefield_reporter``.
 REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
@@ -404,6 +408,24 @@ def read_junit(path: Path) -> _Parsed:
     return _Parsed(outcomes, collection_errors, len(outcomes), [], found=True, started=True, finished=True)
 
 
+def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
+    """The last line of pytest's own error output in the log, stripped and cut to ``limit``
+    characters: what a test command that stopped before any test ran said. That is an
+    ``INTERNALERROR>`` line with text after the marker, argparse's ``<prog>: error: …`` of a usage
+    error, or an ``ERROR: …`` line other than ``ERROR: usage: …``. ``None`` when the log has no such
+    line or cannot be read."""
+    try:
+        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
+    except OSError:
+        return None
+    for line in reversed(lines):
+        text = line.strip()
+        if (text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip()) \
+                or _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
+            return text[:limit]
+    return None
+
+
 def _cross_check(
     parsed: _Parsed, exit_code: int | None, timed_out: bool, wall_s: float, log_path: Path, *, reporter: bool
 ) -> TestRun:
@@ -426,6 +448,9 @@ def _cross_check(
         collection_error = True
         if not parsed.collection_errors:
             error = f"the test command exited with status {exit_code} before any test ran"
+            why = last_error_line(log_path)
+            if why:
+                error += f": {why}"
     elif exit_code in (126, 127) and not outcomes:
         error = f"the test command could not be run (exit status {exit_code}: not found or not executable)"
     elif not parsed.found:

@@ -417,6 +417,15 @@ def test_verify_reference_fails(history: dict, tmp_path: Path) -> None:
     assert v.runs == 2  # one parent run, then one commit run settles it
 
 
+def test_verify_names_why_pytest_stopped_before_collecting(history: dict, tmp_path: Path) -> None:
+    """A test command pytest refuses at both states: the record says pytest's own line, not only
+    "collection errors" (which sent a user looking for a missing module)."""
+    v = _verify(history, "reference_fails", tmp_path, test_cmd=f"{CMD} --no-such-option")
+    assert v.reason == "reference_fails"
+    assert v.detail == ("collection errors at the parent and at the commit (the test command exited with status 4 "
+                        "before any test ran: __main__.py: error: unrecognized arguments: --no-such-option)")
+
+
 def test_verify_flaky_at_the_commit(history: dict, tmp_path: Path) -> None:
     counter = tmp_path / "counter"  # outside every snapshot: run 1 passes, run 2 fails
     v = _verify(history, "flaky", tmp_path, env={**os.environ, COUNTER_ENV: str(counter)}, log_dir=tmp_path / "logs")

@@ -230,7 +230,27 @@ def test_nothing_collected(tmp_path: Path) -> None:
 def test_missing_target_is_a_collection_error(tmp_path: Path) -> None:
     proj = _project(tmp_path / "p", {"tests/test_a.py": "def test_a():\n    pass\n"})
     run = run_tests(proj, CMD, ["tests/test_gone.py"], out_dir=tmp_path / "out")
-    assert run.exit_code == 4 and run.collection_error and run.error
+    assert run.exit_code == 4 and run.collection_error
+    assert run.error == ("the test command exited with status 4 before any test ran: "
+                         "ERROR: file or directory not found: tests/test_gone.py")
+
+
+def test_an_internal_error_before_any_test_is_named_in_one_line(tmp_path: Path) -> None:
+    conftest = "def pytest_sessionstart(session):\n    raise RuntimeError('boom')\n"
+    proj = _project(tmp_path / "p", {"conftest.py": conftest, "tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 3 and run.collection_error and run.outcomes == {}
+    assert run.error == "the test command exited with status 3 before any test ran: INTERNALERROR> RuntimeError: boom"
+
+
+def test_a_disabled_cache_provider_with_warnings_as_errors_still_runs(tmp_path: Path) -> None:
+    """``-p no:cacheprovider`` in the test command and ``filterwarnings = error`` (filelock's setup):
+    homefield's ``-o cache_dir`` is not an unknown option that stops pytest before any test."""
+    proj = _project(tmp_path / "p", {"pytest.ini": "[pytest]\nfilterwarnings =\n    error\n",
+                                     "tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_tests(proj, f"{CMD} -p no:cacheprovider", ["tests/test_a.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"tests/test_a.py::test_a": "passed"} and run.exit_code == 0, run.log_path.read_text()
+    assert not (proj / ".pytest_cache").exists()
 
 
 def test_exit_status_contradicting_outcomes_is_noted(tmp_path: Path) -> None:

@@ -164,10 +164,18 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
 
 
 def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
-    """Load pytest-timeout when a per-test limit is asked for (``PYTEST_TIMEOUT`` set) and it is
-    installed but not loaded: a test command with ``--disable-plugin-autoload`` (or
-    ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) would otherwise ignore the limit. ``-p no:timeout`` is
-    respected. Registered under its entry-point name ``timeout``, so autoloading skips it later."""
+    """Two things a test command may have switched off:
+
+    * The cache provider (``-p no:cacheprovider`` on its command line): homefield still passes
+      ``-o cache_dir=…``, which pytest would then call an unknown option; a repository whose
+      ``filterwarnings`` makes warnings errors stopped there with an INTERNALERROR before any test
+      ran. The ``cache_dir`` ini name is declared here, unused, so the override is harmless.
+    * pytest-timeout, loaded when a per-test limit is asked for (``PYTEST_TIMEOUT`` set) and it is
+      installed but not loaded: a test command with ``--disable-plugin-autoload`` (or
+      ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) would otherwise ignore the limit. ``-p no:timeout`` is
+      respected. Registered under its entry-point name ``timeout``, so autoloading skips it later."""
+    if os.environ.get(ENV_VAR) and pluginmanager.is_blocked("cacheprovider"):
+        parser.addini("cache_dir", "set by homefield; unused while the cache provider is disabled")
     if not os.environ.get(ENV_VAR) or not os.environ.get("PYTEST_TIMEOUT"):
         return
     if pluginmanager.has_plugin("timeout") or pluginmanager.is_blocked("timeout") \
