@@ -48,6 +48,8 @@ from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import latest_results
+from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
+from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import missing_shards
 from pytest_homefield.store import write_atomic, write_jsonl_atomic
@@ -174,6 +176,11 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
             "incomplete": incomplete}
     meta.pop("resumed_at", None)
     meta.pop("session_token", None)
+    # each shard froze the flaky ids it read when it started: the merged ablation grades with all of them
+    flaky = merged_flaky(metas)
+    meta.pop(FLAKY_KEY, None)
+    if flaky:
+        meta[FLAKY_KEY] = flaky
     write_meta(ablate_dir, meta)
     agents = [cast(Agent, RecordedAgent(a["name"], a["spec"], bool(a.get("simulated")), bool(a.get("hinted"))))
               for a in metas[0].get("agents", [])]
@@ -184,7 +191,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     merged_settings = dataclasses.replace(settings, attempts=int(metas[0]["attempts"]), shard=None, resume=False)
     session = AblationSession(merged_settings, tasks, agents, rules, rules_rel, rules_paths, ablate_dir, variants,
                               PHASE_MERGE, done_keys(ablate_dir / "results.jsonl"), start, int(meta["seed"]), digest,
-                              estimate=dict(plans[0].get("estimate") or {}), incomplete=incomplete)
+                              estimate=dict(plans[0].get("estimate") or {}), incomplete=incomplete, flaky=flaky)
     session._choose_phase()
     for v in session.variants:
         write_atomic(session.variant_file(v.name), v.text)

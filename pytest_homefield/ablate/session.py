@@ -57,6 +57,8 @@ from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, wri
 from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
+from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
+from pytest_homefield.run.flaky import frozen_flaky, read_flaky
 from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
@@ -148,6 +150,9 @@ class AblationSession:
     skip_reasons: set[str] = field(default_factory=set)
     shard: Shard | None = None
     incomplete: list[str] = field(default_factory=list)
+    #: frozen flaky PASS_TO_PASS ids, {task id: [test ids]}, left out of every variant's regression check
+    #: (``meta.json`` ``flaky_p2p``, as a run freezes them: pytest_homefield.run.flaky)
+    flaky: dict[str, list[str]] = field(default_factory=dict)
     _cache: SnapshotCache | None = None
     _limits: RunLimits | None = None
 
@@ -192,11 +197,15 @@ class AblationSession:
             meta["cut_short"] = None
             meta.setdefault("resumed_at", []).append(start)
             frozen = read_frozen_plan(ablate_dir / "plan.json")
+            flaky = frozen_flaky(meta)
         else:
             meta = build_meta(run_id=ablate_id, agents=agents, attempts=settings.attempts, tasks_digest=digest,
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
                         by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
+            flaky = read_flaky(HomefieldDir(settings.root).flaky, tasks)
+            if flaky:
+                meta[FLAKY_KEY] = flaky
         try:
             done = done_keys(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
             ablate_dir.mkdir(parents=True, exist_ok=True)
@@ -206,7 +215,7 @@ class AblationSession:
         variants = rule_variants(rules)
         session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
                       PHASE_RULES, done, start, int(meta.get("seed", seed_of(ablate_id))), digest,
-                      setup_command=setup_command, shard=shard)
+                      setup_command=setup_command, shard=shard, flaky=flaky)
         frozen_slim = next((v for v in frozen.get("variants", []) if v.get("name") == SLIM), None)
         if frozen_slim is not None:
             session.variants.append(Variant(SLIM, tuple(frozen_slim["removed"]),
@@ -237,7 +246,7 @@ class AblationSession:
                    {(str(v), str(t), str(a), int(n)) for v, t, a, n in workerinput["homefield_done"]},
                    str(workerinput["homefield_session_start"]), int(workerinput["homefield_seed"]), digest,
                    slim_alias=workerinput.get("homefield_slim_alias"), setup_command=setup_command,
-                   shard=parse_shard(settings.shard))
+                   shard=parse_shard(settings.shard), flaky=dict(workerinput.get("homefield_flaky") or {}))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able)."""
@@ -252,6 +261,7 @@ class AblationSession:
             "homefield_seed": self.seed,
             "homefield_tasks_digest": self.digest,
             "homefield_slim_alias": self.slim_alias,
+            "homefield_flaky": self.flaky,
         }
 
     # -- paths -------------------------------------------------------------------------------------
@@ -391,6 +401,7 @@ class AblationSession:
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell, run_timeout_s=s.run_timeout,
             test_timeout_s=s.test_timeout, test_cmd=test_cmd, test_globs=list(s.test_globs), env_passthrough=a.env,
             variant=variant, sandbox=SandboxChoice(s.sandbox, s.sandbox_network),
+            flaky_p2p=list(self.flaky.get(task.id, ())),
         )
         result = run_attempt(spec, self.cache)
         try:

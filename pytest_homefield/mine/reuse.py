@@ -4,8 +4,10 @@ is not run again; its earlier verification record is reused (docs/contracts.md Â
 The inputs (:func:`verify_inputs`) are everything a verification's outcome depends on: the commit
 and its parent, the test files and the runnable test modules, ``test_cmd`` and ``setup_cmd``,
 ``stability_runs``, ``run_timeout`` and ``test_timeout``, the test sandbox, the environment (the
-fingerprint of the test command's interpreter and the environment settings) and
-:data:`~pytest_homefield.mine.redgreen.VERIFY_VERSION`. Their sha256 (:func:`verify_key`, 24 hex
+fingerprint of the test command's interpreter and the environment settings),
+:data:`~pytest_homefield.mine.redgreen.VERIFY_VERSION` and :data:`REPORTER_DIGEST` (the outcome
+reporter loaded into every test run is part of the measuring instrument: a fixed reporter verifies
+again what it may have measured wrongly). Their sha256 (:func:`verify_key`, 24 hex
 digits) is written into each frozen candidate (``candidates.jsonl`` ``verify_key``) and into each
 verification record made from it.
 
@@ -30,12 +32,16 @@ from pytest_homefield.layout import HomefieldDir, results_path
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
 from pytest_homefield.records import Task
+from pytest_homefield.sandbox.testrun import REPORTER_DIR
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["verify_inputs", "verify_key", "ReuseIndex", "reused_record", "ENV_SETTINGS"]
+__all__ = ["verify_inputs", "verify_key", "ReuseIndex", "reused_record", "ENV_SETTINGS", "REPORTER_DIGEST"]
 
 #: Settings that choose the environment the tests run in (those this version of the package has).
 ENV_SETTINGS = ("env", "env_extras", "env_groups", "env_as_of")
+
+#: 12 hex digits of the sha256 of the outcome reporter's source (``_reporter/homefield_reporter.py``).
+REPORTER_DIGEST = hashlib.sha256((REPORTER_DIR / "homefield_reporter.py").read_bytes()).hexdigest()[:12]
 
 
 def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iterable[str], sandbox: str,
@@ -44,7 +50,8 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
     (a :class:`~pytest_homefield.settings.Settings`), as a JSON-able dict: ``commit``, ``parent``,
     ``test_files`` and ``runnable`` (sorted), ``test_cmd``, ``setup_cmd``, ``stability_runs``,
     ``run_timeout`` / ``test_timeout`` (s), ``sandbox`` (``"bwrap"``/``"none"``), ``env``
-    (``fingerprint`` and the environment settings that exist) and ``verify_version``."""
+    (``fingerprint`` and the environment settings that exist), ``verify_version`` and ``reporter``
+    (:data:`REPORTER_DIGEST`)."""
     env: dict[str, Any] = {"fingerprint": env_fingerprint}
     for name in ENV_SETTINGS:
         if hasattr(settings, name):
@@ -63,6 +70,7 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
         "sandbox": sandbox,
         "env": env,
         "verify_version": VERIFY_VERSION,
+        "reporter": REPORTER_DIGEST,
     }
 
 

@@ -29,7 +29,8 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import Grade
 from pytest_homefield.store import read_jsonl_lines
 
-__all__ = ["META_KEY", "found_flaky", "flaky_records", "read_flaky", "frozen_flaky", "count_flaky", "flaky_line"]
+__all__ = ["META_KEY", "found_flaky", "flaky_records", "read_flaky", "frozen_flaky", "merged_flaky", "count_flaky",
+           "flaky_line"]
 
 #: The ``meta.json`` field holding a run's frozen flaky ids, {task id: [test ids]}.
 META_KEY = "flaky_p2p"
@@ -78,6 +79,17 @@ def frozen_flaky(meta: Mapping[str, Any]) -> dict[str, list[str]]:
                                               and all(isinstance(i, str) for i in v) for k, v in value.items()):
         raise RunError(f"meta.json: field '{META_KEY}' must be an object of test id lists")
     return {k: list(v) for k, v in value.items()}
+
+
+def merged_flaky(metas: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The frozen flaky ids of several shards' ``meta.json`` as one: per task, the sorted union (each
+    shard froze what ``flaky.jsonl`` held when it started). Raises :class:`RunError` as
+    :func:`frozen_flaky`."""
+    union: dict[str, set[str]] = {}
+    for meta in metas:
+        for task_id, test_ids in frozen_flaky(meta).items():
+            union.setdefault(task_id, set()).update(test_ids)
+    return {task_id: sorted(ids) for task_id, ids in sorted(union.items())}
 
 
 def count_flaky(flaky: Mapping[str, Iterable[str]]) -> int:

@@ -15,6 +15,7 @@ from pytest_homefield.ablate.session import PHASE_DONE, PHASE_RULES, PHASE_SLIM,
 from pytest_homefield.agents.registry import build_agents
 from pytest_homefield.errors import RunError
 from pytest_homefield.records import load_tasks
+from pytest_homefield.run.attempt import run_attempt
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl
 
@@ -153,3 +154,33 @@ def test_resume_validates_results_plan_and_the_task_selection(ablate_repo: Path,
                               plan=build_plan(settings, "CLAUDE.md", rules, 1, [("oracle", "oracle", "CLAUDE.md")], 1),
                               new_id="unused")
     assert _session(repo, resume=True).done == {("base", s.tasks[0].id, "oracle", 1)}
+
+
+def test_flaky_ids_are_frozen_at_the_start_and_reach_every_attempt(ablate_repo: Path, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``.homefield/flaky.jsonl`` (ids the oracle failed while solving) is read when the ablation starts,
+    frozen in its ``meta.json`` and handed to every attempt's grading, as a run does; a resume keeps the
+    frozen list, and xdist workers get it from the controller."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ablate_repo, repo, symlinks=True)
+    tasks_path = repo / ".homefield" / "tasks.jsonl"
+    records = list(read_jsonl(tasks_path))
+    tid, p2p = records[0]["id"], "tests/test_f0.py::test_kept"
+    records[0]["PASS_TO_PASS"] = [p2p, "tests/test_f0.py::test_later"]
+    tasks_path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    flaky = repo / ".homefield" / "flaky.jsonl"
+    append_jsonl(flaky, {"schema_version": 1, "task_id": tid, "test_id": p2p})
+    append_jsonl(flaky, {"schema_version": 1, "task_id": tid, "test_id": "not/a/pass_to_pass.py::id"})
+    s = _session(repo)
+    assert s.flaky == {tid: [p2p]}
+    assert json.loads((s.ablate_dir / "meta.json").read_text())["flaky_p2p"] == {tid: [p2p]}
+    worker = AblationSession.join(s.settings, s.tasks, s.agents, s.workerinput(), rules=s.rules)
+    assert worker.flaky == {tid: [p2p]}
+    specs = []
+    monkeypatch.setattr("pytest_homefield.ablate.session.run_attempt", lambda spec, cache: specs.append(spec) or
+                        run_attempt(spec, cache))
+    s.run(("base", tid, "oracle", 1))
+    assert specs[0].flaky_p2p == [p2p]
+    # found later: not in the frozen list of the ablation already under way
+    append_jsonl(flaky, {"schema_version": 1, "task_id": tid, "test_id": "tests/test_f0.py::test_later"})
+    assert _session(repo, resume=True).flaky == {tid: [p2p]}

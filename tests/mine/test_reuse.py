@@ -25,7 +25,7 @@ from helpers.gitrepo import GitRepo
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path
 from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
-from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
+from pytest_homefield.mine.reuse import REPORTER_DIGEST, ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl
 
@@ -69,6 +69,8 @@ def test_the_key_changes_with_every_verification_input(tmp_path: Path) -> None:
     s = resolve_settings(tmp_path, {}, mode="mine")
     inputs = verify_inputs(_cand(), s, runnable=[], sandbox="none", env_fingerprint="")
     assert inputs["verify_version"] == VERIFY_VERSION
+    assert inputs["reporter"] == REPORTER_DIGEST and re.fullmatch(r"[0-9a-f]{12}", REPORTER_DIGEST)
+    assert verify_key({**inputs, "reporter": "0" * 12}) != verify_key(inputs)  # a changed reporter verifies again
 
 
 def _record(commit: str, key: str, **kw: Any) -> dict[str, Any]:

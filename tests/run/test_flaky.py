@@ -17,7 +17,15 @@ from pytest_homefield.agents.reference import NoopAgent, OracleAgent
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, read_meta
 from pytest_homefield.records import Result, Task
-from pytest_homefield.run.flaky import count_flaky, flaky_line, flaky_records, found_flaky, frozen_flaky, read_flaky
+from pytest_homefield.run.flaky import (
+    count_flaky,
+    flaky_line,
+    flaky_records,
+    found_flaky,
+    frozen_flaky,
+    merged_flaky,
+    read_flaky,
+)
 from pytest_homefield.run.grading import Grade
 from pytest_homefield.run.session import RunSession, select_tasks
 from pytest_homefield.settings import Settings
@@ -93,6 +101,14 @@ def test_a_run_freezes_the_ids_it_read(tmp_path: Path) -> None:
     resumed = RunSession.start(dataclasses.replace(s, resume=True), select_tasks(s), agents,
                                now="2026-03-02T10:00:00+00:00")
     assert resumed.flaky == frozen and read_meta(resumed.run_dir)["flaky_p2p"] == frozen
+
+
+def test_shards_frozen_ids_merge_into_their_union() -> None:
+    metas = [{"flaky_p2p": {"t1": ["a", "b"]}}, {}, {"flaky_p2p": {"t1": ["b", "c"], "t2": ["d"]}}]
+    assert merged_flaky(metas) == {"t1": ["a", "b", "c"], "t2": ["d"]}
+    assert merged_flaky([{}, {"flaky_p2p": None}]) == {}
+    with pytest.raises(RunError, match="flaky_p2p"):
+        merged_flaky([{"flaky_p2p": {"t1": "a"}}])
 
 
 @pytest.mark.slow
