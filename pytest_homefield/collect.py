@@ -1,5 +1,5 @@
-"""Collection helpers shared by the mine and run modes: never collect the repository's own tests; and
-what an attempt item that was not solved reports."""
+"""Collection helpers shared by the modes: never collect the repository's own tests, the marks every
+homefield item carries, and what an attempt item that was not solved reports."""
 
 from __future__ import annotations
 
@@ -7,7 +7,24 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["redirect_collection", "is_worker", "xfail_reason"]
+__all__ = ["redirect_collection", "is_worker", "xfail_reason", "mark_item"]
+
+
+def mark_item(item: pytest.Item) -> None:
+    """Add the marks of a homefield item (a candidate, attempt or probe call): ``homefield``, and two
+    that keep the repository's pytest configuration, which is for its own tests, off homefield's work:
+
+    * ``timeout(0)`` when pytest-timeout is loaded: a repository's ``timeout`` ini (tox-dev/filelock
+      sets 20 s) would otherwise kill every verification or attempt that takes longer; homefield
+      times the agent (``--timeout``) and the test runs (``run_timeout``) itself.
+    * ``filterwarnings("default")``: a repository's ``filterwarnings = error`` would turn a warning
+      raised inside homefield's work (gitpython, numpy, an in-process agent) into a failed item.
+      The ``homefield`` command also clears the ini (``-o filterwarnings=``); this covers
+      ``pytest --homefield``."""
+    item.add_marker("homefield")
+    item.add_marker(pytest.mark.filterwarnings("default"))
+    if item.config.pluginmanager.hasplugin("timeout"):
+        item.add_marker(pytest.mark.timeout(0))
 
 
 def xfail_reason(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:

@@ -23,7 +23,7 @@ from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, 
 from pytest_homefield.ablate.plan import plan_lines
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.session import AblationSession, Key
-from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
@@ -204,7 +204,7 @@ class PlanFile(pytest.File):
             variant, task, agent, attempt = key
             name = f"{variant}::{task}::{agent}[{attempt}]"
             item = AblateItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", key=key)
-            item.add_marker("homefield")
+            mark_item(item)
             yield item
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
@@ -134,7 +134,7 @@ class CandidatesFile(pytest.File):
         for cand in read_jsonl(self.path):
             name = cand["commit"][:12]
             item = CandidateItem.from_parent(self, name=name, nodeid=f"{rel}::{name}", candidate=cand)
-            item.add_marker("homefield")
+            mark_item(item)
             yield item
 
 

@@ -31,7 +31,7 @@ import pytest
 
 from pytest_homefield.agents.base import Completion, can_complete
 from pytest_homefield.agents.registry import agent_settings, build_agents
-from pytest_homefield.collect import is_worker, redirect_collection
+from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.plan import plan_lines
@@ -239,7 +239,7 @@ class ProbeTaskNode(pytest.Collector):
                     name = f"{prefix}-{agent.name}[{sample}]"
                     item = ProbeItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", agent=agent,
                                                  kind=kind, sample=sample, gold_id=gold_id, plugin=plugin)
-                    item.add_marker("homefield")
+                    mark_item(item)
                     yield item
 
 

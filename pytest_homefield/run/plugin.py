@@ -20,7 +20,7 @@ import pytest
 from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writer (no public accessor)
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.collect import is_worker, redirect_collection, xfail_reason
+from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import render_text
@@ -289,7 +289,7 @@ class TaskNode(pytest.Collector):
         for agent, attempt in self.plugin.session.pending(self.task):
             name = f"{agent.name}[{attempt}]"
             item = RunItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", agent=agent, attempt=attempt)
-            item.add_marker("homefield")
+            mark_item(item)
             yield item
 
 
