@@ -214,17 +214,18 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
     (gitdir / "objects" / "pack").mkdir(parents=True, exist_ok=True)
     # streamed from the source repository into `index-pack` run in the new one, so git never renames
     # a temporary file across filesystems (a snapshot on a RAM disk, the repository on disk)
-    packer = subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert packer.stdin is not None and packer.stdout is not None
-    feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
-    feeder.start()
-    indexer = subprocess.run(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env(isolated=True),
-                             stdin=packer.stdout, capture_output=True)
-    packer.stdout.close()
-    feeder.join()
-    pack_err = packer.stderr.read().decode("utf-8", "replace").strip() if packer.stderr else ""
-    if packer.wait() != 0 or indexer.returncode != 0:
+    # (the with-block closes the three pipes and reaps git pack-objects, also when index-pack fails)
+    with subprocess.Popen(["git", "pack-objects", "-q", "--stdout"], cwd=str(repo), env=git_env(),
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as packer:
+        assert packer.stdin is not None and packer.stdout is not None and packer.stderr is not None
+        feeder = threading.Thread(target=_feed, args=(packer.stdin, objects), daemon=True)
+        feeder.start()
+        indexer = subprocess.run(["git", "index-pack", "--stdin"], cwd=str(dest), env=git_env(isolated=True),
+                                 stdin=packer.stdout, capture_output=True)
+        packer.stdout.close()
+        feeder.join()
+        pack_err = packer.stderr.read().decode("utf-8", "replace").strip()
+    if packer.returncode != 0 or indexer.returncode != 0:
         err = pack_err or indexer.stderr.decode("utf-8", "replace").strip()
         raise SnapshotError(f"copying the tree's objects failed: {err.splitlines()[-1] if err else 'git error'}")
     info = gitdir / "info"

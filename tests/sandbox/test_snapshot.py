@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -194,6 +195,16 @@ def test_caller_git_variables_are_not_inherited(repo: dict, tmp_path: Path, monk
 def test_same_tree_gives_the_same_snapshot_commit(repo: dict, snap: Path, tmp_path: Path) -> None:
     again = make_snapshot(repo["root"], repo["first"], dest=tmp_path / "again")
     assert _git(again, "rev-parse", "HEAD") == _git(snap, "rev-parse", "HEAD")
+
+
+def test_a_snapshot_leaves_no_pipe_open(repo: dict, tmp_path: Path) -> None:
+    """Python's development mode reports every file object collected unclosed (``ResourceWarning``):
+    making a snapshot reports none (git pack-objects' stderr pipe was left open)."""
+    code = ("import gc, sys; from pathlib import Path; from pytest_homefield.sandbox.snapshot import make_snapshot; "
+            "make_snapshot(Path(sys.argv[1]), 'HEAD', dest=Path(sys.argv[2])); gc.collect()")
+    proc = subprocess.run([sys.executable, "-X", "dev", "-c", code, str(repo["root"]), str(tmp_path / "s")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "ResourceWarning" not in proc.stderr, proc.stderr
 
 
 def test_files_only_snapshot(repo: dict, tmp_path: Path) -> None:
