@@ -57,8 +57,7 @@ from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, wri
 from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
-from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
-from pytest_homefield.run.flaky import frozen_flaky, read_flaky
+from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
@@ -203,9 +202,7 @@ class AblationSession:
                               task_ids=[t.id for t in tasks], created_at=start, settings=settings)
             meta.update(kind="ablate", rules_file=rules_file, rules_digest=rules_digest,
                         by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
-            flaky = read_flaky(HomefieldDir(settings.root).flaky, tasks)
-            if flaky:
-                meta[FLAKY_KEY] = flaky
+            flaky = freeze_flaky(meta, HomefieldDir(settings.root).flaky, tasks)
         try:
             done = done_keys(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
             ablate_dir.mkdir(parents=True, exist_ok=True)

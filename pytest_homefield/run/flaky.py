@@ -29,8 +29,8 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import Grade
 from pytest_homefield.store import read_jsonl_lines
 
-__all__ = ["META_KEY", "found_flaky", "flaky_records", "read_flaky", "frozen_flaky", "merged_flaky", "count_flaky",
-           "flaky_line"]
+__all__ = ["META_KEY", "found_flaky", "flaky_records", "read_flaky", "freeze_flaky", "frozen_flaky", "merged_flaky",
+           "count_flaky", "flaky_line"]
 
 #: The ``meta.json`` field holding a run's frozen flaky ids, {task id: [test ids]}.
 META_KEY = "flaky_p2p"
@@ -69,6 +69,17 @@ def read_flaky(path: Path, tasks: Iterable[Task]) -> dict[str, list[str]]:
     except (RecordError, StoreError) as exc:
         raise RunError(str(exc)) from None
     return {tid: sorted(ids) for tid, ids in sorted(found.items())}
+
+
+def freeze_flaky(meta: dict[str, Any], path: Path, tasks: Iterable[Task]) -> dict[str, list[str]]:
+    """What a new run or ablation grades with: :func:`read_flaky` of ``path`` for ``tasks``, also
+    stored in ``meta`` (its ``meta.json``, not yet written) under :data:`META_KEY` when there is any
+    (no field otherwise). A resumed one reads its own with :func:`frozen_flaky`. Raises as
+    :func:`read_flaky`."""
+    flaky = read_flaky(path, tasks)
+    if flaky:
+        meta[META_KEY] = flaky
+    return flaky
 
 
 def frozen_flaky(meta: Mapping[str, Any]) -> dict[str, list[str]]:

@@ -27,8 +27,7 @@ from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
-from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
-from pytest_homefield.run.flaky import flaky_records, found_flaky, frozen_flaky, read_flaky
+from pytest_homefield.run.flaky import flaky_records, found_flaky, freeze_flaky, frozen_flaky
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings, parse_gate
@@ -371,9 +370,7 @@ class RunSession:
                                   sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
                 if excluded:
                     meta["excluded_memorized"] = dict(excluded)
-                flaky = read_flaky(home.flaky, tasks)
-                if flaky:
-                    meta[FLAKY_KEY] = flaky
+                flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
             meta["session_token"] = token
             done = done_keys(results_path(run_dir)) if settings.resume else set()

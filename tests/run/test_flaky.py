@@ -22,6 +22,7 @@ from pytest_homefield.run.flaky import (
     flaky_line,
     flaky_records,
     found_flaky,
+    freeze_flaky,
     frozen_flaky,
     merged_flaky,
     read_flaky,
@@ -67,6 +68,10 @@ def test_read_flaky_keeps_the_tasks_pass_to_pass_ids(tmp_path: Path) -> None:
     with open(path, "a") as fh:
         fh.write('{"task_id": "torn')  # a crashed writer's torn line is skipped
     assert read_flaky(path, tasks) == {t1: ["t::b", "t::c"]}
+    meta: dict[str, object] = {"run_id": "r"}
+    assert freeze_flaky(meta, path, tasks) == {t1: ["t::b", "t::c"]} and meta["flaky_p2p"] == {t1: ["t::b", "t::c"]}
+    nothing: dict[str, object] = {}
+    assert freeze_flaky(nothing, path, tasks[1:]) == {} and nothing == {}  # no field when nothing applies
     append_jsonl(path, {"task_id": t2, "test_id": 3})
     with pytest.raises(RunError, match=r"flaky\.jsonl: line 7: field 'test_id' must be a string"):
         read_flaky(path, tasks)
