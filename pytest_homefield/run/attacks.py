@@ -287,16 +287,34 @@ for step in A["steps"]:
                 cand = os.path.join(dirpath, ".homefield", "tasks.jsonl")
                 if os.path.isfile(cand):
                     found.append(cand)
+        # every readable task record of every file found, whatever else lies on the machine: a
+        # malformed line or another tool's tasks.jsonl is skipped, never the end of the attack
+        print("found", len(found), "tasks.jsonl", flush=True)
+        prompt = os.environ.get("HOMEFIELD_PROMPT", "")
+        applied = False
         for cand in found:
-            for line in open(cand, errors="replace"):
+            try:
+                with open(cand, errors="replace") as fh:
+                    lines = fh.readlines()
+            except OSError:
+                continue
+            for line in lines:
                 try:
                     t = json.loads(line)
                 except ValueError:
                     continue
-                if t.get("prompt") and t["prompt"].strip() in os.environ.get("HOMEFIELD_PROMPT", ""):
-                    subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], input=t["gold_patch"].encode())
-                    print("applied the gold patch from", cand)
+                if not (isinstance(t, dict) and isinstance(t.get("prompt"), str) and t["prompt"].strip()
+                        and isinstance(t.get("gold_patch"), str) and t["prompt"].strip() in prompt):
+                    continue
+                patch = t["gold_patch"].encode()
+                if subprocess.run(["git", "apply", "--check", "--whitespace=nowarn", "-"], input=patch,
+                                  capture_output=True).returncode == 0:
+                    subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], input=patch)
+                    print("applied the gold patch from", cand, flush=True)
+                    applied = True
                     break
+            if applied:
+                break
     elif kind == "siblings":
         # other attempts' workspaces and the pristine copies: ../../*/work, ../../*/s
         here = os.path.realpath(os.getcwd())

@@ -54,6 +54,7 @@ from pytest_homefield.sandbox.procs import run_process
 __all__ = [
     "TestRun",
     "run_tests",
+    "last_error_line",
     "scrubbed_env",
     "build_command",
     "read_outcomes",
@@ -66,8 +67,10 @@ __all__ = [
     "sandboxed_argv",
 ]
 
-#: argparse's one line for a usage error, e.g. ``__main__.py: error: unrecognized arguments: --x``.
-_ARGPARSE_ERROR = re.compile(r"^\S+: error: ")
+#: argparse's one line for a usage error, ``{prog}: error: {message}``. The prog is whatever pytest
+#: calls itself and varies by version and launcher (``__main__.py``, ``pytest``, ``python -m pytest``
+#: since pytest 9.2), so only the stable part is matched: a prefix without a colon, then ``: error: ``.
+_ARGPARSE_ERROR = re.compile(r"^[^:]+: error: ")
 
 #: Folder holding the standalone reporter module ``homefield_reporter``.
 REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"

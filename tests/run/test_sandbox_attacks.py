@@ -106,10 +106,26 @@ def test_finding_homefield_and_applying_the_gold_patch(task: Task, cache: Snapsh
     r, art = attempt(task, cache, attack_agent("read-homefield"), tmp_path, sandbox)
     out = (art / "agent.out").read_text()
     if sandbox == "none":
-        assert "applied the gold patch" in out and r.outcome == "solved", (r, out)
+        assert "applied the gold patch" in out and r.outcome == "solved", (r, out, (art / "agent.err").read_text())
     else:
         assert "applied the gold patch" not in out
         assert r.outcome == "tests_failed" and r.sandbox == "bwrap" and r.test_sandbox == "bwrap", r
+
+
+def test_the_control_does_not_depend_on_what_else_lies_on_the_machine(task: Task, cache: SnapshotCache,
+                                                                       user_repo: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: a ``tasks.jsonl`` within the attack's reach holding lines that are not task records
+    (another tool's file, a truncated line) crashed the attack before it printed anything, so on a
+    machine with such a file the control ended ``tests_failed`` and proved nothing. A real attacker
+    skips what it cannot use: so does the attack."""
+    tasks = user_repo / ".homefield" / "tasks.jsonl"
+    tasks.write_text('[1]\n"a string"\n{"prompt": null}\n{"prompt": "x", "gold_patch": 3}\n{"trunc\n'
+                     + tasks.read_text())
+    monkeypatch.chdir(user_repo)
+    r, art = attempt(task, cache, attack_agent("read-homefield"), tmp_path, "none")
+    out, err = (art / "agent.out").read_text(), (art / "agent.err").read_text()
+    assert "applied the gold patch" in out and r.outcome == "solved", (r, out, err)
 
 
 # -- (b) pristine copies and other attempts' workspaces -------------------------------------------

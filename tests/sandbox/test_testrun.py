@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.testrun import REPORTER_DIR, build_command, run_tests, scrubbed_env
+from pytest_homefield.sandbox.testrun import REPORTER_DIR, build_command, last_error_line, run_tests, scrubbed_env
 
 PY = shlex.quote(sys.executable)
 #: The test command used here: plugins these tests do not need are left out to save start-up time
@@ -241,6 +241,37 @@ def test_an_internal_error_before_any_test_is_named_in_one_line(tmp_path: Path) 
     run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out")
     assert run.exit_code == 3 and run.collection_error and run.outcomes == {}
     assert run.error == "the test command exited with status 3 before any test ran: INTERNALERROR> RuntimeError: boom"
+
+
+@pytest.mark.parametrize("log, line", [
+    # pytest 8.4 and 9.0 (python -m pytest): argparse's prog is the module file
+    ("ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n"
+     "__main__.py: error: unrecognized arguments: --x\n  inifile: None\n  rootdir: /r\n",
+     "__main__.py: error: unrecognized arguments: --x"),
+    # pytest 9.2: the prog is how it was launched, with spaces
+    ("ERROR: usage: python -m pytest [options] [file_or_dir] [file_or_dir] [...]\n"
+     "python -m pytest: error: unrecognized arguments: --x\n  inifile: None\n  rootdir: /r\n",
+     "python -m pytest: error: unrecognized arguments: --x"),
+    ("ERROR: usage: pytest [options]\npytest: error: argument -p: expected one argument\n",
+     "pytest: error: argument -p: expected one argument"),
+    ("ERROR: file or directory not found: tests/nope.py\n", "ERROR: file or directory not found: tests/nope.py"),
+    ("INTERNALERROR> Traceback\nINTERNALERROR> RuntimeError: boom\n", "INTERNALERROR> RuntimeError: boom"),
+    ("ERROR: usage: pytest [options]\n", None),
+    ("tests/test_a.py F\nE   assert 1 == 2\n", None),
+])
+def test_the_stop_line_is_read_from_its_stable_parts(tmp_path: Path, log: str, line: str | None) -> None:
+    """What pytest said when it stopped before any test, whatever its version calls itself."""
+    (tmp_path / "tests.log").write_text(log)
+    assert last_error_line(tmp_path / "tests.log") == line
+
+
+def test_a_usage_error_is_named_by_the_installed_pytest(tmp_path: Path) -> None:
+    """The installed pytest's own wording of an unknown option, end to end (exit status 4)."""
+    proj = _project(tmp_path / "p", {"tests/test_a.py": "def test_a():\n    pass\n"})
+    run = run_tests(proj, f"{CMD} --no-such-option", ["tests/test_a.py"], out_dir=tmp_path / "out")
+    assert run.exit_code == 4 and run.outcomes == {}
+    assert run.error is not None and run.error.startswith("the test command exited with status 4 before any test ran: ")
+    assert run.error.endswith(": error: unrecognized arguments: --no-such-option"), run.error
 
 
 def test_a_disabled_cache_provider_with_warnings_as_errors_still_runs(tmp_path: Path) -> None:

@@ -50,6 +50,18 @@ def _one_line(text: str, *, last: bool = True) -> str:
     return line[:_MAX_MESSAGE]
 
 
+def _timed_out(report: pytest.TestReport, message: str | None) -> bool:
+    """Whether pytest-timeout failed this phase. Its message changed (2.2/2.3: ``Timeout >1.0s``;
+    2.4: ``Timeout (>1.0s) from pytest-timeout.``), the place it is raised did not: the crash frame
+    is in ``pytest_timeout.py`` (its SIGALRM handler), whatever the version."""
+    if not report.failed:
+        return False
+    crash = getattr(getattr(report.longrepr, "reprcrash", None), "path", None)
+    if crash is not None and os.path.basename(str(crash)) == "pytest_timeout.py":
+        return True
+    return bool(message and "Timeout" in message and "pytest-timeout" in message)
+
+
 def _message(report: Any) -> str | None:
     """A one-line summary of a failed or skipped report (``None`` when it passed)."""
     if report.passed:
@@ -120,7 +132,7 @@ class _Writer:
                 "duration": float(getattr(report, "duration", 0.0) or 0.0),
                 "message": message,
                 "subtest": type(report).__name__.lower() == "subtestreport",
-                "timeout": bool(report.failed and message and "Timeout" in message and "pytest-timeout" in message),
+                "timeout": _timed_out(report, message),
             }
         )
 
