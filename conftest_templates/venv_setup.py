@@ -21,7 +21,10 @@ command with its interpreter swapped for ``.venv-homefield/bin/python``).
 Notes:
 
 * ``SYSTEM_SITE_PACKAGES = True`` lets the venv see what the interpreter running homefield has
-  installed (pytest and your test dependencies): quick, and works offline. Set it to ``False`` for
+  installed (pytest and your test dependencies): quick, and works offline. When homefield itself
+  runs in a virtualenv (the usual case), ``venv --system-site-packages`` alone would show only the
+  *base* interpreter's packages, so a ``.pth`` file adds that virtualenv's site-packages too, after
+  the new venv's own. Set it to ``False`` for
   an isolated venv, and install your test dependencies in ``INSTALL`` (``pip install -e ".[test]"``).
 * Setup runs once per task per worker process; its time is not counted against the agent. A
   setup that fails makes the attempt ``infra`` (not scored).
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import sysconfig
 
 import pytest
 
@@ -51,13 +55,30 @@ def venv_python() -> str:
     return f"{VENV}/bin/python"
 
 
+def parent_site_packages() -> list[str]:
+    """The site-packages folders of the environment running homefield (``[]`` when that is the
+    base interpreter itself, whose folders ``--system-site-packages`` already shows)."""
+    if sys.prefix == sys.base_prefix:
+        return []
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+
+
 def setup_command() -> str:
     """The shell command that builds the venv and installs the snapshot into it."""
     create = [BASE_PYTHON, "-m", "venv", VENV]
+    steps = []
     if SYSTEM_SITE_PACKAGES:
-        # pip comes from the base interpreter's site-packages, so the venv needs none of its own
+        # pip comes from the base interpreter's (or homefield's virtualenv's) site-packages, so the
+        # venv needs none of its own
         create[3:3] = ["--system-site-packages", "--without-pip"]
-    return f"{shlex.join(create)} && {INSTALL.format(python=shlex.quote(venv_python()))}"
+        parent = parent_site_packages()
+        if parent:
+            code = ("import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], "
+                    f"'_homefield_parent.pth').write_text({chr(10).join(parent) + chr(10)!r})")
+            steps.append(shlex.join([venv_python(), "-c", code]))
+    steps.append(INSTALL.format(python=shlex.quote(venv_python())))
+    return " && ".join([shlex.join(create), *steps])
 
 
 def grading_command(recorded: str | None = None) -> str:

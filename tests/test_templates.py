@@ -251,6 +251,22 @@ def test_venv_setup_commands() -> None:
     assert module.grading_command(None) == ".venv-homefield/bin/python -m pytest"
 
 
+def test_venv_setup_sees_the_packages_of_homefields_own_virtualenv(tmp_path: Path) -> None:
+    """Issue 28: run from a virtualenv (CI's, and most users'), ``venv --system-site-packages``
+    showed only the base interpreter's packages: on a fresh machine, without pytest there, every
+    graded attempt failed to start. The venv the template makes imports what homefield's has."""
+    if sys.prefix == sys.base_prefix:
+        pytest.skip("this suite runs in the base interpreter: --system-site-packages shows its packages")
+    module = _import_template("venv_setup.py")
+    steps = module.setup_command().split(" && ")
+    proc = subprocess.run(" && ".join(steps[:-1]), shell=True, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    probe = subprocess.run([str(tmp_path / module.venv_python()), "-c", "import xdist, pytest_homefield"],
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+
+
 # --- (c) a test runner that is not pytest -----------------------------------------------------
 
 @pytest.mark.slow

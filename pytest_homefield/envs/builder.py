@@ -315,17 +315,46 @@ def _run_uv(args: list[str], *, cwd: Path, env: Mapping[str, str], deadline: flo
         raise EnvBuildError(uv_error(text) or f"uv {args[1]} exited with status {code}")
 
 
+#: How uv starts an error, a cause and a hint: ``error:``/``cause:``/``hint:`` since about 0.8,
+#: ``×``/``╰─▶`` (``├─▶`` for one of several causes) before; either is wrapped onto indented lines.
+_UV_MARKS = (("error", ("error:", "\u00d7")), ("cause", ("cause:", "\u2570\u2500\u25b6", "\u251c\u2500\u25b6")),
+             ("hint", ("hint:",)))
+
+
+def _uv_blocks(text: str) -> list[tuple[str, str]]:
+    """``(kind, text)`` of each message in uv's output: kind ``error``, ``cause``, ``hint`` or
+    ``line`` (unmarked), wrapped continuation lines joined with spaces; a blank line ends a message."""
+    blocks: list[tuple[str, str]] = []
+    open_block = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            open_block = False
+            continue
+        kind = next((k for k, marks in _UV_MARKS for m in marks if line.startswith(m)), None)
+        if kind is not None:
+            mark = next(m for m in dict(_UV_MARKS)[kind] if line.startswith(m))
+            blocks.append((kind, line[len(mark):].strip()))
+            open_block = True
+        elif open_block and raw[:1].isspace() and blocks:
+            blocks[-1] = (blocks[-1][0], f"{blocks[-1][1]} {line}")
+        else:
+            blocks.append(("line", line))
+            open_block = False
+    return blocks
+
+
 def uv_error(text: str) -> str:
-    """One line from uv's output: its last ``error:`` line joined with the last ``cause:`` after it
-    (``No solution found when resolving dependencies: Because hfmissing was not found …``), else
-    the last line that is not a ``hint:``; ``""`` for empty output."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    errors = [i for i, ln in enumerate(lines) if ln.startswith("error:")]
+    """One line from uv's output, in either of uv's formats (:data:`_UV_MARKS`): its last error joined
+    with the last cause after it (``No solution found when resolving dependencies: Because hfmissing
+    was not found …``), else the last message that is not a hint; ``""`` for empty output."""
+    blocks = _uv_blocks(text)
+    errors = [i for i, (kind, _) in enumerate(blocks) if kind == "error"]
     if errors:
-        head = lines[errors[-1]][len("error:"):].strip()
-        causes = [ln[len("cause:"):].strip() for ln in lines[errors[-1] + 1:] if ln.startswith("cause:")]
+        head = blocks[errors[-1]][1].rstrip(":")
+        causes = [t for kind, t in blocks[errors[-1] + 1:] if kind == "cause"]
         return f"{head}: {causes[-1]}" if causes else head
-    rest = [ln for ln in lines if not ln.startswith("hint:")]
+    rest = [t for kind, t in blocks if kind != "hint"]
     return rest[-1] if rest else ""
 
 

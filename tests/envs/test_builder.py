@@ -143,3 +143,19 @@ def test_uv_error_keeps_the_error_and_its_last_cause() -> None:
     assert uv_error(out) == ("No solution found when resolving dependencies: Because hfmissing was not found in "
                              "the cache, we can conclude that your requirements are unsatisfiable.")
     assert uv_error("one\ntwo\nhint: no\n") == "two" and uv_error("") == ""
+
+
+def test_uv_error_reads_the_older_format_too() -> None:
+    """uv before about 0.8 (0.6.7 is the lowest the package allows) marks errors with ``×`` and
+    causes with ``╰─▶``, and wraps them onto indented lines (its own output, as printed)."""
+    out = ("Using Python 3.11.7 environment at: v\n"
+           "  \u00d7 No solution found when resolving dependencies:\n"
+           "  \u2570\u2500\u25b6 Because hfmissing was not found in the cache and x depends on hfmissing,\n"
+           "      we can conclude that your requirements are unsatisfiable.\n\n"
+           "      hint: Packages were unavailable because the network was disabled. When\n"
+           "      the network is disabled, registry packages may only be read from the\n      cache.\n")
+    assert uv_error(out) == ("No solution found when resolving dependencies: Because hfmissing was not found in "
+                             "the cache and x depends on hfmissing, we can conclude that your requirements are "
+                             "unsatisfiable.")
+    assert uv_error("  \u00d7 Failed to build `x`\n  \u251c\u2500\u25b6 first\n  \u2570\u2500\u25b6 last\n") \
+        == "Failed to build `x`: last"

@@ -46,6 +46,7 @@ from helpers.attack_repo import (
     script_agent,
     task_for,
 )
+from packaging.version import Version
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
@@ -144,6 +145,9 @@ def test_wrong_fix_fails(task: Task, cache: SnapshotCache, tmp_path: Path) -> No
 
 # -- controls: each forging payload works once it is inside the test process ----------------------
 
+PYTEST_VERSION = Version(pytest.__version__).release
+
+
 def _graded_tree(fx: Fixture, task: Task, dest: Path, files: dict[str, str]) -> Path:
     """What grading would run if it carried ``files``: the parent tree, the wrong fix, the hidden tests."""
     work = make_snapshot(fx.root, task.parent, dest=dest, init_git=False)
@@ -158,6 +162,8 @@ def _graded_tree(fx: Fixture, task: Task, dest: Path, files: dict[str, str]) -> 
 def test_payload_forges_when_loaded(fx: Fixture, task: Task, tmp_path: Path, payload: str) -> None:
     if payload.startswith("usercustomize") and not site.ENABLE_USER_SITE:
         pytest.skip("this interpreter never imports usercustomize (user site disabled, e.g. in a venv)")
+    if payload.lstrip(".").startswith("pytest.toml") and PYTEST_VERSION < (9,):
+        pytest.skip(f"pytest {pytest.__version__} does not read pytest.toml (pytest 9 does): no route to forge")
     work = _graded_tree(fx, task, tmp_path / "w", resolve(FORGING[payload]))
     run = run_tests(work, task.test_cmd, ["tests/test_sub.py"], out_dir=tmp_path / "out")
     assert all(run.outcomes.get(i) == "passed" for i in F2P), (run, run.log_path.read_text()[-2000:])
