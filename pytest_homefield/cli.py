@@ -153,7 +153,7 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     if command == "verify":
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
         if getattr(ns, "attacks", False):
-            from pytest_homefield.commands.verify import attack_specs
+            from pytest_homefield.agents.attacks import attack_specs
 
             args += [f"--homefield-agent={spec}" for spec in attack_specs(getattr(ns, "sandbox", None))]
             if not getattr(ns, "sandbox_network", None):

@@ -2,7 +2,7 @@
 
 Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODEL``,
 ``openai:MODEL``, ``preds:FILE`` (a SWE-bench predictions file, named by its ``model_name_or_path``),
-``attack:NAME`` (a built-in attack agent, :mod:`pytest_homefield.run.attacks`), a name from
+``attack:NAME`` (a built-in attack agent, :mod:`pytest_homefield.agents.attacks`), a name from
 ``.homefield.yml`` ``agents:``, or a name registered through the ``pytest_homefield_agents`` hook;
 any spec may be prefixed ``NAME=``. Default names: ``claude:MODEL`` / ``openai:MODEL`` → MODEL,
 ``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.agents.attacks import ATTACKS, attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
@@ -24,7 +25,6 @@ from pytest_homefield.agents.predictions import PredictionsAgent, load_predictio
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.errors import AgentSpecError, PredictionsError
-from pytest_homefield.run.attacks import ATTACKS, attack_agent
 
 __all__ = ["ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
 
