@@ -4,7 +4,7 @@ Agent runs = tasks × agents × attempts × (rules + 1) for base and the per-rul
 tasks × agents × attempts for the slimmer file afterwards. Seconds and USD per run come, per agent,
 from ``--seconds-per-run`` / ``--cost-per-run`` when given (an explicit figure wins), else from the
 mean of that agent's earlier scored attempts in ``.homefield/runs/`` and ``.homefield/ablate/``
-(:func:`pytest_homefield.commands.plan.history_averages`, matched by spec, then name); with neither
+(:func:`pytest_homefield.run.cost.history_averages`, matched by spec, then name); with neither
 the figure is "unknown", never a guess. Hours at ``-n N`` are the sequential hours / N (an ideal
 spread; the slowest attempt bounds it from below).
 
@@ -23,9 +23,9 @@ from typing import Any
 
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
-from pytest_homefield.commands.plan import history_averages
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.report.stats import mde
+from pytest_homefield.run.cost import history_averages
 
 __all__ = ["AgentEstimate", "AblationPlan", "make_plan", "plan_lines", "merged_history", "min_tasks_for"]
 
