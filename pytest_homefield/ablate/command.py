@@ -21,7 +21,7 @@ from pytest_homefield.ablate.plan import AblationPlan, make_plan, merged_history
 from pytest_homefield.ablate.rules import RuleSet, split_rules
 from pytest_homefield.ablate.variants import rules_path_for
 from pytest_homefield.agents.registry import parse_spec
-from pytest_homefield.cli import pytest_args
+from pytest_homefield.argv import pytest_args
 from pytest_homefield.errors import AgentSpecError, ConfigError
 from pytest_homefield.layout import HomefieldDir, new_id, newest_run, read_meta
 from pytest_homefield.records import load_tasks
