@@ -254,9 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "mine" and ns.list_candidates:
         return _cmd_list_candidates(ns, root)
     if ns.command == "ablate":
-        from pytest_homefield.ablate.command import run_cli
+        from pytest_homefield.commands.ablate import run_ablate
 
-        return run_cli(ns, root, extra)
+        return run_ablate(ns, root, extra)
     if ns.command == "verify":
         from pytest_homefield.commands.verify import run_verify
 

@@ -21,9 +21,11 @@ from typing import Any
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
 from pytest_homefield.agents.registry import parse_spec
+from pytest_homefield.errors import AgentSpecError
+from pytest_homefield.settings import Settings
 
-__all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "RulesFileAgent",
-           "AGENT_RULES_FILES"]
+__all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "agent_rows",
+           "RulesFileAgent", "AGENT_RULES_FILES"]
 
 BASE = "base"
 SLIM = "slim"
@@ -79,6 +81,29 @@ def rules_path_for(spec_text: str, user_path: str, named: Mapping[str, Mapping[s
             return AGENT_RULES_FILES[p.arg]
         kind = parse_spec(str(named[p.arg]["spec"]), named={}, registered=list(registered)).kind
     return AGENT_RULES_FILES["claude"] if kind == "claude" else user_path
+
+
+def agent_rows(settings: Settings, rel: str, agents: Sequence[tuple[str, str]] | None = None,
+               registered: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+    """``(name, spec, rules path in the snapshot)`` per ``--agent``. ``agents``: built ``(name, spec)``
+    pairs in ``--agent`` order, when known; else names and specs come from parsing the specs. Raises
+    ``ValueError`` when no agent is given or a spec is bad."""
+    if not settings.agents:
+        raise ValueError("no agent given: add --agent SPEC (e.g. claude:claude-sonnet-4-5)")
+    rows = []
+    for i, text in enumerate(settings.agents):
+        try:
+            p = parse_spec(text, named=settings.agent_defs, registered=list(registered))
+            path = rules_path_for(text, rel, settings.agent_defs, registered)
+        except AgentSpecError as exc:
+            raise ValueError(str(exc)) from None
+        spec = str(settings.agent_defs[p.arg]["spec"]) if p.kind == "named" and p.arg else p.spec
+        name = agents[i][0] if agents else p.name
+        rows.append((name, agents[i][1] if agents else spec, path))
+    names = [r[0] for r in rows]
+    if len(set(names)) != len(names):
+        raise ValueError("two agents share a name: rename one with NAME=SPEC")
+    return rows
 
 
 def _safe_relpath(rel: str) -> PurePosixPath:
