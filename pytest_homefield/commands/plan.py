@@ -17,9 +17,10 @@ from pytest_homefield.errors import ProbeError
 from pytest_homefield.probe.plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
-from pytest_homefield.probe.verdicts import done_keys, excluded_for_run, probe_path
+from pytest_homefield.probe_records import done_keys, probe_path
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.run.cost import Estimate, estimate
+from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.settings import Settings
 from pytest_homefield.terminal.progress import plural
 

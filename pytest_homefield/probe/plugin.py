@@ -40,15 +40,13 @@ from pytest_homefield.probe.similarity import code_tokens, token_similarity
 from pytest_homefield.probe.verdicts import (
     ANSWER_CHARS,
     Verdict,
-    done_keys,
     judge,
-    load_probe,
     mismatched_pairs,
     now_iso,
-    probe_path,
     verdict_lines,
     write_verdict,
 )
+from pytest_homefield.probe_records import done_keys, load_probe, probe_path
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.session import RATE_LIMITED, hook_agents
 from pytest_homefield.settings import Settings

@@ -22,12 +22,12 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings, build_agents
 from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
-from pytest_homefield.probe.verdicts import excluded_for_run
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
 from pytest_homefield.run.flaky import flaky_records, found_flaky, freeze_flaky, frozen_flaky
+from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings, parse_gate
@@ -97,7 +97,7 @@ def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lamb
 
 def memorized_exclusion(settings: Settings, agents: Sequence[Agent]) -> dict[str, Any]:
     """What ``--homefield-exclude-memorized`` leaves out (controller only):
-    :func:`pytest_homefield.probe.verdicts.excluded_for_run` for ``agents`` (``{"tasks": [...],
+    :func:`pytest_homefield.run.memorized.excluded_for_run` for ``agents`` (``{"tasks": [...],
     "by_agent": {...}}``), ``{}`` without the flag. A resumed run keeps the exclusion frozen in its
     ``meta.json``, whatever the probe says now. Raises :class:`RunError` (one line naming the agent)
     when an agent has no finished probe."""
