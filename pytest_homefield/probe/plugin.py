@@ -47,8 +47,8 @@ from pytest_homefield.probe.verdicts import (
     write_verdict,
 )
 from pytest_homefield.probe_records import done_keys, load_probe, probe_path
-from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.run.session import RATE_LIMITED, hook_agents
+from pytest_homefield.records import RATE_LIMITED, Task, load_tasks, tasks_digest
+from pytest_homefield.run.session import hook_agents
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import append_jsonl, write_atomic

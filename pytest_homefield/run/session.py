@@ -22,7 +22,7 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings, build_agents
 from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
-from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
+from pytest_homefield.records import BUDGET_SPENT, INTERRUPTED, RATE_LIMITED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
@@ -36,12 +36,9 @@ from pytest_homefield.store import JsonlTail, write_atomic
 from pytest_homefield.transport import Message, append_message, artifact_messages
 
 __all__ = [
-    "BUDGET_SPENT",
-    "RATE_LIMITED",
     "RunLimits",
     "RunSession",
     "RunEnd",
-    "INTERRUPTED",
     "select_tasks",
     "memorized_exclusion",
     "hook_agents",
@@ -53,10 +50,6 @@ __all__ = [
     "check_sandbox",
     "SandboxHook",
 ]
-
-BUDGET_SPENT = "budget spent"
-RATE_LIMITED = "rate limited"
-INTERRUPTED = "interrupted"
 
 AttemptKey = tuple[str, str, int]
 
