@@ -39,11 +39,12 @@ from pytest_homefield.agents.attack_payloads import (
     XFAIL_ALL,
     resolve,
 )
-from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
 from pytest_homefield.agents.command import distrust_infra, read_usage_line
+from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.procs import run_process
 
-__all__ = ["Attack", "ATTACKS", "AttackAgent", "attack_agent", "attack_specs", "NOTE_FILE"]
+__all__ = ["CAPABILITIES", "Attack", "ATTACKS", "AttackAgent", "attack_agent", "attack_specs", "NOTE_FILE"]
 
 #: The harmless change every attack makes (a new file at the root: carried, changes no behaviour).
 NOTE_FILE = "homefield_attack_note.txt"
@@ -296,16 +297,17 @@ ATTACKS: tuple[Attack, ...] = (
 )
 
 
-class AttackAgent:
+#: A program (sandboxed) that always runs commands, given the task record (``reference``).
+CAPABILITIES = Capabilities(process=True, commands="always", reference=True)
+
+
+class AttackAgent(Capable):
     """``attack:NAME``: runs :class:`Attack` ``NAME``'s steps in the workspace, through the attempt's
     sandbox. A reference agent (it reads ``ctx.task``) that runs commands (sandboxed under ``auto``).
     ``daemon_log``: where the ``daemon`` attack's process appends a line while it lives (default: a
     file in the attempt's ``TMPDIR``); ``marker``: a string in that process's command line, to find it."""
 
-    simulated = False
-    hinted = False
-    reference = True
-    process = True
+    capabilities = CAPABILITIES
 
     def __init__(self, *, name: str, spec: str, attack: Attack, daemon_log: str | None = None,
                  marker: str = "hf-attack-daemon") -> None:
@@ -314,10 +316,6 @@ class AttackAgent:
         self.attack = attack
         self.daemon_log = daemon_log
         self.marker = marker
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        """Always: it is a shell agent."""
-        return True
 
     def version(self) -> str | None:
         return f"pytest-homefield {__version__}"

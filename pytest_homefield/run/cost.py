@@ -8,7 +8,8 @@ Per agent run, two parts (seconds, USD):
   one test-command run of the commit's tests at the commit, setup included), so it is known before any
   run; the mean of earlier attempts' ``test_s`` for tasks mined without it.
 - **agent time and cost**, from the first source that has them:
-  0. reference agents (``oracle``, ``noop``, ``sim:P``) spend nothing: exactly 0;
+  0. agents with no model (``oracle``, ``noop``, ``sim:P``: capabilities ``modelless``) spend nothing:
+     exactly 0;
   1. ``--seconds-per-run`` / ``--cost-per-run`` given by the user;
   2. history: the mean ``wall_s`` / ``cost_usd`` of this agent's earlier scored attempts (any run);
   3. :data:`DEFAULTS`, a per-client table of *assumed* figures, shown as ``assumed`` (a cost capped by
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.agents.registry import parse_spec
+from pytest_homefield.agents.registry import kind_capabilities, parse_spec
 from pytest_homefield.layout import HomefieldDir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task
 from pytest_homefield.settings import Settings
@@ -50,7 +51,6 @@ DEFAULTS: tuple[tuple[str, str, float, float | None], ...] = (
     ("codex", "", 240.0, None),  # codex prints no cost
     ("gemini", "", 240.0, None),  # gemini prints no cost
 )
-_EXACT = ("oracle", "noop", "sim")
 
 
 @dataclass
@@ -151,7 +151,8 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
         kind, arg = (p.arg or "", None) if p.kind == "named" else (p.kind, p.arg)
         secs: float | None
         usd: float | None
-        if kind in _EXACT:
+        caps = kind_capabilities(kind)
+        if caps is not None and caps.modelless:
             secs, usd, basis = 0.0, 0.0, "exact: a reference agent spends nothing"
         elif seconds_per_run is not None or cost_per_run is not None:
             a_secs, a_usd, _ = assumed_per_run(kind, arg)

@@ -9,14 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.agents.registry import kind_capabilities
 from pytest_homefield.errors import ProbeError
 from pytest_homefield.probe_records import load_probe, load_verdict, probe_path
 
 __all__ = ["excluded_for_run"]
-
-#: Agent kinds that need no probe results for ``--exclude-memorized``: they are no model and have no memory.
-REFERENCE_KINDS = ("oracle", "noop", "sim")
-
 
 def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, Any]:
     """What ``--exclude-memorized`` drops for a run of ``agents`` (objects with ``name`` and ``spec``):
@@ -24,18 +21,19 @@ def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, An
     comparisons stay paired.
 
     Returns ``{"tasks": [task_id, …] sorted, "by_agent": {name: {"tasks": [...], "control": …,
-    "control_n": …, "control_p95": …, "cutoff": …}}}``. Reference agents (``oracle``, ``noop``,
-    ``sim:P``) without probe results are skipped. Raises :class:`ProbeError` naming the agent when
-    another agent has no finished probe, or its probe was made with a different spec.
+    "control_n": …, "control_p95": …, "cutoff": …}}}``. Agents of a kind with no model behind it
+    (capabilities ``modelless``: ``oracle``, ``noop``, ``sim:P``) without probe results are skipped.
+    Raises :class:`ProbeError` naming the agent when another agent has no finished probe, or its probe
+    was made with a different spec.
     """
     flagged: set[str] = set()
     by_agent: dict[str, Any] = {}
     for agent in agents:
         path = probe_path(homefield_dir, agent.name)
         verdict = load_verdict(path)
-        kind = str(agent.spec).split(":", 1)[0]
         if verdict is None:
-            if kind in REFERENCE_KINDS:
+            caps = kind_capabilities(str(agent.spec))
+            if caps is not None and caps.modelless:
                 continue
             if path.exists():
                 raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} did not finish: "

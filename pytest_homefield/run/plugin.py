@@ -20,6 +20,7 @@ import pytest
 from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writer (no public accessor)
 
 from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task
@@ -30,8 +31,6 @@ from pytest_homefield.run.flaky import count_flaky, flaky_line
 from pytest_homefield.run.session import (
     RunEnd,
     RunSession,
-    hook_agents,
-    make_agents,
     memorized_exclusion,
     select_tasks,
 )
