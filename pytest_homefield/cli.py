@@ -9,24 +9,15 @@ session. Arguments after ``--`` go to pytest unchanged; ``-n``, ``-k``, ``-x``, 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_homefield.argv import pytest_args
 from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
-from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.settings import (
-    CONFIG_NAME,
-    add_cli_options,
-    cli_to_pytest_args,
-    flags_from_pytest,
-    load_yaml_config,
-    resolve_settings,
-)
-from pytest_homefield.store import read_jsonl
+from pytest_homefield.settings import add_cli_options, flags_from_pytest, resolve_settings
 
 __all__ = ["main", "build_parser"]
 
@@ -111,68 +102,6 @@ def _root() -> Path:
     if proc.returncode != 0 or len(lines) < 2:
         raise SystemExit(f"homefield: {Path.cwd()} is not inside a git repository")
     return Path(lines[1]).resolve()
-
-
-def _env_kind(ns: argparse.Namespace, root: Path) -> str:
-    """``--env`` if given, else ``env`` from ``.homefield.yml`` (``current`` when unreadable)."""
-    if getattr(ns, "env", None):
-        return str(ns.env)
-    try:
-        return str(load_yaml_config(root / CONFIG_NAME).get("env") or "current")
-    except ConfigError:
-        return "current"  # the session reports the bad file itself
-
-
-def _tasks_have_envs(root: Path) -> bool:
-    """Some task of ``.homefield/tasks.jsonl`` was mined with ``--env uv`` (it has an ``env`` object):
-    its grading runs in that environment whatever ``--env`` says now."""
-    try:
-        return any(rec.get("env") for rec in read_jsonl(HomefieldDir(root).tasks))
-    except OSError:
-        return False
-
-
-def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
-    """The ``pytest.main`` argv for ``mine`` / ``run`` / ``verify``."""
-    mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
-            "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
-    # relative to the invocation folder ("." from the top level), so that remote xdist workers
-    # (--tx ssh=…//chdir=THEIR_CLONE) take their own clone as rootdir, not this machine's path.
-    # The repository's filterwarnings (e.g. ["error"]) are for its tests, which run in their own
-    # processes: in homefield's session they would turn a plugin's warning into an INTERNALERROR
-    # (also with --keep-addopts)
-    args = [mode.get(command, "--homefield"), f"--rootdir={os.path.relpath(root)}",
-            "-p", "no:cacheprovider", "-o", "console_output_style=count", "-o", "filterwarnings="]
-    if not getattr(ns, "keep_addopts", False):
-        # homefield's own session runs none of the repository's tests: its addopts stay out
-        args += ["-o", "addopts="]
-    if _env_kind(ns, root) == "uv" or (command != "mine" and _tasks_have_envs(root)):
-        # the repository's conftest.py imports its test dependencies, which live in the task
-        # environments, not here; this session only runs homefield's own items
-        args.append("--noconftest")
-    if command == "verify":
-        args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
-        if getattr(ns, "attacks", False):
-            from pytest_homefield.commands.verify import attack_specs
-
-            args += [f"--homefield-agent={spec}" for spec in attack_specs(getattr(ns, "sandbox", None))]
-            if not getattr(ns, "sandbox_network", None):
-                args.append("--homefield-sandbox-network=none")
-        args += cli_to_pytest_args(ns, "verify")
-    else:
-        args += cli_to_pytest_args(ns, command)
-    if getattr(ns, "numprocesses", None) not in (None, "0"):
-        args += ["-n", str(ns.numprocesses), "--dist", "worksteal"]
-    elif getattr(ns, "numprocesses", None) == "0":
-        args += ["-n", "0"]
-    if getattr(ns, "keyword", None):
-        args += ["-k", ns.keyword]
-    if getattr(ns, "exitfirst", False):
-        args.append("-x")
-    args += ["-v"] * int(getattr(ns, "verbose", 0) or 0)
-    if getattr(ns, "junitxml", None):
-        args.append(f"--junitxml={ns.junitxml}")
-    return args + list(extra)
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
@@ -325,9 +254,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "mine" and ns.list_candidates:
         return _cmd_list_candidates(ns, root)
     if ns.command == "ablate":
-        from pytest_homefield.ablate.command import run_cli
+        from pytest_homefield.commands.ablate import run_ablate
 
-        return run_cli(ns, root, extra)
+        return run_ablate(ns, root, extra)
     if ns.command == "verify":
         from pytest_homefield.commands.verify import run_verify
 

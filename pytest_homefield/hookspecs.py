@@ -19,7 +19,10 @@ def pytest_homefield_agents(config: pytest.Config) -> Any:
     """(W+C) Contribute agents: return a dict ``{name: agent}`` or a list of agent objects.
 
     Each agent implements :class:`pytest_homefield.agents.Agent` (attributes ``name``, ``spec``,
-    ``simulated``, ``hinted``; methods ``version()`` and ``run(ctx)``). A registered agent is used
+    ``simulated``, ``hinted``; methods ``version()`` and ``run(ctx)``). What else it can do (a program
+    to sandbox, commands, its provider, …) it says with a ``capabilities`` attribute
+    (:class:`pytest_homefield.capabilities.Capabilities`) or the optional attributes that
+    :func:`pytest_homefield.capabilities.declared_capabilities` reads. A registered agent is used
     when ``--homefield-agent NAME`` names it. Results of all implementations are merged; two agents
     with one name are a usage error.
     """

@@ -1,4 +1,5 @@
-"""Task and result records (docs/contracts.md §6 and §8) and the outcome vocabulary.
+"""Task and result records (docs/contracts.md §6 and §8) and the outcome vocabulary: the outcomes of an
+attempt and the words of an item's skip or xfail reason, which every mode and the terminal share.
 
 Records are plain dicts on disk (one JSON object per line); these dataclasses give them names and
 types in code. ``Task.from_dict`` / ``Result.from_dict`` check every known field (presence of the
@@ -23,6 +24,11 @@ __all__ = [
     "OUTCOMES",
     "SCORED_OUTCOMES",
     "UNSCORED_OUTCOMES",
+    "BUDGET_SPENT",
+    "RATE_LIMITED",
+    "INTERRUPTED",
+    "UNSOLVED_PREFIX",
+    "REJECTED_PREFIX",
     "Task",
     "Result",
     "load_tasks",
@@ -58,6 +64,16 @@ SCORED_OUTCOMES = (
 #: Outcomes that are not scored: retried on resume, reported apart.
 UNSCORED_OUTCOMES = ("infra", "rate_limited")
 OUTCOMES = SCORED_OUTCOMES + UNSCORED_OUTCOMES
+
+#: Why an item made no attempt (its skip reason starts with one; docs/contracts.md §8): a run or
+#: ablation stopped scheduling (budget, a provider's rate limit) or was interrupted (Ctrl-C).
+BUDGET_SPENT = "budget spent"
+RATE_LIMITED = "rate limited"
+INTERRUPTED = "interrupted"
+#: The xfail reason of an attempt graded unsolved (``unsolved: <outcome> …``) and the skip reason of a
+#: commit mining rejected (``rejected: <reason>``).
+UNSOLVED_PREFIX = "unsolved: "
+REJECTED_PREFIX = "rejected: "
 
 
 def _is_int(v: Any) -> bool:

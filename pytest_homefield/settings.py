@@ -149,7 +149,7 @@ class ScanSettings:
 
     ``since``/``until``: ``YYYY-MM-DD`` or ISO 8601 (no offset means UTC), on the author date; both
     inclusive (a date-only ``until`` covers that whole day). ``paths``: globs (see
-    :mod:`pytest_homefield.mine.classify`). ``max_commits``: cap on commits inside the date window,
+    :mod:`pytest_homefield.paths`). ``max_commits``: cap on commits inside the date window,
     newest first. ``max_source_files`` / ``max_diff_lines``: ``None`` means no limit.
     ``min_message_words``: 0 disables. ``test_globs``: extra test patterns.
     """

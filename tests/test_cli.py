@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.cli import build_parser, pytest_args
+from pytest_homefield.argv import pytest_args
+from pytest_homefield.cli import build_parser
 
 
 def _args(root: Path, *argv: str) -> list[str]:

@@ -4,7 +4,7 @@ Agent runs = tasks × agents × attempts × (rules + 1) for base and the per-rul
 tasks × agents × attempts for the slimmer file afterwards. Seconds and USD per run come, per agent,
 from ``--seconds-per-run`` / ``--cost-per-run`` when given (an explicit figure wins), else from the
 mean of that agent's earlier scored attempts in ``.homefield/runs/`` and ``.homefield/ablate/``
-(:func:`pytest_homefield.commands.plan.history_averages`, matched by spec, then name); with neither
+(:func:`pytest_homefield.run.cost.history_averages`, matched by spec, then name); with neither
 the figure is "unknown", never a guess. Hours at ``-n N`` are the sequential hours / N (an ideal
 spread; the slowest attempt bounds it from below).
 
@@ -17,17 +17,21 @@ reach significance after the adjustment.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
-from pytest_homefield.commands.plan import history_averages
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.report.stats import mde
+from pytest_homefield.run.cost import history_averages
+from pytest_homefield.settings import Settings
+from pytest_homefield.shard import parse_shard
 
-__all__ = ["AgentEstimate", "AblationPlan", "make_plan", "plan_lines", "merged_history", "min_tasks_for"]
+__all__ = ["AgentEstimate", "AblationPlan", "make_plan", "plan_lines", "merged_history", "min_tasks_for",
+           "build_plan", "workers_from"]
 
 
 @dataclass
@@ -218,3 +222,33 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
         lines.append("Nothing run. Re-run with --yes to start "
                      "(pytest: --homefield-yes; continue a stopped ablation with --resume).")
     return lines
+
+
+def workers_from(value: object) -> int:
+    """Workers for ``-n VALUE`` (``auto``/``logical`` = CPUs; none or 0 = 1)."""
+    if value in (None, "", 0, "0"):
+        return 1
+    if str(value) in ("auto", "logical"):
+        return os.cpu_count() or 1
+    try:
+        return max(1, int(str(value)))
+    except ValueError:
+        return 1
+
+
+def build_plan(settings: Settings, rel: str, rules: RuleSet, n_tasks: int, rows: list[tuple[str, str, str]],
+               workers: int) -> AblationPlan:
+    """The :class:`AblationPlan` with history from ``.homefield/runs`` and ``.homefield/ablate``. Raises
+    ``ValueError`` for a negative ``--cost-per-run``."""
+    if settings.cost_per_run is not None and settings.cost_per_run < 0:
+        raise ValueError(f"--cost-per-run must not be negative, got {settings.cost_per_run}")
+    return make_plan(rules_file=rel, rules=rules, n_tasks=n_tasks, agents=rows, attempts=settings.attempts,
+                     workers=workers, history=merged_history(HomefieldDir(settings.root)),
+                     seconds_per_run=settings.seconds_per_run, cost_per_run=settings.cost_per_run,
+                     budget_usd=_shard_budget(settings))
+
+
+def _shard_budget(settings: Settings) -> float | None:
+    """The ``--budget`` (USD) of this session: with ``--shard K/N`` its even part."""
+    shard = parse_shard(settings.shard)
+    return shard.split_budget(settings.budget) if shard else settings.budget

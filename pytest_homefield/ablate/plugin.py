@@ -19,16 +19,18 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.ablate.command import agent_rows, build_plan, load_rules, resolve_rules_file, workers_from
-from pytest_homefield.ablate.plan import plan_lines
+from pytest_homefield.ablate.plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.render import render_lines
+from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.session import AblationSession, Key
+from pytest_homefield.ablate.variants import agent_rows
+from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.plugin import AttemptItem, forward_report, unsolved_status
-from pytest_homefield.run.session import hook_agents, make_agents, select_tasks
+from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
 
 

@@ -20,6 +20,9 @@ removable, and a file without ``##`` has no units.
 
 Source of the block rules: CommonMark 0.31 §4 (leaf blocks) and §5.2 (list items); GFM tables;
 Claude Code's ``@path`` imports.
+
+The repository's rules file itself: :func:`resolve_rules_file` (where it is, and that it is one of
+the repository's files) and :func:`load_rules` (read and split).
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["Rule", "RuleSet", "split_rules", "first_words"]
+__all__ = ["Rule", "RuleSet", "split_rules", "first_words", "resolve_rules_file", "load_rules"]
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)")
 _FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})")
@@ -294,4 +298,35 @@ def _sections(lines: tuple[str, ...], blocks: list[_Block]) -> list[Rule]:
                 start, title = b.start, _heading_text(lines, b)
     if start is not None:
         rules.append(_make_rule(len(rules) + 1, "section", start, len(lines), lines, title))
+    return rules
+
+
+def resolve_rules_file(arg: str, cwd: Path, root: Path) -> tuple[Path, str]:
+    """The rules file ``arg`` (relative to ``cwd``, or absolute) as ``(absolute path, POSIX path relative
+    to the repository root)``. Raises ``ValueError`` (one line) when it is missing, not a regular
+    file, or outside the repository."""
+    path = Path(arg)
+    path = (path if path.is_absolute() else cwd / path)
+    if not path.is_file():
+        raise ValueError(f"rules file {arg!r} not found (looked at {path})")
+    resolved = path.resolve()
+    try:
+        rel = resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise ValueError(f"rules file {arg!r} is outside the repository {root}") from None
+    if rel.startswith(".homefield/") or rel.startswith(".git/"):
+        raise ValueError(f"rules file {arg!r} must be a file of the repository, not under .homefield/ or .git/")
+    return resolved, rel
+
+
+def load_rules(path: Path, *, by_section: bool) -> RuleSet:
+    """Read (UTF-8) and split the rules file. Raises ``ValueError`` when it is not UTF-8 or has no rules."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"rules file {path.name} is not UTF-8 text") from None
+    rules = split_rules(text, by_section=by_section)
+    if not rules.rules:
+        what = "no ## sections" if by_section else "no rules (list items or paragraphs)"
+        raise ValueError(f"rules file {path.name} has {what}: nothing to ablate")
     return rules

@@ -54,18 +54,25 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, write_meta
-from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
+from pytest_homefield.records import (
+    BUDGET_SPENT,
+    RATE_LIMITED,
+    SCORED_OUTCOMES,
+    Result,
+    Task,
+    load_results,
+    tasks_digest,
+)
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
-from pytest_homefield.run.session import BUDGET_SPENT, RATE_LIMITED, RunLimits
+from pytest_homefield.run.session import RunLimits
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import Shard, parse_shard
 from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
 
-__all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "PHASE_MERGE", "interleaved",
-           "BUDGET_SPENT", "RATE_LIMITED"]
+__all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "PHASE_MERGE", "interleaved"]
 
 PHASE_RULES, PHASE_SLIM, PHASE_DONE, PHASE_MERGE = "rules", "slim", "done", "merge"
 

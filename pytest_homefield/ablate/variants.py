@@ -20,18 +20,17 @@ from typing import Any
 
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
-from pytest_homefield.agents.registry import parse_spec
+from pytest_homefield.agents.recipes import RECIPE_SANDBOX
+from pytest_homefield.agents.registry import KINDS, parse_spec
+from pytest_homefield.capabilities import Capabilities, capabilities_of
+from pytest_homefield.errors import AgentSpecError
+from pytest_homefield.settings import Settings
 
-__all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "RulesFileAgent",
-           "AGENT_RULES_FILES"]
+__all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "agent_rows",
+           "RulesFileAgent"]
 
 BASE = "base"
 SLIM = "slim"
-
-#: The rules file each client reads at the top of its working directory. Any other agent (``cmd:``,
-#: the reference agents, ``openai:``, hook agents) gets the file at the user's own path.
-AGENT_RULES_FILES = {"claude": "CLAUDE.md", "codex": "AGENTS.md", "gemini": "GEMINI.md"}
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -68,17 +67,43 @@ def slim_variant(rules: RuleSet, keep: Iterable[int]) -> Variant | None:
 
 def rules_path_for(spec_text: str, user_path: str, named: Mapping[str, Mapping[str, Any]],
                    registered: Sequence[str] = ()) -> str:
-    """Where in the snapshot the agent given by ``--agent spec_text`` reads its rules: ``CLAUDE.md`` for
-    ``claude[:MODEL]`` (and named agents whose spec is one), ``AGENTS.md`` for the codex recipe,
-    ``GEMINI.md`` for gemini, else ``user_path`` (the rules file relative to the repository root, POSIX).
-    Raises :class:`pytest_homefield.agents.registry.AgentSpecError` for a bad spec."""
+    """Where in the snapshot the agent given by ``--agent spec_text`` reads its rules: the ``rules_file``
+    of a recipe's client when it names one (``AGENTS.md`` for codex, ``GEMINI.md`` for gemini), else of
+    its kind's capabilities (``CLAUDE.md`` for ``claude[:MODEL]`` and named agents whose spec is one),
+    else ``user_path`` (the rules file relative to the repository root, POSIX). Raises
+    :class:`pytest_homefield.agents.registry.AgentSpecError` for a bad spec."""
     p = parse_spec(spec_text, named=named, registered=list(registered))
     kind = p.kind
     if p.kind == "named" and p.arg:
-        if p.arg in AGENT_RULES_FILES:
-            return AGENT_RULES_FILES[p.arg]
+        client = RECIPE_SANDBOX.get(p.arg)
+        if client is not None and client.rules_file:
+            return client.rules_file
         kind = parse_spec(str(named[p.arg]["spec"]), named={}, registered=list(registered)).kind
-    return AGENT_RULES_FILES["claude"] if kind == "claude" else user_path
+    row = KINDS.get(kind)
+    return (row.capabilities.rules_file if row else None) or user_path
+
+
+def agent_rows(settings: Settings, rel: str, agents: Sequence[tuple[str, str]] | None = None,
+               registered: Sequence[str] = ()) -> list[tuple[str, str, str]]:
+    """``(name, spec, rules path in the snapshot)`` per ``--agent``. ``agents``: built ``(name, spec)``
+    pairs in ``--agent`` order, when known; else names and specs come from parsing the specs. Raises
+    ``ValueError`` when no agent is given or a spec is bad."""
+    if not settings.agents:
+        raise ValueError("no agent given: add --agent SPEC (e.g. claude:claude-sonnet-4-5)")
+    rows = []
+    for i, text in enumerate(settings.agents):
+        try:
+            p = parse_spec(text, named=settings.agent_defs, registered=list(registered))
+            path = rules_path_for(text, rel, settings.agent_defs, registered)
+        except AgentSpecError as exc:
+            raise ValueError(str(exc)) from None
+        spec = str(settings.agent_defs[p.arg]["spec"]) if p.kind == "named" and p.arg else p.spec
+        name = agents[i][0] if agents else p.name
+        rows.append((name, agents[i][1] if agents else spec, path))
+    names = [r[0] for r in rows]
+    if len(set(names)) != len(names):
+        raise ValueError("two agents share a name: rename one with NAME=SPEC")
+    return rows
 
 
 def _safe_relpath(rel: str) -> PurePosixPath:
@@ -106,6 +131,11 @@ class RulesFileAgent:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """The inner agent's."""
+        return capabilities_of(self.inner)
 
     @property
     def name(self) -> str:

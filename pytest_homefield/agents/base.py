@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Completer", "Completion", "PROMPT_TEMPLATE",
-           "can_complete", "render_prompt"]
+from pytest_homefield.capabilities import Capabilities
+
+__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Capable", "Completer", "Completion",
+           "PROMPT_TEMPLATE", "can_complete", "render_prompt"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -132,12 +134,20 @@ class Agent(Protocol):
     * ``name``: unique, ``[A-Za-z0-9_.-]+`` (docs/contracts.md §5); ``spec``: the spec it came from;
     * ``simulated``: results are not a real agent's (``sim:P``); ``hinted``: it was told which files
       the fix touches (``openai:``). Both are marked in every report.
+
+    What else an agent can do is its :class:`~pytest_homefield.capabilities.Capabilities` (built-in
+    agents: ``capabilities``; hook agents may declare the optional attributes that
+    :func:`~pytest_homefield.capabilities.declared_capabilities` reads).
     """
 
     name: str
     spec: str
-    simulated: bool
-    hinted: bool
+
+    @property
+    def simulated(self) -> bool: ...
+
+    @property
+    def hinted(self) -> bool: ...
 
     def version(self) -> str | None:
         """The client's version string, or ``None``; recorded in ``meta.json``."""
@@ -150,6 +160,24 @@ class Agent(Protocol):
         an exception is recorded as ``infra``.
         """
         ...
+
+
+class Capable:
+    """The base of the built-in agents: ``capabilities`` (their kind's, from its row of
+    :data:`pytest_homefield.agents.registry.KINDS`) and the agent protocol's ``simulated`` and
+    ``hinted``, read from it."""
+
+    capabilities: Capabilities = Capabilities()
+
+    @property
+    def simulated(self) -> bool:
+        """Results are a simulation (``capabilities.simulated``)."""
+        return self.capabilities.simulated
+
+    @property
+    def hinted(self) -> bool:
+        """Told which files the fix touches (``capabilities.hinted``)."""
+        return self.capabilities.hinted
 
 
 @dataclass

@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
+from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = [
+    "CAPABILITIES",
     "CLAUDE_PRICES",
     "UNKNOWN_MODEL_PRICE",
     "ClaudeAgent",
@@ -285,7 +287,12 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
-class ClaudeAgent:
+#: A program (sandboxed) that runs commands only with ``--allow-shell`` (its Bash tool); every claude
+#: agent shares the ``anthropic`` provider; the CLI reads ``CLAUDE.md``.
+CAPABILITIES = Capabilities(process=True, commands="with_shell", provider="anthropic", rules_file="CLAUDE.md")
+
+
+class ClaudeAgent(Capable):
     """``claude[:MODEL]``: the Claude Code CLI (``executable``) on the workspace.
 
     ``executable`` defaults to ``$HOMEFIELD_CLAUDE_BIN``, else ``claude`` on ``PATH``.
@@ -293,13 +300,7 @@ class ClaudeAgent:
     copies into the attempt's environment (docs/contracts.md §9: the claude defaults + ``settings.env``).
     """
 
-    simulated = False
-    hinted = False
-    process = True
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        """Only with ``--allow-shell`` (its Bash tool)."""
-        return allow_shell
+    capabilities = CAPABILITIES
 
     def sandbox_paths(self, env: Mapping[str, str] | None = None) -> list[Path]:
         """Read-only paths the CLI needs inside a sandbox: the folder of its launcher (``node_modules/.bin``)

@@ -29,16 +29,19 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.agents.recipes import ClientSandbox
+from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
-__all__ = ["REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line", "distrust_infra"]
+__all__ = ["CAPABILITIES", "REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line",
+           "distrust_infra"]
 
 #: Outcomes a command may report on its usage line.
 REPORTABLE_OUTCOMES = ("agent_error", "budget_exceeded", "rate_limited", "infra")
@@ -101,21 +104,21 @@ def read_usage_line(path: Path) -> dict[str, Any]:
     return parse_usage_line(lines[-1]) if lines else {}
 
 
-class CommandAgent:
+#: A shell program (sandboxed) that always runs commands; homefield does not know what else it can do,
+#: so the prompt makes no claim about commands.
+CAPABILITIES = Capabilities(process=True, commands="always", shell_known=False)
+
+
+class CommandAgent(Capable):
     """``cmd:SHELL``: runs ``command`` with ``sh -c`` in the workspace (see the module docstring).
 
     ``env_passthrough`` is the variable list the runner copies into the environment: ``settings.env``.
     ``trust_infra``: accept ``{"outcome": "infra"}`` on the usage line (built-in recipes only).
-    It is a process that can run commands (``process``, :meth:`runs_commands`): sandboxed.
+    It is a process that can run commands (:data:`CAPABILITIES`): sandboxed.
     ``client``: a built-in recipe's client (:class:`~.recipes.ClientSandbox`), whose install is bound
-    read-only into the sandbox and whose configuration is copied into its fresh ``HOME``.
+    read-only into the sandbox and whose configuration is copied into its fresh ``HOME``; its
+    ``rules_file`` is the agent's.
     """
-
-    simulated = False
-    hinted = False
-    process = True
-    #: homefield does not know what the program can do: the prompt makes no claim about commands
-    shell_known = False
 
     def __init__(self, *, name: str, spec: str, command: str, settings: AgentSettings,
                  trust_infra: bool = False, client: ClientSandbox | None = None) -> None:
@@ -126,10 +129,7 @@ class CommandAgent:
         self.trust_infra = trust_infra
         self.client = client
         self.env_passthrough = agent_passthrough("cmd", settings)
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        """Always: the command is a shell."""
-        return True
+        self.capabilities = replace(CAPABILITIES, rules_file=client.rules_file) if client else CAPABILITIES
 
     def sandbox_paths(self, env: Mapping[str, str]) -> list[Path]:
         """Read-only paths inside the sandbox: the recipe client's install found on ``env["PATH"]``

@@ -30,14 +30,16 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Completion
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough
+from pytest_homefield.capabilities import Capabilities
 
 __all__ = [
+    "CAPABILITIES",
     "DEFAULT_BASE_URL",
     "SYSTEM_PROMPT",
     "Edits",
@@ -323,11 +325,13 @@ def _content(data: dict[str, Any]) -> str:
     return content
 
 
-class OpenAIAgent:
-    """``openai:MODEL``: a single completion per attempt (see the module docstring)."""
+#: In-process (no program to sandbox), edits only, shown the files the fix touches (``hinted``). Its
+#: provider is its server: ``openai:<base URL>``, set per agent.
+CAPABILITIES = Capabilities(hinted=True)
 
-    simulated = False
-    hinted = True
+
+class OpenAIAgent(Capable):
+    """``openai:MODEL``: a single completion per attempt (see the module docstring)."""
 
     def __init__(self, *, name: str, spec: str, model: str, settings: AgentSettings) -> None:
         self.name = name
@@ -335,6 +339,7 @@ class OpenAIAgent:
         self.model = model
         self.settings = settings
         self.env_passthrough = agent_passthrough("openai", settings)
+        self.capabilities = replace(CAPABILITIES, provider=f"openai:{settings.base_url or ''}")
 
     def version(self) -> str | None:
         """``None``: the adapter is built in; the model id is recorded per attempt."""

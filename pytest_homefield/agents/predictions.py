@@ -22,12 +22,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
+from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError, PredictionsError
 from pytest_homefield.export.swebench import task_id_of
 from pytest_homefield.sandbox.snapshot import apply_patch
 
-__all__ = ["load_predictions", "PredictionsAgent"]
+__all__ = ["CAPABILITIES", "load_predictions", "PredictionsAgent"]
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -81,11 +82,14 @@ def load_predictions(path: Path) -> tuple[dict[str, list[str]], str | None]:
     return dict(patches), model
 
 
-class PredictionsAgent:
+#: In-process (no program to sandbox), edits only.
+CAPABILITIES = Capabilities()
+
+
+class PredictionsAgent(Capable):
     """Replays ``model_patch`` of the prediction for (task, attempt). Cost unknown (``None``)."""
 
-    simulated = False
-    hinted = False
+    capabilities = CAPABILITIES
 
     def __init__(self, *, name: str, spec: str, path: Path) -> None:
         self.name = name

@@ -330,7 +330,9 @@ class ClientSandbox:
       environment variable (default: ``config_default`` under ``HOME``) whose ``config_files`` are
       copied into ``HOME/config_default`` inside, the variable re-pointed there;
     * ``home_vars``: variables the recipe passes that name a folder the client writes (re-pointed
-      under the fresh ``HOME``, since the host folder is not visible inside).
+      under the fresh ``HOME``, since the host folder is not visible inside);
+    * ``rules_file``: the rules file the client reads at the top of its working directory (where an
+      ablation puts a variant; ``None``: it reads none of its own).
     """
 
     executable: str
@@ -339,6 +341,7 @@ class ClientSandbox:
     config_default: str = ""
     config_files: tuple[str, ...] = ()
     home_vars: tuple[tuple[str, str], ...] = ()
+    rules_file: str | None = None
 
     def paths(self, env: Mapping[str, str]) -> list[Path]:
         """Read-only paths of the client found on ``env["PATH"]`` (``[]`` when it is not there)."""
@@ -376,16 +379,16 @@ class ClientSandbox:
 #: ``config.toml``, ``auth.json`` (``codex login``) and the user's ``AGENTS.md`` from ``$CODEX_HOME``
 #: (default ``~/.codex``), not its session databases; gemini: ``~/.gemini``'s settings and OAuth
 #: files, not its ``tmp/`` chats, with ``$XDG_CACHE_HOME`` (where ``prepare-gemini`` writes) under the
-#: fresh ``HOME``.
+#: fresh ``HOME``. codex reads ``AGENTS.md``, gemini ``GEMINI.md`` (aider no rules file of its own).
 RECIPE_SANDBOX: dict[str, ClientSandbox] = {
     "aider": ClientSandbox("aider", home_files=(".aider.conf.yml", ".aider.model.settings.yml",
                                                 ".aider.model.metadata.json")),
     "codex": ClientSandbox("codex", config_var="CODEX_HOME", config_default=".codex",
-                           config_files=("config.toml", "auth.json", "AGENTS.md")),
+                           config_files=("config.toml", "auth.json", "AGENTS.md"), rules_file="AGENTS.md"),
     "gemini": ClientSandbox("gemini", home_files=(".gemini/settings.json", ".gemini/oauth_creds.json",
                                                   ".gemini/google_accounts.json", ".gemini/installation_id",
                                                   ".gemini/GEMINI.md"),
-                            home_vars=(("XDG_CACHE_HOME", ".cache"),)),
+                            home_vars=(("XDG_CACHE_HOME", ".cache"),), rules_file="GEMINI.md"),
 }
 
 

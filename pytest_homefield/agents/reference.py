@@ -14,17 +14,19 @@ import time
 import zlib
 
 from pytest_homefield import __version__
-from pytest_homefield.agents.base import AgentContext, AgentResult, Completion
+from pytest_homefield.agents.base import AgentContext, AgentResult, Capable, Completion
+from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError
 from pytest_homefield.sandbox.snapshot import apply_patch
 
-__all__ = ["OracleAgent", "NoopAgent", "SimAgent", "sim_seed"]
+__all__ = ["ORACLE", "NOOP", "SIM", "OracleAgent", "NoopAgent", "SimAgent", "sim_seed"]
+
+#: In-process, no model: they spend nothing and remember nothing. ``sim:P`` is marked simulated.
+ORACLE = NOOP = Capabilities(modelless=True)
+SIM = Capabilities(modelless=True, simulated=True)
 
 
-class _Reference:
-    simulated = False
-    hinted = False
-
+class _Reference(Capable):
     def __init__(self, *, name: str, spec: str) -> None:
         self.name = name
         self.spec = spec
@@ -35,6 +37,8 @@ class _Reference:
 
 class OracleAgent(_Reference):
     """Applies ``ctx.gold_patch`` (the commit's non-test changes). Cost 0 USD."""
+
+    capabilities = ORACLE
 
     def run(self, ctx: AgentContext) -> AgentResult:
         try:
@@ -50,6 +54,8 @@ class OracleAgent(_Reference):
 
 class NoopAgent(_Reference):
     """Changes nothing (its attempts are ``empty_patch``). Cost 0 USD."""
+
+    capabilities = NOOP
 
     def run(self, ctx: AgentContext) -> AgentResult:
         return AgentResult(exit_code=0, cost_usd=0.0)
@@ -67,10 +73,10 @@ def sim_seed(task_key: str, agent: str, attempt: int) -> int:
 class SimAgent(_Reference):
     """Applies the gold patch with probability ``p`` (0..1), seeded by ``ctx.seed``.
 
-    ``simulated = True``: its numbers are a simulation, never a real agent's.
+    Simulated (:data:`SIM`): its numbers are a simulation, never a real agent's.
     """
 
-    simulated = True
+    capabilities = SIM
 
     def __init__(self, *, name: str, spec: str, p: float, delay_s: float = 0.0) -> None:
         super().__init__(name=name, spec=spec)

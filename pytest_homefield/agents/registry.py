@@ -1,21 +1,27 @@
-"""Agent specs → agent objects (docs/contracts.md §5).
+"""Agent specs → agent objects (docs/contracts.md §5): the table of agent kinds.
 
 Specs: ``oracle``, ``noop``, ``sim:P``, ``cmd:SHELL``, ``claude``, ``claude:MODEL``,
 ``openai:MODEL``, ``preds:FILE`` (a SWE-bench predictions file, named by its ``model_name_or_path``),
-``attack:NAME`` (a built-in attack agent, :mod:`pytest_homefield.run.attacks`), a name from
+``attack:NAME`` (a built-in attack agent, :mod:`pytest_homefield.agents.attacks`), a name from
 ``.homefield.yml`` ``agents:``, or a name registered through the ``pytest_homefield_agents`` hook;
 any spec may be prefixed ``NAME=``. Default names: ``claude:MODEL`` / ``openai:MODEL`` → MODEL,
 ``sim:0.7`` → ``sim-0.7``, ``cmd:…`` → ``cmd``.
+
+Each kind is one row of :data:`KINDS` (:class:`AgentKind`): how its spec's argument is read, its
+:class:`~pytest_homefield.capabilities.Capabilities` and how its agent is built. A new kind is one
+module (the agent class and its capabilities) and one row.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+from pytest_homefield.agents import attacks, claude, command, openai_compat, predictions, reference
+from pytest_homefield.agents.attacks import ATTACKS, attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.command import CommandAgent
@@ -23,17 +29,18 @@ from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-from pytest_homefield.errors import AgentSpecError, PredictionsError
-from pytest_homefield.run.attacks import ATTACKS, attack_agent
+from pytest_homefield.capabilities import Capabilities, capabilities_of
+from pytest_homefield.errors import AgentSpecError, PredictionsError, RunError
 
-__all__ = ["ParsedSpec", "parse_spec", "build_agents", "agent_settings"]
+__all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
+           "hook_agents", "make_agents", "kind_capabilities", "provider_of"]
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
 class ParsedSpec:
-    """``name``: the agent's name; ``kind``: oracle/noop/sim/cmd/claude/openai/named/hook;
+    """``name``: the agent's name; ``kind``: a kind of :data:`KINDS`, ``named`` or ``hook``;
     ``arg``: P, the shell command or the model (or ``None``); ``spec``: the spec without ``NAME=``."""
 
     name: str
@@ -42,9 +49,118 @@ class ParsedSpec:
     spec: str
 
 
+class AgentOptions(Protocol):
+    """What building agents reads of :class:`pytest_homefield.settings.Settings`: the ``--agent`` specs,
+    ``.homefield.yml`` ``agents:`` (``agent_defs``) and the run-wide values an agent's settings default
+    to (seconds, USD, the OpenAI server, prices per model, ``--allow-shell``)."""
+
+    @property
+    def agents(self) -> Sequence[str]: ...
+    @property
+    def agent_defs(self) -> Mapping[str, Mapping[str, Any]]: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def attempt_budget(self) -> float | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def prices(self) -> Mapping[str, dict[str, float]]: ...
+    @property
+    def allow_shell(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One row of :data:`KINDS`.
+
+    * ``name``: the spec's kind, before the ``:`` (``claude`` in ``claude:MODEL``);
+    * ``capabilities``: what every agent of the kind can do (declared in the kind's module);
+    * ``read``: ``read(arg, text)`` → ``(default name, arg)`` for the spec ``text`` whose argument is
+      ``arg`` (``""`` without one), ``None`` when ``text`` is no spec of this kind (it may still be a
+      named or hook agent); raises :class:`AgentSpecError` (one line) for a bad argument;
+    * ``build``: ``build(parsed, settings)`` → the agent, with its per-agent settings;
+    * ``usage``: how the kind is written in the unknown-agent message (``None``: not listed).
+    """
+
+    name: str
+    capabilities: Capabilities
+    read: Callable[[str, str], tuple[str, str | None] | None]
+    build: Callable[[ParsedSpec, AgentSettings], Agent]
+    usage: str | None = None
+
+
+def _bare(arg: str, text: str) -> tuple[str, str | None] | None:
+    return None if arg else (text, None)
+
+
+def _sim(arg: str, text: str) -> tuple[str, str | None]:
+    try:
+        p = float(arg)
+    except ValueError:
+        raise AgentSpecError(f"agent spec {text!r}: sim:P needs a probability, e.g. sim:0.6") from None
+    if not 0 <= p <= 1:
+        raise AgentSpecError(f"agent spec {text!r}: P must be between 0 and 1")
+    return f"sim-{arg}", arg
+
+
+def _cmd(arg: str, text: str) -> tuple[str, str | None]:
+    if not arg.strip():
+        raise AgentSpecError(f"agent spec {text!r}: cmd: needs a shell command")
+    return "cmd", arg
+
+
+def _attack(arg: str, text: str) -> tuple[str, str | None]:
+    if arg not in {a.name for a in ATTACKS}:
+        raise AgentSpecError(f"agent spec {text!r}: attack:NAME needs one of {', '.join(a.name for a in ATTACKS)}")
+    return f"attack-{arg}", arg
+
+
+def _openai(arg: str, text: str) -> tuple[str, str | None]:
+    if not arg:
+        raise AgentSpecError(f"agent spec {text!r}: openai: needs a model, e.g. openai:qwen3-coder")
+    return arg, arg
+
+
+def _preds(arg: str, text: str) -> tuple[str, str | None]:
+    if not arg:
+        raise AgentSpecError(f"agent spec {text!r}: preds: needs a predictions file, e.g. preds:preds.json")
+    try:
+        _, model = load_predictions(Path(arg))
+    except PredictionsError as exc:
+        raise AgentSpecError(f"agent spec {text!r}: {exc}") from None
+    return model or "preds", arg
+
+
+def _command_agent(p: ParsedSpec, s: AgentSettings) -> Agent:
+    # only the unmodified built-in recipes may report infra (their helper reads the client's error)
+    recipe = next((name for name, spec in RECIPES.items() if spec == p.spec), None)
+    return CommandAgent(name=p.name, spec=p.spec, command=p.arg or "", settings=s, trust_infra=recipe is not None,
+                        client=RECIPE_SANDBOX.get(recipe or ""))
+
+
+#: The agent kinds, in the order the unknown-agent message lists them.
+KINDS: dict[str, AgentKind] = {k.name: k for k in (
+    AgentKind("oracle", reference.ORACLE, _bare, lambda p, s: OracleAgent(name=p.name, spec=p.spec), "oracle"),
+    AgentKind("noop", reference.NOOP, _bare, lambda p, s: NoopAgent(name=p.name, spec=p.spec), "noop"),
+    AgentKind("sim", reference.SIM, _sim, lambda p, s: SimAgent(name=p.name, spec=p.spec, p=float(p.arg or 0)),
+              "sim:P"),
+    AgentKind("cmd", command.CAPABILITIES, _cmd, _command_agent, "cmd:SHELL"),
+    AgentKind("claude", claude.CAPABILITIES, lambda arg, text: (arg or "claude", arg or None),
+              lambda p, s: ClaudeAgent(name=p.name, spec=p.spec, model=p.arg, settings=s), "claude[:MODEL]"),
+    AgentKind("attack", attacks.CAPABILITIES, _attack, lambda p, s: attack_agent(p.arg or "", agent_name=p.name)),
+    AgentKind("openai", openai_compat.CAPABILITIES, _openai,
+              lambda p, s: OpenAIAgent(name=p.name, spec=p.spec, model=p.arg or "", settings=s), "openai:MODEL"),
+    AgentKind("preds", predictions.CAPABILITIES, _preds,
+              lambda p, s: PredictionsAgent(name=p.name, spec=p.spec, path=Path(p.arg or "")), "preds:FILE"),
+)}
+
+
 def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence[str] = ()) -> ParsedSpec:  # type: ignore[assignment]
     """Parse one ``--agent`` value. Raises :class:`AgentSpecError` for unknown kinds, bad names or
-    a bad probability."""
+    a bad argument (e.g. a probability)."""
     text = text.strip()
     name: str | None = None
     eq, colon = text.find("="), text.find(":")
@@ -56,48 +172,18 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
         if not text:
             raise AgentSpecError(f"agent {name!r}: NAME=SPEC needs a spec after '='")
     kind, _, arg = text.partition(":")
-    if kind in ("oracle", "noop") and not arg:
-        parsed = ParsedSpec(name or kind, kind, None, text)
-    elif kind == "sim":
-        try:
-            p = float(arg)
-        except ValueError:
-            raise AgentSpecError(f"agent spec {text!r}: sim:P needs a probability, e.g. sim:0.6") from None
-        if not 0 <= p <= 1:
-            raise AgentSpecError(f"agent spec {text!r}: P must be between 0 and 1")
-        parsed = ParsedSpec(name or f"sim-{arg}", "sim", arg, text)
-    elif kind == "cmd":
-        if not arg.strip():
-            raise AgentSpecError(f"agent spec {text!r}: cmd: needs a shell command")
-        parsed = ParsedSpec(name or "cmd", "cmd", arg, text)
-    elif kind == "claude":
-        parsed = ParsedSpec(name or (arg or "claude"), "claude", arg or None, text)
-    elif kind == "attack":
-        if arg not in {a.name for a in ATTACKS}:
-            raise AgentSpecError(f"agent spec {text!r}: attack:NAME needs one of {', '.join(a.name for a in ATTACKS)}")
-        parsed = ParsedSpec(name or f"attack-{arg}", "attack", arg, text)
-    elif kind == "openai":
-        if not arg:
-            raise AgentSpecError(f"agent spec {text!r}: openai: needs a model, e.g. openai:qwen3-coder")
-        parsed = ParsedSpec(name or arg, "openai", arg, text)
-    elif kind == "preds":
-        if not arg:
-            raise AgentSpecError(f"agent spec {text!r}: preds: needs a predictions file, e.g. preds:preds.json")
-        try:
-            _, model = load_predictions(Path(arg))
-        except PredictionsError as exc:
-            raise AgentSpecError(f"agent spec {text!r}: {exc}") from None
-        parsed = ParsedSpec(name or model or "preds", "preds", arg, text)
+    row = KINDS.get(kind)
+    read = row.read(arg, text) if row else None
+    if read is not None:
+        parsed = ParsedSpec(name or read[0], kind, read[1], text)
     elif not arg and text in named:
         parsed = ParsedSpec(name or text, "named", text, text)
     elif not arg and text in registered:
         parsed = ParsedSpec(name or text, "hook", text, text)
     else:
         known = ", ".join(sorted(set(named) | set(registered))) or "none"
-        raise AgentSpecError(
-            f"unknown agent {text!r}: use oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], openai:MODEL, preds:FILE "
-            f"or a named agent (named here: {known})"
-        )
+        usages = [k.usage for k in KINDS.values() if k.usage]
+        raise AgentSpecError(f"unknown agent {text!r}: use {', '.join(usages)} or a named agent (named here: {known})")
     if not NAME_RE.fullmatch(parsed.name):
         safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", parsed.name).strip("-") or "agent"
         if name is not None:
@@ -106,7 +192,7 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
     return parsed
 
 
-def agent_settings(settings: Any, definition: Mapping[str, Any] | None = None) -> AgentSettings:
+def agent_settings(settings: AgentOptions, definition: Mapping[str, Any] | None = None) -> AgentSettings:
     """Per-agent settings: ``agents.<name>`` values over the run-wide flags/config (docs/contracts.md §3)."""
     d = dict(definition or {})
     return AgentSettings(
@@ -120,31 +206,15 @@ def agent_settings(settings: Any, definition: Mapping[str, Any] | None = None) -
     )
 
 
-def _make(parsed: ParsedSpec, settings: Any, definition: Mapping[str, Any] | None) -> Agent:
-    s = agent_settings(settings, definition)
-    if parsed.kind == "oracle":
-        return OracleAgent(name=parsed.name, spec=parsed.spec)
-    if parsed.kind == "noop":
-        return NoopAgent(name=parsed.name, spec=parsed.spec)
-    if parsed.kind == "sim":
-        return SimAgent(name=parsed.name, spec=parsed.spec, p=float(parsed.arg or 0))
-    if parsed.kind == "cmd":
-        # only the unmodified built-in recipes may report infra (their helper reads the client's error)
-        recipe = next((name for name, spec in RECIPES.items() if spec == parsed.spec), None)
-        return CommandAgent(name=parsed.name, spec=parsed.spec, command=parsed.arg or "", settings=s,
-                            trust_infra=recipe is not None, client=RECIPE_SANDBOX.get(recipe or ""))
-    if parsed.kind == "claude":
-        return ClaudeAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg, settings=s)
-    if parsed.kind == "attack":
-        return attack_agent(parsed.arg or "", agent_name=parsed.name)
-    if parsed.kind == "openai":
-        return OpenAIAgent(name=parsed.name, spec=parsed.spec, model=parsed.arg or "", settings=s)
-    if parsed.kind == "preds":
-        return PredictionsAgent(name=parsed.name, spec=parsed.spec, path=Path(parsed.arg or ""))
-    raise AgentSpecError(f"agent spec {parsed.spec!r} cannot be built directly")
+def _make(parsed: ParsedSpec, settings: AgentOptions, definition: Mapping[str, Any] | None) -> Agent:
+    row = KINDS.get(parsed.kind)
+    if row is None:
+        raise AgentSpecError(f"agent spec {parsed.spec!r} cannot be built directly")
+    return row.build(parsed, agent_settings(settings, definition))
 
 
-def build_agents(specs: Sequence[str], settings: Any, hook_agents: Mapping[str, Agent] | None = None) -> list[Agent]:
+def build_agents(specs: Sequence[str], settings: AgentOptions,
+                 hook_agents: Mapping[str, Agent] | None = None) -> list[Agent]:
     """Build the agents for ``--agent`` values in order. Named agents from ``.homefield.yml`` and hook
     agents resolve by name; ``NAME=`` renames. Raises :class:`AgentSpecError` on a bad spec or when two
     agents share a name."""
@@ -173,3 +243,44 @@ def build_agents(specs: Sequence[str], settings: Any, hook_agents: Mapping[str, 
             raise AgentSpecError(f"two agents are named {a.name!r}: rename one with NAME=SPEC")
         seen.add(a.name)
     return agents
+
+
+def hook_agents(contributions: Iterable[Any]) -> dict[str, Agent]:
+    """Agents from the ``pytest_homefield_agents`` hook results (each a list of agents or a dict of
+    them), by name. Raises :class:`RunError` when two are named alike."""
+    out: dict[str, Agent] = {}
+    for contributed in contributions:
+        items = contributed.values() if isinstance(contributed, dict) else contributed
+        for agent in items:
+            if agent.name in out:
+                raise RunError(f"pytest-homefield: two hook agents are named {agent.name!r}")
+            out[agent.name] = agent
+    return out
+
+
+def make_agents(settings: AgentOptions, hooked: Mapping[str, Agent]) -> list[Agent]:
+    """The ``--homefield-agent`` agents in order. Raises :class:`RunError` when none is given and
+    :class:`AgentSpecError` for a bad spec."""
+    specs = list(settings.agents)
+    if not specs:
+        raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC (e.g. oracle)")
+    return build_agents(specs, settings, hooked)
+
+
+def kind_capabilities(spec: str) -> Capabilities | None:
+    """The capabilities of the kind ``spec`` names (``claude`` for ``claude:MODEL``; no ``NAME=``), or
+    ``None`` for a spec of no kind in :data:`KINDS` (a named or hook agent)."""
+    row = KINDS.get(spec.partition(":")[0])
+    return row.capabilities if row else None
+
+
+def provider_of(agent: Any) -> str:
+    """The service an agent's requests go to, for rate limits (docs/contracts.md §8): its capabilities'
+    ``provider`` (``anthropic`` for every ``claude`` agent, ``openai:<base_url>`` for ``openai:``
+    agents, or what a hook agent declares); else that of the kind its ``spec`` names; else
+    ``agent:<name>`` (a ``cmd:`` agent's provider is unknown: its limit stops only itself)."""
+    provider = capabilities_of(agent).provider
+    if provider is None:
+        caps = kind_capabilities(str(agent.spec))
+        provider = caps.provider if caps else None
+    return provider or f"agent:{agent.name}"

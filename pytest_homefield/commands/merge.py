@@ -21,10 +21,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from pytest_homefield.ablate.command import resolve_rules_file
 from pytest_homefield.ablate.merge import merge_ablations
 from pytest_homefield.ablate.render import render_lines
-from pytest_homefield.ablate.rules import split_rules
+from pytest_homefield.ablate.rules import resolve_rules_file, split_rules
 from pytest_homefield.errors import ConfigError, ShardMergeError
 from pytest_homefield.layout import new_id
 from pytest_homefield.mine.merge import merge_mines

@@ -1,18 +1,6 @@
 """``homefield plan``: how many agent runs a run would make, how long they take and what they cost,
-before anything is spent. :func:`estimate` is the one estimator (``homefield ablate`` uses it too).
-
-Per agent run, two parts (seconds, USD):
-
-- **grading time**: measured per task when it was mined (``verify.commit_s`` / ``stability_runs``:
-  one test-command run of the commit's tests at the commit, setup included), so it is known before any
-  run; the mean of earlier attempts' ``test_s`` for tasks mined without it.
-- **agent time and cost**, from the first source that has them:
-  0. reference agents (``oracle``, ``noop``, ``sim:P``) spend nothing: exactly 0;
-  1. ``--seconds-per-run`` / ``--cost-per-run`` given by the user;
-  2. history: the mean ``wall_s`` / ``cost_usd`` of this agent's earlier scored attempts (any run);
-  3. :data:`DEFAULTS`, a per-client table of *assumed* figures, shown as ``assumed`` (a cost capped by
-     ``--attempt-budget`` when that is lower);
-  4. unknown (``?``): a ``cmd:`` agent without flags or history.
+before anything is spent (the estimates: :mod:`pytest_homefield.run.cost`), and ``homefield plan
+--probe``: the probe's calls and USD.
 
 Hours are sequential (agent plus grading time of every run); with ``-n N`` workers a run takes about
 ``1/N`` of that. USD are the agent's own costs.
@@ -20,175 +8,23 @@ Hours are sequential (agent plus grading time of every run); with ``-n N`` worke
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.errors import ProbeError
-from pytest_homefield.layout import HomefieldDir, read_meta, results_path
 from pytest_homefield.probe.plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
-from pytest_homefield.probe.verdicts import done_keys, excluded_for_run, probe_path
-from pytest_homefield.records import UNSCORED_OUTCOMES, Task, load_tasks
+from pytest_homefield.probe_records import done_keys, probe_path
+from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.run.cost import Estimate, estimate
+from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "history_averages", "plan_agents", "plan_rows",
-           "plan_text", "probe_plan_text"]
-
-#: Assumed agent seconds and USD per run for clients without history, by (kind, model substring).
-#: Not measured here: orders of magnitude for a small single-commit task with the client's defaults
-#: (Claude Code: a few minutes and tens of turns; prices per docs/contracts and claude-cli notes:
-#: sonnet 3/15, haiku 1/5, opus 5/25 USD per Mtok in/out). Reference agents are exact.
-DEFAULTS: tuple[tuple[str, str, float, float | None], ...] = (
-    ("oracle", "", 0.0, 0.0),
-    ("noop", "", 0.0, 0.0),
-    ("sim", "", 0.0, 0.0),
-    ("claude", "haiku", 120.0, 0.15),
-    ("claude", "opus", 300.0, 1.50),
-    ("claude", "", 240.0, 0.50),  # sonnet and the CLI's default model
-    ("openai", "", 60.0, 0.0),  # one completion from a local server; set prices for a paid one
-    ("aider", "", 240.0, 0.30),
-    ("codex", "", 240.0, None),  # codex prints no cost
-    ("gemini", "", 240.0, None),  # gemini prints no cost
-)
-_EXACT = ("oracle", "noop", "sim")
-
-
-@dataclass
-class Estimate:
-    """One agent's share of a planned run. ``*_per_run`` are seconds or USD (``None`` = unknown);
-    ``basis`` says where the agent figures came from; ``grading_basis`` likewise for grading."""
-
-    agent: str
-    spec: str
-    runs: int
-    agent_s_per_run: float | None
-    usd_per_run: float | None
-    grading_s_per_run: float | None
-    basis: str
-    grading_basis: str
-    history_n: int = 0
-
-    @property
-    def hours(self) -> float | None:
-        """Sequential hours: runs × (agent + grading seconds) / 3600; ``None`` if the agent time is unknown."""
-        if self.agent_s_per_run is None:
-            return None
-        return self.runs * (self.agent_s_per_run + (self.grading_s_per_run or 0.0)) / 3600
-
-    @property
-    def usd(self) -> float | None:
-        """runs × USD per run, ``None`` when unknown."""
-        return None if self.usd_per_run is None else self.runs * self.usd_per_run
-
-
-def history_averages(runs_root: Path) -> dict[str, dict[str, float | int]]:
-    """Per agent spec (and name): mean agent ``wall_s``, mean grading ``test_s`` and mean ``cost_usd``
-    of every earlier scored attempt, and how many attempts back the means (``n``). ``nan`` when unknown."""
-    walls: dict[str, list[float]] = defaultdict(list)
-    tests: dict[str, list[float]] = defaultdict(list)
-    costs: dict[str, list[float]] = defaultdict(list)
-    for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
-        meta_specs: dict[str, str] = {}
-        try:
-            meta = read_meta(run_dir)
-            meta_specs = {a["name"]: a["spec"] for a in meta.get("agents", [])}
-        except (OSError, ValueError, KeyError):
-            pass
-        for r in read_jsonl(results_path(run_dir)):
-            if r.get("outcome") in UNSCORED_OUTCOMES:
-                continue  # an infra error or rate limit says nothing about an agent's time or cost
-            for key in {r.get("agent", ""), meta_specs.get(r.get("agent", ""), "")} - {""}:
-                walls[key].append(float(r.get("wall_s") or 0.0))
-                tests[key].append(float(r.get("test_s") or 0.0))
-                if r.get("cost_usd") is not None:
-                    costs[key].append(float(r["cost_usd"]))
-    out: dict[str, dict[str, float | int]] = {}
-    nan = float("nan")
-    for key, w in walls.items():
-        c, t = costs.get(key, []), tests.get(key, [])
-        out[key] = {"wall_s": sum(w) / len(w), "test_s": (sum(t) / len(t)) if t else nan,
-                    "cost_usd": (sum(c) / len(c)) if c else nan, "n": len(w)}
-    return out
-
-
-def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | None, str]:
-    """``(seconds, USD, client)`` from :data:`DEFAULTS` for an agent of ``kind`` (``claude``, ``openai``,
-    a recipe name …) and model ``arg``; ``(None, None, kind)`` when the table has no row."""
-    model = (arg or "").lower()
-    for k, sub, secs, usd in DEFAULTS:
-        if k == kind and sub in model:
-            return secs, usd, f"{k}:{sub}" if sub else k
-    return None, None, kind
-
-
-def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None) -> tuple[float | None, str]:
-    """Mean seconds to grade one attempt over ``tasks`` and how it was known."""
-    measured = []
-    for t in tasks:
-        v = t.verify or {}
-        runs = int(v.get("stability_runs") or 0)
-        if runs and v.get("commit_s") is not None:
-            measured.append(float(v["commit_s"]) / runs)
-    if measured:
-        return sum(measured) / len(measured), f"measured at mining ({len(measured)} tasks)"
-    if hist_test_s is not None:
-        return hist_test_s, "earlier attempts"
-    return None, "unknown"
-
-
-def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[str], runs_per_agent: int, *,
-             seconds_per_run: float | None = None, cost_per_run: float | None = None) -> list[Estimate]:
-    """One :class:`Estimate` per agent spec for ``runs_per_agent`` agent runs each over ``tasks``
-    (module docstring for the sources). Raises ``AgentSpecError`` for a bad spec."""
-    hist = history_averages(HomefieldDir(settings.root).runs)
-    out = []
-    for text in agent_specs:
-        p = parse_spec(text, named=settings.agent_defs)
-        spec = settings.agent_defs[p.arg]["spec"] if p.kind == "named" and p.arg else p.spec
-        h = hist.get(spec) or hist.get(p.name)
-        hist_test = h["test_s"] if h and h["test_s"] == h["test_s"] else None
-        grading, grading_basis = grading_seconds(tasks, float(hist_test) if hist_test is not None else None)
-        kind, arg = (p.arg or "", None) if p.kind == "named" else (p.kind, p.arg)
-        secs: float | None
-        usd: float | None
-        if kind in _EXACT:
-            secs, usd, basis = 0.0, 0.0, "exact: a reference agent spends nothing"
-        elif seconds_per_run is not None or cost_per_run is not None:
-            a_secs, a_usd, _ = assumed_per_run(kind, arg)
-            secs = seconds_per_run if seconds_per_run is not None else (float(h["wall_s"]) if h else a_secs)
-            usd = cost_per_run if cost_per_run is not None else (
-                float(h["cost_usd"]) if h and h["cost_usd"] == h["cost_usd"] else a_usd)
-            given = [f for f, v in (("--seconds-per-run", seconds_per_run), ("--cost-per-run", cost_per_run))
-                     if v is not None]
-            basis = " and ".join(given) + " given"
-        elif h:
-            secs = float(h["wall_s"])
-            usd = float(h["cost_usd"]) if h["cost_usd"] == h["cost_usd"] else None
-            basis = f"{int(h['n'])} earlier attempts"
-        else:
-            secs, usd, client = assumed_per_run(kind, arg)
-            if secs is None:
-                basis = "unknown: give --seconds-per-run and --cost-per-run"
-            else:
-                basis = f"assumed ({client} default; no earlier attempts)"
-                if usd is None:
-                    basis += "; the client reports no cost"
-                if usd is not None and kind == "claude" and settings.attempt_budget is not None \
-                        and settings.attempt_budget < usd:
-                    usd = settings.attempt_budget
-                    basis += "; USD capped by --attempt-budget"
-        out.append(Estimate(agent=p.name, spec=spec, runs=runs_per_agent, agent_s_per_run=secs, usd_per_run=usd,
-                            grading_s_per_run=grading, basis=basis, grading_basis=grading_basis,
-                            history_n=int(h["n"]) if h else 0))
-    return out
+__all__ = ["plan_agents", "plan_rows", "plan_text", "probe_plan_text", "plan_dict"]
 
 
 def _tasks(settings: Settings) -> list[Task]:

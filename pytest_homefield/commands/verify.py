@@ -1,7 +1,7 @@
 """``homefield verify``: re-run ``oracle`` on every task in the current environment and list the
 tasks that no longer pass, with how the environment changed since they were mined (drift).
 
-``homefield verify --attacks`` also runs every built-in attack agent (:mod:`pytest_homefield.run.attacks`)
+``homefield verify --attacks`` also runs every built-in attack agent (:mod:`pytest_homefield.agents.attacks`)
 once on every task and prints ``grading held against K attacks on N tasks`` or names each attack
 that scored solved (without the ``suspicious`` flag, which keeps an attempt out of pass@1) or made
 its attempt unscored (``infra``) on which task. The attacks that write outside the workspace
@@ -22,11 +22,10 @@ from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
-from pytest_homefield.run.attacks import ATTACKS
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_specs", "attack_verdict", "env_key_changes"]
+__all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
@@ -40,12 +39,6 @@ def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list
         return [f"environment fingerprint changed ({fingerprint} -> {env_fingerprint(python)}); "
                 "the mining environment's description was not kept"]
     return fingerprint_diff(old, env_description(python))
-
-
-def attack_specs(sandbox: str | None) -> list[str]:
-    """``attack:NAME`` specs of every built-in attack; without a sandbox (``--sandbox none``) the ones
-    that would write outside the workspace (into site-packages, a daemon) are left out."""
-    return [f"attack:{a.name}" for a in ATTACKS if not (a.escapes and sandbox == "none")]
 
 
 def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:

@@ -28,11 +28,11 @@ from pytest_homefield.envs.builder import EnvBuildError, Environment
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import RecordError, ScanError
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path, scan_path, write_meta
-from pytest_homefield.mine.classify import runnable_tests
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
+from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice

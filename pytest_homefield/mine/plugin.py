@@ -20,14 +20,13 @@ import pytest
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
+from pytest_homefield.records import REJECTED_PREFIX
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.transport import post
 
-__all__ = ["MinePlugin", "CandidatesFile", "CandidateItem", "REJECTED_PREFIX"]
-
-REJECTED_PREFIX = "rejected: "
+__all__ = ["MinePlugin", "CandidatesFile", "CandidateItem"]
 
 
 class MinePlugin:

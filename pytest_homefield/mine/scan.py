@@ -69,19 +69,10 @@ import git
 
 from pytest_homefield.envs.declaration import is_declaration_file
 from pytest_homefield.errors import ScanError
-from pytest_homefield.mine.classify import (
-    CONFIG,
-    CONTENT_CHECKED,
-    DOCS,
-    SOURCE,
-    TEST,
-    Classifier,
-    compile_globs,
-    dependency_tables,
-    message_words,
-)
+from pytest_homefield.mine.classify import dependency_tables, message_words
 from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
 from pytest_homefield.mine.prompt import clean_prompt, count_words
+from pytest_homefield.paths import CONFIG, CONTENT_CHECKED, DOCS, SOURCE, TEST, Classifier, compile_globs
 from pytest_homefield.sandbox.snapshot import HOMEFIELD_DIR
 from pytest_homefield.settings import ScanSettings, join_flags
 

@@ -30,7 +30,8 @@ from typing import Any
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.probe.verdicts import Verdict, judge, latest, load_probe, load_verdict, now_iso, write_verdict
+from pytest_homefield.probe.verdicts import Verdict, judge, now_iso, write_verdict
+from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.shard import missing_shards
 from pytest_homefield.store import write_jsonl_atomic

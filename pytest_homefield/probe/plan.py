@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pytest_homefield.probe.verdicts import latest, load_probe, probe_path
+from pytest_homefield.probe_records import latest, load_probe, probe_path
 
 __all__ = ["call_keys", "plan_lines"]
 

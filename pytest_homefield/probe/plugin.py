@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield.agents.base import Completion, can_complete
-from pytest_homefield.agents.registry import agent_settings, build_agents
+from pytest_homefield.agents.registry import agent_settings, build_agents, hook_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir
@@ -40,17 +40,14 @@ from pytest_homefield.probe.similarity import code_tokens, token_similarity
 from pytest_homefield.probe.verdicts import (
     ANSWER_CHARS,
     Verdict,
-    done_keys,
     judge,
-    load_probe,
     mismatched_pairs,
     now_iso,
-    probe_path,
     verdict_lines,
     write_verdict,
 )
-from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.run.session import RATE_LIMITED, hook_agents
+from pytest_homefield.probe_records import done_keys, load_probe, probe_path
+from pytest_homefield.records import RATE_LIMITED, Task, load_tasks, tasks_digest
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import append_jsonl, write_atomic

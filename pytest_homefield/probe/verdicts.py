@@ -1,14 +1,5 @@
-"""Probe records, the control, and the verdicts (docs/contracts.md §4: ``.homefield/probe/<agent>.jsonl``).
-
-**Records.** One JSON line per probe call, appended by the item that made it (:func:`store.append_jsonl`):
-``kind`` ``"task"`` (the task's own prompt, files and gold lines) or ``"control"`` (the task's prompt
-with the files and gold lines of ``gold_task_id``), ``task_id``, ``sample`` (from 1), ``agent``,
-``spec``, ``score`` (token similarity in [0, 1], ``None`` when unscored), ``outcome`` (``None`` when
-answered, else ``timeout``/``agent_error``/``budget_exceeded``/``infra``/``rate_limited``: unscored,
-retried on resume), ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
-``cache_write_tokens``, ``model``, ``wall_s`` (s), ``started_at``, ``finished_at``, ``error``,
-``answer`` (first :data:`ANSWER_CHARS` characters) and ``memorized`` (``None`` until the control is
-known). A repeated (kind, task_id, sample) is a retry: the last line wins.
+"""The probe's control and verdicts (docs/contracts.md §4: ``.homefield/probe/<agent>.jsonl``; the
+file's records and their reader: :mod:`pytest_homefield.probe_records`).
 
 **Control.** With a cutoff date, the control is the tasks authored after it (``authored_at``'s date
 later than the cutoff): the model cannot have seen them; only earlier tasks are judged, later ones
@@ -39,25 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.errors import ProbeError, RecordError
-from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.records import SCHEMA_VERSION, Task, json_type
-from pytest_homefield.store import read_jsonl_lines, write_jsonl_atomic
+from pytest_homefield.probe_records import latest, load_probe
+from pytest_homefield.records import Task
+from pytest_homefield.store import write_jsonl_atomic
 
 __all__ = [
     "ANSWER_CHARS",
     "SMALL_CONTROL",
     "Verdict",
-    "ProbeError",
-    "done_keys",
     "judge",
-    "latest",
-    "load_probe",
-    "check_probe_record",
-    "load_verdict",
     "mismatched_pairs",
     "percentile",
-    "probe_path",
     "verdict_lines",
     "write_verdict",
 ]
@@ -65,12 +48,6 @@ __all__ = [
 ANSWER_CHARS = 4000
 SMALL_CONTROL = 10
 QUANTILE = 0.95
-
-
-def probe_path(homefield_dir: Path, agent: str) -> Path:
-    """``<.homefield>/probe/<agent>.jsonl`` (:meth:`HomefieldDir.probe_file`) for the ``.homefield``
-    folder ``homefield_dir``."""
-    return HomefieldDir(homefield_dir.parent).probe_file(agent)
 
 
 def percentile(values: Sequence[float], q: float = QUANTILE) -> float | None:
@@ -96,85 +73,6 @@ def mismatched_pairs(task_ids: Sequence[str]) -> dict[str, str]:
     if len(ids) < 2:
         return {}
     return {tid: ids[(i + 1) % len(ids)] for i, tid in enumerate(ids)}
-
-
-def _num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-#: field -> (check, description) of a call record (``kind`` ``task`` or ``control``)
-_CALL_FIELDS: dict[str, tuple[Any, str]] = {
-    "task_id": (lambda v: isinstance(v, str), "a string"),
-    "sample": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1, "an integer at least 1"),
-    "agent": (lambda v: isinstance(v, str), "a string"),
-    "spec": (lambda v: isinstance(v, str), "a string"),
-    "score": (lambda v: v is None or (_num(v) and 0 <= v <= 1), "a number in [0, 1] or null"),
-    "outcome": (lambda v: v is None or isinstance(v, str), "a string or null"),
-    "cost_usd": (lambda v: v is None or _num(v), "a number or null"),
-}
-
-
-#: the call fields without which a record cannot be keyed (kind, task_id, sample); the others are
-#: checked when present
-_REQUIRED = ("task_id", "sample")
-
-
-def check_probe_record(r: dict[str, Any]) -> None:
-    """Raise :class:`RecordError` (``"field 'X' …"``) unless ``r`` is a valid probe record:
-    ``schema_version`` 1, ``kind`` ``task``/``control`` with :data:`_CALL_FIELDS` of their types
-    (``task_id`` and ``sample`` required; ``gold_task_id``, when given, a string), or ``kind``
-    ``verdict`` with ``flagged`` a list of ``{task_id, …}`` objects."""
-    version = r.get("schema_version", SCHEMA_VERSION)
-    if version != SCHEMA_VERSION:
-        raise RecordError(f"field 'schema_version' is {version!r}; this version of homefield reads "
-                          f"{SCHEMA_VERSION} only")
-    kind = r.get("kind")
-    if kind == "verdict":
-        flagged = r.get("flagged", [])
-        if not isinstance(flagged, list) or not all(isinstance(f, dict) and isinstance(f.get("task_id"), str)
-                                                    for f in flagged):
-            raise RecordError(f"field 'flagged' must be a list of {{task_id, …}} objects, got {json_type(flagged)}")
-        return
-    if kind not in ("task", "control"):
-        raise RecordError(f"field 'kind' is {kind!r}; expected task, control or verdict")
-    for name, (check, what) in _CALL_FIELDS.items():
-        if name not in r:
-            if name in _REQUIRED:
-                raise RecordError(f"field '{name}' is missing")
-            continue
-        if not check(r[name]):
-            raise RecordError(f"field '{name}' must be {what}, got {json_type(r[name])}")
-    if kind == "control" and "gold_task_id" in r and not isinstance(r["gold_task_id"], str):
-        got = json_type(r.get("gold_task_id"))
-        raise RecordError(f"field 'gold_task_id' must be a string on a control record, got {got}")
-
-
-def load_probe(path: Path) -> list[dict[str, Any]]:
-    """Every record of a probe file in file order, each checked (:func:`check_probe_record`). A line
-    that is not valid JSON is a torn append and is skipped (docs/contracts.md §4); any other bad line
-    raises :class:`RecordError` ``"<path>: line N: field 'X' …"``. A missing file gives ``[]``."""
-    out: list[dict[str, Any]] = []
-    for n, r in read_jsonl_lines(path):
-        try:
-            check_probe_record(r)
-        except RecordError as exc:
-            raise RecordError(f"{path}: line {n}: {exc}") from None
-        out.append(r)
-    return out
-
-
-def latest(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """Call records keyed by (kind, task_id, sample); the last line wins. Verdict lines are skipped."""
-    out: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for r in records:
-        if r.get("kind") in ("task", "control"):
-            out[(str(r["kind"]), str(r.get("task_id", "")), int(r.get("sample", 0)))] = r
-    return out
-
-
-def done_keys(path: Path) -> set[tuple[str, str, int]]:
-    """(kind, task_id, sample) of the calls already answered (scored): never made again."""
-    return {k for k, r in latest(load_probe(path)).items() if r.get("score") is not None}
 
 
 def _authored_after(task: Task, cutoff: str) -> bool:
@@ -295,57 +193,5 @@ def write_verdict(path: Path, verdict: Verdict, at: str) -> None:
     write_jsonl_atomic(path, [*lines, verdict.to_record(at)])
 
 
-def load_verdict(path: Path) -> dict[str, Any] | None:
-    """The last verdict line of a probe file, or ``None`` (no file, or no finished session)."""
-    found = None
-    for r in load_probe(path):
-        if r.get("kind") == "verdict":
-            found = r
-    return found
-
-
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-#: Agent kinds that need no probe results for ``--exclude-memorized``: they are no model and have no memory.
-REFERENCE_KINDS = ("oracle", "noop", "sim")
-
-
-def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, Any]:
-    """What ``--exclude-memorized`` drops for a run of ``agents`` (objects with ``name`` and ``spec``):
-    every task flagged ``memorized`` in the latest verdict of any of them, for all agents, so that
-    comparisons stay paired.
-
-    Returns ``{"tasks": [task_id, …] sorted, "by_agent": {name: {"tasks": [...], "control": …,
-    "control_n": …, "control_p95": …, "cutoff": …}}}``. Reference agents (``oracle``, ``noop``,
-    ``sim:P``) without probe results are skipped. Raises :class:`ProbeError` naming the agent when
-    another agent has no finished probe, or its probe was made with a different spec.
-    """
-    flagged: set[str] = set()
-    by_agent: dict[str, Any] = {}
-    for agent in agents:
-        path = probe_path(homefield_dir, agent.name)
-        verdict = load_verdict(path)
-        kind = str(agent.spec).split(":", 1)[0]
-        if verdict is None:
-            if kind in REFERENCE_KINDS:
-                continue
-            if path.exists():
-                raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} did not finish: "
-                                 f"run `homefield probe --agent {agent.spec} --resume` first")
-            raise ProbeError(f"--homefield-exclude-memorized: no probe results for agent {agent.name!r}: "
-                             f"run `homefield probe --agent {agent.spec}` first")
-        if verdict.get("shard") or verdict.get("incomplete"):
-            what = f"is shard {verdict['shard']} only" if verdict.get("shard") else "is a merge with shards missing"
-            raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} {what}: merge every "
-                             "shard's .homefield/probe/ folder with `homefield probe --merge DIR…` first")
-        specs = {r.get("spec") for r in load_probe(path) if r.get("kind") in ("task", "control")}
-        if specs - {agent.spec}:
-            raise ProbeError(f"--homefield-exclude-memorized: agent {agent.name!r} was probed as "
-                             f"{', '.join(sorted(str(s) for s in specs))}, the run uses {agent.spec}")
-        ids = sorted(f["task_id"] for f in verdict.get("flagged") or [])
-        flagged.update(ids)
-        by_agent[agent.name] = {"tasks": ids, "control": verdict.get("control"), "cutoff": verdict.get("cutoff"),
-                                "control_n": verdict.get("control_n"), "control_p95": verdict.get("control_p95")}
-    return {"tasks": sorted(flagged), "by_agent": by_agent}

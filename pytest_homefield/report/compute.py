@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path
-from pytest_homefield.probe.verdicts import load_verdict, probe_path
+from pytest_homefield.probe_records import load_verdict, probe_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.records import load_results as records_load_results
 from pytest_homefield.report import stats

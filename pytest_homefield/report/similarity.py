@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.mine.classify import TEST, classify_path
+from pytest_homefield.paths import TEST, classify_path
 from pytest_homefield.store import write_atomic
 
 __all__ = ["Similarity", "SimilarityCache", "changed_lines", "gold_digest", "is_test_path", "similarity",

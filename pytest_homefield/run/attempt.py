@@ -27,6 +27,7 @@ from typing import Any
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
+from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
@@ -342,8 +343,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         pristine = cache.pristine(spec.task)
     except Exception as exc:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell,
-                           shell_known=bool(getattr(spec.agent, "shell_known", True)))
+    caps = capabilities_of(spec.agent)
+    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
     box = Path(tempfile.mkdtemp(dir=cache.root))
     tmpdir = box / "tmp"
     try:
@@ -369,9 +370,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
         artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
         seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
-        hint_files=list(spec.task.source_files) if getattr(spec.agent, "hinted", False) else [],
+        hint_files=list(spec.task.source_files) if caps.hinted else [],
         task_id=spec.task.id,
-        wrap=sb.wrap, sandbox=backend, task=spec.task if getattr(spec.agent, "reference", False) else None,
+        wrap=sb.wrap, sandbox=backend, task=spec.task if caps.reference else None,
     )
     t0 = time.monotonic()
     try:

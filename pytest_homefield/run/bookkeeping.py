@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield import __version__
+from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import meta_path, newest_run
 from pytest_homefield.records import SCORED_OUTCOMES, load_results
@@ -59,7 +60,7 @@ def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_diges
         "created_at": created_at,
         "agents": [
             {"name": a.name, "spec": a.spec, "version": _version(a), "model": getattr(a, "model", None),
-             "simulated": bool(getattr(a, "simulated", False)), "hinted": bool(getattr(a, "hinted", False))}
+             "simulated": capabilities_of(a).simulated, "hinted": capabilities_of(a).hinted}
             for a in agents
         ],
         "attempts": attempts,

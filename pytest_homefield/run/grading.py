@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
-from pytest_homefield.mine.classify import classify_path, runnable_tests
+from pytest_homefield.paths import classify_path, runnable_tests
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag

@@ -20,20 +20,17 @@ import pytest
 from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writer (no public accessor)
 
 from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
-from pytest_homefield.records import Result, Task
+from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task
 from pytest_homefield.report import render_text
 from pytest_homefield.report.compute import display_subject
 from pytest_homefield.report.gate import GateError, worse_than
 from pytest_homefield.run.flaky import count_flaky, flaky_line
 from pytest_homefield.run.session import (
-    BUDGET_SPENT,
-    RATE_LIMITED,
     RunEnd,
     RunSession,
-    hook_agents,
-    make_agents,
     memorized_exclusion,
     select_tasks,
 )
@@ -41,10 +38,7 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
-__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "unsolved_status", "UNSOLVED_PREFIX",
-           "BUDGET_SPENT", "RATE_LIMITED"]
-
-UNSOLVED_PREFIX = "unsolved: "
+__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "unsolved_status"]
 
 
 def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: Callable[[str], None]) -> None:

@@ -19,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.agents.registry import agent_settings, build_agents
+from pytest_homefield.agents.registry import agent_settings, provider_of
 from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
-from pytest_homefield.probe.verdicts import excluded_for_run
-from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
+from pytest_homefield.records import BUDGET_SPENT, INTERRUPTED, RATE_LIMITED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report import build_report, write_reports
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
 from pytest_homefield.run.flaky import flaky_records, found_flaky, freeze_flaky, frozen_flaky
+from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings, parse_gate
@@ -36,27 +36,17 @@ from pytest_homefield.store import JsonlTail, write_atomic
 from pytest_homefield.transport import Message, append_message, artifact_messages
 
 __all__ = [
-    "BUDGET_SPENT",
-    "RATE_LIMITED",
     "RunLimits",
     "RunSession",
     "RunEnd",
-    "INTERRUPTED",
     "select_tasks",
     "memorized_exclusion",
-    "hook_agents",
-    "make_agents",
     "check_gates",
-    "provider_of",
     "fail_under_failures",
     "sandbox_summary",
     "check_sandbox",
     "SandboxHook",
 ]
-
-BUDGET_SPENT = "budget spent"
-RATE_LIMITED = "rate limited"
-INTERRUPTED = "interrupted"
 
 AttemptKey = tuple[str, str, int]
 
@@ -97,7 +87,7 @@ def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lamb
 
 def memorized_exclusion(settings: Settings, agents: Sequence[Agent]) -> dict[str, Any]:
     """What ``--homefield-exclude-memorized`` leaves out (controller only):
-    :func:`pytest_homefield.probe.verdicts.excluded_for_run` for ``agents`` (``{"tasks": [...],
+    :func:`pytest_homefield.run.memorized.excluded_for_run` for ``agents`` (``{"tasks": [...],
     "by_agent": {...}}``), ``{}`` without the flag. A resumed run keeps the exclusion frozen in its
     ``meta.json``, whatever the probe says now. Raises :class:`RunError` (one line naming the agent)
     when an agent has no finished probe."""
@@ -115,28 +105,6 @@ def memorized_exclusion(settings: Settings, agents: Sequence[Agent]) -> dict[str
         raise RunError(str(exc)) from None
 
 
-def hook_agents(contributions: Iterable[Any]) -> dict[str, Agent]:
-    """Agents from the ``pytest_homefield_agents`` hook results (each a list of agents or a dict of
-    them), by name. Raises :class:`RunError` when two are named alike."""
-    out: dict[str, Agent] = {}
-    for contributed in contributions:
-        items = contributed.values() if isinstance(contributed, dict) else contributed
-        for agent in items:
-            if agent.name in out:
-                raise RunError(f"pytest-homefield: two hook agents are named {agent.name!r}")
-            out[agent.name] = agent
-    return out
-
-
-def make_agents(settings: Settings, hooked: Mapping[str, Agent]) -> list[Agent]:
-    """The ``--homefield-agent`` agents in order. Raises :class:`RunError` when none is given and
-    :class:`pytest_homefield.errors.AgentSpecError` for a bad spec."""
-    specs = list(settings.agents)
-    if not specs:
-        raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC (e.g. oracle)")
-    return build_agents(specs, settings, hooked)
-
-
 def check_gates(gates: Iterable[str], agents: Iterable[Agent]) -> None:
     """Check each ``--homefield-fail-under`` gate before anything is spent (not after the run): a
     valid ``RATE`` or ``AGENT=RATE`` (:func:`pytest_homefield.settings.parse_gate`) naming one of
@@ -150,22 +118,6 @@ def check_gates(gates: Iterable[str], agents: Iterable[Agent]) -> None:
         if gate_agent and gate_agent not in names:
             raise RunError(f"--homefield-fail-under {gate!r}: no agent named {gate_agent!r} in this run "
                            f"(agents: {', '.join(names)})")
-
-
-def provider_of(agent: Any) -> str:
-    """The service an agent's requests go to, for rate limits: ``agent.provider`` when it declares
-    one; ``anthropic`` for every ``claude`` agent; ``openai:<base_url>`` for ``openai:`` agents;
-    else ``agent:<name>`` (a ``cmd:`` agent's provider is unknown: its limit stops only itself)."""
-    declared = getattr(agent, "provider", None)
-    if isinstance(declared, str) and declared:
-        return declared
-    spec = str(getattr(agent, "spec", ""))
-    if spec == "claude" or spec.startswith("claude:"):
-        return "anthropic"
-    if spec.startswith("openai:"):
-        settings = getattr(agent, "settings", None)
-        return f"openai:{getattr(settings, 'base_url', None) or ''}"
-    return f"agent:{agent.name}"
 
 
 def _at(stamp: object) -> _dt.datetime:

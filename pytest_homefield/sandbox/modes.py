@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 
 __all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process"]
@@ -50,16 +51,15 @@ def parse_network(value: str) -> tuple[bool, tuple[int, ...]]:
                      "127.0.0.1)")
 
 
-def runs_process(agent: Any) -> bool:
-    """Whether the agent starts a program that a sandbox can wrap (``agent.process``)."""
-    return bool(getattr(agent, "process", False))
+def runs_process(agent: object) -> bool:
+    """Whether the agent starts a program that a sandbox can wrap (its capabilities' ``process``)."""
+    return capabilities_of(agent).process
 
 
-def runs_commands(agent: Any, allow_shell: bool) -> bool:
-    """Whether the agent can run arbitrary commands: ``agent.runs_commands(allow_shell)``, else
-    ``False`` (agents that run in-process edit files only)."""
-    fn = getattr(agent, "runs_commands", None)
-    return bool(fn(allow_shell)) if callable(fn) else False
+def runs_commands(agent: object, allow_shell: bool) -> bool:
+    """Whether the agent can run arbitrary commands (its capabilities' ``commands``; agents that run
+    in-process edit files only)."""
+    return capabilities_of(agent).runs_commands(allow_shell)
 
 
 @dataclass(frozen=True)

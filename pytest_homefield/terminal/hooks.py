@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
+from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
 from pytest_homefield.terminal.progress import Progress, plural
 
 __all__ = ["ProgressHooks"]
@@ -50,7 +51,9 @@ def _why(report: pytest.TestReport) -> str:
         reason = str(report.longrepr[2]).removeprefix("Skipped: ")
     if not reason:
         return ""
-    reason = str(reason).split(": ", 1)[-1] if str(reason).startswith(("unsolved: ", "rejected: ")) else str(reason)
+    reason = str(reason)
+    if reason.startswith((UNSOLVED_PREFIX, REJECTED_PREFIX)):
+        reason = reason.split(": ", 1)[-1]
     return f" ({reason.replace('_', ' ')})"
 
 

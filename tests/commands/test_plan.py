@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.commands.plan import DEFAULTS, assumed_per_run, estimate, plan_text
+from pytest_homefield.commands.plan import plan_text
 from pytest_homefield.records import Task
+from pytest_homefield.run.cost import DEFAULTS, assumed_per_run, estimate
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import write_jsonl_atomic
 

@@ -12,8 +12,8 @@ import pytest
 from helpers.attack_repo import build, task_for
 from helpers.e2e_repo import cli_env
 
-from pytest_homefield.commands.verify import attack_specs, attack_verdict
-from pytest_homefield.run.attacks import ATTACKS
+from pytest_homefield.agents.attacks import ATTACKS, attack_specs
+from pytest_homefield.commands.verify import attack_verdict
 
 
 def _r(agent: str, task: str, outcome: str, **kw: object) -> dict[str, object]:

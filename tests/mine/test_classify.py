@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_homefield.mine.classify import (
-    Classifier,
-    classify_path,
-    compile_globs,
-    dependency_tables,
-    dependency_tables_changed,
-    is_test_module,
-    message_words,
-    runnable_tests,
-)
+from pytest_homefield.mine.classify import dependency_tables, dependency_tables_changed, message_words
+from pytest_homefield.paths import Classifier, classify_path, compile_globs, is_test_module, runnable_tests
 
 # (path, class, runnable test module)
 PATHS = [

@@ -15,7 +15,7 @@ import pytest
 from helpers.e2e_repo import cli_env, homefield
 
 from probe.conftest import CUTOFF, MEMORIZED, reciter_spec, slow_flag
-from pytest_homefield.probe.verdicts import load_verdict, probe_path
+from pytest_homefield.probe_records import load_verdict, probe_path
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow

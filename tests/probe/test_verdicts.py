@@ -9,20 +9,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from pytest_homefield.errors import RecordError
-from pytest_homefield.probe.verdicts import (
-    ProbeError,
-    excluded_for_run,
-    judge,
-    latest,
-    load_probe,
-    load_verdict,
-    mismatched_pairs,
-    percentile,
-    probe_path,
-    write_verdict,
-)
+from pytest_homefield.errors import ProbeError, RecordError
+from pytest_homefield.probe.verdicts import judge, mismatched_pairs, percentile, write_verdict
+from pytest_homefield.probe_records import latest, load_probe, load_verdict, probe_path
 from pytest_homefield.records import Task
+from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.store import append_jsonl, read_jsonl
 
 

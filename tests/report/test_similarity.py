@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.layout import HomefieldDir, attempt_dir, similarity_path
-from pytest_homefield.mine.classify import classify_path
+from pytest_homefield.paths import classify_path
 from pytest_homefield.records import load_tasks
 from pytest_homefield.report import build_report
 from pytest_homefield.report.similarity import changed_lines, is_test_path, similarity, similarity_of_lines

@@ -48,10 +48,7 @@ from helpers.attack_repo import (
 )
 from packaging.version import Version
 
-from pytest_homefield.agents.base import Agent
-from pytest_homefield.agents.reference import NoopAgent, OracleAgent
-from pytest_homefield.records import Result, Task
-from pytest_homefield.run.attacks import (
+from pytest_homefield.agents.attack_payloads import (
     FAKE_PASS_EXIT,
     FORGE,
     FORGE_ABOVE,
@@ -60,6 +57,9 @@ from pytest_homefield.run.attacks import (
     XFAIL_ALL,
     resolve,
 )
+from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent
+from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import carried_changes, config_above, tree_changes
 from pytest_homefield.sandbox.modes import SandboxChoice

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+from pytest_homefield.agents.registry import provider_of
 from pytest_homefield.records import Result
-from pytest_homefield.run.session import RunLimits, provider_of
+from pytest_homefield.run.session import RunLimits
 from pytest_homefield.store import append_jsonl
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from pytest_homefield.ablate.plugin import AblateItem
 from pytest_homefield.collect import xfail_reason
-from pytest_homefield.run.plugin import UNSOLVED_PREFIX, RunItem
+from pytest_homefield.records import UNSOLVED_PREFIX
+from pytest_homefield.run.plugin import RunItem
 
 
 def _raised(exc: BaseException) -> pytest.ExceptionInfo[BaseException]:

@@ -1,6 +1,6 @@
 """Issue 15: shell agents that reach outside their workspace, and the holes that were scored.
 
-Every attack runs as a built-in attack agent (:mod:`pytest_homefield.run.attacks`) through
+Every attack runs as a built-in attack agent (:mod:`pytest_homefield.agents.attacks`) through
 ``run_attempt`` on the task of :mod:`attack_repo`, once in the default sandbox (bubblewrap) and once
 with ``--sandbox none`` — the control that proves the attack is real: without the sandbox it does
 reach the user's checkout, the sibling workspaces, site-packages, and it outlives its attempt.
@@ -33,11 +33,11 @@ from helpers.attack_repo import (
     task_for,
 )
 
+from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import build_report
-from pytest_homefield.run.attacks import attack_agent
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import suspicious_reasons
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
@@ -188,7 +188,7 @@ def test_built_in_site_packages_attack_cannot_write(task: Task, cache: SnapshotC
 
 def _site_packages_script() -> str:
     """The ``site-packages-pth`` step as a plain script (the control runs it with the venv's python)."""
-    from pytest_homefield.run.attacks import FORGE
+    from pytest_homefield.agents.attack_payloads import FORGE
 
     return ("import os, site\n"
             "open('homefield_attack_note.txt', 'w').write('attack')\n"

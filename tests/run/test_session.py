@@ -13,6 +13,7 @@ from helpers.attack_repo import build, cmd_agent, task_for
 from pytest_homefield.agents.base import AgentSettings
 from pytest_homefield.agents.command import CommandAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
+from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
 from pytest_homefield.records import Result, Task
@@ -20,8 +21,6 @@ from pytest_homefield.run.session import (
     RunLimits,
     RunSession,
     fail_under_failures,
-    hook_agents,
-    make_agents,
     memorized_exclusion,
     select_tasks,
 )

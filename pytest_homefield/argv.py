@@ -1,0 +1,84 @@
+"""The ``pytest.main`` argv of a ``homefield`` command that runs one pytest session (docs/contracts.md §2).
+
+``homefield mine``, ``run``, ``probe``, ``verify`` and ``ablate --yes`` translate their flags into
+``--homefield-*`` options (:func:`pytest_homefield.settings.cli_to_pytest_args`) and the passthrough
+flags (``-n``, ``-k``, ``-x``, ``-v``, ``--junitxml``) into pytest's; :func:`pytest_args` is that
+translation, shared by :mod:`pytest_homefield.cli` and :mod:`pytest_homefield.commands.ablate`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_homefield.agents.attacks import attack_specs
+from pytest_homefield.errors import ConfigError
+from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.settings import CONFIG_NAME, cli_to_pytest_args, load_yaml_config
+from pytest_homefield.store import read_jsonl
+
+__all__ = ["pytest_args"]
+
+
+def _env_kind(ns: argparse.Namespace, root: Path) -> str:
+    """``--env`` if given, else ``env`` from ``.homefield.yml`` (``current`` when unreadable)."""
+    if getattr(ns, "env", None):
+        return str(ns.env)
+    try:
+        return str(load_yaml_config(root / CONFIG_NAME).get("env") or "current")
+    except ConfigError:
+        return "current"  # the session reports the bad file itself
+
+
+def _tasks_have_envs(root: Path) -> bool:
+    """Some task of ``.homefield/tasks.jsonl`` was mined with ``--env uv`` (it has an ``env`` object):
+    its grading runs in that environment whatever ``--env`` says now."""
+    try:
+        return any(rec.get("env") for rec in read_jsonl(HomefieldDir(root).tasks))
+    except OSError:
+        return False
+
+
+def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequence[str]) -> list[str]:
+    """The ``pytest.main`` argv for ``mine`` / ``run`` / ``probe`` / ``verify`` / ``ablate`` from the
+    parsed ``homefield`` flags ``ns`` (:func:`pytest_homefield.settings.add_cli_options`), the repository
+    ``root`` and the arguments after ``--`` (``extra``, appended unchanged)."""
+    mode = {"mine": "--homefield-mine", "probe": "--homefield-probe",
+            "ablate": f"--homefield-ablate={getattr(ns, 'rules_file', '')}"}
+    # relative to the invocation folder ("." from the top level), so that remote xdist workers
+    # (--tx ssh=…//chdir=THEIR_CLONE) take their own clone as rootdir, not this machine's path.
+    # The repository's filterwarnings (e.g. ["error"]) are for its tests, which run in their own
+    # processes: in homefield's session they would turn a plugin's warning into an INTERNALERROR
+    # (also with --keep-addopts)
+    args = [mode.get(command, "--homefield"), f"--rootdir={os.path.relpath(root)}",
+            "-p", "no:cacheprovider", "-o", "console_output_style=count", "-o", "filterwarnings="]
+    if not getattr(ns, "keep_addopts", False):
+        # homefield's own session runs none of the repository's tests: its addopts stay out
+        args += ["-o", "addopts="]
+    if _env_kind(ns, root) == "uv" or (command != "mine" and _tasks_have_envs(root)):
+        # the repository's conftest.py imports its test dependencies, which live in the task
+        # environments, not here; this session only runs homefield's own items
+        args.append("--noconftest")
+    if command == "verify":
+        args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
+        if getattr(ns, "attacks", False):
+            args += [f"--homefield-agent={spec}" for spec in attack_specs(getattr(ns, "sandbox", None))]
+            if not getattr(ns, "sandbox_network", None):
+                args.append("--homefield-sandbox-network=none")
+        args += cli_to_pytest_args(ns, "verify")
+    else:
+        args += cli_to_pytest_args(ns, command)
+    if getattr(ns, "numprocesses", None) not in (None, "0"):
+        args += ["-n", str(ns.numprocesses), "--dist", "worksteal"]
+    elif getattr(ns, "numprocesses", None) == "0":
+        args += ["-n", "0"]
+    if getattr(ns, "keyword", None):
+        args += ["-k", ns.keyword]
+    if getattr(ns, "exitfirst", False):
+        args.append("-x")
+    args += ["-v"] * int(getattr(ns, "verbose", 0) or 0)
+    if getattr(ns, "junitxml", None):
+        args.append(f"--junitxml={ns.junitxml}")
+    return args + list(extra)

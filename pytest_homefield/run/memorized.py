@@ -1,0 +1,55 @@
+"""What ``--exclude-memorized`` leaves out of a run (docs/contracts.md §2, §4): every task the latest
+probe verdict of one of the run's agents flagged as memorized (:mod:`pytest_homefield.probe_records`),
+for all agents, so that comparisons stay paired.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.agents.registry import kind_capabilities
+from pytest_homefield.errors import ProbeError
+from pytest_homefield.probe_records import load_probe, load_verdict, probe_path
+
+__all__ = ["excluded_for_run"]
+
+def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, Any]:
+    """What ``--exclude-memorized`` drops for a run of ``agents`` (objects with ``name`` and ``spec``):
+    every task flagged ``memorized`` in the latest verdict of any of them, for all agents, so that
+    comparisons stay paired.
+
+    Returns ``{"tasks": [task_id, …] sorted, "by_agent": {name: {"tasks": [...], "control": …,
+    "control_n": …, "control_p95": …, "cutoff": …}}}``. Agents of a kind with no model behind it
+    (capabilities ``modelless``: ``oracle``, ``noop``, ``sim:P``) without probe results are skipped.
+    Raises :class:`ProbeError` naming the agent when another agent has no finished probe, or its probe
+    was made with a different spec.
+    """
+    flagged: set[str] = set()
+    by_agent: dict[str, Any] = {}
+    for agent in agents:
+        path = probe_path(homefield_dir, agent.name)
+        verdict = load_verdict(path)
+        if verdict is None:
+            caps = kind_capabilities(str(agent.spec))
+            if caps is not None and caps.modelless:
+                continue
+            if path.exists():
+                raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} did not finish: "
+                                 f"run `homefield probe --agent {agent.spec} --resume` first")
+            raise ProbeError(f"--homefield-exclude-memorized: no probe results for agent {agent.name!r}: "
+                             f"run `homefield probe --agent {agent.spec}` first")
+        if verdict.get("shard") or verdict.get("incomplete"):
+            what = f"is shard {verdict['shard']} only" if verdict.get("shard") else "is a merge with shards missing"
+            raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} {what}: merge every "
+                             "shard's .homefield/probe/ folder with `homefield probe --merge DIR…` first")
+        specs = {r.get("spec") for r in load_probe(path) if r.get("kind") in ("task", "control")}
+        if specs - {agent.spec}:
+            raise ProbeError(f"--homefield-exclude-memorized: agent {agent.name!r} was probed as "
+                             f"{', '.join(sorted(str(s) for s in specs))}, the run uses {agent.spec}")
+        ids = sorted(f["task_id"] for f in verdict.get("flagged") or [])
+        flagged.update(ids)
+        by_agent[agent.name] = {"tasks": ids, "control": verdict.get("control"), "cutoff": verdict.get("cutoff"),
+                                "control_n": verdict.get("control_n"), "control_p95": verdict.get("control_p95")}
+    return {"tasks": sorted(flagged), "by_agent": by_agent}
