@@ -17,9 +17,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.report.compute import SYMBOLS, build_report, load_meta, load_results
+from pytest_homefield.report.compute import SYMBOLS, build_report
 from pytest_homefield.report.html import render_html
 from pytest_homefield.report.markdown import render_markdown
+from pytest_homefield.report.runs import load_meta, load_results
 from pytest_homefield.report.text import render_text, render_text_plain
 from pytest_homefield.store import write_atomic
 
