@@ -29,12 +29,14 @@ def render_json(report: Report | JsonObject) -> str:
 
 @dataclass(frozen=True)
 class Format:
-    """One report format: its ``name`` (``--format NAME``), how to ``render`` a report, and whether a
-    run folder keeps it as ``report.<name>`` (``saved``)."""
+    """One report format: its ``name`` (``--format NAME``), how to ``render`` a report, whether a run
+    folder keeps it as ``report.<name>`` (``saved``), and whether ``homefield report`` prints it on
+    stdout (``printed``; otherwise it prints the saved file's path)."""
 
     name: str
     render: Callable[[Report], str]
     saved: bool = True
+    printed: bool = True
 
     def file_name(self) -> str:
         """``report.md`` …; raises ``ValueError`` for a format that is never saved."""
@@ -50,7 +52,7 @@ REPORT_FORMATS: dict[str, Format] = {
         Format("text", render_text_plain, saved=False),
         Format("md", render_markdown),
         Format("json", render_json),
-        Format("html", render_html),
+        Format("html", render_html, printed=False),
     )
 }
 
