@@ -17,7 +17,13 @@ from pathlib import Path
 from pytest_homefield.argv import pytest_args
 from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
-from pytest_homefield.settings import add_cli_options, flags_from_pytest, resolve_settings
+from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.report.formats import REPORT_FORMATS
+from pytest_homefield.settings import (
+    add_cli_options,
+    flags_from_pytest,
+    resolve_settings,
+)
 
 __all__ = ["main", "build_parser"]
 
@@ -66,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     _passthrough(p)
     p = sub.add_parser("report", help="print and save the report of one or more runs (no tests run)")
     p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to report on together (default: the newest)")
-    p.add_argument("--format", choices=["text", "md", "json", "html"], default="text",
+    p.add_argument("--format", choices=list(REPORT_FORMATS), default="text",
                    help="what to print: text, md or json on stdout; html prints the path of the saved file "
                         "(md, json and html are always saved in the run folder)")
     p.add_argument("-v", "--verbose", action="count", default=0)
@@ -106,16 +112,8 @@ def _root() -> Path:
 
 def _cmd_report(ns: argparse.Namespace) -> int:
     from pytest_homefield.errors import MergeError
-    from pytest_homefield.layout import HomefieldDir
     from pytest_homefield.records import load_tasks
-    from pytest_homefield.report import (
-        build_report,
-        render_html,
-        render_json,
-        render_markdown,
-        render_text_plain,
-        write_reports,
-    )
+    from pytest_homefield.report import compute_report, write_reports
     from pytest_homefield.report.gate import GateError, worse_than
     from pytest_homefield.report.merge import check_runs
     from pytest_homefield.report.which import which_run_lines
@@ -149,25 +147,21 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         print(f"homefield report: {exc}", file=sys.stderr)
         return 2
     try:
-        report = build_report(dirs, load_tasks(home.tasks))
-        report["incomplete"] = merged.incomplete
-        report.setdefault("notes", []).extend(merged.incomplete)
+        report = compute_report(dirs, load_tasks(home.tasks))
+        report.incomplete = list(merged.incomplete)
+        report.notes.extend(merged.incomplete)
         if merged.reconciled:
-            report["notes"].append(f"{merged.reconciled} result(s) present in two shards with the same outcome "
-                                   "counted once.")
+            report.notes.append(f"{merged.reconciled} result(s) present in two shards with the same outcome "
+                                "counted once.")
         paths = write_reports(report, dirs[0] if len(dirs) == 1 else runs_root / ("+".join(ids))[:120])
     except (ValueError, OSError) as exc:  # RecordError, RunError, StoreError: one line naming the file
         print(f"homefield report: {exc}", file=sys.stderr)
         return 2
-    render = {"text": lambda r: render_text_plain(r), "md": render_markdown, "json": render_json,
-              "html": render_html}[ns.format]
     # which run this is, on stderr: stdout stays the report alone (md, json)
     for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids):
         print(line, file=sys.stderr)
-    if ns.format == "html":
-        print(next(p for p in paths if p.suffix == ".html"))
-    else:
-        print(render(report))
+    fmt = REPORT_FORMATS[ns.format]
+    print(fmt.render(report) if fmt.printed else next(p for p in paths if p.name == fmt.file_name()))
     for line in merged.incomplete:
         print(line, file=sys.stderr)
     status = 0

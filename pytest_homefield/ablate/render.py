@@ -3,37 +3,89 @@
 :func:`report_doc` gathers the per-agent tables (:mod:`pytest_homefield.ablate.table`) with the
 ablation's facts; effects are shown in percentage points (base − without the rule: positive means
 the rule helps), p-values with two significant digits, and "no detectable effect" with the smallest
-effect this task set could have detected (80 % power).
+effect this task set could have detected (80 % power). Each agent's rules are one
+:class:`~pytest_homefield.report.tables.Table` (:func:`agent_table`), rendered by the report's table
+renderers in their compact style.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
-from pytest_homefield.ablate.table import HARMFUL, LOAD_BEARING, NO_EFFECT, AgentTable, tables_to_dict
+from pytest_homefield.ablate.table import (
+    HARMFUL,
+    LOAD_BEARING,
+    NO_EFFECT,
+    AgentEntry,
+    AgentTable,
+    RuleRow,
+    tables_to_dict,
+)
 from pytest_homefield.ablate.tokens import tokenizer_name
 from pytest_homefield.layout import read_meta
+from pytest_homefield.report.html import html_table
+from pytest_homefield.report.markdown import markdown_table
+from pytest_homefield.report.tables import Column, Row, Table, Text, Tone
+from pytest_homefield.report.text import Line, text_table
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["report_doc", "render_markdown", "render_json", "render_html", "render_lines", "CAVEAT"]
+if TYPE_CHECKING:
+    from pytest_homefield.ablate.session import AblationSession
+
+__all__ = ["CAVEAT", "FORMATS", "AblationDoc", "agent_table", "render_html", "render_json", "render_lines",
+           "render_markdown", "report_doc"]
 
 CAVEAT = ("'No detectable effect' is not proof that a rule does nothing: it may matter on tasks this set "
           "lacks, or by less than the detectable effect. Rules are removed one at a time, so two rules that "
           "duplicate each other each look removable; the slimmer file, measured as a whole, is the check.")
 
 
-def report_doc(session: Any, tables: Sequence[AgentTable]) -> dict[str, Any]:
-    """The report document of ``session`` (an :class:`~pytest_homefield.ablate.session.AblationSession`)."""
+class SlimDoc(TypedDict):
+    """``slim``: the rules the slimmer file removed, the variant it is an alias of, where it was saved."""
+
+    removed: list[int]
+    alias: str | None
+    suggested: str
+    measured: bool
+
+
+class AblationDoc(TypedDict, total=False):
+    """The ablation report document (``report.json`` of ``.homefield/ablate/<id>/``)."""
+
+    schema_version: int
+    ablate_id: str
+    rules_file: str
+    by_section: bool
+    tasks: int
+    attempts: int
+    results: int
+    phase: str
+    cut_short: str | None
+    tokenizer: str
+    rules_paths: dict[str, str]
+    agents: list[AgentEntry]
+    slim: SlimDoc | None
+    folder: str
+    shard: str | None
+    incomplete: list[str]
+
+
+#: The document as callers hold it: an :class:`AblationDoc`, or the dict it is (``json.loads`` of it).
+Doc = AblationDoc | Mapping[str, Any]
+
+
+def report_doc(session: AblationSession, tables: Sequence[AgentTable]) -> dict[str, Any]:
+    """The report document of ``session``, a plain dict shaped as :class:`AblationDoc`."""
     meta_cut = None
     try:
         meta_cut = read_meta(session.ablate_dir).get("cut_short")
     except ValueError:  # RunError: a meta.json that does not validate; the report goes on without it
         pass
     slim = session.slim_variant
-    return {
+    doc: AblationDoc = {
         "schema_version": 1,
         "ablate_id": session.ablate_id,
         "rules_file": session.rules_file,
@@ -55,13 +107,14 @@ def report_doc(session: Any, tables: Sequence[AgentTable]) -> dict[str, Any]:
         "shard": str(session.shard) if session.shard else None,
         "incomplete": list(session.incomplete),
     }
+    return cast("dict[str, Any]", doc)
 
 
-def _shard_lines(doc: dict[str, Any]) -> list[str]:
+def _shard_lines(doc: AblationDoc) -> list[str]:
     """What a shard or an incomplete merge says first: its table is not over every task."""
     out = []
     if doc.get("shard"):
-        out.append(f"Shard {doc['shard']}: this table is over this shard's {doc['tasks']} tasks only.")
+        out.append(f"Shard {doc.get('shard')}: this table is over this shard's {doc['tasks']} tasks only.")
     out += list(doc.get("incomplete") or [])
     return out
 
@@ -87,16 +140,36 @@ def _p(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.2g}"
 
 
-def _label(row: dict[str, Any], strong: tuple[str, str] = ("**", "**")) -> str:
+def _label(row: RuleRow) -> str:
     v = str(row["verdict"])
-    if v in (LOAD_BEARING, HARMFUL):
-        return f"{strong[0]}{v}{strong[1]}"
-    if v == NO_EFFECT and row.get("mde") is not None:
-        return f"{v} (could detect ≥{round(100 * row['mde'])} pts)"
-    return v
+    mde = row.get("mde")
+    return f"{v} (could detect ≥{round(100 * mde)} pts)" if v == NO_EFFECT and mde is not None else v
 
 
-def _slim_sentence(doc: dict[str, Any], agent: dict[str, Any]) -> str:
+_TONES: dict[str, Tone] = {LOAD_BEARING: "good", HARMFUL: "bad"}
+
+#: Column titles, numeric (right-aligned) but for the rule and its label.
+HEADERS = ["#", "rule", "tokens", "pass@1 with", "without", "effect (pts)", "95% CI", "p", "Holm p", "label"]
+
+
+def agent_table(agent: AgentEntry, *, clip: int | None = None) -> Table:
+    """One agent's rules: number, text (``clip``: at most that many characters in a terminal), tokens,
+    pass@1 with and without, the effect and its CI, p and Holm p, and the label (strong, and the row
+    green or red, when load-bearing or harmful)."""
+    columns = tuple(Column(Text(h), numeric=h not in ("rule", "label"), clip=clip if h == "rule" else None,
+                           tone_class=h == "label") for h in HEADERS)
+    rows = []
+    for r in agent["rules"]:
+        tone = _TONES.get(r["verdict"])
+        tok = ("~" if r["tokens_approximate"] else "") + str(r["tokens"])
+        cells = (str(r["number"]), r["label"].split(". ", 1)[1], tok, _pct(r["with_rule"]), _pct(r["without_rule"]),
+                 _pts(r["effect"]), _ci(r["ci"]), _p(r["p"]), _p(r["p_adjusted"]))
+        rows.append(Row((*(Text(c, prose=i == 1) for i, c in enumerate(cells)),
+                         Text(_label(r), strong=tone is not None)), tone))
+    return Table(columns, tuple(rows))
+
+
+def _slim_sentence(doc: AblationDoc, agent: AgentEntry) -> str:
     slim, s = doc.get("slim"), agent.get("slim")
     if slim is None or s is None:
         if doc["phase"] == "rules":
@@ -118,19 +191,7 @@ def _slim_sentence(doc: dict[str, Any], agent: dict[str, Any]) -> str:
     return head + "not measured yet (it runs after the per-rule results; continue with --resume)."
 
 
-def _rows(agent: dict[str, Any]) -> list[list[str]]:
-    out = []
-    for r in agent["rules"]:
-        tok = ("~" if r["tokens_approximate"] else "") + str(r["tokens"])
-        out.append([str(r["number"]), r["label"].split(". ", 1)[1], tok, _pct(r["with_rule"]), _pct(r["without_rule"]),
-                    _pts(r["effect"]), _ci(r["ci"]), _p(r["p"]), _p(r["p_adjusted"]), r["verdict"]])
-    return out
-
-
-HEADERS = ["#", "rule", "tokens", "pass@1 with", "without", "effect (pts)", "95% CI", "p", "Holm p", "label"]
-
-
-def _agent_title(doc: dict[str, Any], a: dict[str, Any]) -> str:
+def _agent_title(doc: AblationDoc, a: AgentEntry) -> str:
     return (f"{a['agent']} (reads {doc['rules_paths'].get(a['agent'], doc['rules_file'])}): base pass@1 "
             f"{_pct(a['base_pass_at_1'])} over {_n(a['base_tasks'], 'task')} × {_n(a['attempts'], 'attempt')}")
 
@@ -139,8 +200,9 @@ def _n(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(document: Doc) -> str:
     """The report as Markdown."""
+    doc = cast(AblationDoc, document)
     lines = [f"# Ablation {doc['ablate_id']}: {doc['rules_file']}", ""]
     lines.append(f"{_n(doc['tasks'], 'task')} × {_n(doc['attempts'], 'attempt')}; {doc['results']} attempts "
                  "recorded. Effect = "
@@ -148,28 +210,25 @@ def render_markdown(doc: dict[str, Any]) -> str:
                  "paired test over tasks, p Holm-adjusted across the rules of one agent. Tokens per turn: "
                  f"{doc['tokenizer']}.")
     if doc.get("cut_short"):
-        lines += ["", f"**Cut short:** {doc['cut_short']}; continue with `--resume`."]
+        lines += ["", f"**Cut short:** {doc.get('cut_short')}; continue with `--resume`."]
     if _shard_lines(doc):
         lines += ["", *_shard_lines(doc)]
     for a in doc["agents"]:
-        lines += ["", f"## {_agent_title(doc, a)}", "", "| " + " | ".join(HEADERS) + " |",
-                  "|" + "|".join("---" for _ in HEADERS) + "|"]
-        for row, r in zip(_rows(a), a["rules"], strict=True):
-            row[1] = row[1].replace("|", "\\|")
-            row[-1] = _label(r)
-            lines.append("| " + " | ".join(row) + " |")
+        lines += ["", f"## {_agent_title(doc, a)}", ""]
+        lines += markdown_table(agent_table(a), escape=lambda s: s.replace("|", "\\|"), compact=True)
         lines += ["", _slim_sentence(doc, a)]
     lines += ["", CAVEAT, ""]
     return "\n".join(lines)
 
 
-def render_json(doc: dict[str, Any]) -> str:
+def render_json(document: Doc) -> str:
     """The report as JSON (indented, UTF-8 kept readable)."""
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
-def render_html(doc: dict[str, Any]) -> str:
+def render_html(document: Doc) -> str:
     """The report as a standalone HTML page (no scripts, inline CSS)."""
+    doc = cast(AblationDoc, document)
     e = html.escape
     parts = ["<!doctype html><html><head><meta charset='utf-8'>",
              f"<title>Ablation {e(doc['ablate_id'])}</title><style>body{{font:14px system-ui,sans-serif;"
@@ -181,44 +240,30 @@ def render_html(doc: dict[str, Any]) -> str:
              "pass@1 with the rule − without it; p Holm-adjusted across one agent's rules. Tokens: "
              f"{e(doc['tokenizer'])}.</p>"]
     if doc.get("cut_short"):
-        parts.append(f"<p><b>Cut short:</b> {e(str(doc['cut_short']))}</p>")
+        parts.append(f"<p><b>Cut short:</b> {e(str(doc.get('cut_short')))}</p>")
     parts += [f"<p><b>{e(line)}</b></p>" for line in _shard_lines(doc)]
     for a in doc["agents"]:
-        parts.append(f"<h2>{e(_agent_title(doc, a))}</h2><table><tr>"
-                     + "".join(f"<th>{e(h)}</th>" for h in HEADERS) + "</tr>")
-        for row, r in zip(_rows(a), a["rules"], strict=True):
-            cls = {LOAD_BEARING: "lb", HARMFUL: "hm"}.get(r["verdict"], "")
-            row[-1] = _label(r, ("", ""))
-            cells = "".join(f"<td>{e(c)}</td>" for c in row[:-1]) + f"<td class='{cls}'>{e(row[-1])}</td>"
-            parts.append(f"<tr>{cells}</tr>")
-        parts.append(f"</table><p>{e(_slim_sentence(doc, a))}</p>")
+        parts.append(f"<h2>{e(_agent_title(doc, a))}</h2>"
+                     + html_table(agent_table(a), compact=True, tone_classes={"good": "lb", "bad": "hm"})
+                     + f"<p>{e(_slim_sentence(doc, a))}</p>")
     parts.append(f"<p><i>{e(CAVEAT)}</i></p></body></html>\n")
     return "".join(parts)
 
 
-def render_lines(doc: dict[str, Any], width: int = 120) -> list[tuple[str, dict[str, bool]]]:
+def render_lines(document: Doc, width: int = 120) -> list[Line]:
     """Terminal lines with markup (``{"green": True}``, …) for ``pytest_terminal_summary``."""
-    out: list[tuple[str, dict[str, bool]]] = []
+    doc = cast(AblationDoc, document)
+    out: list[Line] = []
     if doc.get("cut_short"):
-        out.append((f"cut short: {doc['cut_short']}", {"yellow": True}))
+        out.append((f"cut short: {doc.get('cut_short')}", {"yellow": True}))
     out += [(line, {"yellow": True}) for line in _shard_lines(doc)]
     for a in doc["agents"]:
         out.append((_agent_title(doc, a), {"bold": True}))
-        rows = [HEADERS] + _rows(a)
-        rule_w = max(28, min(48, width - 80))
-        for row in rows:
-            row[1] = row[1] if len(row[1]) <= rule_w else row[1][: rule_w - 1] + "…"
-        widths = [max(len(r[i]) for r in rows) for i in range(len(HEADERS))]
-        for i, row in enumerate(rows):
-            cells = [row[j].ljust(widths[j]) if j in (1, 9) else row[j].rjust(widths[j]) for j in range(len(row))]
-            if i and a["rules"][i - 1]["verdict"] == NO_EFFECT and a["rules"][i - 1].get("mde") is not None:
-                cells[-1] = f"{row[-1]} (could detect ≥{round(100 * a['rules'][i - 1]['mde'])} pts)"
-            verdict = a["rules"][i - 1]["verdict"] if i else ""
-            markup = {"bold": True} if i == 0 else {"green": True} if verdict == LOAD_BEARING else \
-                {"red": True} if verdict == HARMFUL else {}
-            out.append(("  " + "  ".join(cells).rstrip(), markup))
+        out += text_table(agent_table(a, clip=max(28, min(48, width - 80))), indent="  ")
         out.append((_slim_sentence(doc, a), {}))
     out.append((CAVEAT, {}))
     return out
 
 
+#: The ablation report's files, by extension, in the order a session writes them.
+FORMATS: dict[str, Callable[[Doc], str]] = {"md": render_markdown, "json": render_json, "html": render_html}

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
@@ -30,8 +30,8 @@ from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
 from pytest_homefield.run.attempt import latest_results
 
-__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "RuleEffect", "AgentTable", "rule_effects",
-           "label_for", "outcomes_by_variant", "build_tables", "slim_keep", "tables_to_dict"]
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "RuleEffect", "AgentTable", "AgentEntry", "RuleRow",
+           "rule_effects", "label_for", "outcomes_by_variant", "build_tables", "slim_keep", "tables_to_dict"]
 
 LOAD_BEARING = "load-bearing"
 HARMFUL = "harmful"
@@ -171,16 +171,66 @@ def slim_keep(tables: Sequence[AgentTable]) -> set[int]:
     return {row.number for t in tables for row in t.rows if row.verdict == LOAD_BEARING}
 
 
-def tables_to_dict(tables: Sequence[AgentTable]) -> list[dict[str, Any]]:
+class RuleRow(TypedDict):
+    """A :class:`RuleEffect` as JSON (``ci`` as ``[lo, hi]``)."""
+
+    number: int
+    label: str
+    kind: str
+    tokens: int
+    tokens_approximate: bool
+    with_rule: float | None
+    without_rule: float | None
+    effect: float | None
+    ci: list[float] | None
+    p: float | None
+    p_adjusted: float | None
+    mde: float | None
+    n_tasks: int
+    test: str
+    verdict: str
+
+
+class SlimEntry(TypedDict):
+    """A :class:`SlimResult` as JSON (``comparison``: :meth:`Comparison.to_dict`)."""
+
+    removed: list[int]
+    tokens_saved: int
+    with_rules: float | None
+    slim: float | None
+    comparison: dict[str, Any] | None
+    sentence: str
+
+
+class AgentEntry(TypedDict):
+    """An :class:`AgentTable` as JSON: one ``agents[]`` entry of the ablation report."""
+
+    agent: str
+    base_pass_at_1: float | None
+    base_tasks: int
+    attempts: int
+    tokenizer: str
+    rules: list[RuleRow]
+    slim: SlimEntry | None
+
+
+def tables_to_dict(tables: Sequence[AgentTable]) -> list[AgentEntry]:
     """JSON primitives of the tables (``ci`` as ``[lo, hi]``)."""
-    out = []
-    for t in tables:
-        rows = []
-        for r in t.rows:
-            d = dict(r.__dict__)
-            d["ci"] = list(r.ci) if r.ci is not None else None
-            rows.append(d)
-        out.append({"agent": t.agent, "base_pass_at_1": t.base_pass, "base_tasks": t.base_tasks,
-                    "attempts": t.attempts, "tokenizer": tokenizer_name(), "rules": rows,
-                    "slim": dict(t.slim.__dict__) if t.slim is not None else None})
-    return out
+    return [
+        {"agent": t.agent, "base_pass_at_1": t.base_pass, "base_tasks": t.base_tasks, "attempts": t.attempts,
+         "tokenizer": tokenizer_name(), "rules": [_rule_row(r) for r in t.rows],
+         "slim": None if t.slim is None else _slim_entry(t.slim)}
+        for t in tables
+    ]
+
+
+def _slim_entry(s: SlimResult) -> SlimEntry:
+    return SlimEntry(removed=s.removed, tokens_saved=s.tokens_saved, with_rules=s.with_rules, slim=s.slim,
+                     comparison=s.comparison, sentence=s.sentence)
+
+
+def _rule_row(r: RuleEffect) -> RuleRow:
+    return RuleRow(number=r.number, label=r.label, kind=r.kind, tokens=r.tokens,
+                   tokens_approximate=r.tokens_approximate, with_rule=r.with_rule, without_rule=r.without_rule,
+                   effect=r.effect, ci=list(r.ci) if r.ci is not None else None, p=r.p, p_adjusted=r.p_adjusted,
+                   mde=r.mde, n_tasks=r.n_tasks, test=r.test, verdict=r.verdict)

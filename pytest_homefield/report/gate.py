@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
-from pytest_homefield.report.compute import load_results
+from pytest_homefield.report.runs import load_results
 
 __all__ = ["GateError", "GateLine", "worse_than", "outcomes_by_agent", "baseline_runs"]
 

@@ -1,37 +1,46 @@
-"""HTML rendering of a report dict: one self-contained file (inline CSS and inline SVG, no script,
-nothing fetched), written as ``report.html``.
+"""HTML rendering of a report (:class:`~.model.Report` or its dict): one self-contained file (inline
+CSS and inline SVG, no script, nothing fetched), written as ``report.html``.
 
 Two plots are drawn here as SVG: ``#forest-plot`` (each head-to-head Δ with its CI, zero line
 marked) and ``#cost-vs-pass`` (cost per solved task in USD against pass@1, one labelled point per
-agent, with the pass@1 CI as a horizontal whisker).
+agent, with the pass@1 CI as a horizontal whisker). Tables come from :mod:`.tables`
+(:func:`html_table`, also the ablation report's).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
 
-from pytest_homefield.records import OUTCOMES, UNSCORED_OUTCOMES
-from pytest_homefield.report.text import (
+from pytest_homefield.records import OUTCOMES
+from pytest_homefield.report import tables
+from pytest_homefield.report.fmt import (
     DASH,
-    LEADERBOARD_HEADERS,
-    agent_tags,
-    fmt_ci,
     fmt_p,
     fmt_pct,
     fmt_pp,
-    fmt_test,
-    fmt_tokens,
     fmt_usd,
-    leaderboard_cells,
     memorization_lines,
     no_cost_data,
+    outcome_words,
     sandbox_line,
     title_line,
 )
+from pytest_homefield.report.model import AgentSummary, ComparisonRow, JsonObject, Report, as_report
+from pytest_homefield.report.tables import (
+    AgentName,
+    Attempts,
+    Cell,
+    Code,
+    OutcomeHead,
+    Subject,
+    Table,
+    Text,
+    Tone,
+)
 
-__all__ = ["render_html", "forest_svg", "cost_vs_pass_svg"]
+__all__ = ["cost_vs_pass_svg", "forest_svg", "html_cell", "html_table", "render_html"]
 
 _CSS = """
 :root { --fg:#1b1f24; --bg:#fff; --muted:#57606a; --line:#d0d7de; --head:#f6f8fa; --accent:#0969da;
@@ -69,24 +78,64 @@ svg text.muted { fill: var(--muted); }
 """
 
 
-def _e(x: Any) -> str:
+def _e(x: object) -> str:
     return escape(str(x), quote=True)
 
 
-def _agent(name: str, a: dict[str, Any]) -> str:
-    tags = "".join(f'<span class="tag">{_e(t)}</span>' for t in agent_tags(a))
-    return f"<code>{_e(name)}</code>{tags}"
+def html_cell(cell: Cell, *, strong: bool = True) -> str:
+    """One cell as HTML (text escaped); ``strong`` cells are marked ``<span class="sig">`` unless
+    ``strong`` is false (the compact style marks the row instead)."""
+    if isinstance(cell, Text):
+        return f'<span class="sig">{_e(cell.text)}</span>' if cell.strong and strong else _e(cell.text)
+    if isinstance(cell, Code):
+        return f"<code>{_e(cell.text)}</code>"
+    if isinstance(cell, AgentName):
+        return f"<code>{_e(cell.name)}</code>" + "".join(f'<span class="tag">{_e(t)}</span>' for t in cell.tags)
+    if isinstance(cell, Subject):
+        text = _e(cell.text) if cell.text else "<em>not in the tasks file</em>"
+        for f in cell.flags:
+            why = f' title="{_e(f.why)}"' if f.why else ""
+            text += f' <span class="tag"{why}>{_e(f.label)}</span>'
+        return text
+    if isinstance(cell, OutcomeHead):
+        return (f'<span class="o-{cell.outcome}">{_e(cell.symbol)}</span> {_e(outcome_words(cell.outcome))}'
+                + (" <em>(unscored)</em>" if cell.unscored else ""))
+    return _attempts_cell(cell)
 
 
-def _table(head: list[str], rows: list[list[str]], num: frozenset[int] | set[int] = frozenset(), cls: str = "") -> str:
-    """Cells are HTML already; columns in ``num`` are right-aligned."""
-    th = "".join(f"<th>{h}</th>" for h in head)
+def _attempts_cell(cell: Attempts) -> str:
+    spans = []
+    for i, (o, sym) in enumerate(zip(cell.outcomes, cell.symbols, strict=True)):
+        f1 = cell.f1[i] if i < len(cell.f1) else None
+        tip = f"attempt {i + 1}: {outcome_words(o)}; edit-F1 {DASH if f1 is None else f'{f1:.2f}'}"
+        spans.append(f'<span class="o-{o}" title="{_e(tip)}">{_e(sym)}</span>')
+    f1s = " ".join(DASH if s is None else f"{s:.2f}" for s in cell.f1)
+    out = "".join(spans) or "·"
+    return out + f' <small class="muted">{f1s}</small>' if f1s else out
+
+
+def html_table(table: Table, *, compact: bool = False, tone_classes: Mapping[Tone | None, str] | None = None) -> str:
+    """The table as one ``<table>`` element. The report's style has ``<thead>``/``<tbody>``, numeric
+    cells in ``class="n"`` and strong cells marked; the ``compact`` style (the ablation report's) has
+    bare rows, and the cells of a ``tone_class`` column carry ``class='…'`` from ``tone_classes``
+    (``''`` for a tone not in it)."""
+    th = "".join(f"<th>{html_cell(c.title)}</th>" for c in table.columns)
+    if compact:
+        classes = tone_classes or {}
+        body = "".join(
+            "<tr>" + "".join(f"<td class='{classes.get(row.tone, '')}'>{html_cell(c, strong=False)}</td>"
+                             if col.tone_class else f"<td>{html_cell(c, strong=False)}</td>"
+                             for col, c in zip(table.columns, row.cells, strict=True)) + "</tr>"
+            for row in table.rows
+        )
+        return f"<table><tr>{th}</tr>{body}</table>"
     body = "".join(
-        "<tr>" + "".join(f'<td class="n">{c}</td>' if i in num else f"<td>{c}</td>" for i, c in enumerate(r)) + "</tr>"
-        for r in rows
+        "<tr>" + "".join(f'<td class="n">{html_cell(c)}</td>' if col.numeric else f"<td>{html_cell(c)}</td>"
+                         for col, c in zip(table.columns, row.cells, strict=True)) + "</tr>"
+        for row in table.rows
     )
-    c = f' class="{cls}"' if cls else ""
-    return f"<table{c}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
+    cls = f' class="{table.css}"' if table.css else ""
+    return f"<table{cls}><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
 # ---------------------------------------------------------------------------------------- plots
@@ -114,10 +163,10 @@ def _tick_usd(v: float, step: float) -> str:
     return f"${v:,.{nd}f}"
 
 
-def forest_svg(comparisons: list[dict[str, Any]]) -> str:
+def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
     """SVG ``#forest-plot``: one row per compared pair, Δ (A − B, percentage points) as a dot (filled
     when significant after Holm), its CI as a bar, and a dashed line at Δ = 0."""
-    rows = [c for c in comparisons if c.get("delta") is not None]
+    rows = [(c, c.delta) for c in comparisons if c.delta is not None]
     w, left, right, top, rh = 760, 230, 170, 28, 26
     h = top + rh * max(1, len(rows)) + 34
     out = [
@@ -133,8 +182,8 @@ def forest_svg(comparisons: list[dict[str, Any]]) -> str:
         return "".join(out)
     ext: float = max(
         0.1,
-        *(abs(c["delta"]) for c in rows),
-        *(abs(v) for c in rows if c.get("ci") for v in c["ci"] if v is not None),
+        *(abs(d) for _, d in rows),
+        *(abs(v) for c, _ in rows if c.ci for v in c.ci if v is not None),
     )
     step = _nice_step(2 * ext)
     lim = min(1.0, math.ceil(ext / step - 1e-9) * step) if ext <= 1 else math.ceil(ext / step) * step
@@ -157,33 +206,30 @@ def forest_svg(comparisons: list[dict[str, Any]]) -> str:
     out.append(f'<line id="zero-line" class="zero" x1="{x(0):.1f}" y1="{top - 10}" x2="{x(0):.1f}" y2="{bottom}"/>')
     out.append(f'<text x="{x0}" y="{top - 12}" class="muted">A vs B</text>')
     out.append(f'<text x="{x1 + 8}" y="{top - 12}" class="muted">Δ, p (Holm)</text>')
-    for i, c in enumerate(rows):
+    for i, (c, delta) in enumerate(rows):
         yc = top + rh * i + rh / 2
-        label = f"{c['a']} vs {c['b']}"
-        out.append(f'<g class="row"><title>{_e(c["verdict"])}</title>')
+        label = f"{c.a} vs {c.b}"
+        out.append(f'<g class="row"><title>{_e(c.verdict)}</title>')
         out.append(f'<text x="{x0 - 8}" y="{yc + 4:.1f}" text-anchor="end">{_e(label)}</text>')
-        if c.get("ci") and None not in c["ci"]:
-            lo, hi = (max(-lim, min(lim, v)) for v in c["ci"])
+        if c.ci and None not in c.ci:
+            lo, hi = (max(-lim, min(lim, v)) for v in c.ci if v is not None)
             out.append(f'<line class="ci" x1="{x(lo):.1f}" y1="{yc:.1f}" x2="{x(hi):.1f}" y2="{yc:.1f}"/>')
             for v in (lo, hi):
                 out.append(f'<line class="ci" x1="{x(v):.1f}" y1="{yc - 5:.1f}" x2="{x(v):.1f}" y2="{yc + 5:.1f}"/>')
-        cls = "pt" if c.get("significant") else "pt open"
-        out.append(f'<circle class="{cls}" cx="{x(c["delta"]):.1f}" cy="{yc:.1f}" r="4.5"/>')
-        out.append(
-            f'<text x="{x1 + 8}" y="{yc + 4:.1f}">{_e(fmt_pp(c["delta"]))}, p={_e(fmt_p(c.get("p_adjusted")))}</text>'
-        )
+        cls = "pt" if c.significant else "pt open"
+        out.append(f'<circle class="{cls}" cx="{x(delta):.1f}" cy="{yc:.1f}" r="4.5"/>')
+        out.append(f'<text x="{x1 + 8}" y="{yc + 4:.1f}">{_e(fmt_pp(delta))}, p={_e(fmt_p(c.p_adjusted))}</text>')
         out.append("</g>")
     out.append("</svg>")
     return "".join(out)
 
 
-def cost_vs_pass_svg(agents: dict[str, dict[str, Any]]) -> tuple[str, list[str]]:
+def cost_vs_pass_svg(agents: Mapping[str, AgentSummary]) -> tuple[str, list[str]]:
     """SVG ``#cost-vs-pass``: x = pass@1 (0–100 %), y = cost per solved task (USD), one labelled point
     per agent with its pass@1 CI as a whisker. Returns (svg, names of agents that could not be
     plotted because their pass@1 or cost per solved task is unknown)."""
-    pts = [
-        (n, a) for n, a in agents.items() if a.get("pass_at_1") is not None and a.get("cost_per_solved_usd") is not None
-    ]
+    pts = [(n, a, a.pass_at_1, a.cost_per_solved_usd) for n, a in agents.items()
+           if a.pass_at_1 is not None and a.cost_per_solved_usd is not None]
     left_out = [n for n in agents if n not in {p[0] for p in pts}]
     w, h, ml, mr, mt, mb = 640, 380, 70, 30, 20, 50
     out = [
@@ -192,7 +238,7 @@ def cost_vs_pass_svg(agents: dict[str, dict[str, Any]]) -> tuple[str, list[str]]
         "<title>Cost per solved task (USD) against pass@1</title>",
     ]
     x0, x1, y0, y1 = ml, w - mr, h - mb, mt
-    ymax_raw = max((a["cost_per_solved_usd"] for _, a in pts), default=1.0) or 1.0
+    ymax_raw = max((cps for _, _, _, cps in pts), default=1.0) or 1.0
     step = _nice_step(ymax_raw * 1.15)
     ymax = math.ceil(ymax_raw * 1.15 / step) * step
 
@@ -226,22 +272,18 @@ def cost_vs_pass_svg(agents: dict[str, dict[str, Any]]) -> tuple[str, list[str]]
             f'<text x="{(x0 + x1) / 2}" y="{(y0 + y1) / 2}" text-anchor="middle" class="muted">'
             "no agent with both a pass rate and a cost per solved task</text>"
         )
-    for n, a in pts:
-        px, py = x(a["pass_at_1"]), y(a["cost_per_solved_usd"])
-        tip = (
-            f"{n}: pass@1 {fmt_pct(a['pass_at_1'], 1)}, "
-            f"{fmt_usd(a['cost_per_solved_usd'], a['cost_partial'])} per solved task"
-        )
+    for n, a, p1, cps in pts:
+        px, py = x(p1), y(cps)
+        tip = f"{n}: pass@1 {fmt_pct(p1, 1)}, {fmt_usd(cps, a.cost_partial)} per solved task"
         out.append(f'<g class="agent"><title>{_e(tip)}</title>')
-        ci = a.get("pass_at_1_ci")
-        if ci and None not in ci:
+        ci = a.pass_at_1_ci
+        if ci and ci[0] is not None and ci[1] is not None:
             out.append(f'<line class="ci" x1="{x(ci[0]):.1f}" y1="{py:.1f}" x2="{x(ci[1]):.1f}" y2="{py:.1f}"/>')
-        cls = "pt sim" if a.get("simulated") else "pt"
+        cls = "pt sim" if a.simulated else "pt"
         out.append(f'<circle class="{cls}" cx="{px:.1f}" cy="{py:.1f}" r="5"/>')
         anchor = "end" if px > (x0 + x1) / 2 else "start"
         dx = -8 if anchor == "end" else 8
-        tags = agent_tags(a)
-        label = n + (f" ({', '.join(tags)})" if tags else "")
+        label = n + (f" ({', '.join(a.tags)})" if a.tags else "")
         out.append(f'<text x="{px + dx:.1f}" y="{py - 8:.1f}" text-anchor="{anchor}">{_e(label)}</text>')
         out.append("</g>")
     out.append("</svg>")
@@ -251,11 +293,11 @@ def cost_vs_pass_svg(agents: dict[str, dict[str, Any]]) -> tuple[str, list[str]]
 # ------------------------------------------------------------------------------------ document
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: Report | JsonObject) -> str:
     """The whole report as one self-contained HTML document."""
-    agents: dict[str, dict[str, Any]] = report["agents"]
-    legend: dict[str, str] = report.get("legend") or {}
-    title = title_line(report)
+    rep = as_report(report)
+    agents = rep.agents
+    title = title_line(rep)
     b: list[str] = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -263,70 +305,30 @@ def render_html(report: dict[str, Any]) -> str:
         f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
     ]
-    if report.get("cut_short"):
-        b.append(
-            f'<p class="banner" id="cut-short">Cut short: {_e(report["cut_short"])}. '
-            "The numbers cover only the attempts that ran.</p>"
-        )
-    if report.get("notes"):
-        b.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in report["notes"]) + "</ul>")
-    memo = memorization_lines(report)
+    if rep.cut_short:
+        b.append(f'<p class="banner" id="cut-short">Cut short: {_e(rep.cut_short)}. '
+                 "The numbers cover only the attempts that ran.</p>")
+    if rep.notes:
+        b.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in rep.notes) + "</ul>")
+    memo = memorization_lines(rep)
     if memo:
         b.append('<h2>Memorization probe</h2><ul id="memorization">' + "".join(f"<li>{_e(m)}</li>" for m in memo)
                  + "</ul>")
     if not agents:
-        b.append("<p>No results yet.</p>")
-        b.append(cost_vs_pass_svg({})[0])
-        b.append(forest_svg([]))
-        b.append("</body></html>")
+        b += ["<p>No results yet.</p>", cost_vs_pass_svg({})[0], forest_svg([]), "</body></html>"]
         return "\n".join(b) + "\n"
 
-    # --- leaderboard
-    b.append("<h2>Leaderboard</h2>")
-    rows = []
-    for n, a in agents.items():
-        rows.append(
-            leaderboard_cells(a, _agent(n, a), lambda x, partial: _e(fmt_usd(x, partial)))
-            + [
-                fmt_tokens(a["input_tokens"]),
-                fmt_tokens(a["output_tokens"]),
-                fmt_tokens(a["cache_read_tokens"]),
-                fmt_tokens(a["cache_write_tokens"]),
-            ]
-        )
-    b.append(
-        _table(
-            [
-                *LEADERBOARD_HEADERS,
-                "Input tok",
-                "Output tok",
-                "Cache read",
-                "Cache write",
-            ],
-            rows,
-            num={0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17},
-        )
-    )
+    b += ["<h2>Leaderboard</h2>", html_table(tables.leaderboard(rep, tokens=True))]
     b.append(
         '<p class="note">pass@1: mean over tasks of solved / scored attempts. pass@k / pass^k: at least one / all '
         "of k attempts solve a task (unbiased estimators). Cost / solved: total cost / solved attempts; ~ marks "
         "estimates from interrupted attempts; — is unknown. Wall times over scored attempts. "
         "Tags: sim = simulated agent, hinted = told which files the fix touched.</p>"
     )
-    kmax = max((len(a["pass_at_k"]) for a in agents.values()), default=0)
-    if kmax > 1:
-        head = ["Agent", *(f"pass@{k}" for k in range(1, kmax + 1)), *(f"pass^{k}" for k in range(2, kmax + 1))]
-        rows = [
-            [
-                _agent(n, a),
-                *(fmt_pct(a["pass_at_k"].get(str(k)), 1) for k in range(1, kmax + 1)),
-                *(fmt_pct(a["pass_hat_k"].get(str(k)), 1) for k in range(2, kmax + 1)),
-            ]
-            for n, a in agents.items()
-        ]
-        b.append(_table(head, rows, num=set(range(1, 2 * kmax))))
+    curve = tables.pass_k_table(rep)
+    if curve:
+        b.append(html_table(curve))
 
-    # --- cost vs pass
     b.append("<h2>Cost per solved task against pass rate</h2>")
     if no_cost_data(agents):
         b.append('<p class="note" id="no-cost-data">No cost data: every agent reported a cost of zero or '
@@ -336,211 +338,74 @@ def render_html(report: dict[str, Any]) -> str:
         svg, left_out = cost_vs_pass_svg(agents)
     b.append(svg)
     if left_out:
-        b.append(
-            '<p class="note">Not plotted (pass rate or cost per solved task unknown): '
-            + ", ".join(f"<code>{_e(n)}</code>" for n in left_out)
-            + ".</p>"
-        )
+        b.append('<p class="note">Not plotted (pass rate or cost per solved task unknown): '
+                 + ", ".join(f"<code>{_e(n)}</code>" for n in left_out) + ".</p>")
 
-    # --- outcomes
-    used = [o for o in OUTCOMES if any(o in a["outcomes"] for a in agents.values())]
-    if used:
-        b.append("<h2>Outcomes</h2>")
-        head = ["Agent"] + [
-            f'<span class="o-{o}">{_e(legend.get(o, ""))}</span> {_e(o.replace("_", " "))}'
-            + (" <em>(unscored)</em>" if o in UNSCORED_OUTCOMES else "")
-            for o in used
-        ]
-        rows = [[_agent(n, a), *(str(a["outcomes"].get(o, 0)) for o in used)] for n, a in agents.items()]
-        b.append(_table(head, rows, num=set(range(1, len(used) + 1))))
-        b.append('<p class="note">Unscored outcomes are counted here and left out of every rate.</p>')
+    outcomes = tables.outcomes_table(rep)
+    if outcomes:
+        b += ["<h2>Outcomes</h2>", html_table(outcomes),
+              '<p class="note">Unscored outcomes are counted here and left out of every rate.</p>']
 
-    # --- head to head
-    comps = report.get("comparisons") or []
+    comps = rep.comparisons
     b.append("<h2>Head to head</h2>")
     if comps:
-        m = sum(1 for c in comps if c["p_value"] is not None)
+        m = sum(1 for c in comps if c.p_value is not None)
         b.append(
             f'<p class="note">Δ = A − B in percentage points of pass@1 over the tasks both have scored; p-values '
             f"Holm-adjusted across {m} pair{'s' if m != 1 else ''}; the verdict uses the adjusted p "
-            f"(α = {_e(report.get('alpha', 0.05))}). Filled dots: significant after adjustment.</p>"
+            f"(α = {_e(rep.alpha)}). Filled dots: significant after adjustment.</p>"
         )
     b.append(forest_svg(comps))
     if comps:
-        rows = []
-        for c in comps:
-            ci = c["ci"]
-            verdict = _e(c["verdict"])
-            rows.append(
-                [
-                    f"<code>{_e(c['a'])}</code>",
-                    f"<code>{_e(c['b'])}</code>",
-                    _e(fmt_pp(c["delta"], 1)),
-                    _e(f"{fmt_pp(ci[0], 1)} … {fmt_pp(ci[1], 1)}") if ci else DASH,
-                    _e(fmt_p(c["p_value"])),
-                    _e(fmt_p(c["p_adjusted"])),
-                    _e(fmt_test(c)),
-                    str(c["n_tasks"]),
-                    _e(fmt_pp(c["mde"], 1).lstrip("+")) if c.get("mde") is not None else DASH,
-                    f'<span class="sig">{verdict}</span>' if c.get("significant") else verdict,
-                ]
-            )
-        b.append(
-            _table(
-                ["A", "B", "Δ", "95% CI", "p", "p (Holm)", "Test", "Tasks", "MDE", "Verdict"], rows, num={2, 4, 5, 7, 8}
-            )
-        )
+        b.append(html_table(tables.head_to_head(rep)))
     else:
         b.append('<p class="note">One agent only: nothing to compare.</p>')
 
-    # --- per task grid
     b.append("<h2>Per task</h2>")
-    used_t = [o for o in OUTCOMES if any(o in outs for t in report["tasks"] for outs in t["attempts"].values())]
+    used_t = [o for o in OUTCOMES if any(o in outs for t in rep.tasks for outs in t.attempts.values())]
     b.append(
         '<p class="note">'
-        + " · ".join(f'<span class="o-{o}">{_e(legend[o])}</span> {_e(o.replace("_", " "))}' for o in used_t)
+        + " · ".join(f'<span class="o-{o}">{_e(rep.legend[o])}</span> {_e(outcome_words(o))}' for o in used_t)
         + " · · no attempt. Hover a symbol for the attempt's edit-F1 against the gold patch (secondary); "
         "the small numbers are the same F1 values.</p>"
     )
-    rows = []
-    for t in report["tasks"]:
-        subj = _e(t["subject"]) if t["subject"] else "<em>not in the tasks file</em>"
-        if t.get("well_specified") is False:
-            subj += ' <span class="tag">vague</span>'
-        if t.get("red_by_import_error"):
-            subj += (' <span class="tag" title="its tests only failed at the parent because their module could '
-                     'not be imported">red by import error</span>')
-        cells = []
-        for n in agents:
-            outs = t["attempts"].get(n, [])
-            sims = t.get("similarity", {}).get(n, [])
-            spans = []
-            for i, o in enumerate(outs):
-                f1 = sims[i] if i < len(sims) else None
-                tip = f"attempt {i + 1}: {o.replace('_', ' ')}; edit-F1 {DASH if f1 is None else f'{f1:.2f}'}"
-                spans.append(f'<span class="o-{o}" title="{_e(tip)}">{_e(legend.get(o, "?"))}</span>')
-            f1s = " ".join(DASH if s is None else f"{s:.2f}" for s in sims)
-            cell = "".join(spans) or "·"
-            if f1s:
-                cell += f' <small class="muted">{f1s}</small>'
-            cells.append(cell)
-        rows.append([f"<code>{_e(t['id'])}</code>", subj, *cells])
-    b.append(_table(["Task", "Subject", *(f"<code>{_e(n)}</code>" for n in agents)], rows, cls="grid"))
-    unsolved = report.get("unsolved_by_all") or []
+    b.append(html_table(tables.per_task(rep)))
     b.append("<h2>Solved by no agent</h2>")
+    unsolved = rep.unsolved_by_all
     b.append("<p>" + (", ".join(f"<code>{_e(u)}</code>" for u in unsolved) if unsolved else "None.") + "</p>")
 
-    # --- well specified
-    ws = report.get("well_specified") or {}
+    ws = rep.well_specified
     b.append("<h2>Well-specified tasks only</h2>")
-    if ws.get("tasks"):
-        excl = ws.get("excluded") or []
-        b.append(
-            f"<p>{ws['tasks']} task{'s' if ws['tasks'] != 1 else ''}"
-            + ("; left out: " + ", ".join(f"<code>{_e(x)}</code>" for x in excl) if excl else "")
-            + ".</p>"
-        )
-        rows = [
-            [_agent(n, agents[n]), fmt_pct(v, 1), fmt_ci((ws.get("pass_at_1_ci") or {}).get(n), 1)]
-            for n, v in ws["agents"].items()
-        ]
-        b.append(_table(["Agent", "pass@1", "95% CI"], rows, num={1, 2}))
+    if ws.tasks:
+        excl = ws.excluded
+        b.append(f"<p>{ws.tasks} task{'s' if ws.tasks != 1 else ''}"
+                 + ("; left out: " + ", ".join(f"<code>{_e(x)}</code>" for x in excl) if excl else "") + ".</p>")
+        b.append(html_table(tables.well_specified_table(rep)))
     else:
         b.append("<p>No well-specified task in this run.</p>")
 
-    # --- per language
-    langs: dict[str, int] = report.get("languages") or {}
+    langs = tables.per_language(rep)
     if langs:
-        b.append("<h2>Per language</h2>")
-        rows = [
-            [_e(lang), str(n), *(fmt_pct(a["per_language"].get(lang), 1) for a in agents.values())]
-            for lang, n in langs.items()
-        ]
-        b.append(
-            _table(
-                ["Language", "Tasks", *(f"<code>{_e(n)}</code>" for n in agents)],
-                rows,
-                num=set(range(1, len(agents) + 2)),
-            )
-        )
+        b += ["<h2>Per language</h2>", html_table(langs)]
 
-    # --- similarity
     b.append("<h2>Similarity to the gold patch (secondary)</h2>")
     b.append(
         '<p class="note">Changed lines of each attempt\'s diff in non-test files against the gold patch, as '
         "multisets: edit-F1 of the overlap; exact = the same lines. Tests decide the result.</p>"
     )
-    split = report.get("similarity") or {}
-    rows = []
-    for n, a in agents.items():
-        s = split.get(n, {})
-        rows.append(
-            [
-                _agent(n, a),
-                str(a["similarity_n"]),
-                DASH if a["similarity_mean"] is None else f"{a['similarity_mean']:.2f}",
-                str(a["similarity_exact"]),
-                DASH if s.get("mean_f1_solved") is None else f"{s['mean_f1_solved']:.2f}",
-                DASH if s.get("mean_f1_unsolved") is None else f"{s['mean_f1_unsolved']:.2f}",
-            ]
-        )
-    b.append(
-        _table(
-            ["Agent", "Diffs", "Mean edit-F1", "Exact", "F1 when solved", "F1 when unsolved"], rows, num={1, 2, 3, 4, 5}
-        )
-    )
+    b.append(html_table(tables.similarity_table(rep)))
 
-    # --- flags, errors, runs
     b.append("<h2>Flagged attempts</h2>")
-    b.append(
-        "<p>"
-        + "; ".join(
-            f"<code>{_e(n)}</code>: {a['suspicious']} suspicious, {a['touched_tests']} touched tests"
-            for n, a in agents.items()
-        )
-        + ".</p>"
-    )
-    sb = report.get("sandbox")
-    if sb:
-        b.append(f"<p>{_e(sandbox_line(sb))} (attempts per sandbox).</p>")
-    flagged = report.get("flagged") or []
+    b.append("<p>" + "; ".join(f"<code>{_e(n)}</code>: {a.suspicious} suspicious, {a.touched_tests} touched tests"
+                               for n, a in agents.items()) + ".</p>")
+    if rep.sandbox:
+        b.append(f"<p>{_e(sandbox_line(rep.sandbox))} (attempts per sandbox).</p>")
+    flagged = tables.flagged_table(rep)
     if flagged:
-        rows = [
-            [
-                f"<code>{_e(f['task_id'])}</code>",
-                f"<code>{_e(f['agent'])}</code>",
-                str(f["attempt"]),
-                _e(f["outcome"].replace("_", " ")),
-                _e(f"yes: {f['reason']}" if f.get("reason") else "yes") if f["suspicious"] else "",
-                "yes" if f["touched_tests"] else "",
-            ]
-            for f in flagged
-        ]
-        b.append(_table(["Task", "Agent", "Attempt", "Outcome", "Suspicious", "Touched tests"], rows, num={2}))
-    errs = [(n, e) for n, a in agents.items() for e in a.get("errors") or []]
-    if errs:
-        b.append("<h2>Most common error lines</h2>")
-        b.append(
-            _table(
-                ["Agent", "Count", "Error"], [[f"<code>{_e(n)}</code>", str(e[1]), _e(e[0])] for n, e in errs], num={1}
-            )
-        )
-    b.append("<h2>Runs</h2>")
-    rows = [
-        [
-            f"<code>{_e(r['run_id'])}</code>",
-            _e(r.get("created_at") or DASH),
-            _e(r["attempts"]) if r.get("attempts") is not None else DASH,
-            f"<code>{_e(r['tasks_digest'])}</code>" if r.get("tasks_digest") else DASH,
-            _e(r["cut_short"]) if r.get("cut_short") else DASH,
-        ]
-        for r in report.get("runs") or []
-    ]
-    b.append(_table(["Run", "Created", "Attempts", "Tasks digest", "Cut short"], rows, num={2}))
-    rows = [
-        [_agent(n, a), _e(a.get("spec") or DASH), _e(a.get("model") or DASH), _e(a.get("version") or DASH)]
-        for n, a in agents.items()
-    ]
-    b.append(_table(["Agent", "Spec", "Model", "Version"], rows))
+        b.append(html_table(flagged))
+    errors = tables.errors_table(rep)
+    if errors:
+        b += ["<h2>Most common error lines</h2>", html_table(errors)]
+    b += ["<h2>Runs</h2>", html_table(tables.runs_table(rep)), html_table(tables.agents_table(rep))]
     b.append("</body></html>")
     return "\n".join(b) + "\n"

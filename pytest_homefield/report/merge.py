@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import MergeError, ShardMergeError
-from pytest_homefield.report.compute import load_meta, load_results
+from pytest_homefield.report.runs import load_meta, load_results
 from pytest_homefield.shard import missing_shards
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]

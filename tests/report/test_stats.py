@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_homefield.report import stats
+from pytest_homefield.report import distributions as stats
 from pytest_homefield.report.stats import (
     Comparison,
     compare,

@@ -1,0 +1,172 @@
+"""How the report writes a number or a line, the same in every format: percentages, USD, seconds,
+tokens, percentage points, p-values, and the lines every renderer shows (title, memorization probe,
+sandbox). Plain text; each renderer escapes it for its format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from pytest_homefield.records import UNSCORED_OUTCOMES
+from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report, SandboxCounts
+
+__all__ = [
+    "DASH",
+    "fmt_ci",
+    "fmt_p",
+    "fmt_pct",
+    "fmt_pp",
+    "fmt_secs",
+    "fmt_test",
+    "fmt_tokens",
+    "fmt_usd",
+    "memorization_lines",
+    "no_cost_data",
+    "no_time_data",
+    "outcome_parts",
+    "outcome_words",
+    "pass_k_summary",
+    "sandbox_line",
+    "title_line",
+]
+
+DASH = "—"
+
+
+def fmt_pct(x: float | None, nd: int = 0) -> str:
+    """Fraction → percent (``0.6667`` → ``67%``); ``—`` for ``None``."""
+    return DASH if x is None else f"{100 * x:.{nd}f}%"
+
+
+def fmt_ci(ci: Sequence[float | None] | None, nd: int = 0) -> str:
+    """[lo, hi] fractions → ``47–87%``; ``—`` when unknown."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return DASH
+    return f"{100 * ci[0]:.{nd}f}–{100 * ci[1]:.{nd}f}%"
+
+
+def fmt_usd(x: float | None, partial: bool = False) -> str:
+    """USD → ``$3.20`` (≥ $1) or ``$0.291`` (< $1); ``~`` marks an estimate; ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    s = f"${x:,.2f}" if abs(x) >= 1 else f"${x:.3f}"
+    return ("~" if partial else "") + s
+
+
+def fmt_secs(x: float | None) -> str:
+    """Seconds → ``106s`` / ``15.0m`` (≥ 10 min); ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    return f"{x / 60:.1f}m" if x >= 600 else f"{x:.0f}s"
+
+
+def fmt_tokens(x: int | None) -> str:
+    """Token count → ``4.22M`` / ``211k`` / ``950``; ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    if x >= 1_000_000:
+        return f"{x / 1_000_000:.2f}M"
+    if x >= 1_000:
+        return f"{x / 1_000:.0f}k"
+    return str(x)
+
+
+def fmt_pp(x: float | None, nd: int = 0) -> str:
+    """Fraction difference → signed percentage points (``+28 pp``); ``—`` for ``None``."""
+    if x is None:
+        return DASH
+    v = 100 * x
+    if round(v, nd) == 0:
+        return "0 pp"
+    return f"{v:+.{nd}f} pp".replace("-", "−")
+
+
+def fmt_p(p: float | None) -> str:
+    """p-value → 3 significant digits (``0.0625``, ``0.25``, ``1``) or ``<0.001``; ``—`` for ``None``.
+
+    Three digits keep exact permutation p-values (multiples of 1/2^n) unrounded in tables; the verdict
+    sentences of :mod:`.verdicts` use their own rounding."""
+    if p is None:
+        return DASH
+    return "<0.001" if p < 0.001 else f"{p:.3g}"
+
+
+def fmt_test(c: ComparisonRow) -> str:
+    """A comparison's test name for people: ``exact McNemar`` / ``paired permutation``."""
+    if c.test == "mcnemar":
+        return "exact McNemar"
+    if c.test == "permutation":
+        return "paired permutation" + ("" if c.exact in (True, None) else " (Monte Carlo)")
+    return DASH if c.test is None else str(c.test)
+
+
+def outcome_words(outcome: str) -> str:
+    """``tests_failed`` → ``tests failed``."""
+    return outcome.replace("_", " ")
+
+
+def pass_k_summary(values: Mapping[str, float | None]) -> str:
+    """The largest-k entry of ``pass_at_k``/``pass_hat_k`` as ``83% k=3``; ``—`` if only k = 1."""
+    if len(values) < 2:
+        return DASH
+    k = max(values, key=int)
+    return f"{fmt_pct(values[k])} k={k}"
+
+
+def no_cost_data(agents: Mapping[str, AgentSummary]) -> bool:
+    """Every agent's total cost is zero or unknown (reference, simulated and local agents): a cost
+    column or chart would only show zeros."""
+    return bool(agents) and all(not a.cost_usd for a in agents.values())
+
+
+def no_time_data(agents: Mapping[str, AgentSummary]) -> bool:
+    """Every agent's p50 and p95 wall time is unknown or under half a second, i.e. printed as 0 s
+    (agents that answer at once: oracle, noop, sim)."""
+    return bool(agents) and all((a.wall_s_p50 or 0) < 0.5 and (a.wall_s_p95 or 0) < 0.5 for a in agents.values())
+
+
+def title_line(report: Report) -> str:
+    """``homefield report: run-a + run-b · 8 tasks · 4 agents · 1–3 attempts``."""
+    runs = " + ".join(report.run_ids) or "(no run)"
+    n_tasks = len(report.tasks)
+    n_agents = len(report.agents)
+    ks = [a.attempts_per_task for a in report.agents.values() if a.attempts_per_task]
+    if ks:
+        lo, hi = min(k[0] for k in ks), max(k[1] for k in ks)
+        att = f"{lo} attempt{'s' if lo != 1 else ''}" if lo == hi else f"{lo}–{hi} attempts"
+        att += " per task"
+    else:
+        att = "no scored attempt"
+    return (
+        f"homefield report: {runs} · {n_tasks} task{'s' if n_tasks != 1 else ''} · "
+        f"{n_agents} agent{'s' if n_agents != 1 else ''} · {att}"
+    )
+
+
+def outcome_parts(a: AgentSummary, legend: Mapping[str, str]) -> tuple[list[str], list[str]]:
+    """(scored parts, unscored parts) like ``✓ solved 11`` for one agent's outcome counts."""
+    scored = [f"{legend[o]} {outcome_words(o)} {n}" for o, n in a.outcomes.items() if o not in UNSCORED_OUTCOMES]
+    unscored = [f"{legend[o]} {outcome_words(o)} {n}" for o, n in a.outcomes.items() if o in UNSCORED_OUTCOMES]
+    return scored, unscored
+
+
+def memorization_lines(report: Report) -> list[str]:
+    """One sentence per probed agent: "NAME recites N of M tasks; control K mismatched pairs, 95th
+    percentile X", with the flagged tasks and their best/mean scores. Empty without probe data."""
+    out = []
+    for name, m in (report.memorization.agents if report.memorization else {}).items():
+        what = f"{m.control_n} tasks authored after {m.cutoff}" if m.cutoff else f"{m.control_n} mismatched pairs"
+        p95 = "n/a" if m.control_p95 is None else f"{m.control_p95:.2f}"
+        line = f"{name} recites {m.recites} of {m.judged} tasks; control {what}, 95th percentile {p95}"
+        if m.flagged:
+            line += ": " + ", ".join(f"{f['task_id']} ({f['best']:.2f} best, {f['mean']:.2f} mean)" for f in m.flagged)
+        out.append(line)
+    return out
+
+
+def sandbox_line(sb: SandboxCounts) -> str:
+    """``sandbox: oracle none ×24, cmd bwrap ×3; test runs bwrap ×27`` from the report's ``sandbox``."""
+    def counts(c: Mapping[str, int]) -> str:
+        return "/".join(f"{k} ×{v}" for k, v in c.items())
+    agents = ", ".join(f"{n} {counts(c)}" for n, c in sb.agents.items())
+    return f"sandbox: {agents}; test runs {counts(sb.tests) or 'none'}"

@@ -1,0 +1,89 @@
+"""The report's notes: plain sentences a reader must know before trusting its numbers (unscored
+attempts, agents that only errored, missing costs, unequal attempts, unknown tasks, suspicious
+solved attempts, tasks left out as memorized or flaky). :mod:`.compute` decides which apply."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import cast
+
+from pytest_homefield.report.model import AgentSummary, Memorization
+
+__all__ = ["agent_notes", "flaky", "memorized", "other_variants", "suspicious_solved", "unknown_tasks", "unscored"]
+
+
+def other_variants(n: int) -> str:
+    """``n`` results of ablation variants in the run folders were not reported."""
+    return f"{n} result(s) of ablation variants ignored (only `base` is reported)."
+
+
+def unknown_tasks(ids: Sequence[str]) -> str:
+    """Task ``ids`` in the results but not in the tasks file (the first five named)."""
+    return (f"{len(ids)} task id(s) in the results are not in the tasks file "
+            f"({', '.join(ids[:5])}{', …' if len(ids) > 5 else ''}): no subject, language or gold patch.")
+
+
+def unscored(counts: Counter[str]) -> str:
+    """The unscored attempts over every agent, by outcome."""
+    parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    return (f"{sum(counts.values())} unscored attempt(s) ({parts}) are reported apart and left out of "
+            "every rate; resuming the run retries them.")
+
+
+def agent_notes(a: AgentSummary) -> list[str]:
+    """Plain-language caveats about one agent's numbers."""
+    name = a.name
+    notes: list[str] = []
+    if not a.attempts:
+        notes.append(f"{name}: no attempt recorded.")
+    elif not a.scored:
+        notes.append(f"{name}: no scored attempt; nothing about it can be compared.")
+    elif a.scored and a.outcomes.get("agent_error", 0) == a.scored:
+        first = f" First error: {a.errors[0][0]}" if a.errors else ""
+        notes.append(f"{name}: every scored attempt ended in agent_error ({a.scored}).{first}")
+    if a.simulated:
+        notes.append(f"{name} is simulated ({a.spec or 'sim'}): its results are not a real agent's.")
+    if a.hinted:
+        notes.append(f"{name} is hinted: it was told which files the reference fix touched.")
+    apt = a.attempts_per_task
+    if apt and apt[0] != apt[1]:
+        notes.append(
+            f"{name}: {apt[0]}–{apt[1]} scored attempts per task; pass@k and pass^k shown for k ≤ {apt[0]}, "
+            "pass@1 weights every task equally."
+        )
+    if a.cost_missing and a.cost_usd is not None:
+        notes.append(f"{name}: {a.cost_missing} of {a.attempts} attempt(s) reported no cost; the total understates.")
+    if a.cost_partial:
+        notes.append(f"{name}: the cost includes estimates from interrupted attempts (marked ~).")
+    return notes
+
+
+def suspicious_solved(name: str, n: int) -> str:
+    """``n`` of the agent's attempts were scored solved but flagged suspicious."""
+    return (f"{name}: {n} attempt(s) scored solved but flagged suspicious are counted as "
+            "unsolved in pass@1 and every comparison; review them (flagged attempts, diff.patch).")
+
+
+def _fmt2(x: object) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def memorized(memo: Memorization) -> str | None:
+    """The tasks the runs left out as memorized (``--exclude-memorized``), with each flagging agent's
+    control; ``None`` when no task was left out."""
+    if not memo.excluded:
+        return None
+    why = "; ".join(f"{n}: {len(cast('list[str]', v['tasks']))} flagged (control {v.get('control_n')} "
+                    f"{'tasks after ' + str(v['cutoff']) if v.get('cutoff') else 'mismatched pairs'}, "
+                    f"95th percentile {_fmt2(v.get('control_p95'))})"
+                    for n, v in memo.excluded_by.items() if v["tasks"])
+    return (f"{len(memo.excluded)} task(s) were left out as memorized (--exclude-memorized: a probe "
+            f"scored them above its control; {why}): {', '.join(memo.excluded)}.")
+
+
+def flaky(ids: Sequence[tuple[str, str]]) -> str:
+    """The PASS_TO_PASS ids (task id, test id) left out of grading as flaky."""
+    return (f"{len(ids)} PASS_TO_PASS id{'s' if len(ids) != 1 else ''} left out as flaky (found when "
+            "grading oracle; .homefield/flaky.jsonl), for every agent: "
+            + ", ".join(f"{tid} {test}" for tid, test in ids) + ".")

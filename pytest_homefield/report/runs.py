@@ -1,0 +1,177 @@
+"""What a report reads from its run folders: ``meta.json``, the results (the last record per key
+winning, across files and folders) and each attempt's similarity to the gold patch.
+
+Nothing here computes a statistic; :mod:`.compute` turns these into the report.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path
+from pytest_homefield.records import Result, Task
+from pytest_homefield.records import load_results as records_load_results
+from pytest_homefield.report.similarity import (
+    Similarity,
+    SimilarityCache,
+    changed_lines,
+    gold_digest,
+    similarity_of_lines,
+)
+
+__all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
+           "merged_results"]
+
+#: A result's key: (task_id, agent, attempt, variant).
+Key = tuple[str, str, int, str]
+
+
+def load_meta(run_dir: Path) -> dict[str, Any]:
+    """The run's ``meta.json`` as a dict, with ``run_id`` defaulting to the folder name.
+
+    A missing file gives ``{"run_id": <folder name>}`` (a report can still be made from the results);
+    a file that is not a valid ``meta.json`` raises ``ValueError`` (:class:`RunError`) naming the
+    file and field (:func:`pytest_homefield.layout.read_meta`).
+    """
+    run_dir = Path(run_dir)
+    meta = read_meta(run_dir)  # a report needs none of a resume's fields
+    meta.setdefault("run_id", run_dir.name)
+    return meta
+
+
+def check_same_specs(metas: Sequence[dict[str, Any]]) -> None:
+    """Raise ``ValueError`` when one agent name stands for different specs in two runs (their
+    results would be merged as one agent): ``"agent 'x' is 'cmd:a' in run r1 but 'cmd:b' in run r2"``."""
+    seen: dict[str, tuple[str, str]] = {}
+    for meta in metas:
+        for a in meta.get("agents") or []:
+            name, spec = a.get("name"), a.get("spec")
+            if name in seen and seen[name][0] != spec:
+                raise ValueError(f"agent {name!r} is {seen[name][0]!r} in run {seen[name][1]} but {spec!r} in run "
+                                 f"{meta.get('run_id')}: report these runs apart, or rename one agent (NAME=SPEC)")
+            seen.setdefault(str(name), (str(spec), str(meta.get("run_id"))))
+
+
+def load_results(run_dir: Path) -> list[Result]:
+    """The result records of ``<run_dir>/results.jsonl`` (docs/contracts.md §8), one per key
+    (task_id, agent, attempt, variant), the last line winning; a torn last line is skipped and a
+    record that is not a valid result raises :class:`~pytest_homefield.records.RecordError` naming
+    file, line and field. Ordered by the position of each key's winning line."""
+    by_key: dict[Key, Result] = {}
+    for r in records_load_results(results_path(Path(run_dir))):
+        by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
+        by_key[r.key] = r
+    return list(by_key.values())
+
+
+def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Path]], int]:
+    """The ``base``-variant results over the union of ``run_dirs``, each with the folder it came from
+    (a key present in several folders is taken from the last one given), and how many results of
+    other (ablation) variants were left out."""
+    merged: dict[Key, tuple[Result, Path]] = {}
+    other_variants = 0
+    for d in run_dirs:
+        for r in load_results(d):
+            if r.variant != "base":
+                other_variants += 1
+                continue
+            merged.pop(r.key, None)
+            merged[r.key] = (r, d)
+    return merged, other_variants
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """What a report says about an agent besides its numbers: spec, marks, model and version."""
+
+    spec: str | None
+    simulated: bool
+    hinted: bool
+    model: str | None
+    version: str | None
+
+
+def _spec_kind_is(spec: str | None, prefix: str) -> bool:
+    return bool(spec) and str(spec).split("=", 1)[-1].startswith(prefix)
+
+
+def agent_infos(metas: Sequence[dict[str, Any]], results: Sequence[Result]) -> dict[str, AgentInfo]:
+    """Every agent of the report: those of each ``meta.json`` in order (``simulated``/``hinted`` from
+    meta, else from the spec: ``sim:``, ``openai:``), then any agent seen only in ``results``."""
+    out: dict[str, AgentInfo] = {}
+    for meta in metas:
+        for a in meta.get("agents") or []:
+            if not isinstance(a, dict):
+                continue
+            name = a.get("name")
+            if not name or name in out:
+                continue
+            spec = a.get("spec")
+            out[name] = AgentInfo(spec, bool(a.get("simulated", _spec_kind_is(spec, "sim:"))),
+                                  bool(a.get("hinted", _spec_kind_is(spec, "openai:"))),
+                                  a.get("model"), a.get("version"))
+    for r in results:
+        if r.agent not in out:
+            out[r.agent] = AgentInfo(None, False, False, r.model, r.agent_version)
+    return out
+
+
+@dataclass
+class Attempt:
+    """One result with the run folder it came from and its diff similarity (``None``: no diff)."""
+
+    result: Result
+    run_dir: Path
+    sim: Similarity | None
+    f1: float | None
+
+
+@dataclass
+class Similarities:
+    """Each attempt's similarity to its task's gold patch: from the run folder's
+    :class:`~pytest_homefield.report.similarity.SimilarityCache` when its ``diff.patch`` is unchanged,
+    else computed (each gold patch reduced to its changed lines once) and kept there."""
+
+    _caches: dict[Path, SimilarityCache] = field(default_factory=dict)
+    _gold: dict[str, tuple[Counter[tuple[str, str]], str]] = field(default_factory=dict)
+
+    def attempt(self, r: Result, run_dir: Path, task: Task | None) -> Attempt:
+        """The :class:`Attempt` of ``r``: similarity of its ``diff.patch`` to the gold patch; the
+        record's own ``similarity`` field (F1 only) when the file is missing; neither when neither
+        exists or the task (hence the gold patch) is unknown."""
+        path = attempt_dir(run_dir, r.task_id, r.agent, r.attempt) / "diff.patch"
+        if task is not None and task.gold_patch:
+            stamp = SimilarityCache.stamp(path)
+            if stamp is not None:
+                s = self._measured(r, run_dir, task, path, stamp)
+                if s is not None:
+                    return Attempt(r, run_dir, s, s.f1)
+        return Attempt(r, run_dir, None, None if r.similarity is None else float(r.similarity))
+
+    def _measured(self, r: Result, run_dir: Path, task: Task, path: Path, stamp: tuple[int, int]) -> Similarity | None:
+        cache = self._caches.get(run_dir)
+        if cache is None:
+            cache = self._caches[run_dir] = SimilarityCache(similarity_path(run_dir))
+        gold = self._gold.get(task.id)
+        if gold is None:
+            gold = self._gold[task.id] = (changed_lines(task.gold_patch, test_files=task.test_files),
+                                          gold_digest(task.gold_patch, task.test_files))
+        key = f"{r.task_id}/{r.agent}/{r.attempt}"
+        s = cache.get(key, stamp, gold[1])
+        if s is None:
+            try:
+                patch = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return None
+            s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold[0])
+            cache.put(key, stamp, gold[1], s)
+        return s
+
+    def save(self) -> None:
+        """Keep what was computed (each run folder's ``similarity.json``)."""
+        for cache in self._caches.values():
+            cache.save()
