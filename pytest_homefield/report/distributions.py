@@ -107,16 +107,29 @@ def _check_count(name: str, value: int) -> int:
 
 
 def _special() -> Any:
-    """``scipy.special._ufuncs`` (imported on first use): ``_binom_pmf``/``_binom_cdf``/``_binom_sf``
-    (the functions behind ``scipy.stats.binom``), ``ndtri`` and ``stdtrit``."""
+    """``scipy.special._ufuncs`` (imported on first use): ``ndtri`` and ``stdtrit``."""
     from scipy.special import _ufuncs
 
     return _ufuncs
 
 
+@functools.lru_cache(maxsize=1)
+def _binom() -> tuple[Any, Any, Any]:
+    """``(pmf, cdf, sf)`` of the binomial distribution as ``f(x, n, p)``: the ufuncs behind
+    ``scipy.stats.binom`` (``scipy.special._ufuncs._binom_pmf`` …, scipy >= 1.14, about 0.2 s of CPU
+    less to import), else ``scipy.stats.binom``'s own methods (the same numbers) where a scipy
+    release no longer has those private names."""
+    sc = _special()
+    if all(hasattr(sc, f"_binom_{f}") for f in ("pmf", "cdf", "sf")):
+        return sc._binom_pmf, sc._binom_cdf, sc._binom_sf
+    from scipy.stats import binom
+
+    return binom.pmf, binom.cdf, binom.sf
+
+
 def _binom_half_pmf(n: int) -> np.ndarray:
     """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``)."""
-    return np.asarray(_special()._binom_pmf(np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    return np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
 
 
 @functools.lru_cache(maxsize=256)
@@ -151,16 +164,16 @@ def _binom_two_sided_half(k: int, n: int) -> float:
     ``scipy.stats.binomtest(k, n, 0.5).pvalue`` computes it (the tail beyond the mirror point whose
     mass is at most that of ``k``, with its relative tolerance 1e-7); for p = 1/2 this is
     ``min(1, 2 * P(J <= min(k, n - k)))``."""
-    sc = _special()
+    b_pmf, b_cdf, b_sf = _binom()
 
     def pmf(x: int) -> float:
-        return float(sc._binom_pmf(x, n, 0.5)) if 0 <= x <= n else 0.0
+        return float(b_pmf(x, n, 0.5)) if 0 <= x <= n else 0.0
 
     def cdf(x: int) -> float:
-        return 0.0 if x < 0 else 1.0 if x >= n else float(sc._binom_cdf(x, n, 0.5))
+        return 0.0 if x < 0 else 1.0 if x >= n else float(b_cdf(x, n, 0.5))
 
     def sf(x: int) -> float:
-        return 1.0 if x < 0 else 0.0 if x >= n else float(sc._binom_sf(x, n, 0.5))
+        return 1.0 if x < 0 else 0.0 if x >= n else float(b_sf(x, n, 0.5))
 
     d = pmf(k)
     rerr = 1 + 1e-7

@@ -731,6 +731,26 @@ def test_the_scipy_special_functions_give_scipy_stats_numbers_bit_for_bit() -> N
             assert stats._t_ppf(q, df) == float(sps.t.ppf(q, df))
 
 
+def test_a_scipy_without_the_private_binomial_ufuncs_gives_the_same_numbers(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The binomial ufuncs are private scipy names (present from scipy 1.14): where a release lacks
+    them, the public ``scipy.stats.binom`` gives the same p values instead of an AttributeError."""
+    from types import SimpleNamespace
+
+    from scipy.special import _ufuncs
+
+    before = [stats._binom_two_sided_half(k, 40) for k in range(41)], stats._binom_half_pmf(40)
+    stats._binom.cache_clear()
+    older = SimpleNamespace(ndtri=_ufuncs.ndtri, stdtrit=_ufuncs.stdtrit)  # no _binom_* names
+    monkeypatch.setattr(stats, "_special", lambda: older)
+    try:
+        assert stats._binom()[0].__self__.__class__.__name__ == "binom_gen"
+        after = [stats._binom_two_sided_half(k, 40) for k in range(41)], stats._binom_half_pmf(40)
+    finally:
+        stats._binom.cache_clear()
+    assert before[0] == after[0] and np.array_equal(before[1], after[1])
+
+
 def test_a_report_imports_neither_scipy_stats_nor_scipy_signal(tmp_path: Path) -> None:
     """``homefield report`` on 20 tasks x 3 agents x 3 attempts (with a few unscored attempts, so the
     attempt counts differ): scipy.stats and scipy.signal stay unimported."""
