@@ -6,7 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from pytest_homefield.records import Result
-from pytest_homefield.run.session import RunLimits, provider_of
+from pytest_homefield.run.runner import RunLimits, provider_of
 from pytest_homefield.store import append_jsonl
 
 

@@ -16,8 +16,8 @@ from pytest_homefield.agents.reference import NoopAgent, OracleAgent
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
 from pytest_homefield.records import Result, Task
+from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.run.session import (
-    RunLimits,
     RunSession,
     fail_under_failures,
     hook_agents,
