@@ -27,9 +27,9 @@ interleaving in rounds of one attempt each, tasks shuffled, and every (variant, 
 shuffled and run together, so drift over time falls on all variants alike.
 
 What a run does is reused, not copied: the run's :class:`~pytest_homefield.run.runner.AttemptRunner`
-runs each attempt with the settings a run's attempt gets (limits, sandbox and its hook, the commit's
-environment, the frozen flaky ids, the budget and rate-limit stops); the ablation adds only the
-variant's rules file around the agent
+runs each attempt with the settings a run's attempt gets (the agent's limits, the sandbox and its
+hook, the commit's environment, the frozen flaky ids) and stops at the budget or a rate limit; the
+ablation adds only the variant's rules file around the agent
 (:class:`~pytest_homefield.ablate.variants.RulesFileAgent`) and the variant's folder as the
 attempt's ``run_dir``. Results reach ``results.jsonl`` through the controller
 (:mod:`pytest_homefield.transport`), as a run's do. A ``RunSession`` itself is not used: it owns a

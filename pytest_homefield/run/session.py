@@ -25,7 +25,7 @@ from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta
 from pytest_homefield.probe.verdicts import excluded_for_run
 from pytest_homefield.records import Result, Task, load_tasks, tasks_digest
 from pytest_homefield.report.finish import finish_run
-from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache
+from pytest_homefield.run.attempt import AttemptSpec
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
@@ -352,11 +352,6 @@ class RunSession:
     def artifacts(self, task: Task, agent: Agent, attempt: int) -> Path:
         """The attempt's artifacts folder."""
         return attempt_dir(self.run_dir, task.id, agent.name, attempt)
-
-    @property
-    def cache(self) -> SnapshotCache:
-        """This process's snapshot cache, made on first use."""
-        return self.runner.cache
 
     def stop_reason(self, agent: Agent | None = None) -> str | None:
         """Why no further attempt (of ``agent``; ``None``: of any agent) may start

@@ -5,6 +5,7 @@ starts, as a run is. Each at ``-n 0`` and ``-n 2``."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import shlex
 import shutil
@@ -18,6 +19,8 @@ from helpers.e2e_repo import cli_env
 from helpers.env_repo import build_env_repo, build_find_links, offline_env
 from helpers.gitrepo import GitRepo
 
+from pytest_homefield.envs.builder import release_envs
+from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
@@ -27,11 +30,14 @@ pytestmark = pytest.mark.slow
 
 WORKERS = [pytest.param("0", id="n0"), pytest.param("2", id="n2")]
 
-#: Two rules: base and two variants per task (the scripted agent needs neither, the oracle reads none).
-RULES = "# Rules\n\n- Keep it short.\n- Name things plainly.\n"
+#: One rule: base and one variant per task, and no session for the slimmer file (it is the variant).
+RULES = "# Rules\n\n- KEY RULE: put each new function fN in its own module calc/fN.py.\n"
 
 #: A conftest whose sandbox hook logs each call (agent, purpose, the argv's program) and runs the
 #: program under ``env`` with a marker variable: what a podman or docker hook does, minus the container.
+#: The commit of the ``--env uv`` task: it adds the ``hfdep`` dependency (tests/helpers/env_repo.py).
+SUBJECT = "Double numbers with the hfdep package"
+
 HOOK_CONFTEST = '''import json, os
 
 def pytest_homefield_sandbox(argv, ctx):
@@ -55,19 +61,22 @@ def repo(ablate_repo: Path, tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("workers", WORKERS)
 def test_the_sandbox_hook_wraps_every_agent_process_of_an_ablation(repo: Path, tmp_path: Path, workers: str) -> None:
+    """The agent reads its rules from a script outside the workspace, which bubblewrap would hide: through
+    the hook it runs and solves the base variant's tasks."""
     (repo / "conftest.py").write_text(HOOK_CONFTEST)
+    (repo / "RULES.md").write_text(RULES)
     log = tmp_path / "hook.log"
-    agent = f"cmd:{sys.executable} -S {write_agent(tmp_path)} CLAUDE.md"
-    proc = _homefield(repo, "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "1", "--max-tasks", "2",
+    agent = f"cmd:{sys.executable} -S {write_agent(tmp_path)} RULES.md"
+    proc = _homefield(repo, "ablate", "RULES.md", "--agent", agent, "--attempts", "1", "--max-tasks", "2",
                       "--yes", "--run-id", "h", "-n", workers, env={"HF_HOOK_LOG": str(log)})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     results = list(read_jsonl(repo / ".homefield" / "ablate" / "h" / "results.jsonl"))
-    assert len(results) >= 8  # 2 tasks × (base + 3 rules), then maybe the slimmer file
+    assert sorted((r["variant"], r["outcome"]) for r in results) == [("base", "solved")] * 2 + \
+        [("rule-1", "empty_patch")] * 2
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert len(calls) == len(results), (calls, results)  # one agent process per attempt, each wrapped
     assert {(c["agent"], c["purpose"]) for c in calls} == {("cmd", "agent")}
     assert {r["sandbox"] for r in results} == {"hook"}
-    assert {r["variant"] for r in results} >= {"base", "rule-1", "rule-2", "rule-3"}
     if workers == "2":  # the workers called the hook, not the controller
         assert len({c["pid"] for c in calls}) >= 2
 
@@ -87,11 +96,35 @@ def _env_task(repo: GitRepo, subject: str) -> Task:
     )
 
 
-@pytest.fixture(scope="module")
-def uv_offline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """uv offline with a local wheel folder and one cache for the module's tests (the environment is built once)."""
-    base = tmp_path_factory.mktemp("uv")
-    return offline_env(build_find_links(base / "links"), base / "cache")
+@pytest.fixture(scope="session")
+def uv_offline(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> dict[str, str]:
+    """uv offline with a local wheel folder and one cache for every worker of the test session, with the
+    environment of the task's commit built in it before any ablation starts: each ablation then finds
+    it built (two processes of one session that both build it can wait on each other's lock)."""
+    shared = tmp_path_factory.getbasetemp().parent / f"uv-offline-{testrun_uid}"
+    shared.mkdir(exist_ok=True)
+    env = offline_env(shared / "links", shared / "cache")
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "built").exists():
+            shutil.rmtree(shared / "links", ignore_errors=True)
+            build_find_links(shared / "links")
+            git = _env_repo(shared / "repo")
+            with pytest.MonkeyPatch.context() as mp:
+                for name, value in env.items():
+                    mp.setenv(name, value)
+                commit_env(git.path, _env_task(git, SUBJECT).commit)
+            release_envs()
+            (shared / "built").touch()
+    return env
+
+
+def _env_repo(dest: Path) -> GitRepo:
+    """The ``--env uv`` fixture repository with a rules file committed after its history."""
+    git = build_env_repo(dest)
+    git.write("CLAUDE.md", RULES)
+    git.commit("Rules for agents")
+    return git
 
 
 @pytest.mark.parametrize("workers", WORKERS)
@@ -99,12 +132,9 @@ def test_an_ablation_with_env_uv_grades_in_the_commits_environment(tmp_path: Pat
                                                                    workers: str) -> None:
     """The task needs ``hfdep``, which only the commit's environment has: graded in this environment the
     oracle's patch fails to import it; with ``env: uv`` (``.homefield.yml``) every variant solves it."""
-    git = build_env_repo(tmp_path / "repo")
+    git = _env_repo(tmp_path / "repo")
     repo = git.path
-    subject = "Double numbers with the hfdep package"
-    git.write("CLAUDE.md", RULES)
-    git.commit("Rules for agents")
-    task = _env_task(git, subject)
+    task = _env_task(git, SUBJECT)
     assert task.env is None
     write_jsonl_atomic(repo / ".homefield" / "tasks.jsonl", [task.to_dict()])
     (repo / ".git" / "info" / "exclude").write_text("/.homefield/\n/.homefield.yml\n")
@@ -113,19 +143,16 @@ def test_an_ablation_with_env_uv_grades_in_the_commits_environment(tmp_path: Pat
                       "-n", workers, env=uv_offline)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     results = list(read_jsonl(repo / ".homefield" / "ablate" / "u" / "results.jsonl"))
-    assert {r["variant"] for r in results} >= {"base", "rule-1", "rule-2"}
+    assert sorted(r["variant"] for r in results) == ["base", "rule-1"]
     assert {r["outcome"] for r in results} == {"solved"}, [(r["variant"], r["outcome"], r["error"]) for r in results]
 
 
 def test_the_commits_environment_is_what_solves_it(tmp_path: Path) -> None:
     """The control of the test above: the same ablation without ``env: uv`` grades in this environment,
     where ``hfdep`` is missing, and no attempt is solved."""
-    git = build_env_repo(tmp_path / "repo")
+    git = _env_repo(tmp_path / "repo")
     repo = git.path
-    git.write("CLAUDE.md", RULES)
-    git.commit("Rules for agents")
-    write_jsonl_atomic(repo / ".homefield" / "tasks.jsonl",
-                       [_env_task(git, "Double numbers with the hfdep package").to_dict()])
+    write_jsonl_atomic(repo / ".homefield" / "tasks.jsonl", [_env_task(git, SUBJECT).to_dict()])
     (repo / ".git" / "info" / "exclude").write_text("/.homefield/\n")
     proc = _homefield(repo, "ablate", "CLAUDE.md", "--agent", "oracle", "--attempts", "1", "--yes", "--run-id", "c",
                       "-n", "0")
