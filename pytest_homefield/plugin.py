@@ -77,9 +77,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
         plugin = ProbePlugin(config, settings)
     else:
+        from pytest_homefield.report.finish import RUN_REPORTS
         from pytest_homefield.run.plugin import RunPlugin
 
-        plugin = RunPlugin(config, settings)
+        plugin = RunPlugin(config, settings, RUN_REPORTS)
     config.pluginmanager.register(plugin, "homefield-mode")
     # workers attach their records to reports; the controller writes them (docs/contracts.md §4)
     config.pluginmanager.register(

@@ -2,7 +2,8 @@
 every layer reads it: the probe writes it (:mod:`pytest_homefield.probe`), a run with
 ``--exclude-memorized`` and the report read its verdict line.
 
-**Records.** One JSON line per probe call, appended by the item that made it (:func:`store.append_jsonl`):
+**Records.** One JSON line per probe call, appended by the controller from the report of the item
+that made it (:mod:`pytest_homefield.transport`):
 ``kind`` ``"task"`` (the task's own prompt, files and gold lines) or ``"control"`` (the task's prompt
 with the files and gold lines of ``gold_task_id``), ``task_id``, ``sample`` (from 1), ``agent``,
 ``spec``, ``score`` (token similarity in [0, 1], ``None`` when unscored), ``outcome`` (``None`` when

@@ -31,6 +31,7 @@ __all__ = [
     "REJECTED_PREFIX",
     "Task",
     "Result",
+    "display_subject",
     "load_tasks",
     "load_results",
     "tasks_digest",
@@ -335,3 +336,12 @@ def tasks_digest(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     except FileNotFoundError:
         return ""
+
+
+def display_subject(task: Task) -> str:
+    """What a report calls a task: its cleaned title, the first line of its prompt (the subject
+    without PR/issue references, URLs and shas: ``Fix rounding (closes #822)`` → ``Fix rounding``;
+    for a merge commit, whose generated subject "Merge pull request #12 from a/b" says nothing, the PR
+    title). The raw subject when the prompt is empty."""
+    first = next((ln.strip() for ln in task.prompt.splitlines() if ln.strip()), "")
+    return first or task.subject

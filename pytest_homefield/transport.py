@@ -19,9 +19,11 @@ Two kinds of message, both addressed by a POSIX path relative to the controller'
   :data:`ARTIFACT_CAP_BYTES` (UTF-8, undecodable bytes replaced) with a last line saying so, and the
   full file stays in the worker's own clone.
 
-Any mode (run, mine, and probe/ablate when built) uses :func:`post` from its item and gets the
-controller-side write for free. Crash safety: SIGKILL of a worker loses only its attempt in flight
-(its report never arrives); SIGKILL of the controller loses the reports not yet received. A write
+Every mode (mine, run, probe, ablate) uses :func:`post` from its item and gets the controller-side
+write for free: a run's and an ablation's result lines (:class:`pytest_homefield.run.runner.AttemptRunner`),
+a probe's call records and its rate-limit marker, a mining session's verification records. Crash
+safety: SIGKILL of a worker loses only its attempt in flight (its report never arrives); SIGKILL of
+the controller loses the reports not yet received. A write
 that fails (a full disk: :class:`~pytest_homefield.errors.StoreError`, the file left as it was)
 stops the session after the items running now, with one line naming the file and how to go on
 (:class:`TransportPlugin`); the records that could not be written are redone by a resume.

@@ -28,18 +28,35 @@ from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
-from pytest_homefield.records import Result, Task
-from pytest_homefield.run.plugin import AttemptItem, forward_report, unsolved_status
+from pytest_homefield.modes import ModeFile, ModePlugin
+from pytest_homefield.records import Result
+from pytest_homefield.run.plugin import AttemptItem, forward_report, sandbox_hook, setup_command_hook, unsolved_status
 from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
+from pytest_homefield.transport import post
 
 
-class AblatePlugin:
+class PlanFile(ModeFile):
+    """``plan.json`` as a collector: the session's pending attempts, in its order."""
+
+    plugin: AblatePlugin
+
+    def collect(self) -> Any:
+        for key in self.plugin.order:
+            variant, task, agent, attempt = key
+            name = f"{variant}::{task}::{agent}[{attempt}]"
+            item = AblateItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", key=key)
+            mark_item(item)
+            yield item
+
+
+class AblatePlugin(ModePlugin):
     """The ablate mode's hooks; one instance per process, created in ``pytest_configure``."""
 
+    collector = PlanFile
+
     def __init__(self, config: pytest.Config, settings: Settings, rules_arg: str) -> None:
-        self.config = config
-        self.settings = settings
+        super().__init__(config, settings)
         self.session: AblationSession | None = None
         self.doc: dict[str, Any] | None = None
         self.report_error = ""
@@ -72,19 +89,26 @@ class AblatePlugin:
         try:
             if is_worker(config):
                 self.session = AblationSession.join(settings, tasks, self.agents, config.workerinput,  # type: ignore[attr-defined]
-                                                    rules=self.rules, setup_command=self._setup_command)
+                                                    rules=self.rules, setup_command=setup_command_hook(config),
+                                                    sandbox_hook=sandbox_hook(config))
             else:
                 HomefieldDir(settings.root).ensure()
                 self.session = AblationSession.start(settings, tasks, self.agents, rules=self.rules, rules_file=rel,
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
-                                                     setup_command=self._setup_command)
+                                                     setup_command=setup_command_hook(config),
+                                                     sandbox_hook=sandbox_hook(config))
         except (RunError, OSError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.order = self.session.pending()
-        redirect_collection(config, self.session.plan_path)
+        redirect_collection(config, self.session.collect_path)
 
-    def _setup_command(self, task: Task) -> str | None:
-        return self.config.hook.pytest_homefield_setup_command(task=task, config=self.config)  # type: ignore[no-any-return]
+    def active(self) -> AblationSession | None:
+        return self.session
+
+    def resume_hint(self) -> str | None:
+        """The command continuing this ablation (same agents and attempts)."""
+        s = self.session
+        return None if s is None else f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id}"
 
     def item_subject(self, nodeid: str) -> str:
         """The task's subject for the item ``nodeid`` (``""`` when unknown)."""
@@ -102,9 +126,6 @@ class AblatePlugin:
         """This session's attempts (none in plan-only mode)."""
         return 0 if self.plan_only or self.session is None else len(self.order)
 
-    def workerinput(self) -> dict[str, Any]:
-        return self.session.workerinput() if self.session is not None else {}
-
     # -- plan only --------------------------------------------------------------------------------
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> bool | None:
@@ -115,11 +136,6 @@ class AblatePlugin:
         return True
 
     # -- collection -------------------------------------------------------------------------------
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-        if self.session is not None and file_path.resolve() == self.session.plan_path.resolve():
-            return PlanFile.from_parent(parent, path=file_path, plugin=self)
-        return None
-
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         if self.plan_only or self.session is None:
             return []
@@ -136,23 +152,19 @@ class AblatePlugin:
         lines.append(f"homefield results: {s.results_path.relative_to(self.settings.root)}")
         return lines
 
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+    def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         return unsolved_status(report)
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not is_worker(self.config) and self.session is not None:
+    def on_report(self, report: pytest.TestReport) -> None:
+        if self.session is not None:
             forward_report(self.config, report, self.session.note_skip)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+    def finish(self, session: pytest.Session) -> None:
         if self.plan_only:
-            if not is_worker(self.config) and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
                 session.exitstatus = pytest.ExitCode.OK
             return
         if self.session is None:
-            return
-        self.session.close()
-        if is_worker(self.config):
             return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK  # nothing left to run: the table is still printed
@@ -161,9 +173,7 @@ class AblatePlugin:
         except Exception as exc:  # the table must never lose the results: they are on disk
             self.report_error = f"{type(exc).__name__}: {exc}"
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if is_worker(config):
-            return
+    def write_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter
         if self.plan_only:
             tr.section("homefield ablate: plan", sep="=", bold=True)
@@ -194,22 +204,6 @@ class AblatePlugin:
                           f"{s.rules_file} --merge DIR… (each DIR a .homefield/ablate/<id>/ folder)", yellow=True)
 
 
-class PlanFile(pytest.File):
-    """``plan.json`` as a collector: the session's pending attempts, in its order."""
-
-    def __init__(self, *, plugin: AblatePlugin, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.plugin = plugin
-
-    def collect(self) -> Any:
-        for key in self.plugin.order:
-            variant, task, agent, attempt = key
-            name = f"{variant}::{task}::{agent}[{attempt}]"
-            item = AblateItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", key=key)
-            mark_item(item)
-            yield item
-
-
 class AblateItem(AttemptItem):
     """One attempt of one variant. A plain ``pytest.Item``: the repository's fixtures never wrap it."""
 
@@ -231,12 +225,8 @@ class AblateItem(AttemptItem):
             raise pytest.skip.Exception(reason)
         task = next(t for t in session.tasks if t.id == self.key[1])
         test_cmd = self.config.hook.pytest_homefield_test_command(task=task, config=self.config)
-        try:
-            result = session.run(self.key, test_cmd=test_cmd)
-        except RunError as exc:  # the result line could not be written (a full disk): stop the ablation
-            self.session.shouldstop = str(exc)
-            raise pytest.fail.Exception(str(exc), pytrace=False) from None
-        self.result = result
+        result = self.result = session.run(self.key, test_cmd=test_cmd)
+        post(self, session.messages(result))  # the controller appends the line (pytest_homefield.transport)
         for k, v in (("variant", result.variant), ("task", result.task_id), ("agent", result.agent),
                      ("attempt", result.attempt), ("outcome", result.outcome), ("cost_usd", result.cost_usd),
                      ("wall_s", result.wall_s)):

@@ -26,12 +26,15 @@ resumes a copy of it with ``--shard K/N`` and the copies are merged once more. O
 interleaving in rounds of one attempt each, tasks shuffled, and every (variant, agent) of a task
 shuffled and run together, so drift over time falls on all variants alike.
 
-What a run does is reused, not copied: :func:`pytest_homefield.run.attempt.run_attempt` and its
-:class:`~pytest_homefield.run.attempt.SnapshotCache` for each attempt (the variant's folder as its
-``run_dir``, the agent wrapped in :class:`~pytest_homefield.ablate.variants.RulesFileAgent`), and
-:class:`pytest_homefield.run.session.RunLimits` for the budget and rate-limit stops. A
-``RunSession`` itself is not used: it owns a ``runs/<run_id>`` folder and one item per (task,
-agent, attempt), where an ablation has its own folder and a variant in every key.
+What a run does is reused, not copied: the run's :class:`~pytest_homefield.run.runner.AttemptRunner`
+runs each attempt with the settings a run's attempt gets (the agent's limits, the sandbox and its
+hook, the commit's environment, the frozen flaky ids) and stops at the budget or a rate limit; the
+ablation adds only the variant's rules file around the agent
+(:class:`~pytest_homefield.ablate.variants.RulesFileAgent`) and the variant's folder as the
+attempt's ``run_dir``. Results reach ``results.jsonl`` through the controller
+(:mod:`pytest_homefield.transport`), as a run's do. A ``RunSession`` itself is not used: it owns a
+``runs/<run_id>`` folder and one item per (task, agent, attempt), where an ablation has its own
+folder and a variant in every key.
 """
 
 from __future__ import annotations
@@ -51,26 +54,23 @@ from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.table import AgentTable, build_tables, slim_keep
 from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule_variants, slim_variant
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.agents.registry import agent_settings
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, write_meta
 from pytest_homefield.records import (
-    BUDGET_SPENT,
-    RATE_LIMITED,
     SCORED_OUTCOMES,
     Result,
     Task,
     load_results,
     tasks_digest,
 )
-from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, latest_results, run_attempt
+from pytest_homefield.run.attempt import latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
-from pytest_homefield.run.session import RunLimits
-from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import Shard, parse_shard
-from pytest_homefield.store import append_jsonl, read_jsonl, write_atomic
+from pytest_homefield.store import read_jsonl, write_atomic
+from pytest_homefield.transport import Message
 
 __all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "PHASE_MERGE", "interleaved"]
 
@@ -159,18 +159,23 @@ class AblationSession:
     #: frozen flaky PASS_TO_PASS ids, {task id: [test ids]}, left out of every variant's regression check
     #: (``meta.json`` ``flaky_p2p``, as a run freezes them: pytest_homefield.run.flaky)
     flaky: dict[str, list[str]] = field(default_factory=dict)
-    _cache: SnapshotCache | None = None
-    _limits: RunLimits | None = None
+    #: the ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it): it wraps every agent
+    sandbox_hook: SandboxHook | None = None
+    _runner: AttemptRunner | None = None
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
               rules_paths: Mapping[str, str], plan: AblationPlan, new_id: str,
-              setup_command: Callable[[Task], str | None] = lambda task: None) -> AblationSession:
-        """The controller's session: pick the ablation id (new, ``--run-id``, or the one to resume),
-        check a resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's
-        text and splitting), write ``meta.json``, the variants and ``plan.json``, and choose the
-        phase. Raises :class:`RunError`."""
+              setup_command: Callable[[Task], str | None] = lambda task: None,
+              sandbox_hook: SandboxHook | None = None) -> AblationSession:
+        """The controller's session: refuse agents or test runs that need bubblewrap where it does not
+        work, as a run does (:func:`~pytest_homefield.run.runner.check_sandbox`; not with a
+        ``sandbox_hook``), pick the ablation id (new, ``--run-id``, or the one to resume), check a
+        resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's text and
+        splitting), write ``meta.json``, the variants and ``plan.json``, and choose the phase. Raises
+        :class:`RunError`."""
+        check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         root = HomefieldDir(settings.root).ablate
         start = utc_now()
         digest = tasks_digest(settings.tasks_path)
@@ -219,7 +224,7 @@ class AblationSession:
         variants = rule_variants(rules)
         session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
                       PHASE_RULES, done, start, int(meta.get("seed", seed_of(ablate_id))), digest,
-                      setup_command=setup_command, shard=shard, flaky=flaky)
+                      setup_command=setup_command, shard=shard, flaky=flaky, sandbox_hook=sandbox_hook)
         frozen_slim = next((v for v in frozen.get("variants", []) if v.get("name") == SLIM), None)
         if frozen_slim is not None:
             session.variants.append(Variant(SLIM, tuple(frozen_slim["removed"]),
@@ -233,7 +238,8 @@ class AblationSession:
 
     @classmethod
     def join(cls, settings: Settings, tasks: list[Task], agents: list[Agent], workerinput: Mapping[str, Any], *,
-             rules: RuleSet, setup_command: Callable[[Task], str | None] = lambda task: None) -> AblationSession:
+             rules: RuleSet, setup_command: Callable[[Task], str | None] = lambda task: None,
+             sandbox_hook: SandboxHook | None = None) -> AblationSession:
         """A worker's session: the controller's frozen variants (read back from ``variants/``) and
         choices. Raises :class:`RunError` when ``tasks.jsonl`` changed since the controller read it."""
         digest = tasks_digest(settings.tasks_path)
@@ -250,7 +256,8 @@ class AblationSession:
                    {(str(v), str(t), str(a), int(n)) for v, t, a, n in workerinput["homefield_done"]},
                    str(workerinput["homefield_session_start"]), int(workerinput["homefield_seed"]), digest,
                    slim_alias=workerinput.get("homefield_slim_alias"), setup_command=setup_command,
-                   shard=parse_shard(settings.shard), flaky=dict(workerinput.get("homefield_flaky") or {}))
+                   shard=parse_shard(settings.shard), flaky=dict(workerinput.get("homefield_flaky") or {}),
+                   sandbox_hook=sandbox_hook)
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able)."""
@@ -281,6 +288,11 @@ class AblationSession:
     def plan_path(self) -> Path:
         """``plan.json``: the file the items are collected from (docs/contracts.md §5)."""
         return self.ablate_dir / "plan.json"
+
+    @property
+    def collect_path(self) -> Path:
+        """:attr:`plan_path` (the mode contract's name for it)."""
+        return self.plan_path
 
     def variant_file(self, variant: str) -> Path:
         """``variants/<variant>/<rules file name>``: the text the variant's attempts saw."""
@@ -367,14 +379,17 @@ class AblationSession:
 
     # -- running -----------------------------------------------------------------------------------
     @property
-    def cache(self) -> SnapshotCache:
-        if self._cache is None:
-            def setup(task: Task) -> str | None:
-                cmd = self.setup_command(task)
-                return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
-
-            self._cache = SnapshotCache(repo=self.settings.root, setup=setup, run_timeout_s=self.settings.run_timeout)
-        return self._cache
+    def runner(self) -> AttemptRunner:
+        """This process's :class:`~pytest_homefield.run.runner.AttemptRunner` (made on first use): a
+        run's attempts, each variant's in ``variants/<variant>/``, stopped by this session's
+        :attr:`budget_usd` and a rate limit of any agent."""
+        if self._runner is None:
+            self._runner = AttemptRunner(
+                self.settings, self.agents, run_id=self.ablate_id, results=self.results_path,
+                folder=lambda variant: self.ablate_dir / "variants" / variant, session_start=self.session_start,
+                budget_usd=self.budget_usd, setup_command=self.setup_command, sandbox_hook=self.sandbox_hook,
+                flaky=self.flaky, attempt=run_attempt)  # looked up at first use: a test substitutes it
+        return self._runner
 
     @property
     def budget_usd(self) -> float | None:
@@ -382,48 +397,38 @@ class AblationSession:
         return self.shard.split_budget(self.settings.budget) if self.shard else self.settings.budget
 
     def stop_reason(self) -> str | None:
-        """Why no further attempt may start: the run's :class:`~pytest_homefield.run.session.RunLimits`
+        """Why no further attempt may start: the run's :class:`~pytest_homefield.run.runner.RunLimits`
         over this ablation's ``results.jsonl`` (``"rate limited: …"`` after a rate limit in this
         session, ``"budget spent: S of B USD"`` once ``--budget`` is spent), else ``None``."""
-        if self._limits is None:
-            self._limits = RunLimits(self.results_path, budget_usd=self.budget_usd, since_iso=self.session_start)
-        return self._limits.stop_reason()
+        return self.runner.stop_reason()
 
     def run(self, key: Key, *, test_cmd: str | None = None) -> Result:
-        """Run and grade one attempt with its variant's text as the agent's rules file, and append its
-        line to ``results.jsonl``. Never raises for agent, snapshot or grading failures."""
+        """Run and grade one attempt with its variant's text as the agent's rules file
+        (:meth:`AttemptRunner.run`). Never raises for agent, snapshot or grading failures; its line
+        is written by the controller from :meth:`messages`."""
         variant, task_id, agent_name, attempt = key
         task = next(t for t in self.tasks if t.id == task_id)
         agent = next(a for a in self.agents if a.name == agent_name)
         text = next(v.text for v in self.variants if v.name == variant)
-        s = self.settings
-        a = agent_settings(s, s.agent_defs.get(agent.name))
-        spec = AttemptSpec(
-            task=task, agent=RulesFileAgent(agent, self.rules_paths[agent.name], text,  # type: ignore[arg-type]
-                                            also=[self.rules_file]),
-            attempt=attempt, run_id=self.ablate_id, run_dir=self.ablate_dir / "variants" / variant,
-            timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell, run_timeout_s=s.run_timeout,
-            test_timeout_s=s.test_timeout, test_cmd=test_cmd, test_globs=list(s.test_globs), env_passthrough=a.env,
-            variant=variant, sandbox=SandboxChoice(s.sandbox, s.sandbox_network),
-            flaky_p2p=list(self.flaky.get(task.id, ())),
-        )
-        result = run_attempt(spec, self.cache)
-        try:
-            append_jsonl(self.results_path, result.to_dict())
-        except StoreError as exc:  # a full disk: results.jsonl is left as it was; resume redoes the attempt
-            raise RunError(f"homefield: {exc}; the ablation stops here: free space, then "
-                           f"homefield ablate {self.rules_file} --yes --resume --run-id {self.ablate_id}") from None
-        return result
+        reads = RulesFileAgent(agent, self.rules_paths[agent.name], text, also=[self.rules_file])
+        spec = self.runner.spec(task, reads, attempt, variant=variant, test_cmd=test_cmd)  # type: ignore[arg-type]
+        return self.runner.run(spec)
+
+    def messages(self, result: Result) -> list[Message]:
+        """What the item posts for the controller to write: the result line (``results.jsonl``)."""
+        return self.runner.messages(result)
 
     def note_skip(self, message: str) -> None:
-        for reason in (BUDGET_SPENT, RATE_LIMITED):
-            if reason in message:
-                self.skip_reasons.add(message.split("Skipped: ", 1)[-1])
+        """Remember a skipped item's message when it stopped for the budget or a rate limit (the
+        ablation is then cut short)."""
+        reason = stopped_for(message)
+        if reason is not None:
+            self.skip_reasons.add(reason)
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+        """Delete this process's snapshots."""
+        if self._runner is not None:
+            self._runner.close()
 
     # -- the end -----------------------------------------------------------------------------------
     def finish(self) -> dict[str, Any]:

@@ -401,6 +401,15 @@ class MineSession:
                 write_atomic(path, str(text))
         return cls(settings, mine_dir)
 
+    @property
+    def collect_path(self) -> Path:
+        """``candidates.jsonl``: the file the mining items are collected from (docs/contracts.md §5)."""
+        return self.candidates_path
+
+    def close(self) -> None:
+        """Nothing to free: a mining session keeps nothing of its own between items (the mode
+        contract, :class:`pytest_homefield.modes.ModeSession`)."""
+
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able): the mine folder and the texts of
         ``candidates.jsonl`` and ``reused.jsonl``."""

@@ -20,6 +20,7 @@ import pytest
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
+from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
@@ -29,13 +30,28 @@ from pytest_homefield.transport import post
 __all__ = ["MinePlugin", "CandidatesFile", "CandidateItem"]
 
 
-class MinePlugin:
+class CandidatesFile(ModeFile):
+    """``candidates.jsonl`` as a collector: one :class:`CandidateItem` per line, in file order."""
+
+    plugin: MinePlugin
+
+    def collect(self) -> Any:
+        rel = self.nodeid
+        for cand in read_jsonl(self.path):
+            name = cand["commit"][:12]
+            item = CandidateItem.from_parent(self, name=name, nodeid=f"{rel}::{name}", candidate=cand)
+            mark_item(item)
+            yield item
+
+
+class MinePlugin(ModePlugin):
     """The mine mode's pytest hooks over one :class:`MineSession`; one instance per process, created
     in ``pytest_configure``."""
 
+    collector = CandidatesFile
+
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
-        self.config = config
-        self.settings = settings
+        super().__init__(config, settings)
         self.summary: list[str] = []
         try:  # --sandbox bwrap where bubblewrap does not work: one line, before any work
             test_sandbox(settings)
@@ -51,10 +67,10 @@ class MinePlugin:
         if settings.list_candidates:
             config.args[:] = []
             return
-        redirect_collection(config, self.session.candidates_path)
+        redirect_collection(config, self.session.collect_path)
 
-    def workerinput(self) -> dict[str, Any]:
-        return self.session.workerinput()
+    def active(self) -> MineSession:
+        return self.session
 
     # -- names for people (progress line, verbose lines) ---------------------------------------
     def _subjects(self) -> dict[str, str]:
@@ -81,16 +97,11 @@ class MinePlugin:
             return True  # collect nothing: --list-candidates runs no tests
         return None
 
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-        if file_path.resolve() == self.session.candidates_path.resolve():
-            return CandidatesFile.from_parent(parent, path=file_path, plugin=self)
-        return None
-
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
         return [f"homefield mine: {s.n_candidates} candidates frozen in {s.mine_dir.relative_to(self.settings.root)}"]
 
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+    def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and "homefield" in report.keywords:
             msg = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
             if REJECTED_PREFIX in msg:
@@ -98,10 +109,7 @@ class MinePlugin:
         return None
 
     # -- end of session (controller only) -----------------------------------------------------
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if is_worker(self.config):
-            return
+    def finish(self, session: pytest.Session) -> None:
         if self.settings.list_candidates:
             self.summary = self.session.list_summary()
             session.exitstatus = pytest.ExitCode.OK
@@ -113,28 +121,12 @@ class MinePlugin:
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.n_candidates == 0:
             session.exitstatus = pytest.ExitCode.OK
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if is_worker(config) or not self.summary:
+    def write_summary(self, terminalreporter: Any) -> None:
+        if not self.summary:
             return
         terminalreporter.section("homefield mine", sep="=", bold=True)
         for line in self.summary:
             terminalreporter.write_line(line)
-
-
-class CandidatesFile(pytest.File):
-    """``candidates.jsonl`` as a collector: one :class:`CandidateItem` per line, in file order."""
-
-    def __init__(self, *, plugin: MinePlugin, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.plugin = plugin
-
-    def collect(self) -> Any:
-        rel = self.nodeid
-        for cand in read_jsonl(self.path):
-            name = cand["commit"][:12]
-            item = CandidateItem.from_parent(self, name=name, nodeid=f"{rel}::{name}", candidate=cand)
-            mark_item(item)
-            yield item
 
 
 class CandidateItem(pytest.Item):

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task
+from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
 from pytest_homefield.report.memo import memorization
@@ -111,15 +111,6 @@ def counts_solved(r: Result) -> bool:
     """Whether an attempt counts as solved in pass@1 and the comparisons: ``solved`` and not flagged
     ``suspicious`` (a suspicious attempt is shown apart, never silently counted; issue 15)."""
     return r.solved and not r.suspicious
-
-
-def display_subject(task: Task) -> str:
-    """What a report calls a task: its cleaned title, the first line of its prompt (the subject
-    without PR/issue references, URLs and shas: ``Fix rounding (closes #822)`` → ``Fix rounding``;
-    for a merge commit, whose generated subject "Merge pull request #12 from a/b" says nothing, the PR
-    title). The raw subject when the prompt is empty."""
-    first = next((ln.strip() for ln in task.prompt.splitlines() if ln.strip()), "")
-    return first or task.subject
 
 
 # ------------------------------------------------------------------------------------ report

@@ -23,13 +23,14 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, RunError
-from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task
-from pytest_homefield.report import render_text
-from pytest_homefield.report.compute import display_subject
-from pytest_homefield.report.gate import GateError, worse_than
+from pytest_homefield.modes import ModeFile, ModePlugin
+from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject
+from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
+from pytest_homefield.run.runner import SandboxHook
 from pytest_homefield.run.session import (
     RunEnd,
+    RunReports,
     RunSession,
     memorized_exclusion,
     select_tasks,
@@ -38,7 +39,9 @@ from pytest_homefield.settings import Settings
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
-__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "unsolved_status"]
+__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "unsolved_status", "UNSOLVED_PREFIX",
+           "forward_report", "setup_command_hook", "sandbox_hook"]
+
 
 
 def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: Callable[[str], None]) -> None:
@@ -56,13 +59,66 @@ def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: 
             config.hook.pytest_homefield_result(result=json.loads(str(value)), config=config)
 
 
-class RunPlugin:
+class TasksFile(ModeFile):
+    """``tasks.jsonl`` as a collector: a :class:`TaskNode` per task, in file order."""
+
+    plugin: RunPlugin
+
+    def collect(self) -> Any:
+        for task in self.plugin.session.tasks:
+            yield TaskNode.from_parent(self, name=task.id, nodeid=f"{self.nodeid}::{task.id}", task=task)
+
+
+class TaskNode(pytest.Collector):
+    """One task: a :class:`RunItem` per agent and attempt not already finished."""
+
+    def __init__(self, *, task: Task, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.task = task
+
+    @property
+    def plugin(self) -> RunPlugin:
+        return self.parent.plugin  # type: ignore[union-attr,no-any-return]
+
+    def collect(self) -> Any:
+        for agent, attempt in self.plugin.session.pending(self.task):
+            name = f"{agent.name}[{attempt}]"
+            item = RunItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", agent=agent, attempt=attempt)
+            mark_item(item)
+            yield item
+
+
+def setup_command_hook(config: pytest.Config) -> Callable[[Task], str | None]:
+    """The ``pytest_homefield_setup_command`` hook as a function of the task (``None``: no override)."""
+
+    def setup_command(task: Task) -> str | None:
+        cmd: str | None = config.hook.pytest_homefield_setup_command(task=task, config=config)
+        return cmd
+
+    return setup_command
+
+
+def sandbox_hook(config: pytest.Config) -> SandboxHook | None:
+    """The ``pytest_homefield_sandbox`` hook as a function, or ``None`` when nothing implements it."""
+    if not config.pluginmanager.hook.pytest_homefield_sandbox.get_hookimpls():
+        return None
+
+    def hook(argv: list[str], ctx: SandboxContext) -> list[str] | None:
+        wrapped: list[str] | None = config.hook.pytest_homefield_sandbox(argv=argv, ctx=ctx)
+        return wrapped
+
+    return hook
+
+
+class RunPlugin(ModePlugin):
     """The run mode's pytest hooks over one :class:`RunSession`; one instance per process, created in
     ``pytest_configure``. Raises ``pytest.UsageError`` for the session's :class:`RunError`."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
-        self.config = config
-        self.settings = settings
+    collector = TasksFile
+
+    def __init__(self, config: pytest.Config, settings: Settings, reports: RunReports) -> None:
+        super().__init__(config, settings)
+        self.reports = reports
         try:
             if is_worker(config):
                 RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
@@ -76,36 +132,21 @@ class RunPlugin:
                                                                                                  config=config),
                                  exclude=excluded.get("tasks", ()))
             if is_worker(config):
-                self.session = RunSession.join(settings, tasks, agents, wi, setup_command=self._setup_command,
-                                               sandbox_hook=self._sandbox_hook())
+                self.session = RunSession.join(settings, tasks, agents, wi, setup_command=setup_command_hook(config),
+                                               sandbox_hook=sandbox_hook(config))
             else:
-                self.session = RunSession.start(settings, tasks, agents, setup_command=self._setup_command,
-                                                sandbox_hook=self._sandbox_hook(), excluded=excluded)
+                self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
+                                                sandbox_hook=sandbox_hook(config), excluded=excluded)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.end = RunEnd()
         self.gate_lines: list[str] = []
         if settings.fail_if_worse_than and not is_worker(config):
             config.pluginmanager.register(BaselineGate(self), "homefield-baseline-gate")
-        redirect_collection(config, settings.tasks_path)
+        redirect_collection(config, self.session.collect_path)
 
-    def _setup_command(self, task: Task) -> str | None:
-        cmd: str | None = self.config.hook.pytest_homefield_setup_command(task=task, config=self.config)
-        return cmd
-
-    def _sandbox_hook(self) -> Callable[[list[str], Any], list[str] | None] | None:
-        """The ``pytest_homefield_sandbox`` hook as a function, or ``None`` when nothing implements it."""
-        if not self.config.pluginmanager.hook.pytest_homefield_sandbox.get_hookimpls():
-            return None
-
-        def hook(argv: list[str], ctx: Any) -> list[str] | None:
-            wrapped: list[str] | None = self.config.hook.pytest_homefield_sandbox(argv=argv, ctx=ctx)
-            return wrapped
-
-        return hook
-
-    def workerinput(self) -> dict[str, Any]:
-        return self.session.workerinput()
+    def active(self) -> RunSession:
+        return self.session
 
     def resume_hint(self) -> str:
         """The command continuing this run (same agents and attempts)."""
@@ -135,12 +176,6 @@ class RunPlugin:
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.session.interrupt()
 
-    # -- collection ---------------------------------------------------------------------------
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-        if file_path.resolve() == self.settings.tasks_path.resolve():
-            return TasksFile.from_parent(parent, path=file_path, plugin=self)
-        return None
-
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
         before = f"{len(s.done)} finished before" if s.done else "none finished before"
@@ -169,20 +204,15 @@ class RunPlugin:
                          f"from {s.home.flaky.relative_to(self.settings.root)}")
         return lines
 
-    def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
+    def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         return unsolved_status(report)
 
     # -- results on the controller ------------------------------------------------------------
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if not is_worker(self.config):
-            forward_report(self.config, report, self.session.note_skip)
+    def on_report(self, report: pytest.TestReport) -> None:
+        forward_report(self.config, report, self.session.note_skip)
 
-    @pytest.hookimpl(trylast=True)
-    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.session.close()
-        if is_worker(self.config):
-            return
-        self.end = self.session.finish()
+    def finish(self, session: pytest.Session) -> None:
+        self.end = self.session.finish(self.reports)
         if self.session.nothing_to_resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
         if self.end.report is None:
@@ -196,9 +226,7 @@ class RunPlugin:
         if self.end.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-        if is_worker(config):
-            return
+    def write_summary(self, terminalreporter: Any) -> None:
         tr, s, report = terminalreporter, self.session, self.end.report
         tr.section("homefield report", sep="=", bold=True)
         if s.nothing_to_resume:
@@ -212,8 +240,8 @@ class RunPlugin:
             tr.write_line(f"report failed: {self.end.error}", red=True)
             tr.write_line(f"results are kept in {s.results_path}")
             return
-        for line, markup in render_text(report, width=tr._tw.fullwidth if hasattr(tr, "_tw") else 100,
-                                        verbose=config.get_verbosity() > 0):
+        width = tr._tw.fullwidth if hasattr(tr, "_tw") else 100
+        for line, markup in self.end.text(width, self.config.get_verbosity() > 0):
             tr.write_line(line, **markup)
         for line in self.gate_lines:
             tr.write_line(line, red="WORSE" in line or "gate error" in line, bold=True)
@@ -230,7 +258,7 @@ class RunPlugin:
 
 
 class BaselineGate:
-    """``--homefield-fail-if-worse-than RUN_ID`` (:func:`pytest_homefield.report.gate.worse_than`):
+    """``--homefield-fail-if-worse-than RUN_ID`` (:meth:`RunReports.worse_than`):
     checked before JUnit XML is written, so the verdict is its ``homefield.gate`` property
     (``pass``, ``fail: <agents>`` or ``error: <why>``); a failed gate makes the exit status 1."""
 
@@ -242,8 +270,9 @@ class BaselineGate:
         p = self.plugin
         baseline = str(p.settings.fail_if_worse_than)
         try:
-            lines = worse_than([p.session.run_dir], p.session.home.run_dir(baseline), alpha=p.settings.alpha)
-        except GateError as exc:
+            lines = p.reports.worse_than([p.session.run_dir], p.session.home.run_dir(baseline),
+                                         alpha=p.settings.alpha)
+        except ValueError as exc:  # the report package's GateError: no such baseline, no agent in common
             p.gate_lines, verdict = [f"gate error: {exc}"], f"error: {exc}"
         else:
             p.gate_lines = [g.text for g in lines]
@@ -254,37 +283,6 @@ class BaselineGate:
             xml.add_global_property("homefield.gate", verdict)
         if verdict != "pass" and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-class TasksFile(pytest.File):
-    """``tasks.jsonl`` as a collector: a :class:`TaskNode` per task, in file order."""
-
-    def __init__(self, *, plugin: RunPlugin, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.plugin = plugin
-
-    def collect(self) -> Any:
-        for task in self.plugin.session.tasks:
-            yield TaskNode.from_parent(self, name=task.id, nodeid=f"{self.nodeid}::{task.id}", task=task)
-
-
-class TaskNode(pytest.Collector):
-    """One task: a :class:`RunItem` per agent and attempt not already finished."""
-
-    def __init__(self, *, task: Task, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.task = task
-
-    @property
-    def plugin(self) -> RunPlugin:
-        return self.parent.plugin  # type: ignore[union-attr,no-any-return]
-
-    def collect(self) -> Any:
-        for agent, attempt in self.plugin.session.pending(self.task):
-            name = f"{agent.name}[{attempt}]"
-            item = RunItem.from_parent(self, name=name, nodeid=f"{self.nodeid}::{name}", agent=agent, attempt=attempt)
-            mark_item(item)
-            yield item
 
 
 def unsolved_status(report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
@@ -361,3 +359,4 @@ class RunItem(AttemptItem):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"homefield: {self.task.id} {self.agent.name}#{self.attempt}"
+

@@ -16,49 +16,56 @@ import secrets
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.agents.registry import agent_settings, provider_of
 from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
-from pytest_homefield.records import BUDGET_SPENT, INTERRUPTED, RATE_LIMITED, Result, Task, load_tasks, tasks_digest
-from pytest_homefield.report import build_report, write_reports
-from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
+from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
+from pytest_homefield.run.attempt import AttemptSpec
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
-from pytest_homefield.run.flaky import flaky_records, found_flaky, freeze_flaky, frozen_flaky
+from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.memorized import excluded_for_run
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable
-from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
+from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.settings import Settings, parse_gate
 from pytest_homefield.shard import Shard, parse_shard
-from pytest_homefield.store import JsonlTail, write_atomic
-from pytest_homefield.transport import Message, append_message, artifact_messages
+from pytest_homefield.store import write_atomic
+from pytest_homefield.transport import Message
 
 __all__ = [
-    "RunLimits",
     "RunSession",
     "RunEnd",
+    "INTERRUPTED",
+    "TaskSelection",
     "select_tasks",
+    "selection",
     "memorized_exclusion",
     "check_gates",
     "fail_under_failures",
-    "sandbox_summary",
-    "check_sandbox",
-    "SandboxHook",
 ]
 
 AttemptKey = tuple[str, str, int]
 
 
-def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None,
-                 exclude: Collection[str] = ()) -> list[Task]:
-    """The run's tasks: ``tasks.jsonl`` in file order, changed in place by ``modify`` (the
-    ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
+@dataclass(frozen=True)
+class TaskSelection:
+    """The tasks of a session (:func:`selection`): ``every`` is what the shards split (``tasks.jsonl``
+    after the hook, the memorized ids left out and ``--max-tasks``), ``tasks`` this ``shard``'s part of
+    it in the same order (``every`` itself without ``--shard``)."""
+
+    every: list[Task]
+    tasks: list[Task]
+    shard: Shard | None = None
+
+
+def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None,
+              exclude: Collection[str] = (), *, verb: str = "run") -> TaskSelection:
+    """The tasks of a run, an ablation or a probe: ``tasks.jsonl`` in file order, changed in place by
+    ``modify`` (the ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
     ``--homefield-exclude-memorized`` leaves out: :func:`memorized_exclusion`), then cut to
     ``--max-tasks``, then to this ``--shard`` (:class:`pytest_homefield.shard.Shard`: the split is over
     the ``--max-tasks`` tasks, by id). Raises :class:`RunError` when there is no ``tasks.jsonl``, a
-    record in it is bad (file, line, field), or none is selected."""
+    record in it is bad (file, line, field), or none is selected (``no tasks to <verb>: …``)."""
     tasks_path = settings.tasks_path
     if not tasks_path.exists():
         raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
@@ -68,21 +75,29 @@ def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lamb
         raise RunError(f"pytest-homefield: {exc}") from None
     modify(tasks)
     if not tasks:
-        raise RunError(f"pytest-homefield: no tasks to run: {tasks_path} holds none "
+        raise RunError(f"pytest-homefield: no tasks to {verb}: {tasks_path} holds none "
                        "(run `homefield mine`, or widen --since)")
     gone = set(exclude)
     tasks = [t for t in tasks if t.id not in gone]
     if not tasks:
-        raise RunError(f"pytest-homefield: no tasks to run: --homefield-exclude-memorized leaves out all {len(gone)}")
+        raise RunError(f"pytest-homefield: no tasks to {verb}: --homefield-exclude-memorized leaves out all "
+                       f"{len(gone)}")
     if settings.run_max_tasks is not None:
         tasks = tasks[: settings.run_max_tasks]
     shard = parse_shard(settings.shard)
-    if shard is not None:
-        mine = shard.select(t.id for t in tasks)
-        n_all, tasks = len(tasks), [t for t in tasks if t.id in mine]
-        if not tasks:
-            raise RunError(f"pytest-homefield: no tasks to run: shard {shard} of {n_all} task(s) is empty")
-    return tasks
+    if shard is None:
+        return TaskSelection(tasks, tasks)
+    mine = shard.select(t.id for t in tasks)
+    part = [t for t in tasks if t.id in mine]
+    if not part:
+        raise RunError(f"pytest-homefield: no tasks to {verb}: shard {shard} of {len(tasks)} task(s) is empty")
+    return TaskSelection(tasks, part, shard)
+
+
+def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None,
+                 exclude: Collection[str] = ()) -> list[Task]:
+    """The run's tasks: this shard's part of :func:`selection` (which raises :class:`RunError`)."""
+    return selection(settings, modify, exclude).tasks
 
 
 def memorized_exclusion(settings: Settings, agents: Sequence[Agent]) -> dict[str, Any]:
@@ -120,68 +135,42 @@ def check_gates(gates: Iterable[str], agents: Iterable[Agent]) -> None:
                            f"(agents: {', '.join(names)})")
 
 
-def _at(stamp: object) -> _dt.datetime:
-    """An ISO 8601 time as an aware datetime (any precision; naive counts as UTC); the earliest time for
-    one that cannot be read (an old record then never counts as this session's)."""
-    try:
-        at = _dt.datetime.fromisoformat(str(stamp))
-    except ValueError:
-        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
-    return at if at.tzinfo else at.replace(tzinfo=_dt.timezone.utc)
+class FinishedReport(Protocol):
+    """A run's report as its session ends (the report package's
+    :class:`pytest_homefield.report.finish.FinishedReport`)."""
+
+    report: dict[str, Any] | None
+    error: str
+    write_error: str | None
+
+    def text(self, width: int, verbose: bool) -> list[tuple[str, dict[str, bool]]]: ...
 
 
-class RunLimits:
-    """Whether another attempt may start (docs/contracts.md §8): not after a ``rate_limited`` result
-    finished at or after ``since_iso`` (this session's start) by an agent behind the same provider
-    (the names given to :meth:`stop_reason`), and not once the run's spending (the last record per
-    (task, agent, attempt, variant); partial estimates included) reaches ``budget_usd`` (USD;
-    ``None`` = no budget).
-
-    Totals are kept in memory and fed from ``results.jsonl`` through a :class:`JsonlTail`, so each
-    line is read once per process, and results appended by other xdist workers and by earlier
-    sessions of a resumed run count, as they must."""
-
-    def __init__(self, results: Path, *, budget_usd: float | None, since_iso: str) -> None:
-        self.budget_usd = budget_usd
-        self.since_iso = since_iso
-        self._tail = JsonlTail(results)
-        self._cost: dict[tuple[str, str, int, str], float] = {}
-        self._rate_limited: dict[str, str] = {}  # agent name -> error of its first limit this session
-
-    def add(self, record: Mapping[str, Any]) -> None:
-        """Count one result record (a ``results.jsonl`` line)."""
-        self._cost[result_key(record)] = float(record.get("cost_usd") or 0.0)
-        if record.get("outcome") == "rate_limited" and _at(record.get("finished_at")) >= _at(self.since_iso):
-            self._rate_limited.setdefault(str(record.get("agent", "")), str(record.get("error") or "rate limited"))
-
-    def refresh(self) -> None:
-        """Count the lines appended to ``results.jsonl`` since the last call."""
-        for record in self._tail.new_records():
-            self.add(record)
+class GateVerdict(Protocol):
+    """One agent's line of the regression gate (:class:`pytest_homefield.report.gate.GateLine`)."""
 
     @property
-    def spent_usd(self) -> float:
-        """USD spent so far by the records counted."""
-        return sum(self._cost.values())
+    def agent(self) -> str: ...
 
-    def rate_limited(self, agents: Iterable[str] | None = None) -> str | None:
-        """The error of the first ``rate_limited`` result counted from one of ``agents`` (names;
-        ``None``: any agent), else ``None``. Does not :meth:`refresh`."""
-        names = None if agents is None else set(agents)
-        return next((err for name, err in self._rate_limited.items() if names is None or name in names), None)
+    @property
+    def worse(self) -> bool: ...
 
-    def stop_reason(self, agents: Iterable[str] | None = None) -> str | None:
-        """``"rate limited: <error>"`` (a limit hit by one of ``agents``, names; ``None``: any),
-        ``"budget spent: S of B USD"`` or ``None`` (start the attempt), after :meth:`refresh`."""
-        self.refresh()
-        limited = self.rate_limited(agents)
-        if limited:
-            return f"{RATE_LIMITED}: {limited}"
-        if self.budget_usd is not None:
-            spent = self.spent_usd
-            if spent >= self.budget_usd:
-                return f"{BUDGET_SPENT}: {spent:.2f} of {self.budget_usd:.2f} USD"
-        return None
+    @property
+    def text(self) -> str: ...
+
+
+class RunReports(Protocol):
+    """What a run asks of the report package at its end, given by the caller
+    (:data:`pytest_homefield.report.finish.RUN_REPORTS`, passed in by the entry point): ``run/`` sits
+    below ``report/`` in the package's layering and builds, writes and renders no report itself.
+
+    ``finish(run_dir, tasks_path)`` builds and writes the run's report and never raises;
+    ``worse_than(candidates, baseline, alpha=…)`` is ``--fail-if-worse-than``'s verdict per agent and
+    raises ``ValueError`` (one line) when it cannot be evaluated."""
+
+    def finish(self, run_dir: Path, tasks_path: Path) -> FinishedReport: ...
+
+    def worse_than(self, candidates: Sequence[Path], baseline: Path, *, alpha: float) -> Sequence[GateVerdict]: ...
 
 
 @dataclass
@@ -195,42 +184,8 @@ class RunEnd:
     gate_failures: list[str] = field(default_factory=list)
     #: why ``meta.json`` or the report files could not be written (a full disk), else ``None``
     write_error: str | None = None
-
-
-#: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
-SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
-
-
-def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> dict[str, Any]:
-    """``meta.json`` ``sandbox`` (docs/contracts.md §4): ``mode``, ``network``, per agent the sandbox its
-    attempts get (``bwrap``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``)."""
-    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
-    per_agent: dict[str, str] = {}
-    for a in agents:
-        try:
-            backend = choice.for_agent(a, settings.allow_shell)
-        except BwrapUnavailable as exc:
-            backend = "none" if hooked else f"refused: {exc}"
-        per_agent[a.name] = "hook" if hooked and runs_process(a) else backend
-    try:
-        tests = choice.for_tests()
-    except BwrapUnavailable as exc:
-        tests = f"refused: {exc}"
-    return {"mode": choice.mode, "network": choice.network, "agents": per_agent, "tests": tests}
-
-
-def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> None:
-    """Raise :class:`RunError` (one line) when an agent or the test runs need bubblewrap and it does not
-    work here; a sandbox hook (``hooked``) wraps the agents instead."""
-    if hooked:
-        return
-    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
-    try:
-        for a in agents:
-            choice.for_agent(a, settings.allow_shell)
-        choice.for_tests()
-    except BwrapUnavailable as exc:
-        raise RunError(f"pytest-homefield: {exc}") from None
+    #: the report as terminal lines with markup, ``text(width, verbose)`` (rendered by the report package)
+    text: Callable[[int, bool], list[tuple[str, dict[str, bool]]]] = lambda width, verbose: []
 
 
 class RunSession:
@@ -254,7 +209,6 @@ class RunSession:
                  excluded: Mapping[str, Any] | None = None,
                  flaky: Mapping[str, Sequence[str]] | None = None) -> None:
         self.settings = settings
-        self.sandbox_hook = sandbox_hook
         self.shard: Shard | None = parse_shard(settings.shard)
         self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
         self.token = token
@@ -268,16 +222,20 @@ class RunSession:
         self.session_start = session_start
         self.tasks_digest = tasks_digest
         self.done = done
-        self.setup_command = setup_command
         self.excluded: dict[str, Any] = dict(excluded or {})
-        #: the run's frozen flaky PASS_TO_PASS ids, {task id: [test ids]} (pytest_homefield.run.flaky)
-        self.flaky: dict[str, list[str]] = {k: list(v) for k, v in (flaky or {}).items()}
-        self._found_flaky: dict[tuple[str, str, int, str], list[str]] = {}
-        self.limits = RunLimits(self.results_path, budget_usd=self.budget_usd, since_iso=session_start)
+        #: the attempts of this process: snapshots, limits, the frozen flaky ids, the attempt settings
+        self.runner = AttemptRunner(settings, agents, run_id=run_id, results=self.results_path,
+                                    folder=lambda variant: self.run_dir, session_start=session_start,
+                                    budget_usd=self.budget_usd, setup_command=setup_command,
+                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared)
         self.skip_reasons: set[str] = set()
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
         self.nothing_to_resume = False
-        self._cache: SnapshotCache | None = None
+
+    @property
+    def flaky(self) -> dict[str, list[str]]:
+        """The run's frozen flaky PASS_TO_PASS ids, {task id: [test ids]} (:mod:`pytest_homefield.run.flaky`)."""
+        return self.runner.flaky
 
     @classmethod
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, now: str | None = None,
@@ -385,6 +343,11 @@ class RunSession:
         }
 
     @property
+    def collect_path(self) -> Path:
+        """``tasks.jsonl``: the file the run's items are collected from (docs/contracts.md §5)."""
+        return self.settings.tasks_path
+
+    @property
     def n_attempts(self) -> int:
         """Tasks × agents × attempts (finished ones included)."""
         return len(self.tasks) * len(self.agents) * self.settings.attempts
@@ -400,81 +363,38 @@ class RunSession:
         """The attempt's artifacts folder."""
         return attempt_dir(self.run_dir, task.id, agent.name, attempt)
 
-    @property
-    def cache(self) -> SnapshotCache:
-        """This process's snapshot cache, made on first use."""
-        if self._cache is None:
-            self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
-                                        run_timeout_s=self.settings.run_timeout)
-        return self._cache
-
-    def _setup_cmd(self, task: Task) -> str | None:
-        cmd = self.setup_command(task)
-        return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
-
-    def same_provider(self, agent: Agent) -> set[str]:
-        """Names of the agents sharing ``agent``'s provider (:func:`provider_of`): a rate limit
-        reported by one of them stops those, not the others."""
-        key = provider_of(agent)
-        return {a.name for a in self.agents if provider_of(a) == key}
-
     def stop_reason(self, agent: Agent | None = None) -> str | None:
         """Why no further attempt (of ``agent``; ``None``: of any agent) may start
-        (:meth:`RunLimits.stop_reason` over the agents behind ``agent``'s provider), or ``None``."""
-        return self.limits.stop_reason(None if agent is None else self.same_provider(agent))
+        (:meth:`AttemptRunner.stop_reason`), or ``None``."""
+        return self.runner.stop_reason(agent)
 
     def attempt_spec(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> AttemptSpec:
-        """The :class:`AttemptSpec` of one attempt with the agent's limits (flags, then
-        ``.homefield.yml`` ``agents.<name>``); ``test_cmd`` overrides the task's test command."""
-        s = self.settings
-        a = agent_settings(s, s.agent_defs.get(agent.name))
-        return AttemptSpec(
-            task=task, agent=agent, attempt=attempt, run_id=self.run_id, run_dir=self.run_dir,
-            timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
-            run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
-            test_globs=list(s.test_globs), env_passthrough=a.env,
-            sandbox=SandboxChoice(s.sandbox, s.sandbox_network), sandbox_hook=self.sandbox_hook,
-            env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
-            flaky_p2p=list(self.flaky.get(task.id, ())),
-        )
+        """The :class:`AttemptSpec` of one attempt (:meth:`AttemptRunner.spec`); ``test_cmd``
+        overrides the task's test command."""
+        return self.runner.spec(task, agent, attempt, test_cmd=test_cmd)
 
     def sandbox_summary(self) -> dict[str, Any]:
-        """:func:`sandbox_summary` of this run."""
-        return sandbox_summary(self.settings, self.agents, hooked=self.sandbox_hook is not None)
+        """:func:`~pytest_homefield.run.runner.sandbox_summary` of this run."""
+        return self.runner.sandbox_summary()
 
     def run_attempt(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> Result:
-        """Run and grade one attempt; never raises for agent, snapshot or grading failures (they are
-        outcomes). The result counts at once towards this process's limits; its line is written by
-        the controller from :meth:`messages`."""
-        spec = self.attempt_spec(task, agent, attempt, test_cmd=test_cmd)
-        found: list[str] = []
-        spec.graded = lambda g: found.extend(found_flaky(agent, g))
-        result = run_attempt(spec, self.cache)
-        if found:
-            self._found_flaky[result.key] = found
-        self.limits.add(result.to_dict())
-        return result
+        """Run and grade one attempt (:meth:`AttemptRunner.run`); never raises for agent, snapshot or
+        grading failures (they are outcomes). Its line is written by the controller from
+        :meth:`messages`."""
+        return self.runner.run(self.attempt_spec(task, agent, attempt, test_cmd=test_cmd))
 
     def messages(self, result: Result) -> list[Message]:
-        """What the item posts for the controller to write: the attempt's artifacts when this
-        process does not share the controller's ``.homefield/`` (size-capped), then its result line
-        (``runs/<id>/results.jsonl``), then the flaky PASS_TO_PASS ids the oracle's grading found
-        (``flaky.jsonl``, :mod:`pytest_homefield.run.flaky`)."""
-        out: list[Message] = []
-        home = self.home.path
-        if not self.shared:
-            out += artifact_messages(attempt_dir(self.run_dir, result.task_id, result.agent, result.attempt), home)
-        out.append(append_message(self.results_path.relative_to(home).as_posix(), result.to_dict()))
-        flaky_target = self.home.flaky.relative_to(home).as_posix()
-        out += [append_message(flaky_target, r) for r in flaky_records(result, self._found_flaky.pop(result.key, ()))]
-        return out
+        """What the item posts for the controller to write (:meth:`AttemptRunner.messages`): the
+        artifacts when this worker does not share the controller's ``.homefield/``, the result line,
+        the flaky ids the oracle's grading found."""
+        return self.runner.messages(result)
 
     def note_skip(self, message: str) -> None:
         """Remember a skipped item's message when it stopped for the budget or a rate limit (the
         run is then cut short)."""
-        for reason in (BUDGET_SPENT, RATE_LIMITED):
-            if reason in message:
-                self.skip_reasons.add(message.split("Skipped: ", 1)[-1])
+        reason = stopped_for(message)
+        if reason is not None:
+            self.skip_reasons.add(reason)
 
     def interrupt(self) -> None:
         """Note a Ctrl-C: the run is cut short and :meth:`finish` builds no report."""
@@ -487,17 +407,17 @@ class RunSession:
 
     def close(self) -> None:
         """Delete this process's snapshots."""
-        if self._cache is not None:
-            self._cache.close()
+        self.runner.close()
 
-    def finish(self) -> RunEnd:
+    def finish(self, reports: RunReports) -> RunEnd:
         """The controller's end of the session: record ``cut_short`` in ``meta.json`` when attempts
-        were skipped for the budget or a rate limit, build the report over the run folder and write
-        ``report.{md,json,html}``. A report that cannot be built gives ``RunEnd(report=None,
-        error=…)``: the results are on disk. The gates are checked apart (:meth:`gate_failures`), so
-        that a bad gate leaves the report in hand. After a Ctrl-C (:meth:`interrupt`) no report is
-        built (``homefield report`` builds it later from the results kept). A file that cannot be
-        written (a full disk) is left as it was and named in ``RunEnd.write_error``."""
+        were skipped for the budget or a rate limit, and have ``reports`` (the report package) build the
+        report over the run folder and write ``report.{md,json,html}``. A report that cannot be built
+        gives ``RunEnd(report=None, error=…)``: the results are on disk. The gates are checked apart
+        (:meth:`gate_failures`), so that a bad gate leaves the report in hand. After a Ctrl-C
+        (:meth:`interrupt`) no report is built (``homefield report`` builds it later from the results
+        kept). A file that cannot be written (a full disk) is left as it was and named in
+        ``RunEnd.write_error``."""
         end = RunEnd()
         if self.skip_reasons:
             try:
@@ -509,15 +429,9 @@ class RunSession:
         if self.interrupted:
             end.error = "interrupted (homefield report builds it from the results kept)"
             return end  # Ctrl-C means stop; the report can be built any time later
-        try:
-            end.report = build_report([self.run_dir], load_tasks(self.settings.tasks_path))
-        except Exception as exc:  # the report must never lose the run: results are on disk
-            end.error = f"{type(exc).__name__}: {exc}"
-        if end.report is not None:
-            try:
-                write_reports(end.report, self.run_dir)
-            except OSError as exc:  # a full disk: the results are kept, the files are not written
-                end.write_error = str(exc)
+        finished = reports.finish(self.run_dir, self.settings.tasks_path)  # the report package builds and writes it
+        end.report, end.error, end.text = finished.report, finished.error, finished.text
+        end.write_error = finished.write_error or end.write_error
         return end
 
     def gate_failures(self, report: Mapping[str, Any]) -> list[str]:

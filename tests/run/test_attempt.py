@@ -22,7 +22,7 @@ from pytest_homefield.run.attempt import (
     run_attempt,
     tree_digest,
 )
-from pytest_homefield.run.session import RunLimits
+from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.store import append_jsonl
 
 CALC = "src/calc/__init__.py"

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from pytest_homefield.agents.registry import provider_of
 from pytest_homefield.records import Result
-from pytest_homefield.run.session import RunLimits
+from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.store import append_jsonl
 
 

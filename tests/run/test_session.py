@@ -17,8 +17,9 @@ from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
 from pytest_homefield.records import Result, Task
+from pytest_homefield.report.finish import RUN_REPORTS
+from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.run.session import (
-    RunLimits,
     RunSession,
     fail_under_failures,
     memorized_exclusion,
@@ -241,7 +242,7 @@ def test_finish_records_cut_short_and_writes_reports(repo: Path) -> None:
                                         "run_id": "f"})
     session.note_skip("Skipped: budget spent: 0.02 of 0.01 USD")
     session.note_skip("Skipped: something else")
-    end = session.finish()
+    end = session.finish(RUN_REPORTS)
     assert read_meta(session.run_dir)["cut_short"] == "budget spent: 0.02 of 0.01 USD"
     assert end.report is not None and end.gate_failures == []
     assert {p.name for p in session.run_dir.iterdir()} >= {"report.md", "report.json", "report.html"}

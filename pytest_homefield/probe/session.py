@@ -1,0 +1,231 @@
+"""One process's view of a probe, without pytest (docs/contracts.md §4, §5).
+
+:class:`ProbeSession` holds what the probe plugin's hooks need: the agents (each must answer a plain
+prompt), the tasks the run would select (:func:`pytest_homefield.run.session.selection`: the hook,
+``--max-tasks``, ``--shard``) of which those whose gold patch adds code are probed, the control pairs
+(drawn over every probed task, so that a shard's calls are the unsharded probe's), the calls already
+answered (``--resume``) and the session start. The controller makes it with :meth:`ProbeSession.start`
+(refusing a probe file that already holds calls without ``--resume``, or calls made with another
+spec); each xdist worker rebuilds it with :meth:`ProbeSession.join`. :meth:`ProbeSession.call` makes one
+text-only call and scores it; its record reaches ``probe/<agent>.jsonl`` through the controller
+(:meth:`ProbeSession.messages`, :mod:`pytest_homefield.transport`), and :meth:`ProbeSession.finish`
+judges every agent on the controller. Usage errors are :class:`RunError` (one line).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.agents.base import Agent, Completion, can_complete
+from pytest_homefield.agents.registry import agent_settings, build_agents, hook_agents
+from pytest_homefield.errors import RecordError, RunError, StoreError
+from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.probe.prompt import added_lines, probe_prompt
+from pytest_homefield.probe.similarity import code_tokens, token_similarity
+from pytest_homefield.probe.verdicts import (
+    ANSWER_CHARS,
+    Verdict,
+    judge,
+    mismatched_pairs,
+    now_iso,
+    write_verdict,
+)
+from pytest_homefield.probe_records import done_keys, load_probe, probe_path
+from pytest_homefield.records import RATE_LIMITED, Task, tasks_digest
+from pytest_homefield.run.session import TaskSelection
+from pytest_homefield.settings import Settings
+from pytest_homefield.transport import Message, append_message, file_message
+
+__all__ = ["ProbeSession", "CallKey", "probe_agents"]
+
+#: (kind, task_id, sample): one call of one agent
+CallKey = tuple[str, str, int]
+
+
+def probe_agents(settings: Settings, contributions: Any = ()) -> list[Agent]:
+    """The ``--homefield-agent`` agents (hook agents from the ``pytest_homefield_agents`` results
+    ``contributions``), each able to answer a plain prompt. Raises :class:`RunError` (one line) and
+    :class:`pytest_homefield.errors.AgentSpecError`."""
+    if not settings.agents:
+        raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC")
+    agents = build_agents(list(settings.agents), settings, hook_agents(contributions))
+    for agent in agents:
+        if not can_complete(agent):
+            raise RunError(
+                f"pytest-homefield: agent {agent.name!r} ({agent.spec}) cannot answer a plain prompt; the probe "
+                "needs claude, openai:, cmd:, oracle, noop or a hook agent with a complete() method")
+    return agents
+
+
+def _rate_limit_marker(path: Path) -> Path:
+    """``<agent>.jsonl.rate-limited``: written when a call of this session was rate limited."""
+    return path.with_name(path.name + ".rate-limited")
+
+
+class ProbeSession:
+    """The probe as seen by one process. Build it with :meth:`start` (controller) or :meth:`join`
+    (xdist worker). ``tasks`` is this session's (shard's) probed tasks, ``by_id`` every probed task,
+    ``skipped`` the ids of this shard's tasks that add no code, ``done`` the answered calls per agent
+    name, ``session_start`` (ISO 8601) the controller's start."""
+
+    def __init__(self, settings: Settings, chosen: TaskSelection, agents: list[Agent], *,
+                 done: Mapping[str, set[CallKey]], session_start: str) -> None:
+        self.settings = settings
+        self.agents = agents
+        self.shard = chosen.shard
+        in_shard = {t.id for t in chosen.tasks}
+        self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
+        #: the gold patch's added lines of every selected task (the control scores against another task's)
+        self.gold: dict[str, str] = {t.id: added_lines(t.gold_patch, t.source_files or None) for t in chosen.every}
+        probed = [t for t in chosen.every if code_tokens(self.gold[t.id])]
+        self.tasks: list[Task] = [t for t in probed if t.id in in_shard]  # this session's (shard's) tasks
+        probed_ids = {t.id for t in probed}
+        self.skipped = [t.id for t in chosen.every if t.id in in_shard and t.id not in probed_ids]
+        self.by_id = {t.id: t for t in probed}
+        # over every probed task, so that a shard's control calls are those of the unsharded probe
+        self.pairs = {} if self.cutoff else mismatched_pairs([t.id for t in probed])
+        self.digest = tasks_digest(settings.tasks_path)
+        self.done = {name: set(keys) for name, keys in done.items()}
+        self.session_start = session_start
+        self._rate_limited: dict[str, str] = {}  # agent name -> error of a limit this process met
+
+    @classmethod
+    def start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent]) -> ProbeSession:
+        """The controller's session: the calls already answered per agent. Raises :class:`RunError`
+        (before any call is made) for a bad probe record, a probe file that already holds calls
+        without ``--resume``, and calls made with another spec under the same agent name."""
+        HomefieldDir(settings.root).ensure()
+        done: dict[str, set[CallKey]] = {}
+        for agent in agents:
+            path = probe_path(settings.homefield_dir, agent.name)
+            try:
+                calls = [r for r in load_probe(path) if r.get("kind") in ("task", "control")]
+            except (RecordError, StoreError) as exc:  # a bad record: refused before any call is made
+                raise RunError(f"pytest-homefield: {exc}") from None
+            if calls and not settings.resume:
+                raise RunError(
+                    f"pytest-homefield: {path.relative_to(settings.root)} already holds {len(calls)} probe "
+                    f"calls of agent {agent.name!r}: add --homefield-resume to continue it, or delete the file")
+            specs = {r.get("spec") for r in calls} - {agent.spec}
+            if specs:
+                raise RunError(
+                    f"pytest-homefield: agent {agent.name!r} was probed as {', '.join(sorted(map(str, specs)))}; "
+                    f"this probe uses {agent.spec}: rename it with NAME=SPEC")
+            done[agent.name] = done_keys(path) if settings.resume else set()
+        return cls(settings, chosen, agents, done=done, session_start=now_iso())
+
+    @classmethod
+    def join(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
+             workerinput: Mapping[str, Any]) -> ProbeSession:
+        """A worker's session from the controller's :meth:`workerinput`. Raises :class:`RunError`
+        when ``tasks.jsonl`` changed since the controller read it."""
+        done = {name: {(str(k), str(t), int(n)) for k, t, n in keys}
+                for name, keys in workerinput["homefield_probe_done"].items()}
+        session = cls(settings, chosen, agents, done=done, session_start=str(workerinput["homefield_session_start"]))
+        if workerinput["homefield_tasks_digest"] != session.digest:
+            raise RunError("pytest-homefield: tasks.jsonl changed while the probe was starting")
+        return session
+
+    def workerinput(self) -> dict[str, Any]:
+        """What a worker needs to :meth:`join` (JSON-able: answered calls, session start, tasks digest)."""
+        return {
+            "homefield_probe_done": {name: sorted(list(k) for k in keys) for name, keys in self.done.items()},
+            "homefield_session_start": self.session_start,
+            "homefield_tasks_digest": self.digest,
+        }
+
+    @property
+    def collect_path(self) -> Path:
+        """``tasks.jsonl``: the file the probe's items are collected from (docs/contracts.md §5)."""
+        return self.settings.tasks_path
+
+    def close(self) -> None:
+        """Nothing to free: a probe call makes no snapshot (the mode contract)."""
+
+    def resume_hint(self) -> str:
+        """The command continuing this probe."""
+        agents = " ".join(f"--agent {a.spec if a.name == a.spec else f'{a.name}={a.spec}'}" for a in self.agents)
+        return f"homefield probe {agents} --resume"
+
+    def record_path(self, agent: str) -> Path:
+        """``.homefield/probe/<agent>.jsonl``."""
+        return probe_path(self.settings.homefield_dir, agent)
+
+    # -- calls ------------------------------------------------------------------------------------
+    def stop_reason(self, agent: str) -> str | None:
+        """``"rate limited: <error>"`` once a call of ``agent`` (a name) was rate limited in this session
+        (in this process, or in another whose marker the controller wrote), else ``None``."""
+        if agent in self._rate_limited:
+            return f"{RATE_LIMITED}: {self._rate_limited[agent] or 'provider unavailable'}"
+        try:
+            marker = json.loads(_rate_limit_marker(self.record_path(agent)).read_text())
+        except (OSError, ValueError):
+            marker = {}
+        if marker.get("since") == self.session_start:  # a rate limit earlier in this session stops the agent
+            return f"{RATE_LIMITED}: {marker.get('error') or 'provider unavailable'}"
+        return None
+
+    def call(self, task: Task, agent: Any, kind: str, sample: int, gold_id: str) -> dict[str, Any]:
+        """Make one text-only call of ``agent`` with ``task``'s prompt and the files of ``gold_id``
+        (itself for ``kind`` ``task``, the paired task for ``control``), score the answer against
+        ``gold_id``'s added lines, and return its record (docs/contracts.md §4). Never raises for the
+        agent's failures (an exception is an ``infra`` outcome)."""
+        prompt = probe_prompt(task.prompt, self.by_id[gold_id].source_files)
+        a_settings = agent_settings(self.settings, self.settings.agent_defs.get(agent.name))
+        started_at = now_iso()
+        t0 = time.monotonic()
+        try:
+            c = agent.complete(prompt, timeout_s=a_settings.timeout_s, gold_answer=self.gold[task.id])
+        except Exception as exc:  # a hook agent's bug is an infra error of this call, never a lost session
+            c = Completion(outcome="infra", error=f"{type(exc).__name__}: {exc}"[:300])
+        wall = c.wall_s or (time.monotonic() - t0)
+        score = None if c.outcome else round(token_similarity(c.text, self.gold[gold_id]), 6)
+        if c.outcome == "rate_limited":
+            self._rate_limited.setdefault(agent.name, c.error or "")
+        return {
+            "schema_version": 1, "kind": kind, "task_id": task.id, "sample": sample,
+            "agent": agent.name, "spec": agent.spec,
+            **({"gold_task_id": gold_id} if kind == "control" else {}),
+            "score": score, "outcome": c.outcome, "cost_usd": c.cost_usd, "input_tokens": c.input_tokens,
+            "output_tokens": c.output_tokens, "cache_read_tokens": c.cache_read_tokens,
+            "cache_write_tokens": c.cache_write_tokens, "model": c.model, "wall_s": round(wall, 3),
+            "started_at": started_at, "finished_at": now_iso(), "error": c.error,
+            "answer": c.text[:ANSWER_CHARS], "memorized": None,
+        }
+
+    def messages(self, record: dict[str, Any]) -> list[Message]:
+        """What the item posts for the controller to write: the call's record (appended to
+        ``probe/<agent>.jsonl``) and, for a rate-limited call, the marker that stops the agent's later
+        calls in this session (``<agent>.jsonl.rate-limited``)."""
+        home = self.settings.homefield_dir
+        path = self.record_path(str(record["agent"]))
+        out = [append_message(path.relative_to(home).as_posix(), record)]
+        if record["outcome"] == "rate_limited":
+            marker = json.dumps({"since": self.session_start, "error": record["error"]})
+            out.append(file_message(_rate_limit_marker(path).relative_to(home).as_posix(), marker.encode("utf-8")))
+        return out
+
+    # -- the end ----------------------------------------------------------------------------------
+    def finish(self) -> list[tuple[Agent, Verdict, float]]:
+        """The controller's end: judge every agent with answered calls against its control, rewrite its
+        probe file with the verdict line (:func:`~pytest_homefield.probe.verdicts.write_verdict`), and
+        return ``(agent, verdict, USD spent on its calls)`` per judged agent."""
+        verdicts: list[tuple[Agent, Verdict, float]] = []
+        at = now_iso()
+        for agent in self.agents:
+            path = self.record_path(agent.name)
+            records = load_probe(path)
+            if not records:
+                continue
+            verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff)
+            verdict.shard = str(self.shard) if self.shard else None
+            verdict.tasks_digest = self.digest
+            write_verdict(path, verdict, at)
+            cost = sum(float(r.get("cost_usd") or 0.0) for r in records if r.get("kind") in ("task", "control"))
+            verdicts.append((agent, verdict, cost))
+        return verdicts

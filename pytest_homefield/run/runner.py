@@ -1,0 +1,269 @@
+"""The attempts of one session in one process, for a run and an ablation alike (docs/contracts.md §4,
+§7, §8, §9).
+
+:class:`AttemptRunner` is everything an attempt needs that does not depend on the mode: the snapshot
+cache, the stop policy (:class:`RunLimits`), the frozen flaky PASS_TO_PASS ids, the one builder of
+attempt settings (:meth:`AttemptRunner.spec`: the agent's limits, the sandbox and its hook, the
+commit's environment), :meth:`AttemptRunner.run` and the messages its results become for the
+controller (:meth:`AttemptRunner.messages`, written by :mod:`pytest_homefield.transport`). A run
+(:class:`pytest_homefield.run.session.RunSession`) and an ablation
+(:class:`pytest_homefield.ablate.session.AblationSession`) each hold one; an ablation adds only its
+variant's rules file around the agent and the variant's folder. Before either starts anything,
+:func:`check_sandbox` refuses agents or test runs that need bubblewrap where it does not work.
+No pytest here.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.registry import agent_settings, provider_of
+from pytest_homefield.errors import RunError
+from pytest_homefield.layout import HomefieldDir, attempt_dir
+from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
+from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
+from pytest_homefield.run.flaky import flaky_records, found_flaky
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
+from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
+from pytest_homefield.settings import Settings
+from pytest_homefield.store import JsonlTail
+from pytest_homefield.transport import Message, append_message, artifact_messages
+
+__all__ = [
+    "BUDGET_SPENT",
+    "RATE_LIMITED",
+    "AttemptRunner",
+    "AttemptFn",
+    "RunLimits",
+    "SandboxHook",
+    "check_sandbox",
+    "sandbox_summary",
+    "stopped_for",
+]
+
+#: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
+SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
+#: What runs one attempt: :func:`pytest_homefield.run.attempt.run_attempt`.
+AttemptFn = Callable[[AttemptSpec, SnapshotCache], Result]
+
+
+def stopped_for(message: str) -> str | None:
+    """The stop reason (``budget spent: …`` or ``rate limited: …``) of a skipped attempt item's message
+    (``…Skipped: <reason>``), ``None`` for a skip of any other kind."""
+    if BUDGET_SPENT in message or RATE_LIMITED in message:
+        return message.split("Skipped: ", 1)[-1]
+    return None
+
+
+def _at(stamp: object) -> _dt.datetime:
+    """An ISO 8601 time as an aware datetime (any precision; naive counts as UTC); the earliest time for
+    one that cannot be read (an old record then never counts as this session's)."""
+    try:
+        at = _dt.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+    return at if at.tzinfo else at.replace(tzinfo=_dt.timezone.utc)
+
+
+class RunLimits:
+    """Whether another attempt may start (docs/contracts.md §8): not after a ``rate_limited`` result
+    finished at or after ``since_iso`` (this session's start) by an agent behind the same provider
+    (the names given to :meth:`stop_reason`), and not once the run's spending (the last record per
+    (task, agent, attempt, variant); partial estimates included) reaches ``budget_usd`` (USD;
+    ``None`` = no budget).
+
+    Totals are kept in memory and fed from ``results.jsonl`` through a :class:`JsonlTail`, so each
+    line is read once per process, and results appended by other xdist workers and by earlier
+    sessions of a resumed run count, as they must."""
+
+    def __init__(self, results: Path, *, budget_usd: float | None, since_iso: str) -> None:
+        self.budget_usd = budget_usd
+        self.since_iso = since_iso
+        self._tail = JsonlTail(results)
+        self._cost: dict[tuple[str, str, int, str], float] = {}
+        self._rate_limited: dict[str, str] = {}  # agent name -> error of its first limit this session
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        """Count one result record (a ``results.jsonl`` line)."""
+        self._cost[result_key(record)] = float(record.get("cost_usd") or 0.0)
+        if record.get("outcome") == "rate_limited" and _at(record.get("finished_at")) >= _at(self.since_iso):
+            self._rate_limited.setdefault(str(record.get("agent", "")), str(record.get("error") or "rate limited"))
+
+    def refresh(self) -> None:
+        """Count the lines appended to ``results.jsonl`` since the last call."""
+        for record in self._tail.new_records():
+            self.add(record)
+
+    @property
+    def spent_usd(self) -> float:
+        """USD spent so far by the records counted."""
+        return sum(self._cost.values())
+
+    def rate_limited(self, agents: Iterable[str] | None = None) -> str | None:
+        """The error of the first ``rate_limited`` result counted from one of ``agents`` (names;
+        ``None``: any agent), else ``None``. Does not :meth:`refresh`."""
+        names = None if agents is None else set(agents)
+        return next((err for name, err in self._rate_limited.items() if names is None or name in names), None)
+
+    def stop_reason(self, agents: Iterable[str] | None = None) -> str | None:
+        """``"rate limited: <error>"`` (a limit hit by one of ``agents``, names; ``None``: any),
+        ``"budget spent: S of B USD"`` or ``None`` (start the attempt), after :meth:`refresh`."""
+        self.refresh()
+        limited = self.rate_limited(agents)
+        if limited:
+            return f"{RATE_LIMITED}: {limited}"
+        if self.budget_usd is not None:
+            spent = self.spent_usd
+            if spent >= self.budget_usd:
+                return f"{BUDGET_SPENT}: {spent:.2f} of {self.budget_usd:.2f} USD"
+        return None
+
+
+def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> dict[str, Any]:
+    """``meta.json`` ``sandbox`` (docs/contracts.md §4): ``mode``, ``network``, per agent the sandbox its
+    attempts get (``bwrap``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``)."""
+    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
+    per_agent: dict[str, str] = {}
+    for a in agents:
+        try:
+            backend = choice.for_agent(a, settings.allow_shell)
+        except BwrapUnavailable as exc:
+            backend = "none" if hooked else f"refused: {exc}"
+        per_agent[a.name] = "hook" if hooked and runs_process(a) else backend
+    try:
+        tests = choice.for_tests()
+    except BwrapUnavailable as exc:
+        tests = f"refused: {exc}"
+    return {"mode": choice.mode, "network": choice.network, "agents": per_agent, "tests": tests}
+
+
+def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> None:
+    """Raise :class:`RunError` (one line) when an agent or the test runs need bubblewrap and it does not
+    work here; a sandbox hook (``hooked``) wraps the agents instead. A run and an ablation call it on
+    the controller before they write or start anything."""
+    if hooked:
+        return
+    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
+    try:
+        for a in agents:
+            choice.for_agent(a, settings.allow_shell)
+        choice.for_tests()
+    except BwrapUnavailable as exc:
+        raise RunError(f"pytest-homefield: {exc}") from None
+
+
+class AttemptRunner:
+    """Runs the attempts of one session (a run or an ablation) in this process.
+
+    ``run_id`` is the session's id (each result's ``run_id``); ``results`` its ``results.jsonl``,
+    which only the controller writes, from :meth:`messages`; ``folder(variant)`` the folder whose
+    ``attempts/`` holds that variant's artifacts (a run: its run folder; an ablation:
+    ``variants/<variant>/``). ``session_start`` (ISO 8601) and ``budget_usd`` (USD, ``None`` = no
+    budget; a shard's part) are the stop policy's (:class:`RunLimits`). ``setup_command`` maps a task
+    to the ``pytest_homefield_setup_command`` hook's command (``None``: ``setup_cmd``);
+    ``sandbox_hook`` is the ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it);
+    ``flaky`` the session's frozen flaky PASS_TO_PASS ids ({task id: [test ids]}); ``shared`` whether
+    this process shares the controller's ``.homefield/`` (otherwise the artifacts travel with the
+    result); ``attempt`` the function that runs one attempt (:func:`run_attempt`)."""
+
+    def __init__(self, settings: Settings, agents: Sequence[Agent], *, run_id: str, results: Path,
+                 folder: Callable[[str], Path], session_start: str, budget_usd: float | None,
+                 setup_command: Callable[[Task], str | None] = lambda task: None,
+                 sandbox_hook: SandboxHook | None = None, flaky: Mapping[str, Sequence[str]] | None = None,
+                 shared: bool = True, attempt: AttemptFn = run_attempt) -> None:
+        self.settings = settings
+        self.agents = list(agents)
+        self.run_id = run_id
+        self.results = results
+        self.folder = folder
+        self.home = HomefieldDir(settings.root)
+        self.setup_command = setup_command
+        self.sandbox_hook = sandbox_hook
+        #: the session's frozen flaky PASS_TO_PASS ids, {task id: [test ids]} (pytest_homefield.run.flaky)
+        self.flaky: dict[str, list[str]] = {k: list(v) for k, v in (flaky or {}).items()}
+        self.shared = shared
+        self.attempt = attempt
+        self.limits = RunLimits(results, budget_usd=budget_usd, since_iso=session_start)
+        self._found_flaky: dict[tuple[str, str, int, str], list[str]] = {}
+        self._cache: SnapshotCache | None = None
+
+    @property
+    def cache(self) -> SnapshotCache:
+        """This process's snapshot cache, made on first use."""
+        if self._cache is None:
+            self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
+                                        run_timeout_s=self.settings.run_timeout)
+        return self._cache
+
+    def _setup_cmd(self, task: Task) -> str | None:
+        cmd = self.setup_command(task)
+        return cmd if cmd is not None else (self.settings.setup_cmd or task.setup_cmd)
+
+    def sandbox_summary(self) -> dict[str, Any]:
+        """:func:`sandbox_summary` of these agents."""
+        return sandbox_summary(self.settings, self.agents, hooked=self.sandbox_hook is not None)
+
+    def same_provider(self, agent: Agent) -> set[str]:
+        """Names of the agents sharing ``agent``'s provider (:func:`provider_of`): a rate limit
+        reported by one of them stops those, not the others."""
+        key = provider_of(agent)
+        return {a.name for a in self.agents if provider_of(a) == key}
+
+    def stop_reason(self, agent: Agent | None = None) -> str | None:
+        """Why no further attempt (of ``agent``; ``None``: of any agent) may start
+        (:meth:`RunLimits.stop_reason` over the agents behind ``agent``'s provider), or ``None``."""
+        return self.limits.stop_reason(None if agent is None else self.same_provider(agent))
+
+    def spec(self, task: Task, agent: Agent, attempt: int, *, variant: str = "base",
+             test_cmd: str | None = None) -> AttemptSpec:
+        """The :class:`AttemptSpec` of one attempt: the agent's limits (flags, then ``.homefield.yml``
+        ``agents.<name>``), the sandbox with the hook, the commit's environment (``--env``), the
+        frozen flaky ids of ``task``; ``test_cmd`` overrides the task's test command."""
+        s = self.settings
+        a = agent_settings(s, s.agent_defs.get(agent.name))
+        return AttemptSpec(
+            task=task, agent=agent, attempt=attempt, run_id=self.run_id, run_dir=self.folder(variant),
+            timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
+            run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
+            test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
+            sandbox=SandboxChoice(s.sandbox, s.sandbox_network), sandbox_hook=self.sandbox_hook,
+            env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
+            flaky_p2p=list(self.flaky.get(task.id, ())),
+        )
+
+    def run(self, spec: AttemptSpec) -> Result:
+        """Run and grade one attempt (:attr:`attempt`); never raises for agent, snapshot or grading
+        failures (they are outcomes). The result counts at once towards this process's limits; its
+        line is written by the controller from :meth:`messages`."""
+        found: list[str] = []
+        spec.graded = lambda g: found.extend(found_flaky(spec.agent, g))
+        result = self.attempt(spec, self.cache)
+        if found:
+            self._found_flaky[result.key] = found
+        self.limits.add(result.to_dict())
+        return result
+
+    def messages(self, result: Result) -> list[Message]:
+        """What the item posts for the controller to write: the attempt's artifacts when this
+        process does not share the controller's ``.homefield/`` (size-capped), then its result line
+        (``results.jsonl``), then the flaky PASS_TO_PASS ids the oracle's grading found
+        (``flaky.jsonl``, :mod:`pytest_homefield.run.flaky`)."""
+        out: list[Message] = []
+        home = self.home.path
+        if not self.shared:
+            folder = attempt_dir(self.folder(result.variant), result.task_id, result.agent, result.attempt)
+            out += artifact_messages(folder, home)
+        out.append(append_message(self.results.relative_to(home).as_posix(), result.to_dict()))
+        flaky_target = self.home.flaky.relative_to(home).as_posix()
+        out += [append_message(flaky_target, r) for r in flaky_records(result, self._found_flaky.pop(result.key, ()))]
+        return out
+
+    def close(self) -> None:
+        """Delete this process's snapshots."""
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
