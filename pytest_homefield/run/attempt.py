@@ -34,17 +34,17 @@ from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
-from pytest_homefield.sandbox.bwrap import (
-    BwrapUnavailable,
-    Policy,
-    bwrap_argv,
-    inside_path,
-    package_paths,
-    probe,
-    python_paths,
+from pytest_homefield.sandbox.backends import (
+    AgentBox,
+    SandboxBackend,
+    SandboxContext,
+    Sandboxes,
+    SandboxHook,
+    backend_named,
 )
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.sandbox.relay import HostRelay, inside_argv
+from pytest_homefield.sandbox.relay import HostRelay
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
@@ -167,7 +167,10 @@ class AttemptSpec:
     env_passthrough: list[str] = field(default_factory=list)
     variant: str = "base"
     sandbox: SandboxChoice = field(default_factory=SandboxChoice)
-    sandbox_hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None
+    sandbox_hook: SandboxHook | None = None
+    #: the session's backends, chosen once (:meth:`Sandboxes.choose`); ``None``: chosen for this
+    #: attempt from ``sandbox`` and ``sandbox_hook``
+    sandboxes: Sandboxes | None = None
     #: ``uv``: grade in the commit's environment (also whenever the task has an ``env`` object)
     env_kind: str = "current"
     env_extras: list[str] = field(default_factory=list)
@@ -184,67 +187,23 @@ class AttemptSpec:
         return attempt_dir(self.run_dir, self.task.id, self.agent.name, self.attempt)
 
 
-@dataclass
-class SandboxContext:
-    """What a ``pytest_homefield_sandbox(argv, ctx)`` hook is told about the command it may wrap.
-
-    ``workspace``, ``tmpdir`` and ``home`` are the only host folders the agent should be able to
-    write (they are its own); ``ro_paths`` what it needs to read (interpreter, client); ``env`` the
-    whole environment the command must get; ``network`` whether it may use the host's network;
-    ``loopback_ports`` the host's ``127.0.0.1`` ports it may reach without it (``--sandbox-network
-    loopback:…``); ``agent`` its name; ``purpose`` ``"agent"``.
-    """
-
-    workspace: Path
-    tmpdir: Path
-    home: Path
-    env: dict[str, str]
-    network: bool
-    ro_paths: list[Path]
-    agent: str
-    purpose: str = "agent"
-    loopback_ports: tuple[int, ...] = ()
-
-
-def agent_wrapper(backend: str, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
-                  ro_paths: list[Path], agent: str,
-                  hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None,
-                  used: list[str] | None = None,
+def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
+                  ro_paths: list[Path], agent: str, used: list[str] | None = None,
                   relay: HostRelay | None = None) -> Callable[[list[str], Any], list[str]]:
-    """The ``AgentContext.wrap`` of one attempt: a ``pytest_homefield_sandbox`` hook result when a hook
-    returns one, else bubblewrap (``backend == "bwrap"``: ``workspace``, ``tmpdir`` and ``home``
-    read-write, ``ro_paths`` and the system read-only, nothing else), else the argv unchanged. The
-    backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``). With ``relay``
-    (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs behind the
-    inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use."""
+    """The ``AgentContext.wrap`` of one attempt: ``backend``'s ``wrap_agent`` with ``workspace``,
+    ``tmpdir`` and ``home`` read-write, ``ro_paths`` read-only and the network or not (a hook's argv
+    when it returns one, else the configured backend; see :mod:`pytest_homefield.sandbox.backends`).
+    The backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``). With
+    ``relay`` (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs
+    behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use."""
+    box = AgentBox(workspace=workspace, tmpdir=tmpdir, home=home, ro_paths=list(ro_paths), network=network,
+                   agent=agent, relay=relay)
 
     def wrap(argv: list[str], env: Any) -> list[str]:
-        env = dict(env)
-        ports = relay.ports if relay is not None else ()
-        if hook is not None:
-            ctx = SandboxContext(workspace=workspace, tmpdir=tmpdir, home=home, env=env, network=network,
-                                 ro_paths=list(ro_paths), agent=agent, loopback_ports=ports)
-            wrapped = hook(list(argv), ctx)
-            if wrapped is not None:
-                if used is not None:
-                    used.append("hook")
-                return list(wrapped)
-        if backend != "bwrap":
-            if used is not None:
-                used.append("none")
-            return list(argv)
-        mounted = [workspace, tmpdir, home, *ro_paths]
-        inner = {**env, "PATH": inside_path(env.get("PATH", ""), mounted,
-                                            first=[Path(sys.executable).parent])}
-        ro = list(ro_paths)
-        if relay is not None:
-            relay.start()
-            argv = inside_argv(sys.executable, relay.mapping(), argv)
-            ro.append(relay.folder)
-        policy = Policy(cwd=workspace, rw=[workspace, tmpdir, home], ro=ro, env=inner, network=network)
+        wrapped = backend.wrap_agent(argv, dict(env), box)
         if used is not None:
-            used.append("bwrap")
-        return bwrap_argv(argv, policy, bwrap=probe())
+            used.append(wrapped.backend)
+        return wrapped.argv
 
     return wrap
 
@@ -255,7 +214,7 @@ class AgentSandbox:
     ``home`` (the fresh ``HOME`` when sandboxed), ``used`` (the backends ``wrap`` applied), and the
     loopback ``relay`` if any. :meth:`close` stops the relay."""
 
-    backend: str
+    backend: SandboxBackend
     home: Path
     wrap: Callable[[list[str], Any], list[str]]
     used: list[str]
@@ -263,9 +222,8 @@ class AgentSandbox:
 
     @property
     def recorded(self) -> str:
-        """The result's ``sandbox`` field: the last backend applied, else ``none`` (or ``hook``
-        when that was the choice)."""
-        return self.used[-1] if self.used else ("none" if self.backend == "bwrap" else self.backend)
+        """The result's ``sandbox`` field: the last backend applied, else ``none``."""
+        return self.used[-1] if self.used else "none"
 
     def close(self) -> None:
         """Stop the loopback relay (if one was started)."""
@@ -273,19 +231,22 @@ class AgentSandbox:
             self.relay.close()
 
 
-def agent_sandbox(agent: Any, backend: str, *, workspace: Path, box: Path, env: dict[str, str],
+def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path, box: Path, env: dict[str, str],
                   sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
-                  hook: Callable[[list[str], SandboxContext], list[str] | None] | None = None) -> AgentSandbox:
-    """Prepare the sandbox of one attempt of ``agent`` (``backend``: ``bwrap`` or ``none``, from
-    :meth:`SandboxChoice.for_agent`) whose workspace is ``workspace``, in the attempt's private folder
-    ``box`` (``box/tmp`` is its ``TMPDIR``; ``box/home`` becomes its ``HOME``, ``box/net`` holds the
-    relay's sockets). When sandboxed (bubblewrap or a hook), the agent gets a fresh ``HOME``: the
-    agent's ``sandbox_home(home, env)`` copies its client's configuration in from the user's (still
+                  hook: SandboxHook | None = None) -> AgentSandbox:
+    """Prepare the sandbox of one attempt of ``agent`` (``backend``: from :meth:`Sandboxes.for_agent`,
+    or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
+    workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
+    ``TMPDIR``; ``box/home`` becomes its ``HOME``, ``box/net`` holds the relay's sockets). When the
+    backend confines it (bubblewrap or a hook), the agent gets a fresh ``HOME``: the agent's
+    ``sandbox_home(home, env)`` copies its client's configuration in from the user's (still
     ``env["HOME"]`` when it is called) and may re-point variables; then ``env["HOME"]`` is the fresh
     one (``env`` is changed in place). Read-only: the interpreters (this one, ``python`` and each of
-    ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install)."""
+    ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install).
+    Raises :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
+    chosen = backend_named(backend, hook)
     tmpdir, home = box / "tmp", box / "home"
-    if backend == "bwrap" or hook is not None:
+    if chosen.confines:
         home.mkdir(parents=True, exist_ok=True)
         fill_home = getattr(agent, "sandbox_home", None)
         if callable(fill_home):
@@ -296,11 +257,11 @@ def agent_sandbox(agent: Any, backend: str, *, workspace: Path, box: Path, env: 
                 *(extra(env) if callable(extra) else [])]
     ports = sandbox.loopback_ports
     relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"))  # owner-named: swept
-             if ports and backend == "bwrap" else None)
+             if ports and chosen.relays else None)
     used: list[str] = []
-    wrap = agent_wrapper(backend, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
-                         ro_paths=ro_paths, agent=agent.name, hook=hook, used=used, relay=relay)
-    return AgentSandbox(backend=backend, home=home, wrap=wrap, used=used, relay=relay)
+    wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
+                         ro_paths=ro_paths, agent=agent.name, used=used, relay=relay)
+    return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay)
 
 
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
@@ -347,20 +308,19 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
     box = Path(tempfile.mkdtemp(dir=cache.root))
     tmpdir = box / "tmp"
-    try:
-        backend = spec.sandbox.for_agent(spec.agent, spec.allow_shell)
-        test_backend = spec.sandbox.for_tests()
+    sandboxes = spec.sandboxes or Sandboxes.choose(spec.sandbox, spec.sandbox_hook)
+    try:  # with a hook these never raise: the hook over no sandbox
+        backend = sandboxes.for_agent(spec.agent, spec.allow_shell)
+        test_backend = sandboxes.for_tests()
     except BwrapUnavailable as exc:
-        if spec.sandbox_hook is None:
-            shutil.rmtree(workspace.parent, ignore_errors=True)
-            shutil.rmtree(box, ignore_errors=True)
-            return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-        backend, test_backend = "none", "none"
-    base["test_sandbox"] = test_backend
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+        shutil.rmtree(box, ignore_errors=True)
+        return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
+    base["test_sandbox"] = test_backend.configured
     env = _agent_env(spec, prompt, tmpdir)
     try:
         sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
-                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], hook=spec.sandbox_hook)
+                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)])
     except OSError as exc:  # the client's configuration could not be copied into the fresh HOME
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
@@ -372,7 +332,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
         hint_files=list(spec.task.source_files) if caps.hinted else [],
         task_id=spec.task.id,
-        wrap=sb.wrap, sandbox=backend, task=spec.task if caps.reference else None,
+        wrap=sb.wrap, sandbox=backend.configured, task=spec.task if caps.reference else None,
     )
     t0 = time.monotonic()
     try:
@@ -412,6 +372,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                       flaky=frozenset(spec.flaky_p2p))
             if spec.graded is not None:
                 spec.graded(g)
+            if g.test_sandbox is not None:  # the hook, when it wrapped the hidden tests
+                base["test_sandbox"] = g.test_sandbox
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
             why = g.suspicious_reason

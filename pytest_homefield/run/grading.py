@@ -34,6 +34,7 @@ from pathlib import Path
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import classify_path, runnable_tests
 from pytest_homefield.records import Task
+from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import run_tests
@@ -92,7 +93,8 @@ class Grade:
     """Outcome of grading: ``outcome`` (docs/contracts.md §8), ``touched_tests``, ``suspicious``,
     ``suspicious_reason`` (the reasons of :func:`suspicious_reasons`, ``"; "``-joined),
     ``carried``/``dropped`` paths, ``test_s`` (seconds of the test run), ``error`` (one line), and
-    the per-id ``failing`` lists."""
+    the per-id ``failing`` lists; ``test_sandbox`` the backend that wrapped the hidden tests (``None``
+    when they did not run)."""
 
     outcome: str
     touched_tests: bool = False
@@ -104,6 +106,7 @@ class Grade:
     error: str | None = None
     failing_f2p: list[str] = field(default_factory=list)
     failing_p2p: list[str] = field(default_factory=list)
+    test_sandbox: str | None = None
 
 
 def _walk(root: Path) -> dict[str, Path]:
@@ -346,7 +349,7 @@ def grade(
     run_timeout_s: float = 600,
     test_timeout_s: float | None = None,
     test_globs: Sequence[str] = (),
-    sandbox: str = "none",
+    sandbox: str | SandboxBackend = "none",
     env: Mapping[str, str] | None = None,
     flaky: Collection[str] = (),
 ) -> Grade:
@@ -362,8 +365,10 @@ def grade(
     A test process that does not finish (``os._exit`` or a signal at import, no outcome file) is
     judged by running the same command on the untouched parent with the hidden tests: when that run
     finishes the environment is sound and the attempt is ``tests_failed`` (scored: the agent's code
-    killed it); otherwise ``infra``. ``sandbox``: ``"bwrap"`` or ``"none"`` for the test runs
-    (:func:`pytest_homefield.sandbox.testrun.run_tests`). ``suspicious`` is set from
+    killed it); otherwise ``infra``. ``sandbox``: the backend of the test runs (a
+    :class:`~pytest_homefield.sandbox.backends.SandboxBackend` or its name, see
+    :func:`pytest_homefield.sandbox.testrun.run_tests`); the grade's ``test_sandbox`` is the one that
+    wrapped the hidden tests. ``suspicious`` is set from
     :func:`suspicious_reasons` of the carried change against ``task.gold_patch``. ``env``: the
     process environment for the hidden tests and the control run (default ``os.environ``; with
     ``--env uv`` the commit's environment, bound read-only into the sandbox). ``flaky``: PASS_TO_PASS
@@ -402,7 +407,7 @@ def grade(
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
                         test_timeout_s=test_timeout_s, sandbox=sandbox, env=env)
-        g.test_s = run.wall_s
+        g.test_s, g.test_sandbox = run.wall_s, run.sandbox
         if run.timed_out:
             g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
             return g

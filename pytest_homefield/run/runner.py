@@ -25,8 +25,9 @@ from pytest_homefield.agents.registry import agent_settings, provider_of
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir
 from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
-from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, result_key, run_attempt
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.flaky import flaky_records, found_flaky
+from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
 from pytest_homefield.settings import Settings
@@ -45,8 +46,6 @@ __all__ = [
     "stopped_for",
 ]
 
-#: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
-SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
 #: What runs one attempt: :func:`pytest_homefield.run.attempt.run_attempt`.
 AttemptFn = Callable[[AttemptSpec, SnapshotCache], Result]
 
@@ -190,6 +189,7 @@ class AttemptRunner:
         self.limits = RunLimits(results, budget_usd=budget_usd, since_iso=session_start)
         self._found_flaky: dict[tuple[str, str, int, str], list[str]] = {}
         self._cache: SnapshotCache | None = None
+        self._sandboxes: Sandboxes | None = None
 
     @property
     def cache(self) -> SnapshotCache:
@@ -198,6 +198,15 @@ class AttemptRunner:
             self._cache = SnapshotCache(repo=self.settings.root, setup=self._setup_cmd,
                                         run_timeout_s=self.settings.run_timeout)
         return self._cache
+
+    @property
+    def sandboxes(self) -> Sandboxes:
+        """The sandbox backends of this session's attempts, chosen once (one probe of bubblewrap) on
+        first use and passed to every attempt."""
+        if self._sandboxes is None:
+            self._sandboxes = Sandboxes.choose(SandboxChoice(self.settings.sandbox, self.settings.sandbox_network),
+                                               self.sandbox_hook)
+        return self._sandboxes
 
     def _setup_cmd(self, task: Task) -> str | None:
         cmd = self.setup_command(task)
@@ -230,7 +239,7 @@ class AttemptRunner:
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
             run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
             test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
-            sandbox=SandboxChoice(s.sandbox, s.sandbox_network), sandbox_hook=self.sandbox_hook,
+            sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
             flaky_p2p=list(self.flaky.get(task.id, ())),
         )

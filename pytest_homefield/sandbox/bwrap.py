@@ -33,11 +33,15 @@ from pathlib import Path
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
-           "BwrapUnavailable", "bwrap_executable", "SYSTEM_DIRS", "INSTALL_HINT"]
+           "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT",
+           "REPORTER_DIR"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
 #: recreated as symlinks).
 SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+#: Folder holding the standalone reporter module ``homefield_reporter`` (put on a test run's ``PYTHONPATH``).
+REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
 
 #: How to get bubblewrap, for the one-line refusals.
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
@@ -268,3 +272,46 @@ def probe(bwrap: str | None = None) -> str:
         raise BwrapUnavailable(f"bubblewrap does not work here ({why}; user namespaces may be disabled): "
                                f"{INSTALL_HINT}")
     return exe
+
+
+def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
+                   python: str | None = None, bwrap: str | None = None) -> list[str]:
+    """``argv`` wrapped in bubblewrap for a test run (docs/contracts.md §7): no network; ``workdir``
+    (the grading or mining copy), the interpreter of ``python`` looked up on ``env``'s ``PATH`` (see
+    :func:`~pytest_homefield.sandbox.bwrap.python_paths`), the virtual environment ``env`` names in
+    ``VIRTUAL_ENV`` (a ``--env uv`` environment: its folder, its ``bin/python`` and the base
+    interpreter it links to), this package, the folders on ``env``'s ``PYTHONPATH`` and the files the
+    command names by absolute path read-only; ``out_dir`` (outcomes, log, pytest cache) read-write;
+    ``/tmp`` a private tmpfs holding ``TMPDIR`` and ``HOME``. Nothing else is writable: an environment
+    shared by every task is never changed by a test run. ``bwrap``: the executable (default: the one
+    :func:`probe` checked). Raises
+    :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
+    exe = bwrap or probe()
+    pythons = _test_pythons(env, python)
+    ro = [Path(workdir), *tests_ro_paths(argv, env=env, python=python)]
+    inner = dict(env)
+    inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
+    first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
+    inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
+    policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
+                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")])
+    return bwrap_argv(argv, policy, bwrap=exe)
+
+
+def _test_pythons(env: Mapping[str, str], python: str | None) -> list[str]:
+    search = env.get("PATH")
+    pythons = [shutil.which(python, path=search) or python] if python and "python" in Path(python).name else []
+    if env.get("VIRTUAL_ENV"):
+        pythons.append(str(Path(env["VIRTUAL_ENV"]) / "bin" / "python"))
+    return pythons
+
+
+def tests_ro_paths(argv: Sequence[str], *, env: Mapping[str, str], python: str | None = None) -> list[Path]:
+    """What a test run of ``argv`` reads besides its copy (see :func:`sandboxed_argv`): the interpreters
+    (``python`` on ``env``'s ``PATH``, ``VIRTUAL_ENV``), this package and its reporter, the folders on
+    ``env``'s ``PYTHONPATH`` and the files ``argv`` names by absolute path."""
+    ro = [*python_paths(_test_pythons(env, python), path=env.get("PATH")), *package_paths(), REPORTER_DIR]
+    ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    # files the command names by absolute path (a runner script of a {junit} command): that file only
+    ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
+    return ro

@@ -25,7 +25,8 @@ from typing import Any
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 
-__all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process"]
+__all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process",
+           "agent_backend_name", "tests_backend_name"]
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
 NETWORK_MODES = ("shared", "none", "loopback:PORT[,PORT...]")
@@ -97,27 +98,43 @@ class SandboxChoice:
         return None
 
     def for_agent(self, agent: Any, allow_shell: bool) -> str:
-        """``"bwrap"`` or ``"none"`` for one agent's process. Raises :class:`BwrapUnavailable` when the
-        agent must be sandboxed (``bwrap``, or ``auto`` with an agent that runs commands) and
-        bubblewrap does not work here."""
+        """``"bwrap"`` or ``"none"`` for one agent's process (:func:`agent_backend_name`, probing
+        bubblewrap). Raises :class:`BwrapUnavailable` when the agent must be sandboxed and bubblewrap
+        does not work here."""
         if self.mode == "none" or not runs_process(agent):
             return "none"
-        why = self.available()
-        if why is None:
-            return "bwrap"
-        if self.mode == "bwrap" or runs_commands(agent, allow_shell):
-            raise BwrapUnavailable(f"agent {agent.name!r} can run commands, but {why}"
-                                   if runs_commands(agent, allow_shell) else why)
-        return "none"
+        return agent_backend_name(self.mode, agent, allow_shell, self.available())
 
     def for_tests(self) -> str:
-        """``"bwrap"`` or ``"none"`` for test runs (grading and mining). Raises
-        :class:`BwrapUnavailable` for ``bwrap`` when bubblewrap does not work here."""
+        """``"bwrap"`` or ``"none"`` for test runs (grading and mining; :func:`tests_backend_name`,
+        probing bubblewrap). Raises :class:`BwrapUnavailable` for ``bwrap`` when it does not work here."""
         if self.mode == "none":
             return "none"
-        why = self.available()
-        if why is None:
-            return "bwrap"
-        if self.mode == "bwrap":
-            raise BwrapUnavailable(why)
+        return tests_backend_name(self.mode, self.available())
+
+
+def agent_backend_name(mode: str, agent: Any, allow_shell: bool, why: str | None) -> str:
+    """``"bwrap"`` or ``"none"`` for one agent's process under ``--sandbox mode``, where ``why`` is
+    ``None`` when bubblewrap works here, else the reason it does not. Raises
+    :class:`BwrapUnavailable` when the agent must be sandboxed (``bwrap``, or ``auto`` with an agent
+    that runs commands) and bubblewrap does not work."""
+    if mode == "none" or not runs_process(agent):
         return "none"
+    if why is None:
+        return "bwrap"
+    if mode == "bwrap" or runs_commands(agent, allow_shell):
+        raise BwrapUnavailable(f"agent {agent.name!r} can run commands, but {why}"
+                               if runs_commands(agent, allow_shell) else why)
+    return "none"
+
+
+def tests_backend_name(mode: str, why: str | None) -> str:
+    """``"bwrap"`` or ``"none"`` for test runs under ``--sandbox mode`` (``why`` as in
+    :func:`agent_backend_name`). Raises :class:`BwrapUnavailable` for ``bwrap`` when it does not work."""
+    if mode == "none":
+        return "none"
+    if why is None:
+        return "bwrap"
+    if mode == "bwrap":
+        raise BwrapUnavailable(why)
+    return "none"

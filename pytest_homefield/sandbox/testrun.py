@@ -40,7 +40,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -48,7 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv, inside_path, package_paths, probe, python_paths
+from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
+from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.procs import run_process
 
 __all__ = [
@@ -72,8 +72,6 @@ __all__ = [
 #: since pytest 9.2), so only the stable part is matched: a prefix without a colon, then ``: error: ``.
 _ARGPARSE_ERROR = re.compile(r"^[^:]+: error: ")
 
-#: Folder holding the standalone reporter module ``homefield_reporter``.
-REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
 OUTCOMES_ENV = "HOMEFIELD_OUTCOMES"
 OUTCOMES_FILE = "outcomes.jsonl"
 LOG_FILE = "tests.log"
@@ -127,6 +125,7 @@ class TestRun:
       file was written); ``False`` when the process died on the way (``os._exit``, a signal).
     ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
       docs/contracts.md §7); ``None`` for a run of whole test files. Ids outside it were not run.
+    ``sandbox``: the backend that wrapped the command (``bwrap``, ``hook`` or ``none``).
     """
 
     __test__ = False  # not a pytest test class
@@ -144,6 +143,7 @@ class TestRun:
     skip_reasons: dict[str, str] = field(default_factory=dict)
     finished: bool = False
     selected: frozenset[str] | None = None
+    sandbox: str = "none"
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -222,7 +222,7 @@ def run_tests(
     timeout_s: float | None = 600,
     test_timeout_s: float | None = None,
     env: Mapping[str, str] | None = None,
-    sandbox: str = "none",
+    sandbox: str | SandboxBackend = "none",
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -231,9 +231,11 @@ def run_tests(
     (or ``junit.xml``) and the pytest cache. ``timeout_s``: seconds for the whole run, after which
     its process group is killed (``None``: no limit). ``test_timeout_s``: seconds per test through
     pytest-timeout when installed. ``env``: the base environment (default ``os.environ``), scrubbed
-    by :func:`scrubbed_env`. ``sandbox``: ``"bwrap"`` runs the command in bubblewrap
-    (:func:`sandboxed_argv`: no network, ``workdir`` read-only, only ``out_dir`` and a private ``/tmp``
-    writable), ``"none"`` runs it as it is.
+    by :func:`scrubbed_env`. ``sandbox``: the
+    :class:`~pytest_homefield.sandbox.backends.SandboxBackend` that wraps the command (its
+    ``wrap_tests``; bubblewrap: :func:`sandboxed_argv`, no network, ``workdir`` read-only, only
+    ``out_dir`` and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
+    run's ``sandbox`` is the name of the backend that wrapped it.
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd``. A command
     that cannot be started gives a run with ``exit_code`` 127 and ``error`` set.
@@ -252,8 +254,9 @@ def run_tests(
         run_env[OUTCOMES_ENV] = str(outcomes_path)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    if sandbox == "bwrap":
-        full = sandboxed_argv(full, workdir=workdir, out_dir=out_dir, env=run_env, python=argv[0])
+    wrapped = backend_named(sandbox).wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir,
+                                                                        python=argv[0]))
+    full = wrapped.argv
     start = time.monotonic()
     try:
         proc = run_process(
@@ -271,36 +274,9 @@ def run_tests(
         parsed = read_junit(junit)
     else:
         parsed = read_outcomes(outcomes_path)
-    return _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
-
-
-def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
-                   python: str | None = None) -> list[str]:
-    """``argv`` wrapped in bubblewrap for a test run (docs/contracts.md §7): no network; ``workdir``
-    (the grading or mining copy), the interpreter of ``python`` looked up on ``env``'s ``PATH`` (see
-    :func:`~pytest_homefield.sandbox.bwrap.python_paths`), the virtual environment ``env`` names in
-    ``VIRTUAL_ENV`` (a ``--env uv`` environment: its folder, its ``bin/python`` and the base
-    interpreter it links to), this package, the folders on ``env``'s ``PYTHONPATH`` and the files the
-    command names by absolute path read-only; ``out_dir`` (outcomes, log, pytest cache) read-write;
-    ``/tmp`` a private tmpfs holding ``TMPDIR`` and ``HOME``. Nothing else is writable: an environment
-    shared by every task is never changed by a test run. Raises
-    :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
-    exe = probe()
-    search = env.get("PATH")
-    pythons = [shutil.which(python, path=search) or python] if python and "python" in Path(python).name else []
-    if env.get("VIRTUAL_ENV"):
-        pythons.append(str(Path(env["VIRTUAL_ENV"]) / "bin" / "python"))
-    ro = [Path(workdir), *python_paths(pythons, path=search), *package_paths(), REPORTER_DIR]
-    ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    # files the command names by absolute path (a runner script of a {junit} command): that file only
-    ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
-    inner = dict(env)
-    inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
-    first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
-    inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
-    policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
-                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")])
-    return bwrap_argv(argv, policy, bwrap=exe)
+    run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
+    run.sandbox = wrapped.backend
+    return run
 
 
 @dataclass

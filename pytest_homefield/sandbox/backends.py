@@ -1,0 +1,286 @@
+"""Sandbox backends behind one interface (docs/contracts.md §7, §9), for agent programs and test runs.
+
+A :class:`SandboxBackend` turns the argv of a program into the argv that runs it confined:
+:meth:`~SandboxBackend.wrap_agent` for an agent's program (its workspace, ``TMPDIR`` and ``HOME``
+writable, read-only paths, the network or loopback ports), :meth:`~SandboxBackend.wrap_tests` for a
+test run (grading or mining: the copy under test read-only, no network, its out dir writable). Each
+returns a :class:`Wrapped`: the argv and the name of the backend that applied (what the result
+records: ``bwrap``, ``hook`` or ``none``). Three implementations:
+
+* :class:`BwrapBackend`: bubblewrap (:mod:`.bwrap`), built with the executable the probe checked;
+* :class:`NoSandbox`: the argv unchanged (``--sandbox none``, or ``auto`` without bubblewrap);
+* :class:`HookBackend`: a conftest's ``pytest_homefield_sandbox(argv, ctx)`` (``ctx`` a
+  :class:`SandboxContext` whose ``purpose`` is ``"agent"`` or ``"tests"``), falling back to the
+  configured backend when the hook returns ``None``.
+
+:class:`Sandboxes` is the choice of one session: made once (one probe of bubblewrap, from
+``--sandbox``/``--sandbox-network`` and whether a hook exists) and passed down to every attempt.
+Adding a backend: a class with the members of :class:`SandboxBackend`, and a line in
+:meth:`Sandboxes.choose` (or a conftest hook, which needs no code here).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pytest_homefield.sandbox.bwrap import (
+    BwrapUnavailable,
+    Policy,
+    bwrap_argv,
+    inside_path,
+    probe,
+    sandboxed_argv,
+    tests_ro_paths,
+)
+from pytest_homefield.sandbox.modes import SandboxChoice, agent_backend_name, tests_backend_name
+from pytest_homefield.sandbox.relay import HostRelay, inside_argv
+
+__all__ = ["SandboxBackend", "SandboxContext", "SandboxHook", "AgentBox", "TestBox", "Wrapped", "BwrapBackend",
+           "NoSandbox", "HookBackend", "Sandboxes", "backend_named"]
+
+
+@dataclass
+class SandboxContext:
+    """What a ``pytest_homefield_sandbox(argv, ctx)`` hook is told about the command it may wrap.
+
+    ``purpose`` ``"agent"``: an agent's program. ``workspace``, ``tmpdir`` and ``home`` are the only
+    host folders it should be able to write (they are its own); ``ro_paths`` what it needs to read
+    (interpreter, client); ``env`` the whole environment the command must get; ``network`` whether
+    it may use the host's network; ``loopback_ports`` the host's ``127.0.0.1`` ports it may reach
+    without it (``--sandbox-network loopback:…``); ``agent`` its name.
+
+    ``purpose`` ``"tests"``: a test run of grading. ``workspace`` is the grading copy (bubblewrap
+    binds it read-only), ``out_dir`` the one folder the run must write (its outcomes, log and pytest
+    cache; ``tmpdir`` and ``home`` are that folder too), ``ro_paths`` the interpreters, this package
+    and the reporter, ``env`` the test run's environment, ``network`` false, ``agent`` ``""``.
+    """
+
+    workspace: Path
+    tmpdir: Path
+    home: Path
+    env: dict[str, str]
+    network: bool
+    ro_paths: list[Path]
+    agent: str
+    purpose: str = "agent"
+    loopback_ports: tuple[int, ...] = ()
+    out_dir: Path | None = None
+
+
+#: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
+SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
+
+
+@dataclass
+class AgentBox:
+    """What one agent program may touch: ``workspace``, ``tmpdir`` and ``home`` read-write,
+    ``ro_paths`` read-only, the host's network when ``network``, and the loopback ``relay``
+    (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name."""
+
+    workspace: Path
+    tmpdir: Path
+    home: Path
+    ro_paths: list[Path]
+    network: bool
+    agent: str
+    relay: HostRelay | None = None
+
+
+@dataclass
+class TestBox:
+    """What one test run may touch: ``workdir`` (the grading or mining copy) read-only, ``out_dir``
+    read-write, no network; ``python`` the interpreter its command starts (its prefix is bound
+    read-only)."""
+
+    __test__ = False  # not a pytest test class
+
+    workdir: Path
+    out_dir: Path
+    python: str | None = None
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """A wrapped command: ``argv`` to start (with the environment given to the wrapper) and
+    ``backend``, the name recorded for it (``bwrap``, ``hook`` or ``none``)."""
+
+    argv: list[str]
+    backend: str
+
+
+class SandboxBackend(Protocol):
+    """One way to confine programs. ``name``: the recorded name (``bwrap``, ``none``, ``hook``);
+    ``configured``: the ``--sandbox`` backend under it (``bwrap`` or ``none``: what an agent's
+    context reports); ``confines``: whether an agent gets a fresh ``HOME`` under it; ``relays``:
+    whether it relays ``loopback:`` ports itself."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def configured(self) -> str: ...
+
+    @property
+    def confines(self) -> bool: ...
+
+    @property
+    def relays(self) -> bool: ...
+
+    def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
+        """``argv`` of an agent's program confined to ``box``, started with ``env``."""
+        ...
+
+    def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
+        """``argv`` of a test run confined to ``box``, started with ``env``."""
+        ...
+
+
+@dataclass(frozen=True)
+class NoSandbox:
+    """No sandbox: every argv runs as it is."""
+
+    name: str = "none"
+    configured: str = "none"
+    confines: bool = False
+    relays: bool = False
+
+    def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
+        return Wrapped(list(argv), self.name)
+
+    def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
+        return Wrapped(list(argv), self.name)
+
+
+@dataclass(frozen=True)
+class BwrapBackend:
+    """Bubblewrap through ``exe`` (the executable :func:`~pytest_homefield.sandbox.bwrap.probe`
+    checked). An agent: its three folders read-write, its read-only paths and the system read-only,
+    nothing else, its network or none (with a relay: the inside half of
+    :mod:`~pytest_homefield.sandbox.relay` in front of the command). A test run:
+    :func:`~pytest_homefield.sandbox.bwrap.sandboxed_argv`."""
+
+    exe: str
+    name: str = "bwrap"
+    configured: str = "bwrap"
+    confines: bool = True
+    relays: bool = True
+
+    def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
+        mounted = [box.workspace, box.tmpdir, box.home, *box.ro_paths]
+        inner = {**env, "PATH": inside_path(env.get("PATH", ""), mounted, first=[Path(sys.executable).parent])}
+        ro = list(box.ro_paths)
+        command = list(argv)
+        if box.relay is not None:
+            box.relay.start()
+            command = inside_argv(sys.executable, box.relay.mapping(), command)
+            ro.append(box.relay.folder)
+        policy = Policy(cwd=box.workspace, rw=[box.workspace, box.tmpdir, box.home], ro=ro, env=inner,
+                        network=box.network)
+        return Wrapped(bwrap_argv(command, policy, bwrap=self.exe), self.name)
+
+    def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
+        return Wrapped(sandboxed_argv(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,
+                                      bwrap=self.exe), self.name)
+
+
+@dataclass(frozen=True)
+class HookBackend:
+    """The conftest's ``pytest_homefield_sandbox`` hook: its argv when it returns one (recorded
+    ``hook``), else ``fallback`` (the configured backend) wraps the command."""
+
+    hook: SandboxHook
+    fallback: SandboxBackend = field(default_factory=NoSandbox)
+    name: str = "hook"
+    confines: bool = True
+
+    @property
+    def configured(self) -> str:
+        return self.fallback.configured
+
+    @property
+    def relays(self) -> bool:
+        return self.fallback.relays
+
+    def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
+        ctx = SandboxContext(workspace=box.workspace, tmpdir=box.tmpdir, home=box.home, env=dict(env),
+                             network=box.network, ro_paths=list(box.ro_paths), agent=box.agent,
+                             loopback_ports=box.relay.ports if box.relay is not None else ())
+        wrapped = self.hook(list(argv), ctx)
+        if wrapped is not None:
+            return Wrapped(list(wrapped), self.name)
+        return self.fallback.wrap_agent(argv, env, box)
+
+    def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
+        ro = tests_ro_paths(argv, env=env, python=box.python)
+        ctx = SandboxContext(workspace=box.workdir, tmpdir=box.out_dir, home=box.out_dir, env=dict(env),
+                             network=False, ro_paths=ro, agent="", purpose="tests", out_dir=box.out_dir)
+        wrapped = self.hook(list(argv), ctx)
+        if wrapped is not None:
+            return Wrapped(list(wrapped), self.name)
+        return self.fallback.wrap_tests(argv, env, box)
+
+
+@dataclass(frozen=True)
+class Sandboxes:
+    """The sandbox choice of one session, made once (:meth:`choose`): ``choice`` (``--sandbox``,
+    ``--sandbox-network``), ``hook`` (the ``pytest_homefield_sandbox`` hook, ``None`` when nothing
+    implements it), ``bwrap`` (the bubblewrap backend, ``None`` when it does not work here, then
+    ``why`` says why in one line)."""
+
+    choice: SandboxChoice
+    hook: SandboxHook | None = None
+    bwrap: BwrapBackend | None = None
+    why: str | None = None
+
+    @classmethod
+    def choose(cls, choice: SandboxChoice, hook: SandboxHook | None = None) -> Sandboxes:
+        """Probe bubblewrap once (not at all for ``--sandbox none``) and keep the result."""
+        if choice.mode == "none":
+            return cls(choice, hook, None, None)
+        try:
+            return cls(choice, hook, BwrapBackend(probe()), None)
+        except BwrapUnavailable as exc:
+            return cls(choice, hook, None, str(exc))
+
+    def _named(self, name: str) -> SandboxBackend:
+        return self.bwrap if self.bwrap is not None and name == self.bwrap.name else NoSandbox()
+
+    def _hooked(self, backend: SandboxBackend) -> SandboxBackend:
+        return backend if self.hook is None else HookBackend(self.hook, backend)
+
+    def for_agent(self, agent: object, allow_shell: bool) -> SandboxBackend:
+        """The backend of one agent's programs (see :meth:`SandboxChoice.for_agent`). Raises
+        :class:`BwrapUnavailable` when the agent needs bubblewrap, it does not work here and no
+        hook exists (with a hook: the hook, over no sandbox)."""
+        try:
+            name = agent_backend_name(self.choice.mode, agent, allow_shell, self.why)
+        except BwrapUnavailable:
+            if self.hook is None:
+                raise
+            return HookBackend(self.hook, NoSandbox())
+        return self._hooked(self._named(name))
+
+    def for_tests(self) -> SandboxBackend:
+        """The backend of test runs (see :meth:`SandboxChoice.for_tests`). Raises
+        :class:`BwrapUnavailable` as :meth:`for_agent` does."""
+        try:
+            name = tests_backend_name(self.choice.mode, self.why)
+        except BwrapUnavailable:
+            if self.hook is None:
+                raise
+            return HookBackend(self.hook, NoSandbox())
+        return self._hooked(self._named(name))
+
+
+def backend_named(name: str | SandboxBackend, hook: SandboxHook | None = None) -> SandboxBackend:
+    """The backend for a recorded name (``bwrap`` probes bubblewrap, raising
+    :class:`BwrapUnavailable` where it does not work; anything else: no sandbox), under ``hook``
+    when one is given; a backend is returned as it is."""
+    if not isinstance(name, str):
+        return name
+    backend: SandboxBackend = BwrapBackend(probe()) if name == BwrapBackend.name else NoSandbox()
+    return backend if hook is None else HookBackend(hook, backend)
