@@ -55,14 +55,21 @@ def pytest_homefield_result(result: dict[str, Any], config: pytest.Config) -> No
 
 @pytest.hookspec(firstresult=True)
 def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
-    """(W, firstresult) Wrap the argv of an agent's program in another sandbox (docker, podman, a VM,
-    macOS ``sandbox-exec``): return the argv to start instead, or ``None`` to leave it to
-    ``--homefield-sandbox`` (bubblewrap). ``ctx`` is a
-    :class:`pytest_homefield.run.attempt.SandboxContext`: ``workspace``, ``tmpdir`` and ``home`` (the
-    only folders to make writable), ``ro_paths`` (interpreter, client), ``env`` (the whole environment
-    the program must get; the returned command is started with it too), ``network`` (the host's),
-    ``loopback_ports`` (``--sandbox-network loopback:…``: the host's 127.0.0.1 ports to let through
-    when ``network`` is false; bubblewrap relays them, a hook must do so itself or give none),
-    ``agent``, ``purpose``. The attempt records ``sandbox: "hook"``. See
-    ``conftest_templates/sandbox_container.py`` (podman or docker).
+    """(W, firstresult) Wrap the argv of an agent's program or of a grading test run in another sandbox
+    (docker, podman, a VM, macOS ``sandbox-exec``): return the argv to start instead, or ``None`` to
+    leave it to ``--sandbox`` (bubblewrap or none). ``ctx`` is a
+    :class:`pytest_homefield.sandbox.backends.SandboxContext`; ``ctx.purpose`` says which:
+
+    * ``"agent"``: ``workspace``, ``tmpdir`` and ``home`` (the only folders to make writable),
+      ``ro_paths`` (interpreter, client), ``env`` (the whole environment the program must get; the
+      returned command is started with it too), ``network`` (the host's), ``loopback_ports``
+      (``--sandbox-network loopback:…``: the host's 127.0.0.1 ports to let through when ``network``
+      is false; bubblewrap relays them, a hook must do so itself or give none), ``agent``. The
+      attempt records ``sandbox: "hook"``.
+    * ``"tests"``: the hidden tests of grading. ``workspace`` is the grading copy (mount it
+      read-only), ``out_dir`` the one folder the run writes (outcomes, log, cache; ``tmpdir`` and
+      ``home`` are it too), ``ro_paths`` (interpreters, this package, its reporter), ``env``,
+      ``network`` false. The attempt records ``test_sandbox: "hook"``.
+
+    See ``conftest_templates/sandbox_container.py`` (podman or docker; it wraps both).
     """
