@@ -115,7 +115,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     from pytest_homefield.records import load_tasks
     from pytest_homefield.report import compute_report, write_reports
     from pytest_homefield.report.gate import GateError, worse_than
-    from pytest_homefield.report.merge import check_runs
+    from pytest_homefield.report.shard_checks import check_runs
     from pytest_homefield.report.which import which_run_lines
 
     home = HomefieldDir(_root())

@@ -65,20 +65,20 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     plugin: Any
     if ablate:
-        from pytest_homefield.ablate.plugin import AblatePlugin
+        from pytest_homefield.ablate.ablate_plugin import AblatePlugin
 
         plugin = AblatePlugin(config, settings, str(ablate))
     elif mine:
-        from pytest_homefield.mine.plugin import MinePlugin
+        from pytest_homefield.mine.mine_plugin import MinePlugin
 
         plugin = MinePlugin(config, settings)
     elif probe:
-        from pytest_homefield.probe.plugin import ProbePlugin
+        from pytest_homefield.probe.probe_plugin import ProbePlugin
 
         plugin = ProbePlugin(config, settings)
     else:
         from pytest_homefield.report.finish import RUN_REPORTS
-        from pytest_homefield.run.plugin import RunPlugin
+        from pytest_homefield.run.run_plugin import RunPlugin
 
         plugin = RunPlugin(config, settings, RUN_REPORTS)
     config.pluginmanager.register(plugin, "homefield-mode")

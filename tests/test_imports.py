@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest_homefield
 
 PACKAGE = Path(pytest_homefield.__file__).parent
-ENTRY_POINTS = {"plugin.py", "cli.py"}  # the top-level ones only; run/plugin.py and mine/plugin.py are not
+ENTRY_POINTS = {"plugin.py", "cli.py"}  # the top-level ones only; run/run_plugin.py and mine/mine_plugin.py are not
 
 
 def _own_module(node: ast.Import | ast.ImportFrom) -> bool:

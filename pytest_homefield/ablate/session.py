@@ -19,7 +19,7 @@ so ``--resume`` never redoes a finished attempt, and retries unscored ones.
 Shards (``--shard K/N``): a session runs base and the per-rule variants on its shard's tasks (split
 by id as a run splits them); its ``meta.json`` says ``shard``, a ``--budget`` is split evenly, and
 once its per-rule attempts are in, its phase is ``merge``: the slimmer file is decided from every
-task's results, after ``homefield ablate FILE --merge DIR…`` (:mod:`pytest_homefield.ablate.merge`)
+task's results, after ``homefield ablate FILE --merge DIR…`` (:mod:`pytest_homefield.ablate.ablate_shards`)
 made one ablation of the shards (also ``merge`` while shards are missing). That merged ablation
 measures the slimmer file on one machine with ``--resume --run-id``, or again sharded: each machine
 resumes a copy of it with ``--shard K/N`` and the copies are merged once more. Order: a seeded
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.ablate.plan import AblationPlan
+from pytest_homefield.ablate.ablate_plan import AblationPlan
 from pytest_homefield.ablate.render import render_html, render_json, render_markdown, report_doc
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.table import AgentTable, build_tables, slim_keep

@@ -40,7 +40,7 @@ from pytest_homefield.agents.attack_payloads import (
     resolve,
 )
 from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
-from pytest_homefield.agents.command import distrust_infra, read_usage_line
+from pytest_homefield.agents.cmd_agent import distrust_infra, read_usage_line
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.procs import run_process
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from pytest_homefield.agents import attacks, claude, command, openai_compat, predictions, reference
+from pytest_homefield.agents import attacks, claude, cmd_agent, openai_compat, predictions, reference
 from pytest_homefield.agents.attacks import ATTACKS, attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.claude import ClaudeAgent
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
@@ -147,7 +147,7 @@ KINDS: dict[str, AgentKind] = {k.name: k for k in (
     AgentKind("noop", reference.NOOP, _bare, lambda p, s: NoopAgent(name=p.name, spec=p.spec), "noop"),
     AgentKind("sim", reference.SIM, _sim, lambda p, s: SimAgent(name=p.name, spec=p.spec, p=float(p.arg or 0)),
               "sim:P"),
-    AgentKind("cmd", command.CAPABILITIES, _cmd, _command_agent, "cmd:SHELL"),
+    AgentKind("cmd", cmd_agent.CAPABILITIES, _cmd, _command_agent, "cmd:SHELL"),
     AgentKind("claude", claude.CAPABILITIES, lambda arg, text: (arg or "claude", arg or None),
               lambda p, s: ClaudeAgent(name=p.name, spec=p.spec, model=p.arg, settings=s), "claude[:MODEL]"),
     AgentKind("attack", attacks.CAPABILITIES, _attack, lambda p, s: attack_agent(p.arg or "", agent_name=p.name)),

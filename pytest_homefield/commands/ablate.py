@@ -5,7 +5,7 @@ written. With ``--yes`` the CLI runs ``pytest --homefield-ablate FILE --homefiel
 and the per-rule variants, and, when that session finished every one of those attempts, once more
 with ``--homefield-resume`` for the slimmer file. What the plan is made of is the ablation's own
 (:mod:`pytest_homefield.ablate.rules`, :mod:`~pytest_homefield.ablate.variants`,
-:mod:`~pytest_homefield.ablate.plan`), shared with the pytest plugin.
+:mod:`~pytest_homefield.ablate.ablate_plan`), shared with the pytest plugin.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.ablate.plan import build_plan, plan_lines, workers_from
+from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.variants import agent_rows
 from pytest_homefield.argv import pytest_args

@@ -3,15 +3,15 @@ DIR…``: the folders of N ``--shard K/N`` sessions (from N machines, e.g. a CI 
 combined into this repository's ``.homefield/``, as one unsharded session would have left it
 (docs/contracts.md §2, §4). No pytest session starts and no agent or test runs.
 
-- mine: the shards' mine folders → one mine folder and ``tasks.jsonl`` (:mod:`pytest_homefield.mine.merge`);
+- mine: the shards' mine folders → one mine folder and ``tasks.jsonl`` (:mod:`pytest_homefield.mine.mine_shards`);
 - probe: the shards' ``probe/`` folders → ``.homefield/probe/<agent>.jsonl`` judged over every task
-  (:mod:`pytest_homefield.probe.merge`);
+  (:mod:`pytest_homefield.probe.probe_shards`);
 - ablate: the shards' ablation folders → one ablation folder, its table and slimmer file
-  (:mod:`pytest_homefield.ablate.merge`).
+  (:mod:`pytest_homefield.ablate.ablate_shards`).
 
 Exit status: 0 merged; 2 refused (different task or candidate sets, shards of different splits, a
 key two folders disagree on, a missing shard of a mining split), one line on stderr, nothing
-written. Runs are merged by ``homefield report RUN…`` instead (:mod:`pytest_homefield.report.merge`).
+written. Runs are merged by ``homefield report RUN…`` instead (:mod:`pytest_homefield.report.shard_checks`).
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import shlex
 import sys
 from pathlib import Path
 
-from pytest_homefield.ablate.merge import merge_ablations
+from pytest_homefield.ablate.ablate_shards import merge_ablations
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import resolve_rules_file, split_rules
 from pytest_homefield.errors import ConfigError, ShardMergeError
 from pytest_homefield.layout import new_id
-from pytest_homefield.mine.merge import merge_mines
-from pytest_homefield.probe.merge import merge_probes
+from pytest_homefield.mine.mine_shards import merge_mines
+from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe.verdicts import verdict_lines
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import resolve_settings

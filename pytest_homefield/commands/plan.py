@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.errors import ProbeError
-from pytest_homefield.probe.plan import plan_lines
+from pytest_homefield.probe.probe_plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
 from pytest_homefield.probe_records import done_keys, probe_path
@@ -58,7 +58,7 @@ def plan_agents(settings: Settings) -> list[SimpleNamespace]:
 
 
 def probe_plan_text(settings: Settings) -> str:
-    """``homefield plan --probe``: the probe's plan lines (:func:`pytest_homefield.probe.plan.plan_lines`)
+    """``homefield plan --probe``: the probe's plan lines (:func:`pytest_homefield.probe.probe_plan.plan_lines`)
     for the tasks and agents the same ``homefield probe`` flags would use, counting answered calls as
     done (as ``--resume`` would). Raises ``ValueError`` without tasks or agents."""
     if not settings.tasks_path.exists():

@@ -7,7 +7,7 @@ The controller makes a :class:`MineSession` with :meth:`MineSession.start`: a ne
 xdist worker rebuilds it with :meth:`MineSession.join` from :meth:`MineSession.workerinput`.
 :meth:`MineSession.verify` checks one candidate and appends its verification record;
 :meth:`MineSession.finish` merges the kept tasks into ``tasks.jsonl`` (controller only) and gives
-the summary lines. :mod:`pytest_homefield.mine.plugin` only translates for pytest."""
+the summary lines. :mod:`pytest_homefield.mine.mine_plugin` only translates for pytest."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
     are frozen (split by task id, ``commit[:12]``, as :class:`pytest_homefield.shard.Shard` splits a
     run). ``meta.json`` (docs/contracts.md §4) says ``shard``, every candidate of the scan before the
     split (``candidate_ids`` in scan order, ``candidates_digest``) and ``max_tasks``, so that shards can
-    be merged (:mod:`pytest_homefield.mine.merge`). Each frozen candidate carries its ``verify_key``
+    be merged (:mod:`pytest_homefield.mine.mine_shards`). Each frozen candidate carries its ``verify_key``
     (:func:`pytest_homefield.mine.reuse.verify_key`). Returns the :class:`ScanResult`; raises
     :class:`pytest_homefield.errors.ScanError` when history cannot be scanned."""
     result = scan(settings.root, scan_options(settings))

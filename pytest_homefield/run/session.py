@@ -4,7 +4,7 @@
 folder, the attempts already finished (never redone on ``--resume``) and the stop policy
 (:class:`RunLimits`). The controller makes one with :meth:`RunSession.start` (picks the run id,
 checks a resumed run, writes ``meta.json``); each xdist worker rebuilds the same view with
-:meth:`RunSession.join` from :meth:`RunSession.workerinput`. :mod:`pytest_homefield.run.plugin`
+:meth:`RunSession.join` from :meth:`RunSession.workerinput`. :mod:`pytest_homefield.run.run_plugin`
 only turns its answers into pytest items and outcomes, and :class:`RunError` into
 ``pytest.UsageError``.
 """

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.ablate.plan import workers_from
+from pytest_homefield.ablate.ablate_plan import workers_from
 from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.variants import agent_rows
 from pytest_homefield.settings import resolve_settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_homefield.ablate.plan import make_plan, merged_history, min_tasks_for, plan_lines
+from pytest_homefield.ablate.ablate_plan import make_plan, merged_history, min_tasks_for, plan_lines
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.store import append_jsonl

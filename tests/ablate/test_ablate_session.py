@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers.ablate_repo import N_TASKS, RULES
 
-from pytest_homefield.ablate.plan import build_plan
+from pytest_homefield.ablate.ablate_plan import build_plan
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.ablate.session import PHASE_DONE, PHASE_RULES, PHASE_SLIM, AblationSession, interleaved
 from pytest_homefield.agents.registry import build_agents

@@ -15,7 +15,7 @@ import pytest
 from helpers.ablate_repo import write_agent
 from helpers.e2e_repo import homefield
 
-from pytest_homefield.ablate.merge import merge_ablations
+from pytest_homefield.ablate.ablate_shards import merge_ablations
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.settings import resolve_settings

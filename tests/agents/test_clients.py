@@ -29,7 +29,7 @@ from helpers.fakeapi.openai_responses import openai_responses_server
 from helpers.fakeapi.workspace import BUGGY, FIXED, make_calc_repo
 
 from pytest_homefield.agents.base import AgentContext, AgentResult, render_prompt
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.registry import build_agents
 from pytest_homefield.run.attempt import AgentSandbox, agent_sandbox

@@ -9,7 +9,7 @@ import pytest
 
 from pytest_homefield.agents.base import SHELL_NO, SHELL_YES, render_prompt
 from pytest_homefield.agents.claude import ClaudeAgent
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.agents.registry import ParsedSpec, agent_settings, build_agents, parse_spec

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.agents.base import AgentSettings
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task

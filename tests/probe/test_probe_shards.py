@@ -15,7 +15,7 @@ from helpers.e2e_repo import homefield
 
 from probe.conftest import MEMORIZED, reciter_spec
 from pytest_homefield.errors import ProbeError, ShardMergeError
-from pytest_homefield.probe.merge import merge_probes
+from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe_records import load_verdict, probe_path
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.shard import Shard

@@ -11,7 +11,7 @@ import pytest
 from pytest_homefield.errors import MergeError
 from pytest_homefield.layout import write_meta
 from pytest_homefield.report.gate import GateError, worse_than
-from pytest_homefield.report.merge import check_runs
+from pytest_homefield.report.shard_checks import check_runs
 from pytest_homefield.store import append_jsonl
 
 

@@ -1,14 +1,14 @@
-"""What an unsolved attempt item reports (``RunItem`` in run/plugin.py, ``AblateItem`` in ablate/plugin.py,
+"""What an unsolved attempt item reports (``RunItem`` in run/run_plugin.py, ``AblateItem`` in ablate/ablate_plugin.py,
 through ``collect.xfail_reason``), without a pytest session."""
 
 from __future__ import annotations
 
 import pytest
 
-from pytest_homefield.ablate.plugin import AblateItem
+from pytest_homefield.ablate.ablate_plugin import AblateItem
 from pytest_homefield.collect import xfail_reason
 from pytest_homefield.records import UNSOLVED_PREFIX
-from pytest_homefield.run.plugin import RunItem
+from pytest_homefield.run.run_plugin import RunItem
 
 
 def _raised(exc: BaseException) -> pytest.ExceptionInfo[BaseException]:

@@ -35,7 +35,7 @@ from helpers.attack_repo import (
 
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import build_report
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt

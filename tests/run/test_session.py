@@ -11,7 +11,7 @@ import pytest
 from helpers.attack_repo import build, cmd_agent, task_for
 
 from pytest_homefield.agents.base import AgentSettings
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.errors import RunError

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.agents.base import AgentContext, AgentSettings
-from pytest_homefield.agents.command import CommandAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.run.attempt import agent_sandbox

@@ -1,4 +1,4 @@
-"""mine/merge.py (issue 17): ``homefield mine --shard K/N`` on three machines, merged with ``homefield
+"""mine/mine_shards.py (issue 17): ``homefield mine --shard K/N`` on three machines, merged with ``homefield
 mine --merge``, equals one unsharded mine; what must not be merged is refused before anything is written."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from helpers.e2e_repo import homefield
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import write_meta
-from pytest_homefield.mine.merge import merge_mines
+from pytest_homefield.mine.mine_shards import merge_mines
 from pytest_homefield.mine.pipeline import candidates_digest
 from pytest_homefield.records import Task
 from pytest_homefield.store import read_jsonl, write_jsonl_atomic

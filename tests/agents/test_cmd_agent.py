@@ -13,7 +13,7 @@ import pytest
 from helpers.fakeapi.workspace import FIXED, make_calc_repo
 
 from pytest_homefield.agents.base import AgentContext, AgentSettings
-from pytest_homefield.agents.command import CommandAgent, parse_usage_line
+from pytest_homefield.agents.cmd_agent import CommandAgent, parse_usage_line
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.recipes import (
     RECIPE_SANDBOX,

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.ablate.plan import build_plan, plan_lines, workers_from
+from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_from
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.session import AblationSession, Key
@@ -30,7 +30,13 @@ from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import Result
-from pytest_homefield.run.plugin import AttemptItem, forward_report, sandbox_hook, setup_command_hook, unsolved_status
+from pytest_homefield.run.run_plugin import (
+    AttemptItem,
+    forward_report,
+    sandbox_hook,
+    setup_command_hook,
+    unsolved_status,
+)
 from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.transport import post

@@ -18,7 +18,7 @@ With ``--homefield-shard K/N`` the session probes only shard K's tasks (the task
 control pairs are still drawn over every probed task, so each call is the one an unsharded probe
 makes. Its verdict line says ``shard``: it judges this shard's tasks only, and
 ``--exclude-memorized`` refuses it until the shards are merged (``homefield probe --merge``,
-:mod:`pytest_homefield.probe.merge`).
+:mod:`pytest_homefield.probe.probe_shards`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import pytest
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.modes import ModeFile, ModePlugin
-from pytest_homefield.probe.plan import plan_lines
+from pytest_homefield.probe.probe_plan import plan_lines
 from pytest_homefield.probe.session import ProbeSession, probe_agents
 from pytest_homefield.probe.verdicts import (
     Verdict,
