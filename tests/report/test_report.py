@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import Task
 from pytest_homefield.report import (
     build_report,
     load_meta,
@@ -33,22 +32,9 @@ from pytest_homefield.report import (
 )
 from pytest_homefield.report.similarity import changed_lines, is_test_path, similarity
 
-#: The checked-in inputs; tests read the copy of them in :func:`data` (a report writes its similarity
-#: cache, ``similarity.json``, into each run folder it reads).
-SOURCE_DATA = Path(__file__).parent.parent / "data" / "report"
+#: The checked-in inputs are read from a copy (the ``data`` fixture of ``conftest.py``).
 GOLDEN = Path(__file__).parent.parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of ``tests/data/report`` for this module: the checkout is never written to."""
-    return Path(shutil.copytree(SOURCE_DATA, tmp_path_factory.mktemp("report-data") / "report"))
-
-
-@pytest.fixture(scope="module")
-def tasks(data: Path) -> list[Task]:
-    return load_tasks(data / "tasks.jsonl")
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,7 @@ import pytest
 
 from pytest_homefield.ablate import render as ablate_render
 from pytest_homefield.cli import build_parser
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import Task
 from pytest_homefield.report import (
     FORMATS,
     REPORT_FORMATS,
@@ -44,17 +43,6 @@ from pytest_homefield.report.text import text_table
 SOURCE_DATA = Path(__file__).parent.parent / "data" / "report"
 GOLDEN = Path(__file__).parent.parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
-
-
-@pytest.fixture(scope="module")
-def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of ``tests/data/report``: a report writes its similarity cache into each run folder."""
-    return Path(shutil.copytree(SOURCE_DATA, tmp_path_factory.mktemp("golden-data") / "report"))
-
-
-@pytest.fixture(scope="module")
-def tasks(data: Path) -> list[Task]:
-    return load_tasks(data / "tasks.jsonl")
 
 
 @pytest.fixture(scope="module")
