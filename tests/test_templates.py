@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from helpers.e2e_repo import UNUSED_PLUGINS
 from helpers.shared_repo import built_once
+from helpers.templates import load_template
 
 from pytest_homefield.commands.demo import load_build_history
 from pytest_homefield.sandbox.testrun import read_junit, read_outcomes
@@ -352,11 +353,7 @@ def test_task_filter_template(calc: Path) -> None:
 
 
 def _import_template(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"template_{name[:-3]}", TEMPLATES / name)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_template(name)
 
 
 class _Task:

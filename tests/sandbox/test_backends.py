@@ -4,7 +4,6 @@ a hook that wraps test runs is what grading records (``test_sandbox: hook``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from typing import Any
 
 import pytest
 from helpers.attack_repo import GOOD_CALC, WRONG_CALC, build, script_agent, task_for
+from helpers.templates import load_template
 
 import pytest_homefield.sandbox.backends as backends
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
@@ -33,7 +33,6 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.settings import Settings
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "conftest_templates" / "sandbox_container.py"
 
 
 def _bwrap() -> str:
@@ -183,11 +182,7 @@ def test_without_bubblewrap_a_hook_wraps_over_no_sandbox() -> None:
 
 
 def _template() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sandbox_container", TEMPLATE)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_template("sandbox_container.py")
 
 
 def test_template_mounts_a_test_run_read_only(tmp_path: Path) -> None:

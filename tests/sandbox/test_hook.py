@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
@@ -12,19 +11,15 @@ from typing import Any
 
 import pytest
 from helpers.attack_repo import WRONG_CALC, build, script_agent, task_for
+from helpers.templates import load_template
 
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, run_attempt
 from pytest_homefield.sandbox.modes import SandboxChoice
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "conftest_templates" / "sandbox_container.py"
 
 
 def _template() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sandbox_container", TEMPLATE)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_template("sandbox_container.py")
 
 
 def test_hook_wraps_the_agent_command(tmp_path: Path) -> None:
