@@ -34,7 +34,6 @@ from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.settings import Settings
 
 
-
 def _bwrap() -> str:
     try:
         return probe()

@@ -17,7 +17,6 @@ from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCa
 from pytest_homefield.sandbox.modes import SandboxChoice
 
 
-
 def _template() -> ModuleType:
     return load_template("sandbox_container.py")
 
