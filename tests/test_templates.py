@@ -242,7 +242,7 @@ def test_venv_setup_template(calc: Path) -> None:
 
 
 def test_venv_setup_commands() -> None:
-    module = _import_template("venv_setup.py")
+    module = load_template("venv_setup.py")
     cmd = module.setup_command()
     assert "-m venv --system-site-packages --without-pip .venv-homefield && " in cmd
     assert cmd.endswith(".venv-homefield/bin/python -m pip install --quiet --disable-pip-version-check "
@@ -258,7 +258,7 @@ def test_venv_setup_sees_the_packages_of_homefields_own_virtualenv(tmp_path: Pat
     graded attempt failed to start. The venv the template makes imports what homefield's has."""
     if sys.prefix == sys.base_prefix:
         pytest.skip("this suite runs in the base interpreter: --system-site-packages shows its packages")
-    module = _import_template("venv_setup.py")
+    module = load_template("venv_setup.py")
     steps = module.setup_command().split(" && ")
     proc = subprocess.run(" && ".join(steps[:-1]), shell=True, cwd=tmp_path, capture_output=True, text=True,
                           timeout=120)
@@ -352,10 +352,6 @@ def test_task_filter_template(calc: Path) -> None:
     assert json.loads((run_dir / "meta.json").read_text())["task_ids"] == [sub_id]
 
 
-def _import_template(name: str) -> ModuleType:
-    return load_template(name)
-
-
 class _Task:
     def __init__(self, id: str, diff_lines: int, well_specified: bool = True, files: tuple[str, ...] = ("a.py",),
                  authored_at: str = "2024-05-01T00:00:00+00:00") -> None:
@@ -364,7 +360,7 @@ class _Task:
 
 
 def test_task_filter_rules() -> None:
-    module = _import_template("task_filter.py")
+    module = load_template("task_filter.py")
     tasks: list[Any] = [_Task("a", 10), _Task("b", 500), _Task("c", 30, well_specified=False),
                         _Task("d", 30, files=("app/migrations/0001.py",)), _Task("e", 30, files=("vendor/x.py",)),
                         _Task("f", 20, authored_at="2023-01-01T00:00:00+00:00"), _Task("g", 30)]

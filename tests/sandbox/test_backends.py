@@ -8,7 +8,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -180,14 +179,10 @@ def test_without_bubblewrap_a_hook_wraps_over_no_sandbox() -> None:
     assert backend.name == "hook" and backend.configured == "none"
 
 
-def _template() -> ModuleType:
-    return load_template("sandbox_container.py")
-
-
 def test_template_mounts_a_test_run_read_only(tmp_path: Path) -> None:
     ctx = SandboxContext(workspace=tmp_path / "ws", tmpdir=tmp_path / "out", home=tmp_path / "out", env={},
                          network=False, ro_paths=[], agent="", purpose="tests", out_dir=tmp_path / "out")
-    argv = _template().container_argv(["sh", "-c", "true"], ctx, engine="podman", image="/")
+    argv = load_template("sandbox_container.py").container_argv(["sh", "-c", "true"], ctx, engine="podman", image="/")
     assert f"{tmp_path / 'ws'}:{tmp_path / 'ws'}:ro" in argv and f"{tmp_path / 'out'}:{tmp_path / 'out'}:rw" in argv
     assert not any(a.endswith(":rw") and a.startswith(str(tmp_path / "ws")) for a in argv)
     assert argv[-5:] == ["--rootfs", "/", "sh", "-c", "true"] and argv[argv.index("--network") + 1] == "none"
@@ -213,6 +208,6 @@ def test_template_grades_in_a_real_container(tmp_path: Path, monkeypatch: pytest
     engine = _container_engine()
     monkeypatch.setenv("HOMEFIELD_CONTAINER", engine)
     monkeypatch.setenv("HOMEFIELD_CONTAINER_IMAGE", "/")
-    mod = _template()
+    mod = load_template("sandbox_container.py")
     r, _ = _attempt(tmp_path, lambda argv, ctx: mod.pytest_homefield_sandbox(argv=argv, ctx=ctx), "none")
     assert r.outcome == "solved" and r.sandbox == "hook" and r.test_sandbox == "hook", r

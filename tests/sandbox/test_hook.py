@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -15,10 +14,6 @@ from helpers.templates import load_template
 
 from pytest_homefield.run.attempt import AttemptSpec, SandboxContext, SnapshotCache, run_attempt
 from pytest_homefield.sandbox.modes import SandboxChoice
-
-
-def _template() -> ModuleType:
-    return load_template("sandbox_container.py")
 
 
 def test_hook_wraps_the_agent_command(tmp_path: Path) -> None:
@@ -49,7 +44,7 @@ def test_hook_wraps_the_agent_command(tmp_path: Path) -> None:
 
 
 def test_template_builds_a_container_command(tmp_path: Path) -> None:
-    mod = _template()
+    mod = load_template("sandbox_container.py")
     ctx = SandboxContext(workspace=tmp_path / "ws", tmpdir=tmp_path / "tmp", home=tmp_path / "home",
                          env={"HOMEFIELD_PROMPT": "fix it", "PATH": "/usr/bin"}, network=False,
                          ro_paths=[Path(sys.base_prefix)], agent="a")
@@ -73,7 +68,7 @@ def test_template_runs_in_a_real_container(tmp_path: Path, engine: str) -> None:
     images = subprocess.run([exe, "image", "ls", "-q", "python:3.12-slim"], capture_output=True, text=True)
     if not images.stdout.strip():
         pytest.skip(f"{engine}: image python:3.12-slim is not pulled (no registry access in tests)")
-    mod = _template()
+    mod = load_template("sandbox_container.py")
     ws = tmp_path / "ws"
     ws.mkdir()
     ctx = SandboxContext(workspace=ws, tmpdir=tmp_path, home=tmp_path, env={}, network=False, ro_paths=[],
