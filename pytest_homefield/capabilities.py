@@ -8,15 +8,17 @@ ablation all ask :func:`capabilities_of` instead of probing an agent's attribute
 An agent from the ``pytest_homefield_agents`` hook need not know this record: it may declare the
 optional attributes of the agent protocol instead (``simulated``, ``hinted``, ``process``,
 ``runs_commands(allow_shell)``, ``shell_known``, ``provider``, ``reference``), which
-:func:`declared_capabilities` reads, here and nowhere else.
+:func:`declared_capabilities` reads, here and nowhere else. The hosts an agent's program calls
+(``provider_hosts(env)``, every built-in kind has one) are read by :func:`provider_hosts_of`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Capabilities", "Commands", "capabilities_of", "declared_capabilities"]
+__all__ = ["Capabilities", "Commands", "capabilities_of", "declared_capabilities", "provider_hosts_of"]
 
 #: Whether an agent can run arbitrary commands: never (it edits files only), only with
 #: ``--allow-shell``, or always (it is a shell program).
@@ -84,3 +86,13 @@ def capabilities_of(agent: object) -> Capabilities:
     that passes its inner agent's on), else :func:`declared_capabilities`."""
     caps = getattr(agent, "capabilities", None)
     return caps if isinstance(caps, Capabilities) else declared_capabilities(agent)
+
+
+def provider_hosts_of(agent: object, env: Mapping[str, str]) -> list[str]:
+    """The hosts the agent's program calls, given the attempt's environment ``env``: its
+    ``provider_hosts(env)`` (URLs or ``host[:port]`` strings: the Anthropic API or
+    ``ANTHROPIC_BASE_URL`` for claude, the base URL of ``openai:``, each recipe's provider), ``[]`` for
+    an agent that declares none (a plain ``cmd:`` program, the reference agents). Under
+    ``--sandbox-network allowlist`` these (and ``--allow-host``) are all it can reach."""
+    hosts = getattr(agent, "provider_hosts", None)
+    return [str(h) for h in hosts(env)] if callable(hosts) else []

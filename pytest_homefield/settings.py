@@ -38,7 +38,7 @@ from pytest_homefield.agents.environment import check_passthrough
 from pytest_homefield.agents.recipes import recipe_agents
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.sandbox.modes import parse_network
+from pytest_homefield.sandbox.modes import parse_hosts, parse_network
 from pytest_homefield.shard import parse_shard
 
 __all__ = [
@@ -74,8 +74,10 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 #: and ``inf`` are refused), ``date`` (``YYYY-MM-DD`` or ISO 8601 when set; the yml may also give a
 #: YAML date), ``shard`` (``K/N`` with 1 ≤ K ≤ N when set), ``fraction`` (strictly between 0 and 1),
 #: ``gates`` (each ``RATE`` or ``AGENT=RATE`` with RATE in [0, 1], :func:`parse_gate`), ``network``
-#: (``shared``, ``none`` or ``loopback:PORT[,PORT…]``, :func:`~pytest_homefield.sandbox.modes.parse_network`).
-CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network")
+#: (``allowlist``, ``shared``, ``none`` or ``loopback:PORT[,PORT…]``,
+#: :func:`~pytest_homefield.sandbox.modes.parse_network`), ``hosts`` (each ``--allow-host`` entry,
+#: :func:`~pytest_homefield.sandbox.modes.parse_hosts`).
+CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network", "hosts")
 #: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
 #: per dependency declaration, :mod:`pytest_homefield.envs`).
 ENV_KINDS = ("current", "uv")
@@ -237,12 +239,18 @@ class Settings(ScanSettings):
     sandbox: str = setting("auto", help="auto (default: bubblewrap where it works; agents that run commands are "
                            "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
                            commands=_MR + _A, yml="run.sandbox", choices=("auto", "bwrap", "none"))
-    sandbox_network: str = setting("shared", help="network inside an agent's sandbox: shared (default; the agent "
-                                   "calls its API), none (local cmd: agents) or loopback:PORT[,PORT...] (only "
-                                   "those ports of this machine's 127.0.0.1, e.g. a local model server); test "
-                                   "runs never have one",
+    sandbox_network: str = setting("allowlist", help="network inside an agent's sandbox: allowlist (default; only "
+                                   "the agent's provider, e.g. the Anthropic API or ANTHROPIC_BASE_URL, and "
+                                   "--allow-host, through a filtering proxy; enforced by bubblewrap only), shared "
+                                   "(the host's, loopback included), none (local cmd: agents) or "
+                                   "loopback:PORT[,PORT...] (only those ports of this machine's 127.0.0.1, e.g. a "
+                                   "local model server); test runs never have one",
                                    commands=("run", "verify", "ablate"), yml="run.sandbox_network",
                                    check="network")
+    allow_hosts: list[str] = setting([], help="with --sandbox-network allowlist: also let agents reach HOST, "
+                                     "HOST:PORT, *.DOMAIN[:PORT] or a URL's host (repeatable; no port: 443 and 80)",
+                                     commands=("run", "verify", "ablate"), flag="allow-host", yml="run.allow_hosts",
+                                     yml_also=(str,), check="hosts")
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
@@ -718,6 +726,12 @@ def _validate(s: Settings) -> None:
                     parse_network(str(value))
                 except ValueError as exc:
                     raise ConfigError(f"{flag} {exc}") from None
+            if check == "hosts":
+                for entry in value:
+                    try:
+                        parse_hosts([str(entry)])
+                    except ValueError as exc:
+                        raise ConfigError(f"{flag} {exc}") from None
             if check == "fraction" and not 0 < value < 1:
                 raise ConfigError(f"{flag} must be between 0 and 1, got {value}")
             if check == "gates":

@@ -42,6 +42,7 @@ from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = [
+    "ANTHROPIC_API_HOST",
     "CAPABILITIES",
     "CLAUDE_PRICES",
     "UNKNOWN_MODEL_PRICE",
@@ -72,6 +73,9 @@ CLAUDE_PRICES: dict[str, tuple[float, float, float, float]] = {
 }
 #: What the CLI charges for a model it does not know (``costBasis: "unknown"``).
 UNKNOWN_MODEL_PRICE = (4.0, 20.0, 5.0, 0.20)
+
+#: Where the CLI's requests go without ``ANTHROPIC_BASE_URL``.
+ANTHROPIC_API_HOST = "api.anthropic.com:443"
 
 #: Variables the adapter adds to the attempt's environment.
 CLAUDE_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
@@ -307,6 +311,14 @@ class ClaudeAgent(Capable):
         and of its installed package."""
         real = Path(os.path.realpath(self.executable))
         return [Path(self.executable).parent, real.parent.parent if real.parent.name == "bin" else real.parent]
+
+    def provider_hosts(self, env: Mapping[str, str]) -> list[str]:
+        """Where the CLI's requests go: ``ANTHROPIC_BASE_URL`` when the attempt's environment sets it
+        (a gateway, a local scripted API), else the Anthropic API (``api.anthropic.com:443``). With
+        ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` the CLI calls nothing else (claude-cli.md §1).
+        Bedrock, Vertex or an OAuth refresh need ``--allow-host``."""
+        base = (env.get("ANTHROPIC_BASE_URL") or "").strip()
+        return [base] if base else [ANTHROPIC_API_HOST]
 
     def sandbox_home(self, home: Path, env: dict[str, str]) -> None:
         """Copy the client's configuration from the user's ``HOME`` (``env["HOME"]``, else this

@@ -136,6 +136,12 @@ class CommandAgent(Capable):
         (``[]`` for other commands, and when the client is not installed)."""
         return self.client.paths(env) if self.client else []
 
+    def provider_hosts(self, env: Mapping[str, str]) -> list[str]:
+        """The hosts a built-in recipe's client calls (:meth:`~.recipes.ClientSandbox.provider_hosts`);
+        ``[]`` for any other command, whose hosts homefield cannot know (list them with
+        ``--allow-host``)."""
+        return self.client.provider_hosts(env) if self.client else []
+
     def sandbox_home(self, home: Path, env: dict[str, str]) -> None:
         """Copy the recipe client's configuration from the user's ``HOME`` (``env["HOME"]``) into the
         sandbox's fresh ``home``, re-pointing its variables in ``env`` (nothing for other commands)."""

@@ -354,6 +354,11 @@ class OpenAIAgent(Capable):
         key = self.settings.api_key or env.get("OPENAI_API_KEY") or os.environ.get("OPENAI_API_KEY")
         return base.rstrip("/") + "/chat/completions", key or None
 
+    def provider_hosts(self, env: Mapping[str, str] | None = None) -> list[str]:
+        """The base URL the requests go to (:meth:`endpoint`). The agent runs in homefield's own
+        process, so no sandbox filters it: declared for the record."""
+        return [self.endpoint(env)[0]]
+
     def price(self, data: dict[str, Any]) -> AgentResult:
         """Tokens and cost (USD) of a response's ``usage`` under ``settings.prices``.
 

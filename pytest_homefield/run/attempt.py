@@ -27,7 +27,7 @@ from typing import Any
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
-from pytest_homefield.capabilities import capabilities_of
+from pytest_homefield.capabilities import capabilities_of, provider_hosts_of
 from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
@@ -44,6 +44,7 @@ from pytest_homefield.sandbox.backends import (
 )
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.proxy import FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
@@ -189,15 +190,17 @@ class AttemptSpec:
 
 def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
                   ro_paths: list[Path], agent: str, used: list[str] | None = None,
-                  relay: HostRelay | None = None) -> Callable[[list[str], Any], list[str]]:
+                  relay: HostRelay | None = None,
+                  proxy: FilteringProxy | None = None) -> Callable[[list[str], Any], list[str]]:
     """The ``AgentContext.wrap`` of one attempt: ``backend``'s ``wrap_agent`` with ``workspace``,
     ``tmpdir`` and ``home`` read-write, ``ro_paths`` read-only and the network or not (a hook's argv
     when it returns one, else the configured backend; see :mod:`pytest_homefield.sandbox.backends`).
     The backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``). With
     ``relay`` (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs
-    behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use."""
+    behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use; with
+    ``proxy`` too (``--sandbox-network allowlist``) the filtering proxy is relayed in beside it."""
     box = AgentBox(workspace=workspace, tmpdir=tmpdir, home=home, ro_paths=list(ro_paths), network=network,
-                   agent=agent, relay=relay)
+                   agent=agent, relay=relay, proxy=proxy)
 
     def wrap(argv: list[str], env: Any) -> list[str]:
         wrapped = backend.wrap_agent(argv, dict(env), box)
@@ -211,14 +214,15 @@ def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, hom
 @dataclass
 class AgentSandbox:
     """The sandbox of one agent attempt (:func:`agent_sandbox`): ``wrap`` for ``AgentContext.wrap``,
-    ``home`` (the fresh ``HOME`` when sandboxed), ``used`` (the backends ``wrap`` applied), and the
-    loopback ``relay`` if any. :meth:`close` stops the relay."""
+    ``home`` (the fresh ``HOME`` when sandboxed), ``used`` (the backends ``wrap`` applied), the
+    loopback ``relay`` and the allowlist's filtering ``proxy`` if any. :meth:`close` stops both."""
 
     backend: SandboxBackend
     home: Path
     wrap: Callable[[list[str], Any], list[str]]
     used: list[str]
     relay: HostRelay | None = None
+    proxy: FilteringProxy | None = None
 
     @property
     def recorded(self) -> str:
@@ -226,14 +230,16 @@ class AgentSandbox:
         return self.used[-1] if self.used else "none"
 
     def close(self) -> None:
-        """Stop the loopback relay (if one was started)."""
+        """Stop the filtering proxy and the loopback relay (those that were started)."""
+        if self.proxy is not None:
+            self.proxy.close()
         if self.relay is not None:
             self.relay.close()
 
 
 def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path, box: Path, env: dict[str, str],
                   sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
-                  hook: SandboxHook | None = None) -> AgentSandbox:
+                  hook: SandboxHook | None = None, proxy_log: Path | None = None) -> AgentSandbox:
     """Prepare the sandbox of one attempt of ``agent`` (``backend``: from :meth:`Sandboxes.for_agent`,
     or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
     workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
@@ -243,6 +249,10 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     ``env["HOME"]`` when it is called) and may re-point variables; then ``env["HOME"]`` is the fresh
     one (``env`` is changed in place). Read-only: the interpreters (this one, ``python`` and each of
     ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install).
+    Network: ``sandbox.network`` (:mod:`pytest_homefield.sandbox.modes`); under ``allowlist`` (the
+    default) with a backend that relays (bubblewrap), a :class:`FilteringProxy` allowing the agent's
+    ``provider_hosts(env)`` and ``sandbox.allow_hosts``, logging to ``proxy_log`` (the attempt's
+    ``proxy.log``), with those of its hosts that are this machine's loopback ports relayed directly.
     Raises :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
     chosen = backend_named(backend, hook)
     tmpdir, home = box / "tmp", box / "home"
@@ -256,12 +266,17 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     ro_paths = [*python_paths([sys.executable, "python", *pythons]), *package_paths(),
                 *(extra(env) if callable(extra) else [])]
     ports = sandbox.loopback_ports
+    proxy: FilteringProxy | None = None
+    if sandbox.allowlist and chosen.relays:
+        allowed = sandbox.agent_allowlist(provider_hosts_of(agent, env))
+        ports = allowed.loopback_ports()
+        proxy = FilteringProxy(allowed, proxy_log)
     relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"))  # owner-named: swept
-             if ports and chosen.relays else None)
+             if (ports or proxy is not None) and chosen.relays else None)
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
-                         ro_paths=ro_paths, agent=agent.name, used=used, relay=relay)
-    return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay)
+                         ro_paths=ro_paths, agent=agent.name, used=used, relay=relay, proxy=proxy)
+    return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay, proxy=proxy)
 
 
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
@@ -320,7 +335,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     env = _agent_env(spec, prompt, tmpdir)
     try:
         sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
-                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)])
+                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], proxy_log=art / "proxy.log")
     except OSError as exc:  # the client's configuration could not be copied into the fresh HOME
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)

@@ -196,6 +196,8 @@ class RunPlugin(ModePlugin):
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): "
                      + ", ".join(f"{n} {v.split(':')[0]}" for n, v in sb["agents"].items())
                      + f"; test runs {sb['tests'].split(':')[0]}")
+        if sb.get("unenforced"):
+            lines.append(sb["unenforced"])
         if s.excluded.get("tasks"):
             lines.append(f"homefield: {len(s.excluded['tasks'])} task(s) left out as memorized (probe of "
                          f"{', '.join(n for n, v in s.excluded['by_agent'].items() if v['tasks'])})")

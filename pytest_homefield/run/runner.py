@@ -29,7 +29,7 @@ from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key,
 from pytest_homefield.run.flaky import flaky_records, found_flaky
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
-from pytest_homefield.sandbox.modes import SandboxChoice, runs_process
+from pytest_homefield.sandbox.modes import SandboxChoice, runs_process, unenforced_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail
 from pytest_homefield.transport import Message, append_message, artifact_messages
@@ -124,8 +124,10 @@ class RunLimits:
 
 def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> dict[str, Any]:
     """``meta.json`` ``sandbox`` (docs/contracts.md §4): ``mode``, ``network``, per agent the sandbox its
-    attempts get (``bwrap``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``)."""
-    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
+    attempts get (``bwrap``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``);
+    ``allow_hosts`` (the ``--allow-host`` entries) and ``unenforced`` (the one-line note of
+    :func:`~pytest_homefield.sandbox.modes.unenforced_note`, or ``None``) under ``allowlist``."""
+    choice = _choice(settings)
     per_agent: dict[str, str] = {}
     for a in agents:
         try:
@@ -137,7 +139,17 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
         tests = choice.for_tests()
     except BwrapUnavailable as exc:
         tests = f"refused: {exc}"
-    return {"mode": choice.mode, "network": choice.network, "agents": per_agent, "tests": tests}
+    out: dict[str, Any] = {"mode": choice.mode, "network": choice.network, "agents": per_agent, "tests": tests}
+    if choice.allowlist:
+        out["allow_hosts"] = list(choice.allow_hosts)
+        out["unenforced"] = unenforced_note(choice.network, {a.name: per_agent[a.name] for a in agents
+                                                             if runs_process(a)})
+    return out
+
+
+def _choice(settings: Settings) -> SandboxChoice:
+    """The session's :class:`SandboxChoice`: ``--sandbox``, ``--sandbox-network``, ``--allow-host``."""
+    return SandboxChoice(settings.sandbox, settings.sandbox_network, tuple(settings.allow_hosts))
 
 
 def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> None:
@@ -146,7 +158,7 @@ def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool =
     the controller before they write or start anything."""
     if hooked:
         return
-    choice = SandboxChoice(settings.sandbox, settings.sandbox_network)
+    choice = _choice(settings)
     try:
         for a in agents:
             choice.for_agent(a, settings.allow_shell)
@@ -204,8 +216,7 @@ class AttemptRunner:
         """The sandbox backends of this session's attempts, chosen once (one probe of bubblewrap) on
         first use and passed to every attempt."""
         if self._sandboxes is None:
-            self._sandboxes = Sandboxes.choose(SandboxChoice(self.settings.sandbox, self.settings.sandbox_network),
-                                               self.sandbox_hook)
+            self._sandboxes = Sandboxes.choose(_choice(self.settings), self.sandbox_hook)
         return self._sandboxes
 
     def _setup_cmd(self, task: Task) -> str | None:

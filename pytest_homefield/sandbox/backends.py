@@ -37,10 +37,11 @@ from pytest_homefield.sandbox.bwrap import (
     tests_ro_paths,
 )
 from pytest_homefield.sandbox.modes import SandboxChoice, agent_backend_name, tests_backend_name
+from pytest_homefield.sandbox.proxy import FilteringProxy, proxy_env
 from pytest_homefield.sandbox.relay import HostRelay, inside_argv
 
 __all__ = ["SandboxBackend", "SandboxContext", "SandboxHook", "AgentBox", "TestBox", "Wrapped", "BwrapBackend",
-           "NoSandbox", "HookBackend", "Sandboxes", "backend_named"]
+           "NoSandbox", "HookBackend", "Sandboxes", "backend_named", "PROXY_PORT"]
 
 
 @dataclass
@@ -51,7 +52,10 @@ class SandboxContext:
     host folders it should be able to write (they are its own); ``ro_paths`` what it needs to read
     (interpreter, client); ``env`` the whole environment the command must get; ``network`` whether
     it may use the host's network; ``loopback_ports`` the host's ``127.0.0.1`` ports it may reach
-    without it (``--sandbox-network loopback:…``); ``agent`` its name.
+    without it (``--sandbox-network loopback:…``); ``agent`` its name. Under ``--sandbox-network
+    allowlist`` (the default) ``network`` is true and ``allowed_hosts`` lists the ``host:port``
+    destinations the agent may reach (its provider's and ``--allow-host``'s): homefield does not
+    enforce them behind a hook, the hook may.
 
     ``purpose`` ``"tests"``: a test run of grading. ``workspace`` is the grading copy (bubblewrap
     binds it read-only), ``out_dir`` the one folder the run must write (its outcomes, log and pytest
@@ -69,6 +73,7 @@ class SandboxContext:
     purpose: str = "agent"
     loopback_ports: tuple[int, ...] = ()
     out_dir: Path | None = None
+    allowed_hosts: tuple[str, ...] = ()
 
 
 #: A ``pytest_homefield_sandbox(argv, ctx)`` implementation: the wrapped argv, or ``None``.
@@ -79,7 +84,9 @@ SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
 class AgentBox:
     """What one agent program may touch: ``workspace``, ``tmpdir`` and ``home`` read-write,
     ``ro_paths`` read-only, the host's network when ``network``, and the loopback ``relay``
-    (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name."""
+    (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name. ``proxy``
+    (``--sandbox-network allowlist``, with a ``relay``): the filtering proxy the agent's only way out
+    goes through, relayed in at ``127.0.0.1`` (:data:`PROXY_PORT`)."""
 
     workspace: Path
     tmpdir: Path
@@ -88,6 +95,19 @@ class AgentBox:
     network: bool
     agent: str
     relay: HostRelay | None = None
+    proxy: FilteringProxy | None = None
+
+
+#: The port the filtering proxy listens on inside an agent's sandbox (the next free one when a relayed
+#: port takes it).
+PROXY_PORT = 3128
+
+
+def _proxy_port(taken: Sequence[int]) -> int:
+    port = PROXY_PORT
+    while port in taken:
+        port += 1
+    return port
 
 
 @dataclass
@@ -176,7 +196,14 @@ class BwrapBackend:
         command = list(argv)
         if box.relay is not None:
             box.relay.start()
-            command = inside_argv(sys.executable, box.relay.mapping(), command)
+            mapping = box.relay.mapping()
+            if box.proxy is not None:
+                port = _proxy_port(box.relay.ports)
+                if box.proxy.socket_path is None:
+                    box.proxy.start(box.relay.folder / "proxy.sock")
+                mapping.append(f"{port}={box.proxy.socket_path}")
+                inner = proxy_env(inner, port)
+            command = inside_argv(sys.executable, mapping, command)
             ro.append(box.relay.folder)
         policy = Policy(cwd=box.workspace, rw=[box.workspace, box.tmpdir, box.home], ro=ro, env=inner,
                         network=box.network)
@@ -206,9 +233,11 @@ class HookBackend:
         return self.fallback.relays
 
     def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
+        allowed = tuple(box.proxy.allowlist.entries()) if box.proxy is not None else ()
         ctx = SandboxContext(workspace=box.workspace, tmpdir=box.tmpdir, home=box.home, env=dict(env),
-                             network=box.network, ro_paths=list(box.ro_paths), agent=box.agent,
-                             loopback_ports=box.relay.ports if box.relay is not None else ())
+                             network=box.network or box.proxy is not None, ro_paths=list(box.ro_paths),
+                             agent=box.agent, loopback_ports=box.relay.ports if box.relay is not None else (),
+                             allowed_hosts=allowed)
         wrapped = self.hook(list(argv), ctx)
         if wrapped is not None:
             return Wrapped(list(wrapped), self.name)

@@ -1,5 +1,5 @@
 """Which sandbox each process gets (``--sandbox auto|bwrap|none``, ``--sandbox-network
-shared|none|loopback:PORT[,PORT…]``; docs/contracts.md §2, §7, §9).
+allowlist|shared|none|loopback:PORT[,PORT…]``, ``--allow-host``; docs/contracts.md §2, §7, §9).
 
 * ``none``: nothing is sandboxed (the user accepts the risk).
 * ``bwrap``: every agent process and every test run (grading, mining) runs in bubblewrap; a machine
@@ -12,33 +12,40 @@ shared|none|loopback:PORT[,PORT…]``; docs/contracts.md §2, §7, §9).
 
 Agents that run in this process (oracle, noop, sim:P, openai:) have no process to wrap: ``none``.
 
-An agent's network: ``shared`` (the host's, the default: the agent calls its API), ``none`` (no
-network at all), or ``loopback:PORT[,PORT…]``: no network except those TCP ports of the host's
-``127.0.0.1`` (a local model server), relayed into the sandbox by :mod:`.relay`.
+An agent's network: ``allowlist`` (the default): no network but its provider's hosts (the agent's
+``provider_hosts``) and the ``--allow-host`` entries, through the filtering proxy of :mod:`.proxy`;
+``shared`` (the host's, loopback included: the explicit opt-out), ``none`` (no network at all), or
+``loopback:PORT[,PORT…]``: no network except those TCP ports of the host's ``127.0.0.1`` (a local
+model server), relayed into the sandbox by :mod:`.relay`. Only bubblewrap enforces ``allowlist``:
+under ``--sandbox none``, for unsandboxed agents and behind a hook it is not enforced
+(:func:`unenforced_note` says so once per session).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.proxy import Allowlist
 
 __all__ = ["SANDBOX_MODES", "NETWORK_MODES", "SandboxChoice", "parse_network", "runs_commands", "runs_process",
-           "agent_backend_name", "tests_backend_name"]
+           "agent_backend_name", "tests_backend_name", "parse_hosts", "unenforced_note"]
 
 SANDBOX_MODES = ("auto", "bwrap", "none")
-NETWORK_MODES = ("shared", "none", "loopback:PORT[,PORT...]")
+NETWORK_MODES = ("allowlist", "shared", "none", "loopback:PORT[,PORT...]")
 
 
 def parse_network(value: str) -> tuple[bool, tuple[int, ...]]:
-    """``(shared, ports)`` of a ``--sandbox-network`` value: ``shared`` → ``(True, ())``, ``none`` →
-    ``(False, ())``, ``loopback:8000,11434`` → ``(False, (8000, 11434))``. Raises ``ValueError`` with a
-    one-line message (the value and what to use; ports 1–65535, at least one) for anything else."""
+    """``(shared, ports)`` of a ``--sandbox-network`` value: ``shared`` → ``(True, ())``, ``none`` and
+    ``allowlist`` → ``(False, ())``, ``loopback:8000,11434`` → ``(False, (8000, 11434))``. Raises
+    ``ValueError`` with a one-line message (the value and what to use; ports 1–65535, at least one)
+    for anything else."""
     if value == "shared":
         return True, ()
-    if value == "none":
+    if value in ("none", "allowlist"):
         return False, ()
     kind, _, rest = value.partition(":")
     if kind == "loopback" and rest:
@@ -49,7 +56,13 @@ def parse_network(value: str) -> tuple[bool, tuple[int, ...]]:
         if ports and all(0 < p < 65536 for p in ports):
             return False, tuple(dict.fromkeys(ports))
     raise ValueError(f"{value!r}: use shared, none or loopback:PORT[,PORT...] (TCP ports of this machine's "
-                     "127.0.0.1)")
+                     "127.0.0.1), or allowlist (the default: the agent's provider and --allow-host only)")
+
+
+def parse_hosts(entries: Sequence[str]) -> Allowlist:
+    """The :class:`~pytest_homefield.sandbox.proxy.Allowlist` of ``--allow-host`` entries. Raises
+    ``ValueError`` with a one-line message naming the bad entry."""
+    return Allowlist.of(entries)
 
 
 def runs_process(agent: object) -> bool:
@@ -66,10 +79,13 @@ def runs_commands(agent: object, allow_shell: bool) -> bool:
 @dataclass(frozen=True)
 class SandboxChoice:
     """The resolved sandbox settings: ``mode`` in :data:`SANDBOX_MODES`, ``network`` one of
-    :data:`NETWORK_MODES` (:func:`parse_network`; agents only: test runs never have a network)."""
+    :data:`NETWORK_MODES` (:func:`parse_network`; agents only: test runs never have a network),
+    ``allow_hosts`` the ``--allow-host`` entries (:func:`parse_hosts`) added to every agent's provider
+    hosts under ``allowlist``."""
 
     mode: str = "auto"
-    network: str = "shared"
+    network: str = "allowlist"
+    allow_hosts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.mode not in SANDBOX_MODES:
@@ -78,6 +94,27 @@ class SandboxChoice:
             parse_network(self.network)
         except ValueError as exc:
             raise ValueError(f"--sandbox-network {exc}") from None
+        try:
+            parse_hosts(self.allow_hosts)
+        except ValueError as exc:
+            raise ValueError(f"--allow-host {exc}") from None
+
+    @property
+    def allowlist(self) -> bool:
+        """Whether an agent reaches only its provider's hosts and ``allow_hosts`` (the default)."""
+        return self.network == "allowlist"
+
+    def agent_allowlist(self, provider_hosts: Sequence[str]) -> Allowlist:
+        """The allowlist of one agent: its ``provider_hosts`` (URLs or ``host[:port]``; a bad one is
+        left out) then :attr:`allow_hosts`."""
+        entries: list[str] = []
+        for entry in provider_hosts:
+            try:
+                Allowlist.of([entry])
+            except ValueError:
+                continue
+            entries.append(entry)
+        return Allowlist.of([*entries, *self.allow_hosts])
 
     @property
     def shared_network(self) -> bool:
@@ -138,3 +175,18 @@ def tests_backend_name(mode: str, why: str | None) -> str:
     if mode == "bwrap":
         raise BwrapUnavailable(why)
     return "none"
+
+
+def unenforced_note(network: str, backends: Mapping[str, str]) -> str | None:
+    """The one line a session prints when its ``--sandbox-network allowlist`` is not enforced for some
+    agent that runs a program: ``backends`` maps each such agent's name to its sandbox (``bwrap``,
+    ``hook``, ``none`` or ``refused: …``); ``None`` when every one is in bubblewrap (or the network is
+    not ``allowlist``)."""
+    if network != "allowlist":
+        return None
+    loose = {name: b for name, b in backends.items() if b in ("none", "hook")}
+    if not loose:
+        return None
+    names = ", ".join(f"{n} ({'a sandbox hook' if b == 'hook' else 'no sandbox'})" for n, b in loose.items())
+    return (f"homefield: the network allowlist is not enforced for {names}: only bubblewrap enforces it "
+            "(they reach whatever this machine reaches)")

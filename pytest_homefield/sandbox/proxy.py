@@ -1,0 +1,446 @@
+"""The network allowlist of an agent's sandbox (``--sandbox-network allowlist``, the default;
+docs/contracts.md §9): a filtering HTTP(S) proxy on the host, reached from inside through the relay.
+
+The sandbox has no network of its own (bubblewrap's ``--unshare-net``). This proxy listens on a Unix
+socket on the host; the inside half of :mod:`.relay` listens on ``127.0.0.1:PORT`` inside and joins
+each connection to that socket, and the agent's environment names it in ``HTTPS_PROXY``,
+``HTTP_PROXY``, ``https_proxy`` and ``http_proxy`` (``NO_PROXY`` removed). It understands the two
+forms of proxy request (RFC 9110 §9.3.6 and RFC 9112 §3.2.2):
+
+* ``CONNECT host:port`` (HTTPS and any TLS): the tunnel is opened when the pair is allowed;
+* an absolute-URI request, ``GET http://host:port/path HTTP/1.1`` (a ``http://`` base URL such as a
+  local model server): sent on in origin form with ``Connection: close``, one request per connection.
+
+The check is on the host *by name as requested*, before any lookup (:class:`Allowlist`): an address
+is allowed only when that very name or literal is listed, so ``127.0.0.1``, ``[::1]``, ``localhost``
+and the numeric spellings of loopback are refused unless listed with their port. An allowed name
+that resolves to a loopback address (when the name itself is not a loopback literal or
+``localhost``) is refused too. Everything refused gets ``403`` and a line in ``proxy.log`` (one line
+per request, allowed or refused, :class:`ProxyLog`, capped in size).
+
+The same design as Anthropic's sandbox-runtime (``srt``: bubblewrap with ``--unshare-net`` plus a
+domain-allowlist HTTP proxy bridged in through a Unix socket with socat), written here with the
+standard library and threads: the proxy libraries considered (``proxy.py``, ``mitmproxy``,
+``pproxy``) are far larger than the ~300 lines needed, and none filters by the name as requested
+without extra plugins.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import ipaddress
+import re
+import socket
+import threading
+import urllib.parse
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_homefield.sandbox.relay import _join
+
+__all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
+           "DEFAULT_PORTS", "LOG_CAP_BYTES", "LOOPBACK_NAMES"]
+
+#: Ports a rule without one allows: HTTPS, then HTTP.
+DEFAULT_PORTS = (443, 80)
+#: ``proxy.log`` stops growing at this size (bytes); one last line says so.
+LOG_CAP_BYTES = 1 << 20
+#: Bytes of a request head (request line and headers) read before giving up with 400.
+MAX_HEAD_BYTES = 65536
+#: Names that mean this machine, besides the loopback literals.
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
+
+_NAME = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*")
+_USAGE = "use HOST, HOST:PORT, *.DOMAIN[:PORT], [IPV6]:PORT or a URL such as https://host:8443"
+
+
+def _normal_host(host: str) -> str:
+    """``host`` lower-cased, without brackets or a trailing dot; an IP literal in its canonical form."""
+    host = host.strip().lower().rstrip(".")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` (normalised) is a loopback literal or a loopback name."""
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _port(text: str, entry: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 0 < port < 65536:
+        raise ValueError(f"{entry!r}: port {text!r} is not 1-65535 ({_USAGE})")
+    return port
+
+
+@dataclass(frozen=True)
+class HostRule:
+    """One allowed destination: ``host`` (a name, lower-case; or an IP literal; with ``wildcard``
+    the domain whose every subdomain matches, never the domain itself) on ``ports``."""
+
+    host: str
+    ports: tuple[int, ...] = DEFAULT_PORTS
+    wildcard: bool = False
+
+    def matches(self, host: str, port: int) -> bool:
+        """Whether the request for ``host`` (as requested; normalised here) and ``port`` is allowed."""
+        if port not in self.ports:
+            return False
+        host = _normal_host(host)
+        return host.endswith("." + self.host) if self.wildcard else host == self.host
+
+    @property
+    def loopback(self) -> bool:
+        """Whether the rule names this machine (a loopback literal or ``localhost``)."""
+        return not self.wildcard and _is_loopback(self.host)
+
+    def __str__(self) -> str:
+        host = f"*.{self.host}" if self.wildcard else f"[{self.host}]" if ":" in self.host else self.host
+        return ",".join(f"{host}:{p}" for p in self.ports)
+
+
+def parse_host_rule(entry: str) -> HostRule:
+    """A :class:`HostRule` from ``HOST``, ``HOST:PORT``, ``*.DOMAIN[:PORT]``, ``[IPV6][:PORT]``, a bare
+    IPv6 literal, or a URL (``http://`` → port 80, ``https://`` → 443 unless it names one; its path is
+    ignored). Without a port: :data:`DEFAULT_PORTS`. Raises ``ValueError`` with a one-line message."""
+    text = entry.strip()
+    if "://" in text:
+        try:
+            url = urllib.parse.urlsplit(text)
+            port = url.port
+        except ValueError:
+            raise ValueError(f"{entry!r}: not a URL ({_USAGE})") from None
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"{entry!r}: only http:// and https:// URLs name a host ({_USAGE})")
+        return _rule(url.hostname, (port or (443 if url.scheme == "https" else 80),), entry)
+    if text.startswith("["):
+        host, sep, rest = text[1:].partition("]")
+        if not sep or (rest and not rest.startswith(":")):
+            raise ValueError(f"{entry!r}: {_USAGE}")
+        return _rule(host, (_port(rest[1:], entry),) if rest else DEFAULT_PORTS, entry)
+    if text.count(":") > 1:  # a bare IPv6 literal
+        return _rule(text, DEFAULT_PORTS, entry)
+    host, sep, port_text = text.partition(":")
+    return _rule(host, (_port(port_text, entry),) if sep else DEFAULT_PORTS, entry)
+
+
+def _rule(host: str, ports: tuple[int, ...], entry: str) -> HostRule:
+    wildcard = host.startswith("*.")
+    name = _normal_host(host[2:] if wildcard else host)
+    try:
+        ipaddress.ip_address(name)
+        literal = True
+    except ValueError:
+        literal = False
+    if not name or (literal and wildcard) or (not literal and not _NAME.fullmatch(name)):
+        raise ValueError(f"{entry!r}: {_USAGE}")
+    return HostRule(name, ports, wildcard)
+
+
+@dataclass(frozen=True)
+class Allowlist:
+    """The destinations one agent may reach: ``rules`` (:class:`HostRule`, in the order given)."""
+
+    rules: tuple[HostRule, ...] = ()
+
+    @classmethod
+    def of(cls, entries: Iterable[str]) -> Allowlist:
+        """From host entries (:func:`parse_host_rule`; duplicates dropped). Raises ``ValueError``."""
+        rules: list[HostRule] = []
+        for entry in entries:
+            rule = parse_host_rule(entry)
+            if rule not in rules:
+                rules.append(rule)
+        return cls(tuple(rules))
+
+    def allows(self, host: str, port: int) -> bool:
+        """Whether ``host`` (as requested) on ``port`` is listed."""
+        return any(rule.matches(host, port) for rule in self.rules)
+
+    def loopback_ports(self) -> tuple[int, ...]:
+        """The ports of the rules naming this machine's ``127.0.0.1``, ``::1`` or ``localhost`` with a
+        port of their own (a local model server): also relayed in directly, for clients that do not
+        send loopback requests through a proxy."""
+        ports = [p for r in self.rules if r.loopback and r.ports != DEFAULT_PORTS for p in r.ports]
+        return tuple(dict.fromkeys(ports))
+
+    def entries(self) -> list[str]:
+        """One ``host:port`` string per rule (a rule with two ports gives ``host:443,host:80``)."""
+        return [str(r) for r in self.rules]
+
+
+class ProxyLog:
+    """``proxy.log``: one line per request, ``<UTC time> <allowed|refused|failed> <METHOD> <host:port>
+    [<path>] [(<why>)]``; the query string is never written (it may hold a key). The file stops at
+    ``cap`` bytes with one last line saying so. ``path`` ``None``: lines are only counted. Thread-safe;
+    write errors (a full disk) stop the logging, never the proxy."""
+
+    def __init__(self, path: Path | None, cap: int = LOG_CAP_BYTES) -> None:
+        self.path = path
+        self.cap = cap
+        self.counts = {"allowed": 0, "refused": 0, "failed": 0}
+        self._size = 0
+        self._lock = threading.Lock()
+        self._full = path is None
+
+    def write(self, verdict: str, method: str, target: str, why: str = "") -> None:
+        """Record one request."""
+        stamp = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        line = " ".join(w for w in (stamp, verdict, method[:16], target[:300], f"({why})" if why else "") if w)
+        line = "".join(c if c.isprintable() else "?" for c in line) + "\n"
+        with self._lock:
+            self.counts[verdict] = self.counts.get(verdict, 0) + 1
+            if self._full or self.path is None:
+                return
+            data = line.encode("utf-8", "replace")
+            if self._size + len(data) > self.cap:
+                data = f"{stamp} log full at {self.cap} bytes: later requests are not written\n".encode()
+                self._full = True
+            try:
+                with open(self.path, "ab") as f:
+                    f.write(data)
+            except OSError:
+                self._full = True
+            self._size += len(data)
+
+
+def _split_target(target: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a CONNECT target ``host:port`` / ``[v6]:port``, else ``None``."""
+    if target.startswith("["):
+        host, sep, rest = target[1:].partition("]")
+        if not sep or not rest.startswith(":"):
+            return None
+        port_text = rest[1:]
+    else:
+        host, sep, port_text = target.rpartition(":")
+        if not sep or ":" in host:
+            return None
+    try:
+        port = int(port_text)
+    except ValueError:
+        return None
+    return (host, port) if host and 0 < port < 65536 else None
+
+
+def _read_head(conn: socket.socket, limit: int = MAX_HEAD_BYTES) -> tuple[bytes, bytes]:
+    """``(head, rest)``: the bytes up to the blank line that ends an HTTP head, and those read after it.
+    Raises ``ValueError`` when the peer closes first or the head exceeds ``limit`` bytes."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > limit:
+            raise ValueError("request head too long")
+        chunk = conn.recv(8192)
+        if not chunk:
+            raise ValueError("connection closed before a request")
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return head, rest
+
+
+_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate"}
+
+
+def _origin_head(method: str, url: urllib.parse.SplitResult, version: str, headers: list[str]) -> bytes:
+    """The request head sent on: origin form, hop-by-hop and proxy headers dropped, ``Connection: close``."""
+    path = url.path or "/"
+    if url.query:
+        path += "?" + url.query
+    kept = [h for h in headers if h.split(":", 1)[0].strip().lower() not in _HOP]
+    if not any(h.split(":", 1)[0].strip().lower() == "host" for h in kept):
+        kept.insert(0, f"Host: {url.netloc}")
+    return "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""]).encode("latin-1")
+
+
+def _answer(conn: socket.socket, status: str, text: str) -> None:
+    body = (text + "\n").encode()
+    head = (f"HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}\r\n"
+            "Connection: close\r\n\r\n").encode()
+    try:
+        conn.sendall(head + body)
+    except OSError:
+        pass
+
+
+class FilteringProxy:
+    """The host half (module docstring): ``allowlist`` decides, ``log`` (a :class:`ProxyLog`, or a path
+    for one) records. :meth:`start` listens on a Unix socket (raises ``OSError``); :meth:`close` stops
+    accepting, cuts every open connection and removes the socket. ``connect_timeout_s`` and
+    ``head_timeout_s``: seconds to reach an upstream, and for a client to send its request head."""
+
+    def __init__(self, allowlist: Allowlist, log: ProxyLog | Path | None = None, *,
+                 connect_timeout_s: float = 30.0, head_timeout_s: float = 30.0) -> None:
+        self.allowlist = allowlist
+        self.log = log if isinstance(log, ProxyLog) else ProxyLog(log)
+        self.connect_timeout_s = connect_timeout_s
+        self.head_timeout_s = head_timeout_s
+        self.socket_path: Path | None = None
+        self._listener: socket.socket | None = None
+        self._open: set[socket.socket] = set()
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+
+    def start(self, socket_path: Path) -> FilteringProxy:
+        """Listen on ``socket_path`` (replaced if present) and serve in a thread; returns ``self``."""
+        socket_path.unlink(missing_ok=True)
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(socket_path))
+        listener.listen(64)
+        self._listener, self.socket_path = listener, socket_path
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+        return self
+
+    def _accept(self, listener: socket.socket) -> None:
+        while not self._closed.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            self._track(conn)
+            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+
+    def _track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.add(sock)
+
+    def _forget(self, *socks: socket.socket) -> None:
+        with self._lock:
+            for s in socks:
+                self._open.discard(s)
+
+    def handle(self, conn: socket.socket) -> None:
+        """Serve one client connection (its first request; see the module docstring). Never raises."""
+        try:
+            self._handle(conn)
+        except Exception as exc:  # a bug here must not kill the thread silently nor leak the socket
+            self.log.write("failed", "-", "-", f"proxy error: {type(exc).__name__}")
+        finally:
+            self._forget(conn)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def _handle(self, conn: socket.socket) -> None:
+        conn.settimeout(self.head_timeout_s)
+        try:
+            head, rest = _read_head(conn)
+        except (OSError, ValueError) as exc:
+            self.log.write("refused", "-", "-", str(exc) if isinstance(exc, ValueError) else "no request")
+            return
+        lines = head.decode("latin-1").split("\r\n")
+        words = lines[0].split(" ")
+        if len(words) != 3 or not words[2].startswith("HTTP/"):
+            self.log.write("refused", "-", "-", "not an HTTP request")
+            _answer(conn, "400 Bad Request", "homefield proxy: not an HTTP request")
+            return
+        method, target, version = words
+        url: urllib.parse.SplitResult | None = None
+        if method.upper() == "CONNECT":
+            pair = _split_target(target)
+        else:
+            try:
+                url = urllib.parse.urlsplit(target)
+                pair = (url.hostname, url.port or 80) if url.scheme == "http" and url.hostname else None
+            except ValueError:
+                pair = None
+        if pair is None:
+            self.log.write("refused", method, target.split("?")[0], "not a proxy request")
+            _answer(conn, "400 Bad Request", "homefield proxy: send CONNECT host:port or an absolute http:// URL")
+            return
+        host, port = pair
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        path = f" {url.path or '/'}" if url is not None else ""
+        if not self.allowlist.allows(host, port):
+            self.log.write("refused", method, shown + path, "not on the allowlist")
+            _answer(conn, "403 Forbidden", f"homefield proxy: {shown} is not on this agent's network allowlist "
+                                           "(--allow-host HOST:PORT adds one)")
+            return
+        try:
+            upstream = self._connect(host, port)
+        except OSError as exc:
+            why = str(exc) if isinstance(exc, PermissionError) else f"{type(exc).__name__}: {exc}"
+            self.log.write("refused" if isinstance(exc, PermissionError) else "failed", method, shown + path, why)
+            _answer(conn, "403 Forbidden" if isinstance(exc, PermissionError) else "502 Bad Gateway",
+                    f"homefield proxy: {shown}: {why}")
+            return
+        self._track(upstream)
+        try:
+            if url is None:
+                conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                if rest:
+                    upstream.sendall(rest)
+            else:
+                upstream.sendall(_origin_head(method, url, version, lines[1:]) + rest)
+            self.log.write("allowed", method, shown + path)
+            conn.settimeout(None)
+            upstream.settimeout(None)
+        except OSError:
+            self._forget(upstream)
+            upstream.close()
+            return
+        _join(conn, upstream)
+        self._forget(upstream)
+
+    def _connect(self, host: str, port: int) -> socket.socket:
+        """A connection to ``host:port``. Raises ``PermissionError`` when a name that is not itself a
+        loopback name or literal resolves to a loopback address (a listed domain pointed at this
+        machine), ``OSError`` when it cannot be made."""
+        name = _normal_host(host)
+        infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
+        if not _is_loopback(name) and any(ipaddress.ip_address(str(i[4][0]).split("%")[0]).is_loopback for i in infos):
+            raise PermissionError(f"{name} resolves to a loopback address")
+        error: OSError = OSError(f"no address for {name}")
+        for family, kind, proto, _, address in infos:
+            sock = socket.socket(family, kind, proto)
+            sock.settimeout(self.connect_timeout_s)
+            try:
+                sock.connect(address)
+                return sock
+            except OSError as exc:
+                sock.close()
+                error = exc
+        raise error
+
+    def close(self) -> None:
+        """Stop accepting, cut every open connection and remove the socket (idempotent)."""
+        self._closed.set()
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._listener.close()
+            self._listener = None
+        with self._lock:
+            open_now = list(self._open)
+            self._open.clear()
+        for sock in open_now:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        if self.socket_path is not None:
+            self.socket_path.unlink(missing_ok=True)
+
+
+def proxy_env(env: dict[str, str], port: int) -> dict[str, str]:
+    """``env`` with the proxy at ``http://127.0.0.1:port`` in ``HTTPS_PROXY``, ``HTTP_PROXY``,
+    ``https_proxy``, ``http_proxy`` (and ``NODE_USE_ENV_PROXY=1``, for Node's own ``fetch``), and
+    without ``NO_PROXY``/``no_proxy`` (a new dict)."""
+    url = f"http://127.0.0.1:{port}"
+    out = {k: v for k, v in env.items() if k.lower() not in ("no_proxy", "all_proxy")}
+    out.update(HTTPS_PROXY=url, HTTP_PROXY=url, https_proxy=url, http_proxy=url, NODE_USE_ENV_PROXY="1")
+    return out

@@ -1,0 +1,207 @@
+"""The filtering proxy of ``--sandbox-network allowlist`` (sandbox/proxy.py), on the host side: the
+allowlist's rules (by the name as requested), and the proxy itself on a Unix socket in front of real
+HTTP servers on 127.0.0.1, spoken to by raw sockets and by urllib (a client that honours
+``HTTP_PROXY``). The sandboxed end-to-end checks are in test_allowlist.py."""
+
+from __future__ import annotations
+
+import http.server
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox.modes import SandboxChoice, parse_network, unenforced_note
+from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy, HostRule, ProxyLog, parse_host_rule, proxy_env
+
+
+def test_rules_from_every_spelling() -> None:
+    assert parse_host_rule("api.anthropic.com") == HostRule("api.anthropic.com", (443, 80))
+    assert parse_host_rule("API.Example.com.:8443") == HostRule("api.example.com", (8443,))
+    assert parse_host_rule("*.googleapis.com") == HostRule("googleapis.com", (443, 80), wildcard=True)
+    assert parse_host_rule("http://127.0.0.1:8000/v1") == HostRule("127.0.0.1", (8000,))
+    assert parse_host_rule("https://gw.example/v1") == HostRule("gw.example", (443,))
+    assert parse_host_rule("http://gw.example") == HostRule("gw.example", (80,))
+    assert parse_host_rule("[::1]:11434") == HostRule("::1", (11434,))
+    assert parse_host_rule("::1") == HostRule("::1", (443, 80))
+    for bad in ("", "a b", "host:0", "host:99999", "host:x", "ftp://h", "*.1.2.3.4", "[::1", "ho$t", "a..b"):
+        with pytest.raises(ValueError, match="use HOST, HOST:PORT"):
+            parse_host_rule(bad)
+
+
+def test_the_check_is_by_name_as_requested() -> None:
+    allow = Allowlist.of(["api.anthropic.com", "127.0.0.1:8000", "*.example.org:8443", "api.anthropic.com"])
+    assert len(allow.rules) == 3  # the duplicate is dropped
+    assert allow.allows("api.anthropic.com", 443) and allow.allows("API.ANTHROPIC.COM.", 80)
+    assert not allow.allows("api.anthropic.com", 8080)
+    assert not allow.allows("evil-api.anthropic.com", 443) and not allow.allows("anthropic.com", 443)
+    assert allow.allows("127.0.0.1", 8000)
+    # this machine under any other name, address or port: refused (nothing resolves before the check)
+    for host, port in (("127.0.0.1", 6379), ("localhost", 8000), ("::1", 8000), ("127.0.0.2", 8000),
+                       ("2130706433", 8000), ("0.0.0.0", 8000)):
+        assert not allow.allows(host, port), (host, port)
+    assert allow.allows("a.example.org", 8443) and allow.allows("b.a.example.org", 8443)
+    assert not allow.allows("example.org", 8443) and not allow.allows("a.example.org", 443)
+    assert allow.loopback_ports() == (8000,)
+    assert Allowlist.of(["localhost", "[::1]:9"]).loopback_ports() == (9,)  # no port of its own: not relayed
+    assert allow.entries() == ["api.anthropic.com:443,api.anthropic.com:80", "127.0.0.1:8000", "*.example.org:8443"]
+
+
+def test_network_modes_and_the_choice() -> None:
+    assert parse_network("allowlist") == (False, ())
+    assert SandboxChoice().network == "allowlist" and SandboxChoice().allowlist
+    assert not SandboxChoice("auto", "shared").allowlist
+    with pytest.raises(ValueError, match="--allow-host 'no pe':"):
+        SandboxChoice("auto", "allowlist", ("no pe",))
+    choice = SandboxChoice("auto", "allowlist", ("pypi.org",))
+    # the agent's own hosts first, a malformed one left out, then --allow-host
+    assert choice.agent_allowlist(["http://127.0.0.1:5/v1", "::bad::url::x"]).entries() == [
+        "127.0.0.1:5", "pypi.org:443,pypi.org:80"]
+    assert unenforced_note("allowlist", {"a": "bwrap"}) is None
+    assert unenforced_note("shared", {"a": "none"}) is None
+    note = unenforced_note("allowlist", {"a": "bwrap", "b": "none", "c": "hook"})
+    assert note is not None and "not enforced for b (no sandbox), c (a sandbox hook)" in note
+
+
+def test_proxy_env_names_the_proxy_and_drops_no_proxy() -> None:
+    env = proxy_env({"PATH": "/bin", "NO_PROXY": "*", "no_proxy": "*", "ALL_PROXY": "socks5://x"}, 3128)
+    assert env["PATH"] == "/bin" and not {"NO_PROXY", "no_proxy", "ALL_PROXY"} & set(env)
+    assert {env[k] for k in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")} == {"http://127.0.0.1:3128"}
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = f"hello from {self.server.server_address[1]} {self.path}".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def servers() -> Iterator[tuple[int, int]]:
+    """Two HTTP servers on 127.0.0.1: (the listed port, another port)."""
+    made = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
+    for srv in made:
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield made[0].server_address[1], made[1].server_address[1]
+    for srv in made:
+        srv.shutdown()
+        srv.server_close()
+
+
+def _ask(sock_path: Path, data: bytes, then: bytes = b"") -> bytes:
+    """Send ``data`` to the proxy; after a ``200`` to a CONNECT, send ``then`` through the tunnel."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(10)
+        s.connect(str(sock_path))
+        s.sendall(data)
+        out = b""
+        if then:
+            while b"\r\n\r\n" not in out:
+                out += s.recv(4096)
+            if out.startswith(b"HTTP/1.1 200"):
+                s.sendall(then)
+        while chunk := s.recv(4096):
+            out += chunk
+    return out
+
+
+def test_proxy_passes_listed_requests_and_refuses_the_rest(tmp_path: Path, servers: tuple[int, int]) -> None:
+    allowed, other = servers
+    log = tmp_path / "proxy.log"
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{allowed}"]), log).start(tmp_path / "p.sock")
+    try:
+        got = _ask(proxy.socket_path, f"GET http://127.0.0.1:{allowed}/x?key=SECRET HTTP/1.1\r\n"  # type: ignore[arg-type]
+                   f"Host: 127.0.0.1:{allowed}\r\nProxy-Connection: keep-alive\r\n\r\n".encode())
+        assert got.startswith(b"HTTP/1.") and got.endswith(f"hello from {allowed} /x?key=SECRET".encode())
+        tunnel = _ask(proxy.socket_path, f"CONNECT 127.0.0.1:{allowed} HTTP/1.1\r\n\r\n".encode(),  # type: ignore[arg-type]
+                      then=b"GET /t HTTP/1.0\r\n\r\n")
+        assert tunnel.startswith(b"HTTP/1.1 200 Connection established") and tunnel.endswith(b" /t")
+        for request in (f"GET http://127.0.0.1:{other}/ HTTP/1.1\r\nHost: x\r\n\r\n",
+                        f"CONNECT 127.0.0.1:{other} HTTP/1.1\r\n\r\n",
+                        f"CONNECT localhost:{allowed} HTTP/1.1\r\n\r\n"):
+            refused = _ask(proxy.socket_path, request.encode())  # type: ignore[arg-type]
+            assert refused.startswith(b"HTTP/1.1 403 Forbidden") and b"not on this agent's network allowlist" in refused
+            assert b"hello" not in refused
+        assert _ask(proxy.socket_path, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 400")  # type: ignore[arg-type]
+        assert _ask(proxy.socket_path, b"\x16\x03\x01 not http\r\n\r\n").startswith(b"HTTP/1.1 400")  # type: ignore[arg-type]
+    finally:
+        proxy.close()
+    assert not (tmp_path / "p.sock").exists()
+    lines = log.read_text().splitlines()
+    assert [ln.split()[1:4] for ln in lines] == [
+        ["allowed", "GET", f"127.0.0.1:{allowed}"], ["allowed", "CONNECT", f"127.0.0.1:{allowed}"],
+        ["refused", "GET", f"127.0.0.1:{other}"], ["refused", "CONNECT", f"127.0.0.1:{other}"],
+        ["refused", "CONNECT", f"localhost:{allowed}"], ["refused", "GET", "/"], ["refused", "-", "-"]]
+    assert "SECRET" not in log.read_text()  # no query string is written
+    assert proxy.log.counts == {"allowed": 2, "refused": 5, "failed": 0}
+
+
+def test_an_unreachable_listed_host_is_502_and_logged_failed(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{port}"]), tmp_path / "proxy.log").start(tmp_path / "p.sock")
+    try:
+        got = _ask(tmp_path / "p.sock", f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode())
+    finally:
+        proxy.close()
+    assert got.startswith(b"HTTP/1.1 502")
+    assert (tmp_path / "proxy.log").read_text().split()[1] == "failed"
+
+
+def test_a_listed_name_pointing_at_loopback_is_refused(tmp_path: Path) -> None:
+    name = socket.gethostname().lower()
+    try:
+        addresses = {i[4][0] for i in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        addresses = set()
+    if not addresses or not all(a.startswith("127.") or a == "::1" for a in addresses):
+        pytest.skip(f"{name} does not resolve to loopback here")
+    proxy = FilteringProxy(Allowlist.of([f"{name}:80"]), tmp_path / "proxy.log").start(tmp_path / "p.sock")
+    try:
+        got = _ask(tmp_path / "p.sock", f"CONNECT {name}:80 HTTP/1.1\r\n\r\n".encode())
+    finally:
+        proxy.close()
+    assert got.startswith(b"HTTP/1.1 403") and b"resolves to a loopback address" in got
+
+
+def test_urllib_through_the_proxy(tmp_path: Path, servers: tuple[int, int]) -> None:
+    """A client that honours ``HTTP_PROXY`` (urllib's ProxyHandler), through a TCP front to the socket."""
+    import urllib.error
+    import urllib.request
+
+    from pytest_homefield.sandbox.relay import _listen_inside
+
+    allowed, other = servers
+    proxy = FilteringProxy(Allowlist.of([f"127.0.0.1:{allowed}"])).start(tmp_path / "p.sock")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        front = s.getsockname()[1]
+    stop = threading.Event()
+    _listen_inside(front, str(tmp_path / "p.sock"), stop)  # the relay's inside half, here on the host
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": f"http://127.0.0.1:{front}"}))
+    try:
+        assert opener.open(f"http://127.0.0.1:{allowed}/a", timeout=10).read() == f"hello from {allowed} /a".encode()
+        with pytest.raises(urllib.error.HTTPError, match="403"):
+            opener.open(f"http://127.0.0.1:{other}/", timeout=10)
+    finally:
+        stop.set()
+        proxy.close()
+
+
+def test_the_log_is_capped(tmp_path: Path) -> None:
+    log = ProxyLog(tmp_path / "proxy.log", cap=300)
+    for i in range(50):
+        log.write("refused", "CONNECT", f"host{i}.example:443", "not on the allowlist")
+    text = (tmp_path / "proxy.log").read_text()
+    assert len(text.encode()) <= 300 + 100 and text.splitlines()[-1].endswith("later requests are not written")
+    assert log.counts["refused"] == 50
