@@ -83,7 +83,8 @@ class Harness:
                            settings=AgentSettings(env=["CLAUDE_CODE_MAX_RETRIES"]), executable=self.exe, **kw)
 
     def run(self, script: list[dict[str, Any]], *, agent: ClaudeAgent | None = None, timeout_s: float = 60,
-            budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool = False) -> AgentResult:
+            budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool = False,
+            network: str | None = None) -> AgentResult:
         agent = agent or self.agent()
         prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=allow_shell)
         with anthropic_server(script) as server:
@@ -97,8 +98,10 @@ class Harness:
             ctx = AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
                                artifacts=self.artifacts, budget_usd=budget_usd, allow_shell=allow_shell)
             if sandbox:  # what run_attempt gives a claude --allow-shell attempt (run/attempt.py)
+                self.artifacts.mkdir(parents=True, exist_ok=True)
                 sb = agent_sandbox(agent, "bwrap", workspace=self.workspace, box=box, env=env,
-                                   sandbox=SandboxChoice("auto", f"loopback:{server.url.rsplit(':', 1)[1]}"))
+                                   sandbox=SandboxChoice("auto", network or f"loopback:{server.url.rsplit(':', 1)[1]}"),
+                                   proxy_log=self.artifacts / "proxy.log")
                 ctx.wrap, ctx.sandbox = sb.wrap, "bwrap"
             return agent.run(ctx)
 
@@ -342,3 +345,49 @@ def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path)
     assert harness.calc == FIXED
     tool_result = str(harness.server.requests[1].body["messages"][-1])
     assert "NO-SECRET" in tool_result and "GOLD" not in tool_result
+
+
+@pytest.mark.slow
+def test_the_default_allowlist_solves_and_keeps_other_local_ports_out(harness: Harness, tmp_path: Path) -> None:
+    """The real CLI under ``--sandbox-network allowlist`` (the default): its provider is the scripted API
+    (``ANTHROPIC_BASE_URL``, a port on 127.0.0.1), reached through the filtering proxy; its Bash tool fixes
+    the bug and then tries a second listener on the host's 127.0.0.1, through the proxy (403) and around
+    it (nothing there), and every request is in ``proxy.log``."""
+    import http.server
+    import threading
+
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+    class Secret(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200)
+            self.send_header("Content-Length", "14")
+            self.end_headers()
+            self.wfile.write(b"SECRET-SERVICE")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Secret)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    port = other.server_address[1]
+    curl = f"curl -s -o /dev/null -w %{{http_code}} --max-time 5 http://127.0.0.1:{port}/"
+    bash = {"tool_calls": [{"name": "Bash", "input": {
+        "command": f"sed -i 's/a - b/a + b/' calc.py; echo via-proxy=$({curl}); echo direct=$({curl} --noproxy '*')",
+        "description": "fix"}}], "usage": {"input_tokens": 900, "output_tokens": 40}}
+    try:
+        res = harness.run([bash, DONE], allow_shell=True, sandbox=True, network="allowlist")
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert res.outcome is None, (res, (harness.artifacts / "agent.err").read_text()[-2000:])
+    assert harness.calc == FIXED
+    tool_result = str(harness.server.requests[1].body["messages"][-1])
+    assert "via-proxy=403" in tool_result and "direct=000" in tool_result and "SECRET" not in tool_result
+    api = harness.server.url.split("//", 1)[1]
+    log = [ln.split()[1:4] for ln in (harness.artifacts / "proxy.log").read_text().splitlines()]
+    assert log.count(["allowed", "POST", api]) == 2  # the CLI's two API calls went through the proxy
+    assert ["refused", "GET", f"127.0.0.1:{port}"] in log
