@@ -64,7 +64,9 @@ def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
       ``ro_paths`` (interpreter, client), ``env`` (the whole environment the program must get; the
       returned command is started with it too), ``network`` (the host's), ``loopback_ports``
       (``--sandbox-network loopback:…``: the host's 127.0.0.1 ports to let through when ``network``
-      is false; bubblewrap relays them, a hook must do so itself or give none), ``agent``. The
+      is false; bubblewrap relays them, a hook must do so itself or give none), ``allowed_hosts``
+      (``--sandbox-network allowlist``, the default: the ``host:port`` entries the agent may reach;
+      ``network`` is then true and homefield does not enforce them behind a hook), ``agent``. The
       attempt records ``sandbox: "hook"``.
     * ``"tests"``: the hidden tests of grading. ``workspace`` is the grading copy (mount it
       read-only), ``out_dir`` the one folder the run writes (outcomes, log, cache; ``tmpdir`` and
