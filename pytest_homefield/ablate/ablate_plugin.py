@@ -37,6 +37,7 @@ from pytest_homefield.run.run_plugin import (
     setup_command_hook,
     unsolved_status,
 )
+from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.transport import post
@@ -156,6 +157,9 @@ class AblatePlugin(ModePlugin):
         if not s.done:
             lines += plan_lines(self.plan, will_run=True)
         lines.append(f"homefield results: {s.results_path.relative_to(self.settings.root)}")
+        unenforced = sandbox_summary(self.settings, self.agents, hooked=s.sandbox_hook is not None).get("unenforced")
+        if unenforced:
+            lines.append(unenforced)
         return lines
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:

@@ -40,7 +40,7 @@ from pathlib import Path
 from pytest_homefield.sandbox.relay import _join
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
-           "DEFAULT_PORTS", "LOG_CAP_BYTES", "LOOPBACK_NAMES"]
+           "DEFAULT_PORTS", "LOG_CAP_BYTES", "LOOPBACK_NAMES", "MAX_CONNECTIONS"]
 
 #: Ports a rule without one allows: HTTPS, then HTTP.
 DEFAULT_PORTS = (443, 80)
@@ -48,6 +48,8 @@ DEFAULT_PORTS = (443, 80)
 LOG_CAP_BYTES = 1 << 20
 #: Bytes of a request head (request line and headers) read before giving up with 400.
 MAX_HEAD_BYTES = 65536
+#: Connections one proxy serves at once (each holds a thread or two); more get ``503`` and a log line.
+MAX_CONNECTIONS = 256
 #: Names that mean this machine, besides the loopback literals.
 LOOPBACK_NAMES = ("localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback")
 
@@ -274,14 +276,28 @@ def _answer(conn: socket.socket, status: str, text: str) -> None:
         pass
 
 
+def _drain_close(conn: socket.socket) -> None:
+    """Close ``conn`` after its answer, reading what the client already sent without waiting (a close
+    with unread data would reset the connection before the client reads the answer)."""
+    try:
+        conn.shutdown(socket.SHUT_WR)
+        conn.setblocking(False)
+        conn.recv(MAX_HEAD_BYTES)
+    except OSError:
+        pass
+    conn.close()
+
+
 class FilteringProxy:
     """The host half (module docstring): ``allowlist`` decides, ``log`` (a :class:`ProxyLog`, or a path
     for one) records. :meth:`start` listens on a Unix socket (raises ``OSError``); :meth:`close` stops
     accepting, cuts every open connection and removes the socket. ``connect_timeout_s`` and
-    ``head_timeout_s``: seconds to reach an upstream, and for a client to send its request head."""
+    ``head_timeout_s``: seconds to reach an upstream, and for a client to send its request head;
+    ``max_connections``: client connections served at once (:data:`MAX_CONNECTIONS`)."""
 
     def __init__(self, allowlist: Allowlist, log: ProxyLog | Path | None = None, *,
-                 connect_timeout_s: float = 30.0, head_timeout_s: float = 30.0) -> None:
+                 connect_timeout_s: float = 30.0, head_timeout_s: float = 30.0,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         self.allowlist = allowlist
         self.log = log if isinstance(log, ProxyLog) else ProxyLog(log)
         self.connect_timeout_s = connect_timeout_s
@@ -291,6 +307,7 @@ class FilteringProxy:
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
         self._closed = threading.Event()
+        self._slots = threading.BoundedSemaphore(max_connections)
 
     def start(self, socket_path: Path) -> FilteringProxy:
         """Listen on ``socket_path`` (replaced if present) and serve in a thread; returns ``self``."""
@@ -308,8 +325,19 @@ class FilteringProxy:
                 conn, _ = listener.accept()
             except OSError:
                 return
+            if not self._slots.acquire(blocking=False):
+                self.log.write("refused", "-", "-", "too many connections")
+                _answer(conn, "503 Service Unavailable", "homefield proxy: too many connections")
+                _drain_close(conn)
+                continue
             self._track(conn)
-            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+            threading.Thread(target=self._serve_one, args=(conn,), daemon=True).start()
+
+    def _serve_one(self, conn: socket.socket) -> None:
+        try:
+            self.handle(conn)
+        finally:
+            self._slots.release()
 
     def _track(self, sock: socket.socket) -> None:
         with self._lock:

@@ -205,3 +205,22 @@ def test_the_log_is_capped(tmp_path: Path) -> None:
     text = (tmp_path / "proxy.log").read_text()
     assert len(text.encode()) <= 300 + 100 and text.splitlines()[-1].endswith("later requests are not written")
     assert log.counts["refused"] == 50
+
+
+def test_connections_beyond_the_cap_get_503(tmp_path: Path) -> None:
+    proxy = FilteringProxy(Allowlist(), tmp_path / "proxy.log", max_connections=2).start(tmp_path / "p.sock")
+    held = []
+    try:
+        for _ in range(2):  # two clients that never send a request hold both slots
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(tmp_path / "p.sock"))
+            held.append(s)
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as third:
+            third.settimeout(10)
+            third.connect(str(tmp_path / "p.sock"))
+            assert third.recv(4096).startswith(b"HTTP/1.1 503")  # answered at once, nothing read
+    finally:
+        for s in held:
+            s.close()
+        proxy.close()
+    assert "too many connections" in (tmp_path / "proxy.log").read_text()
