@@ -78,6 +78,15 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _points_home(address: str) -> bool:
+    """Whether a resolved ``address`` reaches this machine: loopback, or unspecified (``0.0.0.0``,
+    ``::``, which Linux connects to loopback), an IPv4-mapped IPv6 address included."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_unspecified
+
+
 def _port(text: str, entry: str) -> int:
     try:
         port = int(text)
@@ -428,7 +437,7 @@ class FilteringProxy:
         machine), ``OSError`` when it cannot be made."""
         name = _normal_host(host)
         infos = socket.getaddrinfo(name, port, type=socket.SOCK_STREAM)
-        if not _is_loopback(name) and any(ipaddress.ip_address(str(i[4][0]).split("%")[0]).is_loopback for i in infos):
+        if not _is_loopback(name) and any(_points_home(str(i[4][0])) for i in infos):
             raise PermissionError(f"{name} resolves to a loopback address")
         error: OSError = OSError(f"no address for {name}")
         for family, kind, proto, _, address in infos:

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.modes import SandboxChoice, parse_network, unenforced_note
-from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy, HostRule, ProxyLog, parse_host_rule, proxy_env
+from pytest_homefield.sandbox.proxy import (
+    Allowlist,
+    FilteringProxy,
+    HostRule,
+    ProxyLog,
+    _points_home,
+    parse_host_rule,
+    proxy_env,
+)
 
 
 def test_rules_from_every_spelling() -> None:
@@ -172,6 +180,12 @@ def test_a_listed_name_pointing_at_loopback_is_refused(tmp_path: Path) -> None:
     finally:
         proxy.close()
     assert got.startswith(b"HTTP/1.1 403") and b"resolves to a loopback address" in got
+
+
+def test_addresses_that_reach_this_machine() -> None:
+    for address in ("127.0.0.1", "127.9.9.9", "::1", "0.0.0.0", "::", "::ffff:127.0.0.1", "fe80::1%lo"):
+        assert _points_home(address) is (address != "fe80::1%lo"), address
+    assert not _points_home("93.184.215.14") and not _points_home("2606:2800::1")
 
 
 def test_urllib_through_the_proxy(tmp_path: Path, servers: tuple[int, int]) -> None:
