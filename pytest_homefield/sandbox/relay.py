@@ -16,8 +16,9 @@ So a client configured for ``http://127.0.0.1:PORT`` works unchanged, DNS and ev
 fail, and an agent that talks to the socket itself reaches the same allowed port only. Plain TCP is
 relayed byte for byte (HTTP, server-sent events, WebSockets). Remote endpoints cannot be reached this
 way (TLS needs the real host name): the default ``allowlist`` network relays the filtering proxy of
-:mod:`.proxy` in the same way (one more ``PORT=SOCK`` pair), and clients reach remote hosts through it. Standard library only, because the
-inside half runs as a script with ``-I -S`` under whatever interpreter is bound into the sandbox.
+:mod:`.proxy` in the same way (one more ``PORT=SOCK`` pair), and clients reach remote hosts through
+it. Standard library only, because the inside half runs as a script with ``-I -S`` under whatever
+interpreter is bound into the sandbox.
 """
 
 from __future__ import annotations
