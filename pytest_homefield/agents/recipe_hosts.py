@@ -5,6 +5,9 @@ documentation of their endpoints and /work/shared/reference/agent-clients.md."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import tomllib
 
 __all__ = ["RECIPE_HOSTS"]
 
@@ -24,9 +27,19 @@ def _aider_hosts(env: Mapping[str, str]) -> list[str]:
 
 def _codex_hosts(env: Mapping[str, str]) -> list[str]:
     """codex calls the OpenAI API, or with a ChatGPT login (``auth.json``) chatgpt.com and the token
-    refresh at auth.openai.com. A ``model_providers`` base URL of its ``config.toml`` is not read:
-    list it with ``--allow-host``."""
-    return ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]
+    refresh at auth.openai.com, and every base URL its ``config.toml`` names (``$CODEX_HOME``, else
+    ``~/.codex``: ``openai_base_url`` and ``model_providers.*.base_url``, a local model server)."""
+    hosts = ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]
+    home = env.get("CODEX_HOME") or (str(Path(env["HOME"]) / ".codex") if env.get("HOME") else "")
+    try:
+        config = tomllib.loads((Path(home) / "config.toml").read_text()) if home else {}
+    except (OSError, ValueError):
+        config = {}
+    urls = [config.get("openai_base_url")]
+    providers = config.get("model_providers")
+    if isinstance(providers, dict):
+        urls += [p.get("base_url") for p in providers.values() if isinstance(p, dict)]
+    return hosts + [u for u in urls if isinstance(u, str) and u]
 
 
 def _gemini_hosts(env: Mapping[str, str]) -> list[str]:

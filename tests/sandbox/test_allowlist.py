@@ -172,6 +172,9 @@ def test_each_kind_declares_its_provider_hosts(tmp_path: Path) -> None:
                                                "ANTHROPIC_API_KEY": "k"}) == ["http://10.0.0.5:8000/v1",
                                                                               "api.anthropic.com:443"]
     assert "api.openai.com:443" in provider_hosts_of(agents["codex"], {})
+    (tmp_path / "codex").mkdir()
+    (tmp_path / "codex" / "config.toml").write_text('[model_providers.fake]\nbase_url = "http://127.0.0.1:5/v1"\n')
+    assert provider_hosts_of(agents["codex"], {"CODEX_HOME": str(tmp_path / "codex")})[-1] == "http://127.0.0.1:5/v1"
     assert provider_hosts_of(agents["gemini"], {"GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:7"}) == [
         "http://127.0.0.1:7"]
     assert provider_hosts_of(agents["cmd"], {}) == [] and provider_hosts_of(agents["oracle"], {}) == []
