@@ -365,10 +365,7 @@ class FilteringProxy:
             self.log.write("failed", "-", "-", f"proxy error: {type(exc).__name__}")
         finally:
             self._forget(conn)
-            try:
-                conn.close()
-            except OSError:
-                pass
+            _drain_close(conn)  # a refused request's body unread must not reset the connection before its answer
 
     def _handle(self, conn: socket.socket) -> None:
         conn.settimeout(self.head_timeout_s)
