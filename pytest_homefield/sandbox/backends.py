@@ -79,7 +79,8 @@ SandboxHook = Callable[[list[str], SandboxContext], "list[str] | None"]
 class AgentBox:
     """What one agent program may touch: ``workspace``, ``tmpdir`` and ``home`` read-write,
     ``ro_paths`` read-only, the host's network when ``network``, and the loopback ``relay``
-    (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name."""
+    (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name;
+    ``tmpfs_bytes`` the size of its private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
 
     workspace: Path
     tmpdir: Path
@@ -88,6 +89,7 @@ class AgentBox:
     network: bool
     agent: str
     relay: HostRelay | None = None
+    tmpfs_bytes: int | None = None
 
 
 @dataclass
@@ -160,7 +162,9 @@ class BwrapBackend:
     """Bubblewrap through ``exe`` (the executable :func:`~pytest_homefield.sandbox.bwrap.probe`
     checked). An agent: its three folders read-write, its read-only paths and the system read-only,
     nothing else, its network or none (with a relay: the inside half of
-    :mod:`~pytest_homefield.sandbox.relay` in front of the command). A test run:
+    :mod:`~pytest_homefield.sandbox.relay` in front of the command), ``/tmp`` and ``/dev/shm`` of
+    ``box.tmpfs_bytes``, bubblewrap's options passed through ``--args`` (never on its command line,
+    which the sandbox's PID 1 shows). A test run:
     :func:`~pytest_homefield.sandbox.bwrap.sandboxed_argv`."""
 
     exe: str
@@ -179,8 +183,8 @@ class BwrapBackend:
             command = inside_argv(sys.executable, box.relay.mapping(), command)
             ro.append(box.relay.folder)
         policy = Policy(cwd=box.workspace, rw=[box.workspace, box.tmpdir, box.home], ro=ro, env=inner,
-                        network=box.network)
-        return Wrapped(bwrap_argv(command, policy, bwrap=self.exe), self.name)
+                        network=box.network, tmpfs_bytes=box.tmpfs_bytes)
+        return Wrapped(bwrap_argv(command, policy, bwrap=self.exe, args_fd=True), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
         return Wrapped(sandboxed_argv(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,
