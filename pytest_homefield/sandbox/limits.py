@@ -7,10 +7,12 @@ never read) and returns the first :class:`Fault`:
 
 * a special file: a named pipe, a socket, a character or block device (grading would block on a
   pipe, or read a device);
-* a file over :attr:`WriteLimits.file_bytes` (``--max-file-mb``, default 50 MiB);
+* a file over :attr:`WriteLimits.file_bytes` (``--max-file-mb``, default 50 MiB), unless it was
+  there, as it is, when the agent started (a large file of the repository itself);
 * folders holding more than :attr:`WriteLimits.total_bytes` (``--max-workspace-mb``, default
-  500 MiB) *beyond what they held when the agent started* (:func:`folder_bytes` before the agent
-  runs): the allowance is on top of the snapshot, so a repository of any size gets the same room.
+  500 MiB) *beyond what they held when the agent started* (the :class:`Baseline` taken before the
+  agent runs): the allowance is on top of the snapshot, so a repository of any size gets the same
+  room.
 
 Any of them makes the attempt ``agent_error`` (scored) with the fault as its reason, never ``infra``.
 
@@ -30,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "check_folders", "folder_bytes", "DiskWatch"]
+__all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch"]
 
 MIB = 1 << 20
 
@@ -114,11 +116,35 @@ def folder_bytes(folders: AgentFolders) -> int:
                if stat.S_ISREG(st.st_mode))
 
 
-def check_folders(folders: AgentFolders, limits: WriteLimits, baseline_bytes: int = 0) -> Fault | None:
-    """The first fault in ``folders`` (see the module docstring), or ``None``. ``baseline_bytes``:
-    what :func:`folder_bytes` gave before the agent ran. Reads only directory entries and ``lstat``."""
+@dataclass(frozen=True)
+class Baseline:
+    """What the agent's folders held before it ran: ``bytes`` (:func:`folder_bytes`) and ``big``, the
+    files already over the per-file cap, ``{name: (st_size, st_mtime_ns, st_ino)}``."""
+
+    bytes: int = 0
+    big: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def measure(cls, folders: AgentFolders, limits: WriteLimits) -> Baseline:
+        """One ``lstat`` walk of ``folders``."""
+        total, big = 0, {}
+        for label, root in folders.roots():
+            if not root.is_dir():
+                continue
+            for rel, st in _entries(root):
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+                    if st.st_size > limits.file_bytes:
+                        big[_name(label, rel)] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return cls(total, big)
+
+
+def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline | None = None) -> Fault | None:
+    """The first fault in ``folders`` (see the module docstring), or ``None``. ``baseline``: what
+    they held before the agent ran (default: nothing). Reads only directory entries and ``lstat``."""
+    base = baseline or Baseline()
     total = 0
-    cap = baseline_bytes + limits.total_bytes
+    cap = base.bytes + limits.total_bytes
     for label, root in folders.roots():
         if not root.is_dir():
             continue
@@ -128,8 +154,9 @@ def check_folders(folders: AgentFolders, limits: WriteLimits, baseline_bytes: in
                     return Fault(f"the agent left a {kind} at {_name(label, rel)}: special files are never graded")
             if not stat.S_ISREG(st.st_mode):
                 continue
-            if st.st_size > limits.file_bytes:
-                return Fault(f"{_name(label, rel)} is {st.st_size / MIB:.1f} MiB, over the {limits.file_bytes / MIB:g} "
+            name = _name(label, rel)
+            if st.st_size > limits.file_bytes and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
+                return Fault(f"{name} is {st.st_size / MIB:.1f} MiB, over the {limits.file_bytes / MIB:g} "
                              "MiB per file (--max-file-mb)")
             total += st.st_size
             if total > cap:
@@ -147,12 +174,13 @@ def _used(path: Path) -> tuple[int, int]:
 @dataclass
 class DiskWatch:
     """Called every :attr:`WriteLimits.poll_s` while the agent runs (``run_process(watch=…)``): the
-    reason to stop it when its folders went over the total cap, else ``None``. See the module
-    docstring for the cost."""
+    reason to stop it when its folders went over the total cap, else ``None``; ``stopped`` keeps
+    that reason. See the module docstring for the cost."""
 
     folders: AgentFolders
     limits: WriteLimits
-    baseline_bytes: int
+    baseline: Baseline
+    stopped: str | None = None
     _start: dict[int, int] = field(default_factory=dict)
     _room: int = 0
 
@@ -171,10 +199,11 @@ class DiskWatch:
                 grown = max(grown, _used(roots[0])[1] - start)
         if grown <= self._room:
             return None
-        added = folder_bytes(self.folders) - self.baseline_bytes
+        added = folder_bytes(self.folders) - self.baseline.bytes
         if added > self.limits.total_bytes:
-            return (f"the agent wrote over {self.limits.total_bytes / MIB:g} MiB into its folders "
-                    "(--max-workspace-mb); stopped")
+            self.stopped = (f"the agent wrote over {self.limits.total_bytes / MIB:g} MiB into its folders "
+                            "(--max-workspace-mb); stopped")
+            return self.stopped
         # other writers share the file system: walk again only once it grows by the room still left
         self._room = grown + (self.limits.total_bytes - max(added, 0))
         return None
