@@ -196,7 +196,7 @@ class DiskWatch:
         for dev, start in self._start.items():
             roots = [r for _, r in self.folders.roots() if r.is_dir() and os.stat(r).st_dev == dev]
             if roots:
-                grown = max(grown, _used(roots[0])[1] - start)
+                grown += max(_used(roots[0])[1] - start, 0)
         if grown <= self._room:
             return None
         added = folder_bytes(self.folders) - self.baseline.bytes
