@@ -156,8 +156,8 @@ def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline
                 continue
             name = _name(label, rel)
             if st.st_size > limits.file_bytes and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
-                return Fault(f"{name} is {st.st_size / MIB:.1f} MiB, over the {limits.file_bytes / MIB:g} "
-                             "MiB per file (--max-file-mb)")
+                return Fault(f"{name} holds {st.st_size} bytes, over the {limits.file_bytes / MIB:g} MiB per file "
+                             "(--max-file-mb)")
             total += st.st_size
             if total > cap:
                 return Fault(f"the agent's folders hold over {limits.total_bytes / MIB:g} MiB more than the snapshot "

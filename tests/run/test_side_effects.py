@@ -99,7 +99,7 @@ def test_a_sparse_gibibyte_ends_the_attempt_at_once_as_the_agents_fault(task: Ta
     r, art = attempt(task, cache, InProcess(sparse), tmp_path)
     assert time.monotonic() - started < 30
     assert r.outcome == "agent_error", r
-    assert r.error is not None and "src/calc/table.bin is 1024.0 MiB, over the 50 MiB per file" in r.error
+    assert r.error is not None and "src/calc/table.bin holds 1073741824 bytes, over the 50 MiB per file" in r.error
 
 
 def test_a_file_written_past_the_cap_is_cut_there_and_scored(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_a_file_written_past_the_cap_is_cut_there_and_scored(task: Task, cache: 
     agent = cmd_agent("head -c 60000000 /dev/zero > src/calc/blob.bin; echo \"exit $?\" >&2")
     r, art = attempt(task, cache, agent, tmp_path)
     assert r.outcome == "agent_error", r
-    assert r.error is not None and "src/calc/blob.bin is 50.0 MiB, over the 50 MiB per file" in r.error
+    assert r.error is not None and "src/calc/blob.bin holds 52428801 bytes, over the 50 MiB per file" in r.error
     assert "exit 153" in (art / "agent.err").read_text() or "exit 1" in (art / "agent.err").read_text()
 
 
@@ -147,3 +147,25 @@ def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_p
     assert "--args" in cmdline
     for host in (str(cache.root), str(tmp_path), str(cache.pristine(task)), os.path.realpath(cache.root)):
         assert host not in cmdline, (host, cmdline)
+
+
+def test_the_settings_reach_the_attempt(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """``--max-output-mb``, ``--max-file-mb`` and ``--max-workspace-mb`` become the attempt's limits."""
+    from pytest_homefield.run.runner import AttemptRunner
+    from pytest_homefield.settings import Settings
+
+    settings = Settings(root=fx.root, sandbox="none", max_output_mb=0.0625, max_file_mb=0.5, max_workspace_mb=3)
+    runner = AttemptRunner(settings, [], run_id="r", results=tmp_path / "r.jsonl", folder=lambda variant: tmp_path,
+                           session_start="2026-01-01T00:00:00+00:00", budget_usd=None)
+    agent = cmd_agent("seq 1 100000; head -c 600000 /dev/zero > blob.bin")
+    try:
+        spec = runner.spec(task, agent, 1)
+        assert (spec.limits.output_bytes, spec.limits.file_bytes, spec.limits.total_bytes) == (
+            64 * 1024, MIB // 2, 3 * MIB)
+        r = runner.run(spec)
+    finally:
+        runner.cache.close()
+    out = (spec.artifacts / "agent.out").read_text()
+    assert len(out) < 64 * 1024 + 200 and "cut here" in out and out.endswith("100000\n")
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "blob.bin holds 524289 bytes, over the 0.5 MiB" in r.error

@@ -59,7 +59,7 @@ def test_a_sparse_gibibyte_counts_by_its_apparent_size_and_is_never_read(tmp_pat
     started = time.monotonic()
     fault = check_folders(folders, WriteLimits())
     assert time.monotonic() - started < 1.0
-    assert fault is not None and "big.bin is 1024.0 MiB, over the 50 MiB per file" in fault.reason
+    assert fault is not None and "big.bin holds 1073741824 bytes, over the 50 MiB per file" in fault.reason
 
 
 def test_the_total_counts_what_was_added_to_every_folder(tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_the_total_counts_what_was_added_to_every_folder(tmp_path: Path) -> None
     (folders.tmpdir / "c.bin").unlink()
     (folders.workspace / "seed.bin").write_bytes(b"t" * (3 * MIB // 2))  # the same size, rewritten by the agent
     fault = check_folders(folders, SMALL, baseline)
-    assert fault is not None and "seed.bin is 1.5 MiB" in fault.reason
+    assert fault is not None and "seed.bin holds 1572864 bytes" in fault.reason
 
 
 def test_the_disk_watch_stops_a_writer_over_the_total_and_walks_only_on_growth(tmp_path: Path) -> None:
