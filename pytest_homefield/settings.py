@@ -251,6 +251,16 @@ class Settings(ScanSettings):
                                      "HOST:PORT, *.DOMAIN[:PORT] or a URL's host (repeatable; no port: 443 and 80)",
                                      commands=("run", "verify", "ablate"), flag="allow-host", yml="run.allow_hosts",
                                      yml_also=(str,), check="hosts")
+    max_output_mb: float = setting(5.0, help="MiB kept of an agent's stdout and of its stderr each (agent.out, "
+                                   "agent.err; the rest is cut with a marker line, the last lines kept; default 5)",
+                                   commands=("run", "verify", "ablate"), yml="run.max_output_mb", check="positive")
+    max_file_mb: float = setting(50.0, help="MiB per file an agent may write; a bigger file, a named pipe, socket or "
+                                 "device in its folders is agent_error (default 50)",
+                                 commands=("run", "verify", "ablate"), yml="run.max_file_mb", check="positive")
+    max_workspace_mb: float = setting(500.0, help="MiB an agent may add to its workspace, TMPDIR and HOME in all "
+                                      "(over it: stopped, agent_error; default 500)",
+                                      commands=("run", "verify", "ablate"), yml="run.max_workspace_mb",
+                                      check="positive")
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",

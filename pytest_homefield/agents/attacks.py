@@ -42,7 +42,7 @@ from pytest_homefield.agents.attack_payloads import (
 from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
 from pytest_homefield.agents.cmd_agent import distrust_infra, read_usage_line
 from pytest_homefield.capabilities import Capabilities
-from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.procs import run_agent
 
 __all__ = ["CAPABILITIES", "Attack", "ATTACKS", "AttackAgent", "attack_agent", "attack_specs", "NOTE_FILE"]
 
@@ -332,11 +332,10 @@ class AttackAgent(Capable):
                 "daemon_log": self.daemon_log or f"{ctx.env.get('TMPDIR', '/tmp')}/daemon.log"}
         payload = base64.b64encode(json.dumps(args).encode()).decode()
         code = f"ARGS = {payload!r}\n{_SCRIPT}"
-        ctx.artifacts.mkdir(parents=True, exist_ok=True)
-        out_path, err_path = ctx.artifacts / "agent.out", ctx.artifacts / "agent.err"
+        out_path = ctx.artifacts / "agent.out"
         try:
-            proc = run_process(ctx.wrap([sys.executable, "-c", code], ctx.env), cwd=ctx.workspace, env=ctx.env,
-                               timeout_s=ctx.timeout_s, stdout_path=out_path, stderr_path=err_path)
+            proc = run_agent(ctx.wrap([sys.executable, "-c", code], ctx.env), cwd=ctx.workspace, env=ctx.env,
+                             timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
         except OSError as exc:
             return AgentResult(outcome="infra", error=f"cannot start {sys.executable}: {exc}")
         if proc.timed_out:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Capable", "Completer", "Completion",
            "PROMPT_TEMPLATE", "can_complete", "render_prompt"]
@@ -65,6 +66,10 @@ class AgentContext:
     * ``sandbox``: which sandbox ``wrap`` applies: ``bwrap``, ``hook`` or ``none`` (docs/contracts.md §8).
     * ``task``: the whole task record, given only to agents with ``reference = True`` (oracle, sim:P,
       the built-in attack agents of ``homefield verify --attacks``); ``None`` for every other agent.
+    * ``limits``: what the agent may write (bytes per output stream, per file, in all); ``watch``:
+      the check that stops it when its folders grow past the total while it runs. Adapters that
+      start a program pass both to :func:`pytest_homefield.sandbox.procs.run_agent`, which writes
+      ``agent.out`` / ``agent.err``.
     """
 
     workspace: Path
@@ -82,6 +87,8 @@ class AgentContext:
     wrap: Callable[[list[str], Mapping[str, str]], list[str]] = field(default=lambda argv, env: list(argv))
     sandbox: str = "none"
     task: Any = None
+    limits: WriteLimits = field(default_factory=WriteLimits)
+    watch: Callable[[], str | None] | None = None
 
 
 @dataclass

@@ -30,7 +30,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,8 @@ from typing import Any
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.capabilities import Capabilities
-from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.limits import WriteLimits
+from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = [
@@ -394,7 +395,7 @@ class ClaudeAgent(Capable):
         cmd, stdin_text = self.command(ctx.prompt, allow_shell=ctx.allow_shell, budget_usd=ctx.budget_usd)
         env = {**ctx.env, **CLAUDE_ENV}
         return self._execute(ctx.wrap(cmd, env), stdin_text, cwd=ctx.workspace, env=env,
-                             timeout_s=ctx.timeout_s, artifacts=ctx.artifacts)
+                             timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
 
     def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
         """Answer a plain prompt with no tools and no workspace: ``--tools ""`` (no tool is offered to
@@ -415,12 +416,12 @@ class ClaudeAgent(Capable):
         return Completion.from_result(answer, res, wall_s=time.monotonic() - started)
 
     def _execute(self, cmd: list[str], stdin_text: str | None, *, cwd: Path, env: dict[str, str],
-                 timeout_s: float, artifacts: Path) -> AgentResult:
-        artifacts.mkdir(parents=True, exist_ok=True)
+                 timeout_s: float, artifacts: Path, limits: WriteLimits | None = None,
+                 watch: Callable[[], str | None] | None = None) -> AgentResult:
         out_path, err_path = artifacts / "agent.out", artifacts / "agent.err"
         try:
-            proc = run_process(cmd, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=out_path,
-                               stderr_path=err_path, stdin_text=stdin_text)
+            proc = run_agent(cmd, cwd=cwd, env=env, timeout_s=timeout_s, artifacts=artifacts, limits=limits,
+                             watch=watch, stdin_text=stdin_text)
         except OSError as exc:
             return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}")
         summary = summarize_stream(out_path.read_text(errors="replace") if out_path.exists() else "")

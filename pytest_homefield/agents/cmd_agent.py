@@ -2,10 +2,11 @@
 
 The program gets the environment of docs/contracts.md §9 (the prompt is in ``$HOMEFIELD_PROMPT``) and the
 attempt's wall-clock limit; on timeout its whole process tree is killed
-(:func:`pytest_homefield.sandbox.procs.run_process`) and the outcome is ``timeout``. stdout and stderr go
-to ``agent.out`` / ``agent.err``. The exit status is recorded but is not a failure by itself: the
-hidden tests decide. For the memorization probe (:meth:`CommandAgent.complete`) the same program gets
-the probe question in ``$HOMEFIELD_PROMPT`` in an empty folder and answers on stdout.
+(:func:`pytest_homefield.sandbox.procs.run_agent`) and the outcome is ``timeout``. stdout and stderr go
+through pipes to ``agent.out`` / ``agent.err``, each capped (``--max-output-mb``; the last lines are
+kept). The exit status is recorded but is not a failure by itself: the hidden tests decide. For the
+memorization probe (:meth:`CommandAgent.complete`) the same program gets the probe question in
+``$HOMEFIELD_PROMPT`` in an empty folder and answers on stdout.
 
 **Usage line.** When the last non-empty line of stdout is a JSON object, these keys are read (all
 optional; wrong types are ignored):
@@ -37,7 +38,7 @@ from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSetting
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
-from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["CAPABILITIES", "REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line",
@@ -156,11 +157,10 @@ class CommandAgent(Capable):
         """Run the command once. Outcome ``timeout`` when it outlives ``ctx.timeout_s`` seconds,
         ``infra`` when ``sh`` cannot be started, else what its usage line reports (usually
         ``None``: grade it). Never raises for the command's own failures."""
-        ctx.artifacts.mkdir(parents=True, exist_ok=True)
-        out_path, err_path = ctx.artifacts / "agent.out", ctx.artifacts / "agent.err"
+        out_path = ctx.artifacts / "agent.out"
         try:
-            proc = run_process(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
-                               timeout_s=ctx.timeout_s, stdout_path=out_path, stderr_path=err_path)
+            proc = run_agent(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
+                             timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
         except OSError as exc:
             return AgentResult(outcome="infra", error=f"cannot start sh: {exc}")
         if proc.timed_out:
@@ -184,8 +184,8 @@ class CommandAgent(Capable):
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             out_path, err_path = root / "agent.out", root / "agent.err"
             try:
-                proc = run_process(self.command, cwd=root / "cwd", env=env, timeout_s=timeout_s,
-                                   stdout_path=out_path, stderr_path=err_path, shell=True)
+                proc = run_agent(self.command, cwd=root / "cwd", env=env, timeout_s=timeout_s, artifacts=root,
+                                 shell=True)
             except OSError as exc:
                 return Completion(outcome="infra", error=f"cannot start sh: {exc}")
             text = out_path.read_text(errors="replace")

@@ -37,6 +37,7 @@ from typing import Any
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox.streams import CappedSink
 
 __all__ = [
     "CAPABILITIES",
@@ -402,7 +403,8 @@ class OpenAIAgent(Capable):
 
     def run(self, ctx: AgentContext) -> AgentResult:
         """One completion, then apply its edits to ``ctx.workspace``. Writes the reply to
-        ``agent.out`` and the request/apply log to ``agent.err``. Never raises."""
+        ``agent.out`` (capped at ``ctx.limits.output_bytes``) and the request/apply log to ``agent.err``.
+        Never raises."""
         ctx.artifacts.mkdir(parents=True, exist_ok=True)
         url, key = self.endpoint(ctx.env)
         log = [f"POST {url} model={self.model}"]
@@ -417,7 +419,9 @@ class OpenAIAgent(Capable):
             log.append(str(exc))
             err_path.write_text("\n".join(log) + "\n")
             return AgentResult(outcome=exc.outcome, error=str(exc)[:300], model=self.model)
-        out_path.write_text(reply)
+        sink = CappedSink(out_path, ctx.limits.output_bytes)  # the cap every agent's stdout has
+        sink.write(reply.encode("utf-8", errors="replace"))
+        sink.close()
         edits = parse_reply(reply, set(ctx.hint_files))
         applied, apply_log = apply_edits(edits, ctx.workspace, scratch=ctx.artifacts / "scratch", env=ctx.env)
         log += apply_log

@@ -15,12 +15,13 @@ import hashlib
 import os
 import shlex
 import shutil
+import stat
 import sys
 import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,7 @@ from pytest_homefield.sandbox.backends import (
     backend_named,
 )
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
+from pytest_homefield.sandbox.limits import AgentFolders, Baseline, DiskWatch, WriteLimits, check_folders
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.proxy import FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
@@ -122,7 +124,7 @@ class SnapshotCache:
 
 def tree_digest(root: Path) -> str:
     """SHA-256 over every entry under ``root`` (``.git`` included): relative path, kind, permission
-    bits, and the file content or symlink target. Folders are walked without following symlinks."""
+    bits, and the regular file's content or the symlink's target. Folders are walked without following symlinks."""
     h = hashlib.sha256()
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         dirnames.sort()
@@ -133,7 +135,7 @@ def tree_digest(root: Path) -> str:
             h.update(f"{st.st_mode:o}\0".encode())
             if os.path.islink(full):
                 h.update(os.readlink(full).encode("utf-8", "surrogateescape"))
-            else:
+            elif stat.S_ISREG(st.st_mode):  # a pipe or device planted in it is never opened: its mode counts
                 with open(full, "rb") as f:
                     for chunk in iter(lambda: f.read(1 << 20), b""):
                         h.update(chunk)
@@ -181,6 +183,8 @@ class AttemptSpec:
     flaky_p2p: list[str] = field(default_factory=list)
     #: called with the :class:`~pytest_homefield.run.grading.Grade` when the attempt was graded
     graded: Callable[[Grade], None] | None = None
+    #: what the agent may write (``--max-output-mb``, ``--max-file-mb``, ``--max-workspace-mb``)
+    limits: WriteLimits = field(default_factory=WriteLimits)
 
     @property
     def artifacts(self) -> Path:
@@ -191,16 +195,18 @@ class AttemptSpec:
 def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
                   ro_paths: list[Path], agent: str, used: list[str] | None = None,
                   relay: HostRelay | None = None,
-                  proxy: FilteringProxy | None = None) -> Callable[[list[str], Any], list[str]]:
+                  proxy: FilteringProxy | None = None,
+                  tmpfs_bytes: int | None = None) -> Callable[[list[str], Any], list[str]]:
     """The ``AgentContext.wrap`` of one attempt: ``backend``'s ``wrap_agent`` with ``workspace``,
     ``tmpdir`` and ``home`` read-write, ``ro_paths`` read-only and the network or not (a hook's argv
     when it returns one, else the configured backend; see :mod:`pytest_homefield.sandbox.backends`).
     The backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``). With
     ``relay`` (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs
     behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use; with
-    ``proxy`` too (``--sandbox-network allowlist``) the filtering proxy is relayed in beside it."""
+    ``proxy`` too (``--sandbox-network allowlist``) the filtering proxy is relayed in beside it.
+    ``tmpfs_bytes``: the size of the sandbox's private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
     box = AgentBox(workspace=workspace, tmpdir=tmpdir, home=home, ro_paths=list(ro_paths), network=network,
-                   agent=agent, relay=relay, proxy=proxy)
+                   agent=agent, relay=relay, proxy=proxy, tmpfs_bytes=tmpfs_bytes)
 
     def wrap(argv: list[str], env: Any) -> list[str]:
         wrapped = backend.wrap_agent(argv, dict(env), box)
@@ -239,7 +245,8 @@ class AgentSandbox:
 
 def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path, box: Path, env: dict[str, str],
                   sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
-                  hook: SandboxHook | None = None, proxy_log: Path | None = None) -> AgentSandbox:
+                  hook: SandboxHook | None = None, proxy_log: Path | None = None,
+                  tmpfs_bytes: int | None = None) -> AgentSandbox:
     """Prepare the sandbox of one attempt of ``agent`` (``backend``: from :meth:`Sandboxes.for_agent`,
     or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
     workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
@@ -253,7 +260,8 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     default) with a backend that relays (bubblewrap), a :class:`FilteringProxy` allowing the agent's
     ``provider_hosts(env)`` and ``sandbox.allow_hosts``, logging to ``proxy_log`` (the attempt's
     ``proxy.log``), with those of its hosts that are this machine's loopback ports relayed directly.
-    Raises :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
+    ``tmpfs_bytes``: the size of bubblewrap's private ``/tmp`` and ``/dev/shm``. Raises
+    :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
     chosen = backend_named(backend, hook)
     tmpdir, home = box / "tmp", box / "home"
     if chosen.confines:
@@ -275,7 +283,8 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
              if (ports or proxy is not None) and chosen.relays else None)
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
-                         ro_paths=ro_paths, agent=agent.name, used=used, relay=relay, proxy=proxy)
+                         ro_paths=ro_paths, agent=agent.name, used=used, relay=relay, proxy=proxy,
+                         tmpfs_bytes=tmpfs_bytes)
     return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay, proxy=proxy)
 
 
@@ -335,12 +344,17 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     env = _agent_env(spec, prompt, tmpdir)
     try:
         sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
-                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], proxy_log=art / "proxy.log")
+                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], proxy_log=art / "proxy.log",
+                           tmpfs_bytes=spec.limits.total_bytes)
     except OSError as exc:  # the client's configuration could not be copied into the fresh HOME
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
         return Result(**base, outcome="infra", error=f"cannot prepare the sandbox: {_one_line(exc)}",
                       finished_at=_now())
+    # what the agent may write: its workspace, TMPDIR and (when confined) its fresh HOME
+    folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None)
+    baseline = Baseline.measure(folders, spec.limits)
+    watch = DiskWatch(folders, spec.limits, baseline)
     ctx = AgentContext(
         workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
         artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
@@ -348,6 +362,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         hint_files=list(spec.task.source_files) if caps.hinted else [],
         task_id=spec.task.id,
         wrap=sb.wrap, sandbox=backend.configured, task=spec.task if caps.reference else None,
+        limits=spec.limits, watch=watch,
     )
     t0 = time.monotonic()
     try:
@@ -358,7 +373,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     finally:
         sb.close()
     wall = time.monotonic() - t0
-    if ar.outcome is None and _out_of_space(art):
+    fault = watch.stopped or getattr(check_folders(folders, spec.limits, baseline), "reason", None)
+    if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
+        ar = replace(ar, outcome="agent_error", error=fault)
+    elif ar.outcome is None and _out_of_space(art):
         ar = AgentResult(outcome="infra", exit_code=ar.exit_code,
                          error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
     base["sandbox"] = sb.recorded
@@ -375,7 +393,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         # the agent may have written into the pristine copy: grade against a verified one
         pristine, tampered = cache.checked_pristine(spec.task)
         why: str | None = None
-        if ar.outcome is not None:
+        if fault is not None:  # nothing of the tree is read (a pipe would block, a huge file fill the run)
+            outcome, error, test_s, touched, suspicious = "agent_error", fault, 0.0, False, False
+            (art / "diff.patch").write_text("")
+        elif ar.outcome is not None:
             outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
             # keep the change for auditing, even though it is not graded
             changes = tree_changes(pristine, workspace)

@@ -29,6 +29,7 @@ from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key,
 from pytest_homefield.run.flaky import flaky_records, found_flaky
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
+from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process, unenforced_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail
@@ -242,7 +243,8 @@ class AttemptRunner:
              test_cmd: str | None = None) -> AttemptSpec:
         """The :class:`AttemptSpec` of one attempt: the agent's limits (flags, then ``.homefield.yml``
         ``agents.<name>``), the sandbox with the hook, the commit's environment (``--env``), the
-        frozen flaky ids of ``task``; ``test_cmd`` overrides the task's test command."""
+        frozen flaky ids of ``task``, the caps on what the agent writes; ``test_cmd`` overrides the task's
+        test command."""
         s = self.settings
         a = agent_settings(s, s.agent_defs.get(agent.name))
         return AttemptSpec(
@@ -253,6 +255,7 @@ class AttemptRunner:
             sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
             flaky_p2p=list(self.flaky.get(task.id, ())),
+            limits=WriteLimits.from_mb(s.max_output_mb, s.max_file_mb, s.max_workspace_mb),
         )
 
     def run(self, spec: AttemptSpec) -> Result:

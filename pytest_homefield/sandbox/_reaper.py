@@ -1,14 +1,19 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE -- ARGV...`` in a new session. It
+GRACE [fsize=BYTES] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
 * asks for ``SIGHUP`` when its parent (the homefield process that started it) dies
   (``prctl(PR_SET_PDEATHSIG)``), and checks that the parent is still ``PPID`` afterwards;
 * starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr) and writes ``ok`` or
-  ``E<errno>`` to the pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would;
+  ``E<errno>`` to the pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with
+  ``fsize=BYTES`` the command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action);
+* runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
+  ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
+  and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
+  host path;
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
   status (or re-raises the command's terminating signal);
 * on ``SIGTERM`` (a timeout): ``SIGTERM`` to the whole tree, ``GRACE`` seconds, then ``SIGKILL``;
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -108,13 +114,36 @@ def stop_tree(grace: float) -> None:
         time.sleep(0.005)
 
 
+#: The placeholder of ``--args`` (see the module docstring; ``pytest_homefield.sandbox.bwrap.ARGS_MARK``).
+ARGS_MARK = "@homefield-args:"
+
+
+def args_via_fd(cmd: list[str]) -> tuple[list[str], int | None]:
+    """``cmd`` with its ``--args`` options moved into a memfd, and that fd (``None`` when ``cmd``
+    has no placeholder or memfds are missing: then the placeholder stays and bubblewrap refuses)."""
+    if len(cmd) < 3 or cmd[1] != "--args" or not cmd[2].startswith(ARGS_MARK) or not hasattr(os, "memfd_create"):
+        return cmd, None
+    n = int(cmd[2][len(ARGS_MARK):])
+    options, rest = cmd[3:3 + n], cmd[3 + n:]
+    fd = os.memfd_create("homefield-args", 0)  # not inheritable: passed to the command alone
+    data = b"".join(os.fsencode(a) + b"\0" for a in options)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [cmd[0], "--args", str(fd), *rest], fd
+
+
 class _Stop(Exception):
     """Raised by the signal handler to leave the wait for the command."""
 
 
 def main(argv: list[str]) -> int:
     fd, ppid, grace = int(argv[1]), int(argv[2]), float(argv[3])
-    cmd = argv[5:]
+    sep = argv.index("--", 4)
+    options = dict(o.split("=", 1) for o in argv[4:sep])
+    cmd = argv[sep + 1:]
+    fsize = int(options["fsize"]) if "fsize" in options else None
     pending: list[int] = []
     armed: list[bool] = []
 
@@ -135,12 +164,18 @@ def main(argv: list[str]) -> int:
     def child_setup() -> None:
         # the command itself dies with the reaper, should the reaper be killed outright
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if fsize is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
 
     try:
-        child = subprocess.Popen(cmd, close_fds=True, preexec_fn=child_setup)
+        cmd, args_fd = args_via_fd(cmd)
+        child = subprocess.Popen(cmd, close_fds=True, preexec_fn=child_setup,
+                                 pass_fds=(args_fd,) if args_fd is not None else ())
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127
+    if args_fd is not None:
+        os.close(args_fd)
     os.write(fd, b"ok")
     os.close(fd)
     status = 1

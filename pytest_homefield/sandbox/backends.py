@@ -86,7 +86,8 @@ class AgentBox:
     ``ro_paths`` read-only, the host's network when ``network``, and the loopback ``relay``
     (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name. ``proxy``
     (``--sandbox-network allowlist``, with a ``relay``): the filtering proxy the agent's only way out
-    goes through, relayed in at ``127.0.0.1`` (:data:`PROXY_PORT`)."""
+    goes through, relayed in at ``127.0.0.1`` (:data:`PROXY_PORT`). ``tmpfs_bytes``: the size of its
+    private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
 
     workspace: Path
     tmpdir: Path
@@ -96,6 +97,7 @@ class AgentBox:
     agent: str
     relay: HostRelay | None = None
     proxy: FilteringProxy | None = None
+    tmpfs_bytes: int | None = None
 
 
 #: The port the filtering proxy listens on inside an agent's sandbox (the next free one when a relayed
@@ -180,7 +182,9 @@ class BwrapBackend:
     """Bubblewrap through ``exe`` (the executable :func:`~pytest_homefield.sandbox.bwrap.probe`
     checked). An agent: its three folders read-write, its read-only paths and the system read-only,
     nothing else, its network or none (with a relay: the inside half of
-    :mod:`~pytest_homefield.sandbox.relay` in front of the command). A test run:
+    :mod:`~pytest_homefield.sandbox.relay` in front of the command), ``/tmp`` and ``/dev/shm`` of
+    ``box.tmpfs_bytes``, bubblewrap's options passed through ``--args`` (never on its command line,
+    which the sandbox's PID 1 shows). A test run:
     :func:`~pytest_homefield.sandbox.bwrap.sandboxed_argv`."""
 
     exe: str
@@ -206,8 +210,8 @@ class BwrapBackend:
             command = inside_argv(sys.executable, mapping, command)
             ro.append(box.relay.folder)
         policy = Policy(cwd=box.workspace, rw=[box.workspace, box.tmpdir, box.home], ro=ro, env=inner,
-                        network=box.network)
-        return Wrapped(bwrap_argv(command, policy, bwrap=self.exe), self.name)
+                        network=box.network, tmpfs_bytes=box.tmpfs_bytes)
+        return Wrapped(bwrap_argv(command, policy, bwrap=self.exe, args_fd=True), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
         return Wrapped(sandboxed_argv(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,

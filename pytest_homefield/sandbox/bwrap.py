@@ -34,7 +34,7 @@ from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
            "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT",
-           "REPORTER_DIR"]
+           "REPORTER_DIR", "ARGS_MARK"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
 #: recreated as symlinks).
@@ -46,6 +46,13 @@ REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
 #: How to get bubblewrap, for the one-line refusals.
 INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) "
                 "or pass --sandbox none to accept the risk")
+
+
+#: The placeholder after ``--args`` in an argv of :func:`bwrap_argv` with ``args_fd=True``: the reaper
+#: (:mod:`pytest_homefield.sandbox._reaper`, which starts every command of
+#: :func:`~pytest_homefield.sandbox.procs.run_process`) moves the options into a memfd, so bubblewrap's
+#: command line (which the sandbox's PID 1 shows in ``/proc/1/cmdline``) names no bound host path.
+ARGS_MARK = "@homefield-args:"
 
 
 class BwrapUnavailable(RuntimeError):
@@ -62,7 +69,9 @@ class Policy:
     * ``env``: the whole environment inside (nothing else is inherited);
     * ``network``: keep the host's network (an agent calling its API) or get none;
     * ``tmpfs``: folders that get an empty, private tmpfs (``/tmp`` by default);
-    * ``dirs``: empty folders created inside the tmpfs (e.g. a ``HOME``).
+    * ``dirs``: empty folders created inside the tmpfs (e.g. a ``HOME``);
+    * ``tmpfs_bytes``: when set, each tmpfs holds at most this many bytes, ``/dev/shm`` is a tmpfs
+      of that size too and the rest of ``/dev`` is read-only (an agent cannot fill memory there).
     """
 
     cwd: Path
@@ -72,6 +81,7 @@ class Policy:
     network: bool = False
     tmpfs: Sequence[Path] = (Path("/tmp"),)
     dirs: Sequence[Path] = ()
+    tmpfs_bytes: int | None = None
 
 
 def _system_args() -> list[str]:
@@ -97,16 +107,21 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap") -> list[str]:
-    """``[bwrap, options…, "--", *command]`` for ``policy`` (see the module docstring).
+def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", args_fd: bool = False) -> list[str]:
+    """``[bwrap, options…, "--", *command]`` for ``policy`` (see the module docstring); with
+    ``args_fd``, ``[bwrap, "--args", ARGS_MARK + str(len(options)), options…, "--", *command]``, to be
+    started by :func:`~pytest_homefield.sandbox.procs.run_process` (see :data:`ARGS_MARK`).
 
     Binds are ordered by depth so a read-write folder inside a read-only one (or inside the tmpfs)
     stays writable; a read-only path inside an already read-only one is left out. Pure: reads only
     which of the paths exist.
     """
     args = [bwrap, *_system_args(), "--proc", "/proc", "--dev", "/dev"]
+    size = [] if policy.tmpfs_bytes is None else ["--size", str(int(policy.tmpfs_bytes))]
+    if size:
+        args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     for t in policy.tmpfs:
-        args += ["--tmpfs", str(t)]
+        args += [*size, "--tmpfs", str(t)]
     for d in policy.dirs:
         args += ["--dir", str(d)]
     rw = _norm(policy.rw)
@@ -127,6 +142,8 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap") 
     args += ["--die-with-parent", "--new-session", "--chdir", str(policy.cwd), "--clearenv"]
     for k, v in policy.env.items():
         args += ["--setenv", k, v]
+    if args_fd:
+        return [bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command]
     return [*args, "--", *command]
 
 

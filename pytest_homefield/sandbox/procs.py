@@ -12,6 +12,12 @@ where the sandbox is used.
 :func:`die_with_parent` gives a pytest-xdist worker the same tie to its controller, and
 :func:`install_stop_handler` makes ``SIGTERM``/``SIGHUP`` stop the running commands, remove this
 process's temp folders and exit without recording anything.
+
+Agents run through :func:`run_agent`: their stdout and stderr are pipes read by the host and written
+to ``agent.out`` / ``agent.err`` each capped (:class:`CappedSink`: the head, a marker line with the
+bytes cut, then the last lines, where usage lines are read), every file they write is capped by
+``RLIMIT_FSIZE`` (set by the reaper) and a ``watch`` callback may stop them while they run (a total
+size cap, :class:`pytest_homefield.sandbox.limits.DiskWatch`).
 """
 
 from __future__ import annotations
@@ -29,11 +35,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from pytest_homefield.sandbox.limits import WriteLimits
+from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 
 __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install_stop_handler", "stop_all",
-           "REAPER", "guard_session", "signal_processes"]
+           "REAPER", "guard_session", "signal_processes", "run_agent", "CappedSink"]
 
 #: Seconds between SIGTERM and SIGKILL when a process tree is stopped on timeout.
 KILL_GRACE_S = 2.0
@@ -51,12 +60,16 @@ class ProcResult:
     """Outcome of :func:`run_process`.
 
     ``exit_code`` is the process's status (negative for a signal, ``None`` when it was killed on
-    timeout); ``timed_out`` says the limit was hit; ``wall_s`` is elapsed seconds.
+    timeout or by ``watch``); ``timed_out`` says the limit was hit; ``wall_s`` is elapsed seconds;
+    ``stopped`` the ``watch`` callback's reason when it stopped the command; ``cut_bytes`` the bytes
+    of stdout and stderr cut by ``output_cap``.
     """
 
     exit_code: int | None
     timed_out: bool
     wall_s: float
+    stopped: str | None = None
+    cut_bytes: int = 0
 
 
 def _descendants(root_pid: int) -> list[int]:
@@ -226,14 +239,25 @@ def run_process(
     stderr_path: Path | None = None,
     stdin_text: str | None = None,
     shell: bool = False,
+    output_cap: int | None = None,
+    file_cap: int | None = None,
+    watch: Callable[[], str | None] | None = None,
+    watch_every_s: float = 0.5,
 ) -> ProcResult:
     """Run ``cmd`` under the reaper in a new session and wait at most ``timeout_s`` seconds.
 
-    stdout / stderr go to the given files (or are discarded). When the command exits, what it left
-    running is killed; on timeout the whole tree gets SIGTERM, then SIGKILL after
-    :data:`KILL_GRACE_S`; the result then has ``timed_out=True`` and ``exit_code=None``. Either way
-    every process of the command is gone and reaped when this returns. An exception here (Ctrl-C:
-    ``KeyboardInterrupt``) kills the tree at once and is re-raised.
+    stdout / stderr go to the given files (or are discarded). With ``output_cap`` (bytes) they go
+    through pipes that this process reads and writes to those files, each capped
+    (:class:`CappedSink`): the command never holds a host file. ``file_cap`` (bytes): the command's
+    ``RLIMIT_FSIZE``, so no file it writes grows past it (a write past it fails with ``EFBIG`` or
+    ``SIGXFSZ``). ``watch``: called every ``watch_every_s`` seconds while the command runs; a reason
+    it returns stops the command as a timeout does, and is the result's ``stopped``.
+
+    When the command exits, what it left running is killed; on timeout the whole tree gets SIGTERM,
+    then SIGKILL after :data:`KILL_GRACE_S`; the result then has ``timed_out=True`` and
+    ``exit_code=None``. Either way every process of the command is gone and reaped when this
+    returns. An exception here (Ctrl-C: ``KeyboardInterrupt``) kills the tree at once and is
+    re-raised.
 
     Raises ``FileNotFoundError`` / ``PermissionError`` (an ``OSError``) when the program cannot be
     started.
@@ -242,12 +266,15 @@ def run_process(
     if isinstance(cmd, str) and not shell:
         argv = [cmd]
     start = time.monotonic()
-    out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
-    err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
+    pump = Pump.open(stdout_path, stderr_path, output_cap) if output_cap is not None else None
+    out: Any = pump.write_ends[0] if pump else (open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL)
+    err: Any = pump.write_ends[1] if pump else (open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL)
     rfd, wfd = os.pipe()
+    options = [f"fsize={int(file_cap)}"] if file_cap is not None else []
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
+            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *options, "--",
+             *argv],
             cwd=str(cwd),
             env=dict(env),
             stdout=out,
@@ -259,11 +286,17 @@ def run_process(
     except BaseException:
         os.close(rfd)
         os.close(wfd)
-        _close(out, err)
+        if pump:
+            pump.close()
+        else:
+            _close(out, err)
         raise
     os.close(wfd)
+    if pump:
+        pump.start()
     with _live_lock:
         _live.add(proc)
+    stopped: str | None = None
     try:
         with os.fdopen(rfd, "rb") as status_pipe:
             started = status_pipe.read()  # "ok" once the command runs, "E<errno>" if it could not start
@@ -280,16 +313,17 @@ def run_process(
             except BrokenPipeError:
                 pass
         try:
-            code = wait_exit(proc, timeout_s)
+            code, stopped = _wait_watched(proc, timeout_s, watch, watch_every_s)
         except subprocess.TimeoutExpired:
-            proc.send_signal(signal.SIGTERM)  # the reaper: SIGTERM to the tree, grace, SIGKILL, reap
-            try:
-                proc.wait(timeout=KILL_GRACE_S + 5)
-            except subprocess.TimeoutExpired:
-                kill_tree(proc.pid, grace_s=0)
-                proc.wait(timeout=5)
-            return ProcResult(exit_code=None, timed_out=True, wall_s=time.monotonic() - start)
-        return ProcResult(exit_code=code, timed_out=False, wall_s=time.monotonic() - start)
+            _terminate(proc)
+            return ProcResult(exit_code=None, timed_out=True, wall_s=time.monotonic() - start,
+                              cut_bytes=pump.finish() if pump else 0)
+        if stopped is not None:
+            _terminate(proc)
+            return ProcResult(exit_code=None, timed_out=False, wall_s=time.monotonic() - start, stopped=stopped,
+                              cut_bytes=pump.finish() if pump else 0)
+        return ProcResult(exit_code=code, timed_out=False, wall_s=time.monotonic() - start,
+                          cut_bytes=pump.finish() if pump else 0)
     except BaseException:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # the reaper: SIGKILL to the tree at once, reap
@@ -301,7 +335,65 @@ def run_process(
     finally:
         with _live_lock:
             _live.discard(proc)
-        _close(out, err)
+        if pump:
+            pump.finish()
+        else:
+            _close(out, err)
+
+
+def run_agent(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: Mapping[str, str],
+    timeout_s: float | None,
+    artifacts: Path,
+    limits: WriteLimits | None = None,
+    watch: Callable[[], str | None] | None = None,
+    stdin_text: str | None = None,
+    shell: bool = False,
+) -> ProcResult:
+    """:func:`run_process` for an agent's program, the one way every adapter starts one: stdout and
+    stderr through pipes into ``artifacts/agent.out`` / ``agent.err``, each capped at
+    ``limits.output_bytes`` (default :class:`WriteLimits`), every file it writes capped one byte past
+    ``limits.file_bytes`` (so a file that reached the cap is seen over it afterwards), and ``watch``
+    polled every ``limits.poll_s`` seconds. Raises ``OSError`` as :func:`run_process` does."""
+    lim = limits or WriteLimits()
+    artifacts.mkdir(parents=True, exist_ok=True)
+    return run_process(argv, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=artifacts / "agent.out",
+                       stderr_path=artifacts / "agent.err", stdin_text=stdin_text, shell=shell,
+                       output_cap=lim.output_bytes, file_cap=lim.file_bytes + 1, watch=watch,
+                       watch_every_s=lim.poll_s)
+
+
+def _terminate(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a running command through its reaper: SIGTERM to the tree, grace, SIGKILL, reap."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=KILL_GRACE_S + 5)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc.pid, grace_s=0)
+        proc.wait(timeout=5)
+
+
+def _wait_watched(proc: subprocess.Popen[bytes], timeout_s: float | None,
+                  watch: Callable[[], str | None] | None, every_s: float) -> tuple[int | None, str | None]:
+    """``(exit status, None)`` once ``proc`` exits, or ``(None, reason)`` as soon as ``watch`` (polled
+    every ``every_s`` seconds) returns a reason. Raises ``subprocess.TimeoutExpired`` after
+    ``timeout_s`` seconds (``None``: no limit)."""
+    if watch is None:
+        return wait_exit(proc, timeout_s), None
+    deadline = None if timeout_s is None or not math.isfinite(timeout_s) else time.monotonic() + timeout_s
+    while True:
+        step = every_s if deadline is None else min(every_s, max(deadline - time.monotonic(), 0.0))
+        try:
+            return wait_exit(proc, step), None
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(proc.args, timeout_s or 0.0) from None
+        reason = watch()
+        if reason is not None:
+            return None, reason
 
 
 def wait_exit(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:

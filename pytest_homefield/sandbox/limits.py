@@ -1,0 +1,209 @@
+"""Caps on what an agent leaves behind (docs/contracts.md §9): its folders are checked before grading.
+
+An agent writes into three host folders of its own: its workspace, its ``TMPDIR`` and its ``HOME``
+(:class:`AgentFolders`). :func:`check_folders` walks them with ``os.lstat`` only (never following a
+symlink, never opening a file: a sparse 1 GiB file counts by its apparent size ``st_size`` and is
+never read) and returns the first :class:`Fault`:
+
+* a special file: a named pipe, a socket, a character or block device (grading would block on a
+  pipe, or read a device);
+* a file over :attr:`WriteLimits.file_bytes` (``--max-file-mb``, default 50 MiB), unless it was
+  there, as it is, when the agent started (a large file of the repository itself);
+* folders holding more than :attr:`WriteLimits.total_bytes` (``--max-workspace-mb``, default
+  500 MiB) *beyond what they held when the agent started* (the :class:`Baseline` taken before the
+  agent runs): the allowance is on top of the snapshot, so a repository of any size gets the same
+  room.
+
+Any of them makes the attempt ``agent_error`` (scored) with the fault as its reason, never ``infra``.
+
+:class:`DiskWatch` stops an agent that writes past the total cap while it runs: every call it reads
+the file systems' usage with ``statvfs`` (constant time) and walks the folders only when a file
+system has grown by more than the room left, so a quiet attempt costs one ``statvfs`` per folder
+per poll. It is a bound up to one poll interval of writing, not a quota; bubblewrap's sized
+tmpfs for ``/tmp`` and ``/dev/shm`` (:func:`pytest_homefield.sandbox.bwrap.bwrap_argv`) and
+``RLIMIT_FSIZE`` per file (:func:`pytest_homefield.sandbox.procs.run_process`) are the hard bounds.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch"]
+
+MIB = 1 << 20
+
+#: ``st_mode`` kinds that are never part of a change, by the word a fault names them with.
+SPECIAL_KINDS = ((stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                 (stat.S_ISBLK, "block device"))
+
+
+@dataclass(frozen=True)
+class WriteLimits:
+    """What one agent attempt may write, in bytes: ``output_bytes`` per stream of ``agent.out`` /
+    ``agent.err`` (``--max-output-mb``, default 5 MiB), ``file_bytes`` per file (``--max-file-mb``,
+    default 50 MiB), ``total_bytes`` added to its folders in all (``--max-workspace-mb``, default
+    500 MiB). ``poll_s``: seconds between :class:`DiskWatch` checks while the agent runs."""
+
+    output_bytes: int = 5 * MIB
+    file_bytes: int = 50 * MIB
+    total_bytes: int = 500 * MIB
+    poll_s: float = 0.5
+
+    @classmethod
+    def from_mb(cls, output_mb: float = 5, file_mb: float = 50, workspace_mb: float = 500) -> WriteLimits:
+        """Limits from the settings' MiB values (``--max-output-mb`` …)."""
+        return cls(output_bytes=int(output_mb * MIB), file_bytes=int(file_mb * MIB),
+                   total_bytes=int(workspace_mb * MIB))
+
+
+@dataclass(frozen=True)
+class Fault:
+    """Why an agent's folders cannot be graded: ``reason`` is one line naming the entry (its path
+    relative to its folder, prefixed by the folder's label when it is not the workspace)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class AgentFolders:
+    """The host folders an agent may write: ``workspace``, and its ``tmpdir`` and ``home`` (missing
+    ones are skipped). ``labels`` names each in a fault."""
+
+    workspace: Path
+    tmpdir: Path | None = None
+    home: Path | None = None
+    labels: dict[str, str] = field(default_factory=lambda: {"workspace": "", "tmpdir": "TMPDIR", "home": "HOME"})
+
+    def roots(self) -> list[tuple[str, Path]]:
+        """``(label, folder)`` of each folder, the workspace first."""
+        out = [(self.labels["workspace"], self.workspace)]
+        out += [(self.labels[k], p) for k, p in (("tmpdir", self.tmpdir), ("home", self.home)) if p is not None]
+        return out
+
+
+def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """``(relative path, lstat)`` of every entry under ``root``, depth first, never following a
+    symlink; unreadable folders are skipped (nothing in them can be graded either)."""
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        try:
+            with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                for entry in it:
+                    sub = f"{rel}/{entry.name}" if rel else entry.name
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    yield sub, st
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(sub)
+        except OSError:
+            continue
+
+
+def _name(label: str, rel: str) -> str:
+    return f"{label}/{rel}" if label else rel
+
+
+def folder_bytes(folders: AgentFolders) -> int:
+    """Apparent bytes (``st_size`` of regular files) under every folder of ``folders``."""
+    return sum(st.st_size for _, root in folders.roots() if root.is_dir() for _, st in _entries(root)
+               if stat.S_ISREG(st.st_mode))
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What the agent's folders held before it ran: ``bytes`` (:func:`folder_bytes`) and ``big``, the
+    files already over the per-file cap, ``{name: (st_size, st_mtime_ns, st_ino)}``."""
+
+    bytes: int = 0
+    big: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+
+    @classmethod
+    def measure(cls, folders: AgentFolders, limits: WriteLimits) -> Baseline:
+        """One ``lstat`` walk of ``folders``."""
+        total, big = 0, {}
+        for label, root in folders.roots():
+            if not root.is_dir():
+                continue
+            for rel, st in _entries(root):
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+                    if st.st_size > limits.file_bytes:
+                        big[_name(label, rel)] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return cls(total, big)
+
+
+def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline | None = None) -> Fault | None:
+    """The first fault in ``folders`` (see the module docstring), or ``None``. ``baseline``: what
+    they held before the agent ran (default: nothing). Reads only directory entries and ``lstat``."""
+    base = baseline or Baseline()
+    total = 0
+    cap = base.bytes + limits.total_bytes
+    for label, root in folders.roots():
+        if not root.is_dir():
+            continue
+        for rel, st in _entries(root):
+            for test, kind in SPECIAL_KINDS:
+                if test(st.st_mode):
+                    return Fault(f"the agent left a {kind} at {_name(label, rel)}: special files are never graded")
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            name = _name(label, rel)
+            if st.st_size > limits.file_bytes and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
+                return Fault(f"{name} holds {st.st_size} bytes, over the {limits.file_bytes / MIB:g} MiB per file "
+                             "(--max-file-mb)")
+            total += st.st_size
+            if total > cap:
+                return Fault(f"the agent's folders hold over {limits.total_bytes / MIB:g} MiB more than the snapshot "
+                             "(--max-workspace-mb)")
+    return None
+
+
+def _used(path: Path) -> tuple[int, int]:
+    """``(device, used bytes)`` of the file system holding ``path``."""
+    st = os.statvfs(path)
+    return os.stat(path).st_dev, (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+@dataclass
+class DiskWatch:
+    """Called every :attr:`WriteLimits.poll_s` while the agent runs (``run_process(watch=…)``): the
+    reason to stop it when its folders went over the total cap, else ``None``; ``stopped`` keeps
+    that reason. See the module docstring for the cost."""
+
+    folders: AgentFolders
+    limits: WriteLimits
+    baseline: Baseline
+    stopped: str | None = None
+    _start: dict[int, int] = field(default_factory=dict)
+    _room: int = 0
+
+    def __post_init__(self) -> None:
+        self._room = self.limits.total_bytes
+        for _, root in self.folders.roots():
+            if root.is_dir():
+                dev, used = _used(root)
+                self._start.setdefault(dev, used)
+
+    def __call__(self) -> str | None:
+        grown = 0
+        for dev, start in self._start.items():
+            roots = [r for _, r in self.folders.roots() if r.is_dir() and os.stat(r).st_dev == dev]
+            if roots:
+                grown += max(_used(roots[0])[1] - start, 0)
+        if grown <= self._room:
+            return None
+        added = folder_bytes(self.folders) - self.baseline.bytes
+        if added > self.limits.total_bytes:
+            self.stopped = (f"the agent wrote over {self.limits.total_bytes / MIB:g} MiB into its folders "
+                            "(--max-workspace-mb); stopped")
+            return self.stopped
+        # other writers share the file system: walk again only once it grows by the room still left
+        self._room = grown + (self.limits.total_bytes - max(added, 0))
+        return None

@@ -1,0 +1,171 @@
+"""Issue 30, escapes from scoring through side effects: each attack is an agent run through
+``run_attempt`` on the task of :mod:`attack_repo`. On the code before the fix each of them ended
+unscored (``infra``), unrecorded, or not at all; now each is scored (``agent_error`` or ``timeout``)
+with its reason, and the run folder holds at most the caps."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import Fixture, build, cmd_agent, task_for
+
+from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.records import Result, Task
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.modes import SandboxChoice
+
+MIB = 1 << 20
+
+
+def _bwrap_works() -> bool:
+    try:
+        probe()
+    except BwrapUnavailable:
+        return False
+    return True
+
+
+SANDBOXES = [pytest.param("bwrap", id="sandboxed", marks=pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")),
+             pytest.param("none", id="no-sandbox")]
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    return build(tmp_path_factory.mktemp("caps") / "repo")
+
+
+@pytest.fixture(scope="module")
+def task(fx: Fixture) -> Task:
+    return task_for(fx)
+
+
+@pytest.fixture
+def cache(fx: Fixture) -> Iterator[SnapshotCache]:
+    c = SnapshotCache(repo=fx.root)
+    yield c
+    c.close()
+
+
+def attempt(task: Task, cache: SnapshotCache, agent: object, tmp_path: Path, sandbox: str = "auto",
+            timeout_s: float = 60, **kw: object) -> tuple[Result, Path]:
+    spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run",  # type: ignore[arg-type]
+                       timeout_s=timeout_s, run_timeout_s=120, sandbox=SandboxChoice(sandbox, "none"),
+                       **kw)  # type: ignore[arg-type]
+    return run_attempt(spec, cache), spec.artifacts
+
+
+class InProcess:
+    """An in-process agent (as a conftest's ``pytest_homefield_agents`` hook can add): no sandbox, no
+    ``RLIMIT_FSIZE``; ``fn`` edits the workspace."""
+
+    simulated = False
+    hinted = False
+
+    def __init__(self, fn: object) -> None:
+        self.name, self.spec, self.fn = "inproc", "test:inproc", fn
+
+    def version(self) -> str | None:
+        return None
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        self.fn(ctx)  # type: ignore[operator]
+        return AgentResult()
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_named_pipe_left_in_the_workspace_is_the_agents_fault(task: Task, cache: SnapshotCache, tmp_path: Path,
+                                                                sandbox: str) -> None:
+    """Before: grading failed as ``infra`` (``--resume`` retried it for ever). Now: ``agent_error``."""
+    r, art = attempt(task, cache, cmd_agent("mkfifo src/calc/feed"), tmp_path, sandbox)
+    assert r.outcome == "agent_error" and r.scored, r
+    assert r.error is not None and "named pipe at src/calc/feed" in r.error
+    assert (art / "diff.patch").read_text() == ""
+
+
+def test_a_sparse_gibibyte_ends_the_attempt_at_once_as_the_agents_fault(task: Task, cache: SnapshotCache,
+                                                                        tmp_path: Path) -> None:
+    """Before: grading compared, diffed and copied the 1 GiB file (the attempt did not finish).
+    Now: it is seen by its apparent size, never read."""
+    def sparse(ctx: AgentContext) -> None:
+        with open(ctx.workspace / "src" / "calc" / "table.bin", "wb") as f:
+            f.truncate(1 << 30)
+
+    started = time.monotonic()
+    r, art = attempt(task, cache, InProcess(sparse), tmp_path)
+    assert time.monotonic() - started < 30
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "src/calc/table.bin holds 1073741824 bytes, over the 50 MiB per file" in r.error
+
+
+def test_a_file_written_past_the_cap_is_cut_there_and_scored(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """``RLIMIT_FSIZE`` stops the write one byte past ``--max-file-mb``; the file is then seen over it."""
+    agent = cmd_agent("head -c 60000000 /dev/zero > src/calc/blob.bin; echo \"exit $?\" >&2")
+    r, art = attempt(task, cache, agent, tmp_path)
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "src/calc/blob.bin holds 52428801 bytes, over the 50 MiB per file" in r.error
+    assert "exit 153" in (art / "agent.err").read_text() or "exit 1" in (art / "agent.err").read_text()
+
+
+def test_flooding_stdout_is_capped_and_the_attempt_recorded(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """Before: ``agent.out`` grew for the whole timeout (it filled the runs folder; homefield's own
+    write then failed and nothing was recorded). Now: each stream keeps at most its cap."""
+    r, art = attempt(task, cache, cmd_agent("yes; exit 0"), tmp_path, timeout_s=1.5)
+    assert r.outcome == "timeout" and r.scored, r
+    out = (art / "agent.out").read_bytes()
+    assert len(out) <= 5 * MIB + 200
+    assert b"[homefield: " in out and b"bytes of agent.out cut here" in out and out.endswith(b"y\n")
+
+
+def test_writing_past_the_total_stops_the_agent(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """The disk watch stops an agent that keeps writing (small caps here; 500 MiB by default)."""
+    from pytest_homefield.sandbox.limits import WriteLimits
+
+    agent = cmd_agent("i=0; while [ $i -lt 400 ]; do head -c 1000000 /dev/zero > f$i.bin; sync; i=$((i+1)); "
+                      "sleep 0.02; done")
+    started = time.monotonic()
+    r, _ = attempt(task, cache, agent, tmp_path, timeout_s=60,
+                   limits=WriteLimits(file_bytes=2 * MIB, total_bytes=4 * MIB, poll_s=0.2))
+    assert time.monotonic() - started < 20
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "over 4 MiB" in r.error
+
+
+@pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")
+def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """Before: fd 1 was the host's ``agent.out`` (its path readable with ``readlink``) and PID 1's
+    command line listed every bound host path. Now: a pipe, and bubblewrap's options in a memfd."""
+    agent = cmd_agent("readlink /proc/self/fd/1; readlink /proc/self/fd/2; tr '\\0' ' ' < /proc/1/cmdline; echo")
+    r, art = attempt(task, cache, agent, tmp_path, "bwrap")
+    assert r.sandbox == "bwrap" and r.outcome == "empty_patch", r
+    fd1, fd2, cmdline = (art / "agent.out").read_text().splitlines()[:3]
+    assert fd1.startswith("pipe:[") and fd2.startswith("pipe:["), (fd1, fd2)
+    assert "--args" in cmdline
+    for host in (str(cache.root), str(tmp_path), str(cache.pristine(task)), os.path.realpath(cache.root)):
+        assert host not in cmdline, (host, cmdline)
+
+
+def test_the_settings_reach_the_attempt(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """``--max-output-mb``, ``--max-file-mb`` and ``--max-workspace-mb`` become the attempt's limits."""
+    from pytest_homefield.run.runner import AttemptRunner
+    from pytest_homefield.settings import Settings
+
+    settings = Settings(root=fx.root, sandbox="none", max_output_mb=0.0625, max_file_mb=0.5, max_workspace_mb=3)
+    runner = AttemptRunner(settings, [], run_id="r", results=tmp_path / "r.jsonl", folder=lambda variant: tmp_path,
+                           session_start="2026-01-01T00:00:00+00:00", budget_usd=None)
+    agent = cmd_agent("seq 1 100000; head -c 600000 /dev/zero > blob.bin")
+    try:
+        spec = runner.spec(task, agent, 1)
+        assert (spec.limits.output_bytes, spec.limits.file_bytes, spec.limits.total_bytes) == (
+            64 * 1024, MIB // 2, 3 * MIB)
+        r = runner.run(spec)
+    finally:
+        runner.cache.close()
+    out = (spec.artifacts / "agent.out").read_text()
+    assert len(out) < 64 * 1024 + 200 and "cut here" in out and out.endswith("100000\n")
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "blob.bin holds 524289 bytes, over the 0.5 MiB" in r.error
