@@ -1,13 +1,14 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE -- ARGV...`` in a new session. It
+GRACE [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
 * asks for ``SIGHUP`` when its parent (the homefield process that started it) dies
   (``prctl(PR_SET_PDEATHSIG)``), and checks that the parent is still ``PPID`` afterwards;
-* starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr) and writes ``ok`` or
+* starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr and the descriptors of
+  ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or
   ``E<errno>`` to the pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would;
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
   status (or re-raises the command's terminating signal);
@@ -114,7 +115,9 @@ class _Stop(Exception):
 
 def main(argv: list[str]) -> int:
     fd, ppid, grace = int(argv[1]), int(argv[2]), float(argv[3])
-    cmd = argv[5:]
+    sep = argv.index("--", 4)
+    keep = [int(n) for a in argv[4:sep] if a.startswith("--pass-fds=") for n in a[11:].split(",") if n]
+    cmd = argv[sep + 1:]
     pending: list[int] = []
     armed: list[bool] = []
 
@@ -137,10 +140,12 @@ def main(argv: list[str]) -> int:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
     try:
-        child = subprocess.Popen(cmd, close_fds=True, preexec_fn=child_setup)
+        child = subprocess.Popen(cmd, close_fds=True, pass_fds=keep, preexec_fn=child_setup)
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127
+    for kept in keep:  # the command holds them now; the reaper must not keep a pipe open
+        os.close(kept)
     os.write(fd, b"ok")
     os.close(fd)
     status = 1

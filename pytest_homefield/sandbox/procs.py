@@ -226,10 +226,13 @@ def run_process(
     stderr_path: Path | None = None,
     stdin_text: str | None = None,
     shell: bool = False,
+    pass_fds: Sequence[int] = (),
 ) -> ProcResult:
     """Run ``cmd`` under the reaper in a new session and wait at most ``timeout_s`` seconds.
 
-    stdout / stderr go to the given files (or are discarded). When the command exits, what it left
+    stdout / stderr go to the given files (or are discarded). ``pass_fds``: descriptors of this
+    process the command inherits at the same numbers (through the reaper; e.g. the test run's outcome
+    channel); every other descriptor is closed. When the command exits, what it left
     running is killed; on timeout the whole tree gets SIGTERM, then SIGKILL after
     :data:`KILL_GRACE_S`; the result then has ``timed_out=True`` and ``exit_code=None``. Either way
     every process of the command is gone and reaped when this returns. An exception here (Ctrl-C:
@@ -247,14 +250,15 @@ def run_process(
     rfd, wfd = os.pipe()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--", *argv],
+            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S),
+             *([f"--pass-fds={','.join(map(str, pass_fds))}"] if pass_fds else []), "--", *argv],
             cwd=str(cwd),
             env=dict(env),
             stdout=out,
             stderr=err,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             start_new_session=True,
-            pass_fds=(wfd,),
+            pass_fds=(wfd, *pass_fds),
         )
     except BaseException:
         os.close(rfd)
