@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import secrets
+import shutil
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,7 @@ from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.settings import Settings, parse_gate
 from pytest_homefield.shard import Shard, parse_shard
-from pytest_homefield.store import write_atomic
+from pytest_homefield.store import FolderLock, write_atomic
 from pytest_homefield.transport import Message
 
 __all__ = [
@@ -231,6 +232,8 @@ class RunSession:
         self.skip_reasons: set[str] = set()
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
         self.nothing_to_resume = False
+        #: the run folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
+        self.lock: FolderLock | None = None
 
     @property
     def flaky(self) -> dict[str, list[str]]:
@@ -252,7 +255,10 @@ class RunSession:
         ``.homefield/flaky.jsonl`` are read and frozen into a new run's ``meta.json`` as ``flaky_p2p``
         (a resumed run keeps its own). Raises :class:`RunError`: also for a bad
         ``results.jsonl`` line or a write that failed (one line naming the file), and when an agent or
-        the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`)."""
+        the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`). The run folder
+        is locked (:class:`~pytest_homefield.store.FolderLock`) for the session, until :meth:`release`;
+        raises :class:`~pytest_homefield.store.FolderLocked` (one line naming the pid and host) when
+        another session holds it (a ``--resume`` of a run still in progress)."""
         check_gates(settings.fail_under, agents)
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
@@ -260,6 +266,26 @@ class RunSession:
         start = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
         digest = tasks_digest(settings.tasks_path)
         run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
+        run_dir = home.run_dir(run_id)
+        created = not run_dir.exists()
+        lock = FolderLock.take(run_dir, f"run {run_id}")  # FolderLocked: another session runs it
+        try:
+            session = cls._start(settings, tasks, agents, run_id=run_id, start=start, digest=digest,
+                                 setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded)
+        except BaseException:
+            lock.release()
+            if created:  # nothing but the lock file: no empty run folder for --resume to find
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        session.lock = lock
+        return session
+
+    @classmethod
+    def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str, start: str,
+               digest: str, setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
+               excluded: Mapping[str, Any] | None) -> RunSession:
+        """:meth:`start` once the run folder is locked: check and write ``meta.json``, read the attempts done."""
+        home = HomefieldDir(settings.root)
         run_dir = home.run_dir(run_id)
         shard = parse_shard(settings.shard)
         token = secrets.token_hex(8)
@@ -409,6 +435,11 @@ class RunSession:
         """Delete this process's snapshots."""
         self.runner.close()
 
+    def release(self) -> None:
+        """Let the run folder's lock go (the controller, once its report is written; idempotent)."""
+        if self.lock is not None:
+            self.lock.release()
+
     def finish(self, reports: RunReports) -> RunEnd:
         """The controller's end of the session: record ``cut_short`` in ``meta.json`` when attempts
         were skipped for the budget or a rate limit, and have ``reports`` (the report package) build the
@@ -428,8 +459,12 @@ class RunSession:
                 end.write_error = str(exc)
         if self.interrupted:
             end.error = "interrupted (homefield report builds it from the results kept)"
+            self.release()
             return end  # Ctrl-C means stop; the report can be built any time later
-        finished = reports.finish(self.run_dir, self.settings.tasks_path)  # the report package builds and writes it
+        try:
+            finished = reports.finish(self.run_dir, self.settings.tasks_path)  # the report package writes it
+        finally:
+            self.release()
         end.report, end.error, end.text = finished.report, finished.error, finished.text
         end.write_error = finished.write_error or end.write_error
         return end
