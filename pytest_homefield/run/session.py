@@ -24,7 +24,7 @@ from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunErr
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
 from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec
-from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id, unscored_tries
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
@@ -208,7 +208,8 @@ class RunSession:
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
                  excluded: Mapping[str, Any] | None = None,
-                 flaky: Mapping[str, Sequence[str]] | None = None) -> None:
+                 flaky: Mapping[str, Sequence[str]] | None = None,
+                 tries: Mapping[AttemptKey, int] | None = None) -> None:
         self.settings = settings
         self.shard: Shard | None = parse_shard(settings.shard)
         self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
@@ -223,12 +224,14 @@ class RunSession:
         self.session_start = session_start
         self.tasks_digest = tasks_digest
         self.done = done
+        #: unscored tries recorded per attempt before this session (``--max-retries``, contracts §8)
+        self.tries: dict[AttemptKey, int] = dict(tries or {})
         self.excluded: dict[str, Any] = dict(excluded or {})
         #: the attempts of this process: snapshots, limits, the frozen flaky ids, the attempt settings
         self.runner = AttemptRunner(settings, agents, run_id=run_id, results=self.results_path,
                                     folder=lambda variant: self.run_dir, session_start=session_start,
                                     budget_usd=self.budget_usd, setup_command=setup_command,
-                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared)
+                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries)
         self.skip_reasons: set[str] = set()
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
         self.nothing_to_resume = False
@@ -309,14 +312,15 @@ class RunSession:
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
             meta["session_token"] = token
-            done = done_keys(results_path(run_dir)) if settings.resume else set()
+            done = done_keys(results_path(run_dir), settings.max_retries) if settings.resume else set()
+            tries = unscored_tries(results_path(run_dir)) if settings.resume else {}
             run_dir.mkdir(parents=True, exist_ok=True)
             write_meta(run_dir, meta)
         except (RecordError, StoreError) as exc:
             raise RunError(str(exc)) from None
         session = cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
                       setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, excluded=excluded,
-                      flaky=flaky)
+                      flaky=flaky, tries=tries)
         session.nothing_to_resume = settings.resume and session.n_attempts - len(done) <= 0
         return session
 
@@ -351,17 +355,19 @@ class RunSession:
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
                    setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
-                   excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"))
+                   excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"),
+                   tries={(str(t), str(a), int(n)): int(c) for t, a, n, c in workerinput.get("homefield_tries", [])})
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
-        start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, and the text of
-        ``tasks.jsonl`` for :meth:`prepare_worker`)."""
+        start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, the unscored
+        tries per attempt, and the text of ``tasks.jsonl`` for :meth:`prepare_worker`)."""
         return {
             "homefield_excluded": self.excluded,
             "homefield_flaky": self.flaky,
             "homefield_run_dir": str(self.run_dir),
             "homefield_done": sorted(list(k) for k in self.done),
+            "homefield_tries": sorted([*k, c] for k, c in self.tries.items()),
             "homefield_session_start": self.session_start,
             "homefield_tasks_digest": self.tasks_digest,
             "homefield_session_token": self.token,
