@@ -260,9 +260,9 @@ class AttemptRunner:
         result = self.attempt(spec, self.cache)
         if found:
             self._found_flaky[result.key] = found
-        self.limits.add(result.to_dict())  # a rate limit stops its provider, even on its last try
-        if self.tries is not None:
+        if self.tries is not None:  # a rate limit on its last try is scored, and stops no provider
             result = cap_retries(result, self.tries, self.settings.max_retries)
+        self.limits.add(result.to_dict())
         return result
 
     def messages(self, result: Result) -> list[Message]:
