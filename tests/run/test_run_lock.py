@@ -79,3 +79,24 @@ def test_a_second_session_on_a_run_in_progress_exits_2_with_one_line(mined: Path
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
+
+
+@pytest.mark.slow
+def test_a_second_session_on_an_ablation_in_progress_exits_2_with_one_line(mined: Path, tmp_path: Path) -> None:
+    """The same lock on an ablation's folder (held here by another process, as a running ablation holds it)."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    (repo / "RULES.md").write_text("# Rules\n\n- KEY RULE: keep functions small.\n")
+    folder = repo / ".homefield" / "ablate" / "x"
+    folder.mkdir(parents=True)
+    (folder / "meta.json").write_text("{}")
+    holder = _holder(folder)
+    try:
+        proc = homefield(repo, "ablate", "RULES.md", "--agent", "oracle", "--attempts", "1", "--resume",
+                         "--run-id", "x", "--yes", "-n", "0")
+        lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.strip()]
+        assert proc.returncode == 2 and len(lines) == 1, proc.stdout + proc.stderr
+        assert lines[0].startswith(f"Exit: pytest-homefield: ablation x is in use by pid {holder.pid} on "), lines
+        assert (folder / "meta.json").read_text() == "{}"
+    finally:
+        holder.kill()
+        holder.wait()
