@@ -76,8 +76,8 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 #: ``gates`` (each ``RATE`` or ``AGENT=RATE`` with RATE in [0, 1], :func:`parse_gate`), ``network``
 #: (``allowlist``, ``shared``, ``none`` or ``loopback:PORT[,PORT…]``,
 #: :func:`~pytest_homefield.sandbox.modes.parse_network`), ``hosts`` (each ``--allow-host`` entry,
-#: :func:`~pytest_homefield.sandbox.modes.parse_hosts`).
-CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network", "hosts")
+#: :func:`~pytest_homefield.sandbox.modes.parse_hosts`), ``min0`` (an int at least 0).
+CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network", "hosts", "min0")
 #: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
 #: per dependency declaration, :mod:`pytest_homefield.envs`).
 ENV_KINDS = ("current", "uv")
@@ -298,6 +298,10 @@ class Settings(ScanSettings):
         "significant at --alpha", commands=("run", "report"), yml="run.fail_if_worse_than")
     alpha: float = setting(0.05, help="significance level of --fail-if-worse-than (default 0.05)",
                            commands=("run", "report"), yml="run.alpha", check="fraction")
+    max_retries: int = setting(2, help="times --resume retries an attempt that was not scored (rate_limited, "
+                               "infra); after that a rate limit is scored as agent_error and an infra stays "
+                               "unscored, never retried (default 2)", commands=_RA, yml="run.max_retries",
+                               check="min0")
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -722,6 +726,8 @@ def _validate(s: Settings) -> None:
             flag = decl.pytest_option
             if check == "min1" and value < 1:
                 raise ConfigError(f"{flag} must be at least 1, got {value}")
+            if check == "min0" and value < 0:
+                raise ConfigError(f"{flag} must be at least 0, got {value}")
             if check == "count" and value is not None and value < 1:
                 raise ConfigError(f"{flag} must be at least 1, got {value}")
             if check == "positive" and value is not None and not math.isfinite(value):

@@ -10,14 +10,19 @@
 * :func:`write_atomic` / :func:`write_jsonl_atomic` replace a file through a temp file and
   ``os.replace``.
 * :class:`JsonlTail` follows a file that others append to, reading each line once.
+* :class:`FolderLock` is an exclusive ``flock`` on a session folder's ``.lock``: a second session on
+  the same run (or mine, or ablation) folder is refused with :class:`FolderLocked`.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import fcntl
 import json
 import os
+import socket
 import tempfile
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +30,7 @@ from typing import Any
 from pytest_homefield.errors import RecordError, StoreError
 
 __all__ = ["StoreError", "RecordError", "append_jsonl", "read_jsonl", "read_jsonl_lines", "write_atomic",
-           "write_jsonl_atomic", "dumps", "JsonlTail"]
+           "write_jsonl_atomic", "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
 
 
 def dumps(record: Any) -> str:
@@ -189,3 +194,100 @@ def write_atomic(path: Path, text: str) -> None:
 def write_jsonl_atomic(path: Path, records: Iterable[dict[str, Any]]) -> None:
     """Write all ``records`` as JSON lines, replacing ``path`` atomically."""
     write_atomic(path, "".join(dumps(r) + "\n" for r in records))
+
+
+#: The lock file of a session folder (``.homefield/runs/<id>/.lock``, …): left in place, never deleted.
+LOCK_FILE = ".lock"
+
+
+class FolderLocked(StoreError):
+    """Another live process holds a session folder's lock; ``str(err)`` is one line naming its pid,
+    host and start time."""
+
+
+class _Held:
+    """One open lock file of this process and how many :class:`FolderLock` objects share it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.count = 0
+
+
+#: The locks this process holds, by the lock file's real path (a second session of the same process,
+#: as in-process tests make, shares the first one's lock instead of refusing itself).
+_held: dict[str, _Held] = {}
+
+
+def _drop(key: str) -> None:
+    held = _held.get(key)
+    if held is None:
+        return
+    held.count -= 1
+    if held.count <= 0:
+        del _held[key]
+        os.close(held.fd)  # closing the only descriptor releases the flock
+
+
+class FolderLock:
+    """An exclusive ``flock`` on ``<folder>/.lock``, held for a session by the process that runs it (the
+    controller; xdist workers take none). The kernel releases it when the process dies, so a crashed
+    session never needs manual cleanup. The file holds who took it, one JSON line
+    ``{"pid": int, "host": str, "since": ISO 8601 UTC}``; it is opened with ``O_NOFOLLOW`` and
+    ``O_CLOEXEC`` (no program the session starts inherits the lock).
+
+    :meth:`take` creates the folder when missing. :meth:`release` (or the object's collection) lets it
+    go; the same process may take one folder's lock more than once (they share it)."""
+
+    def __init__(self, path: Path, key: str) -> None:
+        self.path = path
+        self._release = weakref.finalize(self, _drop, key)
+
+    @classmethod
+    def take(cls, folder: Path, what: str) -> FolderLock:
+        """Lock ``folder`` for a session of ``what`` (``"run r1"``, for the message). Raises
+        :class:`FolderLocked` (one line: ``pytest-homefield: <what> is in use by pid N on HOST since
+        T``) when another process holds it, :class:`StoreError` when the lock file cannot be opened."""
+        path = folder / LOCK_FILE
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot open the lock file: {exc.strerror or exc}") from None
+        key = os.path.realpath(path)
+        held = _held.get(key)
+        if held is not None:
+            os.close(fd)
+            held.count += 1
+            return cls(path, key)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # BlockingIOError: another process holds it
+            holder = _holder(fd)
+            os.close(fd)
+            raise FolderLocked(f"pytest-homefield: {what} is in use by {holder} ({path}): wait for that "
+                               "session to end, or stop it") from None
+        since = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+        data = (dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": since}) + "\n").encode()
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, data, 0)
+        except OSError:
+            pass  # the lock holds without its note (a full disk); the message then says less
+        held = _held[key] = _Held(fd)
+        held.count = 1
+        return cls(path, key)
+
+    def release(self) -> None:
+        """Let the lock go (once; later calls do nothing)."""
+        self._release()
+
+
+def _holder(fd: int) -> str:
+    """``pid N on HOST since T`` from a lock file's note, or ``another process`` when it has none."""
+    try:
+        note = json.loads(os.pread(fd, 4096, 0).decode("utf-8", errors="replace") or "null")
+    except (OSError, ValueError):
+        note = None
+    if not isinstance(note, dict) or not isinstance(note.get("pid"), int):
+        return "another process"
+    return f"pid {note['pid']} on {note.get('host') or '?'} since {note.get('since') or '?'}"

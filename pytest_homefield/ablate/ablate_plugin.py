@@ -40,6 +40,7 @@ from pytest_homefield.run.run_plugin import (
 from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
+from pytest_homefield.store import FolderLocked
 from pytest_homefield.transport import post
 
 
@@ -104,6 +105,8 @@ class AblatePlugin(ModePlugin):
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
                                                      setup_command=setup_command_hook(config),
                                                      sandbox_hook=sandbox_hook(config))
+        except FolderLocked as exc:  # another session runs this ablation: exit 2, one line
+            pytest.exit(str(exc), returncode=2)
         except (RunError, OSError) as exc:
             raise pytest.UsageError(str(exc)) from None
         self.order = self.session.pending()
@@ -111,6 +114,10 @@ class AblatePlugin(ModePlugin):
 
     def active(self) -> AblationSession | None:
         return self.session
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.session is not None:
+            self.session.release()  # the ablation folder's lock, should the session end before its finish
 
     def resume_hint(self) -> str | None:
         """The command continuing this ablation (same agents and attempts)."""
@@ -182,6 +189,8 @@ class AblatePlugin(ModePlugin):
             self.doc = self.session.finish()
         except Exception as exc:  # the table must never lose the results: they are on disk
             self.report_error = f"{type(exc).__name__}: {exc}"
+        finally:
+            self.session.release()
 
     def write_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter

@@ -43,6 +43,7 @@ import datetime as _dt
 import hashlib
 import json
 import random
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,7 @@ from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import Shard, parse_shard
-from pytest_homefield.store import read_jsonl, write_atomic
+from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message
 
 __all__ = ["AblationSession", "Key", "PHASE_RULES", "PHASE_SLIM", "PHASE_DONE", "PHASE_MERGE", "interleaved"]
@@ -162,6 +163,8 @@ class AblationSession:
     #: the ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it): it wraps every agent
     sandbox_hook: SandboxHook | None = None
     _runner: AttemptRunner | None = None
+    #: the ablation folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
+    lock: FolderLock | None = None
 
     # -- construction ----------------------------------------------------------------------------
     @classmethod
@@ -171,17 +174,39 @@ class AblationSession:
               sandbox_hook: SandboxHook | None = None) -> AblationSession:
         """The controller's session: refuse agents or test runs that need bubblewrap where it does not
         work, as a run does (:func:`~pytest_homefield.run.runner.check_sandbox`; not with a
-        ``sandbox_hook``), pick the ablation id (new, ``--run-id``, or the one to resume), check a
+        ``sandbox_hook``), pick the ablation id (new, ``--run-id``, or the one to resume), lock its
+        folder for the session (:class:`~pytest_homefield.store.FolderLock`: raises
+        :class:`~pytest_homefield.store.FolderLocked` when another session holds it), check a
         resumed one against its ``meta.json`` (agents, attempts, tasks, the rules file's text and
         splitting), write ``meta.json``, the variants and ``plan.json``, and choose the phase. Raises
         :class:`RunError`."""
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         root = HomefieldDir(settings.root).ablate
+        ablate_id = pick_run_id(root, run_id=settings.run_id, resume=settings.resume, new_id=new_id)
+        created = not (root / ablate_id).exists()
+        lock = FolderLock.take(root / ablate_id, f"ablation {ablate_id}")
+        try:
+            session = cls._start(settings, tasks, agents, rules=rules, rules_file=rules_file,
+                                 rules_paths=rules_paths, plan=plan, ablate_id=ablate_id,
+                                 setup_command=setup_command, sandbox_hook=sandbox_hook)
+        except BaseException:
+            lock.release()
+            if created:  # nothing but the lock file
+                shutil.rmtree(root / ablate_id, ignore_errors=True)
+            raise
+        session.lock = lock
+        return session
+
+    @classmethod
+    def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, rules: RuleSet, rules_file: str,
+               rules_paths: Mapping[str, str], plan: AblationPlan, ablate_id: str,
+               setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None) -> AblationSession:
+        """:meth:`start` once the ablation's folder is locked."""
+        root = HomefieldDir(settings.root).ablate
         start = utc_now()
         digest = tasks_digest(settings.tasks_path)
         text = rules.render()
         rules_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-        ablate_id = pick_run_id(root, run_id=settings.run_id, resume=settings.resume, new_id=new_id)
         ablate_dir = root / ablate_id
         frozen: dict[str, Any] = {}
         shard = parse_shard(settings.shard)
@@ -429,6 +454,11 @@ class AblationSession:
         """Delete this process's snapshots."""
         if self._runner is not None:
             self._runner.close()
+
+    def release(self) -> None:
+        """Let the ablation folder's lock go (the controller, at the end; idempotent)."""
+        if self.lock is not None:
+            self.lock.release()
 
     # -- the end -----------------------------------------------------------------------------------
     def finish(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pytest_homefield.sandbox.testrun import REPORTER_DIR
 
 __all__ = ["FORGE", "FORGE_ABOVE", "XFAIL_ALL", "FAKE_PASS_EXIT", "CUSTOMIZE", "SHADOW_PYTEST",
            "MONKEYPATCH_REPORTS", "OBFUSCATED_PATCH", "SYS_MODULES_SWAP", "ALWAYS_EQUAL", "FORGING",
-           "reporter_forgery", "dist_info", "resolve"]
+           "reporter_forgery", "dist_info", "resolve", "EXIT_REWRITE"]
 
 #: A pytest plugin that rewrites every test report to "passed" (the classic conftest attack).
 FORGE = '''import pytest
@@ -196,3 +196,70 @@ FORGING: dict[str, dict[str, str]] = {
 def resolve(files: dict[str, str]) -> dict[str, str]:
     """``files`` with the ``<reporter forgery>`` placeholder filled in."""
     return {k: (reporter_forgery() if v == "<reporter forgery>" else v) for k, v in files.items()}
+
+#: Appended to the package's source modules (issue 30): an exit handler registered at import that, after
+#: pytest has finished, rewrites the outcome record so that every test passed. On the file channel (the
+#: path was in the test process's environment) it rewrote the file; it also looks for the pipe channel
+#: (a write-only pipe among its descriptors, duplicated at import so it stays open) and writes a whole
+#: forged session there after the real one. Names are assembled so the diff matches no suspicious pattern.
+EXIT_REWRITE = '''
+import atexit as _hf_ax
+import fcntl as _hf_fc
+import json as _hf_js
+import os as _hf_os
+
+_HF_PATH = _hf_os.environ.get("HOME" + "FIELD_OUTCOMES")
+_HF_PIPES = []
+for _hf_n in _hf_os.listdir("/proc/self/fd"):
+    try:
+        _hf_fd = int(_hf_n)
+        if _hf_fd > 2 and _hf_os.readlink("/proc/self/fd/" + _hf_n).startswith("pipe:") \\
+                and _hf_fc.fcntl(_hf_fd, _hf_fc.F_GETFL) & _hf_os.O_ACCMODE == _hf_os.O_WRONLY:
+            _HF_PIPES.append(_hf_os.dup(_hf_fd))
+    except (OSError, ValueError):
+        pass
+
+
+def _hf_all_passed():
+    if _HF_PATH:
+        try:
+            with open(_HF_PATH) as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            lines = []
+        out = []
+        for line in lines:
+            try:
+                ev = _hf_js.loads(line)
+            except ValueError:
+                continue
+            if ev.get("event") == "collect_error":
+                continue
+            if ev.get("event") == "phase":
+                ev.update(outcome="passed", message=None, xfail=False, timeout=False)
+            out.append(_hf_js.dumps(ev))
+        with open(_HF_PATH, "w") as fh:
+            fh.write("\\n".join(out) + "\\n")
+    if _HF_PIPES:
+        import gc
+        items = getattr(gc, "get_" + "objects")()
+        ids = sorted({o.nodeid for o in items
+                      if type(o).__name__ == "Function" and isinstance(getattr(o, "nodeid", None), str)})
+        pid = _hf_os.getpid()
+        evs = [{"event": "start", "pytest": "9", "python": "3", "pid": pid},
+               {"event": "collected", "count": len(ids), "pid": pid}]
+        for i in ids:
+            for when in ("setup", "call", "teardown"):
+                evs.append({"event": "phase", "nodeid": i, "when": when, "outcome": "passed", "xfail": False,
+                            "duration": 0.0, "message": None, "subtest": False, "timeout": False, "pid": pid})
+        evs.append({"event": "finish", "exitstatus": 0, "pid": pid})
+        data = "".join(_hf_js.dumps(e) + "\\n" for e in evs).encode()
+        for fd in _HF_PIPES:
+            try:
+                _hf_os.write(fd, data)
+            except OSError:
+                pass
+
+
+_hf_ax.register(_hf_all_passed)
+'''

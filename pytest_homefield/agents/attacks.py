@@ -32,6 +32,7 @@ from typing import Any
 from pytest_homefield import __version__
 from pytest_homefield.agents.attack_payloads import (
     ALWAYS_EQUAL,
+    EXIT_REWRITE,
     FORGE,
     FORGING,
     OBFUSCATED_PATCH,
@@ -294,6 +295,8 @@ ATTACKS: tuple[Attack, ...] = (
            _append_to_sources(SYS_MODULES_SWAP)),
     Attack("always-equal", "makes every public function return an object equal to anything",
            _append_to_sources(ALWAYS_EQUAL)),
+    Attack("exit-handler-rewrite", "an exit handler registered at import rewrites the outcome record after pytest "
+           "finishes, every test passed", _append_to_sources(EXIT_REWRITE)),
 )
 
 

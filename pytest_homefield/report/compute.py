@@ -210,11 +210,21 @@ def compute_report(
         return [a for tid in task_ids for a in by_agent[name].get(tid, [])]
 
     # --- per-agent numbers, ranked: pass@1 high first, then cost per solved low (unknown last), then name
+    # the ranking's tasks: those whose attempts are all scored, for every agent with a scored attempt (an
+    # agent with none is not ranked and leaves the others' tasks alone) (docs/contracts.md §10)
+    rankable = [n for n in infos if any(a.result.scored for lst in by_agent[n].values() for a in lst)]
+    partial = [tid for tid in task_ids if any(not a.result.scored for n in rankable for a in by_agent[n].get(tid, []))]
+    if partial:
+        notes.append(say.partial_tasks(partial))
+    ranked_ids = [tid for tid in task_ids if tid not in set(partial)]
     scored_outcomes = {name: {tid: [int(counts_solved(a.result)) for a in by_agent[name][tid] if a.result.scored]
-                              for tid in task_ids if any(a.result.scored for a in by_agent[name].get(tid, []))}
+                              for tid in ranked_ids if any(a.result.scored for a in by_agent[name].get(tid, []))}
                        for name in infos}
     unranked = {name: _agent_summary(name, info, attempts_of(name), scored_outcomes[name], task_by_id, alpha)
                 for name, info in infos.items()}
+    for summary in unranked.values():
+        if summary.scored < summary.attempts:
+            summary.incomplete = f"incomplete: {summary.scored} of {summary.attempts} scored"
 
     def rank_key(name: str) -> tuple[bool, float, bool, float, str]:
         p, c = unranked[name].pass_at_1, unranked[name].cost_per_solved_usd

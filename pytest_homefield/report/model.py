@@ -114,6 +114,11 @@ class AgentSummary(_Record):
     per_language: dict[str, float | None]
     #: up to 3 most common error lines, ``[text, count]`` each
     errors: list[list[str | int]]
+    #: ``incomplete: k of n scored`` when some of the agent's n recorded attempts were not scored (its
+    #: pass@1 is over the tasks whose attempts are all scored), else ``None`` (left out of the JSON)
+    incomplete: str | None = None
+
+    OPTIONAL = frozenset({"incomplete"})
 
     @property
     def tags(self) -> list[str]:

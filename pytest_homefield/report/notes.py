@@ -31,6 +31,13 @@ def unscored(counts: Counter[str]) -> str:
             "every rate; resuming the run retries them.")
 
 
+def partial_tasks(ids: list[str]) -> str:
+    """The tasks left out of every rate because some attempt on them (any agent's) was not scored."""
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+    return (f"{len(ids)} task(s) with an unscored attempt are left out of the ranking and every rate, for "
+            f"every agent, until their attempts are all scored: {shown}.")
+
+
 def agent_notes(a: AgentSummary) -> list[str]:
     """Plain-language caveats about one agent's numbers."""
     name = a.name

@@ -182,7 +182,7 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
         at_k = k is not None and k != "1"
         row: list[Cell] = [
             Text(str(a.rank)), _agent(a), Text(str(a.tasks)), Text(str(a.attempts)), Text(str(a.scored)),
-            Text(str(a.solved)), Text(fmt_pct(a.pass_at_1, 1)), Text(fmt_ci(a.pass_at_1_ci, 1)),
+            Text(str(a.solved)), Text(_with_incomplete(fmt_pct(a.pass_at_1, 1), a)), Text(fmt_ci(a.pass_at_1_ci, 1)),
             Text(f"{fmt_pct(a.pass_at_k[k], 1)} (k={k})" if at_k and k else DASH),
             Text(f"{fmt_pct(a.pass_hat_k[k], 1)} (k={k})" if at_k and k else DASH),
             _usd(a.cost_usd, a.cost_partial), _usd(a.cost_per_solved_usd, a.cost_partial),
@@ -193,6 +193,11 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
                                                   a.cache_write_tokens)]
         rows.append(tuple(row))
     return _table(columns, rows)
+
+
+def _with_incomplete(pass_at_1: str, a: AgentSummary) -> str:
+    """A pass@1 cell with the agent's ``incomplete: k of n scored`` label when it has one."""
+    return f"{pass_at_1} ({a.incomplete})" if a.incomplete else pass_at_1
 
 
 def terminal_leaderboard(report: Report) -> Table:
@@ -214,7 +219,7 @@ def terminal_leaderboard(report: Report) -> Table:
         "tasks": [Text(str(a.tasks)) for a in agents],
         "scored": [Text(f"{a.scored}/{a.attempts}") for a in agents],
         "solved": [Text(str(a.solved)) for a in agents],
-        "pass@1": [Text(fmt_pct(a.pass_at_1)) for a in agents],
+        "pass@1": [Text(fmt_pct(a.pass_at_1) + ("*" if a.incomplete else "")) for a in agents],
         "95% CI": [Text(fmt_ci(a.pass_at_1_ci)) for a in agents],
         "pass@k": [Text(pass_k_summary(a.pass_at_k)) for a in agents],
         "pass^k": [Text(pass_k_summary(a.pass_hat_k)) for a in agents],

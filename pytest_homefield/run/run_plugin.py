@@ -36,6 +36,7 @@ from pytest_homefield.run.session import (
     select_tasks,
 )
 from pytest_homefield.settings import Settings
+from pytest_homefield.store import FolderLocked
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
@@ -139,6 +140,8 @@ class RunPlugin(ModePlugin):
                                                 sandbox_hook=sandbox_hook(config), excluded=excluded)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
+        except FolderLocked as exc:  # another session runs this run: exit 2, one line
+            pytest.exit(str(exc), returncode=2)
         self.end = RunEnd()
         self.gate_lines: list[str] = []
         if settings.fail_if_worse_than and not is_worker(config):
@@ -175,6 +178,9 @@ class RunPlugin(ModePlugin):
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.session.interrupt()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.session.release()  # the run folder's lock, should the session end before its finish
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session

@@ -26,6 +26,7 @@ from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir
 from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
+from pytest_homefield.run.bookkeeping import cap_retries
 from pytest_homefield.run.flaky import flaky_records, found_flaky
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
@@ -180,14 +181,20 @@ class AttemptRunner:
     ``sandbox_hook`` is the ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it);
     ``flaky`` the session's frozen flaky PASS_TO_PASS ids ({task id: [test ids]}); ``shared`` whether
     this process shares the controller's ``.homefield/`` (otherwise the artifacts travel with the
-    result); ``attempt`` the function that runs one attempt (:func:`run_attempt`)."""
+    result); ``attempt`` the function that runs one attempt (:func:`run_attempt`); ``tries`` the
+    unscored tries already recorded per (task, agent, attempt) (a run's ``--max-retries``,
+    :func:`~pytest_homefield.run.bookkeeping.cap_retries`; ``None``: no cap)."""
 
     def __init__(self, settings: Settings, agents: Sequence[Agent], *, run_id: str, results: Path,
                  folder: Callable[[str], Path], session_start: str, budget_usd: float | None,
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, flaky: Mapping[str, Sequence[str]] | None = None,
-                 shared: bool = True, attempt: AttemptFn = run_attempt) -> None:
+                 shared: bool = True, attempt: AttemptFn = run_attempt,
+                 tries: Mapping[tuple[str, str, int], int] | None = None) -> None:
         self.settings = settings
+        #: unscored tries recorded per (task, agent, attempt) before this session (a run's; ``None``: an
+        #: ablation's, which caps no retry): a rate limit on the last allowed try is scored (cap_retries)
+        self.tries = None if tries is None else dict(tries)
         self.agents = list(agents)
         self.run_id = run_id
         self.results = results
@@ -267,6 +274,8 @@ class AttemptRunner:
         result = self.attempt(spec, self.cache)
         if found:
             self._found_flaky[result.key] = found
+        if self.tries is not None:  # a rate limit on its last try is scored, and stops no provider
+            result = cap_retries(result, self.tries, self.settings.max_retries)
         self.limits.add(result.to_dict())
         return result
 

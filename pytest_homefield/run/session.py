@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import secrets
+import shutil
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,13 +24,13 @@ from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunErr
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
 from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec
-from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id, unscored_tries
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.settings import Settings, parse_gate
 from pytest_homefield.shard import Shard, parse_shard
-from pytest_homefield.store import write_atomic
+from pytest_homefield.store import FolderLock, write_atomic
 from pytest_homefield.transport import Message
 
 __all__ = [
@@ -207,7 +208,8 @@ class RunSession:
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
                  excluded: Mapping[str, Any] | None = None,
-                 flaky: Mapping[str, Sequence[str]] | None = None) -> None:
+                 flaky: Mapping[str, Sequence[str]] | None = None,
+                 tries: Mapping[AttemptKey, int] | None = None) -> None:
         self.settings = settings
         self.shard: Shard | None = parse_shard(settings.shard)
         self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
@@ -222,15 +224,19 @@ class RunSession:
         self.session_start = session_start
         self.tasks_digest = tasks_digest
         self.done = done
+        #: unscored tries recorded per attempt before this session (``--max-retries``, contracts §8)
+        self.tries: dict[AttemptKey, int] = dict(tries or {})
         self.excluded: dict[str, Any] = dict(excluded or {})
         #: the attempts of this process: snapshots, limits, the frozen flaky ids, the attempt settings
         self.runner = AttemptRunner(settings, agents, run_id=run_id, results=self.results_path,
                                     folder=lambda variant: self.run_dir, session_start=session_start,
                                     budget_usd=self.budget_usd, setup_command=setup_command,
-                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared)
+                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries)
         self.skip_reasons: set[str] = set()
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
         self.nothing_to_resume = False
+        #: the run folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
+        self.lock: FolderLock | None = None
 
     @property
     def flaky(self) -> dict[str, list[str]]:
@@ -252,7 +258,10 @@ class RunSession:
         ``.homefield/flaky.jsonl`` are read and frozen into a new run's ``meta.json`` as ``flaky_p2p``
         (a resumed run keeps its own). Raises :class:`RunError`: also for a bad
         ``results.jsonl`` line or a write that failed (one line naming the file), and when an agent or
-        the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`)."""
+        the test runs need bubblewrap and it does not work here (:meth:`check_sandbox`). The run folder
+        is locked (:class:`~pytest_homefield.store.FolderLock`) for the session, until :meth:`release`;
+        raises :class:`~pytest_homefield.store.FolderLocked` (one line naming the pid and host) when
+        another session holds it (a ``--resume`` of a run still in progress)."""
         check_gates(settings.fail_under, agents)
         check_sandbox(settings, agents, hooked=sandbox_hook is not None)
         home = HomefieldDir(settings.root)
@@ -260,6 +269,26 @@ class RunSession:
         start = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
         digest = tasks_digest(settings.tasks_path)
         run_id = pick_run_id(home.runs, run_id=settings.run_id, resume=settings.resume, new_id=new_id())
+        run_dir = home.run_dir(run_id)
+        created = not run_dir.exists()
+        lock = FolderLock.take(run_dir, f"run {run_id}")  # FolderLocked: another session runs it
+        try:
+            session = cls._start(settings, tasks, agents, run_id=run_id, start=start, digest=digest,
+                                 setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded)
+        except BaseException:
+            lock.release()
+            if created:  # nothing but the lock file: no empty run folder for --resume to find
+                shutil.rmtree(run_dir, ignore_errors=True)
+            raise
+        session.lock = lock
+        return session
+
+    @classmethod
+    def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str, start: str,
+               digest: str, setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
+               excluded: Mapping[str, Any] | None) -> RunSession:
+        """:meth:`start` once the run folder is locked: check and write ``meta.json``, read the attempts done."""
+        home = HomefieldDir(settings.root)
         run_dir = home.run_dir(run_id)
         shard = parse_shard(settings.shard)
         token = secrets.token_hex(8)
@@ -283,14 +312,15 @@ class RunSession:
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
             meta["session_token"] = token
-            done = done_keys(results_path(run_dir)) if settings.resume else set()
+            done = done_keys(results_path(run_dir), settings.max_retries) if settings.resume else set()
+            tries = unscored_tries(results_path(run_dir)) if settings.resume else {}
             run_dir.mkdir(parents=True, exist_ok=True)
             write_meta(run_dir, meta)
         except (RecordError, StoreError) as exc:
             raise RunError(str(exc)) from None
         session = cls(settings, tasks, agents, run_id=run_id, session_start=start, tasks_digest=digest, done=done,
                       setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, excluded=excluded,
-                      flaky=flaky)
+                      flaky=flaky, tries=tries)
         session.nothing_to_resume = settings.resume and session.n_attempts - len(done) <= 0
         return session
 
@@ -325,17 +355,19 @@ class RunSession:
                    session_start=workerinput["homefield_session_start"], tasks_digest=digest,
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
                    setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
-                   excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"))
+                   excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"),
+                   tries={(str(t), str(a), int(n)): int(c) for t, a, n, c in workerinput.get("homefield_tries", [])})
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
-        start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, and the text of
-        ``tasks.jsonl`` for :meth:`prepare_worker`)."""
+        start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, the unscored
+        tries per attempt, and the text of ``tasks.jsonl`` for :meth:`prepare_worker`)."""
         return {
             "homefield_excluded": self.excluded,
             "homefield_flaky": self.flaky,
             "homefield_run_dir": str(self.run_dir),
             "homefield_done": sorted(list(k) for k in self.done),
+            "homefield_tries": sorted([*k, c] for k, c in self.tries.items()),
             "homefield_session_start": self.session_start,
             "homefield_tasks_digest": self.tasks_digest,
             "homefield_session_token": self.token,
@@ -409,6 +441,11 @@ class RunSession:
         """Delete this process's snapshots."""
         self.runner.close()
 
+    def release(self) -> None:
+        """Let the run folder's lock go (the controller, once its report is written; idempotent)."""
+        if self.lock is not None:
+            self.lock.release()
+
     def finish(self, reports: RunReports) -> RunEnd:
         """The controller's end of the session: record ``cut_short`` in ``meta.json`` when attempts
         were skipped for the budget or a rate limit, and have ``reports`` (the report package) build the
@@ -428,8 +465,12 @@ class RunSession:
                 end.write_error = str(exc)
         if self.interrupted:
             end.error = "interrupted (homefield report builds it from the results kept)"
+            self.release()
             return end  # Ctrl-C means stop; the report can be built any time later
-        finished = reports.finish(self.run_dir, self.settings.tasks_path)  # the report package builds and writes it
+        try:
+            finished = reports.finish(self.run_dir, self.settings.tasks_path)  # the report package writes it
+        finally:
+            self.release()
         end.report, end.error, end.text = finished.report, finished.error, finished.text
         end.write_error = finished.write_error or end.write_error
         return end

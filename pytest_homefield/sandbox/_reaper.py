@@ -1,15 +1,16 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] -- ARGV...`` in a new session. It
+GRACE [fsize=BYTES] [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
 * asks for ``SIGHUP`` when its parent (the homefield process that started it) dies
   (``prctl(PR_SET_PDEATHSIG)``), and checks that the parent is still ``PPID`` afterwards;
-* starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr) and writes ``ok`` or
-  ``E<errno>`` to the pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with
-  ``fsize=BYTES`` the command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action);
+* starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr and the descriptors of
+  ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` to the
+  pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
+  command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action);
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
   and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
@@ -144,6 +145,7 @@ def main(argv: list[str]) -> int:
     options = dict(o.split("=", 1) for o in argv[4:sep])
     cmd = argv[sep + 1:]
     fsize = int(options["fsize"]) if "fsize" in options else None
+    keep = [int(n) for n in options.get("--pass-fds", "").split(",") if n]
     pending: list[int] = []
     armed: list[bool] = []
 
@@ -170,12 +172,14 @@ def main(argv: list[str]) -> int:
     try:
         cmd, args_fd = args_via_fd(cmd)
         child = subprocess.Popen(cmd, close_fds=True, preexec_fn=child_setup,
-                                 pass_fds=(args_fd,) if args_fd is not None else ())
+                                 pass_fds=[*keep, *([args_fd] if args_fd is not None else [])])
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127
     if args_fd is not None:
         os.close(args_fd)
+    for kept in keep:  # the command holds them now; the reaper must not keep a pipe open
+        os.close(kept)
     os.write(fd, b"ok")
     os.close(fd)
     status = 1

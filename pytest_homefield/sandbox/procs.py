@@ -243,6 +243,7 @@ def run_process(
     file_cap: int | None = None,
     watch: Callable[[], str | None] | None = None,
     watch_every_s: float = 0.5,
+    pass_fds: Sequence[int] = (),
 ) -> ProcResult:
     """Run ``cmd`` under the reaper in a new session and wait at most ``timeout_s`` seconds.
 
@@ -251,7 +252,9 @@ def run_process(
     (:class:`CappedSink`): the command never holds a host file. ``file_cap`` (bytes): the command's
     ``RLIMIT_FSIZE``, so no file it writes grows past it (a write past it fails with ``EFBIG`` or
     ``SIGXFSZ``). ``watch``: called every ``watch_every_s`` seconds while the command runs; a reason
-    it returns stops the command as a timeout does, and is the result's ``stopped``.
+    it returns stops the command as a timeout does, and is the result's ``stopped``. ``pass_fds``:
+    descriptors of this process the command inherits at the same numbers (through the reaper; e.g.
+    the test run's outcome channel); every other descriptor is closed.
 
     When the command exits, what it left running is killed; on timeout the whole tree gets SIGTERM,
     then SIGKILL after :data:`KILL_GRACE_S`; the result then has ``timed_out=True`` and
@@ -273,15 +276,15 @@ def run_process(
     options = [f"fsize={int(file_cap)}"] if file_cap is not None else []
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *options, "--",
-             *argv],
+            [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *options,
+             *([f"--pass-fds={','.join(map(str, pass_fds))}"] if pass_fds else []), "--", *argv],
             cwd=str(cwd),
             env=dict(env),
             stdout=out,
             stderr=err,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             start_new_session=True,
-            pass_fds=(wfd,),
+            pass_fds=(wfd, *pass_fds),
         )
     except BaseException:
         os.close(rfd)

@@ -1,11 +1,19 @@
 """Run a repository's test command on chosen test files/ids and read per-test-id outcomes.
 
 pytest commands (the default) get the package's reporter plugin (``_reporter/homefield_reporter.py``)
-loaded with ``-p homefield_reporter``; it writes one JSON line per test phase to the file named by
-``HOMEFIELD_OUTCOMES`` (``out_dir/outcomes.jsonl``, outside the snapshot). A custom command that
-contains ``{junit}`` is not given the reporter: it must write JUnit XML to the path substituted
-for ``{junit}``, which is read instead. Terminal output is never parsed; it goes to
-``out_dir/tests.log`` (stdout and stderr together) for people to read.
+loaded with ``-p homefield_reporter``; it writes one JSON line per test phase into the *outcome
+channel*: a pipe this process opens (:class:`OutcomeChannel`) and passes to the command as an
+inherited descriptor (``pass_fds``, through the reaper and bubblewrap), whose number is in
+``HOMEFIELD_OUTCOMES_FD``. A thread here reads it as the run goes. No outcome *path* is given to the
+test process, so nothing it runs can rewrite the outcomes afterwards, and only the events from the
+reporter's ``start`` to its first ``finish``, written by the process that wrote ``start``, count
+(:func:`parse_events`): an exit handler that writes more after ``finish`` changes nothing. The
+events that counted are then written to ``out_dir/outcomes.jsonl`` for people to read (never read
+back for grading). A custom command that contains ``{junit}`` is not given the reporter: it must
+write JUnit XML to the path substituted for ``{junit}``, which is read instead. That path is weaker:
+the file lives in ``out_dir``, which the command can write, so code run by the tests may rewrite it
+(an exit handler included). Terminal output is never parsed; it goes to ``out_dir/tests.log``
+(stdout and stderr together) for people to read.
 
 What is added to a pytest command, after the user's own arguments:
 
@@ -29,8 +37,9 @@ verification and at grading, so a hash-order dependence cannot look like a fix o
 ignored otherwise — no probe needed). Variables that would change what pytest does or leak the
 caller's session are removed: ``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``,
 ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``, ``PYTEST_XDIST_*``, ``PYTEST_CURRENT_TEST``, ``PYTEST_VERSION``,
-``PYTEST_TIMEOUT``, ``COV_CORE_*``, ``PYTHONSTARTUP``, ``PYTHONINSPECT``, ``HOMEFIELD_*`` and the
-git variables that point git at another repository (``GIT_DIR``, ``GIT_WORK_TREE``, …).
+``PYTEST_TIMEOUT``, ``COV_CORE_*``, ``PYTHONSTARTUP``, ``PYTHONINSPECT``, ``HOMEFIELD_*`` (only
+``HOMEFIELD_OUTCOMES_FD`` is then set) and the git variables that point git at another repository
+(``GIT_DIR``, ``GIT_WORK_TREE``, …).
 ``PYTHONHOME`` and everything else the interpreter needs are kept.
 """
 
@@ -39,7 +48,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import shlex
+import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
@@ -58,9 +69,11 @@ __all__ = [
     "scrubbed_env",
     "build_command",
     "read_outcomes",
+    "parse_events",
     "read_junit",
     "REPORTER_DIR",
-    "OUTCOMES_ENV",
+    "OUTCOMES_FD_ENV",
+    "OutcomeChannel",
     "PASSING",
     "FAILING",
     "NOT_RUN",
@@ -72,8 +85,13 @@ __all__ = [
 #: since pytest 9.2), so only the stable part is matched: a prefix without a colon, then ``: error: ``.
 _ARGPARSE_ERROR = re.compile(r"^[^:]+: error: ")
 
-OUTCOMES_ENV = "HOMEFIELD_OUTCOMES"
+#: The variable naming the outcome channel's descriptor in the test process (the reporter removes it).
+OUTCOMES_FD_ENV = "HOMEFIELD_OUTCOMES_FD"
 OUTCOMES_FILE = "outcomes.jsonl"
+#: Bytes of events kept from one run's channel (about 200 per test phase); more is read and dropped.
+MAX_EVENT_BYTES = 64 * 2**20
+#: Seconds to wait for the channel's end of file once the command has ended.
+CHANNEL_DRAIN_S = 5.0
 LOG_FILE = "tests.log"
 
 #: Outcome vocabulary of :attr:`TestRun.outcomes`.
@@ -126,6 +144,8 @@ class TestRun:
     ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
       docs/contracts.md §7); ``None`` for a run of whole test files. Ids outside it were not run.
     ``sandbox``: the backend that wrapped the command (``bwrap``, ``hook`` or ``none``).
+    ``ignored_events``: outcome-channel lines that did not count (before ``start``, after the first
+      ``finish``, from another pid, unparseable): 0 for an honest run.
     """
 
     __test__ = False  # not a pytest test class
@@ -144,6 +164,7 @@ class TestRun:
     finished: bool = False
     selected: frozenset[str] | None = None
     sandbox: str = "none"
+    ignored_events: int = 0
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -250,33 +271,107 @@ def run_tests(
         if stale is not None:
             stale.unlink(missing_ok=True)
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
-    if junit is None:
-        run_env[OUTCOMES_ENV] = str(outcomes_path)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    wrapped = backend_named(sandbox).wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir,
-                                                                        python=argv[0]))
-    full = wrapped.argv
-    start = time.monotonic()
+    channel = OutcomeChannel() if junit is None else None
     try:
-        proc = run_process(
-            full,
-            cwd=workdir,
-            env=run_env,
-            timeout_s=timeout_s,
-            stdout_path=log_path,
-        )
-        exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
-    except OSError as exc:
-        log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
-        exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+        if channel is not None:
+            run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
+        wrapped = backend_named(sandbox).wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir,
+                                                                            python=argv[0]))
+        start = time.monotonic()
+        try:
+            proc = run_process(
+                wrapped.argv,
+                cwd=workdir,
+                env=run_env,
+                timeout_s=timeout_s,
+                stdout_path=log_path,
+                pass_fds=(channel.write_fd,) if channel is not None else (),
+            )
+            exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
+        except OSError as exc:
+            log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
+            exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+    finally:
+        data = channel.close() if channel is not None else b""
     if junit is not None:
         parsed = read_junit(junit)
     else:
-        parsed = read_outcomes(outcomes_path)
+        parsed, counted = parse_events(data.decode("utf-8", errors="replace"))
+        _write_counted(outcomes_path, counted)
     run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
     run.sandbox = wrapped.backend
+    run.ignored_events = parsed.ignored
     return run
+
+
+class OutcomeChannel:
+    """The outcome channel of one test run: a pipe whose write end (:attr:`write_fd`) the test command
+    inherits (``pass_fds``) and whose read end a daemon thread drains as the run goes, so the reporter
+    never blocks on a full pipe buffer (64 KiB on Linux).
+
+    :meth:`close` closes this process's write end, waits up to ``drain_s`` seconds for the end of file
+    (every copy of the write end closed: the command's processes are gone once
+    :func:`~pytest_homefield.sandbox.procs.run_process` returns) and returns the bytes read, at most
+    ``cap`` bytes (more is read and dropped, counted in :attr:`dropped`). :attr:`eof` says whether the
+    end of file was reached. ``OSError`` from ``os.pipe`` (no descriptors left) propagates."""
+
+    def __init__(self, *, cap: int = MAX_EVENT_BYTES, drain_s: float = CHANNEL_DRAIN_S) -> None:
+        self._rfd, self.write_fd = os.pipe()  # both non-inheritable: only pass_fds hands on the write end
+        self._cap, self._drain_s = cap, drain_s
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self.dropped = 0
+        self.eof = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drain, name="homefield-outcomes", daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        poller = select.poll()
+        poller.register(self._rfd, select.POLLIN)
+        while not self._stop.is_set():
+            if not poller.poll(100):
+                continue
+            chunk = os.read(self._rfd, 1 << 16)
+            if not chunk:
+                self.eof = True
+                return
+            if self._size + len(chunk) <= self._cap:
+                self._chunks.append(chunk)
+                self._size += len(chunk)
+            else:
+                self.dropped += len(chunk)
+
+    def close(self) -> bytes:
+        """Close the write end, drain to the end of file (at most ``drain_s`` s), close the read end;
+        the bytes read. Idempotent in effect: a second call returns the same bytes."""
+        if self.write_fd >= 0:
+            os.close(self.write_fd)
+            self.write_fd = -1
+        if self._thread.is_alive() or self._rfd >= 0:
+            self._thread.join(self._drain_s)
+            self._stop.set()
+            self._thread.join()
+            if self._rfd >= 0:
+                os.close(self._rfd)
+                self._rfd = -1
+        return b"".join(self._chunks)
+
+
+def _write_counted(path: Path, lines: Sequence[str]) -> None:
+    """Write the events that counted to ``path`` for people to read. The test command could write its
+    folder, so what is at ``path`` now is removed first and the file is created afresh without
+    following a link (``O_EXCL | O_NOFOLLOW``); a failure to write it is ignored (it is never read
+    back for grading)."""
+    try:
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except OSError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.writelines(line + "\n" for line in lines)
 
 
 @dataclass
@@ -289,31 +384,71 @@ class _Parsed:
     started: bool  # the reporter's start event (reporter mode) / any testcase (JUnit)
     skip_reasons: dict[str, str] = field(default_factory=dict)
     finished: bool = False  # the reporter's finish event / the XML was written
+    ignored: int = 0  # channel lines that did not count (parse_events)
 
 
 def read_outcomes(path: Path) -> _Parsed:
-    """Parse the reporter's JSON-lines file (see ``homefield_reporter``) into per-id outcomes.
-
-    A phase may be reported more than once: subtests report each ``call`` of the test (pytest ≥ 9
-    ``subtests`` and ``unittest`` ``subTest``), re-run plugins report intermediate ``rerun``
-    outcomes (ignored). The last report of a phase wins, except that a failed ``call`` stays
-    failed. A torn last line is ignored. A missing file gives ``found=False``.
-    """
-    phases: dict[str, dict[str, dict[str, Any]]] = {}
-    collection_errors: dict[str, str] = {}
-    collected: int | None = None
-    started = finished = False
+    """:func:`parse_events` of a file (an ``outcomes.jsonl`` written by :func:`run_tests`). A missing
+    file gives ``found=False``."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return _Parsed({}, {}, None, [], found=False, started=False)
-    for line in text.splitlines():
+    return parse_events(text)[0]
+
+
+def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+    """The lines of the outcome channel that count, each with its event, and how many did not: from the
+    first ``start`` event (its ``pid`` an int) to the first ``finish``, only events carrying that same
+    ``pid``. Lines before ``start``, after ``finish``, from another pid, and lines that are not a JSON
+    object are ignored (blank lines are not counted as ignored)."""
+    counted: list[tuple[str, dict[str, Any]]] = []
+    ignored = 0
+    pid: int | None = None
+    done = False
+    for line in lines:
+        if not line.strip():
+            continue
         try:
             ev = json.loads(line)
         except ValueError:
+            ev = None
+        if done or not isinstance(ev, dict):
+            ignored += 1
             continue
-        if not isinstance(ev, dict):
+        if pid is None:
+            if ev.get("event") == "start" and isinstance(ev.get("pid"), int) and not isinstance(ev["pid"], bool):
+                pid = ev["pid"]
+                counted.append((line, ev))
+            else:
+                ignored += 1
             continue
+        if ev.get("pid") != pid or ev.get("event") == "start":
+            ignored += 1
+            continue
+        counted.append((line, ev))
+        done = ev.get("event") == "finish"
+    return counted, ignored
+
+
+def parse_events(text: str) -> tuple[_Parsed, list[str]]:
+    """Parse the reporter's JSON lines (see ``homefield_reporter``) into per-id outcomes, and the lines
+    that counted (:func:`_counted`: ``start`` to the first ``finish`` of one pid; the rest is counted in
+    ``ignored``).
+
+    A phase may be reported more than once: subtests report each ``call`` of the test (pytest ≥ 9
+    ``subtests`` and ``unittest`` ``subTest``), re-run plugins report intermediate ``rerun``
+    outcomes (ignored). The last report of a phase wins, except that a failed ``call`` stays
+    failed. A torn last line is ignored. ``found`` is true when any line arrived.
+    """
+    counted, ignored = _counted(text.splitlines())
+    if not counted and not ignored:
+        return _Parsed({}, {}, None, [], found=False, started=False), []
+    phases: dict[str, dict[str, dict[str, Any]]] = {}
+    collection_errors: dict[str, str] = {}
+    collected: int | None = None
+    started = finished = False
+    for _, ev in counted:
         kind = ev.get("event")
         if kind == "start":
             started = True
@@ -335,7 +470,7 @@ def read_outcomes(path: Path) -> _Parsed:
     skips = {n: str(ev["message"]).removeprefix("Skipped: ") for n, ph in phases.items() if outcomes[n] == "skipped"
              for ev in ph.values() if ev.get("outcome") == "skipped" and ev.get("message")}
     return _Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started,
-                   skip_reasons=skips, finished=finished)
+                   skip_reasons=skips, finished=finished, ignored=ignored), [line for line, _ in counted]
 
 
 def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
@@ -433,7 +568,7 @@ def _cross_check(
     elif exit_code in (126, 127) and not outcomes:
         error = f"the test command could not be run (exit status {exit_code}: not found or not executable)"
     elif not parsed.found:
-        what = "outcome file" if reporter else "JUnit XML"
+        what = "outcome" if reporter else "JUnit XML"
         error = f"no {what} was written (exit status {exit_code})"
         # a custom runner that failed without writing any result: a build/import failure
         collection_error = not reporter and exit_code != 0

@@ -136,17 +136,19 @@ def test_numbers_of_the_fixed_run(report: dict[str, Any]) -> None:
     # the retried key (infra, then solved) counts once, solved; the later infra stays unscored
     assert sonnet["attempts"] == 18 and sonnet["scored"] == 17 and sonnet["solved"] == 11
     assert sonnet["outcomes"]["infra"] == 1 and sonnet["unscored"] == {"infra": 1}
-    # pass@1 = mean over tasks of solved/scored: (3/3 + 3/3 + 0/3 + 2/2 + 2/3 + 1/3) / 6
-    assert sonnet["pass_at_1"] == pytest.approx((1 + 1 + 0 + 1 + 2 / 3 + 1 / 3) / 6, abs=1e-6)
-    assert sonnet["attempts_per_task"] == [2, 3]
-    assert list(sonnet["pass_at_k"]) == ["1", "2"]  # k ≤ the fewest scored attempts on a task
+    # pass@1 = mean over the ranked tasks of solved/scored: (3/3 + 3/3 + 0/3 + 1/3) / 4 — the task with
+    # sonnet's infra (2/2 scored) and the one with haiku's rate limit (2/3) are left out for every agent
+    assert sonnet["pass_at_1"] == pytest.approx((1 + 1 + 0 + 1 / 3) / 4, abs=1e-6)
+    assert sonnet["incomplete"] == "incomplete: 17 of 18 scored"
+    assert sonnet["attempts_per_task"] == [3, 3]
+    assert list(sonnet["pass_at_k"]) == ["1", "2", "3"]  # k ≤ the fewest scored attempts on a task
 
     sim = agents["sim-0.7"]
     assert sim["simulated"] and not sim["hinted"]
-    assert sim["pass_at_1"] == pytest.approx(0.5)
+    assert sim["pass_at_1"] == pytest.approx(5 / 12, abs=1e-6) and "incomplete" not in sim
     assert list(sim["pass_at_k"]) == ["1", "2", "3"]
-    assert sim["pass_at_k"]["3"] == pytest.approx(4 / 6, abs=1e-6)  # tasks solved at least once
-    assert sim["pass_hat_k"]["3"] == pytest.approx(1 / 6, abs=1e-6)  # tasks solved every time
+    assert sim["pass_at_k"]["3"] == pytest.approx(2 / 4, abs=1e-6)  # tasks solved at least once
+    assert sim["pass_hat_k"]["3"] == pytest.approx(1 / 4, abs=1e-6)  # tasks solved every time
     assert sim["cost_usd"] is None and sim["cost_per_solved_usd"] is None and sim["cost_missing"] == 18
 
     haiku = agents["haiku"]
@@ -157,7 +159,7 @@ def test_numbers_of_the_fixed_run(report: dict[str, Any]) -> None:
     qwen = agents["qwen3-coder"]
     assert qwen["hinted"] and qwen["touched_tests"] == 1 and qwen["suspicious"] == 1
     assert qwen["outcomes"]["agent_error"] == 3
-    assert qwen["per_language"]["javascript"] == 0.0
+    assert "javascript" not in qwen["per_language"]  # its one javascript task has an unscored attempt (haiku)
 
     assert report["unsolved_by_all"] == ["c3d4e5f6a1b2"]
     assert report["well_specified"]["tasks"] == 4
@@ -173,7 +175,7 @@ def test_comparisons_cover_every_pair_holm_adjusted(report: dict[str, Any]) -> N
     names = list(report["agents"])
     assert [(c["a"], c["b"]) for c in comps] == [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
     for c in comps:
-        assert c["n_tasks"] == 6
+        assert c["n_tasks"] == 4  # the 6 tasks less the 2 with an unscored attempt
         assert c["p_adjusted"] >= c["p_value"] - 1e-12
         assert c["significant"] == (c["p_adjusted"] < 0.05)
         a, b = report["agents"][c["a"]], report["agents"][c["b"]]
@@ -375,11 +377,11 @@ def test_union_of_two_run_dirs(data: Path, tasks: list[Task], report: dict[str, 
     assert rep["run_ids"] == ["run-a", "run-b"]
     assert rep["cut_short"] == "run-a: budget spent ($2.00 of $2.00)"
     assert len(rep["tasks"]) == 8
-    assert rep["agents"]["haiku"]["tasks"] == 8 and rep["agents"]["sim-0.7"]["tasks"] == 6
+    assert rep["agents"]["haiku"]["tasks"] == 6 and rep["agents"]["sim-0.7"]["tasks"] == 4  # 2 with unscored
     assert rep["agents"]["sonnet"]["solved"] == report["agents"]["sonnet"]["solved"] + 5
     pair = {(c["a"], c["b"]): c for c in rep["comparisons"]}
-    assert pair[("sonnet", "haiku")]["n_tasks"] == 8
-    assert pair[("sonnet", "sim-0.7")]["n_tasks"] == 6
+    assert pair[("sonnet", "haiku")]["n_tasks"] == 6
+    assert pair[("sonnet", "sim-0.7")]["n_tasks"] == 4
     _render_all(rep)
 
 

@@ -2,8 +2,11 @@
 
 Standalone on purpose: it imports nothing from ``pytest_homefield``, so it loads in whatever Python
 the repository's test command uses, as long as this folder is on ``PYTHONPATH``. It is inert unless
-the environment variable ``HOMEFIELD_OUTCOMES`` names a file; it then appends one JSON object per
-line to that file (the file lives outside the snapshot):
+the environment variable ``HOMEFIELD_OUTCOMES_FD`` names an inherited pipe (the outcome channel,
+docs/contracts.md §7): homefield opened it and reads it as the run goes, and no file path is ever
+given to the test process. The module takes the descriptor when it is imported (``-p`` loads it
+before any conftest or test module) and removes the variable from ``os.environ``, so code the tests
+import does not find it there. It writes one JSON object per line, each with the writer's ``"pid"``:
 
 * ``{"event": "start", "pytest": str, "python": str, "pid": int}`` at configure time;
 * ``{"event": "collect_error", "nodeid": str, "path": str, "message": str}`` for every failed
@@ -17,7 +20,13 @@ line to that file (the file lives outside the snapshot):
   (``wasxfail``), ``subtest`` for the report of one subtest (a ``call`` phase may then be reported
   several times for one id), ``timeout`` when pytest-timeout failed the test (pytest-timeout is
   loaded by this module when ``PYTEST_TIMEOUT`` is set, even where plugin autoload is off);
-* ``{"event": "finish", "exitstatus": int}`` at the end of the session.
+* ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
+  right after it.
+
+homefield counts only the events from ``start`` to the first ``finish`` written by the process that
+wrote ``start``: an exit handler that writes more after ``finish``, or another process that found
+the pipe, changes nothing. The descriptor is used for one session only (a second ``pytest.main``
+in the same process writes nothing).
 
 Exactly one process writes: the one that is not an xdist worker (no ``config.workerinput``, no
 ``PYTEST_XDIST_WORKER`` in the environment). Under xdist that is the controller, which receives
@@ -33,8 +42,32 @@ from typing import Any
 
 import pytest
 
-ENV_VAR = "HOMEFIELD_OUTCOMES"
+ENV_VAR = "HOMEFIELD_OUTCOMES_FD"
 _MAX_MESSAGE = 500
+
+
+def _take_channel() -> int | None:
+    """The outcome pipe's descriptor named by ``HOMEFIELD_OUTCOMES_FD`` (removed from the environment),
+    or ``None`` when there is none or it is not an open pipe. Not set in an xdist worker (the
+    controller writes), where the variable is left as it is."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        return None
+    value = os.environ.pop(ENV_VAR, "")
+    try:
+        fd = int(value)
+        if os.fstat(fd).st_mode & 0o170000 != 0o010000:  # stat.S_ISFIFO, without one more import
+            return None
+    except (ValueError, OSError):
+        return None
+    return fd
+
+
+#: The channel's descriptor; ``None`` once a session has used it (or when there is none).
+_channel: list[int | None] = [_take_channel()]
+
+
+def _active() -> bool:
+    return _channel[0] is not None
 
 
 def _is_worker(config: Any) -> bool:
@@ -80,17 +113,21 @@ def _message(report: Any) -> str | None:
 
 
 class _Writer:
-    """Appends one JSON line per event with a single ``os.write`` on an ``O_APPEND`` descriptor."""
+    """Writes one JSON line per event, with this process's ``pid``, to the channel's descriptor (taken
+    from :data:`_channel`, so that only one session ever writes)."""
 
-    def __init__(self, path: str) -> None:
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    def __init__(self) -> None:
+        self._fd: int | None = _channel[0]
+        _channel[0] = None
+        self._pid = os.getpid()
         self._max_collected = -1
 
     def write(self, record: dict[str, Any]) -> None:
         if self._fd is None:
             return
-        line = json.dumps(record, ensure_ascii=True) + "\n"
-        os.write(self._fd, line.encode("ascii"))
+        line = (json.dumps({**record, "pid": self._pid}, ensure_ascii=True) + "\n").encode("ascii")
+        while line:  # a pipe takes a long line in pieces; homefield's reader drains it meanwhile
+            line = line[os.write(self._fd, line):]
 
     def close(self) -> None:
         if self._fd is not None:
@@ -141,6 +178,7 @@ class _Writer:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.write({"event": "finish", "exitstatus": int(exitstatus)})
+        self.close()  # nothing after finish counts; nothing after it is written either
 
 
 _PLUGIN_NAME = "homefield_reporter_writer"
@@ -153,8 +191,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
     that the module also loads under old pytest/pluggy versions of a repository's environment."""
     outcome = yield
     excinfo = outcome.excinfo
-    path = os.environ.get(ENV_VAR)
-    if excinfo is None or not path or _is_worker(early_config):
+    if excinfo is None or not _active() or _is_worker(early_config):
         return
     exc = excinfo[1]
     if type(exc).__name__ != "ConftestImportFailure":
@@ -165,7 +202,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: Any, args
     except ValueError:
         pass
     cause = getattr(exc, "cause", None) or exc
-    writer = _Writer(path)
+    writer = _Writer()  # configure never runs after this: the start event is written here
+    writer.write({"event": "start", "pytest": pytest.__version__, "python": sys.version.split()[0]})
     writer.write(
         {
             "event": "collect_error",
@@ -188,9 +226,9 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
       installed but not loaded: a test command with ``--disable-plugin-autoload`` (or
       ``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) would otherwise ignore the limit. ``-p no:timeout`` is
       respected. Registered under its entry-point name ``timeout``, so autoloading skips it later."""
-    if os.environ.get(ENV_VAR) and pluginmanager.is_blocked("cacheprovider"):
+    if _active() and pluginmanager.is_blocked("cacheprovider"):
         parser.addini("cache_dir", "set by homefield; unused while the cache provider is disabled")
-    if not os.environ.get(ENV_VAR) or not os.environ.get("PYTEST_TIMEOUT"):
+    if not _active() or not os.environ.get("PYTEST_TIMEOUT"):
         return
     if pluginmanager.has_plugin("timeout") or pluginmanager.is_blocked("timeout") \
             or pluginmanager.is_blocked("pytest_timeout"):
@@ -204,19 +242,11 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    path = os.environ.get(ENV_VAR)
-    if not path or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
+    if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
-    writer = _Writer(path)
+    writer = _Writer()
     config.pluginmanager.register(writer, _PLUGIN_NAME)
-    writer.write(
-        {
-            "event": "start",
-            "pytest": pytest.__version__,
-            "python": sys.version.split()[0],
-            "pid": os.getpid(),
-        }
-    )
+    writer.write({"event": "start", "pytest": pytest.__version__, "python": sys.version.split()[0]})
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

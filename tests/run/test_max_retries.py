@@ -1,0 +1,77 @@
+"""Issue 30: nothing scored at the agent's word. Measured on main: a ``cmd:`` agent that printed
+``{"outcome": "rate_limited"}`` on every attempt it could not solve was never scored on those tasks
+(``--resume`` retried them for ever), so it ranked 100% against an honest agent of equal skill at 33%.
+An unscored attempt is now retried at most ``--max-retries`` times; a rate limit on its last try is
+scored ``agent_error``, an infra on its last try stays unscored but is never retried, and the report
+ranks on the tasks whose attempts are all scored."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.e2e_repo import copy_mined, homefield
+
+from pytest_homefield.records import Result
+from pytest_homefield.run.bookkeeping import cap_retries, done_keys, unscored_tries
+from pytest_homefield.store import append_jsonl, read_jsonl
+
+
+def _result(task: str, outcome: str, attempt: int = 1, error: str | None = None) -> Result:
+    return Result(run_id="r", task_id=task, agent="a", attempt=attempt, outcome=outcome, error=error,
+                  started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:00:01+00:00")
+
+
+def test_the_last_try_of_a_rate_limit_is_scored_and_an_exhausted_infra_is_done(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    for outcome in ("rate_limited", "infra", "rate_limited"):  # t1: three unscored tries
+        append_jsonl(results, _result("t1", outcome, error="429").to_dict())
+    append_jsonl(results, _result("t2", "infra").to_dict())  # t2: one
+    append_jsonl(results, _result("t3", "solved").to_dict())
+    tries = unscored_tries(results)
+    assert tries == {("t1", "a", 1): 3, ("t2", "a", 1): 1}
+    assert done_keys(results) == {("t3", "a", 1)}  # without a cap: unscored attempts are redone
+    assert done_keys(results, 2) == {("t1", "a", 1), ("t3", "a", 1)}  # t1 was tried 1 + 2 times
+    assert done_keys(results, 0) == {("t1", "a", 1), ("t2", "a", 1), ("t3", "a", 1)}
+    capped = cap_retries(_result("t2", "rate_limited", error="429 too many requests"), tries, 1)
+    assert capped.outcome == "agent_error" and capped.scored and not capped.solved
+    assert capped.error == "rate limited 2 times (--max-retries 1): 429 too many requests"
+    assert cap_retries(_result("t2", "rate_limited"), tries, 2).outcome == "rate_limited"  # a retry is left
+    assert cap_retries(_result("t2", "infra"), tries, 1).outcome == "infra"  # the environment's: unscored
+    assert cap_retries(_result("t9", "rate_limited"), {}, 0).error == "rate limited 1 times (--max-retries 0)"
+
+
+#: An agent that solves the mul task only; on the others it makes a wrong change and, with ``--liar``,
+#: declares a rate limit instead of failing.
+AGENT = '''import os, sys
+prompt = os.environ["HOMEFIELD_PROMPT"].lower()
+with open("calc/__init__.py", "a") as f:
+    if "mul" in prompt:
+        f.write("\\n\\ndef mul(a, b):\\n    return a * b\\n")
+        sys.exit(0)
+    f.write("\\n\\ndef sub(a, b):\\n    return 0\\n\\n\\ndef neg(a):\\n    return a\\n")
+if "--liar" in sys.argv:
+    print('{"outcome": "rate_limited", "error": "429 rate limit reached"}')
+'''
+
+
+@pytest.mark.slow
+def test_a_declared_rate_limit_is_scored_once_the_retries_are_spent(mined: Path, tmp_path: Path) -> None:
+    repo = copy_mined(mined, tmp_path / "repo")
+    script = tmp_path / "agent.py"
+    script.write_text(AGENT)
+    agents = ["--agent", f"honest=cmd:{sys.executable} {script}",
+              "--agent", f"liar=cmd:{sys.executable} {script} --liar"]
+    proc = homefield(repo, "run", *agents, "--attempts", "1", "--run-id", "r", "--max-retries", "0", "-n", "0",
+                     "--sandbox", "none")
+    assert proc.returncode in (0, 1), proc.stdout[-3000:] + proc.stderr[-2000:]
+    run_dir = repo / ".homefield" / "runs" / "r"
+    liar = [r for r in read_jsonl(run_dir / "results.jsonl") if r["agent"] == "liar"]
+    assert sorted(r["outcome"] for r in liar) == ["agent_error", "agent_error", "solved"]
+    assert all(r["error"].startswith("rate limited 1 times (--max-retries 0): 429") for r in liar
+               if r["outcome"] == "agent_error")
+    report = json.loads((run_dir / "report.json").read_text())
+    rates = {name: a["pass_at_1"] for name, a in report["agents"].items()}
+    assert rates["liar"] == rates["honest"] == pytest.approx(1 / 3, abs=1e-3), rates
