@@ -375,6 +375,24 @@ def _read_exact(f: int, n: int) -> bytes:
     return b"".join(parts)
 
 
+def _copy_data(f: int, out: int, size: int) -> None:
+    """Copy all of ``f`` to ``out``: in the kernel (``sendfile``) when it can, else by reads and writes."""
+    try:
+        offset = 0
+        while True:
+            sent = os.sendfile(out, f, offset, max(size - offset, _CHUNK))
+            if sent == 0:
+                return
+            offset += sent
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EXDEV) or offset:
+            raise
+    for chunk in _chunks(f):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view):]
+
+
 def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | None = None) -> None:
     f = _open_file(src_fd, name, rel)
     try:
@@ -382,10 +400,7 @@ def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | 
         out = os.open(dest_name or name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                       0o600, dir_fd=dest_fd)
         try:
-            for chunk in _chunks(f):
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(out, view):]
+            _copy_data(f, out, st.st_size)
             os.fchmod(out, stat.S_IMODE(st.st_mode))
             os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:

@@ -228,3 +228,54 @@ def test_only_test_changes_are_an_empty_patch(task: Task, pristine: Path, worksp
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out")
     assert (g.outcome, g.touched_tests, g.carried, g.dropped) == ("empty_patch", True, [], ["tests/test_sub.py"])
     assert "tests/test_sub.py" in (tmp_path / "out" / "diff.patch").read_text()  # kept for auditing
+
+
+# -- the agent's links are never followed (issue 30) --------------------------------------------
+
+def _host_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A host folder an agent might link to, and its content: a ``null`` file too, which ``git diff
+    --no-index /dev/null LINK`` reads when LINK is a link to a folder."""
+    host = tmp_path / "host"
+    host.mkdir()
+    for name, text in (("__init__.py", "SECRET = 'host-secret-1'\n"), ("null", "host-secret-2\n")):
+        (host / name).write_text(text)
+    return host, {p.name: p.read_bytes() for p in host.iterdir()}
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    for p in sorted(folder.rglob("*"), reverse=True):
+        p.unlink() if not p.is_dir() or p.is_symlink() else p.rmdir()
+    folder.rmdir()
+    folder.symlink_to(target)
+
+
+def test_a_folder_swapped_for_a_link_to_a_host_folder_is_graded_without_reading_or_writing_it(
+        task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    host, content = _host_folder(tmp_path)
+    _swap_for_link(workspace / "src" / "calc", host)
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    diff = (tmp_path / "out" / "diff.patch").read_text()
+    assert "host-secret" not in diff
+    assert "diff --git a/src/calc b/src/calc\nnew file mode 120000" in diff  # the link, as a link
+    assert "src/calc" in g.dropped and g.outcome == "tests_failed"  # its old files are gone: scored, not infra
+    assert {p.name: p.read_bytes() for p in host.iterdir()} == content
+
+
+def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(pristine: Path, workspace: Path,
+                                                                      tmp_path: Path) -> None:
+    """TOCTOU: the change is listed, then (an agent's process still running) its folder becomes a link to a
+    host folder: the diff reads nothing there, and nothing is copied from or deleted in it."""
+    from pytest_homefield.run.changes import apply_change
+
+    host, content = _host_folder(tmp_path)
+    _write(workspace, CALC, GOOD_CALC)
+    changes = tree_changes(pristine, workspace)
+    assert changes == {CALC: "modified"}
+    _swap_for_link(workspace / "src" / "calc", host)
+    assert "host-secret" not in render_diff(pristine, workspace, list(changes), changes)
+    gdir = copy_tree(pristine, tmp_path / "g")
+    assert apply_change(workspace, gdir, CALC, "modified") is False
+    assert (gdir / CALC).read_bytes() == (pristine / CALC).read_bytes()
+    _swap_for_link(gdir / "src" / "calc", host)  # a link in the grading copy: a deletion stops there
+    assert apply_change(workspace, gdir, CALC, "deleted") is False
+    assert {p.name: p.read_bytes() for p in host.iterdir()} == content
