@@ -25,7 +25,10 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "apply_change",
-           "is_link", "link_target", "read_text"]
+           "is_link", "link_target", "read_text", "resolves_inside", "MAX_LINKS"]
+
+#: Links followed at most while resolving one (Linux's own limit, ``MAXSYMLINKS``: 40).
+MAX_LINKS = 40
 
 #: Folders and files that are never part of a change (caches the agent or tests may create).
 IGNORED_DIRS = {".git", ".homefield", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
@@ -144,3 +147,52 @@ def read_text(root: Path, rel: str) -> str | None:
         return nofollow.read_bytes(root, rel).decode("utf-8", errors="replace")
     except (OSError, ValueError):
         return None
+
+
+def resolves_inside(root: Path, rel: str) -> bool:
+    """Whether the symlink ``root/rel`` resolves inside ``root``: its target, followed through the
+    tree's own links (each read with :func:`nofollow.read_link`, never followed by the system), never
+    climbs above ``root`` and is never absolute. A lexical check alone misses a chain: with ``q -> .``,
+    the link ``p -> q/..`` reads as ``.`` but leads to the folder above. A missing component is taken as a
+    folder; more than :data:`MAX_LINKS` links (a loop) counts as outside."""
+    target = link_target(root, rel)
+    if target is None:
+        return True
+    current = list(rel_parts_or_empty(rel)[:-1])
+    pending = [target]
+    hops = 0
+    while pending:
+        text = pending.pop()
+        if os.path.isabs(text):
+            return False
+        parts = text.split("/")
+        for i, comp in enumerate(parts):
+            if comp in ("", "."):
+                continue
+            if comp == "..":
+                if not current:
+                    return False
+                current.pop()
+                continue
+            candidate = "/".join([*current, comp])
+            nxt = link_target(root, candidate)
+            if nxt is None:
+                current.append(comp)
+                continue
+            hops += 1
+            if hops > MAX_LINKS:
+                return False
+            rest = "/".join(parts[i + 1:])
+            if rest:
+                pending.append(rest)
+            pending.append(nxt)
+            break
+    return True
+
+
+def rel_parts_or_empty(rel: str) -> tuple[str, ...]:
+    """The components of ``rel`` (:func:`nofollow.rel_parts`), ``()`` for a path that leaves its tree."""
+    try:
+        return nofollow.rel_parts(rel)
+    except ValueError:
+        return ()

@@ -36,6 +36,7 @@ from pytest_homefield.run.changes import (
     link_target,
     read_text,
     render_diff,
+    resolves_inside,
     tree_changes,
 )
 from pytest_homefield.sandbox.backends import SandboxBackend
@@ -188,7 +189,7 @@ def _escapes(rel: str, workspace: Path) -> bool:
     if os.path.isabs(target):
         return True
     norm = os.path.normpath(os.path.join(os.path.dirname(rel), target))
-    return norm == ".." or norm.startswith("../")
+    return norm == ".." or norm.startswith("../") or not resolves_inside(workspace, rel)
 
 
 #: Files pytest reads from the folders *above* a checkout when the checkout has no pytest configuration

@@ -123,6 +123,17 @@ def test_escaping_symlink_is_dropped(task: Task, pristine: Path, workspace: Path
     assert (carried, sorted(dropped)) == ([], ["src/abs.txt", "src/data.txt"])
 
 
+def test_a_chain_of_links_leading_out_is_dropped(task: Task, pristine: Path, workspace: Path) -> None:
+    """Each link read alone stays inside (``here -> .``; ``out -> here/..`` reads as ``.``), but the second
+    resolves through the first to the folder above the tree: resolved through the tree's own links, it
+    is dropped."""
+    os.symlink(".", workspace / "src" / "here")
+    os.symlink("here/../..", workspace / "src" / "out")
+    os.symlink("here/calc/__init__.py", workspace / "src" / "calc.py")
+    carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace)
+    assert (carried, dropped) == (["src/calc.py", "src/here"], ["src/out"])
+
+
 def test_an_entry_replacing_a_hidden_test_folder_counts_as_touching(task: Task, pristine: Path,
                                                                      workspace: Path) -> None:
     hidden = dataclasses.replace(task, test_files=["checks/test_sub.py"])
