@@ -14,6 +14,7 @@ the workspace itself: ``git diff --no-index`` follows a link given as an argumen
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -112,13 +113,17 @@ def apply_change(workspace: Path, gdir: Path, rel: str, change: str) -> bool:
     the workspace's file or symlink there (replacing what was there). Neither tree is followed through
     a link (:mod:`pytest_homefield.sandbox.nofollow`). Returns ``False`` when the entry was not carried:
     a symlink on the way in either tree (an earlier carried entry made it a link, or the agent swapped
-    one in), or a workspace entry that is gone or not a file or symlink. Raises ``OSError`` when
-    writing the grading copy fails."""
+    one in), or a workspace entry that is gone or is no longer a file or symlink (a folder swapped in
+    after the walk, a fifo). Raises ``OSError`` when writing the grading copy fails."""
     if change == "deleted":
         return nofollow.remove(gdir, rel)
     try:
         nofollow.copy_entry(workspace, rel, gdir)
     except (nofollow.LinkInTheWay, FileNotFoundError):
+        return False
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
         return False
     return True
 

@@ -305,21 +305,45 @@ def _walk_at(fd: int, prefix: str, skip_dir: Callable[[str], bool], skip: Callab
              out: dict[str, Entry], depth: int) -> None:
     if depth > MAX_DEPTH:
         raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}: {prefix}")
-    with os.scandir(fd) as it:
-        listing = [(e.name, e.stat(follow_symlinks=False)) for e in it]
-    for name, st in sorted(listing):
+    for name, st in sorted(_listing(fd)):
         rel = f"{prefix}{name}"
         kind = _kind(st.st_mode)
         if kind == "dir":
             if skip_dir(name):
                 continue
-            sub = _open_sub(fd, name, rel)  # swapped for a link since the listing: refused, never followed
+            try:
+                sub = _open_sub(fd, name, rel)
+            except (LinkInTheWay, FileNotFoundError):
+                # swapped for a link (or removed) since the listing: never followed; listed as it is now
+                now = _lstat_at(fd, name)
+                if now is not None and _kind(now.st_mode) != "dir" and not skip(name):
+                    out[rel] = Entry(_kind(now.st_mode), now.st_mode, now.st_size)
+                continue
             try:
                 _walk_at(sub, f"{rel}/", skip_dir, skip, out, depth + 1)
             finally:
                 os.close(sub)
         elif not skip(name):
             out[rel] = Entry(kind, st.st_mode, st.st_size)
+
+
+def _lstat_at(fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
+    """``(name, lstat)`` of each entry of folder ``fd`` (one removed meanwhile left out)."""
+    out: list[tuple[str, os.stat_result]] = []
+    with os.scandir(fd) as it:
+        for e in it:
+            try:
+                out.append((e.name, e.stat(follow_symlinks=False)))
+            except FileNotFoundError:
+                continue
+    return out
 
 
 def _chunks(f: int) -> Iterator[bytes]:

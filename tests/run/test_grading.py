@@ -290,3 +290,48 @@ def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(pristine: 
     _swap_for_link(gdir / "src" / "calc", host)  # a link in the grading copy: a deletion stops there
     assert apply_change(workspace, gdir, CALC, "deleted") is False
     assert {p.name: p.read_bytes() for p in host.iterdir()} == content
+
+
+def test_a_folder_flipping_to_a_link_and_back_while_the_host_reads_reads_nothing_outside(
+        pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    """TOCTOU, live: a thread (an agent's process left running) flips ``src/calc`` between the agent's
+    folder and a link to a host folder while the change is walked, diffed and carried, for about a
+    second: no walk fails, no diff holds the host's text, the grading copy gets none of it, and the
+    host folder is unchanged."""
+    import threading
+    import time
+
+    from pytest_homefield.run.changes import apply_change
+
+    host, content = _host_folder(tmp_path)
+    calc = workspace / "src" / "calc"
+    _write(workspace, CALC, GOOD_CALC)
+    aside, link = workspace / "src" / "calc.dir", workspace / "src" / "calc.link"
+    link.symlink_to(host)
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            calc.rename(aside)
+            link.rename(calc)
+            calc.rename(link)
+            aside.rename(calc)
+
+    gdir = copy_tree(pristine, tmp_path / "g")
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    rounds = 0
+    try:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline or rounds < 3:
+            changes = tree_changes(pristine, workspace)
+            assert "host-secret" not in render_diff(pristine, workspace, list(changes), changes)
+            for rel, change in changes.items():
+                if not rel.startswith("src/calc."):
+                    apply_change(workspace, gdir, rel, change)
+            rounds += 1
+    finally:
+        stop.set()
+        flipper.join()
+    assert not any(b"host-secret" in p.read_bytes() for p in gdir.rglob("*") if p.is_file() and not p.is_symlink())
+    assert {p.name: p.read_bytes() for p in host.iterdir()} == content
