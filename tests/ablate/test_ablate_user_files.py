@@ -19,6 +19,8 @@ import pytest
 from helpers.ablate_repo import write_tasks
 from helpers.e2e_repo import git, homefield
 
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+
 pytestmark = pytest.mark.slow
 
 COMMITTED = "- A committed rule.\n"
@@ -54,14 +56,21 @@ def _sha(text: str) -> str:
 
 
 def test_a_folder_swapped_for_a_link_to_the_users_folder_changes_none_of_the_users_files(tmp_path: Path) -> None:
+    try:
+        probe()  # the attack runs in the default sandbox, as an agent's would
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
     repo = _repo(tmp_path / "repo")
     user_docs = shlex.quote(str(repo / "docs"))
     attack = "cmd:sh -c " + shlex.quote(f"rm -rf docs && ln -s {user_docs} docs")
     for rules, text, run_id in (("docs/RULES.md", EDITED, "committed"), ("docs/NEW.md", UNTRACKED, "untracked")):
-        proc = homefield(repo, "ablate", rules, "--agent", attack, "--attempts", "1", "--yes", "--run-id", run_id,
-                         "-n", "0")
+        proc = homefield(repo, "ablate", rules, "--sandbox", "bwrap", "--agent", attack, "--attempts", "1", "--yes",
+                         "--run-id", run_id, "-n", "0")
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
         assert f"your {Path(rules).name} was not changed: {rules}: unchanged (sha256 {_sha(text)})" in proc.stdout
+        patches = list((repo / ".homefield" / "ablate" / run_id / "variants").glob("*/attempts/*/*/1/diff.patch"))
+        assert len(patches) == 2 and all("diff --git a/docs b/docs\nnew file mode 120000" in p.read_text()
+                                         for p in patches)  # the attack happened: the agent's link, kept
     assert (repo / "docs" / "RULES.md").read_text() == EDITED  # the uncommitted edit is kept
     assert (repo / "docs" / "NEW.md").read_text() == UNTRACKED  # the untracked file is still there
     status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True).stdout

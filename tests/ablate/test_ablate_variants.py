@@ -156,3 +156,20 @@ def test_a_snapshot_rules_file_under_a_symlink_is_refused(tmp_path: Path) -> Non
     with pytest.raises(RuntimeError, match="under a symlink"):
         RulesFileAgent(Recorder("docs/RULES.md"), "docs/RULES.md", "v\n").run(_ctx(ws))
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_user_files_say_what_the_comparison_found(tmp_path: Path) -> None:
+    import hashlib
+
+    from pytest_homefield.ablate.variants import UserFiles
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "RULES.md").write_text("- one\n")
+    files = UserFiles.take(tmp_path, ["docs/RULES.md", "CLAUDE.md", "docs/RULES.md"])
+    sha = hashlib.sha256(b"- one\n").hexdigest()[:16]
+    assert files.check() == ([f"docs/RULES.md: unchanged (sha256 {sha})", "CLAUDE.md: unchanged (absent)"], [])
+    (tmp_path / "docs" / "RULES.md").unlink()
+    (tmp_path / "CLAUDE.md").write_text("x\n")
+    new = hashlib.sha256(b"x\n").hexdigest()[:16]
+    assert files.check()[1] == [f"docs/RULES.md: sha256 {sha} before, absent after",
+                                f"CLAUDE.md: absent before, sha256 {new} after"]
