@@ -358,17 +358,19 @@ def same_entry(a_root: Path | str, b_root: Path | str, rel: str | PurePosixPath)
     """Whether ``rel`` is the same entry under both roots: symlinks with the same target, or regular
     files with the same owner-execute bit and content (compared in 1 MiB chunks, sizes first).
     Anything else (absent, a link on the way, another kind, a fifo) is not the same."""
-    sa, sb = lstat(a_root, rel), lstat(b_root, rel)
-    if sa is None or sb is None or _kind(sa.st_mode) != _kind(sb.st_mode):
-        return False
-    kind = _kind(sa.st_mode)
+    folder, name = _split(rel)
     try:
-        if kind == "link":
-            return read_link(a_root, rel) == read_link(b_root, rel)
-        if kind != "file" or (sa.st_mode & stat.S_IXUSR) != (sb.st_mode & stat.S_IXUSR) or sa.st_size != sb.st_size:
-            return False
-        folder, name = _split(rel)
         with opened_dir(a_root, folder) as da, opened_dir(b_root, folder) as db:
+            sa = os.stat(name, dir_fd=da, follow_symlinks=False)
+            sb = os.stat(name, dir_fd=db, follow_symlinks=False)
+            kind = _kind(sa.st_mode)
+            if kind != _kind(sb.st_mode):
+                return False
+            if kind == "link":
+                return os.readlink(name, dir_fd=da) == os.readlink(name, dir_fd=db)
+            if kind != "file" or (sa.st_mode & stat.S_IXUSR) != (sb.st_mode & stat.S_IXUSR) \
+                    or sa.st_size != sb.st_size:
+                return False
             fa = _open_file(da, name, str(rel))
             try:
                 fb = _open_file(db, name, str(rel))
@@ -383,7 +385,7 @@ def same_entry(a_root: Path | str, b_root: Path | str, rel: str | PurePosixPath)
                     os.close(fb)
             finally:
                 os.close(fa)
-    except OSError:  # swapped meanwhile: not the same
+    except OSError:  # absent, a link on the way, swapped meanwhile: not the same
         return False
 
 
