@@ -219,7 +219,6 @@ class AblatePlugin(ModePlugin):
             tr.write_line(f"Shard {s.shard} is done; merge the shards' ablation folders with: homefield ablate "
                           f"{s.rules_file} --merge DIR… (each DIR a .homefield/ablate/<id>/ folder)", yellow=True)
 
-
     def _write_user_check(self, tr: Any) -> None:
         """What the comparison of the user's files (:class:`UserFiles`) found: "your FILE was not
         changed" with the hashes, or one red ``CHANGED:`` line per file (the session then exits

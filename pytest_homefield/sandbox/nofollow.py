@@ -490,15 +490,19 @@ def copy_tree(src: Path | str, dest: Path | str) -> Path:
 def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int) -> None:
     if depth > MAX_DEPTH:
         raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}: {prefix}")
-    with os.scandir(sfd) as it:
-        listing = [(e.name, e.stat(follow_symlinks=False)) for e in it]
-    for name, st in listing:
+    for name, st in _listing(sfd):
         rel = f"{prefix}{name}"
         kind = _kind(st.st_mode)
         if kind == "dir":
-            os.mkdir(name, 0o700, dir_fd=dfd)
-            s2 = _open_sub(sfd, name, rel)
             try:
+                s2 = _open_sub(sfd, name, rel)
+            except LinkInTheWay:  # swapped for a link since the listing: copied as the link it is now
+                os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
+                continue
+            except FileNotFoundError:  # removed since the listing
+                continue
+            try:
+                os.mkdir(name, 0o700, dir_fd=dfd)
                 d2 = _open_sub(dfd, name, rel)
                 try:
                     _copy_dir(s2, d2, f"{rel}/", depth + 1)
