@@ -16,6 +16,10 @@ the folder's descriptor), so they never write through a link or a second hard li
 that are not regular (fifo, socket, device) are never opened for reading (``O_NONBLOCK`` plus an
 ``fstat`` check), so a named pipe cannot block the host.
 
+Removing a whole tree homefield made (a workspace, a grading copy, a snapshot cache) stays
+``shutil.rmtree``: on Linux it walks by descriptor too (``shutil.rmtree.avoids_symlink_attacks`` is
+true) and removes a link as a link.
+
 Linux semantics (``O_NOFOLLOW`` on the last component makes ``open`` fail with ``ELOOP``; on an
 intermediate component ``O_NOFOLLOW | O_DIRECTORY`` fails with ``ELOOP`` or ``ENOTDIR``): POSIX.1-2008
 ``openat(2)``; Python exposes it as ``os.open(name, flags, dir_fd=fd)``.

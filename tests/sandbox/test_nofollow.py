@@ -85,3 +85,13 @@ def test_copy_tree_keeps_links_and_modes_and_refuses_special_files(trees: tuple[
     os.mkfifo(root / "pipe")
     with pytest.raises(OSError, match="not a regular file"):
         nofollow.copy_tree(root, tmp_path / "copy2")
+
+
+def test_removing_a_workspace_with_the_agents_links_leaves_their_targets(trees: tuple[Path, Path]) -> None:
+    """Cleanup stays ``shutil.rmtree``, which walks by descriptor on this platform and unlinks links."""
+    import shutil
+
+    root, host = trees
+    assert shutil.rmtree.avoids_symlink_attacks
+    shutil.rmtree(root)
+    assert not root.exists() and (host / "x.md").read_text() == "host's\n"
