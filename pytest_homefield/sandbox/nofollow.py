@@ -53,7 +53,8 @@ class LinkInTheWay(OSError):
 @dataclass(frozen=True)
 class Entry:
     """One entry of a tree: ``kind`` ``"file"`` (regular), ``"link"`` (symlink, never followed) or
-    ``"other"`` (fifo, socket, device); ``mode`` the ``st_mode`` of ``lstat``; ``size`` in bytes."""
+    ``"other"`` (fifo, socket, device, or a folder nested deeper than :data:`MAX_DEPTH`); ``mode`` the
+    ``st_mode`` of ``lstat``; ``size`` in bytes."""
 
     kind: str
     mode: int
@@ -294,8 +295,8 @@ def walk(root: Path | str, *, skip_dir: Callable[[str], bool] = lambda name: Fal
     """Every entry under ``root`` that is not a folder, by relative POSIX path, in no set order:
     files, symlinks (never followed: a link to a folder is one entry) and other kinds. Folders
     are walked by descriptor; a folder whose name ``skip_dir`` accepts is not entered, an entry whose
-    name ``skip`` accepts is left out. Raises ``OSError`` (``ELOOP``) for folders nested deeper than
-    :data:`MAX_DEPTH`, and whatever ``open``/``scandir`` raise."""
+    name ``skip`` accepts is left out. A folder nested deeper than :data:`MAX_DEPTH` is not entered
+    either: it is one entry of kind ``"other"``. Raises what ``open``/``scandir`` raise on ``root``."""
     out: dict[str, Entry] = {}
     fd = _open_root(root)
     try:
@@ -307,13 +308,14 @@ def walk(root: Path | str, *, skip_dir: Callable[[str], bool] = lambda name: Fal
 
 def _walk_at(fd: int, prefix: str, skip_dir: Callable[[str], bool], skip: Callable[[str], bool],
              out: dict[str, Entry], depth: int) -> None:
-    if depth > MAX_DEPTH:
-        raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}: {prefix}")
     for name, st in sorted(_listing(fd)):
         rel = f"{prefix}{name}"
         kind = _kind(st.st_mode)
         if kind == "dir":
             if skip_dir(name):
+                continue
+            if depth >= MAX_DEPTH:  # not entered: listed as one entry of its own kind
+                out[rel] = Entry("other", st.st_mode, st.st_size)
                 continue
             try:
                 sub = _open_sub(fd, name, rel)

@@ -95,3 +95,12 @@ def test_removing_a_workspace_with_the_agents_links_leaves_their_targets(trees: 
     assert shutil.rmtree.avoids_symlink_attacks
     shutil.rmtree(root)
     assert not root.exists() and (host / "x.md").read_text() == "host's\n"
+
+
+def test_a_folder_nested_too_deep_is_one_entry_not_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nofollow, "MAX_DEPTH", 3)
+    deep = tmp_path / "a" / "b" / "c" / "d"
+    deep.mkdir(parents=True)
+    (deep / "f.py").write_text("x\n")
+    (tmp_path / "a" / "top.py").write_text("y\n")
+    assert {rel: e.kind for rel, e in nofollow.walk(tmp_path).items()} == {"a/top.py": "file", "a/b/c/d": "other"}
