@@ -6,7 +6,10 @@ load-bearing for any agent removed). The variant's text replaces the rules file 
 snapshot, at the path the agent reads (:func:`rules_path_for`) and at the ablated file's own path;
 the user's file is never written.
 :class:`RulesFileAgent` does that around any agent and puts the snapshot's own file back afterwards
-when the agent left it as given, so neither the diff nor grading sees the variant.
+when the agent left it as given, so neither the diff nor grading sees the variant. Both steps go
+through :mod:`pytest_homefield.sandbox.nofollow`: a folder of the workspace the agent replaced by a
+symlink (to the user's repository, say) is never followed (issue 30). :class:`UserFiles` hashes the
+user's files at those paths before and after a session: "was not changed" is what it found.
 """
 
 from __future__ import annotations
@@ -122,8 +125,10 @@ class RulesFileAgent:
 
     Afterwards, each file that still holds exactly ``text`` gets the snapshot's own version back (or
     is removed, with the folders made for it, when the snapshot had none), so the change graded is
-    the agent's alone. A file the agent edited is left as the agent left it. Attribute reads fall
-    through to ``inner``. Raises ``ValueError`` for a path that is absolute or leaves the workspace."""
+    the agent's alone. A file the agent edited, or moved behind a symlink, is left as the agent left
+    it; nothing is read, written or deleted through a link. Attribute reads fall through to ``inner``.
+    Raises ``ValueError`` for a path that is absolute or leaves the workspace; :meth:`run` raises
+    ``RuntimeError`` when the snapshot's file is not a regular file or lies under a symlink."""
 
     def __init__(self, inner: Agent, relpath: str, text: str, also: Sequence[str] = ()) -> None:
         self.inner = inner
