@@ -35,7 +35,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_link", "write_bytes",
+__all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
+           "write_bytes",
            "make_dirs", "remove", "rmdir", "walk", "same_entry", "copy_entry", "copy_tree", "MAX_DEPTH"]
 
 #: Folders nested deeper than this are refused (each level holds one descriptor while it is walked).
@@ -178,6 +179,23 @@ def read_bytes(root: Path | str, rel: str | PurePosixPath, *, limit: int | None 
         f = _open_file(fd, name, str(rel))
         try:
             return _read_all(f, limit)
+        finally:
+            os.close(f)
+
+
+def read_tail(path: Path | str, max_bytes: int) -> bytes:
+    """The last ``max_bytes`` bytes of the regular file ``path``, whose folder is homefield's own but
+    whose entry a sandboxed process could replace (a test run's log in its read-write output
+    folder): a symlink there is refused (:class:`LinkInTheWay`), a fifo or device is never opened for
+    reading (``OSError`` ``EINVAL``), so it cannot lead the host to another file or block it."""
+    p = Path(path)
+    with opened_dir(p.parent) as fd:
+        f = _open_file(fd, p.name, p.name)
+        try:
+            size = os.fstat(f).st_size
+            if size > max_bytes:
+                os.lseek(f, size - max_bytes, os.SEEK_SET)
+            return _read_all(f, max_bytes)
         finally:
             os.close(f)
 

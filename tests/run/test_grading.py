@@ -335,3 +335,25 @@ def test_a_folder_flipping_to_a_link_and_back_while_the_host_reads_reads_nothing
         flipper.join()
     assert not any(b"host-secret" in p.read_bytes() for p in gdir.rglob("*") if p.is_file() and not p.is_symlink())
     assert {p.name: p.read_bytes() for p in host.iterdir()} == content
+
+
+def test_a_link_the_hidden_tests_plant_in_the_output_folder_is_not_read(task: Task, pristine: Path, workspace: Path,
+                                                                         tmp_path: Path) -> None:
+    """The agent's code, imported by the hidden tests in the sandbox, replaces the run's ``tests.log`` (its
+    output folder is read-write) by a link to a host file and stops before any test: the host's look
+    for pytest's last error line in the log must not read that file into the result's error."""
+    from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    secret = tmp_path / "host.txt"
+    secret.write_text("ERROR: host-secret-3 outside every sandbox\n")
+    payload = ("import os\n_o = os.environ.get('HOMEFIELD_OUTCOMES')\nif _o:\n"
+               "    _log = os.path.join(os.path.dirname(_o), 'tests.log')\n"
+               f"    os.unlink(_log); os.symlink({str(secret)!r}, _log); os.unlink(_o); os._exit(3)\n")
+    _write(workspace, CALC, payload + GOOD_CALC)
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", sandbox="bwrap",
+              run_timeout_s=120)
+    assert g.outcome == "tests_failed" and "host-secret" not in (g.error or ""), g.error

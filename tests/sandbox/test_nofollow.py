@@ -104,3 +104,14 @@ def test_a_folder_nested_too_deep_is_one_entry_not_a_failure(tmp_path: Path, mon
     (deep / "f.py").write_text("x\n")
     (tmp_path / "a" / "top.py").write_text("y\n")
     assert {rel: e.kind for rel, e in nofollow.walk(tmp_path).items()} == {"a/top.py": "file", "a/b/c/d": "other"}
+
+
+def test_read_tail_reads_a_regular_file_only(tmp_path: Path, trees: tuple[Path, Path]) -> None:
+    root, _ = trees
+    (root / "log").write_bytes(b"x" * 10 + b"END\n")
+    assert nofollow.read_tail(root / "log", 4) == b"END\n"
+    with pytest.raises(nofollow.LinkInTheWay):
+        nofollow.read_tail(root / "leaf.md", 100)
+    os.mkfifo(root / "pipe")
+    with pytest.raises(OSError, match="not a regular file"):
+        nofollow.read_tail(root / "pipe", 100)
