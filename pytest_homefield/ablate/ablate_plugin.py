@@ -23,7 +23,7 @@ from pytest_homefield.ablate.ablate_plan import build_plan, plan_lines, workers_
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.session import AblationSession, Key
-from pytest_homefield.ablate.variants import agent_rows
+from pytest_homefield.ablate.variants import UserFiles, agent_rows
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
@@ -68,6 +68,9 @@ class AblatePlugin(ModePlugin):
         self.session: AblationSession | None = None
         self.doc: dict[str, Any] | None = None
         self.report_error = ""
+        self.user_files: UserFiles | None = None
+        #: (unchanged, changed) of :meth:`UserFiles.check` at the end of the session
+        self.user_check: tuple[list[str], list[str]] | None = None
         try:
             path, rel = resolve_rules_file(rules_arg, config.invocation_params.dir, settings.root)
             self.rules = load_rules(path, by_section=settings.by_section)
@@ -100,6 +103,8 @@ class AblatePlugin(ModePlugin):
                                                     rules=self.rules, setup_command=setup_command_hook(config),
                                                     sandbox_hook=sandbox_hook(config))
             else:
+                # the user's files at the paths the variants are written to, hashed before any attempt
+                self.user_files = UserFiles.take(settings.root, [rel, *rules_paths.values()])
                 HomefieldDir(settings.root).ensure()
                 self.session = AblationSession.start(settings, tasks, self.agents, rules=self.rules, rules_file=rel,
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
@@ -191,6 +196,10 @@ class AblatePlugin(ModePlugin):
             self.report_error = f"{type(exc).__name__}: {exc}"
         finally:
             self.session.release()
+        if self.user_files is not None:
+            self.user_check = self.user_files.check()
+            if self.user_check[1]:  # the user's file changed during the session: an error, whatever ran
+                session.exitstatus = USER_FILE_CHANGED
 
     def write_summary(self, terminalreporter: Any) -> None:
         tr = terminalreporter
@@ -206,13 +215,14 @@ class AblatePlugin(ModePlugin):
         if self.doc is None:
             tr.write_line(f"table failed: {self.report_error or 'no results'}", red=True)
             tr.write_line(f"results are kept in {s.results_path}")
+            self._write_user_check(tr)
             return
         width = tr._tw.fullwidth if hasattr(tr, "_tw") else 120
         for line, markup in render_lines(self.doc, width=width):
             tr.write_line(line, **markup)
         rel = s.ablate_dir.relative_to(self.settings.root)
-        tr.write_line(f"Reports: {rel}/report.md, report.json, report.html "
-                      f"(your {Path(s.rules_file).name} was not changed)")
+        tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
+        self._write_user_check(tr)
         cmd = f"homefield ablate {s.rules_file} --yes --resume --run-id {s.ablate_id} (same agents and attempts)"
         if s.skip_reasons:
             tr.write_line(f"Continue the ablation with: {cmd}", yellow=True)
@@ -221,6 +231,25 @@ class AblatePlugin(ModePlugin):
         elif s.phase == "merge":
             tr.write_line(f"Shard {s.shard} is done; merge the shards' ablation folders with: homefield ablate "
                           f"{s.rules_file} --merge DIR… (each DIR a .homefield/ablate/<id>/ folder)", yellow=True)
+
+    def _write_user_check(self, tr: Any) -> None:
+        """What the comparison of the user's files (:class:`UserFiles`) found: "your FILE was not
+        changed" with the hashes, or one red ``CHANGED:`` line per file (the session then exits
+        :data:`USER_FILE_CHANGED`)."""
+        if self.user_check is None or self.session is None:
+            return
+        same, changed = self.user_check
+        name = Path(self.session.rules_file).name
+        if not changed:
+            tr.write_line(f"your {name} was not changed: " + "; ".join(same))
+            return
+        for line in changed:
+            tr.write_line(f"CHANGED: {line} (homefield writes only its snapshots; find what else wrote it)", red=True)
+
+
+#: The exit status of an ablation session during which a user's file it checks changed (pytest's
+#: "internal error": the session's own check failed; ``homefield ablate`` then stops there).
+USER_FILE_CHANGED = int(pytest.ExitCode.INTERNAL_ERROR)
 
 
 class AblateItem(AttemptItem):

@@ -6,13 +6,17 @@ load-bearing for any agent removed). The variant's text replaces the rules file 
 snapshot, at the path the agent reads (:func:`rules_path_for`) and at the ablated file's own path;
 the user's file is never written.
 :class:`RulesFileAgent` does that around any agent and puts the snapshot's own file back afterwards
-when the agent left it as given, so neither the diff nor grading sees the variant.
+when the agent left it as given, so neither the diff nor grading sees the variant. Both steps go
+through :mod:`pytest_homefield.sandbox.nofollow`: a folder of the workspace the agent replaced by a
+symlink (to the user's repository, say) is never followed (issue 30). :class:`UserFiles` hashes the
+user's files at those paths before and after a session: "was not changed" is what it found.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -24,10 +28,11 @@ from pytest_homefield.agents.recipes import RECIPE_SANDBOX
 from pytest_homefield.agents.registry import KINDS, parse_spec
 from pytest_homefield.capabilities import Capabilities, capabilities_of
 from pytest_homefield.errors import AgentSpecError
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.settings import Settings
 
 __all__ = ["Variant", "BASE", "SLIM", "rule_variants", "slim_variant", "rules_path_for", "agent_rows",
-           "RulesFileAgent"]
+           "RulesFileAgent", "UserFiles", "file_digest"]
 
 BASE = "base"
 SLIM = "slim"
@@ -120,8 +125,10 @@ class RulesFileAgent:
 
     Afterwards, each file that still holds exactly ``text`` gets the snapshot's own version back (or
     is removed, with the folders made for it, when the snapshot had none), so the change graded is
-    the agent's alone. A file the agent edited is left as the agent left it. Attribute reads fall
-    through to ``inner``. Raises ``ValueError`` for a path that is absolute or leaves the workspace."""
+    the agent's alone. A file the agent edited, or moved behind a symlink, is left as the agent left
+    it; nothing is read, written or deleted through a link. Attribute reads fall through to ``inner``.
+    Raises ``ValueError`` for a path that is absolute or leaves the workspace; :meth:`run` raises
+    ``RuntimeError`` when the snapshot's file is not a regular file or lies under a symlink."""
 
     def __init__(self, inner: Agent, relpath: str, text: str, also: Sequence[str] = ()) -> None:
         self.inner = inner
@@ -150,43 +157,100 @@ class RulesFileAgent:
 
     def run(self, ctx: AgentContext) -> AgentResult:
         data = self.text.encode("utf-8")
-        placed = [self._place(Path(ctx.workspace, *rel.parts), rel, data) for rel in self.paths]
+        placed = [self._place(Path(ctx.workspace), rel, data) for rel in self.paths]
         try:
             return self.inner.run(ctx)
         finally:
-            for target, before, mode, made in placed:
-                _restore(target, data, before, mode, made)
+            for rel, before, mode, made in placed:
+                _restore(Path(ctx.workspace), rel, data, before, mode, made)
 
     @staticmethod
-    def _place(target: Path, rel: PurePosixPath, data: bytes) -> tuple[Path, bytes | None, int | None, list[Path]]:
-        if target.is_symlink() or (target.exists() and not target.is_file()):
+    def _place(workspace: Path, rel: PurePosixPath, data: bytes) -> tuple[PurePosixPath, bytes | None, int, list[str]]:
+        """Write ``data`` at ``rel`` in ``workspace`` (:mod:`pytest_homefield.sandbox.nofollow`: no symlink
+        followed); returns what :func:`_restore` needs: the path, the snapshot's bytes (``None``: it had
+        none), their mode, and the folders made (outermost first)."""
+        st = nofollow.lstat(workspace, rel)
+        if st is not None and not stat.S_ISREG(st.st_mode):
             raise RuntimeError(f"the snapshot's {rel} is not a regular file: cannot replace it")
-        before = target.read_bytes() if target.exists() else None
-        mode = target.stat().st_mode if before is not None else None
-        made: list[Path] = []
-        parent = target.parent
-        while not parent.exists():
-            made.append(parent)
-            parent = parent.parent
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        return target, before, mode, made
+        try:
+            before = nofollow.read_bytes(workspace, rel) if st is not None else None
+            mode = st.st_mode if st is not None else 0o644
+            made = nofollow.write_bytes(workspace, rel, data, mode=mode, make_parents=True)
+        except nofollow.LinkInTheWay as exc:
+            raise RuntimeError(f"the snapshot's {rel} lies under a symlink ({exc.strerror}): "
+                               "cannot replace it") from None
+        return rel, before, mode, made
 
 
-def _restore(target: Path, data: bytes, before: bytes | None, mode: int | None, made: list[Path]) -> None:
+def _restore(workspace: Path, rel: PurePosixPath, data: bytes, before: bytes | None, mode: int,
+             made: list[str]) -> None:
+    """Put the snapshot's own ``rel`` back when the workspace's still holds exactly the variant's
+    ``data`` (removed, with the folders ``made`` for it, when the snapshot had none). Every step goes
+    through :mod:`pytest_homefield.sandbox.nofollow`: a folder the agent replaced by a symlink (to
+    the user's repository, say) is never followed, so nothing outside the workspace is read, written
+    or deleted; the agent's change then stands as it left it."""
     try:
-        if not (target.is_file() and not target.is_symlink() and target.read_bytes() == data):
-            return  # the agent changed it: its change stands
+        st = nofollow.lstat(workspace, rel)
+        if st is None or not stat.S_ISREG(st.st_mode) or nofollow.read_bytes(workspace, rel) != data:
+            return  # the agent changed it (or moved it behind a link): its change stands
         if before is None:
-            target.unlink()
-            for d in made:  # folders created for the file, innermost first
-                try:
-                    d.rmdir()
-                except OSError:
+            nofollow.remove(workspace, rel)
+            for d in reversed(made):  # folders created for the file, innermost first
+                if not nofollow.rmdir(workspace, d):
                     break
         else:
-            target.write_bytes(before)
-            if mode is not None:
-                os.chmod(target, mode & 0o7777)
+            nofollow.write_bytes(workspace, rel, before, mode=mode)
     except OSError:
         pass
+
+
+def file_digest(path: Path) -> str | None:
+    """SHA-256 (hex) of the file at ``path`` (read in 1 MiB chunks), ``None`` when there is none;
+    ``"<folder>"`` / ``"<other>"`` for an entry that is not a file."""
+    try:
+        if path.is_dir():
+            return "<folder>"
+        if not path.is_file():
+            return None if not os.path.lexists(path) else "<other>"
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+    except OSError as exc:
+        return f"<unreadable: {exc.strerror}>"
+
+
+def _shown(digest: str | None) -> str:
+    if digest is None:
+        return "absent"
+    return digest if digest.startswith("<") else f"sha256 {digest[:16]}"
+
+
+@dataclass
+class UserFiles:
+    """The user's files an ablation could touch (the rules file and each path an agent reads its rules
+    from, relative to the repository ``root``), hashed when the session starts (:meth:`take`) and
+    compared when it ends (:meth:`check`): "was not changed" is what the comparison found."""
+
+    root: Path
+    before: dict[str, str | None]
+
+    @classmethod
+    def take(cls, root: Path, rels: Iterable[str]) -> UserFiles:
+        """Hash each of ``rels`` (duplicates once, in order) under ``root`` now."""
+        return cls(Path(root), {rel: file_digest(Path(root, rel)) for rel in dict.fromkeys(rels)})
+
+    def check(self) -> tuple[list[str], list[str]]:
+        """``(unchanged, changed)``: one phrase per file, in order, each saying what was found, e.g.
+        ``"CLAUDE.md: unchanged (sha256 0123456789abcdef)"`` or ``"CLAUDE.md: sha256 … before, absent
+        after"``."""
+        same: list[str] = []
+        changed: list[str] = []
+        for rel, old in self.before.items():
+            new = file_digest(self.root / rel)
+            if new == old:
+                same.append(f"{rel}: unchanged ({_shown(old)})")
+            else:
+                changed.append(f"{rel}: {_shown(old)} before, {_shown(new)} after")
+        return same, changed

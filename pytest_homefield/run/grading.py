@@ -16,24 +16,29 @@ that replaces a folder holding hidden tests.
 from __future__ import annotations
 
 import configparser
-import filecmp
 import functools
 import importlib.machinery
 import importlib.metadata
 import os
 import re
-import shutil
-import stat
-import subprocess
 import sys
 import tempfile
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import classify_path, runnable_tests
 from pytest_homefield.records import Task
+from pytest_homefield.run.changes import (
+    apply_change,
+    is_link,
+    link_target,
+    read_text,
+    render_diff,
+    resolves_inside,
+    tree_changes,
+)
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -46,10 +51,6 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade"]
 
-#: Folders and files that are never part of a change (caches the agent or tests may create).
-IGNORED_DIRS = {".git", ".homefield", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
-                ".tox", ".nox", ".venv-homefield"}
-IGNORED_SUFFIXES = (".pyc", ".pyo")
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
                  "pytest.toml", ".pytest.toml", "noxfile.py"}
@@ -109,55 +110,21 @@ class Grade:
     test_sandbox: str | None = None
 
 
-def _walk(root: Path) -> dict[str, Path]:
-    out: dict[str, Path] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS and not d.endswith(".egg-info")
-                       and not os.path.islink(os.path.join(dirpath, d))]
-        # symlinks to directories are entries too
-        for d in os.listdir(dirpath):
-            full = os.path.join(dirpath, d)
-            if d != ".git" and os.path.islink(full) and os.path.isdir(full):
-                out[os.path.relpath(full, root)] = Path(full)
-        for f in filenames:
-            if f.endswith(IGNORED_SUFFIXES) or f == ".git":  # a ".git" file (gitdir pointer) is git's too
-                continue
-            full = os.path.join(dirpath, f)
-            out[os.path.relpath(full, root)] = Path(full)
-    return out
-
-
-def _same(a: Path, b: Path) -> bool:
-    if a.is_symlink() or b.is_symlink():
-        return a.is_symlink() and b.is_symlink() and os.readlink(a) == os.readlink(b)
-    if (os.stat(a).st_mode & stat.S_IXUSR) != (os.stat(b).st_mode & stat.S_IXUSR):
-        return False
-    return filecmp.cmp(a, b, shallow=False)
-
-
-def tree_changes(pristine: Path, workspace: Path) -> dict[str, str]:
-    """``{relative path: "added" | "modified" | "deleted"}`` between two trees, ignoring ``.git`` and
-    caches (:data:`IGNORED_DIRS`, ``*.pyc``, ``*.egg-info``). Symlinks compare by target."""
-    before = _walk(pristine)
-    after = _walk(workspace)
-    changes: dict[str, str] = {}
-    for rel, path in after.items():
-        if rel not in before:
-            changes[rel] = "added"
-        elif not _same(before[rel], path):
-            changes[rel] = "modified"
-    for rel in before:
-        if rel not in after:
-            changes[rel] = "deleted"
-    return dict(sorted(changes.items()))
-
-
 def _pytest_section(path: Path) -> str | None:
     """The text of a file's pytest configuration section(s), for pyproject.toml / setup.cfg."""
     if not path.exists() or path.is_symlink():
         return None
-    text = path.read_text(encoding="utf-8", errors="replace")
-    if path.name == "pyproject.toml":
+    return _section_of(path.name, path.read_text(encoding="utf-8", errors="replace"))
+
+
+def _section_at(root: Path, rel: str) -> str | None:
+    """:func:`_pytest_section` of ``root/rel``, read without following a link (``None`` for a link)."""
+    text = read_text(root, rel)
+    return None if text is None else _section_of(os.path.basename(rel), text)
+
+
+def _section_of(name: str, text: str) -> str | None:
+    if name == "pyproject.toml":
         try:
             data = tomllib.loads(text)
         except Exception:
@@ -205,7 +172,7 @@ def _top_modules(rel: str, workspace: Path) -> list[str]:
             inner = parts
         if len(inner) == 1:
             stem = _module_stem(inner[0])
-            if stem is None and (workspace / rel).is_symlink():
+            if stem is None and is_link(workspace, rel):
                 stem = inner[0]
             if stem:
                 out.append(stem)
@@ -216,14 +183,13 @@ def _top_modules(rel: str, workspace: Path) -> list[str]:
 
 def _escapes(rel: str, workspace: Path) -> bool:
     """Whether ``rel`` is a symlink whose target is absolute or lies outside the tree."""
-    path = workspace / rel
-    if not path.is_symlink():
+    target = link_target(workspace, rel)
+    if target is None:
         return False
-    target = os.readlink(path)
     if os.path.isabs(target):
         return True
     norm = os.path.normpath(os.path.join(os.path.dirname(rel), target))
-    return norm == ".." or norm.startswith("../")
+    return norm == ".." or norm.startswith("../") or not resolves_inside(workspace, rel)
 
 
 #: Files pytest reads from the folders *above* a checkout when the checkout has no pytest configuration
@@ -274,7 +240,7 @@ def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspa
         touched = touched or is_test
         blocked = is_test or name in BLOCKED_NAMES or name.endswith(".pth")
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
-            blocked = _pytest_section(pristine / rel) != _pytest_section(workspace / rel)
+            blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
         if not blocked and changes[rel] != "deleted":
             blocked = (any(part.endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
                        or _escapes(rel, workspace)
@@ -283,39 +249,6 @@ def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspa
                                    for m in _top_modules(rel, workspace))))
         (dropped if blocked else carried).append(rel)
     return carried, dropped, touched
-
-
-def _copy_entry(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if dest.is_symlink() or dest.is_file():
-        dest.unlink()
-    elif dest.is_dir():
-        shutil.rmtree(dest)
-    if src.is_symlink():
-        os.symlink(os.readlink(src), dest)
-    else:
-        shutil.copy2(src, dest)
-
-
-def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str]) -> str:
-    """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
-    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers."""
-    parts: list[str] = []
-    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
-        for rel in paths:
-            a = pristine / rel if changes[rel] != "added" else Path(os.devnull)
-            b = workspace / rel if changes[rel] != "deleted" else Path(os.devnull)
-            proc = subprocess.run(
-                ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
-                capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
-            )
-            text = proc.stdout.decode("utf-8", errors="replace")
-            for prefix in (str(pristine).lstrip("/"), str(workspace).lstrip("/")):
-                text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")
-            text = text.replace(f"a/{str(os.devnull).lstrip('/')}", f"a/{rel}")
-            text = text.replace(f"b/{str(os.devnull).lstrip('/')}", f"b/{rel}")
-            parts.append(text)
-    return "".join(parts)
 
 
 def added_text(diff_text: str) -> str:
@@ -386,15 +319,8 @@ def grade(
         return g
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
-        for rel in carried:
-            if changes[rel] == "deleted":
-                target = gdir / rel
-                if target.is_symlink() or target.is_file():
-                    target.unlink()
-                elif target.is_dir():
-                    shutil.rmtree(target)
-            else:
-                _copy_entry(workspace / rel, gdir / rel)
+        for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
+            apply_change(workspace, gdir, rel, changes[rel])
         try:
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from pytest_homefield.errors import PatchError, SnapshotError
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.procs import ProcResult, run_process
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
@@ -251,19 +252,19 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
 
 def copy_tree(src: Path, dest: Path) -> Path:
     """Copy folder ``src`` to ``dest`` (absent or an empty folder) with symlinks kept as symlinks
-    and permission bits kept; returns ``dest``. Raises ``FileExistsError`` if ``dest`` is a
-    non-empty folder, ``OSError`` on copy failures."""
-    dest = Path(dest)
-    if dest.exists() and any(dest.iterdir()):
-        raise FileExistsError(f"copy destination is not empty: {dest}")
-    shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
-    return dest
+    and permission bits kept; returns ``dest``. Every entry is reached by folder descriptor without
+    following a link (:func:`pytest_homefield.sandbox.nofollow.copy_tree`): ``src`` may be a tree an
+    agent could write to (the pristine snapshot beside the workspaces), and a folder swapped for a
+    link meanwhile is copied as the link, never read through. Raises ``FileExistsError`` if ``dest``
+    is a non-empty folder, ``OSError`` on copy failures (``EINVAL`` for a fifo, socket or device)."""
+    return nofollow.copy_tree(src, dest)
 
 
 def apply_patch(workdir: Path, patch: str) -> None:
     """Apply a ``git diff --binary`` patch (paths ``a/…``/``b/…``) to the files in ``workdir``.
 
-    Works whether or not ``workdir`` is a git repository (git does not look above it). An empty
+    Works whether or not ``workdir`` is a git repository (git does not look above it), and never
+    writes through a symlink of ``workdir`` (``git apply`` refuses a path beyond a symbolic link). An empty
     patch is a no-op. ``patch`` text that came from :func:`git` may hold surrogate escapes for
     non-UTF-8 bytes; they are written back as the original bytes. Raises :class:`PatchError` with
     git's error lines joined into one line; on error no file is changed (``git apply`` is atomic).

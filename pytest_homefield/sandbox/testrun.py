@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.procs import run_process
@@ -527,11 +528,13 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
     characters: what a test command that stopped before any test ran said. That is an
     ``INTERNALERROR>`` line with text after the marker, argparse's ``<prog>: error: …`` of a usage
     error, or an ``ERROR: …`` line other than ``ERROR: usage: …``. ``None`` when the log has no such
-    line or cannot be read."""
+    line or cannot be read. The log lies in the test run's read-write output folder: it is read
+    without following a link the test process put there, and only its last MiB."""
     try:
-        lines = log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-400:]
+        tail = nofollow.read_tail(log_path, 1 << 20)
     except OSError:
         return None
+    lines = tail.decode("utf-8", errors="replace").splitlines()[-400:]
     for line in reversed(lines):
         text = line.strip()
         if (text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip()) \

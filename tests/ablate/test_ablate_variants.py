@@ -106,3 +106,70 @@ def test_the_ablated_file_is_replaced_too_when_the_agent_reads_another(tmp_path:
 def test_paths_outside_the_workspace_are_refused() -> None:
     with pytest.raises(ValueError, match="inside it"):
         RulesFileAgent(Recorder("x"), "../CLAUDE.md", "v")
+
+
+class LinkSwapper:
+    """An agent that replaces the workspace folder ``folder`` with a symlink to ``target`` (a folder of
+    the user's repository, whose path an agent can learn or guess), as the attack of issue 30 did."""
+
+    name, spec, simulated, hinted = "swap", "swap", False, False
+
+    def __init__(self, folder: str, target: Path) -> None:
+        self.folder, self.target = folder, target
+
+    def version(self) -> str | None:
+        return "1"
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        victim = ctx.workspace / self.folder
+        for p in sorted(victim.rglob("*"), reverse=True):
+            p.unlink() if not p.is_dir() else p.rmdir()
+        victim.rmdir()
+        victim.symlink_to(self.target)
+        return AgentResult()
+
+
+def test_the_restore_never_follows_a_folder_the_agent_swapped_for_a_link(tmp_path: Path) -> None:
+    """Issue 30: the user's untracked rules file (the snapshot had none) and a committed file with
+    uncommitted edits, each holding exactly the variant's text, survive a folder of the workspace
+    replaced by a symlink to the user's folder; the workspace keeps the agent's link."""
+    user = tmp_path / "user" / "docs"
+    user.mkdir(parents=True)
+    (user / "RULES.md").write_text("- one\n- two\n")  # untracked: the snapshot has no docs/RULES.md
+    (user / "AGENTS.md").write_text("- edited, not committed\n")  # committed text: "- committed\n"
+    for rel, text in (("docs/RULES.md", "- one\n- two\n"), ("docs/AGENTS.md", "- edited, not committed\n")):
+        ws = tmp_path / rel.replace("/", "-")
+        (ws / "docs").mkdir(parents=True)
+        (ws / "docs" / "AGENTS.md").write_text("- committed\n")
+        RulesFileAgent(LinkSwapper("docs", user), rel, text).run(_ctx(ws))
+        assert os.readlink(ws / "docs") == str(user)
+    assert (user / "RULES.md").read_text() == "- one\n- two\n"
+    assert (user / "AGENTS.md").read_text() == "- edited, not committed\n"
+    assert sorted(p.name for p in user.iterdir()) == ["AGENTS.md", "RULES.md"]
+
+
+def test_a_snapshot_rules_file_under_a_symlink_is_refused(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (ws / "docs").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(RuntimeError, match="under a symlink"):
+        RulesFileAgent(Recorder("docs/RULES.md"), "docs/RULES.md", "v\n").run(_ctx(ws))
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_user_files_say_what_the_comparison_found(tmp_path: Path) -> None:
+    import hashlib
+
+    from pytest_homefield.ablate.variants import UserFiles
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "RULES.md").write_text("- one\n")
+    files = UserFiles.take(tmp_path, ["docs/RULES.md", "CLAUDE.md", "docs/RULES.md"])
+    sha = hashlib.sha256(b"- one\n").hexdigest()[:16]
+    assert files.check() == ([f"docs/RULES.md: unchanged (sha256 {sha})", "CLAUDE.md: unchanged (absent)"], [])
+    (tmp_path / "docs" / "RULES.md").unlink()
+    (tmp_path / "CLAUDE.md").write_text("x\n")
+    new = hashlib.sha256(b"x\n").hexdigest()[:16]
+    assert files.check()[1] == [f"docs/RULES.md: sha256 {sha} before, absent after",
+                                f"CLAUDE.md: absent before, sha256 {new} after"]

@@ -123,6 +123,17 @@ def test_escaping_symlink_is_dropped(task: Task, pristine: Path, workspace: Path
     assert (carried, sorted(dropped)) == ([], ["src/abs.txt", "src/data.txt"])
 
 
+def test_a_chain_of_links_leading_out_is_dropped(task: Task, pristine: Path, workspace: Path) -> None:
+    """Each link read alone stays inside (``here -> .``; ``out -> here/..`` reads as ``.``), but the second
+    resolves through the first to the folder above the tree: resolved through the tree's own links, it
+    is dropped."""
+    os.symlink(".", workspace / "src" / "here")
+    os.symlink("here/../..", workspace / "src" / "out")
+    os.symlink("here/calc/__init__.py", workspace / "src" / "calc.py")
+    carried, dropped, _ = carried_changes(tree_changes(pristine, workspace), task, pristine, workspace)
+    assert (carried, dropped) == (["src/calc.py", "src/here"], ["src/out"])
+
+
 def test_an_entry_replacing_a_hidden_test_folder_counts_as_touching(task: Task, pristine: Path,
                                                                      workspace: Path) -> None:
     hidden = dataclasses.replace(task, test_files=["checks/test_sub.py"])
@@ -228,3 +239,121 @@ def test_only_test_changes_are_an_empty_patch(task: Task, pristine: Path, worksp
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out")
     assert (g.outcome, g.touched_tests, g.carried, g.dropped) == ("empty_patch", True, [], ["tests/test_sub.py"])
     assert "tests/test_sub.py" in (tmp_path / "out" / "diff.patch").read_text()  # kept for auditing
+
+
+# -- the agent's links are never followed (issue 30) --------------------------------------------
+
+def _host_folder(tmp_path: Path) -> tuple[Path, dict[str, bytes]]:
+    """A host folder an agent might link to, and its content: a ``null`` file too, which ``git diff
+    --no-index /dev/null LINK`` reads when LINK is a link to a folder."""
+    host = tmp_path / "host"
+    host.mkdir()
+    for name, text in (("__init__.py", "SECRET = 'host-secret-1'\n"), ("null", "host-secret-2\n")):
+        (host / name).write_text(text)
+    return host, {p.name: p.read_bytes() for p in host.iterdir()}
+
+
+def _swap_for_link(folder: Path, target: Path) -> None:
+    for p in sorted(folder.rglob("*"), reverse=True):
+        p.unlink() if not p.is_dir() or p.is_symlink() else p.rmdir()
+    folder.rmdir()
+    folder.symlink_to(target)
+
+
+def test_a_folder_swapped_for_a_link_to_a_host_folder_is_graded_without_reading_or_writing_it(
+        task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    host, content = _host_folder(tmp_path)
+    _swap_for_link(workspace / "src" / "calc", host)
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    diff = (tmp_path / "out" / "diff.patch").read_text()
+    assert "host-secret" not in diff
+    assert "diff --git a/src/calc b/src/calc\nnew file mode 120000" in diff  # the link, as a link
+    assert "src/calc" in g.dropped and g.outcome == "tests_failed"  # its old files are gone: scored, not infra
+    assert {p.name: p.read_bytes() for p in host.iterdir()} == content
+
+
+def test_a_folder_swapped_for_a_link_after_the_walk_is_never_followed(pristine: Path, workspace: Path,
+                                                                      tmp_path: Path) -> None:
+    """TOCTOU: the change is listed, then (an agent's process still running) its folder becomes a link to a
+    host folder: the diff reads nothing there, and nothing is copied from or deleted in it."""
+    from pytest_homefield.run.changes import apply_change
+
+    host, content = _host_folder(tmp_path)
+    _write(workspace, CALC, GOOD_CALC)
+    changes = tree_changes(pristine, workspace)
+    assert changes == {CALC: "modified"}
+    _swap_for_link(workspace / "src" / "calc", host)
+    assert "host-secret" not in render_diff(pristine, workspace, list(changes), changes)
+    gdir = copy_tree(pristine, tmp_path / "g")
+    assert apply_change(workspace, gdir, CALC, "modified") is False
+    assert (gdir / CALC).read_bytes() == (pristine / CALC).read_bytes()
+    _swap_for_link(gdir / "src" / "calc", host)  # a link in the grading copy: a deletion stops there
+    assert apply_change(workspace, gdir, CALC, "deleted") is False
+    assert {p.name: p.read_bytes() for p in host.iterdir()} == content
+
+
+def test_a_folder_flipping_to_a_link_and_back_while_the_host_reads_reads_nothing_outside(
+        pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    """TOCTOU, live: a thread (an agent's process left running) flips ``src/calc`` between the agent's
+    folder and a link to a host folder while the change is walked, diffed and carried, for about a
+    second: no walk fails, no diff holds the host's text, the grading copy gets none of it, and the
+    host folder is unchanged."""
+    import threading
+    import time
+
+    from pytest_homefield.run.changes import apply_change
+
+    host, content = _host_folder(tmp_path)
+    calc = workspace / "src" / "calc"
+    _write(workspace, CALC, GOOD_CALC)
+    aside, link = workspace / "src" / "calc.dir", workspace / "src" / "calc.link"
+    link.symlink_to(host)
+    stop = threading.Event()
+
+    def flip() -> None:
+        while not stop.is_set():
+            calc.rename(aside)
+            link.rename(calc)
+            calc.rename(link)
+            aside.rename(calc)
+
+    gdir = copy_tree(pristine, tmp_path / "g")
+    flipper = threading.Thread(target=flip)
+    flipper.start()
+    rounds = 0
+    try:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline or rounds < 3:
+            changes = tree_changes(pristine, workspace)
+            assert "host-secret" not in render_diff(pristine, workspace, list(changes), changes)
+            for rel, change in changes.items():
+                if not rel.startswith("src/calc."):
+                    apply_change(workspace, gdir, rel, change)
+            rounds += 1
+    finally:
+        stop.set()
+        flipper.join()
+    assert not any(b"host-secret" in p.read_bytes() for p in gdir.rglob("*") if p.is_file() and not p.is_symlink())
+    assert {p.name: p.read_bytes() for p in host.iterdir()} == content
+
+
+def test_a_link_the_hidden_tests_plant_in_the_output_folder_is_not_read(task: Task, pristine: Path, workspace: Path,
+                                                                         tmp_path: Path) -> None:
+    """The agent's code, imported by the hidden tests in the sandbox, replaces the run's ``tests.log`` (its
+    output folder is read-write) by a link to a host file and stops before any test: the host's look
+    for pytest's last error line in the log must not read that file into the result's error."""
+    from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    secret = tmp_path / "host.txt"
+    secret.write_text("ERROR: host-secret-3 outside every sandbox\n")
+    payload = ("import os\n_o = os.environ.get('HOMEFIELD_OUTCOMES')\nif _o:\n"
+               "    _log = os.path.join(os.path.dirname(_o), 'tests.log')\n"
+               f"    os.unlink(_log); os.symlink({str(secret)!r}, _log); os.unlink(_o); os._exit(3)\n")
+    _write(workspace, CALC, payload + GOOD_CALC)
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", sandbox="bwrap",
+              run_timeout_s=120)
+    assert g.outcome == "tests_failed" and "host-secret" not in (g.error or ""), g.error

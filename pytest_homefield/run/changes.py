@@ -1,0 +1,203 @@
+"""The agent's change, read from its workspace without following its links (docs/contracts.md §7; issue 30).
+
+After the agent stopped, its workspace is compared with the pristine tree, the change is rendered as
+a diff, and the carried entries are copied into the grading copy. All of it goes through
+:mod:`pytest_homefield.sandbox.nofollow`: the trees are walked by folder descriptor, a symlink is an
+entry compared by its target and never entered, and every read or write reaches its entry one
+component at a time without following a link. So a folder the agent replaced by a link to a host
+folder (before grading, or while it runs) brings nothing from outside the workspace into the diff
+or the grading copy, and nothing is written outside the grading copy.
+
+The diff of each path is taken from private copies of its two sides (:func:`render_diff`), never from
+the workspace itself: ``git diff --no-index`` follows a link given as an argument.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.tempdirs import owner_tag
+
+__all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "apply_change",
+           "is_link", "link_target", "read_text", "resolves_inside", "MAX_LINKS"]
+
+#: Links followed at most while resolving one (Linux's own limit, ``MAXSYMLINKS``: 40).
+MAX_LINKS = 40
+
+#: Folders and files that are never part of a change (caches the agent or tests may create).
+IGNORED_DIRS = {".git", ".homefield", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+                ".tox", ".nox", ".venv-homefield"}
+IGNORED_SUFFIXES = (".pyc", ".pyo")
+
+
+def _skip_dir(name: str) -> bool:
+    return name in IGNORED_DIRS or name.endswith(".egg-info")
+
+
+def _skip(name: str) -> bool:
+    # a ".git" file (gitdir pointer) is git's too
+    return name == ".git" or name.endswith(IGNORED_SUFFIXES)
+
+
+def walk_tree(root: Path) -> dict[str, nofollow.Entry]:
+    """Every entry of the tree at ``root`` by relative POSIX path (:func:`nofollow.walk`): files,
+    symlinks (a link to a folder is one entry, never entered) and special files, without
+    :data:`IGNORED_DIRS`, ``*.egg-info`` folders, ``*.pyc``/``*.pyo`` and ``.git`` entries."""
+    return nofollow.walk(root, skip_dir=_skip_dir, skip=_skip)
+
+
+def tree_changes(pristine: Path, workspace: Path) -> dict[str, str]:
+    """``{relative path: "added" | "modified" | "deleted"}`` between two trees, sorted, ignoring ``.git``
+    and caches (:func:`walk_tree`). Symlinks compare by target, files by owner-execute bit and content
+    (:func:`nofollow.same_entry`); a special file is always a change."""
+    before = walk_tree(pristine)
+    after = walk_tree(workspace)
+    changes: dict[str, str] = {}
+    for rel in after:
+        if rel not in before:
+            changes[rel] = "added"
+        elif not nofollow.same_entry(pristine, workspace, rel):
+            changes[rel] = "modified"
+    for rel in before:
+        if rel not in after:
+            changes[rel] = "deleted"
+    return dict(sorted(changes.items()))
+
+
+def _stage(root: Path, rel: str, dest: Path) -> None:
+    """Copy the entry ``root/rel`` to ``dest/rel`` when it is a file or symlink reachable without
+    following a link; otherwise leave that side empty."""
+    try:
+        nofollow.copy_entry(root, rel, dest)
+    except (OSError, ValueError):
+        pass
+
+
+def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str]) -> str:
+    """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
+    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in the order of ``paths``.
+
+    Each path's two sides are first copied (:func:`nofollow.copy_entry`) into a private folder pair,
+    and git compares those folders: a symlink is shown as a link (its target), never followed, and a
+    side that is not a file or symlink reachable without following a link counts as absent."""
+    parts: list[str] = []
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
+        for i, rel in enumerate(paths):
+            a, b = Path(tmp, str(i), "a"), Path(tmp, str(i), "b")
+            a.mkdir(parents=True)
+            b.mkdir()
+            if changes[rel] != "added":
+                _stage(pristine, rel, a)
+            if changes[rel] != "deleted":
+                _stage(workspace, rel, b)
+            proc = subprocess.run(
+                ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
+                capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+            )
+            text = proc.stdout.decode("utf-8", errors="replace")
+            for prefix in (str(a).lstrip("/"), str(b).lstrip("/")):
+                text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")
+            parts.append(text)
+    return "".join(parts)
+
+
+def apply_change(workspace: Path, gdir: Path, rel: str, change: str) -> bool:
+    """Carry one change into the grading copy ``gdir``: remove ``gdir/rel`` for ``"deleted"``, else copy
+    the workspace's file or symlink there (replacing what was there). Neither tree is followed through
+    a link (:mod:`pytest_homefield.sandbox.nofollow`). Returns ``False`` when the entry was not carried:
+    a symlink on the way in either tree (an earlier carried entry made it a link, or the agent swapped
+    one in), or a workspace entry that is gone or is no longer a file or symlink (a folder swapped in
+    after the walk, a fifo). Raises ``OSError`` when writing the grading copy fails."""
+    if change == "deleted":
+        return nofollow.remove(gdir, rel)
+    try:
+        nofollow.copy_entry(workspace, rel, gdir)
+    except (nofollow.LinkInTheWay, FileNotFoundError):
+        return False
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        return False
+    return True
+
+
+def is_link(root: Path, rel: str) -> bool:
+    """Whether ``root/rel`` is a symlink, reached without following one."""
+    try:
+        st = nofollow.lstat(root, rel)
+    except ValueError:  # not a path inside the tree
+        return False
+    return st is not None and stat.S_ISLNK(st.st_mode)
+
+
+def link_target(root: Path, rel: str) -> str | None:
+    """The target of the symlink ``root/rel`` (reached without following one), else ``None``."""
+    try:
+        return nofollow.read_link(root, rel) if is_link(root, rel) else None
+    except (OSError, ValueError):
+        return None
+
+
+def read_text(root: Path, rel: str) -> str | None:
+    """The text of the regular file ``root/rel`` (UTF-8, errors replaced), ``None`` when it is absent,
+    a symlink, behind one, or not a regular file."""
+    try:
+        return nofollow.read_bytes(root, rel).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return None
+
+
+def resolves_inside(root: Path, rel: str) -> bool:
+    """Whether the symlink ``root/rel`` resolves inside ``root``: its target, followed through the
+    tree's own links (each read with :func:`nofollow.read_link`, never followed by the system), never
+    climbs above ``root`` and is never absolute. A lexical check alone misses a chain: with ``q -> .``,
+    the link ``p -> q/..`` reads as ``.`` but leads to the folder above. A missing component is taken as a
+    folder; more than :data:`MAX_LINKS` links (a loop) counts as outside."""
+    target = link_target(root, rel)
+    if target is None:
+        return True
+    current = list(rel_parts_or_empty(rel)[:-1])
+    pending = [target]
+    hops = 0
+    while pending:
+        text = pending.pop()
+        if os.path.isabs(text):
+            return False
+        parts = text.split("/")
+        for i, comp in enumerate(parts):
+            if comp in ("", "."):
+                continue
+            if comp == "..":
+                if not current:
+                    return False
+                current.pop()
+                continue
+            candidate = "/".join([*current, comp])
+            nxt = link_target(root, candidate)
+            if nxt is None:
+                current.append(comp)
+                continue
+            hops += 1
+            if hops > MAX_LINKS:
+                return False
+            rest = "/".join(parts[i + 1:])
+            if rest:
+                pending.append(rest)
+            pending.append(nxt)
+            break
+    return True
+
+
+def rel_parts_or_empty(rel: str) -> tuple[str, ...]:
+    """The components of ``rel`` (:func:`nofollow.rel_parts`), ``()`` for a path that leaves its tree."""
+    try:
+        return nofollow.rel_parts(rel)
+    except ValueError:
+        return ()

@@ -1,0 +1,543 @@
+"""Host-side file work inside a folder an agent controlled, never following the agent's links (issue 30).
+
+After an agent ran, its workspace is the agent's: any folder in it may have become a symlink to a
+host folder (the user's repository, ``$HOME``), between two of our calls too. A path such as
+``workspace / "docs/CLAUDE.md"`` then reads, writes or deletes a file outside the workspace. Every
+function here takes the trusted ``root`` (a folder homefield made) and a relative path inside it,
+and reaches the entry one component at a time from a folder file descriptor: each folder opened
+with ``O_DIRECTORY | O_NOFOLLOW`` relative to the one before (``dir_fd``), the last component with
+``O_NOFOLLOW`` (or ``lstat``, ``readlink``, ``unlink`` relative to its folder's descriptor). A symlink
+anywhere on the way is never followed: :class:`LinkInTheWay` is raised instead (a symlink as the last
+component is read as a link, never through). So nothing outside ``root`` is read, written or
+deleted, whatever the agent swaps in meanwhile (the descriptor pins the folder already reached).
+
+Writes replace the directory entry (a temp file in the same folder, then ``rename`` relative to
+the folder's descriptor), so they never write through a link or a second hard link either. Files
+that are not regular (fifo, socket, device) are never opened for reading (``O_NONBLOCK`` plus an
+``fstat`` check), so a named pipe cannot block the host.
+
+Removing a whole tree homefield made (a workspace, a grading copy, a snapshot cache) stays
+``shutil.rmtree``: on Linux it walks by descriptor too (``shutil.rmtree.avoids_symlink_attacks`` is
+true) and removes a link as a link.
+
+Linux semantics (``O_NOFOLLOW`` on the last component makes ``open`` fail with ``ELOOP``; on an
+intermediate component ``O_NOFOLLOW | O_DIRECTORY`` fails with ``ELOOP`` or ``ENOTDIR``): POSIX.1-2008
+``openat(2)``; Python exposes it as ``os.open(name, flags, dir_fd=fd)``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+__all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
+           "write_bytes",
+           "make_dirs", "remove", "rmdir", "walk", "same_entry", "copy_entry", "copy_tree", "MAX_DEPTH"]
+
+#: Folders nested deeper than this are refused (each level holds one descriptor while it is walked).
+MAX_DEPTH = 256
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CHUNK = 1 << 20
+
+
+class LinkInTheWay(OSError):
+    """A component of a path below ``root`` is a symlink (or not a folder): the path was not followed."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a tree: ``kind`` ``"file"`` (regular), ``"link"`` (symlink, never followed) or
+    ``"other"`` (fifo, socket, device, or a folder nested deeper than :data:`MAX_DEPTH`); ``mode`` the
+    ``st_mode`` of ``lstat``; ``size`` in bytes."""
+
+    kind: str
+    mode: int
+    size: int
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "other"
+
+
+def rel_parts(rel: str | PurePosixPath) -> tuple[str, ...]:
+    """The components of ``rel`` (POSIX, relative). Raises ``ValueError`` for an absolute path, a
+    ``..`` component, or an empty one."""
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts:
+        raise ValueError(f"path {str(rel)!r} must be relative and stay inside its folder")
+    return tuple(part for part in p.parts if part != ".")
+
+
+def _open_root(root: Path | str) -> int:
+    # the root is homefield's own folder; its last component must not be a link either
+    return os.open(os.fspath(root), _DIR_FLAGS)
+
+
+def _open_sub(fd: int, name: str, rel: str) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise LinkInTheWay(exc.errno, f"not a folder (a symlink is never followed): {rel}") from None
+        raise
+
+
+@contextmanager
+def opened_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool = False,
+               made: list[str] | None = None) -> Iterator[int]:
+    """A descriptor of the folder ``root/rel``, reached one component at a time without following
+    a symlink; closed on exit. ``create``: make missing folders (mode 0o777 & ~umask), appending each
+    one made to ``made`` (relative POSIX paths, outermost first). Raises :class:`LinkInTheWay` when a
+    component is a symlink or not a folder, ``FileNotFoundError`` when one is missing (without
+    ``create``)."""
+    fd = _open_root(root)
+    done: list[str] = []
+    try:
+        for name in rel_parts(rel):
+            done.append(name)
+            if create:
+                try:
+                    os.mkdir(name, dir_fd=fd)
+                    if made is not None:
+                        made.append("/".join(done))
+                except FileExistsError:
+                    pass
+            sub = _open_sub(fd, name, "/".join(done))
+            os.close(fd)
+            fd = sub
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _split(rel: str | PurePosixPath) -> tuple[str, str]:
+    parts = rel_parts(rel)
+    if not parts:
+        raise ValueError("an entry's path cannot be empty")
+    return "/".join(parts[:-1]), parts[-1]
+
+
+def lstat(root: Path | str, rel: str | PurePosixPath) -> os.stat_result | None:
+    """``lstat`` of ``root/rel`` (a symlink as itself), or ``None`` when it is absent or a component
+    on the way is a symlink or not a folder (then nothing is there as far as ``root`` goes)."""
+    folder, name = _split(rel)
+    try:
+        with opened_dir(root, folder) as fd:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except (FileNotFoundError, LinkInTheWay):
+        return None
+
+
+def _open_file(fd: int, name: str, rel: str) -> int:
+    """A read descriptor of the regular file ``name`` in folder ``fd``; ``OSError`` otherwise."""
+    try:
+        f = os.open(name, _READ_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkInTheWay(exc.errno, f"a symlink, not a file: {rel}") from None
+        raise
+    mode = os.fstat(f).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(f)
+        raise OSError(errno.EINVAL, f"not a regular file ({_kind(mode)}): {rel}")
+    os.set_blocking(f, True)
+    return f
+
+
+def _read_all(f: int, limit: int | None) -> bytes:
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = os.read(f, _CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if limit is not None and total > limit:
+            raise OSError(errno.EFBIG, f"file larger than {limit} bytes")
+        chunks.append(chunk)
+
+
+def read_bytes(root: Path | str, rel: str | PurePosixPath, *, limit: int | None = None) -> bytes:
+    """The content of the regular file ``root/rel``. Raises :class:`LinkInTheWay` (a symlink on the
+    way or as the file), ``FileNotFoundError``, ``OSError`` (``EINVAL``: not a regular file; ``EFBIG``:
+    over ``limit`` bytes)."""
+    folder, name = _split(rel)
+    with opened_dir(root, folder) as fd:
+        f = _open_file(fd, name, str(rel))
+        try:
+            return _read_all(f, limit)
+        finally:
+            os.close(f)
+
+
+def read_tail(path: Path | str, max_bytes: int) -> bytes:
+    """The last ``max_bytes`` bytes of the regular file ``path``, whose folder is homefield's own but
+    whose entry a sandboxed process could replace (a test run's log in its read-write output
+    folder): a symlink there is refused (:class:`LinkInTheWay`), a fifo or device is never opened for
+    reading (``OSError`` ``EINVAL``), so it cannot lead the host to another file or block it."""
+    p = Path(path)
+    with opened_dir(p.parent) as fd:
+        f = _open_file(fd, p.name, p.name)
+        try:
+            size = os.fstat(f).st_size
+            if size > max_bytes:
+                os.lseek(f, size - max_bytes, os.SEEK_SET)
+            return _read_all(f, max_bytes)
+        finally:
+            os.close(f)
+
+
+def read_link(root: Path | str, rel: str | PurePosixPath) -> str:
+    """The target of the symlink ``root/rel`` (text, surrogate escapes kept). Raises
+    :class:`LinkInTheWay`, ``FileNotFoundError``, ``OSError`` (``EINVAL``: not a symlink)."""
+    folder, name = _split(rel)
+    with opened_dir(root, folder) as fd:
+        return os.readlink(name, dir_fd=fd)
+
+
+def _replace_at(fd: int, name: str, data: bytes, mode: int) -> None:
+    tmp = f".{name[:40]}.hf-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    f = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=fd)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(f, view):]
+            os.fchmod(f, stat.S_IMODE(mode))
+        finally:
+            os.close(f)
+        os.rename(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=fd)
+        except OSError:
+            pass
+        raise
+
+
+def write_bytes(root: Path | str, rel: str | PurePosixPath, data: bytes, *, mode: int = 0o644,
+                make_parents: bool = False) -> list[str]:
+    """Make ``root/rel`` a regular file holding ``data`` with permission bits ``mode``: written to a
+    temp file in its folder and renamed over the entry (a symlink or hard link there is replaced,
+    never written through). ``make_parents``: create missing folders. Returns the folders made
+    (relative, outermost first). Raises :class:`LinkInTheWay`, ``FileNotFoundError`` (a missing
+    folder without ``make_parents``), ``IsADirectoryError`` when ``rel`` is a folder."""
+    folder, name = _split(rel)
+    made: list[str] = []
+    with opened_dir(root, folder, create=make_parents, made=made) as fd:
+        _replace_at(fd, name, data, mode)
+    return made
+
+
+def make_dirs(root: Path | str, rel: str | PurePosixPath) -> list[str]:
+    """Create the folder ``root/rel`` and its missing parents; returns those made (outermost first).
+    Raises :class:`LinkInTheWay`."""
+    made: list[str] = []
+    with opened_dir(root, rel, create=True, made=made):
+        pass
+    return made
+
+
+def _rmtree_at(parent: int, name: str, depth: int = 0) -> None:
+    if depth > MAX_DEPTH:
+        raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}")
+    fd = _open_sub(parent, name, name)
+    try:
+        with os.scandir(fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+        for child, is_dir in entries:
+            if is_dir:
+                _rmtree_at(fd, child, depth + 1)
+            else:
+                os.unlink(child, dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent)
+
+
+def _remove_at(fd: int, name: str) -> bool:
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(st.st_mode):
+        _rmtree_at(fd, name)
+    else:
+        os.unlink(name, dir_fd=fd)
+    return True
+
+
+def remove(root: Path | str, rel: str | PurePosixPath) -> bool:
+    """Remove the entry ``root/rel``: a file or symlink (the link itself), or a folder with
+    everything in it (walked by descriptors, links inside removed as links). Returns whether
+    something was removed: ``False`` when it is absent or a component on the way is a symlink or
+    not a folder (nothing there as far as ``root`` goes)."""
+    folder, name = _split(rel)
+    try:
+        with opened_dir(root, folder) as fd:
+            return _remove_at(fd, name)
+    except (FileNotFoundError, LinkInTheWay):
+        return False
+
+
+def rmdir(root: Path | str, rel: str | PurePosixPath) -> bool:
+    """Remove the empty folder ``root/rel`` (never a link's target). Returns ``False`` when it is
+    absent, not an empty folder, or not reachable without following a link."""
+    folder, name = _split(rel)
+    try:
+        with opened_dir(root, folder) as fd:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode):
+                return False
+            os.rmdir(name, dir_fd=fd)
+            return True
+    except OSError:
+        return False
+
+
+def walk(root: Path | str, *, skip_dir: Callable[[str], bool] = lambda name: False,
+         skip: Callable[[str], bool] = lambda name: False) -> dict[str, Entry]:
+    """Every entry under ``root`` that is not a folder, by relative POSIX path, in no set order:
+    files, symlinks (never followed: a link to a folder is one entry) and other kinds. Folders
+    are walked by descriptor; a folder whose name ``skip_dir`` accepts is not entered, an entry whose
+    name ``skip`` accepts is left out. A folder nested deeper than :data:`MAX_DEPTH` is not entered
+    either: it is one entry of kind ``"other"``. Raises what ``open``/``scandir`` raise on ``root``."""
+    out: dict[str, Entry] = {}
+    fd = _open_root(root)
+    try:
+        _walk_at(fd, "", skip_dir, skip, out, 0)
+    finally:
+        os.close(fd)
+    return out
+
+
+def _walk_at(fd: int, prefix: str, skip_dir: Callable[[str], bool], skip: Callable[[str], bool],
+             out: dict[str, Entry], depth: int) -> None:
+    for name, st in sorted(_listing(fd)):
+        rel = f"{prefix}{name}"
+        kind = _kind(st.st_mode)
+        if kind == "dir":
+            if skip_dir(name):
+                continue
+            if depth >= MAX_DEPTH:  # not entered: listed as one entry of its own kind
+                out[rel] = Entry("other", st.st_mode, st.st_size)
+                continue
+            try:
+                sub = _open_sub(fd, name, rel)
+            except (LinkInTheWay, FileNotFoundError):
+                # swapped for a link (or removed) since the listing: never followed; listed as it is now
+                now = _lstat_at(fd, name)
+                if now is not None and _kind(now.st_mode) != "dir" and not skip(name):
+                    out[rel] = Entry(_kind(now.st_mode), now.st_mode, now.st_size)
+                continue
+            try:
+                _walk_at(sub, f"{rel}/", skip_dir, skip, out, depth + 1)
+            finally:
+                os.close(sub)
+        elif not skip(name):
+            out[rel] = Entry(kind, st.st_mode, st.st_size)
+
+
+def _lstat_at(fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _listing(fd: int) -> list[tuple[str, os.stat_result]]:
+    """``(name, lstat)`` of each entry of folder ``fd`` (one removed meanwhile left out)."""
+    out: list[tuple[str, os.stat_result]] = []
+    with os.scandir(fd) as it:
+        for e in it:
+            try:
+                out.append((e.name, e.stat(follow_symlinks=False)))
+            except FileNotFoundError:
+                continue
+    return out
+
+
+def _chunks(f: int) -> Iterator[bytes]:
+    while True:
+        chunk = os.read(f, _CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def same_entry(a_root: Path | str, b_root: Path | str, rel: str | PurePosixPath) -> bool:
+    """Whether ``rel`` is the same entry under both roots: symlinks with the same target, or regular
+    files with the same owner-execute bit and content (compared in 1 MiB chunks, sizes first).
+    Anything else (absent, a link on the way, another kind, a fifo) is not the same."""
+    folder, name = _split(rel)
+    try:
+        with opened_dir(a_root, folder) as da, opened_dir(b_root, folder) as db:
+            sa = os.stat(name, dir_fd=da, follow_symlinks=False)
+            sb = os.stat(name, dir_fd=db, follow_symlinks=False)
+            kind = _kind(sa.st_mode)
+            if kind != _kind(sb.st_mode):
+                return False
+            if kind == "link":
+                return os.readlink(name, dir_fd=da) == os.readlink(name, dir_fd=db)
+            if kind != "file" or (sa.st_mode & stat.S_IXUSR) != (sb.st_mode & stat.S_IXUSR) \
+                    or sa.st_size != sb.st_size:
+                return False
+            fa = _open_file(da, name, str(rel))
+            try:
+                fb = _open_file(db, name, str(rel))
+                try:
+                    while True:
+                        x, y = _read_exact(fa, _CHUNK), _read_exact(fb, _CHUNK)
+                        if x != y:
+                            return False
+                        if not x:
+                            return True
+                finally:
+                    os.close(fb)
+            finally:
+                os.close(fa)
+    except OSError:  # absent, a link on the way, swapped meanwhile: not the same
+        return False
+
+
+def _read_exact(f: int, n: int) -> bytes:
+    """``n`` bytes from ``f``, fewer only at its end."""
+    parts: list[bytes] = []
+    while n > 0:
+        chunk = os.read(f, n)
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
+
+
+def _copy_data(f: int, out: int, size: int) -> None:
+    """Copy all of ``f`` to ``out``: in the kernel (``sendfile``) when it can, else by reads and writes."""
+    try:
+        offset = 0
+        while True:
+            sent = os.sendfile(out, f, offset, max(size - offset, _CHUNK))
+            if sent == 0:
+                return
+            offset += sent
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOSYS, errno.EXDEV) or offset:
+            raise
+    for chunk in _chunks(f):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view):]
+
+
+def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | None = None) -> None:
+    f = _open_file(src_fd, name, rel)
+    try:
+        st = os.fstat(f)
+        out = os.open(dest_name or name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                      0o600, dir_fd=dest_fd)
+        try:
+            _copy_data(f, out, st.st_size)
+            os.fchmod(out, stat.S_IMODE(st.st_mode))
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+        finally:
+            os.close(out)
+    finally:
+        os.close(f)
+
+
+def copy_entry(src_root: Path | str, rel: str | PurePosixPath, dest_root: Path | str) -> None:
+    """Copy the file or symlink ``src_root/rel`` to ``dest_root/rel`` (permission bits kept, a link
+    as a link), replacing whatever is there (a folder with its content); missing folders are made.
+    Neither side follows a symlink on the way (:class:`LinkInTheWay`). Raises ``OSError``
+    (``EINVAL``) for a folder or a special file at ``src_root/rel``."""
+    folder, name = _split(rel)
+    with opened_dir(src_root, folder) as sfd, opened_dir(dest_root, folder, create=True) as dfd:
+        st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
+        kind = _kind(st.st_mode)
+        if kind not in ("file", "link"):
+            raise OSError(errno.EINVAL, f"not a regular file or symlink ({kind}): {rel}")
+        tmp = f".{name[:40]}.hf-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        if kind == "link":
+            os.symlink(os.readlink(name, dir_fd=sfd), tmp, dir_fd=dfd)
+        else:
+            _copy_file(sfd, dfd, name, str(rel), dest_name=tmp)
+        try:
+            try:
+                existing = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except FileNotFoundError:
+                existing = None
+            if existing is not None and stat.S_ISDIR(existing.st_mode):
+                _rmtree_at(dfd, name)
+            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            os.unlink(tmp, dir_fd=dfd)
+            raise
+
+
+def copy_tree(src: Path | str, dest: Path | str) -> Path:
+    """Copy folder ``src`` into ``dest`` (absent or an empty folder): folders, regular files and
+    symlinks (as symlinks), permission bits and modification times kept; every entry reached by
+    descriptor without following a link. Returns ``dest``. Raises ``FileExistsError`` when ``dest``
+    is a folder that is not empty, ``OSError`` (``EINVAL``) for a special file (fifo, socket,
+    device) in ``src``, ``OSError`` (``ELOOP``) for folders nested deeper than :data:`MAX_DEPTH`."""
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    sfd = _open_root(src)
+    try:
+        dfd = _open_root(dest)
+        try:
+            if os.listdir(dfd):
+                raise FileExistsError(f"copy destination is not empty: {dest}")
+            _copy_dir(sfd, dfd, "", 0)
+            os.fchmod(dfd, stat.S_IMODE(os.fstat(sfd).st_mode))
+        finally:
+            os.close(dfd)
+    finally:
+        os.close(sfd)
+    return dest
+
+
+def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int) -> None:
+    if depth > MAX_DEPTH:
+        raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}: {prefix}")
+    for name, st in _listing(sfd):
+        rel = f"{prefix}{name}"
+        kind = _kind(st.st_mode)
+        if kind == "dir":
+            try:
+                s2 = _open_sub(sfd, name, rel)
+            except LinkInTheWay:  # swapped for a link since the listing: copied as the link it is now
+                os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
+                continue
+            except FileNotFoundError:  # removed since the listing
+                continue
+            try:
+                os.mkdir(name, 0o700, dir_fd=dfd)
+                d2 = _open_sub(dfd, name, rel)
+                try:
+                    _copy_dir(s2, d2, f"{rel}/", depth + 1)
+                    os.fchmod(d2, stat.S_IMODE(os.fstat(s2).st_mode))
+                finally:
+                    os.close(d2)
+            finally:
+                os.close(s2)
+        elif kind == "link":
+            os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
+        elif kind == "file":
+            _copy_file(sfd, dfd, name, rel)
+        else:
+            raise OSError(errno.EINVAL, f"not a regular file, folder or symlink ({kind}): {rel}")

@@ -1,0 +1,117 @@
+"""sandbox/nofollow.py: file work under a root an agent controlled never follows its links (issue 30)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.sandbox import nofollow
+
+
+@pytest.fixture
+def trees(tmp_path: Path) -> tuple[Path, Path]:
+    """``(root, host)``: a root whose ``docs`` is a link to the host folder, whose ``x.md`` the host owns."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "x.md").write_text("host's\n")
+    root = tmp_path / "root"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("a = 1\n")
+    (root / "docs").symlink_to(host)
+    (root / "leaf.md").symlink_to(host / "x.md")
+    return root, host
+
+
+def test_no_read_write_or_delete_goes_through_a_link(trees: tuple[Path, Path]) -> None:
+    root, host = trees
+    for rel in ("docs/x.md", "leaf.md"):
+        with pytest.raises(nofollow.LinkInTheWay):
+            nofollow.read_bytes(root, rel)
+    with pytest.raises(nofollow.LinkInTheWay):
+        nofollow.write_bytes(root, "docs/x.md", b"agent's")
+    assert nofollow.lstat(root, "docs/x.md") is None and nofollow.remove(root, "docs/x.md") is False
+    assert not nofollow.rmdir(root, "docs")
+    assert (host / "x.md").read_text() == "host's\n"
+    # a write or a removal at a link replaces or removes the link itself
+    nofollow.write_bytes(root, "leaf.md", b"mine\n", mode=0o600)
+    assert not (root / "leaf.md").is_symlink() and (root / "leaf.md").read_text() == "mine\n"
+    assert stat.S_IMODE((root / "leaf.md").stat().st_mode) == 0o600
+    assert nofollow.remove(root, "docs") is True and not os.path.lexists(root / "docs")
+    assert (host / "x.md").read_text() == "host's\n"
+
+
+def test_bad_relative_paths_are_refused(trees: tuple[Path, Path]) -> None:
+    root, _ = trees
+    for rel in ("../host/x.md", "/etc/passwd", "src/../../host/x.md"):
+        with pytest.raises(ValueError, match="inside its folder"):
+            nofollow.read_bytes(root, rel)
+
+
+def test_walk_lists_links_as_entries_and_never_enters_them(trees: tuple[Path, Path]) -> None:
+    root, _ = trees
+    os.mkfifo(root / "pipe")
+    entries = nofollow.walk(root)
+    assert {rel: e.kind for rel, e in entries.items()} == {"src/a.py": "file", "docs": "link", "leaf.md": "link",
+                                                           "pipe": "other"}
+    with pytest.raises(OSError, match="not a regular file"):  # never opened for reading: no block
+        nofollow.read_bytes(root, "pipe")
+
+
+def test_same_entry_and_copy_entry(trees: tuple[Path, Path], tmp_path: Path) -> None:
+    root, host = trees
+    other = tmp_path / "other"
+    other.mkdir()
+    nofollow.copy_entry(root, "src/a.py", other)
+    nofollow.copy_entry(root, "leaf.md", other)
+    assert os.readlink(other / "leaf.md") == str(host / "x.md")
+    assert nofollow.same_entry(root, other, "src/a.py") and nofollow.same_entry(root, other, "leaf.md")
+    (other / "src" / "a.py").write_text("a = 2\n")
+    assert not nofollow.same_entry(root, other, "src/a.py")
+    with pytest.raises(nofollow.LinkInTheWay):
+        nofollow.copy_entry(root, "docs/x.md", other)
+
+
+def test_copy_tree_keeps_links_and_modes_and_refuses_special_files(trees: tuple[Path, Path], tmp_path: Path) -> None:
+    root, host = trees
+    os.chmod(root / "src" / "a.py", 0o755)
+    dest = nofollow.copy_tree(root, tmp_path / "copy")
+    assert os.readlink(dest / "docs") == str(host) and (dest / "src" / "a.py").read_text() == "a = 1\n"
+    assert stat.S_IMODE((dest / "src" / "a.py").stat().st_mode) == 0o755
+    with pytest.raises(FileExistsError):
+        nofollow.copy_tree(root, dest)
+    os.mkfifo(root / "pipe")
+    with pytest.raises(OSError, match="not a regular file"):
+        nofollow.copy_tree(root, tmp_path / "copy2")
+
+
+def test_removing_a_workspace_with_the_agents_links_leaves_their_targets(trees: tuple[Path, Path]) -> None:
+    """Cleanup stays ``shutil.rmtree``, which walks by descriptor on this platform and unlinks links."""
+    import shutil
+
+    root, host = trees
+    assert shutil.rmtree.avoids_symlink_attacks
+    shutil.rmtree(root)
+    assert not root.exists() and (host / "x.md").read_text() == "host's\n"
+
+
+def test_a_folder_nested_too_deep_is_one_entry_not_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nofollow, "MAX_DEPTH", 3)
+    deep = tmp_path / "a" / "b" / "c" / "d"
+    deep.mkdir(parents=True)
+    (deep / "f.py").write_text("x\n")
+    (tmp_path / "a" / "top.py").write_text("y\n")
+    assert {rel: e.kind for rel, e in nofollow.walk(tmp_path).items()} == {"a/top.py": "file", "a/b/c/d": "other"}
+
+
+def test_read_tail_reads_a_regular_file_only(tmp_path: Path, trees: tuple[Path, Path]) -> None:
+    root, _ = trees
+    (root / "log").write_bytes(b"x" * 10 + b"END\n")
+    assert nofollow.read_tail(root / "log", 4) == b"END\n"
+    with pytest.raises(nofollow.LinkInTheWay):
+        nofollow.read_tail(root / "leaf.md", 100)
+    os.mkfifo(root / "pipe")
+    with pytest.raises(OSError, match="not a regular file"):
+        nofollow.read_tail(root / "pipe", 100)
