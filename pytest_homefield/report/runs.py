@@ -94,6 +94,14 @@ class AgentInfo:
     model: str | None
     version: str | None
 
+    @property
+    def reference(self) -> bool:
+        """A reference agent (``oracle``, ``noop``, ``sim:P``): its pairs are sanity checks, outside the
+        Holm family (:mod:`.family`)."""
+        from pytest_homefield.report.family import is_reference_spec
+
+        return is_reference_spec(self.spec)
+
 
 def _spec_kind_is(spec: str | None, prefix: str) -> bool:
     return bool(spec) and str(spec).split("=", 1)[-1].startswith(prefix)

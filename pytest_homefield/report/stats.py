@@ -46,6 +46,7 @@ from pytest_homefield.report.distributions import (
     _null_for,
     _task_counts,
     mcnemar_exact,
+    mcnemar_one_sided,
     min_tasks_for_significance,
     paired_permutation,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "compare",
     "holm",
     "mcnemar_exact",
+    "mcnemar_one_sided",
     "mde",
     "paired_permutation",
     "pass_at_k",
@@ -103,7 +105,11 @@ class Comparison:
     * ``sd_diff``: SD (ddof=1) of the per-task differences (0.0 with one task);
     * ``mde``: the gap detectable with 80 % power (see :func:`mde`), at most 1.0;
     * ``alpha``; ``verdict``: the sentence (:func:`.verdicts.verdict_for`); ``note``: what a reader must know about
-      a degenerate interval ("" normally); ``p_adjusted``: set by :meth:`with_p_adjusted`.
+      a degenerate interval ("" normally); ``p_adjusted``: set by :meth:`with_p_adjusted`, with ``family``
+      the number of p-values adjusted together; ``sanity``: set by :meth:`as_sanity_check` (a pair with a
+      reference agent, decided unadjusted);
+    * ``p_worse``: the one-sided p of "a is worse than b" (Δ < 0) from the same test (exact McNemar:
+      ``P(Bin(b + c, 1/2) <= b)``; sign-flip: ``P(sum e_t d_t <= sum d_t)``), what the regression gate uses.
     """
 
     a: str
@@ -122,6 +128,9 @@ class Comparison:
     exact: bool = True
     note: str = ""
     p_adjusted: float | None = None
+    family: int | None = None
+    sanity: bool = False
+    p_worse: float = 1.0
 
     @property
     def significant(self) -> bool:
@@ -129,9 +138,17 @@ class Comparison:
         p = self.p_value if self.p_adjusted is None else self.p_adjusted
         return p < self.alpha
 
-    def with_p_adjusted(self, p_adjusted: float) -> Comparison:
-        """A copy with ``p_adjusted`` set and the verdict re-worded from it (:func:`.verdicts.verdict_for`)."""
-        return dataclasses.replace(self, p_adjusted=float(p_adjusted), verdict=verdict_for(self, p_adjusted=p_adjusted))
+    def with_p_adjusted(self, p_adjusted: float, *, family: int | None = None) -> Comparison:
+        """A copy with ``p_adjusted`` set (adjusted over ``family`` p-values, when given) and the verdict
+        re-worded from it (:func:`.verdicts.verdict_for`)."""
+        return dataclasses.replace(self, p_adjusted=float(p_adjusted), family=family, sanity=False,
+                                   verdict=verdict_for(self, p_adjusted=p_adjusted, family=family))
+
+    def as_sanity_check(self) -> Comparison:
+        """A copy marked as a sanity check (a pair with a reference agent): no adjusted p, decided by its
+        own p, and the verdict says so."""
+        return dataclasses.replace(self, p_adjusted=None, family=None, sanity=True,
+                                   verdict=verdict_for(self, sanity=True))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON primitives for the report's ``comparisons[]`` (docs/contracts.md §10): ``a, b, test, n_tasks,
@@ -156,6 +173,8 @@ class Comparison:
             "exact": self.exact,
             "significant": self.significant,
             "note": self.note,
+            "family": self.family,
+            "sanity": self.sanity,
         }
 
 
@@ -246,8 +265,10 @@ def compare(
     wins_b = int((m_int < 0).sum()) if m_int is not None else int((diffs < 0).sum())
     if one_attempt:
         test, p = "mcnemar", mcnemar_exact(wins_a, wins_b)
+        p_worse = mcnemar_one_sided(wins_a, wins_b)
     else:
         test, p = "permutation", null.p_value(0.0)
+        p_worse = min(1.0, null.p_minus(0.0))
 
     lo, hi = null.ci(alpha)
     note = ""
@@ -294,6 +315,7 @@ def compare(
         sd_diff=sd,
         exact=null.exact,
         note=note,
+        p_worse=float(p_worse),
     )
     return dataclasses.replace(cmp, verdict=verdict_for(cmp))
 
