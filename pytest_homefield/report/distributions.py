@@ -128,9 +128,13 @@ def _binom() -> tuple[Any, Any, Any]:
     return binom.pmf, binom.cdf, binom.sf
 
 
+@functools.lru_cache(maxsize=1024)
 def _binom_half_pmf(n: int) -> np.ndarray:
-    """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``)."""
-    return np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``);
+    cached, so read-only."""
+    out = np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=256)

@@ -183,7 +183,7 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
 
     memo = memorization_lines(rep)
     if memo:
-        add("memorization probe (best sample vs the control's 95th percentile):", bold=True)
+        add("memorization probe (best sample vs the control, Benjamini-Hochberg flags):", bold=True)
         for line in memo:
             wrapped(line, "  ", yellow="recites 0 of" not in line)
 
