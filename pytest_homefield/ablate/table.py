@@ -72,9 +72,11 @@ def rule_effects(base: Outcomes, without: Mapping[int, Outcomes], *, alpha: floa
             continue
     adjusted = holm([c.p_value for c in raw.values()])
     level = alpha / max(1, len(raw))  # Holm's first step: what a rule's effect must beat at the least
-    return {n: dataclasses.replace(c.with_p_adjusted(p), mde=label_gap(c.n_tasks, _attempts(c), _rate(base, without[n]),
-                                                                         level))
-            for (n, c), p in zip(raw.items(), adjusted, strict=True)}
+    out = {}
+    for (n, c), p in zip(raw.items(), adjusted, strict=True):
+        gap = label_gap(c.n_tasks, _attempts(c), _rate(base, without[n]), level)
+        out[n] = dataclasses.replace(c.with_p_adjusted(p, family=len(raw)), mde=gap)
+    return out
 
 
 def _attempts(c: Comparison) -> int:
