@@ -23,19 +23,9 @@ import argparse
 import time
 
 import numpy as np
+from stats_sim import draw  # benchmarks/ is on sys.path when this script runs
 
 from pytest_homefield.report import power, stats
-
-Outcomes = dict[str, list[int]]
-
-
-def draw(rng: np.random.Generator, pa: np.ndarray, pb: np.ndarray, k: int) -> tuple[Outcomes, Outcomes]:
-    """Outcomes of k attempts per task: A (B) solves task t with probability pa[t] (pb[t])."""
-    t = len(pa)
-    xa = (rng.random((t, k)) < pa[:, None]).astype(int)
-    xb = (rng.random((t, k)) < pb[:, None]).astype(int)
-    ids = [f"t{i}" for i in range(t)]
-    return dict(zip(ids, xa.tolist(), strict=True)), dict(zip(ids, xb.tolist(), strict=True))
 
 
 def rejection_rate(rng: np.random.Generator, t: int, k: int, gap: float, base: float, reps: int) -> float:
