@@ -114,7 +114,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     from pytest_homefield.errors import MergeError
     from pytest_homefield.records import load_tasks
     from pytest_homefield.report import compute_report, write_reports
-    from pytest_homefield.report.gate import GateError, worse_than
+    from pytest_homefield.report.gate import GateError, gate_summary, worse_than
     from pytest_homefield.report.shard_checks import check_runs
     from pytest_homefield.report.which import which_run_lines
 
@@ -173,6 +173,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
             return 2
         for g in gates:
             print(g.text, file=sys.stderr)
+        print(gate_summary(gates), file=sys.stderr)
         if merged.incomplete:
             print("gate: refused: the runs are incomplete (a missing shard could hide a regression)", file=sys.stderr)
             status = 1

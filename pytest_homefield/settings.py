@@ -288,6 +288,8 @@ class Settings(ScanSettings):
     cutoff: str | None = setting(
         None, help="probe: the model's training cutoff (YYYY-MM-DD); tasks authored after it are the control "
         "(default: mismatched prompt/file pairs)", commands=("probe", "plan"), yml="probe.cutoff", check="date")
+    fdr: float = setting(0.10, help="probe: false discovery rate of the memorized flags (Benjamini-Hochberg, "
+                         "default 0.10)", commands=("probe",), yml="probe.fdr", check="fraction")
     # scale-out (issue 17)
     shard: str | None = setting(
         None, help="only shard K of N (K/N): tasks (mine: candidates) split by id, the same on every machine; "

@@ -353,7 +353,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("base-url", None), ("api-key", None),
         ("exclude-memorized", "run.exclude_memorized"), ("resume", None), ("run-id", None),
         ("fail-under", "run.fail_under"), ("by-section", "ablate.by_section"), ("yes", None),
-        ("samples", "probe.samples"), ("cutoff", "probe.cutoff"),
+        ("samples", "probe.samples"), ("cutoff", "probe.cutoff"), ("fdr", "probe.fdr"),
         ("shard", None), ("fail-if-worse-than", "run.fail_if_worse_than"), ("alpha", "run.alpha"),
         ("max-retries", "run.max_retries"),
     ]

@@ -10,7 +10,7 @@ spread; the slowest attempt bounds it from below).
 
 The plan also says how large an effect this task set could see: the minimum detectable effect of one
 rule at 80 % power with the Bonferroni level alpha / rules (Holm's first step), at a 50 % base rate
-(:func:`pytest_homefield.report.stats.mde`), and warns when too few tasks exist for any rule to
+(:func:`pytest_homefield.report.power.detectable_gap`, simulated), and warns when too few tasks exist for any rule to
 reach significance after the adjustment.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.report.stats import mde
+from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.run.cost import history_averages
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
@@ -214,10 +214,10 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
                      f"adjustment over {n_rules} (at least {need} tasks are needed): every label will be "
                      f"'no detectable effect'")
     elif plan.n_tasks:
-        gap = mde(plan.n_tasks, base_rate=0.5, attempts=plan.attempts, alpha=level)
+        gap = detectable_gap(plan.n_tasks, base_rate=0.5, attempts=plan.attempts, alpha=level)
         lines.append(f"Sensitivity: effects under about {min(100, round(100 * gap))} pts will usually read 'no "
                      f"detectable effect' with {_plural(plan.n_tasks, 'task')} × {_plural(plan.attempts, 'attempt')} "
-                     f"(80% power at a 50% solve rate, alpha {plan.alpha:g}/{n_rules})")
+                     f"(80% simulated power at a 50% solve rate, alpha {plan.alpha:g}/{n_rules})")
     if not will_run:
         lines.append("Nothing run. Re-run with --yes to start "
                      "(pytest: --homefield-yes; continue a stopped ablation with --resume).")

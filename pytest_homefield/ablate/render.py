@@ -191,6 +191,20 @@ def _slim_sentence(doc: AblationDoc, agent: AgentEntry) -> str:
     return head + "not measured yet (it runs after the per-rule results; continue with --resume)."
 
 
+def _power_sentence(a: AgentEntry) -> str:
+    """What the labels can see (issue 32): the smallest rule effect labelled right at least 80 % of the
+    time (``label_gap``); "" for an ablation written before it was recorded."""
+    gap = a.get("label_gap")
+    if gap is None:
+        return ""
+    if gap >= 0.995:
+        return (f"Power: with {_n(a['base_tasks'], 'task')} × {_n(a['attempts'], 'attempt')} no rule effect is "
+                "labelled right 80% of the time, however large.")
+    return (f"Power: a rule worth ±{round(100 * gap)} pts or more is labelled right at least 80% of the time with "
+            f"{_n(a['base_tasks'], 'task')} × {_n(a['attempts'], 'attempt')} (the exact paired test's simulated "
+            "power at alpha / rules, Holm's first step); smaller effects usually read 'no detectable effect'.")
+
+
 def _agent_title(doc: AblationDoc, a: AgentEntry) -> str:
     return (f"{a['agent']} (reads {doc['rules_paths'].get(a['agent'], doc['rules_file'])}): base pass@1 "
             f"{_pct(a['base_pass_at_1'])} over {_n(a['base_tasks'], 'task')} × {_n(a['attempts'], 'attempt')}")
@@ -217,6 +231,8 @@ def render_markdown(document: Doc) -> str:
         lines += ["", f"## {_agent_title(doc, a)}", ""]
         lines += markdown_table(agent_table(a), escape=lambda s: s.replace("|", "\\|"), compact=True)
         lines += ["", _slim_sentence(doc, a)]
+        if _power_sentence(a):
+            lines += ["", _power_sentence(a)]
     lines += ["", CAVEAT, ""]
     return "\n".join(lines)
 
@@ -245,7 +261,8 @@ def render_html(document: Doc) -> str:
     for a in doc["agents"]:
         parts.append(f"<h2>{e(_agent_title(doc, a))}</h2>"
                      + html_table(agent_table(a), compact=True, tone_classes={"good": "lb", "bad": "hm"})
-                     + f"<p>{e(_slim_sentence(doc, a))}</p>")
+                     + f"<p>{e(_slim_sentence(doc, a))}</p>"
+                     + (f"<p>{e(_power_sentence(a))}</p>" if _power_sentence(a) else ""))
     parts.append(f"<p><i>{e(CAVEAT)}</i></p></body></html>\n")
     return "".join(parts)
 
@@ -261,6 +278,8 @@ def render_lines(document: Doc, width: int = 120) -> list[Line]:
         out.append((_agent_title(doc, a), {"bold": True}))
         out += text_table(agent_table(a, clip=max(28, min(48, width - 80))), indent="  ")
         out.append((_slim_sentence(doc, a), {}))
+        if _power_sentence(a):
+            out.append((_power_sentence(a), {}))
     out.append((CAVEAT, {}))
     return out
 

@@ -9,7 +9,10 @@ the label uses the adjusted p at ``alpha``:
 * **load-bearing**: removing the rule hurts (adjusted p < alpha, effect > 0);
 * **harmful**: removing the rule helps (adjusted p < alpha, effect < 0);
 * **no detectable effect**: otherwise, with the smallest effect this task set could have detected
-  (``mde``, 80 % power, :func:`~pytest_homefield.report.stats.mde` via ``compare``).
+  (``mde``: :func:`label_gap`, 80 % simulated power of the same test at alpha / rules).
+
+Each agent's table also states its power (``label_gap``): the smallest rule effect labelled right at
+least 80 % of the time at its task count, attempts and base pass@1 (issue 32).
 
 The slimmer file (every rule that is load-bearing for no agent removed) is compared with base by the
 same test on its own (not part of the Holm family: it is one further question, asked afterwards).
@@ -18,6 +21,7 @@ Only scored attempts count (``infra`` and ``rate_limited`` are left out, as in t
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,11 +31,13 @@ from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
 from pytest_homefield.records import SCORED_OUTCOMES
+from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
 from pytest_homefield.run.attempt import latest_results
 
 __all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "RuleEffect", "AgentTable", "AgentEntry", "RuleRow",
-           "rule_effects", "label_for", "outcomes_by_variant", "build_tables", "slim_keep", "tables_to_dict"]
+           "rule_effects", "label_for", "label_gap", "outcomes_by_variant", "build_tables", "slim_keep",
+           "tables_to_dict"]
 
 LOAD_BEARING = "load-bearing"
 HARMFUL = "harmful"
@@ -65,7 +71,31 @@ def rule_effects(base: Outcomes, without: Mapping[int, Outcomes], *, alpha: floa
         except ValueError:  # no shared task with scored attempts
             continue
     adjusted = holm([c.p_value for c in raw.values()])
-    return {n: c.with_p_adjusted(p) for (n, c), p in zip(raw.items(), adjusted, strict=True)}
+    level = alpha / max(1, len(raw))  # Holm's first step: what a rule's effect must beat at the least
+    out = {}
+    for (n, c), p in zip(raw.items(), adjusted, strict=True):
+        gap = label_gap(c.n_tasks, _attempts(c), _rate(base, without[n]), level)
+        out[n] = dataclasses.replace(c.with_p_adjusted(p, family=len(raw)), mde=gap)
+    return out
+
+
+def _attempts(c: Comparison) -> int:
+    return max(1, round(sum(c.attempts) / 2))
+
+
+def _rate(*outcomes: Outcomes) -> float:
+    """Pooled solve rate ``(successes + 1) / (attempts + 2)`` over ``outcomes``."""
+    solved = sum(sum(v) for o in outcomes for v in o.values())
+    tried = sum(len(v) for o in outcomes for v in o.values())
+    return (solved + 1) / (tried + 2)
+
+
+def label_gap(n_tasks: int, attempts: int, base_rate: float, level: float) -> float:
+    """The smallest rule effect (fraction) labelled right at least 80 % of the time with ``n_tasks``
+    tasks × ``attempts`` attempts around ``base_rate``: the 80 %-power gap of the report's exact paired
+    test (:func:`pytest_homefield.report.power.detectable_gap`, simulated) at ``level`` = alpha / rules,
+    the threshold of Holm's first step, so a conservative bound (issue 32)."""
+    return detectable_gap(max(1, n_tasks), attempts=max(1, attempts), base_rate=base_rate, alpha=level)
 
 
 def outcomes_by_variant(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, list[int]]]]:
@@ -117,7 +147,8 @@ class SlimResult:
 
 @dataclass
 class AgentTable:
-    """One agent's table: base pass@1 over ``base_tasks`` tasks, the rows, the slimmer file's result."""
+    """One agent's table: base pass@1 over ``base_tasks`` tasks, the rows, the slimmer file's result and
+    the power of its labels (``label_gap``)."""
 
     agent: str
     base_pass: float | None
@@ -125,6 +156,8 @@ class AgentTable:
     attempts: int
     rows: list[RuleEffect] = field(default_factory=list)
     slim: SlimResult | None = None
+    #: the smallest rule effect labelled right >= 80 % of the time (:func:`label_gap`), fraction
+    label_gap: float | None = None
 
 
 def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
@@ -138,6 +171,8 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
         without = {r.number: variants.get(f"rule-{r.number}", {}) for r in rules.rules}
         effects = rule_effects(base, without, alpha=alpha)
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
+        if base:
+            table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))
         for r in rules.rules:
             tok = count_tokens(r.text)
             row = RuleEffect(r.number, r.label, r.kind, tok.tokens, tok.approximate,
@@ -212,6 +247,8 @@ class AgentEntry(TypedDict):
     tokenizer: str
     rules: list[RuleRow]
     slim: SlimEntry | None
+    #: absent from ablations written before issue 32
+    label_gap: float | None
 
 
 def tables_to_dict(tables: Sequence[AgentTable]) -> list[AgentEntry]:
@@ -219,7 +256,7 @@ def tables_to_dict(tables: Sequence[AgentTable]) -> list[AgentEntry]:
     return [
         {"agent": t.agent, "base_pass_at_1": t.base_pass, "base_tasks": t.base_tasks, "attempts": t.attempts,
          "tokenizer": tokenizer_name(), "rules": [_rule_row(r) for r in t.rows],
-         "slim": None if t.slim is None else _slim_entry(t.slim)}
+         "slim": None if t.slim is None else _slim_entry(t.slim), "label_gap": t.label_gap}
         for t in tables
     ]
 

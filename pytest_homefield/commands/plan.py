@@ -1,6 +1,7 @@
 """``homefield plan``: how many agent runs a run would make, how long they take and what they cost,
-before anything is spent (the estimates: :mod:`pytest_homefield.run.cost`), and ``homefield plan
---probe``: the probe's calls and USD.
+before anything is spent (the estimates: :mod:`pytest_homefield.run.cost`), and the power of the
+report's paired test against gaps of 5, 10 and 20 points (:func:`pytest_homefield.report.power.power_line`);
+``homefield plan --probe``: the probe's calls and USD.
 
 Hours are sequential (agent plus grading time of every run); with ``-n N`` workers a run takes about
 ``1/N`` of that. USD are the agent's own costs.
@@ -19,6 +20,7 @@ from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
 from pytest_homefield.probe_records import done_keys, probe_path
 from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.report.power import power_line
 from pytest_homefield.run.cost import Estimate, estimate
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.settings import Settings
@@ -114,6 +116,8 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     if rows:
         lines.append(f"Grading time per run: {rows[0].grading_basis}. Assumed figures are defaults for the client "
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
+    if n_tasks:  # issue 32: what the run could detect, before anything is spent
+        lines.append(power_line(n_tasks, settings.attempts, alpha=settings.alpha))
     return "\n".join(lines)
 
 

@@ -6,10 +6,19 @@ later than the cutoff): the model cannot have seen them; only earlier tasks are 
 are ``memorized: false``. Without a cutoff, the control is one mismatched pair per task
 (:func:`mismatched_pairs`): the task's prompt with another task's file list, scored against that
 other task's gold lines, which no memory can serve. Task and control alike are summarised by the
-best score over their scored samples. A judged task is ``memorized`` when its best score exceeds the
-control's 95th percentile (:func:`percentile`); a task without a scored sample, or any task when the
-control is empty, gets ``None``. Fewer than :data:`SMALL_CONTROL` control values are reported as a
-rough percentile.
+best score over their scored samples.
+
+**Flags** (issue 32). Each judged task gets an exceedance p-value against the control,
+``p = (1 + #{control >= best}) / (n + 1)`` (:func:`exceedance_p`: the rank test of "the task's best
+score is one more draw from the control's distribution", valid for any distribution, e.g. Vovk et
+al. 2005, conformal p-values), and the tasks are flagged ``memorized`` by Benjamini–Hochberg at the
+stated false discovery rate (``--fdr``, default :data:`FDR` = 10 %; :func:`bh_flags`,
+``scipy.stats.false_discovery_control``). No p-value can be below ``1 / (n + 1)``, so a control of
+fewer than :func:`min_control` values can reach no FDR at all: then nothing is flagged and a note
+says why. (Flagging above the control's 95th percentile, as before, flagged about 1 unrecited task
+in 20 by construction, and with a 4-task control a task that was not recited.) A task without a
+scored sample, or any task when the control is empty, gets ``None``. ``control_p95`` (:func:`percentile`)
+is still recorded, as a description of the control.
 
 **Verdict record.** At the end of a probe session the controller rewrites the file atomically: the
 same lines in the same order, ``memorized`` filled in on ``task`` lines, then one ``kind:
@@ -36,9 +45,13 @@ from pytest_homefield.store import write_jsonl_atomic
 
 __all__ = [
     "ANSWER_CHARS",
+    "FDR",
     "SMALL_CONTROL",
     "Verdict",
+    "bh_flags",
+    "exceedance_p",
     "judge",
+    "min_control",
     "mismatched_pairs",
     "percentile",
     "verdict_lines",
@@ -48,6 +61,38 @@ __all__ = [
 ANSWER_CHARS = 4000
 SMALL_CONTROL = 10
 QUANTILE = 0.95
+#: The default false discovery rate of the probe's flags (``--fdr``).
+FDR = 0.10
+
+
+def exceedance_p(best: float, control: Sequence[float]) -> float:
+    """The exceedance p-value of a task's best score against the ``control`` scores:
+    ``(1 + #{c >= best}) / (n + 1)``, in ``[1 / (n + 1), 1]``. Raises ``ValueError`` for an empty control."""
+    if not control:
+        raise ValueError("exceedance_p: empty control")
+    return (1 + sum(1 for c in control if c >= best)) / (len(control) + 1)
+
+
+def min_control(fdr: float = FDR) -> int:
+    """The fewest control values whose smallest p-value ``1 / (n + 1)`` can reach ``fdr`` (9 at 10 %)."""
+    return max(1, math.ceil(1.0 / fdr - 1e-9) - 1)
+
+
+def bh_flags(best: Sequence[float], control: Sequence[float], fdr: float = FDR) -> list[bool]:
+    """Which of the tasks with best scores ``best`` are flagged: Benjamini & Hochberg (1995, JRSS B
+    57:289-300) on their :func:`exceedance_p` values at false discovery rate ``fdr``
+    (``scipy.stats.false_discovery_control(ps, method="bh") <= fdr``). All ``False`` when the control
+    has fewer than :func:`min_control` values or there is no task. Raises ``ValueError`` for an
+    ``fdr`` outside (0, 1)."""
+    if not 0.0 < fdr < 1.0:
+        raise ValueError(f"fdr must be between 0 and 1, got {fdr!r}")
+    if not best or len(control) < min_control(fdr):
+        return [False] * len(best)
+    from scipy.stats import false_discovery_control
+
+    ps = [exceedance_p(b, control) for b in best]
+    adjusted = false_discovery_control(ps, method="bh")
+    return [bool(a <= fdr + 1e-12) for a in adjusted]
 
 
 def percentile(values: Sequence[float], q: float = QUANTILE) -> float | None:
@@ -94,6 +139,7 @@ class Verdict:
     shard: str | None = None
     merged_from: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
+    fdr: float = FDR
 
     @property
     def judged(self) -> int:
@@ -111,7 +157,7 @@ class Verdict:
         return {"schema_version": 1, "kind": "verdict", "agent": self.agent, "control": self.control,
                 "cutoff": self.cutoff, "control_n": self.control_n, "control_p95": self.control_p95,
                 "judged": self.judged, "flagged": self.flagged, "tasks": self.tasks, "notes": self.notes,
-                "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard,
+                "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard, "fdr": self.fdr,
                 **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 
 
@@ -122,9 +168,10 @@ def _summary(scores: list[float]) -> tuple[float | None, float | None]:
 
 
 def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], *,
-          cutoff: str | None = None) -> Verdict:
+          cutoff: str | None = None, fdr: float = FDR) -> Verdict:
     """The verdict for ``agent`` over ``tasks`` from its call ``records`` (see the module docstring).
-    ``cutoff`` is a ``YYYY-MM-DD`` date or ``None`` (mismatched-pair control)."""
+    ``cutoff`` is a ``YYYY-MM-DD`` date or ``None`` (mismatched-pair control); ``fdr`` the false
+    discovery rate of the flags. Each judged task's row gets its exceedance ``p``."""
     calls = latest(records)
     scores: dict[tuple[str, str], list[float]] = {}
     for (kind, tid, _), r in calls.items():
@@ -132,7 +179,7 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
             scores.setdefault((kind, tid), []).append(float(r["score"]))
     ids = [t.id for t in tasks]
     v = Verdict(agent=agent, control="cutoff" if cutoff else "mismatched", cutoff=cutoff, control_n=0,
-                control_p95=None)
+                control_p95=None, fdr=fdr)
     if cutoff:
         later = {t.id for t in tasks if _authored_after(t, cutoff)}
         control = [b for tid in ids if tid in later for b in [_summary(scores.get(("task", tid), []))[0]]
@@ -150,16 +197,27 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
         elif best is None or v.control_p95 is None:
             row["memorized"] = None
         else:
-            row["memorized"] = best > v.control_p95
+            row["p"] = round(exceedance_p(best, control), 6)
         v.tasks[tid] = row
+    judged = [tid for tid, row in v.tasks.items() if "p" in row]
+    flags = bh_flags([v.tasks[tid]["best"] for tid in judged], control, fdr)
+    for tid, flag in zip(judged, flags, strict=True):
+        v.tasks[tid]["memorized"] = flag
     if cutoff and not control:
         v.notes.append(f"no task authored after {cutoff} has a scored sample: no control, no verdict")
     elif not control:
         v.notes.append("no mismatched control pair has a scored sample: no verdict")
-    elif len(control) < SMALL_CONTROL:
+    elif len(control) < min_control(fdr):
         what = f"tasks authored after {cutoff}" if cutoff else "mismatched pairs"
-        v.notes.append(f"the control has only {len(control)} {what} (fewer than {SMALL_CONTROL}): "
-                       "its 95th percentile is rough")
+        v.notes.append(f"the control has only {len(control)} {what}: no task can have an exceedance p below "
+                       f"1/{len(control) + 1} = {1 / (len(control) + 1):.2f}, above the {fdr:.0%} false discovery "
+                       f"rate, so nothing is flagged (at least {min_control(fdr)} are needed)")
+    elif judged:
+        need = math.ceil(len(judged) / (fdr * (len(control) + 1)) - 1e-9)
+        if need > 1:
+            v.notes.append(f"with {len(control)} control values and {len(judged)} tasks judged, a task is flagged "
+                           f"at a {fdr:.0%} false discovery rate only when at least {need} tasks score above "
+                           "the whole control")
     unscored = [tid for tid in ids if tid not in later and v.tasks[tid]["best"] is None]
     if unscored:
         v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with --resume)")
@@ -173,7 +231,8 @@ def verdict_lines(name: str, spec: str, v: Verdict, tasks: dict[str, Task],
     what = f"{v.control_n} tasks authored after {v.cutoff}" if v.cutoff else f"{v.control_n} mismatched pairs"
     out: list[tuple[str, dict[str, bool]]] = [(
         f"{name} ({spec}) recites {len(v.flagged)} of {v.judged} tasks; control {what}, "
-        f"95th percentile {p95}; cost {cost_usd:.4f} USD", {"bold": True, "yellow": bool(v.flagged)})]
+        f"95th percentile {p95}; flagged by Benjamini-Hochberg at {v.fdr:.0%} FDR; cost {cost_usd:.4f} USD",
+        {"bold": True, "yellow": bool(v.flagged)})]
     for note in v.notes:
         out.append((f"  note: {note}", {"yellow": True}))
     for f in v.flagged:

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
+from pytest_homefield.report.family import adjust_family
 from pytest_homefield.report.memo import memorization
 from pytest_homefield.report.model import (
     AgentSummary,
@@ -166,8 +167,10 @@ def compute_report(
     Comparisons: every pair of agents in rank order (``a`` ranked above ``b``, ``delta = a − b`` as a
     fraction, ``ci`` [lo, hi], ``mde`` fraction), each from ``stats.compare`` on the per-task lists of
     scored 0/1 outcomes over the tasks both have scored (``test``: ``mcnemar`` or ``permutation``); the
-    p-values of all pairs are Holm-adjusted together (``stats.holm``) and ``verdict``/``significant``
-    use ``p_adjusted``. A pair without such a shared task gets ``test: None`` and no p-value.
+    p-values of the pairs of non-reference agents are Holm-adjusted together (``stats.holm``; ``family``
+    = their number) and ``verdict``/``significant`` use ``p_adjusted``; a pair with a reference agent
+    (``oracle``, ``noop``, ``sim:P``) is a sanity check (``sanity: true``, ``p_adjusted`` ``None``,
+    decided by its own p; :mod:`.family`). A pair without such a shared task gets ``test: None`` and no p-value.
 
     Top-level extras: ``alpha``, ``seed``; ``runs`` [{run_id, created_at, attempts, tasks_digest,
     cut_short}]; ``legend`` {outcome: symbol}; ``notes`` [str] (things a reader must know: unscored
@@ -245,7 +248,8 @@ def compute_report(
     if unscored_total:
         notes.insert(0, say.unscored(unscored_total))
 
-    comparisons = _comparisons(order, scored_outcomes, alpha, seed)
+    comparisons = _comparisons(order, scored_outcomes, alpha, seed,
+                               references={n for n, info in infos.items() if info.reference})
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
@@ -451,12 +455,15 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
 # -------------------------------------------------------------------------------- comparisons
 
 
-def _comparisons(order: list[str], outcomes: dict[str, Outcomes01], alpha: float, seed: int) -> list[ComparisonRow]:
-    """Every pair in rank order, Holm-adjusted together; see :func:`compute_report`.
+def _comparisons(order: list[str], outcomes: dict[str, Outcomes01], alpha: float, seed: int,
+                 references: Collection[str] = ()) -> list[ComparisonRow]:
+    """Every pair in rank order; see :func:`compute_report`.
 
-    Each row is ``stats.compare`` after ``with_p_adjusted`` (so the verdict and ``significant`` follow
-    the Holm-adjusted p), floats rounded; a pair without a task both agents have scored attempts on
-    gets a row without a test (``test`` ``None``, ``note`` "no shared task").
+    Each row is ``stats.compare`` after :func:`.family.adjust_family`: the pairs of two agents not in
+    ``references`` are Holm-adjusted together (the verdict and ``significant`` follow the adjusted p,
+    ``family`` is their number), a pair with a reference agent is a sanity check (``sanity``, unadjusted);
+    floats rounded. A pair without a task both agents have scored attempts on gets a row without a test
+    (``test`` ``None``, ``note`` "no shared task").
     """
     rows: list[ComparisonRow | None] = []
     pending: list[tuple[int, stats.Comparison]] = []
@@ -469,9 +476,9 @@ def _comparisons(order: list[str], outcomes: dict[str, Outcomes01], alpha: float
             pending.append((len(rows), stats.compare(outcomes[a], outcomes[b], alpha=alpha, seed=seed, names=(a, b))))
             rows.append(None)
     if pending:
-        adjusted = stats.holm([cmp.p_value for _, cmp in pending])
-        for (i, cmp), p_adj in zip(pending, adjusted, strict=True):
-            rows[i] = _row(cmp.with_p_adjusted(p_adj))
+        decided = adjust_family([cmp for _, cmp in pending], references)
+        for (i, _), cmp in zip(pending, decided, strict=True):
+            rows[i] = _row(cmp)
     return [r for r in rows if r is not None]
 
 
@@ -496,4 +503,6 @@ def _row(c: stats.Comparison) -> ComparisonRow:
         exact=c.exact,
         significant=c.significant,
         note=c.note,
+        family=c.family,
+        sanity=c.sanity,
     )

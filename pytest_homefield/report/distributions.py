@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["Deferred", "Outcomes", "mcnemar_exact", "min_tasks_for_significance", "paired_permutation"]
+__all__ = ["Deferred", "Outcomes", "mcnemar_exact", "mcnemar_one_sided", "min_tasks_for_significance",
+           "paired_permutation"]
 
 
 class Deferred:
@@ -127,9 +128,13 @@ def _binom() -> tuple[Any, Any, Any]:
     return binom.pmf, binom.cdf, binom.sf
 
 
+@functools.lru_cache(maxsize=1024)
 def _binom_half_pmf(n: int) -> np.ndarray:
-    """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``)."""
-    return np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``);
+    cached, so read-only."""
+    out = np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=256)
@@ -238,6 +243,23 @@ def mcnemar_exact(b: int, c: int) -> float:
     if b + c == 0:
         return 1.0
     return _binom_two_sided_half(b, b + c)
+
+
+def mcnemar_one_sided(b: int, c: int) -> float:
+    """One-sided exact McNemar p of "A is worse than B": ``P(J <= b)`` for ``J ~ Binomial(b + c, 1/2)``.
+
+    ``b`` = tasks only A solved, ``c`` = tasks only B solved; ``1.0`` when ``b + c == 0``. This is
+    ``scipy.stats.binomtest(b, b + c, 0.5, alternative="less").pvalue``. Known value (issue 32): A wins 3
+    and loses 10 of 30 single-attempt tasks, ``mcnemar_one_sided(3, 10) == 378 / 8192 = 0.0461`` where
+    the two-sided p is 0.092.
+
+    Raises ``ValueError`` when ``b`` or ``c`` is not a non-negative integer.
+    """
+    b = _check_count("b", b)
+    c = _check_count("c", c)
+    if b + c == 0 or b >= b + c:
+        return 1.0
+    return min(1.0, float(_binom()[1](b, b + c, 0.5)))
 
 
 # --------------------------------------------------------------------------------------- sign-flip null

@@ -91,6 +91,32 @@ def fmt_p(p: float | None) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3g}"
 
 
+def fmt_p_adjusted(c: ComparisonRow) -> str:
+    """A pair's adjusted p with its Holm family (``0.031 of 3``), ``sanity`` for a pair with a reference
+    agent (decided unadjusted, issue 32), ``—`` when not compared; the plain adjusted p for a report
+    written before the family was recorded."""
+    if c.sanity:
+        return "sanity"
+    if c.p_adjusted is None or c.family is None:
+        return fmt_p(c.p_adjusted)
+    return f"{fmt_p(c.p_adjusted)} of {c.family}"
+
+
+def family_sentence(comparisons: Sequence[ComparisonRow]) -> str:
+    """What the head-to-head p-values are: the size of the Holm family (pairs of non-reference agents)
+    and how many pairs are unadjusted sanity checks against a reference agent (``oracle``, ``noop``,
+    ``sim:P``)."""
+    tested = [c for c in comparisons if c.p_value is not None]
+    sanity = sum(1 for c in tested if c.sanity)
+    m = len(tested) - sanity
+    text = f"p-values Holm-adjusted across {m} pair{'s' if m != 1 else ''}"
+    if sanity:
+        text += (f" of non-reference agents; {sanity} pair{'s' if sanity != 1 else ''} with a reference agent "
+                 "(oracle, noop, sim:P) "
+                 f"{'are sanity checks' if sanity != 1 else 'is a sanity check'}, decided by the unadjusted p")
+    return text
+
+
 def fmt_test(c: ComparisonRow) -> str:
     """A comparison's test name for people: ``exact McNemar`` / ``paired permutation``."""
     if c.test == "mcnemar":

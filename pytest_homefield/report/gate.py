@@ -1,10 +1,17 @@
 """``--fail-if-worse-than RUN_ID``: the regression gate against a baseline run (docs/contracts.md §2).
 
 An agent present in the candidate runs and in the baseline run fails the gate when its pass@1 on
-the tasks both have scored is lower than the baseline's **and** the paired test of
-:func:`pytest_homefield.report.stats.compare` (exact McNemar with one attempt per task, the paired
-sign-flip permutation test otherwise; tasks are the unit) gives a two-sided p below ``alpha``. A
-lower pass@1 that is not significant passes, and says so. No pytest here.
+the tasks both have scored is lower than the baseline's **and** the *one-sided* paired test of
+"the candidate is worse" rejects at ``alpha`` after Holm's adjustment across every agent gated
+(issue 32). The test is the report's (:func:`pytest_homefield.report.stats.compare`, its
+``p_worse``): exact McNemar ``P(Bin(b + c, 1/2) <= b)`` with one attempt per task, the paired
+sign-flip permutation test otherwise; tasks are the unit. A lower pass@1 that is not significant
+passes, and says so.
+
+Why one-sided: the gate asks one question, "worse?", so a two-sided p tested at alpha spends only
+alpha/2 on it (issue 32's example: 30 tasks x 1 attempt, the candidate loses 10 and wins 3: two-sided
+p 0.092 passed, one-sided exact p 0.046 fails at 0.05). Why Holm: with several candidate agents, each
+tested at alpha, some agent fails by chance far more often than alpha. No pytest here.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
 from pytest_homefield.report.runs import load_results
 
-__all__ = ["GateError", "GateLine", "worse_than", "outcomes_by_agent", "baseline_runs"]
+__all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "baseline_runs"]
 
 
 class GateError(ValueError):
@@ -27,8 +34,9 @@ class GateError(ValueError):
 @dataclass(frozen=True)
 class GateLine:
     """One agent's comparison: pass@1 (fractions) of the candidate and the baseline on ``n_tasks``
-    shared tasks, ``delta`` = candidate − baseline, the test's two-sided ``p_value``, and whether the
-    gate fails (``worse``)."""
+    shared tasks, ``delta`` = candidate − baseline, the test's one-sided ``p_value`` of "the candidate
+    is worse" and its ``p_adjusted`` (Holm over the ``family`` agents gated), and whether the gate fails
+    (``worse``: ``delta < 0`` and ``p_adjusted < alpha``)."""
 
     agent: str
     candidate: float
@@ -40,14 +48,35 @@ class GateLine:
     alpha: float
     baseline_run: str
     worse: bool
+    p_adjusted: float = 1.0
+    family: int = 1
+
+    @property
+    def method(self) -> str:
+        """The test and the family, for the summary and the JUnit property ``homefield.gate.test``:
+        ``one-sided exact McNemar, Holm over 2 agents, alpha 0.05``."""
+        name = "exact McNemar" if self.test == "mcnemar" else "paired sign-flip permutation"
+        return (f"one-sided {name}, Holm over {self.family} agent{'s' if self.family != 1 else ''}, "
+                f"alpha {self.alpha:g}")
 
     @property
     def text(self) -> str:
         verdict = "WORSE: the gate fails" if self.worse else (
             "not significantly worse" if self.delta < 0 else "not worse")
+        holm = f", Holm-adjusted p={self.p_adjusted:.3g} over {self.family} agents" if self.family > 1 else ""
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
-                f"p={self.p_value:.3g}, alpha={self.alpha:g}): {verdict}")
+                f"one-sided p={self.p_value:.3g}{holm}, alpha={self.alpha:g}): {verdict}")
+
+
+def gate_summary(lines: Sequence[GateLine]) -> str:
+    """One line naming the test, the family and the verdict: ``gate: fail (a worse than base; one-sided
+    exact McNemar, Holm over 2 agents, alpha 0.05)``; ``gate: pass (...)``."""
+    if not lines:
+        return "gate: no agent compared"
+    worse = [g.agent for g in lines if g.worse]
+    head = f"fail ({', '.join(worse)} worse than {lines[0].baseline_run}; " if worse else "pass ("
+    return f"gate: {head}{lines[0].method})"
 
 
 def outcomes_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]]]:
@@ -79,8 +108,9 @@ def baseline_runs(baseline_dir: Path) -> list[Path]:
 
 def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: float = 0.05) -> list[GateLine]:
     """One :class:`GateLine` per agent scored in both the candidate runs and the baseline
-    (:func:`baseline_runs`), in the candidate's agent order. Raises :class:`GateError` when there is
-    no such baseline or no agent is shared."""
+    (:func:`baseline_runs`), in the candidate's agent order: the one-sided p of "worse" of each agent
+    (:attr:`.stats.Comparison.p_worse`), Holm-adjusted across all of them (:func:`.stats.holm`). Raises
+    :class:`GateError` when there is no such baseline or no agent is shared."""
     base_id = baseline_dir.name
     cand = outcomes_by_agent(candidate_dirs)
     base = outcomes_by_agent(baseline_runs(baseline_dir))
@@ -88,7 +118,7 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     if not shared:
         raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "
                         f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
-    lines = []
+    found = []
     for agent in shared:
         tasks = sorted(set(cand[agent]) & set(base[agent]))
         if not tasks:
@@ -98,6 +128,8 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         cmp = stats.compare(a, b, alpha=alpha, names=(agent, f"{agent}@{base_id}"))
         pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
-        lines.append(GateLine(agent, pa, pb, cmp.delta, cmp.p_value, cmp.test, len(tasks), alpha, base_id,
-                              worse=cmp.delta < 0 and cmp.p_value < alpha))
-    return lines
+        found.append((agent, pa, pb, cmp, len(tasks)))
+    adjusted = stats.holm([cmp.p_worse for *_, cmp, _ in found])
+    return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
+                     worse=cmp.delta < 0 and p_adj < alpha, p_adjusted=p_adj, family=len(found))
+            for (agent, pa, pb, cmp, n), p_adj in zip(found, adjusted, strict=True)]

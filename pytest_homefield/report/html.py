@@ -17,7 +17,9 @@ from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
 from pytest_homefield.report.fmt import (
     DASH,
+    family_sentence,
     fmt_p,
+    fmt_p_adjusted,
     fmt_pct,
     fmt_pp,
     fmt_usd,
@@ -163,6 +165,12 @@ def _tick_usd(v: float, step: float) -> str:
     return f"${v:,.{nd}f}"
 
 
+def _forest_p(c: ComparisonRow) -> str:
+    """The forest plot's p: Holm-adjusted with its family (``0.031 of 3``), or the unadjusted p of a
+    sanity check against a reference agent (``0.016 sanity``)."""
+    return f"{fmt_p(c.p_value)} sanity" if c.sanity else fmt_p_adjusted(c)
+
+
 def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
     """SVG ``#forest-plot``: one row per compared pair, Δ (A − B, percentage points) as a dot (filled
     when significant after Holm), its CI as a bar, and a dashed line at Δ = 0."""
@@ -218,7 +226,7 @@ def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
                 out.append(f'<line class="ci" x1="{x(v):.1f}" y1="{yc - 5:.1f}" x2="{x(v):.1f}" y2="{yc + 5:.1f}"/>')
         cls = "pt" if c.significant else "pt open"
         out.append(f'<circle class="{cls}" cx="{x(delta):.1f}" cy="{yc:.1f}" r="4.5"/>')
-        out.append(f'<text x="{x1 + 8}" y="{yc + 4:.1f}">{_e(fmt_pp(delta))}, p={_e(fmt_p(c.p_adjusted))}</text>')
+        out.append(f'<text x="{x1 + 8}" y="{yc + 4:.1f}">{_e(fmt_pp(delta))}, p={_e(_forest_p(c))}</text>')
         out.append("</g>")
     out.append("</svg>")
     return "".join(out)
@@ -349,10 +357,9 @@ def render_html(report: Report | JsonObject) -> str:
     comps = rep.comparisons
     b.append("<h2>Head to head</h2>")
     if comps:
-        m = sum(1 for c in comps if c.p_value is not None)
         b.append(
-            f'<p class="note">Δ = A − B in percentage points of pass@1 over the tasks both have scored; p-values '
-            f"Holm-adjusted across {m} pair{'s' if m != 1 else ''}; the verdict uses the adjusted p "
+            f'<p class="note">Δ = A − B in percentage points of pass@1 over the tasks both have scored; '
+            f"{_e(family_sentence(comps))}; the verdict uses the adjusted p "
             f"(α = {_e(rep.alpha)}). Filled dots: significant after adjustment.</p>"
         )
     b.append(forest_svg(comps))

@@ -11,7 +11,14 @@ from collections.abc import Callable
 
 from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
-from pytest_homefield.report.fmt import DASH, memorization_lines, outcome_words, sandbox_line, title_line
+from pytest_homefield.report.fmt import (
+    DASH,
+    family_sentence,
+    memorization_lines,
+    outcome_words,
+    sandbox_line,
+    title_line,
+)
 from pytest_homefield.report.model import JsonObject, Report, as_report
 from pytest_homefield.report.tables import AgentName, Cell, Code, OutcomeHead, Subject, Table, Text
 
@@ -94,11 +101,10 @@ def render_markdown(report: Report | JsonObject) -> str:
     out += ["## Tokens", "", *markdown_table(tables.tokens_table(rep)), ""]
 
     if rep.comparisons:
-        m = sum(1 for c in rep.comparisons if c.p_value is not None)
         out += ["## Head to head", ""]
         out += [
             f"Every pair on the tasks both agents have scored attempts on; Δ = A − B in percentage points of "
-            f"pass@1; p-values Holm-adjusted across {m} pair{'s' if m != 1 else ''}, and the verdict uses the "
+            f"pass@1; {family_sentence(rep.comparisons)}, and the verdict uses the "
             f"adjusted p (α = {rep.alpha}). MDE: the smallest difference this many tasks could detect.",
             "",
             *markdown_table(tables.head_to_head(rep)),
@@ -173,9 +179,10 @@ def render_markdown(report: Report | JsonObject) -> str:
     if memo:
         out += ["## Memorization probe", ""]
         out += [f"- {md_escape(line)}" for line in memo]
-        out += ["", "A task is flagged when its best sample scores above the 95th percentile of the control "
-                "(tasks authored after the cutoff, or prompts paired with another task's files); scores are "
-                "token similarity to the gold added lines.", ""]
+        out += ["", "A task is flagged by Benjamini–Hochberg (at the probe's `--fdr`, 10% by default) on its "
+                "exceedance p-value, the share of the control scoring at least its best sample (tasks authored "
+                "after the cutoff, or prompts paired with another task's files); scores are token similarity to "
+                "the gold added lines.", ""]
 
     out += ["## Runs", "", *markdown_table(tables.runs_table(rep)), ""]
     agents_meta = [

@@ -135,9 +135,11 @@ class AgentSummary(_Record):
 class ComparisonRow(_Record):
     """One pair, ``comparisons[]``: ``a`` ranked above ``b``, ``delta = a − b`` (fraction), ``ci``
     [lo, hi]. A pair without a shared scored task has ``test`` ``None`` and none of ``attempts`` …
-    ``exact`` (the keys are left out)."""
+    ``exact`` (the keys are left out). ``family``: how many pairs ``p_adjusted`` was Holm-adjusted over;
+    ``sanity``: a pair with a reference agent, decided unadjusted (both left out when unset, and
+    absent from reports written before issue 32)."""
 
-    OPTIONAL = frozenset({"attempts", "b_c", "ties", "sd_diff", "exact"})
+    OPTIONAL = frozenset({"attempts", "b_c", "ties", "sd_diff", "exact", "family", "sanity"})
 
     a: str
     b: str
@@ -157,6 +159,8 @@ class ComparisonRow(_Record):
     exact: bool | None = None
     significant: bool = False
     note: str = ""
+    family: int | None = None
+    sanity: bool | None = None
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path
 from pytest_homefield.records import Result, Task
 from pytest_homefield.records import load_results as records_load_results
+from pytest_homefield.report.family import is_reference_spec
 from pytest_homefield.report.similarity import (
     Similarity,
     SimilarityCache,
@@ -93,6 +94,12 @@ class AgentInfo:
     hinted: bool
     model: str | None
     version: str | None
+
+    @property
+    def reference(self) -> bool:
+        """A reference agent (``oracle``, ``noop``, ``sim:P``): its pairs are sanity checks, outside the
+        Holm family (:mod:`.family`)."""
+        return is_reference_spec(self.spec)
 
 
 def _spec_kind_is(spec: str | None, prefix: str) -> bool:

@@ -18,7 +18,8 @@ What is here, and where each formula comes from:
 * :func:`holm` -- Holm (1979) step-down adjusted p-values.
 * :func:`pass_rate_ci` / :func:`pass_rate` -- one agent's pass@1 with a Wilson interval (task-clustered
   with an effective sample size when tasks have several attempts).
-* :func:`mde` -- normal-approximation minimum detectable effect (80 % power by default).
+* :func:`mde` -- normal-approximation minimum detectable effect (80 % power by default); the report's
+  MDE is the simulated one of :mod:`.power` (issue 32).
 
 The tests and their null distributions are in :mod:`.distributions`, one agent's rates in :mod:`.rates`;
 this module is their one entry point (it re-exports them). The background, with worked numbers, is
@@ -46,9 +47,11 @@ from pytest_homefield.report.distributions import (
     _null_for,
     _task_counts,
     mcnemar_exact,
+    mcnemar_one_sided,
     min_tasks_for_significance,
     paired_permutation,
 )
+from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.rates import pass_at_k, pass_hat_k, pass_rate, pass_rate_ci
 from pytest_homefield.report.verdicts import (
     note_exact_bound,
@@ -72,6 +75,7 @@ __all__ = [
     "compare",
     "holm",
     "mcnemar_exact",
+    "mcnemar_one_sided",
     "mde",
     "paired_permutation",
     "pass_at_k",
@@ -101,9 +105,13 @@ class Comparison:
     * ``wins``: (tasks where A scored higher, tasks where B scored higher) -- McNemar's (b, c) with one
       attempt; the remaining ``n_tasks - sum(wins)`` tasks are ties;
     * ``sd_diff``: SD (ddof=1) of the per-task differences (0.0 with one task);
-    * ``mde``: the gap detectable with 80 % power (see :func:`mde`), at most 1.0;
+    * ``mde``: the gap detectable with 80 % simulated power (:func:`.power.detectable_gap`), at most 1.0;
     * ``alpha``; ``verdict``: the sentence (:func:`.verdicts.verdict_for`); ``note``: what a reader must know about
-      a degenerate interval ("" normally); ``p_adjusted``: set by :meth:`with_p_adjusted`.
+      a degenerate interval ("" normally); ``p_adjusted``: set by :meth:`with_p_adjusted`, with ``family``
+      the number of p-values adjusted together; ``sanity``: set by :meth:`as_sanity_check` (a pair with a
+      reference agent, decided unadjusted);
+    * ``p_worse``: the one-sided p of "a is worse than b" (Δ < 0) from the same test (exact McNemar:
+      ``P(Bin(b + c, 1/2) <= b)``; sign-flip: ``P(sum e_t d_t <= sum d_t)``), what the regression gate uses.
     """
 
     a: str
@@ -122,6 +130,9 @@ class Comparison:
     exact: bool = True
     note: str = ""
     p_adjusted: float | None = None
+    family: int | None = None
+    sanity: bool = False
+    p_worse: float = 1.0
 
     @property
     def significant(self) -> bool:
@@ -129,9 +140,17 @@ class Comparison:
         p = self.p_value if self.p_adjusted is None else self.p_adjusted
         return p < self.alpha
 
-    def with_p_adjusted(self, p_adjusted: float) -> Comparison:
-        """A copy with ``p_adjusted`` set and the verdict re-worded from it (:func:`.verdicts.verdict_for`)."""
-        return dataclasses.replace(self, p_adjusted=float(p_adjusted), verdict=verdict_for(self, p_adjusted=p_adjusted))
+    def with_p_adjusted(self, p_adjusted: float, *, family: int | None = None) -> Comparison:
+        """A copy with ``p_adjusted`` set (adjusted over ``family`` p-values, when given) and the verdict
+        re-worded from it (:func:`.verdicts.verdict_for`)."""
+        return dataclasses.replace(self, p_adjusted=float(p_adjusted), family=family, sanity=False,
+                                   verdict=verdict_for(self, p_adjusted=p_adjusted, family=family))
+
+    def as_sanity_check(self) -> Comparison:
+        """A copy marked as a sanity check (a pair with a reference agent): no adjusted p, decided by its
+        own p, and the verdict says so."""
+        return dataclasses.replace(self, p_adjusted=None, family=None, sanity=True,
+                                   verdict=verdict_for(self, sanity=True))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON primitives for the report's ``comparisons[]`` (docs/contracts.md §10): ``a, b, test, n_tasks,
@@ -156,6 +175,8 @@ class Comparison:
             "exact": self.exact,
             "significant": self.significant,
             "note": self.note,
+            "family": self.family,
+            "sanity": self.sanity,
         }
 
 
@@ -204,11 +225,10 @@ def compare(
       (±u around 0 for all ties). In the rare case that this range would contain 0 while the test rejects
       (|c| < 1 with few tasks), the point ``[c, c]`` is kept so that the CI still agrees with the test.
 
-    ``mde``: :func:`mde` at ``alpha`` with the observed SD of d (ddof=1), or -- when that SD is 0 or there
-    is one task -- with the pooled base rate ``(successes + 1) / (attempts + 2)`` of both agents and the
-    mean attempts per task; floored at the smallest observable gap that can be significant (6 tasks moved
-    by one attempt each, at alpha = 0.05) and capped at 1.0; 1.0 when there are too few tasks to ever
-    reach significance.
+    ``mde``: the gap this test detects with 80 % simulated power (:func:`.power.detectable_gap`, issue
+    32) for ``n_tasks``, the mean attempts per task (rounded) and the pooled base rate ``(successes + 1)
+    / (attempts + 2)`` of both agents, seeded and cached; 1.0 when there are too few tasks to ever reach
+    significance. (The normal approximation :func:`mde` printed about 10 % too small a gap at 30 tasks.)
 
     Raises ``ValueError`` for empty outcomes, outcomes other than 0/1, no shared task with attempts on both
     sides (the message names both agents), a bad alpha, or ``n_resamples < 1``.
@@ -246,8 +266,10 @@ def compare(
     wins_b = int((m_int < 0).sum()) if m_int is not None else int((diffs < 0).sum())
     if one_attempt:
         test, p = "mcnemar", mcnemar_exact(wins_a, wins_b)
+        p_worse = mcnemar_one_sided(wins_a, wins_b)
     else:
         test, p = "permutation", null.p_value(0.0)
+        p_worse = min(1.0, null.p_minus(0.0))
 
     lo, hi = null.ci(alpha)
     note = ""
@@ -269,14 +291,8 @@ def compare(
 
     sd = float(diffs.std(ddof=1)) if t > 1 else 0.0
     k_mean = float((ka.sum() + kb.sum()) / (2 * t))
-    if t < n_min:
-        gap = 1.0
-    else:
-        if sd > 0.0:
-            normal = mde(t, sd_diff=sd, alpha=alpha)
-        else:
-            normal = _mde_from_base_rate(t, sa, ka, sb, kb, k_mean, alpha)
-        gap = min(1.0, max(normal, n_min / (t * k_mean)))
+    pooled = float((sa.sum() + sb.sum() + 1) / (ka.sum() + kb.sum() + 2))
+    gap = 1.0 if t < n_min else detectable_gap(t, attempts=max(1, round(k_mean)), base_rate=pooled, alpha=alpha)
 
     cmp = Comparison(
         a=name_a,
@@ -294,6 +310,7 @@ def compare(
         sd_diff=sd,
         exact=null.exact,
         note=note,
+        p_worse=float(p_worse),
     )
     return dataclasses.replace(cmp, verdict=verdict_for(cmp))
 
@@ -381,19 +398,3 @@ def _z_sum(alpha: float, power: float) -> float:
     """``z_{1 - alpha/2} + z_{power}`` (normal quantiles, :func:`_norm_ppf`), cached: mde runs for every
     comparison."""
     return _norm_ppf(1.0 - alpha / 2.0) + _norm_ppf(power)
-
-
-def _mde_from_base_rate(
-    t: int, sa: np.ndarray, ka: np.ndarray, sb: np.ndarray, kb: np.ndarray, k_mean: float, alpha: float
-) -> float:
-    """MDE when the observed differences have no spread: base rate ``p = (successes + 1) / (attempts +
-    2)`` pooled over both agents, and the gap ``g`` solved from ``g = z * sd(g) / sqrt(T)`` with
-    ``sd(g)^2 = (p (1 - p) + q (1 - q)) / k``, ``q = p`` moved by ``g`` towards 1/2 (the other agent under
-    the alternative). Near 0 % or 100 % this avoids the near-zero SD of the observed rate."""
-    p = float((sa.sum() + sb.sum() + 1) / (ka.sum() + kb.sum() + 2))
-    gap = mde(t, base_rate=p, attempts=k_mean, alpha=alpha)
-    z = gap * math.sqrt(t) / math.sqrt(2.0 * p * (1.0 - p) / k_mean)
-    for _ in range(50):
-        q = min(1.0, max(0.0, p - gap if p >= 0.5 else p + gap))
-        gap = z * math.sqrt((p * (1.0 - p) + q * (1.0 - q)) / k_mean) / math.sqrt(t)
-    return gap

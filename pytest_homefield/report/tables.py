@@ -17,6 +17,7 @@ from pytest_homefield.report.fmt import (
     DASH,
     fmt_ci,
     fmt_p,
+    fmt_p_adjusted,
     fmt_pct,
     fmt_pp,
     fmt_secs,
@@ -300,7 +301,8 @@ def agents_table(report: Report) -> Table:
 
 
 def head_to_head(report: Report) -> Table:
-    """Every compared pair: Δ = A − B and its CI in percentage points, p and Holm-adjusted p, the test,
+    """Every compared pair: Δ = A − B and its CI in percentage points, p and Holm-adjusted p (with the
+    family size, or ``sanity`` for a pair with a reference agent: :func:`.fmt.fmt_p_adjusted`), the test,
     shared tasks, the minimum detectable effect and the verdict (strong when significant)."""
     rows: list[tuple[Cell, ...]] = []
     for c in report.comparisons:
@@ -308,7 +310,7 @@ def head_to_head(report: Report) -> Table:
         rows.append((
             Code(c.a), Code(c.b), Text(fmt_pp(c.delta, 1)),
             Text(f"{fmt_pp(ci[0], 1)} … {fmt_pp(ci[1], 1)}" if ci else DASH),
-            Text(fmt_p(c.p_value)), Text(fmt_p(c.p_adjusted)), Text(fmt_test(c)), Text(str(c.n_tasks)),
+            Text(fmt_p(c.p_value)), Text(fmt_p_adjusted(c)), Text(fmt_test(c)), Text(str(c.n_tasks)),
             Text(fmt_pp(c.mde, 1).lstrip("+") if c.mde is not None else DASH),
             Text(c.verdict, prose=True, strong=c.significant),
         ))

@@ -164,8 +164,10 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
 
     comps = rep.comparisons
     if comps:
-        m = sum(1 for c in comps if c.p_value is not None)
-        add(f"head to head (pass@1 over shared tasks{f', Holm-adjusted over {m} pairs' if m > 1 else ''}):", bold=True)
+        m = sum(1 for c in comps if c.p_value is not None and not c.sanity)
+        checks = sum(1 for c in comps if c.p_value is not None and c.sanity)
+        add(f"head to head (pass@1 over shared tasks{f', Holm-adjusted over {m} pairs' if m > 1 else ''}"
+            f"{f', {checks} sanity check(s) unadjusted' if checks else ''}):", bold=True)
         for c in comps:
             if c.test is not None:
                 wrapped(c.verdict, "  ", green=c.significant, bold=c.significant)
@@ -184,7 +186,7 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
 
     memo = memorization_lines(rep)
     if memo:
-        add("memorization probe (best sample vs the control's 95th percentile):", bold=True)
+        add("memorization probe (best sample vs the control, Benjamini-Hochberg flags):", bold=True)
         for line in memo:
             wrapped(line, "  ", yellow="recites 0 of" not in line)
 

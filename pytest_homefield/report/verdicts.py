@@ -59,9 +59,13 @@ def _test_phrase(cmp: Comparison) -> str:
     return f"{name} over {cmp.n_tasks} task{'s' if cmp.n_tasks != 1 else ''}"
 
 
-def verdict_for(comparison: Comparison, *, p_adjusted: float | None = None, alpha: float | None = None) -> str:
-    """The one-line verdict for ``comparison``, decided by ``p_adjusted`` when given (e.g. Holm across all
-    pairs, :func:`.stats.holm`) else by its own p; ``alpha`` defaults to the comparison's.
+def verdict_for(comparison: Comparison, *, p_adjusted: float | None = None, alpha: float | None = None,
+                family: int | None = None, sanity: bool = False) -> str:
+    """The one-line verdict for ``comparison``, decided by ``p_adjusted`` when given (e.g. Holm across the
+    pairs of non-reference agents, :func:`.stats.holm`) else by its own p; ``alpha`` defaults to the
+    comparison's. ``family``: the number of pairs the Holm adjustment ran over, said beside the adjusted
+    p ("Holm-adjusted p=0.031 over 3 pairs"). ``sanity``: a pair with a reference agent (``oracle``,
+    ``noop``, ``sim:P``), decided by its own p and labelled "sanity check, unadjusted" (issue 32).
 
     Significant (decision p < alpha): the winner is named first and Δ and the CI are shown from the
     winner's side (winner - loser, so positive), e.g.
@@ -82,6 +86,10 @@ def verdict_for(comparison: Comparison, *, p_adjusted: float | None = None, alph
     p_txt = f"p{_fmt_p(cmp.p_value, alpha)}"
     if p_adjusted is not None:
         p_txt += f", Holm-adjusted p{_fmt_p(float(p_adjusted), alpha)}"
+        if family is not None:
+            p_txt += f" over {family} pair{'s' if family != 1 else ''}"
+    elif sanity:
+        p_txt += " unadjusted: a sanity check against a reference agent"
     lo, hi = cmp.ci
     if p_dec < alpha and cmp.delta != 0.0:
         if cmp.delta > 0:
@@ -103,9 +111,10 @@ def verdict_for(comparison: Comparison, *, p_adjusted: float | None = None, alph
     return f"{cmp.a} vs {cmp.b}: {head} (\u0394={pts(cmp.delta)} pts, {ci_txt}, {p_txt}; {power})"
 
 
-def reword_verdict(comparison: Comparison, p_adjusted: float, *, alpha: float | None = None) -> str:
+def reword_verdict(comparison: Comparison, p_adjusted: float, *, alpha: float | None = None,
+                   family: int | None = None) -> str:
     """:func:`verdict_for` with a positional ``p_adjusted`` (the report's call after Holm); same text."""
-    return verdict_for(comparison, p_adjusted=p_adjusted, alpha=alpha)
+    return verdict_for(comparison, p_adjusted=p_adjusted, alpha=alpha, family=family)
 
 
 def not_compared(a: str, b: str) -> str:

@@ -268,7 +268,8 @@ class RunPlugin(ModePlugin):
 class BaselineGate:
     """``--homefield-fail-if-worse-than RUN_ID`` (:meth:`RunReports.worse_than`):
     checked before JUnit XML is written, so the verdict is its ``homefield.gate`` property
-    (``pass``, ``fail: <agents>`` or ``error: <why>``); a failed gate makes the exit status 1."""
+    (``pass``, ``fail: <agents> worse than <run> (<test and family>)`` or ``error: <why>``), the test and
+    its Holm family are ``homefield.gate.test``; a failed gate makes the exit status 1."""
 
     def __init__(self, plugin: RunPlugin) -> None:
         self.plugin = plugin
@@ -277,6 +278,7 @@ class BaselineGate:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         p = self.plugin
         baseline = str(p.settings.fail_if_worse_than)
+        method = ""
         try:
             lines = p.reports.worse_than([p.session.run_dir], p.session.home.run_dir(baseline),
                                          alpha=p.settings.alpha)
@@ -285,10 +287,14 @@ class BaselineGate:
         else:
             p.gate_lines = [g.text for g in lines]
             worse = [g.agent for g in lines if g.worse]
-            verdict = f"fail: {', '.join(worse)} worse than {baseline}" if worse else "pass"
+            method = lines[0].method if lines else ""
+            verdict = f"fail: {', '.join(worse)} worse than {baseline} ({method})" if worse else "pass"
+            p.gate_lines.append(f"gate: {verdict}" if worse else f"gate: pass ({method})")
         xml = session.config.stash.get(xml_key, None)
         if xml is not None:
             xml.add_global_property("homefield.gate", verdict)
+            if method:  # the test and the family (issue 32)
+                xml.add_global_property("homefield.gate.test", method)
         if verdict != "pass" and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

@@ -159,6 +159,11 @@ class GateVerdict(Protocol):
     @property
     def text(self) -> str: ...
 
+    @property
+    def method(self) -> str:
+        """The test and its Holm family, e.g. ``one-sided exact McNemar, Holm over 2 agents, alpha 0.05``."""
+        ...
+
 
 class RunReports(Protocol):
     """What a run asks of the report package at its end, given by the caller

@@ -53,3 +53,18 @@ def test_tokens_use_a_real_tokenizer_when_one_loads(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(tokens, "_encoder", lambda: None)
     assert tokens.count_tokens("x" * 10) == tokens.TokenCount(2, True) and str(tokens.count_tokens("abcdefgh")) == "~2"
     assert "approximate" in tokens.tokenizer_name()
+
+
+def test_every_format_states_the_power_of_the_labels() -> None:
+    """Issue 32: the smallest rule effect labelled right 80 % of the time, at the table's tasks and attempts."""
+    doc = _doc()
+    gap = doc["agents"][0]["label_gap"]
+    assert gap is not None and 0.5 < gap <= 1.0  # 8 tasks × 1 attempt, alpha 0.05 / 2 rules
+    want = (f"Power: a rule worth ±{round(100 * gap)} pts or more is labelled right at least 80% of the time "
+            "with 8 tasks")
+    assert want in render_markdown(doc) and want in render_html(doc)
+    assert any(want in text for text, _ in render_lines(doc))
+    doc["agents"][0]["label_gap"] = 1.0
+    assert "no rule effect is labelled right 80% of the time, however large" in render_markdown(doc)
+    del doc["agents"][0]["label_gap"]  # an ablation written before issue 32
+    assert "Power:" not in render_markdown(doc)

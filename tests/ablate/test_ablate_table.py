@@ -9,6 +9,7 @@ from pytest_homefield.ablate.table import (
     LOAD_BEARING,
     NO_EFFECT,
     build_tables,
+    label_gap,
     outcomes_by_variant,
     rule_effects,
     slim_keep,
@@ -47,7 +48,10 @@ def test_rule_effects_are_the_report_test_holm_adjusted_and_signed_base_minus_wi
     raw = {n: compare(base, o, names=("with", "without")) for n, o in without.items()}
     assert effects[1].delta == raw[1].delta > 0 and effects[2].delta < 0 and effects[3].delta == 0
     assert [effects[n].p_adjusted for n in (1, 2, 3)] == holm([raw[n].p_value for n in (1, 2, 3)])
-    assert effects[1].ci == raw[1].ci and effects[1].mde == raw[1].mde
+    assert effects[1].ci == raw[1].ci
+    # issue 32: a rule's MDE is the gap labelled right 80 % of the time at alpha / rules (Holm's first step)
+    pooled = (7 + 0 + 1) / (24 + 2)  # base solves 7 of 12, without rule 1 none
+    assert effects[1].mde == label_gap(12, 1, pooled, 0.05 / 3) >= raw[1].mde
 
 
 def _record(variant: str, task: str, outcome: str, attempt: int = 1, agent: str = "a") -> dict[str, object]:

@@ -76,6 +76,10 @@ def test_plan_text_before_any_run(settings: Settings) -> None:
     assert "?" not in text
     assert "Total: 0.41 hours sequential, 3.00 USD" in text
     assert "Grading time per run: measured at mining (2 tasks)" in text
+    # issue 32: the power of the paired test, before anything is spent (2 tasks cannot reach p < 0.05)
+    assert text.splitlines()[-1] == ("Power to see a gap between two agents (2 tasks × 3 attempts, 50% base rate, "
+                                     "exact paired test at alpha 0.05): none: with fewer than 6 tasks no gap can "
+                                     "reach p<0.05.")
 
 
 def test_the_default_table_covers_every_built_in_client() -> None:

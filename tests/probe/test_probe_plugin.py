@@ -43,7 +43,8 @@ def check_verdict(repo: Path, out: str, cutoff: str | None) -> dict:
         assert verdict["control"] == "mismatched" and verdict["control_n"] == 8
         assert "recites 3 of 8 tasks; control 8 mismatched pairs" in out
     assert f"95th percentile {verdict['control_p95']:.2f}" in out
-    assert "fewer than 10" in out
+    # issue 32: flags by Benjamini-Hochberg at the stated --fdr 0.3 (three recited tasks: p = 1/9 or 1/5 each)
+    assert "flagged by Benjamini-Hochberg at 30% FDR" in out and "score above the whole control" in out
     for r in calls(repo):
         if r["kind"] == "task":
             assert r["memorized"] is (r["task_id"] in MEMORIZED)
@@ -60,7 +61,7 @@ def test_probe_flags_exactly_the_recited_tasks(repo: Path, n: str) -> None:
     spec = reciter_spec(repo)
     samples = 2 if n == "2" else 1
     references = ["--agent", "oracle", "--agent", "noop"] if n == "2" else []
-    proc = homefield(repo, "probe", "--agent", spec, *references, "--samples", str(samples), "-n", n)
+    proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, *references, "--samples", str(samples), "-n", n)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     check_verdict(repo, out, None)
@@ -80,8 +81,8 @@ def test_probe_flags_exactly_the_recited_tasks(repo: Path, n: str) -> None:
         assert oracle is not None and noop is not None
         assert len(oracle["flagged"]) == 8 and noop["flagged"] == []
 
-    proc = homefield(repo, "probe", "--agent", spec, "--samples", str(samples), "-n", n, "--cutoff", CUTOFF,
-                     "--resume")
+    proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", str(samples), "-n", n,
+                     "--cutoff", CUTOFF, "--resume")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     check_verdict(repo, out, CUTOFF)
@@ -96,7 +97,7 @@ def test_exclude_memorized_end_to_end(repo: Path) -> None:
     assert missing.returncode == 4
     assert "no probe results for agent 'reciter'" in missing.stdout + missing.stderr
     assert len((missing.stdout + missing.stderr).strip().splitlines()) <= 2  # one line (plus pytest's prefix)
-    assert homefield(repo, "probe", "--agent", spec, "--samples", "1", "-n", "0").returncode == 0
+    assert homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0").returncode == 0
     kept = sorted(set(task_ids(repo)) - set(MEMORIZED))
     proc = homefield(repo, "run", *run_args, "-n", "2", "--run-id", "r1")
     out = proc.stdout + proc.stderr
@@ -154,9 +155,9 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     before = path.read_text().splitlines()
     assert 7 <= len(before) < 32, "the probe was not cut in the middle"
     assert load_verdict(path) is None
-    again = homefield(repo, "probe", "--agent", spec, "--samples", "2", "-n", "0")
+    again = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0")
     assert again.returncode == 4 and "add --homefield-resume" in again.stdout + again.stderr
-    resumed = homefield(repo, "probe", "--agent", spec, "--samples", "2", "-n", "0", "--resume")
+    resumed = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     after = path.read_text().splitlines()
     # the records written before the kill are kept as they were (only ``memorized`` is filled in); each call once
@@ -174,7 +175,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     assert len(keys) == len(set(keys)) == 32
     verdict = load_verdict(path)
     assert verdict is not None and sorted(f["task_id"] for f in verdict["flagged"]) == sorted(MEMORIZED)
-    done = homefield(repo, "probe", "--agent", spec, "--samples", "2", "--resume", "-n", "0")
+    done = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "--resume", "-n", "0")
     assert done.returncode == 0, done.stdout + done.stderr  # nothing left to call: judged again
     assert "0 calls to make, 32 already answered" in done.stdout
     assert len(calls(repo)) == 32
@@ -209,7 +210,8 @@ def test_plan_counts_calls_before_anything_is_spent(repo: Path) -> None:
     assert "48 calls in all" in plan.stdout and "48 calls to make, 0 already answered" in plan.stdout
     assert "cost ? USD" in plan.stdout
     assert not (repo / ".homefield" / "probe").exists()
-    probed = homefield(repo, "probe", "--agent", spec, "--samples", "1", "--cutoff", CUTOFF, "-n", "0")
+    probed = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "--cutoff", CUTOFF,
+                       "-n", "0")
     assert probed.returncode == 0, probed.stdout + probed.stderr
     check_verdict(repo, probed.stdout, CUTOFF)
     assert {r["kind"] for r in calls(repo)} == {"task"} and len(calls(repo)) == 8  # a cutoff needs no control call

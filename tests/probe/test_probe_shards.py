@@ -42,14 +42,15 @@ def test_three_probe_shards_merged_equal_one_probe(repo: Path, tmp_path: Path) -
     one = tmp_path / "one"
     shutil.copytree(repo, one, symlinks=True)
     spec = reciter_spec(repo)  # the answers file sits beside the copies, outside every .homefield/
-    proc = homefield(one, "probe", "--agent", spec, "--samples", "1", "-n", "0")
+    proc = homefield(one, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]
     machines = []
     for k in (1, 2, 3):
         machine = tmp_path / f"machine{k}"
         shutil.copytree(repo, machine, symlinks=True)
-        proc = homefield(machine, "probe", "--agent", spec, "--samples", "1", "-n", "0", "--shard", f"{k}/3")
+        proc = homefield(machine, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0",
+                         "--shard", f"{k}/3")
         assert proc.returncode == 0, proc.stdout + proc.stderr
         mine = Shard(k, 3).select(ids)
         assert f"homefield probe shard {k}/3: {len(mine)} of the 8 probed tasks" in proc.stdout

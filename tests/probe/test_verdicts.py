@@ -1,4 +1,4 @@
-"""The control, its 95th percentile and the verdicts, on hand-made records."""
+"""The control, the exceedance p-values, the Benjamini-Hochberg flags and the verdicts, on hand-made records."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ import numpy as np
 import pytest
 
 from pytest_homefield.errors import ProbeError, RecordError
-from pytest_homefield.probe.verdicts import judge, mismatched_pairs, percentile, write_verdict
+from pytest_homefield.probe.verdicts import (
+    bh_flags,
+    exceedance_p,
+    judge,
+    min_control,
+    mismatched_pairs,
+    percentile,
+    write_verdict,
+)
 from pytest_homefield.probe_records import latest, load_probe, load_verdict, probe_path
 from pytest_homefield.records import Task
 from pytest_homefield.run.memorized import excluded_for_run
@@ -46,28 +54,36 @@ def test_judge_with_mismatched_control() -> None:
                rec("task", "c", 1, 0.31), rec("task", "d", 1, None, outcome="infra"), rec("task", "e", 1, 0.0),
                rec("task", "f", 1, 0.28)]
     records += [rec("control", t, 1, s) for t, s in zip("abcdef", [0.1, 0.3, 0.2, 0.15, 0.05, 0.25], strict=True)]
-    v = judge("m", records, tasks)
+    # issue 32: six control values cannot reach a 10 % false discovery rate (p >= 1/7): nothing flagged, and why
+    small = judge("m", records, tasks)
+    assert small.flagged == [] and small.judged == 5 and small.fdr == 0.1
+    assert any("no task can have an exceedance p below 1/7 = 0.14, above the 10% false discovery rate, so nothing "
+               "is flagged (at least 9 are needed)" in n for n in small.notes)
+    v = judge("m", records, tasks, fdr=0.4)
     assert v.control == "mismatched" and v.control_n == 6
     assert v.control_p95 == pytest.approx(float(np.percentile([0.1, 0.3, 0.2, 0.15, 0.05, 0.25], 95)))  # 0.2875
-    # 0.95 and 0.31 exceed 0.2875; 0.28 does not; highest first
+    # exceedance p = (1 + #control >= best) / 7: a 1/7, c 1/7, f 2/7, b 4/7, e 1; BH at 40 % over 5 tasks
+    # flags ranks 1-2 (1/7 <= 2 * 0.4 / 5 = 0.16) and not f (2/7 > 0.24); highest first
     assert v.flagged == [{"task_id": "a", "best": 0.95, "mean": 0.9}, {"task_id": "c", "best": 0.31, "mean": 0.31}]
-    assert v.tasks["f"]["memorized"] is False
-    assert v.tasks["a"] == {"best": 0.95, "mean": 0.9, "samples": 2, "memorized": True}
+    assert v.tasks["f"]["memorized"] is False and v.tasks["f"]["p"] == pytest.approx(2 / 7, abs=1e-6)
+    assert v.tasks["a"] == {"best": 0.95, "mean": 0.9, "samples": 2, "p": pytest.approx(1 / 7, abs=1e-6),
+                            "memorized": True}
     assert v.tasks["b"]["memorized"] is False
     assert v.tasks["d"] == {"best": None, "mean": None, "samples": 0, "memorized": None}  # failed call: no verdict
     assert v.judged == 5
-    assert any("fewer than 10" in n for n in v.notes) and any("no scored sample" in n for n in v.notes)
+    assert any("no scored sample" in n for n in v.notes)
 
 
 def test_judge_with_cutoff_uses_later_tasks_as_control() -> None:
     tasks = [task(t, d) for t, d in [("a", 1), ("b", 2), ("c", 3), ("x", 20), ("y", 21), ("z", 22)]]
-    records = [rec("task", t, 1, s) for t, s in [("a", 0.9), ("b", 0.2), ("c", 0.26), ("x", 0.1), ("y", 0.25),
+    records = [rec("task", t, 1, s) for t, s in [("a", 0.9), ("b", 0.05), ("c", 0.26), ("x", 0.1), ("y", 0.25),
                                                   ("z", 0.3)]]
     records.append(rec("control", "a", 1, 0.99))  # control records of an earlier session without cutoff: unused
-    v = judge("m", records, tasks, cutoff="2024-01-10")
+    v = judge("m", records, tasks, cutoff="2024-01-10", fdr=0.75)  # three control values: p >= 1/4
     assert v.control == "cutoff" and v.control_n == 3
     assert v.control_p95 == pytest.approx(float(np.percentile([0.1, 0.25, 0.3], 95)))
-    assert [f["task_id"] for f in v.flagged] == ["a"]
+    # p: a 1/4, c 2/4 (0.26 < 0.3 only), b 1; BH at 75 % over 3 flags ranks 1-2 (2/4 <= 2 * 0.75 / 3)
+    assert [f["task_id"] for f in v.flagged] == ["a", "c"]
     assert v.tasks["x"]["memorized"] is False and v.tasks["x"].get("control") is True
     assert v.judged == 3
     empty = judge("m", records, tasks, cutoff="2024-02-01")
@@ -82,7 +98,7 @@ def test_retry_line_wins_and_verdict_rewrite_keeps_every_line(tmp_path: Path) ->
               rec("task", "b", 1, 0.1), rec("control", "a", 1, 0.2), rec("control", "b", 1, 0.1)]:
         append_jsonl(path, r)
     assert latest(read_jsonl(path))[("task", "a", 1)]["score"] == 0.9
-    v = judge("m", read_jsonl(path), tasks)
+    v = judge("m", read_jsonl(path), tasks, fdr=0.7)  # two control values: a's p is 1/3, b's 1
     write_verdict(path, v, "2026-01-01T00:00:00+00:00")
     write_verdict(path, v, "2026-01-02T00:00:00+00:00")  # a second session replaces the verdict line
     lines = list(read_jsonl(path))
@@ -102,7 +118,7 @@ def test_excluded_for_run(tmp_path: Path) -> None:
             append_jsonl(path, {**rec("task", t, 1, s), "agent": name})
         for t in "ab":
             append_jsonl(path, {**rec("control", t, 1, 0.2), "agent": name})
-        write_verdict(path, judge(name, read_jsonl(path), tasks), "t")
+        write_verdict(path, judge(name, read_jsonl(path), tasks, fdr=0.7), "t")  # 2 control values: p >= 1/3
     agents = [SimpleNamespace(name="m", spec="cmd:x"), SimpleNamespace(name="n", spec="cmd:x"),
               SimpleNamespace(name="oracle", spec="oracle")]
     out = excluded_for_run(tmp_path, agents)
@@ -153,3 +169,31 @@ def test_probe_records_load_in_order_and_a_torn_append_is_skipped(tmp_path: Path
     path.write_text("".join(json.dumps(r) + "\n" for r in good) + '{"kind": "ta')
     assert load_probe(path) == good
     assert load_probe(tmp_path / "missing.jsonl") == []
+
+
+# -- exceedance p-values and Benjamini-Hochberg (issue 32) -----------------------------------------
+
+def test_exceedance_p_and_the_smallest_useful_control() -> None:
+    assert exceedance_p(0.9, [0.1, 0.2, 0.3]) == 1 / 4
+    assert exceedance_p(0.2, [0.1, 0.2, 0.3]) == 3 / 4  # a tie counts as exceeding
+    assert min_control(0.1) == 9 and min_control(0.05) == 19 and min_control(0.5) == 1
+    with pytest.raises(ValueError):
+        exceedance_p(0.5, [])
+
+
+def test_bh_flags_match_scipy_and_a_four_task_control_flags_nothing() -> None:
+    from scipy.stats import false_discovery_control
+
+    rng = np.random.default_rng(32)
+    control = rng.beta(2, 5, 100).tolist()
+    # three recited tasks beat the whole control: p = 1/101 each, within BH's 3 * 0.1 / 23 = 0.013
+    best = [1.0, 0.99, 0.97, *rng.beta(2, 5, 20).tolist()]
+    flags = bh_flags(best, control)
+    ps = [exceedance_p(b, control) for b in best]
+    assert flags == [bool(x) for x in false_discovery_control(ps) <= 0.1]
+    assert flags[:3] == [True, True, True] and sum(flags) == 3
+    # issue 32: with a 4-task --cutoff control a task that was not recited got flagged above the 95th
+    # percentile; no p-value can be below 1/5 = 0.2 there, so at 10 % nothing is flagged
+    assert bh_flags([0.9, 0.1], [0.1, 0.2, 0.3, 0.4]) == [False, False]
+    with pytest.raises(ValueError, match="fdr"):
+        bh_flags([0.5], control, fdr=0.0)

@@ -10,7 +10,7 @@ import pytest
 
 from pytest_homefield.errors import MergeError
 from pytest_homefield.layout import write_meta
-from pytest_homefield.report.gate import GateError, worse_than
+from pytest_homefield.report.gate import GateError, gate_summary, worse_than
 from pytest_homefield.report.shard_checks import check_runs
 from pytest_homefield.store import append_jsonl
 
@@ -88,3 +88,53 @@ def test_gate_errors(tmp_path: Path) -> None:
     other = _run(tmp_path, "o", {("t", 1): "solved"}, agent="b")
     with pytest.raises(GateError, match="no agent scored in both runs"):
         worse_than([cand], other)
+
+
+def _multi(root: Path, run_id: str, solved: dict[str, list[int]]) -> Path:
+    """A run folder of one attempt per task for several agents: ``solved[agent][i]`` is task ``t{i}``."""
+    d = root / run_id
+    write_meta(d, {"run_id": run_id, "created_at": "2026-12-01T00:00:00+00:00", "tasks_digest": "d1",
+                   "attempts": 1, "agents": [{"name": a, "spec": f"cmd:{a}"} for a in solved]})
+    for agent, xs in solved.items():
+        for i, x in enumerate(xs):
+            append_jsonl(d / "results.jsonl", {
+                "schema_version": 1, "run_id": run_id, "task_id": f"t{i}", "agent": agent, "attempt": 1,
+                "variant": "base", "outcome": "solved" if x else "tests_failed", "solved": bool(x),
+                "scored": True, "wall_s": 1.0, "test_s": 0.5, "started_at": "x", "finished_at": "y"})
+    return d
+
+
+#: issue 32: 30 tasks x 1 attempt, the candidate loses 10 (solved in the baseline only) and wins 3
+LOSES_10_WINS_3 = ([0] * 10 + [1] * 3 + [0] * 17, [1] * 10 + [0] * 3 + [0] * 17)
+
+
+def test_gate_is_one_sided_at_alpha(tmp_path: Path) -> None:
+    cand, base = LOSES_10_WINS_3
+    (g,) = worse_than([_multi(tmp_path, "c", {"a": cand})], _multi(tmp_path, "b", {"a": base}))
+    # the two-sided exact p is 0.092 (the old gate passed); one-sided P(Bin(13, 1/2) <= 3) = 378/8192
+    assert g.p_value == pytest.approx(378 / 8192) and round(g.p_value, 3) == 0.046
+    assert g.worse and g.family == 1 and g.p_adjusted == g.p_value and g.delta == pytest.approx(-7 / 30)
+    assert g.method == "one-sided exact McNemar, Holm over 1 agent, alpha 0.05"
+    assert "mcnemar one-sided p=0.0461, alpha=0.05): WORSE: the gate fails" in g.text
+    assert gate_summary([g]) == "gate: fail (a worse than b; one-sided exact McNemar, Holm over 1 agent, alpha 0.05)"
+
+
+def test_gate_is_holm_adjusted_across_candidates(tmp_path: Path) -> None:
+    cand, base = LOSES_10_WINS_3
+    same = [1] * 15 + [0] * 15
+    c = _multi(tmp_path, "c", {"a": cand, "b": same})
+    b = _multi(tmp_path, "base", {"a": base, "b": same})
+    ga, gb = worse_than([c], b)
+    # a's one-sided 0.046 is the smaller of two: Holm doubles it to 0.092, above alpha: the gate passes
+    assert ga.p_value == pytest.approx(378 / 8192) and ga.p_adjusted == pytest.approx(2 * 378 / 8192)
+    assert ga.family == gb.family == 2 and not ga.worse and not gb.worse
+    assert "Holm-adjusted p=0.0923 over 2 agents" in ga.text and ga.text.endswith("not significantly worse")
+    assert gate_summary([ga, gb]) == "gate: pass (one-sided exact McNemar, Holm over 2 agents, alpha 0.05)"
+    # with several attempts the same one-sided sign-flip test (three identical attempts: the same p)
+    c3 = _run(tmp_path, "c3", {(f"t{i}", k): "solved" if x else "tests_failed" for i, x in enumerate(cand)
+                               for k in (1, 2, 3)})
+    b3 = _run(tmp_path, "b3", {(f"t{i}", k): "solved" if x else "tests_failed" for i, x in enumerate(base)
+                               for k in (1, 2, 3)})
+    (g3,) = worse_than([c3], b3)
+    assert g3.test == "permutation" and g3.p_value == pytest.approx(378 / 8192) and g3.worse
+    assert g3.method == "one-sided paired sign-flip permutation, Holm over 1 agent, alpha 0.05"

@@ -174,15 +174,24 @@ def test_comparisons_cover_every_pair_holm_adjusted(report: dict[str, Any]) -> N
     comps = report["comparisons"]
     names = list(report["agents"])
     assert [(c["a"], c["b"]) for c in comps] == [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    # issue 32: sim-0.7 (sim:P) is a reference agent, so its three pairs are sanity checks outside the family
+    family = [c for c in comps if not c["sanity"]]
+    assert {(c["a"], c["b"]) for c in comps if c["sanity"]} == {(a, b) for a, b in (
+        ("sonnet", "sim-0.7"), ("sim-0.7", "haiku"), ("sim-0.7", "qwen3-coder"))}
+    assert len(family) == 3
     for c in comps:
         assert c["n_tasks"] == 4  # the 6 tasks less the 2 with an unscored attempt
-        assert c["p_adjusted"] >= c["p_value"] - 1e-12
-        assert c["significant"] == (c["p_adjusted"] < 0.05)
         a, b = report["agents"][c["a"]], report["agents"][c["b"]]
         assert c["delta"] == pytest.approx(a["pass_at_1"] - b["pass_at_1"], abs=1e-5)
-    # Holm: the smallest p is multiplied by the number of pairs (capped at 1)
-    smallest = min(comps, key=lambda c: c["p_value"])
-    assert smallest["p_adjusted"] == pytest.approx(min(1.0, smallest["p_value"] * len(comps)), abs=1e-6)
+        if c["sanity"]:
+            assert c["p_adjusted"] is None and "family" not in c and c["significant"] == (c["p_value"] < 0.05)
+            assert "sanity check" in c["verdict"]
+        else:
+            assert c["p_adjusted"] >= c["p_value"] - 1e-12 and c["family"] == 3
+            assert c["significant"] == (c["p_adjusted"] < 0.05) and "over 3 pairs" in c["verdict"]
+    # Holm: the smallest p of the family is multiplied by the family's size (capped at 1)
+    smallest = min(family, key=lambda c: c["p_value"])
+    assert smallest["p_adjusted"] == pytest.approx(min(1.0, smallest["p_value"] * len(family)), abs=1e-6)
 
 
 def test_load_results_last_line_wins_and_torn_line_ignored(data: Path) -> None:
@@ -493,7 +502,7 @@ def test_markdown_marks_cut_short_and_agents(report: dict[str, Any]) -> None:
     md = render_markdown(report)
     assert md.splitlines()[2].startswith("> **Cut short:**")
     assert "`sim-0.7` *(sim)*" in md and "`qwen3-coder` *(hinted)*" in md
-    assert "Holm-adjusted across 6 pairs" in md
+    assert "Holm-adjusted across 3 pairs of non-reference agents; 3 pairs with a reference agent" in md
     assert "$3" not in md.replace("\\$", "")  # every dollar sign escaped
 
 

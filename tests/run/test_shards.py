@@ -97,6 +97,8 @@ def test_run_gate_against_a_baseline_goes_into_junit(mined: Path, tmp_path: Path
     assert "gate noop: pass@1 0.00 vs 0.00 in baseline base on 3 shared tasks" in proc.stdout
     props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
     assert props["homefield.gate"] == "pass"
+    assert props["homefield.gate.test"] == "one-sided exact McNemar, Holm over 1 agent, alpha 0.05"
+    assert "gate: pass (one-sided exact McNemar, Holm over 1 agent, alpha 0.05)" in proc.stdout
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--fail-if-worse-than", "nope",
                      "--junitxml", str(junit), "-n", "0")
     assert proc.returncode == 1 and "gate error: --fail-if-worse-than: no baseline run 'nope'" in proc.stdout

@@ -1,0 +1,53 @@
+"""Which comparisons are hypotheses and which are sanity checks: the Holm family (issue 32).
+
+A report compares every pair of agents, but not every pair is a question the user asks. The reference
+agents -- ``oracle`` (applies the real fix), ``noop`` (changes nothing) and ``sim:P`` (the real fix with
+probability P) -- bound the comparisons: they check the tasks and the harness, they are not candidates.
+Putting their pairs into the Holm family only inflates it (in the demo, sim-0.5 vs noop at p = 0.016
+became "no detectable difference after Holm" because the oracle pairs were in the family).
+
+So the **family** is the pairs of two non-reference agents; Holm's step-down (:func:`.stats.holm`) runs
+over them alone and every adjusted p carries the family size. A pair with a reference agent is a
+**sanity check**: decided by its own p, never adjusted, and labelled so (:meth:`.stats.Comparison.as_sanity_check`).
+No pytest, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from pytest_homefield.report.stats import Comparison, holm
+
+__all__ = ["REFERENCE_KINDS", "adjust_family", "is_reference_spec"]
+
+#: The agent kinds whose capabilities are ``modelless`` (:mod:`pytest_homefield.agents.reference`:
+#: ``oracle``, ``noop``, ``sim:P``); ``tests/report/test_family.py`` keeps this in step with
+#: ``pytest_homefield.agents.registry.KINDS`` (not imported here: it loads every agent kind).
+REFERENCE_KINDS: frozenset[str] = frozenset({"oracle", "noop", "sim"})
+
+
+def is_reference_spec(spec: str | None) -> bool:
+    """Whether the agent spec ``spec`` (``NAME=KIND:ARG`` or ``KIND:ARG``) is of a reference kind;
+    ``False`` for ``None`` (an agent seen only in results)."""
+    if not spec:
+        return False
+    kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
+    return kind in REFERENCE_KINDS
+
+
+def adjust_family(comparisons: Sequence[Comparison], references: Collection[str]) -> list[Comparison]:
+    """``comparisons`` in their order, each Holm-adjusted over the family (the pairs where neither agent
+    is in ``references``, the names of the reference agents; :meth:`.stats.Comparison.with_p_adjusted`
+    with ``family`` = its size) or marked a sanity check (:meth:`.stats.Comparison.as_sanity_check`).
+
+    Known value (issue 32): of the demo's six pairs (oracle, A, B, C) with p(A, C) = 2/1024 and
+    p(B, C) = 2/128, Holm over the three pairs without oracle gives B vs C an adjusted
+    ``max(3 * 2/1024, 2 * 2/128) = 0.031`` (``tests/report/test_family.py``).
+    """
+    refs = set(references)
+    in_family = [i for i, c in enumerate(comparisons) if c.a not in refs and c.b not in refs]
+    adjusted = holm([comparisons[i].p_value for i in in_family])
+    out = [c.as_sanity_check() for c in comparisons]
+    for i, p in zip(in_family, adjusted, strict=True):
+        out[i] = comparisons[i].with_p_adjusted(p, family=len(in_family))
+    return out
