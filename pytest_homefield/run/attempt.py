@@ -45,6 +45,7 @@ from pytest_homefield.sandbox.backends import (
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.relay import HostRelay
+from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
@@ -180,6 +181,8 @@ class AttemptSpec:
     flaky_p2p: list[str] = field(default_factory=list)
     #: called with the :class:`~pytest_homefield.run.grading.Grade` when the attempt was graded
     graded: Callable[[Grade], None] | None = None
+    #: the services and ports of the hidden tests' runs (``services:``, ``--test-network``)
+    network: TestNetwork | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -369,7 +372,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                       test_globs=spec.test_globs, sandbox=test_backend, env=grading_env(spec, cache.repo),
-                      flaky=frozenset(spec.flaky_p2p))
+                      flaky=frozenset(spec.flaky_p2p), network=spec.network)
             if spec.graded is not None:
                 spec.graded(g)
             if g.test_sandbox is not None:  # the hook, when it wrapped the hidden tests

@@ -241,7 +241,7 @@ class AttemptRunner:
             test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
             sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
-            flaky_p2p=list(self.flaky.get(task.id, ())),
+            flaky_p2p=list(self.flaky.get(task.id, ())), network=s.network(self.folder("base") / "services"),
         )
 
     def run(self, spec: AttemptSpec) -> Result:

@@ -93,14 +93,16 @@ class AgentBox:
 @dataclass
 class TestBox:
     """What one test run may touch: ``workdir`` (the grading or mining copy) read-only, ``out_dir``
-    read-write, no network; ``python`` the interpreter its command starts (its prefix is bound
-    read-only)."""
+    read-write, no network but the ports of ``relay`` (its services, docs/contracts.md §7); ``python``
+    the interpreter its command starts (its prefix is bound read-only)."""
 
     __test__ = False  # not a pytest test class
 
     workdir: Path
     out_dir: Path
     python: str | None = None
+    #: the loopback relay of the run's services and ``--test-network`` ports (``None``: no port)
+    relay: HostRelay | None = None
 
 
 @dataclass(frozen=True)
@@ -183,8 +185,13 @@ class BwrapBackend:
         return Wrapped(bwrap_argv(command, policy, bwrap=self.exe), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
+        extra: list[Path] = []
+        if box.relay is not None:  # the services' ports: the inside half of the relay in front
+            box.relay.start()
+            argv = inside_argv(sys.executable, box.relay.mapping(), argv)
+            extra.append(box.relay.folder)
         return Wrapped(sandboxed_argv(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,
-                                      bwrap=self.exe), self.name)
+                                      bwrap=self.exe, ro_extra=extra), self.name)
 
 
 @dataclass(frozen=True)
@@ -217,7 +224,8 @@ class HookBackend:
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
         ro = tests_ro_paths(argv, env=env, python=box.python)
         ctx = SandboxContext(workspace=box.workdir, tmpdir=box.out_dir, home=box.out_dir, env=dict(env),
-                             network=False, ro_paths=ro, agent="", purpose="tests", out_dir=box.out_dir)
+                             network=False, ro_paths=ro, agent="", purpose="tests", out_dir=box.out_dir,
+                             loopback_ports=box.relay.ports if box.relay is not None else ())
         wrapped = self.hook(list(argv), ctx)
         if wrapped is not None:
             return Wrapped(list(wrapped), self.name)

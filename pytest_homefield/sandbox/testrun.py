@@ -50,6 +50,7 @@ from typing import Any
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.services import TestNetwork, run_network
 
 __all__ = [
     "TestRun",
@@ -223,6 +224,7 @@ def run_tests(
     test_timeout_s: float | None = None,
     env: Mapping[str, str] | None = None,
     sandbox: str | SandboxBackend = "none",
+    network: TestNetwork | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -235,9 +237,12 @@ def run_tests(
     :class:`~pytest_homefield.sandbox.backends.SandboxBackend` that wraps the command (its
     ``wrap_tests``; bubblewrap: :func:`sandboxed_argv`, no network, ``workdir`` read-only, only
     ``out_dir`` and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
-    run's ``sandbox`` is the name of the backend that wrapped it.
+    run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
+    needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
+    it may reach, relayed into a sandbox that has no network.
 
-    Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd``. A command
+    Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
+    :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
     that cannot be started gives a run with ``exit_code`` 127 and ``error`` set.
     """
     workdir = Path(workdir)
@@ -254,22 +259,25 @@ def run_tests(
         run_env[OUTCOMES_ENV] = str(outcomes_path)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    wrapped = backend_named(sandbox).wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir,
-                                                                        python=argv[0]))
-    full = wrapped.argv
-    start = time.monotonic()
-    try:
-        proc = run_process(
-            full,
-            cwd=workdir,
-            env=run_env,
-            timeout_s=timeout_s,
-            stdout_path=log_path,
-        )
-        exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
-    except OSError as exc:
-        log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
-        exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+    backend = backend_named(sandbox)
+    with run_network(network, relays=backend.relays, folder=out_dir / "net") as (service_env, relay):
+        run_env.update(service_env)
+        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
+                                                            relay=relay))
+        full = wrapped.argv
+        start = time.monotonic()
+        try:
+            proc = run_process(
+                full,
+                cwd=workdir,
+                env=run_env,
+                timeout_s=timeout_s,
+                stdout_path=log_path,
+            )
+            exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
+        except OSError as exc:
+            log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
+            exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
     if junit is not None:
         parsed = read_junit(junit)
     else:
