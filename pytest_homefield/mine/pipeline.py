@@ -91,10 +91,10 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
         mine = shard.select(c["commit"][:12] for c in candidates)
         candidates = [c for c in candidates if c["commit"][:12] in mine]
         meta["shard"] = str(shard)
-    write_meta(mine_dir, meta)
     if settings.services or settings.test_network != "none":
         meta["services"] = [s.to_dict() for s in settings.services]
         meta["test_network"] = settings.test_network
+    write_meta(mine_dir, meta)
     if candidates:
         sandbox, fp = test_sandbox(settings), env_fingerprint(python_of(settings.test_cmd))
         for c in candidates:
