@@ -55,7 +55,7 @@ __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "
 
 SCOPES = ("worker", "run")
 #: Keys of one ``services.<name>`` entry.
-SERVICE_KEYS = ("command", "ready", "env", "reset", "scope", "timeout")
+SERVICE_KEYS = ("command", "ready", "env", "reset", "scope", "timeout", "port")
 #: Lines of a service's log quoted when it does not start.
 LOG_TAIL = 5
 
@@ -71,7 +71,11 @@ class ServiceSpec:
     server in the foreground; ``ready``: ``tcp`` or a shell command exiting 0 when ready; ``env``:
     variables set in the test run (sorted pairs); ``reset``: a shell command run before each later
     test run of a ``worker`` instance (``None``: none); ``scope``: ``worker`` or ``run``;
-    ``timeout_s``: seconds for it to get ready and for ``ready``/``reset`` commands."""
+    ``timeout_s``: seconds for it to get ready and for ``ready``/``reset`` commands. ``port``: the fixed
+    port the tests expect the service at (``Redis()`` meaning ``localhost:6379``), or ``None``: in a
+    sandbox the instance still gets a free port and the relay carries the fixed one to it, so every
+    worker has its own; without a sandbox the instance listens on the fixed port itself (one process
+    at a time can)."""
 
     name: str
     command: str
@@ -80,11 +84,14 @@ class ServiceSpec:
     reset: str | None = None
     scope: str = "worker"
     timeout_s: float = 30.0
+    port: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The entry as recorded (``meta.json``, the verification key): every field, ``env`` a mapping."""
-        return {"name": self.name, "command": self.command, "ready": self.ready, "env": dict(self.env),
-                "reset": self.reset, "scope": self.scope, "timeout": self.timeout_s}
+        """The entry as recorded (``meta.json``, the verification key): every field, ``env`` a mapping
+        (``port`` only when set, so entries without one record what they did before it existed)."""
+        out = {"name": self.name, "command": self.command, "ready": self.ready, "env": dict(self.env),
+               "reset": self.reset, "scope": self.scope, "timeout": self.timeout_s}
+        return out if self.port is None else {**out, "port": self.port}
 
     def env_for(self, port: int) -> dict[str, str]:
         """``env`` with ``{port}`` replaced."""
@@ -128,12 +135,16 @@ def parse_services(data: object) -> tuple[ServiceSpec, ...]:
         scope = body.get("scope") or "worker"
         if scope not in SCOPES:
             raise ValueError(f"key '{key}.scope' {scope!r}: use worker or run")
+        port = body.get("port")
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
+            raise ValueError(f"key '{key}.port' must be a TCP port (1-65535), got {port!r}")
         timeout = body.get("timeout", 30.0)
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
             raise ValueError(f"key '{key}.timeout' must be a number of seconds above 0, got {timeout!r}")
         out.append(ServiceSpec(name=name, command=body["command"], ready=body.get("ready") or "tcp",
                                env=tuple(sorted((k, str(v)) for k, v in env.items())),
-                               reset=body.get("reset") or None, scope=scope, timeout_s=float(timeout)))
+                               reset=body.get("reset") or None, scope=scope, timeout_s=float(timeout),
+                               port=port))
     return tuple(out)
 
 
@@ -188,12 +199,19 @@ def _port_open(port: int) -> bool:
 
 @dataclass
 class Instance:
-    """One running service: ``spec``, its ``port``, ``log`` path and the reaper's process."""
+    """One running service: ``spec``, its ``port`` on the host, ``log`` path and the reaper's process;
+    ``inside``: the port the tests reach it at (``port`` unless the relay maps ``spec.port`` to it)."""
 
     spec: ServiceSpec
     port: int
     log: Path
     proc: subprocess.Popen[bytes] | None = None
+    inside: int | None = None
+
+    @property
+    def address(self) -> int:
+        """The port the tests use: ``inside`` when set, else ``port``."""
+        return self.inside if self.inside is not None else self.port
 
     def _fail(self, what: str) -> ServiceError:
         tail = _tail(self.log)
@@ -265,10 +283,12 @@ class Instance:
 @dataclass(frozen=True)
 class Lease:
     """What one test run gets: ``env`` (every service's ``env``, filled) and ``ports`` (the services'
-    and ``--test-network``'s, the only host ports a sandboxed run reaches)."""
+    and ``--test-network``'s, the only ports a sandboxed run reaches); ``targets``: inside port → host
+    port for a service at a fixed ``port`` whose instance listens elsewhere."""
 
     env: dict[str, str] = field(default_factory=dict)
     ports: tuple[int, ...] = ()
+    targets: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -317,45 +337,50 @@ class ServicePool:
             self._log_dir = mkdtemp() / "services"
         return self._log_dir / f"{spec.name}-{os.getpid()}-{port}.log"
 
-    def _start(self, spec: ServiceSpec) -> Instance:
+    def _start(self, spec: ServiceSpec, relays: bool) -> Instance:
         if spec.name in self._failed:
             raise ServiceError(self._failed[spec.name])
-        port = free_port()
+        port = spec.port if spec.port is not None and not relays else free_port()
+        inside = spec.port if relays else None
         try:
-            return Instance(spec, port, self._log(spec, port)).start()
+            return Instance(spec, port, self._log(spec, port), inside=inside).start()
         except ServiceError as exc:
             self._failed[spec.name] = str(exc)
             raise
 
-    def _worker(self, spec: ServiceSpec) -> Instance:
+    def _worker(self, spec: ServiceSpec, relays: bool) -> Instance:
         inst = self._workers.get(spec.name)
         if inst is not None and not inst.alive():
             inst.stop()
             inst = None
         if inst is None:
-            inst = self._workers[spec.name] = self._start(spec)
+            inst = self._workers[spec.name] = self._start(spec, relays)
             return inst
         inst.reset()
         return inst
 
     @contextlib.contextmanager
-    def lease(self) -> Iterator[Lease]:
+    def lease(self, relays: bool = False) -> Iterator[Lease]:
         """The services for one test run: worker-scope instances started or reset, run-scope ones
-        started (and stopped when the block ends). Raises :class:`ServiceError` when one cannot be
-        had (its run-scope siblings already started are stopped)."""
+        started (and stopped when the block ends). ``relays``: the run is in a sandbox whose ports the
+        relay carries (a service's fixed ``port`` then maps to a free one). Raises
+        :class:`ServiceError` when one cannot be had (its run-scope siblings already started are stopped)."""
         own: list[Instance] = []
         try:
             env: dict[str, str] = {}
             ports: list[int] = []
+            targets: dict[int, int] = {}
             for spec in self.network.services:
                 if spec.scope == "run":
-                    inst = self._start(spec)
+                    inst = self._start(spec, relays)
                     own.append(inst)
                 else:
-                    inst = self._worker(spec)
-                env.update(spec.env_for(inst.port))
-                ports.append(inst.port)
-            yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])))
+                    inst = self._worker(spec, relays)
+                env.update(spec.env_for(inst.address))
+                ports.append(inst.address)
+                if inst.address != inst.port:
+                    targets[inst.address] = inst.port
+            yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])), targets)
         finally:
             for inst in own:
                 inst.stop()
@@ -396,8 +421,9 @@ def run_network(network: TestNetwork | None, *, relays: bool,
     if not network:
         yield {}, None
         return
-    with pool_for(network).lease() as lease:
-        relay = HostRelay(lease.ports, folder, fallback=lambda: mkdtemp(dir="/tmp")) if relays and lease.ports else None
+    with pool_for(network).lease(relays) as lease:
+        relay = (HostRelay(lease.ports, folder, fallback=lambda: mkdtemp(dir="/tmp"), targets=lease.targets)
+                 if relays and lease.ports else None)
         try:
             yield dict(lease.env), relay
         finally:

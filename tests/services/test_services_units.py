@@ -62,7 +62,8 @@ def test_the_issues_example_parses_with_defaults() -> None:
 @pytest.mark.parametrize("body, message", [
     ({"ready": "tcp"}, "services.redis.command' is required"),
     ({**REDIS, "scope": "session"}, "scope' 'session': use worker or run"),
-    ({**REDIS, "port": 6379}, "unknown key 'services.redis.port'"),
+    ({**REDIS, "host": "db"}, "unknown key 'services.redis.host'"),
+    ({**REDIS, "port": 0}, "port' must be a TCP port"),
     ({**REDIS, "timeout": 0}, "timeout' must be a number of seconds above 0"),
     ({**REDIS, "env": ["REDIS_URL"]}, "env' must be a mapping"),
 ])
@@ -248,6 +249,11 @@ def test_a_sandboxed_test_run_reaches_the_declared_ports_only(tmp_path: Path) ->
     services = TestNetwork(parse_services({"redis": REDIS}), (), tmp_path / "logs")
     run = run_tests(work, cmd, ["test_connect.py"], out_dir=tmp_path / "o1", sandbox="bwrap", network=services)
     assert run.sandbox == "bwrap" and run.outcomes == {tid: "passed"}, run.log_path.read_text()[-2000:]
+    # tests that expect a fixed port (Redis() is localhost:6379): the relay maps it to a free one
+    fixed = TestNetwork(parse_services({"redis": {**REDIS, "port": 6390}}), (), tmp_path / "fixed")
+    run = run_tests(work, cmd, ["test_connect.py"], out_dir=tmp_path / "o0", sandbox="bwrap", network=fixed)
+    assert run.outcomes == {tid: "passed"}, run.log_path.read_text()[-2000:]
+    assert "6390" not in "".join(p.name for p in (tmp_path / "fixed").iterdir())  # the host's port is free
     user = Instance(parse_services({"own": REDIS})[0], free_port(), tmp_path / "own.log").start()
     try:
         env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{user.port}/0"}
