@@ -10,6 +10,7 @@ grading failures (those become outcomes).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import os
@@ -45,7 +46,7 @@ from pytest_homefield.sandbox.backends import (
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.relay import HostRelay
-from pytest_homefield.sandbox.services import TestNetwork
+from pytest_homefield.sandbox.services import Lease, ServiceError, TestNetwork, agent_lease
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
@@ -236,7 +237,7 @@ class AgentSandbox:
 
 def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path, box: Path, env: dict[str, str],
                   sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
-                  hook: SandboxHook | None = None) -> AgentSandbox:
+                  hook: SandboxHook | None = None, services: Lease | None = None) -> AgentSandbox:
     """Prepare the sandbox of one attempt of ``agent`` (``backend``: from :meth:`Sandboxes.for_agent`,
     or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
     workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
@@ -246,6 +247,8 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     ``env["HOME"]`` when it is called) and may re-point variables; then ``env["HOME"]`` is the fresh
     one (``env`` is changed in place). Read-only: the interpreters (this one, ``python`` and each of
     ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install).
+    ``services``: the agent's own service instances (:func:`~pytest_homefield.sandbox.services.agent_lease`),
+    whose ports are relayed too when the agent has no shared network.
     Raises :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
     chosen = backend_named(backend, hook)
     tmpdir, home = box / "tmp", box / "home"
@@ -258,8 +261,10 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     extra = getattr(agent, "sandbox_paths", None)
     ro_paths = [*python_paths([sys.executable, "python", *pythons]), *package_paths(),
                 *(extra(env) if callable(extra) else [])]
-    ports = sandbox.loopback_ports
-    relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"))  # owner-named: swept
+    own = services if services is not None and not sandbox.shared_network else Lease()
+    ports = tuple(dict.fromkeys([*sandbox.loopback_ports, *own.ports]))
+    relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"),  # owner-named: swept
+                       targets=own.targets)
              if ports and chosen.relays else None)
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
@@ -321,13 +326,19 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
     base["test_sandbox"] = test_backend.configured
     env = _agent_env(spec, prompt, tmpdir)
+    own_services = contextlib.ExitStack()  # an agent that runs commands gets service instances of its own
     try:
+        lease = own_services.enter_context(agent_lease(spec.network, caps.runs_commands(spec.allow_shell),
+                                                       relays=backend.relays and not spec.sandbox.shared_network))
+        env.update(lease.env)
         sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
-                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)])
-    except OSError as exc:  # the client's configuration could not be copied into the fresh HOME
+                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], services=lease)
+    except (OSError, ServiceError) as exc:  # the client's configuration could not be copied, a service failed
+        own_services.close()
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
-        return Result(**base, outcome="infra", error=f"cannot prepare the sandbox: {_one_line(exc)}",
+        what = "the agent's services" if isinstance(exc, ServiceError) else "the sandbox"
+        return Result(**base, outcome="infra", error=f"cannot prepare {what}: {_one_line(exc)}",
                       finished_at=_now())
     ctx = AgentContext(
         workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
@@ -345,6 +356,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     finally:
         sb.close()
+        own_services.close()
     wall = time.monotonic() - t0
     if ar.outcome is None and _out_of_space(art):
         ar = AgentResult(outcome="infra", exit_code=ar.exit_code,

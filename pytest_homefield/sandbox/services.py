@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -51,7 +52,7 @@ from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
            "parse_services", "parse_test_network", "free_port", "pool_for", "close_pools", "run_network",
-           "network_hint", "tried_addresses", "services_digest", "check_services"]
+           "network_hint", "tried_addresses", "services_digest", "check_services", "agent_lease"]
 
 SCOPES = ("worker", "run")
 #: Keys of one ``services.<name>`` entry.
@@ -429,6 +430,18 @@ def run_network(network: TestNetwork | None, *, relays: bool,
         finally:
             if relay is not None:
                 relay.close()
+
+
+def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
+                relays: bool) -> contextlib.AbstractContextManager[Lease]:
+    """The services of an agent that can run commands (``runs_commands``): instances of its own, started
+    for the attempt and stopped when the block ends, never the ones grading uses; their ``env`` and
+    ports (``relays``: the agent's sandbox relays ports, so a fixed ``port`` maps to a free one). For
+    other agents, or without services: an empty :class:`Lease`. Raises :class:`ServiceError`."""
+    if network is None or not network.services or not runs_commands:
+        return contextlib.nullcontext(Lease())
+    own = TestNetwork(tuple(dataclasses.replace(s, scope="run") for s in network.services), (), network.log_dir)
+    return ServicePool(own).lease(relays)
 
 
 # --- the hint when the network is the cause ---------------------------------------------------------

@@ -264,3 +264,19 @@ def test_a_sandboxed_test_run_reaches_the_declared_ports_only(tmp_path: Path) ->
         assert cut.outcomes == {tid: "failed"} and "Connection refused" in cut.log_path.read_text()
     finally:
         user.stop()
+
+
+@pytest.mark.usefixtures("needs_redis")
+def test_an_agent_with_a_shell_gets_instances_of_its_own(tmp_path: Path) -> None:
+    """Never grading's: a fresh instance for the attempt (its own port and ``env``), stopped after it;
+    an agent that cannot run commands gets none."""
+    from pytest_homefield.sandbox.services import agent_lease, pool_for
+
+    network = TestNetwork(parse_services({"redis": REDIS}), (), tmp_path)
+    with pool_for(network).lease() as grading:
+        with agent_lease(network, True, relays=False) as mine:
+            assert mine.ports != grading.ports and mine.env["REDIS_URL"].endswith(f":{mine.ports[0]}/0")
+            assert _call(mine.ports[0], "SET", "k", "agent") == b"+OK"
+        assert not _open(mine.ports[0]) and _call(grading.ports[0], "GET", "k") == b"$-1"
+    with agent_lease(network, False, relays=False) as none:
+        assert none.ports == () and none.env == {}
