@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.layout import HomefieldDir, services_dir
 from pytest_homefield.sandbox.services import check_services
 from pytest_homefield.settings import resolve_settings
 
@@ -33,7 +33,7 @@ def run_services(root: Path, *, check: bool) -> int:
         return 0
     home = HomefieldDir(root)
     home.ensure()
-    log_dir = home.path / "services"
+    log_dir = services_dir(home.path)
     log_dir.mkdir(parents=True, exist_ok=True)
     failed = 0
     for spec, error, seconds in check_services(settings.services, log_dir):

@@ -27,7 +27,15 @@ from typing import Any
 from pytest_homefield.envs.builder import EnvBuildError, Environment
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import RecordError, ScanError
-from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path, scan_path, write_meta
+from pytest_homefield.layout import (
+    HomefieldDir,
+    candidates_path,
+    results_path,
+    reused_path,
+    scan_path,
+    services_dir,
+    write_meta,
+)
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
@@ -468,7 +476,7 @@ class MineSession:
         if prior is not None:
             record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""))
         else:
-            record = verify_and_record(candidate, self.settings, services_log=self.mine_dir / "services")
+            record = verify_and_record(candidate, self.settings, services_log=services_dir(self.mine_dir))
         if record.get("task"):
             self._kept.add(str(record["commit"]))
         if record["reason"] is None:
