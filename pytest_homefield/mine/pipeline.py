@@ -59,6 +59,7 @@ __all__ = [
     "setup_hint",
     "missing_modules_line",
     "network_line",
+    "service_lines",
     "MineSession",
     "Verdict",
     "MAX_TASKS_REACHED",
@@ -300,6 +301,18 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
 
 
+def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per service that did not start (``setup_failed`` records whose detail names it, the
+    message said once however many candidates it dropped)."""
+    failed: dict[str, int] = {}
+    for r in verified:
+        detail = str(r.get("detail") or "")
+        if r.get("reason") == "setup_failed" and detail.startswith("service '"):
+            failed[detail] = failed.get(detail, 0) + 1
+    return [f"Services: {detail} ({n} candidate{'s' if n != 1 else ''} dropped; homefield services --check "
+            "tries it alone)" for detail, n in failed.items()]
+
+
 def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
     """``'Network: 3 candidates dropped because their tests could not connect: tests tried
     127.0.0.1:6379: declare it under `services:` …'`` from the records' ``network_hint`` (the most
@@ -538,6 +551,7 @@ class MineSession:
         net = network_line(verified)
         if net:
             lines.append(net)
+        lines += service_lines(verified)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python)
         if missing:

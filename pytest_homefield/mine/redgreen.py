@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
-from pytest_homefield.sandbox.services import ServiceError, TestNetwork, network_hint
+from pytest_homefield.sandbox.nethint import network_hint
+from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
     HOMEFIELD_DIR,
     apply_patch,
@@ -87,7 +88,7 @@ class Verification:
     collection error), sorted: a parent that fails for these is failing for its environment.
     ``network_hint``: for a dropped candidate whose sandboxed runs could not connect (no network in
     the sandbox), the addresses the tests tried and what to declare
-    (:func:`~pytest_homefield.sandbox.services.network_hint`), else ``None``.
+    (:func:`~pytest_homefield.sandbox.nethint.network_hint`), else ``None``.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)

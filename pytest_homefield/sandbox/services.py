@@ -24,9 +24,8 @@ service's ``env`` and the ports the run may reach: the services' and those of ``
 loopback:…`` (servers the user runs). A sandboxed test run has no network; those ports, and no
 others, are carried in by the loopback relay (:mod:`.relay`, see :func:`run_network`).
 
-:func:`network_hint` reads the logs of test runs that failed inside a sandbox without a network and
-names the addresses the tests tried (``tests tried 127.0.0.1:6379: declare it under `services:` or
-pass `--test-network loopback:6379```).
+:mod:`.nethint` reads the logs of test runs that failed inside a sandbox without a network and names
+the addresses the tests tried.
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
            "parse_services", "parse_test_network", "free_port", "pool_for", "close_pools", "run_network",
-           "network_hint", "tried_addresses", "services_digest", "check_services", "agent_lease"]
+           "services_digest", "check_services", "agent_lease"]
 
 SCOPES = ("worker", "run")
 #: Keys of one ``services.<name>`` entry.
@@ -240,6 +239,9 @@ class Instance:
         self.log.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log, "a", encoding="utf-8") as f:
             f.write(f"--- homefield: start on port {self.port}: {fill(self.spec.command, self.port)}\n")
+        if _port_open(self.port):  # else `ready: tcp` would take another server (another worker's) for this one
+            raise self._fail(f"cannot start: port {self.port} of 127.0.0.1 is already in use (a fixed port "
+                             "without a sandbox serves one process: run with -n 0 or in the sandbox)")
         try:
             self.proc = spawn_process(["/bin/sh", "-c", "exec " + fill(self.spec.command, self.port)],
                                       cwd=self.log.parent, env=os.environ, stdout_path=self.log)
@@ -442,63 +444,6 @@ def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
         return contextlib.nullcontext(Lease())
     own = TestNetwork(tuple(dataclasses.replace(s, scope="run") for s in network.services), (), network.log_dir)
     return ServicePool(own).lease(relays)
-
-
-# --- the hint when the network is the cause ---------------------------------------------------------
-
-#: Errors of a connection the tests could not make (refused, unreachable, no such name).
-_NET_ERRORS = re.compile(r"Connection refused|Errno 111|Errno 101|Network is unreachable|Name or service not known|"
-                         r"Temporary failure in name resolution|Errno -[23]\b|nodename nor servname|"
-                         r"Cannot assign requested address|ConnectionRefusedError", re.I)
-_HOST = r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[?::1\]?|[A-Za-z][\w.-]*\.[A-Za-z]{2,}|[a-z][\w-]*)"
-_ADDRESS_PATTERNS = (
-    re.compile(r"host='(?P<host>[^']+)', port=(?P<port>\d{1,5})"),            # urllib3 / requests
-    re.compile(r"server at \"(?P<host>[^\"]+)\"(?: \([^)]*\))?, port (?P<port>\d{1,5})"),  # libpq
-    re.compile(r"\(['\"](?P<host>[\w.:-]+)['\"],\s*(?P<port>\d{1,5})\)"),  # ("127.0.0.1", 6379) in a traceback
-    re.compile(r"(?:connecting to|connect to|to) " + _HOST + r":(?P<port>\d{1,5})"),  # redis-py, many clients
-    re.compile(r"(?:redis|rediss|postgres(?:ql)?|mysql|amqp|mongodb|https?)://(?:[^@/\s]*@)?" + _HOST
-               + r":(?P<port>\d{1,5})"),
-    re.compile(r"\b(?P<host>localhost|127\.0\.0\.1|\[::1\]):(?P<port>\d{1,5})\b"),
-)
-
-
-def tried_addresses(text: str) -> list[str]:
-    """The ``host:port`` addresses a test log shows its tests could not reach, in order of first
-    mention; empty when the log has no connection or name-resolution error."""
-    if not _NET_ERRORS.search(text):
-        return []
-    out: dict[str, None] = {}
-    for pattern in _ADDRESS_PATTERNS:
-        for m in pattern.finditer(text):
-            port = int(m.group("port"))
-            if 0 < port < 65536:
-                out.setdefault(f"{m.group('host')}:{port}")
-    return list(out)
-
-
-def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | None:
-    """The one-line hint for test runs that failed in a sandbox without a network: which addresses
-    their logs (``tests.log`` paths) show the tests tried, and what to declare. ``None`` when the logs
-    show no connection error. A run whose tests could not connect but name no address gets the
-    general line."""
-    addresses: dict[str, None] = dict.fromkeys(extra)
-    failed = False
-    for path in logs:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if _NET_ERRORS.search(text):
-            failed = True
-            addresses.update(dict.fromkeys(tried_addresses(text)))
-    if not failed and not addresses:
-        return None
-    if not addresses:
-        return ("the tests could not connect (test runs have no network in the sandbox): declare the servers "
-                "they need under `services:` or pass `--test-network loopback:PORT`")
-    ports = sorted({a.rpartition(":")[2] for a in addresses}, key=int)
-    return (f"tests tried {', '.join(addresses)}: declare it under `services:` or pass "
-            f"`--test-network loopback:{','.join(ports)}`")
 
 
 # --- homefield services --check ----------------------------------------------------------------------

@@ -16,6 +16,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import services_note
 from pytest_homefield.mine.reuse import verify_inputs
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
+from pytest_homefield.sandbox.nethint import network_hint, tried_addresses
 from pytest_homefield.sandbox.services import (
     Instance,
     ServiceError,
@@ -23,10 +24,8 @@ from pytest_homefield.sandbox.services import (
     ServiceSpec,
     TestNetwork,
     free_port,
-    network_hint,
     parse_services,
     parse_test_network,
-    tried_addresses,
 )
 from pytest_homefield.sandbox.testrun import run_tests
 from pytest_homefield.settings import resolve_settings
@@ -280,3 +279,28 @@ def test_an_agent_with_a_shell_gets_instances_of_its_own(tmp_path: Path) -> None
         assert not _open(mine.ports[0]) and _call(grading.ports[0], "GET", "k") == b"$-1"
     with agent_lease(network, False, relays=False) as none:
         assert none.ports == () and none.env == {}
+
+
+@pytest.mark.usefixtures("needs_redis")
+def test_a_fixed_port_in_use_is_refused_not_taken_for_the_service(tmp_path: Path) -> None:
+    """Without a sandbox a service with ``port:`` listens there itself: a second process (another xdist
+    worker) must not mistake the first one's server for its own."""
+    spec = parse_services({"redis": {**REDIS, "port": free_port()}})
+    first = ServicePool(TestNetwork(spec, (), tmp_path / "a"))
+    try:
+        with first.lease() as lease:
+            assert lease.ports == (spec[0].port,)
+            with pytest.raises(ServiceError, match=f"port {spec[0].port} of 127.0.0.1 is already in use"):
+                with ServicePool(TestNetwork(spec, (), tmp_path / "b")).lease():
+                    pass
+    finally:
+        first.close()
+
+
+def test_the_mine_summary_names_a_failed_service_once() -> None:
+    from pytest_homefield.mine.pipeline import service_lines
+
+    detail = "service 'db' exited with status 3 before it was ready; its log (x.log): FATAL"
+    records = [{"reason": "setup_failed", "detail": detail}] * 3 + [{"reason": "flaky", "detail": "x"}]
+    assert service_lines(records) == [f"Services: {detail} (3 candidates dropped; homefield services --check "
+                                      "tries it alone)"]
