@@ -304,3 +304,12 @@ def test_the_mine_summary_names_a_failed_service_once() -> None:
     records = [{"reason": "setup_failed", "detail": detail}] * 3 + [{"reason": "flaky", "detail": "x"}]
     assert service_lines(records) == [f"Services: {detail} (3 candidates dropped; homefield services --check "
                                       "tries it alone)"]
+
+
+def test_plan_names_the_services(redis_mined: Path) -> None:
+    from pytest_homefield.commands.plan import plan_text
+
+    s = resolve_settings(redis_mined, {"agent": ["oracle"]})
+    s.services = parse_services({"redis": REDIS, "pg": {"command": "postgres -p {port}", "scope": "run"}})
+    assert plan_text(s).splitlines()[-1] == ("Services: redis (worker scope), pg (run scope): homefield starts "
+                                             "them for the hidden tests (homefield services --check tries them)")
