@@ -313,3 +313,15 @@ def test_plan_names_the_services(redis_mined: Path) -> None:
     s.services = parse_services({"redis": REDIS, "pg": {"command": "postgres -p {port}", "scope": "run"}})
     assert plan_text(s).splitlines()[-1] == ("Services: redis (worker scope), pg (run scope): homefield starts "
                                              "them for the hidden tests (homefield services --check tries them)")
+
+
+def test_verify_drift_counts_the_services_of_the_task(tmp_path: Path) -> None:
+    """A task's fingerprint includes its services: the same services are no drift, a changed command is."""
+    from pytest_homefield.commands.verify import drift_lines
+    from pytest_homefield.mine.pipeline import _record_env
+
+    a, b = (parse_services({"redis": r})[0].to_dict() for r in (REDIS, {**REDIS, "command": "redis-server"}))
+    fp = _record_env(tmp_path, None, [a])
+    assert drift_lines(tmp_path, fp, None, [a]) == []
+    assert drift_lines(tmp_path, fp, None, [b]) == [
+        "service redis changed: redis-server --port {port} --save '' --appendonly no -> redis-server"]
