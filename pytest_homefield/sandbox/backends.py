@@ -56,7 +56,10 @@ class SandboxContext:
     ``purpose`` ``"tests"``: a test run of grading. ``workspace`` is the grading copy (bubblewrap
     binds it read-only), ``out_dir`` the one folder the run must write (its outcomes, log and pytest
     cache; ``tmpdir`` and ``home`` are that folder too), ``ro_paths`` the interpreters, this package
-    and the reporter, ``env`` the test run's environment, ``network`` false, ``agent`` ``""``.
+    and the reporter, ``env`` the test run's environment (with its services' variables), ``network``
+    false, ``loopback_ports`` the host's ``127.0.0.1`` ports of its ``services:`` and
+    ``--test-network`` that the wrapped command should reach (a hook that wraps it carries them in
+    itself), ``agent`` ``""``.
     """
 
     workspace: Path
