@@ -36,6 +36,7 @@ git variables that point git at another repository (``GIT_DIR``, ``GIT_WORK_TREE
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -260,24 +261,27 @@ def run_tests(
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     backend = backend_named(sandbox)
-    with run_network(network, relays=backend.relays, folder=out_dir / "net") as (service_env, relay):
-        run_env.update(service_env)
-        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
-                                                            relay=relay))
-        full = wrapped.argv
-        start = time.monotonic()
-        try:
-            proc = run_process(
-                full,
-                cwd=workdir,
-                env=run_env,
-                timeout_s=timeout_s,
-                stdout_path=log_path,
-            )
-            exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
-        except OSError as exc:
-            log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
-            exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+    services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
+    service_env, relay = services.enter_context(run_network(network, relays=backend.relays, folder=out_dir / "net"))
+    run_env.update(service_env)
+    wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
+                                                        relay=relay))
+    full = wrapped.argv
+    start = time.monotonic()
+    try:
+        proc = run_process(
+            full,
+            cwd=workdir,
+            env=run_env,
+            timeout_s=timeout_s,
+            stdout_path=log_path,
+        )
+        exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
+    except OSError as exc:
+        log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
+        exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+    finally:
+        services.close()
     if junit is not None:
         parsed = read_junit(junit)
     else:
