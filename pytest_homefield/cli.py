@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prune", action="store_true",
                    help="remove environments no task of this repository uses (kept: those another repository "
                         "has used, those in use)")
+    p = sub.add_parser("services", help="list the services of .homefield.yml; --check starts each once, waits, "
+                       "resets and stops it")
+    p.add_argument("--check", action="store_true", help="start each service, wait until ready, reset, stop")
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
@@ -235,6 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_homefield.commands.envs import run_envs
 
         return run_envs(envs_root, prune=ns.prune)
+    if ns.command == "services":
+        from pytest_homefield.commands.services import run_services
+
+        return run_services(_root(), check=bool(ns.check))
     if ns.command == "demo":
         from pytest_homefield.commands.demo import run_demo
 

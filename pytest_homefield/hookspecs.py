@@ -71,7 +71,8 @@ def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
     * ``"tests"``: the hidden tests of grading. ``workspace`` is the grading copy (mount it
       read-only), ``out_dir`` the one folder the run writes (outcomes, log, cache; ``tmpdir`` and
       ``home`` are it too), ``ro_paths`` (interpreters, this package, its reporter), ``env``,
-      ``network`` false. The attempt records ``test_sandbox: "hook"``.
+      ``network`` false, ``loopback_ports`` (the ports of ``services:`` and ``--test-network``: a
+      hook must let them through itself). The attempt records ``test_sandbox: "hook"``.
 
     See ``conftest_templates/sandbox_container.py`` (podman or docker; it wraps both).
     """

@@ -32,6 +32,7 @@ from pytest_homefield.records import check_meta, json_type
 from pytest_homefield.store import write_atomic
 
 __all__ = [
+    "services_dir",
     "DIRNAME",
     "VERIFY_PREFIX",
     "HomefieldDir",
@@ -85,6 +86,12 @@ def results_path(folder: Path) -> Path:
 def attempt_dir(run_dir: Path, task_id: str, agent: str, attempt: int) -> Path:
     """``<run_dir>/attempts/<task_id>/<agent>/<attempt>/``: the artifacts of one attempt."""
     return run_dir / "attempts" / task_id / agent / str(attempt)
+
+
+def services_dir(folder: Path) -> Path:
+    """``<folder>/services/``: the logs of the ``services:`` instances of a mine or run folder, written by
+    the process that runs each instance (an xdist worker: in its own ``.homefield/``)."""
+    return folder / "services"
 
 
 def candidates_path(mine_dir: Path) -> Path:

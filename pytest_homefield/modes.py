@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Protocol
 import pytest
 
 from pytest_homefield.collect import is_worker
+from pytest_homefield.sandbox.services import close_pools
 from pytest_homefield.settings import Settings
 
 __all__ = ["ModeSession", "ModePlugin", "ModeFile"]
@@ -122,6 +123,7 @@ class ModePlugin:
         active = self.active()
         if active is not None:
             active.close()
+        close_pools()  # this process's service instances (docs/contracts.md §7 "Services")
         if not self.is_worker:
             self.finish(session)
 

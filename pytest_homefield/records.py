@@ -183,6 +183,8 @@ class Task:
     red_by_import_error: bool = False
     #: with ``--env uv``: the commit's environment (key, how, python, extras, groups), else ``None``
     env: dict[str, Any] | None = None
+    #: the ``services:`` the tests were verified with (their names; docs/contracts.md §2)
+    services: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

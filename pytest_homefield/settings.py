@@ -39,6 +39,7 @@ from pytest_homefield.agents.recipes import recipe_agents
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.sandbox.modes import parse_hosts, parse_network
+from pytest_homefield.sandbox.services import ServiceSpec, TestNetwork, parse_services, parse_test_network
 from pytest_homefield.shard import parse_shard
 
 __all__ = [
@@ -76,8 +77,11 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 #: ``gates`` (each ``RATE`` or ``AGENT=RATE`` with RATE in [0, 1], :func:`parse_gate`), ``network``
 #: (``allowlist``, ``shared``, ``none`` or ``loopback:PORT[,PORT…]``,
 #: :func:`~pytest_homefield.sandbox.modes.parse_network`), ``hosts`` (each ``--allow-host`` entry,
-#: :func:`~pytest_homefield.sandbox.modes.parse_hosts`), ``min0`` (an int at least 0).
-CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network", "hosts", "min0")
+#: :func:`~pytest_homefield.sandbox.modes.parse_hosts`), ``min0`` (an int at least 0),
+#: ``test_network`` (``none`` or ``loopback:PORT[,PORT…]``,
+#: :func:`~pytest_homefield.sandbox.services.parse_test_network`).
+CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network", "hosts", "min0",
+          "test_network")
 #: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
 #: per dependency declaration, :mod:`pytest_homefield.envs`).
 ENV_KINDS = ("current", "uv")
@@ -247,6 +251,9 @@ class Settings(ScanSettings):
                                    "local model server); test runs never have one",
                                    commands=("run", "verify", "ablate"), yml="run.sandbox_network",
                                    check="network")
+    test_network: str = setting("none", help="ports of this machine's 127.0.0.1 that test runs may reach besides "
+                                "the services': none (default) or loopback:PORT[,PORT...] (servers you run "
+                                "yourself)", commands=_MR + _A, yml="test_network", check="test_network")
     allow_hosts: list[str] = setting([], help="with --sandbox-network allowlist: also let agents reach HOST, "
                                      "HOST:PORT, *.DOMAIN[:PORT] or a URL's host (repeatable; no port: 443 and 80)",
                                      commands=("run", "verify", "ablate"), flag="allow-host", yml="run.allow_hosts",
@@ -307,6 +314,12 @@ class Settings(ScanSettings):
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: the yml's ``services`` (validated by :func:`~pytest_homefield.sandbox.services.parse_services`)
+    services: tuple[ServiceSpec, ...] = ()
+
+    def network(self, log_dir: Path | None = None) -> TestNetwork:
+        """The test runs' services and ``--test-network`` ports, their logs in ``log_dir``."""
+        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir)
 
     @property
     def homefield_dir(self) -> Path:
@@ -520,6 +533,7 @@ def _schema() -> dict[str, Any]:
     # agents and prices have user-chosen names at their second level: checked in _check_agents/_check_prices
     schema["agents"] = None
     schema["prices"] = None
+    schema["services"] = None
     return schema
 
 
@@ -570,6 +584,11 @@ def _check_section(data: Mapping[str, Any], schema: Mapping[str, Any], prefix: s
             _check_agents(value, file)
         elif key == "prices" and not prefix:
             _check_prices(value, file)
+        elif key == "services" and not prefix:
+            try:
+                parse_services(value)
+            except ValueError as exc:
+                raise ConfigError(f"{file}: {exc}") from None
         elif isinstance(sub, dict):
             if value is None:
                 continue
@@ -696,6 +715,7 @@ def resolve_settings(root: Path, flags: Mapping[str, Any], *, mode: str = "run")
     s.agent_defs = {**recipe_agents(),
                     **{n: ({"spec": b} if isinstance(b, str) else dict(b)) for n, b in raw_agents.items()}}
     s.prices = dict(data.get("prices") or {})
+    s.services = parse_services(data.get("services"))
     _validate(s)
     return s
 
@@ -750,6 +770,11 @@ def _validate(s: Settings) -> None:
                         parse_hosts([str(entry)])
                     except ValueError as exc:
                         raise ConfigError(f"{flag} {exc}") from None
+            if check == "test_network":
+                try:
+                    parse_test_network(str(value))
+                except ValueError as exc:
+                    raise ConfigError(f"{flag} {exc}") from None
             if check == "fraction" and not 0 < value < 1:
                 raise ConfigError(f"{flag} must be between 0 and 1, got {value}")
             if check == "gates":

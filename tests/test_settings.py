@@ -133,7 +133,7 @@ def _sample(decl: Setting) -> Any:
         return "2/3"
     if decl.check == "fraction":
         return 0.1
-    if decl.check == "network":
+    if decl.check in ("network", "test_network"):
         return "loopback:8000"
     value = _SAMPLE[decl.kind]
     assert value != decl.default
@@ -235,7 +235,7 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     if decl.dest is not None:
         listed = ["0.25"] if decl.check == "gates" else ["z"]
         flag_value = listed if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
-            0.2 if decl.check == "fraction" else "none" if decl.check == "network" else \
+            0.2 if decl.check == "fraction" else "none" if decl.check in ("network", "test_network") else \
             decl.choices[-1] if decl.choices and decl.choices[-1] != value else decl.choices[0] if decl.choices \
             else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
         s = resolve_settings(tmp_path, {decl.dest: flag_value}, mode=mode)
@@ -349,7 +349,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("sandbox", "run.sandbox"), ("sandbox-network", "run.sandbox_network"),
         ("allow-host", "run.allow_hosts"),
         ("max-output-mb", "run.max_output_mb"), ("max-file-mb", "run.max_file_mb"),
-        ("max-workspace-mb", "run.max_workspace_mb"), ("attacks", None),
+        ("max-workspace-mb", "run.max_workspace_mb"), ("test-network", "test_network"), ("attacks", None),
         ("base-url", None), ("api-key", None),
         ("exclude-memorized", "run.exclude_memorized"), ("resume", None), ("run-id", None),
         ("fail-under", "run.fail_under"), ("by-section", "ablate.by_section"), ("yes", None),

@@ -11,9 +11,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import FORMATS, instances, repo_slug, write_instances
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import EMPTY_TREES, load_tasks
+from pytest_homefield.settings import resolve_settings
 
 __all__ = ["add_export_arguments", "run_export"]
 
@@ -63,9 +65,16 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     repo = ns.repo_name or repo_slug(root, _origin_url(root))
     suffix = ".json" if ns.format == "swe-bench-json" else ".jsonl"
     out = Path(ns.out) if ns.out else home.export / f"{ns.format}-{ns.split}{suffix}"
-    write_instances(instances(tasks, repo), out, ns.format)
+    try:
+        specs = resolve_settings(root, {}, mode="run").services
+    except ConfigError:
+        specs = ()
+    write_instances(instances(tasks, repo, specs), out, ns.format)
     print(f"homefield export: wrote {len(tasks)} SWE-bench instances of {repo} to {out}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "
           "tasks stop measuring what models have not seen.")
     print("  Grade another harness's patches here: homefield run --agent preds:PREDICTIONS_FILE")
+    if any(t.services for t in tasks):
+        print("  Some tasks need services (their instances' homefield_services note says which): a SWE-bench "
+              "image must start them before the tests.")
     return 0

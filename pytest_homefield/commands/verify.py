@@ -11,7 +11,7 @@ its attempt unscored (``infra``) on which task. The attacks that write outside t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,26 +19,40 @@ import pytest
 
 from pytest_homefield.envs.builder import EnvBuildError, resolve_env
 from pytest_homefield.envs.declaration import declaration_at
+from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
+from pytest_homefield.sandbox.services import ServiceSpec
+from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
 
 __all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_verdict", "env_key_changes"]
 
 
-def drift_lines(root: Path, fingerprint: str, python: str | None = None) -> list[str]:
+def drift_lines(root: Path, fingerprint: str, python: str | None = None,
+                services: Sequence[Mapping[str, Any]] = ()) -> list[str]:
     """Differences between the environment a task was mined in (``.homefield/envs/<fp>.json``) and
-    the current one; ``[]`` when they match or the old description was not kept."""
-    if env_fingerprint(python) == fingerprint:
+    the current one (``python`` and the ``services:`` entries of the task's services now); ``[]`` when
+    they match or the old description was not kept."""
+    now = env_fingerprint(python, services=services)
+    if now == fingerprint:
         return []
     try:
         old = json.loads(HomefieldDir(root).env_file(fingerprint).read_text())
     except (OSError, ValueError):
-        return [f"environment fingerprint changed ({fingerprint} -> {env_fingerprint(python)}); "
+        return [f"environment fingerprint changed ({fingerprint} -> {now}); "
                 "the mining environment's description was not kept"]
-    return fingerprint_diff(old, env_description(python))
+    return fingerprint_diff(old, env_description(python, services=services))
+
+
+def _services(root: Path) -> tuple[ServiceSpec, ...]:
+    """The ``services:`` of ``root``'s ``.homefield.yml`` (none when it cannot be read)."""
+    try:
+        return resolve_settings(root, {}, mode="run").services
+    except ConfigError:
+        return ()
 
 
 def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:
@@ -150,6 +164,7 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False)
         t = tasks.get(r["task_id"])
         print(f"  {r['task_id']}  {r['outcome']:<13} {(t.subject if t else '')[:70]}")
         if t is not None:
-            for line in drift_lines(root, t.env_fingerprint, python_of(t.test_cmd))[:12]:
+            services = [s.to_dict() for s in _services(root) if s.name in t.services]
+            for line in drift_lines(root, t.env_fingerprint, python_of(t.test_cmd), services)[:12]:
                 print(f"      {line}")
     return 1

@@ -18,6 +18,10 @@ every value a string as the dataset stores them:
 ``PASS_TO_PASS``            JSON-encoded list of pytest node ids
 ==========================  =====================================================================
 
+A task verified with ``services:`` (docs/contracts.md §2) gets one more key after these,
+``homefield_services``: a note naming each service's command, readiness and ``env`` (``{port}``
+left for the harness to choose), since a SWE-bench image must start them itself before the tests.
+
 Instance ids end in ``__<task id>``, so :mod:`pytest_homefield.agents.predictions` matches a
 predictions file back to tasks whatever repository name was used.
 """
@@ -31,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import Task
+from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.store import write_atomic
 
-__all__ = ["FORMATS", "FIELDS", "repo_slug", "instance", "instances", "write_instances", "task_id_of"]
+__all__ = ["FORMATS", "FIELDS", "repo_slug", "instance", "instances", "write_instances", "task_id_of",
+           "services_note"]
 
 #: ``--format`` values: one JSON object a line, or one JSON array.
 FORMATS = ("swe-bench", "swe-bench-json")
@@ -54,9 +60,26 @@ def repo_slug(root: Path, remote_url: str | None) -> str:
     return Path(root).resolve().name
 
 
-def instance(task: Task, repo: str) -> dict[str, str]:
+def services_note(names: Sequence[str], specs: Sequence[ServiceSpec] = ()) -> str:
+    """``the tests need these services running: redis: `redis-server --port {port} …` (ready: tcp;
+    env REDIS_URL=redis://127.0.0.1:{port}/0)``: the note of a task verified with ``names``, each
+    described by its spec in ``specs`` when there is one (else by name only)."""
+    by_name = {s.name: s for s in specs}
+    parts = []
+    for name in names:
+        spec = by_name.get(name)
+        if spec is None:
+            parts.append(name)
+            continue
+        env = ", ".join(f"{k}={v}" for k, v in spec.env)
+        parts.append(f"{name}: `{spec.command}` (ready: {spec.ready}" + (f"; env {env}" if env else "") + ")")
+    return "the tests need these services running: " + "; ".join(parts)
+
+
+def instance(task: Task, repo: str, specs: Sequence[ServiceSpec] = ()) -> dict[str, str]:
     """The SWE-bench instance of ``task`` for repository ``repo`` (``owner/name`` or ``name``); keys
-    in :data:`FIELDS` order, every value a string."""
+    in :data:`FIELDS` order, every value a string, then ``homefield_services`` (:func:`services_note`
+    with ``specs``, the ``services:`` of the settings) when the task names services."""
     env = getattr(task, "env", None)
     version = str(env.get("key")) if isinstance(env, dict) and env.get("key") else "0"
     name = repo.rsplit("/", 1)[-1]
@@ -74,12 +97,15 @@ def instance(task: Task, repo: str) -> dict[str, str]:
         "PASS_TO_PASS": json.dumps(list(task.PASS_TO_PASS)),
         "environment_setup_commit": task.parent,
     }
-    return {k: record[k] for k in FIELDS}
+    out = {k: record[k] for k in FIELDS}
+    if getattr(task, "services", None):
+        out["homefield_services"] = services_note(task.services, specs)
+    return out
 
 
-def instances(tasks: Iterable[Task], repo: str) -> list[dict[str, str]]:
+def instances(tasks: Iterable[Task], repo: str, specs: Sequence[ServiceSpec] = ()) -> list[dict[str, str]]:
     """:func:`instance` of every task, in task order."""
-    return [instance(t, repo) for t in tasks]
+    return [instance(t, repo, specs) for t in tasks]
 
 
 def write_instances(rows: Sequence[dict[str, Any]], out: Path, fmt: str) -> Path:

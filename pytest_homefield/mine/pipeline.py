@@ -27,7 +27,15 @@ from typing import Any
 from pytest_homefield.envs.builder import EnvBuildError, Environment
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import RecordError, ScanError
-from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path, scan_path, write_meta
+from pytest_homefield.layout import (
+    HomefieldDir,
+    candidates_path,
+    results_path,
+    reused_path,
+    scan_path,
+    services_dir,
+    write_meta,
+)
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
@@ -50,6 +58,8 @@ __all__ = [
     "drop_summary",
     "setup_hint",
     "missing_modules_line",
+    "network_line",
+    "service_lines",
     "MineSession",
     "Verdict",
     "MAX_TASKS_REACHED",
@@ -90,6 +100,9 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
         mine = shard.select(c["commit"][:12] for c in candidates)
         candidates = [c for c in candidates if c["commit"][:12] in mine]
         meta["shard"] = str(shard)
+    if settings.services or settings.test_network != "none":
+        meta["services"] = [s.to_dict() for s in settings.services]
+        meta["test_network"] = settings.test_network
     write_meta(mine_dir, meta)
     if candidates:
         sandbox, fp = test_sandbox(settings), env_fingerprint(python_of(settings.test_cmd))
@@ -126,7 +139,7 @@ def test_sandbox(settings: Settings) -> str:
 
 
 def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd: str | None = None,
-                      setup_cmd: str | None = None) -> dict[str, Any]:
+                      setup_cmd: str | None = None, services_log: Path | None = None) -> dict[str, Any]:
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
     ``reason`` (``None`` = kept), ``detail``, counts, seconds, the candidate's ``verify_key``, and
@@ -134,7 +147,9 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
 
     With ``settings.env == "uv"`` both states run in the commit's environment
     (:func:`pytest_homefield.envs.stage.commit_env`, built or reused); the record then has ``env``
-    (``key``, ``built``, ``build_s``) and a build failure is ``setup_failed`` with uv's last line."""
+    (``key``, ``built``, ``build_s``) and a build failure is ``setup_failed`` with uv's last line.
+    The test runs get ``settings``' services and test-network ports (their logs in ``services_log``);
+    a drop whose sandboxed runs could not connect records ``network_hint``."""
     test_cmd = test_cmd or settings.test_cmd
     setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
     commit, parent = candidate["commit"], candidate["parent"]
@@ -164,6 +179,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         test_timeout_s=settings.test_timeout,
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
+        network=settings.network(services_log),
     )
     record: dict[str, Any] = {
         **base,
@@ -179,6 +195,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         record["verify_key"] = candidate["verify_key"]
     if ver.missing_modules:
         record["missing_modules"] = ver.missing_modules
+    if ver.network_hint:
+        record["network_hint"] = ver.network_hint
     if candidate.get("dependency_files"):
         record["dependency_files"] = list(candidate["dependency_files"])
     if environment is not None:
@@ -200,7 +218,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             test_cmd=test_cmd,
             setup_cmd=setup_cmd,
             env_fingerprint=_record_env(settings.root, str(environment.python) if environment is not None
-                                        else python_of(test_cmd)),
+                                        else python_of(test_cmd), [s.to_dict() for s in settings.services]),
             languages=_languages(candidate["source_files"]),
             diff_lines=diff_lines(gold_patch),
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
@@ -208,18 +226,19 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
             env=environment.record() if environment is not None else None,
+            services=[s.name for s in settings.services],
         )
         record["task"] = task.to_dict()
     return record
 
 
-def _record_env(root: Path, python: str | None) -> str:
-    """The environment fingerprint; its description is kept in ``.homefield/envs/<fp>.json`` so that
-    ``homefield verify`` can later say what drifted."""
-    fp = env_fingerprint(python)
+def _record_env(root: Path, python: str | None, services: Sequence[Mapping[str, Any]] = ()) -> str:
+    """The environment fingerprint (the interpreter's and the ``services``'); its description is kept in
+    ``.homefield/envs/<fp>.json`` so that ``homefield verify`` can later say what drifted."""
+    fp = env_fingerprint(python, services=services)
     path = HomefieldDir(root).env_file(fp)
     if not path.exists():
-        write_atomic(path, json.dumps(env_description(python), indent=1, sort_keys=True))
+        write_atomic(path, json.dumps(env_description(python, services=services), indent=1, sort_keys=True))
     return fp
 
 
@@ -280,6 +299,30 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
     return (f"Hint: {len(broken)} of {len(verified)} candidates could not collect their tests even at the commit "
             f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
+
+
+def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per service that did not start (``setup_failed`` records whose detail names it, the
+    message said once however many candidates it dropped)."""
+    failed: dict[str, int] = {}
+    for r in verified:
+        detail = str(r.get("detail") or "")
+        if r.get("reason") == "setup_failed" and detail.startswith("service '"):
+            failed[detail] = failed.get(detail, 0) + 1
+    return [f"Services: {detail} ({n} candidate{'s' if n != 1 else ''} dropped; homefield services --check "
+            "tries it alone)" for detail, n in failed.items()]
+
+
+def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Network: 3 candidates dropped because their tests could not connect: tests tried
+    127.0.0.1:6379: declare it under `services:` …'`` from the records' ``network_hint`` (the most
+    common hint quoted), else ``None``."""
+    hints = Counter(str(r["network_hint"]) for r in verified if r.get("network_hint"))
+    if not hints:
+        return None
+    n = sum(hints.values())
+    return (f"Network: {n} candidate{'s' if n != 1 else ''} dropped because the tests could not connect "
+            f"(test runs have no network in the sandbox): {hints.most_common(1)[0][0]}")
 
 
 def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None) -> str | None:
@@ -446,7 +489,7 @@ class MineSession:
         if prior is not None:
             record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""))
         else:
-            record = verify_and_record(candidate, self.settings)
+            record = verify_and_record(candidate, self.settings, services_log=services_dir(self.mine_dir))
         if record.get("task"):
             self._kept.add(str(record["commit"]))
         if record["reason"] is None:
@@ -505,6 +548,10 @@ class MineSession:
         hint = setup_hint(verified)
         if hint:
             lines.append(hint)
+        net = network_line(verified)
+        if net:
+            lines.append(net)
+        lines += service_lines(verified)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python)
         if missing:

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
+from pytest_homefield.sandbox.nethint import network_hint
+from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
     HOMEFIELD_DIR,
     apply_patch,
@@ -84,6 +86,9 @@ class Verification:
     parent run because their module failed to import or collect there (not a failing assertion).
     ``missing_modules``: modules a parent run could not import (``No module named 'x'`` in a
     collection error), sorted: a parent that fails for these is failing for its environment.
+    ``network_hint``: for a dropped candidate whose sandboxed runs could not connect (no network in
+    the sandbox), the addresses the tests tried and what to declare
+    (:func:`~pytest_homefield.sandbox.nethint.network_hint`), else ``None``.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -96,6 +101,7 @@ class Verification:
     runs: int = 0
     red_by_import_error: list[str] = field(default_factory=list)
     missing_modules: list[str] = field(default_factory=list)
+    network_hint: str | None = None
 
 
 def _state(run: TestRun, test_id: str) -> str | None:
@@ -300,6 +306,7 @@ def verify_candidate(
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
     sandbox: str = "none",
+    network: TestNetwork | None = None,
 ) -> Verification:
     """Verify that the commit's tests go red→green, stably.
 
@@ -320,7 +327,10 @@ def verify_candidate(
     setup and tests (default ``os.environ``). ``log_dir``: keep ``<state>-<k>/`` folders with
     ``setup.log``, ``tests.log`` and ``outcomes.jsonl`` there (default: discarded). ``sandbox``:
     ``"bwrap"`` runs each test run in bubblewrap (no network, the copy read-only; see
-    :func:`pytest_homefield.sandbox.testrun.run_tests`), ``"none"`` as it is.
+    :func:`pytest_homefield.sandbox.testrun.run_tests`), ``"none"`` as it is. ``network``: the
+    services and ports of the test runs (a service that cannot be had drops the candidate as
+    ``setup_failed`` with its log's last lines). A dropped candidate whose sandboxed runs could not
+    connect gets :attr:`Verification.network_hint`, also appended to its detail.
 
     Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo`` and
     ``ValueError`` for an unparseable ``test_cmd``; every other problem is a drop reason.
@@ -352,16 +362,20 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
-                r = run_tests(
-                    wd,
-                    test_cmd,
-                    list(select) if select is not None else list(runnable_tests),
-                    out_dir=out,
-                    timeout_s=run_timeout_s,
-                    test_timeout_s=test_timeout_s,
-                    env=env,
-                    sandbox=sandbox,
-                )
+                try:
+                    r = run_tests(
+                        wd,
+                        test_cmd,
+                        list(select) if select is not None else list(runnable_tests),
+                        out_dir=out,
+                        timeout_s=run_timeout_s,
+                        test_timeout_s=test_timeout_s,
+                        env=env,
+                        sandbox=sandbox,
+                        network=network,
+                    )
+                except ServiceError as exc:
+                    return Verification(reason="setup_failed", detail=str(exc))
                 return r if select is None else dataclasses.replace(r, selected=frozenset(select))
             finally:
                 shutil.rmtree(wd, ignore_errors=True)
@@ -384,7 +398,8 @@ def verify_candidate(
         commit_runs: list[TestRun] = []
 
         def done() -> Verification:
-            return _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+            v = _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+            return _with_network_hint(v, [*parent_runs, *commit_runs])
 
         # parent run 1, whole files: which ids are red
         r = run(parent_base, "parent", 1, None)
@@ -428,6 +443,18 @@ def verify_candidate(
         return done()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification:
+    """``v`` with :attr:`Verification.network_hint` (and its detail extended) when it is dropped and
+    the logs of its sandboxed runs (no network there) show connections the tests could not make."""
+    if v.reason is None:
+        return v
+    hint = network_hint([r.log_path for r in runs if r.sandbox != "none"])
+    if hint:
+        v.network_hint = hint
+        v.detail = f"{v.detail}; {hint}" if v.detail else hint
+    return v
 
 
 def _with_times(

@@ -51,7 +51,9 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
     ``test_files`` and ``runnable`` (sorted), ``test_cmd``, ``setup_cmd``, ``stability_runs``,
     ``run_timeout`` / ``test_timeout`` (s), ``sandbox`` (``"bwrap"``/``"none"``), ``env``
     (``fingerprint`` and the environment settings that exist), ``verify_version`` and ``reporter``
-    (:data:`REPORTER_DIGEST`)."""
+    (:data:`REPORTER_DIGEST`); with ``services:`` or ``--test-network`` ports also ``services`` (the
+    entries) and ``test_network`` (so a changed service command verifies again; without them the key is
+    what it was before services existed)."""
     env: dict[str, Any] = {"fingerprint": env_fingerprint}
     for name in ENV_SETTINGS:
         if hasattr(settings, name):
@@ -71,7 +73,17 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
         "env": env,
         "verify_version": VERIFY_VERSION,
         "reporter": REPORTER_DIGEST,
+        **_services_inputs(settings),
     }
+
+
+def _services_inputs(settings: Any) -> dict[str, Any]:
+    """The verification inputs of the services and the test network (empty without them)."""
+    services = [s.to_dict() for s in getattr(settings, "services", ())]
+    network = getattr(settings, "test_network", "none") or "none"
+    if not services and network == "none":
+        return {}
+    return {"services": services, "test_network": network}
 
 
 def verify_key(inputs: Mapping[str, Any]) -> str:

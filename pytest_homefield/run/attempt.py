@@ -10,6 +10,7 @@ grading failures (those become outcomes).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import os
@@ -48,6 +49,7 @@ from pytest_homefield.sandbox.limits import AgentFolders, Baseline, DiskWatch, W
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.proxy import FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
+from pytest_homefield.sandbox.services import Lease, ServiceError, TestNetwork, agent_lease
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
@@ -185,6 +187,8 @@ class AttemptSpec:
     graded: Callable[[Grade], None] | None = None
     #: what the agent may write (``--max-output-mb``, ``--max-file-mb``, ``--max-workspace-mb``)
     limits: WriteLimits = field(default_factory=WriteLimits)
+    #: the services and ports of the hidden tests' runs (``services:``, ``--test-network``)
+    network: TestNetwork | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -246,7 +250,7 @@ class AgentSandbox:
 def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path, box: Path, env: dict[str, str],
                   sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
                   hook: SandboxHook | None = None, proxy_log: Path | None = None,
-                  tmpfs_bytes: int | None = None) -> AgentSandbox:
+                  tmpfs_bytes: int | None = None, services: Lease | None = None) -> AgentSandbox:
     """Prepare the sandbox of one attempt of ``agent`` (``backend``: from :meth:`Sandboxes.for_agent`,
     or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
     workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
@@ -260,8 +264,10 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     default) with a backend that relays (bubblewrap), a :class:`FilteringProxy` allowing the agent's
     ``provider_hosts(env)`` and ``sandbox.allow_hosts``, logging to ``proxy_log`` (the attempt's
     ``proxy.log``), with those of its hosts that are this machine's loopback ports relayed directly.
-    ``tmpfs_bytes``: the size of bubblewrap's private ``/tmp`` and ``/dev/shm``. Raises
-    :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
+    ``tmpfs_bytes``: the size of bubblewrap's private ``/tmp`` and ``/dev/shm``.
+    ``services``: the agent's own service instances (:func:`~pytest_homefield.sandbox.services.agent_lease`),
+    whose ports are relayed too when the agent has no shared network.
+    Raises :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
     chosen = backend_named(backend, hook)
     tmpdir, home = box / "tmp", box / "home"
     if chosen.confines:
@@ -273,13 +279,16 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     extra = getattr(agent, "sandbox_paths", None)
     ro_paths = [*python_paths([sys.executable, "python", *pythons]), *package_paths(),
                 *(extra(env) if callable(extra) else [])]
-    ports = sandbox.loopback_ports
+    own = services if services is not None and not sandbox.shared_network else Lease()
+    ports: tuple[int, ...] = tuple(sandbox.loopback_ports)
     proxy: FilteringProxy | None = None
     if sandbox.allowlist and chosen.relays:
         allowed = sandbox.agent_allowlist(provider_hosts_of(agent, env))
-        ports = allowed.loopback_ports()
+        ports = tuple(allowed.loopback_ports())
         proxy = FilteringProxy(allowed, proxy_log)
-    relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"))  # owner-named: swept
+    ports = tuple(dict.fromkeys([*ports, *own.ports]))
+    relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"),  # owner-named: swept
+                       targets=own.targets)
              if (ports or proxy is not None) and chosen.relays else None)
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
@@ -342,14 +351,20 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
     base["test_sandbox"] = test_backend.configured
     env = _agent_env(spec, prompt, tmpdir)
+    own_services = contextlib.ExitStack()  # an agent that runs commands gets service instances of its own
     try:
+        lease = own_services.enter_context(agent_lease(spec.network, caps.runs_commands(spec.allow_shell),
+                                                       relays=backend.relays and not spec.sandbox.shared_network))
+        env.update(lease.env)
         sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
                            pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], proxy_log=art / "proxy.log",
-                           tmpfs_bytes=spec.limits.total_bytes)
-    except OSError as exc:  # the client's configuration could not be copied into the fresh HOME
+                           tmpfs_bytes=spec.limits.total_bytes, services=lease)
+    except (OSError, ServiceError) as exc:  # the client's configuration could not be copied, a service failed
+        own_services.close()
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
-        return Result(**base, outcome="infra", error=f"cannot prepare the sandbox: {_one_line(exc)}",
+        what = "the agent's services" if isinstance(exc, ServiceError) else "the sandbox"
+        return Result(**base, outcome="infra", error=f"cannot prepare {what}: {_one_line(exc)}",
                       finished_at=_now())
     # what the agent may write: its workspace, TMPDIR and (when confined) its fresh HOME
     folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None)
@@ -372,6 +387,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
     finally:
         sb.close()
+        own_services.close()
     wall = time.monotonic() - t0
     fault = watch.stopped or getattr(check_folders(folders, spec.limits, baseline), "reason", None)
     if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
@@ -405,7 +421,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                       test_globs=spec.test_globs, sandbox=test_backend, env=grading_env(spec, cache.repo),
-                      flaky=frozenset(spec.flaky_p2p))
+                      flaky=frozenset(spec.flaky_p2p), network=spec.network)
             if spec.graded is not None:
                 spec.graded(g)
             if g.test_sandbox is not None:  # the hook, when it wrapped the hidden tests

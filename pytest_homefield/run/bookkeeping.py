@@ -43,6 +43,13 @@ def pick_run_id(runs_root: Path, *, run_id: str | None, resume: bool, new_id: st
     return new_id
 
 
+def _services_meta(settings: Any) -> dict[str, Any]:
+    """``services`` (the ``services:`` entries) and ``test_network`` for ``meta.json``, when either is set."""
+    services = [s.to_dict() for s in getattr(settings, "services", ())]
+    network = getattr(settings, "test_network", "none") or "none"
+    return {"services": services, "test_network": network} if services or network != "none" else {}
+
+
 def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_digest: str, task_ids: Sequence[str],
                created_at: str, settings: Any, sandbox: dict[str, Any] | None = None) -> dict[str, Any]:
     """The ``meta.json`` document: agents (name, spec, version, model, simulated, hinted), attempts,
@@ -72,6 +79,7 @@ def build_meta(*, run_id: str, agents: Sequence[Any], attempts: int, tasks_diges
         "limits": {"timeout_s": settings.timeout, "budget_usd": settings.budget,
                    "attempt_budget_usd": settings.attempt_budget, "allow_shell": settings.allow_shell},
         **({"sandbox": sandbox} if sandbox is not None else {}),
+        **_services_meta(settings),
         "cut_short": None,
     }
 

@@ -40,6 +40,7 @@ from pytest_homefield.run.changes import (
     tree_changes,
 )
 from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import run_tests
@@ -285,6 +286,7 @@ def grade(
     sandbox: str | SandboxBackend = "none",
     env: Mapping[str, str] | None = None,
     flaky: Collection[str] = (),
+    network: TestNetwork | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -306,6 +308,9 @@ def grade(
     process environment for the hidden tests and the control run (default ``os.environ``; with
     ``--env uv`` the commit's environment, bound read-only into the sandbox). ``flaky``: PASS_TO_PASS
     ids left out of the regression check (the run's frozen flaky ids, docs/contracts.md §7).
+    ``network``: the services of the test runs (worker-scope ones reset first, so no attempt sees
+    another's state) and the ports relayed into the sandbox; a service that cannot be had is ``infra``
+    with its log's last lines.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -331,8 +336,12 @@ def grade(
             g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
-        run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
-                        test_timeout_s=test_timeout_s, sandbox=sandbox, env=env)
+        try:
+            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
+                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
+        except ServiceError as exc:
+            g.outcome, g.error = "infra", str(exc)
+            return g
         g.test_s, g.test_sandbox = run.wall_s, run.sandbox
         if run.timed_out:
             g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
@@ -343,8 +352,13 @@ def grade(
             control_dir = Path(tmp) / "control"
             control = copy_tree(pristine, control_dir / "w")
             apply_patch(control, task.test_patch)
-            ctl = run_tests(control, test_cmd or task.test_cmd, targets, out_dir=control_dir / "out",
-                            timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env)
+            try:
+                ctl = run_tests(control, test_cmd or task.test_cmd, targets, out_dir=control_dir / "out",
+                                timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                                network=network)
+            except ServiceError as exc:
+                g.outcome, g.error = "infra", str(exc)
+                return g
             if _run_completes(ctl):
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "

@@ -23,7 +23,7 @@ from typing import Any
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings, provider_of
 from pytest_homefield.errors import RunError
-from pytest_homefield.layout import HomefieldDir, attempt_dir
+from pytest_homefield.layout import HomefieldDir, attempt_dir, services_dir
 from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import cap_retries
@@ -261,7 +261,7 @@ class AttemptRunner:
             test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
             sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
-            flaky_p2p=list(self.flaky.get(task.id, ())),
+            flaky_p2p=list(self.flaky.get(task.id, ())), network=s.network(services_dir(self.folder("base"))),
             limits=WriteLimits.from_mb(s.max_output_mb, s.max_file_mb, s.max_workspace_mb),
         )
 

@@ -292,7 +292,8 @@ def probe(bwrap: str | None = None) -> str:
 
 
 def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
-                   python: str | None = None, bwrap: str | None = None) -> list[str]:
+                   python: str | None = None, bwrap: str | None = None,
+                   ro_extra: Sequence[Path] = ()) -> list[str]:
     """``argv`` wrapped in bubblewrap for a test run (docs/contracts.md §7): no network; ``workdir``
     (the grading or mining copy), the interpreter of ``python`` looked up on ``env``'s ``PATH`` (see
     :func:`~pytest_homefield.sandbox.bwrap.python_paths`), the virtual environment ``env`` names in
@@ -301,11 +302,11 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     command names by absolute path read-only; ``out_dir`` (outcomes, log, pytest cache) read-write;
     ``/tmp`` a private tmpfs holding ``TMPDIR`` and ``HOME``. Nothing else is writable: an environment
     shared by every task is never changed by a test run. ``bwrap``: the executable (default: the one
-    :func:`probe` checked). Raises
+    :func:`probe` checked). ``ro_extra``: more paths bound read-only (the services' relay sockets). Raises
     :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
     exe = bwrap or probe()
     pythons = _test_pythons(env, python)
-    ro = [Path(workdir), *tests_ro_paths(argv, env=env, python=python)]
+    ro = [Path(workdir), *tests_ro_paths(argv, env=env, python=python), *ro_extra]
     inner = dict(env)
     inner.update(TMPDIR="/tmp/hf-tmp", HOME="/tmp/hf-home")
     first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]

@@ -19,7 +19,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 __all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_diff"]
@@ -54,13 +54,17 @@ _normalise: Callable[[str], str] = _PROBE_NAMESPACE["normalise"]
 _describe_here: Callable[[], dict[str, Any]] = _PROBE_NAMESPACE["describe"]
 
 
-def env_description(python: str | None = None, *, exclude: Collection[str] = ()) -> dict[str, Any]:
+def env_description(python: str | None = None, *, exclude: Collection[str] = (),
+                    services: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """Describe the environment of ``python`` (an executable path; default: the running one).
 
     Shape: ``{"python": "3.11.9", "implementation": "cpython", "platform": "linux-x86_64",
     "distributions": {"numpy": "1.26.4", ...}}`` with PEP 503 names, sorted. ``exclude`` drops
     distributions by name, e.g. the project under test whose setuptools-scm version changes with
-    every commit. Raises ``RuntimeError`` if the other interpreter cannot run the probe (60 s limit).
+    every commit. ``services``: the ``services:`` entries the tests need
+    (:meth:`~pytest_homefield.sandbox.services.ServiceSpec.to_dict`), kept under ``"services"`` (name →
+    entry) when there are any. Raises ``RuntimeError`` if the other interpreter cannot run the probe
+    (60 s limit).
     """
     if python is None or os.path.abspath(python) == os.path.abspath(sys.executable):
         desc = _describe_here()
@@ -84,23 +88,31 @@ def env_description(python: str | None = None, *, exclude: Collection[str] = ())
     if exclude:
         dropped = {_normalise(name) for name in exclude}
         desc["distributions"] = {k: v for k, v in desc["distributions"].items() if k not in dropped}
+    if services:
+        desc["services"] = {str(sv["name"]): dict(sv) for sv in services}
     return desc
 
 
 def fingerprint_of(desc: dict[str, Any]) -> str:
     """The fingerprint of an :func:`env_description` result: sha256 (first 16 hex digits) of
     ``"<implementation> <python>\\n"`` followed by ``name==version`` lines, names normalised and
-    sorted. The platform is described but not hashed (docs/contracts.md §6: interpreter and distributions)."""
+    sorted, then ``service <name> <entry as sorted JSON>`` lines for the services the tests need (none:
+    the same fingerprint as before services existed). The platform is described but not hashed
+    (docs/contracts.md §6: interpreter, distributions and services)."""
     dists = {_normalise(name): version for name, version in desc.get("distributions", {}).items()}
     lines = [f"{desc.get('implementation', 'cpython')} {desc['python']}"]
     lines += [f"{name}=={dists[name]}" for name in sorted(dists)]
+    services = desc.get("services") or {}
+    lines += [f"service {name} {json.dumps(services[name], sort_keys=True)}" for name in sorted(services)]
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:16]
 
 
-def env_fingerprint(python: str | None = None, *, exclude: Collection[str] = ()) -> str:
+def env_fingerprint(python: str | None = None, *, exclude: Collection[str] = (),
+                    services: Sequence[Mapping[str, Any]] = ()) -> str:
     """16 hex digits identifying the interpreter version and installed distributions of ``python``
-    (default: the running interpreter); see :func:`fingerprint_of` and :func:`env_description`."""
-    return fingerprint_of(env_description(python, exclude=exclude))
+    (default: the running interpreter) and the ``services`` the tests need; see :func:`fingerprint_of`
+    and :func:`env_description`."""
+    return fingerprint_of(env_description(python, exclude=exclude, services=services))
 
 
 def fingerprint_diff(old_desc: dict[str, Any], new_desc: dict[str, Any]) -> list[str]:
@@ -122,4 +134,12 @@ def fingerprint_diff(old_desc: dict[str, Any], new_desc: dict[str, Any]) -> list
             lines.append(f"+ {name} {new_d[name]}")
         elif old_d[name] != new_d[name]:
             lines.append(f"{name} {old_d[name]} -> {new_d[name]}")
+    old_s, new_s = old_desc.get("services") or {}, new_desc.get("services") or {}
+    for name in sorted(old_s.keys() | new_s.keys()):
+        if name not in new_s:
+            lines.append(f"- service {name}")
+        elif name not in old_s:
+            lines.append(f"+ service {name}: {new_s[name].get('command')}")
+        elif old_s[name] != new_s[name]:
+            lines.append(f"service {name} changed: {old_s[name].get('command')} -> {new_s[name].get('command')}")
     return lines

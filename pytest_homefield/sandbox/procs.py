@@ -42,7 +42,8 @@ from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 
 __all__ = ["ProcResult", "run_process", "kill_tree", "die_with_parent", "install_stop_handler", "stop_all",
-           "REAPER", "guard_session", "signal_processes", "run_agent", "CappedSink"]
+           "REAPER", "guard_session", "signal_processes", "run_agent", "CappedSink", "spawn_process",
+           "stop_process"]
 
 #: Seconds between SIGTERM and SIGKILL when a process tree is stopped on timeout.
 KILL_GRACE_S = 2.0
@@ -397,6 +398,56 @@ def _wait_watched(proc: subprocess.Popen[bytes], timeout_s: float | None,
         reason = watch()
         if reason is not None:
             return None, reason
+
+
+def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str],
+                  stdout_path: Path) -> subprocess.Popen[bytes]:
+    """Start ``cmd`` under the reaper in a new session and return at once: a long-lived process (a
+    service of docs/contracts.md §2 ``services:``) that the caller stops with :func:`stop_process`.
+    stdout and stderr go to ``stdout_path`` (appended). Until then it is one of the commands
+    :func:`stop_all` stops, and the reaper kills its whole tree when this process dies (SIGKILL too).
+    Raises ``OSError`` when the program cannot be started."""
+    rfd, wfd = os.pipe()
+    with open(stdout_path, "ab") as out:
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--",
+                 *cmd], cwd=str(cwd), env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(wfd,))
+        except BaseException:
+            os.close(rfd)
+            os.close(wfd)
+            raise
+    os.close(wfd)
+    with os.fdopen(rfd, "rb") as status_pipe:
+        started = status_pipe.read()
+    if started != b"ok":
+        proc.wait()
+        errno_ = int(started[1:] or b"2") if started.startswith(b"E") else 2
+        raise OSError(errno_, f"{os.strerror(errno_)}: {cmd[0]!r}", cmd[0])
+    with _live_lock:
+        _live.add(proc)
+    return proc
+
+
+def stop_process(proc: subprocess.Popen[bytes], *, grace_s: float = KILL_GRACE_S) -> int | None:
+    """Stop a process of :func:`spawn_process` and its whole tree (``SIGTERM``, then ``SIGKILL``
+    after the reaper's grace of :data:`KILL_GRACE_S` s; ``grace_s`` 0: ``SIGKILL`` at once) and
+    wait for it. Returns its exit status (``None`` when it could not be waited for)."""
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM if grace_s > 0 else signal.SIGINT)
+        try:
+            return proc.wait(timeout=KILL_GRACE_S + 5)
+        except subprocess.TimeoutExpired:
+            kill_tree(proc.pid, grace_s=0)
+            try:
+                return proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                return None
+    finally:
+        with _live_lock:
+            _live.discard(proc)
 
 
 def wait_exit(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:

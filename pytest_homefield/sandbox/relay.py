@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["HostRelay", "inside_argv", "main"]
@@ -87,7 +87,8 @@ _MAX_SOCKET_PATH = 100
 
 
 class HostRelay:
-    """The host half: ``FOLDER/PORT.sock`` → ``host:PORT`` for each port in ``ports``.
+    """The host half: ``FOLDER/PORT.sock`` → ``host:PORT`` for each port in ``ports`` (``host:TARGET``
+    when ``targets`` maps ``PORT`` to another port: the inside half still listens on ``PORT``).
 
     :meth:`start` (once; later calls do nothing) creates the folder and the listening sockets (raises
     ``OSError``); a ``folder`` whose socket paths would be too long for a Unix socket is replaced by a
@@ -97,8 +98,10 @@ class HostRelay:
     the sockets (connections in flight end with their peers)."""
 
     def __init__(self, ports: Sequence[int], folder: Path, host: str = "127.0.0.1", *,
-                 fallback: Callable[[], Path] | None = None) -> None:
+                 fallback: Callable[[], Path] | None = None, targets: Mapping[int, int] | None = None) -> None:
         self.ports = tuple(ports)
+        #: inside port → host port where they differ (a service the tests expect at a fixed port)
+        self.targets = dict(targets or {})
         self.folder = Path(folder)
         self._fallback = fallback or (lambda: Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp")))
         self.host = host
@@ -128,7 +131,7 @@ class HostRelay:
             listener.listen(64)
             self._listeners.append(listener)
 
-            def connect(port: int = port) -> socket.socket:
+            def connect(port: int = self.targets.get(port, port)) -> socket.socket:
                 return socket.create_connection((self.host, port), timeout=30)
 
             threading.Thread(target=_serve, args=(listener, connect, self._stop), daemon=True).start()

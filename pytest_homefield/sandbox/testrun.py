@@ -45,6 +45,7 @@ caller's session are removed: ``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -62,6 +63,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.services import TestNetwork, run_network
 
 __all__ = [
     "TestRun",
@@ -245,6 +247,7 @@ def run_tests(
     test_timeout_s: float | None = None,
     env: Mapping[str, str] | None = None,
     sandbox: str | SandboxBackend = "none",
+    network: TestNetwork | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -257,9 +260,12 @@ def run_tests(
     :class:`~pytest_homefield.sandbox.backends.SandboxBackend` that wraps the command (its
     ``wrap_tests``; bubblewrap: :func:`sandboxed_argv`, no network, ``workdir`` read-only, only
     ``out_dir`` and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
-    run's ``sandbox`` is the name of the backend that wrapped it.
+    run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
+    needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
+    it may reach, relayed into a sandbox that has no network.
 
-    Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd``. A command
+    Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
+    :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
     that cannot be started gives a run with ``exit_code`` 127 and ``error`` set.
     """
     workdir = Path(workdir)
@@ -275,11 +281,16 @@ def run_tests(
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     channel = OutcomeChannel() if junit is None else None
+    backend = backend_named(sandbox)
+    services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:
+        service_env, relay = services.enter_context(run_network(network, relays=backend.relays,
+                                                                folder=out_dir / "net"))
+        run_env.update(service_env)
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
-        wrapped = backend_named(sandbox).wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir,
-                                                                            python=argv[0]))
+        wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
+                                                            relay=relay))
         start = time.monotonic()
         try:
             proc = run_process(
@@ -295,6 +306,7 @@ def run_tests(
             log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
             exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
     finally:
+        services.close()
         data = channel.close() if channel is not None else b""
     if junit is not None:
         parsed = read_junit(junit)

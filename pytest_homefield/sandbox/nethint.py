@@ -1,0 +1,69 @@
+"""The hint when the network is the cause (docs/contracts.md §7 "Services"): test runs that failed inside
+a sandbox without a network, read from their logs. :func:`tried_addresses` finds the ``host:port`` a log
+shows its tests could not reach (connection refused, unreachable, no such name: the wording of
+redis-py, urllib3/requests, libpq and tracebacks); :func:`network_hint` makes the one line a drop's
+detail and the mine summary show: ``tests tried 127.0.0.1:6379: declare it under `services:` or pass
+`--test-network loopback:6379```.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["tried_addresses", "network_hint"]
+
+#: Errors of a connection the tests could not make (refused, unreachable, no such name).
+_NET_ERRORS = re.compile(r"Connection refused|Errno 111|Errno 101|Network is unreachable|Name or service not known|"
+                         r"Temporary failure in name resolution|Errno -[23]\b|nodename nor servname|"
+                         r"Cannot assign requested address|ConnectionRefusedError", re.I)
+_HOST = r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[?::1\]?|[A-Za-z][\w.-]*\.[A-Za-z]{2,}|[a-z][\w-]*)"
+_ADDRESS_PATTERNS = (
+    re.compile(r"host='(?P<host>[^']+)', port=(?P<port>\d{1,5})"),            # urllib3 / requests
+    re.compile(r"server at \"(?P<host>[^\"]+)\"(?: \([^)]*\))?, port (?P<port>\d{1,5})"),  # libpq
+    re.compile(r"\(['\"](?P<host>[\w.:-]+)['\"],\s*(?P<port>\d{1,5})\)"),  # ("127.0.0.1", 6379) in a traceback
+    re.compile(r"(?:connecting to|connect to|to) " + _HOST + r":(?P<port>\d{1,5})"),  # redis-py, many clients
+    re.compile(r"(?:redis|rediss|postgres(?:ql)?|mysql|amqp|mongodb|https?)://(?:[^@/\s]*@)?" + _HOST
+               + r":(?P<port>\d{1,5})"),
+    re.compile(r"\b(?P<host>localhost|127\.0\.0\.1|\[::1\]):(?P<port>\d{1,5})\b"),
+)
+
+
+def tried_addresses(text: str) -> list[str]:
+    """The ``host:port`` addresses a test log shows its tests could not reach, in order of first
+    mention; empty when the log has no connection or name-resolution error."""
+    if not _NET_ERRORS.search(text):
+        return []
+    out: dict[str, None] = {}
+    for pattern in _ADDRESS_PATTERNS:
+        for m in pattern.finditer(text):
+            port = int(m.group("port"))
+            if 0 < port < 65536:
+                out.setdefault(f"{m.group('host')}:{port}")
+    return list(out)
+
+
+def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | None:
+    """The one-line hint for test runs that failed in a sandbox without a network: which addresses
+    their logs (``tests.log`` paths) show the tests tried, and what to declare. ``None`` when the logs
+    show no connection error. A run whose tests could not connect but name no address gets the
+    general line."""
+    addresses: dict[str, None] = dict.fromkeys(extra)
+    failed = False
+    for path in logs:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if _NET_ERRORS.search(text):
+            failed = True
+            addresses.update(dict.fromkeys(tried_addresses(text)))
+    if not failed and not addresses:
+        return None
+    if not addresses:
+        return ("the tests could not connect (test runs have no network in the sandbox): declare the servers "
+                "they need under `services:` or pass `--test-network loopback:PORT`")
+    ports = sorted({a.rpartition(":")[2] for a in addresses}, key=int)
+    return (f"tests tried {', '.join(addresses)}: declare it under `services:` or pass "
+            f"`--test-network loopback:{','.join(ports)}`")

@@ -1,0 +1,468 @@
+"""Services that test runs need (``services:`` and ``test_network`` in ``.homefield.yml``,
+``--test-network loopback:PORT[,PORT…]``; docs/contracts.md §2, §7).
+
+A :class:`ServiceSpec` is one named command homefield starts and stops itself (a ``redis-server``, a
+PostgreSQL): ``{port}`` in its ``command``, ``ready``, ``env`` and ``reset`` is replaced by a free TCP
+port of ``127.0.0.1`` chosen for each instance. A :class:`ServicePool` holds the instances of one
+process (one pytest-xdist worker, or the session at ``-n 0``):
+
+* ``scope: worker`` (the default): one instance per process, started at the first test run, and
+  ``reset`` (when given) before every later run, so no state of one attempt's grading is seen by the
+  next; an instance that died is started again;
+* ``scope: run``: a fresh instance for each test run, stopped when the run ends.
+
+Every instance runs under the reaper (:func:`~pytest_homefield.sandbox.procs.spawn_process`): Ctrl-C,
+``SIGTERM`` or ``SIGKILL`` of homefield leaves none behind. Its output goes to
+``LOG_DIR/<name>-<pid>-<port>.log`` (the mine or run folder's ``services/``). Readiness: ``ready:
+tcp`` waits until the port accepts a connection, any other ``ready`` is a shell command that exits
+0 once the service is ready; both within ``timeout`` seconds (default 30). A service that does not
+start or get ready raises :class:`ServiceError` with the last lines of its log; the pool remembers it
+and raises the same error for every later run without trying again (the session says so once).
+
+A :class:`Lease` (:meth:`ServicePool.lease`) is what one test run gets: the variables of each
+service's ``env`` and the ports the run may reach: the services' and those of ``--test-network
+loopback:…`` (servers the user runs). A sandboxed test run has no network; those ports, and no
+others, are carried in by the loopback relay (:mod:`.relay`, see :func:`run_network`).
+
+:mod:`.nethint` reads the logs of test runs that failed inside a sandbox without a network and names
+the addresses the tests tried.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
+from pytest_homefield.sandbox.relay import HostRelay
+from pytest_homefield.sandbox.tempdirs import mkdtemp
+
+__all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
+           "parse_services", "parse_test_network", "free_port", "pool_for", "close_pools", "run_network",
+           "services_digest", "check_services", "agent_lease"]
+
+SCOPES = ("worker", "run")
+#: Keys of one ``services.<name>`` entry.
+SERVICE_KEYS = ("command", "ready", "env", "reset", "scope", "timeout", "port")
+#: Lines of a service's log quoted when it does not start.
+LOG_TAIL = 5
+
+
+class ServiceError(RuntimeError):
+    """A service did not start, did not get ready, or its reset failed; the message is one line
+    (the service, what happened, the last lines of its log joined by `` | ``)."""
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """One ``services.<name>`` entry. ``command``: a shell command (``/bin/sh -c``) that runs the
+    server in the foreground; ``ready``: ``tcp`` or a shell command exiting 0 when ready; ``env``:
+    variables set in the test run (sorted pairs); ``reset``: a shell command run before each later
+    test run of a ``worker`` instance (``None``: none); ``scope``: ``worker`` or ``run``;
+    ``timeout_s``: seconds for it to get ready and for ``ready``/``reset`` commands. ``port``: the fixed
+    port the tests expect the service at (``Redis()`` meaning ``localhost:6379``), or ``None``: in a
+    sandbox the instance still gets a free port and the relay carries the fixed one to it, so every
+    worker has its own; without a sandbox the instance listens on the fixed port itself (one process
+    at a time can)."""
+
+    name: str
+    command: str
+    ready: str = "tcp"
+    env: tuple[tuple[str, str], ...] = ()
+    reset: str | None = None
+    scope: str = "worker"
+    timeout_s: float = 30.0
+    port: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as recorded (``meta.json``, the verification key): every field, ``env`` a mapping
+        (``port`` only when set, so entries without one record what they did before it existed)."""
+        out = {"name": self.name, "command": self.command, "ready": self.ready, "env": dict(self.env),
+               "reset": self.reset, "scope": self.scope, "timeout": self.timeout_s}
+        return out if self.port is None else {**out, "port": self.port}
+
+    def env_for(self, port: int) -> dict[str, str]:
+        """``env`` with ``{port}`` replaced."""
+        return {k: fill(v, port) for k, v in self.env}
+
+
+def fill(text: str, port: int) -> str:
+    """``text`` with every ``{port}`` replaced by ``port``."""
+    return text.replace("{port}", str(port))
+
+
+def parse_services(data: object) -> tuple[ServiceSpec, ...]:
+    """The ``services:`` mapping of ``.homefield.yml`` as specs, in its order (``None``: none).
+    Raises ``ValueError`` with one line naming the key for an unknown key, a missing ``command``, a
+    wrong type, a ``scope`` other than ``worker``/``run`` or a ``timeout`` that is not above 0."""
+    if data is None:
+        return ()
+    if not isinstance(data, Mapping):
+        raise ValueError("key 'services' must be a mapping of service names")
+    out = []
+    for name, body in data.items():
+        key = f"services.{name}"
+        if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
+            raise ValueError(f"key {key!r}: service names must match [A-Za-z0-9_.-]+")
+        if isinstance(body, str):
+            body = {"command": body}
+        if not isinstance(body, Mapping):
+            raise ValueError(f"key {key!r} must be a mapping with a command")
+        unknown = sorted(set(body) - set(SERVICE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown key '{key}.{unknown[0]}' (use {', '.join(SERVICE_KEYS)})")
+        for k in ("command", "ready", "reset", "scope"):
+            if k in body and body[k] is not None and not isinstance(body[k], str):
+                raise ValueError(f"key '{key}.{k}' must be a string, got {body[k]!r}")
+        if not body.get("command"):
+            raise ValueError(f"key '{key}.command' is required")
+        env = body.get("env") or {}
+        if not isinstance(env, Mapping) or not all(isinstance(k, str) and isinstance(v, (str, int))
+                                                   for k, v in env.items()):
+            raise ValueError(f"key '{key}.env' must be a mapping of variable names to strings")
+        scope = body.get("scope") or "worker"
+        if scope not in SCOPES:
+            raise ValueError(f"key '{key}.scope' {scope!r}: use worker or run")
+        port = body.get("port")
+        if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 0 < port < 65536):
+            raise ValueError(f"key '{key}.port' must be a TCP port (1-65535), got {port!r}")
+        timeout = body.get("timeout", 30.0)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
+            raise ValueError(f"key '{key}.timeout' must be a number of seconds above 0, got {timeout!r}")
+        out.append(ServiceSpec(name=name, command=body["command"], ready=body.get("ready") or "tcp",
+                               env=tuple(sorted((k, str(v)) for k, v in env.items())),
+                               reset=body.get("reset") or None, scope=scope, timeout_s=float(timeout),
+                               port=port))
+    return tuple(out)
+
+
+def parse_test_network(value: str | None) -> tuple[int, ...]:
+    """The host ports of ``--test-network``: ``none`` (or ``None``) → ``()``, ``loopback:6379,5432`` →
+    ``(6379, 5432)``. Raises ``ValueError`` with one line for anything else."""
+    if value in (None, "", "none"):
+        return ()
+    kind, _, rest = str(value).partition(":")
+    if kind == "loopback" and rest:
+        try:
+            ports = tuple(int(p) for p in rest.split(","))
+        except ValueError:
+            ports = ()
+        if ports and all(0 < p < 65536 for p in ports):
+            return tuple(dict.fromkeys(ports))
+    raise ValueError(f"{value!r}: use none or loopback:PORT[,PORT...] (TCP ports of this machine's 127.0.0.1 "
+                     "that test runs may reach)")
+
+
+def services_digest(specs: Sequence[ServiceSpec], ports: Sequence[int] = ()) -> str | None:
+    """A short digest of the services and test-network ports (``None`` when there are none): part of
+    the verification key and the environment fingerprint, so a changed service command verifies again."""
+    if not specs and not ports:
+        return None
+    blob = json.dumps({"services": [s.to_dict() for s in specs], "ports": list(ports)}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def free_port() -> int:
+    """A TCP port of ``127.0.0.1`` that nothing listens on now (the kernel's choice)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _tail(path: Path, n: int = LOG_TAIL) -> str:
+    try:
+        lines = [x.strip() for x in path.read_text(encoding="utf-8", errors="replace").splitlines() if x.strip()]
+    except OSError:
+        return ""
+    return " | ".join(lines[-n:])[:600]
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@dataclass
+class Instance:
+    """One running service: ``spec``, its ``port`` on the host, ``log`` path and the reaper's process;
+    ``inside``: the port the tests reach it at (``port`` unless the relay maps ``spec.port`` to it)."""
+
+    spec: ServiceSpec
+    port: int
+    log: Path
+    proc: subprocess.Popen[bytes] | None = None
+    inside: int | None = None
+
+    @property
+    def address(self) -> int:
+        """The port the tests use: ``inside`` when set, else ``port``."""
+        return self.inside if self.inside is not None else self.port
+
+    def _fail(self, what: str) -> ServiceError:
+        tail = _tail(self.log)
+        return ServiceError(f"service {self.spec.name!r} {what}" + (f"; its log ({self.log}): {tail}" if tail
+                                                                  else f"; its log {self.log} is empty"))
+
+    def _shell(self, command: str, log_name: str) -> int | None:
+        """Run ``command`` (``{port}`` filled) under the reaper; its exit status (``None``: timed out).
+        Its output is appended to the service's log."""
+        with open(self.log, "a", encoding="utf-8") as f:
+            f.write(f"--- homefield: {log_name}: {fill(command, self.port)}\n")
+        side = self.log.with_suffix(f".{log_name}.tmp")
+        try:
+            res = run_process(["/bin/sh", "-c", fill(command, self.port)], cwd=self.log.parent, env=os.environ,
+                              timeout_s=self.spec.timeout_s, stdout_path=side, stderr_path=None)
+        finally:
+            with contextlib.suppress(OSError), open(self.log, "ab") as f:
+                f.write(side.read_bytes())
+            side.unlink(missing_ok=True)
+        return res.exit_code
+
+    def start(self) -> Instance:
+        """Start the command and wait until it is ready (``spec.timeout_s``). Raises
+        :class:`ServiceError` (the instance stopped) when it cannot start, exits or is not ready in time."""
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "a", encoding="utf-8") as f:
+            f.write(f"--- homefield: start on port {self.port}: {fill(self.spec.command, self.port)}\n")
+        if _port_open(self.port):  # else `ready: tcp` would take another server (another worker's) for this one
+            raise self._fail(f"cannot start: port {self.port} of 127.0.0.1 is already in use (a fixed port "
+                             "without a sandbox serves one process: run with -n 0 or in the sandbox)")
+        try:
+            self.proc = spawn_process(["/bin/sh", "-c", "exec " + fill(self.spec.command, self.port)],
+                                      cwd=self.log.parent, env=os.environ, stdout_path=self.log)
+        except OSError as exc:
+            raise self._fail(f"could not be started: {exc}") from None
+        deadline = time.monotonic() + self.spec.timeout_s
+        while True:
+            code = self.proc.poll()
+            if code is not None:
+                self.stop()
+                raise self._fail(f"exited with status {code} before it was ready")
+            if self.spec.ready == "tcp":
+                if _port_open(self.port):
+                    return self
+            elif self._shell(self.spec.ready, "ready") == 0:
+                return self
+            if time.monotonic() > deadline:
+                self.stop()
+                raise self._fail(f"was not ready after {self.spec.timeout_s:g} s (ready: {self.spec.ready})")
+            time.sleep(0.05)
+
+    def alive(self) -> bool:
+        """Whether the service's process is still running."""
+        return self.proc is not None and self.proc.poll() is None
+
+    def reset(self) -> None:
+        """Run ``spec.reset`` (nothing without one). Raises :class:`ServiceError` when it fails."""
+        if self.spec.reset is None:
+            return
+        code = self._shell(self.spec.reset, "reset")
+        if code != 0:
+            how = "timed out" if code is None else f"exited with status {code}"
+            raise self._fail(f"reset {how}")
+
+    def stop(self) -> None:
+        """Stop the service and everything it started; waits for it."""
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
+
+
+@dataclass(frozen=True)
+class Lease:
+    """What one test run gets: ``env`` (every service's ``env``, filled) and ``ports`` (the services'
+    and ``--test-network``'s, the only ports a sandboxed run reaches); ``targets``: inside port → host
+    port for a service at a fixed ``port`` whose instance listens elsewhere."""
+
+    env: dict[str, str] = field(default_factory=dict)
+    ports: tuple[int, ...] = ()
+    targets: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TestNetwork:
+    """The services and test-network ports of a session (``Settings.services``, ``test_network``) and
+    ``log_dir``, where service logs go (the mine or run folder's ``services/``; ``None``: a temp
+    folder). Hashable: :func:`pool_for` keeps one pool per value in each process."""
+
+    __test__ = False  # not a pytest test class
+
+    services: tuple[ServiceSpec, ...] = ()
+    ports: tuple[int, ...] = ()
+    log_dir: Path | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.services or self.ports)
+
+    @property
+    def names(self) -> list[str]:
+        """The services' names, in declaration order."""
+        return [s.name for s in self.services]
+
+    @property
+    def digest(self) -> str | None:
+        """:func:`services_digest` of the services and ports."""
+        return services_digest(self.services, self.ports)
+
+
+class ServicePool:
+    """The service instances of one process for ``network`` (see the module docstring)."""
+
+    def __init__(self, network: TestNetwork) -> None:
+        self.network = network
+        self._log_dir = network.log_dir
+        self._workers: dict[str, Instance] = {}
+        self._failed: dict[str, str] = {}
+        self._fresh: set[str] = set()
+
+    @property
+    def failures(self) -> dict[str, str]:
+        """Service name → the one-line error that stopped it (remembered for the session)."""
+        return dict(self._failed)
+
+    def _log(self, spec: ServiceSpec, port: int) -> Path:
+        if self._log_dir is None:
+            self._log_dir = mkdtemp() / "services"
+        return self._log_dir / f"{spec.name}-{os.getpid()}-{port}.log"
+
+    def _start(self, spec: ServiceSpec, relays: bool) -> Instance:
+        if spec.name in self._failed:
+            raise ServiceError(self._failed[spec.name])
+        port = spec.port if spec.port is not None and not relays else free_port()
+        inside = spec.port if relays else None
+        try:
+            return Instance(spec, port, self._log(spec, port), inside=inside).start()
+        except ServiceError as exc:
+            self._failed[spec.name] = str(exc)
+            raise
+
+    def _worker(self, spec: ServiceSpec, relays: bool) -> Instance:
+        inst = self._workers.get(spec.name)
+        if inst is not None and not inst.alive():
+            inst.stop()
+            inst = None
+        if inst is None:
+            inst = self._workers[spec.name] = self._start(spec, relays)
+            return inst
+        inst.reset()
+        return inst
+
+    @contextlib.contextmanager
+    def lease(self, relays: bool = False) -> Iterator[Lease]:
+        """The services for one test run: worker-scope instances started or reset, run-scope ones
+        started (and stopped when the block ends). ``relays``: the run is in a sandbox whose ports the
+        relay carries (a service's fixed ``port`` then maps to a free one). Raises
+        :class:`ServiceError` when one cannot be had (its run-scope siblings already started are stopped)."""
+        own: list[Instance] = []
+        try:
+            env: dict[str, str] = {}
+            ports: list[int] = []
+            targets: dict[int, int] = {}
+            for spec in self.network.services:
+                if spec.scope == "run":
+                    inst = self._start(spec, relays)
+                    own.append(inst)
+                else:
+                    inst = self._worker(spec, relays)
+                env.update(spec.env_for(inst.address))
+                ports.append(inst.address)
+                if inst.address != inst.port:
+                    targets[inst.address] = inst.port
+            yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])), targets)
+        finally:
+            for inst in own:
+                inst.stop()
+
+    def close(self) -> None:
+        """Stop every worker-scope instance."""
+        for inst in self._workers.values():
+            inst.stop()
+        self._workers.clear()
+
+
+_POOLS: dict[TestNetwork, ServicePool] = {}
+
+
+def pool_for(network: TestNetwork) -> ServicePool:
+    """This process's pool for ``network`` (made once; stopped by :func:`close_pools` at exit)."""
+    pool = _POOLS.get(network)
+    if pool is None:
+        pool = _POOLS[network] = ServicePool(network)
+    return pool
+
+
+@atexit.register
+def close_pools() -> None:
+    """Stop the instances of every pool of this process (also run at interpreter exit)."""
+    for pool in list(_POOLS.values()):
+        pool.close()
+    _POOLS.clear()
+
+
+@contextlib.contextmanager
+def run_network(network: TestNetwork | None, *, relays: bool,
+                folder: Path) -> Iterator[tuple[dict[str, str], HostRelay | None]]:
+    """For one test run: the services' variables and, when the backend relays (``relays``: a sandbox
+    without a network) and there are ports, a :class:`~.relay.HostRelay` of them with its sockets in
+    ``folder`` (a new ``/tmp`` folder when that path is too long), closed when the block ends.
+    Raises :class:`ServiceError` as :meth:`ServicePool.lease` does."""
+    if not network:
+        yield {}, None
+        return
+    with pool_for(network).lease(relays) as lease:
+        relay = (HostRelay(lease.ports, folder, fallback=lambda: mkdtemp(dir="/tmp"), targets=lease.targets)
+                 if relays and lease.ports else None)
+        try:
+            yield dict(lease.env), relay
+        finally:
+            if relay is not None:
+                relay.close()
+
+
+def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
+                relays: bool) -> contextlib.AbstractContextManager[Lease]:
+    """The services of an agent that can run commands (``runs_commands``): instances of its own, started
+    for the attempt and stopped when the block ends, never the ones grading uses; their ``env`` and
+    ports (``relays``: the agent's sandbox relays ports, so a fixed ``port`` maps to a free one). For
+    other agents, or without services: an empty :class:`Lease`. Raises :class:`ServiceError`."""
+    if network is None or not network.services or not runs_commands:
+        return contextlib.nullcontext(Lease())
+    own = TestNetwork(tuple(dataclasses.replace(s, scope="run") for s in network.services), (), network.log_dir)
+    return ServicePool(own).lease(relays)
+
+
+# --- homefield services --check ----------------------------------------------------------------------
+
+def check_services(specs: Sequence[ServiceSpec], log_dir: Path) -> list[tuple[ServiceSpec, str | None, float]]:
+    """Start each service once, wait for it, run its reset, stop it: ``(spec, error or None, seconds)``
+    per service, in order (``homefield services --check``)."""
+    out: list[tuple[ServiceSpec, str | None, float]] = []
+    for spec in specs:
+        t0 = time.monotonic()
+        port = free_port()
+        inst = Instance(spec, port, log_dir / f"{spec.name}-check-{port}.log")
+        error: str | None = None
+        try:
+            inst.start()
+            inst.reset()
+        except ServiceError as exc:
+            error = str(exc)
+        finally:
+            inst.stop()
+        out.append((spec, error, time.monotonic() - t0))
+    return out
