@@ -71,6 +71,7 @@ SYMBOLS: dict[str, str] = {
     "test_timeout": "t",
     "agent_error": "E",
     "budget_exceeded": "$",
+    "forged": "F",
     "infra": "I",
     "rate_limited": "L",
 }
