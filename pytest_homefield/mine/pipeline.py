@@ -179,6 +179,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         record["verify_key"] = candidate["verify_key"]
     if ver.missing_modules:
         record["missing_modules"] = ver.missing_modules
+    if ver.canaries is not None:
+        record["canaries"] = ver.canaries
     if candidate.get("dependency_files"):
         record["dependency_files"] = list(candidate["dependency_files"])
     if environment is not None:
@@ -208,6 +210,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
             env=environment.record() if environment is not None else None,
+            canaries=ver.canaries,
+            canary_sentinels=list(ver.canary_sentinels),
         )
         record["task"] = task.to_dict()
     return record
