@@ -3,9 +3,10 @@
 
 Each attack is an agent that does one trick an agent with a shell could do instead of fixing the
 code, plus a harmless change (a new note file) so that there is something to grade and the hidden
-tests really run. None of them may be scored ``solved`` without the ``suspicious`` flag; the
-payloads that can only work from inside the test process (they patch pytest in memory through the
-code the tests import) must at least be flagged, so that the report keeps them out of pass@1.
+tests really run. None of them may be scored ``solved``, flagged ``suspicious`` or not (issue 30):
+the payloads that can only work from inside the test process (they patch pytest in memory, return
+always-equal objects or the value a test expects, through the code the tests import) pass the
+canary tests of grading too, which makes them ``forged``.
 
 An attack is a Python script run by :class:`AttackAgent` through the attempt's sandbox
 (``ctx.wrap``), so it can reach exactly what a ``cmd:`` agent could. The agent is a *reference*
