@@ -170,7 +170,8 @@ def test_pth_in_site_packages_fools_later_attempts_only_without_sandbox(
                                    capture_output=True, text=True, check=True).stdout.strip())
     if sandbox == "none":
         assert (site_dir / "hf_attack.pth").exists()
-        assert later.outcome == "solved", later   # the attack is real: an honest wrong fix now passes
+        # the attack is real: an honest wrong fix's hidden tests now pass, and so do the canaries (issue 30)
+        assert later.outcome == "forged", later
     else:
         assert not (site_dir / "hf_attack.pth").exists()
         assert "cannot write" in (art / "agent.out").read_text()
