@@ -72,11 +72,12 @@ def main() -> int:
             t0 = time.perf_counter()
             plant_canaries(copy, task.FAIL_TO_PASS, seed=k)
             plant_ms.append(1000 * (time.perf_counter() - t0))
-    ratios = [a[0] / b[0] for a, b in zip(figures[True], figures[False])]
+    ratios = [a[0] / b[0] for a, b in zip(figures[True], figures[False], strict=True)]
     for on in (True, False):
         cpu = statistics.median(c for c, _ in figures[on])
         wall = statistics.median(w for _, w in figures[on])
-        print(f"canaries {'on ' if on else 'off'}: CPU {cpu:.3f} s, wall {wall:.3f} s per grading (median of {args.runs})")
+        print(f"canaries {'on ' if on else 'off'}: CPU {cpu:.3f} s, wall {wall:.3f} s per grading "
+              f"(median of {args.runs})")
     print(f"CPU ratio with/without: median {statistics.median(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
     print(f"planting alone: median {statistics.median(plant_ms):.2f} ms")
