@@ -480,7 +480,6 @@ def grade(
         g.canary, g.error = forged
         g.outcome = "forged"
         return g
-    g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
     checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]
     g.failing_p2p = [i for i in checked_p2p if run.outcomes.get(i) != "passed"]
     timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in run.test_timeouts]
