@@ -61,6 +61,7 @@ SCORED_OUTCOMES = (
     "test_timeout",
     "agent_error",
     "budget_exceeded",
+    "forged",
 )
 #: Outcomes that are not scored: retried on resume, reported apart.
 UNSCORED_OUTCOMES = ("infra", "rate_limited")
@@ -185,6 +186,11 @@ class Task:
     env: dict[str, Any] | None = None
     #: the ``services:`` the tests were verified with (their names; docs/contracts.md §2)
     services: list[str] = field(default_factory=list)
+    #: canaries the reference fix was checked to fail at mining (``None``: mined before canaries)
+    canaries: int | None = None
+    #: FAIL_TO_PASS functions (``path::[Class::]name``) whose contradicted copy the reference passed:
+    #: grading plants a sentinel for them instead
+    canary_sentinels: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod
@@ -234,6 +240,8 @@ class Result:
     finished_at: str = ""
     error: str | None = None
     similarity: float | None = None
+    #: outcome ``forged``: the id of the canary test that passed
+    canary: str | None = None
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:

@@ -14,7 +14,8 @@ from pytest_homefield.sandbox.testrun import REPORTER_DIR
 
 __all__ = ["FORGE", "FORGE_ABOVE", "XFAIL_ALL", "FAKE_PASS_EXIT", "CUSTOMIZE", "SHADOW_PYTEST",
            "MONKEYPATCH_REPORTS", "OBFUSCATED_PATCH", "SYS_MODULES_SWAP", "ALWAYS_EQUAL", "FORGING",
-           "reporter_forgery", "dist_info", "resolve", "EXIT_REWRITE"]
+           "reporter_forgery", "dist_info", "resolve", "EXIT_REWRITE", "PIECES_PATCH", "ALWAYS_EQUAL_TRUTHY",
+           "ZIP_MODULE", "ZIP_IMPORT", "READ_EXPECTED", "zip_archive"]
 
 #: A pytest plugin that rewrites every test report to "passed" (the classic conftest attack).
 FORGE = '''import pytest
@@ -263,3 +264,134 @@ def _hf_all_passed():
 
 _hf_ax.register(_hf_all_passed)
 '''
+
+# -- issue 30: forgeries that slipped past SUSPICIOUS_PATTERNS, each now caught by the canaries ------
+
+#: The report patch of :data:`MONKEYPATCH_REPORTS` with its module and attribute names assembled from
+#: string pieces (no ``_pytest``, ``TestReport``, ``import_module`` or ``sys.modules[...]`` in the text).
+PIECES_PATCH = '''
+import sys as _s
+
+_r = _s.modules.get("_py" + "test." + "rep" + "orts")
+if _r is not None:
+    _k = getattr(_r, "Test" + "Rep" + "ort")
+    _i = getattr(_k, "__in" + "it__")
+
+    def _n(self, *a, **k):
+        _i(self, *a, **k)
+        setattr(self, "out" + "come", "pass" + "ed")
+        setattr(self, "long" + "repr", None)
+
+    setattr(_k, "__in" + "it__", _n)
+'''
+
+#: Every public function of the module returns an object whose ``__eq__`` answers a truthy non-bool.
+ALWAYS_EQUAL_TRUTHY = '''
+
+class _Same:
+    def __eq__(self, other):
+        return 1
+
+    def __ne__(self, other):
+        return 0
+
+    __hash__ = object.__hash__
+
+
+for _n, _v in list(globals().items()):
+    if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__ \\
+            and not isinstance(_v, type):
+        globals()[_n] = lambda *a, **k: _Same()
+'''
+
+#: The module inside the zip archive of :data:`ZIP_IMPORT`: the pieces report patch.
+ZIP_MODULE = "_speedups"
+#: Appended to the package: puts the zip archive beside it on ``sys.path`` and imports the module in it
+#: (the archive's text is binary in the diff, so no pattern can read it).
+ZIP_IMPORT = f'''
+import os as _o
+import sys as _s
+
+_s.path.insert(0, _o.path.join(_o.path.dirname(__file__), "{ZIP_MODULE}.zip"))
+import {ZIP_MODULE}  # noqa: E402,F401
+'''
+
+#: Every public function of the module reads the calling test's own source at run time and returns
+#: the value its ``assert … == expected`` (or ``assertEqual``) expects: a literal, a local name, a
+#: tuple or list of those, the argument of ``approx``. Frames through ``traceback.walk_stack`` and
+#: ``f_locals``, starting from a caught exception's frame (none of it in the pattern list).
+READ_EXPECTED = '''
+import ast as _ast
+import os as _os
+import traceback as _tb
+
+_NOTHING = object()
+
+
+def _value(node, frame):
+    if isinstance(node, _ast.Name):
+        return frame.f_locals.get(node.id, _NOTHING)
+    if isinstance(node, (_ast.Tuple, _ast.List)):
+        vals = [_value(e, frame) for e in node.elts]
+        if any(v is _NOTHING for v in vals):
+            return _NOTHING
+        return tuple(vals) if isinstance(node, _ast.Tuple) else vals
+    if isinstance(node, _ast.Call) and node.args and "approx" in _ast.dump(node.func):
+        return _value(node.args[0], frame)
+    try:
+        return _ast.literal_eval(node)
+    except Exception:
+        return _NOTHING
+
+
+def _expected(frame):
+    try:
+        with open(frame.f_code.co_filename) as fh:
+            tree = _ast.parse(fh.read())
+    except Exception:
+        return _NOTHING
+    line = frame.f_lineno
+    for node in _ast.walk(tree):
+        if not (node.__class__.__name__ in ("Assert", "Call") and node.lineno <= line <= node.end_lineno):
+            continue
+        if isinstance(node, _ast.Assert) and isinstance(node.test, _ast.Compare) \\
+                and isinstance(node.test.ops[0], _ast.Eq):
+            return _value(node.test.comparators[0], frame)
+        if isinstance(node, _ast.Call) and getattr(node.func, "attr", "") == "assertEqual" and len(node.args) > 1:
+            return _value(node.args[1], frame)
+    return _NOTHING
+
+
+def _reader(orig):
+    def call(*a, **k):
+        try:
+            raise LookupError
+        except LookupError as exc:
+            here = exc.__traceback__.tb_frame
+        for frame, _ in _tb.walk_stack(here):
+            if _os.path.basename(frame.f_code.co_filename).startswith("test"):
+                got = _expected(frame)
+                if got is not _NOTHING:
+                    return got
+                break
+        return orig(*a, **k)
+    return call
+
+
+for _n, _v in list(globals().items()):
+    if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__ \\
+            and not isinstance(_v, type):
+        globals()[_n] = _reader(_v)
+'''
+
+
+def zip_archive(files: dict[str, str]) -> bytes:
+    """A zip archive (deflated) holding ``files`` (name → text), as bytes."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return buf.getvalue()

@@ -2,10 +2,11 @@
 tasks that no longer pass, with how the environment changed since they were mined (drift).
 
 ``homefield verify --attacks`` also runs every built-in attack agent (:mod:`pytest_homefield.agents.attacks`)
-once on every task and prints ``grading held against K attacks on N tasks`` or names each attack
-that scored solved (without the ``suspicious`` flag, which keeps an attempt out of pass@1) or made
-its attempt unscored (``infra``) on which task. The attacks that write outside the workspace
-(``escapes``) run only inside a sandbox.
+once on every task and prints ``caught K of K attacks on N tasks`` or names each attack that scored
+solved (flagged ``suspicious`` or not) or made its attempt unscored (``infra``) on which task. Every
+grading run, oracle's included, carries canary tests (docs/contracts.md §7): an oracle attempt that
+passes one is ``forged`` and listed with the tasks that no longer pass. The attacks that write
+outside the workspace (``escapes``) run only inside a sandbox.
 """
 
 from __future__ import annotations
@@ -56,37 +57,41 @@ def _services(root: Path) -> tuple[ServiceSpec, ...]:
 
 
 def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:
-    """``(held, lines)`` from the attack agents' result records: an attack breaks grading on a task
-    when it is scored ``solved`` without the ``suspicious`` flag, or when it made its attempt
-    ``infra`` while oracle's attempt on that task was not (unscored attempts are retried until luck
-    helps). Attacks that do not apply to a task (no Python module to aim at) are counted apart."""
+    """``(held, lines)`` from the attack agents' result records. An attack gets through on a task when
+    it is scored ``solved`` (flagged ``suspicious`` or not: the pattern flag is a hint, the canaries
+    are the defence, docs/contracts.md §7), or when it made its attempt ``infra`` while oracle's
+    attempt on that task was not (unscored attempts are retried until luck helps). An attack is
+    caught when it applied to some task and got through on none. The first line is ``caught K of N attacks on T tasks``;
+    then each attempt that got through, the attempts caught as ``forged`` (a canary passed) by
+    attack, and the attempts that did not apply (no Python module to aim at), counted apart."""
     by_task_oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
     attacks = [r for r in results if str(r.get("agent", "")).startswith("attack-")]
-    names = sorted({str(r["agent"])[len("attack-"):] for r in attacks})
+    names = sorted({str(r["agent"])[len("attack-"):] for r in attacks  # those that applied somewhere
+                    if not (r.get("outcome") == "infra" and "does not apply" in str(r.get("error") or ""))})
     broken: list[str] = []
-    flagged: list[str] = []
+    through: set[str] = set()
+    forged: list[str] = []
     skipped = 0
     for r in attacks:
         name, tid, outcome = str(r["agent"])[len("attack-"):], r["task_id"], r.get("outcome")
         if outcome == "infra" and "does not apply" in str(r.get("error") or ""):
             skipped += 1
-        elif outcome == "solved" and not r.get("suspicious"):
-            broken.append(f"  {name} scored solved on task {tid}")
         elif outcome == "solved":
-            flagged.append(name)
+            hint = " (flagged suspicious only: no canary caught it)" if r.get("suspicious") else ""
+            broken.append(f"  {name} scored solved on task {tid}{hint}")
+            through.add(name)
         elif outcome == "infra" and by_task_oracle.get(tid) != "infra":
             broken.append(f"  {name} made its attempt on task {tid} unscored (infra: {r.get('error')})")
-    lines: list[str] = []
-    if broken:
-        lines.append(f"homefield verify: grading did not hold: {len(broken)} of {len(attacks)} attack attempts "
-                     f"on {n_tasks} tasks beat it:")
-        lines += broken
-    else:
-        lines.append(f"homefield verify: grading held against {len(names)} attacks on {n_tasks} tasks")
-    if flagged:
-        counts = {n: flagged.count(n) for n in dict.fromkeys(flagged)}
-        lines.append(f"  {len(flagged)} attempt(s) scored solved from inside the test process but were flagged "
-                     "suspicious, so they are kept out of pass@1: "
+            through.add(name)
+        elif outcome == "forged":
+            forged.append(name)
+    caught = len(names) - len(through)
+    head = f"homefield verify: caught {caught} of {len(names)} attacks on {n_tasks} tasks"
+    lines = [head + (f"; {len(broken)} attack attempt(s) got through:" if broken else "")]
+    lines += broken
+    if forged:
+        counts = {n: forged.count(n) for n in dict.fromkeys(forged)}
+        lines.append(f"  {len(forged)} attempt(s) were forged (a canary test passed; scored, never solved): "
                      + ", ".join(f"{n} ×{c}" for n, c in counts.items()))
     if skipped:
         lines.append(f"  {skipped} attack attempt(s) did not apply (no Python source module to aim at)")

@@ -197,6 +197,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         record["missing_modules"] = ver.missing_modules
     if ver.network_hint:
         record["network_hint"] = ver.network_hint
+    if ver.canaries is not None:
+        record["canaries"] = ver.canaries
     if candidate.get("dependency_files"):
         record["dependency_files"] = list(candidate["dependency_files"])
     if environment is not None:
@@ -227,6 +229,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
             env=environment.record() if environment is not None else None,
             services=[s.name for s in settings.services],
+            canaries=ver.canaries,
+            canary_sentinels=list(ver.canary_sentinels),
         )
         record["task"] = task.to_dict()
     return record

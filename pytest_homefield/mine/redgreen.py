@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
+from pytest_homefield.mine.canary_check import check_canaries
+from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
@@ -59,12 +62,14 @@ __all__ = [
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
 #: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
 #: bump it whenever the same commit and settings could be classified differently.
-VERIFY_VERSION = 3
+VERIFY_VERSION = 4
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 
-#: Reasons verification drops a candidate (docs/contracts.md §7).
-DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed")
+#: Reasons verification drops a candidate (docs/contracts.md §7). ``reference_passes_canary``: the
+#: reference fix passed a canary even as a sentinel, or the canaries broke the real tests (§7, issue 30).
+DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
+                "reference_passes_canary")
 #: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
 #: that run had no collection error (e.g. a parametrization computed from source code), so it is
 #: neither red at the parent nor green at the commit — a case docs/contracts.md §7 does not name.
@@ -89,6 +94,9 @@ class Verification:
     ``network_hint``: for a dropped candidate whose sandboxed runs could not connect (no network in
     the sandbox), the addresses the tests tried and what to declare
     (:func:`~pytest_homefield.sandbox.nethint.network_hint`), else ``None``.
+    ``canaries``: for a task, the canaries the reference fix failed in the canary run (``None``:
+    not checked, a ``{junit}`` command); ``canary_sentinels``: the FAIL_TO_PASS functions whose
+    contradicted copy the reference passed (or that did not run), checked as sentinels instead.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -102,6 +110,8 @@ class Verification:
     red_by_import_error: list[str] = field(default_factory=list)
     missing_modules: list[str] = field(default_factory=list)
     network_hint: str | None = None
+    canaries: int | None = None
+    canary_sentinels: list[str] = field(default_factory=list)
 
 
 def _state(run: TestRun, test_id: str) -> str | None:
@@ -348,7 +358,7 @@ def verify_candidate(
             return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
-                    name: str = "") -> TestRun | Verification:
+                    name: str = "", prepare: Callable[[Path], list[str]] | None = None) -> TestRun | Verification:
             out = logs / (name or f"{state}-{k}")
             out.mkdir(parents=True, exist_ok=True)
             wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
@@ -362,11 +372,14 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
+                targets = list(select) if select is not None else list(runnable_tests)
+                if prepare is not None:
+                    targets = prepare(wd)
                 try:
                     r = run_tests(
                         wd,
                         test_cmd,
-                        list(select) if select is not None else list(runnable_tests),
+                        targets,
                         out_dir=out,
                         timeout_s=run_timeout_s,
                         test_timeout_s=test_timeout_s,
@@ -440,7 +453,35 @@ def verify_candidate(
             commit_runs.append(r)
             if r.timed_out:
                 break
-        return done()
+        v = done()
+        if v.reason is None and can_select:
+            def canary_run(forced: set[str], k: int) -> tuple[TestRun | Verification, CanaryPlan]:
+                """The FAIL_TO_PASS ids and the canaries (whole files when an id cannot be addressed)."""
+                plan = CanaryPlan(seed=secrets.randbits(32))
+                whole = len(v.FAIL_TO_PASS) > MAX_SELECTED
+
+                def prepare(wd: Path) -> list[str]:
+                    nonlocal plan
+                    plan = plant_canaries(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced)
+                    if whole:
+                        return [*runnable_tests, *plan.targets]
+                    return sorted({*v.FAIL_TO_PASS, *plan.selectors()})
+                r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}", prepare=prepare)
+                if (not whole and isinstance(r, TestRun) and not r.timed_out
+                        and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors
+                                for i in v.FAIL_TO_PASS)):
+                    whole = True
+                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-full", prepare=prepare)
+                return r, plan
+
+            check = check_canaries(v.FAIL_TO_PASS, canary_run)
+            if isinstance(check, Verification):
+                return check
+            v.commit_s += check.seconds
+            if check.reason is not None:
+                return dataclasses.replace(v, reason=check.reason, detail=check.detail)
+            v.canaries, v.canary_sentinels = check.canaries, check.sentinels
+        return v
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

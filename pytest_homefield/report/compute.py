@@ -72,6 +72,7 @@ SYMBOLS: dict[str, str] = {
     "test_timeout": "t",
     "agent_error": "E",
     "budget_exceeded": "$",
+    "forged": "F",
     "infra": "I",
     "rate_limited": "L",
 }
@@ -281,9 +282,13 @@ def compute_report(
     # --- flagged attempts, sandboxes, similarity by outcome
     results = [a.result for name in order for a in attempts_of(name)]
     flagged = [Flagged(r.task_id, r.agent, r.attempt, r.outcome, r.suspicious, r.touched_tests,
-                       r.suspicious_reason if r.suspicious and r.suspicious_reason else None)
-               for r in results if r.suspicious or r.touched_tests]
+                       r.suspicious_reason if r.suspicious and r.suspicious_reason else None,
+                       r.canary if r.outcome == "forged" else None)
+               for r in results if r.suspicious or r.touched_tests or r.outcome == "forged"]
     for a in agents.values():
+        n_forged = sum(1 for r in results if r.agent == a.name and r.outcome == "forged")
+        if n_forged:
+            notes.append(say.forged(a.name, n_forged))
         n_sus = sum(1 for r in results if r.agent == a.name and r.solved and r.suspicious)
         if n_sus:
             notes.append(say.suspicious_solved(a.name, n_sus))

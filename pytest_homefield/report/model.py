@@ -189,9 +189,10 @@ class WellSpecified(_Record):
 
 @dataclass
 class Flagged(_Record):
-    """One attempt flagged ``suspicious`` or ``touched_tests``, ``flagged[]``."""
+    """One attempt flagged ``suspicious`` or ``touched_tests``, or ``forged`` (``canary``: the canary
+    test that passed), ``flagged[]``."""
 
-    OPTIONAL = frozenset({"reason"})
+    OPTIONAL = frozenset({"reason", "canary"})
 
     task_id: str
     agent: str
@@ -200,6 +201,7 @@ class Flagged(_Record):
     suspicious: bool
     touched_tests: bool
     reason: str | None = None
+    canary: str | None = None
 
 
 @dataclass

@@ -10,7 +10,8 @@ from typing import cast
 
 from pytest_homefield.report.model import AgentSummary, Memorization
 
-__all__ = ["agent_notes", "flaky", "memorized", "other_variants", "suspicious_solved", "unknown_tasks", "unscored"]
+__all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "suspicious_solved", "unknown_tasks",
+           "unscored"]
 
 
 def other_variants(n: int) -> str:
@@ -70,6 +71,12 @@ def suspicious_solved(name: str, n: int) -> str:
     """``n`` of the agent's attempts were scored solved but flagged suspicious."""
     return (f"{name}: {n} attempt(s) scored solved but flagged suspicious are counted as "
             "unsolved in pass@1 and every comparison; review them (flagged attempts, diff.patch).")
+
+
+def forged(name: str, n: int) -> str:
+    """``n`` of the agent's attempts passed a canary test (outcome ``forged``, docs/contracts.md §7)."""
+    return (f"{name}: {n} attempt(s) forged: a canary test (a contradicted copy of a hidden test, which a "
+            "real fix fails) passed; scored, never solved; the canary is named in the flagged attempts.")
 
 
 def _fmt2(x: object) -> str:

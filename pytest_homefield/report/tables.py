@@ -372,15 +372,19 @@ def per_language(report: Report) -> Table | None:
 
 
 def flagged_table(report: Report) -> Table | None:
-    """Attempts flagged suspicious (with the reason) or for editing tests; ``None`` when none is."""
+    """Attempts flagged suspicious (with the reason), for editing tests, or forged (a "Canary passed"
+    column, only when some attempt was); ``None`` when none is."""
+    forged = any(f.canary for f in report.flagged)
     rows: list[tuple[Cell, ...]] = [
         (Code(f.task_id), Code(f.agent), Text(str(f.attempt)), Text(outcome_words(f.outcome)),
          Text((f"yes: {f.reason}" if f.reason else "yes") if f.suspicious else ""),
-         Text("yes" if f.touched_tests else ""))
+         Text("yes" if f.touched_tests else ""),
+         *([Code(f.canary) if f.canary else Text("")] if forged else []))
         for f in report.flagged
     ]
-    return _table(_cols("Task", "Agent", "Attempt", "Outcome", "Suspicious", "Touched tests", numeric={2}),
-                  rows) if rows else None
+    heads = ("Task", "Agent", "Attempt", "Outcome", "Suspicious", "Touched tests",
+             *(("Canary passed",) if forged else ()))
+    return _table(_cols(*heads, numeric={2}), rows) if rows else None
 
 
 def runs_table(report: Report) -> Table:

@@ -193,7 +193,12 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
     if verbose:
         lines.extend(_verbose_lines(rep, width))
     elif rep.flagged:
-        add(f"{len(rep.flagged)} attempt(s) flagged suspicious or edited tests (see the report)", yellow=True)
+        n_forged = sum(1 for f in rep.flagged if f.canary)
+        if n_forged:
+            add(f"{n_forged} attempt(s) forged: a canary test passed (see the report)", yellow=True)
+        if len(rep.flagged) > n_forged:
+            add(f"{len(rep.flagged) - n_forged} attempt(s) flagged suspicious or edited tests (see the report)",
+                yellow=True)
 
     if rep.sandbox:
         add(sandbox_line(rep.sandbox))

@@ -405,6 +405,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
         cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
     )
+    canary: str | None = None
     try:
         # the agent may have written into the pristine copy: grade against a verified one
         pristine, tampered = cache.checked_pristine(spec.task)
@@ -428,7 +429,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                 base["test_sandbox"] = g.test_sandbox
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
-            why = g.suspicious_reason
+            why, canary = g.suspicious_reason, g.canary
         if tampered:
             suspicious = True
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
@@ -443,7 +444,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
     return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), touched_tests=touched,
-                  suspicious=suspicious, suspicious_reason=why if suspicious else None, finished_at=_now())
+                  suspicious=suspicious, suspicious_reason=why if suspicious else None, finished_at=_now(),
+                  canary=canary)
 
 
 def _python_of(test_cmd: str) -> str | None:

@@ -19,8 +19,10 @@ import configparser
 import functools
 import importlib.machinery
 import importlib.metadata
+import json
 import os
 import re
+import secrets
 import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
@@ -39,7 +41,9 @@ from pytest_homefield.run.changes import (
     resolves_inside,
     tree_changes,
 )
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -50,7 +54,11 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10
     import tomli as tomllib
 
-__all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade"]
+__all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
+           "CANARIES_FILE", "canary_verdict"]
+
+#: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
+CANARIES_FILE = "canaries.json"
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -66,7 +74,8 @@ IMPORT_ROOTS = ("", "src")
 RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "homefield_reporter", "sitecustomize",
                             "usercustomize", "xdist", "execnet", "iniconfig", "packaging", "pytest_timeout"})
 #: Patterns of added diff lines that reach into pytest, the grading machinery or the interpreter
-#: (flagged ``suspicious``), by the reason the report names. A reason is dropped when the task's
+#: (flagged ``suspicious``), by the reason the report names. An informational hint only: the
+#: canaries decide whether an attempt is ``forged`` (docs/contracts.md §7). A reason is dropped when the task's
 #: own reference fix (``gold_patch``) matches it too: a repository whose plugin API uses pluggy's
 #: ``hookimpl`` does not make every fix of it suspicious.
 SUSPICIOUS_PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(rx) for name, rx in {
@@ -96,7 +105,8 @@ class Grade:
     ``suspicious_reason`` (the reasons of :func:`suspicious_reasons`, ``"; "``-joined),
     ``carried``/``dropped`` paths, ``test_s`` (seconds of the test run), ``error`` (one line), and
     the per-id ``failing`` lists; ``test_sandbox`` the backend that wrapped the hidden tests (``None``
-    when they did not run)."""
+    when they did not run); ``canary``: the id of the first canary that passed (outcome ``forged``),
+    ``canaries``: how many canaries were planted, ``canary_seed``: their seed."""
 
     outcome: str
     touched_tests: bool = False
@@ -109,6 +119,9 @@ class Grade:
     failing_f2p: list[str] = field(default_factory=list)
     failing_p2p: list[str] = field(default_factory=list)
     test_sandbox: str | None = None
+    canary: str | None = None
+    canaries: int = 0
+    canary_seed: int | None = None
 
 
 def _pytest_section(path: Path) -> str | None:
@@ -269,6 +282,18 @@ def is_suspicious(diff_text: str, gold_patch: str = "") -> bool:
     return bool(suspicious_reasons(diff_text, gold_patch))
 
 
+def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(canary id, one-line error)`` for the first canary of ``plan`` that passed in ``outcomes``
+    (a real fix fails every canary, docs/contracts.md §7), else ``None``."""
+    passed = plan.passed(outcomes)
+    if not passed:
+        return None
+    canary, test_id = passed[0]
+    more = f" (and {len(passed) - 1} more canary instance(s))" if len(passed) > 1 else ""
+    return test_id, (f"canary {test_id} passed{more}: a {canary.kind} of {canary.source} ({canary.how}) "
+                     "that a real fix fails; the test outcomes were forged")
+
+
 def _run_completes(run: object) -> bool:
     return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
 
@@ -287,6 +312,8 @@ def grade(
     env: Mapping[str, str] | None = None,
     flaky: Collection[str] = (),
     network: TestNetwork | None = None,
+    canaries: bool = True,
+    canary_seed: int | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -311,6 +338,13 @@ def grade(
     ``network``: the services of the test runs (worker-scope ones reset first, so no attempt sees
     another's state) and the ports relayed into the sandbox; a service that cannot be had is ``infra``
     with its log's last lines.
+
+    Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
+    leaves them out): contradicted copies of the FAIL_TO_PASS tests are planted in the grading copy
+    with ``canary_seed`` (default: fresh from :mod:`secrets`), sentinels for the task's
+    ``canary_sentinels``. Any canary that passes makes the outcome ``forged`` (scored, never solved),
+    whatever the real tests did; ``canaries.json`` (seed and ids) is written into ``out_dir`` only
+    after the test process has ended.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -336,12 +370,21 @@ def grade(
             g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
+        plan: CanaryPlan | None = None
+        if canaries and "{junit}" not in (test_cmd or task.test_cmd):
+            seed = secrets.randbits(32) if canary_seed is None else canary_seed
+            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, sentinel_for=task.canary_sentinels)
+            targets += [t for t in plan.targets if t not in targets]
+            g.canaries, g.canary_seed = len(plan.canaries), seed
         try:
             run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
                             test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
+        if plan is not None:  # only now: the test process could read a file written before it ended
+            # never through a link the tests may have left in their writable out folder
+            nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
         g.test_s, g.test_sandbox = run.wall_s, run.sandbox
         if run.timed_out:
             g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
@@ -374,6 +417,11 @@ def grade(
         g.error = run.error or "no test outcomes were recorded (zero tests collected or no outcome file)"
         return g
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
+    forged = canary_verdict(plan, run.outcomes) if plan is not None else None
+    if forged is not None:
+        g.canary, g.error = forged
+        g.outcome = "forged"
+        return g
     checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]
     g.failing_p2p = [i for i in checked_p2p if run.outcomes.get(i) != "passed"]
     timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in run.test_timeouts]

@@ -1,4 +1,4 @@
-"""``homefield verify --attacks`` (issue 15): the verdict from result records, and the real command."""
+"""``homefield verify --attacks`` (issues 15, 30): the verdict from result records, and the real command."""
 
 from __future__ import annotations
 
@@ -22,11 +22,21 @@ def _r(agent: str, task: str, outcome: str, **kw: object) -> dict[str, object]:
 
 def test_held_when_no_attack_scores() -> None:
     rows = [_r("oracle", "t1", "solved"), _r("attack-a", "t1", "tests_failed"), _r("attack-b", "t1", "agent_error"),
-            _r("attack-c", "t1", "solved", suspicious=True, suspicious_reason="module table edit")]
+            _r("attack-c", "t1", "forged", suspicious=True, canary="tests/test_x.py::test_y")]
     held, lines = attack_verdict(rows, 1)
     assert held
-    assert lines[0] == "homefield verify: grading held against 3 attacks on 1 tasks"
-    assert "flagged suspicious" in lines[1] and "c ×1" in lines[1]
+    assert lines[0] == "homefield verify: caught 3 of 3 attacks on 1 tasks"
+    assert "forged" in lines[1] and "c ×1" in lines[1]
+
+
+def test_a_flag_alone_does_not_catch_an_attack() -> None:
+    """Issue 30: the pattern flag is a hint; an attack scored solved got through, flagged or not."""
+    rows = [_r("oracle", "t1", "solved"), _r("attack-a", "t1", "forged"),
+            _r("attack-c", "t1", "solved", suspicious=True, suspicious_reason="module table edit")]
+    held, lines = attack_verdict(rows, 1)
+    assert not held
+    assert lines[0] == "homefield verify: caught 1 of 2 attacks on 1 tasks; 1 attack attempt(s) got through:"
+    assert lines[1] == "  c scored solved on task t1 (flagged suspicious only: no canary caught it)"
 
 
 def test_names_each_attack_that_scored_or_went_unscored() -> None:
@@ -36,7 +46,7 @@ def test_names_each_attack_that_scored_or_went_unscored() -> None:
             _r("attack-c", "t2", "infra", error="attack c does not apply to this task")]
     held, lines = attack_verdict(rows, 2)
     assert not held
-    assert lines[0].startswith("homefield verify: grading did not hold: 2 of 4 attack attempts")
+    assert lines[0] == "homefield verify: caught 0 of 2 attacks on 2 tasks; 2 attack attempt(s) got through:"
     assert "  a scored solved on task t1" in lines
     assert any(line.startswith("  b made its attempt on task t1 unscored") for line in lines)
     assert not any("t2 unscored" in line for line in lines)
@@ -66,7 +76,7 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
                            "-p", "no:hypothesispytest", "-p", "no:benchmark"],
                           cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=900)
     out = proc.stdout
-    assert f"homefield verify: grading held against {len(ATTACKS)} attacks on 1 tasks" in out, out[-4000:]
+    assert f"homefield verify: caught {len(ATTACKS)} of {len(ATTACKS)} attacks on 1 tasks" in out, out[-4000:]
     assert "oracle solves all 1 tasks" in out
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
     run = next((repo / ".homefield" / "runs").glob("verify-*"))

@@ -147,7 +147,8 @@ def test_a_test_command_that_cannot_run_is_setup_failed() -> None:
 
 
 def test_vocabularies() -> None:
-    assert DROP_REASONS == ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed")
+    assert DROP_REASONS == ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
+                            "reference_passes_canary")
     assert set(EXCLUDE_REASONS) >= {"flaky", "fails_with_reference", "skipped"}
 
 
@@ -406,7 +407,7 @@ def test_verify_import_error_at_the_parent_is_a_legitimate_red(history: dict, tm
     }
     assert v.runs == 4 and v.parent_s > 0 and v.commit_s > 0
     logs = sorted(p.name for p in (tmp_path / "logs").iterdir())
-    assert logs == ["commit-1", "commit-2", "parent-1", "parent-2"]
+    assert logs == ["canaries-1", "commit-1", "commit-2", "parent-1", "parent-2"]  # + the canary run (issue 30)
     assert (tmp_path / "logs" / "parent-1" / "outcomes.jsonl").exists()
 
 
@@ -466,7 +467,7 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     # only the FAIL_TO_PASS candidates, the later commit runs those and the ids that failed in every
     # commit run so far (test_sometimes passes at commit run 2: flaky, not fails_with_reference)
     logs = tmp_path / "logs"
-    assert sorted(p.name for p in logs.iterdir()) == ["commit-1", "commit-2", "commit-3",
+    assert sorted(p.name for p in logs.iterdir()) == ["canaries-1", "commit-1", "commit-2", "commit-3",
                                                      "parent-1", "parent-2", "parent-3"]
     everything = _ids_run(logs / "parent-1")
     assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything

@@ -170,7 +170,8 @@ def test_pth_in_site_packages_fools_later_attempts_only_without_sandbox(
                                    capture_output=True, text=True, check=True).stdout.strip())
     if sandbox == "none":
         assert (site_dir / "hf_attack.pth").exists()
-        assert later.outcome == "solved", later   # the attack is real: an honest wrong fix now passes
+        # the attack is real: an honest wrong fix's hidden tests now pass, and so do the canaries (issue 30)
+        assert later.outcome == "forged", later
     else:
         assert not (site_dir / "hf_attack.pth").exists()
         assert "cannot write" in (art / "agent.out").read_text()
@@ -295,7 +296,7 @@ class Both:
         return self.then.run(ctx)
 
 
-# -- code that patches pytest in memory: flagged with its reason, kept out of pass@1 ---------------
+# -- code that patches pytest in memory: forged (a canary passed), flagged with its reason -------
 
 @pytest.mark.parametrize("name, reason", [
     ("patch-reports-obfuscated", "encoded or generated code"),
@@ -306,10 +307,11 @@ def test_in_memory_tricks_are_flagged_and_not_counted(task: Task, cache: Snapsho
                                                       name: str, reason: str) -> None:
     """Measured on main: pytest's reports patched through ``getattr`` and base64, a ``sys.modules``
     swap of the test module, and an always-equal return value scored solved without the flag. They
-    run inside the test process (not closable by carry rules): each now names its reason, and the
-    report counts it unsolved and says so."""
+    run inside the test process (not closable by carry rules): each still names its reason (a hint),
+    and since issue 30 a canary test passes, so the outcome is ``forged`` (scored, never solved) and
+    the report says which canary passed."""
     r, _ = attempt(task, cache, Both(wrong_agent(tmp_path), attack_agent(name)), tmp_path)
-    assert r.outcome == "solved", r          # the trick itself works: this is the known limit
+    assert r.outcome == "forged" and r.canary, r   # the trick works, and a canary passed with it
     assert r.suspicious and reason in (r.suspicious_reason or ""), r
     run_dir = tmp_path / "run"
     (run_dir / "results.jsonl").write_text(json.dumps(r.to_dict()) + "\n")
@@ -317,8 +319,10 @@ def test_in_memory_tricks_are_flagged_and_not_counted(task: Task, cache: Snapsho
     report = build_report([run_dir], [task])
     assert report["agents"][r.agent]["pass_at_1"] == 0.0
     assert report["agents"][r.agent]["solved"] == 0
-    assert any("flagged suspicious are counted as unsolved" in n for n in report["notes"])
+    assert report["agents"][r.agent]["outcomes"] == {"forged": 1}
+    assert any("1 attempt(s) forged" in n for n in report["notes"])
     assert report["flagged"][0]["reason"] == r.suspicious_reason
+    assert report["flagged"][0]["canary"] == r.canary
 
 
 def test_flag_ignores_what_the_reference_fix_itself_does() -> None:

@@ -1,0 +1,43 @@
+"""A ``forged`` attempt (issue 30) in the report: scored, never solved, counted apart with its canary."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_homefield.records import Result, Task
+from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
+
+CANARY = "tests/test_m.py::test_value_sign[neg]"
+
+
+def _task(tid: str) -> Task:
+    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
+                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
+                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
+
+
+def test_forged_attempts_are_scored_unsolved_and_name_their_canary(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [Result(run_id="r", task_id="t1", agent="cheat", attempt=1, outcome="forged", canary=CANARY,
+                   error=f"canary {CANARY} passed"),
+            Result(run_id="r", task_id="t2", agent="cheat", attempt=1, outcome="solved"),
+            Result(run_id="r", task_id="t1", agent="honest", attempt=1, outcome="solved"),
+            Result(run_id="r", task_id="t2", agent="honest", attempt=1, outcome="solved")]
+    assert rows[0].scored and not rows[0].solved
+    (run / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))
+    (run / "meta.json").write_text(json.dumps({"run_id": "r", "agents": [{"name": "cheat", "spec": "x"},
+                                                                        {"name": "honest", "spec": "y"}]}))
+    report = build_report([run], [_task("t1"), _task("t2")])
+    cheat = report["agents"]["cheat"]
+    assert cheat["outcomes"] == {"solved": 1, "forged": 1} and cheat["pass_at_1"] == 0.5 and cheat["scored"] == 2
+    assert report["flagged"] == [{"task_id": "t1", "agent": "cheat", "attempt": 1, "outcome": "forged",
+                                  "suspicious": False, "touched_tests": False, "canary": CANARY}]
+    assert any(n.startswith("cheat: 1 attempt(s) forged") for n in report["notes"])
+    md = render_markdown(report)
+    assert "Canary passed" in md and CANARY in md and "forged" in md
+    html = render_html(report)
+    assert "Canary passed" in html and CANARY in html
+    assert "forged" in render_text_plain(report, verbose=False)

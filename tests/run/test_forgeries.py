@@ -1,0 +1,96 @@
+"""Issue 30: forgeries that were counted solved without the ``suspicious`` flag, now ``forged``.
+
+Each is a built-in attack agent (:mod:`pytest_homefield.agents.attacks`) run after a wrong fix on the
+task of :mod:`attack_repo`, in the default sandbox and with ``--sandbox none`` (the canaries need no
+sandbox). Measured on main (before the canaries): every one scored ``solved``, none flagged. The
+honest controls: the reference fix fails every canary and is still ``solved``; a wrong fix is
+``tests_failed``, never ``forged``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import WRONG_CALC, Fixture, build, script_agent, task_for
+
+from pytest_homefield.agents.attacks import attack_agent
+from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
+from pytest_homefield.agents.reference import OracleAgent
+from pytest_homefield.records import Result, Task
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.grading import CANARIES_FILE
+from pytest_homefield.sandbox.modes import SandboxChoice
+
+SANDBOXES = [pytest.param("auto", id="sandboxed"), pytest.param("none", id="no-sandbox")]
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    return build(tmp_path_factory.mktemp("forgeries") / "repo")
+
+
+@pytest.fixture(scope="module")
+def task(fx: Fixture) -> Task:
+    return task_for(fx)
+
+
+@pytest.fixture(scope="module")
+def cache(fx: Fixture) -> Iterator[SnapshotCache]:
+    c = SnapshotCache(repo=fx.root)
+    yield c
+    c.close()
+
+
+class WrongThen:
+    """Writes the wrong fix (so that the hidden tests import something), then runs ``then``."""
+
+    simulated = hinted = False
+    reference = process = True
+
+    def __init__(self, folder: Path, then: Agent) -> None:
+        self.first = script_agent(folder, {"src/calc/__init__.py": WRONG_CALC}, name="wrong")
+        self.then, self.name, self.spec = then, then.name, then.spec
+
+    def runs_commands(self, allow_shell: bool) -> bool:
+        return True
+
+    def version(self) -> str | None:
+        return None
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        self.first.run(ctx)
+        return self.then.run(ctx)
+
+
+def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sandbox: str) -> tuple[Result, Path]:
+    spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
+                       run_timeout_s=120, sandbox=SandboxChoice(sandbox))
+    return run_attempt(spec, cache), spec.artifacts
+
+
+def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    r, art = attempt(task, cache, OracleAgent(name="oracle", spec="oracle"), tmp_path, "none")
+    assert r.outcome == "solved" and r.canary is None, r
+    planted = json.loads((art / CANARIES_FILE).read_text())
+    assert isinstance(planted["seed"], int) and planted["canaries"], planted
+    outcomes = [json.loads(line) for line in (art / "outcomes.jsonl").read_text().splitlines()]
+    canary_ids = {e["nodeid"] for e in outcomes if e.get("event") == "phase"
+                  and any(e["nodeid"].startswith(c["node"]) for c in planted["canaries"])}
+    assert canary_ids, "the canaries ran"
+    assert all(e["outcome"] == "failed" for e in outcomes if e.get("nodeid") in canary_ids and e["when"] == "call")
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize("name", ["report-patch-pieces", "always-equal-truthy", "zip-on-sys-path", "read-expected"])
+def test_forgery_is_caught_by_a_canary(task: Task, cache: SnapshotCache, tmp_path: Path, name: str,
+                                       sandbox: str) -> None:
+    r, art = attempt(task, cache, WrongThen(tmp_path / "agent", attack_agent(name)), tmp_path, sandbox)
+    assert r.outcome == "forged", (r, (art / "tests.log").read_text()[-1500:])
+    assert r.scored and not r.solved
+    assert r.canary and r.canary.startswith("tests/test_sub.py::test_"), r
+    assert r.canary.split("::")[1].split("[")[0] not in ("test_sub", "test_add_still_works")
+    assert r.error and f"canary {r.canary} passed" in r.error
+    assert not r.suspicious, "slipped past the patterns: the canaries caught it"
