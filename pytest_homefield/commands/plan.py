@@ -116,11 +116,11 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     if rows:
         lines.append(f"Grading time per run: {rows[0].grading_basis}. Assumed figures are defaults for the client "
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
+    if n_tasks:  # issue 32: what the run could detect, before anything is spent
+        lines.append(power_line(n_tasks, settings.attempts, alpha=settings.alpha))
     if settings.services:
         lines.append("Services: " + ", ".join(f"{s.name} ({s.scope} scope)" for s in settings.services)
                      + ": homefield starts them for the hidden tests (homefield services --check tries them)")
-    if n_tasks:  # issue 32: what the run could detect, before anything is spent
-        lines.append(power_line(n_tasks, settings.attempts, alpha=settings.alpha))
     return "\n".join(lines)
 
 

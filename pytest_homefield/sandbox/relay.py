@@ -204,7 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"homefield relay: cannot listen inside the sandbox: {exc}", file=sys.stderr)
         return 2
     try:
-        proc = subprocess.Popen(command)
+        # close_fds=False: the command keeps the descriptors this process inherited (the test run's
+        # outcome channel, docs/contracts.md §7); the relay's own sockets are not inheritable
+        proc = subprocess.Popen(command, close_fds=False)
     except OSError as exc:
         print(f"homefield relay: cannot start {command[:1]}: {exc}", file=sys.stderr)
         return 127
