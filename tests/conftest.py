@@ -101,15 +101,15 @@ def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _demo_in_background(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
-                        testrun_uid: str) -> Iterator[None]:
+def _demo_in_background(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """When any selected test uses ``demo_run``: the demo starts now, at this worker's first test, in a
     thread (:class:`helpers.demo_run.BackgroundDemo`); the session waits for it at its end. Each xdist
-    worker starts one, and the file lock lets only the first run the demo."""
+    worker starts one, and the file lock lets only the first run the demo. (``testrun_uid`` is asked
+    for only then: a session without xdist, ``-p no:xdist``, and without the demo's tests runs.)"""
     if not any("demo_run" in getattr(item, "fixturenames", ()) for item in request.session.items):
         yield
         return
-    demo = BackgroundDemo(tmp_path_factory, testrun_uid).start()
+    demo = BackgroundDemo(tmp_path_factory, request.getfixturevalue("testrun_uid")).start()
     yield
     demo.join()
 
