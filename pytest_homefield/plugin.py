@@ -10,6 +10,7 @@ the work. Heavy imports (git, scipy, yaml) happen only then.
 from __future__ import annotations
 
 import gc
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -32,16 +33,20 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def find_root(start: Path) -> Path:
-    """The git top level of ``start``. Raises ``pytest.UsageError`` outside a git repository."""
-    import git
-
+    """The git top level of ``start`` (``git rev-parse``: one short process instead of importing
+    gitpython, about 0.12 s of CPU in every homefield process, controller and xdist workers, of a mode
+    that does not scan history). Raises ``pytest.UsageError`` outside a git repository or in a bare one."""
     try:
-        repo = git.Repo(start, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        proc = subprocess.run(["git", "rev-parse", "--is-bare-repository", "--show-toplevel"], cwd=start,
+                              capture_output=True, text=True)
+    except OSError:  # no such folder (or no git at all)
         raise pytest.UsageError(f"pytest-homefield: {start} is not inside a git repository") from None
-    if repo.working_tree_dir is None:
+    lines = proc.stdout.splitlines()
+    if lines[:1] == ["true"]:
         raise pytest.UsageError(f"pytest-homefield: {start} is a bare git repository")
-    return Path(repo.working_tree_dir).resolve()
+    if proc.returncode != 0 or len(lines) < 2:
+        raise pytest.UsageError(f"pytest-homefield: {start} is not inside a git repository")
+    return Path(lines[1]).resolve()
 
 
 def pytest_configure(config: pytest.Config) -> None:

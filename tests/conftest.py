@@ -5,14 +5,16 @@ from __future__ import annotations
 import compileall
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.demo_run import DemoRun, demo_once
+from helpers.demo_run import BackgroundDemo, DemoRun, demo_once
+from helpers.durations import DEFAULT_SLOW_S, KNOWN_S
 from helpers.e2e_repo import UNUSED_PLUGINS, build, homefield
 from helpers.shared_repo import built_once
-from xdist.scheduler import WorkStealingScheduling
+from xdist.scheduler import LoadScheduling
 
 import pytest_homefield
 
@@ -29,33 +31,42 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Opt-in ``clients`` tests are deselected unless ``-m`` names them: deselected items run no fixture,
-    so a default run installs no third-party client. Then ``slow`` tests go first."""
+    so a default run installs no third-party client. Then the longest tests go first."""
     if "clients" not in (config.getoption("markexpr") or ""):
         keep = [item for item in items if item.get_closest_marker("clients") is None]
         if len(keep) != len(items):
             config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("clients")])
             items[:] = keep
-    # ``slow`` tests first (otherwise in collection order): under ``-n 2`` the long end-to-end tests
-    # then run side by side from the start and the many short ones even out the end, instead of the
-    # top-level end-to-end modules, collected last, running one after the other at the end of the run.
-    # Every xdist worker sorts the same collection the same way.
-    # The tests that use the session's one ``homefield demo`` (``demo_run``) go first of all: the first
-    # worker runs the demo at once, instead of a worker that reaches a probe test later waiting idle
-    # for the other's demo to finish.
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
-                                 "demo_run" not in getattr(item, "fixturenames", ())))
+    items.sort(key=_order)
+
+
+def _order(item: pytest.Item) -> tuple[int, float]:
+    """Where ``item`` runs (a stable sort keeps collection order within a key; every xdist worker sorts
+    the same collection the same way): the ``slow`` and known-long tests first, longest first
+    (:mod:`helpers.durations`), so that under ``-n 2`` (:func:`pytest_xdist_make_scheduler`) the long
+    end-to-end tests run side by side from the start and the many short ones even out the end. The tests
+    of the session's one ``homefield demo`` (``demo_run``) come after them: the demo runs in the
+    background from the session's start (:func:`_demo_in_background`) and is done by then, so no worker
+    waits for it. Then the rest, in collection order."""
+    if "demo_run" in getattr(item, "fixturenames", ()):
+        return 1, 0.0
+    known = KNOWN_S.get(item.nodeid)
+    if known is None and item.get_closest_marker("slow") is not None:
+        known = DEFAULT_SLOW_S
+    return (0, -known) if known is not None else (2, 0.0)
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> WorkStealingScheduling | None:
-    """``-n N`` without ``--dist``: work stealing instead of xdist's default ``load``, which hands each
-    worker a block of consecutive tests up front (the first quarter of its share: here every slow test
-    to one worker). Work stealing splits the tests in halves and an idle worker takes the back half of
-    the other's queue, so the slow tests that come first are shared out while the short ones even out
-    the end."""
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScheduling | None:
+    """``-n N`` without ``--dist``: xdist's ``load`` scheduling one test at a time (``--maxschedchunk 1``)
+    instead of its default, which hands each worker a block of consecutive tests up front (the first
+    quarter of its share: here every long test to one worker). Each worker then gets the next test of
+    the sorted list whenever it is down to one queued test: the longest remaining first."""
     if config.getvalue("dist") != "load" or any(a.startswith(("--dist", "-d")) for a in config.invocation_params.args):
         return None
-    return WorkStealingScheduling(config, log)
+    if config.getoption("maxschedchunk") is None:
+        config.option.maxschedchunk = 1
+    return LoadScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
@@ -87,6 +98,20 @@ def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
     return built_once(tmp_path_factory, testrun_uid, "e2e-mined", make)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _demo_in_background(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """When any selected test uses ``demo_run``: the demo starts now, at this worker's first test, in a
+    thread (:class:`helpers.demo_run.BackgroundDemo`); the session waits for it at its end. Each xdist
+    worker starts one, and the file lock lets only the first run the demo. (``testrun_uid`` is asked
+    for only then: a session without xdist, ``-p no:xdist``, and without the demo's tests runs.)"""
+    if not any("demo_run" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        yield
+        return
+    demo = BackgroundDemo(tmp_path_factory, request.getfixturevalue("testrun_uid")).start()
+    yield
+    demo.join()
 
 
 @pytest.fixture(scope="session")
