@@ -44,6 +44,7 @@ from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
@@ -308,13 +309,8 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
 def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
     """One line per service that did not start (``setup_failed`` records whose detail names it, the
     message said once however many candidates it dropped)."""
-    failed: dict[str, int] = {}
-    for r in verified:
-        detail = str(r.get("detail") or "")
-        if r.get("reason") == "setup_failed" and detail.startswith("service '"):
-            failed[detail] = failed.get(detail, 0) + 1
-    return [f"Services: {detail} ({n} candidate{'s' if n != 1 else ''} dropped; homefield services --check "
-            "tries it alone)" for detail, n in failed.items()]
+    return failure_lines((r.get("detail") for r in verified if r.get("reason") == "setup_failed"),
+                         "candidate", "dropped")
 
 
 def network_line(verified: Sequence[dict[str, Any]]) -> str | None:

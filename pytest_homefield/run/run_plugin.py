@@ -251,6 +251,8 @@ class RunPlugin(ModePlugin):
         width = tr._tw.fullwidth if hasattr(tr, "_tw") else 100
         for line, markup in self.end.text(width, self.config.get_verbosity() > 0):
             tr.write_line(line, **markup)
+        for line in self.session.service_failures():  # said once, not per attempt (issue 31)
+            tr.write_line(line, yellow=True)
         for line in self.gate_lines:
             tr.write_line(line, red="WORSE" in line or "gate error" in line, bold=True)
         for msg in self.end.gate_failures:

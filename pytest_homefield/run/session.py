@@ -28,9 +28,10 @@ from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
+from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings, parse_gate
 from pytest_homefield.shard import Shard, parse_shard
-from pytest_homefield.store import FolderLock, write_atomic
+from pytest_homefield.store import FolderLock, read_jsonl, write_atomic
 from pytest_homefield.transport import Message
 
 __all__ = [
@@ -450,6 +451,14 @@ class RunSession:
         """Let the run folder's lock go (the controller, once its report is written; idempotent)."""
         if self.lock is not None:
             self.lock.release()
+
+    def service_failures(self) -> list[str]:
+        """One line per ``services:`` entry that could not be had in this run, with the number of
+        attempts it left ``infra`` (:func:`~pytest_homefield.sandbox.services.failure_lines`)."""
+        last = {(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant")): r
+                for r in read_jsonl(self.results_path)}  # the last line of an attempt wins (a retry)
+        return failure_lines((r.get("error") for r in last.values() if r.get("outcome") == "infra"),
+                             "attempt", "infra")
 
     def finish(self, reports: RunReports) -> RunEnd:
         """The controller's end of the session: record ``cut_short`` in ``meta.json`` when attempts

@@ -40,7 +40,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,7 @@ from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
            "parse_services", "parse_test_network", "free_port", "pool_for", "close_pools", "run_network",
-           "services_digest", "check_services", "agent_lease"]
+           "services_digest", "check_services", "agent_lease", "failure_lines"]
 
 SCOPES = ("worker", "run")
 #: Keys of one ``services.<name>`` entry.
@@ -63,6 +63,27 @@ LOG_TAIL = 5
 class ServiceError(RuntimeError):
     """A service did not start, did not get ready, or its reset failed; the message is one line
     (the service, what happened, the last lines of its log joined by `` | ``)."""
+
+
+#: How a :class:`ServiceError`'s message starts (``service 'redis' did not get ready …``).
+FAILURE_START = "service '"
+
+
+def failure_lines(messages: Iterable[str | None], noun: str, verb: str) -> list[str]:
+    """One line per distinct service failure among ``messages`` (errors of records; a message counts
+    when it is, or ends with after ``": "``, a :class:`ServiceError`'s), said once however many records
+    it ended: ``'Services: service 'redis' did not get ready … (4 attempts infra; homefield services
+    --check tries it alone)'`` for ``noun="attempt"``, ``verb="infra"``."""
+    counts: dict[str, int] = {}
+    for message in messages:
+        text = str(message or "")
+        at = text.find(FAILURE_START)
+        if at < 0 or (at > 0 and not text[:at].endswith(": ")):
+            continue
+        detail = text[at:]
+        counts[detail] = counts.get(detail, 0) + 1
+    return [f"Services: {detail} ({n} {noun}{'s' if n != 1 else ''} {verb}; homefield services --check tries it "
+            "alone)" for detail, n in counts.items()]
 
 
 @dataclass(frozen=True)

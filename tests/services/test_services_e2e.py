@@ -94,3 +94,18 @@ def test_services_check_prints_one_line_per_service(tmp_path: Path) -> None:
     assert lines[1].startswith("  broken: FAILED: service 'broken' exited with status 1 before it was ready") \
         and "no-such-option" in lines[1], lines
     assert lines[2] == "homefield services: 1 of 2 started, got ready and stopped; logs in .homefield/services"
+
+
+def test_a_service_that_fails_in_a_run_is_said_once(redis_mined: Path, tmp_path: Path) -> None:
+    """The run's redis cannot start (its command is broken after mining): every oracle attempt is
+    ``infra`` with the service's message, and the summary says so in one line with the count, not once
+    per attempt (issue 31)."""
+    repo = copy_mined(redis_mined, tmp_path / "repo")
+    yml = repo / ".homefield.yml"
+    yml.write_text(yml.read_text().replace("redis-server --port {port}", "redis-server --port {port} --no-such-option"))
+    proc = homefield(repo, "run", "--agent", "oracle", "--attempts", "1", "-n", "0")
+    assert proc.returncode != 0, proc.stdout + proc.stderr
+    results = _results(repo)
+    assert len(results) == 2 and all(r["outcome"] == "infra" for r in results), proc.stdout
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("Services: ")]
+    assert len(lines) == 1 and "service 'redis'" in lines[0] and "(2 attempts infra;" in lines[0], proc.stdout

@@ -325,3 +325,12 @@ def test_verify_drift_counts_the_services_of_the_task(tmp_path: Path) -> None:
     assert drift_lines(tmp_path, fp, None, [a]) == []
     assert drift_lines(tmp_path, fp, None, [b]) == [
         "service redis changed: redis-server --port {port} --save '' --appendonly no -> redis-server"]
+
+
+def test_failure_lines_say_each_failure_once_with_its_count() -> None:
+    from pytest_homefield.sandbox.services import failure_lines
+
+    msg = "service 'redis' exited with status 1 before it was ready; its log (x.log): bad option"
+    lines = failure_lines([msg, f"cannot prepare the agent's services: {msg}", None, "tests failed",
+                           "no service 'x' here"], "attempt", "infra")
+    assert lines == [f"Services: {msg} (2 attempts infra; homefield services --check tries it alone)"]
