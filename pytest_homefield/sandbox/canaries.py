@@ -214,15 +214,32 @@ def _sentinel_def(name: str, message: str, *, method: bool) -> str:
 
 
 def _find(tree: ast.Module, classes: Sequence[str], func: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The (last) definition of ``func`` inside the class chain ``classes`` at the module's top level."""
+    """The (last) definition of ``func`` inside the class chain ``classes`` at the module's top level;
+    for a method the class's bases defined at the module's top level are searched too, in order (a
+    test inherited from a mixin: ``class T(unittest.TestCase, Mixin)``)."""
     body: list[ast.stmt] = tree.body
+    found: list[ast.ClassDef] = []
     for cls in classes:
         found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
         if not found:
             return None
         body = found[-1].body
     defs = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func]
-    return defs[-1] if defs else None
+    if defs or not found or len(classes) != 1:
+        return defs[-1] if defs else None
+    top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    seen = {classes[0]}
+    queue = [b.id for b in found[-1].bases if isinstance(b, ast.Name)]
+    while queue:
+        base = top.get(queue.pop(0))
+        if base is None or base.name in seen:
+            continue
+        seen.add(base.name)
+        defs = [n for n in base.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func]
+        if defs:
+            return defs[-1]
+        queue += [b.id for b in base.bases if isinstance(b, ast.Name)]
+    return None
 
 
 # -- names -------------------------------------------------------------------------------------------
@@ -358,8 +375,9 @@ def _rewrite_call(stmt: ast.Expr, call: ast.Call, rng: random.Random, namer: _Na
     if name in _OPPOSITE and isinstance(call.func, ast.Attribute):
         call.func.attr = _OPPOSITE[name]
         return [stmt], f"{name} -> {_OPPOSITE[name]}", False
-    if name in _RAISES and len(call.args) >= 2 and not call.keywords:
-        stmt.value = ast.Call(func=call.args[1], args=list(call.args[2:]), keywords=[])
+    at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
+    if name in _RAISES and len(call.args) > at and not call.keywords:
+        stmt.value = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])
         return [stmt], "the expected exception unwrapped", False
     return None
 

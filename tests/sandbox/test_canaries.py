@@ -167,6 +167,8 @@ def test_a_canary_that_cannot_be_defined_is_a_sentinel_and_spares_the_real_tests
     ("assert not f(x)", "assert f(x)"),
     ("self.assertIn(a, b)", "self.assertNotIn(a, b)"),
     ("pytest.raises(ValueError, f, 1)", "f(1)"),
+    ("self.assertRaises(ValueError, f, 1)", "f(1)"),
+    ("self.assertRaisesRegex(ValueError, 'n must be', f, 1)", "f(1)"),  # the callable after the regex
 ])
 def test_rewrites(tmp_path: Path, source: str, expected: str) -> None:
     root = _tree(tmp_path, f"def test_a(self=None):\n    {source}\n")
@@ -179,3 +181,14 @@ def test_rewrites(tmp_path: Path, source: str, expected: str) -> None:
         assert text.startswith("assert f(x) == ") and text != "assert f(x) == 3", text
     else:
         assert text == expected
+
+
+def test_a_test_inherited_from_a_mixin_is_contradicted_not_a_sentinel(tmp_path: Path) -> None:
+    """``class T(unittest.TestCase, Mixin)``: the test is defined in the mixin (cachetools' layout);
+    its canary is a contradiction of the mixin's definition, set on the concrete class."""
+    text = ("import unittest\n\n\nclass Mixin:\n    def test_m(self):\n        self.assertEqual(2 + 2, 4)\n\n\n"
+            "class TestT(unittest.TestCase, Mixin):\n    pass\n")
+    root = _tree(tmp_path, text)
+    plan = plant_canaries(root, ["tests/test_x.py::TestT::test_m"], seed=3)
+    (canary,) = plan.canaries
+    assert (canary.kind, canary.strong) == ("contradiction", True), canary
