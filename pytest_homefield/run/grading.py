@@ -47,7 +47,7 @@ from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
-from pytest_homefield.sandbox.testrun import run_tests
+from pytest_homefield.sandbox.testrun import TestRun, run_tests
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -370,11 +370,12 @@ def grade(
             g.outcome, g.error = "infra", f"pytest could read {above}, outside the grading copy: remove it"
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
+        hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
         plan: CanaryPlan | None = None
         if canaries and "{junit}" not in (test_cmd or task.test_cmd):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, sentinel_for=task.canary_sentinels)
-            targets += [t for t in plan.targets if t not in targets]
+            targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         try:
             run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
@@ -386,19 +387,23 @@ def grade(
             # never through a link the tests may have left in their writable out folder
             nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
         g.test_s, g.test_sandbox = run.wall_s, run.sandbox
+
+        def control_run(folder: Path) -> TestRun:
+            """The same run on the untouched parent with the hidden tests (no agent change, no canary)."""
+            control = copy_tree(pristine, folder / "w")
+            apply_patch(control, task.test_patch)
+            return run_tests(control, test_cmd or task.test_cmd, hidden, out_dir=folder / "out",
+                             timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                             network=network)
+
         if run.timed_out:
             g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
             return g
         if not _run_completes(run):
             # the test process died on the way (os._exit, a signal, no outcome file): the same run on
             # the untouched parent with the hidden tests tells the environment's fault from the agent's
-            control_dir = Path(tmp) / "control"
-            control = copy_tree(pristine, control_dir / "w")
-            apply_patch(control, task.test_patch)
             try:
-                ctl = run_tests(control, test_cmd or task.test_cmd, targets, out_dir=control_dir / "out",
-                                timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                                network=network)
+                ctl = control_run(Path(tmp) / "control")
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
@@ -412,10 +417,22 @@ def grade(
             g.error = (f"the test process did not finish ({run.error or 'no finish event'}), "
                        "nor on the untouched parent with the hidden tests")
             return g
-    if not run.outcomes and not run.collection_error:
-        g.outcome = "infra"
-        g.error = run.error or "no test outcomes were recorded (zero tests collected or no outcome file)"
-        return g
+        if not run.outcomes and not run.collection_error:
+            # nothing reported: the agent's code may have silenced the reporter (issue 30: chosen after the
+            # fact, on the attempts it failed, this was an unscored escape). The untouched parent with the
+            # hidden tests tells the environment's fault (infra) from the change's (tests_failed, scored).
+            why = run.error or "no test outcomes were recorded (zero tests collected or no outcome file)"
+            try:
+                ctl = control_run(Path(tmp) / "control")
+            except ServiceError as exc:
+                g.outcome, g.error = "infra", str(exc)
+                return g
+            if _run_completes(ctl) and (ctl.outcomes or ctl.collection_error):  # the reporter works here
+                g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
+                g.error = f"{why} with this change; the untouched parent with the hidden tests reports its tests"
+                return g
+            g.outcome, g.error = "infra", why
+            return g
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
     forged = canary_verdict(plan, run.outcomes) if plan is not None else None
     if forged is not None:

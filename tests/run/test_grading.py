@@ -359,3 +359,28 @@ def test_a_link_the_hidden_tests_plant_in_the_output_folder_is_not_read(task: Ta
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", sandbox="bwrap",
               run_timeout_s=120)
     assert g.outcome == "tests_failed" and "host-secret" not in (g.error or ""), g.error
+
+
+#: Imported by the hidden tests: ends the reported session at once (a ``finish`` on every write-only pipe
+#: of the process, the outcome channel among them), so no test outcome is ever reported.
+SILENCE = '''import fcntl, json, os
+for _n in os.listdir("/proc/self/fd"):
+    try:
+        _fd = int(_n)
+        if _fd > 2 and os.readlink("/proc/self/fd/" + _n).startswith("pipe:") \\
+                and fcntl.fcntl(_fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_WRONLY:
+            os.write(_fd, (json.dumps({"event": "finish", "exitstatus": 0, "pid": os.getpid()}) + "\\n").encode())
+    except (OSError, ValueError):
+        pass
+'''
+
+
+def test_silencing_the_reporter_is_the_changes_failure_not_infra(task: Task, pristine: Path, workspace: Path,
+                                                                  tmp_path: Path) -> None:
+    """Issue 30 (found by the attacker): an agent that ends the reported session before any test, on the
+    attempts it cannot solve, made them ``infra`` — unscored, retried for ever. The untouched parent
+    reports its tests, so the silence is the change's: ``tests_failed``, scored."""
+    _write(workspace, CALC, SILENCE + WRONG_CALC)
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert g.outcome == "tests_failed", g.error
+    assert "untouched parent" in (g.error or "") and g.failing_f2p == list(task.FAIL_TO_PASS)
