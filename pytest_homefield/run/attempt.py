@@ -36,6 +36,7 @@ from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
     AgentBox,
     SandboxBackend,
@@ -438,7 +439,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     except EnvBuildError as exc:
         outcome, error, test_s, touched, suspicious = "infra", f"environment: {exc}", 0.0, False, False
     except Exception as exc:
-        (art / "grading.err").write_text(traceback.format_exc())
+        try:  # never through a link the hidden tests may have left in the attempt's folder (issue 30)
+            nofollow.write_bytes(art, "grading.err", traceback.format_exc().encode())
+        except OSError:
+            pass
         outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False
     finally:
         shutil.rmtree(workspace.parent, ignore_errors=True)

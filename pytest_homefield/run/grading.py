@@ -385,7 +385,13 @@ def grade(
             return g
         if plan is not None:  # only now: the test process could read a file written before it ended
             # never through a link the tests may have left in their writable out folder
-            nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
+            try:
+                nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
+            except OSError as exc:  # the name did not exist before the tests ran: they put something there
+                g.test_s, g.test_sandbox = run.wall_s, run.sandbox
+                g.outcome = "forged"
+                g.error = f"the test process tampered with its output folder ({CANARIES_FILE}: {exc.strerror})"
+                return g
         g.test_s, g.test_sandbox = run.wall_s, run.sandbox
 
         def control_run(folder: Path) -> TestRun:
