@@ -350,9 +350,10 @@ def test_a_link_the_hidden_tests_plant_in_the_output_folder_is_not_read(task: Ta
         pytest.skip(str(exc))
     secret = tmp_path / "host.txt"
     secret.write_text("ERROR: host-secret-3 outside every sandbox\n")
-    payload = ("import os\n_o = os.environ.get('HOMEFIELD_OUTCOMES')\nif _o:\n"
-               "    _log = os.path.join(os.path.dirname(_o), 'tests.log')\n"
-               f"    os.unlink(_log); os.symlink({str(secret)!r}, _log); os.unlink(_o); os._exit(3)\n")
+    # the writable folder is found from pytest's -o cache_dir=... (no outcome path is in the environment)
+    payload = ("import os, sys\n_c = [a for a in sys.argv if a.startswith('cache_dir=')]\nif _c:\n"
+               "    _log = os.path.join(os.path.dirname(_c[0].split('=', 1)[1]), 'tests.log')\n"
+               f"    os.unlink(_log); os.symlink({str(secret)!r}, _log); os._exit(3)\n")
     _write(workspace, CALC, payload + GOOD_CALC)
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", sandbox="bwrap",
               run_timeout_s=120)
