@@ -5,6 +5,7 @@ the config-above check, the suspicious flag, and :func:`grade` on the tiny real 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -358,3 +359,36 @@ def test_a_link_the_hidden_tests_plant_in_the_output_folder_is_not_read(task: Ta
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", sandbox="bwrap",
               run_timeout_s=120)
     assert g.outcome == "tests_failed" and "host-secret" not in (g.error or ""), g.error
+
+
+# -- a task mined before canaries ------------------------------------------------------------------
+
+#: A test the reference fix passes before it reaches its assertion: the rewrite of that assertion (the
+#: canary) is passed by the real fix too. Mining's check would have made it a sentinel (the task's
+#: ``canary_sentinels``); a task mined before canaries never had that check.
+EARLY_RETURN = ("from calc import sub\n\n\ndef test_sub():\n    if sub(3, 1) == 2:\n        return\n"
+                "    assert sub(3, 1) == 2\n\n\ndef test_add_still_works():\n    from calc import add\n"
+                "    assert add(2, 2) == 4\n")
+
+
+def _new_file_patch(rel: str, text: str) -> str:
+    lines = text.splitlines()
+    return (f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+            f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+
+
+def test_a_task_mined_before_canaries_gets_sentinels_only(task: Task, pristine: Path, workspace: Path,
+                                                          tmp_path: Path) -> None:
+    """``Task.canaries`` null: the rewrites were never checked against the reference fix, so only
+    sentinels are planted (before: the unchecked rewrite, which this real fix passes: ``forged``)."""
+    early = dataclasses.replace(task, test_patch=_new_file_patch("tests/test_sub.py", EARLY_RETURN),
+                                FAIL_TO_PASS=["tests/test_sub.py::test_sub"], canaries=None, canary_sentinels=[])
+    _write(workspace, CALC, GOOD_CALC)
+    g = grade(early, workspace=workspace, pristine=pristine, out_dir=tmp_path / "old", canary_seed=5)
+    assert g.outcome == "solved" and g.canaries == 1, g
+    planted = json.loads((tmp_path / "old" / "canaries.json").read_text())["canaries"]
+    assert [c["kind"] for c in planted] == ["sentinel"] and "mined before canaries" in planted[0]["how"]
+    # the same task as if its rewrite had been checked: the rewrite is planted, and this fix passes it
+    checked = dataclasses.replace(early, canaries=1)
+    g = grade(checked, workspace=workspace, pristine=pristine, out_dir=tmp_path / "new", canary_seed=5)
+    assert g.outcome == "forged", g
