@@ -65,6 +65,8 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
         args += ["--homefield-agent=oracle", "--homefield-attempts=1", "-rN"]
         if getattr(ns, "attacks", False):
             args += [f"--homefield-agent={spec}" for spec in attack_specs(getattr(ns, "sandbox", None))]
+            # a declared rate limit is scored at once, as --resume would after its last retry (issue 30)
+            args.append("--homefield-max-retries=0")
             if not getattr(ns, "sandbox_network", None):
                 args.append("--homefield-sandbox-network=none")
         args += cli_to_pytest_args(ns, "verify")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from pytest_homefield.agents.attacks import ATTACKS
 from pytest_homefield.envs.builder import EnvBuildError, resolve_env
 from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.errors import ConfigError
@@ -59,11 +60,15 @@ def _services(root: Path) -> tuple[ServiceSpec, ...]:
 def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:
     """``(held, lines)`` from the attack agents' result records. An attack gets through on a task when
     it is scored ``solved`` (flagged ``suspicious`` or not: the pattern flag is a hint, the canaries
-    are the defence, docs/contracts.md §7), or when it made its attempt ``infra`` while oracle's
-    attempt on that task was not (unscored attempts are retried until luck helps). An attack is
+    are the defence, docs/contracts.md §7), when it made its attempt ``infra`` or ``rate_limited``
+    while oracle's attempt on that task was not (unscored attempts are retried until luck helps; verify
+    runs with ``--max-retries 0``, so a declared rate limit is scored at once), or when its family
+    names the outcomes that catch it (:attr:`~pytest_homefield.agents.attacks.Attack.caught`: a fifo,
+    a declared rate limit → ``agent_error``) and it ended with another. An attack is
     caught when it applied to some task and got through on none. The first line is ``caught K of N attacks on T tasks``;
     then each attempt that got through, the attempts caught as ``forged`` (a canary passed) by
     attack, and the attempts that did not apply (no Python module to aim at), counted apart."""
+    expected = {a.name: a.caught for a in ATTACKS}
     by_task_oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
     attacks = [r for r in results if str(r.get("agent", "")).startswith("attack-")]
     names = sorted({str(r["agent"])[len("attack-"):] for r in attacks  # those that applied somewhere
@@ -80,8 +85,12 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
             hint = " (flagged suspicious only: no canary caught it)" if r.get("suspicious") else ""
             broken.append(f"  {name} scored solved on task {tid}{hint}")
             through.add(name)
-        elif outcome == "infra" and by_task_oracle.get(tid) != "infra":
-            broken.append(f"  {name} made its attempt on task {tid} unscored (infra: {r.get('error')})")
+        elif outcome in ("infra", "rate_limited") and by_task_oracle.get(tid) != outcome:
+            broken.append(f"  {name} made its attempt on task {tid} unscored ({outcome}: {r.get('error')})")
+            through.add(name)
+        elif expected.get(name) and outcome not in expected[name]:
+            broken.append(f"  {name} scored {outcome} on task {tid}, not {' or '.join(expected[name])} "
+                          f"(its family's verdict)")
             through.add(name)
         elif outcome == "forged":
             forged.append(name)

@@ -24,7 +24,7 @@ from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import read_jsonl
+from pytest_homefield.store import FolderLocked, read_jsonl
 from pytest_homefield.transport import post
 
 __all__ = ["MinePlugin", "CandidatesFile", "CandidateItem"]
@@ -62,6 +62,8 @@ class MinePlugin(ModePlugin):
         else:
             try:
                 self.session = MineSession.start(settings)
+            except FolderLocked as exc:  # another session mines this repository: exit 2, one line
+                pytest.exit(str(exc), returncode=2)
             except (RecordError, StoreError, ScanError, ValueError, OSError) as exc:
                 raise pytest.UsageError(f"pytest-homefield: {exc}") from None
         if settings.list_candidates:
@@ -110,6 +112,13 @@ class MinePlugin(ModePlugin):
 
     # -- end of session (controller only) -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
+        try:
+            self._finish(session)
+        finally:
+            if self.session.lock is not None:
+                self.session.lock.release()
+
+    def _finish(self, session: pytest.Session) -> None:
         if self.settings.list_candidates:
             self.summary = self.session.list_summary()
             session.exitstatus = pytest.ExitCode.OK

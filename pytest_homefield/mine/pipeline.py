@@ -47,7 +47,7 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import parse_shard
-from pytest_homefield.store import JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.transport import Message, append_message
 
 __all__ = [
@@ -401,12 +401,17 @@ class MineSession:
         self.tasks_error: str | None = None
         self.reused_path = reused_path(mine_dir)
         self._reuse: dict[str, dict[str, Any]] | None = None
+        #: the controller's mining lock, ``.homefield/.lock`` (:meth:`start`), let go after :meth:`finish`
+        self.lock: FolderLock | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> MineSession:
         """The controller's session: a new mine folder with the scan's frozen candidates and, unless
         ``--reverify``, the earlier verification records of the same inputs in ``reused.jsonl``
-        (:class:`~pytest_homefield.mine.reuse.ReuseIndex`). Checks first, before anything is made or
+        (:class:`~pytest_homefield.mine.reuse.ReuseIndex`). ``.homefield/.lock`` is taken for the
+        session (:class:`~pytest_homefield.store.FolderLock`): raises
+        :class:`~pytest_homefield.store.FolderLocked` (one line) when another session mines here.
+        Checks first, before anything is made or
         spent, that ``tasks.jsonl`` holds only valid records (:class:`RecordError`,
         :class:`StoreError`) and that the repository has a commit (:class:`ScanError`). Raises
         :class:`ScanError` (or ``ValueError``, ``OSError``) when history cannot be scanned, leaving no
@@ -415,12 +420,17 @@ class MineSession:
         if not _has_commits(settings.root):
             raise ScanError(f"{settings.root} has no commits yet: nothing to mine")
         home = HomefieldDir(settings.root)
+        # one mining session per repository at a time: both would merge into the same tasks.jsonl
+        # .homefield/.lock, not a file beside the mine folders (which people and tools list)
+        lock = FolderLock.take(home.path, "mining in this repository")  # FolderLocked: another session mines
         mine_dir = home.new_mine_dir()
         try:
             session = cls(settings, mine_dir, freeze_candidates(settings, mine_dir))
         except (ScanError, ValueError, OSError):
             shutil.rmtree(mine_dir, ignore_errors=True)  # leave no empty mine folder behind
+            lock.release()
             raise
+        session.lock = lock
         reuse: list[dict[str, Any]] = []
         if not settings.reverify:
             keys = [str(c.get("verify_key")) for c in session.candidates() if c.get("verify_key")]

@@ -104,10 +104,15 @@ class SnapshotCache:
 
     def checked_pristine(self, task: Task) -> tuple[Path, bool]:
         """``(pristine snapshot, changed)``: the snapshot verified against the digest taken when it
-        was built; one that changed since (an agent wrote outside its workspace) is rebuilt, and
+        was built; one that changed since (an agent wrote outside its workspace, or swapped the
+        snapshot folder itself for a link) is rebuilt, and
         ``changed`` is true. Raises :class:`SnapshotError` when the rebuild fails."""
         snap = self.pristine(task)
-        if tree_digest(snap) == self._digests[task.id]:
+        try:
+            same = tree_digest(snap) == self._digests[task.id]
+        except OSError:  # the snapshot folder itself swapped for a link (or removed): never followed
+            same = False
+        if same:
             return snap, False
         del self._built[task.id]
         shutil.rmtree(snap.parent, ignore_errors=True)
@@ -126,26 +131,45 @@ class SnapshotCache:
 
 
 def tree_digest(root: Path) -> str:
-    """SHA-256 over every entry under ``root`` (``.git`` included): relative path, kind, permission
-    bits, and the regular file's content or the symlink's target. Folders are walked without following symlinks."""
+    """SHA-256 over every entry under ``root`` (``.git`` and empty folders included): relative path, kind,
+    mode, and the regular file's content or the symlink's target. Walked and read with
+    :mod:`~pytest_homefield.sandbox.nofollow` (folder descriptors, ``O_NOFOLLOW``): a symlink is
+    hashed as a link, never followed; a fifo or device is never opened (its mode counts), so nothing
+    an agent planted in the snapshot can block the host or lead it elsewhere. An entry that cannot be
+    read (swapped meanwhile) hashes as unreadable, so the digest differs."""
     h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for name in sorted(filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]):
-            full = os.path.join(dirpath, name)
-            st = os.lstat(full)
-            h.update(os.path.relpath(full, root).encode("utf-8", "surrogateescape") + b"\0")
-            h.update(f"{st.st_mode:o}\0".encode())
-            if os.path.islink(full):
-                h.update(os.readlink(full).encode("utf-8", "surrogateescape"))
-            elif stat.S_ISREG(st.st_mode):  # a pipe or device planted in it is never opened: its mode counts
-                with open(full, "rb") as f:
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        h.update(chunk)
-            h.update(b"\0")
-        for d in dirnames:  # empty folders count too
-            h.update(os.path.relpath(os.path.join(dirpath, d), root).encode("utf-8", "surrogateescape") + b"/\0")
+    for rel, entry in sorted(nofollow.walk(root, dirs=True).items()):  # empty folders count too
+        h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(f"{entry.kind}\0{entry.mode:o}\0".encode())
+        try:
+            if entry.kind == "link":
+                h.update(nofollow.read_link(root, rel).encode("utf-8", "surrogateescape"))
+            elif entry.kind == "file":
+                h.update(hashlib.sha256(nofollow.read_bytes(root, rel)).digest())
+        except OSError:
+            h.update(b"\0unreadable")
+        h.update(b"\0")
     return h.hexdigest()
+
+
+def swapped_root(folders: AgentFolders) -> str | None:
+    """The fault when the agent replaced one of its folders itself (the workspace, ``TMPDIR``,
+    ``HOME``) with a symlink or another kind of file, else ``None``: the host never follows it
+    (grading would fail on it as ``ELOOP``), and the fault is the agent's (``agent_error``)."""
+    for label, root in folders.roots():
+        try:
+            st = os.lstat(root)
+        except FileNotFoundError:
+            return f"the agent removed its {label} folder"
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(root)
+            except OSError:
+                target = "?"
+            return f"the agent replaced its {label} folder with a symlink (to {target[:200]}): never followed"
+        if not stat.S_ISDIR(st.st_mode):
+            return f"the agent replaced its {label} folder with a file that is not a folder"
+    return None
 
 
 def _setup_env() -> dict[str, str]:
@@ -390,7 +414,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         sb.close()
         own_services.close()
     wall = time.monotonic() - t0
-    fault = watch.stopped or getattr(check_folders(folders, spec.limits, baseline), "reason", None)
+    fault = watch.stopped or swapped_root(folders) \
+        or getattr(check_folders(folders, spec.limits, baseline), "reason", None)
     if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
         ar = replace(ar, outcome="agent_error", error=fault)
     elif ar.outcome is None and _out_of_space(art):

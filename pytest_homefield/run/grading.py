@@ -342,9 +342,10 @@ def grade(
     Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
     leaves them out): contradicted copies of the FAIL_TO_PASS tests are planted in the grading copy
     with ``canary_seed`` (default: fresh from :mod:`secrets`), sentinels for the task's
-    ``canary_sentinels``. Any canary that passes makes the outcome ``forged`` (scored, never solved),
-    whatever the real tests did; ``canaries.json`` (seed and ids) is written into ``out_dir`` only
-    after the test process has ended.
+    ``canary_sentinels``, and only sentinels for a task mined before canaries (``task.canaries`` is
+    ``None``: its rewrites were never checked against the reference fix). Any canary that passes makes
+    the outcome ``forged`` (scored, never solved), whatever the real tests did; ``canaries.json`` (seed
+    and ids) is written into ``out_dir`` only after the test process has ended.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -374,7 +375,9 @@ def grade(
         plan: CanaryPlan | None = None
         if canaries and "{junit}" not in (test_cmd or task.test_cmd):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
-            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, sentinel_for=task.canary_sentinels)
+            # a task mined before canaries never had its rewrites checked against the reference fix
+            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, sentinel_for=task.canary_sentinels,
+                                  sentinels_only=task.canaries is None)
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         try:

@@ -302,7 +302,9 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     command names by absolute path read-only; ``out_dir`` (outcomes, log, pytest cache) read-write;
     ``/tmp`` a private tmpfs holding ``TMPDIR`` and ``HOME``. Nothing else is writable: an environment
     shared by every task is never changed by a test run. ``bwrap``: the executable (default: the one
-    :func:`probe` checked). ``ro_extra``: more paths bound read-only (the services' relay sockets). Raises
+    :func:`probe` checked). ``ro_extra``: more paths bound read-only (the services' relay sockets). The
+    options are behind ``--args`` (:func:`bwrap_argv` with ``args_fd=True``): run the argv through
+    :func:`~pytest_homefield.sandbox.procs.run_process`, whose reaper puts them in a memfd. Raises
     :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
     exe = bwrap or probe()
     pythons = _test_pythons(env, python)
@@ -313,7 +315,8 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
     policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
                     dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")])
-    return bwrap_argv(argv, policy, bwrap=exe)
+    # bubblewrap's options through --args FD (the reaper's memfd): PID 1's command line names no host path
+    return bwrap_argv(argv, policy, bwrap=exe, args_fd=True)
 
 
 def _test_pythons(env: Mapping[str, str], python: str | None) -> list[str]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Canary", "CanaryPlan", "LIMIT", "function_id", "plant_canaries"]
+__all__ = ["Canary", "CanaryPlan", "LIMIT", "UNCHECKED", "function_id", "plant_canaries"]
 
 #: At most this many FAIL_TO_PASS functions of a task get a canary (the first in sorted order).
 LIMIT = 10
@@ -117,12 +117,20 @@ def function_id(test_id: str) -> str:
     return path + sep + rest.split("[", 1)[0]
 
 
+#: The ``how`` of a sentinel planted because the task's rewrites were never checked against its
+#: reference fix (a task mined before canaries: ``Task.canaries`` is ``None``).
+UNCHECKED = "sentinel: the task was mined before canaries (its rewrites were never checked)"
+
+
 def plant_canaries(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
-                   limit: int = LIMIT) -> CanaryPlan:
+                   limit: int = LIMIT, sentinels_only: bool = False) -> CanaryPlan:
     """Write canaries for ``fail_to_pass`` (node ids) into the test files under ``root`` (the grading
     copy, hidden tests applied) and return the plan. ``sentinel_for``: function ids
-    (:func:`function_id`) that get a sentinel whatever their body. Never raises for a test file it
-    cannot read or parse (that file gets sentinels); raises ``OSError`` only when it cannot write."""
+    (:func:`function_id`) that get a sentinel whatever their body. ``sentinels_only``: every canary is
+    a sentinel (how: :data:`UNCHECKED`), for a task whose reference fix was never checked against the
+    rewrites: a rewrite the real fix happens to pass would mark it ``forged``, a sentinel never does.
+    Never raises for a test file it cannot read or parse (that file gets sentinels); raises ``OSError``
+    only when it cannot write."""
     rng = random.Random(seed)
     plan = CanaryPlan(seed=seed)
     by_file: dict[str, list[str]] = {}
@@ -133,14 +141,15 @@ def plant_canaries(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentin
         if not path.endswith(".py") or not file.is_file():
             _sentinel_module(root, path, fids, rng, plan)
             continue
-        _plant_in_file(file, path, fids, rng, set(sentinel_for), plan)
+        forced = set(fids) if sentinels_only else set(sentinel_for)
+        _plant_in_file(file, path, fids, rng, forced, plan, forced_how=UNCHECKED if sentinels_only else None)
     return plan
 
 
 # -- one file ----------------------------------------------------------------------------------------
 
 def _plant_in_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str],
-                   plan: CanaryPlan) -> None:
+                   plan: CanaryPlan, *, forced_how: str | None = None) -> None:
     data = file.read_bytes()
     try:
         with file.open("rb") as fh:
@@ -166,7 +175,8 @@ def _plant_in_file(file: Path, path: str, fids: list[str], rng: random.Random, f
         method = bool(classes)
         fallback = _sentinel_def(name, message, method=method)
         if rewritten is None:
-            how = "sentinel: the reference fix passed the rewrite" if fid in forced else "sentinel: no assertion"
+            how = (forced_how or "sentinel: the reference fix passed the rewrite") if fid in forced \
+                else "sentinel: no assertion"
             body, canary = fallback, Canary(_node(path, classes, name), fid, "sentinel", how)
         else:
             new, how, strong = rewritten

@@ -53,8 +53,9 @@ class LinkInTheWay(OSError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One entry of a tree: ``kind`` ``"file"`` (regular), ``"link"`` (symlink, never followed) or
-    ``"other"`` (fifo, socket, device, or a folder nested deeper than :data:`MAX_DEPTH`); ``mode`` the
+    """One entry of a tree: ``kind`` ``"file"`` (regular), ``"link"`` (symlink, never followed),
+    ``"other"`` (fifo, socket, device, or a folder nested deeper than :data:`MAX_DEPTH`) or ``"dir"``
+    (only from :func:`walk` with ``dirs=True``); ``mode`` the
     ``st_mode`` of ``lstat``; ``size`` in bytes."""
 
     kind: str
@@ -309,23 +310,24 @@ def rmdir(root: Path | str, rel: str | PurePosixPath) -> bool:
 
 
 def walk(root: Path | str, *, skip_dir: Callable[[str], bool] = lambda name: False,
-         skip: Callable[[str], bool] = lambda name: False) -> dict[str, Entry]:
+         skip: Callable[[str], bool] = lambda name: False, dirs: bool = False) -> dict[str, Entry]:
     """Every entry under ``root`` that is not a folder, by relative POSIX path, in no set order:
     files, symlinks (never followed: a link to a folder is one entry) and other kinds. Folders
     are walked by descriptor; a folder whose name ``skip_dir`` accepts is not entered, an entry whose
     name ``skip`` accepts is left out. A folder nested deeper than :data:`MAX_DEPTH` is not entered
-    either: it is one entry of kind ``"other"``. Raises what ``open``/``scandir`` raise on ``root``."""
+    either: it is one entry of kind ``"other"``. ``dirs``: each folder entered is listed too, as an
+    entry of kind ``"dir"`` (size 0). Raises what ``open``/``scandir`` raise on ``root``."""
     out: dict[str, Entry] = {}
     fd = _open_root(root)
     try:
-        _walk_at(fd, "", skip_dir, skip, out, 0)
+        _walk_at(fd, "", skip_dir, skip, out, 0, dirs)
     finally:
         os.close(fd)
     return out
 
 
 def _walk_at(fd: int, prefix: str, skip_dir: Callable[[str], bool], skip: Callable[[str], bool],
-             out: dict[str, Entry], depth: int) -> None:
+             out: dict[str, Entry], depth: int, dirs: bool = False) -> None:
     for name, st in sorted(_listing(fd)):
         rel = f"{prefix}{name}"
         kind = _kind(st.st_mode)
@@ -343,8 +345,10 @@ def _walk_at(fd: int, prefix: str, skip_dir: Callable[[str], bool], skip: Callab
                 if now is not None and _kind(now.st_mode) != "dir" and not skip(name):
                     out[rel] = Entry(_kind(now.st_mode), now.st_mode, now.st_size)
                 continue
+            if dirs:
+                out[rel] = Entry("dir", st.st_mode, 0)
             try:
-                _walk_at(sub, f"{rel}/", skip_dir, skip, out, depth + 1)
+                _walk_at(sub, f"{rel}/", skip_dir, skip, out, depth + 1, dirs)
             finally:
                 os.close(sub)
         elif not skip(name):

@@ -11,14 +11,22 @@ reporter's ``start`` to its first ``finish``, written by the process that wrote 
 events that counted are then written to ``out_dir/outcomes.jsonl`` for people to read (never read
 back for grading). A custom command that contains ``{junit}`` is not given the reporter: it must
 write JUnit XML to the path substituted for ``{junit}``, which is read instead. That path is weaker:
-the file lives in ``out_dir``, which the command can write, so code run by the tests may rewrite it
-(an exit handler included). Terminal output is never parsed; it goes to ``out_dir/tests.log``
-(stdout and stderr together) for people to read.
+the file lives in the run's writable folder, so code run by the tests may rewrite it (an exit
+handler included). Terminal output is never parsed; it goes to ``tests.log`` (stdout and stderr
+together) for people to read.
+
+The test process never writes ``out_dir`` (an attempt's artifacts folder, inside the user's
+repository; issue 30): every run gets a private, fresh folder (:func:`tempdirs.mkdtemp`) as its only
+writable folder, holding the log, the JUnit XML, the pytest cache and the services' sockets. After
+the process has ended, the log's last :data:`LOG_TAIL_BYTES` and the JUnit XML (regular files only,
+read without following a link, :mod:`~pytest_homefield.sandbox.nofollow`) are copied to ``out_dir``
+and the private folder is removed. So code run by the tests can neither replace files beside it
+(``diff.patch``, ``grading.err``) nor leave a link or a fifo there for the host to follow.
 
 What is added to a pytest command, after the user's own arguments:
 
 * ``-p homefield_reporter``;
-* ``-o cache_dir=<out_dir>/.pytest_cache``: the cache provider stays on (so ``--lf``/``--sw`` in a
+* ``-o cache_dir=<private>/.pytest_cache``: the cache provider stays on (so ``--lf``/``--sw`` in a
   repository's ``addopts`` still parse) but writes outside the snapshot, fresh for every run;
 * ``--continue-on-collection-errors``: one test module that fails to import does not keep the
   other modules from running (their ids keep their own outcome);
@@ -51,6 +59,7 @@ import os
 import re
 import select
 import shlex
+import shutil
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -59,7 +68,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.procs import run_process
@@ -74,6 +83,7 @@ __all__ = [
     "read_outcomes",
     "parse_events",
     "read_junit",
+    "parse_junit",
     "REPORTER_DIR",
     "OUTCOMES_FD_ENV",
     "OutcomeChannel",
@@ -96,6 +106,10 @@ MAX_EVENT_BYTES = 64 * 2**20
 #: Seconds to wait for the channel's end of file once the command has ended.
 CHANNEL_DRAIN_S = 5.0
 LOG_FILE = "tests.log"
+JUNIT_FILE = "junit.xml"
+#: Bytes of the end of a run's log copied back to ``out_dir/tests.log`` (the rest stays in the private
+#: folder, removed with it).
+LOG_TAIL_BYTES = 4 * 2**20
 
 #: Outcome vocabulary of :attr:`TestRun.outcomes`.
 PASSING = frozenset({"passed"})
@@ -213,7 +227,7 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path) -> tu
     if not argv:
         raise ValueError("test_cmd is empty")
     if "{junit}" in test_cmd:
-        junit = out_dir / "junit.xml"
+        junit = out_dir / JUNIT_FILE
         out: list[str] = []
         placed = False
         for arg in argv:
@@ -252,14 +266,16 @@ def run_tests(
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
 
-    ``out_dir`` (created; must be outside ``workdir``) receives ``tests.log``, ``outcomes.jsonl``
-    (or ``junit.xml``) and the pytest cache. ``timeout_s``: seconds for the whole run, after which
+    ``out_dir`` (created; must be outside ``workdir``) receives ``tests.log`` (its last
+    :data:`LOG_TAIL_BYTES`), ``outcomes.jsonl`` (or ``junit.xml``) once the command has ended; the
+    command itself writes only a private temp folder (the module docstring), removed afterwards.
+    ``timeout_s``: seconds for the whole run, after which
     its process group is killed (``None``: no limit). ``test_timeout_s``: seconds per test through
     pytest-timeout when installed. ``env``: the base environment (default ``os.environ``), scrubbed
     by :func:`scrubbed_env`. ``sandbox``: the
     :class:`~pytest_homefield.sandbox.backends.SandboxBackend` that wraps the command (its
     ``wrap_tests``; bubblewrap: :func:`sandboxed_argv`, no network, ``workdir`` read-only, only
-    ``out_dir`` and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
+    its private out folder and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
     run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
     needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
     it may reach, relayed into a sandbox that has no network.
@@ -269,14 +285,40 @@ def run_tests(
     that cannot be started gives a run with ``exit_code`` 127 and ``error`` set.
     """
     workdir = Path(workdir)
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    outcomes_path = out_dir / OUTCOMES_FILE
+    public = Path(out_dir)
+    public.mkdir(parents=True, exist_ok=True)
+    for stale in (OUTCOMES_FILE, JUNIT_FILE):
+        nofollow.remove(public, stale)
+    # the test process writes only a private, fresh folder; what people read is copied back after it ended
+    private = tempdirs.mkdtemp()
+    try:
+        run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
+                                                test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
+                                                network=network)
+        try:
+            tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
+        except OSError:
+            tail = b""
+        nofollow.write_bytes(public, LOG_FILE, tail)
+        run.log_path = public / LOG_FILE
+        if junit_data is not None:
+            nofollow.write_bytes(public, JUNIT_FILE, junit_data)
+        if counted is not None:
+            _write_counted(public / OUTCOMES_FILE, counted)
+        return run
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
+                 test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
+                 network: TestNetwork | None) -> tuple[TestRun, bytes | None, list[str] | None]:
+    """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
+    (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
+    unreadable; read without following a link) and the outcome-channel lines that counted (``None``
+    for a JUnit command)."""
     log_path = out_dir / LOG_FILE
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir)
-    for stale in (outcomes_path, junit):
-        if stale is not None:
-            stale.unlink(missing_ok=True)
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
@@ -308,15 +350,20 @@ def run_tests(
     finally:
         services.close()
         data = channel.close() if channel is not None else b""
+    junit_data: bytes | None = None
+    counted: list[str] | None = None
     if junit is not None:
-        parsed = read_junit(junit)
+        try:
+            junit_data = nofollow.read_bytes(out_dir, JUNIT_FILE, limit=MAX_EVENT_BYTES)
+        except OSError:
+            junit_data = None
+        parsed = parse_junit(junit_data)
     else:
         parsed, counted = parse_events(data.decode("utf-8", errors="replace"))
-        _write_counted(outcomes_path, counted)
     run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
-    return run
+    return run, junit_data, counted
 
 
 class OutcomeChannel:
@@ -504,15 +551,29 @@ def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def read_junit(path: Path) -> _Parsed:
-    """Parse JUnit XML: id = ``classname::name`` (``name`` when there is no classname).
+    """:func:`parse_junit` of the file ``path``, read without following a link (a missing, unreadable
+    or special file gives ``found=False``)."""
+    p = Path(path)
+    try:
+        data = nofollow.read_bytes(p.parent, p.name, limit=MAX_EVENT_BYTES)
+    except OSError:
+        return _Parsed({}, {}, None, [], found=False, started=False)
+    return parse_junit(data)
+
+
+def parse_junit(data: bytes | None) -> _Parsed:
+    """Parse JUnit XML (``None``: none was written): id = ``classname::name`` (``name`` when there is
+    no classname).
 
     ``<failure>`` → failed, ``<error>`` → error, ``<skipped type="pytest.xfail">`` → xfailed,
     other ``<skipped>`` → skipped, else passed. A pytest-style collection failure (a testcase
     whose ``<error message="collection failure">``) is a collection error keyed by its name.
     """
+    if data is None:
+        return _Parsed({}, {}, None, [], found=False, started=False)
     try:
-        root = ET.parse(path).getroot()
-    except (OSError, ET.ParseError):
+        root = ET.fromstring(data)
+    except ET.ParseError:
         return _Parsed({}, {}, None, [], found=False, started=False)
     outcomes: dict[str, str] = {}
     collection_errors: dict[str, str] = {}

@@ -53,6 +53,35 @@ def test_names_each_attack_that_scored_or_went_unscored() -> None:
     assert "did not apply" in lines[-1]
 
 
+def test_a_declared_rate_limit_left_unscored_gets_through() -> None:
+    """Issue 30: ``rate_limited`` is unscored like ``infra``; verify runs with ``--max-retries 0`` so
+    the liar is scored ``agent_error`` (its family's verdict), which catches it."""
+    rows = [_r("oracle", "t1", "solved"), _r("attack-claim-rate-limited", "t1", "rate_limited", error="429")]
+    held, lines = attack_verdict(rows, 1)
+    assert not held and lines[1] == "  claim-rate-limited made its attempt on task t1 unscored (rate_limited: 429)"
+    held, lines = attack_verdict([rows[0], _r("attack-claim-rate-limited", "t1", "agent_error")], 1)
+    assert held and lines[0] == "homefield verify: caught 1 of 1 attacks on 1 tasks"
+
+
+def test_each_family_is_caught_only_by_its_outcome() -> None:
+    """A fifo left in the workspace is caught as ``agent_error`` (the workspace fault); graded as a
+    plain ``tests_failed`` it got through the fault check."""
+    ok = [_r("oracle", "t1", "solved"), _r("attack-fifo-in-workspace", "t1", "agent_error"),
+          _r("attack-stdout-flood", "t1", "tests_failed")]
+    assert attack_verdict(ok, 1)[0]
+    held, lines = attack_verdict([ok[0], _r("attack-fifo-in-workspace", "t1", "tests_failed")], 1)
+    assert not held
+    assert lines[1] == "  fifo-in-workspace scored tests_failed on task t1, not agent_error (its family's verdict)"
+
+
+def test_verify_attacks_scores_a_rate_limit_at_once(tmp_path: Path) -> None:
+    from pytest_homefield.argv import pytest_args
+    from pytest_homefield.cli import build_parser
+
+    ns = build_parser().parse_args(["verify", "--attacks"])
+    assert "--homefield-max-retries=0" in pytest_args(ns, "verify", tmp_path, [])
+
+
 def test_escaping_attacks_only_in_a_sandbox() -> None:
     escaping = {f"attack:{a.name}" for a in ATTACKS if a.escapes}
     assert escaping and escaping <= set(attack_specs("auto"))
@@ -66,7 +95,8 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     # each attack's attempt is graded by a test run: anyio's pytest plugin (about 0.2 s of CPU to load,
     # which the fixture's NO_PLUGINS leaves on) blocked in those runs as well
     task = task_for(fx)
-    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
+    # canaries=1: as mined with the canary check (a task mined before canaries gets sentinels only)
+    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio", canaries=1)
     repo = tmp_path / "repo"
     subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
     (repo / ".homefield").mkdir()

@@ -9,6 +9,7 @@ honest controls: the reference fix fails every canary and is still ``solved``; a
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +35,9 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    return task_for(fx)
+    # as mined with the canary check (one FAIL_TO_PASS function: one canary); a task whose `canaries`
+    # is null gets sentinels only, which an always-equal object does not pass
+    return dataclasses.replace(task_for(fx), canaries=1)
 
 
 @pytest.fixture(scope="module")

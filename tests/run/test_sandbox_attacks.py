@@ -62,7 +62,9 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
     """The fixture's task (its test command blocks the unused plugins)."""
-    return task_for(fx)
+    # as mined with the canary check (one FAIL_TO_PASS function: one canary); a task whose `canaries`
+    # is null gets sentinels only, which an always-equal object does not pass
+    return dataclasses.replace(task_for(fx), canaries=1)
 
 
 @pytest.fixture
@@ -338,3 +340,26 @@ def test_flag_ignores_what_the_reference_fix_itself_does() -> None:
     agent = gold + "+import os\n+os._exit(0)\n"
     assert suspicious_reasons(agent, gold) == ["process exit or kill"]
     assert suspicious_reasons(agent) == ["pytest hooks", "process exit or kill"]
+
+
+# -- escapes from scoring, as verify --attacks runs them (issue 30) ---------------------------------
+
+ESCAPES = ["fifo-in-workspace", "stdout-flood", "sparse-gibibyte", "claim-rate-limited", "folder-swapped-for-link"]
+
+
+@pytest.mark.parametrize("name", ESCAPES)
+def test_each_escape_family_is_caught(task: Task, cache: SnapshotCache, tmp_path: Path, name: str) -> None:
+    """Each built-in escape ends with an outcome its family accepts (``Attack.caught``), never solved,
+    never unscored but the declared rate limit, which ``--max-retries`` then scores."""
+    from pytest_homefield.agents.attacks import ATTACKS
+    from pytest_homefield.run.bookkeeping import cap_retries
+
+    attack = next(a for a in ATTACKS if a.name == name)
+    r, art = attempt(task, cache, attack_agent(name), tmp_path, "bwrap")
+    if name == "claim-rate-limited":
+        assert r.outcome == "rate_limited", r
+        r = cap_retries(r, {}, 0)  # verify --attacks runs with --max-retries 0
+    assert r.outcome != "solved" and r.scored, r
+    assert not attack.caught or r.outcome in attack.caught, r
+    for entry in art.iterdir():
+        assert entry.is_file() and not entry.is_symlink() and entry.stat().st_size < 6 * 2**20, entry

@@ -169,3 +169,35 @@ def test_the_settings_reach_the_attempt(fx: Fixture, task: Task, tmp_path: Path)
     assert len(out) < 64 * 1024 + 200 and "cut here" in out and out.endswith("100000\n")
     assert r.outcome == "agent_error", r
     assert r.error is not None and "blob.bin holds 524289 bytes, over the 0.5 MiB" in r.error
+
+
+def test_a_workspace_swapped_for_a_link_is_the_agents_fault(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """With ``--sandbox none`` an agent replaces its workspace folder with a link to a host folder.
+    Before: grading failed on the link (``ELOOP``) and the attempt was ``infra``, retried for ever."""
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "mine.txt").write_text("the user's\n")
+
+    def swap(ctx: AgentContext) -> None:
+        moved = ctx.workspace.with_name("moved")
+        ctx.workspace.rename(moved)
+        ctx.workspace.symlink_to(host)
+
+    r, _ = attempt(task, cache, InProcess(swap), tmp_path, "none")
+    assert r.outcome == "agent_error" and r.error is not None and "symlink" in r.error, r
+    assert [p.name for p in host.iterdir()] == ["mine.txt"] and (host / "mine.txt").read_text() == "the user's\n"
+
+
+def test_a_snapshot_swapped_for_a_link_is_rebuilt_not_followed(task: Task, cache: SnapshotCache,
+                                                               tmp_path: Path) -> None:
+    """The pristine snapshot folder replaced with a link to an identical copy elsewhere: the digest
+    does not follow it (before: it did, found the same content, and grading read the linked folder)."""
+    import shutil
+
+    snap = cache.pristine(task)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(snap, elsewhere, symlinks=True)
+    shutil.rmtree(snap)
+    snap.symlink_to(elsewhere)
+    fresh, changed = cache.checked_pristine(task)
+    assert changed and not fresh.is_symlink() and fresh.is_dir()

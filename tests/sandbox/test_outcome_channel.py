@@ -24,7 +24,7 @@ FORGER = '''
 import atexit, fcntl, json, os
 
 seen = {k: v for k, v in os.environ.items() if k.startswith("HOMEFIELD")}
-open(os.environ["HF_SEEN"], "w").write(json.dumps(seen))
+print("HF-SEEN " + json.dumps(seen), flush=True)
 pipes = []
 for n in os.listdir("/proc/self/fd"):
     fd = int(n)
@@ -45,7 +45,7 @@ def forge():
     for fd in pipes:
         os.write(fd, data)
     if not pipes:
-        open(os.environ["HF_SEEN"] + ".nopipe", "w").write("none")
+        print("HF-NOPIPE", flush=True)
 
 atexit.register(forge)
 '''
@@ -68,15 +68,15 @@ def test_what_an_exit_handler_writes_after_finish_does_not_count(tmp_path: Path,
             pytest.skip(str(exc))
     tests = "def test_fails():\n    assert 0\n\ndef test_ok():\n    pass\n"
     proj = _project(tmp_path / "p", {"conftest.py": FORGER, "tests/test_a.py": tests})
-    seen = tmp_path / "out" / "seen.json"  # the out dir is writable inside the sandbox too
-    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox=sandbox,
-                    env={**os.environ, "HF_SEEN": str(seen)})
+    # what the conftest saw goes to the log (-s: not captured); the out dir is not writable inside
+    run = run_tests(proj, f"{CMD} -s", ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox=sandbox)
     assert run.outcomes == {"tests/test_a.py::test_fails": "failed", "tests/test_a.py::test_ok": "passed"}
     assert run.finished and run.error is None, run
     assert run.ignored_events == 5  # the forged session arrived, all of it after the real finish
     # no outcome path (nor the descriptor's variable, which the reporter took) in the test process
-    assert json.loads(seen.read_text()) == {}
-    assert not seen.with_suffix(".json.nopipe").exists()
+    log = run.log_path.read_text().splitlines()
+    assert [json.loads(line.split(" ", 1)[1]) for line in log if line.startswith("HF-SEEN ")] == [{}], log
+    assert "HF-NOPIPE" not in log
     counted = (tmp_path / "out" / "outcomes.jsonl").read_text().splitlines()
     assert json.loads(counted[-1])["event"] == "finish" and len([c for c in counted if '"start"' in c]) == 1
 
