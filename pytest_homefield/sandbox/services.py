@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostRelay
 from pytest_homefield.sandbox.tempdirs import mkdtemp
@@ -174,14 +175,9 @@ def parse_test_network(value: str | None) -> tuple[int, ...]:
     ``(6379, 5432)``. Raises ``ValueError`` with one line for anything else."""
     if value in (None, "", "none"):
         return ()
-    kind, _, rest = str(value).partition(":")
-    if kind == "loopback" and rest:
-        try:
-            ports = tuple(int(p) for p in rest.split(","))
-        except ValueError:
-            ports = ()
-        if ports and all(0 < p < 65536 for p in ports):
-            return tuple(dict.fromkeys(ports))
+    if str(value).startswith("loopback:"):
+        with contextlib.suppress(ValueError):
+            return parse_network(str(value))[1]  # the agents' loopback:PORT syntax, one parser
     raise ValueError(f"{value!r}: use none or loopback:PORT[,PORT...] (TCP ports of this machine's 127.0.0.1 "
                      "that test runs may reach)")
 

@@ -9,14 +9,13 @@ cannot create namespaces); the agent runs through run/attempt.py's :func:`agent_
 
 from __future__ import annotations
 
-import http.server
 import shutil
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.hello_servers import hello_servers
 
 from pytest_homefield.agents.base import AgentContext, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
@@ -26,28 +25,11 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = f"hello from {self.server.server_address[1]}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def servers() -> Iterator[tuple[int, int]]:
     """Two HTTP servers on the host's 127.0.0.1: (the listed port, a second listener)."""
-    made = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
-    for srv in made:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield made[0].server_address[1], made[1].server_address[1]
-    for srv in made:
-        srv.shutdown()
-        srv.server_close()
+    with hello_servers() as ports:
+        yield ports
 
 
 #: What the agent tries, one line each: urllib (honours the proxy variables) to both ports, a raw

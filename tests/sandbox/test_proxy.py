@@ -5,13 +5,13 @@ HTTP servers on 127.0.0.1, spoken to by raw sockets and by urllib (a client that
 
 from __future__ import annotations
 
-import http.server
 import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.hello_servers import hello_servers
 
 from pytest_homefield.sandbox.modes import SandboxChoice, parse_network, unenforced_note
 from pytest_homefield.sandbox.proxy import (
@@ -79,30 +79,11 @@ def test_proxy_env_names_the_proxy_and_drops_no_proxy() -> None:
     assert {env[k] for k in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")} == {"http://127.0.0.1:3128"}
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = f"hello from {self.server.server_address[1]} {self.path}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def servers() -> Iterator[tuple[int, int]]:
     """Two HTTP servers on 127.0.0.1: (the listed port, another port)."""
-    made = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
-    for srv in made:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield made[0].server_address[1], made[1].server_address[1]
-    for srv in made:
-        srv.shutdown()
-        srv.server_close()
+    with hello_servers(path=True, http11=True) as ports:
+        yield ports
 
 
 def _ask(sock_path: Path, data: bytes, then: bytes = b"") -> bytes:

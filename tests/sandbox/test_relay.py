@@ -8,14 +8,13 @@ cannot create namespaces); the agent is a ``cmd:`` agent run through run/attempt
 
 from __future__ import annotations
 
-import http.server
 import socket
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.hello_servers import hello_servers
 
 from pytest_homefield.agents.base import AgentContext, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
@@ -46,28 +45,11 @@ def test_settings_check_the_network(tmp_path: Path) -> None:
         resolve_settings(tmp_path, {"sandbox_network": "host"})
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = f"hello from {self.server.server_address[1]}".encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def servers() -> Iterator[tuple[int, int]]:
     """Two HTTP servers on the host's 127.0.0.1: (allowed port, other port)."""
-    made = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
-    for srv in made:
-        threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield made[0].server_address[1], made[1].server_address[1]
-    for srv in made:
-        srv.shutdown()
-        srv.server_close()
+    with hello_servers() as ports:
+        yield ports
 
 
 PROBE = ("import sys, urllib.request\n"
