@@ -426,10 +426,15 @@ def _contradict(expected: ast.expr, rng: random.Random, namer: _Namer) -> tuple[
 
 
 def _perturb(v: Any, rng: random.Random, namer: _Namer, *, numeric: bool = False) -> Any:
-    """A value of ``v``'s kind that is not equal to it (``None`` when there is none)."""
-    k = rng.randint(1, 9)
+    """A value of ``v``'s kind that is not equal to it and that no second run of the same code reaches
+    by accident (``None`` when there is none). The canary runs after the test it copies, in the same
+    session: a stateful test (a counter in a database, a cache) legitimately returns the next value,
+    so a near value (``v + 1``) or the other boolean would pass with a real fix (seen: redis ``incr``
+    expected 1, the canary's 2 passed). Numbers move by a random offset of 10^6..10^9 (scaled for
+    floats); a boolean has no such value (the caller pairs it with a token instead)."""
+    k = rng.randint(10**6, 10**9)
     if isinstance(v, bool):
-        return not v
+        return None
     if isinstance(v, int):
         return v + k
     if isinstance(v, float):
@@ -443,9 +448,9 @@ def _perturb(v: Any, rng: random.Random, namer: _Namer, *, numeric: bool = False
     if isinstance(v, bytes):
         return v + namer.token().encode()
     if isinstance(v, tuple):
-        return (*v, k)
+        return (*v, namer.token())
     if isinstance(v, list):
-        return [*v, k]
+        return [*v, namer.token()]
     if isinstance(v, dict):
         return {**v, namer.token(): k}
     if isinstance(v, (set, frozenset)):

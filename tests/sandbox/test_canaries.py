@@ -192,3 +192,19 @@ def test_a_test_inherited_from_a_mixin_is_contradicted_not_a_sentinel(tmp_path: 
     plan = plant_canaries(root, ["tests/test_x.py::TestT::test_m"], seed=3)
     (canary,) = plan.canaries
     assert (canary.kind, canary.strong) == ("contradiction", True), canary
+
+
+def test_a_stateful_test_run_twice_never_meets_its_canary_by_accident(tmp_path: Path) -> None:
+    """The canary runs after the test it copies: a counter in redis (``incr() == 1``) returns 2 the
+    second time. A canary expecting ``1 + k`` with a small k passed with the real fix for one seed in
+    nine (seen in CI as an oracle ``forged``). Across seeds the expected value stays far away, and a
+    boolean is paired with a token instead of flipped."""
+    text = "def test_counter():\n    assert incr() == 1\n\n\ndef test_flag():\n    assert seen() == False\n"
+    for seed in range(40):
+        root = _tree(tmp_path / str(seed), text)
+        plant_canaries(root, ["tests/test_x.py::test_counter", "tests/test_x.py::test_flag"], seed=seed)
+        planted = ast.parse((root / "tests" / "test_x.py").read_text())
+        canaries = [n.body[0] for n in planted.body if isinstance(n, ast.Try)]
+        counter, flag = (ast.unparse(c.body[0]) for c in canaries)  # type: ignore[attr-defined]
+        assert abs(int(counter.rsplit("==", 1)[1]) - 1) >= 10**6, counter
+        assert flag.startswith("assert seen() == (False, "), flag
