@@ -25,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.agents.base import AgentSettings
+from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
@@ -196,3 +196,25 @@ def script_agent(folder: Path, files: dict[str, str], shell: str = "", name: str
     if shell:
         command += f" && {shell}"
     return cmd_agent(command, name)
+
+
+class Both:
+    """Runs ``first`` (a wrong fix, so that the hidden tests import something) and then ``then`` (the
+    trick): one attempt of an agent that does both."""
+
+    simulated = hinted = False
+    reference = process = True
+
+    def __init__(self, first: Agent, then: Agent) -> None:
+        self.first, self.then = first, then
+        self.name, self.spec = then.name, then.spec
+
+    def runs_commands(self, allow_shell: bool) -> bool:
+        return True
+
+    def version(self) -> str | None:
+        return None
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        self.first.run(ctx)
+        return self.then.run(ctx)

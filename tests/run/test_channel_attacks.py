@@ -12,10 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Fixture, build, script_agent, task_for
+from helpers.attack_repo import WRONG_CALC, Both, Fixture, build, script_agent, task_for
 
 from pytest_homefield.agents.attacks import attack_agent
-from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
@@ -32,27 +31,6 @@ def task(fx: Fixture) -> Task:
     return task_for(fx)
 
 
-class _WrongThenAttack:
-    """A wrong fix (so the hidden tests import and fail), then the exit-handler attack on top of it."""
-
-    simulated = hinted = False
-    reference = process = True
-
-    def __init__(self, first: Agent, then: Agent) -> None:
-        self.first, self.then = first, then
-        self.name, self.spec = then.name, then.spec
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        return True
-
-    def version(self) -> str | None:
-        return None
-
-    def run(self, ctx: AgentContext) -> AgentResult:
-        self.first.run(ctx)
-        return self.then.run(ctx)
-
-
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])
 def test_an_exit_handler_rewriting_the_outcomes_is_not_solved(fx: Fixture, task: Task, tmp_path: Path,
                                                              sandbox: str) -> None:
@@ -61,7 +39,7 @@ def test_an_exit_handler_rewriting_the_outcomes_is_not_solved(fx: Fixture, task:
             probe()
         except BwrapUnavailable as exc:
             pytest.skip(str(exc))
-    agent = _WrongThenAttack(script_agent(tmp_path / "wrong", {"src/calc/__init__.py": WRONG_CALC}),
+    agent = Both(script_agent(tmp_path / "wrong", {"src/calc/__init__.py": WRONG_CALC}),
                              attack_agent("exit-handler-rewrite"))
     cache = SnapshotCache(repo=fx.root)
     try:

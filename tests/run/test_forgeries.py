@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Fixture, build, script_agent, task_for
+from helpers.attack_repo import WRONG_CALC, Both, Fixture, build, script_agent, task_for
 
 from pytest_homefield.agents.attacks import attack_agent
-from pytest_homefield.agents.base import Agent, AgentContext, AgentResult
+from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
@@ -47,27 +47,6 @@ def cache(fx: Fixture) -> Iterator[SnapshotCache]:
     c.close()
 
 
-class WrongThen:
-    """Writes the wrong fix (so that the hidden tests import something), then runs ``then``."""
-
-    simulated = hinted = False
-    reference = process = True
-
-    def __init__(self, folder: Path, then: Agent) -> None:
-        self.first = script_agent(folder, {"src/calc/__init__.py": WRONG_CALC}, name="wrong")
-        self.then, self.name, self.spec = then, then.name, then.spec
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        return True
-
-    def version(self) -> str | None:
-        return None
-
-    def run(self, ctx: AgentContext) -> AgentResult:
-        self.first.run(ctx)
-        return self.then.run(ctx)
-
-
 def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sandbox: str) -> tuple[Result, Path]:
     spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
                        run_timeout_s=120, sandbox=SandboxChoice(sandbox))
@@ -90,7 +69,8 @@ def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_
 @pytest.mark.parametrize("name", ["report-patch-pieces", "always-equal-truthy", "zip-on-sys-path", "read-expected"])
 def test_forgery_is_caught_by_a_canary(task: Task, cache: SnapshotCache, tmp_path: Path, name: str,
                                        sandbox: str) -> None:
-    r, art = attempt(task, cache, WrongThen(tmp_path / "agent", attack_agent(name)), tmp_path, sandbox)
+    wrong = script_agent(tmp_path / "agent", {"src/calc/__init__.py": WRONG_CALC}, name="wrong")
+    r, art = attempt(task, cache, Both(wrong, attack_agent(name)), tmp_path, sandbox)
     assert r.outcome == "forged", (r, (art / "tests.log").read_text()[-1500:])
     assert r.scored and not r.solved
     assert r.canary and r.canary.startswith("tests/test_sub.py::test_"), r

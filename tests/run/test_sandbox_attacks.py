@@ -26,6 +26,7 @@ from helpers.attack_repo import (
     GOOD_CALC,
     NO_PLUGINS,
     WRONG_CALC,
+    Both,
     Fixture,
     build,
     cmd_agent,
@@ -34,7 +35,7 @@ from helpers.attack_repo import (
 )
 
 from pytest_homefield.agents.attacks import attack_agent
-from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import build_report
@@ -275,27 +276,6 @@ def test_cmd_agent_cannot_declare_infra(task: Task, cache: SnapshotCache, tmp_pa
                            settings=AgentSettings(), trust_infra=True)
     r2, _ = attempt(task, cache, trusted, tmp_path / "t")
     assert r2.outcome == "infra"
-
-
-class Both:
-    """Runs ``first`` (a wrong fix, so that the tests import something) and then ``then`` (the trick)."""
-
-    simulated = hinted = False
-    reference = process = True
-
-    def __init__(self, first: Agent, then: Agent) -> None:
-        self.first, self.then = first, then
-        self.name, self.spec = then.name, then.spec
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        return True
-
-    def version(self) -> str | None:
-        return None
-
-    def run(self, ctx: AgentContext) -> AgentResult:
-        self.first.run(ctx)
-        return self.then.run(ctx)
 
 
 # -- code that patches pytest in memory: forged (a canary passed), flagged with its reason -------
