@@ -199,6 +199,9 @@ class Settings(ScanSettings):
     run_max_tasks: int | None = setting(None, yml="run.max_tasks", mode="run", check="count", **_MAX_TASKS)
     stability_runs: int = setting(3, help="runs per state when verifying a candidate (default 3)",
                                   commands=_M, yml="mine.stability_runs", check="min1")
+    spec_threshold: float = setting(0.5, help="spec_score at or above which a task's prompt counts as well "
+                                    "specified (default 0.5; lower it for a repository with terse messages)",
+                                    commands=_M, yml="spec_threshold", check="fraction")
     list_candidates: bool = setting(False, help="scan history and list candidates; run no tests", commands=_M)
     reverify: bool = setting(False, help="verify every candidate again (reuse no earlier verification record)",
                              commands=_M)

@@ -211,7 +211,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             id=commit[:12],
             commit=commit,
             parent=parent,
-            **message_fields(candidate, test_patch=test_patch, gold_patch=gold_patch),
+            **message_fields(candidate, test_patch=test_patch, gold_patch=gold_patch,
+                             threshold=settings.spec_threshold),
             test_files=test_files,
             test_patch=test_patch,
             gold_patch=gold_patch,
@@ -497,7 +498,8 @@ class MineSession:
             return Verdict(record, MAX_TASKS_REACHED, verified=False)
         prior = self.reusable().get(str(candidate.get("verify_key")))
         if prior is not None:
-            record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""))
+            record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""),
+                                    threshold=self.settings.spec_threshold)
         else:
             record = verify_and_record(candidate, self.settings, services_log=services_dir(self.mine_dir))
         if record.get("task"):

@@ -313,3 +313,24 @@ def message_words(message: str) -> int:
     """Words in :func:`clean_prompt` of ``message``, counted by :func:`count_words`: trailers,
     ``(#123)``, URLs and shas do not count. Used by the scan for ``min_message_words`` (docs/contracts.md §2)."""
     return count_words(clean_prompt(message))
+
+
+#: Code-shaped tokens: ``name()``, snake_case, ``a.b``, lowerCamel, PascalCase with an inner capital,
+#: anything in backticks.
+_IDENTIFIER_RES = (
+    re.compile(r"`[^`\n]+`"),
+    re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\("),
+    re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*\b"),
+    re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z_][A-Za-z0-9_]*"),
+    re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b"),
+    re.compile(r"\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"),
+)
+
+
+def names_identifier(text: str) -> bool:
+    """Whether ``text`` names code by an identifier (``subfactorial()``, ``classify_unique``,
+    ``seekable.__getitem__``, ``StreamEvent``, anything in backticks): for ``min_message_words`` an
+    identifier is enough, since a short title such as "Add classify_unique" names the very function the
+    hidden tests call (docs/contracts.md §2)."""
+    cleaned = clean_prompt(text)
+    return any(pattern.search(cleaned) for pattern in _IDENTIFIER_RES)

@@ -145,7 +145,8 @@ class ReuseIndex:
         return self.records.get(key) if key else None
 
 
-def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, source: str) -> dict[str, Any]:
+def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, source: str,
+                  threshold: float = 0.5) -> dict[str, Any]:
     """This session's verification record for ``candidate`` from the earlier record ``prior`` verified
     under the same inputs in mining session ``source``: the verification fields (reason, detail,
     counts, excluded, seconds, ``verify_key``) as they were, ``subject`` from the candidate, and
@@ -153,7 +154,7 @@ def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, sou
     PASS_TO_PASS, excluded, patches, test and setup commands, environment, ``verify`` timings) and
     takes what the scan derives from the commit message from this candidate (subject, message,
     prompt, its sources, mode, dates, files, languages), with ``spec_score`` and ``well_specified``
-    computed again."""
+    computed again at ``threshold`` (``spec_threshold``)."""
     record = {k: v for k, v in prior.items() if k not in ("task", "reused_from")}
     record["subject"] = candidate["subject"]
     record["reused_from"] = source
@@ -161,6 +162,6 @@ def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, sou
     if isinstance(task, dict):
         old = Task.from_dict(task)
         new = dataclasses.replace(old, **message_fields(candidate, test_patch=old.test_patch,
-                                                        gold_patch=old.gold_patch))
+                                                        gold_patch=old.gold_patch, threshold=threshold))
         record["task"] = new.to_dict()
     return record

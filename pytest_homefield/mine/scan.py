@@ -36,7 +36,8 @@ Filters, in the order they are applied; the first that fails names the reason (d
 8. ``too_many_source_files``: more than ``max_source_files`` source files (deleted ones count).
 9. ``message_too_short``: fewer than ``min_message_words`` words in the prompt: the cleaned message
    (:func:`.classify.message_words`), or for a merge the prompt composed from the PR title and the
-   merged branch's commits (:mod:`.merge_prompt`; one ``git log`` per merge that passed 1-8).
+   merged branch's commits (:mod:`.merge_prompt`; one ``git log`` per merge that passed 1-8). A prompt
+   that names an identifier (:func:`.prompt.names_identifier`: "Add subfactorial()") is long enough.
    ``root_commit``: a commit that passed 3-9 but has no parent (the repository's first commit)
    starts from an empty tree: there is no prior state of the code for an agent to change.
 10. ``dependency_change`` again, only for commits that passed 1-9 and touched a content-checked
@@ -71,7 +72,7 @@ from pytest_homefield.envs.declaration import is_declaration_file
 from pytest_homefield.errors import ScanError
 from pytest_homefield.mine.classify import dependency_tables, message_words
 from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
-from pytest_homefield.mine.prompt import clean_prompt, count_words
+from pytest_homefield.mine.prompt import clean_prompt, count_words, names_identifier
 from pytest_homefield.paths import CONFIG, CONTENT_CHECKED, DOCS, SOURCE, TEST, Classifier, compile_globs
 from pytest_homefield.sandbox.snapshot import HOMEFIELD_DIR
 from pytest_homefield.settings import ScanSettings, join_flags
@@ -442,7 +443,7 @@ def _cheap_reason(commit: _Commit, change: _Change, options: ScanOptions,
         return "too_many_source_files", f"{len(change.sources)} source files > {limit}"
     if options.min_message_words and len(commit.parents) < 2:  # merges: see _compose_merge_prompts
         words = message_words(commit.message)
-        if words < options.min_message_words:
+        if words < options.min_message_words and not names_identifier(commit.message):
             return "message_too_short", f"{words} words < {options.min_message_words}"
     return None
 
@@ -688,7 +689,7 @@ def _compose_prompts(repo: git.Repo, head: str, outcomes: list[Candidate | Rejec
         composed = compose_merge_prompt(outcome.message, messages)
         outcome.prompt, outcome.prompt_sources = composed.text, composed.sources
         words = count_words(composed.text)
-        if min_words and words < min_words:
+        if min_words and words < min_words and not names_identifier(composed.text):
             checks.pop(i, None)
             outcomes[i] = Rejected(outcome.commit, outcome.subject, outcome.authored_at, "message_too_short",
                                    f"{words} words < {min_words} (title, {len(messages)} branch commits)")

@@ -115,7 +115,8 @@ def test_not_naming_the_new_function_scores_lower() -> None:
 def test_breakdown_explains_the_drop() -> None:
     named = spec_breakdown(DETAILED_NAMING, test_patch=TEST_PATCH, gold_patch=GOLD_PATCH)
     unnamed = spec_breakdown(DETAILED_NOT_NAMING, test_patch=TEST_PATCH, gold_patch=GOLD_PATCH)
-    assert set(named) == {"words", "names_code", "body", "behaviour", "new_api", "new_strings"}
+    assert set(named) == {"words", "names_code", "body", "behaviour", "new_api", "new_strings", "precise",
+                          "housekeeping"}
     assert named["new_api"] == 0.0
     assert named["new_strings"] == pytest.approx(0.10)
     # required: parse_schema and strict; the message names neither
@@ -266,3 +267,79 @@ def test_module_level_assignment_after_a_function_hunk_header_is_introduced() ->
         "@@ -1,1 +1,2 @@\n import pkg.mod\n+assert pkg.mod.DEFAULT_LIMIT == 10\n"
     )
     assert unnamed_requirements("Add a limit", test_patch=test, gold_patch=gold)["identifiers"] == ["DEFAULT_LIMIT"]
+
+
+# issue 35 item 8: a prompt that names the changed code and states the behaviour is never vague
+PRESERVE_GOLD = """\
+diff --git a/pkg/table.py b/pkg/table.py
+--- a/pkg/table.py
++++ b/pkg/table.py
+@@ -10,6 +10,9 @@ class Table:
+     def insert_all(self, rows, replace=False):
+-        rows = list(rows)
++        rows = [dict(r) for r in rows]
++        if replace:
++            self._order = _keep_order(rows, "Column order preserved for {name}")
+         return self._write(rows)
++
++def _keep_order(rows, note):
++    return [list(r) for r in rows]
+"""
+PRESERVE_TEST = """\
+diff --git a/tests/test_table.py b/tests/test_table.py
+--- a/tests/test_table.py
++++ b/tests/test_table.py
+@@ -1,1 +1,6 @@
+ from pkg.table import Table
++from pkg.table import _keep_order
++
++def test_insert_all_replace_keeps_order():
++    assert _keep_order([{"a": 1}], "Column order preserved for x") == [["a"]]
+"""
+
+
+def test_naming_the_changed_method_and_the_behaviour_is_never_vague() -> None:
+    # the shape of the issue's example, once scored 0.0: the hidden tests need a helper and a string
+    # the prompt never names, so the penalties alone would sink it
+    prompt = "table.insert_all(replace=True) now preserves column order"
+    parts = spec_breakdown(prompt, test_patch=PRESERVE_TEST, gold_patch=PRESERVE_GOLD)
+    assert parts["new_api"] < 0 and parts["new_strings"] < 0
+    assert parts["precise"] > 0
+    score = spec_score(prompt, test_patch=PRESERVE_TEST, gold_patch=PRESERVE_GOLD)
+    assert is_well_specified(score) and score == 0.5
+    # a condition instead of a verb: "Fix insert_all for generator input"
+    assert is_well_specified(spec_score("Fix insert_all for generator input", test_patch=PRESERVE_TEST,
+                                        gold_patch=PRESERVE_GOLD))
+
+
+@pytest.mark.parametrize("prompt", [
+    "Update insert_all",  # names the code, states no behaviour
+    "Update insert_all for Table",  # the condition's object is the changed name itself
+    "Make the table code nicer",  # a behaviour-free sentence naming nothing that changed
+    "Version 2.0.1 insert_all returns rows",  # a release subject is housekeeping
+])
+def test_prompts_without_a_named_change_and_a_behaviour_stay_vague(prompt: str) -> None:
+    assert not is_well_specified(spec_score(prompt, test_patch=PRESERVE_TEST, gold_patch=PRESERVE_GOLD))
+
+
+def test_adding_a_named_new_function_states_its_behaviour() -> None:
+    gold = ("diff --git a/m/more.py b/m/more.py\n--- a/m/more.py\n+++ b/m/more.py\n"
+            "@@ -1,1 +1,4 @@\n import math\n+\n+def subfactorial(n):\n+    return round(math.factorial(n) / math.e)\n")
+    test = ("diff --git a/tests/test_more.py b/tests/test_more.py\n--- a/tests/test_more.py\n"
+            "+++ b/tests/test_more.py\n@@ -1,1 +1,3 @@\n import m\n+def test_sub():\n"
+            "+    assert m.subfactorial(4) == 9\n")
+    assert is_well_specified(spec_score("Add subfactorial()", test_patch=test, gold_patch=gold))
+    assert not is_well_specified(spec_score("Add a new tool", test_patch=test, gold_patch=gold))
+
+
+def test_the_threshold_is_the_repositorys() -> None:
+    message = "Tidy up the loader for the settings page"
+    score = spec_score(message)
+    assert not is_well_specified(score)
+    assert is_well_specified(score, threshold=score)
+    candidate = {"message": message, "subject": message, "committed_at": "", "authored_at": "",
+                 "source_files": []}
+    from pytest_homefield.mine.message_score import message_fields
+
+    assert message_fields(candidate, test_patch="", gold_patch="")["well_specified"] is False
+    assert message_fields(candidate, test_patch="", gold_patch="", threshold=0.2)["well_specified"] is True

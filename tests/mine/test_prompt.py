@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_homefield.mine.prompt import clean_prompt, count_words, message_words
+from pytest_homefield.mine.prompt import clean_prompt, count_words, message_words, names_identifier
 
 
 @pytest.mark.parametrize(
@@ -243,3 +243,18 @@ def test_message_words_ignores_trailers_refs_and_bullets() -> None:
     assert message_words("Add x (#1)\n\n- \n- one\n\nCo-authored-by: A B <a@b.c>") == 3
     assert message_words("#12") == 0
     assert count_words("a - b — c") == 3
+
+
+@pytest.mark.parametrize(("message", "names"), [
+    ("Add subfactorial()", True),
+    ("Add classify_unique", True),
+    ("Add seekable.__getitem__", True),
+    ("Fix `intword`", True),
+    ("Use StreamEvent", True),
+    ("Fix core (#12)", False),
+    ("Update config", False),
+    ("Add Latvian language localization", False),
+    ("wip\n\nSigned-off-by: A_B <a_b@example.com>", False),  # trailers are not the prompt
+])
+def test_names_identifier(message: str, names: bool) -> None:
+    assert names_identifier(message) is names
