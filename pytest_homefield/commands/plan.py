@@ -114,7 +114,8 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
         total += f"; run budget {settings.budget:.2f} USD"
     lines.append(total)
     if rows:
-        lines.append(f"Grading time per run: {rows[0].grading_basis}. Assumed figures are defaults for the client "
+        graded = next((r for r in rows if r.grading_basis != "exact: an empty patch is not graded"), rows[0])
+        lines.append(f"Grading time per run: {graded.grading_basis}. Assumed figures are defaults for the client "
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
         lines.append(power_line(n_tasks, settings.attempts, alpha=settings.alpha))

@@ -4,9 +4,12 @@ history, :func:`history_averages`).
 
 Per agent run, two parts (seconds, USD):
 
-- **grading time**: measured per task when it was mined (``verify.commit_s`` / ``stability_runs``:
-  one test-command run of the commit's tests at the commit, setup included), so it is known before any
-  run; the mean of earlier attempts' ``test_s`` for tasks mined without it.
+- **grading time**, per task, from the first source that has it: the mean ``test_s`` of earlier graded
+  attempts on that task (any agent: grading does not depend on who wrote the patch), else the time
+  measured when it was mined (``verify.commit_s`` / ``stability_runs``: one run of the commit's tests),
+  which is a lower bound (grading also plants canaries, runs the whole hidden test files and, without an
+  outcome, a control run; on more-itertools graded attempts took 1.7-2.7x the mined figure). ``noop``
+  is never graded (an empty patch is scored ``empty_patch`` without a test run): 0.
 - **agent time and cost**, from the first source that has them:
   0. agents with no model (``oracle``, ``noop``, ``sim:P``: capabilities ``modelless``) spend nothing:
      exactly 0;
@@ -33,7 +36,8 @@ from pytest_homefield.records import UNSCORED_OUTCOMES, Task
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "grading_seconds", "history_averages"]
+__all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "graded_seconds_by_task", "grading_seconds",
+           "history_averages"]
 
 #: Assumed agent seconds and USD per run for clients without history, by (kind, model substring).
 #: Not measured here: orders of magnitude for a small single-commit task with the client's defaults
@@ -121,19 +125,50 @@ def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | N
     return None, None, kind
 
 
-def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None) -> tuple[float | None, str]:
-    """Mean seconds to grade one attempt over ``tasks`` and how it was known."""
-    measured = []
+def graded_seconds_by_task(runs_root: Path) -> dict[str, list[float]]:
+    """Task id → ``test_s`` (s) of every earlier attempt that was graded (a test run happened:
+    ``test_s > 0``, scored), over every run folder under ``runs_root``."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
+        for r in read_jsonl(results_path(run_dir)):
+            if r.get("outcome") in UNSCORED_OUTCOMES or not r.get("task_id"):
+                continue
+            test_s = float(r.get("test_s") or 0.0)
+            if test_s > 0:
+                out[str(r["task_id"])].append(test_s)
+    return out
+
+
+def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
+                    graded: dict[str, list[float]] | None = None) -> tuple[float | None, str]:
+    """Mean seconds to grade one attempt over ``tasks`` and how it was known: per task the mean of its
+    earlier graded attempts (``graded``, :func:`graded_seconds_by_task`), else its time at mining
+    (a lower bound), else the agent's mean ``hist_test_s``; ``(None, "unknown")`` when none is known."""
+    per_task: list[float] = []
+    n_hist = n_mined = 0
     for t in tasks:
+        earlier = (graded or {}).get(t.id)
         v = t.verify or {}
         runs = int(v.get("stability_runs") or 0)
-        if runs and v.get("commit_s") is not None:
-            measured.append(float(v["commit_s"]) / runs)
-    if measured:
-        return sum(measured) / len(measured), f"measured at mining ({len(measured)} tasks)"
-    if hist_test_s is not None:
-        return hist_test_s, "earlier attempts"
-    return None, "unknown"
+        if earlier:
+            per_task.append(sum(earlier) / len(earlier))
+            n_hist += 1
+        elif runs and v.get("commit_s") is not None:
+            per_task.append(float(v["commit_s"]) / runs)
+            n_mined += 1
+        elif hist_test_s is not None:
+            per_task.append(hist_test_s)
+    if not per_task:
+        return None, "unknown"
+    parts = []
+    if n_hist:
+        parts.append(f"earlier graded attempts ({n_hist} tasks)")
+    if n_mined:
+        parts.append(f"measured at mining ({n_mined} tasks; a lower bound: grading also runs canaries "
+                     "and the whole hidden test files)")
+    if len(per_task) > n_hist + n_mined:
+        parts.append(f"this agent's earlier attempts ({len(per_task) - n_hist - n_mined} tasks)")
+    return sum(per_task) / len(per_task), ", ".join(parts)
 
 
 def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[str], runs_per_agent: int, *,
@@ -141,14 +176,20 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
     """One :class:`Estimate` per agent spec for ``runs_per_agent`` agent runs each over ``tasks``
     (module docstring for the sources). Raises ``AgentSpecError`` for a bad spec."""
     hist = history_averages(HomefieldDir(settings.root).runs)
+    graded = graded_seconds_by_task(HomefieldDir(settings.root).runs)
     out = []
     for text in agent_specs:
         p = parse_spec(text, named=settings.agent_defs)
         spec = settings.agent_defs[p.arg]["spec"] if p.kind == "named" and p.arg else p.spec
         h = hist.get(spec) or hist.get(p.name)
         hist_test = h["test_s"] if h and h["test_s"] == h["test_s"] else None
-        grading, grading_basis = grading_seconds(tasks, float(hist_test) if hist_test is not None else None)
         kind, arg = (p.arg or "", None) if p.kind == "named" else (p.kind, p.arg)
+        grading: float | None
+        if kind == "noop":
+            grading, grading_basis = 0.0, "exact: an empty patch is not graded"
+        else:
+            grading, grading_basis = grading_seconds(tasks, float(hist_test) if hist_test is not None else None,
+                                                     graded)
         secs: float | None
         usd: float | None
         caps = kind_capabilities(kind)

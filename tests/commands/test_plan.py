@@ -61,6 +61,24 @@ def test_flags_replace_assumptions_and_history(settings: Settings) -> None:
     assert given.basis == "--cost-per-run given"
 
 
+def test_grading_time_comes_from_earlier_graded_attempts_and_noop_is_never_graded(settings: Settings) -> None:
+    # issue 35: plan charged noop the full grading time, and the time at mining was ~2.7x too low
+    run = settings.homefield_dir / "runs" / "verify-1"
+    run.mkdir(parents=True)
+    write_jsonl_atomic(run / "results.jsonl", [
+        {"task_id": task(1, 4.0).id, "agent": "oracle", "outcome": "solved", "wall_s": 0.0, "test_s": 5.0},
+        {"task_id": task(1, 4.0).id, "agent": "x", "outcome": "tests_failed", "wall_s": 1.0, "test_s": 7.0},
+        {"task_id": task(1, 4.0).id, "agent": "noop", "outcome": "empty_patch", "wall_s": 0.0, "test_s": 0.0},
+        {"task_id": task(2, 8.0).id, "agent": "x", "outcome": "infra", "wall_s": 1.0, "test_s": 99.0},
+    ])
+    oracle, noop = estimate(settings, [task(1, 4.0), task(2, 8.0)], ["oracle", "noop"], 3)
+    # task 1: mean of its two graded attempts (6.0); task 2: only an infra attempt, so mining's 4.0
+    assert oracle.grading_s_per_run == pytest.approx(5.0)
+    assert oracle.grading_basis.startswith("earlier graded attempts (1 tasks), measured at mining (1 tasks;")
+    assert (noop.grading_s_per_run, noop.grading_basis) == (0.0, "exact: an empty patch is not graded")
+    assert noop.hours == 0.0
+
+
 def test_attempt_budget_caps_the_assumed_claude_cost(settings: Settings) -> None:
     settings.attempt_budget = 0.25
     (e,) = estimate(settings, [task(1, 4.0)], ["claude"], 1)
@@ -75,7 +93,7 @@ def test_plan_text_before_any_run(settings: Settings) -> None:
     assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "3.0", "0.50", "0.41", "3.00"]
     assert "?" not in text
     assert "Total: 0.41 hours sequential, 3.00 USD" in text
-    assert "Grading time per run: measured at mining (2 tasks)" in text
+    assert "Grading time per run: measured at mining (2 tasks; a lower bound" in text
     # issue 32: the power of the paired test, before anything is spent (2 tasks cannot reach p < 0.05)
     assert text.splitlines()[-1] == ("Power to see a gap between two agents (2 tasks × 3 attempts, 50% base rate, "
                                      "exact paired test at alpha 0.05): none: with fewer than 6 tasks no gap can "
