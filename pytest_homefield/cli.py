@@ -90,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("services", help="list the services of .homefield.yml; --check starts each once, waits, "
                        "resets and stops it")
     p.add_argument("--check", action="store_true", help="start each service, wait until ready, reset, stop")
+    p = sub.add_parser("tasks", help="list the mined tasks with their spec score and its parts (no tests run)")
+    p.add_argument("-v", "--verbose", action="store_true", help="also each prompt and what it does not name")
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
@@ -242,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_homefield.commands.services import run_services
 
         return run_services(_root(), check=bool(ns.check))
+    if ns.command == "tasks":
+        from pytest_homefield.commands.tasks import run_tasks
+
+        return run_tasks(_root(), verbose=bool(ns.verbose))
     if ns.command == "demo":
         from pytest_homefield.commands.demo import run_demo
 
