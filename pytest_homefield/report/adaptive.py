@@ -7,7 +7,7 @@ non-reference agents (:mod:`.family`) is analysed on its attempt pairs of rounds
 
 * the group-sequential sign test rejects (``difference``), or
 * it is futile (:func:`.sequential.futile`: its repeated interval lies inside ``+-margin``, or the
-  conditional power under the current trend is below 10 %) -- ``futility``;
+  conditional power under the current trend is below 20 %) -- ``futility``;
 
 a pair still open after look K stopped because its ``attempts`` are exhausted. An attempt (task, agent,
 round r) is **not needed** when every pair involving the agent is settled at a look before r; a
@@ -87,10 +87,11 @@ class PairStop:
                 "pairs": s.pairs if s else 0, "anytime_valid": True}
 
 
-def _stop(a: str, b: str, rounds: list[list[int]], looks: int, alpha: float, margin: float) -> PairStop:
+def _stop(a: str, b: str, rounds: list[list[int]], looks: int, alpha: float, margin: float,
+          with_p: bool = True) -> PairStop:
     if not any(rounds):
         return PairStop(a, b, 0, "open", None)
-    stats = look_stats(rounds, looks, alpha)
+    stats = look_stats(rounds, looks, alpha, with_p=with_p)
     for lk in stats:
         if lk.rejects:
             return PairStop(a, b, lk.look, "difference", lk)
@@ -102,17 +103,21 @@ def _stop(a: str, b: str, rounds: list[list[int]], looks: int, alpha: float, mar
 
 
 def adaptive_pairs(results: Iterable[Record], agents: Sequence[tuple[str, str | None]], *, looks: int,
-                   through: int | None = None, alpha: float = 0.05, margin: float = 0.10) -> list[PairStop]:
+                   through: int | None = None, alpha: float = 0.05, margin: float = 0.10,
+                   with_p: bool = True) -> list[PairStop]:
     """:class:`PairStop` of each pair of non-reference ``agents`` (``(name, spec)`` in run order), analysed
     over rounds 1 .. ``through`` (default: ``looks``, every round). ``margin`` is a fraction (0.10 = 10
-    points)."""
+    points); ``with_p=False`` skips the repeated p (:func:`.sequential.look_stats`)."""
     last = latest(results)
     names = [n for n, spec in agents if not is_reference_spec(spec)]
     upto = looks if through is None else min(through, looks)
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            out.append(_stop(a, b, pair_rounds(last, a, b, upto), looks, alpha, margin))
+            rounds = pair_rounds(last, a, b, upto)
+            while rounds and not rounds[-1]:  # a round not run yet is no look
+                rounds.pop()
+            out.append(_stop(a, b, rounds, looks, alpha, margin, with_p))
     return out
 
 
@@ -126,7 +131,8 @@ def not_needed_reason(results: Iterable[Record], agents: Sequence[tuple[str, str
     spec = dict(agents).get(agent)
     if is_reference_spec(spec):
         return "reference agent: round 1 only"
-    mine = [p for p in adaptive_pairs(results, agents, looks=looks, through=attempt - 1, alpha=alpha, margin=margin)
+    mine = [p for p in adaptive_pairs(results, agents, looks=looks, through=attempt - 1, alpha=alpha, margin=margin,
+                                      with_p=False)
             if agent in (p.a, p.b)]
     if not mine or not all(p.settled for p in mine):
         return None

@@ -20,8 +20,10 @@ about 14 %). The looks are therefore tested with a **group-sequential design wit
   1969 recursion, here on the binomial lattice). Missing attempts (unscored) are missing pairs;
   stopping for futility only lowers the chance of rejecting ("non-binding" futility);
 * **the interval** reported for a pair is the repeated confidence interval (Jennison & Turnbull 1989,
-  JRSS-B 51:305-361; *Group Sequential Methods*, 2000, ch. 9): ``mean x +- c_r sd(x) / sqrt(n)`` with
-  ``c_r`` the normal boundary of the same spending (:func:`normal_boundaries`, by numerical integration),
+  JRSS-B 51:305-361; *Group Sequential Methods*, 2000, ch. 9): ``mean x +- c_r sd / sqrt(n)`` with
+  ``sd = sqrt((discordant + 1) / (n + 1))`` (the sign-flip null's ``sqrt(mean x^2)``, which bounds the sd of
+  x, add-one smoothed) and ``c_r`` the normal boundary of the same spending (:func:`normal_boundaries`,
+  by numerical integration),
   which covers the gap at every look simultaneously with probability about ``1 - alpha``;
 * **the p-value** is the repeated p-value (Jennison & Turnbull 2000, §9.5): the smallest alpha at which
   the design would have rejected by this look (:func:`repeated_p`); anytime-valid in the same sense.
@@ -53,7 +55,7 @@ __all__ = ["FUTILITY_POWER", "Look", "futile", "normal_boundaries", "obf_spendin
 
 #: A pair stops for futility when the chance of reaching significance by the last look, were the gap
 #: what it looks like now, is below this (conditional power under the current trend).
-FUTILITY_POWER = 0.10
+FUTILITY_POWER = 0.20
 
 
 def _norm_cdf(x: float) -> float:
@@ -100,15 +102,18 @@ def normal_boundaries(looks: int, alpha: float = 0.05) -> tuple[float, ...]:
             dens = np.convolve(dens, kernel, mode="same")
         target = obf_spending(r / looks, alpha) - obf_spending((r - 1) / looks, alpha)
         absw = np.abs(grid)
-        lo, hi = 0.0, 40.0  # bisection on c: the tail mass beyond c * sqrt(r)
+        # U(w) = integral of the density above w (trapezoid), read between grid points by interpolation
+        upper = np.concatenate([np.cumsum(((dens[1:] + dens[:-1]) / 2 * h)[::-1])[::-1], [0.0]])
+        lo, hi = 0.0, 40.0  # bisection on c: the two tails beyond +-c * sqrt(r)
         for _ in range(60):
             mid = (lo + hi) / 2
-            tail = float(dens[absw >= mid * math.sqrt(r)].sum() * h)
+            w = mid * math.sqrt(r)
+            tail = float(np.interp(w, grid, upper) + (np.interp(-w, grid, upper[0] - upper)))
             if tail > target:
                 lo = mid
             else:
                 hi = mid
-        c = (lo + hi) / 2
+        c = _norm_ppf(1.0 - target / 2.0) if r == 1 else (lo + hi) / 2  # the first look: exactly
         out.append(c)
         dens = np.where(absw < c * math.sqrt(r), dens, 0.0)
     return tuple(out)
@@ -153,6 +158,8 @@ def _sign_boundaries(discordant: tuple[int, ...], looks: int, alpha: float) -> t
         ok = np.nonzero(tail <= allowed * (1.0 + 1e-12))[0]
         b = int(ok[0]) if ok.size else n + 1
         b = max(b, 1)  # |S| >= 0 is no test
+        if b <= n and (n - b) % 2:  # S has the parity of n: name the boundary |S| can take
+            b += 1
         spent += float(tail[b]) if b <= n else 0.0
         out.append(b)
         pmf = np.where(s < b, pmf, 0.0)
@@ -204,9 +211,11 @@ def repeated_p(s_path: Sequence[int], discordant: Sequence[int], looks: int) -> 
     return hi
 
 
-def look_stats(rounds: Sequence[Sequence[int]], looks: int, alpha: float = 0.05) -> list[Look]:
+def look_stats(rounds: Sequence[Sequence[int]], looks: int, alpha: float = 0.05, *,
+               with_p: bool = True) -> list[Look]:
     """The pair's :class:`Look` after each round of ``rounds`` (round r: the ``x`` in {-1, 0, 1} of its
-    attempt pairs; at most ``looks`` rounds). Raises ``ValueError`` for a value outside {-1, 0, 1} or
+    attempt pairs; at most ``looks`` rounds); ``with_p=False`` leaves :attr:`Look.p` at 1.0 (a
+    simulation's fast path: the repeated p is a bisection). Raises ``ValueError`` for a value outside {-1, 0, 1} or
     more rounds than looks."""
     if len(rounds) > looks:
         raise ValueError(f"{len(rounds)} rounds but only {looks} looks planned")
@@ -225,8 +234,10 @@ def look_stats(rounds: Sequence[Sequence[int]], looks: int, alpha: float = 0.05)
         b = sign_boundaries(disc, looks, alpha)[-1]
         n = len(xs)
         mean = path[-1] / n if n else 0.0
-        sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 1.0
-        half = c[r - 1] * max(sd, 1.0 / max(n, 1)) / math.sqrt(max(n, 1))
+        # sd of x: the sign-flip null's sqrt(mean x^2) (>= the sample sd), add-one smoothed so that all
+        # ties never give a zero-width interval (with 0 of n discordant, about the rule of three's 1/n)
+        sd = math.sqrt((disc[-1] + 1) / (n + 1))
+        half = c[r - 1] * sd / math.sqrt(max(n, 1))
         power = None
         if r < looks and disc[-1]:
             t = r / looks
@@ -238,7 +249,8 @@ def look_stats(rounds: Sequence[Sequence[int]], looks: int, alpha: float = 0.05)
         elif r < looks:
             power = 0.0
         out.append(Look(look=r, looks=looks, pairs=n, discordant=disc[-1], s=path[-1], delta=mean,
-                        ci=(max(-1.0, mean - half), min(1.0, mean + half)), p=repeated_p(path, disc, looks),
+                        ci=(max(-1.0, mean - half), min(1.0, mean + half)),
+                        p=repeated_p(path, disc, looks) if with_p else 1.0,
                         boundary=b, power=power))
     return out
 
