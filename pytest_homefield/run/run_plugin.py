@@ -127,6 +127,10 @@ class RunPlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, reports: RunReports) -> None:
         super().__init__(config, settings)
         self.reports = reports
+        if settings.adaptive:  # before the run folder is made (issue 32)
+            why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
+            if why:
+                raise pytest.UsageError(why)
         try:
             if is_worker(config):
                 RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
@@ -149,9 +153,8 @@ class RunPlugin(ModePlugin):
             raise pytest.UsageError(str(exc)) from None
         except FolderLocked as exc:  # another session runs this run: exit 2, one line
             pytest.exit(str(exc), returncode=2)
-        if settings.adaptive:
-            why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None),
-                                   shared=self.session.shared)
+        if settings.adaptive and is_worker(config):
+            why = adaptive_refusal(shard=None, dist=None, shared=self.session.shared)
             if why:
                 raise pytest.UsageError(why)
         self.end = RunEnd()

@@ -18,6 +18,9 @@ _CMD = "cmd:echo '{\"cost_usd\": 0.01}'"
 @pytest.mark.slow
 def test_adaptive_rounds_skip_settled_pair_and_resume_finishes(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
+    refused = homefield(repo, "run", "--agent", "oracle", "--adaptive", "--shard", "1/2", "-n", "0")
+    assert refused.returncode == 4 and "--adaptive cannot run with --shard" in refused.stdout + refused.stderr
+    assert not (repo / ".homefield" / "runs").exists() or not any((repo / ".homefield" / "runs").iterdir())
     args = ("run", "--agent", f"a={_CMD}", "--agent", f"b={_CMD}", "--agent", "sim:0.5", "--attempts", "3",
             "--adaptive", "--sandbox", "none", "-n", "2")
     first = homefield(repo, *args, "--budget", "0.02", "--run-id", "adp")
