@@ -78,7 +78,6 @@ SYMBOLS: dict[str, str] = {
     "forged": "F",
     "infra": "I",
     "rate_limited": "L",
-    "not_needed": "-",
 }
 MISSING_SYMBOL = "·"
 
@@ -329,7 +328,7 @@ def compute_report(
         runs=[RunInfo(rid, m.get("created_at"), m.get("attempts"), m.get("tasks_digest"), m.get("cut_short"))
               for rid, m in zip(run_ids, metas, strict=True)],
         notes=notes,
-        legend={o: SYMBOLS[o] for o in OUTCOMES},
+        legend={o: SYMBOLS[o] for o in OUTCOMES if o in SYMBOLS},  # not_needed: never in a table
         agents=agents,
         comparisons=comparisons,
         tasks=task_rows,
