@@ -73,7 +73,8 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     else:
         args += cli_to_pytest_args(ns, command)
     if getattr(ns, "numprocesses", None) not in (None, "0"):
-        args += ["-n", str(ns.numprocesses), "--dist", "worksteal"]
+        # --adaptive: rounds wait on each other, so items go out in order (pytest_homefield.run.rounds)
+        args += ["-n", str(ns.numprocesses), "--dist", "load" if getattr(ns, "adaptive", False) else "worksteal"]
     elif getattr(ns, "numprocesses", None) == "0":
         args += ["-n", "0"]
     if getattr(ns, "keyword", None):

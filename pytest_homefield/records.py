@@ -24,6 +24,7 @@ __all__ = [
     "OUTCOMES",
     "SCORED_OUTCOMES",
     "UNSCORED_OUTCOMES",
+    "NOT_NEEDED",
     "BUDGET_SPENT",
     "RATE_LIMITED",
     "INTERRUPTED",
@@ -65,7 +66,10 @@ SCORED_OUTCOMES = (
 )
 #: Outcomes that are not scored: retried on resume, reported apart.
 UNSCORED_OUTCOMES = ("infra", "rate_limited")
-OUTCOMES = SCORED_OUTCOMES + UNSCORED_OUTCOMES
+#: ``--adaptive``: an attempt its round did not need (every pair of its agent was settled at an
+#: earlier look); neither scored nor retried, never a failure (docs/contracts.md §8).
+NOT_NEEDED = "not_needed"
+OUTCOMES = SCORED_OUTCOMES + UNSCORED_OUTCOMES + (NOT_NEEDED,)
 
 #: Why an item made no attempt (its skip reason starts with one; docs/contracts.md §8): a run or
 #: ablation stopped scheduling (budget, a provider's rate limit) or was interrupted (Ctrl-C).

@@ -314,6 +314,12 @@ class Settings(ScanSettings):
                                "infra); after that a rate limit is scored as agent_error and an infra stays "
                                "unscored, never retried (default 2)", commands=_RA, yml="run.max_retries",
                                check="min0")
+    adaptive: bool = setting(False, help="run attempts in rounds and stop spending on pairs of agents whose "
+                             "verdict is settled (group-sequential test, a look after each round; reference "
+                             "agents run round 1 only)", commands=("run",), yml="run.adaptive")
+    adaptive_margin: float = setting(10.0, help="with --adaptive: the gap in points that matters; a pair whose "
+                                     "interval lies within +-MARGIN stops for futility (default 10)",
+                                     commands=("run",), yml="run.adaptive_margin", check="positive")
     # named agents and prices from the yml (validated by _check_agents / _check_prices)
     agent_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, dict[str, float]] = field(default_factory=dict)

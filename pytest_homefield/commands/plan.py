@@ -15,12 +15,15 @@ from typing import Any
 
 from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.errors import ProbeError
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.probe_plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
 from pytest_homefield.probe_records import done_keys, probe_path
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import SCORED_OUTCOMES, Task, load_tasks
+from pytest_homefield.report.family import is_reference_spec
 from pytest_homefield.report.power import power_line
+from pytest_homefield.report.runs import load_meta, load_results
 from pytest_homefield.run.cost import Estimate, estimate
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.settings import Settings
@@ -118,11 +121,48 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
         lines.append(f"Grading time per run: {graded.grading_basis}. Assumed figures are defaults for the client "
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
-        lines.append(power_line(n_tasks, settings.attempts, alpha=settings.alpha))
+        earlier = earlier_base_rate(settings)
+        if earlier is None:
+            lines.append("Base rate: 50% assumed (no earlier run of these agents; the most noise, so the power "
+                         "below is the least it can be)")
+        else:
+            lines.append(f"Base rate: {100 * earlier[0]:.0f}% {earlier[1]}")
+        lines.append(power_line(n_tasks, settings.attempts, alpha=settings.alpha,
+                                base_rate=0.5 if earlier is None else earlier[0]))
     if settings.services:
         lines.append("Services: " + ", ".join(f"{s.name} ({s.scope} scope)" for s in settings.services)
                      + ": homefield starts them for the hidden tests (homefield services --check tries them)")
     return "\n".join(lines)
+
+
+def earlier_base_rate(settings: Settings) -> tuple[float, str] | None:
+    """The solve rate (fraction) of the plan's non-reference agents in the newest earlier run that scored
+    any of them, with where it comes from (``from run <id> (<n> scored attempts of <agents>)``); ``None``
+    when there is no such run (the power is then stated at 50 %). Runs of ``homefield verify`` and
+    unreadable runs are skipped."""
+    names = {a.name for a in plan_agents(settings) if not is_reference_spec(a.spec)}
+    runs = HomefieldDir(settings.root).runs
+    if not names or not runs.is_dir():
+        return None
+    found = []
+    for d in runs.iterdir():
+        if d.name.startswith("verify-") or not (d / "meta.json").exists():
+            continue
+        try:
+            found.append((str(load_meta(d).get("created_at") or ""), d))
+        except ValueError:
+            continue
+    for _, d in sorted(found, reverse=True):
+        try:
+            scored = [r for r in load_results(d) if r.agent in names and r.variant == "base"
+                      and r.outcome in SCORED_OUTCOMES]
+        except ValueError:
+            continue
+        if scored:
+            agents = ", ".join(sorted({r.agent for r in scored}))
+            return (sum(r.solved for r in scored) / len(scored),
+                    f"from run {d.name} ({len(scored)} scored attempts of {agents})")
+    return None
 
 
 def plan_dict(rows: Sequence[Estimate]) -> list[dict[str, Any]]:

@@ -24,9 +24,11 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.layout import results_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
+from pytest_homefield.report.adaptive import adaptive_notes, adaptive_section
 from pytest_homefield.report.family import adjust_family
 from pytest_homefield.report.memo import memorization
 from pytest_homefield.report.model import (
@@ -50,6 +52,7 @@ from pytest_homefield.report.runs import (
     merged_results,
 )
 from pytest_homefield.report.verdicts import not_compared
+from pytest_homefield.store import read_jsonl
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -311,6 +314,10 @@ def compute_report(
                     for tid, ids in m["flaky_p2p"].items() for test in (ids if isinstance(ids, list) else [])})
     if flaky:
         notes.append(say.flaky(flaky))
+    # --adaptive (issue 32): when and why each pair stopped, its anytime-valid interval, what was saved
+    adaptive = next((sec for d, m in zip(run_dirs, metas, strict=True)
+                     if (sec := adaptive_section(read_jsonl(results_path(Path(d))), m)) is not None), None)
+    notes.extend(adaptive_notes(adaptive))
 
     return Report(
         schema_version=REPORT_SCHEMA_VERSION,
@@ -321,7 +328,7 @@ def compute_report(
         runs=[RunInfo(rid, m.get("created_at"), m.get("attempts"), m.get("tasks_digest"), m.get("cut_short"))
               for rid, m in zip(run_ids, metas, strict=True)],
         notes=notes,
-        legend={o: SYMBOLS[o] for o in OUTCOMES},
+        legend={o: SYMBOLS[o] for o in OUTCOMES if o in SYMBOLS},  # not_needed: never in a table
         agents=agents,
         comparisons=comparisons,
         tasks=task_rows,
@@ -332,6 +339,7 @@ def compute_report(
         similarity=similarity,
         sandbox=sandboxes,
         memorization=memo,
+        extra={"adaptive": adaptive} if adaptive else {},
     )
 
 

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.records import load_tasks
 from pytest_homefield.report import build_report, render_text, write_reports
+from pytest_homefield.report.adaptive import not_needed_reason
 from pytest_homefield.report.gate import GateLine, worse_than
 
 __all__ = ["FinishedReport", "finish_run", "RunReports", "RUN_REPORTS"]
@@ -59,6 +60,10 @@ class RunReports:
 
     def worse_than(self, candidates: Sequence[Path], baseline: Path, *, alpha: float) -> list[GateLine]:
         return worse_than(candidates, baseline, alpha=alpha)
+
+    def not_needed(self, results: Sequence[Mapping[str, Any]], agents: Sequence[tuple[str, str | None]], agent: str,
+                   attempt: int, *, looks: int, alpha: float, margin: float) -> str | None:
+        return not_needed_reason(results, agents, agent, attempt, looks=looks, alpha=alpha, margin=margin)
 
 
 #: What the entry point hands to the run mode.

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path
-from pytest_homefield.records import Result, Task
+from pytest_homefield.records import NOT_NEEDED, Result, Task
 from pytest_homefield.records import load_results as records_load_results
 from pytest_homefield.report.family import is_reference_spec
 from pytest_homefield.report.similarity import (
@@ -61,9 +61,13 @@ def load_results(run_dir: Path) -> list[Result]:
     """The result records of ``<run_dir>/results.jsonl`` (docs/contracts.md §8), one per key
     (task_id, agent, attempt, variant), the last line winning; a torn last line is skipped and a
     record that is not a valid result raises :class:`~pytest_homefield.records.RecordError` naming
-    file, line and field. Ordered by the position of each key's winning line."""
+    file, line and field. Ordered by the position of each key's winning line. An attempt ``--adaptive``
+    did not need (outcome ``not_needed``) is left out: it was never run (:mod:`.adaptive` reads it)."""
     by_key: dict[Key, Result] = {}
     for r in records_load_results(results_path(Path(run_dir))):
+        if r.outcome == NOT_NEEDED:
+            by_key.pop(r.key, None)
+            continue
         by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
         by_key[r.key] = r
     return list(by_key.values())

@@ -18,7 +18,7 @@ from pytest_homefield import __version__
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import meta_path, newest_run
-from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, load_results
+from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, load_results
 from pytest_homefield.run.attempt import latest_results
 
 __all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys", "unscored_tries", "cap_retries"]
@@ -108,13 +108,14 @@ def check_resume(meta: dict[str, Any], *, agents: Sequence[Any], attempts: int, 
 
 
 def done_keys(results_path: Path, max_retries: int | None = None) -> set[tuple[str, str, int]]:
-    """(task_id, agent, attempt) of finished, scored attempts (variant ``base``): never redone. With
+    """(task_id, agent, attempt) of finished, scored attempts and of those ``--adaptive`` did not need
+    (variant ``base``): never redone. With
     ``max_retries``, also the attempts recorded unscored more than ``max_retries`` times (tried
     ``1 + max_retries`` times: ``--max-retries`` is spent, docs/contracts.md §8)."""
     done = {
         (t, a, n)
         for (t, a, n, v), r in latest_results(r.to_dict() for r in load_results(results_path)).items()
-        if v == "base" and r.get("outcome") in SCORED_OUTCOMES
+        if v == "base" and r.get("outcome") in (*SCORED_OUTCOMES, NOT_NEEDED)
     }
     if max_retries is not None:
         done |= {k for k, tries in unscored_tries(results_path).items() if tries > max_retries}

@@ -27,6 +27,13 @@ from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
+from pytest_homefield.run.rounds import (
+    adaptive_refusal,
+    not_needed_result,
+    round_order,
+    stall_seconds,
+    wait_for_rounds,
+)
 from pytest_homefield.run.runner import SandboxHook
 from pytest_homefield.run.session import (
     RunEnd,
@@ -120,6 +127,10 @@ class RunPlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, reports: RunReports) -> None:
         super().__init__(config, settings)
         self.reports = reports
+        if settings.adaptive:  # before the run folder is made (issue 32)
+            why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
+            if why:
+                raise pytest.UsageError(why)
         try:
             if is_worker(config):
                 RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
@@ -142,6 +153,10 @@ class RunPlugin(ModePlugin):
             raise pytest.UsageError(str(exc)) from None
         except FolderLocked as exc:  # another session runs this run: exit 2, one line
             pytest.exit(str(exc), returncode=2)
+        if settings.adaptive and is_worker(config):
+            why = adaptive_refusal(shard=None, dist=None, shared=self.session.shared)
+            if why:
+                raise pytest.UsageError(why)
         self.end = RunEnd()
         self.gate_lines: list[str] = []
         if settings.fail_if_worse_than and not is_worker(config):
@@ -175,6 +190,25 @@ class RunPlugin(ModePlugin):
         if not hasattr(self, "_tasks_by_id"):
             self._tasks_by_id = {t.id: t for t in self.session.tasks}
         return self._tasks_by_id
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """``--adaptive``: the items in rounds (attempt 1 of every task and agent, then attempt 2, ...;
+        stable, so every xdist worker has the same order)."""
+        if self.settings.adaptive:
+            items.sort(key=lambda i: round_order(i.attempt if isinstance(i, RunItem) else None))
+
+    def not_needed(self, item: RunItem) -> str | None:
+        """``--adaptive``: wait for the rounds before ``item``'s (:func:`.rounds.wait_for_rounds`), then why
+        its attempt is not needed (the report package's decision), or ``None``."""
+        s, st = self.session, self.settings
+        keys = {(i.task.id, i.agent.name, i.attempt) for i in item.session.items
+                if isinstance(i, RunItem) and i.attempt < item.attempt}
+        records = wait_for_rounds(s.results_path, keys, session_start=s.session_start,
+                                  stop=lambda: s.stop_reason(item.agent),
+                                  stall_s=stall_seconds(st.timeout, st.run_timeout))
+        return self.reports.not_needed(records, [(a.name, a.spec) for a in s.agents], item.agent.name, item.attempt,
+                                       looks=st.attempts, alpha=st.alpha, margin=st.adaptive_margin / 100.0)
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.session.interrupt()
@@ -356,6 +390,15 @@ class RunItem(AttemptItem):
         reason = session.stop_reason(self.agent)
         if reason:
             raise pytest.skip.Exception(reason)
+        if self.plugin.settings.adaptive and self.attempt > 1:
+            why = self.plugin.not_needed(self)
+            reason = session.stop_reason(self.agent)  # a limit met while the round before ran
+            if reason:
+                raise pytest.skip.Exception(reason)
+            if why:
+                post(self, session.messages(not_needed_result(session.run_id, self.task.id, self.agent.name,
+                                                              self.attempt, why)))
+                raise pytest.skip.Exception(f"not needed: {why}")
         test_cmd = self.config.hook.pytest_homefield_test_command(task=self.task, config=self.config)
         result = self.result = session.run_attempt(self.task, self.agent, self.attempt, test_cmd=test_cmd)
         post(self, session.messages(result))  # the controller appends the line (pytest_homefield.transport)

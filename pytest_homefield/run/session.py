@@ -173,11 +173,19 @@ class RunReports(Protocol):
 
     ``finish(run_dir, tasks_path)`` builds and writes the run's report and never raises;
     ``worse_than(candidates, baseline, alpha=…)`` is ``--fail-if-worse-than``'s verdict per agent and
-    raises ``ValueError`` (one line) when it cannot be evaluated."""
+    raises ``ValueError`` (one line) when it cannot be evaluated; ``not_needed(...)`` is ``--adaptive``'s
+    decision for one attempt."""
 
     def finish(self, run_dir: Path, tasks_path: Path) -> FinishedReport: ...
 
     def worse_than(self, candidates: Sequence[Path], baseline: Path, *, alpha: float) -> Sequence[GateVerdict]: ...
+
+    def not_needed(self, results: Sequence[Mapping[str, Any]], agents: Sequence[tuple[str, str | None]], agent: str,
+                   attempt: int, *, looks: int, alpha: float, margin: float) -> str | None:
+        """``--adaptive``: why attempt ``attempt`` of ``agent`` is not needed given the recorded ``results``
+        (dicts of ``results.jsonl``) and the run's ``agents`` (name, spec), or ``None`` (run it);
+        ``looks`` = ``--attempts``, ``margin`` a fraction."""
+        ...
 
 
 @dataclass
@@ -317,6 +325,9 @@ class RunSession:
                     meta["excluded_memorized"] = dict(excluded)
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
+            if settings.adaptive and "adaptive" not in meta:  # the design of the looks (issue 32)
+                meta["adaptive"] = {"looks": settings.attempts, "alpha": settings.alpha,
+                                    "margin": settings.adaptive_margin / 100.0}
             meta["session_token"] = token
             done = done_keys(results_path(run_dir), settings.max_retries) if settings.resume else set()
             tries = unscored_tries(results_path(run_dir)) if settings.resume else {}

@@ -120,3 +120,22 @@ def test_cli_flags(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: 
     row = next(line for line in out.splitlines() if line.startswith("claude "))
     assert row.split()[:7] == ["claude", "2", "90", "3.0", "0.10", "0.05", "0.20"]
     assert row.endswith("--seconds-per-run and --cost-per-run given")
+
+
+def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
+    """issue 32: the power is stated at the solve rate the user's newest earlier run shows (else 50%, said)."""
+    settings.agents = ["oracle", "claude"]
+    assert "Base rate: 50% assumed (no earlier run" in plan_text(settings)
+    for rid, when, solved in (("old", "2026-01-01T00:00:00+00:00", [1, 1, 1, 1]),
+                              ("new", "2026-02-01T00:00:00+00:00", [1, 1, 1, 0, 0, 0, 0, 0, 0, 0])):
+        run = settings.root / ".homefield" / "runs" / rid
+        run.mkdir(parents=True)
+        (run / "meta.json").write_text(json.dumps({"run_id": rid, "created_at": when, "attempts": 1,
+                                                   "tasks_digest": "x", "task_ids": []}))
+        recs = [{"run_id": rid, "task_id": f"t{i}", "agent": "claude", "attempt": 1,
+                 "outcome": "solved" if s else "tests_failed"} for i, s in enumerate(solved)]
+        recs.append({"run_id": rid, "task_id": "t0", "agent": "oracle", "attempt": 2, "outcome": "solved"})
+        write_jsonl_atomic(run / "results.jsonl", recs)
+    lines = plan_text(settings).splitlines()
+    assert lines[-2] == "Base rate: 30% from run new (10 scored attempts of claude)"
+    assert "30% base rate" in lines[-1]

@@ -1,0 +1,194 @@
+"""``--adaptive``: which pairs of agents are settled after each round, and which attempts are not needed
+(issue 32; docs/contracts.md §2, §8, §10).
+
+Round r is attempt r of every task and agent. After round r (look r of K = ``--attempts``) each pair of
+non-reference agents (:mod:`.family`) is analysed on its attempt pairs of rounds ``<= r``
+(:func:`.sequential.look_stats`) and is **settled** at the first look where
+
+* the group-sequential sign test rejects (``difference``), or
+* it is futile (:func:`.sequential.futile`: its repeated interval lies inside ``+-margin``, or the
+  conditional power under the current trend is below 20 %) -- ``futility``;
+
+a pair still open after look K stopped because its ``attempts`` are exhausted. An attempt (task, agent,
+round r) is **not needed** when every pair involving the agent is settled at a look before r; a
+reference agent (``oracle``, ``noop``, ``sim:P``) is a sanity check, not a hypothesis, and runs round 1
+only. An agent in no pair (the only candidate of a run) runs every round. The decision for an attempt
+is a function of the recorded results alone, so every xdist worker, a resumed session and the report
+reach the same one. No pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES
+from pytest_homefield.report.family import is_reference_spec
+from pytest_homefield.report.sequential import Look, futile, look_stats
+
+__all__ = ["PairStop", "adaptive_notes", "adaptive_pairs", "adaptive_section", "latest", "not_needed_reason", "savings"]
+
+Record = Mapping[str, Any]
+
+
+def latest(results: Iterable[Record]) -> dict[tuple[str, str, int], Record]:
+    """The last record per (task id, agent, attempt) of variant ``base`` (a retry's line wins)."""
+    out: dict[tuple[str, str, int], Record] = {}
+    for r in results:
+        if r.get("variant", "base") == "base":
+            out[(str(r["task_id"]), str(r["agent"]), int(r["attempt"]))] = r
+    return out
+
+
+def _solved(r: Record | None) -> int | None:
+    if r is None or r.get("outcome") not in SCORED_OUTCOMES:
+        return None
+    return int(r.get("outcome") == "solved")
+
+
+def pair_rounds(last: Mapping[tuple[str, str, int], Record], a: str, b: str, rounds: int) -> list[list[int]]:
+    """``x = solved_A - solved_B`` of each task's attempt pair in rounds 1 .. ``rounds`` (only tasks where
+    both attempts are scored), one list per round."""
+    tasks = sorted({t for (t, ag, _n) in last if ag in (a, b)})
+    out: list[list[int]] = []
+    for n in range(1, rounds + 1):
+        xs = []
+        for t in tasks:
+            sa, sb = _solved(last.get((t, a, n))), _solved(last.get((t, b, n)))
+            if sa is not None and sb is not None:
+                xs.append(sa - sb)
+        out.append(xs)
+    return out
+
+
+@dataclass(frozen=True)
+class PairStop:
+    """One pair's sequential verdict: ``look`` (1-based) where it stopped or the last look analysed,
+    ``why`` (``difference``, ``futility: <reason>``, ``attempts exhausted`` or ``open``), the
+    :class:`.sequential.Look` there (``None`` before any attempt pair)."""
+
+    a: str
+    b: str
+    look: int
+    why: str
+    stats: Look | None
+
+    @property
+    def settled(self) -> bool:
+        """Stopped before its attempts ran out (a difference or futility)."""
+        return self.why == "difference" or self.why.startswith("futility")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON primitives for the report's ``adaptive.pairs[]`` (docs/contracts.md §10)."""
+        s = self.stats
+        return {"a": self.a, "b": self.b, "look": self.look, "why": self.why,
+                "delta": s.delta if s else None, "ci": list(s.ci) if s else None, "p": s.p if s else None,
+                "pairs": s.pairs if s else 0, "anytime_valid": True}
+
+
+def _stop(a: str, b: str, rounds: list[list[int]], looks: int, alpha: float, margin: float,
+          with_p: bool = True) -> PairStop:
+    if not any(rounds):
+        return PairStop(a, b, 0, "open", None)
+    stats = look_stats(rounds, looks, alpha, with_p=with_p)
+    for lk in stats:
+        if lk.rejects:
+            return PairStop(a, b, lk.look, "difference", lk)
+        why = futile(lk, margin)
+        if why:
+            return PairStop(a, b, lk.look, f"futility: {why}", lk)
+    last = stats[-1]
+    return PairStop(a, b, last.look, "attempts exhausted" if last.look >= looks else "open", last)
+
+
+def adaptive_pairs(results: Iterable[Record], agents: Sequence[tuple[str, str | None]], *, looks: int,
+                   through: int | None = None, alpha: float = 0.05, margin: float = 0.10,
+                   with_p: bool = True) -> list[PairStop]:
+    """:class:`PairStop` of each pair of non-reference ``agents`` (``(name, spec)`` in run order), analysed
+    over rounds 1 .. ``through`` (default: ``looks``, every round). ``margin`` is a fraction (0.10 = 10
+    points); ``with_p=False`` skips the repeated p (:func:`.sequential.look_stats`)."""
+    last = latest(results)
+    names = [n for n, spec in agents if not is_reference_spec(spec)]
+    upto = looks if through is None else min(through, looks)
+    out = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            rounds = pair_rounds(last, a, b, upto)
+            while rounds and not rounds[-1]:  # a round not run yet is no look
+                rounds.pop()
+            out.append(_stop(a, b, rounds, looks, alpha, margin, with_p))
+    return out
+
+
+def not_needed_reason(results: Iterable[Record], agents: Sequence[tuple[str, str | None]], agent: str,
+                      attempt: int, *, looks: int, alpha: float = 0.05, margin: float = 0.10) -> str | None:
+    """Why attempt ``attempt`` of ``agent`` is not needed (docs/contracts.md §8), or ``None`` (run it):
+    ``"reference agent: round 1 only"``, or ``"settled at look L: A vs B (difference), ..."`` when every
+    pair involving ``agent`` is settled at a look before ``attempt`` (L: the last of those looks)."""
+    if attempt <= 1:
+        return None
+    spec = dict(agents).get(agent)
+    if is_reference_spec(spec):
+        return "reference agent: round 1 only"
+    mine = [p for p in adaptive_pairs(results, agents, looks=looks, through=attempt - 1, alpha=alpha, margin=margin,
+                                      with_p=False)
+            if agent in (p.a, p.b)]
+    if not mine or not all(p.settled for p in mine):
+        return None
+    return (f"settled at look {max(p.look for p in mine)}: "
+            + ", ".join(f"{p.a} vs {p.b} ({p.why})" for p in mine))
+
+
+def savings(results: Iterable[Record]) -> dict[str, tuple[int, float | None]]:
+    """Per agent: (attempts recorded ``not_needed``, USD they would have cost at the agent's mean recorded
+    USD per scored attempt, ``None`` when no scored attempt has a cost)."""
+    last = latest(results)
+    skipped: dict[str, int] = {}
+    costs: dict[str, list[float]] = {}
+    for (_t, agent, _n), r in last.items():
+        if r.get("outcome") == NOT_NEEDED:
+            skipped[agent] = skipped.get(agent, 0) + 1
+        elif r.get("outcome") in SCORED_OUTCOMES and r.get("cost_usd") is not None:
+            costs.setdefault(agent, []).append(float(r["cost_usd"]))
+    return {a: (k, (k * sum(costs[a]) / len(costs[a])) if costs.get(a) else None) for a, k in skipped.items()}
+
+
+def adaptive_section(results: Iterable[Record], meta: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The report's ``adaptive`` object (docs/contracts.md §10) for a run whose ``meta.json`` has
+    ``adaptive`` (``{"looks", "alpha", "margin"}``), else ``None``: ``looks``, ``alpha``, ``margin``
+    (fraction), ``pairs`` [:meth:`PairStop.to_dict`] and ``saved`` {agent: {attempts, usd}}."""
+    cfg = meta.get("adaptive")
+    if not isinstance(cfg, Mapping):
+        return None
+    raw = list(results)
+    looks, alpha, margin = int(cfg.get("looks", 1)), float(cfg.get("alpha", 0.05)), float(cfg.get("margin", 0.1))
+    agents = [(str(a.get("name")), a.get("spec")) for a in meta.get("agents", []) if isinstance(a, Mapping)]
+    pairs = adaptive_pairs(raw, agents, looks=looks, alpha=alpha, margin=margin)
+    return {"looks": looks, "alpha": alpha, "margin": margin, "pairs": [p.to_dict() for p in pairs],
+            "saved": {a: {"attempts": k, "usd": usd} for a, (k, usd) in savings(raw).items()}}
+
+
+def adaptive_notes(section: Mapping[str, Any] | None) -> list[str]:
+    """One note per pair (when and why it stopped, its anytime-valid interval and repeated p) and one for
+    what was saved; ``[]`` without ``--adaptive``."""
+    if not section:
+        return []
+    looks = section["looks"]
+    out = []
+    for p in section["pairs"]:
+        if p["ci"] is None:
+            out.append(f"adaptive: {p['a']} vs {p['b']}: no attempt pair scored yet")
+            continue
+        lo, hi = (round(100 * v) for v in p["ci"])
+        out.append(f"adaptive: {p['a']} vs {p['b']} stopped at look {p['look']} of {looks} ({p['why']}): "
+                   f"{100 * p['delta']:+.0f} pts over {p['pairs']} attempt pairs, anytime-valid "
+                   f"{100 * (1 - section['alpha']):.0f}% interval [{lo:+d}, {hi:+d}] pts, repeated p={p['p']:.3g} "
+                   "(group-sequential, valid after the looks; the fixed-design p of the comparison does not "
+                   "account for them)")
+    saved = section["saved"]
+    if saved:
+        parts = [f"{a} {v['attempts']}" + (f" (~{v['usd']:.2f} USD)" if v["usd"] is not None else "")
+                 for a, v in saved.items()]
+        out.append(f"adaptive: attempts not needed: {', '.join(parts)}")
+    return out
