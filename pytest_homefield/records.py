@@ -57,6 +57,7 @@ SCORED_OUTCOMES = (
     "tests_failed",
     "regression",
     "empty_patch",
+    "missing",
     "timeout",
     "test_timeout",
     "agent_error",
