@@ -17,6 +17,7 @@ __all__ = [
     "SnapshotError",
     "PatchError",
     "PredictionsError",
+    "PredictionsSpecError",
     "ProbeError",
     "StoreError",
     "RecordError",
@@ -56,6 +57,11 @@ class PatchError(HomefieldError, RuntimeError):
 
 class PredictionsError(HomefieldError, ValueError):
     """A SWE-bench predictions file (``preds:FILE``) that cannot be read; one line naming the file."""
+
+
+class PredictionsSpecError(AgentSpecError):
+    """A ``preds:FILE`` agent whose file cannot be read or names instances no task matches (without
+    ``--preds-partial``); one line. A run exits 2 with it, not pytest's usage-error status."""
 
 
 class ProbeError(HomefieldError, ValueError):

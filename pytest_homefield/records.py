@@ -58,6 +58,7 @@ SCORED_OUTCOMES = (
     "tests_failed",
     "regression",
     "empty_patch",
+    "missing",
     "timeout",
     "test_timeout",
     "agent_error",

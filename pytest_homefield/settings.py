@@ -276,6 +276,11 @@ class Settings(ScanSettings):
     base_url: str | None = setting(None, help="base URL of an OpenAI-compatible server for openai: agents",
                                    commands=("run", "ablate", "probe"))
     api_key: str | None = setting(None, help="API key for openai: agents", commands=("run", "ablate", "probe"))
+    preds_partial: bool = setting(False, help="preds: agents: ignore prediction ids that match no task (default: "
+                                  "exit 2, as SWE-bench refuses them)", commands=("run",))
+    preds_policy: str = setting("last", help="preds: agents, several predictions of one instance: last (default, "
+                                "SWE-bench's), first, or attempts (the n-th is attempt n)", commands=("run",),
+                                choices=("last", "first", "attempts"))
     exclude_memorized: bool = setting(
         False, help="leave out every task the probe flagged memorized for any agent of the run (needs "
         "`homefield probe` results for each agent that is not oracle/noop/sim)",

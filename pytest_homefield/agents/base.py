@@ -100,7 +100,9 @@ class AgentSettings:
     * ``env``: names of extra environment variables passed through to the agent;
     * ``base_url`` / ``api_key``: for ``openai:`` agents;
     * ``prices``: model id -> {"input": USD per 1M tokens, "output": USD per 1M tokens};
-    * ``allow_shell``: the agent may run commands (``--allow-shell``).
+    * ``allow_shell``: the agent may run commands (``--allow-shell``);
+    * ``preds_policy``: which of several predictions of an instance a ``preds:`` agent replays
+      (``--preds-policy``: ``last``, ``first`` or ``attempts``).
     """
 
     timeout_s: float = 900.0
@@ -110,6 +112,7 @@ class AgentSettings:
     api_key: str | None = None
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     allow_shell: bool = False
+    preds_policy: str = "last"
 
 
 @dataclass
@@ -117,7 +120,8 @@ class AgentResult:
     """What an agent reports about its attempt. Units: USD, tokens.
 
     ``outcome`` is ``None`` when the hidden tests should decide; otherwise one of ``timeout``,
-    ``agent_error``, ``budget_exceeded`` (scored) or ``rate_limited``, ``infra`` (unscored).
+    ``agent_error``, ``budget_exceeded``, ``missing`` (a ``preds:`` file has no patch for it; scored) or
+    ``rate_limited``, ``infra`` (unscored).
     ``cost_partial`` marks a cost estimated from an interrupted attempt.
     """
 

@@ -30,7 +30,7 @@ from pytest_homefield.agents.predictions import PredictionsAgent, load_predictio
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.capabilities import Capabilities, capabilities_of
-from pytest_homefield.errors import AgentSpecError, PredictionsError, RunError
+from pytest_homefield.errors import AgentSpecError, PredictionsError, PredictionsSpecError, RunError
 
 __all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
            "hook_agents", "make_agents", "kind_capabilities", "provider_of"]
@@ -130,7 +130,7 @@ def _preds(arg: str, text: str) -> tuple[str, str | None]:
     try:
         _, model = load_predictions(Path(arg))
     except PredictionsError as exc:
-        raise AgentSpecError(f"agent spec {text!r}: {exc}") from None
+        raise PredictionsSpecError(f"agent spec {text!r}: {exc}") from None
     return model or "preds", arg
 
 
@@ -154,7 +154,8 @@ KINDS: dict[str, AgentKind] = {k.name: k for k in (
     AgentKind("openai", openai_compat.CAPABILITIES, _openai,
               lambda p, s: OpenAIAgent(name=p.name, spec=p.spec, model=p.arg or "", settings=s), "openai:MODEL"),
     AgentKind("preds", predictions.CAPABILITIES, _preds,
-              lambda p, s: PredictionsAgent(name=p.name, spec=p.spec, path=Path(p.arg or "")), "preds:FILE"),
+              lambda p, s: PredictionsAgent(name=p.name, spec=p.spec, path=Path(p.arg or ""),
+                                            policy=s.preds_policy), "preds:FILE"),
 )}
 
 
@@ -203,6 +204,7 @@ def agent_settings(settings: AgentOptions, definition: Mapping[str, Any] | None 
         api_key=d.get("api_key", settings.api_key),
         prices=dict(settings.prices),
         allow_shell=bool(settings.allow_shell),
+        preds_policy=str(getattr(settings, "preds_policy", "last")),
     )
 
 

@@ -1,8 +1,11 @@
-"""``homefield export``: the mined tasks as SWE-bench instances for other harnesses.
+"""``homefield export``: the mined tasks for other harnesses (SWE-bench).
 
-Writes ``.homefield/export/<format>-<split>.jsonl`` (or ``.json``) unless ``--out`` is given, and says
-where. Exit status: 0 written, 2 for bad input (no tasks file, no tasks, unknown format) with one
-line on stderr.
+``--format swe-bench`` (default) writes a swebench 5 task repository
+(:mod:`pytest_homefield.export.taskrepo`) into ``--out DIR`` (default ``.homefield/export/swe-bench``),
+with the flat instance file ``instances/<split>.jsonl``; ``--format swe-bench-json`` writes the same
+instances as one JSON array to ``--out FILE`` (default ``.homefield/export/swe-bench-json/<split>.json``),
+alone in its folder. Exit status: 0 written, 2 for bad input (no tasks file, no tasks, unknown format,
+no task the harness can grade) with one line on stderr.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
+from pytest_homefield.envs.declaration import Declaration, declaration_at
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.export.swebench import FORMATS, instances, repo_slug, write_instances
+from pytest_homefield.export.swebench import FORMATS, instances, repo_name, write_instances
+from pytest_homefield.export.taskrepo import clone_url, write_task_repo
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.records import EMPTY_TREES, load_tasks
+from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
 from pytest_homefield.settings import resolve_settings
 
 __all__ = ["add_export_arguments", "run_export"]
@@ -23,9 +29,13 @@ __all__ = ["add_export_arguments", "run_export"]
 def add_export_arguments(p: argparse.ArgumentParser) -> None:
     """The ``export`` subcommand's flags."""
     p.add_argument("--format", choices=FORMATS, default="swe-bench",
-                   help="swe-bench: JSON lines (default); swe-bench-json: one JSON array")
-    p.add_argument("--out", default=None, help="file to write (default: .homefield/export/<format>-<split>.jsonl)")
-    p.add_argument("--split", default="test", help="split name, used in the default file name (default: test)")
+                   help="swe-bench: a swebench 5 task repository with a flat instances/<split>.jsonl (default); "
+                        "swe-bench-json: one JSON array")
+    p.add_argument("--out", default=None, help="folder (swe-bench) or file (swe-bench-json) to write (default: "
+                                               ".homefield/export/<format>[/<split>.json])")
+    p.add_argument("--split", default="test", help="split name (default: test)")
+    p.add_argument("--dataset", default=None, help="dataset name in sweb.yaml and task.yaml (default: the repository "
+                                                   "name, e.g. llm-homefield)")
     p.add_argument("--repo-name", default=None,
                    help="owner/name for repo and instance_id (default: from the origin remote, else the folder)")
 
@@ -37,6 +47,20 @@ def _origin_url(root: Path) -> str | None:
         return str(git.Repo(root).remote("origin").url)
     except (ValueError, git.GitError):
         return None
+
+
+def _declaration(root: Path) -> Any:
+    def read(task: Task) -> tuple[Declaration, list[str], list[str]]:
+        try:
+            decl = declaration_at(root, task.parent)
+        except Exception:  # noqa: BLE001 - an unknown commit: the Dockerfile installs nothing declared
+            decl = Declaration({})
+        env = task.env or {}
+        extras = list(env.get("extras") or decl.default_extras())
+        groups = list(env.get("groups") or decl.default_groups())
+        return decl, extras, groups
+
+    return read
 
 
 def run_export(root: Path, ns: argparse.Namespace) -> int:
@@ -62,15 +86,45 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     if not tasks:
         print(f"homefield export: {tasks_path} holds no task with a base commit", file=sys.stderr)
         return 2
-    repo = ns.repo_name or repo_slug(root, _origin_url(root))
-    suffix = ".json" if ns.format == "swe-bench-json" else ".jsonl"
-    out = Path(ns.out) if ns.out else home.export / f"{ns.format}-{ns.split}{suffix}"
+    remote = _origin_url(root)
+    if ns.repo_name:
+        repo, guessed = ns.repo_name, None
+    else:
+        repo, guessed = repo_name(root, remote)
     try:
         specs = resolve_settings(root, {}, mode="run").services
     except ConfigError:
         specs = ()
-    write_instances(instances(tasks, repo, specs), out, ns.format)
-    print(f"homefield export: wrote {len(tasks)} SWE-bench instances of {repo} to {out}")
+    rows = instances(tasks, repo, specs)
+    dataset = ns.dataset or f"{repo.rsplit('/', 1)[-1]}-homefield"
+    json_out = ns.format == "swe-bench-json"
+    folder = None if json_out else (Path(ns.out) if ns.out else home.export / "swe-bench")
+    done = write_task_repo(folder, list(zip(tasks, rows, strict=True)), split=ns.split, dataset=dataset,
+                           repo_url=clone_url(remote), declaration=_declaration(root))
+    for task_id, why in done.left_out.items():
+        print(f"homefield export: left out task {task_id}: {why}", file=sys.stderr)
+    if not done.instances:
+        print("homefield export: no task left to export", file=sys.stderr)
+        return 2
+    if json_out:
+        out = Path(ns.out) if ns.out else home.export / "swe-bench-json" / f"{ns.split}.json"
+        write_instances(done.instances, out, ns.format)
+        print(f"homefield export: wrote {len(done.instances)} SWE-bench instances of {repo} to {out}")
+    else:
+        assert folder is not None and done.flat is not None
+        print(f"homefield export: wrote {len(done.instances)} SWE-bench instances of {repo} to {folder} "
+              f"(swebench 5 task repository; flat instances: {done.flat})")
+        print(f"  Check it: swebench dataset check {folder}")
+    if guessed:
+        print(f"  Note: {guessed}")
+    if remote is None or clone_url(remote) is None:
+        print("  Note: no network remote to clone in the Dockerfiles: build with --build-arg REPO_URL=<url>")
+    if done.guessed_python:
+        print(f"  Note: {len(done.guessed_python)} task(s) have no recorded Python (mined without --env uv): their "
+              f"Dockerfile uses this interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
+    for iid, ids in done.dropped_ids.items():
+        print(f"  Note: {iid}: {len(ids)} test id(s) left out, swebench's log parser cannot match an id with "
+              f"whitespace: {'; '.join(ids[:3])}{' …' if len(ids) > 3 else ''}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "
           "tasks stop measuring what models have not seen.")
     print("  Grade another harness's patches here: homefield run --agent preds:PREDICTIONS_FILE")

@@ -38,7 +38,7 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.store import write_atomic
 
-__all__ = ["FORMATS", "FIELDS", "repo_slug", "instance", "instances", "write_instances", "task_id_of",
+__all__ = ["FORMATS", "FIELDS", "repo_slug", "repo_name", "instance", "instances", "write_instances", "task_id_of",
            "services_note"]
 
 #: ``--format`` values: one JSON object a line, or one JSON array.
@@ -58,6 +58,19 @@ def repo_slug(root: Path, remote_url: str | None) -> str:
         if m:
             return f"{m.group(1)}/{m.group(2)}"
     return Path(root).resolve().name
+
+
+def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
+    """``(owner/name, note)``: :func:`repo_slug`, with a one-line note when it is a guess (the remote is
+    a local path, or there is no ``origin``), else ``None``."""
+    slug = repo_slug(root, remote_url)
+    url = (remote_url or "").strip()
+    if not url:
+        return slug, f"repo {slug!r} is the folder's name (no origin remote): give --repo-name OWNER/NAME"
+    if not re.match(r"^(?:[a-z][a-z0-9+.-]*://|[^@/:]+@[^/:]+:)", url) or url.startswith("file://"):
+        return slug, f"repo {slug!r} is guessed from the local path of the origin remote ({url}): " \
+                     "give --repo-name OWNER/NAME"
+    return slug, None
 
 
 def services_note(names: Sequence[str], specs: Sequence[ServiceSpec] = ()) -> str:

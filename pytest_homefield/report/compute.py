@@ -71,6 +71,7 @@ SYMBOLS: dict[str, str] = {
     "tests_failed": "✗",
     "regression": "R",
     "empty_patch": "∅",
+    "missing": "?",
     "timeout": "T",
     "test_timeout": "t",
     "agent_error": "E",

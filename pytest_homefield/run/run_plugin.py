@@ -20,11 +20,12 @@ import pytest
 from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writer (no public accessor)
 
 from pytest_homefield.agents.base import Agent
+from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
-from pytest_homefield.errors import AgentSpecError, RunError
+from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
 from pytest_homefield.modes import ModeFile, ModePlugin
-from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject
+from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
 from pytest_homefield.run.rounds import (
@@ -143,12 +144,17 @@ class RunPlugin(ModePlugin):
             tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                  config=config),
                                  exclude=excluded.get("tasks", ()))
+            self.preds_lines = [] if is_worker(config) else check_predictions(
+                agents, lambda: {t.id for t in load_tasks(settings.tasks_path)} | {t.id for t in tasks},
+                [t.id for t in tasks], partial=settings.preds_partial, attempts=settings.attempts)
             if is_worker(config):
                 self.session = RunSession.join(settings, tasks, agents, wi, setup_command=setup_command_hook(config),
                                                sandbox_hook=sandbox_hook(config))
             else:
                 self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
                                                 sandbox_hook=sandbox_hook(config), excluded=excluded)
+        except PredictionsSpecError as exc:  # a preds: file that is unreadable or names unknown ids: exit 2
+            pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         except FolderLocked as exc:  # another session runs this run: exit 2, one line
@@ -244,6 +250,7 @@ class RunPlugin(ModePlugin):
         if s.flaky:
             lines.append(f"homefield: {flaky_line(count_flaky(s.flaky))}, "
                          f"from {s.home.flaky.relative_to(self.settings.root)}")
+        lines.extend(self.preds_lines)
         return lines
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:

@@ -9,10 +9,17 @@ from pathlib import Path
 import pytest
 from helpers.e2e_repo import homefield
 
-from pytest_homefield.agents.predictions import load_predictions
+from pytest_homefield.agents.base import AgentContext
+from pytest_homefield.agents.predictions import (
+    PredictionsAgent,
+    apply_like_swebench,
+    check_predictions,
+    load_predictions,
+    pick,
+)
 from pytest_homefield.agents.registry import parse_spec
-from pytest_homefield.errors import AgentSpecError, PredictionsError
-from pytest_homefield.records import load_tasks
+from pytest_homefield.errors import AgentSpecError, PatchError, PredictionsError, PredictionsSpecError
+from pytest_homefield.records import SCORED_OUTCOMES, load_tasks
 from pytest_homefield.store import read_jsonl
 
 
@@ -76,13 +83,28 @@ def test_predictions_graded_like_any_agent(mined: Path, tmp_path: Path) -> None:
                                            "model_patch": p}) for p in (CORRUPT, edit_test)) + "\n"
                      + json.dumps({"instance_id": f"calc__{second.id}", "model_name_or_path": "mixed",
                                    "model_patch": ""}) + "\n")
-    proc = homefield(repo, "run", "--agent", f"preds:{gold}", "--agent", f"preds:{mixed}", "--attempts", "2", "-n", "0")
+    stray = tmp_path / "stray.jsonl"  # an id no task has: refused like SWE-bench, unless --preds-partial
+    stray.write_text(gold.read_text() + json.dumps({"instance_id": "calc__000000000000", "model_patch": ""}) + "\n")
+    refused = homefield(repo, "run", "--agent", f"preds:{stray}", "--attempts", "1", "-n", "0")
+    lines = [ln for ln in (refused.stdout + refused.stderr).splitlines() if ln.strip()]
+    assert refused.returncode == 2 and len(lines) == 1 and "calc__000000000000" in lines[0], lines
+    garbled = tmp_path / "garbled.jsonl"  # a binary file: one line, exit 2 (was a 42-line INTERNALERROR)
+    garbled.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
+    bad = homefield(repo, "run", "--agent", f"preds:{garbled}", "--attempts", "1", "-n", "0")
+    lines = [ln for ln in (bad.stdout + bad.stderr).splitlines() if ln.strip()]
+    assert bad.returncode == 2 and len(lines) == 1 and "not UTF-8" in lines[0], lines
+    assert not (repo / ".homefield" / "runs").exists()  # nothing started
+    proc = homefield(repo, "run", "--agent", f"preds:{gold}", "--agent", f"preds:{mixed}", "--attempts", "2", "-n", "0",
+                     "--preds-policy", "attempts")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"homefield preds gold ({gold}): {len(tasks)} matched, 0 unknown, 0 missing, 0 duplicated" in proc.stdout
+    assert f"homefield preds mixed ({mixed}): 2 matched, 0 unknown, {len(tasks) - 2} missing, 1 duplicated" \
+        in proc.stdout
     run = next((repo / ".homefield" / "runs").iterdir())
     res = {(r["agent"], r["task_id"], r["attempt"]): r for r in read_jsonl(run / "results.jsonl")}
     for t in tasks:
         assert res[("gold", t.id, 1)]["outcome"] == "solved"
-        assert res[("gold", t.id, 2)]["outcome"] == "empty_patch"  # one prediction = one attempt
+        assert res[("gold", t.id, 2)]["outcome"] == "missing"  # one prediction = one attempt
     bad = res[("mixed", first.id, 1)]
     assert bad["outcome"] == "agent_error" and bad["error"].startswith("patch does not apply: ")
     assert "\n" not in bad["error"]
@@ -90,4 +112,81 @@ def test_predictions_graded_like_any_agent(mined: Path, tmp_path: Path) -> None:
     assert res[("mixed", first.id, 2)]["touched_tests"] is True
     assert res[("mixed", second.id, 1)]["outcome"] == "empty_patch"
     for t in tasks[2:]:
-        assert res[("mixed", t.id, 1)]["outcome"] == "empty_patch"  # missing instance
+        assert res[("mixed", t.id, 1)]["outcome"] == "missing"  # missing instance: not an empty patch
+
+
+# --- strict predictions (issue 33): plain unit tests ---------------------------------------------------
+
+def _preds_file(tmp_path: Path, rows: list[tuple[str, str | None]]) -> Path:
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps({"instance_id": i, "model_name_or_path": "m", "model_patch": p}) + "\n"
+                            for i, p in rows))
+    return path
+
+
+def test_policies_pick_last_first_or_by_attempt() -> None:
+    assert [pick(["A", "B"], n, "last") for n in (1, 2, 3)] == ["B", "B", "B"]  # SWE-bench: the last line wins
+    assert [pick(["A", "B"], n, "first") for n in (1, 2)] == ["A", "A"]
+    assert [pick(["A", "B"], n, "attempts") for n in (1, 2, 3)] == ["A", "B", None]
+    assert pick([], 1, "last") is None
+
+
+def test_summary_line_and_unknown_ids(tmp_path: Path) -> None:
+    path = _preds_file(tmp_path, [("x__aaa", "P1"), ("x__aaa", "P2"), ("x__bbb", None), ("x__zzz", "P")])
+    agent = PredictionsAgent(name="m", spec=f"preds:{path}", path=path)
+    with pytest.raises(PredictionsSpecError, match=r"1 instance id\(s\) match no task of tasks.jsonl: x__zzz"):
+        check_predictions([agent], lambda: {"aaa", "bbb", "ccc"}, ["aaa", "bbb", "ccc"], partial=False, attempts=1)
+    lines = check_predictions([agent, object()], lambda: {"aaa", "bbb", "ccc"}, ["aaa", "bbb", "ccc"],
+                              partial=True, attempts=3)
+    assert lines == [f"homefield preds m ({path}): 2 matched, 1 unknown, 1 missing, 1 duplicated (the last "
+                     "prediction of an instance kept, as SWE-bench: --preds-policy last); unknown ids ignored "
+                     "(--preds-partial): x__zzz; each of the 3 attempts replays the same patch"]
+    # no preds: agent, no tasks.jsonl read
+    assert check_predictions([object()], lambda: pytest.fail("read"), ["aaa"], partial=False, attempts=1) == []
+
+
+def test_missing_is_its_own_outcome(tmp_path: Path) -> None:
+    path = _preds_file(tmp_path, [("x__aaa", "")])
+    agent = PredictionsAgent(name="m", spec="preds:p", path=path, policy="attempts")
+    ctx = AgentContext(workspace=tmp_path, prompt="", env={}, timeout_s=1, artifacts=tmp_path, task_id="bbb")
+    res = agent.run(ctx)
+    assert res.outcome == "missing" and res.error == "no prediction for this task in the file"
+    res = agent.run(AgentContext(workspace=tmp_path, prompt="", env={}, timeout_s=1, artifacts=tmp_path,
+                                 task_id="aaa", attempt=2))
+    assert res.outcome == "missing" and "attempt 2" in (res.error or "")
+    assert agent.run(AgentContext(workspace=tmp_path, prompt="", env={}, timeout_s=1, artifacts=tmp_path,
+                                  task_id="aaa")).outcome is None  # an empty patch: grading says empty_patch
+    assert "missing" in SCORED_OUTCOMES
+    with pytest.raises(PredictionsSpecError, match="--preds-policy 'newest'"):
+        PredictionsAgent(name="m", spec="preds:p", path=path, policy="newest")
+
+
+@pytest.mark.parametrize("data", [b"\x89PNG\r\n\x1a\n\x00\xff", b'{"instance_id": "a", "model_patch": "\x00"}',
+                                  b"[" * 100000, b'{"instance_id": 3, "model_patch": ""}\n'])
+def test_garbled_files_are_one_line(tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(data)
+    with pytest.raises(PredictionsSpecError) as err:
+        parse_spec(f"preds:{path}")
+    assert "\n" not in str(err.value) and str(path) in str(err.value)
+
+
+def _repo(tmp_path: Path) -> Path:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "f.txt").write_text("a\nb\nc\n")
+    return work
+
+
+NO_NL_CONTEXT = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c"  # ends on a context line
+NO_NL_ADDED = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,4 @@\n a\n b\n c\n+d"  # ends on an added line
+
+
+@pytest.mark.skipif(shutil.which("patch") is None, reason="GNU patch is not installed")
+def test_a_patch_without_final_newline_is_taken_as_swebench_takes_it(tmp_path: Path) -> None:
+    work = _repo(tmp_path)
+    apply_like_swebench(work, NO_NL_CONTEXT)  # git apply refuses it; patch --fuzz=5, SWE-bench's fallback, takes it
+    assert (work / "f.txt").read_text() == "a\nB\nc\n"
+    with pytest.raises(PatchError):  # neither takes it, so SWE-bench does not resolve it either
+        apply_like_swebench(work, NO_NL_ADDED)
+    assert (work / "f.txt").read_text() == "a\nB\nc\n"  # and nothing changed

@@ -18,6 +18,9 @@ from pytest_homefield.sandbox.testrun import run_tests
 
 pytestmark = pytest.mark.slow
 
+#: what the flat instance file adds for swebench 5's make_test_spec and mini-swe-agent (issue 33)
+SWEBENCH5_FIELDS = ("image", "image_name", "eval_script", "log_parser", "eval_type")
+
 
 def _task(**kw: object) -> Task:
     base = dict(id="abcdef123456", commit="c" * 40, parent="p" * 40, committed_at="2026-01-02T00:00:00+00:00",
@@ -71,8 +74,8 @@ def exported(mined: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     shutil.copytree(mined, repo, symlinks=True)
     proc = homefield(repo, "export")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    out = repo / ".homefield" / "export" / "swe-bench-test.jsonl"
-    assert f"to {out}" in proc.stdout and "private" in proc.stdout
+    out = repo / ".homefield" / "export" / "swe-bench" / "instances" / "test.jsonl"
+    assert f"flat instances: {out}" in proc.stdout and "private" in proc.stdout
     return repo, out
 
 
@@ -116,10 +119,10 @@ def test_loads_with_datasets(exported: tuple[Path, Path], tmp_path: Path, monkey
     datasets = pytest.importorskip("datasets", reason="the datasets library is not installed")
     data = str(exported[1])  # what `homefield export` wrote (--out: test_exported_instances_apply_and_verify)
     plain = datasets.load_dataset("json", data_files=data, split="train", cache_dir=str(tmp_path / "cache"))
-    assert set(plain.column_names) == set(FIELDS)
+    assert set(plain.column_names) == set(FIELDS) | set(SWEBENCH5_FIELDS)
     # the published dataset's schema: every column a string (the JSON loader alone would read created_at,
     # an ISO 8601 string, as a timestamp); casting to it must succeed value for value
-    published = datasets.Features({name: datasets.Value("string") for name in FIELDS})
+    published = datasets.Features({name: datasets.Value("string") for name in FIELDS + SWEBENCH5_FIELDS})
     typed = datasets.load_dataset("json", data_files=data, split="train", features=published,
                                   cache_dir=str(tmp_path / "cache2"))
     assert typed.features == published and typed.num_rows == plain.num_rows

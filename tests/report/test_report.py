@@ -447,7 +447,7 @@ def test_a_bad_result_record_is_one_line_naming_file_line_and_field(tmp_path: Pa
         build_report([run], [_task("t1")])
     msg = str(err.value)
     assert msg == (f"{run / 'results.jsonl'}: line 2: field 'outcome' is 'exploded'; expected one of "
-                   "solved, tests_failed, regression, empty_patch, timeout, test_timeout, agent_error, "
+                   "solved, tests_failed, regression, empty_patch, missing, timeout, test_timeout, agent_error, "
                    "budget_exceeded, forged, infra, rate_limited, not_needed")
     (run / "results.jsonl").write_text(json.dumps({"run_id": "r", "task_id": "t1", "agent": "a", "attempt": "1",
                                                    "outcome": "solved"}) + "\n")

@@ -1,0 +1,273 @@
+"""Tasks as a swebench 5 *task repository* (``homefield export --format swe-bench``).
+
+swebench 5 evaluates one's own repository from a task repository (``swebench/task/repo.py``; CLI
+``swebench dataset check|build``, ``swebench eval DATASET --task-repo PATH``)::
+
+    sweb.yaml                       datasets and splits
+    tasks/<instance_id>/task.yaml   instance_id, repo, version, base_commit, split, image, log_parser,
+                                    eval_type, datasets (+ created_at, environment_setup_commit)
+    tasks/<instance_id>/tests.json  {"FAIL_TO_PASS": [...], "PASS_TO_PASS": [...]}
+    tasks/<instance_id>/problem_statement.md, gold.patch, test.patch, eval.sh, Dockerfile
+    instances/<split>.jsonl         the flat instance file (one JSON object a line, every value a string)
+
+``instances/`` holds that one file alone, so ``datasets.load_dataset("json", data_dir=…)`` and
+mini-swe-agent (which loads every file of a folder) read each task once, and
+``swebench.harness.utils.load_swebench_dataset`` reads the file itself. Each flat instance carries the
+fields swebench 5's ``make_test_spec`` needs (``image``, ``eval_script``, ``log_parser``,
+``eval_type``) and mini-swe-agent's ``image_name``.
+
+The image (``Dockerfile``): ``python:<major.minor>-slim`` (the task's environment Python, else the
+exporting interpreter's), git, the repository cloned at ``base_commit`` into ``/testbed``, its
+declaration installed as homefield installs it (:func:`install_lines`), then the task's ``setup_cmd``.
+``eval.sh`` resets the hidden test files, applies ``test.patch``, runs the test command with ``-rA``
+on the files holding the FAIL_TO_PASS/PASS_TO_PASS ids between swebench's markers, and resets the
+test files again, as the harness's own eval scripts do.
+
+swebench's ``parse_log_pytest`` splits a status line at whitespace, so a test id containing whitespace
+can never match: such ids are left out of ``tests.json`` and the instance and listed
+(:attr:`Exported.dropped_ids`); a task left with no FAIL_TO_PASS id is left out whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.envs.declaration import Declaration
+from pytest_homefield.records import Task
+from pytest_homefield.store import write_atomic
+
+__all__ = ["LOG_PARSER", "EVAL_TYPE", "START", "END", "Exported", "image_name", "carried_ids", "python_version",
+           "install_lines", "dockerfile", "eval_script", "task_yaml", "write_task_repo", "clone_url"]
+
+LOG_PARSER = "parse_log_pytest"
+EVAL_TYPE = "pass_and_fail"
+#: The markers swebench slices the test output between (``swebench.harness.constants``).
+START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
+_HEREDOC = "EOF_HOMEFIELD_7f3a9c"
+_PY_EXE = re.compile(r"^(?:\S*/)?python(?:3(?:\.\d+)?)?$")
+
+
+def image_name(instance_id: str, namespace: str = "swebench") -> str:
+    """The image name swebench derives for an instance (``swebench.task.checks.expected_image``):
+    ``swebench/sweb.eval.x86_64.<id>:latest``, lower-cased, ``__`` → ``_1776_``."""
+    return f"{namespace}/sweb.eval.x86_64.{instance_id}:latest".lower().replace("__", "_1776_")
+
+
+def carried_ids(ids: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(ids the log parser can match, ids it cannot)``: swebench's ``parse_log_pytest`` splits each
+    status line at whitespace, so an id containing any whitespace never matches."""
+    ok = [i for i in ids if not re.search(r"\s", i)]
+    return ok, [i for i in ids if re.search(r"\s", i)]
+
+
+def python_version(task: Task) -> tuple[str, bool]:
+    """``(major.minor, from the task)``: the task environment's Python (``env.python``, ``--env uv``),
+    else the exporting interpreter's (``False``: a guess the caller should say)."""
+    env = task.env or {}
+    version = str(env.get("python") or "")
+    m = re.match(r"(\d+)\.(\d+)", version)
+    if m:
+        return f"{m.group(1)}.{m.group(2)}", True
+    return f"{sys.version_info[0]}.{sys.version_info[1]}", False
+
+
+def clone_url(remote_url: str | None) -> str | None:
+    """The URL a Docker build can clone: an ``https://`` or ``http://`` remote without credentials,
+    an scp-like ``git@host:o/n.git`` or ``ssh://`` remote as ``https://host/o/n.git``; ``None`` for a
+    local path (the build then needs ``--build-arg REPO_URL=…``)."""
+    if not remote_url:
+        return None
+    url = remote_url.strip()
+    m = re.match(r"^(https?)://(?:[^@/]*@)?(.+)$", url)
+    if m:
+        return f"{m.group(1)}://{m.group(2)}"
+    m = re.match(r"^ssh://(?:[^@/]*@)?([^/:]+)(?::\d+)?/(.+)$", url) or re.match(r"^[^@/:]+@([^:/]+):(.+)$", url)
+    if m:
+        return f"https://{m.group(1)}/{m.group(2).lstrip('/')}"
+    return None
+
+
+def install_lines(decl: Declaration, *, extras: Sequence[str], groups: Sequence[str]) -> list[str]:
+    """The Dockerfile ``RUN`` commands that install ``decl`` into the image's Python as homefield's uv
+    environments do (:mod:`pytest_homefield.envs.builder`), editable since the checkout is the code
+    tested: ``uv.lock`` with a project → ``uv sync --frozen``; else one ``uv pip install`` of the
+    project (with ``extras``), the ``groups`` and every ``requirements*.txt``; pytest when none brought it."""
+    ex = f"[{','.join(extras)}]" if extras else ""
+    out = ["pip install --no-cache-dir uv"]
+    if "uv.lock" in decl.files and "project" in decl.pyproject:
+        flags = " ".join([*(f"--extra {shlex.quote(e)}" for e in extras),
+                          *(f"--group {shlex.quote(g)}" for g in groups)])
+        out.append("UV_PROJECT_ENVIRONMENT=/usr/local uv sync --frozen" + (f" {flags}" if flags else ""))
+    else:
+        args: list[str] = []
+        if decl.has_project:
+            args += ["-e", shlex.quote(f".{ex}")]
+        if groups and "dependency-groups" in decl.pyproject:
+            args += [f"--group {shlex.quote(g)}" for g in groups]
+        args += [f"-r {shlex.quote(r)}" for r in decl.requirements]
+        if args:
+            out.append("uv pip install --system " + " ".join(args))
+    out.append('python -c "import pytest" 2>/dev/null || uv pip install --system pytest')
+    return out
+
+
+def _test_command(test_cmd: str) -> str:
+    """``test_cmd`` with a path to the host's interpreter (``/usr/bin/python3 -m pytest``) made ``python``."""
+    words = test_cmd.split(" ", 1)
+    if _PY_EXE.match(words[0]) and words[0] != "python":
+        return " ".join(["python", *words[1:]])
+    return test_cmd
+
+
+def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declaration,
+               extras: Sequence[str], groups: Sequence[str]) -> str:
+    """The task's ``Dockerfile`` text (see the module docstring)."""
+    url = f"ARG REPO_URL={repo_url}" if repo_url else \
+        "# no network remote: build with --build-arg REPO_URL=<a URL of this repository to clone>\nARG REPO_URL"
+    lines = [
+        f"FROM python:{python}-slim",
+        "RUN apt-get update && apt-get install -y --no-install-recommends git patch ca-certificates "
+        "&& rm -rf /var/lib/apt/lists/*",
+        url,
+        f'RUN git clone "$REPO_URL" /testbed && git -C /testbed checkout -q {task.parent}',
+        "WORKDIR /testbed",
+        *(f"RUN {cmd}" for cmd in install_lines(decl, extras=extras, groups=groups)),
+    ]
+    if task.setup_cmd:
+        lines.append(f"RUN {task.setup_cmd}")
+    lines.append('RUN git config --global --add safe.directory /testbed && git config --global user.email '
+                 'homefield@localhost && git config --global user.name homefield')
+    return "\n".join(lines) + "\n"
+
+
+def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed") -> str:
+    """``eval.sh``: reset the hidden test files to ``base_commit``, apply the test patch, run the test
+    command with ``-rA`` on the files of ``ids`` between :data:`START` and :data:`END`, reset again.
+    ``workdir`` is where the repository is (``/testbed`` in the image; a clone when run by hand)."""
+    files = sorted({i.split("::", 1)[0] for i in ids})
+    tests = " ".join(shlex.quote(f) for f in task.test_files)
+    # a hidden test file is put back as at base_commit, or removed when the commit added it (whatever
+    # the patch under evaluation wrote there: homefield's grading drops such edits too)
+    reset = f"for f in {tests}; do git checkout -q {task.parent} -- \"$f\" 2>/dev/null || rm -f -- \"$f\"; done"
+    body = task.test_patch if task.test_patch.endswith("\n") else task.test_patch + "\n"
+    return "\n".join([
+        "#!/bin/bash",
+        "set -uxo pipefail",
+        f"cd {shlex.quote(workdir)}",
+        "git status --short",
+        reset,
+        f"git apply --binary -v - <<'{_HEREDOC}'",
+        body + _HEREDOC,
+        f": '{START}'",
+        f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}",
+        f": '{END}'",
+        reset,
+    ]) + "\n"
+
+
+def task_yaml(meta: Mapping[str, Any]) -> str:
+    """``task.yaml``: ``meta`` as YAML, keys sorted, multi-line strings as literal blocks (swebench's
+    own ``dump_yaml`` style)."""
+    import yaml  # pyyaml: a dependency already (settings)
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style="|" if "\n" in data else None)
+
+    _Dumper.add_representer(str, _str)
+    return str(yaml.dump(dict(meta), Dumper=_Dumper, sort_keys=True, allow_unicode=True, default_flow_style=False))
+
+
+def _config(path: Path, dataset: str, split: str) -> dict[str, list[str]]:
+    """``sweb.yaml``'s datasets and splits: an earlier export's, with ``dataset`` and ``split`` added."""
+    import yaml
+
+    try:
+        old = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, yaml.YAMLError):
+        old = {}
+    old = old if isinstance(old, dict) else {}
+
+    def _list(key: str, value: str) -> list[str]:
+        items = [str(x) for x in old.get(key) or [] if isinstance(x, str)]
+        return items + ([value] if value not in items else [])
+
+    return {"datasets": _list("datasets", dataset), "splits": _list("splits", split)}
+
+
+@dataclass
+class Exported:
+    """What :func:`write_task_repo` wrote: ``instances`` (the flat rows, task order), ``dropped_ids``
+    ({instance id: ids the log parser cannot match}), ``left_out`` ({task id: why}),
+    ``guessed_python`` (instance ids whose Python is the exporting interpreter's), ``flat`` (the path
+    of the flat instance file)."""
+
+    instances: list[dict[str, str]] = field(default_factory=list)
+    dropped_ids: dict[str, list[str]] = field(default_factory=dict)
+    left_out: dict[str, str] = field(default_factory=dict)
+    guessed_python: list[str] = field(default_factory=list)
+    flat: Path | None = None
+
+
+def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]], *, split: str, dataset: str,
+                    repo_url: str | None, declaration: Any) -> Exported:
+    """Write the task repository of ``rows`` (each a task and its SWE-bench instance,
+    :func:`pytest_homefield.export.swebench.instance`) under ``out`` (``None``: write nothing, only
+    compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
+    of the task's base commit. Files are written atomically; a task folder of an earlier export with
+    the same instance id is overwritten, others are kept."""
+    done = Exported()
+    flat: list[dict[str, str]] = []
+    for task, inst in rows:
+        iid = inst["instance_id"]
+        f2p, bad_f = carried_ids(json.loads(inst["FAIL_TO_PASS"]))
+        p2p, bad_p = carried_ids(json.loads(inst["PASS_TO_PASS"]))
+        if bad_f or bad_p:
+            done.dropped_ids[iid] = bad_f + bad_p
+        if not f2p:
+            done.left_out[task.id] = ("every FAIL_TO_PASS id contains whitespace, which swebench's log parser "
+                                      "cannot match")
+            continue
+        python, known = python_version(task)
+        if not known:
+            done.guessed_python.append(iid)
+        decl, extras, groups = declaration(task)
+        image = image_name(iid)
+        script = eval_script(task, f2p + p2p)
+        row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
+                   eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
+        flat.append(row)
+        if out is None:
+            continue
+        folder = out / "tasks" / iid
+        folder.mkdir(parents=True, exist_ok=True)
+        meta: dict[str, Any] = {k: inst[k] for k in ("instance_id", "repo", "version", "base_commit", "created_at",
+                                                      "environment_setup_commit")}
+        meta.update(split=split, image=image, log_parser=LOG_PARSER, eval_type=EVAL_TYPE, datasets=[dataset])
+        if "homefield_services" in inst:
+            meta["homefield_services"] = inst["homefield_services"]
+        write_atomic(folder / "task.yaml", task_yaml(meta))
+        write_atomic(folder / "tests.json", json.dumps({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p}, indent=2,
+                                                       ensure_ascii=False) + "\n")
+        write_atomic(folder / "problem_statement.md", inst["problem_statement"])
+        write_atomic(folder / "gold.patch", inst["patch"])
+        write_atomic(folder / "test.patch", inst["test_patch"])
+        write_atomic(folder / "eval.sh", script)
+        write_atomic(folder / "Dockerfile", dockerfile(task, python=python, repo_url=repo_url, decl=decl,
+                                                       extras=extras, groups=groups))
+    done.instances = flat
+    if flat and out is not None:
+        write_atomic(out / "sweb.yaml", task_yaml(_config(out / "sweb.yaml", dataset, split)))
+        done.flat = out / "instances" / f"{split}.jsonl"
+        done.flat.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(done.flat, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in flat))
+    return done

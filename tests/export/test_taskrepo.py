@@ -1,0 +1,155 @@
+"""swebench 5 task repository (issue 33): layout, flat instance file, repo name, test ids. Plain unit tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_homefield.envs.declaration import Declaration
+from pytest_homefield.export.swebench import instance, repo_name
+from pytest_homefield.export.taskrepo import (
+    END,
+    START,
+    carried_ids,
+    clone_url,
+    dockerfile,
+    eval_script,
+    image_name,
+    install_lines,
+    python_version,
+    write_task_repo,
+)
+from pytest_homefield.records import Task
+
+PATCH = "diff --git a/t/test_a.py b/t/test_a.py\n--- a/t/test_a.py\n+++ b/t/test_a.py\n@@ -1 +1 @@\n-x\n+y\n"
+#: what swebench.task.checks requires in task.yaml and of every task folder
+REQUIRED_KEYS = {"instance_id", "repo", "version", "base_commit", "split", "image", "log_parser", "eval_type",
+                 "datasets"}
+REQUIRED_FILES = {"task.yaml", "tests.json", "Dockerfile", "gold.patch", "test.patch", "eval.sh",
+                  "problem_statement.md"}
+
+
+def _task(**kw: object) -> Task:
+    base = dict(id="abcdef123456", commit="c" * 40, parent="p" * 40, committed_at="2026-01-02T00:00:00+00:00",
+                authored_at="2026-01-01T00:00:00+00:00", mode="commit", subject="Add x", message="Add x",
+                prompt="Add x\nplease", source_files=["a.py"], test_files=["t/test_a.py", "t/test new.py"],
+                test_patch=PATCH, gold_patch=PATCH.replace("t/test_a", "a"),
+                FAIL_TO_PASS=["t/test_a.py::test_x", "t/test new.py::test_y"], PASS_TO_PASS=["t/test_a.py::test_z"],
+                test_cmd="/usr/bin/python3.11 -m pytest -p no:cacheprovider")
+    base.update(kw)
+    return Task(**base)  # type: ignore[arg-type]
+
+
+def _decl(task: Task) -> tuple[Declaration, list[str], list[str]]:
+    return Declaration({"pyproject.toml": b"[project]\nname='x'\n"}), ["test"], []
+
+
+def test_layout_and_flat_file(tmp_path: Path) -> None:
+    tasks = [_task(), _task(id="bbbbbbbbbbbb", FAIL_TO_PASS=["t/test a.py::test_q"], env={"python": "3.12.4"})]
+    rows = [(t, instance(t, "me/calc")) for t in tasks]
+    done = write_task_repo(tmp_path, rows, split="test", dataset="calc-homefield", repo_url=None, declaration=_decl)
+    # the second task has only an id the parser cannot match: left out whole, said why
+    assert list(done.left_out) == ["bbbbbbbbbbbb"] and "whitespace" in done.left_out["bbbbbbbbbbbb"]
+    assert done.dropped_ids == {"calc__abcdef123456": ["t/test new.py::test_y"],
+                                "calc__bbbbbbbbbbbb": ["t/test a.py::test_q"]}
+    assert done.guessed_python == ["calc__abcdef123456"]
+    folder = tmp_path / "tasks" / "calc__abcdef123456"
+    assert {p.name for p in folder.iterdir()} == REQUIRED_FILES
+    assert not (tmp_path / "tasks" / "calc__bbbbbbbbbbbb").exists()
+    meta = yaml.safe_load((folder / "task.yaml").read_text())
+    assert REQUIRED_KEYS <= set(meta)
+    assert meta["image"] == "swebench/sweb.eval.x86_64.calc_1776_abcdef123456:latest" == image_name(meta["instance_id"])
+    assert (meta["repo"], meta["base_commit"], meta["datasets"], meta["split"]) == \
+        ("me/calc", "p" * 40, ["calc-homefield"], "test")
+    assert json.loads((folder / "tests.json").read_text()) == {"FAIL_TO_PASS": ["t/test_a.py::test_x"],
+                                                               "PASS_TO_PASS": ["t/test_a.py::test_z"]}
+    assert (folder / "problem_statement.md").read_text() == "Add x\nplease"
+    assert yaml.safe_load((tmp_path / "sweb.yaml").read_text()) == {"datasets": ["calc-homefield"], "splits": ["test"]}
+    # the flat file sits alone in its folder (a folder loader reads each task once), every value a string
+    assert done.flat == tmp_path / "instances" / "test.jsonl" and list(done.flat.parent.iterdir()) == [done.flat]
+    flat = [json.loads(line) for line in done.flat.read_text().splitlines()]
+    assert len(flat) == 1 and all(isinstance(v, str) for v in flat[0].values())
+    assert flat[0]["eval_script"] == (folder / "eval.sh").read_text()
+    assert (flat[0]["log_parser"], flat[0]["eval_type"]) == ("parse_log_pytest", "pass_and_fail")
+    assert flat[0]["image"] == flat[0]["image_name"] == meta["image"]
+    # a second export of another split keeps the first split registered
+    write_task_repo(tmp_path, rows[:1], split="dev", dataset="calc-homefield", repo_url=None, declaration=_decl)
+    assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["splits"] == ["test", "dev"]
+
+
+def test_eval_script_markers_and_resets() -> None:
+    task = _task()
+    script = eval_script(task, ["t/test_a.py::test_x", "t/test_a.py::test_z"])
+    lines = script.splitlines()
+    assert lines[:3] == ["#!/bin/bash", "set -uxo pipefail", "cd /testbed"]
+    assert lines.count(f": '{START}'") == 1 and lines.count(f": '{END}'") == 1
+    run = lines[lines.index(f": '{START}'") + 1]
+    assert run == "python -m pytest -p no:cacheprovider -rA t/test_a.py"  # the host's interpreter path dropped
+    resets = [ln for ln in lines if ln.startswith("for f in ")]
+    assert len(resets) == 2 and "'t/test new.py'" in resets[0] and "rm -f" in resets[0]
+    assert PATCH in script
+    at = [n for n, ln in enumerate(lines) if ln.startswith("for f in ")]
+    assert at[0] < lines.index(f": '{START}'") < lines.index(f": '{END}'") < at[1]
+
+
+def test_dockerfile() -> None:
+    task = _task(setup_cmd="make build")
+    text = dockerfile(task, python="3.12", repo_url="https://github.com/me/calc.git",
+                      decl=_decl(task)[0], extras=["test"], groups=[])
+    lines = text.splitlines()
+    assert lines[0] == "FROM python:3.12-slim"
+    assert "ARG REPO_URL=https://github.com/me/calc.git" in lines
+    assert f'RUN git clone "$REPO_URL" /testbed && git -C /testbed checkout -q {"p" * 40}' in lines
+    assert "RUN uv pip install --system -e '.[test]'" in lines and "RUN make build" in lines
+    assert "ARG REPO_URL" in dockerfile(task, python="3.12", repo_url=None, decl=Declaration({}), extras=[], groups=[])
+
+
+def test_install_lines_follow_the_declaration() -> None:
+    locked = Declaration({"pyproject.toml": b"[project]\nname='x'\n", "uv.lock": b""})
+    assert install_lines(locked, extras=["test"], groups=["dev"])[1] == \
+        "UV_PROJECT_ENVIRONMENT=/usr/local uv sync --frozen --extra test --group dev"
+    reqs = Declaration({"requirements.txt": b"", "requirements-dev.txt": b""})
+    assert install_lines(reqs, extras=[], groups=[])[1] == \
+        "uv pip install --system -r requirements-dev.txt -r requirements.txt"
+    assert install_lines(Declaration({}), extras=[], groups=[])[-1].endswith("uv pip install --system pytest")
+
+
+def test_python_version() -> None:
+    assert python_version(_task(env={"python": "3.10.14"})) == ("3.10", True)
+    version, known = python_version(_task())
+    assert not known and version.count(".") == 1
+
+
+@pytest.mark.parametrize(("url", "clone"), [
+    ("https://github.com/simonw/llm.git", "https://github.com/simonw/llm.git"),
+    ("https://user:s3cret@github.com/o/n.git", "https://github.com/o/n.git"),  # never a credential in a Dockerfile
+    ("git@github.com:more-itertools/more-itertools.git", "https://github.com/more-itertools/more-itertools.git"),
+    ("ssh://git@gitlab.com:2222/g/n.git", "https://gitlab.com/g/n.git"),
+    ("/work/repos/owner/name", None),
+    (None, None),
+])
+def test_clone_url(url: str | None, clone: str | None) -> None:
+    assert clone_url(url) == clone
+
+
+@pytest.mark.parametrize(("url", "slug", "guessed"), [
+    ("https://github.com/simonw/llm", "simonw/llm", False),
+    ("git@github.com:o/n.git", "o/n", False),
+    ("ssh://git@host/o/n.git", "o/n", False),
+    ("/tmp/nu/mit", "nu/mit", True),
+    ("file:///tmp/nu/mit", "nu/mit", True),
+    (None, "myrepo", True),
+])
+def test_repo_name_says_when_it_guesses(url: str | None, slug: str, guessed: bool, tmp_path: Path) -> None:
+    name, note = repo_name(tmp_path / "myrepo", url)
+    assert name == slug and (note is not None) == guessed
+    if note:
+        assert "--repo-name" in note and "\n" not in note
+
+
+def test_carried_ids() -> None:
+    assert carried_ids(["a.py::t[1]", "a.py::t[a b]", "a.py::t[\t]"]) == (["a.py::t[1]"], ["a.py::t[a b]",
+                                                                                        "a.py::t[\t]"])
