@@ -285,6 +285,10 @@ class Settings(ScanSettings):
     fail_under: list[str] = setting(
         [], help="exit non-zero if pass@1 is below RATE (0-1) for every agent, or AGENT=RATE (repeatable)",
         commands=("run",), yml="run.fail_under", yml_also=(str, int, float), check="gates")
+    junit_unsolved: str = setting(
+        "failure", help="--junitxml: write an unsolved attempt as a <failure> with its outcome (default) or as "
+        "skip (pytest's xfail <skipped>, counted green by CI)", commands=_RA, yml="run.junit_unsolved",
+        choices=("failure", "skip"))
     # ablation (issue 14)
     by_section: bool = setting(False, help="ablate: remove whole ## sections instead of single rules",
                                commands=_A, yml="ablate.by_section")
