@@ -34,7 +34,8 @@ def _passthrough(p: argparse.ArgumentParser) -> None:
     p.add_argument("-k", dest="keyword", default=None, help="select items by keyword (task id, agent)")
     p.add_argument("-x", "--exitfirst", action="store_true", help="stop at the first error")
     p.add_argument("-v", "--verbose", action="count", default=0, help="one line per item")
-    p.add_argument("--junitxml", default=None, help="write JUnit XML here (per-testcase homefield.* properties)")
+    p.add_argument("--junitxml", default=None,
+                   help="write JUnit XML here (unsolved attempts as <failure>; homefield.* values in <system-out>)")
     p.add_argument("--keep-addopts", action="store_true", help="keep the repository's pytest addopts")
 
 

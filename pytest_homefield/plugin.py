@@ -100,6 +100,10 @@ def pytest_configure(config: pytest.Config) -> None:
             # a shard's part with --shard; an ablation (which has no shards) may have no session yet
             budget_usd=None if mine else settings.budget if ablate else plugin.session.budget_usd,
             full_total=plugin.expected_items()), "homefield-progress")
+    if not hasattr(config, "workerinput"):  # JUnit XML is written on the controller (issue 33)
+        from pytest_homefield.terminal.junit import JunitHooks
+
+        config.pluginmanager.register(JunitHooks(config, unsolved=settings.junit_unsolved), "homefield-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(plugin), "homefield-xdist")
     gc.freeze()  # the modules imported so far live to the end of the session: see pytest_sessionfinish

@@ -34,7 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pytest_homefield.agents.base import OPENAI_MAX_TOKENS
 from pytest_homefield.agents.environment import check_passthrough
+from pytest_homefield.agents.openai_compat import sampling_error
 from pytest_homefield.agents.recipes import recipe_agents
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
@@ -281,6 +283,13 @@ class Settings(ScanSettings):
     preds_policy: str = setting("last", help="preds: agents, several predictions of one instance: last (default, "
                                 "SWE-bench's), first, or attempts (the n-th is attempt n)", commands=("run",),
                                 choices=("last", "first", "attempts"))
+    max_tokens: int | None = setting(
+        OPENAI_MAX_TOKENS, help=f"openai: agents: the most tokens a reply may have, sent as max_tokens (default "
+        f"{OPENAI_MAX_TOKENS}; agents.<name>.max_tokens: null sends no cap)", commands=("run", "ablate", "probe"))
+    temperature: float | None = setting(None, help="openai: agents: the sampling temperature, 0 to 2 (default: "
+                                        "the server's)", commands=("run", "ablate", "probe"))
+    stop: list[str] = setting([], help="openai: agents: a stop sequence (repeatable; default none)",
+                              commands=("run", "ablate", "probe"))
     exclude_memorized: bool = setting(
         False, help="leave out every task the probe flagged memorized for any agent of the run (needs "
         "`homefield probe` results for each agent that is not oracle/noop/sim)",
@@ -293,6 +302,10 @@ class Settings(ScanSettings):
     fail_under: list[str] = setting(
         [], help="exit non-zero if pass@1 is below RATE (0-1) for every agent, or AGENT=RATE (repeatable)",
         commands=("run",), yml="run.fail_under", yml_also=(str, int, float), check="gates")
+    junit_unsolved: str = setting(
+        "failure", help="--junitxml: write an unsolved attempt as a <failure> with its outcome (default) or as "
+        "skip (pytest's xfail <skipped>, counted green by CI)", commands=_RA, yml="run.junit_unsolved",
+        choices=("failure", "skip"))
     # ablation (issue 14)
     by_section: bool = setting(False, help="ablate: remove whole ## sections instead of single rules",
                                commands=_A, yml="ablate.by_section")
@@ -529,6 +542,9 @@ AGENT_KEYS: dict[str, Any] = {
     "env": [str],
     "base_url": _OPT_STR,
     "api_key": _OPT_STR,
+    "max_tokens": (int, type(None)),
+    "temperature": _OPT_NUM,
+    "stop": [str],
 }
 
 
@@ -628,6 +644,9 @@ def _check_agents(value: Any, file: str) -> None:
         if "spec" not in body:
             raise ConfigError(f"{file}: key 'agents.{name}.spec' is required")
         _check_section(body, AGENT_KEYS, f"agents.{name}.", file)
+        problem = sampling_error(body.get("max_tokens"), body.get("temperature"))
+        if problem:
+            raise ConfigError(f"{file}: key 'agents.{name}': {problem}")
         try:
             check_passthrough(body.get("env") or [])
         except ValueError as exc:

@@ -75,9 +75,13 @@ def test_run_reference_agents_identically_at_n0_and_n2(mined: Path, tmp_path: Pa
         assert set(by_agent["noop"]) == {"empty_patch"}
         assert "UNSOLVED" in out or "unsolved" in out
         root = ET.parse(junit).getroot()
-        props = {p.get("name") for p in root.iter("property")}
+        # the attempt's homefield.* values: `name: value` lines of its <system-out> under xunit2 (issue 33)
+        props = {line.split(": ", 1)[0] for out in root.iter("system-out") for line in (out.text or "").splitlines()}
         assert {"homefield.task", "homefield.agent", "homefield.outcome", "homefield.cost_usd",
                 "homefield.wall_s"} <= props
+        assert not list(root.iter("properties"))
+        noop_cases = [c for c in root.iter("testcase") if c.get("name", "").startswith("noop[")]
+        assert noop_cases and all(c.find("failure") is not None for c in noop_cases)  # unsolved: red in CI
         assert "homefield report" in out
         outcomes.append(sorted((r["task_id"], r["agent"], r["attempt"], r["outcome"]) for r in res))
     assert outcomes[0] == outcomes[1]

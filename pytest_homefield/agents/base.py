@@ -17,7 +17,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Capable", "Completer", "Completion",
-           "PROMPT_TEMPLATE", "can_complete", "render_prompt"]
+           "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -91,6 +91,13 @@ class AgentContext:
     watch: Callable[[], str | None] | None = None
 
 
+#: The default cap on an ``openai:`` reply, in tokens (``max_tokens``; issue 33). Without a cap a small
+#: local model repeats itself until the server's context is full (SmolLM2-135M under llama.cpp did). 4096
+#: is the smallest output limit among common chat models (gpt-3.5-turbo's), so no server refuses it, and
+#: holds a few whole files of a few hundred lines.
+OPENAI_MAX_TOKENS = 4096
+
+
 @dataclass
 class AgentSettings:
     """Per-agent settings merged from flags and ``.homefield.yml`` ``agents.<name>`` (docs/contracts.md §3).
@@ -103,6 +110,9 @@ class AgentSettings:
     * ``allow_shell``: the agent may run commands (``--allow-shell``);
     * ``preds_policy``: which of several predictions of an instance a ``preds:`` agent replays
       (``--preds-policy``: ``last``, ``first`` or ``attempts``).
+    * ``max_tokens``, ``temperature``, ``stop``: what an ``openai:`` agent asks of the server (the most
+      tokens a reply may have, default :data:`OPENAI_MAX_TOKENS`, ``None``: no cap sent; the sampling
+      temperature, ``None``: the server's default; stop sequences, ``[]``: none sent).
     """
 
     timeout_s: float = 900.0
@@ -113,6 +123,9 @@ class AgentSettings:
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
     allow_shell: bool = False
     preds_policy: str = "last"
+    max_tokens: int | None = OPENAI_MAX_TOKENS
+    temperature: float | None = None
+    stop: list[str] = field(default_factory=list)
 
 
 @dataclass

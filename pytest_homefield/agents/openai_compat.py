@@ -13,7 +13,10 @@ written; a diff is applied with ``git apply``, falling back to ``patch -p1``.
 Outcomes: HTTP 429/503 → ``rate_limited``; other 5xx, 401/403/404, connection errors →
 ``infra``; no answer within ``ctx.timeout_s`` seconds → ``timeout``; a malformed response, a reply
 with no usable edit, or a diff that does not apply → ``agent_error``; other 4xx (e.g. the prompt
-exceeds the context) → ``agent_error``. Cost (USD) = tokens × ``settings.prices[model]`` (USD per
+exceeds the context) → ``agent_error``. The request carries ``max_tokens`` (``settings.max_tokens``,
+default :data:`~pytest_homefield.agents.base.OPENAI_MAX_TOKENS`), and ``temperature`` and ``stop`` when
+set (:meth:`OpenAIAgent.request`); a reply cut at the cap (``finish_reason: length``) is said in
+``agent.err`` and in the error when it has no usable edit. Cost (USD) = tokens × ``settings.prices[model]`` (USD per
 million tokens: ``input``, ``output``, optional ``cache_read``); ``None`` without a price.
 """
 
@@ -44,6 +47,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "SYSTEM_PROMPT",
     "Edits",
+    "sampling_error",
     "OpenAIAgent",
     "apply_edits",
     "parse_reply",
@@ -316,6 +320,26 @@ def _call_with_deadline(url: str, body: dict[str, Any], api_key: str | None,
     return data
 
 
+def sampling_error(max_tokens: object, temperature: object) -> str | None:
+    """Why ``max_tokens`` / ``temperature`` cannot be sent, or ``None`` when they can: ``max_tokens`` is
+    ``None`` or an int of at least 1; ``temperature`` is ``None`` or a number from 0 to 2 (the range of
+    OpenAI's chat completions API, which llama.cpp, vLLM and Ollama accept)."""
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        return f"max_tokens must be an integer of at least 1 (or null: no cap), got {max_tokens!r}"
+    if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
+                                    or not 0 <= temperature <= 2):
+        return f"temperature must be a number from 0 to 2, got {temperature!r}"
+    return None
+
+
+def _finish_reason(data: dict[str, Any]) -> str | None:
+    try:
+        reason = data["choices"][0].get("finish_reason")
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return reason if isinstance(reason, str) else None
+
+
 def _content(data: dict[str, Any]) -> str:
     try:
         content = data["choices"][0]["message"]["content"]
@@ -384,6 +408,18 @@ class OpenAIAgent(Capable):
                             + res.output_tokens * float(price.get("output", 0.0))) / 1e6
         return res
 
+    def request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        """The chat-completions request body: ``model``, ``messages``, ``max_tokens`` unless
+        ``settings.max_tokens`` is ``None``, ``temperature`` unless ``None`` and ``stop`` unless empty."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if self.settings.max_tokens is not None:
+            body["max_tokens"] = self.settings.max_tokens
+        if self.settings.temperature is not None:
+            body["temperature"] = self.settings.temperature
+        if self.settings.stop:
+            body["stop"] = list(self.settings.stop)
+        return body
+
     def messages(self, ctx: AgentContext) -> list[dict[str, str]]:
         """The chat messages of an attempt: the output-format rules, then the prompt and the full
         text of each hinted file (a missing one is announced as new)."""
@@ -407,14 +443,19 @@ class OpenAIAgent(Capable):
         Never raises."""
         ctx.artifacts.mkdir(parents=True, exist_ok=True)
         url, key = self.endpoint(ctx.env)
-        log = [f"POST {url} model={self.model}"]
+        body = self.request(self.messages(ctx))
+        log = [f"POST {url} " + " ".join(f"{k}={json.dumps(v) if k == 'stop' else v}" for k, v in body.items()
+                                         if k != "messages")]
         out_path, err_path = ctx.artifacts / "agent.out", ctx.artifacts / "agent.err"
         out_path.write_text("")
         try:
-            data = _call_with_deadline(url, {"model": self.model, "messages": self.messages(ctx)}, key,
-                                       ctx.timeout_s)
+            data = _call_with_deadline(url, body, key, ctx.timeout_s)
             res = self.price(data)
             reply = _content(data)
+            cut = (f" (cut at max_tokens {self.settings.max_tokens})"
+                   if _finish_reason(data) == "length" else "")
+            if cut:
+                log.append(f"the reply ended at the token cap{cut}")
         except HttpFailure as exc:
             log.append(str(exc))
             err_path.write_text("\n".join(log) + "\n")
@@ -427,7 +468,7 @@ class OpenAIAgent(Capable):
         log += apply_log
         err_path.write_text("\n".join(log) + "\n")
         if not edits:
-            res.outcome, res.error = "agent_error", "reply has no file block or diff"
+            res.outcome, res.error = "agent_error", "reply has no file block or diff" + cut
         elif not applied:
             res.outcome, res.error = "agent_error", "no edit of the reply could be applied: " + "; ".join(
                 apply_log)[:250]
@@ -439,8 +480,7 @@ class OpenAIAgent(Capable):
         url, key = self.endpoint()
         started = time.monotonic()
         try:
-            data = _call_with_deadline(url, {"model": self.model, "messages": [{"role": "user", "content": prompt}]},
-                                       key, timeout_s)
+            data = _call_with_deadline(url, self.request([{"role": "user", "content": prompt}]), key, timeout_s)
             res = self.price(data)
             text = _content(data)
         except HttpFailure as exc:

@@ -25,7 +25,7 @@ from pytest_homefield.agents.attacks import ATTACKS, attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.cmd_agent import CommandAgent
-from pytest_homefield.agents.openai_compat import OpenAIAgent
+from pytest_homefield.agents.openai_compat import OpenAIAgent, sampling_error
 from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
@@ -66,6 +66,12 @@ class AgentOptions(Protocol):
     def base_url(self) -> str | None: ...
     @property
     def api_key(self) -> str | None: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def temperature(self) -> float | None: ...
+    @property
+    def stop(self) -> Sequence[str]: ...
     @property
     def prices(self) -> Mapping[str, dict[str, float]]: ...
     @property
@@ -194,8 +200,14 @@ def parse_spec(text: str, *, named: Mapping[str, Any] = (), registered: Sequence
 
 
 def agent_settings(settings: AgentOptions, definition: Mapping[str, Any] | None = None) -> AgentSettings:
-    """Per-agent settings: ``agents.<name>`` values over the run-wide flags/config (docs/contracts.md §3)."""
+    """Per-agent settings: ``agents.<name>`` values over the run-wide flags/config (docs/contracts.md §3).
+    Raises :class:`AgentSpecError` (one line) for a ``max_tokens`` or ``temperature`` no server accepts
+    (:func:`~pytest_homefield.agents.openai_compat.sampling_error`)."""
     d = dict(definition or {})
+    max_tokens, temperature = d.get("max_tokens", settings.max_tokens), d.get("temperature", settings.temperature)
+    problem = sampling_error(max_tokens, temperature)
+    if problem:
+        raise AgentSpecError(f"openai: agents (--max-tokens, --temperature or agents.<name>.*): {problem}")
     return AgentSettings(
         timeout_s=float(d.get("timeout", settings.timeout)),
         budget_usd=d.get("budget_usd", settings.attempt_budget),
@@ -205,6 +217,9 @@ def agent_settings(settings: AgentOptions, definition: Mapping[str, Any] | None 
         prices=dict(settings.prices),
         allow_shell=bool(settings.allow_shell),
         preds_policy=str(getattr(settings, "preds_policy", "last")),
+        max_tokens=max_tokens,
+        temperature=None if temperature is None else float(temperature),
+        stop=list(d.get("stop", settings.stop)),
     )
 
 

@@ -45,6 +45,7 @@ from pytest_homefield.run.session import (
 )
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked
+from pytest_homefield.terminal.junit import add_gate_case
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
@@ -312,7 +313,8 @@ class BaselineGate:
     """``--homefield-fail-if-worse-than RUN_ID`` (:meth:`RunReports.worse_than`):
     checked before JUnit XML is written, so the verdict is its ``homefield.gate`` property
     (``pass``, ``fail: <agents> worse than <run> (<test and family>)`` or ``error: <why>``), the test and
-    its Holm family are ``homefield.gate.test``; a failed gate makes the exit status 1."""
+    its Holm family are ``homefield.gate.test``, and the verdict is also the test case ``homefield`` /
+    ``gate`` (:func:`~pytest_homefield.terminal.junit.add_gate_case`); a failed gate makes the exit status 1."""
 
     def __init__(self, plugin: RunPlugin) -> None:
         self.plugin = plugin
@@ -338,6 +340,7 @@ class BaselineGate:
             xml.add_global_property("homefield.gate", verdict)
             if method:  # the test and the family (issue 32)
                 xml.add_global_property("homefield.gate.test", method)
+            add_gate_case(session.config, verdict, p.gate_lines)  # a test case of its own (issue 33)
         if verdict != "pass" and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 

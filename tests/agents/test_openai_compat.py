@@ -12,9 +12,12 @@ import pytest
 from helpers.fakeapi.openai_chat import openai_chat_server
 from helpers.fakeapi.workspace import BUGGY, FIXED, make_calc_repo
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, render_prompt
+from pytest_homefield.agents.base import OPENAI_MAX_TOKENS, AgentContext, AgentResult, AgentSettings, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.openai_compat import OpenAIAgent, parse_reply
+from pytest_homefield.agents.registry import build_agents
+from pytest_homefield.errors import AgentSpecError, ConfigError
+from pytest_homefield.settings import resolve_settings
 
 PRICES = {"local-coder": {"input": 0.5, "output": 2.0, "cache_read": 0.05}}
 DIFF = """--- a/calc.py
@@ -174,6 +177,65 @@ def test_complete_rate_limit_is_an_outcome(harness: Harness) -> None:
     with openai_chat_server([{"error": {"status": 429, "type": "rate_limit_error", "message": "slow down"}}]) as server:
         c = harness.agent(server.url + "/v1").complete("When?", timeout_s=10)
     assert c.outcome == "rate_limited" and c.text == "" and "429" in (c.error or "")
+
+
+# --- what the request asks of the server (issue 33) ------------------------------------------------
+
+
+def test_the_request_caps_the_reply_by_default(harness: Harness) -> None:
+    """A real 135M model looped until the context filled without a cap: every request carries one."""
+    harness.run([{"text": f"```calc.py\n{FIXED}```"}])
+    body = harness.server.requests[0].body
+    assert body["max_tokens"] == OPENAI_MAX_TOKENS == 4096
+    assert "temperature" not in body and "stop" not in body  # the server's defaults
+    assert "max_tokens=4096" in (harness.artifacts / "agent.err").read_text().splitlines()[0]
+
+
+def test_yml_settings_and_flags_reach_the_request(harness: Harness, tmp_path: Path) -> None:
+    """``.homefield.yml`` ``agents:`` values over the flags, through settings and the registry, as the
+    recorded request bodies of run() and complete() show; ``max_tokens: null`` sends no cap."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / ".homefield.yml").write_text(
+        "agents:\n  local: {spec: 'openai:local-coder', max_tokens: 64, stop: [\"\\n\\n\", '</answer>']}\n"
+        "  uncapped: {spec: 'openai:local-coder', max_tokens: null}\n")
+    s = resolve_settings(root, {"agent": ["local", "uncapped"], "temperature": 0.2, "max_tokens": 100})
+    local, uncapped = build_agents(s.agents, s)
+    assert isinstance(local, OpenAIAgent) and isinstance(uncapped, OpenAIAgent)
+    with openai_chat_server([{"text": f"```calc.py\n{FIXED}```"}, {"text": "2021"}, {"text": "2022"}]) as server:
+        for agent in (local, uncapped):
+            agent.settings.base_url = server.url + "/v1"
+        local.run(harness.ctx(local, 10))
+        local.complete("When?", timeout_s=10)
+        uncapped.complete("When?", timeout_s=10)
+        bodies = [r.body for r in server.requests]
+    for body in bodies[:2]:
+        assert (body["max_tokens"], body["temperature"], body["stop"]) == (64, 0.2, ["\n\n", "</answer>"])
+    assert "max_tokens" not in bodies[2] and bodies[2]["temperature"] == 0.2 and "stop" not in bodies[2]
+    flags_only = resolve_settings(root, {"agent": ["openai:m"], "max_tokens": 100, "stop": ["END"]})
+    (m,) = build_agents(flags_only.agents, flags_only)
+    assert isinstance(m, OpenAIAgent) and m.request([])["max_tokens"] == 100 and m.request([])["stop"] == ["END"]
+
+
+def test_a_reply_cut_at_the_cap_says_so(harness: Harness) -> None:
+    res = harness.run([{"text": "I will now explain the bug in great detail and", "finish": "length"}], max_tokens=8)
+    assert res.outcome == "agent_error"
+    assert res.error == "reply has no file block or diff (cut at max_tokens 8)"
+    assert "the reply ended at the token cap (cut at max_tokens 8)" in (harness.artifacts / "agent.err").read_text()
+
+
+@pytest.mark.parametrize(("flags", "yml", "message"), [
+    ({"temperature": 2.5}, "", "temperature must be a number from 0 to 2, got 2.5"),
+    ({"max_tokens": 0}, "", "max_tokens must be an integer of at least 1 (or null: no cap), got 0"),
+    ({}, "agents:\n  a: {spec: 'openai:m', temperature: -1}\n", "key 'agents.a': temperature must be a number"),
+    ({}, "agents:\n  a: {spec: 'openai:m', max_tokens: 1.5}\n", "key 'agents.a.max_tokens' must be int or null"),
+])
+def test_bad_sampling_settings_are_one_line(tmp_path: Path, flags: dict[str, Any], yml: str, message: str) -> None:
+    (tmp_path / ".homefield.yml").write_text(yml)
+    with pytest.raises((AgentSpecError, ConfigError)) as err:
+        s = resolve_settings(tmp_path, {"agent": ["openai:m"], **flags})
+        build_agents(s.agents, s)
+    assert message in str(err.value) and "\n" not in str(err.value)
 
 
 def test_attributes() -> None:

@@ -148,9 +148,10 @@ def test_verbose_lines_name_the_task_by_subject(mined: Path, tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # JUnit: the ids stay in classname, the name says what the task is, no count is written as "None"
     (case,) = ET.parse(junit).getroot().iter("testcase")
-    assert case.get("classname") == f".homefield.tasks.jsonl.{tid}"
+    assert case.get("classname") == f"homefield.tasks.jsonl.{tid}"  # no leading dot (issue 33)
     assert case.get("name") == f"noop[1]: {subject}"
-    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    # the properties are `name: value` lines of <system-out> under xunit2 (issue 33)
+    props = dict(line.split(": ", 1) for line in (case.findtext("system-out") or "").splitlines())
     assert props["homefield.subject"] == subject
     assert "None" not in props.values() and "homefield.input_tokens" not in props
     assert re.search(rf"\[gw\d\] \[1/1\] UNSOLVED \.homefield/tasks\.jsonl::{tid}::noop\[1\]  {re.escape(subject)} "

@@ -47,7 +47,7 @@ class OpenAIChat:
              "function": {"name": c["name"], "arguments": json.dumps(c.get("input", {}))}}
             for n, c in iter_tool_calls(turn)
         ]
-        finish = "tool_calls" if calls else "stop"
+        finish = turn.get("finish") or ("tool_calls" if calls else "stop")  # "length": cut at max_tokens
         base = {"id": f"chatcmpl-fake{step}", "created": int(time.time()), "model": model}
         if not body.get("stream"):
             message: dict[str, Any] = {"role": "assistant", "content": turn.get("text")}
