@@ -352,7 +352,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("max-output-mb", "run.max_output_mb"), ("max-file-mb", "run.max_file_mb"),
         ("max-workspace-mb", "run.max_workspace_mb"), ("attacks", None),
         ("base-url", None), ("api-key", None), ("preds-partial", None), ("preds-policy", None),
-        ("base-url", None), ("api-key", None), ("max-tokens", None), ("temperature", None), ("stop", None),
+        ("max-tokens", None), ("temperature", None), ("stop", None),
         ("exclude-memorized", "run.exclude_memorized"), ("resume", None), ("run-id", None),
         ("fail-under", "run.fail_under"), ("junit-unsolved", "run.junit_unsolved"),
         ("by-section", "ablate.by_section"), ("yes", None),
