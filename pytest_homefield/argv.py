@@ -73,7 +73,11 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     else:
         args += cli_to_pytest_args(ns, command)
     if getattr(ns, "numprocesses", None) not in (None, "0"):
-        args += ["-n", str(ns.numprocesses), "--dist", "worksteal"]
+        # mining verifies newest first, so that --max-tasks, --stop-after-tasks and --time-budget keep the
+        # newest candidates: xdist's load scheduling hands items out in order, a few at a time, where
+        # worksteal gives each worker a contiguous half (the second one starts in the middle of history)
+        dist = ["--dist", "load", "--maxschedchunk", "1"] if command == "mine" else ["--dist", "worksteal"]
+        args += ["-n", str(ns.numprocesses), *dist]
     elif getattr(ns, "numprocesses", None) == "0":
         args += ["-n", "0"]
     if getattr(ns, "keyword", None):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import FORMATS, instances, repo_slug, write_instances
-from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.records import EMPTY_TREES, load_tasks
 from pytest_homefield.settings import resolve_settings
 
@@ -62,6 +62,9 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     if not tasks:
         print(f"homefield export: {tasks_path} holds no task with a base commit", file=sys.stderr)
         return 2
+    partial = partial_mine_note(home)
+    if partial:
+        print(f"homefield export: {partial}", file=sys.stderr)
     repo = ns.repo_name or repo_slug(root, _origin_url(root))
     suffix = ".json" if ns.format == "swe-bench-json" else ".jsonl"
     out = Path(ns.out) if ns.out else home.export / f"{ns.format}-{ns.split}{suffix}"

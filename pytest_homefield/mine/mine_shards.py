@@ -35,6 +35,7 @@ from typing import Any
 
 from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
+from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.shard import missing_shards
@@ -106,7 +107,7 @@ def _verified(mine_dir: Path) -> dict[str, dict[str, Any]]:
     of candidates never verified (``--max-tasks`` reached) are left out, as the session's own end does."""
     out: dict[str, dict[str, Any]] = {}
     for r in read_jsonl(results_path(mine_dir)):
-        if r.get("reason") != "max_tasks" and r.get("id"):
+        if r.get("reason") not in ("max_tasks", NOT_VERIFIED) and r.get("id"):
             out[str(r["id"])] = r
     return out
 

@@ -23,7 +23,7 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +57,7 @@ __all__ = [
     "EXCLUDE_REASONS",
     "VERIFY_VERSION",
     "MAX_SELECTED",
+    "own_top_levels",
 ]
 
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
@@ -186,9 +187,23 @@ def _exclusion(parent: Sequence[str], commit: Sequence[str]) -> str:
 _NO_MODULE = re.compile(r"No module named '([^']+)'")
 
 
-def _missing_modules(runs: Sequence[TestRun]) -> list[str]:
-    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``."""
-    return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)})
+def _missing_modules(runs: Sequence[TestRun], own: Collection[str] = ()) -> list[str]:
+    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``, but for those of the
+    repository itself (their top-level name in ``own``, :func:`own_top_levels`): a module the commit adds
+    is missing at the parent by design, not from the environment."""
+    return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)
+                   if m.split(".", 1)[0] not in own})
+
+
+def own_top_levels(repo: Path, *commits: str) -> frozenset[str]:
+    """The importable top-level names of the repository at ``commits``: each top-level folder and ``.py``
+    file, and those under ``src/`` (the src layout), from ``git ls-tree``."""
+    names: set[str] = set()
+    for commit in commits:
+        for tree in (commit, f"{commit}:src"):
+            out = git("ls-tree", "--name-only", "-z", tree, cwd=repo, check=False)
+            names.update(n.removesuffix(".py") for n in out.split("\0") if n)
+    return frozenset(names)
 
 
 def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
@@ -216,7 +231,8 @@ def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
             f"{len(skipped)} were skipped ({example})")
 
 
-def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> Verification:
+def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun], *,
+                  own_modules: Collection[str] = ()) -> Verification:
     """Classify the ids of stability runs at the parent (commit's tests on the parent tree) and
     at the commit (docs/contracts.md §7). Pure: reads only the given runs.
 
@@ -234,12 +250,13 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     FAIL_TO_PASS: ``passes_without_change`` (no id failed in any parent run), ``flaky`` (ids
     failed at the parent but not in every run, or every red id was flaky at the commit), else
     ``reference_fails``. With no commit runs (verification stopped after the parent) both lists
-    stay empty and only the reason is set.
+    stay empty and only the reason is set. ``own_modules``: the repository's top-level names
+    (:func:`own_top_levels`), never reported as missing from the environment.
     """
     parent_s = sum(r.wall_s for r in parent_runs)
     commit_s = sum(r.wall_s for r in commit_runs)
     v = Verification(parent_s=parent_s, commit_s=commit_s, runs=len(parent_runs) + len(commit_runs),
-                     missing_modules=_missing_modules(parent_runs))
+                     missing_modules=_missing_modules(parent_runs, own_modules))
     for state, runs in (("parent", parent_runs), ("commit", commit_runs)):
         for k, r in enumerate(runs, 1):
             if r.timed_out:
@@ -410,8 +427,11 @@ def verify_candidate(
         parent_runs: list[TestRun] = []
         commit_runs: list[TestRun] = []
 
+        own = own_top_levels(repo, parent, commit)
+
         def done() -> Verification:
-            v = _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+            v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
+                            commit_runs)
             return _with_network_hint(v, [*parent_runs, *commit_runs])
 
         # parent run 1, whole files: which ids are red

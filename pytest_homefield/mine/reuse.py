@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import HomefieldDir, results_path
+from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
 from pytest_homefield.records import Task
@@ -94,8 +95,8 @@ def verify_key(inputs: Mapping[str, Any]) -> str:
 
 def _reusable(record: Mapping[str, Any]) -> bool:
     """A verification record that settled its candidate: it has a key and was verified (not skipped
-    for ``--max-tasks``), and a kept one carries a valid task record."""
-    if not record.get("verify_key") or record.get("reason") == "max_tasks" or "reason" not in record:
+    for ``--max-tasks`` or a bound), and a kept one carries a valid task record."""
+    if not record.get("verify_key") or record.get("reason") in ("max_tasks", NOT_VERIFIED) or "reason" not in record:
         return False
     if record["reason"] is not None:
         return True

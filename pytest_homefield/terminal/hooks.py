@@ -33,7 +33,10 @@ def _status(kind: str, report: pytest.TestReport) -> str | None:
             return "error"
         if kind == "run" and hasattr(report, "wasxfail"):
             return "unsolved"
-        return "dropped" if kind == "mine" else "skipped"
+        if kind == "mine":  # a candidate a bound left unverified is skipped, not dropped
+            why = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+            return "dropped" if REJECTED_PREFIX in why else "skipped"
+        return "skipped"
     if report.failed:  # a teardown error
         return "error"
     return None
@@ -82,6 +85,7 @@ class ProgressHooks:
         self.progress = Progress(kind, budget_usd=budget_usd, clock=clock)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
+        self._reused: set[str] = set()
         self._drawn = False
         self._announced = False
         self._subject_shown: set[str] = set()
@@ -206,6 +210,8 @@ class ProgressHooks:
         for key, value in report.user_properties:
             if key == "homefield.cost_usd" and value is not None:
                 self._cost[report.nodeid] = float(value)  # type: ignore[arg-type]
+            if key == "homefield.reused" and value:
+                self._reused.add(report.nodeid)
         if status is not None and self.config.get_verbosity() > 0 and self.tr is not None:
             self._subject_after_line(report)
 
@@ -229,7 +235,10 @@ class ProgressHooks:
         if status is None:
             self.progress.in_flight.pop(nodeid, None)
             return
-        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None))
+        reused = nodeid in self._reused
+        self._reused.discard(nodeid)
+        fresh = not reused and not (self.kind == "mine" and status == "skipped")
+        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=fresh)
         if self.live:
             self._draw()
         elif self.progress.periodic_due():
