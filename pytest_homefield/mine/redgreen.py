@@ -70,7 +70,9 @@ MAX_SELECTED = 2000
 #: Reasons verification drops a candidate (docs/contracts.md §7). ``reference_passes_canary``: the
 #: reference fix passed a canary even as a sentinel, or the canaries broke the real tests (§7, issue 30).
 DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
-                "reference_passes_canary")
+                "reference_passes_canary", "tests_skipped")
+#: The detail of a parent run whose every test was skipped (:func:`_nothing_failed_detail`).
+ALL_SKIPPED = "were skipped in this environment"
 #: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
 #: that run had no collection error (e.g. a parametrization computed from source code), so it is
 #: neither red at the parent nor green at the commit — a case docs/contracts.md §7 does not name.
@@ -226,7 +228,7 @@ def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
     why = last.skip_reasons.get(skipped[0], "")
     example = f"e.g. {skipped[0]}" + (f": {why}" if why else "")
     if len(skipped) == len(last.outcomes):
-        return f"no test failed in {runs}: all {len(skipped)} were skipped in this environment ({example})"
+        return f"no test failed in {runs}: all {len(skipped)} {ALL_SKIPPED} ({example})"
     return (f"no test failed in {runs}: {len(last.outcomes) - len(skipped)} passed without the change and "
             f"{len(skipped)} were skipped ({example})")
 
@@ -297,8 +299,9 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         elif stopped := next((r.error for r in commit_runs if r.collection_error and r.error), None):
             v.detail += f" ({stopped})"  # pytest stopped before collecting: its own error line
     elif not ever_failed:
-        v.reason = "passes_without_change"
         v.detail = _nothing_failed_detail(parent_runs)
+        # every test skipped says nothing of the change: this environment cannot run them (issue 35)
+        v.reason = "tests_skipped" if ALL_SKIPPED in v.detail else "passes_without_change"
     elif not red:
         v.reason = "flaky"
         v.detail = f"{len(ever_failed)} test(s) failed in some parent runs but not all, e.g. {ever_failed[0]}"

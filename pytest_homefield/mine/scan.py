@@ -387,7 +387,9 @@ def _split_change(entries: list[bytes], classifier: Classifier) -> _Change:
             change.config.append(path)
         elif path.rsplit("/", 1)[-1] in CONTENT_CHECKED:
             change.checked.append((path, raw))
-            change.sources.append(path)  # provisionally; filter 10 decides
+            # provisionally; filter 10 decides. setup.cfg's other sections configure tools (flake8,
+            # pytest, coverage): never source (issue 35)
+            (change.config if path.rsplit("/", 1)[-1] == "setup.cfg" else change.sources).append(path)
         else:
             change.deps.append(path)
     return change

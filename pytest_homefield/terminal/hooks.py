@@ -57,7 +57,12 @@ def _why(report: pytest.TestReport) -> str:
     reason = str(reason)
     if reason.startswith((UNSOLVED_PREFIX, REJECTED_PREFIX)):
         reason = reason.split(": ", 1)[-1]
-    return f" ({reason.replace('_', ' ')})"
+    # only the reason's code reads with spaces (tests_failed -> tests failed); its detail keeps test ids
+    # and paths verbatim, so that they can be copied (issue 35)
+    code, sep, detail = reason.partition(" (")
+    if " " in code or ":" in code:
+        return f" ({reason})"
+    return f" ({code.replace('_', ' ')}{sep}{detail})"
 
 
 class ProgressHooks:
