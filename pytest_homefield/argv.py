@@ -37,7 +37,7 @@ def _tasks_have_envs(root: Path) -> bool:
     its grading runs in that environment whatever ``--env`` says now."""
     try:
         return any(rec.get("env") for rec in read_jsonl(HomefieldDir(root).tasks))
-    except OSError:
+    except (OSError, ValueError):  # a bad tasks file (a JSON list for a line): the session says so in one line
         return False
 
 

@@ -72,7 +72,14 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         specs = resolve_settings(root, {}, mode="run").services
     except ConfigError:
         specs = ()
-    write_instances(instances(tasks, repo, specs), out, ns.format)
+    if out.is_dir():
+        print(f"homefield export: --out {out} is a folder: give a file name", file=sys.stderr)
+        return 2
+    try:
+        write_instances(instances(tasks, repo, specs), out, ns.format)
+    except OSError as exc:  # /proc, a read-only place, a full disk: one line, nothing half-written
+        print(f"homefield export: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"homefield export: wrote {len(tasks)} SWE-bench instances of {repo} to {out}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "
           "tasks stop measuring what models have not seen.")

@@ -54,6 +54,7 @@ from pytest_homefield.mine.redgreen import (
     make_gold_patch,
     make_test_patch,
     own_top_levels,
+    root_commits,
     verify_candidate,
 )
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
@@ -114,7 +115,7 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
             "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "shard": None, "candidate_ids": [c["commit"][:12] for c in candidates],
             "candidates_digest": candidates_digest([c["commit"] for c in candidates]),
-            "max_tasks": settings.mine_max_tasks}
+            "max_tasks": settings.mine_max_tasks, "root_commits": root_commits(settings.root)}
     shard = parse_shard(settings.shard)
     if shard is not None:
         mine = shard.select(c["commit"][:12] for c in candidates)

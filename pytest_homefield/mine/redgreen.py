@@ -58,6 +58,7 @@ __all__ = [
     "VERIFY_VERSION",
     "MAX_SELECTED",
     "own_top_levels",
+    "root_commits",
 ]
 
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
@@ -195,6 +196,12 @@ def _missing_modules(runs: Sequence[TestRun], own: Collection[str] = ()) -> list
     is missing at the parent by design, not from the environment."""
     return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)
                    if m.split(".", 1)[0] not in own})
+
+
+def root_commits(root: Path) -> list[str]:
+    """The root commits of ``HEAD``'s history at ``root`` (sorted; ``[]`` when git cannot say): what
+    identifies a repository across its clones, whatever their remotes."""
+    return sorted(git("rev-list", "--max-parents=0", "HEAD", cwd=root, check=False).split())
 
 
 def own_top_levels(repo: Path, *commits: str) -> frozenset[str]:

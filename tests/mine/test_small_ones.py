@@ -1,6 +1,6 @@
 """Issue 35 item 10's small ones on the mining side: test ids in ``-v`` lines are printed verbatim,
 ``setup.cfg`` and ``tox.ini`` are not source, a drop where every test was skipped has its own reason
-(also when an earlier record of it is reused)."""
+(also when an earlier record of it is reused); a merge refuses a folder mined from another repository."""
 
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ from pathlib import Path
 import pytest
 from helpers.gitrepo import GitRepo
 
+from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.layout import write_meta
+from pytest_homefield.mine.mine_shards import merge_mines
+from pytest_homefield.mine.pipeline import candidates_digest
+from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.mine.reuse import reused_record
 from pytest_homefield.mine.scan import ScanOptions, scan
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
+from pytest_homefield.store import write_jsonl_atomic
 from pytest_homefield.terminal.hooks import _why
 
 
@@ -54,3 +60,25 @@ def test_all_skipped_is_its_own_reason_when_reused_too() -> None:
     prior["detail"] = "no test failed in 1 parent run: all 2 passed without the change"
     assert reused_record({"commit": "a" * 40, "subject": "S"}, prior, source="m0")["reason"] == \
         "passes_without_change"
+
+
+def test_merge_refuses_a_folder_mined_from_another_repository(tmp_path: Path) -> None:
+    here, there = GitRepo.init(tmp_path / "here"), GitRepo.init(tmp_path / "there")
+    for repo, text in ((here, "a"), (there, "b")):
+        repo.write("x.py", text)
+        repo.commit(f"Start {text}")
+    assert root_commits(here.path) == [here.head()]
+    c = "c" * 40
+    folder = tmp_path / "in" / "m1"
+    folder.mkdir(parents=True)
+    write_meta(folder, {"kind": "mine", "mine_id": "m1", "shard": None, "candidate_ids": [c[:12]],
+                        "candidates_digest": candidates_digest([c]), "max_tasks": None,
+                        "root_commits": root_commits(there.path)})
+    write_jsonl_atomic(folder / "candidates.jsonl", [{"commit": c}])
+    write_jsonl_atomic(folder / "results.jsonl", [{"commit": c, "id": c[:12], "reason": "flaky"}])
+    write_jsonl_atomic(folder / "scan.jsonl", [])
+    with pytest.raises(ShardMergeError, match=r"m1 was mined from another repository \(root commit "
+                                              rf"{there.head()[:12]}, here {here.head()[:12]}\)"):
+        merge_mines([folder], here.path)
+    assert not (here.path / ".homefield").exists()  # nothing written
+    assert merge_mines([folder], there.path).records  # its own repository takes it
