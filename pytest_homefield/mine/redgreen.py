@@ -67,6 +67,25 @@ __all__ = [
 VERIFY_VERSION = 4
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
+#: Parent runs after commit run 1 are bounded by this many times its seconds …
+PARENT_FACTOR = 5.0
+#: … but never below this many seconds (and never above the run timeout).
+PARENT_FLOOR_S = 30.0
+
+
+def _targets(select: Sequence[str], broken: Collection[str]) -> list[str]:
+    """The targets of a targeted run: the ids of ``select``, but a module in ``broken`` (it failed to
+    collect in an earlier run of the state) as its path, once: pytest aborts a run given ids of a module
+    that cannot be imported (exit 4), which would cost a full rerun."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for i in select:
+        module = i.split("::", 1)[0]
+        target = module if module in broken else i
+        if target not in seen:
+            seen.add(target)
+            out.append(target)
+    return out
 
 #: Reasons verification drops a candidate (docs/contracts.md §7). ``reference_passes_canary``: the
 #: reference fix passed a canary even as a sentinel, or the canaries broke the real tests (§7, issue 30).
@@ -385,7 +404,8 @@ def verify_candidate(
             return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
-                    name: str = "", prepare: Callable[[Path], list[str]] | None = None) -> TestRun | Verification:
+                    name: str = "", prepare: Callable[[Path], list[str]] | None = None,
+                    timeout_s: float | None = None) -> TestRun | Verification:
             out = logs / (name or f"{state}-{k}")
             out.mkdir(parents=True, exist_ok=True)
             wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
@@ -399,7 +419,7 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
-                targets = list(select) if select is not None else list(runnable_tests)
+                targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
                 if prepare is not None:
                     targets = prepare(wd)
                 try:
@@ -408,7 +428,7 @@ def verify_candidate(
                         test_cmd,
                         targets,
                         out_dir=out,
-                        timeout_s=run_timeout_s,
+                        timeout_s=timeout_s or run_timeout_s,
                         test_timeout_s=test_timeout_s,
                         env=env,
                         sandbox=sandbox,
@@ -427,7 +447,13 @@ def verify_candidate(
             loses a task."""
             if select is not None and (not can_select or len(select) > MAX_SELECTED):
                 select = None
-            r = one_run(base, state, k, select)
+            bound = parent_bound_s() if state == "parent" and k > 1 else None
+            r = one_run(base, state, k, select, timeout_s=bound)
+            if isinstance(r, TestRun):
+                broken[state].update(r.collection_errors)
+                if bound is not None and r.timed_out:
+                    bounded.append(f"parent run {k} stopped at {bound:.0f} s (5× commit run 1, at least "
+                                   f"{PARENT_FLOOR_S:.0f} s)")
             # a module that fails to import reports its collection error: its ids are absent for a reason
             if (select is not None and isinstance(r, TestRun) and not r.timed_out
                     and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors for i in select)):
@@ -436,12 +462,26 @@ def verify_candidate(
 
         parent_runs: list[TestRun] = []
         commit_runs: list[TestRun] = []
+        # modules that failed to collect in a run of each state: later targeted runs name them as paths,
+        # since pytest given the ids of a module that cannot import stops the whole run (exit 4)
+        broken: dict[str, set[str]] = {"parent": set(), "commit": set()}
+        bounded: list[str] = []
+
+        def parent_bound_s() -> float | None:
+            """Parent runs after commit run 1 take at most 5× its time (at least :data:`PARENT_FLOOR_S`,
+            at most the run timeout): a parent that hangs where the commit's tests finish (the bug the
+            commit fixes may be a hang) does not hold a worker for the whole run timeout."""
+            if not commit_runs or commit_runs[0].timed_out:
+                return None
+            return min(run_timeout_s, max(PARENT_FLOOR_S, PARENT_FACTOR * commit_runs[0].wall_s))
 
         own = own_top_levels(repo, parent, commit)
 
         def done() -> Verification:
             v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
                             commit_runs)
+            if bounded and v.reason == "timeout":
+                v.detail = f"{bounded[0]}; the commit's tests finished in {commit_runs[0].wall_s:.1f} s"
             return _with_network_hint(v, [*parent_runs, *commit_runs])
 
         # parent run 1, whole files: which ids are red
