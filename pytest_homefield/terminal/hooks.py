@@ -13,7 +13,7 @@ import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
-from pytest_homefield.terminal.progress import Progress, plural
+from pytest_homefield.terminal.progress import Progress, display_width, plural
 
 __all__ = ["ProgressHooks"]
 
@@ -114,6 +114,14 @@ class ProgressHooks:
         tw = getattr(self.tr, "_tw", None)
         return int(getattr(tw, "fullwidth", 80) or 80)
 
+    def _padded(self) -> str:
+        """The line cut to the terminal's width and padded with spaces to one column short of it, counted
+        in columns: pytest's own ``erase`` pads by characters, so a line with wide characters (CJK, emoji)
+        would wrap and each redraw would leave a stale copy above it."""
+        width = self._width()
+        line = self.progress.line(width)
+        return line + " " * max(0, width - 1 - display_width(line))
+
     def _draw(self) -> None:
         tr = self.tr
         if tr is None or not self.live:
@@ -121,7 +129,7 @@ class ProgressHooks:
         with self._lock:
             if self._stop.is_set() and self._ticker is not None:
                 return
-            tr.rewrite(self.progress.line(self._width()), erase=True)
+            tr.rewrite(self._padded(), erase=False)
             tr.flush()
             self._drawn = True
         if self._ticker is None and self._may_tick():
@@ -142,7 +150,7 @@ class ProgressHooks:
                     return
                 tr = self.tr
                 if tr is not None:
-                    tr.rewrite(self.progress.line(self._width()), erase=True)
+                    tr.rewrite(self._padded(), erase=False)
                     tr.flush()
 
     def _stop_ticker(self) -> None:
@@ -257,7 +265,7 @@ class ProgressHooks:
         self._stop_ticker()
         if self._drawn:
             self.progress.in_flight.clear()
-            tr.rewrite(self.progress.line(self._width()), erase=True)
+            tr.rewrite(self._padded(), erase=False)
             tr.write("\n")
             tr.currentfspath = None
 

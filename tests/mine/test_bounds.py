@@ -176,3 +176,17 @@ def test_line_is_cut_to_the_terminal_width_in_columns() -> None:
         line = p.line(width)
         assert display_width(line) <= width - 1 and line.endswith("…")
     assert cut_to_width("abc", 10) == "abc" and display_width("漢字") == 4
+
+
+def test_the_live_line_is_padded_in_columns_not_characters() -> None:
+    # pytest's rewrite(erase=True) pads by characters: a line with wide characters then wraps
+    from types import SimpleNamespace
+
+    from pytest_homefield.terminal.hooks import ProgressHooks
+
+    tr = SimpleNamespace(_tw=SimpleNamespace(fullwidth=60))
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: tr))
+    hooks = ProgressHooks(config, "mine", label_for=str, subject_for=str)  # type: ignore[arg-type]
+    for label in ("9f3c2a1b7e04 修复月份计算", "9f3c2a1b7e04 " + "修复" * 40, "short"):
+        hooks.progress.in_flight = {"x": label}
+        assert display_width(hooks._padded()) == 59

@@ -77,6 +77,9 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     assert plan.returncode == 0 and note in plan.stdout, plan.stdout + plan.stderr
     export = homefield(repo.path, "export", "--out", str(tmp_path / "x.jsonl"))
     assert export.returncode == 0 and note in export.stderr, export.stdout + export.stderr
+    if workers == "0":  # and once for run (its header): noop is not graded, so this is cheap
+        run = homefield(repo.path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
+        assert f"homefield: {note}" in run.stdout, run.stdout + run.stderr
 
 
 def test_fail_fast_then_no_fail_fast_and_zero_tasks_exit_non_zero(tmp_path: Path) -> None:
