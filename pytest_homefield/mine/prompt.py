@@ -255,7 +255,13 @@ def _drop_trailer_blocks(paras: list[list[str]]) -> list[list[str]]:
     return paras
 
 
+#: Starts of a line that :func:`_drop_line` may drop although it holds no ``:`` (every other rule needs one).
+_DROP_STARTS = ("this reverts commit", "(cherry picked", "see merge request", "merge pull request", "merge pr")
+
+
 def _drop_line(line: str) -> bool:
+    if ":" not in line and not line.lstrip().lower().startswith(_DROP_STARTS):
+        return False  # a plain prose line, most of them: none of the rules can match (issue 35: scan CPU)
     if _PERSON_LINE_RE.match(line) or any(r.match(line) for r in _DROP_LINE_RES):
         return True
     m = _REFERENCE_LINE_RE.match(line)
@@ -282,7 +288,7 @@ def _join(lines: list[str]) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=1 << 14)  # the scan asks twice per candidate (filter 9, then the prompt)
 def clean_prompt(message: str) -> str:
     """The commit ``message`` as a task prompt: no trailers, references, URLs or shas.
 
