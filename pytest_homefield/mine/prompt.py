@@ -119,7 +119,7 @@ _SHA_RE = re.compile(r"(?<![\w./-])[0-9a-f]{7,40}(?:\.\.\.?[0-9a-f]{7,40})?(?![\
 #: What a line must hold for any of the six patterns of :func:`_clean_inline` to match (a superset:
 #: a URL's ``://``, a ``#12``, ``GH-12``/``bpo-12``, GitLab's ``!12``, 7 hex digits, ``issue 123:``).
 #: Most lines hold none, and one search of this skips the six (the scan cost 2-3× ``git log``, issue 35).
-_MAYBE_INLINE_RE = re.compile(r"://|#\d|-\d|!\d|[0-9a-f]{7}|(?i:^[ \t]*(?:issue|bug|pr|gh)[ \t]*\d)")
+_MAYBE_INLINE_RE = re.compile(r"://|#\d|(?:GH|gh|bpo)-\d|!\d|[0-9a-f]{7}|(?i:^[ \t]*(?:issue|bug|pr|gh)[ \t]*\d)")
 _LIST = _S + r"(?:[ \t]*(?:,|&|/|\band\b)?[ \t]*" + _S + r")*"
 _NOUN = r"(?:the[ \t]+)?(?:pr|pull[ \t]+request|merge[ \t]+request|issues?|tickets?|bugs?|commits?)"
 #: Nouns that mean nothing without their number ("Merge PR #12" → "Merge"; "issue #12" keeps "issue").
