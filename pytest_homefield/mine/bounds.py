@@ -72,6 +72,11 @@ def failure_signature(record: Mapping[str, Any]) -> str | None:
         return detail or None
     if "collection error" not in detail:
         return None
+    # "collection errors at the parent and at the commit: PATHS (MESSAGE)": the message, whose own
+    # parentheses (a file path in an ImportError) stay
+    _, sep, message = detail.partition(" (")
+    if sep and detail.endswith(")"):
+        return message[:-1]
     m = _IN_PARENS.search(detail)
     return m.group(1) if m else None
 

@@ -136,6 +136,10 @@ def test_failure_signature() -> None:
                               "the commit: a.py, b.py (ImportError: cannot import name 'x')"}) == \
         "ImportError: cannot import name 'x'"
     assert failure_signature({"reason": "setup_failed", "detail": "setup_cmd failed"}) == "setup_cmd failed"
+    nested = ("collection errors at the parent and at the commit: t/a.py (ImportError: cannot import name "
+              "'Mapping' from 'collections' (/usr/lib/python3.11/collections/__init__.py))")
+    assert failure_signature({"reason": "reference_fails", "detail": nested}) == \
+        "ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.11/collections/__init__.py)"
 
 
 def test_check_fail_fast_reads_the_finished_records(tmp_path: Path) -> None:
