@@ -37,7 +37,7 @@ def _tasks_have_envs(root: Path) -> bool:
     its grading runs in that environment whatever ``--env`` says now."""
     try:
         return any(rec.get("env") for rec in read_jsonl(HomefieldDir(root).tasks))
-    except OSError:
+    except (OSError, ValueError):  # a bad tasks file (a JSON list for a line): the session says so in one line
         return False
 
 
@@ -73,8 +73,15 @@ def pytest_args(ns: argparse.Namespace, command: str, root: Path, extra: Sequenc
     else:
         args += cli_to_pytest_args(ns, command)
     if getattr(ns, "numprocesses", None) not in (None, "0"):
+        # mining verifies newest first, so that --max-tasks, --stop-after-tasks and --time-budget keep the
+        # newest candidates: xdist's load scheduling hands items out in order, a few at a time, where
+        # worksteal gives each worker a contiguous half (the second one starts in the middle of history);
         # --adaptive: rounds wait on each other, so items go out in order (pytest_homefield.run.rounds)
-        args += ["-n", str(ns.numprocesses), "--dist", "load" if getattr(ns, "adaptive", False) else "worksteal"]
+        if command == "mine":
+            dist = ["--dist", "load", "--maxschedchunk", "1"]
+        else:
+            dist = ["--dist", "load" if getattr(ns, "adaptive", False) else "worksteal"]
+        args += ["-n", str(ns.numprocesses), *dist]
     elif getattr(ns, "numprocesses", None) == "0":
         args += ["-n", "0"]
     if getattr(ns, "keyword", None):

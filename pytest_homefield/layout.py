@@ -49,6 +49,7 @@ __all__ = [
     "similarity_path",
     "read_meta",
     "write_meta",
+    "partial_mine_note",
 ]
 
 DIRNAME = ".homefield"
@@ -174,6 +175,30 @@ def newest_run(runs_root: Path) -> str | None:
             if best is None or key > best:
                 best = key
     return best[1] if best else None
+
+
+def partial_mine_note(home: HomefieldDir) -> str | None:
+    """One line when the newest mining session of ``home`` (by its ``meta.json`` ``created_at``) stopped
+    before verifying every candidate (``stopped`` in its ``meta.json``, docs/contracts.md §4): the task set
+    is partial. ``None`` otherwise, and when no ``meta.json`` can be read."""
+    best: tuple[str, str, dict[str, Any]] | None = None
+    for d in home.mine_dirs():
+        try:
+            meta = read_json_file(meta_path(d))
+        except (ValueError, OSError):
+            continue
+        if isinstance(meta, dict):
+            key = (str(meta.get("created_at", "")), d.name)
+            if best is None or key[:2] > best[:2]:
+                best = (*key, meta)
+    stopped = best[2].get("stopped") if best is not None else None
+    if best is None or not isinstance(stopped, dict):
+        return None
+    why = str(stopped.get("detail") or stopped.get("why") or "stopped early")
+    again = f"; continue with: {stopped['continue']}" if stopped.get("continue") and stopped.get("why") != \
+        "fail_fast" else ""
+    return (f"Note: the task set is partial: mine {best[1]} stopped ({why}) with {stopped.get('not_verified', '?')} "
+            f"of {stopped.get('candidates', '?')} candidates not verified{again}")
 
 
 class HomefieldDir:

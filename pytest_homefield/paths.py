@@ -24,8 +24,9 @@ Every changed path is one of five classes (:func:`classify_path`):
     metadata (``.gitignore``, ``.gitattributes``, ``.mailmap``), linters, formatters and type
     checkers (``mypy.ini``, ``.flake8``, ``ruff.toml``, ``.pre-commit-config.yaml``, …) and bots
     (``renovate.json``). Neither source nor docs: a commit of config alone is ``config_only``, and a
-    config file gives a task no language. Test runner configuration (``tox.ini``, ``pytest.ini``,
-    ``setup.cfg``, ``pyproject.toml``) stays with its own class: it can change what tests do.
+    config file gives a task no language. ``tox.ini`` is config too, and so are the sections of
+    ``setup.cfg`` outside its dependency tables: neither is the project's source (issue 35).
+    ``pytest.ini`` and ``pyproject.toml`` stay with their own class.
 ``dependency``
     Dependency manifests and lock files: ``requirements*.txt``, ``pyproject.toml``, ``setup.py``,
     ``setup.cfg``, ``Pipfile(.lock)``, ``poetry.lock``, ``uv.lock``, ``package.json``,
@@ -159,6 +160,8 @@ CONFIG_NAMES = frozenset(
         ".clang-format", ".clang-tidy", "rustfmt.toml", ".rustfmt.toml", "clippy.toml", ".golangci.yml",
         ".golangci.yaml", ".rubocop.yml", ".typos.toml", "_typos.toml", ".codespellrc", ".cspell.json",
         "pyrightconfig.json", ".bandit", ".pep8", ".pycodestyle", ".pydocstyle", ".zenodo.json",
+        # test runners' and tools' settings: no source of the project (issue 35)
+        "tox.ini",
     }
 )
 _CONFIG_NAME_RE = re.compile(r"\.(?:eslintrc|prettierrc|stylelintrc)(?:\..*)?")

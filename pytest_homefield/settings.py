@@ -62,6 +62,7 @@ __all__ = [
     "join_flags",
     "load_yaml_config",
     "resolve_settings",
+    "parse_duration",
 ]
 
 CONFIG_NAME = ".homefield.yml"
@@ -81,9 +82,10 @@ MODE_OPTIONS = {"homefield": "run agents on the mined tasks", "homefield_mine": 
 #: :func:`~pytest_homefield.sandbox.modes.parse_network`), ``hosts`` (each ``--allow-host`` entry,
 #: :func:`~pytest_homefield.sandbox.modes.parse_hosts`), ``min0`` (an int at least 0),
 #: ``test_network`` (``none`` or ``loopback:PORT[,PORT…]``,
-#: :func:`~pytest_homefield.sandbox.services.parse_test_network`).
+#: :func:`~pytest_homefield.sandbox.services.parse_test_network`), ``duration`` (``None`` or a
+#: :func:`parse_duration` text).
 CHECKS = ("min1", "count", "positive", "date", "shard", "fraction", "gates", "network", "hosts", "min0",
-          "test_network")
+          "test_network", "duration")
 #: How test runs get their Python: ``current`` (the ``python`` on ``PATH``), ``uv`` (an environment
 #: per dependency declaration, :mod:`pytest_homefield.envs`).
 ENV_KINDS = ("current", "uv")
@@ -207,6 +209,17 @@ class Settings(ScanSettings):
     list_candidates: bool = setting(False, help="scan history and list candidates; run no tests", commands=_M)
     reverify: bool = setting(False, help="verify every candidate again (reuse no earlier verification record)",
                              commands=_M)
+    stop_after_tasks: int | None = setting(
+        None, help="verify newest first and verify no more once N tasks are kept (a partial mine: the same "
+        "command goes on)", commands=_M, yml="mine.stop_after_tasks", check="count")
+    time_budget: str | None = setting(
+        None, help="verify newest first and start no verification after DURATION (90s, 20m, 1h30m; a partial "
+        "mine: the same command goes on)", commands=_M, yml="mine.time_budget", yml_also=(int, float),
+        check="duration")
+    fail_fast: int = setting(8, help="stop when the first K verified candidates all fail on the same collection "
+                             "error (default 8; 0: never)", commands=_M, yml="mine.fail_fast", check="min0")
+    no_fail_fast: bool = setting(False, help="go on although the first candidates all fail on the same collection "
+                                 "error (--fail-fast 0)", commands=_M)
     # test running
     test_cmd: str = setting("python -m pytest", help="test runner command", yml="test_cmd")
     setup_cmd: str | None = setting(None, help="run once per fresh snapshot before tests", yml="setup_cmd")
@@ -766,6 +779,23 @@ def parse_gate(gate: str) -> tuple[str, float]:
     return name, rate
 
 
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?")
+
+
+def parse_duration(value: str | float) -> float:
+    """Seconds of a duration: a number (seconds) or ``1h30m``, ``20m``, ``90s``, ``2h``. Raises
+    ``ValueError`` (one line) for anything else or a duration that is not positive."""
+    text = str(value).strip().lower()
+    m = _DURATION.fullmatch(text)
+    if not text or m is None or not any(m.groups()):
+        raise ValueError(f"{value!r} is not a duration (use seconds or e.g. 90s, 20m, 1h30m)")
+    h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+    seconds = h * 3600 + mi * 60 + s
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ValueError(f"{value!r} must be a positive duration")
+    return seconds
+
+
 def _validate(s: Settings) -> None:
     """Apply each setting's ``check`` (:data:`CHECKS` order, then declaration order) and ``choices``;
     the message names the pytest option."""
@@ -813,6 +843,11 @@ def _validate(s: Settings) -> None:
             if check == "gates":
                 for gate in value:
                     parse_gate(gate)
+            if check == "duration" and value is not None:
+                try:
+                    parse_duration(value)
+                except ValueError as exc:
+                    raise ConfigError(f"{flag} {exc}") from None
             if check == "date" and value is not None:
                 try:
                     datetime.datetime.fromisoformat(str(value))

@@ -39,3 +39,12 @@ def test_tasks_mined_with_an_environment_are_graded_without_the_conftest(tmp_pat
     assert "--noconftest" in _args(tmp_path, "verify")
     # mining follows --env alone: a new mine in the current environment imports the conftest
     assert "--noconftest" not in _args(tmp_path, "mine")
+
+
+def test_mine_verifies_newest_first_under_xdist(tmp_path: Path) -> None:
+    # load scheduling hands candidates out in order; worksteal gives the second worker the older half
+    # first, so --max-tasks / --stop-after-tasks / --time-budget kept older commits (issue 35)
+    mine = _args(tmp_path, "mine", "-n", "2")
+    assert mine[mine.index("--dist") + 1] == "load" and mine[mine.index("--maxschedchunk") + 1] == "1"
+    run = _args(tmp_path, "run", "-n", "2")
+    assert run[run.index("--dist") + 1] == "worksteal"

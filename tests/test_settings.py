@@ -133,6 +133,8 @@ def _sample(decl: Setting) -> Any:
         return "2/3"
     if decl.check == "fraction":
         return 0.1
+    if decl.check == "duration":
+        return "20m"
     if decl.check in ("network", "test_network"):
         return "loopback:8000"
     value = _SAMPLE[decl.kind]
@@ -235,7 +237,8 @@ def test_yml_key_reaches_the_setting_and_flag_wins(decl: Setting, tmp_path: Path
     if decl.dest is not None:
         listed = ["0.25"] if decl.check == "gates" else ["z"]
         flag_value = listed if decl.kind == "list" else "2025-05-06" if decl.check == "date" else \
-            0.2 if decl.check == "fraction" else "none" if decl.check in ("network", "test_network") else \
+            0.2 if decl.check == "fraction" else "45s" if decl.check == "duration" else \
+            "none" if decl.check in ("network", "test_network") else \
             decl.choices[-1] if decl.choices and decl.choices[-1] != value else decl.choices[0] if decl.choices \
             else {"str": "other", "int": 9, "float": 4.5}[decl.kind]
         s = resolve_settings(tmp_path, {decl.dest: flag_value}, mode=mode)
@@ -339,8 +342,9 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("max-source-files", "mine.max_source_files"), ("max-diff-lines", "mine.max_diff_lines"),
         ("min-message-words", "mine.min_message_words"), (None, "test_globs"), ("env", "env"),
         ("max-tasks", "mine.max_tasks"), ("max-tasks", "run.max_tasks"), ("stability-runs", "mine.stability_runs"),
-        ("spec-threshold", "spec_threshold"), ("list-candidates", None), ("reverify", None), (None, "test_cmd"),
-        (None, "setup_cmd"),
+        ("spec-threshold", "spec_threshold"), ("list-candidates", None), ("reverify", None),
+        ("stop-after-tasks", "mine.stop_after_tasks"), ("time-budget", "mine.time_budget"),
+        ("fail-fast", "mine.fail_fast"), ("no-fail-fast", None), (None, "test_cmd"), (None, "setup_cmd"),
         ("test-timeout", "test_timeout"), ("run-timeout", "run_timeout"), ("env-extras", "env_extras"),
         ("env-groups", "env_groups"), ("env-as-of", "env_as_of"), ("agent", None), ("attempts", "run.attempts"),
         ("timeout", "run.timeout"),

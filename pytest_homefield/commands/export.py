@@ -19,7 +19,7 @@ from pytest_homefield.envs.declaration import Declaration, declaration_at
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import FORMATS, instances, repo_name, write_instances
 from pytest_homefield.export.taskrepo import clone_url, write_task_repo
-from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
 from pytest_homefield.settings import resolve_settings
 
@@ -86,6 +86,9 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     if not tasks:
         print(f"homefield export: {tasks_path} holds no task with a base commit", file=sys.stderr)
         return 2
+    partial = partial_mine_note(home)
+    if partial:
+        print(f"homefield export: {partial}", file=sys.stderr)
     remote = _origin_url(root)
     if ns.repo_name:
         repo, guessed = ns.repo_name, None
@@ -99,16 +102,31 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     dataset = ns.dataset or f"{repo.rsplit('/', 1)[-1]}-homefield"
     json_out = ns.format == "swe-bench-json"
     folder = None if json_out else (Path(ns.out) if ns.out else home.export / "swe-bench")
-    done = write_task_repo(folder, list(zip(tasks, rows, strict=True)), split=ns.split, dataset=dataset,
-                           repo_url=clone_url(remote), declaration=_declaration(root))
+    out = Path(ns.out) if ns.out else home.export / "swe-bench-json" / f"{ns.split}.json"
+    if json_out and out.is_dir():
+        print(f"homefield export: --out {out} is a folder: give a file name", file=sys.stderr)
+        return 2
+    if folder is not None and folder.exists() and not folder.is_dir():
+        print(f"homefield export: --out {folder} is a file: give a folder for the swebench 5 task repository",
+              file=sys.stderr)
+        return 2
+    try:
+        done = write_task_repo(folder, list(zip(tasks, rows, strict=True)), split=ns.split, dataset=dataset,
+                               repo_url=clone_url(remote), declaration=_declaration(root))
+    except OSError as exc:  # /proc, a read-only place, a full disk: one line
+        print(f"homefield export: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     for task_id, why in done.left_out.items():
         print(f"homefield export: left out task {task_id}: {why}", file=sys.stderr)
     if not done.instances:
         print("homefield export: no task left to export", file=sys.stderr)
         return 2
     if json_out:
-        out = Path(ns.out) if ns.out else home.export / "swe-bench-json" / f"{ns.split}.json"
-        write_instances(done.instances, out, ns.format)
+        try:
+            write_instances(done.instances, out, ns.format)
+        except OSError as exc:  # /proc, a read-only place, a full disk: one line, nothing half-written
+            print(f"homefield export: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(f"homefield export: wrote {len(done.instances)} SWE-bench instances of {repo} to {out}")
     else:
         assert folder is not None and done.flat is not None

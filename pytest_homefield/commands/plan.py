@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.errors import ProbeError
-from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.probe.probe_plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.probe.similarity import code_tokens
@@ -116,6 +116,9 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     if settings.budget is not None:
         total += f"; run budget {settings.budget:.2f} USD"
     lines.append(total)
+    partial = partial_mine_note(HomefieldDir(settings.root))
+    if partial:
+        lines.append(partial)
     if rows:
         graded = next((r for r in rows if r.grading_basis != "exact: an empty patch is not graded"), rows[0])
         lines.append(f"Grading time per run: {graded.grading_basis}. Assumed figures are defaults for the client "

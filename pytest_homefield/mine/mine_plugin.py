@@ -19,6 +19,7 @@ import pytest
 
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
+from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, Stop, continue_command
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX
@@ -53,6 +54,8 @@ class MinePlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         super().__init__(config, settings)
         self.summary: list[str] = []
+        #: why the session stops before its end (fail-fast, Ctrl-C); ``None`` while it goes on
+        self.stop: Stop | None = None
         try:  # --sandbox bwrap where bubblewrap does not work: one line, before any work
             test_sandbox(settings)
         except BwrapUnavailable as exc:
@@ -110,6 +113,31 @@ class MinePlugin(ModePlugin):
                 return "rejected", "r", ("REJECTED", {"yellow": True})
         return None
 
+    # -- stopping early (controller only) -----------------------------------------------------
+    def on_report(self, report: pytest.TestReport) -> None:
+        if report.when != "call" or self.stop is not None or "homefield" not in report.keywords:
+            return
+        stop = self.session.check_fail_fast()
+        if stop is not None:
+            self.stop = stop
+            self._stop_session(f"homefield mine: fail-fast: {stop.detail}")
+
+    def _stop_session(self, why: str) -> None:
+        """Run no more items: pytest's ``shouldstop`` (and xdist's controller loop's)."""
+        session = getattr(self, "_pytest_session", None)
+        if session is not None:
+            session.shouldstop = why
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        if dsession is not None:
+            dsession.shouldstop = why
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self._pytest_session = session
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        if self.stop is None:  # a Ctrl-C (our own shouldstop ends the loop this way too)
+            self.stop = Stop(INTERRUPTED, "Ctrl-C")
+
     # -- end of session (controller only) -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
         try:
@@ -123,12 +151,20 @@ class MinePlugin(ModePlugin):
             self.summary = self.session.list_summary()
             session.exitstatus = pytest.ExitCode.OK
             return
-        self.summary = self.session.finish(verbose=self.config.get_verbosity() > 0)
+        command = continue_command(pytest_args=self.config.invocation_params.args)
+        self.summary = self.session.finish(verbose=self.config.get_verbosity() > 0, stop=self.stop, command=command)
         if self.session.tasks_error is not None:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.n_candidates == 0:
             session.exitstatus = pytest.ExitCode.OK
+        if self.stop is not None and self.stop.why == FAIL_FAST:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif (session.exitstatus == pytest.ExitCode.OK and self.session.n_candidates and not self.session.kept
+              and self.settings.shard is None):
+            # a mine that keeps nothing did not do what it was asked (a shard may hold no task)
+            self.summary.append("No task kept: the exit status is 1.")
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def write_summary(self, terminalreporter: Any) -> None:
         if not self.summary:
@@ -154,6 +190,8 @@ class CandidateItem(pytest.Item):
         session = self.plugin.session
         verdict = session.verify(self.candidate, self.name)
         post(self, session.messages(verdict))
+        if not verdict.verified:  # a bound, not a verdict on the commit: skipped, never "rejected"
+            raise pytest.skip.Exception(f"not verified: {verdict.record.get('detail') or verdict.rejected}")
         if verdict.verified:
             self.user_properties.append(("homefield.subject", self.candidate["subject"]))
             self.user_properties.append(("homefield.reason", verdict.record["reason"] or "task"))

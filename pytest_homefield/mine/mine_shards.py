@@ -35,7 +35,9 @@ from typing import Any
 
 from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
+from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
+from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.shard import missing_shards
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
@@ -101,12 +103,27 @@ def comparable(record: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _same_repository(root: Path, folders: Sequence[Path], metas: Sequence[Mapping[str, Any]]) -> None:
+    """Raise :class:`ShardMergeError` when a folder's ``meta.json`` ``root_commits`` share none with the
+    repository at ``root``: it was mined from another repository, whose tasks would fail here as
+    ``infra``. Folders mined before ``root_commits`` was recorded are not checked."""
+    here: list[str] | None = None
+    for d, m in zip(folders, metas, strict=True):
+        theirs = m.get("root_commits")
+        if not isinstance(theirs, list) or not theirs:
+            continue
+        here = root_commits(root) if here is None else here
+        if here and not set(here) & {str(c) for c in theirs}:
+            raise ShardMergeError(f"homefield mine --merge: {d} was mined from another repository (root commit "
+                                  f"{str(theirs[0])[:12]}, here {here[0][:12]}): merge it into that repository")
+
+
 def _verified(mine_dir: Path) -> dict[str, dict[str, Any]]:
     """The folder's verification records by candidate id; the last record per candidate wins; records
     of candidates never verified (``--max-tasks`` reached) are left out, as the session's own end does."""
     out: dict[str, dict[str, Any]] = {}
     for r in read_jsonl(results_path(mine_dir)):
-        if r.get("reason") != "max_tasks" and r.get("id"):
+        if r.get("reason") not in ("max_tasks", NOT_VERIFIED) and r.get("id"):
             out[str(r["id"])] = r
     return out
 
@@ -172,6 +189,7 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
             except (RecordError, TypeError) as exc:
                 raise ShardMergeError(f"{WHAT}: {origin[cid]}: candidate {cid}: task record: {exc}") from None
     load_tasks(HomefieldDir(root).tasks)  # RecordError for a bad tasks.jsonl here: nothing is written
+    _same_repository(root, folders, metas)
     order = [str(i) for i in first["candidate_ids"]]
     position = {cid: n for n, cid in enumerate(order)}
     unknown = sorted(set(candidates) - set(position))

@@ -18,7 +18,6 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,22 +29,49 @@ from pytest_homefield.errors import RecordError, ScanError
 from pytest_homefield.layout import (
     HomefieldDir,
     candidates_path,
+    read_meta,
     results_path,
     reused_path,
     scan_path,
     services_dir,
     write_meta,
 )
+from pytest_homefield.mine.bounds import (
+    INTERRUPTED,
+    NOT_VERIFIED,
+    STOP_AFTER_TASKS,
+    TIME_BUDGET,
+    FailFast,
+    Stop,
+    budget_detail,
+    stop_lines,
+    stop_meta,
+)
 from pytest_homefield.mine.message_score import message_fields
-from pytest_homefield.mine.redgreen import diff_lines, make_gold_patch, make_test_patch, verify_candidate
+from pytest_homefield.mine.redgreen import (
+    diff_lines,
+    make_gold_patch,
+    make_test_patch,
+    own_top_levels,
+    root_commits,
+    verify_candidate,
+)
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
+from pytest_homefield.mine.setup_help import install_hint
+from pytest_homefield.mine.summary import (
+    drop_summary,
+    env_summary,
+    missing_modules_line,
+    network_line,
+    service_lines,
+    setup_hint,
+)
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.sandbox.services import failure_lines
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, parse_duration
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.transport import Message, append_message
@@ -95,7 +121,7 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
             "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "shard": None, "candidate_ids": [c["commit"][:12] for c in candidates],
             "candidates_digest": candidates_digest([c["commit"] for c in candidates]),
-            "max_tasks": settings.mine_max_tasks}
+            "max_tasks": settings.mine_max_tasks, "root_commits": root_commits(settings.root)}
     shard = parse_shard(settings.shard)
     if shard is not None:
         mine = shard.select(c["commit"][:12] for c in candidates)
@@ -292,83 +318,6 @@ def merge_tasks(tasks_path: Path, verified: Sequence[dict[str, Any]], *, max_tas
     return [Task.from_dict(t) for t in ordered]
 
 
-def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
-    """A hint when most verified candidates could not even be collected at the commit (a missing
-    generated file or an uninstalled package, not a failing test): the snapshot probably needs a
-    ``setup_cmd``. ``None`` otherwise."""
-    broken = [r for r in verified if r.get("reason") == "reference_fails"
-              and str(r.get("detail", "")).startswith("collection errors at the parent and at the commit")]
-    if not verified or len(broken) * 2 < len(verified):
-        return None
-    detail = str(broken[0].get("detail", ""))
-    why = detail[detail.find("(") + 1: -1] if detail.endswith(")") else "see the verification records"
-    return (f"Hint: {len(broken)} of {len(verified)} candidates could not collect their tests even at the commit "
-            f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
-            "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
-
-
-def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
-    """One line per service that did not start (``setup_failed`` records whose detail names it, the
-    message said once however many candidates it dropped)."""
-    return failure_lines((r.get("detail") for r in verified if r.get("reason") == "setup_failed"),
-                         "candidate", "dropped")
-
-
-def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
-    """``'Network: 3 candidates dropped because their tests could not connect: tests tried
-    127.0.0.1:6379: declare it under `services:` …'`` from the records' ``network_hint`` (the most
-    common hint quoted), else ``None``."""
-    hints = Counter(str(r["network_hint"]) for r in verified if r.get("network_hint"))
-    if not hints:
-        return None
-    n = sum(hints.values())
-    return (f"Network: {n} candidate{'s' if n != 1 else ''} dropped because the tests could not connect "
-            f"(test runs have no network in the sandbox): {hints.most_common(1)[0][0]}")
-
-
-def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None) -> str | None:
-    """``'Missing modules: freezegun (2 candidates), yaml (1): the tests ran with /usr/bin/python3 …'``
-    when a verified candidate's parent runs could not import a module (its record's
-    ``missing_modules``), else ``None``. ``python``: the interpreter of the test command
-    (:func:`python_of`), named because a shim (pyenv, an activated venv without homefield in it) can
-    put another ``python`` first on PATH than the one the user installed the test dependencies into.
-    Records reused from an earlier session count too: their environment is this one's (same key)."""
-    counts: dict[str, int] = {}
-    for r in verified:
-        for m in r.get("missing_modules") or ():
-            counts[m] = counts.get(m, 0) + 1
-    if not counts:
-        return None
-    names = sorted(counts, key=lambda m: (-counts[m], m))
-    listed = ", ".join(f"{m} ({counts[m]} candidate{'s' if counts[m] != 1 else ''})" if i == 0 else f"{m} ({counts[m]})"
-                       for i, m in enumerate(names))
-    where = f"the tests ran with {python}" if python else "the test command's environment lacks them"
-    return (f"Missing modules: {listed}: {where}; install them there (or with setup_cmd) and mine again "
-            "(a changed environment is verified again).")
-
-
-def env_summary(records: Iterable[dict[str, Any]]) -> str:
-    """``'environments: 2 distinct, 2 built (41.3 s), 5 reused, 1 failed to build'`` from verification
-    records' ``env`` objects (a key counted once as built); ``''`` when no record has one. Records
-    reused from an earlier session (``reused_from``) ran nothing here and are left out."""
-    envs = [r["env"] for r in records if r.get("env") and not r.get("reused_from")]
-    if not envs:
-        return ""
-    built = [e for e in envs if e.get("built")]
-    failed = [e for e in envs if e.get("key") is None]
-    reused = len(envs) - len(built) - len(failed)
-    keys = {e["key"] for e in envs if e.get("key")}
-    secs = sum(float(e.get("build_s") or 0) for e in built)
-    out = f"environments: {len(keys)} distinct, {len(built)} built ({secs:.1f} s), {reused} reused"
-    return out + (f", {len(failed)} failed to build" if failed else "")
-
-
-def drop_summary(reasons: Iterable[str | None]) -> str:
-    """``'passes without the change 3, reference fails 2, …'`` (most frequent first); ``''`` if none."""
-    counts = Counter(r for r in reasons if r)
-    return ", ".join(f"{r.replace('_', ' ')} {n}" for r, n in counts.most_common())
-
-
 MAX_TASKS_REACHED = "max tasks reached"
 
 
@@ -404,6 +353,26 @@ class MineSession:
         self._reuse: dict[str, dict[str, Any]] | None = None
         #: the controller's mining lock, ``.homefield/.lock`` (:meth:`start`), let go after :meth:`finish`
         self.lock: FolderLock | None = None
+        #: ``--time-budget``: no verification starts after this wall-clock time (``time.time()``, s)
+        self.deadline: float | None = None
+        self.started = time.monotonic()
+        self._fail_fast = FailFast(0 if settings.no_fail_fast else settings.fail_fast)
+        self._finished = JsonlTail(self.results_path)
+
+    #: ``meta.json``'s ``stopped`` after :meth:`finish` (``None``: every candidate meant to was verified)
+    stopped: dict[str, Any] | None = None
+    #: tasks kept by this session, after :meth:`finish`
+    kept: int = 0
+
+    def _record_end(self, kept: int) -> None:
+        """Add ``stopped``, ``kept`` and ``finished_at`` to this session's ``meta.json`` (docs/contracts.md §4)."""
+        try:
+            meta = read_meta(self.mine_dir)
+        except (RecordError, ValueError, OSError):
+            return  # never hide the summary behind a bad meta.json
+        meta.update(stopped=self.stopped, kept=kept,
+                    finished_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        write_meta(self.mine_dir, meta)
 
     @classmethod
     def start(cls, settings: Settings) -> MineSession:
@@ -432,6 +401,9 @@ class MineSession:
             lock.release()
             raise
         session.lock = lock
+        if settings.time_budget is not None:  # the budget is for verifying: it starts after the scan
+            session.deadline = time.time() + parse_duration(settings.time_budget)
+        session.started = time.monotonic()
         reuse: list[dict[str, Any]] = []
         if not settings.reverify:
             keys = [str(c.get("verify_key")) for c in session.candidates() if c.get("verify_key")]
@@ -453,7 +425,10 @@ class MineSession:
             if text is not None and not path.exists():
                 HomefieldDir(settings.root).ensure()
                 write_atomic(path, str(text))
-        return cls(settings, mine_dir)
+        session = cls(settings, mine_dir)
+        deadline = workerinput.get("homefield_mine_deadline")
+        session.deadline = float(deadline) if deadline is not None else None
+        return session
 
     @property
     def collect_path(self) -> Path:
@@ -469,7 +444,8 @@ class MineSession:
         ``candidates.jsonl`` and ``reused.jsonl``."""
         return {"homefield_mine_dir": str(self.mine_dir),
                 "homefield_candidates_text": self.candidates_path.read_text(encoding="utf-8"),
-                "homefield_reused_text": self.reused_path.read_text(encoding="utf-8")}
+                "homefield_reused_text": self.reused_path.read_text(encoding="utf-8"),
+                "homefield_mine_deadline": self.deadline}
 
     def candidates(self) -> Iterator[dict[str, Any]]:
         """The frozen candidates (``candidates.jsonl`` records), in file order."""
@@ -491,12 +467,20 @@ class MineSession:
         the controller (:meth:`messages`). A candidate whose ``verify_key`` has an earlier record
         (:meth:`reusable`) runs no test: that record is reused
         (:func:`~pytest_homefield.mine.reuse.reused_record`). Once ``--max-tasks`` tasks are kept, the
-        record says ``reason: max_tasks`` without verifying."""
+        record says ``reason: max_tasks`` without verifying; once ``--stop-after-tasks`` tasks are kept
+        or after the ``--time-budget`` deadline, ``reason: not_verified`` with ``stop`` naming the bound
+        (:mod:`pytest_homefield.mine.bounds`)."""
         limit = self.settings.mine_max_tasks
         if limit is not None and self.kept_so_far() >= limit:
             record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"], "reason": "max_tasks"}
             return Verdict(record, MAX_TASKS_REACHED, verified=False)
         prior = self.reusable().get(str(candidate.get("verify_key")))
+        bound = self.bound_reached(fresh=prior is None)
+        if bound is not None:
+            detail = budget_detail(bound, self.settings)
+            record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"],
+                      "reason": NOT_VERIFIED, "stop": bound, "detail": detail}
+            return Verdict(record, f"not verified ({detail})", verified=False)
         if prior is not None:
             record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""),
                                     threshold=self.settings.spec_threshold)
@@ -508,6 +492,25 @@ class MineSession:
             return Verdict(record, None, reused=prior is not None)
         detail = f" ({record['detail']})" if record.get("detail") else ""
         return Verdict(record, f"{record['reason'].replace('_', ' ')}{detail}", reused=prior is not None)
+
+    def bound_reached(self, *, fresh: bool = True) -> str | None:
+        """:data:`~pytest_homefield.mine.bounds.STOP_AFTER_TASKS` once ``--stop-after-tasks`` tasks are
+        kept, :data:`~pytest_homefield.mine.bounds.TIME_BUDGET` after the deadline for a ``fresh``
+        verification (reusing an earlier record takes no time, so the budget never skips one), else ``None``."""
+        n = self.settings.stop_after_tasks
+        if n is not None and self.kept_so_far() >= n:
+            return STOP_AFTER_TASKS
+        if fresh and self.deadline is not None and time.time() >= self.deadline:
+            return TIME_BUDGET
+        return None
+
+    def check_fail_fast(self) -> Stop | None:
+        """Read the records finished since the last call (controller): the fail-fast
+        :class:`~pytest_homefield.mine.bounds.Stop` when the first K all failed on the same error."""
+        stop = None
+        for record in self._finished.new_records():
+            stop = self._fail_fast.add(record) or stop
+        return stop
 
     def reusable(self) -> dict[str, dict[str, Any]]:
         """The earlier verification records this session reuses, by ``verify_key`` (``reused.jsonl``,
@@ -527,14 +530,25 @@ class MineSession:
         assert self.scan_result is not None, "the scan result is the controller's"
         return format_scan(self.scan_result, verbose=True).splitlines()
 
-    def finish(self, *, verbose: bool = False) -> list[str]:
+    def finish(self, *, verbose: bool = False, stop: Stop | None = None, command: str = "homefield mine") -> list[str]:
         """Merge this session's kept tasks into ``tasks.jsonl`` (the last record per commit wins;
         ``--max-tasks`` keeps the newest) and return the summary lines; ``verbose`` adds a line per
         verified candidate. Controller only. A ``tasks.jsonl`` that cannot be merged (a bad record,
         a failed write) is left as it was: :attr:`tasks_error` says why and the lines name the
-        verification records kept."""
-        records = [r for r in read_jsonl(self.results_path) if r.get("reason") != "max_tasks"]
+        verification records kept.
+
+        ``stop``: why the session ended early (a Ctrl-C, fail-fast; a bound is read from the
+        ``not_verified`` records): the first line then counts the candidates verified, the lines say
+        how many were not and how to go on (``command``), and ``meta.json`` records it under ``stopped``
+        (:func:`~pytest_homefield.mine.bounds.stop_meta`; :attr:`stopped` holds it too)."""
+        every = list(read_jsonl(self.results_path))
+        records = [r for r in every if r.get("reason") not in ("max_tasks", NOT_VERIFIED)]
         verified = list({r["commit"]: r for r in records}.values())  # the last record per commit wins
+        if stop is None or stop.why == INTERRUPTED:
+            bound = next((r for r in every if r.get("reason") == NOT_VERIFIED), None)
+            if bound is not None and stop is None:
+                stop = Stop(str(bound.get("stop") or TIME_BUDGET), str(bound.get("detail") or "a bound reached"))
+        n_max = len({r["commit"] for r in every if r.get("reason") == "max_tasks"} - {r["commit"] for r in verified})
         tasks_path = self.settings.tasks_path
         try:
             tasks = merge_tasks(tasks_path, verified, max_tasks=self.settings.mine_max_tasks)
@@ -546,10 +560,19 @@ class MineSession:
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
+        not_verified = n_cand - len(verified) - n_max
+        partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
+                             kept=kept, command=command)
+        of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         lines = [
-            f"Mined {kept} tasks from {n_cand} candidates ({examined} commits examined); "
+            f"Mined {kept} tasks from {of} candidates ({examined} commits examined); "
             f"{len(tasks)} tasks in {tasks_path.relative_to(self.settings.root)}",
+            *partial,
         ]
+        self.kept = kept
+        self.stopped = stop_meta(stop, n_candidates=n_cand, n_not_verified=not_verified, command=command,
+                                 elapsed_s=time.monotonic() - self.started)
+        self._record_end(kept)
         n_reused = sum(1 for r in verified if r.get("reused_from"))
         lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
                      + (" (earlier verification records of the same inputs; --reverify runs them again)"
@@ -565,7 +588,9 @@ class MineSession:
             lines.append(net)
         lines += service_lines(verified)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
-        missing = missing_modules_line(verified, python)
+        missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
+                                       install=install_hint(self.settings.root, python)
+                                       if any(r.get("missing_modules") for r in verified) else None)
         if missing:
             lines.append(missing)
         envs = env_summary(verified)
@@ -574,6 +599,10 @@ class MineSession:
         shallow = self.scan_result.shallow_skipped if self.scan_result is not None else 0
         if shallow:
             lines.append(f"Note: {shallow_note(shallow)}")
+        newest = self.scan_result.newest_authored if self.scan_result is not None else None
+        if newest:
+            lines.append(f"Note: no commit in the date window: the newest commit was authored on {newest[:10]}, "
+                         f"before --since {self.settings.since} (give an earlier date)")
         if verbose:
             for r in verified:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")

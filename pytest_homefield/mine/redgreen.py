@@ -23,7 +23,7 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +57,8 @@ __all__ = [
     "EXCLUDE_REASONS",
     "VERIFY_VERSION",
     "MAX_SELECTED",
+    "own_top_levels",
+    "root_commits",
 ]
 
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
@@ -65,11 +67,32 @@ __all__ = [
 VERIFY_VERSION = 4
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
+#: Parent runs after commit run 1 are bounded by this many times its seconds …
+PARENT_FACTOR = 5.0
+#: … but never below this many seconds (and never above the run timeout).
+PARENT_FLOOR_S = 30.0
+
+
+def _targets(select: Sequence[str], broken: Collection[str]) -> list[str]:
+    """The targets of a targeted run: the ids of ``select``, but a module in ``broken`` (it failed to
+    collect in an earlier run of the state) as its path, once: pytest aborts a run given ids of a module
+    that cannot be imported (exit 4), which would cost a full rerun."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for i in select:
+        module = i.split("::", 1)[0]
+        target = module if module in broken else i
+        if target not in seen:
+            seen.add(target)
+            out.append(target)
+    return out
 
 #: Reasons verification drops a candidate (docs/contracts.md §7). ``reference_passes_canary``: the
 #: reference fix passed a canary even as a sentinel, or the canaries broke the real tests (§7, issue 30).
 DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
-                "reference_passes_canary")
+                "reference_passes_canary", "tests_skipped")
+#: The detail of a parent run whose every test was skipped (:func:`_nothing_failed_detail`).
+ALL_SKIPPED = "were skipped in this environment"
 #: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
 #: that run had no collection error (e.g. a parametrization computed from source code), so it is
 #: neither red at the parent nor green at the commit — a case docs/contracts.md §7 does not name.
@@ -186,9 +209,29 @@ def _exclusion(parent: Sequence[str], commit: Sequence[str]) -> str:
 _NO_MODULE = re.compile(r"No module named '([^']+)'")
 
 
-def _missing_modules(runs: Sequence[TestRun]) -> list[str]:
-    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``."""
-    return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)})
+def _missing_modules(runs: Sequence[TestRun], own: Collection[str] = ()) -> list[str]:
+    """Modules named by ``ModuleNotFoundError`` in the collection errors of ``runs``, but for those of the
+    repository itself (their top-level name in ``own``, :func:`own_top_levels`): a module the commit adds
+    is missing at the parent by design, not from the environment."""
+    return sorted({m for r in runs for msg in r.collection_errors.values() for m in _NO_MODULE.findall(msg)
+                   if m.split(".", 1)[0] not in own})
+
+
+def root_commits(root: Path) -> list[str]:
+    """The root commits of ``HEAD``'s history at ``root`` (sorted; ``[]`` when git cannot say): what
+    identifies a repository across its clones, whatever their remotes."""
+    return sorted(git("rev-list", "--max-parents=0", "HEAD", cwd=root, check=False).split())
+
+
+def own_top_levels(repo: Path, *commits: str) -> frozenset[str]:
+    """The importable top-level names of the repository at ``commits``: each top-level folder and ``.py``
+    file, and those under ``src/`` (the src layout), from ``git ls-tree``."""
+    names: set[str] = set()
+    for commit in commits:
+        for tree in (commit, f"{commit}:src"):
+            out = git("ls-tree", "--name-only", "-z", tree, cwd=repo, check=False)
+            names.update(n.removesuffix(".py") for n in out.split("\0") if n)
+    return frozenset(names)
 
 
 def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
@@ -211,12 +254,13 @@ def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
     why = last.skip_reasons.get(skipped[0], "")
     example = f"e.g. {skipped[0]}" + (f": {why}" if why else "")
     if len(skipped) == len(last.outcomes):
-        return f"no test failed in {runs}: all {len(skipped)} were skipped in this environment ({example})"
+        return f"no test failed in {runs}: all {len(skipped)} {ALL_SKIPPED} ({example})"
     return (f"no test failed in {runs}: {len(last.outcomes) - len(skipped)} passed without the change and "
             f"{len(skipped)} were skipped ({example})")
 
 
-def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> Verification:
+def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun], *,
+                  own_modules: Collection[str] = ()) -> Verification:
     """Classify the ids of stability runs at the parent (commit's tests on the parent tree) and
     at the commit (docs/contracts.md §7). Pure: reads only the given runs.
 
@@ -234,12 +278,13 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     FAIL_TO_PASS: ``passes_without_change`` (no id failed in any parent run), ``flaky`` (ids
     failed at the parent but not in every run, or every red id was flaky at the commit), else
     ``reference_fails``. With no commit runs (verification stopped after the parent) both lists
-    stay empty and only the reason is set.
+    stay empty and only the reason is set. ``own_modules``: the repository's top-level names
+    (:func:`own_top_levels`), never reported as missing from the environment.
     """
     parent_s = sum(r.wall_s for r in parent_runs)
     commit_s = sum(r.wall_s for r in commit_runs)
     v = Verification(parent_s=parent_s, commit_s=commit_s, runs=len(parent_runs) + len(commit_runs),
-                     missing_modules=_missing_modules(parent_runs))
+                     missing_modules=_missing_modules(parent_runs, own_modules))
     for state, runs in (("parent", parent_runs), ("commit", commit_runs)):
         for k, r in enumerate(runs, 1):
             if r.timed_out:
@@ -280,8 +325,9 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         elif stopped := next((r.error for r in commit_runs if r.collection_error and r.error), None):
             v.detail += f" ({stopped})"  # pytest stopped before collecting: its own error line
     elif not ever_failed:
-        v.reason = "passes_without_change"
         v.detail = _nothing_failed_detail(parent_runs)
+        # every test skipped says nothing of the change: this environment cannot run them (issue 35)
+        v.reason = "tests_skipped" if ALL_SKIPPED in v.detail else "passes_without_change"
     elif not red:
         v.reason = "flaky"
         v.detail = f"{len(ever_failed)} test(s) failed in some parent runs but not all, e.g. {ever_failed[0]}"
@@ -358,7 +404,8 @@ def verify_candidate(
             return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
-                    name: str = "", prepare: Callable[[Path], list[str]] | None = None) -> TestRun | Verification:
+                    name: str = "", prepare: Callable[[Path], list[str]] | None = None,
+                    timeout_s: float | None = None) -> TestRun | Verification:
             out = logs / (name or f"{state}-{k}")
             out.mkdir(parents=True, exist_ok=True)
             wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
@@ -372,7 +419,7 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
-                targets = list(select) if select is not None else list(runnable_tests)
+                targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
                 if prepare is not None:
                     targets = prepare(wd)
                 try:
@@ -381,7 +428,7 @@ def verify_candidate(
                         test_cmd,
                         targets,
                         out_dir=out,
-                        timeout_s=run_timeout_s,
+                        timeout_s=timeout_s or run_timeout_s,
                         test_timeout_s=test_timeout_s,
                         env=env,
                         sandbox=sandbox,
@@ -400,7 +447,13 @@ def verify_candidate(
             loses a task."""
             if select is not None and (not can_select or len(select) > MAX_SELECTED):
                 select = None
-            r = one_run(base, state, k, select)
+            bound = parent_bound_s() if state == "parent" and k > 1 else None
+            r = one_run(base, state, k, select, timeout_s=bound)
+            if isinstance(r, TestRun):
+                broken[state].update(r.collection_errors)
+                if bound is not None and r.timed_out:
+                    bounded.append(f"parent run {k} stopped at {bound:.0f} s (5× commit run 1, at least "
+                                   f"{PARENT_FLOOR_S:.0f} s)")
             # a module that fails to import reports its collection error: its ids are absent for a reason
             if (select is not None and isinstance(r, TestRun) and not r.timed_out
                     and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors for i in select)):
@@ -409,9 +462,26 @@ def verify_candidate(
 
         parent_runs: list[TestRun] = []
         commit_runs: list[TestRun] = []
+        # modules that failed to collect in a run of each state: later targeted runs name them as paths,
+        # since pytest given the ids of a module that cannot import stops the whole run (exit 4)
+        broken: dict[str, set[str]] = {"parent": set(), "commit": set()}
+        bounded: list[str] = []
+
+        def parent_bound_s() -> float | None:
+            """Parent runs after commit run 1 take at most 5× its time (at least :data:`PARENT_FLOOR_S`,
+            at most the run timeout): a parent that hangs where the commit's tests finish (the bug the
+            commit fixes may be a hang) does not hold a worker for the whole run timeout."""
+            if not commit_runs or commit_runs[0].timed_out:
+                return None
+            return min(run_timeout_s, max(PARENT_FLOOR_S, PARENT_FACTOR * commit_runs[0].wall_s))
+
+        own = own_top_levels(repo, parent, commit)
 
         def done() -> Verification:
-            v = _with_times(classify_runs(parent_runs, commit_runs), setup_s, parent_runs, commit_runs)
+            v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
+                            commit_runs)
+            if bounded and v.reason == "timeout":
+                v.detail = f"{bounded[0]}; the commit's tests finished in {commit_runs[0].wall_s:.1f} s"
             return _with_network_hint(v, [*parent_runs, *commit_runs])
 
         # parent run 1, whole files: which ids are red

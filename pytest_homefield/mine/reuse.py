@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.layout import HomefieldDir, results_path
+from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.message_score import message_fields
-from pytest_homefield.mine.redgreen import VERIFY_VERSION
+from pytest_homefield.mine.redgreen import ALL_SKIPPED, VERIFY_VERSION
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.testrun import REPORTER_DIR
 from pytest_homefield.store import read_jsonl
@@ -94,8 +95,8 @@ def verify_key(inputs: Mapping[str, Any]) -> str:
 
 def _reusable(record: Mapping[str, Any]) -> bool:
     """A verification record that settled its candidate: it has a key and was verified (not skipped
-    for ``--max-tasks``), and a kept one carries a valid task record."""
-    if not record.get("verify_key") or record.get("reason") == "max_tasks" or "reason" not in record:
+    for ``--max-tasks`` or a bound), and a kept one carries a valid task record."""
+    if not record.get("verify_key") or record.get("reason") in ("max_tasks", NOT_VERIFIED) or "reason" not in record:
         return False
     if record["reason"] is not None:
         return True
@@ -156,6 +157,8 @@ def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, sou
     prompt, its sources, mode, dates, files, languages), with ``spec_score`` and ``well_specified``
     computed again at ``threshold`` (``spec_threshold``)."""
     record = {k: v for k, v in prior.items() if k not in ("task", "reused_from")}
+    if record.get("reason") == "passes_without_change" and ALL_SKIPPED in str(record.get("detail") or ""):
+        record["reason"] = "tests_skipped"  # verified before the reason existed: the same verdict, its own name
     record["subject"] = candidate["subject"]
     record["reused_from"] = source
     task = prior.get("task")

@@ -203,6 +203,8 @@ class ScanResult:
     examined: int = 0
     capped: bool = False
     shallow_skipped: int = 0
+    #: when the date window held no commit: the newest commit's author date (ISO 8601), to say so
+    newest_authored: str | None = None
 
 
 # --- the walk ----------------------------------------------------------------------------------
@@ -386,7 +388,9 @@ def _split_change(entries: list[bytes], classifier: Classifier) -> _Change:
             change.config.append(path)
         elif path.rsplit("/", 1)[-1] in CONTENT_CHECKED:
             change.checked.append((path, raw))
-            change.sources.append(path)  # provisionally; filter 10 decides
+            # provisionally; filter 10 decides. setup.cfg's other sections configure tools (flake8,
+            # pytest, coverage): never source (issue 35)
+            (change.config if path.rsplit("/", 1)[-1] == "setup.cfg" else change.sources).append(path)
         else:
             change.deps.append(path)
     return change
@@ -612,9 +616,11 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         _filter_manifests(repo, outcomes, checks, keep=options.env == "uv")
         if options.max_diff_lines is not None:
             _filter_diff_lines(repo, outcomes, classifier, options.max_diff_lines)
+        newest = str(repo.git.log("-1", "--format=%aI", head)).strip() if not outcomes and since else None
     finally:
         repo.close()
-    result = ScanResult(examined=len(outcomes), capped=capped, shallow_skipped=shallow_skipped)
+    result = ScanResult(examined=len(outcomes), capped=capped, shallow_skipped=shallow_skipped,
+                        newest_authored=newest or None)
     for outcome in outcomes:
         if isinstance(outcome, Candidate):
             result.candidates.append(outcome)
@@ -761,5 +767,8 @@ def format_scan(result: ScanResult, verbose: bool = False) -> str:
         summary += "; stopped at max commits"
     if result.shallow_skipped:
         summary += f"; {shallow_note(result.shallow_skipped)}"
+    if result.newest_authored:
+        summary += (f"; the newest commit was authored on {result.newest_authored[:10]}, before --since "
+                    "(give an earlier date)")
     lines.append(summary)
     return "\n".join(lines)

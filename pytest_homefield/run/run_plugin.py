@@ -24,6 +24,7 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
+from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
 from pytest_homefield.run.attempt import SandboxContext
@@ -233,6 +234,9 @@ class RunPlugin(ModePlugin):
             f"homefield agents: {', '.join(f'{a.name} ({a.spec})' for a in s.agents)}",
             f"homefield results: {s.results_path.relative_to(self.settings.root)}",
         ]
+        partial = partial_mine_note(HomefieldDir(self.settings.root))
+        if partial:
+            lines.append(f"homefield: {partial}")
         if s.shard is not None:
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "

@@ -13,7 +13,7 @@ import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
-from pytest_homefield.terminal.progress import Progress, plural
+from pytest_homefield.terminal.progress import Progress, display_width, plural
 
 __all__ = ["ProgressHooks"]
 
@@ -33,7 +33,10 @@ def _status(kind: str, report: pytest.TestReport) -> str | None:
             return "error"
         if kind == "run" and hasattr(report, "wasxfail"):
             return "unsolved"
-        return "dropped" if kind == "mine" else "skipped"
+        if kind == "mine":  # a candidate a bound left unverified is skipped, not dropped
+            why = str(report.longrepr[2]) if isinstance(report.longrepr, tuple) else ""
+            return "dropped" if REJECTED_PREFIX in why else "skipped"
+        return "skipped"
     if report.failed:  # a teardown error
         return "error"
     return None
@@ -54,7 +57,12 @@ def _why(report: pytest.TestReport) -> str:
     reason = str(reason)
     if reason.startswith((UNSOLVED_PREFIX, REJECTED_PREFIX)):
         reason = reason.split(": ", 1)[-1]
-    return f" ({reason.replace('_', ' ')})"
+    # only the reason's code reads with spaces (tests_failed -> tests failed); its detail keeps test ids
+    # and paths verbatim, so that they can be copied (issue 35)
+    code, sep, detail = reason.partition(" (")
+    if " " in code or ":" in code:
+        return f" ({reason})"
+    return f" ({code.replace('_', ' ')}{sep}{detail})"
 
 
 class ProgressHooks:
@@ -82,6 +90,7 @@ class ProgressHooks:
         self.progress = Progress(kind, budget_usd=budget_usd, clock=clock)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
+        self._reused: set[str] = set()
         self._drawn = False
         self._announced = False
         self._subject_shown: set[str] = set()
@@ -105,6 +114,14 @@ class ProgressHooks:
         tw = getattr(self.tr, "_tw", None)
         return int(getattr(tw, "fullwidth", 80) or 80)
 
+    def _padded(self) -> str:
+        """The line cut to the terminal's width and padded with spaces to one column short of it, counted
+        in columns: pytest's own ``erase`` pads by characters, so a line with wide characters (CJK, emoji)
+        would wrap and each redraw would leave a stale copy above it."""
+        width = self._width()
+        line = self.progress.line(width)
+        return line + " " * max(0, width - 1 - display_width(line))
+
     def _draw(self) -> None:
         tr = self.tr
         if tr is None or not self.live:
@@ -112,7 +129,7 @@ class ProgressHooks:
         with self._lock:
             if self._stop.is_set() and self._ticker is not None:
                 return
-            tr.rewrite(self.progress.line(self._width()), erase=True)
+            tr.rewrite(self._padded(), erase=False)
             tr.flush()
             self._drawn = True
         if self._ticker is None and self._may_tick():
@@ -133,7 +150,7 @@ class ProgressHooks:
                     return
                 tr = self.tr
                 if tr is not None:
-                    tr.rewrite(self.progress.line(self._width()), erase=True)
+                    tr.rewrite(self._padded(), erase=False)
                     tr.flush()
 
     def _stop_ticker(self) -> None:
@@ -206,6 +223,8 @@ class ProgressHooks:
         for key, value in report.user_properties:
             if key == "homefield.cost_usd" and value is not None:
                 self._cost[report.nodeid] = float(value)  # type: ignore[arg-type]
+            if key == "homefield.reused" and value:
+                self._reused.add(report.nodeid)
         if status is not None and self.config.get_verbosity() > 0 and self.tr is not None:
             self._subject_after_line(report)
 
@@ -229,7 +248,10 @@ class ProgressHooks:
         if status is None:
             self.progress.in_flight.pop(nodeid, None)
             return
-        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None))
+        reused = nodeid in self._reused
+        self._reused.discard(nodeid)
+        fresh = not reused and not (self.kind == "mine" and status == "skipped")
+        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=fresh)
         if self.live:
             self._draw()
         elif self.progress.periodic_due():
@@ -243,7 +265,7 @@ class ProgressHooks:
         self._stop_ticker()
         if self._drawn:
             self.progress.in_flight.clear()
-            tr.rewrite(self.progress.line(self._width()), erase=True)
+            tr.rewrite(self._padded(), erase=False)
             tr.write("\n")
             tr.currentfspath = None
 

@@ -19,10 +19,11 @@ This module imports nothing from pytest.
 from __future__ import annotations
 
 import time
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 
-__all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES"]
+__all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES", "cut_to_width", "display_width"]
 
 #: Without a live line: a plain line every this many finished items …
 EVERY_N = 10
@@ -30,7 +31,7 @@ EVERY_N = 10
 EVERY_S = 60.0
 
 #: Statuses in display order, per kind.
-STATUSES = {"mine": ("kept", "dropped", "error"), "run": ("solved", "unsolved", "infra", "skipped", "error")}
+STATUSES = {"mine": ("kept", "dropped", "skipped", "error"), "run": ("solved", "unsolved", "infra", "skipped", "error")}
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:
@@ -46,6 +47,36 @@ def fmt_duration(seconds: float) -> str:
     if s < 3600:
         return f"{s // 60}m{s % 60:02d}s"
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+
+
+def _char_width(ch: str) -> int:
+    """Terminal columns of one character: 0 for combining marks and controls, 2 for East Asian wide
+    and fullwidth ones (CJK, most emoji), else 1 (the rule of ``wcwidth``)."""
+    if unicodedata.combining(ch) or unicodedata.category(ch) in ("Cc", "Cf", "Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def display_width(text: str) -> int:
+    """Terminal columns ``text`` takes (:func:`_char_width` summed)."""
+    return sum(_char_width(c) for c in text)
+
+
+def cut_to_width(text: str, width: int) -> str:
+    """``text`` cut to at most ``width - 1`` terminal columns, ending with ``…`` when cut: a line that
+    filled the last column (or wrapped) would leave the cursor on the next row, and each redraw would
+    then stack a stale copy above it."""
+    limit = max(0, width - 1)
+    if display_width(text) <= limit:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = _char_width(ch)
+        if used + w > limit - 1:
+            break
+        out.append(ch)
+        used += w
+    return "".join(out) + "…"
 
 
 class Progress:
@@ -66,6 +97,8 @@ class Progress:
         self.started = clock()
         self.counts: Counter[str] = Counter()
         self.done = 0
+        #: items that did the work they stand for (a mining candidate verified here, not reused or skipped)
+        self.fresh = 0
         self.spent_usd = 0.0
         self.costs_seen = False
         self.in_flight: dict[str, str] = {}  # key -> label, in start order
@@ -80,10 +113,13 @@ class Progress:
         """Item ``key`` started; ``label`` says what it is (id and subject)."""
         self.in_flight[key] = label
 
-    def finish(self, key: str, status: str, cost_usd: float | None = None) -> None:
-        """Item ``key`` finished with ``status`` (e.g. ``kept``, ``solved``), having spent ``cost_usd``."""
+    def finish(self, key: str, status: str, cost_usd: float | None = None, *, fresh: bool = True) -> None:
+        """Item ``key`` finished with ``status`` (e.g. ``kept``, ``solved``), having spent ``cost_usd``;
+        ``fresh=False``: it took next to no time (an earlier verification reused, a skip), so it does not
+        set the rate of the ETA."""
         self.in_flight.pop(key, None)
         self.done += 1
+        self.fresh += bool(fresh)
         self.counts[status] += 1
         if cost_usd is not None:
             self.spent_usd += float(cost_usd)
@@ -93,11 +129,12 @@ class Progress:
         return self.clock() - self.started
 
     def eta_s(self) -> float | None:
-        """Seconds left at the rate so far (elapsed / done × remaining); ``None`` before the first
+        """Seconds left at the rate of the fresh items so far (elapsed / fresh × remaining): items that
+        were reused or skipped took no time and say nothing of the rest. ``None`` before the first fresh
         item finished or without a total."""
-        if not self.done or not self.total:
+        if not self.fresh or not self.total:
             return None
-        return self.elapsed_s() / self.done * max(0, self.total - self.done)
+        return self.elapsed_s() / self.fresh * max(0, self.total - self.done)
 
     def parts(self) -> list[str]:
         """The pieces of :meth:`line`, without the item in flight."""
@@ -125,8 +162,8 @@ class Progress:
             newest = list(self.in_flight.values())[-1]
             more = len(self.in_flight) - 1
             text += f" · {newest}" + (f" (+{more} more)" if more else "")
-        if width is not None and len(text) > width - 1:
-            text = text[: max(0, width - 2)] + "…"
+        if width is not None:
+            text = cut_to_width(text.replace("\n", " ").replace("\r", " "), width)
         return text
 
     def periodic_due(self, *, every_n: int = EVERY_N, every_s: float = EVERY_S) -> bool:

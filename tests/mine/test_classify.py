@@ -103,7 +103,7 @@ PATHS = [
     ("pkg/core.py", "source", False),
     ("src/app.ts", "source", False),
     ("CMakeLists.txt", "source", False),
-    ("tox.ini", "source", False),
+    ("tox.ini", "config", False),
     ("pkg/license.py", "source", False),
     ("numpy/testing/utils.py", "source", False),  # `testing` is a test folder only at the top
     ("pkg/contest.py", "source", False),

@@ -20,7 +20,7 @@ def run(outcomes: dict[str, str], *, ce: bool = False, skips: dict[str, str] | N
 def test_all_new_tests_skipped_says_skipped_and_why() -> None:
     parent = run({"t.py::a": "skipped", "t.py::b": "skipped"}, skips={"t.py::a": "requires Python 3.12"})
     v = classify_runs([parent], [])
-    assert v.reason == "passes_without_change"
+    assert v.reason == "tests_skipped"  # issue 35: not "passes without the change"
     assert v.detail == ("no test failed in 1 parent run: all 2 were skipped in this environment "
                         "(e.g. t.py::a: requires Python 3.12)")
 

@@ -92,7 +92,7 @@ def test_skipped_and_xfail_at_the_commit_verify_nothing() -> None:
 
 def test_skipped_at_the_parent_only_is_not_red() -> None:
     v = classify([{"t::a": "skipped"}] * 2, [{"t::a": "passed"}] * 2)
-    assert v.excluded == {"t::a": "skipped"} and v.reason == "passes_without_change"
+    assert v.excluded == {"t::a": "skipped"} and v.reason == "tests_skipped"  # issue 35: its own reason
 
 
 def test_an_unrelated_failing_test_never_costs_the_task() -> None:
@@ -148,7 +148,7 @@ def test_a_test_command_that_cannot_run_is_setup_failed() -> None:
 
 def test_vocabularies() -> None:
     assert DROP_REASONS == ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
-                            "reference_passes_canary")
+                            "reference_passes_canary", "tests_skipped")
     assert set(EXCLUDE_REASONS) >= {"flaky", "fails_with_reference", "skipped"}
 
 

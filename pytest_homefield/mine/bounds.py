@@ -1,0 +1,142 @@
+"""Bounds of a mining session and how it says it stopped early (issue 35, docs/contracts.md §4, §7).
+
+A mine verifies its candidates newest first. Three bounds leave candidates unverified on purpose:
+``--stop-after-tasks N`` (no verification starts once N tasks are kept), ``--time-budget DURATION``
+(none starts after the deadline, a wall-clock time shared by every xdist worker) and fail-fast
+(:class:`FailFast`: the first K verified candidates all failed on the same collection error, so the
+environment is broken and every other candidate would fail the same way). A Ctrl-C stops one
+without warning. Each case is a :class:`Stop`; :func:`stop_lines` says it in the summary (how many
+candidates were not verified, that ``tasks.jsonl`` is partial, the command that goes on) and
+:func:`stop_meta` is what ``meta.json`` records under ``stopped``. Going on is the same command
+again: the candidates already verified are reused (:mod:`pytest_homefield.mine.reuse`).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.terminal.progress import fmt_duration
+
+__all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
+           "continue_command", "INTERRUPTED", "STOP_AFTER_TASKS", "TIME_BUDGET", "FAIL_FAST"]
+
+#: ``reason`` of the verification record of a candidate a bound left unverified (never reused, never merged).
+NOT_VERIFIED = "not_verified"
+
+INTERRUPTED = "interrupted"
+STOP_AFTER_TASKS = "stop_after_tasks"
+TIME_BUDGET = "time_budget"
+FAIL_FAST = "fail_fast"
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Why a mine ended before verifying every candidate: ``why`` is one of :data:`INTERRUPTED`,
+    :data:`STOP_AFTER_TASKS`, :data:`TIME_BUDGET`, :data:`FAIL_FAST`; ``detail`` one phrase for people
+    (``"time budget 20m reached"``)."""
+
+    why: str
+    detail: str
+
+
+def budget_detail(why: str, settings: Any) -> str:
+    """The phrase of a bound's :class:`Stop` (``settings``: a :class:`~pytest_homefield.settings.Settings`)."""
+    if why == STOP_AFTER_TASKS:
+        return f"--stop-after-tasks {settings.stop_after_tasks} reached"
+    if why == TIME_BUDGET:
+        return f"time budget {settings.time_budget} reached"
+    return why.replace("_", " ")
+
+
+_IN_PARENS = re.compile(r"\(([^()]*(?:Error|error|No module)[^()]*)\)")
+
+
+def failure_signature(record: Mapping[str, Any]) -> str | None:
+    """What a dropped candidate's failure has in common with others failing for the same broken
+    environment, or ``None`` when it did not fail to collect or set up: the modules it could not import
+    (``missing_modules``), else a ``setup_failed`` detail, else the error quoted in a ``reference_fails``
+    detail about collection errors (file paths left out)."""
+    reason = record.get("reason")
+    if reason not in ("reference_fails", "setup_failed"):
+        return None
+    if record.get("missing_modules"):
+        return "No module named " + ", ".join(repr(str(m)) for m in record["missing_modules"])
+    detail = str(record.get("detail") or "")
+    if reason == "setup_failed":
+        return detail or None
+    if "collection error" not in detail:
+        return None
+    # "collection errors at the parent and at the commit: PATHS (MESSAGE)": the message, whose own
+    # parentheses (a file path in an ImportError) stay
+    _, sep, message = detail.partition(" (")
+    if sep and detail.endswith(")"):
+        return message[:-1]
+    m = _IN_PARENS.search(detail)
+    return m.group(1) if m else None
+
+
+@dataclass
+class FailFast:
+    """Watches the first ``k`` verification records (in the order they finish, reused ones too): when
+    all ``k`` failed with the same :func:`failure_signature`, :meth:`add` returns a :class:`Stop`.
+    ``k == 0`` never stops."""
+
+    k: int
+    seen: list[str | None] = field(default_factory=list)
+    fired: bool = False
+
+    def add(self, record: Mapping[str, Any]) -> Stop | None:
+        """Note one finished candidate's record; the :class:`Stop` when the first ``k`` agree."""
+        if self.fired or self.k <= 0 or len(self.seen) >= self.k or record.get("reason") in (NOT_VERIFIED,
+                                                                                              "max_tasks"):
+            return None
+        self.seen.append(failure_signature(record))
+        first = self.seen[0]
+        if len(self.seen) == self.k and first is not None and all(s == first for s in self.seen):
+            self.fired = True
+            return Stop(FAIL_FAST, f"the first {self.k} candidates all failed on the same error ({first})")
+        return None
+
+
+def continue_command(argv: Sequence[str] | None = None, pytest_args: Sequence[str] = ()) -> str:
+    """The command that goes on with a stopped mine: the same command again (``homefield mine …`` as it
+    was typed, from ``argv``, default ``sys.argv``), else ``pytest`` with ``pytest_args``."""
+    argv = list(sys.argv if argv is None else argv)
+    if argv and (Path(argv[0]).name == "homefield" or argv[0].endswith("pytest_homefield/cli.py")):
+        return shlex.join(["homefield", *argv[1:]])
+    return shlex.join(["pytest", *pytest_args])
+
+
+def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,
+               kept: int, command: str) -> list[str]:
+    """The summary lines of a mine that ended early (``[]`` when it verified every candidate it was
+    meant to): how many of ``n_candidates`` were not verified and why, that ``tasks.jsonl`` holds a
+    partial task set, and the ``command`` that goes on (reusing the ``n_verified`` already verified)."""
+    if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
+        return []
+    head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
+    lines = [f"{head}: {stop.detail}; {n_not_verified} of {n_candidates} candidates not verified: "
+             f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified)."]
+    if stop.why == FAIL_FAST:
+        lines.append("Fix the test environment (see the hint above) and mine again, or mine on with "
+                     "--no-fail-fast.")
+    else:
+        lines.append(f"Continue with: {command}  (the {n_verified} verified are reused, not run again)")
+    return lines
+
+
+def stop_meta(stop: Stop | None, *, n_candidates: int, n_not_verified: int, command: str,
+              elapsed_s: float) -> dict[str, Any] | None:
+    """``meta.json``'s ``stopped`` (docs/contracts.md §4): ``why``, ``detail``, ``candidates``,
+    ``not_verified``, ``continue`` (the command) and ``elapsed`` (for people, e.g. ``'3m05s'``); ``None``
+    for a mine that verified every candidate it was meant to."""
+    if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
+        return None
+    return {"why": stop.why, "detail": stop.detail, "candidates": n_candidates, "not_verified": n_not_verified,
+            "continue": command, "elapsed": fmt_duration(elapsed_s)}

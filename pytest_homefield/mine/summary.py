@@ -1,0 +1,96 @@
+"""The summary lines of a mining session that explain its drops (docs/contracts.md §7): the setup hint,
+services that did not start, tests that could not connect, modules the environment lacks, the
+environments built, the drop counts. Pure functions of verification records."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from pytest_homefield.sandbox.services import failure_lines
+
+__all__ = ["setup_hint", "service_lines", "network_line", "missing_modules_line", "env_summary", "drop_summary"]
+
+
+def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
+    """A hint when most verified candidates could not even be collected at the commit (a missing
+    generated file or an uninstalled package, not a failing test): the snapshot probably needs a
+    ``setup_cmd``. ``None`` otherwise."""
+    broken = [r for r in verified if r.get("reason") == "reference_fails"
+              and str(r.get("detail", "")).startswith("collection errors at the parent and at the commit")]
+    if not verified or len(broken) * 2 < len(verified):
+        return None
+    detail = str(broken[0].get("detail", ""))
+    why = detail[detail.find("(") + 1: -1] if detail.endswith(")") else "see the verification records"
+    return (f"Hint: {len(broken)} of {len(verified)} candidates could not collect their tests even at the commit "
+            f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
+            "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
+
+
+def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per service that did not start (``setup_failed`` records whose detail names it, the
+    message said once however many candidates it dropped)."""
+    return failure_lines((r.get("detail") for r in verified if r.get("reason") == "setup_failed"),
+                         "candidate", "dropped")
+
+
+def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Network: 3 candidates dropped because their tests could not connect: tests tried
+    127.0.0.1:6379: declare it under `services:` …'`` from the records' ``network_hint`` (the most
+    common hint quoted), else ``None``."""
+    hints = Counter(str(r["network_hint"]) for r in verified if r.get("network_hint"))
+    if not hints:
+        return None
+    n = sum(hints.values())
+    return (f"Network: {n} candidate{'s' if n != 1 else ''} dropped because the tests could not connect "
+            f"(test runs have no network in the sandbox): {hints.most_common(1)[0][0]}")
+
+
+def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None, *, own: Collection[str] = (),
+                         install: str | None = None) -> str | None:
+    """``'Missing modules: freezegun (2 candidates), yaml (1): the tests ran with /usr/bin/python3 …'``
+    when a verified candidate's parent runs could not import a module (its record's
+    ``missing_modules``), else ``None``. ``python``: the interpreter of the test command
+    (:func:`python_of`), named because a shim (pyenv, an activated venv without homefield in it) can
+    put another ``python`` first on PATH than the one the user installed the test dependencies into.
+    Records reused from an earlier session count too: their environment is this one's (same key).
+    ``own``: the repository's top-level names (:func:`~pytest_homefield.mine.redgreen.own_top_levels`):
+    its own modules are never named (records verified before they were left out may hold them).
+    ``install``: how to install them (:func:`~pytest_homefield.mine.setup_help.install_hint`), added."""
+    counts: dict[str, int] = {}
+    for r in verified:
+        for m in r.get("missing_modules") or ():
+            if str(m).split(".", 1)[0] not in own:
+                counts[m] = counts.get(m, 0) + 1
+    if not counts:
+        return None
+    names = sorted(counts, key=lambda m: (-counts[m], m))
+    listed = ", ".join(f"{m} ({counts[m]} candidate{'s' if counts[m] != 1 else ''})" if i == 0 else f"{m} ({counts[m]})"
+                       for i, m in enumerate(names))
+    where = f"the tests ran with {python}" if python else "the test command's environment lacks them"
+    how = f" ({install})" if install else ""
+    return (f"Missing modules: {listed}: {where}; install them there{how} (or with setup_cmd) and mine again "
+            "(a changed environment is verified again).")
+
+
+def env_summary(records: Iterable[dict[str, Any]]) -> str:
+    """``'environments: 2 distinct, 2 built (41.3 s), 5 reused, 1 failed to build'`` from verification
+    records' ``env`` objects (a key counted once as built); ``''`` when no record has one. Records
+    reused from an earlier session (``reused_from``) ran nothing here and are left out."""
+    envs = [r["env"] for r in records if r.get("env") and not r.get("reused_from")]
+    if not envs:
+        return ""
+    built = [e for e in envs if e.get("built")]
+    failed = [e for e in envs if e.get("key") is None]
+    reused = len(envs) - len(built) - len(failed)
+    keys = {e["key"] for e in envs if e.get("key")}
+    secs = sum(float(e.get("build_s") or 0) for e in built)
+    out = f"environments: {len(keys)} distinct, {len(built)} built ({secs:.1f} s), {reused} reused"
+    return out + (f", {len(failed)} failed to build" if failed else "")
+
+
+def drop_summary(reasons: Iterable[str | None]) -> str:
+    """``'passes without the change 3, reference fails 2, …'`` (most frequent first); ``''`` if none."""
+    counts = Counter(r for r in reasons if r)
+    return ", ".join(f"{r.replace('_', ' ')} {n}" for r, n in counts.most_common())

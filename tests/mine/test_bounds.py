@@ -1,0 +1,196 @@
+"""mine/bounds.py and the bounds of a mining session without pytest items (issue 35): the
+--stop-after-tasks and --time-budget skips, fail-fast on the first K alike collection errors, the summary
+and meta.json of a mine that stopped early, the note plan/run/export print; the ETA counting fresh
+verifications only; the status line cut to the terminal's width in columns."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_homefield.layout import HomefieldDir, partial_mine_note, read_meta, write_meta
+from pytest_homefield.mine.bounds import (
+    FAIL_FAST,
+    INTERRUPTED,
+    NOT_VERIFIED,
+    FailFast,
+    Stop,
+    continue_command,
+    failure_signature,
+)
+from pytest_homefield.mine.pipeline import MineSession
+from pytest_homefield.mine.reuse import ReuseIndex
+from pytest_homefield.records import Task
+from pytest_homefield.settings import Settings
+from pytest_homefield.store import append_jsonl, write_jsonl_atomic
+from pytest_homefield.terminal.progress import Progress, cut_to_width, display_width
+
+
+def _task(sha: str, day: int) -> dict[str, Any]:
+    return Task(id=sha[:12], commit=sha, parent="ff" * 20, committed_at=f"2026-01-{day:02d}T00:00:00+00:00",
+                authored_at="", mode="commit", subject=f"subject {day}", message="", prompt="", source_files=[],
+                test_files=[], test_patch="", gold_patch="", FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[]).to_dict()
+
+
+def _session(root: Path, *shas: str, **kw: Any) -> MineSession:
+    s = Settings(root=root)
+    for k, v in kw.items():
+        setattr(s, k, v)
+    mine_dir = HomefieldDir(root).new_mine_dir()
+    write_meta(mine_dir, {"schema_version": 1, "kind": "mine", "mine_id": mine_dir.name,
+                          "created_at": "2026-12-02T10:00:00+00:00"})
+    write_jsonl_atomic(mine_dir / "candidates.jsonl", [{"commit": c, "subject": f"S {c[:2]}"} for c in shas])
+    write_jsonl_atomic(mine_dir / "reused.jsonl", [])
+    write_jsonl_atomic(mine_dir / "scan.jsonl", [])
+    return MineSession(s, mine_dir)
+
+
+def _kept(session: MineSession, sha: str, day: int) -> None:
+    append_jsonl(session.results_path, {"commit": sha, "id": sha[:12], "subject": "K", "reason": None,
+                                        "FAIL_TO_PASS": 1, "task": _task(sha, day), "verify_key": "k" + sha[:3]})
+
+
+def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp_path: Path) -> None:
+    a, b, c = "aa" * 20, "bb" * 20, "cc" * 20
+    session = _session(tmp_path, a, b, c, stop_after_tasks=1)
+    _kept(session, a, 3)
+    verdict = session.verify({"commit": b, "subject": "S bb"}, b[:12])
+    assert not verdict.verified
+    assert verdict.record == {"commit": b, "id": b[:12], "subject": "S bb", "reason": NOT_VERIFIED,
+                              "stop": "stop_after_tasks", "detail": "--stop-after-tasks 1 reached"}
+    append_jsonl(session.results_path, verdict.record)
+    lines = session.finish(command="homefield mine --stop-after-tasks 1")
+    assert lines[0].startswith("Mined 1 tasks from 1 of 3 candidates")
+    assert lines[1] == ("Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified: tasks.jsonl is "
+                        "partial (1 task from the 1 verified).")
+    assert lines[2] == "Continue with: homefield mine --stop-after-tasks 1  (the 1 verified are reused, not run again)"
+    stopped = read_meta(session.mine_dir)["stopped"]
+    assert (stopped["why"], stopped["not_verified"], stopped["candidates"]) == ("stop_after_tasks", 2, 3)
+    note = partial_mine_note(HomefieldDir(tmp_path))
+    assert note is not None and "2 of 3 candidates not verified" in note and "homefield mine --stop" in note
+    # a not-verified record is never reused by a later session
+    assert "kbb" not in ReuseIndex.load(HomefieldDir(tmp_path)).records
+
+
+def test_time_budget_skips_fresh_verifications_only(tmp_path: Path) -> None:
+    a, b = "aa" * 20, "bb" * 20
+    session = _session(tmp_path, a, b, time_budget="20m")
+    session.deadline = time.time() - 1  # the budget is spent
+    # an earlier record of the same inputs costs nothing: reused after the deadline too
+    prior = {"commit": b, "id": b[:12], "subject": "S bb", "reason": "passes_without_change",
+             "verify_key": "kb", "reused_from": "m0"}
+    write_jsonl_atomic(session.reused_path, [prior])
+    verdict = session.verify({"commit": a, "subject": "S aa", "verify_key": "ka"}, a[:12])
+    assert (verdict.verified, verdict.record["reason"], verdict.record["detail"]) == \
+        (False, NOT_VERIFIED, "time budget 20m reached")
+    assert session.verify({"commit": b, "subject": "S bb", "verify_key": "kb"}, b[:12]).reused
+    worker = MineSession.join(session.settings, session.workerinput())
+    assert worker.deadline == session.deadline  # every worker stops at the same time
+
+
+def test_an_interrupted_session_says_how_much_is_left_and_records_it(tmp_path: Path) -> None:
+    shas = [f"{i}{i}" * 20 for i in range(1, 5)]
+    session = _session(tmp_path, *shas)
+    _kept(session, shas[0], 4)
+    lines = session.finish(stop=Stop(INTERRUPTED, "Ctrl-C"), command="homefield mine -n 2")
+    assert lines[0].startswith("Mined 1 tasks from 1 of 4 candidates")
+    assert lines[1].startswith("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial")
+    assert lines[2].startswith("Continue with: homefield mine -n 2")
+    assert read_meta(session.mine_dir)["stopped"]["why"] == INTERRUPTED
+    # a mine that verified everything records stopped: null, and no note is printed after it
+    done = _session(tmp_path, shas[0])
+    _kept(done, shas[0], 4)
+    assert "Interrupted" not in " ".join(done.finish(stop=Stop(INTERRUPTED, "Ctrl-C")))
+    meta = read_meta(done.mine_dir)
+    meta["created_at"] = "2026-12-02T11:00:00+00:00"
+    write_meta(done.mine_dir, meta)
+    assert meta["stopped"] is None and partial_mine_note(HomefieldDir(tmp_path)) is None
+
+
+def _broken(sha: str, module: str = "numpy") -> dict[str, Any]:
+    return {"commit": sha, "id": sha[:12], "reason": "reference_fails", "missing_modules": [module],
+            "detail": f"collection errors at the parent and at the commit: t.py (No module named '{module}')"}
+
+
+def test_fail_fast_needs_the_first_k_to_fail_alike() -> None:
+    ff = FailFast(3)
+    assert ff.add(_broken("a" * 40)) is None and ff.add(_broken("b" * 40)) is None
+    stop = ff.add(_broken("c" * 40))
+    assert stop is not None and stop.why == FAIL_FAST and "No module named 'numpy'" in stop.detail
+    assert ff.add(_broken("d" * 40)) is None  # once
+    mixed = FailFast(2)
+    assert mixed.add(_broken("a" * 40)) is None and mixed.add(_broken("b" * 40, "yaml")) is None
+    assert FailFast(2).add({"reason": NOT_VERIFIED}) is None  # skips are not verdicts
+    kept_first = FailFast(2)
+    assert kept_first.add({"reason": None}) is None and kept_first.add(_broken("b" * 40)) is None
+    assert FailFast(0).add(_broken("a" * 40)) is None
+
+
+def test_failure_signature() -> None:
+    assert failure_signature({"reason": "passes_without_change"}) is None
+    assert failure_signature({"reason": "reference_fails", "detail": "1 red test(s) do not pass"}) is None
+    assert failure_signature({"reason": "reference_fails", "detail": "collection errors at the parent and at "
+                              "the commit: a.py, b.py (ImportError: cannot import name 'x')"}) == \
+        "ImportError: cannot import name 'x'"
+    assert failure_signature({"reason": "setup_failed", "detail": "setup_cmd failed"}) == "setup_cmd failed"
+    nested = ("collection errors at the parent and at the commit: t/a.py (ImportError: cannot import name "
+              "'Mapping' from 'collections' (/usr/lib/python3.11/collections/__init__.py))")
+    assert failure_signature({"reason": "reference_fails", "detail": nested}) == \
+        "ImportError: cannot import name 'Mapping' from 'collections' (/usr/lib/python3.11/collections/__init__.py)"
+
+
+def test_check_fail_fast_reads_the_finished_records(tmp_path: Path) -> None:
+    session = _session(tmp_path, fail_fast=2)
+    append_jsonl(session.results_path, _broken("a" * 40))
+    assert session.check_fail_fast() is None
+    append_jsonl(session.results_path, _broken("b" * 40))
+    assert session.check_fail_fast() is not None
+    off = _session(tmp_path, fail_fast=2, no_fail_fast=True)
+    for sha in ("a" * 40, "b" * 40):
+        append_jsonl(off.results_path, _broken(sha))
+    assert off.check_fail_fast() is None
+
+
+def test_continue_command() -> None:
+    assert continue_command(["/venv/bin/homefield", "mine", "--since", "2024-01-01", "-n", "2"]) == \
+        "homefield mine --since 2024-01-01 -n 2"
+    assert continue_command(["/x/pytest"], ["--homefield-mine", "-n", "2"]) == "pytest --homefield-mine -n 2"
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_eta_counts_fresh_items_only(fresh: bool) -> None:
+    now = [0.0]
+    p = Progress("mine", 100, clock=lambda: now[0])
+    for i in range(34):  # reused: instant
+        p.finish(f"r{i}", "dropped", fresh=False)
+    now[0] = 22.0
+    assert p.eta_s() is None and "ETA ?" in p.line()
+    p.finish("f", "kept", fresh=fresh)
+    eta = p.eta_s()
+    assert eta is None if not fresh else eta == pytest.approx(22.0 * 65)
+
+
+def test_line_is_cut_to_the_terminal_width_in_columns() -> None:
+    p = Progress("mine", 10)
+    p.start("x", "9f3c2a1b7e04 修复 naturaldelta 的月份计算 " * 4)
+    for width in (40, 80, 81):
+        line = p.line(width)
+        assert display_width(line) <= width - 1 and line.endswith("…")
+    assert cut_to_width("abc", 10) == "abc" and display_width("漢字") == 4
+
+
+def test_the_live_line_is_padded_in_columns_not_characters() -> None:
+    # pytest's rewrite(erase=True) pads by characters: a line with wide characters then wraps
+    from types import SimpleNamespace
+
+    from pytest_homefield.terminal.hooks import ProgressHooks
+
+    tr = SimpleNamespace(_tw=SimpleNamespace(fullwidth=60))
+    config = SimpleNamespace(pluginmanager=SimpleNamespace(get_plugin=lambda name: tr))
+    hooks = ProgressHooks(config, "mine", label_for=str, subject_for=str)  # type: ignore[arg-type]
+    for label in ("9f3c2a1b7e04 修复月份计算", "9f3c2a1b7e04 " + "修复" * 40, "short"):
+        hooks.progress.in_flight = {"x": label}
+        assert display_width(hooks._padded()) == 59

@@ -1,0 +1,122 @@
+"""An interrupted mine says so (issue 35): SIGINT to ``homefield mine`` at ``-n 0`` and ``-n 2`` while a
+candidate's test run hangs ends with a summary naming the candidates not verified, the partial
+``tasks.jsonl`` and the command that goes on, a non-zero exit, ``stopped`` in ``meta.json``; ``plan``
+and ``export`` then print one line about the partial task set. The newest candidate (verified first,
+at either ``-n``) is quick; the three older ones sleep at import. Fail-fast and a mine keeping no task
+exit non-zero; --stop-after-tasks keeps the newest."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+from helpers.e2e_repo import cli_env, homefield
+from helpers.gitrepo import GitRepo
+
+from pytest_homefield.store import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def _repo(path: Path) -> GitRepo:
+    repo = GitRepo.init(path)
+    repo.write(".homefield.yml", f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
+    repo.write("pkg/__init__.py", "")
+    repo.write("tests/__init__.py", "")
+    repo.commit("Start the package with an empty module")
+    for n in (1, 2, 3, 4):
+        slow = "import time\n\ntime.sleep(120)\n" if n < 4 else ""
+        repo.write(f"pkg/f{n}.py", f"def f{n}():\n    return {n}\n")
+        repo.write(f"tests/test_f{n}.py", f"{slow}from pkg.f{n} import f{n}\n\n\ndef test_f{n}():\n"
+                                          f"    assert f{n}() == {n}\n")
+        repo.commit(f"Add function f{n} returning the number {n}")
+    return repo
+
+
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
+    repo = _repo(tmp_path / "repo")
+    args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", workers]
+    proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo.path, env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        deadline = time.monotonic() + 120
+        results: list[Path] = []
+        while time.monotonic() < deadline and not (results and any(read_jsonl(results[0]))):
+            time.sleep(0.1)
+            results = list((repo.path / ".homefield" / "mine").glob("*/results.jsonl"))
+        assert results, "the quick candidate was never verified"
+        time.sleep(1.0)  # the slow ones are in their test runs now
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0, out
+    assert "Mined 1 tasks from 1 of 4 candidates" in out, out
+    assert ("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial (1 task from the 1 "
+            "verified).") in out, out
+    assert f"Continue with: homefield {shlex.join(args)}" in out, out
+    assert "Missing modules" not in out, out  # pkg.f2 is the repository's own, added by the commit
+    (mine_dir,) = (repo.path / ".homefield" / "mine").iterdir()
+    stopped = json.loads((mine_dir / "meta.json").read_text())["stopped"]
+    assert (stopped["why"], stopped["not_verified"], stopped["candidates"]) == ("interrupted", 3, 4)
+    assert [t["subject"] for t in read_jsonl(repo.path / ".homefield" / "tasks.jsonl")] == \
+        ["Add function f4 returning the number 4"]
+    note = f"Note: the task set is partial: mine {mine_dir.name} stopped (Ctrl-C) with 3 of 4 candidates not verified"
+    plan = homefield(repo.path, "plan", "--agent", "noop")
+    assert plan.returncode == 0 and note in plan.stdout, plan.stdout + plan.stderr
+    export = homefield(repo.path, "export", "--out", str(tmp_path / "x.jsonl"))
+    assert export.returncode == 0 and note in export.stderr, export.stdout + export.stderr
+    if workers == "0":  # and once for run (its header): noop is not graded, so this is cheap
+        run = homefield(repo.path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
+        assert f"homefield: {note}" in run.stdout, run.stdout + run.stderr
+
+
+def test_fail_fast_then_no_fail_fast_and_zero_tasks_exit_non_zero(tmp_path: Path) -> None:
+    """The first 2 candidates fail on the same missing module: the mine stops (exit 1) with the hint;
+    --no-fail-fast goes on (reusing both) and, keeping no task, exits 1 too."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write(".homefield.yml", f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
+    repo.write("pkg/__init__.py", "")
+    repo.commit("Start the package with an empty module")
+    for n in (1, 2, 3):
+        repo.write(f"pkg/g{n}.py", f"def g{n}():\n    return {n}\n")
+        repo.write(f"tests/test_g{n}.py", f"import homefield_absent_module\nfrom pkg.g{n} import g{n}\n\n\n"
+                                          f"def test_g{n}():\n    assert g{n}() == {n}\n")
+        repo.commit(f"Add function g{n} returning the number {n}")
+    args = ("mine", "--stability-runs", "1", "--sandbox", "none", "-n", "0")
+    first = homefield(repo.path, *args, "--fail-fast", "2")
+    out = first.stdout
+    assert first.returncode == 1, out + first.stderr
+    assert ("Stopped (fail-fast): the first 2 candidates all failed on the same error (No module named "
+            "'homefield_absent_module'); 1 of 3 candidates not verified") in out, out
+    assert "Missing modules: homefield_absent_module (2 candidates)" in out, out
+    assert "pkg" not in out.split("Missing modules:")[1].split("\n")[0]  # the repository's own: never missing
+    again = homefield(repo.path, *args, "--fail-fast", "2", "--no-fail-fast")
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "Candidates: reused 2, verified 1" in again.stdout and "No task kept" in again.stdout, again.stdout
+
+
+def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path) -> None:
+    """On the mined fixture (every verification reused, nothing runs): one task, the newest, then skips."""
+    repo = tmp_path / "repo"
+    shutil.copytree(mined, repo, symlinks=True)
+    proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "0", "--stop-after-tasks", "1")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified: tasks.jsonl is partial" \
+        in proc.stdout, proc.stdout
+    assert "2 skipped" in proc.stdout and "rejected" not in proc.stdout.split("homefield mine ===")[0]
+    newest = max(read_jsonl(repo / ".homefield" / "tasks.jsonl"), key=lambda t: t["committed_at"])
+    new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
+    kept = [r for r in read_jsonl(new / "results.jsonl") if r.get("task")]
+    assert [r["commit"] for r in kept] == [newest["commit"]]
