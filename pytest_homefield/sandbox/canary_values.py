@@ -11,7 +11,8 @@ in each group, which of the ``k + 1`` values is the original's. So the group mus
   in the middle, at distance 1 from all). The unit keeps the original's roundness (``100`` moves by
   hundreds, ``0.25`` by hundredths). The smallest distance to the original is at least ``k + 2``
   units: a stateful test run again before or after its twins (a redis ``incr``: 1, then 2, 3 …)
-  never meets a twin's value by accident (the mining check runs the worst orders to be sure);
+  never meets a twin's value by accident (the mining check runs the worst orders to be sure), and
+  at least :data:`REL_GAP` of ``|v|`` (``approx``'s tolerance is 1e-6 relative);
 * **strings and bytes**: the same position changed in every member, to characters of the same class
   (a lowercase letter for a lowercase letter, a digit for a digit): every pair differs by one
   character, so no member is the "centre" of the group;
@@ -78,8 +79,14 @@ def _ladder(k: int, rng: random.Random, min_gap: int) -> list[int]:
     return [p - points[rank] for i, p in enumerate(points) if i != rank]
 
 
+#: Twins stay at least this fraction of ``|v|`` away: ``pytest.approx``'s default tolerance is 1e-6
+#: relative, so a twin of ``approx(3.14159265)`` one unit of its last digit away would pass with a real fix.
+REL_GAP = 1e-4
+
+
 def _numbers(v: int, k: int, rng: random.Random, *, unit: int) -> list[Any]:
-    min_gap = max(1, -(-(k + 2) // unit))  # at least k + 2 away: a stateful rerun never meets it
+    # at least k + 2 away (a stateful rerun never meets it) and REL_GAP of |v| (approx)
+    min_gap = max(1, -(-(k + 2) // unit), math.ceil(abs(v) * REL_GAP / unit))
     return [v + d * unit for d in _ladder(k, rng, min_gap)]
 
 
@@ -94,7 +101,8 @@ def _floats(v: float, k: int, rng: random.Random) -> list[Any]:
         digits = min(len(text.split(".", 1)[1].rstrip("0")) if "." in text else 0, 12)
         digits = max(digits, 1)
         unit = 10.0 ** -digits
-    out = [round(v + d * unit, digits) for d in _ladder(k, rng, k + 2)]
+    min_gap = max(k + 2, math.ceil(abs(v) * REL_GAP / unit))
+    out = [round(v + d * unit, digits) for d in _ladder(k, rng, min_gap)]
     return out if len(set(out)) == k and v not in out else []
 
 

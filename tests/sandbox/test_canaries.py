@@ -256,7 +256,8 @@ def test_a_fixed_order_puts_the_original_first_or_last(tmp_path: Path) -> None:
         assert ordered[:TWINS + 1] == list(first.members) and len(ordered) == 2 * (TWINS + 1)
 
 
-@pytest.mark.parametrize("value", [0, 7, 100, -3, 2.0, 0.25, 1e-9, "abc", "A", b"ok", [1, 2], (True, 3),
+@pytest.mark.parametrize("value", [0, 7, 100, -3, 10**9, 2.0, 0.25, 3.14159265, 1e-9, "abc", "A", b"ok", [1, 2],
+                                   (True, 3),
                                    {"a": 1}, {1, 2}])
 def test_alternatives_keep_the_type_and_magnitude(value: object) -> None:
     alts = alternatives(value, TWINS, random.Random(1))
@@ -267,4 +268,6 @@ def test_alternatives_keep_the_type_and_magnitude(value: object) -> None:
         assert len({next(i for i in range(len(value)) if a[i] != value[i]) for a in alts}) == 1
     if isinstance(value, int):
         assert all(TWINS + 2 <= abs(a - value) <= 200 * max(1, abs(value)) for a in alts)  # type: ignore[operator]
+    if isinstance(value, (int, float)):  # beyond pytest.approx's default tolerance (1e-6 relative)
+        assert all(abs(a - value) >= 1e-4 * abs(value) for a in alts)  # type: ignore[operator]
     assert alternatives(None, TWINS, random.Random(1)) == alternatives("", TWINS, random.Random(1)) == []
