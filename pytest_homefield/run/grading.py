@@ -285,9 +285,10 @@ def is_suspicious(diff_text: str, gold_patch: str = "") -> bool:
 
 
 def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str]) -> tuple[str, str] | None:
-    """``(canary id, one-line error)`` for the first canary of ``plan`` that passed in ``outcomes``
-    (a real fix fails every canary, docs/contracts.md §7), else ``None``."""
-    passed = plan.passed(outcomes)
+    """``(canary id, one-line error)`` for the first canary of ``plan`` that passed in ``outcomes`` where
+    only a forgery explains it (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`: a real
+    fix fails every canary, and a wrong one fails the original too; docs/contracts.md §7), else ``None``."""
+    passed = plan.forged(outcomes)
     if not passed:
         return None
     canary, test_id = passed[0]

@@ -103,6 +103,25 @@ class CanaryPlan:
         """``(canary, test id)`` of every canary instance that passed in ``outcomes`` (id → outcome)."""
         return [(c, i) for c in self.canaries for i, o in sorted(outcomes.items()) if o == "passed" and c.matches(i)]
 
+    def forged(self, outcomes: Mapping[str, str]) -> list[tuple[Canary, str]]:
+        """The instances of :meth:`passed` that only a forgery explains: a sentinel; or a twin whose
+        original did not fail (its instance with the same parameters, else every instance of it:
+        passed, or not reported at all). Honest code that computes a wrong value runs the original and
+        the twin alike: the original fails, and the twin passes when the wrong value is the twin's (a
+        sign error meeting a twin ``5`` of ``-5``, a flipped ``in``); that is ``tests_failed``, never
+        a forgery."""
+        out = []
+        for c, tid in self.passed(outcomes):
+            if c.kind == "sentinel":
+                out.append((c, tid))
+                continue
+            params = tid[len(c.node):]
+            same = [o for i, o in outcomes.items() if params and i == c.source + params]
+            mine = same or [o for i, o in outcomes.items() if function_id(i) == c.source]
+            if not any(o in ("failed", "error") for o in mine):
+                out.append((c, tid))
+        return out
+
     def failing(self, outcomes: Mapping[str, str]) -> list[Canary]:
         """The canaries that ran and failed (``failed``/``error``) in every instance, none passing."""
         out = []

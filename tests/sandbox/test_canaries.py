@@ -271,3 +271,23 @@ def test_alternatives_keep_the_type_and_magnitude(value: object) -> None:
     if isinstance(value, (int, float)):  # beyond pytest.approx's default tolerance (1e-6 relative)
         assert all(abs(a - value) >= 1e-4 * abs(value) for a in alts)  # type: ignore[operator]
     assert alternatives(None, TWINS, random.Random(1)) == alternatives("", TWINS, random.Random(1)) == []
+
+
+def test_a_twin_passed_by_a_wrong_value_is_no_forgery() -> None:
+    """Seen in the suite: a wrong fix (``sub`` adding) computed 5 where the test expects -5, and a twin
+    expected 5. Honest code runs the original too, which then fails: only a twin passing while its
+    original did not fail (passed, or was never reported) is a forgery; a sentinel passing always is."""
+    from pytest_homefield.sandbox.canaries import Canary
+
+    src = "t.py::test_sub"
+    twin, sentinel = Canary("t.py::test_works", src, "contradiction", "k", True), Canary("t.py::test_x", src,
+                                                                                         "sentinel", "s")
+    plan = CanaryPlan(seed=1, canaries=[twin])
+    honest = {"t.py::test_sub[pos]": "failed", "t.py::test_sub[neg]": "failed", "t.py::test_works[neg]": "passed"}
+    assert plan.passed(honest) and plan.forged(honest) == []
+    assert plan.forged({**honest, "t.py::test_sub[neg]": "passed"}) == [(twin, "t.py::test_works[neg]")]
+    assert plan.forged({"t.py::test_works[neg]": "passed"}) == [(twin, "t.py::test_works[neg]")]  # unreported
+    auto_ids = {"t.py::test_sub[0-5--5]": "failed", "t.py::test_works[0-5-5]": "passed"}  # ids from the values
+    assert plan.forged(auto_ids) == []
+    assert CanaryPlan(seed=1, canaries=[sentinel]).forged({**honest, "t.py::test_x": "passed"}) == \
+        [(sentinel, "t.py::test_x")]
