@@ -17,7 +17,7 @@ tests import the package:
 * :data:`TWIN_GUESSER`: against the twins: groups the collected tests whose source agrees with names
   and constants blanked (a test and its twins), guesses one per group at random, and writes ``passed``
   for those only (then ``finish``). With ``n`` groups of ``k + 1`` it goes unseen with probability
-  ``(1/(k+1))^n``; every wrong guess is a twin passed: ``forged``.
+  ``(1/(k+1))^n``; every wrong guess is a twin passed with its original unreported: ``forged``.
 
 Texts as the attacker wrote them (``/tmp/atk/a/payload1.py``, ``agent1b.sh``, ``payload3.py``),
 with the ``_tk_`` prefixes renamed.

@@ -18,7 +18,8 @@ with the assertion flipped. The original keeps its name; its site is rewritten i
 form (same meaning), so the members of a group differ only there. The original's place among its
 ``k + 1`` is random per seed (``order`` or ``layout`` can fix it: ``after`` = original first, twins
 after it; ``before`` = twins first). A forger that must skip the canaries has to guess the original
-in every group: ``∏ 1/(k_i + 1)``, and every wrong guess is ``forged``.
+in every group: ``∏ 1/(k_i + 1)``; a wrong guess fails the attempt (``forged`` unless it also
+forges a failure of the original it skipped: :meth:`CanaryPlan.forged`).
 
 Where nothing can be contradicted, or the caller asks for it (``sentinel_for``: the reference fix
 failed with the twins at mining), the twin is a **sentinel** (``raise AssertionError(…)``, no
