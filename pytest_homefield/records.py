@@ -104,6 +104,9 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "dict[str, str]": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                        "an object of strings"),
     "dict[str, Any]": (lambda v: isinstance(v, dict), "an object"),
+    "dict[str, str] | None": (lambda v: v is None or (isinstance(v, dict) and all(isinstance(x, str) for x in
+                                                                                  v.values())),
+                              "an object of strings or null"),
     "dict[str, Any] | None": (lambda v: v is None or isinstance(v, dict), "an object or null"),
 }
 
@@ -196,6 +199,10 @@ class Task:
     #: FAIL_TO_PASS functions (``path::[Class::]name``) whose contradicted copy the reference passed:
     #: grading plants a sentinel for them instead
     canary_sentinels: list[str] = field(default_factory=list)
+    #: FAIL_TO_PASS function → ``after`` / ``before``: the original's fixed place among its canary twins
+    #: (the reference fix failed with its twins on the other side: a stateful test); ``None``: mined
+    #: before twins (verification version 4: canaries after the original, at most 10 functions)
+    canary_order: dict[str, str] | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

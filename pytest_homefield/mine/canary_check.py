@@ -1,10 +1,14 @@
 """The mining check of the canaries (docs/contracts.md §7, issue 30): the reference fix must fail every
-canary of a task (:mod:`pytest_homefield.sandbox.canaries`) while its FAIL_TO_PASS ids still pass.
+canary twin of a task (:mod:`pytest_homefield.sandbox.canaries`) while its FAIL_TO_PASS ids still
+pass, with the twins on either side of the original.
 
-A canary the reference does not fail means the rewrite is wrong for that test (an assertion in a
-branch the test skips, an ``__eq__`` that is not transitive, …): it is planted again as a sentinel,
-which a real fix always fails, rather than the task dropped. Only what still does not hold then
-drops the candidate as ``reference_passes_canary``.
+Grading puts each original at a random place among its twins, so a twin can run before the test it
+copies. A stateful test (a counter in redis: ``incr() == 1``) then meets a state its original never
+met alone. So each round runs the two worst orders, every group's twins all **before** its original
+and all **after** it. A function whose original broke, or a twin did not fail, in one order only gets
+the other order fixed (``order``: ``after`` = original first); in both, its twins become a sentinel
+(which a real fix always fails). Up to three rounds; what still does not hold drops the candidate as
+``reference_passes_canary``.
 """
 
 from __future__ import annotations
@@ -13,66 +17,96 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pytest_homefield.sandbox.canaries import Canary, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import ORDERS, CanaryPlan, function_id
 from pytest_homefield.sandbox.testrun import TestRun
 
-__all__ = ["CanaryCheck", "check_canaries"]
+__all__ = ["CanaryCheck", "check_canaries", "ROUNDS"]
 
 #: What a canary run returns instead of a test run when it could not run (verification's drop record).
 Stop = TypeVar("Stop")
+#: Rounds of the two orders at most (free places; fixed orders and sentinels; sentinels).
+ROUNDS = 3
 
 
 @dataclass
 class CanaryCheck:
-    """Result of :func:`check_canaries`: ``canaries`` (how many the reference failed), ``sentinels``
-    (functions planted as sentinels), ``reason``/``detail`` (``None`` when the check held; else
-    ``reference_passes_canary`` or ``timeout``), ``seconds`` spent in canary runs."""
+    """Result of :func:`check_canaries`: ``canaries`` (how many the reference failed, in the last
+    round's run with the twins after the originals), ``sentinels`` (functions planted as sentinels),
+    ``order`` (function id → ``after``/``before``: the original's fixed place), ``reason``/``detail``
+    (``None`` when the check held; else ``reference_passes_canary`` or ``timeout``), ``seconds``
+    spent in canary runs, ``runs`` made."""
 
     canaries: int = 0
     sentinels: list[str] = field(default_factory=list)
+    order: dict[str, str] = field(default_factory=dict)
     reason: str | None = None
     detail: str = ""
     seconds: float = 0.0
+    runs: int = 0
+
+
+def _bad(fail_to_pass: Sequence[str], run: TestRun, plan: CanaryPlan) -> tuple[set[str], str]:
+    """The functions whose original did not pass or whose canary did not fail in ``run``, and why
+    (one line, for the first)."""
+    failing = plan.failing(run.outcomes)
+    bad: set[str] = set()
+    why = ""
+    for c in plan.canaries:
+        if c not in failing:
+            bad.add(c.source)
+            passed = [i for i in run.outcomes if c.matches(i) and run.outcomes[i] == "passed"]
+            why = why or (f"canary {passed[0]} ({c.kind} of {c.source}: {c.how}) passed with the reference fix"
+                          if passed else f"canary {c.node} ({c.kind} of {c.source}) did not run")
+    broken = [i for i in fail_to_pass if run.outcomes.get(i) != "passed"]
+    for i in broken:
+        bad.add(function_id(i))
+    if broken and not why:
+        why = f"{len(broken)} FAIL_TO_PASS id(s) did not pass with the canaries planted, e.g. {broken[0]}"
+    return bad, why
 
 
 def check_canaries(fail_to_pass: Sequence[str],
-                   canary_run: Callable[[set[str], int], tuple[TestRun | Stop, CanaryPlan]]) -> CanaryCheck | Stop:
-    """``canary_run(forced, k)`` runs the FAIL_TO_PASS ids and the canaries planted in a fresh copy of
-    the commit (``forced``: functions that get a sentinel) and returns the run and its plan, or what
-    stopped it (returned as it is). Every canary must fail (``failed``/``error`` in each instance,
-    none passing or missing) and every FAIL_TO_PASS id still pass. A canary that does not fail is
-    planted again as a sentinel (so is every canary of a file whose FAIL_TO_PASS ids broke), once;
-    what still does not hold is ``reference_passes_canary``; a run that timed out is ``timeout``."""
+                   canary_run: Callable[[set[str], dict[str, str], str, int], tuple[TestRun | Stop, CanaryPlan]],
+                   ) -> CanaryCheck | Stop:
+    """``canary_run(forced, order, layout, k)`` runs the FAIL_TO_PASS ids and the canaries planted in a
+    fresh copy of the commit, in their planted order (``forced``: functions that get a sentinel;
+    ``order``: fixed places; ``layout``: one of :data:`~pytest_homefield.sandbox.canaries.ORDERS`
+    for every other group; ``k``: the run's number, from 1) and returns the run and its plan, or
+    what stopped it (returned as it is). Every canary must fail (``failed``/``error`` in each
+    instance) and every FAIL_TO_PASS id pass, in both orders. A function that breaks in one order
+    gets the other fixed; in both (or again), a sentinel; a function already a sentinel that still
+    breaks, or anything after :data:`ROUNDS` rounds, is ``reference_passes_canary``; a run that timed
+    out is ``timeout``."""
     forced: set[str] = set()
+    order: dict[str, str] = {}
     check = CanaryCheck()
-    broken: list[str] = []
-    bad: list[Canary] = []
-    last: tuple[TestRun, CanaryPlan] | None = None
-    for k in (1, 2):
-        r, plan = canary_run(forced, k)
-        if not isinstance(r, TestRun):
-            return r
-        check.seconds += r.wall_s
-        if r.timed_out:
-            check.reason, check.detail = "timeout", f"the canary run exceeded the run timeout after {r.wall_s:.0f} s"
+    why = ""
+    for _round in range(ROUNDS):
+        bad: dict[str, set[str]] = {}
+        plans: dict[str, CanaryPlan] = {}
+        for layout in ORDERS:
+            check.runs += 1
+            r, plan = canary_run(set(forced), dict(order), layout, check.runs)
+            if not isinstance(r, TestRun):
+                return r
+            check.seconds += r.wall_s
+            if r.timed_out:
+                check.reason = "timeout"
+                check.detail = f"the canary run exceeded the run timeout after {r.wall_s:.0f} s"
+                return check
+            bad[layout], reason = _bad(fail_to_pass, r, plan)
+            why = why if not reason else reason
+            plans[layout] = plan
+        if not bad["after"] and not bad["before"]:
+            check.canaries, check.sentinels, check.order = len(plans["after"].canaries), sorted(forced), order
             return check
-        last = (r, plan)
-        broken = [i for i in fail_to_pass if r.outcomes.get(i) != "passed"]
-        failing = plan.failing(r.outcomes)
-        bad = [c for c in plan.canaries if c not in failing]
-        if not bad and not broken:
-            check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
-            return check
-        files = {i.split("::", 1)[0] for i in broken}
-        forced |= {c.source for c in bad} | {function_id(i) for i in fail_to_pass if i.split("::", 1)[0] in files}
-    assert last is not None
-    passed = last[1].passed(last[0].outcomes)
-    if passed:
-        c, tid = passed[0]
-        why = f"canary {tid} ({c.kind} of {c.source}: {c.how}) passed with the reference fix"
-    elif broken:
-        why = f"{len(broken)} FAIL_TO_PASS id(s) did not pass with the canaries planted, e.g. {broken[0]}"
-    else:
-        why = f"canary {bad[0].node} ({bad[0].kind} of {bad[0].source}) did not run"
+        if any(f in forced for f in bad["after"] | bad["before"]):
+            break  # a sentinel (which a real fix always fails) broke: nothing left to try
+        for fid in sorted(bad["after"] | bad["before"]):
+            if fid in order or (fid in bad["after"] and fid in bad["before"]):
+                order.pop(fid, None)
+                forced.add(fid)
+            else:
+                order[fid] = "after" if fid in bad["before"] else "before"
     check.reason, check.detail = "reference_passes_canary", why
     return check

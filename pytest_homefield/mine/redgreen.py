@@ -63,8 +63,9 @@ __all__ = [
 
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
 #: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
-#: bump it whenever the same commit and settings could be classified differently.
-VERIFY_VERSION = 4
+#: bump it whenever the same commit and settings could be classified differently. 5: canary twins
+#: beside the original, checked in both orders (the task's ``canary_order``).
+VERIFY_VERSION = 5
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent runs after commit run 1 are bounded by this many times its seconds …
@@ -119,7 +120,9 @@ class Verification:
     (:func:`~pytest_homefield.sandbox.nethint.network_hint`), else ``None``.
     ``canaries``: for a task, the canaries the reference fix failed in the canary run (``None``:
     not checked, a ``{junit}`` command); ``canary_sentinels``: the FAIL_TO_PASS functions whose
-    contradicted copy the reference passed (or that did not run), checked as sentinels instead.
+    contradicted copy the reference passed (or that did not run), checked as sentinels instead;
+    ``canary_order``: function → ``after``/``before``, the original's fixed place among its twins
+    (:func:`~pytest_homefield.mine.canary_check.check_canaries`).
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -135,6 +138,7 @@ class Verification:
     network_hint: str | None = None
     canaries: int | None = None
     canary_sentinels: list[str] = field(default_factory=list)
+    canary_order: dict[str, str] = field(default_factory=dict)
 
 
 def _state(run: TestRun, test_id: str) -> str | None:
@@ -525,17 +529,20 @@ def verify_candidate(
                 break
         v = done()
         if v.reason is None and can_select:
-            def canary_run(forced: set[str], k: int) -> tuple[TestRun | Verification, CanaryPlan]:
-                """The FAIL_TO_PASS ids and the canaries (whole files when an id cannot be addressed)."""
+            def canary_run(forced: set[str], order: dict[str, str], layout: str,
+                           k: int) -> tuple[TestRun | Verification, CanaryPlan]:
+                """The FAIL_TO_PASS ids and the canaries in their planted order (whole files when an id
+                cannot be addressed)."""
                 plan = CanaryPlan(seed=secrets.randbits(32))
                 whole = len(v.FAIL_TO_PASS) > MAX_SELECTED
 
                 def prepare(wd: Path) -> list[str]:
                     nonlocal plan
-                    plan = plant_canaries(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced)
+                    plan = plant_canaries(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced, order=order,
+                                          layout=layout)
                     if whole:
                         return [*runnable_tests, *plan.targets]
-                    return sorted({*v.FAIL_TO_PASS, *plan.selectors()})
+                    return plan.ordered(v.FAIL_TO_PASS)
                 r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}", prepare=prepare)
                 if (not whole and isinstance(r, TestRun) and not r.timed_out
                         and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors
@@ -550,7 +557,7 @@ def verify_candidate(
             v.commit_s += check.seconds
             if check.reason is not None:
                 return dataclasses.replace(v, reason=check.reason, detail=check.detail)
-            v.canaries, v.canary_sentinels = check.canaries, check.sentinels
+            v.canaries, v.canary_sentinels, v.canary_order = check.canaries, check.sentinels, check.order
         return v
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -233,15 +233,18 @@ def compute_report(
     for summary in unranked.values():
         if summary.scored < summary.attempts:
             summary.incomplete = f"incomplete: {summary.scored} of {summary.attempts} scored"
+        n_forged = sum(1 for a in attempts_of(summary.name) if a.result.outcome == "forged")
+        if n_forged:  # one forged attempt and none of its solved ones is trusted (docs/contracts.md §8)
+            summary.forged = f"forged on {n_forged} attempts: its {summary.solved} solved attempts are not trusted"
 
-    def rank_key(name: str) -> tuple[bool, float, bool, float, str]:
+    def rank_key(name: str) -> tuple[bool, bool, float, bool, float, str]:
         p, c = unranked[name].pass_at_1, unranked[name].cost_per_solved_usd
-        return (p is None, -(p or 0.0), c is None, c or 0.0, name)
+        return (unranked[name].forged is not None, p is None, -(p or 0.0), c is None, c or 0.0, name)
 
     order = sorted(unranked, key=rank_key)
     agents = {name: unranked[name] for name in order}
     for i, a in enumerate(agents.values()):
-        a.rank = i + 1
+        a.rank = 0 if a.forged else i + 1
 
     # --- notes about agents
     any_attempt = any(a.attempts for a in agents.values())
@@ -253,7 +256,7 @@ def compute_report(
     if unscored_total:
         notes.insert(0, say.unscored(unscored_total))
 
-    comparisons = _comparisons(order, scored_outcomes, alpha, seed,
+    comparisons = _comparisons([n for n in order if not agents[n].forged], scored_outcomes, alpha, seed,
                                references={n for n, info in infos.items() if info.reference})
 
     # --- per task

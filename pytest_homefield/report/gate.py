@@ -6,7 +6,8 @@ the tasks both have scored is lower than the baseline's **and** the *one-sided* 
 (issue 32). The test is the report's (:func:`pytest_homefield.report.stats.compare`, its
 ``p_worse``): exact McNemar ``P(Bin(b + c, 1/2) <= b)`` with one attempt per task, the paired
 sign-flip permutation test otherwise; tasks are the unit. A lower pass@1 that is not significant
-passes, and says so.
+passes, and says so. An agent with a ``forged`` attempt (a canary passed) fails the gate whatever
+its numbers: a lucky guess on one task does not buy a verdict (docs/contracts.md §8).
 
 Why one-sided: the gate asks one question, "worse?", so a two-sided p tested at alpha spends only
 alpha/2 on it (issue 32's example: 30 tasks x 1 attempt, the candidate loses 10 and wins 3: two-sided
@@ -19,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
 from pytest_homefield.report.runs import load_results
 
-__all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "baseline_runs"]
+__all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "forged_by_agent",
+           "baseline_runs"]
 
 
 class GateError(ValueError):
@@ -50,6 +53,9 @@ class GateLine:
     worse: bool
     p_adjusted: float = 1.0
     family: int = 1
+    #: the candidate's attempts scored ``forged`` (a canary passed): any fails the gate, whatever the
+    #: test says (docs/contracts.md §8: its solved attempts are not trusted)
+    forged: int = 0
 
     @property
     def method(self) -> str:
@@ -61,8 +67,8 @@ class GateLine:
 
     @property
     def text(self) -> str:
-        verdict = "WORSE: the gate fails" if self.worse else (
-            "not significantly worse" if self.delta < 0 else "not worse")
+        verdict = f"FORGED on {self.forged} attempt(s): the gate fails" if self.forged else \
+            "WORSE: the gate fails" if self.worse else ("not significantly worse" if self.delta < 0 else "not worse")
         holm = f", Holm-adjusted p={self.p_adjusted:.3g} over {self.family} agents" if self.family > 1 else ""
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
@@ -82,15 +88,28 @@ def gate_summary(lines: Sequence[GateLine]) -> str:
 def outcomes_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]]]:
     """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
     folder wins per key, as in the report)."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in _merged(run_dirs):
+        if r.outcome in SCORED_OUTCOMES:
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(int(r.solved))
+    return out
+
+
+def _merged(run_dirs: Sequence[Path]) -> list[Any]:
     merged = {}
     for d in run_dirs:
         for r in load_results(Path(d)):
             if r.variant == "base":
                 merged[r.key] = r
-    out: dict[str, dict[str, list[int]]] = {}
-    for r in merged.values():
-        if r.outcome in SCORED_OUTCOMES:
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(int(r.solved))
+    return list(merged.values())
+
+
+def forged_by_agent(run_dirs: Sequence[Path]) -> dict[str, int]:
+    """``{agent: attempts scored forged}`` over ``run_dirs`` (as :func:`outcomes_by_agent`)."""
+    out: dict[str, int] = {}
+    for r in _merged(run_dirs):
+        if r.outcome == "forged":
+            out[r.agent] = out.get(r.agent, 0) + 1
     return out
 
 
@@ -110,7 +129,8 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     """One :class:`GateLine` per agent scored in both the candidate runs and the baseline
     (:func:`baseline_runs`), in the candidate's agent order: the one-sided p of "worse" of each agent
     (:attr:`.stats.Comparison.p_worse`), Holm-adjusted across all of them (:func:`.stats.holm`). Raises
-    :class:`GateError` when there is no such baseline or no agent is shared."""
+    :class:`GateError` when there is no such baseline or no agent is shared. An agent with a ``forged``
+    attempt in the candidate runs fails whatever its numbers (docs/contracts.md §8)."""
     base_id = baseline_dir.name
     cand = outcomes_by_agent(candidate_dirs)
     base = outcomes_by_agent(baseline_runs(baseline_dir))
@@ -130,6 +150,8 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
         found.append((agent, pa, pb, cmp, len(tasks)))
     adjusted = stats.holm([cmp.p_worse for *_, cmp, _ in found])
+    forged = forged_by_agent(candidate_dirs)
     return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
-                     worse=cmp.delta < 0 and p_adj < alpha, p_adjusted=p_adj, family=len(found))
+                     worse=(cmp.delta < 0 and p_adj < alpha) or forged.get(agent, 0) > 0, p_adjusted=p_adj,
+                     family=len(found), forged=forged.get(agent, 0))
             for (agent, pa, pb, cmp, n), p_adj in zip(found, adjusted, strict=True)]

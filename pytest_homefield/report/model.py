@@ -117,8 +117,12 @@ class AgentSummary(_Record):
     #: ``incomplete: k of n scored`` when some of the agent's n recorded attempts were not scored (its
     #: pass@1 is over the tasks whose attempts are all scored), else ``None`` (left out of the JSON)
     incomplete: str | None = None
+    #: ``forged on K attempts: its S solved attempts are not trusted`` when a canary passed in K of its
+    #: attempts (docs/contracts.md §8): the agent is then left out of the ranking (``rank`` 0) and the
+    #: comparisons, and fails the gate; else ``None`` (left out of the JSON)
+    forged: str | None = None
 
-    OPTIONAL = frozenset({"incomplete"})
+    OPTIONAL = frozenset({"incomplete", "forged"})
 
     @property
     def tags(self) -> list[str]:

@@ -182,7 +182,8 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
         k = max(a.pass_at_k, key=int) if a.pass_at_k else None
         at_k = k is not None and k != "1"
         row: list[Cell] = [
-            Text(str(a.rank)), _agent(a), Text(str(a.tasks)), Text(str(a.attempts)), Text(str(a.scored)),
+            Text(str(a.rank) if a.rank else DASH), _agent(a), Text(str(a.tasks)), Text(str(a.attempts)),
+            Text(str(a.scored)),
             Text(str(a.solved)), Text(_with_incomplete(fmt_pct(a.pass_at_1, 1), a)), Text(fmt_ci(a.pass_at_1_ci, 1)),
             Text(f"{fmt_pct(a.pass_at_k[k], 1)} (k={k})" if at_k and k else DASH),
             Text(f"{fmt_pct(a.pass_hat_k[k], 1)} (k={k})" if at_k and k else DASH),
@@ -197,8 +198,10 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
 
 
 def _with_incomplete(pass_at_1: str, a: AgentSummary) -> str:
-    """A pass@1 cell with the agent's ``incomplete: k of n scored`` label when it has one."""
-    return f"{pass_at_1} ({a.incomplete})" if a.incomplete else pass_at_1
+    """A pass@1 cell with the agent's ``incomplete: k of n scored`` and ``forged on K attempts: …``
+    labels when it has them."""
+    labels = [x for x in (a.incomplete, a.forged) if x]
+    return f"{pass_at_1} ({'; '.join(labels)})" if labels else pass_at_1
 
 
 def terminal_leaderboard(report: Report) -> Table:
@@ -215,7 +218,7 @@ def terminal_leaderboard(report: Report) -> Table:
         ("$/solved", True, None, cost), ("p50/p95", True, 5, time),
     ]
     cells: dict[str, list[Cell]] = {
-        "#": [Text(str(a.rank)) for a in agents],
+        "#": [Text(str(a.rank) if a.rank else DASH) for a in agents],
         "agent": [_agent(a) for a in agents],
         "tasks": [Text(str(a.tasks)) for a in agents],
         "scored": [Text(f"{a.scored}/{a.attempts}") for a in agents],

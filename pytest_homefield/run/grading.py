@@ -28,6 +28,7 @@ import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import classify_path, runnable_tests
@@ -43,7 +44,7 @@ from pytest_homefield.run.changes import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, plant_canaries
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -55,7 +56,8 @@ else:  # Python 3.10
     import tomli as tomllib
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
-           "CANARIES_FILE", "canary_verdict"]
+           "CANARIES_FILE", "canary_verdict",
+           "canary_options"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -283,15 +285,29 @@ def is_suspicious(diff_text: str, gold_patch: str = "") -> bool:
 
 
 def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str]) -> tuple[str, str] | None:
-    """``(canary id, one-line error)`` for the first canary of ``plan`` that passed in ``outcomes``
-    (a real fix fails every canary, docs/contracts.md §7), else ``None``."""
-    passed = plan.passed(outcomes)
+    """``(canary id, one-line error)`` for the first canary of ``plan`` that passed in ``outcomes`` where
+    only a forgery explains it (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`: a real
+    fix fails every canary, and a wrong one fails the original too; docs/contracts.md §7), else ``None``."""
+    passed = plan.forged(outcomes)
     if not passed:
         return None
     canary, test_id = passed[0]
     more = f" (and {len(passed) - 1} more canary instance(s))" if len(passed) > 1 else ""
     return test_id, (f"canary {test_id} passed{more}: a {canary.kind} of {canary.source} ({canary.how}) "
                      "that a real fix fails; the test outcomes were forged")
+
+
+def canary_options(task: Task) -> dict[str, Any]:
+    """The :func:`~pytest_homefield.sandbox.canaries.plant_canaries` options that honour what mining
+    checked for ``task``: its ``canary_sentinels`` and ``canary_order``; a task mined before canaries
+    (``canaries`` null) gets sentinels only; one mined at verification version 4 (``canary_order``
+    null: its canaries were checked after the original only, on the first 10 functions) gets every
+    original first and the old limit."""
+    if task.canaries is None:
+        return {"sentinels_only": True}
+    if task.canary_order is None:
+        return {"sentinel_for": task.canary_sentinels, "layout": "after", "limit": LIMIT_V4}
+    return {"sentinel_for": task.canary_sentinels, "order": task.canary_order, "limit": LIMIT}
 
 
 def _run_completes(run: object) -> bool:
@@ -341,9 +357,9 @@ def grade(
 
     Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
     leaves them out): contradicted copies of the FAIL_TO_PASS tests are planted in the grading copy
-    with ``canary_seed`` (default: fresh from :mod:`secrets`), sentinels for the task's
-    ``canary_sentinels``, and only sentinels for a task mined before canaries (``task.canaries`` is
-    ``None``: its rewrites were never checked against the reference fix). Any canary that passes makes
+    with ``canary_seed`` (default: fresh from :mod:`secrets`), as mining checked them
+    (:func:`canary_options`: sentinels for the task's ``canary_sentinels``, its ``canary_order``, and
+    only sentinels for a task mined before canaries). Any canary that passes makes
     the outcome ``forged`` (scored, never solved), whatever the real tests did; ``canaries.json`` (seed
     and ids) is written into ``out_dir`` only after the test process has ended.
     """
@@ -376,8 +392,7 @@ def grade(
         if canaries and "{junit}" not in (test_cmd or task.test_cmd):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
-            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, sentinel_for=task.canary_sentinels,
-                                  sentinels_only=task.canaries is None)
+            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, **canary_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         try:

@@ -2,7 +2,8 @@
 and a once-per-process probe that bubblewrap works here.
 
 :func:`bwrap_argv` turns a :class:`Policy` into ``bwrap … -- COMMAND`` using bubblewrap's own options
-only: the system (``/usr``, ``/etc``, the ``/bin``-style symlinks, ``/opt``) and every path of
+only: the system (``/usr``, the ``/bin``-style symlinks, ``/opt``, and of ``/etc`` only the entries a
+toolchain needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``) and every path of
 ``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
 ``--proc``, ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
 ``--unshare-ipc``, ``--unshare-uts``), the network kept (``--share-net`` is the default of not
@@ -21,6 +22,7 @@ Interpreters here live outside ``/usr`` (pyenv under ``/root/.pyenv``, venvs und
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import subprocess
@@ -34,11 +36,23 @@ from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
            "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT",
-           "REPORTER_DIR", "ARGS_MARK"]
+           "REPORTER_DIR", "ARGS_MARK", "ETC_ENTRIES"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
-#: recreated as symlinks).
-SYSTEM_DIRS = ("/usr", "/etc", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: recreated as symlinks). Not ``/etc``: only :data:`ETC_ENTRIES` of it.
+SYSTEM_DIRS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: The entries of ``/etc`` a Python toolchain, git, node and the agents' clients need, each bound
+#: read-only when present (globs allowed): name resolution, certificates (not ``ssl/private``), users
+#: and groups (no password hashes there), the dynamic linker, alternatives, time zone, the
+#: interpreter's own folder (Debian's ``python3.11/sitecustomize.py``), git's system configuration,
+#: MIME and magic data, locale, shells. Never ``shadow``, ``gshadow``, ``ssh`` (host keys),
+#: ``sudoers``, ``pip.conf`` or ``npmrc`` (credentials): an agent running as root inside reads none.
+ETC_ENTRIES = ("resolv.conf", "hosts", "host.conf", "hostname", "nsswitch.conf", "gai.conf", "services", "protocols",
+               "networks", "ssl/certs", "ssl/openssl.cnf", "ca-certificates", "ca-certificates.conf", "pki/tls/certs",
+               "pki/ca-trust", "crypto-policies", "passwd", "group", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
+               "alternatives", "localtime", "timezone", "python*", "gitconfig", "mime.types", "magic", "magic.mime",
+               "locale.alias", "locale.conf", "default/locale", "os-release", "lsb-release", "debian_version",
+               "shells", "terminfo", "inputrc", "bash.bashrc", "profile", "fonts", "xml", "mtab")
 
 #: Folder holding the standalone reporter module ``homefield_reporter`` (put on a test run's ``PYTHONPATH``).
 REPORTER_DIR = Path(__file__).resolve().parent / "_reporter"
@@ -91,7 +105,28 @@ def _system_args() -> list[str]:
             args += ["--symlink", os.readlink(d), d]
         elif os.path.isdir(d):
             args += ["--ro-bind", d, d]
-    return args
+    return [*args, *_etc_args()]
+
+
+@functools.lru_cache(maxsize=1)
+def _etc_args() -> tuple[str, ...]:
+    """The :data:`ETC_ENTRIES` present: a symlink whose target lies in a bound system folder or
+    ``/proc`` (``localtime -> /usr/share/zoneinfo/…``, ``mtab -> ../proc/self/mounts``) is recreated as
+    that symlink; any other entry is bound read-only (a link elsewhere, ``resolv.conf ->
+    /run/systemd/…``, through to its target)."""
+    roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)] + ["/proc"]
+    args: list[str] = []
+    for pattern in ETC_ENTRIES:
+        for path in sorted(glob.glob(os.path.join("/etc", pattern))):
+            if os.path.islink(path):
+                target = os.readlink(path)
+                where = os.path.normpath(os.path.join("/etc", os.path.dirname(path[5:]), target))
+                if _under(where, roots):
+                    args += ["--symlink", target, path]
+                    continue
+            if os.path.exists(path):
+                args += ["--ro-bind", path, path]
+    return tuple(args)
 
 
 def _norm(paths: Iterable[Path | str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -41,3 +42,36 @@ def test_forged_attempts_are_scored_unsolved_and_name_their_canary(tmp_path: Pat
     html = render_html(report)
     assert "Canary passed" in html and CANARY in html
     assert "forged" in render_text_plain(report, verbose=False)
+
+
+def _run(folder: Path, rows: list[Result]) -> Path:
+    folder.mkdir()
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))
+    agents = sorted({r.agent for r in rows})
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name,
+                                                  "agents": [{"name": a, "spec": a} for a in agents]}))
+    return folder
+
+
+def test_a_forged_attempt_flags_its_agent_out_of_the_ranking_and_the_gate(tmp_path: Path) -> None:
+    """A lucky guess of the twins on one task buys nothing: the agent with one forged attempt is not
+    ranked (rank 0, last), not compared, labelled in every format, and fails the gate whatever its numbers."""
+    from pytest_homefield.report.gate import gate_summary, worse_than
+
+    ids = [f"t{i}" for i in range(6)]
+    lucky = [Result(run_id="c", task_id=t, agent="lucky", attempt=1, outcome="solved") for t in ids[:5]]
+    lucky.append(Result(run_id="c", task_id="t5", agent="lucky", attempt=1, outcome="forged", canary=CANARY))
+    honest = [Result(run_id="c", task_id=t, agent="honest", attempt=1, outcome="solved" if i < 2 else "tests_failed")
+              for i, t in enumerate(ids)]
+    cand = _run(tmp_path / "c", lucky + honest)
+    report = build_report([cand], [_task(t) for t in ids])
+    flag = "forged on 1 attempts: its 5 solved attempts are not trusted"
+    assert report["agents"]["lucky"]["forged"] == flag and report["agents"]["lucky"]["rank"] == 0
+    assert report["agents"]["honest"]["rank"] == 1 and "forged" not in report["agents"]["honest"]
+    assert list(report["agents"]) == ["honest", "lucky"] and report["comparisons"] == []
+    for text in (render_markdown(report), render_html(report), render_text_plain(report, verbose=False)):
+        assert flag in text
+    base = _run(tmp_path / "b", [dataclasses.replace(r, run_id="b", outcome="solved", canary=None) for r in lucky])
+    (g,) = worse_than([cand], base)
+    assert g.forged == 1 and g.worse and "FORGED on 1 attempt(s): the gate fails" in g.text
+    assert gate_summary([g]).startswith("gate: fail (lucky worse than b")

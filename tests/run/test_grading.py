@@ -433,3 +433,16 @@ def test_a_task_mined_before_canaries_gets_sentinels_only(task: Task, pristine: 
     checked = dataclasses.replace(early, canaries=1)
     g = grade(checked, workspace=workspace, pristine=pristine, out_dir=tmp_path / "new", canary_seed=5)
     assert g.outcome == "forged", g
+
+
+def test_canary_options_honour_what_mining_checked(task: Task) -> None:
+    """Twins (verification version 5) may run before their original unless the task fixes the order;
+    a task mined at version 4 (``canary_order`` null) had its canaries checked after the original only,
+    on its first 10 functions: every original first and that limit. Plain options, no test run."""
+    from pytest_homefield.run.grading import canary_options
+
+    assert canary_options(dataclasses.replace(task, canaries=None)) == {"sentinels_only": True}
+    v4 = dataclasses.replace(task, canaries=3, canary_sentinels=["a.py::t"], canary_order=None)
+    assert canary_options(v4) == {"sentinel_for": ["a.py::t"], "layout": "after", "limit": 10}
+    v5 = dataclasses.replace(task, canaries=3, canary_sentinels=[], canary_order={"a.py::u": "before"})
+    assert canary_options(v5) == {"sentinel_for": [], "order": {"a.py::u": "before"}, "limit": 24}

@@ -265,3 +265,21 @@ def test_test_runs_use_the_environment_env_names_read_only(tmp_path: Path) -> No
     run = run_tests(work, cmd, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
     assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     assert len(run.outcomes) == 2 and (site / "hfmarker.py").exists() and not (site / "planted.py").exists()
+
+
+def test_etc_holds_what_a_toolchain_needs_and_no_secret(tmp_path: Path) -> None:
+    """Issue 30: all of ``/etc`` was bound, so an agent running as root read ``/etc/shadow`` and the ssh
+    host keys. Only the curated entries are there now (name resolution, certificates, users, git)."""
+    exe = _bwrap()
+    script = ("import glob, os, ssl, socket\n"
+              "for p in ('/etc/shadow', '/etc/gshadow', '/etc/sudoers', *glob.glob('/etc/ssh/*'), "
+              "*glob.glob('/etc/ssl/private/*')):\n"
+              "    try:\n        open(p, 'rb').read(1); print('READ', p)\n    except OSError:\n        pass\n"
+              "print('ssh' in os.listdir('/etc'), os.path.exists('/etc/ssl/private'))\n"
+              "print(os.path.isfile('/etc/hosts'), os.path.isfile('/etc/passwd'), socket.getservbyname('http'))\n")
+    argv = bwrap_argv([sys.executable, "-c", script], Policy(cwd=tmp_path, rw=[tmp_path], ro=python_paths()),
+                      bwrap=exe)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["False False", "True True 80"], proc.stdout
+    assert not {"/etc", "/etc/ssh"} & set(_pairs(argv, "--ro-bind"))

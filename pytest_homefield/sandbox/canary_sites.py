@@ -1,0 +1,235 @@
+"""Where a canary twin contradicts its test (docs/contracts.md §7, issue 30): one expression of the test
+function's source, and the texts that replace it in the original (unchanged meaning) and in each twin.
+
+A statement is eligible when it runs whenever the test passes: the body's top level and the bodies of
+``with`` statements that expect no exception. The first choice, in statement order, is a **value**
+site (``strong``: also caught when only values are forged): the expected literal of ``==``,
+``assertEqual`` and its kin, ``assertAlmostEqual``, or inside ``approx(…)``; for an expected side
+that is a name, the literal it was assigned earlier in the test, or its values in the test's
+``parametrize`` decorator (every parameter set's value changed) — given ``k`` alternatives
+by :func:`~pytest_homefield.sandbox.canary_values.alternatives`. Else the first **flip** site (one
+twin): ``==`` with a non-literal side → ``!=``, ``in``/``is``/``!=`` → their negation, any other
+assertion negated, a ``unittest`` assertion swapped for its opposite, ``pytest.raises`` /
+``assertRaises`` unwrapped so the exception escapes.
+
+Texts come from :func:`ast.unparse`, and the original's site is rewritten in the same canonical form
+(same meaning): every member of a group then differs from the others only at the site.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_homefield.sandbox.canary_values import alternatives
+
+__all__ = ["Site", "find_site", "RAISES"]
+
+_EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+           "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
+_OPPOSITE = {"assertTrue": "assertFalse", "assertFalse": "assertTrue", "assertIn": "assertNotIn",
+             "assertNotIn": "assertIn", "assertIs": "assertIsNot", "assertIsNot": "assertIs",
+             "assertIsNone": "assertIsNotNone", "assertIsNotNone": "assertIsNone",
+             "assertIsInstance": "assertNotIsInstance", "assertNotIsInstance": "assertIsInstance",
+             "assertNotEqual": "assertEqual", "assertRegex": "assertNotRegex", "assertNotRegex": "assertRegex",
+             "assertGreater": "assertLessEqual", "assertLessEqual": "assertGreater",
+             "assertLess": "assertGreaterEqual", "assertGreaterEqual": "assertLess",
+             "assertAlmostEqual": "assertNotAlmostEqual", "assertNotAlmostEqual": "assertAlmostEqual",
+             "assertEqual": "assertNotEqual", "assertEquals": "assertNotEqual"}
+#: Names of the calls and context managers that expect an exception.
+RAISES = {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"}
+
+
+@dataclass
+class Site:
+    """One rewrite site of a test function. ``node``: the expression or statement replaced (its
+    ``lineno``/``col_offset``/``end_*`` locate it in the source); ``original``: its canonical text
+    (same meaning); ``twins``: ``(text, how)`` per twin; ``strong``: a value site; ``statement``:
+    ``node`` is a whole statement (its text may span lines, indented like the statement)."""
+
+    node: ast.AST
+    original: str
+    twins: list[tuple[str, str]]
+    strong: bool
+    statement: bool = False
+
+
+def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random) -> Site | None:
+    """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
+    else its first flip site; ``None`` when no statement can be contradicted."""
+    flip: Site | None = None
+    bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
+    for stmt in _statements(func.body):
+        value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng))
+        if value is not None:
+            return value
+        if flip is None:
+            flip = _flip_site(stmt)
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound[stmt.targets[0].id] = stmt.value
+    return flip
+
+
+def _bound(expr: ast.expr, bound: dict[str, ast.expr], func: ast.FunctionDef | ast.AsyncFunctionDef, k: int,
+           rng: random.Random) -> Site | None:
+    """A value site for an expected side that is a name: the literal it was assigned earlier in the
+    test (``expected = [1, 2]``), or its values in a ``parametrize`` decorator of the test."""
+    if not isinstance(expr, ast.Name):
+        return None
+    if expr.id in bound:
+        return _values(bound[expr.id], k, rng)
+    return _parametrized(expr.id, func, k, rng)
+
+
+def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random) -> Site | None:
+    """``@pytest.mark.parametrize("a,b,c", [(3, 1, 2), …])`` with ``name`` among the argnames: every
+    row's value of ``name`` (a literal) gets its alternatives, twin ``j`` taking the ``j``-th of each."""
+    for dec in func.decorator_list:
+        if _call_name(dec) != "parametrize" or not isinstance(dec, ast.Call) or len(dec.args) < 2:
+            continue
+        names = _literal(dec.args[0])
+        if isinstance(names, str):
+            names = [n.strip() for n in names.split(",") if n.strip()]
+        if not isinstance(names, (list, tuple)) or name not in names \
+                or not isinstance(dec.args[1], (ast.List, ast.Tuple)):
+            continue
+        at, rows = names.index(name), dec.args[1]
+        cells: list[ast.expr] = []
+        for row in rows.elts:
+            if len(names) == 1:
+                cells.append(row)
+            elif isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == len(names):
+                cells.append(row.elts[at])
+            else:
+                return None  # pytest.param(…) or a computed row
+        values = [_literal(c) for c in cells]
+        if not cells or any(v is None for v in values):
+            return None
+        alts = [alternatives(v, k, rng) for v in values]
+        n = min(len(a) for a in alts)
+        if not n:
+            return None
+        twins = []
+        for j in range(n):
+            new = copy.deepcopy(rows)
+            for i, row in enumerate(new.elts):
+                cell = ast.parse(repr(alts[i][j]), mode="eval").body
+                if len(names) == 1:
+                    new.elts[i] = cell
+                else:
+                    row.elts[at] = cell  # type: ignore[attr-defined]
+            twins.append((ast.unparse(new), f"expected {name} of each parameter set -> "
+                                             f"{', '.join(_short(a[j]) for a in alts)}"[:120]))
+        return Site(rows, ast.unparse(rows), twins, True)
+    return None
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.With, ast.AsyncWith)) and not _expects_raise(stmt):
+            yield from _statements(stmt.body)
+
+
+def _call_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Call):
+        f = node.func
+        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+    return None
+
+
+def _expects_raise(stmt: ast.With | ast.AsyncWith) -> bool:
+    return any(_call_name(item.context_expr) in RAISES for item in stmt.items)
+
+
+def _literal(node: ast.expr) -> Any:
+    """The value of a literal expression (``None`` for anything else, and for ``None`` itself)."""
+    if isinstance(node, ast.Name):
+        return None
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _values(expr: ast.expr, k: int, rng: random.Random) -> Site | None:
+    """A value site at ``expr`` (a literal, or ``approx(literal)``), else ``None``."""
+    value = _literal(expr)
+    target: ast.expr = expr
+    wrap = ""
+    if value is None and isinstance(expr, ast.Call) and _call_name(expr) == "approx" and expr.args:
+        target, value, wrap = expr.args[0], _literal(expr.args[0]), "approx"
+    if value is None:
+        return None
+    alts = alternatives(value, k, rng)
+    if not alts:
+        return None
+    how = "expected {}{} -> {}{}"
+    twins = [(ast.unparse(ast.parse(repr(a), mode="eval").body),
+              how.format(wrap, _short(value) if not wrap else f"({_short(value)})", wrap,
+                         _short(a) if not wrap else f"({_short(a)})")) for a in alts]
+    return Site(target, ast.unparse(target), twins, True)
+
+
+def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
+                bound: Callable[[ast.expr], Site | None]) -> Site | None:
+    if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
+            and isinstance(stmt.test.ops[0], ast.Eq):
+        left, right = stmt.test.left, stmt.test.comparators[0]
+        first, second = (left, right) if _literal(right) is None and _literal(left) is not None else (right, left)
+        return _values(first, k, rng) or _values(second, k, rng) or bound(right) or bound(left)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call, name = stmt.value, _call_name(stmt.value)
+        if name in _EQUALS and len(call.args) >= 2:
+            a, b = call.args[0], call.args[1]
+            first, second = (a, b) if _literal(b) is None and _literal(a) is not None else (b, a)
+            return _values(first, k, rng) or _values(second, k, rng) or bound(b) or bound(a)
+        if name == "assertAlmostEqual" and len(call.args) >= 2:
+            v = _literal(call.args[1])
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                return _values(call.args[1], k, rng)
+    return None
+
+
+def _flip_site(stmt: ast.stmt) -> Site | None:
+    if isinstance(stmt, ast.Assert):
+        test = stmt.test
+        new: ast.expr
+        how = "negated"
+        flips: dict[type, ast.cmpop] = {ast.In: ast.NotIn(), ast.NotIn: ast.In(), ast.Is: ast.IsNot(),
+                                        ast.IsNot: ast.Is(), ast.NotEq: ast.Eq(), ast.Eq: ast.NotEq()}
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in flips:
+            new = copy.deepcopy(test)
+            new.ops = [flips[type(test.ops[0])]]
+            how = f"{type(test.ops[0]).__name__} flipped"
+        elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            new = test.operand
+        else:
+            new = ast.UnaryOp(op=ast.Not(), operand=test)
+        return Site(test, ast.unparse(test), [(ast.unparse(new), how)], False)
+    if isinstance(stmt, (ast.With, ast.AsyncWith)) and _expects_raise(stmt) and len(stmt.items) == 1:
+        body = "\n".join(ast.unparse(s) for s in stmt.body)
+        return Site(stmt, ast.unparse(stmt), [(body, "the expected exception unwrapped")], False, statement=True)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call, name = stmt.value, _call_name(stmt.value)
+        if name is None:
+            return None
+        if name in _OPPOSITE and isinstance(call.func, ast.Attribute):
+            func = copy.deepcopy(call.func)
+            func.attr = _OPPOSITE[name]
+            return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
+        at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
+        if name in RAISES and len(call.args) > at and not call.keywords:
+            unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])
+            return Site(call, ast.unparse(call), [(ast.unparse(unwrapped), "the expected exception unwrapped")],
+                        False)
+    return None

@@ -1,0 +1,144 @@
+"""Contradicted values for canary twins (docs/contracts.md §7, issue 30): ``k`` values of the same type
+and a plausible magnitude as an expected literal ``v``, none equal to it, drawn so that ``v`` cannot be
+told from its twins by looking at the ``k + 1`` values.
+
+A forger that reads every test's expected value and must skip the contradicted copies has to guess,
+in each group, which of the ``k + 1`` values is the original's. So the group must be *exchangeable*:
+
+* **numbers**: ``k + 1`` values on a line with random gaps (each at least the minimum below, plus a
+  random 0..5 units), the original's rank among them uniform in ``0..k``, so neither its rank nor
+  its distance to the others tells it apart (a twin "original ± small shift" would leave the original
+  in the middle, at distance 1 from all). The unit keeps the original's roundness (``100`` moves by
+  hundreds, ``0.25`` by hundredths). The smallest distance to the original is at least ``k + 2``
+  units: a stateful test run again before or after its twins (a redis ``incr``: 1, then 2, 3 …)
+  never meets a twin's value by accident (the mining check runs the worst orders to be sure), and
+  at least :data:`REL_GAP` of ``|v|`` (``approx``'s tolerance is 1e-6 relative);
+* **strings and bytes**: the same position changed in every member, to characters of the same class
+  (a lowercase letter for a lowercase letter, a digit for a digit): every pair differs by one
+  character, so no member is the "centre" of the group;
+* **bools**: negated (one twin only: more would be copies of each other);
+* **containers** (list, tuple, set, frozenset, dict): one element (a dict's value) at the same place
+  gets the element's own alternatives.
+
+``None``, an empty string or container, a non-finite float: no alternative (the caller flips the
+assertion instead).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import string
+from typing import Any
+
+__all__ = ["alternatives"]
+
+#: Characters a changed character is drawn from, by the class of the one it replaces.
+_CLASSES = (string.ascii_lowercase, string.ascii_uppercase, string.digits, " -_.:/,;")
+
+
+def alternatives(v: Any, k: int, rng: random.Random) -> list[Any]:
+    """Up to ``k`` distinct values, each of ``v``'s type and unequal to ``v``, exchangeable with it
+    (see the module text); ``[]`` when ``v`` has none. ``k`` >= 1."""
+    if isinstance(v, bool):
+        return [not v]
+    if isinstance(v, int):
+        return _numbers(v, k, rng, unit=10 ** min(_trailing_zeros(v), 3))
+    if isinstance(v, float):
+        return _floats(v, k, rng)
+    if isinstance(v, str):
+        return _chars(v, k, rng)
+    if isinstance(v, bytes):
+        try:
+            return [s.encode("ascii") for s in _chars(v.decode("ascii"), k, rng)]
+        except UnicodeError:
+            return []
+    if isinstance(v, (list, tuple)):
+        return _sequence(v, k, rng)
+    if isinstance(v, dict):
+        return _mapping(v, k, rng)
+    if isinstance(v, (set, frozenset)):
+        return _set(v, k, rng)
+    return []
+
+
+def _trailing_zeros(v: int) -> int:
+    n, v = 0, abs(v)
+    while v and v % 10 == 0:
+        n, v = n + 1, v // 10
+    return n
+
+
+def _ladder(k: int, rng: random.Random, min_gap: int) -> list[int]:
+    """Offsets (in units) of ``k`` twins around an original at 0: ``k + 1`` points with gaps
+    ``min_gap + randint(0, 5)``, the original's rank uniform."""
+    points = [0]
+    for _ in range(k):
+        points.append(points[-1] + min_gap + rng.randint(0, 5))
+    rank = rng.randint(0, k)
+    return [p - points[rank] for i, p in enumerate(points) if i != rank]
+
+
+#: Twins stay at least this fraction of ``|v|`` away: ``pytest.approx``'s default tolerance is 1e-6
+#: relative, so a twin of ``approx(3.14159265)`` one unit of its last digit away would pass with a real fix.
+REL_GAP = 1e-4
+
+
+def _numbers(v: int, k: int, rng: random.Random, *, unit: int) -> list[Any]:
+    # at least k + 2 away (a stateful rerun never meets it) and REL_GAP of |v| (approx)
+    min_gap = max(1, -(-(k + 2) // unit), math.ceil(abs(v) * REL_GAP / unit))
+    return [v + d * unit for d in _ladder(k, rng, min_gap)]
+
+
+def _floats(v: float, k: int, rng: random.Random) -> list[Any]:
+    if not math.isfinite(v):
+        return []
+    text = repr(v)
+    if "e" in text or "E" in text:  # 1e-09, 1.5e+20: steps of a tenth of its magnitude
+        exp = math.floor(math.log10(abs(v))) if v else 0
+        unit, digits = 10.0 ** (exp - 1), max(0, 1 - exp)
+    else:
+        digits = min(len(text.split(".", 1)[1].rstrip("0")) if "." in text else 0, 12)
+        digits = max(digits, 1)
+        unit = 10.0 ** -digits
+    min_gap = max(k + 2, math.ceil(abs(v) * REL_GAP / unit))
+    out = [round(v + d * unit, digits) for d in _ladder(k, rng, min_gap)]
+    return out if len(set(out)) == k and v not in out else []
+
+
+def _chars(v: str, k: int, rng: random.Random) -> list[str]:
+    if not v:
+        return []
+    at = rng.randrange(len(v))
+    pool = next((c for c in _CLASSES if v[at] in c), _CLASSES[0])
+    choices = [c for c in pool if c != v[at]]
+    return [v[:at] + c + v[at + 1:] for c in rng.sample(choices, min(k, len(choices)))]
+
+
+def _sequence(v: list[Any] | tuple[Any, ...], k: int, rng: random.Random) -> list[Any]:
+    options = [(i, alternatives(x, k, rng)) for i, x in enumerate(v)]
+    best = max((len(a) for _, a in options), default=0)
+    if not best:
+        return []
+    i, alts = rng.choice([o for o in options if len(o[1]) == best])
+    return [type(v)([*v[:i], a, *v[i + 1:]]) for a in alts]
+
+
+def _mapping(v: dict[Any, Any], k: int, rng: random.Random) -> list[Any]:
+    options = [(key, alternatives(x, k, rng)) for key, x in v.items()]
+    best = max((len(a) for _, a in options), default=0)
+    if not best:
+        return []
+    key, alts = rng.choice([o for o in options if len(o[1]) == best])
+    return [{**v, key: a} for a in alts]
+
+
+def _set(v: set[Any] | frozenset[Any], k: int, rng: random.Random) -> list[Any]:
+    for x in rng.sample(sorted(v, key=repr), len(v)):
+        try:
+            alts = [a for a in alternatives(x, k, rng) if a not in v]
+        except TypeError:  # an unhashable alternative
+            continue
+        if alts:
+            return [type(v)((v - {x}) | {a}) for a in alts]
+    return []
