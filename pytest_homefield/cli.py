@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_homefield.argv import pytest_args
 from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import HomefieldDir
@@ -77,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "(md, json and html are always saved in the run folder)")
     p.add_argument("-v", "--verbose", action="count", default=0)
     add_cli_options(p, "report")
+    sub.add_parser("status", help="mines and runs in progress or finished, their folders, and which run "
+                   "`homefield report` picks")
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")
     p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")
@@ -119,17 +120,20 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     from pytest_homefield.report import compute_report, write_reports
     from pytest_homefield.report.gate import GateError, gate_summary, worse_than
     from pytest_homefield.report.shard_checks import check_runs
-    from pytest_homefield.report.which import which_run_lines
+    from pytest_homefield.report.which import pick_run, run_summaries, which_run_lines
 
     home = HomefieldDir(_root())
     runs_root = home.runs
     ids = list(ns.run_ids)
+    running: list[str] = []
     if not ids:
         try:
             newest = home.newest_run()
         except ValueError as exc:  # RunError: a meta.json that cannot be read
             print(f"homefield report: {exc}", file=sys.stderr)
             return 2
+        if newest:  # the newest run no session is running (issue 35): a run just started is not "the" report
+            newest, running = pick_run(run_summaries(runs_root))
         ids = [newest] if newest else []
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
@@ -161,7 +165,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         print(f"homefield report: {exc}", file=sys.stderr)
         return 2
     # which run this is, on stderr: stdout stays the report alone (md, json)
-    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids):
+    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids) + running:
         print(line, file=sys.stderr)
     fmt = REPORT_FORMATS[ns.format]
     print(fmt.render(report) if fmt.printed else next(p for p in paths if p.name == fmt.file_name()))
@@ -228,6 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_report(ns)
     if ns.command == "plan":
         return _cmd_plan(ns)
+    if ns.command == "status":
+        from pytest_homefield.commands.status import run_status
+
+        return run_status(_root())
     if ns.command == "export":
         return run_export(_root(), ns)
     if ns.command == "envs":
@@ -247,6 +255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo(ns)
     import pytest
+
+    from pytest_homefield.argv import pytest_args  # here: it loads the agents and sandbox (0.2 s), report needs neither
 
     root = _root()
     if getattr(ns, "merge", None):

@@ -17,6 +17,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from pytest_homefield.report.quantiles import (
+    binom_half_cdf,
+    binom_half_pmf,
+    binom_two_sided_half,
+    norm_ppf,
+    t_ppf,
+)
+
 __all__ = ["Deferred", "Outcomes", "mcnemar_exact", "mcnemar_one_sided", "min_tasks_for_significance",
            "paired_permutation"]
 
@@ -41,8 +49,8 @@ if TYPE_CHECKING:
 else:
     np = Deferred("numpy", globals(), "np")  # heavy third-party import, deferred
 
-# scipy is imported inside the functions that use it, and only the part they need: scipy.special
-# (about 0.2 s of CPU) for the binomial, normal and t functions, never scipy.stats (1–1.5 s), and
+# scipy is imported only inside the functions that use it: never scipy.special nor scipy.stats (the
+# binomial, normal and t functions are :mod:`.quantiles`, standard library), and
 # scipy.signal only for the 2-D and FFT convolutions of very large exact nulls (one-dimensional
 # direct convolution is ``numpy.convolve``, what ``scipy.signal.convolve(method="direct")`` calls), so
 # that ``homefield report`` on a large run takes well under a second (issue 18).
@@ -102,96 +110,35 @@ def _check_count(name: str, value: int) -> int:
 
 
 # --------------------------------------------------------------------------------------- distributions
-# The functions scipy.stats would call, taken from scipy.special (about 0.2 s of CPU to import instead
-# of 1–1.5 s for scipy.stats): the same ufuncs, hence bit for bit the same numbers (and the same
-# rounding of the report's p-values); tests/report/test_stats.py checks them against scipy.stats.
-
-
-def _special() -> Any:
-    """``scipy.special._ufuncs`` (imported on first use): ``ndtri`` and ``stdtrit``."""
-    from scipy.special import _ufuncs
-
-    return _ufuncs
-
-
-@functools.lru_cache(maxsize=1)
-def _binom() -> tuple[Any, Any, Any]:
-    """``(pmf, cdf, sf)`` of the binomial distribution as ``f(x, n, p)``: the ufuncs behind
-    ``scipy.stats.binom`` (``scipy.special._ufuncs._binom_pmf`` …, scipy >= 1.14, about 0.2 s of CPU
-    less to import), else ``scipy.stats.binom``'s own methods (the same numbers) where a scipy
-    release no longer has those private names."""
-    sc = _special()
-    if all(hasattr(sc, f"_binom_{f}") for f in ("pmf", "cdf", "sf")):
-        return sc._binom_pmf, sc._binom_cdf, sc._binom_sf
-    from scipy.stats import binom
-
-    return binom.pmf, binom.cdf, binom.sf
+# The binomial, normal and t functions scipy.stats would call, from the standard library
+# (:mod:`.quantiles`; importing scipy.special for them cost a third of a large report, issue 35);
+# tests/report/test_stats.py checks them against scipy.stats.
 
 
 @functools.lru_cache(maxsize=1024)
 def _binom_half_pmf(n: int) -> np.ndarray:
     """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``);
     cached, so read-only."""
-    out = np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    out = np.asarray(binom_half_pmf(n), dtype=np.float64)
     out.setflags(write=False)
     return out
 
 
-@functools.lru_cache(maxsize=256)
 def _norm_ppf(q: float) -> float:
-    """Standard normal quantile (``scipy.stats.norm.ppf``: ``scipy.special.ndtri``)."""
-    return float(_special().ndtri(q))
+    """Standard normal quantile (``scipy.stats.norm.ppf``; :func:`.quantiles.norm_ppf`)."""
+    return norm_ppf(q)
 
 
-@functools.lru_cache(maxsize=256)
 def _t_ppf(q: float, df: int) -> float:
-    """Student t quantile (``scipy.stats.t.ppf``: ``scipy.special.stdtrit``)."""
-    return float(_special().stdtrit(df, q))
-
-
-def _binom_search(a: Any, d: float, lo: int, hi: int) -> int:
-    """The index ``i`` in ``[lo, hi]`` with ``a(i) <= d < a(i + 1)`` for ascending ``a`` (the binary
-    search of ``scipy.stats.binomtest``)."""
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        midval = a(mid)
-        if midval < d:
-            lo = mid + 1
-        elif midval > d:
-            hi = mid - 1
-        else:
-            return mid
-    return lo if a(lo) <= d else lo - 1
+    """Student t quantile (``scipy.stats.t.ppf``; :func:`.quantiles.t_ppf`)."""
+    return t_ppf(q, df)
 
 
 def _binom_two_sided_half(k: int, n: int) -> float:
     """Two-sided binomial p of ``k`` successes in ``n >= 1`` trials at p = 1/2, as
-    ``scipy.stats.binomtest(k, n, 0.5).pvalue`` computes it (the tail beyond the mirror point whose
-    mass is at most that of ``k``, with its relative tolerance 1e-7); for p = 1/2 this is
-    ``min(1, 2 * P(J <= min(k, n - k)))``."""
-    b_pmf, b_cdf, b_sf = _binom()
-
-    def pmf(x: int) -> float:
-        return float(b_pmf(x, n, 0.5)) if 0 <= x <= n else 0.0
-
-    def cdf(x: int) -> float:
-        return 0.0 if x < 0 else 1.0 if x >= n else float(b_cdf(x, n, 0.5))
-
-    def sf(x: int) -> float:
-        return 1.0 if x < 0 else 0.0 if x >= n else float(b_sf(x, n, 0.5))
-
-    d = pmf(k)
-    rerr = 1 + 1e-7
-    if k * 2 == n:
-        return 1.0
-    if k * 2 < n:
-        ix = _binom_search(lambda x: -pmf(x), -d * rerr, (n + 1) // 2, n)
-        y = n - ix + int(d * rerr == pmf(ix))
-        pval = cdf(k) + sf(n - y)
-    else:
-        ix = _binom_search(pmf, d * rerr, 0, n // 2)
-        pval = cdf(ix) + sf(k - 1)
-    return min(1.0, pval)
+    ``scipy.stats.binomtest(k, n, 0.5).pvalue`` computes it: ``min(1, 2 * P(J <= min(k, n - k)))``
+    (:func:`.quantiles.binom_two_sided_half`)."""
+    return binom_two_sided_half(k, n)
 
 
 def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
@@ -259,7 +206,7 @@ def mcnemar_one_sided(b: int, c: int) -> float:
     c = _check_count("c", c)
     if b + c == 0 or b >= b + c:
         return 1.0
-    return min(1.0, float(_binom()[1](b, b + c, 0.5)))
+    return min(1.0, binom_half_cdf(b, b + c))
 
 
 # --------------------------------------------------------------------------------------- sign-flip null
