@@ -28,6 +28,7 @@ from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOME
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
 from pytest_homefield.report.family import adjust_family
+from pytest_homefield.report.kinds import failure_kinds
 from pytest_homefield.report.memo import memorization
 from pytest_homefield.report.model import (
     AgentSummary,
@@ -163,7 +164,10 @@ def compute_report(
       diff was found); ``similarity_exact``: attempts whose diff equals the gold patch's changed lines;
       ``similarity_n``: scored attempts measured.
     * ``per_language``: {language: pass@1 over the agent's tasks in that language}.
-    * ``errors``: up to 3 most common ``error`` lines as [[text, count], …].
+    * ``errors``: up to 3 most common ``error`` lines as [[text, count], …]; ``first_error``: the first
+      one in task-file and attempt order, ``[task_id, attempt, text]`` (left out without one).
+    * ``failure_kinds``: scored failed attempts by kind, ``{did_not_fix, broke_existing_tests}``
+      (:mod:`.kinds`; left out when there is none).
 
     Comparisons: every pair of agents in rank order (``a`` ranked above ``b``, ``delta = a − b`` as a
     fraction, ``ci`` [lo, hi], ``mde`` fraction), each from ``stats.compare`` on the per-task lists of
@@ -454,7 +458,17 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
         similarity_n=len(f1s),
         per_language=per_language,
         errors=[[text, n] for text, n in errors.most_common(3)],
+        failure_kinds=failure_kinds(r for r in results if r.scored) or None,
+        first_error=_first_error(results),
     )
+
+
+def _first_error(results: Sequence[Result]) -> list[str | int] | None:
+    """``[task_id, attempt, text]`` of the first result with an error line (up to 300 characters)."""
+    for r in results:
+        if r.error and r.error.strip():
+            return [r.task_id, r.attempt, r.error.strip()[:300]]
+    return None
 
 
 # -------------------------------------------------------------------------------- comparisons

@@ -117,8 +117,13 @@ class AgentSummary(_Record):
     #: ``incomplete: k of n scored`` when some of the agent's n recorded attempts were not scored (its
     #: pass@1 is over the tasks whose attempts are all scored), else ``None`` (left out of the JSON)
     incomplete: str | None = None
+    #: scored attempts that failed, by kind (:mod:`.kinds`: ``did_not_fix``, ``broke_existing_tests``);
+    #: ``None`` (left out of the JSON) when none did
+    failure_kinds: dict[str, int] | None = None
+    #: the agent's first error in task and attempt order, ``[task_id, attempt, text]``; ``None`` without one
+    first_error: list[str | int] | None = None
 
-    OPTIONAL = frozenset({"incomplete"})
+    OPTIONAL = frozenset({"incomplete", "failure_kinds", "first_error"})
 
     @property
     def tags(self) -> list[str]:
