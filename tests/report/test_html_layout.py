@@ -33,14 +33,16 @@ function probe() {
   for (const el of doc.body.querySelectorAll('*')) {
     if (el.closest('.scroll, .plot')) continue;  // boxes that scroll their content
     const r = el.getBoundingClientRect();
-    if (r.width && (r.right > vw + 0.5 || r.left < -0.5)) wide.push(el.tagName + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
+    if (r.width && (r.right > vw + 0.5 || r.left < -0.5))
+      wide.push(el.tagName + ' ' + Math.round(r.left) + '..' + Math.round(r.right));
   }
   for (const box of doc.querySelectorAll('.scroll, .plot')) {
     const r = box.getBoundingClientRect();
     if (r.right > vw + 0.5) wide.push('box ' + Math.round(r.right));
     const first = box.querySelector('tbody tr td:first-child');
     if (first) { box.scrollLeft = box.scrollWidth;  // scrolled to the far right, the first column stays
-      const c = first.getBoundingClientRect(); if (c.left < r.left - 0.5 || c.right > r.right + 0.5) hidden.push(first.textContent);
+      const c = first.getBoundingClientRect();
+      if (c.left < r.left - 0.5 || c.right > r.right + 0.5) hidden.push(first.textContent);
       box.scrollLeft = 0; }
   }
   for (const el of doc.body.querySelectorAll('th, td, p, li, h1, h2, code, text')) {
