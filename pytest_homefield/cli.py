@@ -14,7 +14,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.report.formats import REPORT_FORMATS
@@ -44,8 +43,9 @@ def _merge_flag(p: argparse.ArgumentParser, what: str) -> None:
                         "runs nothing")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser with every subcommand."""
+def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
+    """The argparse parser with every subcommand; ``export_arguments=False`` lists ``export`` without its
+    arguments (they import the exporters, which ``report`` and ``status`` do not need)."""
     parser = argparse.ArgumentParser(prog="homefield", description="Your git history as a benchmark for coding agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("mine", help="find commits whose tests go red→green and write .homefield/tasks.jsonl")
@@ -82,7 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_cli_options(p, "plan")
     p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")
     p = sub.add_parser("export", help="write the tasks as SWE-bench instances for other harnesses (no tests run)")
-    add_export_arguments(p)
+    if export_arguments:
+        from pytest_homefield.commands.export import add_export_arguments
+
+        add_export_arguments(p)
     p = sub.add_parser("envs", help="list the uv environments (--env uv) in the user cache; --prune removes "
                        "the ones no task uses")
     p.add_argument("--prune", action="store_true",
@@ -126,6 +129,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     runs_root = home.runs
     ids = list(ns.run_ids)
     running: list[str] = []
+    summaries = None
     if not ids:
         try:
             newest = home.newest_run()
@@ -133,7 +137,8 @@ def _cmd_report(ns: argparse.Namespace) -> int:
             print(f"homefield report: {exc}", file=sys.stderr)
             return 2
         if newest:  # the newest run no session is running (issue 35): a run just started is not "the" report
-            newest, running = pick_run(run_summaries(runs_root))
+            summaries = run_summaries(runs_root)
+            newest, running = pick_run(summaries)
         ids = [newest] if newest else []
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
@@ -165,7 +170,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         print(f"homefield report: {exc}", file=sys.stderr)
         return 2
     # which run this is, on stderr: stdout stays the report alone (md, json)
-    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids) + running:
+    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids, summaries=summaries) + running:
         print(line, file=sys.stderr)
     fmt = REPORT_FORMATS[ns.format]
     print(fmt.render(report) if fmt.printed else next(p for p in paths if p.name == fmt.file_name()))
@@ -227,7 +232,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
-    ns = build_parser().parse_args(argv)
+    ns = build_parser(export_arguments=argv[:1] == ["export"]).parse_args(argv)
     if ns.command == "report":
         return _cmd_report(ns)
     if ns.command == "plan":
@@ -237,6 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_status(_root())
     if ns.command == "export":
+        from pytest_homefield.commands.export import run_export
+
         return run_export(_root(), ns)
     if ns.command == "envs":
         try:

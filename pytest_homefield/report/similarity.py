@@ -200,7 +200,7 @@ class SimilarityCache:
             self._entries = {k: v for k, v in data["attempts"].items() if isinstance(v, list) and len(v) == 10}
 
     @staticmethod
-    def stamp(patch_path: Path) -> tuple[int, int] | None:
+    def stamp(patch_path: Path | str) -> tuple[int, int] | None:
         """``(size, mtime_ns)`` of ``patch_path``; ``None`` when it cannot be read."""
         try:
             st = os.stat(patch_path)

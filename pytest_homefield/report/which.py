@@ -81,11 +81,12 @@ def pick_run(summaries: Sequence[RunSummary]) -> tuple[str | None, list[str]]:
     return chosen.run_id, lines
 
 
-def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5) -> list[str]:
+def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5,
+                    summaries: Sequence[RunSummary] | None = None) -> list[str]:
     """What the report is about: the chosen run(s) with their agents, time and completeness, then (when
     the newest was picked by default, or there are others) up to ``others`` other recent runs and how
-    to report on them."""
-    summaries = run_summaries(runs_root)
+    to report on them. ``summaries``: :func:`run_summaries` of ``runs_root`` when the caller has them."""
+    summaries = run_summaries(runs_root) if summaries is None else summaries
     by_id = {s.run_id: s for s in summaries}
     lines = []
     for rid in chosen:
