@@ -3,8 +3,7 @@
 exact by convolution whenever the per-task differences share a small denominator, seeded Monte
 Carlo otherwise; :class:`_SignFlipNull`, its null in the form that inverts into :func:`.stats.compare`'s
 interval (Hartigan 1969); the binomial, normal and t functions scipy.stats would call; the Wilson
-interval; and the outcome validation shared with :mod:`.rates`. Plain numpy (scipy for very large
-nulls only), no pytest.
+interval; and the outcome validation shared with :mod:`.rates`. Plain numpy, no scipy, no pytest.
 """
 
 from __future__ import annotations
@@ -49,11 +48,10 @@ if TYPE_CHECKING:
 else:
     np = Deferred("numpy", globals(), "np")  # heavy third-party import, deferred
 
-# scipy is imported only inside the functions that use it: never scipy.special nor scipy.stats (the
-# binomial, normal and t functions are :mod:`.quantiles`, standard library), and
-# scipy.signal only for the 2-D and FFT convolutions of very large exact nulls (one-dimensional
-# direct convolution is ``numpy.convolve``, what ``scipy.signal.convolve(method="direct")`` calls), so
-# that ``homefield report`` on a large run takes well under a second (issue 18).
+# No scipy at all (issue 35): the binomial, normal and t functions are :mod:`.quantiles` (standard
+# library) and every convolution numpy's (:func:`_convolve_all`; one-dimensional direct convolution is
+# ``numpy.convolve``, what ``scipy.signal.convolve(method="direct")`` calls), so that ``homefield
+# report`` on a large run takes well under a second (issues 18, 35).
 
 Outcomes = Mapping[str, Sequence[int]]
 
@@ -68,7 +66,7 @@ _DIRECT_1D_MAX = 20_000_000
 _DIRECT_2D_MAX = 100_000
 #: Largest (tasks + groups) x table cells for the exact shift-and-add build of the 2-D null: numpy
 #: does about 10^8 of these multiply-adds in 0.1-0.2 s, which covers 100 tasks whose attempt counts
-#: differ (denominator 20) without the FFT (and without importing scipy.signal).
+#: differ (denominator 20) without the FFT.
 _SHIFT_ADD_MAX = 100_000_000
 
 
@@ -234,12 +232,14 @@ def _lattice(diffs: np.ndarray, max_den: int = MAX_DENOMINATOR) -> tuple[np.ndar
 
 
 def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
-    """Convolve (full mode, any dimension) a list of non-negative arrays, pairwise in a balanced tree.
+    """Convolve (full mode, one or two dimensions) a list of non-negative arrays, pairwise in a
+    balanced tree.
 
-    Small products use direct convolution (exact sums of products: ``numpy.convolve`` in one
-    dimension, as ``scipy.signal.convolve(method="direct")`` does, ``scipy.signal`` in two); large ones
-    FFT (``scipy.signal``), after which tiny negative round-off is clipped to 0 and entries below
-    1e-15 of the maximum are zeroed. ``scipy.signal`` is imported only when one of those is needed.
+    Small products use direct convolution (sums of products: ``numpy.convolve`` in one dimension, as
+    ``scipy.signal.convolve(method="direct")`` does, and row by row in two: :func:`_convolve_2d_direct`);
+    large ones FFT (:func:`_fft_convolve`, ``numpy.fft``), after which tiny negative round-off is clipped
+    to 0 and entries below 1e-15 of the maximum are zeroed. No scipy: importing ``scipy.signal`` cost
+    1.4 s of CPU, half of a 1,000-task report (issue 35).
     """
     items = list(arrays)
     while len(items) > 1:
@@ -249,13 +249,9 @@ def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
             if x.size * y.size <= direct_max and x.ndim == 1 and y.ndim == 1:
                 z = np.convolve(x, y, mode="full")
             elif x.size * y.size <= direct_max:
-                from scipy import signal
-
-                z = signal.convolve(x, y, mode="full", method="direct")
+                z = _convolve_2d_direct(x, y)
             else:
-                from scipy import signal
-
-                z = signal.convolve(x, y, mode="full", method="fft")
+                z = _fft_convolve(x, y)
                 np.maximum(z, 0.0, out=z)
                 z[z < 1e-15 * z.max()] = 0.0
             nxt.append(z)
@@ -263,6 +259,29 @@ def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
             nxt.append(items[-1])
         items = nxt
     return items[0]
+
+
+def _convolve_2d_direct(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Full 2-D convolution of two small arrays by direct sums: each pair of rows convolved
+    (``numpy.convolve``) and added at the sum of their row indices."""
+    if x.shape[0] < y.shape[0]:
+        x, y = y, x
+    z = np.zeros((x.shape[0] + y.shape[0] - 1, x.shape[1] + y.shape[1] - 1), dtype=np.float64)
+    for i in range(y.shape[0]):
+        row = y[i]
+        if not row.any():
+            continue
+        for r in range(x.shape[0]):
+            z[i + r] += np.convolve(x[r], row, mode="full")
+    return z
+
+
+def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Full convolution (any dimension) through ``numpy.fft.rfftn`` / ``irfftn`` of the full shape."""
+    shape = [a + b - 1 for a, b in zip(x.shape, y.shape, strict=True)]
+    axes = list(range(len(shape)))
+    return np.asarray(np.fft.irfftn(np.fft.rfftn(x, shape, axes=axes) * np.fft.rfftn(y, shape, axes=axes),
+                                    shape, axes=axes), dtype=np.float64)
 
 
 def _sign_flip_pvalue_exact(m: np.ndarray) -> float:

@@ -758,3 +758,21 @@ def test_a_report_imports_neither_scipy_stats_nor_scipy_signal(tmp_path: Path) -
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_the_numpy_convolutions_give_scipy_signal_numbers() -> None:
+    """The exact nulls are convolved with numpy alone (importing scipy.signal cost 1.4 s of CPU, issue
+    35): direct 2-D and FFT results agree with ``scipy.signal.convolve`` to round-off."""
+    from scipy import signal
+
+    from pytest_homefield.report import distributions as dist
+
+    rng = np.random.default_rng(35)
+    for shape_x, shape_y in (((3, 7), (5, 4)), ((1, 9), (6, 2)), ((8, 8), (1, 1))):
+        x, y = rng.random(shape_x), rng.random(shape_y)
+        assert np.allclose(dist._convolve_2d_direct(x, y), signal.convolve(x, y, method="direct"), rtol=1e-13, atol=0)
+        assert np.allclose(dist._fft_convolve(x, y), signal.convolve(x, y, method="fft"), rtol=1e-9, atol=1e-13)
+    x, y = rng.random(3001), rng.random(2500)
+    assert np.allclose(dist._fft_convolve(x, y), signal.convolve(x, y, method="fft"), rtol=1e-9, atol=1e-12)
+    big = [np.asarray(dist._binom_half_pmf(n)) for n in (300, 410, 520)]
+    assert np.allclose(dist._convolve_all(big, direct_max=1), dist._convolve_all(big, direct_max=10**9), atol=1e-15)
