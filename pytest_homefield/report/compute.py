@@ -379,13 +379,23 @@ def _sandbox_counts(results: Sequence[Result]) -> SandboxCounts | None:
 
 
 def _pass_at(outcomes01: Outcomes01, k: int) -> float | None:
-    """Mean over tasks of the unbiased pass@k (``stats.pass_at_k``); ``None`` without tasks."""
-    return _mean([stats.pass_at_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k])
+    """Mean over tasks of the unbiased pass@k (``stats.pass_at_k``, once per distinct (attempts,
+    successes): a 1,000-task report asks for 25,000 of them); ``None`` without tasks."""
+    counts = Counter((len(v), sum(v)) for v in outcomes01.values() if len(v) >= k)
+    return _mean_counted({nc: stats.pass_at_k(nc[0], nc[1], k) for nc in counts}, counts)
 
 
 def _pass_hat(outcomes01: Outcomes01, k: int) -> float | None:
     """Mean over tasks of pass^k (``stats.pass_hat_k``): all k of k attempts succeed."""
-    return _mean([stats.pass_hat_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k])
+    counts = Counter((len(v), sum(v)) for v in outcomes01.values() if len(v) >= k)
+    return _mean_counted({nc: stats.pass_hat_k(nc[0], nc[1], k) for nc in counts}, counts)
+
+
+def _mean_counted(values: dict[tuple[int, int], float], counts: Counter[tuple[int, int]]) -> float | None:
+    """The mean over tasks of ``values[(n, c)]``, each counted ``counts[(n, c)]`` times, summed in the
+    tasks' order of first appearance (as the per-task list would be, up to float rounding)."""
+    total = sum(counts.values())
+    return sum(values[nc] * m for nc, m in counts.items()) / total if total else None
 
 
 def _ci(outcomes01: Outcomes01, alpha: float) -> list[float | None] | None:

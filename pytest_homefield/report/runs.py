@@ -6,7 +6,6 @@ Nothing here computes a statistic; :mod:`.compute` turns these into the report.
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -154,7 +153,7 @@ class Similarities:
         exists or the task (hence the gold patch) is unknown."""
         if task is not None and task.gold_patch:
             # a string path, not attempt_dir()'s Path: thousands of attempts, five joins each (issue 35)
-            path = os.path.join(self._root(run_dir), r.task_id, r.agent, str(r.attempt), "diff.patch")
+            path = f"{self._root(run_dir)}/{r.task_id}/{r.agent}/{r.attempt}/diff.patch"
             stamp = SimilarityCache.stamp(path)
             if stamp is not None:
                 s = self._measured(r, run_dir, task, path, stamp)

@@ -213,7 +213,7 @@ class SimilarityCache:
         e = self._entries.get(key)
         if e is None or e[0] != stamp[0] or e[1] != stamp[1] or e[2] != digest:
             return None
-        return Similarity(**dict(zip(_FIELDS, e[3:], strict=True)))
+        return Similarity(*e[3:])  # the fields in _FIELDS order
 
     def put(self, key: str, stamp: tuple[int, int], digest: str, sim: Similarity) -> None:
         """Keep ``sim`` for attempt ``key``."""
