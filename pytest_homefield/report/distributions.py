@@ -276,12 +276,30 @@ def _convolve_2d_direct(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return z
 
 
+@functools.lru_cache(maxsize=512)
+def _fast_len(n: int) -> int:
+    """The smallest 5-smooth number (2^a 3^b 5^c) at least ``n``: a length the FFT is fast at, as
+    ``scipy.fft.next_fast_len`` pads to."""
+    best = 1 << max(0, (n - 1).bit_length())
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            q = p35 << max(0, (-(-n // p35) - 1).bit_length())  # times the smallest power of 2 reaching n
+            best = min(best, q)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
 def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Full convolution (any dimension) through ``numpy.fft.rfftn`` / ``irfftn`` of the full shape."""
-    shape = [a + b - 1 for a, b in zip(x.shape, y.shape, strict=True)]
+    """Full convolution (any dimension) through ``numpy.fft.rfftn`` / ``irfftn``, each axis padded to a
+    fast length (:func:`_fast_len`) and the result cut back to the full shape."""
+    full = [a + b - 1 for a, b in zip(x.shape, y.shape, strict=True)]
+    shape = [_fast_len(n) for n in full]
     axes = list(range(len(shape)))
-    return np.asarray(np.fft.irfftn(np.fft.rfftn(x, shape, axes=axes) * np.fft.rfftn(y, shape, axes=axes),
-                                    shape, axes=axes), dtype=np.float64)
+    z = np.fft.irfftn(np.fft.rfftn(x, shape, axes=axes) * np.fft.rfftn(y, shape, axes=axes), shape, axes=axes)
+    return np.ascontiguousarray(z[tuple(slice(0, n) for n in full)], dtype=np.float64)
 
 
 def _sign_flip_pvalue_exact(m: np.ndarray) -> float:

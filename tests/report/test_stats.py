@@ -774,5 +774,8 @@ def test_the_numpy_convolutions_give_scipy_signal_numbers() -> None:
         assert np.allclose(dist._fft_convolve(x, y), signal.convolve(x, y, method="fft"), rtol=1e-9, atol=1e-13)
     x, y = rng.random(3001), rng.random(2500)
     assert np.allclose(dist._fft_convolve(x, y), signal.convolve(x, y, method="fft"), rtol=1e-9, atol=1e-12)
+    from scipy.fft import next_fast_len
+
+    assert [dist._fast_len(n) for n in range(1, 3000)] == [next_fast_len(n, real=True) for n in range(1, 3000)]
     big = [np.asarray(dist._binom_half_pmf(n)) for n in (300, 410, 520)]
     assert np.allclose(dist._convolve_all(big, direct_max=1), dist._convolve_all(big, direct_max=10**9), atol=1e-15)
