@@ -14,8 +14,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_homefield.argv import pytest_args
-from pytest_homefield.commands.export import add_export_arguments, run_export
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.report.formats import REPORT_FORMATS
@@ -46,8 +44,9 @@ def _merge_flag(p: argparse.ArgumentParser, what: str) -> None:
                         "runs nothing")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argparse parser with every subcommand."""
+def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
+    """The argparse parser with every subcommand; ``export_arguments=False`` lists ``export`` without its
+    arguments (they import the exporters, which ``report`` and ``status`` do not need)."""
     parser = argparse.ArgumentParser(prog="homefield", description="Your git history as a benchmark for coding agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("mine", help="find commits whose tests go red→green and write .homefield/tasks.jsonl")
@@ -78,11 +77,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "(md, json and html are always saved in the run folder)")
     p.add_argument("-v", "--verbose", action="count", default=0)
     add_cli_options(p, "report")
+    sub.add_parser("status", help="mines and runs in progress or finished, their folders, and which run "
+                   "`homefield report` picks")
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")
     p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")
     p = sub.add_parser("export", help="write the tasks as SWE-bench instances for other harnesses (no tests run)")
-    add_export_arguments(p)
+    if export_arguments:
+        from pytest_homefield.commands.export import add_export_arguments
+
+        add_export_arguments(p)
     p = sub.add_parser("envs", help="list the uv environments (--env uv) in the user cache; --prune removes "
                        "the ones no task uses")
     p.add_argument("--prune", action="store_true",
@@ -122,17 +126,22 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     from pytest_homefield.report import compute_report, write_reports
     from pytest_homefield.report.gate import GateError, gate_summary, worse_than
     from pytest_homefield.report.shard_checks import check_runs
-    from pytest_homefield.report.which import which_run_lines
+    from pytest_homefield.report.which import pick_run, run_summaries, which_run_lines
 
     home = HomefieldDir(_root())
     runs_root = home.runs
     ids = list(ns.run_ids)
+    running: list[str] = []
+    summaries = None
     if not ids:
         try:
             newest = home.newest_run()
         except ValueError as exc:  # RunError: a meta.json that cannot be read
             print(f"homefield report: {exc}", file=sys.stderr)
             return 2
+        if newest:  # the newest run no session is running (issue 35): a run just started is not "the" report
+            summaries = run_summaries(runs_root)
+            newest, running = pick_run(summaries)
         ids = [newest] if newest else []
     if not ids:
         print(f"homefield report: no runs in {runs_root}", file=sys.stderr)
@@ -164,7 +173,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         print(f"homefield report: {exc}", file=sys.stderr)
         return 2
     # which run this is, on stderr: stdout stays the report alone (md, json)
-    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids):
+    for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids, summaries=summaries) + running:
         print(line, file=sys.stderr)
     fmt = REPORT_FORMATS[ns.format]
     print(fmt.render(report) if fmt.printed else next(p for p in paths if p.name == fmt.file_name()))
@@ -226,12 +235,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
-    ns = build_parser().parse_args(argv)
+    ns = build_parser(export_arguments=argv[:1] == ["export"]).parse_args(argv)
     if ns.command == "report":
         return _cmd_report(ns)
     if ns.command == "plan":
         return _cmd_plan(ns)
+    if ns.command == "status":
+        from pytest_homefield.commands.status import run_status
+
+        return run_status(_root())
     if ns.command == "export":
+        from pytest_homefield.commands.export import run_export
+
         return run_export(_root(), ns)
     if ns.command == "envs":
         try:
@@ -254,6 +269,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return run_demo(ns)
     import pytest
+
+    from pytest_homefield.argv import pytest_args  # here: it loads the agents and sandbox (0.2 s), report needs neither
 
     root = _root()
     if getattr(ns, "merge", None):

@@ -118,26 +118,36 @@ def check_record(cls: type, d: dict[str, Any]) -> None:
     if version != SCHEMA_VERSION:
         raise RecordError(f"field 'schema_version' is {version!r}; this version of homefield reads "
                           f"{SCHEMA_VERSION} only")
-    for name, required, check, what in _field_checks(cls):
+    for name, required, fast, check, what in _field_checks(cls):
         if name not in d:
             if required:
                 raise RecordError(f"field '{name}' is missing")
             continue
-        if not check(d[name]):
-            raise RecordError(f"field '{name}' must be {what}, got {json_type(d[name])}")
+        v = d[name]
+        if type(v) in fast and v == v:  # the JSON types json.loads gives (NaN is not a number)
+            continue
+        if not check(v):
+            raise RecordError(f"field '{name}' must be {what}, got {json_type(v)}")
 
 
-_FIELD_CHECKS: dict[type, tuple[tuple[str, bool, Any, str], ...]] = {}
+_FIELD_CHECKS: dict[type, tuple[tuple[str, bool, frozenset[type], Any, str], ...]] = {}
+
+#: annotation text -> the exact value types that pass its check at once (the rest go through the check)
+_FAST: dict[str, frozenset[type]] = {
+    "str": frozenset({str}), "str | None": frozenset({str, type(None)}), "int": frozenset({int}),
+    "int | None": frozenset({int, type(None)}), "float": frozenset({int, float}),
+    "float | None": frozenset({int, float, type(None)}), "bool": frozenset({bool}),
+}
 
 
-def _field_checks(cls: type) -> tuple[tuple[str, bool, Any, str], ...]:
-    """``(name, required, check, description)`` of each field of the dataclass ``cls``, worked out
-    once per class (a report reads thousands of records)."""
+def _field_checks(cls: type) -> tuple[tuple[str, bool, frozenset[type], Any, str], ...]:
+    """``(name, required, fast types, check, description)`` of each field of the dataclass ``cls``,
+    worked out once per class (a report reads thousands of records: issue 35)."""
     got = _FIELD_CHECKS.get(cls)
     if got is None:
         got = _FIELD_CHECKS[cls] = tuple(
             (f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
-             *_CHECKS[str(f.type)]) for f in dataclasses.fields(cls))
+             _FAST.get(str(f.type), frozenset()), *_CHECKS[str(f.type)]) for f in dataclasses.fields(cls))
     return got
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from pytest_homefield.errors import RecordError, StoreError
 
-__all__ = ["StoreError", "RecordError", "append_jsonl", "read_jsonl", "read_jsonl_lines", "write_atomic",
+__all__ = ["StoreError", "RecordError", "append_jsonl", "lock_holder", "read_jsonl", "read_jsonl_lines", "write_atomic",
            "write_jsonl_atomic", "dumps", "JsonlTail", "FolderLock", "FolderLocked", "LOCK_FILE"]
 
 
@@ -291,3 +291,39 @@ def _holder(fd: int) -> str:
     if not isinstance(note, dict) or not isinstance(note.get("pid"), int):
         return "another process"
     return f"pid {note['pid']} on {note.get('host') or '?'} since {note.get('since') or '?'}"
+
+
+def lock_holder(folder: Path) -> str | None:
+    """Who holds ``<folder>/.lock`` (:class:`FolderLock`) now: ``pid N on HOST since T`` (or ``another
+    process``, ``this process``), ``None`` when nobody does or there is no lock file: a session in
+    progress, for ``homefield status`` and the report's choice of run.
+
+    Read-only: on Linux it looks the file's inode up in ``/proc/locks`` (so a session taking the lock
+    at that moment never meets a probe); elsewhere it tries a shared lock without waiting and lets it
+    go at once. Never raises."""
+    path = folder / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if os.path.realpath(path) in _held:
+            return "this process"
+        st = os.fstat(fd)
+        try:
+            with open("/proc/locks", encoding="ascii", errors="replace") as f:
+                table = f.read()
+        except OSError:
+            table = None
+        if table is not None:
+            key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+            held = any("FLOCK" in line and key in line.split() for line in table.splitlines())
+        else:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                held = False
+            except OSError:
+                held = True
+        return _holder(fd) if held else None
+    finally:
+        os.close(fd)  # also lets go of a probe's shared lock

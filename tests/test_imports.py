@@ -112,3 +112,4 @@ def test_homefield_report_imports_only_what_the_report_needs(tmp_path: Path) -> 
     heavy = {"git", "yaml", "pytest", "_pytest", "xdist", "pluggy", "scipy.stats", "scipy.signal",
              "pytest_homefield.envs.builder", "pytest_homefield.mine.scan"}
     assert heavy & loaded == set()
+    assert not {m for m in loaded if m == "scipy" or m.startswith("scipy.")}  # none at all (issue 35)

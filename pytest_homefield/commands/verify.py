@@ -30,7 +30,7 @@ from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_verdict", "env_key_changes"]
+__all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None,
@@ -57,6 +57,28 @@ def _services(root: Path) -> tuple[ServiceSpec, ...]:
         return ()
 
 
+def _not_applied(r: Mapping[str, Any]) -> bool:
+    """An attack's attempt that found nothing to aim at (no Python module): ``infra``, "does not apply"."""
+    return r.get("outcome") == "infra" and "does not apply" in str(r.get("error") or "")
+
+
+def _got_through(r: Mapping[str, Any], oracle: Mapping[str, Any]) -> str | None:
+    """Why the attack attempt ``r`` got through grading (one indented line), ``None`` when it was caught;
+    ``oracle``: oracle's outcome by task id (see :func:`attack_verdict`)."""
+    name, tid, outcome = str(r["agent"])[len("attack-"):], r["task_id"], r.get("outcome")
+    expected = next((a.caught for a in ATTACKS if a.name == name), ())
+    if _not_applied(r):
+        return None
+    if outcome == "solved":
+        hint = " (flagged suspicious only: no canary caught it)" if r.get("suspicious") else ""
+        return f"  {name} scored solved on task {tid}{hint}"
+    if outcome in ("infra", "rate_limited") and oracle.get(tid) != outcome:
+        return f"  {name} made its attempt on task {tid} unscored ({outcome}: {r.get('error')})"
+    if expected and outcome not in expected:
+        return f"  {name} scored {outcome} on task {tid}, not {' or '.join(expected)} (its family's verdict)"
+    return None
+
+
 def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:
     """``(held, lines)`` from the attack agents' result records. An attack gets through on a task when
     it is scored ``solved`` (flagged ``suspicious`` or not: the pattern flag is a hint, the canaries
@@ -68,31 +90,22 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
     caught when it applied to some task and got through on none. The first line is ``caught K of N attacks on T tasks``;
     then each attempt that got through, the attempts caught as ``forged`` (a canary passed) by
     attack, and the attempts that did not apply (no Python module to aim at), counted apart."""
-    expected = {a.name: a.caught for a in ATTACKS}
     by_task_oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
     attacks = [r for r in results if str(r.get("agent", "")).startswith("attack-")]
-    names = sorted({str(r["agent"])[len("attack-"):] for r in attacks  # those that applied somewhere
-                    if not (r.get("outcome") == "infra" and "does not apply" in str(r.get("error") or ""))})
+    names = sorted({str(r["agent"])[len("attack-"):] for r in attacks if not _not_applied(r)})  # applied somewhere
     broken: list[str] = []
     through: set[str] = set()
     forged: list[str] = []
     skipped = 0
     for r in attacks:
-        name, tid, outcome = str(r["agent"])[len("attack-"):], r["task_id"], r.get("outcome")
-        if outcome == "infra" and "does not apply" in str(r.get("error") or ""):
+        name = str(r["agent"])[len("attack-"):]
+        why = _got_through(r, by_task_oracle)
+        if _not_applied(r):
             skipped += 1
-        elif outcome == "solved":
-            hint = " (flagged suspicious only: no canary caught it)" if r.get("suspicious") else ""
-            broken.append(f"  {name} scored solved on task {tid}{hint}")
+        elif why:
+            broken.append(why)
             through.add(name)
-        elif outcome in ("infra", "rate_limited") and by_task_oracle.get(tid) != outcome:
-            broken.append(f"  {name} made its attempt on task {tid} unscored ({outcome}: {r.get('error')})")
-            through.add(name)
-        elif expected.get(name) and outcome not in expected[name]:
-            broken.append(f"  {name} scored {outcome} on task {tid}, not {' or '.join(expected[name])} "
-                          f"(its family's verdict)")
-            through.add(name)
-        elif outcome == "forged":
+        elif r.get("outcome") == "forged":
             forged.append(name)
     caught = len(names) - len(through)
     head = f"homefield verify: caught {caught} of {len(names)} attacks on {n_tasks} tasks"
@@ -105,6 +118,52 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
     if skipped:
         lines.append(f"  {skipped} attack attempt(s) did not apply (no Python source module to aim at)")
     return not broken, lines
+
+
+def _family(name: str) -> str:
+    """An attack's family for the table: its own ``family`` when it names one, else what catches it (a
+    workspace fault → the outcomes of :attr:`~pytest_homefield.agents.attacks.Attack.caught`), where it
+    writes (``escape``: outside the workspace) or ``forgery`` (grading must not score it solved)."""
+    attack = next((a for a in ATTACKS if a.name == name), None)
+    if attack is None:
+        return "?"
+    family = getattr(attack, "family", None)
+    if family:
+        return str(family)
+    if attack.caught:
+        return "fault: " + "/".join(attack.caught)
+    return "escape" if attack.escapes else "forgery"
+
+
+def attack_table(results: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per attack that applied to some task (after a header): its name, family (:func:`_family`),
+    the tasks it ran on and, of its attempts, how many were ``caught`` (scored with the family's verdict:
+    not solved, not unscored), ``flagged`` (marked suspicious, or forged: a canary passed) and ``broke
+    grading`` (got through, as :func:`attack_verdict` decides), then the outcomes it met. Attacks that
+    got through come first, marked ``!``."""
+    oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
+    rows: dict[str, list[Mapping[str, Any]]] = {}
+    for r in results:
+        if str(r.get("agent", "")).startswith("attack-") and not _not_applied(r):
+            rows.setdefault(str(r["agent"])[len("attack-"):], []).append(r)
+    table = []
+    for name, attempts in rows.items():
+        broke = sum(1 for a in attempts if _got_through(a, oracle))
+        flagged = sum(1 for a in attempts if a.get("suspicious") or a.get("outcome") == "forged")
+        counts: dict[str, int] = {}
+        for a in attempts:
+            counts[str(a.get("outcome"))] = counts.get(str(a.get("outcome")), 0) + 1
+        outcomes = ", ".join(f"{o} ×{c}" if c > 1 else o for o, c in sorted(counts.items()))
+        table.append((broke > 0, name, _family(name), str(len({a.get("task_id") for a in attempts})),
+                      str(len(attempts) - broke), str(flagged), str(broke), outcomes))
+    table.sort(key=lambda t: (not t[0], t[1]))
+    head = ("", "attack", "family", "tasks", "caught", "flagged", "broke grading", "outcomes")
+    cells = [head] + [("!" if t[0] else " ", *t[1:]) for t in table]
+    widths = [max(len(c[i]) for c in cells) for i in range(len(head))]
+    right = {3, 4, 5, 6}
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths,
+                                                                                               strict=True))).rstrip()
+            for row in cells]
 
 
 def env_key_changes(root: Path, tasks: Sequence[Task]) -> dict[str, str]:
@@ -141,7 +200,8 @@ def flaky_lines(home: HomefieldDir, run_id: str) -> list[str]:
 
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
-    then print the tasks oracle did not solve and the drift, the attacks' verdict, and the PASS_TO_PASS ids
+    then print the tasks oracle did not solve and the drift, the attacks' table (:func:`attack_table`) and
+    verdict (the session prints the agents' report only with ``-v``), and the PASS_TO_PASS ids
     recorded as flaky (:func:`flaky_lines`). Returns 0
     when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
@@ -160,10 +220,10 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False)
         print(f"homefield verify: {len(changed)} task(s) were re-validated in a changed environment:")
         for tid, line in changed.items():
             print(f"  {tid}  {line}")
-    if attacks:
+    if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
         n_tasks = len({r["task_id"] for r in records})
         held, lines = attack_verdict(records, n_tasks)
-        for line in lines:
+        for line in attack_table(records) + lines:
             print(line)
     for line in flaky_lines(home, run_id):
         print(line)

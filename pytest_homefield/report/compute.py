@@ -30,6 +30,7 @@ from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
 from pytest_homefield.report.adaptive import adaptive_notes, adaptive_section
 from pytest_homefield.report.family import adjust_family
+from pytest_homefield.report.kinds import failure_kinds
 from pytest_homefield.report.memo import memorization
 from pytest_homefield.report.model import (
     AgentSummary,
@@ -167,7 +168,10 @@ def compute_report(
       diff was found); ``similarity_exact``: attempts whose diff equals the gold patch's changed lines;
       ``similarity_n``: scored attempts measured.
     * ``per_language``: {language: pass@1 over the agent's tasks in that language}.
-    * ``errors``: up to 3 most common ``error`` lines as [[text, count], …].
+    * ``errors``: up to 3 most common ``error`` lines as [[text, count], …]; ``first_error``: the first
+      one in task-file and attempt order, ``[task_id, attempt, text]`` (left out without one).
+    * ``failure_kinds``: scored failed attempts by kind, ``{did_not_fix, broke_existing_tests}``
+      (:mod:`.kinds`; left out when there is none).
 
     Comparisons: every pair of agents in rank order (``a`` ranked above ``b``, ``delta = a − b`` as a
     fraction, ``ci`` [lo, hi], ``mde`` fraction), each from ``stats.compare`` on the per-task lists of
@@ -387,13 +391,23 @@ def _sandbox_counts(results: Sequence[Result]) -> SandboxCounts | None:
 
 
 def _pass_at(outcomes01: Outcomes01, k: int) -> float | None:
-    """Mean over tasks of the unbiased pass@k (``stats.pass_at_k``); ``None`` without tasks."""
-    return _mean([stats.pass_at_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k])
+    """Mean over tasks of the unbiased pass@k (``stats.pass_at_k``, once per distinct (attempts,
+    successes): a 1,000-task report asks for 25,000 of them); ``None`` without tasks."""
+    counts = Counter((len(v), sum(v)) for v in outcomes01.values() if len(v) >= k)
+    return _mean_counted({nc: stats.pass_at_k(nc[0], nc[1], k) for nc in counts}, counts)
 
 
 def _pass_hat(outcomes01: Outcomes01, k: int) -> float | None:
     """Mean over tasks of pass^k (``stats.pass_hat_k``): all k of k attempts succeed."""
-    return _mean([stats.pass_hat_k(len(v), sum(v), k) for v in outcomes01.values() if len(v) >= k])
+    counts = Counter((len(v), sum(v)) for v in outcomes01.values() if len(v) >= k)
+    return _mean_counted({nc: stats.pass_hat_k(nc[0], nc[1], k) for nc in counts}, counts)
+
+
+def _mean_counted(values: dict[tuple[int, int], float], counts: Counter[tuple[int, int]]) -> float | None:
+    """The mean over tasks of ``values[(n, c)]``, each counted ``counts[(n, c)]`` times, summed in the
+    tasks' order of first appearance (as the per-task list would be, up to float rounding)."""
+    total = sum(counts.values())
+    return sum(values[nc] * m for nc, m in counts.items()) / total if total else None
 
 
 def _ci(outcomes01: Outcomes01, alpha: float) -> list[float | None] | None:
@@ -466,7 +480,17 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
         similarity_n=len(f1s),
         per_language=per_language,
         errors=[[text, n] for text, n in errors.most_common(3)],
+        failure_kinds=failure_kinds(r for r in results if r.scored) or None,
+        first_error=_first_error(results),
     )
+
+
+def _first_error(results: Sequence[Result]) -> list[str | int] | None:
+    """``[task_id, attempt, text]`` of the first result with an error line (up to 300 characters)."""
+    for r in results:
+        if r.error and r.error.strip():
+            return [r.task_id, r.attempt, r.error.strip()[:300]]
+    return None
 
 
 # -------------------------------------------------------------------------------- comparisons

@@ -3,8 +3,7 @@
 exact by convolution whenever the per-task differences share a small denominator, seeded Monte
 Carlo otherwise; :class:`_SignFlipNull`, its null in the form that inverts into :func:`.stats.compare`'s
 interval (Hartigan 1969); the binomial, normal and t functions scipy.stats would call; the Wilson
-interval; and the outcome validation shared with :mod:`.rates`. Plain numpy (scipy for very large
-nulls only), no pytest.
+interval; and the outcome validation shared with :mod:`.rates`. Plain numpy, no scipy, no pytest.
 """
 
 from __future__ import annotations
@@ -16,6 +15,14 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
+
+from pytest_homefield.report.quantiles import (
+    binom_half_cdf,
+    binom_half_pmf,
+    binom_two_sided_half,
+    norm_ppf,
+    t_ppf,
+)
 
 __all__ = ["Deferred", "Outcomes", "mcnemar_exact", "mcnemar_one_sided", "min_tasks_for_significance",
            "paired_permutation"]
@@ -41,11 +48,10 @@ if TYPE_CHECKING:
 else:
     np = Deferred("numpy", globals(), "np")  # heavy third-party import, deferred
 
-# scipy is imported inside the functions that use it, and only the part they need: scipy.special
-# (about 0.2 s of CPU) for the binomial, normal and t functions, never scipy.stats (1–1.5 s), and
-# scipy.signal only for the 2-D and FFT convolutions of very large exact nulls (one-dimensional
-# direct convolution is ``numpy.convolve``, what ``scipy.signal.convolve(method="direct")`` calls), so
-# that ``homefield report`` on a large run takes well under a second (issue 18).
+# No scipy at all (issue 35): the binomial, normal and t functions are :mod:`.quantiles` (standard
+# library) and every convolution numpy's (:func:`_convolve_all`; one-dimensional direct convolution is
+# ``numpy.convolve``, what ``scipy.signal.convolve(method="direct")`` calls), so that ``homefield
+# report`` on a large run takes well under a second (issues 18, 35).
 
 Outcomes = Mapping[str, Sequence[int]]
 
@@ -60,7 +66,7 @@ _DIRECT_1D_MAX = 20_000_000
 _DIRECT_2D_MAX = 100_000
 #: Largest (tasks + groups) x table cells for the exact shift-and-add build of the 2-D null: numpy
 #: does about 10^8 of these multiply-adds in 0.1-0.2 s, which covers 100 tasks whose attempt counts
-#: differ (denominator 20) without the FFT (and without importing scipy.signal).
+#: differ (denominator 20) without the FFT.
 _SHIFT_ADD_MAX = 100_000_000
 
 
@@ -102,96 +108,35 @@ def _check_count(name: str, value: int) -> int:
 
 
 # --------------------------------------------------------------------------------------- distributions
-# The functions scipy.stats would call, taken from scipy.special (about 0.2 s of CPU to import instead
-# of 1–1.5 s for scipy.stats): the same ufuncs, hence bit for bit the same numbers (and the same
-# rounding of the report's p-values); tests/report/test_stats.py checks them against scipy.stats.
-
-
-def _special() -> Any:
-    """``scipy.special._ufuncs`` (imported on first use): ``ndtri`` and ``stdtrit``."""
-    from scipy.special import _ufuncs
-
-    return _ufuncs
-
-
-@functools.lru_cache(maxsize=1)
-def _binom() -> tuple[Any, Any, Any]:
-    """``(pmf, cdf, sf)`` of the binomial distribution as ``f(x, n, p)``: the ufuncs behind
-    ``scipy.stats.binom`` (``scipy.special._ufuncs._binom_pmf`` …, scipy >= 1.14, about 0.2 s of CPU
-    less to import), else ``scipy.stats.binom``'s own methods (the same numbers) where a scipy
-    release no longer has those private names."""
-    sc = _special()
-    if all(hasattr(sc, f"_binom_{f}") for f in ("pmf", "cdf", "sf")):
-        return sc._binom_pmf, sc._binom_cdf, sc._binom_sf
-    from scipy.stats import binom
-
-    return binom.pmf, binom.cdf, binom.sf
+# The binomial, normal and t functions scipy.stats would call, from the standard library
+# (:mod:`.quantiles`; importing scipy.special for them cost a third of a large report, issue 35);
+# tests/report/test_stats.py checks them against scipy.stats.
 
 
 @functools.lru_cache(maxsize=1024)
 def _binom_half_pmf(n: int) -> np.ndarray:
     """``P(J = j)`` for ``J ~ Binomial(n, 1/2)``, ``j = 0..n`` (``scipy.stats.binom.pmf(j, n, 0.5)``);
     cached, so read-only."""
-    out = np.asarray(_binom()[0](np.arange(n + 1, dtype=np.float64), n, 0.5), dtype=np.float64)
+    out = np.asarray(binom_half_pmf(n), dtype=np.float64)
     out.setflags(write=False)
     return out
 
 
-@functools.lru_cache(maxsize=256)
 def _norm_ppf(q: float) -> float:
-    """Standard normal quantile (``scipy.stats.norm.ppf``: ``scipy.special.ndtri``)."""
-    return float(_special().ndtri(q))
+    """Standard normal quantile (``scipy.stats.norm.ppf``; :func:`.quantiles.norm_ppf`)."""
+    return norm_ppf(q)
 
 
-@functools.lru_cache(maxsize=256)
 def _t_ppf(q: float, df: int) -> float:
-    """Student t quantile (``scipy.stats.t.ppf``: ``scipy.special.stdtrit``)."""
-    return float(_special().stdtrit(df, q))
-
-
-def _binom_search(a: Any, d: float, lo: int, hi: int) -> int:
-    """The index ``i`` in ``[lo, hi]`` with ``a(i) <= d < a(i + 1)`` for ascending ``a`` (the binary
-    search of ``scipy.stats.binomtest``)."""
-    while lo < hi:
-        mid = lo + (hi - lo) // 2
-        midval = a(mid)
-        if midval < d:
-            lo = mid + 1
-        elif midval > d:
-            hi = mid - 1
-        else:
-            return mid
-    return lo if a(lo) <= d else lo - 1
+    """Student t quantile (``scipy.stats.t.ppf``; :func:`.quantiles.t_ppf`)."""
+    return t_ppf(q, df)
 
 
 def _binom_two_sided_half(k: int, n: int) -> float:
     """Two-sided binomial p of ``k`` successes in ``n >= 1`` trials at p = 1/2, as
-    ``scipy.stats.binomtest(k, n, 0.5).pvalue`` computes it (the tail beyond the mirror point whose
-    mass is at most that of ``k``, with its relative tolerance 1e-7); for p = 1/2 this is
-    ``min(1, 2 * P(J <= min(k, n - k)))``."""
-    b_pmf, b_cdf, b_sf = _binom()
-
-    def pmf(x: int) -> float:
-        return float(b_pmf(x, n, 0.5)) if 0 <= x <= n else 0.0
-
-    def cdf(x: int) -> float:
-        return 0.0 if x < 0 else 1.0 if x >= n else float(b_cdf(x, n, 0.5))
-
-    def sf(x: int) -> float:
-        return 1.0 if x < 0 else 0.0 if x >= n else float(b_sf(x, n, 0.5))
-
-    d = pmf(k)
-    rerr = 1 + 1e-7
-    if k * 2 == n:
-        return 1.0
-    if k * 2 < n:
-        ix = _binom_search(lambda x: -pmf(x), -d * rerr, (n + 1) // 2, n)
-        y = n - ix + int(d * rerr == pmf(ix))
-        pval = cdf(k) + sf(n - y)
-    else:
-        ix = _binom_search(pmf, d * rerr, 0, n // 2)
-        pval = cdf(ix) + sf(k - 1)
-    return min(1.0, pval)
+    ``scipy.stats.binomtest(k, n, 0.5).pvalue`` computes it: ``min(1, 2 * P(J <= min(k, n - k)))``
+    (:func:`.quantiles.binom_two_sided_half`)."""
+    return binom_two_sided_half(k, n)
 
 
 def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
@@ -259,7 +204,7 @@ def mcnemar_one_sided(b: int, c: int) -> float:
     c = _check_count("c", c)
     if b + c == 0 or b >= b + c:
         return 1.0
-    return min(1.0, float(_binom()[1](b, b + c, 0.5)))
+    return min(1.0, binom_half_cdf(b, b + c))
 
 
 # --------------------------------------------------------------------------------------- sign-flip null
@@ -287,12 +232,14 @@ def _lattice(diffs: np.ndarray, max_den: int = MAX_DENOMINATOR) -> tuple[np.ndar
 
 
 def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
-    """Convolve (full mode, any dimension) a list of non-negative arrays, pairwise in a balanced tree.
+    """Convolve (full mode, one or two dimensions) a list of non-negative arrays, pairwise in a
+    balanced tree.
 
-    Small products use direct convolution (exact sums of products: ``numpy.convolve`` in one
-    dimension, as ``scipy.signal.convolve(method="direct")`` does, ``scipy.signal`` in two); large ones
-    FFT (``scipy.signal``), after which tiny negative round-off is clipped to 0 and entries below
-    1e-15 of the maximum are zeroed. ``scipy.signal`` is imported only when one of those is needed.
+    Small products use direct convolution (sums of products: ``numpy.convolve`` in one dimension, as
+    ``scipy.signal.convolve(method="direct")`` does, and row by row in two: :func:`_convolve_2d_direct`);
+    large ones FFT (:func:`_fft_convolve`, ``numpy.fft``), after which tiny negative round-off is clipped
+    to 0 and entries below 1e-15 of the maximum are zeroed. No scipy: importing ``scipy.signal`` cost
+    1.4 s of CPU, half of a 1,000-task report (issue 35).
     """
     items = list(arrays)
     while len(items) > 1:
@@ -302,13 +249,9 @@ def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
             if x.size * y.size <= direct_max and x.ndim == 1 and y.ndim == 1:
                 z = np.convolve(x, y, mode="full")
             elif x.size * y.size <= direct_max:
-                from scipy import signal
-
-                z = signal.convolve(x, y, mode="full", method="direct")
+                z = _convolve_2d_direct(x, y)
             else:
-                from scipy import signal
-
-                z = signal.convolve(x, y, mode="full", method="fft")
+                z = _fft_convolve(x, y)
                 np.maximum(z, 0.0, out=z)
                 z[z < 1e-15 * z.max()] = 0.0
             nxt.append(z)
@@ -316,6 +259,47 @@ def _convolve_all(arrays: list[np.ndarray], direct_max: int) -> np.ndarray:
             nxt.append(items[-1])
         items = nxt
     return items[0]
+
+
+def _convolve_2d_direct(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Full 2-D convolution of two small arrays by direct sums: each pair of rows convolved
+    (``numpy.convolve``) and added at the sum of their row indices."""
+    if x.shape[0] < y.shape[0]:
+        x, y = y, x
+    z = np.zeros((x.shape[0] + y.shape[0] - 1, x.shape[1] + y.shape[1] - 1), dtype=np.float64)
+    for i in range(y.shape[0]):
+        row = y[i]
+        if not row.any():
+            continue
+        for r in range(x.shape[0]):
+            z[i + r] += np.convolve(x[r], row, mode="full")
+    return z
+
+
+@functools.lru_cache(maxsize=512)
+def _fast_len(n: int) -> int:
+    """The smallest 5-smooth number (2^a 3^b 5^c) at least ``n``: a length the FFT is fast at, as
+    ``scipy.fft.next_fast_len`` pads to."""
+    best = 1 << max(0, (n - 1).bit_length())
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            q = p35 << max(0, (-(-n // p35) - 1).bit_length())  # times the smallest power of 2 reaching n
+            best = min(best, q)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
+def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Full convolution (any dimension) through ``numpy.fft.rfftn`` / ``irfftn``, each axis padded to a
+    fast length (:func:`_fast_len`) and the result cut back to the full shape."""
+    full = [a + b - 1 for a, b in zip(x.shape, y.shape, strict=True)]
+    shape = [_fast_len(n) for n in full]
+    axes = list(range(len(shape)))
+    z = np.fft.irfftn(np.fft.rfftn(x, shape, axes=axes) * np.fft.rfftn(y, shape, axes=axes), shape, axes=axes)
+    return np.ascontiguousarray(z[tuple(slice(0, n) for n in full)], dtype=np.float64)
 
 
 def _sign_flip_pvalue_exact(m: np.ndarray) -> float:

@@ -29,6 +29,7 @@ from pytest_homefield.report.fmt import (
     sandbox_line,
     title_line,
 )
+from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import AgentSummary, ComparisonRow, JsonObject, Report, as_report
 from pytest_homefield.report.tables import (
     AgentName,
@@ -77,6 +78,20 @@ svg .pt { fill: var(--accent); stroke: var(--accent); stroke-width: 2; }
 svg .pt.open { fill: var(--bg); }
 svg .pt.sim { fill: var(--sim); stroke: var(--sim); }
 svg text.muted { fill: var(--muted); }
+.headline { font-size: 1.05rem; font-weight: 600; border-left: 4px solid var(--accent); padding: .25rem .75rem; }
+.subject, .prose { white-space: pre-wrap; overflow-wrap: anywhere; }
+td.n, th { white-space: nowrap; }
+h1 { overflow-wrap: anywhere; }
+.scroll { overflow-x: auto; max-width: 100%; }
+.scroll > table { margin: .5rem 0 1rem; }
+.scroll td:first-child, .scroll th:first-child { position: sticky; left: 0; background: var(--bg); }
+.scroll th:first-child { background: var(--head); }
+@media (max-width: 640px) {
+  body { margin: 1rem auto; padding: 0 .5rem; font-size: 15px; }
+  th, td { padding: .2rem .35rem; }
+  .plot { overflow-x: auto; }
+  .plot svg { max-width: none; }
+}
 """
 
 
@@ -88,13 +103,15 @@ def html_cell(cell: Cell, *, strong: bool = True) -> str:
     """One cell as HTML (text escaped); ``strong`` cells are marked ``<span class="sig">`` unless
     ``strong`` is false (the compact style marks the row instead)."""
     if isinstance(cell, Text):
-        return f'<span class="sig">{_e(cell.text)}</span>' if cell.strong and strong else _e(cell.text)
+        if cell.strong and strong:
+            return f'<span class="sig">{_e(cell.text)}</span>'
+        return f'<span class="prose">{_e(cell.text)}</span>' if cell.prose and "  " in cell.text else _e(cell.text)
     if isinstance(cell, Code):
         return f"<code>{_e(cell.text)}</code>"
     if isinstance(cell, AgentName):
         return f"<code>{_e(cell.name)}</code>" + "".join(f'<span class="tag">{_e(t)}</span>' for t in cell.tags)
     if isinstance(cell, Subject):
-        text = _e(cell.text) if cell.text else "<em>not in the tasks file</em>"
+        text = f'<span class="subject">{_e(cell.text)}</span>' if cell.text else "<em>not in the tasks file</em>"
         for f in cell.flags:
             why = f' title="{_e(f.why)}"' if f.why else ""
             text += f' <span class="tag"{why}>{_e(f.label)}</span>'
@@ -301,6 +318,12 @@ def cost_vs_pass_svg(agents: Mapping[str, AgentSummary]) -> tuple[str, list[str]
 # ------------------------------------------------------------------------------------ document
 
 
+def _boxed(table: Table) -> str:
+    """:func:`html_table` in a scroll box: a table wider than a phone scrolls inside it, its first column
+    kept in view, and the page itself never gets wider than the screen (issue 33)."""
+    return f'<div class="scroll">{html_table(table)}</div>'
+
+
 def render_html(report: Report | JsonObject) -> str:
     """The whole report as one self-contained HTML document."""
     rep = as_report(report)
@@ -316,6 +339,9 @@ def render_html(report: Report | JsonObject) -> str:
     if rep.cut_short:
         b.append(f'<p class="banner" id="cut-short">Cut short: {_e(rep.cut_short)}. '
                  "The numbers cover only the attempts that ran.</p>")
+    top = headline(rep)
+    if top:  # the answer on top (issue 35)
+        b.append(f'<p class="headline" id="headline">{_e(top)}</p>')
     if rep.notes:
         b.append('<ul class="notes">' + "".join(f"<li>{_e(n)}</li>" for n in rep.notes) + "</ul>")
     memo = memorization_lines(rep)
@@ -323,10 +349,10 @@ def render_html(report: Report | JsonObject) -> str:
         b.append('<h2>Memorization probe</h2><ul id="memorization">' + "".join(f"<li>{_e(m)}</li>" for m in memo)
                  + "</ul>")
     if not agents:
-        b += ["<p>No results yet.</p>", cost_vs_pass_svg({})[0], forest_svg([]), "</body></html>"]
+        b += ["<p>No results yet.</p>", "</body></html>"]  # no empty chart (issue 33)
         return "\n".join(b) + "\n"
 
-    b += ["<h2>Leaderboard</h2>", html_table(tables.leaderboard(rep, tokens=True))]
+    b += ["<h2>Leaderboard</h2>", _boxed(tables.leaderboard(rep, tokens=True))]
     b.append(
         '<p class="note">pass@1: mean over tasks of solved / scored attempts. pass@k / pass^k: at least one / all '
         "of k attempts solve a task (unbiased estimators). Cost / solved: total cost / solved attempts; ~ marks "
@@ -335,24 +361,27 @@ def render_html(report: Report | JsonObject) -> str:
     )
     curve = tables.pass_k_table(rep)
     if curve:
-        b.append(html_table(curve))
+        b.append(_boxed(curve))
 
-    b.append("<h2>Cost per solved task against pass rate</h2>")
-    if no_cost_data(agents):
+    if no_cost_data(agents):  # no empty chart (issue 33): one line instead
         b.append('<p class="note" id="no-cost-data">No cost data: every agent reported a cost of zero or '
-                 "none (reference, simulated and local agents), so there is nothing to plot.</p>")
-        svg, left_out = cost_vs_pass_svg({})
+                 "none (reference, simulated and local agents), so there is no cost chart.</p>")
     else:
         svg, left_out = cost_vs_pass_svg(agents)
-    b.append(svg)
-    if left_out:
-        b.append('<p class="note">Not plotted (pass rate or cost per solved task unknown): '
-                 + ", ".join(f"<code>{_e(n)}</code>" for n in left_out) + ".</p>")
+        b += ["<h2>Cost per solved task against pass rate</h2>", f'<div class="plot">{svg}</div>']
+        if left_out:
+            b.append('<p class="note">Not plotted (pass rate or cost per solved task unknown): '
+                     + ", ".join(f"<code>{_e(n)}</code>" for n in left_out) + ".</p>")
 
     outcomes = tables.outcomes_table(rep)
     if outcomes:
-        b += ["<h2>Outcomes</h2>", html_table(outcomes),
-              '<p class="note">Unscored outcomes are counted here and left out of every rate.</p>']
+        b += ["<h2>Outcomes</h2>", _boxed(outcomes),
+              '<p class="note">Unscored outcomes are counted here and left out of every rate. Failed: did not '
+              "fix = the hidden FAIL_TO_PASS tests failed and nothing else broke; broke existing tests = "
+              "PASS_TO_PASS tests failed too, or the change crashed the test process.</p>"]
+    first = tables.first_errors_table(rep)
+    if first:
+        b += ["<h2>First error per agent</h2>", _boxed(first)]
 
     comps = rep.comparisons
     b.append("<h2>Head to head</h2>")
@@ -362,9 +391,10 @@ def render_html(report: Report | JsonObject) -> str:
             f"{_e(family_sentence(comps))}; the verdict uses the adjusted p "
             f"(α = {_e(rep.alpha)}). Filled dots: significant after adjustment.</p>"
         )
-    b.append(forest_svg(comps))
+    if any(c.delta is not None for c in comps):
+        b.append(f'<div class="plot">{forest_svg(comps)}</div>')
     if comps:
-        b.append(html_table(tables.head_to_head(rep)))
+        b.append(_boxed(tables.head_to_head(rep)))
     else:
         b.append('<p class="note">One agent only: nothing to compare.</p>')
 
@@ -376,7 +406,7 @@ def render_html(report: Report | JsonObject) -> str:
         + " · · no attempt. Hover a symbol for the attempt's edit-F1 against the gold patch (secondary); "
         "the small numbers are the same F1 values.</p>"
     )
-    b.append(html_table(tables.per_task(rep)))
+    b.append(_boxed(tables.per_task(rep)))
     b.append("<h2>Solved by no agent</h2>")
     unsolved = rep.unsolved_by_all
     b.append("<p>" + (", ".join(f"<code>{_e(u)}</code>" for u in unsolved) if unsolved else "None.") + "</p>")
@@ -387,20 +417,20 @@ def render_html(report: Report | JsonObject) -> str:
         excl = ws.excluded
         b.append(f"<p>{ws.tasks} task{'s' if ws.tasks != 1 else ''}"
                  + ("; left out: " + ", ".join(f"<code>{_e(x)}</code>" for x in excl) if excl else "") + ".</p>")
-        b.append(html_table(tables.well_specified_table(rep)))
+        b.append(_boxed(tables.well_specified_table(rep)))
     else:
         b.append("<p>No well-specified task in this run.</p>")
 
     langs = tables.per_language(rep)
     if langs:
-        b += ["<h2>Per language</h2>", html_table(langs)]
+        b += ["<h2>Per language</h2>", _boxed(langs)]
 
     b.append("<h2>Similarity to the gold patch (secondary)</h2>")
     b.append(
         '<p class="note">Changed lines of each attempt\'s diff in non-test files against the gold patch, as '
         "multisets: edit-F1 of the overlap; exact = the same lines. Tests decide the result.</p>"
     )
-    b.append(html_table(tables.similarity_table(rep)))
+    b.append(_boxed(tables.similarity_table(rep)))
 
     b.append("<h2>Flagged attempts</h2>")
     b.append("<p>" + "; ".join(f"<code>{_e(n)}</code>: {a.suspicious} suspicious, {a.touched_tests} touched tests"
@@ -409,10 +439,10 @@ def render_html(report: Report | JsonObject) -> str:
         b.append(f"<p>{_e(sandbox_line(rep.sandbox))} (attempts per sandbox).</p>")
     flagged = tables.flagged_table(rep)
     if flagged:
-        b.append(html_table(flagged))
+        b.append(_boxed(flagged))
     errors = tables.errors_table(rep)
     if errors:
-        b += ["<h2>Most common error lines</h2>", html_table(errors)]
-    b += ["<h2>Runs</h2>", html_table(tables.runs_table(rep)), html_table(tables.agents_table(rep))]
+        b += ["<h2>Most common error lines</h2>", _boxed(errors)]
+    b += ["<h2>Runs</h2>", _boxed(tables.runs_table(rep)), _boxed(tables.agents_table(rep))]
     b.append("</body></html>")
     return "\n".join(b) + "\n"

@@ -19,6 +19,7 @@ from pytest_homefield.report.fmt import (
     sandbox_line,
     title_line,
 )
+from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import JsonObject, Report, as_report
 from pytest_homefield.report.tables import AgentName, Cell, Code, OutcomeHead, Subject, Table, Text
 
@@ -73,6 +74,9 @@ def render_markdown(report: Report | JsonObject) -> str:
 
     if rep.cut_short:
         out += [f"> **Cut short:** {md_escape(str(rep.cut_short))}. The numbers cover only the attempts that ran.", ""]
+    top = headline(rep)
+    if top:  # the answer on top (issue 35)
+        out += [f"**{md_escape(top)}**", ""]
     if rep.notes:
         out += ["**Read first**", "", *(f"- {md_escape(n)}" for n in rep.notes), ""]
     if not agents:

@@ -149,13 +149,15 @@ class Similarities:
 
     _caches: dict[Path, SimilarityCache] = field(default_factory=dict)
     _gold: dict[str, tuple[Counter[tuple[str, str]], str]] = field(default_factory=dict)
+    _roots: dict[Path, str] = field(default_factory=dict)
 
     def attempt(self, r: Result, run_dir: Path, task: Task | None) -> Attempt:
         """The :class:`Attempt` of ``r``: similarity of its ``diff.patch`` to the gold patch; the
         record's own ``similarity`` field (F1 only) when the file is missing; neither when neither
         exists or the task (hence the gold patch) is unknown."""
-        path = attempt_dir(run_dir, r.task_id, r.agent, r.attempt) / "diff.patch"
         if task is not None and task.gold_patch:
+            # a string path, not attempt_dir()'s Path: thousands of attempts, five joins each (issue 35)
+            path = f"{self._root(run_dir)}/{r.task_id}/{r.agent}/{r.attempt}/diff.patch"
             stamp = SimilarityCache.stamp(path)
             if stamp is not None:
                 s = self._measured(r, run_dir, task, path, stamp)
@@ -163,7 +165,14 @@ class Similarities:
                     return Attempt(r, run_dir, s, s.f1)
         return Attempt(r, run_dir, None, None if r.similarity is None else float(r.similarity))
 
-    def _measured(self, r: Result, run_dir: Path, task: Task, path: Path, stamp: tuple[int, int]) -> Similarity | None:
+    def _root(self, run_dir: Path) -> str:
+        """``<run_dir>/attempts`` as a string (:func:`~pytest_homefield.layout.attempt_dir`'s parent)."""
+        root = self._roots.get(run_dir)
+        if root is None:
+            root = self._roots[run_dir] = str(attempt_dir(run_dir, "t", "a", 1).parent.parent.parent)
+        return root
+
+    def _measured(self, r: Result, run_dir: Path, task: Task, path: str, stamp: tuple[int, int]) -> Similarity | None:
         cache = self._caches.get(run_dir)
         if cache is None:
             cache = self._caches[run_dir] = SimilarityCache(similarity_path(run_dir))
@@ -175,7 +184,8 @@ class Similarities:
         s = cache.get(key, stamp, gold[1])
         if s is None:
             try:
-                patch = path.read_text(encoding="utf-8", errors="replace")
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    patch = f.read()
             except OSError:
                 return None
             s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold[0])

@@ -200,7 +200,7 @@ class SimilarityCache:
             self._entries = {k: v for k, v in data["attempts"].items() if isinstance(v, list) and len(v) == 10}
 
     @staticmethod
-    def stamp(patch_path: Path) -> tuple[int, int] | None:
+    def stamp(patch_path: Path | str) -> tuple[int, int] | None:
         """``(size, mtime_ns)`` of ``patch_path``; ``None`` when it cannot be read."""
         try:
             st = os.stat(patch_path)
@@ -213,7 +213,7 @@ class SimilarityCache:
         e = self._entries.get(key)
         if e is None or e[0] != stamp[0] or e[1] != stamp[1] or e[2] != digest:
             return None
-        return Similarity(**dict(zip(_FIELDS, e[3:], strict=True)))
+        return Similarity(*e[3:])  # the fields in _FIELDS order
 
     def put(self, key: str, stamp: tuple[int, int], digest: str, sim: Similarity) -> None:
         """Keep ``sim`` for attempt ``key``."""

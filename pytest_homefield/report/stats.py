@@ -23,7 +23,7 @@ What is here, and where each formula comes from:
 
 The tests and their null distributions are in :mod:`.distributions`, one agent's rates in :mod:`.rates`;
 this module is their one entry point (it re-exports them). The background, with worked numbers, is
-``shared/reference/prior-art-and-statistics.md`` §4. Plain numpy (scipy for very large nulls only),
+``shared/reference/prior-art-and-statistics.md`` §4. Plain numpy (no scipy),
 nothing about pytest.
 """
 

@@ -29,11 +29,13 @@ from pytest_homefield.report.fmt import (
     outcome_words,
     pass_k_summary,
 )
+from pytest_homefield.report.kinds import KIND_WORDS
 from pytest_homefield.report.model import AgentSummary, Report, SimilaritySplit, TaskRow
 
 __all__ = [
     "AgentName", "Attempts", "Cell", "Code", "Column", "Flag", "OutcomeHead", "Row", "Subject", "Table", "Text",
-    "agents_table", "errors_table", "flagged_table", "head_to_head", "leaderboard", "outcomes_table", "pass_k_table",
+    "agents_table", "errors_table", "first_errors_table", "flagged_table", "head_to_head", "leaderboard",
+    "outcomes_table", "pass_k_table",
     "per_language", "per_task", "runs_table", "similarity_table", "task_grid", "terminal_leaderboard",
     "tokens_table", "used_outcomes", "well_specified_table",
 ]
@@ -194,7 +196,27 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
             row += [Text(fmt_tokens(n)) for n in (a.input_tokens, a.output_tokens, a.cache_read_tokens,
                                                   a.cache_write_tokens)]
         rows.append(tuple(row))
-    return _table(columns, rows)
+    return _without_empty_columns(_table(columns, rows), first=8)
+
+
+#: What a cell shows when its column has nothing to say: unknown, no cost, no time.
+_EMPTY_CELLS = frozenset({DASH, "$0.000", "~$0.000", "0s"})
+
+
+def _without_empty_columns(table: Table, *, first: int) -> Table:
+    """``table`` without its columns from index ``first`` on whose every cell is empty (:data:`_EMPTY_CELLS`:
+    ``—``, ``$0.000``, ``0s``): a leaderboard of reference agents has no cost, time or token column
+    (issue 35). Columns before ``first`` (counts, rates) always stay."""
+    if not table.rows:
+        return table
+    def empty(cell: Cell) -> bool:
+        return isinstance(cell, Text) and cell.text in _EMPTY_CELLS
+
+    keep = [i for i, _ in enumerate(table.columns) if i < first or not all(empty(r.cells[i]) for r in table.rows)]
+    if len(keep) == len(table.columns):
+        return table
+    return Table(tuple(table.columns[i] for i in keep),
+                 tuple(Row(tuple(r.cells[i] for i in keep), r.tone) for r in table.rows), table.css)
 
 
 def _with_incomplete(pass_at_1: str, a: AgentSummary) -> str:
@@ -258,10 +280,21 @@ def outcomes_table(report: Report) -> Table | None:
     used = used_outcomes(report)
     if not used:
         return None
-    heads = [OutcomeHead(o, report.legend.get(o, ""), o in UNSCORED_OUTCOMES) for o in used]
-    rows: list[tuple[Cell, ...]] = [(_agent(a), *(Text(str(a.outcomes.get(o, 0))) for o in used))
+    heads: list[str | Cell] = [OutcomeHead(o, report.legend.get(o, ""), o in UNSCORED_OUTCOMES) for o in used]
+    kinds = [k for k in KIND_WORDS if any(k in (a.failure_kinds or {}) for a in report.agents.values())]
+    heads += [f"Failed: {KIND_WORDS[k]}" for k in kinds]  # the failures by kind (issue 35)
+    rows: list[tuple[Cell, ...]] = [(_agent(a), *(Text(str(a.outcomes.get(o, 0))) for o in used),
+                                     *(Text(str((a.failure_kinds or {}).get(k, 0))) for k in kinds))
                                     for a in report.agents.values()]
-    return _table(_cols("Agent", *heads, numeric=set(range(1, len(used) + 1))), rows)
+    return _table(_cols("Agent", *heads, numeric=set(range(1, len(heads) + 1))), rows)
+
+
+def first_errors_table(report: Report) -> Table | None:
+    """Each agent's first error (task, attempt, the line); ``None`` when no agent has one."""
+    rows: list[tuple[Cell, ...]] = [(_agent(a), Code(str(a.first_error[0])), Text(str(a.first_error[1])),
+                                     Text(str(a.first_error[2]), prose=True))
+                                    for a in report.agents.values() if a.first_error]
+    return _table(_cols("Agent", "Task", "Attempt", "First error", numeric={2}), rows) if rows else None
 
 
 def tokens_table(report: Report) -> Table:

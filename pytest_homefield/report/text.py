@@ -24,6 +24,8 @@ from pytest_homefield.report.fmt import (
     sandbox_line,
     title_line,
 )
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.kinds import kinds_line
 from pytest_homefield.report.model import JsonObject, Report, as_report
 from pytest_homefield.report.tables import AgentName, Attempts, Cell, Code, OutcomeHead, Subject, Table, Text
 
@@ -126,6 +128,10 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
     add(title_line(rep), bold=True)
     if rep.cut_short:
         add(f"! run cut short: {rep.cut_short}; numbers cover only the attempts that ran", red=True, bold=True)
+    top = headline(rep)
+    if top:  # the answer on top (issue 35), never broken inside a word such as "Holm-adjusted"
+        for part in textwrap.wrap(top, max(40, width - 2), subsequent_indent="  ", break_on_hyphens=False):
+            add(part, bold=True)
     if not agents or not any(a.attempts for a in agents.values()):
         add(f"no results yet ({len(agents)} agent{'s' if len(agents) != 1 else ''}, no attempt recorded)", yellow=True)
         for note in rep.notes:
@@ -150,6 +156,8 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
     for name, a in agents.items():
         scored, unscored = outcome_parts(a, rep.legend)
         text = f"  {_clip(name, namew).ljust(namew)}  {' · '.join(scored) or DASH}"
+        if a.failure_kinds:
+            text += f" ({kinds_line(a.failure_kinds)})"
         add(text + (f" | {' · '.join(unscored)}" if unscored else ""), yellow=bool(unscored))
         if not verbose:
             continue

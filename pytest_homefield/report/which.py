@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.store import read_jsonl
+from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["RunSummary", "run_summaries", "which_run_lines"]
+__all__ = ["RunSummary", "pick_run", "run_summaries", "which_run_lines"]
 
 
 @dataclass
@@ -25,6 +25,8 @@ class RunSummary:
     planned: int
     finished: int
     cut_short: str | None
+    #: who holds the run folder's lock (a session running it now: ``pid N on HOST since T``), else ``None``
+    running: str | None = None
 
     @property
     def when(self) -> str:
@@ -35,7 +37,9 @@ class RunSummary:
         """``started 2026-12-01 15:02 UTC · oracle, noop · 8 of 8 attempts finished``."""
         text = f"started {self.when} · {', '.join(self.agents) or 'no agents'} · {self.finished} of " \
                f"{plural(self.planned, 'attempt')} finished"
-        if self.finished < self.planned:
+        if self.running:
+            text += f" · in progress ({self.running})"
+        elif self.finished < self.planned:
             text += " (a subset: -k, --max-tasks, stopped or cut short)"
         if self.cut_short:
             text += f" · cut short: {self.cut_short}"
@@ -43,7 +47,8 @@ class RunSummary:
 
 
 def run_summaries(runs_root: Path) -> list[RunSummary]:
-    """Every agent run under ``runs_root`` (``verify-…`` runs left out), newest ``created_at`` first."""
+    """Every agent run under ``runs_root`` (``verify-…`` runs left out), newest ``created_at`` first,
+    each with the session running it now, if any (:func:`pytest_homefield.store.lock_holder`)."""
     out = []
     for d in runs_root.iterdir() if runs_root.is_dir() else []:
         if d.name.startswith("verify-"):
@@ -57,15 +62,31 @@ def run_summaries(runs_root: Path) -> list[RunSummary]:
         keys = {(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant"))
                 for r in read_jsonl(d / "results.jsonl")}
         out.append(RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
-                              planned=planned, finished=len(keys), cut_short=meta.get("cut_short")))
+                              planned=planned, finished=len(keys), cut_short=meta.get("cut_short"),
+                              running=lock_holder(d)))
     return sorted(out, key=lambda s: (s.created_at, s.run_id), reverse=True)
 
 
-def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5) -> list[str]:
+def pick_run(summaries: Sequence[RunSummary]) -> tuple[str | None, list[str]]:
+    """The run ``homefield report`` reports on by default: the newest one no session is running (the
+    newest of all when every run is in progress), and one line per newer run in progress
+    (``run r2 (started …) is in progress: 3 of 8 attempts finished; homefield report r2 reports on it
+    as it is``). ``summaries`` newest first (:func:`run_summaries`); ``(None, [])`` without runs."""
+    if not summaries:
+        return None, []
+    chosen = next((s for s in summaries if not s.running), summaries[0])
+    lines = [f"run {s.run_id} (started {s.when}) is in progress: {s.finished} of {plural(s.planned, 'attempt')} "
+             f"finished; homefield report {s.run_id} reports on it as it is"
+             for s in summaries if s.running and s.created_at >= chosen.created_at and s is not chosen]
+    return chosen.run_id, lines
+
+
+def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool, others: int = 5,
+                    summaries: Sequence[RunSummary] | None = None) -> list[str]:
     """What the report is about: the chosen run(s) with their agents, time and completeness, then (when
     the newest was picked by default, or there are others) up to ``others`` other recent runs and how
-    to report on them."""
-    summaries = run_summaries(runs_root)
+    to report on them. ``summaries``: :func:`run_summaries` of ``runs_root`` when the caller has them."""
+    summaries = run_summaries(runs_root) if summaries is None else summaries
     by_id = {s.run_id: s for s in summaries}
     lines = []
     for rid in chosen:

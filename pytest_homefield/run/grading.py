@@ -475,6 +475,8 @@ def grade(
         g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
         if run.collection_error:
             g.error += " (collection error)"
+        if g.failing_p2p:  # the report's "broke existing tests", apart from "did not fix" (issue 35)
+            g.error += f"; {len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
     elif g.failing_p2p:
         g.outcome = "regression"
         g.error = f"{len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"

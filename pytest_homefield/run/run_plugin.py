@@ -295,8 +295,13 @@ class RunPlugin(ModePlugin):
             tr.write_line(f"results are kept in {s.results_path}")
             return
         width = tr._tw.fullwidth if hasattr(tr, "_tw") else 100
-        for line, markup in self.end.text(width, self.config.get_verbosity() > 0):
-            tr.write_line(line, **markup)
+        attacked = [n for n in report.get("agents", {}) if str(n).startswith("attack-")]
+        if attacked and self.config.get_verbosity() <= 0:  # verify --attacks: its table says it (issue 35)
+            tr.write_line(f"report of oracle and {plural(len(attacked), 'attack')} not printed "
+                          "(homefield verify --attacks -v prints it)")
+        else:
+            for line, markup in self.end.text(width, self.config.get_verbosity() > 0):
+                tr.write_line(line, **markup)
         for line in self.session.service_failures():  # said once, not per attempt (issue 31)
             tr.write_line(line, yellow=True)
         for line in self.gate_lines:

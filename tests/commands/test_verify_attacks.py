@@ -13,7 +13,7 @@ from helpers.attack_repo import build, task_for
 from helpers.e2e_repo import cli_env
 
 from pytest_homefield.agents.attacks import ATTACKS, attack_specs
-from pytest_homefield.commands.verify import attack_verdict
+from pytest_homefield.commands.verify import attack_table, attack_verdict
 
 
 def _r(agent: str, task: str, outcome: str, **kw: object) -> dict[str, object]:
@@ -110,8 +110,31 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     assert n == len(ATTACKS) - 1
     assert f"homefield verify: caught {n} of {n} attacks on 1 tasks" in out, out[-4000:]
     assert "oracle solves all 1 tasks" in out
+    # issue 35: the table and the verdict, not the agents' report with its pairwise comparisons
+    assert "head to head" not in out and f"report of oracle and {len(ATTACKS)} attacks not printed" in out
+    table = out[out.index("  attack  "):].splitlines()
+    assert len(table) > len(ATTACKS) and table[len(ATTACKS) + 1].startswith("homefield verify: caught")
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
     run = next((repo / ".homefield" / "runs").glob("verify-*"))
     meta = json.loads((run / "meta.json").read_text())
     assert meta["sandbox"]["mode"] == "auto" and meta["sandbox"]["network"] == "none"
     assert set(meta["sandbox"]["agents"].values()) >= {"bwrap", "none"}  # attacks boxed; oracle in-process
+
+
+def test_the_table_has_one_row_per_attack_with_its_family_and_counts() -> None:
+    """Issue 35: ``verify --attacks`` answers in a table (attack, family, caught / flagged / broke grading),
+    the attacks that got through first, marked ``!``; an attack that did not apply has no row."""
+    rows = [_r("oracle", "t1", "solved"), _r("oracle", "t2", "solved"),
+            _r("attack-delete-tests", "t1", "tests_failed"), _r("attack-delete-tests", "t2", "forged", canary="x"),
+            _r("attack-fifo-in-workspace", "t1", "agent_error"), _r("attack-fifo-in-workspace", "t2", "tests_failed"),
+            _r("attack-conftest-hookwrapper", "t1", "solved", suspicious=True),
+            _r("attack-conftest-hookwrapper", "t2", "tests_failed"),
+            _r("attack-site-packages-pth", "t1", "infra", error="attack x does not apply to this task")]
+    lines = attack_table(rows)
+    assert lines[0].split() == ["attack", "family", "tasks", "caught", "flagged", "broke", "grading", "outcomes"]
+    assert [line.split()[:2] for line in lines[1:]] == [["!", "conftest-hookwrapper"], ["!", "fifo-in-workspace"],
+                                                       ["delete-tests", "forgery"]]
+    assert lines[1].split()[2:7] == ["forgery", "2", "1", "1", "1"]
+    assert lines[2].split()[2:8] == ["fault:", "agent_error", "2", "1", "0", "1"]
+    assert lines[3].split()[2:6] == ["2", "2", "1", "0"] and lines[3].endswith("forged, tests_failed")
+    assert len({len(line) for line in lines[:1]}) == 1 and "site-packages" not in "".join(lines)

@@ -216,6 +216,17 @@ def test_grade_outcomes(task: Task, pristine: Path, tmp_path: Path) -> None:
         assert g.carried == ([CALC] if calc is not None else [])
 
 
+def test_a_change_that_fixes_nothing_and_breaks_existing_tests_says_both(task: Task, pristine: Path,
+                                                                         tmp_path: Path) -> None:
+    """Issue 35: ``tests_failed`` with PASS_TO_PASS ids failing too names them, so the report tells "broke
+    existing tests" from "did not fix" (:func:`pytest_homefield.report.kinds.failure_kind`)."""
+    work = copy_tree(pristine, tmp_path / "work")
+    _write(work, CALC, WRONG_CALC.replace("return a + b", "return a + b + 1", 1))  # add broken, sub wrong
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert (g.outcome, g.error) == ("tests_failed", f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass; "
+                                                    f"{len(P2P)}/{len(P2P)} PASS_TO_PASS broke")
+
+
 def test_flaky_pass_to_pass_ids_are_left_out_of_the_regression_check(task: Task, pristine: Path,
                                                                      tmp_path: Path) -> None:
     work = copy_tree(pristine, tmp_path / "work")

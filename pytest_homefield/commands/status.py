@@ -1,0 +1,109 @@
+"""``homefield status``: the mines and runs of this repository, in progress or finished, their folders,
+and which run ``homefield report`` picks (issue 35). Reads ``.homefield/`` only; runs nothing.
+
+A session is *in progress* while its folder's lock is held (:class:`pytest_homefield.store.FolderLock`:
+``runs/<id>/.lock`` for a run; ``.homefield/.lock`` for mining, which belongs to the newest mine
+folder). Example::
+
+    mines (.homefield/mine):
+      20261202-101500-ab12  in progress (pid 4242 on box since …) · started … · 34 of 100 candidates verified, 12 kept
+      20261201-090000-cd34  finished · started … · 100 of 100 candidates verified, 31 kept
+    runs (.homefield/runs):
+      20261202-110000-ef56  in progress … · 3 of 8 attempts finished
+      20261201-120000-gh78  started 2026-12-01 12:00 UTC · oracle, noop · 8 of 8 attempts finished
+    homefield report picks 20261201-120000-gh78 (the newest finished run): .homefield/runs/20261201-120000-gh78
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.report.which import RunSummary, pick_run, run_summaries
+from pytest_homefield.store import lock_holder, read_jsonl
+from pytest_homefield.terminal.progress import plural
+
+__all__ = ["MineSummary", "mine_summaries", "run_status", "status_lines"]
+
+
+@dataclass
+class MineSummary:
+    """One mine folder at a glance: ``candidates`` its frozen candidates (``candidates.jsonl``),
+    ``verified`` the distinct candidates with a verification record, ``kept`` those kept as tasks,
+    ``running`` who holds the mining lock when this is the session mining now."""
+
+    mine_id: str
+    folder: Path
+    created_at: str
+    shard: str | None
+    candidates: int
+    verified: int
+    kept: int
+    running: str | None
+
+    def describe(self) -> str:
+        """``finished · 100 of 100 candidates verified, 31 kept`` (``in progress (pid …)`` while mining;
+        ``stopped`` when it ended before verifying every candidate)."""
+        state = (f"in progress ({self.running})" if self.running
+                 else "finished" if self.verified >= self.candidates else "stopped")
+        when = self.created_at[:16].replace("T", " ") + " UTC" if self.created_at else "unknown time"
+        shard = f" · shard {self.shard}" if self.shard else ""
+        return (f"{state} · started {when}{shard} · {self.verified} of {plural(self.candidates, 'candidate')} "
+                f"verified, {self.kept} kept")
+
+
+def mine_summaries(home: HomefieldDir) -> list[MineSummary]:
+    """Every mine folder of ``home``, newest ``created_at`` first; the newest is in progress while
+    ``.homefield/.lock`` is held. A folder without a readable ``meta.json`` is left out."""
+    out = []
+    for d in home.mine_dirs():
+        try:
+            meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(meta, dict):
+            continue
+        candidates = sum(1 for _ in read_jsonl(d / "candidates.jsonl"))
+        verdicts: dict[str, bool] = {}
+        for r in read_jsonl(d / "results.jsonl"):
+            if isinstance(r, dict):
+                verdicts[str(r.get("id") or "")] = bool(r.get("task"))  # a kept candidate carries its task
+        out.append(MineSummary(d.name, d, str(meta.get("created_at") or ""), meta.get("shard"), candidates,
+                               len(verdicts), sum(verdicts.values()), None))
+    out.sort(key=lambda m: (m.created_at, m.mine_id), reverse=True)
+    if out:
+        out[0].running = lock_holder(home.path)
+    return out
+
+
+def status_lines(home: HomefieldDir) -> list[str]:
+    """What ``homefield status`` prints (see the module docstring); folders relative to the repository."""
+    def rel(p: Path) -> str:
+        try:
+            return str(p.relative_to(home.root))
+        except ValueError:
+            return str(p)
+
+    lines = []
+    mines = mine_summaries(home)
+    lines.append(f"mines ({rel(home.mine)}):" if mines else f"mines: none in {rel(home.mine)}")
+    lines += [f"  {m.mine_id}  {m.describe()}" for m in mines]
+    runs: list[RunSummary] = run_summaries(home.runs)
+    lines.append(f"runs ({rel(home.runs)}):" if runs else f"runs: none in {rel(home.runs)}")
+    lines += [f"  {r.run_id}  {r.describe()}" for r in runs]
+    picked, running = pick_run(runs)
+    if picked is not None:
+        s = next(r for r in runs if r.run_id == picked)
+        why = "every run is in progress: the newest" if s.running else "the newest finished run"
+        lines.append(f"homefield report picks {picked} ({why}): {rel(home.run_dir(picked))}")
+        lines += running
+    return lines
+
+
+def run_status(root: Path) -> int:
+    """Print :func:`status_lines` for the repository at ``root``; 0."""
+    for line in status_lines(HomefieldDir(root)):
+        print(line)
+    return 0

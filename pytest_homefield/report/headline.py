@@ -1,0 +1,113 @@
+"""The report's answer on top (issue 35): one sentence that the text, Markdown and HTML reports print
+under their title, before any table.
+
+    alpha beats bravo by +12 pp pass@1 (62% vs 50%, p=0.003, Holm-adjusted over 10 pairs); reference
+    agents as expected (oracle 100%, noop 0%); 100 tasks × 5 attempts; cost known for 5 of 5 agents.
+
+Its parts, in order, each from the :class:`~.model.Report` alone:
+
+* the comparison: the best-ranked agent that is not a reference agent (``oracle``, ``noop``, ``sim:P``:
+  :func:`.family.is_reference_spec`) against the next one, with Δ pass@1, both rates, the p the verdict
+  uses and the Holm family's size; when that gap is not significant, that no agent is detectably better,
+  with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI;
+* the reference agents' sanity line: ``oracle`` is expected to solve every task and ``noop`` none
+  (``sim:P`` agents have no expected rate and are left out of it);
+* tasks × attempts per task;
+* whether cost is known (for how many agents).
+"""
+
+from __future__ import annotations
+
+from pytest_homefield.report.family import is_reference_spec
+from pytest_homefield.report.fmt import fmt_ci, fmt_p, fmt_pct, fmt_pp
+from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report
+
+__all__ = ["headline", "headline_parts"]
+
+#: What a reference agent's pass@1 should be, by the spec's kind.
+_EXPECTED = {"oracle": 1.0, "noop": 0.0}
+
+
+def _kind(a: AgentSummary) -> str:
+    return str(a.spec or "").split("=", 1)[-1].split(":", 1)[0]
+
+
+def _pair(rep: Report, a: str, b: str) -> ComparisonRow | None:
+    return next((c for c in rep.comparisons if {c.a, c.b} == {a, b} and c.test is not None), None)
+
+
+def _comparison(rep: Report) -> str | None:
+    """Who beats whom (see the module docstring); ``None`` without any non-reference agent."""
+    ranked = [a for a in rep.agents.values() if not is_reference_spec(a.spec) and a.pass_at_1 is not None]
+    if not ranked:
+        return None
+    top = ranked[0]
+    if len(ranked) == 1:
+        return f"{top.name} solves {fmt_pct(top.pass_at_1)} of tasks (95% CI {fmt_ci(top.pass_at_1_ci)}); " \
+               "no other agent to compare with"
+    nxt = ranked[1]
+    c = _pair(rep, top.name, nxt.name)
+    if c is None or c.delta is None:
+        return f"{top.name} and {nxt.name} share no scored task: not compared"
+    p = c.p_value if c.p_adjusted is None else c.p_adjusted
+    fam = f", Holm-adjusted over {c.family} pairs" if c.family and c.family > 1 else ""
+    rates = f"{fmt_pct(top.pass_at_1)} vs {fmt_pct(nxt.pass_at_1)}"
+    if c.significant:
+        beaten = sum(1 for o in ranked[1:] if (x := _pair(rep, top.name, o.name)) is not None and x.significant)
+        others = f", and {beaten - 1} more of the {len(ranked) - 1} others" if beaten > 1 else ""
+        return f"{top.name} beats {nxt.name} by {fmt_pp(c.delta)} pass@1 ({rates}, p={fmt_p(p)}{fam}){others}"
+    mde = f"; these {c.n_tasks} tasks detect gaps of about {fmt_pp(c.mde).lstrip('+')}" if c.mde is not None else ""
+    return (f"No agent is detectably better: {top.name} leads {nxt.name} by {fmt_pp(c.delta)} pass@1 "
+            f"({rates}, p={fmt_p(p)}{fam}){mde}")
+
+
+def _sanity(rep: Report) -> str | None:
+    """``reference agents as expected (oracle 100%, noop 0%)`` or what is off; ``None`` without any."""
+    refs = [a for a in rep.agents.values() if _kind(a) in _EXPECTED]  # sim:P has no expected rate
+    if not refs:
+        return None
+    seen = ", ".join(f"{a.name} {fmt_pct(a.pass_at_1)}" for a in refs)
+    off = [a for a in refs if a.pass_at_1 is not None and abs(a.pass_at_1 - _EXPECTED[_kind(a)]) > 1e-9]
+    if not off:
+        return f"reference agents as expected ({seen})"
+    return "check the tasks: " + ", ".join(f"{a.name} solves {fmt_pct(a.pass_at_1)}, expected "
+                                           f"{fmt_pct(_EXPECTED[_kind(a)])}" for a in off)
+
+
+def _size(rep: Report) -> str:
+    """``100 tasks × 5 attempts`` (a range when agents differ)."""
+    ks = [a.attempts_per_task for a in rep.agents.values() if a.attempts_per_task]
+    n = len(rep.tasks)
+    if not ks:
+        return f"{n} task{'s' if n != 1 else ''}, no scored attempt"
+    lo, hi = min(k[0] for k in ks), max(k[1] for k in ks)
+    att = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    return f"{n} task{'s' if n != 1 else ''} × {att} attempt{'s' if hi != 1 else ''}"
+
+
+def _cost(rep: Report) -> str:
+    """``cost known for 3 of 5 agents``, ``no cost data``, ``cost known`` (every agent)."""
+    agents = list(rep.agents.values())
+    known = sum(1 for a in agents if a.cost_usd)
+    if not known:
+        return "no cost data"
+    return "cost known" if known == len(agents) else f"cost known for {known} of {len(agents)} agents"
+
+
+def headline_parts(report: Report) -> list[str]:
+    """The headline's clauses in order (empty when the report has no attempt yet)."""
+    if not report.agents or not any(a.attempts for a in report.agents.values()):
+        return []
+    return [p for p in (_comparison(report), _sanity(report), _size(report), _cost(report)) if p]
+
+
+def headline(report: Report) -> str:
+    """The one sentence (``""`` without attempts): :func:`headline_parts` joined by ``; ``, ending in a
+    full stop; capitalised unless it starts with an agent's name (kept as it is spelled)."""
+    parts = headline_parts(report)
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    if not any(text.startswith(f"{name} ") for name in report.agents):
+        text = text[0].upper() + text[1:]
+    return text + "."

@@ -1,0 +1,110 @@
+"""``homefield status`` and the report's pick (issue 35): a run another process is running is "in
+progress" (its folder lock is held), and ``homefield report`` picks the newest *finished* run, with one
+line about the newer run in progress."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.commands.status import status_lines
+from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.store import FolderLock, lock_holder, write_jsonl_atomic
+
+_HOLD = ("import sys, time; from pathlib import Path; from pytest_homefield.store import FolderLock; "
+         "lock = FolderLock.take(Path(sys.argv[1]), 'test'); print('held', flush=True); sys.stdin.read()")
+
+
+@pytest.fixture
+def hold() -> Iterator[object]:
+    """``hold(folder)``: another process takes ``folder``'s lock and keeps it until the test ends."""
+    procs: list[subprocess.Popen[str]] = []
+
+    def take(folder: Path) -> None:
+        p = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        procs.append(p)
+        assert p.stdout is not None and p.stdout.readline().strip() == "held"
+
+    yield take
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.close()
+        p.wait(timeout=10)
+
+
+def _run(runs: Path, rid: str, created: str, finished: int, planned: int = 2) -> None:
+    d = runs / rid
+    d.mkdir(parents=True)
+    (d / "meta.json").write_text(json.dumps({
+        "run_id": rid, "created_at": created, "agents": [{"name": "noop", "spec": "noop"}], "attempts": 1,
+        "task_ids": [f"t{i}" for i in range(planned)], "cut_short": None}))
+    write_jsonl_atomic(d / "results.jsonl", [{"run_id": rid, "task_id": f"t{i}", "agent": "noop", "attempt": 1,
+                                              "outcome": "empty_patch"} for i in range(finished)])
+
+
+def _mine(home: HomefieldDir, mid: str, created: str, candidates: int, verified: int, kept: int) -> None:
+    d = home.mine / mid
+    d.mkdir(parents=True)
+    (d / "meta.json").write_text(json.dumps({"kind": "mine", "mine_id": mid, "created_at": created, "shard": None}))
+    write_jsonl_atomic(d / "candidates.jsonl", [{"commit": f"{i:040x}"} for i in range(candidates)])
+    write_jsonl_atomic(d / "results.jsonl", [{"id": f"{i:012x}", "task": {"id": "x"} if i < kept else None}
+                                             for i in range(verified)])
+
+
+def test_lock_holder_sees_another_process_and_nobody_after(tmp_path: Path, hold) -> None:  # type: ignore[no-untyped-def]
+    assert lock_holder(tmp_path) is None  # no lock file
+    lock = FolderLock.take(tmp_path, "x")
+    assert lock_holder(tmp_path) == "this process"
+    lock.release()
+    assert lock_holder(tmp_path) is None  # the file stays, nobody holds it
+    hold(tmp_path)
+    holder = lock_holder(tmp_path)
+    assert holder is not None and holder.startswith("pid ") and "since" in holder
+
+
+def test_status_and_report_pick_the_newest_finished_run(tmp_path: Path, hold, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    from pytest_homefield.cli import main
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    home = HomefieldDir(tmp_path)
+    _run(home.runs, "r-old", "2026-12-01T10:00:00+00:00", 2)
+    _run(home.runs, "r-new", "2026-12-01T11:00:00+00:00", 0)
+    _mine(home, "m-old", "2026-11-30T10:00:00+00:00", 5, 5, 2)
+    _mine(home, "m-new", "2026-12-01T09:00:00+00:00", 10, 4, 1)
+    write_jsonl_atomic(home.tasks, [])
+    monkeypatch.chdir(tmp_path)
+
+    lines = status_lines(home)  # nothing held: the newest run is the report's, the short mine "stopped"
+    assert "  m-new  stopped · started 2026-12-01 09:00 UTC · 4 of 10 candidates verified, 1 kept" in lines
+    assert "  m-old  finished · started 2026-11-30 10:00 UTC · 5 of 5 candidates verified, 2 kept" in lines
+    assert lines[-1] == "homefield report picks r-new (the newest finished run): .homefield/runs/r-new"
+
+    hold(home.run_dir("r-new"))
+    hold(home.path)  # the mining lock: the newest mine folder is in progress
+    lines = status_lines(home)
+    assert lines[0] == "mines (.homefield/mine):"
+    assert lines[1].startswith("  m-new  in progress (pid ")
+    assert lines[2].startswith("  m-old  finished")
+    assert lines[3] == "runs (.homefield/runs):"
+    assert lines[4].startswith("  r-new  started 2026-12-01 11:00 UTC · noop · 0 of 2 attempts finished · in progress")
+    assert lines[5] == "  r-old  started 2026-12-01 10:00 UTC · noop · 2 of 2 attempts finished"
+    assert lines[6] == "homefield report picks r-old (the newest finished run): .homefield/runs/r-old"
+    assert lines[7].startswith("run r-new (started 2026-12-01 11:00 UTC) is in progress: 0 of 2 attempts finished")
+
+    assert main(["status"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
+    assert main(["report", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out)["run_ids"] == ["r-old"]  # not the run just started
+    assert err.splitlines()[0].startswith("Report on run r-old (the newest run")
+    assert [x for x in err.splitlines() if x.startswith("run r-new (started")] == [lines[7]]
+
+
+def test_status_of_an_empty_repository(tmp_path: Path) -> None:
+    assert status_lines(HomefieldDir(tmp_path)) == ["mines: none in .homefield/mine", "runs: none in .homefield/runs"]

@@ -1,0 +1,121 @@
+"""The report's answer on top, the failure kinds, the first error per agent and the HTML without empty
+panels (issues 33, 35). Small synthetic runs, no test process."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.records import Result, Task
+from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.kinds import failure_kind
+from pytest_homefield.report.model import Report
+
+
+def _task(tid: str, subject: str = "") -> Task:
+    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
+                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=subject or f"task {tid}",
+                message="m", prompt=subject or f"task {tid}", source_files=["src/m.py"],
+                test_files=["tests/test_m.py"], test_patch="",
+                gold_patch="", FAIL_TO_PASS=["tests/test_m.py::test_a"], PASS_TO_PASS=["tests/test_m.py::test_b"],
+                well_specified=True, languages=["python"])
+
+
+def _run(path: Path, agents: dict[str, str], outcomes: dict[str, list[str]], *, cost: float | None = None,
+         errors: dict[tuple[str, int], str] | None = None) -> Path:
+    """A run folder: ``agents`` name → spec, ``outcomes`` agent → one outcome per task (t00, t01, …)."""
+    path.mkdir(parents=True)
+    (path / "meta.json").write_text(json.dumps({
+        "run_id": path.name, "created_at": "2026-12-01T10:00:00+00:00", "attempts": 1,
+        "agents": [{"name": n, "spec": s} for n, s in agents.items()]}))
+    lines = []
+    for agent, outs in outcomes.items():
+        for i, o in enumerate(outs):
+            err = (errors or {}).get((agent, i))
+            lines.append({"schema_version": 1, "run_id": path.name, "task_id": f"t{i:02d}", "agent": agent,
+                          "attempt": 1, "outcome": o, "cost_usd": cost if agents[agent].startswith("cmd:") else None,
+                          "wall_s": 30.0 if agents[agent].startswith("cmd:") else 0.01, "error": err})
+    (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def _report(tmp_path: Path, agents: dict[str, str], outcomes: dict[str, list[str]], **kw: Any) -> dict[str, Any]:
+    n = max(len(v) for v in outcomes.values())
+    return build_report([_run(tmp_path / "r", agents, outcomes, **kw)], [_task(f"t{i:02d}") for i in range(n)])
+
+
+def test_who_beats_whom_with_p_and_family_the_sanity_line_size_and_cost(tmp_path: Path) -> None:
+    n = 24
+    rep = _report(tmp_path, {"oracle": "oracle", "noop": "noop", "alpha": "cmd:./a", "bravo": "cmd:./b",
+                             "charlie": "cmd:./c"},
+                  {"oracle": ["solved"] * n, "noop": ["empty_patch"] * n,
+                   "alpha": ["solved"] * 20 + ["tests_failed"] * 4,
+                   "bravo": ["tests_failed"] * 20 + ["solved"] * 4, "charlie": ["tests_failed"] * 22 + ["solved"] * 2},
+                  cost=0.25)
+    line = headline(Report.from_dict(rep))
+    assert re.fullmatch(r"alpha beats bravo by \+67 pp pass@1 \(83% vs 17%, p=[<0-9.]+, Holm-adjusted over 3 "
+                        r"pairs\), and 1 more of the 2 others; reference agents as expected \(oracle 100%, noop 0%\); "
+                        r"24 tasks × 1 attempt; cost known for 3 of 5 agents\.", line), line
+    # on top of every format, under the title
+    assert render_text_plain(rep).splitlines()[1].startswith("alpha beats bravo by +67 pp")
+    assert render_markdown(rep).splitlines()[2].startswith("**alpha beats bravo by +67 pp")
+    html = render_html(rep)
+    assert html.index('id="headline"') < html.index("<h2>Leaderboard</h2>")
+
+
+def test_no_detectable_gap_a_lone_agent_and_a_broken_oracle(tmp_path: Path) -> None:
+    rep = _report(tmp_path / "a", {"alpha": "cmd:./a", "bravo": "cmd:./b"},
+                  {"alpha": ["solved", "tests_failed", "solved", "solved"],
+                   "bravo": ["solved", "solved", "tests_failed", "tests_failed"]})
+    assert headline(Report.from_dict(rep)).startswith("No agent is detectably better: alpha leads bravo by +25 pp "
+                                                      "pass@1 (75% vs 50%, p=1)")
+    assert headline(Report.from_dict(rep)).endswith("; 4 tasks × 1 attempt; no cost data.")
+    rep = _report(tmp_path / "b", {"oracle": "oracle", "solo": "cmd:./s"},
+                  {"oracle": ["solved", "tests_failed"], "solo": ["solved", "solved"]})
+    line = headline(Report.from_dict(rep))
+    assert line.startswith("solo solves 100% of tasks (95% CI ")
+    assert "no other agent to compare with; check the tasks: oracle solves 50%, expected 100%;" in line
+
+
+def test_broke_existing_tests_apart_from_did_not_fix(tmp_path: Path) -> None:
+    def r(outcome: str, error: str | None) -> Result:
+        return Result(run_id="r", task_id="t", agent="a", attempt=1, outcome=outcome, error=error)
+
+    assert failure_kind(r("tests_failed", "2/2 FAIL_TO_PASS did not pass")) == "did_not_fix"
+    assert failure_kind(r("tests_failed", "2/2 FAIL_TO_PASS did not pass; 3/3 PASS_TO_PASS broke")) \
+        == "broke_existing_tests"
+    assert failure_kind(r("tests_failed", "the test process did not finish with this change (exit 3); it does on "
+                                          "the untouched parent with the hidden tests")) == "broke_existing_tests"
+    assert failure_kind(r("regression", "1/1 PASS_TO_PASS broke")) == "broke_existing_tests"
+    assert failure_kind(r("timeout", None)) is None and failure_kind(r("solved", None)) is None
+
+    rep = _report(tmp_path, {"alpha": "cmd:./a"}, {"alpha": ["tests_failed", "tests_failed", "regression", "solved"]},
+                  errors={("alpha", 0): "1/1 FAIL_TO_PASS did not pass; 1/1 PASS_TO_PASS broke",
+                          ("alpha", 1): "1/1 FAIL_TO_PASS did not pass", ("alpha", 2): "1/1 PASS_TO_PASS broke"})
+    a = rep["agents"]["alpha"]
+    assert a["failure_kinds"] == {"did_not_fix": 1, "broke_existing_tests": 2}
+    assert a["first_error"] == ["t00", 1, "1/1 FAIL_TO_PASS did not pass; 1/1 PASS_TO_PASS broke"]
+    assert "(did not fix 1 · broke existing tests 2)" in render_text_plain(rep)
+    html = render_html(rep)
+    assert "<th>Failed: broke existing tests</th>" in html and "<h2>First error per agent</h2>" in html
+    assert "Failed: did not fix" in render_markdown(rep)
+
+
+def test_html_hides_empty_panels_and_keeps_whitespace(tmp_path: Path) -> None:
+    """Issue 33: no cost chart without cost, no all-empty column, double spaces in a subject kept,
+    numbers never wrapped, every table in a scroll box (a 400 px screen scrolls it, not the page)."""
+    run = _run(tmp_path / "r", {"oracle": "oracle", "noop": "noop"},
+               {"oracle": ["solved", "solved"], "noop": ["empty_patch", "empty_patch"]})
+    rep = build_report([run], [_task("t00", "Keep  two spaces in   padding"), _task("t01")])
+    html = render_html(rep)
+    assert 'id="cost-vs-pass"' not in html and 'id="no-cost-data"' in html  # said in one line, not drawn empty
+    board = html[html.index("<h2>Leaderboard</h2>"):html.index("</table>", html.index("<h2>Leaderboard</h2>"))]
+    for empty in ("Cost", "Cost / solved", "p50 wall", "Input tok", "pass@k"):
+        assert f"<th>{empty}</th>" not in board
+    assert "<th>pass@1</th>" in board and "<th>95% CI</th>" in board
+    assert '<span class="subject">Keep  two spaces in   padding</span>' in html
+    assert ".subject, .prose { white-space: pre-wrap;" in html and "td.n, th { white-space: nowrap; }" in html
+    assert html.count("<table") == html.count('<div class="scroll"><table')
