@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pytest_homefield.argv import pytest_args
 from pytest_homefield.commands.export import add_export_arguments, run_export
+from pytest_homefield.commands.view import add_view_arguments, run_view
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.report.formats import REPORT_FORMATS
@@ -90,6 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("services", help="list the services of .homefield.yml; --check starts each once, waits, "
                        "resets and stops it")
     p.add_argument("--check", action="store_true", help="start each service, wait until ready, reset, stop")
+    add_view_arguments(sub.add_parser("view", help="write a static site of a run into its folder: every attempt's "
+                                      "transcript, diff and hidden tests; every task's attempts side by side"))
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
@@ -230,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _cmd_plan(ns)
     if ns.command == "export":
         return run_export(_root(), ns)
+    if ns.command == "view":
+        return run_view(_root(), ns)
     if ns.command == "envs":
         try:
             envs_root: Path | None = _root()
