@@ -185,6 +185,8 @@ def _cmd_report(ns: argparse.Namespace) -> int:
             status = 1
         if any(g.worse for g in gates):
             status = 1
+    sys.stdout.flush()  # the last line, after the report on stdout: how to see each attempt (issue 34)
+    print(f"See each attempt: homefield view {' '.join(ids)}", file=sys.stderr)
     return status
 
 
