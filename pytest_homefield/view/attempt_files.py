@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["AttemptFiles", "TestStatus", "READ_CAP", "read_capped", "test_statuses", "failure_sections",
+__all__ = ["AttemptFiles", "IdStatus", "READ_CAP", "read_capped", "id_statuses", "failure_sections",
            "headline_of"]
 
 #: Bytes read of any one artifact file (agent.out is itself capped at --max-output-mb, 5 MiB).
@@ -47,7 +47,7 @@ def read_capped(path: Path, limit: int = READ_CAP) -> tuple[str, int] | None:
 
 
 @dataclass(frozen=True)
-class TestStatus:
+class IdStatus:
     """One test id in one grading run: ``status`` (``passed``, ``failed``, ``error`` (setup or
     teardown failed), ``skipped``, ``xfailed``, ``not run``), the reporter's one-line ``message``,
     its ``duration`` (s, the call phase) and ``timeout`` (pytest-timeout failed it)."""
@@ -59,7 +59,7 @@ class TestStatus:
     timeout: bool = False
 
 
-def test_statuses(events_text: str) -> tuple[dict[str, TestStatus], list[tuple[str, str]], bool]:
+def id_statuses(events_text: str) -> tuple[dict[str, IdStatus], list[tuple[str, str]], bool]:
     """``(status per node id, collection errors as (node id or path, message), finished)`` from the
     text of ``outcomes.jsonl`` (the reporter's events, written for people after the run: one JSON
     object per line; other lines skipped). A test passes iff its call phase passed (§7)."""
@@ -84,22 +84,22 @@ def test_statuses(events_text: str) -> tuple[dict[str, TestStatus], list[tuple[s
             collect.append((str(ev.get("nodeid") or ev.get("path") or ""), str(ev.get("message") or "")))
         elif kind == "finish":
             finished = True
-    out: dict[str, TestStatus] = {}
+    out: dict[str, IdStatus] = {}
     for nodeid, slot in phases.items():
         call = slot.get("call")
         bad = next((slot[w] for w in ("setup", "call", "teardown") if w in slot and slot[w].get("outcome") == "failed"),
                    None)
         if bad is not None:
             status = "failed" if bad.get("when") == "call" else "error"
-            out[nodeid] = TestStatus(nodeid, status, bad.get("message"), _dur(call), bool(bad.get("timeout")))
+            out[nodeid] = IdStatus(nodeid, status, bad.get("message"), _dur(call), bool(bad.get("timeout")))
         elif call is not None and call.get("outcome") == "passed":
-            out[nodeid] = TestStatus(nodeid, "xfailed" if call.get("xfail") else "passed", None, _dur(call))
+            out[nodeid] = IdStatus(nodeid, "xfailed" if call.get("xfail") else "passed", None, _dur(call))
         else:
             skip = next((slot[w] for w in ("setup", "call") if w in slot and slot[w].get("outcome") == "skipped"), None)
             if skip is not None:
-                out[nodeid] = TestStatus(nodeid, "xfailed" if skip.get("xfail") else "skipped", skip.get("message"))
+                out[nodeid] = IdStatus(nodeid, "xfailed" if skip.get("xfail") else "skipped", skip.get("message"))
             else:
-                out[nodeid] = TestStatus(nodeid, "not run")
+                out[nodeid] = IdStatus(nodeid, "not run")
     return out, collect, finished
 
 

@@ -19,7 +19,7 @@ from html import escape
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report.compute import SYMBOLS
 from pytest_homefield.report.fmt import fmt_secs, fmt_tokens, fmt_usd
-from pytest_homefield.view.attempt_files import AttemptFiles, TestStatus, failure_sections, headline_of, test_statuses
+from pytest_homefield.view.attempt_files import AttemptFiles, IdStatus, failure_sections, headline_of, id_statuses
 from pytest_homefield.view.common import CAPS, Nav, diff_block, e, frame, outcome_span, pre, task_page_name
 from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_stats
@@ -39,11 +39,11 @@ class AttemptSummary:
     graded: bool
 
 
-def summarize(task: Task | None, statuses: Mapping[str, TestStatus], diff: str) -> AttemptSummary:
+def summarize(task: Task | None, statuses: Mapping[str, IdStatus], diff: str) -> AttemptSummary:
     """The :class:`AttemptSummary` of an attempt's test statuses and diff."""
     if task is None or not statuses:
         return AttemptSummary((), diff, bool(statuses))
-    failing = [i for i in task.FAIL_TO_PASS if (statuses.get(i) or TestStatus(i, "not run")).status != "passed"]
+    failing = [i for i in task.FAIL_TO_PASS if (statuses.get(i) or IdStatus(i, "not run")).status != "passed"]
     failing += [i for i in task.PASS_TO_PASS if statuses.get(i) and statuses[i].status in ("failed", "error")]
     return AttemptSummary(tuple(failing), diff, True)
 
@@ -79,7 +79,7 @@ def escape_r(text: str) -> str:
     return escape(redact(text), quote=False)
 
 
-def hidden_tests(task: Task | None, statuses: Mapping[str, TestStatus], sections: Mapping[str, str],
+def hidden_tests(task: Task | None, statuses: Mapping[str, IdStatus], sections: Mapping[str, str],
                  where: str) -> list[str]:
     """The hidden-tests section: PASS_TO_PASS regressions first, then a table of every FAIL_TO_PASS
     and PASS_TO_PASS id (status, one-line message, failure text in a ``<details>``)."""
@@ -95,16 +95,16 @@ def hidden_tests(task: Task | None, statuses: Mapping[str, TestStatus], sections
     budget = CAPS.tests
     rows = []
     quiet = []  # PASS_TO_PASS ids that passed: listed folded
-    f2p_ok = sum((statuses.get(i) or TestStatus(i, "not run")).status == "passed" for i in task.FAIL_TO_PASS)
-    p2p_ok = sum((statuses.get(i) or TestStatus(i, "not run")).status == "passed" for i in task.PASS_TO_PASS)
+    f2p_ok = sum((statuses.get(i) or IdStatus(i, "not run")).status == "passed" for i in task.FAIL_TO_PASS)
+    p2p_ok = sum((statuses.get(i) or IdStatus(i, "not run")).status == "passed" for i in task.PASS_TO_PASS)
     out.append(f'<p id="tests-summary">FAIL_TO_PASS: {f2p_ok} of {len(task.FAIL_TO_PASS)} passed · '
                f"PASS_TO_PASS: {p2p_ok} of {len(task.PASS_TO_PASS)} passed.</p>")
     for kind, ids in (("FAIL_TO_PASS", task.FAIL_TO_PASS), ("PASS_TO_PASS", task.PASS_TO_PASS)):
         for nodeid in ids:
-            if kind == "PASS_TO_PASS" and (statuses.get(nodeid) or TestStatus(nodeid, "")).status == "passed":
+            if kind == "PASS_TO_PASS" and (statuses.get(nodeid) or IdStatus(nodeid, "")).status == "passed":
                 quiet.append(nodeid)
                 continue
-            st = statuses.get(nodeid) or TestStatus(nodeid, "not run")
+            st = statuses.get(nodeid) or IdStatus(nodeid, "not run")
             text = ""
             if st.status in ("failed", "error") and budget > 0:
                 section = sections.get(headline_of(nodeid)) or sections.get(nodeid.rpartition("::")[2]) or ""
@@ -128,7 +128,7 @@ def hidden_tests(task: Task | None, statuses: Mapping[str, TestStatus], sections
     return out
 
 
-def _canaries(files: AttemptFiles, statuses: Mapping[str, TestStatus], r: Result) -> list[str]:
+def _canaries(files: AttemptFiles, statuses: Mapping[str, IdStatus], r: Result) -> list[str]:
     data = files.canaries
     if not data:
         return ['<p class="muted">No canaries.json (no grading run, or a run made before canaries).</p>']
@@ -178,7 +178,7 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
     its task page."""
     r, folder = ref.result, ref.folder
     files = AttemptFiles.read(folder)
-    statuses, collect, _finished = test_statuses(files.outcomes or "")
+    statuses, collect, _finished = id_statuses(files.outcomes or "")
     sections = failure_sections(files.tests_log or "")
     title = f"{r.task_id} · {r.agent} · attempt {r.attempt}"
     where = str(folder)

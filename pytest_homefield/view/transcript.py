@@ -85,13 +85,18 @@ def _pretty(value: object) -> str:
     return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=False)
 
 
+#: The keys of a ``cmd:`` usage line (:mod:`pytest_homefield.agents.cmd_agent`).
+_USAGE_KEYS = {"cost_usd", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "turns",
+               "model", "outcome", "error"}
+
+
 def _split_usage(text: str) -> tuple[str, dict[str, Any] | None]:
     """``(text without its last line, usage object)`` when the last non-empty line is a JSON object
     without a ``type`` (a ``cmd:`` usage line), else ``(text, None)``."""
     stripped = text.rstrip()
     head, _, last = stripped.rpartition("\n")
     obj = _obj(last)
-    if obj is None or "type" in obj or "event" in obj:
+    if obj is None or not _USAGE_KEYS & obj.keys() or {"type", "event", "session_id", "stats"} & obj.keys():
         return text, None
     return head, obj
 
@@ -404,7 +409,7 @@ def parse_transcript(text: str, *, spec: str | None = None) -> Transcript:
     elif _AIDER_MARK.search(body) or (spec or "").find("aider ") >= 0:
         out = _aider(body)
     else:
-        out = Transcript("stdout", [Entry("stdout", body)] if body.strip() else [])
+        out = Transcript("stdout", [Entry("stdout", body.strip("\n"))] if body.strip() else [])
     return _with_usage(out, usage)
 
 
