@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pytest_homefield.view.attempt_files import AttemptFiles, failure_sections, headline_of, read_capped, id_statuses
+from pytest_homefield.view.attempt_files import AttemptFiles, failure_sections, headline_of, id_statuses, read_capped
 from pytest_homefield.view.highlight import diff_files, diff_html, diff_stats
 from pytest_homefield.view.redact import cap, redact
 from pytest_homefield.view.transcript import parse_transcript
