@@ -38,7 +38,7 @@ def read_capped(path: Path, limit: int = READ_CAP) -> tuple[str, int] | None:
         if not (st.st_mode & 0o170000 == 0o100000):
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit)
+            data = f.read(min(limit, st.st_size))  # read(n) would allocate n bytes first
         return data.decode("utf-8", errors="replace"), st.st_size
     except OSError:
         return None

@@ -23,7 +23,7 @@ from pytest_homefield.view.attempt_files import AttemptFiles, IdStatus, failure_
 from pytest_homefield.view.common import CAPS, Nav, diff_block, e, frame, outcome_span, pre, task_page_name
 from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_stats
-from pytest_homefield.view.redact import cap, redact
+from pytest_homefield.view.redact import cap
 from pytest_homefield.view.transcript import Transcript, parse_transcript
 
 __all__ = ["AttemptSummary", "render_attempt", "hidden_tests", "transcript_html"]
@@ -75,8 +75,8 @@ def transcript_html(t: Transcript, where: str) -> str:
 
 
 def escape_r(text: str) -> str:
-    """Redacted, escaped text for inside a ``<pre>``."""
-    return escape(redact(text), quote=False)
+    """Escaped text for inside a ``<pre>`` (:func:`~.common.frame` redacts the page)."""
+    return escape(text, quote=False)
 
 
 def hidden_tests(task: Task | None, statuses: Mapping[str, IdStatus], sections: Mapping[str, str],

@@ -1,5 +1,5 @@
-"""What every page of the site shares: names of pages, the page frame, escaping with redaction, and
-the caps that keep a page under :data:`PAGE_BUDGET` bytes."""
+"""What every page of the site shares: names of pages, the page frame (which redacts the whole page,
+:func:`~.redact.redact`), escaping, and the caps that keep a page under :data:`PAGE_BUDGET` bytes."""
 
 from __future__ import annotations
 
@@ -53,23 +53,23 @@ def task_page_name(task_id: str) -> str:
 
 
 def e(x: object) -> str:
-    """``x`` as escaped HTML text, API-key shapes redacted."""
-    return escape(redact(str(x)), quote=True)
+    """``x`` as escaped HTML text (redaction happens once per page, in :func:`frame`)."""
+    return escape(str(x), quote=True)
 
 
 def pre(text: str, limit: int, where: str, cls: str = "") -> str:
-    """A ``<pre>`` of ``text`` (redacted, capped at ``limit`` characters with a marker naming ``where``)."""
+    """A ``<pre>`` of ``text`` (capped at ``limit`` characters with a marker naming ``where``)."""
     body, _ = cap(text, limit, where=where)
     c = f' class="{cls}"' if cls else ""
-    return f"<pre{c}>{escape(redact(body), quote=False)}</pre>"
+    return f"<pre{c}>{escape(body, quote=False)}</pre>"
 
 
 def diff_block(text: str, limit: int, where: str) -> str:
-    """A highlighted ``<pre class="diff">`` of a unified diff, redacted and capped."""
+    """A highlighted ``<pre class="diff">`` of a unified diff, capped."""
     if not text.strip():
         return '<p class="muted">(empty diff)</p>'
     body, _ = cap(text, limit, where=where)
-    return f'<pre class="diff">{diff_html(redact(body))}</pre>'
+    return f'<pre class="diff">{diff_html(body)}</pre>'
 
 
 def outcome_span(outcome: str, symbol: str = "") -> str:
@@ -112,4 +112,7 @@ def frame(title: str, body: Sequence[str], *, depth: int, nav: Nav | None = None
             f"<title>{e(title)}</title>"
             f'<link rel="stylesheet" href="{root}site.css"></head><body>')
     top = f'<nav class="top">{"".join(links)}</nav>' if links else ""
-    return "\n".join([head, top, *body, _KEYS, f'<script src="{root}site.js"></script></body></html>']) + "\n"
+    # every key shape is made of characters escaping leaves alone: one pass over the page redacts
+    # all it shows (transcripts, diffs, logs, prompts, errors, attributes)
+    page = "\n".join([head, top, *body, _KEYS, f'<script src="{root}site.js"></script></body></html>']) + "\n"
+    return redact(page)

@@ -3,7 +3,7 @@
 Classes (styled in :mod:`.assets`): ``df`` file headers (``diff --git``, ``index``, ``---``,
 ``+++``, modes, renames, ``Binary files``), ``dh`` hunk headers (``@@ … @@``, the function name
 after them in ``dn``), ``da`` added lines, ``dd`` removed lines, ``dm`` ``\\ No newline at end of
-file``; context lines are bare. Every line is escaped; the caller redacts before.
+file``; context lines are bare. Every line is escaped (the page is redacted whole, :func:`.common.frame`).
 """
 
 from __future__ import annotations

@@ -29,14 +29,15 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 #: ``Bearer <token>`` (an ``Authorization`` header as a client may log it); the word is kept.
 _BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)([A-Za-z0-9._~+/\-]{8,}=*)")
 
-#: A quick test that skips the patterns for texts holding none of their prefixes.
-_ANY = re.compile(r"sk-|AKIA|ASIA|AIza|gh[pousr]_|github_pat_|xox[abprs]-|(?i:bearer)")
+#: Substrings one of which every shape holds: texts with none skip the patterns (``in`` is a fast
+#: substring search; a regular expression over every page's text cost a third of a large build).
+_HINTS = ("sk-", "AKIA", "ASIA", "AIza", "gh", "xox", "earer", "EARER")
 
 
 def redact(text: str) -> str:
     """``text`` with every secret-shaped token replaced by ``[redacted KIND…]`` (see the module
     docstring for the shapes). Returns ``text`` itself when it holds none."""
-    if not _ANY.search(text):
+    if not any(h in text for h in _HINTS):
         return text
     for kind, pattern in SECRET_PATTERNS:
         text = pattern.sub(f"[redacted {kind}…]", text)

@@ -9,11 +9,16 @@ observed with the real clients (/work/shared/reference/agent-clients.md), whose 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from pytest_homefield.records import Result, Task
 from pytest_homefield.view.attempt_files import AttemptFiles, failure_sections, headline_of, id_statuses, read_capped
+from pytest_homefield.view.attempt_page import render_attempt
+from pytest_homefield.view.common import PAGE_BUDGET, Nav
+from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_files, diff_html, diff_stats
 from pytest_homefield.view.redact import cap, redact
 from pytest_homefield.view.transcript import parse_transcript
@@ -159,8 +164,10 @@ def _real_pytest_run(tmp_path: Path) -> tuple[str, str]:
         "import pytest\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError('setup broke')\n\n"
         "class TestCalc:\n    def test_add(self):\n        assert 1 + 1 == 3\n\n"
         "def test_ok():\n    pass\n\ndef test_err(broken):\n    pass\n")
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-                           "test_x.py"], cwd=tmp_path, capture_output=True, text=True)
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # a lean pytest: 0.3 s, not 1 s
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_x.py"], cwd=tmp_path,
+                          capture_output=True, text=True, env=env)
     return proc.stdout, ""
 
 
@@ -203,3 +210,44 @@ def test_artifacts_are_read_capped_and_never_through_a_link(tmp_path: Path) -> N
     assert files.canaries == {"seed": 7, "canaries": []}
     assert files.others == ["dropped.txt"]
     assert read_capped(art / "agent.out", 10) == ("x" * 10, 5000)
+
+
+def _task(**kw: object) -> Task:
+    base: dict[str, object] = dict(
+        id="abc123abc123", commit="a" * 40, parent="b" * 40, committed_at="2026-01-01T00:00:00+00:00",
+        authored_at="2026-01-01T00:00:00+00:00", mode="commit", subject="Fix add", message="Fix add",
+        prompt="Fix add", source_files=["calc.py"], test_files=["tests/test_calc.py"], test_patch="",
+        gold_patch=DIFF, FAIL_TO_PASS=["tests/test_calc.py::test_add"],
+        PASS_TO_PASS=["tests/test_calc.py::test_mul", "tests/test_calc.py::test_div"])
+    base.update(kw)
+    return Task(**base)  # type: ignore[arg-type]
+
+
+def test_attempt_page_redacts_caps_and_shows_regressions(tmp_path: Path) -> None:
+    """A whole attempt page from an artifacts folder: a key in the transcript, the prompt and the diff is
+    redacted; a 3 MB agent.out is capped with a marker and the page stays under the budget; a failed
+    PASS_TO_PASS id is listed as a regression with its failure text from tests.log."""
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "prompt.txt").write_text(f"Fix add. Use key {ANT}\n")
+    (art / "agent.out").write_text(f"export OPENAI_API_KEY={OPENAI}\n" + ("noise " * 20 + "\n") * 25_000)
+    bearer = "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30.sig"
+    (art / "diff.patch").write_text(DIFF.replace("<script>alert(1)</script>", bearer))
+    ev = [{"event": "phase", "nodeid": "tests/test_calc.py::test_add", "when": "call", "outcome": "passed"},
+          {"event": "phase", "nodeid": "tests/test_calc.py::test_mul", "when": "call", "outcome": "failed",
+           "message": "assert 6 == 5"},
+          {"event": "phase", "nodeid": "tests/test_calc.py::test_div", "when": "call", "outcome": "passed"}]
+    (art / "outcomes.jsonl").write_text("".join(json.dumps(x) + "\n" for x in ev))
+    (art / "tests.log").write_text("____ test_mul ____\n\n>   assert mul(2, 3) == 5\nE   assert 6 == 5\n"
+                                   "==== short test summary info ====\n")
+    result = Result(run_id="r", task_id="abc123abc123", agent="cmd", attempt=1, outcome="regression",
+                    error="a PASS_TO_PASS test broke", cost_usd=0.25, wall_s=12.5)
+    page, summary = render_attempt(AttemptRef(result, art, {}), _task(), "cmd:./agent", Nav("../index.html"))
+    for secret in (ANT, OPENAI, "eyJhbGciOiJIUzI1NiJ9.e30.sig"):
+        assert secret not in page
+    assert page.count("[redacted sk-") >= 2 and "Bearer [redacted token]" in page
+    assert "characters more not shown; the whole text is in" in page and len(page.encode()) < PAGE_BUDGET
+    assert 'id="regressions"' in page and "assert mul(2, 3) == 5" in page
+    assert "FAIL_TO_PASS: 1 of 1 passed · PASS_TO_PASS: 1 of 2 passed" in page
+    assert "$0.250" in page or "$0.25" in page
+    assert summary.failing == ("tests/test_calc.py::test_mul",) and summary.graded
