@@ -33,7 +33,7 @@ from pytest_homefield.view.data import SiteData, load_site
 from pytest_homefield.view.run_page import render_run_pages
 from pytest_homefield.view.task_page import render_task
 
-__all__ = ["SITE_DIR", "SiteStats", "build_site", "site_dir", "serve_site", "view_command"]
+__all__ = ["SITE_DIR", "SiteStats", "build_site", "make_server", "site_dir", "serve_site", "view_command"]
 
 #: The site's folder name inside the run folder.
 SITE_DIR = "view"
@@ -144,12 +144,19 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+def make_server(folder: Path, port: int = 0) -> http.server.ThreadingHTTPServer:
+    """A server of the files of ``folder`` bound to ``127.0.0.1:port`` (0: a free port), not started
+    (stdlib ``http.server``: paths outside ``folder`` are not served). Raises ``OSError`` when the
+    port cannot be bound."""
+    handler = functools.partial(_Quiet, directory=str(folder))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
 def serve_site(folder: Path, *, port: int = 0, ready: Callable[[str], None] = print) -> None:
     """Serve ``folder`` on ``127.0.0.1:port`` (0: a free port) until interrupted; ``ready(url)`` is
     called with the URL of its ``index.html`` once the server listens. Raises ``OSError`` when the
     port cannot be bound."""
-    handler = functools.partial(_Quiet, directory=str(folder))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    with make_server(folder, port) as server:
         ready(f"http://127.0.0.1:{server.server_address[1]}/index.html")
         try:
             server.serve_forever(poll_interval=0.2)

@@ -12,7 +12,12 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
+
+import pytest
 
 from pytest_homefield.records import Result, Task
 from pytest_homefield.view.attempt_files import AttemptFiles, failure_sections, headline_of, id_statuses, read_capped
@@ -21,6 +26,7 @@ from pytest_homefield.view.common import PAGE_BUDGET, Nav
 from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_files, diff_html, diff_stats
 from pytest_homefield.view.redact import cap, redact
+from pytest_homefield.view.site import make_server
 from pytest_homefield.view.transcript import parse_transcript
 
 ANT = "sk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0" * 3
@@ -251,3 +257,23 @@ def test_attempt_page_redacts_caps_and_shows_regressions(tmp_path: Path) -> None
     assert "FAIL_TO_PASS: 1 of 1 passed · PASS_TO_PASS: 1 of 2 passed" in page
     assert "$0.250" in page or "$0.25" in page
     assert summary.failing == ("tests/test_calc.py::test_mul",) and summary.graded
+
+
+def test_serve_is_loopback_only_and_stays_in_the_site(tmp_path: Path) -> None:
+    site = tmp_path / "view"
+    site.mkdir()
+    (site / "index.html").write_text("<p>hello</p>")
+    (tmp_path / "secret.txt").write_text("outside")
+    server = make_server(site)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=10) as resp:
+            assert resp.read() == b"<p>hello</p>"
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/../secret.txt", timeout=10)
+    finally:
+        server.shutdown()
+        server.server_close()
