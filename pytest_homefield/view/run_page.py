@@ -9,6 +9,7 @@ grid and the pager, whose links keep the filter.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from urllib.parse import quote
 
 from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
@@ -97,6 +98,23 @@ def _flagged(data: SiteData) -> str:
             "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
 
 
+def _outcomes(rep: Report) -> list[str]:
+    """Attempts per outcome per agent, each count linking to the grid filtered to those attempts."""
+    used = [o for o in OUTCOMES if any(o in a.outcomes for a in rep.agents.values())]
+    if not used:
+        return []
+    head = "".join(f"<th>{outcome_span(o, SYMBOLS.get(o, ''))}</th>" for o in used)
+    rows = []
+    for name, a in rep.agents.items():
+        cells = "".join(f'<td class="n"><a href="index.html?agent={quote(name)}&amp;outcome={o}#tasks">'
+                        f"{a.outcomes[o]}</a></td>" if a.outcomes.get(o) else '<td class="n">0</td>' for o in used)
+        link = f'<a href="index.html?agent={quote(name)}#tasks"><code>{e(name)}</code></a>'
+        rows.append(f"<tr><td>{link}</td>{cells}</tr>")
+    return ["<h2>Outcomes</h2>", f'<table id="outcomes"><thead><tr><th>Agent</th>{head}</tr></thead><tbody>'
+            + "".join(rows) + "</tbody></table>",
+            '<p class="note">Each count opens the per-task grid filtered to that agent and outcome.</p>']
+
+
 def _pager(page: int, pages: int) -> str:
     if pages <= 1:
         return ""
@@ -115,9 +133,7 @@ def _report_tables(rep: Report, data: SiteData) -> list[str]:
     if not rep.agents:
         return [*b, "<p>No results yet.</p>"]
     b += ["<h2>Leaderboard</h2>", html_table(tables.leaderboard(rep, tokens=True))]
-    outcomes = tables.outcomes_table(rep)
-    if outcomes:
-        b += ["<h2>Outcomes</h2>", html_table(outcomes)]
+    b += _outcomes(rep)
     if rep.comparisons:
         b += ["<h2>Head to head</h2>", forest_svg(rep.comparisons), html_table(tables.head_to_head(rep))]
     b += ["<h2>Flagged attempts</h2>", _flagged(data)]
