@@ -22,6 +22,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -114,11 +116,14 @@ def main() -> int:
         print(f"built the synthetic run in {root} ({time.perf_counter() - t0:.0f} s)")
     (run,) = [d for d in (home / "runs").iterdir() if d.is_dir()]
     tasks = load_tasks(home / "tasks.jsonl")
-    for name in ("similarity.json",):  # a cold report: nothing cached from an earlier build
-        (run / name).unlink(missing_ok=True)
+    (run / "similarity.json").unlink(missing_ok=True)  # a cold report: nothing cached from an earlier build
+    shutil.rmtree(run / "view", ignore_errors=True)  # a first build (a rebuild also removes the old site)
+    before = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     stats = build_site([run], tasks, run / "view")
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    print(f"CPU: user {after.ru_utime - before.ru_utime:.1f} s, system {after.ru_stime - before.ru_stime:.1f} s")
     print(f"{len(tasks)} tasks x 5 agents x {ns.attempts} attempts: {stats.pages} pages, "
           f"{stats.total_bytes / 1e6:.0f} MB in all, largest {stats.largest / 1e6:.2f} MB ({stats.largest_name})")
     print(f"build: {stats.cpu_s:.1f} s CPU, {wall:.1f} s wall (targets: < 30 s CPU, no page > 2 MB)")

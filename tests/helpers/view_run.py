@@ -44,11 +44,11 @@ def find_claude() -> str | None:
     return None
 
 
-def claude_and_oracle_run(mined: Path, dest: Path, claude: str) -> Path:
+def claude_and_oracle_run(mined: Path, dest: Path, claude: str) -> tuple[Path, str]:
     """A copy of ``mined`` at ``dest`` with run ``view-e2e``: agents ``claude:MODEL`` (the real CLI
     ``claude`` against the scripted server, its network the server's port only) and ``oracle``, the
-    newest task, one attempt each. Returns the repository; raises ``AssertionError`` with the run's
-    output when it fails."""
+    newest task, one attempt each. Returns the repository and the run's stdout; raises
+    ``AssertionError`` with the run's output when it fails."""
     repo = copy_mined(mined, dest)
     with anthropic_server(SCRIPT) as server:
         port = server.url.rsplit(":", 1)[1]
@@ -60,4 +60,4 @@ def claude_and_oracle_run(mined: Path, dest: Path, claude: str) -> Path:
              "--sandbox-network", f"loopback:{port}"],
             cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    return repo
+    return repo, proc.stdout

@@ -64,7 +64,14 @@ def claude_run(mined: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     claude = find_claude()
     if claude is None:
         pytest.skip("Claude Code CLI not installed (run .ci/install-claude.sh or set HOMEFIELD_CLAUDE_BIN)")
-    repo = claude_and_oracle_run(mined, tmp_path_factory.mktemp("view") / "repo", claude)
+    repo, out = claude_and_oracle_run(mined, tmp_path_factory.mktemp("view") / "repo", claude)
+    lines = out.rstrip().splitlines()  # the homefield section ends with it; only pytest's own lines follow
+    i = lines.index("See each attempt: homefield view view-e2e")
+    assert lines[i - 1].startswith("Reports: ") and all(ln.startswith("=") for ln in lines[i + 1:]), lines[i - 1:]
+    report = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "report", "view-e2e", "--format", "json"],
+                            cwd=repo, env=cli_env(), capture_output=True, text=True)
+    assert report.returncode == 0 and report.stdout.startswith("{"), report.stderr
+    assert report.stderr.rstrip().splitlines()[-1] == "See each attempt: homefield view view-e2e"
     proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "view", "view-e2e"], cwd=repo,
                           env=cli_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
