@@ -21,6 +21,7 @@ from helpers.demo_run import DemoRun
 from helpers.e2e_repo import cli_env
 from helpers.view_run import claude_and_oracle_run, find_claude
 
+from pytest_homefield.cli import main
 from pytest_homefield.records import load_tasks
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.view import build_site
@@ -142,16 +143,23 @@ def test_site_of_the_demo_run(demo_run: DemoRun, tmp_path: Path) -> None:
     assert not [p for p in copy.iterdir() if p.name.startswith(".view-")]
 
 
-def test_view_command_errors_are_one_line(tmp_path: Path) -> None:
+def test_view_command_errors_are_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    env = cli_env()
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "view"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "no runs in" in proc.stderr
+    monkeypatch.chdir(tmp_path)
+    assert main(["view"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no runs in" in err
     (tmp_path / ".homefield/runs/r1").mkdir(parents=True)
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "view", "r2"], cwd=tmp_path, env=env,
-                          capture_output=True, text=True)
-    assert proc.returncode == 2 and "no run 'r2'" in proc.stderr and proc.stderr.count("\n") == 1
+    assert main(["view", "r2"]) == 2
+    err = capsys.readouterr().err
+    assert "no run 'r2'" in err and err.count("\n") == 1
+    (tmp_path / ".homefield/runs/r1/meta.json").write_text('{"schema_version": 1, "run_id": "r1"}')
+    (tmp_path / ".homefield/runs/r1/results.jsonl").write_text('{"schema_version": 1, "task_id": 3}\n')
+    assert main(["view", "r1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("homefield view: ") and "results.jsonl" in err and err.count("\n") == 1
+    assert not (tmp_path / ".homefield/runs/r1/view").exists()
 
 
 # ------------------------------------------------------------------------------------------ chromium
