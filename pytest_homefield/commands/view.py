@@ -53,7 +53,8 @@ def run_view(root: Path, ns: argparse.Namespace) -> int:
     folder = dirs[0] if len(dirs) == 1 else home.runs / ("+".join(ids))[:120]
     try:
         tasks = load_tasks(home.tasks) if home.tasks.exists() else []
-        stats = build_site(dirs, tasks, site_dir(folder))
+        mtime = home.tasks.stat().st_mtime if home.tasks.exists() else 0.0
+        stats = build_site(dirs, tasks, site_dir(folder), tasks_mtime=mtime)
     except (ValueError, OSError) as exc:  # RecordError, RunError, StoreError, a folder that cannot be written
         print(f"homefield view: {exc}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ page shows them: tasks in the report's order, agents in rank order, attempts by 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,7 @@ from pytest_homefield.report.compute import compute_report
 from pytest_homefield.report.model import Report
 from pytest_homefield.report.runs import load_meta, merged_results
 
-__all__ = ["AttemptRef", "SiteData", "load_site"]
+__all__ = ["AttemptRef", "SiteData", "load_site", "saved_report"]
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,26 @@ class SiteData:
         return r.suspicious or r.touched_tests or r.outcome == "forged"
 
 
-def load_site(run_dirs: Sequence[Path], tasks: Sequence[Task]) -> SiteData:
+def saved_report(run_dir: Path, newer_than: float = 0.0) -> Report | None:
+    """The run's ``report.json`` (written at the run's end and by ``homefield report``) when it is at
+    least as new as its ``results.jsonl`` and ``newer_than`` (the tasks file's mtime, s), else
+    ``None``: a report another version wrote, or one that cannot be read, is computed again."""
+    path, results = Path(run_dir) / "report.json", Path(run_dir) / "results.jsonl"
+    try:
+        if path.stat().st_mtime < max(results.stat().st_mtime, newer_than):
+            return None
+        return Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def load_site(run_dirs: Sequence[Path], tasks: Sequence[Task], *, tasks_mtime: float | None = None) -> SiteData:
     """The site's data over ``run_dirs`` (one or more ``.homefield/runs/<id>/``) and the tasks of
-    ``tasks.jsonl``. Raises ``ValueError`` naming the file of a bad record."""
-    report = compute_report(list(run_dirs), list(tasks))
+    ``tasks.jsonl``. With ``tasks_mtime`` (s) and one run, the run's saved report is used when it is
+    fresh (:func:`saved_report`), else the report is computed. Raises ``ValueError`` naming the file of
+    a bad record."""
+    report = saved_report(run_dirs[0], tasks_mtime) if tasks_mtime is not None and len(run_dirs) == 1 else None
+    report = report or compute_report(list(run_dirs), list(tasks))
     metas = [load_meta(d) for d in run_dirs]
     meta_of = {Path(d): m for d, m in zip(run_dirs, metas, strict=True)}
     merged, _ = merged_results(list(run_dirs))

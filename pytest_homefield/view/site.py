@@ -82,12 +82,14 @@ class _Writer:
 
 
 def build_site(run_dirs: Sequence[Path], tasks: Sequence[Task], dest: Path, *,
-               progress: Callable[[int, int], None] | None = None) -> SiteStats:
-    """Write the site of ``run_dirs`` (with the tasks of ``tasks.jsonl``) to ``dest`` (replacing a site
-    there). ``progress(done, total)`` is called after each task. Raises ``ValueError`` naming the file of
-    a bad record (nothing is replaced then) and ``OSError`` when the folder cannot be written."""
+               progress: Callable[[int, int], None] | None = None, tasks_mtime: float | None = None) -> SiteStats:
+    """Write the site of ``run_dirs`` (with the tasks of ``tasks.jsonl``, last changed at ``tasks_mtime``:
+    then a fresh saved report of one run is reused, :func:`~.data.saved_report`) to ``dest``
+    (replacing a site there). ``progress(done, total)`` is called after each task. Raises
+    ``ValueError`` naming the file of a bad record (nothing is replaced then) and ``OSError`` when the
+    folder cannot be written."""
     start = time.process_time()
-    data = load_site(run_dirs, tasks)
+    data = load_site(run_dirs, tasks, tasks_mtime=tasks_mtime)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-new-", dir=dest.parent))
     try:

@@ -148,6 +148,8 @@ def _claude_result(obj: dict[str, Any]) -> Entry:
 def _claude_stream(lines: list[str]) -> Transcript:
     out = Transcript("claude stream-json")
     for line in lines:
+        if line.startswith('{"type":"stream_event"'):  # partial messages, most of the lines: not parsed
+            continue
         obj = _obj(line)
         if obj is None:
             if line.strip():

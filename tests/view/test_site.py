@@ -8,6 +8,7 @@ agents' diffs beside the reference fix. The Chromium checks are opt-in (``-m cli
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -27,6 +28,7 @@ from pytest_homefield.store import read_jsonl
 from pytest_homefield.view import build_site
 from pytest_homefield.view.attempt_files import AttemptFiles
 from pytest_homefield.view.common import PAGE_BUDGET
+from pytest_homefield.view.data import saved_report
 from pytest_homefield.view.transcript import parse_transcript
 
 
@@ -138,7 +140,10 @@ def test_site_of_the_demo_run(demo_run: DemoRun, tmp_path: Path) -> None:
     grid = [h for c, h in links["index.html"] if c.startswith("att ")]
     assert len(grid) == 8 * 4 * 3
     (copy / "view" / "stale.html").write_text("old")
-    build_site([copy], tasks, copy / "view")
+    saved = saved_report(copy, 0.0)  # the report.json the run wrote, reused while it is the newest
+    assert saved is not None and saved.to_dict() == json.loads((copy / "report.json").read_text())
+    assert saved_report(copy, (copy / "report.json").stat().st_mtime + 1) is None  # tasks.jsonl changed since
+    build_site([copy], tasks, copy / "view", tasks_mtime=0.0)
     assert not (copy / "view" / "stale.html").exists()
     assert not [p for p in copy.iterdir() if p.name.startswith(".view-")]
 
