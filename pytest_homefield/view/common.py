@@ -28,7 +28,7 @@ class Caps:
     (shared evenly, at least ``side_min`` each) and ``gold`` the reference fix."""
 
     transcript: int = 400_000
-    entry: int = 20_000
+    entry: int = 8_000
     diff: int = 300_000
     log: int = 8_000
     tests: int = 150_000

@@ -22,14 +22,15 @@ _HUNK = re.compile(r"^(@@ [^@]* @@)(.*)$")
 def diff_html(text: str) -> str:
     """``text`` (a unified diff) as the inside of a ``<pre>``: one ``<span class=…>`` per line that is
     not context, lines joined with newlines. In a file header, a ``---``/``+++`` line is a header,
-    not a removed or added line."""
+    not a removed or added line. The text is escaped once, whole (escaping changes no line's first
+    character that decides its class)."""
     out: list[str] = []
     in_header = False
-    for line in text.split("\n"):
+    for line in escape(text, quote=False).split("\n"):
         if line.startswith("diff --git "):
             in_header = True
         if in_header and line.startswith(_FILE_HEAD):
-            out.append(f'<span class="df">{escape(line, quote=False)}</span>')
+            out.append(f'<span class="df">{line}</span>')
             if line.startswith("+++ ") or line.startswith("Binary files"):
                 in_header = False
             continue
@@ -38,17 +39,16 @@ def diff_html(text: str) -> str:
             m = _HUNK.match(line)
             if m:
                 in_header = False
-                out.append(f'<span class="dh">{escape(m.group(1), quote=False)}</span>'
-                           f'<span class="dn">{escape(m.group(2), quote=False)}</span>')
+                out.append(f'<span class="dh">{m.group(1)}</span><span class="dn">{m.group(2)}</span>')
                 continue
         if first == "+":
-            out.append(f'<span class="da">{escape(line, quote=False)}</span>')
+            out.append(f'<span class="da">{line}</span>')
         elif first == "-":
-            out.append(f'<span class="dd">{escape(line, quote=False)}</span>')
+            out.append(f'<span class="dd">{line}</span>')
         elif first == "\\":
-            out.append(f'<span class="dm">{escape(line, quote=False)}</span>')
+            out.append(f'<span class="dm">{line}</span>')
         else:
-            out.append(escape(line, quote=False))
+            out.append(line)
     return "\n".join(out)
 
 

@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_homefield.view.attempt_files import json_lines
+
 __all__ = ["Entry", "Transcript", "parse_transcript", "FORMATS"]
 
 #: Every format :func:`parse_transcript` returns.
@@ -80,9 +82,14 @@ def _obj(line: str) -> dict[str, Any] | None:
 
 
 def _pretty(value: object) -> str:
+    """A tool's input or output for reading: a string as it is; an object one ``key: value`` line per
+    key, string values as they are (an Edit's ``old_string`` keeps its lines), others as JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, indent=1, ensure_ascii=False, sort_keys=False)
+    if isinstance(value, dict):
+        return "\n".join(f"{k}: {v}" if isinstance(v, str) else f"{k}: {json.dumps(v, ensure_ascii=False)}"
+                         for k, v in value.items())
+    return json.dumps(value, ensure_ascii=False)
 
 
 #: The keys of a ``cmd:`` usage line (:mod:`pytest_homefield.agents.cmd_agent`).
@@ -147,14 +154,10 @@ def _claude_result(obj: dict[str, Any]) -> Entry:
 
 def _claude_stream(lines: list[str]) -> Transcript:
     out = Transcript("claude stream-json")
-    for line in lines:
-        if line.startswith('{"type":"stream_event"'):  # partial messages, most of the lines: not parsed
-            continue
-        obj = _obj(line)
-        if obj is None:
-            if line.strip():
-                out.entries.append(Entry("stdout", line))
-            continue
+    # the partial-message lines (most of them) are not parsed: the whole blocks follow them
+    objs = json_lines("\n".join(ln for ln in lines if ln.startswith("{")), skip='{"type":"stream_event"')
+    out.entries += [Entry("stdout", ln) for ln in lines if ln.strip() and not ln.startswith("{")]
+    for obj in objs:
         kind = obj.get("type")
         if kind == "system" and obj.get("subtype") == "init":
             tools = obj.get("tools") or []
