@@ -124,6 +124,7 @@ def test_site_of_a_real_run(claude_run: Path) -> None:
     assert '<span class="da">+    return 0 - a</span>' in task and "Spec score" in task
 
 
+@pytest.mark.slow
 def test_site_of_the_demo_run(demo_run: DemoRun, tmp_path: Path) -> None:
     """The demo's run (8 tasks × 4 agents × 3 attempts), copied: every link of every page exists, one
     page per attempt and per task, and building again replaces the site."""
