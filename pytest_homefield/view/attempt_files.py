@@ -16,7 +16,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = ["AttemptFiles", "IdStatus", "READ_CAP", "json_lines", "read_capped", "id_statuses", "failure_sections",
            "headline_of"]
@@ -46,8 +46,7 @@ def read_capped(path: Path, limit: int = READ_CAP) -> tuple[str, int] | None:
         os.close(fd)
 
 
-@dataclass(frozen=True)
-class IdStatus:
+class IdStatus(NamedTuple):
     """One test id in one grading run: ``status`` (``passed``, ``failed``, ``error`` (setup or
     teardown failed), ``skipped``, ``xfailed``, ``not run``), the reporter's one-line ``message``,
     its ``duration`` (s, the call phase) and ``timeout`` (pytest-timeout failed it)."""
