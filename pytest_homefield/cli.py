@@ -97,6 +97,11 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="start each service, wait until ready, reset, stop")
     p = sub.add_parser("tasks", help="list the mined tasks with their spec score and its parts (no tests run)")
     p.add_argument("-v", "--verbose", action="store_true", help="also each prompt and what it does not name")
+    p = sub.add_parser("view", help="write a static site of a run into its folder: every attempt's transcript, "
+                       "diff and hidden tests; every task's attempts side by side")
+    p.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to show together (default: the newest)")
+    p.add_argument("--serve", action="store_true", help="serve the site on 127.0.0.1 and print its URL (Ctrl-C stops)")
+    p.add_argument("--port", type=int, default=0, help="the port of --serve (default: a free one)")
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
     p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
@@ -194,6 +199,8 @@ def _cmd_report(ns: argparse.Namespace) -> int:
             status = 1
         if any(g.worse for g in gates):
             status = 1
+    sys.stdout.flush()  # the last line, after the report on stdout: how to see each attempt (issue 34)
+    print(f"See each attempt: homefield view {' '.join(ids)}", file=sys.stderr)
     return status
 
 
@@ -248,6 +255,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_homefield.commands.export import run_export
 
         return run_export(_root(), ns)
+    if ns.command == "view":
+        from pytest_homefield.commands.view import run_view
+
+        return run_view(_root(), ns)
     if ns.command == "envs":
         try:
             envs_root: Path | None = _root()

@@ -9,9 +9,10 @@ no two packages (or top-level modules) import each other, directly or round a lo
 2. settings and the terminal: settings, argv, terminal;
 3. the stages: mine, run;
 4. report;
-5. the modes built on a run: probe, ablate;
-6. commands (``homefield`` subcommands that are more than one pytest session);
-7. the entry points: cli, plugin.
+5. view (the static site of a run, built on the report);
+6. the modes built on a run: probe, ablate;
+7. commands (``homefield`` subcommands that are more than one pytest session);
+8. the entry points: cli, plugin.
 
 Imports are read with :mod:`ast` from every module (inside functions and ``TYPE_CHECKING`` blocks
 too), relative ones resolved; :func:`test_imports._own_module` decides what is the package's own.
@@ -35,6 +36,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("settings/terminal", frozenset({"settings", "argv", "terminal", "modes"})),
     ("mine/run", frozenset({"mine", "run"})),
     ("report", frozenset({"report"})),
+    ("view", frozenset({"view"})),
     ("probe/ablate", frozenset({"probe", "ablate"})),
     ("commands", frozenset({"commands"})),
     ("cli/plugin", frozenset({"cli", "plugin"})),

@@ -175,5 +175,6 @@ def run_demo(ns: argparse.Namespace) -> int:
                      + " ".join(agents) + f" --attempts {DEMO_ATTEMPTS}")
     lines.append(f"time:   {total:.0f} s (mine {mine_s:.0f} s, run {run_s:.0f} s, -n {numprocesses})")
     lines.append(f"next:   cd {repo} && homefield report  (or open report.html in a browser)")
+    lines.append(f"see:    cd {repo} && homefield view --serve  (each attempt: transcript, diff, hidden tests)")
     print("\n".join(lines), flush=True)
     return code

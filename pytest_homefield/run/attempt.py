@@ -55,7 +55,10 @@ from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setu
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "AgentSandbox", "grading_env", "run_attempt",
-           "latest_results", "result_key", "agent_wrapper", "agent_sandbox"]
+           "latest_results", "result_key", "agent_wrapper", "agent_sandbox", "PROMPT_FILE"]
+
+#: The file of an attempt's artifacts folder holding the prompt exactly as the agent got it.
+PROMPT_FILE = "prompt.txt"
 
 
 def _now() -> str:
@@ -343,8 +346,9 @@ def grading_env(spec: AttemptSpec, repo: Path) -> dict[str, str] | None:
 
 def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     """Run one attempt and grade it. Never raises for agent, snapshot or grading failures: those are
-    recorded as outcomes (``infra`` for harness problems). Writes ``agent.out``/``agent.err`` (by the
-    agent), ``diff.patch``, ``tests.log`` and ``outcomes.jsonl`` under ``spec.artifacts``."""
+    recorded as outcomes (``infra`` for harness problems). Writes ``prompt.txt`` (the prompt exactly as
+    sent), ``agent.out``/``agent.err`` (by the agent), ``diff.patch``, ``tests.log`` and
+    ``outcomes.jsonl`` under ``spec.artifacts``."""
     art = spec.artifacts
     if art.exists():  # a retried unscored attempt: start clean
         shutil.rmtree(art, ignore_errors=True)
@@ -364,6 +368,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
     caps = capabilities_of(spec.agent)
     prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
+    (art / PROMPT_FILE).write_text(prompt, encoding="utf-8")  # exactly as sent, for `homefield view`
     box = Path(tempfile.mkdtemp(dir=cache.root))
     tmpdir = box / "tmp"
     sandboxes = spec.sandboxes or Sandboxes.choose(spec.sandbox, spec.sandbox_hook)

@@ -316,6 +316,7 @@ class RunPlugin(ModePlugin):
             return
         rel = s.run_dir.relative_to(self.settings.root)
         tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
+        tr.write_line(f"See each attempt: homefield view {s.run_id}")  # the last line (issue 34)
 
 
 class BaselineGate:

@@ -1,0 +1,105 @@
+"""The runs a site shows, loaded once: the report, the tasks, every attempt's result and folder.
+
+:func:`load_site` reads the run folders as ``homefield report`` does (:func:`pytest_homefield.report.compute_report`,
+:func:`pytest_homefield.report.runs.merged_results`: the ``base`` variant, the last record of a key
+winning, a key in several runs taken from the last run given) and orders the attempts as the run
+page shows them: tasks in the report's order, agents in rank order, attempts by number. Raises
+``ValueError`` (``RecordError``, ``RunError``) naming the file for a bad record.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.layout import attempt_dir
+from pytest_homefield.records import Result, Task
+from pytest_homefield.report.compute import compute_report
+from pytest_homefield.report.model import Report
+from pytest_homefield.report.runs import load_meta, merged_results
+
+__all__ = ["AttemptRef", "SiteData", "load_site", "saved_report"]
+
+
+@dataclass(frozen=True)
+class AttemptRef:
+    """One attempt: its result record, the folder of its artifacts, and the run's ``meta.json``."""
+
+    result: Result
+    folder: Path
+    meta: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.result.task_id, self.result.agent, self.result.attempt
+
+
+@dataclass
+class SiteData:
+    """Everything the pages read: ``report`` (docs/contracts.md §10), ``tasks`` by id, ``attempts`` in
+    page order, ``by_task`` (task id → agent → attempts), each agent's ``specs``, and ``metas`` (one
+    ``meta.json`` per run folder, in the order given)."""
+
+    report: Report
+    tasks: dict[str, Task]
+    attempts: list[AttemptRef]
+    metas: list[dict[str, Any]]
+    specs: dict[str, str] = field(default_factory=dict)
+    by_task: dict[str, dict[str, list[AttemptRef]]] = field(default_factory=dict)
+
+    @property
+    def agents(self) -> list[str]:
+        """Agent names in rank order."""
+        return list(self.report.agents)
+
+    def flagged(self, ref: AttemptRef) -> bool:
+        """Flagged as the report flags: suspicious, touched tests, or forged."""
+        r = ref.result
+        return r.suspicious or r.touched_tests or r.outcome == "forged"
+
+
+def saved_report(run_dir: Path, newer_than: float = 0.0) -> Report | None:
+    """The run's ``report.json`` (written at the run's end and by ``homefield report``) when it is at
+    least as new as its ``results.jsonl`` and ``newer_than`` (the tasks file's mtime, s), else
+    ``None``: a report another version wrote, or one that cannot be read, is computed again."""
+    path, results = Path(run_dir) / "report.json", Path(run_dir) / "results.jsonl"
+    try:
+        if path.stat().st_mtime < max(results.stat().st_mtime, newer_than):
+            return None
+        return Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def load_site(run_dirs: Sequence[Path], tasks: Sequence[Task], *, tasks_mtime: float | None = None) -> SiteData:
+    """The site's data over ``run_dirs`` (one or more ``.homefield/runs/<id>/``) and the tasks of
+    ``tasks.jsonl``. With ``tasks_mtime`` (s) and one run, the run's saved report is used when it is
+    fresh (:func:`saved_report`), else the report is computed. Raises ``ValueError`` naming the file of
+    a bad record."""
+    report = saved_report(run_dirs[0], tasks_mtime) if tasks_mtime is not None and len(run_dirs) == 1 else None
+    report = report or compute_report(list(run_dirs), list(tasks))
+    metas = [load_meta(d) for d in run_dirs]
+    meta_of = {Path(d): m for d, m in zip(run_dirs, metas, strict=True)}
+    merged, _ = merged_results(list(run_dirs))
+    specs: dict[str, str] = {}
+    for m in metas:
+        for a in m.get("agents") or []:
+            if isinstance(a, dict) and a.get("name"):
+                specs.setdefault(str(a["name"]), str(a.get("spec") or ""))
+    by_task: dict[str, dict[str, list[AttemptRef]]] = {}
+    for (tid, agent, n, _variant), (r, run_dir) in merged.items():
+        ref = AttemptRef(r, attempt_dir(run_dir, tid, agent, n), meta_of.get(Path(run_dir), {}))
+        by_task.setdefault(tid, {}).setdefault(agent, []).append(ref)
+    rank = {name: i for i, name in enumerate(report.agents)}
+    order = [t.id for t in report.tasks] + sorted(set(by_task) - {t.id for t in report.tasks})
+    attempts: list[AttemptRef] = []
+    for tid in order:
+        agents = by_task.get(tid, {})
+        for agent in sorted(agents, key=lambda a: (rank.get(a, len(rank)), a)):
+            agents[agent].sort(key=lambda ref: ref.result.attempt)
+            attempts += agents[agent]
+    return SiteData(report=report, tasks={t.id: t for t in tasks}, attempts=attempts, metas=metas, specs=specs,
+                    by_task=by_task)
