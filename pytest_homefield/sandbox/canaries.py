@@ -104,21 +104,28 @@ class CanaryPlan:
         """``(canary, test id)`` of every canary instance that passed in ``outcomes`` (id → outcome)."""
         return [(c, i) for c in self.canaries for i, o in sorted(outcomes.items()) if o == "passed" and c.matches(i)]
 
-    def forged(self, outcomes: Mapping[str, str]) -> list[tuple[Canary, str]]:
+    def forged(self, outcomes: Mapping[str, str],
+               fail_to_pass: Sequence[str] | None = None) -> list[tuple[Canary, str]]:
         """The instances of :meth:`passed` that only a forgery explains: a sentinel; or a twin whose
         original did not fail (its instance with the same parameters, else every instance of it:
         passed, or not reported at all). Honest code that computes a wrong value runs the original and
         the twin alike: the original fails, and the twin passes when the wrong value is the twin's (a
         sign error meeting a twin ``5`` of ``-5``, a flipped ``in``); that is ``tests_failed``, never
-        a forgery."""
+        a forgery. With ``fail_to_pass`` (the task's ids, known to the host) only those ids of the
+        original count as its instances: an id the test process made up (``test_x[made-up]``
+        reported failed) excuses nothing."""
+        known = None if fail_to_pass is None else set(fail_to_pass)
         out = []
         for c, tid in self.passed(outcomes):
             if c.kind == "sentinel":
                 out.append((c, tid))
                 continue
             params = tid[len(c.node):]
-            same = [o for i, o in outcomes.items() if params and i == c.source + params]
-            mine = same or [o for i, o in outcomes.items() if function_id(i) == c.source]
+            ids = {i: o for i, o in outcomes.items() if known is None or i in known}
+            if known is not None:  # an original id never reported did not fail
+                ids.update({i: outcomes.get(i, "") for i in known if function_id(i) == c.source})
+            same = [o for i, o in ids.items() if params and i == c.source + params]
+            mine = same or [o for i, o in ids.items() if function_id(i) == c.source]
             if not any(o in ("failed", "error") for o in mine):
                 out.append((c, tid))
         return out

@@ -291,3 +291,22 @@ def test_a_twin_passed_by_a_wrong_value_is_no_forgery() -> None:
     assert plan.forged(auto_ids) == []
     assert CanaryPlan(seed=1, canaries=[sentinel]).forged({**honest, "t.py::test_x": "passed"}) == \
         [(sentinel, "t.py::test_x")]
+
+
+def test_only_the_tasks_own_ids_of_the_original_excuse_a_twin() -> None:
+    """attacker2's A1: the test process reported a made-up failing instance ``test_sub[hf0]`` of every
+    original, and its passing twins were excused as an honest wrong value. Judged on the task's
+    FAIL_TO_PASS ids (known to the host), a made-up id excuses nothing."""
+    from pytest_homefield.sandbox.canaries import Canary
+
+    twin = Canary("t.py::test_works", "t.py::test_sub", "contradiction", "k", True)
+    plan = CanaryPlan(seed=1, canaries=[twin])
+    f2p = ["t.py::test_sub"]
+    forged = {"t.py::test_sub": "passed", "t.py::test_sub[hf0]": "failed", "t.py::test_works": "passed"}
+    assert plan.forged(forged) == []  # without the task's ids the made-up one excuses the twin
+    assert plan.forged(forged, f2p) == [(twin, "t.py::test_works")]
+    honest = {"t.py::test_sub": "failed", "t.py::test_works": "passed"}  # a wrong value meeting the twin's
+    assert plan.forged(honest, f2p) == []
+    auto = {"t.py::test_sub[0-5--5]": "failed", "t.py::test_works[0-5-5]": "passed"}  # ids from the values
+    assert plan.forged(auto, ["t.py::test_sub[0-5--5]"]) == []
+    assert plan.forged({"t.py::test_works": "passed"}, f2p) == [(twin, "t.py::test_works")]  # original unreported
