@@ -148,7 +148,7 @@ _ADD_RE = re.compile(r"\b(?:add(?:s|ed)?|introduce[sd]?|implement(?:s|ed)?|new)\
 #: Subjects that announce housekeeping rather than behaviour: releases, bumps, tooling, coverage.
 _HOUSEKEEPING_RE = re.compile(
     r"^(?:(?:changes\s+for\s+)?(?:version|release)\s+v?\d|v?\d+\.\d+(?:\.\d+)?\b|bump\b|prepare\s+release)"
-    r"|\b(?:pre-commit|coverage|lint(?:ing)?|typos?|changelog|ci config)\b"
+    r"|\b(?:pre-commit|coverage|lint(?:ing)?|changelog|ci config)\b"
     r"|^(?:update|upgrade)\s+(?:config|dependencies|deps|pre-commit|ci)\b"
     r"|^set\s+minimum\s+(?:python\s+)?version\b",
     re.IGNORECASE,

@@ -307,6 +307,9 @@ def test_naming_the_changed_method_and_the_behaviour_is_never_vague() -> None:
     assert parts["precise"] > 0
     score = spec_score(prompt, test_patch=PRESERVE_TEST, gold_patch=PRESERVE_GOLD)
     assert is_well_specified(score) and score == 0.5
+    # a typo in code is a bug: newuser4's boltons "Fix issupserset typo in _ComplementSet comparisons"
+    assert is_well_specified(spec_score("Fix insert_all typo that raised AttributeError", test_patch=PRESERVE_TEST,
+                                        gold_patch=PRESERVE_GOLD))
     # a condition instead of a verb: "Fix insert_all for generator input"
     assert is_well_specified(spec_score("Fix insert_all for generator input", test_patch=PRESERVE_TEST,
                                         gold_patch=PRESERVE_GOLD))
@@ -317,6 +320,7 @@ def test_naming_the_changed_method_and_the_behaviour_is_never_vague() -> None:
     "Update insert_all for Table",  # the condition's object is the changed name itself
     "Make the table code nicer",  # a behaviour-free sentence naming nothing that changed
     "Version 2.0.1 insert_all returns rows",  # a release subject is housekeeping
+    "Get coverage of insert_all to 100%",  # tooling, not a behaviour
 ])
 def test_prompts_without_a_named_change_and_a_behaviour_stay_vague(prompt: str) -> None:
     assert not is_well_specified(spec_score(prompt, test_patch=PRESERVE_TEST, gold_patch=PRESERVE_GOLD))
