@@ -111,7 +111,7 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     assert f"homefield verify: caught {n} of {n} attacks on 1 tasks" in out, out[-4000:]
     assert "oracle solves all 1 tasks" in out
     # issue 35: the table and the verdict, not the agents' report with its pairwise comparisons
-    assert "head to head" not in out and f"report of oracle and {len(ATTACKS)} attacks not printed" in out
+    assert "head to head" not in out and f"report of oracle and {n} attacks not printed" in out
     table = out[out.index("  attack  "):].splitlines()
     assert len(table) > len(ATTACKS) and table[len(ATTACKS) + 1].startswith("homefield verify: caught")
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
