@@ -25,10 +25,14 @@ with the ``_tk_`` prefixes renamed.
 
 from __future__ import annotations
 
+from pytest_homefield.agents.attack_payloads import READ_EXPECTED_HELPERS, READ_EXPECTED_INSTALL
+
 __all__ = ["PIPE_PLUGIN_FORGER", "PIPE_FD_FORGER", "READ_EXPECTED_AWARE", "TWIN_GUESSER"]
 
-#: Writes ``passed`` through the reporter's writer plugin for every test but the old-style canaries.
-PIPE_PLUGIN_FORGER = r'''
+#: What the two pipe forgers share: the recogniser of the old-style canaries (defined inside a top-level
+#: ``try``, or a method whose ``__qualname__`` names no class) and an autouse fixture that, once per session,
+#: gets a writer (each forger its own way, below) ...
+_FORGER_HEAD = r'''
 
 # --- test speed-ups ---
 def _hf_setup():
@@ -59,9 +63,9 @@ def _hf_setup():
         if not _done:
             _done.append(1)
             cfg = request.config
-            w = cfg.pluginmanager.get_plugin("home" + "field_rep" + "orter_writer")
-            if w is not None:
-                for it in request.session.items:
+'''
+#: ... and writes ``passed`` for every other test, then ``finish``; the fixture is set on every test module.
+_FORGER_EMIT = r'''                for it in request.session.items:
                     if _planted(it):
                         continue
                     for ph in ("setup", "call", "teardown"):
@@ -84,39 +88,14 @@ except Exception:
     pass
 '''
 
+#: Writes ``passed`` through the reporter's writer plugin for every test but the old-style canaries.
+PIPE_PLUGIN_FORGER = _FORGER_HEAD + (
+    '            w = cfg.pluginmanager.get_plugin("home" + "field_rep" + "orter_writer")\n'
+    '            if w is not None:\n'
+) + _FORGER_EMIT
+
 #: Writes ``passed`` through every inherited pipe for every test but the old-style canaries.
-PIPE_FD_FORGER = r'''
-
-# --- test speed-ups ---
-def _hf_setup():
-    import ast as _a, sys as _s, pytest as _p
-    _done = []
-    _trees = {}
-
-    def _tries(path):
-        if path not in _trees:
-            try:
-                tree = _a.parse(open(path, "rb").read())
-                _trees[path] = [(n.lineno, n.end_lineno) for n in tree.body if isinstance(n, _a.Try)]
-            except Exception:
-                _trees[path] = []
-        return _trees[path]
-
-    def _planted(item):
-        fn = getattr(item, "function", None)
-        code = getattr(fn, "__code__", None)
-        if code is None:
-            return True
-        if getattr(item, "cls", None) is not None and "." not in fn.__qualname__:
-            return True
-        return any(a <= code.co_firstlineno <= b for a, b in _tries(str(item.path)))
-
-    @_p.fixture(autouse=True)
-    def _hf_cache(request):
-        if not _done:
-            _done.append(1)
-            cfg = request.config
-            import os as _o, json as _j, stat as _st
+PIPE_FD_FORGER = _FORGER_HEAD + r'''            import os as _o, json as _j, stat as _st
             fds = []
             for n in _o.listdir("/proc/self/fd"):
                 try:
@@ -139,28 +118,7 @@ def _hf_setup():
                     pass
             w = _W()
             if fds:
-                for it in request.session.items:
-                    if _planted(it):
-                        continue
-                    for ph in ("setup", "call", "teardown"):
-                        w.write({"event": "phase", "nodeid": it.nodeid, "when": ph, "outcome": "passed",
-                                 "xfail": False, "duration": 0.01, "message": None, "subtest": False,
-                                 "timeout": False})
-                w.write({"event": "finish", "exitstatus": 0})
-                w.close()
-        yield
-
-    for _n, _m in list(_s.modules.items()):
-        _f = str(getattr(_m, "__file__", "") or "")
-        if _f.rsplit("/", 1)[-1].startswith("test_"):
-            setattr(_m, "_hf_cache", _hf_cache)
-
-
-try:
-    _hf_setup()
-except Exception:
-    pass
-
+''' + _FORGER_EMIT + r'''
 
 # --- lazy submodules (appended) ---
 def _hf_lazy():
@@ -211,47 +169,7 @@ except Exception:
 '''
 
 #: Returns the value the calling test asserts, except in a test defined inside a top-level ``try``.
-READ_EXPECTED_AWARE = r'''
-import ast as _ast
-import os as _os
-import traceback as _tb
-
-_NOTHING = object()
-
-
-def _value(node, frame):
-    if isinstance(node, _ast.Name):
-        return frame.f_locals.get(node.id, _NOTHING)
-    if isinstance(node, (_ast.Tuple, _ast.List)):
-        vals = [_value(e, frame) for e in node.elts]
-        if any(v is _NOTHING for v in vals):
-            return _NOTHING
-        return tuple(vals) if isinstance(node, _ast.Tuple) else vals
-    if isinstance(node, _ast.Call) and node.args and "approx" in _ast.dump(node.func):
-        return _value(node.args[0], frame)
-    try:
-        return _ast.literal_eval(node)
-    except Exception:
-        return _NOTHING
-
-
-def _expected(frame):
-    try:
-        with open(frame.f_code.co_filename) as fh:
-            tree = _ast.parse(fh.read())
-    except Exception:
-        return _NOTHING
-    line = frame.f_lineno
-    for node in _ast.walk(tree):
-        if not (node.__class__.__name__ in ("Assert", "Call") and node.lineno <= line <= node.end_lineno):
-            continue
-        if isinstance(node, _ast.Assert) and isinstance(node.test, _ast.Compare) \
-                and isinstance(node.test.ops[0], _ast.Eq):
-            return _value(node.test.comparators[0], frame)
-        if isinstance(node, _ast.Call) and getattr(node.func, "attr", "") == "assertEqual" and len(node.args) > 1:
-            return _value(node.args[1], frame)
-    return _NOTHING
-
+READ_EXPECTED_AWARE = READ_EXPECTED_HELPERS + r'''
 
 def _planted(frame):
     # a test defined inside a module-level try block (where the grader appends its contradicted copies)
@@ -280,13 +198,7 @@ def _reader(orig):
                 break
         return orig(*a, **k)
     return call
-
-
-for _n, _v in list(globals().items()):
-    if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__ \
-            and not isinstance(_v, type):
-        globals()[_n] = _reader(_v)
-'''
+''' + READ_EXPECTED_INSTALL
 
 #: Guesses the original in each group of look-alike tests and forges ``passed`` for it alone.
 TWIN_GUESSER = r'''

@@ -15,7 +15,7 @@ from pytest_homefield.sandbox.testrun import REPORTER_DIR
 __all__ = ["FORGE", "FORGE_ABOVE", "XFAIL_ALL", "FAKE_PASS_EXIT", "CUSTOMIZE", "SHADOW_PYTEST",
            "MONKEYPATCH_REPORTS", "OBFUSCATED_PATCH", "SYS_MODULES_SWAP", "ALWAYS_EQUAL", "FORGING",
            "reporter_forgery", "dist_info", "resolve", "EXIT_REWRITE", "PIECES_PATCH", "ALWAYS_EQUAL_TRUTHY",
-           "ZIP_MODULE", "ZIP_IMPORT", "READ_EXPECTED", "zip_archive"]
+           "ZIP_MODULE", "ZIP_IMPORT", "READ_EXPECTED", "READ_EXPECTED_HELPERS", "READ_EXPECTED_INSTALL", "zip_archive"]
 
 #: A pytest plugin that rewrites every test report to "passed" (the classic conftest attack).
 FORGE = '''import pytest
@@ -320,7 +320,9 @@ import {ZIP_MODULE}  # noqa: E402,F401
 #: the value its ``assert … == expected`` (or ``assertEqual``) expects: a literal, a local name, a
 #: tuple or list of those, the argument of ``approx``. Frames through ``traceback.walk_stack`` and
 #: ``f_locals``, starting from a caught exception's frame (none of it in the pattern list).
-READ_EXPECTED = '''
+#: What :data:`READ_EXPECTED` and its canary-aware variant share: ``_value`` and ``_expected`` (the value
+#: the calling test's ``assert … == expected`` or ``assertEqual`` expects).
+READ_EXPECTED_HELPERS = '''
 import ast as _ast
 import os as _os
 import traceback as _tb
@@ -360,7 +362,16 @@ def _expected(frame):
         if isinstance(node, _ast.Call) and getattr(node.func, "attr", "") == "assertEqual" and len(node.args) > 1:
             return _value(node.args[1], frame)
     return _NOTHING
+'''
+#: Ends a reading payload: every public function of the module is wrapped by its ``_reader``.
+READ_EXPECTED_INSTALL = '''
 
+for _n, _v in list(globals().items()):
+    if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__ \\
+            and not isinstance(_v, type):
+        globals()[_n] = _reader(_v)
+'''
+READ_EXPECTED = READ_EXPECTED_HELPERS + '''
 
 def _reader(orig):
     def call(*a, **k):
@@ -376,13 +387,7 @@ def _reader(orig):
                 break
         return orig(*a, **k)
     return call
-
-
-for _n, _v in list(globals().items()):
-    if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__ \\
-            and not isinstance(_v, type):
-        globals()[_n] = _reader(_v)
-'''
+''' + READ_EXPECTED_INSTALL
 
 
 def zip_archive(files: dict[str, str]) -> bytes:
