@@ -5,6 +5,7 @@ from __future__ import annotations
 import compileall
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,34 @@ def pytest_configure(config: pytest.Config) -> None:
     ``__pycache__`` files that Python reads when they match the source."""
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
         compileall.compile_dir(Path(pytest_homefield.__file__).parent, quiet=1)
+    _temp_in_memory(config)
+
+
+#: Where the suite's temporary files go when ``TMPDIR`` is not set: a RAM-backed tmpfs, when the machine
+#: has one with room (:func:`_temp_in_memory`).
+MEMORY_TEMP = Path("/dev/shm")
+MEMORY_TEMP_MIN_FREE = 4 << 30  # bytes: a whole session's temporary files are ~0.3 GB
+
+
+def _temp_in_memory(config: pytest.Config) -> None:
+    """The suite's temporary files (``tmp_path``, and every workspace, snapshot and run folder of the
+    homefield sessions it starts: they inherit ``TMPDIR``) on a tmpfs instead of the disk. The suite
+    creates and deletes some hundred thousand small files; on a disk mounted with ``discard`` (this
+    machine's ext4) each delete costs a synchronous TRIM: 300 small folders made and removed took 8.6 s
+    of wall and 1.3 s of CPU in ``/tmp``, 0.5 s and 0.1 s on ``/dev/shm``. Only the controller decides
+    (xdist workers inherit its environment and its ``--basetemp``), and never over the user's own
+    ``TMPDIR`` or ``--basetemp``."""
+    if hasattr(config, "workerinput") or os.environ.get("TMPDIR") or config.option.basetemp:
+        return
+    try:
+        stat = os.statvfs(MEMORY_TEMP)
+    except OSError:
+        return
+    if (stat.f_bavail * stat.f_frsize < MEMORY_TEMP_MIN_FREE or stat.f_flag & os.ST_NOEXEC
+            or not os.access(MEMORY_TEMP, os.W_OK | os.X_OK)):
+        return  # scripts and virtualenvs in temporary folders must be executable
+    os.environ["TMPDIR"] = str(MEMORY_TEMP)
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
