@@ -198,15 +198,16 @@ def flaky_lines(home: HomefieldDir, run_id: str) -> list[str]:
             "every agent's regression check):"] + [f"  {tid}  {test}" for tid, test in found]
 
 
-def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False) -> int:
+def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
+               plugins: Sequence[object] = ()) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
     then print the tasks oracle did not solve and the drift, the attacks' table (:func:`attack_table`) and
     verdict (the session prints the agents' report only with ``-v``), and the PASS_TO_PASS ids
-    recorded as flaky (:func:`flaky_lines`). Returns 0
+    recorded as flaky (:func:`flaky_lines`). ``plugins``: given to ``pytest.main``. Returns 0
     when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
     run_id = new_verify_id()
-    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"]))
+    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"], plugins=list(plugins)))
     results = results_path(home.run_dir(run_id))
     if not results.exists():
         return code
