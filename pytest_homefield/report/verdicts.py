@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_homefield.report.distributions import min_tasks_for_significance
+from pytest_homefield.terminal.progress import plural
 
 if TYPE_CHECKING:
     from pytest_homefield.report.stats import Comparison
@@ -138,4 +139,5 @@ def note_exact_bound(n_tasks: int, diff: float, share: float) -> str:
 
 def note_whole_range(n_tasks: int, alpha: float) -> str:
     """Why the interval is [-1, 1]: too few tasks for any difference to reach ``p < alpha``."""
-    return f"with {n_tasks} tasks no difference can reach p<{fmt_num(alpha)}: the interval is the whole range"
+    return (f"with {plural(n_tasks, 'task')} no difference can reach p<{fmt_num(alpha)}: the interval is the whole "
+            "range")

@@ -78,7 +78,7 @@ def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> Non
     assert homefield(repo, *base, "--max-tasks", "1").returncode == 0
     proc = homefield(repo, *base, "--max-tasks", "2", "--resume")
     assert proc.returncode == 4 and last_line(proc) == (
-        "ERROR: --resume: run r ran 1 tasks; these flags select 2 (a changed --max-tasks or task "
+        "ERROR: --resume: run r ran 1 task; these flags select 2 (a changed --max-tasks or task "
         "filter); resume with the same selection or start a new run")
     proc = homefield(repo, *base, "--max-tasks", "1", "--resume")
     assert proc.returncode == 0, proc.stdout + proc.stderr

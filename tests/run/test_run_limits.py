@@ -108,6 +108,6 @@ def test_plan_and_verify(mined: Path, tmp_path: Path) -> None:
     assert f"oracle solves all {n_tasks(repo)} tasks in this environment" in proc.stdout
     first = next(iter(read_jsonl(repo / ".homefield" / "tasks.jsonl")))["id"]
     proc = homefield(repo, "verify", "-n", "0", "-k", first)  # a selection says what it verified
-    assert f"oracle solves all 1 selected tasks (of {n_tasks(repo)}) in this environment" in proc.stdout, proc.stdout
+    assert f"oracle solves the 1 selected task (of {n_tasks(repo)}) in this environment" in proc.stdout, proc.stdout
     proc = homefield(repo, "plan", "--agent", "oracle", "--attempts", "2")
     assert "exact: a reference agent spends nothing" in proc.stdout  # history or not, oracle costs nothing
