@@ -334,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "ablate":
         from pytest_homefield.commands.ablate import run_ablate
 
-        return run_ablate(ns, root, extra)
+        return run_ablate(ns, root, extra, plugins=[spelling])
     if ns.command == "verify":
         from pytest_homefield.commands.verify import run_verify
 
