@@ -14,7 +14,11 @@ dependencies (or mount them: they are in ``ctx.ro_paths`` when they are the inte
 The container sees only the attempt's workspace, its ``TMPDIR`` and a fresh ``HOME`` (read-write,
 at the same paths) and the read-only paths the agent needs (interpreter, client); the network is
 off unless the agent needs its API (``--sandbox-network``; ``loopback:PORT`` is relayed by
-bubblewrap only: here it means no network). ``HOMEFIELD_CONTAINER_IMAGE`` picks the
+bubblewrap only: here it means no network). Under ``--sandbox-network allowlist`` (the default) an
+agent that may reach some hosts (``ctx.allowed_hosts``: its provider's, ``--allow-host``'s) is left
+to bubblewrap, whose filtering proxy holds the allowlist (its attempts record ``sandbox: bwrap``):
+podman and docker filter no host names, and ``--network host`` would give the agent every host; an
+allowlist of nothing is a container without network. ``HOMEFIELD_CONTAINER_IMAGE`` picks the
 image (default ``python:3.12-slim``: it must hold the agent's client); an absolute path there is a
 root file system for podman's ``--rootfs`` (``/`` runs the host's own, read-only, with no pulled
 image). ``HOMEFIELD_CONTAINER`` picks the engine (``podman`` if installed, else ``docker``). Podman
@@ -36,9 +40,11 @@ SKIP_ENV = ("PATH", "HOME", "SHELL", "TERM")
 def container_argv(argv: list[str], ctx: Any, *, engine: str, image: str) -> list[str]:
     """``ENGINE run --rm -i …`` that runs ``argv`` in ``image`` (an absolute path: ``--rootfs``) with
     the attempt's folders mounted: an agent's workspace, ``TMPDIR`` and ``HOME`` read-write; a test
-    run's copy read-only and its out dir read-write."""
+    run's copy read-only and its out dir read-write. The host's network only when ``ctx.network`` and
+    no allowlist (``ctx.allowed_hosts``) narrows it: a container cannot hold one, so it gets none."""
+    shared = ctx.network and not getattr(ctx, "allowed_hosts", ())
     out = [engine, "run", "--rm", "-i", "--init", "--workdir", str(ctx.workspace),
-           "--network", "host" if ctx.network else "none", "--security-opt", "no-new-privileges",
+           "--network", "host" if shared else "none", "--security-opt", "no-new-privileges",
            "--cap-drop", "ALL", "--pids-limit", "512"]
     if ctx.purpose == "tests":
         out += ["--volume", f"{ctx.workspace}:{ctx.workspace}:ro", "--volume", f"{ctx.out_dir}:{ctx.out_dir}:rw"]
@@ -59,6 +65,8 @@ def container_argv(argv: list[str], ctx: Any, *, engine: str, image: str) -> lis
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
+    if ctx.purpose == "agent" and getattr(ctx, "allowed_hosts", ()):
+        return None  # bubblewrap's filtering proxy holds the allowlist; a container cannot (module docstring)
     engine = os.environ.get("HOMEFIELD_CONTAINER") or shutil.which("podman") or shutil.which("docker")
     if not engine:
         raise pytest.UsageError("sandbox_container.py: neither podman nor docker is installed")

@@ -4,22 +4,94 @@
 ``--homefield-*`` options (:func:`pytest_homefield.settings.cli_to_pytest_args`) and the passthrough
 flags (``-n``, ``-k``, ``-x``, ``-v``, ``--junitxml``) into pytest's; :func:`pytest_args` is that
 translation, shared by :mod:`pytest_homefield.cli` and :mod:`pytest_homefield.commands.ablate`.
+
+A bad value must be named as the user gave it (issue 35): :func:`check_flags` checks the flags
+before any session starts (one line, exit 2), and :func:`as_typed` rewrites the ``--homefield-*``
+options a session's own usage errors name into the flag as typed (``--att`` for ``--attempts``), or
+the ``.homefield.yml`` key the value came from.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_homefield.agents.attacks import attack_specs
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.settings import CONFIG_NAME, cli_to_pytest_args, load_yaml_config
+from pytest_homefield.settings import (
+    CONFIG_NAME,
+    FLAGS,
+    SETTINGS,
+    cli_to_pytest_args,
+    load_yaml_config,
+    resolve_settings,
+)
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["pytest_args"]
+__all__ = ["pytest_args", "as_typed", "check_flags", "typed_flag"]
+
+#: A pytest option of homefield's session in a message (``--homefield-max-tasks``).
+_PYTEST_OPTION = re.compile(r"--homefield-([a-z0-9][a-z0-9-]*)")
+
+
+def typed_flag(flag: str, argv: Sequence[str]) -> str | None:
+    """How ``--<flag>`` was typed in ``argv`` (the arguments before ``--``): ``--flag`` itself, or the
+    abbreviation argparse took for it (``--att`` for ``--attempts``); ``None`` when not typed."""
+    names = [a.split("=", 1)[0] for a in argv if a.startswith("--") and len(a) > 2]
+    full = f"--{flag}"
+    if full in names:
+        return full
+    return next((n for n in names if len(n) > 2 and full.startswith(n)), None)
+
+
+def _yml_value(data: object, dotted: str) -> object:
+    for part in dotted.split("."):
+        if not isinstance(data, dict) or part not in data:
+            return None
+        data = data[part]
+    return data
+
+
+def as_typed(message: str, argv: Sequence[str], root: Path, *, mode: str = "run") -> str:
+    """``message`` with each ``--homefield-<flag>`` named as the user gave it: the flag as typed in
+    ``argv`` (:func:`typed_flag`), else the ``.homefield.yml`` key (``mode``'s: ``mine`` or ``run``) when
+    the file sets it, else ``--<flag>``. Options without a ``homefield`` flag (``--homefield-mine``)
+    are left as they are."""
+    try:
+        data = load_yaml_config(root / CONFIG_NAME)
+    except ConfigError:
+        data = {}
+    flags = {s.flag for s in FLAGS}
+
+    def name(m: re.Match[str]) -> str:
+        flag = m.group(1)
+        if flag not in flags:
+            return m.group(0)
+        typed = typed_flag(flag, argv)
+        if typed is not None:
+            return typed
+        keys = [s.yml for s in SETTINGS if s.flag == flag and s.yml and s.mode in (None, mode)]
+        key = next((k for k in keys if _yml_value(data, k) is not None), None)
+        return f"{CONFIG_NAME} {key}" if key else f"--{flag}"
+
+    return _PYTEST_OPTION.sub(name, message)
+
+
+def check_flags(ns: argparse.Namespace, command: str, root: Path, argv: Sequence[str]) -> str | None:
+    """The one-line reason the flags of ``homefield <command>`` in ``ns`` (typed as ``argv``) and
+    ``.homefield.yml`` cannot make a session (the checks of
+    :func:`~pytest_homefield.settings.resolve_settings`, with the options named by :func:`as_typed`),
+    or ``None`` when they can."""
+    mode = "mine" if command == "mine" else "run"
+    try:
+        resolve_settings(root, vars(ns), mode=mode)
+    except ConfigError as exc:
+        return as_typed(str(exc), argv, root, mode=mode)
+    return None
 
 
 def _env_kind(ns: argparse.Namespace, root: Path) -> str:

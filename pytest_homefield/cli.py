@@ -11,8 +11,9 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 from pytest_homefield.errors import ConfigError, ScanError
 from pytest_homefield.layout import HomefieldDir
@@ -24,6 +25,34 @@ from pytest_homefield.settings import (
 )
 
 __all__ = ["main", "build_parser"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block): ``homefield run: argument --attempts: invalid
+    int value: 'x' (see homefield run --help)``, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _as_typed_plugin(argv: Sequence[str], root: Path, mode: str) -> object:
+    """A plugin of the session a command starts: a usage error of the session (a bad ``--resume``, an
+    unknown agent in ``--fail-under``) names the options as the user gave them
+    (:func:`pytest_homefield.argv.as_typed`), not the ``--homefield-*`` options the command made.
+    Built here: pytest is imported only by the commands that start a session."""
+    import pytest
+
+    from pytest_homefield.argv import as_typed
+
+    class AsTyped:
+        @pytest.hookimpl(wrapper=True)
+        def pytest_cmdline_main(self, config: pytest.Config) -> Generator[None, Any, Any]:
+            try:
+                return (yield)
+            except pytest.UsageError as exc:
+                raise pytest.UsageError(*(as_typed(str(a), argv, root, mode=mode) for a in exc.args)) from None
+
+    return AsTyped()
 
 
 def _passthrough(p: argparse.ArgumentParser) -> None:
@@ -47,7 +76,7 @@ def _merge_flag(p: argparse.ArgumentParser, what: str) -> None:
 def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
     """The argparse parser with every subcommand; ``export_arguments=False`` lists ``export`` without its
     arguments (they import the exporters, which ``report`` and ``status`` do not need)."""
-    parser = argparse.ArgumentParser(prog="homefield", description="Your git history as a benchmark for coding agents.")
+    parser = _Parser(prog="homefield", description="Your git history as a benchmark for coding agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p = sub.add_parser("mine", help="find commits whose tests go red→green and write .homefield/tasks.jsonl")
     add_cli_options(p, "mine")
@@ -242,7 +271,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in argv:
         i = argv.index("--")
         argv, extra = argv[:i], argv[i + 1 :]
-    ns = build_parser(export_arguments=argv[:1] == ["export"]).parse_args(argv)
+    ns, rest = build_parser(export_arguments=argv[:1] == ["export"]).parse_known_args(argv)
+    if rest:  # named under the command's own help (argparse's top level would say "homefield: …")
+        print(f"homefield {ns.command}: unrecognized arguments: {' '.join(rest)} (see homefield {ns.command} --help)",
+              file=sys.stderr)
+        return 2
     if ns.command == "report":
         return _cmd_report(ns)
     if ns.command == "plan":
@@ -281,9 +314,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_demo(ns)
     import pytest
 
-    from pytest_homefield.argv import pytest_args  # here: it loads the agents and sandbox (0.2 s), report needs neither
+    from pytest_homefield.argv import (
+        check_flags,
+        pytest_args,  # here: it loads the agents and sandbox (0.2 s), report needs neither
+    )
 
     root = _root()
+    bad = check_flags(ns, ns.command, root, argv)
+    if bad is not None:  # one line naming the flag as typed (or the .homefield.yml key), before any session
+        print(f"homefield {ns.command}: {bad}", file=sys.stderr)
+        return 2
+    spelling = _as_typed_plugin(argv, root, "mine" if ns.command == "mine" else "run")
     if getattr(ns, "merge", None):
         from pytest_homefield.commands.merge import run_merge
 
@@ -293,12 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if ns.command == "ablate":
         from pytest_homefield.commands.ablate import run_ablate
 
-        return run_ablate(ns, root, extra)
+        return run_ablate(ns, root, extra, plugins=[spelling])
     if ns.command == "verify":
         from pytest_homefield.commands.verify import run_verify
 
-        return run_verify(root, pytest_args(ns, "verify", root, extra), attacks=bool(ns.attacks))
-    return int(pytest.main(pytest_args(ns, ns.command, root, extra)))
+        return run_verify(root, pytest_args(ns, "verify", root, extra), attacks=bool(ns.attacks), plugins=[spelling])
+    return int(pytest.main(pytest_args(ns, ns.command, root, extra), plugins=[spelling]))
 
 
 if __name__ == "__main__":

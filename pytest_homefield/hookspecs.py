@@ -66,8 +66,9 @@ def pytest_homefield_sandbox(argv: list[str], ctx: Any) -> list[str] | None:
       (``--sandbox-network loopback:…``: the host's 127.0.0.1 ports to let through when ``network``
       is false; bubblewrap relays them, a hook must do so itself or give none), ``allowed_hosts``
       (``--sandbox-network allowlist``, the default: the ``host:port`` entries the agent may reach;
-      ``network`` is then true and homefield does not enforce them behind a hook), ``agent``. The
-      attempt records ``sandbox: "hook"``.
+      ``network`` is then true, false for an allowlist of nothing; homefield does not enforce them
+      behind a hook: enforce them, or return ``None`` to leave the agent to bubblewrap's proxy),
+      ``agent``. The attempt records ``sandbox: "hook"``.
     * ``"tests"``: the hidden tests of grading. ``workspace`` is the grading copy (mount it
       read-only), ``out_dir`` the one folder the run writes (outcomes, log, cache; ``tmpdir`` and
       ``home`` are it too), ``ro_paths`` (interpreters, this package, its reporter), ``env``,

@@ -198,7 +198,8 @@ def partial_mine_note(home: HomefieldDir) -> str | None:
     again = f"; continue with: {stopped['continue']}" if stopped.get("continue") and stopped.get("why") != \
         "fail_fast" else ""
     return (f"Note: the task set is partial: mine {best[1]} stopped ({why}) with {stopped.get('not_verified', '?')} "
-            f"of {stopped.get('candidates', '?')} candidates not verified{again}")
+            f"of {stopped.get('candidates', '?')} candidate{'' if stopped.get('candidates') == 1 else 's'} not "
+            f"verified{again}")
 
 
 class HomefieldDir:

@@ -95,8 +95,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput") and not settings.list_candidates and not probe:  # probe: pytest's own line
         from pytest_homefield.terminal.hooks import ProgressHooks
 
+        verifying = bool(getattr(plugin, "verifying", False))  # homefield verify: a run of oracle (and attacks)
         config.pluginmanager.register(ProgressHooks(
             config, "mine" if mine else "run", label_for=plugin.item_label, subject_for=plugin.item_subject,
+            name="verify" if verifying else None, selected_line=plugin.selected_line if verifying else None,
             # a shard's part with --shard; an ablation (which has no shards) may have no session yet
             budget_usd=None if mine else settings.budget if ablate else plugin.session.budget_usd,
             full_total=plugin.expected_items()), "homefield-progress")

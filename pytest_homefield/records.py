@@ -213,6 +213,9 @@ class Task:
     #: (the reference fix failed with its twins on the other side: a stateful test); ``None``: mined
     #: before twins (verification version 4: canaries after the original, at most 10 functions)
     canary_order: dict[str, str] | None = None
+    #: hidden test ids, test names and test file paths masked out of ``prompt`` at mining
+    #: (:func:`pytest_homefield.mine.prompt.mask_hidden_tests`); ``[]``: none named (or mined before)
+    prompt_masked: list[str] = field(default_factory=list)
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

@@ -147,8 +147,9 @@ _MR = ("mine", "run", "verify")
 _A = ("ablate",)
 _RA = ("run", "ablate")
 _MAX_TASKS: dict[str, Any] = {
-    "help": "mine: keep the newest N tasks; run, ablate, probe: the first N tasks of tasks.jsonl (newest first)",
-    "commands": ("mine", "run", "plan", "ablate", "probe"),
+    "help": "mine: keep the newest N tasks; run, verify, ablate, probe: the first N tasks of tasks.jsonl (newest "
+            "first)",
+    "commands": ("mine", "run", "plan", "ablate", "probe", "verify"),
     "flag": "max-tasks",
 }
 

@@ -48,3 +48,32 @@ def test_mine_verifies_newest_first_under_xdist(tmp_path: Path) -> None:
     assert mine[mine.index("--dist") + 1] == "load" and mine[mine.index("--maxschedchunk") + 1] == "1"
     run = _args(tmp_path, "run", "-n", "2")
     assert run[run.index("--dist") + 1] == "worksteal"
+
+
+def test_flags_are_named_as_typed(tmp_path: Path) -> None:
+    """Issue 35: a bad value exited 4 naming ``--homefield-attempts``, an option the user never typed.
+    It is named as typed (an abbreviation too), or by the ``.homefield.yml`` key it came from."""
+    from pytest_homefield.argv import as_typed, check_flags, typed_flag
+
+    assert typed_flag("max-tasks", ["--max-ta=0"]) == "--max-ta"
+    assert typed_flag("attempts", ["--agent", "oracle", "--attempts", "0"]) == "--attempts"
+    assert typed_flag("attempts", ["--agent", "oracle"]) is None
+    ns = build_parser().parse_args(["run", "--max-ta", "0"])
+    assert check_flags(ns, "run", tmp_path, ["--max-ta", "0"]) == "--max-ta must be at least 1, got 0"
+    assert check_flags(build_parser().parse_args(["run"]), "run", tmp_path, []) is None
+    (tmp_path / ".homefield.yml").write_text("mine:\n  max_tasks: 0\n")
+    ns = build_parser().parse_args(["mine"])
+    assert check_flags(ns, "mine", tmp_path, []) == ".homefield.yml mine.max_tasks must be at least 1, got 0"
+    assert as_typed("--homefield-resume: run r; --homefield-mine", [], tmp_path) == "--resume: run r; --homefield-mine"
+
+
+def test_a_usage_error_is_one_line_under_the_command(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_homefield.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--attempts", "x"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == "homefield run: argument --attempts: invalid int value: 'x' " \
+        "(see homefield run --help)\n"
+    assert main(["run", "--no-such"]) == 2
+    assert capsys.readouterr().err == "homefield run: unrecognized arguments: --no-such (see homefield run --help)\n"

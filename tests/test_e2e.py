@@ -112,7 +112,7 @@ def test_resume_with_other_flags_is_an_error(mined: Path, tmp_path: Path) -> Non
     assert homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "r1").returncode == 0
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "2", "--resume", "--run-id", "r1")
     assert proc.returncode == 4
-    assert "has 1 attempts; flags give 2" in proc.stderr
+    assert "has 1 attempt; flags give 2" in proc.stderr
     proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "r1")
     assert proc.returncode == 4 and "already exists" in proc.stderr
 

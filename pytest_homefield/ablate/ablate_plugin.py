@@ -41,6 +41,7 @@ from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked
+from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
 
@@ -159,7 +160,7 @@ class AblatePlugin(ModePlugin):
         if self.plan_only or self.session is None:
             return []
         s = self.session
-        lines = [f"homefield ablate {s.ablate_id}: phase {s.phase}, {len(self.order)} attempts to run "
+        lines = [f"homefield ablate {s.ablate_id}: phase {s.phase}, {plural(len(self.order), 'attempt')} to run "
                  f"({len(s.done)} already finished)"]
         if s.shard is not None:
             budget = self.settings.budget

@@ -31,8 +31,9 @@ from pytest_homefield.shard import parse_shard
 __all__ = ["run_ablate"]
 
 
-def run_ablate(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
-    """``homefield ablate``: print the plan (exit 0), or run the ablation with ``--yes``."""
+def run_ablate(ns: argparse.Namespace, root: Path, extra: Sequence[str], plugins: Sequence[object] = ()) -> int:
+    """``homefield ablate``: print the plan (exit 0), or run the ablation with ``--yes`` (``plugins``: given
+    to ``pytest.main``)."""
     flags = dict(vars(ns))
     try:
         settings = resolve_settings(root, flags, mode="run")
@@ -62,7 +63,7 @@ def run_ablate(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
         if not settings.run_id:
             ns.run_id = newest_run(ablate_root) if settings.resume else new_id()
         args = pytest_args(ns, "ablate", root, extra)
-        status = int(pytest.main(args))
+        status = int(pytest.main(args, plugins=list(plugins)))
         meta = read_meta(ablate_root / str(ns.run_id)) if ns.run_id else {}
     except ValueError as exc:  # RunError: a meta.json that does not validate (one line naming the file)
         print(f"homefield ablate: {exc}", file=sys.stderr)
@@ -71,5 +72,5 @@ def run_ablate(ns: argparse.Namespace, root: Path, extra: Sequence[str]) -> int:
         print(f"homefield ablate: every per-rule attempt is in; measuring the slimmer file "
               f"(--resume --run-id {ns.run_id})", flush=True)
         ns.resume = True
-        status = int(pytest.main(pytest_args(ns, "ablate", root, extra)))
+        status = int(pytest.main(pytest_args(ns, "ablate", root, extra), plugins=list(plugins)))
     return status

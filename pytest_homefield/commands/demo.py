@@ -28,6 +28,7 @@ from types import ModuleType
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
 from pytest_homefield.mine.pipeline import drop_summary
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_demo", "find_build_history", "load_build_history", "DEMO_AGENTS", "DEMO_ATTEMPTS"]
 
@@ -102,7 +103,7 @@ def _mine_summary(repo: Path) -> list[str]:
         for path in (results_path(mine_dirs[-1]), scan_path(mine_dirs[-1])):
             reasons += [r.get("reason") for r in read_jsonl(path)]
     vague = sum(1 for t in tasks if not t.get("well_specified", True))
-    lines = [f"mined:  {len(tasks)} tasks from {n_cand} candidates ({vague} not well specified)"]
+    lines = [f"mined:  {plural(len(tasks), 'task')} from {plural(n_cand, 'candidate')} ({vague} not well specified)"]
     if any(reasons):
         lines.append(f"        dropped: {drop_summary(reasons)}")
     return lines

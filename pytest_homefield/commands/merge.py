@@ -31,6 +31,7 @@ from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe.verdicts import verdict_lines
 from pytest_homefield.records import load_tasks
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_merge"]
 
@@ -45,7 +46,8 @@ def _probe(ns: argparse.Namespace, root: Path) -> int:
     by_id = {t.id: t for t in load_tasks(root / ".homefield" / "tasks.jsonl")}
     for m in merges:
         shards = ", ".join(s or "unsharded" for _, s in m.sources)
-        print(f"merged {len(m.sources)} probe folders of {m.name} ({shards}): {len(m.records)} calls"
+        print(f"merged {plural(len(m.sources), 'probe folder')} of {m.name} ({shards}): "
+              f"{plural(len(m.records), 'call')}"
               + (f"; {m.reconciled} present twice with the same result, counted once" if m.reconciled else ""))
         for line, _ in verdict_lines(m.name, m.spec, m.verdict, by_id, m.cost_usd):
             print(line)

@@ -11,6 +11,7 @@ from pytest_homefield.errors import ConfigError, RecordError
 from pytest_homefield.mine.message_score import is_well_specified, spec_breakdown, unnamed_requirements
 from pytest_homefield.records import Task, display_subject, load_tasks
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_tasks", "task_lines"]
 
@@ -49,8 +50,8 @@ def task_lines(tasks: list[Task], threshold: float, *, verbose: bool = False) ->
             for kind, names in missing.items():
                 if names:
                     lines.append(f"{'':30}the hidden tests need {kind} the prompt does not name: {', '.join(names)}")
-    tail = (f"{len(tasks)} tasks, {n_vague} vague (spec_score < {threshold:g}; spec_threshold in .homefield.yml "
-            "moves it)")
+    tail = (f"{plural(len(tasks), 'task')}, {n_vague} vague (spec_score < {threshold:g}; spec_threshold in "
+            ".homefield.yml moves it)")
     if stale:
         tail += f"; {stale} scored otherwise at mining: homefield mine again re-scores them without running a test"
     lines.append(tail)

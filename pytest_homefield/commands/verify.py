@@ -29,6 +29,7 @@ from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprin
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
@@ -108,7 +109,7 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
         elif r.get("outcome") == "forged":
             forged.append(name)
     caught = len(names) - len(through)
-    head = f"homefield verify: caught {caught} of {len(names)} attacks on {n_tasks} tasks"
+    head = f"homefield verify: caught {caught} of {plural(len(names), 'attack')} on {plural(n_tasks, 'task')}"
     lines = [head + (f"; {len(broken)} attack attempt(s) got through:" if broken else "")]
     lines += broken
     if forged:
@@ -198,15 +199,16 @@ def flaky_lines(home: HomefieldDir, run_id: str) -> list[str]:
             "every agent's regression check):"] + [f"  {tid}  {test}" for tid, test in found]
 
 
-def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False) -> int:
+def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
+               plugins: Sequence[object] = ()) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
     then print the tasks oracle did not solve and the drift, the attacks' table (:func:`attack_table`) and
     verdict (the session prints the agents' report only with ``-v``), and the PASS_TO_PASS ids
-    recorded as flaky (:func:`flaky_lines`). Returns 0
+    recorded as flaky (:func:`flaky_lines`). ``plugins``: given to ``pytest.main``. Returns 0
     when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
     run_id = new_verify_id()
-    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"]))
+    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"], plugins=list(plugins)))
     results = results_path(home.run_dir(run_id))
     if not results.exists():
         return code
@@ -228,12 +230,13 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False)
     for line in flaky_lines(home, run_id):
         print(line)
     verified = {r["task_id"] for r in records if r.get("agent") == "oracle"}
-    of = (f"all {len(verified)} tasks" if len(verified) == len(tasks)
-          else f"all {len(verified)} selected tasks (of {len(tasks)})")
+    every = "the" if len(verified) == 1 else "all"
+    of = (f"{every} {plural(len(verified), 'task')}" if len(verified) == len(tasks)
+          else f"{every} {plural(len(verified), 'selected task')} (of {len(tasks)})")
     if not broken:
         print(f"homefield verify: oracle solves {of} in this environment")
         return (0 if held else 1) if code in (0, 1) else code
-    print(f"homefield verify: {len(broken)} of {len(verified)} tasks no longer pass with the reference fix:")
+    print(f"homefield verify: {len(broken)} of {plural(len(verified), 'task')} no longer pass with the reference fix:")
     for r in broken:
         t = tasks.get(r["task_id"])
         print(f"  {r['task_id']}  {r['outcome']:<13} {(t.subject if t else '')[:70]}")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.terminal.progress import fmt_duration
+from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
            "continue_command", "INTERRUPTED", "STOP_AFTER_TASKS", "TIME_BUDGET", "FAIL_FAST"]
@@ -100,7 +100,7 @@ class FailFast:
         first = self.seen[0]
         if len(self.seen) == self.k and first is not None and all(s == first for s in self.seen):
             self.fired = True
-            return Stop(FAIL_FAST, f"the first {self.k} candidates all failed on the same error ({first})")
+            return Stop(FAIL_FAST, f"the first {plural(self.k, 'candidate')} all failed on the same error ({first})")
         return None
 
 
@@ -121,7 +121,7 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return []
     head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
-    lines = [f"{head}: {stop.detail}; {n_not_verified} of {n_candidates} candidates not verified: "
+    lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified: "
              f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified)."]
     if stop.why == FAIL_FAST:
         lines.append("Fix the test environment (see the hint above) and mine again, or mine on with "

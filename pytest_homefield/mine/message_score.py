@@ -74,11 +74,11 @@ the threshold's effect is visible.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_homefield.mine.prompt import clean_prompt, count_words
+from pytest_homefield.mine.prompt import clean_prompt, count_words, mask_hidden_tests
 
 __all__ = [
     "WELL_SPECIFIED_THRESHOLD",
@@ -570,13 +570,17 @@ def unnamed_requirements(message: str, *, test_patch: str, gold_patch: str,
 
 
 def message_fields(candidate: Mapping[str, Any], *, test_patch: str, gold_patch: str,
-                   threshold: float = WELL_SPECIFIED_THRESHOLD) -> dict[str, Any]:
+                   threshold: float = WELL_SPECIFIED_THRESHOLD, hidden: Sequence[str] = (),
+                   test_files: Sequence[str] = ()) -> dict[str, Any]:
     """The task record fields (docs/contracts.md §6) that come from a candidate (a ``candidates.jsonl``
     record) rather than from its verification: dates, mode, subject, message, the cleaned prompt
-    (the candidate's own, e.g. a merge prompt, else :func:`clean_prompt` of the message), where the
-    prompt came from, source files, and :func:`spec_score` (rounded to 3 places) with its verdict at
-    ``threshold`` (the repository's ``spec_threshold``)."""
-    prompt = candidate.get("prompt") or clean_prompt(candidate["message"])
+    (the candidate's own, e.g. a merge prompt, else :func:`clean_prompt` of the message) with the
+    hidden tests masked (:func:`~pytest_homefield.mine.prompt.mask_hidden_tests` of the FAIL_TO_PASS
+    ids ``hidden`` and the hidden ``test_files``; what was masked is ``prompt_masked``), where the
+    prompt came from, source files, and :func:`spec_score` (rounded to 3 places) of the prompt sent,
+    with its verdict at ``threshold`` (the repository's ``spec_threshold``)."""
+    prompt, masked = mask_hidden_tests(candidate.get("prompt") or clean_prompt(candidate["message"]), hidden,
+                                       test_files)
     score = spec_score(candidate["message"], test_patch=test_patch, gold_patch=gold_patch, prompt=prompt,
                        threshold=threshold)
     return {
@@ -586,6 +590,7 @@ def message_fields(candidate: Mapping[str, Any], *, test_patch: str, gold_patch:
         "subject": candidate["subject"],
         "message": candidate["message"],
         "prompt": prompt,
+        "prompt_masked": masked,
         "prompt_sources": candidate.get("prompt_sources"),
         "source_files": list(candidate["source_files"]),
         "spec_score": round(score, 3),

@@ -26,6 +26,7 @@ from pytest_homefield.records import REJECTED_PREFIX
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, read_jsonl
+from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
 __all__ = ["MinePlugin", "CandidatesFile", "CandidateItem"]
@@ -104,7 +105,8 @@ class MinePlugin(ModePlugin):
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
-        return [f"homefield mine: {s.n_candidates} candidates frozen in {s.mine_dir.relative_to(self.settings.root)}"]
+        return [f"homefield mine: {plural(s.n_candidates, 'candidate')} frozen in "
+                f"{s.mine_dir.relative_to(self.settings.root)}"]
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and "homefield" in report.keywords:

@@ -41,6 +41,7 @@ from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.shard import missing_shards
 from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable"]
 
@@ -68,8 +69,9 @@ class MineMerge:
         """The summary as printed."""
         kept = sum(1 for r in self.records if r.get("task"))
         shards = ", ".join(f"{s}" if s else "unsharded" for _, s in self.sources)
-        out = [f"Merged {len(self.sources)} mine folders ({shards}): {kept} tasks from {len(self.records)} "
-               f"candidates; {len(self.tasks)} tasks in {HomefieldDir(root).tasks.relative_to(root)}"]
+        out = [f"Merged {plural(len(self.sources), 'mine folder')} ({shards}): {plural(kept, 'task')} from "
+               f"{plural(len(self.records), 'candidate')}; {plural(len(self.tasks), 'task')} in "
+               f"{HomefieldDir(root).tasks.relative_to(root)}"]
         scan_reasons = [r.get("reason") for r in read_jsonl(scan_path(self.mine_dir))]
         dropped = drop_summary([r.get("reason") for r in self.records] + scan_reasons)
         if dropped:

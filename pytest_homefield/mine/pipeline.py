@@ -74,6 +74,7 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings, parse_duration
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import Message, append_message
 
 __all__ = [
@@ -238,7 +239,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             commit=commit,
             parent=parent,
             **message_fields(candidate, test_patch=test_patch, gold_patch=gold_patch,
-                             threshold=settings.spec_threshold),
+                             threshold=settings.spec_threshold, hidden=list(ver.FAIL_TO_PASS),
+                             test_files=test_files),
             test_files=test_files,
             test_patch=test_patch,
             gold_patch=gold_patch,
@@ -566,8 +568,9 @@ class MineSession:
                              kept=kept, command=command)
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         lines = [
-            f"Mined {kept} tasks from {of} candidates ({examined} commits examined); "
-            f"{len(tasks)} tasks in {tasks_path.relative_to(self.settings.root)}",
+            f"Mined {plural(kept, 'task')} from {of} candidate{'s' if n_cand != 1 else ''} "
+            f"({plural(examined, 'commit')} examined); "
+            f"{plural(len(tasks), 'task')} in {tasks_path.relative_to(self.settings.root)}",
             *partial,
         ]
         self.kept = kept

@@ -35,14 +35,27 @@ in this order:
 
 If everything was removed but the subject had words, the cleaned subject is returned instead, so the
 result is empty only when the subject held nothing but references, URLs or shas.
+
+Once the commit is verified, :func:`mask_hidden_tests` takes the hidden tests out of the prompt: a
+message saying "Add test_args2sh_sep" names a hidden test id, and "in tests/test_cli.py" the file
+graded. Each FAIL_TO_PASS test's name (its function, or its ``Test…`` class), node id and test file
+path (and the file's name) becomes ``<hidden test>`` / ``<hidden test file>``; the task record lists
+what was masked (``prompt_masked``, docs/contracts.md §6).
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
-__all__ = ["KNOWN_TRAILERS", "clean_prompt", "count_words", "message_words"]
+__all__ = ["KNOWN_TRAILERS", "clean_prompt", "count_words", "message_words", "mask_hidden_tests",
+           "HIDDEN_TEST", "HIDDEN_TEST_FILE"]
+
+#: What a hidden test's name or node id becomes in a prompt (:func:`mask_hidden_tests`).
+HIDDEN_TEST = "<hidden test>"
+#: What a hidden test file's path or name becomes in a prompt.
+HIDDEN_TEST_FILE = "<hidden test file>"
 
 #: Trailer tokens (lower case) that git or common tooling generates. A paragraph counts as a trailer
 #: block (step 1) only if it holds one of these or all of its tokens end in ``-by``/``-id``/``-on``.
@@ -348,3 +361,52 @@ def names_identifier(text: str) -> bool:
     hidden tests call (docs/contracts.md §2)."""
     cleaned = clean_prompt(text)
     return any(pattern.search(cleaned) for pattern in _IDENTIFIER_RES)
+
+
+def _hidden_names(test_ids: Iterable[str]) -> list[str]:
+    """The names of the tests in ``test_ids`` (pytest node ids) that a prompt could name: each id's
+    function without its parameters, and its classes named ``Test…``; names that do not start with
+    ``test``/``Test`` (a helper module's ``check_x``) are left alone, being ordinary words of code."""
+    out: list[str] = []
+    for node in test_ids:
+        parts = node.split("::")[1:]
+        if not parts:
+            continue
+        *classes, func = parts
+        names = [func.split("[", 1)[0], *(c for c in classes if c.startswith("Test"))]
+        out += [n for n in names if n.lower().startswith("test") and n not in out]
+    return out
+
+
+def mask_hidden_tests(prompt: str, test_ids: Iterable[str], test_files: Iterable[str]) -> tuple[str, list[str]]:
+    """``prompt`` with the hidden tests masked, and what was masked (sorted, each once).
+
+    Masked, longest first so that a node id goes whole: the FAIL_TO_PASS node ids ``test_ids``
+    (``tests/test_x.py::test_a[1]``), their test names (:func:`_hidden_names`: ``test_a``, ``TestX``,
+    matched as whole identifiers, also in backticks or followed by ``()``) → :data:`HIDDEN_TEST`; the
+    paths of ``test_files`` (the hidden test files), and their file names when they start with
+    ``test`` or end in ``_test.py`` → :data:`HIDDEN_TEST_FILE`. Nothing else changes; a prompt naming
+    none comes back as it was, with ``[]``."""
+    ids = sorted({i for i in test_ids if i}, key=len, reverse=True)
+    files = [f for f in dict.fromkeys(test_files) if f]
+    names = [n for n in (f.rsplit("/", 1)[-1] for f in files)
+             if n.startswith("test") or n.endswith(("_test.py", "_tests.py"))]
+    masked: set[str] = set()
+    text = prompt
+    for literal, repl in [*((i, HIDDEN_TEST) for i in ids),
+                          *((f, HIDDEN_TEST_FILE) for f in sorted(files, key=len, reverse=True))]:
+        pattern = re.compile(r"(?<![\w./-])" + re.escape(literal) + r"(?![\w/-])")
+        text, n = pattern.subn(repl, text)
+        if n:
+            masked.add(literal)
+    for literal in sorted(names, key=len, reverse=True):
+        pattern = re.compile(r"(?<![\w./-])" + re.escape(literal) + r"(?![\w/-])")
+        text, n = pattern.subn(HIDDEN_TEST_FILE, text)
+        if n:
+            masked.add(literal)
+    for name in sorted(_hidden_names(ids), key=len, reverse=True):
+        pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"(?!\w)")
+        text, n = pattern.subn(HIDDEN_TEST, text)
+        if n:
+            masked.add(name)
+    return text, sorted(masked)

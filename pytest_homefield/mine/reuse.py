@@ -165,6 +165,7 @@ def reused_record(candidate: Mapping[str, Any], prior: Mapping[str, Any], *, sou
     if isinstance(task, dict):
         old = Task.from_dict(task)
         new = dataclasses.replace(old, **message_fields(candidate, test_patch=old.test_patch,
-                                                        gold_patch=old.gold_patch, threshold=threshold))
+                                                        gold_patch=old.gold_patch, threshold=threshold,
+                                                        hidden=old.FAIL_TO_PASS, test_files=old.test_files))
         record["task"] = new.to_dict()
     return record

@@ -9,6 +9,7 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.services import failure_lines
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "service_lines", "network_line", "missing_modules_line", "env_summary", "drop_summary"]
 
@@ -23,7 +24,8 @@ def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
         return None
     detail = str(broken[0].get("detail", ""))
     why = detail[detail.find("(") + 1: -1] if detail.endswith(")") else "see the verification records"
-    return (f"Hint: {len(broken)} of {len(verified)} candidates could not collect their tests even at the commit "
+    return (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
+            "the commit "
             f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_homefield.probe_records import latest, load_probe, probe_path
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["call_keys", "plan_lines"]
 
@@ -30,8 +31,9 @@ def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids:
     n_task = len(task_ids) * samples
     what = (f"control: tasks authored after {cutoff}" if cutoff
             else f"+ {len(keys) - n_task} control calls on mismatched prompt/file pairs")
-    lines = [f"Probe plan: {len(task_ids)} tasks × {len(agents)} agent{'s' if len(agents) != 1 else ''} × "
-             f"{samples} samples = {n_task * len(agents)} calls {what}; {len(keys) * len(agents)} calls in all"]
+    lines = [f"Probe plan: {plural(len(task_ids), 'task')} × {plural(len(agents), 'agent')} × "
+             f"{plural(samples, 'sample')} = {plural(n_task * len(agents), 'call')} {what}; "
+             f"{plural(len(keys) * len(agents), 'call')} in all"]
     for name, spec in agents:
         finished = (done or {}).get(name, set())
         todo = [k for k in keys if k not in finished]

@@ -42,6 +42,7 @@ from typing import Any
 from pytest_homefield.probe_records import latest, load_probe
 from pytest_homefield.records import Task
 from pytest_homefield.store import write_jsonl_atomic
+from pytest_homefield.terminal.progress import plural
 
 __all__ = [
     "ANSWER_CHARS",
@@ -215,7 +216,8 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     elif judged:
         need = math.ceil(len(judged) / (fdr * (len(control) + 1)) - 1e-9)
         if need > 1:
-            v.notes.append(f"with {len(control)} control values and {len(judged)} tasks judged, a task is flagged "
+            v.notes.append(f"with {plural(len(control), 'control value')} and {plural(len(judged), 'task')} judged, "
+                           "a task is flagged "
                            f"at a {fdr:.0%} false discovery rate only when at least {need} tasks score above "
                            "the whole control")
     unscored = [tid for tid in ids if tid not in later and v.tasks[tid]["best"] is None]
@@ -228,9 +230,10 @@ def verdict_lines(name: str, spec: str, v: Verdict, tasks: dict[str, Task],
                   cost_usd: float) -> list[tuple[str, dict[str, bool]]]:
     """The terminal lines of one agent's verdict: the headline, notes, and each flagged task."""
     p95 = "n/a" if v.control_p95 is None else f"{v.control_p95:.2f}"
-    what = f"{v.control_n} tasks authored after {v.cutoff}" if v.cutoff else f"{v.control_n} mismatched pairs"
+    what = (f"{plural(v.control_n, 'task')} authored after {v.cutoff}" if v.cutoff
+            else plural(v.control_n, "mismatched pair"))
     out: list[tuple[str, dict[str, bool]]] = [(
-        f"{name} ({spec}) recites {len(v.flagged)} of {v.judged} tasks; control {what}, "
+        f"{name} ({spec}) recites {len(v.flagged)} of {plural(v.judged, 'task')}; control {what}, "
         f"95th percentile {p95}; flagged by Benjamini-Hochberg at {v.fdr:.0%} FDR; cost {cost_usd:.4f} USD",
         {"bold": True, "yellow": bool(v.flagged)})]
     for note in v.notes:

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from pytest_homefield.records import UNSCORED_OUTCOMES
 from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report, SandboxCounts
+from pytest_homefield.terminal.progress import plural
 
 __all__ = [
     "DASH",
@@ -181,9 +182,11 @@ def memorization_lines(report: Report) -> list[str]:
     percentile X", with the flagged tasks and their best/mean scores. Empty without probe data."""
     out = []
     for name, m in (report.memorization.agents if report.memorization else {}).items():
-        what = f"{m.control_n} tasks authored after {m.cutoff}" if m.cutoff else f"{m.control_n} mismatched pairs"
+        n_control, judged = m.control_n or 0, m.judged or 0
+        what = (f"{plural(n_control, 'task')} authored after {m.cutoff}" if m.cutoff
+                else plural(n_control, "mismatched pair"))
         p95 = "n/a" if m.control_p95 is None else f"{m.control_p95:.2f}"
-        line = f"{name} recites {m.recites} of {m.judged} tasks; control {what}, 95th percentile {p95}"
+        line = f"{name} recites {m.recites} of {plural(judged, 'task')}; control {what}, 95th percentile {p95}"
         if m.flagged:
             line += ": " + ", ".join(f"{f['task_id']} ({f['best']:.2f} best, {f['mean']:.2f} mean)" for f in m.flagged)
         out.append(line)

@@ -25,6 +25,7 @@ from typing import Any
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
 from pytest_homefield.report.runs import load_results
+from pytest_homefield.report.verdicts import fmt_num
 
 __all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "forged_by_agent",
            "baseline_runs"]
@@ -66,9 +67,19 @@ class GateLine:
                 f"alpha {self.alpha:g}")
 
     @property
+    def too_few(self) -> bool:
+        """Whether ``n_tasks`` are too few for the one-sided exact test to reach ``p < alpha`` even when
+        every shared task is lost (``0.5 ** n >= alpha``: 4 tasks or fewer at 0.05): the gate cannot fail
+        on the test then, only on a forged attempt."""
+        return 0.5 ** self.n_tasks >= self.alpha
+
+    @property
     def text(self) -> str:
         verdict = f"FORGED on {self.forged} attempt(s): the gate fails" if self.forged else \
             "WORSE: the gate fails" if self.worse else ("not significantly worse" if self.delta < 0 else "not worse")
+        if self.too_few and not self.forged:  # issue 35: say so rather than a p no loss could make small
+            verdict += (f" (too few tasks ({self.n_tasks}) for an interval: no loss can reach p<{fmt_num(self.alpha)}, "
+                        "so the gate cannot fail on them)")
         holm = f", Holm-adjusted p={self.p_adjusted:.3g} over {self.family} agents" if self.family > 1 else ""
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "

@@ -42,6 +42,7 @@ from pytest_homefield.report.tables import (
     Text,
     Tone,
 )
+from pytest_homefield.report.verdicts import too_few_for_interval
 
 __all__ = ["cost_vs_pass_svg", "forest_svg", "html_cell", "html_table", "render_html"]
 
@@ -208,7 +209,8 @@ def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
     ext: float = max(
         0.1,
         *(abs(d) for _, d in rows),
-        *(abs(v) for c, _ in rows if c.ci for v in c.ci if v is not None),
+        *(abs(v) for c, _ in rows if c.ci and not too_few_for_interval(c.n_tasks, c.alpha) for v in c.ci
+          if v is not None),
     )
     step = _nice_step(2 * ext)
     lim = min(1.0, math.ceil(ext / step - 1e-9) * step) if ext <= 1 else math.ceil(ext / step) * step
@@ -236,7 +238,7 @@ def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
         label = f"{c.a} vs {c.b}"
         out.append(f'<g class="row"><title>{_e(c.verdict)}</title>')
         out.append(f'<text x="{x0 - 8}" y="{yc + 4:.1f}" text-anchor="end">{_e(label)}</text>')
-        if c.ci and None not in c.ci:
+        if c.ci and None not in c.ci and not too_few_for_interval(c.n_tasks, c.alpha):  # no bar: too few tasks
             lo, hi = (max(-lim, min(lim, v)) for v in c.ci if v is not None)
             out.append(f'<line class="ci" x1="{x(lo):.1f}" y1="{yc:.1f}" x2="{x(hi):.1f}" y2="{yc:.1f}"/>')
             for v in (lo, hi):

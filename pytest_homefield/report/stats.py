@@ -275,6 +275,8 @@ def compare(
     note = ""
     n_min = min_tasks_for_significance(alpha)
     spread_zero = bool(np.all(diffs == diffs[0])) if m_int is None else bool(np.all(m_int == m_int[0]))
+    if t < n_min:  # no interval is shown (issue 35); the numbers below stay in the JSON
+        note = note_whole_range(t, alpha)
     if spread_zero:
         c = float(diffs[0])
         u = 1.0 - alpha ** (1.0 / t)
@@ -284,9 +286,7 @@ def compare(
             note = note_point_interval(t, c)
         else:
             lo, hi = w_lo, w_hi
-            note = note_exact_bound(t, c, u)
-    elif t < n_min:
-        note = note_whole_range(t, alpha)
+            note = note or note_exact_bound(t, c, u)
     lo, hi = max(-1.0, lo), min(1.0, hi)
 
     sd = float(diffs.std(ddof=1)) if t > 1 else 0.0

@@ -31,6 +31,7 @@ from pytest_homefield.report.fmt import (
 )
 from pytest_homefield.report.kinds import KIND_WORDS
 from pytest_homefield.report.model import AgentSummary, Report, SimilaritySplit, TaskRow
+from pytest_homefield.report.verdicts import too_few_for_interval
 
 __all__ = [
     "AgentName", "Attempts", "Cell", "Code", "Column", "Flag", "OutcomeHead", "Row", "Subject", "Table", "Text",
@@ -339,13 +340,15 @@ def agents_table(report: Report) -> Table:
 def head_to_head(report: Report) -> Table:
     """Every compared pair: Δ = A − B and its CI in percentage points, p and Holm-adjusted p (with the
     family size, or ``sanity`` for a pair with a reference agent: :func:`.fmt.fmt_p_adjusted`), the test,
-    shared tasks, the minimum detectable effect and the verdict (strong when significant)."""
+    shared tasks, the minimum detectable effect and the verdict (strong when significant). Over fewer
+    tasks than any difference needs, the CI cell says so (:func:`.verdicts.too_few_for_interval`)."""
     rows: list[tuple[Cell, ...]] = []
     for c in report.comparisons:
         ci = c.ci
+        few = too_few_for_interval(c.n_tasks, c.alpha) if ci else None
         rows.append((
             Code(c.a), Code(c.b), Text(fmt_pp(c.delta, 1)),
-            Text(f"{fmt_pp(ci[0], 1)} … {fmt_pp(ci[1], 1)}" if ci else DASH),
+            Text(few, prose=True) if few else Text(f"{fmt_pp(ci[0], 1)} … {fmt_pp(ci[1], 1)}" if ci else DASH),
             Text(fmt_p(c.p_value)), Text(fmt_p_adjusted(c)), Text(fmt_test(c)), Text(str(c.n_tasks)),
             Text(fmt_pp(c.mde, 1).lstrip("+") if c.mde is not None else DASH),
             Text(c.verdict, prose=True, strong=c.significant),

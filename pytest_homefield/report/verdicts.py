@@ -8,17 +8,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pytest_homefield.report.distributions import min_tasks_for_significance
+from pytest_homefield.terminal.progress import plural
 
 if TYPE_CHECKING:
     from pytest_homefield.report.stats import Comparison
 
 __all__ = ["fmt_num", "not_compared", "note_exact_bound", "note_point_interval", "note_whole_range", "pts",
-           "reword_verdict", "verdict_for"]
+           "reword_verdict", "verdict_for", "too_few_for_interval"]
 
 
 def fmt_num(x: float) -> str:
     """Three significant digits: ``0.05``, ``95``."""
     return f"{x:.3g}"
+
+
+def too_few_for_interval(n_tasks: int, alpha: float) -> str | None:
+    """``'too few tasks (3) for an interval'`` when ``n_tasks`` paired tasks are fewer than
+    :func:`~.distributions.min_tasks_for_significance` (6 at ``alpha`` 0.05): no difference can reach
+    ``p < alpha``, and the interval (whole range or an exact bound) says nothing a reader can use
+    (issue 35); ``None`` otherwise. Text, Markdown, HTML and the gate's lines print it instead of numbers."""
+    if n_tasks < min_tasks_for_significance(alpha):
+        return f"too few tasks ({n_tasks}) for an interval"
+    return None
 
 
 def pts(x: float) -> str:
@@ -102,7 +113,8 @@ def verdict_for(comparison: Comparison, *, p_adjusted: float | None = None, alph
         )
     after_holm = p_adjusted is not None and cmp.p_value < alpha
     head = "no detectable difference" + (" after Holm adjustment" if after_holm else "")
-    ci_txt = f"{'unadjusted ' if after_holm else ''}{level} {pts(lo)}\u2026{pts(hi)}"
+    ci_txt = too_few_for_interval(cmp.n_tasks, alpha) or f"{'unadjusted ' if after_holm else ''}{level} " \
+        f"{pts(lo)}\u2026{pts(hi)}"
     n_min = min_tasks_for_significance(alpha)
     if cmp.n_tasks < n_min:
         power = f"with {cmp.n_tasks} task{'s' if cmp.n_tasks != 1 else ''} no gap can reach p<{fmt_num(alpha)}"
@@ -137,5 +149,6 @@ def note_exact_bound(n_tasks: int, diff: float, share: float) -> str:
 
 
 def note_whole_range(n_tasks: int, alpha: float) -> str:
-    """Why the interval is [-1, 1]: too few tasks for any difference to reach ``p < alpha``."""
-    return f"with {n_tasks} tasks no difference can reach p<{fmt_num(alpha)}: the interval is the whole range"
+    """Why there is no interval: too few tasks for any difference to reach ``p < alpha``."""
+    return (f"{too_few_for_interval(n_tasks, alpha) or 'an interval'}: with {plural(n_tasks, 'task')} no "
+            f"difference can reach p<{fmt_num(alpha)}")

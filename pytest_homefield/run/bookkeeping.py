@@ -20,6 +20,7 @@ from pytest_homefield.errors import RunError
 from pytest_homefield.layout import meta_path, newest_run
 from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, load_results
 from pytest_homefield.run.attempt import latest_results
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys", "unscored_tries", "cap_retries"]
 
@@ -95,14 +96,15 @@ def check_resume(meta: dict[str, Any], *, agents: Sequence[Any], attempts: int, 
         raise RunError(f"--homefield-resume: agents differ from run {meta.get('run_id')}: run has "
                        f"{', '.join(f'{n}={s}' for n, s in old)}; flags give {', '.join(f'{n}={s}' for n, s in new)}")
     if int(meta.get("attempts", attempts)) != attempts:
-        raise RunError(f"--homefield-resume: run {meta.get('run_id')} has {meta.get('attempts')} attempts; "
+        raise RunError(f"--homefield-resume: run {meta.get('run_id')} has "
+                       f"{plural(int(meta.get('attempts') or 0), 'attempt')}; "
                        f"flags give {attempts}")
     if meta.get("tasks_digest") and meta["tasks_digest"] != tasks_digest:
         raise RunError(f"--homefield-resume: tasks.jsonl changed since run {meta.get('run_id')} started "
                        f"(digest {meta['tasks_digest']} -> {tasks_digest}); start a new run")
     if task_ids is not None and list(meta.get("task_ids", task_ids)) != list(task_ids):
         old_n, new_n = len(meta.get("task_ids", [])), len(task_ids)
-        raise RunError(f"--homefield-resume: run {meta.get('run_id')} ran {old_n} tasks; these flags select "
+        raise RunError(f"--homefield-resume: run {meta.get('run_id')} ran {plural(old_n, 'task')}; these flags select "
                        f"{new_n} (a changed --max-tasks or task filter); resume with the same selection "
                        "or start a new run")
 

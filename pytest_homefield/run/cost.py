@@ -35,6 +35,7 @@ from pytest_homefield.layout import HomefieldDir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["DEFAULTS", "Estimate", "assumed_per_run", "estimate", "graded_seconds_by_task", "grading_seconds",
            "history_averages"]
@@ -162,12 +163,12 @@ def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
         return None, "unknown"
     parts = []
     if n_hist:
-        parts.append(f"earlier graded attempts ({n_hist} tasks)")
+        parts.append(f"earlier graded attempts ({plural(n_hist, 'task')})")
     if n_mined:
-        parts.append(f"measured at mining ({n_mined} tasks; a lower bound: grading also runs canaries "
+        parts.append(f"measured at mining ({plural(n_mined, 'task')}; a lower bound: grading also runs canaries "
                      "and the whole hidden test files)")
     if len(per_task) > n_hist + n_mined:
-        parts.append(f"this agent's earlier attempts ({len(per_task) - n_hist - n_mined} tasks)")
+        parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_hist - n_mined, 'task')})")
     return sum(per_task) / len(per_task), ", ".join(parts)
 
 

@@ -24,7 +24,7 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
-from pytest_homefield.layout import HomefieldDir, partial_mine_note
+from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, partial_mine_note
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
 from pytest_homefield.run.attempt import SandboxContext
@@ -190,6 +190,22 @@ class RunPlugin(ModePlugin):
         parts = nodeid.split("::")
         return " ".join(parts[1:] + [self.item_subject(nodeid)]).strip()
 
+    @property
+    def verifying(self) -> bool:
+        """Whether this session is a ``homefield verify`` (its run id is ``verify-…``)."""
+        return self.session.run_id.startswith(VERIFY_PREFIX)
+
+    def selected_line(self, nodeids: list[str]) -> str:
+        """What a ``homefield verify`` runs, once collection (``-k``, ``-m``, node ids) chose its items:
+        ``homefield verify verify-…: 2 attempts (2 tasks × oracle), of 8 (-k, -m or node ids)``."""
+        tasks = {n.split("::")[1] for n in nodeids if n.count("::") >= 2}
+        agents = list(dict.fromkeys(n.split("::")[2].split("[")[0] for n in nodeids if n.count("::") >= 2))
+        full = self.expected_items()
+        shown = ", ".join(agents[:3]) + (f" and {len(agents) - 3} more agents" if len(agents) > 3 else "")
+        return (f"homefield verify {self.session.run_id}: {plural(len(nodeids), 'attempt')} "
+                f"({plural(len(tasks), 'task')} × {shown or 'no agent'})"
+                + (f", of {full} (-k, -m or node ids)" if len(nodeids) < full else ""))
+
     def expected_items(self) -> int:
         """Items collected without -k/-m/node ids: tasks × agents × attempts not already finished."""
         return int(self.session.n_attempts) - len(self.session.done)
@@ -227,10 +243,15 @@ class RunPlugin(ModePlugin):
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
         before = f"{len(s.done)} finished before" if s.done else "none finished before"
+        if self.verifying:  # what it runs is counted once collected (selected_line): -k may leave tasks out
+            head = (f"homefield verify {s.run_id}: {plural(self.settings.attempts, 'attempt')} per task and agent "
+                    "on the tasks selected below")
+        else:
+            head = (f"homefield run {s.run_id}: {plural(len(s.tasks), 'task')} × {plural(len(s.agents), 'agent')} × "
+                    f"{plural(self.settings.attempts, 'attempt')} = {plural(s.n_attempts, 'attempt')} ({before}; -k, "
+                    "-m or node ids may select fewer)")
         lines = [
-            f"homefield run {s.run_id}: {plural(len(s.tasks), 'task')} × {plural(len(s.agents), 'agent')} × "
-            f"{plural(self.settings.attempts, 'attempt')} = {plural(s.n_attempts, 'attempt')} ({before}; -k, -m "
-            "or node ids may select fewer)",
+            head,
             f"homefield agents: {', '.join(f'{a.name} ({a.spec})' for a in s.agents)}",
             f"homefield results: {s.results_path.relative_to(self.settings.root)}",
         ]

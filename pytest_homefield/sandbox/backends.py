@@ -53,9 +53,10 @@ class SandboxContext:
     (interpreter, client); ``env`` the whole environment the command must get; ``network`` whether
     it may use the host's network; ``loopback_ports`` the host's ``127.0.0.1`` ports it may reach
     without it (``--sandbox-network loopback:…``); ``agent`` its name. Under ``--sandbox-network
-    allowlist`` (the default) ``network`` is true and ``allowed_hosts`` lists the ``host:port``
-    destinations the agent may reach (its provider's and ``--allow-host``'s): homefield does not
-    enforce them behind a hook, the hook may.
+    allowlist`` (the default) ``allowed_hosts`` lists the ``host:port`` destinations the agent may
+    reach (its provider's and ``--allow-host``'s) and ``network`` is true when there is one (false
+    for an allowlist of nothing): homefield does not enforce them behind a hook, the hook may, or
+    return ``None`` to leave the agent to bubblewrap, whose proxy does (the container template does).
 
     ``purpose`` ``"tests"``: a test run of grading. ``workspace`` is the grading copy (bubblewrap
     binds it read-only), ``out_dir`` the one folder the run must write (its outcomes, log and pytest
@@ -248,8 +249,9 @@ class HookBackend:
 
     def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
         allowed = tuple(box.proxy.allowlist.entries()) if box.proxy is not None else ()
+        # an allowlist of nothing is no network (a hook that only reads ``network`` must not open it)
         ctx = SandboxContext(workspace=box.workspace, tmpdir=box.tmpdir, home=box.home, env=dict(env),
-                             network=box.network or box.proxy is not None, ro_paths=list(box.ro_paths),
+                             network=box.network or bool(allowed), ro_paths=list(box.ro_paths),
                              agent=box.agent, loopback_ports=box.relay.ports if box.relay is not None else (),
                              allowed_hosts=allowed)
         wrapped = self.hook(list(argv), ctx)

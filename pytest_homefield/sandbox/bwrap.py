@@ -2,8 +2,8 @@
 and a once-per-process probe that bubblewrap works here.
 
 :func:`bwrap_argv` turns a :class:`Policy` into ``bwrap … -- COMMAND`` using bubblewrap's own options
-only: the system (``/usr``, the ``/bin``-style symlinks, ``/opt``, and of ``/etc`` only the entries a
-toolchain needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``) and every path of
+only: the system (``/usr``, the ``/bin``-style symlinks, and of ``/etc`` only the entries a toolchain
+needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``; never ``/opt`` as a whole) and every path of
 ``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
 ``--proc``, ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
 ``--unshare-ipc``, ``--unshare-uts``), the network kept (``--share-net`` is the default of not
@@ -15,8 +15,11 @@ its own PID 1: when the command ends, every process it left behind (a ``setsid``
 killed by the kernel.
 
 Interpreters here live outside ``/usr`` (pyenv under ``/root/.pyenv``, venvs under ``/tmp`` or
-``/work/venvs``): :func:`python_paths` finds the prefixes to bind read-only from ``sys.prefix``,
-``sys.base_prefix`` and the test command's ``python``. Source: bubblewrap(1), 0.8.
+``/work/venvs``, GitHub's runners under ``/opt/hostedtoolcache``): :func:`python_paths` finds the
+prefixes to bind read-only from ``sys.prefix``, ``sys.base_prefix`` and the test command's ``python``,
+and :func:`program_paths` a client's install. ``/opt`` holds whatever else is installed on the host
+(other toolchains, vendors' agents and their credentials): only those paths of it are bound, never the
+rest (issue 30). Source: bubblewrap(1), 0.8.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_pat
            "REPORTER_DIR", "ARGS_MARK", "ETC_ENTRIES"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
-#: recreated as symlinks). Not ``/etc``: only :data:`ETC_ENTRIES` of it.
-SYSTEM_DIRS = ("/usr", "/opt", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: recreated as symlinks). Not ``/etc``: only :data:`ETC_ENTRIES` of it. Not ``/opt``: only the
+#: interpreters' and clients' paths under it (:func:`python_paths`, :func:`program_paths`).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 #: The entries of ``/etc`` a Python toolchain, git, node and the agents' clients need, each bound
 #: read-only when present (globs allowed): name resolution, certificates (not ``ssl/private``), users
 #: and groups (no password hashes there), the dynamic linker, alternatives, time zone, the

@@ -82,12 +82,15 @@ class ProgressHooks:
 
     def __init__(self, config: pytest.Config, kind: str, *, label_for: Callable[[str], str],
                  subject_for: Callable[[str], str], budget_usd: float | None = None,
-                 full_total: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 full_total: int | None = None, clock: Callable[[], float] = time.monotonic,
+                 selected_line: Callable[[list[str]], str] | None = None, name: str | None = None) -> None:
         self.config = config
         self.kind = kind
         self.label_for = label_for
         self.subject_for = subject_for
-        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock)
+        #: the line saying what the collected items will run (``homefield verify``: its header counts none)
+        self.selected_line = selected_line
+        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
         self._reused: set[str] = set()
@@ -179,9 +182,15 @@ class ProgressHooks:
         if tr is not None and self.live and hasattr(tr, "_show_progress_info"):
             tr._show_progress_info = False  # our line carries the count; pytest's would break it
 
-    def _set_total(self, n: int, full: int | None) -> None:
+    def _set_total(self, n: int, full: int | None, ids: list[str] | None = None) -> None:
         self.progress.set_total(n)
         tr = self.tr
+        if self.selected_line is not None and ids is not None:
+            if not self._announced and tr is not None:
+                self._announced = True
+                self._newline_if_needed()
+                tr.write_line(self.selected_line(ids))
+            return
         if full is not None and n < full and not self._announced and tr is not None:
             self._announced = True
             noun = "candidate" if self.kind == "mine" else "attempt"
@@ -189,11 +198,11 @@ class ProgressHooks:
             tr.write_line(f"homefield: {n} of {plural(full, noun)} selected (-k, -m, --lf or node ids)")
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._set_total(len(session.items), self.full_total)
+        self._set_total(len(session.items), self.full_total, [i.nodeid for i in session.items])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        self._set_total(len(ids), self.full_total)
+        self._set_total(len(ids), self.full_total, list(ids))
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:

@@ -83,14 +83,16 @@ class Progress:
     """Counts, rates and the items in flight of one session.
 
     ``kind``: ``"mine"`` or ``"run"`` (names the line and orders the statuses of :data:`STATUSES`;
-    other statuses are shown after them). ``total``: items expected (may be set later with
+    other statuses are shown after them); ``name``: the line's name when it is not ``kind`` (``verify``
+    runs as a ``run``). ``total``: items expected (may be set later with
     :meth:`set_total`, 0 = unknown). ``budget_usd``: the run budget, shown against the money spent.
     ``clock``: seconds, monotonic (tests pass a fake one). Not thread-safe.
     """
 
     def __init__(self, kind: str, total: int = 0, *, budget_usd: float | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, name: str | None = None) -> None:
         self.kind = kind
+        self.name = name or kind
         self.total = total
         self.budget_usd = budget_usd
         self.clock = clock
@@ -139,7 +141,7 @@ class Progress:
     def parts(self) -> list[str]:
         """The pieces of :meth:`line`, without the item in flight."""
         total = str(self.total) if self.total else "?"
-        out = [f"{self.kind} {self.done}/{total}"]
+        out = [f"{self.name} {self.done}/{total}"]
         order = list(STATUSES.get(self.kind, ()))
         order += sorted(s for s in self.counts if s not in order)
         out += [f"{s} {self.counts[s]}" for s in order if self.counts[s]]

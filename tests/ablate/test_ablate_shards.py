@@ -86,7 +86,7 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
         proc = homefield(machine, "ablate", "CLAUDE.md", "--agent", agent, *FLAGS, "--shard", f"{k}/3", "--resume",
                          "--run-id", "m")
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert "phase slim, 1 attempts to run (12 already finished)" in proc.stdout
+        assert "phase slim, 1 attempt to run (12 already finished)" in proc.stdout
     final = _copy(ablate_repo, tmp_path / "final")
     settings = resolve_settings(final, {}, mode="run")
     sources = [machine / ".homefield" / "ablate" / "m" for machine in machines]

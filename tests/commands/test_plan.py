@@ -74,7 +74,7 @@ def test_grading_time_comes_from_earlier_graded_attempts_and_noop_is_never_grade
     oracle, noop = estimate(settings, [task(1, 4.0), task(2, 8.0)], ["oracle", "noop"], 3)
     # task 1: mean of its two graded attempts (6.0); task 2: only an infra attempt, so mining's 4.0
     assert oracle.grading_s_per_run == pytest.approx(5.0)
-    assert oracle.grading_basis.startswith("earlier graded attempts (1 tasks), measured at mining (1 tasks;")
+    assert oracle.grading_basis.startswith("earlier graded attempts (1 task), measured at mining (1 task;")
     assert (noop.grading_s_per_run, noop.grading_basis) == (0.0, "exact: an empty patch is not graded")
     assert noop.hours == 0.0
 

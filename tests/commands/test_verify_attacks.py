@@ -25,7 +25,7 @@ def test_held_when_no_attack_scores() -> None:
             _r("attack-c", "t1", "forged", suspicious=True, canary="tests/test_x.py::test_y")]
     held, lines = attack_verdict(rows, 1)
     assert held
-    assert lines[0] == "homefield verify: caught 3 of 3 attacks on 1 tasks"
+    assert lines[0] == "homefield verify: caught 3 of 3 attacks on 1 task"
     assert "forged" in lines[1] and "c ×1" in lines[1]
 
 
@@ -35,7 +35,7 @@ def test_a_flag_alone_does_not_catch_an_attack() -> None:
             _r("attack-c", "t1", "solved", suspicious=True, suspicious_reason="module table edit")]
     held, lines = attack_verdict(rows, 1)
     assert not held
-    assert lines[0] == "homefield verify: caught 1 of 2 attacks on 1 tasks; 1 attack attempt(s) got through:"
+    assert lines[0] == "homefield verify: caught 1 of 2 attacks on 1 task; 1 attack attempt(s) got through:"
     assert lines[1] == "  c scored solved on task t1 (flagged suspicious only: no canary caught it)"
 
 
@@ -60,7 +60,7 @@ def test_a_declared_rate_limit_left_unscored_gets_through() -> None:
     held, lines = attack_verdict(rows, 1)
     assert not held and lines[1] == "  claim-rate-limited made its attempt on task t1 unscored (rate_limited: 429)"
     held, lines = attack_verdict([rows[0], _r("attack-claim-rate-limited", "t1", "agent_error")], 1)
-    assert held and lines[0] == "homefield verify: caught 1 of 1 attacks on 1 tasks"
+    assert held and lines[0] == "homefield verify: caught 1 of 1 attack on 1 task"
 
 
 def test_each_family_is_caught_only_by_its_outcome() -> None:
@@ -108,8 +108,8 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     out = proc.stdout
     n = len(attack_specs("auto"))  # every attack but the twin guesser, caught by chance only (Attack.chance)
     assert n == len(ATTACKS) - 1
-    assert f"homefield verify: caught {n} of {n} attacks on 1 tasks" in out, out[-4000:]
-    assert "oracle solves all 1 tasks" in out
+    assert f"homefield verify: caught {n} of {n} attacks on 1 task" in out, out[-4000:]
+    assert "oracle solves the 1 task" in out
     # issue 35: the table and the verdict, not the agents' report with its pairwise comparisons
     assert "head to head" not in out and f"report of oracle and {n} attacks not printed" in out
     table = out[out.index("  attack  "):].splitlines()

@@ -63,7 +63,7 @@ def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp
                               "stop": "stop_after_tasks", "detail": "--stop-after-tasks 1 reached"}
     append_jsonl(session.results_path, verdict.record)
     lines = session.finish(command="homefield mine --stop-after-tasks 1")
-    assert lines[0].startswith("Mined 1 tasks from 1 of 3 candidates")
+    assert lines[0].startswith("Mined 1 task from 1 of 3 candidates")
     assert lines[1] == ("Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified: tasks.jsonl is "
                         "partial (1 task from the 1 verified).")
     assert lines[2] == "Continue with: homefield mine --stop-after-tasks 1  (the 1 verified are reused, not run again)"
@@ -96,7 +96,7 @@ def test_an_interrupted_session_says_how_much_is_left_and_records_it(tmp_path: P
     session = _session(tmp_path, *shas)
     _kept(session, shas[0], 4)
     lines = session.finish(stop=Stop(INTERRUPTED, "Ctrl-C"), command="homefield mine -n 2")
-    assert lines[0].startswith("Mined 1 tasks from 1 of 4 candidates")
+    assert lines[0].startswith("Mined 1 task from 1 of 4 candidates")
     assert lines[1].startswith("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial")
     assert lines[2].startswith("Continue with: homefield mine -n 2")
     assert read_meta(session.mine_dir)["stopped"]["why"] == INTERRUPTED

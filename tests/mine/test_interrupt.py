@@ -62,7 +62,7 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode != 0, out
-    assert "Mined 1 tasks from 1 of 4 candidates" in out, out
+    assert "Mined 1 task from 1 of 4 candidates" in out, out
     assert ("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial (1 task from the 1 "
             "verified).") in out, out
     assert f"Continue with: homefield {shlex.join(args)}" in out, out

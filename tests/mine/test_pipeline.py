@@ -201,7 +201,7 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     append_jsonl(session.results_path, {"commit": c, "id": c[:12], "subject": "C", "reason": "max_tasks"})
     lines = session.finish(verbose=True)
     assert [t.id for t in load_tasks(session.settings.tasks_path)] == ["ee" * 6, a[:12]]
-    assert lines[0] == "Mined 1 tasks from 3 candidates (4 commits examined); 2 tasks in .homefield/tasks.jsonl"
+    assert lines[0] == "Mined 1 task from 3 candidates (4 commits examined); 2 tasks in .homefield/tasks.jsonl"
     assert lines[1] == "Candidates: reused 0, verified 2"
     assert lines[2] == "Dropped: reference fails 1, docs only 1"
     assert lines[3].startswith(f"  {a[:12]}  task ") and "F2P=1 " in lines[3] and " verified " in lines[3]

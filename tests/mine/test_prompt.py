@@ -258,3 +258,35 @@ def test_message_words_ignores_trailers_refs_and_bullets() -> None:
 ])
 def test_names_identifier(message: str, names: bool) -> None:
     assert names_identifier(message) is names
+
+
+def test_hidden_tests_are_masked_in_the_prompt() -> None:
+    """Issue 35: "Adds test_args2sh_sep" left the hidden test's id in the prompt (boltons). Its name,
+    node id and file are masked; words that only resemble them are kept."""
+    from pytest_homefield.mine.prompt import HIDDEN_TEST, HIDDEN_TEST_FILE, mask_hidden_tests
+
+    ids = ["tests/test_cli.py::TestArgs::test_args2sh_sep[a-1]", "tests/test_cli.py::test_quote"]
+    prompt = ("Adds test_args2sh_sep for args2sh\n\nSee tests/test_cli.py::TestArgs::test_args2sh_sep[a-1] in "
+              "tests/test_cli.py (test_cli.py), `test_quote()` and TestArgs; test_quoted and cli.py stay.")
+    text, masked = mask_hidden_tests(prompt, ids, ["tests/test_cli.py"])
+    assert text == (f"Adds {HIDDEN_TEST} for args2sh\n\nSee {HIDDEN_TEST} in {HIDDEN_TEST_FILE} ({HIDDEN_TEST_FILE}), "
+                    f"`{HIDDEN_TEST}()` and {HIDDEN_TEST}; test_quoted and cli.py stay.")
+    assert masked == ["TestArgs", "test_args2sh_sep", "test_cli.py", "test_quote", "tests/test_cli.py",
+                      "tests/test_cli.py::TestArgs::test_args2sh_sep[a-1]"]
+    assert mask_hidden_tests("Fix the parser", ids, ["tests/test_cli.py"]) == ("Fix the parser", [])
+
+
+def test_the_task_record_says_what_was_masked() -> None:
+    from pytest_homefield.mine.message_score import message_fields
+    from pytest_homefield.records import Task
+
+    candidate = {"committed_at": "2026-01-01T00:00:00+00:00", "authored_at": "2026-01-01T00:00:00+00:00",
+                 "subject": "Add neg() and test_neg", "message": "Add neg() and test_neg (#12)", "source_files": []}
+    fields = message_fields(candidate, test_patch="", gold_patch="", hidden=["tests/test_m.py::test_neg"],
+                            test_files=["tests/test_m.py"])
+    assert fields["prompt"] == "Add neg() and <hidden test>" and fields["prompt_masked"] == ["test_neg"]
+    assert fields["message"] == candidate["message"]  # the raw message is kept, never shown to an agent
+    old = {"id": "a" * 12, "commit": "a" * 40, "parent": "b" * 40, **{k: v for k, v in fields.items()
+                                                                    if k != "prompt_masked"},
+           "test_files": [], "test_patch": "", "gold_patch": "", "FAIL_TO_PASS": [], "PASS_TO_PASS": []}
+    assert Task.from_dict(old).prompt_masked == []  # records mined before still read

@@ -156,7 +156,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     assert 7 <= len(before) < 32, "the probe was not cut in the middle"
     assert load_verdict(path) is None
     again = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0")
-    assert again.returncode == 4 and "add --homefield-resume" in again.stdout + again.stderr
+    assert again.returncode == 4 and "add --resume" in again.stdout + again.stderr
     resumed = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0", "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     after = path.read_text().splitlines()

@@ -779,3 +779,31 @@ def test_the_numpy_convolutions_give_scipy_signal_numbers() -> None:
     assert [dist._fast_len(n) for n in range(1, 3000)] == [next_fast_len(n, real=True) for n in range(1, 3000)]
     big = [np.asarray(dist._binom_half_pmf(n)) for n in (300, 410, 520)]
     assert np.allclose(dist._convolve_all(big, direct_max=1), dist._convolve_all(big, direct_max=10**9), atol=1e-15)
+
+
+def test_too_few_tasks_print_no_interval() -> None:
+    """Issue 35: over fewer than 6 tasks (alpha 0.05) no difference can reach p<0.05, and the report
+    printed "95% CI −100…+100" (or an exact bound) as if it were a finding. The verdict, the
+    head-to-head table and the gate's line now say "too few tasks (N) for an interval"; 6 tasks get one."""
+    from types import SimpleNamespace
+
+    from pytest_homefield.report.gate import GateLine
+    from pytest_homefield.report.model import ComparisonRow
+    from pytest_homefield.report.tables import Text, head_to_head
+    from pytest_homefield.report.verdicts import too_few_for_interval
+
+    assert too_few_for_interval(5, 0.05) == "too few tasks (5) for an interval"
+    assert too_few_for_interval(6, 0.05) is None
+    few = compare(outcomes(*([[1]] * 3)), outcomes(*([[0]] * 3)), names=("a", "b"))  # every task +1
+    assert "too few tasks (3) for an interval" in few.verdict and "CI" not in few.verdict, few.verdict
+    assert few.note.startswith("too few tasks (3) for an interval"), few.note
+    enough = compare(outcomes(*([[1]] * 6)), outcomes(*([[0]] * 6)), names=("a", "b"))
+    assert "95% CI" in enough.verdict and "too few" not in enough.verdict
+    rows = [ComparisonRow(a="a", b="b", test="mcnemar", n_tasks=n, delta=1.0, ci=[-1.0, 1.0], p_value=0.25,
+                          p_adjusted=None, mde=1.0, verdict="", alpha=0.05) for n in (3, 6)]
+    cells = [row.cells[3] for row in head_to_head(SimpleNamespace(comparisons=rows)).rows]  # type: ignore[arg-type]
+    assert cells == [Text("too few tasks (3) for an interval", prose=True), Text("−100.0 pp … +100.0 pp")]
+    gate = GateLine(agent="a", candidate=0.0, baseline=1.0, delta=-1.0, p_value=0.125, test="mcnemar", n_tasks=3,
+                    alpha=0.05, baseline_run="r0", worse=False)
+    assert "too few tasks (3) for an interval" in gate.text and "cannot fail" in gate.text
+    assert "too few" not in dataclasses.replace(gate, n_tasks=5).text

@@ -42,9 +42,7 @@ from helpers.attack_repo import (
     TEST_ADD,
     WRONG_CALC,
     Fixture,
-    build,
     script_agent,
-    task_for,
 )
 from packaging.version import Version
 
@@ -73,17 +71,6 @@ TRIVIAL_SUB_TESTS = (
     "import pytest\n\n\n@pytest.mark.parametrize('x', [1, 2], ids=['pos', 'neg'])\n"
     "def test_sub(x):\n    pass\n\n\ndef test_add_still_works():\n    pass\n"
 )
-
-
-@pytest.fixture(scope="module")
-def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    return build(tmp_path_factory.mktemp("attacks") / "repo")
-
-
-@pytest.fixture(scope="module")
-def task(fx: Fixture) -> Task:
-    """The fixture's task (its test command blocks the unused plugins)."""
-    return task_for(fx)
 
 
 @pytest.fixture(scope="module")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture, build, task_for
+from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture
 
 from pytest_homefield.agents.base import AgentContext, AgentResult
 from pytest_homefield.agents.reference import OracleAgent
@@ -26,23 +26,6 @@ from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.store import append_jsonl
 
 CALC = "src/calc/__init__.py"
-
-
-@pytest.fixture(scope="module")
-def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    return build(tmp_path_factory.mktemp("attempt") / "repo")
-
-
-@pytest.fixture(scope="module")
-def task(fx: Fixture) -> Task:
-    return task_for(fx)
-
-
-@pytest.fixture
-def cache(fx: Fixture) -> Iterator[SnapshotCache]:
-    c = SnapshotCache(repo=fx.root)
-    yield c
-    c.close()
 
 
 class FnAgent:

@@ -12,23 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Both, Fixture, build, script_agent, task_for
+from helpers.attack_repo import WRONG_CALC, Both, Fixture, script_agent
 
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
-
-
-@pytest.fixture(scope="module")
-def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    return build(tmp_path_factory.mktemp("chan") / "repo")
-
-
-@pytest.fixture(scope="module")
-def task(fx: Fixture) -> Task:
-    return task_for(fx)
 
 
 @pytest.mark.parametrize("sandbox", ["bwrap", "none"])

@@ -135,7 +135,7 @@ def test_verify_records_what_the_oracle_fails_and_runs_leave_it_out(tmp_path: Pa
     assert ("homefield verify: recorded 1 PASS_TO_PASS id(s) as flaky in .homefield/flaky.jsonl (oracle failed "
             "them; later runs leave them out of every agent's regression check):") in out, out[-3000:]
     assert f"  {task.id}  {ghost}" in out
-    assert "homefield verify: 1 of 1 tasks no longer pass with the reference fix:" in out
+    assert "homefield verify: 1 of 1 task no longer pass with the reference fix:" in out
     lines = list(read_jsonl(home.flaky))
     assert [(r["task_id"], r["test_id"], r["agent"]) for r in lines] == [(task.id, ghost, "oracle")]
     assert lines[0]["run_id"].startswith("verify-")
@@ -156,5 +156,5 @@ def test_verify_records_what_the_oracle_fails_and_runs_leave_it_out(tmp_path: Pa
     assert len(list(read_jsonl(home.flaky))) == 1
     # and verify again: the oracle solves it now, nothing is recorded
     proc = homefield(repo, "verify", "-n", "0", "--sandbox", "none")
-    assert proc.returncode == 0 and "oracle solves all 1 tasks" in proc.stdout, proc.stdout[-3000:]
+    assert proc.returncode == 0 and "oracle solves the 1 task" in proc.stdout, proc.stdout[-3000:]
     assert "recorded" not in proc.stdout and len(list(read_jsonl(home.flaky))) == 1

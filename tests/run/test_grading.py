@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixture, build, task_for
+from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixture
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import (
@@ -24,16 +24,6 @@ from pytest_homefield.run.grading import (
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
 CALC = "src/calc/__init__.py"
-
-
-@pytest.fixture(scope="module")
-def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    return build(tmp_path_factory.mktemp("grading") / "repo")
-
-
-@pytest.fixture(scope="module")
-def task(fx: Fixture) -> Task:
-    return task_for(fx)
 
 
 @pytest.fixture(scope="module")

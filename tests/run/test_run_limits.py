@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -107,7 +108,12 @@ def test_plan_and_verify(mined: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"oracle solves all {n_tasks(repo)} tasks in this environment" in proc.stdout
     first = next(iter(read_jsonl(repo / ".homefield" / "tasks.jsonl")))["id"]
-    proc = homefield(repo, "verify", "-n", "0", "-k", first)  # a selection says what it verified
-    assert f"oracle solves all 1 selected tasks (of {n_tasks(repo)}) in this environment" in proc.stdout, proc.stdout
+    # a selection says what it verified; --max-tasks takes the newest tasks, as run does
+    proc = homefield(repo, "verify", "-n", "0", "-k", first, "--max-tasks", "2")
+    assert f"oracle solves the 1 selected task (of {n_tasks(repo)}) in this environment" in proc.stdout, proc.stdout
+    # issue 35: the header counted the attempts -k leaves out, and the progress line said "homefield run"
+    assert re.search(r"homefield verify verify-\S+: 1 attempt \(1 task × oracle\), of 2 \(-k", proc.stdout), \
+        proc.stdout
+    assert "homefield verify 1/1 · solved 1" in proc.stdout and "homefield run " not in proc.stdout, proc.stdout
     proc = homefield(repo, "plan", "--agent", "oracle", "--attempts", "2")
     assert "exact: a reference agent spends nothing" in proc.stdout  # history or not, oracle costs nothing

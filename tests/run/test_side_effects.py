@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import Fixture, build, cmd_agent, task_for
+from helpers.attack_repo import Fixture, cmd_agent
 
 from pytest_homefield.agents.base import AgentContext, AgentResult
 from pytest_homefield.records import Result, Task
@@ -32,23 +31,6 @@ def _bwrap_works() -> bool:
 
 SANDBOXES = [pytest.param("bwrap", id="sandboxed", marks=pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")),
              pytest.param("none", id="no-sandbox")]
-
-
-@pytest.fixture(scope="module")
-def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
-    return build(tmp_path_factory.mktemp("caps") / "repo")
-
-
-@pytest.fixture(scope="module")
-def task(fx: Fixture) -> Task:
-    return task_for(fx)
-
-
-@pytest.fixture
-def cache(fx: Fixture) -> Iterator[SnapshotCache]:
-    c = SnapshotCache(repo=fx.root)
-    yield c
-    c.close()
 
 
 def attempt(task: Task, cache: SnapshotCache, agent: object, tmp_path: Path, sandbox: str = "auto",

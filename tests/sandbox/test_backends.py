@@ -30,6 +30,8 @@ from pytest_homefield.sandbox.backends import (
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy
+from pytest_homefield.sandbox.relay import HostRelay
 from pytest_homefield.settings import Settings
 
 
@@ -186,6 +188,36 @@ def test_template_mounts_a_test_run_read_only(tmp_path: Path) -> None:
     assert f"{tmp_path / 'ws'}:{tmp_path / 'ws'}:ro" in argv and f"{tmp_path / 'out'}:{tmp_path / 'out'}:rw" in argv
     assert not any(a.endswith(":rw") and a.startswith(str(tmp_path / "ws")) for a in argv)
     assert argv[-5:] == ["--rootfs", "/", "sh", "-c", "true"] and argv[argv.index("--network") + 1] == "none"
+
+
+def test_template_leaves_allowlisted_agents_to_bubblewrap(tmp_path: Path) -> None:
+    """Issue 30: the container template gave every allowlisted agent ``--network host`` (podman and
+    docker filter no host names). An agent with allowed hosts is now left to bubblewrap, whose filtering
+    proxy holds the list; an allowlist of nothing is a container without network."""
+    exe = _bwrap()
+    mod = load_template("sandbox_container.py")
+    hooked = HookBackend(lambda argv, ctx: mod.pytest_homefield_sandbox(argv=argv, ctx=ctx), BwrapBackend(exe))
+    ws, tmp, home = (tmp_path / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    boxes = []
+    for hosts in (["api.example.com:443"], []):
+        relay = HostRelay((), tmp_path / f"net{len(hosts)}")
+        proxy = FilteringProxy(Allowlist.of(hosts), tmp_path / f"proxy{len(hosts)}.log")
+        boxes.append(AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=[], network=False, agent="a",
+                              relay=relay, proxy=proxy))
+    try:
+        listed = hooked.wrap_agent(["true"], env, boxes[0])
+        assert listed.backend == "bwrap" and listed.argv[0] == exe and "--unshare-net" in listed.argv
+        assert any(a.startswith("HTTPS_PROXY") or a == "HTTPS_PROXY" for a in listed.argv)
+        empty = hooked.wrap_agent(["true"], env, boxes[1])
+        assert empty.backend == "hook" and empty.argv[empty.argv.index("--network") + 1] == "none"
+    finally:
+        for box in boxes:
+            assert box.proxy is not None and box.relay is not None
+            box.proxy.close()
+            box.relay.close()
 
 
 def _container_engine() -> str:

@@ -133,8 +133,11 @@ def test_program_paths_of_a_venv_script_and_an_npm_launcher(tmp_path: Path) -> N
 def test_inside_path_drops_what_is_not_mounted(tmp_path: Path) -> None:
     shims, venv_bin = tmp_path / "shims", tmp_path / "venv" / "bin"
     path = os.pathsep.join([str(shims), str(venv_bin), "/usr/bin"])
+    # /opt is no system folder (issue 30): an interpreter's bin under it stays only when it is mounted
     assert inside_path(path, [tmp_path / "venv"], first=[Path("/opt/py/bin")]).split(os.pathsep) == \
-        (["/opt/py/bin"] if os.path.isdir("/opt") else []) + [str(venv_bin), "/usr/bin"]
+        [str(venv_bin), "/usr/bin"]
+    assert inside_path(path, [tmp_path / "venv", Path("/opt/py")], first=[Path("/opt/py/bin")]) \
+        .split(os.pathsep) == ["/opt/py/bin", str(venv_bin), "/usr/bin"]
 
 
 def test_choice_rejects_unknown_modes() -> None:
@@ -265,6 +268,28 @@ def test_test_runs_use_the_environment_env_names_read_only(tmp_path: Path) -> No
     run = run_tests(work, cmd, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
     assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     assert len(run.outcomes) == 2 and (site / "hfmarker.py").exists() and not (site / "planted.py").exists()
+
+
+def _opt_entries() -> list[Path]:
+    opt = Path("/opt")
+    entries = sorted(p for p in opt.iterdir() if p.is_dir() and not p.is_symlink()) if opt.is_dir() else []
+    if len(entries) < 2:
+        pytest.skip("/opt holds fewer than two folders here: nothing to tell apart")
+    return entries
+
+
+def test_opt_is_bound_only_where_the_run_needs_it(tmp_path: Path) -> None:
+    """Issue 30: ``/opt`` was bound whole (other toolchains, vendors' agents and what they keep there).
+    Now only the read-only paths under it that the policy names (an interpreter's prefix) are there."""
+    exe = _bwrap()
+    needed, *others = _opt_entries()
+    policy = Policy(cwd=tmp_path, rw=[tmp_path], ro=[*python_paths(), needed])
+    argv = bwrap_argv([sys.executable, "-c", "import os, sys; print([os.path.exists(p) for p in sys.argv[1:]])",
+                       str(needed), *map(str, others)], policy, bwrap=exe)
+    assert "/opt" not in _pairs(argv, "--ro-bind") and str(needed) in _pairs(argv, "--ro-bind")
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str([True] + [False] * len(others))
 
 
 def test_etc_holds_what_a_toolchain_needs_and_no_secret(tmp_path: Path) -> None:

@@ -162,3 +162,11 @@ def test_verbose_lines_name_the_task_by_subject(mined: Path, tmp_path: Path) -> 
     out = proc.stdout.splitlines()
     i = next(i for i, line in enumerate(out) if f"::{tid}::noop[1] UNSOLVED" in line)
     assert out[i + 1] == f"    {subject}", out[i: i + 2]
+
+
+def test_a_verify_line_is_named_verify() -> None:
+    """Issue 35: ``homefield verify``'s progress line said ``run`` (verify is a run of oracle)."""
+    p = Progress("run", 2, name="verify", clock=lambda: 0.0)
+    p.finish("a", "solved")
+    assert p.line().startswith("verify 1/2 · solved 1 · ")
+    assert Progress("run", 2, clock=lambda: 0.0).line().startswith("run 0/2")
