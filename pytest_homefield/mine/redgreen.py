@@ -574,7 +574,9 @@ def verify_candidate(
 
         def note_bounded(r: TestRun, k: int, bound: float) -> TestRun:
             """A parent run stopped at the commit's bound: noted for the detail, and :func:`_cut_short`."""
-            bounded.append(f"parent run {k} stopped at {bound:.0f} s ({PARENT_FACTOR:g}× commit run 1's "
+            limit = parent_bound_s()
+            past = f", past the bound of {limit:.0f} s" if round(limit) < round(bound) else ""
+            bounded.append(f"parent run {k} stopped at {bound:.0f} s{past} ({PARENT_FACTOR:g}× commit run 1's "
                            f"{commit_runs[0].wall_s:.1f} s, at least {parent_floor_s:g} s)")
             return _cut_short(r)
 
@@ -610,6 +612,8 @@ def verify_candidate(
         if isinstance(r, Verification):
             return _with_times(r, setup_s, parent_runs, commit_runs)
         commit_runs.append(r)
+        if probe is not None and (r.timed_out or parent_bound_s() > probe_s):
+            setup_s["parent"] += probe.wall_s  # a run not classified: its seconds still count
         if probe is not None and not r.timed_out:  # (the commit timing out too is the timeout to report)
             bound = parent_bound_s()
             if bound > probe_s:  # a slow suite, not a hang: parent run 1 again, under the bound
