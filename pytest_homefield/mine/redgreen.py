@@ -560,6 +560,7 @@ def verify_candidate(
         # since pytest given the ids of a module that cannot import stops the whole run (exit 4)
         broken: dict[str, set[str]] = {"parent": set(), "commit": set()}
         bounded: list[str] = []  # one phrase per parent run stopped at the bound
+        unclassified: list[TestRun] = []  # parent run 1 cut at the probe and not classified: time and runs count
 
         def parent_bound_s() -> float:
             """Seconds for a parent run: :data:`PARENT_FACTOR` × commit run 1's, at least
@@ -584,7 +585,7 @@ def verify_candidate(
 
         def done() -> Verification:
             v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
-                            commit_runs)
+                            commit_runs, unclassified)
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
@@ -599,7 +600,7 @@ def verify_candidate(
         probe_s = parent_bound_s()
         r = run(parent_base, "parent", 1, None)
         if isinstance(r, Verification):
-            return _with_times(r, setup_s, parent_runs, commit_runs)
+            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
         probe = r if r.timed_out else None  # cut: the commit's time says whether it hangs
         if probe is None:
             parent_runs.append(r)
@@ -610,16 +611,16 @@ def verify_candidate(
         commit_base = make_snapshot(repo, commit, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
         r = run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
-            return _with_times(r, setup_s, parent_runs, commit_runs)
+            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
         commit_runs.append(r)
         if probe is not None and (r.timed_out or parent_bound_s() > probe_s):
-            setup_s["parent"] += probe.wall_s  # a run not classified: its seconds still count
+            unclassified.append(probe)  # made again under the bound, or the commit timed out: not classified
         if probe is not None and not r.timed_out:  # (the commit timing out too is the timeout to report)
             bound = parent_bound_s()
             if bound > probe_s:  # a slow suite, not a hang: parent run 1 again, under the bound
                 r = run(parent_base, "parent", 1, None, name="parent-1-bounded")
                 if isinstance(r, Verification):
-                    return _with_times(r, setup_s, parent_runs, commit_runs)
+                    return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
                 parent_runs.append(r)
             elif bound < run_timeout_s:  # the parent ran past the bound: it hangs
                 parent_runs.append(note_bounded(probe, 1, probe_s))
@@ -635,7 +636,7 @@ def verify_candidate(
                 return done()
             r = run(parent_base, "parent", k, todo)
             if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs)
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
             parent_runs.append(r)
             if r.timed_out:
                 return done()
@@ -647,7 +648,7 @@ def verify_candidate(
                 break
             r = run(commit_base, "commit", k, sorted({*standing, *commit_failures(parent_runs, commit_runs)}))
             if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs)
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
             commit_runs.append(r)
             if r.timed_out:
                 break
@@ -700,12 +701,14 @@ def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification
 
 
 def _with_times(
-    v: Verification, setup_s: Mapping[str, float], parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
+    v: Verification, setup_s: Mapping[str, float], parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun],
+    unclassified: Sequence[TestRun] = (),
 ) -> Verification:
-    """``v`` with ``parent_s``/``commit_s`` = setup plus test seconds and ``runs`` filled in."""
-    v.parent_s = setup_s["parent"] + sum(r.wall_s for r in parent_runs)
+    """``v`` with ``parent_s``/``commit_s`` = setup plus test seconds and ``runs`` filled in
+    (``unclassified``: parent runs made but not classified, e.g. parent run 1 cut at the probe and made again)."""
+    v.parent_s = setup_s["parent"] + sum(r.wall_s for r in [*parent_runs, *unclassified])
     v.commit_s = setup_s["commit"] + sum(r.wall_s for r in commit_runs)
-    v.runs = len(parent_runs) + len(commit_runs)
+    v.runs = len(parent_runs) + len(commit_runs) + len(unclassified)
     return v
 
 
