@@ -24,7 +24,7 @@ from typing import Any
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
-           "continue_command", "INTERRUPTED", "STOP_AFTER_TASKS", "TIME_BUDGET", "FAIL_FAST"]
+           "continue_command", "in_flight_line", "INTERRUPTED", "STOP_AFTER_TASKS", "TIME_BUDGET", "FAIL_FAST"]
 
 #: ``reason`` of the verification record of a candidate a bound left unverified (never reused, never merged).
 NOT_VERIFIED = "not_verified"
@@ -132,11 +132,28 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
 
 
 def stop_meta(stop: Stop | None, *, n_candidates: int, n_not_verified: int, command: str,
-              elapsed_s: float) -> dict[str, Any] | None:
+              elapsed_s: float, in_flight: Sequence[str] = ()) -> dict[str, Any] | None:
     """``meta.json``'s ``stopped`` (docs/contracts.md §4): ``why``, ``detail``, ``candidates``,
-    ``not_verified``, ``continue`` (the command) and ``elapsed`` (for people, e.g. ``'3m05s'``); ``None``
-    for a mine that verified every candidate it was meant to."""
+    ``not_verified``, ``continue`` (the command), ``elapsed`` (for people, e.g. ``'3m05s'``) and, when
+    the time budget stopped verifications mid-way, ``in_flight`` (their ids); ``None`` for a mine
+    that verified every candidate it was meant to."""
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return None
-    return {"why": stop.why, "detail": stop.detail, "candidates": n_candidates, "not_verified": n_not_verified,
+    meta = {"why": stop.why, "detail": stop.detail, "candidates": n_candidates, "not_verified": n_not_verified,
             "continue": command, "elapsed": fmt_duration(elapsed_s)}
+    if in_flight:
+        meta["in_flight"] = list(in_flight)
+    return meta
+
+
+def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5) -> str | None:
+    """``'Stopped mid-verification at the time budget (2, their test runs killed): 3e9983db7b59 iterutils:
+    unify …; …'`` for the verification records marked ``in_flight`` (the budget cut their runs: they
+    count as not verified), at most ``limit`` named; ``None`` when there are none."""
+    cut = [r for r in records if r.get("in_flight")]
+    if not cut:
+        return None
+    named = "; ".join(f"{r.get('id')} {str(r.get('subject') or '')[:60]}".strip() for r in cut[:limit])
+    more = f"; and {len(cut) - limit} more" if len(cut) > limit else ""
+    return (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
+            f"{named}{more}")

@@ -140,6 +140,20 @@ class MinePlugin(ModePlugin):
         if self.stop is None:  # a Ctrl-C (our own shouldstop ends the loop this way too)
             self.stop = Stop(INTERRUPTED, "Ctrl-C")
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """A Ctrl-C (at ``-n 0`` in an item, under xdist in the controller's loop) ends the loop here
+        (controller): the session then finishes as usual and the summary is the last thing printed
+        (:meth:`pytest_unconfigure`), with exit status 2 and no KeyboardInterrupt banner or traceback.
+        Fail-fast's own stop goes on as pytest's interruption."""
+        try:
+            return (yield)
+        except KeyboardInterrupt:
+            if self.is_worker or self.stop is not None and self.stop.why != INTERRUPTED:
+                raise
+            self.stop = Stop(INTERRUPTED, "Ctrl-C")
+            return True
+
     # -- end of session (controller only) -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
         try:
@@ -158,6 +172,9 @@ class MinePlugin(ModePlugin):
         if self.session.tasks_error is not None:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
+        if self.stop is not None and self.stop.why == INTERRUPTED:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            return
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.session.n_candidates == 0:
             session.exitstatus = pytest.ExitCode.OK
         if self.stop is not None and self.stop.why == FAIL_FAST:
@@ -171,9 +188,24 @@ class MinePlugin(ModePlugin):
     def write_summary(self, terminalreporter: Any) -> None:
         if not self.summary:
             return
+        if self.stop is not None and self.stop.why == INTERRUPTED:
+            self._deferred = terminalreporter  # after pytest's last line: the summary ends the output
+            return
+        self._write(terminalreporter)
+
+    def _write(self, terminalreporter: Any) -> None:
         terminalreporter.section("homefield mine", sep="=", bold=True)
         for line in self.summary:
             terminalreporter.write_line(line)
+
+    _deferred: Any = None
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """An interrupted mine's summary, the last lines printed (:meth:`write_summary` kept it)."""
+        if self._deferred is not None:
+            tr, self._deferred = self._deferred, None
+            self._write(tr)
 
 
 class CandidateItem(pytest.Item):

@@ -44,11 +44,13 @@ from pytest_homefield.mine.bounds import (
     FailFast,
     Stop,
     budget_detail,
+    in_flight_line,
     stop_lines,
     stop_meta,
 )
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import (
+    DeadlineReached,
     diff_lines,
     make_gold_patch,
     make_test_patch,
@@ -167,7 +169,8 @@ def test_sandbox(settings: Settings) -> str:
 
 
 def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd: str | None = None,
-                      setup_cmd: str | None = None, services_log: Path | None = None) -> dict[str, Any]:
+                      setup_cmd: str | None = None, services_log: Path | None = None,
+                      deadline: float | None = None) -> dict[str, Any]:
     """Verify one frozen candidate (a ``candidates.jsonl`` record) red→green and return its
     verification record for ``mine/<id>/results.jsonl``: ``commit``, ``id``, ``subject``,
     ``reason`` (``None`` = kept), ``detail``, counts, seconds, the candidate's ``verify_key``, and
@@ -177,7 +180,11 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     (:func:`pytest_homefield.envs.stage.commit_env`, built or reused); the record then has ``env``
     (``key``, ``built``, ``build_s``) and a build failure is ``setup_failed`` with uv's last line.
     The test runs get ``settings``' services and test-network ports (their logs in ``services_log``);
-    a drop whose sandboxed runs could not connect records ``network_hint``."""
+    a drop whose sandboxed runs could not connect records ``network_hint``. ``deadline``
+    (``time.time()``, s; ``--time-budget``): no test run outlives it, and one it cuts raises
+    :class:`~pytest_homefield.mine.redgreen.DeadlineReached` (nothing is recorded: not verified). A
+    parent run stopped at the bound set by the commit's time (a hang the commit fixes) is the record's
+    ``parent_bound`` and the task's ``verify.parent_bound``."""
     test_cmd = test_cmd or settings.test_cmd
     setup_cmd = setup_cmd if setup_cmd is not None else settings.setup_cmd
     commit, parent = candidate["commit"], candidate["parent"]
@@ -208,6 +215,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
         network=settings.network(services_log),
+        deadline=deadline,
     )
     record: dict[str, Any] = {
         **base,
@@ -225,6 +233,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         record["missing_modules"] = ver.missing_modules
     if ver.network_hint:
         record["network_hint"] = ver.network_hint
+    if ver.parent_bound:
+        record["parent_bound"] = ver.parent_bound
     if ver.canaries is not None:
         record["canaries"] = ver.canaries
     if candidate.get("dependency_files"):
@@ -254,7 +264,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             languages=_languages(candidate["source_files"]),
             diff_lines=diff_lines(gold_patch),
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
-                    "commit_s": round(ver.commit_s, 3)},
+                    "commit_s": round(ver.commit_s, 3),
+                    **({"parent_bound": ver.parent_bound} if ver.parent_bound else {})},
             # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
             env=environment.record() if environment is not None else None,
@@ -488,7 +499,14 @@ class MineSession:
             record = reused_record(candidate, prior, source=str(prior.get("reused_from") or ""),
                                     threshold=self.settings.spec_threshold)
         else:
-            record = verify_and_record(candidate, self.settings, services_log=services_dir(self.mine_dir))
+            try:
+                record = verify_and_record(candidate, self.settings, services_log=services_dir(self.mine_dir),
+                                           deadline=self.deadline)
+            except DeadlineReached as exc:  # in flight at the budget: its runs were killed, not verified
+                detail = f"{budget_detail(TIME_BUDGET, self.settings)} in {exc.where}"
+                record = {"commit": candidate["commit"], "id": name, "subject": candidate["subject"],
+                          "reason": NOT_VERIFIED, "stop": TIME_BUDGET, "detail": detail, "in_flight": True}
+                return Verdict(record, f"not verified ({detail})", verified=False)
         if record.get("task"):
             self._kept.add(str(record["commit"]))
         if record["reason"] is None:
@@ -550,7 +568,8 @@ class MineSession:
         if stop is None or stop.why == INTERRUPTED:
             bound = next((r for r in every if r.get("reason") == NOT_VERIFIED), None)
             if bound is not None and stop is None:
-                stop = Stop(str(bound.get("stop") or TIME_BUDGET), str(bound.get("detail") or "a bound reached"))
+                why = str(bound.get("stop") or TIME_BUDGET)
+                stop = Stop(why, budget_detail(why, self.settings))
         n_max = len({r["commit"] for r in every if r.get("reason") == "max_tasks"} - {r["commit"] for r in verified})
         tasks_path = self.settings.tasks_path
         try:
@@ -567,15 +586,17 @@ class MineSession:
         partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
                              kept=kept, command=command)
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
+        cut = in_flight_line(every)
         lines = [
             f"Mined {plural(kept, 'task')} from {of} candidate{'s' if n_cand != 1 else ''} "
             f"({plural(examined, 'commit')} examined); "
             f"{plural(len(tasks), 'task')} in {tasks_path.relative_to(self.settings.root)}",
-            *partial,
+            *partial[:1], *([cut] if cut and partial else []), *partial[1:],
         ]
         self.kept = kept
         self.stopped = stop_meta(stop, n_candidates=n_cand, n_not_verified=not_verified, command=command,
-                                 elapsed_s=time.monotonic() - self.started)
+                                 elapsed_s=time.monotonic() - self.started,
+                                 in_flight=[str(r["id"]) for r in every if r.get("in_flight")])
         self._record_end(kept)
         n_reused = sum(1 for r in verified if r.get("reused_from"))
         lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"

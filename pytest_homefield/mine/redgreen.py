@@ -14,6 +14,20 @@ commit run so far); commit runs 2…N run those plus the ids that failed in ever
 order; a run that cannot change the verdict any more is not made. An id a run did not select is not
 observed there (:func:`classify_runs`). PASS_TO_PASS ids are observed in the first run of each state
 only: one that fails later is caught when the oracle is graded (docs/contracts.md §7, flaky ids).
+
+Parent runs are bounded by the commit's time (verification version 6): parent run 1 gets at most
+:data:`PARENT_PROBE_S`; when it is cut there, commit run 1 is timed and the bound is
+:data:`PARENT_FACTOR` × its seconds, at least :data:`PARENT_FLOOR_S` (parent run 1 is made again
+under that bound when the probe was shorter). Parent runs 2…N get the bound at once. A parent run
+stopped at the bound did not fail to run: the commit's tests finish, the parent's do not, so it is
+the bug the commit fixes (a hang). Such a run (:func:`_cut_short`) observes only the ids it reported
+(the test in progress when it was killed reported ``error``: failing); the ids it never reached are
+run by the next parent run, and an id no parent run reached is excluded as ``unfinished``, never
+PASS_TO_PASS. A run cut while still collecting counts every absent id as failing, as a collection
+error does. The kept task's ``verify.parent_bound`` and the record's detail say so.
+
+``deadline`` (``--time-budget``): no run outlives it; a run it cuts raises :class:`DeadlineReached`
+(the candidate is not verified, not dropped).
 """
 
 from __future__ import annotations
@@ -23,6 +37,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,19 +74,34 @@ __all__ = [
     "MAX_SELECTED",
     "own_top_levels",
     "root_commits",
+    "DeadlineReached",
+    "PARENT_PROBE_S",
 ]
 
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
 #: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
 #: bump it whenever the same commit and settings could be classified differently. 5: canary twins
-#: beside the original, checked in both orders (the task's ``canary_order``).
-VERIFY_VERSION = 5
+#: beside the original, checked in both orders (the task's ``canary_order``). 6: parent runs bounded by
+#: the commit's time, a parent that hangs past the bound is red (module docstring).
+VERIFY_VERSION = 6
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
-#: Parent runs after commit run 1 are bounded by this many times its seconds …
+#: Parent runs are bounded by this many times commit run 1's seconds …
 PARENT_FACTOR = 5.0
 #: … but never below this many seconds (and never above the run timeout).
 PARENT_FLOOR_S = 30.0
+#: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
+#: more than the run timeout); cut there, commit run 1 is timed and the bound decides.
+PARENT_PROBE_S = 60.0
+
+
+class DeadlineReached(Exception):
+    """A run of :func:`verify_candidate` was stopped at its ``deadline`` (``--time-budget``): the
+    candidate is not verified. ``where``: the run (``"parent run 1"``, ``"setup at the commit"``)."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(f"stopped at the time budget in {where}")
+        self.where = where
 
 
 def _targets(select: Sequence[str], broken: Collection[str]) -> list[str]:
@@ -97,7 +127,9 @@ ALL_SKIPPED = "were skipped in this environment"
 #: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
 #: that run had no collection error (e.g. a parametrization computed from source code), so it is
 #: neither red at the parent nor green at the commit — a case docs/contracts.md §7 does not name.
-EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent")
+#: ``unfinished``: green at the commit, but no parent run reached it (each was stopped at its bound
+#: before the id ran, :func:`_cut_short`): nothing is known of it at the parent.
+EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent", "unfinished")
 
 # what one run says about one id
 _PASS, _FAIL, _SKIP, _ABSENT = "pass", "fail", "skip", "absent"
@@ -123,6 +155,8 @@ class Verification:
     contradicted copy the reference passed (or that did not run), checked as sentinels instead;
     ``canary_order``: function → ``after``/``before``, the original's fixed place among its twins
     (:func:`~pytest_homefield.mine.canary_check.check_canaries`).
+    ``parent_bound``: when a parent run was stopped at the bound set by the commit's time (a hang at
+    the parent), one line saying which run, the bound and the commit's time; else ``None``.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -139,6 +173,7 @@ class Verification:
     canaries: int | None = None
     canary_sentinels: list[str] = field(default_factory=list)
     canary_order: dict[str, str] = field(default_factory=dict)
+    parent_bound: str | None = None
 
 
 def _state(run: TestRun, test_id: str) -> str | None:
@@ -199,8 +234,35 @@ def commit_failures(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRu
     return out
 
 
+def unreached(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) -> list[str]:
+    """The ids that passed in every commit run observing them (at least one) and that no parent run
+    observed (every parent run was cut short before reaching them, :func:`_cut_short`), sorted: the
+    next parent run selects them too."""
+    out = []
+    for i in _all_ids([*parent_runs, *commit_runs]):
+        st = _states(commit_runs, i)
+        if st and all(x == _PASS for x in st) and not _states(parent_runs, i):
+            out.append(i)
+    return out
+
+
+def _cut_short(run: TestRun) -> TestRun:
+    """A parent run stopped at its bound (:data:`PARENT_FACTOR`), as a run that observed only what it
+    reported: its reported outcomes stand (the test in progress when it was killed reported ``error``
+    if its setup had passed), the ids it never reached are not observed (``selected`` is the ids
+    it reported, intersected with its own selection), and it is not a timeout. A run that never
+    finished collecting (no test reported, none collected: a hang at import) counts as a collection
+    error: its absent ids fail, as they do when a module cannot be imported."""
+    if not run.outcomes and not run.collected:
+        return dataclasses.replace(run, timed_out=False, collection_error=True, error=None)
+    seen = frozenset(run.outcomes) if run.selected is None else run.selected & frozenset(run.outcomes)
+    return dataclasses.replace(run, timed_out=False, selected=seen, error=None)
+
+
 def _exclusion(parent: Sequence[str], commit: Sequence[str]) -> str:
     """Why an id with these per-run states is in neither list."""
+    if not parent:
+        return "unfinished"
     if len(set(parent)) > 1 or len(set(commit)) > 1:
         return "flaky"
     if _FAIL in commit:
@@ -275,7 +337,8 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
     every run of both states. Other ids are
     excluded as ``flaky`` (state varied within parent or commit runs), ``fails_with_reference``
     (fail in a commit run), ``skipped`` (skip in a commit run, or at the parent while passing at
-    the commit) or ``absent`` (missing without a collection error).
+    the commit), ``absent`` (missing without a collection error) or ``unfinished`` (no parent run
+    observed it: each was cut short at its bound before it ran, :func:`_cut_short`).
 
     ``reason``: ``timeout`` if any run timed out; ``setup_failed`` if a parent run produced no
     outcomes because the test command itself failed (not found, no outcome file); with empty
@@ -367,6 +430,9 @@ def verify_candidate(
     log_dir: Path | None = None,
     sandbox: str = "none",
     network: TestNetwork | None = None,
+    deadline: float | None = None,
+    parent_floor_s: float = PARENT_FLOOR_S,
+    parent_probe_s: float = PARENT_PROBE_S,
 ) -> Verification:
     """Verify that the commit's tests go red→green, stably.
 
@@ -392,8 +458,15 @@ def verify_candidate(
     ``setup_failed`` with its log's last lines). A dropped candidate whose sandboxed runs could not
     connect gets :attr:`Verification.network_hint`, also appended to its detail.
 
-    Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo`` and
-    ``ValueError`` for an unparseable ``test_cmd``; every other problem is a drop reason.
+    Parent runs are bounded by the commit's time (the module docstring): parent run 1 by
+    ``parent_probe_s`` until commit run 1 has been timed, then every parent run by
+    :data:`PARENT_FACTOR` × commit run 1's seconds, at least ``parent_floor_s`` (s; both capped by
+    ``run_timeout_s``). ``deadline``: a wall-clock time (``time.time()``, s) no setup or test run
+    outlives (``--time-budget``).
+
+    Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo``,
+    ``ValueError`` for an unparseable ``test_cmd`` and :class:`DeadlineReached` when ``deadline``
+    cut a run (the temporary folders are removed first); every other problem is a drop reason.
     """
     runs_n = max(1, int(stability_runs))
     root = hf_mkdtemp(work_root)
@@ -407,6 +480,16 @@ def verify_candidate(
         except PatchError as exc:
             return Verification(reason="setup_failed", detail=f"the commit's test files do not apply: {exc}")
 
+        def within(timeout: float, where: str) -> tuple[float, bool]:
+            """``timeout`` (s) cut to what is left before ``deadline``, and whether it was cut; raises
+            :class:`DeadlineReached` when nothing is left."""
+            if deadline is None:
+                return timeout, False
+            left = deadline - time.time()
+            if left <= 0:
+                raise DeadlineReached(where)
+            return (left, True) if left < timeout else (timeout, False)
+
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
                     name: str = "", prepare: Callable[[Path], list[str]] | None = None,
                     timeout_s: float | None = None) -> TestRun | Verification:
@@ -414,10 +497,13 @@ def verify_candidate(
             out.mkdir(parents=True, exist_ok=True)
             wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
             try:
+                limit, cut = within(run_timeout_s, f"the setup at the {state}")
                 setup = run_setup(
-                    wd, setup_cmd, env=scrubbed_env(wd, env), timeout_s=run_timeout_s, log_path=out / "setup.log"
+                    wd, setup_cmd, env=scrubbed_env(wd, env), timeout_s=limit, log_path=out / "setup.log"
                 )
                 setup_s[state] += setup.wall_s
+                if setup.timed_out and cut:
+                    raise DeadlineReached(f"the setup at the {state}")
                 if setup.timed_out or setup.exit_code != 0:
                     how = (
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
@@ -426,13 +512,15 @@ def verify_candidate(
                 targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
                 if prepare is not None:
                     targets = prepare(wd)
+                where = f"{name or state + ' run ' + str(k)}"
+                limit, cut = within(timeout_s or run_timeout_s, where)
                 try:
                     r = run_tests(
                         wd,
                         test_cmd,
                         targets,
                         out_dir=out,
-                        timeout_s=timeout_s or run_timeout_s,
+                        timeout_s=limit,
                         test_timeout_s=test_timeout_s,
                         env=env,
                         sandbox=sandbox,
@@ -440,28 +528,30 @@ def verify_candidate(
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
+                if r.timed_out and cut:
+                    raise DeadlineReached(where)
                 return r if select is None else dataclasses.replace(r, selected=frozenset(select))
             finally:
                 shutil.rmtree(wd, ignore_errors=True)
 
-        def run(base: Path, state: str, k: int, select: Sequence[str] | None) -> TestRun | Verification:
+        def run(base: Path, state: str, k: int, select: Sequence[str] | None, name: str = "") -> TestRun | Verification:
             """Run ``k`` of ``state``, limited to ``select`` (``None``: the whole files). A targeted run
             that did not report a selected id whose module reported no collection error (an id pytest
             cannot address, a rootdir other than the copy) is made again in full, so targeting never
             loses a task."""
             if select is not None and (not can_select or len(select) > MAX_SELECTED):
                 select = None
-            bound = parent_bound_s() if state == "parent" and k > 1 else None
-            r = one_run(base, state, k, select, timeout_s=bound)
+            bound = parent_bound_s() if state == "parent" else None
+            r = one_run(base, state, k, select, timeout_s=bound, name=name)
             if isinstance(r, TestRun):
                 broken[state].update(r.collection_errors)
-                if bound is not None and r.timed_out:
-                    bounded.append(f"parent run {k} stopped at {bound:.0f} s (5× commit run 1, at least "
-                                   f"{PARENT_FLOOR_S:.0f} s)")
             # a module that fails to import reports its collection error: its ids are absent for a reason
             if (select is not None and isinstance(r, TestRun) and not r.timed_out
                     and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors for i in select)):
-                r = one_run(base, state, k, None, name=f"{state}-{k}-full")
+                r = one_run(base, state, k, None, name=f"{name or f'{state}-{k}'}-full", timeout_s=bound)
+            if (isinstance(r, TestRun) and state == "parent" and r.timed_out and commit_runs
+                    and bound is not None and bound < run_timeout_s):
+                r = note_bounded(r, k, bound)  # the commit's tests finish: the parent hangs
             return r
 
         parent_runs: list[TestRun] = []
@@ -469,49 +559,84 @@ def verify_candidate(
         # modules that failed to collect in a run of each state: later targeted runs name them as paths,
         # since pytest given the ids of a module that cannot import stops the whole run (exit 4)
         broken: dict[str, set[str]] = {"parent": set(), "commit": set()}
-        bounded: list[str] = []
+        bounded: list[str] = []  # one phrase per parent run stopped at the bound
+        unclassified: list[TestRun] = []  # parent run 1 cut at the probe and not classified: time and runs count
 
-        def parent_bound_s() -> float | None:
-            """Parent runs after commit run 1 take at most 5× its time (at least :data:`PARENT_FLOOR_S`,
-            at most the run timeout): a parent that hangs where the commit's tests finish (the bug the
-            commit fixes may be a hang) does not hold a worker for the whole run timeout."""
-            if not commit_runs or commit_runs[0].timed_out:
-                return None
-            return min(run_timeout_s, max(PARENT_FLOOR_S, PARENT_FACTOR * commit_runs[0].wall_s))
+        def parent_bound_s() -> float:
+            """Seconds for a parent run: :data:`PARENT_FACTOR` × commit run 1's, at least
+            ``parent_floor_s``, once commit run 1 finished; ``parent_probe_s`` before; never above the
+            run timeout. A parent that hangs where the commit's tests finish (the bug the commit fixes
+            may be a hang) does not hold a worker for the whole run timeout."""
+            if not commit_runs:
+                return min(run_timeout_s, parent_probe_s)
+            if commit_runs[0].timed_out:
+                return run_timeout_s
+            return min(run_timeout_s, max(parent_floor_s, PARENT_FACTOR * commit_runs[0].wall_s))
+
+        def note_bounded(r: TestRun, k: int, bound: float) -> TestRun:
+            """A parent run stopped at the commit's bound: noted for the detail, and :func:`_cut_short`."""
+            limit = parent_bound_s()
+            past = f", past the bound of {limit:.0f} s" if round(limit) < round(bound) else ""
+            bounded.append(f"parent run {k} stopped at {bound:.0f} s{past} ({PARENT_FACTOR:g}× commit run 1's "
+                           f"{commit_runs[0].wall_s:.1f} s, at least {parent_floor_s:g} s)")
+            return _cut_short(r)
 
         own = own_top_levels(repo, parent, commit)
 
         def done() -> Verification:
             v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
-                            commit_runs)
-            if bounded and v.reason == "timeout":
-                v.detail = f"{bounded[0]}; the commit's tests finished in {commit_runs[0].wall_s:.1f} s"
+                            commit_runs, unclassified)
+            if bounded:
+                v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
+                    f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
+                if v.reason in ("timeout", "passes_without_change", "tests_skipped"):
+                    # nothing was seen red: the runs were cut before any test of the commit failed
+                    v.reason, v.detail = "timeout", f"{bounded[0]}; no test was seen failing before it"
+                else:
+                    v.detail += f"; {v.parent_bound}"
             return _with_network_hint(v, [*parent_runs, *commit_runs])
 
-        # parent run 1, whole files: which ids are red
+        # parent run 1, whole files: which ids are red (bounded by the probe: the commit's time is not known yet)
+        probe_s = parent_bound_s()
         r = run(parent_base, "parent", 1, None)
         if isinstance(r, Verification):
-            return _with_times(r, setup_s, parent_runs, commit_runs)
-        parent_runs.append(r)
-        # a collection error hides ids that only the commit runs will name: keep going then
-        if r.timed_out or not (r.collection_error or _red_ids(parent_runs, _all_ids(parent_runs))):
-            return done()
+            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+        probe = r if r.timed_out else None  # cut: the commit's time says whether it hangs
+        if probe is None:
+            parent_runs.append(r)
+            # a collection error hides ids that only the commit runs will name: keep going then
+            if not (r.collection_error or _red_ids(parent_runs, _all_ids(parent_runs))):
+                return done()
         # commit run 1, whole files: which red ids turn green, and PASS_TO_PASS
         commit_base = make_snapshot(repo, commit, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
         r = run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
-            return _with_times(r, setup_s, parent_runs, commit_runs)
+            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
         commit_runs.append(r)
-        if r.timed_out:
+        if probe is not None and (r.timed_out or parent_bound_s() > probe_s):
+            unclassified.append(probe)  # made again under the bound, or the commit timed out: not classified
+        if probe is not None and not r.timed_out:  # (the commit timing out too is the timeout to report)
+            bound = parent_bound_s()
+            if bound > probe_s:  # a slow suite, not a hang: parent run 1 again, under the bound
+                r = run(parent_base, "parent", 1, None, name="parent-1-bounded")
+                if isinstance(r, Verification):
+                    return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+                parent_runs.append(r)
+            elif bound < run_timeout_s:  # the parent ran past the bound: it hangs
+                parent_runs.append(note_bounded(probe, 1, probe_s))
+            else:  # no bound below the run timeout: a timeout
+                parent_runs.append(probe)
+        if commit_runs[0].timed_out or parent_runs[0].timed_out:
             return done()
-        # parent runs 2..N: the FAIL_TO_PASS candidates only
+        # parent runs 2..N: the FAIL_TO_PASS candidates, and the ids a bounded run did not reach (first)
         for k in range(2, runs_n + 1):
             standing = f2p_candidates(parent_runs, commit_runs)
-            if not standing:
+            todo = [*unreached(parent_runs, commit_runs), *standing]
+            if not todo:
                 return done()
-            r = run(parent_base, "parent", k, standing)
+            r = run(parent_base, "parent", k, todo)
             if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs)
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
             parent_runs.append(r)
             if r.timed_out:
                 return done()
@@ -523,7 +648,7 @@ def verify_candidate(
                 break
             r = run(commit_base, "commit", k, sorted({*standing, *commit_failures(parent_runs, commit_runs)}))
             if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs)
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
             commit_runs.append(r)
             if r.timed_out:
                 break
@@ -576,12 +701,14 @@ def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification
 
 
 def _with_times(
-    v: Verification, setup_s: Mapping[str, float], parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
+    v: Verification, setup_s: Mapping[str, float], parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun],
+    unclassified: Sequence[TestRun] = (),
 ) -> Verification:
-    """``v`` with ``parent_s``/``commit_s`` = setup plus test seconds and ``runs`` filled in."""
-    v.parent_s = setup_s["parent"] + sum(r.wall_s for r in parent_runs)
+    """``v`` with ``parent_s``/``commit_s`` = setup plus test seconds and ``runs`` filled in
+    (``unclassified``: parent runs made but not classified, e.g. parent run 1 cut at the probe and made again)."""
+    v.parent_s = setup_s["parent"] + sum(r.wall_s for r in [*parent_runs, *unclassified])
     v.commit_s = setup_s["commit"] + sum(r.wall_s for r in commit_runs)
-    v.runs = len(parent_runs) + len(commit_runs)
+    v.runs = len(parent_runs) + len(commit_runs) + len(unclassified)
     return v
 
 

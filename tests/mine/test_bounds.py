@@ -16,10 +16,13 @@ from pytest_homefield.mine.bounds import (
     FAIL_FAST,
     INTERRUPTED,
     NOT_VERIFIED,
+    TIME_BUDGET,
     FailFast,
     Stop,
     continue_command,
     failure_signature,
+    in_flight_line,
+    stop_meta,
 )
 from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.reuse import ReuseIndex
@@ -194,3 +197,22 @@ def test_the_live_line_is_padded_in_columns_not_characters() -> None:
     for label in ("9f3c2a1b7e04 修复月份计算", "9f3c2a1b7e04 " + "修复" * 40, "short"):
         hooks.progress.in_flight = {"x": label}
         assert display_width(hooks._padded()) == 59
+
+
+def test_verifications_the_budget_cut_are_named_and_recorded() -> None:
+    """Records marked ``in_flight`` (their runs killed at the budget) are named in one summary line and
+    listed in ``meta.json``'s ``stopped``; a budget that cut none adds nothing."""
+    cut = [{"id": f"{n:012d}", "subject": f"Fix case {n}", "reason": NOT_VERIFIED, "stop": TIME_BUDGET,
+            "in_flight": True} for n in range(7)]
+    skipped = {"id": "b" * 12, "subject": "Never started", "reason": NOT_VERIFIED, "stop": TIME_BUDGET}
+    line = in_flight_line([*cut[:2], skipped])
+    assert line == ("Stopped mid-verification at the time budget (2, their test runs killed; not verified): "
+                    "000000000000 Fix case 0; 000000000001 Fix case 1")
+    assert in_flight_line(cut).endswith("000000000004 Fix case 4; and 2 more")  # type: ignore[union-attr]
+    assert in_flight_line([skipped]) is None
+    stop = Stop(TIME_BUDGET, "time budget 2m reached")
+    meta = stop_meta(stop, n_candidates=9, n_not_verified=3, command="homefield mine", elapsed_s=121,
+                     in_flight=["000000000000"])
+    assert meta is not None and meta["in_flight"] == ["000000000000"] and meta["elapsed"] == "2m01s"
+    assert "in_flight" not in (stop_meta(stop, n_candidates=9, n_not_verified=3, command="homefield mine",
+                                         elapsed_s=1) or {})

@@ -8,6 +8,7 @@ exit non-zero; --stop-after-tasks keeps the newest."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import signal
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.e2e_repo import cli_env, homefield
+from helpers.e2e_repo import cli_env, git, homefield
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.store import read_jsonl
@@ -45,9 +46,10 @@ def _repo(path: Path) -> GitRepo:
 def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     repo = _repo(tmp_path / "repo")
     args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", workers]
+    # its own process group: at -n 2 the SIGINT goes to the whole group (workers too), as Ctrl-C does
     proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo.path, env=cli_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=lambda: (os.setpgrp(), signal.signal(signal.SIGINT, signal.SIG_DFL)))
     try:
         deadline = time.monotonic() + 120
         results: list[Path] = []
@@ -56,7 +58,10 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
             results = list((repo.path / ".homefield" / "mine").glob("*/results.jsonl"))
         assert results, "the quick candidate was never verified"
         time.sleep(1.0)  # the slow ones are in their test runs now
-        proc.send_signal(signal.SIGINT)
+        if workers == "2":
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
         out, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -66,6 +71,9 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     assert ("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial (1 task from the 1 "
             "verified).") in out, out
     assert f"Continue with: homefield {shlex.join(args)}" in out, out
+    # the summary ends the output: no KeyboardInterrupt banner or traceback after it, exit status 2
+    assert proc.returncode == 2 and "KeyboardInterrupt" not in out and "Traceback" not in out, out
+    assert out.rstrip().splitlines()[-1].startswith("Verification records: .homefield/mine/"), out
     assert "Missing modules" not in out, out  # pkg.f2 is the repository's own, added by the commit
     (mine_dir,) = (repo.path / ".homefield" / "mine").iterdir()
     stopped = json.loads((mine_dir / "meta.json").read_text())["stopped"]
@@ -120,3 +128,40 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path) -> None:
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     kept = [r for r in read_jsonl(new / "results.jsonl") if r.get("task")]
     assert [r["commit"] for r in kept] == [newest["commit"]]
+
+
+@pytest.mark.parametrize(("workers", "budget"), [("0", 6), ("2", 20)])
+def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, workers: str, budget: int) -> None:
+    """Two new candidates whose tests hang at import (120 s) on top of the mined fixture (its three
+    verifications reused, which the budget never skips): at the budget the hanging runs are killed,
+    those candidates count as not verified (the summary names the ones cut mid-way), and the mine ends
+    at once with exit status 0 (3 tasks kept), not after the hang. (The budget starts before xdist's
+    workers do: at -n 2 it leaves them time to start on a loaded machine. The hangs sleep: no CPU.)"""
+    repo = tmp_path / "repo"
+    shutil.copytree(mined, repo, symlinks=True)
+    for n in (1, 2):
+        (repo / "calc" / f"h{n}.py").write_text(f"def h{n}():\n    return {n}\n")
+        (repo / "tests" / f"test_h{n}.py").write_text(f"import time\n\ntime.sleep(120)\nfrom calc.h{n} import h{n}\n"
+                                                     f"\n\ndef test_h{n}():\n    assert h{n}() == {n}\n")
+        git(repo, "add", "calc", "tests")
+        git(repo, "commit", "-q", "-m", f"Add h{n} returning the number {n}", date=f"2026-02-0{n}T12:00:00+00:00")
+    started = time.monotonic()
+    proc = homefield(repo, "mine", "--stability-runs", "2", "-n", workers, "--time-budget", f"{budget}s", timeout=180)
+    elapsed = time.monotonic() - started
+    out = proc.stdout
+    assert proc.returncode == 0, out + proc.stderr
+    assert elapsed < budget + 40, (elapsed, out)  # the hang would hold it for 60 s (parent run 1's probe) or more
+    assert "Mined 3 tasks from 3 of 5 candidates" in out, out
+    assert f"Stopped: time budget {budget}s reached; 2 of 5 candidates not verified: tasks.jsonl is partial" in out, out
+    new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
+    records = {r["subject"]: r for r in read_jsonl(new / "results.jsonl")}
+    hangs = [records[f"Add h{n} returning the number {n}"] for n in (1, 2)]
+    assert all(r["reason"] == "not_verified" and r["stop"] == "time_budget" for r in hangs), hangs
+    cut = [r for r in hangs if r.get("in_flight")]
+    assert cut, hangs  # at least the first was running when the budget ran out
+    assert all(r["detail"].startswith(f"time budget {budget}s reached in ") for r in cut), cut
+    assert (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
+            f"{cut[0]['id']} ") in out, out
+    stopped = json.loads((new / "meta.json").read_text())["stopped"]
+    assert (stopped["why"], stopped["not_verified"], sorted(stopped["in_flight"])) == \
+        ("time_budget", 2, sorted(r["id"] for r in cut))

@@ -1,19 +1,30 @@
 """Mining's slow paths (issue 35): targeted reruns name a module that failed to import as a path (its
-ids would make pytest abort the run, exit 4, and cost a full rerun); a parent run after commit run 1 is
-bounded by 5× that run's time (with a floor), and the drop says so."""
+ids would make pytest abort the run, exit 4, and cost a full rerun); parent runs are bounded by 5× the
+commit run's time (with a floor; parent run 1 by a probe until the commit's time is known), and a parent
+that hangs past the bound while the commit's tests finish is red for the hanging tests: the commit that
+fixes a hang is a task, and says so. The time budget cuts a verification in flight."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
 from helpers.gitrepo import GitRepo
 
-from pytest_homefield.mine import redgreen
-from pytest_homefield.mine.redgreen import _targets, verify_candidate
+from pytest_homefield.mine.redgreen import (
+    DeadlineReached,
+    _cut_short,
+    _targets,
+    classify_runs,
+    unreached,
+    verify_candidate,
+)
+from pytest_homefield.sandbox.testrun import TestRun
 
 
 def test_targets_name_a_broken_module_as_a_path() -> None:
@@ -22,27 +33,121 @@ def test_targets_name_a_broken_module_as_a_path() -> None:
     assert _targets(select, {"t/test_a.py"}) == ["t/test_a.py", "t/test_b.py::y"]
 
 
+# -- a parent run stopped at its bound: the pure classification ------------------------------------
+
+def _run(outcomes: dict[str, str], *, timed_out: bool = False, collected: int | None = None,
+         selected: frozenset[str] | None = None) -> TestRun:
+    return TestRun(outcomes=dict(outcomes), exit_code=None if timed_out else 0, timed_out=timed_out,
+                   collection_error=False, collected=len(outcomes) if collected is None else collected,
+                   wall_s=1.0, log_path=Path(os.devnull), selected=selected)
+
+
+GREEN = {"t.py::ok": "passed", "t.py::hang": "passed", "t.py::after": "passed"}
+
+
+def test_a_run_cut_short_observes_only_what_it_reported() -> None:
+    """The hanging test reported ``error`` (its call never ended): red. The test after it never ran:
+    not observed, so neither PASS_TO_PASS nor FAIL_TO_PASS ('unfinished'), and not a timeout."""
+    cut = _cut_short(_run({"t.py::ok": "passed", "t.py::hang": "error"}, timed_out=True, collected=3))
+    assert not cut.timed_out and cut.selected == {"t.py::ok", "t.py::hang"}
+    v = classify_runs([cut], [_run(GREEN)])
+    assert (v.reason, v.FAIL_TO_PASS, v.PASS_TO_PASS) == (None, ["t.py::hang"], ["t.py::ok"]), v
+    assert v.excluded == {"t.py::after": "unfinished"}
+    assert unreached([cut], [_run(GREEN)]) == ["t.py::after"]
+    # a later parent run that reached it settles it (passing at the parent: PASS_TO_PASS)
+    later = _run({"t.py::after": "passed", "t.py::hang": "error"}, timed_out=True, selected=frozenset(GREEN))
+    v = classify_runs([cut, _cut_short(later)], [_run(GREEN)])
+    assert (v.FAIL_TO_PASS, v.PASS_TO_PASS, v.excluded) == (["t.py::hang"], ["t.py::after", "t.py::ok"], {})
+    # the same runs, not cut short, are a timeout
+    assert classify_runs([_run({"t.py::hang": "error"}, timed_out=True)], [_run(GREEN)]).reason == "timeout"
+
+
+def test_a_run_cut_while_collecting_counts_every_test_as_failing() -> None:
+    """A hang at import (nothing reported, nothing collected) is like a module that cannot be imported."""
+    cut = _cut_short(_run({}, timed_out=True, collected=0))
+    assert cut.collection_error and cut.selected is None
+    v = classify_runs([cut], [_run(GREEN)])
+    assert v.reason is None and v.FAIL_TO_PASS == sorted(GREEN) and v.PASS_TO_PASS == []
+
+
+def test_a_targeted_run_cut_short_keeps_its_own_selection() -> None:
+    cut = _cut_short(_run({"t.py::hang": "error"}, timed_out=True, selected=frozenset({"t.py::hang", "t.py::after"})))
+    assert cut.selected == {"t.py::hang"}
+
+
+# -- a parent run stopped at its bound: a real commit that fixes an infinite loop -------------------
+
+RETRY = """import time
+
+
+def retry(fn, attempts):
+    \"\"\"Call fn until it returns True, at most attempts times; whether it did.\"\"\"
+    n = 0
+    while n {op} attempts:
+        if fn():
+            return True
+        n += 1
+        time.sleep(0.01)
+    return False
+"""
+
+
+@pytest.fixture(scope="module")
+def hang_fix(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, str]:
+    """A repository whose last commit fixes an infinite loop: ``retry(fn, -1)`` loops for ever at the
+    parent (sleeping, so it costs no CPU) and returns False at the commit. Its test file runs a passing
+    test, the hanging one, then one the hang keeps from running."""
+    repo = GitRepo.init(tmp_path_factory.mktemp("hang") / "r")
+    repo.write("pkg/__init__.py", "")
+    repo.write("pkg/retry.py", RETRY.format(op="!="))
+    repo.write("tests/test_retry.py", "from pkg.retry import retry\n\n\ndef test_retry_succeeds():\n"
+                                      "    assert retry(lambda: True, 3)\n")
+    parent = repo.commit("Add retry")
+    repo.write("pkg/retry.py", RETRY.format(op="<"))
+    repo.write("tests/test_retry.py", "from pkg.retry import retry\n\n\ndef test_retry_succeeds():\n"
+                                      "    assert retry(lambda: True, 3)\n\n\n"
+                                      "def test_retry_negative_attempts():\n"
+                                      "    assert retry(lambda: False, -1) is False\n\n\n"
+                                      "def test_retry_gives_up():\n    assert retry(lambda: False, 2) is False\n")
+    commit = repo.commit("retry: stop for attempts below one instead of looping for ever")
+    return repo, parent, commit
+
+
 @pytest.mark.slow
-def test_a_parent_that_hangs_is_stopped_at_the_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    marker = tmp_path / "seen"
-    repo = GitRepo.init(tmp_path / "r")
-    repo.write("pkg/__init__.py", "def f():\n    return 1\n")
-    repo.write("tests/test_f.py", "from pkg import f\n\n\ndef test_f():\n    assert f() == 1\n")
-    parent = repo.commit("Start the package with f")
-    repo.write("pkg/__init__.py", "def f():\n    return 1\n\n\ndef g():\n    return 2\n")
-    # red at once in parent run 1; every later parent run hangs (the bug the commit fixes may be a hang)
-    repo.write("tests/test_g.py", f"import os, time\n\nimport pkg\n\n\ndef test_g():\n"
-                                  f"    if not hasattr(pkg, 'g'):\n        if os.path.exists({str(marker)!r}):\n"
-                                  f"            time.sleep(120)\n        open({str(marker)!r}, 'w').close()\n"
-                                  f"    assert pkg.g() == 2\n")
-    commit = repo.commit("Add g returning two")
-    monkeypatch.setattr(redgreen, "PARENT_FLOOR_S", 1.0)
-    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_g.py"],
-                         runnable_tests=["tests/test_g.py"], test_cmd=f"{shlex.quote(sys.executable)} -m pytest "
-                         f"{NO_PLUGINS}", setup_cmd=None, stability_runs=2, run_timeout_s=100)
-    assert v.reason == "timeout", v
-    assert v.detail.startswith("parent run 2 stopped at ") and "5× commit run 1" in v.detail, v.detail
-    assert v.parent_s < 60
+def test_a_commit_that_fixes_a_hang_is_a_task(hang_fix: tuple[GitRepo, str, str], tmp_path: Path) -> None:
+    """Parent run 1 is cut at the probe (6 s); commit run 1 takes well under a second, so the bound
+    (5× that, at least 1 s) is below the probe: the parent hangs (under load parent run 1 is made again
+    under the bound, and hangs there). The hanging test is FAIL_TO_PASS;
+    the one the hang kept from running is run by parent run 2 (before the hanging one, cut at the bound
+    again) and is PASS_TO_PASS; the record says why. Wall ≈ 3 s + 1–3 s of hangs + 5 short runs."""
+    repo, parent, commit = hang_fix
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_retry.py"],
+                         runnable_tests=["tests/test_retry.py"], test_cmd=f"{shlex.quote(sys.executable)} -m pytest "
+                         f"{NO_PLUGINS}", setup_cmd=None, stability_runs=2, run_timeout_s=100, parent_floor_s=1.0,
+                         parent_probe_s=6.0, log_dir=tmp_path / "logs")
+    assert v.reason is None, v
+    assert v.FAIL_TO_PASS == ["tests/test_retry.py::test_retry_negative_attempts"], v
+    assert v.PASS_TO_PASS == ["tests/test_retry.py::test_retry_gives_up", "tests/test_retry.py::test_retry_succeeds"]
+    # the probe (6 s), or under load (commit run 1 over 1.2 s) parent run 1 again at the bound
+    assert v.parent_bound is not None and v.parent_bound.startswith("parent run 1 stopped at "), v.parent_bound
+    assert "s (5× commit run 1's " in v.parent_bound, v.parent_bound
+    assert "(2 parent runs)" in v.parent_bound and v.parent_bound in v.detail, v.detail
+    assert v.canaries is not None  # checked like any task
+
+
+def test_the_time_budget_cuts_a_verification_in_flight(hang_fix: tuple[GitRepo, str, str], tmp_path: Path) -> None:
+    """``deadline``: the parent run that hangs is killed at it, and the candidate is not verified."""
+    repo, parent, commit = hang_fix
+    started = time.monotonic()
+    with pytest.raises(DeadlineReached, match="parent run 1"):
+        verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_retry.py"],
+                         runnable_tests=["tests/test_retry.py"], test_cmd=f"{shlex.quote(sys.executable)} -m pytest "
+                         f"{NO_PLUGINS}", setup_cmd=None, run_timeout_s=100, deadline=time.time() + 1.5)
+    assert time.monotonic() - started < 10
+    with pytest.raises(DeadlineReached, match="setup at the parent"):  # nothing starts after it
+        verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_retry.py"],
+                         runnable_tests=["tests/test_retry.py"], test_cmd="true", setup_cmd=None,
+                         deadline=time.time() - 1)
 
 
 @pytest.mark.slow
