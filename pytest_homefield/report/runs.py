@@ -6,6 +6,7 @@ Nothing here computes a statistic; :mod:`.compute` turns these into the report.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from pytest_homefield.report.similarity import (
 )
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
-           "merged_results"]
+           "merged_results", "results_read"]
 
 #: A result's key: (task_id, agent, attempt, variant).
 Key = tuple[str, str, int, str]
@@ -57,6 +58,34 @@ def check_same_specs(metas: Sequence[dict[str, Any]]) -> None:
             seen.setdefault(str(name), (str(spec), str(meta.get("run_id"))))
 
 
+#: results.jsonl path -> ((size in bytes, mtime in ns), its records): what this process read (issue 35:
+#: ``homefield report`` counted the finished attempts of its run by reading the file a second time)
+_READ: dict[Path, tuple[tuple[int, int], list[Result]]] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def results_read(path: Path) -> list[Result] | None:
+    """The records of ``path`` (every line, :func:`pytest_homefield.records.load_results`) as this process
+    last read them, when the file's size and modification time are still those seen then; else ``None``."""
+    seen = _READ.get(Path(path))
+    return seen[1] if seen is not None and seen[0] == _stamp(path) else None
+
+
+def _read_results(path: Path) -> list[Result]:
+    stamp = _stamp(path)
+    records = records_load_results(path)
+    if stamp is not None:
+        _READ[path] = (stamp, records)
+    return records
+
+
 def load_results(run_dir: Path) -> list[Result]:
     """The result records of ``<run_dir>/results.jsonl`` (docs/contracts.md §8), one per key
     (task_id, agent, attempt, variant), the last line winning; a torn last line is skipped and a
@@ -64,7 +93,7 @@ def load_results(run_dir: Path) -> list[Result]:
     file, line and field. Ordered by the position of each key's winning line. An attempt ``--adaptive``
     did not need (outcome ``not_needed``) is left out: it was never run (:mod:`.adaptive` reads it)."""
     by_key: dict[Key, Result] = {}
-    for r in records_load_results(results_path(Path(run_dir))):
+    for r in _read_results(results_path(Path(run_dir))):
         if r.outcome == NOT_NEEDED:
             by_key.pop(r.key, None)
             continue
