@@ -177,7 +177,8 @@ class Similarities:
     else computed (each gold patch reduced to its changed lines once) and kept there."""
 
     _caches: dict[Path, SimilarityCache] = field(default_factory=dict)
-    _gold: dict[str, tuple[Counter[tuple[str, str]], str]] = field(default_factory=dict)
+    #: task id -> (its gold patch's changed lines, computed on the first cache miss; the gold digest)
+    _gold: dict[str, tuple[Counter[tuple[str, str]] | None, str]] = field(default_factory=dict)
     _roots: dict[Path, str] = field(default_factory=dict)
 
     def attempt(self, r: Result, run_dir: Path, task: Task | None) -> Attempt:
@@ -207,8 +208,7 @@ class Similarities:
             cache = self._caches[run_dir] = SimilarityCache(similarity_path(run_dir))
         gold = self._gold.get(task.id)
         if gold is None:
-            gold = self._gold[task.id] = (changed_lines(task.gold_patch, test_files=task.test_files),
-                                          gold_digest(task.gold_patch, task.test_files))
+            gold = self._gold[task.id] = (None, gold_digest(task.gold_patch, task.test_files))
         key = f"{r.task_id}/{r.agent}/{r.attempt}"
         s = cache.get(key, stamp, gold[1])
         if s is None:
@@ -217,7 +217,11 @@ class Similarities:
                     patch = f.read()
             except OSError:
                 return None
-            s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold[0])
+            gold_lines = gold[0]
+            if gold_lines is None:  # a report whose attempts are all cached never reduces a gold patch (issue 35)
+                gold_lines = changed_lines(task.gold_patch, test_files=task.test_files)
+                self._gold[task.id] = (gold_lines, gold[1])
+            s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold_lines)
             cache.put(key, stamp, gold[1], s)
         return s
 
