@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +61,8 @@ def new_id(now: _dt.datetime | None = None) -> str:
     """A run or mine id: UTC ``YYYYmmdd-HHMMSS`` (of ``now``, default the current time) plus ``-`` and
     a 4-hex random suffix, e.g. ``20261201-145501-3f9a``."""
     now = now or _dt.datetime.now(_dt.timezone.utc)
+    import secrets  # hashlib, hmac and random: not for the many processes that never name a run
+
     return now.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
 
 

@@ -224,6 +224,8 @@ class Task:
         for a missing or mistyped field (:func:`check_record`)."""
         check_record(cls, d)
         names = _field_names(cls)
+        if names.issuperset(d):  # no unknown key (the usual case): no filtered copy (issue 35)
+            return cls(**d)
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:
@@ -290,6 +292,8 @@ class Result:
         if d["attempt"] < 1:
             raise RecordError(f"field 'attempt' must be at least 1, got {d['attempt']}")
         names = _field_names(cls)
+        if names.issuperset(d):  # no unknown key (the usual case): no filtered copy (issue 35)
+            return cls(**d)
         return cls(**{k: v for k, v in d.items() if k in names})
 
     def to_dict(self) -> dict[str, Any]:

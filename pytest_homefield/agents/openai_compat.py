@@ -29,9 +29,7 @@ import re
 import subprocess
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -261,6 +259,11 @@ def _post_json(url: str, body: dict[str, Any], api_key: str | None, timeout_s: f
     ``rate_limited`` for 429/503, ``infra`` for other 5xx, 401/403/404 and connection errors,
     ``agent_error`` for other 4xx and malformed bodies, ``timeout``). Proxies are bypassed for
     loopback URLs."""
+    # urllib.request (with http.client, ssl and email) only when an openai: agent talks to its server:
+    # importing it here cost every homefield process, the inert plugin's too, about 15 ms (issue 35)
+    import urllib.error
+    import urllib.request
+
     headers = {"Content-Type": "application/json", "Accept": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"

@@ -7,8 +7,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-import tomllib
-
 __all__ = ["RECIPE_HOSTS"]
 
 
@@ -31,6 +29,8 @@ def _codex_hosts(env: Mapping[str, str]) -> list[str]:
     ``~/.codex``: ``openai_base_url`` and ``model_providers.*.base_url``, a local model server)."""
     hosts = ["api.openai.com:443", "chatgpt.com:443", "auth.openai.com:443"]
     home = env.get("CODEX_HOME") or (str(Path(env["HOME"]) / ".codex") if env.get("HOME") else "")
+    import tomllib  # only for a codex recipe: not at every plugin import (issue 35)
+
     try:
         config = tomllib.loads((Path(home) / "config.toml").read_text()) if home else {}
     except (OSError, ValueError):

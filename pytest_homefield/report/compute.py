@@ -296,11 +296,13 @@ def compute_report(
                        r.suspicious_reason if r.suspicious and r.suspicious_reason else None,
                        r.canary if r.outcome == "forged" else None)
                for r in results if r.suspicious or r.touched_tests or r.outcome == "forged"]
+    forged_by = Counter(r.agent for r in results if r.outcome == "forged")  # one pass, not one per agent
+    suspicious_by = Counter(r.agent for r in results if r.solved and r.suspicious)
     for a in agents.values():
-        n_forged = sum(1 for r in results if r.agent == a.name and r.outcome == "forged")
+        n_forged = forged_by[a.name]
         if n_forged:
             notes.append(say.forged(a.name, n_forged))
-        n_sus = sum(1 for r in results if r.agent == a.name and r.solved and r.suspicious)
+        n_sus = suspicious_by[a.name]
         if n_sus:
             notes.append(say.suspicious_solved(a.name, n_sus))
     sandboxes = _sandbox_counts(results)

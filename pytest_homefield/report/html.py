@@ -9,6 +9,7 @@ agent, with the pass@1 CI as a horizontal whisker). Tables come from :mod:`.tabl
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from html import escape
@@ -123,13 +124,19 @@ def html_cell(cell: Cell, *, strong: bool = True) -> str:
     return _attempts_cell(cell)
 
 
+@functools.lru_cache(maxsize=4096)
+def _attempt_span(i: int, o: str, sym: str, f1: str) -> str:
+    """One attempt's symbol with its tooltip; cached: a 1,000-task report has 25,000 attempts and only a
+    few thousand distinct spans (issue 35)."""
+    tip = f"attempt {i + 1}: {outcome_words(o)}; edit-F1 {f1}"
+    return f'<span class="o-{o}" title="{_e(tip)}">{_e(sym)}</span>'
+
+
 def _attempts_cell(cell: Attempts) -> str:
-    spans = []
-    for i, (o, sym) in enumerate(zip(cell.outcomes, cell.symbols, strict=True)):
-        f1 = cell.f1[i] if i < len(cell.f1) else None
-        tip = f"attempt {i + 1}: {outcome_words(o)}; edit-F1 {DASH if f1 is None else f'{f1:.2f}'}"
-        spans.append(f'<span class="o-{o}" title="{_e(tip)}">{_e(sym)}</span>')
-    f1s = " ".join(DASH if s is None else f"{s:.2f}" for s in cell.f1)
+    f1_texts = [DASH if s is None else f"{s:.2f}" for s in cell.f1]
+    spans = [_attempt_span(i, o, sym, f1_texts[i] if i < len(f1_texts) else DASH)
+             for i, (o, sym) in enumerate(zip(cell.outcomes, cell.symbols, strict=True))]
+    f1s = " ".join(f1_texts)
     out = "".join(spans) or "·"
     return out + f' <small class="muted">{f1s}</small>' if f1s else out
 

@@ -37,8 +37,13 @@ JsonObject = Mapping[str, Any]
 _R = TypeVar("_R", bound="_Record")
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(x: object) -> object:
     """JSON primitives of ``x``: records through their ``to_dict``, tuples as lists, containers copied."""
+    if type(x) in _LEAVES:  # most values: answered before the isinstance checks (issue 35)
+        return x
     if isinstance(x, _Record):
         return x.to_dict()
     if isinstance(x, list | tuple):

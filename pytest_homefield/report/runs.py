@@ -6,6 +6,7 @@ Nothing here computes a statistic; :mod:`.compute` turns these into the report.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from pytest_homefield.report.similarity import (
 )
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
-           "merged_results"]
+           "merged_results", "results_read"]
 
 #: A result's key: (task_id, agent, attempt, variant).
 Key = tuple[str, str, int, str]
@@ -57,6 +58,34 @@ def check_same_specs(metas: Sequence[dict[str, Any]]) -> None:
             seen.setdefault(str(name), (str(spec), str(meta.get("run_id"))))
 
 
+#: results.jsonl path -> ((size in bytes, mtime in ns), its records): what this process read (issue 35:
+#: ``homefield report`` counted the finished attempts of its run by reading the file a second time)
+_READ: dict[Path, tuple[tuple[int, int], list[Result]]] = {}
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def results_read(path: Path) -> list[Result] | None:
+    """The records of ``path`` (every line, :func:`pytest_homefield.records.load_results`) as this process
+    last read them, when the file's size and modification time are still those seen then; else ``None``."""
+    seen = _READ.get(Path(path))
+    return seen[1] if seen is not None and seen[0] == _stamp(path) else None
+
+
+def _read_results(path: Path) -> list[Result]:
+    stamp = _stamp(path)
+    records = records_load_results(path)
+    if stamp is not None:
+        _READ[path] = (stamp, records)
+    return records
+
+
 def load_results(run_dir: Path) -> list[Result]:
     """The result records of ``<run_dir>/results.jsonl`` (docs/contracts.md §8), one per key
     (task_id, agent, attempt, variant), the last line winning; a torn last line is skipped and a
@@ -64,7 +93,7 @@ def load_results(run_dir: Path) -> list[Result]:
     file, line and field. Ordered by the position of each key's winning line. An attempt ``--adaptive``
     did not need (outcome ``not_needed``) is left out: it was never run (:mod:`.adaptive` reads it)."""
     by_key: dict[Key, Result] = {}
-    for r in records_load_results(results_path(Path(run_dir))):
+    for r in _read_results(results_path(Path(run_dir))):
         if r.outcome == NOT_NEEDED:
             by_key.pop(r.key, None)
             continue
@@ -148,7 +177,8 @@ class Similarities:
     else computed (each gold patch reduced to its changed lines once) and kept there."""
 
     _caches: dict[Path, SimilarityCache] = field(default_factory=dict)
-    _gold: dict[str, tuple[Counter[tuple[str, str]], str]] = field(default_factory=dict)
+    #: task id -> (its gold patch's changed lines, computed on the first cache miss; the gold digest)
+    _gold: dict[str, tuple[Counter[tuple[str, str]] | None, str]] = field(default_factory=dict)
     _roots: dict[Path, str] = field(default_factory=dict)
 
     def attempt(self, r: Result, run_dir: Path, task: Task | None) -> Attempt:
@@ -178,8 +208,7 @@ class Similarities:
             cache = self._caches[run_dir] = SimilarityCache(similarity_path(run_dir))
         gold = self._gold.get(task.id)
         if gold is None:
-            gold = self._gold[task.id] = (changed_lines(task.gold_patch, test_files=task.test_files),
-                                          gold_digest(task.gold_patch, task.test_files))
+            gold = self._gold[task.id] = (None, gold_digest(task.gold_patch, task.test_files))
         key = f"{r.task_id}/{r.agent}/{r.attempt}"
         s = cache.get(key, stamp, gold[1])
         if s is None:
@@ -188,7 +217,11 @@ class Similarities:
                     patch = f.read()
             except OSError:
                 return None
-            s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold[0])
+            gold_lines = gold[0]
+            if gold_lines is None:  # a report whose attempts are all cached never reduces a gold patch (issue 35)
+                gold_lines = changed_lines(task.gold_patch, test_files=task.test_files)
+                self._gold[task.id] = (gold_lines, gold[1])
+            s = similarity_of_lines(changed_lines(patch, test_files=task.test_files), gold_lines)
             cache.put(key, stamp, gold[1], s)
         return s
 

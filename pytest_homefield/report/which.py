@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.report.runs import results_read
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -17,16 +18,26 @@ __all__ = ["RunSummary", "pick_run", "run_summaries", "which_run_lines"]
 @dataclass
 class RunSummary:
     """One run folder at a glance: ``planned`` = tasks × agents × attempts of its ``meta.json``,
-    ``finished`` = distinct attempts in its results (the last line of a key wins)."""
+    ``finished`` = distinct attempts in its results (the last line of a key wins), counted from
+    ``results_file`` when first asked (picking a run needs none of it; the report's own run is then counted
+    from the records the report read: :func:`.runs.results_read`, issue 35)."""
 
     run_id: str
     created_at: str
     agents: list[str]
     planned: int
-    finished: int
     cut_short: str | None
     #: who holds the run folder's lock (a session running it now: ``pid N on HOST since T``), else ``None``
     running: str | None = None
+    results_file: Path | None = None
+    _finished: int | None = field(default=None, repr=False)
+
+    @property
+    def finished(self) -> int:
+        """Distinct (task, agent, attempt, variant) keys of ``results_file`` (0 without one)."""
+        if self._finished is None:
+            self._finished = 0 if self.results_file is None else _count_finished(self.results_file)
+        return self._finished
 
     @property
     def when(self) -> str:
@@ -59,12 +70,19 @@ def run_summaries(runs_root: Path) -> list[RunSummary]:
             continue
         agents = [str(a.get("name")) for a in meta.get("agents", [])]
         planned = len(meta.get("task_ids", [])) * len(agents) * int(meta.get("attempts") or 0)
-        keys = {(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant"))
-                for r in read_jsonl(d / "results.jsonl")}
         out.append(RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
-                              planned=planned, finished=len(keys), cut_short=meta.get("cut_short"),
-                              running=lock_holder(d)))
+                              planned=planned, cut_short=meta.get("cut_short"), running=lock_holder(d),
+                              results_file=d / "results.jsonl"))
     return sorted(out, key=lambda s: (s.created_at, s.run_id), reverse=True)
+
+
+def _count_finished(path: Path) -> int:
+    """Distinct result keys of ``path``: from the records this process already read (unchanged since),
+    else from the file's JSON lines (no record checks: a summary of another run never fails on it)."""
+    known = results_read(path)
+    if known is not None:
+        return len({r.key for r in known})
+    return len({(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant")) for r in read_jsonl(path)})
 
 
 def pick_run(summaries: Sequence[RunSummary]) -> tuple[str | None, list[str]]:

@@ -22,7 +22,6 @@ size cap, :class:`pytest_homefield.sandbox.limits.DiskWatch`).
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 import select
@@ -142,6 +141,8 @@ def _prctl(option: int, value: int) -> bool:
     """``prctl(option, value)`` through libc; ``False`` where it is not available (not Linux)."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # only here: importing it cost every homefield process, the inert plugin's too, ~5 ms (issue 35)
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(option, value, 0, 0, 0) == 0)

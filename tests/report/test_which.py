@@ -54,3 +54,23 @@ def test_cli_prints_it_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:  
     assert json.loads(out)["run_ids"] == ["r2"]  # stdout stays the report alone
     assert err.splitlines()[0].startswith("Report on run r2 (the newest run")
     assert "  r1  started 2026-12-01 10:00 UTC · noop · 1 of 1 attempt finished" in err.splitlines()
+
+
+def test_the_reported_run_is_counted_from_the_records_the_report_read(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``homefield report`` reads its run's results once (issue 35): the summary's count of finished
+    attempts comes from the records :func:`load_results` read while the file is unchanged, and from the
+    file again once it changed."""
+    import pytest_homefield.report.which as which
+    from pytest_homefield.report.runs import load_results
+    from pytest_homefield.store import append_jsonl
+
+    make_run(tmp_path, "r1", "2026-12-01T10:00:00+00:00", ["claude"], 4, 1, 3)
+    assert len(load_results(tmp_path / "r1")) == 3
+    opened: list[Path] = []
+    monkeypatch.setattr(which, "read_jsonl", lambda path: opened.append(path) or iter(()))
+    (summary,) = run_summaries(tmp_path)
+    assert summary.finished == 3 and opened == []
+    append_jsonl(tmp_path / "r1" / "results.jsonl", {"run_id": "r1", "task_id": "t3", "agent": "claude",
+                                                       "attempt": 1, "outcome": "solved"})
+    (summary,) = run_summaries(tmp_path)
+    assert summary.finished == 0 and opened == [tmp_path / "r1" / "results.jsonl"]  # read again (stubbed)
