@@ -92,6 +92,17 @@ def _pretty(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _events(lines: list[str], out: Transcript) -> Iterator[dict[str, Any]]:
+    """The JSON objects of ``lines`` (one a line), in order; every other non-blank line is added to
+    ``out`` as a ``stdout`` entry where it stands (before the next object is yielded)."""
+    for line in lines:
+        obj = _obj(line)
+        if obj is not None:
+            yield obj
+        elif line.strip():
+            out.entries.append(Entry("stdout", line))
+
+
 #: The keys of a ``cmd:`` usage line (:mod:`pytest_homefield.agents.cmd_agent`).
 _USAGE_KEYS = {"cost_usd", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "turns",
                "model", "outcome", "error"}
@@ -181,12 +192,7 @@ def _claude_stream(lines: list[str]) -> Transcript:
 
 def _codex(lines: list[str]) -> Transcript:
     out = Transcript("codex json")
-    for line in lines:
-        obj = _obj(line)
-        if obj is None:
-            if line.strip():
-                out.entries.append(Entry("stdout", line))
-            continue
+    for obj in _events(lines, out):
         kind = obj.get("type")
         if kind == "item.completed":
             item = obj.get("item") or {}
@@ -266,12 +272,7 @@ def _gemini_json(obj: dict[str, Any]) -> Transcript:
 
 def _gemini_stream(lines: list[str]) -> Transcript:
     out = Transcript("gemini stream-json")
-    for line in lines:
-        obj = _obj(line)
-        if obj is None:
-            if line.strip():
-                out.entries.append(Entry("stdout", line))
-            continue
+    for obj in _events(lines, out):
         kind = obj.get("type")
         if kind == "init":
             out.entries.append(Entry("system", "", title=f"init · {obj.get('model') or '?'}"))
