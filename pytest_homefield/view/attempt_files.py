@@ -37,8 +37,15 @@ def read_capped(path: Path, limit: int = READ_CAP) -> tuple[str, int] | None:
         st = os.fstat(fd)
         if not (st.st_mode & 0o170000 == 0o100000):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(min(limit, st.st_size))  # read(n) would allocate n bytes first
+        want = min(limit, st.st_size)  # os.read(n) allocates n bytes first: never more than the file
+        chunks: list[bytes] = []
+        while want > 0:  # no buffered file object: one read a file, most of the time
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            want -= len(chunk)
+        data = b"".join(chunks)  # one chunk: itself, not a copy
         return data.decode("utf-8", errors="replace"), st.st_size
     except OSError:
         return None
