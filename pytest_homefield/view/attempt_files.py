@@ -103,12 +103,14 @@ def id_statuses(events_text: str) -> tuple[dict[str, IdStatus], list[tuple[str, 
     return out, collect, finished
 
 
-def json_lines(text: str, skip: str | None = None) -> list[dict[str, Any]]:
-    """The JSON objects of ``text``, one a line (other lines, and lines starting with ``skip``, left
-    out). All lines are decoded in one call as one array when that gives one value a line (the
-    common case: a fraction of the cost of one call a line), else line by line. The output is the
-    agent's own: lines crafted to decode differently joined only change what its page shows."""
-    lines = [ln for ln in text.splitlines() if ln.strip() and not (skip and ln.startswith(skip))]
+def json_lines(text: str | list[str], skip: str | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of ``text`` (or of its lines, already split), one a line (other lines, and
+    lines starting with ``skip``, left out). All lines are decoded in one call as one array when that
+    gives one value a line (the common case: a fraction of the cost of one call a line), else line by
+    line. The output is the agent's own: lines crafted to decode differently joined only change what
+    its page shows."""
+    split = text.splitlines() if isinstance(text, str) else text
+    lines = [ln for ln in split if ln.strip() and not (skip and ln.startswith(skip))]
     try:
         values = json.loads("[" + ",".join(lines) + "]")
         if len(values) != len(lines):  # lines that only parse joined (a torn line and its neighbour)

@@ -111,12 +111,14 @@ _USAGE_KEYS = {"cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
 def _split_usage(text: str) -> tuple[str, dict[str, Any] | None]:
     """``(text without its last line, usage object)`` when the last non-empty line is a JSON object
     without a ``type`` (a ``cmd:`` usage line), else ``(text, None)``."""
-    stripped = text.rstrip()
-    head, _, last = stripped.rpartition("\n")
-    obj = _obj(last)
+    end = len(text)
+    while end and text[end - 1].isspace():  # the last line found without copying a long text
+        end -= 1
+    start = text.rfind("\n", 0, end) + 1
+    obj = _obj(text[start:end])
     if obj is None or not _USAGE_KEYS & obj.keys() or {"type", "event", "session_id", "stats"} & obj.keys():
         return text, None
-    return head, obj
+    return text[: max(start - 1, 0)], obj
 
 
 # ------------------------------------------------------------------------------------------- claude
@@ -166,7 +168,7 @@ def _claude_result(obj: dict[str, Any]) -> Entry:
 def _claude_stream(lines: list[str]) -> Transcript:
     out = Transcript("claude stream-json")
     # the partial-message lines (most of them) are not parsed: the whole blocks follow them
-    objs = json_lines("\n".join(ln for ln in lines if ln.startswith("{")), skip='{"type":"stream_event"')
+    objs = json_lines([ln for ln in lines if ln.startswith("{")], skip='{"type":"stream_event"')
     out.entries += [Entry("stdout", ln) for ln in lines if ln.strip() and not ln.startswith("{")]
     for obj in objs:
         kind = obj.get("type")
@@ -388,14 +390,13 @@ def parse_transcript(text: str, *, spec: str | None = None) -> Transcript:
     """The transcript of an attempt's ``agent.out`` (``text``); ``spec`` is the agent's spec
     (``claude:…``, ``cmd:…``), used only when the content does not say. Never raises."""
     body, usage = _split_usage(text)
-    if not body.strip() and usage is None:
+    if (not body or body.isspace()) and usage is None:
         return Transcript("empty")
-    stripped = body.lstrip()
     lines = body.splitlines()
     fmt = _sniff(lines[:50])
-    if fmt == "" and stripped.startswith("{"):  # one (pretty-printed) object: claude json or gemini json
+    if fmt == "" and body.lstrip()[:1] == "{":  # one (pretty-printed) object: claude json or gemini json
         try:
-            obj, _ = json.JSONDecoder().raw_decode(stripped)
+            obj, _ = json.JSONDecoder().raw_decode(body.lstrip())
         except ValueError:
             obj = None
         if isinstance(obj, dict):
