@@ -37,11 +37,11 @@ class AttemptSummary:
     :func:`render_attempt`), and whether its tests ran at all."""
 
     failing: tuple[str, ...]
-    diff: str
+    diff: Redacted
     graded: bool
 
 
-def summarize(task: Task | None, statuses: Mapping[str, IdStatus], diff: str) -> AttemptSummary:
+def summarize(task: Task | None, statuses: Mapping[str, IdStatus], diff: Redacted) -> AttemptSummary:
     """The :class:`AttemptSummary` of an attempt's test statuses and diff."""
     if task is None or not statuses:
         return AttemptSummary((), diff, bool(statuses))
@@ -75,7 +75,7 @@ def transcript_html(t: Transcript, where: str) -> Redacted:
         body = f"<pre>{escape_r(text)}</pre>" if text.strip() else ""
         out.append(f'<div class="entry e-{entry.kind}{bad}"><div class="who">{_WHO.get(entry.kind, entry.kind)}'
                    f"{title}</div>{body}</div>")
-    return redact("\n".join(out))
+    return Redacted(redact("\n".join(out)))
 
 
 def escape_r(text: str) -> str:
@@ -187,7 +187,7 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
     sections = failure_sections(files.tests_log or "")
     title = f"{r.task_id} · {r.agent} · attempt {r.attempt}"
     where = str(folder)
-    b = [f'<h1>{e(title)}: {outcome_span(r.outcome, SYMBOLS.get(r.outcome, ""))}</h1>']
+    b: list[str | Redacted] = [f'<h1>{e(title)}: {outcome_span(r.outcome, SYMBOLS.get(r.outcome, ""))}</h1>']
     subject = task.subject if task else "(task not in tasks.jsonl)"
     b.append(f'<p><a href="../{task_page_name(r.task_id)}">{e(r.task_id)}</a> {e(subject)} · agent '
              f"<code>{e(r.agent)}</code> <span class=\"muted\">{e(spec or '')}</span></p>")
@@ -210,8 +210,8 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
             f"<li><code>{e(n)}</code>: {e(m)}</li>" for n, m in collect) + "</ul>")
     b.append("<h2 id=\"canaries\">Canaries</h2>")
     b += _canaries(files, statuses, r)
-    diff = redact(files.diff or "")  # once: shown here and on the task page
-    nfiles, added, removed = diff_stats(diff)
+    diff = Redacted(redact(files.diff or ""))  # once: shown here and on the task page
+    nfiles, added, removed = diff_stats(diff.text)
     b.append(f'<h2 id="diff">Diff <small class="muted">{nfiles} file(s), +{added} −{removed}</small></h2>')
     b.append(diff_block(diff, CAPS.diff, f"{where}/diff.patch"))
     if files.others:

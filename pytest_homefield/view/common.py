@@ -66,12 +66,13 @@ def pre(text: str, limit: int, where: str, cls: str = "") -> Redacted:
     return Redacted(f"<pre{c}>{escape(body, quote=False)}</pre>")
 
 
-def diff_block(text: str, limit: int, where: str) -> Redacted:
+def diff_block(text: str | Redacted, limit: int, where: str) -> Redacted:
     """A highlighted ``<pre class="diff">`` of a unified diff, redacted (a :class:`~.redact.Redacted`
     diff is not scanned again: an attempt's diff is shown on its page and its task's), then capped."""
-    if not text.strip():
+    raw = text.text if isinstance(text, Redacted) else redact(text)
+    if not raw.strip():
         return Redacted('<p class="muted">(empty diff)</p>')
-    body, _ = cap(redact(text), limit, where=where)
+    body, _ = cap(raw, limit, where=where)
     return Redacted(f'<pre class="diff">{diff_html(body)}</pre>')
 
 
@@ -97,7 +98,7 @@ _KEYS = ('<div class="keys"><b>Keys</b><br>j / k: next / previous<br>o or Enter:
          "u: up to the run<br>/: filter tasks<br>?: this help</div>")
 
 
-def frame(title: str, body: Sequence[str], *, depth: int, nav: Nav | None = None) -> str:
+def frame(title: str, body: Sequence[str | Redacted], *, depth: int, nav: Nav | None = None) -> str:
     """A whole page: ``title``, the stylesheet and script (``depth`` folders below the site root),
     the top bar of ``nav``, then ``body`` (whole HTML elements), every part redacted once: the parts
     not yet :class:`~.redact.Redacted` are scanned here (:func:`~.redact.clean_join`)."""
@@ -118,4 +119,4 @@ def frame(title: str, body: Sequence[str], *, depth: int, nav: Nav | None = None
     top = f'<nav class="top">{"".join(links)}</nav>' if links else ""
     # every key shape is made of characters escaping leaves alone: redacting escaped HTML finds every
     # key the text held; the agent's long texts were redacted before they were rendered
-    return clean_join([head, top, *body, _KEYS, f'<script src="{root}site.js"></script></body></html>', ""], "\n")
+    return clean_join([head, top, *body, _KEYS, f'<script src="{root}site.js"></script></body></html>', ""], "\n").text

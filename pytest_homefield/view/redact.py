@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 __all__ = ["SECRET_PATTERNS", "Redacted", "cap", "clean_join", "redact"]
 
@@ -42,29 +43,28 @@ _BEARER = re.compile(r"(?i)\b(bearer)(\s+|%20)([A-Za-z0-9._~+/\-]{8,}=*)")
 _BEARER_HINTS = ("earer", "EARER")  # two substring scans: a case-blind search is ten times slower
 
 
-class Redacted(str):
-    """A text (or HTML) :func:`redact` has already been run over: :func:`clean_join` and the page
-    frame (:func:`~.common.frame`) do not scan it again. Any operation on it (slicing, ``+``,
-    ``join``) gives a plain ``str`` again, which is scanned."""
+@dataclass(frozen=True, slots=True)
+class Redacted:
+    """A ``text`` (or HTML) :func:`redact` has already been run over: :func:`clean_join` and the page
+    frame (:func:`~.common.frame`) do not scan it again. A wrapper, not a ``str`` subclass: making
+    one copies nothing, and it cannot be concatenated with unredacted text by mistake."""
 
-    __slots__ = ()
+    text: str
 
 
-def redact(text: str) -> Redacted:
+def redact(text: str) -> str:
     """``text`` with every secret-shaped token replaced by ``[redacted KIND…]`` (see the module
-    docstring for the shapes), marked :class:`Redacted`. A :class:`Redacted` text is returned as it is."""
-    if isinstance(text, Redacted):
-        return text
+    docstring for the shapes); ``text`` itself (not a copy) when it holds none."""
     for gate, patterns in SECRET_PATTERNS:
         if gate.search(text) is not None:
             for kind, pattern in patterns:
                 text = pattern.sub(f"[redacted {kind}…]", text)
     if _BEARER_HINTS[0] in text or _BEARER_HINTS[1] in text:
         text = _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}[redacted token]", text)
-    return Redacted(text)
+    return text
 
 
-def clean_join(parts: Iterable[str], sep: str = "") -> Redacted:
+def clean_join(parts: Iterable[str | Redacted], sep: str = "") -> Redacted:
     """``sep.join(parts)``, redacted: :class:`Redacted` parts are kept as they are, each run of other
     parts is joined and redacted once. The parts must be whole HTML elements or plain words (a key
     shape has no ``<``, ``>`` or space, so none spans two parts that each begin and end at a tag)."""
@@ -75,7 +75,7 @@ def clean_join(parts: Iterable[str], sep: str = "") -> Redacted:
             if run:
                 out.append(redact(sep.join(run)))
                 run.clear()
-            out.append(part)
+            out.append(part.text)
         else:
             run.append(part)
     if run:
