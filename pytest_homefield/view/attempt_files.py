@@ -37,8 +37,15 @@ def read_capped(path: Path, limit: int = READ_CAP) -> tuple[str, int] | None:
         st = os.fstat(fd)
         if not (st.st_mode & 0o170000 == 0o100000):
             return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(min(limit, st.st_size))  # read(n) would allocate n bytes first
+        want = min(limit, st.st_size)  # os.read(n) allocates n bytes first: never more than the file
+        chunks: list[bytes] = []
+        while want > 0:  # no buffered file object: one read a file, most of the time
+            chunk = os.read(fd, want)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            want -= len(chunk)
+        data = b"".join(chunks)  # one chunk: itself, not a copy
         return data.decode("utf-8", errors="replace"), st.st_size
     except OSError:
         return None
@@ -96,12 +103,14 @@ def id_statuses(events_text: str) -> tuple[dict[str, IdStatus], list[tuple[str, 
     return out, collect, finished
 
 
-def json_lines(text: str, skip: str | None = None) -> list[dict[str, Any]]:
-    """The JSON objects of ``text``, one a line (other lines, and lines starting with ``skip``, left
-    out). All lines are decoded in one call as one array when that gives one value a line (the
-    common case: a fraction of the cost of one call a line), else line by line. The output is the
-    agent's own: lines crafted to decode differently joined only change what its page shows."""
-    lines = [ln for ln in text.splitlines() if ln.strip() and not (skip and ln.startswith(skip))]
+def json_lines(text: str | list[str], skip: str | None = None) -> list[dict[str, Any]]:
+    """The JSON objects of ``text`` (or of its lines, already split), one a line (other lines, and
+    lines starting with ``skip``, left out). All lines are decoded in one call as one array when that
+    gives one value a line (the common case: a fraction of the cost of one call a line), else line by
+    line. The output is the agent's own: lines crafted to decode differently joined only change what
+    its page shows."""
+    split = text.splitlines() if isinstance(text, str) else text
+    lines = [ln for ln in split if ln.strip() and not (skip and ln.startswith(skip))]
     try:
         values = json.loads("[" + ",".join(lines) + "]")
         if len(values) != len(lines):  # lines that only parse joined (a torn line and its neighbour)

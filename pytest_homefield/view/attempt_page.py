@@ -7,7 +7,8 @@ tests (each FAIL_TO_PASS and PASS_TO_PASS id with pass/fail and its failure text
 PASS_TO_PASS regressions first, collection errors); the canaries (``canaries.json`` and how each
 ran); the diff; the prompt exactly as sent (``prompt.txt``); the transcript
 (:func:`~.transcript.parse_transcript` of ``agent.out``); ``agent.err`` and ``proxy.log``.
-Everything shown is redacted (:mod:`.redact`) and capped (:data:`~.common.CAPS`).
+Everything shown is redacted (:mod:`.redact`: the agent's texts once, before they are rendered, the
+rest by the page frame) and capped (:data:`~.common.CAPS`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pytest_homefield.view.attempt_files import AttemptFiles, IdStatus, failure_
 from pytest_homefield.view.common import CAPS, Nav, diff_block, e, frame, outcome_span, pre, task_page_name
 from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_stats
-from pytest_homefield.view.redact import cap
+from pytest_homefield.view.redact import Redacted, cap, redact
 from pytest_homefield.view.transcript import Transcript, parse_transcript
 
 __all__ = ["AttemptSummary", "render_attempt", "hidden_tests", "transcript_html"]
@@ -32,14 +33,15 @@ __all__ = ["AttemptSummary", "render_attempt", "hidden_tests", "transcript_html"
 @dataclass(frozen=True)
 class AttemptSummary:
     """What the task page shows of an attempt: the hidden ids it did not pass (FAIL_TO_PASS not
-    passed, PASS_TO_PASS failed), its diff, and whether its tests ran at all."""
+    passed, PASS_TO_PASS failed), its diff (redacted: :class:`~.redact.Redacted` when it came from
+    :func:`render_attempt`), and whether its tests ran at all."""
 
     failing: tuple[str, ...]
-    diff: str
+    diff: Redacted
     graded: bool
 
 
-def summarize(task: Task | None, statuses: Mapping[str, IdStatus], diff: str) -> AttemptSummary:
+def summarize(task: Task | None, statuses: Mapping[str, IdStatus], diff: Redacted) -> AttemptSummary:
     """The :class:`AttemptSummary` of an attempt's test statuses and diff."""
     if task is None or not statuses:
         return AttemptSummary((), diff, bool(statuses))
@@ -51,11 +53,12 @@ _WHO = {"system": "system", "user": "user", "assistant": "assistant", "thinking"
         "tool_result": "tool result", "result": "result", "usage": "usage", "error": "error", "stdout": "stdout"}
 
 
-def transcript_html(t: Transcript, where: str) -> str:
+def transcript_html(t: Transcript, where: str) -> Redacted:
     """The entries of ``t`` as ``<div class="entry e-KIND">`` blocks, each capped at ``CAPS.entry``
-    characters, all at ``CAPS.transcript``; past it one marker names ``where`` (the file)."""
+    characters, all at ``CAPS.transcript``; past it one marker names ``where`` (the file). The HTML
+    is redacted whole, once (an entry that is cut is redacted before the cut)."""
     if not t.entries:
-        return '<p class="muted">(nothing recorded)</p>'
+        return Redacted('<p class="muted">(nothing recorded)</p>')
     out = [f'<p class="muted">{e(t.format)} · {len(t.entries)} entries · {t.tool_calls} tool calls</p>']
     budget = CAPS.transcript
     for i, entry in enumerate(t.entries):
@@ -64,18 +67,19 @@ def transcript_html(t: Transcript, where: str) -> str:
             out.append(f'<p class="cap">[homefield view: transcript capped at {CAPS.transcript:,} characters; '
                        f"{left} more entries not shown: see {e(where)}]</p>")
             break
-        text, _ = cap(entry.text, min(CAPS.entry, max(budget, 200)), where=where)
+        limit = min(CAPS.entry, max(budget, 200))
+        text, _ = cap(redact(entry.text) if len(entry.text) > limit else entry.text, limit, where=where)
         budget -= len(text)
         bad = " bad" if entry.is_error else ""
         title = f" · {e(entry.title)}" if entry.title else ""
         body = f"<pre>{escape_r(text)}</pre>" if text.strip() else ""
         out.append(f'<div class="entry e-{entry.kind}{bad}"><div class="who">{_WHO.get(entry.kind, entry.kind)}'
                    f"{title}</div>{body}</div>")
-    return "\n".join(out)
+    return Redacted(redact("\n".join(out)))
 
 
 def escape_r(text: str) -> str:
-    """Escaped text for inside a ``<pre>`` (:func:`~.common.frame` redacts the page)."""
+    """Escaped text for inside a ``<pre>`` (redacted by the caller, or by :func:`~.common.frame`)."""
     return escape(text, quote=False)
 
 
@@ -108,8 +112,8 @@ def hidden_tests(task: Task | None, statuses: Mapping[str, IdStatus], sections: 
             text = ""
             if st.status in ("failed", "error") and budget > 0:
                 section = sections.get(headline_of(nodeid)) or sections.get(nodeid.rpartition("::")[2]) or ""
-                if section:
-                    shown, _ = cap(section, CAPS.log, where=where)
+                if section:  # redacted with the page, or here when it is cut
+                    shown, _ = cap(redact(section) if len(section) > CAPS.log else section, CAPS.log, where=where)
                     budget -= len(shown)
                     text = f"<details><summary>failure</summary><pre>{escape_r(shown)}</pre></details>"
             css = "t-" + st.status.replace(" ", "")
@@ -183,7 +187,7 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
     sections = failure_sections(files.tests_log or "")
     title = f"{r.task_id} · {r.agent} · attempt {r.attempt}"
     where = str(folder)
-    b = [f'<h1>{e(title)}: {outcome_span(r.outcome, SYMBOLS.get(r.outcome, ""))}</h1>']
+    b: list[str | Redacted] = [f'<h1>{e(title)}: {outcome_span(r.outcome, SYMBOLS.get(r.outcome, ""))}</h1>']
     subject = task.subject if task else "(task not in tasks.jsonl)"
     b.append(f'<p><a href="../{task_page_name(r.task_id)}">{e(r.task_id)}</a> {e(subject)} · agent '
              f"<code>{e(r.agent)}</code> <span class=\"muted\">{e(spec or '')}</span></p>")
@@ -206,34 +210,28 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
             f"<li><code>{e(n)}</code>: {e(m)}</li>" for n, m in collect) + "</ul>")
     b.append("<h2 id=\"canaries\">Canaries</h2>")
     b += _canaries(files, statuses, r)
-    diff = files.diff or ""
-    nfiles, added, removed = diff_stats(diff)
+    diff = Redacted(redact(files.diff or ""))  # once: shown here and on the task page
+    nfiles, added, removed = diff_stats(diff.text)
     b.append(f'<h2 id="diff">Diff <small class="muted">{nfiles} file(s), +{added} −{removed}</small></h2>')
     b.append(diff_block(diff, CAPS.diff, f"{where}/diff.patch"))
     if files.others:
         b.append('<p class="muted">Other files: ' + ", ".join(f"<code>{e(n)}</code>" for n in files.others) + "</p>")
     b.append('<h2 id="prompt">Prompt</h2>')
     if files.prompt is not None:
-        b.append('<p class="muted">Exactly as sent (prompt.txt).</p>' + pre(files.prompt, CAPS.prompt,
-                                                                             f"{where}/prompt.txt", "wrap"))
+        b += ['<p class="muted">Exactly as sent (prompt.txt).</p>',
+              pre(files.prompt, CAPS.prompt, f"{where}/prompt.txt", "wrap")]
     elif task is not None:
-        b.append('<p class="muted">No prompt.txt (a run made before <code>homefield view</code>): the task\'s '
-                 "prompt below, without the template around it.</p>" + pre(task.prompt, CAPS.prompt, "tasks.jsonl",
-                                                                            "wrap"))
+        b += ['<p class="muted">No prompt.txt (a run made before <code>homefield view</code>): the task\'s '
+              "prompt below, without the template around it.</p>", pre(task.prompt, CAPS.prompt, "tasks.jsonl", "wrap")]
     b.append('<h2 id="transcript">Transcript</h2>')
     out_text = files.agent_out or ""
     size = files.sizes.get("agent.out", 0)
     if size > len(out_text.encode("utf-8", errors="replace")) + 16:
         b.append(f'<p class="cap">agent.out is {size:,} bytes: its first part is shown.</p>')
     b.append(transcript_html(parse_transcript(out_text, spec=spec), f"{where}/agent.out"))
-    if (files.agent_err or "").strip():
-        b.append("<details><summary>agent.err</summary>" + pre(files.agent_err or "", CAPS.err,
-                                                               f"{where}/agent.err") + "</details>")
-    if (files.proxy_log or "").strip():
-        b.append("<details><summary>proxy.log</summary>" + pre(files.proxy_log or "", CAPS.err,
-                                                               f"{where}/proxy.log") + "</details>")
-    if (files.grading_err or "").strip():
-        b.append("<details><summary>grading.err</summary>" + pre(files.grading_err or "", CAPS.err,
-                                                                 f"{where}/grading.err") + "</details>")
+    for name, text in (("agent.err", files.agent_err), ("proxy.log", files.proxy_log),
+                       ("grading.err", files.grading_err)):
+        if (text or "").strip():
+            b += [f"<details><summary>{name}</summary>", pre(text or "", CAPS.err, f"{where}/{name}"), "</details>"]
     b.append(f'<p class="muted">Files: <code>{e(where)}</code></p>')
     return frame(title, b, depth=1, nav=nav), summarize(task, statuses, diff)

@@ -1,5 +1,7 @@
-"""What every page of the site shares: names of pages, the page frame (which redacts the whole page,
-:func:`~.redact.redact`), escaping, and the caps that keep a page under :data:`PAGE_BUDGET` bytes."""
+"""What every page of the site shares: names of pages, the page frame (which redacts every part of the
+page not already redacted, :func:`~.redact.clean_join`), escaping, and the caps that keep a page
+under :data:`PAGE_BUDGET` bytes. :func:`pre` and :func:`diff_block` redact their text before they
+cap it and return :class:`~.redact.Redacted` HTML, which the frame does not scan again."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from html import escape
 from pytest_homefield.records import UNSCORED_OUTCOMES
 from pytest_homefield.report.fmt import outcome_words
 from pytest_homefield.view.highlight import diff_html
-from pytest_homefield.view.redact import cap, redact
+from pytest_homefield.view.redact import Redacted, cap, clean_join, redact
 
 __all__ = ["PAGE_BUDGET", "Caps", "CAPS", "attempt_page_name", "task_page_name", "e", "pre", "diff_block",
            "frame", "outcome_span", "Nav"]
@@ -53,23 +55,25 @@ def task_page_name(task_id: str) -> str:
 
 
 def e(x: object) -> str:
-    """``x`` as escaped HTML text (redaction happens once per page, in :func:`frame`)."""
+    """``x`` as escaped HTML text (not redacted: :func:`frame` scans every part not yet redacted)."""
     return escape(str(x), quote=True)
 
 
-def pre(text: str, limit: int, where: str, cls: str = "") -> str:
-    """A ``<pre>`` of ``text`` (capped at ``limit`` characters with a marker naming ``where``)."""
-    body, _ = cap(text, limit, where=where)
+def pre(text: str, limit: int, where: str, cls: str = "") -> Redacted:
+    """A ``<pre>`` of ``text``, redacted, then capped at ``limit`` characters with a marker naming ``where``."""
+    body, _ = cap(redact(text), limit, where=where)
     c = f' class="{cls}"' if cls else ""
-    return f"<pre{c}>{escape(body, quote=False)}</pre>"
+    return Redacted(f"<pre{c}>{escape(body, quote=False)}</pre>")
 
 
-def diff_block(text: str, limit: int, where: str) -> str:
-    """A highlighted ``<pre class="diff">`` of a unified diff, capped."""
-    if not text.strip():
-        return '<p class="muted">(empty diff)</p>'
-    body, _ = cap(text, limit, where=where)
-    return f'<pre class="diff">{diff_html(body)}</pre>'
+def diff_block(text: str | Redacted, limit: int, where: str) -> Redacted:
+    """A highlighted ``<pre class="diff">`` of a unified diff, redacted (a :class:`~.redact.Redacted`
+    diff is not scanned again: an attempt's diff is shown on its page and its task's), then capped."""
+    raw = text.text if isinstance(text, Redacted) else redact(text)
+    if not raw.strip():
+        return Redacted('<p class="muted">(empty diff)</p>')
+    body, _ = cap(raw, limit, where=where)
+    return Redacted(f'<pre class="diff">{diff_html(body)}</pre>')
 
 
 def outcome_span(outcome: str, symbol: str = "") -> str:
@@ -94,9 +98,10 @@ _KEYS = ('<div class="keys"><b>Keys</b><br>j / k: next / previous<br>o or Enter:
          "u: up to the run<br>/: filter tasks<br>?: this help</div>")
 
 
-def frame(title: str, body: Sequence[str], *, depth: int, nav: Nav | None = None) -> str:
+def frame(title: str, body: Sequence[str | Redacted], *, depth: int, nav: Nav | None = None) -> str:
     """A whole page: ``title``, the stylesheet and script (``depth`` folders below the site root),
-    the top bar of ``nav``, then ``body``."""
+    the top bar of ``nav``, then ``body`` (whole HTML elements), every part redacted once: the parts
+    not yet :class:`~.redact.Redacted` are scanned here (:func:`~.redact.clean_join`)."""
     root = "../" * depth
     links = []
     if nav is not None:
@@ -112,7 +117,6 @@ def frame(title: str, body: Sequence[str], *, depth: int, nav: Nav | None = None
             f"<title>{e(title)}</title>"
             f'<link rel="stylesheet" href="{root}site.css"></head><body>')
     top = f'<nav class="top">{"".join(links)}</nav>' if links else ""
-    # every key shape is made of characters escaping leaves alone: one pass over the page redacts
-    # all it shows (transcripts, diffs, logs, prompts, errors, attributes)
-    page = "\n".join([head, top, *body, _KEYS, f'<script src="{root}site.js"></script></body></html>']) + "\n"
-    return redact(page)
+    # every key shape is made of characters escaping leaves alone: redacting escaped HTML finds every
+    # key the text held; the agent's long texts were redacted before they were rendered
+    return clean_join([head, top, *body, _KEYS, f'<script src="{root}site.js"></script></body></html>', ""], "\n").text

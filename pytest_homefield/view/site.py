@@ -73,8 +73,13 @@ class _Writer:
 
     def write(self, name: str, text: str) -> None:
         data = text.encode("utf-8", errors="replace")
-        with open(self.root / name, "wb") as f:
-            f.write(data)
+        fd = os.open(os.path.join(self.root, name), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:  # no buffered file object (a page is one write)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         self.pages += name.endswith(".html")
         self.total += len(data)
         if len(data) > self.largest[0]:

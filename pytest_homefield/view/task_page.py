@@ -5,7 +5,9 @@ The task's prompt, its spec score with the parts that made it
 prompt does not name), its hidden test ids, then side by side: the reference fix (the gold patch) and
 one column per agent with each attempt's outcome (linked to its page), the hidden ids it failed, the
 files it changed against the reference's, its edit-F1 to the reference, and its diff. The diffs share
-:attr:`~.common.Caps.side_total` characters.
+:attr:`~.common.Caps.side_total` characters. The attempts' diffs come redacted from their pages
+(:class:`~.attempt_page.AttemptSummary`) and are not scanned again: the side-by-side section is put together
+with :func:`~.redact.clean_join`.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pytest_homefield.view.attempt_page import AttemptSummary
 from pytest_homefield.view.common import CAPS, Nav, attempt_page_name, diff_block, e, frame, outcome_span, pre
 from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_files
+from pytest_homefield.view.redact import Redacted, clean_join
 
 __all__ = ["render_task", "spec_parts"]
 
@@ -70,7 +73,7 @@ def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Se
     """The whole task page (``tasks/<task>.html``). ``refs``: agent → its attempts; ``summaries`` by
     (task, agent, attempt); ``agents`` in rank order; ``row`` the report's row of the task (its edit-F1s)."""
     subject = task.subject if task else "(not in tasks.jsonl)"
-    b = [f"<h1>{e(task_id)}: {e(subject)}</h1>"]
+    b: list[str | Redacted] = [f"<h1>{e(task_id)}: {e(subject)}</h1>"]
     if task is not None:
         flags = [] if task.well_specified else ["vague"]
         flags += ["red by import error"] if task.red_by_import_error else []
@@ -83,24 +86,24 @@ def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Se
                  + ", ".join(f"<code>{e(i)}</code>" for i in task.FAIL_TO_PASS[:50])
                  + f"</p><p>PASS_TO_PASS: {len(task.PASS_TO_PASS)} ids. Excluded: {len(task.excluded)}.</p>")
     b.append('<h2>Side by side</h2><p><label><input type="checkbox" id="wrap"> wrap long lines</label></p>')
-    cols = []
+    cols: list[str | Redacted] = ['<div class="side">']  # whole elements, and Redacted diffs (clean_join)
     gold_files = diff_files(task.gold_patch) if task else []
     if task is not None:
-        cols.append('<section id="reference"><h3>Reference fix</h3>'
-                    f'<p class="muted">{len(gold_files)} file(s): '
-                    + ", ".join(f"<code>{e(f)}</code>" for f in gold_files[:10]) + "</p>"
-                    + diff_block(task.gold_patch, CAPS.gold, "tasks.jsonl (gold_patch)") + "</section>")
+        cols += ['<section id="reference"><h3>Reference fix</h3>'
+                 f'<p class="muted">{len(gold_files)} file(s): '
+                 + ", ".join(f"<code>{e(f)}</code>" for f in gold_files[:10]) + "</p>",
+                 diff_block(task.gold_patch, CAPS.gold, "tasks.jsonl (gold_patch)"), "</section>"]
     n_attempts = sum(len(v) for v in refs.values()) or 1
     each = max(CAPS.side_min, CAPS.side_total // n_attempts)
     for agent in agents:
         attempts = refs.get(agent) or []
         if not attempts:
             continue
-        cards = []
+        cols.append(f'<section data-agent="{e(agent)}"><h3><code>{e(agent)}</code></h3>')
         f1s = row.similarity.get(agent, []) if row else []
         for i, ref in enumerate(attempts):
             r = ref.result
-            s = summaries.get(ref.key) or AttemptSummary((), "", False)
+            s = summaries.get(ref.key) or AttemptSummary((), Redacted(""), False)
             link = "../" + attempt_page_name(r.task_id, r.agent, r.attempt)
             f1 = f1s[i] if i < len(f1s) else None
             head = (f'<a class="att-link" data-outcome="{e(r.outcome)}" href="{e(link)}">attempt {r.attempt}</a>: '
@@ -114,11 +117,12 @@ def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Se
                              + (f" … {len(s.failing) - 20} more" if len(s.failing) > 20 else "") + "</div>")
             elif s.graded:
                 lines.append('<div class="t-passed">every hidden test passed</div>')
-            vs = _files_vs_gold(s.diff, gold_files)
+            vs = _files_vs_gold(s.diff.text, gold_files)
             if vs:
                 lines.append(f"<div>{vs}</div>")
-            lines.append(diff_block(s.diff, each, f"the attempt page ({link})"))
-            cards.append(f'<div class="att-card">{"".join(lines)}</div>')
-        cols.append(f'<section data-agent="{e(agent)}"><h3><code>{e(agent)}</code></h3>{"".join(cards)}</section>')
-    b.append(f'<div class="side">{"".join(cols)}</div>')
+            cols += [f'<div class="att-card">{"".join(lines)}', diff_block(s.diff, each, f"the attempt page ({link})"),
+                     "</div>"]
+        cols.append("</section>")
+    cols.append("</div>")
+    b.append(clean_join(cols))
     return frame(f"{task_id}: {subject}", b, depth=1, nav=nav)

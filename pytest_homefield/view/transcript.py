@@ -92,6 +92,17 @@ def _pretty(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _events(lines: list[str], out: Transcript) -> Iterator[dict[str, Any]]:
+    """The JSON objects of ``lines`` (one a line), in order; every other non-blank line is added to
+    ``out`` as a ``stdout`` entry where it stands (before the next object is yielded)."""
+    for line in lines:
+        obj = _obj(line)
+        if obj is not None:
+            yield obj
+        elif line.strip():
+            out.entries.append(Entry("stdout", line))
+
+
 #: The keys of a ``cmd:`` usage line (:mod:`pytest_homefield.agents.cmd_agent`).
 _USAGE_KEYS = {"cost_usd", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "turns",
                "model", "outcome", "error"}
@@ -100,12 +111,14 @@ _USAGE_KEYS = {"cost_usd", "input_tokens", "output_tokens", "cache_read_tokens",
 def _split_usage(text: str) -> tuple[str, dict[str, Any] | None]:
     """``(text without its last line, usage object)`` when the last non-empty line is a JSON object
     without a ``type`` (a ``cmd:`` usage line), else ``(text, None)``."""
-    stripped = text.rstrip()
-    head, _, last = stripped.rpartition("\n")
-    obj = _obj(last)
+    end = len(text)
+    while end and text[end - 1].isspace():  # the last line found without copying a long text
+        end -= 1
+    start = text.rfind("\n", 0, end) + 1
+    obj = _obj(text[start:end])
     if obj is None or not _USAGE_KEYS & obj.keys() or {"type", "event", "session_id", "stats"} & obj.keys():
         return text, None
-    return head, obj
+    return text[: max(start - 1, 0)], obj
 
 
 # ------------------------------------------------------------------------------------------- claude
@@ -155,7 +168,7 @@ def _claude_result(obj: dict[str, Any]) -> Entry:
 def _claude_stream(lines: list[str]) -> Transcript:
     out = Transcript("claude stream-json")
     # the partial-message lines (most of them) are not parsed: the whole blocks follow them
-    objs = json_lines("\n".join(ln for ln in lines if ln.startswith("{")), skip='{"type":"stream_event"')
+    objs = json_lines([ln for ln in lines if ln.startswith("{")], skip='{"type":"stream_event"')
     out.entries += [Entry("stdout", ln) for ln in lines if ln.strip() and not ln.startswith("{")]
     for obj in objs:
         kind = obj.get("type")
@@ -181,12 +194,7 @@ def _claude_stream(lines: list[str]) -> Transcript:
 
 def _codex(lines: list[str]) -> Transcript:
     out = Transcript("codex json")
-    for line in lines:
-        obj = _obj(line)
-        if obj is None:
-            if line.strip():
-                out.entries.append(Entry("stdout", line))
-            continue
+    for obj in _events(lines, out):
         kind = obj.get("type")
         if kind == "item.completed":
             item = obj.get("item") or {}
@@ -266,12 +274,7 @@ def _gemini_json(obj: dict[str, Any]) -> Transcript:
 
 def _gemini_stream(lines: list[str]) -> Transcript:
     out = Transcript("gemini stream-json")
-    for line in lines:
-        obj = _obj(line)
-        if obj is None:
-            if line.strip():
-                out.entries.append(Entry("stdout", line))
-            continue
+    for obj in _events(lines, out):
         kind = obj.get("type")
         if kind == "init":
             out.entries.append(Entry("system", "", title=f"init · {obj.get('model') or '?'}"))
@@ -387,14 +390,13 @@ def parse_transcript(text: str, *, spec: str | None = None) -> Transcript:
     """The transcript of an attempt's ``agent.out`` (``text``); ``spec`` is the agent's spec
     (``claude:…``, ``cmd:…``), used only when the content does not say. Never raises."""
     body, usage = _split_usage(text)
-    if not body.strip() and usage is None:
+    if (not body or body.isspace()) and usage is None:
         return Transcript("empty")
-    stripped = body.lstrip()
     lines = body.splitlines()
     fmt = _sniff(lines[:50])
-    if fmt == "" and stripped.startswith("{"):  # one (pretty-printed) object: claude json or gemini json
+    if fmt == "" and body.lstrip()[:1] == "{":  # one (pretty-printed) object: claude json or gemini json
         try:
-            obj, _ = json.JSONDecoder().raw_decode(stripped)
+            obj, _ = json.JSONDecoder().raw_decode(body.lstrip())
         except ValueError:
             obj = None
         if isinstance(obj, dict):

@@ -27,6 +27,7 @@ from pytest_homefield.view.data import AttemptRef
 from pytest_homefield.view.highlight import diff_files, diff_html, diff_stats
 from pytest_homefield.view.redact import cap, redact
 from pytest_homefield.view.site import make_server
+from pytest_homefield.view.task_page import render_task
 from pytest_homefield.view.transcript import parse_transcript
 
 ANT = "sk-ant-api03-" + "a1B2c3D4e5F6g7H8i9J0" * 3
@@ -257,6 +258,61 @@ def test_attempt_page_redacts_caps_and_shows_regressions(tmp_path: Path) -> None
     assert "FAIL_TO_PASS: 1 of 1 passed · PASS_TO_PASS: 1 of 2 passed" in page
     assert "$0.250" in page or "$0.25" in page
     assert summary.failing == ("tests/test_calc.py::test_mul",) and summary.graded
+
+
+def test_each_agent_text_is_redacted_before_it_is_rendered(tmp_path: Path) -> None:
+    """A key in each text an agent leaves is on neither its attempt page nor its task page: claude's
+    text, a tool call's input, a tool result, a cmd: program's stdout, the diff (on both pages), a
+    failing test's message and failure text, agent.err, the prompt; and the task's reference fix and
+    the result's error line. An entry cut by its cap is redacted before the cut (the key's head, too
+    short to match, is not left on the page)."""
+    secrets = {
+        "text": ANT, "tool call": "abcDEF123456.xyz", "tool result": "AKIAQWERTYUIOPASDFGH",
+        "stdout": "ghp_" + "A1b2" * 9, "diff": "github_pat_" + "11ABCDEFG" * 3,
+        "failure text": "xoxb-1234567890-abcdefghij", "message": "AIza" + "B" * 35, "agent.err": OPENAI,
+        "prompt": "sk-" + "p" * 40, "gold": "AIza" + "C" * 35, "error": "sk-ant-api03-" + "E" * 20,
+    }
+    cut_key = "sk-ant-Cut0123456789abcdefgh"
+    lines = [{"type": "system", "subtype": "init", "session_id": "s", "model": "m", "tools": ["Bash"]},
+             {"type": "assistant", "session_id": "s", "message": {"role": "assistant", "content": [
+                 {"type": "text", "text": f"I found {secrets['text']}"},
+                 {"type": "tool_use", "id": "t1", "name": "Bash",
+                  "input": {"command": f"curl -H 'Authorization: Bearer {secrets['tool call']}'"}}]}},
+             {"type": "user", "session_id": "s", "message": {"role": "user", "content": [
+                 {"type": "tool_result", "tool_use_id": "t1", "content": f"KEY={secrets['tool result']}"},
+                 {"type": "tool_result", "tool_use_id": "t2", "content": "x" * 7990 + " " + cut_key}]}},
+             {"type": "result", "subtype": "success", "is_error": False, "num_turns": 2, "result": "done"}]
+    claude, cmd = tmp_path / "claude", tmp_path / "cmd"
+    for art in (claude, cmd):
+        art.mkdir()
+        (art / "prompt.txt").write_text(f"Fix add. Key: {secrets['prompt']}\n")
+        (art / "diff.patch").write_text(DIFF.replace("<script>alert(1)</script>", f"TOKEN = '{secrets['diff']}'"))
+        (art / "agent.err").write_text(f"warning: OPENAI_API_KEY={secrets['agent.err']}\n")
+        (art / "outcomes.jsonl").write_text(json.dumps(
+            {"event": "phase", "nodeid": "tests/test_calc.py::test_add", "when": "call", "outcome": "failed",
+             "message": f"AssertionError: {secrets['message']}"}) + "\n")
+        (art / "tests.log").write_text(f"____ test_add ____\n\n>   assert add(1, 1) == '{secrets['failure text']}'\n"
+                                       "==== short test summary info ====\n")
+    (claude / "agent.out").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (cmd / "agent.out").write_text(f"step 1\nexport GH_TOKEN={secrets['stdout']}\n")
+    task = _task(gold_patch=DIFF.replace("<script>alert(1)</script>", f"KEY = '{secrets['gold']}'"))
+    refs, summaries, pages = {}, {}, []
+    for agent, art, spec in (("claude", claude, "claude:sonnet"), ("cmd", cmd, "cmd:./agent")):
+        ref = AttemptRef(Result(run_id="r", task_id=task.id, agent=agent, attempt=1, outcome="tests_failed",
+                                error=f"401: invalid key {secrets['error']}"), art, {})
+        page, summaries[ref.key] = render_attempt(ref, task, spec, Nav("../index.html"))
+        refs[agent] = [ref]
+        pages.append(page)
+    pages.append(render_task(task.id, task, None, ["claude", "cmd"], refs, summaries, Nav("../index.html")))
+    claude_page, cmd_page, task_page = pages
+    assert "tool call · Bash" in claude_page and "characters more not shown" in claude_page
+    for where, secret in secrets.items():
+        for page in pages:
+            assert secret not in page, where
+    assert "sk-ant-Cu" not in claude_page  # the head of the key the entry's cap cut through
+    assert claude_page.count("[redacted") >= 9 and cmd_page.count("[redacted") >= 6
+    assert task_page.count("[redacted ghp_…]") == 2  # the two diffs (github_pat_ keys are of the ghp_ kind)
+    assert "[redacted AIza…]" in task_page and "[redacted sk-ant-…]" in task_page
 
 
 def test_serve_is_loopback_only_and_stays_in_the_site(tmp_path: Path) -> None:
