@@ -130,7 +130,7 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path) -> None:
     assert [r["commit"] for r in kept] == [newest["commit"]]
 
 
-@pytest.mark.parametrize(("workers", "budget"), [("0", 6), ("2", 20)])
+@pytest.mark.parametrize(("workers", "budget"), [("0", 6), ("2", 10)])
 def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, workers: str, budget: int) -> None:
     """Two new candidates whose tests hang at import (120 s) on top of the mined fixture (its three
     verifications reused, which the budget never skips): at the budget the hanging runs are killed,
