@@ -115,7 +115,7 @@ def hang_fix(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, str, st
 
 @pytest.mark.slow
 def test_a_commit_that_fixes_a_hang_is_a_task(hang_fix: tuple[GitRepo, str, str], tmp_path: Path) -> None:
-    """Parent run 1 is cut at the probe (6 s); commit run 1 takes well under a second, so the bound
+    """Parent run 1 is cut at the probe (3 s); commit run 1 takes well under a second, so the bound
     (5× that, at least 1 s) is below the probe: the parent hangs (under load parent run 1 is made again
     under the bound, and hangs there). The hanging test is FAIL_TO_PASS;
     the one the hang kept from running is run by parent run 2 (before the hanging one, cut at the bound
@@ -124,11 +124,11 @@ def test_a_commit_that_fixes_a_hang_is_a_task(hang_fix: tuple[GitRepo, str, str]
     v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_retry.py"],
                          runnable_tests=["tests/test_retry.py"], test_cmd=f"{shlex.quote(sys.executable)} -m pytest "
                          f"{NO_PLUGINS}", setup_cmd=None, stability_runs=2, run_timeout_s=100, parent_floor_s=1.0,
-                         parent_probe_s=6.0, log_dir=tmp_path / "logs")
+                         parent_probe_s=3.0, log_dir=tmp_path / "logs")
     assert v.reason is None, v
     assert v.FAIL_TO_PASS == ["tests/test_retry.py::test_retry_negative_attempts"], v
     assert v.PASS_TO_PASS == ["tests/test_retry.py::test_retry_gives_up", "tests/test_retry.py::test_retry_succeeds"]
-    # the probe (6 s), or under load (commit run 1 over 1.2 s) parent run 1 again at the bound
+    # the probe (3 s), or under load (commit run 1 over 0.6 s) parent run 1 again at the bound
     assert v.parent_bound is not None and v.parent_bound.startswith("parent run 1 stopped at "), v.parent_bound
     assert "s (5× commit run 1's " in v.parent_bound, v.parent_bound
     assert "(2 parent runs)" in v.parent_bound and v.parent_bound in v.detail, v.detail

@@ -183,6 +183,7 @@ def _configure(repo: Path, base: Path) -> None:
         fh.write(".homefield.yml\n")
 
 
+#: A mine that a test kills runs at -n 2 (candidates in flight in two workers); the others at -n 0 (:func:`_mine`).
 MINE = ("mine", "-n", "2", "--sandbox", "none")
 
 
@@ -194,8 +195,10 @@ def _env(spy_log: Path) -> dict[str, str]:
 
 
 def _mine(repo: Path, spy_log: Path, *extra: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *MINE, *extra], cwd=repo,
-                          env=_env(spy_log), capture_output=True, text=True, timeout=300)
+    """:data:`MINE` at -n 0; returns its output."""
+    args = ["mine", "-n", "0", "--sandbox", "none", *extra]
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=_env(spy_log),
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 

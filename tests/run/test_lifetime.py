@@ -55,6 +55,14 @@ def _alive(pid: int) -> bool:
     return st is not None and st[0] != "Z"
 
 
+def _still_alive(pids: set[int], within_s: float) -> list[int]:
+    """The ``pids`` still alive after up to ``within_s`` seconds (polled: returns once all are gone)."""
+    deadline = time.monotonic() + within_s
+    while (alive := [p for p in pids if _alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
 def _tree(root: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for e in os.listdir("/proc"):
@@ -105,8 +113,7 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
         finally:
             if proc.poll() is None:
                 proc.kill()
-        time.sleep(1.0)
-        assert not [p for p in run_pids if _alive(p)], f"{sig!r}: processes of the run outlived it"
+        assert not _still_alive(run_pids, 1.0), f"{sig!r}: processes of the run outlived it"
         assert not list(read_jsonl(repo / ".homefield" / "runs" / "k" / "results.jsonl"))  # nothing recorded
         if sig == signal.SIGINT:
             assert "Continue the run with: homefield run --resume --run-id k" in out, out
@@ -121,5 +128,5 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
     n_tasks = sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
     assert len(keys) == len(set(keys)) == n_tasks
     assert not [p for p in tmp.iterdir() if p.name.startswith("hf-")], sorted(p.name for p in tmp.iterdir())
-    time.sleep(0.5)
-    assert not [p for p in _tree(os.getpid()) if _stat(p) and "spawn.py" in Path(f"/proc/{p}/cmdline").read_text()]
+    spawned = {p for p in _tree(os.getpid()) if _stat(p) and "spawn.py" in Path(f"/proc/{p}/cmdline").read_text()}
+    assert not _still_alive(spawned, 0.5)
