@@ -154,14 +154,24 @@ def _yml(tmp_path: Path, dotted: str, value: Any) -> None:
     write(tmp_path, yaml.safe_dump(data))
 
 
+#: The flags of ``homefield <command>`` with no option, by command: the same for every setting's test (each
+#: parse is a whole pytest configuration, ~0.05 s of CPU), so parsed once per test process.
+_NO_FLAGS: dict[str, dict[str, Any]] = {}
+
+
 def _cli_flags(pytester: pytest.Pytester, command: str, argv: list[str]) -> dict[str, Any]:
     """The flags mapping that ``homefield <command> <argv>`` hands to :func:`resolve_settings`:
     through the ``--homefield-*`` pytest options for mine/run/verify, directly for plan."""
+    if not argv and command in _NO_FLAGS:
+        return dict(_NO_FLAGS[command])
     ns = build_parser().parse_args([command, *(["CLAUDE.md"] if command == "ablate" else []), *argv])
     if command == "plan":
-        return {**flags_from_pytest(argparse.Namespace()), **vars(ns)}
-    config = pytester.parseconfig(*cli_to_pytest_args(ns, command))
-    return flags_from_pytest(config.option)
+        flags = {**flags_from_pytest(argparse.Namespace()), **vars(ns)}
+    else:
+        flags = flags_from_pytest(pytester.parseconfig(*cli_to_pytest_args(ns, command)).option)
+    if not argv:
+        _NO_FLAGS[command] = dict(flags)
+    return flags
 
 
 def _cli_argv(decl: Setting, value: Any) -> list[str]:
