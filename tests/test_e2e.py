@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -73,6 +74,11 @@ def test_run_reference_agents_identically_at_n0_and_n2(mined: Path, tmp_path: Pa
             by_agent.setdefault(r["agent"], []).append(r["outcome"])
         assert set(by_agent["oracle"]) == {"solved"}
         assert set(by_agent["noop"]) == {"empty_patch"}
+        # an empty patch runs no hidden test: the sandbox line counts the graded attempts' test runs only
+        graded = [r for r in res if r["outcome"] != "empty_patch"]
+        assert all(r["test_sandbox"] is None for r in res if r["outcome"] == "empty_patch")
+        assert all(r["test_sandbox"] for r in graded)
+        assert re.search(rf"; test runs \w+ ×{len(graded)}\n", out), out
         assert "UNSOLVED" in out or "unsolved" in out
         root = ET.parse(junit).getroot()
         # the attempt's homefield.* values: `name: value` lines of its <system-out> under xunit2 (issue 33)

@@ -194,8 +194,9 @@ def memorization_lines(report: Report) -> list[str]:
 
 
 def sandbox_line(sb: SandboxCounts) -> str:
-    """``sandbox: oracle none ×24, cmd bwrap ×3; test runs bwrap ×27`` from the report's ``sandbox``."""
+    """``sandbox: oracle none ×24, cmd bwrap ×3; test runs bwrap ×27`` from the report's ``sandbox``: the
+    test runs are the graded attempts' (an empty patch runs no hidden test)."""
     def counts(c: Mapping[str, int]) -> str:
         return "/".join(f"{k} ×{v}" for k, v in c.items())
     agents = ", ".join(f"{n} {counts(c)}" for n, c in sb.agents.items())
-    return f"sandbox: {agents}; test runs {counts(sb.tests) or 'none'}"
+    return f"sandbox: {agents}; test runs {counts(sb.tests) or '(no hidden test ran)'}"

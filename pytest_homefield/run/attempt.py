@@ -379,7 +379,6 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
         return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-    base["test_sandbox"] = test_backend.configured
     env = _agent_env(spec, prompt, tmpdir)
     own_services = contextlib.ExitStack()  # an agent that runs commands gets service instances of its own
     try:
@@ -456,8 +455,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                       flaky=frozenset(spec.flaky_p2p), network=spec.network)
             if spec.graded is not None:
                 spec.graded(g)
-            if g.test_sandbox is not None:  # the hook, when it wrapped the hidden tests
-                base["test_sandbox"] = g.test_sandbox
+            base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)
             outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
                 g.touched_tests, g.suspicious
             why, canary = g.suspicious_reason, g.canary
