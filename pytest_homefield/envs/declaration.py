@@ -157,12 +157,17 @@ _PROBE = "import os, sys; print(os.path.realpath(sys.executable)); print('%d.%d.
 def installed_pythons(path_var: str | None = None) -> tuple[Interpreter, ...]:
     """Every distinct interpreter found (``python3``, ``python3.N`` for N in 6..15 on ``PATH``
     (``path_var``, default ``$PATH``), ``$PYENV_ROOT`` or ``~/.pyenv`` versions), in that order.
-    Pyenv shims that are not selected (they exit non-zero) are skipped."""
+    Pyenv shims on ``PATH`` are not run: their pyenv root's versions are taken instead."""
     path_var = os.environ.get("PATH", "") if path_var is None else path_var
     names = ["python3", *(f"python3.{n}" for n in range(6, 16))]
-    found = [p for p in (shutil.which(n, path=path_var) for n in names) if p]
-    pyenv = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
-    found += sorted(glob.glob(os.path.join(pyenv, "versions", "*", "bin", "python3")))
+    on_path = [p for p in (shutil.which(n, path=path_var) for n in names) if p]
+    roots = [os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")]
+    # a pyenv shim is a shell script that starts pyenv (~0.2 s of CPU each, eleven names): never run one,
+    # take its root's versions instead (what the shims would select among)
+    roots += [str(Path(p).parent.parent) for p in on_path if _is_pyenv_shim(p)]
+    found = [p for p in on_path if not _is_pyenv_shim(p)]
+    for root in dict.fromkeys(roots):
+        found += sorted(glob.glob(os.path.join(root, "versions", "*", "bin", "python3")))
     out: dict[str, Interpreter] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:  # each probe waits on a process
         probes = list(pool.map(_probe, found))
@@ -170,6 +175,12 @@ def installed_pythons(path_var: str | None = None) -> tuple[Interpreter, ...]:
         if found_one is not None:
             out.setdefault(found_one.path, found_one)
     return tuple(out.values())
+
+
+def _is_pyenv_shim(exe: str) -> bool:
+    """Whether ``exe`` is in a pyenv ``shims`` folder (one that has a ``versions`` folder beside it)."""
+    folder = Path(exe).parent
+    return folder.name == "shims" and (folder.parent / "versions").is_dir()
 
 
 def _probe(exe: str) -> Interpreter | None:

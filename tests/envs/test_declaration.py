@@ -77,6 +77,24 @@ def test_installed_pythons_finds_this_interpreter() -> None:
     assert len({i.path for i in found}) == len(found)  # each interpreter once
 
 
+def test_pyenv_shims_are_not_run_their_versions_are_taken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pyenv shim (a script that starts pyenv: ~0.2 s of CPU each) on PATH is never run; the
+    versions of its pyenv root stand in for it."""
+    root = tmp_path / "pyenv"
+    (root / "shims").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    for name in ("python3", "python3.11"):
+        shim = root / "shims" / name
+        shim.write_text(f"#!/bin/sh\necho {name} >> {ran}\nexec {sys.executable} \"$@\"\n")
+        shim.chmod(0o755)
+    (root / "versions" / "9.9" / "bin").mkdir(parents=True)
+    (root / "versions" / "9.9" / "bin" / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "elsewhere"))
+    found = installed_pythons.__wrapped__(str(root / "shims"))
+    assert not ran.exists(), ran.read_text()
+    assert [i.path for i in found] == [os.path.realpath(sys.executable)]
+
+
 def test_as_of_is_part_of_the_key_and_is_the_end_of_the_commit_day(tmp_path: Path) -> None:
     decl = Declaration({"pyproject.toml": b"[project]\nname='x'\n"})
     plain = env_key(decl, PY311, extras=[], groups=[])
