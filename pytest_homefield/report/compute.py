@@ -54,6 +54,7 @@ from pytest_homefield.report.runs import (
 )
 from pytest_homefield.report.verdicts import not_compared
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = [
     "REPORT_SCHEMA_VERSION",
@@ -239,7 +240,8 @@ def compute_report(
             summary.incomplete = f"incomplete: {summary.scored} of {summary.attempts} scored"
         n_forged = sum(1 for a in attempts_of(summary.name) if a.result.outcome == "forged")
         if n_forged:  # one forged attempt and none of its solved ones is trusted (docs/contracts.md §8)
-            summary.forged = f"forged on {n_forged} attempts: its {summary.solved} solved attempts are not trusted"
+            trusted = f"{plural(summary.solved, 'solved attempt')} {'is' if summary.solved == 1 else 'are'} not trusted"
+            summary.forged = f"forged on {plural(n_forged, 'attempt')}: its {trusted}"
 
     def rank_key(name: str) -> tuple[bool, bool, float, bool, float, str]:
         p, c = unranked[name].pass_at_1, unranked[name].cost_per_solved_usd
