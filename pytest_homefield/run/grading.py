@@ -42,6 +42,7 @@ from pytest_homefield.run.changes import (
     resolves_inside,
     tree_changes,
 )
+from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, plant_canaries
@@ -375,6 +376,7 @@ def grade(
               suspicious_reason="; ".join(reasons) or None, carried=carried, dropped=dropped)
     if not carried:
         return g
+    bound = grading_bound(task, run_timeout_s)  # less than run_timeout_s for a task whose parent hangs
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
         for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
@@ -398,7 +400,7 @@ def grade(
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         try:
-            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
+            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
                             test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
@@ -419,11 +421,11 @@ def grade(
             control = copy_tree(pristine, folder / "w")
             apply_patch(control, task.test_patch)
             return run_tests(control, test_cmd or task.test_cmd, hidden, out_dir=folder / "out",
-                             timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                             timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
                              network=network)
 
         if run.timed_out:
-            g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
+            g.outcome, g.error = "test_timeout", f"hidden tests exceeded {bound.why}"
             return g
         if not _run_completes(run):
             # the test process died on the way (os._exit, a signal, no outcome file): the same run on
