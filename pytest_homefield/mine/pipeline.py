@@ -212,6 +212,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         stability_runs=settings.stability_runs,
         run_timeout_s=settings.run_timeout,
         test_timeout_s=settings.test_timeout,
+        memory_mb=settings.max_test_memory_mb,
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
         network=settings.network(services_log),

@@ -71,6 +71,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
+from pytest_homefield.sandbox.limits import MIB, TEST_MEMORY_MB, memory_cap_note
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.services import TestNetwork, run_network
 
@@ -163,6 +164,8 @@ class TestRun:
     ``sandbox``: the backend that wrapped the command (``bwrap``, ``hook`` or ``none``).
     ``ignored_events``: outcome-channel lines that did not count (before ``start``, after the first
       ``finish``, from another pid, unparseable): 0 for an honest run.
+    ``over_memory``: why the run failed when a test process went over its memory cap
+      (:func:`~pytest_homefield.sandbox.limits.memory_cap_note`), else ``None``.
     """
 
     __test__ = False  # not a pytest test class
@@ -182,6 +185,7 @@ class TestRun:
     selected: frozenset[str] | None = None
     sandbox: str = "none"
     ignored_events: int = 0
+    over_memory: str | None = None
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -262,6 +266,7 @@ def run_tests(
     env: Mapping[str, str] | None = None,
     sandbox: str | SandboxBackend = "none",
     network: TestNetwork | None = None,
+    memory_mb: float | None = TEST_MEMORY_MB,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -278,7 +283,9 @@ def run_tests(
     its private out folder and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
     run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
     needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
-    it may reach, relayed into a sandbox that has no network.
+    it may reach, relayed into a sandbox that has no network. ``memory_mb``: MiB of address space for
+    each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap); a run that went
+    over it has ``over_memory`` set (its tests failed or its process died for it).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -294,11 +301,12 @@ def run_tests(
     try:
         run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                 test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                network=network)
+                                                network=network, memory_mb=memory_mb)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
             tail = b""
+        run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
         nofollow.write_bytes(public, LOG_FILE, tail)
         run.log_path = public / LOG_FILE
         if junit_data is not None:
@@ -312,7 +320,8 @@ def run_tests(
 
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
-                 network: TestNetwork | None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 network: TestNetwork | None, memory_mb: float | None = None,
+                 ) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -342,6 +351,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 timeout_s=timeout_s,
                 stdout_path=log_path,
                 pass_fds=(channel.write_fd,) if channel is not None else (),
+                memory_cap=int(memory_mb * MIB) if memory_mb else None,
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
         except OSError as exc:
