@@ -67,6 +67,7 @@ from pytest_homefield.mine.summary import (
     missing_modules_line,
     network_line,
     service_lines,
+    setup_failed_line,
     setup_hint,
 )
 from pytest_homefield.paths import runnable_tests
@@ -613,6 +614,9 @@ class MineSession:
         if net:
             lines.append(net)
         lines += service_lines(verified)
+        failed = setup_failed_line(verified)
+        if failed:
+            lines.append(failed)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
                                        install=install_hint(self.settings.root, python)

@@ -98,6 +98,8 @@ __all__ = [
 #: calls itself and varies by version and launcher (``__main__.py``, ``pytest``, ``python -m pytest``
 #: since pytest 9.2), so only the stable part is matched: a prefix without a colon, then ``: error: ``.
 _ARGPARSE_ERROR = re.compile(r"^[^:]+: error: ")
+#: The last line of a traceback (``ModuleNotFoundError: No module named 'x'``), or pytest's ``E   …Error: …``.
+_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit): \S.*?)\s*$")
 
 #: The variable naming the outcome channel's descriptor in the test process (the reporter removes it).
 OUTCOMES_FD_ENV = "HOMEFIELD_OUTCOMES_FD"
@@ -610,9 +612,11 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
     """The last line of pytest's own error output in the log, stripped and cut to ``limit``
     characters: what a test command that stopped before any test ran said. That is an
     ``INTERNALERROR>`` line with text after the marker, argparse's ``<prog>: error: …`` of a usage
-    error, or an ``ERROR: …`` line other than ``ERROR: usage: …``. ``None`` when the log has no such
-    line or cannot be read. The log lies in the test run's read-write output folder: it is read
-    without following a link the test process put there, and only its last MiB."""
+    error, or an ``ERROR: …`` line other than ``ERROR: usage: …``; without one, the last exception line
+    of a traceback (``ModuleNotFoundError: No module named 'pluggy._version'``: pytest itself failed to
+    import, or ``E   ImportError: …`` under ``ImportError while loading conftest``). ``None`` when the log
+    has no such line or cannot be read. The log lies in the test run's read-write output folder: it is
+    read without following a link the test process put there, and only its last MiB."""
     try:
         tail = nofollow.read_tail(log_path, 1 << 20)
     except OSError:
@@ -623,6 +627,10 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
         if (text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip()) \
                 or _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
             return text[:limit]
+    for line in reversed(lines):
+        m = _EXCEPTION_LINE.match(line)
+        if m:
+            return m.group(1)[:limit]
     return None
 
 
@@ -656,6 +664,9 @@ def _cross_check(
     elif not parsed.found:
         what = "outcome" if reporter else "JUnit XML"
         error = f"no {what} was written (exit status {exit_code})"
+        why = last_error_line(log_path) if exit_code else None
+        if why:  # e.g. pytest could not import itself (a snapshot's src/ shadowing one of its packages)
+            error += f": {why}"
         # a custom runner that failed without writing any result: a build/import failure
         collection_error = not reporter and exit_code != 0
     elif reporter and not parsed.started:
