@@ -21,6 +21,7 @@ from pytest_homefield.run.grading import (
     render_diff,
     tree_changes,
 )
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
 CALC = "src/calc/__init__.py"
@@ -475,11 +476,18 @@ def test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound(
 def test_a_change_that_grows_past_the_memory_cap_fails_and_says_why(task: Task, pristine: Path,
                                                                     tmp_path: Path) -> None:
     """``max_test_memory_mb``: a change that grows a list without limit fails its tests (MemoryError) at
-    the cap instead of taking the machine's memory, and the grade's error names the cap."""
+    the cap instead of taking the machine's memory, and the grade's error names the cap (bubblewrap's
+    test run inherits the cap, RLIMIT_AS set by the reaper)."""
     work = copy_tree(pristine, tmp_path / "work")
     grow = "def sub(a, b):\n    held = []\n    while True:\n        held.append(bytearray(2**25))"
     _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", grow))
-    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120, memory_mb=384)
-    assert g.outcome == "tests_failed", g.error
+    try:
+        probe()
+        sandbox = "bwrap"  # the cap holds inside bubblewrap too
+    except BwrapUnavailable:
+        sandbox = "none"
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120, memory_mb=160,
+              sandbox=sandbox)
+    assert g.outcome == "tests_failed" and g.test_sandbox == sandbox, g.error
     assert g.error == (f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass; a test process went over the memory cap "
-                       "of 384 MiB (max_test_memory_mb)")
+                       "of 160 MiB (max_test_memory_mb)")
