@@ -53,6 +53,7 @@ from pytest_homefield.report.runs import (
     check_same_specs,
     load_meta,
     merged_results,
+    results_stamp,
 )
 from pytest_homefield.report.verdicts import not_compared
 from pytest_homefield.store import read_jsonl
@@ -73,17 +74,6 @@ REPORT_SCHEMA_VERSION = 1
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
 REPORT_FORMAT = 1
-
-
-def results_stamp(run_dir: Path) -> dict[str, int] | None:
-    """``{"bytes": size, "mtime_ns": …}`` of ``run_dir``'s ``results.jsonl``, ``None`` without one: what
-    a kept report records of the results it read (``runs[].results``). Taken before they are read, so
-    a line appended meanwhile makes the stamp differ (the report is then computed again, never trusted)."""
-    try:
-        st = results_path(Path(run_dir)).stat()
-    except OSError:
-        return None
-    return {"bytes": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {

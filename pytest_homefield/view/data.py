@@ -18,9 +18,9 @@ from typing import Any
 from pytest_homefield import __version__
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
-from pytest_homefield.report.compute import REPORT_FORMAT, REPORT_SCHEMA_VERSION, compute_report, results_stamp
+from pytest_homefield.report.compute import REPORT_FORMAT, REPORT_SCHEMA_VERSION, compute_report
 from pytest_homefield.report.model import Report
-from pytest_homefield.report.runs import load_meta, merged_results
+from pytest_homefield.report.runs import load_meta, merged_results, results_stamp
 
 __all__ = ["AttemptRef", "SiteData", "load_site", "saved_report"]
 
