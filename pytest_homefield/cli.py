@@ -196,7 +196,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
         print(f"homefield report: {exc}", file=sys.stderr)
         return 2
     try:
-        report = compute_report(dirs, load_tasks(home.tasks))
+        report = compute_report(dirs, load_tasks(home.tasks), stamp=True)  # made_by: the viewer may reuse it
         report.incomplete = list(merged.incomplete)
         report.notes.extend(merged.incomplete)
         if merged.reconciled:

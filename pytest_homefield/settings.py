@@ -237,6 +237,11 @@ class Settings(ScanSettings):
     env_as_of: bool = setting(False, help="with --env uv: resolve only packages uploaded by the commit's day "
                               "(uv --exclude-newer), so old commits get the versions of their time",
                               commands=_MR, yml="env_as_of")
+    # the same default as sandbox/limits.py TEST_MEMORY_MB (not imported: settings stay light)
+    max_test_memory_mb: float = setting(4096.0, help="MiB of address space per test process (RLIMIT_AS) in "
+                                        "mining and grading; a test over it fails (MemoryError), and the run "
+                                        "says so (default 4096)", commands=_MR + _A, yml="max_test_memory_mb",
+                                        check="positive")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

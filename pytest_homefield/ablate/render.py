@@ -114,7 +114,7 @@ def _shard_lines(doc: AblationDoc) -> list[str]:
     """What a shard or an incomplete merge says first: its table is not over every task."""
     out = []
     if doc.get("shard"):
-        out.append(f"Shard {doc.get('shard')}: this table is over this shard's {doc['tasks']} tasks only.")
+        out.append(f"Shard {doc.get('shard')}: this table is over this shard's {_n(doc['tasks'], 'task')} only.")
     out += list(doc.get("incomplete") or [])
     return out
 
@@ -218,7 +218,7 @@ def render_markdown(document: Doc) -> str:
     """The report as Markdown."""
     doc = cast(AblationDoc, document)
     lines = [f"# Ablation {doc['ablate_id']}: {doc['rules_file']}", ""]
-    lines.append(f"{_n(doc['tasks'], 'task')} × {_n(doc['attempts'], 'attempt')}; {doc['results']} attempts "
+    lines.append(f"{_n(doc['tasks'], 'task')} × {_n(doc['attempts'], 'attempt')}; {_n(doc['results'], 'attempt')} "
                  "recorded. Effect = "
                  "pass@1 with the rule − without it (positive: the rule helps); the test and CI are the report's "
                  "paired test over tasks, p Holm-adjusted across the rules of one agent. Tokens per turn: "
@@ -252,7 +252,8 @@ def render_html(document: Doc) -> str:
              "padding:3px 7px;text-align:right}td:nth-child(2){text-align:left}.lb{color:#0a6b2d;font-weight:bold}"
              ".hm{color:#a31515;font-weight:bold}</style></head><body>",
              f"<h1>Ablation {e(doc['ablate_id'])}: {e(doc['rules_file'])}</h1>",
-             f"<p>{doc['tasks']} tasks × {doc['attempts']} attempts; {doc['results']} attempts recorded. Effect = "
+             f"<p>{_n(doc['tasks'], 'task')} × {_n(doc['attempts'], 'attempt')}; {_n(doc['results'], 'attempt')} "
+             "recorded. Effect = "
              "pass@1 with the rule − without it; p Holm-adjusted across one agent's rules. Tokens: "
              f"{e(doc['tokenizer'])}.</p>"]
     if doc.get("cut_short"):

@@ -92,7 +92,8 @@ class RuleSet:
         numbers = set(remove)
         unknown = numbers - {r.number for r in self.rules}
         if unknown:
-            raise ValueError(f"no rule numbered {sorted(unknown)[0]} (the file has {len(self.rules)} rules)")
+            raise ValueError(f"no rule numbered {sorted(unknown)[0]} "
+                             f"(the file has {len(self.rules)} rule{'s' if len(self.rules) != 1 else ''})")
         for r in self.rules:
             if r.number in numbers:
                 drop.update(range(r.start, r.end))

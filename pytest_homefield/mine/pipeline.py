@@ -67,6 +67,7 @@ from pytest_homefield.mine.summary import (
     missing_modules_line,
     network_line,
     service_lines,
+    setup_failed_line,
     setup_hint,
 )
 from pytest_homefield.paths import runnable_tests
@@ -212,6 +213,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         stability_runs=settings.stability_runs,
         run_timeout_s=settings.run_timeout,
         test_timeout_s=settings.test_timeout,
+        memory_mb=settings.max_test_memory_mb,
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
         network=settings.network(services_log),
@@ -612,6 +614,9 @@ class MineSession:
         if net:
             lines.append(net)
         lines += service_lines(verified)
+        failed = setup_failed_line(verified)
+        if failed:
+            lines.append(failed)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
                                        install=install_hint(self.settings.root, python)

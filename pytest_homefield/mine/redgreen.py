@@ -45,6 +45,7 @@ from pathlib import Path
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_canaries
 from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
@@ -425,6 +426,7 @@ def verify_candidate(
     stability_runs: int = 3,
     run_timeout_s: float = 600,
     test_timeout_s: float | None = None,
+    memory_mb: float | None = TEST_MEMORY_MB,
     work_root: Path | None = None,
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
@@ -448,7 +450,8 @@ def verify_candidate(
 
     ``run_timeout_s``: seconds per setup or test-command run; a test run that hits it drops the
     candidate as ``timeout``, a setup that fails or hits it as ``setup_failed``.
-    ``test_timeout_s``: seconds per test (pytest-timeout). ``work_root``: where the temporary
+    ``test_timeout_s``: seconds per test (pytest-timeout). ``memory_mb``: MiB of address space per test
+    process (``max_test_memory_mb``). ``work_root``: where the temporary
     folders go (default: the temp dir); all are removed afterwards. ``env``: base environment for
     setup and tests (default ``os.environ``). ``log_dir``: keep ``<state>-<k>/`` folders with
     ``setup.log``, ``tests.log`` and ``outcomes.jsonl`` there (default: discarded). ``sandbox``:
@@ -525,6 +528,7 @@ def verify_candidate(
                         env=env,
                         sandbox=sandbox,
                         network=network,
+                        memory_mb=memory_mb,
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))

@@ -4,6 +4,7 @@ environments built, the drop counts. Pure functions of verification records."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
@@ -11,7 +12,11 @@ from typing import Any
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "service_lines", "network_line", "missing_modules_line", "env_summary", "drop_summary"]
+__all__ = ["setup_hint", "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "env_summary",
+           "drop_summary"]
+
+#: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``).
+_GENERATED = re.compile(r"No module named '[\w.]+\._?version'")
 
 
 def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
@@ -35,6 +40,24 @@ def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:
     message said once however many candidates it dropped)."""
     return failure_lines((r.get("detail") for r in verified if r.get("reason") == "setup_failed"),
                          "candidate", "dropped")
+
+
+def setup_failed_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Setup failed (3 candidates): the test command produced no outcomes: parent run 1: no outcome was
+    written (exit status 1): ModuleNotFoundError: No module named 'pluggy._version'; …'``: the most common
+    ``setup_failed`` detail (the error line the test run left, so the user sees why without opening the
+    records), with a hint when it is a module a build generates; services that did not start are said
+    by :func:`service_lines` instead. ``None`` without such a record."""
+    details = Counter(str(r.get("detail") or "") for r in verified if r.get("reason") == "setup_failed"
+                      and "service '" not in str(r.get("detail") or ""))
+    if not details:
+        return None
+    detail, n = details.most_common(1)[0]
+    others = sum(details.values()) - n
+    more = f"; {plural(others, 'other candidate')} failed otherwise (see the verification records)" if others else ""
+    hint = ("; a module the build generates is missing: snapshots hold the commit's tree only, so generate it "
+            "with setup_cmd in .homefield.yml") if _GENERATED.search(detail) else ""
+    return f"Setup failed ({plural(n, 'candidate')}): {detail or 'no detail'}{hint}{more}"
 
 
 def network_line(verified: Sequence[dict[str, Any]]) -> str | None:

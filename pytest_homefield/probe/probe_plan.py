@@ -41,8 +41,9 @@ def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids:
                  if r.get("score") is not None and r.get("cost_usd") is not None]
         if costs:
             mean = sum(costs) / len(costs)
-            est = f"~{mean * len(todo):.2f} USD ({mean:.4f} USD/call from {len(costs)} earlier calls)"
+            est = f"~{mean * len(todo):.2f} USD ({mean:.4f} USD/call from {plural(len(costs), 'earlier call')})"
         else:
             est = "cost ? USD (no earlier probe call of this agent)"
-        lines.append(f"  {name} ({spec}): {len(todo)} calls to make, {len(keys) - len(todo)} already answered; {est}")
+        lines.append(f"  {name} ({spec}): {plural(len(todo), 'call')} to make, {len(keys) - len(todo)} already "
+                     f"answered; {est}")
     return lines

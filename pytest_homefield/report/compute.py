@@ -24,6 +24,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield import __version__
 from pytest_homefield.layout import results_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
 from pytest_homefield.report import notes as say
@@ -36,6 +37,7 @@ from pytest_homefield.report.model import (
     AgentSummary,
     ComparisonRow,
     Flagged,
+    MadeBy,
     Report,
     RunInfo,
     SandboxCounts,
@@ -51,11 +53,14 @@ from pytest_homefield.report.runs import (
     check_same_specs,
     load_meta,
     merged_results,
+    results_stamp,
 )
 from pytest_homefield.report.verdicts import not_compared
 from pytest_homefield.store import read_jsonl
+from pytest_homefield.terminal.progress import plural
 
 __all__ = [
+    "REPORT_FORMAT",
     "REPORT_SCHEMA_VERSION",
     "SYMBOLS",
     "build_report",
@@ -65,6 +70,10 @@ __all__ = [
 ]
 
 REPORT_SCHEMA_VERSION = 1
+#: The report's format: raise it when what a report says changes for the same results (a verdict's
+#: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
+#: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
+REPORT_FORMAT = 1
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
@@ -124,9 +133,9 @@ def counts_solved(r: Result) -> bool:
 
 
 def build_report(run_dirs: Sequence[Path], tasks: Sequence[Task], *, alpha: float = 0.05,
-                 seed: int = 0) -> dict[str, Any]:
+                 seed: int = 0, stamp: bool = False) -> dict[str, Any]:
     """The report JSON (docs/contracts.md §10) as a dict: ``compute_report(...).to_dict()``."""
-    return compute_report(run_dirs, tasks, alpha=alpha, seed=seed).to_dict()
+    return compute_report(run_dirs, tasks, alpha=alpha, seed=seed, stamp=stamp).to_dict()
 
 
 def compute_report(
@@ -135,6 +144,7 @@ def compute_report(
     *,
     alpha: float = 0.05,
     seed: int = 0,
+    stamp: bool = False,
 ) -> Report:
     """The :class:`~.model.Report` over the union of ``run_dirs`` (docs/contracts.md §10).
 
@@ -188,8 +198,14 @@ def compute_report(
     suspicious, touched_tests}]; ``similarity`` {agent: {mean_f1_solved, mean_f1_unsolved}};
     ``memorization`` (only when an agent of the report was probed or a run left tasks out with
     ``--exclude-memorized``; see :func:`memorization`).
+
+    ``stamp`` (the report a run folder keeps, ``report.json``): ``made_by`` {homefield, format} and each
+    run's ``runs[].results`` (:func:`results_stamp`), so that the viewer can tell whether the kept report
+    is the one it would compute; left out otherwise (the JSON of the same results is then the same
+    wherever and whenever it is computed).
     """
     run_dirs = [Path(d) for d in run_dirs]
+    stamps = [results_stamp(d) for d in run_dirs] if stamp else [None] * len(run_dirs)
     metas = [load_meta(d) for d in run_dirs]
     check_same_specs(metas)
     task_by_id = {t.id: t for t in tasks}
@@ -239,7 +255,8 @@ def compute_report(
             summary.incomplete = f"incomplete: {summary.scored} of {summary.attempts} scored"
         n_forged = sum(1 for a in attempts_of(summary.name) if a.result.outcome == "forged")
         if n_forged:  # one forged attempt and none of its solved ones is trusted (docs/contracts.md §8)
-            summary.forged = f"forged on {n_forged} attempts: its {summary.solved} solved attempts are not trusted"
+            trusted = f"{plural(summary.solved, 'solved attempt')} {'is' if summary.solved == 1 else 'are'} not trusted"
+            summary.forged = f"forged on {plural(n_forged, 'attempt')}: its {trusted}"
 
     def rank_key(name: str) -> tuple[bool, bool, float, bool, float, str]:
         p, c = unranked[name].pass_at_1, unranked[name].cost_per_solved_usd
@@ -335,8 +352,8 @@ def compute_report(
         cut_short=cut_short,
         alpha=alpha,
         seed=seed,
-        runs=[RunInfo(rid, m.get("created_at"), m.get("attempts"), m.get("tasks_digest"), m.get("cut_short"))
-              for rid, m in zip(run_ids, metas, strict=True)],
+        runs=[RunInfo(rid, m.get("created_at"), m.get("attempts"), m.get("tasks_digest"), m.get("cut_short"), st)
+              for rid, m, st in zip(run_ids, metas, stamps, strict=True)],
         notes=notes,
         legend={o: SYMBOLS[o] for o in OUTCOMES if o in SYMBOLS},  # not_needed: never in a table
         agents=agents,
@@ -350,6 +367,7 @@ def compute_report(
         sandbox=sandboxes,
         memorization=memo,
         extra={"adaptive": adaptive} if adaptive else {},
+        made_by=MadeBy(__version__, REPORT_FORMAT) if stamp else None,
     )
 
 

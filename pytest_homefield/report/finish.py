@@ -40,7 +40,7 @@ def finish_run(run_dir: Path, tasks_path: Path) -> FinishedReport:
     built is ``FinishedReport(report=None, error=…)`` (the report must never lose the run), files that
     cannot be written are left as they were and named in ``write_error``."""
     try:
-        report = build_report([run_dir], load_tasks(tasks_path))
+        report = build_report([run_dir], load_tasks(tasks_path), stamp=True)  # made_by: the viewer may reuse it
     except Exception as exc:  # the report must never lose the run: results are on disk
         return FinishedReport(error=f"{type(exc).__name__}: {exc}")
     try:

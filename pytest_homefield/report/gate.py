@@ -26,6 +26,7 @@ from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
 from pytest_homefield.report.runs import load_results
 from pytest_homefield.report.verdicts import fmt_num
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "forged_by_agent",
            "baseline_runs"]
@@ -75,7 +76,7 @@ class GateLine:
 
     @property
     def text(self) -> str:
-        verdict = f"FORGED on {self.forged} attempt(s): the gate fails" if self.forged else \
+        verdict = f"FORGED on {plural(self.forged, 'attempt')}: the gate fails" if self.forged else \
             "WORSE: the gate fails" if self.worse else ("not significantly worse" if self.delta < 0 else "not worse")
         if self.too_few and not self.forged:  # issue 35: say so rather than a p no loss could make small
             verdict += (f" (too few tasks ({self.n_tasks}) for an interval: no loss can reach p<{fmt_num(self.alpha)}, "

@@ -56,9 +56,17 @@ def _comparison(rep: Report) -> str | None:
         beaten = sum(1 for o in ranked[1:] if (x := _pair(rep, top.name, o.name)) is not None and x.significant)
         others = f", and {beaten - 1} more of the {len(ranked) - 1} others" if beaten > 1 else ""
         return f"{top.name} beats {nxt.name} by {fmt_pp(c.delta)} pass@1 ({rates}, p={fmt_p(p)}{fam}){others}"
-    mde = f"; these {c.n_tasks} tasks detect gaps of about {fmt_pp(c.mde).lstrip('+')}" if c.mde is not None else ""
+    mde = "" if c.mde is None else _detectable(c.n_tasks, c.mde)
     return (f"No agent is detectably better: {top.name} leads {nxt.name} by {fmt_pp(c.delta)} pass@1 "
             f"({rates}, p={fmt_p(p)}{fam}){mde}")
+
+
+def _detectable(n_tasks: int, mde: float) -> str:
+    """``'; these 40 tasks detect gaps of about 25 pp'``, or when the minimum detectable effect (a fraction)
+    rounds to 100 points or more: ``'; too few tasks (4) to detect any gap: add tasks'``."""
+    if round(100 * mde) >= 100:
+        return f"; too few tasks ({n_tasks}) to detect any gap: add tasks"
+    return f"; these {n_tasks} tasks detect gaps of about {fmt_pp(mde).lstrip('+')}"
 
 
 def _sanity(rep: Report) -> str | None:

@@ -20,6 +20,7 @@ __all__ = [
     "AgentSummary",
     "ComparisonRow",
     "Flagged",
+    "MadeBy",
     "Memorization",
     "ProbeSummary",
     "Report",
@@ -228,13 +229,28 @@ class SimilaritySplit(_Record):
 
 @dataclass
 class RunInfo(_Record):
-    """One run folder of the report, ``runs[]``: values as its ``meta.json`` has them."""
+    """One run folder of the report, ``runs[]``: values as its ``meta.json`` has them, and ``results``
+    (``{"bytes": int, "mtime_ns": int}`` of its ``results.jsonl`` as the report read it; only in the
+    report a run folder keeps, :attr:`Report.made_by`)."""
+
+    OPTIONAL = frozenset({"results"})
 
     run_id: str
     created_at: str | None
     attempts: int | None
     tasks_digest: str | None
     cut_short: str | None
+    results: dict[str, int] | None = None
+
+
+@dataclass
+class MadeBy(_Record):
+    """``made_by``: what wrote the report a run folder keeps (``report.json``): the ``homefield`` version
+    and the report ``format`` (:data:`.compute.REPORT_FORMAT`). With ``runs[].results`` it tells the
+    viewer whether the kept report is still the one this version would compute (docs/contracts.md §10)."""
+
+    homefield: str
+    format: int
 
 
 @dataclass
@@ -278,7 +294,7 @@ class Memorization(_Record):
 class Report(_Record):
     """The whole report (docs/contracts.md §10 and the extras documented in :mod:`.compute`)."""
 
-    OPTIONAL = frozenset({"sandbox", "memorization", "incomplete"})
+    OPTIONAL = frozenset({"sandbox", "memorization", "incomplete", "made_by"})
 
     schema_version: int
     run_ids: list[str]
@@ -300,6 +316,8 @@ class Report(_Record):
     memorization: Memorization | None = None
     #: the ``incomplete: shard K/N missing`` lines of ``homefield report`` over shards
     incomplete: list[str] | None = None
+    #: who wrote the report a run folder keeps (``compute_report(..., stamp=True)``), else ``None``
+    made_by: MadeBy | None = None
     #: keys some caller added that this model does not know, kept in place at the end
     extra: dict[str, object] = field(default_factory=dict)
 
@@ -333,6 +351,7 @@ class Report(_Record):
             sandbox=None if sandbox is None else SandboxCounts.from_dict(sandbox),
             memorization=None if memo is None else Memorization.from_dict(memo),
             incomplete=d.get("incomplete"),
+            made_by=None if d.get("made_by") is None else MadeBy.from_dict(d["made_by"]),
             extra={k: v for k, v in d.items() if k not in known},
         )
 

@@ -26,7 +26,7 @@ from pytest_homefield.report.similarity import (
 )
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
-           "merged_results", "results_read"]
+           "merged_results", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
 Key = tuple[str, str, int, str]
@@ -69,6 +69,15 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns
+
+
+def results_stamp(run_dir: Path) -> dict[str, int] | None:
+    """``{"bytes": size, "mtime_ns": …}`` of ``run_dir``'s ``results.jsonl`` (:func:`_stamp`), ``None``
+    without one: what a kept report records of the results it read (``runs[].results``). Taken before
+    they are read, so a line appended meanwhile makes the stamp differ (the report is then computed
+    again, never trusted)."""
+    stamp = _stamp(results_path(Path(run_dir)))
+    return None if stamp is None else {"bytes": stamp[0], "mtime_ns": stamp[1]}
 
 
 def results_read(path: Path) -> list[Result] | None:

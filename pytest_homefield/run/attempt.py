@@ -46,7 +46,14 @@ from pytest_homefield.sandbox.backends import (
     backend_named,
 )
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
-from pytest_homefield.sandbox.limits import AgentFolders, Baseline, DiskWatch, WriteLimits, check_folders
+from pytest_homefield.sandbox.limits import (
+    TEST_MEMORY_MB,
+    AgentFolders,
+    Baseline,
+    DiskWatch,
+    WriteLimits,
+    check_folders,
+)
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.proxy import FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
@@ -195,6 +202,8 @@ class AttemptSpec:
     allow_shell: bool = False
     run_timeout_s: float = 600.0
     test_timeout_s: float | None = None
+    #: MiB of address space per hidden-test process (``max_test_memory_mb``)
+    test_memory_mb: float | None = TEST_MEMORY_MB
     test_cmd: str | None = None
     test_globs: list[str] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
@@ -451,8 +460,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      test_globs=spec.test_globs, sandbox=test_backend, env=grading_env(spec, cache.repo),
-                      flaky=frozenset(spec.flaky_p2p), network=spec.network)
+                      memory_mb=spec.test_memory_mb, test_globs=spec.test_globs, sandbox=test_backend,
+                      env=grading_env(spec, cache.repo), flaky=frozenset(spec.flaky_p2p), network=spec.network)
             if spec.graded is not None:
                 spec.graded(g)
             base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)

@@ -143,5 +143,5 @@ def cap_retries(result: Result, tries: Mapping[tuple[str, str, int], int], max_r
     prior = tries.get((result.task_id, result.agent, result.attempt), 0)
     if result.outcome != "rate_limited" or prior < max_retries:
         return result
-    why = f"rate limited {prior + 1} times (--max-retries {max_retries})"
+    why = f"rate limited {plural(prior + 1, 'time')} (--max-retries {max_retries})"
     return dataclasses.replace(result, outcome="agent_error", error=f"{why}: {result.error}" if result.error else why)

@@ -42,9 +42,11 @@ from pytest_homefield.run.changes import (
     resolves_inside,
     tree_changes,
 )
+from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, plant_canaries
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -325,6 +327,7 @@ def grade(
     test_cmd: str | None = None,
     run_timeout_s: float = 600,
     test_timeout_s: float | None = None,
+    memory_mb: float | None = TEST_MEMORY_MB,
     test_globs: Sequence[str] = (),
     sandbox: str | SandboxBackend = "none",
     env: Mapping[str, str] | None = None,
@@ -355,7 +358,8 @@ def grade(
     ids left out of the regression check (the run's frozen flaky ids, docs/contracts.md §7).
     ``network``: the services of the test runs (worker-scope ones reset first, so no attempt sees
     another's state) and the ports relayed into the sandbox; a service that cannot be had is ``infra``
-    with its log's last lines.
+    with its log's last lines. ``memory_mb``: MiB of address space per test process
+    (``max_test_memory_mb``); a failed run over it says so at the end of the grade's ``error``.
 
     Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
     leaves them out): contradicted copies of the FAIL_TO_PASS tests are planted in the grading copy
@@ -375,6 +379,7 @@ def grade(
               suspicious_reason="; ".join(reasons) or None, carried=carried, dropped=dropped)
     if not carried:
         return g
+    bound = grading_bound(task, run_timeout_s)  # less than run_timeout_s for a task whose parent hangs
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
         for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
@@ -398,8 +403,9 @@ def grade(
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         try:
-            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
-                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
+            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
+                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                            memory_mb=memory_mb)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
@@ -419,11 +425,11 @@ def grade(
             control = copy_tree(pristine, folder / "w")
             apply_patch(control, task.test_patch)
             return run_tests(control, test_cmd or task.test_cmd, hidden, out_dir=folder / "out",
-                             timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                             network=network)
+                             timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                             network=network, memory_mb=memory_mb)
 
         if run.timed_out:
-            g.outcome, g.error = "test_timeout", f"hidden tests exceeded {run_timeout_s:g} s"
+            g.outcome, g.error = "test_timeout", f"hidden tests exceeded {bound.why}"
             return g
         if not _run_completes(run):
             # the test process died on the way (os._exit, a signal, no outcome file): the same run on
@@ -437,6 +443,7 @@ def grade(
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "
                            "it does on the untouched parent with the hidden tests")
+                g.error += f"; {run.over_memory}" if run.over_memory else ""
                 g.failing_f2p = list(task.FAIL_TO_PASS)
                 return g
             g.outcome = "infra"
@@ -484,4 +491,6 @@ def grade(
         g.error = f"{len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
     else:
         g.outcome = "solved"
+    if run.over_memory and g.outcome != "solved":  # why it failed (max_test_memory_mb)
+        g.error = f"{g.error}; {run.over_memory}"
     return g

@@ -175,8 +175,18 @@ class RunPlugin(ModePlugin):
         return self.session
 
     def resume_hint(self) -> str:
-        """The command continuing this run (same agents and attempts)."""
+        """The command continuing this run (same agents and attempts); for a ``homefield verify``, which
+        has no ``--resume`` (it starts a new ``verify-…`` run each time), the same verify command."""
+        if self.verifying:
+            return "homefield verify" + (" --attacks" if self.settings.attacks else "")
         return f"homefield run --resume --run-id {self.session.run_id}"
+
+    def _continue_line(self, tail: str = "") -> str:
+        """``Continue the run with: homefield run --resume --run-id R`` (``tail`` after the command), or for
+        a verify run ``Verify again with: homefield verify`` (it starts afresh)."""
+        if self.verifying:
+            return f"Verify again with: {self.resume_hint()}"
+        return f"Continue the run with: {self.resume_hint()}{tail}"
 
     # -- names for people (progress line, verbose lines, JUnit) --------------------------------
     def item_subject(self, nodeid: str) -> str:
@@ -309,7 +319,7 @@ class RunPlugin(ModePlugin):
         if report is None and s.interrupted:
             tr.write_line("Interrupted: the attempts that were running were stopped and not recorded; "
                           f"results so far are in {s.results_path.relative_to(self.settings.root)}", yellow=True)
-            tr.write_line(f"Continue the run with: homefield run --resume --run-id {s.run_id}", yellow=True)
+            tr.write_line(self._continue_line(), yellow=True)
             return
         if report is None:
             tr.write_line(f"report failed: {self.end.error}", red=True)
@@ -330,8 +340,7 @@ class RunPlugin(ModePlugin):
         for msg in self.end.gate_failures:
             tr.write_line(f"fail-under: {msg}", red=True, bold=True)
         if s.skip_reasons:
-            tr.write_line(f"Continue the run with: homefield run --resume --run-id {s.run_id} "
-                          "(same agents and attempts)", yellow=True)
+            tr.write_line(self._continue_line(" (same agents and attempts)"), yellow=True)
         if self.end.write_error:
             tr.write_line(f"reports not saved: {self.end.write_error}", red=True)
             return

@@ -257,7 +257,8 @@ class AttemptRunner:
         return AttemptSpec(
             task=task, agent=agent, attempt=attempt, run_id=self.run_id, run_dir=self.folder(variant),
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
-            run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_cmd=test_cmd,
+            run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_memory_mb=s.max_test_memory_mb,
+            test_cmd=test_cmd,
             test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
             sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,

@@ -1,7 +1,7 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [--pass-fds=N,M] -- ARGV...`` in a new session. It
+GRACE [fsize=BYTES] [as=BYTES] [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
@@ -10,7 +10,8 @@ GRACE [fsize=BYTES] [--pass-fds=N,M] -- ARGV...`` in a new session. It
 * starts ``ARGV`` (the command inherits cwd, environment, stdin/stdout/stderr and the descriptors of
   ``--pass-fds``, which the reaper then closes in itself) and writes ``ok`` or ``E<errno>`` to the
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
-  command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action);
+  command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
+  ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python);
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
   and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
@@ -145,6 +146,7 @@ def main(argv: list[str]) -> int:
     options = dict(o.split("=", 1) for o in argv[4:sep])
     cmd = argv[sep + 1:]
     fsize = int(options["fsize"]) if "fsize" in options else None
+    address_space = int(options["as"]) if "as" in options else None
     keep = [int(n) for n in options.get("--pass-fds", "").split(",") if n]
     pending: list[int] = []
     armed: list[bool] = []
@@ -168,6 +170,10 @@ def main(argv: list[str]) -> int:
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
+        if address_space is not None:
+            hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+            cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     try:
         cmd, args_fd = args_via_fd(cmd)

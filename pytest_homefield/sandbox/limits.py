@@ -32,9 +32,25 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch"]
+__all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
+           "TEST_MEMORY_MB", "memory_cap_note"]
 
 MIB = 1 << 20
+
+#: MiB of address space per test process (``max_test_memory_mb``; ``RLIMIT_AS`` through the reaper).
+TEST_MEMORY_MB = 4096.0
+
+#: What a process that hit its address-space cap leaves in its output (Python, libc, C++, numpy/BLAS).
+_OUT_OF_MEMORY = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
+
+
+def memory_cap_note(log_tail: bytes, memory_mb: float | None) -> str | None:
+    """``'a test process went over the memory cap of 4096 MiB (max_test_memory_mb)'`` when a test run
+    capped at ``memory_mb`` MiB left an allocation failure in the end of its log (``log_tail``), else
+    ``None``. The run's tests failed (or its process died) for it: a failed run, with this reason."""
+    if not memory_mb or not any(marker in log_tail for marker in _OUT_OF_MEMORY):
+        return None
+    return f"a test process went over the memory cap of {memory_mb:g} MiB (max_test_memory_mb)"
 
 #: ``st_mode`` kinds that are never part of a change, by the word a fault names them with.
 SPECIAL_KINDS = ((stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),

@@ -243,6 +243,7 @@ def run_process(
     shell: bool = False,
     output_cap: int | None = None,
     file_cap: int | None = None,
+    memory_cap: int | None = None,
     watch: Callable[[], str | None] | None = None,
     watch_every_s: float = 0.5,
     pass_fds: Sequence[int] = (),
@@ -253,7 +254,9 @@ def run_process(
     through pipes that this process reads and writes to those files, each capped
     (:class:`CappedSink`): the command never holds a host file. ``file_cap`` (bytes): the command's
     ``RLIMIT_FSIZE``, so no file it writes grows past it (a write past it fails with ``EFBIG`` or
-    ``SIGXFSZ``). ``watch``: called every ``watch_every_s`` seconds while the command runs; a reason
+    ``SIGXFSZ``). ``memory_cap`` (bytes): the command's ``RLIMIT_AS``, each of its processes' address
+    space (an allocation past it fails; a Python process raises ``MemoryError``). ``watch``: called
+    every ``watch_every_s`` seconds while the command runs; a reason
     it returns stops the command as a timeout does, and is the result's ``stopped``. ``pass_fds``:
     descriptors of this process the command inherits at the same numbers (through the reaper; e.g.
     the test run's outcome channel); every other descriptor is closed.
@@ -276,6 +279,7 @@ def run_process(
     err: Any = pump.write_ends[1] if pump else (open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL)
     rfd, wfd = os.pipe()
     options = [f"fsize={int(file_cap)}"] if file_cap is not None else []
+    options += [f"as={int(memory_cap)}"] if memory_cap is not None else []
     try:
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *options,

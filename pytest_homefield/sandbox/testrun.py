@@ -71,6 +71,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
+from pytest_homefield.sandbox.limits import MIB, TEST_MEMORY_MB, memory_cap_note
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.services import TestNetwork, run_network
 
@@ -97,6 +98,8 @@ __all__ = [
 #: calls itself and varies by version and launcher (``__main__.py``, ``pytest``, ``python -m pytest``
 #: since pytest 9.2), so only the stable part is matched: a prefix without a colon, then ``: error: ``.
 _ARGPARSE_ERROR = re.compile(r"^[^:]+: error: ")
+#: The last line of a traceback (``ModuleNotFoundError: No module named 'x'``), or pytest's ``E   …Error: …``.
+_EXCEPTION_LINE = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit): \S.*?)\s*$")
 
 #: The variable naming the outcome channel's descriptor in the test process (the reporter removes it).
 OUTCOMES_FD_ENV = "HOMEFIELD_OUTCOMES_FD"
@@ -163,6 +166,8 @@ class TestRun:
     ``sandbox``: the backend that wrapped the command (``bwrap``, ``hook`` or ``none``).
     ``ignored_events``: outcome-channel lines that did not count (before ``start``, after the first
       ``finish``, from another pid, unparseable): 0 for an honest run.
+    ``over_memory``: why the run failed when a test process went over its memory cap
+      (:func:`~pytest_homefield.sandbox.limits.memory_cap_note`), else ``None``.
     """
 
     __test__ = False  # not a pytest test class
@@ -182,6 +187,7 @@ class TestRun:
     selected: frozenset[str] | None = None
     sandbox: str = "none"
     ignored_events: int = 0
+    over_memory: str | None = None
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -262,6 +268,7 @@ def run_tests(
     env: Mapping[str, str] | None = None,
     sandbox: str | SandboxBackend = "none",
     network: TestNetwork | None = None,
+    memory_mb: float | None = TEST_MEMORY_MB,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -278,7 +285,9 @@ def run_tests(
     its private out folder and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
     run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
     needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
-    it may reach, relayed into a sandbox that has no network.
+    it may reach, relayed into a sandbox that has no network. ``memory_mb``: MiB of address space for
+    each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap); a run that went
+    over it has ``over_memory`` set (its tests failed or its process died for it).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -294,11 +303,12 @@ def run_tests(
     try:
         run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                 test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                network=network)
+                                                network=network, memory_mb=memory_mb)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
             tail = b""
+        run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
         nofollow.write_bytes(public, LOG_FILE, tail)
         run.log_path = public / LOG_FILE
         if junit_data is not None:
@@ -312,7 +322,8 @@ def run_tests(
 
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
-                 network: TestNetwork | None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 network: TestNetwork | None, memory_mb: float | None = None,
+                 ) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -342,6 +353,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 timeout_s=timeout_s,
                 stdout_path=log_path,
                 pass_fds=(channel.write_fd,) if channel is not None else (),
+                memory_cap=int(memory_mb * MIB) if memory_mb else None,
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
         except OSError as exc:
@@ -600,9 +612,11 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
     """The last line of pytest's own error output in the log, stripped and cut to ``limit``
     characters: what a test command that stopped before any test ran said. That is an
     ``INTERNALERROR>`` line with text after the marker, argparse's ``<prog>: error: …`` of a usage
-    error, or an ``ERROR: …`` line other than ``ERROR: usage: …``. ``None`` when the log has no such
-    line or cannot be read. The log lies in the test run's read-write output folder: it is read
-    without following a link the test process put there, and only its last MiB."""
+    error, or an ``ERROR: …`` line other than ``ERROR: usage: …``; without one, the last exception line
+    of a traceback (``ModuleNotFoundError: No module named 'pluggy._version'``: pytest itself failed to
+    import, or ``E   ImportError: …`` under ``ImportError while loading conftest``). ``None`` when the log
+    has no such line or cannot be read. The log lies in the test run's read-write output folder: it is
+    read without following a link the test process put there, and only its last MiB."""
     try:
         tail = nofollow.read_tail(log_path, 1 << 20)
     except OSError:
@@ -613,6 +627,10 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
         if (text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip()) \
                 or _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
             return text[:limit]
+    for line in reversed(lines):
+        m = _EXCEPTION_LINE.match(line)
+        if m:
+            return m.group(1)[:limit]
     return None
 
 
@@ -646,6 +664,9 @@ def _cross_check(
     elif not parsed.found:
         what = "outcome" if reporter else "JUnit XML"
         error = f"no {what} was written (exit status {exit_code})"
+        why = last_error_line(log_path) if exit_code else None
+        if why:  # e.g. pytest could not import itself (a snapshot's src/ shadowing one of its packages)
+            error += f": {why}"
         # a custom runner that failed without writing any result: a build/import failure
         collection_error = not reporter and exit_code != 0
     elif reporter and not parsed.started:

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield import __version__
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Result, Task
-from pytest_homefield.report.compute import compute_report
+from pytest_homefield.report.compute import REPORT_FORMAT, REPORT_SCHEMA_VERSION, compute_report
 from pytest_homefield.report.model import Report
-from pytest_homefield.report.runs import load_meta, merged_results
+from pytest_homefield.report.runs import load_meta, merged_results, results_stamp
 
 __all__ = ["AttemptRef", "SiteData", "load_site", "saved_report"]
 
@@ -62,15 +63,25 @@ class SiteData:
 
 
 def saved_report(run_dir: Path, newer_than: float = 0.0) -> Report | None:
-    """The run's ``report.json`` (written at the run's end and by ``homefield report``) when it is at
-    least as new as its ``results.jsonl`` and ``newer_than`` (the tasks file's mtime, s), else
-    ``None``: a report another version wrote, or one that cannot be read, is computed again."""
-    path, results = Path(run_dir) / "report.json", Path(run_dir) / "results.jsonl"
+    """The run's ``report.json`` (written at the run's end and by ``homefield report``) when it is the
+    report this homefield would compute now, else ``None`` (then it is computed again): its
+    ``made_by`` names this version and :data:`~pytest_homefield.report.compute.REPORT_FORMAT` (a report
+    an older homefield wrote keeps that version's wording), its ``schema_version`` is this one, it
+    covers this run alone, its ``runs[0].results`` stamp (size and mtime in ns) is that of the
+    ``results.jsonl`` now, and it is at least as new as ``newer_than`` (the tasks file's mtime, s).
+    One that cannot be read is computed again too."""
+    path = Path(run_dir) / "report.json"
     try:
-        if path.stat().st_mtime < max(results.stat().st_mtime, newer_than):
+        if path.stat().st_mtime < newer_than:
             return None
-        return Report.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        runs = doc.get("runs") or []
+        if (doc.get("made_by") != {"homefield": __version__, "format": REPORT_FORMAT}
+                or doc.get("schema_version") != REPORT_SCHEMA_VERSION or len(runs) != 1
+                or runs[0].get("results") is None or runs[0]["results"] != results_stamp(run_dir)):
+            return None
+        return Report.from_dict(doc)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 

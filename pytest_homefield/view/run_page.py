@@ -160,7 +160,7 @@ def render_run_pages(data: SiteData, view_command: str, per_page: int = TASKS_PE
         b = [f"<h1>{e(title)}</h1>"]
         if page == 1:
             b += _report_tables(rep, data)
-        b.append(f'<h2 id="tasks">Per task <small class="muted">{n} tasks</small></h2>')
+        b.append(f'<h2 id="tasks">Per task <small class="muted">{n} task{"s" if n != 1 else ""}</small></h2>')
         legend = " · ".join(f'<span class="o-{o}">{SYMBOLS[o]}</span> {e(outcome_words(o))}' for o in OUTCOMES
                             if o in SYMBOLS and any(o in a.outcomes for a in rep.agents.values()))
         b.append(f'<p class="note">{legend}. Every symbol opens its attempt; a task id opens the task with every '

@@ -19,6 +19,7 @@ from pytest_homefield.records import Task
 from pytest_homefield.report.compute import SYMBOLS
 from pytest_homefield.report.fmt import fmt_usd
 from pytest_homefield.report.model import TaskRow
+from pytest_homefield.terminal.progress import plural
 from pytest_homefield.view.attempt_page import AttemptSummary
 from pytest_homefield.view.common import CAPS, Nav, attempt_page_name, diff_block, e, frame, outcome_span, pre
 from pytest_homefield.view.data import AttemptRef
@@ -84,7 +85,7 @@ def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Se
         b += ["<h2>Spec score</h2>", *spec_parts(task)]
         b.append(f"<h2>Hidden tests</h2><p>FAIL_TO_PASS ({len(task.FAIL_TO_PASS)}): "
                  + ", ".join(f"<code>{e(i)}</code>" for i in task.FAIL_TO_PASS[:50])
-                 + f"</p><p>PASS_TO_PASS: {len(task.PASS_TO_PASS)} ids. Excluded: {len(task.excluded)}.</p>")
+                 + f"</p><p>PASS_TO_PASS: {plural(len(task.PASS_TO_PASS), 'id')}. Excluded: {len(task.excluded)}.</p>")
     b.append('<h2>Side by side</h2><p><label><input type="checkbox" id="wrap"> wrap long lines</label></p>')
     cols: list[str | Redacted] = ['<div class="side">']  # whole elements, and Redacted diffs (clean_join)
     gold_files = diff_files(task.gold_patch) if task else []

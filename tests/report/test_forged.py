@@ -65,7 +65,7 @@ def test_a_forged_attempt_flags_its_agent_out_of_the_ranking_and_the_gate(tmp_pa
               for i, t in enumerate(ids)]
     cand = _run(tmp_path / "c", lucky + honest)
     report = build_report([cand], [_task(t) for t in ids])
-    flag = "forged on 1 attempts: its 5 solved attempts are not trusted"
+    flag = "forged on 1 attempt: its 5 solved attempts are not trusted"
     assert report["agents"]["lucky"]["forged"] == flag and report["agents"]["lucky"]["rank"] == 0
     assert report["agents"]["honest"]["rank"] == 1 and "forged" not in report["agents"]["honest"]
     assert list(report["agents"]) == ["honest", "lucky"] and report["comparisons"] == []
@@ -73,5 +73,5 @@ def test_a_forged_attempt_flags_its_agent_out_of_the_ranking_and_the_gate(tmp_pa
         assert flag in text
     base = _run(tmp_path / "b", [dataclasses.replace(r, run_id="b", outcome="solved", canary=None) for r in lucky])
     (g,) = worse_than([cand], base)
-    assert g.forged == 1 and g.worse and "FORGED on 1 attempt(s): the gate fails" in g.text
+    assert g.forged == 1 and g.worse and "FORGED on 1 attempt: the gate fails" in g.text
     assert gate_summary([g]).startswith("gate: fail (lucky worse than b")

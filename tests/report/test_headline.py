@@ -119,3 +119,16 @@ def test_html_hides_empty_panels_and_keeps_whitespace(tmp_path: Path) -> None:
     assert '<span class="subject">Keep  two spaces in   padding</span>' in html
     assert ".subject, .prose { white-space: pre-wrap;" in html and "td.n, th { white-space: nowrap; }" in html
     assert html.count("<table") == html.count('<div class="scroll"><table')
+
+
+def test_too_few_tasks_to_detect_any_gap_is_said_so(tmp_path: Path) -> None:
+    """With 4 tasks the minimum detectable effect is 100 points or more: the headline says no gap can be
+    detected rather than "these 4 tasks detect gaps of about 100"; 40 tasks give a number."""
+    rep = _report(tmp_path / "a", {"alpha": "cmd:./a", "bravo": "cmd:./b"},
+                  {"alpha": ["solved", "tests_failed", "solved", "solved"],
+                   "bravo": ["solved", "solved", "tests_failed", "tests_failed"]})
+    line = headline(Report.from_dict(rep))
+    assert "; too few tasks (4) to detect any gap: add tasks;" in line and "detect gaps of about" not in line, line
+    rep = _report(tmp_path / "b", {"alpha": "cmd:./a", "bravo": "cmd:./b"},
+                  {"alpha": ["solved", "tests_failed"] * 20, "bravo": ["tests_failed", "solved"] * 20})
+    assert re.search(r"; these 40 tasks detect gaps of about [1-9]\d? pp;", headline(Report.from_dict(rep)))

@@ -21,6 +21,7 @@ from pytest_homefield.run.grading import (
     render_diff,
     tree_changes,
 )
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
 CALC = "src/calc/__init__.py"
@@ -447,3 +448,46 @@ def test_canary_options_honour_what_mining_checked(task: Task) -> None:
     assert canary_options(v4) == {"sentinel_for": ["a.py::t"], "layout": "after", "limit": 10}
     v5 = dataclasses.replace(task, canaries=3, canary_sentinels=[], canary_order={"a.py::u": "before"})
     assert canary_options(v5) == {"sentinel_for": [], "order": {"a.py::u": "before"}, "limit": 24}
+
+
+def test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound(
+        task: Task, pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task mined from a commit that fixes a hang (``verify.parent_bound``): a change that hangs as the
+    parent did is stopped at the task's bound (5× its commit's recorded seconds, at least the floor), not at
+    ``run_timeout``, and is ``test_timeout`` (scored), never ``infra``. Other tasks keep the run timeout."""
+    from pytest_homefield.run import hang_bound
+
+    monkeypatch.setattr(hang_bound, "HANG_FLOOR_S", 2.0)  # the floor is 30 s; 2 s keeps the test short
+    hangs = dataclasses.replace(task, verify={"stability_runs": 1, "parent_s": 60.0, "commit_s": 0.2,
+                                              "parent_bound": "parent run 1 stopped at 60 s, past the bound"})
+    bound = hang_bound.grading_bound(hangs, 120)
+    assert bound.seconds == 2.0 and "the task's bound of 2 s (5× the 0.2 s" in bound.why
+    assert hang_bound.grading_bound(task, 120).seconds == 120  # no parent_bound: the run timeout
+    assert hang_bound.grading_bound(dataclasses.replace(hangs, verify={**hangs.verify, "commit_s": 30}),
+                                    120).seconds == 120  # never above it
+    work = copy_tree(pristine, tmp_path / "work")
+    hang = "def sub(a, b):\n    import time\n    while True:\n        time.sleep(0.05)"  # hangs, burning no CPU
+    _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", hang))
+    g = grade(hangs, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert g.outcome == "test_timeout" and g.error is not None and "the task's bound of 2 s" in g.error, g.error
+    assert g.test_s is not None and g.test_s < 20
+
+
+def test_a_change_that_grows_past_the_memory_cap_fails_and_says_why(task: Task, pristine: Path,
+                                                                    tmp_path: Path) -> None:
+    """``max_test_memory_mb``: a change that grows a list without limit fails its tests (MemoryError) at
+    the cap instead of taking the machine's memory, and the grade's error names the cap (bubblewrap's
+    test run inherits the cap, RLIMIT_AS set by the reaper)."""
+    work = copy_tree(pristine, tmp_path / "work")
+    grow = "def sub(a, b):\n    held = []\n    while True:\n        held.append(bytearray(2**25))"
+    _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", grow))
+    try:
+        probe()
+        sandbox = "bwrap"  # the cap holds inside bubblewrap too
+    except BwrapUnavailable:
+        sandbox = "none"
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120, memory_mb=160,
+              sandbox=sandbox)
+    assert g.outcome == "tests_failed" and g.test_sandbox == sandbox, g.error
+    assert g.error == (f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass; a test process went over the memory cap "
+                       "of 160 MiB (max_test_memory_mb)")

@@ -40,7 +40,7 @@ def test_the_last_try_of_a_rate_limit_is_scored_and_an_exhausted_infra_is_done(t
     assert capped.error == "rate limited 2 times (--max-retries 1): 429 too many requests"
     assert cap_retries(_result("t2", "rate_limited"), tries, 2).outcome == "rate_limited"  # a retry is left
     assert cap_retries(_result("t2", "infra"), tries, 1).outcome == "infra"  # the environment's: unscored
-    assert cap_retries(_result("t9", "rate_limited"), {}, 0).error == "rate limited 1 times (--max-retries 0)"
+    assert cap_retries(_result("t9", "rate_limited"), {}, 0).error == "rate limited 1 time (--max-retries 0)"
 
 
 #: An agent that solves the mul task only; on the others it makes a wrong change and, with ``--liar``,
@@ -70,7 +70,7 @@ def test_a_declared_rate_limit_is_scored_once_the_retries_are_spent(mined: Path,
     run_dir = repo / ".homefield" / "runs" / "r"
     liar = [r for r in read_jsonl(run_dir / "results.jsonl") if r["agent"] == "liar"]
     assert sorted(r["outcome"] for r in liar) == ["agent_error", "agent_error", "solved"]
-    assert all(r["error"].startswith("rate limited 1 times (--max-retries 0): 429") for r in liar
+    assert all(r["error"].startswith("rate limited 1 time (--max-retries 0): 429") for r in liar
                if r["outcome"] == "agent_error")
     report = json.loads((run_dir / "report.json").read_text())
     rates = {name: a["pass_at_1"] for name, a in report["agents"].items()}

@@ -1,0 +1,52 @@
+"""A candidate dropped ``setup_failed`` says why (r5, pluggy): with the snapshot's ``src/`` first on
+``PYTHONPATH``, pytest imports the snapshot's own ``pluggy``, which needs the ``_version.py`` its build
+generates; pytest dies before any test and the drop detail used to say only "no outcome was written
+(exit status 1)". It now quotes the error line, and the mine's summary says it once with a hint."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pytest_homefield.mine.summary import setup_failed_line
+from pytest_homefield.sandbox.testrun import last_error_line, run_tests
+
+
+def test_a_snapshot_shadowing_pytests_own_pluggy_names_the_import_error(tmp_path: Path) -> None:
+    proj = tmp_path / "pluggy"
+    (proj / "src" / "pluggy").mkdir(parents=True)
+    (proj / "src" / "pluggy" / "__init__.py").write_text("from ._version import version as __version__\n")
+    (proj / "testing").mkdir()
+    (proj / "testing" / "test_x.py").write_text("def test_x():\n    pass\n")
+    run = run_tests(proj, f"{sys.executable} -m pytest", ["testing/test_x.py"], out_dir=tmp_path / "out",
+                    sandbox="none", timeout_s=60)
+    assert run.outcomes == {} and run.exit_code == 1
+    assert run.error == "no outcome was written (exit status 1): ModuleNotFoundError: No module named 'pluggy._version'"
+
+
+def test_the_last_error_line_prefers_pytests_own_then_a_traceback(tmp_path: Path) -> None:
+    log = tmp_path / "tests.log"
+    log.write_text("ImportError while loading conftest '/w/testing/conftest.py'.\ntesting/conftest.py:1: in <module>\n"
+                   "    import yaml\nE   ModuleNotFoundError: No module named 'yaml'\n")
+    assert last_error_line(log) == "ModuleNotFoundError: No module named 'yaml'"
+    log.write_text("Traceback (most recent call last):\n  File \"x\", line 1\nValueError: bad\n"
+                   "ERROR: file or directory not found: tests/test_gone.py\n")
+    assert last_error_line(log) == "ERROR: file or directory not found: tests/test_gone.py"
+    log.write_text("1 passed\nwarnings: DeprecationWarning: old\n")
+    assert last_error_line(log) is None
+
+
+def test_the_summary_says_the_most_common_setup_failure_once_with_a_hint() -> None:
+    why = ("the test command produced no outcomes: parent run 1: no outcome was written (exit status 1): "
+           "ModuleNotFoundError: No module named 'pluggy._version'")
+    verified = [{"reason": "setup_failed", "detail": why}] * 3 + [
+        {"reason": "setup_failed", "detail": "setup_cmd failed at the parent (exit status 2)"},
+        {"reason": "setup_failed", "detail": "service 'redis' did not get ready in 10 s"},
+        {"reason": "passes_without_change", "detail": "no test failed"}]
+    line = setup_failed_line(verified)
+    assert line == (f"Setup failed (3 candidates): {why}; a module the build generates is missing: snapshots hold "
+                    "the commit's tree only, so generate it with setup_cmd in .homefield.yml; 1 other candidate "
+                    "failed otherwise (see the verification records)")
+    assert setup_failed_line(verified[3:4]) == (
+        "Setup failed (1 candidate): setup_cmd failed at the parent (exit status 2)")
+    assert setup_failed_line(verified[4:]) is None
