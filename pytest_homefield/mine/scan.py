@@ -543,13 +543,14 @@ def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]) -> l
     wanted = sorted({sha for files in commits for _, *shas in files for sha in shas if sha.strip("0")})
     blobs = _read_blobs(repo, wanted) if wanted else {}
     tables: dict[tuple[str, str], Any] = {}
+    memo: dict[str, Any] = {}  # pyproject tables by the text of the part read (classify.dependency_tables)
 
     def tables_of(path: str, sha: str) -> Any:
         key = (path.rsplit("/", 1)[-1], sha)
         if key not in tables:
             present = not sha.strip("0") or sha in blobs
             try:
-                tables[key] = dependency_tables(path, blobs.get(sha)) if present else _UNREADABLE
+                tables[key] = dependency_tables(path, blobs.get(sha), memo=memo) if present else _UNREADABLE
             except ValueError:
                 tables[key] = _UNREADABLE
         return tables[key]

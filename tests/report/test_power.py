@@ -30,6 +30,21 @@ def test_detectable_gap_is_the_first_gap_with_80_percent_power() -> None:
     assert detectable_gap(1000, attempts=3, base_rate=0.5) == 0.04
 
 
+def test_successes_are_the_binomial_inversion_of_the_uniforms() -> None:
+    """Issue 35: the k comparisons that replaced a binary search per uniform give its very integers,
+    rates 0 and 1 and a cdf whose rounding reaches past 1.0 included."""
+    import math
+
+    from pytest_homefield.report.power import _successes
+
+    u = np.random.default_rng(35).random((200, 30))
+    for k in (1, 2, 5, 9):
+        for rate in (0.0, 1e-9, 0.37, 0.5, 0.999, 1.0):
+            cdf = np.cumsum([math.comb(k, j) * rate**j * (1.0 - rate) ** (k - j) for j in range(k + 1)])
+            cdf[-1] = 1.0
+            assert np.array_equal(_successes(u, rate, k), np.searchsorted(cdf, u, side="left")), (k, rate)
+
+
 def test_compare_prints_a_gap_it_detects() -> None:
     """The MDE compare() prints at 30 tasks x 3 attempts has about 80 % power in fresh repetitions of
     compare() itself (300 here; 80.0 % at 2,000 in the benchmark)."""
