@@ -226,8 +226,9 @@ class _Commit:
 
 
 #: git flushes its output after every commit when it writes to a pipe: some 12,000 writes (and as many
-#: reads here) for 13,000 commits. The stream is read whole, so git may fill its buffer first: a third
-#: less CPU on both sides of the pipe (issue 35).
+#: reads here) for pytest's 13,000 commits. The stream is read whole, so git may fill its buffer first:
+#: reading alone, that halved the reader's CPU (0.065 -> 0.03 s); in a scan, whose parsing keeps the pipe
+#: full most of the time, the gain is within the noise (issue 35).
 _BUFFERED = {"GIT_FLUSH": "0"}
 
 

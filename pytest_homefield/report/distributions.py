@@ -307,7 +307,8 @@ def _spectral_product(kernels: list[np.ndarray]) -> np.ndarray:
     transformed once (``numpy.fft.rfftn``) at the full shape padded to fast lengths, the spectra are
     multiplied and one inverse transform gives the result, cut back to the full shape. Round-off as in
     :func:`_convolve_all`'s FFT step: negatives clipped to 0, entries below 1e-15 of the maximum zeroed.
-    A 1,000-task table took a tree of about 70 pairwise FFT convolutions before, twice this (issue 35)."""
+    The tree of pairwise FFT convolutions it replaces transformed three arrays per pair: six comparisons of
+    400-2,000 tasks took 0.73 s that way, 0.62 s this way (issue 35)."""
     full = [sum(k.shape[i] - 1 for k in kernels) + 1 for i in (0, 1)]
     shape = [_fast_len(n) for n in full]
     spec = np.fft.rfftn(kernels[0], shape, axes=[0, 1])

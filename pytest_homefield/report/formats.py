@@ -28,8 +28,9 @@ def render_json(report: Report | JsonObject) -> str:
     in a newline. ``json.loads`` of it equals :meth:`Report.to_dict` (all keys are strings already).
 
     The text is exactly ``json.dumps(d, indent=2, ensure_ascii=False, allow_nan=False)``, written by
-    :func:`_indented` (``json.dumps`` with an indent runs the standard library's pure-Python encoder, a
-    tenth of a 1,000-task report, issue 35); ``ValueError`` for a NaN or infinite number as there."""
+    :func:`_indented` (``json.dumps`` with an indent runs the standard library's pure-Python encoder:
+    0.08 s of a 1,000-task report, 0.06 s this way, issue 35); ``ValueError`` for a NaN or infinite number
+    as there."""
     d = as_report(report).to_dict()
     out: list[str] = []
     try:
