@@ -165,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=100, help="tasks of the synthetic run (default 100; "
                         "issue 35's targets: 100 x 5 x 5 <= 0.5 s CPU, 1000 x 5 x 5 <= 3 s)")
     parser.add_argument("--cold", action="store_true",
-                        help="remove every report and cache before each run (the first report of a run)")
+                        help="remove every report and cache (similarity.json, mde.json) before each run (the first "
+                        "report of a run)")
     args = parser.parse_args(argv)
     tmp = None
     if args.dir is None:
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                 walls[name].append(w)
                 cpus[name].append(c)
                 outputs[name] = (md, js)
-        mode = "cold (no cache)" if args.cold else "warm (after one report of the run)"
+        mode = "cold (no cache)" if args.cold else "warm (after one report of the run: similarity.json, mde.json)"
         print(f"homefield report, {mode}, {args.runs} runs each, python {sys.version.split()[0]}")
         for name in codes:
             print(f"  {name:<9} wall median {statistics.median(walls[name]):6.3f} s   "

@@ -12,11 +12,17 @@ filters (no ``max_diff_lines``), after one warm-up of each; it prints both media
 the per-run ratios scan / git log. CPU seconds, not wall time (the machines are shared): user + system
 time of this process and of the children it waited for (``resource.getrusage``), so the scan's own
 git processes count. Target (issue 35): ≤ 1.3× for all history and for the first-parent walk.
+
+``--baseline DIR`` (a checkout of the package, e.g. ``git archive <commit> pytest_homefield | tar -x -C
+DIR``) times both versions side by side instead: each run measures git log, then this checkout's scan
+and the baseline's, each as the first scan of a fresh Python process (imports not counted), and prints
+both ratios and this / baseline.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import statistics
 import subprocess
@@ -24,6 +30,8 @@ import sys
 from pathlib import Path
 
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
+
+HERE = Path(__file__).resolve().parent.parent
 
 WALKS = {
     "first-parent": (["--first-parent", "--no-merges"], ScanOptions(first_parent=True)),
@@ -52,18 +60,66 @@ def _time_scan(repo: Path, options: ScanOptions) -> tuple[float, str]:
     return _cpu() - start, format_scan(result).splitlines()[-1]
 
 
+_CHILD = """
+import resource, sys
+from pathlib import Path
+from pytest_homefield.mine.scan import ScanOptions, scan
+def cpu():
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+options = ScanOptions(first_parent=sys.argv[2] == "1", merges=sys.argv[3] == "1")
+start = cpu()
+scan(Path(sys.argv[1]), options)
+print(cpu() - start)
+"""
+
+
+def _time_scan_in(code: Path, repo: Path, options: ScanOptions) -> float:
+    """CPU seconds of one scan in a fresh Python process with ``code`` first on ``PYTHONPATH``: its
+    imports done, no earlier scan (a ``homefield mine`` scans once; a second scan in one process reuses
+    the prompt-cleaning cache)."""
+    env = os.environ | {"PYTHONPATH": str(code)}
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(repo), str(int(options.first_parent)),
+                          str(int(options.merges))], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
+def _side_by_side(repo: Path, baseline: Path, runs: int, walks: list[str]) -> None:
+    """One block per walk: git log, this checkout's scan and the baseline's, alternately."""
+    for name in walks:
+        walk, options = WALKS[name]
+        git_s: list[float] = []
+        this_s: list[float] = []
+        base_s: list[float] = []
+        for _ in range(runs):
+            git_s.append(_time_git(repo, walk))
+            this_s.append(_time_scan_in(HERE, repo, options))
+            base_s.append(_time_scan_in(baseline, repo, options))
+        med = statistics.median
+        print(f"\n[{name}] git log {' '.join(walk)} --name-status")
+        print(f"  CPU medians: git log {med(git_s):.3f} s, this scan {med(this_s):.3f} s, baseline scan "
+              f"{med(base_s):.3f} s")
+        print(f"  ratio scan / git log: this {med(t / g for t, g in zip(this_s, git_s, strict=True)):.2f}x, "
+              f"baseline {med(b / g for b, g in zip(base_s, git_s, strict=True)):.2f}x; this / baseline "
+              f"{med(t / b for t, b in zip(this_s, base_s, strict=True)):.2f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the benchmark, print one block per walk; exit status 0."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repo", type=Path, help="a git clone with a long history")
     parser.add_argument("--runs", type=int, default=7, help="timed runs per walk (default 7)")
     parser.add_argument("--walk", choices=[*WALKS, "all"], default="all")
+    parser.add_argument("--baseline", type=Path, help="a checkout of the package to compare with, side by side")
     args = parser.parse_args(argv)
 
     commits = subprocess.run(["git", "-C", str(args.repo), "rev-list", "--count", "HEAD"],
                              capture_output=True, text=True, check=True).stdout.strip()
     print(f"{args.repo}: {commits} commits reachable from HEAD; {args.runs} runs per walk; "
           f"python {sys.version.split()[0]}")
+    if args.baseline:
+        _side_by_side(args.repo, args.baseline.resolve(), args.runs, [w for w in WALKS if args.walk in ("all", w)])
+        return 0
     for name, (walk, options) in WALKS.items():
         if args.walk not in ("all", name):
             continue

@@ -118,6 +118,12 @@ def similarity_path(run_dir: Path) -> Path:
     return run_dir / "similarity.json"
 
 
+def mde_path(run_dir: Path) -> Path:
+    """``<run_dir>/mde.json``: the simulated minimum detectable effects the report computed, kept
+    (docs/contracts.md §4; :class:`pytest_homefield.report.power.KeptGaps`)."""
+    return run_dir / "mde.json"
+
+
 def read_json_file(path: Path, *, invalid_hint: str = "") -> Any:
     """The JSON value in ``path`` (a ``.homefield/`` file such as ``meta.json`` or an ablation's
     ``plan.json``); ``None`` when the file is absent. Raises :class:`RunError`, one line naming the

@@ -225,12 +225,19 @@ class _Commit:
         return self.message.split("\n", 1)[0].strip()
 
 
+#: git flushes its output after every commit when it writes to a pipe: some 12,000 writes (and as many
+#: reads here) for pytest's 13,000 commits. The stream is read whole, so git may fill its buffer first:
+#: reading alone, that halved the reader's CPU (0.065 -> 0.03 s); in a scan, whose parsing keeps the pipe
+#: full most of the time, the gain is within the noise (issue 35).
+_BUFFERED = {"GIT_FLUSH": "0"}
+
+
 def _stream(
     repo: git.Repo, args: Sequence[str], stdin: IO[bytes] | None = None
 ) -> Generator[bytes, None, None]:
     """Chunks of ``git log <args>`` stdout as git writes them. Closing the generator early stops
     git; a failing git raises :class:`ScanError` with git's first stderr line."""
-    proc = repo.git.log(*args, as_process=True, istream=stdin)
+    proc = repo.git.log(*args, as_process=True, istream=stdin, env=_BUFFERED)
     finished = False
     try:
         read = proc.stdout.read1
@@ -510,7 +517,7 @@ def _read_blobs(repo: git.Repo, shas: Sequence[str]) -> dict[str, bytes]:
     request/response round trips). Missing objects are left out."""
     blobs: dict[str, bytes] = {}
     with _sha_file(shas) as stdin:
-        proc = repo.git.cat_file("--batch", as_process=True, istream=stdin)
+        proc = repo.git.cat_file("--batch", "--buffer", as_process=True, istream=stdin)
         try:
             for _ in shas:
                 header = proc.stdout.readline().split()
@@ -537,13 +544,14 @@ def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]) -> l
     wanted = sorted({sha for files in commits for _, *shas in files for sha in shas if sha.strip("0")})
     blobs = _read_blobs(repo, wanted) if wanted else {}
     tables: dict[tuple[str, str], Any] = {}
+    memo: dict[str, Any] = {}  # pyproject tables by the text of the part read (classify.dependency_tables)
 
     def tables_of(path: str, sha: str) -> Any:
         key = (path.rsplit("/", 1)[-1], sha)
         if key not in tables:
             present = not sha.strip("0") or sha in blobs
             try:
-                tables[key] = dependency_tables(path, blobs.get(sha)) if present else _UNREADABLE
+                tables[key] = dependency_tables(path, blobs.get(sha), memo=memo) if present else _UNREADABLE
             except ValueError:
                 tables[key] = _UNREADABLE
         return tables[key]

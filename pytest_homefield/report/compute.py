@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield import __version__
-from pytest_homefield.layout import results_path
+from pytest_homefield.layout import mde_path, results_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
@@ -45,6 +45,7 @@ from pytest_homefield.report.model import (
     TaskRow,
     WellSpecified,
 )
+from pytest_homefield.report.power import KeptGaps
 from pytest_homefield.report.runs import (
     AgentInfo,
     Attempt,
@@ -149,7 +150,9 @@ def compute_report(
     """The :class:`~.model.Report` over the union of ``run_dirs`` (docs/contracts.md §10).
 
     Each attempt's diff similarity is computed once and kept in its run folder's ``similarity.json``
-    (the one file this function writes; :class:`~pytest_homefield.report.similarity.SimilarityCache`).
+    (:class:`~pytest_homefield.report.similarity.SimilarityCache`), and each simulated minimum detectable
+    effect in the first run folder's ``mde.json`` (:class:`~.power.KeptGaps`): the two files this
+    function writes.
 
     Results are keyed by (task_id, agent, attempt, variant); a key present in several run folders is
     taken from the last folder given (the same "last line wins" rule as within one file). Only the
@@ -277,8 +280,11 @@ def compute_report(
     if unscored_total:
         notes.insert(0, say.unscored(unscored_total))
 
+    kept = KeptGaps(mde_path(Path(run_dirs[0]))) if run_dirs else None  # gaps simulated by an earlier report
     comparisons = _comparisons([n for n in order if not agents[n].forged], scored_outcomes, alpha, seed,
-                               references={n for n, info in infos.items() if info.reference})
+                               references={n for n, info in infos.items() if info.reference}, kept=kept)
+    if kept is not None:
+        kept.save()
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
@@ -517,7 +523,7 @@ def _first_error(results: Sequence[Result]) -> list[str | int] | None:
 
 
 def _comparisons(order: list[str], outcomes: dict[str, Outcomes01], alpha: float, seed: int,
-                 references: Collection[str] = ()) -> list[ComparisonRow]:
+                 references: Collection[str] = (), kept: KeptGaps | None = None) -> list[ComparisonRow]:
     """Every pair in rank order; see :func:`compute_report`.
 
     Each row is ``stats.compare`` after :func:`.family.adjust_family`: the pairs of two agents not in
@@ -534,7 +540,8 @@ def _comparisons(order: list[str], outcomes: dict[str, Outcomes01], alpha: float
                 rows.append(ComparisonRow(a, b, None, 0, None, None, None, None, None, not_compared(a, b), alpha,
                                           significant=False, note="no shared task"))
                 continue
-            pending.append((len(rows), stats.compare(outcomes[a], outcomes[b], alpha=alpha, seed=seed, names=(a, b))))
+            pending.append((len(rows), stats.compare(outcomes[a], outcomes[b], alpha=alpha, seed=seed, names=(a, b),
+                                                        kept=kept)))
             rows.append(None)
     if pending:
         decided = adjust_family([cmp for _, cmp in pending], references)

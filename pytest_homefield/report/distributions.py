@@ -302,6 +302,25 @@ def _fft_convolve(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(z[tuple(slice(0, n) for n in full)], dtype=np.float64)
 
 
+def _spectral_product(kernels: list[np.ndarray]) -> np.ndarray:
+    """Full convolution of several non-negative 2-D arrays as one product of their spectra: each is
+    transformed once (``numpy.fft.rfftn``) at the full shape padded to fast lengths, the spectra are
+    multiplied and one inverse transform gives the result, cut back to the full shape. Round-off as in
+    :func:`_convolve_all`'s FFT step: negatives clipped to 0, entries below 1e-15 of the maximum zeroed.
+    The tree of pairwise FFT convolutions it replaces transformed three arrays per pair: six comparisons of
+    400-2,000 tasks took 0.73 s that way, 0.62 s this way (issue 35)."""
+    full = [sum(k.shape[i] - 1 for k in kernels) + 1 for i in (0, 1)]
+    shape = [_fast_len(n) for n in full]
+    spec = np.fft.rfftn(kernels[0], shape, axes=[0, 1])
+    for k in kernels[1:]:
+        spec *= np.fft.rfftn(k, shape, axes=[0, 1])
+    z = np.fft.irfftn(spec, shape, axes=[0, 1])
+    z = np.ascontiguousarray(z[: full[0], : full[1]], dtype=np.float64)
+    np.maximum(z, 0.0, out=z)
+    z[z < 1e-15 * z.max()] = 0.0
+    return z
+
+
 def _sign_flip_pvalue_exact(m: np.ndarray) -> float:
     """Exact two-sided sign-flip p-value ``P(|sum e_t m_t| >= |sum m_t|)`` for integer ``m``.
 
@@ -395,7 +414,8 @@ class _SignFlipNull:
                 picked = np.arange(n + 1)
                 k[picked, (picked if v >= 0 else n - picked) * abs(v)] = pmf
                 kernels.append(k)
-            table = _convolve_all(kernels, _DIRECT_2D_MAX)
+            table = _convolve_all(kernels, _DIRECT_2D_MAX) if (t + 1) * width <= _DIRECT_2D_MAX else \
+                _spectral_product(kernels)
         rows, cols = np.nonzero(table[1:] > 0)
         masses = table[1:][rows, cols]
         values = (cols + s_lo).astype(np.float64) / (rows + 1).astype(np.float64)

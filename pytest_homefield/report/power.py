@@ -30,7 +30,9 @@ correction is used instead (the discreteness no longer matters there). No pytest
 from __future__ import annotations
 
 import functools
+import json
 import math
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_homefield.report.distributions import (
@@ -43,14 +45,15 @@ from pytest_homefield.report.distributions import (
     _t_ppf,
     min_tasks_for_significance,
 )
+from pytest_homefield.store import write_atomic
 
 if TYPE_CHECKING:
     import numpy as np
 else:
     np = Deferred("numpy", globals(), "np")  # heavy third-party import, deferred
 
-__all__ = ["DEFAULT_REPS", "PLAN_GAPS", "SIMULATE_MAX_TASKS", "detectable_gap", "power_at", "power_curve",
-           "power_line"]
+__all__ = ["DEFAULT_REPS", "PLAN_GAPS", "SIMULATE_MAX_TASKS", "KeptGaps", "detectable_gap", "gap_key", "power_at",
+           "power_curve", "power_line"]
 
 #: Simulated repetitions per gap (Monte Carlo SE of a power near 80 %: about 1.3 points).
 DEFAULT_REPS = 1000
@@ -97,7 +100,13 @@ def _successes(u: np.ndarray, rate: float, k: int) -> np.ndarray:
     (so a higher rate never gives fewer successes for the same ``u``: common random numbers)."""
     cdf = np.cumsum([math.comb(k, j) * rate**j * (1.0 - rate) ** (k - j) for j in range(k + 1)])
     cdf[-1] = 1.0
-    return np.searchsorted(cdf, u, side="left")
+    # ``searchsorted(cdf, u, side="left")`` counts the cdf points below each uniform; with k + 1 points
+    # that count is k comparisons of the whole array (the last point, 1.0, is never below a uniform in
+    # [0, 1)): the same integers several times faster than a binary search per uniform (issue 35)
+    out = np.zeros(u.shape, dtype=np.intp)
+    for point in cdf[:-1].tolist():
+        out += u > point
+    return out
 
 
 @functools.lru_cache(maxsize=65536)
@@ -122,15 +131,21 @@ class _Sim:
         m = _successes(self.ua, c + gap / 2.0, self.k) - _successes(self.ub, c - gap / 2.0, self.k)
         reps, k = m.shape[0], self.k
         s = np.abs(m.sum(axis=1))
-        keys = np.abs(m) + (k + 1) * np.arange(reps)[:, None]
-        counts = np.bincount(keys.ravel(), minlength=reps * (k + 1)).reshape(reps, k + 1)[:, 1:]
-        exact = (counts.sum(axis=1) <= EXACT_MAX_NONZERO) | (k == 1)
-        # many non-zero differences: the sign-flip null of S is close to normal with variance sum m_t^2
-        # (half-step continuity correction: S moves in steps of 2)
-        sd = np.sqrt((m[~exact] ** 2).sum(axis=1))
-        hits = int(((s[~exact] - 1.0) / sd > _norm_ppf(1.0 - alpha / 2.0)).sum())
+        exact = np.count_nonzero(m, axis=1) <= EXACT_MAX_NONZERO
+        if k == 1:
+            exact[:] = True
+        hits = 0
+        if not exact.all():
+            # many non-zero differences: the sign-flip null of S is close to normal with variance sum m_t^2
+            # (half-step continuity correction: S moves in steps of 2)
+            sd = np.sqrt(np.einsum("ij,ij->i", m, m)[~exact])
+            hits = int(((s[~exact] - 1.0) / sd > _norm_ppf(1.0 - alpha / 2.0)).sum())
         if exact.any():
-            rows, which = np.unique(counts[exact], axis=0, return_inverse=True)
+            # the count vector (n_1 .. n_k) of each such repetition: how many |m_t| equal each value
+            me = np.abs(m[exact])
+            keys = me + (k + 1) * np.arange(me.shape[0])[:, None]
+            counts = np.bincount(keys.ravel(), minlength=me.shape[0] * (k + 1)).reshape(-1, k + 1)[:, 1:]
+            rows, which = np.unique(counts, axis=0, return_inverse=True)
             crit = np.array([_critical(tuple(r), alpha) for r in rows.tolist()])
             hits += int((s[exact] >= crit[which.ravel()]).sum())
         return float(hits / reps)
@@ -164,8 +179,66 @@ def power_curve(gaps: tuple[float, ...], n_tasks: int, *, attempts: int = 1, bas
             for g in gaps]
 
 
+class KeptGaps:
+    """Simulated MDEs kept in a run folder's ``mde.json`` (docs/contracts.md §4): ``{"version": 1,
+    "gaps": {"<T> <k> <base rate> <alpha> <power> <reps> <seed>": gap}}``, so that a report of the same
+    run does not simulate again (the simulation and numpy's random module were a tenth of a 100-task
+    report, issue 35). A gap is a pure function of its key (:data:`VERSION` names the simulation): an
+    unreadable or foreign file, or an entry that is no whole number of points in (0, 1], is ignored.
+    :meth:`save` rewrites the file atomically when a gap was added; never raises for a folder that
+    cannot be written."""
+
+    VERSION = 1
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path
+        self.gaps: dict[str, float] = {}
+        self._dirty = False
+        if path is None:
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if isinstance(data, dict) and data.get("version") == self.VERSION and isinstance(data.get("gaps"), dict):
+            self.gaps = {k: float(v) for k, v in data["gaps"].items() if isinstance(k, str) and _whole_points(v)}
+
+    def get(self, key: str) -> float | None:
+        """The kept gap of ``key`` (:func:`gap_key`), or ``None``."""
+        return self.gaps.get(key)
+
+    def put(self, key: str, gap: float) -> None:
+        """Keep ``gap`` under ``key``."""
+        if self.gaps.get(key) != gap:
+            self.gaps[key] = gap
+            self._dirty = True
+
+    def save(self) -> None:
+        """Write the file when :meth:`put` added a gap."""
+        if not self._dirty or self.path is None:
+            return
+        try:
+            write_atomic(self.path, json.dumps({"version": self.VERSION, "gaps": self.gaps}, sort_keys=True) + "\n")
+        except OSError:
+            return
+        self._dirty = False
+
+
+def _whole_points(v: object) -> bool:
+    """Whether ``v`` is a gap :func:`detectable_gap` can return: a whole number of points in (0, 1]."""
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    return 0.0 < v <= 1.0 and abs(v * 100 - round(v * 100)) < 1e-9
+
+
+def gap_key(n_tasks: int, attempts: int, base_rate: float, alpha: float, power: float, reps: int, seed: int) -> str:
+    """The :class:`KeptGaps` key of :func:`detectable_gap`'s arguments (base rate to 0.01, as cached)."""
+    return f"{int(n_tasks)} {int(attempts)} {round(float(base_rate), 2):.2f} {float(alpha)!r} {float(power)!r} " \
+           f"{int(reps)} {int(seed)}"
+
+
 def detectable_gap(n_tasks: int, *, attempts: int = 1, base_rate: float = 0.5, alpha: float = 0.05,
-                   power: float = 0.8, reps: int = DEFAULT_REPS, seed: int = 0) -> float:
+                   power: float = 0.8, reps: int = DEFAULT_REPS, seed: int = 0, kept: KeptGaps | None = None) -> float:
     """The minimum detectable effect (fraction, a whole number of points): the smallest gap whose
     simulated power (:func:`power_at`) reaches ``power``; 1.0 when even a 100-point gap does not (fewer
     tasks than :func:`.distributions.min_tasks_for_significance`).
@@ -174,12 +247,22 @@ def detectable_gap(n_tasks: int, *, attempts: int = 1, base_rate: float = 0.5, a
     ``sd = sqrt(2 p (1 - p) / k)`` (Chow, Shao & Wang, *Sample Size Calculations*, §3.2). Cached per
     ``(T, k, base rate to 0.01, alpha, power, reps, seed)``.
 
+    ``kept``: gaps simulated earlier (a run folder's ``mde.json``): a simulated gap is taken from it, or
+    simulated and put there.
+
     Raises ``ValueError`` as :func:`power_at` does, and for a power outside (0, 1)."""
     _check(n_tasks, attempts, base_rate, alpha)
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1), got {power!r}")
-    return _detectable(int(n_tasks), int(attempts), round(float(base_rate), 2), float(alpha), float(power),
-                       int(reps), int(seed))
+    simulated = min_tasks_for_significance(alpha) <= n_tasks <= SIMULATE_MAX_TASKS
+    key = gap_key(n_tasks, attempts, base_rate, alpha, power, reps, seed) if kept is not None and simulated else None
+    if key is not None and kept is not None and (gap := kept.get(key)) is not None:
+        return gap
+    gap = _detectable(int(n_tasks), int(attempts), round(float(base_rate), 2), float(alpha), float(power),
+                      int(reps), int(seed))
+    if key is not None and kept is not None:
+        kept.put(key, gap)
+    return gap
 
 
 @functools.lru_cache(maxsize=256)

@@ -51,7 +51,7 @@ from pytest_homefield.report.distributions import (
     min_tasks_for_significance,
     paired_permutation,
 )
-from pytest_homefield.report.power import detectable_gap
+from pytest_homefield.report.power import KeptGaps, detectable_gap
 from pytest_homefield.report.rates import pass_at_k, pass_hat_k, pass_rate, pass_rate_ci
 from pytest_homefield.report.verdicts import (
     note_exact_bound,
@@ -188,6 +188,7 @@ def compare(
     seed: int = 0,
     names: tuple[str, str] = ("A", "B"),
     n_resamples: int = 10_000,
+    kept: KeptGaps | None = None,
 ) -> Comparison:
     """Compare two agents on the tasks both attempted; tasks are the unit.
 
@@ -229,6 +230,7 @@ def compare(
     32) for ``n_tasks``, the mean attempts per task (rounded) and the pooled base rate ``(successes + 1)
     / (attempts + 2)`` of both agents, seeded and cached; 1.0 when there are too few tasks to ever reach
     significance. (The normal approximation :func:`mde` printed about 10 % too small a gap at 30 tasks.)
+    ``kept``: gaps simulated earlier (:class:`.power.KeptGaps`, a run folder's ``mde.json``), read and added to.
 
     Raises ``ValueError`` for empty outcomes, outcomes other than 0/1, no shared task with attempts on both
     sides (the message names both agents), a bad alpha, or ``n_resamples < 1``.
@@ -292,7 +294,8 @@ def compare(
     sd = float(diffs.std(ddof=1)) if t > 1 else 0.0
     k_mean = float((ka.sum() + kb.sum()) / (2 * t))
     pooled = float((sa.sum() + sb.sum() + 1) / (ka.sum() + kb.sum() + 2))
-    gap = 1.0 if t < n_min else detectable_gap(t, attempts=max(1, round(k_mean)), base_rate=pooled, alpha=alpha)
+    gap = 1.0 if t < n_min else detectable_gap(t, attempts=max(1, round(k_mean)), base_rate=pooled, alpha=alpha,
+                                               kept=kept)
 
     cmp = Comparison(
         a=name_a,

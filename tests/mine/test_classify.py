@@ -193,6 +193,20 @@ def test_pyproject_inside_vs_outside_dependency_tables(old: bytes, new: bytes, c
     assert dependency_tables_changed("pyproject.toml", PYPROJECT, PYPROJECT.replace(old, new)) is changed
 
 
+def test_pyproject_versions_that_differ_in_tool_settings_are_parsed_once() -> None:
+    """Issue 35: a scan's memo keeps pyproject tables per text of the part read; a version that changes
+    only ``[tool.*]`` reuses them, one that changes a dependency does not, and a broken one still raises."""
+    memo: dict[str, object] = {}
+    first = dependency_tables("pyproject.toml", PYPROJECT, memo=memo)
+    tool = dependency_tables("pyproject.toml", PYPROJECT.replace(b"100", b"120"), memo=memo)
+    assert tool is first and len(memo) == 1
+    deps = dependency_tables("pyproject.toml", PYPROJECT.replace(b'"click>=8"', b'"click>=9"'), memo=memo)
+    assert deps != first and len(memo) == 2
+    assert deps == dependency_tables("pyproject.toml", PYPROJECT.replace(b'"click>=8"', b'"click>=9"'))
+    with pytest.raises(ValueError, match="does not parse"):
+        dependency_tables("pyproject.toml", PYPROJECT.replace(b"[project]", b"[project"), memo=memo)
+
+
 def test_added_or_deleted_manifest() -> None:
     assert dependency_tables_changed("pyproject.toml", None, PYPROJECT)
     assert dependency_tables_changed("sub/pyproject.toml", PYPROJECT, None)

@@ -3,11 +3,14 @@ repetitions are in ``benchmarks/stats_issue32.py``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from pytest_homefield.report.distributions import mcnemar_exact
-from pytest_homefield.report.power import _critical, detectable_gap, power_at, power_line
+from pytest_homefield.report.power import KeptGaps, _critical, detectable_gap, gap_key, power_at, power_line
 from pytest_homefield.report.stats import compare, mde
 
 
@@ -30,6 +33,21 @@ def test_detectable_gap_is_the_first_gap_with_80_percent_power() -> None:
     assert detectable_gap(1000, attempts=3, base_rate=0.5) == 0.04
 
 
+def test_successes_are_the_binomial_inversion_of_the_uniforms() -> None:
+    """Issue 35: the k comparisons that replaced a binary search per uniform give its very integers,
+    rates 0 and 1 and a cdf whose rounding reaches past 1.0 included."""
+    import math
+
+    from pytest_homefield.report.power import _successes
+
+    u = np.random.default_rng(35).random((200, 30))
+    for k in (1, 2, 5, 9):
+        for rate in (0.0, 1e-9, 0.37, 0.5, 0.999, 1.0):
+            cdf = np.cumsum([math.comb(k, j) * rate**j * (1.0 - rate) ** (k - j) for j in range(k + 1)])
+            cdf[-1] = 1.0
+            assert np.array_equal(_successes(u, rate, k), np.searchsorted(cdf, u, side="left")), (k, rate)
+
+
 def test_compare_prints_a_gap_it_detects() -> None:
     """The MDE compare() prints at 30 tasks x 3 attempts has about 80 % power in fresh repetitions of
     compare() itself (300 here; 80.0 % at 2,000 in the benchmark)."""
@@ -44,6 +62,23 @@ def test_compare_prints_a_gap_it_detects() -> None:
         b = {t: (rng.random(3) < c - g / 2).astype(int).tolist() for t in ids}
         hits += compare(a, b).p_value < 0.05
     assert hits / 300 >= 0.74
+
+
+def test_kept_gaps_are_used_and_a_bad_file_is_ignored(tmp_path: Path) -> None:
+    """Issue 35: a simulated gap goes into the run folder's mde.json and a later report takes it from there
+    (a planted value shows it was not simulated again); a foreign or broken file is ignored."""
+    path = tmp_path / "mde.json"
+    kept = KeptGaps(path)
+    g = detectable_gap(30, attempts=3, base_rate=0.6, kept=kept)
+    kept.save()
+    key = gap_key(30, 3, 0.6, 0.05, 0.8, 1000, 0)
+    assert json.loads(path.read_text()) == {"version": 1, "gaps": {key: g}}
+    path.write_text(json.dumps({"version": 1, "gaps": {key: 0.5}}))
+    assert detectable_gap(30, attempts=3, base_rate=0.6, kept=KeptGaps(path)) == 0.5
+    for bad in (json.dumps({"version": 2, "gaps": {key: 0.5}}), json.dumps({"version": 1, "gaps": {key: 0.505}}), "[1"):
+        path.write_text(bad)
+        assert detectable_gap(30, attempts=3, base_rate=0.6, kept=KeptGaps(path)) == g
+    assert detectable_gap(1000, attempts=3, kept=kept) == 0.04 and len(kept.gaps) == 1  # not simulated: not kept
 
 
 def test_power_line_for_the_plan() -> None:
