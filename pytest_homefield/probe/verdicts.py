@@ -8,17 +8,17 @@ are ``memorized: false``. Without a cutoff, the control is one mismatched pair p
 other task's gold lines, which no memory can serve. Task and control alike are summarised by the
 best score over their scored samples.
 
-**Flags** (issue 32). Each judged task gets an exceedance p-value against the control,
-``p = (1 + #{control >= best}) / (n + 1)`` (:func:`exceedance_p`: the rank test of "the task's best
-score is one more draw from the control's distribution", valid for any distribution, e.g. Vovk et
-al. 2005, conformal p-values), and the tasks are flagged ``memorized`` by Benjamini–Hochberg at the
-stated false discovery rate (``--fdr``, default :data:`FDR` = 10 %; :func:`bh_flags`,
-``scipy.stats.false_discovery_control``). No p-value can be below ``1 / (n + 1)``, so a control of
-fewer than :func:`min_control` values can reach no FDR at all: then nothing is flagged and a note
-says why. (Flagging above the control's 95th percentile, as before, flagged about 1 unrecited task
-in 20 by construction, and with a 4-task control a task that was not recited.) A task without a
-scored sample, or any task when the control is empty, gets ``None``. ``control_p95`` (:func:`percentile`)
-is still recorded, as a description of the control.
+**Flags** (issue 32). Each judged task gets an exceedance p-value against the control, ``p = (1 +
+#{control >= best}) / (n + 1)`` (:func:`exceedance_p`: the rank test of "the task's best score is one
+more draw from the control's distribution", valid for any distribution, e.g. Vovk et al. 2005, conformal
+p-values), and the tasks are flagged ``memorized`` by Benjamini–Hochberg at the stated false discovery
+rate (``--fdr``, default :data:`FDR` = 10 %; :func:`bh_flags` on :func:`bh_adjusted`, the values of
+``scipy.stats.false_discovery_control``). No p-value can be below ``1 / (n + 1)``, so a control of fewer
+than :func:`min_control` values can reach no FDR at all: then nothing is flagged and a note says why.
+(Flagging above the control's 95th percentile, as before, flagged about 1 unrecited task in 20 by
+construction, and with a 4-task control a task that was not recited.) A task without a scored sample, or
+any task when the control is empty, gets ``None``. ``control_p95`` (:func:`percentile`) is still
+recorded, as a description of the control.
 
 **Verdict record.** At the end of a probe session the controller rewrites the file atomically: the
 same lines in the same order, ``memorized`` filled in on ``task`` lines, then one ``kind:
@@ -49,6 +49,7 @@ __all__ = [
     "FDR",
     "SMALL_CONTROL",
     "Verdict",
+    "bh_adjusted",
     "bh_flags",
     "exceedance_p",
     "judge",
@@ -82,18 +83,31 @@ def min_control(fdr: float = FDR) -> int:
 def bh_flags(best: Sequence[float], control: Sequence[float], fdr: float = FDR) -> list[bool]:
     """Which of the tasks with best scores ``best`` are flagged: Benjamini & Hochberg (1995, JRSS B
     57:289-300) on their :func:`exceedance_p` values at false discovery rate ``fdr``
-    (``scipy.stats.false_discovery_control(ps, method="bh") <= fdr``). All ``False`` when the control
-    has fewer than :func:`min_control` values or there is no task. Raises ``ValueError`` for an
-    ``fdr`` outside (0, 1)."""
+    (``bh_adjusted(ps) <= fdr``, as ``scipy.stats.false_discovery_control(ps, method="bh") <= fdr``). All
+    ``False`` when the control has fewer than :func:`min_control` values or there is no task. Raises
+    ``ValueError`` for an ``fdr`` outside (0, 1)."""
     if not 0.0 < fdr < 1.0:
         raise ValueError(f"fdr must be between 0 and 1, got {fdr!r}")
     if not best or len(control) < min_control(fdr):
         return [False] * len(best)
-    from scipy.stats import false_discovery_control
-
     ps = [exceedance_p(b, control) for b in best]
-    adjusted = false_discovery_control(ps, method="bh")
-    return [bool(a <= fdr + 1e-12) for a in adjusted]
+    return [a <= fdr + 1e-12 for a in bh_adjusted(ps)]
+
+
+def bh_adjusted(ps: Sequence[float]) -> list[float]:
+    """Benjamini–Hochberg adjusted p-values of ``ps`` (each in [0, 1]), in their order: for the i-th
+    smallest of m, ``min(1, min over j >= i of p_(j) · (m / j))`` (Benjamini & Hochberg 1995; the values
+    ``scipy.stats.false_discovery_control(ps, method="bh")`` returns, computed the same way, without
+    the second of CPU that importing ``scipy.stats`` costs each probe session). ``[]`` for no value."""
+    m = len(ps)
+    order = sorted(range(m), key=lambda i: ps[i])
+    out = [0.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):  # from the largest p-value down: the running minimum of p · m / rank
+        i = order[rank - 1]
+        running = min(running, ps[i] * (m / rank))
+        out[i] = running
+    return out
 
 
 def percentile(values: Sequence[float], q: float = QUANTILE) -> float | None:

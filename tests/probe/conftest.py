@@ -7,10 +7,13 @@ import json
 import shlex
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from helpers.demo_run import DemoRun
+from helpers.e2e_repo import homefield
+from helpers.shared_repo import built_once
 
 from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.store import read_jsonl
@@ -32,6 +35,46 @@ def sample_mined(demo_run: DemoRun) -> Path:
     tasks = demo_run.repo / ".homefield" / "tasks.jsonl"
     assert tasks.exists(), demo_run.stdout[-5000:] + demo_run.stderr[-3000:]
     return demo_run.repo
+
+
+@dataclass(frozen=True)
+class Probed:
+    """The sample probed once: ``repo`` (read-only: copy it), the reciter's ``spec`` (its answers file
+    lies beside ``repo``; the records name this spec, so a test that resumes or merges uses it) and the
+    probe's ``stdout`` + ``stderr``."""
+
+    repo: Path
+    spec: str
+    out: str
+
+
+@pytest.fixture(scope="session")
+def probed(sample_mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Probed:
+    """The sample as :func:`sample_mined`, probed by the reciter once per test session (``homefield probe
+    --fdr 0.3 --agent RECITER --samples 1 -n 0``, the probe several tests start from), shared by xdist
+    workers (the first makes it, the others wait)."""
+
+    def make(repo: Path) -> None:
+        shutil.copytree(sample_mined, repo, symlinks=True)
+        shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
+        spec = reciter_spec(repo)
+        proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0")
+        (repo.parent / "probe.json").write_text(json.dumps({"spec": spec, "out": proc.stdout + proc.stderr,
+                                                            "returncode": proc.returncode}))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    repo = built_once(tmp_path_factory, testrun_uid, "probed", make)
+    done = repo.parent / "probe.json"
+    assert done.exists() and (repo / ".homefield" / "probe").is_dir(), "the shared probe failed in another worker"
+    made = json.loads(done.read_text())
+    assert made["returncode"] == 0, made["out"]
+    return Probed(repo, made["spec"], made["out"])
+
+
+def copy_probed(probed: Probed, dest: Path) -> Path:
+    """A copy of the probed sample at ``dest`` (symlinks kept)."""
+    shutil.copytree(probed.repo, dest, symlinks=True)
+    return dest
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.e2e_repo import cli_env, homefield
 
-from probe.conftest import CUTOFF, MEMORIZED, reciter_spec, slow_flag
+from probe.conftest import CUTOFF, MEMORIZED, Probed, copy_probed, reciter_spec, slow_flag
 from pytest_homefield.probe_records import load_verdict, probe_path
 from pytest_homefield.store import read_jsonl
 
@@ -52,18 +52,25 @@ def check_verdict(repo: Path, out: str, cutoff: str | None) -> dict:
 
 
 @pytest.mark.parametrize("n", ["0", "2"])
-def test_probe_flags_exactly_the_recited_tasks(repo: Path, n: str) -> None:
+def test_probe_flags_exactly_the_recited_tasks(request: pytest.FixtureRequest, tmp_path: Path, n: str) -> None:
     """Without a cutoff (mismatched pairs), then with one (the resumed probe re-judges the same
-    answers against the tasks authored after the cutoff, making no new call)."""
-    ids = task_ids(repo)
-    assert len(ids) == 8
-    tasks_before = (repo / ".homefield" / "tasks.jsonl").read_bytes()
-    spec = reciter_spec(repo)
+    answers against the tasks authored after the cutoff, making no new call). At -n 0 the first probe
+    is the session's shared one (:func:`probe.conftest.probed`: the same command), on a copy."""
+    tasks_before = (request.getfixturevalue("sample_mined") / ".homefield" / "tasks.jsonl").read_bytes()
     samples = 2 if n == "2" else 1
     references = ["--agent", "oracle", "--agent", "noop"] if n == "2" else []
-    proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, *references, "--samples", str(samples), "-n", n)
-    out = proc.stdout + proc.stderr
-    assert proc.returncode == 0, out
+    if n == "0":
+        probed: Probed = request.getfixturevalue("probed")
+        repo, spec, out = copy_probed(probed, tmp_path / "repo"), probed.spec, probed.out
+    else:
+        repo = request.getfixturevalue("repo")
+        spec = reciter_spec(repo)
+        proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, *references, "--samples", str(samples),
+                         "-n", n)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 0, out
+    ids = task_ids(repo)
+    assert len(ids) == 8
     check_verdict(repo, out, None)
     records = calls(repo)
     assert len(records) == 8 * samples * 2  # every task's own prompt, and its mismatched pair
@@ -90,14 +97,16 @@ def test_probe_flags_exactly_the_recited_tasks(repo: Path, n: str) -> None:
     assert (repo / ".homefield" / "tasks.jsonl").read_bytes() == tasks_before  # probing never changes tasks
 
 
-def test_exclude_memorized_end_to_end(repo: Path) -> None:
-    spec = reciter_spec(repo)
+def test_exclude_memorized_end_to_end(repo: Path, probed: Probed, tmp_path: Path) -> None:
+    """Refused before any probe (``repo``); then on a copy of the session's probe (:func:`probe.conftest.probed`,
+    ``--samples 1 -n 0``): a run leaves the flagged tasks out, says so, and keeps that task set on resume."""
+    spec = probed.spec
     run_args = ["--agent", spec, "--agent", "oracle", "--attempts", "1", "--exclude-memorized"]
     missing = homefield(repo, "run", *run_args, "-n", "0")
     assert missing.returncode == 4
     assert "no probe results for agent 'reciter'" in missing.stdout + missing.stderr
     assert len((missing.stdout + missing.stderr).strip().splitlines()) <= 2  # one line (plus pytest's prefix)
-    assert homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0").returncode == 0
+    repo = copy_probed(probed, tmp_path / "probed")
     kept = sorted(set(task_ids(repo)) - set(MEMORIZED))
     proc = homefield(repo, "run", *run_args, "-n", "2", "--run-id", "r1")
     out = proc.stdout + proc.stderr
@@ -138,7 +147,7 @@ def test_exclude_memorized_end_to_end(repo: Path) -> None:
 
 
 def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
-    spec = reciter_spec(repo, sleep_s=0.3)
+    spec = reciter_spec(repo, sleep_s=0.1)  # 32 calls: at least 3 s, the kill comes after 7
     path = probe_path(repo / ".homefield", "reciter")
     env = cli_env()
     argv = [sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", spec, "--samples", "2", "-n", "0"]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers.e2e_repo import homefield
 
-from probe.conftest import MEMORIZED, reciter_spec
+from probe.conftest import MEMORIZED, Probed, copy_probed
 from pytest_homefield.errors import ProbeError, ShardMergeError
 from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe_records import load_verdict, probe_path
@@ -38,12 +38,11 @@ def _verdict(repo: Path) -> dict[str, Any]:
     return {k: v for k, v in v.items() if k not in TIMING + ("merged_from", "incomplete", "notes")}
 
 
-def test_three_probe_shards_merged_equal_one_probe(repo: Path, tmp_path: Path) -> None:
-    one = tmp_path / "one"
-    shutil.copytree(repo, one, symlinks=True)
-    spec = reciter_spec(repo)  # the answers file sits beside the copies, outside every .homefield/
-    proc = homefield(one, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_three_probe_shards_merged_equal_one_probe(repo: Path, probed: Probed, tmp_path: Path) -> None:
+    """The unsharded probe is the session's (:func:`probe.conftest.probed`: ``--samples 1 -n 0``, the
+    shards' flags), on a copy; the shards use its reciter spec."""
+    one = copy_probed(probed, tmp_path / "one")
+    spec = probed.spec  # the answers file sits beside the shared probe, outside every .homefield/
     ids = [t["id"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")]
     machines = []
     for k in (1, 2, 3):

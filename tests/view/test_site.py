@@ -8,6 +8,7 @@ agents' diffs beside the reference fix. The Chromium checks are opt-in (``-m cli
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -62,12 +63,27 @@ def check_links(site: Path) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def claude_run(mined: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+@pytest.fixture(scope="session")
+def claude_run(mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The run of :func:`helpers.view_run.claude_and_oracle_run` with its report and site, made once per
+    test session by the first xdist worker that asks (the others wait on a file lock: a module fixture
+    made it once per worker, about 3 s of CPU each); the tests only read it."""
     claude = find_claude()
     if claude is None:
         pytest.skip("Claude Code CLI not installed (run .ci/install-claude.sh or set HOMEFIELD_CLAUDE_BIN)")
-    repo, out = claude_and_oracle_run(mined, tmp_path_factory.mktemp("view") / "repo", claude)
+    shared = tmp_path_factory.getbasetemp().parent / f"view-claude-run-{testrun_uid}"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "done").exists():
+            shutil.rmtree(shared / "repo", ignore_errors=True)  # a half-made one from a worker that failed
+            _make_claude_run(mined, shared / "repo", claude)
+            (shared / "done").touch()
+    return shared / "repo"
+
+
+def _make_claude_run(mined: Path, dest: Path, claude: str) -> None:
+    repo, out = claude_and_oracle_run(mined, dest, claude)
     lines = out.rstrip().splitlines()  # the homefield section ends with it; only pytest's own lines follow
     i = lines.index("See each attempt: homefield view view-e2e")
     assert lines[i - 1].startswith("Reports: ") and all(ln.startswith("=") for ln in lines[i + 1:]), lines[i - 1:]
@@ -79,7 +95,6 @@ def claude_run(mined: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
                           env=cli_env(), capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "pages in .homefield/runs/view-e2e/view/" in proc.stdout
-    return repo
 
 
 @pytest.mark.slow
