@@ -13,14 +13,12 @@ The project builds with an in-tree PEP 517 backend (:data:`helpers.wheels.BACKEN
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from helpers.gitrepo import GitRepo
 from helpers.wheels import BACKEND_SOURCE, find_links, write_wheel
 
-__all__ = ["build_env_repo", "build_find_links", "offline_env", "path_without_pyenv_shims", "pyproject",
-           "SLOW_BACKEND"]
+__all__ = ["build_env_repo", "build_find_links", "offline_env", "pyproject", "SLOW_BACKEND"]
 
 SLOW_BACKEND = BACKEND_SOURCE + '''
 
@@ -52,24 +50,9 @@ def build_find_links(dest: Path) -> Path:
 
 
 def offline_env(find_links_dir: Path, cache: Path) -> dict[str, str]:
-    """Variables for an offline uv with ``find_links_dir`` and caches (ours and uv's) under ``cache``, and
-    ``PATH`` without pyenv's shim folders (:func:`path_without_pyenv_shims`)."""
+    """Variables for an offline uv with ``find_links_dir`` and caches (ours and uv's) under ``cache``."""
     return {"UV_OFFLINE": "1", "UV_NO_INDEX": "1", "UV_FIND_LINKS": str(find_links_dir),
-            "XDG_CACHE_HOME": str(cache), "UV_CACHE_DIR": str(cache / "uv"), "PATH": path_without_pyenv_shims()}
-
-
-def path_without_pyenv_shims(path_var: str | None = None) -> str:
-    """``path_var`` (default ``$PATH``) without pyenv's shim folders (``$PYENV_ROOT/shims``,
-    ``$PYENV_ROOT/plugins/*/shims``). ``envs.declaration.installed_pythons`` runs every ``python3.N`` it
-    finds on ``PATH`` once per homefield process; a pyenv shim is a bash script that starts pyenv, about
-    0.2 s of CPU each (1.9 s for the eleven here, against 0.2 s without them). The interpreters they lead
-    to are the ones it finds under ``$PYENV_ROOT/versions`` anyway, so the set it chooses from is the same."""
-    path_var = os.environ.get("PATH", "") if path_var is None else path_var
-    root = os.path.realpath(os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv"))
-    def is_shims(entry: str) -> bool:
-        real = os.path.realpath(entry)
-        return os.path.basename(real) == "shims" and (real + os.sep).startswith(root + os.sep)
-    return os.pathsep.join(p for p in path_var.split(os.pathsep) if not is_shims(p))
+            "XDG_CACHE_HOME": str(cache), "UV_CACHE_DIR": str(cache / "uv")}
 
 
 def build_env_repo(dest: Path) -> GitRepo:
