@@ -113,7 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """After the mode's own session finish (a run's report imports numpy and scipy): what the session
+    """After the mode's own session finish (a run's report imports numpy): what the session
     imported is moved out of the garbage collector's reach (``gc.freeze``), as ``pytest_configure`` did
     with the mode's modules. Those objects live until the process exits, and pytest's five
     ``gc.collect()`` calls at exit (its unraisable-exception check) and the automatic collections
