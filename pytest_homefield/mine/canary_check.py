@@ -1,8 +1,15 @@
 """The mining check of the canaries (docs/contracts.md §7, issue 30): the reference fix must fail every
 canary twin of a task (:mod:`pytest_homefield.sandbox.canaries`) while its FAIL_TO_PASS ids still
-pass, with the twins on either side of the original.
+pass.
 
-Grading puts each original at a random place among its twins, so a twin can run before the test it
+Verification version 6 (:func:`check_twins`): the twins run apart
+(:mod:`pytest_homefield.sandbox.twin_runs`), each at its original's name and place in a test process
+of its own on a fresh copy, so no order among them exists to check: one round of the targeted runs;
+a function whose original broke or whose twin did not fail gets a sentinel and a second round;
+what still does not hold drops the candidate as ``reference_passes_canary``.
+
+Version 5 (:func:`check_canaries`, twins beside the original):
+grading put each original at a random place among its twins, so a twin could run before the test it
 copies. A stateful test (a counter in redis: ``incr() == 1``) then meets a state its original never
 met alone. So each round runs the two worst orders, every group's twins all **before** its original
 and all **after** it. A function whose original broke, or a twin did not fail, in one order only gets
@@ -20,7 +27,7 @@ from typing import TypeVar
 from pytest_homefield.sandbox.canaries import ORDERS, CanaryPlan, function_id
 from pytest_homefield.sandbox.testrun import TestRun
 
-__all__ = ["CanaryCheck", "check_canaries", "ROUNDS"]
+__all__ = ["CanaryCheck", "check_canaries", "check_twins", "ROUNDS", "TWIN_ROUNDS"]
 
 #: What a canary run returns instead of a test run when it could not run (verification's drop record).
 Stop = TypeVar("Stop")
@@ -108,5 +115,45 @@ def check_canaries(fail_to_pass: Sequence[str],
                 forced.add(fid)
             else:
                 order[fid] = "after" if fid in bad["before"] else "before"
+    check.reason, check.detail = "reference_passes_canary", why
+    return check
+
+
+#: Rounds of :func:`check_twins` at most (the twins; then sentinels for what broke).
+TWIN_ROUNDS = 2
+
+
+def check_twins(fail_to_pass: Sequence[str],
+                twin_run: Callable[[set[str], int], tuple[TestRun | Stop, CanaryPlan]]) -> CanaryCheck | Stop:
+    """``twin_run(forced, k)`` makes the targeted twin runs of a twin plan
+    (:class:`~pytest_homefield.sandbox.twin_runs.TwinPlan`) on fresh copies of the commit (``forced``:
+    functions that get a sentinel; ``k``: the round, from 1) and returns one run whose outcomes are
+    :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.merge`'s, with the plan, or what stopped it
+    (returned as it is). Every twin must fail in every instance and every FAIL_TO_PASS id of a
+    function with twins pass. A function that breaks gets a sentinel; a sentinel that breaks, or
+    anything after :data:`TWIN_ROUNDS`, is ``reference_passes_canary``; a timed-out run ``timeout``.
+    ``order`` is always empty (no order to fix)."""
+    forced: set[str] = set()
+    check = CanaryCheck()
+    why = ""
+    for k in range(1, TWIN_ROUNDS + 1):
+        check.runs += 1
+        r, plan = twin_run(set(forced), k)
+        if not isinstance(r, TestRun):
+            return r
+        check.seconds += r.wall_s
+        if r.timed_out:
+            check.reason = "timeout"
+            check.detail = f"the canary run exceeded the run timeout after {r.wall_s:.0f} s"
+            return check
+        grouped = {g.source for g in plan.groups}
+        ran = CanaryPlan(plan.seed, [c for c in plan.canaries if c.source in grouped])  # not the appended ones
+        bad, why = _bad([i for i in fail_to_pass if function_id(i) in grouped], r, ran)
+        if not bad:
+            check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
+            return check
+        if bad & forced:
+            break
+        forced |= bad
     check.reason, check.detail = "reference_passes_canary", why
     return check

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
-from pytest_homefield.mine.canary_check import check_canaries
-from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
+from pytest_homefield.mine.canary_check import check_twins
+from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
@@ -43,6 +43,7 @@ from pytest_homefield.sandbox.snapshot import (
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
+from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, plan_twins
 
 __all__ = [
     "Verification",
@@ -64,8 +65,9 @@ __all__ = [
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
 #: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
 #: bump it whenever the same commit and settings could be classified differently. 5: canary twins
-#: beside the original, checked in both orders (the task's ``canary_order``).
-VERIFY_VERSION = 5
+#: beside the original, checked in both orders (the task's ``canary_order``). 6: the twins run apart,
+#: each at its original's name and place (:mod:`~pytest_homefield.sandbox.twin_runs`), with real values.
+VERIFY_VERSION = 6
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent runs after commit run 1 are bounded by this many times its seconds …
@@ -529,29 +531,41 @@ def verify_candidate(
                 break
         v = done()
         if v.reason is None and can_select:
-            def canary_run(forced: set[str], order: dict[str, str], layout: str,
-                           k: int) -> tuple[TestRun | Verification, CanaryPlan]:
-                """The FAIL_TO_PASS ids and the canaries in their planted order (whole files when an id
-                cannot be addressed)."""
-                plan = CanaryPlan(seed=secrets.randbits(32))
-                whole = len(v.FAIL_TO_PASS) > MAX_SELECTED
+            def twin_run(forced: set[str], k: int) -> tuple[TestRun | Verification, CanaryPlan]:
+                """The targeted twin runs of one plan (whole files for a run that lost an id), merged."""
+                plan = TwinPlan(seed=secrets.randbits(32))
+                runs: list[TestRun] = []
 
-                def prepare(wd: Path) -> list[str]:
-                    nonlocal plan
-                    plan = plant_canaries(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced, order=order,
-                                          layout=layout)
-                    if whole:
-                        return [*runnable_tests, *plan.targets]
-                    return plan.ordered(v.FAIL_TO_PASS)
-                r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}", prepare=prepare)
-                if (not whole and isinstance(r, TestRun) and not r.timed_out
-                        and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors
-                                for i in v.FAIL_TO_PASS)):
-                    whole = True
-                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-full", prepare=prepare)
-                return r, plan
+                def preparer(n: int, whole: bool) -> Callable[[Path], list[str]]:
+                    def prepare(wd: Path) -> list[str]:
+                        nonlocal plan
+                        if n == 0 and not whole:
+                            plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced)
+                        for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
+                            (wd / rel).write_bytes(data)
+                        return [*runnable_tests] if whole or not plan.runs else plan.selectors()
+                    return prepare
 
-            check = check_canaries(v.FAIL_TO_PASS, canary_run)
+                for n in range(RUNS):
+                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}",
+                                prepare=preparer(n, False))
+                    if not isinstance(r, TestRun):
+                        return r, plan
+                    held = [i for i in v.FAIL_TO_PASS if plan.placement.get(function_id(i), (1,) * RUNS)[n] == 0]
+                    if (not r.timed_out and any(i not in r.outcomes and i.split("::", 1)[0] not in
+                                                r.collection_errors for i in held)):
+                        r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}-full",
+                                    prepare=preparer(n, True))
+                        if not isinstance(r, TestRun):
+                            return r, plan
+                    runs.append(r)
+                    if r.timed_out or not plan.runs:
+                        break
+                merged = plan.merge({}, [r.outcomes for r in runs], v.FAIL_TO_PASS)
+                return dataclasses.replace(runs[-1], outcomes=merged, wall_s=sum(r.wall_s for r in runs),
+                                           timed_out=any(r.timed_out for r in runs)), plan
+
+            check = check_twins(v.FAIL_TO_PASS, twin_run)
             if isinstance(check, Verification):
                 return check
             v.commit_s += check.seconds

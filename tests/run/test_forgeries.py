@@ -54,16 +54,22 @@ def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sand
 
 
 def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """The twins run apart (sandbox/twin_runs.py): each targeted run holds one member of each group
+    under the original's id; the reference fails every twin there and passes the original."""
     r, art = attempt(task, cache, OracleAgent(name="oracle", spec="oracle"), tmp_path, "none")
     assert r.outcome == "solved" and r.canary is None, r
     planted = json.loads((art / CANARIES_FILE).read_text())
-    assert isinstance(planted["seed"], int) and planted["canaries"], planted
-    outcomes = [json.loads(line) for line in (art / "outcomes.jsonl").read_text().splitlines()]
-    canary_ids = {e["nodeid"] for e in outcomes if e.get("event") == "phase"
-                  and any(e["nodeid"] == c["node"] or e["nodeid"].startswith(c["node"] + "[")
-                          for c in planted["canaries"])}
-    assert canary_ids, "the canaries ran"
-    assert all(e["outcome"] == "failed" for e in outcomes if e.get("nodeid") in canary_ids and e["when"] == "call")
+    assert isinstance(planted["seed"], int) and planted["canaries"] and planted["apart"], planted
+    seen = {0: 0, 1: 0}
+    for source, members in planted["placement"].items():
+        for n, member in enumerate(members, 1):
+            outcomes = [json.loads(line) for line in (art / "twins" / f"run-{n}" / "outcomes.jsonl").read_text()
+                        .splitlines()]
+            calls = [e["outcome"] for e in outcomes if e.get("event") == "phase" and e["when"] == "call"
+                     and e["nodeid"].split("[")[0] == source]
+            assert calls and set(calls) == {"passed" if member == 0 else "failed"}, (n, member, calls)
+            seen[min(member, 1)] += 1
+    assert seen[0] and seen[1], seen
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
