@@ -123,8 +123,9 @@ class Verification:
     ``canaries``: for a task, the canaries the reference fix failed in the canary run (``None``:
     not checked, a ``{junit}`` command); ``canary_sentinels``: the FAIL_TO_PASS functions whose
     contradicted copy the reference passed (or that did not run), checked as sentinels instead;
-    ``canary_order``: function → ``after``/``before``, the original's fixed place among its twins
-    (:func:`~pytest_homefield.mine.canary_check.check_canaries`).
+    ``canary_order``: ``{}`` since verification version 6 (the twins run apart, no order to fix,
+    :func:`~pytest_homefield.mine.canary_check.check_twins`); version 5 kept function →
+    ``after``/``before`` there.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)

@@ -16,6 +16,7 @@ that replaces a folder holding hidden tests.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import functools
 import importlib.machinery
 import importlib.metadata
@@ -49,7 +50,7 @@ from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
-from pytest_homefield.sandbox.testrun import TestRun, run_tests
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, plan_twins
 
 if sys.version_info >= (3, 11):
@@ -59,12 +60,16 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
            "CANARIES_FILE", "canary_verdict",
-           "canary_options", "twin_options", "TWINS_DIR"]
+           "canary_options", "twin_options", "TWIN_LOG", "TWIN_OUTCOMES"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
-#: The artifacts folder's sub-folder holding each canary twin run's log (``run-1`` …, in run order).
-TWINS_DIR = "twins"
+#: The artifacts of canary twin run N (from 1, in run order): ``twin-N.log`` (its log's tail) and
+#: ``twin-N.outcomes.jsonl`` (the events that counted), copied in after it ended.
+TWIN_LOG = "twin-{n}.log"
+TWIN_OUTCOMES = "twin-{n}.outcomes.jsonl"
+#: Bytes of the end of each kept (the main run's log keeps 4 MiB).
+TWIN_LOG_BYTES = 2**20
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -334,19 +339,25 @@ def _twin_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, out_dir: Pa
                network: TestNetwork | None) -> tuple[list[dict[str, str]], str | None]:
     """Run ``plan``'s targeted twin runs (:mod:`~pytest_homefield.sandbox.twin_runs`), in its order, each
     on a fresh copy of ``gdir`` (taken before any test ran there) with its own ``HOME`` and ``TMPDIR``,
-    logs in ``out_dir/twins/run-N``: each run's outcomes, and one line when a run timed out (then the
-    rest are not made). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    its log and events in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`: each run's
+    outcomes, and one line when a run timed out (then the rest are not made). Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     outcomes: list[dict[str, str]] = []
     for n, files in enumerate(plan.runs, 1):
         copy = copy_tree(gdir, tmp / f"twin-{n}")
+        logs = tmp / f"twin-{n}-out"  # host-only: the test process writes its own private folder
         try:
             for rel, data in files.items():
                 (copy / rel).write_bytes(data)
-            r = run_tests(copy, test_cmd, plan.selectors(), out_dir=out_dir / TWINS_DIR / f"run-{n}",
-                          timeout_s=timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                          network=network, fresh_home=True)
+            r = run_tests(copy, test_cmd, plan.selectors(), out_dir=logs, timeout_s=timeout_s,
+                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                          fresh_home=True)
+            for name, into in ((LOG_FILE, TWIN_LOG), (OUTCOMES_FILE, TWIN_OUTCOMES)):
+                with contextlib.suppress(OSError):
+                    nofollow.write_bytes(out_dir, into.format(n=n), nofollow.read_tail(logs / name, TWIN_LOG_BYTES))
         finally:
             shutil.rmtree(copy, ignore_errors=True)
+            shutil.rmtree(logs, ignore_errors=True)
         if r.timed_out:
             return outcomes, f"canary twin run {n} of {len(plan.runs)} exceeded {timeout_s:g} s"
         outcomes.append(dict(r.outcomes))

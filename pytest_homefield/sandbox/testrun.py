@@ -13,7 +13,7 @@ back for grading). A custom command that contains ``{junit}`` is not given the r
 write JUnit XML to the path substituted for ``{junit}``, which is read instead. That path is weaker:
 the file lives in the run's writable folder, so code run by the tests may rewrite it (an exit
 handler included). Terminal output is never parsed; it goes to ``tests.log`` (stdout and stderr
-together) for people to read.
+together, through a capped pipe: :data:`LOG_CAP_BYTES`) for people to read.
 
 The test process never writes ``out_dir`` (an attempt's artifacts folder, inside the user's
 repository; issue 30): every run gets a private, fresh folder (:func:`tempdirs.mkdtemp`) as its only
@@ -110,6 +110,10 @@ JUNIT_FILE = "junit.xml"
 #: Bytes of the end of a run's log copied back to ``out_dir/tests.log`` (the rest stays in the private
 #: folder, removed with it).
 LOG_TAIL_BYTES = 4 * 2**20
+#: The cap of a run's log in its private folder: the test command's stdout and stderr come through a
+#: pipe into a :class:`~pytest_homefield.sandbox.streams.CappedSink` (its head, a marker line, its
+#: last 256 KiB), never a file the command holds and could grow without bound.
+LOG_CAP_BYTES = 8 * 2**20
 
 #: Outcome vocabulary of :attr:`TestRun.outcomes`.
 PASSING = frozenset({"passed"})
@@ -349,6 +353,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 env=run_env,
                 timeout_s=timeout_s,
                 stdout_path=log_path,
+                output_cap=LOG_CAP_BYTES,
                 pass_fds=(channel.write_fd,) if channel is not None else (),
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s

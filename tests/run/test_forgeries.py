@@ -64,7 +64,7 @@ def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_
     seen = {0: 0, 1: 0}
     for source, members in planted["placement"].items():
         for n, member in enumerate(members, 1):
-            outcomes = [json.loads(line) for line in (art / "twins" / f"run-{n}" / "outcomes.jsonl").read_text()
+            outcomes = [json.loads(line) for line in (art / f"twin-{n}.outcomes.jsonl").read_text()
                         .splitlines()]
             calls = [e["outcome"] for e in outcomes if e.get("event") == "phase" and e["when"] == "call"
                      and e["nodeid"].split("[")[0] == source]
