@@ -552,9 +552,9 @@ def verify_candidate(
                                 prepare=preparer(n, False))
                     if not isinstance(r, TestRun):
                         return r, plan
-                    held = [i for i in v.FAIL_TO_PASS if plan.placement.get(function_id(i), (1,) * RUNS)[n] == 0]
-                    if (not r.timed_out and any(i not in r.outcomes and i.split("::", 1)[0] not in
-                                                r.collection_errors for i in held)):
+                    ran = {function_id(i) for i in r.outcomes}  # every group function reports (twin or original)
+                    if not r.timed_out and plan.runs and any(f not in ran and f.split("::", 1)[0] not in
+                                                             r.collection_errors for f in plan.selectors()):
                         r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}-full",
                                     prepare=preparer(n, True))
                         if not isinstance(r, TestRun):
