@@ -46,7 +46,7 @@ from pytest_homefield.run.changes import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -336,11 +336,14 @@ def _run_completes(run: object) -> bool:
 
 def _twin_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path, *, timeout_s: float,
                test_timeout_s: float | None, sandbox: str | SandboxBackend, env: Mapping[str, str] | None,
-               network: TestNetwork | None) -> tuple[list[dict[str, str]], str | None]:
+               network: TestNetwork | None, fail_to_pass: Sequence[str] = ()
+               ) -> tuple[list[dict[str, str]], str | None]:
     """Run ``plan``'s targeted twin runs (:mod:`~pytest_homefield.sandbox.twin_runs`), in its order, each
     on a fresh copy of ``gdir`` (taken before any test ran there) with its own ``HOME`` and ``TMPDIR``,
     its log and events in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`: each run's
-    outcomes, and one line when a run timed out (then the rest are not made). Raises
+    outcomes, and one line when a run timed out (then the rest are not made). After a run in which an
+    original of ``fail_to_pass`` did not pass, the rest are not made either: the attempt is not solved
+    whatever they show, and a twin run costs a test process. Raises
     :class:`ServiceError` as :func:`run_tests` does."""
     outcomes: list[dict[str, str]] = []
     for n, files in enumerate(plan.runs, 1):
@@ -361,7 +364,15 @@ def _twin_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, out_dir: Pa
         if r.timed_out:
             return outcomes, f"canary twin run {n} of {len(plan.runs)} exceeded {timeout_s:g} s"
         outcomes.append(dict(r.outcomes))
+        if _an_original_failed(plan, n - 1, r.outcomes, fail_to_pass):
+            break  # the attempt cannot be solved (the merge takes an original's worst run): no verdict to buy
     return outcomes, None
+
+
+def _an_original_failed(plan: TwinPlan, run: int, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> bool:
+    """Whether targeted run ``run`` (from 0) held an original whose FAIL_TO_PASS id did not pass there."""
+    originals = {g for g, members in plan.placement.items() if members[run] == 0}
+    return any(outcomes.get(i) != "passed" for i in fail_to_pass if function_id(i) in originals)
 
 
 def grade(
@@ -450,7 +461,8 @@ def grade(
             if plan is not None:
                 twin_outcomes, stop = _twin_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
                                                  timeout_s=run_timeout_s, test_timeout_s=test_timeout_s,
-                                                 sandbox=sandbox, env=env, network=network)
+                                                 sandbox=sandbox, env=env, network=network,
+                                                 fail_to_pass=task.FAIL_TO_PASS)
                 if stop is not None:
                     g.outcome, g.error = "test_timeout", stop
                     return g

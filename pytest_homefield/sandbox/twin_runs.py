@@ -6,7 +6,7 @@ told apart: it had a made-up name beside a human-written one, and the code under
 version side by side. Here every member of a group (the original and its ``k`` twins,
 :mod:`~pytest_homefield.sandbox.canary_sites`) is the *same definition* (the original's name,
 decorators and place in its file), differing only at the contradicted site, and a grading makes
-:data:`RUNS` targeted runs of the group functions (``k + 1``: :data:`~pytest_homefield.sandbox.canaries.TWINS`
+:data:`RUNS` targeted runs of the group functions (``k + 1``: :data:`APART`
 plus one), each on a fresh copy of the grading tree holding **one** member of every group. Every
 member of a group is placed in at least one run, the rest of the runs get members drawn uniformly
 (so no member is more frequent than another in distribution), and the runs are in a random order
@@ -39,7 +39,6 @@ from typing import Any
 from pytest_homefield.sandbox.canaries import (
     _LINE,
     LIMIT,
-    TWINS,
     UNCHECKED,
     Canary,
     CanaryPlan,
@@ -55,10 +54,18 @@ from pytest_homefield.sandbox.canaries import (
 )
 from pytest_homefield.sandbox.canary_sites import expected_values, find_site
 
-__all__ = ["RUNS", "TwinPlan", "plan_twins", "TWIN_MARK"]
+__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "TWIN_MARK"]
 
+#: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
+#: one, not the :data:`~pytest_homefield.sandbox.canaries.TWINS` planted beside the original: a forger that
+#: cannot tell the original from its twin passes a group's targeted runs as it must (the original, never
+#: the twin) with probability q(1 − q) ≤ 1/4 when it passes a run with probability q, so each group
+#: catches it in at least 3 of 4 attempts, and an agent forged on any attempt is flagged for the whole
+#: run (docs/contracts.md §7). With k = 3 the bound is 27/256 at twice the test processes (4.0-4.7× the
+#: CPU of a grading against 2.3× here, measured on the demo and the fixture task).
+APART = 1
 #: Targeted runs of a grading: one per member of a full group.
-RUNS = TWINS + 1
+RUNS = APART + 1
 #: What joins a function id and a twin's number in :attr:`Canary.node` (``a.py::test_f@twin2``).
 TWIN_MARK = "@twin"
 #: Outcomes from worst to best, for an original's ids seen in several runs.
@@ -110,7 +117,7 @@ class TwinPlan(CanaryPlan):
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
-               limit: int = LIMIT, sentinels_only: bool = False, twins: int = TWINS) -> TwinPlan:
+               limit: int = LIMIT, sentinels_only: bool = False, twins: int = APART) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, for the main run). ``sentinel_for``, ``limit``,
