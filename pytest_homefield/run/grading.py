@@ -16,6 +16,7 @@ that replaces a folder holding hidden tests.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import functools
 import importlib.machinery
 import importlib.metadata
@@ -23,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
@@ -44,11 +46,12 @@ from pytest_homefield.run.changes import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, plant_canaries
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
-from pytest_homefield.sandbox.testrun import TestRun, run_tests
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.twin_runs import TwinPlan, plan_twins
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -57,10 +60,16 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
            "CANARIES_FILE", "canary_verdict",
-           "canary_options"]
+           "canary_options", "twin_options", "TWIN_LOG", "TWIN_OUTCOMES"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
+#: The artifacts of canary twin run N (from 1, in run order): ``twin-N.log`` (its log's tail) and
+#: ``twin-N.outcomes.jsonl`` (the events that counted), copied in after it ended.
+TWIN_LOG = "twin-{n}.log"
+TWIN_OUTCOMES = "twin-{n}.outcomes.jsonl"
+#: Bytes of the end of each kept (the main run's log keeps 4 MiB).
+TWIN_LOG_BYTES = 2**20
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -312,8 +321,58 @@ def canary_options(task: Task) -> dict[str, Any]:
     return {"sentinel_for": task.canary_sentinels, "order": task.canary_order, "limit": LIMIT}
 
 
+def twin_options(task: Task) -> dict[str, Any]:
+    """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
+    checked for ``task``: its ``canary_sentinels``; a task mined before canaries (``canaries`` null)
+    gets sentinels only; one mined at verification version 4 (``canary_order`` null) the old limit."""
+    if task.canaries is None:
+        return {"sentinels_only": True}
+    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
+
+
 def _run_completes(run: object) -> bool:
     return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
+
+
+def _twin_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path, *, timeout_s: float,
+               test_timeout_s: float | None, sandbox: str | SandboxBackend, env: Mapping[str, str] | None,
+               network: TestNetwork | None, fail_to_pass: Sequence[str] = ()
+               ) -> tuple[list[dict[str, str]], str | None]:
+    """Run ``plan``'s targeted twin runs (:mod:`~pytest_homefield.sandbox.twin_runs`), in its order, each
+    on a fresh copy of ``gdir`` (taken before any test ran there) with its own ``HOME`` and ``TMPDIR``,
+    its log and events in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`: each run's
+    outcomes, and one line when a run timed out (then the rest are not made). After a run in which an
+    original of ``fail_to_pass`` did not pass, the rest are not made either: the attempt is not solved
+    whatever they show, and a twin run costs a test process. Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
+    outcomes: list[dict[str, str]] = []
+    for n, files in enumerate(plan.runs, 1):
+        copy = copy_tree(gdir, tmp / f"twin-{n}")
+        logs = tmp / f"twin-{n}-out"  # host-only: the test process writes its own private folder
+        try:
+            for rel, data in files.items():
+                (copy / rel).write_bytes(data)
+            r = run_tests(copy, test_cmd, plan.selectors(), out_dir=logs, timeout_s=timeout_s,
+                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                          fresh_home=True)
+            for name, into in ((LOG_FILE, TWIN_LOG), (OUTCOMES_FILE, TWIN_OUTCOMES)):
+                with contextlib.suppress(OSError):
+                    nofollow.write_bytes(out_dir, into.format(n=n), nofollow.read_tail(logs / name, TWIN_LOG_BYTES))
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.rmtree(logs, ignore_errors=True)
+        if r.timed_out:
+            return outcomes, f"canary twin run {n} of {len(plan.runs)} exceeded {timeout_s:g} s"
+        outcomes.append(dict(r.outcomes))
+        if _an_original_failed(plan, n - 1, r.outcomes, fail_to_pass):
+            break  # the attempt cannot be solved (the merge takes an original's worst run): no verdict to buy
+    return outcomes, None
+
+
+def _an_original_failed(plan: TwinPlan, run: int, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> bool:
+    """Whether targeted run ``run`` (from 0) held an original whose FAIL_TO_PASS id did not pass there."""
+    originals = {g for g, members in plan.placement.items() if members[run] == 0}
+    return any(outcomes.get(i) != "passed" for i in fail_to_pass if function_id(i) in originals)
 
 
 def grade(
@@ -390,14 +449,25 @@ def grade(
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
-        plan: CanaryPlan | None = None
+        plan: TwinPlan | None = None
+        twin_outcomes: list[dict[str, str]] = []
         if canaries and "{junit}" not in (test_cmd or task.test_cmd):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
-            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, **canary_options(task))
+            plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         try:
+            if plan is not None:
+                twin_outcomes, stop = _twin_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
+                                                 timeout_s=run_timeout_s, test_timeout_s=test_timeout_s,
+                                                 sandbox=sandbox, env=env, network=network,
+                                                 fail_to_pass=task.FAIL_TO_PASS)
+                if stop is not None:
+                    g.outcome, g.error = "test_timeout", stop
+                    return g
+                for rel, data in plan.main.items():  # the originals, canonical, and appended sentinels
+                    (gdir / rel).write_bytes(data)
             run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
                             test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
         except ServiceError as exc:
@@ -459,8 +529,9 @@ def grade(
                 return g
             g.outcome, g.error = "infra", why
             return g
-    g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
-    forged = canary_verdict(plan, run.outcomes, task.FAIL_TO_PASS) if plan is not None else None
+    merged = plan.merge(run.outcomes, twin_outcomes, task.FAIL_TO_PASS) if plan is not None else run.outcomes
+    g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
+    forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     if forged is not None:
         g.canary, g.error = forged
         g.outcome = "forged"

@@ -13,7 +13,7 @@ back for grading). A custom command that contains ``{junit}`` is not given the r
 write JUnit XML to the path substituted for ``{junit}``, which is read instead. That path is weaker:
 the file lives in the run's writable folder, so code run by the tests may rewrite it (an exit
 handler included). Terminal output is never parsed; it goes to ``tests.log`` (stdout and stderr
-together) for people to read.
+together, through a capped pipe: :data:`LOG_CAP_BYTES`) for people to read.
 
 The test process never writes ``out_dir`` (an attempt's artifacts folder, inside the user's
 repository; issue 30): every run gets a private, fresh folder (:func:`tempdirs.mkdtemp`) as its only
@@ -110,6 +110,10 @@ JUNIT_FILE = "junit.xml"
 #: Bytes of the end of a run's log copied back to ``out_dir/tests.log`` (the rest stays in the private
 #: folder, removed with it).
 LOG_TAIL_BYTES = 4 * 2**20
+#: The cap of a run's log in its private folder: the test command's stdout and stderr come through a
+#: pipe into a :class:`~pytest_homefield.sandbox.streams.CappedSink` (its head, a marker line, its
+#: last 256 KiB), never a file the command holds and could grow without bound.
+LOG_CAP_BYTES = 8 * 2**20
 
 #: Outcome vocabulary of :attr:`TestRun.outcomes`.
 PASSING = frozenset({"passed"})
@@ -262,6 +266,7 @@ def run_tests(
     env: Mapping[str, str] | None = None,
     sandbox: str | SandboxBackend = "none",
     network: TestNetwork | None = None,
+    fresh_home: bool = False,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -278,7 +283,9 @@ def run_tests(
     its private out folder and a private ``/tmp`` writable), or its name (``"bwrap"``, ``"none"``: as it is); the
     run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
     needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
-    it may reach, relayed into a sandbox that has no network.
+    it may reach, relayed into a sandbox that has no network. ``fresh_home``: ``HOME`` and ``TMPDIR``
+    are empty folders of the run's private folder (a sandbox gives its own anyway), so nothing an
+    earlier run wrote there is seen (the canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -294,7 +301,7 @@ def run_tests(
     try:
         run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                 test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                network=network)
+                                                network=network, fresh_home=fresh_home)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -312,7 +319,8 @@ def run_tests(
 
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
-                 network: TestNetwork | None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 network: TestNetwork | None,
+                 fresh_home: bool = False) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -320,6 +328,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     log_path = out_dir / LOG_FILE
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir)
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
+    if fresh_home:
+        for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):
+            (out_dir / name).mkdir()
+            run_env[var] = str(out_dir / name)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     channel = OutcomeChannel() if junit is None else None
@@ -341,6 +353,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 env=run_env,
                 timeout_s=timeout_s,
                 stdout_path=log_path,
+                output_cap=LOG_CAP_BYTES,
                 pass_fds=(channel.write_fd,) if channel is not None else (),
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
