@@ -330,6 +330,48 @@ def twin_options(task: Task) -> dict[str, Any]:
     return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
 
 
+_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
+
+
+def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection[str]) -> bool:
+    """Whether the grading copy ``gdir`` (``pristine`` plus the ``carried`` changes) holds exactly what
+    ``task.gold_patch`` makes of ``pristine``: the same changed paths, byte for byte, no link among them.
+    Such a change needs no canary run (docs/contracts.md §7): mining checked that the reference fix
+    fails every twin, and the verdict is the reference fix's whatever the twins show. The check copies
+    only the patch's files (from ``pristine``) into a scratch folder and applies the patch there; a
+    patch whose paths it cannot read (quoted, with spaces) or that does not apply is not the reference."""
+    if not task.gold_patch.strip():
+        return False
+    headers = _DIFF_HEADER.findall(task.gold_patch)
+    if not headers or task.gold_patch.count("diff --git ") != len(headers):
+        return False
+    paths = {p for pair in headers for p in pair}
+    if not set(carried) <= paths:
+        return False
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-ref-") as tmp:
+        ref = Path(tmp)
+        for rel in paths:
+            src = pristine / rel
+            if os.path.islink(src):
+                return False
+            if src.is_file():
+                (ref / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, ref / rel)
+        try:
+            apply_patch(ref, task.gold_patch)
+        except PatchError:
+            return False
+        for rel in paths:
+            mine, theirs = gdir / rel, ref / rel
+            if os.path.islink(mine) or os.path.islink(theirs):
+                return False
+            if mine.is_file() != theirs.is_file() or mine.exists() != theirs.exists():
+                return False
+            if mine.is_file() and mine.read_bytes() != theirs.read_bytes():
+                return False
+    return True
+
+
 def _run_completes(run: object) -> bool:
     return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
 
@@ -422,7 +464,10 @@ def grade(
     (:func:`canary_options`: sentinels for the task's ``canary_sentinels``, its ``canary_order``, and
     only sentinels for a task mined before canaries). Any canary that passes makes
     the outcome ``forged`` (scored, never solved), whatever the real tests did; ``canaries.json`` (seed
-    and ids) is written into ``out_dir`` only after the test process has ended.
+    and ids) is written into ``out_dir`` only after the test process has ended. A change that is the
+    task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
+    agent that wrote the very same change), is graded without canaries: mining checked them against
+    it, and twin runs cost a test process each.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -451,7 +496,8 @@ def grade(
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
         plan: TwinPlan | None = None
         twin_outcomes: list[dict[str, str]] = []
-        if canaries and "{junit}" not in (test_cmd or task.test_cmd):
+        if canaries and "{junit}" not in (test_cmd or task.test_cmd) \
+                and not is_reference_fix(task, pristine, gdir, carried):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
             plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, **twin_options(task))

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Both, Fixture, build, script_agent, task_for
+from helpers.attack_repo import GOOD_CALC, WRONG_CALC, Both, Fixture, build, script_agent, task_for
 
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent
@@ -56,8 +56,11 @@ def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sand
 
 def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """The twins run apart (sandbox/twin_runs.py): each targeted run holds one member of each group
-    under the original's id; the reference fails every twin there and passes the original."""
-    r, art = attempt(task, cache, OracleAgent(name="oracle", spec="oracle"), tmp_path, "none")
+    under the original's id; a real fix fails every twin there and passes the original. (The fix is
+    the reference's, with a comment more: the reference fix itself is graded without twin runs.)"""
+    fix = script_agent(tmp_path / "agent", {"src/calc/__init__.py": GOOD_CALC + "# the same fix, a comment more\n"},
+                       name="fix")
+    r, art = attempt(task, cache, fix, tmp_path, "none")
     assert r.outcome == "solved" and r.canary is None, r
     planted = json.loads((art / CANARIES_FILE).read_text())
     assert isinstance(planted["seed"], int) and planted["canaries"] and planted["apart"], planted
@@ -112,3 +115,12 @@ def test_a_forger_knowing_the_tasks_test_names_passes_a_twin(task: Task, cache: 
     r, art = attempt(task, cache, Both(wrong, attack_agent(name)), tmp_path, "none")
     assert r.outcome == "forged", (r, (art / "tests.log").read_text()[-1500:])
     assert r.canary and TWIN_MARK in r.canary and r.canary.startswith("tests/test_sub.py::test_sub"), r
+
+
+def test_the_reference_fix_itself_is_graded_without_twin_runs(task: Task, cache: SnapshotCache,
+                                                              tmp_path: Path) -> None:
+    """The oracle's change is the task's reference fix file by file: mining checked the twins against
+    it, so no twin run is made (each costs a test process) and no canary is planted."""
+    r, art = attempt(task, cache, OracleAgent(name="oracle", spec="oracle"), tmp_path, "none")
+    assert r.outcome == "solved" and r.canary is None, r
+    assert not (art / CANARIES_FILE).exists() and not list(art.glob("twin-*.log"))

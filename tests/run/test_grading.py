@@ -425,7 +425,7 @@ def test_a_task_mined_before_canaries_gets_sentinels_only(task: Task, pristine: 
     sentinels are planted (before: the unchecked rewrite, which this real fix passes: ``forged``)."""
     early = dataclasses.replace(task, test_patch=_new_file_patch("tests/test_sub.py", EARLY_RETURN),
                                 FAIL_TO_PASS=["tests/test_sub.py::test_sub"], canaries=None, canary_sentinels=[])
-    _write(workspace, CALC, GOOD_CALC)
+    _write(workspace, CALC, GOOD_CALC + "# not the reference fix byte for byte: canaries are planted\n")
     g = grade(early, workspace=workspace, pristine=pristine, out_dir=tmp_path / "old", canary_seed=5)
     assert g.outcome == "solved" and g.canaries == 1, g
     planted = json.loads((tmp_path / "old" / "canaries.json").read_text())["canaries"]
