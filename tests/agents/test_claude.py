@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.claude_cli import find_claude
 from helpers.fakeapi import anthropic_server
 from helpers.fakeapi.workspace import BUGGY, FIXED, make_calc_repo
 
@@ -30,17 +31,7 @@ from pytest_homefield.run.attempt import agent_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 
-REPO = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-4-5"
-
-
-def find_claude() -> str | None:
-    """The CLI binary: ``$HOMEFIELD_CLAUDE_BIN`` or the local install folder, else ``None``."""
-    local = REPO / ".ci/node/node_modules/.bin/claude"
-    for candidate in (os.environ.get("HOMEFIELD_CLAUDE_BIN"), str(local)):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 @pytest.fixture(scope="module")

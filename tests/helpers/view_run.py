@@ -8,17 +8,16 @@ The claude CLI is ``$HOMEFIELD_CLAUDE_BIN`` or ``.ci/node``'s; :func:`find_claud
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from helpers.claude_cli import find_claude
 from helpers.e2e_repo import cli_env, copy_mined
 from helpers.fakeapi import anthropic_server
 
 __all__ = ["MODEL", "SCRIPT", "find_claude", "claude_and_oracle_run"]
 
-REPO = Path(__file__).resolve().parents[2]
 MODEL = "claude-sonnet-4-5"
 
 #: The claude attempt on the newest task ("Add neg() returning the negation of a"): read the module,
@@ -33,15 +32,6 @@ SCRIPT = [
      "usage": {"input_tokens": 1100, "output_tokens": 60}},
     {"text": "Added neg(a), which returns the negation of a.", "usage": {"input_tokens": 1200, "output_tokens": 10}},
 ]
-
-
-def find_claude() -> str | None:
-    """The Claude Code CLI: ``$HOMEFIELD_CLAUDE_BIN`` or the local install folder, else ``None``."""
-    local = REPO / ".ci/node/node_modules/.bin/claude"
-    for candidate in (os.environ.get("HOMEFIELD_CLAUDE_BIN"), str(local)):
-        if candidate and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def claude_and_oracle_run(mined: Path, dest: Path, claude: str) -> tuple[Path, str]:
