@@ -669,7 +669,7 @@ def verify_candidate(
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced)
                         for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
                             (wd / rel).write_bytes(data)
-                        return [*runnable_tests] if whole or not plan.runs else plan.selectors()
+                        return [*runnable_tests] if whole or not plan.placement else plan.selectors()
                     return prepare
 
                 for n in range(RUNS):
@@ -678,16 +678,16 @@ def verify_candidate(
                     if not isinstance(r, TestRun):
                         return r, plan
                     ran = {function_id(i) for i in r.outcomes}  # every group function reports (twin or original)
-                    if not r.timed_out and plan.runs and any(f not in ran and f.split("::", 1)[0] not in
+                    if not r.timed_out and plan.placement and any(f not in ran and f.split("::", 1)[0] not in
                                                              r.collection_errors for f in plan.selectors()):
                         r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}-full",
                                     prepare=preparer(n, True))
                         if not isinstance(r, TestRun):
                             return r, plan
                     runs.append(r)
-                    if r.timed_out or not plan.runs:
+                    if r.timed_out or not plan.placement:
                         break
-                merged = plan.merge({}, [r.outcomes for r in runs], v.FAIL_TO_PASS)
+                merged = plan.merge([r.outcomes for r in runs], v.FAIL_TO_PASS)
                 return dataclasses.replace(runs[-1], outcomes=merged, wall_s=sum(r.wall_s for r in runs),
                                            timed_out=any(r.timed_out for r in runs)), plan
 

@@ -376,45 +376,80 @@ def _run_completes(run: object) -> bool:
     return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
 
 
-def _twin_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path, *, timeout_s: float,
-               test_timeout_s: float | None, sandbox: str | SandboxBackend, env: Mapping[str, str] | None,
-               network: TestNetwork | None, fail_to_pass: Sequence[str] = ()
-               ) -> tuple[list[dict[str, str]], str | None]:
-    """Run ``plan``'s targeted twin runs (:mod:`~pytest_homefield.sandbox.twin_runs`), in its order, each
-    on a fresh copy of ``gdir`` (taken before any test ran there) with its own ``HOME`` and ``TMPDIR``,
-    its log and events in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`: each run's
-    outcomes, and one line when a run timed out (then the rest are not made). After a run in which an
-    original of ``fail_to_pass`` did not pass, the rest are not made either: the attempt is not solved
-    whatever they show, and a twin run costs a test process. Raises
-    :class:`ServiceError` as :func:`run_tests` does."""
-    outcomes: list[dict[str, str]] = []
-    for n, files in enumerate(plan.runs, 1):
-        copy = copy_tree(gdir, tmp / f"twin-{n}")
-        logs = tmp / f"twin-{n}-out"  # host-only: the test process writes its own private folder
-        try:
+def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,
+                timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = ()
+                ) -> list[TestRun]:
+    """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
+    one member of every group) in its order, each on a fresh copy of ``gdir`` (all taken before any
+    test ran; ``gdir`` itself becomes the last) at a path alike (``<tmp>/<random>/w``), with its own
+    ``HOME`` and ``TMPDIR``; return the runs made. After a run that timed out, did not finish, reported
+    nothing, or in which a ``fail_to_pass`` id it held as itself (its original's, or one of no group)
+    did not pass, the rest are not made: the attempt is ``tests_failed`` whatever they show (every run
+    holds every PASS_TO_PASS id), and a run costs a test process. A PASS_TO_PASS id that failed does
+    not stop them: ``regression`` needs every FAIL_TO_PASS id passed where its original ran.
+    Each run's log tail and events are kept in ``out_dir``
+    as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as the process reported them); ``tests.log`` holds
+    every run's log tail under a header line, ``outcomes.jsonl`` every run's events with a twin's
+    instances under their canary ids (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
+    folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in plan.runs]
+    for folder in folders[:-1]:
+        copy_tree(gdir, folder)
+    os.rename(gdir, folders[-1])
+    made: list[TestRun] = []
+    logs: list[bytes] = []
+    events: list[str] = []
+    try:
+        for n, (folder, files) in enumerate(zip(folders, plan.runs, strict=True)):
             for rel, data in files.items():
-                (copy / rel).write_bytes(data)
-            r = run_tests(copy, test_cmd, plan.selectors(), out_dir=logs, timeout_s=timeout_s,
-                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                          fresh_home=True)
-            for name, into in ((LOG_FILE, TWIN_LOG), (OUTCOMES_FILE, TWIN_OUTCOMES)):
+                (folder / rel).write_bytes(data)
+            into = tmp / f"run-{n + 1}-out"  # host-only: the test process writes its own private folder
+            r = run_tests(folder, test_cmd, targets, out_dir=into, timeout_s=timeout_s, test_timeout_s=test_timeout_s,
+                          sandbox=sandbox, env=env, network=network, fresh_home=True)
+            made.append(r)
+            shutil.rmtree(folder, ignore_errors=True)
+            log, raw = (_tail(into / name, TWIN_LOG_BYTES) for name in (LOG_FILE, OUTCOMES_FILE))
+            for name, data in ((TWIN_LOG, log), (TWIN_OUTCOMES, raw)):
                 with contextlib.suppress(OSError):
-                    nofollow.write_bytes(out_dir, into.format(n=n), nofollow.read_tail(logs / name, TWIN_LOG_BYTES))
-        finally:
-            shutil.rmtree(copy, ignore_errors=True)
-            shutil.rmtree(logs, ignore_errors=True)
-        if r.timed_out:
-            return outcomes, f"canary twin run {n} of {len(plan.runs)} exceeded {timeout_s:g} s"
-        outcomes.append(dict(r.outcomes))
-        if _an_original_failed(plan, n - 1, r.outcomes, fail_to_pass):
-            break  # the attempt cannot be solved (the merge takes an original's worst run): no verdict to buy
-    return outcomes, None
+                    nofollow.write_bytes(out_dir, name.format(n=n + 1), data)
+            logs.append(f"===== homefield: test run {n + 1} of {len(plan.runs)} (canary twins apart: a twin runs "
+                        f"under its original's name; outcomes.jsonl names it) =====\n".encode() + log)
+            events += _renamed(raw, plan, n)
+            held = [i for i in fail_to_pass if function_id(i) in plan.originals_in(n)
+                    or function_id(i) not in plan.placement]
+            if r.timed_out or not _run_completes(r) or not (r.outcomes or r.collection_error) \
+                    or any(r.outcomes.get(i) != "passed" for i in held):
+                break
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder.parent, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, LOG_FILE, b"\n".join(logs))
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, OUTCOMES_FILE, "".join(line + "\n" for line in events).encode())
+    return made
 
 
-def _an_original_failed(plan: TwinPlan, run: int, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> bool:
-    """Whether targeted run ``run`` (from 0) held an original whose FAIL_TO_PASS id did not pass there."""
-    originals = {g for g, members in plan.placement.items() if members[run] == 0}
-    return any(outcomes.get(i) != "passed" for i in fail_to_pass if function_id(i) in originals)
+def _tail(path: Path, limit: int) -> bytes:
+    try:
+        return nofollow.read_tail(path, limit)
+    except OSError:
+        return b""
+
+
+def _renamed(raw: bytes, plan: TwinPlan, run: int) -> list[str]:
+    """The JSON lines of ``raw`` (a run's events), each ``nodeid`` in the plan's ids (:meth:`TwinPlan.rename`)."""
+    out = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(ev, dict) and isinstance(ev.get("nodeid"), str):
+            ev["nodeid"] = plan.rename(run, ev["nodeid"])
+        out.append(json.dumps(ev))
+    return out
 
 
 def grade(
@@ -495,7 +530,6 @@ def grade(
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
         plan: TwinPlan | None = None
-        twin_outcomes: list[dict[str, str]] = []
         if canaries and "{junit}" not in (test_cmd or task.test_cmd) \
                 and not is_reference_fix(task, pristine, gdir, carried):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
@@ -503,19 +537,17 @@ def grade(
             plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
+        made: list[TestRun] = []
         try:
             if plan is not None:
-                twin_outcomes, stop = _twin_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                                 timeout_s=run_timeout_s, test_timeout_s=test_timeout_s,
-                                                 sandbox=sandbox, env=env, network=network,
-                                                 fail_to_pass=task.FAIL_TO_PASS)
-                if stop is not None:
-                    g.outcome, g.error = "test_timeout", stop
-                    return g
-                for rel, data in plan.main.items():  # the originals, canonical, and appended sentinels
-                    (gdir / rel).write_bytes(data)
-            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
-                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
+                made = _apart_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
+                                   timeout_s=run_timeout_s, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                                   network=network, fail_to_pass=task.FAIL_TO_PASS)
+                run = made[-1]
+            else:
+                run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=run_timeout_s,
+                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network)
+                made = [run]
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
@@ -524,11 +556,11 @@ def grade(
             try:
                 nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
             except OSError as exc:  # the name did not exist before the tests ran: they put something there
-                g.test_s, g.test_sandbox = run.wall_s, run.sandbox
+                g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
                 g.outcome = "forged"
                 g.error = f"the test process tampered with its output folder ({CANARIES_FILE}: {exc.strerror})"
                 return g
-        g.test_s, g.test_sandbox = run.wall_s, run.sandbox
+        g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
 
         def control_run(folder: Path) -> TestRun:
             """The same run on the untouched parent with the hidden tests (no agent change, no canary)."""
@@ -575,7 +607,7 @@ def grade(
                 return g
             g.outcome, g.error = "infra", why
             return g
-    merged = plan.merge(run.outcomes, twin_outcomes, task.FAIL_TO_PASS) if plan is not None else run.outcomes
+    merged, timeouts = _merged(plan, made, task.FAIL_TO_PASS)
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     if forged is not None:
@@ -583,8 +615,8 @@ def grade(
         g.outcome = "forged"
         return g
     checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]
-    g.failing_p2p = [i for i in checked_p2p if run.outcomes.get(i) != "passed"]
-    timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in run.test_timeouts]
+    g.failing_p2p = [i for i in checked_p2p if merged.get(i) != "passed"]
+    timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in timeouts]
     if timed_out:
         g.outcome = "test_timeout"
         limit = f" of {test_timeout_s:g} s" if test_timeout_s else ""
@@ -592,7 +624,7 @@ def grade(
     elif g.failing_f2p:
         g.outcome = "tests_failed"
         g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
-        if run.collection_error:
+        if any(r.collection_error for r in made):
             g.error += " (collection error)"
         if g.failing_p2p:  # the report's "broke existing tests", apart from "did not fix" (issue 35)
             g.error += f"; {len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
@@ -602,3 +634,20 @@ def grade(
     else:
         g.outcome = "solved"
     return g
+
+
+def _merged(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str]
+            ) -> tuple[dict[str, str], set[str]]:
+    """The outcomes of the runs ``made`` as one mapping (:meth:`TwinPlan.merge`; the one run's without a
+    plan) and the ids pytest-timeout failed where they ran as themselves. A FAIL_TO_PASS id of a group
+    whose original was in no run made is ``error``: not run, so not passed, and never an excuse for a
+    twin that passed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`)."""
+    if plan is None:
+        return dict(made[-1].outcomes), set(made[-1].test_timeouts)
+    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass)
+    held = set().union(*(plan.originals_in(n) for n in range(len(made))))
+    for i in fail_to_pass:
+        if function_id(i) in plan.placement and function_id(i) not in held:
+            merged.setdefault(i, "error")
+    timeouts = {plan.rename(n, i) for n, r in enumerate(made) for i in r.test_timeouts}
+    return merged, timeouts

@@ -1,29 +1,28 @@
 """Canary twins run apart (docs/contracts.md §7, issue 30): each FAIL_TO_PASS function's twins run in
-test processes of their own, each at the original's own name and place, never beside it.
+test processes other than its original's, each at the original's own name and place, never beside it.
 
 Planted beside the original (:func:`~pytest_homefield.sandbox.canaries.plant_canaries`), a twin could be
 told apart: it had a made-up name beside a human-written one, and the code under test saw every
 version side by side. Here every member of a group (the original and its ``k`` twins,
 :mod:`~pytest_homefield.sandbox.canary_sites`) is the *same definition* (the original's name,
 decorators and place in its file), differing only at the contradicted site, and a grading makes
-:data:`RUNS` targeted runs of the group functions (``k + 1``: :data:`APART`
-plus one), each on a fresh copy of the grading tree holding **one** member of every group. Every
-member of a group is placed in at least one run, the rest of the runs get members drawn uniformly
-(so no member is more frequent than another in distribution), and the runs are in a random order
-per seed. The test process of a run sees one version of each test, under its real node id; telling
-whether it is the original means judging the expected value alone, and the values are real ones
+:data:`RUNS` runs of the whole hidden test files (``k + 1``: :data:`APART` plus one), each on a
+fresh copy of the grading tree holding **one** member of every group. Every member of a group is
+placed in at least one run, the rest of the runs get members drawn uniformly (so no member is more
+frequent than another in distribution), and the runs are in a random order per seed. The runs are
+alike (the same files, the same tests, the appended sentinels in each): the test process of a run
+sees one version of each test, under its real node id, beside the same other tests; telling whether
+it is the original means judging the expected value alone, and the values are real ones
 (:func:`~pytest_homefield.sandbox.canary_values.real_alternatives`, parametrize columns deranged).
-
-The whole-file run that decides PASS_TO_PASS (the *main* run) holds the originals only (each site in
-its canonical form, the same text the targeted runs give the original) and the sentinels appended
-where no twin could be planted; grading makes it last, after the targeted runs.
+Mining checks the members with targeted runs of the group functions (``selectors``), one per run.
 
 :meth:`TwinPlan.merge` turns the runs' outcomes into one mapping in the ids of
-:class:`~pytest_homefield.sandbox.canaries.CanaryPlan`: an original's ids take the worst outcome of the
-main run and of every targeted run that held it (a FAIL_TO_PASS id missing there is ``error``); a
-twin's instances are named ``<function id>@twin<j>[params]`` (:attr:`Canary.node`), ``passed`` when
-any of its runs passed it. :meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged` and
-``failing`` then judge them as before.
+:class:`~pytest_homefield.sandbox.canaries.CanaryPlan`: an original's ids, and every id of no group,
+take the worst outcome of every run that held them (a FAIL_TO_PASS id missing where its original
+ran is ``error``); a twin's instances are named ``<function id>@twin<j>[params]``
+(:attr:`Canary.node`), ``passed`` when any of its runs passed it. A run not made (grading stops once
+the attempt cannot be solved) counts for nothing.
+:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged` and ``failing`` then judge them as before.
 """
 
 from __future__ import annotations
@@ -58,13 +57,15 @@ __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "TWIN_MARK"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
 #: one, not the :data:`~pytest_homefield.sandbox.canaries.TWINS` planted beside the original: a forger that
-#: cannot tell the original from its twin passes a group's targeted runs as it must (the original, never
-#: the twin) with probability q(1 − q) ≤ 1/4 when it passes a run with probability q, so each group
-#: catches it in at least 3 of 4 attempts, and an agent forged on any attempt is flagged for the whole
-#: run (docs/contracts.md §7). With k = 3 the bound is 27/256 at twice the test processes (4.0-4.7× the
-#: CPU of a grading against 2.3× here, measured on the demo and the fixture task).
+#: cannot tell the original from its twin, nor one run from the other, passes a group's runs as it must
+#: (the original, never the twin) with probability q(1 − q) ≤ 1/4 when it passes a run with probability
+#: q, so each group catches it in at least 3 of 4 attempts, and an agent forged on any attempt is
+#: flagged for the whole run (docs/contracts.md §7). The runs are alike for that: each is a run of the
+#: whole hidden test files (a forger that could tell a targeted run from the whole-file one would pass
+#: only the latter and survive with probability 1/2). With k = 3 the bound is 27/256 at twice the test
+#: processes.
 APART = 1
-#: Targeted runs of a grading: one per member of a full group.
+#: Runs of a grading (and targeted runs of mining's check): one per member of a full group.
 RUNS = APART + 1
 #: What joins a function id and a twin's number in :attr:`Canary.node` (``a.py::test_f@twin2``).
 TWIN_MARK = "@twin"
@@ -74,42 +75,50 @@ _RANK = {"error": 0, "failed": 1, "": 1, "xpassed": 2, "skipped": 3, "xfailed": 
 
 @dataclass
 class TwinPlan(CanaryPlan):
-    """A :class:`~pytest_homefield.sandbox.canaries.CanaryPlan` whose twins run apart. ``main``: path →
-    bytes of each test file changed for the main run; ``runs``: the same per targeted run, in the order
-    they are to run; ``placement``: group source → the member index (0 = the original, ``j`` = twin
-    ``j``) each targeted run holds; ``selectors``: the function ids a targeted run selects."""
+    """A :class:`~pytest_homefield.sandbox.canaries.CanaryPlan` whose twins run apart. ``runs``: path →
+    bytes of each test file changed, per run, in the order they are to run (one run when no group was
+    planted: sentinels only); ``placement``: group source → the member index (0 = the original, ``j``
+    = twin ``j``) each run holds."""
 
-    main: dict[str, bytes] = field(default_factory=dict)
     runs: list[dict[str, bytes]] = field(default_factory=list)
     placement: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def selectors(self) -> list[str]:
-        """The group functions: what every targeted run selects (all their parameter sets)."""
+        """The group functions: what every targeted run of mining selects (all their parameter sets)."""
         return sorted(self.placement)
 
-    def merge(self, main: Mapping[str, str], runs: Sequence[Mapping[str, str]],
-              fail_to_pass: Sequence[str] = ()) -> dict[str, str]:
-        """One mapping (id → outcome) from the main run's outcomes and each targeted run's (in
-        :attr:`runs` order), as the module text says. ``fail_to_pass``: the task's ids (one missing
-        from a targeted run that held its original is ``error``)."""
-        out = dict(main)
+    def originals_in(self, run: int) -> set[str]:
+        """The groups whose original run ``run`` (from 0, in :attr:`runs` order) holds."""
+        return {g for g, members in self.placement.items() if members[run] == 0}
+
+    def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = ()) -> dict[str, str]:
+        """One mapping (id → outcome) from each run's outcomes (in :attr:`runs` order; ``None`` for a run
+        not made), as the module text says. ``fail_to_pass``: the task's ids (one missing from a run that
+        held its original is ``error``)."""
+        out: dict[str, str] = {}
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}
         for r, outcomes in enumerate(runs):
-            for source, members in self.placement.items():
-                j = members[r]
-                for tid, o in outcomes.items():
-                    if function_id(tid) != source:
-                        continue
-                    if j == 0:
-                        out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
-                    else:
-                        key = f"{source}{TWIN_MARK}{j}{tid[len(source):]}"
-                        out[key] = "passed" if "passed" in (o, out.get(key)) else o
+            if outcomes is None:
+                continue
+            for tid, o in outcomes.items():
+                source = function_id(tid)
+                j = self.placement[source][r] if source in self.placement else 0
                 if j == 0:
-                    for tid in f2p[source]:
-                        if tid not in outcomes:
-                            out[tid] = "error"
+                    out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
+                else:
+                    key = f"{source}{TWIN_MARK}{j}{tid[len(source):]}"
+                    out[key] = "passed" if "passed" in (o, out.get(key)) else o
+            for source in self.originals_in(r):
+                for tid in f2p[source]:
+                    if tid not in outcomes:
+                        out[tid] = "error"
         return out
+
+    def rename(self, run: int, nodeid: str) -> str:
+        """``nodeid`` as reported by run ``run``, in the plan's ids: a twin's instance gets its canary id."""
+        source = function_id(nodeid)
+        j = self.placement[source][run] if source in self.placement else 0
+        return nodeid if j == 0 else f"{source}{TWIN_MARK}{j}{nodeid[len(source):]}"
 
     def to_dict(self) -> dict[str, Any]:
         """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run)."""
@@ -120,9 +129,9 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                limit: int = LIMIT, sentinels_only: bool = False, twins: int = APART) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
-    not Python (added to ``targets``, for the main run). ``sentinel_for``, ``limit``,
+    not Python (added to ``targets``, in every run). ``sentinel_for``, ``limit``,
     ``sentinels_only``, ``twins``: as :func:`~pytest_homefield.sandbox.canaries.plant_canaries`. Never
-    raises for a test file it cannot read or parse (the main run's copy gets sentinels); ``OSError``
+    raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
     plan = TwinPlan(seed=seed)
@@ -141,7 +150,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    twins=max(1, twins))
     order = list(range(runs))
     rng.shuffle(order)
-    plan.runs = [per_run[i] for i in order] if plan.placement else []
+    plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
     plan.placement = {g: tuple(m[i] for i in order) for g, m in plan.placement.items()}
     return plan
 
@@ -217,16 +226,14 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         return "".join(out) + "".join(f"\n\n{t}" for t in tail)
 
     texts = [assemble({key_of[f]: placement[f][r] for f in placement}) for r in range(runs)]
-    main = assemble({})
     try:
-        for t in [main, *texts]:
+        for t in texts:
             ast.parse(t)
     except (SyntaxError, ValueError):  # a member would break the file (or it was broken): sentinels at its end
-        main, canaries, groups = _all_sentinels(text, path, fids, namer)
-        placement, texts = {}, []
+        every, canaries, groups = _all_sentinels(text, path, fids, namer)
+        placement, texts = {}, [every] * runs
     plan.canaries += canaries
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})
-    plan.main[path] = main.encode(encoding, errors="backslashreplace")
     for r, t in enumerate(texts):
         per_run[r][path] = t.encode(encoding, errors="backslashreplace")

@@ -1,6 +1,6 @@
-"""Canary twins run apart (issue 30, sandbox/twin_runs.py): each targeted run holds one member of every
-group at the original's own name and place; the main run the originals; the outcomes merge back into
-the canary ids. Plain checks of the plan (no test process: grading's runs are in tests/run)."""
+"""Canary twins run apart (issue 30, sandbox/twin_runs.py): each run of the hidden test files holds one
+member of every group at the original's own name and place; the outcomes merge back into the canary
+ids. Plain checks of the plan (no test process: grading's runs are in tests/run)."""
 
 from __future__ import annotations
 
@@ -53,8 +53,6 @@ def test_each_run_holds_one_member_of_each_group_under_the_originals_name(tmp_pa
     assert (root / "t" / "test_x.py").read_text() == SRC, "planning changes no file"
     assert len(plan.runs) == RUNS and plan.selectors() == ["t/test_x.py::test_add", "t/test_x.py::test_count",
                                                            "t/test_x.py::test_name"]
-    main = plan.main["t/test_x.py"].decode()
-    assert _defs(main) == _defs(SRC) and "'ABC'" in main  # the originals, the site in canonical form
     for source, members in plan.placement.items():
         twins = [c for c in plan.canaries if c.source == source]
         assert sorted(set(members)) == list(range(len(twins) + 1)), (source, members)  # every member placed
@@ -86,28 +84,37 @@ def test_twin_values_are_the_files_own_and_a_real_one_is_never_excused(tmp_path:
 def test_merge_names_the_twins_and_judges_them(tmp_path: Path) -> None:
     plan = plan_twins(_tree(tmp_path), F2P, seed=3)
     at = {s: m.index(0) for s, m in plan.placement.items()}
-    runs: list[dict[str, str]] = []
-    for _ in range(RUNS):  # a forger that passes everything in the targeted runs, the original failing in main
-        runs.append({"t/test_x.py::test_add": "passed", "t/test_x.py::test_name": "passed",
-                     "t/test_x.py::test_count[a b-2]": "passed"})
-    main = {i: "passed" for i in F2P}
-    merged = plan.merge(main, runs, F2P)
+    runs: list[dict[str, str] | None] = []
+    for r in range(RUNS):  # a forger that passes everything, but the original of test_count where it runs
+        runs.append({**{i: "passed" for i in F2P}, "t/test_x.py::test_other": "passed"})
+        if at["t/test_x.py::test_count"] == r:
+            runs[r]["t/test_x.py::test_count[a b-2]"] = "failed"  # type: ignore[index]
+    merged = plan.merge(runs, F2P)
     twin = next(c for c in plan.canaries if c.source.endswith("test_name"))
     assert merged[twin.node] == "passed" and plan.forged(merged, F2P)
+    assert merged["t/test_x.py::test_count[a b-2]"] == "failed" and merged["t/test_x.py::test_other"] == "passed"
     # an original missing from the run that held it is an error; its twins' ids are their own
     runs[at["t/test_x.py::test_count"]] = {}
-    merged = plan.merge(main, runs, F2P)
+    merged = plan.merge(runs, F2P)
     assert merged["t/test_x.py::test_count[a-1]"] == "error"
+    # an id of no group takes the worst of the runs; a run not made counts for nothing
+    runs = [{"t/test_x.py::test_other": "passed"}, {"t/test_x.py::test_other": "failed"}]
+    assert plan.merge(runs, F2P)["t/test_x.py::test_other"] == "failed"
+    assert plan.merge([runs[0], None], F2P)["t/test_x.py::test_other"] == "passed"
+    twin_run = 1 - at["t/test_x.py::test_name"]
+    assert plan.rename(twin_run, "t/test_x.py::test_name") == twin.node
+    assert plan.rename(1 - twin_run, "t/test_x.py::test_name") == "t/test_x.py::test_name"
     # honest wrong code: the original fails where it ran; the excusable twin that passed is excused,
     # the real-value one is not
-    honest = [{"t/test_x.py::test_name": "failed", "t/test_x.py::test_count[a b-2]": "failed"} for _ in range(RUNS)]
+    honest: list[dict[str, str] | None] = [{"t/test_x.py::test_name": "failed", "t/test_x.py::test_count[a b-2]":
+                                            "failed"} for _ in range(RUNS)]
     for r in range(RUNS):
         if plan.placement["t/test_x.py::test_count"][r] == 1:
-            honest[r]["t/test_x.py::test_count[a b-1]"] = "passed"
-    merged = plan.merge({**main, "t/test_x.py::test_count[a b-2]": "failed"}, honest, F2P)
+            honest[r]["t/test_x.py::test_count[a b-1]"] = "passed"  # type: ignore[index]
+    merged = plan.merge(honest, F2P)
     assert not plan.forged(merged, F2P)
     for r in range(RUNS):
         if plan.placement["t/test_x.py::test_name"][r] == 1:
-            honest[r]["t/test_x.py::test_name"] = "passed"
-    merged = plan.merge({**main, "t/test_x.py::test_name": "failed"}, honest, F2P)
+            honest[r]["t/test_x.py::test_name"] = "passed"  # type: ignore[index]
+    merged = plan.merge(honest, F2P)
     assert [c.node for c, _ in plan.forged(merged, F2P)] == [twin.node]
