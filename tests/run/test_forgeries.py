@@ -55,9 +55,9 @@ def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sand
 
 
 def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
-    """The twins run apart (sandbox/twin_runs.py): each targeted run holds one member of each group
-    under the original's id; a real fix fails every twin there and passes the original. (The fix is
-    the reference's, with a comment more: the reference fix itself is graded without twin runs.)"""
+    """The twins run apart (sandbox/twin_runs.py): each run of the hidden test files holds one member of
+    each group under the original's id; a real fix fails every twin there and passes the original. (The
+    fix is the reference's, with a comment more: the reference fix itself is graded without twin runs.)"""
     fix = script_agent(tmp_path / "agent", {"src/calc/__init__.py": GOOD_CALC + "# the same fix, a comment more\n"},
                        name="fix")
     r, art = attempt(task, cache, fix, tmp_path, "none")
