@@ -74,6 +74,16 @@ def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_
             assert calls and set(calls) == {"passed" if member == 0 else "failed"}, (n, member, calls)
             seen[min(member, 1)] += 1
     assert seen[0] and seen[1], seen
+    # the runs are alike: each runs the whole hidden test files (no run is "the" run a forger could pass alone)
+    ran = [{e["nodeid"] for e in map(json.loads, (art / f"twin-{n}.outcomes.jsonl").read_text().splitlines())
+            if e.get("event") == "phase"} for n in (1, 2)]
+    assert ran[0] == ran[1] and "tests/test_sub.py::test_add_still_works" in ran[0], ran
+    # outcomes.jsonl (what people read) names each twin instance by its canary id: the originals passed
+    calls = {e["nodeid"]: e["outcome"] for e in map(json.loads, (art / "outcomes.jsonl").read_text().splitlines())
+             if e.get("event") == "phase" and e["when"] == "call"}
+    twins = {i: o for i, o in calls.items() if "@twin" in i}
+    assert twins and set(twins.values()) == {"failed"}, calls
+    assert {calls[i] for i in task.FAIL_TO_PASS} == {"passed"}, calls
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
