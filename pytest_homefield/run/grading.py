@@ -640,8 +640,10 @@ def _merged(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequen
             ) -> tuple[dict[str, str], set[str]]:
     """The outcomes of the runs ``made`` as one mapping (:meth:`TwinPlan.merge`; the one run's without a
     plan) and the ids pytest-timeout failed where they ran as themselves. A FAIL_TO_PASS id of a group
-    whose original was in no run made is ``error``: not run, so not passed, and never an excuse for a
-    twin that passed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`)."""
+    whose original was in no run made (the runs stopped) is ``error``: not passed, and a twin of it that
+    passed is judged as beside a failed original
+    (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`: a strong twin is still ``forged``, an
+    excusable one is not, since an honest wrong fix may meet it)."""
     if plan is None:
         return dict(made[-1].outcomes), set(made[-1].test_timeouts)
     merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass)
