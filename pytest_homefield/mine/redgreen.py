@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
-from pytest_homefield.mine.canary_check import check_canaries
-from pytest_homefield.sandbox.canaries import CanaryPlan, plant_canaries
+from pytest_homefield.mine.canary_check import check_twins
+from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
@@ -59,6 +59,7 @@ from pytest_homefield.sandbox.snapshot import (
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
+from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, plan_twins
 
 __all__ = [
     "Verification",
@@ -83,8 +84,9 @@ __all__ = [
 #: Part of the key under which mining reuses an earlier verification record (docs/contracts.md §7):
 #: bump it whenever the same commit and settings could be classified differently. 5: canary twins
 #: beside the original, checked in both orders (the task's ``canary_order``). 6: parent runs bounded by
-#: the commit's time, a parent that hangs past the bound is red (module docstring).
-VERIFY_VERSION = 6
+#: the commit's time, a parent that hangs past the bound is red (module docstring). 7: the twins run apart,
+#: each at its original's name and place (:mod:`~pytest_homefield.sandbox.twin_runs`), with real values.
+VERIFY_VERSION = 7
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent runs are bounded by this many times commit run 1's seconds …
@@ -154,8 +156,9 @@ class Verification:
     ``canaries``: for a task, the canaries the reference fix failed in the canary run (``None``:
     not checked, a ``{junit}`` command); ``canary_sentinels``: the FAIL_TO_PASS functions whose
     contradicted copy the reference passed (or that did not run), checked as sentinels instead;
-    ``canary_order``: function → ``after``/``before``, the original's fixed place among its twins
-    (:func:`~pytest_homefield.mine.canary_check.check_canaries`).
+    ``canary_order``: ``{}`` since verification version 7 (the twins run apart, no order to fix,
+    :func:`~pytest_homefield.mine.canary_check.check_twins`); version 5 kept function →
+    ``after``/``before`` there.
     ``parent_bound``: when a parent run was stopped at the bound set by the commit's time (a hang at
     the parent), one line saying which run, the bound and the commit's time; else ``None``.
     """
@@ -658,29 +661,41 @@ def verify_candidate(
                 break
         v = done()
         if v.reason is None and can_select:
-            def canary_run(forced: set[str], order: dict[str, str], layout: str,
-                           k: int) -> tuple[TestRun | Verification, CanaryPlan]:
-                """The FAIL_TO_PASS ids and the canaries in their planted order (whole files when an id
-                cannot be addressed)."""
-                plan = CanaryPlan(seed=secrets.randbits(32))
-                whole = len(v.FAIL_TO_PASS) > MAX_SELECTED
+            def twin_run(forced: set[str], k: int) -> tuple[TestRun | Verification, CanaryPlan]:
+                """The targeted twin runs of one plan (whole files for a run that lost an id), merged."""
+                plan = TwinPlan(seed=secrets.randbits(32))
+                runs: list[TestRun] = []
 
-                def prepare(wd: Path) -> list[str]:
-                    nonlocal plan
-                    plan = plant_canaries(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced, order=order,
-                                          layout=layout)
-                    if whole:
-                        return [*runnable_tests, *plan.targets]
-                    return plan.ordered(v.FAIL_TO_PASS)
-                r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}", prepare=prepare)
-                if (not whole and isinstance(r, TestRun) and not r.timed_out
-                        and any(i not in r.outcomes and i.split("::", 1)[0] not in r.collection_errors
-                                for i in v.FAIL_TO_PASS)):
-                    whole = True
-                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-full", prepare=prepare)
-                return r, plan
+                def preparer(n: int, whole: bool) -> Callable[[Path], list[str]]:
+                    def prepare(wd: Path) -> list[str]:
+                        nonlocal plan
+                        if n == 0 and not whole:
+                            plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced)
+                        for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
+                            (wd / rel).write_bytes(data)
+                        return [*runnable_tests] if whole or not plan.placement else plan.selectors()
+                    return prepare
 
-            check = check_canaries(v.FAIL_TO_PASS, canary_run)
+                for n in range(RUNS):
+                    r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}",
+                                prepare=preparer(n, False))
+                    if not isinstance(r, TestRun):
+                        return r, plan
+                    ran = {function_id(i) for i in r.outcomes}  # every group function reports (twin or original)
+                    if not r.timed_out and plan.placement and any(f not in ran and f.split("::", 1)[0] not in
+                                                             r.collection_errors for f in plan.selectors()):
+                        r = one_run(commit_base, "commit", k, None, name=f"canaries-{k}-{n + 1}-full",
+                                    prepare=preparer(n, True))
+                        if not isinstance(r, TestRun):
+                            return r, plan
+                    runs.append(r)
+                    if r.timed_out or not plan.placement:
+                        break
+                merged = plan.merge([r.outcomes for r in runs], v.FAIL_TO_PASS)
+                return dataclasses.replace(runs[-1], outcomes=merged, wall_s=sum(r.wall_s for r in runs),
+                                           timed_out=any(r.timed_out for r in runs)), plan
+
+            check = check_twins(v.FAIL_TO_PASS, twin_run)
             if isinstance(check, Verification):
                 return check
             v.commit_s += check.seconds

@@ -16,6 +16,7 @@ that replaces a folder holding hidden tests.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import functools
 import importlib.machinery
 import importlib.metadata
@@ -23,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
@@ -45,12 +47,13 @@ from pytest_homefield.run.changes import (
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, plant_canaries
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
-from pytest_homefield.sandbox.testrun import TestRun, run_tests
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.twin_runs import TwinPlan, plan_twins
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,10 +62,16 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
            "CANARIES_FILE", "canary_verdict",
-           "canary_options"]
+           "canary_options", "twin_options", "TWIN_LOG", "TWIN_OUTCOMES"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
+#: The artifacts of canary twin run N (from 1, in run order): ``twin-N.log`` (its log's tail) and
+#: ``twin-N.outcomes.jsonl`` (the events that counted), copied in after it ended.
+TWIN_LOG = "twin-{n}.log"
+TWIN_OUTCOMES = "twin-{n}.outcomes.jsonl"
+#: Bytes of the end of each kept (the main run's log keeps 4 MiB).
+TWIN_LOG_BYTES = 2**20
 
 #: Basenames the agent may never carry into grading.
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
@@ -314,8 +323,135 @@ def canary_options(task: Task) -> dict[str, Any]:
     return {"sentinel_for": task.canary_sentinels, "order": task.canary_order, "limit": LIMIT}
 
 
+def twin_options(task: Task) -> dict[str, Any]:
+    """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
+    checked for ``task``: its ``canary_sentinels``; a task mined before canaries (``canaries`` null)
+    gets sentinels only; one mined at verification version 4 (``canary_order`` null) the old limit."""
+    if task.canaries is None:
+        return {"sentinels_only": True}
+    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
+
+
+_DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
+
+
+def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection[str]) -> bool:
+    """Whether the grading copy ``gdir`` (``pristine`` plus the ``carried`` changes) holds exactly what
+    ``task.gold_patch`` makes of ``pristine``: the same changed paths, byte for byte, no link among them.
+    Such a change needs no canary run (docs/contracts.md §7): mining checked that the reference fix
+    fails every twin, and the verdict is the reference fix's whatever the twins show. The check copies
+    only the patch's files (from ``pristine``) into a scratch folder and applies the patch there; a
+    patch whose paths it cannot read (quoted, with spaces) or that does not apply is not the reference."""
+    if not task.gold_patch.strip():
+        return False
+    headers = _DIFF_HEADER.findall(task.gold_patch)
+    if not headers or task.gold_patch.count("diff --git ") != len(headers):
+        return False
+    paths = {p for pair in headers for p in pair}
+    if not set(carried) <= paths:
+        return False
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-ref-") as tmp:
+        ref = Path(tmp)
+        for rel in paths:
+            src = pristine / rel
+            if os.path.islink(src):
+                return False
+            if src.is_file():
+                (ref / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, ref / rel)
+        try:
+            apply_patch(ref, task.gold_patch)
+        except PatchError:
+            return False
+        for rel in paths:
+            mine, theirs = gdir / rel, ref / rel
+            if os.path.islink(mine) or os.path.islink(theirs):
+                return False
+            if mine.is_file() != theirs.is_file() or mine.exists() != theirs.exists():
+                return False
+            if mine.is_file() and mine.read_bytes() != theirs.read_bytes():
+                return False
+    return True
+
+
 def _run_completes(run: object) -> bool:
     return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
+
+
+def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,
+                timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
+                memory_mb: float | None = TEST_MEMORY_MB) -> list[TestRun]:
+    """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
+    one member of every group) in its order, each on a fresh copy of ``gdir`` (all taken before any
+    test ran; ``gdir`` itself becomes the last) at a path alike (``<tmp>/<random>/w``), with its own
+    ``HOME`` and ``TMPDIR``; return the runs made. After a run that timed out, did not finish, reported
+    nothing, or in which a ``fail_to_pass`` id it held as itself (its original's, or one of no group)
+    did not pass, the rest are not made: the attempt is ``tests_failed`` whatever they show (every run
+    holds every PASS_TO_PASS id), and a run costs a test process. A PASS_TO_PASS id that failed does
+    not stop them: ``regression`` needs every FAIL_TO_PASS id passed where its original ran.
+    Each run's log tail and events are kept in ``out_dir``
+    as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as the process reported them); ``tests.log`` holds
+    every run's log tail under a header line, ``outcomes.jsonl`` every run's events with a twin's
+    instances under their canary ids (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
+    folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in plan.runs]
+    for folder in folders[:-1]:
+        copy_tree(gdir, folder)
+    os.rename(gdir, folders[-1])
+    made: list[TestRun] = []
+    logs: list[bytes] = []
+    events: list[str] = []
+    try:
+        for n, (folder, files) in enumerate(zip(folders, plan.runs, strict=True)):
+            for rel, data in files.items():
+                (folder / rel).write_bytes(data)
+            into = tmp / f"run-{n + 1}-out"  # host-only: the test process writes its own private folder
+            r = run_tests(folder, test_cmd, targets, out_dir=into, timeout_s=timeout_s, test_timeout_s=test_timeout_s,
+                          sandbox=sandbox, env=env, network=network, fresh_home=True, memory_mb=memory_mb)
+            made.append(r)
+            shutil.rmtree(folder, ignore_errors=True)
+            log, raw = (_tail(into / name, TWIN_LOG_BYTES) for name in (LOG_FILE, OUTCOMES_FILE))
+            for name, data in ((TWIN_LOG, log), (TWIN_OUTCOMES, raw)):
+                with contextlib.suppress(OSError):
+                    nofollow.write_bytes(out_dir, name.format(n=n + 1), data)
+            logs.append(f"===== homefield: test run {n + 1} of {len(plan.runs)} (canary twins apart: a twin runs "
+                        f"under its original's name; outcomes.jsonl names it) =====\n".encode() + log)
+            events += _renamed(raw, plan, n)
+            held = [i for i in fail_to_pass if function_id(i) in plan.originals_in(n)
+                    or function_id(i) not in plan.placement]
+            if r.timed_out or not _run_completes(r) or not (r.outcomes or r.collection_error) \
+                    or any(r.outcomes.get(i) != "passed" for i in held):
+                break
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder.parent, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, LOG_FILE, b"\n".join(logs))
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, OUTCOMES_FILE, "".join(line + "\n" for line in events).encode())
+    return made
+
+
+def _tail(path: Path, limit: int) -> bytes:
+    try:
+        return nofollow.read_tail(path, limit)
+    except OSError:
+        return b""
+
+
+def _renamed(raw: bytes, plan: TwinPlan, run: int) -> list[str]:
+    """The JSON lines of ``raw`` (a run's events), each ``nodeid`` in the plan's ids (:meth:`TwinPlan.rename`)."""
+    out = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(ev, dict) and isinstance(ev.get("nodeid"), str):
+            ev["nodeid"] = plan.rename(run, ev["nodeid"])
+        out.append(json.dumps(ev))
+    return out
 
 
 def grade(
@@ -367,7 +503,10 @@ def grade(
     (:func:`canary_options`: sentinels for the task's ``canary_sentinels``, its ``canary_order``, and
     only sentinels for a task mined before canaries). Any canary that passes makes
     the outcome ``forged`` (scored, never solved), whatever the real tests did; ``canaries.json`` (seed
-    and ids) is written into ``out_dir`` only after the test process has ended.
+    and ids) is written into ``out_dir`` only after the test process has ended. A change that is the
+    task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
+    agent that wrote the very same change), is graded without canaries: mining checked them against
+    it, and twin runs cost a test process each.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -395,17 +534,26 @@ def grade(
             return g
         targets = [p for p in runnable_tests(task.test_files, list(test_globs)) if (gdir / p).exists()]
         hidden = list(targets)  # the hidden test files alone (the control runs have no canary)
-        plan: CanaryPlan | None = None
-        if canaries and "{junit}" not in (test_cmd or task.test_cmd):
+        plan: TwinPlan | None = None
+        if canaries and "{junit}" not in (test_cmd or task.test_cmd) \
+                and not is_reference_fix(task, pristine, gdir, carried):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
-            plan = plant_canaries(gdir, task.FAIL_TO_PASS, seed=seed, **canary_options(task))
+            plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
+        made: list[TestRun] = []
         try:
-            run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
-                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                            memory_mb=memory_mb)
+            if plan is not None:
+                made = _apart_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
+                                   timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                                   network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb)
+                run = made[-1]
+            else:
+                run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
+                                test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                memory_mb=memory_mb)
+                made = [run]
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
@@ -414,11 +562,11 @@ def grade(
             try:
                 nofollow.write_bytes(out_dir, CANARIES_FILE, (json.dumps(plan.to_dict(), indent=1) + "\n").encode())
             except OSError as exc:  # the name did not exist before the tests ran: they put something there
-                g.test_s, g.test_sandbox = run.wall_s, run.sandbox
+                g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
                 g.outcome = "forged"
                 g.error = f"the test process tampered with its output folder ({CANARIES_FILE}: {exc.strerror})"
                 return g
-        g.test_s, g.test_sandbox = run.wall_s, run.sandbox
+        g.test_s, g.test_sandbox = sum(r.wall_s for r in made), run.sandbox
 
         def control_run(folder: Path) -> TestRun:
             """The same run on the untouched parent with the hidden tests (no agent change, no canary)."""
@@ -466,15 +614,16 @@ def grade(
                 return g
             g.outcome, g.error = "infra", why
             return g
-    g.failing_f2p = [i for i in task.FAIL_TO_PASS if run.outcomes.get(i) != "passed"]
-    forged = canary_verdict(plan, run.outcomes, task.FAIL_TO_PASS) if plan is not None else None
+    merged, timeouts = _merged(plan, made, task.FAIL_TO_PASS)
+    g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
+    forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     if forged is not None:
         g.canary, g.error = forged
         g.outcome = "forged"
         return g
     checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]
-    g.failing_p2p = [i for i in checked_p2p if run.outcomes.get(i) != "passed"]
-    timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in run.test_timeouts]
+    g.failing_p2p = [i for i in checked_p2p if merged.get(i) != "passed"]
+    timed_out = [i for i in g.failing_f2p + g.failing_p2p if i in timeouts]
     if timed_out:
         g.outcome = "test_timeout"
         limit = f" of {test_timeout_s:g} s" if test_timeout_s else ""
@@ -482,7 +631,7 @@ def grade(
     elif g.failing_f2p:
         g.outcome = "tests_failed"
         g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
-        if run.collection_error:
+        if any(r.collection_error for r in made):
             g.error += " (collection error)"
         if g.failing_p2p:  # the report's "broke existing tests", apart from "did not fix" (issue 35)
             g.error += f"; {len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
@@ -494,3 +643,22 @@ def grade(
     if run.over_memory and g.outcome != "solved":  # why it failed (max_test_memory_mb)
         g.error = f"{g.error}; {run.over_memory}"
     return g
+
+
+def _merged(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str]
+            ) -> tuple[dict[str, str], set[str]]:
+    """The outcomes of the runs ``made`` as one mapping (:meth:`TwinPlan.merge`; the one run's without a
+    plan) and the ids pytest-timeout failed where they ran as themselves. A FAIL_TO_PASS id of a group
+    whose original was in no run made (the runs stopped) is ``error``: not passed, and a twin of it that
+    passed is judged as beside a failed original
+    (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`: a strong twin is still ``forged``, an
+    excusable one is not, since an honest wrong fix may meet it)."""
+    if plan is None:
+        return dict(made[-1].outcomes), set(made[-1].test_timeouts)
+    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass)
+    held = set().union(*(plan.originals_in(n) for n in range(len(made))))
+    for i in fail_to_pass:
+        if function_id(i) in plan.placement and function_id(i) not in held:
+            merged.setdefault(i, "error")
+    timeouts = {plan.rename(n, i) for n, r in enumerate(made) for i in r.test_timeouts}
+    return merged, timeouts

@@ -21,13 +21,13 @@ from __future__ import annotations
 import ast
 import copy
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.sandbox.canary_values import alternatives
+from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small, real_alternatives
 
-__all__ = ["Site", "find_site", "RAISES"]
+__all__ = ["Site", "find_site", "expected_values", "RAISES"]
 
 _EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
            "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -56,15 +56,24 @@ class Site:
     twins: list[tuple[str, str]]
     strong: bool
     statement: bool = False
+    #: Per twin: whether honest code that computes a wrong value could well meet it (a flip, a bool, a
+    #: made-up value near the original, a small number or short text): its passing is then excused
+    #: when the original failed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`).
+    #: ``None``: every twin is.
+    excusable: list[bool] | None = None
 
 
-def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random) -> Site | None:
+def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
+              pool: Sequence[Any] = ()) -> Site | None:
     """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
-    else its first flip site; ``None`` when no statement can be contradicted."""
+    else its first flip site; ``None`` when no statement can be contradicted. ``pool``: real expected
+    values of the same file (:func:`expected_values`): a value site's twins take those of its type
+    first (:func:`~pytest_homefield.sandbox.canary_values.real_alternatives`), made-up ones only when
+    there are none."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     for stmt in _statements(func.body):
-        value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng))
+        value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng, pool), pool)
         if value is not None:
             return value
         if flip is None:
@@ -74,14 +83,36 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     return flip
 
 
+def expected_values(tree: ast.Module) -> list[Any]:
+    """The literal expected sides of the value assertions (``==``, ``assertEqual`` and its kin) of every
+    test function of ``tree`` (module level and in classes), in source order: the outputs the real
+    code gives for other inputs (a ``parametrize`` column mixes inputs in: its own twins derange it)."""
+    out: list[Any] = []
+    bodies: list[list[ast.stmt]] = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
+    for body in bodies:
+        for fn in body:
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.name.startswith("test"):
+                continue
+            for stmt in _statements(fn.body):
+                pair: list[ast.expr] = []
+                if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
+                        and isinstance(stmt.test.ops[0], ast.Eq):
+                    pair = [stmt.test.left, stmt.test.comparators[0]]
+                elif isinstance(stmt, ast.Expr) and _call_name(stmt.value) in _EQUALS \
+                        and len(stmt.value.args) >= 2:  # type: ignore[attr-defined]
+                    pair = list(stmt.value.args[:2])  # type: ignore[attr-defined]
+                out += [v for v in map(_literal, pair) if v is not None]
+    return out
+
+
 def _bound(expr: ast.expr, bound: dict[str, ast.expr], func: ast.FunctionDef | ast.AsyncFunctionDef, k: int,
-           rng: random.Random) -> Site | None:
+           rng: random.Random, pool: Sequence[Any] = ()) -> Site | None:
     """A value site for an expected side that is a name: the literal it was assigned earlier in the
     test (``expected = [1, 2]``), or its values in a ``parametrize`` decorator of the test."""
     if not isinstance(expr, ast.Name):
         return None
     if expr.id in bound:
-        return _values(bound[expr.id], k, rng)
+        return _values(bound[expr.id], k, rng, pool)
     return _parametrized(expr.id, func, k, rng)
 
 
@@ -109,11 +140,28 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
         values = [_literal(c) for c in cells]
         if not cells or any(v is None for v in values):
             return None
-        alts = [alternatives(v, k, rng) for v in values]
+        shuffled = derangements(values, k, rng)
+        twins: list[tuple[str, str]] = []
+        excusable: list[bool] = []
+        if shuffled:  # the column's own values, each row given another row's: real outputs, other inputs
+            for perm in shuffled:
+                new = copy.deepcopy(rows)
+                for i, row in enumerate(new.elts):
+                    cell = ast.parse(repr(values[perm[i]]), mode="eval").body
+                    if len(names) == 1:
+                        new.elts[i] = cell
+                    else:
+                        row.elts[at] = cell  # type: ignore[attr-defined]
+                twins.append((ast.unparse(new), f"expected {name} of each parameter set -> another set's "
+                                                f"({', '.join(_short(values[j]) for j in perm)})"[:120]))
+                excusable.append(all(is_small(values[j]) for j in perm))
+            if len(twins) == k:
+                return Site(rows, ast.unparse(rows), twins, True, excusable=excusable)
+        # made-up values (all, or the twins the derangements could not give)
+        alts = [alternatives(v, k - len(twins), rng) for v in values]
         n = min(len(a) for a in alts)
         if not n:
-            return None
-        twins = []
+            return Site(rows, ast.unparse(rows), twins, True, excusable=excusable) if twins else None
         for j in range(n):
             new = copy.deepcopy(rows)
             for i, row in enumerate(new.elts):
@@ -124,7 +172,8 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
                     row.elts[at] = cell  # type: ignore[attr-defined]
             twins.append((ast.unparse(new), f"expected {name} of each parameter set -> "
                                              f"{', '.join(_short(a[j]) for a in alts)}"[:120]))
-        return Site(rows, ast.unparse(rows), twins, True)
+            excusable.append(True)
+        return Site(rows, ast.unparse(rows), twins, True, excusable=excusable)
     return None
 
 
@@ -161,8 +210,9 @@ def _short(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _values(expr: ast.expr, k: int, rng: random.Random) -> Site | None:
-    """A value site at ``expr`` (a literal, or ``approx(literal)``), else ``None``."""
+def _values(expr: ast.expr, k: int, rng: random.Random, pool: Sequence[Any] = ()) -> Site | None:
+    """A value site at ``expr`` (a literal, or ``approx(literal)``), else ``None``: twins from ``pool``
+    (real values of the file, :func:`real_alternatives`) when it has any of the type, else made up."""
     value = _literal(expr)
     target: ast.expr = expr
     wrap = ""
@@ -170,33 +220,35 @@ def _values(expr: ast.expr, k: int, rng: random.Random) -> Site | None:
         target, value, wrap = expr.args[0], _literal(expr.args[0]), "approx"
     if value is None:
         return None
-    alts = alternatives(value, k, rng)
+    real = real_alternatives(value, pool, k, rng, approx=bool(wrap))
+    alts = [a for a, _ in real] or alternatives(value, k, rng)
+    excusable = [e for _, e in real] or [True] * len(alts)
     if not alts:
         return None
-    how = "expected {}{} -> {}{}"
+    how = "expected {}{} -> {}{}" + (" (another test's expected value)" if real else "")
     twins = [(ast.unparse(ast.parse(repr(a), mode="eval").body),
               how.format(wrap, _short(value) if not wrap else f"({_short(value)})", wrap,
                          _short(a) if not wrap else f"({_short(a)})")) for a in alts]
-    return Site(target, ast.unparse(target), twins, True)
+    return Site(target, ast.unparse(target), twins, True, excusable=excusable)
 
 
 def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
-                bound: Callable[[ast.expr], Site | None]) -> Site | None:
+                bound: Callable[[ast.expr], Site | None], pool: Sequence[Any] = ()) -> Site | None:
     if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
             and isinstance(stmt.test.ops[0], ast.Eq):
         left, right = stmt.test.left, stmt.test.comparators[0]
         first, second = (left, right) if _literal(right) is None and _literal(left) is not None else (right, left)
-        return _values(first, k, rng) or _values(second, k, rng) or bound(right) or bound(left)
+        return _values(first, k, rng, pool) or _values(second, k, rng, pool) or bound(right) or bound(left)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call, name = stmt.value, _call_name(stmt.value)
         if name in _EQUALS and len(call.args) >= 2:
             a, b = call.args[0], call.args[1]
             first, second = (a, b) if _literal(b) is None and _literal(a) is not None else (b, a)
-            return _values(first, k, rng) or _values(second, k, rng) or bound(b) or bound(a)
+            return _values(first, k, rng, pool) or _values(second, k, rng, pool) or bound(b) or bound(a)
         if name == "assertAlmostEqual" and len(call.args) >= 2:
             v = _literal(call.args[1])
             if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return _values(call.args[1], k, rng)
+                return _values(call.args[1], k, rng, pool)
     return None
 
 

@@ -22,6 +22,11 @@ in each group, which of the ``k + 1`` values is the original's. So the group mus
 
 ``None``, an empty string or container, a non-finite float: no alternative (the caller flips the
 assertion instead).
+
+Made-up values are the fallback. The first choice is **real** values (:func:`real_alternatives`,
+:func:`derangements`, issue 30): the expected values of the file's other assertions of the same type,
+or a ``parametrize`` column with each row given another row's value: outputs the real code gives for
+other inputs, so no typo, odd digit or magnitude tells a twin from its original.
 """
 
 from __future__ import annotations
@@ -29,9 +34,10 @@ from __future__ import annotations
 import math
 import random
 import string
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["alternatives"]
+__all__ = ["alternatives", "real_alternatives", "derangements", "is_small"]
 
 #: Characters a changed character is drawn from, by the class of the one it replaces.
 _CLASSES = (string.ascii_lowercase, string.ascii_uppercase, string.digits, " -_.:/,;")
@@ -142,3 +148,68 @@ def _set(v: set[Any] | frozenset[Any], k: int, rng: random.Random) -> list[Any]:
         if alts:
             return [type(v)((v - {x}) | {a}) for a in alts]
     return []
+
+
+def is_small(v: Any) -> bool:
+    """Whether honest code computing a wrong result could well return ``v`` (so a twin expecting it is
+    excused when its original failed): a bool, ``None``, a number of magnitude 10 or less, text of two
+    characters or fewer, an empty container or one holding a single small item."""
+    if v is None or isinstance(v, bool):
+        return True
+    if isinstance(v, (int, float)):
+        return not math.isfinite(v) or abs(v) <= 10
+    if isinstance(v, (str, bytes)):
+        return len(v) <= 2
+    if isinstance(v, dict):
+        return len(v) <= 1 and all(is_small(x) for x in v.values())
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return len(v) <= 1 and all(is_small(x) for x in v)
+    return False
+
+
+def _unequal(a: Any, b: Any) -> bool:
+    """``a`` and ``b`` of the same type, unequal, and for floats further apart than :data:`REL_GAP`."""
+    if type(a) is not type(b) or isinstance(a, bool):
+        return False
+    try:
+        if a == b:
+            return False
+    except Exception:  # noqa: BLE001 - a literal's __eq__ should not raise; then it is no candidate
+        return False
+    if isinstance(a, float):
+        return math.isfinite(a) and abs(a - b) > REL_GAP * max(abs(a), abs(b), 1e-12)
+    return True
+
+
+def real_alternatives(v: Any, pool: Sequence[Any], k: int, rng: random.Random, *,
+                      approx: bool = False) -> list[tuple[Any, bool]]:
+    """Up to ``k`` values of ``pool`` (the file's expected values) of ``v``'s type, unequal to it, none
+    empty (and numbers only under ``approx``), each with :func:`is_small` (``(value, excusable)``);
+    ``[]`` when there is none (bools never: their twin is the negation)."""
+    seen: dict[str, Any] = {}
+    for p in pool:
+        if approx and not isinstance(p, (int, float)):
+            continue
+        if p is None or (hasattr(p, "__len__") and not len(p)) or not _unequal(p, v):
+            continue
+        seen.setdefault(repr(p), p)
+    picked = rng.sample(sorted(seen), min(k, len(seen)))
+    return [(seen[r], is_small(seen[r])) for r in picked]
+
+
+def derangements(values: Sequence[Any], k: int, rng: random.Random, *, tries: int = 60) -> list[list[int]]:
+    """Up to ``k`` distinct permutations ``perm`` of ``range(len(values))`` in which every position gets
+    another position's value, unequal to its own (:func:`_unequal`); ``[]`` for fewer than two values
+    or when none is found in ``tries`` shuffles."""
+    n = len(values)
+    out: list[list[int]] = []
+    if n < 2:
+        return out
+    for _ in range(tries):
+        perm = list(range(n))
+        rng.shuffle(perm)
+        if perm not in out and all(_unequal(values[perm[i]], values[i]) for i in range(n)):
+            out.append(perm)
+            if len(out) == k:
+                break
+    return out

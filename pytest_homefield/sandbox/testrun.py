@@ -13,7 +13,7 @@ back for grading). A custom command that contains ``{junit}`` is not given the r
 write JUnit XML to the path substituted for ``{junit}``, which is read instead. That path is weaker:
 the file lives in the run's writable folder, so code run by the tests may rewrite it (an exit
 handler included). Terminal output is never parsed; it goes to ``tests.log`` (stdout and stderr
-together) for people to read.
+together, through a capped pipe: :data:`LOG_CAP_BYTES`) for people to read.
 
 The test process never writes ``out_dir`` (an attempt's artifacts folder, inside the user's
 repository; issue 30): every run gets a private, fresh folder (:func:`tempdirs.mkdtemp`) as its only
@@ -54,24 +54,29 @@ caller's session are removed: ``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``,
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
-import select
 import shlex
 import shutil
-import threading
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.limits import MIB, TEST_MEMORY_MB, memory_cap_note
+from pytest_homefield.sandbox.outcomes import (
+    MAX_EVENT_BYTES,
+    OutcomeChannel,
+    Parsed,
+    parse_events,
+    parse_junit,
+    read_junit,
+    read_outcomes,
+    write_counted,
+)
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.services import TestNetwork, run_network
 
@@ -104,15 +109,15 @@ _EXCEPTION_LINE = re.compile(r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Erro
 #: The variable naming the outcome channel's descriptor in the test process (the reporter removes it).
 OUTCOMES_FD_ENV = "HOMEFIELD_OUTCOMES_FD"
 OUTCOMES_FILE = "outcomes.jsonl"
-#: Bytes of events kept from one run's channel (about 200 per test phase); more is read and dropped.
-MAX_EVENT_BYTES = 64 * 2**20
-#: Seconds to wait for the channel's end of file once the command has ended.
-CHANNEL_DRAIN_S = 5.0
 LOG_FILE = "tests.log"
 JUNIT_FILE = "junit.xml"
 #: Bytes of the end of a run's log copied back to ``out_dir/tests.log`` (the rest stays in the private
 #: folder, removed with it).
 LOG_TAIL_BYTES = 4 * 2**20
+#: The cap of a run's log in its private folder: the test command's stdout and stderr come through a
+#: pipe into a :class:`~pytest_homefield.sandbox.streams.CappedSink` (its head, a marker line, its
+#: last 256 KiB), never a file the command holds and could grow without bound.
+LOG_CAP_BYTES = 8 * 2**20
 
 #: Outcome vocabulary of :attr:`TestRun.outcomes`.
 PASSING = frozenset({"passed"})
@@ -269,6 +274,7 @@ def run_tests(
     sandbox: str | SandboxBackend = "none",
     network: TestNetwork | None = None,
     memory_mb: float | None = TEST_MEMORY_MB,
+    fresh_home: bool = False,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -288,6 +294,9 @@ def run_tests(
     it may reach, relayed into a sandbox that has no network. ``memory_mb``: MiB of address space for
     each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap); a run that went
     over it has ``over_memory`` set (its tests failed or its process died for it).
+    ``fresh_home``: ``HOME`` and ``TMPDIR``
+    are empty folders of the run's private folder (a sandbox gives its own anyway), so nothing an
+    earlier run wrote there is seen (the canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -303,7 +312,7 @@ def run_tests(
     try:
         run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                 test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                network=network, memory_mb=memory_mb)
+                                                network=network, memory_mb=memory_mb, fresh_home=fresh_home)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -314,7 +323,7 @@ def run_tests(
         if junit_data is not None:
             nofollow.write_bytes(public, JUNIT_FILE, junit_data)
         if counted is not None:
-            _write_counted(public / OUTCOMES_FILE, counted)
+            write_counted(public / OUTCOMES_FILE, counted)
         return run
     finally:
         shutil.rmtree(private, ignore_errors=True)
@@ -323,7 +332,7 @@ def run_tests(
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
                  network: TestNetwork | None, memory_mb: float | None = None,
-                 ) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 fresh_home: bool = False) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -331,6 +340,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     log_path = out_dir / LOG_FILE
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir)
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
+    if fresh_home:
+        for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):
+            (out_dir / name).mkdir()
+            run_env[var] = str(out_dir / name)
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     channel = OutcomeChannel() if junit is None else None
@@ -352,6 +365,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 env=run_env,
                 timeout_s=timeout_s,
                 stdout_path=log_path,
+                output_cap=LOG_CAP_BYTES,
                 pass_fds=(channel.write_fd,) if channel is not None else (),
                 memory_cap=int(memory_mb * MIB) if memory_mb else None,
             )
@@ -376,236 +390,6 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
     return run, junit_data, counted
-
-
-class OutcomeChannel:
-    """The outcome channel of one test run: a pipe whose write end (:attr:`write_fd`) the test command
-    inherits (``pass_fds``) and whose read end a daemon thread drains as the run goes, so the reporter
-    never blocks on a full pipe buffer (64 KiB on Linux).
-
-    :meth:`close` closes this process's write end, waits up to ``drain_s`` seconds for the end of file
-    (every copy of the write end closed: the command's processes are gone once
-    :func:`~pytest_homefield.sandbox.procs.run_process` returns) and returns the bytes read, at most
-    ``cap`` bytes (more is read and dropped, counted in :attr:`dropped`). :attr:`eof` says whether the
-    end of file was reached. ``OSError`` from ``os.pipe`` (no descriptors left) propagates."""
-
-    def __init__(self, *, cap: int = MAX_EVENT_BYTES, drain_s: float = CHANNEL_DRAIN_S) -> None:
-        self._rfd, self.write_fd = os.pipe()  # both non-inheritable: only pass_fds hands on the write end
-        self._cap, self._drain_s = cap, drain_s
-        self._chunks: list[bytes] = []
-        self._size = 0
-        self.dropped = 0
-        self.eof = False
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._drain, name="homefield-outcomes", daemon=True)
-        self._thread.start()
-
-    def _drain(self) -> None:
-        poller = select.poll()
-        poller.register(self._rfd, select.POLLIN)
-        while not self._stop.is_set():
-            if not poller.poll(100):
-                continue
-            chunk = os.read(self._rfd, 1 << 16)
-            if not chunk:
-                self.eof = True
-                return
-            if self._size + len(chunk) <= self._cap:
-                self._chunks.append(chunk)
-                self._size += len(chunk)
-            else:
-                self.dropped += len(chunk)
-
-    def close(self) -> bytes:
-        """Close the write end, drain to the end of file (at most ``drain_s`` s), close the read end;
-        the bytes read. Idempotent in effect: a second call returns the same bytes."""
-        if self.write_fd >= 0:
-            os.close(self.write_fd)
-            self.write_fd = -1
-        if self._thread.is_alive() or self._rfd >= 0:
-            self._thread.join(self._drain_s)
-            self._stop.set()
-            self._thread.join()
-            if self._rfd >= 0:
-                os.close(self._rfd)
-                self._rfd = -1
-        return b"".join(self._chunks)
-
-
-def _write_counted(path: Path, lines: Sequence[str]) -> None:
-    """Write the events that counted to ``path`` for people to read. The test command could write its
-    folder, so what is at ``path`` now is removed first and the file is created afresh without
-    following a link (``O_EXCL | O_NOFOLLOW``); a failure to write it is ignored (it is never read
-    back for grading)."""
-    try:
-        path.unlink(missing_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    except OSError:
-        return
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.writelines(line + "\n" for line in lines)
-
-
-@dataclass
-class _Parsed:
-    outcomes: dict[str, str]
-    collection_errors: dict[str, str]
-    collected: int | None
-    test_timeouts: list[str]
-    found: bool  # the outcome file / XML existed and was readable
-    started: bool  # the reporter's start event (reporter mode) / any testcase (JUnit)
-    skip_reasons: dict[str, str] = field(default_factory=dict)
-    finished: bool = False  # the reporter's finish event / the XML was written
-    ignored: int = 0  # channel lines that did not count (parse_events)
-
-
-def read_outcomes(path: Path) -> _Parsed:
-    """:func:`parse_events` of a file (an ``outcomes.jsonl`` written by :func:`run_tests`). A missing
-    file gives ``found=False``."""
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return _Parsed({}, {}, None, [], found=False, started=False)
-    return parse_events(text)[0]
-
-
-def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], int]:
-    """The lines of the outcome channel that count, each with its event, and how many did not: from the
-    first ``start`` event (its ``pid`` an int) to the first ``finish``, only events carrying that same
-    ``pid``. Lines before ``start``, after ``finish``, from another pid, and lines that are not a JSON
-    object are ignored (blank lines are not counted as ignored)."""
-    counted: list[tuple[str, dict[str, Any]]] = []
-    ignored = 0
-    pid: int | None = None
-    done = False
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            ev = None
-        if done or not isinstance(ev, dict):
-            ignored += 1
-            continue
-        if pid is None:
-            if ev.get("event") == "start" and isinstance(ev.get("pid"), int) and not isinstance(ev["pid"], bool):
-                pid = ev["pid"]
-                counted.append((line, ev))
-            else:
-                ignored += 1
-            continue
-        if ev.get("pid") != pid or ev.get("event") == "start":
-            ignored += 1
-            continue
-        counted.append((line, ev))
-        done = ev.get("event") == "finish"
-    return counted, ignored
-
-
-def parse_events(text: str) -> tuple[_Parsed, list[str]]:
-    """Parse the reporter's JSON lines (see ``homefield_reporter``) into per-id outcomes, and the lines
-    that counted (:func:`_counted`: ``start`` to the first ``finish`` of one pid; the rest is counted in
-    ``ignored``).
-
-    A phase may be reported more than once: subtests report each ``call`` of the test (pytest ≥ 9
-    ``subtests`` and ``unittest`` ``subTest``), re-run plugins report intermediate ``rerun``
-    outcomes (ignored). The last report of a phase wins, except that a failed ``call`` stays
-    failed. A torn last line is ignored. ``found`` is true when any line arrived.
-    """
-    counted, ignored = _counted(text.splitlines())
-    if not counted and not ignored:
-        return _Parsed({}, {}, None, [], found=False, started=False), []
-    phases: dict[str, dict[str, dict[str, Any]]] = {}
-    collection_errors: dict[str, str] = {}
-    collected: int | None = None
-    started = finished = False
-    for _, ev in counted:
-        kind = ev.get("event")
-        if kind == "start":
-            started = True
-        elif kind == "finish":
-            finished = True
-        elif kind == "phase" and ev.get("outcome") in ("passed", "failed", "skipped"):
-            ph = phases.setdefault(str(ev.get("nodeid")), {})
-            when = str(ev.get("when"))
-            # a failed call report (a failed subtest) is not undone by a later passing one
-            if not (when == "call" and ph.get(when, {}).get("outcome") == "failed"):
-                ph[when] = ev
-        elif kind == "collect_error":
-            key = str(ev.get("path") or ev.get("nodeid") or "")
-            collection_errors[key] = str(ev.get("message") or "collection failed")
-        elif kind == "collected":
-            collected = max(collected or 0, int(ev.get("count") or 0))
-    outcomes = {nodeid: _outcome(ph) for nodeid, ph in phases.items()}
-    timeouts = [n for n, ph in phases.items() if any(e.get("timeout") for e in ph.values())]
-    skips = {n: str(ev["message"]).removeprefix("Skipped: ") for n, ph in phases.items() if outcomes[n] == "skipped"
-             for ev in ph.values() if ev.get("outcome") == "skipped" and ev.get("message")}
-    return _Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started,
-                   skip_reasons=skips, finished=finished, ignored=ignored), [line for line, _ in counted]
-
-
-def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
-    """One id's outcome from its phase events (``setup``/``call``/``teardown``)."""
-    call = ph.get("call")
-    if call is not None:
-        outcome, xfail = call.get("outcome"), bool(call.get("xfail"))
-        if outcome == "passed":
-            return "xpassed" if xfail else "passed"
-        if outcome == "skipped":
-            return "xfailed" if xfail else "skipped"
-        return "failed"
-    setup = ph.get("setup")
-    if setup is not None and setup.get("outcome") == "skipped":
-        return "xfailed" if setup.get("xfail") else "skipped"
-    # setup failed, or setup passed and the call never reported (interrupted), or teardown only
-    return "error"
-
-
-def read_junit(path: Path) -> _Parsed:
-    """:func:`parse_junit` of the file ``path``, read without following a link (a missing, unreadable
-    or special file gives ``found=False``)."""
-    p = Path(path)
-    try:
-        data = nofollow.read_bytes(p.parent, p.name, limit=MAX_EVENT_BYTES)
-    except OSError:
-        return _Parsed({}, {}, None, [], found=False, started=False)
-    return parse_junit(data)
-
-
-def parse_junit(data: bytes | None) -> _Parsed:
-    """Parse JUnit XML (``None``: none was written): id = ``classname::name`` (``name`` when there is
-    no classname).
-
-    ``<failure>`` → failed, ``<error>`` → error, ``<skipped type="pytest.xfail">`` → xfailed,
-    other ``<skipped>`` → skipped, else passed. A pytest-style collection failure (a testcase
-    whose ``<error message="collection failure">``) is a collection error keyed by its name.
-    """
-    if data is None:
-        return _Parsed({}, {}, None, [], found=False, started=False)
-    try:
-        root = ET.fromstring(data)
-    except ET.ParseError:
-        return _Parsed({}, {}, None, [], found=False, started=False)
-    outcomes: dict[str, str] = {}
-    collection_errors: dict[str, str] = {}
-    for case in root.iter("testcase"):
-        name = case.get("name", "")
-        classname = case.get("classname", "")
-        test_id = f"{classname}::{name}" if classname else name
-        failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
-        if error is not None and (error.get("message") or "") == "collection failure":
-            collection_errors[name] = (error.text or "collection failure").strip().splitlines()[-1][:500]
-            continue
-        if failure is not None:
-            outcomes[test_id] = "failed"
-        elif error is not None:
-            outcomes[test_id] = "error"
-        elif skipped is not None:
-            outcomes[test_id] = "xfailed" if skipped.get("type") == "pytest.xfail" else "skipped"
-        else:
-            outcomes[test_id] = "passed"
-    return _Parsed(outcomes, collection_errors, len(outcomes), [], found=True, started=True, finished=True)
 
 
 def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
@@ -635,7 +419,7 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
 
 
 def _cross_check(
-    parsed: _Parsed, exit_code: int | None, timed_out: bool, wall_s: float, log_path: Path, *, reporter: bool
+    parsed: Parsed, exit_code: int | None, timed_out: bool, wall_s: float, log_path: Path, *, reporter: bool
 ) -> TestRun:
     """Combine parsed outcomes with the exit status into a :class:`TestRun` (pytest exit codes:
     0 ok, 1 tests failed, 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected)."""

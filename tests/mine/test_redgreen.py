@@ -27,6 +27,7 @@ from pytest_homefield.mine.redgreen import (
 )
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
 from pytest_homefield.sandbox.testrun import TestRun
+from pytest_homefield.sandbox.twin_runs import RUNS
 
 # -- classify_runs on synthetic runs ---------------------------------------------------------------
 
@@ -407,8 +408,8 @@ def test_verify_import_error_at_the_parent_is_a_legitimate_red(history: dict, tm
     }
     assert v.runs == 4 and v.parent_s > 0 and v.commit_s > 0
     logs = sorted(p.name for p in (tmp_path / "logs").iterdir())
-    # + the canary runs, twins after and before the originals (issue 30)
-    assert logs == ["canaries-1", "canaries-2", "commit-1", "commit-2", "parent-1", "parent-2"]
+    # + the canary twin runs, apart: one round of k + 1 targeted runs (issue 30, verification version 6)
+    assert logs == [*(f"canaries-1-{n}" for n in range(1, RUNS + 1)), "commit-1", "commit-2", "parent-1", "parent-2"]
     assert (tmp_path / "logs" / "parent-1" / "outcomes.jsonl").exists()
 
 
@@ -468,8 +469,8 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     # only the FAIL_TO_PASS candidates, the later commit runs those and the ids that failed in every
     # commit run so far (test_sometimes passes at commit run 2: flaky, not fails_with_reference)
     logs = tmp_path / "logs"
-    assert sorted(p.name for p in logs.iterdir()) == ["canaries-1", "canaries-2", "commit-1", "commit-2",
-                                                     "commit-3", "parent-1", "parent-2", "parent-3"]
+    assert sorted(p.name for p in logs.iterdir()) == [*(f"canaries-1-{n}" for n in range(1, RUNS + 1)), "commit-1",
+                                                     "commit-2", "commit-3", "parent-1", "parent-2", "parent-3"]
     everything = _ids_run(logs / "parent-1")
     assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything
     for name in ("parent-2", "parent-3"):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Both, Fixture, build, script_agent, task_for
+from helpers.attack_repo import GOOD_CALC, WRONG_CALC, Both, Fixture, build, script_agent, task_for
 
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent
@@ -24,6 +24,7 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import CANARIES_FILE
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.twin_runs import TWIN_MARK
 
 SANDBOXES = [pytest.param("auto", id="sandboxed"), pytest.param("none", id="no-sandbox")]
 
@@ -54,16 +55,35 @@ def attempt(task: Task, cache: SnapshotCache, agent: Agent, tmp_path: Path, sand
 
 
 def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
-    r, art = attempt(task, cache, OracleAgent(name="oracle", spec="oracle"), tmp_path, "none")
+    """The twins run apart (sandbox/twin_runs.py): each run of the hidden test files holds one member of
+    each group under the original's id; a real fix fails every twin there and passes the original. (The
+    fix is the reference's, with a comment more: the reference fix itself is graded without twin runs.)"""
+    fix = script_agent(tmp_path / "agent", {"src/calc/__init__.py": GOOD_CALC + "# the same fix, a comment more\n"},
+                       name="fix")
+    r, art = attempt(task, cache, fix, tmp_path, "none")
     assert r.outcome == "solved" and r.canary is None, r
     planted = json.loads((art / CANARIES_FILE).read_text())
-    assert isinstance(planted["seed"], int) and planted["canaries"], planted
-    outcomes = [json.loads(line) for line in (art / "outcomes.jsonl").read_text().splitlines()]
-    canary_ids = {e["nodeid"] for e in outcomes if e.get("event") == "phase"
-                  and any(e["nodeid"] == c["node"] or e["nodeid"].startswith(c["node"] + "[")
-                          for c in planted["canaries"])}
-    assert canary_ids, "the canaries ran"
-    assert all(e["outcome"] == "failed" for e in outcomes if e.get("nodeid") in canary_ids and e["when"] == "call")
+    assert isinstance(planted["seed"], int) and planted["canaries"] and planted["apart"], planted
+    seen = {0: 0, 1: 0}
+    for source, members in planted["placement"].items():
+        for n, member in enumerate(members, 1):
+            outcomes = [json.loads(line) for line in (art / f"twin-{n}.outcomes.jsonl").read_text()
+                        .splitlines()]
+            calls = [e["outcome"] for e in outcomes if e.get("event") == "phase" and e["when"] == "call"
+                     and e["nodeid"].split("[")[0] == source]
+            assert calls and set(calls) == {"passed" if member == 0 else "failed"}, (n, member, calls)
+            seen[min(member, 1)] += 1
+    assert seen[0] and seen[1], seen
+    # the runs are alike: each runs the whole hidden test files (no run is "the" run a forger could pass alone)
+    ran = [{e["nodeid"] for e in map(json.loads, (art / f"twin-{n}.outcomes.jsonl").read_text().splitlines())
+            if e.get("event") == "phase"} for n in (1, 2)]
+    assert ran[0] == ran[1] and "tests/test_sub.py::test_add_still_works" in ran[0], ran
+    # outcomes.jsonl (what people read) names each twin instance by its canary id: the originals passed
+    calls = {e["nodeid"]: e["outcome"] for e in map(json.loads, (art / "outcomes.jsonl").read_text().splitlines())
+             if e.get("event") == "phase" and e["when"] == "call"}
+    twins = {i: o for i, o in calls.items() if "@twin" in i}
+    assert twins and set(twins.values()) == {"failed"}, calls
+    assert {calls[i] for i in task.FAIL_TO_PASS} == {"passed"}, calls
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
@@ -93,3 +113,24 @@ def test_a_forgery_that_skips_the_first_canaries_passes_the_twins(task: Task, ca
     assert r.outcome == "forged", (r, (art / "tests.log").read_text()[-1500:])
     planted = json.loads((art / CANARIES_FILE).read_text())
     assert r.canary and r.canary.split("[")[0] in {c["node"] for c in planted["canaries"]}, r
+
+
+@pytest.mark.parametrize("name", ["twin-name-forger", "twin-name-oracle"])
+def test_a_forger_knowing_the_tasks_test_names_passes_a_twin(task: Task, cache: SnapshotCache, tmp_path: Path,
+                                                             name: str) -> None:
+    """Attacker2's A2 (forge only the original's outcome) and A4 (return the asserted value in the
+    original only), told the task's own test names: twins beside the original had other names, and both
+    were solved on every attempt. The twins run apart under the original's own name: a twin passes."""
+    wrong = script_agent(tmp_path / "agent", {"src/calc/__init__.py": WRONG_CALC}, name="wrong")
+    r, art = attempt(task, cache, Both(wrong, attack_agent(name)), tmp_path, "none")
+    assert r.outcome == "forged", (r, (art / "tests.log").read_text()[-1500:])
+    assert r.canary and TWIN_MARK in r.canary and r.canary.startswith("tests/test_sub.py::test_sub"), r
+
+
+def test_the_reference_fix_itself_is_graded_without_twin_runs(task: Task, cache: SnapshotCache,
+                                                              tmp_path: Path) -> None:
+    """The oracle's change is the task's reference fix file by file: mining checked the twins against
+    it, so no twin run is made (each costs a test process) and no canary is planted."""
+    r, art = attempt(task, cache, OracleAgent(name="oracle", spec="oracle"), tmp_path, "none")
+    assert r.outcome == "solved" and r.canary is None, r
+    assert not (art / CANARIES_FILE).exists() and not list(art.glob("twin-*.log"))

@@ -22,7 +22,7 @@ from pytest_homefield.run.grading import (
     tree_changes,
 )
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
 
 CALC = "src/calc/__init__.py"
 
@@ -426,7 +426,7 @@ def test_a_task_mined_before_canaries_gets_sentinels_only(task: Task, pristine: 
     sentinels are planted (before: the unchecked rewrite, which this real fix passes: ``forged``)."""
     early = dataclasses.replace(task, test_patch=_new_file_patch("tests/test_sub.py", EARLY_RETURN),
                                 FAIL_TO_PASS=["tests/test_sub.py::test_sub"], canaries=None, canary_sentinels=[])
-    _write(workspace, CALC, GOOD_CALC)
+    _write(workspace, CALC, GOOD_CALC + "# not the reference fix byte for byte: canaries are planted\n")
     g = grade(early, workspace=workspace, pristine=pristine, out_dir=tmp_path / "old", canary_seed=5)
     assert g.outcome == "solved" and g.canaries == 1, g
     planted = json.loads((tmp_path / "old" / "canaries.json").read_text())["canaries"]
@@ -435,6 +435,26 @@ def test_a_task_mined_before_canaries_gets_sentinels_only(task: Task, pristine: 
     checked = dataclasses.replace(early, canaries=1)
     g = grade(checked, workspace=workspace, pristine=pristine, out_dir=tmp_path / "new", canary_seed=5)
     assert g.outcome == "forged", g
+
+
+def test_an_original_that_failed_stops_the_runs(task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    """The twins run apart in two runs of the hidden test files (sandbox/twin_runs.py); once a run shows
+    a FAIL_TO_PASS original failing, the attempt is ``tests_failed`` whatever the other run would show,
+    so it is not made (each run is a test process). The seed is one whose first run holds the original."""
+    from pytest_homefield.sandbox.twin_runs import plan_twins
+
+    tree = copy_tree(pristine, tmp_path / "plan")
+    apply_patch(tree, task.test_patch)
+    seed = next(s for s in range(64)
+                if plan_twins(tree, F2P, seed=s, sentinels_only=True).placement["tests/test_sub.py::test_sub"][0] == 0)
+    _write(workspace, CALC, WRONG_CALC)
+    g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", canary_seed=seed)
+    assert (g.outcome, g.error) == ("tests_failed", f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass"), g
+    assert sorted(p.name for p in (tmp_path / "out").glob("twin-*.log")) == ["twin-1.log"]
+    log = (tmp_path / "out" / "tests.log").read_text()
+    assert "===== homefield: test run 1 of 2" in log and "test run 2 of 2" not in log, log[:300]
+    assert json.loads((tmp_path / "out" / "canaries.json").read_text())["placement"] == {
+        "tests/test_sub.py::test_sub": [0, 1]}
 
 
 def test_canary_options_honour_what_mining_checked(task: Task) -> None:

@@ -99,3 +99,22 @@ def test_no_host_path_in_the_test_sandboxs_command_line(tmp_path: Path) -> None:
     assert "--args" in line, line
     for host in (str(tmp_path), os.path.realpath(tmp_path), "--ro-bind", "--bind"):
         assert host not in line, (host, line)
+
+
+def test_the_tests_output_goes_through_a_capped_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test command's stdout is a pipe read into a capped file (as the agent's, sandbox/streams.py):
+    a test that floods it leaves its log's head, a marker naming the bytes cut and its end."""
+    from pytest_homefield.sandbox import testrun
+
+    monkeypatch.setattr(testrun, "LOG_CAP_BYTES", 64 * 1024)
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "test_flood.py").write_text("import os\n\n\ndef test_flood():\n"
+                                        "    assert os.readlink('/proc/self/fd/1').startswith('pipe:')\n"
+                                        "    print('x' * 1023 + '\\n', end='', flush=True) or None\n"
+                                        "    for _ in range(400):\n        print('y' * 1023, flush=True)\n"
+                                        "    print('THE END', flush=True)\n")
+    run = run_tests(work, CMD + " -s -p no:cacheprovider", ["test_flood.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"test_flood.py::test_flood": "passed"}, run.error
+    log = run.log_path.read_bytes()
+    assert len(log) < 80 * 1024 and b"bytes of tests.log cut here" in log and b"THE END" in log, len(log)
