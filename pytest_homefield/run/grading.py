@@ -383,13 +383,17 @@ def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: S
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
                 memory_mb: float | None = TEST_MEMORY_MB) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
-    one member of every group) in its order, each on a fresh copy of ``gdir`` (all taken before any
-    test ran; ``gdir`` itself becomes the last) at a path alike (``<tmp>/<random>/w``), with its own
-    ``HOME`` and ``TMPDIR``; return the runs made. After a run that timed out, did not finish, reported
-    nothing, or in which a ``fail_to_pass`` id it held as itself (its original's, or one of no group)
-    did not pass, the rest are not made: the attempt is ``tests_failed`` whatever they show (every run
-    holds every PASS_TO_PASS id), and a run costs a test process. A PASS_TO_PASS id that failed does
-    not stop them: ``regression`` needs every FAIL_TO_PASS id passed where its original ran.
+    one member of every group) in its order, each on a fresh copy of ``gdir`` with its members written
+    (all made before any test ran; ``gdir`` itself becomes the last) at a path alike
+    (``<tmp>/<random>/w``), with its own ``HOME`` and ``TMPDIR``; return the runs made. After a run
+    that timed out, did not finish, reported nothing, or in which a ``fail_to_pass`` id of no group
+    did not pass, the rest are not made: the attempt is ``tests_failed`` whatever they show, and a run
+    costs a test process. Those facts are the same whichever member a run holds. An original that failed
+    does *not* stop them: that is a fact only grading knows, and a test process that can tell the runs
+    apart (their start times) would learn from a second run being made that the first held only twins
+    (it fails everything in the first run, then passes everything in the second: solved, never caught).
+    Made whatever the first shows, the second run holds the other member of every group, and passing
+    a twin there is ``forged``.
     Each run's log tail and events are kept in ``out_dir``
     as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as the process reported them); ``tests.log`` holds
     every run's log tail under a header line, ``outcomes.jsonl`` every run's events with a twin's
@@ -399,13 +403,14 @@ def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: S
     for folder in folders[:-1]:
         copy_tree(gdir, folder)
     os.rename(gdir, folders[-1])
+    for folder, files in zip(folders, plan.runs, strict=True):  # every run's files written before any run
+        for rel, data in files.items():
+            (folder / rel).write_bytes(data)
     made: list[TestRun] = []
     logs: list[bytes] = []
     events: list[str] = []
     try:
-        for n, (folder, files) in enumerate(zip(folders, plan.runs, strict=True)):
-            for rel, data in files.items():
-                (folder / rel).write_bytes(data)
+        for n, folder in enumerate(folders):
             into = tmp / f"run-{n + 1}-out"  # host-only: the test process writes its own private folder
             r = run_tests(folder, test_cmd, targets, out_dir=into, timeout_s=timeout_s, test_timeout_s=test_timeout_s,
                           sandbox=sandbox, env=env, network=network, fresh_home=True, memory_mb=memory_mb)
@@ -418,8 +423,7 @@ def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: S
             logs.append(f"===== homefield: test run {n + 1} of {len(plan.runs)} (canary twins apart: a twin runs "
                         f"under its original's name; outcomes.jsonl names it) =====\n".encode() + log)
             events += _renamed(raw, plan, n)
-            held = [i for i in fail_to_pass if function_id(i) in plan.originals_in(n)
-                    or function_id(i) not in plan.placement]
+            held = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
             if r.timed_out or not _run_completes(r) or not (r.outcomes or r.collection_error) \
                     or any(r.outcomes.get(i) != "passed" for i in held):
                 break
