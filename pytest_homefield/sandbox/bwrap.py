@@ -6,7 +6,11 @@ only: the system (``/usr``, the ``/bin``-style symlinks, and of ``/etc`` only th
 needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``; never ``/opt`` as a whole) and every path of
 ``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
 ``--proc``, ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
-``--unshare-ipc``, ``--unshare-uts``), the network kept (``--share-net`` is the default of not
+``--unshare-ipc``, ``--unshare-uts``) and a user namespace where the kernel allows one
+(``--unshare-user-try``: its own keyrings, nothing a sandbox adds with ``add_key`` reaches the next),
+every capability dropped when homefield runs as root (``--cap-drop ALL``: bubblewrap started by root
+otherwise keeps them all, and a process inside could remount a read-only bind read-write), the
+network kept (``--share-net`` is the default of not
 unsharing it) or removed (``--unshare-net``), ``--die-with-parent``, ``--new-session``, and the
 environment set from scratch (``--clearenv`` then ``--setenv`` per variable). Nothing else of the
 host filesystem exists inside: not the user's repository, not ``.homefield/``, not the pristine
@@ -175,7 +179,11 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     binds += [(p.count("/"), "--bind", p) for p in rw]
     for _, opt, p in sorted(binds, key=lambda b: (b[0], b[2])):
         args += [opt, p, p]
-    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-user-try"]
+    if os.geteuid() == 0:
+        # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
+        # bind read-write and write on the host, and share root's keyring with every other sandbox
+        args += ["--cap-drop", "ALL"]
     if not policy.network:
         args.append("--unshare-net")
     args += ["--die-with-parent", "--new-session", "--chdir", str(policy.cwd), "--clearenv"]

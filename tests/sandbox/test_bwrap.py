@@ -212,6 +212,45 @@ def test_inside_only_what_the_policy_binds(tmp_path: Path) -> None:
     assert set(eval(env)) - {"PWD", "LC_CTYPE"} == {"ONLY"}
 
 
+_KEYS = """
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if sys.argv[1] == "add":  # add_key(2) into the user keyring (@u, -4), which needs no capability
+    print(libc.syscall(248, b"user", b"hf-sandbox-probe", b"x", 1, -4))
+else:  # keyctl(KEYCTL_SEARCH) of it
+    print(libc.syscall(250, 10, -4, b"user", b"hf-sandbox-probe", 0))
+"""
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe uses x86_64 system call numbers")
+def test_no_capability_and_no_keyring_shared_between_sandboxes(tmp_path: Path) -> None:
+    """Started by root, bubblewrap keeps every capability unless told otherwise: a process inside
+    remounted a read-only bind read-write and wrote on the host, and a key it added to root's user
+    keyring was read by the next sandbox (this round's attacker: memory across test runs, attempts and
+    agents). Inside: no capability, the remount refused, and a key added in one sandbox is not found in
+    the next (its own user namespace)."""
+    exe = _bwrap()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "keys.py").write_text(_KEYS)
+    ro = [*python_paths(), tmp_path / "keys.py"]
+
+    def inside(*command: str) -> str:
+        argv = bwrap_argv(list(command), Policy(cwd=ws, rw=[ws], ro=ro), bwrap=exe)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        return proc.stdout + proc.stderr
+
+    status = inside("sh", "-c", "grep CapEff /proc/self/status; mount -o remount,rw,bind /usr && echo REMOUNTED")
+    assert "CapEff:\t0000000000000000" in status and "REMOUNTED" not in status, status
+    added = int(inside(sys.executable, str(tmp_path / "keys.py"), "add").split()[-1])
+    found = int(inside(sys.executable, str(tmp_path / "keys.py"), "search").split()[-1])
+    try:
+        assert added > 0 and found == -1, (added, found)
+    finally:
+        import ctypes
+        ctypes.CDLL(None).syscall(250, 21, added)  # KEYCTL_INVALIDATE, had it reached this keyring
+
+
 def test_test_runs_have_no_network_and_a_read_only_copy(tmp_path: Path) -> None:
     _bwrap()
     work = tmp_path / "w"
