@@ -62,7 +62,7 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
            "CANARIES_FILE", "canary_verdict",
-           "canary_options", "twin_options", "TWIN_LOG", "TWIN_OUTCOMES"]
+           "twin_options", "TWIN_LOG", "TWIN_OUTCOMES"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -310,19 +310,6 @@ def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
                      "that a real fix fails; the test outcomes were forged")
 
 
-def canary_options(task: Task) -> dict[str, Any]:
-    """The :func:`~pytest_homefield.sandbox.canaries.plant_canaries` options that honour what mining
-    checked for ``task``: its ``canary_sentinels`` and ``canary_order``; a task mined before canaries
-    (``canaries`` null) gets sentinels only; one mined at verification version 4 (``canary_order``
-    null: its canaries were checked after the original only, on the first 10 functions) gets every
-    original first and the old limit."""
-    if task.canaries is None:
-        return {"sentinels_only": True}
-    if task.canary_order is None:
-        return {"sentinel_for": task.canary_sentinels, "layout": "after", "limit": LIMIT_V4}
-    return {"sentinel_for": task.canary_sentinels, "order": task.canary_order, "limit": LIMIT}
-
-
 def twin_options(task: Task) -> dict[str, Any]:
     """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
     checked for ``task``: its ``canary_sentinels``; a task mined before canaries (``canaries`` null)
@@ -502,10 +489,10 @@ def grade(
     (``max_test_memory_mb``); a failed run over it says so at the end of the grade's ``error``.
 
     Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
-    leaves them out): contradicted copies of the FAIL_TO_PASS tests are planted in the grading copy
-    with ``canary_seed`` (default: fresh from :mod:`secrets`), as mining checked them
-    (:func:`canary_options`: sentinels for the task's ``canary_sentinels``, its ``canary_order``, and
-    only sentinels for a task mined before canaries). Any canary that passes makes
+    leaves them out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
+    (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from
+    :mod:`secrets`), as mining checked them (:func:`twin_options`: sentinels for the task's
+    ``canary_sentinels``, only sentinels for a task mined before canaries). Any canary that passes makes
     the outcome ``forged`` (scored, never solved), whatever the real tests did; ``canaries.json`` (seed
     and ids) is written into ``out_dir`` only after the test process has ended. A change that is the
     task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an

@@ -460,17 +460,17 @@ def test_an_original_that_failed_does_not_stop_the_runs(task: Task, pristine: Pa
         "tests/test_sub.py::test_sub": [0, 1]}
 
 
-def test_canary_options_honour_what_mining_checked(task: Task) -> None:
-    """Twins (verification version 5) may run before their original unless the task fixes the order;
-    a task mined at version 4 (``canary_order`` null) had its canaries checked after the original only,
-    on its first 10 functions: every original first and that limit. Plain options, no test run."""
-    from pytest_homefield.run.grading import canary_options
+def test_twin_options_honour_what_mining_checked(task: Task) -> None:
+    """A task mined before canaries (``canaries`` null) gets sentinels only; one mined at verification
+    version 4 (``canary_order`` null) had its canaries checked on its first 10 functions only: that
+    limit; later ones the task's ``canary_sentinels`` and the current limit. Plain options, no test run."""
+    from pytest_homefield.run.grading import twin_options
 
-    assert canary_options(dataclasses.replace(task, canaries=None)) == {"sentinels_only": True}
+    assert twin_options(dataclasses.replace(task, canaries=None)) == {"sentinels_only": True}
     v4 = dataclasses.replace(task, canaries=3, canary_sentinels=["a.py::t"], canary_order=None)
-    assert canary_options(v4) == {"sentinel_for": ["a.py::t"], "layout": "after", "limit": 10}
-    v5 = dataclasses.replace(task, canaries=3, canary_sentinels=[], canary_order={"a.py::u": "before"})
-    assert canary_options(v5) == {"sentinel_for": [], "order": {"a.py::u": "before"}, "limit": 24}
+    assert twin_options(v4) == {"sentinel_for": ["a.py::t"], "limit": 10}
+    v7 = dataclasses.replace(task, canaries=3, canary_sentinels=[], canary_order={})
+    assert twin_options(v7) == {"sentinel_for": [], "limit": 24}
 
 
 def test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound(
