@@ -582,7 +582,8 @@ def grade(
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "
                            "it does on the untouched parent with the hidden tests")
-                g.error += f"; {run.over_memory}" if run.over_memory else ""
+                over = next((r.over_memory for r in made if r.over_memory), None)
+                g.error += f"; {over}" if over else ""
                 g.failing_f2p = list(task.FAIL_TO_PASS)
                 return g
             g.outcome = "infra"
@@ -631,8 +632,9 @@ def grade(
         g.error = f"{len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
     else:
         g.outcome = "solved"
-    if run.over_memory and g.outcome != "solved":  # why it failed (max_test_memory_mb)
-        g.error = f"{g.error}; {run.over_memory}"
+    over = next((r.over_memory for r in made if r.over_memory), None)  # any twin run, not only the last
+    if over and g.outcome != "solved":  # why it failed (max_test_memory_mb)
+        g.error = f"{g.error}; {over}"
     return g
 
 
