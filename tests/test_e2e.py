@@ -132,6 +132,16 @@ def test_fail_under_gate(mined: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout
 
 
+def test_a_run_with_an_attack_agent_prints_its_report(mined: Path, tmp_path: Path) -> None:
+    """Only ``verify --attacks`` replaces the report by its table of attacks: a run that names an attack
+    agent itself prints the report as any run does."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    proc = homefield(repo, "run", "--agent", "attack:delete-tests", "--attempts", "1", "--max-tasks", "1", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "not printed" not in proc.stdout
+    assert re.search(r"^homefield report: \S+ · 1 task · 1 agent", proc.stdout, re.M), proc.stdout[-2000:]
+
+
 def test_select_with_k_and_collect_only(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     tid = tasks(repo)[0]["id"]

@@ -38,7 +38,9 @@ def _pair(rep: Report, a: str, b: str) -> ComparisonRow | None:
 
 def _comparison(rep: Report) -> str | None:
     """Who beats whom (see the module docstring); ``None`` without any non-reference agent."""
-    ranked = [a for a in rep.agents.values() if not is_reference_spec(a.spec) and a.pass_at_1 is not None]
+    # a forged agent is not ranked and has no comparison (docs/contracts.md §8)
+    ranked = [a for a in rep.agents.values()
+              if not is_reference_spec(a.spec) and a.pass_at_1 is not None and not a.forged]
     if not ranked:
         return None
     top = ranked[0]

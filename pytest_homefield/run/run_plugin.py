@@ -327,7 +327,8 @@ class RunPlugin(ModePlugin):
             return
         width = tr._tw.fullwidth if hasattr(tr, "_tw") else 100
         attacked = [n for n in report.get("agents", {}) if str(n).startswith("attack-")]
-        if attacked and self.config.get_verbosity() <= 0:  # verify --attacks: its table says it (issue 35)
+        # verify --attacks: its table says it (issue 35); a run with attack agents prints its report
+        if self.settings.attacks and attacked and self.config.get_verbosity() <= 0:
             tr.write_line(f"report of oracle and {plural(len(attacked), 'attack')} not printed "
                           "(homefield verify --attacks -v prints it)")
         else:

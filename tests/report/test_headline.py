@@ -132,3 +132,14 @@ def test_too_few_tasks_to_detect_any_gap_is_said_so(tmp_path: Path) -> None:
     rep = _report(tmp_path / "b", {"alpha": "cmd:./a", "bravo": "cmd:./b"},
                   {"alpha": ["solved", "tests_failed"] * 20, "bravo": ["tests_failed", "solved"] * 20})
     assert re.search(r"; these 40 tasks detect gaps of about [1-9]\d? pp;", headline(Report.from_dict(rep)))
+
+
+def test_a_forged_agent_is_left_out_of_who_beats_whom(tmp_path: Path) -> None:
+    """A forged agent is not ranked and has no comparison (contracts §8): the headline compares the
+    others, instead of saying that the leader and the forger "share no scored task"."""
+    n = 8
+    rep = _report(tmp_path, {"wrong": "cmd:./w", "forger": "cmd:./f"},
+                  {"wrong": ["tests_failed"] * n, "forger": ["forged"] * n})  # as on simonw/llm this round
+    line = headline(Report.from_dict(rep))
+    assert "forger" not in line and "share no scored task" not in line, line
+    assert line.startswith("wrong solves 0% of tasks (95% CI 0–32%); no other agent to compare with"), line
