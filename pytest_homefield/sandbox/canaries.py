@@ -47,7 +47,7 @@ from typing import Any
 from pytest_homefield.sandbox.canary_sites import find_site
 
 __all__ = ["Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "TWINS", "ORDERS", "UNCHECKED", "function_id",
-           "plant_canaries"]
+           "plant_canaries", "read_source"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins (the first in sorted order).
 LIMIT = 24
@@ -224,8 +224,11 @@ class _Edit:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
-def _plant_in_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str],
-                   plan: CanaryPlan, *, forced_how: str | None, twins: int, places: Mapping[str, str | None]) -> None:
+def read_source(file: Path) -> tuple[str, str, ast.Module | None, list[str]]:
+    """A test file's ``(encoding, text, tree, lines)``: its declared encoding (``utf-8`` when it does
+    not parse), its text decoded with it (undecodable bytes replaced), its syntax tree (``None`` when it
+    does not parse) and its lines, each ending with its line break (the last given one). Raises
+    ``OSError`` when the file cannot be read."""
     data = file.read_bytes()
     try:
         with file.open("rb") as fh:
@@ -234,10 +237,16 @@ def _plant_in_file(file: Path, path: str, fids: list[str], rng: random.Random, f
     except (SyntaxError, ValueError, UnicodeDecodeError):
         encoding, tree = "utf-8", None
     text = data.decode(encoding, errors="replace")
-    namer = _Namer(rng, text, tree)
     lines = _LINE.findall(text)
     if lines and not lines[-1].endswith(("\n", "\r")):
         lines[-1] += "\n"
+    return encoding, text, tree, lines
+
+
+def _plant_in_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str],
+                   plan: CanaryPlan, *, forced_how: str | None, twins: int, places: Mapping[str, str | None]) -> None:
+    encoding, text, tree, lines = read_source(file)
+    namer = _Namer(rng, text, tree)
     edits: dict[int, _Edit] = {}
     tail: list[str] = []
     canaries: list[Canary] = []

@@ -29,14 +29,12 @@ from __future__ import annotations
 
 import ast
 import random
-import tokenize
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.canaries import (
-    _LINE,
     LIMIT,
     UNCHECKED,
     Canary,
@@ -50,6 +48,7 @@ from pytest_homefield.sandbox.canaries import (
     _sentinel_def,
     _sentinel_module,
     function_id,
+    read_source,
 )
 from pytest_homefield.sandbox.canary_sites import expected_values, find_site
 
@@ -157,19 +156,9 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
 
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int) -> None:
-    data = file.read_bytes()
-    try:
-        with file.open("rb") as fh:
-            encoding = tokenize.detect_encoding(fh.readline)[0]
-        tree: ast.Module | None = ast.parse(data)
-    except (SyntaxError, ValueError, UnicodeDecodeError):
-        encoding, tree = "utf-8", None
-    text = data.decode(encoding, errors="replace")
+    encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
-    lines = _LINE.findall(text)
-    if lines and not lines[-1].endswith(("\n", "\r")):
-        lines[-1] += "\n"
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
