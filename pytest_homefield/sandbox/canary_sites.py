@@ -116,6 +116,19 @@ def _bound(expr: ast.expr, bound: dict[str, ast.expr], func: ast.FunctionDef | a
     return _parametrized(expr.id, func, k, rng)
 
 
+def _with_column(rows: ast.List | ast.Tuple, at: int, width: int, values: Sequence[Any]) -> str:
+    """The source of ``rows`` (a ``parametrize`` argument of ``width`` names) with column ``at`` of row
+    ``i`` set to ``values[i]`` (each written as its ``repr``); ``rows`` itself is left as it is."""
+    new = copy.deepcopy(rows)
+    for i, row in enumerate(new.elts):
+        cell = ast.parse(repr(values[i]), mode="eval").body
+        if width == 1:
+            new.elts[i] = cell
+        else:
+            row.elts[at] = cell  # type: ignore[attr-defined]
+    return ast.unparse(new)
+
+
 def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random) -> Site | None:
     """``@pytest.mark.parametrize("a,b,c", [(3, 1, 2), …])`` with ``name`` among the argnames: every
     row's value of ``name`` (a literal) gets its alternatives, twin ``j`` taking the ``j``-th of each."""
@@ -145,15 +158,9 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
         excusable: list[bool] = []
         if shuffled:  # the column's own values, each row given another row's: real outputs, other inputs
             for perm in shuffled:
-                new = copy.deepcopy(rows)
-                for i, row in enumerate(new.elts):
-                    cell = ast.parse(repr(values[perm[i]]), mode="eval").body
-                    if len(names) == 1:
-                        new.elts[i] = cell
-                    else:
-                        row.elts[at] = cell  # type: ignore[attr-defined]
-                twins.append((ast.unparse(new), f"expected {name} of each parameter set -> another set's "
-                                                f"({', '.join(_short(values[j]) for j in perm)})"[:120]))
+                twins.append((_with_column(rows, at, len(names), [values[j] for j in perm]),
+                              f"expected {name} of each parameter set -> another set's "
+                              f"({', '.join(_short(values[j]) for j in perm)})"[:120]))
                 excusable.append(all(is_small(values[j]) for j in perm))
             if len(twins) == k:
                 return Site(rows, ast.unparse(rows), twins, True, excusable=excusable)
@@ -163,15 +170,9 @@ def _parametrized(name: str, func: ast.FunctionDef | ast.AsyncFunctionDef, k: in
         if not n:
             return Site(rows, ast.unparse(rows), twins, True, excusable=excusable) if twins else None
         for j in range(n):
-            new = copy.deepcopy(rows)
-            for i, row in enumerate(new.elts):
-                cell = ast.parse(repr(alts[i][j]), mode="eval").body
-                if len(names) == 1:
-                    new.elts[i] = cell
-                else:
-                    row.elts[at] = cell  # type: ignore[attr-defined]
-            twins.append((ast.unparse(new), f"expected {name} of each parameter set -> "
-                                             f"{', '.join(_short(a[j]) for a in alts)}"[:120]))
+            twins.append((_with_column(rows, at, len(names), [a[j] for a in alts]),
+                          f"expected {name} of each parameter set -> "
+                          f"{', '.join(_short(a[j]) for a in alts)}"[:120]))
             excusable.append(True)
         return Site(rows, ast.unparse(rows), twins, True, excusable=excusable)
     return None
