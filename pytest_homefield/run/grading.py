@@ -393,6 +393,7 @@ def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: S
     for folder, files in zip(folders, plan.runs, strict=True):  # every run's files written before any run
         for rel, data in files.items():
             (folder / rel).write_bytes(data)
+    ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
     events: list[str] = []
@@ -410,9 +411,8 @@ def _apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: S
             logs.append(f"===== homefield: test run {n + 1} of {len(plan.runs)} (canary twins apart: a twin runs "
                         f"under its original's name; outcomes.jsonl names it) =====\n".encode() + log)
             events += _renamed(raw, plan, n)
-            held = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
             if r.timed_out or not _run_completes(r) or not (r.outcomes or r.collection_error) \
-                    or any(r.outcomes.get(i) != "passed" for i in held):
+                    or any(r.outcomes.get(i) != "passed" for i in ungrouped):
                 break
     finally:
         for folder in folders:
