@@ -67,24 +67,6 @@ def test_golden_json(report: dict[str, Any]) -> None:
     check_golden("report-run-a.json", text)
 
 
-def test_json_writer_gives_json_dumps_bytes() -> None:
-    """Issue 35: report.json comes from a small indent-2 writer; its text is json.dumps' to the byte
-    (escapes, -0.0, big ints, tuples, empty containers, mixed lists), a NaN is refused as json.dumps
-    refuses it, and a key that is not a string goes to json.dumps itself."""
-    from pytest_homefield.report.formats import _indented, _NotPlain
-
-    doc = {"s": "é\n\"\u2028\x00\ud800", "n": [1, -0.0, 1e300, 10**30, True, None, "x", 2.5], "e": [[], {}],
-           "t": (1, (2, "3")), "d": {"a": {"b": [{"c": []}]}}, "f": [0.1, 0.2]}
-    out: list[str] = []
-    _indented(doc, out, "\n")
-    assert "".join(out) == json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False)
-    for bad in ({"x": float("nan")}, {"x": [1.0, float("-inf")]}):
-        with pytest.raises(ValueError, match="not JSON compliant"):
-            _indented(bad, [], "\n")
-    with pytest.raises(_NotPlain):  # render_json then writes it with json.dumps
-        _indented({1: "a"}, [], "\n")
-
-
 def test_golden_text(report: dict[str, Any]) -> None:
     check_golden("report-run-a.txt", render_text_plain(report, width=100, verbose=True))
 
