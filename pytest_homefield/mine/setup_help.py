@@ -1,19 +1,21 @@
 """How to install what the tests miss (issue 35 item 6): the command that installs the repository's
 test dependencies into the test command's Python, named from its ``pyproject.toml`` (the extra as it
-is spelled there: ``tests``, not ``test``; or a dependency group, which needs pip ≥ 25.1)."""
+is spelled there: ``tests``, not ``test``; or a dependency group, which needs pip ≥ 25.1). A missing
+module that extra or group does not declare (an older commit needed it: ``six`` for a candidate of
+2015) is named for a ``pip install`` of its own, since installing the extra would not bring it."""
 
 from __future__ import annotations
 
 import re
 import shlex
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 import tomllib
 
-__all__ = ["install_hint", "extra_of", "group_of", "pip_version", "PIP_GROUP_MIN"]
+__all__ = ["install_hint", "extra_of", "group_of", "declared_names", "pip_version", "PIP_GROUP_MIN"]
 
 #: The first pip with ``pip install --group`` (PEP 735 dependency groups): 25.1.
 PIP_GROUP_MIN = (25, 1)
@@ -47,6 +49,27 @@ def group_of(root: Path) -> str | None:
     return _first(_pyproject(root).get("dependency-groups"))
 
 
+def _normal(name: str) -> str:
+    """A distribution or module name normalised as PEP 503 does (``Py_YAML`` → ``py-yaml``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def declared_names(root: Path) -> frozenset[str]:
+    """The normalised distribution names the test extra and dependency group of ``root/pyproject.toml``
+    require (``["pytest>=8", "six; python_version<'3'"]`` → ``{"pytest", "six"}``); an included group
+    (``{include-group = …}``) is left out. Empty when it declares neither."""
+    data = _pyproject(root)
+    project = data.get("project")
+    extras = project.get("optional-dependencies") if isinstance(project, dict) else None
+    groups = data.get("dependency-groups")
+    specs: list[Any] = []
+    for table, name in ((extras, extra_of(root)), (groups, group_of(root))):
+        if isinstance(table, Mapping) and name is not None and isinstance(table.get(name), list):
+            specs += table[name]
+    return frozenset(_normal(m.group(0).strip()) for s in specs if isinstance(s, str)
+                     for m in [re.match(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*", s)] if m)
+
+
 def pip_version(python: str) -> tuple[int, int] | None:
     """``(major, minor)`` of ``python -m pip``, ``None`` when it has none or cannot be asked (20 s)."""
     try:
@@ -57,23 +80,33 @@ def pip_version(python: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def install_hint(root: Path, python: str | None) -> str | None:
+def install_hint(root: Path, python: str | None, missing: Collection[str] = ()) -> str | None:
     """``"e.g. /venv/bin/python -m pip install -e '.[tests]'"``: how to install the repository's test
     dependencies into ``python``, from its extra (preferred) or dependency group; a group's command says
-    when that pip is older than 25.1 (no ``--group`` option there). ``None`` when ``pyproject.toml`` names
-    neither or ``python`` is unknown."""
+    when that pip is older than 25.1 (no ``--group`` option there). ``missing``: the modules the tests
+    lacked (``"yaml"``, ``"six.moves"``); the top-level names none of the extra's or group's
+    requirements carries (:func:`declared_names`; ``yaml`` is carried by ``pyyaml``) are added with a
+    ``python -m pip install`` of their own. ``None`` when ``python`` is unknown, or when
+    ``pyproject.toml`` names neither and no module is left to name."""
     if python is None:
         return None
     py = shlex.quote(python)
-    extra = extra_of(root)
+    hint = None
+    extra, group = extra_of(root), group_of(root)
     if extra is not None:
-        return f"e.g. {py} -m pip install -e {shlex.quote(f'.[{extra}]')} (the extra is {extra!r})"
-    group = group_of(root)
-    if group is None:
-        return None
-    hint = f"e.g. {py} -m pip install --group {group}"
-    version = pip_version(python)
-    if version is not None and version < PIP_GROUP_MIN:
-        hint += (f" (--group needs pip ≥ 25.1, that Python has pip {version[0]}.{version[1]}: "
-                 f"{py} -m pip install -U pip first)")
-    return hint
+        hint = f"e.g. {py} -m pip install -e {shlex.quote(f'.[{extra}]')} (the extra is {extra!r})"
+    elif group is not None:
+        hint = f"e.g. {py} -m pip install --group {group}"
+        version = pip_version(python)
+        if version is not None and version < PIP_GROUP_MIN:
+            hint += (f" (--group needs pip ≥ 25.1, that Python has pip {version[0]}.{version[1]}: "
+                     f"{py} -m pip install -U pip first)")
+    carried = [d.replace("-", "") for d in declared_names(root)]
+    alone = sorted({top for m in missing for top in [m.split(".", 1)[0]]
+                    if not any(_normal(top).replace("-", "") in d for d in carried)})
+    if not alone:
+        return hint
+    names = " ".join(shlex.quote(m) for m in alone)
+    direct = (f"{py} -m pip install {names} (named by no requirement of today's test dependencies, "
+              "perhaps needed by older commits only; a PyPI name can differ from the module's)")
+    return f"{hint}; and {direct}" if hint else f"e.g. {direct}"

@@ -65,3 +65,17 @@ def test_an_empty_since_window_names_the_newest_commit_date(tmp_path: Path) -> N
     assert format_scan(result).endswith("0 candidates from 0 commits; the newest commit was authored on "
                                         "2024-01-01, before --since (give an earlier date)")
     assert scan(repo.path, ScanOptions(since="2020-01-01")).newest_authored is None
+
+
+def test_a_module_no_test_dependency_names_gets_its_own_install(tmp_path: Path) -> None:
+    """pallets/itsdangerous: ``six`` was missing for one candidate of 2015; today's ``tests`` extra does
+    not require it, so installing the extra (the only hint before) would not have helped."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[project.optional-dependencies]\n'
+                                             'tests = ["pytest>=8", " PyYAML; python_version>\'3\'"]\n')
+    extra = "e.g. /v/bin/python -m pip install -e '.[tests]' (the extra is 'tests')"
+    assert install_hint(tmp_path, "/v/bin/python", ["yaml"]) == extra  # carried by PyYAML
+    hint = install_hint(tmp_path, "/v/bin/python", ["six.moves", "yaml", "zope.interface"])
+    assert hint is not None and hint.startswith(extra + "; and /v/bin/python -m pip install six zope (named by no ")
+    alone = install_hint(tmp_path / "none", "/v/bin/python", ["six"])
+    assert alone is not None and alone.startswith("e.g. /v/bin/python -m pip install six (named by no requirement")
+    assert install_hint(tmp_path / "none", "/v/bin/python", []) is None
