@@ -17,7 +17,8 @@ only: one that fails later is caught when the oracle is graded (docs/contracts.m
 
 Parent runs are bounded by the commit's time (verification version 6): parent run 1 gets at most
 :data:`PARENT_PROBE_S`; when it is cut there, commit run 1 is timed and the bound is
-:data:`PARENT_FACTOR` × its seconds, at least :data:`PARENT_FLOOR_S` (parent run 1 is made again
+:data:`~pytest_homefield.sandbox.limits.HANG_FACTOR` × its seconds, at least
+:data:`~pytest_homefield.sandbox.limits.HANG_FLOOR_S` (parent run 1 is made again
 under that bound when the probe was shorter). Parent runs 2…N get the bound at once. A parent run
 stopped at the bound did not fail to run: the commit's tests finish, the parent's do not, so it is
 the bug the commit fixes (a hang). Such a run (:func:`_cut_short`) observes only the ids it reported
@@ -45,7 +46,7 @@ from pathlib import Path
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
-from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
@@ -89,10 +90,6 @@ __all__ = [
 VERIFY_VERSION = 7
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
-#: Parent runs are bounded by this many times commit run 1's seconds …
-PARENT_FACTOR = 5.0
-#: … but never below this many seconds (and never above the run timeout).
-PARENT_FLOOR_S = 30.0
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
 #: more than the run timeout); cut there, commit run 1 is timed and the bound decides.
 PARENT_PROBE_S = 60.0
@@ -251,7 +248,8 @@ def unreached(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) ->
 
 
 def _cut_short(run: TestRun) -> TestRun:
-    """A parent run stopped at its bound (:data:`PARENT_FACTOR`), as a run that observed only what it
+    """A parent run stopped at its bound (:func:`~pytest_homefield.sandbox.limits.hang_bound_s`), as a run
+    that observed only what it
     reported: its reported outcomes stand (the test in progress when it was killed reported ``error``
     if its setup had passed), the ids it never reached are not observed (``selected`` is the ids
     it reported, intersected with its own selection), and it is not a timeout. A run that never
@@ -436,7 +434,7 @@ def verify_candidate(
     sandbox: str = "none",
     network: TestNetwork | None = None,
     deadline: float | None = None,
-    parent_floor_s: float = PARENT_FLOOR_S,
+    parent_floor_s: float = HANG_FLOOR_S,
     parent_probe_s: float = PARENT_PROBE_S,
 ) -> Verification:
     """Verify that the commit's tests go red→green, stably.
@@ -466,7 +464,8 @@ def verify_candidate(
 
     Parent runs are bounded by the commit's time (the module docstring): parent run 1 by
     ``parent_probe_s`` until commit run 1 has been timed, then every parent run by
-    :data:`PARENT_FACTOR` × commit run 1's seconds, at least ``parent_floor_s`` (s; both capped by
+    :func:`~pytest_homefield.sandbox.limits.hang_bound_s` of commit run 1's seconds, at least
+    ``parent_floor_s`` (s; both capped by
     ``run_timeout_s``). ``deadline``: a wall-clock time (``time.time()``, s) no setup or test run
     outlives (``--time-budget``).
 
@@ -570,7 +569,7 @@ def verify_candidate(
         unclassified: list[TestRun] = []  # parent run 1 cut at the probe and not classified: time and runs count
 
         def parent_bound_s() -> float:
-            """Seconds for a parent run: :data:`PARENT_FACTOR` × commit run 1's, at least
+            """Seconds for a parent run: :data:`~pytest_homefield.sandbox.limits.HANG_FACTOR` × commit run 1's, at least
             ``parent_floor_s``, once commit run 1 finished; ``parent_probe_s`` before; never above the
             run timeout. A parent that hangs where the commit's tests finish (the bug the commit fixes
             may be a hang) does not hold a worker for the whole run timeout."""
@@ -578,13 +577,13 @@ def verify_candidate(
                 return min(run_timeout_s, parent_probe_s)
             if commit_runs[0].timed_out:
                 return run_timeout_s
-            return min(run_timeout_s, max(parent_floor_s, PARENT_FACTOR * commit_runs[0].wall_s))
+            return hang_bound_s(commit_runs[0].wall_s, run_timeout_s, floor_s=parent_floor_s)
 
         def note_bounded(r: TestRun, k: int, bound: float) -> TestRun:
             """A parent run stopped at the commit's bound: noted for the detail, and :func:`_cut_short`."""
             limit = parent_bound_s()
             past = f", past the bound of {limit:.0f} s" if round(limit) < round(bound) else ""
-            bounded.append(f"parent run {k} stopped at {bound:.0f} s{past} ({PARENT_FACTOR:g}× commit run 1's "
+            bounded.append(f"parent run {k} stopped at {bound:.0f} s{past} ({HANG_FACTOR:g}× commit run 1's "
                            f"{commit_runs[0].wall_s:.1f} s, at least {parent_floor_s:g} s)")
             return _cut_short(r)
 

@@ -15,12 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_homefield.records import Task
+from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, hang_bound_s
 
-__all__ = ["HANG_FACTOR", "HANG_FLOOR_S", "GradeBound", "grading_bound"]
-
-#: The mining bound's factor and floor (``PARENT_FACTOR``, ``PARENT_FLOOR_S`` of mine/redgreen.py).
-HANG_FACTOR = 5.0
-HANG_FLOOR_S = 30.0
+__all__ = ["GradeBound", "grading_bound"]
 
 
 @dataclass(frozen=True)
@@ -34,14 +31,14 @@ class GradeBound:
 
 def grading_bound(task: Task, run_timeout_s: float) -> GradeBound:
     """The bound of ``task``'s grading runs (s): ``run_timeout_s``, or for a task whose parent hangs
-    (``verify.parent_bound``, with ``verify.commit_s`` > 0) ``min(run_timeout_s, max(HANG_FLOOR_S,
-    HANG_FACTOR × commit_s))``."""
+    (``verify.parent_bound``, with ``verify.commit_s`` > 0)
+    :func:`~pytest_homefield.sandbox.limits.hang_bound_s` of ``commit_s``, mining's rule."""
     plain = GradeBound(run_timeout_s, f"{run_timeout_s:g} s")
     verify = task.verify if isinstance(task.verify, dict) else {}
     commit_s = verify.get("commit_s")
     if not verify.get("parent_bound") or not isinstance(commit_s, int | float) or commit_s <= 0:
         return plain
-    seconds = min(run_timeout_s, max(HANG_FLOOR_S, HANG_FACTOR * float(commit_s)))
+    seconds = hang_bound_s(float(commit_s), run_timeout_s, floor_s=HANG_FLOOR_S)
     if seconds >= run_timeout_s:
         return plain
     return GradeBound(seconds, f"the task's bound of {seconds:.0f} s ({HANG_FACTOR:g}× the {commit_s:.1f} s of "

@@ -33,9 +33,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
-           "TEST_MEMORY_MB", "memory_cap_note"]
+           "TEST_MEMORY_MB", "memory_cap_note", "HANG_FACTOR", "HANG_FLOOR_S", "hang_bound_s"]
 
 MIB = 1 << 20
+
+#: A run that hangs where a measured one did not is stopped at this many times the measured run's
+#: seconds (mining's parent runs after commit run 1, grading's runs of a task whose parent hangs).
+HANG_FACTOR = 5.0
+#: … and never before this many seconds (s): a fast commit run says little about a slow machine.
+HANG_FLOOR_S = 30.0
+
+
+def hang_bound_s(measured_s: float, timeout_s: float, *, floor_s: float = HANG_FLOOR_S) -> float:
+    """``min(timeout_s, max(floor_s, HANG_FACTOR × measured_s))`` (all s): how long a run may take when a
+    run of the same tests took ``measured_s`` (mining's parent runs, grading a hanging parent's task)."""
+    return min(timeout_s, max(floor_s, HANG_FACTOR * measured_s))
+
 
 #: MiB of address space per test process (``max_test_memory_mb``; ``RLIMIT_AS`` through the reaper).
 TEST_MEMORY_MB = 4096.0
