@@ -248,13 +248,12 @@ def unreached(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]) ->
 
 
 def _cut_short(run: TestRun) -> TestRun:
-    """A parent run stopped at its bound (:func:`~pytest_homefield.sandbox.limits.hang_bound_s`), as a run
-    that observed only what it
-    reported: its reported outcomes stand (the test in progress when it was killed reported ``error``
-    if its setup had passed), the ids it never reached are not observed (``selected`` is the ids
-    it reported, intersected with its own selection), and it is not a timeout. A run that never
-    finished collecting (no test reported, none collected: a hang at import) counts as a collection
-    error: its absent ids fail, as they do when a module cannot be imported."""
+    """A parent run stopped at its bound (:func:`~pytest_homefield.sandbox.limits.hang_bound_s`), as a run that
+    observed only what it reported: its reported outcomes stand (the test in progress when it was killed reported
+    ``error`` if its setup had passed), the ids it never reached are not observed (``selected`` is the ids it
+    reported, intersected with its own selection), and it is not a timeout. A run that never finished collecting (no
+    test reported, none collected: a hang at import) counts as a collection error: its absent ids fail, as they do
+    when a module cannot be imported."""
     if not run.outcomes and not run.collected:
         return dataclasses.replace(run, timed_out=False, collection_error=True, error=None)
     seen = frozenset(run.outcomes) if run.selected is None else run.selected & frozenset(run.outcomes)
@@ -465,9 +464,8 @@ def verify_candidate(
     Parent runs are bounded by the commit's time (the module docstring): parent run 1 by
     ``parent_probe_s`` until commit run 1 has been timed, then every parent run by
     :func:`~pytest_homefield.sandbox.limits.hang_bound_s` of commit run 1's seconds, at least
-    ``parent_floor_s`` (s; both capped by
-    ``run_timeout_s``). ``deadline``: a wall-clock time (``time.time()``, s) no setup or test run
-    outlives (``--time-budget``).
+    ``parent_floor_s`` (s; both capped by ``run_timeout_s``). ``deadline``: a wall-clock time
+    (``time.time()``, s) no setup or test run outlives (``--time-budget``).
 
     Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo``,
     ``ValueError`` for an unparseable ``test_cmd`` and :class:`DeadlineReached` when ``deadline``
