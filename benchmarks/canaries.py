@@ -5,24 +5,28 @@ Run on demand (not a test)::
     python benchmarks/canaries.py --runs 7
     python benchmarks/canaries.py --runs 3 --repo /tmp/more-itertools --task da37f9de442b
 
-On the tiny task of ``tests/helpers/attack_repo.py`` it grades the reference fix (``grade`` on a
+On the tiny task of ``tests/helpers/attack_repo.py`` it grades a correct fix (``grade`` on a
 workspace holding it, ``--sandbox none`` so the sandbox's start-up is not in the figures),
 alternately with canaries (the default) and without (``canaries=False``), after one warm-up of each,
 and prints for each the median CPU seconds (this process plus its children: the test command) and
 wall seconds per grading, and the median of the per-run CPU ratios with/without. It also times the
-planting alone (``plant_canaries``: parse, find the site, write the twins) in milliseconds. With ``--repo`` and
-``--task`` it grades that mined task's reference fix (from ``<repo>/.homefield/tasks.jsonl``)
-instead. The canaries are ``k`` twins (3) of each FAIL_TO_PASS test run in the same test process, so
-their cost is up to ``k`` times those tests' own run time; on a task whose tests are cheap it is the
-interpreter's work of collecting a few more items. Measured (2 shared cores, issue 30 round 4): the
-tiny fixture task 0.389 vs 0.373 s CPU per grading (median ratio 1.04), planting 2.0 ms; the demo's
-CLI task (10 FAIL_TO_PASS ids, 13 canaries, tests that start ``python -m textkit``) 0.628 vs 0.422 s
-(ratio 1.29), planting 2.7 ms.
+planning alone (``plan_twins``: parse, find the sites, write each run's files) in milliseconds. With
+``--repo`` and ``--task`` it grades that mined task's reference fix (from
+``<repo>/.homefield/tasks.jsonl``) with a comment added to its first changed file: a change byte for
+byte the reference fix gets no twin runs (contracts §7), so the comment makes it the change of an
+agent that fixed the task. The twins run apart (:mod:`pytest_homefield.sandbox.twin_runs`): a
+grading with canaries is two runs of the whole hidden test files instead of one, so their cost is
+about one more run of the hidden tests, plus a fresh copy of the grading tree. Measured (2 shared cores,
+load ~2, issue 30 round 7): the tiny fixture task 0.897 vs 0.426 s CPU per grading (median ratio 2.20),
+planning 1.3 ms; the demo's CLI task ``d0301d4d01eb`` (10 FAIL_TO_PASS ids, tests that start
+``python -m textkit``) 0.752 vs 0.345 s (ratio 2.18), its ``wrap()`` task ``71254d078326`` 0.616 vs
+0.399 s (ratio 1.72); planning 0.9–1.2 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import resource
 import shutil
 import statistics
@@ -37,8 +41,8 @@ from helpers.attack_repo import GOOD_CALC, build, task_for  # noqa: E402
 
 from pytest_homefield.records import load_tasks  # noqa: E402
 from pytest_homefield.run.grading import grade  # noqa: E402
-from pytest_homefield.sandbox.canaries import plant_canaries  # noqa: E402
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot  # noqa: E402
+from pytest_homefield.sandbox.twin_runs import plan_twins  # noqa: E402
 
 
 def _cpu() -> float:
@@ -73,21 +77,26 @@ def main() -> int:
         workspace = copy_tree(pristine, root / "work")
         if args.repo:
             apply_patch(workspace, task.gold_patch)
+            first = re.search(r"^diff --git a/(\S+) ", task.gold_patch, re.M)
+            assert first, "the task's reference fix names no file"
+            with open(workspace / first.group(1), "a", encoding="utf-8") as fh:
+                fh.write("\n# not byte for byte the reference fix\n")
         else:
-            (workspace / "src" / "calc" / "__init__.py").write_text(GOOD_CALC)
+            (workspace / "src" / "calc" / "__init__.py").write_text(GOOD_CALC + "\n# not the reference fix\n")
         figures: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
         for k in range(args.runs + 1):
             for on in (True, False):
                 got = _grade(task, pristine, workspace, root / f"out-{k}-{on}", on)
                 if k:  # the first of each is the warm-up
                     figures[on].append(got)
-        plant_ms = []
+        plan_ms = []
         for k in range(20):
             copy = copy_tree(pristine, root / f"plant-{k}")
             apply_patch(copy, task.test_patch)
             t0 = time.perf_counter()
-            plant_canaries(copy, task.FAIL_TO_PASS, seed=k)
-            plant_ms.append(1000 * (time.perf_counter() - t0))
+            plan = plan_twins(copy, task.FAIL_TO_PASS, seed=k)
+            plan_ms.append(1000 * (time.perf_counter() - t0))
+            assert plan.placement, "no twin was planned"
     ratios = [a[0] / b[0] for a, b in zip(figures[True], figures[False], strict=True)]
     for on in (True, False):
         cpu = statistics.median(c for c, _ in figures[on])
@@ -96,7 +105,7 @@ def main() -> int:
               f"(median of {args.runs})")
     print(f"CPU ratio with/without: median {statistics.median(ratios):.3f} "
           f"(min {min(ratios):.3f}, max {max(ratios):.3f})")
-    print(f"planting alone: median {statistics.median(plant_ms):.2f} ms")
+    print(f"planning alone: median {statistics.median(plan_ms):.2f} ms")
     return 0
 
 
