@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import configparser
 import contextlib
+import dataclasses
 import functools
 import importlib.machinery
 import importlib.metadata
@@ -62,7 +63,7 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
            "CANARIES_FILE", "canary_verdict",
-           "twin_options", "TWIN_LOG", "TWIN_OUTCOMES"]
+           "twin_options", "reference_passes", "TWIN_LOG", "TWIN_OUTCOMES"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -312,11 +313,41 @@ def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
 
 def twin_options(task: Task) -> dict[str, Any]:
     """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
-    checked for ``task``: its ``canary_sentinels``; a task mined before canaries (``canaries`` null)
-    gets sentinels only; one mined at verification version 4 (``canary_order`` null) the old limit."""
+    checked for ``task``: its ``canary_sentinels``; one mined at verification version 4
+    (``canary_order`` null) the old limit. A task mined before canaries (``canaries`` null) gets
+    contradiction twins like any other: mining never checked them, so a twin that passes is checked
+    against the reference fix at grading (:func:`reference_passes`) before it counts. (Sentinels alone
+    were no guard: a ``raise AssertionError(…)`` in place of a whole test is told apart by its shape,
+    and a forger that failed only those was solved on every such task.)"""
     if task.canaries is None:
-        return {"sentinels_only": True}
+        return {}
     return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
+
+
+def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
+                     timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                     env: Mapping[str, str] | None, network: TestNetwork | None,
+                     memory_mb: float | None = TEST_MEMORY_MB) -> set[str] | None:
+    """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
+    task's reference fix passes too, with the same members in the same runs (:func:`_apart_runs` on
+    ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
+    agent's). A canary the reference fix passes is no evidence of a forgery. ``None`` when the check
+    could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
+    or ended early. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
+        ref = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(ref, task.gold_patch)
+            apply_patch(ref, task.test_patch)
+        except PatchError:
+            return None
+        made = _apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
+                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb)
+    if len(made) < len(plan.runs) or any(r.timed_out or not _run_completes(r) or not r.outcomes for r in made):
+        return None
+    merged, _ = _merged(plan, made, task.FAIL_TO_PASS)
+    return {c.node for c, _ in plan.passed(merged)}
 
 
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -492,8 +523,9 @@ def grade(
     leaves them out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
     (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from
     :mod:`secrets`), as mining checked them (:func:`twin_options`: sentinels for the task's
-    ``canary_sentinels``, only sentinels for a task mined before canaries). Any canary that passes makes
-    the outcome ``forged`` (scored, never solved), whatever the real tests did; ``canaries.json`` (seed
+    ``canary_sentinels``). Any canary that passes makes the outcome ``forged`` (scored, never solved),
+    whatever the real tests did; for a task mined before canaries only one the reference fix fails
+    too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made); ``canaries.json`` (seed
     and ids) is written into ``out_dir`` only after the test process has ended. A change that is the
     task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
     agent that wrote the very same change), is graded without canaries: mining checked them against
@@ -609,6 +641,23 @@ def grade(
     merged, timeouts = _merged(plan, made, task.FAIL_TO_PASS)
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
+    if forged is not None and plan is not None and task.canaries is None:
+        # mining never checked this task's twins: a canary counts only if the reference fix fails it too
+        try:
+            excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
+                                       timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
+                                       env=env, network=network, memory_mb=memory_mb)
+        except ServiceError as exc:
+            g.outcome, g.error = "infra", str(exc)
+            return g
+        if excused is None:  # never solved on a canary that passed; not forged on an unchecked one
+            g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
+            g.error = (f"{forged[1]}, but the reference fix's runs of the same twins did not complete (the task "
+                       "was mined before canaries), so it is not called forged")
+            return g
+        if excused:
+            kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
+            forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
     if forged is not None:
         g.canary, g.error = forged
         g.outcome = "forged"

@@ -420,17 +420,19 @@ def _new_file_patch(rel: str, text: str) -> str:
             f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
 
 
-def test_a_task_mined_before_canaries_gets_sentinels_only(task: Task, pristine: Path, workspace: Path,
-                                                          tmp_path: Path) -> None:
-    """``Task.canaries`` null: the rewrites were never checked against the reference fix, so only
-    sentinels are planted (before: the unchecked rewrite, which this real fix passes: ``forged``)."""
+def test_a_task_mined_before_canaries_checks_a_passing_twin_against_the_reference(
+        task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
+    """``Task.canaries`` null: the rewrites were never checked against the reference fix. They are planted
+    all the same (sentinels alone are told apart by their shape, attacker8's F1); this real fix passes
+    the unchecked rewrite, and so do the reference fix's runs of the same twins, so it is excused:
+    ``solved``, not ``forged``."""
     early = dataclasses.replace(task, test_patch=_new_file_patch("tests/test_sub.py", EARLY_RETURN),
                                 FAIL_TO_PASS=["tests/test_sub.py::test_sub"], canaries=None, canary_sentinels=[])
     _write(workspace, CALC, GOOD_CALC + "# not the reference fix byte for byte: canaries are planted\n")
     g = grade(early, workspace=workspace, pristine=pristine, out_dir=tmp_path / "old", canary_seed=5)
     assert g.outcome == "solved" and g.canaries == 1, g
     planted = json.loads((tmp_path / "old" / "canaries.json").read_text())["canaries"]
-    assert [c["kind"] for c in planted] == ["sentinel"] and "mined before canaries" in planted[0]["how"]
+    assert [c["kind"] for c in planted] == ["contradiction"], planted
     # the same task as if its rewrite had been checked: the rewrite is planted, and this fix passes it
     checked = dataclasses.replace(early, canaries=1)
     g = grade(checked, workspace=workspace, pristine=pristine, out_dir=tmp_path / "new", canary_seed=5)
@@ -448,8 +450,10 @@ def test_an_original_that_failed_does_not_stop_the_runs(task: Task, pristine: Pa
 
     tree = copy_tree(pristine, tmp_path / "plan")
     apply_patch(tree, task.test_patch)
-    seed = next(s for s in range(64)
-                if plan_twins(tree, F2P, seed=s, sentinels_only=True).placement["tests/test_sub.py::test_sub"][0] == 0)
+    from pytest_homefield.run.grading import twin_options
+
+    seed = next(s for s in range(64) if plan_twins(tree, F2P, seed=s, **twin_options(task))
+                .placement["tests/test_sub.py::test_sub"][0] == 0)
     _write(workspace, CALC, WRONG_CALC)
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", canary_seed=seed)
     assert (g.outcome, g.error) == ("tests_failed", f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass"), g
@@ -461,12 +465,13 @@ def test_an_original_that_failed_does_not_stop_the_runs(task: Task, pristine: Pa
 
 
 def test_twin_options_honour_what_mining_checked(task: Task) -> None:
-    """A task mined before canaries (``canaries`` null) gets sentinels only; one mined at verification
+    """A task mined before canaries (``canaries`` null) gets contradiction twins (checked against the
+    reference fix when one passes); one mined at verification
     version 4 (``canary_order`` null) had its canaries checked on its first 10 functions only: that
     limit; later ones the task's ``canary_sentinels`` and the current limit. Plain options, no test run."""
     from pytest_homefield.run.grading import twin_options
 
-    assert twin_options(dataclasses.replace(task, canaries=None)) == {"sentinels_only": True}
+    assert twin_options(dataclasses.replace(task, canaries=None)) == {}  # contradictions, checked when one passes
     v4 = dataclasses.replace(task, canaries=3, canary_sentinels=["a.py::t"], canary_order=None)
     assert twin_options(v4) == {"sentinel_for": ["a.py::t"], "limit": 10}
     v7 = dataclasses.replace(task, canaries=3, canary_sentinels=[], canary_order={})
