@@ -53,6 +53,8 @@ from pytest_homefield.sandbox.limits import (
     DiskWatch,
     WriteLimits,
     check_folders,
+    filled_by,
+    free_bytes,
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.proxy import FilteringProxy
@@ -408,6 +410,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None)
     baseline = Baseline.measure(folders, spec.limits)
     watch = DiskWatch(folders, spec.limits, baseline)
+    free_before = free_bytes(art)
     ctx = AgentContext(
         workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
         artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
@@ -432,8 +435,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
         ar = replace(ar, outcome="agent_error", error=fault)
     elif ar.outcome is None and _out_of_space(art):
-        ar = AgentResult(outcome="infra", exit_code=ar.exit_code,
-                         error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
+        filled = filled_by(folders, baseline, free_before, free_bytes(art))  # the agent's doing: scored
+        ar = AgentResult(outcome="agent_error", exit_code=ar.exit_code, error=filled) if filled else \
+            AgentResult(outcome="infra", exit_code=ar.exit_code,
+                        error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
     base["sandbox"] = sb.recorded
     for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
         path = art / name
@@ -505,7 +510,10 @@ _FULL_DISK_BYTES = 64 * 1024
 def _out_of_space(art: Path) -> bool:
     """Whether the file system of ``art`` is (nearly) full after the agent ran: its ``agent.out``
     may then have lost the usage line, so the attempt is ``infra`` (redone by ``--resume``), never
-    scored without its cost. An unreadable file system counts as not full."""
+    scored without its cost, unless the agent's own folders filled it
+    (:func:`~pytest_homefield.sandbox.limits.filled_by`: ``agent_error``, scored; attacker8's F2
+    made 70,000 empty folders to turn the attempts it failed into ``infra``). An unreadable file
+    system counts as not full."""
     try:
         return shutil.disk_usage(art).free < _FULL_DISK_BYTES
     except OSError:

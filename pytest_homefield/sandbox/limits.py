@@ -10,7 +10,8 @@ never read) and returns the first :class:`Fault`:
 * a file over :attr:`WriteLimits.file_bytes` (``--max-file-mb``, default 50 MiB), unless it was
   there, as it is, when the agent started (a large file of the repository itself);
 * folders holding more than :attr:`WriteLimits.total_bytes` (``--max-workspace-mb``, default
-  500 MiB) *beyond what they held when the agent started* (the :class:`Baseline` taken before the
+  500 MiB; every entry, a folder or a symlink too, counted at least :data:`ENTRY_BYTES`)
+  *beyond what they held when the agent started* (the :class:`Baseline` taken before the
   agent runs): the allowance is on top of the snapshot, so a repository of any size gets the same
   room.
 
@@ -19,7 +20,10 @@ Any of them makes the attempt ``agent_error`` (scored) with the fault as its rea
 :class:`DiskWatch` stops an agent that writes past the total cap while it runs: every call it reads
 the file systems' usage with ``statvfs`` (constant time) and walks the folders only when a file
 system has grown by more than the room left, so a quiet attempt costs one ``statvfs`` per folder
-per poll. It is a bound up to one poll interval of writing, not a quota; bubblewrap's sized
+per poll. When a file system of its folders gets nearly full (under :data:`FREE_FLOOR_BYTES` free)
+and the folders grew by at least half of what it lost (:func:`filled_by`), the agent filled the disk:
+it is stopped, ``agent_error``; a disk another writer filled stays the host's (``infra``).
+It is a bound up to one poll interval of writing, not a quota; bubblewrap's sized
 tmpfs for ``/tmp`` and ``/dev/shm`` (:func:`pytest_homefield.sandbox.bwrap.bwrap_argv`) and
 ``RLIMIT_FSIZE`` per file (:func:`pytest_homefield.sandbox.procs.run_process`) are the hard bounds.
 """
@@ -33,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
-           "TEST_MEMORY_MB", "memory_cap_note", "HANG_FACTOR", "HANG_FLOOR_S", "hang_bound_s"]
+           "TEST_MEMORY_MB", "memory_cap_note", "ENTRY_BYTES", "entry_bytes", "FREE_FLOOR_BYTES", "free_bytes",
+           "filled_by", "HANG_FACTOR", "HANG_FLOOR_S", "hang_bound_s"]
 
 MIB = 1 << 20
 
@@ -139,10 +144,23 @@ def _name(label: str, rel: str) -> str:
     return f"{label}/{rel}" if label else rel
 
 
+#: What any entry (a file, a folder, a symlink) is counted for at least, in bytes: a block and an
+#: inode. An empty folder has no ``st_size`` worth counting, yet 70,000 of them filled a 400 MB file
+#: system and made the attempt ``infra`` (attacker8's F2).
+ENTRY_BYTES = 4096
+
+
+def entry_bytes(st: os.stat_result) -> int:
+    """What one entry is counted for (bytes): a regular file its apparent size (a sparse 1 GiB file
+    counts 1 GiB), any entry at least what it takes on disk (``st_blocks`` × 512) and at least
+    :data:`ENTRY_BYTES`."""
+    size = st.st_size if stat.S_ISREG(st.st_mode) else 0
+    return max(size, st.st_blocks * 512, ENTRY_BYTES)
+
+
 def folder_bytes(folders: AgentFolders) -> int:
-    """Apparent bytes (``st_size`` of regular files) under every folder of ``folders``."""
-    return sum(st.st_size for _, root in folders.roots() if root.is_dir() for _, st in _entries(root)
-               if stat.S_ISREG(st.st_mode))
+    """Bytes counted (:func:`entry_bytes`) for every entry under every folder of ``folders``."""
+    return sum(entry_bytes(st) for _, root in folders.roots() if root.is_dir() for _, st in _entries(root))
 
 
 @dataclass(frozen=True)
@@ -161,10 +179,9 @@ class Baseline:
             if not root.is_dir():
                 continue
             for rel, st in _entries(root):
-                if stat.S_ISREG(st.st_mode):
-                    total += st.st_size
-                    if st.st_size > limits.file_bytes:
-                        big[_name(label, rel)] = (st.st_size, st.st_mtime_ns, st.st_ino)
+                total += entry_bytes(st)
+                if stat.S_ISREG(st.st_mode) and st.st_size > limits.file_bytes:
+                    big[_name(label, rel)] = (st.st_size, st.st_mtime_ns, st.st_ino)
         return cls(total, big)
 
 
@@ -181,13 +198,12 @@ def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline
             for test, kind in SPECIAL_KINDS:
                 if test(st.st_mode):
                     return Fault(f"the agent left a {kind} at {_name(label, rel)}: special files are never graded")
-            if not stat.S_ISREG(st.st_mode):
-                continue
             name = _name(label, rel)
-            if st.st_size > limits.file_bytes and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
+            if stat.S_ISREG(st.st_mode) and st.st_size > limits.file_bytes \
+                    and base.big.get(name) != (st.st_size, st.st_mtime_ns, st.st_ino):
                 return Fault(f"{name} holds {st.st_size} bytes, over the {limits.file_bytes / MIB:g} MiB per file "
                              "(--max-file-mb)")
-            total += st.st_size
+            total += entry_bytes(st)
             if total > cap:
                 return Fault(f"the agent's folders hold over {limits.total_bytes / MIB:g} MiB more than the snapshot "
                              "(--max-workspace-mb)")
@@ -198,6 +214,35 @@ def _used(path: Path) -> tuple[int, int]:
     """``(device, used bytes)`` of the file system holding ``path``."""
     st = os.statvfs(path)
     return os.stat(path).st_dev, (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+#: Below this many free bytes a file system the agent writes is nearly full (s.a. :func:`filled_by`).
+FREE_FLOOR_BYTES = 64 * MIB
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged writer may still use on the file system of ``path`` (``None`` when it
+    cannot be read)."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def filled_by(folders: AgentFolders, baseline: Baseline, free_before: int | None, free_now: int | None) -> str | None:
+    """Why the agent is to blame for its file system running out of room, else ``None``: the free bytes
+    went from ``free_before`` to ``free_now`` (both of the file system of its folders, bytes), now under
+    :data:`FREE_FLOOR_BYTES`, and its folders grew (:func:`folder_bytes` over ``baseline``) by at
+    least half of what was lost. Another writer filling the disk is not the agent's doing (``None``:
+    the caller's ``infra``)."""
+    if free_before is None or free_now is None or free_now >= FREE_FLOOR_BYTES or free_before <= free_now:
+        return None
+    added = folder_bytes(folders) - baseline.bytes
+    if 2 * added < free_before - free_now:
+        return None
+    return (f"the agent's folders grew by {added / MIB:.0f} MiB and left {free_now / MIB:.1f} MiB free on their file "
+            f"system (of {free_before / MIB:.0f} MiB when it started): it filled the disk")
 
 
 @dataclass
@@ -211,6 +256,7 @@ class DiskWatch:
     baseline: Baseline
     stopped: str | None = None
     _start: dict[int, int] = field(default_factory=dict)
+    _free: dict[int, int | None] = field(default_factory=dict)
     _room: int = 0
 
     def __post_init__(self) -> None:
@@ -219,6 +265,7 @@ class DiskWatch:
             if root.is_dir():
                 dev, used = _used(root)
                 self._start.setdefault(dev, used)
+                self._free.setdefault(dev, free_bytes(root))
 
     def __call__(self) -> str | None:
         grown = 0
@@ -226,6 +273,12 @@ class DiskWatch:
             roots = [r for _, r in self.folders.roots() if r.is_dir() and os.stat(r).st_dev == dev]
             if roots:
                 grown += max(_used(roots[0])[1] - start, 0)
+                free = free_bytes(roots[0])
+                if free is not None and free < FREE_FLOOR_BYTES:  # nearly full: stop it if it is the agent's doing
+                    why = filled_by(self.folders, self.baseline, self._free.get(dev), free)
+                    if why is not None:
+                        self.stopped = f"{why}; stopped"
+                        return self.stopped
         if grown <= self._room:
             return None
         added = folder_bytes(self.folders) - self.baseline.bytes

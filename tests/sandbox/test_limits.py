@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.limits import MIB, AgentFolders, Baseline, DiskWatch, WriteLimits, check_folders
+from pytest_homefield.sandbox.limits import (
+    ENTRY_BYTES,
+    MIB,
+    AgentFolders,
+    Baseline,
+    DiskWatch,
+    WriteLimits,
+    check_folders,
+    filled_by,
+)
 from pytest_homefield.sandbox.streams import CappedSink
 
 SMALL = WriteLimits(output_bytes=4096, file_bytes=MIB, total_bytes=2 * MIB)
@@ -94,6 +103,36 @@ def test_the_disk_watch_stops_a_writer_over_the_total_and_walks_only_on_growth(t
         os.fsync(f.fileno())
     reason = watch()
     assert reason is not None and "over 2 MiB" in reason and watch.stopped == reason
+
+
+def test_empty_folders_and_links_count_toward_the_total(tmp_path: Path) -> None:
+    """Attacker8's F2: empty folders (and symlinks) had no ``st_size`` to count, so 70,000 of them filled
+    a 400 MB file system under every cap. Each entry now counts at least a block and an inode."""
+    folders = _folders(tmp_path)
+    baseline = Baseline.measure(folders, SMALL)
+    n = SMALL.total_bytes // ENTRY_BYTES // 2
+    for k in range(n):  # half the room in folders, half in links: nothing holds a byte of data
+        (folders.workspace / f"d{k}").mkdir()
+        (folders.workspace / f"l{k}").symlink_to("x" * 200)
+    assert check_folders(folders, SMALL, baseline) is None
+    (folders.workspace / "one-more").mkdir()
+    fault = check_folders(folders, SMALL, baseline)
+    assert fault is not None and "over 2 MiB more than the snapshot" in fault.reason
+
+
+def test_a_full_disk_is_the_agents_fault_only_when_its_folders_filled_it(tmp_path: Path) -> None:
+    """When the file system of the attempt runs out of room, the agent is to blame (``agent_error``,
+    scored) only if its folders grew by at least half of what the file system lost; a disk that
+    another writer filled stays the host's (``infra``)."""
+    folders = _folders(tmp_path)
+    baseline = Baseline.measure(folders, SMALL)
+    with open(folders.workspace / "fill.bin", "wb") as f:
+        f.truncate(60 * MIB)  # 60 MiB counted (its apparent size), no disk used by this test
+    why = filled_by(folders, baseline, 100 * MIB, MIB)
+    assert why is not None and "grew by 60 MiB" in why and "filled the disk" in why
+    assert filled_by(folders, baseline, 1000 * MIB, MIB) is None  # 999 MiB lost, 60 of them the agent's
+    assert filled_by(folders, baseline, 100 * MIB, 80 * MIB) is None  # not nearly full
+    assert filled_by(folders, baseline, None, MIB) is None
 
 
 def _sink(tmp_path: Path, chunks: list[bytes], cap: int) -> bytes:
