@@ -38,7 +38,7 @@ IGNORED_SUFFIXES = (".pyc", ".pyo")
 
 
 def _skip_dir(name: str) -> bool:
-    return name in IGNORED_DIRS or name.endswith(".egg-info")
+    return name in IGNORED_DIRS or name.lower().endswith(".egg-info")  # as importlib.metadata matches it
 
 
 def _skip(name: str) -> bool:

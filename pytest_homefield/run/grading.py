@@ -78,7 +78,8 @@ TWIN_LOG_BYTES = 2**20
 BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
                  "pytest.toml", ".pytest.toml", "noxfile.py"}
 #: Folder suffixes of distribution metadata: ``importlib.metadata`` reads them from every ``sys.path``
-#: entry, so an ``entry_points.txt`` there registers a ``pytest11`` plugin that pytest autoloads.
+#: entry, so an ``entry_points.txt`` there registers a ``pytest11`` plugin that pytest autoloads. Matched
+#: lower-cased, as ``importlib.metadata`` matches them (a ``zzhf.DIST-INFO`` folder is found too).
 METADATA_SUFFIXES = (".dist-info", ".egg-info")
 #: Folders of the grading copy that are on ``sys.path`` before the stdlib and site-packages (the
 #: test command's ``PYTHONPATH``, see :func:`pytest_homefield.sandbox.testrun.scrubbed_env`; ``""`` = root).
@@ -270,7 +271,7 @@ def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspa
         if not blocked and name in ("pyproject.toml", "setup.cfg"):
             blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
         if not blocked and changes[rel] != "deleted":
-            blocked = (any(part.endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
+            blocked = (any(part.lower().endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
                        or _escapes(rel, workspace)
                        or (changes[rel] == "added"
                            and any(m in _outside_modules() and m not in own_modules
