@@ -307,7 +307,9 @@ def run_tests(
     public.mkdir(parents=True, exist_ok=True)
     for stale in (OUTCOMES_FILE, JUNIT_FILE):
         nofollow.remove(public, stale)
-    # the test process writes only a private, fresh folder; what people read is copied back after it ended
+    # the test process writes only a private, fresh folder; what people read is copied back after it ended,
+    # once that folder is gone: whatever the test process left there (it may have filled the disk after
+    # pytest finished, attacker8's F3) is freed before homefield writes a byte
     private = tempdirs.mkdtemp()
     try:
         run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
@@ -317,16 +319,16 @@ def run_tests(
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
             tail = b""
-        run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
-        nofollow.write_bytes(public, LOG_FILE, tail)
-        run.log_path = public / LOG_FILE
-        if junit_data is not None:
-            nofollow.write_bytes(public, JUNIT_FILE, junit_data)
-        if counted is not None:
-            write_counted(public / OUTCOMES_FILE, counted)
-        return run
     finally:
         shutil.rmtree(private, ignore_errors=True)
+    run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
+    nofollow.write_bytes(public, LOG_FILE, tail)
+    run.log_path = public / LOG_FILE
+    if junit_data is not None:
+        nofollow.write_bytes(public, JUNIT_FILE, junit_data)
+    if counted is not None:
+        write_counted(public / OUTCOMES_FILE, counted)
+    return run
 
 
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,

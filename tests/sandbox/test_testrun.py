@@ -413,3 +413,28 @@ def test_reporter_is_standalone() -> None:
     assert "pytest_homefield" not in imported
     # pytest_timeout: imported only when installed (inside try), to load it where autoload is off
     assert imported <= {"__future__", "json", "os", "sys", "typing", "pytest", "pytest_timeout"}
+
+
+def test_the_private_folder_is_gone_before_anything_is_written_back(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attacker8's F3: the test process (the agent's code) filled the disk from its private folder after
+    pytest finished, and homefield's own write of ``tests.log`` then failed: ``infra``, unscored. The
+    private folder is removed before any byte is written back, so what the test process left there is
+    freed first."""
+    from pytest_homefield.sandbox import nofollow, testrun
+
+    (tmp_path / "w").mkdir()
+    (tmp_path / "w" / "test_a.py").write_text("def test_a():\n    pass\n")
+    seen: list[bool] = []
+    real = nofollow.write_bytes
+
+    def spy(root: Path, name: str, data: bytes) -> None:
+        if name == testrun.LOG_FILE:
+            # pytest's header names its cache folder, which lives in the private folder
+            cache = next(line.split(": ", 1)[1] for line in data.decode().splitlines() if line.startswith("cachedir: "))
+            seen.append(Path(cache).parent.exists())
+        real(root, name, data)
+
+    monkeypatch.setattr(testrun.nofollow, "write_bytes", spy)
+    run = run_tests(tmp_path / "w", CMD, ["test_a.py"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"test_a.py::test_a": "passed"} and seen == [False], (run, seen)
