@@ -10,7 +10,8 @@ that is a name, the literal it was assigned earlier in the test, or its values i
 by :func:`~pytest_homefield.sandbox.canary_values.alternatives`. Else the first **flip** site (one
 twin): ``==`` with a non-literal side → ``!=``, ``in``/``is``/``!=`` → their negation, any other
 assertion negated, a ``unittest`` assertion swapped for its opposite, ``pytest.raises`` /
-``assertRaises`` unwrapped so the exception escapes.
+``assertRaises`` expecting another builtin exception (:data:`OTHER_EXCEPTIONS`; unwrapped so the
+exception escapes only when it expects ``Exception`` itself).
 
 Texts come from :func:`ast.unparse`, and the original's site is rewritten in the same canonical form
 (same meaning): every member of a group then differs from the others only at the site.
@@ -19,6 +20,7 @@ Texts come from :func:`ast.unparse`, and the original's site is rewritten in the
 from __future__ import annotations
 
 import ast
+import builtins
 import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
@@ -77,7 +79,7 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
         if value is not None:
             return value
         if flip is None:
-            flip = _flip_site(stmt)
+            flip = _flip_site(stmt, rng)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound[stmt.targets[0].id] = stmt.value
     return flip
@@ -253,7 +255,36 @@ def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
     return None
 
 
-def _flip_site(stmt: ast.stmt) -> Site | None:
+#: What the twin of an expected-exception site expects instead (attacker8's F4: a twin that unwrapped
+#: ``pytest.raises`` was told apart by its shape, since every original of the kind held one and no
+#: twin did). The twin keeps the ``raises`` and names another builtin exception; one related to the
+#: original's by inheritance is never drawn (a real fix raising ``KeyError`` would pass ``LookupError``),
+#: and mining's check drops a twin a custom exception class still passes.
+OTHER_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError", "AttributeError",
+                    "OSError", "ZeroDivisionError", "NotImplementedError", "UnicodeError")
+
+
+def _other_exception(expr: ast.expr, rng: random.Random) -> Site | None:
+    """A site expecting another exception than ``expr`` (the exception argument of ``raises`` or
+    ``assertRaises``: a name, a dotted name or a tuple of them), drawn from :data:`OTHER_EXCEPTIONS`;
+    ``None`` when every one of them is named there or related to a builtin named there (``Exception``)."""
+    names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
+    related: set[str] = set()
+    for name in names:
+        cls = getattr(builtins, name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            related |= {o for o in OTHER_EXCEPTIONS
+                        if issubclass(cls, getattr(builtins, o)) or issubclass(getattr(builtins, o), cls)}
+    choices = [o for o in OTHER_EXCEPTIONS if o not in names | related]
+    if not choices:
+        return None
+    other = rng.choice(choices)
+    return Site(expr, ast.unparse(expr), [(other, f"the expected exception {_short(ast.unparse(expr))} -> {other}")],
+                False)
+
+
+def _flip_site(stmt: ast.stmt, rng: random.Random) -> Site | None:
     if isinstance(stmt, ast.Assert):
         test = stmt.test
         new: ast.expr
@@ -270,6 +301,11 @@ def _flip_site(stmt: ast.stmt) -> Site | None:
             new = ast.UnaryOp(op=ast.Not(), operand=test)
         return Site(test, ast.unparse(test), [(ast.unparse(new), how)], False)
     if isinstance(stmt, (ast.With, ast.AsyncWith)) and _expects_raise(stmt) and len(stmt.items) == 1:
+        ctx = stmt.items[0].context_expr
+        if isinstance(ctx, ast.Call) and ctx.args:
+            other = _other_exception(ctx.args[0], rng)
+            if other is not None:
+                return other
         body = "\n".join(ast.unparse(s) for s in stmt.body)
         return Site(stmt, ast.unparse(stmt), [(body, "the expected exception unwrapped")], False, statement=True)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -282,6 +318,9 @@ def _flip_site(stmt: ast.stmt) -> Site | None:
             return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
         at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
         if name in RAISES and len(call.args) > at and not call.keywords:
+            other = _other_exception(call.args[0], rng)
+            if other is not None:
+                return other
             unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])
             return Site(call, ast.unparse(call), [(ast.unparse(unwrapped), "the expected exception unwrapped")],
                         False)

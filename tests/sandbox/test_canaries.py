@@ -19,6 +19,7 @@ from helpers.attack_repo import NO_PLUGINS
 
 from pytest_homefield.agents.attack_payloads import FORGE
 from pytest_homefield.sandbox.canaries import TWINS, CanaryPlan, function_id, plant_canaries
+from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS
 from pytest_homefield.sandbox.canary_values import alternatives
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -191,9 +192,12 @@ def test_a_sentinel_twin_takes_no_decorator_or_fixture(tmp_path: Path) -> None:
     ("assert f(x) < 3", "assert not f(x) < 3"),
     ("assert not f(x)", "assert f(x)"),
     ("self.assertIn(a, b)", "self.assertNotIn(a, b)"),
-    ("pytest.raises(ValueError, f, 1)", "f(1)"),
-    ("self.assertRaises(ValueError, f, 1)", "f(1)"),
-    ("self.assertRaisesRegex(ValueError, 'n must be', f, 1)", "f(1)"),  # the callable after the regex
+    # an expected exception: another builtin one, never ValueError's kin (UnicodeError), the raises kept
+    # (attacker8's F4: an unwrapped raises told the twin apart); Exception itself: unwrapped
+    ("pytest.raises(ValueError, f, 1)", "pytest.raises(E, f, 1)"),
+    ("self.assertRaises(ValueError, f, 1)", "self.assertRaises(E, f, 1)"),
+    ("self.assertRaisesRegex(ValueError, 'n must be', f, 1)", "self.assertRaisesRegex(E, 'n must be', f, 1)"),
+    ("pytest.raises(Exception, f, 1)", "f(1)"),
 ])
 def test_rewrites(tmp_path: Path, source: str, expected: str) -> None:
     root = _tree(tmp_path, f"def test_a(self=None):\n    {source}  # a comment\n")
@@ -206,6 +210,11 @@ def test_rewrites(tmp_path: Path, source: str, expected: str) -> None:
         text = ast.unparse(twin.body[0])
         if expected.endswith("== "):  # a value: k exchangeable ints, none 3
             assert text.startswith(expected) and text != "assert f(x) == 3", text
+        elif "(E, " in expected:
+            head, tail = expected.split("E", 1)
+            other = text[len(head):len(text) - len(tail)]
+            assert text.startswith(head) and text.endswith(tail), text
+            assert other in OTHER_EXCEPTIONS and other not in ("ValueError", "UnicodeError"), text
         else:
             assert text == expected
 
