@@ -49,6 +49,7 @@ from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
+from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -63,7 +64,7 @@ else:  # Python 3.10
 
 __all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "is_suspicious", "grade",
            "CANARIES_FILE", "canary_verdict",
-           "twin_options", "reference_passes", "TWIN_LOG", "TWIN_OUTCOMES"]
+           "twin_options", "reference_passes", "needs_reference_check", "TWIN_LOG", "TWIN_OUTCOMES"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -325,6 +326,16 @@ def twin_options(task: Task) -> dict[str, Any]:
     return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
 
 
+def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
+    """Whether a canary of ``plan`` that passed in ``outcomes`` is one mining's check does not cover, so
+    that it counts only once the reference fix is seen to fail it (:func:`reference_passes`): any, for a
+    task mined before canaries (``canaries`` null); else a twin expecting another exception
+    (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`: drawn per seed, and whether a
+    real fix fails it depends on the class hierarchy of what the code raises)."""
+    forged = plan.forged(outcomes, task.FAIL_TO_PASS)
+    return bool(forged) and (task.canaries is None or any(c.how.startswith(EXCEPTION_SWAP) for c, _ in forged))
+
+
 def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
                      timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                      env: Mapping[str, str] | None, network: TestNetwork | None,
@@ -525,7 +536,8 @@ def grade(
     (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from
     :mod:`secrets`), as mining checked them (:func:`twin_options`: sentinels for the task's
     ``canary_sentinels``). Any canary that passes makes the outcome ``forged`` (scored, never solved),
-    whatever the real tests did; for a task mined before canaries only one the reference fix fails
+    whatever the real tests did; for a twin mining's check does not cover (:func:`needs_reference_check`:
+    a task mined before canaries, a twin expecting another exception) only one the reference fix fails
     too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made); ``canaries.json`` (seed
     and ids) is written into ``out_dir`` only after the test process has ended. A change that is the
     task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
@@ -642,8 +654,8 @@ def grade(
     merged, timeouts = _merged(plan, made, task.FAIL_TO_PASS)
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
-    if forged is not None and plan is not None and task.canaries is None:
-        # mining never checked this task's twins: a canary counts only if the reference fix fails it too
+    if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
+        # a twin mining's check does not cover passed: it counts only if the reference fix fails it too
         try:
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
@@ -653,8 +665,8 @@ def grade(
             return g
         if excused is None:  # never solved on a canary that passed; not forged on an unchecked one
             g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
-            g.error = (f"{forged[1]}, but the reference fix's runs of the same twins did not complete (the task "
-                       "was mined before canaries), so it is not called forged")
+            g.error = (f"{forged[1]}, but the reference fix's runs of the same twins did not complete (a twin "
+                       "mining's check does not cover), so it is not called forged")
             return g
         if excused:
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
