@@ -82,30 +82,33 @@ def _stage(root: Path, rel: str, dest: Path) -> None:
 
 def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str]) -> str:
     """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
-    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in the order of ``paths``.
+    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in git's order of the paths.
 
-    Each path's two sides are first copied (:func:`nofollow.copy_entry`) into a private folder pair,
-    and git compares those folders: a symlink is shown as a link (its target), never followed, and a
-    side that is not a file or symlink reachable without following a link counts as absent."""
-    parts: list[str] = []
+    Both sides of every path are first copied (:func:`nofollow.copy_entry`) into a private folder pair,
+    and one git process compares those folders (one per path took 10 minutes for an agent that left
+    20,000 empty files, attacker8's F6): a symlink is shown as a link (its target), never followed, and
+    a side that is not a file or symlink reachable without following a link counts as absent."""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
-        for i, rel in enumerate(paths):
-            a, b = Path(tmp, str(i), "a"), Path(tmp, str(i), "b")
-            a.mkdir(parents=True)
-            b.mkdir()
+        a, b = Path(tmp, "a"), Path(tmp, "b")
+        a.mkdir()
+        b.mkdir()
+        staged = False
+        for rel in paths:
+            staged = True
             if changes[rel] != "added":
                 _stage(pristine, rel, a)
             if changes[rel] != "deleted":
                 _stage(workspace, rel, b)
-            proc = subprocess.run(
-                ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
-                capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
-            )
-            text = proc.stdout.decode("utf-8", errors="replace")
-            for prefix in (str(a).lstrip("/"), str(b).lstrip("/")):
-                text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")
-            parts.append(text)
-    return "".join(parts)
+        if not staged:
+            return ""
+        proc = subprocess.run(
+            ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
+            capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+        )
+        text = proc.stdout.decode("utf-8", errors="replace")
+        for prefix in (str(a).lstrip("/"), str(b).lstrip("/")):
+            text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")
+    return text
 
 
 def apply_change(workspace: Path, gdir: Path, rel: str, change: str) -> bool:
