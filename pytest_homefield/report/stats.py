@@ -244,6 +244,10 @@ def compare(
     shared = sorted(set(ca) & set(cb))
     if not shared:
         raise ValueError(f"{name_a} vs {name_b}: no shared tasks (no task has attempts from both agents)")
+    inputs: list[Any] = ["compare", name_a, name_b, alpha, seed, n_resamples,
+                         [[*ca[t], *cb[t]] for t in shared]]  # all it depends on (task order, not ids)
+    if kept is not None and (earlier := _comparison_from(kept.recall(inputs), name_a, name_b)) is not None:
+        return earlier
     sa = np.array([ca[t][0] for t in shared], dtype=np.int64)
     ka = np.array([ca[t][1] for t in shared], dtype=np.int64)
     sb = np.array([cb[t][0] for t in shared], dtype=np.int64)
@@ -315,7 +319,25 @@ def compare(
         note=note,
         p_worse=float(p_worse),
     )
-    return dataclasses.replace(cmp, verdict=verdict_for(cmp))
+    cmp = dataclasses.replace(cmp, verdict=verdict_for(cmp))
+    if kept is not None:
+        kept.keep(inputs, {f.name: getattr(cmp, f.name) for f in dataclasses.fields(cmp)})
+    return cmp
+
+
+def _comparison_from(kept: object, name_a: str, name_b: str) -> Comparison | None:
+    """The :class:`Comparison` a :class:`~.power.KeptGaps` entry holds (its fields, the tuples as
+    lists), or ``None`` for anything else."""
+    if not isinstance(kept, dict) or kept.get("a") != name_a or kept.get("b") != name_b:
+        return None
+    try:
+        cmp = Comparison(**{**kept, "ci": tuple(kept["ci"]), "attempts": tuple(kept["attempts"]),
+                            "wins": tuple(kept["wins"])})
+    except (TypeError, KeyError, ValueError):
+        return None
+    if len(cmp.ci) != 2 or len(cmp.attempts) != 2 or len(cmp.wins) != 2:
+        return None
+    return cmp
 
 
 # --------------------------------------------------------------------------------------- Holm
