@@ -300,7 +300,9 @@ SETUP_PY_SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("text", SETUP_PY_SHAPES)
+@pytest.mark.parametrize("text", SETUP_PY_SHAPES, ids=["plain", "clauses", "triple-quoted", "decorators",
+                                                  "brackets-and-backslash", "main", "python-2", "closed-string",
+                                                  "empty"])
 def test_setup_py_read_in_chunks_is_read_whole(text: str) -> None:
     """Issue 35: a scan parses each top-level chunk of a setup.py once (memo); the tables are those of the
     whole text, for chunks cut inside strings, brackets, continued lines, clauses and decorators too, and a
