@@ -230,7 +230,10 @@ def compare(
     32) for ``n_tasks``, the mean attempts per task (rounded) and the pooled base rate ``(successes + 1)
     / (attempts + 2)`` of both agents, seeded and cached; 1.0 when there are too few tasks to ever reach
     significance. (The normal approximation :func:`mde` printed about 10 % too small a gap at 30 tasks.)
-    ``kept``: gaps simulated earlier (:class:`.power.KeptGaps`, a run folder's ``mde.json``), read and added to.
+    ``kept``: what earlier reports computed (:class:`.power.KeptGaps`, a run folder's ``mde.json``), read
+    and added to: simulated gaps, and whole comparisons under their inputs (the counts per shared task in
+    task order, the names, ``alpha``, ``seed``, ``n_resamples``) and the statistics code: a kept one is
+    returned without numpy.
 
     Raises ``ValueError`` for empty outcomes, outcomes other than 0/1, no shared task with attempts on both
     sides (the message names both agents), a bad alpha, or ``n_resamples < 1``.
