@@ -60,7 +60,7 @@ def _pyproject_subset(text: str) -> str:
     return "".join(keep)
 
 
-def _toml_deps(text: str, name: str, memo: dict[str, Any] | None = None) -> Any:
+def _toml_deps(text: str, name: str, memo: dict[Any, Any] | None = None) -> Any:
     data: dict[str, Any] = {}
     if text.strip() and name == "pyproject.toml":
         subset = _pyproject_subset(text)
@@ -150,16 +150,66 @@ def _statements(body: list[Any]) -> Iterator[ast.AST]:
                 yield from _statements(sub)
 
 
-def _setup_py_deps(text: str) -> Any:
-    tree = ast.parse(text)
+#: A line at column 0 that is no comment, blank line or closing bracket: where a top-level statement may
+#: start, unless it is an ``else``/``elif``/``except``/``finally`` clause or follows a decorator line.
+_COLUMN_0_RE = re.compile(r"^[^ \t#)\]}\r\n\f]", re.MULTILINE)
+_CLAUSE_RE = re.compile(r"(?:else|elif|except|finally)\b")
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` cut before each line that may start a top-level statement (:data:`_COLUMN_0_RE`), except
+    where an odd number of triple quotes came before (inside a string, probably: a guess, which
+    :func:`_module_body` checks)."""
+    chunks: list[str] = []
+    start = 0
+    counted = 0
+    quotes = 0
+    after_decorator = False
+    for m in _COLUMN_0_RE.finditer(text):
+        pos = m.start()
+        quotes += text.count('"""', counted, pos) + text.count("'''", counted, pos)
+        counted = pos
+        if pos > start and not after_decorator and quotes % 2 == 0 and not _CLAUSE_RE.match(text, pos):
+            chunks.append(text[start:pos])
+            start = pos
+        after_decorator = m.group() == "@"
+    chunks.append(text[start:])
+    return chunks
+
+
+def _module_body(text: str, memo: dict[Any, Any] | None) -> list[ast.stmt]:
+    """``ast.parse(text).body``, each chunk's statements (:func:`_chunks`) parsed once per ``memo`` (most
+    versions of a ``setup.py`` change one part of it: parsing each version whole was a fifth of a scan's
+    Python work on pytest, issue 35). A chunk that does not parse alone (cut inside brackets, a string or
+    a continued line) has the whole text parsed instead. Exact: a chunk that parses alone ends at bracket
+    depth 0 outside any string, and the next one starts at column 0, where the tokenizer is as at the
+    start of a file; so the whole text's statements are the chunks' in order (their line numbers aside,
+    which :func:`ast.dump` leaves out). Raises ``SyntaxError`` as :func:`ast.parse` does."""
+    if memo is None:
+        return ast.parse(text).body
+    body: list[ast.stmt] = []
+    for chunk in _chunks(text):
+        key = ("setup.py", chunk)
+        got = memo.get(key)
+        if got is None:
+            try:
+                got = memo[key] = ast.parse(chunk).body
+            except SyntaxError:
+                return ast.parse(text).body
+        body.extend(got)
+    return body
+
+
+def _setup_py_deps(text: str, memo: dict[Any, Any] | None = None) -> Any:
     assigned: dict[str, ast.expr] = {}
-    for node in tree.body:
+    body = _module_body(text, memo)
+    for node in body:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     assigned[target.id] = node.value
     found: dict[str, str] = {}
-    for stmt in _statements(tree.body):
+    for stmt in _statements(body):
         call = getattr(stmt, "value", None)
         if not isinstance(call, ast.Call):
             continue
@@ -187,7 +237,7 @@ _READERS: dict[str, Callable[[str, str], Any]] = {
 }
 
 
-def dependency_tables(path: str, content: bytes | None, *, memo: dict[str, Any] | None = None) -> Any:
+def dependency_tables(path: str, content: bytes | None, *, memo: dict[Any, Any] | None = None) -> Any:
     """The dependency declarations of one version of a manifest in :data:`CONTENT_CHECKED`, as a
     value that compares equal exactly when the declarations are equal (formatting and comments
     never count). ``None`` content means the file is absent. Raises ``ValueError`` if the part
@@ -204,7 +254,8 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[str, Any] 
 
     ``memo`` (a dict the caller keeps for a scan): pyproject tables kept per text of the part read, so
     versions that differ only in tool settings (most, e.g. 24 distinct parts in pytest's 77 versions) are
-    parsed once; the values it holds are shared between calls: compare them, never change them.
+    parsed once, and a ``setup.py``'s statements per chunk (:func:`_module_body`); the values it holds are
+    shared between calls: compare them, never change them.
     """
     name = path.rsplit("/", 1)[-1]
     reader = _READERS.get(name)
@@ -212,7 +263,9 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[str, Any] 
         raise ValueError(f"{name}: not a content-checked manifest")
     try:
         text = (content or b"").decode("utf-8")
-        return _toml_deps(text, name, memo) if name == "pyproject.toml" else reader(text, name)
+        if name == "pyproject.toml":
+            return _toml_deps(text, name, memo)
+        return _setup_py_deps(text, memo) if name == "setup.py" else reader(text, name)
     except (SyntaxError, configparser.Error, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: does not parse: {exc}") from None
 

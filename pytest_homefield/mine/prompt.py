@@ -210,8 +210,11 @@ def _clean_inline(line: str) -> str:
         new = pattern.sub(repl, new)
     new = new.replace(_S, "")
     for _ in range(2):  # a collapse can expose one more ("( , )" → "()" → "")
+        before = new
         for pattern, repl in _TIDY_RULES:
             new = pattern.sub(repl, new)
+        if new == before:  # nothing collapsed: a second round would change nothing either
+            break
     new = new.rstrip()
     # a line that lost all its words (a bare "- https://…" bullet) disappears
     return new if _WORD_RE.search(new) else ""
@@ -331,9 +334,16 @@ def clean_prompt(message: str) -> str:
     return _join(_clean_lines([subject]))
 
 
+#: A whitespace-separated token that holds a word character, whole: from the token's start ``\S*`` runs to its
+#: end and gives back up to the last ``\w``; a token without one matches nowhere (``\s`` is ``str.split``'s
+#: whitespace).
+_WORD_TOKEN_RE = re.compile(r"\S*\w\S*")
+
+
 def count_words(text: str) -> int:
-    """Whitespace-separated tokens of ``text`` that hold a letter or digit (a ``-`` bullet is no word)."""
-    return sum(1 for token in text.split() if _WORD_RE.search(token))
+    """Whitespace-separated tokens of ``text`` that hold a letter or digit (a ``-`` bullet is no word):
+    one C-level ``findall`` instead of a search per token (a sixth of the scan's prompt work, issue 35)."""
+    return len(_WORD_TOKEN_RE.findall(text))
 
 
 def message_words(message: str) -> int:

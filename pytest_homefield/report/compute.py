@@ -151,8 +151,9 @@ def compute_report(
 
     Each attempt's diff similarity is computed once and kept in its run folder's ``similarity.json``
     (:class:`~pytest_homefield.report.similarity.SimilarityCache`), and each simulated minimum detectable
-    effect in the first run folder's ``mde.json`` (:class:`~.power.KeptGaps`): the two files this
-    function writes.
+    effect in the first run folder's ``mde.json`` (:class:`~.power.KeptGaps`), with this report's
+    comparisons and pass@1 intervals (a second report of the same results then imports no numpy): the
+    two files this function writes.
 
     Results are keyed by (task_id, agent, attempt, variant); a key present in several run folders is
     taken from the last folder given (the same "last line wins" rule as within one file). Only the
@@ -251,7 +252,9 @@ def compute_report(
     scored_outcomes = {name: {tid: [int(counts_solved(a.result)) for a in by_agent[name][tid] if a.result.scored]
                               for tid in ranked_ids if any(a.result.scored for a in by_agent[name].get(tid, []))}
                        for name in infos}
-    unranked = {name: _agent_summary(name, info, attempts_of(name), scored_outcomes[name], task_by_id, alpha)
+    # what an earlier report of these runs computed: simulated gaps, comparisons and intervals (issue 35)
+    kept = KeptGaps(mde_path(Path(run_dirs[0]))) if run_dirs else None
+    unranked = {name: _agent_summary(name, info, attempts_of(name), scored_outcomes[name], task_by_id, alpha, kept)
                 for name, info in infos.items()}
     for summary in unranked.values():
         if summary.scored < summary.attempts:
@@ -280,11 +283,8 @@ def compute_report(
     if unscored_total:
         notes.insert(0, say.unscored(unscored_total))
 
-    kept = KeptGaps(mde_path(Path(run_dirs[0]))) if run_dirs else None  # gaps simulated by an earlier report
     comparisons = _comparisons([n for n in order if not agents[n].forged], scored_outcomes, alpha, seed,
                                references={n for n, info in infos.items() if info.reference}, kept=kept)
-    if kept is not None:
-        kept.save()
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
@@ -301,9 +301,11 @@ def compute_report(
     well_specified = WellSpecified(
         tasks=len(ws_ids),
         agents={name: _r(_pass_at(sub, 1)) if sub else None for name, sub in ws_outcomes.items()},
-        pass_at_1_ci={name: _ci(sub, alpha) if sub else None for name, sub in ws_outcomes.items()},
+        pass_at_1_ci={name: _ci(sub, alpha, kept) if sub else None for name, sub in ws_outcomes.items()},
         excluded=[tid for tid in task_ids if tid not in ws_ids],
     )
+    if kept is not None:
+        kept.save()
 
     # --- languages
     lang_count: Counter[str] = Counter()
@@ -436,16 +438,16 @@ def _mean_counted(values: dict[tuple[int, int], float], counts: Counter[tuple[in
     return sum(values[nc] * m for nc, m in counts.items()) / total if total else None
 
 
-def _ci(outcomes01: Outcomes01, alpha: float) -> list[float | None] | None:
+def _ci(outcomes01: Outcomes01, alpha: float, kept: KeptGaps | None) -> list[float | None] | None:
     """[lo, hi] of the pass@1 confidence interval, ``None`` without tasks."""
     if not outcomes01:
         return None
-    lo, hi = stats.pass_rate_ci(outcomes01, alpha=alpha)
+    lo, hi = stats.pass_rate_ci(outcomes01, alpha=alpha, kept=kept)
     return [_r(lo), _r(hi)]
 
 
 def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outcomes01: Outcomes01,
-                   task_by_id: dict[str, Task], alpha: float) -> AgentSummary:
+                   task_by_id: dict[str, Task], alpha: float, kept: KeptGaps | None = None) -> AgentSummary:
     """One ``agents.<name>`` entry, ranked 0 until :func:`compute_report` ranks it (see there for the
     keys and units)."""
     results = [a.result for a in all_attempts]
@@ -484,7 +486,7 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
         unscored={o: counts[o] for o in UNSCORED_OUTCOMES if counts[o]},
         attempts_per_task=[min(n_per_task), max(n_per_task)] if n_per_task else None,
         pass_at_1=_r(_pass_at(outcomes01, 1)) if outcomes01 else None,
-        pass_at_1_ci=_ci(outcomes01, alpha),
+        pass_at_1_ci=_ci(outcomes01, alpha, kept),
         pass_at_k={str(k): _r(_pass_at(outcomes01, k)) for k in range(1, kmax + 1)},
         pass_hat_k={str(k): _r(_pass_hat(outcomes01, k)) for k in range(1, kmax + 1)},
         cost_usd=_r(cost),

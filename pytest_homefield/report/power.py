@@ -30,10 +30,13 @@ correction is used instead (the discreteness no longer matters there). No pytest
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_homefield.report.distributions import (
     _DIRECT_1D_MAX,
@@ -53,7 +56,7 @@ else:
     np = Deferred("numpy", globals(), "np")  # heavy third-party import, deferred
 
 __all__ = ["DEFAULT_REPS", "PLAN_GAPS", "SIMULATE_MAX_TASKS", "KeptGaps", "detectable_gap", "gap_key", "power_at",
-           "power_curve", "power_line"]
+           "power_curve", "power_line", "results_key", "stats_code_digest"]
 
 #: Simulated repetitions per gap (Monte Carlo SE of a power near 80 %: about 1.3 points).
 DEFAULT_REPS = 1000
@@ -180,19 +183,29 @@ def power_curve(gaps: tuple[float, ...], n_tasks: int, *, attempts: int = 1, bas
 
 
 class KeptGaps:
-    """Simulated MDEs kept in a run folder's ``mde.json`` (docs/contracts.md §4): ``{"version": 1,
-    "gaps": {"<T> <k> <base rate> <alpha> <power> <reps> <seed>": gap}}``, so that a report of the same
-    run does not simulate again (the simulation and numpy's random module were a tenth of a 100-task
-    report, issue 35). A gap is a pure function of its key (:data:`VERSION` names the simulation): an
-    unreadable or foreign file, or an entry that is no whole number of points in (0, 1], is ignored.
-    :meth:`save` rewrites the file atomically when a gap was added; never raises for a folder that
-    cannot be written."""
+    """What an earlier report of a run computed, kept in the run folder's ``mde.json`` (docs/contracts.md
+    §4): ``{"version": 1, "gaps": {"<T> <k> <base rate> <alpha> <power> <reps> <seed>": gap},
+    "results": {key: value}}``, so that a report of the same run does not compute it again.
+
+    * ``gaps``: simulated MDEs (the simulation and numpy's random module were a tenth of a 100-task
+      report, issue 35). A gap is a pure function of its key (:data:`VERSION` names the simulation): an
+      entry that is no whole number of points in (0, 1] is ignored.
+    * ``results`` (left out when empty): the comparisons and pass@1 intervals of the last report
+      (:meth:`recall`, :meth:`keep`), each under the SHA-256 of its inputs and of the code that computes
+      it (:func:`stats_code_digest`), so that a second report of the same results imports no numpy
+      (0.1-0.2 s of CPU, issue 35) and a changed line of that code computes them again. :meth:`save`
+      writes only the entries this report recalled or kept.
+
+    An unreadable or foreign file is ignored. :meth:`save` rewrites the file atomically when something
+    changed; never raises for a folder that cannot be written."""
 
     VERSION = 1
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self.gaps: dict[str, float] = {}
+        self.results: dict[str, Any] = {}
+        self._used: set[str] = set()
         self._dirty = False
         if path is None:
             return
@@ -202,6 +215,8 @@ class KeptGaps:
             return
         if isinstance(data, dict) and data.get("version") == self.VERSION and isinstance(data.get("gaps"), dict):
             self.gaps = {k: float(v) for k, v in data["gaps"].items() if isinstance(k, str) and _whole_points(v)}
+            if isinstance(data.get("results"), dict):
+                self.results = {k: v for k, v in data["results"].items() if isinstance(k, str)}
 
     def get(self, key: str) -> float | None:
         """The kept gap of ``key`` (:func:`gap_key`), or ``None``."""
@@ -213,15 +228,72 @@ class KeptGaps:
             self.gaps[key] = gap
             self._dirty = True
 
-    def save(self) -> None:
-        """Write the file when :meth:`put` added a gap."""
-        if not self._dirty or self.path is None:
+    def recall(self, inputs: list[Any]) -> Any | None:
+        """The kept value computed from ``inputs`` (a JSON-able list naming the function first and
+        holding every argument it depends on), or ``None``: the caller checks its shape."""
+        key = results_key(inputs)
+        if key is None or key not in self.results:
+            return None
+        self._used.add(key)
+        return self.results[key]
+
+    def keep(self, inputs: list[Any], value: Any) -> None:
+        """Keep ``value`` (JSON-able; floats come back bit for bit) as computed from ``inputs``."""
+        key = results_key(inputs)
+        if key is None:
             return
+        self._used.add(key)
+        if self.results.get(key) != value:
+            self.results[key] = value
+            self._dirty = True
+
+    def save(self) -> None:
+        """Write the file when a gap or a result was added, or a kept result went unused."""
+        if self.path is None or not (self._dirty or self._used != set(self.results)):
+            return
+        self.results = {k: v for k, v in self.results.items() if k in self._used}
+        data: dict[str, Any] = {"version": self.VERSION, "gaps": self.gaps}
+        if self.results:
+            data["results"] = self.results
         try:
-            write_atomic(self.path, json.dumps({"version": self.VERSION, "gaps": self.gaps}, sort_keys=True) + "\n")
+            write_atomic(self.path, json.dumps(data, sort_keys=True) + "\n")
         except OSError:
             return
         self._dirty = False
+
+
+#: The modules whose code decides a kept result (:meth:`KeptGaps.recall`), relative to the package.
+_STATS_CODE = ("report/stats.py", "report/distributions.py", "report/quantiles.py", "report/rates.py",
+               "report/power.py", "report/verdicts.py", "terminal/progress.py")
+
+
+@functools.cache
+def stats_code_digest() -> str | None:
+    """SHA-256 (hex) of the Python version, numpy's version file and the source of :data:`_STATS_CODE`:
+    what a kept comparison or interval depends on besides its inputs; ``None`` (nothing is kept) when a
+    file cannot be read. Reads about 90 kB, without importing numpy."""
+    digest = hashlib.sha256(sys.version.encode())
+    package = Path(__file__).resolve().parent.parent
+    try:
+        for rel in _STATS_CODE:
+            digest.update((package / rel).read_bytes())
+        spec = importlib.util.find_spec("numpy")
+        if spec is None or spec.origin is None:
+            return None
+        digest.update((Path(spec.origin).parent / "version.py").read_bytes())
+    except (OSError, ImportError, ValueError):
+        return None
+    return digest.hexdigest()
+
+
+def results_key(inputs: list[Any]) -> str | None:
+    """The :class:`KeptGaps` key of a result computed from ``inputs``: its function's name and the
+    SHA-256 of the inputs and :func:`stats_code_digest`; ``None`` without a digest."""
+    code = stats_code_digest()
+    if code is None:
+        return None
+    text = json.dumps([code, inputs], separators=(",", ":"))
+    return f"{inputs[0]} {hashlib.sha256(text.encode()).hexdigest()[:32]}"
 
 
 def _whole_points(v: object) -> bool:

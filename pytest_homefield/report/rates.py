@@ -23,6 +23,8 @@ from pytest_homefield.report.distributions import (
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from pytest_homefield.report.power import KeptGaps
 else:
     np = Deferred("numpy", globals(), "np")  # heavy third-party import, deferred
 
@@ -86,7 +88,7 @@ def pass_rate(outcomes: Outcomes) -> float:
     return float(np.mean([s / k for s, k in counts.values()]))
 
 
-def pass_rate_ci(outcomes: Outcomes, *, alpha: float = 0.05) -> tuple[float, float]:
+def pass_rate_ci(outcomes: Outcomes, *, alpha: float = 0.05, kept: KeptGaps | None = None) -> tuple[float, float]:
     """Confidence interval ``(low, high)`` (fractions in [0, 1]) for one agent's pass@1 (:func:`pass_rate`).
 
     * One attempt on every task: the Wilson score interval on (tasks solved, tasks),
@@ -100,10 +102,26 @@ def pass_rate_ci(outcomes: Outcomes, *, alpha: float = 0.05) -> tuple[float, flo
       task then counts as one trial: conservative); then it is multiplied by ``(z / t_{T-1})**2``, Korn &
       Graubard's adjustment for having only ``T - 1`` degrees of freedom.
 
+    ``kept``: the intervals of an earlier report (:class:`.power.KeptGaps`, a run folder's
+    ``mde.json``), read and added to: a kept one is returned without numpy.
+
     Raises ``ValueError`` for empty outcomes / no attempts, outcomes other than 0/1, or a bad alpha.
     """
     _check_alpha(alpha)
     counts = _task_counts(outcomes, "pass_rate_ci")
+    inputs: list[object] = ["pass_rate_ci", alpha, list(counts.values())]
+    if kept is not None:
+        earlier = kept.recall(inputs)
+        if isinstance(earlier, list) and len(earlier) == 2 and all(type(x) is float for x in earlier):
+            return earlier[0], earlier[1]
+        ci = _pass_rate_ci(counts, alpha)
+        kept.keep(inputs, list(ci))
+        return ci
+    return _pass_rate_ci(counts, alpha)
+
+
+def _pass_rate_ci(counts: dict[str, tuple[int, int]], alpha: float) -> tuple[float, float]:
+    """:func:`pass_rate_ci` of ``{task: (successes, attempts)}``."""
     s = np.array([c[0] for c in counts.values()], dtype=np.float64)
     k = np.array([c[1] for c in counts.values()], dtype=np.float64)
     t = s.size

@@ -230,7 +230,10 @@ def compare(
     32) for ``n_tasks``, the mean attempts per task (rounded) and the pooled base rate ``(successes + 1)
     / (attempts + 2)`` of both agents, seeded and cached; 1.0 when there are too few tasks to ever reach
     significance. (The normal approximation :func:`mde` printed about 10 % too small a gap at 30 tasks.)
-    ``kept``: gaps simulated earlier (:class:`.power.KeptGaps`, a run folder's ``mde.json``), read and added to.
+    ``kept``: what earlier reports computed (:class:`.power.KeptGaps`, a run folder's ``mde.json``), read
+    and added to: simulated gaps, and whole comparisons under their inputs (the counts per shared task in
+    task order, the names, ``alpha``, ``seed``, ``n_resamples``) and the statistics code: a kept one is
+    returned without numpy.
 
     Raises ``ValueError`` for empty outcomes, outcomes other than 0/1, no shared task with attempts on both
     sides (the message names both agents), a bad alpha, or ``n_resamples < 1``.
@@ -244,6 +247,10 @@ def compare(
     shared = sorted(set(ca) & set(cb))
     if not shared:
         raise ValueError(f"{name_a} vs {name_b}: no shared tasks (no task has attempts from both agents)")
+    inputs: list[Any] = ["compare", name_a, name_b, alpha, seed, n_resamples,
+                         [[*ca[t], *cb[t]] for t in shared]]  # all it depends on (task order, not ids)
+    if kept is not None and (earlier := _comparison_from(kept.recall(inputs), name_a, name_b)) is not None:
+        return earlier
     sa = np.array([ca[t][0] for t in shared], dtype=np.int64)
     ka = np.array([ca[t][1] for t in shared], dtype=np.int64)
     sb = np.array([cb[t][0] for t in shared], dtype=np.int64)
@@ -315,7 +322,25 @@ def compare(
         note=note,
         p_worse=float(p_worse),
     )
-    return dataclasses.replace(cmp, verdict=verdict_for(cmp))
+    cmp = dataclasses.replace(cmp, verdict=verdict_for(cmp))
+    if kept is not None:
+        kept.keep(inputs, {f.name: getattr(cmp, f.name) for f in dataclasses.fields(cmp)})
+    return cmp
+
+
+def _comparison_from(kept: object, name_a: str, name_b: str) -> Comparison | None:
+    """The :class:`Comparison` a :class:`~.power.KeptGaps` entry holds (its fields, the tuples as
+    lists), or ``None`` for anything else."""
+    if not isinstance(kept, dict) or kept.get("a") != name_a or kept.get("b") != name_b:
+        return None
+    try:
+        cmp = Comparison(**{**kept, "ci": tuple(kept["ci"]), "attempts": tuple(kept["attempts"]),
+                            "wins": tuple(kept["wins"])})
+    except (TypeError, KeyError, ValueError):
+        return None
+    if len(cmp.ci) != 2 or len(cmp.attempts) != 2 or len(cmp.wins) != 2:
+        return None
+    return cmp
 
 
 # --------------------------------------------------------------------------------------- Holm

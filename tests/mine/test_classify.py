@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_homefield.mine.classify import dependency_tables, dependency_tables_changed, message_words
+from pytest_homefield.mine.classify import _chunks, dependency_tables, dependency_tables_changed, message_words
 from pytest_homefield.paths import Classifier, classify_path, compile_globs, is_test_module, runnable_tests
 
 # (path, class, runnable test module)
@@ -283,3 +283,49 @@ def test_test_named_source_package_decided_by_what_pytest_collects() -> None:
     # a test_globs pattern makes a folder's files collectable
     assert Classifier(["check_*.py"], tree=[*tree, "src/pkg/test/check_runner.py"]).classify(
         "src/pkg/test/runner.py") == "test"
+
+
+SETUP_PY_SHAPES = [
+    "from setuptools import setup\nREQS = ['click']\nsetup(name='x', install_requires=REQS)\n",
+    "try:\n    from setuptools import setup\nexcept ImportError:\n    from distutils.core import setup\n"
+    "REQS = ['a']\nif REQS:\n    pass\nelif 1:\n    pass\nelse:\n    REQS = []\nsetup(install_requires=REQS)\n",
+    "import os\nlong_description = '''\nsetup(install_requires=['fake'])\nREQS = 1\n'''\n"
+    "REQS = ['real']\nsetup(install_requires=REQS, long_description=long_description)\n",
+    "@decorator\ndef main():\n    setup(install_requires=['a'])\n\n@other\n\nclass C:\n    pass\nmain()\n",
+    "REQS = [\n'a',\n'b'\n]\nX = 1 + \\\n2\nsetup(\n**dict(install_requires=REQS)\n)\n",
+    "def main():\n    setup(install_requires=['a'])\n# a comment\n\n\nif __name__ == '__main__':\n    main()\n",
+    "print 'python 2'\nsetup(install_requires=['a'])\n",  # does not parse, in pieces or whole
+    "x = (\n1)\ny = '''\n'''\nsetup(extras_require={'t': ['a']})\n",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", SETUP_PY_SHAPES, ids=["plain", "clauses", "triple-quoted", "decorators",
+                                                  "brackets-and-backslash", "main", "python-2", "closed-string",
+                                                  "empty"])
+def test_setup_py_read_in_chunks_is_read_whole(text: str) -> None:
+    """Issue 35: a scan parses each top-level chunk of a setup.py once (memo); the tables are those of the
+    whole text, for chunks cut inside strings, brackets, continued lines, clauses and decorators too, and a
+    text that does not parse still raises."""
+    memo: dict[object, object] = {}
+    versions = [text, text.replace("'a'", "'b'"), text + "VERSION = '2'\n"]
+    for version in versions:
+        try:
+            whole = dependency_tables("setup.py", version.encode())
+        except ValueError:
+            with pytest.raises(ValueError, match="does not parse"):
+                dependency_tables("setup.py", version.encode(), memo=memo)
+            continue
+        assert dependency_tables("setup.py", version.encode(), memo=memo) == whole
+    assert "".join(_chunks(text)) == text
+
+
+def test_setup_py_chunks_are_parsed_once() -> None:
+    """A version that changes one top-level statement parses that statement's chunk only."""
+    head = "import setuptools\nREQS = ['click']\n"
+    memo: dict[object, object] = {}
+    dependency_tables("setup.py", (head + "setuptools.setup(install_requires=REQS, version='1')\n").encode(), memo=memo)
+    assert len(memo) == 3
+    second = dependency_tables("setup.py", (head + "setuptools.setup(install_requires=REQS, version='2')\n").encode(),
+                               memo=memo)
+    assert len(memo) == 4 and second == {"install_requires": "List(elts=[Constant(value='click')], ctx=Load())"}

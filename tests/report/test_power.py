@@ -9,9 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pytest_homefield.records import Task
+from pytest_homefield.report import build_report
+from pytest_homefield.report import distributions as distributions_module
+from pytest_homefield.report import power as power_module
+from pytest_homefield.report import rates as rates_module
+from pytest_homefield.report import stats as stats_module
 from pytest_homefield.report.distributions import mcnemar_exact
 from pytest_homefield.report.power import KeptGaps, _critical, detectable_gap, gap_key, power_at, power_line
-from pytest_homefield.report.stats import compare, mde
+from pytest_homefield.report.stats import compare, mde, pass_rate_ci
 
 
 def test_the_exact_rejection_region_is_mcnemar_with_one_attempt() -> None:
@@ -95,3 +101,47 @@ def test_power_rejects_bad_arguments(kwargs: dict[str, float]) -> None:
     args: dict[str, float] = {"gap": 0.1, "n_tasks": 10} | kwargs
     with pytest.raises(ValueError):
         power_at(**args)  # type: ignore[arg-type]
+
+
+class _NoNumpy:
+    """Stands for numpy in a module that must not use it."""
+
+    def __getattr__(self, name: str) -> None:
+        raise AssertionError(f"numpy.{name} used")
+
+
+def test_a_second_report_takes_its_comparisons_and_intervals_from_mde_json(
+        data: Path, tasks: list[Task], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: a report keeps its comparisons and pass@1 intervals in mde.json, keyed by their inputs and
+    the statistics code; the next report of the same results computes none of them (no numpy: 0.1-0.2 s of
+    CPU) and is the same report; a kept entry of other code is not used, and is dropped when saved."""
+    run = data / "run-a"
+    (run / "mde.json").unlink(missing_ok=True)
+    first = build_report([run], tasks, alpha=0.05, seed=0)
+    kept = json.loads((run / "mde.json").read_text())
+    kinds = sorted(k.split()[0] for k in kept["results"])
+    assert kinds.count("compare") == len(first["comparisons"]) and "pass_rate_ci" in kinds
+    for module in (stats_module, rates_module, distributions_module, power_module):
+        monkeypatch.setattr(module, "np", _NoNumpy())
+    assert build_report([run], tasks, alpha=0.05, seed=0) == first
+    planted = next(k for k in kept["results"] if k.startswith("compare"))
+    kept["results"][planted]["sd_diff"] = 0.123456
+    (run / "mde.json").write_text(json.dumps(kept))
+    assert 0.123456 in [c["sd_diff"] for c in build_report([run], tasks, alpha=0.05, seed=0)["comparisons"]]
+    monkeypatch.undo()
+    monkeypatch.setattr(power_module, "stats_code_digest", lambda: "other code")
+    assert build_report([run], tasks, alpha=0.05, seed=0) == first
+    again = json.loads((run / "mde.json").read_text())["results"]
+    assert len(again) == len(kept["results"]) and not set(again) & set(kept["results"])
+
+
+def test_kept_results_check_their_shape(tmp_path: Path) -> None:
+    """A kept comparison or interval of the wrong shape is computed again, never returned."""
+    a, b = {"t1": [1, 1], "t2": [0, 1]}, {"t1": [0, 0], "t2": [0, 1]}
+    kept = KeptGaps(tmp_path / "mde.json")
+    cmp = compare(a, b, names=("a", "b"), kept=kept)
+    ci = pass_rate_ci(a, kept=kept)
+    for key in kept.results:
+        kept.results[key] = {"a": "a", "b": "b", "ci": [0.0]} if key.startswith("compare") else [0.5, "x"]
+    assert compare(a, b, names=("a", "b"), kept=kept) == cmp == compare(a, b, names=("a", "b"))
+    assert pass_rate_ci(a, kept=kept) == ci == pass_rate_ci(a)
