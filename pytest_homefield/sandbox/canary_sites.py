@@ -22,7 +22,7 @@ import ast
 import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small, real_alternatives
@@ -61,6 +61,9 @@ class Site:
     #: when the original failed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`).
     #: ``None``: every twin is.
     excusable: list[bool] | None = None
+    #: More literals changed with ``node`` (a within-function swap, :mod:`~pytest_homefield.sandbox.
+    #: canary_swaps`): ``(node, its canonical text, its text in each twin)``.
+    others: list[tuple[ast.AST, str, list[str]]] = field(default_factory=list)
 
 
 def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
