@@ -229,7 +229,7 @@ def _values(expr: ast.expr, k: int, rng: random.Random, pool: Sequence[Any] = ()
     excusable = [e for _, e in real] or [True] * len(alts)
     if not alts:
         return None
-    how = "expected {}{} -> {}{}" + (" (another test's expected value)" if real else "")
+    how = "expected {}{} -> {}{}" + (" (another test's expected value)" if real else " (made up)")
     twins = [(ast.unparse(ast.parse(repr(a), mode="eval").body),
               how.format(wrap, _short(value) if not wrap else f"({_short(value)})", wrap,
                          _short(a) if not wrap else f"({_short(a)})")) for a in alts]

@@ -30,14 +30,15 @@ from __future__ import annotations
 import ast
 import math
 import random
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.sandbox.canary_sites import _EQUALS, Site, _call_name, _literal, _short, _statements
 from pytest_homefield.sandbox.canary_values import _unequal, is_small
 
-__all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions"]
+__all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions", "literal_counts", "value_key"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,24 @@ class Target:
     def text(self) -> str:
         """The literal's canonical source (what :func:`ast.unparse` writes for the original)."""
         return ast.unparse(self.node)
+
+
+def value_key(v: Any) -> str:
+    """A literal's identity for counting: its type and ``repr`` (``1`` and ``1.0`` are two values)."""
+    return f"{type(v).__name__}:{v!r}"
+
+
+def literal_counts(tree: ast.AST) -> Counter[str]:
+    """How often each literal value occurs in ``tree`` (:func:`value_key`; every constant, and every
+    literal container besides its elements; bools and ``None`` left out): what a test process reading
+    its file can count."""
+    out: Counter[str] = Counter()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp)):
+            v = _literal(n)
+            if v is not None and not isinstance(v, bool):
+                out[value_key(v)] += 1
+    return out
 
 
 def _target(expr: ast.expr) -> Target | None:
@@ -122,6 +141,12 @@ def value_targets(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Target]:
     return out
 
 
+def _class(t: Target, counts: Mapping[str, int] | None) -> tuple[str, str, int]:
+    """What ``t``'s value may be exchanged with: the same :attr:`Target.key` and as many occurrences in
+    its file (``counts``: :func:`literal_counts`), so "does it occur elsewhere" answers alike."""
+    return (*t.key, counts.get(value_key(t.value), 0) if counts is not None else 0)
+
+
 def _distinct(targets: Sequence[Target]) -> list[Target]:
     """The targets whose values are pairwise unequal, the first of each value kept, in order."""
     out: list[Target] = []
@@ -135,15 +160,16 @@ def _value_text(v: Any) -> str:
     return ast.unparse(ast.parse(repr(v), mode="eval").body)
 
 
-def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random) -> Site | None:
+def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
+              counts: Mapping[str, int] | None = None) -> Site | None:
     """A within-function swap site of ``func`` (module text), or ``None`` when no type has two sites
     with unequal values. The type of the first usable site is preferred, then the first other type
     that has two. The returned :class:`Site`'s ``node`` is one changed literal and ``others`` the rest,
     each with its canonical text and its text in each of up to ``k`` twins."""
     targets = value_targets(func)
-    keys = list(dict.fromkeys(t.key for t in targets))
+    keys = list(dict.fromkeys(_class(t, counts) for t in targets))
     for key in keys:
-        group = _distinct([t for t in targets if t.key == key])
+        group = _distinct([t for t in targets if _class(t, counts) == key])
         if len(group) < 2:
             continue
         order = rng.sample(group, len(group))
@@ -162,14 +188,16 @@ def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     return None
 
 
-def cycles(candidates: Sequence[tuple[str, Target]], rng: random.Random) -> list[list[tuple[str, Target]]]:
+def cycles(candidates: Sequence[tuple[str, Target]], rng: random.Random,
+           counts: Mapping[str, int] | None = None) -> list[list[tuple[str, Target]]]:
     """Cycles of ``(function id, its single site)`` (module text): per key, the candidates shuffled and
     paired with the next of an unequal value; an odd one out joins the last pair when its value differs
     from both. A candidate left alone is in no cycle. Each cycle's member ``i`` takes member
     ``i + 1``'s value (the last the first's)."""
     out: list[list[tuple[str, Target]]] = []
-    for key in dict.fromkeys(t.key for _, t in candidates):
-        pool = rng.sample([c for c in candidates if c[1].key == key], sum(1 for c in candidates if c[1].key == key))
+    for key in dict.fromkeys(_class(t, counts) for _, t in candidates):
+        alike = [c for c in candidates if _class(c[1], counts) == key]
+        pool = rng.sample(alike, len(alike))
         pairs: list[list[tuple[str, Target]]] = []
         left: list[tuple[str, Target]] = []
         while pool:

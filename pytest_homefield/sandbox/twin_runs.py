@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import random
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,15 @@ from pytest_homefield.sandbox.canaries import (
     read_source,
 )
 from pytest_homefield.sandbox.canary_sites import Site, _short, expected_values, find_site
-from pytest_homefield.sandbox.canary_swaps import Target, cycles, defined_functions, find_swap, value_targets
+from pytest_homefield.sandbox.canary_swaps import (
+    Target,
+    cycles,
+    defined_functions,
+    find_swap,
+    literal_counts,
+    value_key,
+    value_targets,
+)
 from pytest_homefield.sandbox.canary_values import is_small
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK"]
@@ -195,6 +204,22 @@ def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) 
     return segment
 
 
+def _pool_for(node: ast.FunctionDef | ast.AsyncFunctionDef, pool: Sequence[Any], counts: Mapping[str, int]
+              ) -> Sequence[Any]:
+    """The real values a fallback twin of ``node`` may borrow, chosen so that "does the site's value
+    occur elsewhere in the file" answers alike in both runs: for a first site whose value occurs
+    ``n`` times in the file, the values that occur ``n - 1`` times (one more at the site makes ``n``),
+    else any when ``n`` >= 2; none when the value is unique there (``n`` <= 1: a made-up value is
+    unique too, a borrowed one would occur twice)."""
+    head = value_targets(node)[:1]
+    if not head:
+        return pool
+    n = counts.get(value_key(head[0].value), 0)
+    if n <= 1:
+        return []
+    return [b for b in pool if counts.get(value_key(b), 0) == n - 1] or pool
+
+
 def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
     """The site of cycle member ``at`` with one twin holding the next member's value."""
     fid, t = cycle[at]
@@ -212,6 +237,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
+    counts = literal_counts(tree) if tree is not None else Counter()
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -235,7 +261,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             canaries.append(Canary(f"{path}::{name}", fid, "sentinel", how))
             continue
         taken.add(id(node))
-        site = None if fid in forced else find_swap(node, twins, rng) or find_site(node, twins, rng, pool)
+        site = None if fid in forced else find_swap(node, twins, rng, counts) \
+            or find_site(node, twins, rng, _pool_for(node, pool, counts))
         found[fid] = (node, *span, site)
     # functions new in the commit whose one site is a literal: cycles of values, placed together
     single: list[tuple[str, Target]] = []
@@ -246,7 +273,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         if head and head[0].node is site.node:
             single.append((fid, head[0]))
     cycle_of: dict[str, int] = {}
-    for n, cycle in enumerate(cycles(single, rng)):
+    for n, cycle in enumerate(cycles(single, rng, counts)):
         for at, (fid, _) in enumerate(cycle):
             node, start, end, _ = found[fid]
             found[fid] = (node, start, end, _rotated(cycle, at))
