@@ -12,8 +12,11 @@ placed in at least one run, the rest of the runs get members drawn uniformly (so
 frequent than another in distribution), and the runs are in a random order per seed. The runs are
 alike (the same files, the same tests, the appended sentinels in each): the test process of a run
 sees one version of each test, under its real node id, beside the same other tests; telling whether
-it is the original means judging the expected value alone, and the values are real ones
-(:func:`~pytest_homefield.sandbox.canary_values.real_alternatives`, parametrize columns deranged).
+it is the original means judging the expected value alone, and the values are the file's own,
+permuted where they can be (:mod:`~pytest_homefield.sandbox.canary_swaps`: a function's own values
+swapped, parametrize columns deranged, the values of functions new in the commit rotated in cycles
+whose members share their placement), so each run's file holds the same values (attack A3 counted
+them); else one borrowed or made up, whichever keeps "does it occur elsewhere in the file" alike.
 Mining checks the members with targeted runs of the group functions (``selectors``), one per run.
 
 :meth:`TwinPlan.merge` turns the runs' outcomes into one mapping in the ids of
