@@ -14,10 +14,11 @@ canary_sites.find_site`:
   values gets a twin whose sites hold the same values rotated among them (twin ``j``: rotation by
   ``j``). Every changed site is an eligible statement (it runs whenever the test passes), so the
   reference fix fails the twin at the first one;
-* **across functions** (:func:`cycles`): functions with a single usable site, each new in the task's
+* **across functions** (:func:`cycles`): functions with no such pair of sites, each new in the task's
   commit (absent from the parent's version of the file: the agent has the parent's tests, so a changed
-  existing test would show which run is the twin), are put in cycles of two (three for an odd one out)
-  of one type with pairwise unequal values; each member's twin holds the next member's value. The
+  existing test would show which run is the twin), are put in cycles of two (three for an odd one out),
+  each at one of its sites, of one type with pairwise unequal values; each member's twin holds the
+  next member's value. The
   cycle's members are placed together (:mod:`~pytest_homefield.sandbox.twin_runs`): one run holds
   every member's twin, the other every original, so the file's values are the same in both.
 
@@ -188,32 +189,41 @@ def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     return None
 
 
-def cycles(candidates: Sequence[tuple[str, Target]], rng: random.Random,
+def cycles(candidates: Sequence[tuple[str, Sequence[Target]]], rng: random.Random,
            counts: Mapping[str, int] | None = None) -> list[list[tuple[str, Target]]]:
-    """Cycles of ``(function id, its single site)`` (module text): per key, the candidates shuffled and
-    paired with the next of an unequal value; an odd one out joins the last pair when its value differs
-    from both. A candidate left alone is in no cycle. Each cycle's member ``i`` takes member
-    ``i + 1``'s value (the last the first's)."""
-    out: list[list[tuple[str, Target]]] = []
-    for key in dict.fromkeys(_class(t, counts) for _, t in candidates):
-        alike = [c for c in candidates if _class(c[1], counts) == key]
-        pool = rng.sample(alike, len(alike))
-        pairs: list[list[tuple[str, Target]]] = []
-        left: list[tuple[str, Target]] = []
-        while pool:
-            a = pool.pop(0)
-            b = next((c for c in pool if _unequal(a[1].value, c[1].value)), None)
-            if b is None:
-                left.append(a)
-                continue
-            pool.remove(b)
-            pairs.append([a, b])
-        for a in left:
-            home = next((p for p in pairs if len(p) == 2 and all(_unequal(a[1].value, m[1].value) for m in p)), None)
-            if home is not None:
-                home.append(a)
-        out += pairs
-    return out
+    """Cycles of ``(function id, one of its sites)`` from ``candidates`` (function id → its usable
+    sites, :func:`value_targets`; module text): the functions shuffled, each paired with the first
+    other one that has a site of the same class (:func:`_class`: type, wrap and count in the file)
+    with an unequal value, trying its own sites in order; a function left over joins a pair whose two
+    values are of its class and unequal to one of its own. A function in no pair is in no cycle.
+    Each cycle's member ``i`` takes member ``i + 1``'s value (the last the first's)."""
+    sites = dict(candidates)
+    pool = rng.sample(sorted(sites), len(sites))
+    pairs: list[list[tuple[str, Target]]] = []
+    left: list[str] = []
+
+    def partner(t: Target, others: Sequence[Target]) -> Target | None:
+        return next((o for o in others if _class(o, counts) == _class(t, counts) and _unequal(t.value, o.value)),
+                    None)
+
+    while pool:
+        a = pool.pop(0)
+        match = next(((b, ta, tb) for ta in sites[a] for b in pool if (tb := partner(ta, sites[b])) is not None),
+                     None)
+        if match is None:
+            left.append(a)
+            continue
+        b, ta, tb = match
+        pool.remove(b)
+        pairs.append([(a, ta), (b, tb)])
+    for a in left:
+        for pair in pairs:
+            t = next((t for t in sites[a] if len(pair) == 2 and all(
+                partner(t, [m]) is not None for _, m in pair)), None)
+            if t is not None:
+                pair.append((a, t))
+                break
+    return pairs
 
 
 def defined_functions(tree: ast.Module, path: str) -> set[str]:

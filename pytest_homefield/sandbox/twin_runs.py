@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import random
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,20 +207,18 @@ def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) 
     return segment
 
 
-def _pool_for(node: ast.FunctionDef | ast.AsyncFunctionDef, pool: Sequence[Any], counts: Mapping[str, int]
-              ) -> Sequence[Any]:
-    """The real values a fallback twin of ``node`` may borrow, chosen so that "does the site's value
-    occur elsewhere in the file" answers alike in both runs: for a first site whose value occurs
+def _pool_for(pool: Sequence[Any], counts: Mapping[str, int]) -> Callable[[Any], Sequence[Any]]:
+    """The real values a fallback twin may borrow, given the site's value ``v``, chosen so that "does
+    the site's value occur elsewhere in the file" answers alike in both runs: for a ``v`` occurring
     ``n`` times in the file, the values that occur ``n - 1`` times (one more at the site makes ``n``),
-    else any when ``n`` >= 2; none when the value is unique there (``n`` <= 1: a made-up value is
-    unique too, a borrowed one would occur twice)."""
-    head = value_targets(node)[:1]
-    if not head:
-        return pool
-    n = counts.get(value_key(head[0].value), 0)
-    if n <= 1:
-        return []
-    return [b for b in pool if counts.get(value_key(b), 0) == n - 1] or pool
+    else any when ``n`` >= 2; none when ``v`` is unique there (``n`` <= 1: a made-up value is unique
+    too, a borrowed one would occur twice)."""
+    def real(v: Any) -> Sequence[Any]:
+        n = counts.get(value_key(v), 0)
+        if n <= 1:
+            return []
+        return [b for b in pool if counts.get(value_key(b), 0) == n - 1] or pool
+    return real
 
 
 def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
@@ -241,6 +239,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     counts = literal_counts(tree) if tree is not None else Counter()
+    real = _pool_for(pool, counts)
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -265,16 +264,16 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             continue
         taken.add(id(node))
         site = None if fid in forced else find_swap(node, twins, rng, counts) \
-            or find_site(node, twins, rng, _pool_for(node, pool, counts))
+            or find_site(node, twins, rng, real)
         found[fid] = (node, *span, site)
-    # functions new in the commit whose one site is a literal: cycles of values, placed together
-    single: list[tuple[str, Target]] = []
+    # functions new in the commit with value sites and no swap: cycles of values, placed together
+    single: list[tuple[str, list[Target]]] = []
     for fid, (node, _, _, site) in found.items():
-        if known is None or twins != 1 or fid in known or site is None or site.others or not site.strong:
+        if known is None or twins != 1 or fid in known or site is None or site.others:
             continue
-        head = value_targets(node)[:1]
-        if head and head[0].node is site.node:
-            single.append((fid, head[0]))
+        targets = value_targets(node)
+        if targets and (not site.strong or any(t.node is site.node for t in targets)):  # not a parametrize column
+            single.append((fid, targets))
     cycle_of: dict[str, int] = {}
     for n, cycle in enumerate(cycles(single, rng, counts)):
         for at, (fid, _) in enumerate(cycle):
