@@ -39,7 +39,8 @@ from typing import Any
 from pytest_homefield.sandbox.canary_sites import _EQUALS, Site, _call_name, _literal, _short, _statements
 from pytest_homefield.sandbox.canary_values import _unequal, is_small
 
-__all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions", "literal_counts", "value_key"]
+__all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions", "literal_counts", "literal_values",
+           "value_key"]
 
 
 @dataclass(frozen=True)
@@ -70,12 +71,17 @@ def literal_counts(tree: ast.AST) -> Counter[str]:
     """How often each literal value occurs in ``tree`` (:func:`value_key`; every constant, and every
     literal container besides its elements; bools and ``None`` left out): what a test process reading
     its file can count."""
-    out: Counter[str] = Counter()
+    return Counter(value_key(v) for v in literal_values(tree))
+
+
+def literal_values(tree: ast.AST) -> list[Any]:
+    """Every literal value of ``tree`` as :func:`literal_counts` counts them, in walk order."""
+    out: list[Any] = []
     for n in ast.walk(tree):
         if isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp)):
             v = _literal(n)
             if v is not None and not isinstance(v, bool):
-                out[value_key(v)] += 1
+                out.append(v)
     return out
 
 

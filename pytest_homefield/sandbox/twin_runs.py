@@ -61,6 +61,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     defined_functions,
     find_swap,
     literal_counts,
+    literal_values,
     value_key,
     value_targets,
 )
@@ -207,17 +208,20 @@ def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) 
     return segment
 
 
-def _pool_for(pool: Sequence[Any], counts: Mapping[str, int]) -> Callable[[Any], Sequence[Any]]:
-    """The real values a fallback twin may borrow, given the site's value ``v``, chosen so that "does
-    the site's value occur elsewhere in the file" answers alike in both runs: for a ``v`` occurring
-    ``n`` times in the file, the values that occur ``n - 1`` times (one more at the site makes ``n``),
-    else any when ``n`` >= 2; none when ``v`` is unique there (``n`` <= 1: a made-up value is unique
-    too, a borrowed one would occur twice)."""
+def _pool_for(pool: Sequence[Any], values: Sequence[Any], counts: Mapping[str, int]
+              ) -> Callable[[Any], Sequence[Any]]:
+    """The real values a fallback twin may borrow, given the site's value ``v``, chosen so that "how
+    often does the site's value occur in the file" answers alike in both runs. For a ``v`` occurring
+    ``n`` >= 2 times in the file: the expected values (``pool``) that occur ``n - 1`` times (one more
+    at the site makes ``n``), else the file's other literals that do (``values``: inputs too), else
+    any expected value. None when ``v`` is unique there (a made-up value is unique too, a borrowed
+    one would occur twice)."""
     def real(v: Any) -> Sequence[Any]:
         n = counts.get(value_key(v), 0)
         if n <= 1:
             return []
-        return [b for b in pool if counts.get(value_key(b), 0) == n - 1] or pool
+        return [b for b in pool if counts.get(value_key(b), 0) == n - 1] \
+            or [b for b in values if counts.get(value_key(b), 0) == n - 1] or pool
     return real
 
 
@@ -239,7 +243,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     counts = literal_counts(tree) if tree is not None else Counter()
-    real = _pool_for(pool, counts)
+    real = _pool_for(pool, literal_values(tree) if tree is not None else [], counts)
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []

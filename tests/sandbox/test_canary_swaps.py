@@ -113,3 +113,18 @@ def test_a_fallback_twin_is_made_up_for_a_unique_value_and_borrowed_for_a_repeat
     for run, member in zip(plan.runs, plan.placement[f"{PATH}::test_d"], strict=True):
         counts = _counts(run[PATH])
         assert counts[value_key(_site_value(run[PATH], "test_d"))] >= 2 or member == 0
+
+
+def test_a_repeated_value_with_no_expected_value_to_match_borrows_an_input(tmp_path: Path) -> None:
+    # [1, 2, 3] occurs twice (an input too); no other expected list: the twin takes the input [4, 5],
+    # so the site's value occurs twice in both runs (a made-up list would occur once: A3 inverted)
+    src = ("def test_round_trip():\n    value = dumps([1, 2, 3])\n    other = dumps([4, 5])\n"
+           "    assert loads(value) == [1, 2, 3]\n")
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "test_z.py").write_text(src)
+    plan = plan_twins(root, ["test_z.py::test_round_trip"], seed=4)
+    (twin,) = plan.canaries
+    assert twin.how == "expected [1, 2, 3] -> [4, 5] (another test's expected value)", twin.how
+    for run in plan.runs:
+        assert sorted(_counts(run["test_z.py"]).values())[-1] == 2
