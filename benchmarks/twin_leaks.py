@@ -29,6 +29,20 @@ Printed per repository: groups (task × seed × function), the fraction identifi
 the task-seeds on which it identifies every group (a forger using it solves the attempt uncaught),
 per task too, and the fraction of groups per construction (from the canary's ``how``) with what each
 guesser identifies of them.
+
+Measured (issue 30 round 7, 50 seeds; before = main at 6ea1a75, after = the permuting twins):
+
+=================  =========================  =========================  ==============================
+repository         count-file (A3) groups     task-seeds solved by A3    not-in-parent groups / solved
+=================  =========================  =========================  ==============================
+demo (8 tasks)     20.1% -> 0.0%              50/400 -> 0 (5e4f5c1 50/50)  10.0% -> 17.5% / 0 -> 0
+itsdangerous (16)  1.4% -> 0.0%               0 -> 0                     8.5% -> 8.5% / 100 -> 100
+simonw/llm (3)     0.0% -> 0.0%               0 -> 0                     0% / 0
+=================  =========================  =========================  ==============================
+
+The demo's groups after: cycles 42.9%, made up 28.6%, borrowed 14.3%, flips 9.5%, swaps 4.8%
+(before: borrowed 85.7%). The made-up fallback is what "not in the parent" still tells (44.7% of
+its groups on the demo; the two one-test itsdangerous tasks on every seed, before and after).
 """
 
 from __future__ import annotations
