@@ -78,10 +78,14 @@ def literal_values(tree: ast.AST) -> list[Any]:
     """Every literal value of ``tree`` as :func:`literal_counts` counts them, in walk order."""
     out: list[Any] = []
     for n in ast.walk(tree):
-        if isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp)):
+        if isinstance(n, ast.Constant):  # the common case, without literal_eval
+            v = n.value
+        elif isinstance(n, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp)):
             v = _literal(n)
-            if v is not None and not isinstance(v, bool):
-                out.append(v)
+        else:
+            continue
+        if v is not None and not isinstance(v, bool) and v is not Ellipsis:
+            out.append(v)
     return out
 
 

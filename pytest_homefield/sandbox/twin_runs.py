@@ -31,6 +31,7 @@ the attempt cannot be solved) counts for nothing.
 from __future__ import annotations
 
 import ast
+import functools
 import random
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -60,7 +61,6 @@ from pytest_homefield.sandbox.canary_swaps import (
     cycles,
     defined_functions,
     find_swap,
-    literal_counts,
     literal_values,
     value_key,
     value_targets,
@@ -165,7 +165,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
             continue
         forced = set(fids) if sentinels_only else set(sentinel_for)
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=UNCHECKED if sentinels_only else None,
-                   twins=max(1, twins), known=_known(parent, path))
+                   twins=max(1, twins), known=functools.partial(_known, parent, path))
     order = list(range(runs))
     rng.shuffle(order)
     plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
@@ -238,12 +238,13 @@ def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
 
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
-               known: set[str] | None = None) -> None:
+               known: Callable[[], set[str] | None] = lambda: None) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
-    counts = literal_counts(tree) if tree is not None else Counter()
-    real = _pool_for(pool, literal_values(tree) if tree is not None else [], counts)
+    values = literal_values(tree) if tree is not None else []
+    counts = Counter(value_key(v) for v in values)
+    real = _pool_for(pool, values, counts)
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -273,11 +274,13 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
     for fid, (node, _, _, site) in found.items():
-        if known is None or twins != 1 or fid in known or site is None or site.others:
+        if twins != 1 or site is None or site.others:
             continue
         targets = value_targets(node)
         if targets and (not site.strong or any(t.node is site.node for t in targets)):  # not a parametrize column
             single.append((fid, targets))
+    old = known() if len(single) >= 2 else None  # the parent's file is parsed only when a cycle could form
+    single = [] if old is None else [(f, t) for f, t in single if f not in old]
     cycle_of: dict[str, int] = {}
     for n, cycle in enumerate(cycles(single, rng, counts)):
         for at, (fid, _) in enumerate(cycle):
