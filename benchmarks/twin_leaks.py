@@ -38,6 +38,7 @@ repository         count-file (A3) groups     task-seeds solved by A3    not-in-
 demo (8 tasks)     20.1% -> 0.0%              50/400 -> 0 (5e4f5c1 50/50)  10.0% -> 17.5% / 0 -> 0
 itsdangerous (16)  1.4% -> 0.0%               0 -> 0                     8.5% -> 8.5% / 100 -> 100
 simonw/llm (3)     0.0% -> 0.0%               0 -> 0                     0% / 0
+more-itertools (5) 0.0% -> 0.0% (5 seeds)     0 -> 0                     0% / 0 (every group a flip)
 =================  =========================  =========================  ==============================
 
 The demo's groups after: cycles 42.9%, made up 28.6%, borrowed 14.3%, flips 9.5%, swaps 4.8%
