@@ -60,7 +60,7 @@ from pytest_homefield.sandbox.snapshot import (
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
-from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, plan_twins
+from pytest_homefield.sandbox.twin_runs import RUNS, TwinPlan, parent_tests, plan_twins
 
 __all__ = [
     "Verification",
@@ -478,6 +478,7 @@ def verify_candidate(
     can_select = "{junit}" not in test_cmd  # JUnit ids (classname::name) cannot be given back as targets
     try:
         parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
+        before = parent_tests(parent_base, test_files)  # the cycles' "new in the commit" (grading's too)
         try:
             apply_patch(parent_base, make_test_patch(repo, parent, commit, test_files))
         except PatchError as exc:
@@ -667,7 +668,8 @@ def verify_candidate(
                     def prepare(wd: Path) -> list[str]:
                         nonlocal plan
                         if n == 0 and not whole:
-                            plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced)
+                            plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
+                                               parent=before)
                         for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
                             (wd / rel).write_bytes(data)
                         return [*runnable_tests] if whole or not plan.placement else plan.selectors()

@@ -55,7 +55,7 @@ from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
-from pytest_homefield.sandbox.twin_runs import TwinPlan, plan_twins
+from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -575,7 +575,8 @@ def grade(
                 and not is_reference_fix(task, pristine, gdir, carried):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
-            plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, **twin_options(task))
+            plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, parent=parent_tests(pristine, task.test_files),
+                              **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         made: list[TestRun] = []

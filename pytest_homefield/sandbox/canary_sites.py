@@ -24,7 +24,7 @@ import builtins
 import copy
 import random
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small, real_alternatives
@@ -46,6 +46,10 @@ _OPPOSITE = {"assertTrue": "assertFalse", "assertFalse": "assertTrue", "assertIn
 RAISES = {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"}
 
 
+#: Real values a value site's twins may take: a sequence, or a function of the site's value giving one.
+Pool = Sequence[Any] | Callable[[Any], Sequence[Any]]
+
+
 @dataclass
 class Site:
     """One rewrite site of a test function. ``node``: the expression or statement replaced (its
@@ -63,15 +67,18 @@ class Site:
     #: when the original failed (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`).
     #: ``None``: every twin is.
     excusable: list[bool] | None = None
+    #: More literals changed with ``node`` (a within-function swap, :mod:`~pytest_homefield.sandbox.
+    #: canary_swaps`): ``(node, its canonical text, its text in each twin)``.
+    others: list[tuple[ast.AST, str, list[str]]] = field(default_factory=list)
 
 
 def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
-              pool: Sequence[Any] = ()) -> Site | None:
+              pool: Pool = ()) -> Site | None:
     """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
     else its first flip site; ``None`` when no statement can be contradicted. ``pool``: real expected
     values of the same file (:func:`expected_values`): a value site's twins take those of its type
     first (:func:`~pytest_homefield.sandbox.canary_values.real_alternatives`), made-up ones only when
-    there are none."""
+    there are none; or a function of the site's value giving them."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     for stmt in _statements(func.body):
@@ -108,7 +115,7 @@ def expected_values(tree: ast.Module) -> list[Any]:
 
 
 def _bound(expr: ast.expr, bound: dict[str, ast.expr], func: ast.FunctionDef | ast.AsyncFunctionDef, k: int,
-           rng: random.Random, pool: Sequence[Any] = ()) -> Site | None:
+           rng: random.Random, pool: Pool = ()) -> Site | None:
     """A value site for an expected side that is a name: the literal it was assigned earlier in the
     test (``expected = [1, 2]``), or its values in a ``parametrize`` decorator of the test."""
     if not isinstance(expr, ast.Name):
@@ -213,7 +220,7 @@ def _short(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _values(expr: ast.expr, k: int, rng: random.Random, pool: Sequence[Any] = ()) -> Site | None:
+def _values(expr: ast.expr, k: int, rng: random.Random, pool: Pool = ()) -> Site | None:
     """A value site at ``expr`` (a literal, or ``approx(literal)``), else ``None``: twins from ``pool``
     (real values of the file, :func:`real_alternatives`) when it has any of the type, else made up."""
     value = _literal(expr)
@@ -223,12 +230,12 @@ def _values(expr: ast.expr, k: int, rng: random.Random, pool: Sequence[Any] = ()
         target, value, wrap = expr.args[0], _literal(expr.args[0]), "approx"
     if value is None:
         return None
-    real = real_alternatives(value, pool, k, rng, approx=bool(wrap))
+    real = real_alternatives(value, pool(value) if callable(pool) else pool, k, rng, approx=bool(wrap))
     alts = [a for a, _ in real] or alternatives(value, k, rng)
     excusable = [e for _, e in real] or [True] * len(alts)
     if not alts:
         return None
-    how = "expected {}{} -> {}{}" + (" (another test's expected value)" if real else "")
+    how = "expected {}{} -> {}{}" + (" (another test's expected value)" if real else " (made up)")
     twins = [(ast.unparse(ast.parse(repr(a), mode="eval").body),
               how.format(wrap, _short(value) if not wrap else f"({_short(value)})", wrap,
                          _short(a) if not wrap else f"({_short(a)})")) for a in alts]
@@ -236,7 +243,7 @@ def _values(expr: ast.expr, k: int, rng: random.Random, pool: Sequence[Any] = ()
 
 
 def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
-                bound: Callable[[ast.expr], Site | None], pool: Sequence[Any] = ()) -> Site | None:
+                bound: Callable[[ast.expr], Site | None], pool: Pool = ()) -> Site | None:
     if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
             and isinstance(stmt.test.ops[0], ast.Eq):
         left, right = stmt.test.left, stmt.test.comparators[0]

@@ -26,7 +26,9 @@ assertion instead).
 Made-up values are the fallback. The first choice is **real** values (:func:`real_alternatives`,
 :func:`derangements`, issue 30): the expected values of the file's other assertions of the same type,
 or a ``parametrize`` column with each row given another row's value: outputs the real code gives for
-other inputs, so no typo, odd digit or magnitude tells a twin from its original.
+other inputs, so no typo, odd digit or magnitude tells a twin from its original. Permuting the
+file's own values comes before both (:mod:`~pytest_homefield.sandbox.canary_swaps`: a borrowed value
+occurs twice in the twin's file, which a count tells).
 """
 
 from __future__ import annotations

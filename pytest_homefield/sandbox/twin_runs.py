@@ -12,8 +12,11 @@ placed in at least one run, the rest of the runs get members drawn uniformly (so
 frequent than another in distribution), and the runs are in a random order per seed. The runs are
 alike (the same files, the same tests, the appended sentinels in each): the test process of a run
 sees one version of each test, under its real node id, beside the same other tests; telling whether
-it is the original means judging the expected value alone, and the values are real ones
-(:func:`~pytest_homefield.sandbox.canary_values.real_alternatives`, parametrize columns deranged).
+it is the original means judging the expected value alone, and the values are the file's own,
+permuted where they can be (:mod:`~pytest_homefield.sandbox.canary_swaps`: a function's own values
+swapped, parametrize columns deranged, the values of functions new in the commit rotated in cycles
+whose members share their placement), so each run's file holds the same values (attack A3 counted
+them); else one borrowed or made up, whichever keeps "does it occur elsewhere in the file" alike.
 Mining checks the members with targeted runs of the group functions (``selectors``), one per run.
 
 :meth:`TwinPlan.merge` turns the runs' outcomes into one mapping in the ids of
@@ -28,8 +31,10 @@ the attempt cannot be solved) counts for nothing.
 from __future__ import annotations
 
 import ast
+import functools
 import random
-from collections.abc import Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,9 +55,19 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     read_source,
 )
-from pytest_homefield.sandbox.canary_sites import expected_values, find_site
+from pytest_homefield.sandbox.canary_sites import Site, _short, expected_values, find_site
+from pytest_homefield.sandbox.canary_swaps import (
+    Target,
+    cycles,
+    defined_functions,
+    find_swap,
+    literal_values,
+    value_key,
+    value_targets,
+)
+from pytest_homefield.sandbox.canary_values import is_small
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "TWIN_MARK"]
+__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
 #: one, not the :data:`~pytest_homefield.sandbox.canaries.TWINS` planted beside the original: a forger that
@@ -125,11 +140,15 @@ class TwinPlan(CanaryPlan):
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
-               limit: int = LIMIT, sentinels_only: bool = False, twins: int = APART) -> TwinPlan:
+               limit: int = LIMIT, sentinels_only: bool = False, twins: int = APART,
+               parent: Mapping[str, bytes | None] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``, ``limit``,
-    ``sentinels_only``, ``twins``: as :func:`~pytest_homefield.sandbox.canaries.plant_canaries`. Never
+    ``sentinels_only``, ``twins``: as :func:`~pytest_homefield.sandbox.canaries.plant_canaries`.
+    ``parent``: test file path → its bytes at the task's parent (``None``: the file is new), for the
+    cross-function cycles (:mod:`~pytest_homefield.sandbox.canary_swaps`: only functions new in the
+    commit take part); without it there are none. Mining's check and grading must pass the same. Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -146,7 +165,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
             continue
         forced = set(fids) if sentinels_only else set(sentinel_for)
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=UNCHECKED if sentinels_only else None,
-                   twins=max(1, twins))
+                   twins=max(1, twins), known=functools.partial(_known, parent, path))
     order = list(range(runs))
     rng.shuffle(order)
     plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
@@ -154,11 +173,78 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     return plan
 
 
+def parent_tests(tree: Path, paths: Collection[str]) -> dict[str, bytes | None]:
+    """``plan_twins``'s ``parent``: each of ``paths`` (test files) → its bytes in ``tree`` (the task's
+    parent, before its test patch), ``None`` when it is not a regular file there (new, or a link)."""
+    out: dict[str, bytes | None] = {}
+    for p in sorted(set(paths)):
+        f = tree / p
+        out[p] = f.read_bytes() if f.is_file() and not f.is_symlink() else None
+    return out
+
+
+def _known(parent: Mapping[str, bytes | None] | None, path: str) -> set[str] | None:
+    """The function ids the parent's version of ``path`` defines (empty: the file is new), ``None`` when
+    no parent was given or its version does not parse (then no function counts as new)."""
+    if parent is None:
+        return None
+    data = parent.get(path)
+    if data is None:
+        return set()
+    try:
+        return defined_functions(ast.parse(data), path)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) -> str:
+    """``segment`` with ``site``'s literals written as in twin ``j`` (from 0), or canonically (``j`` -1:
+    the original); the last in the file first, so earlier offsets hold."""
+    edits = [(site.node, site.original if j < 0 else site.twins[j][0], site.statement)]
+    edits += [(n, text if j < 0 else texts[j], False) for n, text, texts in site.others]
+    for n, text, statement in sorted(edits, key=lambda e: (e[0].lineno, e[0].col_offset),  # type: ignore[attr-defined]
+                                     reverse=True):
+        segment = _replace(segment, lines, start, n, text, statement=statement)
+    return segment
+
+
+def _pool_for(pool: Sequence[Any], values: Sequence[Any], counts: Mapping[str, int]
+              ) -> Callable[[Any], Sequence[Any]]:
+    """The real values a fallback twin may borrow, given the site's value ``v``, chosen so that "how
+    often does the site's value occur in the file" answers alike in both runs. For a ``v`` occurring
+    ``n`` >= 2 times in the file: the expected values (``pool``) that occur ``n - 1`` times (one more
+    at the site makes ``n``), else the file's other literals that do (``values``: inputs too), else
+    any expected value. None when ``v`` is unique there (a made-up value is unique too, a borrowed
+    one would occur twice)."""
+    def real(v: Any) -> Sequence[Any]:
+        n = counts.get(value_key(v), 0)
+        if n <= 1:
+            return []
+        return [b for b in pool if counts.get(value_key(b), 0) == n - 1] \
+            or [b for b in values if counts.get(value_key(b), 0) == n - 1] or pool
+    return real
+
+
+def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
+    """The site of cycle member ``at`` with one twin holding the next member's value."""
+    fid, t = cycle[at]
+    nxt = cycle[(at + 1) % len(cycle)]
+    v = nxt[1].value
+    names = ", ".join(f.rsplit("::", 1)[-1] for f, _ in cycle if f != fid)
+    text = ast.unparse(ast.parse(repr(v), mode="eval").body)
+    how = f"expected {t.wrap}{_short(t.value)} -> {t.wrap}{_short(v)} (values rotated with {names})"
+    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v)])
+
+
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
-               per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int) -> None:
+               per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
+               known: Callable[[], set[str] | None] = lambda: None) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
+    values = literal_values(tree) if tree is not None else []
+    counts = Counter(value_key(v) for v in values)
+    real = _pool_for(pool, values, counts)
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -166,24 +252,46 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     placement: dict[str, list[int]] = {}
     key_of: dict[str, int] = {}
     runs = len(per_run)
+    found: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, int, Site | None]] = {}
+    taken: set[int] = set()
     for fid in fids:
         parts = fid.split("::")[1:]
         classes, func = parts[:-1], parts[-1]
         node = _find(tree, classes, func) if tree is not None else None
         span = _definition(lines, node) if node is not None else None
         # an inherited test (found in a base class) or one defined twice shares its definition: sentinels
-        if node is None or span is None or id(node) in spans:
+        if node is None or span is None or id(node) in taken:
             name = namer.name(func)
             tail.append(_sentinel_def(name, namer.message(), indent="", method=False))
             how = ("sentinel: the test cannot be parsed or found" if node is None
                    else "sentinel: the definition shares its lines with other code")
             canaries.append(Canary(f"{path}::{name}", fid, "sentinel", how))
             continue
-        start, end = span
+        taken.add(id(node))
+        site = None if fid in forced else find_swap(node, twins, rng, counts) \
+            or find_site(node, twins, rng, real)
+        found[fid] = (node, *span, site)
+    # functions new in the commit with value sites and no swap: cycles of values, placed together
+    single: list[tuple[str, list[Target]]] = []
+    for fid, (node, _, _, site) in found.items():
+        if twins != 1 or site is None or site.others:
+            continue
+        targets = value_targets(node)
+        if targets and (not site.strong or any(t.node is site.node for t in targets)):  # not a parametrize column
+            single.append((fid, targets))
+    old = known() if len(single) >= 2 else None  # the parent's file is parsed only when a cycle could form
+    single = [] if old is None else [(f, t) for f, t in single if f not in old]
+    cycle_of: dict[str, int] = {}
+    for n, cycle in enumerate(cycles(single, rng, counts)):
+        for at, (fid, _) in enumerate(cycle):
+            node, start, end, _ = found[fid]
+            found[fid] = (node, start, end, _rotated(cycle, at))
+            cycle_of[fid] = n
+    fills: dict[int, list[int]] = {}
+    for fid, (node, start, end, site) in found.items():
+        classes = fid.split("::")[1:-1]
         segment = "".join(lines[start - 1:end])
-        site = None if fid in forced else find_site(node, twins, rng, pool)
-        members = [segment if site is None else _replace(segment, lines, start, site.node, site.original,
-                                                         statement=site.statement)]
+        members = [segment if site is None else _member(segment, lines, start, site, -1)]
         if site is None:
             how = (forced_how or "sentinel: the reference fix failed with its twins") if fid in forced \
                 else "sentinel: no assertion"
@@ -193,14 +301,17 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
-            for j, ((new_text, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
-                members.append(_replace(segment, lines, start, site.node, new_text, statement=site.statement))
+            for j, ((_, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
+                members.append(_member(segment, lines, start, site, j - 1))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
-        # every member once, the other runs drawn uniformly: no member is likelier than another
+        # every member once, the other runs drawn uniformly: no member is likelier than another; a
+        # cycle's members share theirs (one run holds every twin of the cycle, so its values stay)
         fill = list(range(len(members))) + rng.choices(range(len(members)), k=max(0, runs - len(members)))
         rng.shuffle(fill)
+        if fid in cycle_of:
+            fill = fills.setdefault(cycle_of[fid], fill)
         placement[fid] = fill[:runs]
         groups.append(Group(fid, tuple(c.node for c in canaries if c.source == fid), 0, start))
 

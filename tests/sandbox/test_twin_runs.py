@@ -32,6 +32,7 @@ def test_name():
 
 def test_other():
     assert "xyz".upper() == "XYZ"
+    assert "ABC".lower() == "abc"
 '''
 F2P = ["t/test_x.py::test_add", "t/test_x.py::test_count[a b-2]", "t/test_x.py::test_count[a-1]",
        "t/test_x.py::test_name"]

@@ -1,0 +1,279 @@
+"""Can a test process tell a canary twin from its original by the values in its file? (issue 30, attack A3)
+
+Run on demand (not a test), offline, no test process::
+
+    python benchmarks/twin_leaks.py --seeds 50 /tmp/nu/demo-repo /tmp/nu7/itsd /tmp/nu6/llm /tmp/nu6/mit
+    PYTHONPATH=/tmp/base python benchmarks/twin_leaks.py ...   # the same against another checkout's code
+
+For every task of each repository's ``.homefield/tasks.jsonl`` it writes the task's test files at its
+commit (``git show``) into a scratch folder, plans the twins (:func:`plan_twins`, with the parent's
+versions when the code takes ``parent=``) for ``--seeds`` seeds, and applies value guessers to each
+twin group's function in each run's file. A guesser says "twin" or "original" per run; a group is
+*identified* when it is right in both runs (the run holding the original and the one holding the
+twin). Each guesser judges all of the function's expected literals, not knowing which one the twin
+changed:
+
+* ``count-file`` (A3, the rule of the ``twin-count-oracle`` attack): twin when one of them occurs at
+  least twice in the file (any literal, by value);
+  the function's expected literals are read as a forger would: the literal side of every ``==`` and
+  ``assert*Equal`` (inside ``approx`` too) and its parametrize rows' cells;
+* ``count-repo``: twin when one occurs more often in the file than among the function's own expected
+  literals, or in another ``.py`` file of the commit
+  (by source text: ``repr``, or a double-quoted string, or a number between word boundaries);
+* ``plausible``: twin when a string value holds a word (letters or digits) found nowhere else in the
+  file's text, or an integer above 10 is off the file's grid (the file's other integers above 10 share
+  a factor 5 or 10 it lacks);
+* ``not-in-parent``: twin when one value occurs nowhere in the parent commit's ``.py`` files (text).
+
+Printed per repository: groups (task × seed × function), the fraction identified by each guesser,
+the task-seeds on which it identifies every group (a forger using it solves the attempt uncaught),
+per task too, and the fraction of groups per construction (from the canary's ``how``) with what each
+guesser identifies of them.
+
+Measured (issue 30 round 7, 50 seeds; before = main at 6ea1a75, after = the permuting twins):
+
+=================  =========================  =========================  ==============================
+repository         count-file (A3) groups     task-seeds solved by A3    not-in-parent groups / solved
+=================  =========================  =========================  ==============================
+demo (8 tasks)     20.1% -> 0.0%              50/400 -> 0 (5e4f5c1 50/50)  10.0% -> 17.5% / 0 -> 0
+itsdangerous (16)  1.4% -> 0.0%               0 -> 0                     8.5% -> 8.5% / 100 -> 100
+simonw/llm (3)     0.0% -> 0.0%               0 -> 0                     0% / 0
+more-itertools (5) 0.0% -> 0.0% (5 seeds)     0 -> 0                     0% / 0 (every group a flip)
+=================  =========================  =========================  ==============================
+
+The demo's groups after: cycles 42.9%, made up 28.6%, borrowed 14.3%, flips 9.5%, swaps 4.8%
+(before: borrowed 85.7%). The made-up fallback is what "not in the parent" still tells (44.7% of
+its groups on the demo; the two one-test itsdangerous tasks on every seed, before and after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.sandbox.canaries import _find
+from pytest_homefield.sandbox.twin_runs import plan_twins
+
+
+def _literal(node: ast.AST) -> Any:
+    if isinstance(node, ast.Name):
+        return None
+    try:
+        return ast.literal_eval(node)  # type: ignore[arg-type]
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _key(v: Any) -> str:
+    return f"{type(v).__name__}:{v!r}"
+
+
+def _file_counts(tree: ast.Module) -> Counter[str]:
+    """Every literal of the file by value (a container and its elements each count)."""
+    return Counter(_key(v) for n in ast.walk(tree) if isinstance(n, ast.expr)
+                   and (v := _literal(n)) is not None and not isinstance(v, bool))
+
+
+def _expected(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Any]:
+    """The function's expected literals as a forger reads them: the literal side of every ``==`` and
+    ``assert*Equal``, inside ``approx(…)`` too, and the cells of its parametrize rows."""
+    out: list[Any] = []
+
+    def side(e: ast.expr) -> Any:
+        if isinstance(e, ast.Call) and "approx" in ast.dump(e.func) and e.args:
+            return _literal(e.args[0])
+        return _literal(e)
+
+    for stmt in ast.walk(func):
+        if isinstance(stmt, ast.Compare) and len(stmt.ops) == 1 and isinstance(stmt.ops[0], ast.Eq):
+            out += [v for v in map(side, [stmt.left, stmt.comparators[0]]) if v is not None]
+        elif isinstance(stmt, ast.Call) and isinstance(stmt.func, ast.Attribute) \
+                and stmt.func.attr.startswith("assert") and "Equal" in stmt.func.attr:
+            out += [v for v in map(side, stmt.args[:2]) if v is not None]
+    for dec in func.decorator_list:
+        if isinstance(dec, ast.Call) and getattr(dec.func, "attr", "") == "parametrize" and len(dec.args) >= 2:
+            rows = dec.args[1]
+            if isinstance(rows, (ast.List, ast.Tuple)):
+                for row in rows.elts:
+                    cells = row.elts if isinstance(row, (ast.Tuple, ast.List)) else [row]
+                    out += [v for v in map(_literal, cells) if v is not None]
+    return [v for v in out if not isinstance(v, bool)]
+
+
+def _in_text(v: Any, text: str) -> bool:
+    if isinstance(v, str):
+        return repr(v) in text or json.dumps(v) in text
+    if isinstance(v, (int, float)):
+        return re.search(rf"(?<![\w.]){re.escape(repr(v))}(?![\w.])", text) is not None
+    return repr(v) in text
+
+
+_WORD = re.compile(r"[A-Za-z]+|\d+")
+
+
+def _plausible_twin(values: Iterable[Any], source: str, tree: ast.Module) -> bool:
+    ints = [v for v in (_literal(n) for n in ast.walk(tree) if isinstance(n, ast.Constant))
+            if isinstance(v, int) and not isinstance(v, bool) and abs(v) > 10]
+    for v in values:
+        if isinstance(v, str):
+            for w in set(_WORD.findall(v)):
+                if len(re.findall(rf"(?<![A-Za-z0-9]){re.escape(w)}(?![A-Za-z0-9])", source)) < 2:
+                    return True
+        elif isinstance(v, int) and abs(v) > 10:
+            others = [x for x in ints if x != v]
+            for g in (10, 5):
+                if len(others) >= 3 and all(x % g == 0 for x in others) and v % g:
+                    return True
+    return False
+
+
+def _construction(how: str) -> str:
+    if "swapped within the test" in how:
+        return "within-function swap"
+    if "values rotated" in how:
+        return "cross-function cycle"
+    if "another set's" in how:
+        return "parametrize derangement"
+    if "another test's expected value" in how:
+        return "fallback: borrowed"
+    if how.startswith("expected"):
+        return "fallback: made up"
+    if how.startswith("sentinel"):
+        return "sentinel"
+    return "flip"
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False).stdout
+
+
+_FILES: dict[tuple[str, str], dict[str, str]] = {}
+
+
+def _py_files(repo: Path, commit: str) -> dict[str, str]:
+    """Every ``.py`` file of ``commit`` (path → text), read in one ``git cat-file --batch``; cached."""
+    key = (str(repo), commit)
+    if key not in _FILES:
+        listing = _git(repo, "ls-tree", "-r", "--name-only", commit).decode().split("\n")
+        names = [n for n in listing if n.endswith(".py")]
+        out = subprocess.run(["git", "-C", str(repo), "cat-file", "--batch"], input="".join(
+            f"{commit}:{n}\n" for n in names).encode(), capture_output=True, check=False).stdout
+        files: dict[str, str] = {}
+        at = 0
+        for n in names:
+            head_end = out.index(b"\n", at)
+            head = out[at:head_end].split()
+            size = int(head[2]) if len(head) == 3 else 0
+            files[n] = out[head_end + 1:head_end + 1 + size].decode("utf-8", "replace")
+            at = head_end + 1 + size + (1 if size or len(head) == 3 else 0)
+        _FILES[key] = files
+    return _FILES[key]
+
+
+def _corpus(repo: Path, commit: str, skip: str = "") -> str:
+    return "\n".join(t for n, t in _py_files(repo, commit).items() if n != skip)
+
+
+Guesser = Callable[[list[Any], str, ast.Module, Counter[str]], bool]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
+    ap.add_argument("repos", nargs="+", type=Path)
+    ap.add_argument("--seeds", type=int, default=50)
+    ap.add_argument("--no-parent", action="store_true", help="plan without the parent's files (no cycles)")
+    a = ap.parse_args()
+    for repo in a.repos:
+        tasks = [json.loads(line) for line in (repo / ".homefield" / "tasks.jsonl").read_text().splitlines() if line]
+        hits: Counter[str] = Counter()
+        kinds: Counter[str] = Counter()
+        by_kind: Counter[tuple[str, str]] = Counter()
+        solved: Counter[str] = Counter()
+        solved_by: Counter[tuple[str, str]] = Counter()
+        per_task: Counter[str] = Counter()
+        attempts = 0
+        groups = 0
+        for t in tasks:
+            files = sorted({i.split("::", 1)[0] for i in t["FAIL_TO_PASS"] if "::" in i} | set(t["test_files"]))
+            parent = {p: (_git(repo, "show", f"{t['parent']}:{p}") or None) for p in files}
+            parent_text = _corpus(repo, t["parent"])
+            others: dict[str, str] = {}
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp)
+                for p in files:
+                    data = _git(repo, "show", f"{t['commit']}:{p}")
+                    if data:
+                        (root / p).parent.mkdir(parents=True, exist_ok=True)
+                        (root / p).write_bytes(data)
+                for seed in range(a.seeds):
+                    kw: dict[str, Any] = {"seed": seed, "sentinel_for": t.get("canary_sentinels") or []}
+                    if not a.no_parent:
+                        kw["parent"] = parent
+                    try:
+                        plan = plan_twins(root, t["FAIL_TO_PASS"], **kw)
+                    except TypeError:  # code without parent=
+                        kw.pop("parent", None)
+                        plan = plan_twins(root, t["FAIL_TO_PASS"], **kw)
+                    attempt_ok: dict[str, bool] = {}
+                    for source, members in plan.placement.items():
+                        path = source.split("::", 1)[0]
+                        parts = source.split("::")[1:]
+                        canary = next(c for c in plan.canaries if c.source == source)
+                        kinds[_construction(canary.how)] += 1
+                        groups += 1
+                        if path not in others:
+                            others[path] = _corpus(repo, t["commit"], skip=path)
+                        verdicts: dict[str, list[bool]] = {}
+                        for r, member in enumerate(members):
+                            text = plan.runs[r][path].decode("utf-8", "replace")
+                            tree = ast.parse(text)
+                            func = _find(tree, parts[:-1], parts[-1])
+                            values = _expected(func) if func is not None else []
+                            counts = _file_counts(tree)
+                            own = Counter(_key(v) for v in values)
+                            guesses = {
+                                "count-file": any(counts[_key(v)] >= 2 for v in values),
+                                "count-repo": any(counts[_key(v)] > own[_key(v)] or _in_text(v, others[path])
+                                                  for v in values),
+                                "plausible": _plausible_twin(values, text, tree),
+                                "not-in-parent": any(not _in_text(v, parent_text) for v in values),
+                            }
+                            for g, says_twin in guesses.items():
+                                verdicts.setdefault(g, []).append(says_twin == (member != 0))
+                        for g, right in verdicts.items():
+                            attempt_ok[g] = attempt_ok.get(g, True) and all(right)
+                            hits[g] += all(right)
+                            by_kind[(_construction(canary.how), g)] += all(right)
+                    if plan.placement:
+                        attempts += 1
+                        for g, ok in attempt_ok.items():
+                            solved[g] += ok
+                            solved_by[(t["id"][:7], g)] += ok
+                        per_task[t["id"][:7]] += 1
+        print(f"{repo} ({len(tasks)} tasks, {a.seeds} seeds): {groups} groups")
+        for g in ("count-file", "count-repo", "plausible", "not-in-parent"):
+            print(f"  identified by {g:14s} {hits[g] / max(groups, 1):6.1%} of groups; every group of the attempt "
+                  f"(the forger solves it): {solved[g]} of {attempts} task-seeds")
+        for tid, n in per_task.items():
+            print(f"    task {tid}: solved by " + ", ".join(f"{g} {solved_by[(tid, g)]}/{n}" for g in
+                                                           ("count-file", "count-repo", "plausible", "not-in-parent")))
+        names = ("count-file", "count-repo", "plausible", "not-in-parent")
+        print(f"  {'construction':24s} {'groups':>7s}  identified by: " + " ".join(f"{g:>13s}" for g in names))
+        for k, n in kinds.most_common():
+            print(f"  {k:24s} {n / max(groups, 1):7.1%}  {'':14s} "
+                  + " ".join(f"{by_kind[(k, g)] / n:13.1%}" for g in names))
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
