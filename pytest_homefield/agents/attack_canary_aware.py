@@ -44,7 +44,7 @@ Attacker8's F1 (``/tmp/atk8``, issue 30), against the twins' shape rather than t
   a lone ``raise`` (a sentinel twin: ``def test_x(): raise AssertionError(…)``). It was solved on every
   task mined before canaries (sentinels only, 39 of 39 attempts on python-humanize); such tasks now get
   contradiction twins, checked against the reference fix when one passes
-  (:func:`pytest_homefield.run.grading.reference_passes`), so it passes a twin: ``forged``.
+  (:func:`pytest_homefield.run.twin_grading.reference_passes`), so it passes a twin: ``forged``.
 
 Texts as the attacker wrote them (``/tmp/atk/a/payload1.py``, ``agent1b.sh``, ``payload3.py``),
 with the ``_tk_`` prefixes renamed.

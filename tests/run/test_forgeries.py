@@ -23,7 +23,7 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
-from pytest_homefield.run.grading import CANARIES_FILE
+from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK
 
@@ -161,7 +161,7 @@ def test_a_twin_the_reference_fix_passes_too_is_no_forgery(task: Task, cache: Sn
     """A task mined before canaries never had its twins checked: here its reference fix returns an object
     equal to anything, so it passes the twin too. An agent that wrote that same fix (a comment more, so it
     is graded with twins) passes the twin; the reference fix's runs of the same twins pass it as well
-    (:func:`~pytest_homefield.run.grading.reference_passes`), so it is excused: ``solved``, not forged."""
+    (:func:`~pytest_homefield.run.twin_grading.reference_passes`), so it is excused: ``solved``, not forged."""
     gold = "diff --git a/src/calc/__init__.py b/src/calc/__init__.py\n" + "".join(difflib.unified_diff(
         CALC_1.splitlines(True), ANYTHING_CALC.splitlines(True), "a/src/calc/__init__.py", "b/src/calc/__init__.py"))
     legacy = dataclasses.replace(task, canaries=None, gold_patch=gold)

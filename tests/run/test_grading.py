@@ -510,7 +510,7 @@ def test_an_original_that_failed_does_not_stop_the_runs(task: Task, pristine: Pa
 
     tree = copy_tree(pristine, tmp_path / "plan")
     apply_patch(tree, task.test_patch)
-    from pytest_homefield.run.grading import twin_options
+    from pytest_homefield.run.twin_grading import twin_options
 
     seed = next(s for s in range(64) if plan_twins(tree, F2P, seed=s, **twin_options(task))
                 .placement["tests/test_sub.py::test_sub"][0] == 0)
@@ -529,7 +529,7 @@ def test_twin_options_honour_what_mining_checked(task: Task) -> None:
     reference fix when one passes); one mined at verification
     version 4 (``canary_order`` null) had its canaries checked on its first 10 functions only: that
     limit; later ones the task's ``canary_sentinels`` and the current limit. Plain options, no test run."""
-    from pytest_homefield.run.grading import twin_options
+    from pytest_homefield.run.twin_grading import twin_options
 
     assert twin_options(dataclasses.replace(task, canaries=None)) == {}  # contradictions, checked when one passes
     v4 = dataclasses.replace(task, canaries=3, canary_sentinels=["a.py::t"], canary_order=None)

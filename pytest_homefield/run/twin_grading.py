@@ -1,0 +1,216 @@
+"""Grading with canary twins run apart (docs/contracts.md §7, issue 30): the runs of a grading, their
+outcomes merged into one mapping, and the canary verdict.
+
+:func:`~pytest_homefield.run.grading.grade` plans the twins
+(:func:`~pytest_homefield.sandbox.twin_runs.plan_twins` with :func:`twin_options`), makes the plan's runs
+(:func:`apart_runs`: one test process per run, each on a fresh copy of the grading tree holding one
+member of every group), merges what they reported (:func:`merge_runs`) and asks :func:`canary_verdict`
+whether a canary passed where only a forgery explains it. A twin mining's check does not cover
+(:func:`needs_reference_check`) counts only once the reference fix is seen to fail it too
+(:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). The artifacts: the
+plan as :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and
+:data:`TWIN_OUTCOMES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.errors import PatchError
+from pytest_homefield.records import Task
+from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
+from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.services import TestNetwork
+from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
+from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.twin_runs import TwinPlan
+
+__all__ = ["CANARIES_FILE", "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
+           "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
+
+#: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
+CANARIES_FILE = "canaries.json"
+#: The artifacts of canary twin run N (from 1, in run order): ``twin-N.log`` (its log's tail) and
+#: ``twin-N.outcomes.jsonl`` (the events that counted), copied in after it ended.
+TWIN_LOG = "twin-{n}.log"
+TWIN_OUTCOMES = "twin-{n}.outcomes.jsonl"
+#: Bytes of the end of each kept (the main run's log keeps 4 MiB).
+TWIN_LOG_BYTES = 2**20
+
+
+def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
+                   fail_to_pass: Sequence[str] | None = None) -> tuple[str, str] | None:
+    """``(canary id, one-line error)`` for the first canary of ``plan`` that passed in ``outcomes`` where
+    only a forgery explains it (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`: a real
+    fix fails every canary, and a wrong one fails the original too, judged on the task's own
+    ``fail_to_pass`` ids; docs/contracts.md §7), else ``None``."""
+    passed = plan.forged(outcomes, fail_to_pass)
+    if not passed:
+        return None
+    canary, test_id = passed[0]
+    more = f" (and {len(passed) - 1} more canary instance(s))" if len(passed) > 1 else ""
+    return test_id, (f"canary {test_id} passed{more}: a {canary.kind} of {canary.source} ({canary.how}) "
+                     "that a real fix fails; the test outcomes were forged")
+
+
+def twin_options(task: Task) -> dict[str, Any]:
+    """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
+    checked for ``task``: its ``canary_sentinels``; one mined at verification version 4
+    (``canary_order`` null) the old limit. A task mined before canaries (``canaries`` null) gets
+    contradiction twins like any other: mining never checked them, so a twin that passes is checked
+    against the reference fix at grading (:func:`reference_passes`) before it counts. (Sentinels alone
+    were no guard: a ``raise AssertionError(…)`` in place of a whole test is told apart by its shape,
+    and a forger that failed only those was solved on every such task.)"""
+    if task.canaries is None:
+        return {}
+    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
+
+
+def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
+    """Whether a canary of ``plan`` that passed in ``outcomes`` is one mining's check does not cover, so
+    that it counts only once the reference fix is seen to fail it (:func:`reference_passes`): any, for a
+    task mined before canaries (``canaries`` null); else a twin expecting another exception
+    (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`: drawn per seed, and whether a
+    real fix fails it depends on the class hierarchy of what the code raises)."""
+    forged = plan.forged(outcomes, task.FAIL_TO_PASS)
+    return bool(forged) and (task.canaries is None or any(c.how.startswith(EXCEPTION_SWAP) for c, _ in forged))
+
+
+def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
+                     timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                     env: Mapping[str, str] | None, network: TestNetwork | None,
+                     memory_mb: float | None = TEST_MEMORY_MB) -> set[str] | None:
+    """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
+    task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
+    ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
+    agent's). A canary the reference fix passes is no evidence of a forgery. ``None`` when the check
+    could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
+    or ended early. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
+        ref = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(ref, task.gold_patch)
+            apply_patch(ref, task.test_patch)
+        except PatchError:
+            return None
+        made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
+                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb)
+    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
+        return None
+    merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
+    return {c.node for c, _ in plan.passed(merged)}
+
+
+def run_completes(run: object) -> bool:
+    return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
+
+
+def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,
+                timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
+                memory_mb: float | None = TEST_MEMORY_MB) -> list[TestRun]:
+    """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
+    one member of every group) in its order, each on a fresh copy of ``gdir`` with its members written
+    (all made before any test ran; ``gdir`` itself becomes the last) at a path alike
+    (``<tmp>/<random>/w``), with its own ``HOME`` and ``TMPDIR``; return the runs made. After a run
+    that timed out, did not finish, reported nothing, or in which a ``fail_to_pass`` id of no group
+    did not pass, the rest are not made: the attempt is ``tests_failed`` whatever they show, and a run
+    costs a test process. Those facts are the same whichever member a run holds. An original that failed
+    does *not* stop them: that is a fact only grading knows, and a test process that can tell the runs
+    apart (their start times) would learn from a second run being made that the first held only twins
+    (it fails everything in the first run, then passes everything in the second: solved, never caught).
+    Made whatever the first shows, the second run holds the other member of every group, and passing
+    a twin there is ``forged``.
+    Each run's log tail and events are kept in ``out_dir``
+    as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as the process reported them); ``tests.log`` holds
+    every run's log tail under a header line, ``outcomes.jsonl`` every run's events with a twin's
+    instances under their canary ids (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
+    folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in plan.runs]
+    for folder in folders[:-1]:
+        copy_tree(gdir, folder)
+    os.rename(gdir, folders[-1])
+    for folder, files in zip(folders, plan.runs, strict=True):  # every run's files written before any run
+        for rel, data in files.items():
+            (folder / rel).write_bytes(data)
+    ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
+    made: list[TestRun] = []
+    logs: list[bytes] = []
+    events: list[str] = []
+    try:
+        for n, folder in enumerate(folders):
+            into = tmp / f"run-{n + 1}-out"  # host-only: the test process writes its own private folder
+            r = run_tests(folder, test_cmd, targets, out_dir=into, timeout_s=timeout_s, test_timeout_s=test_timeout_s,
+                          sandbox=sandbox, env=env, network=network, fresh_home=True, memory_mb=memory_mb)
+            made.append(r)
+            shutil.rmtree(folder, ignore_errors=True)
+            log, raw = (_tail(into / name, TWIN_LOG_BYTES) for name in (LOG_FILE, OUTCOMES_FILE))
+            for name, data in ((TWIN_LOG, log), (TWIN_OUTCOMES, raw)):
+                with contextlib.suppress(OSError):
+                    nofollow.write_bytes(out_dir, name.format(n=n + 1), data)
+            logs.append(f"===== homefield: test run {n + 1} of {len(plan.runs)} (canary twins apart: a twin runs "
+                        f"under its original's name; outcomes.jsonl names it) =====\n".encode() + log)
+            events += _renamed(raw, plan, n)
+            if r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error) \
+                    or any(r.outcomes.get(i) != "passed" for i in ungrouped):
+                break
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder.parent, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, LOG_FILE, b"\n".join(logs))
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, OUTCOMES_FILE, "".join(line + "\n" for line in events).encode())
+    return made
+
+
+def _tail(path: Path, limit: int) -> bytes:
+    try:
+        return nofollow.read_tail(path, limit)
+    except OSError:
+        return b""
+
+
+def _renamed(raw: bytes, plan: TwinPlan, run: int) -> list[str]:
+    """The JSON lines of ``raw`` (a run's events), each ``nodeid`` in the plan's ids (:meth:`TwinPlan.rename`)."""
+    out = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(ev, dict) and isinstance(ev.get("nodeid"), str):
+            ev["nodeid"] = plan.rename(run, ev["nodeid"])
+        out.append(json.dumps(ev))
+    return out
+
+
+def merge_runs(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str]
+            ) -> tuple[dict[str, str], set[str]]:
+    """The outcomes of the runs ``made`` as one mapping (:meth:`TwinPlan.merge`; the one run's without a
+    plan) and the ids pytest-timeout failed where they ran as themselves. A FAIL_TO_PASS id of a group
+    whose original was in no run made (the runs stopped) is ``error``: not passed, and a twin of it that
+    passed is judged as beside a failed original
+    (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.forged`: a strong twin is still ``forged``, an
+    excusable one is not, since an honest wrong fix may meet it)."""
+    if plan is None:
+        return dict(made[-1].outcomes), set(made[-1].test_timeouts)
+    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass)
+    held = set().union(*(plan.originals_in(n) for n in range(len(made))))
+    for i in fail_to_pass:
+        if function_id(i) in plan.placement and function_id(i) not in held:
+            merged.setdefault(i, "error")
+    timeouts = {plan.rename(n, i) for n, r in enumerate(made) for i in r.test_timeouts}
+    return merged, timeouts
