@@ -1,7 +1,7 @@
 """Canary twins run apart (docs/contracts.md §7, issue 30): each FAIL_TO_PASS function's twins run in
 test processes other than its original's, each at the original's own name and place, never beside it.
 
-Planted beside the original (:func:`~pytest_homefield.sandbox.canaries.plant_canaries`), a twin could be
+Planted beside the original (verification versions before 7), a twin could be
 told apart: it had a made-up name beside a human-written one, and the code under test saw every
 version side by side. Here every member of a group (the original and its ``k`` twins,
 :mod:`~pytest_homefield.sandbox.canary_sites`) is the *same definition* (the original's name,
@@ -41,7 +41,6 @@ from typing import Any
 
 from pytest_homefield.sandbox.canaries import (
     LIMIT,
-    UNCHECKED,
     Canary,
     CanaryPlan,
     Group,
@@ -70,7 +69,7 @@ from pytest_homefield.sandbox.canary_values import is_small
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
-#: one, not the :data:`~pytest_homefield.sandbox.canaries.TWINS` planted beside the original: a forger that
+#: one, not the three once planted beside the original: a forger that
 #: cannot tell the original from its twin, nor one run from the other, passes a group's runs as it must
 #: (the original, never the twin) with probability q(1 − q) ≤ 1/4 when it passes a run with probability
 #: q, so each group catches it in at least 3 of 4 attempts, and an agent forged on any attempt is
@@ -140,12 +139,14 @@ class TwinPlan(CanaryPlan):
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
-               limit: int = LIMIT, sentinels_only: bool = False, twins: int = APART,
+               limit: int = LIMIT, twins: int = APART,
                parent: Mapping[str, bytes | None] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
-    not Python (added to ``targets``, in every run). ``sentinel_for``, ``limit``,
-    ``sentinels_only``, ``twins``: as :func:`~pytest_homefield.sandbox.canaries.plant_canaries`.
+    not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
+    (:func:`~pytest_homefield.sandbox.canaries.function_id`) that get a sentinel twin whatever their
+    body; ``limit``: at most that many functions get twins (the first in sorted order); ``twins``:
+    ``k`` per function (fewer where the site has fewer alternatives).
     ``parent``: test file path → its bytes at the task's parent (``None``: the file is new), for the
     cross-function cycles (:mod:`~pytest_homefield.sandbox.canary_swaps`: only functions new in the
     commit take part); without it there are none. Mining's check and grading must pass the same. Never
@@ -163,8 +164,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
         if not path.endswith(".py") or not file.is_file():
             _sentinel_module(root, path, fids, rng, plan)
             continue
-        forced = set(fids) if sentinels_only else set(sentinel_for)
-        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=UNCHECKED if sentinels_only else None,
+        forced = set(sentinel_for)
+        _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None,
                    twins=max(1, twins), known=functools.partial(_known, parent, path))
     order = list(range(runs))
     rng.shuffle(order)
