@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from helpers.demo_run import BackgroundDemo, DemoRun, demo_once
-from helpers.durations import DEFAULT_SLOW_S, KNOWN_S
+from helpers.durations import DEFAULT_SLOW_S, IDLE_S, KNOWN_S
 from helpers.e2e_repo import UNUSED_PLUGINS, build, homefield
 from helpers.shared_repo import built_once
 from xdist.scheduler import LoadScheduling
@@ -66,23 +66,38 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if len(keep) != len(items):
             config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("clients")])
             items[:] = keep
-    items.sort(key=_order)
+    where = _order(items)
+    items.sort(key=lambda item: where.get(item.nodeid, (2, 0)))
 
 
-def _order(item: pytest.Item) -> tuple[int, float]:
-    """Where ``item`` runs (a stable sort keeps collection order within a key; every xdist worker sorts
-    the same collection the same way): the ``slow`` and known-long tests first, longest first
-    (:mod:`helpers.durations`), so that under ``-n 2`` (:func:`pytest_xdist_make_scheduler`) the long
-    end-to-end tests run side by side from the start and the many short ones even out the end. The tests
-    of the session's one ``homefield demo`` (``demo_run``) come after them: the demo runs in the
-    background from the session's start (:func:`_demo_in_background`) and is done by then, so no worker
-    waits for it. Then the rest, in collection order."""
-    if "demo_run" in getattr(item, "fixturenames", ()):
-        return 1, 0.0
-    known = KNOWN_S.get(item.nodeid)
-    if known is None and item.get_closest_marker("slow") is not None:
-        known = DEFAULT_SLOW_S
-    return (0, -known) if known is not None else (2, 0.0)
+def _order(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
+    """Where each of ``items`` runs, by node id (a stable sort keeps collection order within a key; every
+    xdist worker sorts the same collection the same way). First the ``slow`` and known-long tests,
+    longest first (:data:`helpers.durations.KNOWN_S`), so that under ``-n 2``
+    (:func:`pytest_xdist_make_scheduler`) the long end-to-end tests run side by side from the start and
+    the many short ones even out the end; one waiting test (:data:`~helpers.durations.IDLE_S`, most
+    waiting first) after each long one, so that the two workers seldom wait at once and most of the
+    waiting overlaps the demo running in the background (:func:`_demo_in_background`), which then has
+    the core a waiting test leaves. The tests of the session's one ``homefield demo`` (``demo_run``)
+    come after them: the demo is done by then, so no worker waits for it. Then the rest, in collection
+    order."""
+    long: list[tuple[float, str]] = []
+    idle: list[tuple[float, str]] = []
+    for item in items:
+        if "demo_run" in getattr(item, "fixturenames", ()):
+            continue
+        if item.nodeid in IDLE_S:
+            idle.append((-IDLE_S[item.nodeid], item.nodeid))
+            continue
+        known = KNOWN_S.get(item.nodeid)
+        if known is None and item.get_closest_marker("slow") is not None:
+            known = DEFAULT_SLOW_S
+        if known is not None:
+            long.append((-known, item.nodeid))
+    where = {nodeid: (0, 2 * rank) for rank, (_, nodeid) in enumerate(sorted(long, key=lambda x: x[0]))}
+    where.update({nodeid: (0, 2 * rank + 1) for rank, (_, nodeid) in enumerate(sorted(idle, key=lambda x: x[0]))})
+    where.update({item.nodeid: (1, 0) for item in items if "demo_run" in getattr(item, "fixturenames", ())})
+    return where
 
 
 @pytest.hookimpl(optionalhook=True)
