@@ -72,15 +72,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _order(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
     """Where each of ``items`` runs, by node id (a stable sort keeps collection order within a key; every
-    xdist worker sorts the same collection the same way). First the ``slow`` and known-long tests,
-    longest first (:data:`helpers.durations.KNOWN_S`), so that under ``-n 2``
-    (:func:`pytest_xdist_make_scheduler`) the long end-to-end tests run side by side from the start and
-    the many short ones even out the end; one waiting test (:data:`~helpers.durations.IDLE_S`, most
-    waiting first) after each long one, so that the two workers seldom wait at once and most of the
-    waiting overlaps the demo running in the background (:func:`_demo_in_background`), which then has
-    the core a waiting test leaves. The tests of the session's one ``homefield demo`` (``demo_run``)
-    come after them: the demo is done by then, so no worker waits for it. Then the rest, in collection
-    order."""
+    xdist worker sorts the same collection the same way). First the tests that mostly wait
+    (:data:`helpers.durations.IDLE_S`: hangs until a timeout, sleeps before a kill, time budgets; most
+    waiting first): they run while the demo runs in the background (:func:`_demo_in_background`), which
+    then has the cores they leave, instead of a core standing idle later. Then the ``slow`` and
+    known-long tests, longest first (:data:`~helpers.durations.KNOWN_S`), so that under ``-n 2``
+    (:func:`pytest_xdist_make_scheduler`) the long end-to-end tests run side by side and the many short
+    ones even out the end. The tests of the session's one ``homefield demo`` (``demo_run``) come after
+    them: the demo is done by then, so no worker waits for it. Then the rest, in collection order."""
     long: list[tuple[float, str]] = []
     idle: list[tuple[float, str]] = []
     for item in items:
@@ -94,8 +93,8 @@ def _order(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
             known = DEFAULT_SLOW_S
         if known is not None:
             long.append((-known, item.nodeid))
-    where = {nodeid: (0, 2 * rank) for rank, (_, nodeid) in enumerate(sorted(long, key=lambda x: x[0]))}
-    where.update({nodeid: (0, 2 * rank + 1) for rank, (_, nodeid) in enumerate(sorted(idle, key=lambda x: x[0]))})
+    ranked = sorted(idle, key=lambda x: x[0]) + sorted(long, key=lambda x: x[0])
+    where = {nodeid: (0, rank) for rank, (_, nodeid) in enumerate(ranked)}
     where.update({item.nodeid: (1, 0) for item in items if "demo_run" in getattr(item, "fixturenames", ())})
     return where
 
