@@ -83,7 +83,9 @@ KNOWN_S: dict[str, float] = {
 
 #: Seconds a test waits (wall − CPU of the test and its children, from the per-test CPU table of main at
 #: ``-n 2``, its first minute left out: there the demo shares the cores). Tests of ``demo_run`` are not
-#: listed: they come after the demo. Only the order matters.
+#: listed: they come after the demo; nor is a test whose timeout must outlast a CPU-bound step (the claude
+#: CLI's 3 s timeout after its first turn, test_claude.py): under the demo's load that step misses it.
+#: Only the order matters.
 IDLE_S: dict[str, float] = {
     "tests/mine/test_interrupt.py::test_time_budget_stops_verifications_in_flight[2-10]": 9.3,
     "tests/run/test_run_limits.py::test_sigkill_then_resume_loses_and_redoes_nothing": 6.6,
@@ -94,7 +96,6 @@ IDLE_S: dict[str, float] = {
     "tests/mine/test_parent_bound.py::test_a_commit_that_fixes_a_hang_is_a_task": 4.3,
     "tests/mine/test_redgreen.py::test_verify_timeout": 3.7,
     "tests/services/test_services_e2e.py::test_oracle_and_noop_at_n0_then_verify_at_n2": 3.1,
-    "tests/agents/test_claude.py::test_timeout_kills_cli_and_keeps_partial_cost": 3.0,
     "tests/run/test_lifetime.py::test_killed_run_leaves_no_process_no_temp_folder_and_resumes": 2.5,
     "tests/run/test_bad_inputs.py::test_per_test_timeout_is_test_timeout_even_without_plugin_autoload": 2.2,
     "tests/sandbox/test_procs.py::test_timeout_kills_a_descendant_that_left_the_group": 2.0,
