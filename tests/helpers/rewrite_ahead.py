@@ -1,0 +1,82 @@
+"""pytest's assertion rewriting done once, by the controller, before xdist's workers collect.
+
+Every process that collects the suite rewrites the asserts of each test module and of each module of
+``pytest_homefield`` it imports (a ``pytest11`` plugin's package is marked for rewriting): about 310
+files, 4.7 s of CPU of the 6.3 s a collection takes on this machine. pytest keeps the rewritten code in
+``__pycache__/<name>.<tag>-pytest-<version>.pyc`` (a hash-based pyc, valid in a fresh checkout too) and
+reads such a file in every process, but writes it only where Python writes bytecode: where
+``PYTHONDONTWRITEBYTECODE`` is set (this machine, CI), each of the two workers rewrote all 310 files
+again, on every run. :func:`rewrite_ahead` writes those files in the controller, split over two
+processes, so the workers only read them (and later runs of the same checkout find them done).
+
+It uses pytest's own functions (``_pytest.assertion.rewrite``: the same code the import hook runs, so the
+same bytes); with a pytest whose internals differ it does nothing, and the workers rewrite as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+__all__ = ["rewrite_ahead", "rewrite_targets"]
+
+
+def rewrite_targets(tests: Path, package: Path) -> list[Path]:
+    """The files a collection of ``tests`` rewrites: its ``test_*.py`` and ``conftest.py`` files and every
+    module of ``package``, sorted."""
+    found = [p for p in tests.rglob("*.py") if p.name.startswith("test_") or p.name == "conftest.py"]
+    return sorted(found + list(package.rglob("*.py")))
+
+
+def rewrite_ahead(config: pytest.Config, files: Sequence[Path]) -> int:
+    """Write pytest's rewritten-assert pyc of each of ``files`` whose pyc is missing or stale, half in a
+    forked child; returns how many this process wrote (the child's are not counted). Only in a
+    controller that rewrites (``--assert=rewrite``, the default) and writes no bytecode; a file whose
+    pyc cannot be written (a read-only folder) is left to the import hook."""
+    if not sys.dont_write_bytecode or hasattr(config, "workerinput") or config.getoption("assertmode") != "rewrite":
+        return 0
+    try:
+        from _pytest.assertion import rewrite as rw
+        from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, get_cache_dir
+        state = config.stash[rw.assertstate_key]
+    except (ImportError, AttributeError, KeyError):
+        return 0
+
+    def pyc_of(fn: Path) -> Path:
+        return get_cache_dir(fn) / (fn.name[:-3] + PYC_TAIL)
+
+    todo = [fn for fn in files if _read_pyc(fn, pyc_of(fn)) is None]
+
+    def write(part: Sequence[Path]) -> int:
+        n = 0
+        for fn in part:
+            try:
+                source_hash, co = _rewrite_test(fn, config)
+                pyc_of(fn).parent.mkdir(exist_ok=True)
+                n += bool(_write_pyc(state, co, source_hash, pyc_of(fn)))
+            except (OSError, SyntaxError, ValueError):
+                continue  # the import hook rewrites it (and reports a syntax error) as usual
+        return n
+
+    if len(todo) < 2:
+        return write(todo)
+    try:
+        child = os.fork()
+    except OSError:
+        return write(todo)
+    if child == 0:  # the child: the second half, then out without running the parent's exit handlers
+        code = 0
+        try:
+            write(todo[1::2])
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    try:
+        return write(todo[::2])
+    finally:
+        os.waitpid(child, 0)
