@@ -14,7 +14,7 @@ import pytest
 from helpers.demo_run import BackgroundDemo, DemoRun, demo_once
 from helpers.durations import DEFAULT_SLOW_S, IDLE_S, KNOWN_S
 from helpers.e2e_repo import UNUSED_PLUGINS, build, homefield
-from helpers.rewrite_ahead import rewrite_ahead, rewrite_targets
+from helpers.rewrite_ahead import plugin_targets, rewrite_ahead, rewrite_targets
 from helpers.shared_repo import built_once
 from xdist.scheduler import LoadScheduling
 
@@ -27,12 +27,12 @@ def pytest_configure(config: pytest.Config) -> None:
     import it (homefield sessions, their xdist workers, test runs loading the reporter), and each would
     otherwise compile its 18k lines from source again (about 0.13 s of CPU). ``py_compile`` writes the
     ``__pycache__`` files that Python reads when they match the source. Likewise pytest's rewritten
-    asserts of the test modules and the package, which each xdist worker would otherwise rewrite again
-    (:mod:`helpers.rewrite_ahead`)."""
+    asserts of the test modules and the package, which each xdist worker would otherwise rewrite again,
+    and of the plugins every ``homefield`` session loads (:mod:`helpers.rewrite_ahead`)."""
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
         package = Path(pytest_homefield.__file__).parent
         compileall.compile_dir(package, quiet=1)
-        rewrite_ahead(config, rewrite_targets(Path(__file__).parent, package))
+        rewrite_ahead(config, rewrite_targets(Path(__file__).parent, package) + plugin_targets())
     _temp_in_memory(config)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc
-from helpers.rewrite_ahead import rewrite_ahead, rewrite_targets
+from helpers.rewrite_ahead import plugin_targets, rewrite_ahead, rewrite_targets
 
 
 def test_targets_are_the_test_modules_conftests_and_package_modules(tmp_path: Path) -> None:
@@ -17,6 +17,12 @@ def test_targets_are_the_test_modules_conftests_and_package_modules(tmp_path: Pa
         (tmp_path / rel).write_text("")
     got = [p.relative_to(tmp_path).as_posix() for p in rewrite_targets(tmp_path / "tests", tmp_path / "pkg")]
     assert got == ["pkg/__init__.py", "pkg/sub/mod.py", "tests/sub/conftest.py", "tests/test_a.py"]
+
+
+def test_plugin_targets_are_the_modules_of_the_installed_plugins() -> None:
+    got = {(p.parent.name, p.name) for p in plugin_targets(("xdist", "pytest_timeout", "homefield_absent_plugin"))}
+    assert {("xdist", "plugin.py"), ("xdist", "remote.py"), ("scheduler", "load.py")} <= got
+    assert any(name == "pytest_timeout.py" for _, name in got)
 
 
 def test_the_pyc_is_the_one_the_import_hook_reads(lean_pytester: pytest.Pytester,
