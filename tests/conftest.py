@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from helpers.demo_run import BackgroundDemo, DemoRun, demo_once
-from helpers.durations import DEFAULT_SLOW_S, KNOWN_S
+from helpers.durations import DEFAULT_SLOW_S, IDLE_S, KNOWN_S
 from helpers.e2e_repo import UNUSED_PLUGINS, build, homefield
+from helpers.rewrite_ahead import plugin_targets, rewrite_ahead, rewrite_targets
 from helpers.shared_repo import built_once
 from xdist.scheduler import LoadScheduling
 
@@ -25,9 +26,13 @@ def pytest_configure(config: pytest.Config) -> None:
     writes no ``.pyc`` (``PYTHONDONTWRITEBYTECODE``): the suite starts a few hundred Python processes that
     import it (homefield sessions, their xdist workers, test runs loading the reporter), and each would
     otherwise compile its 18k lines from source again (about 0.13 s of CPU). ``py_compile`` writes the
-    ``__pycache__`` files that Python reads when they match the source."""
+    ``__pycache__`` files that Python reads when they match the source. Likewise pytest's rewritten
+    asserts of the test modules and the package, which each xdist worker would otherwise rewrite again,
+    and of the plugins every ``homefield`` session loads (:mod:`helpers.rewrite_ahead`)."""
     if sys.dont_write_bytecode and not hasattr(config, "workerinput"):
-        compileall.compile_dir(Path(pytest_homefield.__file__).parent, quiet=1)
+        package = Path(pytest_homefield.__file__).parent
+        compileall.compile_dir(package, quiet=1)
+        rewrite_ahead(config, rewrite_targets(Path(__file__).parent, package) + plugin_targets())
     _temp_in_memory(config)
 
 
@@ -66,23 +71,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if len(keep) != len(items):
             config.hook.pytest_deselected(items=[item for item in items if item.get_closest_marker("clients")])
             items[:] = keep
-    items.sort(key=_order)
+    where = _order(items)
+    items.sort(key=lambda item: where.get(item.nodeid, (2, 0)))
 
 
-def _order(item: pytest.Item) -> tuple[int, float]:
-    """Where ``item`` runs (a stable sort keeps collection order within a key; every xdist worker sorts
-    the same collection the same way): the ``slow`` and known-long tests first, longest first
-    (:mod:`helpers.durations`), so that under ``-n 2`` (:func:`pytest_xdist_make_scheduler`) the long
-    end-to-end tests run side by side from the start and the many short ones even out the end. The tests
-    of the session's one ``homefield demo`` (``demo_run``) come after them: the demo runs in the
-    background from the session's start (:func:`_demo_in_background`) and is done by then, so no worker
-    waits for it. Then the rest, in collection order."""
-    if "demo_run" in getattr(item, "fixturenames", ()):
-        return 1, 0.0
-    known = KNOWN_S.get(item.nodeid)
-    if known is None and item.get_closest_marker("slow") is not None:
-        known = DEFAULT_SLOW_S
-    return (0, -known) if known is not None else (2, 0.0)
+def _order(items: list[pytest.Item]) -> dict[str, tuple[int, int]]:
+    """Where each of ``items`` runs, by node id (a stable sort keeps collection order within a key; every
+    xdist worker sorts the same collection the same way). First the tests that mostly wait
+    (:data:`helpers.durations.IDLE_S`: hangs until a timeout, sleeps before a kill, time budgets; most
+    waiting first): they run while the demo runs in the background (:func:`_demo_in_background`), which
+    then has the cores they leave, instead of a core standing idle later. Then the ``slow`` and
+    known-long tests, longest first (:data:`~helpers.durations.KNOWN_S`), so that under ``-n 2``
+    (:func:`pytest_xdist_make_scheduler`) the long end-to-end tests run side by side and the many short
+    ones even out the end. The tests of the session's one ``homefield demo`` (``demo_run``) come after
+    them: the demo is done by then, so no worker waits for it. Then the rest, in collection order."""
+    long: list[tuple[float, str]] = []
+    idle: list[tuple[float, str]] = []
+    for item in items:
+        if "demo_run" in getattr(item, "fixturenames", ()):
+            continue
+        if item.nodeid in IDLE_S:
+            idle.append((-IDLE_S[item.nodeid], item.nodeid))
+            continue
+        known = KNOWN_S.get(item.nodeid)
+        if known is None and item.get_closest_marker("slow") is not None:
+            known = DEFAULT_SLOW_S
+        if known is not None:
+            long.append((-known, item.nodeid))
+    ranked = sorted(idle, key=lambda x: x[0]) + sorted(long, key=lambda x: x[0])
+    where = {nodeid: (0, rank) for rank, (_, nodeid) in enumerate(ranked)}
+    where.update({item.nodeid: (1, 0) for item in items if "demo_run" in getattr(item, "fixturenames", ())})
+    return where
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -96,10 +96,11 @@ def test_mining_on_a_terminal_draws_one_live_status_line(mined: Path, tmp_path: 
     repo = copy_mined(mined, tmp_path / "repo")
     tasks = {t["id"]: t["subject"] for t in read_jsonl(repo / ".homefield" / "tasks.jsonl")}
     first = next(iter(tasks))
-    # a setup step of 1.5 s per state keeps the candidate in flight for several seconds even on an idle
-    # machine, so the once-a-second redraw is seen (the assertion below does not depend on load)
+    # a setup step of 0.5 s before each of the candidate's four test runs (parent, commit, two twin
+    # runs) keeps it in flight for over 2 s even on an idle machine, so the once-a-second redraw is seen
+    # (the assertion below does not depend on load)
     with open(repo / ".homefield.yml", "a", encoding="utf-8") as f:
-        f.write('setup_cmd: "sleep 1.5"\n')
+        f.write('setup_cmd: "sleep 0.5"\n')
     rc, out = run_on_pty([sys.executable, "-m", "pytest_homefield.cli", "mine", "--stability-runs", "1",
                           "-n", "1", "-k", first], repo, env=_env())
     assert rc == 0, out
