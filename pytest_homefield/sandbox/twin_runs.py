@@ -55,6 +55,7 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     read_source,
 )
+from pytest_homefield.sandbox.canary_shapes import is_unittest, no_assertion_site, raises_call, sentinel_member
 from pytest_homefield.sandbox.canary_sites import Site, _short, expected_values, find_site
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
@@ -269,7 +270,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             continue
         taken.add(id(node))
         site = None if fid in forced else find_swap(node, twins, rng, counts) \
-            or find_site(node, twins, rng, real)
+            or find_site(node, twins, rng, real) \
+            or (no_assertion_site(node, rng, raises_call(tree, classes, node)) if tree is not None else None)
         found[fid] = (node, *span, site)
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
@@ -297,7 +299,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 else "sentinel: no assertion"
             first = lines[node.lineno - 1]
             indent = first[:len(first) - len(first.lstrip())]
-            members.append(_sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes)))
+            unittest = tree is not None and is_unittest(tree, classes)
+            members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
+                           or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes)))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
