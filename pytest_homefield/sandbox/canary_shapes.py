@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from pytest_homefield.sandbox.canaries import _find
 from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Site, _statements
 from pytest_homefield.sandbox.canary_values import alternatives
 
-__all__ = ["NO_ASSERTION", "raises_call", "no_assertion_site", "sentinel_member"]
+__all__ = ["NO_ASSERTION", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition"]
 
 #: How a "no assertion" twin's :attr:`~pytest_homefield.sandbox.canaries.Canary.how` begins.
 NO_ASSERTION = "no assertion: its last call expected to raise"
@@ -146,3 +148,30 @@ def sentinel_member(segment: str, func: ast.FunctionDef | ast.AsyncFunctionDef, 
     stmt = f"self.assertEqual({a!r}, {b!r})" if unittest else f"assert {a!r} == {b!r}"
     tail = "" if segment.endswith(("\n", "\r")) else "\n"
     return f"{segment}{tail}{indent}{stmt}\n"
+
+
+def _collected(tree: ast.Module, cls: ast.ClassDef) -> bool:
+    """Whether pytest collects ``cls`` as a test class (its default ``Test*`` name, or a ``unittest`` class)."""
+    return cls.name.startswith("Test") or is_unittest(tree, [cls.name])
+
+
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
+
+
+def shared_definition(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef,
+                      others: Callable[[], str]) -> bool:
+    """Whether test ids other than ``classes``' own run ``func`` (the definition found for it, maybe in a
+    base class): another collected class of the module resolves the name to it (a base, a sibling, a
+    subclass that does not override it), or another test file imports its class (or the function
+    itself, at module level). ``others``: the text of the other test files (called at most once).
+    A twin of such a definition would change those ids too, F2P or P2P of no group, which then fail
+    in the twin's run (itsdangerous: 4 of 16 tasks)."""
+    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and func in c.body), None)
+    names = {func.name}
+    if owner is not None:
+        top = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+        runners = {c.name for c in top if _collected(tree, c) and _find(tree, [c.name], func.name) is func}
+        if runners - set(classes[-1:]):
+            return True
+        names = {owner.name, *runners, *classes[-1:]}
+    return any(n in re.findall(r"\w+", m) for m in _IMPORT.findall(others()) for n in names)

@@ -109,3 +109,52 @@ def test_a_sentinel_keeps_the_originals_decorators_signature_and_body(tmp_path: 
     method = _func(twins["test_s.py::TestOld::test_checked"], "TestOld", "test_checked")
     assert ast.unparse(method.body[0]) == "self.assertEqual(helper(5), 5)"
     assert ast.unparse(method.body[-1]).startswith("self.assertEqual("), ast.unparse(method)
+
+
+SHARED = '''import pytest
+
+
+class Base:
+    def test_x(self):
+        assert len("abc") == 3
+
+
+class TestA(Base):
+    pass
+
+
+class TestB(Base):
+    pass
+
+
+class Mixin:
+    def test_y(self):
+        assert len("ab") == 2
+
+
+class TestOnly(Mixin):
+    pass
+
+
+class TestOwn:
+    def test_z(self):
+        assert len("a") == 1
+'''
+
+
+def test_a_definition_other_test_ids_run_gets_no_twin(tmp_path: Path) -> None:
+    """A twin of a base class's test changed every class that inherits it: on main ``TestA::test_x`` got a
+    twin in ``Base``, so ``TestB::test_x`` (another FAIL_TO_PASS id, or a PASS_TO_PASS one) failed in the
+    twin's run and a real fix was ``tests_failed`` (itsdangerous: 4 of 16 tasks). Such a definition, and
+    one another test file imports, gets an appended sentinel; a mixin only one class runs keeps its twin."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text(SHARED)
+    f2p = ["tests/test_a.py::TestA::test_x", "tests/test_a.py::TestOnly::test_y", "tests/test_a.py::TestOwn::test_z"]
+    plan = plan_twins(tmp_path, f2p, seed=2)
+    hows = {c.source: c.how for c in plan.canaries}
+    assert hows["tests/test_a.py::TestA::test_x"] == "sentinel: other tests run the same definition", hows
+    assert sorted(plan.placement) == ["tests/test_a.py::TestOnly::test_y", "tests/test_a.py::TestOwn::test_z"]
+    (tmp_path / "tests" / "test_b.py").write_text("from tests.test_a import TestOwn\n\n\nclass TestMore(TestOwn):\n"
+                                                  "    pass\n")
+    plan = plan_twins(tmp_path, f2p, seed=2)
+    assert sorted(plan.placement) == ["tests/test_a.py::TestOnly::test_y"]
