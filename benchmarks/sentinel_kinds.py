@@ -36,11 +36,11 @@ more-itertools (5)
 itsdangerous, first step (shaped twins): "no assertion" 13.8% of its canaries were sentinels, now
 11.9% are raises twins and 1.8% stay sentinels (no call statement, no pytest import); the forced
 sentinels (15.6%) keep their definition (94% of them; the rest could return first). Second step: a
-definition other test ids run (a base class's test; its classes are imported across its test files)
-gets no twin, since a twin failed those ids in its run (a real fix was ``tests_failed`` on 4 of the
-16 tasks, seed 0): 63.3% of its canaries are such appended sentinels, contradictions fall from
-35.8% to 25.7%, raises twins to 1.8%, and tasks 07cfb648bd and 9981a90b46 become sentinel-only
-(every group an inherited test): a lone ``raise`` in a new function, told by its shape.
+definition other classes of its file run (a base class's test) gets no twin, since a twin failed
+those ids in its run (a real fix was ``tests_failed`` on 4 of the 16 tasks, seed 0): 63.3% of its
+canaries are such appended sentinels, contradictions fall from 35.8% to 25.7%, raises twins to
+1.8%, and tasks 07cfb648bd and 9981a90b46 become sentinel-only (every group an inherited test): a
+lone ``raise`` in a new function, told by its shape.
 """
 
 from __future__ import annotations

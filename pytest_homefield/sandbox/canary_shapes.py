@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import ast
 import random
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.canaries import _find
@@ -155,23 +154,17 @@ def _collected(tree: ast.Module, cls: ast.ClassDef) -> bool:
     return cls.name.startswith("Test") or is_unittest(tree, [cls.name])
 
 
-_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n]*)", re.M)
-
-
-def shared_definition(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef,
-                      others: Callable[[], str]) -> bool:
-    """Whether test ids other than ``classes``' own run ``func`` (the definition found for it, maybe in a
-    base class): another collected class of the module resolves the name to it (a base, a sibling, a
-    subclass that does not override it), or another test file imports its class (or the function
-    itself, at module level). ``others``: the text of the other test files (called at most once).
-    A twin of such a definition would change those ids too, F2P or P2P of no group, which then fail
-    in the twin's run (itsdangerous: 4 of 16 tasks)."""
+def shared_definition(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether test ids of the module other than ``classes``' own run ``func`` (the definition found for
+    it, maybe in a base class): another collected class (:func:`_collected`) resolves the name to it (a
+    base, a sibling, a subclass that does not override it). A twin of such a definition would change
+    those ids too, FAIL_TO_PASS of no group or PASS_TO_PASS, which then failed in the twin's run and a
+    real fix was ``tests_failed`` (itsdangerous: 4 of 16 tasks). Only the module itself is read (the
+    task's own file): a class imported by another test file is not seen, since an agent could add a
+    file importing every class to turn twins into sentinels."""
     owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and func in c.body), None)
-    names = {func.name}
-    if owner is not None:
-        top = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-        runners = {c.name for c in top if _collected(tree, c) and _find(tree, [c.name], func.name) is func}
-        if runners - set(classes[-1:]):
-            return True
-        names = {owner.name, *runners, *classes[-1:]}
-    return any(n in re.findall(r"\w+", m) for m in _IMPORT.findall(others()) for n in names)
+    if owner is None:
+        return False
+    top = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    runners = {c.name for c in top if _collected(tree, c) and _find(tree, [c.name], func.name) is func}
+    return bool(runners - set(classes[-1:]))

@@ -172,8 +172,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
             continue
         forced = set(fids) if sentinels_only else set(sentinel_for)
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=UNCHECKED if sentinels_only else None,
-                   twins=max(1, twins), known=functools.partial(_known, parent, path),
-                   others=functools.cache(functools.partial(_other_tests, root, path)))
+                   twins=max(1, twins), known=functools.partial(_known, parent, path))
     order = list(range(runs))
     rng.shuffle(order)
     plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
@@ -203,21 +202,6 @@ def _known(parent: Mapping[str, bytes | None] | None, path: str) -> set[str] | N
         return defined_functions(ast.parse(data), path)
     except (SyntaxError, ValueError):
         return None
-
-
-def _other_tests(root: Path, path: str) -> str:
-    """The text of the test files (``test*.py``, ``*_test.py``, ``conftest.py``) under ``path``'s top
-    folder (the root's own files for a file at the top), ``path`` excepted: where an import of a test
-    class would be."""
-    parts = Path(path).parts
-    top = root / parts[0] if len(parts) > 1 else root
-    files = top.rglob("*.py") if len(parts) > 1 else top.glob("*.py")
-    out: list[str] = []
-    for f in sorted(files):
-        if f.name.startswith("test") or f.name.endswith("_test.py") or f.name == "conftest.py":
-            if f.relative_to(root).as_posix() != path and f.is_file():
-                out.append(f.read_text(encoding="utf-8", errors="replace"))
-    return "\n".join(out)
 
 
 def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) -> str:
@@ -261,7 +245,7 @@ def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
 
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
-               known: Callable[[], set[str] | None] = lambda: None, others: Callable[[], str] = lambda: "") -> None:
+               known: Callable[[], set[str] | None] = lambda: None) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
@@ -282,10 +266,10 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         classes, func = parts[:-1], parts[-1]
         node = _find(tree, classes, func) if tree is not None else None
         span = _definition(lines, node) if node is not None else None
-        # a definition other test ids run too (a base class's, one defined twice, one imported by another
-        # test file) would change them as well: sentinels
+        # a definition other test ids run too (a base class's, one defined twice) would change them as
+        # well: sentinels
         if node is None or span is None or id(node) in taken \
-                or (tree is not None and shared_definition(tree, classes, node, others)):
+                or (tree is not None and shared_definition(tree, classes, node)):
             name = namer.name(func)
             tail.append(_sentinel_def(name, namer.message(), indent="", method=False))
             how = ("sentinel: the test cannot be parsed or found" if node is None

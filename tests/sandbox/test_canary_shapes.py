@@ -145,8 +145,9 @@ class TestOwn:
 def test_a_definition_other_test_ids_run_gets_no_twin(tmp_path: Path) -> None:
     """A twin of a base class's test changed every class that inherits it: on main ``TestA::test_x`` got a
     twin in ``Base``, so ``TestB::test_x`` (another FAIL_TO_PASS id, or a PASS_TO_PASS one) failed in the
-    twin's run and a real fix was ``tests_failed`` (itsdangerous: 4 of 16 tasks). Such a definition, and
-    one another test file imports, gets an appended sentinel; a mixin only one class runs keeps its twin."""
+    twin's run and a real fix was ``tests_failed`` (itsdangerous: 4 of 16 tasks). Such a definition gets an
+    appended sentinel; a mixin only one class runs keeps its twin, and so does a class another test file
+    imports (only the task's own file is read: an agent could add importers to turn twins into sentinels)."""
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_a.py").write_text(SHARED)
     f2p = ["tests/test_a.py::TestA::test_x", "tests/test_a.py::TestOnly::test_y", "tests/test_a.py::TestOwn::test_z"]
@@ -157,4 +158,4 @@ def test_a_definition_other_test_ids_run_gets_no_twin(tmp_path: Path) -> None:
     (tmp_path / "tests" / "test_b.py").write_text("from tests.test_a import TestOwn\n\n\nclass TestMore(TestOwn):\n"
                                                   "    pass\n")
     plan = plan_twins(tmp_path, f2p, seed=2)
-    assert sorted(plan.placement) == ["tests/test_a.py::TestOnly::test_y"]
+    assert sorted(plan.placement) == ["tests/test_a.py::TestOnly::test_y", "tests/test_a.py::TestOwn::test_z"]
