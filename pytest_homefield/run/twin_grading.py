@@ -28,6 +28,7 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
+from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.services import TestNetwork
@@ -82,9 +83,12 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
     that it counts only once the reference fix is seen to fail it (:func:`reference_passes`): any, for a
     task mined before canaries (``canaries`` null); else a twin expecting another exception
     (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`: drawn per seed, and whether a
-    real fix fails it depends on the class hierarchy of what the code raises)."""
+    real fix fails it depends on the class hierarchy of what the code raises), or a test with no
+    assertion expected to raise (:data:`~pytest_homefield.sandbox.canary_shapes.NO_ASSERTION`: tasks
+    mined before it had a sentinel there, so mining never ran it)."""
     forged = plan.forged(outcomes, task.FAIL_TO_PASS)
-    return bool(forged) and (task.canaries is None or any(c.how.startswith(EXCEPTION_SWAP) for c, _ in forged))
+    return bool(forged) and (task.canaries is None
+                             or any(c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION)) for c, _ in forged))
 
 
 def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,

@@ -296,5 +296,9 @@ class _Namer:
                 return name
         raise RuntimeError("no free canary name")  # pragma: no cover - 200 draws with a number appended
 
+    def token(self) -> str:
+        """A word of the file's test names and a number (``"sub-417"``): a sentinel's made-up constant."""
+        return f"{self.rng.choice(self.words)}-{self.rng.randint(100, 999)}"
+
     def message(self) -> str:
         return f"{self.rng.choice(self.words)} != {self.rng.choice(self.words)}"

@@ -54,6 +54,13 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     read_source,
 )
+from pytest_homefield.sandbox.canary_shapes import (
+    is_unittest,
+    no_assertion_site,
+    raises_call,
+    sentinel_member,
+    shared_definition,
+)
 from pytest_homefield.sandbox.canary_sites import Site, _short, expected_values, find_site
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
@@ -260,17 +267,21 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         classes, func = parts[:-1], parts[-1]
         node = _find(tree, classes, func) if tree is not None else None
         span = _definition(lines, node) if node is not None else None
-        # an inherited test (found in a base class) or one defined twice shares its definition: sentinels
-        if node is None or span is None or id(node) in taken:
+        # a definition other test ids run too (a base class's, one defined twice) would change them as
+        # well: sentinels
+        if node is None or span is None or id(node) in taken \
+                or (tree is not None and shared_definition(tree, classes, node)):
             name = namer.name(func)
             tail.append(_sentinel_def(name, namer.message(), indent="", method=False))
             how = ("sentinel: the test cannot be parsed or found" if node is None
-                   else "sentinel: the definition shares its lines with other code")
+                   else "sentinel: the definition shares its lines with other code" if span is None
+                   else "sentinel: other tests run the same definition")
             canaries.append(Canary(f"{path}::{name}", fid, "sentinel", how))
             continue
         taken.add(id(node))
         site = None if fid in forced else find_swap(node, twins, rng, counts) \
-            or find_site(node, twins, rng, real)
+            or find_site(node, twins, rng, real) \
+            or (no_assertion_site(node, rng, raises_call(tree, classes, node)) if tree is not None else None)
         found[fid] = (node, *span, site)
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
@@ -298,7 +309,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 else "sentinel: no assertion"
             first = lines[node.lineno - 1]
             indent = first[:len(first) - len(first.lstrip())]
-            members.append(_sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes)))
+            unittest = tree is not None and is_unittest(tree, classes)
+            members.append(sentinel_member(segment, node, lines, rng, pool, namer.token(), unittest=unittest)
+                           or _sentinel_def(node.name, namer.message(), indent=indent, method=bool(classes)))
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
