@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import ast
 import json
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -57,6 +56,9 @@ from typing import Any
 
 from pytest_homefield.sandbox.canaries import _find
 from pytest_homefield.sandbox.twin_runs import plan_twins
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from twin_leaks import stage_task  # noqa: E402  (the same staging of a task's test files)
 
 _CONST = (ast.Constant, ast.Compare, ast.cmpop, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop,
           ast.BoolOp, ast.boolop, ast.BinOp, ast.operator, ast.Load)
@@ -118,10 +120,6 @@ def kind(how: str) -> str:
     return "contradiction"
 
 
-def _git(repo: Path, *args: str) -> bytes:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False).stdout
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     ap.add_argument("repos", nargs="+", type=Path)
@@ -135,15 +133,9 @@ def main() -> int:
         only_sentinels: set[str] = set()
         task_seeds = groups = 0
         for t in tasks:
-            files = sorted({i.split("::", 1)[0] for i in t["FAIL_TO_PASS"] if "::" in i} | set(t["test_files"]))
-            parent = {p: (_git(repo, "show", f"{t['parent']}:{p}") or None) for p in files}
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
-                for p in files:
-                    data = _git(repo, "show", f"{t['commit']}:{p}")
-                    if data:
-                        (root / p).parent.mkdir(parents=True, exist_ok=True)
-                        (root / p).write_bytes(data)
+                parent = stage_task(repo, t, root)
                 for seed in range(a.seeds):
                     plan = plan_twins(root, t["FAIL_TO_PASS"], seed=seed,
                                       sentinel_for=t.get("canary_sentinels") or [], parent=parent)

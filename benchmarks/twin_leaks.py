@@ -156,6 +156,19 @@ def _git(repo: Path, *args: str) -> bytes:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False).stdout
 
 
+def stage_task(repo: Path, t: dict[str, Any], root: Path) -> dict[str, bytes | None]:
+    """Write task ``t``'s test files (its FAIL_TO_PASS files and ``test_files``) at its commit into
+    ``root``; return each one's bytes at the parent (``None``: new in the commit), ``plan_twins``'
+    ``parent=``."""
+    files = sorted({i.split("::", 1)[0] for i in t["FAIL_TO_PASS"] if "::" in i} | set(t["test_files"]))
+    for p in files:
+        data = _git(repo, "show", f"{t['commit']}:{p}")
+        if data:
+            (root / p).parent.mkdir(parents=True, exist_ok=True)
+            (root / p).write_bytes(data)
+    return {p: (_git(repo, "show", f"{t['parent']}:{p}") or None) for p in files}
+
+
 _FILES: dict[tuple[str, str], dict[str, str]] = {}
 
 
@@ -203,17 +216,11 @@ def main() -> int:
         attempts = 0
         groups = 0
         for t in tasks:
-            files = sorted({i.split("::", 1)[0] for i in t["FAIL_TO_PASS"] if "::" in i} | set(t["test_files"]))
-            parent = {p: (_git(repo, "show", f"{t['parent']}:{p}") or None) for p in files}
             parent_text = _corpus(repo, t["parent"])
             others: dict[str, str] = {}
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
-                for p in files:
-                    data = _git(repo, "show", f"{t['commit']}:{p}")
-                    if data:
-                        (root / p).parent.mkdir(parents=True, exist_ok=True)
-                        (root / p).write_bytes(data)
+                parent = stage_task(repo, t, root)
                 for seed in range(a.seeds):
                     kw: dict[str, Any] = {"seed": seed, "sentinel_for": t.get("canary_sentinels") or []}
                     if not a.no_parent:
