@@ -117,8 +117,10 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     return {c.node for c, _ in plan.passed(merged)}
 
 
-def run_completes(run: object) -> bool:
-    return bool(getattr(run, "finished", False)) and not getattr(run, "timed_out", False)
+def run_completes(run: TestRun) -> bool:
+    """Whether the test process of ``run`` reported its ``finish`` event and was not stopped at its
+    timeout (a run that died on the way, by ``os._exit`` or a signal, did not)."""
+    return run.finished and not run.timed_out
 
 
 def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,

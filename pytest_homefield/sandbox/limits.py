@@ -210,10 +210,11 @@ def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline
     return None
 
 
-def _used(path: Path) -> tuple[int, int]:
-    """``(device, used bytes)`` of the file system holding ``path``."""
+def _usage(path: Path) -> tuple[int, int, int]:
+    """``(device, used bytes, free bytes for an unprivileged writer)`` of the file system holding
+    ``path``, from one ``statvfs``."""
     st = os.statvfs(path)
-    return os.stat(path).st_dev, (st.f_blocks - st.f_bfree) * st.f_frsize
+    return os.stat(path).st_dev, (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_bavail * st.f_frsize
 
 
 #: Below this many free bytes a file system the agent writes is nearly full (s.a. :func:`filled_by`).
@@ -256,25 +257,25 @@ class DiskWatch:
     baseline: Baseline
     stopped: str | None = None
     _start: dict[int, int] = field(default_factory=dict)
-    _free: dict[int, int | None] = field(default_factory=dict)
+    _free: dict[int, int] = field(default_factory=dict)
     _room: int = 0
 
     def __post_init__(self) -> None:
         self._room = self.limits.total_bytes
         for _, root in self.folders.roots():
             if root.is_dir():
-                dev, used = _used(root)
+                dev, used, free = _usage(root)
                 self._start.setdefault(dev, used)
-                self._free.setdefault(dev, free_bytes(root))
+                self._free.setdefault(dev, free)
 
     def __call__(self) -> str | None:
         grown = 0
         for dev, start in self._start.items():
             roots = [r for _, r in self.folders.roots() if r.is_dir() and os.stat(r).st_dev == dev]
             if roots:
-                grown += max(_used(roots[0])[1] - start, 0)
-                free = free_bytes(roots[0])
-                if free is not None and free < FREE_FLOOR_BYTES:  # nearly full: stop it if it is the agent's doing
+                _, used, free = _usage(roots[0])
+                grown += max(used - start, 0)
+                if free < FREE_FLOOR_BYTES:  # nearly full: stop it if it is the agent's doing
                     why = filled_by(self.folders, self.baseline, self._free.get(dev), free)
                     if why is not None:
                         self.stopped = f"{why}; stopped"
