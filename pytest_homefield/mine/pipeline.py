@@ -618,11 +618,8 @@ class MineSession:
         if failed:
             lines.append(failed)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
-        own = own_top_levels(self.settings.root, "HEAD")
-        lacked = {str(m) for r in verified for m in r.get("missing_modules") or ()
-                  if str(m).split(".", 1)[0] not in own}
-        missing = missing_modules_line(verified, python, own=own,
-                                       install=install_hint(self.settings.root, python, lacked) if lacked else None)
+        missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
+                                       install=lambda lacked: install_hint(self.settings.root, python, lacked))
         if missing:
             lines.append(missing)
         envs = env_summary(verified)

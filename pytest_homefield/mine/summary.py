@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.services import failure_lines
@@ -73,7 +73,7 @@ def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
 
 
 def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None, *, own: Collection[str] = (),
-                         install: str | None = None) -> str | None:
+                         install: Callable[[Collection[str]], str | None] | None = None) -> str | None:
     """``'Missing modules: freezegun (2 candidates), yaml (1): the tests ran with /usr/bin/python3 …'``
     when a verified candidate's parent runs could not import a module (its record's
     ``missing_modules``), else ``None``. ``python``: the interpreter of the test command
@@ -82,7 +82,8 @@ def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None,
     Records reused from an earlier session count too: their environment is this one's (same key).
     ``own``: the repository's top-level names (:func:`~pytest_homefield.mine.redgreen.own_top_levels`):
     its own modules are never named (records verified before they were left out may hold them).
-    ``install``: how to install them (:func:`~pytest_homefield.mine.setup_help.install_hint`), added."""
+    ``install``: given the modules named, how to install them
+    (:func:`~pytest_homefield.mine.setup_help.install_hint`), added."""
     counts: dict[str, int] = {}
     for r in verified:
         for m in r.get("missing_modules") or ():
@@ -94,7 +95,8 @@ def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None,
     listed = ", ".join(f"{m} ({counts[m]} candidate{'s' if counts[m] != 1 else ''})" if i == 0 else f"{m} ({counts[m]})"
                        for i, m in enumerate(names))
     where = f"the tests ran with {python}" if python else "the test command's environment lacks them"
-    how = f" ({install})" if install else ""
+    hint = install(names) if install is not None else None
+    how = f" ({hint})" if hint else ""
     return (f"Missing modules: {listed}: {where}; install them there{how} (or with setup_cmd) and mine again "
             "(a changed environment is verified again).")
 
