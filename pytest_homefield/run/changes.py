@@ -88,19 +88,18 @@ def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
     and one git process compares those folders (one per path took 10 minutes for an agent that left
     20,000 empty files, attacker8's F6): a symlink is shown as a link (its target), never followed, and
     a side that is not a file or symlink reachable without following a link counts as absent."""
+    todo = list(paths)
+    if not todo:
+        return ""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         a, b = Path(tmp, "a"), Path(tmp, "b")
         a.mkdir()
         b.mkdir()
-        staged = False
-        for rel in paths:
-            staged = True
+        for rel in todo:
             if changes[rel] != "added":
                 _stage(pristine, rel, a)
             if changes[rel] != "deleted":
                 _stage(workspace, rel, b)
-        if not staged:
-            return ""
         proc = subprocess.run(
             ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
             capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
