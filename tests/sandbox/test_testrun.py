@@ -328,6 +328,7 @@ def test_environment_is_scrubbed(tmp_path: Path) -> None:
                     assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1"
                     assert os.environ["KEEP_ME"] == "yes"
                     assert hash("abc") == hash("abc")
+                    assert "pytest_homefield" not in sys.modules  # its entry point is blocked (-p no:homefield)
                 """
         },
     )
@@ -351,7 +352,7 @@ def test_environment_is_scrubbed(tmp_path: Path) -> None:
 
 
 def test_default_command_loads_everything(mixed: Path, tmp_path: Path) -> None:
-    """The plain default command with every installed plugin, the package's own included."""
+    """The plain default command with every installed plugin (the package's own is blocked: inert there)."""
     run = run_tests(mixed, "python -m pytest", ["tests/test_src.py"], out_dir=tmp_path / "out")
     assert run.outcomes == {"tests/test_src.py::test_value": "passed"}, run.log_path.read_text()[-2000:]
 
@@ -394,7 +395,7 @@ def test_build_command() -> None:
     argv, junit = build_command("python -m pytest -q", ["t/test_a.py::test[x y]"], out_dir=Path("/o"))
     assert junit is None
     assert argv[:4] == ["python", "-m", "pytest", "-q"] and argv[-1] == "t/test_a.py::test[x y]"
-    assert argv[argv.index("-p") + 1] == "homefield_reporter"
+    assert argv[argv.index("-p") + 1] == "homefield_reporter" and argv[argv.index("-p") + 3] == "no:homefield"
     assert "--continue-on-collection-errors" in argv and "--maxfail=0" in argv
     argv, junit = build_command("make test OUT={junit}", ["a"], out_dir=Path("/o"))
     assert argv == ["make", "test", "OUT=/o/junit.xml", "a"] and junit == Path("/o/junit.xml")
