@@ -305,6 +305,25 @@ def test_pass_rate_ci_is_task_clustered_with_attempts() -> None:
         assert 0.0 <= lo <= pass_rate(o) <= hi <= 1.0
 
 
+def test_pass_rate_and_its_interval_are_numpy_s_to_the_bit_without_numpy() -> None:
+    """pass@1 and its interval sum the way numpy does (pairwise, in blocks of 8 and 128), so they equal
+    numpy's mean and variance to the bit, from 1 task to more than two blocks, with no numpy imported."""
+    from pytest_homefield.report.rates import _mean, _var1
+
+    rng = np.random.default_rng(8)
+    for n in (1, 2, 7, 8, 9, 16, 17, 127, 128, 129, 257, 1031):
+        for _ in range(20):
+            k = rng.integers(1, 8, n)
+            rates = (rng.integers(0, 8, n) % (k + 1)) / k
+            assert _mean(list(rates)) == float(np.mean(rates))
+            if n > 1:
+                assert _var1(list(rates)) == float(np.var(rates, ddof=1))
+    code = ("import sys; from pytest_homefield.report.rates import pass_rate, pass_rate_ci; "
+            "o = {'a': [1, 0, 1], 'b': [0], 'c': [1, 1]}; print(pass_rate(o), pass_rate_ci(o), 'numpy' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out[-1] == "False"
+
+
 def test_pass_rate_ci_coverage_with_attempts() -> None:
     """Seeded simulation: 30 tasks of varying difficulty x 3 attempts; nominal 95 %."""
     rng = np.random.default_rng(21)
