@@ -5,13 +5,16 @@ Records are plain dicts on disk (one JSON object per line); these dataclasses gi
 types in code. ``Task.from_dict`` / ``Result.from_dict`` check every known field (presence of the
 required ones, JSON type, ``schema_version`` == 1) and raise :class:`RecordError` with one line
 naming the field; unknown keys are ignored. :func:`load_tasks` and :func:`load_results` add the file
-and line to the message.
+and line to the message. A result's agent-written text fields (``error``, ``model``, ``agent_version``,
+``suspicious_reason``) go through :func:`one_line` whenever a :class:`Result` is made, read back included,
+so no terminal, report or page shows an agent's control characters.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,8 @@ __all__ = [
     "Task",
     "Result",
     "display_subject",
+    "one_line",
+    "NAME_CHARS",
     "load_tasks",
     "load_results",
     "tasks_digest",
@@ -234,6 +239,33 @@ class Task:
         return {"schema_version": d.pop("schema_version"), **d}
 
 
+#: Unicode categories :func:`one_line` shows escaped: controls (ESC, NUL, BEL), format characters
+#: (U+202E right-to-left override, zero-width ones), line and paragraph separators, surrogates (bytes
+#: that were not UTF-8), private use and unassigned code points.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+_WHITESPACE = frozenset("\t\n\r\v\f")
+
+#: Characters kept of a result's ``model`` and ``agent_version`` (a model id is a few dozen).
+NAME_CHARS = 100
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` made safe to print on one line of a terminal, a Markdown table or an HTML page: tab, newline,
+    carriage return, vertical tab and form feed become a space; every other character of
+    :data:`_HIDDEN_CATEGORIES` becomes its Python escape (``\\x1b``, ``\\x00``, ``\\u202e``), visible and
+    inert (attacker9's F4: an agent's ESC sequences cleared the screen and rewrote the ranking above);
+    cut to ``limit`` characters, the last one ``…``. Markup is left to each renderer's escaping."""
+    if not text.isprintable():  # the usual case, printable text, costs one C-level scan
+        text = "".join(
+            c if c.isprintable() or c == " " else " " if c in _WHITESPACE
+            else c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in _HIDDEN_CATEGORIES
+            else c  # a space other than U+0020 (no-break space): shown as it is
+            for c in text)
+    if limit is not None and len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return text
+
+
 @dataclass
 class Result:
     """One finished attempt (docs/contracts.md §8). Units: USD, tokens, seconds."""
@@ -276,6 +308,16 @@ class Result:
             raise ValueError(f"unknown outcome {self.outcome!r}; expected one of {', '.join(OUTCOMES)}")
         self.solved = self.outcome == "solved"
         self.scored = self.outcome in SCORED_OUTCOMES
+        # the agent's words (its usage line, its client's result text, a file name it chose): one line each,
+        # no control character (contracts §8)
+        if self.error is not None:
+            self.error = one_line(self.error)
+        if self.suspicious_reason is not None:
+            self.suspicious_reason = one_line(self.suspicious_reason)
+        if self.model is not None:
+            self.model = one_line(self.model, NAME_CHARS)
+        if self.agent_version is not None:
+            self.agent_version = one_line(self.agent_version, NAME_CHARS)
 
     @property
     def key(self) -> tuple[str, str, int, str]:
