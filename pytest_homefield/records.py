@@ -13,7 +13,9 @@ so no terminal, report or page shows an agent's control characters.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +39,7 @@ __all__ = [
     "Result",
     "display_subject",
     "one_line",
+    "visible",
     "NAME_CHARS",
     "load_tasks",
     "load_results",
@@ -239,28 +242,45 @@ class Task:
         return {"schema_version": d.pop("schema_version"), **d}
 
 
-#: Unicode categories :func:`one_line` shows escaped: controls (ESC, NUL, BEL), format characters
+#: Unicode categories :func:`visible` shows escaped: controls (ESC, NUL, BEL), format characters
 #: (U+202E right-to-left override, zero-width ones), line and paragraph separators, surrogates (bytes
 #: that were not UTF-8), private use and unassigned code points.
 _HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
-_WHITESPACE = frozenset("\t\n\r\v\f")
+
+
+@functools.lru_cache(maxsize=8)
+def _suspect(keep: str) -> re.Pattern[str]:
+    """The characters :func:`visible` looks at one by one: ASCII controls but those in ``keep``, and every
+    non-ASCII character (a regular expression finds them, so ASCII text costs one scan in C)."""
+    ascii_controls = "".join(chr(i) for i in range(0x20) if chr(i) not in keep)
+    return re.compile(f"[{re.escape(ascii_controls)}\x7f-\U0010ffff]")
+
+
+_SPACES = str.maketrans("\t\n\r\v\f", "     ")
 
 #: Characters kept of a result's ``model`` and ``agent_version`` (a model id is a few dozen).
 NAME_CHARS = 100
 
 
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character of :data:`_HIDDEN_CATEGORIES` but those in ``keep`` replaced by its
+    Python escape (``\\x1b``, ``\\x00``, ``\\u202e``): visible and inert in a terminal, Markdown or HTML
+    (attacker9's F4: an agent's ESC sequences cleared the screen and rewrote the ranking printed above).
+    Markup is left to each renderer's escaping."""
+    def shown(m: re.Match[str]) -> str:
+        c = m.group()
+        if c in keep or unicodedata.category(c) not in _HIDDEN_CATEGORIES:
+            return c
+        return c.encode("unicode_escape").decode("ascii")
+
+    return _suspect(keep).sub(shown, text)
+
+
 def one_line(text: str, limit: int | None = None) -> str:
-    """``text`` made safe to print on one line of a terminal, a Markdown table or an HTML page: tab, newline,
-    carriage return, vertical tab and form feed become a space; every other character of
-    :data:`_HIDDEN_CATEGORIES` becomes its Python escape (``\\x1b``, ``\\x00``, ``\\u202e``), visible and
-    inert (attacker9's F4: an agent's ESC sequences cleared the screen and rewrote the ranking above);
-    cut to ``limit`` characters, the last one ``…``. Markup is left to each renderer's escaping."""
-    if not text.isprintable():  # the usual case, printable text, costs one C-level scan
-        text = "".join(
-            c if c.isprintable() or c == " " else " " if c in _WHITESPACE
-            else c.encode("unicode_escape").decode("ascii") if unicodedata.category(c) in _HIDDEN_CATEGORIES
-            else c  # a space other than U+0020 (no-break space): shown as it is
-            for c in text)
+    """``text`` as one line of :func:`visible` text: tab, newline, carriage return, vertical tab and form
+    feed become a space; cut to ``limit`` characters, the last one ``…``."""
+    if not text.isprintable():  # printable text (the usual case) has nothing to change
+        text = visible(text.translate(_SPACES))
     if limit is not None and len(text) > limit:
         text = text[:limit - 1] + "…"
     return text

@@ -44,6 +44,9 @@ from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import suspicious_reasons
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.view.attempt_page import render_attempt
+from pytest_homefield.view.common import Nav
+from pytest_homefield.view.data import AttemptRef
 
 SANDBOXES = [pytest.param("bwrap", id="sandboxed"), pytest.param("none", id="control-no-sandbox")]
 
@@ -292,10 +295,15 @@ def test_agent_text_reaches_no_screen_raw(task: Task, cache: SnapshotCache, tmp_
     fault reached the terminal report, report.md/.html and the view pages with their ESC sequences raw (an
     agent could rewrite the ranking printed above it), and a newline landed in the one-line ``error``."""
     usage = json.dumps({"model": INJECT * 20, "error": INJECT, "outcome": "agent_error"})
-    inj = script_agent(tmp_path / "inj", {}, f"printf '%s\\n' {shlex.quote(usage)}", name="inj")
-    r, _ = attempt(task, cache, inj, tmp_path)
+    inj = script_agent(tmp_path / "inj", {"src/calc/extra.py": "X = '\x1b[2J'\n"},
+                       f"printf 'out \\033]0;TITLE\\007\\n%s\\n' {shlex.quote(usage)}", name="inj")
+    r, art = attempt(task, cache, inj, tmp_path)
     assert r.error == "m\\x1b[2J\\x1b]0;TITLE\\x07\\x00\\x08\\u202e |x ## H", r.error  # U+2028 is whitespace
     assert r.model is not None and len(r.model) == 100 and _shows_no_control(r.model)
+    # its view page (its stdout, its diff, the record) shows the escapes, not the characters
+    page, _ = render_attempt(AttemptRef(r, art, {}), task, "cmd:x", Nav("../index.html"))
+    assert "out \\x1b]0;TITLE\\x07" in page and "X = '\\x1b[2J'" in page
+    assert _shows_no_control(page.replace("\n", ""))
     fifo = script_agent(tmp_path / "fifo", {}, "mkfifo \"$(printf 'a\\033]0;OWNED\\007b\\nc')\"", name="fifo")
     r2, _ = attempt(task, cache, fifo, tmp_path / "f")
     assert "named pipe at a\\x1b]0;OWNED\\x07b c" in (r2.error or ""), r2.error
