@@ -5,13 +5,18 @@ Records are plain dicts on disk (one JSON object per line); these dataclasses gi
 types in code. ``Task.from_dict`` / ``Result.from_dict`` check every known field (presence of the
 required ones, JSON type, ``schema_version`` == 1) and raise :class:`RecordError` with one line
 naming the field; unknown keys are ignored. :func:`load_tasks` and :func:`load_results` add the file
-and line to the message.
+and line to the message. A result's agent-written text fields (``error``, ``model``, ``agent_version``,
+``suspicious_reason``) go through :func:`one_line` whenever a :class:`Result` is made, read back included,
+so no terminal, report or page shows an agent's control characters.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +38,9 @@ __all__ = [
     "Task",
     "Result",
     "display_subject",
+    "one_line",
+    "visible",
+    "NAME_CHARS",
     "load_tasks",
     "load_results",
     "tasks_digest",
@@ -234,6 +242,50 @@ class Task:
         return {"schema_version": d.pop("schema_version"), **d}
 
 
+#: Unicode categories :func:`visible` shows escaped: controls (ESC, NUL, BEL), format characters
+#: (U+202E right-to-left override, zero-width ones), line and paragraph separators, surrogates (bytes
+#: that were not UTF-8), private use and unassigned code points.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+@functools.lru_cache(maxsize=8)
+def _suspect(keep: str) -> re.Pattern[str]:
+    """The characters :func:`visible` looks at one by one: ASCII controls but those in ``keep``, and every
+    non-ASCII character (a regular expression finds them, so ASCII text costs one scan in C)."""
+    ascii_controls = "".join(chr(i) for i in range(0x20) if chr(i) not in keep)
+    return re.compile(f"[{re.escape(ascii_controls)}\x7f-\U0010ffff]")
+
+
+_SPACES = str.maketrans("\t\n\r\v\f", "     ")
+
+#: Characters kept of a result's ``model`` and ``agent_version`` (a model id is a few dozen).
+NAME_CHARS = 100
+
+
+def visible(text: str, keep: str = "") -> str:
+    """``text`` with every character of :data:`_HIDDEN_CATEGORIES` but those in ``keep`` replaced by its
+    Python escape (``\\x1b``, ``\\x00``, ``\\u202e``): visible and inert in a terminal, Markdown or HTML
+    (attacker9's F4: an agent's ESC sequences cleared the screen and rewrote the ranking printed above).
+    Markup is left to each renderer's escaping."""
+    def shown(m: re.Match[str]) -> str:
+        c = m.group()
+        if c in keep or unicodedata.category(c) not in _HIDDEN_CATEGORIES:
+            return c
+        return c.encode("unicode_escape").decode("ascii")
+
+    return _suspect(keep).sub(shown, text)
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` as one line of :func:`visible` text: tab, newline, carriage return, vertical tab and form
+    feed become a space; cut to ``limit`` characters, the last one ``…``."""
+    if not text.isprintable():  # printable text (the usual case) has nothing to change
+        text = visible(text.translate(_SPACES))
+    if limit is not None and len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return text
+
+
 @dataclass
 class Result:
     """One finished attempt (docs/contracts.md §8). Units: USD, tokens, seconds."""
@@ -276,6 +328,16 @@ class Result:
             raise ValueError(f"unknown outcome {self.outcome!r}; expected one of {', '.join(OUTCOMES)}")
         self.solved = self.outcome == "solved"
         self.scored = self.outcome in SCORED_OUTCOMES
+        # the agent's words (its usage line, its client's result text, a file name it chose): one line each,
+        # no control character (contracts §8)
+        if self.error is not None:
+            self.error = one_line(self.error)
+        if self.suspicious_reason is not None:
+            self.suspicious_reason = one_line(self.suspicious_reason)
+        if self.model is not None:
+            self.model = one_line(self.model, NAME_CHARS)
+        if self.agent_version is not None:
+            self.agent_version = one_line(self.agent_version, NAME_CHARS)
 
     @property
     def key(self) -> tuple[str, str, int, str]:

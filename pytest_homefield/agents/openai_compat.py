@@ -8,7 +8,8 @@ then the process's), else ``https://api.openai.com/v1``; the key from ``settings
 The model gets the rendered prompt plus the full text of every file in ``ctx.hint_files`` (the
 files the reference fix touched: the agent is therefore marked ``hinted``), and must answer with
 whole files in fenced blocks labelled with their path, or with a unified diff. Whole files are
-written; a diff is applied with ``git apply``, falling back to ``patch -p1``.
+written; a diff is applied with ``git apply`` (then with its context relaxed), which takes nothing from the
+workspace (:func:`~pytest_homefield.sandbox.snapshot.inert_git_env`): no program the reply can configure runs.
 
 Outcomes: HTTP 429/503 → ``rate_limited``; other 5xx, 401/403/404, connection errors →
 ``infra``; no answer within ``ctx.timeout_s`` seconds → ``timeout``; a malformed response, a reply
@@ -38,6 +39,7 @@ from typing import Any
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.streams import CappedSink
 
 __all__ = [
@@ -64,7 +66,7 @@ string is the file's path relative to the repository root, for example:
 Alternatively, give a single unified diff (with a/ and b/ path prefixes) in a ```diff block.
 Only the blocks are applied; keep explanations outside them."""
 
-#: Seconds allowed for ``git apply`` / ``patch``.
+#: Seconds allowed for one ``git apply``.
 APPLY_TIMEOUT_S = 60.0
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`]*)$")
@@ -128,9 +130,9 @@ def _label_path(info: str, previous_line: str, known: set[str]) -> str | None:
 
 def _safe_path(path: str) -> str | None:
     """``path`` as a clean relative POSIX path inside the workspace, or ``None`` when it is
-    absolute, climbs out with ``..`` or points into ``.git``."""
+    absolute, climbs out with ``..`` or has a ``.git`` component (any case, at any depth)."""
     p = PurePosixPath(path.replace("\\", "/"))
-    if p.is_absolute() or not p.parts or ".." in p.parts or p.parts[0] == ".git":
+    if p.is_absolute() or not p.parts or ".." in p.parts or any(part.lower() == ".git" for part in p.parts):
         return None
     clean = str(PurePosixPath(*[part for part in p.parts if part != "."]))
     return clean if clean and clean != "." else None
@@ -187,37 +189,40 @@ def parse_reply(text: str, known_paths: set[str] | None = None) -> Edits:
 # --- applying it ---------------------------------------------------------------------------------
 
 
-def _run(cmd: list[str], cwd: Path, env: Mapping[str, str]) -> tuple[bool, str]:
-    try:
-        proc = subprocess.run(cmd, cwd=cwd, env=dict(env), capture_output=True, text=True,
-                              timeout=APPLY_TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return False, str(exc)
-    return proc.returncode == 0, (proc.stdout + proc.stderr).strip()
+def _git_apply(args: list[str], patch_file: Path, workspace: Path) -> tuple[bool, str]:
+    """``git apply ARGS PATCH_FILE`` in ``workspace`` with :func:`inert_git_env`: (applied, git's output)."""
+    with inert_git_env() as env:
+        try:
+            proc = subprocess.run(["git", "apply", "--recount", "--whitespace=nowarn", *args, str(patch_file)],
+                                  cwd=workspace, env=env, capture_output=True, text=True,
+                                  timeout=APPLY_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, str(exc)
+    return proc.returncode == 0, " ".join((proc.stdout + proc.stderr).split())
 
 
-def _apply_diff(diff: str, workspace: Path, scratch: Path, env: Mapping[str, str], log: list[str]) -> bool:
+def _apply_diff(diff: str, workspace: Path, scratch: Path, log: list[str]) -> bool:
+    """Apply one diff of the reply: ``git apply``, else ``git apply -C0 --ignore-whitespace`` (context
+    lines that do not match are dropped one by one, nearest the change last, as GNU ``patch``'s fuzz
+    does; the removed lines must still match). Only git runs, and it takes nothing from the workspace
+    (:func:`inert_git_env`): it refuses paths into ``.git``, absolute or climbing out with ``..``, and
+    paths beyond a symlink."""
     patch_file = scratch / f"reply-{len(list(scratch.glob('reply-*.patch')))}.patch"
     patch_file.write_text(diff)
-    ok, out = _run(["git", "apply", "--recount", "--whitespace=nowarn", str(patch_file)], workspace, env)
-    log.append(f"git apply: {'ok' if ok else out}")
-    if ok:
-        return True
-    base = ["patch", "-p1", "--forward", "--batch", "--no-backup-if-mismatch", "--reject-file=-",
-            "-i", str(patch_file)]
-    ok, out = _run([*base, "--dry-run"], workspace, env)
-    if ok:
-        ok, out = _run(base, workspace, env)
-    log.append(f"patch -p1: {'ok' if ok else out}")
-    return ok
+    for label, args in (("git apply", []), ("git apply -C0", ["-C0", "--ignore-whitespace"])):
+        ok, out = _git_apply(args, patch_file, workspace)
+        log.append(f"{label}: {'ok' if ok else out}")
+        if ok:
+            return True
+    return False
 
 
-def apply_edits(edits: Edits, workspace: Path, *, scratch: Path, env: Mapping[str, str]) -> tuple[int, list[str]]:
+def apply_edits(edits: Edits, workspace: Path, *, scratch: Path) -> tuple[int, list[str]]:
     """Write the whole files and apply the diffs of ``edits`` to ``workspace``.
 
-    ``scratch`` (outside the workspace) receives the diff files; ``env`` is used for ``git`` and
-    ``patch``. Returns (number of edits applied, log lines). A whole file whose real location
-    resolves outside the workspace (through a symlink) is skipped. Never raises for a bad edit.
+    ``scratch`` (outside the workspace) receives the diff files (:func:`_apply_diff`). Returns
+    (number of edits applied, log lines). A whole file whose real location resolves outside the
+    workspace (through a symlink) is skipped. Never raises for a bad edit.
     """
     log: list[str] = [f"rejected path {p!r}" for p in edits.rejected]
     root = workspace.resolve()
@@ -237,7 +242,7 @@ def apply_edits(edits: Edits, workspace: Path, *, scratch: Path, env: Mapping[st
         applied += 1
     scratch.mkdir(parents=True, exist_ok=True)
     for diff in edits.diffs:
-        applied += _apply_diff(diff, workspace, scratch, env, log)
+        applied += _apply_diff(diff, workspace, scratch, log)
     return applied, log
 
 
@@ -467,7 +472,7 @@ class OpenAIAgent(Capable):
         sink.write(reply.encode("utf-8", errors="replace"))
         sink.close()
         edits = parse_reply(reply, set(ctx.hint_files))
-        applied, apply_log = apply_edits(edits, ctx.workspace, scratch=ctx.artifacts / "scratch", env=ctx.env)
+        applied, apply_log = apply_edits(edits, ctx.workspace, scratch=ctx.artifacts / "scratch")
         log += apply_log
         err_path.write_text("\n".join(log) + "\n")
         if not edits:

@@ -36,7 +36,7 @@ from pytest_homefield.probe.verdicts import (
     write_verdict,
 )
 from pytest_homefield.probe_records import done_keys, load_probe, probe_path
-from pytest_homefield.records import RATE_LIMITED, Task, tasks_digest
+from pytest_homefield.records import NAME_CHARS, RATE_LIMITED, Task, one_line, tasks_digest
 from pytest_homefield.run.session import TaskSelection
 from pytest_homefield.settings import Settings
 from pytest_homefield.transport import Message, append_message, file_message
@@ -194,8 +194,10 @@ class ProbeSession:
             **({"gold_task_id": gold_id} if kind == "control" else {}),
             "score": score, "outcome": c.outcome, "cost_usd": c.cost_usd, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "cache_read_tokens": c.cache_read_tokens,
-            "cache_write_tokens": c.cache_write_tokens, "model": c.model, "wall_s": round(wall, 3),
-            "started_at": started_at, "finished_at": now_iso(), "error": c.error,
+            "cache_write_tokens": c.cache_write_tokens,
+            # the agent's words, as in a result record (contracts §8): one line, no control character
+            "model": None if c.model is None else one_line(c.model, NAME_CHARS), "wall_s": round(wall, 3),
+            "started_at": started_at, "finished_at": now_iso(), "error": None if c.error is None else one_line(c.error),
             "answer": c.text[:ANSWER_CHARS], "memorized": None,
         }
 

@@ -9,7 +9,9 @@ folder (before grading, or while it runs) brings nothing from outside the worksp
 or the grading copy, and nothing is written outside the grading copy.
 
 The diff of each path is taken from private copies of its two sides (:func:`render_diff`), never from
-the workspace itself: ``git diff --no-index`` follows a link given as an argument.
+the workspace itself: ``git diff --no-index`` follows a link given as an argument. Git runs with
+:func:`~pytest_homefield.sandbox.snapshot.inert_git_env`: no configuration or attributes file the agent
+wrote (its ``.gitattributes`` is among the copies) makes it run a program or hide a change.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "apply_change",
@@ -100,10 +103,9 @@ def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
                 _stage(pristine, rel, a)
             if changes[rel] != "deleted":
                 _stage(workspace, rel, b)
-        proc = subprocess.run(
-            ["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
-            capture_output=True, cwd=tmp, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
-        )
+        with inert_git_env() as env:  # the copies' .gitattributes and any .git above tmp are nothing to git
+            proc = subprocess.run(["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
+                                  capture_output=True, cwd=tmp, env=env)
         text = proc.stdout.decode("utf-8", errors="replace")
         for prefix in (str(a).lstrip("/"), str(b).lstrip("/")):
             text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")

@@ -16,7 +16,9 @@ nothing that names the original repository or commit.
 
 Git runs as a subprocess with every ``GIT_*`` variable of the caller removed (a caller inside a
 git hook has ``GIT_DIR``/``GIT_INDEX_FILE`` set, which would redirect our commands); gitpython
-cannot unset inherited variables, so :func:`git` is used instead.
+cannot unset inherited variables, so :func:`git` is used instead. Git run over a folder an agent or
+a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs through
+:func:`inert_git_env`: nothing in that folder is git configuration to it.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ __all__ = [
     "git",
     "git_env",
     "borrowed_gitdir",
+    "inert_git_env",
     "make_snapshot",
     "copy_tree",
     "apply_patch",
@@ -124,6 +127,33 @@ def borrowed_gitdir(repo: Path, attributes: str) -> Iterator[Path]:
         (gitdir / "info").mkdir(exist_ok=True)
         (gitdir / "info" / "attributes").write_text(attributes)
         yield gitdir
+    finally:
+        shutil.rmtree(gitdir, ignore_errors=True)
+
+
+#: The configuration of :func:`inert_git_env`'s git directory: no attributes file of the user's either.
+_INERT_CONFIG = ("[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tattributesFile = /dev/null\n"
+                 "\tfsmonitor = false\n\thooksPath = /dev/null\n")
+
+
+@contextmanager
+def inert_git_env() -> Iterator[dict[str, str]]:
+    """The environment for git run in a folder an agent or a model reply may have written (``cwd`` = that
+    folder): ``GIT_DIR`` is a fresh empty bare git directory of ours, outside it, so git never discovers the
+    folder's own ``.git`` (its config: filters, ``core.fsmonitor``, diff drivers, hooks) and, the git
+    directory being bare, reads no ``.gitattributes`` of the folder either (a bare repository reads only
+    its ``info/attributes``, which is absent); system and global configuration are ignored (``isolated``
+    of :func:`git_env`), and the config sets ``core.attributesFile`` to ``/dev/null``. So no file the
+    agent wrote makes git run a program (attacker9's F1: a reply's ``.gitattributes`` filter ran on
+    the host) or convert bytes. For commands that need no repository of their own: ``git apply``
+    without ``--index`` and ``git diff --no-index``. The folder is removed on exit."""
+    gitdir = hf_mkdtemp()
+    try:
+        for sub in ("objects", "refs"):
+            (gitdir / sub).mkdir()
+        (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
+        (gitdir / "config").write_text(_INERT_CONFIG)
+        yield git_env({"GIT_DIR": str(gitdir)}, isolated=True)
     finally:
         shutil.rmtree(gitdir, ignore_errors=True)
 
@@ -263,22 +293,24 @@ def copy_tree(src: Path, dest: Path) -> Path:
 def apply_patch(workdir: Path, patch: str) -> None:
     """Apply a ``git diff --binary`` patch (paths ``a/…``/``b/…``) to the files in ``workdir``.
 
-    Works whether or not ``workdir`` is a git repository (git does not look above it), and never
-    writes through a symlink of ``workdir`` (``git apply`` refuses a path beyond a symbolic link). An empty
+    Works whether or not ``workdir`` is a git repository, and takes nothing from it: git runs with
+    :func:`inert_git_env` (no ``.git`` or ``.gitattributes`` of ``workdir`` applies, so the bytes are
+    written as the patch says them), never writes through a symlink of ``workdir`` (``git apply``
+    refuses a path beyond a symbolic link) nor into a ``.git`` folder. An empty
     patch is a no-op. ``patch`` text that came from :func:`git` may hold surrogate escapes for
     non-UTF-8 bytes; they are written back as the original bytes. Raises :class:`PatchError` with
     git's error lines joined into one line; on error no file is changed (``git apply`` is atomic).
     """
     if not patch.strip():
         return
-    workdir = Path(workdir).resolve()
-    proc = subprocess.run(
-        ["git", "apply", "--binary", "--whitespace=nowarn", "-"],
-        cwd=str(workdir),
-        env=git_env({"GIT_CEILING_DIRECTORIES": str(workdir.parent)}, isolated=True),
-        input=patch.encode("utf-8", "surrogateescape"),
-        capture_output=True,
-    )
+    with inert_git_env() as env:
+        proc = subprocess.run(
+            ["git", "apply", "--binary", "--whitespace=nowarn", "-"],
+            cwd=str(Path(workdir).resolve()),
+            env=env,
+            input=patch.encode("utf-8", "surrogateescape"),
+            capture_output=True,
+        )
     if proc.returncode != 0:
         lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         errors = [ln for ln in lines if ln.startswith(("error:", "fatal:"))] or lines

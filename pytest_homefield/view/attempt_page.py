@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from html import escape
 
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report.compute import SYMBOLS
@@ -23,7 +22,7 @@ from pytest_homefield.report.fmt import fmt_secs, fmt_tokens, fmt_usd
 from pytest_homefield.view.attempt_files import AttemptFiles, IdStatus, failure_sections, headline_of, id_statuses
 from pytest_homefield.view.common import CAPS, Nav, diff_block, e, frame, outcome_span, pre, task_page_name
 from pytest_homefield.view.data import AttemptRef
-from pytest_homefield.view.highlight import diff_stats
+from pytest_homefield.view.highlight import diff_stats, text_html
 from pytest_homefield.view.redact import Redacted, cap, redact
 from pytest_homefield.view.transcript import Transcript, parse_transcript
 
@@ -80,7 +79,7 @@ def transcript_html(t: Transcript, where: str) -> Redacted:
 
 def escape_r(text: str) -> str:
     """Escaped text for inside a ``<pre>`` (redacted by the caller, or by :func:`~.common.frame`)."""
-    return escape(text, quote=False)
+    return text_html(text)
 
 
 def hidden_tests(task: Task | None, statuses: Mapping[str, IdStatus], sections: Mapping[str, str],

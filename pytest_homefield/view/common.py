@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 
 from pytest_homefield.records import UNSCORED_OUTCOMES
 from pytest_homefield.report.fmt import outcome_words
-from pytest_homefield.view.highlight import diff_html
+from pytest_homefield.view.highlight import diff_html, text_html
 from pytest_homefield.view.redact import Redacted, cap, clean_join, redact
 
 __all__ = ["PAGE_BUDGET", "Caps", "CAPS", "attempt_page_name", "task_page_name", "e", "pre", "diff_block",
@@ -56,14 +55,14 @@ def task_page_name(task_id: str) -> str:
 
 def e(x: object) -> str:
     """``x`` as escaped HTML text (not redacted: :func:`frame` scans every part not yet redacted)."""
-    return escape(str(x), quote=True)
+    return text_html(str(x), quote=True)
 
 
 def pre(text: str, limit: int, where: str, cls: str = "") -> Redacted:
     """A ``<pre>`` of ``text``, redacted, then capped at ``limit`` characters with a marker naming ``where``."""
     body, _ = cap(redact(text), limit, where=where)
     c = f' class="{cls}"' if cls else ""
-    return Redacted(f"<pre{c}>{escape(body, quote=False)}</pre>")
+    return Redacted(f"<pre{c}>{text_html(body)}</pre>")
 
 
 def diff_block(text: str | Redacted, limit: int, where: str) -> Redacted:
@@ -79,8 +78,8 @@ def diff_block(text: str | Redacted, limit: int, where: str) -> Redacted:
 def outcome_span(outcome: str, symbol: str = "") -> str:
     """The outcome in its colour (the report's ``o-<outcome>`` classes), unscored ones marked."""
     extra = " <em>(unscored)</em>" if outcome in UNSCORED_OUTCOMES else ""
-    sym = f"{escape(symbol)} " if symbol else ""
-    return f'<span class="o-{escape(outcome)}">{sym}{escape(outcome_words(outcome))}</span>{extra}'
+    sym = f"{e(symbol)} " if symbol else ""
+    return f'<span class="o-{e(outcome)}">{sym}{e(outcome_words(outcome))}</span>{extra}'
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 Classes (styled in :mod:`.assets`): ``df`` file headers (``diff --git``, ``index``, ``---``,
 ``+++``, modes, renames, ``Binary files``), ``dh`` hunk headers (``@@ … @@``, the function name
 after them in ``dn``), ``da`` added lines, ``dd`` removed lines, ``dm`` ``\\ No newline at end of
-file``; context lines are bare. Every line is escaped (the page is redacted whole, :func:`.common.frame`).
+file``; context lines are bare. Every line is escaped, control characters shown as escapes (:func:`text_html`;
+the page is redacted whole, :func:`.common.frame`).
 """
 
 from __future__ import annotations
@@ -11,12 +12,21 @@ from __future__ import annotations
 import re
 from html import escape
 
-__all__ = ["diff_html", "diff_stats", "diff_files"]
+from pytest_homefield.records import visible
+
+__all__ = ["text_html", "diff_html", "diff_stats", "diff_files"]
 
 _FILE_HEAD = ("diff --git ", "index ", "--- ", "+++ ", "new file mode", "deleted file mode", "old mode", "new mode",
               "similarity index", "rename from", "rename to", "copy from", "copy to", "Binary files",
               "GIT binary patch")
 _HUNK = re.compile(r"^(@@ [^@]* @@)(.*)$")
+
+
+def text_html(text: str, *, quote: bool = False) -> str:
+    """``text`` escaped for an HTML page, its control and format characters but newline and tab shown as
+    escapes (:func:`pytest_homefield.records.visible`): a page, read in a browser or with ``cat``, replays
+    nothing an agent wrote (its output, its diff, file names)."""
+    return escape(visible(text, keep="\n\t"), quote=quote)
 
 
 def diff_html(text: str) -> str:
@@ -26,7 +36,7 @@ def diff_html(text: str) -> str:
     character that decides its class)."""
     out: list[str] = []
     in_header = False
-    for line in escape(text, quote=False).split("\n"):
+    for line in text_html(text).split("\n"):
         if line.startswith("diff --git "):
             in_header = True
         if in_header and line.startswith(_FILE_HEAD):

@@ -89,15 +89,33 @@ def test_diff_reply_applied_with_git_apply(harness: Harness) -> None:
     assert res.cost_usd is not None  # priced even without cache tokens
 
 
-def test_diff_that_only_patch_accepts(harness: Harness) -> None:
+def test_diff_whose_context_does_not_match(harness: Harness) -> None:
     (harness.workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n# tail\n")
     fuzzy = DIFF.replace(" def add(a, b):", " def add(a,b):")  # a context line that does not match
     res = harness.run([{"text": fuzzy}])  # a bare diff, no fence
     assert harness.calc == FIXED + "# tail\n"
     assert res.outcome is None
     log = (harness.artifacts / "agent.err").read_text()
-    assert "patch -p1: ok" in log and "git apply: ok" not in log
+    assert "git apply -C0: ok" in log and "git apply: ok" not in log
     assert not list(harness.workspace.glob("*.orig")) and not list(harness.workspace.glob("*.rej"))
+
+
+def test_a_reply_cannot_configure_git(harness: Harness, tmp_path: Path) -> None:
+    """attacker9's F1: a reply writes ``.gitattributes`` naming a clean filter and a diff to
+    ``.git/config`` defining it (GNU ``patch`` wrote it on main), then a diff that makes homefield's
+    ``git apply`` read the workspace: the filter ran as the user, on the host."""
+    marker = tmp_path / "filter-ran"
+    config = (harness.workspace / ".git" / "config").read_text()
+    reply = ("```.gitattributes\n* filter=hf\n```\n\n"
+             f"```diff\n--- a/.git/config\n+++ b/.git/config\n@@ -5,0 +6,2 @@\n+[filter \"hf\"]\n"
+             f"+\tclean = \"touch {marker}; cat\"\n```\n\n"
+             "```.GIT/config\nx\n```\n\n"
+             f"```diff\n{DIFF}```\n")
+    res = harness.run([{"text": reply}])
+    assert not marker.exists()
+    assert (harness.workspace / ".git" / "config").read_text() == config
+    assert not (harness.workspace / ".GIT").exists()
+    assert harness.calc == FIXED and res.outcome is None
 
 
 def test_diff_that_does_not_apply_is_agent_error(harness: Harness) -> None:
@@ -263,9 +281,10 @@ def test_parse_labels() -> None:
 
 
 def test_parse_rejects_unsafe_paths() -> None:
-    reply = "```../evil.py\nx\n```\n```/etc/passwd\nx\n```\n```.git/config\nx\n```\n```./ok/../../x.py\nx\n```\n"
+    reply = ("```../evil.py\nx\n```\n```/etc/passwd\nx\n```\n```.git/config\nx\n```\n```./ok/../../x.py\nx\n```\n"
+             "```sub/.Git/hooks/pre-commit\nx\n```\n")
     edits = parse_reply(reply)
-    assert not edits and len(edits.rejected) == 4
+    assert not edits and len(edits.rejected) == 5
 
 
 def test_parse_longer_fences_hold_inner_fences() -> None:

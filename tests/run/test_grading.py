@@ -188,6 +188,25 @@ def test_render_diff_names_paths_relative(pristine: Path, workspace: Path) -> No
     assert str(pristine) not in diff and str(workspace) not in diff
 
 
+def test_render_diff_takes_no_git_configuration_from_around_it(pristine: Path, workspace: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """attacker9's F1, the diff side: a git repository above the temp folder (an agent under ``--sandbox
+    none`` can make ``/tmp/.git``) whose config names an external diff program must not run it."""
+    import subprocess
+    import tempfile
+
+    marker = tmp_path / "ext-diff-ran"
+    above = tmp_path / "tmp"
+    above.mkdir()
+    subprocess.run(["git", "init", "-q", str(above)], check=True)
+    subprocess.run(["git", "-C", str(above), "config", "diff.external", f"sh -c 'touch {marker}'"], check=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(above))
+    _write(workspace, CALC, GOOD_CALC)
+    changes = tree_changes(pristine, workspace)
+    assert "+def sub(a, b):\n" in render_diff(pristine, workspace, sorted(changes), changes)
+    assert not marker.exists()
+
+
 def test_render_diff_is_one_git_process_however_many_files(pristine: Path, workspace: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Attacker8's F6: one ``git diff`` per path made an attempt that left 20,000 empty files take 9 min

@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,9 @@ from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import suspicious_reasons
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.view.attempt_page import render_attempt
+from pytest_homefield.view.common import Nav
+from pytest_homefield.view.data import AttemptRef
 
 SANDBOXES = [pytest.param("bwrap", id="sandboxed"), pytest.param("none", id="control-no-sandbox")]
 
@@ -276,6 +280,36 @@ def test_cmd_agent_cannot_declare_infra(task: Task, cache: SnapshotCache, tmp_pa
                            settings=AgentSettings(), trust_infra=True)
     r2, _ = attempt(task, cache, trusted, tmp_path / "t")
     assert r2.outcome == "infra"
+
+
+#: attacker9's F4: a clear-screen, a window title, NUL, backspace, right-to-left override, a line separator
+INJECT = "m\x1b[2J\x1b]0;TITLE\x07\x00\x08\u202e\u2028|x\n## H"
+
+
+def _shows_no_control(text: str | None) -> bool:
+    return not any(unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") for c in text or "")
+
+
+def test_agent_text_reaches_no_screen_raw(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """attacker9's F4, measured on main: a usage line's ``error`` and ``model`` and a file name in a workspace
+    fault reached the terminal report, report.md/.html and the view pages with their ESC sequences raw (an
+    agent could rewrite the ranking printed above it), and a newline landed in the one-line ``error``."""
+    usage = json.dumps({"model": INJECT * 20, "error": INJECT, "outcome": "agent_error"})
+    inj = script_agent(tmp_path / "inj", {"src/calc/extra.py": "X = '\x1b[2J'\n"},
+                       f"printf 'out \\033]0;TITLE\\007\\n%s\\n' {shlex.quote(usage)}", name="inj")
+    r, art = attempt(task, cache, inj, tmp_path)
+    assert r.error == "m\\x1b[2J\\x1b]0;TITLE\\x07\\x00\\x08\\u202e |x ## H", r.error  # U+2028 is whitespace
+    assert r.model is not None and len(r.model) == 100 and _shows_no_control(r.model)
+    # its view page (its stdout, its diff, the record) shows the escapes, not the characters
+    page, _ = render_attempt(AttemptRef(r, art, {}), task, "cmd:x", Nav("../index.html"))
+    assert "out \\x1b]0;TITLE\\x07" in page and "X = '\\x1b[2J'" in page
+    assert _shows_no_control(page.replace("\n", ""))
+    fifo = script_agent(tmp_path / "fifo", {}, "mkfifo \"$(printf 'a\\033]0;OWNED\\007b\\nc')\"", name="fifo")
+    r2, _ = attempt(task, cache, fifo, tmp_path / "f")
+    assert "named pipe at a\\x1b]0;OWNED\\x07b c" in (r2.error or ""), r2.error
+    # a record an earlier version wrote raw is shown escaped too: every reader makes a Result of it
+    old = Result.from_dict({**r.to_dict(), "error": INJECT, "model": INJECT, "suspicious_reason": INJECT})
+    assert all(_shows_no_control(t) for t in (old.error, old.model, old.suspicious_reason))
 
 
 # -- code that patches pytest in memory: forged (a canary passed), flagged with its reason -------

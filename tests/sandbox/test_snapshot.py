@@ -284,6 +284,24 @@ def test_apply_patch_in_a_snapshot_repository(repo: dict, snap: Path, tmp_path: 
     assert _git(work, "status", "--porcelain").split() == ["M", "run.sh", "??", "future.txt"]
 
 
+def test_apply_patch_takes_nothing_from_the_folder(tmp_path: Path) -> None:
+    """attacker9's F1 on the grading side: a workspace (or grading copy) whose ``.git/config`` an agent
+    wrote defines a clean filter and its ``.gitattributes`` names it for every file; ``git apply`` of the
+    hidden tests must neither run the filter nor convert bytes by an attribute of the folder."""
+    work = tmp_path / "w"
+    work.mkdir()
+    _git(work, "init", "-q")
+    marker = tmp_path / "filter-ran"
+    _git(work, "config", "filter.hf.clean", f"touch {marker}; cat")
+    (work / ".gitattributes").write_text("* filter=hf text eol=crlf\n")
+    (work / "f.txt").write_text("a\n")
+    apply_patch(work, "--- a/f.txt\n+++ b/f.txt\n@@ -1 +1,2 @@\n a\n+b\n")
+    assert not marker.exists()
+    assert (work / "f.txt").read_bytes() == b"a\nb\n"  # raw, as the patch says (no eol=crlf)
+    with pytest.raises(PatchError, match=r"\.git"):
+        apply_patch(work, "--- a/.git/config\n+++ b/.git/config\n@@ -0,0 +1 @@\n+[x]\n")
+
+
 def test_apply_patch_failure_is_one_line_and_changes_nothing(repo: dict, tmp_path: Path) -> None:
     work = make_snapshot(repo["root"], repo["second"], dest=tmp_path / "w", init_git=False)
     patch = _git(repo["root"], "diff", "--binary", "--full-index", repo["first"], repo["second"])
