@@ -15,12 +15,11 @@ process (one pytest-xdist worker, or the session at ``-n 0``):
   ACL): an instance shared by two attempts, or by one attempt's twin runs, would carry one run's state
   into the next (attacker9 F3).
 
-Every instance runs in a fresh, empty, private working folder of its own, removed when it stops (a
-redis ``SAVE`` writes ``dump.rdb`` into its working folder: a shared one was loaded by every instance
-started later, attacker9 F3c); its ``ready`` and ``reset`` commands run there too.
-
-Every instance runs under the reaper (:func:`~pytest_homefield.sandbox.procs.spawn_process`): Ctrl-C,
-``SIGTERM`` or ``SIGKILL`` of homefield leaves none behind. Its output goes to
+Every instance runs in a fresh, empty, private working folder of its own (so do its ``ready`` and
+``reset`` commands), removed when it stops: a redis ``SAVE`` writes ``dump.rdb`` there, and no other
+instance loads it (attacker9 F3c). It runs under the reaper
+(:func:`~pytest_homefield.sandbox.procs.spawn_process`): Ctrl-C, ``SIGTERM`` or ``SIGKILL`` of
+homefield leaves none behind. Its output goes to
 ``LOG_DIR/<name>-<pid>-<port>.log`` (the mine or run folder's ``services/``). Readiness: ``ready:
 tcp`` waits until the port accepts a connection, any other ``ready`` is a shell command that exits
 0 once the service is ready; both within ``timeout`` seconds (default 30). A service that does not
@@ -233,7 +232,6 @@ class Instance:
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     inside: int | None = None
-    #: the instance's own working folder while it runs (fresh, empty, private; removed by :meth:`stop`)
     cwd: Path | None = None
 
     @property
