@@ -363,9 +363,10 @@ class Settings(ScanSettings):
     #: the yml's ``services`` (validated by :func:`~pytest_homefield.sandbox.services.parse_services`)
     services: tuple[ServiceSpec, ...] = ()
 
-    def network(self, log_dir: Path | None = None) -> TestNetwork:
-        """The test runs' services and ``--test-network`` ports, their logs in ``log_dir``."""
-        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir)
+    def network(self, log_dir: Path | None = None, *, reuse: bool = False) -> TestNetwork:
+        """The test runs' services and ``--test-network`` ports, their logs in ``log_dir``; ``reuse``:
+        worker-scope instances are kept and reset between runs (mining only, ``TestNetwork.reuse``)."""
+        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir, reuse)
 
     @property
     def homefield_dir(self) -> Path:

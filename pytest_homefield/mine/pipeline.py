@@ -216,7 +216,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         memory_mb=settings.max_test_memory_mb,
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
-        network=settings.network(services_log),
+        network=settings.network(services_log, reuse=True),  # the repository's own code only: instances reused
         deadline=deadline,
     )
     record: dict[str, Any] = {

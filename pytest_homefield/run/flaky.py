@@ -2,9 +2,11 @@
 
 Mining runs a PASS_TO_PASS id in the first stability run of each state only, so one that fails now
 and then can reach ``tasks.jsonl``. Grading catches it: when the ``oracle`` agent (the reference
-fix) passes every FAIL_TO_PASS id but fails PASS_TO_PASS ids (outcome ``regression``), those ids are
-appended to ``.homefield/flaky.jsonl`` (:func:`found_flaky`, :func:`flaky_records`; written by the
-controller like a result line), one line per task id and test id with where it was seen::
+fix) passes every FAIL_TO_PASS id but fails PASS_TO_PASS ids (outcome ``regression``) in a session
+whose agents are all reference agents (oracle, noop, ``sim:P``: ``homefield verify``, ``homefield
+run --agent oracle``), those ids are appended to ``.homefield/flaky.jsonl`` (:func:`found_flaky`,
+:func:`flaky_records`; written by the controller like a result line), one line per task id and test
+id with where it was seen::
 
     {"schema_version": 1, "task_id": "…", "test_id": "tests/t.py::test_x", "run_id": "…",
      "agent": "oracle", "attempt": 1, "found_at": "2026-12-01T12:00:00.000+00:00"}
@@ -14,16 +16,24 @@ A run reads the file when it starts (:func:`read_flaky`) and freezes what it rea
 grading then leaves those ids out of the regression check for every agent, as ids that were never
 PASS_TO_PASS. Nothing already written is rewritten: a result graded before an id was found keeps
 its outcome. No pytest here.
+
+Why only such sessions: a line there excuses an id for every agent of every later run, so nothing an
+agent wrote may cause one. In a session with any other agent, that agent's code runs on this machine
+beside the oracle's grading (before it in the same process, or at once in another worker) and can make
+a PASS_TO_PASS id fail there (attacker9 F3b: a redis ``ACL`` its tests set survived into the
+oracle's grading; it no longer can, grading's service instances are fresh, but the load it puts on
+the machine, or a shared ``/tmp`` under ``--sandbox none``, stays). A second oracle grading that fails
+too would not serve: a flaky id passes again more often than not.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.agents.reference import OracleAgent
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.grading import Grade
@@ -36,11 +46,14 @@ __all__ = ["META_KEY", "found_flaky", "flaky_records", "read_flaky", "freeze_fla
 META_KEY = "flaky_p2p"
 
 
-def found_flaky(agent: Agent, grade: Grade) -> list[str]:
+def found_flaky(agent: Agent, grade: Grade, session: Sequence[Agent]) -> list[str]:
     """The PASS_TO_PASS ids ``grade`` shows flaky: those the oracle failed while it passed every
-    FAIL_TO_PASS id (outcome ``regression``); ``[]`` for any other agent or outcome (a broken
-    environment fails FAIL_TO_PASS too, and says nothing about single ids)."""
-    if not isinstance(agent, OracleAgent) or grade.outcome != "regression":
+    FAIL_TO_PASS id (outcome ``regression``) in a session whose agents (``session``) are all reference
+    agents; ``[]`` for any other agent or outcome (a broken environment fails FAIL_TO_PASS too, and
+    says nothing about single ids), and in a session with any other agent (whose code may have caused
+    the failure, see the module docstring)."""
+    if not isinstance(agent, OracleAgent) or grade.outcome != "regression" \
+            or not all(isinstance(a, (OracleAgent, NoopAgent, SimAgent)) for a in session):
         return []
     return list(grade.failing_p2p)
 

@@ -271,7 +271,7 @@ class AttemptRunner:
         failures (they are outcomes). The result counts at once towards this process's limits; its
         line is written by the controller from :meth:`messages`."""
         found: list[str] = []
-        spec.graded = lambda g: found.extend(found_flaky(spec.agent, g))
+        spec.graded = lambda g: found.extend(found_flaky(spec.agent, g, self.agents))
         result = self.attempt(spec, self.cache)
         if found:
             self._found_flaky[result.key] = found

@@ -6,13 +6,20 @@ PostgreSQL): ``{port}`` in its ``command``, ``ready``, ``env`` and ``reset`` is 
 port of ``127.0.0.1`` chosen for each instance. A :class:`ServicePool` holds the instances of one
 process (one pytest-xdist worker, or the session at ``-n 0``):
 
-* ``scope: worker`` (the default): one instance per process, started at the first test run, and
-  ``reset`` (when given) before every later run, so no state of one attempt's grading is seen by the
-  next; an instance that died is started again;
-* ``scope: run``: a fresh instance for each test run, stopped when the run ends.
+* ``scope: worker`` (the default) in a network that reuses (``TestNetwork.reuse``: mining, where only
+  the repository's own code runs): one instance per process, started at the first test run, and
+  ``reset`` (when given) before every later run; an instance that died is started again;
+* ``scope: run``, and every service of a network that does not reuse (grading, an agent's own): a
+  fresh instance for each test run, stopped when the run ends. Grading runs an agent's code in the test
+  process, and a ``reset`` clears data, not what a client can set besides (redis' ``CONFIG SET``, an
+  ACL): an instance shared by two attempts, or by one attempt's twin runs, would carry one run's state
+  into the next (attacker9 F3).
 
-Every instance runs under the reaper (:func:`~pytest_homefield.sandbox.procs.spawn_process`): Ctrl-C,
-``SIGTERM`` or ``SIGKILL`` of homefield leaves none behind. Its output goes to
+Every instance runs in a fresh, empty, private working folder of its own (so do its ``ready`` and
+``reset`` commands), removed when it stops: a redis ``SAVE`` writes ``dump.rdb`` there, and no other
+instance loads it (attacker9 F3c). It runs under the reaper
+(:func:`~pytest_homefield.sandbox.procs.spawn_process`): Ctrl-C, ``SIGTERM`` or ``SIGKILL`` of
+homefield leaves none behind. Its output goes to
 ``LOG_DIR/<name>-<pid>-<port>.log`` (the mine or run folder's ``services/``). Readiness: ``ready:
 tcp`` waits until the port accepts a connection, any other ``ready`` is a shell command that exits
 0 once the service is ready; both within ``timeout`` seconds (default 30). A service that does not
@@ -32,11 +39,11 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import time
@@ -217,13 +224,15 @@ def _port_open(port: int) -> bool:
 @dataclass
 class Instance:
     """One running service: ``spec``, its ``port`` on the host, ``log`` path and the reaper's process;
-    ``inside``: the port the tests reach it at (``port`` unless the relay maps ``spec.port`` to it)."""
+    ``inside``: the port the tests reach it at (``port`` unless the relay maps ``spec.port`` to it);
+    ``cwd``: its working folder, made by :meth:`start` and removed by :meth:`stop`."""
 
     spec: ServiceSpec
     port: int
     log: Path
     proc: subprocess.Popen[bytes] | None = None
     inside: int | None = None
+    cwd: Path | None = None
 
     @property
     def address(self) -> int:
@@ -236,13 +245,15 @@ class Instance:
                                                                   else f"; its log {self.log} is empty"))
 
     def _shell(self, command: str, log_name: str) -> int | None:
-        """Run ``command`` (``{port}`` filled) under the reaper; its exit status (``None``: timed out).
-        Its output is appended to the service's log."""
+        """Run ``command`` (``{port}`` filled) under the reaper in the instance's folder (``cwd``, made
+        by :meth:`start`); its exit status (``None``: timed out). Its output is appended to the
+        service's log."""
+        assert self.cwd is not None, "only a started instance runs its commands"
         with open(self.log, "a", encoding="utf-8") as f:
             f.write(f"--- homefield: {log_name}: {fill(command, self.port)}\n")
         side = self.log.with_suffix(f".{log_name}.tmp")
         try:
-            res = run_process(["/bin/sh", "-c", fill(command, self.port)], cwd=self.log.parent, env=os.environ,
+            res = run_process(["/bin/sh", "-c", fill(command, self.port)], cwd=self.cwd, env=os.environ,
                               timeout_s=self.spec.timeout_s, stdout_path=side, stderr_path=None)
         finally:
             with contextlib.suppress(OSError), open(self.log, "ab") as f:
@@ -259,12 +270,15 @@ class Instance:
         if _port_open(self.port):  # else `ready: tcp` would take another server (another worker's) for this one
             raise self._fail(f"cannot start: port {self.port} of 127.0.0.1 is already in use (a fixed port "
                              "without a sandbox serves one process: run with -n 0 or in the sandbox)")
+        self.cwd = mkdtemp()  # never shared: what one instance saves, no other loads
         try:
             self.proc = spawn_process(["/bin/sh", "-c", "exec " + fill(self.spec.command, self.port)],
-                                      cwd=self.log.parent, env=os.environ, stdout_path=self.log)
+                                      cwd=self.cwd, env=os.environ, stdout_path=self.log)
         except OSError as exc:
+            self.stop()
             raise self._fail(f"could not be started: {exc}") from None
         deadline = time.monotonic() + self.spec.timeout_s
+        pause = 0.005  # a redis is ready in about 10 ms: poll soon, then every 50 ms
         while True:
             code = self.proc.poll()
             if code is not None:
@@ -278,7 +292,8 @@ class Instance:
             if time.monotonic() > deadline:
                 self.stop()
                 raise self._fail(f"was not ready after {self.spec.timeout_s:g} s (ready: {self.spec.ready})")
-            time.sleep(0.05)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
     def alive(self) -> bool:
         """Whether the service's process is still running."""
@@ -294,10 +309,13 @@ class Instance:
             raise self._fail(f"reset {how}")
 
     def stop(self) -> None:
-        """Stop the service and everything it started; waits for it."""
+        """Stop the service and everything it started, wait for it, and remove its working folder."""
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
+        if self.cwd is not None:
+            shutil.rmtree(self.cwd, ignore_errors=True)
+            self.cwd = None
 
 
 @dataclass(frozen=True)
@@ -315,13 +333,17 @@ class Lease:
 class TestNetwork:
     """The services and test-network ports of a session (``Settings.services``, ``test_network``) and
     ``log_dir``, where service logs go (the mine or run folder's ``services/``; ``None``: a temp
-    folder). Hashable: :func:`pool_for` keeps one pool per value in each process."""
+    folder). ``reuse``: ``scope: worker`` instances are kept for the process and ``reset`` between
+    test runs (mining: only the repository's own code runs); ``False`` (grading, the default): every
+    test run gets fresh instances, none shared with another run. Hashable: :func:`pool_for` keeps one
+    pool per value in each process."""
 
     __test__ = False  # not a pytest test class
 
     services: tuple[ServiceSpec, ...] = ()
     ports: tuple[int, ...] = ()
     log_dir: Path | None = None
+    reuse: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.services or self.ports)
@@ -381,17 +403,17 @@ class ServicePool:
 
     @contextlib.contextmanager
     def lease(self, relays: bool = False) -> Iterator[Lease]:
-        """The services for one test run: worker-scope instances started or reset, run-scope ones
-        started (and stopped when the block ends). ``relays``: the run is in a sandbox whose ports the
-        relay carries (a service's fixed ``port`` then maps to a free one). Raises
-        :class:`ServiceError` when one cannot be had (its run-scope siblings already started are stopped)."""
+        """The services for one test run: worker-scope instances of a network that reuses started or
+        reset, every other one started fresh (and stopped when the block ends). ``relays``: the run is
+        in a sandbox whose ports the relay carries (a service's fixed ``port`` then maps to a free one).
+        Raises :class:`ServiceError` when one cannot be had (the fresh ones already started are stopped)."""
         own: list[Instance] = []
         try:
             env: dict[str, str] = {}
             ports: list[int] = []
             targets: dict[int, int] = {}
             for spec in self.network.services:
-                if spec.scope == "run":
+                if spec.scope == "run" or not self.network.reuse:
                     inst = self._start(spec, relays)
                     own.append(inst)
                 else:
@@ -459,8 +481,7 @@ def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
     other agents, or without services: an empty :class:`Lease`. Raises :class:`ServiceError`."""
     if network is None or not network.services or not runs_commands:
         return contextlib.nullcontext(Lease())
-    own = TestNetwork(tuple(dataclasses.replace(s, scope="run") for s in network.services), (), network.log_dir)
-    return ServicePool(own).lease(relays)
+    return ServicePool(TestNetwork(network.services, (), network.log_dir)).lease(relays)  # fresh: no reuse
 
 
 # --- homefield services --check ----------------------------------------------------------------------

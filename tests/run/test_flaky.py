@@ -10,13 +10,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import build, task_for
+from helpers.attack_repo import build, cmd_agent, task_for
 from helpers.e2e_repo import homefield
 
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, read_meta
 from pytest_homefield.records import Result, Task
+from pytest_homefield.run.attempt import AttemptSpec
 from pytest_homefield.run.flaky import (
     count_flaky,
     flaky_line,
@@ -28,6 +29,7 @@ from pytest_homefield.run.flaky import (
     read_flaky,
 )
 from pytest_homefield.run.grading import Grade
+from pytest_homefield.run.runner import AttemptRunner
 from pytest_homefield.run.session import RunSession, select_tasks
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl, read_jsonl, write_jsonl_atomic
@@ -48,13 +50,35 @@ def _line(task_id: str, test_id: str, run_id: str = "r0") -> dict[str, object]:
 def test_only_the_oracle_regression_records_ids() -> None:
     oracle, noop = OracleAgent(name="oracle", spec="oracle"), NoopAgent(name="noop", spec="noop")
     regression = Grade(outcome="regression", failing_p2p=["t::b"])
-    assert found_flaky(oracle, regression) == ["t::b"]
-    assert found_flaky(noop, regression) == []
+    assert found_flaky(oracle, regression, [oracle, noop]) == ["t::b"]
+    assert found_flaky(noop, regression, [oracle, noop]) == []
     # FAIL_TO_PASS failing too: the environment is broken, single ids say nothing
-    assert found_flaky(oracle, Grade(outcome="tests_failed", failing_f2p=["t::a"], failing_p2p=["t::b"])) == []
+    broken = Grade(outcome="tests_failed", failing_f2p=["t::a"], failing_p2p=["t::b"])
+    assert found_flaky(oracle, broken, [oracle]) == []
     result = Result(run_id="r1", task_id="t1", agent="oracle", attempt=2, outcome="regression",
                     finished_at="2026-03-01T10:00:00.000+00:00")
     assert flaky_records(result, ["t::b"]) == [{**_line("t1", "t::b", "r1"), "attempt": 2}]
+
+
+def test_an_oracle_regression_beside_another_agent_records_nothing(tmp_path: Path) -> None:
+    """attacker9 F3b: in a session with an agent that runs code, the oracle's ``regression`` may be that
+    code's doing (a redis ACL its grading set, the machine's load), and a ``flaky.jsonl`` line would
+    excuse the id for every later agent: only a session of reference agents records one."""
+    oracle = OracleAgent(name="oracle", spec="oracle")
+
+    def regressed(spec: AttemptSpec, cache: object) -> Result:  # the grading's verdict, as run_attempt reports it
+        assert spec.graded is not None
+        spec.graded(Grade(outcome="regression", failing_p2p=["t::b"]))
+        return Result(run_id="r", task_id=spec.task.id, agent=spec.agent.name, attempt=1, outcome="regression")
+
+    appended = {}
+    for name, agents in (("mixed", [oracle, cmd_agent("true", "evil")]), ("alone", [oracle])):
+        runner = AttemptRunner(Settings(root=tmp_path, sandbox="none"), agents, run_id="r",
+                               results=tmp_path / ".homefield" / "r.jsonl", folder=lambda variant: tmp_path,
+                               session_start="2026-01-01T00:00:00+00:00", budget_usd=None, attempt=regressed)
+        result = runner.run(runner.spec(_task(1, ["t::b"]), oracle, 1))
+        appended[name] = [m["record"]["test_id"] for m in runner.messages(result) if m.get("append") == "flaky.jsonl"]
+    assert appended == {"mixed": [], "alone": ["t::b"]}
 
 
 def test_read_flaky_keeps_the_tasks_pass_to_pass_ids(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from pytest_homefield.sandbox.services import (
     parse_services,
     parse_test_network,
 )
+from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import run_tests
 from pytest_homefield.settings import resolve_settings
 
@@ -138,11 +140,11 @@ def test_the_hint_says_what_to_declare(tmp_path: Path) -> None:
 # --- instances of a real redis-server ---------------------------------------------------------------
 
 @pytest.mark.usefixtures("needs_redis")
-def test_worker_scope_resets_between_runs_so_no_run_sees_anothers_keys(tmp_path: Path) -> None:
-    """One instance per process, reset before each later run: a key written in one lease is gone in the
-    next. Without ``reset`` it would still be there (the state that leaked between attempts)."""
+def test_mining_keeps_a_worker_instance_and_resets_it_between_runs(tmp_path: Path) -> None:
+    """A network that reuses (mining): one instance per process, reset before each later run: a key
+    written in one lease is gone in the next. Without ``reset`` it would still be there."""
     for body, expect in ((REDIS, b"$-1"), ({k: v for k, v in REDIS.items() if k != "reset"}, b"$2")):
-        pool = ServicePool(TestNetwork(parse_services({"redis": body}), (), tmp_path / "logs"))
+        pool = ServicePool(TestNetwork(parse_services({"redis": body}), (), tmp_path / "logs", reuse=True))
         try:
             with pool.lease() as first:
                 port = first.ports[0]
@@ -154,6 +156,31 @@ def test_worker_scope_resets_between_runs_so_no_run_sees_anothers_keys(tmp_path:
         finally:
             pool.close()
         assert not _open(port)
+
+
+@pytest.mark.usefixtures("needs_redis")
+def test_grading_gives_every_test_run_a_fresh_instance_in_a_private_folder(tmp_path: Path) -> None:
+    """attacker9 F3/F3c: an agent's code in one grading's test process sets what ``reset`` does not clear
+    (``CONFIG SET maxmemory 1``, an ACL) and ``SAVE``s a key: the next test run (another attempt's, or
+    the same attempt's twin run) gets an instance of its own, with none of it; no instance writes
+    into the shared ``services/`` folder, and its own folder is gone once it stopped."""
+    logs = tmp_path / "logs"
+    pool = ServicePool(TestNetwork(parse_services({"redis": REDIS}), (), logs))  # worker scope, as grading gets it
+    try:
+        with pool.lease() as first:
+            port = first.ports[0]
+            for cmd in (("SET", "visits", "41"), ("SAVE",), ("CONFIG", "SET", "maxmemory", "1"),
+                        ("CONFIG", "SET", "maxmemory-policy", "noeviction"), ("ACL", "SETUSER", "default", "-set")):
+                assert _call(port, *cmd) == b"+OK"
+        with pool.lease() as second:
+            other = second.ports[0]
+            assert other != port and not _open(port)
+            assert _call(other, "GET", "visits") == b"$-1"  # no dump.rdb loaded
+            assert _call(other, "SET", "k", "v") == b"+OK"  # neither the ACL nor maxmemory
+    finally:
+        pool.close()
+    assert sorted(p.suffix for p in logs.iterdir()) == [".log", ".log"]  # no dump.rdb beside the logs
+    assert not [p for p in Path(tempfile.gettempdir()).glob(f"hf-{owner_tag()}-*") if (p / "dump.rdb").exists()]
 
 
 @pytest.mark.usefixtures("needs_redis")
@@ -184,11 +211,12 @@ def test_a_service_that_does_not_start_fails_once_with_its_log(tmp_path: Path) -
 
 
 def test_a_service_never_ready_is_stopped_after_its_timeout(tmp_path: Path) -> None:
-    slow = f"{sys.executable} -c \"import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(60)\""
+    pid_file = tmp_path / "pid"
+    slow = f"{sys.executable} -c \"import os, time; open('{pid_file}', 'w').write(str(os.getpid())); time.sleep(60)\""
     inst = Instance(ServiceSpec("slow", slow, timeout_s=1), free_port(), tmp_path / "slow.log")
     with pytest.raises(ServiceError, match=r"'slow' was not ready after 1 s \(ready: tcp\)"):
         inst.start()
-    pid = int((tmp_path / "pid").read_text())  # the service's own process (in the service's folder)
+    pid = int(pid_file.read_text())  # the service's own process
     assert inst.proc is None and not Path(f"/proc/{pid}").exists()
 
 
