@@ -35,7 +35,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
+from pytest_homefield.agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSettings,
+    Capable,
+    Completion,
+    reported_count,
+    reported_usd,
+)
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.limits import WriteLimits
@@ -119,8 +127,8 @@ class _Message:
         for attr, key in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
                           ("cache_write_tokens", "cache_creation_input_tokens"),
                           ("cache_read_tokens", "cache_read_input_tokens")):
-            value = usage.get(key)
-            if isinstance(value, int) and value > getattr(self, attr):
+            value = reported_count(usage.get(key))
+            if value is not None and value > getattr(self, attr):
                 setattr(self, attr, value)
 
     @property
@@ -260,26 +268,24 @@ def _usage_from_result(result: dict[str, Any]) -> AgentResult:
     The model is the ``modelUsage`` key with the highest cost. ``num_turns`` counts one more than
     the requests made when ``--max-turns`` stopped the run; that is corrected here.
     """
-    res = AgentResult()
-    cost = result.get("total_cost_usd")
-    res.cost_usd = float(cost) if isinstance(cost, (int, float)) else None
+    res = AgentResult(cost_usd=reported_usd(result.get("total_cost_usd")))
     model_usage = result.get("modelUsage")
-    if isinstance(model_usage, dict) and model_usage:
+    if isinstance(model_usage, dict) and model_usage and all(isinstance(u, dict) for u in model_usage.values()):
         def total(key: str) -> int:
-            return sum(int(u.get(key) or 0) for u in model_usage.values())
+            return sum(reported_count(u.get(key)) or 0 for u in model_usage.values())
 
         res.input_tokens, res.output_tokens = total("inputTokens"), total("outputTokens")
         res.cache_read_tokens = total("cacheReadInputTokens")
         res.cache_write_tokens = total("cacheCreationInputTokens")
-        res.model = max(model_usage, key=lambda k: float(model_usage[k].get("costUSD") or 0.0))
+        res.model = max(model_usage, key=lambda k: reported_usd(model_usage[k].get("costUSD")) or 0.0)
     elif isinstance(result.get("usage"), dict):
         usage = result["usage"]
-        res.input_tokens = int(usage.get("input_tokens") or 0)
-        res.output_tokens = int(usage.get("output_tokens") or 0)
-        res.cache_read_tokens = int(usage.get("cache_read_input_tokens") or 0)
-        res.cache_write_tokens = int(usage.get("cache_creation_input_tokens") or 0)
-    turns = result.get("num_turns")
-    if isinstance(turns, int):
+        res.input_tokens = reported_count(usage.get("input_tokens")) or 0
+        res.output_tokens = reported_count(usage.get("output_tokens")) or 0
+        res.cache_read_tokens = reported_count(usage.get("cache_read_input_tokens")) or 0
+        res.cache_write_tokens = reported_count(usage.get("cache_creation_input_tokens")) or 0
+    turns = reported_count(result.get("num_turns"))
+    if turns is not None:
         res.turns = turns - 1 if result.get("terminal_reason") == "max_turns" and turns > 0 else turns
     return res
 

@@ -9,7 +9,8 @@ memorization probe (:meth:`CommandAgent.complete`) the same program gets the pro
 ``$HOMEFIELD_PROMPT`` in an empty folder and answers on stdout.
 
 **Usage line.** When the last non-empty line of stdout is a JSON object, these keys are read (all
-optional; wrong types are ignored):
+optional; wrong types, negative numbers and non-finite ones — ``Infinity``, ``NaN``, ``1e400`` — are
+ignored):
 
 * ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
   ``cache_write_tokens`` (tokens), ``turns``, ``model``;
@@ -34,7 +35,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
+from pytest_homefield.agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSettings,
+    Capable,
+    Completion,
+    reported_count,
+    reported_usd,
+)
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
@@ -61,12 +70,12 @@ def parse_usage_line(line: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         return {}
     out: dict[str, Any] = {}
-    cost = obj.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-        out["cost_usd"] = float(cost)
+    cost = reported_usd(obj.get("cost_usd"))
+    if cost is not None:
+        out["cost_usd"] = cost
     for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "turns"):
-        value = obj.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = reported_count(obj.get(key))
+        if value is not None:
             out[key] = value
     if isinstance(obj.get("model"), str) and obj["model"]:
         out["model"] = obj["model"]

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture
 
-from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.records import Result, Task
@@ -23,6 +24,7 @@ from pytest_homefield.run.attempt import (
     tree_digest,
 )
 from pytest_homefield.run.runner import RunLimits
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.store import append_jsonl
 
 CALC = "src/calc/__init__.py"
@@ -193,6 +195,18 @@ def test_a_snapshot_failure_is_infra(fx: Fixture, task: Task, tmp_path: Path) ->
         c.close()
     assert r.outcome == "infra"
     assert r.error is not None and r.error.startswith("SnapshotError: setup_cmd failed (exit 3")
+
+
+def test_a_reported_cost_that_is_not_a_number_is_dropped(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    """atk9 F6, measured on main: a usage line ``{"cost_usd": Infinity}`` was recorded as it was (and spent
+    the whole ``--budget``); results.jsonl then held ``Infinity``, which is not JSON."""
+    agent = CommandAgent(name="c", spec="cmd:x", settings=AgentSettings(), command=(
+        """echo '{"cost_usd": Infinity, "input_tokens": 1e400, "output_tokens": 12, "turns": NaN}'"""))
+    r = run_attempt(_spec(task, agent, tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    assert (r.outcome, r.cost_usd, r.input_tokens, r.output_tokens, r.turns) == ("empty_patch", None, None, 12, None)
+    path = tmp_path / "results.jsonl"
+    append_jsonl(path, r.to_dict())
+    assert "Infinity" not in path.read_text() and "NaN" not in path.read_text()
 
 
 def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
