@@ -298,9 +298,9 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
-#: A program (sandboxed) that runs commands only with ``--allow-shell`` (its Bash tool); every claude
-#: agent shares the ``anthropic`` provider; the CLI reads ``CLAUDE.md``.
-CAPABILITIES = Capabilities(process=True, commands="with_shell", provider="anthropic", rules_file="CLAUDE.md")
+#: A program (sandboxed) that runs commands only with ``--allow-shell`` (its Bash tool); the CLI reads
+#: ``CLAUDE.md``.
+CAPABILITIES = Capabilities(process=True, commands="with_shell", rules_file="CLAUDE.md")
 
 
 class ClaudeAgent(Capable):

@@ -31,7 +31,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -367,7 +367,7 @@ class OpenAIAgent(Capable):
         self.model = model
         self.settings = settings
         self.env_passthrough = agent_passthrough("openai", settings)
-        self.capabilities = replace(CAPABILITIES, provider=f"openai:{settings.base_url or ''}")
+        self.capabilities = CAPABILITIES
 
     def version(self) -> str | None:
         """``None``: the adapter is built in; the model id is recorded per attempt."""

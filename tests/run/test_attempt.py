@@ -230,7 +230,7 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     empty = limits("2026-01-01")
     empty.refresh()
-    assert empty.spent_usd == 0.0 and rate_limit_since("2026-01-01") is None
+    assert empty.spent_usd() == 0.0 and rate_limit_since("2026-01-01") is None
     rows = [
         {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.5, "outcome": "rate_limited",
          "finished_at": "2026-01-01T10:00:00+00:00", "error": "429 from the provider"},
@@ -247,7 +247,7 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     assert latest[("t", "a", 1, "base")]["outcome"] == "solved"
     spent = limits("2026-01-01")
     spent.refresh()
-    assert spent.spent_usd == 1.25
+    assert spent.spent_usd() == 1.25 and spent.spent_usd("b") == 0.0
     assert rate_limit_since("2026-01-01T09:00:00+00:00") == "429 from the provider"
     assert rate_limit_since("2026-01-01T12:00:00+00:00") == "rate limited"
     assert rate_limit_since("2026-01-03") is None
