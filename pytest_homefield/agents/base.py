@@ -160,6 +160,10 @@ class AgentResult:
     ``agent_error``, ``budget_exceeded``, ``missing`` (a ``preds:`` file has no patch for it; scored) or
     ``rate_limited``, ``infra`` (unscored).
     ``cost_partial`` marks a cost estimated from an interrupted attempt.
+    ``established``: homefield itself established the unscored outcome (the agent's program could not be
+    started, the reference fix did not apply); an unscored outcome read from the agent's own output (a
+    usage line, claude's result line, an ``openai:`` server's reply) or raised by its adapter is the
+    agent's claim, which ``--max-retries`` bounds (docs/contracts.md §8).
     """
 
     outcome: str | None = None
@@ -173,6 +177,7 @@ class AgentResult:
     turns: int | None = None
     model: str | None = None
     error: str | None = None
+    established: bool = False
 
 
 @runtime_checkable
@@ -205,7 +210,7 @@ class Agent(Protocol):
         """Attempt the task in ``ctx.workspace`` within ``ctx.timeout_s`` seconds.
 
         Must not raise for agent-side failures (return ``outcome="agent_error"`` / ``"infra"``);
-        an exception is recorded as ``infra``.
+        an exception is recorded as ``infra``, the agent's claim (``AgentResult.established``).
         """
         ...
 

@@ -17,7 +17,11 @@ let a killed attempt keep an estimate of what it spent, priced with the CLI's ow
 Outcomes come from ``is_error`` / ``terminal_reason`` (never ``subtype``, which says ``success`` on
 API errors): ``max_turns`` → ``agent_error``; ``budget_exhausted`` → ``budget_exceeded``;
 ``api_error`` with status 429/529 (or a rate-limit/overload type) → ``rate_limited``, other API
-errors → ``infra``; a wall-clock timeout → ``timeout``; a missing binary → ``infra``.
+errors → ``infra``; a wall-clock timeout → ``timeout``; a missing binary → ``infra``. The result line
+is the CLI's stdout, which any process the agent starts can write (``/proc/<pid>/fd/1``): it counts only
+when the CLI exited on its own (a CLI killed by a signal → ``agent_error``, cost estimated from the
+stream), and an unscored outcome read from it is the agent's claim, which ``--max-retries`` bounds
+(docs/contracts.md §8).
 """
 
 from __future__ import annotations
@@ -290,6 +294,12 @@ def _usage_from_result(result: dict[str, Any]) -> AgentResult:
     return res
 
 
+def killed_by_signal(exit_code: int | None) -> bool:
+    """Whether a process with this exit status was killed by a signal: negative (Python's way) or over
+    128 (a shell's or bubblewrap's ``128 + N``). Claude Code exits 0 or 1 on its own."""
+    return exit_code is not None and (exit_code < 0 or exit_code > 128)
+
+
 def _last_line(path: Path) -> str:
     try:
         lines = [ln for ln in path.read_text(errors="replace").splitlines() if ln.strip()]
@@ -429,12 +439,18 @@ class ClaudeAgent(Capable):
             proc = run_agent(cmd, cwd=cwd, env=env, timeout_s=timeout_s, artifacts=artifacts, limits=limits,
                              watch=watch, stdin_text=stdin_text)
         except OSError as exc:
-            return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}")
+            return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}", established=True)
         summary = summarize_stream(out_path.read_text(errors="replace") if out_path.exists() else "")
         if proc.timed_out:
             res = summary.estimate()
             res.outcome, res.cost_partial, res.exit_code = "timeout", True, None
             res.error = f"no result within {timeout_s:g} s"
+            return res
+        if killed_by_signal(proc.exit_code):  # its stdout is a pipe any process of the sandbox can write
+            res = summary.estimate()
+            res.outcome, res.cost_partial, res.exit_code = "agent_error", True, proc.exit_code
+            res.error = (f"claude was killed by a signal (exit status {proc.exit_code}); a result line is taken "
+                         "only from a CLI that exited on its own")
             return res
         if summary.result is None:
             detail = _last_line(err_path) or _last_line(out_path) or "no output"

@@ -15,10 +15,12 @@ ignored):
 * ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
   ``cache_write_tokens`` (tokens), ``turns``, ``model``;
 * ``outcome``: one of ``agent_error``, ``budget_exceeded``, ``rate_limited`` — a wrapper that
-  recognises its client's rate limit can say so (see :mod:`.recipes`). ``infra`` (unscored, retried
-  by ``--resume``) is taken only from the built-in recipes (``trust_infra``), whose helper reads the
-  client's own error; any other command reporting it gets ``agent_error`` (scored): an agent that
-  could make its failures unscored would be retried until luck helps (issue 15);
+  recognises its client's rate limit can say so (see :mod:`.recipes`). ``infra`` is taken only from
+  the built-in recipes (``trust_infra``), whose helper reads the client's own output; any other
+  command reporting it gets ``agent_error`` (scored): an agent that could make its failures unscored
+  would be retried until luck helps (issue 15). Either unscored outcome is the agent's claim
+  (``AgentResult.established`` false): ``--resume`` retries it at most ``--max-retries`` times, then
+  it is scored (docs/contracts.md §8);
 * ``error``: one line.
 
 Example: ``{"cost_usd": 0.0123, "input_tokens": 3300, "output_tokens": 120}``.
@@ -171,7 +173,7 @@ class CommandAgent(Capable):
             proc = run_agent(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
         except OSError as exc:
-            return AgentResult(outcome="infra", error=f"cannot start sh: {exc}")
+            return AgentResult(outcome="infra", error=f"cannot start sh: {exc}", established=True)
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"command still running after {ctx.timeout_s:g} s; killed")
         usage = read_usage_line(out_path)

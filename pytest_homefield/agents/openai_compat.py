@@ -11,7 +11,8 @@ whole files in fenced blocks labelled with their path, or with a unified diff. W
 written; a diff is applied with ``git apply``, falling back to ``patch -p1``.
 
 Outcomes: HTTP 429/503 → ``rate_limited``; other 5xx, 401/403/404, connection errors →
-``infra``; no answer within ``ctx.timeout_s`` seconds → ``timeout``; a malformed response, a reply
+``infra`` (the server is the model under test: both are its claims, scored once ``--max-retries`` is
+spent, docs/contracts.md §8); no answer within ``ctx.timeout_s`` seconds → ``timeout``; a malformed response, a reply
 with no usable edit, or a diff that does not apply → ``agent_error``; other 4xx (e.g. the prompt
 exceeds the context) → ``agent_error``. The request carries ``max_tokens`` (``settings.max_tokens``,
 default :data:`~pytest_homefield.agents.base.OPENAI_MAX_TOKENS`), and ``temperature`` and ``stop`` when

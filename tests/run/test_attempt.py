@@ -1,5 +1,6 @@
 """run/attempt.py without pytest around it: the snapshot cache, the tree digest, one attempt from
-agent to result record, and the run's spend / rate-limit bookkeeping over ``results.jsonl``."""
+agent to result record (an unscored outcome read from the agent's own output is its claim), and the
+run's spend / rate-limit bookkeeping over ``results.jsonl``."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture
+from helpers.fakeapi.openai_chat import openai_chat_server
 
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
+from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.records import Result, Task
@@ -23,6 +26,7 @@ from pytest_homefield.run.attempt import (
     run_attempt,
     tree_digest,
 )
+from pytest_homefield.run.bookkeeping import cap_retries
 from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.store import append_jsonl
@@ -193,8 +197,41 @@ def test_a_snapshot_failure_is_infra(fx: Fixture, task: Task, tmp_path: Path) ->
         r = run_attempt(_spec(task, OracleAgent(name="oracle", spec="oracle"), tmp_path), c)
     finally:
         c.close()
-    assert r.outcome == "infra"
+    assert r.outcome == "infra" and not r.claimed  # homefield's own: never scored, also on the last try
+    assert cap_retries(r, {}, 0) == r
     assert r.error is not None and r.error.startswith("SnapshotError: setup_cmd failed (exit 3")
+
+
+#: The agent's own output saying the provider failed: a built-in recipe's helper (aider's reads the
+#: client's stdout, which holds the model's reply) and a plain ``cmd:`` agent's rate limit.
+RECIPE_INFRA = """echo '{"outcome": "infra", "error": "litellm.InternalServerError: OpenAIException (500)"}'"""
+CMD_RATE_LIMIT = """echo '{"outcome": "rate_limited", "error": "429 too many requests"}'"""
+
+
+@pytest.mark.parametrize("kind", ["openai-server-500", "recipe-infra", "cmd-rate-limited"])
+def test_an_unscored_outcome_from_the_agent_is_a_claim(cache: SnapshotCache, task: Task, tmp_path: Path,
+                                                       kind: str) -> None:
+    """atk9 F5, measured on main: an ``openai:`` server answering HTTP 500 (the server is the model under
+    test) and a recipe's ``{"outcome": "infra"}`` (read from the model's own text) were ``infra``, never
+    scored after ``--max-retries``. Now each is the agent's claim: unscored while retries are left, then
+    ``agent_error`` (scored), as a ``cmd:`` agent's declared rate limit always was."""
+    none = SandboxChoice("none", "shared")
+    if kind == "openai-server-500":
+        with openai_chat_server([{"error": {"status": 500, "message": "Internal Server Error"}}]) as server:
+            agent: object = OpenAIAgent(name="o", spec="openai:m", model="m",
+                                        settings=AgentSettings(base_url=server.url + "/v1"))
+            r = run_attempt(_spec(task, agent, tmp_path, sandbox=none), cache)
+    else:
+        agent = CommandAgent(name="c", spec="cmd:x", command=RECIPE_INFRA if kind == "recipe-infra" else CMD_RATE_LIMIT,
+                             settings=AgentSettings(), trust_infra=kind == "recipe-infra")
+        r = run_attempt(_spec(task, agent, tmp_path, sandbox=none), cache)
+    assert r.outcome == ("rate_limited" if kind == "cmd-rate-limited" else "infra") and not r.scored, r
+    last = cap_retries(r, {(r.task_id, r.agent, 1): 2}, 2)
+    assert last.outcome == "agent_error" and last.scored, last
+    assert r.claimed and not last.claimed, r
+    assert cap_retries(r, {(r.task_id, r.agent, 1): 1}, 2) == r  # a retry is left: unscored
+    what = "rate limited" if kind == "cmd-rate-limited" else "reported infra"
+    assert (last.error or "").startswith(f"{what} 3 times (--max-retries 2): "), last.error
 
 
 def test_a_reported_cost_that_is_not_a_number_is_dropped(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
