@@ -2,12 +2,12 @@
 
 Each built-in agent kind declares a :class:`Capabilities` once, in its own module, and names it in its
 row of :data:`pytest_homefield.agents.registry.KINDS`; its agents carry it as ``capabilities``. The
-sandbox choice, the attempt, the run's rate-limit scope, ``meta.json``, the plan, the probe and the
+sandbox choice, the attempt, ``meta.json``, the plan, the probe and the
 ablation all ask :func:`capabilities_of` instead of probing an agent's attributes.
 
 An agent from the ``pytest_homefield_agents`` hook need not know this record: it may declare the
 optional attributes of the agent protocol instead (``simulated``, ``hinted``, ``process``,
-``runs_commands(allow_shell)``, ``shell_known``, ``provider``, ``reference``), which
+``runs_commands(allow_shell)``, ``shell_known``, ``reference``), which
 :func:`declared_capabilities` reads, here and nowhere else. The hosts an agent's program calls
 (``provider_hosts(env)``, every built-in kind has one) are read by :func:`provider_hosts_of`.
 """
@@ -35,8 +35,6 @@ class Capabilities:
       such an agent is refused where bubblewrap does not work;
     * ``shell_known``: homefield knows its tools, so the prompt says whether it may run commands
       (a ``cmd:`` program's tools are unknown: the prompt says neither);
-    * ``provider``: the service its requests go to, shared by every agent that names it: a rate limit
-      stops them all (``None``: the agent is its own provider);
     * ``rules_file``: the rules file its client reads at the top of the workspace (``CLAUDE.md``), where
       an ablation puts the variant (``None``: the file at the user's own path);
     * ``hinted``: it is told which files the fix touches (marked in every report);
@@ -49,7 +47,6 @@ class Capabilities:
     process: bool = False
     commands: Commands = "never"
     shell_known: bool = True
-    provider: str | None = None
     rules_file: str | None = None
     hinted: bool = False
     simulated: bool = False
@@ -69,12 +66,10 @@ def declared_capabilities(agent: object) -> Capabilities:
     commands: Commands = "never"
     if callable(runs):
         commands = "always" if runs(False) else ("with_shell" if runs(True) else "never")
-    provider = getattr(agent, "provider", None)
     return Capabilities(
         process=bool(getattr(agent, "process", False)),
         commands=commands,
         shell_known=bool(getattr(agent, "shell_known", True)),
-        provider=provider if isinstance(provider, str) and provider else None,
         hinted=bool(getattr(agent, "hinted", False)),
         simulated=bool(getattr(agent, "simulated", False)),
         reference=bool(getattr(agent, "reference", False)),

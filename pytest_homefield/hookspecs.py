@@ -20,7 +20,7 @@ def pytest_homefield_agents(config: pytest.Config) -> Any:
 
     Each agent implements :class:`pytest_homefield.agents.Agent` (attributes ``name``, ``spec``,
     ``simulated``, ``hinted``; methods ``version()`` and ``run(ctx)``). What else it can do (a program
-    to sandbox, commands, its provider, …) it says with a ``capabilities`` attribute
+    to sandbox, commands, …) it says with a ``capabilities`` attribute
     (:class:`pytest_homefield.capabilities.Capabilities`) or the optional attributes that
     :func:`pytest_homefield.capabilities.declared_capabilities` reads. A registered agent is used
     when ``--homefield-agent NAME`` names it. Results of all implementations are merged; two agents

@@ -298,6 +298,8 @@ class Result:
     variant: str = "base"
     solved: bool = False
     scored: bool = True
+    #: an unscored outcome the agent claimed (read from its own output), not one homefield established
+    claimed: bool = False
     cost_usd: float | None = None
     cost_partial: bool = False
     exit_code: int | None = None

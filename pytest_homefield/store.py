@@ -34,8 +34,13 @@ __all__ = ["StoreError", "RecordError", "append_jsonl", "lock_holder", "read_jso
 
 
 def dumps(record: Any) -> str:
-    """One-line JSON of ``record`` (UTF-8 kept readable, keys in insertion order)."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    """One-line JSON of ``record`` (UTF-8 kept readable, keys in insertion order). Raises
+    :class:`StoreError` for a number JSON has no spelling for (``NaN``, ``Infinity``: Python's own
+    extension, which other readers refuse) instead of writing it."""
+    try:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError as exc:
+        raise StoreError(f"a record holds a number JSON cannot hold ({exc}); not written") from None
 
 
 def append_jsonl(path: Path, record: dict[str, Any]) -> None:
@@ -43,14 +48,18 @@ def append_jsonl(path: Path, record: dict[str, Any]) -> None:
 
     Creates parent folders. A torn line left by a crashed writer is terminated first so that the
     new record starts on its own line. Raises :class:`StoreError` when the line cannot be written
-    whole (full disk, I/O error): the file is then truncated back to its size before the call.
+    whole (full disk, I/O error): the file is then truncated back to its size before the call; and,
+    the file untouched, for a record :func:`dumps` refuses (``NaN``, ``Infinity``).
     """
+    try:
+        data = (dumps(record) + "\n").encode("utf-8")
+    except StoreError as exc:
+        raise StoreError(f"{path}: {exc}") from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as exc:
         raise StoreError(f"{path}: cannot open for appending: {exc.strerror or exc}") from None
-    data = (dumps(record) + "\n").encode("utf-8")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         try:

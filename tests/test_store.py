@@ -29,6 +29,19 @@ def test_dumps_is_one_readable_line() -> None:
     assert dumps({"a": "é\nb", "n": 1}) == '{"a":"é\\nb","n":1}'
 
 
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_record_json_cannot_hold_is_refused_and_the_file_kept(tmp_path: Path, number: float) -> None:
+    """atk9 F6, measured on main: ``{"cost_usd": Infinity}`` was appended as it was, a line other JSON
+    readers refuse."""
+    path = tmp_path / "results.jsonl"
+    append_jsonl(path, {"i": 1})
+    with pytest.raises(StoreError, match=r"results\.jsonl: a record holds a number JSON cannot hold"):
+        append_jsonl(path, {"cost_usd": number})
+    with pytest.raises(StoreError):
+        write_jsonl_atomic(tmp_path / "w.jsonl", [{"cost_usd": number}])
+    assert path.read_text() == '{"i":1}\n' and not (tmp_path / "w.jsonl").exists()
+
+
 def test_append_creates_parents_and_reads_back(tmp_path: Path) -> None:
     path = tmp_path / "runs" / "r1" / "results.jsonl"
     append_jsonl(path, {"i": 1})

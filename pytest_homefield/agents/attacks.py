@@ -430,10 +430,12 @@ class AttackAgent(Capable):
         """Run the attack once; ``infra`` when the attack does not apply to this task (no Python
         source module to aim at) or the interpreter cannot start. Never raises."""
         if ctx.task is None:
-            return AgentResult(outcome="infra", error="attack agents need the task (reference agents only)")
+            return AgentResult(outcome="infra", error="attack agents need the task (reference agents only)",
+                               established=True)
         args = self.attack.build(ctx.task)
         if args is None:
-            return AgentResult(outcome="infra", error=f"attack {self.attack.name} does not apply to this task")
+            return AgentResult(outcome="infra", error=f"attack {self.attack.name} does not apply to this task",
+                               established=True)
         args = {**args, "forge": FORGE, "marker": self.marker, "sources": list(ctx.task.source_files),
                 "daemon_log": self.daemon_log or f"{ctx.env.get('TMPDIR', '/tmp')}/daemon.log"}
         payload = base64.b64encode(json.dumps(args).encode()).decode()
@@ -443,7 +445,7 @@ class AttackAgent(Capable):
             proc = run_agent(ctx.wrap([sys.executable, "-c", code], ctx.env), cwd=ctx.workspace, env=ctx.env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
         except OSError as exc:
-            return AgentResult(outcome="infra", error=f"cannot start {sys.executable}: {exc}")
+            return AgentResult(outcome="infra", error=f"cannot start {sys.executable}: {exc}", established=True)
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"attack still running after {ctx.timeout_s:g} s")
         usage = distrust_infra(read_usage_line(out_path))  # the rule every cmd: agent gets

@@ -8,6 +8,7 @@ outcome from the hidden tests, unless the agent reports a terminal condition in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Capable", "Completer", "Completion",
-           "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt"]
+           "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt", "reported_count", "reported_usd"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -30,6 +31,29 @@ Request:
 """
 SHELL_YES = "You may run shell commands, including the existing tests."
 SHELL_NO = "You can read and edit files, but you cannot run commands."
+
+
+#: The largest token or turn count an agent may report (a JSON reader's 64-bit integer).
+MAX_COUNT = 2**63 - 1
+
+
+def reported_usd(value: Any) -> float | None:
+    """A cost an agent reported (USD), as a float: a finite number >= 0 (``json`` reads ``Infinity``
+    and ``NaN``, and ``1e400`` as infinity), else ``None``; never raises."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        usd = float(value)
+    except OverflowError:  # an integer past a float's range
+        return None
+    return usd if math.isfinite(usd) and usd >= 0 else None
+
+
+def reported_count(value: Any) -> int | None:
+    """A token or turn count an agent reported: an integer from 0 to :data:`MAX_COUNT`, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_COUNT else None
 
 
 def render_prompt(task_prompt: str, *, allow_shell: bool, shell_known: bool = True) -> str:
@@ -136,6 +160,10 @@ class AgentResult:
     ``agent_error``, ``budget_exceeded``, ``missing`` (a ``preds:`` file has no patch for it; scored) or
     ``rate_limited``, ``infra`` (unscored).
     ``cost_partial`` marks a cost estimated from an interrupted attempt.
+    ``established``: homefield itself established the unscored outcome (the agent's program could not be
+    started, the reference fix did not apply); an unscored outcome read from the agent's own output (a
+    usage line, claude's result line, an ``openai:`` server's reply) or raised by its adapter is the
+    agent's claim, which ``--max-retries`` bounds (docs/contracts.md §8).
     """
 
     outcome: str | None = None
@@ -149,6 +177,7 @@ class AgentResult:
     turns: int | None = None
     model: str | None = None
     error: str | None = None
+    established: bool = False
 
 
 @runtime_checkable
@@ -181,7 +210,7 @@ class Agent(Protocol):
         """Attempt the task in ``ctx.workspace`` within ``ctx.timeout_s`` seconds.
 
         Must not raise for agent-side failures (return ``outcome="agent_error"`` / ``"infra"``);
-        an exception is recorded as ``infra``.
+        an exception is recorded as ``infra``, the agent's claim (``AgentResult.established``).
         """
         ...
 

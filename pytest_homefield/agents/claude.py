@@ -17,7 +17,11 @@ let a killed attempt keep an estimate of what it spent, priced with the CLI's ow
 Outcomes come from ``is_error`` / ``terminal_reason`` (never ``subtype``, which says ``success`` on
 API errors): ``max_turns`` → ``agent_error``; ``budget_exhausted`` → ``budget_exceeded``;
 ``api_error`` with status 429/529 (or a rate-limit/overload type) → ``rate_limited``, other API
-errors → ``infra``; a wall-clock timeout → ``timeout``; a missing binary → ``infra``.
+errors → ``infra``; a wall-clock timeout → ``timeout``; a missing binary → ``infra``. The result line
+is the CLI's stdout, which any process the agent starts can write (``/proc/<pid>/fd/1``): it counts only
+when the CLI exited on its own (a CLI killed by a signal → ``agent_error``, cost estimated from the
+stream), and an unscored outcome read from it is the agent's claim, which ``--max-retries`` bounds
+(docs/contracts.md §8).
 """
 
 from __future__ import annotations
@@ -35,7 +39,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
+from pytest_homefield.agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSettings,
+    Capable,
+    Completion,
+    reported_count,
+    reported_usd,
+)
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.limits import WriteLimits
@@ -119,8 +131,8 @@ class _Message:
         for attr, key in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens"),
                           ("cache_write_tokens", "cache_creation_input_tokens"),
                           ("cache_read_tokens", "cache_read_input_tokens")):
-            value = usage.get(key)
-            if isinstance(value, int) and value > getattr(self, attr):
+            value = reported_count(usage.get(key))
+            if value is not None and value > getattr(self, attr):
                 setattr(self, attr, value)
 
     @property
@@ -260,28 +272,32 @@ def _usage_from_result(result: dict[str, Any]) -> AgentResult:
     The model is the ``modelUsage`` key with the highest cost. ``num_turns`` counts one more than
     the requests made when ``--max-turns`` stopped the run; that is corrected here.
     """
-    res = AgentResult()
-    cost = result.get("total_cost_usd")
-    res.cost_usd = float(cost) if isinstance(cost, (int, float)) else None
+    res = AgentResult(cost_usd=reported_usd(result.get("total_cost_usd")))
     model_usage = result.get("modelUsage")
-    if isinstance(model_usage, dict) and model_usage:
+    if isinstance(model_usage, dict) and model_usage and all(isinstance(u, dict) for u in model_usage.values()):
         def total(key: str) -> int:
-            return sum(int(u.get(key) or 0) for u in model_usage.values())
+            return sum(reported_count(u.get(key)) or 0 for u in model_usage.values())
 
         res.input_tokens, res.output_tokens = total("inputTokens"), total("outputTokens")
         res.cache_read_tokens = total("cacheReadInputTokens")
         res.cache_write_tokens = total("cacheCreationInputTokens")
-        res.model = max(model_usage, key=lambda k: float(model_usage[k].get("costUSD") or 0.0))
+        res.model = max(model_usage, key=lambda k: reported_usd(model_usage[k].get("costUSD")) or 0.0)
     elif isinstance(result.get("usage"), dict):
         usage = result["usage"]
-        res.input_tokens = int(usage.get("input_tokens") or 0)
-        res.output_tokens = int(usage.get("output_tokens") or 0)
-        res.cache_read_tokens = int(usage.get("cache_read_input_tokens") or 0)
-        res.cache_write_tokens = int(usage.get("cache_creation_input_tokens") or 0)
-    turns = result.get("num_turns")
-    if isinstance(turns, int):
+        res.input_tokens = reported_count(usage.get("input_tokens")) or 0
+        res.output_tokens = reported_count(usage.get("output_tokens")) or 0
+        res.cache_read_tokens = reported_count(usage.get("cache_read_input_tokens")) or 0
+        res.cache_write_tokens = reported_count(usage.get("cache_creation_input_tokens")) or 0
+    turns = reported_count(result.get("num_turns"))
+    if turns is not None:
         res.turns = turns - 1 if result.get("terminal_reason") == "max_turns" and turns > 0 else turns
     return res
+
+
+def killed_by_signal(exit_code: int | None) -> bool:
+    """Whether a process with this exit status was killed by a signal: negative (Python's way) or over
+    128 (a shell's or bubblewrap's ``128 + N``). Claude Code exits 0 or 1 on its own."""
+    return exit_code is not None and (exit_code < 0 or exit_code > 128)
 
 
 def _last_line(path: Path) -> str:
@@ -292,9 +308,9 @@ def _last_line(path: Path) -> str:
     return lines[-1].strip()[:300] if lines else ""
 
 
-#: A program (sandboxed) that runs commands only with ``--allow-shell`` (its Bash tool); every claude
-#: agent shares the ``anthropic`` provider; the CLI reads ``CLAUDE.md``.
-CAPABILITIES = Capabilities(process=True, commands="with_shell", provider="anthropic", rules_file="CLAUDE.md")
+#: A program (sandboxed) that runs commands only with ``--allow-shell`` (its Bash tool); the CLI reads
+#: ``CLAUDE.md``.
+CAPABILITIES = Capabilities(process=True, commands="with_shell", rules_file="CLAUDE.md")
 
 
 class ClaudeAgent(Capable):
@@ -423,12 +439,18 @@ class ClaudeAgent(Capable):
             proc = run_agent(cmd, cwd=cwd, env=env, timeout_s=timeout_s, artifacts=artifacts, limits=limits,
                              watch=watch, stdin_text=stdin_text)
         except OSError as exc:
-            return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}")
+            return AgentResult(outcome="infra", error=f"cannot start {self.executable}: {exc}", established=True)
         summary = summarize_stream(out_path.read_text(errors="replace") if out_path.exists() else "")
         if proc.timed_out:
             res = summary.estimate()
             res.outcome, res.cost_partial, res.exit_code = "timeout", True, None
             res.error = f"no result within {timeout_s:g} s"
+            return res
+        if killed_by_signal(proc.exit_code):  # its stdout is a pipe any process of the sandbox can write
+            res = summary.estimate()
+            res.outcome, res.cost_partial, res.exit_code = "agent_error", True, proc.exit_code
+            res.error = (f"claude was killed by a signal (exit status {proc.exit_code}); a result line is taken "
+                         "only from a CLI that exited on its own")
             return res
         if summary.result is None:
             detail = _last_line(err_path) or _last_line(out_path) or "no output"

@@ -9,15 +9,18 @@ memorization probe (:meth:`CommandAgent.complete`) the same program gets the pro
 ``$HOMEFIELD_PROMPT`` in an empty folder and answers on stdout.
 
 **Usage line.** When the last non-empty line of stdout is a JSON object, these keys are read (all
-optional; wrong types are ignored):
+optional; wrong types, negative numbers and non-finite ones — ``Infinity``, ``NaN``, ``1e400`` — are
+ignored):
 
 * ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
   ``cache_write_tokens`` (tokens), ``turns``, ``model``;
 * ``outcome``: one of ``agent_error``, ``budget_exceeded``, ``rate_limited`` — a wrapper that
-  recognises its client's rate limit can say so (see :mod:`.recipes`). ``infra`` (unscored, retried
-  by ``--resume``) is taken only from the built-in recipes (``trust_infra``), whose helper reads the
-  client's own error; any other command reporting it gets ``agent_error`` (scored): an agent that
-  could make its failures unscored would be retried until luck helps (issue 15);
+  recognises its client's rate limit can say so (see :mod:`.recipes`). ``infra`` is taken only from
+  the built-in recipes (``trust_infra``), whose helper reads the client's own output; any other
+  command reporting it gets ``agent_error`` (scored): an agent that could make its failures unscored
+  would be retried until luck helps (issue 15). Either unscored outcome is the agent's claim
+  (``AgentResult.established`` false): ``--resume`` retries it at most ``--max-retries`` times, then
+  it is scored (docs/contracts.md §8);
 * ``error``: one line.
 
 Example: ``{"cost_usd": 0.0123, "input_tokens": 3300, "output_tokens": 120}``.
@@ -34,7 +37,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
+from pytest_homefield.agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSettings,
+    Capable,
+    Completion,
+    reported_count,
+    reported_usd,
+)
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
@@ -61,12 +72,12 @@ def parse_usage_line(line: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         return {}
     out: dict[str, Any] = {}
-    cost = obj.get("cost_usd")
-    if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
-        out["cost_usd"] = float(cost)
+    cost = reported_usd(obj.get("cost_usd"))
+    if cost is not None:
+        out["cost_usd"] = cost
     for key in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "turns"):
-        value = obj.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        value = reported_count(obj.get(key))
+        if value is not None:
             out[key] = value
     if isinstance(obj.get("model"), str) and obj["model"]:
         out["model"] = obj["model"]
@@ -162,7 +173,7 @@ class CommandAgent(Capable):
             proc = run_agent(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
         except OSError as exc:
-            return AgentResult(outcome="infra", error=f"cannot start sh: {exc}")
+            return AgentResult(outcome="infra", error=f"cannot start sh: {exc}", established=True)
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"command still running after {ctx.timeout_s:g} s; killed")
         usage = read_usage_line(out_path)

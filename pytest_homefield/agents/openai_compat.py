@@ -12,7 +12,8 @@ written; a diff is applied with ``git apply`` (then with its context relaxed), w
 workspace (:func:`~pytest_homefield.sandbox.snapshot.inert_git_env`): no program the reply can configure runs.
 
 Outcomes: HTTP 429/503 → ``rate_limited``; other 5xx, 401/403/404, connection errors →
-``infra``; no answer within ``ctx.timeout_s`` seconds → ``timeout``; a malformed response, a reply
+``infra`` (the server is the model under test: both are its claims, scored once ``--max-retries`` is
+spent, docs/contracts.md §8); no answer within ``ctx.timeout_s`` seconds → ``timeout``; a malformed response, a reply
 with no usable edit, or a diff that does not apply → ``agent_error``; other 4xx (e.g. the prompt
 exceeds the context) → ``agent_error``. The request carries ``max_tokens`` (``settings.max_tokens``,
 default :data:`~pytest_homefield.agents.base.OPENAI_MAX_TOKENS`), and ``temperature`` and ``stop`` when
@@ -32,7 +33,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -372,7 +373,7 @@ class OpenAIAgent(Capable):
         self.model = model
         self.settings = settings
         self.env_passthrough = agent_passthrough("openai", settings)
-        self.capabilities = replace(CAPABILITIES, provider=f"openai:{settings.base_url or ''}")
+        self.capabilities = CAPABILITIES
 
     def version(self) -> str | None:
         """``None``: the adapter is built in; the model id is recorded per attempt."""

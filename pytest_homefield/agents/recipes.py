@@ -21,7 +21,9 @@ What each helper reads: aider's ``--analytics-log`` (``message_send`` events: ``
 prices are applied when given); gemini's ``--output-format json`` (``stats.models.*.tokens``:
 ``input`` excludes ``cached``; ``candidates`` + ``thoughts`` are output; no cost). A client error
 that stopped the run is reported as ``outcome`` ``rate_limited`` (HTTP 429/503, overload) or
-``infra`` (other 5xx, authentication, connection), so an outage is not scored as a failure.
+``infra`` (other 5xx, authentication, connection), so an outage is not scored as a failure while
+``--max-retries`` lasts. The helper classifies the client's output, which holds the model's reply, so
+either outcome is the agent's claim and is scored once the retries are spent (docs/contracts.md §8).
 """
 
 from __future__ import annotations

@@ -44,7 +44,8 @@ class OracleAgent(_Reference):
         try:
             apply_patch(ctx.workspace, ctx.gold_patch)
         except PatchError as exc:
-            return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}")
+            return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}",
+                               established=True)
         return AgentResult(exit_code=0, cost_usd=0.0)
 
     def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
@@ -93,5 +94,6 @@ class SimAgent(_Reference):
             try:
                 apply_patch(ctx.workspace, ctx.gold_patch)
             except PatchError as exc:
-                return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}")
+                return AgentResult(outcome="infra", exit_code=1, cost_usd=0.0, error=f"gold patch: {exc}",
+                                   established=True)
         return AgentResult(exit_code=0, cost_usd=0.0)

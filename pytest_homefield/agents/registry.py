@@ -29,11 +29,11 @@ from pytest_homefield.agents.openai_compat import OpenAIAgent, sampling_error
 from pytest_homefield.agents.predictions import PredictionsAgent, load_predictions
 from pytest_homefield.agents.recipes import RECIPE_SANDBOX, RECIPES
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-from pytest_homefield.capabilities import Capabilities, capabilities_of
+from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import AgentSpecError, PredictionsError, PredictionsSpecError, RunError
 
 __all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
-           "hook_agents", "make_agents", "kind_capabilities", "provider_of"]
+           "hook_agents", "make_agents", "kind_capabilities"]
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -289,15 +289,3 @@ def kind_capabilities(spec: str) -> Capabilities | None:
     ``None`` for a spec of no kind in :data:`KINDS` (a named or hook agent)."""
     row = KINDS.get(spec.partition(":")[0])
     return row.capabilities if row else None
-
-
-def provider_of(agent: Any) -> str:
-    """The service an agent's requests go to, for rate limits (docs/contracts.md §8): its capabilities'
-    ``provider`` (``anthropic`` for every ``claude`` agent, ``openai:<base_url>`` for ``openai:``
-    agents, or what a hook agent declares); else that of the kind its ``spec`` names; else
-    ``agent:<name>`` (a ``cmd:`` agent's provider is unknown: its limit stops only itself)."""
-    provider = capabilities_of(agent).provider
-    if provider is None:
-        caps = kind_capabilities(str(agent.spec))
-        provider = caps.provider if caps else None
-    return provider or f"agent:{agent.name}"

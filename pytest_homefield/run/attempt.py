@@ -34,7 +34,7 @@ from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
-from pytest_homefield.records import Result, Task
+from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
@@ -437,7 +437,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     elif ar.outcome is None and _out_of_space(art):
         filled = filled_by(folders, baseline, free_before, free_bytes(art))  # the agent's doing: scored
         ar = AgentResult(outcome="agent_error", exit_code=ar.exit_code, error=filled) if filled else \
-            AgentResult(outcome="infra", exit_code=ar.exit_code,
+            AgentResult(outcome="infra", exit_code=ar.exit_code, established=True,
                         error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
     base["sandbox"] = sb.recorded
     for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
@@ -450,6 +450,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
     )
     canary: str | None = None
+    claimed = False
     try:
         # the agent may have written into the pristine copy: grade against a verified one
         pristine, tampered = cache.checked_pristine(spec.task)
@@ -459,6 +460,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             (art / "diff.patch").write_text("")
         elif ar.outcome is not None:
             outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
+            claimed = outcome in UNSCORED_OUTCOMES and not ar.established  # the agent's word, §8
             # keep the change for auditing, even though it is not graded
             changes = tree_changes(pristine, workspace)
             (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
@@ -486,12 +488,13 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         except OSError:
             pass
         outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False
+        claimed = False  # homefield's own failure, not the agent's word
     finally:
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
     return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), touched_tests=touched,
                   suspicious=suspicious, suspicious_reason=why if suspicious else None, finished_at=_now(),
-                  canary=canary)
+                  canary=canary, claimed=claimed)
 
 
 def _python_of(test_cmd: str) -> str | None:

@@ -136,12 +136,17 @@ def unscored_tries(results_path: Path) -> dict[tuple[str, str, int], int]:
 
 
 def cap_retries(result: Result, tries: Mapping[tuple[str, str, int], int], max_retries: int) -> Result:
-    """``result`` scored as a failure when it is a ``rate_limited`` attempt with ``max_retries`` unscored
-    tries already recorded (``tries``, :func:`unscored_tries`): outcome ``agent_error``, error ``rate
-    limited N times (--max-retries M): <its error>`` (docs/contracts.md §8). Any other result is returned
-    as it is; an ``infra`` on its last try stays unscored and :func:`done_keys` never redoes it."""
+    """``result`` scored as a failure when it is the agent's claim of an unscored outcome (every
+    ``rate_limited``; an ``infra`` read from its own output, ``Result.claimed``) with ``max_retries``
+    unscored tries already recorded (``tries``, :func:`unscored_tries`): outcome ``agent_error``, error
+    ``rate limited N times (--max-retries M): <its error>`` or ``reported infra N times (…): <its error>``
+    (docs/contracts.md §8). Any other result is returned as it is; an ``infra`` homefield established on
+    its last try stays unscored and :func:`done_keys` never redoes it."""
     prior = tries.get((result.task_id, result.agent, result.attempt), 0)
-    if result.outcome != "rate_limited" or prior < max_retries:
+    claim = result.outcome == "rate_limited" or (result.outcome == "infra" and result.claimed)
+    if not claim or prior < max_retries:
         return result
-    why = f"rate limited {plural(prior + 1, 'time')} (--max-retries {max_retries})"
-    return dataclasses.replace(result, outcome="agent_error", error=f"{why}: {result.error}" if result.error else why)
+    what = "rate limited" if result.outcome == "rate_limited" else "reported infra"
+    why = f"{what} {plural(prior + 1, 'time')} (--max-retries {max_retries})"
+    return dataclasses.replace(result, outcome="agent_error", claimed=False,
+                               error=f"{why}: {result.error}" if result.error else why)

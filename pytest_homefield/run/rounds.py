@@ -58,12 +58,15 @@ def _since(record: Mapping[str, Any], start: _dt.datetime | None) -> bool:
 
 def wait_for_rounds(results: Path, keys: Collection[AttemptKey], *, session_start: str,
                     stop: Callable[[], str | None], stall_s: float, poll_s: float = 0.2,
+                    stopped: Callable[[str], bool] = lambda agent: False,
                     clock: Callable[[], float] = time.monotonic,
                     sleep: Callable[[float], None] = time.sleep) -> list[dict[str, Any]]:
     """Wait until each of ``keys`` (task id, agent, attempt) has a ``base`` record in ``results`` started
-    at or after ``session_start`` (ISO 8601); return the records then read (every line, file order).
-    Returns early when ``stop()`` gives a reason (a run limit) or when the file has not changed for
-    ``stall_s`` seconds. Raises nothing for a missing file (no record yet)."""
+    at or after ``session_start`` (ISO 8601), or belongs to an agent that starts no further attempt
+    (``stopped(agent)``: its share of the budget or its rate limit; its records will never come);
+    return the records then read (every line, file order). Returns early when ``stop()`` gives a reason
+    (the waiting item's own run limit) or when the file has not changed for ``stall_s`` seconds.
+    Raises nothing for a missing file (no record yet)."""
     try:
         start: _dt.datetime | None = _dt.datetime.fromisoformat(session_start)
         if start is not None and start.tzinfo is None:
@@ -77,7 +80,8 @@ def wait_for_rounds(results: Path, keys: Collection[AttemptKey], *, session_star
         records = list(read_jsonl(results)) if results.exists() else []
         have = {(str(r.get("task_id")), str(r.get("agent")), int(r.get("attempt", 0)))
                 for r in records if r.get("variant", "base") == "base" and _since(r, start)}
-        if wanted <= have or stop():
+        missing = {agent for _task, agent, _attempt in wanted - have}
+        if stop() or all(stopped(agent) for agent in missing):
             return records
         if size != last_size:
             last_size, last_change = size, clock()

@@ -238,8 +238,10 @@ class RunPlugin(ModePlugin):
         s, st = self.session, self.settings
         keys = {(i.task.id, i.agent.name, i.attempt) for i in item.session.items
                 if isinstance(i, RunItem) and i.attempt < item.attempt}
+        agents = {a.name: a for a in s.agents}
         records = wait_for_rounds(s.results_path, keys, session_start=s.session_start,
                                   stop=lambda: s.stop_reason(item.agent),
+                                  stopped=lambda name: name in agents and s.stop_reason(agents[name]) is not None,
                                   stall_s=stall_seconds(st.timeout, st.run_timeout))
         return self.reports.not_needed(records, [(a.name, a.spec) for a in s.agents], item.agent.name, item.attempt,
                                        looks=st.attempts, alpha=st.alpha, margin=st.adaptive_margin / 100.0)

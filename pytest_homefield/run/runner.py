@@ -16,12 +16,12 @@ No pytest here.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.agents.base import Agent
-from pytest_homefield.agents.registry import agent_settings, provider_of
+from pytest_homefield.agents.registry import agent_settings
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, services_dir
 from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
@@ -71,18 +71,20 @@ def _at(stamp: object) -> _dt.datetime:
 
 
 class RunLimits:
-    """Whether another attempt may start (docs/contracts.md §8): not after a ``rate_limited`` result
-    finished at or after ``since_iso`` (this session's start) by an agent behind the same provider
-    (the names given to :meth:`stop_reason`), and not once the run's spending (the last record per
-    (task, agent, attempt, variant); partial estimates included) reaches ``budget_usd`` (USD;
-    ``None`` = no budget).
+    """Whether another attempt of an agent may start (docs/contracts.md §2, §8): not after a
+    ``rate_limited`` result of that agent finished at or after ``since_iso`` (this session's start),
+    and not once that agent's spending (the last record per (task, agent, attempt, variant); partial
+    estimates included) reaches its share of ``budget_usd`` (USD; ``None`` = no budget): an even
+    split among ``agents`` of them (at least 1). Both are the agent's own reports, so neither stops
+    another agent (atk9 F5b, F6).
 
     Totals are kept in memory and fed from ``results.jsonl`` through a :class:`JsonlTail`, so each
     line is read once per process, and results appended by other xdist workers and by earlier
     sessions of a resumed run count, as they must."""
 
-    def __init__(self, results: Path, *, budget_usd: float | None, since_iso: str) -> None:
+    def __init__(self, results: Path, *, budget_usd: float | None, since_iso: str, agents: int = 1) -> None:
         self.budget_usd = budget_usd
+        self.agents = max(1, agents)
         self.since_iso = since_iso
         self._tail = JsonlTail(results)
         self._cost: dict[tuple[str, str, int, str], float] = {}
@@ -99,29 +101,33 @@ class RunLimits:
         for record in self._tail.new_records():
             self.add(record)
 
-    @property
-    def spent_usd(self) -> float:
-        """USD spent so far by the records counted."""
-        return sum(self._cost.values())
+    def spent_usd(self, agent: str | None = None) -> float:
+        """USD spent so far by the records counted (of ``agent``; ``None``: of every agent)."""
+        return sum(usd for key, usd in self._cost.items() if agent is None or key[1] == agent)
 
-    def rate_limited(self, agents: Iterable[str] | None = None) -> str | None:
-        """The error of the first ``rate_limited`` result counted from one of ``agents`` (names;
-        ``None``: any agent), else ``None``. Does not :meth:`refresh`."""
-        names = None if agents is None else set(agents)
-        return next((err for name, err in self._rate_limited.items() if names is None or name in names), None)
+    def rate_limited(self, agent: str | None = None) -> str | None:
+        """The error of the first ``rate_limited`` result counted from ``agent`` (a name; ``None``: any
+        agent), else ``None``. Does not :meth:`refresh`."""
+        return next((err for name, err in self._rate_limited.items() if agent is None or name == agent), None)
 
-    def stop_reason(self, agents: Iterable[str] | None = None) -> str | None:
-        """``"rate limited: <error>"`` (a limit hit by one of ``agents``, names; ``None``: any),
-        ``"budget spent: S of B USD"`` or ``None`` (start the attempt), after :meth:`refresh`."""
+    def stop_reason(self, agent: str | None = None) -> str | None:
+        """``"rate limited: <error>"`` (a limit ``agent`` reported; ``None``: any agent), ``"budget spent:
+        <agent>: S of B USD (its share of T)"`` (``None``: ``"budget spent: S of T USD"``, every agent's
+        spending against the whole budget) or ``None`` (start the attempt), after :meth:`refresh`."""
         self.refresh()
-        limited = self.rate_limited(agents)
+        limited = self.rate_limited(agent)
         if limited:
             return f"{RATE_LIMITED}: {limited}"
-        if self.budget_usd is not None:
-            spent = self.spent_usd
-            if spent >= self.budget_usd:
-                return f"{BUDGET_SPENT}: {spent:.2f} of {self.budget_usd:.2f} USD"
-        return None
+        if self.budget_usd is None:
+            return None
+        if agent is None:
+            spent = self.spent_usd()
+            return f"{BUDGET_SPENT}: {spent:.2f} of {self.budget_usd:.2f} USD" if spent >= self.budget_usd else None
+        share, spent = self.budget_usd / self.agents, self.spent_usd(agent)
+        if spent < share:
+            return None
+        whole = f" (its share of {self.budget_usd:.2f})" if self.agents > 1 else ""
+        return f"{BUDGET_SPENT}: {agent}: {spent:.2f} of {share:.2f} USD{whole}"
 
 
 def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> dict[str, Any]:
@@ -206,7 +212,7 @@ class AttemptRunner:
         self.flaky: dict[str, list[str]] = {k: list(v) for k, v in (flaky or {}).items()}
         self.shared = shared
         self.attempt = attempt
-        self.limits = RunLimits(results, budget_usd=budget_usd, since_iso=session_start)
+        self.limits = RunLimits(results, budget_usd=budget_usd, since_iso=session_start, agents=len(self.agents))
         self._found_flaky: dict[tuple[str, str, int, str], list[str]] = {}
         self._cache: SnapshotCache | None = None
         self._sandboxes: Sandboxes | None = None
@@ -235,16 +241,10 @@ class AttemptRunner:
         """:func:`sandbox_summary` of these agents."""
         return sandbox_summary(self.settings, self.agents, hooked=self.sandbox_hook is not None)
 
-    def same_provider(self, agent: Agent) -> set[str]:
-        """Names of the agents sharing ``agent``'s provider (:func:`provider_of`): a rate limit
-        reported by one of them stops those, not the others."""
-        key = provider_of(agent)
-        return {a.name for a in self.agents if provider_of(a) == key}
-
     def stop_reason(self, agent: Agent | None = None) -> str | None:
         """Why no further attempt (of ``agent``; ``None``: of any agent) may start
-        (:meth:`RunLimits.stop_reason` over the agents behind ``agent``'s provider), or ``None``."""
-        return self.limits.stop_reason(None if agent is None else self.same_provider(agent))
+        (:meth:`RunLimits.stop_reason`: ``agent``'s own rate limit or share of the budget), or ``None``."""
+        return self.limits.stop_reason(None if agent is None else agent.name)
 
     def spec(self, task: Task, agent: Agent, attempt: int, *, variant: str = "base",
              test_cmd: str | None = None) -> AttemptSpec:

@@ -87,6 +87,10 @@ def test_reported_outcome(tmp_path: Path) -> None:
         ("Tokens: 1.0k sent", {}),
         ('{"cache_read_tokens": 7, "cache_write_tokens": 8, "outcome": "infra"}',
          {"cache_read_tokens": 7, "cache_write_tokens": 8, "outcome": "infra"}),
+        # numbers JSON has no spelling for (Python's json reads them) and counts past 64 bits (atk9 F6)
+        ('{"cost_usd": Infinity, "input_tokens": 1e400, "output_tokens": 18446744073709551616, "turns": NaN}', {}),
+        ('{"cost_usd": NaN, "turns": 3}', {"turns": 3}),
+        ('{"cost_usd": 1' + "0" * 400 + '}', {}),
     ],
 )
 def test_parse_usage_line(line: str, expected: dict) -> None:

@@ -25,7 +25,6 @@ from pytest_homefield.agents.registry import (
     kind_capabilities,
     make_agents,
     parse_spec,
-    provider_of,
 )
 from pytest_homefield.capabilities import Capabilities, capabilities_of
 from pytest_homefield.errors import AgentSpecError
@@ -35,10 +34,9 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.settings import Settings
 
-#: The toy kind's capabilities: a program that always runs commands, given the task record, behind a
-#: provider of its own, reading TOY.md, and (so that every report says so) simulated.
-TOY = Capabilities(process=True, commands="always", provider="toy-cloud", rules_file="TOY.md", simulated=True,
-                   reference=True)
+#: The toy kind's capabilities: a program that always runs commands, given the task record, reading
+#: TOY.md, and (so that every report says so) simulated.
+TOY = Capabilities(process=True, commands="always", rules_file="TOY.md", simulated=True, reference=True)
 
 
 class ToyAgent(Capable):
@@ -105,7 +103,6 @@ def test_without_the_row_there_is_no_such_kind() -> None:
 
 def test_every_layer_reads_the_capabilities(toy: AgentKind, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (agent,) = make_agents(_settings(tmp_path), {})
-    assert provider_of(agent) == "toy-cloud"
     assert rules_path_for("toy:hi", "docs/RULES.md", {}) == "TOY.md"
     assert rules_path_for("mine", "docs/RULES.md", {"mine": {"spec": "toy:hi"}}) == "TOY.md"
     monkeypatch.setattr(SandboxChoice, "available", lambda self: "bubblewrap (bwrap) is not installed")

@@ -1,5 +1,6 @@
 """run/attempt.py without pytest around it: the snapshot cache, the tree digest, one attempt from
-agent to result record, and the run's spend / rate-limit bookkeeping over ``results.jsonl``."""
+agent to result record (an unscored outcome read from the agent's own output is its claim), and the
+run's spend / rate-limit bookkeeping over ``results.jsonl``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture
+from helpers.fakeapi.openai_chat import openai_chat_server
 
-from pytest_homefield.agents.base import AgentContext, AgentResult
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.cmd_agent import CommandAgent
+from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.records import Result, Task
@@ -22,7 +26,9 @@ from pytest_homefield.run.attempt import (
     run_attempt,
     tree_digest,
 )
+from pytest_homefield.run.bookkeeping import cap_retries
 from pytest_homefield.run.runner import RunLimits
+from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.store import append_jsonl
 
 CALC = "src/calc/__init__.py"
@@ -191,8 +197,53 @@ def test_a_snapshot_failure_is_infra(fx: Fixture, task: Task, tmp_path: Path) ->
         r = run_attempt(_spec(task, OracleAgent(name="oracle", spec="oracle"), tmp_path), c)
     finally:
         c.close()
-    assert r.outcome == "infra"
+    assert r.outcome == "infra" and not r.claimed  # homefield's own: never scored, also on the last try
+    assert cap_retries(r, {}, 0) == r
     assert r.error is not None and r.error.startswith("SnapshotError: setup_cmd failed (exit 3")
+
+
+#: The agent's own output saying the provider failed: a built-in recipe's helper (aider's reads the
+#: client's stdout, which holds the model's reply) and a plain ``cmd:`` agent's rate limit.
+RECIPE_INFRA = """echo '{"outcome": "infra", "error": "litellm.InternalServerError: OpenAIException (500)"}'"""
+CMD_RATE_LIMIT = """echo '{"outcome": "rate_limited", "error": "429 too many requests"}'"""
+
+
+@pytest.mark.parametrize("kind", ["openai-server-500", "recipe-infra", "cmd-rate-limited"])
+def test_an_unscored_outcome_from_the_agent_is_a_claim(cache: SnapshotCache, task: Task, tmp_path: Path,
+                                                       kind: str) -> None:
+    """atk9 F5, measured on main: an ``openai:`` server answering HTTP 500 (the server is the model under
+    test) and a recipe's ``{"outcome": "infra"}`` (read from the model's own text) were ``infra``, never
+    scored after ``--max-retries``. Now each is the agent's claim: unscored while retries are left, then
+    ``agent_error`` (scored), as a ``cmd:`` agent's declared rate limit always was."""
+    none = SandboxChoice("none", "shared")
+    if kind == "openai-server-500":
+        with openai_chat_server([{"error": {"status": 500, "message": "Internal Server Error"}}]) as server:
+            agent: object = OpenAIAgent(name="o", spec="openai:m", model="m",
+                                        settings=AgentSettings(base_url=server.url + "/v1"))
+            r = run_attempt(_spec(task, agent, tmp_path, sandbox=none), cache)
+    else:
+        agent = CommandAgent(name="c", spec="cmd:x", command=RECIPE_INFRA if kind == "recipe-infra" else CMD_RATE_LIMIT,
+                             settings=AgentSettings(), trust_infra=kind == "recipe-infra")
+        r = run_attempt(_spec(task, agent, tmp_path, sandbox=none), cache)
+    assert r.outcome == ("rate_limited" if kind == "cmd-rate-limited" else "infra") and not r.scored, r
+    last = cap_retries(r, {(r.task_id, r.agent, 1): 2}, 2)
+    assert last.outcome == "agent_error" and last.scored, last
+    assert r.claimed and not last.claimed, r
+    assert cap_retries(r, {(r.task_id, r.agent, 1): 1}, 2) == r  # a retry is left: unscored
+    what = "rate limited" if kind == "cmd-rate-limited" else "reported infra"
+    assert (last.error or "").startswith(f"{what} 3 times (--max-retries 2): "), last.error
+
+
+def test_a_reported_cost_that_is_not_a_number_is_dropped(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    """atk9 F6, measured on main: a usage line ``{"cost_usd": Infinity}`` was recorded as it was (and spent
+    the whole ``--budget``); results.jsonl then held ``Infinity``, which is not JSON."""
+    agent = CommandAgent(name="c", spec="cmd:x", settings=AgentSettings(), command=(
+        """echo '{"cost_usd": Infinity, "input_tokens": 1e400, "output_tokens": 12, "turns": NaN}'"""))
+    r = run_attempt(_spec(task, agent, tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    assert (r.outcome, r.cost_usd, r.input_tokens, r.output_tokens, r.turns) == ("empty_patch", None, None, 12, None)
+    path = tmp_path / "results.jsonl"
+    append_jsonl(path, r.to_dict())
+    assert "Infinity" not in path.read_text() and "NaN" not in path.read_text()
 
 
 def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
@@ -216,7 +267,7 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     empty = limits("2026-01-01")
     empty.refresh()
-    assert empty.spent_usd == 0.0 and rate_limit_since("2026-01-01") is None
+    assert empty.spent_usd() == 0.0 and rate_limit_since("2026-01-01") is None
     rows = [
         {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.5, "outcome": "rate_limited",
          "finished_at": "2026-01-01T10:00:00+00:00", "error": "429 from the provider"},
@@ -233,7 +284,7 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     assert latest[("t", "a", 1, "base")]["outcome"] == "solved"
     spent = limits("2026-01-01")
     spent.refresh()
-    assert spent.spent_usd == 1.25
+    assert spent.spent_usd() == 1.25 and spent.spent_usd("b") == 0.0
     assert rate_limit_since("2026-01-01T09:00:00+00:00") == "429 from the provider"
     assert rate_limit_since("2026-01-01T12:00:00+00:00") == "rate limited"
     assert rate_limit_since("2026-01-03") is None

@@ -1,12 +1,14 @@
 """Issue 30: nothing scored at the agent's word. Measured on main: a ``cmd:`` agent that printed
 ``{"outcome": "rate_limited"}`` on every attempt it could not solve was never scored on those tasks
 (``--resume`` retried them for ever), so it ranked 100% against an honest agent of equal skill at 33%.
-An unscored attempt is now retried at most ``--max-retries`` times; a rate limit on its last try is
-scored ``agent_error``, an infra on its last try stays unscored but is never retried, and the report
-ranks on the tasks whose attempts are all scored."""
+An unscored attempt is now retried at most ``--max-retries`` times; a rate limit (and, atk9 F5, an infra
+the agent's own output claimed) on its last try is scored ``agent_error``, an infra homefield established
+on its last try stays unscored but is never retried, and the report ranks on the tasks whose attempts are
+all scored."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -40,6 +42,9 @@ def test_the_last_try_of_a_rate_limit_is_scored_and_an_exhausted_infra_is_done(t
     assert capped.error == "rate limited 2 times (--max-retries 1): 429 too many requests"
     assert cap_retries(_result("t2", "rate_limited"), tries, 2).outcome == "rate_limited"  # a retry is left
     assert cap_retries(_result("t2", "infra"), tries, 1).outcome == "infra"  # the environment's: unscored
+    claimed = dataclasses.replace(_result("t2", "infra", error="API Error: 500"), claimed=True)  # the agent's word
+    assert cap_retries(claimed, tries, 2) == claimed
+    assert cap_retries(claimed, tries, 1).error == "reported infra 2 times (--max-retries 1): API Error: 500"
     assert cap_retries(_result("t9", "rate_limited"), {}, 0).error == "rate limited 1 time (--max-retries 0)"
 
 

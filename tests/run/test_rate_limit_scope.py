@@ -1,58 +1,86 @@
-"""A rate limit stops only the agents behind the same provider."""
+"""What one agent reports stops only that agent: its rate limit and its spending against its share of
+``--budget`` (atk9 F5b, F6: both are the agent's own claims)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
-from pytest_homefield.agents.registry import provider_of
+import pytest
+
+from pytest_homefield.agents.base import AgentSettings
+from pytest_homefield.agents.claude import ClaudeAgent
+from pytest_homefield.agents.cmd_agent import CommandAgent
+from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result
-from pytest_homefield.run.runner import RunLimits
+from pytest_homefield.run.runner import AttemptRunner, RunLimits
+from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl
 
-
-def _agent(name: str, spec: str, base_url: str | None = None) -> SimpleNamespace:
-    return SimpleNamespace(name=name, spec=spec, settings=SimpleNamespace(base_url=base_url))
+START = "2026-01-01T00:00:00+00:00"
 
 
-def test_providers() -> None:
-    assert provider_of(_agent("sonnet", "claude:claude-sonnet-4-5")) == provider_of(_agent("claude", "claude"))
-    assert provider_of(_agent("q", "openai:q", "http://127.0.0.1:1/v1")) != provider_of(
-        _agent("r", "openai:r", "http://127.0.0.1:2/v1"))
-    assert provider_of(_agent("a", "cmd:x")) != provider_of(_agent("b", "cmd:x"))
-    declared = SimpleNamespace(name="w", spec="cmd:x", provider="anthropic")
-    assert provider_of(declared) == provider_of(_agent("claude", "claude"))
+def _record(agent: str, outcome: str, *, cost: float | None = None, error: str | None = None, attempt: int = 1,
+            finished_at: str = "2026-01-01T00:00:01+00:00") -> dict[str, object]:
+    return Result(run_id="r", task_id="t", agent=agent, attempt=attempt, outcome=outcome, cost_usd=cost, error=error,
+                  finished_at=finished_at).to_dict()
 
 
-def test_a_limit_counts_only_for_the_named_agents(tmp_path: Path) -> None:
+def _runner(tmp_path: Path, agents: list[object], budget_usd: float | None = None) -> AttemptRunner:
+    return AttemptRunner(Settings(root=tmp_path, sandbox="none"), agents, run_id="r",  # type: ignore[arg-type]
+                         results=tmp_path / "results.jsonl", folder=lambda variant: tmp_path, session_start=START,
+                         budget_usd=budget_usd)
+
+
+def _claude(name: str) -> ClaudeAgent:
+    return ClaudeAgent(name=name, spec=f"claude:claude-{name}-1", model=f"claude-{name}-1", settings=AgentSettings())
+
+
+def test_a_rate_limit_stops_only_the_agent_that_reported_it(tmp_path: Path) -> None:
+    """Measured on main: two claude agents shared a provider, so the rate limit one of them forged
+    (a result line written into the CLI's own stdout) stopped the other: ``honest: no attempt recorded``."""
+    evil, honest = _claude("evil"), _claude("honest")
+    runner = _runner(tmp_path, [evil, honest])
+    append_jsonl(runner.results, _record("evil", "rate_limited", error="API Error: 429 rate_limit_error"))
+    assert runner.stop_reason(evil) == "rate limited: API Error: 429 rate_limit_error"
+    assert runner.stop_reason(honest) is None
+    assert runner.stop_reason() == "rate limited: API Error: 429 rate_limit_error"  # an ablation: its one agent
+
+
+def test_a_claimed_cost_spends_only_the_claimants_share(tmp_path: Path) -> None:
+    """Measured on main: ``cmd:echo '{"cost_usd": 1e9}'`` spent ``--budget 50`` for every agent of the
+    run (oracle: no attempt recorded, and again after every ``--resume``)."""
+    spender = CommandAgent(name="spender", spec="cmd:x", command="x", settings=AgentSettings())
+    oracle = OracleAgent(name="oracle", spec="oracle")
+    runner = _runner(tmp_path, [spender, oracle], budget_usd=50.0)
+    append_jsonl(runner.results, _record("spender", "empty_patch", cost=1e9))
+    assert runner.stop_reason(spender) == "budget spent: spender: 1000000000.00 of 25.00 USD (its share of 50.00)"
+    assert runner.stop_reason(oracle) is None
+    append_jsonl(runner.results, _record("oracle", "solved", cost=24.0))
+    assert runner.stop_reason(oracle) is None
+    append_jsonl(runner.results, _record("oracle", "solved", cost=1.0, attempt=2))
+    assert runner.stop_reason(oracle) == "budget spent: oracle: 25.00 of 25.00 USD (its share of 50.00)"
+
+
+def test_one_agent_has_the_whole_budget(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
-    append_jsonl(path, Result(run_id="r", task_id="t", agent="wrapped", attempt=1, outcome="rate_limited",
-                              error="429 from the API", finished_at="2026-01-01T00:00:01+00:00").to_dict())
-    since = "2026-01-01T00:00:00+00:00"
-
-    def rate_limit_since(since_iso: str, agents: set[str]) -> str | None:
-        limits = RunLimits(path, budget_usd=None, since_iso=since_iso)
-        limits.refresh()
-        return limits.rate_limited(agents)
-
-    assert rate_limit_since(since, agents={"wrapped"}) == "429 from the API"
-    assert rate_limit_since(since, agents={"oracle", "other"}) is None
-    assert rate_limit_since("2026-01-02T00:00:00+00:00", agents={"wrapped"}) is None
-    limits = RunLimits(path, budget_usd=None, since_iso=since)
-    assert limits.stop_reason({"wrapped"}) == "rate limited: 429 from the API"
-    assert limits.stop_reason({"oracle"}) is None
+    limits = RunLimits(path, budget_usd=0.05, since_iso=START)
+    append_jsonl(path, _record("a", "solved", cost=0.04))
+    assert limits.stop_reason("a") is None and limits.spent_usd("a") == pytest.approx(0.04)
+    append_jsonl(path, _record("a", "solved", cost=0.02, attempt=2))
+    assert limits.stop_reason("a") == "budget spent: a: 0.06 of 0.05 USD"
+    assert limits.stop_reason() == "budget spent: 0.06 of 0.05 USD"  # every agent's spending: an ablation
 
 
-def test_a_limit_of_the_previous_session_in_the_same_second_does_not_count(tmp_path: Path) -> None:
+def test_a_limit_of_the_previous_session_does_not_count(tmp_path: Path) -> None:
     """A resume that starts in the second an earlier session's rate limit was recorded (seconds-precision
     records of older versions, or the same second) is not stopped by it; this session's own limit is."""
     path = tmp_path / "results.jsonl"
-    append_jsonl(path, Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="rate_limited",
-                              error="old", finished_at="2026-01-01T00:00:01+00:00").to_dict())
+    append_jsonl(path, _record("a", "rate_limited", error="old"))
     limits = RunLimits(path, budget_usd=None, since_iso="2026-01-01T00:00:01.400+00:00")
     limits.refresh()
-    assert limits.rate_limited({"a"}) is None
-    append_jsonl(path, Result(run_id="r", task_id="t", agent="a", attempt=2, outcome="rate_limited",
-                              error="new", finished_at="2026-01-01T00:00:01.650+00:00").to_dict())
+    assert limits.rate_limited("a") is None
+    append_jsonl(path, _record("a", "rate_limited", error="new", attempt=2,
+                               finished_at="2026-01-01T00:00:01.650+00:00"))
     limits.refresh()
-    assert limits.rate_limited({"a"}) == "new"
+    assert limits.rate_limited("a") == "new" and limits.rate_limited("b") is None
+    assert RunLimits(path, budget_usd=None, since_iso="2026-01-02T00:00:00+00:00").stop_reason("a") is None

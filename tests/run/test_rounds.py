@@ -57,6 +57,13 @@ def test_wait_ends_on_a_stop_or_a_stall(tmp_path: Path) -> None:
     wait_for_rounds(path, {("t1", "a", 1)}, session_start=START, stop=lambda: None, stall_s=10, clock=clock,
                     sleep=clock.sleep)
     assert 10 <= clock.t <= 10.5
+    # the missing records are all of agents that start no further attempt (their budget shares spent)
+    path.write_text(_line("t1", "a", 1))
+    clock = Clock()
+    assert len(wait_for_rounds(path, {("t1", "a", 1), ("t1", "b", 1), ("t2", "b", 1)}, session_start=START,
+                               stop=lambda: None, stopped=lambda agent: agent == "b", stall_s=100, clock=clock,
+                               sleep=clock.sleep)) == 1
+    assert clock.sleeps == 0
 
 
 def test_not_needed_record_is_done_and_unscored(tmp_path: Path) -> None:

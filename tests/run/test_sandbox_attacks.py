@@ -275,11 +275,12 @@ def test_cmd_agent_cannot_declare_infra(task: Task, cache: SnapshotCache, tmp_pa
     r, _ = attempt(task, cache, liar, tmp_path)
     assert r.outcome == "agent_error" and r.scored, r
     assert "cannot declare" in (r.error or "") and "provider down" in (r.error or "")
-    # the built-in recipes' helper (which reads the client's own error) may still say infra
+    # the built-in recipes' helper (which reads the client's own output) may still say infra: a claim,
+    # which --max-retries bounds (atk9 F5)
     trusted = CommandAgent(name="recipe", spec="cmd:x", command="echo '{\"outcome\": \"infra\"}'",
                            settings=AgentSettings(), trust_infra=True)
     r2, _ = attempt(task, cache, trusted, tmp_path / "t")
-    assert r2.outcome == "infra"
+    assert r2.outcome == "infra" and r2.claimed
 
 
 #: attacker9's F4: a clear-screen, a window title, NUL, backspace, right-to-left override, a line separator

@@ -205,7 +205,7 @@ def test_budget_counts_the_last_record_per_attempt(tmp_path: Path) -> None:
     append_jsonl(path, _result("t", "a", 1, "infra", cost=0.04))
     append_jsonl(path, _result("t", "a", 1, "solved", cost=0.02))  # the retry replaces the first line
     append_jsonl(path, _result("t", "a", 2, "solved", cost=0.02))
-    assert limits.stop_reason() is None and limits.spent_usd == pytest.approx(0.04)
+    assert limits.stop_reason() is None and limits.spent_usd() == pytest.approx(0.04)
     append_jsonl(path, _result("t", "a", 3, "solved", cost=None))  # unknown cost counts 0
     append_jsonl(path, _result("u", "a", 1, "solved", cost=0.02))  # e.g. from another worker
     assert limits.stop_reason() == "budget spent: 0.06 of 0.05 USD"
