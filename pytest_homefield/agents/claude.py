@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, CallSandbox, Capable, Completion
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -397,11 +398,12 @@ class ClaudeAgent(Capable):
         return self._execute(ctx.wrap(cmd, env), stdin_text, cwd=ctx.workspace, env=env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
 
-    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+    def complete(self, prompt: str, *, timeout_s: float, sandbox: CallSandbox, gold_answer: str = "") -> Completion:
         """Answer a plain prompt with no tools and no workspace: ``--tools ""`` (no tool is offered to
-        the model), ``--max-turns 1``, an empty temp folder as cwd, the environment of
-        docs/contracts.md §9 built from ``os.environ``. Cost and tokens come from the CLI's result
-        object. ``gold_answer`` is ignored."""
+        the model), ``--max-turns 1``, an empty temp folder as cwd, inside ``sandbox`` (as an edit-only
+        attempt's), the environment of docs/contracts.md §9 built from ``os.environ``. Cost and tokens
+        come from the CLI's result object; ``infra`` when the sandbox cannot be made. ``gold_answer``
+        is ignored."""
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
             root = Path(tmp)
@@ -409,8 +411,13 @@ class ClaudeAgent(Capable):
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             cmd, stdin_text = self.command(prompt, allow_shell=False, budget_usd=self.settings.budget_usd,
                                            tools="", max_turns=1)
-            res = self._execute(cmd, stdin_text, cwd=root / "cwd", env={**env, **CLAUDE_ENV},
-                                timeout_s=timeout_s, artifacts=root)
+            try:
+                with sandbox(self, workspace=root / "cwd", box=root, env=env) as box:
+                    full = {**env, **CLAUDE_ENV}
+                    res = self._execute(box.wrap(cmd, full), stdin_text, cwd=root / "cwd", env=full,
+                                        timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
+            except (OSError, BwrapUnavailable) as exc:
+                return Completion(outcome="infra", error=f"cannot prepare the sandbox: {exc}")
             summary = summarize_stream((root / "agent.out").read_text(errors="replace"))
         answer = str((summary.result or {}).get("result") or "")
         return Completion.from_result(answer, res, wall_s=time.monotonic() - started)

@@ -26,10 +26,12 @@ from pytest_homefield.agents.claude import (
     summarize_stream,
 )
 from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.probe.prompt import probe_prompt
 from pytest_homefield.run.attempt import agent_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.settings import resolve_settings
 
 MODEL = "claude-sonnet-4-5"
 
@@ -226,7 +228,9 @@ def test_complete_answers_a_probe_prompt_without_tools(harness: Harness, monkeyp
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
         monkeypatch.setenv("HOME", str(harness.home))
-        c = harness.agent().complete(prompt, timeout_s=60, gold_answer="never sent")
+        # in bubblewrap, as a probe call is (contracts §9), the scripted API reached through the allowlist
+        box = ProbeSandboxes(resolve_settings(harness.tmp, {"sandbox": "bwrap"}))
+        c = harness.agent().complete(prompt, timeout_s=60, gold_answer="never sent", sandbox=box)
         requests = server.requests
     assert c.text == answer
     assert c.outcome is None and c.error is None
@@ -247,7 +251,8 @@ def test_complete_rate_limit_gives_no_text(harness: Harness, monkeypatch: pytest
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
         monkeypatch.setenv("HOME", str(harness.home))
-        c = harness.agent().complete("hi", timeout_s=60)
+        c = harness.agent().complete("hi", timeout_s=60,
+                                     sandbox=ProbeSandboxes(resolve_settings(harness.tmp, {"sandbox": "none"})))
     assert c.outcome == "rate_limited" and c.text == ""
 
 
