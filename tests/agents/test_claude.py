@@ -77,14 +77,14 @@ class Harness:
 
     def run(self, script: list[dict[str, Any]], *, agent: ClaudeAgent | None = None, timeout_s: float = 60,
             budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool = False,
-            network: str | None = None) -> AgentResult:
+            network: str | None = None, env: dict[str, str] | None = None) -> AgentResult:
         agent = agent or self.agent()
         prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=allow_shell)
         with anthropic_server(script) as server:
             self.server = server
             source = {"PATH": os.environ["PATH"], "HOME": str(self.home), "LANG": "C.UTF-8",
                       "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key",
-                      "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak"}
+                      "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak", **(env or {})}
             box = self.tmp / "box"
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=box / "tmp",
                                   passthrough=agent.env_passthrough, source=source)
@@ -341,6 +341,32 @@ def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path)
     assert harness.calc == FIXED
     tool_result = str(harness.server.requests[1].body["messages"][-1])
     assert "NO-SECRET" in tool_result and "GOLD" not in tool_result
+
+
+def test_a_claude_config_dir_reaches_the_sandbox_as_its_login_only(harness: Harness, tmp_path: Path) -> None:
+    """contracts §9 (atk9 F8): of a ``CLAUDE_CONFIG_DIR`` the sandbox gets what the real CLI logs in with,
+    never the user's past sessions, prompt history or other projects' state: the CLI authenticates with
+    the key stored in its ``.claude.json`` (no ``ANTHROPIC_API_KEY``), and its Bash tool finds nothing else."""
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    conf = tmp_path / "claude-conf"
+    (conf / "projects" / "-work-repo").mkdir(parents=True)
+    (conf / "projects" / "-work-repo" / "0001.jsonl").write_text('{"SECRET-SESSION": "the fix is a + b"}\n')
+    (conf / "history.jsonl").write_text('{"display": "SECRET-HISTORY"}\n')
+    (conf / ".claude.json").write_text(json.dumps({
+        "primaryApiKey": "stored-key", "userID": "u1", "projects": {"/work/repo": {"SECRET-PROJECT": 1}},
+        "mcpServers": {"x": {"env": {"TOKEN": "SECRET-MCP"}}}}))
+    bash = {"tool_calls": [{"name": "Bash", "input": {
+        "command": 'sed -i "s/a - b/a + b/" calc.py; cd "$CLAUDE_CONFIG_DIR" && ls -A && cat .claude.json',
+        "description": "fix"}}], "usage": {"input_tokens": 900, "output_tokens": 40}}
+    res = harness.run([bash, DONE], allow_shell=True, sandbox=True,
+                      env={"CLAUDE_CONFIG_DIR": str(conf), "ANTHROPIC_API_KEY": ""})
+    assert res.outcome is None and harness.calc == FIXED, (res, (harness.artifacts / "agent.err").read_text()[-2000:])
+    assert {r.headers.get("x-api-key") for r in harness.server.requests} == {"stored-key"}
+    tool_result = str(harness.server.requests[1].body["messages"][-1])
+    assert "primaryApiKey" in tool_result and "SECRET" not in tool_result, tool_result
 
 
 @pytest.mark.slow
