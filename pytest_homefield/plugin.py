@@ -61,7 +61,7 @@ def protect_repository(root: Path, *, note: bool) -> None:
     dropped = outside_pythonpath(os.environ.get("PYTHONPATH", ""))[1]
     if note and dropped:
         print(f"homefield: PYTHONPATH {os.pathsep.join(dropped)!r} is inside or around the repository: left out of "
-              "every test run and sandbox (the grading copy stands for it)", file=sys.stderr)
+              "every test run and sandbox (a folder inside it is taken from the copy under test)", file=sys.stderr)
 
 
 def pytest_configure(config: pytest.Config) -> None:

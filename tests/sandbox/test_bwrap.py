@@ -354,11 +354,14 @@ def test_a_pythonpath_naming_the_repository_reaches_no_test_run(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """contracts §7 (atk9 F7): with the user's ``PYTHONPATH`` naming the repository, its folder inside
     (``src``) or a folder holding it, a test run in bubblewrap finds none of them on ``sys.path`` nor
-    ``.homefield/tasks.jsonl`` anywhere; an unrelated entry is still passed and bound."""
+    ``.homefield/tasks.jsonl`` anywhere; a folder inside it (``lib``) is taken from the copy under test, an
+    unrelated entry is still passed and bound."""
     _bwrap()
     repo = tmp_path / "home" / "repo"
     (repo / ".homefield").mkdir(parents=True)
     (repo / "src").mkdir()
+    (repo / "lib").mkdir()
+    (repo / "lib" / "hfcopy.py").write_text("WHERE = 'repository'\n")
     (repo / ".homefield" / "tasks.jsonl").write_text('{"gold_patch": "GOLD"}\n')
     other = tmp_path / "libs"
     other.mkdir()
@@ -367,13 +370,16 @@ def test_a_pythonpath_naming_the_repository_reaches_no_test_run(tmp_path: Path,
     protected.protect(repo)
     work = tmp_path / "w"
     (work / "tests").mkdir(parents=True)
+    (work / "lib").mkdir()
+    (work / "lib" / "hfcopy.py").write_text("WHERE = 'copy'\n")
     (work / "tests" / "test_peek.py").write_text(
-        "import os, sys\nimport hflib\n\n\n"
+        "import os, sys\nimport hflib, hfcopy\n\n\n"
         "def test_sees_no_answers():\n"
+        "    assert hfcopy.WHERE == 'copy'\n"
         f"    assert not os.path.exists({str(repo / '.homefield' / 'tasks.jsonl')!r})\n"
         f"    assert not [p for p in sys.path if p.startswith({str(tmp_path / 'home')!r})], sys.path\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(repo / "src"), str(tmp_path / "home"),
-                                                        str(other)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(repo / "src"), str(repo / "lib"),
+                                                        str(tmp_path / "home"), str(other)])}
     cmd = "python -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
     run = run_tests(work, cmd, ["tests/test_peek.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
     assert run.outcomes == {"tests/test_peek.py::test_sees_no_answers": "passed"}, run.log_path.read_text()[-3000:]
