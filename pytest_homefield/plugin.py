@@ -10,7 +10,9 @@ the work. Heavy imports (git, scipy, yaml) happen only then.
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +51,19 @@ def find_root(start: Path) -> Path:
     return Path(lines[1]).resolve()
 
 
+def protect_repository(root: Path, *, note: bool) -> None:
+    """Keep the repository out of every test run and sandbox of this process
+    (:mod:`pytest_homefield.sandbox.protected`); with ``note``, say in one line which ``PYTHONPATH``
+    entries are left out for it."""
+    from pytest_homefield.sandbox.protected import outside_pythonpath, protect
+
+    protect(root)
+    dropped = outside_pythonpath(os.environ.get("PYTHONPATH", ""))[1]
+    if note and dropped:
+        print(f"homefield: PYTHONPATH {os.pathsep.join(dropped)!r} is inside or around the repository: left out of "
+              "every test run and sandbox (a folder inside it is taken from the copy under test)", file=sys.stderr)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "homefield: an item created by pytest-homefield (a task attempt)")
     mine = bool(config.option.homefield_mine)
@@ -64,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.add_cleanup(guard_session(worker=hasattr(config, "workerinput")))
     root = find_root(config.invocation_params.dir)
+    protect_repository(root, note=not hasattr(config, "workerinput"))
     try:
         settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
     except ConfigError as exc:

@@ -146,6 +146,8 @@ _R = ("run", "plan", "verify")
 _MR = ("mine", "run", "verify")
 _A = ("ablate",)
 _RA = ("run", "ablate")
+#: the commands that start agents' programs in a sandbox (docs/contracts.md §9)
+_AGENT_BOX = ("run", "verify", "ablate", "probe")
 _MAX_TASKS: dict[str, Any] = {
     "help": "mine: keep the newest N tasks; run, verify, ablate, probe: the first N tasks of tasks.jsonl (newest "
             "first)",
@@ -266,31 +268,31 @@ class Settings(ScanSettings):
                                 commands=_RA, yml="run.allow_shell")
     sandbox: str = setting("auto", help="auto (default: bubblewrap where it works; agents that run commands are "
                            "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
-                           commands=_MR + _A, yml="run.sandbox", choices=("auto", "bwrap", "none"))
+                           commands=_MR + _A + ("probe",), yml="run.sandbox", choices=("auto", "bwrap", "none"))
     sandbox_network: str = setting("allowlist", help="network inside an agent's sandbox: allowlist (default; only "
                                    "the agent's provider, e.g. the Anthropic API or ANTHROPIC_BASE_URL, and "
                                    "--allow-host, through a filtering proxy; enforced by bubblewrap only), shared "
                                    "(the host's, loopback included), none (local cmd: agents) or "
                                    "loopback:PORT[,PORT...] (only those ports of this machine's 127.0.0.1, e.g. a "
                                    "local model server); test runs never have one",
-                                   commands=("run", "verify", "ablate"), yml="run.sandbox_network",
+                                   commands=_AGENT_BOX, yml="run.sandbox_network",
                                    check="network")
     test_network: str = setting("none", help="ports of this machine's 127.0.0.1 that test runs may reach besides "
                                 "the services': none (default) or loopback:PORT[,PORT...] (servers you run "
                                 "yourself)", commands=_MR + _A, yml="test_network", check="test_network")
     allow_hosts: list[str] = setting([], help="with --sandbox-network allowlist: also let agents reach HOST, "
                                      "HOST:PORT, *.DOMAIN[:PORT] or a URL's host (repeatable; no port: 443 and 80)",
-                                     commands=("run", "verify", "ablate"), flag="allow-host", yml="run.allow_hosts",
+                                     commands=_AGENT_BOX, flag="allow-host", yml="run.allow_hosts",
                                      yml_also=(str,), check="hosts")
     max_output_mb: float = setting(5.0, help="MiB kept of an agent's stdout and of its stderr each (agent.out, "
                                    "agent.err; the rest is cut with a marker line, the last lines kept; default 5)",
-                                   commands=("run", "verify", "ablate"), yml="run.max_output_mb", check="positive")
+                                   commands=_AGENT_BOX, yml="run.max_output_mb", check="positive")
     max_file_mb: float = setting(50.0, help="MiB per file an agent may write; a bigger file, a named pipe, socket or "
                                  "device in its folders is agent_error (default 50)",
-                                 commands=("run", "verify", "ablate"), yml="run.max_file_mb", check="positive")
+                                 commands=_AGENT_BOX, yml="run.max_file_mb", check="positive")
     max_workspace_mb: float = setting(500.0, help="MiB an agent may add to its workspace, TMPDIR and HOME in all "
                                       "(over it: stopped, agent_error; default 500)",
-                                      commands=("run", "verify", "ablate"), yml="run.max_workspace_mb",
+                                      commands=_AGENT_BOX, yml="run.max_workspace_mb",
                                       check="positive")
     attacks: bool = setting(False, help="run the built-in attack agents on every task and check that grading holds",
                             commands=("verify",))

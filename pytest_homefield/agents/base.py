@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -17,8 +18,9 @@ from typing import Any, Protocol, runtime_checkable
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.limits import WriteLimits
 
-__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "Capable", "Completer", "Completion",
-           "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt", "reported_count", "reported_usd"]
+__all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "CallBox", "CallSandbox", "Capable", "Completer",
+           "Completion", "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt", "reported_count",
+           "reported_usd"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -263,6 +265,31 @@ class Completion:
                    model=res.model, wall_s=wall_s)
 
 
+@dataclass
+class CallBox:
+    """The sandbox of one text-only call of an agent that starts a program (:meth:`Completer.complete`):
+    ``wrap(argv, env)`` as :attr:`AgentContext.wrap` (the call's program must be started as
+    ``wrap(argv, env)`` with that same ``env``), ``limits`` and ``watch`` as :class:`AgentContext`'s,
+    for :func:`pytest_homefield.sandbox.procs.run_agent`."""
+
+    wrap: Callable[[list[str], Mapping[str, str]], list[str]]
+    limits: WriteLimits = field(default_factory=WriteLimits)
+    watch: Callable[[], str | None] | None = None
+
+
+class CallSandbox(Protocol):
+    """What the probe hands the ``complete()`` of an agent whose capabilities say ``process``:
+    ``sandbox(agent, workspace=…, box=…, env=…)`` is a context manager giving the :class:`CallBox` of
+    one call whose cwd is ``workspace`` and whose private folder is ``box`` (``box/tmp`` its ``TMPDIR``,
+    ``box/home`` its ``HOME`` when confined); ``env`` (built by the agent) is changed in place as an
+    attempt's is (``HOME``, the client's configuration). Leaving it stops the call's proxy and relay.
+    Raises :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` where the agent must be confined
+    and cannot be (docs/contracts.md §9)."""
+
+    def __call__(self, agent: Any, *, workspace: Path, box: Path,
+                 env: dict[str, str]) -> AbstractContextManager[CallBox]: ...
+
+
 @runtime_checkable
 class Completer(Protocol):
     """The text-only capability an agent may add (the memorization probe uses it): no tools, no
@@ -274,7 +301,9 @@ class Completer(Protocol):
     def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
         """Answer ``prompt`` within ``timeout_s`` seconds. ``gold_answer`` is the answer a perfect
         memoriser would give; only the reference agents (``oracle``, ``sim:P``) read it. Must not
-        raise for agent-side failures (return an ``outcome``)."""
+        raise for agent-side failures (return an ``outcome``). An agent whose capabilities say
+        ``process`` is also given ``sandbox=`` (a :class:`CallSandbox`, required) and must start its
+        program inside it."""
         ...
 
 

@@ -43,6 +43,7 @@ from pytest_homefield.agents.base import (
     AgentContext,
     AgentResult,
     AgentSettings,
+    CallSandbox,
     Capable,
     Completion,
     reported_count,
@@ -50,6 +51,7 @@ from pytest_homefield.agents.base import (
 )
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -60,10 +62,12 @@ __all__ = [
     "CLAUDE_PRICES",
     "UNKNOWN_MODEL_PRICE",
     "ClaudeAgent",
+    "LOGIN_KEYS",
     "StreamSummary",
     "claude_cost",
     "claude_price",
     "classify_result",
+    "copy_login",
     "summarize_stream",
 ]
 
@@ -313,6 +317,31 @@ def _last_line(path: Path) -> str:
 CAPABILITIES = Capabilities(process=True, commands="with_shell", rules_file="CLAUDE.md")
 
 
+#: The keys of the CLI's ``.claude.json`` copied into an agent's sandbox: what it logs in with (an API
+#: key from ``/login``, the account of an OAuth login, the keys the user approved) and who it is. The
+#: real CLI (2.1.x) needs nothing else of the file, nor of its folder but ``.credentials.json`` (the
+#: OAuth tokens): ``projects`` (per-folder state), ``mcpServers`` (with their tokens) and the rest stay out.
+LOGIN_KEYS = ("primaryApiKey", "oauthAccount", "customApiKeyResponses", "userID", "hasCompletedOnboarding")
+
+
+def copy_login(config: Path, credentials: Path, config_dest: Path, credentials_dest: Path) -> None:
+    """Copy ``credentials`` (a regular file) to ``credentials_dest`` and the :data:`LOGIN_KEYS` of the
+    JSON object in ``config`` to ``config_dest`` (mode 0600; parents made), each when it exists (a
+    ``config`` that is no JSON object is left out). Raises ``OSError`` when a copy cannot be written."""
+    if credentials.is_file():
+        credentials_dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(credentials, credentials_dest)
+        credentials_dest.chmod(0o600)
+    try:
+        data = json.loads(config.read_text(encoding="utf-8")) if config.is_file() else None
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict):
+        config_dest.parent.mkdir(parents=True, exist_ok=True)
+        config_dest.write_text(json.dumps({k: data[k] for k in LOGIN_KEYS if k in data}), encoding="utf-8")
+        config_dest.chmod(0o600)
+
+
 class ClaudeAgent(Capable):
     """``claude[:MODEL]``: the Claude Code CLI (``executable``) on the workspace.
 
@@ -338,20 +367,20 @@ class ClaudeAgent(Capable):
         return [base] if base else [ANTHROPIC_API_HOST]
 
     def sandbox_home(self, home: Path, env: dict[str, str]) -> None:
-        """Copy the client's configuration from the user's ``HOME`` (``env["HOME"]``, else this
-        process's) into the sandbox's fresh ``home``: ``~/.claude.json`` and
-        ``~/.claude/.credentials.json`` when they exist, and a ``CLAUDE_CONFIG_DIR`` (re-pointed at the
-        copy in ``env``)."""
+        """Copy what the CLI needs to log in from the user's ``HOME`` (``env["HOME"]``, else this
+        process's) into the sandbox's fresh ``home`` (:func:`copy_login`): ``~/.claude.json`` (its
+        :data:`LOGIN_KEYS` only) and ``~/.claude/.credentials.json``, and the same two of a
+        ``CLAUDE_CONFIG_DIR`` (re-pointed at the copy in ``env``). Never its sessions, history or
+        other state (docs/contracts.md §9). Raises ``OSError`` when a copy cannot be written."""
         real_home = Path(env.get("HOME") or os.environ.get("HOME") or Path.home())
-        for rel in (".claude.json", ".claude/.credentials.json", ".claude/settings.json"):
-            src = real_home / rel
-            if src.is_file():
-                (home / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, home / rel)
+        copy_login(real_home / ".claude.json", real_home / ".claude" / ".credentials.json",
+                   home / ".claude.json", home / ".claude" / ".credentials.json")
         conf = env.get("CLAUDE_CONFIG_DIR")
         if conf and Path(conf).is_dir():
             dest = home / ".claude-config"
-            shutil.copytree(conf, dest, symlinks=True, dirs_exist_ok=True)
+            dest.mkdir(exist_ok=True)
+            copy_login(Path(conf) / ".claude.json", Path(conf) / ".credentials.json",
+                       dest / ".claude.json", dest / ".credentials.json")
             env["CLAUDE_CONFIG_DIR"] = str(dest)
 
     def __init__(self, *, name: str, spec: str, model: str | None, settings: AgentSettings,
@@ -413,11 +442,12 @@ class ClaudeAgent(Capable):
         return self._execute(ctx.wrap(cmd, env), stdin_text, cwd=ctx.workspace, env=env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
 
-    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+    def complete(self, prompt: str, *, timeout_s: float, sandbox: CallSandbox, gold_answer: str = "") -> Completion:
         """Answer a plain prompt with no tools and no workspace: ``--tools ""`` (no tool is offered to
-        the model), ``--max-turns 1``, an empty temp folder as cwd, the environment of
-        docs/contracts.md §9 built from ``os.environ``. Cost and tokens come from the CLI's result
-        object. ``gold_answer`` is ignored."""
+        the model), ``--max-turns 1``, an empty temp folder as cwd, inside ``sandbox`` (as an edit-only
+        attempt's), the environment of docs/contracts.md §9 built from ``os.environ``. Cost and tokens
+        come from the CLI's result object; ``infra`` when the sandbox cannot be made. ``gold_answer``
+        is ignored."""
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
             root = Path(tmp)
@@ -425,8 +455,13 @@ class ClaudeAgent(Capable):
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             cmd, stdin_text = self.command(prompt, allow_shell=False, budget_usd=self.settings.budget_usd,
                                            tools="", max_turns=1)
-            res = self._execute(cmd, stdin_text, cwd=root / "cwd", env={**env, **CLAUDE_ENV},
-                                timeout_s=timeout_s, artifacts=root)
+            try:
+                with sandbox(self, workspace=root / "cwd", box=root, env=env) as box:
+                    full = {**env, **CLAUDE_ENV}
+                    res = self._execute(box.wrap(cmd, full), stdin_text, cwd=root / "cwd", env=full,
+                                        timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
+            except (OSError, BwrapUnavailable) as exc:
+                return Completion(outcome="infra", error=f"cannot prepare the sandbox: {exc}")
             summary = summarize_stream((root / "agent.out").read_text(errors="replace"))
         answer = str((summary.result or {}).get("result") or "")
         return Completion.from_result(answer, res, wall_s=time.monotonic() - started)

@@ -41,6 +41,7 @@ from pytest_homefield.agents.base import (
     AgentContext,
     AgentResult,
     AgentSettings,
+    CallSandbox,
     Capable,
     Completion,
     reported_count,
@@ -49,6 +50,7 @@ from pytest_homefield.agents.base import (
 from pytest_homefield.agents.environment import agent_passthrough, build_agent_env
 from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.procs import run_agent
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
@@ -181,13 +183,15 @@ class CommandAgent(Capable):
             usage = distrust_infra(usage)
         return AgentResult(exit_code=proc.exit_code, **usage)
 
-    def complete(self, prompt: str, *, timeout_s: float, gold_answer: str = "") -> Completion:
+    def complete(self, prompt: str, *, timeout_s: float, sandbox: CallSandbox, gold_answer: str = "") -> Completion:
         """Answer a plain prompt: the command runs once with ``sh -c`` in an empty temporary folder,
-        the prompt in ``$HOMEFIELD_PROMPT`` (environment of docs/contracts.md §9 built from
-        ``os.environ``); the answer is its stdout. A last stdout line that is a usage line (module
-        docstring) is read for cost, tokens and model and is not part of the answer. Outcome
+        inside ``sandbox`` (as an attempt's, with its limits), the prompt in ``$HOMEFIELD_PROMPT``
+        (environment of docs/contracts.md §9 built from ``os.environ``); the answer is its stdout. A
+        last stdout line that is a usage line (module docstring) is read for cost, tokens and model
+        and is not part of the answer. Outcome
         ``timeout`` after ``timeout_s`` seconds (its process tree killed), ``agent_error`` on a
-        non-zero exit status, ``infra`` when ``sh`` cannot start. ``gold_answer`` is ignored."""
+        non-zero exit status, ``infra`` when ``sh`` cannot start or the sandbox cannot be made
+        (bubblewrap missing where it is needed). ``gold_answer`` is ignored."""
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
             root = Path(tmp)
@@ -195,9 +199,10 @@ class CommandAgent(Capable):
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             out_path, err_path = root / "agent.out", root / "agent.err"
             try:
-                proc = run_agent(self.command, cwd=root / "cwd", env=env, timeout_s=timeout_s, artifacts=root,
-                                 shell=True)
-            except OSError as exc:
+                with sandbox(self, workspace=root / "cwd", box=root, env=env) as box:
+                    proc = run_agent(box.wrap(["sh", "-c", self.command], env), cwd=root / "cwd", env=env,
+                                     timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
+            except (OSError, BwrapUnavailable) as exc:
                 return Completion(outcome="infra", error=f"cannot start sh: {exc}")
             text = out_path.read_text(errors="replace")
             err_tail = _tail_lines(err_path)

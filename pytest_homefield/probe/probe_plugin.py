@@ -39,6 +39,7 @@ from pytest_homefield.probe.verdicts import (
     verdict_lines,
 )
 from pytest_homefield.records import RATE_LIMITED, Task
+from pytest_homefield.run.run_plugin import sandbox_hook
 from pytest_homefield.run.session import selection
 from pytest_homefield.settings import Settings
 from pytest_homefield.transport import post
@@ -69,10 +70,12 @@ class ProbePlugin(ModePlugin):
             chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
                                verb="probe")
             agents = probe_agents(settings, config.hook.pytest_homefield_agents(config=config))
+            hook = sandbox_hook(config)
             if is_worker(config):
-                self.session = ProbeSession.join(settings, chosen, agents, config.workerinput)  # type: ignore[attr-defined]
+                self.session = ProbeSession.join(settings, chosen, agents, config.workerinput,  # type: ignore[attr-defined]
+                                                 sandbox_hook=hook)
             else:
-                self.session = ProbeSession.start(settings, chosen, agents)
+                self.session = ProbeSession.start(settings, chosen, agents, sandbox_hook=hook)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         redirect_collection(config, self.session.collect_path)

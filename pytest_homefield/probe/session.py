@@ -25,6 +25,7 @@ from pytest_homefield.agents.base import Agent, Completion, can_complete
 from pytest_homefield.agents.registry import agent_settings, build_agents, hook_agents
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.probe.prompt import added_lines, probe_prompt
 from pytest_homefield.probe.similarity import code_tokens, token_similarity
 from pytest_homefield.probe.verdicts import (
@@ -38,6 +39,8 @@ from pytest_homefield.probe.verdicts import (
 from pytest_homefield.probe_records import done_keys, load_probe, probe_path
 from pytest_homefield.records import NAME_CHARS, RATE_LIMITED, Task, one_line, tasks_digest
 from pytest_homefield.run.session import TaskSelection
+from pytest_homefield.sandbox.backends import SandboxHook
+from pytest_homefield.sandbox.modes import runs_process
 from pytest_homefield.settings import Settings
 from pytest_homefield.transport import Message, append_message, file_message
 
@@ -74,9 +77,11 @@ class ProbeSession:
     name, ``session_start`` (ISO 8601) the controller's start."""
 
     def __init__(self, settings: Settings, chosen: TaskSelection, agents: list[Agent], *,
-                 done: Mapping[str, set[CallKey]], session_start: str) -> None:
+                 done: Mapping[str, set[CallKey]], session_start: str, sandbox_hook: SandboxHook | None = None) -> None:
         self.settings = settings
         self.agents = agents
+        #: the sandbox of the calls of agents that start a program (as a run's attempts)
+        self.sandboxes = ProbeSandboxes(settings, sandbox_hook)
         self.shard = chosen.shard
         in_shard = {t.id for t in chosen.tasks}
         self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
@@ -96,10 +101,13 @@ class ProbeSession:
         self._rate_limited: dict[str, str] = {}  # agent name -> error of a limit this process met
 
     @classmethod
-    def start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent]) -> ProbeSession:
+    def start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
+              sandbox_hook: SandboxHook | None = None) -> ProbeSession:
         """The controller's session: the calls already answered per agent. Raises :class:`RunError`
-        (before any call is made) for a bad probe record, a probe file that already holds calls
+        (before any call is made) for an agent that must be confined where bubblewrap does not work
+        (:meth:`ProbeSandboxes.check`), a bad probe record, a probe file that already holds calls
         without ``--resume``, and calls made with another spec under the same agent name."""
+        ProbeSandboxes(settings, sandbox_hook).check(agents)
         HomefieldDir(settings.root).ensure()
         done: dict[str, set[CallKey]] = {}
         for agent in agents:
@@ -118,16 +126,17 @@ class ProbeSession:
                     f"pytest-homefield: agent {agent.name!r} was probed as {', '.join(sorted(map(str, specs)))}; "
                     f"this probe uses {agent.spec}: rename it with NAME=SPEC")
             done[agent.name] = done_keys(path) if settings.resume else set()
-        return cls(settings, chosen, agents, done=done, session_start=now_iso())
+        return cls(settings, chosen, agents, done=done, session_start=now_iso(), sandbox_hook=sandbox_hook)
 
     @classmethod
     def join(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
-             workerinput: Mapping[str, Any]) -> ProbeSession:
+             workerinput: Mapping[str, Any], sandbox_hook: SandboxHook | None = None) -> ProbeSession:
         """A worker's session from the controller's :meth:`workerinput`. Raises :class:`RunError`
         when ``tasks.jsonl`` changed since the controller read it."""
         done = {name: {(str(k), str(t), int(n)) for k, t, n in keys}
                 for name, keys in workerinput["homefield_probe_done"].items()}
-        session = cls(settings, chosen, agents, done=done, session_start=str(workerinput["homefield_session_start"]))
+        session = cls(settings, chosen, agents, done=done, session_start=str(workerinput["homefield_session_start"]),
+                      sandbox_hook=sandbox_hook)
         if workerinput["homefield_tasks_digest"] != session.digest:
             raise RunError("pytest-homefield: tasks.jsonl changed while the probe was starting")
         return session
@@ -174,14 +183,17 @@ class ProbeSession:
     def call(self, task: Task, agent: Any, kind: str, sample: int, gold_id: str) -> dict[str, Any]:
         """Make one text-only call of ``agent`` with ``task``'s prompt and the files of ``gold_id``
         (itself for ``kind`` ``task``, the paired task for ``control``), score the answer against
-        ``gold_id``'s added lines, and return its record (docs/contracts.md §4). Never raises for the
+        ``gold_id``'s added lines, and return its record (docs/contracts.md §4). An agent that starts a
+        program is given ``sandbox=`` (:class:`ProbeSandboxes`). Never raises for the
         agent's failures (an exception is an ``infra`` outcome)."""
         prompt = probe_prompt(task.prompt, self.by_id[gold_id].source_files)
         a_settings = agent_settings(self.settings, self.settings.agent_defs.get(agent.name))
         started_at = now_iso()
         t0 = time.monotonic()
+        # an agent that starts a program answers inside the sandbox of a run's attempt (docs/contracts.md §9)
+        confined = {"sandbox": self.sandboxes} if runs_process(agent) else {}
         try:
-            c = agent.complete(prompt, timeout_s=a_settings.timeout_s, gold_answer=self.gold[task.id])
+            c = agent.complete(prompt, timeout_s=a_settings.timeout_s, gold_answer=self.gold[task.id], **confined)
         except Exception as exc:  # a hook agent's bug is an infra error of this call, never a lost session
             c = Completion(outcome="infra", error=f"{type(exc).__name__}: {exc}"[:300])
         wall = c.wall_s or (time.monotonic() - t0)

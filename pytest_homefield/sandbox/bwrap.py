@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
@@ -156,10 +157,14 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     started by :func:`~pytest_homefield.sandbox.procs.run_process` (see :data:`ARGS_MARK`).
 
     Binds are ordered by depth so a read-write folder inside a read-only one (or inside the tmpfs)
-    stays writable; a read-only path inside an already read-only one is left out. Pure: reads only
-    which of the paths exist.
+    stays writable; a read-only path inside an already read-only one is left out, and so is one that
+    holds a protected folder (:mod:`.protected`: the repository under benchmark); a protected folder
+    under a system folder is hidden by an empty tmpfs. Reads only which of the paths exist and the
+    protected folders.
     """
-    args = [bwrap, *_system_args(), "--proc", "/proc", "--dev", "/dev"]
+    sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    hidden = [str(p) for p in protected() if _under(str(p), sys_roots)]
+    args = [bwrap, *_system_args(), *[a for p in hidden for a in ("--tmpfs", p)], "--proc", "/proc", "--dev", "/dev"]
     size = [] if policy.tmpfs_bytes is None else ["--size", str(int(policy.tmpfs_bytes))]
     if size:
         args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
@@ -168,12 +173,12 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     for d in policy.dirs:
         args += ["--dir", str(d)]
     rw = _norm(policy.rw)
-    ro = [p for p in _norm(policy.ro) if p not in rw]
-    sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    ro = [p for p in _norm(policy.ro) if p not in rw and not holds_protected(p)]
     binds: list[tuple[int, str, str]] = []
     for p in ro:
         # already visible read-only through a system folder or a shallower read-only bind
-        if _under(p, sys_roots) or any(q != p and _under(p, [q]) and not _under(p, rw) for q in ro):
+        if (_under(p, sys_roots) and not _under(p, hidden)) or \
+                any(q != p and _under(p, [q]) and not _under(p, rw) for q in ro):
             continue
         binds.append((p.count("/"), "--ro-bind", p))
     binds += [(p.count("/"), "--bind", p) for p in rw]
@@ -377,9 +382,10 @@ def _test_pythons(env: Mapping[str, str], python: str | None) -> list[str]:
 def tests_ro_paths(argv: Sequence[str], *, env: Mapping[str, str], python: str | None = None) -> list[Path]:
     """What a test run of ``argv`` reads besides its copy (see :func:`sandboxed_argv`): the interpreters
     (``python`` on ``env``'s ``PATH``, ``VIRTUAL_ENV``), this package and its reporter, the folders on
-    ``env``'s ``PYTHONPATH`` and the files ``argv`` names by absolute path."""
+    ``env``'s ``PYTHONPATH`` but those inside or around the repository (:mod:`.protected`) and the files
+    ``argv`` names by absolute path."""
     ro = [*python_paths(_test_pythons(env, python), path=env.get("PATH")), *package_paths(), REPORTER_DIR]
-    ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    ro += [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and not touches_protected(p)]
     # files the command names by absolute path (a runner script of a {junit} command): that file only
     ro += [Path(a) for a in argv if os.path.isabs(a) and os.path.isfile(a)]
     return ro

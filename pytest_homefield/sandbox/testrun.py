@@ -40,7 +40,8 @@ The repository's ``addopts`` are kept (they may be needed: import mode, plugins,
 enable xdist the reporter writes from the controller only, so each phase is still recorded once.
 
 Environment (see :func:`scrubbed_env`): ``PYTHONPATH`` = workdir, ``workdir/src`` (if it is a folder),
-the reporter folder, then the caller's ``PYTHONPATH``; ``PYTHONDONTWRITEBYTECODE=1`` (no
+the reporter folder, then the caller's ``PYTHONPATH`` but its entries around the repository, and those
+inside it taken from workdir instead (:mod:`.protected`); ``PYTHONDONTWRITEBYTECODE=1`` (no
 ``__pycache__`` in the snapshot); ``PYTHONHASHSEED=0`` (set and dict-of-str ordering is the same at
 verification and at grading, so a hash-order dependence cannot look like a fix or a flake);
 ``PYTEST_TIMEOUT`` = ``test_timeout_s`` (read by pytest-timeout when the test command's Python has it,
@@ -80,6 +81,7 @@ from pytest_homefield.sandbox.outcomes import (
     write_counted,
 )
 from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
 from pytest_homefield.sandbox.services import TestNetwork, run_network
 
 __all__ = [
@@ -214,8 +216,10 @@ def scrubbed_env(
     if (workdir / "src").is_dir():
         paths.append(str(workdir / "src"))
     paths.append(str(REPORTER_DIR))
-    if base.get("PYTHONPATH"):
-        paths.append(base["PYTHONPATH"])
+    # never the repository itself (protected): a folder inside it is taken from the copy under test
+    kept, dropped = outside_pythonpath(base.get("PYTHONPATH", ""))
+    paths += [str(c) for c in (in_copy(e, workdir) for e in dropped) if c is not None and str(c) not in paths]
+    paths += kept
     out["PYTHONPATH"] = os.pathsep.join(paths)
     out["PYTHONDONTWRITEBYTECODE"] = "1"
     out["PYTHONHASHSEED"] = "0"

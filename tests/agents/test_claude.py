@@ -26,10 +26,12 @@ from pytest_homefield.agents.claude import (
     summarize_stream,
 )
 from pytest_homefield.agents.environment import build_agent_env
+from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.probe.prompt import probe_prompt
 from pytest_homefield.run.attempt import agent_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.settings import resolve_settings
 
 MODEL = "claude-sonnet-4-5"
 
@@ -75,14 +77,14 @@ class Harness:
 
     def run(self, script: list[dict[str, Any]], *, agent: ClaudeAgent | None = None, timeout_s: float = 60,
             budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool = False,
-            network: str | None = None) -> AgentResult:
+            network: str | None = None, env: dict[str, str] | None = None) -> AgentResult:
         agent = agent or self.agent()
         prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=allow_shell)
         with anthropic_server(script) as server:
             self.server = server
             source = {"PATH": os.environ["PATH"], "HOME": str(self.home), "LANG": "C.UTF-8",
                       "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "test-key",
-                      "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak"}
+                      "CLAUDE_CODE_MAX_RETRIES": "0", "PYTEST_CURRENT_TEST": "must-not-leak", **(env or {})}
             box = self.tmp / "box"
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=box / "tmp",
                                   passthrough=agent.env_passthrough, source=source)
@@ -226,7 +228,9 @@ def test_complete_answers_a_probe_prompt_without_tools(harness: Harness, monkeyp
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
         monkeypatch.setenv("HOME", str(harness.home))
-        c = harness.agent().complete(prompt, timeout_s=60, gold_answer="never sent")
+        # in bubblewrap, as a probe call is (contracts §9), the scripted API reached through the allowlist
+        box = ProbeSandboxes(resolve_settings(harness.tmp, {"sandbox": "bwrap"}))
+        c = harness.agent().complete(prompt, timeout_s=60, gold_answer="never sent", sandbox=box)
         requests = server.requests
     assert c.text == answer
     assert c.outcome is None and c.error is None
@@ -247,7 +251,8 @@ def test_complete_rate_limit_gives_no_text(harness: Harness, monkeypatch: pytest
         monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
         monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")
         monkeypatch.setenv("HOME", str(harness.home))
-        c = harness.agent().complete("hi", timeout_s=60)
+        c = harness.agent().complete("hi", timeout_s=60,
+                                     sandbox=ProbeSandboxes(resolve_settings(harness.tmp, {"sandbox": "none"})))
     assert c.outcome == "rate_limited" and c.text == ""
 
 
@@ -362,6 +367,32 @@ def test_a_result_line_from_a_killed_cli_is_not_taken(harness: Harness) -> None:
     assert res.outcome == "agent_error" and res.exit_code == 128 + 9, res
     assert "killed by a signal" in (res.error or "") and res.cost_partial, res
     assert res.cost_usd == pytest.approx(turn_cost(MODEL, bash), rel=1e-9)  # from the stream, not the line
+
+
+def test_a_claude_config_dir_reaches_the_sandbox_as_its_login_only(harness: Harness, tmp_path: Path) -> None:
+    """contracts §9 (atk9 F8): of a ``CLAUDE_CONFIG_DIR`` the sandbox gets what the real CLI logs in with,
+    never the user's past sessions, prompt history or other projects' state: the CLI authenticates with
+    the key stored in its ``.claude.json`` (no ``ANTHROPIC_API_KEY``), and its Bash tool finds nothing else."""
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    conf = tmp_path / "claude-conf"
+    (conf / "projects" / "-work-repo").mkdir(parents=True)
+    (conf / "projects" / "-work-repo" / "0001.jsonl").write_text('{"SECRET-SESSION": "the fix is a + b"}\n')
+    (conf / "history.jsonl").write_text('{"display": "SECRET-HISTORY"}\n')
+    (conf / ".claude.json").write_text(json.dumps({
+        "primaryApiKey": "stored-key", "userID": "u1", "projects": {"/work/repo": {"SECRET-PROJECT": 1}},
+        "mcpServers": {"x": {"env": {"TOKEN": "SECRET-MCP"}}}}))
+    bash = {"tool_calls": [{"name": "Bash", "input": {
+        "command": 'sed -i "s/a - b/a + b/" calc.py; cd "$CLAUDE_CONFIG_DIR" && ls -A && cat .claude.json',
+        "description": "fix"}}], "usage": {"input_tokens": 900, "output_tokens": 40}}
+    res = harness.run([bash, DONE], allow_shell=True, sandbox=True,
+                      env={"CLAUDE_CONFIG_DIR": str(conf), "ANTHROPIC_API_KEY": ""})
+    assert res.outcome is None and harness.calc == FIXED, (res, (harness.artifacts / "agent.err").read_text()[-2000:])
+    assert {r.headers.get("x-api-key") for r in harness.server.requests} == {"stored-key"}
+    tool_result = str(harness.server.requests[1].body["messages"][-1])
+    assert "primaryApiKey" in tool_result and "SECRET" not in tool_result, tool_result
 
 
 @pytest.mark.slow

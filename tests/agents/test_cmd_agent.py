@@ -27,6 +27,7 @@ from pytest_homefield.agents.recipes import (
 )
 from pytest_homefield.agents.recipes import main as recipes_main
 from pytest_homefield.agents.registry import build_agents
+from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.settings import resolve_settings
 
 PY = shlex.quote(sys.executable)
@@ -136,6 +137,26 @@ def test_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) -> None:
     assert not [p for p in pids if _alive(p)]
 
 
+def probe_box(tmp_path: Path, sandbox: str = "none") -> ProbeSandboxes:
+    """The probe's sandbox of calls under ``--sandbox SANDBOX`` (the helper scripts of these tests lie
+    in ``tmp_path``, which bubblewrap does not bind: ``none`` unless the test is about the sandbox)."""
+    return ProbeSandboxes(resolve_settings(tmp_path, {"sandbox": sandbox}))
+
+
+def test_a_probe_call_runs_in_the_sandbox_of_an_attempt(tmp_path: Path) -> None:
+    """contracts §9: the probe's ``cmd:`` agent (atk9 F2) runs in bubblewrap, as in a run: the user's
+    repository and every other host folder are out of its reach, its own folder is writable."""
+    repo = tmp_path / "repo"
+    (repo / ".homefield").mkdir(parents=True)
+    (repo / ".homefield" / "tasks.jsonl").write_text('{"gold_patch": "the answers"}\n')
+    command = (f"cat {repo}/.homefield/tasks.jsonl 2>&1; echo planted 2>/dev/null > {tmp_path}/escaped; "
+               "echo mine > own.txt && cat own.txt")
+    agent = CommandAgent(name="x", spec=f"cmd:{command}", command=command, settings=AgentSettings())
+    c = agent.complete("def f():", timeout_s=30, sandbox=probe_box(tmp_path, "bwrap"))
+    assert c.outcome is None and c.text == f"cat: {repo}/.homefield/tasks.jsonl: No such file or directory\nmine\n"
+    assert not (tmp_path / "escaped").exists()
+
+
 def test_complete_answers_on_stdout_in_an_empty_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTEST_CURRENT_TEST", "leak")
     script = tmp_path / "answer.py"
@@ -145,7 +166,7 @@ def test_complete_answers_on_stdout_in_an_empty_folder(tmp_path: Path, monkeypat
                       "print(json.dumps({'cost_usd': 0.25, 'input_tokens': 7, 'output_tokens': 3, 'model': 'm1'}))\n")
     command = f"{PY} {shlex.quote(str(script))}"
     agent = CommandAgent(name="x", spec=f"cmd:{command}", command=command, settings=AgentSettings())
-    c = agent.complete("def add(a, b):", timeout_s=30, gold_answer="never shown")
+    c = agent.complete("def add(a, b):", timeout_s=30, gold_answer="never shown", sandbox=probe_box(tmp_path))
     assert c.outcome is None and c.error is None
     assert c.text == "cwd [] False\nDEF ADD(A, B):\n"  # the usage line is not part of the answer
     assert (c.cost_usd, c.input_tokens, c.output_tokens, c.model) == (0.25, 7, 3, "m1")
@@ -154,11 +175,11 @@ def test_complete_answers_on_stdout_in_an_empty_folder(tmp_path: Path, monkeypat
 
 def test_complete_failures_are_outcomes(tmp_path: Path) -> None:
     fail = CommandAgent(name="x", spec="cmd:false", command="echo oops >&2; exit 3", settings=AgentSettings())
-    c = fail.complete("hi", timeout_s=30)
+    c = fail.complete("hi", timeout_s=30, sandbox=probe_box(tmp_path))
     assert c.outcome == "agent_error" and c.text == "" and "exited 3: oops" in (c.error or "")
     slow = CommandAgent(name="x", spec="cmd:sleep", command="sleep 30", settings=AgentSettings())
     start = time.monotonic()
-    c = slow.complete("hi", timeout_s=1)
+    c = slow.complete("hi", timeout_s=1, sandbox=probe_box(tmp_path))
     assert c.outcome == "timeout" and time.monotonic() - start < 10
 
 

@@ -19,6 +19,9 @@ from pytest_homefield.probe.prompt import added_lines
 from pytest_homefield.store import read_jsonl
 
 RECITER = Path(__file__).resolve().parents[1] / "helpers" / "reciter.py"
+#: The probe flags of the reciter's probes: the reciter and its answers lie outside what an agent's
+#: sandbox binds (a probe's cmd: agent runs in bubblewrap: test_cmd_agent.py checks that)
+UNBOXED = ("--sandbox", "none")
 
 #: The tasks the scripted agent recites word for word (the first group of the acceptance test);
 #: ids are the sample's pinned shas. All three were authored before CUTOFF.
@@ -58,7 +61,7 @@ def probed(sample_mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun
         shutil.copytree(sample_mined, repo, symlinks=True)
         shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
         spec = reciter_spec(repo)
-        proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0")
+        proc = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0")
         (repo.parent / "probe.json").write_text(json.dumps({"spec": spec, "out": proc.stdout + proc.stderr,
                                                             "returncode": proc.returncode}))
         assert proc.returncode == 0, proc.stdout + proc.stderr

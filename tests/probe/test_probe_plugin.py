@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from helpers.e2e_repo import cli_env, homefield
 
-from probe.conftest import CUTOFF, MEMORIZED, Probed, copy_probed, reciter_spec, slow_flag
+from probe.conftest import CUTOFF, MEMORIZED, UNBOXED, Probed, copy_probed, reciter_spec, slow_flag
 from pytest_homefield.probe_records import load_verdict, probe_path
 from pytest_homefield.store import read_jsonl
 
@@ -65,8 +65,8 @@ def test_probe_flags_exactly_the_recited_tasks(request: pytest.FixtureRequest, t
     else:
         repo = request.getfixturevalue("repo")
         spec = reciter_spec(repo)
-        proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, *references, "--samples", str(samples),
-                         "-n", n)
+        proc = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, *references, "--samples",
+                         str(samples), "-n", n)
         out = proc.stdout + proc.stderr
         assert proc.returncode == 0, out
     ids = task_ids(repo)
@@ -88,7 +88,7 @@ def test_probe_flags_exactly_the_recited_tasks(request: pytest.FixtureRequest, t
         assert oracle is not None and noop is not None
         assert len(oracle["flagged"]) == 8 and noop["flagged"] == []
 
-    proc = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", str(samples), "-n", n,
+    proc = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", str(samples), "-n", n,
                      "--cutoff", CUTOFF, "--resume")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
@@ -150,7 +150,8 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     spec = reciter_spec(repo, sleep_s=0.1)  # 32 calls: at least 3 s, the kill comes after 7
     path = probe_path(repo / ".homefield", "reciter")
     env = cli_env()
-    argv = [sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", spec, "--samples", "2", "-n", "0"]
+    argv = [sys.executable, "-m", "pytest_homefield.cli", "probe", *UNBOXED, "--agent", spec, "--samples", "2",
+            "-n", "0"]
     proc = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
@@ -164,9 +165,10 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     before = path.read_text().splitlines()
     assert 7 <= len(before) < 32, "the probe was not cut in the middle"
     assert load_verdict(path) is None
-    again = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0")
+    again = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0")
     assert again.returncode == 4 and "add --resume" in again.stdout + again.stderr
-    resumed = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0", "--resume")
+    resumed = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", "2", "-n", "0",
+                        "--resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     after = path.read_text().splitlines()
     # the records written before the kill are kept as they were (only ``memorized`` is filled in); each call once
@@ -184,7 +186,7 @@ def test_sigkill_then_resume_loses_and_redoes_nothing(repo: Path) -> None:
     assert len(keys) == len(set(keys)) == 32
     verdict = load_verdict(path)
     assert verdict is not None and sorted(f["task_id"] for f in verdict["flagged"]) == sorted(MEMORIZED)
-    done = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "2", "--resume", "-n", "0")
+    done = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", "2", "--resume", "-n", "0")
     assert done.returncode == 0, done.stdout + done.stderr  # nothing left to call: judged again
     assert "0 calls to make, 32 already answered" in done.stdout
     assert len(calls(repo)) == 32
@@ -219,7 +221,7 @@ def test_plan_counts_calls_before_anything_is_spent(repo: Path) -> None:
     assert "48 calls in all" in plan.stdout and "48 calls to make, 0 already answered" in plan.stdout
     assert "cost ? USD" in plan.stdout
     assert not (repo / ".homefield" / "probe").exists()
-    probed = homefield(repo, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "--cutoff", CUTOFF,
+    probed = homefield(repo, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", "1", "--cutoff", CUTOFF,
                        "-n", "0")
     assert probed.returncode == 0, probed.stdout + probed.stderr
     check_verdict(repo, probed.stdout, CUTOFF)
@@ -240,3 +242,19 @@ def test_a_rate_limit_stops_the_agent_and_resume_retries(repo: Path) -> None:
     again = homefield(repo, "probe", "--agent", f"busy={limited}", "--samples", "1", "--max-tasks", "3", "-n", "0",
                       "--resume")
     assert "6 calls to make, 0 already answered" in again.stdout  # the unanswered call is retried
+
+
+def test_a_cmd_agent_without_bubblewrap_is_refused_as_a_run_is(repo: Path, tmp_path: Path) -> None:
+    """contracts §9 (atk9 F2): a probe's ``cmd:`` agent runs in bubblewrap, so under ``--sandbox auto``
+    where it does not work (``HOMEFIELD_BWRAP`` names no program) the probe stops with a run's one line
+    before any call."""
+    spy = tmp_path / "spy"
+    env = {**cli_env(), "HOMEFIELD_BWRAP": str(tmp_path / "no" / "bwrap")}
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", f"cmd:touch {spy}",
+                           "--samples", "1", "--max-tasks", "1", "-n", "0"], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+    refusal = [ln for ln in proc.stderr.splitlines() if "bubblewrap" in ln]
+    assert proc.returncode == 4 and len(refusal) == 1, proc.stdout[-2000:] + proc.stderr
+    assert refusal[0].startswith("ERROR: pytest-homefield: agent 'cmd' can run commands, but bubblewrap (bwrap) is "
+                                 "not installed")
+    assert not spy.exists() and not (repo / ".homefield" / "probe").exists()

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers.e2e_repo import homefield
 
-from probe.conftest import MEMORIZED, Probed, copy_probed
+from probe.conftest import MEMORIZED, UNBOXED, Probed, copy_probed
 from pytest_homefield.errors import ProbeError, ShardMergeError
 from pytest_homefield.probe.probe_shards import merge_probes
 from pytest_homefield.probe_records import load_verdict, probe_path
@@ -48,7 +48,7 @@ def test_three_probe_shards_merged_equal_one_probe(repo: Path, probed: Probed, t
     for k in (1, 2, 3):
         machine = tmp_path / f"machine{k}"
         shutil.copytree(repo, machine, symlinks=True)
-        proc = homefield(machine, "probe", "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0",
+        proc = homefield(machine, "probe", *UNBOXED, "--fdr", "0.3", "--agent", spec, "--samples", "1", "-n", "0",
                          "--shard", f"{k}/3")
         assert proc.returncode == 0, proc.stdout + proc.stderr
         mine = Shard(k, 3).select(ids)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
+from pytest_homefield.sandbox import protected
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
@@ -347,3 +348,59 @@ def test_etc_holds_what_a_toolchain_needs_and_no_secret(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["False False", "True True 80"], proc.stdout
     assert not {"/etc", "/etc/ssh"} & set(_pairs(argv, "--ro-bind"))
+
+
+def test_a_pythonpath_naming_the_repository_reaches_no_test_run(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """contracts §7 (atk9 F7): with the user's ``PYTHONPATH`` naming the repository, its folder inside
+    (``src``) or a folder holding it, a test run in bubblewrap finds none of them on ``sys.path`` nor
+    ``.homefield/tasks.jsonl`` anywhere; a folder inside it (``lib``) is taken from the copy under test, an
+    unrelated entry is still passed and bound."""
+    _bwrap()
+    repo = tmp_path / "home" / "repo"
+    (repo / ".homefield").mkdir(parents=True)
+    (repo / "src").mkdir()
+    (repo / "lib").mkdir()
+    (repo / "lib" / "hfcopy.py").write_text("WHERE = 'repository'\n")
+    (repo / ".homefield" / "tasks.jsonl").write_text('{"gold_patch": "GOLD"}\n')
+    other = tmp_path / "libs"
+    other.mkdir()
+    (other / "hflib.py").write_text("X = 1\n")
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(repo)
+    work = tmp_path / "w"
+    (work / "tests").mkdir(parents=True)
+    (work / "lib").mkdir()
+    (work / "lib" / "hfcopy.py").write_text("WHERE = 'copy'\n")
+    (work / "tests" / "test_peek.py").write_text(
+        "import os, sys\nimport hflib, hfcopy\n\n\n"
+        "def test_sees_no_answers():\n"
+        "    assert hfcopy.WHERE == 'copy'\n"
+        f"    assert not os.path.exists({str(repo / '.homefield' / 'tasks.jsonl')!r})\n"
+        f"    assert not [p for p in sys.path if p.startswith({str(tmp_path / 'home')!r})], sys.path\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(repo / "src"), str(repo / "lib"),
+                                                        str(tmp_path / "home"), str(other)])}
+    cmd = "python -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+    run = run_tests(work, cmd, ["tests/test_peek.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
+    assert run.outcomes == {"tests/test_peek.py::test_sees_no_answers": "passed"}, run.log_path.read_text()[-3000:]
+
+
+def test_no_bind_shows_a_protected_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only path holding the repository is not bound, and a repository under a system folder
+    (here ``/usr/share`` stands for one in ``/usr/local/src``) is hidden by an empty tmpfs, under which
+    a bound folder of its own (a ``.venv``, here ``/usr/share/zoneinfo``) is still visible."""
+    bw = _bwrap()
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    monkeypatch.setattr(protected, "_PROTECTED", [])
+    protected.protect(repo)
+    protected.protect("/usr/share")
+    keep = Path("/usr/share/zoneinfo")
+    if not keep.is_dir():
+        pytest.skip("no /usr/share/zoneinfo here")
+    argv = bwrap_argv(["sh", "-c", f"ls -A {tmp_path}; echo ---; ls -A /usr/share; echo ---; ls {keep} | wc -l"],
+                      Policy(cwd=Path("/"), ro=[tmp_path, keep]), bwrap=bw)
+    assert str(tmp_path) not in _pairs(argv, "--ro-bind")
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    assert out.stdout.split("---\n") == ["", "zoneinfo\n", f"{len(os.listdir(keep))}\n"], out
+    assert "No such file or directory" in out.stderr
