@@ -244,6 +244,11 @@ class Settings(ScanSettings):
                                         "mining and grading; a test over it fails (MemoryError), and the run "
                                         "says so (default 4096)", commands=_MR + _A, yml="max_test_memory_mb",
                                         check="positive")
+    # the same default as sandbox/limits.py TEST_WRITE_MB
+    max_test_write_mb: float = setting(1024.0, help="MiB a test process may write in mining and grading: per "
+                                       "file (RLIMIT_FSIZE), in its sandbox's /tmp and /dev/shm, and added to its "
+                                       "copy, HOME and TMPDIR; a run over it is stopped (default 1024)",
+                                       commands=_MR + _A, yml="max_test_write_mb", check="positive")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

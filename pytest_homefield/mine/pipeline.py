@@ -214,6 +214,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         run_timeout_s=settings.run_timeout,
         test_timeout_s=settings.test_timeout,
         memory_mb=settings.max_test_memory_mb,
+        write_mb=settings.max_test_write_mb,
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
         network=settings.network(services_log, reuse=True),  # the repository's own code only: instances reused

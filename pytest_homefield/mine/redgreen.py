@@ -46,7 +46,7 @@ from pathlib import Path
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
-from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, hang_bound_s
+from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
@@ -120,8 +120,9 @@ def _targets(select: Sequence[str], broken: Collection[str]) -> list[str]:
 
 #: Reasons verification drops a candidate (docs/contracts.md §7). ``reference_passes_canary``: the
 #: reference fix passed a canary even as a sentinel, or the canaries broke the real tests (§7, issue 30).
+#: ``writes_over_cap``: a test run was stopped for writing past ``max_test_write_mb`` (or filling the disk).
 DROP_REASONS = ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
-                "reference_passes_canary", "tests_skipped")
+                "reference_passes_canary", "tests_skipped", "writes_over_cap")
 #: The detail of a parent run whose every test was skipped (:func:`_nothing_failed_detail`).
 ALL_SKIPPED = "were skipped in this environment"
 #: Why an id is in neither list. ``absent``: the id was missing from every run of a state although
@@ -427,6 +428,7 @@ def verify_candidate(
     run_timeout_s: float = 600,
     test_timeout_s: float | None = None,
     memory_mb: float | None = TEST_MEMORY_MB,
+    write_mb: float | None = TEST_WRITE_MB,
     work_root: Path | None = None,
     env: Mapping[str, str] | None = None,
     log_dir: Path | None = None,
@@ -451,7 +453,9 @@ def verify_candidate(
     ``run_timeout_s``: seconds per setup or test-command run; a test run that hits it drops the
     candidate as ``timeout``, a setup that fails or hits it as ``setup_failed``.
     ``test_timeout_s``: seconds per test (pytest-timeout). ``memory_mb``: MiB of address space per test
-    process (``max_test_memory_mb``). ``work_root``: where the temporary
+    process (``max_test_memory_mb``). ``write_mb``: MiB a test process may write (``max_test_write_mb``,
+    :func:`~pytest_homefield.sandbox.testrun.run_tests`): a run stopped for its writes drops the
+    candidate as ``writes_over_cap``. ``work_root``: where the temporary
     folders go (default: the temp dir); all are removed afterwards. ``env``: base environment for
     setup and tests (default ``os.environ``). ``log_dir``: keep ``<state>-<k>/`` folders with
     ``setup.log``, ``tests.log`` and ``outcomes.jsonl`` there (default: discarded). ``sandbox``:
@@ -530,9 +534,14 @@ def verify_candidate(
                         sandbox=sandbox,
                         network=network,
                         memory_mb=memory_mb,
+                        write_mb=write_mb,
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
+                if r.over_writes:  # nothing but the repository's own code ran: a real, if odd, repository
+                    return Verification(reason="writes_over_cap", detail=(
+                        f"in {where}: {r.over_writes}; the repository's own tests at the {state} write this much "
+                        "(a real, if odd, repository: raise --max-test-write-mb to keep such commits)"))
                 if r.timed_out and cut:
                     raise DeadlineReached(where)
                 return r if select is None else dataclasses.replace(r, selected=frozenset(select))

@@ -33,7 +33,7 @@ from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import ALL_SKIPPED, VERIFY_VERSION
 from pytest_homefield.records import Task
-from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.testrun import REPORTER_DIR
 from pytest_homefield.store import read_jsonl
 
@@ -55,7 +55,8 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
     (``fingerprint`` and the environment settings that exist), ``verify_version`` and ``reporter``
     (:data:`REPORTER_DIGEST`); with ``services:`` or ``--test-network`` ports also ``services`` (the
     entries) and ``test_network`` (so a changed service command verifies again; without them the key is
-    what it was before services existed); ``max_test_memory_mb`` when it is not the default."""
+    what it was before services existed); ``max_test_memory_mb`` and ``max_test_write_mb`` each when it
+    is not the default."""
     env: dict[str, Any] = {"fingerprint": env_fingerprint}
     for name in ENV_SETTINGS:
         if hasattr(settings, name):
@@ -76,15 +77,19 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
         "verify_version": VERIFY_VERSION,
         "reporter": REPORTER_DIGEST,
         **_services_inputs(settings),
-        **_memory_input(settings),
+        **_cap_inputs(settings),
     }
 
 
-def _memory_input(settings: Any) -> dict[str, Any]:
-    """``max_test_memory_mb`` when it is not the default (so that the keys of verifications made before
-    the cap existed stay valid), else nothing."""
-    memory = getattr(settings, "max_test_memory_mb", TEST_MEMORY_MB)
-    return {} if memory == TEST_MEMORY_MB else {"max_test_memory_mb": float(memory)}
+def _cap_inputs(settings: Any) -> dict[str, Any]:
+    """``max_test_memory_mb`` and ``max_test_write_mb`` each when it is not the default (so that the keys of
+    verifications made before the cap existed stay valid), else nothing."""
+    out: dict[str, Any] = {}
+    for name, default in (("max_test_memory_mb", TEST_MEMORY_MB), ("max_test_write_mb", TEST_WRITE_MB)):
+        value = getattr(settings, name, default)
+        if value != default:
+            out[name] = float(value)
+    return out
 
 
 def _services_inputs(settings: Any) -> dict[str, Any]:

@@ -48,6 +48,7 @@ from pytest_homefield.sandbox.backends import (
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
 from pytest_homefield.sandbox.limits import (
     TEST_MEMORY_MB,
+    TEST_WRITE_MB,
     AgentFolders,
     Baseline,
     DiskWatch,
@@ -206,6 +207,8 @@ class AttemptSpec:
     test_timeout_s: float | None = None
     #: MiB of address space per hidden-test process (``max_test_memory_mb``)
     test_memory_mb: float | None = TEST_MEMORY_MB
+    #: MiB the hidden tests may write, per file and in all (``max_test_write_mb``)
+    test_write_mb: float | None = TEST_WRITE_MB
     test_cmd: str | None = None
     test_globs: list[str] = field(default_factory=list)
     env_passthrough: list[str] = field(default_factory=list)
@@ -467,8 +470,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      memory_mb=spec.test_memory_mb, test_globs=spec.test_globs, sandbox=test_backend,
-                      env=grading_env(spec, cache.repo), flaky=frozenset(spec.flaky_p2p), network=spec.network)
+                      memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
+                      sandbox=test_backend, env=grading_env(spec, cache.repo), flaky=frozenset(spec.flaky_p2p),
+                      network=spec.network)
             if spec.graded is not None:
                 spec.graded(g)
             base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)

@@ -56,7 +56,7 @@ from pytest_homefield.run.twin_grading import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -346,6 +346,7 @@ def grade(
     run_timeout_s: float = 600,
     test_timeout_s: float | None = None,
     memory_mb: float | None = TEST_MEMORY_MB,
+    write_mb: float | None = TEST_WRITE_MB,
     test_globs: Sequence[str] = (),
     sandbox: str | SandboxBackend = "none",
     env: Mapping[str, str] | None = None,
@@ -378,6 +379,10 @@ def grade(
     another's state) and the ports relayed into the sandbox; a service that cannot be had is ``infra``
     with its log's last lines. ``memory_mb``: MiB of address space per test process
     (``max_test_memory_mb``); a failed run over it says so at the end of the grade's ``error``.
+    ``write_mb``: MiB the test processes may write (``max_test_write_mb``, per file and in all;
+    :func:`~pytest_homefield.sandbox.testrun.run_tests`): a run stopped for its writes (over the cap,
+    or filling the disk) makes the attempt ``agent_error`` with the reason (the agent's code wrote it;
+    never ``infra``), a refused write is named at the end of a failed grade's ``error``.
 
     Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
     leaves them out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
@@ -432,12 +437,13 @@ def grade(
             if plan is not None:
                 made = apart_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                                   network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb)
+                                   network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb,
+                                   write_mb=write_mb)
                 run = made[-1]
             else:
                 run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
                                 test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                                memory_mb=memory_mb)
+                                memory_mb=memory_mb, write_mb=write_mb)
                 made = [run]
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
@@ -459,8 +465,12 @@ def grade(
             apply_patch(control, task.test_patch)
             return run_tests(control, test_cmd or task.test_cmd, hidden, out_dir=folder / "out",
                              timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                             network=network, memory_mb=memory_mb)
+                             network=network, memory_mb=memory_mb, write_mb=write_mb)
 
+        stopped = next((r.over_writes for r in made if r.over_writes), None)
+        if stopped:  # the agent's code wrote it (mining saw the reference fix's runs under the cap): scored
+            g.outcome, g.error = "agent_error", f"hidden tests: {stopped}"
+            return g
         if run.timed_out:
             g.outcome, g.error = "test_timeout", f"hidden tests exceeded {bound.why}"
             return g
@@ -476,7 +486,7 @@ def grade(
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "
                            "it does on the untouched parent with the hidden tests")
-                over = next((r.over_memory for r in made if r.over_memory), None)
+                over = next((r.cap_note() for r in made if r.cap_note()), None)
                 g.error += f"; {over}" if over else ""
                 g.failing_f2p = list(task.FAIL_TO_PASS)
                 return g
@@ -508,7 +518,7 @@ def grade(
         try:
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
-                                       env=env, network=network, memory_mb=memory_mb)
+                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
@@ -543,7 +553,7 @@ def grade(
         g.error = f"{len(g.failing_p2p)}/{len(checked_p2p)} PASS_TO_PASS broke"
     else:
         g.outcome = "solved"
-    over = next((r.over_memory for r in made if r.over_memory), None)  # any twin run, not only the last
-    if over and g.outcome != "solved":  # why it failed (max_test_memory_mb)
+    over = next((r.cap_note() for r in made if r.cap_note()), None)  # any twin run, not only the last
+    if over and g.outcome != "solved":  # why it failed (max_test_memory_mb, max_test_write_mb)
         g.error = f"{g.error}; {over}"
     return g

@@ -258,6 +258,7 @@ class AttemptRunner:
             task=task, agent=agent, attempt=attempt, run_id=self.run_id, run_dir=self.folder(variant),
             timeout_s=a.timeout_s, budget_usd=a.budget_usd, allow_shell=s.allow_shell,
             run_timeout_s=s.run_timeout, test_timeout_s=s.test_timeout, test_memory_mb=s.max_test_memory_mb,
+            test_write_mb=s.max_test_write_mb,
             test_cmd=test_cmd,
             test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
             sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,

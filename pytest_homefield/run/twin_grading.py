@@ -30,7 +30,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
-from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -94,7 +94,8 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
 def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
                      timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                      env: Mapping[str, str] | None, network: TestNetwork | None,
-                     memory_mb: float | None = TEST_MEMORY_MB) -> set[str] | None:
+                     memory_mb: float | None = TEST_MEMORY_MB,
+                     write_mb: float | None = TEST_WRITE_MB) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
@@ -110,7 +111,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
             return None
         made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb)
+                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb)
     if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
@@ -126,20 +127,20 @@ def run_completes(run: TestRun) -> bool:
 def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
-                memory_mb: float | None = TEST_MEMORY_MB) -> list[TestRun]:
+                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
     one member of every group) in its order, each on a fresh copy of ``gdir`` with its members written
     (all made before any test ran; ``gdir`` itself becomes the last) at a path alike
     (``<tmp>/<random>/w``), with its own ``HOME`` and ``TMPDIR``; return the runs made. After a run
-    that timed out, did not finish, reported nothing, or in which a ``fail_to_pass`` id of no group
-    did not pass, the rest are not made: the attempt is ``tests_failed`` whatever they show, and a run
-    costs a test process. Those facts are the same whichever member a run holds. An original that failed
-    does *not* stop them: that is a fact only grading knows, and a test process that can tell the runs
-    apart (their start times) would learn from a second run being made that the first held only twins
-    (it fails everything in the first run, then passes everything in the second: solved, never caught).
-    Made whatever the first shows, the second run holds the other member of every group, and passing
-    a twin there is ``forged``.
-    Each run's log tail and events are kept in ``out_dir``
+    that timed out, did not finish (also: stopped for its writes), reported nothing, or in which a
+    ``fail_to_pass`` id of no group did not pass, the rest are not made: the attempt is ``tests_failed``
+    (``agent_error`` when stopped for its writes) whatever they show, and a run costs a test process.
+    Those facts are the same whichever member a run holds. An original that failed does *not* stop them:
+    that is a fact only grading knows, and a test process that can tell the runs apart (their start
+    times) would learn from a second run being made that the first held only twins (it fails everything
+    in the first run, then passes everything in the second: solved, never caught). Made whatever the
+    first shows, the second run holds the other member of every group, and passing a twin there is
+    ``forged``. Each run's log tail and events are kept in ``out_dir``
     as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as the process reported them); ``tests.log`` holds
     every run's log tail under a header line, ``outcomes.jsonl`` every run's events with a twin's
     instances under their canary ids (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as
@@ -159,7 +160,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         for n, folder in enumerate(folders):
             into = tmp / f"run-{n + 1}-out"  # host-only: the test process writes its own private folder
             r = run_tests(folder, test_cmd, targets, out_dir=into, timeout_s=timeout_s, test_timeout_s=test_timeout_s,
-                          sandbox=sandbox, env=env, network=network, fresh_home=True, memory_mb=memory_mb)
+                          sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb)
             made.append(r)
             shutil.rmtree(folder, ignore_errors=True)
             log, raw = (_tail(into / name, TWIN_LOG_BYTES) for name in (LOG_FILE, OUTCOMES_FILE))

@@ -60,9 +60,9 @@ class SandboxContext:
 
     ``purpose`` ``"tests"``: a test run of grading. ``workspace`` is the grading copy (bubblewrap
     binds it read-only), ``out_dir`` the one folder the run must write (its outcomes, log and pytest
-    cache; ``tmpdir`` and ``home`` are that folder too), ``ro_paths`` the interpreters, this package
-    and the reporter, ``env`` the test run's environment (with its services' variables), ``network``
-    false, ``loopback_ports`` the host's ``127.0.0.1`` ports of its ``services:`` and
+    cache; ``tmpdir`` and ``home`` are the run's own ``TMPDIR`` and ``HOME`` in it), ``ro_paths`` the
+    interpreters, this package and the reporter, ``env`` the test run's environment (with its
+    services' variables), ``network`` false, ``loopback_ports`` the host's ``127.0.0.1`` ports of its ``services:`` and
     ``--test-network`` that the wrapped command should reach (a hook that wraps it carries them in
     itself), ``agent`` ``""``.
     """
@@ -120,7 +120,8 @@ def _proxy_port(taken: Sequence[int]) -> int:
 class TestBox:
     """What one test run may touch: ``workdir`` (the grading or mining copy) read-only, ``out_dir``
     read-write, no network but the ports of ``relay`` (its services, docs/contracts.md §7); ``python``
-    the interpreter its command starts (its prefix is bound read-only)."""
+    the interpreter its command starts (its prefix is bound read-only); ``tmpfs_bytes`` the size of its
+    private ``/tmp`` and ``/dev/shm`` (bubblewrap; ``max_test_write_mb``)."""
 
     __test__ = False  # not a pytest test class
 
@@ -129,6 +130,7 @@ class TestBox:
     python: str | None = None
     #: the loopback relay of the run's services and ``--test-network`` ports (``None``: no port)
     relay: HostRelay | None = None
+    tmpfs_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -226,7 +228,7 @@ class BwrapBackend:
             argv = inside_argv(sys.executable, box.relay.mapping(), argv)
             extra.append(box.relay.folder)
         return Wrapped(sandboxed_argv(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,
-                                      bwrap=self.exe, ro_extra=extra), self.name)
+                                      bwrap=self.exe, ro_extra=extra, tmpfs_bytes=box.tmpfs_bytes), self.name)
 
 
 @dataclass(frozen=True)
@@ -261,7 +263,8 @@ class HookBackend:
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
         ro = tests_ro_paths(argv, env=env, python=box.python)
-        ctx = SandboxContext(workspace=box.workdir, tmpdir=box.out_dir, home=box.out_dir, env=dict(env),
+        ctx = SandboxContext(workspace=box.workdir, tmpdir=Path(env.get("TMPDIR") or box.out_dir),
+                             home=Path(env.get("HOME") or box.out_dir), env=dict(env),
                              network=False, ro_paths=ro, agent="", purpose="tests", out_dir=box.out_dir,
                              loopback_ports=box.relay.ports if box.relay is not None else ())
         wrapped = self.hook(list(argv), ctx)

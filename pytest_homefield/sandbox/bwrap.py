@@ -345,7 +345,7 @@ def probe(bwrap: str | None = None) -> str:
 
 def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
                    python: str | None = None, bwrap: str | None = None,
-                   ro_extra: Sequence[Path] = ()) -> list[str]:
+                   ro_extra: Sequence[Path] = (), tmpfs_bytes: int | None = None) -> list[str]:
     """``argv`` wrapped in bubblewrap for a test run (docs/contracts.md §7): no network; ``workdir``
     (the grading or mining copy), the interpreter of ``python`` looked up on ``env``'s ``PATH`` (see
     :func:`~pytest_homefield.sandbox.bwrap.python_paths`), the virtual environment ``env`` names in
@@ -354,7 +354,8 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     command names by absolute path read-only; ``out_dir`` (outcomes, log, pytest cache) read-write;
     ``/tmp`` a private tmpfs holding ``TMPDIR`` and ``HOME``. Nothing else is writable: an environment
     shared by every task is never changed by a test run. ``bwrap``: the executable (default: the one
-    :func:`probe` checked). ``ro_extra``: more paths bound read-only (the services' relay sockets). The
+    :func:`probe` checked). ``ro_extra``: more paths bound read-only (the services' relay sockets).
+    ``tmpfs_bytes``: the size of ``/tmp`` and ``/dev/shm`` (``max_test_write_mb``; ``None``: unsized). The
     options are behind ``--args`` (:func:`bwrap_argv` with ``args_fd=True``): run the argv through
     :func:`~pytest_homefield.sandbox.procs.run_process`, whose reaper puts them in a memfd. Raises
     :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` when bubblewrap does not work here."""
@@ -366,7 +367,7 @@ def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Ma
     first = [Path(p).parent for p in pythons[:1] if os.path.isabs(p)]
     inner["PATH"] = inside_path(env.get("PATH", ""), ro, first=first)
     policy = Policy(cwd=Path(workdir), rw=[Path(out_dir)], ro=ro, env=inner, network=False,
-                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")])
+                    dirs=[Path("/tmp/hf-tmp"), Path("/tmp/hf-home")], tmpfs_bytes=tmpfs_bytes)
     # bubblewrap's options through --args FD (the reaper's memfd): PID 1's command line names no host path
     return bwrap_argv(argv, policy, bwrap=exe, args_fd=True)
 

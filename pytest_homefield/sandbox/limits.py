@@ -26,6 +26,12 @@ it is stopped, ``agent_error``; a disk another writer filled stays the host's (`
 It is a bound up to one poll interval of writing, not a quota; bubblewrap's sized
 tmpfs for ``/tmp`` and ``/dev/shm`` (:func:`pytest_homefield.sandbox.bwrap.bwrap_argv`) and
 ``RLIMIT_FSIZE`` per file (:func:`pytest_homefield.sandbox.procs.run_process`) are the hard bounds.
+
+A test run (mining, grading, verify: code the agent wrote runs there) gets the same three bounds from
+one number, ``max_test_write_mb`` (:func:`limits_for_tests`, :mod:`pytest_homefield.sandbox.testrun`):
+the size of its sandbox's ``/tmp`` and ``/dev/shm``, its ``RLIMIT_FSIZE``, and the total a
+:class:`DiskWatch` of its folders (its copy, its private folder holding ``HOME`` and ``TMPDIR``) lets it
+add. :func:`write_cap_note` says why a run whose write the kernel refused failed.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from pathlib import Path
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
            "TEST_MEMORY_MB", "memory_cap_note", "ENTRY_BYTES", "entry_bytes", "FREE_FLOOR_BYTES", "free_bytes",
-           "filled_by", "HANG_FACTOR", "HANG_FLOOR_S", "hang_bound_s"]
+           "filled_by", "HANG_FACTOR", "HANG_FLOOR_S", "hang_bound_s", "TEST_WRITE_MB", "limits_for_tests",
+           "write_cap_note", "watch_test_folders"]
 
 MIB = 1 << 20
 
@@ -70,6 +77,29 @@ def memory_cap_note(log_tail: bytes, memory_mb: float | None) -> str | None:
         return None
     return f"a test process went over the memory cap of {memory_mb:g} MiB (max_test_memory_mb)"
 
+#: MiB a test process may write (``max_test_write_mb``): per file, in its sandbox's ``/tmp`` and
+#: ``/dev/shm`` each, and added to its folders in all.
+TEST_WRITE_MB = 1024.0
+
+#: What a write the kernel refused leaves in a log (``strerror`` of ``EFBIG``, then of ``ENOSPC``), and
+#: what the note on it says.
+_WRITE_REFUSED = ((b"File too large", "a test process wrote a file up to the cap of {mb:g} MiB per file"),
+                  (b"No space left on device", "a test process ran out of room (its sandbox's /tmp and /dev/shm "
+                                               "hold {mb:g} MiB each; or its disk is full)"))
+
+
+def write_cap_note(log_tail: bytes, write_mb: float | None) -> str | None:
+    """``'a test process wrote a file up to the cap of 1024 MiB per file (max_test_write_mb)'`` when a
+    test run capped at ``write_mb`` MiB left ``EFBIG`` in the end of its log (``log_tail``), a note on
+    running out of room for ``ENOSPC``, else ``None``: its tests failed (or its process died) for it."""
+    if not write_mb:
+        return None
+    for marker, note in _WRITE_REFUSED:
+        if marker in log_tail:
+            return f"{note.format(mb=write_mb)} (max_test_write_mb)"
+    return None
+
+
 #: ``st_mode`` kinds that are never part of a change, by the word a fault names them with.
 SPECIAL_KINDS = ((stat.S_ISFIFO, "named pipe"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
                  (stat.S_ISBLK, "block device"))
@@ -80,18 +110,27 @@ class WriteLimits:
     """What one agent attempt may write, in bytes: ``output_bytes`` per stream of ``agent.out`` /
     ``agent.err`` (``--max-output-mb``, default 5 MiB), ``file_bytes`` per file (``--max-file-mb``,
     default 50 MiB), ``total_bytes`` added to its folders in all (``--max-workspace-mb``, default
-    500 MiB). ``poll_s``: seconds between :class:`DiskWatch` checks while the agent runs."""
+    500 MiB). ``poll_s``: seconds between :class:`DiskWatch` checks while the agent runs. ``total_name``:
+    the setting a :class:`DiskWatch` stop names."""
 
     output_bytes: int = 5 * MIB
     file_bytes: int = 50 * MIB
     total_bytes: int = 500 * MIB
     poll_s: float = 0.5
+    total_name: str = "--max-workspace-mb"
 
     @classmethod
     def from_mb(cls, output_mb: float = 5, file_mb: float = 50, workspace_mb: float = 500) -> WriteLimits:
         """Limits from the settings' MiB values (``--max-output-mb`` …)."""
         return cls(output_bytes=int(output_mb * MIB), file_bytes=int(file_mb * MIB),
                    total_bytes=int(workspace_mb * MIB))
+
+
+def limits_for_tests(write_mb: float) -> WriteLimits:
+    """The limits of a test run from ``max_test_write_mb`` (MiB): ``file_bytes`` (its ``RLIMIT_FSIZE``) and
+    ``total_bytes`` (what its :class:`DiskWatch` lets it add) both that many bytes."""
+    cap = int(write_mb * MIB)
+    return WriteLimits(file_bytes=cap, total_bytes=cap, total_name="max_test_write_mb")
 
 
 @dataclass(frozen=True)
@@ -105,12 +144,14 @@ class Fault:
 @dataclass(frozen=True)
 class AgentFolders:
     """The host folders an agent may write: ``workspace``, and its ``tmpdir`` and ``home`` (missing
-    ones are skipped). ``labels`` names each in a fault."""
+    ones are skipped). ``labels`` names each in a fault; ``owner`` names the writer in a
+    :class:`DiskWatch` stop (a test run's folders: ``"the test process"``)."""
 
     workspace: Path
     tmpdir: Path | None = None
     home: Path | None = None
     labels: dict[str, str] = field(default_factory=lambda: {"workspace": "", "tmpdir": "TMPDIR", "home": "HOME"})
+    owner: str = "the agent"
 
     def roots(self) -> list[tuple[str, Path]]:
         """``(label, folder)`` of each folder, the workspace first."""
@@ -242,8 +283,8 @@ def filled_by(folders: AgentFolders, baseline: Baseline, free_before: int | None
     added = folder_bytes(folders) - baseline.bytes
     if 2 * added < free_before - free_now:
         return None
-    return (f"the agent's folders grew by {added / MIB:.0f} MiB and left {free_now / MIB:.1f} MiB free on their file "
-            f"system (of {free_before / MIB:.0f} MiB when it started): it filled the disk")
+    return (f"{folders.owner}'s folders grew by {added / MIB:.0f} MiB and left {free_now / MIB:.1f} MiB free on "
+            f"their file system (of {free_before / MIB:.0f} MiB when it started): it filled the disk")
 
 
 @dataclass
@@ -282,11 +323,37 @@ class DiskWatch:
                         return self.stopped
         if grown <= self._room:
             return None
-        added = folder_bytes(self.folders) - self.baseline.bytes
-        if added > self.limits.total_bytes:
-            self.stopped = (f"the agent wrote over {self.limits.total_bytes / MIB:g} MiB into its folders "
-                            "(--max-workspace-mb); stopped")
+        added = self._over_total()
+        if self.stopped is not None:
             return self.stopped
         # other writers share the file system: walk again only once it grows by the room still left
         self._room = grown + (self.limits.total_bytes - max(added, 0))
         return None
+
+    def settle(self) -> str | None:
+        """Once the writer has ended: a poll, then one walk of the folders whatever their file systems
+        say (another writer freeing room there hides growth from the poll). The reason it went over,
+        else ``None``."""
+        if self() is None:
+            self._over_total()
+        return self.stopped
+
+    def _over_total(self) -> int:
+        """Bytes added to the folders (one walk); over the total, :attr:`stopped` says so."""
+        added = folder_bytes(self.folders) - self.baseline.bytes
+        if added > self.limits.total_bytes:
+            self.stopped = (f"{self.folders.owner} wrote over {self.limits.total_bytes / MIB:g} MiB into its "
+                            f"folders ({self.limits.total_name}); stopped")
+        return added
+
+
+def watch_test_folders(private: Path, copy: Path | None, limits: WriteLimits | None) -> DiskWatch | None:
+    """The :class:`DiskWatch` of a test run's folders (:func:`limits_for_tests`), its baseline taken now:
+    ``private``, its private out folder (its ``HOME``, ``TMPDIR``, pytest cache and log), and ``copy``,
+    the tree under test when the command may write it (``None`` under bubblewrap: bound read-only).
+    ``None`` without ``limits``. Call it while the run goes (``run_process(watch=…)``) and
+    :meth:`DiskWatch.settle` once it ended: a run shorter than a poll is held to the cap too."""
+    if limits is None:
+        return None
+    folders = AgentFolders(private, tmpdir=copy, owner="the test process")
+    return DiskWatch(folders, limits, Baseline.measure(folders, limits))

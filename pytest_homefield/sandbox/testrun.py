@@ -17,11 +17,16 @@ together, through a capped pipe: :data:`LOG_CAP_BYTES`) for people to read.
 
 The test process never writes ``out_dir`` (an attempt's artifacts folder, inside the user's
 repository; issue 30): every run gets a private, fresh folder (:func:`tempdirs.mkdtemp`) as its only
-writable folder, holding the log, the JUnit XML, the pytest cache and the services' sockets. After
+writable folder, holding the log, the JUnit XML, the pytest cache, the services' sockets and the run's
+own empty ``HOME`` and ``TMPDIR`` (``home/``, ``tmp/``; a sandbox gives its own anyway). After
 the process has ended, the log's last :data:`LOG_TAIL_BYTES` and the JUnit XML (regular files only,
 read without following a link, :mod:`~pytest_homefield.sandbox.nofollow`) are copied to ``out_dir``
 and the private folder is removed. So code run by the tests can neither replace files beside it
 (``diff.patch``, ``grading.err``) nor leave a link or a fifo there for the host to follow.
+
+What it writes is capped by ``write_mb`` (``max_test_write_mb``, docs/contracts.md §7): per file
+(``RLIMIT_FSIZE``), in a sandbox's ``/tmp`` and ``/dev/shm``, and added to its folders
+(:func:`~pytest_homefield.sandbox.limits.watch_test_folders`; :attr:`TestRun.over_writes`).
 
 What is added to a pytest command, after the user's own arguments:
 
@@ -69,7 +74,15 @@ from pathlib import Path
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
-from pytest_homefield.sandbox.limits import MIB, TEST_MEMORY_MB, memory_cap_note
+from pytest_homefield.sandbox.limits import (
+    MIB,
+    TEST_MEMORY_MB,
+    TEST_WRITE_MB,
+    limits_for_tests,
+    memory_cap_note,
+    watch_test_folders,
+    write_cap_note,
+)
 from pytest_homefield.sandbox.outcomes import (
     MAX_EVENT_BYTES,
     OutcomeChannel,
@@ -177,6 +190,11 @@ class TestRun:
       ``finish``, from another pid, unparseable): 0 for an honest run.
     ``over_memory``: why the run failed when a test process went over its memory cap
       (:func:`~pytest_homefield.sandbox.limits.memory_cap_note`), else ``None``.
+    ``over_writes``: why the run was stopped when its folders grew past ``max_test_write_mb`` or it
+      filled their disk (:class:`~pytest_homefield.sandbox.limits.DiskWatch`), else ``None``: the
+      run did not finish, and whatever wrote it is to blame.
+    ``write_refused``: why the run failed when the kernel refused a write at a cap
+      (:func:`~pytest_homefield.sandbox.limits.write_cap_note`), else ``None``.
     """
 
     __test__ = False  # not a pytest test class
@@ -197,6 +215,13 @@ class TestRun:
     sandbox: str = "none"
     ignored_events: int = 0
     over_memory: str | None = None
+    over_writes: str | None = None
+    write_refused: str | None = None
+
+    def cap_note(self) -> str | None:
+        """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`),
+        ``"; "``-joined, else ``None``."""
+        return "; ".join(n for n in (self.over_memory, self.write_refused) if n) or None
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -282,7 +307,7 @@ def run_tests(
     sandbox: str | SandboxBackend = "none",
     network: TestNetwork | None = None,
     memory_mb: float | None = TEST_MEMORY_MB,
-    fresh_home: bool = False,
+    write_mb: float | None = TEST_WRITE_MB,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -301,10 +326,12 @@ def run_tests(
     needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
     it may reach, relayed into a sandbox that has no network. ``memory_mb``: MiB of address space for
     each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap); a run that went
-    over it has ``over_memory`` set (its tests failed or its process died for it).
-    ``fresh_home``: ``HOME`` and ``TMPDIR``
-    are empty folders of the run's private folder (a sandbox gives its own anyway), so nothing an
-    earlier run wrote there is seen (the canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`).
+    over it has ``over_memory`` set (its tests failed or its process died for it). ``write_mb``: MiB
+    the command may write (the module docstring; ``None``: no cap); a run stopped for it has
+    ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
+    empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
+    canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
+    watched.
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -322,7 +349,7 @@ def run_tests(
     try:
         run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                 test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                network=network, memory_mb=memory_mb, fresh_home=fresh_home)
+                                                network=network, memory_mb=memory_mb, write_mb=write_mb)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -330,6 +357,7 @@ def run_tests(
     finally:
         shutil.rmtree(private, ignore_errors=True)
     run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
+    run.write_refused = write_cap_note(tail[-(1 << 20):], write_mb)
     nofollow.write_bytes(public, LOG_FILE, tail)
     run.log_path = public / LOG_FILE
     if junit_data is not None:
@@ -342,7 +370,7 @@ def run_tests(
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
                  network: TestNetwork | None, memory_mb: float | None = None,
-                 fresh_home: bool = False) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 write_mb: float | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -350,10 +378,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     log_path = out_dir / LOG_FILE
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir)
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
-    if fresh_home:
-        for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):
-            (out_dir / name).mkdir()
-            run_env[var] = str(out_dir / name)
+    for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched
+        (out_dir / name).mkdir()
+        run_env[var] = str(out_dir / name)
+    limits = limits_for_tests(write_mb) if write_mb else None
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
     channel = OutcomeChannel() if junit is None else None
@@ -366,7 +394,9 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
         wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
-                                                            relay=relay))
+                                                            relay=relay,
+                                                            tmpfs_bytes=limits.total_bytes if limits else None))
+        watch = watch_test_folders(out_dir, workdir if wrapped.backend != "bwrap" else None, limits)
         start = time.monotonic()
         try:
             proc = run_process(
@@ -378,8 +408,13 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 output_cap=LOG_CAP_BYTES,
                 pass_fds=(channel.write_fd,) if channel is not None else (),
                 memory_cap=int(memory_mb * MIB) if memory_mb else None,
+                file_cap=limits.file_bytes if limits else None,
+                watch=watch,
+                watch_every_s=limits.poll_s if limits else 0.5,
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
+            if watch is not None and proc.stopped is None and not timed_out:
+                watch.settle()  # once more at its end, with a walk: held to the cap however short it was
         except OSError as exc:
             log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
             exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
@@ -399,6 +434,9 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
+    if watch is not None and watch.stopped is not None:  # stopped while it wrote: it did not finish
+        run.over_writes = run.error = watch.stopped
+        run.finished = False
     return run, junit_data, counted
 
 

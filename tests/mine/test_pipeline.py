@@ -105,6 +105,24 @@ def test_verify_and_record_reports_a_drop(fx: Fixture, frozen: tuple[Path, Any])
     assert rec["FAIL_TO_PASS"] == 0
 
 
+def test_a_candidate_whose_tests_write_past_the_cap_is_dropped_saying_so(fx: Fixture,
+                                                                         frozen: tuple[Path, Any]) -> None:
+    """``max_test_write_mb`` reaches mining: a test command that writes 3 MiB into its ``TMPDIR`` (the
+    repository's own tests: nothing else runs at mining) is stopped at a cap of 1 MiB, and the candidate
+    dropped as ``writes_over_cap`` with the knob named (contracts §7). In bubblewrap that ``TMPDIR``
+    would be a tmpfs of 1 MiB, refusing the writes instead."""
+    mine_dir, _ = frozen
+    cand = next(c for c in read_jsonl(mine_dir / "candidates.jsonl") if c["commit"] == fx.c2)
+    write = 'for i in 1 2 3; do head -c 1000000 /dev/zero > "$TMPDIR/blob$i"; done; exec "$@"'
+    rec = verify_and_record(cand, _settings(fx.root, max_test_write_mb=1.0, sandbox="none"),  # TMPDIR: watched
+                            test_cmd=f"sh -c {shlex.quote(write)} sh {TEST_CMD}")
+    assert rec["reason"] == "writes_over_cap" and "task" not in rec, rec
+    assert rec["detail"] == (
+        "in parent run 1: the test process wrote over 1 MiB into its folders (max_test_write_mb); stopped; the "
+        "repository's own tests at the parent write this much (a real, if odd, repository: raise "
+        "--max-test-write-mb to keep such commits)")
+
+
 def _task(i: str, at: str) -> dict[str, Any]:
     return {"id": i, "commit": i * 2, "parent": "p", "committed_at": at, "authored_at": at, "mode": "commit",
             "subject": i, "message": i, "prompt": i, "source_files": [], "test_files": [], "test_patch": "",

@@ -149,7 +149,7 @@ def test_a_test_command_that_cannot_run_is_setup_failed() -> None:
 
 def test_vocabularies() -> None:
     assert DROP_REASONS == ("passes_without_change", "reference_fails", "flaky", "timeout", "setup_failed",
-                            "reference_passes_canary", "tests_skipped")
+                            "reference_passes_canary", "tests_skipped", "writes_over_cap")
     assert set(EXCLUDE_REASONS) >= {"flaky", "fails_with_reference", "skipped"}
 
 

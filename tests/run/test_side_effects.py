@@ -132,11 +132,13 @@ def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_p
 
 
 def test_the_settings_reach_the_attempt(fx: Fixture, task: Task, tmp_path: Path) -> None:
-    """``--max-output-mb``, ``--max-file-mb`` and ``--max-workspace-mb`` become the attempt's limits."""
+    """``--max-output-mb``, ``--max-file-mb`` and ``--max-workspace-mb`` become the attempt's limits (and
+    ``--max-test-write-mb`` its hidden tests': run, verify and ablate make their attempts here)."""
     from pytest_homefield.run.runner import AttemptRunner
     from pytest_homefield.settings import Settings
 
-    settings = Settings(root=fx.root, sandbox="none", max_output_mb=0.0625, max_file_mb=0.5, max_workspace_mb=3)
+    settings = Settings(root=fx.root, sandbox="none", max_output_mb=0.0625, max_file_mb=0.5, max_workspace_mb=3,
+                        max_test_write_mb=8)
     runner = AttemptRunner(settings, [], run_id="r", results=tmp_path / "r.jsonl", folder=lambda variant: tmp_path,
                            session_start="2026-01-01T00:00:00+00:00", budget_usd=None)
     agent = cmd_agent("seq 1 100000; head -c 600000 /dev/zero > blob.bin")
@@ -144,6 +146,7 @@ def test_the_settings_reach_the_attempt(fx: Fixture, task: Task, tmp_path: Path)
         spec = runner.spec(task, agent, 1)
         assert (spec.limits.output_bytes, spec.limits.file_bytes, spec.limits.total_bytes) == (
             64 * 1024, MIB // 2, 3 * MIB)
+        assert spec.test_write_mb == 8
         r = runner.run(spec)
     finally:
         runner.cache.close()

@@ -1,0 +1,73 @@
+"""A test run's write cap (``max_test_write_mb``, contracts §7 "Write cap"): its folders (the private one
+holding its ``HOME`` and ``TMPDIR``, and its copy without bubblewrap) are watched with the agent's
+:class:`~pytest_homefield.sandbox.limits.DiskWatch`; a run that adds more than the cap, or fills their
+disk, is stopped and says why (``TestRun.over_writes``). A suite that writes that much for real runs
+with the knob raised. (The attacks through a graded attempt: tests/run/test_test_writes.py.)
+
+The runs here are a ``{junit}`` command (a Python script writing ``MiB`` MiB of files into its
+``TMPDIR``, then one passing test case): a test process in a few milliseconds of CPU."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from helpers.tmpfs import mounted_tmpfs
+
+from pytest_homefield.sandbox.limits import write_cap_note
+from pytest_homefield.sandbox.testrun import TestRun, run_tests
+
+SCRIPT = """import os, sys
+mb = int(sys.argv[1])
+for i in range(mb):
+    try:
+        with open(os.path.join(os.environ["TMPDIR"], f"blob{i}"), "wb") as f:
+            f.write(bytes(1 << 20))
+    except OSError as exc:
+        print(exc)
+        break
+with open(sys.argv[2], "w") as f:
+    f.write('<testsuite><testcase classname="t" name="test_writes"/></testsuite>')
+"""
+
+
+def writes(tmp_path: Path, mb: int, **kw: object) -> TestRun:
+    """A run of :data:`SCRIPT` writing ``mb`` MiB into its ``TMPDIR`` (no sandbox)."""
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "writes.py").write_text(SCRIPT)
+    cmd = f"{shlex.quote(sys.executable)} writes.py {mb} {{junit}}"
+    return run_tests(work, cmd, [], out_dir=tmp_path / "out", timeout_s=60, sandbox="none", **kw)  # type: ignore[arg-type]
+
+
+def test_a_suite_writing_past_the_cap_is_stopped_and_the_knob_lets_it_run(tmp_path: Path) -> None:
+    over = writes(tmp_path, 6, write_mb=4)
+    assert over.over_writes == "the test process wrote over 4 MiB into its folders (max_test_write_mb); stopped"
+    assert not over.finished and over.error == over.over_writes
+    raised = writes(tmp_path, 6, write_mb=16)
+    assert raised.over_writes is None and raised.finished and raised.outcomes == {"t::test_writes": "passed"}
+
+
+def test_a_run_that_fills_its_disk_is_stopped_as_its_own_doing(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under the cap (1024 MiB by default) but on a file system of 80 MiB: the run's folders took what
+    the disk lost, so the run filled it (not ``infra``: another writer filling it is not its doing)."""
+    disk = mounted_tmpfs(tmp_path / "disk", "80m")
+    with disk as root:
+        monkeypatch.setattr(tempfile, "tempdir", str(root))  # the run's private folder, HOME and TMPDIR
+        r = writes(tmp_path, 100)
+    assert r.over_writes is not None and "it filled the disk" in r.over_writes, r
+    assert r.over_writes.startswith("the test process's folders grew by "), r
+
+
+def test_the_note_names_the_cap_only_for_a_capped_run_whose_write_was_refused() -> None:
+    assert write_cap_note(b"OSError: [Errno 27] File too large\n", 1024) == (
+        "a test process wrote a file up to the cap of 1024 MiB per file (max_test_write_mb)")
+    assert write_cap_note(b"OSError: [Errno 28] No space left on device\n", 4) == (
+        "a test process ran out of room (its sandbox's /tmp and /dev/shm hold 4 MiB each; or its disk is full) "
+        "(max_test_write_mb)")
+    assert write_cap_note(b"OSError: [Errno 27] File too large\n", None) is None
+    assert write_cap_note(b"1 failed\n", 4) is None
