@@ -58,7 +58,7 @@ from pytest_homefield.sandbox.canaries import _find
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from twin_leaks import stage_task  # noqa: E402  (the same staging of a task's test files)
+from twin_leaks import plan_options, stage_task  # noqa: E402  (the same staging and options)
 
 _CONST = (ast.Constant, ast.Compare, ast.cmpop, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.unaryop,
           ast.BoolOp, ast.boolop, ast.BinOp, ast.operator, ast.Load)
@@ -137,8 +137,7 @@ def main() -> int:
                 root = Path(tmp)
                 parent = stage_task(repo, t, root)
                 for seed in range(a.seeds):
-                    plan = plan_twins(root, t["FAIL_TO_PASS"], seed=seed,
-                                      sentinel_for=t.get("canary_sentinels") or [], parent=parent)
+                    plan = plan_twins(root, t["FAIL_TO_PASS"], **plan_options(repo, t, seed, parent))
                     if not plan.canaries:
                         continue
                     task_seeds += 1

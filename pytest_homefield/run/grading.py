@@ -56,6 +56,7 @@ from pytest_homefield.run.twin_grading import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -424,7 +425,7 @@ def grade(
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
             plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, parent=parent_tests(pristine, task.test_files),
-                              **twin_options(task))
+                              parent_text=ParentText(pristine), **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         made: list[TestRun] = []
