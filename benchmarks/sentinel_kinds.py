@@ -41,6 +41,25 @@ those ids in its run (a real fix was ``tests_failed`` on 4 of the 16 tasks, seed
 canaries are such appended sentinels, contradictions fall from 35.8% to 25.7%, raises twins to
 1.8%, and tasks 07cfb648bd and 9981a90b46 become sentinel-only (every group an inherited test): a
 lone ``raise`` in a new function, told by its shape.
+
+Round 8 (leak B, 5 seeds; before = main at e5e77d2, after = a shared definition's twin): a definition
+several collected classes run gets a real twin when every such class's function is FAIL_TO_PASS (past
+the limit of 24 too) or has no graded id (``plan_twins(pass_to_pass=…)``), each such function a
+member of its group (a group here: one per function id, so the groups double):
+
+==================  ===============================  ====================  ================================
+repository          sentinels (of all groups)        sentinel-only tasks   task-seeds solved: lone-raise /
+                                                                           constant
+==================  ===============================  ====================  ================================
+itsdangerous (16)   72.4% -> 11.8%                   3 -> 1                10/80 -> 0/80  /  15/80 -> 5/80
+                    (shared: 63.3% -> 7.3%)
+==================  ===============================  ====================  ================================
+
+Of the new twins: contradictions 62.7% of all groups (was 25.7%), raises twins 25.5% (was 1.8%).
+07cfb648bd's base-class test runs in nine classes: five are FAIL_TO_PASS, four fail with the
+reference fix too (excluded), so one group of five; 0635526a's shared tests ran in classes whose
+functions were FAIL_TO_PASS past the limit. Left sentinel-only: 0b6975b570, forced at mining because
+its twin rewrote ``value = u'hello'``, which the test also hands to the code (the reference passed it).
 """
 
 from __future__ import annotations

@@ -671,7 +671,8 @@ def verify_candidate(
                         nonlocal plan
                         if n == 0 and not whole:
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
-                                               parent=before, parent_text=parent_text)
+                                               parent=before, parent_text=parent_text,
+                                               pass_to_pass=v.PASS_TO_PASS)
                         for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
                             (wd / rel).write_bytes(data)
                         return [*runnable_tests] if whole or not plan.placement else plan.selectors()

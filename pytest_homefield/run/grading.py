@@ -425,7 +425,8 @@ def grade(
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
             plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, parent=parent_tests(pristine, task.test_files),
-                              parent_text=ParentText(pristine), **twin_options(task))
+                              parent_text=ParentText(pristine), pass_to_pass=task.PASS_TO_PASS,
+                              **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         made: list[TestRun] = []
