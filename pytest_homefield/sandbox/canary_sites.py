@@ -23,13 +23,14 @@ import ast
 import builtins
 import copy
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small, real_alternatives
 
-__all__ = ["Site", "Drawn", "find_site", "expected_values", "RAISES"]
+__all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES"]
 
 _EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
            "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -97,15 +98,26 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     there are none; or a function of the site's value giving them."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
+    once = read_once(func)
     for stmt in _statements(func.body):
         value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng, pool), pool)
         if value is not None:
             return value
         if flip is None:
             flip = _flip_site(stmt, rng)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.targets[0].id in once:
             bound[stmt.targets[0].id] = stmt.value
     return flip
+
+
+def read_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``func`` reads exactly once: an expected side that is a name is contradicted at the
+    literal it was assigned only when the assertion is that name's one reader. A name the test also
+    hands to the code (``value = 'hello'``, ``s.dumps(value)``, ``… == value``) would change the input
+    with the expected value, and the reference fix passed that twin (itsdangerous: a forced sentinel)."""
+    reads = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    return {name for name, n in reads.items() if n == 1}
 
 
 def expected_values(tree: ast.Module) -> list[Any]:
