@@ -44,12 +44,37 @@ more-itertools (5) 0.0% -> 0.0% (5 seeds)     0 -> 0                     0% / 0 
 The demo's groups after: cycles 42.9%, made up 28.6%, borrowed 14.3%, flips 9.5%, swaps 4.8%
 (before: borrowed 85.7%). The made-up fallback is what "not in the parent" still tells (44.7% of
 its groups on the demo; the two one-test itsdangerous tasks on every seed, before and after).
+
+Round 8 (leak A, 50 seeds; before = main at e5e77d2, after = a value of the parent's code,
+``sandbox/canary_parent.py``; freshly mined, so itsdangerous has 14 tasks with groups, not 16, and
+counts differ from round 7's):
+
+=================  ===============  ===============  ===============  ==============================
+repository         count-file       count-repo       plausible        not-in-parent groups / solved
+=================  ===============  ===============  ===============  ==============================
+demo (8 tasks)     0.0% -> 0.0%     0.4% -> 0.4%     4.8% -> 4.8%     17.5% -> 14.3% / 0 -> 0
+itsdangerous (16)  22.5% -> 22.5%   22.5% -> 22.5%   3.6% -> 3.6%     30.0% -> 30.0% / 150 -> 150
+more-itertools (2) 0% -> 0%         0% -> 0%         0% -> 0%         0% -> 0% (every group a flip)
+=================  ===============  ===============  ===============  ==============================
+
+No guesser gets better; no task-seed count changes. The demo's made-up fallback falls from 28.6% to
+23.8% of groups (what not-in-parent tells of them: 44.7% -> 40.0%); 4.8% become a value of the
+parent's code, which no guesser tells. What is left: a value the parent holds only in the test file
+itself (an older test of the file asserted it; ``count-repo`` tells a value of the code there, so it
+stays made up: 091319e, f58a80d), and on itsdangerous a container the parent holds as its only
+literal of that type (``[1, 2, 3]``, ``(False, None)``: no other list or tuple occurs in the parent,
+so 6c58e96 and f966a62 stay solved on every seed). itsdangerous's 0b6975b is solved by every guesser
+through its sentinel's appended constants (a value of the file and a made-up one; leak B,
+``benchmarks/sentinel_kinds.py``). Letting a value of the code stand in where the parent holds the
+original's only in the test file cut the demo's not-in-parent to 4.8% but raised count-repo to 9.9%,
+so it is not done.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import inspect
 import json
 import re
 import subprocess
@@ -143,6 +168,8 @@ def _construction(how: str) -> str:
         return "cross-function cycle"
     if "another set's" in how:
         return "parametrize derangement"
+    if "a value of the parent's code" in how:
+        return "fallback: parent's value"
     if "another test's expected value" in how:
         return "fallback: borrowed"
     if how.startswith("expected"):
@@ -196,6 +223,26 @@ def _corpus(repo: Path, commit: str, skip: str = "") -> str:
     return "\n".join(t for n, t in _py_files(repo, commit).items() if n != skip)
 
 
+_TEXTS: dict[tuple[str, str], Any] = {}
+
+
+def plan_options(repo: Path, t: dict[str, Any], seed: int, parent: dict[str, bytes | None] | None) -> dict[str, Any]:
+    """:func:`plan_twins`' keyword arguments for task ``t`` of ``repo`` as grading gives them (its
+    ``canary_sentinels``, the parent's test files ``parent`` from :func:`stage_task` unless ``None``,
+    the parent's ``.py`` files, its PASS_TO_PASS), less what the code under test does not take (an older
+    checkout)."""
+    kw: dict[str, Any] = {"seed": seed, "sentinel_for": t.get("canary_sentinels") or [], "parent": parent,
+                          "pass_to_pass": t["PASS_TO_PASS"]}
+    params = inspect.signature(plan_twins).parameters
+    if "parent_text" in params and parent is not None:
+        from pytest_homefield.sandbox.canary_parent import ParentText
+        key = (str(repo), t["parent"])
+        if key not in _TEXTS:  # one index per parent, not per seed
+            _TEXTS[key] = ParentText(files=_py_files(repo, t["parent"]))
+        kw["parent_text"] = _TEXTS[key]
+    return {k: v for k, v in kw.items() if k in params and (v is not None or k != "parent")}
+
+
 Guesser = Callable[[list[Any], str, ast.Module, Counter[str]], bool]
 
 
@@ -222,14 +269,8 @@ def main() -> int:
                 root = Path(tmp)
                 parent = stage_task(repo, t, root)
                 for seed in range(a.seeds):
-                    kw: dict[str, Any] = {"seed": seed, "sentinel_for": t.get("canary_sentinels") or []}
-                    if not a.no_parent:
-                        kw["parent"] = parent
-                    try:
-                        plan = plan_twins(root, t["FAIL_TO_PASS"], **kw)
-                    except TypeError:  # code without parent=
-                        kw.pop("parent", None)
-                        plan = plan_twins(root, t["FAIL_TO_PASS"], **kw)
+                    plan = plan_twins(root, t["FAIL_TO_PASS"],
+                                      **plan_options(repo, t, seed, None if a.no_parent else parent))
                     attempt_ok: dict[str, bool] = {}
                     for source, members in plan.placement.items():
                         path = source.split("::", 1)[0]

@@ -46,6 +46,7 @@ from pathlib import Path
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
+from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
@@ -483,6 +484,7 @@ def verify_candidate(
     try:
         parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
         before = parent_tests(parent_base, test_files)  # the cycles' "new in the commit" (grading's too)
+        parent_text = ParentText(parent_base).load()  # the fallback twins' values (read before it is removed)
         try:
             apply_patch(parent_base, make_test_patch(repo, parent, commit, test_files))
         except PatchError as exc:
@@ -678,7 +680,8 @@ def verify_candidate(
                         nonlocal plan
                         if n == 0 and not whole:
                             plan = plan_twins(wd, v.FAIL_TO_PASS, seed=plan.seed, sentinel_for=forced,
-                                               parent=before)
+                                               parent=before, parent_text=parent_text,
+                                               pass_to_pass=v.PASS_TO_PASS)
                         for rel, data in (plan.runs[n] if n < len(plan.runs) else {}).items():
                             (wd / rel).write_bytes(data)
                         return [*runnable_tests] if whole or not plan.placement else plan.selectors()

@@ -56,6 +56,7 @@ from pytest_homefield.run.twin_grading import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -429,6 +430,7 @@ def grade(
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             # a task mined before canaries never had its rewrites checked against the reference fix
             plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, parent=parent_tests(pristine, task.test_files),
+                              parent_text=ParentText(pristine), pass_to_pass=task.PASS_TO_PASS,
                               **twin_options(task))
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed

@@ -29,7 +29,8 @@ from pytest_homefield.sandbox.canaries import _find
 from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Site, _statements
 from pytest_homefield.sandbox.canary_values import alternatives
 
-__all__ = ["NO_ASSERTION", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition"]
+__all__ = ["NO_ASSERTION", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition",
+           "definition_runners"]
 
 #: How a "no assertion" twin's :attr:`~pytest_homefield.sandbox.canaries.Canary.how` begins.
 NO_ASSERTION = "no assertion: its last call expected to raise"
@@ -154,17 +155,24 @@ def _collected(tree: ast.Module, cls: ast.ClassDef) -> bool:
     return cls.name.startswith("Test") or is_unittest(tree, [cls.name])
 
 
+def definition_runners(tree: ast.Module, func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The collected top-level classes of ``tree`` (:func:`_collected`) that resolve ``func``'s name to
+    ``func`` (its class, its subclasses that do not override it), in file order; ``[]`` for a function
+    in no class."""
+    if not any(isinstance(c, ast.ClassDef) and func in c.body for c in ast.walk(tree)):
+        return []
+    top = [n for n in tree.body if isinstance(n, ast.ClassDef)]
+    return [c.name for c in top if _collected(tree, c) and _find(tree, [c.name], func.name) is func]
+
+
 def shared_definition(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether test ids of the module other than ``classes``' own run ``func`` (the definition found for
-    it, maybe in a base class): another collected class (:func:`_collected`) resolves the name to it (a
-    base, a sibling, a subclass that does not override it). A twin of such a definition would change
-    those ids too, FAIL_TO_PASS of no group or PASS_TO_PASS, which then failed in the twin's run and a
-    real fix was ``tests_failed`` (itsdangerous: 4 of 16 tasks). Only the module itself is read (the
-    task's own file): a class imported by another test file is not seen, since an agent could add a
-    file importing every class to turn twins into sentinels."""
-    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and func in c.body), None)
-    if owner is None:
-        return False
-    top = [n for n in tree.body if isinstance(n, ast.ClassDef)]
-    runners = {c.name for c in top if _collected(tree, c) and _find(tree, [c.name], func.name) is func}
-    return bool(runners - set(classes[-1:]))
+    it, maybe in a base class): another collected class (:func:`definition_runners`) resolves the name
+    to it (a base, a sibling, a subclass that does not override it). A twin of such a definition changes
+    those ids too: it is planted only when every one of them is a FAIL_TO_PASS function of the task (they
+    all join its group, :func:`~pytest_homefield.sandbox.twin_runs.plan_twins`); else a PASS_TO_PASS id or
+    one of no group would fail in the twin's run and a real fix be ``tests_failed`` (itsdangerous: 4 of
+    16 tasks), and it gets a sentinel. Only the module itself is read (the task's own file): a class
+    imported by another test file is not seen, since an agent could add a file importing every class
+    to turn twins into sentinels."""
+    return bool(set(definition_runners(tree, func)) - set(classes[-1:]))

@@ -23,13 +23,14 @@ import ast
 import builtins
 import copy
 import random
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small, real_alternatives
 
-__all__ = ["Site", "find_site", "expected_values", "RAISES"]
+__all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES"]
 
 _EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
            "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -46,8 +47,24 @@ _OPPOSITE = {"assertTrue": "assertFalse", "assertFalse": "assertTrue", "assertIn
 RAISES = {"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp"}
 
 
+@dataclass(frozen=True)
+class Drawn:
+    """The real values a value site's twins may take, and how to say where they came from: ``source``
+    (the end of the twin's ``how``); ``excusable``: every such twin is (a value of the parent's code:
+    wrong code could return one), ``None``: a small value is (:func:`~pytest_homefield.sandbox.
+    canary_values.is_small`); ``keep``: whether a made-up value may be taken when none of ``values``
+    fits (one occurring in the parent's code may not, when the original's does not)."""
+
+    values: Sequence[Any]
+    source: str = "another test's expected value"
+    excusable: bool | None = None
+    keep: Callable[[Any], bool] | None = None
+
+
 #: Real values a value site's twins may take: a sequence, or a function of the site's value giving one.
-Pool = Sequence[Any] | Callable[[Any], Sequence[Any]]
+Pool = Sequence[Any] | Callable[[Any], Sequence[Any] | Drawn]
+#: Draws of a made-up value kept by :attr:`Drawn.keep` before one it refuses is taken all the same.
+_TRIES = 8
 
 
 @dataclass
@@ -81,15 +98,26 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     there are none; or a function of the site's value giving them."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
+    once = read_once(func)
     for stmt in _statements(func.body):
         value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng, pool), pool)
         if value is not None:
             return value
         if flip is None:
             flip = _flip_site(stmt, rng)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.targets[0].id in once:
             bound[stmt.targets[0].id] = stmt.value
     return flip
+
+
+def read_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """The names ``func`` reads exactly once: an expected side that is a name is contradicted at the
+    literal it was assigned only when the assertion is that name's one reader. A name the test also
+    hands to the code (``value = 'hello'``, ``s.dumps(value)``, ``… == value``) would change the input
+    with the expected value, and the reference fix passed that twin (itsdangerous: a forced sentinel)."""
+    reads = Counter(n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
+    return {name for name, n in reads.items() if n == 1}
 
 
 def expected_values(tree: ast.Module) -> list[Any]:
@@ -230,16 +258,30 @@ def _values(expr: ast.expr, k: int, rng: random.Random, pool: Pool = ()) -> Site
         target, value, wrap = expr.args[0], _literal(expr.args[0]), "approx"
     if value is None:
         return None
-    real = real_alternatives(value, pool(value) if callable(pool) else pool, k, rng, approx=bool(wrap))
-    alts = [a for a, _ in real] or alternatives(value, k, rng)
-    excusable = [e for _, e in real] or [True] * len(alts)
+    given = pool(value) if callable(pool) else pool
+    drawn = given if isinstance(given, Drawn) else Drawn(given)
+    real = real_alternatives(value, drawn.values, k, rng, approx=bool(wrap))
+    alts = [a for a, _ in real] or _made_up(value, k, rng, drawn.keep)
+    excusable = [e if drawn.excusable is None else drawn.excusable for _, e in real] or [True] * len(alts)
     if not alts:
         return None
-    how = "expected {}{} -> {}{}" + (" (another test's expected value)" if real else " (made up)")
+    how = "expected {}{} -> {}{}" + (f" ({drawn.source})" if real else " (made up)")
     twins = [(ast.unparse(ast.parse(repr(a), mode="eval").body),
               how.format(wrap, _short(value) if not wrap else f"({_short(value)})", wrap,
                          _short(a) if not wrap else f"({_short(a)})")) for a in alts]
     return Site(target, ast.unparse(target), twins, True, excusable=excusable)
+
+
+def _made_up(value: Any, k: int, rng: random.Random, keep: Callable[[Any], bool] | None) -> list[Any]:
+    """:func:`~pytest_homefield.sandbox.canary_values.alternatives` of ``value``, those ``keep`` refuses
+    left out (drawn again up to :data:`_TRIES` times, then taken as they come)."""
+    alts = alternatives(value, k, rng)
+    for _ in range(_TRIES if keep is not None else 0):
+        kept = [a for a in alts if keep(a)]  # type: ignore[misc]
+        if kept:
+            return kept
+        alts = alternatives(value, k, rng)
+    return alts
 
 
 def _value_site(stmt: ast.stmt, k: int, rng: random.Random,

@@ -36,7 +36,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.sandbox.canary_sites import _EQUALS, Site, _call_name, _literal, _short, _statements
+from pytest_homefield.sandbox.canary_sites import _EQUALS, Site, _call_name, _literal, _short, _statements, read_once
 from pytest_homefield.sandbox.canary_values import _unequal, is_small
 
 __all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions", "literal_counts", "literal_values",
@@ -142,12 +142,14 @@ def value_targets(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Target]:
     out: list[Target] = []
     seen: set[int] = set()
     bound: dict[str, ast.expr] = {}
+    once = read_once(func)
     for stmt in _statements(func.body):
         t = _stmt_target(stmt, bound)
         if t is not None and id(t.node) not in seen and _usable(t):
             seen.add(id(t.node))
             out.append(t)
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.targets[0].id in once:  # the assertion its one reader (canary_sites.read_once)
             bound[stmt.targets[0].id] = stmt.value
     return out
 

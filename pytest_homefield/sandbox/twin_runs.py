@@ -31,6 +31,7 @@ the attempt cannot be solved) counts for nothing.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import random
 from collections import Counter
@@ -54,14 +55,16 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     read_source,
 )
+from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
 from pytest_homefield.sandbox.canary_shapes import (
+    definition_runners,
     is_unittest,
     no_assertion_site,
     raises_call,
     sentinel_member,
     shared_definition,
 )
-from pytest_homefield.sandbox.canary_sites import Site, _short, expected_values, find_site
+from pytest_homefield.sandbox.canary_sites import Drawn, Site, _short, expected_values, find_site
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
     cycles,
@@ -147,7 +150,8 @@ class TwinPlan(CanaryPlan):
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
                limit: int = LIMIT, twins: int = APART,
-               parent: Mapping[str, bytes | None] | None = None) -> TwinPlan:
+               parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
+               pass_to_pass: Collection[str] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -156,13 +160,22 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     ``k`` per function (fewer where the site has fewer alternatives).
     ``parent``: test file path → its bytes at the task's parent (``None``: the file is new), for the
     cross-function cycles (:mod:`~pytest_homefield.sandbox.canary_swaps`: only functions new in the
-    commit take part); without it there are none. Mining's check and grading must pass the same. Never
+    commit take part); without it there are none. ``parent_text``: the parent tree's ``.py`` files, for
+    the fallback twin of a value unique in its file (:mod:`~pytest_homefield.sandbox.canary_parent`: a
+    value of the parent's code where the original's occurs there, else a made-up one that does not);
+    without it the value is made up. ``pass_to_pass``: the task's PASS_TO_PASS ids, for a definition
+    several classes of the file run (a base class's test): it gets a twin, every such class's
+    FAIL_TO_PASS function a member of its group (past ``limit`` too), when none of them is PASS_TO_PASS
+    (``None``: every one must be FAIL_TO_PASS); else a sentinel. Mining's check
+    and grading must pass the same. Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
     plan = TwinPlan(seed=seed)
     runs = max(1, twins) + 1
     by_file: dict[str, list[str]] = {}
+    every = {function_id(i) for i in fail_to_pass if "::" in i}
+    graded = None if pass_to_pass is None else every | {function_id(i) for i in pass_to_pass}
     for fid in sorted({function_id(i) for i in fail_to_pass if "::" in i})[:limit]:
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
@@ -173,7 +186,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
             continue
         forced = set(sentinel_for)
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None,
-                   twins=max(1, twins), known=functools.partial(_known, parent, path))
+                   twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
+                   graded=graded, every=every)
     order = list(range(runs))
     rng.shuffle(order)
     plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
@@ -216,20 +230,44 @@ def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) 
     return segment
 
 
-def _pool_for(pool: Sequence[Any], values: Sequence[Any], counts: Mapping[str, int]
-              ) -> Callable[[Any], Sequence[Any]]:
-    """The real values a fallback twin may borrow, given the site's value ``v``, chosen so that "how
-    often does the site's value occur in the file" answers alike in both runs. For a ``v`` occurring
-    ``n`` >= 2 times in the file: the expected values (``pool``) that occur ``n - 1`` times (one more
-    at the site makes ``n``), else the file's other literals that do (``values``: inputs too), else
-    any expected value. None when ``v`` is unique there (a made-up value is unique too, a borrowed
-    one would occur twice)."""
-    def real(v: Any) -> Sequence[Any]:
+def _pool_for(pool: Sequence[Any], values: Sequence[Any], counts: Mapping[str, int], corpus: ParentText | None,
+              path: str, text: str, k: int, rng: random.Random) -> Callable[[Any], Sequence[Any] | Drawn]:
+    """The real values a fallback twin may take, given the site's value ``v``, chosen so that "how
+    often does the site's value occur in the file" and "does it occur in the parent's code"
+    (``corpus``, when given) answer alike in both runs. For a ``v`` occurring ``n`` >= 2 times in the
+    file: the expected values (``pool``) of its type that occur ``n - 1`` times (one more at the site
+    makes ``n``), else the file's other literals that do (``values``: inputs too), those occurring in
+    the parent as ``v`` does first; else an expected value of its type occurring in the parent as
+    ``v`` does. Then, and for a ``v`` unique in the file (a borrowed value would occur twice): a
+    literal of the parent's code that the file does not hold when ``v`` occurs in the parent
+    (:func:`~pytest_homefield.sandbox.canary_parent.parent_alternatives`), never one another site of
+    the file drew; else any expected value of its type (``n`` >= 2), else a made-up value, one that
+    does not occur in the parent when ``v`` does not. A list of real values counts only when it holds
+    ``k`` of them (a made-up value gives ``k`` twins)."""
+    taken: dict[str, int] = {}
+
+    def enough(level: Sequence[Any]) -> bool:  # k twins where a made-up value gives k
+        return len({value_key(b) for b in level}) >= k
+
+    def real(v: Any) -> Sequence[Any] | Drawn:
         n = counts.get(value_key(v), 0)
-        if n <= 1:
-            return []
-        return [b for b in pool if counts.get(value_key(b), 0) == n - 1] \
-            or [b for b in values if counts.get(value_key(b), 0) == n - 1] or pool
+        seen = corpus is not None and corpus.occurs(v)
+        typed = [b for b in pool if type(b) is type(v)]
+        if n >= 2:
+            levels = [[b for b in src if type(b) is type(v) and counts.get(value_key(b), 0) == n - 1]
+                      for src in (pool, values)]
+            alike = [[b for b in level if corpus is None or corpus.occurs(b) == seen] for level in (*levels, typed)]
+            found = next((level for level in (*alike[:2], *levels, alike[2]) if enough(level)), None)
+            if found:
+                return found
+        if seen and corpus is not None:
+            drawn = parent_alternatives(v, corpus, {**counts, **taken}, text, path, k, rng)
+            taken.update((value_key(w), 1) for w in drawn)  # another site of the file draws another
+            if drawn:
+                return Drawn(drawn, "a value of the parent's code", excusable=True)
+        if n >= 2 and enough(typed):
+            return typed
+        return Drawn([], keep=None if seen or corpus is None else unseen(corpus))
     return real
 
 
@@ -244,15 +282,37 @@ def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
     return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v)])
 
 
+def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,
+             f2p: Collection[str], forced: Collection[str], graded: Collection[str] | None) -> list[str] | None:
+    """The function ids of the collected classes of ``tree`` running ``node`` that join its group when
+    others than ``classes``' own run it (:func:`~pytest_homefield.sandbox.canary_shapes.
+    definition_runners`): those among ``f2p`` (the task's FAIL_TO_PASS functions, those past the limit
+    too: joining a group costs no run); ``[]`` when no other class runs it. ``None`` (a sentinel for
+    them all) when a twin would fail a graded id outside the group: a runner that is ``graded`` (the
+    task's PASS_TO_PASS function ids; ``None``: not known, then every runner must be in ``f2p``), or
+    one ``forced``. A runner that is neither (its ids excluded from the task: they fail with the
+    reference fix too) runs the twin unjudged."""
+    if not shared_definition(tree, classes, node):
+        return []
+    ids = [f"{path}::{c}::{node.name}" for c in definition_runners(tree, node)]
+    own = f"{path}::{'::'.join([*classes, node.name])}"
+    outside = [i for i in ids if i not in f2p]
+    if own not in ids or set(ids) & set(forced) or (graded is None and outside) \
+            or set(outside) & set(graded or ()):
+        return None
+    return [i for i in ids if i in f2p]
+
+
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
-               known: Callable[[], set[str] | None] = lambda: None) -> None:
+               known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
+               graded: Collection[str] | None = None, every: Collection[str] = ()) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
     counts = Counter(value_key(v) for v in values)
-    real = _pool_for(pool, values, counts)
+    real = _pool_for(pool, values, counts, corpus, path, text, twins, rng)
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -262,15 +322,19 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     runs = len(per_run)
     found: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, int, Site | None]] = {}
     taken: set[int] = set()
+    aliases: dict[str, list[str]] = {}  # a shared definition's group → the other classes' function ids
     for fid in fids:
+        if any(fid in a for a in aliases.values()):
+            continue
         parts = fid.split("::")[1:]
         classes, func = parts[:-1], parts[-1]
         node = _find(tree, classes, func) if tree is not None else None
         span = _definition(lines, node) if node is not None else None
+        shared = _runners(tree, path, classes, node, every, forced, graded) \
+            if tree is not None and node is not None else []
         # a definition other test ids run too (a base class's, one defined twice) would change them as
-        # well: sentinels
-        if node is None or span is None or id(node) in taken \
-                or (tree is not None and shared_definition(tree, classes, node)):
+        # well: one group of them all when each is a FAIL_TO_PASS function here, else sentinels
+        if node is None or span is None or id(node) in taken or shared is None:
             name = namer.name(func)
             tail.append(_sentinel_def(name, namer.message(), indent="", method=False))
             how = ("sentinel: the test cannot be parsed or found" if node is None
@@ -279,6 +343,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             canaries.append(Canary(f"{path}::{name}", fid, "sentinel", how))
             continue
         taken.add(id(node))
+        aliases[fid] = [f for f in shared if f != fid]
         site = None if fid in forced else find_swap(node, twins, rng, counts) \
             or find_site(node, twins, rng, real) \
             or (no_assertion_site(node, rng, raises_call(tree, classes, node)) if tree is not None else None)
@@ -328,6 +393,11 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             fill = fills.setdefault(cycle_of[fid], fill)
         placement[fid] = fill[:runs]
         groups.append(Group(fid, tuple(c.node for c in canaries if c.source == fid), 0, start))
+        for alias in aliases[fid]:  # every class running the definition: the same members, the same runs
+            twins_of = [c for c in canaries if c.source == fid]
+            canaries += [dataclasses.replace(c, node=alias + c.node[len(fid):], source=alias) for c in twins_of]
+            placement[alias], key_of[alias] = placement[fid], key_of[fid]
+            groups.append(Group(alias, tuple(alias + c.node[len(fid):] for c in twins_of), 0, start))
 
     def assemble(pick: Mapping[int, int]) -> str:
         out: list[str] = []

@@ -128,3 +128,33 @@ def test_a_repeated_value_with_no_expected_value_to_match_borrows_an_input(tmp_p
     assert twin.how == "expected [1, 2, 3] -> [4, 5] (another test's expected value)", twin.how
     for run in plan.runs:
         assert sorted(_counts(run["test_z.py"]).values())[-1] == 2
+
+
+def test_an_expected_name_the_test_also_hands_to_the_code_is_not_rewritten_and_the_reference_fails_the_twin(
+        tmp_path: Path) -> None:
+    # `value` is the input and the expected value: a twin rewriting `value = 'hello'` changed both, and
+    # the reference fix passed it (itsdangerous 0b6975b: a forced sentinel); `count = 2` has one reader
+    code = "def dumps(v):\n    return '!' + v\n\n\ndef loads(s):\n    return s[1:]\n"
+    src = ("def test_round_trip():\n    value = 'hello'\n    s = dumps(value)\n    assert loads(s) == value\n\n\n"
+           "def test_count():\n    count = 2\n    assert len(loads('!ab')) == count\n")
+    root = tmp_path / "r"
+    root.mkdir()
+    (root / "test_z.py").write_text(src)
+    for name in ("test_round_trip", "test_count"):
+        plan = plan_twins(root, [f"test_z.py::{name}"], seed=3)
+        (twin,) = plan.canaries
+        for member, run in zip(plan.placement[f"test_z.py::{name}"], plan.runs, strict=True):
+            text = run["test_z.py"].decode()
+            space: dict[str, object] = {}
+            exec(compile(code + "\n\n" + text, "test_z.py", "exec"), space)  # noqa: S102 - the reference fix
+            try:
+                space[name]()  # type: ignore[operator]
+                passed = True
+            except AssertionError:
+                passed = False
+            assert passed == (member == 0), (name, twin.how, text)
+        if name == "test_round_trip":
+            assert "value = 'hello'" in plan.runs[0]["test_z.py"].decode() \
+                and "value = 'hello'" in plan.runs[1]["test_z.py"].decode(), twin.how
+        else:
+            assert twin.how.startswith("expected 2 ->"), twin.how  # its one reader: the value site stays
