@@ -296,13 +296,14 @@ SETUP_PY_SHAPES = [
     "def main():\n    setup(install_requires=['a'])\n# a comment\n\n\nif __name__ == '__main__':\n    main()\n",
     "print 'python 2'\nsetup(install_requires=['a'])\n",  # does not parse, in pieces or whole
     "x = (\n1)\ny = '''\n'''\nsetup(extras_require={'t': ['a']})\n",
+    "REQS = ['a']\nsetup(install_requires=REQS, **OPTS)\nREQS = ['b']\nOPTS = {}\n",  # the last binding counts
     "",
 ]
 
 
 @pytest.mark.parametrize("text", SETUP_PY_SHAPES, ids=["plain", "clauses", "triple-quoted", "decorators",
                                                   "brackets-and-backslash", "main", "python-2", "closed-string",
-                                                  "empty"])
+                                                  "rebound", "empty"])
 def test_setup_py_read_in_chunks_is_read_whole(text: str) -> None:
     """Issue 35: a scan parses each top-level chunk of a setup.py once (memo); the tables are those of the
     whole text, for chunks cut inside strings, brackets, continued lines, clauses and decorators too, and a
