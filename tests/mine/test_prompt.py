@@ -308,6 +308,11 @@ def test_the_task_record_says_what_was_masked() -> None:
     ("owner/repo!12 merged; done", "merged; done"),
     ("Revert 1a2b3c4d5e6f and deadbeef0", "Revert"),
     ("Fix \u2013 see https://x.y/z .", "Fix \u2013."),
+    ("Fix the docs, cf. #3", "Fix the docs"),  # a keyword ending in "."
+    ("Fixes:#12 for good", "for good"),
+    ("Done, see also #5 and #6", "Done"),
+    ("Add x (follow-up to #7)", "Add x"),
+    ("Tweak (#8) and close #9", "Tweak and"),  # a bare item, then one after a keyword
 ])
 def test_each_inline_rule_still_applies_where_it_can_match(line: str, expected: str) -> None:
     """Issue 35: each substitution of a cleaned line runs only where a substring test says its pattern can
