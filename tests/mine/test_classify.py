@@ -109,6 +109,14 @@ PATHS = [
     ("pkg/contest.py", "source", False),
     ("Makefile", "source", False),
     ("pkg/dir with space/ä b.py", "source", False),
+    # what a path's folders say (worked out once per folder, issue 35)
+    ("crates/core/tests/parse.rs", "test", True),  # a Rust integration test crate
+    ("tests/unit/parse.rs", "test", False),  # only directly under tests/
+    ("web/__tests__/app.js", "test", True),
+    ("web/__tests__/fixture.json", "test", False),
+    ("docs/tests/conf.py", "test", False),  # a test folder wins over a docs folder
+    ("ci/requirements/x.txt", "dependency", False),
+    (".github/workflows/README.md", "docs", False),
 ]
 
 
