@@ -42,6 +42,7 @@ def _pick(data: Any, *keys: str) -> Any:
 
 _TOML_HEADER_RE = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
 _PYPROJECT_TABLES = ("project", "build-system", "dependency-groups", "tool.poetry", "tool.pdm", "tool.uv")
+_PYPROJECT_SUBTABLES = tuple(f"{t}." for t in _PYPROJECT_TABLES)
 
 
 def _pyproject_subset(text: str) -> str:
@@ -53,7 +54,7 @@ def _pyproject_subset(text: str) -> str:
         if wanted:
             keep.append(text[start : match.start()])
         key = match.group(1).replace('"', "").replace("'", "").replace(" ", "")
-        wanted = any(key == t or key.startswith(t + ".") for t in _PYPROJECT_TABLES)
+        wanted = key in _PYPROJECT_TABLES or key.startswith(_PYPROJECT_SUBTABLES)
         start = match.start()
     if wanted:
         keep.append(text[start:])
@@ -159,7 +160,7 @@ _CLAUSE_RE = re.compile(r"(?:else|elif|except|finally)\b")
 def _chunks(text: str) -> list[str]:
     """``text`` cut before each line that may start a top-level statement (:data:`_COLUMN_0_RE`), except
     where an odd number of triple quotes came before (inside a string, probably: a guess, which
-    :func:`_module_body` checks)."""
+    :func:`_setup_parts` checks)."""
     chunks: list[str] = []
     start = 0
     counted = 0
@@ -177,53 +178,77 @@ def _chunks(text: str) -> list[str]:
     return chunks
 
 
-def _module_body(text: str, memo: dict[Any, Any] | None) -> list[ast.stmt]:
-    """``ast.parse(text).body``, each chunk's statements (:func:`_chunks`) parsed once per ``memo`` (most
-    versions of a ``setup.py`` change one part of it: parsing each version whole was a fifth of a scan's
-    Python work on pytest, issue 35). A chunk that does not parse alone (cut inside brackets, a string or
-    a continued line) has the whole text parsed instead. Exact: a chunk that parses alone ends at bracket
-    depth 0 outside any string, and the next one starts at column 0, where the tokenizer is as at the
-    start of a file; so the whole text's statements are the chunks' in order (their line numbers aside,
-    which :func:`ast.dump` leaves out). Raises ``SyntaxError`` as :func:`ast.parse` does."""
+class _SetupPart:
+    """What one run of top-level statements of a ``setup.py`` contributes to its dependency tables: the
+    names it binds at module level (in order) and the ``setup(...)`` calls among its statements, nested
+    blocks included (in :func:`_statements` order); ``dumps`` caches :func:`ast.dump` per node."""
+
+    __slots__ = ("assigns", "calls", "dumps")
+
+    def __init__(self, body: list[ast.stmt]) -> None:
+        self.assigns: list[tuple[str, ast.expr]] = [
+            (target.id, node.value) for node in body if isinstance(node, ast.Assign)
+            for target in node.targets if isinstance(target, ast.Name)]
+        self.calls: list[ast.Call] = []
+        for stmt in _statements(body):
+            call = getattr(stmt, "value", None)
+            if not isinstance(call, ast.Call):
+                continue
+            func = call.func
+            if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) == "setup":
+                self.calls.append(call)
+        self.dumps: dict[int, str] = {}
+
+    def dump(self, node: ast.expr) -> str:
+        """``ast.dump(node)`` of a node this part holds, computed once."""
+        got = self.dumps.get(id(node))
+        if got is None:
+            got = self.dumps[id(node)] = ast.dump(node)
+        return got
+
+
+def _setup_parts(text: str, memo: dict[Any, Any] | None) -> list[_SetupPart]:
+    """The :class:`_SetupPart` of each chunk of ``text`` (:func:`_chunks`), each chunk parsed and walked once
+    per ``memo`` (most versions of a ``setup.py`` change one part of it: parsing and walking each version
+    whole was a fifth of a scan's Python work on pytest, issue 35). A chunk that does not parse alone (cut
+    inside brackets, a string or a continued line) has the whole text read as one part instead. Exact: a
+    chunk that parses alone ends at bracket depth 0 outside any string, and the next one starts at column
+    0, where the tokenizer is as at the start of a file; so the whole text's statements are the chunks' in
+    order (their line numbers aside, which :func:`ast.dump` leaves out). Raises ``SyntaxError`` as
+    :func:`ast.parse` does."""
     if memo is None:
-        return ast.parse(text).body
-    body: list[ast.stmt] = []
+        return [_SetupPart(ast.parse(text).body)]
+    parts: list[_SetupPart] = []
     for chunk in _chunks(text):
         key = ("setup.py", chunk)
         got = memo.get(key)
         if got is None:
             try:
-                got = memo[key] = ast.parse(chunk).body
+                body = ast.parse(chunk).body
             except SyntaxError:
-                return ast.parse(text).body
-        body.extend(got)
-    return body
+                return [_SetupPart(ast.parse(text).body)]
+            got = memo[key] = _SetupPart(body)
+        parts.append(got)
+    return parts
 
 
 def _setup_py_deps(text: str, memo: dict[Any, Any] | None = None) -> Any:
-    assigned: dict[str, ast.expr] = {}
-    body = _module_body(text, memo)
-    for node in body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    assigned[target.id] = node.value
+    parts = _setup_parts(text, memo)
+    assigned: dict[str, tuple[_SetupPart, ast.expr]] = {}
+    for part in parts:
+        for name, value in part.assigns:
+            assigned[name] = (part, value)
     found: dict[str, str] = {}
-    for stmt in _statements(body):
-        call = getattr(stmt, "value", None)
-        if not isinstance(call, ast.Call):
-            continue
-        func = call.func
-        if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) != "setup":
-            continue
-        for kw in call.keywords:
-            value = kw.value
-            if isinstance(value, ast.Name) and value.id in assigned:
-                value = assigned[value.id]
-            if kw.arg in _SETUP_KEYWORDS:
-                found[kw.arg] = ast.dump(value)
-            elif kw.arg is None:  # setup(**options): the whole mapping
-                found["**"] = ast.dump(value)
+    for part in parts:
+        for call in part.calls:
+            for kw in call.keywords:
+                if kw.arg not in _SETUP_KEYWORDS and kw.arg is not None:
+                    continue
+                owner, value = part, kw.value
+                if isinstance(value, ast.Name) and value.id in assigned:
+                    owner, value = assigned[value.id]
+                # setup(**options): the whole mapping
+                found["**" if kw.arg is None else kw.arg] = owner.dump(value)
     return found
 
 
@@ -254,7 +279,7 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[Any, Any] 
 
     ``memo`` (a dict the caller keeps for a scan): pyproject tables kept per text of the part read, so
     versions that differ only in tool settings (most, e.g. 24 distinct parts in pytest's 77 versions) are
-    parsed once, and a ``setup.py``'s statements per chunk (:func:`_module_body`); the values it holds are
+    parsed once, and a ``setup.py``'s statements per chunk (:func:`_setup_parts`); the values it holds are
     shared between calls: compare them, never change them.
     """
     name = path.rsplit("/", 1)[-1]

@@ -52,6 +52,9 @@ Filters, in the order they are applied; the first that fails names the reason (d
 A shallow clone's boundary commits are skipped (their parents are missing): they are counted in
 ``ScanResult.shallow_skipped`` and the summary says so (``git fetch --unshallow`` to mine them).
 Paths under ``.homefield/`` (homefield's own records, if committed) are not part of any change.
+
+This module holds the records, the walk and filters 1, 2 and 9-11; the git processes and the parsing of
+their output are :mod:`.scan_git`'s, filters 3-9 for one commit :mod:`.scan_rules`'.
 """
 
 from __future__ import annotations
@@ -59,24 +62,34 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import heapq
-import itertools
-import re
-import tempfile
-from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import git
 
 from pytest_homefield.envs.declaration import is_declaration_file
 from pytest_homefield.errors import ScanError
-from pytest_homefield.mine.classify import dependency_tables, message_words
+from pytest_homefield.mine.classify import dependency_tables
 from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
 from pytest_homefield.mine.prompt import clean_prompt, count_words, names_identifier
-from pytest_homefield.paths import CONFIG, CONTENT_CHECKED, DOCS, SOURCE, TEST, Classifier, compile_globs
-from pytest_homefield.sandbox.snapshot import HOMEFIELD_DIR
+from pytest_homefield.mine.scan_git import (
+    COMMON_ARGS,
+    LOG_FORMAT,
+    Commit,
+    commits,
+    diff_lines,
+    first_error_line,
+    open_repo,
+    read_blobs,
+    resolve_commit,
+    shallow_commits,
+    stream,
+    tree_paths,
+)
+from pytest_homefield.mine.scan_rules import cheap_reason, split_change
+from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -104,14 +117,6 @@ REASONS = (
     "root_commit",
     "diff_too_large",
 )
-
-_RS = b"\x1e"
-# sha, parents, author date, committer date, raw message: five NUL-terminated header fields.
-_LOG_FORMAT = "%x1e%H%x00%P%x00%aI%x00%cI%x00%B"
-_HEADER_FIELDS = 5
-_COMMON = ["-z", "--no-renames", "--root", "--no-color", "--no-show-signature", "--no-ext-diff",
-           "--encoding=UTF-8"]
-
 
 @dataclass(kw_only=True)
 class ScanOptions(ScanSettings):
@@ -209,148 +214,9 @@ class ScanResult:
     newest_authored: str | None = None
 
 
-# --- the walk ----------------------------------------------------------------------------------
-
-@dataclass
-class _Commit:
-    sha: str
-    parents: list[str]
-    authored_at: str
-    committed_at: str
-    message: str
-    entries: list[str]  # raw diff lines and paths, alternating (paths decoded with surrogateescape)
-
-    @property
-    def subject(self) -> str:
-        return self.message.split("\n", 1)[0].strip()
-
-
-#: git flushes its output after every commit when it writes to a pipe: some 12,000 writes (and as many
-#: reads here) for pytest's 13,000 commits. The stream is read whole, so git may fill its buffer first:
-#: reading alone, that halved the reader's CPU (0.065 -> 0.03 s); in a scan, whose parsing keeps the pipe
-#: full most of the time, the gain is within the noise (issue 35).
-_BUFFERED = {"GIT_FLUSH": "0"}
-
-
-def _stream(
-    repo: git.Repo, args: Sequence[str], stdin: IO[bytes] | None = None
-) -> Generator[bytes, None, None]:
-    """Chunks of ``git log <args>`` stdout as git writes them. Closing the generator early stops
-    git; a failing git raises :class:`ScanError` with git's first stderr line."""
-    proc = repo.git.log(*args, as_process=True, istream=stdin, env=_BUFFERED)
-    finished = False
-    try:
-        read = proc.stdout.read1
-        while chunk := read(1 << 16):
-            yield chunk
-        finished = True
-        proc.wait()
-    except git.GitCommandError as exc:
-        raise ScanError(f"git log failed: {_first_error_line(exc)}") from None
-    finally:
-        if not finished:
-            proc.proc.terminate()
-            proc.stdout.close()
-            proc.stderr.close()
-            proc.proc.wait()
-
-
-def _first_error_line(exc: git.GitCommandError) -> str:
-    """git's first stderr line (gitpython wraps it as ``\\n  stderr: '…'``), else the status."""
-    text = str(exc.stderr or "").strip()
-    text = text.removeprefix("stderr:").strip().strip("'").strip()
-    return text.splitlines()[0] if text else f"exit status {exc.status}"
-
-
-def _records(
-    chunks: Iterator[bytes], header_fields: int, entry_tokens: int
-) -> Iterator[tuple[list[bytes], list[bytes]]]:
-    """Split a ``-z`` log stream into ``(header fields, entry tokens)`` per commit.
-
-    A commit starts with ``\\x1e`` and has ``header_fields`` NUL-terminated fields; every diff
-    entry is ``entry_tokens`` NUL-terminated tokens (2 for ``--raw``: status line, path; 1 for
-    ``--numstat``). Counting tokens keeps paths and messages that contain ``\\x1e`` intact.
-    """
-    header: list[bytes] | None = None
-    entries: list[bytes] = []
-    want_header = 0
-    in_entry = 0
-    rest = b""
-    for chunk in chunks:
-        tokens = (rest + chunk).split(b"\0")
-        rest = tokens.pop()
-        for tok in tokens:
-            if want_header:
-                header.append(tok)  # type: ignore[union-attr]
-                want_header -= 1
-            elif in_entry:
-                entries.append(tok)
-                in_entry -= 1
-            elif tok[:1] == _RS:
-                if header is not None:
-                    yield header, entries
-                header, entries, want_header = [tok[1:]], [], header_fields - 1
-            else:
-                tok = tok.lstrip(b"\n")
-                if tok:
-                    entries.append(tok)
-                    in_entry = entry_tokens - 1
-    if header is not None:
-        yield header, entries
-
-
-def _commits_by_tokens(chunks: Iterator[bytes]) -> Iterator[_Commit]:
-    """:func:`_commits` token by token (:func:`_records`): for a stream :data:`_COMMIT_RE` does not fit."""
-    for header, entries in _records(chunks, _HEADER_FIELDS, entry_tokens=2):
-        sha, parents, authored, committed = (h.decode("ascii") for h in header[:4])
-        message = header[4].decode("utf-8", "replace").rstrip("\n") if len(header) > 4 else ""
-        yield _Commit(sha, parents.split(), authored, committed, message,
-                      [e.decode("utf-8", "surrogateescape") for e in entries])
-
-
-#: One commit of the walk's stream (:data:`_LOG_FORMAT`, ``-z --raw``): ``\x1e``, the five NUL-terminated
-#: header fields, then its entries (``:<modes> <shas> <status>`` NUL path NUL each, after a newline).
-_COMMIT_RE = re.compile(rb"\x1e([^\0]*)\0([^\0]*)\0([^\0]*)\0([^\0]*)\0([^\0]*)\0\n*((?::[^\0]*\0[^\0]*\0)*)")
-#: Unparsed bytes after which :func:`_commits` hands the rest of the stream to :func:`_commits_by_tokens`.
-_STALL = 1 << 20
-
-
-def _commits(chunks: Iterator[bytes]) -> Iterator[_Commit]:
-    """The commits of a walk's ``git log`` stream, in stream order. Each is one :data:`_COMMIT_RE` match
-    (one C-level match instead of a Python step per NUL-separated token: the token loop was a third of
-    a scan's CPU, issue 35), taken when the next record's ``\x1e`` follows it (a message or path may hold
-    ``\x1e``; the match is anchored where the previous commit ended). Output the pattern does not fit
-    goes to :func:`_commits_by_tokens`, which reads any."""
-    match = _COMMIT_RE.match
-    buf = b""
-    pos = 0
-    chunks = iter(chunks)
-    for chunk in chunks:
-        buf = buf[pos:] + chunk if pos < len(buf) else chunk
-        pos, end = 0, len(buf)
-        while (m := match(buf, pos)) is not None and m.end() < end and buf[m.end()] == 0x1E:
-            yield _commit(m)
-            pos = m.end()
-        if end - pos > _STALL:  # no commit ends within a megabyte: not the shape expected
-            yield from _commits_by_tokens(itertools.chain([buf[pos:]], chunks))
-            return
-    while pos < len(buf) and (m := match(buf, pos)) is not None and (m.end() == len(buf) or buf[m.end()] == 0x1E):
-        yield _commit(m)
-        pos = m.end()
-    if pos < len(buf):
-        yield from _commits_by_tokens(iter([buf[pos:]]))
-
-
-def _commit(m: re.Match[bytes]) -> _Commit:
-    sha, parents, authored, committed, message, entries = m.groups()
-    return _Commit(sha.decode("ascii"), parents.decode("ascii").split(), authored.decode("ascii"),
-                   committed.decode("ascii"), message.decode("utf-8", "replace").rstrip("\n"),
-                   entries.decode("utf-8", "surrogateescape").split("\0")[:-1] if entries else [])
-
-
 def _walk_args(head: str, options: ScanOptions, since: datetime | None) -> list[list[str]]:
     """``git log`` argument lists, one per streaming process."""
-    base = [*_COMMON, "--raw", "--no-abbrev", f"--format={_LOG_FORMAT}"]
+    base = [*COMMON_ARGS, "--raw", "--no-abbrev", f"--format={LOG_FORMAT}"]
     if since is not None:
         base.append(f"--since={since.isoformat()}")
     if options.first_parent:
@@ -363,7 +229,7 @@ def _walk_args(head: str, options: ScanOptions, since: datetime | None) -> list[
     return streams
 
 
-def _committed_ts(commit: _Commit) -> float:
+def _committed_ts(commit: Commit) -> float:
     return datetime.fromisoformat(commit.committed_at).timestamp()
 
 
@@ -394,178 +260,6 @@ def _check_options(options: ScanOptions) -> None:
         raise ValueError(f"min_message_words: expected a non-negative integer, got {words!r}")
 
 
-# --- one commit --------------------------------------------------------------------------------
-
-class _Change:
-    """A commit's changed files by class, before the content checks (a plain class: one per commit
-    of the walk, and a dataclass's ten list factories were a tenth of :func:`_split_change`)."""
-
-    __slots__ = ("tests", "runnable", "sources", "docs", "config", "deps", "submodules", "checked", "deleted",
-                 "all_paths")
-
-    def __init__(self) -> None:
-        self.tests: list[str] = []
-        self.runnable: list[str] = []
-        self.sources: list[str] = []
-        self.docs: list[str] = []
-        self.config: list[str] = []
-        self.deps: list[str] = []
-        self.submodules: list[str] = []
-        self.checked: list[tuple[str, str]] = []  # (path, raw diff line)
-        self.deleted: list[str] = []
-        self.all_paths: list[str] = []
-
-
-#: Where :func:`_split_change` files a path (:func:`_slot`).
-_SKIP, _RUNNABLE_TEST, _TEST, _SOURCE, _DOCS, _CONFIG, _CHECKED_CONFIG, _CHECKED_SOURCE, _DEPS = range(9)
-
-
-def _slot(path: str, classifier: Classifier) -> int:
-    """Which lists of a :class:`_Change` ``path`` goes to (a submodule aside): worked out once per path
-    of a scan, since most paths recur (45,170 changed files, 4,696 paths in pytest's history)."""
-    if path.startswith(HOMEFIELD_DIR) and (path == HOMEFIELD_DIR or path.startswith(HOMEFIELD_DIR + "/")):
-        return _SKIP  # homefield's own records, committed by mistake: never part of a candidate
-    cls, runnable = classifier.info(path)
-    if cls == TEST:
-        return _RUNNABLE_TEST if runnable else _TEST
-    if cls == SOURCE:
-        return _SOURCE
-    if cls == DOCS:
-        return _DOCS
-    if cls == CONFIG:
-        return _CONFIG
-    name = path.rsplit("/", 1)[-1]
-    if name in CONTENT_CHECKED:
-        # provisionally; filter 10 decides. setup.cfg's other sections configure tools (flake8,
-        # pytest, coverage): never source (issue 35)
-        return _CHECKED_CONFIG if name == "setup.cfg" else _CHECKED_SOURCE
-    return _DEPS
-
-
-def _split_change(entries: list[str], classifier: Classifier, slots: dict[str, int] | None = None) -> _Change:
-    """The commit's ``(raw line, path)`` entries by class; ``slots`` (the scan's :func:`_slot` of each
-    path seen) is read and added to."""
-    change = _Change()
-    if slots is None:
-        slots = {}
-    all_paths, deleted_paths = change.all_paths, change.deleted
-    for raw, path in zip(entries[0:-1:2], entries[1::2], strict=True):  # (raw line, path) pairs
-        slot = slots.get(path)
-        if slot is None:
-            slot = slots[path] = _slot(path, classifier)
-        if slot == _SKIP:
-            continue
-        all_paths.append(path)
-        deleted = raw[-1:] == "D"
-        if deleted:
-            deleted_paths.append(path)
-        if "160000" in raw[:15]:  # a submodule pointer: a dependency, not code
-            change.deps.append(path)
-            change.submodules.append(path)
-        elif slot == _RUNNABLE_TEST:
-            change.tests.append(path)
-            if not deleted:
-                change.runnable.append(path)
-        elif slot == _SOURCE:
-            change.sources.append(path)
-        elif slot == _DOCS:
-            change.docs.append(path)
-        elif slot == _TEST:
-            change.tests.append(path)
-        elif slot == _CONFIG:
-            change.config.append(path)
-        elif slot == _DEPS:
-            change.deps.append(path)
-        else:
-            change.checked.append((path, raw))
-            (change.config if slot == _CHECKED_CONFIG else change.sources).append(path)
-    return change
-
-
-def _files(n: int, kind: str) -> str:
-    return f"{n} {kind} file{'' if n == 1 else 's'}"
-
-
-def _some(paths: Sequence[str], n: int = 3) -> list[str]:
-    return list(paths[:n]) + ([f"… {len(paths) - n} more"] if len(paths) > n else [])
-
-
-def _no_test_detail(change: _Change, classifier: Classifier) -> str:
-    """Why no runnable test module is among the changes, in words that do not contradict the counts."""
-    if not change.all_paths:
-        return "empty commit"
-    if not change.tests:
-        return "no test file changed"
-    deleted = [p for p in change.tests if p in change.deleted and classifier.is_test_module(p)]
-    support = [p for p in change.tests if p not in deleted]
-    parts = []
-    if support:
-        parts.append(f"only test support changed ({', '.join(_some(support))}), which names no tests")
-    if deleted:
-        parts.append(f"test modules only deleted ({', '.join(_some(deleted))})")
-    return "; ".join(parts)
-
-
-def _cheap_reason(commit: _Commit, change: _Change, options: ScanOptions,
-                  in_paths: Any, classifier: Classifier) -> tuple[str, str] | None:
-    """Filters 3-9 of the module docstring: ``(reason, detail)`` or ``None``."""
-    if options.paths and not any(in_paths(p) for p in change.all_paths):
-        return "outside_paths", f"none of {len(change.all_paths)} changed files matches paths"
-    if change.all_paths and len(change.docs) == len(change.all_paths):
-        return "docs_only", _files(len(change.docs), "docs")
-    if change.config and len(change.docs) + len(change.config) == len(change.all_paths):
-        return "config_only", ", ".join(_some(change.config)) + (
-            f" and {_files(len(change.docs), 'docs')}" if change.docs else "")
-    if not change.runnable:
-        return "no_test_change", _no_test_detail(change, classifier)
-    # with uv, only the top-level Python declarations are installed: other manifests still block
-    blocking = [d for d in change.deps if d in change.submodules or not is_declaration_file(d)] \
-        if options.env == "uv" else change.deps
-    if blocking:
-        return "dependency_change", ", ".join(blocking[:5]) + (" …" if len(blocking) > 5 else "")
-    if not change.sources:
-        parts = [_files(len(change.tests), "test"), _files(len(change.docs), "docs")]
-        if change.config:
-            parts.append(_files(len(change.config), "config"))
-        return "no_source_change", ", ".join(parts[:-1]) + " and " + parts[-1]
-    limit = options.max_source_files
-    if limit is not None and len(change.sources) > limit:
-        return "too_many_source_files", f"{len(change.sources)} source files > {limit}"
-    if options.min_message_words and len(commit.parents) < 2:  # merges: see _compose_merge_prompts
-        words = message_words(commit.message)
-        if words < options.min_message_words and not names_identifier(commit.message):
-            return "message_too_short", f"{words} words < {options.min_message_words}"
-    return None
-
-
-@contextlib.contextmanager
-def _sha_file(shas: Sequence[str]) -> Iterator[IO[bytes]]:
-    """A temporary file of object names, one a line, rewound: stdin for ``--stdin``/``--batch``."""
-    with tempfile.TemporaryFile() as f:
-        f.write("".join(f"{sha}\n" for sha in shas).encode("ascii"))
-        f.seek(0)
-        yield f
-
-
-def _read_blobs(repo: git.Repo, shas: Sequence[str]) -> dict[str, bytes]:
-    """Contents of blobs by sha, through one ``git cat-file --batch`` process fed from a file (no
-    request/response round trips). Missing objects are left out."""
-    blobs: dict[str, bytes] = {}
-    with _sha_file(shas) as stdin:
-        proc = repo.git.cat_file("--batch", "--buffer", as_process=True, istream=stdin)
-        try:
-            for _ in shas:
-                header = proc.stdout.readline().split()
-                if len(header) != 3:  # "<sha> missing"
-                    continue
-                blobs[header[0].decode("ascii")] = proc.stdout.read(int(header[2]))
-                proc.stdout.read(1)
-            proc.wait()
-        except git.GitCommandError as exc:
-            raise ScanError(f"git cat-file failed: {_first_error_line(exc)}") from None
-    return blobs
-
-
 _UNREADABLE = object()
 
 
@@ -574,10 +268,9 @@ def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]) -> l
     raw diff line), the paths whose dependency tables differ. Each blob is read and parsed once (a
     blob is usually the new side of one commit and the old side of the next); an unreadable or
     unparsable version counts as a change (the safe answer)."""
-    commits = [[(path, *raw.split()[2:4]) for path, raw in check]
-               for check in checks]
-    wanted = sorted({sha for files in commits for _, *shas in files for sha in shas if sha.strip("0")})
-    blobs = _read_blobs(repo, wanted) if wanted else {}
+    versions = [[(path, *raw.split()[2:4]) for path, raw in check] for check in checks]
+    wanted = sorted({sha for files in versions for _, *shas in files for sha in shas if sha.strip("0")})
+    blobs = read_blobs(repo, wanted) if wanted else {}
     tables: dict[tuple[str, str], Any] = {}
     memo: dict[Any, Any] = {}  # pyproject tables by the text of the part read, setup.py statements by chunk
 
@@ -592,7 +285,7 @@ def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]) -> l
         return tables[key]
 
     result = []
-    for files in commits:
+    for files in versions:
         changed = []
         for path, old, new in files:
             before, after = tables_of(path, old), tables_of(path, new)
@@ -602,56 +295,7 @@ def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]) -> l
     return result
 
 
-def _diff_lines(repo: git.Repo, shas: list[str], classifier: Classifier) -> dict[str, int]:
-    """Filter 11: added + removed lines of non-test files per commit, one ``git log`` process."""
-    if not shas:
-        return {}
-    args = [*_COMMON, "--no-walk=unsorted", "--stdin", "--numstat", "--diff-merges=first-parent",
-            "--format=%x1e%H"]
-    counts: dict[str, int] = {}
-    with _sha_file(shas) as stdin:
-        for header, entries in _records(_stream(repo, args, stdin), 1, entry_tokens=1):
-            total = 0
-            for entry in entries:
-                added, removed, path = entry.split(b"\t", 2)
-                if classifier.classify(path.decode("utf-8", "surrogateescape")) == TEST:
-                    continue
-                if added != b"-":
-                    total += int(added) + int(removed)
-            counts[header[0].decode("ascii")] = total
-    return counts
-
-
 # --- entry point -------------------------------------------------------------------------------
-
-def _open_repo(repo_path: Path) -> git.Repo:
-    try:
-        return git.Repo(repo_path)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise ScanError(f"not a git repository: {repo_path}") from None
-
-
-def _resolve(repo: git.Repo, rev: str) -> str:
-    try:
-        return str(repo.git.rev_parse("--verify", "--end-of-options", f"{rev}^{{commit}}"))
-    except git.GitCommandError:
-        raise ScanError(f"unknown revision or no commits: {rev}") from None
-
-
-def _tree_paths(repo: git.Repo, head: str) -> list[str]:
-    """Every file path of ``head``'s tree (one ``git ls-tree``): tells the classifier which test-named
-    folders hold tests (:class:`.classify.Classifier`)."""
-    try:
-        out: str = repo.git.ls_tree("-r", "-z", "--name-only", "--full-tree", head)
-    except git.GitCommandError as exc:
-        raise ScanError(f"git ls-tree failed: {_first_error_line(exc)}") from None
-    return [p for p in out.split("\x00") if p]
-
-
-def _shallow(repo: git.Repo) -> set[str]:
-    path = Path(repo.git_dir) / "shallow"
-    return set(path.read_text().split()) if path.exists() else set()
-
 
 def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     """Walk the history of the repository at ``repo_path`` and sort its commits into candidates
@@ -667,19 +311,20 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     since = _parse_when("since", options.since, end=False)[0] if options.since else None
     until = _parse_when("until", options.until, end=True) if options.until else None
     in_paths = compile_globs(options.paths)
-    repo = _open_repo(Path(repo_path))
+    repo = open_repo(Path(repo_path))
     try:
-        head = _resolve(repo, options.rev)
-        classifier = Classifier(options.test_globs, tree=_tree_paths(repo, head))
+        head = resolve_commit(repo, options.rev)
+        classifier = Classifier(options.test_globs, tree=tree_paths(repo, head))
         outcomes: list[Candidate | Rejected] = []
         checks: dict[int, list[tuple[str, str]]] = {}  # outcome index -> manifests to read
         capped = False
         in_window = 0
-        shallow = _shallow(repo)
+        shallow = shallow_commits(repo)
         shallow_skipped = 0
-        slots: dict[str, int] = {}  # _split_change's class of each path seen
+        slots: dict[str, int] = {}  # split_change's class of each path seen
+        dated = since is not None or until is not None
         with contextlib.ExitStack() as stack:
-            streams = [_commits(stack.enter_context(contextlib.closing(_stream(repo, args))))
+            streams = [commits(stack.enter_context(contextlib.closing(stream(repo, args))))
                        for args in _walk_args(head, options, since)]
             walk = streams[0] if len(streams) == 1 else heapq.merge(
                 *streams, key=_committed_ts, reverse=True)
@@ -687,7 +332,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                 if not commit.parents and commit.sha in shallow:
                     shallow_skipped += 1
                     continue
-                detail = _outside_dates(commit, options, since, until)
+                detail = _outside_dates(commit, options, since, until) if dated else ""
                 if detail:
                     outcomes.append(Rejected(commit.sha, commit.subject, commit.authored_at,
                                              "outside_dates", detail))
@@ -719,7 +364,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     return result
 
 
-def _outside_dates(commit: _Commit, options: ScanOptions, since: datetime | None,
+def _outside_dates(commit: Commit, options: ScanOptions, since: datetime | None,
                    until: tuple[datetime, bool] | None) -> str:
     """Filter 1: why the author date is outside the window, or ``""``."""
     if since is None and until is None:
@@ -732,12 +377,12 @@ def _outside_dates(commit: _Commit, options: ScanOptions, since: datetime | None
     return ""
 
 
-def _judge(commit: _Commit, classifier: Classifier, options: ScanOptions, in_paths: Any,
+def _judge(commit: Commit, classifier: Classifier, options: ScanOptions, in_paths: Any,
            slots: dict[str, int] | None = None) -> tuple[Candidate | Rejected, list[tuple[str, str]]]:
     """Filters 3-9 for one commit; a candidate comes with the manifests filter 10 must read. ``slots``:
-    see :func:`_split_change`."""
-    change = _split_change(commit.entries, classifier, slots)
-    verdict = _cheap_reason(commit, change, options, in_paths, classifier)
+    see :func:`split_change`."""
+    change = split_change(commit.entries, classifier, slots)
+    verdict = cheap_reason(commit, change, options, in_paths, classifier)
     if verdict is not None:
         return Rejected(commit.sha, commit.subject, commit.authored_at, *verdict), []
     if not commit.parents:
@@ -773,7 +418,7 @@ def _compose_prompts(repo: git.Repo, head: str, outcomes: list[Candidate | Rejec
     try:
         brought = branch_messages(repo.git, head, merges)
     except git.GitCommandError as exc:
-        raise ScanError(f"git log failed: {_first_error_line(exc)}") from None
+        raise ScanError(f"git log failed: {first_error_line(exc)}") from None
     for i, outcome in enumerate(outcomes):
         if not isinstance(outcome, Candidate):
             continue
@@ -808,7 +453,7 @@ def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],
 def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], classifier: Classifier,
                        limit: int) -> None:
     """Filter 11, in place: sets ``diff_lines`` on candidates and rejects those over ``limit``."""
-    lines = _diff_lines(repo, [o.commit for o in outcomes if isinstance(o, Candidate)], classifier)
+    lines = diff_lines(repo, [o.commit for o in outcomes if isinstance(o, Candidate)], classifier)
     for i, outcome in enumerate(outcomes):
         if isinstance(outcome, Candidate):
             outcome.diff_lines = lines.get(outcome.commit, 0)

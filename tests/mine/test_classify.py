@@ -109,6 +109,14 @@ PATHS = [
     ("pkg/contest.py", "source", False),
     ("Makefile", "source", False),
     ("pkg/dir with space/ä b.py", "source", False),
+    # what a path's folders say (worked out once per folder, issue 35)
+    ("crates/core/tests/parse.rs", "test", True),  # a Rust integration test crate
+    ("tests/unit/parse.rs", "test", False),  # only directly under tests/
+    ("web/__tests__/app.js", "test", True),
+    ("web/__tests__/fixture.json", "test", False),
+    ("docs/tests/conf.py", "test", False),  # a test folder wins over a docs folder
+    ("ci/requirements/x.txt", "dependency", False),
+    (".github/workflows/README.md", "docs", False),
 ]
 
 
@@ -296,13 +304,14 @@ SETUP_PY_SHAPES = [
     "def main():\n    setup(install_requires=['a'])\n# a comment\n\n\nif __name__ == '__main__':\n    main()\n",
     "print 'python 2'\nsetup(install_requires=['a'])\n",  # does not parse, in pieces or whole
     "x = (\n1)\ny = '''\n'''\nsetup(extras_require={'t': ['a']})\n",
+    "REQS = ['a']\nsetup(install_requires=REQS, **OPTS)\nREQS = ['b']\nOPTS = {}\n",  # the last binding counts
     "",
 ]
 
 
 @pytest.mark.parametrize("text", SETUP_PY_SHAPES, ids=["plain", "clauses", "triple-quoted", "decorators",
                                                   "brackets-and-backslash", "main", "python-2", "closed-string",
-                                                  "empty"])
+                                                  "rebound", "empty"])
 def test_setup_py_read_in_chunks_is_read_whole(text: str) -> None:
     """Issue 35: a scan parses each top-level chunk of a setup.py once (memo); the tables are those of the
     whole text, for chunks cut inside strings, brackets, continued lines, clauses and decorators too, and a

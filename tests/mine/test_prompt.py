@@ -290,3 +290,31 @@ def test_the_task_record_says_what_was_masked() -> None:
                                                                     if k != "prompt_masked"},
            "test_files": [], "test_patch": "", "gold_patch": "", "FAIL_TO_PASS": [], "PASS_TO_PASS": []}
     assert Task.from_dict(old).prompt_masked == []  # records mined before still read
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("Fix parser \u2014 #12", "Fix parser"),  # a dangling dash at the end
+    ("#12, fix the parser", "fix the parser"),  # a dangling separator at the start
+    ("Fix\t\tthe  parser (#3)", "Fix the parser"),  # inner space runs
+    ("See <https://example.com/a/b> and more", "and more"),
+    ("Issue 1215: Add note", "Add note"),
+    ("Bug #7: crash on empty input", "crash on empty input"),
+    ("[docs](https://example.com/x) updated (#3)", "docs updated"),
+    ("Thanks (, see #4)", "Thanks"),
+    ("Fix x ( , #5 )", "Fix x"),
+    ("Fix y ;; #6 ,", "Fix y"),
+    ("Done :#7", "Done"),
+    ("Use GH-12 and bpo-3 ideas", "Use ideas"),
+    ("owner/repo!12 merged; done", "merged; done"),
+    ("Revert 1a2b3c4d5e6f and deadbeef0", "Revert"),
+    ("Fix \u2013 see https://x.y/z .", "Fix \u2013."),
+    ("Fix the docs, cf. #3", "Fix the docs"),  # a keyword ending in "."
+    ("Fixes:#12 for good", "for good"),
+    ("Done, see also #5 and #6", "Done"),
+    ("Add x (follow-up to #7)", "Add x"),
+    ("Tweak (#8) and close #9", "Tweak and"),  # a bare item, then one after a keyword
+])
+def test_each_inline_rule_still_applies_where_it_can_match(line: str, expected: str) -> None:
+    """Issue 35: each substitution of a cleaned line runs only where a substring test says its pattern can
+    match; these lines need each of them (outputs as before the tests were added)."""
+    assert clean_prompt(line) == expected

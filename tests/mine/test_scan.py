@@ -11,7 +11,7 @@ import pytest
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.errors import ScanError
-from pytest_homefield.mine import scan as scan_module
+from pytest_homefield.mine import scan_git
 from pytest_homefield.mine.scan import (
     REASONS,
     Candidate,
@@ -376,7 +376,7 @@ def test_errors(tmp_path: Path, zoo: tuple[Path, dict[str, str]]) -> None:
     with pytest.raises(ValueError, match="max_commits"):
         scan(zoo[0], ScanOptions(max_commits=-1))
     with pytest.raises(ScanError, match="^git log failed: fatal: unrecognized argument: --bogus$"):
-        list(scan_module._stream(git.Repo(zoo[0]), ["--bogus"]))
+        list(scan_git.stream(git.Repo(zoo[0]), ["--bogus"]))
     empty = GitRepo.init(tmp_path / "empty")
     with pytest.raises(ScanError, match="no commits"):
         scan(empty.path, ScanOptions())

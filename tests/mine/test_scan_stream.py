@@ -1,5 +1,5 @@
 """The scan's reading of the ``git log -z --raw`` stream: the one-match-per-commit parser
-(:func:`pytest_homefield.mine.scan._commits`) gives what the token-by-token one gives, wherever git's
+(:func:`pytest_homefield.mine.scan_git.commits`) gives what the token-by-token one gives, wherever git's
 output is cut into chunks, and hands a stream it does not fit to the token parser (issue 35)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.mine import scan as scan_module
+from pytest_homefield.mine import scan_git
 
 _DATES = b"2020-01-01T00:00:00+00:00\0" * 2
 #: two commits: a message and a path holding the record separator, then a root commit, a trailing newline
@@ -26,20 +26,20 @@ def _commits(parse: Any, chunks: list[bytes]) -> list[dict[str, Any]]:
 
 
 def test_every_cut_of_the_stream_gives_the_same_commits() -> None:
-    want = _commits(scan_module._commits_by_tokens, [STREAM])
+    want = _commits(scan_git.commits_by_tokens, [STREAM])
     assert [c["sha"] for c in want] == ["a" * 40, "c" * 40]
     assert want[0]["message"] == "fix \x1e in the message\n\nbody" and want[0]["parents"] == ["b" * 40]
     assert want[0]["entries"][1::2] == ["pkg/pa\x1eth.py", "tests/test_gone.py"]
     assert want[1]["parents"] == [] and want[1]["entries"][1] == "caf\u00e9 \udcff.py"  # surrogateescape
     for size in range(1, len(STREAM) + 1):
         chunks = [STREAM[i:i + size] for i in range(0, len(STREAM), size)]
-        assert _commits(scan_module._commits, chunks) == want, f"chunks of {size} bytes"
+        assert _commits(scan_git.commits, chunks) == want, f"chunks of {size} bytes"
 
 
 def test_a_stream_of_another_shape_goes_to_the_token_parser(monkeypatch: pytest.MonkeyPatch) -> None:
     odd = STREAM.replace(b":100644 000000", b"X100644 000000")  # an entry the pattern does not expect
-    want = _commits(scan_module._commits_by_tokens, [odd])
+    want = _commits(scan_git.commits_by_tokens, [odd])
     assert want[0]["entries"][2].startswith("X100644") and len(want) == 2
-    monkeypatch.setattr(scan_module, "_STALL", 16)
-    assert _commits(scan_module._commits, [odd[i:i + 7] for i in range(0, len(odd), 7)]) == want
-    assert _commits(scan_module._commits, [odd]) == want
+    monkeypatch.setattr(scan_git, "_STALL", 16)
+    assert _commits(scan_git.commits, [odd[i:i + 7] for i in range(0, len(odd), 7)]) == want
+    assert _commits(scan_git.commits, [odd]) == want
