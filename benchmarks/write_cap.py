@@ -27,14 +27,12 @@ from __future__ import annotations
 import argparse
 import functools
 import inspect
-import resource
 import shlex
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
@@ -44,17 +42,7 @@ PLUGINS_OFF = ("-p no:hypothesispytest -p no:benchmark -p no:xdist -p no:xdist.l
                "-p no:homefield -p no:anyio -p no:randomly")
 TEST = "def test_nothing():\n    assert True\n"
 
-
-def _cpu() -> float:
-    """CPU seconds (user + system) of this process and its reaped children."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _measure(fn: Callable[[], object]) -> tuple[float, float]:
-    c0, t0 = _cpu(), time.perf_counter()
-    fn()
-    return time.perf_counter() - t0, _cpu() - c0
+from caps import _measure  # noqa: E402  (the same CPU clock as the agent caps' benchmark)
 
 
 def main() -> int:

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import bwrap_works
 from helpers.e2e_repo import cli_env
 from helpers.env_repo import build_env_repo, build_find_links, offline_env
 
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -24,14 +24,6 @@ def homefield(repo: Path, env: dict[str, str], *args: str) -> subprocess.Complet
     full = cli_env()
     return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env={**full, **env},
                           capture_output=True, text=True, timeout=600)
-
-
-def _bwrap_works() -> bool:
-    try:
-        probe()
-    except BwrapUnavailable:
-        return False
-    return True
 
 
 def verified(repo: Path) -> dict[str, dict]:
@@ -71,7 +63,7 @@ def test_dependency_changes_become_tasks_with_env_uv(tmp_path: Path) -> None:
     assert outcomes == {task["id"]: "solved"}, outcomes
     # the default sandbox (auto): where bubblewrap works, mining and grading ran inside it, with the
     # environment from the user cache bound read-only
-    assert {r["test_sandbox"] for r in results} == {"bwrap" if _bwrap_works() else "none"}
+    assert {r["test_sandbox"] for r in results} == {"bwrap" if bwrap_works() else "none"}
 
     listed = homefield(repo, env, "envs")
     assert listed.returncode == 0 and "1 environment" in listed.stdout, listed.stdout + listed.stderr

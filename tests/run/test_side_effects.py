@@ -11,25 +11,17 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import Fixture, cmd_agent
+from helpers.bwrap import bwrap_works
 
 from pytest_homefield.agents.base import AgentContext, AgentResult
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 
 MIB = 1 << 20
 
 
-def _bwrap_works() -> bool:
-    try:
-        probe()
-    except BwrapUnavailable:
-        return False
-    return True
-
-
-SANDBOXES = [pytest.param("bwrap", id="sandboxed", marks=pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")),
+SANDBOXES = [pytest.param("bwrap", id="sandboxed", marks=pytest.mark.skipif(not bwrap_works(), reason="no bwrap")),
              pytest.param("none", id="no-sandbox")]
 
 
@@ -117,7 +109,7 @@ def test_writing_past_the_total_stops_the_agent(task: Task, cache: SnapshotCache
     assert r.error is not None and "over 4 MiB" in r.error
 
 
-@pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """Before: fd 1 was the host's ``agent.out`` (its path readable with ``readlink``) and PID 1's
     command line listed every bound host path. Now: a pipe, and bubblewrap's options in a memfd."""

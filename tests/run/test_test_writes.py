@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import WRONG_CALC, script_agent
+from helpers.bwrap import bwrap_works
 
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 
 #: MiB the hidden tests may write here (1024 by default).
@@ -30,15 +30,7 @@ CAP_MB = 4.0
 CAP = "(max_test_write_mb)"
 
 
-def _bwrap_works() -> bool:
-    try:
-        probe()
-    except BwrapUnavailable:
-        return False
-    return True
-
-
-BWRAP = pytest.param("bwrap", id="sandboxed", marks=pytest.mark.skipif(not _bwrap_works(), reason="no bwrap"))
+BWRAP = pytest.param("bwrap", id="sandboxed", marks=pytest.mark.skipif(not bwrap_works(), reason="no bwrap"))
 NONE = pytest.param("none", id="no-sandbox")
 
 

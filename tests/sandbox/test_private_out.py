@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import bwrap_works
 
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.testrun import read_junit, run_tests
 
 PY = shlex.quote(sys.executable)
@@ -44,16 +44,8 @@ VALUE = 1
 """
 
 
-def _bwrap_works() -> bool:
-    try:
-        probe()
-    except BwrapUnavailable:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("sandbox", [
-    pytest.param("bwrap", marks=pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")), "none"])
+    pytest.param("bwrap", marks=pytest.mark.skipif(not bwrap_works(), reason="no bwrap")), "none"])
 def test_the_tests_cannot_touch_the_artifacts_folder(tmp_path: Path, sandbox: str) -> None:
     host = tmp_path / "host-secret.txt"
     host.write_text("the user's own file\n")
@@ -85,7 +77,7 @@ def test_a_junit_file_is_read_without_following_a_link(tmp_path: Path) -> None:
     assert not read_junit(tmp_path / "fifo.xml").found  # before: blocked on the fifo
 
 
-@pytest.mark.skipif(not _bwrap_works(), reason="no bwrap")
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_no_host_path_in_the_test_sandboxs_command_line(tmp_path: Path) -> None:
     """Before: bubblewrap's PID 1 command line listed every bound host path (the grading copy, the out
     folder). Now its options are in a memfd behind ``--args``."""
