@@ -10,6 +10,9 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
   :func:`.family.is_reference_spec`) against the next one, with Δ pass@1, both rates, the p the verdict
   uses and the Holm family's size; when that gap is not significant, that no agent is detectably better,
   with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI;
+* when any graded attempt ran its hidden tests without a sandbox (``test_sandbox`` ``none``: ``--sandbox
+  none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
+  the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
 * the reference agents' sanity line: ``oracle`` is expected to solve every task and ``noop`` none
   (``sim:P`` agents have no expected rate and are left out of it);
 * tasks × attempts per task;
@@ -71,6 +74,19 @@ def _detectable(n_tasks: int, mde: float) -> str:
     return f"; these {n_tasks} tasks detect gaps of about {fmt_pp(mde).lstrip('+')}"
 
 
+def _unsandboxed(rep: Report) -> str | None:
+    """``'3 of 24 graded attempts ran the hidden tests without a sandbox, where any agent's code can read
+    the answers: their verdicts can be bought'``; ``None`` when every graded attempt had one (or the
+    runs do not record it)."""
+    tests = rep.sandbox.tests if rep.sandbox is not None else {}
+    bare, total = tests.get("none", 0), sum(tests.values())
+    if not bare:
+        return None
+    which = "every graded attempt" if bare == total else f"{bare} of {total} graded attempts"
+    return (f"{which} ran the hidden tests without a sandbox, where any agent's code can read the answers: "
+            f"{'these verdicts' if bare == total else 'their verdicts'} can be bought")
+
+
 def _sanity(rep: Report) -> str | None:
     """``reference agents as expected (oracle 100%, noop 0%)`` or what is off; ``None`` without any."""
     refs = [a for a in rep.agents.values() if _kind(a) in _EXPECTED]  # sim:P has no expected rate
@@ -108,7 +124,8 @@ def headline_parts(report: Report) -> list[str]:
     """The headline's clauses in order (empty when the report has no attempt yet)."""
     if not report.agents or not any(a.attempts for a in report.agents.values()):
         return []
-    return [p for p in (_comparison(report), _sanity(report), _size(report), _cost(report)) if p]
+    return [p for p in (_comparison(report), _unsandboxed(report), _sanity(report), _size(report), _cost(report))
+            if p]
 
 
 def headline(report: Report) -> str:

@@ -33,12 +33,18 @@ import ctypes
 import os
 import resource
 import signal
-import subprocess
 import sys
 import time
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs this short-lived process; mypy reads it
+    from collections.abc import Callable
+
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+#: Whether this process is a child subreaper (set in :func:`main`): then "no child left" means "no
+#: descendant left".
+SUBREAPER = False
 
 
 def _prctl(option: int, value: int) -> bool:
@@ -77,15 +83,16 @@ def descendants(root: int) -> list[int]:
     return out
 
 
-def reap() -> None:
-    """Reap every exited child; returns nothing."""
+def reap() -> bool:
+    """Reap every exited child; whether a child is left (none: as a child subreaper, every living
+    descendant would be a child or below one, so there is none, and no ``/proc`` walk is needed)."""
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return False
         if pid == 0:
-            return
+            return True
 
 
 def kill_all(sig: int) -> None:
@@ -99,6 +106,8 @@ def kill_all(sig: int) -> None:
 def stop_tree(grace: float) -> None:
     """SIGTERM (when ``grace`` > 0) then SIGKILL every descendant, until none is left."""
     me = os.getpid()
+    if not reap() and SUBREAPER:
+        return
     if grace > 0:
         kill_all(signal.SIGTERM)
         deadline = time.monotonic() + grace
@@ -136,6 +145,55 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], int | None]:
     return [cmd[0], "--args", str(fd), *rest], fd
 
 
+def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None]) -> int:
+    """Start ``cmd`` (``PATH`` searched) as ``subprocess.Popen(cmd, pass_fds=…, preexec_fn=setup)``
+    would: stdin/stdout/stderr and ``pass_fds`` inherited, every other descriptor closed, ``SIGPIPE``
+    and ``SIGXFSZ`` back to their default action (Python ignores both, and an ignored signal stays
+    ignored across ``exec``), then ``setup()`` in the child; returns its pid. Raises ``OSError`` (with
+    the ``errno`` of the failed ``exec``) when it cannot start, told through a close-on-exec pipe.
+    (``subprocess`` itself would cost this short-lived process a third of its start-up CPU.)"""
+    errors_r, errors_w = os.pipe2(os.O_CLOEXEC)
+    top = _top_fd()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            low = 3
+            for n in sorted({errors_w, *pass_fds}):
+                if n >= low:
+                    os.closerange(low, n)
+                    low = n + 1
+            os.closerange(low, top + 1)
+            for n in pass_fds:
+                os.set_inheritable(n, True)
+            for name in ("SIGPIPE", "SIGXFSZ"):
+                if hasattr(signal, name):
+                    signal.signal(getattr(signal, name), signal.SIG_DFL)
+            setup()
+            os.execvp(cmd[0], cmd)
+        except OSError as exc:
+            os.write(errors_w, str(exc.errno or 2).encode())
+        except BaseException:
+            os.write(errors_w, b"2")
+        os._exit(127)
+    os.close(errors_w)
+    with os.fdopen(errors_r, "rb") as errors:
+        failed = errors.read()
+    if failed:
+        os.waitpid(pid, 0)
+        errno = int(failed)
+        raise OSError(errno, os.strerror(errno))
+    return pid
+
+
+def _top_fd() -> int:
+    """The highest open descriptor (``/proc/self/fd``), else the descriptor limit: where closing ends
+    (a loop up to a limit of a million costs where ``close_range`` is missing)."""
+    try:
+        return max(int(n) for n in os.listdir("/proc/self/fd"))
+    except (OSError, ValueError):
+        return int(os.sysconf("SC_OPEN_MAX"))
+
+
 class _Stop(Exception):
     """Raised by the signal handler to leave the wait for the command."""
 
@@ -159,7 +217,8 @@ def main(argv: list[str]) -> int:
 
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, on_signal)
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    global SUBREAPER
+    SUBREAPER = _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGHUP)
     if os.getppid() != ppid:  # the parent died before prctl took effect
         os.write(fd, b"E3")
@@ -175,10 +234,9 @@ def main(argv: list[str]) -> int:
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
+    cmd, args_fd = args_via_fd(cmd)
     try:
-        cmd, args_fd = args_via_fd(cmd)
-        child = subprocess.Popen(cmd, close_fds=True, preexec_fn=child_setup,
-                                 pass_fds=[*keep, *([args_fd] if args_fd is not None else [])])
+        child_pid = spawn(cmd, [*keep, *([args_fd] if args_fd is not None else [])], child_setup)
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127
@@ -199,16 +257,16 @@ def main(argv: list[str]) -> int:
             except ChildProcessError:
                 status = 1
                 break
-            if pid == child.pid:
+            if pid == child_pid:
                 armed.clear()
-                status = child.returncode = os.waitstatus_to_exitcode(st)
+                status = os.waitstatus_to_exitcode(st)
                 stop_tree(0.0)  # the command is done: nothing it left behind may live on
                 break
     except _Stop:
         armed.clear()
         got = pending[0]
         stop_tree(grace if got == signal.SIGTERM else 0.0)
-        status = child.returncode = -got
+        status = -got
     reap()
     if status < 0:  # die of the command's signal, so the caller sees it
         try:

@@ -95,7 +95,7 @@ IDLE_S: dict[str, float] = {
     "tests/agents/test_cmd_agent.py::test_timeout_kills_children_that_ignore_sigterm": 4.4,
     "tests/mine/test_parent_bound.py::test_a_commit_that_fixes_a_hang_is_a_task": 4.3,
     "tests/mine/test_redgreen.py::test_verify_timeout": 3.7,
-    "tests/services/test_services_e2e.py::test_oracle_and_noop_at_n0_then_verify_at_n2": 3.1,
+    "tests/services/test_services_e2e.py::test_mine_again_at_n0_then_oracle_and_noop_at_n0_then_verify_at_n2": 3.1,
     "tests/run/test_lifetime.py::test_killed_run_leaves_no_process_no_temp_folder_and_resumes": 2.5,
     "tests/run/test_bad_inputs.py::test_per_test_timeout_is_test_timeout_even_without_plugin_autoload": 2.2,
     "tests/sandbox/test_procs.py::test_timeout_kills_a_descendant_that_left_the_group": 2.0,

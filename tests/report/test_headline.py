@@ -25,7 +25,7 @@ def _task(tid: str, subject: str = "") -> Task:
 
 
 def _run(path: Path, agents: dict[str, str], outcomes: dict[str, list[str]], *, cost: float | None = None,
-         errors: dict[tuple[str, int], str] | None = None) -> Path:
+         errors: dict[tuple[str, int], str] | None = None, test_sandbox: dict[str, str] | None = None) -> Path:
     """A run folder: ``agents`` name → spec, ``outcomes`` agent → one outcome per task (t00, t01, …)."""
     path.mkdir(parents=True)
     (path / "meta.json").write_text(json.dumps({
@@ -37,7 +37,9 @@ def _run(path: Path, agents: dict[str, str], outcomes: dict[str, list[str]], *, 
             err = (errors or {}).get((agent, i))
             lines.append({"schema_version": 1, "run_id": path.name, "task_id": f"t{i:02d}", "agent": agent,
                           "attempt": 1, "outcome": o, "cost_usd": cost if agents[agent].startswith("cmd:") else None,
-                          "wall_s": 30.0 if agents[agent].startswith("cmd:") else 0.01, "error": err})
+                          "wall_s": 30.0 if agents[agent].startswith("cmd:") else 0.01, "error": err,
+                          **({"sandbox": "none", "test_sandbox": test_sandbox[agent]}
+                             if test_sandbox and o not in ("empty_patch",) else {})})
     (path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
     return path
 
@@ -143,3 +145,23 @@ def test_a_forged_agent_is_left_out_of_who_beats_whom(tmp_path: Path) -> None:
     line = headline(Report.from_dict(rep))
     assert "forger" not in line and "share no scored task" not in line, line
     assert line.startswith("wrong solves 0% of tasks (95% CI 0–32%); no other agent to compare with"), line
+
+
+def test_verdicts_graded_without_a_sandbox_are_said_to_be_buyable(tmp_path: Path) -> None:
+    """atk10 F3: a run graded without a sandbox (where any agent's code can read the answers, contracts §9)
+    says so in its headline, on top of every format, with how many graded attempts it concerns; a run
+    graded in a sandbox says nothing of the kind."""
+    agents = {"alpha": "cmd:./a", "bravo": "cmd:./b"}
+    outcomes = {"alpha": ["solved", "solved", "tests_failed"], "bravo": ["tests_failed", "solved", "empty_patch"]}
+    rep = _report(tmp_path / "a", agents, outcomes, test_sandbox={"alpha": "none", "bravo": "none"})
+    line = headline(Report.from_dict(rep))
+    assert "; every graded attempt ran the hidden tests without a sandbox, where any agent's code can read the " \
+           "answers: these verdicts can be bought; 3 tasks" in line, line
+    text = " ".join(" ".join(render_text_plain(rep).splitlines()[1:5]).split())  # under the title, wrapped
+    assert "every graded attempt ran the hidden tests without a sandbox" in text, text
+    assert "every graded attempt ran the hidden tests without a sandbox" in render_markdown(rep).splitlines()[2]
+    rep = _report(tmp_path / "b", agents, outcomes, test_sandbox={"alpha": "none", "bravo": "bwrap"})
+    assert "; 3 of 5 graded attempts ran the hidden tests without a sandbox, where any agent's code can read the " \
+           "answers: their verdicts can be bought;" in headline(Report.from_dict(rep))
+    rep = _report(tmp_path / "c", agents, outcomes, test_sandbox={"alpha": "bwrap", "bravo": "bwrap"})
+    assert "sandbox" not in headline(Report.from_dict(rep))

@@ -246,3 +246,27 @@ def test_wait_exit_returns_the_status_and_raises_at_the_timeout() -> None:
     sleeper.kill()
     assert procs.wait_exit(sleeper, None) == -signal.SIGKILL
     assert procs.wait_exit(sleeper, 5) == -signal.SIGKILL  # already reaped: Popen's own answer
+
+
+def test_the_command_gets_only_its_descriptors_and_default_signal_actions(tmp_path: Path) -> None:
+    """The reaper starts the command as ``Popen(pass_fds=…)`` would: descriptors 0–2 and ``pass_fds`` only
+    (another open descriptor of the caller, inheritable or not, is closed), and ``SIGPIPE``/``SIGXFSZ``
+    at their default action, which Python ignores and ``exec`` would otherwise keep ignored (a write
+    past ``file_cap`` then kills the command with ``SIGXFSZ``, contracts §7)."""
+    keep_r, keep_w = os.pipe()
+    stray = os.open(os.devnull, os.O_RDONLY)
+    os.set_inheritable(stray, True)
+    out = tmp_path / "out"
+    try:
+        res = run_process(["sh", "-c", "ls /proc/self/fd; grep -E '^Sig(Ign|Cgt)' /proc/self/status"], cwd=tmp_path,
+                          env=os.environ, timeout_s=10, stdout_path=out, pass_fds=(keep_w,))
+    finally:
+        for fd in (keep_r, keep_w, stray):
+            os.close(fd)
+    assert res.exit_code == 0, out.read_text()
+    lines = out.read_text().split()
+    fds = {int(x) for x in lines if x.isdigit()}
+    assert keep_w in fds and stray not in fds and keep_r not in fds, lines
+    ignored = int(lines[lines.index("SigIgn:") + 1], 16)
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):
+        assert not ignored & (1 << (sig - 1)), f"{sig!r} ignored in the command: {lines}"

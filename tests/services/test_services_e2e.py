@@ -1,5 +1,5 @@
 """Issue 31 end to end: a repository whose tests need a real ``redis-server``, mined (``-n 2``, the
-session fixture; ``-n 0`` here), run with oracle and noop and verified at ``-n 0`` and ``-n 2``, in
+session fixture; ``-n 0`` here), run with oracle and noop at ``-n 0`` and verified at ``-n 2``, in
 the default sandbox (bubblewrap where it works: the tests reach redis through the relay only)."""
 
 from __future__ import annotations
@@ -45,10 +45,14 @@ def test_mined_tasks_name_their_service(redis_mined: Path) -> None:
     assert list((mine / "services").glob("redis-*.log"))
 
 
-def test_oracle_and_noop_at_n0_then_verify_at_n2(redis_mined: Path, tmp_path: Path) -> None:
-    """Two oracle attempts per task in one process: each grading's test run gets a fresh redis (never one
-    an earlier attempt's code ran against), so every oracle attempt is solved."""
+def test_mine_again_at_n0_then_oracle_and_noop_at_n0_then_verify_at_n2(redis_mined: Path, tmp_path: Path) -> None:
+    """Mined again at ``-n 0`` (the session fixture mined at ``-n 2``); two oracle attempts per task in
+    one process: each grading's test run gets a fresh redis (never one an earlier attempt's code ran
+    against), so every oracle attempt is solved; then ``verify`` grades the oracle at ``-n 2``. No
+    server is left afterwards."""
     repo = copy_mined(redis_mined, tmp_path / "repo")
+    proc = homefield(repo, "mine", "--reverify", "--stability-runs", "2", "-n", "0")
+    assert proc.returncode == 0 and "Mined 2 tasks from 2 candidates" in proc.stdout, proc.stdout + proc.stderr
     proc = homefield(repo, "run", "--agent", "oracle", "--agent", "noop", "--attempts", "2", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     outcomes = sorted((r["agent"], r["outcome"]) for r in _results(repo))
@@ -59,19 +63,7 @@ def test_oracle_and_noop_at_n0_then_verify_at_n2(redis_mined: Path, tmp_path: Pa
     # a fresh instance per test run, never reset: 4 gradings of one whole-file run each (the oracle's
     # change is the reference fix: no twin run, grading.is_reference_fix)
     assert len(logs) == 4 and not any("--- homefield: reset" in log.read_text() for log in logs)
-    _no_server_left(logs)
     proc = homefield(repo, "verify", "-n", "2")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-
-
-def test_mine_at_n0_then_oracle_and_noop_at_n2_and_verify_at_n0(redis_mined: Path, tmp_path: Path) -> None:
-    repo = copy_mined(redis_mined, tmp_path / "repo")
-    proc = homefield(repo, "mine", "--reverify", "--stability-runs", "2", "-n", "0")
-    assert proc.returncode == 0 and "Mined 2 tasks from 2 candidates" in proc.stdout, proc.stdout + proc.stderr
-    proc = homefield(repo, "run", "--agent", "oracle", "--agent", "noop", "--attempts", "1", "-n", "2")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(str(r["outcome"]) for r in _results(repo)) == ["empty_patch", "empty_patch", "solved", "solved"]
-    proc = homefield(repo, "verify", "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     _no_server_left(list((repo / ".homefield").rglob("services/redis-*.log")))
 
