@@ -113,7 +113,10 @@ def landlock_argv(command: Sequence[str], policy: LandlockPolicy) -> list[str]:
 def probe() -> int:
     """The kernel's Landlock ABI version (1…), after checking once per process that the launcher confines
     a command here: it writes its allowed folder and cannot write the folder above. Raises
-    :class:`LandlockUnavailable` with a one-line reason."""
+    :class:`LandlockUnavailable` with a one-line reason, also when ``$HOMEFIELD_LANDLOCK`` is ``off``
+    (as ``$HOMEFIELD_BWRAP`` names the bubblewrap to use: ``auto`` then behaves as where neither works)."""
+    if os.environ.get("HOMEFIELD_LANDLOCK", "").lower() == "off":
+        raise LandlockUnavailable("Landlock is turned off (HOMEFIELD_LANDLOCK=off)")
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         inner = Path(tmp) / "rw"
         inner.mkdir()

@@ -35,7 +35,7 @@ from typing import Any
 
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
-from pytest_homefield.sandbox.landlock import SCOPED_ABI, LandlockUnavailable
+from pytest_homefield.sandbox.landlock import NET_ABI, SCOPED_ABI, LandlockUnavailable
 from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.proxy import Allowlist
 
@@ -235,13 +235,21 @@ def unenforced_note(network: str, backends: Mapping[str, str]) -> str | None:
     """The one line a session prints when its ``--sandbox-network allowlist`` is not enforced for some
     agent that runs a program: ``backends`` maps each such agent's name to its sandbox (``bwrap``,
     ``landlock``, ``hook``, ``none`` or ``refused: …``); ``None`` when every one is in bubblewrap or
-    Landlock (or the network is not ``allowlist``)."""
+    Landlock (or the network is not ``allowlist``). Landlock before ABI
+    :data:`~pytest_homefield.sandbox.landlock.NET_ABI` does not confine TCP: it is named too."""
     if network != "allowlist":
         return None
-    loose = {name: b for name, b in backends.items() if b in ("none", "hook")}
+    why = {"hook": "a sandbox hook", "none": "no sandbox", "landlock": "Landlock without TCP rules"}
+    loose = {name: b for name, b in backends.items()
+             if b in ("none", "hook") or (b == "landlock" and _landlock_below(NET_ABI))}
     if not loose:
         return None
-    names = ", ".join(f"{n} ({'a sandbox hook' if b == 'hook' else 'no sandbox'})" for n, b in loose.items())
+    names = ", ".join(f"{n} ({why[b]})" for n, b in loose.items())
     return (f"homefield: the network allowlist is not enforced for {names}: only bubblewrap and Landlock "
-            "enforce it "
-            "(they reach whatever this machine reaches)")
+            f"(ABI {NET_ABI}, Linux 6.7, on) enforce it (they reach whatever this machine reaches)")
+
+
+def _landlock_below(abi: int) -> bool:
+    """Whether Landlock works here at an ABI below ``abi`` (probed once per process)."""
+    state = landlock_state()
+    return isinstance(state, int) and state < abi

@@ -185,7 +185,7 @@ class TestRun:
       file was written); ``False`` when the process died on the way (``os._exit``, a signal).
     ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
       docs/contracts.md §7); ``None`` for a run of whole test files. Ids outside it were not run.
-    ``sandbox``: the backend that wrapped the command (``bwrap``, ``hook`` or ``none``).
+    ``sandbox``: the backend that wrapped the command (``bwrap``, ``landlock``, ``hook`` or ``none``).
     ``ignored_events``: outcome-channel lines that did not count (before ``start``, after the first
       ``finish``, from another pid, unparseable): 0 for an honest run.
     ``over_memory``: why the run failed when a test process went over its memory cap

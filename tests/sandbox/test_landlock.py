@@ -290,6 +290,16 @@ def test_agents_that_run_commands_need_scoped_landlock() -> None:
     assert agent_backend_name("auto", edit, False, nobwrap, missing) == "none"
 
 
+def test_the_allowlist_note_names_landlock_only_without_tcp_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Landlock enforces the allowlist from ABI 4 (TCP rules); before it the session's note names the agent."""
+    monkeypatch.setattr(modes, "landlock_state", lambda: 7)
+    assert modes.unenforced_note("allowlist", {"c": "landlock", "b": "bwrap"}) is None
+    monkeypatch.setattr(modes, "landlock_state", lambda: 3)
+    note = modes.unenforced_note("allowlist", {"c": "landlock", "b": "bwrap", "o": "none"})
+    assert note is not None and "c (Landlock without TCP rules), o (no sandbox)" in note and "b (" not in note
+    assert modes.unenforced_note("shared", {"c": "landlock"}) is None
+
+
 def test_the_launcher_never_runs_a_command_it_could_not_confine(abi: int, tmp_path: Path) -> None:
     """A policy it cannot apply: exit status 126, one line, and the command did not run."""
     marker = tmp_path / "ran"
@@ -300,6 +310,17 @@ def test_the_launcher_never_runs_a_command_it_could_not_confine(abi: int, tmp_pa
         assert proc.stderr.startswith("homefield landlock: ") and not marker.exists()
     version = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "--abi"], capture_output=True, text=True)
     assert version.stdout.strip() == str(abi)
+
+
+def test_landlock_can_be_turned_off(abi: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``HOMEFIELD_LANDLOCK=off``: the probe says so in one line, ``--sandbox landlock`` refuses with it."""
+    monkeypatch.setenv("HOMEFIELD_LANDLOCK", "off")
+    landlock.probe.cache_clear()
+    try:
+        with pytest.raises(LandlockUnavailable, match=r"^Landlock is turned off \(HOMEFIELD_LANDLOCK=off\)$"):
+            SandboxChoice("landlock").for_tests()
+    finally:
+        landlock.probe.cache_clear()
 
 
 # -- the demo, end to end -------------------------------------------------------------------------
