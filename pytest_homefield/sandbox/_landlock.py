@@ -6,7 +6,7 @@ JSON object (built by :func:`pytest_homefield.sandbox.landlock.landlock_argv`)::
 
     {"ro": [PATH, ...], "rw": [PATH, ...], "dev": [PATH, ...],
      "net": null | {"connect": [PORT, ...], "bind": [PORT, ...]}, "scope": true | false,
-     "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
+     "unix": true | false, "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
 
 It calls ``landlock_create_ruleset`` with every filesystem right the kernel's Landlock ABI knows
 handled, adds a ``LANDLOCK_RULE_PATH_BENEATH`` rule per existing path (``ro``: execute, read files,
@@ -17,8 +17,14 @@ and abstract Unix sockets to processes outside the new domain refused; then, whe
 drops every capability (bounding set, ambient, effective/permitted/inheritable: root keeps its uid
 but not ``CAP_DAC_READ_SEARCH``'s ``open_by_handle_at``, which walks no path); sets
 ``PR_SET_NO_NEW_PRIVS``; ``landlock_restrict_self``; and ``execvp`` ARGV. The domain holds for the
-command and every process it starts; nothing can lift it. ``setenv``/``unsetenv`` change the
-command's environment (the proxy's variables, ``PATH``: never a secret, the policy is on a command line).
+command and every process it starts; nothing can lift it. With ``"unix": false`` it also installs a
+seccomp filter (x86_64 and aarch64) that refuses ``socket(AF_UNIX, …)`` with ``EACCES`` and
+``io_uring_setup`` with ``ENOSYS`` (io_uring could make a socket past the filter), and kills a process
+that makes a system call of another architecture (i386 ``socketcall`` takes its arguments from memory,
+out of the filter's sight): Landlock (ABI ≤ 7) does not confine ``connect`` to a named Unix socket,
+so without it a known path (a Docker or ssh-agent socket) would be reached; ``socketpair`` stays.
+``setenv``/``unsetenv`` change the command's environment (the proxy's variables, ``PATH``: never a
+secret, the policy is on a command line).
 
 Rights per ABI (linux/landlock.h): 1: the 13 of Linux 5.13; 2: ``REFER`` (5.19); 3: ``TRUNCATE``
 (6.2); 4: TCP bind/connect (6.7); 5: ``IOCTL_DEV`` (6.10, not handled here: ioctls on files opened
@@ -62,6 +68,19 @@ class _PathBeneath(ctypes.Structure):
 
 class _NetPort(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+#: machine → (AUDIT_ARCH_*, __NR_socket)
+SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NR_IO_URING_SETUP, X32_BIT, AF_UNIX = 22, 2, 425, 0x40000000, 1
 
 
 class _CapHeader(ctypes.Structure):
@@ -124,6 +143,34 @@ def _drop_capabilities() -> None:
         raise Refused(f"capset: {os.strerror(ctypes.get_errno())}")
 
 
+def _no_unix_sockets() -> None:
+    """The seccomp filter of ``"unix": false`` (module docstring)."""
+    arch = SECCOMP_ARCHES.get(os.uname().machine)
+    if arch is None:
+        raise Refused(f"cannot refuse Unix sockets on {os.uname().machine} (x86_64 and aarch64 only)")
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, kill = 0x7FFF0000, 0x80000000
+    errno = 0x00050000
+    program = [
+        (ld, 0, 0, 4),                      # 0: arch
+        (jeq, 0, 9, arch[0]),               # 1: another architecture → 11
+        (ld, 0, 0, 0),                      # 2: syscall number
+        (jge, 6, 0, X32_BIT),               # 3: x32 → 10
+        (jeq, 5, 0, NR_IO_URING_SETUP),     # 4: io_uring_setup → 10
+        (jeq, 0, 2, arch[1]),               # 5: socket → 6, else → 8
+        (ld, 0, 0, 16),                     # 6: its domain (args[0], low half)
+        (jeq, 1, 0, AF_UNIX),               # 7: AF_UNIX → 9, else → 8
+        (ret, 0, 0, allow),                 # 8
+        (ret, 0, 0, errno | 13),            # 9: EACCES
+        (ret, 0, 0, errno | 38),            # 10: ENOSYS
+        (ret, 0, 0, kill),                  # 11
+    ]
+    filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
+    prog = _SockFprog(len(program), filters)
+    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise Refused(f"seccomp filter: {os.strerror(ctypes.get_errno())}")
+
+
 def restrict(policy: dict[str, object]) -> int:
     """Confine this process to ``policy`` (module docstring); returns the ABI used. Raises
     :class:`Refused`."""
@@ -151,6 +198,8 @@ def restrict(policy: dict[str, object]) -> int:
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise Refused(f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
         _call("landlock_restrict_self", SYS_RESTRICT_SELF, ruleset, 0)
+        if policy.get("unix") is False:
+            _no_unix_sockets()
     finally:
         os.close(ruleset)
     return version

@@ -279,7 +279,7 @@ class LandlockBackend:
             setenv.update({k: v for k, v in proxied.items() if k != "PATH" and env.get(k) != v})
             unset = [k for k in env if k not in proxied]
             connect.append(port)
-        policy = LandlockPolicy(ro=box.ro_paths, rw=rw, connect=connect, setenv=setenv, unsetenv=unset)
+        policy = LandlockPolicy(ro=box.ro_paths, rw=rw, connect=connect, unix=False, setenv=setenv, unsetenv=unset)
         return Wrapped(landlock_argv(argv, policy), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:

@@ -16,8 +16,10 @@ command. What a policy allows:
   ``mem``, ``fd``, and those links themselves) of any process outside the domain;
 * TCP (ABI ≥ 4): ``connect`` only to ``connect``'s ports, ``bind`` only to an ephemeral port (port 0);
   ``connect=None``: TCP not confined. Landlock knows ports, not addresses: an allowed port is allowed
-  on every host, and UDP and named Unix sockets are not confined at all;
-* scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain.
+  on every host, and UDP is not confined at all;
+* scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
+* Unix sockets (``unix=False``, test runs and agents): none can be made (a seccomp filter of the
+  launcher), since Landlock does not confine ``connect`` to a named one.
 
 :func:`probe` checks once per process that the launcher confines a command here and returns the
 kernel's Landlock ABI; :func:`tests_policy` is the policy of a test run (the path plan of
@@ -66,12 +68,15 @@ class LandlockUnavailable(BwrapUnavailable):
 @dataclass(frozen=True)
 class LandlockPolicy:
     """What one confined command may do (module docstring): ``ro`` read and execute, ``rw`` every
-    file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``setenv`` /
-    ``unsetenv`` applied to its environment (nothing secret: the policy is on a command line)."""
+    file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``unix``: make
+    Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
+    ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
+    policy is on a command line)."""
 
     ro: Sequence[Path | str] = ()
     rw: Sequence[Path | str] = ()
     connect: Sequence[int] | None = ()
+    unix: bool = True
     setenv: Mapping[str, str] = field(default_factory=dict)
     unsetenv: Sequence[str] = ()
 
@@ -82,7 +87,8 @@ class LandlockPolicy:
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
         return json.dumps({"ro": ro, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
-                           "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)}, separators=(",", ":"))
+                           "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
+                          separators=(",", ":"))
 
 
 def _allowed(paths: Iterable[Path | str]) -> list[str]:
@@ -145,4 +151,4 @@ def tests_policy(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapp
     exe = shutil.which(python, path=env.get("PATH")) if python else None
     first = [Path(exe).parent] if exe and "python" in Path(exe).name else []
     path = inside_path(env.get("PATH", ""), [Path(p) for p in ro], first=first)
-    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), setenv={"PATH": path})
+    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), unix=False, setenv={"PATH": path})

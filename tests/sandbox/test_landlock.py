@@ -124,7 +124,7 @@ def test_gold_patch_at_test_time_solves_only_without_a_sandbox(abi: int, task: T
 PROBE_TEST = '''
 import os, pwd, socket, pytest
 
-SECRET, REPO, PORT = {secret!r}, {repo!r}, {port!r}
+SECRET, REPO, PORT, UNIX = {secret!r}, {repo!r}, {port!r}, {unix!r}
 
 
 def _denied(fn):
@@ -149,6 +149,8 @@ def test_confined():
     assert _denied(lambda: open("/proc/%d/environ" % ppid).read())
     assert _denied(lambda: os.kill(ppid, 0))                                  # ABI 6: scoped signals
     assert _denied(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5))
+    assert _denied(lambda: socket.socket(socket.AF_UNIX).connect(UNIX))       # a named Unix socket
+    assert socket.socketpair()                                                # still there
 '''
 
 
@@ -161,9 +163,13 @@ def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Pa
     secret = tmp_path / "secret.txt"
     secret.write_text("gold")
     listener = socket.create_server(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(tmp_path / "s.sock"))  # a Docker or ssh-agent socket: Landlock alone would let it connect
+    unix.listen()
     (copy / "tests").mkdir(parents=True)
     (copy / "tests" / "test_probe.py").write_text(PROBE_TEST.format(secret=str(secret), repo=str(repo),
-                                                                    port=listener.getsockname()[1]))
+                                                                    port=listener.getsockname()[1],
+                                                                    unix=str(tmp_path / "s.sock")))
     monkeypatch.setattr(protected, "_PROTECTED", [])
     protected.protect(repo)
     monkeypatch.chdir(repo)  # homefield runs in the checkout: the test process's parents' cwd
@@ -172,6 +178,7 @@ def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Pa
                         out_dir=tmp_path / "out", sandbox=_backend(sandbox, abi), timeout_s=120)
     finally:
         listener.close()
+        unix.close()
     assert run.sandbox == sandbox
     expected = "passed" if sandbox == "landlock" else "failed"
     log = (tmp_path / "out" / "tests.log").read_text()
@@ -183,7 +190,7 @@ def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Pa
 
 AGENT_SCRIPT = '''
 import os, socket, sys, urllib.request
-other, allowed, forbidden = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+other, allowed, forbidden, unix = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 def reach(fn):
     try:
         fn()
@@ -194,6 +201,7 @@ open("mine", "w").write("x")
 print("sibling", reach(lambda: open(other).read()))
 print("allowed", reach(lambda: socket.create_connection(("127.0.0.1", allowed), timeout=5).close()))
 print("forbidden", reach(lambda: socket.create_connection(("127.0.0.1", forbidden), timeout=5).close()))
+print("unix", reach(lambda: socket.socket(socket.AF_UNIX).connect(unix)))
 try:
     urllib.request.urlopen("http://not-listed.invalid/", timeout=10)
     print("proxy", "open")
@@ -217,12 +225,15 @@ def test_an_agent_reads_no_other_workspace_and_reaches_only_its_ports(abi: int, 
     other.parent.mkdir(parents=True)
     other.write_text("the fix")
     allowed, forbidden = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(tmp_path / "s.sock"))
+    unix.listen()
     proxy = FilteringProxy(Allowlist.of(["example.com"]), tmp_path / "proxy.log")
     box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=bwrap.python_paths([sys.executable]),
                    network=False, agent="a", proxy=proxy, ports=(allowed.getsockname()[1],))
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "NO_PROXY": "*"}
     argv = [sys.executable, "-c", AGENT_SCRIPT, str(other), str(allowed.getsockname()[1]),
-            str(forbidden.getsockname()[1])]
+            str(forbidden.getsockname()[1]), str(tmp_path / "s.sock")]
     wrapped = _backend(sandbox, abi).wrap_agent(argv, env, box)
     try:
         code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.log").exit_code
@@ -230,12 +241,13 @@ def test_an_agent_reads_no_other_workspace_and_reaches_only_its_ports(abi: int, 
         proxy.close()
         allowed.close()
         forbidden.close()
+        unix.close()
     out = dict(line.split(" ", 1) for line in (tmp_path / "agent.log").read_text().splitlines())
     assert code == 0 and (ws / "mine").exists(), out
     if sandbox == "landlock":
-        assert out == {"sibling": "no", "allowed": "yes", "forbidden": "no", "proxy": "403"}, out
+        assert out == {"sibling": "no", "allowed": "yes", "forbidden": "no", "unix": "no", "proxy": "403"}, out
     else:
-        assert out["sibling"] == "yes" and out["forbidden"] == "yes", out
+        assert out["sibling"] == "yes" and out["forbidden"] == "yes" and out["unix"] == "yes", out
 
 
 # -- the choice -----------------------------------------------------------------------------------
