@@ -17,12 +17,14 @@ and abstract Unix sockets to processes outside the new domain refused; then, whe
 drops every capability (bounding set, ambient, effective/permitted/inheritable: root keeps its uid
 but not ``CAP_DAC_READ_SEARCH``'s ``open_by_handle_at``, which walks no path); sets
 ``PR_SET_NO_NEW_PRIVS``; ``landlock_restrict_self``; and ``execvp`` ARGV. The domain holds for the
-command and every process it starts; nothing can lift it. With ``"unix": false`` it also installs a
-seccomp filter (x86_64 and aarch64) that refuses ``socket(AF_UNIX, …)`` with ``EACCES`` and
-``io_uring_setup`` with ``ENOSYS`` (io_uring could make a socket past the filter), and kills a process
-that makes a system call of another architecture (i386 ``socketcall`` takes its arguments from memory,
-out of the filter's sight): Landlock (ABI ≤ 7) does not confine ``connect`` to a named Unix socket,
-so without it a known path (a Docker or ssh-agent socket) would be reached; ``socketpair`` stays.
+command and every process it starts; nothing can lift it. With ``"unix": false`` or a ``net`` it also
+installs a seccomp filter (x86_64 and aarch64; elsewhere it refuses) that refuses with ``EACCES``
+``socket(AF_UNIX, …)`` (``"unix": false``: Landlock, ABI ≤ 7, does not confine ``connect`` to a named
+Unix socket, so a known path, a Docker or ssh-agent socket, would be reached; ``socketpair`` stays)
+and an ``AF_INET``/``AF_INET6`` socket that is not a stream (with ``net``: Landlock confines TCP
+only, so UDP, DNS included, would go anywhere), ``io_uring_setup`` with ``ENOSYS`` (io_uring could
+make a socket past the filter), and kills a process that makes a system call of another
+architecture (i386 ``socketcall`` takes its arguments from memory, out of the filter's sight).
 ``setenv``/``unsetenv`` change the command's environment (the proxy's variables, ``PATH``: never a
 secret, the policy is on a command line).
 
@@ -80,7 +82,8 @@ class _SockFprog(ctypes.Structure):
 
 #: machine → (AUDIT_ARCH_*, __NR_socket)
 SECCOMP_ARCHES = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NR_IO_URING_SETUP, X32_BIT, AF_UNIX = 22, 2, 425, 0x40000000, 1
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NR_IO_URING_SETUP, X32_BIT = 22, 2, 425, 0x40000000
+AF_UNIX, AF_INET, AF_INET6, SOCK_STREAM = 1, 2, 10, 1
 
 
 class _CapHeader(ctypes.Structure):
@@ -143,27 +146,32 @@ def _drop_capabilities() -> None:
         raise Refused(f"capset: {os.strerror(ctypes.get_errno())}")
 
 
-def _no_unix_sockets() -> None:
-    """The seccomp filter of ``"unix": false`` (module docstring)."""
+def _socket_filter(unix: bool, datagrams: bool) -> None:
+    """The seccomp filter (module docstring): ``socket(AF_UNIX)`` refused unless ``unix``, an
+    ``AF_INET``/``AF_INET6`` socket other than a stream refused unless ``datagrams``."""
     arch = SECCOMP_ARCHES.get(os.uname().machine)
     if arch is None:
-        raise Refused(f"cannot refuse Unix sockets on {os.uname().machine} (x86_64 and aarch64 only)")
-    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
-    allow, kill = 0x7FFF0000, 0x80000000
-    errno = 0x00050000
+        raise Refused(f"cannot filter sockets on {os.uname().machine} (x86_64 and aarch64 only)")
+    ld, jeq, jge, alu_and, ret = 0x20, 0x15, 0x35, 0x54, 0x06
+    allow, kill, errno, never = 0x7FFF0000, 0x80000000, 0x00050000, 0xFFFFFFFF
     program = [
-        (ld, 0, 0, 4),                      # 0: arch
-        (jeq, 0, 9, arch[0]),               # 1: another architecture → 11
-        (ld, 0, 0, 0),                      # 2: syscall number
-        (jge, 6, 0, X32_BIT),               # 3: x32 → 10
-        (jeq, 5, 0, NR_IO_URING_SETUP),     # 4: io_uring_setup → 10
-        (jeq, 0, 2, arch[1]),               # 5: socket → 6, else → 8
-        (ld, 0, 0, 16),                     # 6: its domain (args[0], low half)
-        (jeq, 1, 0, AF_UNIX),               # 7: AF_UNIX → 9, else → 8
-        (ret, 0, 0, allow),                 # 8
-        (ret, 0, 0, errno | 13),            # 9: EACCES
-        (ret, 0, 0, errno | 38),            # 10: ENOSYS
-        (ret, 0, 0, kill),                  # 11
+        (ld, 0, 0, 4),                                     # 0: arch
+        (jeq, 0, 14, arch[0]),                             # 1: another architecture → 16
+        (ld, 0, 0, 0),                                     # 2: syscall number
+        (jge, 11, 0, X32_BIT),                             # 3: x32 → 15
+        (jeq, 10, 0, NR_IO_URING_SETUP),                   # 4: io_uring_setup → 15
+        (jeq, 0, 7, arch[1]),                              # 5: socket → 6, else → 13
+        (ld, 0, 0, 16),                                    # 6: its domain (args[0], low half)
+        (jeq, 6, 0, never if unix else AF_UNIX),           # 7: AF_UNIX → 14
+        (jeq, 1, 0, never if datagrams else AF_INET),      # 8: AF_INET → 10
+        (jeq, 0, 3, never if datagrams else AF_INET6),     # 9: AF_INET6 → 10, else → 13
+        (ld, 0, 0, 24),                                    # 10: its type (args[1], low half)
+        (alu_and, 0, 0, 0xF),                              # 11: without SOCK_NONBLOCK, SOCK_CLOEXEC
+        (jeq, 0, 1, SOCK_STREAM),                          # 12: a stream → 13, else → 14
+        (ret, 0, 0, allow),                                # 13
+        (ret, 0, 0, errno | 13),                           # 14: EACCES
+        (ret, 0, 0, errno | 38),                           # 15: ENOSYS
+        (ret, 0, 0, kill),                                 # 16
     ]
     filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
     prog = _SockFprog(len(program), filters)
@@ -198,8 +206,8 @@ def restrict(policy: dict[str, object]) -> int:
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise Refused(f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
         _call("landlock_restrict_self", SYS_RESTRICT_SELF, ruleset, 0)
-        if policy.get("unix") is False:
-            _no_unix_sockets()
+        if policy.get("unix") is False or isinstance(net, dict):
+            _socket_filter(unix=policy.get("unix") is not False, datagrams=not isinstance(net, dict))
     finally:
         os.close(ruleset)
     return version

@@ -15,8 +15,9 @@ command. What a policy allows:
   file, which is outside the allowed set, and Landlock forbids ptrace (and so ``/proc/<pid>/environ``,
   ``mem``, ``fd``, and those links themselves) of any process outside the domain;
 * TCP (ABI ≥ 4): ``connect`` only to ``connect``'s ports, ``bind`` only to an ephemeral port (port 0);
-  ``connect=None``: TCP not confined. Landlock knows ports, not addresses: an allowed port is allowed
-  on every host, and UDP is not confined at all;
+  ``connect=None``: the network not confined. Landlock knows ports, not addresses: an allowed port is
+  allowed on every host; it does not know UDP, which the launcher's seccomp filter refuses when the
+  network is confined (no ``AF_INET``/``AF_INET6`` socket but a stream);
 * scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
 * Unix sockets (``unix=False``, test runs and agents): none can be made (a seccomp filter of the
   launcher), since Landlock does not confine ``connect`` to a named one.
@@ -127,7 +128,7 @@ def probe() -> int:
         inner = Path(tmp) / "rw"
         inner.mkdir()
         script = "echo ok > rw/out; echo no > out 2>/dev/null; exit 0"
-        argv = landlock_argv(["/bin/sh", "-c", script], LandlockPolicy(rw=[inner], connect=[]))
+        argv = landlock_argv(["/bin/sh", "-c", script], LandlockPolicy(rw=[inner], connect=[], unix=False))
         try:
             proc = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:

@@ -124,44 +124,60 @@ def test_gold_patch_at_test_time_solves_only_without_a_sandbox(abi: int, task: T
 PROBE_TEST = '''
 import os, pwd, socket, pytest
 
-SECRET, REPO, PORT, UNIX = {secret!r}, {repo!r}, {port!r}, {unix!r}
+SECRET, REPO, PORT, UNIX, OUTSIDE = {secret!r}, {repo!r}, {port!r}, {unix!r}, {outside!r}
 
 
-def _denied(fn):
-    try:
-        fn()
-    except OSError:
-        return True
-    return False
+def _ancestors_cwd():
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            return open("/proc/%d/cwd/.homefield/tasks.jsonl" % pid).read()
+        except OSError:
+            with open("/proc/%d/stat" % pid) as fh:
+                pid = int(fh.read().rsplit(")", 1)[1].split()[1])
+    raise OSError("no ancestor's cwd holds .homefield")
 
 
-def test_confined():
-    here = os.getcwd()
-    assert open(os.path.join(os.environ["TMPDIR"], "t"), "w").write("x")      # its own TMPDIR
-    assert open(os.path.join(os.environ["HOME"], "h"), "w").write("x")        # and HOME
-    assert _denied(lambda: open(os.path.join(here, "written"), "w"))          # its copy: read-only
-    assert _denied(lambda: open("/tmp/hf-landlock-escape", "w"))
-    assert _denied(lambda: open(SECRET).read())                               # a file elsewhere
-    assert _denied(lambda: os.listdir(pwd.getpwuid(os.getuid()).pw_dir))      # the user's home
-    assert _denied(lambda: open(os.path.join(REPO, ".homefield", "tasks.jsonl")).read())
-    ppid = os.getppid()
-    assert _denied(lambda: open("/proc/%d/cwd/.homefield/tasks.jsonl" % ppid).read())
-    assert _denied(lambda: open("/proc/%d/environ" % ppid).read())
-    assert _denied(lambda: os.kill(ppid, 0))                                  # ABI 6: scoped signals
-    assert _denied(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5))
-    assert _denied(lambda: socket.socket(socket.AF_UNIX).connect(UNIX))       # a named Unix socket
-    assert socket.socketpair()                                                # still there
+CHECKS = {{
+    "write-its-copy": lambda: open("written", "w"),
+    "write-elsewhere": lambda: open(os.path.join(OUTSIDE, "escape"), "w"),
+    "read-elsewhere": lambda: open(SECRET).read(),
+    "list-users-home": lambda: os.listdir(pwd.getpwuid(os.getuid()).pw_dir),
+    "read-the-repository": lambda: open(os.path.join(REPO, ".homefield", "tasks.jsonl")).read(),
+    "read-through-proc-cwd": _ancestors_cwd,
+    "read-parents-environ": lambda: open("/proc/%d/environ" % os.getppid()).read(),
+    "signal-the-parent": lambda: os.kill(os.getppid(), 0),
+    "tcp-to-another-port": lambda: socket.create_connection(("127.0.0.1", PORT), timeout=5),
+    "named-unix-socket": lambda: socket.socket(socket.AF_UNIX).connect(UNIX),
+    "udp": lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", PORT)),
+}}
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_denied(name):
+    with pytest.raises(OSError):
+        CHECKS[name]()
+
+
+def test_its_own_folders():
+    assert open(os.path.join(os.environ["TMPDIR"], "t"), "w").write("x")
+    assert open(os.path.join(os.environ["HOME"], "h"), "w").write("x")
+    assert socket.socketpair()
 '''
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Path, sandbox: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Eleven reaches of a test process (its copy, the checkout, the user's home, the parents through
+    ``/proc``, a signal, another TCP port, a named Unix socket, UDP): each refused under Landlock, each
+    made without a sandbox; its own ``TMPDIR`` and ``HOME`` stay writable."""
     repo, copy = tmp_path / "repo", tmp_path / "copy"
     (repo / ".homefield").mkdir(parents=True)
     (repo / ".homefield" / "tasks.jsonl").write_text('{"gold_patch": "x"}\n')
     secret = tmp_path / "secret.txt"
     secret.write_text("gold")
+    (tmp_path / "outside").mkdir()
     listener = socket.create_server(("127.0.0.1", 0))
     unix = socket.socket(socket.AF_UNIX)
     unix.bind(str(tmp_path / "s.sock"))  # a Docker or ssh-agent socket: Landlock alone would let it connect
@@ -169,7 +185,8 @@ def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Pa
     (copy / "tests").mkdir(parents=True)
     (copy / "tests" / "test_probe.py").write_text(PROBE_TEST.format(secret=str(secret), repo=str(repo),
                                                                     port=listener.getsockname()[1],
-                                                                    unix=str(tmp_path / "s.sock")))
+                                                                    unix=str(tmp_path / "s.sock"),
+                                                                    outside=str(tmp_path / "outside")))
     monkeypatch.setattr(protected, "_PROTECTED", [])
     protected.protect(repo)
     monkeypatch.chdir(repo)  # homefield runs in the checkout: the test process's parents' cwd
@@ -180,10 +197,13 @@ def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Pa
         listener.close()
         unix.close()
     assert run.sandbox == sandbox
+    # every reach is refused under Landlock, and each one is made without it (the control)
     expected = "passed" if sandbox == "landlock" else "failed"
+    denied = {k.split("[")[1][:-1]: v for k, v in run.outcomes.items() if "test_denied[" in k}
     log = (tmp_path / "out" / "tests.log").read_text()
-    assert run.outcomes.get("tests/test_probe.py::test_confined") == expected, log
-    assert not (copy / "written").exists() or sandbox == "none"
+    assert len(denied) == 11 and set(denied.values()) == {expected}, (denied, log)
+    assert run.outcomes["tests/test_probe.py::test_its_own_folders"] == "passed"
+    assert (copy / "written").exists() == (sandbox == "none")
 
 
 # -- an agent: its workspace, and TCP to its ports and proxy only ---------------------------------
