@@ -339,7 +339,8 @@ class Sandboxes:
     """The sandbox choice of one session, made once (:meth:`choose`): ``choice`` (``--sandbox``,
     ``--sandbox-network``), ``hook`` (the ``pytest_homefield_sandbox`` hook, ``None`` when nothing
     implements it), ``bwrap`` (the bubblewrap backend, ``None`` when it does not work here, then
-    ``why`` says why in one line), ``landlock`` (the Landlock backend, or why it does not work here in
+    ``why`` says why in one line; under ``--sandbox landlock`` it is not probed and ``why`` says
+    ``--sandbox landlock``), ``landlock`` (the Landlock backend, or why it does not work here in
     one line, :data:`~pytest_homefield.sandbox.modes.UNPROBED` when not needed)."""
 
     choice: SandboxChoice

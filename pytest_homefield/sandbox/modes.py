@@ -147,8 +147,8 @@ class SandboxChoice:
 
     def states(self) -> tuple[str | None, int | str]:
         """``(why, landlock)`` for :func:`agent_backend_name`: bubblewrap probed unless the mode is
-        ``landlock``, Landlock (:func:`landlock_state`) only when the mode is ``landlock`` or
-        bubblewrap does not work (both once per process)."""
+        ``landlock`` (then ``why`` is ``"--sandbox landlock"``), Landlock (:func:`landlock_state`) only
+        when the mode is ``landlock`` or bubblewrap does not work (both once per process)."""
         why = self.available() if self.mode != "landlock" else "--sandbox landlock"
         return why, landlock_state() if why is not None else UNPROBED
 
