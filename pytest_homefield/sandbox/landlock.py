@@ -8,7 +8,9 @@ command. What a policy allows:
 
 * read and execute: :func:`system_paths` (the :data:`~.bwrap.SYSTEM_DIRS`, the
   :data:`~.bwrap.ETC_ENTRIES` at their real paths, ``/proc``, ``/sys/devices/system/cpu``) and its
-  ``ro`` paths; read and write: its ``rw`` paths and :data:`DEV_FILES`; nothing else of the file
+  ``ro`` paths; read and write: its ``rw`` paths, :data:`DEV_FILES` and the host's ``/dev/shm``
+  (:func:`shared_memory`: shared with every other process, a mark left there is seen by the next
+  run; not when the temp folder is in it); nothing else of the file
   system can be opened, listed, written or executed. A path that is, or holds, a protected folder
   (:mod:`.protected`: the repository under benchmark) is never allowed: Landlock adds, it cannot deny
   a subfolder. ``/proc/<pid>/cwd`` and ``/proc/<pid>/root`` of another process resolve to the real
@@ -51,9 +53,11 @@ __all__ = ["LandlockPolicy", "LandlockUnavailable", "landlock_argv", "probe", "s
 
 #: The launcher, run by path with ``-I -S``.
 LAUNCHER = Path(__file__).resolve().parent / "_landlock.py"
-#: Device files every confined process may read and write (the rest of ``/dev``, ``/dev/shm`` included,
-#: cannot be opened).
+#: Device files every confined process may read and write (and :data:`DEV_SHM`, see
+#: :func:`shared_memory`); the rest of ``/dev`` cannot be opened.
 DEV_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+#: Where POSIX semaphores and shared memory live (``multiprocessing``'s locks, ``ProcessPoolExecutor``).
+DEV_SHM = "/dev/shm"
 #: The ABI from which TCP ``bind``/``connect`` are confined (Linux 6.7).
 NET_ABI = 4
 #: The ABI from which signals and abstract Unix sockets are scoped to the domain (Linux 6.12): an agent
@@ -84,7 +88,7 @@ class LandlockPolicy:
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
         protected folder left out; the system paths added."""
-        rw = _allowed(self.rw)
+        rw = _allowed([*self.rw, *shared_memory()])
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
         return json.dumps({"ro": ro, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
@@ -106,9 +110,21 @@ def system_paths() -> tuple[str, ...]:
     """The system's read-only paths (module docstring): each :data:`~.bwrap.ETC_ENTRIES` entry at its
     real path (``resolv.conf -> /run/systemd/…`` allows that file, not ``/run``)."""
     out = [d for d in SYSTEM_DIRS if os.path.exists(d)]
-    for pattern in ETC_ENTRIES:
-        out += [os.path.realpath(p) for p in sorted(glob.glob(os.path.join("/etc", pattern)))]
+    for pattern in ETC_ENTRIES:  # (``mtab -> /proc/self/mounts``: under ``/proc`` anyway)
+        real = [os.path.realpath(p) for p in sorted(glob.glob(os.path.join("/etc", pattern)))]
+        out += [p for p in real if not p.startswith("/proc/")]
     return (*out, "/proc", "/sys/devices/system/cpu")
+
+
+def shared_memory() -> list[str]:
+    """``[DEV_SHM]`` when the host's ``/dev/shm`` may be shared with confined processes: not when the
+    temp folder lies in it (``TMPDIR=/dev/shm``: every attempt's workspace, every test run's private
+    folder would be in reach; then a semaphore cannot be made), nor when it holds a protected folder."""
+    shm = os.path.realpath(DEV_SHM)
+    tmp = os.path.realpath(tempfile.gettempdir())
+    if not os.path.isdir(shm) or tmp == shm or tmp.startswith(shm + "/"):
+        return []
+    return [DEV_SHM]
 
 
 def landlock_argv(command: Sequence[str], policy: LandlockPolicy) -> list[str]:
