@@ -1,4 +1,5 @@
-"""What the bubblewrap sandbox costs per attempt, side by side with no sandbox, in one session.
+"""What the bubblewrap and Landlock sandboxes cost per attempt and per test run, side by side with no
+sandbox, in one session.
 
 Run on demand (not a test)::
 
@@ -6,12 +7,15 @@ Run on demand (not a test)::
 
 On the tiny task of ``tests/helpers/attack_repo.py`` it runs, alternately, whole attempts
 (``run_attempt``: snapshot copy, a ``cmd:`` agent writing a wrong fix, grading with the hidden
-tests) with ``--sandbox bwrap``, with ``--sandbox bwrap --sandbox-network loopback:9`` (the relay
-of sandbox/relay.py) and with ``--sandbox none``, after one warm-up of each, and prints the median
-seconds of each and the median of the per-run ratios to ``none``, for the whole attempt,
-the agent's wall time and the grading test run. It also times the bare start of a command
-(``sh -c true``) with and without ``bwrap`` (milliseconds). Target: the sandbox adds ≤ 10% to an
-attempt on this task (a real agent's attempt takes minutes, so much less there).
+tests) with ``--sandbox bwrap``, with ``--sandbox bwrap --sandbox-network loopback:9999`` (the relay
+of sandbox/relay.py), with ``--sandbox landlock`` and with ``--sandbox none``, after one warm-up of
+each, and prints the median seconds of each and the median of the per-run ratios to ``none``, for
+the whole attempt, the agent's wall time and the grading test run. Then the CPU seconds (this
+process and its children, ``getrusage``) of one test run (``run_tests`` of the task's test command
+on one test file) under each backend, alternately, and of the bare start of a command (``sh -c
+true``) with ``bwrap``, behind the Landlock launcher and with neither (milliseconds). Target: the
+sandbox adds ≤ 10% to an attempt on this task (a real agent's attempt takes minutes, so much less
+there).
 """
 
 from __future__ import annotations
@@ -26,15 +30,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from caps import _measure  # noqa: E402  (the same CPU clock as the agent caps' benchmark)
 from helpers.attack_repo import WRONG_CALC, build, script_agent, task_for  # noqa: E402
 
+from pytest_homefield.records import Task  # noqa: E402
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt  # noqa: E402
+from pytest_homefield.sandbox.backends import BwrapBackend, LandlockBackend, NoSandbox, SandboxBackend  # noqa: E402
 from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv, probe  # noqa: E402
+from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv  # noqa: E402
+from pytest_homefield.sandbox.landlock import probe as landlock_probe  # noqa: E402
 from pytest_homefield.sandbox.modes import SandboxChoice  # noqa: E402
+from pytest_homefield.sandbox.procs import run_process  # noqa: E402
+from pytest_homefield.sandbox.testrun import run_tests  # noqa: E402
 
 #: the variants timed: label -> (--sandbox, --sandbox-network); ``loopback`` adds the relay of
-#: sandbox/relay.py (port 9: nothing listens, the agent makes no connection, so this is its start-up)
-VARIANTS = {"bwrap": ("bwrap", "none"), "loopback": ("bwrap", "loopback:9"), "none": ("none", "none")}
+#: sandbox/relay.py (port 9999: nothing listens, the agent makes no connection, so this is its start-up; not a port
+#: below 1024, which the relay inside cannot bind when homefield runs as root: every capability is dropped)
+VARIANTS = {"bwrap": ("bwrap", "none"), "loopback": ("bwrap", "loopback:9999"), "landlock": ("landlock", "none"),
+            "none": ("none", "none")}
 
 
 def _attempt(task, cache, agent, run_dir: Path, n: int, label: str) -> tuple[float, float, float]:  # type: ignore[no-untyped-def]
@@ -44,7 +57,7 @@ def _attempt(task, cache, agent, run_dir: Path, n: int, label: str) -> tuple[flo
     t0 = time.perf_counter()
     r = run_attempt(spec, cache)
     total = time.perf_counter() - t0
-    assert r.outcome == "tests_failed" and r.sandbox == (mode if mode == "bwrap" else "none"), r
+    assert r.outcome == "tests_failed" and r.sandbox == mode, r
     return total, r.wall_s, r.test_s
 
 
@@ -52,6 +65,34 @@ def _start(argv: list[str]) -> float:
     t0 = time.perf_counter()
     subprocess.run(argv, check=True)
     return time.perf_counter() - t0
+
+
+def _test_runs_cpu(task: Task, copy: Path, out: Path, backends: dict[str, SandboxBackend],
+                   runs: int) -> dict[str, list[float]]:
+    """CPU seconds of ``runs`` test runs of ``tests/test_add.py`` in ``copy`` per backend, alternately,
+    after one warm-up of each."""
+    cpu: dict[str, list[float]] = {label: [] for label in backends}
+    for k in range(runs + 1):
+        for label in list(backends) if k % 2 else list(reversed(backends)):
+            def one(label: str = label) -> None:
+                run = run_tests(copy, task.test_cmd, ["tests/test_add.py"], out_dir=out / label,
+                                sandbox=backends[label], timeout_s=120)
+                assert run.outcomes == {"tests/test_add.py::test_add": "passed"} and run.sandbox == label, run
+            if k:
+                cpu[label].append(_measure(one)[1])
+            else:
+                one()
+    return cpu
+
+
+def _starts_cpu(ws: Path, exe: str, runs: int = 20) -> dict[str, float]:
+    """Median CPU milliseconds of starting ``sh -c true`` bare, in bubblewrap and behind the launcher."""
+    true = ["sh", "-c", "true"]
+    argvs = {"none": true, "bwrap": bwrap_argv(true, Policy(cwd=ws, rw=[ws]), bwrap=exe),
+             "landlock": landlock_argv(true, LandlockPolicy(rw=[ws]))}
+    return {label: statistics.median(_measure(lambda a=argv: run_process(a, cwd=ws, env={"PATH": "/usr/bin:/bin"},
+                                                                       timeout_s=60))[1] for _ in range(runs)) * 1000
+            for label, argv in argvs.items()}
 
 
 def main() -> int:
@@ -69,14 +110,19 @@ def main() -> int:
         times: dict[str, list[tuple[float, float, float]]] = {label: [] for label in VARIANTS}
         n = 0
         for k in range(args.runs + 1):
-            for label in ("bwrap", "loopback", "none") if k % 2 else ("none", "loopback", "bwrap"):
+            for label in ("bwrap", "loopback", "landlock", "none") if k % 2 else ("none", "landlock", "loopback",
+                                                                                   "bwrap"):
                 n += 1
                 t = _attempt(task, cache, agent, root / "run", n, label)
                 if k:  # the first round warms up
                     times[label].append(t)
+        backends: dict[str, SandboxBackend] = {"none": NoSandbox(), "bwrap": BwrapBackend(exe),
+                                               "landlock": LandlockBackend(landlock_probe())}
+        test_cpu = _test_runs_cpu(task, cache.pristine(task), root / "out", backends, args.runs)
         cache.close()
         ws = root / "ws"
         ws.mkdir()
+        start_cpu = _starts_cpu(ws, exe)
         boxed = bwrap_argv(["sh", "-c", "true"], Policy(cwd=ws, rw=[ws]), bwrap=exe)
         starts = {"bwrap": [_start(boxed) for _ in range(20)],
                   "none": [_start(["sh", "-c", "true"]) for _ in range(20)]}
@@ -85,13 +131,22 @@ def main() -> int:
         b = statistics.median(t[i] for t in times["bwrap"])
         nn = statistics.median(t[i] for t in times["none"])
         lo = statistics.median(t[i] for t in times["loopback"])
+        ll = statistics.median(t[i] for t in times["landlock"])
         ratio = statistics.median(tb[i] / tn[i] for tb, tn in zip(times["bwrap"], times["none"], strict=True) if tn[i])
         lratio = statistics.median(tb[i] / tn[i] for tb, tn in zip(times["loopback"], times["none"], strict=True)
                                    if tn[i])
-        print(f"  {what:<14} bwrap {b:7.3f}  loopback {lo:7.3f}  none {nn:7.3f}  ratio bwrap/none {ratio:5.2f}"
-              f"  loopback/none {lratio:5.2f}")
+        llratio = statistics.median(tb[i] / tn[i] for tb, tn in zip(times["landlock"], times["none"], strict=True)
+                                    if tn[i])
+        print(f"  {what:<14} bwrap {b:7.3f}  loopback {lo:7.3f}  landlock {ll:7.3f}  none {nn:7.3f}  ratio "
+              f"bwrap/none {ratio:5.2f}  loopback/none {lratio:5.2f}  landlock/none {llratio:5.2f}")
     b, nn = statistics.median(starts["bwrap"]) * 1000, statistics.median(starts["none"]) * 1000
     print(f"  start of sh -c true: bwrap {b:.1f} ms, none {nn:.1f} ms (+{b - nn:.1f} ms per sandboxed process)")
+    print(f"CPU seconds per test run (tests/test_add.py, {args.runs} runs each, alternating, median; this process "
+          "and its children):")
+    cpu = {label: statistics.median(v) for label, v in test_cpu.items()}
+    print("  " + "  ".join(f"{label} {c:.3f}" for label, c in cpu.items())
+          + "  " + "  ".join(f"{label}-none +{cpu[label] - cpu['none']:.3f}" for label in ("bwrap", "landlock")))
+    print("  CPU of starting sh -c true (median ms): " + ", ".join(f"{k} {v:.1f}" for k, v in start_cpu.items()))
     return 0
 
 

@@ -271,13 +271,15 @@ class Settings(ScanSettings):
         "default)", commands=("plan", "ablate"), yml="ablate.cost_per_run")
     allow_shell: bool = setting(False, help="let agents run shell commands (default: edit-only)",
                                 commands=_RA, yml="run.allow_shell")
-    sandbox: str = setting("auto", help="auto (default: bubblewrap where it works; agents that run commands are "
-                           "refused without it), bwrap (always) or none (accept the risk): agents and test runs",
-                           commands=_MR + _A + ("probe",), yml="run.sandbox", choices=("auto", "bwrap", "none"))
+    sandbox: str = setting("auto", help="auto (default: bubblewrap where it works, else Landlock where it works; "
+                           "agents that run commands are refused without either), bwrap (always), landlock "
+                           "(always) or none (accept the risk): agents and test runs",
+                           commands=_MR + _A + ("probe",), yml="run.sandbox",
+                           choices=("auto", "bwrap", "landlock", "none"))
     sandbox_network: str = setting("allowlist", help="network inside an agent's sandbox: allowlist (default; only "
                                    "the agent's provider, e.g. the Anthropic API or ANTHROPIC_BASE_URL, and "
-                                   "--allow-host, through a filtering proxy; enforced by bubblewrap only), shared "
-                                   "(the host's, loopback included), none (local cmd: agents) or "
+                                   "--allow-host, through a filtering proxy; enforced by bubblewrap and Landlock "
+                                   "only), shared (the host's, loopback included), none (local cmd: agents) or "
                                    "loopback:PORT[,PORT...] (only those ports of this machine's 127.0.0.1, e.g. a "
                                    "local model server); test runs never have one",
                                    commands=_AGENT_BOX, yml="run.sandbox_network",

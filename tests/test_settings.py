@@ -103,7 +103,7 @@ def test_usage_error_outside_git(lean_pytester: pytest.Pytester) -> None:
 
 
 def test_a_setting_with_choices_names_them(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"--homefield-sandbox 'docker': use one of auto, bwrap, none"):
+    with pytest.raises(ConfigError, match=r"--homefield-sandbox 'docker': use one of auto, bwrap, landlock, none"):
         resolve_settings(tmp_path, {"sandbox": "docker"})
     write(tmp_path, "run:\n  sandbox_network: host\n")
     with pytest.raises(ConfigError, match=r"--homefield-sandbox-network 'host': use shared, none or loopback:PORT"):

@@ -89,7 +89,7 @@ class AgentContext:
     * ``wrap``: ``wrap(argv, env)`` turns the argv of the agent's program (to run with environment
       ``env``) into the argv that runs it in the attempt's sandbox (``argv`` itself without one);
       adapters that start a program must start ``ctx.wrap(argv, env)`` with that same ``env``.
-    * ``sandbox``: which sandbox ``wrap`` applies: ``bwrap``, ``hook`` or ``none`` (docs/contracts.md §8).
+    * ``sandbox``: which sandbox ``wrap`` applies: ``bwrap``, ``landlock``, ``hook`` or ``none`` (docs/contracts.md §8).
     * ``task``: the whole task record, given only to agents with ``reference = True`` (oracle, sim:P,
       the built-in attack agents of ``homefield verify --attacks``); ``None`` for every other agent.
     * ``limits``: what the agent may write (bytes per output stream, per file, in all); ``watch``:

@@ -164,8 +164,9 @@ def python_of(test_cmd: str) -> str | None:
 
 
 def test_sandbox(settings: Settings) -> str:
-    """``"bwrap"`` or ``"none"`` for the test runs of mining (``settings.sandbox``, docs/contracts.md §7).
-    Raises :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` for ``bwrap`` where it does not work."""
+    """``"bwrap"``, ``"landlock"`` or ``"none"`` for the test runs of mining (``settings.sandbox``,
+    docs/contracts.md §7). Raises :class:`~pytest_homefield.sandbox.bwrap.BwrapUnavailable` for ``bwrap``
+    or ``landlock`` where it does not work."""
     return SandboxChoice(getattr(settings, "sandbox", "auto")).for_tests()
 
 

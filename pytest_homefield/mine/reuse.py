@@ -51,7 +51,7 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
     """The verification inputs of ``candidate`` (a ``candidates.jsonl`` record) under ``settings``
     (a :class:`~pytest_homefield.settings.Settings`), as a JSON-able dict: ``commit``, ``parent``,
     ``test_files`` and ``runnable`` (sorted), ``test_cmd``, ``setup_cmd``, ``stability_runs``,
-    ``run_timeout`` / ``test_timeout`` (s), ``sandbox`` (``"bwrap"``/``"none"``), ``env``
+    ``run_timeout`` / ``test_timeout`` (s), ``sandbox`` (``"bwrap"``/``"landlock"``/``"none"``), ``env``
     (``fingerprint`` and the environment settings that exist), ``verify_version`` and ``reporter``
     (:data:`REPORTER_DIGEST`); with ``services:`` or ``--test-network`` ports also ``services`` (the
     entries) and ``test_network`` (so a changed service command verifies again; without them the key is

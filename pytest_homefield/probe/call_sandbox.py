@@ -4,11 +4,12 @@ the recipes, claude) answers the probe question in the same sandbox as an attemp
 :class:`ProbeSandboxes` is the choice of one probe session (``--sandbox``, ``--sandbox-network``,
 ``--allow-host``, the ``pytest_homefield_sandbox`` hook, the write limits), made once; it is the
 :class:`~pytest_homefield.agents.base.CallSandbox` the session hands such an agent's ``complete()``.
-Each call gets what an attempt gets (:func:`pytest_homefield.run.attempt.agent_sandbox`): bubblewrap
-(or the hook) with its cwd, ``TMPDIR`` and a fresh ``HOME`` writable, the client's configuration
-copied in, the network allowlist behind the filtering proxy, ``--max-output-mb`` / ``--max-file-mb``
-/ ``--max-workspace-mb``. :meth:`ProbeSandboxes.check` refuses, before any call, an agent that must
-be confined where bubblewrap does not work, as a run does.
+Each call gets what an attempt gets (:func:`pytest_homefield.run.attempt.agent_sandbox`): bubblewrap,
+Landlock where bubblewrap does not work (or the hook), with its cwd, ``TMPDIR`` and a fresh ``HOME``
+writable, the client's configuration copied in, the network allowlist behind the filtering proxy,
+``--max-output-mb`` / ``--max-file-mb`` / ``--max-workspace-mb``. :meth:`ProbeSandboxes.check` refuses,
+before any call, an agent that must be confined where the sandbox it needs does not work, as a run
+does.
 """
 
 from __future__ import annotations
@@ -32,10 +33,10 @@ __all__ = ["ProbeSandboxes"]
 
 class ProbeSandboxes:
     """The sandbox of every call of one probe session (see the module docstring). ``hook`` is the
-    ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it). Bubblewrap is probed on
-    the first call. A probe call is text-only: agents are judged as edit-only (``--allow-shell`` is
-    a run's flag), so ``cmd:`` and the recipes, which always run commands, need bubblewrap under
-    ``auto`` and claude does not."""
+    ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it). Bubblewrap (then Landlock)
+    is probed on the first call. A probe call is text-only: agents are judged as edit-only
+    (``--allow-shell`` is a run's flag), so ``cmd:`` and the recipes, which always run commands, need
+    bubblewrap or Landlock ABI ≥ 6 under ``auto`` and claude does not."""
 
     def __init__(self, settings: Settings, hook: SandboxHook | None = None) -> None:
         self.choice = SandboxChoice(settings.sandbox, settings.sandbox_network, tuple(settings.allow_hosts))
@@ -44,8 +45,8 @@ class ProbeSandboxes:
         self._sandboxes: Sandboxes | None = None
 
     def check(self, agents: Sequence[Any]) -> None:
-        """Raise :class:`RunError` (one line) when one of ``agents`` must be confined and bubblewrap does
-        not work here (with a hook: never, the hook wraps them)."""
+        """Raise :class:`RunError` (one line) when one of ``agents`` must be confined and the sandbox it
+        needs does not work here (with a hook: never, the hook wraps them)."""
         if self.hook is not None:
             return
         try:

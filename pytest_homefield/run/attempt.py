@@ -242,17 +242,18 @@ def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, hom
                   ro_paths: list[Path], agent: str, used: list[str] | None = None,
                   relay: HostRelay | None = None,
                   proxy: FilteringProxy | None = None,
-                  tmpfs_bytes: int | None = None) -> Callable[[list[str], Any], list[str]]:
+                  tmpfs_bytes: int | None = None, ports: tuple[int, ...] = ()) -> Callable[[list[str], Any], list[str]]:
     """The ``AgentContext.wrap`` of one attempt: ``backend``'s ``wrap_agent`` with ``workspace``,
     ``tmpdir`` and ``home`` read-write, ``ro_paths`` read-only and the network or not (a hook's argv
     when it returns one, else the configured backend; see :mod:`pytest_homefield.sandbox.backends`).
-    The backend actually used is appended to ``used`` (``hook``, ``bwrap`` or ``none``). With
+    The backend actually used is appended to ``used`` (``hook``, ``bwrap``, ``landlock`` or ``none``). With
     ``relay`` (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs
     behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use; with
     ``proxy`` too (``--sandbox-network allowlist``) the filtering proxy is relayed in beside it.
-    ``tmpfs_bytes``: the size of the sandbox's private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
+    ``tmpfs_bytes``: the size of the sandbox's private ``/tmp`` and ``/dev/shm`` (bubblewrap). ``ports``:
+    the host's ``127.0.0.1`` ports a backend that confines TCP by port (Landlock) lets it reach."""
     box = AgentBox(workspace=workspace, tmpdir=tmpdir, home=home, ro_paths=list(ro_paths), network=network,
-                   agent=agent, relay=relay, proxy=proxy, tmpfs_bytes=tmpfs_bytes)
+                   agent=agent, relay=relay, proxy=proxy, tmpfs_bytes=tmpfs_bytes, ports=ports)
 
     def wrap(argv: list[str], env: Any) -> list[str]:
         wrapped = backend.wrap_agent(argv, dict(env), box)
@@ -297,15 +298,16 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
     workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
     ``TMPDIR``; ``box/home`` becomes its ``HOME``, ``box/net`` holds the relay's sockets). When the
-    backend confines it (bubblewrap or a hook), the agent gets a fresh ``HOME``: the agent's
+    backend confines it (bubblewrap, Landlock or a hook), the agent gets a fresh ``HOME``: the agent's
     ``sandbox_home(home, env)`` copies its client's configuration in from the user's (still
     ``env["HOME"]`` when it is called) and may re-point variables; then ``env["HOME"]`` is the fresh
     one (``env`` is changed in place). Read-only: the interpreters (this one, ``python`` and each of
     ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install).
     Network: ``sandbox.network`` (:mod:`pytest_homefield.sandbox.modes`); under ``allowlist`` (the
-    default) with a backend that relays (bubblewrap), a :class:`FilteringProxy` allowing the agent's
-    ``provider_hosts(env)`` and ``sandbox.allow_hosts``, logging to ``proxy_log`` (the attempt's
-    ``proxy.log``), with those of its hosts that are this machine's loopback ports relayed directly.
+    default) with a backend that relays (bubblewrap) or confines TCP by port (Landlock), a
+    :class:`FilteringProxy` allowing the agent's ``provider_hosts(env)`` and ``sandbox.allow_hosts``,
+    logging to ``proxy_log`` (the attempt's ``proxy.log``), with those of its hosts that are this
+    machine's loopback ports relayed directly (Landlock: allowed by port).
     ``tmpfs_bytes``: the size of bubblewrap's private ``/tmp`` and ``/dev/shm``.
     ``services``: the agent's own service instances (:func:`~pytest_homefield.sandbox.services.agent_lease`),
     whose ports are relayed too when the agent has no shared network.
@@ -324,7 +326,7 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     own = services if services is not None and not sandbox.shared_network else Lease()
     ports: tuple[int, ...] = tuple(sandbox.loopback_ports)
     proxy: FilteringProxy | None = None
-    if sandbox.allowlist and chosen.relays:
+    if sandbox.allowlist and (chosen.relays or chosen.by_port):
         allowed = sandbox.agent_allowlist(provider_hosts_of(agent, env))
         ports = tuple(allowed.loopback_ports())
         proxy = FilteringProxy(allowed, proxy_log)
@@ -335,7 +337,7 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
                          ro_paths=ro_paths, agent=agent.name, used=used, relay=relay, proxy=proxy,
-                         tmpfs_bytes=tmpfs_bytes)
+                         tmpfs_bytes=tmpfs_bytes, ports=ports)
     return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay, proxy=proxy)
 
 

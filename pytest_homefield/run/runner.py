@@ -132,7 +132,7 @@ class RunLimits:
 
 def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> dict[str, Any]:
     """``meta.json`` ``sandbox`` (docs/contracts.md §4): ``mode``, ``network``, per agent the sandbox its
-    attempts get (``bwrap``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``);
+    attempts get (``bwrap``, ``landlock``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``);
     ``allow_hosts`` (the ``--allow-host`` entries) and ``unenforced`` (the one-line note of
     :func:`~pytest_homefield.sandbox.modes.unenforced_note`, or ``None``) under ``allowlist``."""
     choice = _choice(settings)
@@ -161,9 +161,9 @@ def _choice(settings: Settings) -> SandboxChoice:
 
 
 def check_sandbox(settings: Settings, agents: Sequence[Agent], *, hooked: bool = False) -> None:
-    """Raise :class:`RunError` (one line) when an agent or the test runs need bubblewrap and it does not
-    work here; a sandbox hook (``hooked``) wraps the agents instead. A run and an ablation call it on
-    the controller before they write or start anything."""
+    """Raise :class:`RunError` (one line) when an agent or the test runs need a sandbox (bubblewrap or
+    Landlock) that does not work here; a sandbox hook (``hooked``) wraps the agents instead. A run and an
+    ablation call it on the controller before they write or start anything."""
     if hooked:
         return
     choice = _choice(settings)

@@ -5,18 +5,21 @@ A :class:`SandboxBackend` turns the argv of a program into the argv that runs it
 writable, read-only paths, the network or loopback ports), :meth:`~SandboxBackend.wrap_tests` for a
 test run (grading or mining: the copy under test read-only, no network, its out dir writable). Each
 returns a :class:`Wrapped`: the argv and the name of the backend that applied (what the result
-records: ``bwrap``, ``hook`` or ``none``). Three implementations:
+records: ``bwrap``, ``landlock``, ``hook`` or ``none``). Four implementations:
 
 * :class:`BwrapBackend`: bubblewrap (:mod:`.bwrap`), built with the executable the probe checked;
-* :class:`NoSandbox`: the argv unchanged (``--sandbox none``, or ``auto`` without bubblewrap);
+* :class:`LandlockBackend`: Landlock (:mod:`.landlock`), where bubblewrap does not work;
+* :class:`NoSandbox`: the argv unchanged (``--sandbox none``, or ``auto`` without either);
 * :class:`HookBackend`: a conftest's ``pytest_homefield_sandbox(argv, ctx)`` (``ctx`` a
   :class:`SandboxContext` whose ``purpose`` is ``"agent"`` or ``"tests"``), falling back to the
   configured backend when the hook returns ``None``.
 
-:class:`Sandboxes` is the choice of one session: made once (one probe of bubblewrap, from
+:class:`Sandboxes` is the choice of one session: made once (one probe of bubblewrap, and of Landlock
+where it is needed, from
 ``--sandbox``/``--sandbox-network`` and whether a hook exists) and passed down to every attempt.
-Adding a backend: a class with the members of :class:`SandboxBackend`, and a line in
-:meth:`Sandboxes.choose` (or a conftest hook, which needs no code here).
+Adding a backend: a class with the members of :class:`SandboxBackend`, its probe in
+:meth:`Sandboxes.choose` and its name in :meth:`Sandboxes._named` and :func:`backend_named` (or a
+conftest hook, which needs no code here).
 """
 
 from __future__ import annotations
@@ -36,12 +39,20 @@ from pytest_homefield.sandbox.bwrap import (
     sandboxed_argv,
     tests_ro_paths,
 )
-from pytest_homefield.sandbox.modes import SandboxChoice, agent_backend_name, tests_backend_name
+from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv, tests_policy
+from pytest_homefield.sandbox.landlock import probe as landlock_probe
+from pytest_homefield.sandbox.modes import (
+    UNPROBED,
+    SandboxChoice,
+    agent_backend_name,
+    landlock_state,
+    tests_backend_name,
+)
 from pytest_homefield.sandbox.proxy import FilteringProxy, proxy_env
 from pytest_homefield.sandbox.relay import HostRelay, inside_argv
 
 __all__ = ["SandboxBackend", "SandboxContext", "SandboxHook", "AgentBox", "TestBox", "Wrapped", "BwrapBackend",
-           "NoSandbox", "HookBackend", "Sandboxes", "backend_named", "PROXY_PORT"]
+           "LandlockBackend", "NoSandbox", "HookBackend", "Sandboxes", "backend_named", "PROXY_PORT"]
 
 
 @dataclass
@@ -90,8 +101,10 @@ class AgentBox:
     ``ro_paths`` read-only, the host's network when ``network``, and the loopback ``relay``
     (``--sandbox-network loopback:…``) when a backend relays ports. ``agent`` is its name. ``proxy``
     (``--sandbox-network allowlist``, with a ``relay``): the filtering proxy the agent's only way out
-    goes through, relayed in at ``127.0.0.1`` (:data:`PROXY_PORT`). ``tmpfs_bytes``: the size of its
-    private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
+    goes through, relayed in at ``127.0.0.1`` (:data:`PROXY_PORT`; under Landlock it listens on a port of
+    the host's ``127.0.0.1``). ``ports``: the host's ``127.0.0.1`` ports it may reach (``loopback:``, its
+    provider's loopback hosts, its own services) under a backend that confines TCP by port (Landlock).
+    ``tmpfs_bytes``: the size of its private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
 
     workspace: Path
     tmpdir: Path
@@ -102,6 +115,7 @@ class AgentBox:
     relay: HostRelay | None = None
     proxy: FilteringProxy | None = None
     tmpfs_bytes: int | None = None
+    ports: tuple[int, ...] = ()
 
 
 #: The port the filtering proxy listens on inside an agent's sandbox (the next free one when a relayed
@@ -121,7 +135,8 @@ class TestBox:
     """What one test run may touch: ``workdir`` (the grading or mining copy) read-only, ``out_dir``
     read-write, no network but the ports of ``relay`` (its services, docs/contracts.md §7); ``python``
     the interpreter its command starts (its prefix is bound read-only); ``tmpfs_bytes`` the size of its
-    private ``/tmp`` and ``/dev/shm`` (bubblewrap; ``max_test_write_mb``)."""
+    private ``/tmp`` and ``/dev/shm`` (bubblewrap; ``max_test_write_mb``); ``ports`` the host's
+    ``127.0.0.1`` ports of its services and ``--test-network`` (what Landlock lets it connect to)."""
 
     __test__ = False  # not a pytest test class
 
@@ -131,22 +146,24 @@ class TestBox:
     #: the loopback relay of the run's services and ``--test-network`` ports (``None``: no port)
     relay: HostRelay | None = None
     tmpfs_bytes: int | None = None
+    ports: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
 class Wrapped:
     """A wrapped command: ``argv`` to start (with the environment given to the wrapper) and
-    ``backend``, the name recorded for it (``bwrap``, ``hook`` or ``none``)."""
+    ``backend``, the name recorded for it (``bwrap``, ``landlock``, ``hook`` or ``none``)."""
 
     argv: list[str]
     backend: str
 
 
 class SandboxBackend(Protocol):
-    """One way to confine programs. ``name``: the recorded name (``bwrap``, ``none``, ``hook``);
-    ``configured``: the ``--sandbox`` backend under it (``bwrap`` or ``none``: what an agent's
-    context reports); ``confines``: whether an agent gets a fresh ``HOME`` under it; ``relays``:
-    whether it relays ``loopback:`` ports itself."""
+    """One way to confine programs. ``name``: the recorded name (``bwrap``, ``landlock``, ``none``,
+    ``hook``); ``configured``: the ``--sandbox`` backend under it (``bwrap``, ``landlock`` or ``none``:
+    what an agent's context reports); ``confines``: whether an agent gets a fresh ``HOME`` under it;
+    ``relays``: whether it relays ``loopback:`` ports itself; ``by_port``: whether it confines TCP to the
+    box's ports of the host's ``127.0.0.1`` instead (Landlock: services and the proxy are reached there)."""
 
     @property
     def name(self) -> str: ...
@@ -159,6 +176,9 @@ class SandboxBackend(Protocol):
 
     @property
     def relays(self) -> bool: ...
+
+    @property
+    def by_port(self) -> bool: ...
 
     def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
         """``argv`` of an agent's program confined to ``box``, started with ``env``."""
@@ -177,6 +197,7 @@ class NoSandbox:
     configured: str = "none"
     confines: bool = False
     relays: bool = False
+    by_port: bool = False
 
     def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
         return Wrapped(list(argv), self.name)
@@ -200,6 +221,7 @@ class BwrapBackend:
     configured: str = "bwrap"
     confines: bool = True
     relays: bool = True
+    by_port: bool = False
 
     def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
         mounted = [box.workspace, box.tmpdir, box.home, *box.ro_paths]
@@ -232,6 +254,41 @@ class BwrapBackend:
 
 
 @dataclass(frozen=True)
+class LandlockBackend:
+    """Landlock (:mod:`.landlock`) at ABI ``abi`` (what :func:`~pytest_homefield.sandbox.landlock.probe`
+    found). An agent: its three folders read-write, its read-only paths and the system read-only, nothing
+    else; with ``box.network`` TCP as the host's, else TCP only to ``box.ports`` and, with a proxy, to the
+    filtering proxy (started on a port of the host's ``127.0.0.1``, named in the proxy variables). A test
+    run: :func:`~pytest_homefield.sandbox.landlock.tests_policy` with ``box.ports``."""
+
+    abi: int
+    name: str = "landlock"
+    configured: str = "landlock"
+    confines: bool = True
+    relays: bool = False
+    by_port: bool = True
+
+    def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
+        rw = [box.workspace, box.tmpdir, box.home]
+        setenv = {"PATH": inside_path(env.get("PATH", ""), [*rw, *box.ro_paths], first=[Path(sys.executable).parent])}
+        unset: list[str] = []
+        connect = None if box.network else list(box.ports)
+        if box.proxy is not None and connect is not None:
+            port = box.proxy.port or box.proxy.start_tcp()
+            proxied = proxy_env(dict(env), port)
+            setenv.update({k: v for k, v in proxied.items() if k != "PATH" and env.get(k) != v})
+            unset = [k for k in env if k not in proxied]
+            connect.append(port)
+        policy = LandlockPolicy(ro=box.ro_paths, rw=rw, connect=connect, unix=False, setenv=setenv, unsetenv=unset)
+        return Wrapped(landlock_argv(argv, policy), self.name)
+
+    def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
+        policy = tests_policy(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,
+                              ports=box.ports)
+        return Wrapped(landlock_argv(argv, policy), self.name)
+
+
+@dataclass(frozen=True)
 class HookBackend:
     """The conftest's ``pytest_homefield_sandbox`` hook: its argv when it returns one (recorded
     ``hook``), else ``fallback`` (the configured backend) wraps the command."""
@@ -248,6 +305,10 @@ class HookBackend:
     @property
     def relays(self) -> bool:
         return self.fallback.relays
+
+    @property
+    def by_port(self) -> bool:
+        return self.fallback.by_port
 
     def wrap_agent(self, argv: Sequence[str], env: Mapping[str, str], box: AgentBox) -> Wrapped:
         allowed = tuple(box.proxy.allowlist.entries()) if box.proxy is not None else ()
@@ -278,35 +339,52 @@ class Sandboxes:
     """The sandbox choice of one session, made once (:meth:`choose`): ``choice`` (``--sandbox``,
     ``--sandbox-network``), ``hook`` (the ``pytest_homefield_sandbox`` hook, ``None`` when nothing
     implements it), ``bwrap`` (the bubblewrap backend, ``None`` when it does not work here, then
-    ``why`` says why in one line)."""
+    ``why`` says why in one line; under ``--sandbox landlock`` it is not probed and ``why`` says
+    ``--sandbox landlock``), ``landlock`` (the Landlock backend, or why it does not work here in
+    one line, :data:`~pytest_homefield.sandbox.modes.UNPROBED` when not needed)."""
 
     choice: SandboxChoice
     hook: SandboxHook | None = None
     bwrap: BwrapBackend | None = None
     why: str | None = None
+    landlock: LandlockBackend | str = UNPROBED
 
     @classmethod
     def choose(cls, choice: SandboxChoice, hook: SandboxHook | None = None) -> Sandboxes:
-        """Probe bubblewrap once (not at all for ``--sandbox none``) and keep the result."""
+        """Probe bubblewrap once (not at all for ``--sandbox none`` or ``landlock``), then Landlock
+        where bubblewrap is not used, and keep the results."""
         if choice.mode == "none":
             return cls(choice, hook, None, None)
-        try:
-            return cls(choice, hook, BwrapBackend(probe()), None)
-        except BwrapUnavailable as exc:
-            return cls(choice, hook, None, str(exc))
+        bwrap: BwrapBackend | None = None
+        why: str | None = "--sandbox landlock"
+        if choice.mode != "landlock":
+            try:
+                bwrap, why = BwrapBackend(probe()), None
+            except BwrapUnavailable as exc:
+                why = str(exc)
+        state = landlock_state() if why is not None else UNPROBED
+        return cls(choice, hook, bwrap, why, LandlockBackend(state) if isinstance(state, int) else state)
+
+    @property
+    def _landlock_state(self) -> int | str:
+        return self.landlock.abi if isinstance(self.landlock, LandlockBackend) else self.landlock
 
     def _named(self, name: str) -> SandboxBackend:
-        return self.bwrap if self.bwrap is not None and name == self.bwrap.name else NoSandbox()
+        if self.bwrap is not None and name == self.bwrap.name:
+            return self.bwrap
+        if isinstance(self.landlock, LandlockBackend) and name == self.landlock.name:
+            return self.landlock
+        return NoSandbox()
 
     def _hooked(self, backend: SandboxBackend) -> SandboxBackend:
         return backend if self.hook is None else HookBackend(self.hook, backend)
 
     def for_agent(self, agent: object, allow_shell: bool) -> SandboxBackend:
         """The backend of one agent's programs (see :meth:`SandboxChoice.for_agent`). Raises
-        :class:`BwrapUnavailable` when the agent needs bubblewrap, it does not work here and no
-        hook exists (with a hook: the hook, over no sandbox)."""
+        :class:`BwrapUnavailable` when the agent needs a sandbox that does not work here and no hook
+        exists (with a hook: the hook, over no sandbox)."""
         try:
-            name = agent_backend_name(self.choice.mode, agent, allow_shell, self.why)
+            name = agent_backend_name(self.choice.mode, agent, allow_shell, self.why, self._landlock_state)
         except BwrapUnavailable:
             if self.hook is None:
                 raise
@@ -317,7 +395,7 @@ class Sandboxes:
         """The backend of test runs (see :meth:`SandboxChoice.for_tests`). Raises
         :class:`BwrapUnavailable` as :meth:`for_agent` does."""
         try:
-            name = tests_backend_name(self.choice.mode, self.why)
+            name = tests_backend_name(self.choice.mode, self.why, self._landlock_state)
         except BwrapUnavailable:
             if self.hook is None:
                 raise
@@ -326,10 +404,14 @@ class Sandboxes:
 
 
 def backend_named(name: str | SandboxBackend, hook: SandboxHook | None = None) -> SandboxBackend:
-    """The backend for a recorded name (``bwrap`` probes bubblewrap, raising
+    """The backend for a recorded name (``bwrap`` probes bubblewrap, ``landlock`` Landlock, raising
     :class:`BwrapUnavailable` where it does not work; anything else: no sandbox), under ``hook``
     when one is given; a backend is returned as it is."""
     if not isinstance(name, str):
         return name
-    backend: SandboxBackend = BwrapBackend(probe()) if name == BwrapBackend.name else NoSandbox()
+    backend: SandboxBackend = NoSandbox()
+    if name == BwrapBackend.name:
+        backend = BwrapBackend(probe())
+    elif name == LandlockBackend.name:
+        backend = LandlockBackend(landlock_probe())
     return backend if hook is None else HookBackend(hook, backend)

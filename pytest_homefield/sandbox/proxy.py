@@ -299,7 +299,8 @@ def _drain_close(conn: socket.socket) -> None:
 
 class FilteringProxy:
     """The host half (module docstring): ``allowlist`` decides, ``log`` (a :class:`ProxyLog`, or a path
-    for one) records. :meth:`start` listens on a Unix socket (raises ``OSError``); :meth:`close` stops
+    for one) records. :meth:`start` listens on a Unix socket, :meth:`start_tcp` on a TCP port of
+    ``127.0.0.1`` (both raise ``OSError``); :meth:`close` stops
     accepting, cuts every open connection and removes the socket. ``connect_timeout_s`` and
     ``head_timeout_s``: seconds to reach an upstream, and for a client to send its request head;
     ``max_connections``: client connections served at once (:data:`MAX_CONNECTIONS`)."""
@@ -312,6 +313,8 @@ class FilteringProxy:
         self.connect_timeout_s = connect_timeout_s
         self.head_timeout_s = head_timeout_s
         self.socket_path: Path | None = None
+        #: the TCP port of :meth:`start_tcp`, once started
+        self.port: int | None = None
         self._listener: socket.socket | None = None
         self._open: set[socket.socket] = set()
         self._lock = threading.Lock()
@@ -323,8 +326,21 @@ class FilteringProxy:
         socket_path.unlink(missing_ok=True)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(socket_path))
+        self.socket_path = socket_path
+        return self._listen(listener)
+
+    def start_tcp(self) -> int:
+        """Listen on a free TCP port of the host's ``127.0.0.1`` (the Landlock backend: its agents reach
+        it by port, there is no relay) and serve in a thread; returns the port. Raises ``OSError``."""
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind(("127.0.0.1", 0))
+        self._listen(listener)
+        self.port = int(listener.getsockname()[1])
+        return self.port
+
+    def _listen(self, listener: socket.socket) -> FilteringProxy:
         listener.listen(64)
-        self._listener, self.socket_path = listener, socket_path
+        self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
         return self
 

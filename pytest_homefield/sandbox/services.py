@@ -455,19 +455,19 @@ def close_pools() -> None:
 
 @contextlib.contextmanager
 def run_network(network: TestNetwork | None, *, relays: bool,
-                folder: Path) -> Iterator[tuple[dict[str, str], HostRelay | None]]:
-    """For one test run: the services' variables and, when the backend relays (``relays``: a sandbox
+                folder: Path) -> Iterator[tuple[dict[str, str], HostRelay | None, tuple[int, ...]]]:
+    """For one test run: the services' variables, when the backend relays (``relays``: a sandbox
     without a network) and there are ports, a :class:`~.relay.HostRelay` of them with its sockets in
-    ``folder`` (a new ``/tmp`` folder when that path is too long), closed when the block ends.
-    Raises :class:`ServiceError` as :meth:`ServicePool.lease` does."""
+    ``folder`` (a new ``/tmp`` folder when that path is too long), closed when the block ends, and the
+    ports (:attr:`Lease.ports`). Raises :class:`ServiceError` as :meth:`ServicePool.lease` does."""
     if not network:
-        yield {}, None
+        yield {}, None, ()
         return
     with pool_for(network).lease(relays) as lease:
         relay = (HostRelay(lease.ports, folder, fallback=lambda: mkdtemp(dir="/tmp"), targets=lease.targets)
                  if relays and lease.ports else None)
         try:
-            yield dict(lease.env), relay
+            yield dict(lease.env), relay, lease.ports
         finally:
             if relay is not None:
                 relay.close()

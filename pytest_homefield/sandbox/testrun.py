@@ -185,7 +185,7 @@ class TestRun:
       file was written); ``False`` when the process died on the way (``os._exit``, a signal).
     ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
       docs/contracts.md §7); ``None`` for a run of whole test files. Ids outside it were not run.
-    ``sandbox``: the backend that wrapped the command (``bwrap``, ``hook`` or ``none``).
+    ``sandbox``: the backend that wrapped the command (``bwrap``, ``landlock``, ``hook`` or ``none``).
     ``ignored_events``: outcome-channel lines that did not count (before ``start``, after the first
       ``finish``, from another pid, unparseable): 0 for an honest run.
     ``over_memory``: why the run failed when a test process went over its memory cap
@@ -388,15 +388,16 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     backend = backend_named(sandbox)
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:
-        service_env, relay = services.enter_context(run_network(network, relays=backend.relays,
+        service_env, relay, ports = services.enter_context(run_network(network, relays=backend.relays,
                                                                 folder=out_dir / "net"))
         run_env.update(service_env)
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
         wrapped = backend.wrap_tests(full, run_env, TestBox(workdir=workdir, out_dir=out_dir, python=argv[0],
-                                                            relay=relay,
+                                                            relay=relay, ports=ports,
                                                             tmpfs_bytes=limits.total_bytes if limits else None))
-        watch = watch_test_folders(out_dir, workdir if wrapped.backend != "bwrap" else None, limits)
+        # bubblewrap and Landlock keep the copy read-only: only an unconfined run may write it
+        watch = watch_test_folders(out_dir, workdir if wrapped.backend not in ("bwrap", "landlock") else None, limits)
         start = time.monotonic()
         try:
             proc = run_process(

@@ -172,7 +172,7 @@ def test_an_ablation_of_a_cmd_agent_without_bubblewrap_is_refused_as_a_run_is(re
     the ablation writes no folder."""
     spy = tmp_path / "spy.log"
     agent = f"cmd:{sys.executable} -S {write_agent(tmp_path)} CLAUDE.md {shlex.quote(str(spy))}"
-    no_bwrap = {"HOMEFIELD_BWRAP": str(tmp_path / "no" / "bwrap")}
+    no_bwrap = {"HOMEFIELD_BWRAP": str(tmp_path / "no" / "bwrap"), "HOMEFIELD_LANDLOCK": "off"}  # no sandbox
     run = _homefield(repo, "run", "--agent", agent, "--attempts", "1", "-n", workers, env=no_bwrap)
     ablate = _homefield(repo, "ablate", "CLAUDE.md", "--agent", agent, "--attempts", "1", "--yes", "--run-id", "b",
                         "-n", workers, env=no_bwrap)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.probe.prompt import probe_prompt
 from pytest_homefield.run.attempt import agent_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.landlock import LandlockUnavailable
+from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import resolve_settings
 
@@ -76,7 +79,7 @@ class Harness:
                            settings=AgentSettings(env=["CLAUDE_CODE_MAX_RETRIES"]), executable=self.exe, **kw)
 
     def run(self, script: list[dict[str, Any]], *, agent: ClaudeAgent | None = None, timeout_s: float = 60,
-            budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool = False,
+            budget_usd: float | None = None, allow_shell: bool = False, sandbox: bool | str = False,
             network: str | None = None, env: dict[str, str] | None = None) -> AgentResult:
         agent = agent or self.agent()
         prompt = render_prompt("Fix add() in calc.py: it subtracts.", allow_shell=allow_shell)
@@ -91,11 +94,12 @@ class Harness:
             ctx = AgentContext(workspace=self.workspace, prompt=prompt, env=env, timeout_s=timeout_s,
                                artifacts=self.artifacts, budget_usd=budget_usd, allow_shell=allow_shell)
             if sandbox:  # what run_attempt gives a claude --allow-shell attempt (run/attempt.py)
+                name = sandbox if isinstance(sandbox, str) else "bwrap"  # the backend: bwrap unless named
                 self.artifacts.mkdir(parents=True, exist_ok=True)
-                sb = agent_sandbox(agent, "bwrap", workspace=self.workspace, box=box, env=env,
+                sb = agent_sandbox(agent, name, workspace=self.workspace, box=box, env=env,
                                    sandbox=SandboxChoice("auto", network or f"loopback:{server.url.rsplit(':', 1)[1]}"),
                                    proxy_log=self.artifacts / "proxy.log")
-                ctx.wrap, ctx.sandbox = sb.wrap, "bwrap"
+                ctx.wrap, ctx.sandbox = sb.wrap, name
             return agent.run(ctx)
 
     @property
@@ -341,6 +345,33 @@ def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path)
     assert harness.calc == FIXED
     tool_result = str(harness.server.requests[1].body["messages"][-1])
     assert "NO-SECRET" in tool_result and "GOLD" not in tool_result
+
+
+def test_allow_shell_under_landlock_solves_and_reaches_nothing_else(harness: Harness, tmp_path: Path) -> None:
+    """The real CLI with its Bash tool under Landlock (issue 30: where bubblewrap does not work), with the
+    default allowlist: the scripted API on 127.0.0.1 is its provider, reached by port; the command edits
+    the workspace and reads no file of the user's, no other process's folder, no other port."""
+    try:
+        landlock_probe()
+    except LandlockUnavailable as exc:
+        pytest.skip(str(exc))
+    secret = tmp_path / "secret-gold.txt"
+    secret.write_text("GOLD")
+    other = socket.create_server(("127.0.0.1", 0))
+    bash = {"tool_calls": [{"name": "Bash", "input": {
+        "command": f"sed -i 's/a - b/a + b/' calc.py; cat {secret} || echo NO-SECRET; "
+                   f"cat /proc/$PPID/cwd/../secret-gold.txt || echo NO-CWD; "
+                   f"(exec 3<>/dev/tcp/127.0.0.1/{other.getsockname()[1]}) 2>/dev/null || echo NO-PORT",
+        "description": "fix"}}], "usage": {"input_tokens": 900, "output_tokens": 40}}
+    try:
+        res = harness.run([bash, DONE], allow_shell=True, sandbox="landlock", network="allowlist")
+    finally:
+        other.close()
+    assert res.outcome is None, (res, (harness.artifacts / "agent.err").read_text()[-2000:])
+    assert harness.calc == FIXED
+    tool_result = str(harness.server.requests[1].body["messages"][-1])
+    assert all(f"NO-{what}" in tool_result for what in ("SECRET", "CWD", "PORT")), tool_result
+    assert "GOLD" not in tool_result
 
 
 #: atk9 F5: the model's one Bash call writes a result line saying "API error 500" into the CLI's own stdout

@@ -30,6 +30,7 @@ from pytest_homefield.capabilities import Capabilities, capabilities_of
 from pytest_homefield.errors import AgentSpecError
 from pytest_homefield.layout import read_meta
 from pytest_homefield.run.session import RunSession, sandbox_summary
+from pytest_homefield.sandbox import modes
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.settings import Settings
@@ -106,8 +107,10 @@ def test_every_layer_reads_the_capabilities(toy: AgentKind, tmp_path: Path, monk
     assert rules_path_for("toy:hi", "docs/RULES.md", {}) == "TOY.md"
     assert rules_path_for("mine", "docs/RULES.md", {"mine": {"spec": "toy:hi"}}) == "TOY.md"
     monkeypatch.setattr(SandboxChoice, "available", lambda self: "bubblewrap (bwrap) is not installed")
+    monkeypatch.setattr(modes, "landlock_state", lambda: "Landlock is not available here")
     refused = sandbox_summary(_settings(tmp_path, sandbox="auto"), [agent])["agents"]["toy-hi"]
-    assert refused == "refused: agent 'toy-hi' can run commands, but bubblewrap (bwrap) is not installed"
+    assert refused == ("refused: agent 'toy-hi' can run commands, but bubblewrap (bwrap) is not installed; "
+                       "and Landlock is not available here")
     assert sandbox_summary(_settings(tmp_path, sandbox="auto"), [agent], hooked=True)["agents"]["toy-hi"] == "hook"
     assert sandbox_summary(_settings(tmp_path), [agent])["agents"]["toy-hi"] == "none"
 

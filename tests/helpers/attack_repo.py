@@ -168,6 +168,17 @@ def task_for(fx: Fixture) -> Task:
     )
 
 
+def user_checkout(fx: Fixture, task: Task, repo: Path) -> Path:
+    """A clone of the fixture in ``repo`` as the user's checkout, with ``.homefield/tasks.jsonl`` holding
+    ``task`` (its gold patch in it): what an attack reaches for."""
+    import json
+
+    subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
+    (repo / ".homefield").mkdir()
+    (repo / ".homefield" / "tasks.jsonl").write_text(json.dumps(task.to_dict()) + "\n")
+    return repo
+
+
 def cmd_agent(command: str, name: str = "attack") -> CommandAgent:
     """A ``cmd:`` agent running ``command`` with ``sh -c`` in the workspace."""
     return CommandAgent(name=name, spec=f"cmd:{command}", command=command, settings=AgentSettings())

@@ -246,10 +246,10 @@ def test_a_rate_limit_stops_the_agent_and_resume_retries(repo: Path) -> None:
 
 def test_a_cmd_agent_without_bubblewrap_is_refused_as_a_run_is(repo: Path, tmp_path: Path) -> None:
     """contracts §9 (atk9 F2): a probe's ``cmd:`` agent runs in bubblewrap, so under ``--sandbox auto``
-    where it does not work (``HOMEFIELD_BWRAP`` names no program) the probe stops with a run's one line
-    before any call."""
+    where it does not work (``HOMEFIELD_BWRAP`` names no program; no Landlock either) the probe stops with
+    a run's one line before any call."""
     spy = tmp_path / "spy"
-    env = {**cli_env(), "HOMEFIELD_BWRAP": str(tmp_path / "no" / "bwrap")}
+    env = {**cli_env(), "HOMEFIELD_BWRAP": str(tmp_path / "no" / "bwrap"), "HOMEFIELD_LANDLOCK": "off"}
     proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "probe", "--agent", f"cmd:touch {spy}",
                            "--samples", "1", "--max-tasks", "1", "-n", "0"], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=120)

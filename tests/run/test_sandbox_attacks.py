@@ -33,6 +33,7 @@ from helpers.attack_repo import (
     cmd_agent,
     script_agent,
     task_for,
+    user_checkout,
 )
 
 from pytest_homefield.agents.attacks import attack_agent
@@ -75,11 +76,7 @@ def task(fx: Fixture) -> Task:
 @pytest.fixture
 def user_repo(fx: Fixture, task: Task, tmp_path: Path) -> Path:
     """A clone of the fixture as the user's checkout, with ``.homefield/tasks.jsonl`` (gold patch in it)."""
-    repo = tmp_path / "user-repo"
-    subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
-    (repo / ".homefield").mkdir()
-    (repo / ".homefield" / "tasks.jsonl").write_text(json.dumps(task.to_dict()) + "\n")
-    return repo
+    return user_checkout(fx, task, tmp_path / "user-repo")
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from pytest_homefield.sandbox.backends import (
     AgentBox,
     BwrapBackend,
     HookBackend,
+    LandlockBackend,
     NoSandbox,
     SandboxBackend,
     SandboxContext,
@@ -28,6 +29,8 @@ from pytest_homefield.sandbox.backends import (
     TestBox,
 )
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.landlock import LandlockUnavailable
+from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy
@@ -52,6 +55,11 @@ def _tagging_hook(calls: list[SandboxContext]) -> Any:
 def _backend(kind: str, calls: list[SandboxContext]) -> SandboxBackend:
     if kind == "bwrap":
         return BwrapBackend(_bwrap())
+    if kind == "landlock":
+        try:
+            return LandlockBackend(landlock_probe())
+        except LandlockUnavailable as exc:
+            pytest.skip(str(exc))
     if kind == "none":
         return NoSandbox()
     return HookBackend(_tagging_hook(calls), NoSandbox())
@@ -61,10 +69,11 @@ def _run(argv: list[str], cwd: Path, env: dict[str, str], log: Path) -> int | No
     return run_process(argv, cwd=cwd, env=env, timeout_s=60, stdout_path=log).exit_code
 
 
-@pytest.mark.parametrize("kind", ["bwrap", "none", "hook"])
+@pytest.mark.parametrize("kind", ["bwrap", "landlock", "none", "hook"])
 def test_backends_wrap_agents_and_test_runs_through_one_interface(tmp_path: Path, kind: str) -> None:
     """Every backend: an agent's program writes its workspace, a test run writes its out dir, and the
-    wrapped command says which backend applied; bubblewrap alone keeps the test run's copy read-only."""
+    wrapped command says which backend applied; bubblewrap and Landlock alone keep the test run's copy
+    read-only."""
     calls: list[SandboxContext] = []
     backend = _backend(kind, calls)
     ws, tmp, home, out = (tmp_path / n for n in ("ws", "tmp", "home", "out"))
@@ -84,7 +93,7 @@ def test_backends_wrap_agents_and_test_runs_through_one_interface(tmp_path: Path
     assert wrapped.backend == kind
     assert _run(wrapped.argv, ws, env, tmp_path / "tests.log") == 0
     assert (out / "ran").read_text() == "tests\n"
-    assert (ws / "written").exists() is (kind != "bwrap")
+    assert (ws / "written").exists() is (kind not in ("bwrap", "landlock"))
     if kind == "hook":
         assert [c.purpose for c in calls] == ["agent", "tests"]
         tests = calls[1]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
-from pytest_homefield.sandbox import protected
+from pytest_homefield.sandbox import modes, protected
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
@@ -162,9 +162,11 @@ class _Agent:
 
 
 def test_auto_refuses_shell_agents_only_when_bwrap_does_not_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither bubblewrap nor Landlock here (tests/sandbox/test_landlock.py: with Landlock)."""
     monkeypatch.setattr(SandboxChoice, "available", lambda self: "bubblewrap (bwrap) is not installed: install …")
+    monkeypatch.setattr(modes, "landlock_state", lambda: "Landlock is not available here: not built into this kernel")
     auto = SandboxChoice("auto")
-    with pytest.raises(BwrapUnavailable, match="agent 'a' can run commands, but bubblewrap"):
+    with pytest.raises(BwrapUnavailable, match="agent 'a' can run commands, but bubblewrap.*; and Landlock"):
         auto.for_agent(_Agent(shell=True), allow_shell=False)
     assert auto.for_agent(_Agent(shell=False), allow_shell=False) == "none"   # edit-only claude
     assert auto.for_tests() == "none"

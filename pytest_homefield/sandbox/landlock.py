@@ -1,0 +1,171 @@
+"""The Landlock sandbox (docs/contracts.md §7, §9): where bubblewrap does not work (no user namespaces:
+Docker's default profile, hardened kernels, many CI runners), Linux's Landlock LSM confines a process
+and its children to an allow-list of paths and TCP ports, with no namespace and no privilege.
+
+:func:`landlock_argv` puts the launcher (:mod:`._landlock`, ``python -I -S _landlock.py POLICY --
+COMMAND…``) in front of a command: it restricts itself to a :class:`LandlockPolicy` and ``exec``\\ s the
+command. What a policy allows:
+
+* read and execute: :func:`system_paths` (the :data:`~.bwrap.SYSTEM_DIRS`, the
+  :data:`~.bwrap.ETC_ENTRIES` at their real paths, ``/proc``, ``/sys/devices/system/cpu``) and its
+  ``ro`` paths; read and write: its ``rw`` paths, :data:`DEV_FILES` and the host's ``/dev/shm``
+  (:func:`shared_memory`: shared with every other process, a mark left there is seen by the next
+  run; not when the temp folder is in it); nothing else of the file
+  system can be opened, listed, written or executed. A path that is, or holds, a protected folder
+  (:mod:`.protected`: the repository under benchmark) is never allowed: Landlock adds, it cannot deny
+  a subfolder. ``/proc/<pid>/cwd`` and ``/proc/<pid>/root`` of another process resolve to the real
+  file, which is outside the allowed set, and Landlock forbids ptrace (and so ``/proc/<pid>/environ``,
+  ``mem``, ``fd``, and those links themselves) of any process outside the domain;
+* TCP (ABI ≥ 4): ``connect`` only to ``connect``'s ports, ``bind`` only to an ephemeral port (port 0);
+  ``connect=None``: the network not confined. Landlock knows ports, not addresses: an allowed port is
+  allowed on every host; it does not know UDP, which the launcher's seccomp filter refuses when the
+  network is confined (no ``AF_INET``/``AF_INET6`` socket but a stream);
+* scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
+* Unix sockets (``unix=False``, test runs and agents): none can be made (a seccomp filter of the
+  launcher), since Landlock does not confine ``connect`` to a named one.
+
+:func:`probe` checks once per process that the launcher confines a command here and returns the
+kernel's Landlock ABI; :func:`tests_policy` is the policy of a test run (the path plan of
+:func:`~.bwrap.sandboxed_argv`). Source: Documentation/userspace-api/landlock.rst, linux/landlock.h.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_homefield.sandbox import _landlock
+from pytest_homefield.sandbox.bwrap import ETC_ENTRIES, SYSTEM_DIRS, BwrapUnavailable, inside_path, tests_ro_paths
+from pytest_homefield.sandbox.protected import holds_protected
+from pytest_homefield.sandbox.tempdirs import owner_tag
+
+__all__ = ["LandlockPolicy", "LandlockUnavailable", "landlock_argv", "probe", "system_paths", "tests_policy",
+           "LAUNCHER", "DEV_FILES", "SCOPED_ABI", "NET_ABI"]
+
+#: The launcher, run by path with ``-I -S``.
+LAUNCHER = Path(__file__).resolve().parent / "_landlock.py"
+#: Device files every confined process may read and write (and :data:`DEV_SHM`, see
+#: :func:`shared_memory`); the rest of ``/dev`` cannot be opened.
+DEV_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+#: Where POSIX semaphores and shared memory live (``multiprocessing``'s locks, ``ProcessPoolExecutor``).
+DEV_SHM = "/dev/shm"
+#: The ABI from which TCP ``bind``/``connect`` are confined (Linux 6.7).
+NET_ABI = 4
+#: The ABI from which signals and abstract Unix sockets are scoped to the domain (Linux 6.12): an agent
+#: that runs commands is admitted under Landlock from it on (docs/contracts.md §9).
+SCOPED_ABI = 6
+
+
+class LandlockUnavailable(BwrapUnavailable):
+    """Landlock does not work here; the message is one line. A :class:`~.bwrap.BwrapUnavailable`, so
+    every place that refuses for want of a sandbox refuses for it too."""
+
+
+@dataclass(frozen=True)
+class LandlockPolicy:
+    """What one confined command may do (module docstring): ``ro`` read and execute, ``rw`` every
+    file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``unix``: make
+    Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
+    ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
+    policy is on a command line)."""
+
+    ro: Sequence[Path | str] = ()
+    rw: Sequence[Path | str] = ()
+    connect: Sequence[int] | None = ()
+    unix: bool = True
+    setenv: Mapping[str, str] = field(default_factory=dict)
+    unsetenv: Sequence[str] = ()
+
+    def as_json(self) -> str:
+        """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
+        protected folder left out; the system paths added."""
+        rw = _allowed([*self.rw, *shared_memory()])
+        ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
+        net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
+        return json.dumps({"ro": ro, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
+                           "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
+                          separators=(",", ":"))
+
+
+def _allowed(paths: Iterable[Path | str]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        s = os.path.abspath(str(p))
+        if s not in out and not holds_protected(s):
+            out.append(s)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def system_paths() -> tuple[str, ...]:
+    """The system's read-only paths (module docstring): each :data:`~.bwrap.ETC_ENTRIES` entry at its
+    real path (``resolv.conf -> /run/systemd/…`` allows that file, not ``/run``)."""
+    out = [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    for pattern in ETC_ENTRIES:  # (``mtab -> /proc/self/mounts``: under ``/proc`` anyway)
+        real = [os.path.realpath(p) for p in sorted(glob.glob(os.path.join("/etc", pattern)))]
+        out += [p for p in real if not p.startswith("/proc/")]
+    return (*out, "/proc", "/sys/devices/system/cpu")
+
+
+def shared_memory() -> list[str]:
+    """``[DEV_SHM]`` when the host's ``/dev/shm`` may be shared with confined processes: not when the
+    temp folder lies in it (``TMPDIR=/dev/shm``: every attempt's workspace, every test run's private
+    folder would be in reach; then a semaphore cannot be made), nor when it holds a protected folder."""
+    shm = os.path.realpath(DEV_SHM)
+    tmp = os.path.realpath(tempfile.gettempdir())
+    if not os.path.isdir(shm) or tmp == shm or tmp.startswith(shm + "/"):
+        return []
+    return [DEV_SHM]
+
+
+def landlock_argv(command: Sequence[str], policy: LandlockPolicy) -> list[str]:
+    """``command`` behind the launcher: ``[python, -I, -S, LAUNCHER, POLICY, --, *command]``."""
+    return [sys.executable, "-I", "-S", str(LAUNCHER), policy.as_json(), "--", *command]
+
+
+@functools.cache
+def probe() -> int:
+    """The kernel's Landlock ABI version (1…), after checking once per process that the launcher confines
+    a command here: it writes its allowed folder and cannot write the folder above. Raises
+    :class:`LandlockUnavailable` with a one-line reason, also when ``$HOMEFIELD_LANDLOCK`` is ``off``
+    (as ``$HOMEFIELD_BWRAP`` names the bubblewrap to use: ``auto`` then behaves as where neither works)."""
+    if os.environ.get("HOMEFIELD_LANDLOCK", "").lower() == "off":
+        raise LandlockUnavailable("Landlock is turned off (HOMEFIELD_LANDLOCK=off)")
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
+        inner = Path(tmp) / "rw"
+        inner.mkdir()
+        script = "echo ok > rw/out; echo no > out 2>/dev/null; exit 0"
+        argv = landlock_argv(["/bin/sh", "-c", script], LandlockPolicy(rw=[inner], connect=[], unix=False))
+        try:
+            proc = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise LandlockUnavailable(f"the Landlock launcher cannot run ({exc})") from None
+        if proc.returncode != 0 or not (inner / "out").exists() or (Path(tmp) / "out").exists():
+            lines = (proc.stderr or proc.stdout).strip().splitlines()
+            why = lines[-1].removeprefix("homefield landlock: ")[:200] if lines else f"exit status {proc.returncode}"
+            raise LandlockUnavailable(f"Landlock does not confine here ({why}; it needs Linux 5.13 with "
+                                      "lsm=landlock)")
+    return _landlock.abi()
+
+
+def tests_policy(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],
+                 python: str | None = None, ports: Sequence[int] = ()) -> LandlockPolicy:
+    """The policy of a test run (the plan of :func:`~.bwrap.sandboxed_argv`): ``workdir`` (the grading
+    or mining copy) and :func:`~.bwrap.tests_ro_paths` read-only, ``out_dir`` (its log, outcomes, pytest
+    cache, ``HOME`` and ``TMPDIR``) read-write, TCP only to ``ports`` (its services' and
+    ``--test-network``'s, on the host's ``127.0.0.1``); ``PATH`` cut to the entries it can run, the
+    interpreter of ``python`` first. There is no private ``/tmp``: the run's ``TMPDIR`` is its own."""
+    ro = [Path(workdir), *tests_ro_paths(argv, env=env, python=python)]
+    exe = shutil.which(python, path=env.get("PATH")) if python else None
+    first = [Path(exe).parent] if exe and "python" in Path(exe).name else []
+    path = inside_path(env.get("PATH", ""), [Path(p) for p in ro], first=first)
+    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), unix=False, setenv={"PATH": path})
