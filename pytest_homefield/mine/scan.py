@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import heapq
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -308,10 +309,22 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     :class:`ScanError` for a path that is not a git repository, an unknown ``rev`` or a git failure.
     """
     _check_options(options)
+    collecting = gc.isenabled()
+    # the walk's records die by reference counting: the cyclic collector's passes over the thousands alive
+    # are waste (issue 35: 2.4 % of a first-parent scan of pytest's Python instructions)
+    gc.disable()
+    try:
+        return _scan(Path(repo_path), options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     since = _parse_when("since", options.since, end=False)[0] if options.since else None
     until = _parse_when("until", options.until, end=True) if options.until else None
     in_paths = compile_globs(options.paths)
-    repo = open_repo(Path(repo_path))
+    repo = open_repo(repo_path)
     try:
         head = resolve_commit(repo, options.rev)
         classifier = Classifier(options.test_globs, tree=tree_paths(repo, head))
