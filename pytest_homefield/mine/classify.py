@@ -181,11 +181,13 @@ def _chunks(text: str) -> list[str]:
 class _SetupPart:
     """What one run of top-level statements of a ``setup.py`` contributes to its dependency tables: the
     names it binds at module level (in order) and the ``setup(...)`` calls among its statements, nested
-    blocks included (in :func:`_statements` order); ``dumps`` caches :func:`ast.dump` per node."""
+    blocks included (in :func:`_statements` order); ``dumps`` caches :func:`ast.dump` per node; ``spans``
+    the first and last line (1-based, in the chunk) of every node whose dump can be a table: the values
+    bound and the dependency keywords' values; ``lines`` the chunk's text, line by line."""
 
-    __slots__ = ("assigns", "calls", "dumps")
+    __slots__ = ("assigns", "calls", "dumps", "spans", "lines")
 
-    def __init__(self, body: list[ast.stmt]) -> None:
+    def __init__(self, body: list[ast.stmt], lines: list[str]) -> None:
         self.assigns: list[tuple[str, ast.expr]] = [
             (target.id, node.value) for node in body if isinstance(node, ast.Assign)
             for target in node.targets if isinstance(target, ast.Name)]
@@ -198,6 +200,10 @@ class _SetupPart:
             if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) == "setup":
                 self.calls.append(call)
         self.dumps: dict[int, str] = {}
+        values = [value for _, value in self.assigns] + [
+            kw.value for call in self.calls for kw in call.keywords if kw.arg in _SETUP_KEYWORDS or kw.arg is None]
+        self.spans = [(v.lineno, v.end_lineno or v.lineno) for v in values]
+        self.lines = lines
 
     def dump(self, node: ast.expr) -> str:
         """``ast.dump(node)`` of a node this part holds, computed once."""
@@ -206,28 +212,71 @@ class _SetupPart:
             got = self.dumps[id(node)] = ast.dump(node)
         return got
 
+    def like(self, lines: list[str]) -> _SetupPart | None:
+        """This part for a chunk of ``lines`` that differs from this one's only inside plain string literals
+        (:data:`_PLAIN_STRING_LINE_RE`) on lines no table covers (a ``version='2.0.dev3'`` bump: a third of
+        pytest's ``setup.py`` versions, each a long ``setup(...)`` call to parse), else ``None``. Exact: only
+        the characters between the quotes differ, and they hold no quote, backslash, brace or newline, so the
+        chunk reads as the same tokens, in a string or out of one, whatever came before; its syntax tree is
+        this one with a constant changed outside every node :meth:`dump` can be asked for."""
+        if len(lines) != len(self.lines):
+            return None
+        changed = False
+        for i, (old, new) in enumerate(zip(self.lines, lines, strict=True)):
+            if old == new:
+                continue
+            a, b = _PLAIN_STRING_LINE_RE.fullmatch(old), _PLAIN_STRING_LINE_RE.fullmatch(new)
+            if a is None or b is None or a.group(1, 4) != b.group(1, 4) or (i and self.lines[i - 1].endswith("\\")):
+                return None
+            if any(first <= i + 1 <= last for first, last in self.spans):
+                return None
+            changed = True
+        if not changed:
+            return None
+        twin = _SetupPart.__new__(_SetupPart)
+        twin.assigns, twin.calls, twin.dumps, twin.spans, twin.lines = (
+            self.assigns, self.calls, self.dumps, self.spans, lines)
+        return twin
+
+
+#: A line that is one ``name = 'text'`` (a keyword argument or an assignment; a trailing comma and comment
+#: allowed) whose text is a plain one: letters, digits and ``._+-/:@~``. Groups: up to and including the
+#: opening quote, the text, the rest.
+_PLAIN_STRING_LINE_RE = re.compile(
+    r"""([ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(['"]))([\w.+\-/:@~]*)(\2[ \t]*,?[ \t]*(?:#.*)?)""", re.ASCII)
+#: How many recently parsed chunks of each line count :func:`_setup_parts` compares a new chunk with.
+_RECENT = 4
+
 
 def _setup_parts(text: str, memo: dict[Any, Any] | None) -> list[_SetupPart]:
     """The :class:`_SetupPart` of each chunk of ``text`` (:func:`_chunks`), each chunk parsed and walked once
     per ``memo`` (most versions of a ``setup.py`` change one part of it: parsing and walking each version
-    whole was a fifth of a scan's Python work on pytest, issue 35). A chunk that does not parse alone (cut
-    inside brackets, a string or a continued line) has the whole text read as one part instead. Exact: a
-    chunk that parses alone ends at bracket depth 0 outside any string, and the next one starts at column
-    0, where the tokenizer is as at the start of a file; so the whole text's statements are the chunks' in
-    order (their line numbers aside, which :func:`ast.dump` leaves out). Raises ``SyntaxError`` as
-    :func:`ast.parse` does."""
+    whole was a fifth of a scan's Python work on pytest, issue 35), or not at all when it differs from one
+    of the last chunks parsed only in a plain string no table holds (:meth:`_SetupPart.like`). A chunk that
+    does not parse alone (cut inside brackets, a string or a continued line) has the whole text read as one
+    part instead. Exact: a chunk that parses alone ends at bracket depth 0 outside any string, and the next
+    one starts at column 0, where the tokenizer is as at the start of a file; so the whole text's statements
+    are the chunks' in order (their line numbers aside, which :func:`ast.dump` leaves out). Raises
+    ``SyntaxError`` as :func:`ast.parse` does."""
     if memo is None:
-        return [_SetupPart(ast.parse(text).body)]
+        return [_SetupPart(ast.parse(text).body, [])]
     parts: list[_SetupPart] = []
     for chunk in _chunks(text):
         key = ("setup.py", chunk)
         got = memo.get(key)
         if got is None:
-            try:
-                body = ast.parse(chunk).body
-            except SyntaxError:
-                return [_SetupPart(ast.parse(text).body)]
-            got = memo[key] = _SetupPart(body)
+            lines = chunk.split("\n")
+            recent: list[_SetupPart] = memo.setdefault(("setup.py lines", len(lines)), [])
+            got = next((twin for part in recent if (twin := part.like(lines)) is not None), None)
+            if got is None:
+                try:
+                    body = ast.parse(chunk).body
+                except SyntaxError:
+                    return [_SetupPart(ast.parse(text).body, [])]
+                got = _SetupPart(body, lines)
+            memo[key] = got
+            recent.insert(0, got)
+            del recent[_RECENT:]
         parts.append(got)
     return parts
 
