@@ -25,6 +25,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "changed_manifests",
     "dependency_tables",
     "dependency_tables_changed",
     "message_words",
@@ -342,6 +343,39 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[Any, Any] 
         return _setup_py_deps(text, memo) if name == "setup.py" else reader(text, name)
     except (SyntaxError, configparser.Error, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: does not parse: {exc}") from None
+
+
+_UNREADABLE = object()
+
+
+def changed_manifests(versions: list[list[tuple[str, str, str]]], blobs: dict[str, bytes]) -> list[list[str]]:
+    """Filter 10 of the scan for several commits at once: for each commit's content-checked manifests
+    ``(path, old blob id, new blob id)`` (all zeros: absent), the paths whose dependency tables differ,
+    given the blobs' contents by id. Each blob is parsed once (a blob is usually the new side of one commit
+    and the old side of the next), with one ``memo`` (:func:`dependency_tables`) for all; a version missing
+    from ``blobs`` or that does not parse counts as a change (the safe answer)."""
+    tables: dict[tuple[str, str], Any] = {}
+    memo: dict[Any, Any] = {}
+
+    def tables_of(path: str, sha: str) -> Any:
+        key = (path.rsplit("/", 1)[-1], sha)
+        if key not in tables:
+            present = not sha.strip("0") or sha in blobs
+            try:
+                tables[key] = dependency_tables(path, blobs.get(sha), memo=memo) if present else _UNREADABLE
+            except ValueError:
+                tables[key] = _UNREADABLE
+        return tables[key]
+
+    result = []
+    for files in versions:
+        changed = []
+        for path, old, new in files:
+            before, after = tables_of(path, old), tables_of(path, new)
+            if before is _UNREADABLE or after is _UNREADABLE or before != after:
+                changed.append(path)
+        result.append(changed)
+    return result
 
 
 def dependency_tables_changed(path: str, old: bytes | None, new: bytes | None) -> bool:
