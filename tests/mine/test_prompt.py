@@ -334,3 +334,13 @@ def test_the_inline_precheck_never_changes_a_cleaning(line: str, monkeypatch: py
     monkeypatch.setattr(prompt, "_maybe_inline", lambda text: True)
     assert prompt.clean_prompt(line) == fast
     prompt.clean_prompt.cache_clear()
+
+
+@pytest.mark.parametrize("text", [
+    "", "-", "- a", "a -", "—", "**bold** -- yes", "x\u00a0-\u00a0y", "\u3000-\u3000a", "a\x1c-\x1cb", "_", "é!",
+    "!é", "!!a!!", "\t-\n-\r- z", "\u0661\u0662", "-\u0661", "a\u2028-", "x\u200b-", "(#) [ ] ...",
+])
+def test_count_words_counts_the_tokens_that_hold_a_word_character(text: str) -> None:
+    """Issue 35: the two-pass count (tokens less the wordless ones) is the count of ``str.split`` tokens that
+    hold a letter, digit or ``_``, whatever the whitespace or script (a guard: main counted the same way)."""
+    assert count_words(text) == sum(any(c.isalnum() or c == "_" for c in tok) for tok in text.split())
