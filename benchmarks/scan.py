@@ -13,6 +13,16 @@ the per-run ratios scan / git log. CPU seconds, not wall time (the machines are 
 time of this process and of the children it waited for (``resource.getrusage``), so the scan's own
 git processes count. Target (issue 35): ≤ 1.3× for all history and for the first-parent walk.
 
+Measured on pytest (17,666 commits; 2 shared cores at load 5-8, so ±10 % from run to run): first-parent
+1.33-1.37×, all history 1.34× (main the same day: 1.32-1.40×, 1.37-1.38×). Load-proof, the Python side's
+instructions (callgrind, the scan's own process, imports left out) fell 1,176M -> 966M first-parent and
+2,526M -> 2,178M all history; its CPU 0.21 -> 0.17-0.19 s and 0.58 -> 0.48 s. The floor: the walk's git
+process alone costs 0.65-0.75× the ``git log --name-status`` first-parent and 0.75-0.83× all history (it
+skips rename detection but writes every blob id), which leaves the Python side 0.55-0.65× (~0.17 s) and
+0.5× (~0.35 s). Of its first-parent instructions, cleaning the 1,099 messages that reach filter 9 (their
+prompts) is a third, filing 18,672 changed paths by class a quarter (66M of it classifying the 3,127
+distinct paths), reading the 202 ``setup.py`` versions of filter 10 a fifth, parsing the stream a sixth.
+
 ``--baseline DIR`` (a checkout of the package, e.g. ``git archive <commit> pytest_homefield | tar -x -C
 DIR``) times both versions side by side instead: each run measures git log, then this checkout's scan
 and the baseline's, each as the first scan of a fresh Python process (imports not counted), and prints

@@ -25,6 +25,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 __all__ = [
+    "changed_manifests",
     "dependency_tables",
     "dependency_tables_changed",
     "message_words",
@@ -152,8 +153,11 @@ def _statements(body: list[Any]) -> Iterator[ast.AST]:
 
 
 #: A line at column 0 that is no comment, blank line or closing bracket: where a top-level statement may
-#: start, unless it is an ``else``/``elif``/``except``/``finally`` clause or follows a decorator line.
-_COLUMN_0_RE = re.compile(r"^[^ \t#)\]}\r\n\f]", re.MULTILINE)
+#: start, unless it is an ``else``/``elif``/``except``/``finally`` clause or follows a decorator line. Its
+#: newline is part of the match (a literal first character lets the search skip to the next newline instead
+#: of trying a ``^`` at every character: a tenth of filter 10's work, issue 35); the text's first line is
+#: looked at apart.
+_COLUMN_0_RE = re.compile(r"\n[^ \t#)\]}\r\n\f]")
 _CLAUSE_RE = re.compile(r"(?:else|elif|except|finally)\b")
 
 
@@ -165,15 +169,15 @@ def _chunks(text: str) -> list[str]:
     start = 0
     counted = 0
     quotes = 0
-    after_decorator = False
+    after_decorator = text[:1] == "@"
     for m in _COLUMN_0_RE.finditer(text):
-        pos = m.start()
+        pos = m.start() + 1
         quotes += text.count('"""', counted, pos) + text.count("'''", counted, pos)
         counted = pos
-        if pos > start and not after_decorator and quotes % 2 == 0 and not _CLAUSE_RE.match(text, pos):
+        if not after_decorator and quotes % 2 == 0 and not _CLAUSE_RE.match(text, pos):
             chunks.append(text[start:pos])
             start = pos
-        after_decorator = m.group() == "@"
+        after_decorator = text[pos] == "@"
     chunks.append(text[start:])
     return chunks
 
@@ -181,11 +185,13 @@ def _chunks(text: str) -> list[str]:
 class _SetupPart:
     """What one run of top-level statements of a ``setup.py`` contributes to its dependency tables: the
     names it binds at module level (in order) and the ``setup(...)`` calls among its statements, nested
-    blocks included (in :func:`_statements` order); ``dumps`` caches :func:`ast.dump` per node."""
+    blocks included (in :func:`_statements` order); ``dumps`` caches :func:`ast.dump` per node; ``spans``
+    the first and last line (1-based, in the chunk) of every node whose dump can be a table: the values
+    bound and the dependency keywords' values; ``lines`` the chunk's text, line by line."""
 
-    __slots__ = ("assigns", "calls", "dumps")
+    __slots__ = ("assigns", "calls", "dumps", "spans", "lines")
 
-    def __init__(self, body: list[ast.stmt]) -> None:
+    def __init__(self, body: list[ast.stmt], lines: list[str]) -> None:
         self.assigns: list[tuple[str, ast.expr]] = [
             (target.id, node.value) for node in body if isinstance(node, ast.Assign)
             for target in node.targets if isinstance(target, ast.Name)]
@@ -198,6 +204,10 @@ class _SetupPart:
             if (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) == "setup":
                 self.calls.append(call)
         self.dumps: dict[int, str] = {}
+        values = [value for _, value in self.assigns] + [
+            kw.value for call in self.calls for kw in call.keywords if kw.arg in _SETUP_KEYWORDS or kw.arg is None]
+        self.spans = [(v.lineno, v.end_lineno or v.lineno) for v in values]
+        self.lines = lines
 
     def dump(self, node: ast.expr) -> str:
         """``ast.dump(node)`` of a node this part holds, computed once."""
@@ -206,28 +216,71 @@ class _SetupPart:
             got = self.dumps[id(node)] = ast.dump(node)
         return got
 
+    def like(self, lines: list[str]) -> _SetupPart | None:
+        """This part for a chunk of ``lines`` that differs from this one's only inside plain string literals
+        (:data:`_PLAIN_STRING_LINE_RE`) on lines no table covers (a ``version='2.0.dev3'`` bump: a third of
+        pytest's ``setup.py`` versions, each a long ``setup(...)`` call to parse), else ``None``. Exact: only
+        the characters between the quotes differ, and they hold no quote, backslash, brace or newline, so the
+        chunk reads as the same tokens, in a string or out of one, whatever came before; its syntax tree is
+        this one with a constant changed outside every node :meth:`dump` can be asked for."""
+        if len(lines) != len(self.lines):
+            return None
+        changed = False
+        for i, (old, new) in enumerate(zip(self.lines, lines, strict=True)):
+            if old == new:
+                continue
+            a, b = _PLAIN_STRING_LINE_RE.fullmatch(old), _PLAIN_STRING_LINE_RE.fullmatch(new)
+            if a is None or b is None or a.group(1, 4) != b.group(1, 4) or (i and self.lines[i - 1].endswith("\\")):
+                return None
+            if any(first <= i + 1 <= last for first, last in self.spans):
+                return None
+            changed = True
+        if not changed:
+            return None
+        twin = _SetupPart.__new__(_SetupPart)
+        twin.assigns, twin.calls, twin.dumps, twin.spans, twin.lines = (
+            self.assigns, self.calls, self.dumps, self.spans, lines)
+        return twin
+
+
+#: A line that is one ``name = 'text'`` (a keyword argument or an assignment; a trailing comma and comment
+#: allowed) whose text is a plain one: letters, digits and ``._+-/:@~``. Groups: up to and including the
+#: opening quote, the text, the rest.
+_PLAIN_STRING_LINE_RE = re.compile(
+    r"""([ \t]*[A-Za-z_]\w*[ \t]*=[ \t]*(['"]))([\w.+\-/:@~]*)(\2[ \t]*,?[ \t]*(?:#.*)?)""", re.ASCII)
+#: How many recently parsed chunks of each line count :func:`_setup_parts` compares a new chunk with.
+_RECENT = 4
+
 
 def _setup_parts(text: str, memo: dict[Any, Any] | None) -> list[_SetupPart]:
     """The :class:`_SetupPart` of each chunk of ``text`` (:func:`_chunks`), each chunk parsed and walked once
     per ``memo`` (most versions of a ``setup.py`` change one part of it: parsing and walking each version
-    whole was a fifth of a scan's Python work on pytest, issue 35). A chunk that does not parse alone (cut
-    inside brackets, a string or a continued line) has the whole text read as one part instead. Exact: a
-    chunk that parses alone ends at bracket depth 0 outside any string, and the next one starts at column
-    0, where the tokenizer is as at the start of a file; so the whole text's statements are the chunks' in
-    order (their line numbers aside, which :func:`ast.dump` leaves out). Raises ``SyntaxError`` as
-    :func:`ast.parse` does."""
+    whole was a fifth of a scan's Python work on pytest, issue 35), or not at all when it differs from one
+    of the last chunks parsed only in a plain string no table holds (:meth:`_SetupPart.like`). A chunk that
+    does not parse alone (cut inside brackets, a string or a continued line) has the whole text read as one
+    part instead. Exact: a chunk that parses alone ends at bracket depth 0 outside any string, and the next
+    one starts at column 0, where the tokenizer is as at the start of a file; so the whole text's statements
+    are the chunks' in order (their line numbers aside, which :func:`ast.dump` leaves out). Raises
+    ``SyntaxError`` as :func:`ast.parse` does."""
     if memo is None:
-        return [_SetupPart(ast.parse(text).body)]
+        return [_SetupPart(ast.parse(text).body, [])]
     parts: list[_SetupPart] = []
     for chunk in _chunks(text):
         key = ("setup.py", chunk)
         got = memo.get(key)
         if got is None:
-            try:
-                body = ast.parse(chunk).body
-            except SyntaxError:
-                return [_SetupPart(ast.parse(text).body)]
-            got = memo[key] = _SetupPart(body)
+            lines = chunk.split("\n")
+            recent: list[_SetupPart] = memo.setdefault(("setup.py lines", len(lines)), [])
+            got = next((twin for part in recent if (twin := part.like(lines)) is not None), None)
+            if got is None:
+                try:
+                    body = ast.parse(chunk).body
+                except SyntaxError:
+                    return [_SetupPart(ast.parse(text).body, [])]
+                got = _SetupPart(body, lines)
+            memo[key] = got
+            recent.insert(0, got)
+            del recent[_RECENT:]
         parts.append(got)
     return parts
 
@@ -293,6 +346,39 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[Any, Any] 
         return _setup_py_deps(text, memo) if name == "setup.py" else reader(text, name)
     except (SyntaxError, configparser.Error, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: does not parse: {exc}") from None
+
+
+_UNREADABLE = object()
+
+
+def changed_manifests(versions: list[list[tuple[str, str, str]]], blobs: dict[str, bytes]) -> list[list[str]]:
+    """Filter 10 of the scan for several commits at once: for each commit's content-checked manifests
+    ``(path, old blob id, new blob id)`` (all zeros: absent), the paths whose dependency tables differ,
+    given the blobs' contents by id. Each blob is parsed once (a blob is usually the new side of one commit
+    and the old side of the next), with one ``memo`` (:func:`dependency_tables`) for all; a version missing
+    from ``blobs`` or that does not parse counts as a change (the safe answer)."""
+    tables: dict[tuple[str, str], Any] = {}
+    memo: dict[Any, Any] = {}
+
+    def tables_of(path: str, sha: str) -> Any:
+        key = (path.rsplit("/", 1)[-1], sha)
+        if key not in tables:
+            present = not sha.strip("0") or sha in blobs
+            try:
+                tables[key] = dependency_tables(path, blobs.get(sha), memo=memo) if present else _UNREADABLE
+            except ValueError:
+                tables[key] = _UNREADABLE
+        return tables[key]
+
+    result = []
+    for files in versions:
+        changed = []
+        for path, old, new in files:
+            before, after = tables_of(path, old), tables_of(path, new)
+            if before is _UNREADABLE or after is _UNREADABLE or before != after:
+                changed.append(path)
+        result.append(changed)
+    return result
 
 
 def dependency_tables_changed(path: str, old: bytes | None, new: bytes | None) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from pytest_homefield.mine.classify import _chunks, dependency_tables, dependency_tables_changed, message_words
@@ -334,7 +336,54 @@ def test_setup_py_chunks_are_parsed_once() -> None:
     head = "import setuptools\nREQS = ['click']\n"
     memo: dict[object, object] = {}
     dependency_tables("setup.py", (head + "setuptools.setup(install_requires=REQS, version='1')\n").encode(), memo=memo)
-    assert len(memo) == 3
+    assert len(_chunk_keys(memo)) == 3
     second = dependency_tables("setup.py", (head + "setuptools.setup(install_requires=REQS, version='2')\n").encode(),
                                memo=memo)
-    assert len(memo) == 4 and second == {"install_requires": "List(elts=[Constant(value='click')], ctx=Load())"}
+    assert len(_chunk_keys(memo)) == 4
+    assert second == {"install_requires": "List(elts=[Constant(value='click')], ctx=Load())"}
+
+
+def _chunk_keys(memo: dict[object, object]) -> list[object]:
+    return [k for k in memo if isinstance(k, tuple) and k[0] == "setup.py"]
+
+
+SETUP_CALL = ("from setuptools import setup\nREQS = ['click']\ndef docs():\n    return '''\n"
+              "    version='0.1',\n'''\nsetup(\n    name='x',\n    version='1.0.dev1',  # bumped\n"
+              "    url='https://x.example/1.0.dev1',\n    install_requires=REQS,\n    tests_require='pytest',\n"
+              "    extras_require=dict(\n        docs='sphinx',\n    ),\n)\n")
+
+
+@pytest.mark.parametrize(("old", "new", "parsed"), [
+    ("version='1.0.dev1'", "version='1.0.dev2'", 0),  # a version bump: the chunk is not parsed again
+    ("/1.0.dev1'", "/1.0.dev2'", 0),
+    ("    version='0.1',", "    version='0.2',", 0),  # inside a string
+    ("tests_require='pytest'", "tests_require='pytest-cov'", 1),  # a dependency keyword's value
+    ("docs='sphinx'", "docs='mkdocs'", 1),  # inside one
+    ("REQS = ['click']", "REQS = ['flask']", 1),  # a bound value
+    ("name='x'", "name='y\\n'", 1),  # a backslash
+    ("name='x'", "nom='x'", 1),  # a keyword
+    ("name='x',", "name='x', # '", 1),  # the rest of the line
+])
+def test_setup_py_string_changes_outside_the_tables_are_not_parsed(
+        old: str, new: str, parsed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: a chunk that differs from one parsed before only inside a plain string that no dependency
+    table holds (a version bump in a long ``setup(...)`` call) is not parsed again; its tables are still
+    the whole text's, and any other change is parsed."""
+    assert old in SETUP_CALL
+    memo: dict[object, object] = {}
+    dependency_tables("setup.py", SETUP_CALL.encode(), memo=memo)
+    calls: list[str] = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: calls.append(text) or real_parse(text, *a, **k))
+    version = SETUP_CALL.replace(old, new, 1)
+    try:
+        got: object = dependency_tables("setup.py", version.encode(), memo=memo)
+    except ValueError:
+        got = "does not parse"
+    assert len(calls) == parsed
+    monkeypatch.undo()
+    try:
+        whole: object = dependency_tables("setup.py", version.encode())
+    except ValueError:
+        whole = "does not parse"
+    assert got == whole

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_homefield.mine import prompt
 from pytest_homefield.mine.prompt import clean_prompt, count_words, message_words, names_identifier
 
 
@@ -318,3 +319,28 @@ def test_each_inline_rule_still_applies_where_it_can_match(line: str, expected: 
     """Issue 35: each substitution of a cleaned line runs only where a substring test says its pattern can
     match; these lines need each of them (outputs as before the tests were added)."""
     assert clean_prompt(line) == expected
+
+
+@pytest.mark.parametrize("line", [
+    "Fix crash (#123)", "see https://example.com/x", "GH-12: fix", "bpo-3 follow-up", "group/project!12",
+    "revert deadbeef1", "defaced 7 hex letters", "Issue 1215: Add note", "plain words only", "a - b", "x-1 y",
+    "caf\u00e9 \u0661\u0662\u0663 #\u0661", "fix \x01\x01\x01\x01\x01\x01\x01 run",
+])
+def test_the_inline_precheck_never_changes_a_cleaning(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: :func:`prompt._maybe_inline` only skips work: a line it lets through as is comes out of the
+    full cleaning unchanged too."""
+    fast = prompt.clean_prompt(line)
+    prompt.clean_prompt.cache_clear()
+    monkeypatch.setattr(prompt, "_maybe_inline", lambda text: True)
+    assert prompt.clean_prompt(line) == fast
+    prompt.clean_prompt.cache_clear()
+
+
+@pytest.mark.parametrize("text", [
+    "", "-", "- a", "a -", "—", "**bold** -- yes", "x\u00a0-\u00a0y", "\u3000-\u3000a", "a\x1c-\x1cb", "_", "é!",
+    "!é", "!!a!!", "\t-\n-\r- z", "\u0661\u0662", "-\u0661", "a\u2028-", "x\u200b-", "(#) [ ] ...",
+])
+def test_count_words_counts_the_tokens_that_hold_a_word_character(text: str) -> None:
+    """Issue 35: the two-pass count (tokens less the wordless ones) is the count of ``str.split`` tokens that
+    hold a letter, digit or ``_``, whatever the whitespace or script (a guard: main counted the same way)."""
+    assert count_words(text) == sum(any(c.isalnum() or c == "_" for c in tok) for tok in text.split())
