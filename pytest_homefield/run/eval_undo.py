@@ -186,7 +186,8 @@ def program() -> str:
     """The whole program: :data:`_PRELUDE`, grading's helpers by their source, :data:`PROGRAM`."""
     helpers = "\n\n".join(inspect.getsource(f) for f in (grading._section_of, grading._module_stem,
                                                           grading._top_modules, grading._escapes))
-    return _PRELUDE + "\n\n" + helpers + PROGRAM
+    bounds = f"SECTION_MAX_CHARS = {grading.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {grading.SECTION_MAX_LINE}\n"
+    return _PRELUDE + bounds + "\n\n" + helpers + PROGRAM
 
 
 def undo_lines(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = (), python: str | None = None) -> str:

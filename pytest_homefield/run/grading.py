@@ -127,7 +127,20 @@ def _section_at(root: Path, rel: str) -> str | None:
     return None if text is None else _section_of(os.path.basename(rel), text)
 
 
+#: Longest text, and longest line, of a ``pyproject.toml`` / ``setup.cfg`` whose pytest section is parsed:
+#: configparser's option pattern is quadratic in a line's length (a 40,000-character line of an agent's
+#: ``setup.cfg`` took 11 s of CPU on the host, 50 MB hours). Past either bound the text is compared whole.
+SECTION_MAX_CHARS = 100_000
+SECTION_MAX_LINE = 300
+
+
 def _section_of(name: str, text: str) -> str | None:
+    """The pytest section(s) of a ``pyproject.toml`` (``tool.pytest*``) or ``setup.cfg``-like text
+    (``[tool:pytest]``, ``[pytest]``) as a comparable string, ``"<unparseable>"`` when it does not
+    parse, or ``text`` itself when it is over :data:`SECTION_MAX_CHARS` or has a line over
+    :data:`SECTION_MAX_LINE` (then any change of the file counts as a change of its pytest section)."""
+    if len(text) > SECTION_MAX_CHARS or max(map(len, text.splitlines()), default=0) > SECTION_MAX_LINE:
+        return text
     if name == "pyproject.toml":
         try:
             data = tomllib.loads(text)

@@ -8,6 +8,7 @@ import dataclasses
 import difflib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixt
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import (
+    SECTION_MAX_LINE,
     carried_changes,
     config_above,
     grade,
@@ -108,6 +110,18 @@ def test_pyproject_is_dropped_only_when_its_pytest_section_changes(task: Task, p
     carried, dropped, _ = _carry(task, pristine, workspace,
                                  {"pyproject.toml": PYPROJECT + "\n[tool.pytest.ini_options]\naddopts = '-x'\n"})
     assert (carried, dropped) == ([], ["pyproject.toml"])
+
+
+def test_a_config_line_past_the_bounds_is_compared_not_parsed(task: Task, pristine: Path, workspace: Path) -> None:
+    """atk11 R1's kind in carried_changes: configparser is quadratic in a line's length (main: an added
+    setup.cfg with a 20,000-character line took 2.6 s of CPU on the host, 40,000 took 11 s)."""
+    start = time.process_time()
+    carried, dropped, _ = _carry(task, pristine, workspace, {"setup.cfg": "[tool:pytest]\nx" + " " * 20_000 + "y\n"})
+    assert time.process_time() - start < 1.0
+    assert (carried, dropped) == ([], ["setup.cfg"])
+    long_ok = PYPROJECT + 'description = "' + "d" * (SECTION_MAX_LINE + 1) + '"\n'  # no pytest section, but long
+    carried, dropped, _ = _carry(task, pristine, workspace, {"pyproject.toml": long_ok})
+    assert (carried, dropped) == ([], ["pyproject.toml", "setup.cfg"])  # compared whole: any change counts
 
 
 def test_escaping_symlink_is_dropped(task: Task, pristine: Path, workspace: Path) -> None:
