@@ -132,6 +132,8 @@ def _section_at(root: Path, rel: str) -> str | None:
 #: ``setup.cfg`` took 11 s of CPU on the host, 50 MB hours). Past either bound the text is compared whole.
 SECTION_MAX_CHARS = 100_000
 SECTION_MAX_LINE = 300
+# _section_of, _module_stem, _top_modules and _escapes also run, by their source, in every exported eval.sh
+# (run/eval_undo.py): they use only the stdlib and these module names, which the program defines too.
 
 
 def _section_of(name: str, text: str) -> str | None:
