@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration, declaration_at
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import FORMATS, instances, repo_name, write_instances
-from pytest_homefield.export.taskrepo import clone_url, write_task_repo
+from pytest_homefield.export.taskrepo import clone_url, python_version, write_task_repo
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
+from pytest_homefield.run.eval_undo import undo_lines
+from pytest_homefield.sandbox.snapshot import git
 from pytest_homefield.settings import resolve_settings
 
 __all__ = ["add_export_arguments", "run_export"]
@@ -63,6 +66,19 @@ def _declaration(root: Path) -> Any:
     return read
 
 
+def _undo(root: Path, test_globs: Sequence[str]) -> Any:
+    """``lines(task)``: the undo step of the task's ``eval.sh`` (:func:`undo_lines`), from the file paths
+    of its base tree (none when git cannot list them: the step then undoes by name only)."""
+    def lines(task: Task) -> str:
+        try:
+            out = git("ls-tree", "-r", "-z", "--name-only", "--full-tree", task.parent, cwd=root)
+        except Exception:  # noqa: BLE001 - an unknown commit
+            out = ""
+        return undo_lines(task, [p for p in out.split("\0") if p], test_globs, python_version(task)[0])
+
+    return lines
+
+
 def run_export(root: Path, ns: argparse.Namespace) -> int:
     """Export every task of ``root/.homefield/tasks.jsonl``; returns the exit status."""
     home = HomefieldDir(root)
@@ -95,9 +111,10 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     else:
         repo, guessed = repo_name(root, remote)
     try:
-        specs = resolve_settings(root, {}, mode="run").services
+        settings = resolve_settings(root, {}, mode="run")
+        specs, test_globs = settings.services, list(settings.test_globs)
     except ConfigError:
-        specs = ()
+        specs, test_globs = (), []
     rows = instances(tasks, repo, specs)
     dataset = ns.dataset or f"{repo.rsplit('/', 1)[-1]}-homefield"
     json_out = ns.format == "swe-bench-json"
@@ -112,7 +129,8 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         return 2
     try:
         done = write_task_repo(folder, list(zip(tasks, rows, strict=True)), split=ns.split, dataset=dataset,
-                               repo_url=clone_url(remote), declaration=_declaration(root))
+                               repo_url=clone_url(remote), declaration=_declaration(root),
+                               undo=_undo(root, test_globs))
     except OSError as exc:  # /proc, a read-only place, a full disk: one line
         print(f"homefield export: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -19,9 +19,11 @@ fields swebench 5's ``make_test_spec`` needs (``image``, ``eval_script``, ``log_
 The image (``Dockerfile``): ``python:<major.minor>-slim`` (the task's environment Python, else the
 exporting interpreter's), git, the repository cloned at ``base_commit`` into ``/testbed``, its
 declaration installed as homefield installs it (:func:`install_lines`), then the task's ``setup_cmd``.
-``eval.sh`` resets the hidden test files, applies ``test.patch``, runs the test command with ``-rA``
-on the files holding the FAIL_TO_PASS/PASS_TO_PASS ids between swebench's markers, and resets the
-test files again, as the harness's own eval scripts do.
+``eval.sh`` first undoes every change of the patch under evaluation that homefield's grading would
+not carry (the lines of :mod:`pytest_homefield.run.eval_undo`: a ``conftest.py``, test configuration,
+test files, …), resets the hidden test files, applies ``test.patch``, runs the test command with ``-rA`` on the
+files holding the FAIL_TO_PASS/PASS_TO_PASS ids between swebench's markers, and resets the test
+files again, as the harness's own eval scripts do.
 
 swebench's ``parse_log_pytest`` splits a status line at whitespace, so a test id containing whitespace
 can never match: such ids are left out of ``tests.json`` and the instance and listed
@@ -147,10 +149,12 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
     return "\n".join(lines) + "\n"
 
 
-def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed") -> str:
-    """``eval.sh``: reset the hidden test files to ``base_commit``, apply the test patch, run the test
-    command with ``-rA`` on the files of ``ids`` between :data:`START` and :data:`END`, reset again.
-    ``workdir`` is where the repository is (``/testbed`` in the image; a clone when run by hand)."""
+def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "") -> str:
+    """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
+    homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
+    test patch, run the test command with ``-rA`` on the files of ``ids`` between :data:`START` and
+    :data:`END`, reset again. ``workdir`` is where the repository is (``/testbed`` in the image; a
+    clone when run by hand)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
     tests = " ".join(shlex.quote(f) for f in task.test_files)
     # a hidden test file is put back as at base_commit, or removed when the commit added it (whatever
@@ -162,6 +166,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed") ->
         "set -uxo pipefail",
         f"cd {shlex.quote(workdir)}",
         "git status --short",
+        *([undo] if undo else []),
         reset,
         f"git apply --binary -v - <<'{_HEREDOC}'",
         body + _HEREDOC,
@@ -219,12 +224,13 @@ class Exported:
 
 
 def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]], *, split: str, dataset: str,
-                    repo_url: str | None, declaration: Any) -> Exported:
+                    repo_url: str | None, declaration: Any, undo: Any = None) -> Exported:
     """Write the task repository of ``rows`` (each a task and its SWE-bench instance,
     :func:`pytest_homefield.export.swebench.instance`) under ``out`` (``None``: write nothing, only
     compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
-    of the task's base commit. Files are written atomically; a task folder of an earlier export with
-    the same instance id is overwritten, others are kept."""
+    of the task's base commit; ``undo(task)`` the first lines of its :func:`eval_script` (``None``:
+    none). Files are written atomically; a task folder of an earlier export with the same instance id
+    is overwritten, others are kept."""
     done = Exported()
     flat: list[dict[str, str]] = []
     for task, inst in rows:
@@ -242,7 +248,7 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
             done.guessed_python.append(iid)
         decl, extras, groups = declaration(task)
         image = image_name(iid)
-        script = eval_script(task, f2p + p2p)
+        script = eval_script(task, f2p + p2p, undo=undo(task) if undo else "")
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)

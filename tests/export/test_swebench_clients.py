@@ -4,7 +4,8 @@ swebench comes from this interpreter when it is installed here, else it is insta
 environment with uv (the test skips when that fails, e.g. offline). ``swebench dataset check`` and
 ``dataset build`` read the exported task repository; the exported ``eval.sh`` runs without docker on a
 clone (its ``cd /testbed`` pointed at the clone) and swebench's own ``make_test_spec`` and
-``get_eval_report`` grade its log: the gold patch resolves every task, the empty patch none.
+``get_eval_report`` grade its log: the gold patch resolves every task, the empty patch none, and
+neither does a patch adding only a forging ``conftest.py`` (atk11 E1).
 """
 
 from __future__ import annotations
@@ -22,17 +23,33 @@ from helpers.e2e_repo import copy_mined, homefield
 
 pytestmark = pytest.mark.clients
 
+#: A patch that only adds a root ``conftest.py`` turning every failed call into a pass (atk11 E1): homefield
+#: drops it (``empty_patch``); the exported ``eval.sh`` must undo it too.
+FORGE = """diff --git a/conftest.py b/conftest.py
+new file mode 100644
+--- /dev/null
++++ b/conftest.py
+@@ -0,0 +1,7 @@
++import pytest
++
++
++@pytest.hookimpl(hookwrapper=True)
++def pytest_runtest_makereport(item, call):
++    rep = (yield).get_result()
++    rep.outcome, rep.longrepr = "passed", None
+"""
+
 GRADE = """
 import json, sys
 from swebench.harness.grading import get_eval_report
 from swebench.harness.utils import load_swebench_dataset, make_test_spec
 flat, iid, log, which = sys.argv[1:5]
 inst = {i["instance_id"]: i for i in load_swebench_dataset(flat)}[iid]
-patch = inst["patch"] if which == "gold" else ""
+patch = inst["patch"] if which == "gold" else FORGE if which == "forge" else ""
 report = get_eval_report(make_test_spec(inst), {"instance_id": iid, "model_name_or_path": which,
                          "model_patch": patch}, log, include_tests_status=False)
 print(json.dumps(report[iid]))
-"""
+""".replace("FORGE", repr(FORGE))
 
 
 @pytest.fixture(scope="module")
@@ -85,15 +102,16 @@ def test_eval_script_graded_by_swebench(swebench_python: str, exported: tuple[Pa
     assert len(rows) >= 3
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env = {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
-    verdicts: dict[str, list[bool]] = {"gold": [], "empty": []}
+    verdicts: dict[str, list[bool]] = {"gold": [], "empty": [], "forge": []}
     for row in rows:
         iid = row["instance_id"]
         for which in verdicts:
             clone = tmp_path / f"{iid}-{which}"
             subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
             subprocess.run(["git", "checkout", "-q", row["base_commit"]], cwd=clone, check=True)
-            if which == "gold":
-                subprocess.run(["git", "apply", "-"], cwd=clone, input=row["patch"].encode(), check=True)
+            if which != "empty":
+                patch = row["patch"] if which == "gold" else FORGE
+                subprocess.run(["git", "apply", "-"], cwd=clone, input=patch.encode(), check=True)
             script = (folder / "tasks" / iid / "eval.sh").read_text()
             assert script == row["eval_script"]
             script = script.replace("\ncd /testbed\n", f"\ncd {clone}\n", 1)
@@ -107,3 +125,4 @@ def test_eval_script_graded_by_swebench(swebench_python: str, exported: tuple[Pa
             verdicts[which].append(json.loads(graded.stdout.strip().splitlines()[-1])["resolved"])
     assert verdicts["gold"] == [True] * len(rows), verdicts  # the oracle resolves every task
     assert verdicts["empty"] == [False] * len(rows), verdicts  # the empty patch none
+    assert verdicts["forge"] == [False] * len(rows), verdicts  # nor a conftest.py forging every report

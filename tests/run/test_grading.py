@@ -1,5 +1,5 @@
 """run/grading.py on its own (contracts §7): what counts as a change, what is carried into grading,
-the config-above check, the suspicious flag, and :func:`grade` on the tiny real task of
+the config-above check and :func:`grade` on the tiny real task of
 :mod:`helpers.attack_repo` (tests/run/test_attacks.py drives the same through whole attempts)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import dataclasses
 import difflib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -15,10 +16,10 @@ from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixt
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import (
+    SECTION_MAX_LINE,
     carried_changes,
     config_above,
     grade,
-    is_suspicious,
     render_diff,
     tree_changes,
 )
@@ -111,6 +112,18 @@ def test_pyproject_is_dropped_only_when_its_pytest_section_changes(task: Task, p
     assert (carried, dropped) == ([], ["pyproject.toml"])
 
 
+def test_a_config_line_past_the_bounds_is_compared_not_parsed(task: Task, pristine: Path, workspace: Path) -> None:
+    """atk11 R1's kind in carried_changes: configparser is quadratic in a line's length (main: an added
+    setup.cfg with a 20,000-character line took 2.6 s of CPU on the host, 40,000 took 11 s)."""
+    start = time.process_time()
+    carried, dropped, _ = _carry(task, pristine, workspace, {"setup.cfg": "[tool:pytest]\nx" + " " * 20_000 + "y\n"})
+    assert time.process_time() - start < 1.0
+    assert (carried, dropped) == ([], ["setup.cfg"])
+    long_ok = PYPROJECT + 'description = "' + "d" * (SECTION_MAX_LINE + 1) + '"\n'  # no pytest section, but long
+    carried, dropped, _ = _carry(task, pristine, workspace, {"pyproject.toml": long_ok})
+    assert (carried, dropped) == ([], ["pyproject.toml", "setup.cfg"])  # compared whole: any change counts
+
+
 def test_escaping_symlink_is_dropped(task: Task, pristine: Path, workspace: Path) -> None:
     os.symlink("../../../etc/passwd", workspace / "src" / "data.txt")
     os.symlink("/etc/hostname", workspace / "src" / "abs.txt")
@@ -141,7 +154,7 @@ def test_test_globs_mark_more_tests(task: Task, pristine: Path, workspace: Path)
     assert (carried, dropped, touched) == ([], ["qa/check.py"], True)
 
 
-# -- config_above, is_suspicious, render_diff ----------------------------------------------------
+# -- config_above, render_diff ------------------------------------------------------------------
 
 def test_config_above(tmp_path: Path) -> None:
     inner = tmp_path / "a" / "b" / "copy"
@@ -159,20 +172,6 @@ def test_config_above(tmp_path: Path) -> None:
     assert found() == (tmp_path / "a" / "tox.ini").resolve()
     (tmp_path / "a" / "b" / "conftest.py").write_text("")
     assert found() == (tmp_path / "a" / "b" / "conftest.py").resolve()  # the nearest folder first
-
-
-@pytest.mark.parametrize(("text", "flag"), [
-    ("+def sub(a, b):\n+    return a - b\n", False),
-    ("+import _pytest.runner\n", True),
-    ("+@pytest.hookimpl(hookwrapper=True)\n", True),
-    ("+    pytest.skip('no')\n", True),
-    ("+os._exit(0)\n", True),
-    ("+sys.modules['pytest'] = None\n", True),
-    ("+os.environ['HOMEFIELD_RUN'] = '1'\n", True),
-    ("+skipping = 1\n", False),
-])
-def test_is_suspicious(text: str, flag: bool) -> None:
-    assert is_suspicious(text) is flag
 
 
 def test_render_diff_names_paths_relative(pristine: Path, workspace: Path) -> None:

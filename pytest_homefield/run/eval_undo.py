@@ -1,0 +1,199 @@
+"""The first step of an exported ``eval.sh``: undo what homefield's grading would not carry (contracts §2, §7).
+
+homefield grades an attempt on a fresh copy of the base commit that receives only the *carried*
+changes (:func:`pytest_homefield.run.grading.carried_changes`). A SWE-bench harness instead applies
+the model patch to ``/testbed`` and runs ``eval.sh`` there, so without this step a patch that only
+adds a root ``conftest.py`` rewriting every report to ``passed`` would be resolved (atk11 E1).
+:func:`undo_lines` are the shell lines of that step (``homefield export`` puts them first in
+:func:`pytest_homefield.export.taskrepo.eval_script`; they live here, with grading's rules): a
+Python program (:data:`PROGRAM` plus grading's own helpers, by their source: the pytest-section
+compare, the module stem and the import-root and link checks) run with ``python -I`` (no folder of
+the checkout on ``sys.path``), which lists every path that differs from ``base_commit`` (``git diff`` for tracked paths,
+``git ls-files -o`` for untracked ones, ignored ones included) and puts back as at ``base_commit``,
+or removes, each one grading drops: a test file (the base tree's test-class files, named one by one
+or by their folder when every file in it is a test file, and the task's hidden test paths),
+``conftest.py`` and grading's other blocked names, ``*.pth``, a changed pytest section of
+``pyproject.toml`` / ``setup.cfg``, anything in distribution metadata, caches and compiled files
+(``__pycache__``, ``*.pyc``: never part of a change), a symlink leading out of the checkout, and
+an added module shadowing one from outside the checkout (the image's stdlib and installed
+distributions, and pytest's own modules) unless the reference fix adds it too. Each is named on
+stderr before the test output starts.
+
+Not exported: the canaries (an exported score is not forgery-checked), and an *added* file that
+grading would class as a test outside those folders is kept (the eval runs only the hidden tests).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import shlex
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from pytest_homefield.paths import classify_path
+from pytest_homefield.records import Task
+from pytest_homefield.run import grading
+from pytest_homefield.run.changes import IGNORED_DIRS, IGNORED_SUFFIXES
+
+__all__ = ["PROGRAM", "split_test_paths", "undo_config", "undo_lines"]
+
+_HEREDOC = "EOF_HOMEFIELD_UNDO_5c2e"
+
+#: The program's own part (grading's helpers are put before it, by their source, see :func:`undo_lines`).
+PROGRAM = r'''
+def is_link(root, rel):
+    return os.path.islink(os.path.join(root, rel))
+
+
+def link_target(root, rel):
+    return os.readlink(os.path.join(root, rel)) if is_link(root, rel) else None
+
+
+def resolves_inside(root, rel):
+    top = os.path.realpath(root)
+    return os.path.realpath(os.path.join(root, rel)).startswith(top + os.sep)
+
+
+def section(rel, text):
+    if text is None:
+        return None
+    if tomllib is None and rel.endswith("pyproject.toml"):
+        return text  # no TOML parser here: any change of the file counts
+    return _section_of(os.path.basename(rel), text)
+
+
+def git(*args):
+    out = subprocess.run(("git",) + args, stdout=subprocess.PIPE, check=True).stdout
+    return out.decode("utf-8", "surrogateescape")
+
+
+def base_text(rel):
+    proc = subprocess.run(("git", "show", C["base"] + ":" + rel), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
+def outside():
+    names = set(C["runner_modules"]) | set(getattr(sys, "stdlib_module_names", C["stdlib"]))
+    try:
+        import importlib.metadata
+        names |= set(importlib.metadata.packages_distributions())
+    except Exception:
+        pass
+    return names
+
+
+def dropped(rel, added):
+    parts = rel.split("/")
+    name = parts[-1]
+    if any(p in C["ignored_dirs"] or p.lower().endswith(tuple(C["metadata"])) for p in parts[:-1]):
+        return True
+    if name.endswith(tuple(C["ignored_suffixes"])) or name in C["blocked"] or name.endswith(".pth"):
+        return True
+    if rel in C["test_files"] or rel in C["hidden_dirs"] or rel.startswith(tuple(C["test_dirs"])):
+        return True
+    if name in ("pyproject.toml", "setup.cfg"):
+        here = open(rel, encoding="utf-8", errors="replace").read() if os.path.isfile(rel) else None
+        if section(rel, base_text(rel)) != section(rel, here):
+            return True
+    if not os.path.lexists(rel):
+        return False
+    if _escapes(rel, "."):
+        return True
+    return added and any(m in OUTSIDE and m not in C["own"] for m in _top_modules(rel, "."))
+
+
+C = json.loads(sys.stdin.readline())
+IMPORT_ROOTS = tuple(C["import_roots"])
+OUTSIDE = outside()
+tracked = [p for p in git("diff", "--no-renames", "--name-only", "-z", C["base"]).split("\0") if p]
+untracked = [p.rstrip("/") for p in git("ls-files", "-o", "-z").split("\0") if p]
+known = set(tracked)
+for rel in untracked + tracked:  # an untracked link or file where a tracked folder was goes first
+    if not dropped(rel, rel not in known):
+        continue
+    sys.stderr.write("homefield: undo " + rel + " (homefield's grading does not carry it)\n")
+    if os.path.isdir(rel) and not os.path.islink(rel):
+        shutil.rmtree(rel, ignore_errors=True)
+    elif os.path.lexists(rel):
+        os.unlink(rel)
+    if rel in known:
+        subprocess.run(("git", "checkout", "-q", C["base"], "--", rel), stderr=subprocess.DEVNULL)
+'''
+
+_PRELUDE = """from __future__ import annotations
+import configparser, importlib.machinery, json, os, shutil, subprocess, sys
+try:
+    import tomllib
+except ImportError:
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
+"""
+
+
+def split_test_paths(tracked: Sequence[str], test_globs: Sequence[str] = ()) -> tuple[list[str], list[str]]:
+    """``(folders, files)``: the test-class paths of ``tracked`` (:func:`classify_path`), the ones in a
+    folder whose every tracked file is a test file given by that folder (``tests/``, the topmost
+    such), the others one by one. Both sorted."""
+    total: Counter[str] = Counter()
+    tests: Counter[str] = Counter()
+    is_test = {p: classify_path(p, list(test_globs)) == "test" for p in tracked}
+    for p, t in is_test.items():
+        for i in range(1, p.count("/") + 1):
+            folder = "/".join(p.split("/")[:i]) + "/"
+            total[folder] += 1
+            tests[folder] += t
+    folders: set[str] = set()
+    files: list[str] = []
+    for p, t in is_test.items():
+        if not t:
+            continue
+        whole = [f for f in ("/".join(p.split("/")[:i]) + "/" for i in range(1, p.count("/") + 1))
+                 if tests[f] == total[f]]
+        if whole:
+            folders.add(whole[0])
+        else:
+            files.append(p)
+    return sorted(folders), sorted(files)
+
+
+def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = (),
+                python: str | None = None) -> dict[str, object]:
+    """The program's settings for ``task``: grading's constants, the test paths of the base tree
+    ``tracked`` (:func:`split_test_paths`), the hidden test files and their folders, the top-level modules
+    the reference fix defines, and the stdlib's names when the image's ``python`` (``X.Y``) is older
+    than 3.10 (which has no ``sys.stdlib_module_names``)."""
+    folders, files = split_test_paths(tracked, test_globs)
+    hidden = sorted(task.test_files)
+    hidden_dirs = sorted({"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)})
+    with tempfile.TemporaryDirectory() as empty:  # no entry is a link there: N.py / N/__init__.py count
+        own = sorted({m for p in task.source_files for m in grading._top_modules(p, Path(empty))})
+    old = python is not None and tuple(int(x) for x in python.split(".")[:2]) < (3, 10)
+    return {"base": task.parent, "test_dirs": folders, "test_files": sorted(set(files) | set(hidden)),
+            "hidden_dirs": hidden_dirs, "blocked": sorted(grading.BLOCKED_NAMES | {"conftest.py"}),
+            "metadata": list(grading.METADATA_SUFFIXES), "ignored_dirs": sorted(IGNORED_DIRS),
+            "ignored_suffixes": list(IGNORED_SUFFIXES), "import_roots": list(grading.IMPORT_ROOTS),
+            "runner_modules": sorted(grading.RUNNER_MODULES), "own": own,
+            "stdlib": sorted(sys.stdlib_module_names) if old else []}
+
+
+def program() -> str:
+    """The whole program: :data:`_PRELUDE`, grading's helpers by their source, :data:`PROGRAM`."""
+    helpers = "\n\n".join(inspect.getsource(f) for f in (grading._section_of, grading._module_stem,
+                                                          grading._top_modules, grading._escapes))
+    bounds = f"SECTION_MAX_CHARS = {grading.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {grading.SECTION_MAX_LINE}\n"
+    return _PRELUDE + bounds + "\n\n" + helpers + PROGRAM
+
+
+def undo_lines(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = (), python: str | None = None) -> str:
+    """The ``eval.sh`` lines of the undo step: the program reading its settings (:func:`undo_config`,
+    one JSON line) from a heredoc. When it fails (no ``python``, no git repository) ``eval.sh`` exits
+    1 before any test runs: nothing is resolved on a checkout it could not clean."""
+    config = json.dumps(undo_config(task, tracked, test_globs, python), ensure_ascii=True)
+    fail = "{ echo 'homefield: the undo step failed: no test is run' >&2; exit 1; }"
+    return f"python -I -c {shlex.quote(program())} <<'{_HEREDOC}' || {fail}\n{config}\n{_HEREDOC}"

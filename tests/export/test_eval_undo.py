@@ -1,0 +1,104 @@
+"""The exported ``eval.sh`` grades as homefield grades (contracts §2 export, §7; atk11 E1): run with
+bash in a real clone of the tiny task repository of :mod:`helpers.attack_repo`, the patch under
+evaluation already in its working tree as a harness leaves it. On main a patch that only added a root
+``conftest.py`` rewriting every report to ``passed`` had every FAIL_TO_PASS id ``PASSED`` there
+(``empty_patch`` in homefield)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import F2P, GOOD_CALC, P2P, TEST_ADD, WRONG_CALC, Fixture, build, git, task_for
+
+from pytest_homefield.export.taskrepo import END, START, eval_script
+from pytest_homefield.records import Task
+from pytest_homefield.run.eval_undo import split_test_paths, undo_lines
+
+FORGE = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+         "    outcome = yield\n    rep = outcome.get_result()\n    if rep.when == 'call':\n"
+         "        rep.outcome, rep.longrepr = 'passed', None\n")
+
+
+@pytest.fixture(scope="module")
+def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
+    return build(tmp_path_factory.mktemp("undo") / "repo")
+
+
+@pytest.fixture(scope="module")
+def task(fx: Fixture) -> Task:
+    return task_for(fx)
+
+
+def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str]) -> tuple[dict[str, str], str]:
+    """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
+    ``eval.sh`` there; ``({test id: status}, the whole log)``."""
+    git(fx.root, "clone", "-q", str(fx.root), str(where))
+    git(where, "checkout", "-q", task.parent)
+    for rel, text in files.items():
+        (where / rel).parent.mkdir(parents=True, exist_ok=True)
+        (where / rel).write_text(text, encoding="utf-8")
+    tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
+    script = eval_script(task, F2P + P2P, undo=undo_lines(task, tracked))
+    script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
+    env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
+    log = subprocess.run(["bash", "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         timeout=120, check=False).stdout  # one stream, as docker exec gives it
+    between = log.split(START, 1)[-1].split(END, 1)[0]
+    # as swebench's parse_log_pytest reads it: "<STATUS> <id> …"
+    status = {w[1]: w[0] for w in (ln.split() for ln in between.splitlines())
+              if len(w) >= 2 and w[0] in ("PASSED", "FAILED", "ERROR", "SKIPPED", "XFAIL")}
+    return status, log
+
+
+def test_a_forging_patch_is_undone(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """A wrong fix, and every channel pytest or the interpreter loads without a test importing it."""
+    status, log = _evaluate(fx, task, tmp_path / "c", {
+        "src/calc/__init__.py": WRONG_CALC,
+        "conftest.py": FORGE,
+        "tests/conftest.py": FORGE,
+        "pytest.ini": "[pytest]\naddopts = -p forgeplug\n",
+        "forgeplug.py": FORGE,  # a plain module: carried (only the configuration that loads it is not)
+        "zz_forge.pth": "import os\n",
+    })
+    assert [status.get(i) for i in F2P] == ["FAILED", "FAILED"], log
+    for rel in ("conftest.py", "tests/conftest.py", "pytest.ini", "zz_forge.pth"):
+        assert f"homefield: undo {rel} " in log
+        assert not (tmp_path / "c" / rel).exists()
+
+
+def test_the_fix_is_kept_and_test_edits_undone(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    status, log = _evaluate(fx, task, tmp_path / "c", {
+        "src/calc/__init__.py": GOOD_CALC,
+        "src/calc/helper.py": "X = 1\n",
+        "tests/test_add.py": "def test_add():\n    assert True\n",
+        "pyproject.toml": '[project]\nname = "calc"\nversion = "0"\n\n[tool.pytest.ini_options]\naddopts = "-x"\n',
+        "json.py": "open('UNDO-RAN-MY-JSON', 'w').close()\n",  # shadows a stdlib module the undo step imports
+    })
+    assert [status.get(i) for i in F2P + P2P] == ["PASSED"] * 3, log
+    assert (tmp_path / "c" / "src" / "calc" / "__init__.py").read_text() == GOOD_CALC
+    assert (tmp_path / "c" / "src" / "calc" / "helper.py").exists()
+    assert (tmp_path / "c" / "tests" / "test_add.py").read_text() == TEST_ADD
+    assert "[tool.pytest" not in (tmp_path / "c" / "pyproject.toml").read_text()
+    assert "homefield: undo src/calc" not in log
+    assert "homefield: undo json.py " in log and not (tmp_path / "c" / "json.py").exists()
+    assert not (tmp_path / "c" / "UNDO-RAN-MY-JSON").exists()  # the undo step ran isolated (python -I)
+
+
+def test_test_paths_name_whole_test_folders() -> None:
+    tracked = ["tests/test_a.py", "tests/data/x.json", "src/pkg/__init__.py", "src/pkg/test_util.py", "README.md"]
+    assert split_test_paths(tracked) == (["tests/"], ["src/pkg/test_util.py"])
+
+
+def test_eval_stops_when_it_cannot_undo(task: Task, tmp_path: Path) -> None:
+    """Fail closed: no git repository to clean (nor a ``python``) → exit 1 before any test runs."""
+    script = eval_script(task, F2P, undo=undo_lines(task, [])).replace("\ncd /testbed\n", f"\ncd {tmp_path}\n", 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_CEILING_DIRECTORIES"] = str(tmp_path.parent)
+    proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 1 and "homefield: the undo step failed" in proc.stderr
+    assert START not in proc.stdout + proc.stderr
