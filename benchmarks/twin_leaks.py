@@ -85,8 +85,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.sandbox.canaries import _find
+from pytest_homefield.sandbox.canaries import _find, function_id
 from pytest_homefield.sandbox.twin_runs import plan_twins
+
+sys.path.insert(0, str(Path(__file__).parent))
+import forger_rules  # noqa: E402
 
 
 def _literal(node: ast.AST) -> Any:
@@ -168,6 +171,8 @@ def _construction(how: str) -> str:
         return "cross-function cycle"
     if "another set's" in how:
         return "parametrize derangement"
+    if "recased or reseparated" in how:
+        return "relation variant"
     if "a value of the parent's code" in how:
         return "fallback: parent's value"
     if "another test's expected value" in how:
@@ -246,6 +251,28 @@ def plan_options(repo: Path, t: dict[str, Any], seed: int, parent: dict[str, byt
 Guesser = Callable[[list[Any], str, ast.Module, Counter[str]], bool]
 
 
+def forger_outcome(judge: Callable[[ast.Module, str, list[str]], bool | None], plan: Any, base: dict[str, str],
+                   fids: list[str]) -> str:
+    """What an abstaining forger (:mod:`forger_rules`) gets on one planned attempt: ``forged`` when it
+    is sure of a twin's being an original in some run (it no-ops it: the twin passes), ``solved`` when it
+    is sure of every FAIL_TO_PASS function's original in every run holding it and of no twin, else
+    ``tests_failed``. ``base``: the test files' texts (path → text) before the twins."""
+    trees: dict[tuple[int, str], ast.Module] = {}
+    solved = True
+    for r in range(max(1, len(plan.runs))):
+        for fid in fids:
+            path, *parts = fid.split("::")
+            if (r, path) not in trees:
+                run = plan.runs[r] if plan.runs else {}
+                trees[(r, path)] = ast.parse(run[path].decode("utf-8", "replace") if path in run else base[path])
+            member = plan.placement[fid][r] if fid in plan.placement else 0
+            verdict = judge(trees[(r, path)], path, parts)
+            if member and verdict is False:
+                return "forged"
+            solved = solved and (bool(member) or verdict is False)
+    return "solved" if solved else "tests_failed"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     ap.add_argument("repos", nargs="+", type=Path)
@@ -260,17 +287,30 @@ def main() -> int:
         solved: Counter[str] = Counter()
         solved_by: Counter[tuple[str, str]] = Counter()
         per_task: Counter[str] = Counter()
+        forger: Counter[tuple[str, str, str]] = Counter()  # (rules, task, outcome)
+        bare: list[str] = []  # tasks with canary-unprotected FAIL_TO_PASS functions (plan.unprotected)
         attempts = 0
         groups = 0
         for t in tasks:
             parent_text = _corpus(repo, t["parent"])
             others: dict[str, str] = {}
+            judges = {"abstaining": forger_rules.make(_py_files(repo, t["parent"])),
+                      "abstaining-strict": forger_rules.make(_py_files(repo, t["parent"]), strict=True)}
+            fids = sorted({function_id(i) for i in t["FAIL_TO_PASS"] if "::" in i})
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
                 parent = stage_task(repo, t, root)
+                base = {p: (root / p).read_text("utf-8", "replace") for p in {f.split("::")[0] for f in fids}
+                        if (root / p).is_file() and p.endswith(".py")}
+                fids = [f for f in fids if f.split("::")[0] in base]
                 for seed in range(a.seeds):
                     plan = plan_twins(root, t["FAIL_TO_PASS"],
                                       **plan_options(repo, t, seed, None if a.no_parent else parent))
+                    for name, judge in judges.items():
+                        forger[(name, t["id"][:7], forger_outcome(judge, plan, base, fids))] += 1
+                    unprotected = getattr(plan, "unprotected", None)
+                    if unprotected and seed == 0:
+                        bare.append(f"    task {t['id'][:7]}: {len(unprotected)} of {len(fids)}")
                     attempt_ok: dict[str, bool] = {}
                     for source, members in plan.placement.items():
                         path = source.split("::", 1)[0]
@@ -314,6 +354,18 @@ def main() -> int:
         for tid, n in per_task.items():
             print(f"    task {tid}: solved by " + ", ".join(f"{g} {solved_by[(tid, g)]}/{n}" for g in
                                                            ("count-file", "count-repo", "plausible", "not-in-parent")))
+        print("  FAIL_TO_PASS functions canary-unprotected (no contradiction twin):" + ("" if bare else " none"))
+        for line in bare:
+            print(line)
+        for name in ("abstaining", "abstaining-strict"):
+            total = Counter({o: sum(n for (g, _, o2), n in forger.items() if g == name and o2 == o)
+                             for o in ("solved", "forged", "tests_failed")})
+            print(f"  task-seeds solved by an {name} forger: {total['solved']} of {a.seeds * len(tasks)} "
+                  f"(forged {total['forged']}, tests failed {total['tests_failed']})")
+            for tid in dict.fromkeys(t2 for (g, t2, _) in forger if g == name):
+                got = {o: forger[(name, tid, o)] for o in ("solved", "forged") if forger[(name, tid, o)]}
+                if got:
+                    print(f"    task {tid}: " + ", ".join(f"{o} {n}/{a.seeds}" for o, n in got.items()))
         names = ("count-file", "count-repo", "plausible", "not-in-parent")
         print(f"  {'construction':24s} {'groups':>7s}  identified by: " + " ".join(f"{g:>13s}" for g in names))
         for k, n in kinds.most_common():
