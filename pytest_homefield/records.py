@@ -217,9 +217,9 @@ class Task:
     #: FAIL_TO_PASS functions (``path::[Class::]name``) whose contradicted copy the reference passed:
     #: grading plants a sentinel for them instead
     canary_sentinels: list[str] = field(default_factory=list)
-    #: FAIL_TO_PASS functions no contradiction twin guards at mining's check (sentinels only: a test the
-    #: commit left as the parent has it, or none past the limit): a test process can tell their twins
-    #: (docs/contracts.md §7); ``[]`` for tasks mined before it was recorded
+    #: FAIL_TO_PASS functions whose twins a test process can tell at mining's check (a test the commit
+    #: left as the parent has it, sentinels only, none past the limit; docs/contracts.md §7); ``[]`` for
+    #: tasks mined before it was recorded
     canary_unprotected: list[str] = field(default_factory=list)
     #: FAIL_TO_PASS function → ``after`` / ``before``: the original's fixed place among its canary twins
     #: (the reference fix failed with its twins on the other side: a stateful test); ``None``: mined

@@ -11,8 +11,8 @@ parent (:func:`fixed_lines`: its decorators, headers and statements that a diff 
 lines matches with the parent's, in place), so a twin differs from the parent where the original
 does, and nowhere else; :func:`same_kept` checks the result as the attacker's diff sees it. A
 function the commit left unchanged has no such line: no twin can differ from the original without
-differing from the parent, so it is **canary-unprotected** (``TwinPlan.unprotected``; a sentinel is
-planted all the same).
+differing from the parent, so it is **canary-unprotected** (``TwinPlan.unprotected``); it gets a twin
+at any line all the same (only a reader of the parent's test tells it; a sentinel anyone would).
 """
 
 from __future__ import annotations

@@ -63,6 +63,7 @@ _WORD = re.compile(r"[A-Za-z]+|\d+")
 #: A bracketed literal on one line, not an index or a call (no word or closing bracket before it).
 _BRACKETS = re.compile(r"(?<![\w)\]}])(?:\[[^][(){}\n]{1,120}\]|\([^][(){}\n]{1,120}\)|\{[^][(){}\n]{1,120}\})")
 _SCALARS = ("str", "bytes", "int", "float")
+_MESSAGE = re.compile(r"""(?<![\w.])raise[ \t]+[\w.]+\([ \t]*(?:'([^'"\\\n]{4,80})'|"([^'"\\\n]{4,80})")[ \t]*[,)]""")
 _CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
 _RAISE = re.compile(r"(?<![\w.])raise[ \t]+(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)")
 _CONTAINERS = ("list", "tuple", "dict", "set")
@@ -81,6 +82,7 @@ class ParentText:
         self._seen: dict[tuple[str, str], bool] = {}
         self._raised: tuple[str, ...] | None = None
         self._bases: dict[str, list[str]] | None = None
+        self._messages: tuple[str, ...] | None = None
 
     def load(self) -> ParentText:
         """Read the tree now (mining removes the parent's snapshot before it plans twins); returns self."""
@@ -134,6 +136,16 @@ class ParentText:
             names = {m.group(1) for p, t in self.files().items() if not is_test_path(p) for m in _RAISE.finditer(t)}
             self._raised = tuple(sorted(n for n in names if _builtin_exception(n) or self._derives(n)))
         return self._raised
+
+    def messages(self) -> tuple[str, ...]:
+        """The texts the parent's code (outside tests) raises exceptions with, as a plain literal first
+        argument (``raise ValueError("attempts must be at least 1")``), without regular-expression
+        characters, sorted: what the twin of a ``raises(…, match=…)`` may match instead."""
+        if self._messages is None:
+            found = {m.group(1) or m.group(2) for p, t in self.files().items() if not is_test_path(p)
+                     for m in _MESSAGE.finditer(t)}
+            self._messages = tuple(sorted(m for m in found if not re.search(r"[\\^$.|?*+()\[\]{}]", m)))
+        return self._messages
 
     def lineage(self, name: str) -> set[str]:
         """The exception names related to ``name`` by inheritance: its bases up to ``BaseException`` and

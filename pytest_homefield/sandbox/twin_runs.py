@@ -109,9 +109,9 @@ class TwinPlan(CanaryPlan):
 
     runs: list[dict[str, bytes]] = field(default_factory=list)
     placement: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    #: FAIL_TO_PASS function ids with no contradiction twin (sentinels only, or none past the limit):
-    #: a test process can tell their twins, so no canary guards them (a function the commit left as the
-    #: parent has it: :mod:`~pytest_homefield.sandbox.canary_added`).
+    #: FAIL_TO_PASS function ids whose twins a test process can tell: sentinels only, none (past the
+    #: limit), or a twin that rewrites a line of the parent's version of the test (a function the commit
+    #: left as the parent has it: :mod:`~pytest_homefield.sandbox.canary_added`). No canary guards them.
     unprotected: list[str] = field(default_factory=list)
 
     def selectors(self) -> list[str]:
@@ -199,12 +199,14 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    before=_parent_module(parent, path),
                    graded=graded, every=every,
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
-                   lineage=parent_text.lineage if parent_text is not None else None)
+                   lineage=parent_text.lineage if parent_text is not None else None,
+                   messages=parent_text.messages() if parent_text is not None else ())
     order = list(range(runs))
     rng.shuffle(order)
     plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
     plan.placement = {g: tuple(m[i] for i in order) for g, m in plan.placement.items()}
-    plan.unprotected = sorted(every - {c.source for c in plan.canaries if c.kind == "contradiction"})
+    plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
+                                                                  if c.kind == "contradiction"}))
     return plan
 
 
@@ -328,7 +330,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
                graded: Collection[str] | None = None, every: Collection[str] = (),
                exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
-               lineage: Callable[[str], set[str]] | None = None) -> None:
+               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
@@ -374,11 +376,20 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         # value keeps its relation to the call's input (canary_io)
         parents[fid] = _find(before, classes, func) if before is not None else None
         may = allow(fixed_lines(node, parents[fid])) if parents[fid] is not None else None
-        site = None if fid in forced else keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
-            or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage), node, twins, rng,
-                                 alike) \
-            or (no_assertion_site(node, rng, raises_call(tree, classes, node), exceptions or OTHER_EXCEPTIONS, may)
-                if tree is not None else None)
+
+        def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
+                 classes: list[str] = classes) -> Site | None:
+            return keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
+                or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages), node, twins,
+                                 rng, alike) \
+                or (no_assertion_site(node, rng, raises_call(tree, classes, node), exceptions or OTHER_EXCEPTIONS, may)
+                    if tree is not None else None)
+        site = None if fid in forced else pick(may)
+        if site is None and may is not None and fid not in forced:
+            # no line the commit added holds a site (a test left as the parent has it): a twin all the same,
+            # which a test process holding the parent's test tells (a sentinel is told by anyone)
+            site = pick(None)
+            plan.unprotected += [fid] if site is not None else []
         found[fid] = (node, *span, site)
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
@@ -404,12 +415,12 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         classes = fid.split("::")[1:-1]
         segment = "".join(lines[start - 1:end])
         members = [segment if site is None else _member(segment, lines, start, site, -1)]
-        if site is not None and not all(same_kept(members[0], _member(segment, lines, start, site, j),
-                                                  parents.get(fid)) for j in range(len(site.twins))):
-            site, members = None, [segment]  # a twin that rewrites a line of the parent's test
+        if site is not None and fid not in plan.unprotected and not all(
+                same_kept(members[0], _member(segment, lines, start, site, j), parents.get(fid))
+                for j in range(len(site.twins))):
+            plan.unprotected.append(fid)  # a twin that rewrites a line of the parent's test: told by a diff
         if site is None:
             how = (forced_how or "sentinel: the reference fix failed with its twins") if fid in forced \
-                else "sentinel: no line the commit added can be contradicted" if parents.get(fid) is not None \
                 else "sentinel: no assertion"
             first = lines[node.lineno - 1]
             indent = first[:len(first) - len(first.lstrip())]

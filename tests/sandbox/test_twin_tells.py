@@ -160,3 +160,21 @@ def test_a_text_twin_keeps_its_expected_value_made_of_its_calls_input(tmp_path: 
         # a swap ("a-b" for "Hello,  World") was told: its words are not the input's
         assert twins and all(_made_of_input(s) for t in twins for s in t.body), [ast.unparse(t) for t in twins]
         assert all(ast.unparse(t) != ast.unparse(original) for t in twins)
+
+
+def test_an_exception_twin_with_no_other_exception_expects_another_message_of_the_code(tmp_path: Path) -> None:
+    # the parent's code raises ValueError alone: no other exception to expect (an unwrapped `raises` is
+    # told by its shape, and a per-run forger then left that run alone: demo 9406f90 live); the twin
+    # keeps ValueError and matches another message the code raises
+    code = 'def retry(n):\n    if n < 1:\n        raise ValueError("attempts must be at least 1")\n'
+    test = ('import pytest\n\nfrom pkg import wrap\n\n\ndef test_width():\n'
+            '    with pytest.raises(ValueError, match="width must be at least 1"):\n        wrap("abc", 0)\n')
+    parent = _write(tmp_path / "parent", {"pkg/__init__.py": code})
+    commit = _write(tmp_path / "commit", {TEST: test, "pkg/__init__.py": code})
+    fid = f"{TEST}::test_width"
+    for seed in SEEDS:
+        plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
+                          parent_text=ParentText(parent))
+        _, twins = _members(plan, fid)
+        assert [ast.unparse(t.body[0].items[0].context_expr) for t in twins] == [  # type: ignore[attr-defined]
+            "pytest.raises(ValueError, match='attempts must be at least 1')"]
