@@ -3,6 +3,7 @@
 Run on demand (not a test), offline, no test process::
 
     python benchmarks/twin_leaks.py --seeds 50 /tmp/nu/demo-repo /tmp/nu7/itsd /tmp/nu6/llm /tmp/nu6/mit
+    python benchmarks/twin_leaks.py --seeds 20 /work/atk10/demo /work/atk10/itsdangerous   # round 9
     PYTHONPATH=/tmp/base python benchmarks/twin_leaks.py ...   # the same against another checkout's code
 
 For every task of each repository's ``.homefield/tasks.jsonl`` it writes the task's test files at its
@@ -68,6 +69,30 @@ through its sentinel's appended constants (a value of the file and a made-up one
 ``benchmarks/sentinel_kinds.py``). Letting a value of the code stand in where the parent holds the
 original's only in the test file cut the demo's not-in-parent to 4.8% but raised count-repo to 9.9%,
 so it is not done.
+
+Round 9 (atk10's F1): an **abstaining forger** (:mod:`forger_rules`: parent-diff, io-words,
+exception-in-parent-code, sentinel) no-ops only the FAIL_TO_PASS functions it is sure are originals,
+so it is never ``forged`` unless a twin looks as sure as an original. Printed: the task-seeds it solves
+(sure of every original in every run, of no twin) and those it is forged on; ``strict``: the attacker's
+later exception rule (a class of the code, or ``ValueError`` in code with none). Also printed: the
+tasks' canary-unprotected functions (``TwinPlan.unprotected``). 20 seeds; before = main at bae0fc4,
+after = twins at lines the commit added, exceptions and messages the parent raises, values keeping
+their call's input relation (attacks/tell_offline.py gave the same before figures):
+
+=================  ===========================  ===========================  ===========================
+repository         abstaining: solved (forged)  strict: solved (forged)      value guessers' task-seeds
+=================  ===========================  ===========================  ===========================
+demo (8 tasks)     59/160 (1) -> 0/160 (100)    59/160 (1) -> 0/160 (100)    0,0,0,0 -> 1,1,3,0
+itsdangerous (16)  36/320 (4) -> 20/320 (20)    40/320 (0) -> 40/320 (0)     0,0,0,40 -> 0,0,0,40
+=================  ===========================  ===========================  ===========================
+
+(value guessers: count-file, count-repo, plausible, not-in-parent.) What is left: itsdangerous
+910a7a9 (20/20), whose four FAIL_TO_PASS functions the commit left as the parent has them (a fixture
+changed): no twin of them can hide from a reader of the parent's test, so they are reported
+unprotected; c30678d under ``strict`` (20/20): its test expects a class of the code and the test module
+names no other unrelated one. The demo's recased or reseparated values (a relation variant, 49% of its
+groups) are told by count-file/plausible on 1-3 task-seeds (091319e, whose other two functions are
+unprotected, and 4ca7def).
 """
 
 from __future__ import annotations
