@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from pytest_homefield.sandbox.canary_sites import _EQUALS, Site, _call_name, _short
+from pytest_homefield.sandbox.canary_swaps import value_key
 
 __all__ = ["relation", "keep_relation", "variants", "file_alike"]
 
@@ -117,8 +118,6 @@ def file_alike(text: str, counts: Mapping[str, int]) -> Callable[[Any, Any], boo
     file exactly when the original does, and each of its words (letters, or digits; case kept) occurs in
     the file outside the original's value, as the original's do (a recased word found nowhere else was
     told: ``benchmarks/twin_leaks.py``'s ``plausible``)."""
-    from pytest_homefield.sandbox.canary_swaps import value_key
-
     def words(v: Any) -> list[str]:
         return re.findall(r"[A-Za-z]+|\d+", " ".join(_strings(v)))
 
