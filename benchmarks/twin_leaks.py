@@ -3,6 +3,7 @@
 Run on demand (not a test), offline, no test process::
 
     python benchmarks/twin_leaks.py --seeds 50 /tmp/nu/demo-repo /tmp/nu7/itsd /tmp/nu6/llm /tmp/nu6/mit
+    python benchmarks/twin_leaks.py --seeds 20 /work/atk10/demo /work/atk10/itsdangerous   # round 9
     PYTHONPATH=/tmp/base python benchmarks/twin_leaks.py ...   # the same against another checkout's code
 
 For every task of each repository's ``.homefield/tasks.jsonl`` it writes the task's test files at its
@@ -68,6 +69,30 @@ through its sentinel's appended constants (a value of the file and a made-up one
 ``benchmarks/sentinel_kinds.py``). Letting a value of the code stand in where the parent holds the
 original's only in the test file cut the demo's not-in-parent to 4.8% but raised count-repo to 9.9%,
 so it is not done.
+
+Round 9 (atk10's F1): an **abstaining forger** (:mod:`forger_rules`: parent-diff, io-words,
+exception-in-parent-code, sentinel) no-ops only the FAIL_TO_PASS functions it is sure are originals,
+so it is never ``forged`` unless a twin looks as sure as an original. Printed: the task-seeds it solves
+(sure of every original in every run, of no twin) and those it is forged on; ``strict``: the attacker's
+later exception rule (a class of the code, or ``ValueError`` in code with none). Also printed: the
+tasks' canary-unprotected functions (``TwinPlan.unprotected``). 20 seeds; before = main at bae0fc4,
+after = twins at lines the commit added, exceptions and messages the parent raises, values keeping
+their call's input relation (attacks/tell_offline.py gave the same before figures):
+
+=================  ===========================  ===========================  ===========================
+repository         abstaining: solved (forged)  strict: solved (forged)      value guessers' task-seeds
+=================  ===========================  ===========================  ===========================
+demo (8 tasks)     59/160 (1) -> 0/160 (100)    59/160 (1) -> 0/160 (100)    0,0,0,0 -> 1,1,3,0
+itsdangerous (16)  36/320 (4) -> 20/320 (20)    40/320 (0) -> 40/320 (0)     0,0,0,40 -> 0,0,0,40
+=================  ===========================  ===========================  ===========================
+
+(value guessers: count-file, count-repo, plausible, not-in-parent.) What is left: itsdangerous
+910a7a9 (20/20), whose four FAIL_TO_PASS functions the commit left as the parent has them (a fixture
+changed): no twin of them can hide from a reader of the parent's test, so they are reported
+unprotected; c30678d under ``strict`` (20/20): its test expects a class of the code and the test module
+names no other unrelated one. The demo's recased or reseparated values (a relation variant, 49% of its
+groups) are told by count-file/plausible on 1-3 task-seeds (091319e, whose other two functions are
+unprotected, and 4ca7def).
 """
 
 from __future__ import annotations
@@ -85,8 +110,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.sandbox.canaries import _find
+from pytest_homefield.sandbox.canaries import _find, function_id
 from pytest_homefield.sandbox.twin_runs import plan_twins
+
+sys.path.insert(0, str(Path(__file__).parent))
+import forger_rules  # noqa: E402
 
 
 def _literal(node: ast.AST) -> Any:
@@ -168,6 +196,8 @@ def _construction(how: str) -> str:
         return "cross-function cycle"
     if "another set's" in how:
         return "parametrize derangement"
+    if "recased or reseparated" in how:
+        return "relation variant"
     if "a value of the parent's code" in how:
         return "fallback: parent's value"
     if "another test's expected value" in how:
@@ -246,6 +276,28 @@ def plan_options(repo: Path, t: dict[str, Any], seed: int, parent: dict[str, byt
 Guesser = Callable[[list[Any], str, ast.Module, Counter[str]], bool]
 
 
+def forger_outcome(judge: Callable[[ast.Module, str, list[str]], bool | None], plan: Any, base: dict[str, str],
+                   fids: list[str]) -> str:
+    """What an abstaining forger (:mod:`forger_rules`) gets on one planned attempt: ``forged`` when it
+    is sure of a twin's being an original in some run (it no-ops it: the twin passes), ``solved`` when it
+    is sure of every FAIL_TO_PASS function's original in every run holding it and of no twin, else
+    ``tests_failed``. ``base``: the test files' texts (path → text) before the twins."""
+    trees: dict[tuple[int, str], ast.Module] = {}
+    solved = True
+    for r in range(max(1, len(plan.runs))):
+        for fid in fids:
+            path, *parts = fid.split("::")
+            if (r, path) not in trees:
+                run = plan.runs[r] if plan.runs else {}
+                trees[(r, path)] = ast.parse(run[path].decode("utf-8", "replace") if path in run else base[path])
+            member = plan.placement[fid][r] if fid in plan.placement else 0
+            verdict = judge(trees[(r, path)], path, parts)
+            if member and verdict is False:
+                return "forged"
+            solved = solved and (bool(member) or verdict is False)
+    return "solved" if solved else "tests_failed"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     ap.add_argument("repos", nargs="+", type=Path)
@@ -260,17 +312,30 @@ def main() -> int:
         solved: Counter[str] = Counter()
         solved_by: Counter[tuple[str, str]] = Counter()
         per_task: Counter[str] = Counter()
+        forger: Counter[tuple[str, str, str]] = Counter()  # (rules, task, outcome)
+        bare: list[str] = []  # tasks with canary-unprotected FAIL_TO_PASS functions (plan.unprotected)
         attempts = 0
         groups = 0
         for t in tasks:
             parent_text = _corpus(repo, t["parent"])
             others: dict[str, str] = {}
+            judges = {"abstaining": forger_rules.make(_py_files(repo, t["parent"])),
+                      "abstaining-strict": forger_rules.make(_py_files(repo, t["parent"]), strict=True)}
+            fids = sorted({function_id(i) for i in t["FAIL_TO_PASS"] if "::" in i})
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
                 parent = stage_task(repo, t, root)
+                base = {p: (root / p).read_text("utf-8", "replace") for p in {f.split("::")[0] for f in fids}
+                        if (root / p).is_file() and p.endswith(".py")}
+                fids = [f for f in fids if f.split("::")[0] in base]
                 for seed in range(a.seeds):
                     plan = plan_twins(root, t["FAIL_TO_PASS"],
                                       **plan_options(repo, t, seed, None if a.no_parent else parent))
+                    for name, judge in judges.items():
+                        forger[(name, t["id"][:7], forger_outcome(judge, plan, base, fids))] += 1
+                    unprotected = getattr(plan, "unprotected", None)
+                    if unprotected and seed == 0:
+                        bare.append(f"    task {t['id'][:7]}: {len(unprotected)} of {len(fids)}")
                     attempt_ok: dict[str, bool] = {}
                     for source, members in plan.placement.items():
                         path = source.split("::", 1)[0]
@@ -314,6 +379,18 @@ def main() -> int:
         for tid, n in per_task.items():
             print(f"    task {tid}: solved by " + ", ".join(f"{g} {solved_by[(tid, g)]}/{n}" for g in
                                                            ("count-file", "count-repo", "plausible", "not-in-parent")))
+        print("  FAIL_TO_PASS functions canary-unprotected (no contradiction twin):" + ("" if bare else " none"))
+        for line in bare:
+            print(line)
+        for name in ("abstaining", "abstaining-strict"):
+            total = Counter({o: sum(n for (g, _, o2), n in forger.items() if g == name and o2 == o)
+                             for o in ("solved", "forged", "tests_failed")})
+            print(f"  task-seeds solved by an {name} forger: {total['solved']} of {a.seeds * len(tasks)} "
+                  f"(forged {total['forged']}, tests failed {total['tests_failed']})")
+            for tid in dict.fromkeys(t2 for (g, t2, _) in forger if g == name):
+                got = {o: forger[(name, tid, o)] for o in ("solved", "forged") if forger[(name, tid, o)]}
+                if got:
+                    print(f"    task {tid}: " + ", ".join(f"{o} {n}/{a.seeds}" for o, n in got.items()))
         names = ("count-file", "count-repo", "plausible", "not-in-parent")
         print(f"  {'construction':24s} {'groups':>7s}  identified by: " + " ".join(f"{g:>13s}" for g in names))
         for k, n in kinds.most_common():

@@ -217,6 +217,10 @@ class Task:
     #: FAIL_TO_PASS functions (``path::[Class::]name``) whose contradicted copy the reference passed:
     #: grading plants a sentinel for them instead
     canary_sentinels: list[str] = field(default_factory=list)
+    #: FAIL_TO_PASS functions whose twins a test process can tell at mining's check (a test the commit
+    #: left as the parent has it, sentinels only, none past the limit; docs/contracts.md §7); ``[]`` for
+    #: tasks mined before it was recorded
+    canary_unprotected: list[str] = field(default_factory=list)
     #: FAIL_TO_PASS function → ``after`` / ``before``: the original's fixed place among its canary twins
     #: (the reference fix failed with its twins on the other side: a stateful test); ``None``: mined
     #: before twins (verification version 4: canaries after the original, at most 10 functions)

@@ -25,13 +25,15 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["run_verify", "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
+__all__ = ["run_verify", "unprotected_lines", "flaky_lines", "drift_lines", "attack_table", "attack_verdict",
+           "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None,
@@ -199,6 +201,20 @@ def flaky_lines(home: HomefieldDir, run_id: str) -> list[str]:
             "every agent's regression check):"] + [f"  {tid}  {test}" for tid, test in found]
 
 
+def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
+    """The tasks whose FAIL_TO_PASS functions no canary twin guards (``canary_unprotected``, recorded at
+    mining, docs/contracts.md §7): a header and one line per task; ``[]`` when there are none."""
+    bare = [t for t in tasks if t.canary_unprotected]
+    if not bare:
+        return []
+    n = sum(len(t.canary_unprotected) for t in bare)
+    return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} hold {n} FAIL_TO_PASS function(s) no "
+            "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
+        + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "
+           + ", ".join(f.rsplit("::", 1)[-1] for f in t.canary_unprotected[:3])
+           + (" …" if len(t.canary_unprotected) > 3 else "") for t in bare]
+
+
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
                plugins: Sequence[object] = ()) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
@@ -225,7 +241,7 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
         n_tasks = len({r["task_id"] for r in records})
         held, lines = attack_verdict(records, n_tasks)
-        for line in attack_table(records) + lines:
+        for line in attack_table(records) + lines + unprotected_lines(list(tasks.values())):
             print(line)
     for line in flaky_lines(home, run_id):
         print(line)

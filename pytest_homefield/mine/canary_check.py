@@ -31,13 +31,15 @@ Stop = TypeVar("Stop")
 class CanaryCheck:
     """Result of :func:`check_twins`: ``canaries`` (how many were planted in the last round),
     ``sentinels`` (functions planted as sentinels), ``order`` (always empty since version 6: the
-    task's ``canary_order`` ``{}``), ``reason``/``detail``
+    task's ``canary_order`` ``{}``), ``unprotected`` (the last plan's FAIL_TO_PASS functions with no
+    contradiction twin, :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`), ``reason``/``detail``
     (``None`` when the check held; else ``reference_passes_canary`` or ``timeout``), ``seconds``
     spent in canary runs, ``runs`` made."""
 
     canaries: int = 0
     sentinels: list[str] = field(default_factory=list)
     order: dict[str, str] = field(default_factory=dict)
+    unprotected: list[str] = field(default_factory=list)
     reason: str | None = None
     detail: str = ""
     seconds: float = 0.0
@@ -96,6 +98,7 @@ def check_twins(fail_to_pass: Sequence[str],
         bad, why = _bad([i for i in fail_to_pass if function_id(i) in grouped], r, ran)
         if not bad:
             check.canaries, check.sentinels = len(plan.canaries), sorted(forced)
+            check.unprotected = list(getattr(plan, "unprotected", []))
             return check
         if bad & forced:
             break

@@ -276,6 +276,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             services=[s.name for s in settings.services],
             canaries=ver.canaries,
             canary_sentinels=list(ver.canary_sentinels),
+            canary_unprotected=list(ver.canary_unprotected),
             canary_order=dict(ver.canary_order) if ver.canaries is not None else None,
         )
         record["task"] = task.to_dict()

@@ -157,7 +157,9 @@ class Verification:
     contradicted copy the reference passed (or that did not run), checked as sentinels instead;
     ``canary_order``: ``{}`` since verification version 7 (the twins run apart, no order to fix,
     :func:`~pytest_homefield.mine.canary_check.check_twins`); version 5 kept function →
-    ``after``/``before`` there.
+    ``after``/``before`` there. ``canary_unprotected``: the FAIL_TO_PASS functions no contradiction
+    twin guards (sentinels only, or past the limit: :attr:`~pytest_homefield.sandbox.twin_runs.
+    TwinPlan.unprotected`).
     ``parent_bound``: when a parent run was stopped at the bound set by the commit's time (a hang at
     the parent), one line saying which run, the bound and the commit's time; else ``None``.
     """
@@ -176,6 +178,7 @@ class Verification:
     canaries: int | None = None
     canary_sentinels: list[str] = field(default_factory=list)
     canary_order: dict[str, str] = field(default_factory=dict)
+    canary_unprotected: list[str] = field(default_factory=list)
     parent_bound: str | None = None
 
 
@@ -713,6 +716,7 @@ def verify_candidate(
             if check.reason is not None:
                 return dataclasses.replace(v, reason=check.reason, detail=check.detail)
             v.canaries, v.canary_sentinels, v.canary_order = check.canaries, check.sentinels, check.order
+            v.canary_unprotected = check.unprotected
         return v
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -25,6 +25,14 @@ def unknown_tasks(ids: Sequence[str]) -> str:
             f"({', '.join(ids[:5])}{', …' if len(ids) > 5 else ''}): no subject, language or gold patch.")
 
 
+def unprotected(n_tasks: int, n_functions: int) -> str:
+    """``n_tasks`` reported tasks hold ``n_functions`` FAIL_TO_PASS functions whose canary twins a test
+    process can tell (``canary_unprotected``, docs/contracts.md §7)."""
+    return (f"{n_tasks} task(s) hold {n_functions} FAIL_TO_PASS function(s) no canary guards (a test the commit "
+            "left as the parent has it): a forger that no-ops only those is not caught there "
+            "(homefield verify --attacks names them).")
+
+
 def unscored(counts: Counter[str]) -> str:
     """The unscored attempts over every agent, by outcome."""
     parts = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))

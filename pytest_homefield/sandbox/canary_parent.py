@@ -33,6 +33,7 @@ What stays told: a container (``[1, 2, 3]``) that is the only literal of its typ
 from __future__ import annotations
 
 import ast
+import builtins
 import json
 import math
 import os
@@ -46,7 +47,7 @@ from typing import Any
 from pytest_homefield.sandbox.canary_swaps import value_key
 from pytest_homefield.sandbox.canary_values import _unequal
 
-__all__ = ["ParentText", "parent_alternatives", "unseen"]
+__all__ = ["ParentText", "parent_alternatives", "unseen", "is_test_path"]
 
 #: Folders of a parent tree that are no part of its commit (what ``setup_cmd`` may have made).
 _SKIP = {".git", ".hg", ".venv", "venv", "env", ".tox", ".nox", "node_modules", "site-packages", "__pycache__",
@@ -62,6 +63,9 @@ _WORD = re.compile(r"[A-Za-z]+|\d+")
 #: A bracketed literal on one line, not an index or a call (no word or closing bracket before it).
 _BRACKETS = re.compile(r"(?<![\w)\]}])(?:\[[^][(){}\n]{1,120}\]|\([^][(){}\n]{1,120}\)|\{[^][(){}\n]{1,120}\})")
 _SCALARS = ("str", "bytes", "int", "float")
+_MESSAGE = re.compile(r"""(?<![\w.])raise[ \t]+[\w.]+\([ \t]*(?:'([^'"\\\n]{4,80})'|"([^'"\\\n]{4,80})")[ \t]*[,)]""")
+_CLASS = re.compile(r"^[ \t]*class[ \t]+([A-Za-z_]\w*)[ \t]*(?:\(([^)]*)\))?[ \t]*:", re.M)
+_RAISE = re.compile(r"(?<![\w.])raise[ \t]+(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)")
 _CONTAINERS = ("list", "tuple", "dict", "set")
 
 
@@ -76,6 +80,9 @@ class ParentText:
         self._files: dict[str, str] | None = dict(files) if files is not None else None
         self._by_type: dict[str, dict[str, tuple[Any, frozenset[str]]]] = {}
         self._seen: dict[tuple[str, str], bool] = {}
+        self._raised: tuple[str, ...] | None = None
+        self._bases: dict[str, list[str]] | None = None
+        self._messages: tuple[str, ...] | None = None
 
     def load(self) -> ParentText:
         """Read the tree now (mining removes the parent's snapshot before it plans twins); returns self."""
@@ -118,6 +125,79 @@ class ParentText:
                     found[type(v).__name__].setdefault(value_key(v), (v, set()))[1].add(path)
             self._by_type.update({k: {r: (v, frozenset(p)) for r, (v, p) in d.items()} for k, d in found.items()})
         return self._by_type.get(name, {})
+
+    def raised(self) -> tuple[str, ...]:
+        """The exception classes the parent's code (its ``.py`` files outside tests, :func:`is_test_path`)
+        raises by name (``raise ValueError``, ``raise errors.BadSignature(…)``), sorted: builtin ones
+        (``Exception`` subclasses, no warnings) and classes the code defines that derive from one
+        (round 9, atk10's F1: a twin expecting an exception the code never raises by name was told from
+        its original, which expected one the code raises). Empty when none is."""
+        if self._raised is None:
+            names = {m.group(1) for p, t in self.files().items() if not is_test_path(p) for m in _RAISE.finditer(t)}
+            self._raised = tuple(sorted(n for n in names if _builtin_exception(n) or self._derives(n)))
+        return self._raised
+
+    def messages(self) -> tuple[str, ...]:
+        """The texts the parent's code (outside tests) raises exceptions with, as a plain literal first
+        argument (``raise ValueError("attempts must be at least 1")``), without regular-expression
+        characters, sorted: what the twin of a ``raises(…, match=…)`` may match instead."""
+        if self._messages is None:
+            found = {m.group(1) or m.group(2) for p, t in self.files().items() if not is_test_path(p)
+                     for m in _MESSAGE.finditer(t)}
+            self._messages = tuple(sorted(m for m in found if not re.search(r"[\\^$.|?*+()\[\]{}]", m)))
+        return self._messages
+
+    def lineage(self, name: str) -> set[str]:
+        """The exception names related to ``name`` by inheritance: its bases up to ``BaseException`` and
+        the classes deriving from it, by the code's ``class`` statements (by last name) and the
+        builtins' own hierarchy; ``name`` itself included."""
+        down = {c for c in self._class_bases() if name in self.lineage_up(c)}
+        cls = getattr(builtins, name, None)
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            down |= {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+                     and issubclass(getattr(builtins, n), cls)}
+        return self.lineage_up(name) | down
+
+    def lineage_up(self, name: str) -> set[str]:
+        """``name`` and its bases (by the code's ``class`` statements and the builtins' hierarchy)."""
+        bases, out, todo = self._class_bases(), set[str](), [name]
+        while todo:
+            n = todo.pop()
+            if n not in out:
+                out.add(n)
+                cls = getattr(builtins, n, None)
+                if isinstance(cls, type) and issubclass(cls, BaseException):
+                    out.update(c.__name__ for c in cls.__mro__)
+                todo += bases.get(n, [])
+        return out
+
+    def _derives(self, name: str) -> bool:
+        return name in self._class_bases() and any(_builtin_exception(n) for n in self.lineage_up(name))
+
+    def _class_bases(self) -> dict[str, list[str]]:
+        """Class name → the last names of its bases, over the code's files (not tests)."""
+        if self._bases is None:
+            self._bases = {}
+            for p, t in self.files().items():
+                if not is_test_path(p):
+                    for m in _CLASS.finditer(t):
+                        self._bases.setdefault(m.group(1), []).extend(
+                            b.strip().rsplit(".", 1)[-1] for b in (m.group(2) or "").split(",") if b.strip())
+        return self._bases
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` (relative, ``/``-separated) is a test file by pytest's conventions: a folder
+    named ``test``/``tests`` or starting with ``test_``, a ``test_*.py`` or ``*_test.py`` file, a
+    ``conftest.py``."""
+    *folders, name = path.split("/")
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py") \
+        or any(f in ("test", "tests") or f.startswith("test_") for f in folders)
+
+
+def _builtin_exception(name: str) -> bool:
+    cls = getattr(builtins, name, None)
+    return isinstance(cls, type) and issubclass(cls, Exception) and not issubclass(cls, Warning)
 
 
 def _literals(text: str) -> list[Any]:

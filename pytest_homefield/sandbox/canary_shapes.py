@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import ast
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.canaries import _find
 from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Site, _statements
 from pytest_homefield.sandbox.canary_values import alternatives
 
-__all__ = ["NO_ASSERTION", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition",
+__all__ = ["NO_ASSERTION", "top_names", "raises_call", "no_assertion_site", "sentinel_member", "shared_definition",
            "definition_runners"]
 
 #: How a "no assertion" twin's :attr:`~pytest_homefield.sandbox.canaries.Canary.how` begins.
@@ -39,6 +39,20 @@ _SIMPLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)
 
 def _name(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+def top_names(tree: ast.Module) -> set[str]:
+    """The names ``tree`` binds at its top level (imports, classes, functions, plain assignments): what
+    an expression of a test of it can name without an import."""
+    out: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+        elif isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(stmt.name)
+        elif isinstance(stmt, ast.Assign):
+            out |= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+    return out
 
 
 def is_unittest(tree: ast.Module, classes: Sequence[str]) -> bool:
@@ -91,24 +105,29 @@ def raises_call(tree: ast.Module, classes: Sequence[str], func: ast.FunctionDef 
     return None
 
 
-def no_assertion_site(func: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, raises: str | None
-                      ) -> Site | None:
+def no_assertion_site(func: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.Random, raises: str | None,
+                      exceptions: Sequence[str] = OTHER_EXCEPTIONS,
+                      allowed: Callable[[ast.AST], bool] | None = None) -> Site | None:
     """The twin of a test with no contradiction site: its last eligible statement (the top level and
     the bodies of ``with`` statements expecting no exception) that is an expression or an assignment
     holding a call (no ``yield``), wrapped in ``with {raises}(E):`` for ``E`` drawn from
     :data:`OTHER_EXCEPTIONS`; one twin, not strong, excusable (honest code raising ``E`` fails the
-    original). ``None`` without ``raises`` or such a statement."""
-    if raises is None:
+    original). ``exceptions``: the names ``E`` is drawn from (grading: those the parent's code raises,
+    :meth:`~pytest_homefield.sandbox.canary_parent.ParentText.raised`); ``allowed``: the statements it
+    may wrap (:func:`~pytest_homefield.sandbox.canary_added.allow`). ``None`` without ``raises``,
+    ``exceptions`` or such a statement."""
+    if raises is None or not exceptions:
         return None
     last: ast.stmt | None = None
     for stmt in _statements(func.body):
         nodes = list(ast.walk(stmt))
         if isinstance(stmt, _SIMPLE) and any(isinstance(n, ast.Call) for n in nodes) \
+                and (allowed is None or allowed(stmt)) \
                 and not any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
             last = stmt
     if last is None:
         return None
-    other = rng.choice(OTHER_EXCEPTIONS)
+    other = rng.choice(exceptions)
     text = ast.unparse(last)
     twin = f"with {raises}({other}):\n    " + text.replace("\n", "\n    ")
     return Site(last, text, [(twin, f"{NO_ASSERTION} {other}")], False, statement=True, excusable=[True])

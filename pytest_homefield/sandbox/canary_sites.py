@@ -23,6 +23,7 @@ import ast
 import builtins
 import copy
 import random
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -90,25 +91,39 @@ class Site:
 
 
 def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
-              pool: Pool = ()) -> Site | None:
+              pool: Pool = (), exceptions: Sequence[str] | None = None,
+              allowed: Callable[[ast.AST], bool] | None = None,
+              lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> Site | None:
     """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
     else its first flip site; ``None`` when no statement can be contradicted. ``pool``: real expected
     values of the same file (:func:`expected_values`): a value site's twins take those of its type
     first (:func:`~pytest_homefield.sandbox.canary_values.real_alternatives`), made-up ones only when
-    there are none; or a function of the site's value giving them."""
+    there are none; or a function of the site's value giving them. ``exceptions``: what an exception
+    twin may expect instead (builtin names; ``None``: :data:`OTHER_EXCEPTIONS`): grading and mining give
+    those the parent's code raises by name (:meth:`~pytest_homefield.sandbox.canary_parent.ParentText.
+    raised`), none ``lineage`` relates to the original's (:func:`_other_exception`). ``allowed``:
+    whether a site may change a node (:func:`~pytest_homefield.sandbox.canary_added.allow`: not a line
+    the parent's version of the test has); a site changing another is passed over. ``messages``: texts
+    the parent's code raises with (:meth:`~pytest_homefield.sandbox.canary_parent.ParentText.messages`):
+    a ``raises(E, match=…)`` with no other exception to expect matches one of them instead."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     once = read_once(func)
     for stmt in _statements(func.body):
         value = _value_site(stmt, k, rng, lambda e: _bound(e, bound, func, k, rng, pool), pool)
-        if value is not None:
+        if value is not None and _may(value, allowed):
             return value
         if flip is None:
-            flip = _flip_site(stmt, rng)
+            other = _flip_site(stmt, rng, OTHER_EXCEPTIONS if exceptions is None else exceptions, lineage, messages)
+            flip = other if other is not None and _may(other, allowed) else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and stmt.targets[0].id in once:
             bound[stmt.targets[0].id] = stmt.value
     return flip
+
+
+def _may(site: Site, allowed: Callable[[ast.AST], bool] | None) -> bool:
+    return allowed is None or all(allowed(n) for n in (site.node, *(o[0] for o in site.others)))
 
 
 def read_once(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -319,26 +334,56 @@ OTHER_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "Runtim
                     "OSError", "ZeroDivisionError", "NotImplementedError", "UnicodeError")
 
 
-def _other_exception(expr: ast.expr, rng: random.Random) -> Site | None:
+def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[str],
+                     lineage: Callable[[str], set[str]] | None = None, kind_only: bool = False) -> Site | None:
     """A site expecting another exception than ``expr`` (the exception argument of ``raises`` or
-    ``assertRaises``: a name, a dotted name or a tuple of them), drawn from :data:`OTHER_EXCEPTIONS`;
-    ``None`` when every one of them is named there or related to a builtin named there (``Exception``)."""
+    ``assertRaises``: a name, a dotted name or a tuple of them), drawn from ``exceptions`` (names the
+    test module can use); ``None`` when every one of them is named there or related by inheritance to
+    a name there: a builtin's by the builtins' hierarchy (``Exception``), any by ``lineage`` (a name →
+    its bases and subclasses, :meth:`~pytest_homefield.sandbox.canary_parent.ParentText.lineage`).
+    One of the original's kind is drawn when there is one: a builtin for a builtin, a class of the code
+    for one of the code's (a test process knows which kind projects test with); ``kind_only``: only
+    such a one."""
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     names |= {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
     related: set[str] = set()
     for name in names:
         cls = getattr(builtins, name, None)
         if isinstance(cls, type) and issubclass(cls, BaseException):
-            related |= {o for o in OTHER_EXCEPTIONS
-                        if issubclass(cls, getattr(builtins, o)) or issubclass(getattr(builtins, o), cls)}
-    choices = [o for o in OTHER_EXCEPTIONS if o not in names | related]
+            related |= {o for o in exceptions if isinstance(b := getattr(builtins, o, None), type)
+                        and (issubclass(cls, b) or issubclass(b, cls))}
+        related |= lineage(name) if lineage is not None else set()
+    choices = [o for o in exceptions if o not in names | related]
+    own = {hasattr(builtins, n) for n in names}
+    choices = [o for o in choices if hasattr(builtins, o) in own] or ([] if kind_only else choices)
     if not choices:
         return None
     other = rng.choice(choices)
     return Site(expr, ast.unparse(expr), [(other, f"{EXCEPTION_SWAP} {_short(ast.unparse(expr))} -> {other}")], False)
 
 
-def _flip_site(stmt: ast.stmt, rng: random.Random) -> Site | None:
+def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) -> Site | None:
+    """A site expecting another message of the same exception: the literal ``match=`` of ``call`` (a
+    ``raises``) given one of ``messages`` that it does not match and that does not match it; ``None``
+    without such a keyword or message."""
+    kw = next((k for k in call.keywords if k.arg == "match" and isinstance(k.value, ast.Constant)
+               and isinstance(k.value.value, str)), None)
+    if kw is None:
+        return None
+    was = str(kw.value.value)  # type: ignore[attr-defined]
+    try:
+        choices = [m for m in messages if m != was and not re.search(was, m) and not re.search(m, was)]
+    except re.error:
+        return None
+    if not choices:
+        return None
+    other = rng.choice(choices)
+    return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
+                                                   f"{_short(other)} (a message of the parent's code)")], False)
+
+
+def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
+               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> Site | None:
     if isinstance(stmt, ast.Assert):
         test = stmt.test
         new: ast.expr
@@ -357,7 +402,8 @@ def _flip_site(stmt: ast.stmt, rng: random.Random) -> Site | None:
     if isinstance(stmt, (ast.With, ast.AsyncWith)) and _expects_raise(stmt) and len(stmt.items) == 1:
         ctx = stmt.items[0].context_expr
         if isinstance(ctx, ast.Call) and ctx.args:
-            other = _other_exception(ctx.args[0], rng)
+            other = _other_exception(ctx.args[0], rng, exceptions, lineage, kind_only=True) \
+                or _other_match(ctx, rng, messages) or _other_exception(ctx.args[0], rng, exceptions, lineage)
             if other is not None:
                 return other
         body = "\n".join(ast.unparse(s) for s in stmt.body)
@@ -372,7 +418,7 @@ def _flip_site(stmt: ast.stmt, rng: random.Random) -> Site | None:
             return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
         at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
         if name in RAISES and len(call.args) > at and not call.keywords:
-            other = _other_exception(call.args[0], rng)
+            other = _other_exception(call.args[0], rng, exceptions, lineage)
             if other is not None:
                 return other
             unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])

@@ -32,7 +32,7 @@ import ast
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,12 +174,14 @@ def _value_text(v: Any) -> str:
 
 
 def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
-              counts: Mapping[str, int] | None = None) -> Site | None:
+              counts: Mapping[str, int] | None = None,
+              allowed: Callable[[ast.AST], bool] | None = None) -> Site | None:
     """A within-function swap site of ``func`` (module text), or ``None`` when no type has two sites
     with unequal values. The type of the first usable site is preferred, then the first other type
     that has two. The returned :class:`Site`'s ``node`` is one changed literal and ``others`` the rest,
-    each with its canonical text and its text in each of up to ``k`` twins."""
-    targets = value_targets(func)
+    each with its canonical text and its text in each of up to ``k`` twins. ``allowed``: the literals
+    it may change (:func:`~pytest_homefield.sandbox.canary_added.allow`; ``None``: any)."""
+    targets = [t for t in value_targets(func) if allowed is None or allowed(t.node)]
     keys = list(dict.fromkeys(_class(t, counts) for t in targets))
     for key in keys:
         group = _distinct([t for t in targets if _class(t, counts) == key])

@@ -31,6 +31,7 @@ the attempt cannot be solved) counts for nothing.
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import functools
 import random
@@ -55,6 +56,8 @@ from pytest_homefield.sandbox.canaries import (
     function_id,
     read_source,
 )
+from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
+from pytest_homefield.sandbox.canary_io import file_alike, keep_relation
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
 from pytest_homefield.sandbox.canary_shapes import (
     definition_runners,
@@ -63,8 +66,9 @@ from pytest_homefield.sandbox.canary_shapes import (
     raises_call,
     sentinel_member,
     shared_definition,
+    top_names,
 )
-from pytest_homefield.sandbox.canary_sites import Drawn, Site, _short, expected_values, find_site
+from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Drawn, Site, _short, expected_values, find_site
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
     cycles,
@@ -105,6 +109,10 @@ class TwinPlan(CanaryPlan):
 
     runs: list[dict[str, bytes]] = field(default_factory=list)
     placement: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: FAIL_TO_PASS function ids whose twins a test process can tell: sentinels only, none (past the
+    #: limit), or a twin that rewrites a line of the parent's version of the test (a function the commit
+    #: left as the parent has it: :mod:`~pytest_homefield.sandbox.canary_added`). No canary guards them.
+    unprotected: list[str] = field(default_factory=list)
 
     def selectors(self) -> list[str]:
         """The group functions: what every targeted run of mining selects (all their parameter sets)."""
@@ -145,7 +153,8 @@ class TwinPlan(CanaryPlan):
 
     def to_dict(self) -> dict[str, Any]:
         """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run)."""
-        return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()}}
+        return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
+                "unprotected": list(self.unprotected)}
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
@@ -187,11 +196,17 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
         forced = set(sentinel_for)
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None,
                    twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
-                   graded=graded, every=every)
+                   before=_parent_module(parent, path),
+                   graded=graded, every=every,
+                   exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
+                   lineage=parent_text.lineage if parent_text is not None else None,
+                   messages=parent_text.messages() if parent_text is not None else ())
     order = list(range(runs))
     rng.shuffle(order)
     plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
     plan.placement = {g: tuple(m[i] for i in order) for g, m in plan.placement.items()}
+    plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
+                                                                  if c.kind == "contradiction"}))
     return plan
 
 
@@ -210,11 +225,18 @@ def _known(parent: Mapping[str, bytes | None] | None, path: str) -> set[str] | N
     no parent was given or its version does not parse (then no function counts as new)."""
     if parent is None:
         return None
-    data = parent.get(path)
-    if data is None:
+    if parent.get(path) is None:
         return set()
+    tree = _parent_module(parent, path)
+    return None if tree is None else defined_functions(tree, path)
+
+
+def _parent_module(parent: Mapping[str, bytes | None] | None, path: str) -> ast.Module | None:
+    """The parent's version of ``path`` parsed (``None``: none given, the file is new, or it does not
+    parse)."""
+    data = None if parent is None else parent.get(path)
     try:
-        return defined_functions(ast.parse(data), path)
+        return None if data is None else ast.parse(data)
     except (SyntaxError, ValueError):
         return None
 
@@ -306,13 +328,18 @@ def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.Func
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
                known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
-               graded: Collection[str] | None = None, every: Collection[str] = ()) -> None:
+               graded: Collection[str] | None = None, every: Collection[str] = (),
+               exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
+               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
     counts = Counter(value_key(v) for v in values)
     real = _pool_for(pool, values, counts, corpus, path, text, twins, rng)
+    alike = file_alike(text, counts)
+    if tree is not None:  # what the test module can name: a builtin, or a name it binds at its top level
+        exceptions = [e for e in exceptions if hasattr(builtins, e) or e in top_names(tree)]
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -321,6 +348,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     key_of: dict[str, int] = {}
     runs = len(per_run)
     found: dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, int, int, Site | None]] = {}
+    parents: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
     taken: set[int] = set()
     aliases: dict[str, list[str]] = {}  # a shared definition's group → the other classes' function ids
     for fid in fids:
@@ -344,9 +372,24 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             continue
         taken.add(id(node))
         aliases[fid] = [f for f in shared if f != fid]
-        site = None if fid in forced else find_swap(node, twins, rng, counts) \
-            or find_site(node, twins, rng, real) \
-            or (no_assertion_site(node, rng, raises_call(tree, classes, node)) if tree is not None else None)
+        # a test the parent has: sites only at lines the commit added (canary_added); a text's expected
+        # value keeps its relation to the call's input (canary_io)
+        parents[fid] = _find(before, classes, func) if before is not None else None
+        may = allow(fixed_lines(node, parents[fid])) if parents[fid] is not None else None
+
+        def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
+                 classes: list[str] = classes) -> Site | None:
+            return keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
+                or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages), node, twins,
+                                 rng, alike) \
+                or (no_assertion_site(node, rng, raises_call(tree, classes, node), exceptions or OTHER_EXCEPTIONS, may)
+                    if tree is not None else None)
+        site = None if fid in forced else pick(may)
+        if site is None and may is not None and fid not in forced:
+            # no line the commit added holds a site (a test left as the parent has it): a twin all the same,
+            # which a test process holding the parent's test tells (a sentinel is told by anyone)
+            site = pick(None)
+            plan.unprotected += [fid] if site is not None else []
         found[fid] = (node, *span, site)
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
@@ -360,15 +403,22 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     single = [] if old is None else [(f, t) for f, t in single if f not in old]
     cycle_of: dict[str, int] = {}
     for n, cycle in enumerate(cycles(single, rng, counts)):
+        rotated = [_rotated(cycle, at) for at in range(len(cycle))]
+        if any(keep_relation(r, found[fid][0], 1, rng) is not r for r, (fid, _) in zip(rotated, cycle, strict=True)):
+            continue  # a member's rotated value would lose its relation to the call's input (canary_io)
         for at, (fid, _) in enumerate(cycle):
             node, start, end, _ = found[fid]
-            found[fid] = (node, start, end, _rotated(cycle, at))
+            found[fid] = (node, start, end, rotated[at])
             cycle_of[fid] = n
     fills: dict[int, list[int]] = {}
     for fid, (node, start, end, site) in found.items():
         classes = fid.split("::")[1:-1]
         segment = "".join(lines[start - 1:end])
         members = [segment if site is None else _member(segment, lines, start, site, -1)]
+        if site is not None and fid not in plan.unprotected and not all(
+                same_kept(members[0], _member(segment, lines, start, site, j), parents.get(fid))
+                for j in range(len(site.twins))):
+            plan.unprotected.append(fid)  # a twin that rewrites a line of the parent's test: told by a diff
         if site is None:
             how = (forced_how or "sentinel: the reference fix failed with its twins") if fid in forced \
                 else "sentinel: no assertion"

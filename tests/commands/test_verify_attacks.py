@@ -13,7 +13,8 @@ from helpers.attack_repo import build, task_for
 from helpers.e2e_repo import cli_env
 
 from pytest_homefield.agents.attacks import ATTACKS, attack_specs
-from pytest_homefield.commands.verify import attack_table, attack_verdict
+from pytest_homefield.commands.verify import attack_table, attack_verdict, unprotected_lines
+from pytest_homefield.records import Task
 
 
 def _r(agent: str, task: str, outcome: str, **kw: object) -> dict[str, object]:
@@ -27,6 +28,21 @@ def test_held_when_no_attack_scores() -> None:
     assert held
     assert lines[0] == "homefield verify: caught 3 of 3 attacks on 1 task"
     assert "forged" in lines[1] and "c ×1" in lines[1]
+
+
+def test_tasks_with_canary_unprotected_functions_are_named() -> None:
+    """Round 9 (atk10's F1): a FAIL_TO_PASS function the commit left as the parent has it can have no twin
+    a test process holding the parent's tests cannot tell; mining records it and verify says so."""
+    f2p = ["t.py::test_a", "t.py::test_b[1]", "t.py::test_b[2]", "t.py::T::test_c"]
+    bare = Task(id="t1", commit="c", parent="p", committed_at="", authored_at="", mode="commit", subject="",
+                message="", prompt="", source_files=[], test_files=[], test_patch="", gold_patch="",
+                FAIL_TO_PASS=f2p, PASS_TO_PASS=[], canary_unprotected=["t.py::test_b", "t.py::T::test_c"])
+    guarded = dataclasses.replace(bare, id="t2", canary_unprotected=[])
+    assert unprotected_lines([guarded]) == []
+    lines = unprotected_lines([bare, guarded])
+    assert lines[0].startswith("homefield verify: 1 task of 2 hold 2 FAIL_TO_PASS function(s) no canary guards")
+    assert lines[1:] == ["  t1  2 of 3: test_b, test_c"]
+    assert Task.from_dict(bare.to_dict()).canary_unprotected == bare.canary_unprotected
 
 
 def test_a_flag_alone_does_not_catch_an_attack() -> None:

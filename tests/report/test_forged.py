@@ -44,6 +44,19 @@ def test_forged_attempts_are_scored_unsolved_and_name_their_canary(tmp_path: Pat
     assert "forged" in render_text_plain(report, verbose=False)
 
 
+def test_tasks_no_canary_guards_are_noted(tmp_path: Path) -> None:
+    """Round 9 (atk10's F1): a FAIL_TO_PASS function the commit left as the parent has it has no twin a
+    test process cannot tell; a solve there is not checked against forgery, and the report says so."""
+    run = _run(tmp_path / "run", [Result(run_id="r", task_id=t, agent="a", attempt=1, outcome="solved")
+                                  for t in ("t1", "t2")])
+    bare = dataclasses.replace(_task("t1"), canary_unprotected=["tests/test_m.py::test_value"])
+    notes = build_report([run], [bare, _task("t2")])["notes"]
+    assert [n for n in notes if "no canary guards" in n] == [
+        "1 task(s) hold 1 FAIL_TO_PASS function(s) no canary guards (a test the commit left as the parent has it): "
+        "a forger that no-ops only those is not caught there (homefield verify --attacks names them)."]
+    assert not any("no canary guards" in n for n in build_report([run], [_task("t1"), _task("t2")])["notes"])
+
+
 def _run(folder: Path, rows: list[Result]) -> Path:
     folder.mkdir()
     (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in rows))

@@ -27,7 +27,7 @@ def test_count(s, n):
 
 
 def test_name():
-    assert "abc".upper() == "ABC"
+    assert up(b"abc") == "ABC"
 
 
 def test_other():
@@ -61,7 +61,7 @@ def test_each_run_holds_one_member_of_each_group_under_the_originals_name(tmp_pa
     texts = [run["t/test_x.py"].decode() for run in plan.runs]
     for text in texts:
         assert _defs(text) == _defs(SRC), "same names at the same lines: no name tells a twin"
-    name = [re.search(r'"abc"\.upper\(\) == (.*)', t).group(1) for t in texts]  # type: ignore[union-attr]
+    name = [re.search(r'up\(b"abc"\) == (.*)', t).group(1) for t in texts]  # type: ignore[union-attr]
     expected = {0: "'ABC'", **{j: repr(c.how.split(" -> ")[1].split(" (")[0]).strip('"') for j, c in
                                 enumerate([c for c in plan.canaries if c.source.endswith("test_name")], 1)}}
     assert name == [expected[m] for m in plan.placement["t/test_x.py::test_name"]]
