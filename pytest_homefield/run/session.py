@@ -412,9 +412,8 @@ class RunSession:
         """The attempt's artifacts folder."""
         return attempt_dir(self.run_dir, task.id, agent.name, attempt)
 
-    def stop_reason(self, agent: Agent | None = None) -> str | None:
-        """Why no further attempt (of ``agent``; ``None``: of any agent) may start
-        (:meth:`AttemptRunner.stop_reason`), or ``None``."""
+    def stop_reason(self, agent: Agent) -> str | None:
+        """Why no further attempt of ``agent`` may start (:meth:`AttemptRunner.stop_reason`), or ``None``."""
         return self.runner.stop_reason(agent)
 
     def attempt_spec(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> AttemptSpec:
