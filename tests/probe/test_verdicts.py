@@ -143,11 +143,11 @@ def test_a_verdict_with_unanswered_calls_is_not_finished(tmp_path: Path) -> None
     path = probe_path(tmp_path, "mem")
     append_jsonl(path, {**rec("task", "a", 1, None), "agent": "mem", "outcome": "rate_limited"})
     verdict = judge("mem", read_jsonl(path), tasks)
-    assert (verdict.judged, verdict.unjudged) == (0, 6)
-    assert "incomplete: 6 of 6 tasks and controls have no scored sample" in " ".join(verdict.notes)
     write_verdict(path, verdict, "t")
     with pytest.raises(ProbeError, match=r"agent 'mem' left 6 task\(s\) or control\(s\) without a scored sample"):
         excluded_for_run(tmp_path, [SimpleNamespace(name="mem", spec="cmd:x")])
+    assert (verdict.judged, verdict.unjudged) == (0, 6)
+    assert "incomplete: 6 of 6 tasks and controls have no scored sample" in " ".join(verdict.notes)
     for t in "abc":  # every task and every control pair answered: finished, and accepted
         append_jsonl(path, {**rec("task", t, 1, 0.1), "agent": "mem"})
         append_jsonl(path, {**rec("control", t, 1, 0.1), "agent": "mem"})

@@ -13,7 +13,7 @@ import pytest
 from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture
 from helpers.fakeapi.openai_chat import openai_chat_server
 
-from pytest_homefield.agents.base import MAX_ATTEMPT_USD, AgentContext, AgentResult, AgentSettings
+from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import OracleAgent
@@ -252,7 +252,7 @@ def test_a_reported_cost_is_believed_only_up_to_the_per_attempt_cap(cache: Snaps
     spent the agent's share of ``--budget`` at the task it chose: its later attempts never ran."""
     agent = CommandAgent(name="c", spec="cmd:x", settings=AgentSettings(), command="""echo '{"cost_usd": 1e300}'""")
     r = run_attempt(_spec(task, agent, tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
-    assert (r.outcome, r.cost_usd, r.scored) == ("agent_error", MAX_ATTEMPT_USD, True), r
+    assert (r.outcome, r.cost_usd, r.scored) == ("agent_error", 1000.0, True), r
     assert r.error == "reported cost 1e+300 USD is over the per-attempt cap of 1000 USD", r.error
     honest = CommandAgent(name="c", spec="cmd:x", settings=AgentSettings(), command="""echo '{"cost_usd": 999.5}'""")
     r = run_attempt(_spec(task, honest, tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
