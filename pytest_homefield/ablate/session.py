@@ -351,8 +351,15 @@ class AblationSession:
         records: list[dict[str, Any]] = read_records(self.results_path)
         if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
             records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
-        return build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
-                            attempts=self.settings.attempts)
+        tables = build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
+                              attempts=self.settings.attempts)
+        owed = self._keys(self._rule_variant_names())  # skipped attempts have no record, yet they count
+        scored = done_keys(self.results_path)
+        for table in tables:
+            mine = [k for k in owed if k[2] == table.agent]
+            k = sum(1 for key in mine if key in scored)
+            table.incomplete = f"incomplete: {k} of {len(mine)} scored" if k < len(mine) else None
+        return tables
 
     @property
     def slim_variant(self) -> Variant | None:

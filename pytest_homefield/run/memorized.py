@@ -47,7 +47,7 @@ def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, An
         if verdict.get("unjudged", 1):  # an older verdict does not say: judge it again
             raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} left "
                              f"{verdict.get('unjudged', 'some')} task(s) or control(s) without a scored sample: "
-                             f"run `homefield probe --agent {agent.spec} --resume` first")
+                             "not a finished verdict; continue it with `homefield probe --resume` (same agents)")
         specs = {r.get("spec") for r in load_probe(path) if r.get("kind") in ("task", "control")}
         if specs - {agent.spec}:
             raise ProbeError(f"--homefield-exclude-memorized: agent {agent.name!r} was probed as "

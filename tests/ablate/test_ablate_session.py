@@ -129,6 +129,9 @@ def test_one_agents_claims_stop_only_that_agent_and_its_retries_are_capped(ablat
         s2 = _session(repo, resume=True, budget=2.0, agents=("noop", "oracle"), max_retries=1)
         assert (claimed in s2.pending()) == (tries == 2)
         _record(s2, claimed, "rate_limited")
+    owed = (len(s2.pending()) + 2) // 2  # all but the scored and the capped attempt are pending
+    assert {t.agent: t.incomplete for t in s2.tables()} == {"noop": f"incomplete: 1 of {owed} scored",
+                                                             "oracle": f"incomplete: 0 of {owed} scored"}
 
 
 def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(ablate_repo: Path, tmp_path: Path) -> None:
