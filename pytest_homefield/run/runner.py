@@ -196,7 +196,8 @@ class AttemptRunner:
                  tries: Mapping[tuple[str, str, int], int] | None = None) -> None:
         self.settings = settings
         #: unscored tries recorded per (task, agent, attempt) before this session (a run's; ``None``: an
-        #: ablation's, which caps no retry): a rate limit on the last allowed try is scored (cap_retries)
+        #: ablation's, whose --resume instead skips an attempt tried more than --max-retries times,
+        #: ablate/session.py done_keys): a rate limit on the last allowed try is scored (cap_retries)
         self.tries = None if tries is None else dict(tries)
         self.agents = list(agents)
         self.run_id = run_id
