@@ -269,7 +269,7 @@ class AblateItem(AttemptItem):
     def setup(self) -> None:
         session = self.plugin.session
         assert session is not None
-        reason = session.stop_reason()
+        reason = session.stop_reason(self.key[2])
         if reason:
             raise pytest.skip.Exception(reason)
         task = next(t for t in session.tasks if t.id == self.key[1])

@@ -207,7 +207,8 @@ def _power_sentence(a: AgentEntry) -> str:
 
 def _agent_title(doc: AblationDoc, a: AgentEntry) -> str:
     return (f"{a['agent']} (reads {doc['rules_paths'].get(a['agent'], doc['rules_file'])}): base pass@1 "
-            f"{_pct(a['base_pass_at_1'])} over {_n(a['base_tasks'], 'task')} × {_n(a['attempts'], 'attempt')}")
+            f"{_pct(a['base_pass_at_1'])} over {_n(a['base_tasks'], 'task')} × {_n(a['attempts'], 'attempt')}"
+            + (f" ({a['incomplete']})" if a.get("incomplete") else ""))
 
 
 def _n(n: int, word: str) -> str:

@@ -44,6 +44,7 @@ import hashlib
 import json
 import random
 import shutil
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,12 +60,13 @@ from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, write_meta
 from pytest_homefield.records import (
     SCORED_OUTCOMES,
+    UNSCORED_OUTCOMES,
     Result,
     Task,
     load_results,
     tasks_digest,
 )
-from pytest_homefield.run.attempt import latest_results, run_attempt
+from pytest_homefield.run.attempt import latest_results, result_key, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
@@ -108,10 +110,16 @@ def read_records(results: Path) -> list[dict[str, Any]]:
     return list(read_jsonl(results))
 
 
-def done_keys(results: Path) -> set[Key]:
-    """Keys ``(variant, task_id, agent, attempt)`` of the scored attempts in ``results``."""
-    return {(v, t, a, n) for (t, a, n, v), r in latest_results(read_records(results)).items()
-            if r.get("outcome") in SCORED_OUTCOMES}
+def done_keys(results: Path, max_retries: int | None = None) -> set[Key]:
+    """Keys ``(variant, task_id, agent, attempt)`` of the scored attempts in ``results``; with
+    ``max_retries``, also those recorded unscored more than ``max_retries`` times (``--max-retries`` is
+    spent, as in a run: an agent cannot have its own attempt retried for ever, docs/contracts.md §8)."""
+    records = read_records(results)
+    done = {(v, t, a, n) for (t, a, n, v), r in latest_results(records).items() if r.get("outcome") in SCORED_OUTCOMES}
+    if max_retries is not None:
+        tries = Counter(result_key(r) for r in records if r.get("outcome") in UNSCORED_OUTCOMES)
+        done |= {(v, t, a, n) for (t, a, n, v), k in tries.items() if k > max_retries}
+    return done
 
 
 def read_frozen_plan(path: Path) -> dict[str, Any]:
@@ -241,7 +249,8 @@ class AblationSession:
                         by_section=rules.by_section, seed=seed_of(ablate_id), shard=str(shard) if shard else None)
             flaky = freeze_flaky(meta, HomefieldDir(settings.root).flaky, tasks)
         try:
-            done = done_keys(ablate_dir / "results.jsonl")  # before meta.json is written: a bad record changes nothing
+            # before meta.json is written: a bad record changes nothing
+            done = done_keys(ablate_dir / "results.jsonl", settings.max_retries)
             ablate_dir.mkdir(parents=True, exist_ok=True)
             write_meta(ablate_dir, meta)
         except (RecordError, StoreError) as exc:
@@ -342,8 +351,15 @@ class AblationSession:
         records: list[dict[str, Any]] = read_records(self.results_path)
         if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
             records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
-        return build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
-                            attempts=self.settings.attempts)
+        tables = build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
+                              attempts=self.settings.attempts)
+        owed = self._keys(self._rule_variant_names())  # skipped attempts have no record, yet they count
+        scored = done_keys(self.results_path)
+        for table in tables:
+            mine = [k for k in owed if k[2] == table.agent]
+            k = sum(1 for key in mine if key in scored)
+            table.incomplete = f"incomplete: {k} of {len(mine)} scored" if k < len(mine) else None
+        return tables
 
     @property
     def slim_variant(self) -> Variant | None:
@@ -407,7 +423,7 @@ class AblationSession:
     def runner(self) -> AttemptRunner:
         """This process's :class:`~pytest_homefield.run.runner.AttemptRunner` (made on first use): a
         run's attempts, each variant's in ``variants/<variant>/``, stopped by this session's
-        :attr:`budget_usd` and a rate limit of any agent."""
+        :attr:`budget_usd` (split among the agents) and each agent's own rate limit."""
         if self._runner is None:
             self._runner = AttemptRunner(
                 self.settings, self.agents, run_id=self.ablate_id, results=self.results_path,
@@ -421,11 +437,13 @@ class AblationSession:
         """The ``--budget`` (USD) this session may spend: with ``--shard K/N`` its even part."""
         return self.shard.split_budget(self.settings.budget) if self.shard else self.settings.budget
 
-    def stop_reason(self) -> str | None:
-        """Why no further attempt may start: the run's :class:`~pytest_homefield.run.runner.RunLimits`
-        over this ablation's ``results.jsonl`` (``"rate limited: …"`` after a rate limit in this
-        session, ``"budget spent: S of B USD"`` once ``--budget`` is spent), else ``None``."""
-        return self.runner.stop_reason()
+    def stop_reason(self, agent: str) -> str | None:
+        """Why no further attempt of ``agent`` (a name) may start: the run's one stop rule
+        (:class:`~pytest_homefield.run.runner.RunLimits`) over this ablation's ``results.jsonl``
+        (``"rate limited: …"`` after that agent's rate limit in this session, ``"budget spent: <agent>: S
+        of B USD …"`` once its share of ``--budget`` is spent), else ``None``: one agent's claims stop no
+        other (atk11 A1)."""
+        return self.runner.limits.stop_reason(agent)
 
     def run(self, key: Key, *, test_cmd: str | None = None) -> Result:
         """Run and grade one attempt with its variant's text as the agent's rules file

@@ -158,6 +158,9 @@ class AgentTable:
     slim: SlimResult | None = None
     #: the smallest rule effect labelled right >= 80 % of the time (:func:`label_gap`), fraction
     label_gap: float | None = None
+    #: ``incomplete: k of n scored`` when some of the agent's attempts of the rules phase were not scored
+    #: (unscored, or skipped by a stop and never recorded: atk11 A1), else ``None``
+    incomplete: str | None = None
 
 
 def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
@@ -249,6 +252,9 @@ class AgentEntry(TypedDict):
     slim: SlimEntry | None
     #: absent from ablations written before issue 32
     label_gap: float | None
+    #: ``incomplete: k of n scored`` (:attr:`AgentTable.incomplete`), ``None`` when every attempt was scored;
+    #: absent from ablations written before atk11
+    incomplete: str | None
 
 
 def tables_to_dict(tables: Sequence[AgentTable]) -> list[AgentEntry]:
@@ -256,7 +262,8 @@ def tables_to_dict(tables: Sequence[AgentTable]) -> list[AgentEntry]:
     return [
         {"agent": t.agent, "base_pass_at_1": t.base_pass, "base_tasks": t.base_tasks, "attempts": t.attempts,
          "tokenizer": tokenizer_name(), "rules": [_rule_row(r) for r in t.rows],
-         "slim": None if t.slim is None else _slim_entry(t.slim), "label_gap": t.label_gap}
+         "slim": None if t.slim is None else _slim_entry(t.slim), "label_gap": t.label_gap,
+         "incomplete": t.incomplete}
         for t in tables
     ]
 

@@ -20,7 +20,7 @@ from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "CallBox", "CallSandbox", "Capable", "Completer",
            "Completion", "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt", "reported_count",
-           "reported_usd"]
+           "reported_usd", "MAX_ATTEMPT_USD", "over_cost_cap"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -38,6 +38,12 @@ SHELL_NO = "You can read and edit files, but you cannot run commands."
 #: The largest token or turn count an agent may report (a JSON reader's 64-bit integer).
 MAX_COUNT = 2**63 - 1
 
+#: The most one attempt's reported cost is believed (USD; docs/contracts.md §8). A reported cost is the
+#: agent's claim and spends its share of ``--budget``: past this ceiling (no coding-agent attempt costs
+#: that much) the attempt is ``agent_error`` and spends only the ceiling (atk11 G2: ``1e300`` spent the share
+#: at the task the agent chose and left its later attempts unrun).
+MAX_ATTEMPT_USD = 1000.0
+
 
 def reported_usd(value: Any) -> float | None:
     """A cost an agent reported (USD), as a float: a finite number >= 0 (``json`` reads ``Infinity``
@@ -49,6 +55,14 @@ def reported_usd(value: Any) -> float | None:
     except OverflowError:  # an integer past a float's range
         return None
     return usd if math.isfinite(usd) and usd >= 0 else None
+
+
+def over_cost_cap(usd: float | None) -> str | None:
+    """The ``agent_error`` line of a reported cost (USD) above :data:`MAX_ATTEMPT_USD`
+    (``reported cost 1e+300 USD is over the per-attempt cap of 1000 USD``), else ``None``."""
+    if usd is None or usd <= MAX_ATTEMPT_USD:
+        return None
+    return f"reported cost {usd:.3g} USD is over the per-attempt cap of {MAX_ATTEMPT_USD:g} USD"
 
 
 def reported_count(value: Any) -> int | None:

@@ -15,7 +15,6 @@ judges every agent on the controller. Usage errors are :class:`RunError` (one li
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,12 +36,13 @@ from pytest_homefield.probe.verdicts import (
     write_verdict,
 )
 from pytest_homefield.probe_records import done_keys, load_probe, probe_path
-from pytest_homefield.records import NAME_CHARS, RATE_LIMITED, Task, one_line, tasks_digest
+from pytest_homefield.records import NAME_CHARS, Task, one_line, tasks_digest
+from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.run.session import TaskSelection
 from pytest_homefield.sandbox.backends import SandboxHook
 from pytest_homefield.sandbox.modes import runs_process
 from pytest_homefield.settings import Settings
-from pytest_homefield.transport import Message, append_message, file_message
+from pytest_homefield.transport import Message, append_message
 
 __all__ = ["ProbeSession", "CallKey", "probe_agents"]
 
@@ -63,11 +63,6 @@ def probe_agents(settings: Settings, contributions: Any = ()) -> list[Agent]:
                 f"pytest-homefield: agent {agent.name!r} ({agent.spec}) cannot answer a plain prompt; the probe "
                 "needs claude, openai:, cmd:, oracle, noop or a hook agent with a complete() method")
     return agents
-
-
-def _rate_limit_marker(path: Path) -> Path:
-    """``<agent>.jsonl.rate-limited``: written when a call of this session was rate limited."""
-    return path.with_name(path.name + ".rate-limited")
 
 
 class ProbeSession:
@@ -98,7 +93,8 @@ class ProbeSession:
         self.digest = tasks_digest(settings.tasks_path)
         self.done = {name: set(keys) for name, keys in done.items()}
         self.session_start = session_start
-        self._rate_limited: dict[str, str] = {}  # agent name -> error of a limit this process met
+        #: per agent name, the run's stop rule over its probe file (a rate limit it reported in this session)
+        self._limits: dict[str, RunLimits] = {}
 
     @classmethod
     def start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
@@ -167,18 +163,17 @@ class ProbeSession:
         return probe_path(self.settings.homefield_dir, agent)
 
     # -- calls ------------------------------------------------------------------------------------
+    def limits(self, agent: str) -> RunLimits:
+        """The stop rule of runs and ablations (:class:`~pytest_homefield.run.runner.RunLimits`, no budget)
+        over ``agent``'s probe file: one rule for every mode, so one agent's claim stops that agent only."""
+        if agent not in self._limits:
+            self._limits[agent] = RunLimits(self.record_path(agent), budget_usd=None, since_iso=self.session_start)
+        return self._limits[agent]
+
     def stop_reason(self, agent: str) -> str | None:
         """``"rate limited: <error>"`` once a call of ``agent`` (a name) was rate limited in this session
-        (in this process, or in another whose marker the controller wrote), else ``None``."""
-        if agent in self._rate_limited:
-            return f"{RATE_LIMITED}: {self._rate_limited[agent] or 'provider unavailable'}"
-        try:
-            marker = json.loads(_rate_limit_marker(self.record_path(agent)).read_text())
-        except (OSError, ValueError):
-            marker = {}
-        if marker.get("since") == self.session_start:  # a rate limit earlier in this session stops the agent
-            return f"{RATE_LIMITED}: {marker.get('error') or 'provider unavailable'}"
-        return None
+        (in this process, or in another: its record appended by the controller), else ``None``."""
+        return self.limits(agent).stop_reason(agent)
 
     def call(self, task: Task, agent: Any, kind: str, sample: int, gold_id: str) -> dict[str, Any]:
         """Make one text-only call of ``agent`` with ``task``'s prompt and the files of ``gold_id``
@@ -198,9 +193,7 @@ class ProbeSession:
             c = Completion(outcome="infra", error=f"{type(exc).__name__}: {exc}"[:300])
         wall = c.wall_s or (time.monotonic() - t0)
         score = None if c.outcome else round(token_similarity(c.text, self.gold[gold_id]), 6)
-        if c.outcome == "rate_limited":
-            self._rate_limited.setdefault(agent.name, c.error or "")
-        return {
+        record = {
             "schema_version": 1, "kind": kind, "task_id": task.id, "sample": sample,
             "agent": agent.name, "spec": agent.spec,
             **({"gold_task_id": gold_id} if kind == "control" else {}),
@@ -212,18 +205,15 @@ class ProbeSession:
             "started_at": started_at, "finished_at": now_iso(), "error": None if c.error is None else one_line(c.error),
             "answer": c.text[:ANSWER_CHARS], "memorized": None,
         }
+        self.limits(agent.name).add(record)  # counted at once in this process, as a run's attempt
+        return record
 
     def messages(self, record: dict[str, Any]) -> list[Message]:
         """What the item posts for the controller to write: the call's record (appended to
-        ``probe/<agent>.jsonl``) and, for a rate-limited call, the marker that stops the agent's later
-        calls in this session (``<agent>.jsonl.rate-limited``)."""
+        ``probe/<agent>.jsonl``, where every process's :meth:`stop_reason` reads it)."""
         home = self.settings.homefield_dir
         path = self.record_path(str(record["agent"]))
-        out = [append_message(path.relative_to(home).as_posix(), record)]
-        if record["outcome"] == "rate_limited":
-            marker = json.dumps({"since": self.session_start, "error": record["error"]})
-            out.append(file_message(_rate_limit_marker(path).relative_to(home).as_posix(), marker.encode("utf-8")))
-        return out
+        return [append_message(path.relative_to(home).as_posix(), record)]
 
     # -- the end ----------------------------------------------------------------------------------
     def finish(self) -> list[tuple[Agent, Verdict, float]]:

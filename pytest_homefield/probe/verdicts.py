@@ -23,7 +23,9 @@ recorded, as a description of the control.
 **Verdict record.** At the end of a probe session the controller rewrites the file atomically: the
 same lines in the same order, ``memorized`` filled in on ``task`` lines, then one ``kind:
 "verdict"`` line (replacing earlier ones): ``control`` (``"cutoff"`` or ``"mismatched"``),
-``cutoff``, ``control_n``, ``control_p95``, ``judged`` (tasks with a scored sample), ``flagged``
+``cutoff``, ``control_n``, ``control_p95``, ``judged`` (tasks with a scored sample), ``unjudged`` (the
+probed tasks and the control's tasks or pairs with no scored sample: a verdict is *finished* only at 0,
+since an agent that does not answer — a claimed rate limit — would otherwise get a clean bill), ``flagged``
 [{task_id, best, mean}], ``tasks`` {task_id: {best, mean, samples, memorized}}, ``at``,
 ``tasks_digest`` (of the ``tasks.jsonl`` probed), ``shard`` (``"K/N"`` for a ``--shard`` session,
 which judges its shard's tasks only, else ``None``) and, for a merge of shards, ``merged_from``
@@ -155,6 +157,8 @@ class Verdict:
     merged_from: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
     fdr: float = FDR
+    #: the probed tasks and control entries (a later task, a mismatched pair) with no scored sample
+    unjudged: int = 0
 
     @property
     def judged(self) -> int:
@@ -171,7 +175,8 @@ class Verdict:
     def to_record(self, at: str) -> dict[str, Any]:
         return {"schema_version": 1, "kind": "verdict", "agent": self.agent, "control": self.control,
                 "cutoff": self.cutoff, "control_n": self.control_n, "control_p95": self.control_p95,
-                "judged": self.judged, "flagged": self.flagged, "tasks": self.tasks, "notes": self.notes,
+                "judged": self.judged, "unjudged": self.unjudged, "flagged": self.flagged, "tasks": self.tasks,
+                "notes": self.notes,
                 "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard, "fdr": self.fdr,
                 **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 
@@ -237,6 +242,13 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     unscored = [tid for tid in ids if tid not in later and v.tasks[tid]["best"] is None]
     if unscored:
         v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with --resume)")
+    pairs = ids if not cutoff and len(ids) >= 2 else []  # a mismatched pair per task (none for one task)
+    no_control = [tid for tid in ids if tid in later and v.tasks[tid]["best"] is None] + \
+        [tid for tid in pairs if not scores.get(("control", tid))]
+    v.unjudged = len(unscored) + len(no_control)
+    if v.unjudged:
+        v.notes.append(f"incomplete: {v.unjudged} of {len(ids) + len(pairs)} tasks and controls have no scored sample: "
+                       "not a finished verdict (--exclude-memorized refuses it)")
     return v
 
 

@@ -54,6 +54,7 @@ from pytest_homefield.report.runs import (
     check_same_specs,
     load_meta,
     merged_results,
+    owed_attempts,
     results_stamp,
 )
 from pytest_homefield.report.verdicts import not_compared
@@ -258,9 +259,12 @@ def compute_report(
     kept = KeptGaps(mde_path(Path(run_dirs[0]))) if run_dirs else None
     unranked = {name: _agent_summary(name, info, attempts_of(name), scored_outcomes[name], task_by_id, alpha, kept)
                 for name, info in infos.items()}
+    owed = owed_attempts(run_dirs)  # a skipped attempt has no record, yet it counts (atk11 G2)
     for summary in unranked.values():
-        if summary.scored < summary.attempts:
-            summary.incomplete = f"incomplete: {summary.scored} of {summary.attempts} scored"
+        recorded = {(a.result.task_id, a.result.attempt) for a in attempts_of(summary.name)}
+        n = len(owed.get(summary.name, set()) | recorded)
+        if summary.scored < n:
+            summary.incomplete = f"incomplete: {summary.scored} of {n} scored"
         n_forged = sum(1 for a in attempts_of(summary.name) if a.result.outcome == "forged")
         if n_forged:  # one forged attempt and none of its solved ones is trusted (docs/contracts.md §8)
             trusted = f"{plural(summary.solved, 'solved attempt')} {'is' if summary.solved == 1 else 'are'} not trusted"

@@ -24,12 +24,12 @@ from typing import Any
 
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
-from pytest_homefield.report.runs import load_results
+from pytest_homefield.report.runs import load_results, owed_attempts
 from pytest_homefield.report.verdicts import fmt_num
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["GateError", "GateLine", "worse_than", "gate_summary", "outcomes_by_agent", "forged_by_agent",
-           "baseline_runs"]
+           "baseline_runs", "owed_outcomes"]
 
 
 class GateError(ValueError):
@@ -58,6 +58,9 @@ class GateLine:
     #: the candidate's attempts scored ``forged`` (a canary passed): any fails the gate, whatever the
     #: test says (docs/contracts.md §8: its solved attempts are not trusted)
     forged: int = 0
+    #: the candidate's attempts on the compared tasks that the run owed but did not score (unscored, or
+    #: skipped and never recorded): each counted as a failure (atk11 G1)
+    unscored: int = 0
 
     @property
     def method(self) -> str:
@@ -82,9 +85,10 @@ class GateLine:
             verdict += (f" (too few tasks ({self.n_tasks}) for an interval: no loss can reach p<{fmt_num(self.alpha)}, "
                         "so the gate cannot fail on them)")
         holm = f", Holm-adjusted p={self.p_adjusted:.3g} over {self.family} agents" if self.family > 1 else ""
+        unscored = f"; {plural(self.unscored, 'unscored attempt')} counted as failed" if self.unscored else ""
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
-                f"one-sided p={self.p_value:.3g}{holm}, alpha={self.alpha:g}): {verdict}")
+                f"one-sided p={self.p_value:.3g}{holm}, alpha={self.alpha:g}{unscored}): {verdict}")
 
 
 def gate_summary(lines: Sequence[GateLine]) -> str:
@@ -105,6 +109,22 @@ def outcomes_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]
         if r.outcome in SCORED_OUTCOMES:
             out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(int(r.solved))
     return out
+
+
+def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[int]]], dict[str, dict[str, int]]]:
+    """The candidate's side of the gate: :func:`outcomes_by_agent` with a 0 for every attempt the runs
+    owed (:func:`~pytest_homefield.report.runs.owed_attempts`: ``meta.json`` tasks × agents × attempts)
+    that has no scored record, and ``{agent: {task_id: such attempts}}``. An agent cannot leave a task
+    out of the comparison by claiming a rate limit or spending its budget share (atk11 G1)."""
+    scored = {(r.agent, r.task_id, r.attempt) for r in _merged(run_dirs) if r.outcome in SCORED_OUTCOMES}
+    out = outcomes_by_agent(run_dirs)
+    missing: dict[str, dict[str, int]] = {}
+    for agent, keys in owed_attempts(run_dirs).items():
+        for task_id, attempt in sorted(keys):
+            if (agent, task_id, attempt) not in scored:
+                out.setdefault(agent, {}).setdefault(task_id, []).append(0)
+                missing.setdefault(agent, {})[task_id] = missing.get(agent, {}).get(task_id, 0) + 1
+    return out, missing
 
 
 def _merged(run_dirs: Sequence[Path]) -> list[Any]:
@@ -138,13 +158,15 @@ def baseline_runs(baseline_dir: Path) -> list[Path]:
 
 
 def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: float = 0.05) -> list[GateLine]:
-    """One :class:`GateLine` per agent scored in both the candidate runs and the baseline
-    (:func:`baseline_runs`), in the candidate's agent order: the one-sided p of "worse" of each agent
-    (:attr:`.stats.Comparison.p_worse`), Holm-adjusted across all of them (:func:`.stats.holm`). Raises
-    :class:`GateError` when there is no such baseline or no agent is shared. An agent with a ``forged``
-    attempt in the candidate runs fails whatever its numbers (docs/contracts.md §8)."""
+    """One :class:`GateLine` per agent of both the candidate runs and the baseline
+    (:func:`baseline_runs`), in the candidate's agent order, on the tasks the baseline scored and the
+    candidate selected; a candidate attempt owed but not scored counts as failed (:func:`owed_outcomes`).
+    Each line has the one-sided p of "worse" (:attr:`.stats.Comparison.p_worse`), Holm-adjusted across
+    all of them (:func:`.stats.holm`). Raises :class:`GateError` when there is no such baseline or no
+    agent is shared. An agent with a ``forged`` attempt in the candidate runs fails whatever its numbers
+    (docs/contracts.md §8)."""
     base_id = baseline_dir.name
-    cand = outcomes_by_agent(candidate_dirs)
+    cand, missing = owed_outcomes(candidate_dirs)
     base = outcomes_by_agent(baseline_runs(baseline_dir))
     shared = [a for a in cand if a in base]
     if not shared:
@@ -160,10 +182,10 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         cmp = stats.compare(a, b, alpha=alpha, names=(agent, f"{agent}@{base_id}"))
         pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
-        found.append((agent, pa, pb, cmp, len(tasks)))
-    adjusted = stats.holm([cmp.p_worse for *_, cmp, _ in found])
+        found.append((agent, pa, pb, cmp, len(tasks), sum(missing.get(agent, {}).get(t, 0) for t in tasks)))
+    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _ in found])
     forged = forged_by_agent(candidate_dirs)
     return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
                      worse=(cmp.delta < 0 and p_adj < alpha) or forged.get(agent, 0) > 0, p_adjusted=p_adj,
-                     family=len(found), forged=forged.get(agent, 0))
-            for (agent, pa, pb, cmp, n), p_adj in zip(found, adjusted, strict=True)]
+                     family=len(found), forged=forged.get(agent, 0), unscored=unscored)
+            for (agent, pa, pb, cmp, n, unscored), p_adj in zip(found, adjusted, strict=True)]

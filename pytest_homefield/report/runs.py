@@ -26,7 +26,7 @@ from pytest_homefield.report.similarity import (
 )
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
-           "merged_results", "results_read", "results_stamp"]
+           "merged_results", "owed_attempts", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
 Key = tuple[str, str, int, str]
@@ -109,6 +109,27 @@ def load_results(run_dir: Path) -> list[Result]:
         by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
         by_key[r.key] = r
     return list(by_key.values())
+
+
+def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:
+    """``{agent: {(task_id, attempt)}}``: every attempt the runs selected, from their ``meta.json``
+    (``task_ids`` × ``agents`` × 1..``attempts``, variant ``base``), less those ``--adaptive`` recorded
+    ``not_needed``: what a run owes, whether or not a record of it exists (a skipped attempt has none,
+    docs/contracts.md §8). A folder whose ``meta.json`` lacks these fields owes nothing beyond its records."""
+    out: dict[str, set[tuple[str, int]]] = {}
+    for d in run_dirs:
+        meta = load_meta(Path(d))
+        task_ids, attempts = meta.get("task_ids"), meta.get("attempts")
+        if not isinstance(task_ids, list) or not isinstance(attempts, int):
+            continue
+        for agent in meta.get("agents") or []:
+            if isinstance(agent, dict) and isinstance(agent.get("name"), str):
+                out.setdefault(agent["name"], set()).update((str(t), n) for t in task_ids
+                                                            for n in range(1, attempts + 1))
+        for r in _read_results(results_path(Path(d))):
+            if r.outcome == NOT_NEEDED and r.variant == "base":
+                out.get(r.agent, set()).discard((r.task_id, r.attempt))
+    return out
 
 
 def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Path]], int]:

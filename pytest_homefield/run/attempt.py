@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, render_prompt
+from pytest_homefield.agents.base import MAX_ATTEMPT_USD, Agent, AgentContext, AgentResult, over_cost_cap, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
 from pytest_homefield.capabilities import capabilities_of, provider_hosts_of
@@ -436,9 +436,10 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         own_services.close()
     wall = time.monotonic() - t0
     fault = watch.stopped or swapped_root(folders) \
-        or getattr(check_folders(folders, spec.limits, baseline), "reason", None)
+        or getattr(check_folders(folders, spec.limits, baseline), "reason", None) or over_cost_cap(ar.cost_usd)
     if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
-        ar = replace(ar, outcome="agent_error", error=fault)
+        capped = None if ar.cost_usd is None else min(ar.cost_usd, MAX_ATTEMPT_USD)  # a cost is believed up to the cap
+        ar = replace(ar, outcome="agent_error", error=fault, cost_usd=capped)
     elif ar.outcome is None and _out_of_space(art):
         filled = filled_by(folders, baseline, free_before, free_bytes(art))  # the agent's doing: scored
         ar = AgentResult(outcome="agent_error", exit_code=ar.exit_code, error=filled) if filled else \

@@ -23,8 +23,8 @@ def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, An
     Returns ``{"tasks": [task_id, …] sorted, "by_agent": {name: {"tasks": [...], "control": …,
     "control_n": …, "control_p95": …, "cutoff": …}}}``. Agents of a kind with no model behind it
     (capabilities ``modelless``: ``oracle``, ``noop``, ``sim:P``) without probe results are skipped.
-    Raises :class:`ProbeError` naming the agent when another agent has no finished probe, or its probe
-    was made with a different spec.
+    Raises :class:`ProbeError` naming the agent when another agent has no finished probe (a verdict with
+    an ``unjudged`` task or control is not finished: atk11 P1), or its probe was made with a different spec.
     """
     flagged: set[str] = set()
     by_agent: dict[str, Any] = {}
@@ -44,6 +44,10 @@ def excluded_for_run(homefield_dir: Path, agents: Sequence[Any]) -> dict[str, An
             what = f"is shard {verdict['shard']} only" if verdict.get("shard") else "is a merge with shards missing"
             raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} {what}: merge every "
                              "shard's .homefield/probe/ folder with `homefield probe --merge DIR…` first")
+        if verdict.get("unjudged", 1):  # an older verdict does not say: judge it again
+            raise ProbeError(f"--homefield-exclude-memorized: the probe of agent {agent.name!r} left "
+                             f"{verdict.get('unjudged', 'some')} task(s) or control(s) without a scored sample: "
+                             "not a finished verdict; continue it with `homefield probe --resume` (same agents)")
         specs = {r.get("spec") for r in load_probe(path) if r.get("kind") in ("task", "control")}
         if specs - {agent.spec}:
             raise ProbeError(f"--homefield-exclude-memorized: agent {agent.name!r} was probed as "

@@ -101,28 +101,25 @@ class RunLimits:
         for record in self._tail.new_records():
             self.add(record)
 
-    def spent_usd(self, agent: str | None = None) -> float:
-        """USD spent so far by the records counted (of ``agent``; ``None``: of every agent)."""
-        return sum(usd for key, usd in self._cost.items() if agent is None or key[1] == agent)
+    def spent_usd(self, agent: str) -> float:
+        """USD spent so far by ``agent``'s records counted."""
+        return sum(usd for key, usd in self._cost.items() if key[1] == agent)
 
-    def rate_limited(self, agent: str | None = None) -> str | None:
-        """The error of the first ``rate_limited`` result counted from ``agent`` (a name; ``None``: any
-        agent), else ``None``. Does not :meth:`refresh`."""
-        return next((err for name, err in self._rate_limited.items() if agent is None or name == agent), None)
+    def rate_limited(self, agent: str) -> str | None:
+        """The error of the first ``rate_limited`` result counted from ``agent`` (a name), else ``None``.
+        Does not :meth:`refresh`."""
+        return self._rate_limited.get(agent)
 
-    def stop_reason(self, agent: str | None = None) -> str | None:
-        """``"rate limited: <error>"`` (a limit ``agent`` reported; ``None``: any agent), ``"budget spent:
-        <agent>: S of B USD (its share of T)"`` (``None``: ``"budget spent: S of T USD"``, every agent's
-        spending against the whole budget) or ``None`` (start the attempt), after :meth:`refresh`."""
+    def stop_reason(self, agent: str) -> str | None:
+        """``"rate limited: <error>"`` (a limit ``agent`` reported), ``"budget spent: <agent>: S of B USD
+        (its share of T)"`` or ``None`` (start the attempt), after :meth:`refresh`. The one stop rule of
+        every mode (a run, an ablation): an agent's own claims stop that agent only (atk9 F5b, F6; atk11 A1)."""
         self.refresh()
         limited = self.rate_limited(agent)
-        if limited:
+        if limited is not None:
             return f"{RATE_LIMITED}: {limited}"
         if self.budget_usd is None:
             return None
-        if agent is None:
-            spent = self.spent_usd()
-            return f"{BUDGET_SPENT}: {spent:.2f} of {self.budget_usd:.2f} USD" if spent >= self.budget_usd else None
         share, spent = self.budget_usd / self.agents, self.spent_usd(agent)
         if spent < share:
             return None
@@ -199,7 +196,8 @@ class AttemptRunner:
                  tries: Mapping[tuple[str, str, int], int] | None = None) -> None:
         self.settings = settings
         #: unscored tries recorded per (task, agent, attempt) before this session (a run's; ``None``: an
-        #: ablation's, which caps no retry): a rate limit on the last allowed try is scored (cap_retries)
+        #: ablation's, whose --resume instead skips an attempt tried more than --max-retries times,
+        #: ablate/session.py done_keys): a rate limit on the last allowed try is scored (cap_retries)
         self.tries = None if tries is None else dict(tries)
         self.agents = list(agents)
         self.run_id = run_id
@@ -241,10 +239,10 @@ class AttemptRunner:
         """:func:`sandbox_summary` of these agents."""
         return sandbox_summary(self.settings, self.agents, hooked=self.sandbox_hook is not None)
 
-    def stop_reason(self, agent: Agent | None = None) -> str | None:
-        """Why no further attempt (of ``agent``; ``None``: of any agent) may start
-        (:meth:`RunLimits.stop_reason`: ``agent``'s own rate limit or share of the budget), or ``None``."""
-        return self.limits.stop_reason(None if agent is None else agent.name)
+    def stop_reason(self, agent: Agent) -> str | None:
+        """Why no further attempt of ``agent`` may start (:meth:`RunLimits.stop_reason`: its own rate limit
+        or share of the budget), or ``None``."""
+        return self.limits.stop_reason(agent.name)
 
     def spec(self, task: Task, agent: Agent, attempt: int, *, variant: str = "base",
              test_cmd: str | None = None) -> AttemptSpec:

@@ -412,9 +412,8 @@ class RunSession:
         """The attempt's artifacts folder."""
         return attempt_dir(self.run_dir, task.id, agent.name, attempt)
 
-    def stop_reason(self, agent: Agent | None = None) -> str | None:
-        """Why no further attempt (of ``agent``; ``None``: of any agent) may start
-        (:meth:`AttemptRunner.stop_reason`), or ``None``."""
+    def stop_reason(self, agent: Agent) -> str | None:
+        """Why no further attempt of ``agent`` may start (:meth:`AttemptRunner.stop_reason`), or ``None``."""
         return self.runner.stop_reason(agent)
 
     def attempt_spec(self, task: Task, agent: Agent, attempt: int, *, test_cmd: str | None = None) -> AttemptSpec:
@@ -508,7 +507,8 @@ class RunSession:
 
 def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list[str]:
     """Messages for each ``--homefield-fail-under`` gate not met: ``RATE`` applies to every agent,
-    ``AGENT=RATE`` to one. Rates are pass@1 fractions in [0, 1]. Raises :class:`RunError` on a bad
+    ``AGENT=RATE`` to one. Rates are pass@1 fractions in [0, 1]; an agent whose report is
+    ``incomplete`` (an attempt of the run unscored or never run) does not meet any. Raises :class:`RunError` on a bad
     gate or an unknown agent name."""
     out: list[str] = []
     agents = report.get("agents", {})
@@ -524,7 +524,9 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
         for n in names:
             if n not in agents:
                 raise RunError(f"--homefield-fail-under {gate!r}: no agent named {n!r} in this run")
-            p = agents[n].get("pass_at_1")
+            p, incomplete = agents[n].get("pass_at_1"), agents[n].get("incomplete")
             if p is None or p < rate:
                 out.append(f"{n} pass@1 {'n/a' if p is None else f'{p:.2f}'} is below {rate:.2f}")
+            elif incomplete:  # a pass@1 over the attempts the agent let run is no pass (atk11 G2)
+                out.append(f"{n} pass@1 {p:.2f} is not over every attempt ({incomplete}): not passing {rate:.2f}")
     return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -36,15 +37,15 @@ def test_interleaved_order_runs_every_variant_of_a_task_together() -> None:
 
 
 def _session(repo: Path, *, resume: bool = False, attempts: int = 1, text: str = RULES,
-             budget: float | None = None) -> AblationSession:
-    settings = resolve_settings(repo, {"agent": ["oracle"], "attempts": attempts, "run_id": "s1", "resume": resume,
-                                       "yes": True, "budget": budget})
+             budget: float | None = None, agents: Sequence[str] = ("oracle",), max_retries: int = 2) -> AblationSession:
+    settings = resolve_settings(repo, {"agent": list(agents), "attempts": attempts, "run_id": "s1", "resume": resume,
+                                       "yes": True, "budget": budget, "max_retries": max_retries})
     tasks = load_tasks(settings.tasks_path)
-    agents = build_agents(settings.agents, settings)
+    built = build_agents(settings.agents, settings)
     rules = split_rules(text)
-    plan = build_plan(settings, "CLAUDE.md", rules, len(tasks), [("oracle", "oracle", "CLAUDE.md")], 1)
-    return AblationSession.start(settings, tasks, agents, rules=rules, rules_file="CLAUDE.md",
-                                 rules_paths={"oracle": "CLAUDE.md"}, plan=plan, new_id="unused")
+    plan = build_plan(settings, "CLAUDE.md", rules, len(tasks), [(a, a, "CLAUDE.md") for a in agents], 1)
+    return AblationSession.start(settings, tasks, built, rules=rules, rules_file="CLAUDE.md",
+                                 rules_paths={a: "CLAUDE.md" for a in agents}, plan=plan, new_id="unused")
 
 
 def _record(s: AblationSession, key: tuple[str, str, str, int], outcome: str, cost: float = 0.0) -> None:
@@ -101,14 +102,36 @@ def test_an_unscored_attempt_is_run_again_and_the_budget_stops_new_ones(ablate_r
     first, second = s.pending()[:2]
     _record(s, first, "infra")
     _record(s, second, "solved", cost=0.4)
-    assert s.stop_reason() is None
+    assert s.stop_reason("oracle") is None
     s2 = _session(repo, resume=True, budget=1.0)
     assert first in s2.pending() and second not in s2.pending()
     _record(s2, first, "solved", cost=0.7)
-    assert s2.stop_reason() == "budget spent: 1.10 of 1.00 USD"
+    assert s2.stop_reason("oracle") == "budget spent: oracle: 1.10 of 1.00 USD"
     _record(s2, s2.pending()[1], "rate_limited")
-    assert s2.stop_reason() is not None and s2.stop_reason().startswith("rate limited")  # type: ignore[union-attr]
+    assert (s2.stop_reason("oracle") or "").startswith("rate limited")
     assert len(list(read_jsonl(s2.results_path))) == 4
+
+
+def test_one_agents_claims_stop_only_that_agent_and_its_retries_are_capped(ablate_repo: Path, tmp_path: Path) -> None:
+    """atk11 A1, measured on main: in an ablation one agent's rate-limit claim (or a reported cost spending
+    the budget) stopped every agent (the honest one: "over 0 tasks"), and ``--max-retries`` capped nothing:
+    every ``--resume`` retried the claimed attempt and stopped again."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ablate_repo, repo, symlinks=True)
+    s = _session(repo, budget=2.0, agents=("noop", "oracle"))
+    claimed, spent = [k for k in s.pending() if k[2] == "noop"][:2]
+    _record(s, spent, "empty_patch", cost=5.0)
+    assert s.stop_reason("noop") == "budget spent: noop: 5.00 of 1.00 USD (its share of 2.00)"
+    assert s.stop_reason("oracle") is None
+    _record(s, claimed, "rate_limited")
+    assert (s.stop_reason("noop") or "").startswith("rate limited") and s.stop_reason("oracle") is None
+    for tries in (2, 3):  # --max-retries 1: one retry, then the claimed attempt is not run again
+        s2 = _session(repo, resume=True, budget=2.0, agents=("noop", "oracle"), max_retries=1)
+        assert (claimed in s2.pending()) == (tries == 2)
+        _record(s2, claimed, "rate_limited")
+    owed = (len(s2.pending()) + 2) // 2  # all but the scored and the capped attempt are pending
+    assert {t.agent: t.incomplete for t in s2.tables()} == {"noop": f"incomplete: 1 of {owed} scored",
+                                                             "oracle": f"incomplete: 0 of {owed} scored"}
 
 
 def test_a_slimmer_file_equal_to_one_variant_reuses_its_results(ablate_repo: Path, tmp_path: Path) -> None:

@@ -135,6 +135,26 @@ def test_excluded_for_run(tmp_path: Path) -> None:
     assert json.dumps(out)  # frozen into meta.json as is
 
 
+def test_a_verdict_with_unanswered_calls_is_not_finished(tmp_path: Path) -> None:
+    """atk11 P1, measured on main: an agent that claimed a rate limit on its first probe call had every
+    other call skipped; the verdict judged nothing (``judged: 0``) and ``--exclude-memorized`` took it as
+    a clean bill ("recites 0 of 0 tasks")."""
+    tasks = [task("a", 1), task("b", 2), task("c", 3)]
+    path = probe_path(tmp_path, "mem")
+    append_jsonl(path, {**rec("task", "a", 1, None), "agent": "mem", "outcome": "rate_limited"})
+    verdict = judge("mem", read_jsonl(path), tasks)
+    write_verdict(path, verdict, "t")
+    with pytest.raises(ProbeError, match=r"agent 'mem' left 6 task\(s\) or control\(s\) without a scored sample"):
+        excluded_for_run(tmp_path, [SimpleNamespace(name="mem", spec="cmd:x")])
+    assert (verdict.judged, verdict.unjudged) == (0, 6)
+    assert "incomplete: 6 of 6 tasks and controls have no scored sample" in " ".join(verdict.notes)
+    for t in "abc":  # every task and every control pair answered: finished, and accepted
+        append_jsonl(path, {**rec("task", t, 1, 0.1), "agent": "mem"})
+        append_jsonl(path, {**rec("control", t, 1, 0.1), "agent": "mem"})
+    write_verdict(path, judge("mem", load_probe(path), tasks), "t")
+    assert excluded_for_run(tmp_path, [SimpleNamespace(name="mem", spec="cmd:x")])["tasks"] == []
+
+
 # -- every record read is validated (issue 21) ------------------------------------------------------
 
 def _call(**kw: object) -> dict[str, object]:

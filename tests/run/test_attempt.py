@@ -246,6 +246,19 @@ def test_a_reported_cost_that_is_not_a_number_is_dropped(cache: SnapshotCache, t
     assert "Infinity" not in path.read_text() and "NaN" not in path.read_text()
 
 
+def test_a_reported_cost_is_believed_only_up_to_the_per_attempt_cap(cache: SnapshotCache, task: Task,
+                                                                     tmp_path: Path) -> None:
+    """atk11 G2, measured on main: a usage line ``{"cost_usd": 1e300}`` (finite) was recorded as it was and
+    spent the agent's share of ``--budget`` at the task it chose: its later attempts never ran."""
+    agent = CommandAgent(name="c", spec="cmd:x", settings=AgentSettings(), command="""echo '{"cost_usd": 1e300}'""")
+    r = run_attempt(_spec(task, agent, tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    assert (r.outcome, r.cost_usd, r.scored) == ("agent_error", 1000.0, True), r
+    assert r.error == "reported cost 1e+300 USD is over the per-attempt cap of 1000 USD", r.error
+    honest = CommandAgent(name="c", spec="cmd:x", settings=AgentSettings(), command="""echo '{"cost_usd": 999.5}'""")
+    r = run_attempt(_spec(task, honest, tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    assert (r.outcome, r.cost_usd) == ("empty_patch", 999.5), r
+
+
 def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
     spec = _spec(task, FnAgent(lambda ctx: AgentResult()), tmp_path)
     spec.artifacts.mkdir(parents=True)
@@ -261,13 +274,13 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
         return RunLimits(path, budget_usd=None, since_iso=since)
 
     def rate_limit_since(since: str) -> str | None:
-        reason = limits(since).stop_reason()
+        reason = limits(since).stop_reason("a")
         return reason.removeprefix("rate limited: ") if reason else None
 
     path = tmp_path / "results.jsonl"
     empty = limits("2026-01-01")
     empty.refresh()
-    assert empty.spent_usd() == 0.0 and rate_limit_since("2026-01-01") is None
+    assert empty.spent_usd("a") == 0.0 and rate_limit_since("2026-01-01") is None
     rows = [
         {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.5, "outcome": "rate_limited",
          "finished_at": "2026-01-01T10:00:00+00:00", "error": "429 from the provider"},
@@ -284,7 +297,7 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     assert latest[("t", "a", 1, "base")]["outcome"] == "solved"
     spent = limits("2026-01-01")
     spent.refresh()
-    assert spent.spent_usd() == 1.25 and spent.spent_usd("b") == 0.0
+    assert spent.spent_usd("a") == 1.25 and spent.spent_usd("b") == 0.0
     assert rate_limit_since("2026-01-01T09:00:00+00:00") == "429 from the provider"
     assert rate_limit_since("2026-01-01T12:00:00+00:00") == "rate limited"
     assert rate_limit_since("2026-01-03") is None

@@ -201,34 +201,34 @@ def test_resume_errors(repo: Path) -> None:
 def test_budget_counts_the_last_record_per_attempt(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     limits = RunLimits(path, budget_usd=0.05, since_iso=START)
-    assert limits.stop_reason() is None
+    assert limits.stop_reason("a") is None
     append_jsonl(path, _result("t", "a", 1, "infra", cost=0.04))
     append_jsonl(path, _result("t", "a", 1, "solved", cost=0.02))  # the retry replaces the first line
     append_jsonl(path, _result("t", "a", 2, "solved", cost=0.02))
-    assert limits.stop_reason() is None and limits.spent_usd() == pytest.approx(0.04)
+    assert limits.stop_reason("a") is None and limits.spent_usd("a") == pytest.approx(0.04)
     append_jsonl(path, _result("t", "a", 3, "solved", cost=None))  # unknown cost counts 0
     append_jsonl(path, _result("u", "a", 1, "solved", cost=0.02))  # e.g. from another worker
-    assert limits.stop_reason() == "budget spent: 0.06 of 0.05 USD"
+    assert limits.stop_reason("a") == "budget spent: a: 0.06 of 0.05 USD"
 
 
 def test_budget_includes_earlier_sessions_and_no_budget_never_stops(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     append_jsonl(path, _result("t", "a", 1, "solved", cost=5.0, finished="2020-01-01T00:00:00+00:00"))
-    assert RunLimits(path, budget_usd=5.0, since_iso=START).stop_reason() == "budget spent: 5.00 of 5.00 USD"
-    assert RunLimits(path, budget_usd=None, since_iso=START).stop_reason() is None
+    assert RunLimits(path, budget_usd=5.0, since_iso=START).stop_reason("a") == "budget spent: a: 5.00 of 5.00 USD"
+    assert RunLimits(path, budget_usd=None, since_iso=START).stop_reason("a") is None
 
 
 def test_rate_limit_counts_only_this_session_and_wins_over_budget(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     limits = RunLimits(path, budget_usd=0.01, since_iso=START)
     append_jsonl(path, _result("t", "a", 1, "rate_limited", finished="2026-02-01T00:00:00+00:00", error="old"))
-    assert limits.stop_reason() is None
+    assert limits.stop_reason("a") is None
     append_jsonl(path, _result("t", "a", 2, "rate_limited", error="429 slow down"))
     append_jsonl(path, _result("t", "a", 3, "rate_limited", error="second"))
     append_jsonl(path, _result("t", "a", 4, "solved", cost=1.0))
-    assert limits.stop_reason() == "rate limited: 429 slow down"
+    assert limits.stop_reason("a") == "rate limited: 429 slow down"
     append_jsonl(tmp_path / "other.jsonl", _result("t", "a", 1, "rate_limited"))
-    assert RunLimits(tmp_path / "other.jsonl", budget_usd=None, since_iso=START).stop_reason() == \
+    assert RunLimits(tmp_path / "other.jsonl", budget_usd=None, since_iso=START).stop_reason("a") == \
         "rate limited: rate limited"
 
 
@@ -271,10 +271,10 @@ def test_run_attempt_appends_the_result_the_limits_then_see(tmp_path: Path) -> N
     setups: list[str] = []
     session = RunSession.start(s, [task], [agent], setup_command=lambda t: setups.append(t.id) or None)
     try:
-        assert session.stop_reason() is None
+        assert session.stop_reason(agent) is None
         result = session.run_attempt(task, agent, 1)
         assert not session.results_path.exists()  # workers never write results.jsonl: the controller does
-        assert session.stop_reason() == "budget spent: 0.03 of 0.03 USD"  # counted at once, locally
+        assert session.stop_reason(agent) == "budget spent: payer: 0.03 of 0.03 USD"  # counted at once, locally
         ControllerWriter(session.home.path).deliver(session.messages(result))
     finally:
         session.close()
@@ -283,7 +283,7 @@ def test_run_attempt_appends_the_result_the_limits_then_see(tmp_path: Path) -> N
     lines = session.results_path.read_text().splitlines()
     assert [json.loads(line)["outcome"] for line in lines] == ["empty_patch"]
     assert session.artifacts(task, agent, 1).is_dir()
-    assert session.stop_reason() == "budget spent: 0.03 of 0.03 USD"
+    assert session.stop_reason(agent) == "budget spent: payer: 0.03 of 0.03 USD"
 
 
 def test_resume_names_a_changed_shard_before_the_task_selection_it_changes(repo: Path) -> None:

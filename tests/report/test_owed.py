@@ -1,0 +1,61 @@
+"""Every attempt a run selected counts, recorded or not (atk11 G2, G1): an agent that stops its own run
+(a claimed rate limit, a reported cost that spends its budget share) is ``incomplete``, fails
+``--fail-under`` and is compared by the gate on the baseline's tasks, its missing attempts failed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_homefield.records import Result, Task
+from pytest_homefield.report import build_report
+from pytest_homefield.report.gate import gate_summary, worse_than
+from pytest_homefield.run.session import fail_under_failures
+
+IDS = [f"t{i}" for i in range(8)]
+
+
+def _task(tid: str) -> Task:
+    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
+                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
+                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
+
+
+def _run(folder: Path, agents: list[str], rows: list[tuple[str, str, str]]) -> Path:
+    """A run folder that selected :data:`IDS` × ``agents`` × 1 attempt and recorded ``rows`` (task, agent,
+    outcome): the rest were skipped, never recorded, as a stopped agent's are."""
+    folder.mkdir()
+    results = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o) for t, a, o in rows]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": a, "spec": a} for a in agents]}))
+    return folder
+
+
+def test_an_agent_that_stopped_while_ahead_is_incomplete_and_fails_fail_under(tmp_path: Path) -> None:
+    """atk11 G2, measured on main: ``ahead`` solved its first task and reported ``{"cost_usd": 1e300}`` on
+    the next; its 6 other attempts were skipped unrecorded: ``ahead solves 50%``, no ``incomplete`` mark,
+    and ``--fail-under 0.4`` passed."""
+    run = _run(tmp_path / "g2", ["ahead"], [("t0", "ahead", "solved"), ("t1", "ahead", "agent_error")])
+    report = build_report([run], [_task(t) for t in IDS])
+    ahead = report["agents"]["ahead"]
+    assert (ahead["pass_at_1"], ahead.get("incomplete")) == (0.5, "incomplete: 2 of 8 scored")
+    assert fail_under_failures(report, ["0.4"]) == [
+        "ahead pass@1 0.50 is not over every attempt (incomplete: 2 of 8 scored): not passing 0.40"]
+    done = _run(tmp_path / "done", ["ahead"], [(t, "ahead", "solved") for t in IDS])
+    assert "incomplete" not in build_report([done], [_task(t) for t in IDS])["agents"]["ahead"]
+
+
+def test_the_gate_counts_a_candidates_unrun_attempts_as_failed(tmp_path: Path) -> None:
+    """atk11 G1, measured on main: the candidate scored ``empty_patch`` twice, then claimed a rate limit:
+    its 5 later attempts were never recorded, the gate compared 2 shared tasks, "too few tasks … the gate
+    cannot fail on them", ``gate: pass``."""
+    base = _run(tmp_path / "base-x", ["x"], [(t, "x", "solved") for t in IDS])
+    cand = _run(tmp_path / "cand-x2", ["x"], [("t0", "x", "empty_patch"), ("t1", "x", "empty_patch"),
+                                              ("t2", "x", "rate_limited")])
+    (g,) = worse_than([cand], base)
+    assert (g.n_tasks, g.candidate, g.worse) == (8, 0.0, True), g
+    assert g.unscored == 6
+    assert "6 unscored attempts counted as failed" in g.text and "WORSE: the gate fails" in g.text
+    assert gate_summary([g]).startswith("gate: fail (x worse than base-x")
