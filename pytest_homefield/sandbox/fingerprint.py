@@ -26,15 +26,23 @@ __all__ = ["env_description", "env_fingerprint", "fingerprint_of", "fingerprint_
 
 # Runs in the described interpreter: keep it standard-library only and Python 3.8 compatible.
 _PROBE = r'''
-import importlib.metadata, platform, re, sys
+import importlib.metadata, os, platform, re, sys
 
 def normalise(name):
     """PEP 503 name: Typing_Extensions -> typing-extensions."""
     return re.sub(r"[-_.]+", "-", name).lower()
 
+def search_path():
+    """sys.path less the folders inside an installed package (inside an entry named site-packages or
+    dist-packages): the vendored copies setuptools puts on sys.path when it is imported, which a
+    fresh interpreter does not have, so the description does not depend on what ran before."""
+    full = [os.path.abspath(p or os.curdir) for p in sys.path]
+    sites = [f.rstrip(os.sep) + os.sep for f in full if os.path.basename(f) in ("site-packages", "dist-packages")]
+    return [p for p, f in zip(sys.path, full) if not any(f.startswith(site) for site in sites)]
+
 def describe():
     dists = {}
-    for dist in importlib.metadata.distributions():
+    for dist in importlib.metadata.distributions(path=search_path()):
         name = dist.metadata["Name"]
         if name:  # first on sys.path wins, as for imports
             dists.setdefault(normalise(name), dist.version)

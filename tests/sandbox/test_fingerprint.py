@@ -115,3 +115,21 @@ def test_diff_normalises_names() -> None:
     new = copy.deepcopy(DESC)
     new["distributions"] = {"NumPy": "1.26.4", "pytest": "9.0.1", "six": "1.16.0"}
     assert fingerprint_diff(DESC, new) == []
+
+
+def test_a_folder_put_on_sys_path_inside_site_packages_is_not_described(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """setuptools puts its vendored copies (``site-packages/setuptools/_vendor``, with their own
+    ``*.dist-info``) on ``sys.path`` when it is imported: the running interpreter's description must not
+    depend on that, or it differs from a fresh interpreter's (the same environment, another fingerprint).
+    A real ``site-packages`` folder on the path is described."""
+    site = tmp_path / "site-packages"
+    for folder, name in ((site, "hf-installed"), (site / "tool" / "_vendor", "hf-vendored")):
+        info = folder / f"{name.replace('-', '_')}-1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    monkeypatch.syspath_prepend(str(site))
+    before = env_description()
+    assert before["distributions"]["hf-installed"] == "1.0"
+    monkeypatch.syspath_prepend(str(site / "tool" / "_vendor"))
+    assert env_description() == before
