@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import ProcessAgent
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
 from pytest_homefield.sandbox import modes, protected
@@ -150,29 +151,18 @@ def test_choice_rejects_unknown_modes() -> None:
         SandboxChoice("auto", "loopback:")
 
 
-class _Agent:
-    name = "a"
-    process = True
-
-    def __init__(self, shell: bool) -> None:
-        self.shell = shell
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        return self.shell
-
-
 def test_auto_refuses_shell_agents_only_when_bwrap_does_not_work(monkeypatch: pytest.MonkeyPatch) -> None:
     """Neither bubblewrap nor Landlock here (tests/sandbox/test_landlock.py: with Landlock)."""
     monkeypatch.setattr(SandboxChoice, "available", lambda self: "bubblewrap (bwrap) is not installed: install …")
     monkeypatch.setattr(modes, "landlock_state", lambda: "Landlock is not available here: not built into this kernel")
     auto = SandboxChoice("auto")
     with pytest.raises(BwrapUnavailable, match="agent 'a' can run commands, but bubblewrap.*; and Landlock"):
-        auto.for_agent(_Agent(shell=True), allow_shell=False)
-    assert auto.for_agent(_Agent(shell=False), allow_shell=False) == "none"   # edit-only claude
+        auto.for_agent(ProcessAgent(shell=True), allow_shell=False)
+    assert auto.for_agent(ProcessAgent(shell=False), allow_shell=False) == "none"   # edit-only claude
     assert auto.for_tests() == "none"
     with pytest.raises(BwrapUnavailable):
         SandboxChoice("bwrap").for_tests()
-    assert SandboxChoice("none").for_agent(_Agent(shell=True), allow_shell=True) == "none"
+    assert SandboxChoice("none").for_agent(ProcessAgent(shell=True), allow_shell=True) == "none"
 
 
 def test_missing_bwrap_is_one_line_with_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:

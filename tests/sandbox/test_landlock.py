@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import CALC_1, NO_PLUGINS, Fixture, build, script_agent, task_for, user_checkout
+from helpers.bwrap import ProcessAgent
 from helpers.demo_run import DemoRun, clean_env
 
 from pytest_homefield.agents.base import AgentSettings
@@ -273,17 +274,6 @@ def test_an_agent_reads_no_other_workspace_and_reaches_only_its_ports(abi: int, 
 
 # -- the choice -----------------------------------------------------------------------------------
 
-class _Agent:
-    name = "a"
-    process = True
-
-    def __init__(self, shell: bool) -> None:
-        self.shell = shell
-
-    def runs_commands(self, allow_shell: bool) -> bool:
-        return self.shell
-
-
 def test_auto_takes_landlock_where_bubblewrap_does_not_work(abi: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real failing bubblewrap (a path that does not exist): ``auto`` confines test runs and every agent
     with Landlock, and records it; ``--sandbox landlock`` never probes bubblewrap."""
@@ -293,10 +283,10 @@ def test_auto_takes_landlock_where_bubblewrap_does_not_work(abi: int, monkeypatc
         auto = Sandboxes.choose(SandboxChoice("auto"))
         assert auto.bwrap is None and auto.why is not None
         assert auto.for_tests().name == "landlock"
-        assert auto.for_agent(_Agent(shell=False), False).name == "landlock"
+        assert auto.for_agent(ProcessAgent(shell=False), False).name == "landlock"
         assert SandboxChoice("auto").for_tests() == "landlock"
         if abi >= landlock.SCOPED_ABI:
-            assert auto.for_agent(_Agent(shell=True), False).name == "landlock"
+            assert auto.for_agent(ProcessAgent(shell=True), False).name == "landlock"
     finally:
         bwrap.probe.cache_clear()
     explicit = Sandboxes.choose(SandboxChoice("landlock"))
@@ -307,7 +297,7 @@ def test_agents_that_run_commands_need_scoped_landlock() -> None:
     """Before ABI 6 a process under Landlock can still signal homefield's processes: an agent that runs
     commands is refused then (``auto`` and ``landlock`` alike), an edit-only one is confined; where
     Landlock is missing, ``landlock`` is a one-line refusal and ``auto`` without bubblewrap is today's."""
-    shell, edit = _Agent(shell=True), _Agent(shell=False)
+    shell, edit = ProcessAgent(shell=True), ProcessAgent(shell=False)
     nobwrap = "bubblewrap (bwrap) is not installed"
     with pytest.raises(LandlockUnavailable, match="agent 'a' can run commands, but Landlock ABI 5"):
         agent_backend_name("landlock", shell, False, None, 5)
