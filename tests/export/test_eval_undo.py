@@ -14,13 +14,10 @@ from pathlib import Path
 import pytest
 from helpers.attack_repo import F2P, GOOD_CALC, P2P, TEST_ADD, WRONG_CALC, Fixture, build, git, task_for
 
+from pytest_homefield.agents.attack_payloads import FORGE
 from pytest_homefield.export.taskrepo import END, START, eval_script
 from pytest_homefield.records import Task
 from pytest_homefield.run.eval_undo import split_test_paths, undo_lines
-
-FORGE = ("import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
-         "    outcome = yield\n    rep = outcome.get_result()\n    if rep.when == 'call':\n"
-         "        rep.outcome, rep.longrepr = 'passed', None\n")
 
 
 @pytest.fixture(scope="module")
