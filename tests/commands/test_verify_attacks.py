@@ -110,10 +110,10 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     fx = build(tmp_path / "fixture")
     # each attack's attempt is graded by a test run: anyio's pytest plugin (about 0.2 s of CPU to load,
     # which the fixture's NO_PLUGINS leaves on) blocked in those runs as well
-    task = task_for(fx)
     # canaries=1: as mined with the canary check (a task mined before canaries has a passing twin checked
     # against the reference fix, two more test runs)
-    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio", canaries=1)
+    task = task_for(fx, canaries=1)
+    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
     repo = tmp_path / "repo"
     subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
     (repo / ".homefield").mkdir()

@@ -37,8 +37,7 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    # as mined with the canary check (one FAIL_TO_PASS function: one canary)
-    return dataclasses.replace(task_for(fx), canaries=1)
+    return task_for(fx, canaries=1)
 
 
 @pytest.fixture(scope="module")

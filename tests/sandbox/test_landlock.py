@@ -6,7 +6,6 @@ work (a kernel before 5.13, ``lsm=`` without it, a seccomp profile that refuses 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import socket
@@ -90,7 +89,7 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
 
 @pytest.fixture(scope="module")
 def task(fx: Fixture) -> Task:
-    return dataclasses.replace(task_for(fx), canaries=1)
+    return task_for(fx, canaries=1)
 
 
 @pytest.fixture
