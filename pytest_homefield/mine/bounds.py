@@ -114,18 +114,25 @@ def continue_command(argv: Sequence[str] | None = None, pytest_args: Sequence[st
 
 
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,
-               kept: int, command: str) -> list[str]:
+               kept: int, command: str, earlier: int = 0, reverify: bool = False) -> list[str]:
     """The summary lines of a mine that ended early (``[]`` when it verified every candidate it was
     meant to): how many of ``n_candidates`` were not verified and why, that ``tasks.jsonl`` holds a
-    partial task set, and the ``command`` that goes on (reusing the ``n_verified`` already verified)."""
+    partial task set (``kept`` tasks from the ``n_verified`` verified, and ``earlier`` tasks that earlier
+    mines left in it), and the ``command`` that goes on: it reuses the ``n_verified`` already verified,
+    unless the mine was a ``--reverify`` one (``reverify``), which reuses nothing when run again."""
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return []
     head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
+    older = f", {earlier} kept from earlier mines" if earlier else ""
     lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified: "
-             f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified)."]
+             f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified{older})."]
     if stop.why == FAIL_FAST:
         lines.append("Fix the test environment (see the hint above) and mine again, or mine on with "
                      "--no-fail-fast.")
+    elif reverify:
+        lines.append(f"Continue with: {command}  (--reverify runs all {n_candidates} again; without it the "
+                     f"{n_verified} verified now are reused, and so are earlier records of the other "
+                     f"{n_candidates - n_verified})")
     else:
         lines.append(f"Continue with: {command}  (the {n_verified} verified are reused, not run again)")
     return lines

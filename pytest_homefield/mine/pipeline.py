@@ -588,8 +588,10 @@ class MineSession:
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)
         not_verified = n_cand - len(verified) - n_max
+        now = {r["id"] for r in verified}
         partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
-                             kept=kept, command=command)
+                             kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
+                             reverify=self.settings.reverify)
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         cut = in_flight_line(every)
         lines = [

@@ -56,6 +56,23 @@ def _kept(session: MineSession, sha: str, day: int) -> None:
                                         "FAIL_TO_PASS": 1, "task": _task(sha, day), "verify_key": "k" + sha[:3]})
 
 
+def test_an_interrupted_reverify_counts_the_tasks_earlier_mines_left_and_says_what_going_on_reruns(
+        tmp_path: Path) -> None:
+    """Seen on python-hyper/h11: Ctrl-C 50 s into ``mine --reverify`` said "tasks.jsonl is partial (2 tasks
+    from the 9 verified)" over a tasks.jsonl that still held 64 tasks of the earlier mine, and "the 9
+    verified are reused" of a command (``--reverify``) that reuses nothing."""
+    shas = [f"{i}{i}" * 20 for i in range(1, 5)]
+    write_jsonl_atomic(tmp_path / ".homefield" / "tasks.jsonl", [_task(s, 10 + i) for i, s in enumerate(shas)])
+    session = _session(tmp_path, *shas, reverify=True)
+    _kept(session, shas[0], 4)
+    lines = session.finish(stop=Stop(INTERRUPTED, "Ctrl-C"), command="homefield mine --reverify")
+    assert lines[0] == "Mined 1 task from 1 of 4 candidates (4 commits examined); 4 tasks in .homefield/tasks.jsonl"
+    assert lines[1] == ("Interrupted: Ctrl-C; 3 of 4 candidates not verified: tasks.jsonl is partial (1 task from "
+                        "the 1 verified, 3 kept from earlier mines).")
+    assert lines[2] == ("Continue with: homefield mine --reverify  (--reverify runs all 4 again; without it the 1 "
+                        "verified now are reused, and so are earlier records of the other 3)")
+
+
 def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp_path: Path) -> None:
     a, b, c = "aa" * 20, "bb" * 20, "cc" * 20
     session = _session(tmp_path, a, b, c, stop_after_tasks=1)
