@@ -8,10 +8,14 @@ that made it (:mod:`pytest_homefield.transport`):
 with the files and gold lines of ``gold_task_id``), ``task_id``, ``sample`` (from 1), ``agent``,
 ``spec``, ``score`` (token similarity in [0, 1], ``None`` when unscored), ``outcome`` (``None`` when
 answered, else ``timeout``/``agent_error``/``budget_exceeded``/``infra``/``rate_limited``: unscored,
-retried on resume), ``cost_usd`` (USD), ``input_tokens``, ``output_tokens``, ``cache_read_tokens``,
-``cache_write_tokens``, ``model``, ``wall_s`` (s), ``started_at``, ``finished_at``, ``error``,
+retried on resume; or ``agent_error`` with a score: the last try, below), ``cost_usd`` (USD),
+``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``model``, ``wall_s``
+(s), ``started_at``, ``finished_at``, ``error``,
 ``answer`` (first :data:`pytest_homefield.probe.verdicts.ANSWER_CHARS` characters) and ``memorized``
 (``None`` until the control is known). A repeated (kind, task_id, sample) is a retry: the last line wins.
+An unanswered call is retried by ``--resume`` at most ``--max-retries`` times; on its last try the agent's
+failure is scored as the empty answer it gave (outcome ``agent_error``, the error saying how many times it
+failed; :mod:`pytest_homefield.run.retries`), homefield's own ``infra`` stays unscored and is not retried.
 
 The verdict line's fields: :mod:`pytest_homefield.probe.verdicts`.
 """
@@ -28,7 +32,7 @@ from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.records import SCHEMA_VERSION, json_type
 from pytest_homefield.store import read_jsonl_lines
 
-__all__ = ["probe_path", "check_probe_record", "load_probe", "latest", "done_keys", "load_verdict"]
+__all__ = ["probe_path", "check_probe_record", "load_probe", "call_key", "latest", "done_keys", "load_verdict"]
 
 
 def probe_path(homefield_dir: Path, agent: str) -> Path:
@@ -102,13 +106,14 @@ def load_probe(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def call_key(record: dict[str, Any]) -> tuple[str, str, int]:
+    """(kind, task_id, sample) of a call record: a repeated key is a retry."""
+    return (str(record["kind"]), str(record.get("task_id", "")), int(record.get("sample", 0)))
+
+
 def latest(records: Iterable[dict[str, Any]]) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """Call records keyed by (kind, task_id, sample); the last line wins. Verdict lines are skipped."""
-    out: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for r in records:
-        if r.get("kind") in ("task", "control"):
-            out[(str(r["kind"]), str(r.get("task_id", "")), int(r.get("sample", 0)))] = r
-    return out
+    """Call records keyed by :func:`call_key`; the last line wins. Verdict lines are skipped."""
+    return {call_key(r): r for r in records if r.get("kind") in ("task", "control")}
 
 
 def done_keys(path: Path) -> set[tuple[str, str, int]]:

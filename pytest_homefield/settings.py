@@ -356,10 +356,10 @@ class Settings(ScanSettings):
         "significant at --alpha", commands=("run", "report"), yml="run.fail_if_worse_than")
     alpha: float = setting(0.05, help="significance level of --fail-if-worse-than (default 0.05)",
                            commands=("run", "report"), yml="run.alpha", check="fraction")
-    max_retries: int = setting(2, help="times --resume retries an attempt that was not scored (rate_limited, "
-                               "infra); after that a rate limit is scored as agent_error and an infra stays "
-                               "unscored, never retried (default 2)", commands=_RA, yml="run.max_retries",
-                               check="min0")
+    max_retries: int = setting(2, help="times --resume retries an attempt (probe: a call) that was not scored "
+                               "(rate_limited, infra); after that the agent's failure is scored (agent_error) and "
+                               "homefield's own infra stays unscored, never retried (default 2)",
+                               commands=(*_RA, "probe"), yml="run.max_retries", check="min0")
     adaptive: bool = setting(False, help="run attempts in rounds and stop spending on pairs of agents whose "
                              "verdict is settled (group-sequential test, a look after each round; reference "
                              "agents run round 1 only)", commands=("run",), yml="run.adaptive")

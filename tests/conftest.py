@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.ablate_repo import build as build_ablate_repo
+from helpers.ablate_repo import write_tasks as write_ablate_tasks
 from helpers.demo_run import BackgroundDemo, DemoRun, demo_once
 from helpers.durations import DEFAULT_SLOW_S, IDLE_S, KNOWN_S
 from helpers.e2e_repo import UNUSED_PLUGINS, build, homefield
@@ -146,6 +148,18 @@ def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
     return built_once(tmp_path_factory, testrun_uid, "e2e-mined", make)
+
+
+@pytest.fixture(scope="session")
+def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The eight-task repository of :mod:`helpers.ablate_repo` with its tasks written (not mined), once per
+    test session, shared by xdist workers: the ablation tests' repository, and the probe's cheapest."""
+
+    def make(repo: Path) -> None:
+        build_ablate_repo(repo)
+        write_ablate_tasks(repo)
+
+    return built_once(tmp_path_factory, testrun_uid, "ablate-repo", make)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -44,7 +44,6 @@ import hashlib
 import json
 import random
 import shutil
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,17 +57,11 @@ from pytest_homefield.ablate.variants import SLIM, RulesFileAgent, Variant, rule
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, write_meta
-from pytest_homefield.records import (
-    SCORED_OUTCOMES,
-    UNSCORED_OUTCOMES,
-    Result,
-    Task,
-    load_results,
-    tasks_digest,
-)
-from pytest_homefield.run.attempt import latest_results, result_key, run_attempt
+from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
+from pytest_homefield.run.attempt import latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
+from pytest_homefield.run.retries import TryKey, spent, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, stopped_for
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import Shard, parse_shard
@@ -113,12 +106,11 @@ def read_records(results: Path) -> list[dict[str, Any]]:
 def done_keys(results: Path, max_retries: int | None = None) -> set[Key]:
     """Keys ``(variant, task_id, agent, attempt)`` of the scored attempts in ``results``; with
     ``max_retries``, also those recorded unscored more than ``max_retries`` times (``--max-retries`` is
-    spent, as in a run: an agent cannot have its own attempt retried for ever, docs/contracts.md §8)."""
+    spent: the rule of a run, :mod:`pytest_homefield.run.retries`; docs/contracts.md §8)."""
     records = read_records(results)
     done = {(v, t, a, n) for (t, a, n, v), r in latest_results(records).items() if r.get("outcome") in SCORED_OUTCOMES}
     if max_retries is not None:
-        tries = Counter(result_key(r) for r in records if r.get("outcome") in UNSCORED_OUTCOMES)
-        done |= {(v, t, a, n) for (t, a, n, v), k in tries.items() if k > max_retries}
+        done |= {(v, t, a, n) for t, a, n, v in spent(unscored_tries(results), max_retries)}
     return done
 
 
@@ -170,6 +162,8 @@ class AblationSession:
     flaky: dict[str, list[str]] = field(default_factory=dict)
     #: the ``pytest_homefield_sandbox`` hook (``None`` when nothing implements it): it wraps every agent
     sandbox_hook: SandboxHook | None = None
+    #: unscored tries per (task, agent, attempt, variant) before this session (``--max-retries``, run/retries.py)
+    tries: dict[TryKey, int] = field(default_factory=dict)
     _runner: AttemptRunner | None = None
     #: the ablation folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
     lock: FolderLock | None = None
@@ -251,6 +245,7 @@ class AblationSession:
         try:
             # before meta.json is written: a bad record changes nothing
             done = done_keys(ablate_dir / "results.jsonl", settings.max_retries)
+            tries = unscored_tries(ablate_dir / "results.jsonl")
             ablate_dir.mkdir(parents=True, exist_ok=True)
             write_meta(ablate_dir, meta)
         except (RecordError, StoreError) as exc:
@@ -258,7 +253,8 @@ class AblationSession:
         variants = rule_variants(rules)
         session = cls(settings, tasks, agents, rules, rules_file, dict(rules_paths), ablate_dir, variants,
                       PHASE_RULES, done, start, int(meta.get("seed", seed_of(ablate_id))), digest,
-                      setup_command=setup_command, shard=shard, flaky=flaky, sandbox_hook=sandbox_hook)
+                      setup_command=setup_command, shard=shard, flaky=flaky, sandbox_hook=sandbox_hook,
+                      tries=tries)
         frozen_slim = next((v for v in frozen.get("variants", []) if v.get("name") == SLIM), None)
         if frozen_slim is not None:
             session.variants.append(Variant(SLIM, tuple(frozen_slim["removed"]),
@@ -291,7 +287,9 @@ class AblationSession:
                    str(workerinput["homefield_session_start"]), int(workerinput["homefield_seed"]), digest,
                    slim_alias=workerinput.get("homefield_slim_alias"), setup_command=setup_command,
                    shard=parse_shard(settings.shard), flaky=dict(workerinput.get("homefield_flaky") or {}),
-                   sandbox_hook=sandbox_hook)
+                   sandbox_hook=sandbox_hook,
+                   tries={(str(t), str(a), int(n), str(v)): int(c)
+                          for t, a, n, v, c in workerinput.get("homefield_tries", [])})
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able)."""
@@ -307,6 +305,7 @@ class AblationSession:
             "homefield_tasks_digest": self.digest,
             "homefield_slim_alias": self.slim_alias,
             "homefield_flaky": self.flaky,
+            "homefield_tries": sorted([*k, c] for k, c in self.tries.items()),
         }
 
     # -- paths -------------------------------------------------------------------------------------
@@ -429,7 +428,8 @@ class AblationSession:
                 self.settings, self.agents, run_id=self.ablate_id, results=self.results_path,
                 folder=lambda variant: self.ablate_dir / "variants" / variant, session_start=self.session_start,
                 budget_usd=self.budget_usd, setup_command=self.setup_command, sandbox_hook=self.sandbox_hook,
-                flaky=self.flaky, attempt=run_attempt)  # looked up at first use: a test substitutes it
+                flaky=self.flaky, tries=self.tries,
+                attempt=run_attempt)  # looked up at first use: a test substitutes it
         return self._runner
 
     @property

@@ -255,7 +255,8 @@ class Completion:
 
     ``text`` is the answer (``""`` when there is none); ``outcome`` is ``None`` when the agent
     answered, else ``timeout``, ``agent_error``, ``budget_exceeded``, ``rate_limited`` or ``infra``
-    with a one-line ``error``.
+    with a one-line ``error``; ``established`` as :attr:`AgentResult.established` (homefield's own
+    ``infra``: the program or its sandbox could not be started), which a probe never scores.
     """
 
     text: str = ""
@@ -268,6 +269,7 @@ class Completion:
     cache_write_tokens: int | None = None
     model: str | None = None
     wall_s: float = 0.0
+    established: bool = False
 
     @classmethod
     def from_result(cls, text: str, res: AgentResult, wall_s: float = 0.0) -> Completion:
@@ -276,7 +278,7 @@ class Completion:
         return cls(text=text if res.outcome is None else "", outcome=res.outcome, error=res.error,
                    cost_usd=res.cost_usd, input_tokens=res.input_tokens, output_tokens=res.output_tokens,
                    cache_read_tokens=res.cache_read_tokens, cache_write_tokens=res.cache_write_tokens,
-                   model=res.model, wall_s=wall_s)
+                   model=res.model, wall_s=wall_s, established=res.established)
 
 
 @dataclass

@@ -461,7 +461,7 @@ class ClaudeAgent(Capable):
                     res = self._execute(box.wrap(cmd, full), stdin_text, cwd=root / "cwd", env=full,
                                         timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
             except (OSError, BwrapUnavailable) as exc:
-                return Completion(outcome="infra", error=f"cannot prepare the sandbox: {exc}")
+                return Completion(outcome="infra", error=f"cannot prepare the sandbox: {exc}", established=True)
             summary = summarize_stream((root / "agent.out").read_text(errors="replace"))
         answer = str((summary.result or {}).get("result") or "")
         return Completion.from_result(answer, res, wall_s=time.monotonic() - started)

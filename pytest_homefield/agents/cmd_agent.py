@@ -203,7 +203,7 @@ class CommandAgent(Capable):
                     proc = run_agent(box.wrap(["sh", "-c", self.command], env), cwd=root / "cwd", env=env,
                                      timeout_s=timeout_s, artifacts=root, limits=box.limits, watch=box.watch)
             except (OSError, BwrapUnavailable) as exc:
-                return Completion(outcome="infra", error=f"cannot start sh: {exc}")
+                return Completion(outcome="infra", error=f"cannot start sh: {exc}", established=True)
             text = out_path.read_text(errors="replace")
             err_tail = _tail_lines(err_path)
         wall = time.monotonic() - started

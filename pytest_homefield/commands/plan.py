@@ -18,8 +18,9 @@ from pytest_homefield.errors import ProbeError
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.probe.probe_plan import plan_lines
 from pytest_homefield.probe.prompt import added_lines
+from pytest_homefield.probe.session import resume_state
 from pytest_homefield.probe.similarity import code_tokens
-from pytest_homefield.probe_records import done_keys, probe_path
+from pytest_homefield.probe_records import probe_path
 from pytest_homefield.records import SCORED_OUTCOMES, Task, load_tasks
 from pytest_homefield.report.family import is_reference_spec
 from pytest_homefield.report.power import power_line
@@ -64,15 +65,16 @@ def plan_agents(settings: Settings) -> list[SimpleNamespace]:
 
 def probe_plan_text(settings: Settings) -> str:
     """``homefield plan --probe``: the probe's plan lines (:func:`pytest_homefield.probe.probe_plan.plan_lines`)
-    for the tasks and agents the same ``homefield probe`` flags would use, counting answered calls as
-    done (as ``--resume`` would). Raises ``ValueError`` without tasks or agents."""
+    for the tasks and agents the same ``homefield probe`` flags would use, counting answered calls (and those
+    whose ``--max-retries`` is spent) as done (as ``--resume`` would). Raises ``ValueError`` without tasks or agents."""
     if not settings.tasks_path.exists():
         raise ValueError(f"no tasks at {settings.tasks_path}: run `homefield mine` first")
     tasks = load_tasks(settings.tasks_path)[: settings.run_max_tasks]
     ids = [t.id for t in tasks if code_tokens(added_lines(t.gold_patch, t.source_files or None))]
     agents = plan_agents(settings)
     cutoff = str(settings.cutoff)[:10] if settings.cutoff else None
-    done = {a.name: done_keys(probe_path(settings.homefield_dir, a.name)) for a in agents}
+    done = {a.name: resume_state(probe_path(settings.homefield_dir, a.name), settings.max_retries)[0]
+            for a in agents}
     return "\n".join(plan_lines(settings.homefield_dir, [(a.name, a.spec) for a in agents], ids,
                                 settings.samples, cutoff, done))
 

@@ -35,8 +35,9 @@ from pytest_homefield.probe.verdicts import (
     now_iso,
     write_verdict,
 )
-from pytest_homefield.probe_records import done_keys, load_probe, probe_path
+from pytest_homefield.probe_records import call_key, done_keys, load_probe, probe_path
 from pytest_homefield.records import NAME_CHARS, Task, one_line, tasks_digest
+from pytest_homefield.run.retries import count_tries, last_try_error, spent
 from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.run.session import TaskSelection
 from pytest_homefield.sandbox.backends import SandboxHook
@@ -44,10 +45,19 @@ from pytest_homefield.sandbox.modes import runs_process
 from pytest_homefield.settings import Settings
 from pytest_homefield.transport import Message, append_message
 
-__all__ = ["ProbeSession", "CallKey", "probe_agents"]
+__all__ = ["ProbeSession", "CallKey", "probe_agents", "resume_state"]
 
 #: (kind, task_id, sample): one call of one agent
 CallKey = tuple[str, str, int]
+
+
+def resume_state(path: Path, max_retries: int) -> tuple[set[CallKey], dict[CallKey, int]]:
+    """From one agent's probe file: the calls ``--resume`` never makes again (answered, or tried
+    unanswered more than ``max_retries`` times) and the unanswered tries per call (the one retry rule of
+    every mode, :mod:`pytest_homefield.run.retries`). Raises :class:`RecordError` for a bad record."""
+    calls = [r for r in load_probe(path) if r.get("kind") in ("task", "control")]
+    tries = count_tries(calls, call_key, lambda r: r.get("score") is None)
+    return done_keys(path) | spent(tries, max_retries), tries
 
 
 def probe_agents(settings: Settings, contributions: Any = ()) -> list[Agent]:
@@ -69,10 +79,12 @@ class ProbeSession:
     """The probe as seen by one process. Build it with :meth:`start` (controller) or :meth:`join`
     (xdist worker). ``tasks`` is this session's (shard's) probed tasks, ``by_id`` every probed task,
     ``skipped`` the ids of this shard's tasks that add no code, ``done`` the answered calls per agent
-    name, ``session_start`` (ISO 8601) the controller's start."""
+    name, ``tries`` the unanswered tries per call and agent name before this session (``--max-retries``),
+    ``session_start`` (ISO 8601) the controller's start."""
 
     def __init__(self, settings: Settings, chosen: TaskSelection, agents: list[Agent], *,
-                 done: Mapping[str, set[CallKey]], session_start: str, sandbox_hook: SandboxHook | None = None) -> None:
+                 done: Mapping[str, set[CallKey]], session_start: str, sandbox_hook: SandboxHook | None = None,
+                 tries: Mapping[str, Mapping[CallKey, int]] | None = None) -> None:
         self.settings = settings
         self.agents = agents
         #: the sandbox of the calls of agents that start a program (as a run's attempts)
@@ -92,6 +104,7 @@ class ProbeSession:
         self.pairs = {} if self.cutoff else mismatched_pairs([t.id for t in probed])
         self.digest = tasks_digest(settings.tasks_path)
         self.done = {name: set(keys) for name, keys in done.items()}
+        self.tries = {name: dict(keys) for name, keys in (tries or {}).items()}
         self.session_start = session_start
         #: per agent name, the run's stop rule over its probe file (a rate limit it reported in this session)
         self._limits: dict[str, RunLimits] = {}
@@ -99,13 +112,15 @@ class ProbeSession:
     @classmethod
     def start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
               sandbox_hook: SandboxHook | None = None) -> ProbeSession:
-        """The controller's session: the calls already answered per agent. Raises :class:`RunError`
+        """The controller's session: the calls already answered (or whose ``--max-retries`` is spent) and
+        the unanswered tries, per agent (:func:`resume_state`). Raises :class:`RunError`
         (before any call is made) for an agent that must be confined where bubblewrap does not work
         (:meth:`ProbeSandboxes.check`), a bad probe record, a probe file that already holds calls
         without ``--resume``, and calls made with another spec under the same agent name."""
         ProbeSandboxes(settings, sandbox_hook).check(agents)
         HomefieldDir(settings.root).ensure()
         done: dict[str, set[CallKey]] = {}
+        tries: dict[str, dict[CallKey, int]] = {}
         for agent in agents:
             path = probe_path(settings.homefield_dir, agent.name)
             try:
@@ -121,8 +136,10 @@ class ProbeSession:
                 raise RunError(
                     f"pytest-homefield: agent {agent.name!r} was probed as {', '.join(sorted(map(str, specs)))}; "
                     f"this probe uses {agent.spec}: rename it with NAME=SPEC")
-            done[agent.name] = done_keys(path) if settings.resume else set()
-        return cls(settings, chosen, agents, done=done, session_start=now_iso(), sandbox_hook=sandbox_hook)
+            if settings.resume:
+                done[agent.name], tries[agent.name] = resume_state(path, settings.max_retries)
+        return cls(settings, chosen, agents, done=done, session_start=now_iso(), sandbox_hook=sandbox_hook,
+                   tries=tries)
 
     @classmethod
     def join(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
@@ -131,16 +148,21 @@ class ProbeSession:
         when ``tasks.jsonl`` changed since the controller read it."""
         done = {name: {(str(k), str(t), int(n)) for k, t, n in keys}
                 for name, keys in workerinput["homefield_probe_done"].items()}
+        tries = {name: {(str(k), str(t), int(n)): int(c) for k, t, n, c in keys}
+                 for name, keys in workerinput.get("homefield_probe_tries", {}).items()}
         session = cls(settings, chosen, agents, done=done, session_start=str(workerinput["homefield_session_start"]),
-                      sandbox_hook=sandbox_hook)
+                      sandbox_hook=sandbox_hook, tries=tries)
         if workerinput["homefield_tasks_digest"] != session.digest:
             raise RunError("pytest-homefield: tasks.jsonl changed while the probe was starting")
         return session
 
     def workerinput(self) -> dict[str, Any]:
-        """What a worker needs to :meth:`join` (JSON-able: answered calls, session start, tasks digest)."""
+        """What a worker needs to :meth:`join` (JSON-able: answered calls, unanswered tries, session start,
+        tasks digest)."""
         return {
             "homefield_probe_done": {name: sorted(list(k) for k in keys) for name, keys in self.done.items()},
+            "homefield_probe_tries": {name: sorted([*k, c] for k, c in keys.items())
+                                      for name, keys in self.tries.items()},
             "homefield_session_start": self.session_start,
             "homefield_tasks_digest": self.digest,
         }
@@ -180,7 +202,10 @@ class ProbeSession:
         (itself for ``kind`` ``task``, the paired task for ``control``), score the answer against
         ``gold_id``'s added lines, and return its record (docs/contracts.md §4). An agent that starts a
         program is given ``sandbox=`` (:class:`ProbeSandboxes`). Never raises for the
-        agent's failures (an exception is an ``infra`` outcome)."""
+        agent's failures (an exception is an ``infra`` outcome, the agent's claim). The agent's failure on
+        the call's last try (``--max-retries`` unanswered tries already recorded) is scored as an empty
+        answer, outcome ``agent_error`` (:func:`~pytest_homefield.run.retries.last_try_error`): declaring a
+        rate limit cannot keep a call out of the verdict; homefield's own ``infra`` stays unscored."""
         prompt = probe_prompt(task.prompt, self.by_id[gold_id].source_files)
         a_settings = agent_settings(self.settings, self.settings.agent_defs.get(agent.name))
         started_at = now_iso()
@@ -192,17 +217,23 @@ class ProbeSession:
         except Exception as exc:  # a hook agent's bug is an infra error of this call, never a lost session
             c = Completion(outcome="infra", error=f"{type(exc).__name__}: {exc}"[:300])
         wall = c.wall_s or (time.monotonic() - t0)
-        score = None if c.outcome else round(token_similarity(c.text, self.gold[gold_id]), 6)
+        outcome, error = c.outcome, c.error
+        last = None if not outcome or c.established else last_try_error(
+            outcome, error, self.tries.get(agent.name, {}).get((kind, task.id, sample), 0), self.settings.max_retries)
+        if last is not None:  # the agent's failure on its last try: scored as the empty answer it gave
+            outcome, error = "agent_error", last
+        scored = c.outcome is None or last is not None
+        score = round(token_similarity("" if c.outcome else c.text, self.gold[gold_id]), 6) if scored else None
         record = {
             "schema_version": 1, "kind": kind, "task_id": task.id, "sample": sample,
             "agent": agent.name, "spec": agent.spec,
             **({"gold_task_id": gold_id} if kind == "control" else {}),
-            "score": score, "outcome": c.outcome, "cost_usd": c.cost_usd, "input_tokens": c.input_tokens,
+            "score": score, "outcome": outcome, "cost_usd": c.cost_usd, "input_tokens": c.input_tokens,
             "output_tokens": c.output_tokens, "cache_read_tokens": c.cache_read_tokens,
             "cache_write_tokens": c.cache_write_tokens,
             # the agent's words, as in a result record (contracts §8): one line, no control character
             "model": None if c.model is None else one_line(c.model, NAME_CHARS), "wall_s": round(wall, 3),
-            "started_at": started_at, "finished_at": now_iso(), "error": None if c.error is None else one_line(c.error),
+            "started_at": started_at, "finished_at": now_iso(), "error": None if error is None else one_line(error),
             "answer": c.text[:ANSWER_CHARS], "memorized": None,
         }
         self.limits(agent.name).add(record)  # counted at once in this process, as a run's attempt

@@ -241,7 +241,8 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
                            "the whole control")
     unscored = [tid for tid in ids if tid not in later and v.tasks[tid]["best"] is None]
     if unscored:
-        v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with --resume)")
+        v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with --resume, "
+                       "at most --max-retries times)")
     pairs = ids if not cutoff and len(ids) >= 2 else []  # a mismatched pair per task (none for one task)
     no_control = [tid for tid in ids if tid in later and v.tasks[tid]["best"] is None] + \
         [tid for tid in pairs if not scores.get(("control", tid))]
@@ -282,4 +283,7 @@ def write_verdict(path: Path, verdict: Verdict, at: str) -> None:
 
 
 def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    """Now, UTC, ISO 8601 to the millisecond: a probe's session start and its calls' times, which the stop
+    rule compares (:class:`~pytest_homefield.run.runner.RunLimits`; to the second, a rate limit of the
+    session before, in the same second, stopped a ``--resume`` at once)."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")

@@ -4,11 +4,10 @@ Paths and reading/writing ``meta.json`` belong to :mod:`pytest_homefield.layout`
 
 from __future__ import annotations
 
-import dataclasses
 import platform
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +17,12 @@ from pytest_homefield import __version__
 from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import meta_path, newest_run
-from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, load_results
+from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES, load_results
 from pytest_homefield.run.attempt import latest_results
+from pytest_homefield.run.retries import spent, unscored_tries
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys", "unscored_tries", "cap_retries"]
+__all__ = ["pick_run_id", "build_meta", "check_resume", "done_keys"]
 
 
 def pick_run_id(runs_root: Path, *, run_id: str | None, resume: bool, new_id: str) -> str:
@@ -113,40 +113,13 @@ def done_keys(results_path: Path, max_retries: int | None = None) -> set[tuple[s
     """(task_id, agent, attempt) of finished, scored attempts and of those ``--adaptive`` did not need
     (variant ``base``): never redone. With
     ``max_retries``, also the attempts recorded unscored more than ``max_retries`` times (tried
-    ``1 + max_retries`` times: ``--max-retries`` is spent, docs/contracts.md §8)."""
+    ``1 + max_retries`` times: ``--max-retries`` is spent, docs/contracts.md §8; the rule of every mode:
+    :mod:`pytest_homefield.run.retries`)."""
     done = {
         (t, a, n)
         for (t, a, n, v), r in latest_results(r.to_dict() for r in load_results(results_path)).items()
         if v == "base" and r.get("outcome") in (*SCORED_OUTCOMES, NOT_NEEDED)
     }
     if max_retries is not None:
-        done |= {k for k, tries in unscored_tries(results_path).items() if tries > max_retries}
+        done |= {(t, a, n) for t, a, n, v in spent(unscored_tries(results_path), max_retries) if v == "base"}
     return done
-
-
-def unscored_tries(results_path: Path) -> dict[tuple[str, str, int], int]:
-    """(task_id, agent, attempt) → how many unscored records (``infra``, ``rate_limited``; variant
-    ``base``) ``results_path`` holds for it: the tries ``--max-retries`` counts."""
-    out: dict[tuple[str, str, int], int] = {}
-    for r in load_results(results_path):
-        if r.variant == "base" and r.outcome in UNSCORED_OUTCOMES:
-            key = (r.task_id, r.agent, r.attempt)
-            out[key] = out.get(key, 0) + 1
-    return out
-
-
-def cap_retries(result: Result, tries: Mapping[tuple[str, str, int], int], max_retries: int) -> Result:
-    """``result`` scored as a failure when it is the agent's claim of an unscored outcome (every
-    ``rate_limited``; an ``infra`` read from its own output, ``Result.claimed``) with ``max_retries``
-    unscored tries already recorded (``tries``, :func:`unscored_tries`): outcome ``agent_error``, error
-    ``rate limited N times (--max-retries M): <its error>`` or ``reported infra N times (…): <its error>``
-    (docs/contracts.md §8). Any other result is returned as it is; an ``infra`` homefield established on
-    its last try stays unscored and :func:`done_keys` never redoes it."""
-    prior = tries.get((result.task_id, result.agent, result.attempt), 0)
-    claim = result.outcome == "rate_limited" or (result.outcome == "infra" and result.claimed)
-    if not claim or prior < max_retries:
-        return result
-    what = "rate limited" if result.outcome == "rate_limited" else "reported infra"
-    why = f"{what} {plural(prior + 1, 'time')} (--max-retries {max_retries})"
-    return dataclasses.replace(result, outcome="agent_error", claimed=False,
-                               error=f"{why}: {result.error}" if result.error else why)

@@ -26,8 +26,8 @@ from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, services_dir
 from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
-from pytest_homefield.run.bookkeeping import cap_retries
 from pytest_homefield.run.flaky import flaky_records, found_flaky
+from pytest_homefield.run.retries import TryKey, cap_retries
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
@@ -185,19 +185,18 @@ class AttemptRunner:
     ``flaky`` the session's frozen flaky PASS_TO_PASS ids ({task id: [test ids]}); ``shared`` whether
     this process shares the controller's ``.homefield/`` (otherwise the artifacts travel with the
     result); ``attempt`` the function that runs one attempt (:func:`run_attempt`); ``tries`` the
-    unscored tries already recorded per (task, agent, attempt) (a run's ``--max-retries``,
-    :func:`~pytest_homefield.run.bookkeeping.cap_retries`; ``None``: no cap)."""
+    unscored tries already recorded per (task, agent, attempt, variant) before this session
+    (``--max-retries``, :func:`~pytest_homefield.run.retries.cap_retries`; ``None``: no cap)."""
 
     def __init__(self, settings: Settings, agents: Sequence[Agent], *, run_id: str, results: Path,
                  folder: Callable[[str], Path], session_start: str, budget_usd: float | None,
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, flaky: Mapping[str, Sequence[str]] | None = None,
                  shared: bool = True, attempt: AttemptFn = run_attempt,
-                 tries: Mapping[tuple[str, str, int], int] | None = None) -> None:
+                 tries: Mapping[TryKey, int] | None = None) -> None:
         self.settings = settings
-        #: unscored tries recorded per (task, agent, attempt) before this session (a run's; ``None``: an
-        #: ablation's, whose --resume instead skips an attempt tried more than --max-retries times,
-        #: ablate/session.py done_keys): a rate limit on the last allowed try is scored (cap_retries)
+        #: unscored tries recorded per (task, agent, attempt, variant) before this session (``None``: no
+        #: cap): a rate limit on the last allowed try is scored (run/retries.py cap_retries)
         self.tries = None if tries is None else dict(tries)
         self.agents = list(agents)
         self.run_id = run_id

@@ -24,9 +24,10 @@ from pytest_homefield.errors import ConfigError, ProbeError, RecordError, RunErr
 from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta, results_path, write_meta
 from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec
-from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id, unscored_tries
+from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.memorized import excluded_for_run
+from pytest_homefield.run.retries import TryKey, unscored_tries
 from pytest_homefield.run.runner import AttemptRunner, SandboxHook, check_sandbox, sandbox_summary, stopped_for
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.settings import Settings, parse_gate
@@ -223,7 +224,7 @@ class RunSession:
                  sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
                  excluded: Mapping[str, Any] | None = None,
                  flaky: Mapping[str, Sequence[str]] | None = None,
-                 tries: Mapping[AttemptKey, int] | None = None) -> None:
+                 tries: Mapping[TryKey, int] | None = None) -> None:
         self.settings = settings
         self.shard: Shard | None = parse_shard(settings.shard)
         self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
@@ -239,7 +240,7 @@ class RunSession:
         self.tasks_digest = tasks_digest
         self.done = done
         #: unscored tries recorded per attempt before this session (``--max-retries``, contracts §8)
-        self.tries: dict[AttemptKey, int] = dict(tries or {})
+        self.tries: dict[TryKey, int] = dict(tries or {})
         self.excluded: dict[str, Any] = dict(excluded or {})
         #: the attempts of this process: snapshots, limits, the frozen flaky ids, the attempt settings
         self.runner = AttemptRunner(settings, agents, run_id=run_id, results=self.results_path,
@@ -373,7 +374,8 @@ class RunSession:
                    done={(str(t), str(a), int(n)) for t, a, n in workerinput["homefield_done"]},
                    setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
                    excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"),
-                   tries={(str(t), str(a), int(n)): int(c) for t, a, n, c in workerinput.get("homefield_tries", [])})
+                   tries={(str(t), str(a), int(n), str(v)): int(c)
+                          for t, a, n, v, c in workerinput.get("homefield_tries", [])})
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session

@@ -129,6 +129,10 @@ def test_one_agents_claims_stop_only_that_agent_and_its_retries_are_capped(ablat
         s2 = _session(repo, resume=True, budget=2.0, agents=("noop", "oracle"), max_retries=1)
         assert (claimed in s2.pending()) == (tries == 2)
         _record(s2, claimed, "rate_limited")
+    v, t, a, n = claimed  # the last session started with two tries recorded: its claim was scored, in any worker
+    worker = AblationSession.join(s2.settings, s2.tasks, s2.agents, json.loads(json.dumps(s2.workerinput())),
+                                  rules=s2.rules)
+    assert worker.runner.tries == s2.runner.tries == {(t, a, n, v): 2}
     owed = (len(s2.pending()) + 2) // 2  # all but the scored and the capped attempt are pending
     assert {t.agent: t.incomplete for t in s2.tables()} == {"noop": f"incomplete: 1 of {owed} scored",
                                                              "oracle": f"incomplete: 0 of {owed} scored"}

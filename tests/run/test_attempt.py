@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import CALC_1, GOOD_CALC, Fixture
+from helpers.claims import DECLARE_RATE_LIMIT
 from helpers.fakeapi.openai_chat import openai_chat_server
 
 from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings
@@ -26,7 +27,7 @@ from pytest_homefield.run.attempt import (
     run_attempt,
     tree_digest,
 )
-from pytest_homefield.run.bookkeeping import cap_retries
+from pytest_homefield.run.retries import cap_retries
 from pytest_homefield.run.runner import RunLimits
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.store import append_jsonl
@@ -203,9 +204,8 @@ def test_a_snapshot_failure_is_infra(fx: Fixture, task: Task, tmp_path: Path) ->
 
 
 #: The agent's own output saying the provider failed: a built-in recipe's helper (aider's reads the
-#: client's stdout, which holds the model's reply) and a plain ``cmd:`` agent's rate limit.
+#: client's stdout, which holds the model's reply); a plain ``cmd:`` agent's rate limit is helpers.claims'.
 RECIPE_INFRA = """echo '{"outcome": "infra", "error": "litellm.InternalServerError: OpenAIException (500)"}'"""
-CMD_RATE_LIMIT = """echo '{"outcome": "rate_limited", "error": "429 too many requests"}'"""
 
 
 @pytest.mark.parametrize("kind", ["openai-server-500", "recipe-infra", "cmd-rate-limited"])
@@ -222,14 +222,15 @@ def test_an_unscored_outcome_from_the_agent_is_a_claim(cache: SnapshotCache, tas
                                         settings=AgentSettings(base_url=server.url + "/v1"))
             r = run_attempt(_spec(task, agent, tmp_path, sandbox=none), cache)
     else:
-        agent = CommandAgent(name="c", spec="cmd:x", command=RECIPE_INFRA if kind == "recipe-infra" else CMD_RATE_LIMIT,
-                             settings=AgentSettings(), trust_infra=kind == "recipe-infra")
+        command = RECIPE_INFRA if kind == "recipe-infra" else DECLARE_RATE_LIMIT
+        agent = CommandAgent(name="c", spec="cmd:x", command=command, settings=AgentSettings(),
+                             trust_infra=kind == "recipe-infra")
         r = run_attempt(_spec(task, agent, tmp_path, sandbox=none), cache)
     assert r.outcome == ("rate_limited" if kind == "cmd-rate-limited" else "infra") and not r.scored, r
-    last = cap_retries(r, {(r.task_id, r.agent, 1): 2}, 2)
+    last = cap_retries(r, {r.key: 2}, 2)
     assert last.outcome == "agent_error" and last.scored, last
     assert r.claimed and not last.claimed, r
-    assert cap_retries(r, {(r.task_id, r.agent, 1): 1}, 2) == r  # a retry is left: unscored
+    assert cap_retries(r, {r.key: 1}, 2) == r  # a retry is left: unscored
     what = "rate limited" if kind == "cmd-rate-limited" else "reported infra"
     assert (last.error or "").startswith(f"{what} 3 times (--max-retries 2): "), last.error
 

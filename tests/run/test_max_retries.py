@@ -17,7 +17,8 @@ import pytest
 from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.records import Result
-from pytest_homefield.run.bookkeeping import cap_retries, done_keys, unscored_tries
+from pytest_homefield.run.bookkeeping import done_keys
+from pytest_homefield.run.retries import cap_retries, unscored_tries
 from pytest_homefield.store import append_jsonl, read_jsonl
 
 
@@ -33,7 +34,7 @@ def test_the_last_try_of_a_rate_limit_is_scored_and_an_exhausted_infra_is_done(t
     append_jsonl(results, _result("t2", "infra").to_dict())  # t2: one
     append_jsonl(results, _result("t3", "solved").to_dict())
     tries = unscored_tries(results)
-    assert tries == {("t1", "a", 1): 3, ("t2", "a", 1): 1}
+    assert tries == {("t1", "a", 1, "base"): 3, ("t2", "a", 1, "base"): 1}
     assert done_keys(results) == {("t3", "a", 1)}  # without a cap: unscored attempts are redone
     assert done_keys(results, 2) == {("t1", "a", 1), ("t3", "a", 1)}  # t1 was tried 1 + 2 times
     assert done_keys(results, 0) == {("t1", "a", 1), ("t2", "a", 1), ("t3", "a", 1)}

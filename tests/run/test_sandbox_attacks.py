@@ -362,7 +362,7 @@ def test_each_escape_family_is_caught(task: Task, cache: SnapshotCache, tmp_path
     """Each built-in escape ends with an outcome its family accepts (``Attack.caught``), never solved,
     never unscored but the declared rate limit, which ``--max-retries`` then scores."""
     from pytest_homefield.agents.attacks import ATTACKS
-    from pytest_homefield.run.bookkeeping import cap_retries
+    from pytest_homefield.run.retries import cap_retries
 
     attack = next(a for a in ATTACKS if a.name == name)
     r, art = attempt(task, cache, attack_agent(name), tmp_path, "bwrap")

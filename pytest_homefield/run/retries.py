@@ -1,0 +1,83 @@
+"""The one retry rule of every mode that calls an agent: run, ablate and probe (docs/contracts.md §8,
+issue 30 "nothing scored at the agent's word").
+
+A *try* is one recorded line that was not scored: a run's or an ablation's attempt recorded ``infra``
+or ``rate_limited``, a probe call recorded without a score. ``--resume`` retries an unscored key at most
+``--max-retries`` times (1 + M tries in all). On its last try a failure at the agent's word (every
+``rate_limited``, an ``infra`` its own output claimed, and in a probe any call it did not answer) is
+scored as a failure, with the error ``<what> N times (--max-retries M): <its error>``
+(:func:`last_try_error`); a failure homefield established itself (the snapshot, the sandbox, the agent's
+program could not be started) stays unscored on its last try and is never retried again
+(:func:`spent`). The modes differ only in their keys and in what "scored as a failure" writes: a run's
+and an ablation's attempt becomes ``agent_error`` (:func:`cap_retries`), a probe call gets the score of
+an empty answer (:meth:`pytest_homefield.probe.session.ProbeSession.call`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from pathlib import Path
+from typing import TypeVar
+
+from pytest_homefield.records import UNSCORED_OUTCOMES, Result, load_results
+from pytest_homefield.terminal.progress import plural
+
+__all__ = ["TryKey", "count_tries", "spent", "last_try_error", "unscored_tries", "cap_retries"]
+
+#: (task_id, agent, attempt, variant) of a run's or an ablation's attempt (:attr:`Result.key`)
+TryKey = tuple[str, str, int, str]
+
+_K = TypeVar("_K", bound=Hashable)
+_R = TypeVar("_R")
+
+#: how the error of a scored last try names the failure (other outcomes: their name, ``_`` as a space)
+_WHAT = {"rate_limited": "rate limited", "infra": "reported infra"}
+
+
+def count_tries(records: Iterable[_R], key: Callable[[_R], _K], unscored: Callable[[_R], bool]) -> dict[_K, int]:
+    """``key(record)`` → how many of ``records`` are ``unscored``: the tries ``--max-retries`` counts."""
+    out: dict[_K, int] = {}
+    for r in records:
+        if unscored(r):
+            k = key(r)
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+def spent(tries: Mapping[_K, int], max_retries: int) -> set[_K]:
+    """The keys tried more than ``max_retries`` times (``1 + max_retries`` tries: ``--max-retries`` is
+    spent): never tried again, whatever their last line says."""
+    return {k for k, n in tries.items() if n > max_retries}
+
+
+def last_try_error(outcome: str, error: str | None, prior: int, max_retries: int) -> str | None:
+    """The error of the scored failure an unscored ``outcome`` of the agent's (with its ``error``)
+    becomes when ``prior`` unscored tries are already recorded and ``prior >= max_retries`` (this is
+    the last try): ``rate limited 3 times (--max-retries 2): <error>``, ``reported infra 1 time
+    (--max-retries 0)``, ``agent error 2 times (…): …``. ``None`` while a retry is left."""
+    if prior < max_retries:
+        return None
+    what = _WHAT.get(outcome, outcome.replace("_", " "))
+    why = f"{what} {plural(prior + 1, 'time')} (--max-retries {max_retries})"
+    return f"{why}: {error}" if error else why
+
+
+def unscored_tries(results_path: Path) -> dict[TryKey, int]:
+    """:attr:`Result.key` (every variant) → how many unscored records (``infra``, ``rate_limited``)
+    ``results_path`` (a run's or an ablation's ``results.jsonl``) holds for it. Raises
+    :class:`~pytest_homefield.errors.RecordError` for a bad line (:func:`load_results`)."""
+    return count_tries(load_results(results_path), lambda r: r.key, lambda r: r.outcome in UNSCORED_OUTCOMES)
+
+
+def cap_retries(result: Result, tries: Mapping[TryKey, int], max_retries: int) -> Result:
+    """``result`` scored as a failure when it is the agent's claim of an unscored outcome (every
+    ``rate_limited``; an ``infra`` read from its own output, ``Result.claimed``) with ``max_retries``
+    unscored tries already recorded for its key (``tries``, :func:`unscored_tries`): outcome
+    ``agent_error``, error from :func:`last_try_error`. Any other result is returned as it is; an
+    ``infra`` homefield established on its last try stays unscored and is never redone (:func:`spent`)."""
+    claim = result.outcome == "rate_limited" or (result.outcome == "infra" and result.claimed)
+    error = last_try_error(result.outcome, result.error, tries.get(result.key, 0), max_retries) if claim else None
+    if error is None:
+        return result
+    return dataclasses.replace(result, outcome="agent_error", claimed=False, error=error)
