@@ -48,7 +48,7 @@ from pytest_homefield.mine.canary_check import check_twins
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
-from pytest_homefield.sandbox.nethint import network_hint
+from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
     HOMEFIELD_DIR,
@@ -151,7 +151,8 @@ class Verification:
     collection error), sorted: a parent that fails for these is failing for its environment.
     ``network_hint``: for a dropped candidate whose sandboxed runs could not connect (no network in
     the sandbox), the addresses the tests tried and what to declare
-    (:func:`~pytest_homefield.sandbox.nethint.network_hint`), else ``None``.
+    (:func:`~pytest_homefield.sandbox.nethint.network_hint`), and for one whose Landlock runs could not
+    make a ``multiprocessing`` lock, that it needs bubblewrap (``semaphore_hint``); else ``None``.
     ``canaries``: for a task, the canaries the reference fix failed in the canary run (``None``:
     not checked, a ``{junit}`` command); ``canary_sentinels``: the FAIL_TO_PASS functions whose
     contradicted copy the reference passed (or that did not run), checked as sentinels instead;
@@ -724,10 +725,13 @@ def verify_candidate(
 
 def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification:
     """``v`` with :attr:`Verification.network_hint` (and its detail extended) when it is dropped and
-    the logs of its sandboxed runs (no network there) show connections the tests could not make."""
+    the logs of its sandboxed runs (no network there) show connections the tests could not make, or
+    (Landlock runs) ``multiprocessing`` locks they could not make."""
     if v.reason is None:
         return v
-    hint = network_hint([r.log_path for r in runs if r.sandbox != "none"])
+    hints = [network_hint([r.log_path for r in runs if r.sandbox != "none"]),
+             semaphore_hint([r.log_path for r in runs if r.sandbox == "landlock"])]
+    hint = "; ".join(h for h in hints if h)
     if hint:
         v.network_hint = hint
         v.detail = f"{v.detail}; {hint}" if v.detail else hint

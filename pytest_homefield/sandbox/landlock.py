@@ -8,10 +8,12 @@ command. What a policy allows:
 
 * read and execute: :func:`system_paths` (the :data:`~.bwrap.SYSTEM_DIRS`, the
   :data:`~.bwrap.ETC_ENTRIES` at their real paths, ``/proc``, ``/sys/devices/system/cpu``) and its
-  ``ro`` paths; read and write: its ``rw`` paths, :data:`DEV_FILES` and the host's ``/dev/shm``
-  (:func:`shared_memory`: shared with every other process, a mark left there is seen by the next
-  run; not when the temp folder is in it); nothing else of the file
-  system can be opened, listed, written or executed. A path that is, or holds, a protected folder
+  ``ro`` paths; read and write: its ``rw`` paths and :data:`DEV_FILES`; nothing else of the file
+  system can be opened, listed, written or executed. Never the host's ``/dev/shm``: its names are flat
+  and shared with every process of the machine, so a test run could leave the hidden tests there for
+  the next attempt's agent (atk12 F1) and an agent could reach another session's temp folders in it
+  (F3); POSIX semaphores (``multiprocessing``'s locks) cannot be made, a suite that needs them needs
+  bubblewrap. A path that is, or holds, a protected folder
   (:mod:`.protected`: the repository under benchmark) is never allowed: Landlock adds, it cannot deny
   a subfolder. ``/proc/<pid>/cwd`` and ``/proc/<pid>/root`` of another process resolve to the real
   file, which is outside the allowed set, and Landlock forbids ptrace (and so ``/proc/<pid>/environ``,
@@ -31,6 +33,7 @@ kernel's Landlock ABI; :func:`tests_policy` is the policy of a test run (the pat
 
 from __future__ import annotations
 
+import atexit
 import functools
 import glob
 import json
@@ -43,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.sandbox import _landlock
+from pytest_homefield.sandbox import _landlock, tempdirs
 from pytest_homefield.sandbox.bwrap import ETC_ENTRIES, SYSTEM_DIRS, BwrapUnavailable, inside_path, tests_ro_paths
 from pytest_homefield.sandbox.protected import holds_protected
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -53,11 +56,9 @@ __all__ = ["LandlockPolicy", "LandlockUnavailable", "landlock_argv", "probe", "s
 
 #: The launcher, run by path with ``-I -S``.
 LAUNCHER = Path(__file__).resolve().parent / "_landlock.py"
-#: Device files every confined process may read and write (and :data:`DEV_SHM`, see
-#: :func:`shared_memory`); the rest of ``/dev`` cannot be opened.
+#: Device files every confined process may read and write; the rest of ``/dev`` (``/dev/shm`` too) cannot
+#: be opened.
 DEV_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
-#: Where POSIX semaphores and shared memory live (``multiprocessing``'s locks, ``ProcessPoolExecutor``).
-DEV_SHM = "/dev/shm"
 #: The ABI from which TCP ``bind``/``connect`` are confined (Linux 6.7).
 NET_ABI = 4
 #: The ABI from which signals and abstract Unix sockets are scoped to the domain (Linux 6.12): an agent
@@ -76,7 +77,7 @@ class LandlockPolicy:
     file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``unix``: make
     Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
     ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
-    policy is on a command line)."""
+    policy file is readable by the user's unconfined processes)."""
 
     ro: Sequence[Path | str] = ()
     rw: Sequence[Path | str] = ()
@@ -88,7 +89,7 @@ class LandlockPolicy:
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
         protected folder left out; the system paths added."""
-        rw = _allowed([*self.rw, *shared_memory()])
+        rw = _allowed(self.rw)
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
         return json.dumps({"ro": ro, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
@@ -116,20 +117,28 @@ def system_paths() -> tuple[str, ...]:
     return (*out, "/proc", "/sys/devices/system/cpu")
 
 
-def shared_memory() -> list[str]:
-    """``[DEV_SHM]`` when the host's ``/dev/shm`` may be shared with confined processes: not when the
-    temp folder lies in it (``TMPDIR=/dev/shm``: every attempt's workspace, every test run's private
-    folder would be in reach; then a semaphore cannot be made), nor when it holds a protected folder."""
-    shm = os.path.realpath(DEV_SHM)
-    tmp = os.path.realpath(tempfile.gettempdir())
-    if not os.path.isdir(shm) or tmp == shm or tmp.startswith(shm + "/"):
-        return []
-    return [DEV_SHM]
-
-
 def landlock_argv(command: Sequence[str], policy: LandlockPolicy) -> list[str]:
-    """``command`` behind the launcher: ``[python, -I, -S, LAUNCHER, POLICY, --, *command]``."""
-    return [sys.executable, "-I", "-S", str(LAUNCHER), policy.as_json(), "--", *command]
+    """``command`` behind the launcher: ``[python, -I, -S, LAUNCHER, @POLICY_FILE, --, *command]``. The
+    policy is written to a new file of this process's private temp folder (:func:`_policy_folder`), never
+    put on the command line: ``/proc/<pid>/cmdline`` of the reaper and the launcher is readable by every
+    process, and the policy names the attempt's workspace, its grading copy, its ``HOME`` (atk12 F4b)."""
+    fd, path = tempfile.mkstemp(prefix="policy-", suffix=".json", dir=_policy_folder())
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(policy.as_json())
+    return [sys.executable, "-I", "-S", str(LAUNCHER), "@" + path, "--", *command]
+
+
+_POLICY_FOLDERS: dict[int, Path] = {}
+
+
+def _policy_folder() -> Path:
+    """This process's folder of policy files (``hf-<pid>.<start>-…``, 0700: no confined process can open
+    it, a killed run's is swept, removed at exit)."""
+    folder = _POLICY_FOLDERS.get(os.getpid())
+    if folder is None or not folder.is_dir():
+        folder = _POLICY_FOLDERS[os.getpid()] = tempdirs.mkdtemp()
+        atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 @functools.cache

@@ -1,9 +1,11 @@
-"""The hint when the network is the cause (docs/contracts.md §7 "Services"): test runs that failed inside
-a sandbox without a network, read from their logs. :func:`tried_addresses` finds the ``host:port`` a log
-shows its tests could not reach (connection refused, unreachable, no such name: the wording of
-redis-py, urllib3/requests, libpq and tracebacks); :func:`network_hint` makes the one line a drop's
-detail and the mine summary show: ``tests tried 127.0.0.1:6379: declare it under `services:` or pass
-`--test-network loopback:6379```.
+"""The hints when the sandbox is the cause (docs/contracts.md §7 "Services"): test runs that failed inside
+a sandbox without a network, or under Landlock without POSIX semaphores, read from their logs.
+:func:`tried_addresses` finds the ``host:port`` a log shows its tests could not reach (connection
+refused, unreachable, no such name: the wording of redis-py, urllib3/requests, libpq and tracebacks);
+:func:`network_hint` makes the one line a drop's detail and the mine summary show: ``tests tried
+127.0.0.1:6379: declare it under `services:` or pass `--test-network loopback:6379```;
+:func:`semaphore_hint` the line for tests that could not make a ``multiprocessing`` lock under Landlock
+(no ``/dev/shm`` there, contracts §7).
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["tried_addresses", "network_hint"]
+__all__ = ["tried_addresses", "network_hint", "semaphore_hint"]
 
 #: Errors of a connection the tests could not make (refused, unreachable, no such name).
 _NET_ERRORS = re.compile(r"Connection refused|Errno 111|Errno 101|Network is unreachable|Name or service not known|"
                          r"Temporary failure in name resolution|Errno -[23]\b|nodename nor servname|"
                          r"Cannot assign requested address|ConnectionRefusedError", re.I)
+#: A ``multiprocessing`` lock or semaphore refused: ``_multiprocessing.SemLock(`` in a traceback ending in
+#: ``PermissionError`` (``sem_open`` in ``/dev/shm``, which Landlock never allows).
+_SEMLOCK = re.compile(r"_multiprocessing\.SemLock\((?:.*\n){0,12}?.*PermissionError", re.I)
 _HOST = r"(?P<host>localhost|\d{1,3}(?:\.\d{1,3}){3}|\[?::1\]?|[A-Za-z][\w.-]*\.[A-Za-z]{2,}|[a-z][\w-]*)"
 _ADDRESS_PATTERNS = (
     re.compile(r"host='(?P<host>[^']+)', port=(?P<port>\d{1,5})"),            # urllib3 / requests
@@ -67,3 +72,18 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
     ports = sorted({a.rpartition(":")[2] for a in addresses}, key=int)
     return (f"tests tried {', '.join(addresses)}: declare it under `services:` or pass "
             f"`--test-network loopback:{','.join(ports)}`")
+
+
+def semaphore_hint(logs: Sequence[Path]) -> str | None:
+    """The one-line hint for Landlock test runs (``tests.log`` paths) whose tests could not make a
+    ``multiprocessing`` lock (POSIX semaphores live in ``/dev/shm``, out of Landlock's reach); ``None``
+    when no log shows it."""
+    for path in logs:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if _SEMLOCK.search(text):
+            return ("the tests make multiprocessing locks (POSIX semaphores in /dev/shm), which Landlock cannot "
+                    "give a test run: grade this repository with bubblewrap")
+    return None

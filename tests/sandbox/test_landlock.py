@@ -11,7 +11,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -320,21 +319,6 @@ def test_the_allowlist_note_names_landlock_only_without_tcp_rules(monkeypatch: p
     note = modes.unenforced_note("allowlist", {"c": "landlock", "b": "bwrap", "o": "none"})
     assert note is not None and "c (Landlock without TCP rules), o (no sandbox)" in note and "b (" not in note
     assert modes.unenforced_note("shared", {"c": "landlock"}) is None
-
-
-def test_semaphores_work_unless_the_temp_folder_is_in_dev_shm(abi: int, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """``multiprocessing`` makes its locks in ``/dev/shm``: allowed, unless the temp folder (every
-    attempt's workspace, every test run's folder) lies there; then nothing of it is in reach."""
-    script = "import multiprocessing, sys; multiprocessing.Lock(); print('locked')"
-    for tmp, allowed in (("/tmp", True), ("/dev/shm", False)):
-        if not Path(tmp).is_dir():
-            continue
-        monkeypatch.setattr(tempfile, "tempdir", tmp)
-        argv = landlock.landlock_argv([sys.executable, "-c", script],
-                                      landlock.LandlockPolicy(ro=bwrap.python_paths(), connect=[], unix=False))
-        proc = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path)
-        assert (proc.stdout == "locked\n") is allowed, (tmp, proc.stderr[-500:])
 
 
 def test_the_launcher_never_runs_a_command_it_could_not_confine(abi: int, tmp_path: Path) -> None:

@@ -1,0 +1,234 @@
+"""What Landlock alone leaves shared with the host (atk12, issue 30): without namespaces every kernel
+object named machine-wide — ``/dev/shm``, the keyrings, System V IPC, TCP reached past Landlock's
+``connect`` hook, the mode and owner of a host file, a policy on a command line — is shared with every
+process of the user. Each is closed in the policy or the launcher's seccomp filter; each check has its
+control (``none``) that shows the same code reaches it without the sandbox. Real Landlock, real processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+
+from pytest_homefield.sandbox import bwrap, landlock
+from pytest_homefield.sandbox.backends import AgentBox, LandlockBackend, NoSandbox, SandboxBackend
+from pytest_homefield.sandbox.landlock import LandlockUnavailable
+from pytest_homefield.sandbox.nethint import semaphore_hint
+from pytest_homefield.sandbox.procs import run_process
+from pytest_homefield.sandbox.testrun import run_tests
+
+SANDBOXES = [pytest.param("landlock", id="landlock"), pytest.param("none", id="control-no-sandbox")]
+
+
+@pytest.fixture(scope="module")
+def abi() -> int:
+    try:
+        return landlock.probe()
+    except LandlockUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def _backend(kind: str, abi: int) -> SandboxBackend:
+    return LandlockBackend(abi) if kind == "landlock" else NoSandbox()
+
+
+def _agent(sandbox: str, abi: int, tmp_path: Path, script: str, *args: str,
+           ports: tuple[int, ...] = ()) -> dict[str, str]:
+    """``script`` run as an agent's program (its workspace, ``TMPDIR``, ``HOME``; no network but
+    ``ports``): the ``name verdict`` lines it printed, as a dict."""
+    ws, tmp, home = (tmp_path / "box" / n for n in ("ws", "tmp", "home"))
+    for d in (ws, tmp, home):
+        d.mkdir(parents=True, exist_ok=True)
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=bwrap.python_paths([sys.executable]),
+                   network=False, agent="a", ports=ports)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = _backend(sandbox, abi).wrap_agent([sys.executable, "-c", PRELUDE + script, *args], env, box)
+    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.log",
+                       stderr_path=tmp_path / "agent.err").exit_code
+    text = (tmp_path / "agent.log").read_text()
+    assert code == 0, text + (tmp_path / "agent.err").read_text()[-2000:]
+    return dict(line.split(" ", 1) for line in text.splitlines())
+
+
+#: ``reach(name, fn)`` prints ``name yes`` when ``fn()`` worked, ``name no`` when it raised ``OSError``.
+PRELUDE = '''
+import ctypes, os, platform, socket, sys
+libc = ctypes.CDLL(None, use_errno=True)
+def reach(name, fn):
+    try:
+        fn()
+        print(name, "yes")
+    except OSError as exc:
+        print(name, "no")
+def check(ret):
+    if ret == -1:
+        raise OSError(ctypes.get_errno(), "refused")
+    return ret
+'''
+
+#: The machine-wide objects: a file in ``/dev/shm``, a key in the user's keyring, a System V message
+#: queue, semaphore set and shared-memory segment; each removed again when it was made (the control).
+KERNEL_OBJECTS = '''
+tag = sys.argv[1]
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+KEY_SPEC_USER_KEYRING, KEYCTL_INVALIDATE, IPC_RMID = -4, 21, 0
+def shm_file():
+    with open("/dev/shm/" + tag, "w") as fh:
+        fh.write("hidden tests")
+    os.unlink("/dev/shm/" + tag)
+def key():
+    kid = check(libc.syscall(ADD_KEY, b"user", tag.encode(), b"hidden tests", 12, KEY_SPEC_USER_KEYRING))
+    libc.syscall(KEYCTL, KEYCTL_INVALIDATE, kid)
+reach("dev-shm", shm_file)
+reach("keyring", key)
+reach("msg-queue", lambda: libc.msgctl(check(libc.msgget(0, 0o1600)), IPC_RMID, None))
+reach("semaphores", lambda: libc.semctl(check(libc.semget(0, 1, 0o1600)), 0, IPC_RMID))
+reach("shared-memory", lambda: libc.shmctl(check(libc.shmget(0, 4096, 0o1600)), IPC_RMID, None))
+'''
+
+
+@pytest.fixture
+def temp_outside_shm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """homefield's temp folder outside ``/dev/shm`` (the suite's own is in it: ``TMPDIR=/dev/shm``),
+    as on most machines: ``/dev/shm`` was then shared with every confined process."""
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.usefixtures("temp_outside_shm")
+def test_an_agent_shares_no_kernel_object_with_the_host(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """atk12 F1/F1b/F3: a file in the host's ``/dev/shm``, a key in the user's keyring, a System V queue,
+    semaphore set or segment outlive the process and are seen by every later one (a test run left the
+    hidden tests there for the next attempt's agent): none can be made under Landlock; all without it."""
+    out = _agent(sandbox, abi, tmp_path, KERNEL_OBJECTS, f"hf-test-{uuid.uuid4().hex[:12]}")
+    expected = "no" if sandbox == "landlock" else "yes"
+    assert out == dict.fromkeys(("dev-shm", "keyring", "msg-queue", "semaphores", "shared-memory"), expected), out
+
+
+SHM_TEST = '''
+import multiprocessing, os
+
+def test_leave_a_note():
+    with open("/dev/shm/{tag}", "w") as fh:
+        fh.write("hidden tests")
+
+def test_lock():
+    multiprocessing.Lock()
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.usefixtures("temp_outside_shm")
+def test_a_test_run_leaves_nothing_in_dev_shm_and_its_lock_failure_says_why(abi: int, tmp_path: Path,
+                                                                           sandbox: str) -> None:
+    """atk12 F1: a graded test run copied the hidden tests to ``/dev/shm`` for the next attempt. Under
+    Landlock it cannot write there, and a suite that needs ``multiprocessing`` locks (POSIX semaphores
+    live there) fails with the hint to use bubblewrap; without a sandbox both work and no hint is made."""
+    tag = f"hf-test-{uuid.uuid4().hex[:12]}"
+    copy = tmp_path / "copy"
+    (copy / "tests").mkdir(parents=True)
+    (copy / "tests" / "test_shm.py").write_text(SHM_TEST.format(tag=tag))
+    try:
+        run = run_tests(copy, f"{sys.executable} -m pytest {NO_PLUGINS}", ["tests/test_shm.py"],
+                        out_dir=tmp_path / "out", sandbox=_backend(sandbox, abi), timeout_s=120)
+        left = Path("/dev/shm", tag).exists()
+    finally:
+        Path("/dev/shm", tag).unlink(missing_ok=True)
+    verdict = "failed" if sandbox == "landlock" else "passed"
+    assert set(run.outcomes.values()) == {verdict} and len(run.outcomes) == 2, run.outcomes
+    assert left is (sandbox == "none")
+    hint = semaphore_hint([tmp_path / "out" / "tests.log"])
+    assert (hint is not None and "bubblewrap" in hint) is (sandbox == "landlock"), hint
+
+
+#: TCP past Landlock's ``connect`` hook: an MPTCP socket, TCP Fast Open (``sendto(MSG_FASTOPEN)``,
+#: ``TCP_FASTOPEN_CONNECT``), and a plain connect to the one allowed port (which must keep working).
+TCP_PAST_CONNECT = '''
+port, allowed = int(sys.argv[1]), int(sys.argv[2])
+IPPROTO_MPTCP, TCP_FASTOPEN_CONNECT = 262, 30
+def mptcp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+    s.settimeout(5)
+    s.connect(("127.0.0.1", port))
+def fast_open():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # blocking: sendto waits for the handshake
+    s.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", port))
+def fast_open_connect():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.IPPROTO_TCP, TCP_FASTOPEN_CONNECT, 1)
+reach("mptcp", mptcp)
+reach("fast-open", fast_open)
+reach("fast-open-connect", fast_open_connect)
+reach("allowed-port", lambda: socket.create_connection(("127.0.0.1", allowed), timeout=5).close())
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_tcp_past_landlocks_connect_check_is_refused(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """atk12 F2/F2b: Landlock checks TCP at ``connect`` and only for ``IPPROTO_TCP`` sockets, so an MPTCP
+    socket and TCP Fast Open reached a host service on ``127.0.0.1`` past the policy. Refused under
+    Landlock (the allowed port still answers); all made without it."""
+    if abi < landlock.NET_ABI:
+        pytest.skip(f"Landlock ABI {abi}: TCP is not confined")
+    mptcp_on = Path("/proc/sys/net/mptcp/enabled").read_text().strip() == "1" if Path(
+        "/proc/sys/net/mptcp/enabled").exists() else False
+    service, allowed = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    try:
+        out = _agent(sandbox, abi, tmp_path, TCP_PAST_CONNECT, str(service.getsockname()[1]),
+                     str(allowed.getsockname()[1]), ports=(allowed.getsockname()[1],))
+    finally:
+        service.close()
+        allowed.close()
+    if sandbox == "landlock":
+        assert out == {"mptcp": "no", "fast-open": "no", "fast-open-connect": "no", "allowed-port": "yes"}, out
+    else:
+        assert out["fast-open"] == out["fast-open-connect"] == out["allowed-port"] == "yes", out
+        assert out["mptcp"] == ("yes" if mptcp_on else "no"), out
+
+
+#: The mode and owner of a host file the process can name but not open; then what honest code does in
+#: its own folder (``shutil.copy`` copies the mode; an executable script).
+HOST_METADATA = '''
+import shutil
+host = sys.argv[1]
+reach("chown-host-file", lambda: os.chown(host, os.getuid(), os.getgid()))
+reach("setuid-on-host-file", lambda: os.chmod(host, 0o4755))
+open("a.py", "w").write("print(1)")
+reach("copy-in-workspace", lambda: shutil.copy("a.py", "b.py"))
+reach("chmod-x-in-workspace", lambda: os.chmod("b.py", 0o755))
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_agent_cannot_set_setuid_or_chown_a_host_file(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """atk12 F4: Landlock has no right for metadata, so an agent set the setuid bit on a root-owned copy
+    of an interpreter it could not open. The launcher's filter refuses setuid/setgid/sticky modes and
+    every owner change; ``shutil.copy`` and ``chmod +x`` in its own folder still work."""
+    host = tmp_path / "host" / "py"
+    host.parent.mkdir()
+    host.write_text("#!/bin/sh\n")
+    host.chmod(0o755)
+    out = _agent(sandbox, abi, tmp_path, HOST_METADATA, str(host))
+    confined = sandbox == "landlock"
+    assert out == {"setuid-on-host-file": "no" if confined else "yes", "chown-host-file": "no" if confined else "yes",
+                   "copy-in-workspace": "yes", "chmod-x-in-workspace": "yes"}, out
+    assert (host.stat().st_mode & 0o7777) == (0o755 if confined else 0o4755)
+
+
+def test_no_policy_is_on_a_command_line(abi: int, tmp_path: Path) -> None:
+    """atk12 F4b: ``/proc/<pid>/cmdline`` of the reaper and launcher is readable by every process, and a
+    policy there named a rival's grading copy. The launcher's argv holds no allowed path, and the
+    policy it reads from its file still confines (a write outside refused, inside made)."""
+    inner = tmp_path / "the-attempts-folder"
+    inner.mkdir()
+    argv = landlock.landlock_argv(["/bin/sh", "-c", "echo ok > in; echo no > ../out 2>/dev/null; exit 0"],
+                                  landlock.LandlockPolicy(rw=[inner], connect=[], unix=False))
+    assert not any(str(inner) in word for word in argv), argv
+    assert run_process(argv, cwd=inner, env=dict(os.environ), timeout_s=30).exit_code == 0
+    assert (inner / "in").read_text() == "ok\n" and not (tmp_path / "out").exists()
