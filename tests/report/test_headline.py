@@ -165,3 +165,16 @@ def test_verdicts_graded_without_a_sandbox_are_said_to_be_buyable(tmp_path: Path
            "answers: their verdicts can be bought;" in headline(Report.from_dict(rep))
     rep = _report(tmp_path / "c", agents, outcomes, test_sandbox={"alpha": "bwrap", "bravo": "bwrap"})
     assert "sandbox" not in headline(Report.from_dict(rep))
+
+
+def test_attempts_graded_under_landlock_say_what_it_leaves_open(tmp_path: Path) -> None:
+    """atk12 F4: under Landlock an agent's code can still change the mode and times of a host file it can
+    name (contracts §9); a run graded there says so in its headline, with how many graded attempts; one
+    graded under bubblewrap says nothing of the kind."""
+    agents = {"alpha": "cmd:./a", "bravo": "cmd:./b"}
+    outcomes = {"alpha": ["solved", "solved", "tests_failed"], "bravo": ["tests_failed", "solved", "empty_patch"]}
+    rep = _report(tmp_path / "a", agents, outcomes, test_sandbox={"alpha": "landlock", "bravo": "bwrap"})
+    assert "; 3 of 5 graded attempts ran under Landlock, where an agent's code can still change the mode and " \
+           "times of host files it can name;" in headline(Report.from_dict(rep))
+    rep = _report(tmp_path / "b", agents, outcomes, test_sandbox={"alpha": "bwrap", "bravo": "bwrap"})
+    assert "Landlock" not in headline(Report.from_dict(rep))
