@@ -16,18 +16,21 @@ verification timings aside): it is then counted once. A split with shards missin
 become a smaller benchmark.
 
 What is written: a new mine folder (``meta.json`` with ``merged_from``, ``candidates.jsonl`` in scan
-order, ``results.jsonl`` one record per candidate in scan order, ``scan.jsonl`` from the first
-folder), the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a DIR is
-inside a ``.homefield/``), and ``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the
-merged candidates replace or add records by id, dropped ones are removed, others are kept; newest
-commit first, ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which
-are the N an unsharded session keeps, since each of them is among the newest N of its own shard).
+order, ``results.jsonl`` one record per candidate in scan order, ``scan.jsonl`` from the first folder),
+the shards' ``envs/<fingerprint>.json`` files this ``.homefield/`` lacks (when a DIR is inside a
+``.homefield/``; regular files that hold a JSON object, read without following a link), and
+``tasks.jsonl`` through :func:`pytest_homefield.mine.pipeline.merge_tasks` (tasks of the merged
+candidates replace or add records by id, dropped ones are removed, others are kept; newest commit first,
+ties by id; the shards' ``--max-tasks`` keeps the newest N of the merged tasks, which are the N an
+unsharded session keeps, since each of them is among the newest N of its own shard).
 No pytest here.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +41,10 @@ from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, re
 from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
 from pytest_homefield.mine.redgreen import root_commits
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import Task, check_meta, load_tasks
+from pytest_homefield.sandbox import nofollow
 from pytest_homefield.shard import missing_shards
-from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
+from pytest_homefield.store import read_jsonl, read_jsonl_lines, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["MineMerge", "find_mine_folder", "merge_mines", "comparable"]
@@ -130,6 +134,50 @@ def _verified(mine_dir: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
+#: The types :func:`merge_mines` relies on in a mine folder's ``meta.json``.
+_META_TYPES = {"candidates_digest": "str", "candidate_ids": "list[str]"}
+_OPTIONAL_META_TYPES = {"max_tasks": "int | None", "shard": "str | None"}
+#: An ``envs/<fingerprint>.json`` larger than this is not an environment description.
+ENV_FILE_LIMIT = 4 << 20
+
+
+def _check_meta(d: Path, meta: Mapping[str, Any]) -> None:
+    """Raise :class:`ShardMergeError` (one line) unless ``meta`` has the fields the merge reads, of their types."""
+    fields = {**_META_TYPES, **{k: v for k, v in _OPTIONAL_META_TYPES.items() if k in meta}}
+    try:
+        check_meta(dict(meta), fields)
+    except RecordError as exc:
+        raise ShardMergeError(f"{WHAT}: {d / 'meta.json'}: {exc}; the folder is damaged") from None
+
+
+def _env_files(mine_dir: Path) -> dict[str, str]:
+    """The ``envs/<fingerprint>.json`` files of the ``.homefield/`` holding ``mine_dir`` (none when it is
+    not in one), by fingerprint: regular files read without following a link (a link in a crafted
+    artifact would copy any readable file into this ``.homefield/``), each a JSON object. Raises
+    :class:`ShardMergeError` (one line) for any other."""
+    if mine_dir.parent.name != "mine":
+        return {}
+    home = mine_dir.parent.parent
+    try:
+        names = sorted(e.name for e in os.scandir(home / "envs") if e.name.endswith(".json"))
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError as exc:
+        raise ShardMergeError(f"{WHAT}: {home / 'envs'}: cannot list: {exc.strerror or exc}") from None
+    out: dict[str, str] = {}
+    for name in names:
+        try:
+            text = nofollow.read_bytes(home, f"envs/{name}", limit=ENV_FILE_LIMIT).decode("utf-8")
+            if not isinstance(json.loads(text), dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as exc:
+            why = (exc.strerror or exc) if isinstance(exc, OSError) else exc
+            raise ShardMergeError(f"{WHAT}: {home / 'envs' / name}: not an environment description "
+                                  f"({why}); the folder is damaged") from None
+        out[name[:-len(".json")]] = text
+    return out
+
+
 def _status(record: Mapping[str, Any]) -> str:
     return "kept" if record.get("task") else str(record.get("reason") or "?").replace("_", " ")
 
@@ -151,6 +199,7 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
         if meta.get("kind") != "mine" or "candidates_digest" not in meta:
             raise ShardMergeError(f"homefield mine --merge: {d} has no mining meta.json (mined before shards were "
                                   "recorded?): mine it again")
+        _check_meta(d, meta)
         metas.append(meta)
     first = metas[0]
     for d, m in zip(folders, metas, strict=True):
@@ -172,8 +221,10 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
     reconciled = 0
     candidates: dict[str, dict[str, Any]] = {}
     for d in folders:
-        for c in read_jsonl(candidates_path(d)):
-            candidates.setdefault(str(c["commit"])[:12], c)
+        for n, c in read_jsonl_lines(candidates_path(d)):
+            if not isinstance(c.get("commit"), str) or not c["commit"]:
+                raise ShardMergeError(f"{WHAT}: {candidates_path(d)}: line {n}: no 'commit'; the folder is damaged")
+            candidates.setdefault(c["commit"][:12], c)
         for cid, r in _verified(d).items():
             prior = merged.get(cid)
             if prior is None:
@@ -199,6 +250,7 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
         raise ShardMergeError(f"homefield mine --merge: candidate {unknown[0]} is not in the scan the folders "
                               "record; the folders are damaged")
     home = HomefieldDir(root)
+    envs = {fp: text for d in folders for fp, text in _env_files(d).items()}  # all read before anything is written
     mine_dir = home.new_mine_dir()
     created = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     write_meta(mine_dir, {**first, "mine_id": mine_dir.name, "created_at": created, "shard": None,
@@ -208,11 +260,9 @@ def merge_mines(sources: Sequence[Path], root: Path, *, now: str | None = None) 
     records = [merged[c] for c in sorted(merged, key=position.__getitem__)]
     write_jsonl_atomic(results_path(mine_dir), records)
     write_jsonl_atomic(scan_path(mine_dir), read_jsonl(scan_path(folders[0])))
-    for d in folders:  # the environments the tasks were verified in, for `homefield verify`
-        envs = d.parent.parent / "envs" if d.parent.name == "mine" else None
-        for env in sorted(envs.glob("*.json")) if envs is not None and envs.is_dir() else []:
-            if not home.env_file(env.stem).exists():
-                write_atomic(home.env_file(env.stem), env.read_text(encoding="utf-8"))
+    for fp, text in envs.items():  # the environments the tasks were verified in, for `homefield verify`
+        if not home.env_file(fp).exists():
+            write_atomic(home.env_file(fp), text)
     tasks = merge_tasks(home.tasks, records, max_tasks=first.get("max_tasks"))
     return MineMerge(mine_dir, tasks, records, reconciled, [(d, m.get("shard")) for d, m in zip(folders, metas,
                                                                                                  strict=True)])

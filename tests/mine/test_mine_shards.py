@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,48 @@ def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) 
         merge_mines([s1, old], repo)
     with pytest.raises(ShardMergeError, match="is not a mine folder"):
         merge_mines([tmp_path / "nowhere"], repo)
+
+
+def _mutate_meta(d: Path, **changes: Any) -> None:
+    meta = json.loads((d / "meta.json").read_text())
+    write_meta(d, {**meta, **changes})
+
+
+def test_crafted_mine_folders_are_refused_in_one_line_and_their_links_never_followed(tmp_path: Path) -> None:
+    """atk12 F6: a ``candidates.jsonl`` line without a commit, a ``meta.json`` without (or with a wrong type
+    of) ``candidate_ids`` made tracebacks; a symlinked ``envs/*.json`` in the artifact copied any readable
+    file into this ``.homefield/envs/``. Each is one line and exit 2 now, and nothing is written."""
+    a = "a" * 40
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    secret = tmp_path / "secret"
+    secret.write_text("SECRET host file")
+    crafted = {
+        "no-commit": lambda d: write_jsonl_atomic(d / "candidates.jsonl", [{}]),
+        "no-candidate-ids": lambda d: write_meta(d, {k: v for k, v in json.loads((d / "meta.json").read_text()).items()
+                                                     if k != "candidate_ids"}),
+        "int-candidate-ids": lambda d: _mutate_meta(d, candidate_ids=5),
+        "text-max-tasks": lambda d: _mutate_meta(d, max_tasks="3"),
+        "linked-env": lambda d: (d.parent.parent / "envs" / "zz-evil.json").symlink_to(secret),
+        "env-not-an-object": lambda d: (d.parent.parent / "envs" / "zz-list.json").write_text("[1]"),
+    }
+    expected = {"no-commit": "line 1: no 'commit'", "no-candidate-ids": "field 'candidate_ids' is missing",
+                "int-candidate-ids": "field 'candidate_ids' must be a list of strings",
+                "text-max-tasks": "field 'max_tasks' must be an integer or null",
+                "linked-env": "zz-evil.json: not an environment description (a symlink",
+                "env-not-an-object": "zz-list.json: not an environment description (not a JSON object)"}
+    for name, craft in crafted.items():
+        d = _folder(tmp_path / name / ".homefield" / "mine", "m1", None, [_record(a, None)])
+        (d.parent.parent / "envs").mkdir()
+        (d.parent.parent / "envs" / "good.json").write_text('{"python": "3.11"}')
+        craft(d)
+        proc = homefield(repo, "mine", "--merge", str(d))
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (name, proc.stderr[-2000:])
+        assert proc.stderr.startswith("homefield mine --merge: ") and expected[name] in proc.stderr, (name, proc.stderr)
+        assert not (repo / ".homefield" / "envs").exists() and not (repo / ".homefield" / "tasks.jsonl").exists()
+    d = _folder(tmp_path / "fine" / ".homefield" / "mine", "m1", None, [_record(a, None)])
+    (d.parent.parent / "envs").mkdir()
+    (d.parent.parent / "envs" / "good.json").write_text('{"python": "3.11"}')
+    m = merge_mines([d], repo)
+    assert [t.id for t in m.tasks] == [a[:12]]
+    assert (repo / ".homefield" / "envs" / "good.json").read_text() == '{"python": "3.11"}'
