@@ -89,12 +89,14 @@ def cap_retries(result: Result, tries: Mapping[TryKey, int], max_retries: int) -
 #: the error of an attempt whose xdist worker died while running it
 WORKER_DIED = ("its xdist worker died while running it (killed by a signal or crashed: without a sandbox, "
                "graded code can kill it)")
-_RUN_NODEID = re.compile(r"::(?P<task>[^:]+)::(?P<agent>[A-Za-z0-9_.-]+)\[(?P<attempt>[0-9]+)\]$")
+#: a run's attempt ``…tasks.jsonl::<task>::<agent>[<n>]``, an ablation's ``…plan.json::<variant>::<task>::<agent>[<n>]``
+_RUN_NODEID = re.compile(r"(?:plan\.json::(?P<variant>[^:]+))?::(?P<task>[^:]+)::(?P<agent>[A-Za-z0-9_.-]+)"
+                         r"\[(?P<attempt>[0-9]+)\]$")
 
 
 def crash_result(nodeid: str, *, run_id: str, tries: Mapping[TryKey, int], max_retries: int,
                  now: str | None = None) -> Result | None:
-    """The record of a run's attempt (``nodeid``, docs/contracts.md §5) whose xdist worker died while
+    """The record of a run's or an ablation's attempt (``nodeid``, docs/contracts.md §5) whose xdist worker died while
     running it: ``infra`` with the error :data:`WORKER_DIED`, counted as the attempt's own claim
     (``claimed``: graded code run without a sandbox can kill the worker on the tasks it fails, which
     would otherwise leave them unrecorded and retried for ever), so its last try is scored as
@@ -105,5 +107,5 @@ def crash_result(nodeid: str, *, run_id: str, tries: Mapping[TryKey, int], max_r
         return None
     when = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
     result = Result(run_id=run_id, task_id=m["task"], agent=m["agent"], attempt=int(m["attempt"]), outcome="infra",
-                    started_at=when, finished_at=when, error=WORKER_DIED, claimed=True)
+                    started_at=when, finished_at=when, error=WORKER_DIED, claimed=True, variant=m["variant"] or "base")
     return cap_retries(result, tries, max_retries)

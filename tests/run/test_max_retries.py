@@ -18,7 +18,7 @@ from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.records import Result
 from pytest_homefield.run.bookkeeping import done_keys
-from pytest_homefield.run.retries import cap_retries, unscored_tries
+from pytest_homefield.run.retries import cap_retries, crash_result, unscored_tries
 from pytest_homefield.store import append_jsonl, read_jsonl
 
 
@@ -131,3 +131,15 @@ def test_an_attempt_whose_worker_dies_is_recorded_and_scored_once_the_retries_ar
     assert last["error"].startswith("reported infra 2 times (--max-retries 1): its xdist worker died"), last
     done = homefield(repo, *args, "--resume")  # spent: not run again
     assert "(1 finished before;" in done.stdout and len(list(read_jsonl(results))) == 2, done.stdout[-3000:]
+
+
+def test_the_crash_record_names_the_attempt_of_a_run_or_an_ablation() -> None:
+    tries = {("t1", "a", 2, "no-rule-3"): 1}
+    run = crash_result(".homefield/tasks.jsonl::t1::a[2]", run_id="r", tries=tries, max_retries=1, now="N")
+    assert run is not None and (run.key, run.outcome, run.claimed, run.started_at) == \
+        (("t1", "a", 2, "base"), "infra", True, "N")
+    ablation = crash_result(".homefield/ablate/x/plan.json::no-rule-3::t1::a[2]", run_id="x", tries=tries,
+                            max_retries=1)
+    assert ablation is not None and ablation.key == ("t1", "a", 2, "no-rule-3")
+    assert (ablation.outcome, ablation.scored) == ("agent_error", True)  # its one retry was spent
+    assert crash_result(".homefield/mine/m/candidates.jsonl::abc", run_id="r", tries={}, max_retries=2) is None
