@@ -30,6 +30,7 @@ from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import Result
+from pytest_homefield.run.retries import crash_result
 from pytest_homefield.run.run_plugin import (
     AttemptItem,
     forward_report,
@@ -40,7 +41,7 @@ from pytest_homefield.run.run_plugin import (
 from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import select_tasks
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import FolderLocked
+from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
@@ -120,6 +121,16 @@ class AblatePlugin(ModePlugin):
 
     def active(self) -> AblationSession | None:
         return self.session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """xdist, on the controller: the worker running ``crashitem`` died; its attempt is recorded as a
+        run's is (:func:`~pytest_homefield.run.retries.crash_result`)."""
+        s = self.session
+        result = None if s is None else crash_result(crashitem, run_id=s.ablate_id, tries=s.tries,
+                                                       max_retries=self.settings.max_retries)
+        if s is not None and result is not None and result.agent in {a.name for a in self.agents}:
+            append_jsonl(s.results_path, result.to_dict())
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.session is not None:

@@ -16,6 +16,8 @@ an empty answer (:meth:`pytest_homefield.probe.session.ProbeSession.call`).
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
@@ -23,7 +25,8 @@ from typing import TypeVar
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, load_results
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["TryKey", "count_tries", "spent", "last_try_error", "unscored_tries", "cap_retries"]
+__all__ = ["TryKey", "count_tries", "spent", "last_try_error", "unscored_tries", "cap_retries", "crash_result",
+           "WORKER_DIED"]
 
 #: (task_id, agent, attempt, variant) of a run's or an ablation's attempt (:attr:`Result.key`)
 TryKey = tuple[str, str, int, str]
@@ -81,3 +84,28 @@ def cap_retries(result: Result, tries: Mapping[TryKey, int], max_retries: int) -
     if error is None:
         return result
     return dataclasses.replace(result, outcome="agent_error", claimed=False, error=error)
+
+
+#: the error of an attempt whose xdist worker died while running it
+WORKER_DIED = ("its xdist worker died while running it (killed by a signal or crashed: without a sandbox, "
+               "graded code can kill it)")
+#: a run's attempt ``…tasks.jsonl::<task>::<agent>[<n>]``, an ablation's ``…plan.json::<variant>::<task>::<agent>[<n>]``
+_RUN_NODEID = re.compile(r"(?:plan\.json::(?P<variant>[^:]+))?::(?P<task>[^:]+)::(?P<agent>[A-Za-z0-9_.-]+)"
+                         r"\[(?P<attempt>[0-9]+)\]$")
+
+
+def crash_result(nodeid: str, *, run_id: str, tries: Mapping[TryKey, int], max_retries: int,
+                 now: str | None = None) -> Result | None:
+    """The record of a run's or an ablation's attempt (``nodeid``, docs/contracts.md §5) whose xdist worker died while
+    running it: ``infra`` with the error :data:`WORKER_DIED`, counted as the attempt's own claim
+    (``claimed``: graded code run without a sandbox can kill the worker on the tasks it fails, which
+    would otherwise leave them unrecorded and retried for ever), so its last try is scored as
+    ``agent_error`` (:func:`cap_retries`). ``now``: ISO 8601 UTC (default: this millisecond). ``None``
+    for a node id that is no run attempt's."""
+    m = _RUN_NODEID.search(nodeid)
+    if m is None:
+        return None
+    when = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+    result = Result(run_id=run_id, task_id=m["task"], agent=m["agent"], attempt=int(m["attempt"]), outcome="infra",
+                    started_at=when, finished_at=when, error=WORKER_DIED, claimed=True, variant=m["variant"] or "base")
+    return cap_retries(result, tries, max_retries)

@@ -29,6 +29,7 @@ from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
+from pytest_homefield.run.retries import crash_result
 from pytest_homefield.run.rounds import (
     adaptive_refusal,
     not_needed_result,
@@ -45,7 +46,7 @@ from pytest_homefield.run.session import (
     select_tasks,
 )
 from pytest_homefield.settings import Settings
-from pytest_homefield.store import FolderLocked
+from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.junit import add_gate_case
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
@@ -248,6 +249,15 @@ class RunPlugin(ModePlugin):
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.session.interrupt()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:
+        """xdist, on the controller: the worker running ``crashitem`` died. Its attempt is recorded
+        (:func:`~pytest_homefield.run.retries.crash_result`): a try ``--max-retries`` counts, scored on the last."""
+        s = self.session
+        result = crash_result(crashitem, run_id=s.run_id, tries=s.tries, max_retries=self.settings.max_retries)
+        if result is not None and result.agent in {a.name for a in s.agents}:
+            append_jsonl(s.results_path, result.to_dict())
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.session.release()  # the run folder's lock, should the session end before its finish

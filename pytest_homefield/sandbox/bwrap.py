@@ -28,6 +28,7 @@ rest (issue 30). Source: bubblewrap(1), 0.8.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import glob
 import os
@@ -39,8 +40,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.sandbox.project_copies import project_copies
 from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
-from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
            "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT",
@@ -184,6 +186,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     binds += [(p.count("/"), "--bind", p) for p in rw]
     for _, opt, p in sorted(binds, key=lambda b: (b[0], b[2])):
         args += [opt, p, p]
+    args += _mask_args(_norm(policy.ro), visible=[*sys_roots, *ro, *rw])
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-user-try"]
     if os.geteuid() == 0:
         # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
@@ -197,6 +200,35 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     if args_fd:
         return [bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command]
     return [*args, "--", *command]
+
+
+def _mask_args(ro: Sequence[str], visible: Sequence[str]) -> list[str]:
+    """Options that hide the installed copies of the project under benchmark in the site folders of
+    ``ro`` and of the system (:func:`~pytest_homefield.sandbox.project_copies.project_copies`): an empty
+    read-only tmpfs over a package folder, an empty file over a module file (:func:`_empty_file`: bubblewrap
+    binds without device nodes, so ``/dev/null`` would not open). A copy (or a symlink's target) outside
+    the ``visible`` paths is not in the sandbox and needs no mask."""
+    args: list[str] = []
+    for copy in project_copies(ro):
+        target = os.path.realpath(copy)
+        if not _under(target, visible) or not os.path.exists(target):
+            continue
+        if os.path.isdir(target):
+            args += ["--tmpfs", target, "--remount-ro", target]
+        else:
+            args += ["--ro-bind", str(_empty_file()), target]
+    return args
+
+
+@functools.lru_cache(maxsize=1)
+def _empty_file() -> Path:
+    """An empty read-only file of this process (in an owner-named temp folder, removed at exit and
+    swept if the process is killed)."""
+    folder = mkdtemp()
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    empty = folder / "empty"
+    empty.touch(mode=0o444)
+    return empty
 
 
 def python_paths(pythons: Iterable[str | None] = (), *, path: str | None = None) -> list[Path]:

@@ -18,7 +18,7 @@ from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.records import Result
 from pytest_homefield.run.bookkeeping import done_keys
-from pytest_homefield.run.retries import cap_retries, unscored_tries
+from pytest_homefield.run.retries import cap_retries, crash_result, unscored_tries
 from pytest_homefield.store import append_jsonl, read_jsonl
 
 
@@ -81,3 +81,65 @@ def test_a_declared_rate_limit_is_scored_once_the_retries_are_spent(mined: Path,
     report = json.loads((run_dir / "report.json").read_text())
     rates = {name: a["pass_at_1"] for name, a in report["agents"].items()}
     assert rates["liar"] == rates["honest"] == pytest.approx(1 / 3, abs=1e-3), rates
+
+
+#: An agent whose change kills the xdist worker that grades it (the first ancestor of the test process
+#: started by execnet), as graded code run without a sandbox can: before, the attempt was never recorded
+#: and ``--resume`` redid it for ever.
+KILLER = '''with open("calc/__init__.py", "a") as f:
+    f.write("""
+def _kill_the_grader():
+    import os, signal, sys
+    if "pytest" not in sys.modules:
+        return
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+            pid_stat = open(f"/proc/{pid}/stat").read()
+        except OSError:
+            return
+        if b"exec(eval(sys.stdin.readline()))" in cmd:
+            os.kill(pid, signal.SIGKILL)
+            return
+        pid = int(pid_stat.rsplit(")", 1)[1].split()[1])
+
+
+_kill_the_grader()
+""")
+'''
+
+
+@pytest.mark.slow
+def test_an_attempt_whose_worker_dies_is_recorded_and_scored_once_the_retries_are_spent(
+        mined: Path, tmp_path: Path) -> None:
+    repo = copy_mined(mined, tmp_path / "repo")
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    args = ["run", "--agent", f"killer=cmd:{sys.executable} {script}", "--attempts", "1", "--run-id", "r",
+            "--max-retries", "1", "-n", "2", "--sandbox", "none", "--max-tasks", "1"]
+    results = repo / ".homefield" / "runs" / "r" / "results.jsonl"
+    first = homefield(repo, *args)
+    assert "crashed" in first.stdout, first.stdout[-3000:]
+    (line,) = read_jsonl(results)
+    assert (line["outcome"], line["claimed"], line["scored"]) == ("infra", True, False), line
+    assert line["error"].startswith("its xdist worker died while running it"), line
+    again = homefield(repo, *args, "--resume")  # its last try: scored as the agent's failure
+    assert "crashed" in again.stdout, again.stdout[-3000:]
+    last = list(read_jsonl(results))[-1]
+    assert (last["outcome"], last["scored"], last["solved"]) == ("agent_error", True, False), last
+    assert last["error"].startswith("reported infra 2 times (--max-retries 1): its xdist worker died"), last
+    done = homefield(repo, *args, "--resume")  # spent: not run again
+    assert "(1 finished before;" in done.stdout and len(list(read_jsonl(results))) == 2, done.stdout[-3000:]
+
+
+def test_the_crash_record_names_the_attempt_of_a_run_or_an_ablation() -> None:
+    tries = {("t1", "a", 2, "no-rule-3"): 1}
+    run = crash_result(".homefield/tasks.jsonl::t1::a[2]", run_id="r", tries=tries, max_retries=1, now="N")
+    assert run is not None and (run.key, run.outcome, run.claimed, run.started_at) == \
+        (("t1", "a", 2, "base"), "infra", True, "N")
+    ablation = crash_result(".homefield/ablate/x/plan.json::no-rule-3::t1::a[2]", run_id="x", tries=tries,
+                            max_retries=1)
+    assert ablation is not None and ablation.key == ("t1", "a", 2, "no-rule-3")
+    assert (ablation.outcome, ablation.scored) == ("agent_error", True)  # its one retry was spent
+    assert crash_result(".homefield/mine/m/candidates.jsonl::abc", run_id="r", tries={}, max_retries=2) is None
