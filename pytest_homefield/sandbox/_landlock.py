@@ -4,18 +4,19 @@ Started as ``python -I -S _landlock.py POLICY -- ARGV...`` (by path, with ``-I -
 :mod:`._reaper`: nothing of the command's environment is imported into it), where ``POLICY`` is one
 JSON object (built by :func:`pytest_homefield.sandbox.landlock.landlock_argv`)::
 
-    {"ro": [PATH, ...], "rw": [PATH, ...], "dev": [PATH, ...],
+    {"ro": [PATH, ...], "list": [PATH, ...], "rw": [PATH, ...], "dev": [PATH, ...],
      "net": null | {"connect": [PORT, ...], "bind": [PORT, ...]}, "scope": true | false,
      "unix": true | false, "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
 
 It calls ``landlock_create_ruleset`` with every filesystem right the kernel's Landlock ABI knows
 handled, adds a ``LANDLOCK_RULE_PATH_BENEATH`` rule per existing path (``ro``: execute, read files,
-list folders; ``rw``: every right; ``dev``: read and write the file, e.g. ``/dev/null``; a file gets
-only the rights a file can have), with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed
-to the listed ports only (``null``: the network is not confined), with ``scope`` (ABI ≥ 6) signals
-and abstract Unix sockets to processes outside the new domain refused; then, when it runs as root,
-drops every capability (bounding set, ambient, effective/permitted/inheritable: root keeps its uid
-but not ``CAP_DAC_READ_SEARCH``'s ``open_by_handle_at``, which walks no path); sets
+list folders; ``list``: list folders only, names and never contents; ``rw``: every right; ``dev``: read
+and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have), with ``net`` (ABI
+≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``: the network is
+not confined), with ``scope`` (ABI ≥ 6) signals and abstract Unix sockets to processes outside the new
+domain refused; then, when it runs as root, drops every capability (bounding set, ambient,
+effective/permitted/inheritable: root keeps its uid but not ``CAP_DAC_READ_SEARCH``'s
+``open_by_handle_at``, which walks no path); sets
 ``PR_SET_NO_NEW_PRIVS``; ``landlock_restrict_self``; installs a seccomp filter (x86_64 and aarch64;
 elsewhere it refuses); and ``execvp`` ARGV. The domain holds for the command and every process it
 starts; nothing can lift it. The filter closes what Landlock leaves shared with the host without
@@ -270,7 +271,8 @@ def restrict(policy: dict[str, object]) -> int:
     size = 24 if scoped else 16 if handled_net else 8
     ruleset = _call("landlock_create_ruleset", SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     try:
-        kinds = {"ro": EXECUTE | READ_FILE | READ_DIR, "rw": handled_fs, "dev": READ_FILE | WRITE_FILE | TRUNCATE}
+        kinds = {"ro": EXECUTE | READ_FILE | READ_DIR, "list": READ_DIR, "rw": handled_fs,
+                 "dev": READ_FILE | WRITE_FILE | TRUNCATE}
         for kind, rights in kinds.items():
             for path in policy.get(kind) or []:  # type: ignore[attr-defined]
                 _add_path(ruleset, str(path), rights, handled_fs)

@@ -13,7 +13,10 @@ command. What a policy allows:
   and shared with every process of the machine, so a test run could leave the hidden tests there for
   the next attempt's agent (atk12 F1) and an agent could reach another session's temp folders in it
   (F3); POSIX semaphores (``multiprocessing``'s locks) cannot be made, a suite that needs them needs
-  bubblewrap. A path that is, or holds, a protected folder
+  bubblewrap. An installed copy of the repository under benchmark in a site folder it allows
+  (:mod:`.project_copies`: a non-editable ``pip install .`` leaves HEAD, every task's fix, there) cannot
+  be read: Landlock cannot deny a subfolder of an allowed one, so :func:`carve` allows the folders on the
+  way to it listable only and every other entry of them read-only. A path that is, or holds, a protected folder
   (:mod:`.protected`: the repository under benchmark) is never allowed: Landlock adds, it cannot deny
   a subfolder. ``/proc/<pid>/cwd`` and ``/proc/<pid>/root`` of another process resolve to the real
   file, which is outside the allowed set, and Landlock forbids ptrace (and so ``/proc/<pid>/environ``,
@@ -48,10 +51,11 @@ from pathlib import Path
 
 from pytest_homefield.sandbox import _landlock, tempdirs
 from pytest_homefield.sandbox.bwrap import ETC_ENTRIES, SYSTEM_DIRS, BwrapUnavailable, inside_path, tests_ro_paths
-from pytest_homefield.sandbox.protected import holds_protected
+from pytest_homefield.sandbox.project_copies import project_copies
+from pytest_homefield.sandbox.protected import holds_protected, protected
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
-__all__ = ["LandlockPolicy", "LandlockUnavailable", "landlock_argv", "probe", "system_paths", "tests_policy",
+__all__ = ["LandlockPolicy", "LandlockUnavailable", "carve", "landlock_argv", "probe", "system_paths", "tests_policy",
            "LAUNCHER", "DEV_FILES", "SCOPED_ABI", "NET_ABI"]
 
 #: The launcher, run by path with ``-I -S``.
@@ -91,10 +95,54 @@ class LandlockPolicy:
         protected folder left out; the system paths added."""
         rw = _allowed(self.rw)
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
+        ro, listable = carve(ro, _hidden(tuple(ro), tuple(protected())))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
-        return json.dumps({"ro": ro, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
+        return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
                           separators=(",", ":"))
+
+
+@functools.lru_cache(maxsize=64)
+def _hidden(ro: tuple[str, ...], repos: tuple[Path, ...]) -> list[str]:
+    """The resolved installed copies of ``repos`` in the site folders of ``ro`` (once per process and
+    set of paths: a policy is made for every agent and test run)."""
+    return [os.path.realpath(c) for c in project_copies(ro, repos)]
+
+
+def carve(roots: Sequence[str], hidden: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``roots`` (read-only paths) less the ``hidden`` ones (resolved paths: the installed copies of the
+    repository under benchmark, :func:`~.project_copies.project_copies`), as ``(ro, listable)``. Landlock
+    only adds rights, so a root that holds a hidden path is replaced, on the way down to it, by its
+    folders listable only (names, never contents) and every other entry of them read-only: the copy is
+    listed but none of its files can be read. A root that is or lies in a hidden path is left out."""
+    ro: list[str] = []
+    listable: list[str] = []
+    for root in roots:
+        real = os.path.realpath(root)
+        inside = [h for h in hidden if h == real or h.startswith(real.rstrip("/") + "/")]
+        if not inside:
+            if not any(real.startswith(h + "/") for h in hidden):
+                ro.append(root)
+            continue
+        _carve(real, inside, ro, listable)
+    return ro, listable
+
+
+def _carve(folder: str, hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
+    if folder in hidden:
+        return
+    listable.append(folder)
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return
+    for name in names:
+        child = os.path.join(folder, name)
+        inside = [h for h in hidden if h == child or h.startswith(child + "/")]
+        if not inside:
+            ro.append(child)
+        elif child not in hidden:
+            _carve(child, inside, ro, listable)
 
 
 def _allowed(paths: Iterable[Path | str]) -> list[str]:
