@@ -6,6 +6,7 @@ where things live; everything else asks :class:`HomefieldDir` or the run-folder 
     <root>/.homefield/
       tasks.jsonl                      HomefieldDir.tasks
       flaky.jsonl                      HomefieldDir.flaky
+      canary.key                       HomefieldDir.canary_key
       envs/<fingerprint>.json          HomefieldDir.env_file(fp)
       mine/<mine_id>/                  HomefieldDir.mine_dir(id)
         candidates.jsonl  scan.jsonl  results.jsonl  reused.jsonl
@@ -230,6 +231,12 @@ class HomefieldDir:
         """``.homefield/flaky.jsonl``: PASS_TO_PASS ids that failed when grading the oracle, one line
         per task id and test id (docs/contracts.md §7); appended by the controller, never rewritten."""
         return self.path / "flaky.jsonl"
+
+    @property
+    def canary_key(self) -> Path:
+        """``.homefield/canary.key``: the secret every task's canary seed is drawn from
+        (:mod:`pytest_homefield.run.canary_key`)."""
+        return self.path / "canary.key"
 
     @property
     def runs(self) -> Path:

@@ -360,18 +360,18 @@ def grade(
     or filling the disk) makes the attempt ``agent_error`` with the reason (the agent's code wrote it;
     never ``infra``), a refused write is named at the end of a failed grade's ``error``.
 
-    Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False``
-    leaves them out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
-    (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from
-    :mod:`secrets`), as mining checked them (:func:`twin_options`: sentinels for the task's
-    ``canary_sentinels``). Any canary that passes makes the outcome ``forged`` (scored, never solved),
-    whatever the real tests did; for a twin mining's check does not cover (:func:`needs_reference_check`:
-    a task mined before canaries, a twin expecting another exception) only one the reference fix fails
-    too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made); ``canaries.json`` (seed
-    and ids) is written into ``out_dir`` only after the test process has ended. A change that is the
-    task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
-    agent that wrote the very same change), is graded without canaries: mining checked them against
-    it, and twin runs cost a test process each.
+    Canaries (:mod:`pytest_homefield.sandbox.canaries`, pytest commands only; ``canaries=False`` leaves them
+    out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
+    (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from :mod:`secrets`; an
+    attempt passes its task's, :func:`~pytest_homefield.run.canary_key.task_seed`), as mining checked them
+    (:func:`twin_options`: sentinels for the task's ``canary_sentinels``). Any canary that passes makes the
+    outcome ``forged`` (scored, never solved), whatever the real tests did; for a twin mining's check does not
+    cover (:func:`needs_reference_check`: a task mined before canaries, a twin expecting another exception) only
+    one the reference fix fails too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made);
+    ``canaries.json`` (seed and ids) is written into ``out_dir`` only after the test process has ended. A change
+    that is the task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
+    agent that wrote the very same change), is graded without canaries: mining checked them against it, and twin
+    runs cost a test process each.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)

@@ -1,0 +1,59 @@
+"""A task's canary seed (docs/contracts.md §7, atk12 F1c): the same for every grading of the task.
+
+Twins drawn afresh per grading let any memory that outlives a grading (a leak of the hidden tests to
+the next attempt, one agent's notes to another) intersect two captured gradings: the version of a test
+seen in both *is* the original. With one seed per task every grading shows the same original and the
+same twins in the same order, and a second capture adds nothing to the first. The seed is
+``HMAC-SHA256(key, task id + commit)``'s first 32 bits, the key 32 random bytes in
+``.homefield/canary.key`` (0600; made by the first grading; in the repository, which no sandbox shows:
+§9): an agent that knows the task cannot know its twins. Delete the key to draw every task's twins
+afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.records import Task
+
+__all__ = ["canary_key", "task_seed", "KEY_BYTES"]
+
+#: The key's length.
+KEY_BYTES = 32
+
+
+def canary_key(root: Path) -> bytes:
+    """The key of the repository at ``root`` (``.homefield/canary.key``), made on first use: written to
+    a temp file and linked into place, so concurrent workers agree on one key. Raises ``OSError`` when
+    it cannot be read or made, ``ValueError`` for a key of another length."""
+    path = HomefieldDir(root).canary_key
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, secrets.token_bytes(KEY_BYTES))
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another worker made it first: use that one
+        finally:
+            tmp.unlink()
+    with open(path, "rb") as fh:
+        key = fh.read(KEY_BYTES + 1)
+    if len(key) != KEY_BYTES:
+        raise ValueError(f"{path}: not a canary key ({len(key)} bytes, expected {KEY_BYTES}): delete it")
+    return key
+
+
+def task_seed(root: Path, task: Task) -> int:
+    """The canary seed of ``task`` in the repository at ``root`` (module docstring): 32 bits."""
+    digest = hmac.new(canary_key(root), f"{task.id}\0{task.commit}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:4], "big")
