@@ -8,20 +8,28 @@ commits)::
 
 For each walk it measures, alternately, ``git log <walk> --name-status`` (its whole output read
 through a pipe) and :func:`pytest_homefield.mine.scan.scan` with the same walk and the default cheap
-filters (no ``max_diff_lines``), after one warm-up of each; it prints both medians and the median of
+filters (no ``max_diff_lines``; each scan with an empty prompt cache, as a first scan), after one
+warm-up of each; it prints both medians and the median of
 the per-run ratios scan / git log. CPU seconds, not wall time (the machines are shared): user + system
 time of this process and of the children it waited for (``resource.getrusage``), so the scan's own
 git processes count. Target (issue 35): ≤ 1.3× for all history and for the first-parent walk.
 
-Measured on pytest (17,666 commits; 2 shared cores at load 5-8, so ±10 % from run to run): first-parent
-1.33-1.37×, all history 1.34× (main the same day: 1.32-1.40×, 1.37-1.38×). Load-proof, the Python side's
-instructions (callgrind, the scan's own process, imports left out) fell 1,176M -> 966M first-parent and
-2,526M -> 2,178M all history; its CPU 0.21 -> 0.17-0.19 s and 0.58 -> 0.48 s. The floor: the walk's git
-process alone costs 0.65-0.75× the ``git log --name-status`` first-parent and 0.75-0.83× all history (it
-skips rename detection but writes every blob id), which leaves the Python side 0.55-0.65× (~0.17 s) and
-0.5× (~0.35 s). Of its first-parent instructions, cleaning the 1,099 messages that reach filter 9 (their
-prompts) is a third, filing 18,672 changed paths by class a quarter (66M of it classifying the 3,127
-distinct paths), reading the 202 ``setup.py`` versions of filter 10 a fifth, parsing the stream a sixth.
+Measured on pytest (17,666 commits; 2 shared cores at load 2-8, so ±10 % from run to run): the git walk is
+spooled since issue 35's third round (git writes it to a temporary file and exits, then it is parsed: git
+and the parser at once cost more CPU than one after the other). Fresh processes, 14 alternating pairs,
+spooled / streamed: all history 0.96 (interquartile 0.93-1.04; parser 0.487 -> 0.468 s, git 0.597 -> 0.571 s),
+first-parent 0.95 (0.88-1.00; 0.200 -> 0.188 s, 0.244 -> 0.228 s). ``--baseline`` against the streamed scan,
+7 runs each, same session: first-parent 1.06× vs 1.07× (git log 0.369 s), 1.24× vs 1.24× (15 runs, git log
+0.351 s); all history 1.25× vs 1.21× (git log 0.737 s), 1.26× vs 1.36× (11 runs, 0.730 s). The floor,
+load-proof (callgrind instructions): ``git log --name-status`` costs 1,365M first-parent and 2,947M all
+history; the walk's own git 1,014M (0.74×) and 2,497M (0.85×), of which ``--raw`` (every blob id, for the
+submodule modes and filter 10) is only 51M and 124M (``--name-status`` instead: 963M, 2,373M), the ISO dates
+``%aI``/``%cI`` 81M first-parent; the rest is reading and diffing trees (zlib's inflate alone 44 %), which
+the baseline pays too. The scan's other git processes (rev-parse, ls-tree, cat-file) cost 14M and ~2 ms of
+CPU each to start. The Python side, 956M first-parent: cleaning the 1,099 prompts (needed: they are the
+candidates' ``prompt``) ~30 %, parsing, filing and recording the 4,482 commits ~50 %, filter 10's manifests
+~13 %. In CPU that is git ~0.7× / 0.8× the baseline and Python ~0.55× / 0.65×: 1.3× holds first-parent and
+is at the edge (1.2-1.4× with the load) for all history.
 
 ``--baseline DIR`` (a checkout of the package, e.g. ``git archive <commit> pytest_homefield | tar -x -C
 DIR``) times both versions side by side instead: each run measures git log, then this checkout's scan
@@ -40,6 +48,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
 
 HERE = Path(__file__).resolve().parent.parent
@@ -66,6 +75,10 @@ def _time_git(repo: Path, walk: list[str]) -> float:
 
 
 def _time_scan(repo: Path, options: ScanOptions) -> tuple[float, str]:
+    """CPU seconds of one scan in this process, as if it were the first: the prompt-cleaning cache is
+    emptied first (a ``homefield mine`` scans once; reusing the cache left out the cleaning, a fifth to a
+    third of the Python side)."""
+    clean_prompt.cache_clear()
     start = _cpu()
     result = scan(repo, options)
     return _cpu() - start, format_scan(result).splitlines()[-1]
