@@ -14,22 +14,25 @@ the per-run ratios scan / git log. CPU seconds, not wall time (the machines are 
 time of this process and of the children it waited for (``resource.getrusage``), so the scan's own
 git processes count. Target (issue 35): ≤ 1.3× for all history and for the first-parent walk.
 
-Measured on pytest (17,666 commits; 2 shared cores at load 2-8, so ±10 % from run to run): the git walk is
-spooled since issue 35's third round (git writes it to a temporary file and exits, then it is parsed: git
-and the parser at once cost more CPU than one after the other). Fresh processes, 14 alternating pairs,
-spooled / streamed: all history 0.96 (interquartile 0.93-1.04; parser 0.487 -> 0.468 s, git 0.597 -> 0.571 s),
-first-parent 0.95 (0.88-1.00; 0.200 -> 0.188 s, 0.244 -> 0.228 s). ``--baseline`` against the streamed scan,
-7 runs each, same session: first-parent 1.06× vs 1.07× (git log 0.369 s), 1.24× vs 1.24× (15 runs, git log
-0.351 s); all history 1.25× vs 1.21× (git log 0.737 s), 1.26× vs 1.36× (11 runs, 0.730 s). The floor,
-load-proof (callgrind instructions): ``git log --name-status`` costs 1,365M first-parent and 2,947M all
-history; the walk's own git 1,014M (0.74×) and 2,497M (0.85×), of which ``--raw`` (every blob id, for the
-submodule modes and filter 10) is only 51M and 124M (``--name-status`` instead: 963M, 2,373M), the ISO dates
-``%aI``/``%cI`` 81M first-parent; the rest is reading and diffing trees (zlib's inflate alone 44 %), which
-the baseline pays too. The scan's other git processes (rev-parse, ls-tree, cat-file) cost 14M and ~2 ms of
-CPU each to start. The Python side, 956M first-parent: cleaning the 1,099 prompts (needed: they are the
-candidates' ``prompt``) ~30 %, parsing, filing and recording the 4,482 commits ~50 %, filter 10's manifests
-~13 %. In CPU that is git ~0.7× / 0.8× the baseline and Python ~0.55× / 0.65×: 1.3× holds first-parent and
-is at the edge (1.2-1.4× with the load) for all history.
+Measured on pytest (17,666 commits; 2 shared cores at load 2-8, so ±10 % from run to run). Since issue 35's
+third round the walk is spooled (git writes it to a temporary file and exits, then it is parsed): the
+parser no longer runs while git does, which cut its CPU 8-9 % and raised git's 2-8 % (it writes a file
+instead of a pipe). Fresh processes, alternating pairs, spooled / streamed (``--baseline``'s this /
+baseline, or the same with 14-30 pairs): all history 0.92 (in one process, load 8), 0.91, 0.96, 0.97, 1.01,
+1.06; first-parent 0.87 (one process), 0.94, 0.95, 0.95, 0.97, 1.00, 1.01: some 3 % on average, more the
+higher the load; wall time about the same (1.5-1.8 s all history, 0.6 s first-parent). The ratio to git log
+itself moves with the load: first-parent 1.06-1.29× (1.07-1.30× streamed), all history 1.25-1.37×
+(1.21-1.37×). The floor, load-proof (callgrind instructions): ``git log --name-status`` costs 1,365M
+first-parent and 2,947M all history; the walk's own git 1,014M (0.74×) and 2,497M (0.85×), of which
+``--raw`` (every blob id, for the submodule modes and filter 10) is only 51M and 124M (``--name-status``
+instead: 963M, 2,373M; and the parser's CPU is the same for either stream: its cost is per commit, not
+per byte), the ISO dates ``%aI``/``%cI`` 81M; the rest is reading and diffing trees (zlib's inflate alone
+44 %), which git log pays too. The scan's other git processes (rev-parse, ls-tree, cat-file) cost 14M
+instructions and ~2 ms of CPU each to start. The Python side, 956M first-parent: cleaning the 1,099
+prompts (needed: they are the candidates' ``prompt``) ~30 %, parsing, filing and recording the 4,482
+commits ~50 % (some 10-15 µs a commit), filter 10's manifests ~13 %. In CPU: git 0.65-0.75× of git log
+first-parent and 0.8-0.85× all history, the parser 0.5-0.6× and 0.6-0.7×: 1.3× holds first-parent and is
+at the edge for all history, where it would take a third less parser CPU.
 
 ``--baseline DIR`` (a checkout of the package, e.g. ``git archive <commit> pytest_homefield | tar -x -C
 DIR``) times both versions side by side instead: each run measures git log, then this checkout's scan

@@ -108,10 +108,10 @@ _SPOOL_CHUNK = 1 << 20
 def spooled(repo: git.Repo, args: Sequence[str]) -> Generator[bytes, None, None]:
     """Chunks of ``git log <args>`` output, read once git has exited: git writes its whole output
     (``--output``) to a temporary file (some 0.7 KB per commit: 9 MB for pytest's 13,110 non-merge commits),
-    which is then read back. For a walk that is read to its end anyway: git and the parser running at the
-    same time, on two cores shared with other work, cost 8-13 % more CPU between them than one after the
-    other (issue 35), at the price of the parse no longer overlapping git's walk (wall time). A failing
-    git raises :class:`ScanError` with git's first stderr line, as :func:`stream` does."""
+    which is then read back. For a walk that is read to its end anyway: the parser running while git walks,
+    on two cores shared with other work, costs 8-9 % more CPU than after it, and git's file costs git 2-8 %
+    more than a pipe: some 3 % less CPU in all, more the higher the load (issue 35; ``benchmarks/scan.py``).
+    A failing git raises :class:`ScanError` with git's first stderr line, as :func:`stream` does."""
     with tempfile.TemporaryDirectory(prefix="homefield-walk-") as folder:
         out = Path(folder) / "log"
         try:
