@@ -8,20 +8,31 @@ commits)::
 
 For each walk it measures, alternately, ``git log <walk> --name-status`` (its whole output read
 through a pipe) and :func:`pytest_homefield.mine.scan.scan` with the same walk and the default cheap
-filters (no ``max_diff_lines``), after one warm-up of each; it prints both medians and the median of
+filters (no ``max_diff_lines``; each scan with an empty prompt cache, as a first scan), after one
+warm-up of each; it prints both medians and the median of
 the per-run ratios scan / git log. CPU seconds, not wall time (the machines are shared): user + system
 time of this process and of the children it waited for (``resource.getrusage``), so the scan's own
 git processes count. Target (issue 35): ≤ 1.3× for all history and for the first-parent walk.
 
-Measured on pytest (17,666 commits; 2 shared cores at load 5-8, so ±10 % from run to run): first-parent
-1.33-1.37×, all history 1.34× (main the same day: 1.32-1.40×, 1.37-1.38×). Load-proof, the Python side's
-instructions (callgrind, the scan's own process, imports left out) fell 1,176M -> 966M first-parent and
-2,526M -> 2,178M all history; its CPU 0.21 -> 0.17-0.19 s and 0.58 -> 0.48 s. The floor: the walk's git
-process alone costs 0.65-0.75× the ``git log --name-status`` first-parent and 0.75-0.83× all history (it
-skips rename detection but writes every blob id), which leaves the Python side 0.55-0.65× (~0.17 s) and
-0.5× (~0.35 s). Of its first-parent instructions, cleaning the 1,099 messages that reach filter 9 (their
-prompts) is a third, filing 18,672 changed paths by class a quarter (66M of it classifying the 3,127
-distinct paths), reading the 202 ``setup.py`` versions of filter 10 a fifth, parsing the stream a sixth.
+Measured on pytest (17,666 commits; 2 shared cores at load 2-8, so ±10 % from run to run). Since issue 35's
+third round the walk is spooled (git writes it to a temporary file and exits, then it is parsed): the
+parser no longer runs while git does, which cut its CPU 8-9 % and raised git's 2-8 % (it writes a file
+instead of a pipe). Fresh processes, alternating pairs, spooled / streamed (``--baseline``'s this /
+baseline, or the same with 14-30 pairs): all history 0.92 (in one process, load 8), 0.91, 0.96, 0.97, 1.01,
+1.06; first-parent 0.87 (one process), 0.94, 0.95, 0.95, 0.97, 1.00, 1.01: some 3 % on average, more the
+higher the load; wall time about the same (1.5-1.8 s all history, 0.6 s first-parent). The ratio to git log
+itself moves with the load: first-parent 1.06-1.29× (1.07-1.30× streamed), all history 1.25-1.37×
+(1.21-1.37×). The floor, load-proof (callgrind instructions): ``git log --name-status`` costs 1,365M
+first-parent and 2,947M all history; the walk's own git 1,014M (0.74×) and 2,497M (0.85×), of which
+``--raw`` (every blob id, for the submodule modes and filter 10) is only 51M and 124M (``--name-status``
+instead: 963M, 2,373M; and the parser's CPU is the same for either stream: its cost is per commit, not
+per byte), the ISO dates ``%aI``/``%cI`` 81M; the rest is reading and diffing trees (zlib's inflate alone
+44 %), which git log pays too. The scan's other git processes (rev-parse, ls-tree, cat-file) cost 14M
+instructions and ~2 ms of CPU each to start. The Python side, 956M first-parent: cleaning the 1,099
+prompts (needed: they are the candidates' ``prompt``) ~30 %, parsing, filing and recording the 4,482
+commits ~50 % (some 10-15 µs a commit), filter 10's manifests ~13 %. In CPU: git 0.65-0.75× of git log
+first-parent and 0.8-0.85× all history, the parser 0.5-0.6× and 0.6-0.7×: 1.3× holds first-parent and is
+at the edge for all history, where it would take a third less parser CPU.
 
 ``--baseline DIR`` (a checkout of the package, e.g. ``git archive <commit> pytest_homefield | tar -x -C
 DIR``) times both versions side by side instead: each run measures git log, then this checkout's scan
@@ -40,6 +51,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
 
 HERE = Path(__file__).resolve().parent.parent
@@ -66,6 +78,10 @@ def _time_git(repo: Path, walk: list[str]) -> float:
 
 
 def _time_scan(repo: Path, options: ScanOptions) -> tuple[float, str]:
+    """CPU seconds of one scan in this process, as if it were the first: the prompt-cleaning cache is
+    emptied first (a ``homefield mine`` scans once; reusing the cache left out the cleaning, a fifth to a
+    third of the Python side)."""
+    clean_prompt.cache_clear()
     start = _cpu()
     result = scan(repo, options)
     return _cpu() - start, format_scan(result).splitlines()[-1]

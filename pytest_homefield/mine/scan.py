@@ -1,9 +1,10 @@
 """Candidate scan: which commits of a repository's history could become tasks.
 
-One streaming pass over history reads ``git log -z --raw --no-renames`` incrementally (gitpython,
-``as_process=True``): one process for the whole walk, never one per commit. Renames arrive as a
-delete plus an add; paths are raw bytes (non-ASCII and spaces are safe); binary files, empty
-commits need nothing special; the root commit is dropped (``root_commit``).
+One pass over history reads ``git log -z --raw --no-renames``: one process for the whole walk, never one
+per commit. It is read once git has written it all to a temporary file (:func:`.scan_git.spooled`: less CPU
+than parsing while git walks), or with ``max_commits`` incrementally as git writes it, so that git stops
+at the cap. Renames arrive as a delete plus an add; paths are raw bytes (non-ASCII and spaces are safe);
+binary files, empty commits need nothing special; the root commit is dropped (``root_commit``).
 
 The walk (``rev``, default ``HEAD``):
 
@@ -12,7 +13,7 @@ The walk (``rev``, default ``HEAD``):
 - ``merges``: also every merge commit *on the first-parent chain* as one candidate (mode
   ``"merge"``) whose change is its diff against its first parent: a whole merged pull request.
   Merges off the mainline (e.g. syncing main into a feature branch) are never candidates.
-  With ``first_parent`` that is one process; without it, a second streaming process walks the
+  With ``first_parent`` that is one process; without it, a second process walks the
   mainline merges and the two streams are merged newest first by committer date.
 
 Filters, in the order they are applied; the first that fails names the reason (docs/contracts.md §7):
@@ -86,6 +87,7 @@ from pytest_homefield.mine.scan_git import (
     read_blobs,
     resolve_commit,
     shallow_commits,
+    spooled,
     stream,
     tree_paths,
 )
@@ -216,7 +218,7 @@ class ScanResult:
 
 
 def _walk_args(head: str, options: ScanOptions, since: datetime | None) -> list[list[str]]:
-    """``git log`` argument lists, one per streaming process."""
+    """``git log`` argument lists, one per walk process."""
     base = [*COMMON_ARGS, "--raw", "--no-abbrev", f"--format={LOG_FORMAT}"]
     if since is not None:
         base.append(f"--since={since.isoformat()}")
@@ -276,7 +278,7 @@ def scan(repo_path: Path, options: ScanOptions) -> ScanResult:
     """Walk the history of the repository at ``repo_path`` and sort its commits into candidates
     and rejected commits (module docstring: walk, filters and their order).
 
-    Git processes: the streaming walk (two with ``merges`` and no ``first_parent``), then, only if
+    Git processes: the walk (two with ``merges`` and no ``first_parent``), then, only if
     some surviving commit needs them, one ``cat-file --batch`` for the manifest contents and, with
     ``max_diff_lines``, one ``log --no-walk --stdin --numstat``; never one per commit.
     Raises ``ValueError`` (one line naming the option) for a bad option value and
@@ -311,7 +313,9 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
         slots: dict[str, int] = {}  # split_change's class of each path seen
         dated = since is not None or until is not None
         with contextlib.ExitStack() as stack:
-            streams = [commits(stack.enter_context(contextlib.closing(stream(repo, args))))
+            # a walk read to its end is spooled (less CPU); one that max_commits may cut streams, so that git stops
+            source = stream if options.max_commits is not None else spooled
+            streams = [commits(stack.enter_context(contextlib.closing(source(repo, args))))
                        for args in _walk_args(head, options, since)]
             walk = streams[0] if len(streams) == 1 else heapq.merge(
                 *streams, key=_committed_ts, reverse=True)

@@ -1,6 +1,7 @@
 """The candidate scan's git side (:mod:`.scan`): its processes and the parsing of their output.
 
-- :func:`stream` runs one ``git log`` and yields its stdout as git writes it; :func:`commits` turns a
+- :func:`stream` runs one ``git log`` and yields its stdout as git writes it, :func:`spooled` once git has
+  written all of it (to a temporary file: less CPU when the walk is read whole); :func:`commits` turns a
   walk's stream (``git log -z --raw`` with :data:`LOG_FORMAT`) into :class:`Commit` records, one C-level
   match per commit, with :func:`commits_by_tokens` for a stream of another shape.
 - :func:`read_blobs` reads manifest versions through one ``git cat-file --batch``; :func:`diff_lines`
@@ -40,6 +41,7 @@ __all__ = [
     "read_blobs",
     "resolve_commit",
     "shallow_commits",
+    "spooled",
     "stream",
     "tree_paths",
 ]
@@ -97,6 +99,28 @@ def stream(
             proc.stdout.close()
             proc.stderr.close()
             proc.proc.wait()
+
+
+#: Bytes of a spooled walk handed to the parser at a time.
+_SPOOL_CHUNK = 1 << 20
+
+
+def spooled(repo: git.Repo, args: Sequence[str]) -> Generator[bytes, None, None]:
+    """Chunks of ``git log <args>`` output, read once git has exited: git writes its whole output
+    (``--output``) to a temporary file (some 0.7 KB per commit: 9 MB for pytest's 13,110 non-merge commits),
+    which is then read back. For a walk that is read to its end anyway: the parser running while git walks,
+    on two cores shared with other work, costs 8-9 % more CPU than after it, and git's file costs git 2-8 %
+    more than a pipe: some 3 % less CPU in all, more the higher the load (issue 35; ``benchmarks/scan.py``).
+    A failing git raises :class:`ScanError` with git's first stderr line, as :func:`stream` does."""
+    with tempfile.TemporaryDirectory(prefix="homefield-walk-") as folder:
+        out = Path(folder) / "log"
+        try:
+            repo.git.log(f"--output={out}", *args)
+        except git.GitCommandError as exc:
+            raise ScanError(f"git log failed: {first_error_line(exc)}") from None
+        with out.open("rb") as f:
+            while chunk := f.read(_SPOOL_CHUNK):
+                yield chunk
 
 
 def first_error_line(exc: git.GitCommandError) -> str:

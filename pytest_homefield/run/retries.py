@@ -26,7 +26,7 @@ from pytest_homefield.records import UNSCORED_OUTCOMES, Result, load_results
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["TryKey", "count_tries", "spent", "last_try_error", "unscored_tries", "cap_retries", "crash_result",
-           "WORKER_DIED"]
+           "could_kill_worker", "WORKER_DIED"]
 
 #: (task_id, agent, attempt, variant) of a run's or an ablation's attempt (:attr:`Result.key`)
 TryKey = tuple[str, str, int, str]
@@ -95,17 +95,29 @@ _RUN_NODEID = re.compile(r"(?:plan\.json::(?P<variant>[^:]+))?::(?P<task>[^:]+):
 
 
 def crash_result(nodeid: str, *, run_id: str, tries: Mapping[TryKey, int], max_retries: int,
-                 now: str | None = None) -> Result | None:
-    """The record of a run's or an ablation's attempt (``nodeid``, docs/contracts.md §5) whose xdist worker died while
-    running it: ``infra`` with the error :data:`WORKER_DIED`, counted as the attempt's own claim
-    (``claimed``: graded code run without a sandbox can kill the worker on the tasks it fails, which
-    would otherwise leave them unrecorded and retried for ever), so its last try is scored as
-    ``agent_error`` (:func:`cap_retries`). ``now``: ISO 8601 UTC (default: this millisecond). ``None``
-    for a node id that is no run attempt's."""
+                 claimed: Callable[[str], bool] = lambda agent: True, now: str | None = None) -> Result | None:
+    """The record of a run's or an ablation's attempt (``nodeid``, docs/contracts.md §5) whose xdist
+    worker died while running it: ``infra`` with the error :data:`WORKER_DIED`, ``claimed`` when
+    ``claimed(agent)`` says the attempt's code could have killed it (:func:`could_kill_worker`: graded
+    code run without a sandbox can kill its worker on the tasks it fails, which left them unrecorded
+    and retried for ever). A claim's last try is scored as ``agent_error`` (:func:`cap_retries`);
+    otherwise it is the machine's, retried at most ``max_retries`` times and never scored. ``now``:
+    ISO 8601 UTC (default: this millisecond). ``None`` for a node id that is no run attempt's."""
     m = _RUN_NODEID.search(nodeid)
     if m is None:
         return None
     when = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
     result = Result(run_id=run_id, task_id=m["task"], agent=m["agent"], attempt=int(m["attempt"]), outcome="infra",
-                    started_at=when, finished_at=when, error=WORKER_DIED, claimed=True, variant=m["variant"] or "base")
+                    started_at=when, finished_at=when, error=WORKER_DIED, claimed=claimed(m["agent"]),
+                    variant=m["variant"] or "base")
     return cap_retries(result, tries, max_retries)
+
+
+def could_kill_worker(sandbox: Mapping[str, object], agent: str) -> bool:
+    """Whether the code of ``agent``'s attempts could signal the xdist worker, from a session's
+    ``meta.json`` ``sandbox`` (:func:`~pytest_homefield.run.runner.sandbox_summary`): unless both the
+    agent and the test runs are in bubblewrap's own PID namespace (Landlock scopes signals only from
+    its ABI 6, and a sandbox hook is the user's), it could."""
+    agents = sandbox.get("agents")
+    backend = agents.get(agent, "none") if isinstance(agents, Mapping) else "none"
+    return not (str(backend).startswith("bwrap") and str(sandbox.get("tests", "none")).startswith("bwrap"))

@@ -14,6 +14,7 @@ plan as :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -31,6 +32,7 @@ from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, funct
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
+from pytest_homefield.sandbox.procs import stop_all
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -129,22 +131,22 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
                 memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
-    one member of every group) in its order, each on a fresh copy of ``gdir`` with its members written
-    (all made before any test ran; ``gdir`` itself becomes the last) at a path alike
-    (``<tmp>/<random>/w``), with its own ``HOME`` and ``TMPDIR``; return the runs made. After a run
-    that timed out, did not finish (also: stopped for its writes), reported nothing, or in which a
-    ``fail_to_pass`` id of no group did not pass, the rest are not made: the attempt is ``tests_failed``
-    (``agent_error`` when stopped for its writes) whatever they show, and a run costs a test process.
-    Those facts are the same whichever member a run holds. An original that failed does *not* stop them:
-    that is a fact only grading knows, and a test process that can tell the runs apart (their start
-    times) would learn from a second run being made that the first held only twins (it fails everything
-    in the first run, then passes everything in the second: solved, never caught). Made whatever the
-    first shows, the second run holds the other member of every group, and passing a twin there is
-    ``forged``. Each run's log tail and events are kept in ``out_dir``
-    as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as the process reported them); ``tests.log`` holds
-    every run's log tail under a header line, ``outcomes.jsonl`` every run's events with a twin's
-    instances under their canary ids (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as
-    :func:`run_tests` does."""
+    one member of every group), each on a fresh copy of ``gdir`` with its members written (``gdir``
+    itself becomes the last) at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
+    ``TMPDIR``, **all started at once** (a thread each) once every run's files are written; return the
+    runs that count, in the plan's order. There is no first run: a test process that could tell a first
+    run from a second (the age of its files, the time since grading began) could fail everything in one
+    and pass everything in the other, and with its original placed at random it would be solved half the
+    time and otherwise meet only an excusable twin beside a failed original (atk13 F1: 3 of 4 attempts
+    solved with no fix, never ``forged``). Started together, a run learns nothing of the other, so a
+    forger must treat both alike and passes the twin with the original. Counted in the plan's order, the
+    runs after one that timed out, did not finish (also: stopped for its writes), reported nothing, or in
+    which a ``fail_to_pass`` id of no group did not pass are left out (as if not made: the attempt is
+    ``tests_failed``, ``agent_error`` when stopped for its writes, whatever they show). Each counted
+    run's log tail and events are kept in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as
+    the process reported them); ``tests.log`` holds their log tails under a header line,
+    ``outcomes.jsonl`` their events with a twin's instances under their canary ids
+    (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as :func:`run_tests` does."""
     folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in plan.runs]
     for folder in folders[:-1]:
         copy_tree(gdir, folder)
@@ -156,13 +158,25 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     made: list[TestRun] = []
     logs: list[bytes] = []
     events: list[str] = []
+
+    def one(n: int) -> TestRun:
+        # host-only: the test process writes its own private folder
+        return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
+                         test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                         memory_mb=memory_mb, write_mb=write_mb)
+
     try:
-        for n, folder in enumerate(folders):
-            into = tmp / f"run-{n + 1}-out"  # host-only: the test process writes its own private folder
-            r = run_tests(folder, test_cmd, targets, out_dir=into, timeout_s=timeout_s, test_timeout_s=test_timeout_s,
-                          sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
+        try:
+            runs = [f.result() for f in [pool.submit(one, n) for n in range(len(folders))]]  # ServiceError: raised
+        except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout
+            stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+        for n, r in enumerate(runs):
             made.append(r)
-            shutil.rmtree(folder, ignore_errors=True)
+            into = tmp / f"run-{n + 1}-out"
             log, raw = (_tail(into / name, TWIN_LOG_BYTES) for name in (LOG_FILE, OUTCOMES_FILE))
             for name, data in ((TWIN_LOG, log), (TWIN_OUTCOMES, raw)):
                 with contextlib.suppress(OSError):

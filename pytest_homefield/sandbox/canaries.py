@@ -88,7 +88,8 @@ class CanaryPlan:
 
     def passed(self, outcomes: Mapping[str, str]) -> list[tuple[Canary, str]]:
         """``(canary, test id)`` of every canary instance that passed in ``outcomes`` (id → outcome)."""
-        return [(c, i) for c in self.canaries for i, o in sorted(outcomes.items()) if o == "passed" and c.matches(i)]
+        passing = sorted(i for i, o in outcomes.items() if o == "passed")
+        return [(c, i) for c in self.canaries for i in passing if c.matches(i)]
 
     def forged(self, outcomes: Mapping[str, str],
                fail_to_pass: Sequence[str] | None = None) -> list[tuple[Canary, str]]:
@@ -102,17 +103,22 @@ class CanaryPlan:
         only those ids of the original count as its instances: an id the test process made up (``test_x[made-up]``
         reported failed) excuses nothing."""
         known = None if fail_to_pass is None else set(fail_to_pass)
+        ids = {i: o for i, o in outcomes.items() if known is None or i in known}
+        if known is not None:  # an original id never reported did not fail
+            ids.update({i: outcomes.get(i, "") for i in known})
+        # indexed once: the ids come from the test process, which may report hundreds of thousands of
+        # made-up instances (atk13 F3: a scan per passed instance took 304 s of host CPU for 60,000)
+        by_function: dict[str, list[str]] = {}
+        for i, o in ids.items():
+            by_function.setdefault(function_id(i), []).append(o)
         out = []
         for c, tid in self.passed(outcomes):
             if c.kind == "sentinel" or not c.excusable:
                 out.append((c, tid))
                 continue
             params = tid[len(c.node):]
-            ids = {i: o for i, o in outcomes.items() if known is None or i in known}
-            if known is not None:  # an original id never reported did not fail
-                ids.update({i: outcomes.get(i, "") for i in known if function_id(i) == c.source})
-            same = [o for i, o in ids.items() if params and i == c.source + params]
-            mine = same or [o for i, o in ids.items() if function_id(i) == c.source]
+            same = c.source + params if params else None
+            mine = [ids[same]] if same is not None and same in ids else by_function.get(c.source, [])
             if not any(o in ("failed", "error") for o in mine):
                 out.append((c, tid))
         return out

@@ -121,11 +121,38 @@ def read_outcomes(path: Path) -> Parsed:
     return parse_events(text)[0]
 
 
+#: the fields of the reporter's events by type (``homefield_reporter``'s docstring); ``message`` may be null
+_TEXT_FIELDS = ("event", "nodeid", "when", "outcome", "path")
+_FLAGS = ("xfail", "subtest", "timeout")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def well_formed(ev: Mapping[str, Any]) -> bool:
+    """Whether ``ev`` has the field types the reporter writes: text fields strings, ``message`` a
+    string or null, the flags booleans, ``count`` and ``exitstatus`` non-negative ints, ``duration`` a
+    number. Anything else was written by code inside the test process (the reporter never writes it),
+    so it does not count: one such line made grading raise on the host, an ``infra`` blamed on homefield
+    and retried for ever (atk13 F2)."""
+    if any(k in ev and not isinstance(ev[k], str) for k in _TEXT_FIELDS):
+        return False
+    if ev.get("message") is not None and not isinstance(ev["message"], str):
+        return False
+    if any(k in ev and not isinstance(ev[k], bool) for k in _FLAGS):
+        return False
+    if any(k in ev and not (_is_int(ev[k]) and ev[k] >= 0) for k in ("count", "exitstatus")):
+        return False
+    return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
+
+
 def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], int]:
     """The lines of the outcome channel that count, each with its event, and how many did not: from the
     first ``start`` event (its ``pid`` an int) to the first ``finish``, only events carrying that same
-    ``pid``. Lines before ``start``, after ``finish``, from another pid, and lines that are not a JSON
-    object are ignored (blank lines are not counted as ignored)."""
+    ``pid`` with the reporter's field types (:func:`well_formed`). Lines before ``start``, after
+    ``finish``, from another pid, malformed ones and lines that are not a JSON object are ignored (blank
+    lines are not counted as ignored)."""
     counted: list[tuple[str, dict[str, Any]]] = []
     ignored = 0
     pid: int | None = None
@@ -137,7 +164,7 @@ def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], in
             ev = json.loads(line)
         except ValueError:
             ev = None
-        if done or not isinstance(ev, dict):
+        if done or not isinstance(ev, dict) or not well_formed(ev):
             ignored += 1
             continue
         if pid is None:

@@ -1,13 +1,18 @@
 """The scan's reading of the ``git log -z --raw`` stream: the one-match-per-commit parser
 (:func:`pytest_homefield.mine.scan_git.commits`) gives what the token-by-token one gives, wherever git's
-output is cut into chunks, and hands a stream it does not fit to the token parser (issue 35)."""
+output is cut into chunks, and hands a stream it does not fit to the token parser (issue 35); a walk spooled
+to a temporary file reads the same bytes."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import git
 import pytest
+from helpers.gitrepo import GitRepo
 
+from pytest_homefield.errors import ScanError
 from pytest_homefield.mine import scan_git
 
 _DATES = b"2020-01-01T00:00:00+00:00\0" * 2
@@ -43,3 +48,23 @@ def test_a_stream_of_another_shape_goes_to_the_token_parser(monkeypatch: pytest.
     monkeypatch.setattr(scan_git, "_STALL", 16)
     assert _commits(scan_git.commits, [odd[i:i + 7] for i in range(0, len(odd), 7)]) == want
     assert _commits(scan_git.commits, [odd]) == want
+
+
+def test_a_spooled_walk_reads_what_a_streamed_one_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`~pytest_homefield.mine.scan_git.spooled` (git writes its whole output to a temporary file,
+    then it is read back) yields the bytes :func:`~pytest_homefield.mine.scan_git.stream` does, in chunks
+    of any size, and fails as it does."""
+    repo = GitRepo.init(tmp_path / "r")
+    for i in range(3):
+        repo.write(f"pkg/m{i}.py", f"X = {i}\n")
+        repo.write(f"tests/test_m{i}.py", "def test_x(): ...\n")
+        repo.commit(f"Add module {i}\n\nwith a body that says why")
+    walk = [*scan_git.COMMON_ARGS, "--raw", "--no-abbrev", f"--format={scan_git.LOG_FORMAT}", "HEAD", "--"]
+    opened = git.Repo(repo.path)
+    streamed = b"".join(scan_git.stream(opened, walk))
+    assert streamed.count(b"\x1e") == 3 and b"tests/test_m2.py" in streamed
+    monkeypatch.setattr(scan_git, "_SPOOL_CHUNK", 7)
+    chunks = list(scan_git.spooled(opened, walk))
+    assert b"".join(chunks) == streamed and {len(c) for c in chunks[:-1]} == {7}
+    with pytest.raises(ScanError, match="^git log failed: fatal: unrecognized argument: --bogus$"):
+        list(scan_git.spooled(opened, ["--bogus"]))

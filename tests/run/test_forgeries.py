@@ -23,8 +23,10 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.run.grading import grade
 from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK
 
 SANDBOXES = [pytest.param("auto", id="sandboxed"), pytest.param("none", id="no-sandbox")]
@@ -195,3 +197,36 @@ def test_a_twin_the_reference_fix_passes_too_is_no_forgery(task: Task, cache: Sn
     twins = {e["nodeid"]: e["outcome"] for e in map(json.loads, (art / "outcomes.jsonl").read_text().splitlines())
              if e.get("event") == "phase" and e["when"] == "call" and TWIN_MARK in e["nodeid"]}
     assert twins and set(twins.values()) == {"passed"}, twins  # the twin did pass: excused, not ignored
+
+
+#: atk13 F1: a payload that tells the runs of a grading apart by the age of their test files (each run's
+#: files are written before any run starts): in a run whose files are new it waits and does nothing, in
+#: one whose files are old (a run made after another) every test passes. Made one after the other, the
+#: second run forged and the first did not: its original in the second, the task was solved with a
+#: wrong fix; in the first, its twin passed beside a failed original (excused, or forged).
+RUN_ORDER = WRONG_CALC + '''
+
+def _second_run_forges():
+    import glob, os, sys, time
+    if "pytest" not in sys.modules:
+        return
+    ages = [time.time() - os.stat(f).st_mtime for f in glob.glob("tests/*.py")]
+    if not ages or min(ages) < 2.0:  # files written just now: the first run
+        time.sleep(2.5)
+        return
+    from _pytest.python import Function
+    Function.runtest = lambda self: None
+
+
+_second_run_forges()
+'''
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_runs_of_a_grading_start_together_so_none_is_first(fx: Fixture, task: Task, tmp_path: Path,
+                                                               seed: int) -> None:
+    pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / "pristine", init_git=True)
+    work = copy_tree(pristine, tmp_path / "work")
+    (work / "src" / "calc" / "__init__.py").write_text(RUN_ORDER)
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", canary_seed=seed)
+    assert (g.outcome, g.canaries) == ("tests_failed", 1), g

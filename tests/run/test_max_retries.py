@@ -18,7 +18,7 @@ from helpers.e2e_repo import copy_mined, homefield
 
 from pytest_homefield.records import Result
 from pytest_homefield.run.bookkeeping import done_keys
-from pytest_homefield.run.retries import cap_retries, crash_result, unscored_tries
+from pytest_homefield.run.retries import cap_retries, could_kill_worker, crash_result, unscored_tries
 from pytest_homefield.store import append_jsonl, read_jsonl
 
 
@@ -143,3 +143,10 @@ def test_the_crash_record_names_the_attempt_of_a_run_or_an_ablation() -> None:
     assert ablation is not None and ablation.key == ("t1", "a", 2, "no-rule-3")
     assert (ablation.outcome, ablation.scored) == ("agent_error", True)  # its one retry was spent
     assert crash_result(".homefield/mine/m/candidates.jsonl::abc", run_id="r", tries={}, max_retries=2) is None
+    # in bubblewrap's PID namespace (agent and test runs) its code cannot signal the worker: the machine's
+    boxed = {"agents": {"a": "bwrap", "b": "none"}, "tests": "bwrap"}
+    assert not could_kill_worker(boxed, "a") and could_kill_worker(boxed, "b")
+    assert could_kill_worker({"agents": {"a": "bwrap"}, "tests": "landlock"}, "a")
+    machine = crash_result(".homefield/tasks.jsonl::t1::a[2]", run_id="r", tries={("t1", "a", 2, "base"): 5},
+                           max_retries=1, claimed=lambda agent: could_kill_worker(boxed, agent))
+    assert machine is not None and (machine.outcome, machine.claimed, machine.scored) == ("infra", False, False)

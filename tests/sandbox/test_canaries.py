@@ -347,3 +347,44 @@ def test_only_the_tasks_own_ids_of_the_original_excuse_a_twin() -> None:
     auto = {"t.py::test_sub[0-5--5]": "failed", "t.py::test_works[0-5-5]": "passed"}  # ids from the values
     assert plan.forged(auto, ["t.py::test_sub[0-5--5]"]) == []
     assert plan.forged({"t.py::test_works": "passed"}, f2p) == [(twin, "t.py::test_works")]  # original unreported
+
+
+def _forged_by_scanning(plan: CanaryPlan, outcomes: dict[str, str], fail_to_pass: list[str] | None
+                        ) -> list[tuple[object, str]]:
+    """The verdict as it was written before atk13 F3: the ids scanned again for every passed instance
+    (quadratic in what the test process reports; the reference for the indexed one)."""
+    known = None if fail_to_pass is None else set(fail_to_pass)
+    out = []
+    for c, tid in plan.passed(outcomes):
+        if c.kind == "sentinel" or not c.excusable:
+            out.append((c, tid))
+            continue
+        params = tid[len(c.node):]
+        ids = {i: o for i, o in outcomes.items() if known is None or i in known}
+        if known is not None:
+            ids.update({i: outcomes.get(i, "") for i in known if function_id(i) == c.source})
+        same = [o for i, o in ids.items() if params and i == c.source + params]
+        mine = same or [o for i, o in ids.items() if function_id(i) == c.source]
+        if not any(o in ("failed", "error") for o in mine):
+            out.append((c, tid))
+    return out
+
+
+def test_the_indexed_verdict_is_the_scanning_one() -> None:
+    """``CanaryPlan.forged`` indexes the reported ids once (a forger can report 500,000 made-up instances:
+    ``benchmarks/canary_verdict.py``); on 2,000 random outcome maps it judges as the scan did."""
+    from pytest_homefield.sandbox.canaries import Canary
+    rng = random.Random(35)
+    sources = ["t.py::test_a", "t.py::test_b", "t.py::C::test_c"]
+    plan = CanaryPlan(seed=1, canaries=[
+        Canary(node=s + "@twin1", source=s, kind=rng.choice(["contradiction", "sentinel"]), how="==",
+               excusable=rng.random() < 0.7) for s in sources])
+    for _ in range(2000):
+        outcomes = {}
+        for s in sources:
+            for node in (s, s + "@twin1"):
+                for params in ("", "[1]", "[2]", "[x-y]"):
+                    if rng.random() < 0.4:
+                        outcomes[node + params] = rng.choice(["passed", "failed", "error", "skipped"])
+        f2p = rng.choice([None, [s + p for s in sources for p in ("", "[1]") if rng.random() < 0.5]])
+        assert plan.forged(outcomes, f2p) == _forged_by_scanning(plan, outcomes, f2p), (outcomes, f2p)

@@ -113,6 +113,28 @@ def test_a_start_without_an_int_pid_does_not_open_the_session() -> None:
     assert not parsed.started and parsed.outcomes == {} and counted == [] and parsed.ignored == 4
 
 
+def test_an_event_without_the_reporters_field_types_does_not_count_and_never_raises() -> None:
+    """atk13 F2: one line the test process wrote into its own channel, ``{"event": "collected", "count":
+    "x"}`` with the reporter's pid, made the host's parse raise (``ValueError``): the attempt was
+    ``infra``, blamed on homefield, and retried by every ``--resume``. Every field of every event, set
+    to a value of each wrong type, is now ignored, and the reporter's own events still count."""
+    wrong: list[object] = ["x", "1e400", 1e400, -1, True, None, [1], {"a": 1}, 2.5, float("nan")]
+    fields = {"event": "phase", "nodeid": "t::a", "when": "call", "outcome": "passed", "message": None,
+              "xfail": False, "subtest": False, "timeout": False, "duration": 0.1}
+    for key in [*fields, "count", "exitstatus", "path"]:
+        for value in wrong:
+            if (isinstance(value, str) and key not in ("count", "exitstatus", "xfail", "subtest", "timeout", "duration")
+                    or value is None and key == "message"
+                    or isinstance(value, float) and key == "duration"):
+                continue  # a value of the field's own type
+            bad = {**fields, "event": "collected" if key == "count" else "finish" if key == "exitstatus"
+                   else fields["event"], key: value, "pid": 7}
+            lines = [_ev("start", pid=7), json.dumps(bad), *_phase("t::a", "failed"), _ev("collected", count=3),
+                     _ev("finish", exitstatus=1)]
+            parsed, _ = parse_events("\n".join(lines) + "\n")
+            assert parsed.outcomes == {"t::a": "failed"} and parsed.collected == 3 and parsed.finished, (key, value)
+
+
 def test_the_channel_is_drained_while_the_writer_runs() -> None:
     """More than a pipe buffer (64 KiB) written before anyone closes it: the reader thread keeps the
     writer from blocking; bytes past the cap are read and dropped."""
