@@ -40,7 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.sandbox.project_copies import project_copies
+from pytest_homefield.sandbox.project_copies import copies_of_protected
 from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
@@ -209,8 +209,7 @@ def _mask_args(ro: Sequence[str], visible: Sequence[str]) -> list[str]:
     binds without device nodes, so ``/dev/null`` would not open). A copy (or a symlink's target) outside
     the ``visible`` paths is not in the sandbox and needs no mask."""
     args: list[str] = []
-    for copy in project_copies(ro):
-        target = os.path.realpath(copy)
+    for target in copies_of_protected(ro):
         if not _under(target, visible) or not os.path.exists(target):
             continue
         if os.path.isdir(target):

@@ -51,8 +51,8 @@ from pathlib import Path
 
 from pytest_homefield.sandbox import _landlock, tempdirs
 from pytest_homefield.sandbox.bwrap import ETC_ENTRIES, SYSTEM_DIRS, BwrapUnavailable, inside_path, tests_ro_paths
-from pytest_homefield.sandbox.project_copies import project_copies
-from pytest_homefield.sandbox.protected import holds_protected, protected
+from pytest_homefield.sandbox.project_copies import copies_of_protected
+from pytest_homefield.sandbox.protected import holds_protected
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
 __all__ = ["LandlockPolicy", "LandlockUnavailable", "carve", "landlock_argv", "probe", "system_paths", "tests_policy",
@@ -95,18 +95,13 @@ class LandlockPolicy:
         protected folder left out; the system paths added."""
         rw = _allowed(self.rw)
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
-        ro, listable = carve(ro, _hidden(tuple(ro), tuple(protected())))
+        ro, listable = carve(ro, copies_of_protected(ro))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
         return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
                           separators=(",", ":"))
 
 
-@functools.lru_cache(maxsize=64)
-def _hidden(ro: tuple[str, ...], repos: tuple[Path, ...]) -> list[str]:
-    """The resolved installed copies of ``repos`` in the site folders of ``ro`` (once per process and
-    set of paths: a policy is made for every agent and test run)."""
-    return [os.path.realpath(c) for c in project_copies(ro, repos)]
 
 
 def carve(roots: Sequence[str], hidden: Sequence[str]) -> tuple[list[str], list[str]]:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from pytest_homefield.sandbox.protected import protected
 
-__all__ = ["repository_names", "site_folders", "project_copies"]
+__all__ = ["repository_names", "site_folders", "project_copies", "copies_of_protected"]
 
 #: Where an interpreter keeps its installed distributions, relative to a prefix.
 SITE_GLOBS = ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages",
@@ -106,3 +106,15 @@ def project_copies(paths: Iterable[Path | str], repos: Iterable[Path] | None = N
             if entry == stem or entry.endswith(MODULE_SUFFIXES):
                 out.add(site / entry)
     return sorted(out)
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved_copies(paths: tuple[str, ...], repos: tuple[Path, ...]) -> tuple[str, ...]:
+    return tuple(os.path.realpath(c) for c in project_copies(paths, repos))
+
+
+def copies_of_protected(paths: Iterable[Path | str]) -> tuple[str, ...]:
+    """:func:`project_copies` of the protected repositories in the site folders of ``paths``, resolved,
+    looked up once per process and set of paths (a sandbox is made for every agent and test run; an
+    uncached lookup costs about 1.3 ms)."""
+    return _resolved_copies(tuple(str(p) for p in paths), tuple(protected()))
