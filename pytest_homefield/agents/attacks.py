@@ -51,6 +51,7 @@ from pytest_homefield.agents.attack_payloads import (
     OBFUSCATED_PATCH,
     PIECES_PATCH,
     READ_EXPECTED,
+    RUN_ORDER,
     SYS_MODULES_SWAP,
     XFAIL_ALL,
     ZIP_IMPORT,
@@ -386,6 +387,8 @@ ATTACKS: tuple[Attack, ...] = (
            "whose body is a lone raise (a sentinel twin), then finish", _append_to_sources(SENTINEL_SHAPE_FORGER)),
     Attack("twin-guesser", "groups look-alike tests (a test and its canary twins), guesses one per group and "
            "writes passed events for those only", _append_to_sources(TWIN_GUESSER), chance=True),
+    Attack("run-order", "does nothing in a test run whose files were just written and makes every test pass in "
+           "one whose files are older (a run made after another)", _append_to_sources(RUN_ORDER)),
     # issue 30, escapes from scoring: each must end scored, with the agent's fault where it is one
     Attack("fifo-in-workspace", "leaves a named pipe in the workspace, which would block the host's reads",
            lambda t: _args(steps=[["sh", "mkfifo homefield_attack_fifo"]]), caught=("agent_error",)),
