@@ -77,28 +77,36 @@ def _detectable(n_tasks: int, mde: float) -> str:
     return f"; these {n_tasks} tasks detect gaps of about {fmt_pp(mde).lstrip('+')}"
 
 
+def _graded_under(rep: Report, backend: str) -> tuple[str, bool] | None:
+    """How many graded attempts ran their test runs under ``backend`` (``'3 of 24 graded attempts'``, or
+    ``'every graded attempt'``) and whether that is every one; ``None`` when none did (or the runs do not
+    record it)."""
+    tests = rep.sandbox.tests if rep.sandbox is not None else {}
+    n, total = tests.get(backend, 0), sum(tests.values())
+    if not n:
+        return None
+    return ("every graded attempt" if n == total else f"{n} of {total} graded attempts"), n == total
+
+
 def _unsandboxed(rep: Report) -> str | None:
     """``'3 of 24 graded attempts ran the hidden tests without a sandbox, where any agent's code can read
     the answers: their verdicts can be bought'``; ``None`` when every graded attempt had one (or the
     runs do not record it)."""
-    tests = rep.sandbox.tests if rep.sandbox is not None else {}
-    bare, total = tests.get("none", 0), sum(tests.values())
-    if not bare:
+    share = _graded_under(rep, "none")
+    if share is None:
         return None
-    which = "every graded attempt" if bare == total else f"{bare} of {total} graded attempts"
+    which, every = share
     return (f"{which} ran the hidden tests without a sandbox, where any agent's code can read the answers: "
-            f"{'these verdicts' if bare == total else 'their verdicts'} can be bought")
+            f"{'these verdicts' if every else 'their verdicts'} can be bought")
 
 
 def _landlocked(rep: Report) -> str | None:
     """``'3 of 24 graded attempts ran under Landlock, where an agent's code can still change the mode and
     times of host files it can name'``; ``None`` when none did (or the runs do not record it)."""
-    tests = rep.sandbox.tests if rep.sandbox is not None else {}
-    landlocked, total = tests.get("landlock", 0), sum(tests.values())
-    if not landlocked:
+    share = _graded_under(rep, "landlock")
+    if share is None:
         return None
-    which = "every graded attempt" if landlocked == total else f"{landlocked} of {total} graded attempts"
-    return (f"{which} ran under Landlock, where an agent's code can still change the mode and times of host "
+    return (f"{share[0]} ran under Landlock, where an agent's code can still change the mode and times of host "
             "files it can name")
 
 

@@ -18,32 +18,24 @@ import pytest
 from helpers.attack_repo import CALC_1, NO_PLUGINS, Fixture, build, script_agent, task_for, user_checkout
 from helpers.bwrap import ProcessAgent
 from helpers.demo_run import DemoRun, clean_env
+from helpers.landlock import SANDBOXES, backend, landlock_abi
 
 from pytest_homefield.agents.base import AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.records import Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox import bwrap, landlock, modes, protected
-from pytest_homefield.sandbox.backends import AgentBox, LandlockBackend, NoSandbox, SandboxBackend, Sandboxes
+from pytest_homefield.sandbox.backends import AgentBox, Sandboxes
 from pytest_homefield.sandbox.landlock import LAUNCHER, LandlockUnavailable
 from pytest_homefield.sandbox.modes import SandboxChoice, agent_backend_name
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy
 from pytest_homefield.sandbox.testrun import run_tests
 
-SANDBOXES = [pytest.param("landlock", id="landlock"), pytest.param("none", id="control-no-sandbox")]
-
 
 @pytest.fixture(scope="module")
 def abi() -> int:
-    try:
-        return landlock.probe()
-    except LandlockUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-def _backend(kind: str, abi: int) -> SandboxBackend:
-    return LandlockBackend(abi) if kind == "landlock" else NoSandbox()
+    return landlock_abi()
 
 
 # -- the F7 payload: the gold patch applied at test time -----------------------------------------
@@ -192,7 +184,7 @@ def test_a_test_run_reads_and_writes_only_its_own_folders(abi: int, tmp_path: Pa
     monkeypatch.chdir(repo)  # homefield runs in the checkout: the test process's parents' cwd
     try:
         run = run_tests(copy, f"{sys.executable} -m pytest {NO_PLUGINS}", ["tests/test_probe.py"],
-                        out_dir=tmp_path / "out", sandbox=_backend(sandbox, abi), timeout_s=120)
+                        out_dir=tmp_path / "out", sandbox=backend(sandbox, abi), timeout_s=120)
     finally:
         listener.close()
         unix.close()
@@ -254,7 +246,7 @@ def test_an_agent_reads_no_other_workspace_and_reaches_only_its_ports(abi: int, 
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp), "NO_PROXY": "*"}
     argv = [sys.executable, "-c", AGENT_SCRIPT, str(other), str(allowed.getsockname()[1]),
             str(forbidden.getsockname()[1]), str(tmp_path / "s.sock")]
-    wrapped = _backend(sandbox, abi).wrap_agent(argv, env, box)
+    wrapped = backend(sandbox, abi).wrap_agent(argv, env, box)
     try:
         code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.log").exit_code
     finally:

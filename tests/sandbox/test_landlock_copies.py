@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from helpers.gitrepo import GitRepo
+from helpers.landlock import landlock_abi
 
 from pytest_homefield.sandbox import bwrap, landlock, protected
-from pytest_homefield.sandbox.landlock import LandlockUnavailable
 
 FIX = "def top(words):\n    return sorted(words)  # the fix, at HEAD only\n"
 
@@ -34,10 +34,7 @@ print(sorted(os.listdir(site)))
 
 
 def test_landlock_shows_the_installed_copy_by_name_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        landlock.probe()
-    except LandlockUnavailable as exc:
-        pytest.skip(str(exc))
+    landlock_abi()
     repo = GitRepo.init(tmp_path / "proj")
     repo.write("textkit/__init__.py", "")
     repo.write("textkit/stats.py", FIX)

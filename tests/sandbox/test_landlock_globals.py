@@ -15,27 +15,18 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
+from helpers.landlock import SANDBOXES, backend, landlock_abi
 
 from pytest_homefield.sandbox import bwrap, landlock
-from pytest_homefield.sandbox.backends import AgentBox, LandlockBackend, NoSandbox, SandboxBackend
-from pytest_homefield.sandbox.landlock import LandlockUnavailable
+from pytest_homefield.sandbox.backends import AgentBox
 from pytest_homefield.sandbox.nethint import semaphore_hint
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.testrun import run_tests
 
-SANDBOXES = [pytest.param("landlock", id="landlock"), pytest.param("none", id="control-no-sandbox")]
-
 
 @pytest.fixture(scope="module")
 def abi() -> int:
-    try:
-        return landlock.probe()
-    except LandlockUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-def _backend(kind: str, abi: int) -> SandboxBackend:
-    return LandlockBackend(abi) if kind == "landlock" else NoSandbox()
+    return landlock_abi()
 
 
 def _agent(sandbox: str, abi: int, tmp_path: Path, script: str, *args: str,
@@ -48,7 +39,7 @@ def _agent(sandbox: str, abi: int, tmp_path: Path, script: str, *args: str,
     box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=bwrap.python_paths([sys.executable]),
                    network=False, agent="a", ports=ports)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = _backend(sandbox, abi).wrap_agent([sys.executable, "-c", PRELUDE + script, *args], env, box)
+    wrapped = backend(sandbox, abi).wrap_agent([sys.executable, "-c", PRELUDE + script, *args], env, box)
     code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.log",
                        stderr_path=tmp_path / "agent.err").exit_code
     text = (tmp_path / "agent.log").read_text()
@@ -136,7 +127,7 @@ def test_a_test_run_leaves_nothing_in_dev_shm_and_its_lock_failure_says_why(abi:
     (copy / "tests" / "test_shm.py").write_text(SHM_TEST.format(tag=tag))
     try:
         run = run_tests(copy, f"{sys.executable} -m pytest {NO_PLUGINS}", ["tests/test_shm.py"],
-                        out_dir=tmp_path / "out", sandbox=_backend(sandbox, abi), timeout_s=120)
+                        out_dir=tmp_path / "out", sandbox=backend(sandbox, abi), timeout_s=120)
         left = Path("/dev/shm", tag).exists()
     finally:
         Path("/dev/shm", tag).unlink(missing_ok=True)
