@@ -11,7 +11,7 @@ refused, unreachable, no such name: the wording of redis-py, urllib3/requests, l
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 __all__ = ["tried_addresses", "network_hint", "semaphore_hint"]
@@ -49,6 +49,15 @@ def tried_addresses(text: str) -> list[str]:
     return list(out)
 
 
+def _log_texts(logs: Sequence[Path]) -> Iterator[str]:
+    """The text of each readable log of ``logs`` (undecodable bytes replaced; an unreadable one skipped)."""
+    for path in logs:
+        try:
+            yield path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+
+
 def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | None:
     """The one-line hint for test runs that failed in a sandbox without a network: which addresses
     their logs (``tests.log`` paths) show the tests tried, and what to declare. ``None`` when the logs
@@ -56,11 +65,7 @@ def network_hint(logs: Sequence[Path], *, extra: Sequence[str] = ()) -> str | No
     general line."""
     addresses: dict[str, None] = dict.fromkeys(extra)
     failed = False
-    for path in logs:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for text in _log_texts(logs):
         if _NET_ERRORS.search(text):
             failed = True
             addresses.update(dict.fromkeys(tried_addresses(text)))
@@ -78,11 +83,7 @@ def semaphore_hint(logs: Sequence[Path]) -> str | None:
     """The one-line hint for Landlock test runs (``tests.log`` paths) whose tests could not make a
     ``multiprocessing`` lock (POSIX semaphores live in ``/dev/shm``, out of Landlock's reach); ``None``
     when no log shows it."""
-    for path in logs:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for text in _log_texts(logs):
         if _SEMLOCK.search(text):
             return ("the tests make multiprocessing locks (POSIX semaphores in /dev/shm), which Landlock cannot "
                     "give a test run: grade this repository with bubblewrap")
