@@ -30,7 +30,7 @@ from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import Result
-from pytest_homefield.run.retries import could_kill_worker, crash_result
+from pytest_homefield.run.retries import crash_result
 from pytest_homefield.run.run_plugin import (
     AttemptItem,
     forward_report,
@@ -127,11 +127,11 @@ class AblatePlugin(ModePlugin):
         """xdist, on the controller: the worker running ``crashitem`` died; its attempt is recorded as a
         run's is (:func:`~pytest_homefield.run.retries.crash_result`)."""
         s = self.session
-        summary = sandbox_summary(self.settings, self.agents)
-        result = None if s is None else crash_result(crashitem, run_id=s.ablate_id, tries=s.tries,
-                                                       max_retries=self.settings.max_retries,
-                                                       claimed=lambda agent: could_kill_worker(summary, agent))
-        if s is not None and result is not None and result.agent in {a.name for a in self.agents}:
+        if s is None:
+            return
+        result = crash_result(crashitem, run_id=s.ablate_id, tries=s.tries, max_retries=self.settings.max_retries,
+                              sandbox=sandbox_summary(self.settings, self.agents), agents={a.name for a in self.agents})
+        if result is not None:
             append_jsonl(s.results_path, result.to_dict())
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

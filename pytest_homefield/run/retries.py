@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import re
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from pathlib import Path
 from typing import TypeVar
 
@@ -95,21 +95,22 @@ _RUN_NODEID = re.compile(r"(?:plan\.json::(?P<variant>[^:]+))?::(?P<task>[^:]+):
 
 
 def crash_result(nodeid: str, *, run_id: str, tries: Mapping[TryKey, int], max_retries: int,
-                 claimed: Callable[[str], bool] = lambda agent: True, now: str | None = None) -> Result | None:
+                 sandbox: Mapping[str, object], agents: Collection[str], now: str | None = None) -> Result | None:
     """The record of a run's or an ablation's attempt (``nodeid``, docs/contracts.md §5) whose xdist
-    worker died while running it: ``infra`` with the error :data:`WORKER_DIED`, ``claimed`` when
-    ``claimed(agent)`` says the attempt's code could have killed it (:func:`could_kill_worker`: graded
-    code run without a sandbox can kill its worker on the tasks it fails, which left them unrecorded
-    and retried for ever). A claim's last try is scored as ``agent_error`` (:func:`cap_retries`);
-    otherwise it is the machine's, retried at most ``max_retries`` times and never scored. ``now``:
-    ISO 8601 UTC (default: this millisecond). ``None`` for a node id that is no run attempt's."""
+    worker died while running it: ``infra`` with the error :data:`WORKER_DIED`, ``claimed`` when the
+    attempt's code could have killed it (:func:`could_kill_worker` of the session's ``sandbox`` summary:
+    graded code run without a sandbox can kill its worker on the tasks it fails, which left them
+    unrecorded and retried for ever). A claim's last try is scored as ``agent_error``
+    (:func:`cap_retries`); otherwise it is the machine's, retried at most ``max_retries`` times and never
+    scored. ``now``: ISO 8601 UTC (default: this millisecond). ``None`` for a node id that is no
+    attempt of one of ``agents``."""
     m = _RUN_NODEID.search(nodeid)
-    if m is None:
+    if m is None or m["agent"] not in agents:
         return None
     when = now or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
     result = Result(run_id=run_id, task_id=m["task"], agent=m["agent"], attempt=int(m["attempt"]), outcome="infra",
-                    started_at=when, finished_at=when, error=WORKER_DIED, claimed=claimed(m["agent"]),
-                    variant=m["variant"] or "base")
+                    started_at=when, finished_at=when, error=WORKER_DIED,
+                    claimed=could_kill_worker(sandbox, m["agent"]), variant=m["variant"] or "base")
     return cap_retries(result, tries, max_retries)
 
 

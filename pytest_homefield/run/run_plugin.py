@@ -29,7 +29,7 @@ from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
-from pytest_homefield.run.retries import could_kill_worker, crash_result
+from pytest_homefield.run.retries import crash_result
 from pytest_homefield.run.rounds import (
     adaptive_refusal,
     not_needed_result,
@@ -255,10 +255,9 @@ class RunPlugin(ModePlugin):
         """xdist, on the controller: the worker running ``crashitem`` died. Its attempt is recorded
         (:func:`~pytest_homefield.run.retries.crash_result`): a try ``--max-retries`` counts, scored on the last."""
         s = self.session
-        summary = s.sandbox_summary()
         result = crash_result(crashitem, run_id=s.run_id, tries=s.tries, max_retries=self.settings.max_retries,
-                              claimed=lambda agent: could_kill_worker(summary, agent))
-        if result is not None and result.agent in {a.name for a in s.agents}:
+                              sandbox=s.sandbox_summary(), agents={a.name for a in s.agents})
+        if result is not None:
             append_jsonl(s.results_path, result.to_dict())
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

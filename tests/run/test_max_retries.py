@@ -135,18 +135,23 @@ def test_an_attempt_whose_worker_dies_is_recorded_and_scored_once_the_retries_ar
 
 def test_the_crash_record_names_the_attempt_of_a_run_or_an_ablation() -> None:
     tries = {("t1", "a", 2, "no-rule-3"): 1}
-    run = crash_result(".homefield/tasks.jsonl::t1::a[2]", run_id="r", tries=tries, max_retries=1, now="N")
+    bare = {"agents": {"a": "none"}, "tests": "none"}
+    run = crash_result(".homefield/tasks.jsonl::t1::a[2]", run_id="r", tries=tries, max_retries=1, now="N",
+                       sandbox=bare, agents={"a"})
     assert run is not None and (run.key, run.outcome, run.claimed, run.started_at) == \
         (("t1", "a", 2, "base"), "infra", True, "N")
     ablation = crash_result(".homefield/ablate/x/plan.json::no-rule-3::t1::a[2]", run_id="x", tries=tries,
-                            max_retries=1)
+                            max_retries=1, sandbox=bare, agents={"a"})
     assert ablation is not None and ablation.key == ("t1", "a", 2, "no-rule-3")
     assert (ablation.outcome, ablation.scored) == ("agent_error", True)  # its one retry was spent
-    assert crash_result(".homefield/mine/m/candidates.jsonl::abc", run_id="r", tries={}, max_retries=2) is None
+    assert crash_result(".homefield/mine/m/candidates.jsonl::abc", run_id="r", tries={}, max_retries=2,
+                        sandbox=bare, agents={"a"}) is None
+    assert crash_result(".homefield/tasks.jsonl::t1::z[2]", run_id="r", tries={}, max_retries=2,
+                        sandbox=bare, agents={"a"}) is None  # no agent of this session
     # in bubblewrap's PID namespace (agent and test runs) its code cannot signal the worker: the machine's
     boxed = {"agents": {"a": "bwrap", "b": "none"}, "tests": "bwrap"}
     assert not could_kill_worker(boxed, "a") and could_kill_worker(boxed, "b")
     assert could_kill_worker({"agents": {"a": "bwrap"}, "tests": "landlock"}, "a")
     machine = crash_result(".homefield/tasks.jsonl::t1::a[2]", run_id="r", tries={("t1", "a", 2, "base"): 5},
-                           max_retries=1, claimed=lambda agent: could_kill_worker(boxed, agent))
+                           max_retries=1, sandbox=boxed, agents={"a", "b"})
     assert machine is not None and (machine.outcome, machine.claimed, machine.scored) == ("infra", False, False)
