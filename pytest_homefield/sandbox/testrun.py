@@ -455,16 +455,38 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
     except OSError:
         return None
     lines = tail.decode("utf-8", errors="replace").splitlines()[-400:]
-    for line in reversed(lines):
-        text = line.strip()
-        if (text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip()) \
-                or _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
-            return text[:limit]
+    for i in range(len(lines) - 1, -1, -1):
+        text = lines[i].strip()
+        if text.startswith("INTERNALERROR>") and text[len("INTERNALERROR>"):].strip():
+            return _cut(_internal_error_start(lines, i), limit)
+        if _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
+            return _cut(text, limit)
     for line in reversed(lines):
         m = _EXCEPTION_LINE.match(line)
         if m:
-            return m.group(1)[:limit]
+            return _cut(m.group(1), limit)
     return None
+
+
+#: An ``INTERNALERROR>`` line that starts an exception's message (``pytest.PytestDeprecationWarning: …``).
+_INTERNAL_EXCEPTION = re.compile(
+    r"INTERNALERROR>\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Warning): \S")
+
+
+def _internal_error_start(lines: list[str], last: int) -> str:
+    """The line that starts the exception message of the ``INTERNALERROR>`` block ending at ``lines[last]``
+    (a message of several lines, e.g. a warning turned error, ends far from its type), else that last line."""
+    i = last
+    while i >= 0 and lines[i].strip().startswith("INTERNALERROR>"):
+        if _INTERNAL_EXCEPTION.match(lines[i].strip()):
+            return lines[i].strip()
+        i -= 1
+    return lines[last].strip()
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, its last one ``…`` when cut."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _cross_check(

@@ -256,6 +256,12 @@ def test_an_internal_error_before_any_test_is_named_in_one_line(tmp_path: Path) 
      "pytest: error: argument -p: expected one argument"),
     ("ERROR: file or directory not found: tests/nope.py\n", "ERROR: file or directory not found: tests/nope.py"),
     ("INTERNALERROR> Traceback\nINTERNALERROR> RuntimeError: boom\n", "INTERNALERROR> RuntimeError: boom"),
+    # a warning turned error (pallets-eco/blinker with pytest-asyncio 1.x): its message runs on for lines
+    ("INTERNALERROR>     warnings.warn(PytestDeprecationWarning(_UNSET))\n"
+     "INTERNALERROR> pytest.PytestDeprecationWarning: The option \"asyncio_default_fixture_loop_scope\" is unset.\n"
+     "INTERNALERROR> The event loop scope for asynchronous fixtures will default to the fixture scope.\n",
+     "INTERNALERROR> pytest.PytestDeprecationWarning: The option \"asyncio_default_fixture_loop_scope\" is unset."),
+    ("INTERNALERROR> RuntimeError: " + "x" * 400 + "\n", "INTERNALERROR> RuntimeError: " + "x" * 270 + "…"),
     ("ERROR: usage: pytest [options]\n", None),
     ("tests/test_a.py F\nE   assert 1 == 2\n", None),
 ])
