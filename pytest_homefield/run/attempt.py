@@ -35,7 +35,7 @@ from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
-from pytest_homefield.run.canary_key import task_seed
+from pytest_homefield.run.canary_key import canary_key, task_seed
 from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
@@ -232,6 +232,9 @@ class AttemptSpec:
     limits: WriteLimits = field(default_factory=WriteLimits)
     #: the services and ports of the hidden tests' runs (``services:``, ``--test-network``)
     network: TestNetwork | None = None
+    #: the canary key (32 bytes) the session's controller sent (an ssh worker); ``None``: the repository's own
+    #: (:func:`~pytest_homefield.run.canary_key.canary_key`)
+    canary_key: bytes | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -476,7 +479,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                       run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                       memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                       sandbox=test_backend, env=grading_env(spec, cache.repo), flaky=frozenset(spec.flaky_p2p),
-                      network=spec.network, canary_seed=task_seed(cache.repo, spec.task))
+                      network=spec.network, canary_seed=task_seed(spec.canary_key or canary_key(cache.repo), spec.task))
             if spec.graded is not None:
                 spec.graded(g)
             base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)

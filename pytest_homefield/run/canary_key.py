@@ -7,7 +7,8 @@ same twins in the same order, and a second capture adds nothing to the first. Th
 ``HMAC-SHA256(key, task id + commit)``'s first 32 bits, the key 32 random bytes in
 ``.homefield/canary.key`` (0600; made by the first grading; in the repository, which no sandbox shows:
 §9): an agent that knows the task cannot know its twins. Delete the key to draw every task's twins
-afresh.
+afresh. A run over ssh workers sends the controller's key to every worker with its tasks (the
+session's ``canary_key``), so a task's twins are the same on every machine, whatever key a host has.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def canary_key(root: Path) -> bytes:
     return key
 
 
-def task_seed(root: Path, task: Task) -> int:
-    """The canary seed of ``task`` in the repository at ``root`` (module docstring): 32 bits."""
-    digest = hmac.new(canary_key(root), f"{task.id}\0{task.commit}".encode(), hashlib.sha256).digest()
+def task_seed(key: bytes, task: Task) -> int:
+    """The canary seed of ``task`` under ``key`` (:func:`canary_key`; module docstring): 32 bits."""
+    digest = hmac.new(key, f"{task.id}\0{task.commit}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:4], "big")

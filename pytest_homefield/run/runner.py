@@ -186,15 +186,18 @@ class AttemptRunner:
     this process shares the controller's ``.homefield/`` (otherwise the artifacts travel with the
     result); ``attempt`` the function that runs one attempt (:func:`run_attempt`); ``tries`` the
     unscored tries already recorded per (task, agent, attempt, variant) before this session
-    (``--max-retries``, :func:`~pytest_homefield.run.retries.cap_retries`; ``None``: no cap)."""
+    (``--max-retries``, :func:`~pytest_homefield.run.retries.cap_retries`; ``None``: no cap); ``canary_key``
+    the controller's canary key, sent to a worker (``None``: the repository's own)."""
 
     def __init__(self, settings: Settings, agents: Sequence[Agent], *, run_id: str, results: Path,
                  folder: Callable[[str], Path], session_start: str, budget_usd: float | None,
                  setup_command: Callable[[Task], str | None] = lambda task: None,
                  sandbox_hook: SandboxHook | None = None, flaky: Mapping[str, Sequence[str]] | None = None,
                  shared: bool = True, attempt: AttemptFn = run_attempt,
-                 tries: Mapping[TryKey, int] | None = None) -> None:
+                 tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None) -> None:
         self.settings = settings
+        #: the controller's canary key, on a worker (every attempt's :attr:`AttemptSpec.canary_key`)
+        self.canary_key = canary_key
         #: unscored tries recorded per (task, agent, attempt, variant) before this session (``None``: no
         #: cap): a rate limit on the last allowed try is scored (run/retries.py cap_retries)
         self.tries = None if tries is None else dict(tries)
@@ -262,6 +265,7 @@ class AttemptRunner:
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
             flaky_p2p=list(self.flaky.get(task.id, ())), network=s.network(services_dir(self.folder("base"))),
             limits=WriteLimits.from_mb(s.max_output_mb, s.max_file_mb, s.max_workspace_mb),
+            canary_key=self.canary_key,
         )
 
     def run(self, spec: AttemptSpec) -> Result:

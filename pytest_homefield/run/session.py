@@ -25,6 +25,7 @@ from pytest_homefield.layout import HomefieldDir, attempt_dir, new_id, read_meta
 from pytest_homefield.records import INTERRUPTED, Result, Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import AttemptSpec
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, done_keys, pick_run_id
+from pytest_homefield.run.canary_key import canary_key
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
 from pytest_homefield.run.memorized import excluded_for_run
 from pytest_homefield.run.retries import TryKey, unscored_tries
@@ -224,7 +225,7 @@ class RunSession:
                  sandbox_hook: SandboxHook | None = None, token: str = "", shared: bool = True,
                  excluded: Mapping[str, Any] | None = None,
                  flaky: Mapping[str, Sequence[str]] | None = None,
-                 tries: Mapping[TryKey, int] | None = None) -> None:
+                 tries: Mapping[TryKey, int] | None = None, canary_key: bytes | None = None) -> None:
         self.settings = settings
         self.shard: Shard | None = parse_shard(settings.shard)
         self.budget_usd = self.shard.split_budget(settings.budget) if self.shard else settings.budget
@@ -246,7 +247,8 @@ class RunSession:
         self.runner = AttemptRunner(settings, agents, run_id=run_id, results=self.results_path,
                                     folder=lambda variant: self.run_dir, session_start=session_start,
                                     budget_usd=self.budget_usd, setup_command=setup_command,
-                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries)
+                                    sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries,
+                                    canary_key=canary_key)
         self.skip_reasons: set[str] = set()
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
         self.nothing_to_resume = False
@@ -375,12 +377,14 @@ class RunSession:
                    setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, shared=shared,
                    excluded=workerinput.get("homefield_excluded"), flaky=workerinput.get("homefield_flaky"),
                    tries={(str(t), str(a), int(n), str(v)): int(c)
-                          for t, a, n, v, c in workerinput.get("homefield_tries", [])})
+                          for t, a, n, v, c in workerinput.get("homefield_tries", [])},
+                   canary_key=bytes.fromhex(str(workerinput["homefield_canary_key"])))
 
     def workerinput(self) -> dict[str, Any]:
         """What a worker needs to :meth:`join` (JSON-able: run folder, finished attempts, session
         start, tasks digest, the session token, the memorized tasks left out, the frozen flaky ids, the unscored
-        tries per attempt, and the text of ``tasks.jsonl`` for :meth:`prepare_worker`)."""
+        tries per attempt, the text of ``tasks.jsonl`` for :meth:`prepare_worker`, and the canary key in hex:
+        every worker grades with the controller's, so a task's twins are the same on every host)."""
         return {
             "homefield_excluded": self.excluded,
             "homefield_flaky": self.flaky,
@@ -391,6 +395,7 @@ class RunSession:
             "homefield_tasks_digest": self.tasks_digest,
             "homefield_session_token": self.token,
             "homefield_tasks_text": self.settings.tasks_path.read_text(encoding="utf-8"),
+            "homefield_canary_key": canary_key(self.settings.root).hex(),
         }
 
     @property

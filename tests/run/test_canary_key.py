@@ -22,7 +22,8 @@ def fx(tmp_path_factory: pytest.TempPathFactory) -> Fixture:
     return build(tmp_path_factory.mktemp("ck") / "repo")
 
 
-def _canaries(repo: Path, task: Task, tmp_path: Path, attempts: int) -> list[dict[str, object]]:
+def _canaries(repo: Path, task: Task, tmp_path: Path, attempts: int,
+              key: bytes | None = None) -> list[dict[str, object]]:
     """``canaries.json`` of ``attempts`` gradings of a wrong fix of ``task`` in the checkout ``repo``."""
     agent = script_agent(tmp_path / "agent", {"src/calc/__init__.py": WRONG_CALC}, name="wrong")
     cache = SnapshotCache(repo=repo)
@@ -30,7 +31,7 @@ def _canaries(repo: Path, task: Task, tmp_path: Path, attempts: int) -> list[dic
     try:
         for n in range(1, attempts + 1):
             spec = AttemptSpec(task=task, agent=agent, attempt=n, run_id="r", run_dir=tmp_path / "runs" / "r",
-                               timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"))
+                               timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"), canary_key=key)
             r = run_attempt(spec, cache)
             assert r.outcome == "tests_failed", r
             out.append(json.loads((spec.artifacts / "canaries.json").read_text()))
@@ -51,3 +52,15 @@ def test_every_grading_of_a_task_shows_the_same_twins(fx: Fixture, tmp_path: Pat
     other = user_checkout(fx, task, tmp_path / "other")
     (elsewhere,) = _canaries(other, task, tmp_path / "b", attempts=1)
     assert elsewhere["seed"] != first["seed"]
+
+
+
+def test_a_worker_grades_with_the_key_its_controller_sent(fx: Fixture, tmp_path: Path) -> None:
+    """An ssh host with a key of its own still shows the controller's twins when the attempt carries the
+    controller's key (``AttemptSpec.canary_key``, sent in ``workerinput``): one task, one set of twins."""
+    task = task_for(fx, canaries=1)
+    controller, host = (user_checkout(fx, task, tmp_path / n) for n in ("controller", "host"))
+    (ref,) = _canaries(controller, task, tmp_path / "a", attempts=1)
+    (own,) = _canaries(host, task, tmp_path / "b", attempts=1)
+    (sent,) = _canaries(host, task, tmp_path / "c", attempts=1, key=canary_key(controller))
+    assert own["seed"] != ref["seed"] and sent == ref

@@ -147,6 +147,9 @@ def test_start_writes_meta_and_a_worker_joins(repo: Path) -> None:
     worker = RunSession.join(s, tasks, _agents(), wi)
     assert (worker.run_id, worker.run_dir, worker.session_start, worker.done) == \
         (session.run_id, session.run_dir, START, set())
+    # a worker grades with the controller's canary key, whatever its host has (a task's twins are one)
+    key = (repo / ".homefield" / "canary.key").read_bytes()
+    assert worker.attempt_spec(tasks[0], worker.agents[0], 1).canary_key == key
 
 
 def test_join_refuses_changed_tasks(repo: Path) -> None:
