@@ -334,7 +334,8 @@ class Result:
             raise ValueError(f"unknown outcome {self.outcome!r}; expected one of {', '.join(OUTCOMES)}")
         self.solved = self.outcome == "solved"
         self.scored = self.outcome in SCORED_OUTCOMES
-        # the agent's words (its usage line, its client's result text, a file name it chose): one line each,
+        # the agent's words (its usage line, its client's result text, a file name it chose, a test id its
+        # code reported): one line each,
         # no control character (contracts §8)
         if self.error is not None:
             self.error = one_line(self.error)
@@ -344,6 +345,8 @@ class Result:
             self.model = one_line(self.model, NAME_CHARS)
         if self.agent_version is not None:
             self.agent_version = one_line(self.agent_version, NAME_CHARS)
+        if self.canary is not None:  # a test id the test process reported (atk14 A5)
+            self.canary = one_line(self.canary, 500)
 
     @property
     def key(self) -> tuple[str, str, int, str]:

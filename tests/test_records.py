@@ -79,3 +79,12 @@ def test_every_field_type_has_a_check() -> None:
     missing = [(c.__name__, f.name, str(f.type)) for c in (Task, Result) for f in dataclasses.fields(c)
                if str(f.type) not in _CHECKS]
     assert missing == []
+
+
+def test_a_canary_id_the_test_process_reported_is_sendable_visible_text() -> None:
+    """atk14 A5: a made-up instance ``f[\\x00\\ud800]`` of a twin was the record's ``canary`` as is; no
+    xdist worker could send it and the whole session died. It is one line of visible UTF-8 text."""
+    made_up = "t.py::f[\x00\ud800]" + "x" * 900
+    r = Result(run_id="r", task_id="t", agent="a", attempt=1, outcome="forged", canary=made_up)
+    assert r.canary is not None and r.canary.encode("utf-8") and r.canary.startswith("t.py::f[\\x00\\ud800]")
+    assert len(r.canary) == 500 and r.canary.isprintable()

@@ -32,6 +32,7 @@ from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, funct
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
+from pytest_homefield.sandbox.outcomes import decode_event
 from pytest_homefield.sandbox.procs import stop_all
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
@@ -208,11 +209,10 @@ def _renamed(raw: bytes, plan: TwinPlan, run: int) -> list[str]:
     """The JSON lines of ``raw`` (a run's events), each ``nodeid`` in the plan's ids (:meth:`TwinPlan.rename`)."""
     out = []
     for line in raw.decode("utf-8", errors="replace").splitlines():
-        try:
-            ev = json.loads(line)
-        except ValueError:
+        ev = decode_event(line)
+        if ev is None:
             continue
-        if isinstance(ev, dict) and isinstance(ev.get("nodeid"), str):
+        if isinstance(ev.get("nodeid"), str):
             ev["nodeid"] = plan.rename(run, ev["nodeid"])
         out.append(json.dumps(ev))
     return out

@@ -147,6 +147,35 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
 
+def _utf8(text: str) -> bool:
+    return text.isascii() or text.isprintable() or _encodes(text)
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate, from a JSON escape such as \ud800
+        return False
+    return True
+
+
+def decode_event(line: str) -> dict[str, Any] | None:
+    """One line of the outcome channel as the JSON object it holds, or ``None``: not JSON, nested deeper
+    than the decoder goes (``RecursionError``: ``"[" * 200000`` made grading raise on the host, an
+    ``infra`` blamed on homefield, atk14 A2), not an object, or with a key or text value that is not
+    UTF-8 text (a lone surrogate: the id of a made-up test ``f[\ud800]`` became a record no worker
+    could send, and the session died, atk14 A5). Never raises."""
+    try:
+        ev = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(ev, dict):
+        return None
+    if not all(_utf8(k) and (not isinstance(v, str) or _utf8(v)) for k, v in ev.items()):
+        return None
+    return ev
+
+
 def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], int]:
     """The lines of the outcome channel that count, each with its event, and how many did not: from the
     first ``start`` event (its ``pid`` an int) to the first ``finish``, only events carrying that same
@@ -160,11 +189,8 @@ def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], in
     for line in lines:
         if not line.strip():
             continue
-        try:
-            ev = json.loads(line)
-        except ValueError:
-            ev = None
-        if done or not isinstance(ev, dict) or not well_formed(ev):
+        ev = decode_event(line)
+        if done or ev is None or not well_formed(ev):
             ignored += 1
             continue
         if pid is None:

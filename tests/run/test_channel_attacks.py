@@ -9,6 +9,7 @@ its first ``finish`` count, so what the handler writes afterwards changes nothin
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,36 @@ def test_an_exit_handler_rewriting_the_outcomes_is_not_solved(fx: Fixture, task:
     # the handler did run and wrote its forged session into the channel: none of it counted
     events = (spec.artifacts / "outcomes.jsonl").read_text().splitlines()
     assert events and '"event": "finish"' in events[-1] and '"exitstatus": 0' not in events[-1]
+
+
+#: Appended to a wrong fix: at import, into every inherited write-only pipe (the outcome channel), a line
+#: nested past the JSON decoder (atk14 A2) and a passed event for a made-up id holding a lone surrogate (A5).
+POISON = r'''
+import fcntl as _f, json as _j, os as _o, stat as _st
+for _n in _o.listdir("/proc/self/fd"):
+    try:
+        _fd = int(_n)
+        if _fd > 2 and _st.S_ISFIFO(_o.fstat(_fd).st_mode) and _f.fcntl(_fd, _f.F_GETFL) & _o.O_ACCMODE == _o.O_WRONLY:
+            _ev = {"event": "phase", "nodeid": "tests/test_calc.py::test_add[\x00\ud800]", "when": "call",
+                   "outcome": "passed", "pid": _o.getpid()}
+            _o.write(_fd, b"[" * 200000 + b"\n" + _j.dumps(_ev).encode() + b"\n")
+    except OSError:
+        pass
+'''
+
+
+def test_a_line_the_host_cannot_decode_leaves_the_attempt_scored(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """atk14 A2/A5: one nested line in the channel made the host's parse raise ``RecursionError``: the
+    attempt was ``infra``, blamed on homefield, never scored. The lines are ignored; the wrong fix is
+    ``tests_failed``, scored, its record plain UTF-8."""
+    agent = script_agent(tmp_path / "poison", {"src/calc/__init__.py": WRONG_CALC + POISON})
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run",
+                           timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none"))
+        r = run_attempt(spec, cache)
+    finally:
+        cache.close()
+    assert r.outcome == "tests_failed" and r.scored and not r.claimed, r
+    assert "_fd > 2" in (spec.artifacts / "diff.patch").read_text()  # the payload was shipped
+    json.dumps(r.to_dict(), ensure_ascii=False).encode("utf-8")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.outcomes import decode_event
 from pytest_homefield.sandbox.testrun import OUTCOMES_FD_ENV, OutcomeChannel, parse_events, run_tests
 
 CMD = f"{shlex.quote(sys.executable)} -m pytest -p no:homefield -p no:benchmark -p no:hypothesispytest -p no:anyio"
@@ -133,6 +134,22 @@ def test_an_event_without_the_reporters_field_types_does_not_count_and_never_rai
                      _ev("finish", exitstatus=1)]
             parsed, _ = parse_events("\n".join(lines) + "\n")
             assert parsed.outcomes == {"t::a": "failed"} and parsed.collected == 3 and parsed.finished, (key, value)
+
+
+def test_a_line_nested_past_the_decoder_or_holding_a_lone_surrogate_is_ignored_never_raised() -> None:
+    """atk14 A2: ``"[" * 200000`` in the channel made ``json.loads`` raise ``RecursionError`` on the host
+    (an ``infra`` blamed on homefield, unscored for good); atk14 A5: a passed event for the made-up id
+    ``f[\\x00\\ud800]`` became a record holding a lone surrogate, which no worker could send (the whole
+    session died at every ``--resume``). Both lines are ignored; the reporter's own events count."""
+    surrogate = '{"event": "phase", "nodeid": "t::a[\\u0000\\ud800]", "when": "call", "outcome": "passed", "pid": 7}'
+    key = '{"event": "phase", "nodeid": "t::a", "when": "call", "outcome": "passed", "pid": 7, "\\udfff": 1}'
+    for bad in ("[" * 200_000, "{" * 200_000, '{"a":' * 100_000, surrogate, key):
+        assert decode_event(bad) is None
+        lines = [_ev("start", pid=7), bad, *_phase("t::a", "failed"), _ev("finish", exitstatus=1)]
+        parsed, _ = parse_events("\n".join(lines) + "\n")
+        assert parsed.outcomes == {"t::a": "failed"} and parsed.finished and parsed.ignored == 1, bad[:40]
+    assert decode_event('{"event": "phase", "nodeid": "t::caf\\u00e9[\\u2603]"}') == {
+        "event": "phase", "nodeid": "t::caf\u00e9[\u2603]"}  # any real text is text
 
 
 def test_the_channel_is_drained_while_the_writer_runs() -> None:
