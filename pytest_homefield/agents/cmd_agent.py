@@ -69,7 +69,7 @@ def parse_usage_line(line: str) -> dict[str, Any]:
     not a JSON object. Never raises."""
     try:
         obj = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the decoder (atk14)
         return {}
     if not isinstance(obj, dict):
         return {}

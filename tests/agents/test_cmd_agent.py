@@ -92,6 +92,7 @@ def test_reported_outcome(tmp_path: Path) -> None:
         ('{"cost_usd": Infinity, "input_tokens": 1e400, "output_tokens": 18446744073709551616, "turns": NaN}', {}),
         ('{"cost_usd": NaN, "turns": 3}', {"turns": 3}),
         ('{"cost_usd": 1' + "0" * 400 + '}', {}),
+        ("[" * 200_000, {}),  # nested past the decoder: RecursionError, not ValueError (atk14)
     ],
 )
 def test_parse_usage_line(line: str, expected: dict) -> None:
