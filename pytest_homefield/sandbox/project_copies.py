@@ -9,8 +9,14 @@ over its workspace solves tasks it never fixed, with real code, so no canary can
 site folder whose name is a top-level package or module of a protected repository's HEAD
 (:mod:`.protected`) is the project's, wherever it was installed from. An editable install leaves only
 a ``.pth`` and a finder naming the checkout, which is protected and never bound, so nothing is masked
-for it. The sandboxes then show an empty folder (bubblewrap: ``--tmpfs``) or an empty file in place of
-each copy (:func:`project_copies`).
+for it. Its bytecode in the site folder's ``__pycache__`` is a copy too (atk14 A7: a single-module
+project's ``__pycache__/<mod>.cpython-311.pyc``, loaded with ``SourcelessFileLoader``). A layout that
+installs a package from elsewhere (``package-dir = {"" = "lib"}``: HEAD's ``lib/textkit`` installed as
+``textkit``, atk14 A3) is found through the distribution: a ``*.dist-info`` named as the project
+(HEAD's ``pyproject.toml`` ``[project] name``, or ``setup.cfg``'s ``[metadata] name``) or whose
+``direct_url.json`` names the repository's folder; every top-level entry its ``RECORD`` lists is the
+project's. The sandboxes then show an empty folder (bubblewrap: ``--tmpfs``) or an empty file in place
+of each copy (:func:`project_copies`).
 
 A dependency that happens to share a top-level name with the repository (a fork of it, a package
 shipping a top-level ``tests`` folder) is masked as well: the code under test is the copy's, first on
@@ -19,16 +25,25 @@ shipping a top-level ``tests`` folder) is masked as well: the code under test is
 
 from __future__ import annotations
 
+import configparser
 import functools
 import glob
+import json
 import os
+import re
 import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
 from pytest_homefield.sandbox.protected import protected
 
-__all__ = ["repository_names", "site_folders", "project_copies", "copies_of_protected"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["repository_names", "project_names", "site_folders", "project_copies", "copies_of_protected"]
 
 #: Where an interpreter keeps its installed distributions, relative to a prefix.
 SITE_GLOBS = ("lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages",
@@ -63,6 +78,86 @@ def repository_names(repo: Path) -> frozenset[str]:
     return frozenset(n for n in names if n.isidentifier())
 
 
+def _normalized(name: str) -> str:
+    """A distribution name as PEP 503 compares them (``Text_Kit`` → ``text-kit``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _head_file(repo: Path, path: str) -> str | None:
+    proc = subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], capture_output=True, check=False)
+    return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=16)
+def project_names(repo: Path) -> frozenset[str]:
+    """The distribution names ``repo``'s HEAD declares, normalized (:func:`_normalized`): ``pyproject.toml``'s
+    ``[project] name`` and ``setup.cfg``'s ``[metadata] name`` (a ``setup.py`` name is code: not read).
+    Empty when neither names one or they do not parse."""
+    names: set[str] = set()
+    text = _head_file(repo, "pyproject.toml")
+    if text is not None:
+        try:
+            name = tomllib.loads(text).get("project", {}).get("name")
+        except (tomllib.TOMLDecodeError, AttributeError):
+            name = None
+        if isinstance(name, str):
+            names.add(_normalized(name))
+    text = _head_file(repo, "setup.cfg")
+    if text is not None:
+        cfg = configparser.ConfigParser(interpolation=None)
+        try:
+            cfg.read_string(text)
+            name = cfg.get("metadata", "name", fallback=None)
+        except configparser.Error:
+            name = None
+        if name and "%" not in name and "{" not in name:
+            names.add(_normalized(name.strip()))
+    return frozenset(names)
+
+
+def _installed_from(dist_info: str, repos: list[Path]) -> bool:
+    """Whether the distribution's ``direct_url.json`` names one of ``repos`` (a ``pip install .``)."""
+    try:
+        with open(os.path.join(dist_info, "direct_url.json"), encoding="utf-8") as fh:
+            url = json.load(fh).get("url", "")
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not isinstance(url, str) or not url.startswith("file://"):
+        return False
+    return any(os.path.realpath(url[len("file://"):]) == os.path.realpath(r) for r in repos)
+
+
+def _recorded_names(dist_info: str) -> set[str]:
+    """The top-level import names a distribution's ``RECORD`` lists (its first path components, less
+    ``__pycache__``, the ``*.dist-info``/``*.data`` folders and entries outside the site folder)."""
+    names: set[str] = set()
+    try:
+        with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                path = line.split(",", 1)[0].strip().strip('"')
+                top = path.split("/", 1)[0]
+                if not top or top in ("..", "__pycache__") or top.endswith((".dist-info", ".data")):
+                    continue
+                stem = top.split(".", 1)[0]
+                if stem.isidentifier():
+                    names.add(stem)
+    except OSError:
+        pass
+    return names
+
+
+def _distribution_names(site: Path, entries: list[str], repos: list[Path], projects: frozenset[str]) -> set[str]:
+    """The top-level names the project's own distributions installed in ``site`` (module docstring)."""
+    names: set[str] = set()
+    for entry in entries:
+        if not entry.endswith(".dist-info"):
+            continue
+        dist_info = os.path.join(site, entry)
+        if _normalized(entry[:-len(".dist-info")].split("-", 1)[0]) in projects or _installed_from(dist_info, repos):
+            names |= _recorded_names(dist_info)
+    return names
+
+
 def site_folders(paths: Iterable[Path | str]) -> list[Path]:
     """The site folders a sandbox binding ``paths`` shows: each path that is one (it holds a
     ``*.dist-info`` or is named ``site-packages``/``dist-packages``; a ``PYTHONPATH`` entry may be), the
@@ -84,14 +179,18 @@ def site_folders(paths: Iterable[Path | str]) -> list[Path]:
 
 def project_copies(paths: Iterable[Path | str], repos: Iterable[Path] | None = None) -> list[Path]:
     """The installed copies of ``repos`` (default: the protected repositories) in the site folders of
-    ``paths`` (:func:`site_folders`): each entry ``<site>/<name>`` (a package folder) or
+    ``paths`` (:func:`site_folders`): each entry ``<site>/<name>`` (a package folder),
     ``<site>/<name><suffix>`` (a module, :data:`MODULE_SUFFIXES`, ``name.cpython-311-x86_64-linux-gnu.so``
-    too) whose ``name`` is one of :func:`repository_names`. Symlinks are listed as themselves (masking
+    too) or ``<site>/__pycache__/<name>.*.pyc`` whose ``name`` is one of :func:`repository_names` or listed
+    by the project's own distribution (module docstring). Symlinks are listed as themselves (masking
     the link's path hides what it points to). Sorted; ``[]`` when no repository is protected."""
+    repo_list = [Path(r) for r in (protected() if repos is None else repos)]
     names: set[str] = set()
-    for repo in protected() if repos is None else repos:
-        names |= repository_names(Path(repo))
-    if not names:
+    projects: frozenset[str] = frozenset()
+    for repo in repo_list:
+        names |= repository_names(repo)
+        projects |= project_names(repo)
+    if not repo_list:
         return []
     out: set[Path] = set()
     for site in site_folders(paths):
@@ -99,12 +198,17 @@ def project_copies(paths: Iterable[Path | str], repos: Iterable[Path] | None = N
             entries = os.listdir(site)
         except OSError:
             continue
+        here = names | _distribution_names(site, entries, repo_list, projects)
         for entry in entries:
             stem = entry.split(".", 1)[0]
-            if stem not in names:
-                continue
-            if entry == stem or entry.endswith(MODULE_SUFFIXES):
+            if stem in here and (entry == stem or entry.endswith(MODULE_SUFFIXES)):
                 out.add(site / entry)
+        if "__pycache__" in entries:  # the copies' bytecode: <name>.cpython-311.pyc (atk14 A7)
+            try:
+                cached = os.listdir(site / "__pycache__")
+            except OSError:
+                cached = []
+            out.update(site / "__pycache__" / c for c in cached if c.split(".", 1)[0] in here and c.endswith(".pyc"))
     return sorted(out)
 
 

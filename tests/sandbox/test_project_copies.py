@@ -49,28 +49,33 @@ def test_a_copy_is_found_by_name_in_a_site_folder_and_nothing_else(repo: GitRepo
     for folder in ("textkit", "textkit-1.0.dist-info", "requests", "__pycache__"):
         (site / folder).mkdir(parents=True)
     for name in ("single.py", "single.cpython-311-x86_64-linux-gnu.so", "six.py", "__editable__.textkit-1.0.pth",
-                 "__editable___textkit_1_0_finder.py"):
+                 "__editable___textkit_1_0_finder.py", "__pycache__/single.cpython-311.pyc",
+                 "__pycache__/six.cpython-311.pyc"):
         (site / name).write_text("")
     assert site_folders([tmp_path / "venv"])[0] == site.resolve()
     found = project_copies([tmp_path / "venv"], repos=[repo.path])
-    assert found == [site / "single.cpython-311-x86_64-linux-gnu.so", site / "single.py", site / "textkit"]
+    # the module's bytecode too: a single-module project's HEAD, loadable as it is (atk14 A7)
+    assert found == [site / "__pycache__" / "single.cpython-311.pyc", site / "single.cpython-311-x86_64-linux-gnu.so",
+                     site / "single.py", site / "textkit"]
     # the site folder itself (a PYTHONPATH entry) is searched too; and nothing without a repository
     assert project_copies([site], repos=[repo.path]) == found
     assert project_copies([tmp_path / "venv"], repos=[]) == []
 
 
-def _installed(repo: GitRepo, venv: Path) -> Path:
+def _installed(repo: GitRepo, venv: Path, check: tuple[str, str] = ("textkit", "stats.py"),
+               compile_bytecode: bool = False) -> Path:
     """``venv`` made by the real uv with ``repo`` installed non-editable (a user's ``pip install .``);
-    its site-packages."""
+    its site-packages, where ``check`` (a folder and file) holds HEAD's fix."""
     try:
         uv = find_uv()
     except EnvBuildError as exc:
         pytest.skip(str(exc))
     subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True, capture_output=True)
     subprocess.run([uv, "pip", "install", "-q", "--no-deps", "--python", str(venv / "bin" / "python"),
-                    str(repo.path)], check=True, capture_output=True)
+                    *(["--compile-bytecode"] if compile_bytecode else []), str(repo.path)],
+                   check=True, capture_output=True)
     (site,) = venv.glob("lib/python3*/site-packages")
-    assert (site / "textkit" / "stats.py").read_text() == FIX
+    assert (site / check[0] / check[1]).read_text() == FIX
     return site
 
 
@@ -101,3 +106,44 @@ def test_bubblewrap_shows_an_empty_folder_in_place_of_the_installed_copy(
     monkeypatch.setattr(protected, "_PROTECTED", [repo.path.resolve()])
     assert inside() == ["[]", "''", "True"]  # masked: an empty folder, an empty file; the rest as it was
     assert (site / "textkit" / "stats.py").read_text() == FIX  # on the host, nothing changed
+
+
+@pytest.fixture(scope="module")
+def lib_repo(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    """A project whose package lives in ``lib/`` and installs as ``libkit`` (``package-dir``), distribution
+    ``Lib_Kit``; HEAD holds the fix (atk14 A3: its copy was not masked, 5 of 8 demo tasks solved)."""
+    r = GitRepo.init(tmp_path_factory.mktemp("libcopies") / "proj")
+    r.write("pyproject.toml", '[project]\nname = "Lib_Kit"\nversion = "1.0"\n'
+                              '[tool.setuptools]\npackage-dir = {"" = "lib"}\npackages = ["libkit"]\n')
+    r.write("lib/libkit/__init__.py", "")
+    r.write("lib/libkit/stats.py", "def top(words):\n    return words\n")
+    r.commit("Add libkit")
+    r.write("lib/libkit/stats.py", FIX)
+    r.commit("libkit.top sorts its words")
+    return r
+
+
+def test_a_copy_is_found_through_the_projects_own_distribution(lib_repo: GitRepo, tmp_path: Path) -> None:
+    """Named as the project (PEP 503: ``lib-kit``), or installed from the repository's folder
+    (``direct_url.json``): every top-level entry its ``RECORD`` lists. Another distribution is left alone."""
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    files = {"libkit/__init__.py": "", "lib_kit-1.0.dist-info/RECORD": "libkit/__init__.py,,\nlibkit/stats.py,,\n"
+             "../../../bin/libkit,,\nlib_kit-1.0.dist-info/METADATA,,\n",
+             "renamed-2.0.dist-info/RECORD": "renamedmod.py,,\n__pycache__/renamedmod.cpython-311.pyc,,\n",
+             "renamed-2.0.dist-info/direct_url.json": f'{{"url": "file://{lib_repo.path}", "dir_info": {{}}}}',
+             "renamedmod.py": "", "__pycache__/renamedmod.cpython-311.pyc": "",
+             "requests-2.0.dist-info/RECORD": "requests/__init__.py,,\n", "requests/__init__.py": "",
+             "other-1.0.dist-info/direct_url.json": '{"url": "file:///elsewhere"}',
+             "other-1.0.dist-info/RECORD": "othermod.py,,\n", "othermod.py": ""}
+    for rel, text in files.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    assert project_copies([tmp_path], repos=[lib_repo.path]) == [
+        site / "__pycache__" / "renamedmod.cpython-311.pyc", site / "libkit", site / "renamedmod.py"]
+
+
+def test_a_real_install_from_another_folder_is_masked(lib_repo: GitRepo, tmp_path: Path) -> None:
+    """The real uv installs the ``lib/`` layout non-editable as ``libkit``: found, with its bytecode."""
+    site = _installed(lib_repo, tmp_path / "venv", check=("libkit", "stats.py"), compile_bytecode=True)
+    found = project_copies([tmp_path / "venv"], repos=[lib_repo.path])
+    assert site / "libkit" in found, found
