@@ -7,7 +7,8 @@ exists; that file is written last, inside a temporary folder ``.<key>.tmp-<pid>-
 final one, which is then renamed into place (``os.rename``, atomic on one filesystem). A build killed
 at any point leaves only a temporary folder, never a ``<key>/`` that a later run would use.
 Concurrent builders of one key (xdist workers, several ``homefield`` processes) take an exclusive
-``flock`` on ``.<key>.lock`` and re-check after getting it, so the key is built once; the holder
+``flock`` on ``.<key>.lock`` and re-check after getting it, so the key is built once; one that waits
+takes the environment as soon as another has finished it, without the lock (:func:`_locked_unless`); the holder
 also removes temporary folders that killed builders left. A process using an environment holds a
 shared ``flock`` on the same lock file until it exits (:func:`release_envs` drops them earlier), so
 :func:`prune_envs` never removes an environment a running mine or run is testing in; each user
@@ -200,12 +201,36 @@ def _users(root: Path, key: str) -> set[str]:
         return set()
 
 
+#: Seconds between two looks at a key another process is building (:func:`_locked_unless`).
+POLL_S = 0.2
+
+
 @contextlib.contextmanager
-def _locked(root: Path, key: str) -> Iterator[None]:
+def _locked_unless(root: Path, key: str, ready: Callable[[], Environment | None],
+                   timeout_s: float) -> Iterator[Environment | None]:
+    """The exclusive ``flock`` on ``.<key>.lock``, to build ``key`` (yields ``None``), or, as soon as
+    ``ready()`` gives the environment another process finished meanwhile, that environment, unlocked. A
+    blocking ``flock`` waited for ever: the builder takes its shared lock (in use) the moment it has
+    finished and holds it for its whole session, and ``flock`` wakes no waiter in order (two xdist
+    workers mining pallets-eco/blinker with ``--env uv``: one stuck for good, the mine with it). Raises
+    :class:`EnvBuildError` after ``timeout_s`` seconds with neither."""
     fd = os.open(root / f".{key}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + timeout_s
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                env = ready()
+                if env is not None:
+                    yield env
+                    return
+                if time.monotonic() > deadline:
+                    raise EnvBuildError(f"environment {key}: another process held it for {timeout_s:g} s "
+                                        "without finishing it") from None
+                time.sleep(POLL_S)
+        yield None
     finally:
         os.close(fd)
 
@@ -245,7 +270,9 @@ def _ensure(decl: Declaration, tree: Callable[[], contextlib.AbstractContextMana
     if env is not None:
         return env
     root.mkdir(parents=True, exist_ok=True)
-    with _locked(root, key):
+    with _locked_unless(root, key, lambda: _load(final), timeout_s) as built:
+        if built is not None:
+            return built
         env = _load(final)
         if env is not None:
             return env

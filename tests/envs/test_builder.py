@@ -17,6 +17,8 @@ from helpers.env_repo import build_env_repo, build_find_links, offline_env
 from pytest_homefield.envs.builder import (
     MARKER,
     EnvBuildError,
+    Environment,
+    _locked_unless,
     cache_root,
     list_envs,
     prune_envs,
@@ -159,3 +161,37 @@ def test_uv_error_reads_the_older_format_too() -> None:
                              "unsatisfiable.")
     assert uv_error("  \u00d7 Failed to build `x`\n  \u251c\u2500\u25b6 first\n  \u2570\u2500\u25b6 last\n") \
         == "Failed to build `x`: last"
+
+
+def test_a_waiter_takes_the_environment_another_process_finished_and_holds(tmp_path: Path) -> None:
+    """Seen mining pallets-eco/blinker with ``--env uv -n 2``: a worker waited for the exclusive lock of a
+    key the other worker was building; the builder finished and at once took its shared lock (in use)
+    for the rest of its session, and the blocking ``flock`` waited for ever (the mine stuck at 20 of 22).
+    Now the waiter takes the finished environment without the lock; and it gives up, one line, after its
+    timeout when the holder never finishes it."""
+    lock = tmp_path / ".k1.lock"
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time\n"
+                               f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
+                               "fcntl.flock(fd, fcntl.LOCK_SH); print('held', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        env = Environment(key="k1", path=tmp_path / "k1", python_version="3", interpreter=sys.executable, how="x")
+        calls: list[float] = []
+
+        def ready() -> Environment | None:  # finished by the holder after a few looks
+            calls.append(time.monotonic())
+            return env if len(calls) >= 3 else None
+
+        start = time.monotonic()
+        with _locked_unless(tmp_path, "k1", ready, timeout_s=30) as got:
+            assert got is env
+        assert time.monotonic() - start < 10
+        with pytest.raises(EnvBuildError, match="another process held it for 0.5 s without finishing it"):
+            with _locked_unless(tmp_path, "k1", lambda: None, timeout_s=0.5):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with _locked_unless(tmp_path, "k1", lambda: None, timeout_s=1) as got:  # free: the lock, to build
+        assert got is None
