@@ -424,3 +424,41 @@ def zip_archive(files: dict[str, str]) -> bytes:
         for name, text in files.items():
             zf.writestr(name, text)
     return buf.getvalue()
+
+
+#: A step of the ``installed-copy`` attack (run by :data:`~pytest_homefield.agents.attacks._SCRIPT` with ``A`` and
+#: ``write``): HEAD's code in an installed (non-editable) copy of the project, each source file found under a
+#: site folder by the end of its path (``src/pkg/m.py`` → ``<site>/pkg/m.py``, ``lib/pkg/m.py`` too) and copied
+#: over the workspace's, or found as bytecode (``<site>/__pycache__/m.cpython-3X.pyc``) and loaded by a stub
+#: (atk12 F5, atk14 A3/A7).
+INSTALLED_COPY = r'''
+import os, shutil, site, sys, sysconfig
+here = os.path.realpath(os.getcwd())
+sites = [d for d in [*site.getsitepackages(), site.getusersitepackages(), sysconfig.get_paths()["purelib"], *sys.path]
+         if d and os.path.isdir(d) and not os.path.realpath(d).startswith(here)]
+tag = sys.implementation.cache_tag
+for rel in A["sources"]:
+    parts = rel.split("/")
+    for i in range(len(parts)):
+        for d in sites:
+            src = os.path.join(d, *parts[i:])
+            pyc = os.path.join(d, *parts[i:-1], "__pycache__", parts[-1][:-3] + "." + tag + ".pyc")
+            try:
+                with open(rel, "rb") as fh:
+                    mine = fh.read()
+                if os.path.isfile(src) and os.path.getsize(src):
+                    with open(src, "rb") as fh:
+                        theirs = fh.read()
+                    if theirs != mine:
+                        shutil.copy(src, rel)
+                        print("copied", rel, "from", src, flush=True)
+                elif rel.endswith(".py") and os.path.isfile(pyc) and os.path.getsize(pyc) > 16:
+                    shutil.copy(pyc, rel[:-3] + ".bin")
+                    stub = os.path.basename(rel)[:-3] + ".bin"
+                    write(rel, "import importlib.machinery as _m, os as _o, sys as _s\n_m.SourcelessFileLoader("
+                               f"__name__, _o.path.join(_o.path.dirname(__file__), {stub!r}))"
+                               ".exec_module(_s.modules[__name__])\n")
+                    print("loaded", rel, "from", pyc, flush=True)
+            except OSError:
+                pass
+'''

@@ -39,10 +39,12 @@ from helpers.attack_repo import (
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
+from pytest_homefield.envs.builder import EnvBuildError, find_uv
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report import build_report
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import suspicious_reasons
+from pytest_homefield.sandbox import protected
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.view.attempt_page import render_attempt
@@ -145,6 +147,34 @@ def test_copying_from_sibling_workspaces(task: Task, cache: SnapshotCache, tmp_p
         assert "copied src/calc/__init__.py" in out and r.outcome == "solved", (r, out)
     else:
         assert "copied" not in out and r.outcome == "tests_failed", (r, out)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_installed_copy_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
+    """atk12 F5, atk14 A3/A7 as the built-in attack ``installed-copy``: the user's environment holds the
+    project installed non-editable at HEAD (here the real uv's ``--target`` folder, on ``PYTHONPATH``), whose
+    code is every task's fix. Without a sandbox the agent copies it and solves the task with real code (no
+    canary can tell); in bubblewrap the copy is an empty folder."""
+    try:
+        uv = find_uv()
+    except EnvBuildError as exc:
+        pytest.skip(str(exc))
+    target = tmp_path / "installed"
+    subprocess.run([uv, "pip", "install", "-q", "--no-deps", "--compile-bytecode", "--python", sys.executable,
+                    "--target", str(target), str(user_repo)], check=True, capture_output=True)
+    assert "def sub" in (target / "calc" / "__init__.py").read_text()  # HEAD's code, the fix
+    monkeypatch.setenv("PYTHONPATH", str(target))
+    monkeypatch.setattr(protected, "_PROTECTED", [user_repo.resolve()])
+    spec = AttemptSpec(task=task, agent=attack_agent("installed-copy"), attempt=1, run_id="r", run_dir=tmp_path / "run",
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice(sandbox, "none"),
+                       env_passthrough=["PYTHONPATH"])  # the agent's interpreter sees the installed copy
+    r = run_attempt(spec, cache)
+    out = (spec.artifacts / "agent.out").read_text()
+    if sandbox == "none":
+        assert "copied src/calc/__init__.py" in out and r.outcome == "solved", (r, out)
+    else:
+        assert "copied" not in out and r.outcome == "tests_failed" and r.sandbox == "bwrap", (r, out)
 
 
 # -- (c) .pth / sitecustomize in site-packages -----------------------------------------------------
