@@ -1,7 +1,9 @@
 """What a tree declares about its Python environment, and the content key of that environment.
 
 A *declaration* is the set of files at the top of a tree that say which packages its tests need:
-``pyproject.toml``, ``uv.lock``, ``setup.py``, ``setup.cfg`` and ``requirements*.txt``. It is read
+``pyproject.toml``, ``uv.lock``, ``setup.py``, ``setup.cfg`` and ``requirements*.txt``, and the test
+requirements of a ``requirements/`` folder (``requirements/test*.txt``: the pallets projects keep their
+pinned test tools in ``requirements/tests.txt``). It is read
 from a folder (:func:`read_declaration`) or straight from a commit without a checkout
 (:func:`declaration_at`). The key (:func:`env_key`) hashes those files' bytes with the chosen
 interpreter's version and the extras and groups, so every commit with the same declaration shares
@@ -53,16 +55,21 @@ __all__ = [
     "env_key",
 ]
 
-#: Top-level file names (and ``requirements*.txt``) that make up a declaration.
+#: Top-level file names (and ``requirements*.txt``, ``requirements/test*.txt``) that make up a declaration.
 DECLARATION_FILES = ("pyproject.toml", "uv.lock", "setup.py", "setup.cfg")
 _REQUIREMENTS = "requirements*.txt"
+#: The test requirements of a ``requirements/`` folder (not its docs, typing or build ones).
+_FOLDER = "requirements"
+_FOLDER_REQUIREMENTS = "requirements/test*.txt"
 #: Bumped when the way environments are built changes, so old ones are not reused.
 KEY_VERSION = 1
 
 
 def is_declaration_file(path: str) -> bool:
-    """``path`` (repository-relative) is a top-level declaration file."""
-    return "/" not in path and (path in DECLARATION_FILES or fnmatch.fnmatch(path, _REQUIREMENTS))
+    """``path`` (repository-relative) is a declaration file: a top-level one, or ``requirements/test*.txt``."""
+    if "/" not in path:
+        return path in DECLARATION_FILES or fnmatch.fnmatch(path, _REQUIREMENTS)
+    return path.count("/") == 1 and fnmatch.fnmatch(path, _FOLDER_REQUIREMENTS)
 
 
 @dataclass(frozen=True)
@@ -96,8 +103,8 @@ class Declaration:
 
     @property
     def requirements(self) -> list[str]:
-        """The ``requirements*.txt`` names, sorted."""
-        return sorted(n for n in self.files if fnmatch.fnmatch(n, _REQUIREMENTS))
+        """The requirements files (``requirements*.txt``, ``requirements/test*.txt``), sorted."""
+        return sorted(n for n in self.files if n.endswith(".txt") and is_declaration_file(n))
 
     @property
     def is_empty(self) -> bool:
@@ -118,7 +125,8 @@ class Declaration:
 def read_declaration(tree: Path) -> Declaration:
     """The declaration files at the top of the folder ``tree``."""
     files: dict[str, bytes] = {}
-    for name in [*DECLARATION_FILES, *sorted(p.name for p in Path(tree).glob(_REQUIREMENTS))]:
+    found = [*Path(tree).glob(_REQUIREMENTS), *Path(tree).glob(_FOLDER_REQUIREMENTS)]
+    for name in [*DECLARATION_FILES, *sorted(p.relative_to(tree).as_posix() for p in found)]:
         path = Path(tree) / name
         if path.is_file():
             files[name] = path.read_bytes()
@@ -128,7 +136,10 @@ def read_declaration(tree: Path) -> Declaration:
 def declaration_at(repo: Path, commit: str) -> Declaration:
     """The declaration files of ``commit`` read from git (no checkout). Raises ``SnapshotError``
     for an unknown commit."""
-    names = [n for n in git("ls-tree", "--name-only", "-z", commit, cwd=repo).split("\0") if is_declaration_file(n)]
+    listed = git("ls-tree", "--name-only", "-z", commit, cwd=repo).split("\0")
+    if _FOLDER in listed:
+        listed += git("ls-tree", "--name-only", "-z", commit, f"{_FOLDER}/", cwd=repo).split("\0")
+    names = [n for n in listed if is_declaration_file(n)]
     files: dict[str, bytes] = {}
     for name in names:
         out = subprocess.run(["git", "cat-file", "blob", f"{commit}:{name}"], cwd=repo, capture_output=True,

@@ -30,6 +30,10 @@ def test_declaration_files_are_top_level_manifests() -> None:
     assert is_declaration_file("pyproject.toml") and is_declaration_file("requirements-dev.txt")
     assert is_declaration_file("uv.lock") and is_declaration_file("setup.cfg")
     assert not is_declaration_file("sub/pyproject.toml") and not is_declaration_file("package.json")
+    # a requirements/ folder's test requirements (pallets: requirements/tests.txt), not its docs or typing ones
+    assert is_declaration_file("requirements/tests.txt") and is_declaration_file("requirements/test.txt")
+    assert not is_declaration_file("requirements/docs.txt") and not is_declaration_file("requirements/tests.in")
+    assert not is_declaration_file("requirements/x/tests.txt") and not is_declaration_file("docs/requirements.txt")
 
 
 def test_read_declaration_and_defaults(tmp_path: Path) -> None:
@@ -41,6 +45,12 @@ def test_read_declaration_and_defaults(tmp_path: Path) -> None:
     assert decl.requires_python == "==3.11.*" and decl.has_project
     assert decl.default_groups() == ["test"] and decl.default_extras() == []
     assert decl.requirements == ["requirements-test.txt"]
+    (tmp_path / "requirements").mkdir()
+    for name in ("tests.txt", "tests.in", "docs.txt"):
+        (tmp_path / "requirements" / name).write_text("pytest-asyncio==0.23.6\n")
+    decl = read_declaration(tmp_path)
+    assert decl.requirements == ["requirements-test.txt", "requirements/tests.txt"]
+    assert sorted(decl.files) == ["pyproject.toml", "requirements-test.txt", "requirements/tests.txt"]
 
 
 def test_declaration_at_reads_each_commit_without_a_checkout(tmp_path: Path) -> None:
@@ -49,6 +59,11 @@ def test_declaration_at_reads_each_commit_without_a_checkout(tmp_path: Path) -> 
     a, b = declaration_at(repo.path, first), declaration_at(repo.path, second)
     assert list(a.files) == ["pyproject.toml"] and b"hfdep" in b.files["pyproject.toml"]
     assert env_key(a, PY311, extras=[], groups=["test"]) != env_key(b, PY311, extras=[], groups=["test"])
+    repo.write("requirements/tests.txt", "pytest\n")
+    repo.write("requirements/docs.txt", "sphinx\n")
+    repo.commit("Pin the test tools")
+    c = declaration_at(repo.path, repo.git("rev-parse", "HEAD").strip())
+    assert c.files["requirements/tests.txt"] == b"pytest\n" and "requirements/docs.txt" not in c.files
 
 
 def test_key_depends_on_files_python_extras_and_groups() -> None:
