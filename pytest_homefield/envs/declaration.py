@@ -61,8 +61,9 @@ _REQUIREMENTS = "requirements*.txt"
 #: The test requirements of a ``requirements/`` folder (not its docs, typing or build ones).
 _FOLDER = "requirements"
 _FOLDER_REQUIREMENTS = "requirements/test*.txt"
-#: Bumped when the way environments are built changes, so old ones are not reused.
-KEY_VERSION = 1
+#: Bumped when the way environments are built or declarations read changes, so old ones are not reused
+#: (2: ``requirements/test*.txt`` joined the declaration).
+KEY_VERSION = 2
 
 
 def is_declaration_file(path: str) -> bool:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.envs.declaration import KEY_VERSION
 from pytest_homefield.layout import HomefieldDir, results_path
 from pytest_homefield.mine.bounds import NOT_VERIFIED
 from pytest_homefield.mine.message_score import message_fields
@@ -52,7 +53,8 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
     (a :class:`~pytest_homefield.settings.Settings`), as a JSON-able dict: ``commit``, ``parent``,
     ``test_files`` and ``runnable`` (sorted), ``test_cmd``, ``setup_cmd``, ``stability_runs``,
     ``run_timeout`` / ``test_timeout`` (s), ``sandbox`` (``"bwrap"``/``"landlock"``/``"none"``), ``env``
-    (``fingerprint`` and the environment settings that exist), ``verify_version`` and ``reporter``
+    (``fingerprint``, the environment settings that exist, and with ``--env uv`` the environments'
+    :data:`~pytest_homefield.envs.declaration.KEY_VERSION`), ``verify_version`` and ``reporter``
     (:data:`REPORTER_DIGEST`); with ``services:`` or ``--test-network`` ports also ``services`` (the
     entries) and ``test_network`` (so a changed service command verifies again; without them the key is
     what it was before services existed); ``max_test_memory_mb`` and ``max_test_write_mb`` each when it
@@ -62,6 +64,8 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
         if hasattr(settings, name):
             value = getattr(settings, name)
             env[name] = list(value) if isinstance(value, list | tuple) else value
+    if getattr(settings, "env", None) == "uv":  # environments read or built another way: verify again
+        env["key_version"] = KEY_VERSION
     return {
         "commit": candidate["commit"],
         "parent": candidate["parent"],

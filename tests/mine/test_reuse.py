@@ -22,6 +22,7 @@ from helpers.attack_repo import NO_PLUGINS
 from helpers.e2e_repo import cli_env
 from helpers.gitrepo import GitRepo
 
+from pytest_homefield.envs.declaration import KEY_VERSION
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path
 from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
@@ -74,6 +75,11 @@ def test_the_key_changes_with_every_verification_input(tmp_path: Path) -> None:
     assert inputs["verify_version"] == VERIFY_VERSION
     assert inputs["reporter"] == REPORTER_DIGEST and re.fullmatch(r"[0-9a-f]{12}", REPORTER_DIGEST)
     assert verify_key({**inputs, "reporter": "0" * 12}) != verify_key(inputs)  # a changed reporter verifies again
+    # with --env uv, environments read or built another way (KEY_VERSION) verify again: a declaration that
+    # gained requirements/tests.txt (pallets-eco/blinker) was reused as dropped without pytest-asyncio
+    uv = verify_inputs(_cand(), resolve_settings(tmp_path, {"env": "uv"}, mode="mine"), runnable=[], sandbox="none",
+                       env_fingerprint="")
+    assert uv["env"]["key_version"] == KEY_VERSION and "key_version" not in inputs["env"]
 
 
 def _record(commit: str, key: str, **kw: Any) -> dict[str, Any]:
