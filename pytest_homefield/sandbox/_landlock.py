@@ -32,7 +32,9 @@ shared with the host without namespaces (atk12):
   ``fchmodat2``), ``EPERM``; every other ``chmod`` and ``utime`` (``utime``, ``utimes``, ``futimesat``,
   ``utimensat``; fd forms too: a read-only root's file opened for reading is enough for them) goes to
   the supervisor, which makes it only on an inode beneath the policy's ``rw`` paths, ``EACCES``
-  elsewhere (refusing them outright breaks ``shutil.copy`` and every installer; contracts §9); and
+  elsewhere (refusing them outright breaks ``shutil.copy`` and every installer; contracts §9), and so do
+  ``setxattr``, ``removexattr`` and their ``l``/``f`` forms (``setxattrat``, ``removexattrat``:
+  ``ENOSYS``); and
   ``seccomp`` with ``SECCOMP_FILTER_FLAG_NEW_LISTENER``, ``EPERM`` (the command's own listener would
   answer for the supervisor);
 * with ``"unix": false``, ``socket(AF_UNIX, …)``, ``EACCES`` (Landlock, ABI ≤ 7, does not confine
@@ -118,7 +120,7 @@ AUDIT_ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 #: ``kernel_objects``: keyrings and System V IPC, named machine-wide and outliving the process;
 #: ``chown``: the owner changes by path Landlock does not confine (``fchown`` is not refused: ``cp -p``
 #: keeps an owner through it). The ``chmod`` and ``utime`` forms the supervisor makes are its
-#: :data:`~._landlock_supervisor.CALLS`.
+#: :data:`~._landlock_supervisor.CALLS` (with the extended attributes').
 SYSCALLS: dict[str, dict[str, object]] = {
     "x86_64": {"socket": 41, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54,
                "kernel_objects": (248, 249, 250, 68, 69, 70, 71, 64, 65, 66, 220, 29, 30, 31, 67),
@@ -226,6 +228,8 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
     for n, (kind, _, _, value, _) in calls.items():
         on(n, f"mode{value}" if kind == "chmod" else "notify")  # a setuid/setgid/sticky mode: EPERM
     on(supervisor.SYS_SECCOMP[machine], "seccomp")
+    for n in supervisor.XATTR_AT:
+        on(n, "enosys")
     if confined:
         for name, flags in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)):
             on(nr[name], f"flags{flags}")  # type: ignore[arg-type]

@@ -1,11 +1,13 @@
-"""The Landlock launcher's supervisor: ``chmod`` and ``utime`` confined to the policy's ``rw`` roots (stdlib
-only: imported by :mod:`._landlock`, which runs as ``python -I -S``).
+"""The Landlock launcher's supervisor: ``chmod``, ``utime`` and extended attributes confined to the policy's
+``rw`` roots (stdlib only: imported by :mod:`._landlock`, which runs as ``python -I -S``).
 
 Landlock has no right for metadata, so a confined process could ``chmod`` or ``utime`` any host path it
-can name (atk12 F4), and ``fchmod``/``futimens`` any file it may read (a read-only root's: as root,
-``fchmod(fd, 0o4755)`` on a root-owned interpreter). The launcher forks: its child confines itself and
-installs the seccomp filter with a listener (``SECCOMP_FILTER_FLAG_NEW_LISTENER``) whose :data:`CALLS`
-(every form of ``chmod`` and ``utime``) return ``SECCOMP_RET_USER_NOTIF``; the parent, outside the
+can name (atk12 F4), ``fchmod``/``futimens`` any file it may read (a read-only root's: as root,
+``fchmod(fd, 0o4755)`` on a root-owned interpreter), and set extended attributes there (a POSIX ACL is a
+mode; a user attribute, data for whoever reads the file next). The launcher forks: its child confines
+itself and installs the seccomp filter with a listener (``SECCOMP_FILTER_FLAG_NEW_LISTENER``) whose
+:data:`CALLS` (every form of ``chmod``, ``utime``, ``setxattr`` and ``removexattr``) return
+``SECCOMP_RET_USER_NOTIF``; the parent, outside the
 Landlock domain, takes the listener (``pidfd_getfd``) and becomes this supervisor (:func:`serve`). For
 each notification it
 
@@ -13,17 +15,17 @@ each notification it
    ``dirfd``, ``/proc/TID/cwd`` for ``AT_FDCWD``; for an fd form, that fd's inode is the target), then
    checks ``SECCOMP_IOCTL_NOTIF_ID_VALID`` (the caller is still the thread that asked, so those handles
    are its own);
-2. reads the path (and the times) from that memory once: its own copy, so a thread of the caller that
-   rewrites the string meanwhile changes nothing;
+2. reads the path (and the times, the attribute's name and value) from that memory once: its own copy,
+   so a thread of the caller that rewrites the string meanwhile changes nothing;
 3. opens the path ``O_PATH`` against that folder, with ``O_NOFOLLOW`` when the call had
    ``AT_SYMLINK_NOFOLLOW`` (``/proc/self`` and ``/proc/thread-self`` at its start mean the caller's);
 4. reads the opened inode's real path (``/proc/self/fd/N``) and refuses with ``EACCES`` (what Landlock
    answers) unless it is one of :func:`roots` or beneath one, or no host file (:func:`may_change`): a
    symlink swapped meanwhile changes which inode was opened, never which one is checked;
-5. makes the change itself on that inode (``chmod`` through ``/proc/self/fd/N``; ``utimensat(N, "",
-   …, AT_EMPTY_PATH)``) and answers with its result: the call in the caller never runs
-   (``SECCOMP_USER_NOTIF_FLAG_CONTINUE`` is never sent: the caller could change its arguments after the
-   check).
+5. makes the change itself on that inode (``chmod``, ``setxattr``, ``removexattr`` through
+   ``/proc/self/fd/N``; ``utimensat(N, "", …, AT_EMPTY_PATH)``) and answers with its result: the call
+   in the caller never runs (``SECCOMP_USER_NOTIF_FLAG_CONTINUE`` is never sent: the caller could change
+   its arguments after the check).
 
 The supervisor drops every capability when it runs as root (as the child does), so the change is made
 with the caller's credentials: the same permission checks (owner, write access for "now"). It is a child
@@ -50,15 +52,26 @@ import stat
 #: machine → system call number → ``(op, dirfd argument, path argument, value argument, flags argument)``
 #: (indexes into the call's arguments; ``None``: the call has none). ``op``: ``chmod`` (value: the mode),
 #: ``utime`` (``struct utimbuf *``), ``utimes`` (``struct timeval[2]``), ``utimensat`` (``struct
-#: timespec[2]``). ``fchmod``, and ``futimesat``/``utimensat`` with a NULL path (``futimens``), act on
-#: their fd: its inode is checked the same way (a file of a read-only root opened for reading would do).
+#: timespec[2]``), ``setxattr`` (value: the name, then the value, its size, the flags), ``removexattr``
+#: (value: the name); an ``l`` before it: the last symlink not followed. ``fchmod``, ``fsetxattr``,
+#: ``fremovexattr``, and ``futimesat``/``utimensat`` with a NULL path (``futimens``), act on their fd: its
+#: inode is checked the same way (a file of a read-only root opened for reading would do).
 CALLS: dict[str, dict[int, tuple[str, int | None, int | None, int, int | None]]] = {
     "x86_64": {90: ("chmod", None, 0, 1, None), 91: ("chmod", 0, None, 1, None), 268: ("chmod", 0, 1, 2, None),
                452: ("chmod", 0, 1, 2, 3), 132: ("utime", None, 0, 1, None), 235: ("utimes", None, 0, 1, None),
-               261: ("utimes", 0, 1, 2, None), 280: ("utimensat", 0, 1, 2, 3)},
+               261: ("utimes", 0, 1, 2, None), 280: ("utimensat", 0, 1, 2, 3),
+               188: ("setxattr", None, 0, 1, None), 189: ("lsetxattr", None, 0, 1, None),
+               190: ("setxattr", 0, None, 1, None), 197: ("removexattr", None, 0, 1, None),
+               198: ("lremovexattr", None, 0, 1, None), 199: ("removexattr", 0, None, 1, None)},
     "aarch64": {52: ("chmod", 0, None, 1, None), 53: ("chmod", 0, 1, 2, None), 452: ("chmod", 0, 1, 2, 3),
-                88: ("utimensat", 0, 1, 2, 3)},
+                88: ("utimensat", 0, 1, 2, 3), 5: ("setxattr", None, 0, 1, None), 6: ("lsetxattr", None, 0, 1, None),
+                7: ("setxattr", 0, None, 1, None), 14: ("removexattr", None, 0, 1, None),
+                15: ("lremovexattr", None, 0, 1, None), 16: ("removexattr", 0, None, 1, None)},
 }
+#: ``setxattrat``, ``removexattrat`` (Linux 6.13, the same on every architecture): ``ENOSYS``, as on an
+#: older kernel (callers fall back to the calls above).
+XATTR_AT = (463, 466)
+XATTR_SIZE_MAX = 65536
 SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
 SYS_PIDFD_GETFD = 438  # the same on every architecture
 SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
@@ -180,9 +193,11 @@ def _target(notif: _Notif, spec: tuple[str, int | None, int | None, int, int | N
             listener: int) -> tuple[int, int]:
     """The inode the call names, opened ``O_PATH``, and the caller's memory fd (steps 1-3 of the module
     docstring). Raises ``OSError`` with the call's error."""
-    _, dir_i, path_i, _, flags_i = spec
+    op, dir_i, path_i, _, flags_i = spec
     tid, args = notif.pid, notif.data.args
     flags = int(args[flags_i]) & 0xFFFFFFFF if flags_i is not None else 0
+    if op.startswith("l"):  # lsetxattr, lremovexattr
+        flags |= AT_SYMLINK_NOFOLLOW
     by_fd = path_i is None or not args[path_i]  # fchmod; futimens (utimensat, futimesat with a NULL path)
     if flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) or (by_fd and flags):
         raise _fail(22)
@@ -226,17 +241,36 @@ def _apply(notif: _Notif, machine: str, listener: int, allowed: tuple[str, ...])
     try:
         if not may_change(fd, allowed):
             raise _fail(13)  # EACCES, as Landlock answers outside its rules
+        args = notif.data.args
+        if op.endswith("xattr"):
+            _xattr(op, fd, mem, [int(a) for a in args[value_i:value_i + 4]])
+            return
         if op == "chmod":
             if stat.S_ISLNK(os.fstat(fd).st_mode):
                 raise _fail(95)  # EOPNOTSUPP: a symlink has no mode (fchmodat2 with AT_SYMLINK_NOFOLLOW)
-            os.chmod(f"/proc/self/fd/{fd}", int(notif.data.args[value_i]) & 0o7777)
+            os.chmod(f"/proc/self/fd/{fd}", int(args[value_i]) & 0o7777)
             return
-        times = _times(op, mem, int(notif.data.args[value_i]))
+        times = _times(op, mem, int(args[value_i]))
         if _libc.utimensat(fd, b"", times, AT_EMPTY_PATH) != 0:
             raise _fail(ctypes.get_errno())
     finally:
         os.close(fd)
         os.close(mem)
+
+
+def _xattr(op: str, fd: int, mem: int, args: list[int]) -> None:
+    """``setxattr``/``removexattr`` (``args``: the name's address, then the value's, its size, the flags)
+    on the inode ``fd`` holds. Raises ``OSError``."""
+    if stat.S_ISLNK(os.fstat(fd).st_mode):
+        raise _fail(1)  # EPERM: what a user attribute of a symlink gets (the others need capabilities)
+    name = os.fsdecode(_read_path(mem, args[0]))
+    if op.endswith("removexattr"):
+        os.removexattr(f"/proc/self/fd/{fd}", name)
+        return
+    if args[2] > XATTR_SIZE_MAX:
+        raise _fail(7)  # E2BIG
+    value = _read(mem, args[1], args[2]) if args[2] else b""
+    os.setxattr(f"/proc/self/fd/{fd}", name, value, args[3] & 0xFFFFFFFF)
 
 
 def handle(listener: int, machine: str, allowed: tuple[str, ...]) -> None:

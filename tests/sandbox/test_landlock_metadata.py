@@ -1,7 +1,7 @@
-"""Plain ``chmod`` and ``utime`` under Landlock (atk12 F4, issue 30): Landlock has no right for metadata, so
-the launcher's supervisor (``sandbox/_landlock_supervisor.py``) makes the path forms itself, only on an inode
-beneath the policy's read-write roots. A host file outside keeps its mode and times whatever path reaches
-it (a symlink, ``/proc/self/fd``, a string or a link swapped by another thread); honest code in its own
+"""``chmod``, ``utime`` and extended attributes under Landlock (atk12 F4, issue 30): Landlock has no right
+for metadata, so the launcher's supervisor (``sandbox/_landlock_supervisor.py``) makes them itself, only on
+an inode beneath the policy's read-write roots. A host file outside keeps its mode, times and attributes whatever
+path reaches it (a symlink, ``/proc/self/fd``, a string or a link swapped by another thread); honest code in its own
 folders (``shutil.copy``, ``python -m venv``, ``pip install``) still works. Each check against the host has
 its control (``none``): the same code changes the file without the sandbox. Real Landlock, real kernel."""
 
@@ -159,6 +159,46 @@ def test_fd_forms_reach_no_host_file(abi: int, tmp_path: Path, sandbox: str) -> 
     assert {k: v for k, v in out.items() if not k.endswith("-host")} == {
         f"{call}-{name}": "yes" for name in ours for call in ("fchmod", "futimens")}, out
     assert _unchanged(host) == confined
+
+
+#: Extended attributes: a POSIX ACL is a mode (``chmod 000`` by another name) and a user attribute of a
+#: file the next attempt reads is a channel to it; by path, by fd of a file opened for reading, removed.
+XATTRS = '''
+host, ro_file = sys.argv[1], sys.argv[2]
+ACL_NONE = bytes.fromhex("02000000" "01000000ffffffff" "04000000ffffffff" "20000000ffffffff")  # u::- g::- o::-
+open("mine.py", "w").write("x = 2")
+for tag, path in (("host", host), ("ws", "mine.py")):
+    reach(f"user-attr-{tag}", lambda: os.setxattr(path, "user.hidden_tests", b"def test_x(): ..."))
+    reach(f"remove-{tag}", lambda: os.removexattr(path, "user.hidden_tests"))
+    reach(f"acl-{tag}", lambda: os.setxattr(path, "system.posix_acl_access", ACL_NONE))
+fd = os.open(ro_file, os.O_RDONLY)
+reach("user-attr-fd-host", lambda: os.setxattr(fd, "user.hidden_tests", b"def test_x(): ..."))
+reach("remove-fd-host", lambda: os.removexattr(fd, "user.left"))
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_extended_attributes_of_a_host_file_are_refused(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """Landlock has no right for extended attributes either: a POSIX ACL set on a host file took away
+    every permission as ``chmod 000`` did, and a user attribute carried data to whoever reads the file
+    next. Refused outside the agent's folders (by path and by fd), made inside; without the sandbox, made."""
+    host = _host_file(tmp_path)
+    ro_file = tmp_path / "ro" / "module.py"
+    ro_file.parent.mkdir()
+    ro_file.write_text("y = 1\n")
+    try:
+        os.setxattr(ro_file, "user.left", b"1")
+    except OSError as exc:
+        pytest.skip(f"no user attributes on {tmp_path}: {exc}")
+    out = agent_reach(sandbox, abi, tmp_path, XATTRS, str(host), str(ro_file), ro=[ro_file.parent])
+    confined = sandbox == "landlock"
+    assert out == {"user-attr-host": "no" if confined else "yes", "acl-host": "no" if confined else "yes",
+                   "remove-host": "no" if confined else "yes", "user-attr-ws": "yes", "acl-ws": "yes",
+                   "remove-ws": "yes", "user-attr-fd-host": "no" if confined else "yes",
+                   "remove-fd-host": "no" if confined else "yes"}, out
+    assert _unchanged(host) == confined  # a minimal ACL is stored as the mode: 000
+    assert ("user.hidden_tests" in os.listxattr(ro_file)) != confined
+    assert ("user.left" in os.listxattr(ro_file)) == confined
 
 
 #: Two processes sharing memory (threads would take turns on the GIL): one calls chmod/utime on a path its
