@@ -33,8 +33,8 @@ shared with the host without namespaces (atk12):
   ``utimensat``; fd forms too: a read-only root's file opened for reading is enough for them) goes to
   the supervisor, which makes it only on an inode beneath the policy's ``rw`` paths, ``EACCES``
   elsewhere (refusing them outright breaks ``shutil.copy`` and every installer; contracts §9), and so do
-  ``setxattr``, ``removexattr`` and their ``l``/``f`` forms (``setxattrat``, ``removexattrat``:
-  ``ENOSYS``); and
+  ``fchown``, ``setxattr``, ``removexattr`` and their ``l``/``f`` forms (``setxattrat``,
+  ``removexattrat``: ``ENOSYS``); and
   ``seccomp`` with ``SECCOMP_FILTER_FLAG_NEW_LISTENER``, ``EPERM`` (the command's own listener would
   answer for the supervisor);
 * with ``"unix": false``, ``socket(AF_UNIX, …)``, ``EACCES`` (Landlock, ABI ≤ 7, does not confine
@@ -118,9 +118,9 @@ class _SockFprog(ctypes.Structure):
 AUDIT_ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 #: System call numbers the filter looks at, per machine (``asm/unistd_64.h``; aarch64: ``asm-generic``).
 #: ``kernel_objects``: keyrings and System V IPC, named machine-wide and outliving the process;
-#: ``chown``: the owner changes by path Landlock does not confine (``fchown`` is not refused: ``cp -p``
-#: keeps an owner through it). The ``chmod`` and ``utime`` forms the supervisor makes are its
-#: :data:`~._landlock_supervisor.CALLS` (with the extended attributes').
+#: ``chown``: the owner changes by path Landlock does not confine (``fchown``, which ``cp -p`` keeps an
+#: owner with, goes to the supervisor). The calls the supervisor makes are its
+#: :data:`~._landlock_supervisor.CALLS`.
 SYSCALLS: dict[str, dict[str, object]] = {
     "x86_64": {"socket": 41, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54,
                "kernel_objects": (248, 249, 250, 68, 69, 70, 71, 64, 65, 66, 220, 29, 30, 31, 67),

@@ -53,7 +53,8 @@ import stat
 #: (indexes into the call's arguments; ``None``: the call has none). ``op``: ``chmod`` (value: the mode),
 #: ``utime`` (``struct utimbuf *``), ``utimes`` (``struct timeval[2]``), ``utimensat`` (``struct
 #: timespec[2]``), ``setxattr`` (value: the name, then the value, its size, the flags), ``removexattr``
-#: (value: the name); an ``l`` before it: the last symlink not followed. ``fchmod``, ``fsetxattr``,
+#: (value: the name), ``fchown`` (value: the owner, then the group); an ``l`` before it: the last symlink not
+#: followed (owner changes by path are refused by the filter: ``EPERM``). ``fchmod``, ``fchown``, ``fsetxattr``,
 #: ``fremovexattr``, and ``futimesat``/``utimensat`` with a NULL path (``futimens``), act on their fd: its
 #: inode is checked the same way (a file of a read-only root opened for reading would do).
 CALLS: dict[str, dict[int, tuple[str, int | None, int | None, int, int | None]]] = {
@@ -62,11 +63,13 @@ CALLS: dict[str, dict[int, tuple[str, int | None, int | None, int, int | None]]]
                261: ("utimes", 0, 1, 2, None), 280: ("utimensat", 0, 1, 2, 3),
                188: ("setxattr", None, 0, 1, None), 189: ("lsetxattr", None, 0, 1, None),
                190: ("setxattr", 0, None, 1, None), 197: ("removexattr", None, 0, 1, None),
-               198: ("lremovexattr", None, 0, 1, None), 199: ("removexattr", 0, None, 1, None)},
+               198: ("lremovexattr", None, 0, 1, None), 199: ("removexattr", 0, None, 1, None),
+               93: ("fchown", 0, None, 1, None)},
     "aarch64": {52: ("chmod", 0, None, 1, None), 53: ("chmod", 0, 1, 2, None), 452: ("chmod", 0, 1, 2, 3),
                 88: ("utimensat", 0, 1, 2, 3), 5: ("setxattr", None, 0, 1, None), 6: ("lsetxattr", None, 0, 1, None),
                 7: ("setxattr", 0, None, 1, None), 14: ("removexattr", None, 0, 1, None),
-                15: ("lremovexattr", None, 0, 1, None), 16: ("removexattr", 0, None, 1, None)},
+                15: ("lremovexattr", None, 0, 1, None), 16: ("removexattr", 0, None, 1, None),
+                55: ("fchown", 0, None, 1, None)},
 }
 #: ``setxattrat``, ``removexattrat`` (Linux 6.13, the same on every architecture): ``ENOSYS``, as on an
 #: older kernel (callers fall back to the calls above).
@@ -244,6 +247,10 @@ def _apply(notif: _Notif, machine: str, listener: int, allowed: tuple[str, ...])
         args = notif.data.args
         if op.endswith("xattr"):
             _xattr(op, fd, mem, [int(a) for a in args[value_i:value_i + 4]])
+            return
+        if op == "fchown":  # uid_t, gid_t: (uid_t) -1 keeps it
+            owner, group = (ctypes.c_int32(int(a) & 0xFFFFFFFF).value for a in args[value_i:value_i + 2])
+            os.chown(f"/proc/self/fd/{fd}", owner, group)
             return
         if op == "chmod":
             if stat.S_ISLNK(os.fstat(fd).st_mode):

@@ -134,6 +134,8 @@ host = os.open(sys.argv[1], os.O_RDONLY)
 reach("fchmod-host", lambda: os.fchmod(host, 0o600))
 reach("fchmod-setuid-host", lambda: os.fchmod(host, 0o4755))
 reach("futimens-host", lambda: os.utime(host, (0, 0)))
+# its own ids (root without capabilities can give no other), yet that clears a setuid bit
+reach("fchown-host", lambda: os.fchown(host, os.getuid(), os.getgid()))
 mine = os.open("mine.py", os.O_CREAT | os.O_WRONLY, 0o644)
 r, w = os.pipe()
 unnamed = os.open(".", os.O_TMPFILE | os.O_WRONLY, 0o600)
@@ -141,23 +143,25 @@ memfd = os.memfd_create("m")
 for name, fd in (("mine", mine), ("pipe", r), ("tmpfile", unnamed), ("memfd", memfd)):
     reach(f"fchmod-{name}", lambda: os.fchmod(fd, 0o640))
     reach(f"futimens-{name}", lambda: os.utime(fd, (0, 0)))
+    reach(f"fchown-{name}", lambda: os.fchown(fd, -1, os.getgid()))
 '''
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_fd_forms_reach_no_host_file(abi: int, tmp_path: Path, sandbox: str) -> None:
     """A read-only root's file opened for reading (Landlock allows it) was enough to ``fchmod`` it, setuid
-    bit included: the fd forms are checked like the path forms (the fd's inode beneath a read-write root,
-    or no host file: a pipe, an unnamed file, a memfd)."""
+    bit included, and to ``fchown`` it (to its own owner: that clears a setuid bit): the fd forms are
+    checked like the path forms (the fd's inode beneath a read-write root, or no host file: a pipe, an
+    unnamed file, a memfd)."""
     host = _host_file(tmp_path)
     out = agent_reach(sandbox, abi, tmp_path, FD_FORMS, str(host), ro=[host.parent])
     confined = sandbox == "landlock"
     assert {k: v for k, v in out.items() if k.endswith("-host")} == {
         "fchmod-host": "no" if confined else "yes", "fchmod-setuid-host": "no" if confined else "yes",
-        "futimens-host": "no" if confined else "yes"}, out
+        "futimens-host": "no" if confined else "yes", "fchown-host": "no" if confined else "yes"}, out
     ours = ("mine", "pipe", "tmpfile", "memfd")
     assert {k: v for k, v in out.items() if not k.endswith("-host")} == {
-        f"{call}-{name}": "yes" for name in ours for call in ("fchmod", "futimens")}, out
+        f"{call}-{name}": "yes" for name in ours for call in ("fchmod", "futimens", "fchown")}, out
     assert _unchanged(host) == confined
 
 
