@@ -81,8 +81,9 @@ SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
 NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
 AT_FDCWD, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH = -100, 0x100, 0x1000
 PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PATH_MAX = 1, 36, 4096
-#: The names ``/proc/self/fd`` gives objects of no file system a path reaches.
-PSEUDO = ("pipe:", "socket:", "anon_inode:")
+#: The names ``/proc/self/fd`` gives objects of no file system a path reaches, each its own inode (not
+#: ``anon_inode:``: eventfds, epolls, timers share one inode machine-wide).
+PSEUDO = ("pipe:", "socket:")
 FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -145,10 +146,10 @@ def roots(rw: list[str]) -> tuple[str, ...]:
 
 def may_change(fd: int, allowed: tuple[str, ...]) -> bool:
     """Whether the inode ``fd`` holds may change: its real path is one of ``allowed`` or beneath one, or it
-    is no host file (a pipe, a socket, an anonymous inode; a file with no name left, ``O_TMPFILE`` or
-    deleted: only rw roots could give it one)."""
+    is no host file (a pipe, a socket; a file with no name left, deleted, ``O_TMPFILE`` or a memfd: only
+    rw roots could give it one)."""
     real = os.readlink(f"/proc/self/fd/{fd}")
-    if real.startswith(PSEUDO) or os.fstat(fd).st_nlink == 0:
+    if real.startswith(PSEUDO) or (real.endswith(" (deleted)") and os.fstat(fd).st_nlink == 0):
         return True
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in allowed)
 
