@@ -74,9 +74,11 @@ import warnings  # noqa: F401  os.execvp imports it: done before the policy may 
 
 if __package__:
     from . import _landlock_supervisor as supervisor
+    from ._reaper import exit_like
 else:  # run by path with -I: its folder is not on sys.path; after the stdlib, so it shadows nothing
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
     import _landlock_supervisor as supervisor  # type: ignore[no-redef]
+    from _reaper import exit_like  # type: ignore[no-redef]
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 CREATE_RULESET_VERSION = 1
@@ -358,14 +360,7 @@ def main(argv: list[str]) -> int:
         _confined_child(policy, argv[2:], ready_w, go_r, parent)
     os.close(ready_w)
     os.close(go_r)
-    status = _supervise(policy, child, ready_r, go_w)
-    if status >= 0:
-        return status
-    if __package__:  # the command died of a signal: so does the launcher (the reaper's way, imported only then)
-        from ._reaper import exit_like
-    else:
-        from _reaper import exit_like  # type: ignore[no-redef]
-    return exit_like(status)
+    return exit_like(_supervise(policy, child, ready_r, go_w))  # the command's signal: the launcher dies of it
 
 
 def _confined_child(policy: dict[str, object], command: list[str], ready: int, go: int, parent: int) -> None:
