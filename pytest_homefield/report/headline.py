@@ -13,9 +13,6 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
 * when any graded attempt ran its hidden tests without a sandbox (``test_sandbox`` ``none``: ``--sandbox
   none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
   the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
-* when any graded attempt ran its hidden tests under Landlock (``test_sandbox`` ``landlock``), how many,
-  and that there an agent's code can still change the mode and times of host files it can name
-  (another attempt's folders among them: §9 "Residual risk");
 * the reference agents' sanity line: ``oracle`` is expected to solve every task and ``noop`` none
   (``sim:P`` agents have no expected rate and are left out of it);
 * tasks × attempts per task;
@@ -100,16 +97,6 @@ def _unsandboxed(rep: Report) -> str | None:
             f"{'these verdicts' if every else 'their verdicts'} can be bought")
 
 
-def _landlocked(rep: Report) -> str | None:
-    """``'3 of 24 graded attempts ran under Landlock, where an agent's code can still change the mode and
-    times of host files it can name'``; ``None`` when none did (or the runs do not record it)."""
-    share = _graded_under(rep, "landlock")
-    if share is None:
-        return None
-    return (f"{share[0]} ran under Landlock, where an agent's code can still change the mode and times of host "
-            "files it can name")
-
-
 def _sanity(rep: Report) -> str | None:
     """``reference agents as expected (oracle 100%, noop 0%)`` or what is off; ``None`` without any."""
     refs = [a for a in rep.agents.values() if _kind(a) in _EXPECTED]  # sim:P has no expected rate
@@ -147,7 +134,7 @@ def headline_parts(report: Report) -> list[str]:
     """The headline's clauses in order (empty when the report has no attempt yet)."""
     if not report.agents or not any(a.attempts for a in report.agents.values()):
         return []
-    return [p for p in (_comparison(report), _unsandboxed(report), _landlocked(report), _sanity(report),
+    return [p for p in (_comparison(report), _unsandboxed(report), _sanity(report),
                         _size(report), _cost(report)) if p]
 
 

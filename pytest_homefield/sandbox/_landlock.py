@@ -1,4 +1,4 @@
-"""The Landlock launcher: confine this process to a policy, then become the command (stdlib only).
+"""The Landlock launcher: confine a child to a policy, make it the command, supervise it (stdlib only).
 
 Started as ``python -I -S _landlock.py POLICY -- ARGV...`` (by path, with ``-I -S``, like
 :mod:`._reaper`: nothing of the command's environment is imported into it), where ``POLICY`` is one
@@ -8,27 +8,35 @@ JSON object (built by :func:`pytest_homefield.sandbox.landlock.landlock_argv`)::
      "net": null | {"connect": [PORT, ...], "bind": [PORT, ...]}, "scope": true | false,
      "unix": true | false, "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
 
-It calls ``landlock_create_ruleset`` with every filesystem right the kernel's Landlock ABI knows
-handled, adds a ``LANDLOCK_RULE_PATH_BENEATH`` rule per existing path (``ro``: execute, read files,
-list folders; ``list``: list folders only, names and never contents; ``rw``: every right; ``dev``: read
-and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have), with ``net`` (ABI
-≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``: the network is
-not confined), with ``scope`` (ABI ≥ 6) signals and abstract Unix sockets to processes outside the new
-domain refused; then, when it runs as root, drops every capability (bounding set, ambient,
-effective/permitted/inheritable: root keeps its uid but not ``CAP_DAC_READ_SEARCH``'s
-``open_by_handle_at``, which walks no path); sets
-``PR_SET_NO_NEW_PRIVS``; ``landlock_restrict_self``; installs a seccomp filter (x86_64 and aarch64;
-elsewhere it refuses); and ``execvp`` ARGV. The domain holds for the command and every process it
-starts; nothing can lift it. The filter closes what Landlock leaves shared with the host without
-namespaces (atk12):
+It forks (:func:`main`). The child calls ``landlock_create_ruleset`` with every filesystem right the
+kernel's Landlock ABI knows handled, adds a ``LANDLOCK_RULE_PATH_BENEATH`` rule per existing path (``ro``:
+execute, read files, list folders; ``list``: list folders only, names and never contents; ``rw``: every
+right; ``dev``: read and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have),
+with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``:
+the network is not confined), with ``scope`` (ABI ≥ 6) signals and abstract Unix sockets to processes
+outside the new domain refused; then, when it runs as root, drops every capability (bounding set,
+ambient, effective/permitted/inheritable: root keeps its uid but not ``CAP_DAC_READ_SEARCH``'s
+``open_by_handle_at``, which walks no path); sets ``PR_SET_NO_NEW_PRIVS``; ``landlock_restrict_self``;
+installs a seccomp filter with a listener (x86_64 and aarch64; elsewhere it refuses); hands the listener
+to the parent; and becomes ARGV (``execvp``). The domain holds for the command and every process it
+starts; nothing can lift it. The parent, outside the domain, is the supervisor
+(:mod:`._landlock_supervisor`): it answers the filter's notifications, forwards signals to the command
+and exits with its status. The filter closes what Landlock leaves
+shared with the host without namespaces (atk12):
 
 * kernel objects named machine-wide that outlive the process, ``EPERM``: the keyrings (``add_key``,
   ``request_key``, ``keyctl``) and System V IPC (``msg*``, ``sem*``, ``shm*``): a test run could leave
   the hidden tests there for the next attempt's agent;
-* metadata Landlock has no right for, ``EPERM``: every owner change (``chown``, ``lchown``,
-  ``fchownat``) and a mode with setuid, setgid or sticky bits by path (``chmod``, ``fchmodat``,
-  ``fchmodat2``; ``fchmod`` needs a file opened through Landlock). Other modes and ``utime`` of a
-  path it can name stay open: refusing them breaks ``shutil.copy`` and every installer (contracts §9);
+* metadata Landlock has no right for: every owner change by path (``chown``, ``lchown``,
+  ``fchownat``) and a mode with setuid, setgid or sticky bits (``chmod``, ``fchmod``, ``fchmodat``,
+  ``fchmodat2``), ``EPERM``; every other ``chmod`` and ``utime`` (``utime``, ``utimes``, ``futimesat``,
+  ``utimensat``; fd forms too: a read-only root's file opened for reading is enough for them) goes to
+  the supervisor, which makes it only on an inode beneath the policy's ``rw`` paths, ``EACCES``
+  elsewhere (refusing them outright breaks ``shutil.copy`` and every installer; contracts §9), and so do
+  ``fchown``, ``setxattr``, ``removexattr`` and their ``l``/``f`` forms (``setxattrat``,
+  ``removexattrat``: ``ENOSYS``); and
+  ``seccomp`` with ``SECCOMP_FILTER_FLAG_NEW_LISTENER``, ``EPERM`` (the command's own listener would
+  answer for the supervisor);
 * with ``"unix": false``, ``socket(AF_UNIX, …)``, ``EACCES`` (Landlock, ABI ≤ 7, does not confine
   ``connect`` to a named Unix socket: a Docker or ssh-agent socket would be reached; ``socketpair``
   stays);
@@ -50,7 +58,9 @@ Rights per ABI (linux/landlock.h): 1: the 13 of Linux 5.13; 2: ``REFER`` (5.19);
 under the policy are the file's business); 6: scoping (6.12); 7: audit flags (6.15, unused).
 
 Exit status 126 with one line on stderr, and the command never started, when Landlock is missing
-(``ENOSYS``, ``EOPNOTSUPP``: disabled at boot) or a step fails: it never runs a command unconfined.
+(``ENOSYS``, ``EOPNOTSUPP``: disabled at boot) or a step fails (the supervisor's calls are all older
+than Landlock: no kernel has Landlock without them): it never runs a command unconfined or
+unsupervised. Otherwise the command's exit status, or the launcher dies of the command's signal.
 """
 
 from __future__ import annotations
@@ -58,8 +68,17 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import signal
 import sys
 import warnings  # noqa: F401  os.execvp imports it: done before the policy may hide the stdlib
+
+if __package__:
+    from . import _landlock_supervisor as supervisor
+    from ._reaper import exit_like
+else:  # run by path with -I: its folder is not on sys.path; after the stdlib, so it shadows nothing
+    sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+    import _landlock_supervisor as supervisor  # type: ignore[no-redef]
+    from _reaper import exit_like  # type: ignore[no-redef]
 
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446  # the same on every architecture
 CREATE_RULESET_VERSION = 1
@@ -101,17 +120,18 @@ class _SockFprog(ctypes.Structure):
 AUDIT_ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 #: System call numbers the filter looks at, per machine (``asm/unistd_64.h``; aarch64: ``asm-generic``).
 #: ``kernel_objects``: keyrings and System V IPC, named machine-wide and outliving the process;
-#: ``chown``: the owner changes Landlock does not confine (path and fd forms alike);
-#: ``chmod``: name → index of the mode argument (path forms: ``fchmod`` needs a file opened through Landlock).
+#: ``chown``: the owner changes by path Landlock does not confine (``fchown``, which ``cp -p`` keeps an
+#: owner with, goes to the supervisor). The calls the supervisor makes are its
+#: :data:`~._landlock_supervisor.CALLS`.
 SYSCALLS: dict[str, dict[str, object]] = {
     "x86_64": {"socket": 41, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54,
                "kernel_objects": (248, 249, 250, 68, 69, 70, 71, 64, 65, 66, 220, 29, 30, 31, 67),
-               "chown": (92, 94, 260), "chmod": {90: 1, 268: 2, 452: 2}},
+               "chown": (92, 94, 260)},
     "aarch64": {"socket": 198, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "setsockopt": 208,
                 "kernel_objects": (217, 218, 219, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197),
-                "chown": (54,), "chmod": {53: 2, 452: 2}},
+                "chown": (54,)},
 }
-PR_SET_SECCOMP, SECCOMP_MODE_FILTER, NR_IO_URING_SETUP, X32_BIT = 22, 2, 425, 0x40000000
+NR_IO_URING_SETUP, X32_BIT, ALLOW, USER_NOTIF = 425, 0x40000000, 0x7FFF0000, 0x7FC00000
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, SOCK_STREAM, IPPROTO_TCP = 1, 2, 10, 16, 1, 6
 MSG_FASTOPEN, SOL_TCP, TCP_FASTOPEN_CONNECT, SPECIAL_MODE_BITS = 0x20000000, 6, 30, 0o7000
 EPERM, EACCES, ENOSYS = 1, 13, 38
@@ -206,16 +226,23 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
     for n in (*nr["kernel_objects"], *nr["chown"]):  # type: ignore[misc]
         on(n, "eperm")
     on(nr["socket"], "socket")  # type: ignore[arg-type]
-    for n, mode in nr["chmod"].items():  # type: ignore[attr-defined]
-        on(n, f"mode{mode}")
+    calls = supervisor.CALLS[machine]
+    for n, (kind, _, _, value, _) in calls.items():
+        on(n, f"mode{value}" if kind == "chmod" else "notify")  # a setuid/setgid/sticky mode: EPERM
+    on(supervisor.SYS_SECCOMP[machine], "seccomp")
+    for n in supervisor.XATTR_AT:
+        on(n, "enosys")
     if confined:
         for name, flags in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)):
             on(nr[name], f"flags{flags}")  # type: ignore[arg-type]
         on(nr["setsockopt"], "setsockopt")  # type: ignore[arg-type]
-    code.append((ret, 0, 0, 0x7FFF0000))  # allow
-    for mode in sorted(set(nr["chmod"].values())):  # type: ignore[attr-defined]
+    code.append((ret, 0, 0, ALLOW))
+    for mode in sorted({value for kind, _, _, value, _ in calls.values() if kind == "chmod"}):
         at(f"mode{mode}")
-        code += [(ld, 0, 0, _arg(mode)), (jset, "eperm", "allow", SPECIAL_MODE_BITS)]
+        code += [(ld, 0, 0, _arg(mode)), (jset, "eperm", "notify", SPECIAL_MODE_BITS)]
+    at("seccomp")  # no second listener: its "continue" would override the supervisor's answers
+    code += [(ld, 0, 0, _arg(0)), (jeq, 0, "allow", supervisor.SECCOMP_SET_MODE_FILTER), (ld, 0, 0, _arg(1)),
+             (jset, "eperm", "allow", supervisor.NEW_LISTENER)]
     if confined:
         for flags in (2, 3):
             at(f"flags{flags}")
@@ -234,11 +261,11 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
         at("netlink")
         code += [(ld, 0, 0, _arg(2)), (jeq, "allow", "eacces", 0)]  # NETLINK_ROUTE only
     else:
-        code.append((ret, 0, 0, 0x7FFF0000))
+        code.append((ret, 0, 0, ALLOW))
     at("unix")
-    code.append((ret, 0, 0, 0x7FFF0000 if unix else 0x00050000 | EACCES))
-    for label, action in (("allow", 0x7FFF0000), ("eacces", 0x00050000 | EACCES), ("eperm", 0x00050000 | EPERM),
-                          ("enosys", 0x00050000 | ENOSYS), ("kill", 0x80000000)):
+    code.append((ret, 0, 0, ALLOW if unix else 0x00050000 | EACCES))
+    for label, action in (("allow", ALLOW), ("eacces", 0x00050000 | EACCES), ("eperm", 0x00050000 | EPERM),
+                          ("enosys", 0x00050000 | ENOSYS), ("kill", 0x80000000), ("notify", USER_NOTIF)):
         at(label)
         code.append((ret, 0, 0, action))
     out = []
@@ -250,18 +277,21 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
     return out
 
 
-def _install_filter(unix: bool, confined: bool) -> None:
-    """Install :func:`filter_program` for this machine. Raises :class:`Refused`."""
-    program = filter_program(os.uname().machine, unix, confined)
+def _install_filter(unix: bool, confined: bool) -> int:
+    """Install :func:`filter_program` for this machine; returns its listener fd (close-on-exec). Raises
+    :class:`Refused`."""
+    machine = os.uname().machine
+    program = filter_program(machine, unix, confined)
     filters = (_SockFilter * len(program))(*[_SockFilter(*ins) for ins in program])
-    prog = _SockFprog(len(program), filters)
-    if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
-        raise Refused(f"seccomp filter: {os.strerror(ctypes.get_errno())}")
+    try:
+        return supervisor.install(_SockFprog(len(program), filters), machine)
+    except OSError as exc:
+        raise Refused(exc.strerror) from None
 
 
 def restrict(policy: dict[str, object]) -> int:
-    """Confine this process to ``policy`` (module docstring); returns the ABI used. Raises
-    :class:`Refused`."""
+    """Confine this process to ``policy`` (module docstring); returns the filter's listener fd, for the
+    supervisor to take. Raises :class:`Refused`."""
     version = abi()
     handled_fs = FS_RIGHTS[min(version, 3)]
     net = policy.get("net")
@@ -287,10 +317,9 @@ def restrict(policy: dict[str, object]) -> int:
         if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise Refused(f"prctl(PR_SET_NO_NEW_PRIVS): {os.strerror(ctypes.get_errno())}")
         _call("landlock_restrict_self", SYS_RESTRICT_SELF, ruleset, 0)
-        _install_filter(unix=policy.get("unix") is not False, confined=isinstance(net, dict))
+        return _install_filter(unix=policy.get("unix") is not False, confined=isinstance(net, dict))
     finally:
         os.close(ruleset)
-    return version
 
 
 def _read_policy(word: str) -> str:
@@ -316,20 +345,82 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         policy = json.loads(_read_policy(argv[0]))
-        restrict(policy)
-    except (Refused, ValueError, TypeError, OSError) as exc:
+        if not isinstance(policy, dict):
+            raise TypeError("the policy is not a JSON object")
+    except (ValueError, TypeError, OSError) as exc:
         print(f"homefield landlock: {exc}", file=sys.stderr)
         return 126
-    env = os.environ
-    for name in policy.get("unsetenv") or []:
-        env.pop(name, None)
-    env.update(policy.get("setenv") or {})
+    ready_r, ready_w = os.pipe2(os.O_CLOEXEC)
+    go_r, go_w = os.pipe2(os.O_CLOEXEC)
+    parent = os.getpid()
+    child = os.fork()
+    if child == 0:
+        os.close(ready_r)
+        os.close(go_w)
+        _confined_child(policy, argv[2:], ready_w, go_r, parent)
+    os.close(ready_w)
+    os.close(go_r)
+    return exit_like(_supervise(policy, child, ready_r, go_w))  # the command's signal: the launcher dies of it
+
+
+def _confined_child(policy: dict[str, object], command: list[str], ready: int, go: int, parent: int) -> None:
+    """The forked child: confine itself (:func:`restrict`), tell the supervisor its listener's fd number
+    on ``ready``, wait for ``go`` (the supervisor holds its copy), then become ``command``. Never returns:
+    exit 126 with one line when a step fails (nothing runs unconfined or unsupervised), 127 when
+    ``command`` cannot start."""
+    code = 126
     try:
-        os.execvp(argv[2], argv[2:])
-    except OSError as exc:
-        print(f"homefield landlock: cannot start {argv[2]}: {exc}", file=sys.stderr)
-        return 127
+        _libc.prctl(supervisor.PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # the command dies with its supervisor
+        if os.getppid() != parent:
+            raise Refused("the supervisor is gone")
+        listener = restrict(policy)
+        os.write(ready, b"%d\n" % listener)
+        if os.read(go, 1) != b"1":
+            raise Refused("the supervisor did not take the listener")
+        for fd in (listener, ready, go):
+            os.close(fd)
+        env = os.environ
+        for name in policy.get("unsetenv") or []:  # type: ignore[attr-defined]
+            env.pop(name, None)
+        env.update(policy.get("setenv") or {})  # type: ignore[call-overload]
+        code = 127
+        os.execvp(command[0], command)
+    except BaseException as exc:  # noqa: BLE001  never back into the supervisor's code
+        why = f"cannot start {command[0]}: {exc}" if code == 127 else str(exc)
+        print(f"homefield landlock: {why}", file=sys.stderr, flush=True)
+    os._exit(code)
+
+
+def _supervise(policy: dict[str, object], child: int, ready: int, go: int) -> int:
+    """The parent: take the confined child's listener, say go, and answer its notifications until it exits
+    (:func:`~._landlock_supervisor.serve`); its status (``os.waitstatus_to_exitcode``), 126 when the
+    listener cannot be taken (the child killed, nothing run)."""
+    with os.fdopen(ready, "rb") as fh:
+        word = fh.readline()
+    if not word.endswith(b"\n"):  # the child refused (it said why) or died
+        os.close(go)
+        return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+    try:
+        listener = supervisor.take_listener(child, int(word))
+        allowed = supervisor.roots([str(p) for p in policy.get("rw") or []])  # type: ignore[attr-defined]
+        if os.geteuid() == 0:
+            _drop_capabilities()  # the changes it makes are the child's: the same permission checks
+    except (OSError, Refused) as exc:
+        print(f"homefield landlock: {exc}", file=sys.stderr)
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        return 126
+    os.write(go, b"1")
+    os.close(go)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):  # the command's stdin and stdout end with the command, not with its supervisor
+        os.dup2(null, fd)
+    os.close(null)
+    return supervisor.serve(listener, child, os.uname().machine, allowed)
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # the supervisor outlived the command: no interpreter teardown (some ms) to wait for

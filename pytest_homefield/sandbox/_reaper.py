@@ -268,7 +268,13 @@ def main(argv: list[str]) -> int:
         stop_tree(grace if got == signal.SIGTERM else 0.0)
         status = -got
     reap()
-    if status < 0:  # die of the command's signal, so the caller sees it
+    return exit_like(status)
+
+
+def exit_like(status: int) -> int:
+    """Exit as the command did: ``status`` (``os.waitstatus_to_exitcode``) when it exited, else die of its
+    signal here, so the caller sees it (``128 + signal`` returned should that fail)."""
+    if status < 0:
         try:
             signal.signal(-status, signal.SIG_DFL)
         except (OSError, ValueError):  # SIGKILL, SIGSTOP: no handler to reset

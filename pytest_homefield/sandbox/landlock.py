@@ -21,6 +21,9 @@ command. What a policy allows:
   a subfolder. ``/proc/<pid>/cwd`` and ``/proc/<pid>/root`` of another process resolve to the real
   file, which is outside the allowed set, and Landlock forbids ptrace (and so ``/proc/<pid>/environ``,
   ``mem``, ``fd``, and those links themselves) of any process outside the domain;
+* metadata: ``chmod``, ``utime`` and extended attributes change only what lies beneath its ``rw`` paths
+  (Landlock has no right for them: the launcher's supervisor, :mod:`._landlock_supervisor`, makes each
+  change itself);
 * TCP (ABI ≥ 4): ``connect`` only to ``connect``'s ports, ``bind`` only to an ephemeral port (port 0);
   ``connect=None``: the network not confined. Landlock knows ports, not addresses: an allowed port is
   allowed on every host; it does not know UDP, which the launcher's seccomp filter refuses when the

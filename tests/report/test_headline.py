@@ -167,14 +167,15 @@ def test_verdicts_graded_without_a_sandbox_are_said_to_be_buyable(tmp_path: Path
     assert "sandbox" not in headline(Report.from_dict(rep))
 
 
-def test_attempts_graded_under_landlock_say_what_it_leaves_open(tmp_path: Path) -> None:
-    """atk12 F4: under Landlock an agent's code can still change the mode and times of a host file it can
-    name (contracts §9); a run graded there says so in its headline, with how many graded attempts; one
-    graded under bubblewrap says nothing of the kind."""
+def test_attempts_graded_under_landlock_get_no_metadata_warning(tmp_path: Path) -> None:
+    """atk12 F4 is closed under Landlock (the launcher's supervisor makes chmod and utime only in the
+    attempt's own folders, contracts §9): a run graded there no longer claims that an agent's code can
+    change the mode and times of host files; one graded without a sandbox still says its verdicts can be
+    bought."""
     agents = {"alpha": "cmd:./a", "bravo": "cmd:./b"}
     outcomes = {"alpha": ["solved", "solved", "tests_failed"], "bravo": ["tests_failed", "solved", "empty_patch"]}
     rep = _report(tmp_path / "a", agents, outcomes, test_sandbox={"alpha": "landlock", "bravo": "bwrap"})
-    assert "; 3 of 5 graded attempts ran under Landlock, where an agent's code can still change the mode and " \
-           "times of host files it can name;" in headline(Report.from_dict(rep))
-    rep = _report(tmp_path / "b", agents, outcomes, test_sandbox={"alpha": "bwrap", "bravo": "bwrap"})
-    assert "Landlock" not in headline(Report.from_dict(rep))
+    text = headline(Report.from_dict(rep))
+    assert "mode and times" not in text and "Landlock" not in text, text
+    rep = _report(tmp_path / "b", agents, outcomes, test_sandbox={"alpha": "landlock", "bravo": "none"})
+    assert "graded attempts ran the hidden tests without a sandbox" in headline(Report.from_dict(rep))

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.landlock import SANDBOXES, backend, landlock_abi
+from helpers.landlock import SANDBOXES, agent_reach, backend, landlock_abi
 
-from pytest_homefield.sandbox import bwrap, landlock
-from pytest_homefield.sandbox.backends import AgentBox
+from pytest_homefield.sandbox import landlock
 from pytest_homefield.sandbox.nethint import semaphore_hint
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.testrun import run_tests
@@ -28,40 +27,6 @@ from pytest_homefield.sandbox.testrun import run_tests
 def abi() -> int:
     return landlock_abi()
 
-
-def _agent(sandbox: str, abi: int, tmp_path: Path, script: str, *args: str,
-           ports: tuple[int, ...] = ()) -> dict[str, str]:
-    """``script`` run as an agent's program (its workspace, ``TMPDIR``, ``HOME``; no network but
-    ``ports``): the ``name verdict`` lines it printed, as a dict."""
-    ws, tmp, home = (tmp_path / "box" / n for n in ("ws", "tmp", "home"))
-    for d in (ws, tmp, home):
-        d.mkdir(parents=True, exist_ok=True)
-    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=bwrap.python_paths([sys.executable]),
-                   network=False, agent="a", ports=ports)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
-    wrapped = backend(sandbox, abi).wrap_agent([sys.executable, "-c", PRELUDE + script, *args], env, box)
-    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.log",
-                       stderr_path=tmp_path / "agent.err").exit_code
-    text = (tmp_path / "agent.log").read_text()
-    assert code == 0, text + (tmp_path / "agent.err").read_text()[-2000:]
-    return dict(line.split(" ", 1) for line in text.splitlines())
-
-
-#: ``reach(name, fn)`` prints ``name yes`` when ``fn()`` worked, ``name no`` when it raised ``OSError``.
-PRELUDE = '''
-import ctypes, os, platform, socket, sys
-libc = ctypes.CDLL(None, use_errno=True)
-def reach(name, fn):
-    try:
-        fn()
-        print(name, "yes")
-    except OSError as exc:
-        print(name, "no")
-def check(ret):
-    if ret == -1:
-        raise OSError(ctypes.get_errno(), "refused")
-    return ret
-'''
 
 #: The machine-wide objects: a file in ``/dev/shm``, a key in the user's keyring, a System V message
 #: queue, semaphore set and shared-memory segment; each removed again when it was made (the control).
@@ -97,7 +62,7 @@ def test_an_agent_shares_no_kernel_object_with_the_host(abi: int, tmp_path: Path
     """atk12 F1/F1b/F3: a file in the host's ``/dev/shm``, a key in the user's keyring, a System V queue,
     semaphore set or segment outlive the process and are seen by every later one (a test run left the
     hidden tests there for the next attempt's agent): none can be made under Landlock; all without it."""
-    out = _agent(sandbox, abi, tmp_path, KERNEL_OBJECTS, f"hf-test-{uuid.uuid4().hex[:12]}")
+    out = agent_reach(sandbox, abi, tmp_path, KERNEL_OBJECTS, f"hf-test-{uuid.uuid4().hex[:12]}")
     expected = "no" if sandbox == "landlock" else "yes"
     assert out == dict.fromkeys(("dev-shm", "keyring", "msg-queue", "semaphores", "shared-memory"), expected), out
 
@@ -171,7 +136,7 @@ def test_tcp_past_landlocks_connect_check_is_refused(abi: int, tmp_path: Path, s
         "/proc/sys/net/mptcp/enabled").exists() else False
     service, allowed = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
     try:
-        out = _agent(sandbox, abi, tmp_path, TCP_PAST_CONNECT, str(service.getsockname()[1]),
+        out = agent_reach(sandbox, abi, tmp_path, TCP_PAST_CONNECT, str(service.getsockname()[1]),
                      str(allowed.getsockname()[1]), ports=(allowed.getsockname()[1],))
     finally:
         service.close()
@@ -205,7 +170,7 @@ def test_an_agent_cannot_set_setuid_or_chown_a_host_file(abi: int, tmp_path: Pat
     host.parent.mkdir()
     host.write_text("#!/bin/sh\n")
     host.chmod(0o755)
-    out = _agent(sandbox, abi, tmp_path, HOST_METADATA, str(host))
+    out = agent_reach(sandbox, abi, tmp_path, HOST_METADATA, str(host))
     confined = sandbox == "landlock"
     assert out == {"setuid-on-host-file": "no" if confined else "yes", "chown-host-file": "no" if confined else "yes",
                    "copy-in-workspace": "yes", "chmod-x-in-workspace": "yes"}, out

@@ -1,0 +1,347 @@
+"""The Landlock launcher's supervisor: ``chmod``, ``utime`` and extended attributes confined to the policy's
+``rw`` roots (stdlib only: imported by :mod:`._landlock`, which runs as ``python -I -S``).
+
+Landlock has no right for metadata, so a confined process could ``chmod`` or ``utime`` any host path it
+can name (atk12 F4), ``fchmod``/``futimens`` any file it may read (a read-only root's: as root,
+``fchmod(fd, 0o4755)`` on a root-owned interpreter), and set extended attributes there (a POSIX ACL is a
+mode; a user attribute, data for whoever reads the file next). The launcher forks: its child confines
+itself and installs the seccomp filter with a listener (``SECCOMP_FILTER_FLAG_NEW_LISTENER``) whose
+:data:`CALLS` (every form of ``chmod``, ``utime``, ``setxattr`` and ``removexattr``) return
+``SECCOMP_RET_USER_NOTIF``; the parent, outside the
+Landlock domain, takes the listener (``pidfd_getfd``) and becomes this supervisor (:func:`serve`). For
+each notification it
+
+1. opens the caller's ``/proc/TID/mem`` and the folder the path is relative to (``/proc/TID/fd/N`` for a
+   ``dirfd``, ``/proc/TID/cwd`` for ``AT_FDCWD``; for an fd form, that fd's inode is the target), then
+   checks ``SECCOMP_IOCTL_NOTIF_ID_VALID`` (the caller is still the thread that asked, so those handles
+   are its own);
+2. reads the path (and the times, the attribute's name and value) from that memory once: its own copy,
+   so a thread of the caller that rewrites the string meanwhile changes nothing;
+3. opens the path ``O_PATH`` against that folder, with ``O_NOFOLLOW`` when the call had
+   ``AT_SYMLINK_NOFOLLOW`` (``/proc/self`` and ``/proc/thread-self`` at its start mean the caller's);
+4. reads the opened inode's real path (``/proc/self/fd/N``) and refuses with ``EACCES`` (what Landlock
+   answers) unless it is one of :func:`roots` or beneath one, or no host file (:func:`may_change`): a
+   symlink swapped meanwhile changes which inode was opened, never which one is checked;
+5. makes the change itself on that inode (``chmod``, ``setxattr``, ``removexattr`` through
+   ``/proc/self/fd/N``; ``utimensat(N, "", …, AT_EMPTY_PATH)``) and answers with its result: the call
+   in the caller never runs (``SECCOMP_USER_NOTIF_FLAG_CONTINUE`` is never sent: the caller could change
+   its arguments after the check).
+
+The supervisor drops every capability when it runs as root (as the child does), so the change is made
+with the caller's credentials: the same permission checks (owner, write access for "now"). It is a child
+subreaper (a daemonised descendant stays its descendant, whose memory it may read even under Yama
+``ptrace_scope=1``), forwards ``SIGTERM``, ``SIGINT``, ``SIGHUP``, ``SIGQUIT``, ``SIGUSR1``, ``SIGUSR2``
+to the command, and exits with the command's status (or dies of its signal) once the command ends. When
+it is gone, the calls fail with ``ENOSYS`` in every process of the domain (never unconfined). The child
+cannot signal it (Landlock scope, ABI ≥ 6) nor read its memory (Landlock denies ptrace out of a domain),
+and the filter refuses a new listener to the command (``seccomp`` with ``NEW_LISTENER``: a later
+listener's "continue" would override this one's answers).
+
+Kernel: Landlock (5.13) implies every call used here (user notifications 5.5, ``pidfd_getfd`` 5.6,
+``utimensat`` with ``AT_EMPTY_PATH`` 5.8); a step that fails refuses the command (exit 126).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import select
+import signal
+import stat
+
+#: machine → system call number → ``(op, dirfd argument, path argument, value argument, flags argument)``
+#: (indexes into the call's arguments; ``None``: the call has none). ``op``: ``chmod`` (value: the mode),
+#: ``utime`` (``struct utimbuf *``), ``utimes`` (``struct timeval[2]``), ``utimensat`` (``struct
+#: timespec[2]``), ``setxattr`` (value: the name, then the value, its size, the flags), ``removexattr``
+#: (value: the name), ``fchown`` (value: the owner, then the group); an ``l`` before it: the last symlink not
+#: followed (owner changes by path are refused by the filter: ``EPERM``). ``fchmod``, ``fchown``, ``fsetxattr``,
+#: ``fremovexattr``, and ``futimesat``/``utimensat`` with a NULL path (``futimens``), act on their fd: its
+#: inode is checked the same way (a file of a read-only root opened for reading would do).
+CALLS: dict[str, dict[int, tuple[str, int | None, int | None, int, int | None]]] = {
+    "x86_64": {90: ("chmod", None, 0, 1, None), 91: ("chmod", 0, None, 1, None), 268: ("chmod", 0, 1, 2, None),
+               452: ("chmod", 0, 1, 2, 3), 132: ("utime", None, 0, 1, None), 235: ("utimes", None, 0, 1, None),
+               261: ("utimes", 0, 1, 2, None), 280: ("utimensat", 0, 1, 2, 3),
+               188: ("setxattr", None, 0, 1, None), 189: ("lsetxattr", None, 0, 1, None),
+               190: ("setxattr", 0, None, 1, None), 197: ("removexattr", None, 0, 1, None),
+               198: ("lremovexattr", None, 0, 1, None), 199: ("removexattr", 0, None, 1, None),
+               93: ("fchown", 0, None, 1, None)},
+    "aarch64": {52: ("chmod", 0, None, 1, None), 53: ("chmod", 0, 1, 2, None), 452: ("chmod", 0, 1, 2, 3),
+                88: ("utimensat", 0, 1, 2, 3), 5: ("setxattr", None, 0, 1, None), 6: ("lsetxattr", None, 0, 1, None),
+                7: ("setxattr", 0, None, 1, None), 14: ("removexattr", None, 0, 1, None),
+                15: ("lremovexattr", None, 0, 1, None), 16: ("removexattr", 0, None, 1, None),
+                55: ("fchown", 0, None, 1, None)},
+}
+#: ``setxattrat``, ``removexattrat`` (Linux 6.13, the same on every architecture): ``ENOSYS``, as on an
+#: older kernel (callers fall back to the calls above).
+XATTR_AT = (463, 466)
+XATTR_SIZE_MAX = 65536
+SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+SYS_PIDFD_GETFD = 438  # the same on every architecture
+SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
+NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
+AT_FDCWD, AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH = -100, 0x100, 0x1000
+PR_SET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PATH_MAX = 1, 36, 4096
+#: The names ``/proc/self/fd`` gives objects of no file system a path reaches, each its own inode (not
+#: ``anon_inode:``: eventfds, epolls, timers share one inode machine-wide).
+PSEUDO = ("pipe:", "socket:")
+FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class _Data(ctypes.Structure):
+    _fields_ = [("nr", ctypes.c_int), ("arch", ctypes.c_uint32), ("ip", ctypes.c_uint64),
+                ("args", ctypes.c_uint64 * 6)]
+
+
+class _Notif(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("pid", ctypes.c_uint32), ("flags", ctypes.c_uint32), ("data", _Data)]
+
+
+class _Resp(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64), ("val", ctypes.c_int64), ("error", ctypes.c_int32),
+                ("flags", ctypes.c_uint32)]
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("sec", ctypes.c_int64), ("nsec", ctypes.c_int64)]
+
+
+def _fail(err: int) -> OSError:
+    return OSError(err, os.strerror(err))
+
+
+def install(program: ctypes.Structure, machine: str) -> int:
+    """Install the seccomp ``program`` (a ``struct sock_fprog``) with a listener; returns the listener fd
+    (close-on-exec). Raises ``OSError``."""
+    for flags in (NEW_LISTENER | WAIT_KILLABLE_RECV, NEW_LISTENER):  # killable wait: Linux 5.19
+        fd = int(_libc.syscall(SYS_SECCOMP[machine], SECCOMP_SET_MODE_FILTER, flags, ctypes.byref(program)))
+        if fd >= 0:
+            return fd
+        err = ctypes.get_errno()
+        if err != 22:  # EINVAL: the flag is unknown, try without
+            break
+    raise OSError(err, f"seccomp filter with a listener: {os.strerror(err)}")
+
+
+def take_listener(pid: int, fd: int) -> int:
+    """Our copy of descriptor ``fd`` of process ``pid`` (``pidfd_getfd``). Raises ``OSError``."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        got = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0))
+    finally:
+        os.close(pidfd)
+    if got < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"pidfd_getfd: {os.strerror(err)}")
+    return got
+
+
+def roots(rw: list[str]) -> tuple[str, ...]:
+    """The real paths of the policy's existing ``rw`` paths: what may change (Landlock's rules hold the
+    inodes these name)."""
+    return tuple(os.path.realpath(p) for p in rw if os.path.exists(p))
+
+
+def may_change(fd: int, allowed: tuple[str, ...]) -> bool:
+    """Whether the inode ``fd`` holds may change: its real path is one of ``allowed`` or beneath one, or it
+    is no host file (a pipe, a socket; a file with no name left, deleted, ``O_TMPFILE`` or a memfd: only
+    rw roots could give it one)."""
+    real = os.readlink(f"/proc/self/fd/{fd}")
+    if real.startswith(PSEUDO) or (real.endswith(" (deleted)") and os.fstat(fd).st_nlink == 0):
+        return True
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in allowed)
+
+
+def _read(mem: int, addr: int, size: int) -> bytes:
+    """``size`` bytes of the caller's memory at ``addr``. Raises ``OSError`` (``EFAULT``)."""
+    try:
+        data = os.pread(mem, size, addr)
+    except (OSError, OverflowError):
+        raise _fail(14) from None
+    if len(data) != size:
+        raise _fail(14)
+    return data
+
+
+def _read_path(mem: int, addr: int) -> bytes:
+    """The NUL-terminated path at ``addr``, read a page at a time. Raises ``OSError``."""
+    out = b""
+    while len(out) < PATH_MAX:
+        chunk = _read(mem, addr, 4096 - addr % 4096)
+        nul = chunk.find(b"\0")
+        if nul >= 0:
+            return out + chunk[:nul]
+        out += chunk
+        addr += len(chunk)
+    raise _fail(36)  # ENAMETOOLONG
+
+
+def _times(op: str, mem: int, addr: int) -> object:
+    """The two times of ``op`` at ``addr`` as ``struct timespec[2]`` (``None``: now). Raises ``OSError``."""
+    if addr == 0:
+        return None
+    raw = _read(mem, addr, 16 if op == "utime" else 32)
+    words = [int.from_bytes(raw[i:i + 8], "little", signed=True) for i in range(0, len(raw), 8)]
+    if op == "utime":  # struct utimbuf: actime, modtime in seconds
+        return (_Timespec * 2)(_Timespec(words[0], 0), _Timespec(words[1], 0))
+    if op == "utimes":  # struct timeval[2]
+        if not all(0 <= u < 1_000_000 for u in words[1::2]):
+            raise _fail(22)
+        return (_Timespec * 2)(_Timespec(words[0], words[1] * 1000), _Timespec(words[2], words[3] * 1000))
+    return (_Timespec * 2)(_Timespec(words[0], words[1]), _Timespec(words[2], words[3]))
+
+
+def _target(notif: _Notif, spec: tuple[str, int | None, int | None, int, int | None],
+            listener: int) -> tuple[int, int]:
+    """The inode the call names, opened ``O_PATH``, and the caller's memory fd (steps 1-3 of the module
+    docstring). Raises ``OSError`` with the call's error."""
+    op, dir_i, path_i, _, flags_i = spec
+    tid, args = notif.pid, notif.data.args
+    flags = int(args[flags_i]) & 0xFFFFFFFF if flags_i is not None else 0
+    if op.startswith("l"):  # lsetxattr, lremovexattr
+        flags |= AT_SYMLINK_NOFOLLOW
+    by_fd = path_i is None or not args[path_i]  # fchmod; futimens (utimensat, futimesat with a NULL path)
+    if flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) or (by_fd and flags):
+        raise _fail(22)
+    dirfd = ctypes.c_int32(args[dir_i] & 0xFFFFFFFF).value if dir_i is not None else AT_FDCWD
+    if by_fd and (dir_i is None or dirfd == AT_FDCWD):
+        raise _fail(14 if dir_i is None or path_i is not None else 9)  # chmod(NULL): EFAULT; fchmod(-100): EBADF
+    base = f"/proc/{tid}/cwd" if dirfd == AT_FDCWD else f"/proc/{tid}/fd/{dirfd}"
+    mem = os.open(f"/proc/{tid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        try:
+            folder = os.open(base, os.O_PATH | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise _fail(9) from None  # EBADF: no such fd
+        try:
+            if _libc.ioctl(listener, ctypes.c_ulong(NOTIF_ID_VALID), ctypes.byref(ctypes.c_uint64(notif.id))) != 0:
+                raise _fail(3)  # ESRCH: gone; the answer reaches no one
+            path = b"" if by_fd or path_i is None else _read_path(mem, int(args[path_i]))
+            if not path and not (by_fd or flags & AT_EMPTY_PATH):
+                raise _fail(2)
+            if not path:
+                return os.dup(folder), mem
+            for own in (b"/proc/self", b"/proc/thread-self"):
+                if path == own or path.startswith(own + b"/"):
+                    path = f"/proc/{tid}".encode() + path[len(own):]
+            nofollow = os.O_NOFOLLOW if flags & AT_SYMLINK_NOFOLLOW else 0
+            return os.open(path, os.O_PATH | os.O_CLOEXEC | nofollow, dir_fd=folder), mem
+        finally:
+            os.close(folder)
+    except BaseException:
+        os.close(mem)
+        raise
+
+
+def _apply(notif: _Notif, machine: str, listener: int, allowed: tuple[str, ...]) -> None:
+    """Steps 1-5 of the module docstring for one notification. Raises ``OSError`` with the call's error."""
+    spec = CALLS[machine].get(notif.data.nr)
+    if spec is None:
+        raise _fail(38)  # ENOSYS: not ours to make
+    op, value_i = spec[0], spec[3]
+    fd, mem = _target(notif, spec, listener)
+    try:
+        if not may_change(fd, allowed):
+            raise _fail(13)  # EACCES, as Landlock answers outside its rules
+        args = notif.data.args
+        if op.endswith("xattr"):
+            _xattr(op, fd, mem, [int(a) for a in args[value_i:value_i + 4]])
+            return
+        if op == "fchown":  # uid_t, gid_t: (uid_t) -1 keeps it
+            owner, group = (ctypes.c_int32(int(a) & 0xFFFFFFFF).value for a in args[value_i:value_i + 2])
+            os.chown(f"/proc/self/fd/{fd}", owner, group)
+            return
+        if op == "chmod":
+            if stat.S_ISLNK(os.fstat(fd).st_mode):
+                raise _fail(95)  # EOPNOTSUPP: a symlink has no mode (fchmodat2 with AT_SYMLINK_NOFOLLOW)
+            os.chmod(f"/proc/self/fd/{fd}", int(args[value_i]) & 0o7777)
+            return
+        times = _times(op, mem, int(args[value_i]))
+        if _libc.utimensat(fd, b"", times, AT_EMPTY_PATH) != 0:
+            raise _fail(ctypes.get_errno())
+    finally:
+        os.close(fd)
+        os.close(mem)
+
+
+def _xattr(op: str, fd: int, mem: int, args: list[int]) -> None:
+    """``setxattr``/``removexattr`` (``args``: the name's address, then the value's, its size, the flags)
+    on the inode ``fd`` holds. Raises ``OSError``."""
+    if stat.S_ISLNK(os.fstat(fd).st_mode):
+        raise _fail(1)  # EPERM: what a user attribute of a symlink gets (the others need capabilities)
+    name = os.fsdecode(_read_path(mem, args[0]))
+    if op.endswith("removexattr"):
+        os.removexattr(f"/proc/self/fd/{fd}", name)
+        return
+    if args[2] > XATTR_SIZE_MAX:
+        raise _fail(7)  # E2BIG
+    value = _read(mem, args[1], args[2]) if args[2] else b""
+    os.setxattr(f"/proc/self/fd/{fd}", name, value, args[3] & 0xFFFFFFFF)
+
+
+def handle(listener: int, machine: str, allowed: tuple[str, ...]) -> None:
+    """Receive one notification and answer it (the change made, or its error)."""
+    notif = _Notif()
+    if _libc.ioctl(listener, ctypes.c_ulong(NOTIF_RECV), ctypes.byref(notif)) != 0:
+        return  # ENOENT: the caller died meanwhile; EINTR: a signal, poll again
+    resp = _Resp(notif.id, 0, 0, 0)
+    try:
+        _apply(notif, machine, listener, allowed)
+    except OSError as exc:
+        resp.error = -(exc.errno or 13)
+    except Exception:  # never let the command wait for ever, never allow on a doubt
+        resp.error = -13
+    _libc.ioctl(listener, ctypes.c_ulong(NOTIF_SEND), ctypes.byref(resp))  # ENOENT: the caller died meanwhile
+
+
+def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...]) -> int:
+    """Answer ``listener``'s notifications until process ``child`` (the command) exits; its status
+    (``os.waitstatus_to_exitcode``: negative for a signal). Signals of :data:`FORWARDED` are passed on."""
+    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)
+
+    def forward(signum: int, frame: object) -> None:
+        try:
+            os.kill(child, signum)
+        except ProcessLookupError:
+            pass
+
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    for name in FORWARDED:
+        signal.signal(getattr(signal, name), forward)
+    poller = select.poll()
+    poller.register(listener, select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
+    while (status := _reap(child)) is None:  # first: the command may have ended before the handler was set
+        for fd, events in poller.poll():
+            if fd == wake_r:
+                _drain(wake_r)
+            elif events & select.POLLIN:
+                handle(listener, machine, allowed)
+            else:  # POLLHUP: no process of the domain is left
+                poller.unregister(listener)
+    return status
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 512):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _reap(child: int) -> int | None:
+    """Reap every exited child (orphans below this subreaper too); ``child``'s status once it exited."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return 1
+        if pid == 0:
+            return None
+        if pid == child:
+            return os.waitstatus_to_exitcode(status)
