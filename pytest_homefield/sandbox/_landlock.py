@@ -383,6 +383,8 @@ def _confined_child(policy: dict[str, object], command: list[str], ready: int, g
         for name in policy.get("unsetenv") or []:  # type: ignore[attr-defined]
             env.pop(name, None)
         env.update(policy.get("setenv") or {})  # type: ignore[call-overload]
+        for name in ("SIGPIPE", "SIGXFSZ"):  # Python ignores both, and an ignored signal stays ignored
+            signal.signal(getattr(signal, name), signal.SIG_DFL)  # across exec: the command's are the defaults
         code = 127
         os.execvp(command[0], command)
     except BaseException as exc:  # noqa: BLE001  never back into the supervisor's code

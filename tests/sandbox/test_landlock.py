@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -323,6 +324,18 @@ def test_the_launcher_never_runs_a_command_it_could_not_confine(abi: int, tmp_pa
         assert proc.stderr.startswith("homefield landlock: ") and not marker.exists()
     version = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), "--abi"], capture_output=True, text=True)
     assert version.stdout.strip() == str(abi)
+
+
+def test_the_command_gets_the_default_action_of_sigpipe_and_sigxfsz(abi: int, tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across ``exec``: a command
+    started by the launcher printed "Broken pipe" where it dies quietly elsewhere (``yes | head -1``), and
+    went on with ``EFBIG`` past ``--max-file-mb`` where it is killed elsewhere. It gets the defaults, as
+    the reaper gives every command."""
+    policy = json.dumps({"ro": ["/"], "rw": [str(tmp_path)]})
+    proc = subprocess.run([sys.executable, "-I", "-S", str(LAUNCHER), policy, "--", "cat", "/proc/self/status"],
+                          capture_output=True, text=True, check=True)
+    ignored = int(next(ln for ln in proc.stdout.splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
+    assert not ignored & (1 << (signal.SIGPIPE - 1) | 1 << (signal.SIGXFSZ - 1)), hex(ignored)
 
 
 def test_landlock_can_be_turned_off(abi: int, monkeypatch: pytest.MonkeyPatch) -> None:
