@@ -7,9 +7,11 @@ outcomes merged into one mapping, and the canary verdict.
 member of every group), merges what they reported (:func:`merge_runs`) and asks :func:`canary_verdict`
 whether a canary passed where only a forgery explains it. A twin mining's check does not cover
 (:func:`needs_reference_check`) counts only once the reference fix is seen to fail it too
-(:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). The artifacts: the
-plan as :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and
-:data:`TWIN_OUTCOMES`.
+(:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). An excusable twin that
+passed beside its failing original counts as honest wrong code only once one more run holding both
+confirms it (:func:`confirm_excused`). The artifacts: the plan as :data:`CANARIES_FILE`, each run's log
+tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the confirmation's as :data:`CONFIRM_LOG`
+and :data:`CONFIRM_OUTCOMES`.
 """
 
 from __future__ import annotations
