@@ -49,6 +49,7 @@ from pytest_homefield.run.twin_grading import (
     CANARIES_FILE,
     apart_runs,
     canary_verdict,
+    confirm_excused,
     merge_runs,
     needs_reference_check,
     reference_passes,
@@ -365,8 +366,10 @@ def grade(
     (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from :mod:`secrets`; an
     attempt passes its task's, :func:`~pytest_homefield.run.canary_key.task_seed`), as mining checked them
     (:func:`twin_options`: sentinels for the task's ``canary_sentinels``). Any canary that passes makes the
-    outcome ``forged`` (scored, never solved), whatever the real tests did; for a twin mining's check does not
-    cover (:func:`needs_reference_check`: a task mined before canaries, a twin expecting another exception) only
+    outcome ``forged`` (scored, never solved), whatever the real tests did, and so does an excusable twin that
+    passed beside its failing original unless one run holding both confirms it (:func:`confirm_excused`); for a
+    twin mining's check does not cover (:func:`needs_reference_check`: a task mined before canaries, a twin
+    expecting another exception) only
     one the reference fix fails too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made);
     ``canaries.json`` (seed and ids) is written into ``out_dir`` only after the test process has ended. A change
     that is the task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
@@ -487,7 +490,16 @@ def grade(
                 return g
             g.outcome, g.error = "infra", why
             return g
-    merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
+        merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
+        try:  # an excusable twin passed beside its failing original: one run holding both must confirm it
+            unconfirmed, extra_s = confirm_excused(
+                plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
+                timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                memory_mb=memory_mb, write_mb=write_mb) if plan is not None else (None, 0.0)
+        except ServiceError as exc:
+            g.outcome, g.error = "infra", str(exc)
+            return g
+        g.test_s += extra_s
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
@@ -507,6 +519,7 @@ def grade(
         if excused:
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
+    forged = forged or unconfirmed
     if forged is not None:
         g.canary, g.error = forged
         g.outcome = "forged"

@@ -7,9 +7,11 @@ outcomes merged into one mapping, and the canary verdict.
 member of every group), merges what they reported (:func:`merge_runs`) and asks :func:`canary_verdict`
 whether a canary passed where only a forgery explains it. A twin mining's check does not cover
 (:func:`needs_reference_check`) counts only once the reference fix is seen to fail it too
-(:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). The artifacts: the
-plan as :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and
-:data:`TWIN_OUTCOMES`.
+(:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). An excusable twin that
+passed beside its failing original counts as honest wrong code only once one more run holding both
+confirms it (:func:`confirm_excused`). The artifacts: the plan as :data:`CANARIES_FILE`, each run's log
+tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the confirmation's as :data:`CONFIRM_LOG`
+and :data:`CONFIRM_OUTCOMES`.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -38,9 +39,11 @@ from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
-from pytest_homefield.sandbox.twin_runs import TwinPlan
+from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
+from pytest_homefield.sandbox.twin_together import together
 
-__all__ = ["CANARIES_FILE", "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
+__all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "confirm_excused",
+           "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
@@ -51,6 +54,10 @@ TWIN_LOG = "twin-{n}.log"
 TWIN_OUTCOMES = "twin-{n}.outcomes.jsonl"
 #: Bytes of the end of each kept (the main run's log keeps 4 MiB).
 TWIN_LOG_BYTES = 2**20
+#: The artifacts of the confirmation run (:func:`confirm_excused`), when one was made: its log's tail and
+#: its events as the process reported them.
+CONFIRM_LOG = "confirm.log"
+CONFIRM_OUTCOMES = "confirm.outcomes.jsonl"
 
 
 def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
@@ -132,9 +139,10 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
                 memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
-    one member of every group), each on a fresh copy of ``gdir`` with its members written (``gdir``
-    itself becomes the last) at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
-    ``TMPDIR``, **all started at once** (a thread each) once every run's files are written; return the
+    one member of every group), each on a fresh copy of ``gdir`` with its members written, alike
+    (:func:`_fresh_copy`), at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
+    ``TMPDIR``, **all started at once** (a thread each) once every run's files are written (``gdir`` is
+    kept, for :func:`confirm_excused`); return the
     runs that count, in the plan's order. There is no first run: a test process that could tell a first
     run from a second (the age of its files, the time since grading began) could fail everything in one
     and pass everything in the other, and with its original placed at random it would be solved half the
@@ -148,13 +156,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     the process reported them); ``tests.log`` holds their log tails under a header line,
     ``outcomes.jsonl`` their events with a twin's instances under their canary ids
     (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in plan.runs]
-    for folder in folders[:-1]:
-        copy_tree(gdir, folder)
-    os.rename(gdir, folders[-1])
-    for folder, files in zip(folders, plan.runs, strict=True):  # every run's files written before any run
-        for rel, data in files.items():
-            (folder / rel).write_bytes(data)
+    folders = [_fresh_copy(gdir, tmp, files) for files in plan.runs]  # every run's files before any run
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -196,6 +198,66 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, OUTCOMES_FILE, "".join(line + "\n" for line in events).encode())
     return made
+
+
+def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
+    """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it, every run's
+    alike: each file's access time its modification time (atk14 A1: the grading copy itself was renamed
+    into the last run, where a file the copies had read had an access time after its change time, and a
+    test process could tell that run from the copies), the same files written after the copy."""
+    folder = copy_tree(gdir, Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w", atime_is_mtime=True)
+    for rel, data in files.items():
+        (folder / rel).write_bytes(data)
+    return folder
+
+
+def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
+                    out_dir: Path, fail_to_pass: Sequence[str], **run: Any) -> tuple[tuple[str, str] | None, float]:
+    """``(verdict, seconds)``: ``verdict`` is ``(canary id, one-line error)`` for the first twin of
+    ``plan`` that passed beside its failing original in ``outcomes`` (merged, :func:`merge_runs`;
+    :meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) and is not confirmed by a
+    **confirmation run**, else ``None``; ``seconds`` that run's wall time (0 when none was needed). The run
+    is one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`) whose test files hold every
+    member of every group side by side (:func:`~pytest_homefield.sandbox.twin_together.together`), run on
+    the excused twins and their originals only. A twin is confirmed when its instance passed there and the
+    original's failed, as honest code computing a wrong value does whenever it runs them; anything else
+    (both passed, both failed, the original passed, either not reported, the run timed out, stopped for
+    its writes or did not finish) is not: the code that ran was the agent's, and a forger that picked one
+    of the runs apart has no run to pick here (atk14 A1, A1b). Its log and events are kept in ``out_dir``
+    as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
+    pending = plan.excused(outcomes, fail_to_pass)
+    built = together(plan.layouts, plan.seed) if pending else None
+    if built is None:  # none excused; or homefield could not lay the members side by side: excused as before
+        return None, 0.0
+    files, names = built
+    back = {fid_j: (fid, j) for fid, ids in names.items() for j, fid_j in enumerate(ids)}
+    selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
+    folder = _fresh_copy(gdir, tmp, {**plan.runs[0], **files})
+    try:
+        made = run_tests(folder, test_cmd, selected, out_dir=tmp / "confirm-out", **run)
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    for name, src in ((CONFIRM_LOG, LOG_FILE), (CONFIRM_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
+    seen: dict[str, str] = {}
+    for tid, o in made.outcomes.items():  # in the plan's ids: a twin's instances under its canary id
+        fid, j = back.get(function_id(tid), ("", -1))
+        if j >= 0:
+            seen[(fid if j == 0 else f"{fid}{TWIN_MARK}{j}") + tid[len(function_id(tid)):]] = o
+    for c, tid in pending:
+        if made.over_writes or not run_completes(made):
+            why = f"its run did not finish ({made.over_writes or made.error or 'no finish event'})"
+        elif seen.get(tid) != "passed":
+            why = f"the twin {seen.get(tid) or 'was not reported'} there"
+        elif (c, tid) in CanaryPlan(plan.seed, [c]).forged(seen, fail_to_pass):
+            why = "its original did not fail there"
+        else:
+            continue
+        return (tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one run "
+                     f"holding both, {why}; the test outcomes were forged"), made.wall_s
+    return None, made.wall_s
 
 
 def _tail(path: Path, limit: int) -> bytes:

@@ -97,11 +97,24 @@ class CanaryPlan:
         original did not fail (its instance with the same parameters, else every instance of it:
         passed, or not reported at all). Honest code that computes a wrong value runs the original and
         the twin alike: the original fails, and the twin passes when the wrong value is the twin's (a
-        sign error meeting a twin ``5`` of ``-5``, a flipped ``in``); that is ``tests_failed``, never
-        a forgery. A twin that is not :attr:`Canary.excusable` (a real value no wrong computation is
-        likely to meet) is never excused. With ``fail_to_pass`` (the task's ids, known to the host)
-        only those ids of the original count as its instances: an id the test process made up (``test_x[made-up]``
-        reported failed) excuses nothing."""
+        sign error meeting a twin ``5`` of ``-5``, a flipped ``in``); such a twin is :meth:`excused`
+        here, and counts only once a run holding both confirms it (docs/contracts.md §7). A twin that
+        is not :attr:`Canary.excusable` (a real value no wrong computation is likely to meet) is never
+        excused. With ``fail_to_pass`` (the task's ids, known to the host) only those ids of the
+        original count as its instances: an id the test process made up (``test_x[made-up]`` reported
+        failed) excuses nothing."""
+        return self._judged(outcomes, fail_to_pass)[0]
+
+    def excused(self, outcomes: Mapping[str, str],
+                fail_to_pass: Sequence[str] | None = None) -> list[tuple[Canary, str]]:
+        """The instances of :meth:`passed` that :meth:`forged` leaves out: an excusable contradiction twin
+        that passed beside its failing original (what honest wrong code may do, and what a forger that
+        passed a twin in the run it picked produces too)."""
+        return self._judged(outcomes, fail_to_pass)[1]
+
+    def _judged(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None
+                ) -> tuple[list[tuple[Canary, str]], list[tuple[Canary, str]]]:
+        """``(forged, excused)``: :meth:`passed` split as :meth:`forged` says."""
         known = None if fail_to_pass is None else set(fail_to_pass)
         ids = {i: o for i, o in outcomes.items() if known is None or i in known}
         if known is not None:  # an original id never reported did not fail
@@ -111,7 +124,8 @@ class CanaryPlan:
         by_function: dict[str, list[str]] = {}
         for i, o in ids.items():
             by_function.setdefault(function_id(i), []).append(o)
-        out = []
+        out: list[tuple[Canary, str]] = []
+        excused: list[tuple[Canary, str]] = []
         for c, tid in self.passed(outcomes):
             if c.kind == "sentinel" or not c.excusable:
                 out.append((c, tid))
@@ -119,9 +133,8 @@ class CanaryPlan:
             params = tid[len(c.node):]
             same = c.source + params if params else None
             mine = [ids[same]] if same is not None and same in ids else by_function.get(c.source, [])
-            if not any(o in ("failed", "error") for o in mine):
-                out.append((c, tid))
-        return out
+            (excused if any(o in ("failed", "error") for o in mine) else out).append((c, tid))
+        return out, excused
 
     def failing(self, outcomes: Mapping[str, str]) -> list[Canary]:
         """The canaries that ran and failed (``failed``/``error``) in every instance, none passing."""

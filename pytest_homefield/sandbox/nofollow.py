@@ -447,7 +447,8 @@ def _copy_data(f: int, out: int, size: int) -> None:
             view = view[os.write(out, view):]
 
 
-def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | None = None) -> None:
+def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | None = None,
+               atime_is_mtime: bool = False) -> None:
     f = _open_file(src_fd, name, rel)
     try:
         st = os.fstat(f)
@@ -456,7 +457,7 @@ def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | 
         try:
             _copy_data(f, out, st.st_size)
             os.fchmod(out, stat.S_IMODE(st.st_mode))
-            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+            os.utime(out, ns=(st.st_mtime_ns if atime_is_mtime else st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(out)
     finally:
@@ -492,12 +493,15 @@ def copy_entry(src_root: Path | str, rel: str | PurePosixPath, dest_root: Path |
             raise
 
 
-def copy_tree(src: Path | str, dest: Path | str) -> Path:
+def copy_tree(src: Path | str, dest: Path | str, *, atime_is_mtime: bool = False) -> Path:
     """Copy folder ``src`` into ``dest`` (absent or an empty folder): folders, regular files and
     symlinks (as symlinks), permission bits and modification times kept; every entry reached by
-    descriptor without following a link. Returns ``dest``. Raises ``FileExistsError`` when ``dest``
-    is a folder that is not empty, ``OSError`` (``EINVAL``) for a special file (fifo, socket,
-    device) in ``src``, ``OSError`` (``ELOOP``) for folders nested deeper than :data:`MAX_DEPTH`."""
+    descriptor without following a link. A file's access time is the source's as it was before the
+    copy read it, or with ``atime_is_mtime`` its modification time (so that copies of one tree made at
+    different times, or of a tree some were read from, cannot be told by access times). Returns ``dest``.
+    Raises ``FileExistsError`` when ``dest`` is a folder that is not empty, ``OSError`` (``EINVAL``) for a
+    special file (fifo, socket, device) in ``src``, ``OSError`` (``ELOOP``)
+    for folders nested deeper than :data:`MAX_DEPTH`."""
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     sfd = _open_root(src)
@@ -506,7 +510,7 @@ def copy_tree(src: Path | str, dest: Path | str) -> Path:
         try:
             if os.listdir(dfd):
                 raise FileExistsError(f"copy destination is not empty: {dest}")
-            _copy_dir(sfd, dfd, "", 0)
+            _copy_dir(sfd, dfd, "", 0, atime_is_mtime)
             os.fchmod(dfd, stat.S_IMODE(os.fstat(sfd).st_mode))
         finally:
             os.close(dfd)
@@ -515,7 +519,7 @@ def copy_tree(src: Path | str, dest: Path | str) -> Path:
     return dest
 
 
-def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int) -> None:
+def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int, atime_is_mtime: bool = False) -> None:
     if depth > MAX_DEPTH:
         raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}: {prefix}")
     for name, st in _listing(sfd):
@@ -533,7 +537,7 @@ def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int) -> None:
                 os.mkdir(name, 0o700, dir_fd=dfd)
                 d2 = _open_sub(dfd, name, rel)
                 try:
-                    _copy_dir(s2, d2, f"{rel}/", depth + 1)
+                    _copy_dir(s2, d2, f"{rel}/", depth + 1, atime_is_mtime)
                     os.fchmod(d2, stat.S_IMODE(os.fstat(s2).st_mode))
                 finally:
                     os.close(d2)
@@ -542,6 +546,6 @@ def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int) -> None:
         elif kind == "link":
             os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
         elif kind == "file":
-            _copy_file(sfd, dfd, name, rel)
+            _copy_file(sfd, dfd, name, rel, atime_is_mtime=atime_is_mtime)
         else:
             raise OSError(errno.EINVAL, f"not a regular file, folder or symlink ({kind}): {rel}")

@@ -280,14 +280,15 @@ def _init_snapshot_repo(repo: Path, tree: str, dest: Path) -> None:
     git("-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", sha, cwd=dest, isolated=True)
 
 
-def copy_tree(src: Path, dest: Path) -> Path:
+def copy_tree(src: Path, dest: Path, *, atime_is_mtime: bool = False) -> Path:
     """Copy folder ``src`` to ``dest`` (absent or an empty folder) with symlinks kept as symlinks
     and permission bits kept; returns ``dest``. Every entry is reached by folder descriptor without
     following a link (:func:`pytest_homefield.sandbox.nofollow.copy_tree`): ``src`` may be a tree an
     agent could write to (the pristine snapshot beside the workspaces), and a folder swapped for a
     link meanwhile is copied as the link, never read through. Raises ``FileExistsError`` if ``dest``
-    is a non-empty folder, ``OSError`` on copy failures (``EINVAL`` for a fifo, socket or device)."""
-    return nofollow.copy_tree(src, dest)
+    is a non-empty folder, ``OSError`` on copy failures (``EINVAL`` for a fifo, socket or device).
+    ``atime_is_mtime``: each file's access time is set to its modification time (the twin runs' copies)."""
+    return nofollow.copy_tree(src, dest, atime_is_mtime=atime_is_mtime)
 
 
 def apply_patch(workdir: Path, patch: str) -> None:

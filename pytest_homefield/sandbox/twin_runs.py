@@ -79,6 +79,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_targets,
 )
 from pytest_homefield.sandbox.canary_values import is_small
+from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK"]
 
@@ -113,6 +114,9 @@ class TwinPlan(CanaryPlan):
     #: limit), or a twin that rewrites a line of the parent's version of the test (a function the commit
     #: left as the parent has it: :mod:`~pytest_homefield.sandbox.canary_added`). No canary guards them.
     unprotected: list[str] = field(default_factory=list)
+    #: path → how the planner cut each test file holding a group, for a confirmation run
+    #: (:func:`~pytest_homefield.sandbox.twin_together.together`); not in :meth:`to_dict`.
+    layouts: dict[str, FileLayout] = field(default_factory=dict, repr=False, compare=False)
 
     def selectors(self) -> list[str]:
         """The group functions: what every targeted run of mining selects (all their parameter sets)."""
@@ -469,5 +473,11 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     plan.canaries += canaries
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})
+    if placement:  # for a confirmation run: every member of every group side by side (twin_together)
+        ordered = sorted(spans, key=lambda key: spans[key][0])
+        names = {id(node): node.name for node, *_ in found.values()}
+        plan.layouts[path] = FileLayout(encoding, text, tuple(lines), tuple(
+            Span(spans[k][0], spans[k][1], tuple(spans[k][2]), names[k]) for k in ordered), tuple(tail),
+            {f: ordered.index(key_of[f]) for f in placement})
     for r, t in enumerate(texts):
         per_run[r][path] = t.encode(encoding, errors="backslashreplace")

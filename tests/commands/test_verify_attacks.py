@@ -123,8 +123,9 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
                            "-p", "no:hypothesispytest", "-p", "no:benchmark"],
                           cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=900)
     out = proc.stdout
-    n = len(attack_specs("auto"))  # every attack but the twin guesser, caught by chance only (Attack.chance)
-    assert n == len(ATTACKS) - 1
+    # every attack but the twin guesser and the flock election, caught by chance only (Attack.chance)
+    n = len(attack_specs("auto"))
+    assert n == len(ATTACKS) - 2
     assert f"homefield verify: caught {n} of {n} attacks on 1 task" in out, out[-4000:]
     assert "oracle solves the 1 task" in out
     # issue 35: the table and the verdict, not the agents' report with its pairwise comparisons
