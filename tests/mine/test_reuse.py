@@ -21,6 +21,7 @@ import pytest
 from helpers.attack_repo import NO_PLUGINS
 from helpers.e2e_repo import cli_env
 from helpers.gitrepo import GitRepo
+from helpers.shared_repo import built_once
 
 from pytest_homefield.envs.declaration import KEY_VERSION
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path
@@ -227,13 +228,20 @@ def _tasks(repo: Path) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def mined(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
-    """A fresh mine of the history: (repository, spy log, output)."""
-    root = tmp_path_factory.mktemp("reuse")
-    repo = _history(root / "repo")
-    _configure(repo.path, tmp_path_factory.getbasetemp())
-    return repo.path, root / "spy.log", _mine(repo.path, root / "spy.log")
+@pytest.fixture(scope="session")
+def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> tuple[Path, Path, str]:
+    """A fresh mine of the history: (repository, spy log, output), once per test session, shared by xdist
+    workers (:func:`~helpers.shared_repo.built_once`; a module fixture mined it again in each worker that
+    ran one of this file's two tests: 8 s of CPU). Its spy script lies beside the repository, and a test
+    that configures another repository from the same folder gets the same ``test_cmd``."""
+
+    def make(repo: Path) -> None:
+        (repo.parent / "spy.log").unlink(missing_ok=True)  # a failed attempt's runs
+        _configure(_history(repo).path, repo.parent)
+        (repo.parent / "mine.out").write_text(_mine(repo, repo.parent / "spy.log"))
+
+    repo = built_once(tmp_path_factory, testrun_uid, "reuse-mined", make)
+    return repo, repo.parent / "spy.log", (repo.parent / "mine.out").read_text()
 
 
 @pytest.mark.slow
@@ -271,13 +279,12 @@ def _kill_when(proc: subprocess.Popen[str], ready: Any, timeout: float = 120) ->
 
 
 @pytest.mark.slow
-def test_sigkill_at_three_moments_then_the_same_command(mined: tuple[Path, Path, str], tmp_path: Path,
-                                                        tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_sigkill_at_three_moments_then_the_same_command(mined: tuple[Path, Path, str], tmp_path: Path) -> None:
     reference_repo, _, _ = mined
     root = tmp_path
     repo = _history(root / "repo")
     spy_log = root / "spy.log"
-    _configure(repo.path, tmp_path_factory.getbasetemp())
+    _configure(repo.path, reference_repo.parent)  # the reference's test_cmd
     home = HomefieldDir(repo.path)
     n_cand = N_TASKS + 1
 
