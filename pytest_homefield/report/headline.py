@@ -62,6 +62,9 @@ def _comparison(rep: Report) -> str | None:
         others = f", and {beaten - 1} more of the {len(ranked) - 1} others" if beaten > 1 else ""
         return f"{top.name} beats {nxt.name} by {fmt_pp(c.delta)} pass@1 ({rates}, p={fmt_p(p)}{fam}){others}"
     mde = "" if c.mde is None else _detectable(c.n_tasks, c.mde)
+    if round(100 * c.delta) == 0:  # "leads by 0 pp" read as a lead (more-itertools: every attack at 0%)
+        return (f"No agent is detectably better: {top.name} and {nxt.name} tie at {fmt_pct(top.pass_at_1)} pass@1 "
+                f"(p={fmt_p(p)}{fam}){mde}")
     return (f"No agent is detectably better: {top.name} leads {nxt.name} by {fmt_pp(c.delta)} pass@1 "
             f"({rates}, p={fmt_p(p)}{fam}){mde}")
 

@@ -75,6 +75,11 @@ def test_no_detectable_gap_a_lone_agent_and_a_broken_oracle(tmp_path: Path) -> N
     assert headline(Report.from_dict(rep)).startswith("No agent is detectably better: alpha leads bravo by +25 pp "
                                                       "pass@1 (75% vs 50%, p=1)")
     assert headline(Report.from_dict(rep)).endswith("; 4 tasks × 1 attempt; no cost data.")
+    # equal rates are a tie, not a lead of 0 pp (more-itertools: every attack agent at 0%)
+    rep = _report(tmp_path / "t", {"alpha": "cmd:./a", "bravo": "cmd:./b"},
+                  {"alpha": ["tests_failed", "solved"], "bravo": ["solved", "tests_failed"]})
+    assert headline(Report.from_dict(rep)).startswith("No agent is detectably better: alpha and bravo tie at 50% "
+                                                      "pass@1 (p=1)")
     rep = _report(tmp_path / "b", {"oracle": "oracle", "solo": "cmd:./s"},
                   {"oracle": ["solved", "tests_failed"], "solo": ["solved", "solved"]})
     line = headline(Report.from_dict(rep))
