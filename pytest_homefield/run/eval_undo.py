@@ -1,7 +1,7 @@
 """The first step of an exported ``eval.sh``: undo what homefield's grading would not carry (contracts §2, §7).
 
 homefield grades an attempt on a fresh copy of the base commit that receives only the *carried*
-changes (:func:`pytest_homefield.run.grading.carried_changes`). A SWE-bench harness instead applies
+changes (:func:`pytest_homefield.run.carried.carried_changes`). A SWE-bench harness instead applies
 the model patch to ``/testbed`` and runs ``eval.sh`` there, so without this step a patch that only
 adds a root ``conftest.py`` rewriting every report to ``passed`` would be resolved (atk11 E1).
 :func:`undo_lines` are the shell lines of that step (``homefield export`` puts them first in
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from pytest_homefield.paths import classify_path
 from pytest_homefield.records import Task
-from pytest_homefield.run import grading
+from pytest_homefield.run import carried
 from pytest_homefield.run.changes import IGNORED_DIRS, IGNORED_SUFFIXES
 
 __all__ = ["PROGRAM", "split_test_paths", "undo_config", "undo_lines"]
@@ -172,21 +172,21 @@ def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = 
     hidden = sorted(task.test_files)
     hidden_dirs = sorted({"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)})
     with tempfile.TemporaryDirectory() as empty:  # no entry is a link there: N.py / N/__init__.py count
-        own = sorted({m for p in task.source_files for m in grading._top_modules(p, Path(empty))})
+        own = sorted({m for p in task.source_files for m in carried._top_modules(p, Path(empty))})
     old = python is not None and tuple(int(x) for x in python.split(".")[:2]) < (3, 10)
     return {"base": task.parent, "test_dirs": folders, "test_files": sorted(set(files) | set(hidden)),
-            "hidden_dirs": hidden_dirs, "blocked": sorted(grading.BLOCKED_NAMES | {"conftest.py"}),
-            "metadata": list(grading.METADATA_SUFFIXES), "ignored_dirs": sorted(IGNORED_DIRS),
-            "ignored_suffixes": list(IGNORED_SUFFIXES), "import_roots": list(grading.IMPORT_ROOTS),
-            "runner_modules": sorted(grading.RUNNER_MODULES), "own": own,
+            "hidden_dirs": hidden_dirs, "blocked": sorted(carried.BLOCKED_NAMES | {"conftest.py"}),
+            "metadata": list(carried.METADATA_SUFFIXES), "ignored_dirs": sorted(IGNORED_DIRS),
+            "ignored_suffixes": list(IGNORED_SUFFIXES), "import_roots": list(carried.IMPORT_ROOTS),
+            "runner_modules": sorted(carried.RUNNER_MODULES), "own": own,
             "stdlib": sorted(sys.stdlib_module_names) if old else []}
 
 
 def program() -> str:
     """The whole program: :data:`_PRELUDE`, grading's helpers by their source, :data:`PROGRAM`."""
-    helpers = "\n\n".join(inspect.getsource(f) for f in (grading._section_of, grading._module_stem,
-                                                          grading._top_modules, grading._escapes))
-    bounds = f"SECTION_MAX_CHARS = {grading.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {grading.SECTION_MAX_LINE}\n"
+    helpers = "\n\n".join(inspect.getsource(f) for f in (carried._section_of, carried._module_stem,
+                                                          carried._top_modules, carried._escapes))
+    bounds = f"SECTION_MAX_CHARS = {carried.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {carried.SECTION_MAX_LINE}\n"
     return _PRELUDE + bounds + "\n\n" + helpers + PROGRAM
 
 

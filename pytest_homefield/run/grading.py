@@ -3,23 +3,13 @@
 After the agent stops, its change is the set of files that differ between its workspace and the
 pristine parent tree kept outside the workspace (never the agent's ``.git``). A fresh copy of the
 pristine tree receives the agent's changes to non-test files only; then the task's hidden tests
-(``test_patch``) are applied, and the FAIL_TO_PASS and PASS_TO_PASS ids decide the outcome. No test
-file, ``conftest.py``, test configuration, ``sitecustomize.py``, ``usercustomize.py`` or ``.pth``
-file from the agent is carried over; nor is anything else that the interpreter or pytest would load
-without a test importing it: a module or package that shadows one from outside the workspace
-(``sitecustomize/``, ``pytest.py``, ``homefield_reporter.py``, a stdlib or installed module) added
-at an import root (the workspace and its ``src/``), distribution metadata (``*.dist-info``,
-``*.egg-info``: ``pytest11`` entry points), a symlink that leads out of the workspace, or an entry
-that replaces a folder holding hidden tests.
+(``test_patch``) are applied, and the FAIL_TO_PASS and PASS_TO_PASS ids decide the outcome. What of the
+agent's change is carried is :mod:`pytest_homefield.run.carried`'s.
 """
 
 from __future__ import annotations
 
-import configparser
 import dataclasses
-import functools
-import importlib.machinery
-import importlib.metadata
 import json
 import os
 import re
@@ -32,17 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.errors import PatchError
-from pytest_homefield.paths import classify_path, runnable_tests
+from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task
-from pytest_homefield.run.changes import (
-    apply_change,
-    is_link,
-    link_target,
-    read_text,
-    render_diff,
-    resolves_inside,
-    tree_changes,
-)
+from pytest_homefield.run.carried import carried_changes, config_above
+from pytest_homefield.run.changes import apply_change, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
 from pytest_homefield.run.twin_grading import (
@@ -67,28 +50,12 @@ from pytest_homefield.sandbox.testrun import TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # Python 3.10
-    import tomli as tomllib
+    pass
 
-__all__ = ["Grade", "tree_changes", "carried_changes", "config_above", "render_diff", "SUSPICIOUS_PATTERNS",
-           "added_text", "is_suspicious", "suspicious_reasons", "grade"]
-
-#: Basenames the agent may never carry into grading.
-BLOCKED_NAMES = {"conftest.py", "pytest.ini", "tox.ini", "sitecustomize.py", "usercustomize.py", ".pytest.ini",
-                 "pytest.toml", ".pytest.toml", "noxfile.py"}
-#: Folder suffixes of distribution metadata: ``importlib.metadata`` reads them from every ``sys.path``
-#: entry, so an ``entry_points.txt`` there registers a ``pytest11`` plugin that pytest autoloads. Matched
-#: lower-cased, as ``importlib.metadata`` matches them (a ``zzhf.DIST-INFO`` folder is found too).
-METADATA_SUFFIXES = (".dist-info", ".egg-info")
-#: Folders of the grading copy that are on ``sys.path`` before the stdlib and site-packages (the
-#: test command's ``PYTHONPATH``, see :func:`pytest_homefield.sandbox.testrun.scrubbed_env`; ``""`` = root).
-IMPORT_ROOTS = ("", "src")
-#: Modules the test process loads from outside the workspace before any test runs; with the stdlib
-#: and the top-level modules of installed distributions, a change may not add a module shadowing them.
-RUNNER_MODULES = frozenset({"pytest", "_pytest", "pluggy", "py", "homefield_reporter", "sitecustomize",
-                            "usercustomize", "xdist", "execnet", "iniconfig", "packaging", "pytest_timeout"})
-
+__all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
+           "suspicious_reasons", "grade"]
 
 @dataclass
 class Grade:
@@ -113,162 +80,6 @@ class Grade:
     canary: str | None = None
     canaries: int = 0
     canary_seed: int | None = None
-
-
-def _pytest_section(path: Path) -> str | None:
-    """The text of a file's pytest configuration section(s), for pyproject.toml / setup.cfg."""
-    if not path.exists() or path.is_symlink():
-        return None
-    return _section_of(path.name, path.read_text(encoding="utf-8", errors="replace"))
-
-
-def _section_at(root: Path, rel: str) -> str | None:
-    """:func:`_pytest_section` of ``root/rel``, read without following a link (``None`` for a link)."""
-    text = read_text(root, rel)
-    return None if text is None else _section_of(os.path.basename(rel), text)
-
-
-#: Longest text, and longest line, of a ``pyproject.toml`` / ``setup.cfg`` whose pytest section is parsed:
-#: configparser's option pattern is quadratic in a line's length (a 40,000-character line of an agent's
-#: ``setup.cfg`` took 11 s of CPU on the host, 50 MB hours). Past either bound the text is compared whole.
-SECTION_MAX_CHARS = 100_000
-SECTION_MAX_LINE = 300
-# _section_of, _module_stem, _top_modules and _escapes also run, by their source, in every exported eval.sh
-# (run/eval_undo.py): they use only the stdlib and these module names, which the program defines too.
-
-
-def _section_of(name: str, text: str) -> str | None:
-    """The pytest section(s) of a ``pyproject.toml`` (``tool.pytest*``) or ``setup.cfg``-like text
-    (``[tool:pytest]``, ``[pytest]``) as a comparable string, ``"<unparseable>"`` when it does not
-    parse, or ``text`` itself when it is over :data:`SECTION_MAX_CHARS` or has a line over
-    :data:`SECTION_MAX_LINE` (then any change of the file counts as a change of its pytest section)."""
-    if len(text) > SECTION_MAX_CHARS or max(map(len, text.splitlines()), default=0) > SECTION_MAX_LINE:
-        return text
-    if name == "pyproject.toml":
-        try:
-            data = tomllib.loads(text)
-        except Exception:
-            return "<unparseable>"
-        return repr({k: v for k, v in data.get("tool", {}).items() if k.startswith("pytest")})
-    cp = configparser.ConfigParser(interpolation=None)
-    try:
-        cp.read_string(text)
-    except configparser.Error:
-        return "<unparseable>"
-    return repr({s: dict(cp[s]) for s in cp.sections() if s in ("tool:pytest", "pytest")})
-
-
-@functools.lru_cache(maxsize=1)
-def _outside_modules() -> frozenset[str]:
-    """Top-level module names importable from outside any workspace: :data:`RUNNER_MODULES`, the
-    stdlib, and the top-level modules of the distributions installed in this interpreter."""
-    names = set(RUNNER_MODULES) | set(sys.stdlib_module_names)
-    try:
-        names |= set(importlib.metadata.packages_distributions())
-    except Exception:  # broken metadata of some distribution: the fixed names still hold
-        pass
-    return frozenset(names)
-
-
-def _module_stem(filename: str) -> str | None:
-    """``"pytest"`` for ``pytest.py`` / ``pytest.cpython-311-x86_64-linux-gnu.so`` …, else ``None``."""
-    for suffix in sorted(importlib.machinery.all_suffixes(), key=len, reverse=True):
-        if filename.endswith(suffix) and len(filename) > len(suffix):
-            return filename[: -len(suffix)]
-    return None
-
-
-def _top_modules(rel: str, workspace: Path) -> list[str]:
-    """The top-level modules that the entry ``rel`` defines at an :data:`IMPORT_ROOTS` folder:
-    ``N`` for ``N.py`` (any import suffix), ``N/__init__.py`` or a symlink ``N`` to a folder."""
-    parts = rel.split("/")
-    out: list[str] = []
-    for root in IMPORT_ROOTS:
-        if root:
-            if parts[0] != root or len(parts) < 2:
-                continue
-            inner = parts[1:]
-        else:
-            inner = parts
-        if len(inner) == 1:
-            stem = _module_stem(inner[0])
-            if stem is None and is_link(workspace, rel):
-                stem = inner[0]
-            if stem:
-                out.append(stem)
-        elif len(inner) == 2 and _module_stem(inner[1]) == "__init__":
-            out.append(inner[0])
-    return out
-
-
-def _escapes(rel: str, workspace: Path) -> bool:
-    """Whether ``rel`` is a symlink whose target is absolute or lies outside the tree."""
-    target = link_target(workspace, rel)
-    if target is None:
-        return False
-    if os.path.isabs(target):
-        return True
-    norm = os.path.normpath(os.path.join(os.path.dirname(rel), target))
-    return norm == ".." or norm.startswith("../") or not resolves_inside(workspace, rel)
-
-
-#: Files pytest reads from the folders *above* a checkout when the checkout has no pytest configuration
-#: of its own (the config search walks up; ``confcutdir`` is then the config file's folder).
-ABOVE_NAMES = ("conftest.py", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
-               "pyproject.toml")
-
-
-def config_above(path: Path) -> Path | None:
-    """The first ``conftest.py`` or pytest configuration file (a ``tox.ini`` / ``setup.cfg`` /
-    ``pyproject.toml`` only with a pytest section) in a folder above ``path``, else ``None``. Such a
-    file is outside the grading copy (an agent with a shell can plant one in the temp dir) and pytest
-    would load it for a repository without pytest configuration."""
-    for folder in path.resolve().parents:
-        for name in ABOVE_NAMES:
-            candidate = folder / name
-            if not candidate.is_file():
-                continue
-            if name in ("tox.ini", "setup.cfg", "pyproject.toml") and _pytest_section(candidate) in (None, "{}"):
-                continue
-            return candidate
-    return None
-
-
-def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspace: Path,
-                    test_globs: Sequence[str] = ()) -> tuple[list[str], list[str], bool]:
-    """Split the agent's changes into (carried, dropped, touched_tests).
-
-    Dropped: test files (by class or listed in the task), ``conftest.py``, test configuration
-    (``pytest.ini``, ``pytest.toml``, ``tox.ini``, a ``pyproject.toml`` / ``setup.cfg`` whose pytest
-    section changed), ``sitecustomize.py``, ``usercustomize.py`` and ``*.pth`` files; anything
-    inside ``*.dist-info`` / ``*.egg-info``; an added module or package that shadows one from outside
-    the workspace (:func:`_outside_modules`) at an import root, unless the task's reference fix
-    defines it too (``source_files``); a symlink leading out of the tree;
-    and an entry at the path of a folder that holds hidden tests (it counts as touching tests).
-    """
-    hidden = set(task.test_files)
-    hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
-    # a top-level module the reference fix itself adds (installed from the user's checkout) is no shadow
-    own_modules = {m for p in task.source_files for m in _top_modules(p, workspace)}
-    carried: list[str] = []
-    dropped: list[str] = []
-    touched = False
-    for rel in changes:
-        name = os.path.basename(rel)
-        is_test = (rel in hidden or rel in hidden_dirs or classify_path(rel, list(test_globs)) == "test"
-                   or name == "conftest.py")
-        touched = touched or is_test
-        blocked = is_test or name in BLOCKED_NAMES or name.endswith(".pth")
-        if not blocked and name in ("pyproject.toml", "setup.cfg"):
-            blocked = _section_at(pristine, rel) != _section_at(workspace, rel)
-        if not blocked and changes[rel] != "deleted":
-            blocked = (any(part.lower().endswith(METADATA_SUFFIXES) for part in rel.split("/")[:-1])
-                       or _escapes(rel, workspace)
-                       or (changes[rel] == "added"
-                           and any(m in _outside_modules() and m not in own_modules
-                                   for m in _top_modules(rel, workspace))))
-        (dropped if blocked else carried).append(rel)
-    return carried, dropped, touched
 
 
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)

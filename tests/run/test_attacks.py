@@ -60,7 +60,8 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
-from pytest_homefield.run.grading import carried_changes, config_above, tree_changes
+from pytest_homefield.run.carried import carried_changes, config_above
+from pytest_homefield.run.grading import tree_changes
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
 from pytest_homefield.sandbox.testrun import run_tests

@@ -15,14 +15,8 @@ import pytest
 from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixture
 
 from pytest_homefield.records import Task
-from pytest_homefield.run.grading import (
-    SECTION_MAX_LINE,
-    carried_changes,
-    config_above,
-    grade,
-    render_diff,
-    tree_changes,
-)
+from pytest_homefield.run.carried import SECTION_MAX_LINE, carried_changes, config_above
+from pytest_homefield.run.grading import grade, render_diff, tree_changes
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
 
