@@ -129,14 +129,16 @@ def _installed_from(dist_info: str, repos: list[Path]) -> bool:
 
 def _recorded_names(dist_info: str) -> set[str]:
     """The top-level import names a distribution's ``RECORD`` lists (its first path components, less
-    ``__pycache__``, the ``*.dist-info``/``*.data`` folders and entries outside the site folder)."""
+    ``__pycache__``, the ``*.dist-info``/``*.data`` folders, entries outside the site folder, ``.pth`` files
+    and an editable install's ``__editable__*`` hooks: other editable installs share their stem)."""
     names: set[str] = set()
     try:
         with open(os.path.join(dist_info, "RECORD"), encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 path = line.split(",", 1)[0].strip().strip('"')
                 top = path.split("/", 1)[0]
-                if not top or top in ("..", "__pycache__") or top.endswith((".dist-info", ".data")):
+                if not top or top in ("..", "__pycache__") or top.endswith((".dist-info", ".data", ".pth")) \
+                        or top.startswith("__editable__"):  # an editable install's hooks: the checkout's, never bound
                     continue
                 stem = top.split(".", 1)[0]
                 if stem.isidentifier():

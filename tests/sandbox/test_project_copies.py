@@ -134,7 +134,11 @@ def test_a_copy_is_found_through_the_projects_own_distribution(lib_repo: GitRepo
              "renamedmod.py": "", "__pycache__/renamedmod.cpython-311.pyc": "",
              "requests-2.0.dist-info/RECORD": "requests/__init__.py,,\n", "requests/__init__.py": "",
              "other-1.0.dist-info/direct_url.json": '{"url": "file:///elsewhere"}',
-             "other-1.0.dist-info/RECORD": "othermod.py,,\n", "othermod.py": ""}
+             "other-1.0.dist-info/RECORD": "othermod.py,,\n", "othermod.py": "",
+             # an editable install of the project lists its hooks, which share a stem with every other one
+             "lib_kit-0.9.dist-info/RECORD": "__editable__.lib_kit-0.9.pth,,\n__editable___lib_kit_0_9_finder.py,,\n",
+             "__editable__.lib_kit-0.9.pth": "", "__editable___lib_kit_0_9_finder.py": "",
+             "__editable__.dep-1.0.pth": "", "__editable___dep_1_0_finder.py": ""}
     for rel, text in files.items():
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         (site / rel).write_text(text)
