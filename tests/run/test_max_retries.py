@@ -99,8 +99,8 @@ def _kill_the_grader():
             pid_stat = open(f"/proc/{pid}/stat").read()
         except OSError:
             return
-        if b"exec(eval(sys.stdin.readline()))" in cmd:
-            os.kill(pid, signal.SIGKILL)
+        if b"exec(eval(sys.stdin.readline()))" in cmd and os.readlink(f"/proc/{pid}/cwd") == "@REPO@":
+            os.kill(pid, signal.SIGKILL)  # the run's own worker: never the suite's, whose cwd is elsewhere
             return
         pid = int(pid_stat.rsplit(")", 1)[1].split()[1])
 
@@ -115,7 +115,7 @@ def test_an_attempt_whose_worker_dies_is_recorded_and_scored_once_the_retries_ar
         mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     script = tmp_path / "killer.py"
-    script.write_text(KILLER)
+    script.write_text(KILLER.replace("@REPO@", str(repo.resolve())))
     args = ["run", "--agent", f"killer=cmd:{sys.executable} {script}", "--attempts", "1", "--run-id", "r",
             "--max-retries", "1", "-n", "2", "--sandbox", "none", "--max-tasks", "1"]
     results = repo / ".homefield" / "runs" / "r" / "results.jsonl"
