@@ -15,7 +15,6 @@ import os
 import re
 import secrets
 import shutil
-import sys
 import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,11 +47,6 @@ from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
-
-if sys.version_info >= (3, 11):
-    pass
-else:  # Python 3.10
-    pass
 
 __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
            "suspicious_reasons", "grade"]
