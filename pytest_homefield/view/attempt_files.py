@@ -3,7 +3,9 @@
 The folder (``runs/<run_id>/attempts/<task_id>/<agent>/<attempt>/``) holds ``prompt.txt`` (the prompt
 as sent; absent in runs made before ``homefield view``), ``agent.out`` / ``agent.err``,
 ``diff.patch``, ``tests.log`` (the hidden tests' log, its last 4 MiB), ``outcomes.jsonl`` (the
-reporter's events, §7), ``canaries.json`` and ``proxy.log``. Every file is read with a byte cap
+reporter's events, §7), ``canaries.json``, ``proxy.log``, and a grading's separate test runs, each as its
+process saw it: ``twin-N.log`` / ``twin-N.outcomes.jsonl`` (the twin runs) and ``confirm.log`` /
+``confirm.outcomes.jsonl`` (an excused twin's confirmation run, §7). Every file is read with a byte cap
 (:data:`READ_CAP`) and never through a link (the agent's folders are not read here, but a link in
 the artifacts folder is not followed either: ``O_NOFOLLOW``). Nothing here raises for a missing or
 unreadable file: it is ``None``.
@@ -18,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["AttemptFiles", "IdStatus", "READ_CAP", "json_lines", "read_capped", "id_statuses", "failure_sections",
-           "headline_of"]
+__all__ = ["AttemptFiles", "GradingRun", "IdStatus", "READ_CAP", "json_lines", "read_capped", "id_statuses",
+           "failure_sections", "headline_of"]
 
 #: Bytes read of any one artifact file (agent.out is itself capped at --max-output-mb, 5 MiB).
 READ_CAP = 2 * 1024 * 1024
@@ -159,11 +161,26 @@ def failure_sections(log: str) -> dict[str, str]:
     return out
 
 
+#: A grading's separate test run's files: ``twin-<N>.log``, ``twin-<N>.outcomes.jsonl``, ``confirm.log``, … (§4).
+_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|confirm)\.(log|outcomes\.jsonl)")
+
+
+@dataclass
+class GradingRun:
+    """One test run of a grading kept apart (``name``: ``twin-1``, …, ``confirm``): its log's text and
+    its events' text (``None`` when absent), each read with :data:`READ_CAP`."""
+
+    name: str
+    log: str | None = None
+    outcomes: str | None = None
+
+
 @dataclass
 class AttemptFiles:
     """The texts of one attempt's artifacts (``None`` when absent), each read with :data:`READ_CAP`;
     ``sizes`` the whole size (bytes) of each file read, by name; ``others`` the names of other entries
-    (the carried-change lists of grading, a ``grading.err``)."""
+    (the carried-change lists of grading, a ``grading.err``); ``runs`` the grading's separate test runs,
+    twin runs in their order, then the confirmation run."""
 
     folder: Path
     prompt: str | None = None
@@ -177,6 +194,7 @@ class AttemptFiles:
     grading_err: str | None = None
     sizes: dict[str, int] = field(default_factory=dict)
     others: list[str] = field(default_factory=list)
+    runs: list[GradingRun] = field(default_factory=list)
 
     KNOWN = {"prompt.txt": "prompt", "agent.out": "agent_out", "agent.err": "agent_err", "diff.patch": "diff",
              "tests.log": "tests_log", "outcomes.jsonl": "outcomes", "proxy.log": "proxy_log",
@@ -204,6 +222,19 @@ class AttemptFiles:
                 except ValueError:
                     value = None
                 files.canaries = value if isinstance(value, dict) else None
+            elif (m := _RUN_FILE.fullmatch(name)) is not None:
+                files._add_run(m[1], m[2], folder / name)
             elif not name.startswith("."):
                 files.others.append(name)
+        files.runs.sort(key=lambda r: (r.name == "confirm", int(r.name[5:]) if r.name != "confirm" else 0))
         return files
+
+    def _add_run(self, name: str, kind: str, path: Path) -> None:
+        run = next((r for r in self.runs if r.name == name), None)
+        if run is None:
+            run = GradingRun(name)
+            self.runs.append(run)
+        got = read_capped(path)
+        if got is not None:
+            setattr(run, "log" if kind == "log" else "outcomes", got[0])
+            self.sizes[path.name] = got[1]

@@ -5,7 +5,8 @@ the numbers (cost USD, the four token counts, turns, wall and grading time in s,
 exit status) and the sandboxes (the agent's and the tests', with the run's network); the hidden
 tests (each FAIL_TO_PASS and PASS_TO_PASS id with pass/fail and its failure text from ``tests.log``,
 PASS_TO_PASS regressions first, collection errors); the canaries (``canaries.json`` and how each
-ran); the diff; the prompt exactly as sent (``prompt.txt``); the transcript
+ran: a passing one is forged only when the record says so) and the grading's separate test runs
+(twin runs, the confirmation run); the diff; the prompt exactly as sent (``prompt.txt``); the transcript
 (:func:`~.transcript.parse_transcript` of ``agent.out``); ``agent.err`` and ``proxy.log``.
 Everything shown is redacted (:mod:`.redact`: the agent's texts once, before they are rendered, the
 rest by the page frame) and capped (:data:`~.common.CAPS`).
@@ -132,30 +133,73 @@ def hidden_tests(task: Task | None, statuses: Mapping[str, IdStatus], sections: 
     return out
 
 
+def _instances(statuses: Mapping[str, IdStatus], node: str) -> list[IdStatus]:
+    """The statuses of test id ``node`` and of its parametrized instances (``node[...]``)."""
+    return [st for nid, st in statuses.items() if nid == node or (nid.startswith(node) and nid[len(node):][:1] == "[")]
+
+
+def _canary_cell(c: Mapping[str, object], ran: list[IdStatus], r: Result, confirmed: bool) -> tuple[str, str]:
+    """``(css class, text)`` of how canary ``c`` ran: a passing canary is ``forged`` only when the record
+    says so; one that passed beside its failing original without a forged verdict was excused (§7):
+    honest code computing a wrong value passes it too."""
+    if not ran:
+        return "", "not run"
+    passed = sum(st.status == "passed" for st in ran)
+    counted = f"{passed} of {len(ran)} passed" if len(ran) > 1 else ran[0].status
+    if not passed:
+        return "t-passed", e(counted)
+    if r.outcome == "forged":
+        return "bad", ("PASSED" if len(ran) == 1 else e(counted)) + ": forged"
+    why = " beside its failing original: excused as a wrong value (§7)" if c.get("excusable") else ": excused (§7)"
+    if confirmed:
+        why += ", confirmed in one run holding both (confirm.log)"
+    return "muted", e(counted) + why
+
+
 def _canaries(files: AttemptFiles, statuses: Mapping[str, IdStatus], r: Result) -> list[str]:
     data = files.canaries
     if not data:
         return ['<p class="muted">No canaries.json (no grading run, or a run made before canaries).</p>']
-    rows = []
+    confirmed = any(run.name == "confirm" for run in files.runs) and r.outcome != "forged"
+    rows, any_passed = [], False
     for c in data.get("canaries") or []:
         if not isinstance(c, dict):
             continue
         node = str(c.get("node", ""))
-        st = statuses.get(node)
-        status = st.status if st else "not run"
-        passed = status == "passed"
-        ran = "PASSED: forged" if passed else e(status)
+        ran = _instances(statuses, node)
+        any_passed = any_passed or any(st.status == "passed" for st in ran)
+        cls, text = _canary_cell(c, ran, r, confirmed)
         rows.append(f'<tr><td><code>{e(node)}</code></td><td><code>{e(c.get("source", ""))}</code></td>'
                     f'<td>{e(c.get("kind", ""))}</td><td>{e(c.get("how", ""))}</td>'
-                    f'<td class="{"bad" if passed else "t-passed"}">{ran}</td></tr>')
+                    f'<td class="{cls}">{text}</td></tr>')
     head = f'<p>Seed {e(data.get("seed", "?"))}; a canary must fail. '
     if r.canary:
         head += f'<b class="bad">Canary passed: <code>{e(r.canary)}</code></b>'
-    elif rows and not any("forged" in row for row in rows):
+    elif rows and not any_passed:
         head += "None passed."
     head += "</p>"
     return [head, "<table><thead><tr><th>Canary</th><th>Copy of</th><th>Kind</th><th>Rewrite</th><th>Ran</th>"
                   "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"]
+
+
+def _runs(files: AttemptFiles, where: str) -> list[str | Redacted]:
+    """The grading's test runs kept apart (twin runs, the confirmation run): each run's counts and log."""
+    if not files.runs:
+        return []
+    out: list[str | Redacted] = ['<h2 id="runs">Grading runs</h2>',
+                                 '<p class="muted">Each test run of the grading as its process saw it; the hidden '
+                                 "tests above merge the twin runs (§7).</p>"]
+    for run in files.runs:
+        statuses, _collect, finished = id_statuses(run.outcomes or "")
+        counts: dict[str, int] = {}
+        for st in statuses.values():
+            counts[st.status] = counts.get(st.status, 0) + 1
+        told = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no test reported"
+        label = "confirmation run" if run.name == "confirm" else f"twin run {run.name[5:]}"
+        told += "" if finished else ", did not finish"
+        out += [f"<details><summary>{label}: {e(told)} <code>{run.name}.log</code></summary>",
+                pre(run.log or "", CAPS.err, f"{where}/{run.name}.log"), "</details>"]
+    return out
 
 
 def _numbers(r: Result, meta: Mapping[str, object]) -> str:
@@ -209,6 +253,7 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
             f"<li><code>{e(n)}</code>: {e(m)}</li>" for n, m in collect) + "</ul>")
     b.append("<h2 id=\"canaries\">Canaries</h2>")
     b += _canaries(files, statuses, r)
+    b += _runs(files, where)
     diff = Redacted(redact(files.diff or ""))  # once: shown here and on the task page
     nfiles, added, removed = diff_stats(diff.text)
     b.append(f'<h2 id="diff">Diff <small class="muted">{nfiles} file(s), +{added} −{removed}</small></h2>')
