@@ -84,7 +84,7 @@ KNOWN_S: dict[str, float] = {
 #: Seconds a test waits (wall − CPU of the test and its children, from the per-test CPU table of main at
 #: ``-n 2``, its first minute left out: there the demo shares the cores). Tests of ``demo_run`` are not
 #: listed: they come after the demo; nor is a test whose timeout must outlast a CPU-bound step (the claude
-#: CLI's 3 s timeout after its first turn, test_claude.py): under the demo's load that step misses it.
+#: CLI's timeout after its first turn, test_claude.py): under the demo's load that step misses it.
 #: Only the order matters.
 IDLE_S: dict[str, float] = {
     "tests/mine/test_interrupt.py::test_time_budget_stops_verifications_in_flight[2-10]": 9.3,
