@@ -7,6 +7,7 @@ the outcome symbols line up.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from pytest_homefield.records import OUTCOMES
@@ -23,8 +24,9 @@ from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import JsonObject, Report, as_report
 from pytest_homefield.report.tables import AgentName, Cell, Code, OutcomeHead, Subject, Table, Text
 
-__all__ = ["markdown_table", "md_escape", "render_markdown"]
+__all__ = ["markdown_table", "md_code", "md_escape", "render_markdown"]
 
+_TICKS = re.compile("`+")
 _ESCAPE = str.maketrans({c: "\\" + c for c in "\\`*_[]|$<>#"})
 
 
@@ -33,13 +35,25 @@ def md_escape(s: str) -> str:
     return s.replace("\n", " ").translate(_ESCAPE)
 
 
+def md_code(s: str) -> str:
+    """``s`` as one Markdown code span that stays one table cell: a newline becomes a space, ``|`` is
+    escaped (GFM splits cells on it even inside a code span), and a text holding backticks gets a
+    longer fence (CommonMark: a run of backticks longer than any inside it, padded by a space)."""
+    s = s.replace("\n", " ").replace("|", "\\|")
+    if "`" not in s:
+        return f"`{s}`"
+    longest = max(len(m) for m in _TICKS.findall(s))
+    fence = "`" * (longest + 1)
+    return f"{fence} {s} {fence}"
+
+
 def md_cell(cell: Cell, escape: Callable[[str], str] = md_escape) -> str:
     """One cell in Markdown; ``escape`` is applied to free text (prose, subjects, symbols)."""
     if isinstance(cell, Text):
         s = escape(cell.text) if cell.prose else cell.text
         return f"**{s}**" if cell.strong else s
     if isinstance(cell, Code):
-        return f"`{cell.text}`"
+        return md_code(cell.text)
     if isinstance(cell, AgentName):
         return f"`{cell.name}`" + (" *(" + ", ".join(cell.tags) + ")*" if cell.tags else "")
     if isinstance(cell, Subject):

@@ -416,7 +416,7 @@ def flagged_table(report: Report) -> Table | None:
     forged = any(f.canary for f in report.flagged)
     rows: list[tuple[Cell, ...]] = [
         (Code(f.task_id), Code(f.agent), Text(str(f.attempt)), Text(outcome_words(f.outcome)),
-         Text((f"yes: {f.reason}" if f.reason else "yes") if f.suspicious else ""),
+         Text((f"yes: {f.reason}" if f.reason else "yes") if f.suspicious else "", prose=True),
          Text("yes" if f.touched_tests else ""),
          *([Code(f.canary) if f.canary else Text("")] if forged else []))
         for f in report.flagged

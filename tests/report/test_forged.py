@@ -88,3 +88,16 @@ def test_a_forged_attempt_flags_its_agent_out_of_the_ranking_and_the_gate(tmp_pa
     (g,) = worse_than([cand], base)
     assert g.forged == 1 and g.worse and "FORGED on 1 attempt: the gate fails" in g.text
     assert gate_summary([g]).startswith("gate: fail (lucky worse than b")
+
+
+def test_an_invented_canary_id_stays_one_cell_of_the_markdown_table(tmp_path: Path) -> None:
+    """atk15: a forged attempt's canary id is the test process's text (any visible characters): a ``|``
+    or a backtick in it split the flagged table's row and closed its code span early in report.md."""
+    canary = "tests/test_m.py::test_value[a|b`c``d]"
+    run = _run(tmp_path / "run", [Result(run_id="r", task_id="t1", agent="cheat", attempt=1, outcome="forged",
+                                         canary=canary, error="canary passed")])
+    md = render_markdown(build_report([run], [_task("t1")]))
+    head = next(line for line in md.splitlines() if "Canary passed" in line)
+    row = next(line for line in md.splitlines() if line.startswith("| `t1`") and "forged" in line)
+    assert row.replace("\\|", "").count("|") == head.count("|"), (head, row)
+    assert "``` tests/test_m.py::test_value[a\\|b`c``d] ```" in row, row
