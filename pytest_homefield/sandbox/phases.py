@@ -16,9 +16,11 @@ two. A holder keeps only its class's file, shared, until it leaves. So an entran
 other class's phases running now, and while it waits (holding ``gate``) no newcomer of either
 class gets in: a steady stream of agents cannot keep a grading out for ever, nor the reverse.
 Nothing is counted in a file: a process killed at any step holds nothing any more (the kernel drops
-a dead process's ``flock`` locks), and the descriptors are close-on-exec, so no command started
-during the phase keeps a lock after homefield lets it go (homefield leaves a phase only after its
-commands' reapers reaped every process of them, ``sandbox/procs.py``).
+a dead process's ``flock`` locks). The descriptors are close-on-exec, and no command started during
+the phase gets them: only the reaper of each command run in the phase (:func:`held_fds`, passed by
+:func:`pytest_homefield.sandbox.procs.run_process`), which shares the lock and keeps it until it has
+reaped every process of the command. homefield leaves a phase after its reapers have exited, and
+should homefield be killed, the phase still lasts until the last of its processes is gone.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["AGENT", "GRADING", "Phase", "PhaseLock", "phase_folder"]
+__all__ = ["AGENT", "GRADING", "Phase", "PhaseLock", "held_fds", "phase_folder"]
 
 Kind = Literal["agent", "grading"]
 #: An untrusted agent working (its program and everything it started).
@@ -42,6 +44,15 @@ AGENT: Kind = "agent"
 #: An untrusted attempt's grading (its test runs, twin runs and confirmation run).
 GRADING: Kind = "grading"
 _FILES: dict[str, str] = {AGENT: "agents", GRADING: "gradings"}
+#: The descriptors of the phases this process holds now (their reapers inherit them).
+_HELD: set[int] = set()
+
+
+def held_fds() -> tuple[int, ...]:
+    """The descriptors of the phases this process holds now: a command's reaper inherits them (never
+    the command), so a phase ends only when the reaper has reaped every process of the command, even
+    when homefield dies first."""
+    return tuple(sorted(_HELD))
 
 
 def phase_folder(temp: Path | None = None) -> Path:
@@ -99,7 +110,9 @@ class PhaseLock:
             raise
         os.close(fds[1])
         os.close(fds[0])  # newcomers may enter: those of the other class wait on ``own`` now
+        _HELD.add(own)
         try:
             yield Phase(kind, time.monotonic() - t0)
         finally:
+            _HELD.discard(own)
             os.close(own)

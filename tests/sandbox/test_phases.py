@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield.sandbox.phases import AGENT, GRADING, PhaseLock, phase_folder
+from pytest_homefield.sandbox.procs import run_process
 
 CTX = multiprocessing.get_context("fork")
 
@@ -152,3 +153,19 @@ def test_the_folder_is_private_to_the_user(tmp_path: Path) -> None:
 def test_an_unknown_phase_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown phase"), PhaseLock(tmp_path).hold("mining"):  # type: ignore[arg-type]
         pass
+
+
+@pytest.mark.parametrize("kind", [AGENT, GRADING])
+def test_a_commands_reaper_shares_the_phase_and_the_command_does_not(tmp_path: Path, kind: str) -> None:
+    """The phase lasts until the reaper has reaped the command's every process, even should homefield
+    die first; the command itself never holds the lock (it could unlock it for homefield too)."""
+    listing = tmp_path / "fds"
+    show = ('for f in /proc/$$/fd/*; do echo "command $(readlink $f)"; done; '
+            'for f in /proc/$PPID/fd/*; do echo "reaper $(readlink $f)"; done')
+    lock_file = str(tmp_path / ("agents" if kind == AGENT else "gradings"))
+    with PhaseLock(tmp_path).hold(kind):  # type: ignore[arg-type]
+        run_process(["sh", "-c", show], cwd=tmp_path, env=os.environ, timeout_s=30, stdout_path=listing)
+    rows = [line.split(" ", 1) for line in listing.read_text().splitlines()]
+    assert [who for who, target in rows if target == lock_file] == ["reaper"], rows
+    other = _start(_holder, str(tmp_path), GRADING if kind == AGENT else AGENT, str(tmp_path / "log"), 1, 0.0, 0)
+    assert _ended(other, 10), "the phase ends with the reaper"
