@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.bwrap import bwrap_works
 from helpers.e2e_repo import copy_mined, homefield
+from helpers.landlock import landlock_abi
 
 #: A ``cmd:`` agent (run as ``python AGENT LOG SECONDS``) that works ``SECONDS`` s and appends
 #: ``agent START END`` to ``LOG`` for it, and leaves in the package code that appends
@@ -132,14 +133,19 @@ print(f"received {max(len(out) - 4, 0)} bytes: {bytes(out[4:]).decode(errors='re
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not bwrap_works(), reason="bubblewrap does not work here")
-def test_a_graded_test_process_cannot_reach_a_working_agent_through_flock(mined: Path, tmp_path: Path) -> None:
-    """atk14 A6 under bubblewrap. Measured on main (this test's agent): the receiver got
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
+def test_a_graded_test_process_cannot_reach_a_working_agent_through_flock(mined: Path, tmp_path: Path,
+                                                                          sandbox: str) -> None:
+    """atk14 A6 under bubblewrap and Landlock. Measured on main (this test's agent): the receiver got
     ``'tests/test_neg.py'``, the hidden test file's name, from the other attempt's grading."""
+    if sandbox == "bwrap" and not bwrap_works():
+        pytest.skip("bubblewrap does not work here")
+    if sandbox == "landlock" and landlock_abi() < 6:
+        pytest.skip("Landlock admits agents that run commands from ABI 6")
     repo = copy_mined(mined, tmp_path / "repo")
     agent = f"cmd:{sys.executable} - <<'PY'\n{LEAK}\nPY"
     proc = homefield(repo, "run", "--agent", f"lk={agent}", "--attempts", "2", "--max-tasks", "1",
-                     "--sandbox", "bwrap", "-n", "2", "--run-id", "a6", "--timeout", "120")
+                     "--sandbox", sandbox, "-n", "2", "--run-id", "a6", "--timeout", "120")
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     outs = [p.read_text() for p in (repo / ".homefield/runs/a6/attempts").glob("*/lk/*/agent.out")]
     said = [ln for out in outs for ln in out.splitlines() if ln.startswith(("receiver", "received", "sender"))]
