@@ -236,9 +236,6 @@ class AttemptSpec:
     #: the canary key (32 bytes) the session's controller sent (an ssh worker); ``None``: the repository's own
     #: (:func:`~pytest_homefield.run.canary_key.canary_key`)
     canary_key: bytes | None = None
-    #: the machine's phase lock (§9: no untrusted agent works while an untrusted attempt is graded);
-    #: ``None``: the one of this user's temp dir (:func:`~pytest_homefield.sandbox.phases.phase_folder`)
-    phases: PhaseLock | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -435,7 +432,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     )
     agent_phase = contextlib.ExitStack()  # only an agent that runs commands can listen (§9)
     try:
-        waited = _enter_phase(agent_phase, spec, AGENT, caps.runs_commands(spec.allow_shell) and not caps.reference)
+        waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.reference)
     except OSError as exc:
         sb.close()
         own_services.close()
@@ -492,7 +489,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             test_env = grading_env(spec, cache.repo)
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
             with contextlib.ExitStack() as grading_phase:  # the reference fixes are not untrusted code
-                waited += _enter_phase(grading_phase, spec, GRADING, not caps.reference)
+                waited += _enter_phase(grading_phase, GRADING, not caps.reference)
                 g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                           run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
@@ -527,12 +524,13 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                   canary=canary, claimed=claimed)
 
 
-def _enter_phase(stack: contextlib.ExitStack, spec: AttemptSpec, kind: Kind, needed: bool) -> float:
-    """Hold a phase of ``kind`` of the machine's phase lock in ``stack`` when ``needed``; returns the
-    seconds waited for it (0 when not needed). Raises :class:`OSError` (the lock's folder or files)."""
+def _enter_phase(stack: contextlib.ExitStack, kind: Kind, needed: bool) -> float:
+    """Hold a phase of ``kind`` of the machine's phase lock (docs/contracts.md §9: no untrusted agent
+    works while an untrusted attempt is graded) in ``stack`` when ``needed``; returns the seconds
+    waited for it (0 when not needed). Raises :class:`OSError` (the lock's folder or files)."""
     if not needed:
         return 0.0
-    return float(stack.enter_context((spec.phases or PhaseLock()).hold(kind)).wait_s)
+    return float(stack.enter_context(PhaseLock().hold(kind)).wait_s)
 
 
 def _python_of(test_cmd: str) -> str | None:
