@@ -59,6 +59,7 @@ from pytest_homefield.sandbox.limits import (
     free_bytes,
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
 from pytest_homefield.sandbox.proxy import FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
 from pytest_homefield.sandbox.services import Lease, ServiceError, TestNetwork, agent_lease
@@ -429,7 +430,16 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         wrap=sb.wrap, sandbox=backend.configured, task=spec.task if caps.reference else None,
         limits=spec.limits, watch=watch,
     )
-    t0 = time.monotonic()
+    agent_phase = contextlib.ExitStack()  # only an agent that runs commands can listen (§9)
+    try:
+        waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.reference)
+    except OSError as exc:
+        sb.close()
+        own_services.close()
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+        shutil.rmtree(box, ignore_errors=True)
+        return Result(**base, outcome="infra", error=f"phase lock: {_one_line(exc)}", finished_at=_now())
+    t0 = time.monotonic()  # the wait is neither the agent's time nor its timeout's
     try:
         ar = spec.agent.run(ctx)
     except Exception as exc:
@@ -438,6 +448,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     finally:
         sb.close()
         own_services.close()
+        agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py)
     wall = time.monotonic() - t0
     fault = watch.stopped or swapped_root(folders) \
         or getattr(check_folders(folders, spec.limits, baseline), "reason", None) or over_cost_cap(ar.cost_usd)
@@ -475,11 +486,15 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             changes = tree_changes(pristine, workspace)
             (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
         else:
-            g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
-                      run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
-                      memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
-                      sandbox=test_backend, env=grading_env(spec, cache.repo), flaky=frozenset(spec.flaky_p2p),
-                      network=spec.network, canary_seed=task_seed(spec.canary_key or canary_key(cache.repo), spec.task))
+            test_env = grading_env(spec, cache.repo)
+            seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
+            with contextlib.ExitStack() as grading_phase:  # the reference fixes are not untrusted code
+                waited += _enter_phase(grading_phase, GRADING, not caps.reference)
+                g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
+                          run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
+                          memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
+                          sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
+                          network=spec.network, canary_seed=seed)
             if spec.graded is not None:
                 spec.graded(g)
             base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)
@@ -503,9 +518,19 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     finally:
         shutil.rmtree(workspace.parent, ignore_errors=True)
         shutil.rmtree(box, ignore_errors=True)
-    return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), touched_tests=touched,
+    return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), wait_s=round(waited, 3),
+                  touched_tests=touched,
                   suspicious=suspicious, suspicious_reason=why if suspicious else None, finished_at=_now(),
                   canary=canary, claimed=claimed)
+
+
+def _enter_phase(stack: contextlib.ExitStack, kind: Kind, needed: bool) -> float:
+    """Hold a phase of ``kind`` of the machine's phase lock (docs/contracts.md §9: no untrusted agent
+    works while an untrusted attempt is graded) in ``stack`` when ``needed``; returns the seconds
+    waited for it (0 when not needed). Raises :class:`OSError` (the lock's folder or files)."""
+    if not needed:
+        return 0.0
+    return float(stack.enter_context(PhaseLock().hold(kind)).wait_s)
 
 
 def _python_of(test_cmd: str) -> str | None:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.limits import WriteLimits
+from pytest_homefield.sandbox.phases import held_fds
 from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 
@@ -259,7 +260,8 @@ def run_process(
     every ``watch_every_s`` seconds while the command runs; a reason
     it returns stops the command as a timeout does, and is the result's ``stopped``. ``pass_fds``:
     descriptors of this process the command inherits at the same numbers (through the reaper; e.g.
-    the test run's outcome channel); every other descriptor is closed.
+    the test run's outcome channel); every other descriptor is closed. The reaper alone also inherits
+    the phases this process holds (:func:`~pytest_homefield.sandbox.phases.held_fds`).
 
     When the command exits, what it left running is killed; on timeout the whole tree gets SIGTERM,
     then SIGKILL after :data:`KILL_GRACE_S`; the result then has ``timed_out=True`` and
@@ -290,7 +292,7 @@ def run_process(
             stderr=err,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             start_new_session=True,
-            pass_fds=(wfd, *pass_fds),
+            pass_fds=(wfd, *pass_fds, *held_fds()),  # the reaper keeps the phase until it has reaped all
         )
     except BaseException:
         os.close(rfd)

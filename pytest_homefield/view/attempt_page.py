@@ -211,6 +211,7 @@ def _numbers(r: Result, meta: Mapping[str, object]) -> str:
         ("Cache read / write", f"{fmt_tokens(r.cache_read_tokens)} / {fmt_tokens(r.cache_write_tokens)}"),
         ("Turns", "—" if r.turns is None else str(r.turns)),
         ("Wall time (agent)", fmt_secs(r.wall_s)), ("Grading time", fmt_secs(r.test_s)),
+        *([("Waited for the phase lock", fmt_secs(r.wait_s))] if r.wait_s else []),
         ("Model", r.model or "—"), ("Agent version", r.agent_version or "—"),
         ("Exit status", "—" if r.exit_code is None else str(r.exit_code)),
         ("Agent sandbox", r.sandbox or "—"), ("Test sandbox", r.test_sandbox or "—"),

@@ -248,8 +248,9 @@ def test_attempt_page_redacts_caps_and_shows_regressions(tmp_path: Path) -> None
     (art / "tests.log").write_text("____ test_mul ____\n\n>   assert mul(2, 3) == 5\nE   assert 6 == 5\n"
                                    "==== short test summary info ====\n")
     result = Result(run_id="r", task_id="abc123abc123", agent="cmd", attempt=1, outcome="regression",
-                    error="a PASS_TO_PASS test broke", cost_usd=0.25, wall_s=12.5)
+                    error="a PASS_TO_PASS test broke", cost_usd=0.25, wall_s=12.5, wait_s=7.25)
     page, summary = render_attempt(AttemptRef(result, art, {}), _task(), "cmd:./agent", Nav("../index.html"))
+    assert "<th>Waited for the phase lock</th>" in page  # outside the agent's and the grading's time
     for secret in (ANT, OPENAI, "eyJhbGciOiJIUzI1NiJ9.e30.sig"):
         assert secret not in page
     assert page.count("[redacted sk-") >= 2 and "Bearer [redacted token]" in page

@@ -1,0 +1,118 @@
+"""The machine's phase lock: no untrusted agent works while an untrusted attempt is graded (contracts §9).
+
+Concurrent attempts share one kernel whatever the sandbox: advisory file locks and inotify on the
+read-only files every sandbox binds, CPU time. A graded test process (the agent's code beside the
+hidden tests) can signal through them to another attempt's agent while it works (atk14 A6: a hidden
+test file in 5 s through ``flock`` on stdlib files). Nothing can be namespaced there, so the two
+*phases* never overlap on one machine: agents may work together, gradings may run together, never
+one of each.
+
+:class:`PhaseLock` is a fair two-class lock over three ``flock`` files in a per-user folder of the
+temp dir (``homefield-phases-<uid>``, mode 0700), shared by every homefield process of the user on the
+machine (xdist workers, other sessions). To enter its class a process takes ``gate`` exclusively
+(one entrant at a time), then the *other* class's file exclusively (it waits there until every
+holder of the other class has left), then its own class's file shared, and lets go of the first
+two. A holder keeps only its class's file, shared, until it leaves. So an entrant waits for the
+other class's phases running now, and while it waits (holding ``gate``) no newcomer of either
+class gets in: a steady stream of agents cannot keep a grading out for ever, nor the reverse.
+Nothing is counted in a file: a process killed at any step holds nothing any more (the kernel drops
+a dead process's ``flock`` locks). The descriptors are close-on-exec, and no command started during
+the phase gets them: only the reaper of each command run in the phase (:func:`held_fds`, passed by
+:func:`pytest_homefield.sandbox.procs.run_process`), which shares the lock and keeps it until it has
+reaped every process of the command. homefield leaves a phase after its reapers have exited, and
+should homefield be killed, the phase still lasts until the last of its processes is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import stat
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+__all__ = ["AGENT", "GRADING", "Phase", "PhaseLock", "held_fds", "phase_folder"]
+
+Kind = Literal["agent", "grading"]
+#: An untrusted agent working (its program and everything it started).
+AGENT: Kind = "agent"
+#: An untrusted attempt's grading (its test runs, twin runs and confirmation run).
+GRADING: Kind = "grading"
+_FILES: dict[str, str] = {AGENT: "agents", GRADING: "gradings"}
+#: The descriptors of the phases this process holds now (their reapers inherit them).
+_HELD: set[int] = set()
+
+
+def held_fds() -> tuple[int, ...]:
+    """The descriptors of the phases this process holds now: a command's reaper inherits them (never
+    the command), so a phase ends only when the reaper has reaped every process of the command, even
+    when homefield dies first."""
+    return tuple(sorted(_HELD))
+
+
+def phase_folder(temp: Path | None = None) -> Path:
+    """``<temp dir>/homefield-phases-<uid>``, made mode 0700 when missing. Raises :class:`OSError`
+    when it exists but is not a folder of this user (a link, another user's) or others may write it."""
+    folder = Path(temp or tempfile.gettempdir()) / f"homefield-phases-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise OSError(f"{folder} is not a private folder of this user: cannot keep the phase lock there")
+    return folder
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A phase being held: its ``kind`` and how long the entrant waited for it (``wait_s``, seconds)."""
+
+    kind: Kind
+    wait_s: float
+
+
+class PhaseLock:
+    """The machine-wide two-class lock (module docstring) over the files of ``folder`` (default
+    :func:`phase_folder`). Plain and picklable: only the folder is kept."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder if folder is not None else phase_folder()
+
+    def _open(self, name: str) -> int:
+        return os.open(self.folder / name, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+
+    @contextlib.contextmanager
+    def hold(self, kind: Kind) -> Iterator[Phase]:
+        """Wait until no phase of the other class runs on the machine, then hold a phase of ``kind``
+        (``AGENT`` or ``GRADING``) for the ``with`` block; yields the :class:`Phase` with the time
+        waited. Raises :class:`ValueError` for another kind, :class:`OSError` when the lock files
+        cannot be opened; an interrupt while waiting leaves nothing held."""
+        if kind not in _FILES:
+            raise ValueError(f"unknown phase {kind!r}; expected {AGENT!r} or {GRADING!r}")
+        other = GRADING if kind == AGENT else AGENT
+        t0 = time.monotonic()
+        fds: list[int] = []
+        try:
+            fds.append(self._open("gate"))
+            fcntl.flock(fds[0], fcntl.LOCK_EX)  # one entrant at a time, of either class
+            fds.append(self._open(_FILES[other]))
+            fcntl.flock(fds[1], fcntl.LOCK_EX)  # every phase of the other class has ended
+            own = self._open(_FILES[kind])
+            fds.append(own)
+            fcntl.flock(own, fcntl.LOCK_SH)  # with the gate held, only this class's holders have it
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            raise
+        os.close(fds[1])
+        os.close(fds[0])  # newcomers may enter: those of the other class wait on ``own`` now
+        _HELD.add(own)
+        try:
+            yield Phase(kind, time.monotonic() - t0)
+        finally:
+            _HELD.discard(own)
+            os.close(own)

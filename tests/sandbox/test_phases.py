@@ -1,0 +1,171 @@
+"""The machine's phase lock (sandbox/phases.py) with real processes: agents and gradings never
+overlap, each class overlaps itself, a killed process releases what it held, and a steady stream
+of one class does not keep the other out (contracts §9, atk14 A6)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_homefield.sandbox.phases import AGENT, GRADING, PhaseLock, phase_folder
+from pytest_homefield.sandbox.procs import run_process
+
+CTX = multiprocessing.get_context("fork")
+
+
+def _log(path: str, line: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _holder(folder: str, kind: str, log: str, times: int, hold_s: float, pause_s: float) -> None:
+    """Hold ``kind`` ``times`` times for ``hold_s`` s each, logging ``kind start end wait`` lines."""
+    lock = PhaseLock(Path(folder))
+    for _ in range(times):
+        with lock.hold(kind) as phase:  # type: ignore[arg-type]
+            start = time.monotonic()
+            time.sleep(hold_s)
+            _log(log, f"{kind} {start} {time.monotonic()} {phase.wait_s}")
+        time.sleep(pause_s)
+
+
+def _hold_until_killed(folder: str, kind: str, ready: Any) -> None:
+    with PhaseLock(Path(folder)).hold(kind):  # type: ignore[arg-type]
+        ready.set()
+        time.sleep(600)
+
+
+def _intervals(log: Path) -> list[tuple[str, float, float, float]]:
+    rows = [line.split() for line in log.read_text().splitlines()]
+    return [(k, float(a), float(b), float(w)) for k, a, b, w in rows]
+
+
+def _overlap(a: tuple[str, float, float, float], b: tuple[str, float, float, float]) -> bool:
+    return a[1] < b[2] and b[1] < a[2]
+
+
+def _start(target: Any, *args: Any) -> Any:
+    proc = CTX.Process(target=target, args=args, daemon=True)
+    proc.start()
+    return proc
+
+
+def _ended(proc: Any, timeout_s: float) -> bool:
+    proc.join(timeout_s)
+    return not proc.is_alive() and proc.exitcode == 0
+
+
+def test_the_two_classes_never_overlap(tmp_path: Path) -> None:
+    log = tmp_path / "log"
+    procs = [_start(_holder, str(tmp_path), kind, str(log), 5, 0.05, 0.01)
+             for kind in (AGENT, AGENT, AGENT, GRADING, GRADING)]
+    assert all(_ended(p, 60) for p in procs)
+    rows = _intervals(log)
+    assert len(rows) == 25
+    agents = [r for r in rows if r[0] == AGENT]
+    gradings = [r for r in rows if r[0] == GRADING]
+    assert not [(a, g) for a in agents for g in gradings if _overlap(a, g)]
+
+
+@pytest.mark.parametrize("kind", [AGENT, GRADING])
+def test_one_class_runs_together(tmp_path: Path, kind: str) -> None:
+    log = tmp_path / "log"
+    procs = [_start(_holder, str(tmp_path), kind, str(log), 1, 1.0, 0) for _ in range(2)]
+    assert all(_ended(p, 30) for p in procs)
+    first, second = _intervals(log)
+    assert _overlap(first, second), "two phases of one class must not wait for each other"
+
+
+@pytest.mark.parametrize("kind", [AGENT, GRADING])
+def test_a_killed_holder_releases_its_phase(tmp_path: Path, kind: str) -> None:
+    other = GRADING if kind == AGENT else AGENT
+    ready = CTX.Event()
+    holder = _start(_hold_until_killed, str(tmp_path), kind, ready)
+    assert ready.wait(30)
+    waiter = _start(_holder, str(tmp_path), other, str(tmp_path / "log"), 1, 0.0, 0)
+    assert not _ended(waiter, 0.5), "the other class must wait while the phase is held"
+    os.kill(holder.pid, signal.SIGKILL)
+    assert _ended(waiter, 10), "a killed holder must release its phase"
+
+
+@pytest.mark.parametrize("kind", [AGENT, GRADING])
+def test_an_entrant_killed_while_waiting_at_the_gate_releases_it(tmp_path: Path, kind: str) -> None:
+    other = GRADING if kind == AGENT else AGENT
+    ready = CTX.Event()
+    holder = _start(_hold_until_killed, str(tmp_path), kind, ready)
+    assert ready.wait(30)
+    entrant = _start(_holder, str(tmp_path), other, str(tmp_path / "log"), 1, 0.0, 0)
+    assert not _ended(entrant, 0.5)  # it holds the gate, waiting for the holder's class to drain
+    os.kill(entrant.pid, signal.SIGKILL)
+    entrant.join(10)
+    newcomer = _start(_holder, str(tmp_path), kind, str(tmp_path / "log"), 1, 0.0, 0)
+    assert _ended(newcomer, 10), "a killed entrant must release the gate"
+    os.kill(holder.pid, signal.SIGKILL)
+
+
+def test_a_stream_of_agents_does_not_keep_a_grading_out(tmp_path: Path) -> None:
+    """Three agents re-enter for 6 s, staggered so that one is always working: a grading that asks
+    after 0.5 s gets in once the agents working then have finished (a plain readers-writer lock,
+    agents shared and gradings exclusive, would keep it out until the stream stops)."""
+    log = tmp_path / "log"
+    agents = []
+    for _ in range(3):
+        agents.append(_start(_holder, str(tmp_path), AGENT, str(log), 12, 0.3, 0.0))
+        time.sleep(0.1)
+    time.sleep(0.5)
+    asked = time.monotonic()
+    grading = _start(_holder, str(tmp_path), GRADING, str(log), 1, 0.1, 0)
+    assert _ended(grading, 30)
+    row = next(r for r in _intervals(log) if r[0] == GRADING)
+    assert row[1] - asked < 2.0, f"the grading waited {row[1] - asked:.1f} s behind a stream of agents"
+    assert row[3] < 2.0
+    for p in agents:
+        assert _ended(p, 60)
+    assert max(r[2] for r in _intervals(log) if r[0] == AGENT) > row[2], "the agents went on after it"
+
+
+def test_the_folder_is_private_to_the_user(tmp_path: Path) -> None:
+    folder = phase_folder(tmp_path)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert folder.name == f"homefield-phases-{os.getuid()}"
+    folder.chmod(0o777)
+    with pytest.raises(OSError, match="not a private folder"):
+        phase_folder(tmp_path)
+    folder.chmod(0o700)
+    link = tmp_path / "elsewhere"
+    link.mkdir()
+    folder.rmdir()
+    folder.symlink_to(link)
+    with pytest.raises(OSError, match="not a private folder"):
+        phase_folder(tmp_path)
+
+
+def test_an_unknown_phase_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown phase"), PhaseLock(tmp_path).hold("mining"):  # type: ignore[arg-type]
+        pass
+
+
+@pytest.mark.parametrize("kind", [AGENT, GRADING])
+def test_a_commands_reaper_shares_the_phase_and_the_command_does_not(tmp_path: Path, kind: str) -> None:
+    """The phase lasts until the reaper has reaped the command's every process, even should homefield
+    die first; the command itself never holds the lock (it could unlock it for homefield too)."""
+    listing = tmp_path / "fds"
+    show = ('for f in /proc/$$/fd/*; do echo "command $(readlink $f)"; done; '
+            'for f in /proc/$PPID/fd/*; do echo "reaper $(readlink $f)"; done')
+    lock_file = str(tmp_path / ("agents" if kind == AGENT else "gradings"))
+    with PhaseLock(tmp_path).hold(kind):  # type: ignore[arg-type]
+        run_process(["sh", "-c", show], cwd=tmp_path, env=os.environ, timeout_s=30, stdout_path=listing)
+    rows = [line.split(" ", 1) for line in listing.read_text().splitlines()]
+    assert [who for who, target in rows if target == lock_file] == ["reaper"], rows
+    other = _start(_holder, str(tmp_path), GRADING if kind == AGENT else AGENT, str(tmp_path / "log"), 1, 0.0, 0)
+    assert _ended(other, 10), "the phase ends with the reaper"
