@@ -146,6 +146,18 @@ def _maybe_inline(line: str) -> bool:
 
 
 _MAYBE_PREFIX_RE = re.compile(r"[ \t]*(?:issue|bug|pr|gh)[ \t]*\d", re.IGNORECASE)
+_MAYBE_PREFIX_LINE_RE = re.compile("^" + _MAYBE_PREFIX_RE.pattern, re.IGNORECASE | re.MULTILINE)
+_HEX_TO_1_BYTES = bytes.maketrans(b"0123456789abcdef", b"\x01" * 16)
+
+
+def _maybe_inline_anywhere(text: str) -> bool:
+    """Whether some line of ``text`` may pass :func:`_maybe_inline` or start like ``issue 123:`` (a superset
+    of the per-line tests, over the whole text at once: most messages have no line that does, and then no
+    line is tested; issue 35). A hex run cannot span a newline; the hex digits are ASCII, so the run is
+    sought in the UTF-8 bytes (a C-level table; ``str.translate`` maps character by character)."""
+    return ("://" in text or _MARK_DIGIT_RE.search(text) is not None
+            or _HEX_RUN.encode() in text.encode("utf-8", "surrogatepass").translate(_HEX_TO_1_BYTES)
+            or _MAYBE_PREFIX_LINE_RE.search(text) is not None)
 _LIST = _S + r"(?:[ \t]*(?:,|&|/|\band\b)?[ \t]*" + _S + r")*"
 _NOUN = r"(?:the[ \t]+)?(?:pr|pull[ \t]+request|merge[ \t]+request|issues?|tickets?|bugs?|commits?)"
 #: Nouns that mean nothing without their number ("Merge PR #12" → "Merge"; "issue #12" keeps "issue").
@@ -327,7 +339,11 @@ def _drop_line(line: str) -> bool:
     return False
 
 
-def _clean_lines(lines: list[str]) -> list[str]:
+def _clean_lines(lines: list[str], inline: bool = True) -> list[str]:
+    """Each line through :func:`_clean_inline` (``inline``; without it none would change), blank ones as
+    ``""``, emptied ones left out."""
+    if not inline:
+        return [line if line.strip() else "" for line in lines]
     out: list[str] = []
     for line in lines:
         if not line.strip():
@@ -370,10 +386,13 @@ def clean_prompt(message: str) -> str:
         body = body[1:]  # the PR title follows; if nothing does, the fallback below keeps it
     elif body:
         body[0] = _MERGE_PR_TITLE_RE.sub("", body[0])
-    text = _join(_clean_lines(body))
+    # every line left is a line of the message, or the first one's end ("Merge PR #12: Title", whose "#1"
+    # the message-wide test sees)
+    inline = _maybe_inline_anywhere(message)
+    text = _join(_clean_lines(body, inline))
     if text:
         return text
-    return _join(_clean_lines([subject]))
+    return _join(_clean_lines([subject], inline))
 
 
 #: A whitespace-separated token without a word character, whole (``- ``, ``—``, ``**``): it starts with such a

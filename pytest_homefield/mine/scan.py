@@ -91,7 +91,7 @@ from pytest_homefield.mine.scan_git import (
     stream,
     tree_paths,
 )
-from pytest_homefield.mine.scan_rules import cheap_reason, split_change
+from pytest_homefield.mine.scan_rules import cheap_reason, path_reason, split_change
 from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.settings import ScanSettings, join_flags
 
@@ -332,6 +332,11 @@ def _scan(repo_path: Path, options: ScanOptions) -> ScanResult:
                     capped = True
                     break
                 in_window += 1
+                # most commits are turned down by their paths' classes alone, without a Change (issue 35)
+                quick = None if options.paths else path_reason(commit.entries, classifier, slots)
+                if quick is not None:
+                    outcomes.append(Rejected(commit.sha, commit.subject, commit.authored_at, *quick))
+                    continue
                 outcome, checked = _judge(commit, classifier, options, in_paths, slots)
                 if checked:
                     checks[len(outcomes)] = checked

@@ -17,7 +17,7 @@ from pytest_homefield.paths import CONFIG, CONTENT_CHECKED, DOCS, SOURCE, TEST, 
 from pytest_homefield.sandbox.snapshot import HOMEFIELD_DIR
 from pytest_homefield.settings import ScanSettings
 
-__all__ = ["Change", "cheap_reason", "split_change"]
+__all__ = ["Change", "cheap_reason", "path_reason", "split_change"]
 
 
 class Change:
@@ -104,6 +104,38 @@ def split_change(entries: list[str], classifier: Classifier, slots: dict[str, in
             change.checked.append((path, raw))
     change.all_paths = [p for p in paths if slots[p]] if skipped else paths
     return change
+
+
+#: The slots of a commit whose changes are all docs or configuration (filter 4's two reasons).
+_CONFIG_SIDE = frozenset({_DOCS, _CONFIG, _CHECKED_CONFIG})
+#: Slots that :func:`path_reason` leaves to :func:`split_change`: a test-side file or a ``.homefield/`` path.
+_NEEDS_CHANGE = frozenset({_RUNNABLE_TEST, _TEST, _SKIP})
+
+
+def path_reason(entries: list[str], classifier: Classifier, slots: dict[str, int]) -> tuple[str, str] | None:
+    """Filters 4-5 for the commits their paths' slots alone turn down (no ``paths`` globs: filter 3 is the
+    caller's): ``docs_only``, ``config_only``, and ``no_test_change`` when no test-side file changed; the
+    same ``(reason, detail)`` as :func:`split_change` then :func:`cheap_reason`, without building a
+    :class:`Change`. ``None``: the commit needs those two (a runnable or other test file changed, or a
+    ``.homefield/`` path or a submodule would change the answer). Most commits of a history are turned down
+    here (7,557 of pytest's 13,110 non-merge ones), one set of their slots each; ``slots`` as for
+    :func:`split_change`."""
+    paths = entries[1::2]
+    try:
+        found = set(map(slots.__getitem__, paths))
+    except KeyError:
+        found = {slots[p] if p in slots else slots.setdefault(p, _slot(p, classifier)) for p in paths}
+    if not found.isdisjoint(_NEEDS_CHANGE):
+        return None
+    if found <= _CONFIG_SIDE and paths:
+        if any("160000" in raw[:15] for raw in entries[0::2]):  # a submodule is neither docs nor config
+            return None
+        if len(found) == 1 and _DOCS in found:
+            return "docs_only", _files(len(paths), "docs")
+        config = [p for p in paths if slots[p] != _DOCS]
+        docs = len(paths) - len(config)
+        return "config_only", ", ".join(_some(config)) + (f" and {_files(docs, 'docs')}" if docs else "")
+    return "no_test_change", "no test file changed" if paths else "empty commit"
 
 
 def _files(n: int, kind: str) -> str:

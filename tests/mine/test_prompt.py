@@ -332,8 +332,46 @@ def test_the_inline_precheck_never_changes_a_cleaning(line: str, monkeypatch: py
     fast = prompt.clean_prompt(line)
     prompt.clean_prompt.cache_clear()
     monkeypatch.setattr(prompt, "_maybe_inline", lambda text: True)
+    monkeypatch.setattr(prompt, "_maybe_inline_anywhere", lambda text: True)
     assert prompt.clean_prompt(line) == fast
     prompt.clean_prompt.cache_clear()
+
+
+@pytest.mark.parametrize("message", [
+    "Fix the parser\n\nIt crashed on empty input.\n\nCo-authored-by: A <a@x>",
+    "Merge PR #12: issue 5: fix the parser",  # the subject's end starts like "issue 5:" only once cut
+    "Merge pull request #1 from a/b\n\nIssue 7: tidy the docs",
+    "Tidy\n\n  gh 3: indented prefix\n- https://example.com/x",
+    "Plain subject\r\nissue 12: after a CRLF",
+    "Revert\n\nThis reverts commit 1a2b3c4d5e6f7a8b.\n\n(cherry picked from commit abcdef1)",
+    "Fix x\n\n---\n\nSigned-off-by: B <b@y>",
+    "caf\u00e9 d\u00e9caf\u00e9 \udcff 1234567 words",
+    "Add subfactorial()\n\nSee #3",
+    "Just prose\nover two lines\n\n\n\nand a third",
+])
+def test_the_message_wide_precheck_never_changes_a_cleaning(message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: :func:`prompt._maybe_inline_anywhere` (no line of the message can need inline cleaning) only
+    skips work: forcing every line through the per-line tests gives the same prompt."""
+    prompt.clean_prompt.cache_clear()
+    fast = prompt.clean_prompt(message)
+    prompt.clean_prompt.cache_clear()
+    monkeypatch.setattr(prompt, "_maybe_inline_anywhere", lambda text: True)
+    assert prompt.clean_prompt(message) == fast
+    prompt.clean_prompt.cache_clear()
+
+
+@pytest.mark.parametrize("line", [
+    "Fix crash (#123)", "see https://example.com/x", "GH-12: fix", "revert deadbeef1", "Issue 1215: Add note",
+    "  bug 7 is gone", "caf\u00e9 \u0661\u0662\u0663 #\u0661", "fix \x01\x01\x01\x01\x01\x01\x01 run",
+    "x \udcff abc1234",
+])
+def test_the_message_wide_precheck_sees_every_line_the_line_one_lets_through(line: str) -> None:
+    """Whatever line :func:`prompt._maybe_inline` or the ``issue 12:`` precheck lets through, the message-wide
+    test lets the message holding it through, wherever the line stands."""
+    assert prompt._maybe_inline(line) or prompt._MAYBE_PREFIX_RE.match(line)
+    for message in (line, f"Subject\n\n{line}", f"Subject\n\nprose\n{line}\nmore prose"):
+        assert prompt._maybe_inline_anywhere(message)
+    assert not prompt._maybe_inline_anywhere("Subject\n\nplain prose, decaf and 123456 beads")
 
 
 @pytest.mark.parametrize("text", [
