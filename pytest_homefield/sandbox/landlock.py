@@ -84,7 +84,8 @@ class LandlockPolicy:
     file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``unix``: make
     Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
     ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
-    policy file is readable by the user's unconfined processes)."""
+    policy file is readable by the user's unconfined processes); ``own``: read-only folders that are the
+    run's own (the copy under test), never searched for copies of the project (:func:`carve`)."""
 
     ro: Sequence[Path | str] = ()
     rw: Sequence[Path | str] = ()
@@ -92,13 +93,14 @@ class LandlockPolicy:
     unix: bool = True
     setenv: Mapping[str, str] = field(default_factory=dict)
     unsetenv: Sequence[str] = ()
+    own: Sequence[Path | str] = ()
 
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
         protected folder left out; the system paths added."""
         rw = _allowed(self.rw)
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
-        ro, listable = carve(ro, copies_of_protected(ro))
+        ro, listable = carve(ro, copies_of_protected(ro, skip=[*rw, *map(str, self.own)]))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
         return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
@@ -223,4 +225,5 @@ def tests_policy(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapp
     exe = shutil.which(python, path=env.get("PATH")) if python else None
     first = [Path(exe).parent] if exe and "python" in Path(exe).name else []
     path = inside_path(env.get("PATH", ""), [Path(p) for p in ro], first=first)
-    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), unix=False, setenv={"PATH": path})
+    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), unix=False, setenv={"PATH": path},
+                          own=[Path(workdir)])
