@@ -249,12 +249,11 @@ def _walk(root: str, leaks: Sequence[Leak], prune: frozenset[str]) -> list[str]:
         for e in entries:
             name = e.name
             try:
-                if name.endswith(_SUFFIXES):
-                    if e.is_file(follow_symlinks=False):
-                        out += _file_masks(e.path, e.stat(follow_symlinks=False).st_size, leaks)
-                elif e.is_dir(follow_symlinks=False) and name != ".git" and e.path not in prune \
-                        and not _OWN_TEMP.match(name):
-                    stack.append(e.path)
+                if e.is_dir(follow_symlinks=False):  # a folder egg too
+                    if name != ".git" and e.path not in prune and not _OWN_TEMP.match(name):
+                        stack.append(e.path)
+                elif name.endswith(_SUFFIXES) and e.is_file(follow_symlinks=False):
+                    out += _file_masks(e.path, e.stat(follow_symlinks=False).st_size, leaks)
             except OSError:
                 continue
     return out
@@ -294,7 +293,8 @@ def content_copies(roots: Iterable[Path | str], repos: Iterable[Path] | None = N
     skipped = [os.path.realpath(s) for s in skip] + reals
     prune = frozenset([*PRUNED, *reals])
     wanted = sorted({os.path.realpath(r) for r in roots})
-    wanted = [r for r in wanted if not any(_under(r, s) for s in skipped) and not any(_under(r, p) for p in PRUNED)
+    # PRUNED are not descended into; a root bound inside one (a folder of /dev/shm) is searched
+    wanted = [r for r in wanted if not any(_under(r, s) for s in skipped) and r not in PRUNED
               and not any(_OWN_TEMP.match(c) for c in r.split("/"))]
     out: set[str] = set()
     for root in wanted:
