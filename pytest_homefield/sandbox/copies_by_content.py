@@ -187,18 +187,29 @@ def mask_of(path: str, repo_paths: Iterable[str]) -> list[str]:
     return [top, *sorted(pyc)]
 
 
+@functools.lru_cache(maxsize=256)
+def _zip_members(path: str) -> tuple[tuple[str, int, int], ...]:
+    """``(name, size, CRC-32)`` of each ``*.py`` member of the archive at ``path`` (its central directory
+    only); ``()`` when it is no readable zip."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return tuple((i.filename, i.file_size, i.CRC) for i in zf.infolist() if i.filename.endswith(".py"))
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError, EOFError, zlib.error):
+        return ()
+
+
 def _zip_holds(path: str, lk: Leak) -> bool:
     """Whether the archive at ``path`` has a ``*.py`` member whose content is a leak blob: its central
     directory's (size, CRC-32) first, the member read only when they match."""
+    candidates = [name for name, size, crc in _zip_members(path) if (size, crc) in lk.members]
+    if not candidates:
+        return False
     try:
         with zipfile.ZipFile(path) as zf:
-            for info in zf.infolist():
-                if info.filename.endswith(".py") and (info.file_size, info.CRC) in lk.members \
-                        and lk.blob_id(zf.read(info)) in lk.blobs:
-                    return True
-    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError, EOFError, zlib.error):
+            return any(lk.blob_id(zf.read(name)) in lk.blobs for name in candidates)
+    except (OSError, zipfile.BadZipFile, ValueError, RuntimeError, NotImplementedError, EOFError, zlib.error,
+            KeyError):
         return False
-    return False
 
 
 def _holds_commit(git_entry: str, commits: Sequence[str]) -> bool:
@@ -225,63 +236,98 @@ def _matched_py(path: str, size: int, leaks: Sequence[Leak]) -> tuple[str, ...] 
     return None
 
 
-def _walk(root: str, leaks: Sequence[Leak], prune: frozenset[str]) -> list[str]:
-    """The masks of the copies under ``root`` (a folder or a file, resolved)."""
-    out: list[str] = []
-    commits = [c for lk in leaks for c in lk.commits]
+@dataclass(frozen=True)
+class _Index:
+    """What a walk of one root saw that could be a copy, whatever the repository: ``pys`` (path, size)
+    of the ``*.py`` files, ``zips`` the archives, ``trees`` the folders holding a ``.git`` entry."""
+
+    pys: tuple[tuple[str, int], ...]
+    zips: tuple[str, ...]
+    trees: tuple[str, ...]
+
+    def below(self, root: str) -> _Index:
+        """The part of the index under ``root`` (a folder inside the walked one)."""
+        return _Index(tuple(p for p in self.pys if _under(p[0], root)), tuple(z for z in self.zips if _under(z, root)),
+                      tuple(t for t in self.trees if _under(t, root) or _under(root, t)))
+
+
+def _walk(root: str) -> _Index:
+    """The :class:`_Index` of ``root`` (a folder or a file, resolved): ``os.scandir`` without following
+    symlinks, :data:`PRUNED`, homefield's own temp folders and ``.git`` folders not descended into."""
+    pys: list[tuple[str, int]] = []
+    zips: list[str] = []
+    trees: list[str] = []
     try:
         st = os.stat(root)
     except OSError:
-        return out
+        return _Index((), (), ())
     if stat.S_ISREG(st.st_mode):
-        return _file_masks(root, st.st_size, leaks)
+        return _Index(((root, st.st_size),) if root.endswith(".py") else (),
+                      (root,) if root.endswith(ZIP_SUFFIXES) else (), ())
     stack = [root]
     while stack:
         folder = stack.pop()
         try:
             with os.scandir(folder) as it:
-                entries = list(it)
+                for e in it:
+                    name = e.name
+                    if e.is_dir(follow_symlinks=False):  # a folder egg too
+                        if name == ".git":
+                            trees.append(folder)
+                        elif e.path not in PRUNED and not _OWN_TEMP.match(name):
+                            stack.append(e.path)
+                    elif name.endswith(_SUFFIXES) and e.is_file(follow_symlinks=False):
+                        if name.endswith(".py"):
+                            pys.append((e.path, e.stat(follow_symlinks=False).st_size))
+                        else:
+                            zips.append(e.path)
+                    elif name == ".git":  # a gitdir: file (a worktree, a submodule)
+                        trees.append(folder)
         except OSError:
             continue
-        if commits and any(e.name == ".git" for e in entries) and _holds_commit(os.path.join(folder, ".git"), commits):
-            out.append(folder)  # the whole work tree: its history and tests are the leak too
-            continue
-        for e in entries:
-            name = e.name
-            try:
-                if e.is_dir(follow_symlinks=False):  # a folder egg too
-                    if name != ".git" and e.path not in prune and not _OWN_TEMP.match(name):
-                        stack.append(e.path)
-                elif name.endswith(_SUFFIXES) and e.is_file(follow_symlinks=False):
-                    out += _file_masks(e.path, e.stat(follow_symlinks=False).st_size, leaks)
-            except OSError:
-                continue
+    return _Index(tuple(pys), tuple(zips), tuple(trees))
+
+
+def _masks(index: _Index, leaks: Sequence[Leak], hidden: Sequence[str]) -> list[str]:
+    """The masks of the copies ``index`` holds (module docstring); nothing inside the ``hidden`` folders
+    (the protected ones: never shown anyway)."""
+    commits = [c for lk in leaks for c in lk.commits]
+    out = [t for t in index.trees if not any(_under(t, h) for h in hidden)
+           and commits and _holds_commit(os.path.join(t, ".git"), commits)]
+    sizes = frozenset().union(*(lk.sizes for lk in leaks))
+    for path, size in index.pys:
+        if size in sizes and not any(_under(path, m) for m in [*out, *hidden]):
+            found = _matched_py(path, size, leaks)
+            out += mask_of(path, found) if found else []
+    out += [z for z in index.zips if not any(_under(z, h) for h in hidden) and any(_zip_holds(z, lk) for lk in leaks)]
     return out
 
 
-def _file_masks(path: str, size: int, leaks: Sequence[Leak]) -> list[str]:
-    if path.endswith(".py"):
-        found = _matched_py(path, size, leaks)
-        return mask_of(path, found) if found else []
-    if path.endswith(ZIP_SUFFIXES) and any(_zip_holds(path, lk) for lk in leaks):
-        return [path]
-    return []
-
-
-#: root → masks found under it, for this process (a sandbox is built for every agent and test run).
-_WALKED: dict[tuple[str, tuple[Path, ...]], tuple[str, ...]] = {}
+#: root → its walk, for this process (the walk does not depend on the repository).
+_INDEXES: dict[str, _Index] = {}
+#: (root, repositories) → the masks under it (a sandbox is built for every agent and test run).
+_MASKS: dict[tuple[str, tuple[Path, ...]], tuple[str, ...]] = {}
 
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def _index_of(root: str) -> _Index:
+    walked = next((k for k in _INDEXES if _under(root, k)), None)
+    if walked is None:
+        _INDEXES[root] = _walk(root)
+        return _INDEXES[root]
+    return _INDEXES[walked] if walked == root else _INDEXES[walked].below(root)
+
+
 def content_copies(roots: Iterable[Path | str], repos: Iterable[Path] | None = None,
                    skip: Iterable[Path | str] = ()) -> list[str]:
     """The masks (resolved paths, sorted) of the copies of ``repos`` (default: the protected ones) found
     by content under ``roots`` (module docstring). A root that is or lies in one of ``skip`` (the run's
-    own folders: its workspace, the copy under test) or in a protected folder is not searched. Each root
-    is walked once per process: a root inside one already walked takes that walk's masks below it.
+    own folders: its workspace, the copy under test), in a protected folder or in homefield's own temp
+    folders is not searched. Each root is walked once per process whatever the repository (a root
+    inside one already walked takes that walk's part below it) and matched once per repository set.
     ``[]`` when no repository is protected."""
     repo_list = tuple(Path(r) for r in (protected() if repos is None else repos))
     if not repo_list:
@@ -291,7 +337,6 @@ def content_copies(roots: Iterable[Path | str], repos: Iterable[Path] | None = N
         return []
     reals = [os.path.realpath(r) for r in repo_list]
     skipped = [os.path.realpath(s) for s in skip] + reals
-    prune = frozenset([*PRUNED, *reals])
     wanted = sorted({os.path.realpath(r) for r in roots})
     # PRUNED are not descended into; a root bound inside one (a folder of /dev/shm) is searched
     wanted = [r for r in wanted if not any(_under(r, s) for s in skipped) and r not in PRUNED
@@ -299,11 +344,10 @@ def content_copies(roots: Iterable[Path | str], repos: Iterable[Path] | None = N
     out: set[str] = set()
     for root in wanted:
         if any(w != root and _under(root, w) for w in wanted):
-            continue  # walked with the root that holds it
-        done = next((k for k in _WALKED if k[1] == repo_list and _under(root, k[0])), None)
-        if done is None:
-            done = (root, repo_list)
-            _WALKED[done] = tuple(_walk(root, leaks, prune))
+            continue  # searched with the root that holds it
+        key = (root, repo_list)
+        if key not in _MASKS:
+            _MASKS[key] = tuple(_masks(_index_of(root), leaks, reals))
         # a mask above the root (the root lies in a copy: a clone's src/ on PYTHONPATH) is the root itself
-        out.update(m if _under(m, root) else root for m in _WALKED[done] if _under(m, root) or _under(root, m))
+        out.update(m if _under(m, root) else root for m in _MASKS[key] if _under(m, root) or _under(root, m))
     return sorted(out)
