@@ -14,7 +14,8 @@ command. What a policy allows:
   the next attempt's agent (atk12 F1) and an agent could reach another session's temp folders in it
   (F3); POSIX semaphores (``multiprocessing``'s locks) cannot be made, a suite that needs them needs
   bubblewrap. An installed copy of the repository under benchmark in a site folder it allows
-  (:mod:`.project_copies`: a non-editable ``pip install .`` leaves HEAD, every task's fix, there) cannot
+  (:mod:`.project_copies`, found by content and by name: a non-editable ``pip install .``, an egg, a
+  second clone leave HEAD, every task's fix, there; never in the run's ``own`` folders) cannot
   be read: Landlock cannot deny a subfolder of an allowed one, so :func:`carve` allows the folders on the
   way to it listable only and every other entry of them read-only. A path that is, or holds, a protected folder
   (:mod:`.protected`: the repository under benchmark) is never allowed: Landlock adds, it cannot deny
@@ -111,7 +112,7 @@ class LandlockPolicy:
 
 def carve(roots: Sequence[str], hidden: Sequence[str]) -> tuple[list[str], list[str]]:
     """``roots`` (read-only paths) less the ``hidden`` ones (resolved paths: the installed copies of the
-    repository under benchmark, :func:`~.project_copies.project_copies`), as ``(ro, listable)``. Landlock
+    repository under benchmark, :func:`~.project_copies.copies_of_protected`), as ``(ro, listable)``. Landlock
     only adds rights, so a root that holds a hidden path is replaced, on the way down to it, by its
     folders listable only (names, never contents) and every other entry of them read-only: the copy is
     listed but none of its files can be read. A root that is or lies in a hidden path is left out."""
