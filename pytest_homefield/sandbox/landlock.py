@@ -119,18 +119,25 @@ def carve(roots: Sequence[str], hidden: Sequence[str]) -> tuple[list[str], list[
     ro: list[str] = []
     listable: list[str] = []
     for root in roots:
-        real = os.path.realpath(root)
-        inside = [h for h in hidden if h == real or h.startswith(real.rstrip("/") + "/")]
-        if not inside:
-            if not any(real.startswith(h + "/") for h in hidden):
-                ro.append(root)
-            continue
-        _carve(real, inside, ro, listable)
+        _carve_root(root, hidden, ro, listable)
     return ro, listable
 
 
-def _carve(folder: str, hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
-    if folder in hidden:
+def _carve_root(path: str, hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
+    """``path`` into ``ro``, or carved (:func:`carve`) when its real path holds a hidden one. Landlock
+    follows a symlink to its target, so an entry ``lib64 -> lib`` is judged by where it leads (atk15 F1
+    under Landlock: a venv's ``lib64`` showed the copy its ``lib`` hid)."""
+    real = os.path.realpath(path)
+    inside = [h for h in hidden if h == real or h.startswith(real.rstrip("/") + "/")]
+    if not inside:
+        if not any(real.startswith(h + "/") for h in hidden):
+            ro.append(path)
+        return
+    _carve(real, inside, hidden, ro, listable)
+
+
+def _carve(folder: str, inside: Sequence[str], hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
+    if folder in inside or folder in listable:
         return
     listable.append(folder)
     try:
@@ -139,11 +146,14 @@ def _carve(folder: str, hidden: Sequence[str], ro: list[str], listable: list[str
         return
     for name in names:
         child = os.path.join(folder, name)
-        inside = [h for h in hidden if h == child or h.startswith(child + "/")]
-        if not inside:
+        if os.path.islink(child):
+            _carve_root(child, hidden, ro, listable)
+            continue
+        below = [h for h in inside if h == child or h.startswith(child + "/")]
+        if not below:
             ro.append(child)
-        elif child not in hidden:
-            _carve(child, inside, ro, listable)
+        elif child not in inside:
+            _carve(child, below, hidden, ro, listable)
 
 
 def _allowed(paths: Iterable[Path | str]) -> list[str]:
