@@ -192,6 +192,28 @@ for entry in sys.path:
 """
 
 
+def _egg(path: Path, repo: Path) -> Path:
+    """A zipped egg at ``path`` holding ``repo``'s HEAD (``setup.py install`` with setuptools < 80)."""
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("calc/__init__.py", (repo / "src" / "calc" / "__init__.py").read_text())
+        zf.writestr("EGG-INFO/top_level.txt", "calc\n")
+    return path
+
+
+def test_the_built_in_attack_reads_a_zipped_egg(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control of ``verify --attacks -k installed-copy`` where the copy is a zipped egg on ``sys.path``
+    (atk15 F1: the attack looked for files only, found none and was counted caught while the hole was
+    open): without a sandbox it copies HEAD out of the egg."""
+    monkeypatch.setenv("PYTHONPATH", str(_egg(tmp_path / "calc-0-py3.11.egg", user_repo)))
+    spec = AttemptSpec(task=task, agent=attack_agent("installed-copy"), attempt=1, run_id="r", run_dir=tmp_path / "run",
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"),
+                       env_passthrough=["PYTHONPATH"])
+    r = run_attempt(spec, cache)
+    out = (spec.artifacts / "agent.out").read_text()
+    assert "copied src/calc/__init__.py from" in out and ".egg" in out and r.outcome == "solved", (r, out)
+
+
 @pytest.mark.parametrize("sandbox", SANDBOXES)
 def test_a_zipped_egg_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
@@ -202,9 +224,7 @@ def test_a_zipped_egg_of_the_project_at_head(task: Task, cache: SnapshotCache, u
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (site,) = venv.glob("lib/python3*/site-packages")
-    with zipfile.ZipFile(site / "calc-0-py3.11.egg", "w") as zf:
-        zf.writestr("calc/__init__.py", (user_repo / "src" / "calc" / "__init__.py").read_text())
-        zf.writestr("EGG-INFO/top_level.txt", "calc\n")
+    _egg(site / "calc-0-py3.11.egg", user_repo)
     (site / "easy-install.pth").write_text("./calc-0-py3.11.egg\n")
     monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(protected, "_PROTECTED", [user_repo.resolve()])
