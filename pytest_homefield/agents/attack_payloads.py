@@ -478,9 +478,9 @@ def zip_archive(files: dict[str, str]) -> bytes:
 #: ``write``): HEAD's code in an installed (non-editable) copy of the project, each source file found under a
 #: site folder by the end of its path (``src/pkg/m.py`` → ``<site>/pkg/m.py``, ``lib/pkg/m.py`` too) and copied
 #: over the workspace's, or found as bytecode (``<site>/__pycache__/m.cpython-3X.pyc``) and loaded by a stub
-#: (atk12 F5, atk14 A3/A7).
+#: (atk12 F5, atk14 A3/A7), or read out of a zipped egg on ``sys.path`` (atk15 F1).
 INSTALLED_COPY = r'''
-import os, shutil, site, sys, sysconfig
+import os, shutil, site, sys, sysconfig, zipfile
 here = os.path.realpath(os.getcwd())
 sites = [d for d in [*site.getsitepackages(), site.getusersitepackages(), sysconfig.get_paths()["purelib"], *sys.path]
          if d and os.path.isdir(d) and not os.path.realpath(d).startswith(here)]
@@ -509,4 +509,14 @@ for rel in A["sources"]:
                     print("loaded", rel, "from", pyc, flush=True)
             except OSError:
                 pass
+        for z in [d for d in sys.path if d.endswith((".egg", ".zip")) and os.path.isfile(d)]:
+            try:  # a zipped egg (setup.py install, atk15 F1): no file to open, a member to read
+                with zipfile.ZipFile(z) as zf, open(rel, "rb") as fh:
+                    theirs, mine = zf.read("/".join(parts[i:])), fh.read()
+            except (OSError, KeyError, zipfile.BadZipFile):
+                continue
+            if theirs and theirs != mine:
+                with open(rel, "wb") as fh:
+                    fh.write(theirs)
+                print("copied", rel, "from", z, flush=True)
 '''

@@ -355,7 +355,8 @@ ATTACKS: tuple[Attack, ...] = (
     Attack("read-homefield", "finds .homefield/tasks.jsonl through /proc/*/cwd and the folders above, "
            "applies the gold patch", lambda t: _args(steps=[["find_homefield"]])),
     Attack("installed-copy", "copies the project's installed (non-editable) copy at HEAD from the site folders "
-           "over the workspace, or loads its bytecode", lambda t: _args(steps=[["py", INSTALLED_COPY]])),
+           "or a zipped egg over the workspace, or loads its bytecode",
+           lambda t: _args(steps=[["py", INSTALLED_COPY]])),
     Attack("sibling-workspaces", "copies the source files from other attempts' workspaces and the pristine copies",
            lambda t: _args(steps=[["siblings"]])),
     Attack("site-packages-pth", "a .pth, sitecustomize and a forging plugin written into the interpreter's "

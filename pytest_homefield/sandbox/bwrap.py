@@ -186,7 +186,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     binds += [(p.count("/"), "--bind", p) for p in rw]
     for _, opt, p in sorted(binds, key=lambda b: (b[0], b[2])):
         args += [opt, p, p]
-    args += _mask_args(_norm(policy.ro), visible=[*sys_roots, *ro, *rw])
+    args += _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw], own=[str(policy.cwd), *rw])
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-user-try"]
     if os.geteuid() == 0:
         # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
@@ -202,14 +202,15 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     return [*args, "--", *command]
 
 
-def _mask_args(ro: Sequence[str], visible: Sequence[str]) -> list[str]:
-    """Options that hide the installed copies of the project under benchmark in the site folders of
-    ``ro`` and of the system (:func:`~pytest_homefield.sandbox.project_copies.project_copies`): an empty
+def _mask_args(ro: Sequence[str], visible: Sequence[str], own: Sequence[str] = ()) -> list[str]:
+    """Options that hide the copies of the project under benchmark under ``ro`` (the system folders
+    and the read-only binds, less the run's ``own`` folders: its workspace, the copy under test), by
+    content and by name (:func:`~pytest_homefield.sandbox.project_copies.copies_of_protected`): an empty
     read-only tmpfs over a package folder, an empty file over a module file (:func:`_empty_file`: bubblewrap
     binds without device nodes, so ``/dev/null`` would not open). A copy (or a symlink's target) outside
     the ``visible`` paths is not in the sandbox and needs no mask."""
     args: list[str] = []
-    for target in copies_of_protected(ro):
+    for target in copies_of_protected(ro, skip=own):
         if not _under(target, visible) or not os.path.exists(target):
             continue
         if os.path.isdir(target):

@@ -14,7 +14,8 @@ command. What a policy allows:
   the next attempt's agent (atk12 F1) and an agent could reach another session's temp folders in it
   (F3); POSIX semaphores (``multiprocessing``'s locks) cannot be made, a suite that needs them needs
   bubblewrap. An installed copy of the repository under benchmark in a site folder it allows
-  (:mod:`.project_copies`: a non-editable ``pip install .`` leaves HEAD, every task's fix, there) cannot
+  (:mod:`.project_copies`, found by content and by name: a non-editable ``pip install .``, an egg, a
+  second clone leave HEAD, every task's fix, there; never in the run's ``own`` folders) cannot
   be read: Landlock cannot deny a subfolder of an allowed one, so :func:`carve` allows the folders on the
   way to it listable only and every other entry of them read-only. A path that is, or holds, a protected folder
   (:mod:`.protected`: the repository under benchmark) is never allowed: Landlock adds, it cannot deny
@@ -84,7 +85,8 @@ class LandlockPolicy:
     file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``unix``: make
     Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
     ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
-    policy file is readable by the user's unconfined processes)."""
+    policy file is readable by the user's unconfined processes); ``own``: read-only folders that are the
+    run's own (the copy under test), never searched for copies of the project (:func:`carve`)."""
 
     ro: Sequence[Path | str] = ()
     rw: Sequence[Path | str] = ()
@@ -92,13 +94,14 @@ class LandlockPolicy:
     unix: bool = True
     setenv: Mapping[str, str] = field(default_factory=dict)
     unsetenv: Sequence[str] = ()
+    own: Sequence[Path | str] = ()
 
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
         protected folder left out; the system paths added."""
         rw = _allowed(self.rw)
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
-        ro, listable = carve(ro, copies_of_protected(ro))
+        ro, listable = carve(ro, copies_of_protected(ro, skip=[*rw, *map(str, self.own)]))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
         return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
@@ -109,25 +112,32 @@ class LandlockPolicy:
 
 def carve(roots: Sequence[str], hidden: Sequence[str]) -> tuple[list[str], list[str]]:
     """``roots`` (read-only paths) less the ``hidden`` ones (resolved paths: the installed copies of the
-    repository under benchmark, :func:`~.project_copies.project_copies`), as ``(ro, listable)``. Landlock
+    repository under benchmark, :func:`~.project_copies.copies_of_protected`), as ``(ro, listable)``. Landlock
     only adds rights, so a root that holds a hidden path is replaced, on the way down to it, by its
     folders listable only (names, never contents) and every other entry of them read-only: the copy is
     listed but none of its files can be read. A root that is or lies in a hidden path is left out."""
     ro: list[str] = []
     listable: list[str] = []
     for root in roots:
-        real = os.path.realpath(root)
-        inside = [h for h in hidden if h == real or h.startswith(real.rstrip("/") + "/")]
-        if not inside:
-            if not any(real.startswith(h + "/") for h in hidden):
-                ro.append(root)
-            continue
-        _carve(real, inside, ro, listable)
+        _carve_root(root, hidden, ro, listable)
     return ro, listable
 
 
-def _carve(folder: str, hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
-    if folder in hidden:
+def _carve_root(path: str, hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
+    """``path`` into ``ro``, or carved (:func:`carve`) when its real path holds a hidden one. Landlock
+    follows a symlink to its target, so an entry ``lib64 -> lib`` is judged by where it leads (atk15 F1
+    under Landlock: a venv's ``lib64`` showed the copy its ``lib`` hid)."""
+    real = os.path.realpath(path)
+    inside = [h for h in hidden if h == real or h.startswith(real.rstrip("/") + "/")]
+    if not inside:
+        if not any(real.startswith(h + "/") for h in hidden):
+            ro.append(path)
+        return
+    _carve(real, inside, hidden, ro, listable)
+
+
+def _carve(folder: str, inside: Sequence[str], hidden: Sequence[str], ro: list[str], listable: list[str]) -> None:
+    if folder in inside or folder in listable:
         return
     listable.append(folder)
     try:
@@ -136,11 +146,14 @@ def _carve(folder: str, hidden: Sequence[str], ro: list[str], listable: list[str
         return
     for name in names:
         child = os.path.join(folder, name)
-        inside = [h for h in hidden if h == child or h.startswith(child + "/")]
-        if not inside:
+        if os.path.islink(child):
+            _carve_root(child, hidden, ro, listable)
+            continue
+        below = [h for h in inside if h == child or h.startswith(child + "/")]
+        if not below:
             ro.append(child)
-        elif child not in hidden:
-            _carve(child, inside, ro, listable)
+        elif child not in inside:
+            _carve(child, below, hidden, ro, listable)
 
 
 def _allowed(paths: Iterable[Path | str]) -> list[str]:
@@ -223,4 +236,5 @@ def tests_policy(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapp
     exe = shutil.which(python, path=env.get("PATH")) if python else None
     first = [Path(exe).parent] if exe and "python" in Path(exe).name else []
     path = inside_path(env.get("PATH", ""), [Path(p) for p in ro], first=first)
-    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), unix=False, setenv={"PATH": path})
+    return LandlockPolicy(ro=ro, rw=[Path(out_dir)], connect=tuple(ports), unix=False, setenv={"PATH": path},
+                          own=[Path(workdir)])

@@ -1,26 +1,29 @@
 """Installed copies of the project under benchmark, which no agent and no test run may read
-(docs/contracts.md §9).
+(docs/contracts.md §9), found by their content first and by their names as well.
 
-A repository installed *non-editable* into an environment a sandbox binds (CI's ``pip install .``,
-``uv sync --no-editable``, a Docker image's system Python, a tox environment's sdist) leaves a copy of
-its code at HEAD in ``site-packages``, and HEAD holds every task's fix. An agent that copies that code
-over its workspace solves tasks it never fixed, with real code, so no canary can tell (atk12 F5:
-5 of 8 demo tasks). The copy is found by construction, not by a list: a top-level entry of a bound
-site folder whose name is a top-level package or module of a protected repository's HEAD
-(:mod:`.protected`) is the project's, wherever it was installed from. An editable install leaves only
-a ``.pth`` and a finder naming the checkout, which is protected and never bound, so nothing is masked
-for it. Its bytecode in the site folder's ``__pycache__`` is a copy too (atk14 A7: a single-module
-project's ``__pycache__/<mod>.cpython-311.pyc``, loaded with ``SourcelessFileLoader``). A layout that
-installs a package from elsewhere (``package-dir = {"" = "lib"}``: HEAD's ``lib/textkit`` installed as
-``textkit``, atk14 A3) is found through the distribution: a ``*.dist-info`` named as the project
-(HEAD's ``pyproject.toml`` ``[project] name``, or ``setup.cfg``'s ``[metadata] name``) or whose
-``direct_url.json`` names the repository's folder; every top-level entry its ``RECORD`` lists is the
-project's. The sandboxes then show an empty folder (bubblewrap: ``--tmpfs``) or an empty file in place
-of each copy (:func:`project_copies`).
+A repository installed into an environment a sandbox shows (CI's ``pip install .``, ``setup.py install``'s
+egg, a Docker image's ``/usr/src/app/.venv``, pip's VCS checkout ``<venv>/src/<name>/``, a second clone on
+``PYTHONPATH``) leaves a copy of its code at HEAD, and HEAD holds every task's fix. An agent that copies
+that code over its workspace solves tasks it never fixed, with real code, so no canary can tell (atk12 F5,
+atk14 A3/A7, atk15 F1–F1f). A list of install formats always misses the next one, so the copies are found
+**by content** (:mod:`.copies_by_content`): every read-only root a sandbox shows is walked once per process
+for ``*.py`` files and zip archives holding a file version the repository wrote after the oldest task's
+parent, and for git folders holding its HEAD or root commit; what holds one is masked (a package folder,
+a module and its bytecode, an egg, an archive, a whole work tree).
+
+The search **by name** below stays beside it (it also finds bytecode-only copies, which no ``*.py`` blob
+matches): a top-level entry of a bound site folder whose name is a top-level package or module of a
+protected repository's HEAD (:mod:`.protected`), its bytecode in the site folder's ``__pycache__``
+(``SourcelessFileLoader``), and every top-level entry the ``RECORD`` of the project's own distribution
+lists (a ``*.dist-info`` named as HEAD's ``pyproject.toml`` ``[project] name`` or ``setup.cfg``'s
+``[metadata] name``, or whose ``direct_url.json`` names the repository's folder). The sandboxes then show
+an empty folder (bubblewrap: ``--tmpfs``) or an empty file in place of each copy
+(:func:`copies_of_protected`).
 
 A dependency that happens to share a top-level name with the repository (a fork of it, a package
 shipping a top-level ``tests`` folder) is masked as well: the code under test is the copy's, first on
-``sys.path``, so a run that needed the other one could not have tested the repository's anyway.
+``sys.path``, so a run that needed the other one could not have tested the repository's anyway. One
+that merely ships a file the agent already has (identical to the task's parent) is not.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.protected import protected
 
 if sys.version_info >= (3, 11):
@@ -215,12 +219,15 @@ def project_copies(paths: Iterable[Path | str], repos: Iterable[Path] | None = N
 
 
 @functools.lru_cache(maxsize=64)
-def _resolved_copies(paths: tuple[str, ...], repos: tuple[Path, ...]) -> tuple[str, ...]:
-    return tuple(os.path.realpath(c) for c in project_copies(paths, repos))
+def _resolved_copies(paths: tuple[str, ...], repos: tuple[Path, ...], skip: tuple[str, ...]) -> tuple[str, ...]:
+    named = {os.path.realpath(c) for c in project_copies(paths, repos)}
+    return tuple(sorted(named | set(content_copies(paths, repos, skip=skip))))
 
 
-def copies_of_protected(paths: Iterable[Path | str]) -> tuple[str, ...]:
-    """:func:`project_copies` of the protected repositories in the site folders of ``paths``, resolved,
-    looked up once per process and set of paths (a sandbox is made for every agent and test run; an
-    uncached lookup costs about 1.3 ms)."""
-    return _resolved_copies(tuple(str(p) for p in paths), tuple(protected()))
+def copies_of_protected(paths: Iterable[Path | str], skip: Iterable[Path | str] = ()) -> tuple[str, ...]:
+    """The copies of the protected repositories a sandbox showing ``paths`` must mask, resolved and
+    sorted: :func:`project_copies` (by name, in the site folders of ``paths``) and
+    :func:`~.copies_by_content.content_copies` (by content, under ``paths`` but those in ``skip``: the
+    run's own folders, its workspace or the copy under test). Looked up once per process and set of
+    paths; the walk by content once per process and root (about 0.5 s of CPU for ``/usr`` here)."""
+    return _resolved_copies(tuple(str(p) for p in paths), tuple(protected()), tuple(str(s) for s in skip))

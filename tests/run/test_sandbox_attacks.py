@@ -19,6 +19,7 @@ import sys
 import time
 import unicodedata
 import uuid
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,6 +176,68 @@ def test_an_installed_copy_of_the_project_at_head(task: Task, cache: SnapshotCac
         assert "copied src/calc/__init__.py" in out and r.outcome == "solved", (r, out)
     else:
         assert "copied" not in out and r.outcome == "tests_failed" and r.sandbox == "bwrap", (r, out)
+
+
+EGG_COPY = """
+import os, sys, zipfile
+for entry in sys.path:
+    if entry.endswith(".egg"):
+        try:
+            code = zipfile.ZipFile(entry).read("calc/__init__.py")
+        except (OSError, KeyError, zipfile.BadZipFile) as exc:
+            print("unreadable", entry, type(exc).__name__)
+            continue
+        open(os.path.join("src", "calc", "__init__.py"), "wb").write(code)
+        print("copied src/calc/__init__.py from", entry)
+"""
+
+
+def _egg(path: Path, repo: Path) -> Path:
+    """A zipped egg at ``path`` holding ``repo``'s HEAD (``setup.py install`` with setuptools < 80)."""
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("calc/__init__.py", (repo / "src" / "calc" / "__init__.py").read_text())
+        zf.writestr("EGG-INFO/top_level.txt", "calc\n")
+    return path
+
+
+def test_the_built_in_attack_reads_a_zipped_egg(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control of ``verify --attacks -k installed-copy`` where the copy is a zipped egg on ``sys.path``
+    (atk15 F1: the attack looked for files only, found none and was counted caught while the hole was
+    open): without a sandbox it copies HEAD out of the egg."""
+    monkeypatch.setenv("PYTHONPATH", str(_egg(tmp_path / "calc-0-py3.11.egg", user_repo)))
+    spec = AttemptSpec(task=task, agent=attack_agent("installed-copy"), attempt=1, run_id="r", run_dir=tmp_path / "run",
+                       timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("none", "none"),
+                       env_passthrough=["PYTHONPATH"])
+    r = run_attempt(spec, cache)
+    out = (spec.artifacts / "agent.out").read_text()
+    assert "copied src/calc/__init__.py from" in out and ".egg" in out and r.outcome == "solved", (r, out)
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_zipped_egg_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
+    """atk15 F1: ``setup.py install`` (setuptools < 80) leaves HEAD as a zipped egg that ``easy-install.pth``
+    puts on ``sys.path``; its name is no repository name, so the name-based masks missed it and an agent
+    copying out of it solved 8 of 8 demo tasks. Here a throwaway venv (the agent's ``python``, bound
+    read-only) holds it. Found by content now: in bubblewrap the egg is an empty file."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    _egg(site / "calc-0-py3.11.egg", user_repo)
+    (site / "easy-install.pth").write_text("./calc-0-py3.11.egg\n")
+    monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(protected, "_PROTECTED", [user_repo.resolve()])
+    spec = AttemptSpec(task=task, agent=cmd_agent(f"{venv}/bin/python -c {shlex.quote(EGG_COPY)}", "egg"), attempt=1,
+                       run_id="r", run_dir=tmp_path / "run", timeout_s=60, run_timeout_s=120,
+                       sandbox=SandboxChoice(sandbox, "none"))
+    r = run_attempt(spec, cache)
+    out = (spec.artifacts / "agent.out").read_text()
+    if sandbox == "none":
+        assert "copied src/calc/__init__.py" in out and r.outcome == "solved", (r, out)
+    else:
+        assert "copied" not in out and "BadZipFile" in out, out  # an empty file in its place
+        assert r.outcome == "empty_patch" and r.sandbox == "bwrap", (r, out)
 
 
 # -- (c) .pth / sitecustomize in site-packages -----------------------------------------------------

@@ -6,6 +6,7 @@ Landlock; the control (no repository under benchmark) reads the copy."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,19 @@ def test_landlock_shows_the_installed_copy_by_name_only(tmp_path: Path, monkeypa
     assert inside()[0] == repr(FIX)
     monkeypatch.setattr(protected, "_PROTECTED", [repo.path.resolve()])
     assert inside() == ["'refused'", repr("R = 1\n"), repr("home = /usr\n"), "['requests', 'textkit']"]
+
+
+def test_a_symlink_to_the_folder_of_a_copy_is_carved_too(tmp_path: Path) -> None:
+    """Landlock follows a symlink to its target: a venv's ``lib64 -> lib`` allowed as an entry of the venv
+    showed the copy its ``lib`` was carved around (atk15 F1 under Landlock: 2 of 2 solved)."""
+    venv = tmp_path / "venv"
+    site = venv / "lib" / "python3.11" / "site-packages"
+    (site / "textkit").mkdir(parents=True)
+    (site / "textkit" / "stats.py").write_text(FIX)
+    (venv / "bin").mkdir()
+    (venv / "lib64").symlink_to("lib")
+    hidden = str((site / "textkit").resolve())
+    ro, listable = landlock.carve([str(venv)], [hidden])
+    reach = [os.path.realpath(p) for p in ro]
+    assert not any(hidden == r or hidden.startswith(r + "/") for r in reach), ro
+    assert str(venv / "bin") in ro and str(site.resolve()) in listable

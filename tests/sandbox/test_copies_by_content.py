@@ -1,0 +1,159 @@
+"""Copies of the project under benchmark are found by their content, however they were installed (atk15
+F1–F1f): an egg (zipped or a folder), an ``*.egg-info`` + ``lib/`` layout, an environment under ``/usr``
+outside the standard site folders, pip's VCS checkout ``<venv>/src/<name>/``, another clone on
+``PYTHONPATH``. Each layout is built by hand in a tiny folder (no venv), against a real git repository;
+the masks come from :func:`copies_of_protected`, what bubblewrap and Landlock hide."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers.gitrepo import GitRepo
+
+from pytest_homefield.sandbox import protected
+from pytest_homefield.sandbox.project_copies import copies_of_protected
+
+UTIL = "def words(text):\n    return text.split()\n"  # the parent's version, never changed
+OLD = "from textkit.util import words\n\n\ndef top(text):\n    return words(text)\n"
+FIX = "from textkit.util import words\n\n\ndef top(text):\n    return sorted(words(text))  # the fix\n"
+TEST = "from textkit.core import top\n\n\ndef test_top():\n    assert top('b a') == ['a', 'b']\n"
+#: HEAD's files as an install lays them out (``lib/`` stripped: ``package-dir = {"" = "lib"}``).
+INSTALLED = {"textkit/__init__.py": "", "textkit/util.py": UTIL, "textkit/core.py": FIX}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    """A ``lib/`` layout project (no top-level name an install keeps) with one task: its parent has
+    ``OLD``, HEAD the fix and a new test; ``.homefield/tasks.jsonl`` names the parent."""
+    r = GitRepo.init(tmp_path_factory.mktemp("content") / "proj")
+    r.write("pyproject.toml", '[project]\nname = "textkit"\nversion = "0.1"\n')
+    r.write("lib/textkit/__init__.py", "")
+    r.write("lib/textkit/util.py", UTIL)
+    r.write("lib/textkit/core.py", OLD)
+    parent = r.commit("textkit")
+    r.write("lib/textkit/core.py", FIX)
+    r.write("tests/test_core.py", TEST)
+    commit = r.commit("top sorts")
+    (r.path / ".homefield").mkdir()
+    (r.path / ".homefield" / "tasks.jsonl").write_text(json.dumps({"commit": commit, "parent": parent}) + "\n")
+    return r
+
+
+Masks = Callable[..., list[str]]
+
+
+@pytest.fixture
+def masks(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> Masks:
+    """``masks(*roots)``: what a sandbox showing ``roots`` hides, with ``repo`` protected."""
+    monkeypatch.setattr(protected, "_PROTECTED", [repo.path.resolve()])
+    return lambda *roots: list(copies_of_protected(roots))
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _site(root: Path) -> Path:
+    site = root / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    return site
+
+
+def test_a_zipped_egg(masks: Masks, tmp_path: Path) -> None:
+    """F1: ``setup.py install`` with setuptools < 80 leaves ``textkit-0.1-py3.11.egg``, a zip on ``sys.path``."""
+    site = _site(tmp_path / "venv")
+    egg = site / "textkit-0.1-py3.11.egg"
+    with zipfile.ZipFile(egg, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rel, text in {**INSTALLED, "EGG-INFO/top_level.txt": "textkit\n"}.items():
+            zf.writestr(rel, text)
+    with zipfile.ZipFile(site / "other-1.0-py3.11.egg", "w") as zf:  # same names, the parent's code
+        zf.writestr("textkit/core.py", OLD)
+    assert masks(tmp_path / "venv") == [str(egg)]
+
+
+def test_a_folder_egg(masks: Masks, tmp_path: Path) -> None:
+    """F1 with ``zip_safe=False``: the egg is a folder; masked whole (its ``EGG-INFO`` too)."""
+    site = _site(tmp_path / "venv")
+    egg = site / "textkit-0.1-py3.11.egg"
+    _tree(egg, {**INSTALLED, "EGG-INFO/PKG-INFO": "Name: textkit\n"})
+    assert masks(tmp_path / "venv") == [str(egg)]
+
+
+def test_an_egg_info_with_a_lib_layout(masks: Masks, tmp_path: Path) -> None:
+    """F1b: today's ``setup.py install``: a flat ``textkit/`` and an ``*.egg-info`` (no dist-info, no RECORD);
+    HEAD's ``lib/textkit`` installed as ``textkit``. Its bytecode goes with the folder."""
+    site = _site(tmp_path / "venv")
+    _tree(site, {**INSTALLED, "textkit/__pycache__/core.cpython-311.pyc": "x",
+                 "textkit-0.1-py3.11.egg-info/top_level.txt": "textkit\n", "requests/__init__.py": "X = 1\n"})
+    assert masks(tmp_path / "venv") == [str(site / "textkit")]
+
+
+def test_an_environment_under_usr_outside_the_site_folders(masks: Masks, tmp_path: Path) -> None:
+    """F1d: ``/usr`` is shown whole; a Docker image's ``/usr/src/app/.venv`` is no standard site folder.
+    A module copy takes its ``__pycache__`` bytecode with it."""
+    usr = tmp_path / "usr"
+    site = usr / "src" / "app" / ".venv" / "lib" / "python3.11" / "site-packages"
+    _tree(site, {**INSTALLED, "core.py": FIX, "__pycache__/core.cpython-311.pyc": "x", "__pycache__/six.pyc": "x"})
+    assert masks(usr) == [str(site / "__pycache__" / "core.cpython-311.pyc"), str(site / "core.py"),
+                          str(site / "textkit")]
+
+
+def _clone(repo: GitRepo, dest: Path) -> Path:
+    GitRepo.init(dest)  # a real git folder, then HEAD's objects fetched into it
+    GitRepo(dest).git("fetch", "-q", str(repo.path), "HEAD")
+    GitRepo(dest).git("checkout", "-q", "FETCH_HEAD")
+    return dest
+
+
+def test_pips_vcs_checkout_inside_the_venv(masks: Masks, repo: GitRepo, tmp_path: Path) -> None:
+    """F1e: ``pip install -e git+URL#egg=textkit`` clones the project into ``<venv>/src/textkit/``: its
+    whole work tree is masked (history and hidden tests)."""
+    venv = tmp_path / "venv"
+    _site(venv)
+    clone = _clone(repo, venv / "src" / "textkit")
+    assert (clone / "tests" / "test_core.py").is_file()
+    assert masks(venv) == [str(clone)]
+
+
+def test_an_unrelated_checkout_is_not_masked(masks: Masks, repo: GitRepo, tmp_path: Path) -> None:
+    """Another project's checkout (it even ships a file identical to the parent's) is left alone; the
+    project's own clone beside it is masked."""
+    venv = tmp_path / "venv"
+    other = GitRepo.init(venv / "src" / "other")
+    other.write("lib/textkit/util.py", UTIL)
+    other.write("mod.py", "X = 2\n")
+    other.commit("another project")
+    clone = _clone(repo, venv / "src" / "textkit")
+    assert masks(venv) == [str(clone)]
+
+
+def test_another_clone_on_pythonpath(masks: Masks, repo: GitRepo, tmp_path: Path) -> None:
+    """F1f: the user's other checkout on ``PYTHONPATH`` (bound into test runs) is masked whole; a copy of
+    its files without ``.git`` is masked by content, folder by folder (``lib/``, ``tests/``)."""
+    clone = _clone(repo, tmp_path / "clone2")
+    assert masks(clone) == [str(clone)]
+    plain = tmp_path / "export"
+    shutil.copytree(clone, plain, ignore=shutil.ignore_patterns(".git"))
+    assert masks(plain) == [str(plain / "lib"), str(plain / "tests")]
+    assert masks(plain / "lib") == [str(plain / "lib")]  # an entry inside the copy: the entry itself
+
+
+def test_a_dependency_sharing_a_parent_file_is_not_masked(masks: Masks, tmp_path: Path) -> None:
+    """A file identical to the parent's version (the agent has it) is no leak, nor a file of a leak
+    blob's size with other bytes, nor an empty file: ``dep`` stays, the copy beside it is masked. The
+    run's own folder (the copy under test) is never searched."""
+    site = _site(tmp_path / "venv")
+    _tree(site, {"dep/util.py": UTIL, "dep/core.py": OLD, "dep/__init__.py": "", "same.py": FIX.replace("#", "!"),
+                 "textkit/core.py": FIX})
+    assert masks(tmp_path / "venv") == [str(site / "textkit")]
+    own = tmp_path / "grading-copy"
+    _tree(own, INSTALLED)
+    assert masks(own) == [str(own / "textkit")]
+    assert copies_of_protected([own], skip=[own]) == ()
