@@ -13,8 +13,9 @@ search (:mod:`.project_copies`). What every one of them holds is the same bytes 
   recorded yet (mining) it is unknown and the leak is HEAD's ``*.py`` blobs;
 * **the walk** (:func:`content_copies`): every read-only root a sandbox shows, walked once per process
   with ``os.scandir`` whatever the repository (``/proc``, ``/sys``, ``/dev``, ``.git`` folders and
-  homefield's own temp folders pruned; symlinks never followed; nothing in a protected folder matched). A ``*.py`` file whose size is a leak blob's size is hashed as
-  git would; a zip archive (``.egg``, ``.zip``, ``.whl``, ``.pyz``) is matched by its central directory's
+  homefield's own temp folders pruned; symlinks never followed; nothing in a protected folder matched).
+  A ``*.py`` file whose size is a leak blob's size is hashed as git would; a zip archive (``.egg``,
+  ``.zip``, ``.whl``, ``.pyz``) is matched by its central directory's
   (size, CRC-32) per member and a candidate member is read to confirm; a ``.git`` entry is asked
   (``git cat-file --batch-check``, one process each) whether it holds the repository's HEAD or root commit;
 * **the mask** (:func:`mask_of`): a matched ``*.py`` → the top-level entry holding it below its
