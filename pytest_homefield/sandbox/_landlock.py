@@ -25,8 +25,10 @@ and exits with its status. The filter closes what Landlock leaves
 shared with the host without namespaces (atk12):
 
 * kernel objects named machine-wide that outlive the process, ``EPERM``: the keyrings (``add_key``,
-  ``request_key``, ``keyctl``) and System V IPC (``msg*``, ``sem*``, ``shm*``): a test run could leave
-  the hidden tests there for the next attempt's agent;
+  ``request_key``, ``keyctl``), System V IPC (``msg*``, ``sem*``, ``shm*``) and POSIX message queues
+  (``mq_*``: Landlock refuses to open one, but ``mq_open(O_CREAT)`` has made it by then, and its name
+  stays in the host's namespace until reboot, atk16 F2): a test run could leave the hidden tests there
+  for the next attempt's agent;
 * metadata Landlock has no right for: every owner change by path (``chown``, ``lchown``,
   ``fchownat``) and a mode with setuid, setgid or sticky bits (``chmod``, ``fchmod``, ``fchmodat``,
   ``fchmodat2``), ``EPERM``; every other ``chmod`` and ``utime`` (``utime``, ``utimes``, ``futimesat``,
@@ -119,16 +121,19 @@ class _SockFprog(ctypes.Structure):
 #: machine → AUDIT_ARCH_*
 AUDIT_ARCHES = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 #: System call numbers the filter looks at, per machine (``asm/unistd_64.h``; aarch64: ``asm-generic``).
-#: ``kernel_objects``: keyrings and System V IPC, named machine-wide and outliving the process;
+#: ``kernel_objects``: keyrings, System V IPC and POSIX message queues (``mq_*``), named machine-wide and
+#: outliving the process;
 #: ``chown``: the owner changes by path Landlock does not confine (``fchown``, which ``cp -p`` keeps an
 #: owner with, goes to the supervisor). The calls the supervisor makes are its
 #: :data:`~._landlock_supervisor.CALLS`.
 SYSCALLS: dict[str, dict[str, object]] = {
     "x86_64": {"socket": 41, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "setsockopt": 54,
-               "kernel_objects": (248, 249, 250, 68, 69, 70, 71, 64, 65, 66, 220, 29, 30, 31, 67),
+               "kernel_objects": (248, 249, 250, 68, 69, 70, 71, 64, 65, 66, 220, 29, 30, 31, 67,
+                                  240, 241, 242, 243, 244, 245),
                "chown": (92, 94, 260)},
     "aarch64": {"socket": 198, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "setsockopt": 208,
-                "kernel_objects": (217, 218, 219, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197),
+                "kernel_objects": (217, 218, 219, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197,
+                                   180, 181, 182, 183, 184, 185),
                 "chown": (54,)},
 }
 NR_IO_URING_SETUP, X32_BIT, ALLOW, USER_NOTIF = 425, 0x40000000, 0x7FFF0000, 0x7FC00000

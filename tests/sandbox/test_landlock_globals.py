@@ -33,6 +33,7 @@ def abi() -> int:
 KERNEL_OBJECTS = '''
 tag = sys.argv[1]
 ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+MQ_OPEN, MQ_UNLINK = {"x86_64": (240, 241), "aarch64": (180, 181)}[platform.machine()]
 KEY_SPEC_USER_KEYRING, KEYCTL_INVALIDATE, IPC_RMID = -4, 21, 0
 def shm_file():
     with open("/dev/shm/" + tag, "w") as fh:
@@ -46,6 +47,10 @@ reach("keyring", key)
 reach("msg-queue", lambda: libc.msgctl(check(libc.msgget(0, 0o1600)), IPC_RMID, None))
 reach("semaphores", lambda: libc.semctl(check(libc.semget(0, 1, 0o1600)), 0, IPC_RMID))
 reach("shared-memory", lambda: libc.shmctl(check(libc.shmget(0, 4096, 0o1600)), IPC_RMID, None))
+def mqueue():  # Landlock refuses to open it, after mq_open(O_CREAT) made it: it exists iff mq_unlink works
+    libc.syscall(MQ_OPEN, tag.encode(), os.O_CREAT | os.O_RDWR, 0o600, None)
+    check(libc.syscall(MQ_UNLINK, tag.encode()))
+reach("posix-mqueue", mqueue)
 '''
 
 
@@ -61,10 +66,12 @@ def temp_outside_shm(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_an_agent_shares_no_kernel_object_with_the_host(abi: int, tmp_path: Path, sandbox: str) -> None:
     """atk12 F1/F1b/F3: a file in the host's ``/dev/shm``, a key in the user's keyring, a System V queue,
     semaphore set or segment outlive the process and are seen by every later one (a test run left the
-    hidden tests there for the next attempt's agent): none can be made under Landlock; all without it."""
+    hidden tests there for the next attempt's agent): none can be made under Landlock; all without it.
+    atk16 F2: a POSIX message queue's *name* too (256 names a byte: 458 bytes of hidden tests to attempt 2)."""
     out = agent_reach(sandbox, abi, tmp_path, KERNEL_OBJECTS, f"hf-test-{uuid.uuid4().hex[:12]}")
     expected = "no" if sandbox == "landlock" else "yes"
-    assert out == dict.fromkeys(("dev-shm", "keyring", "msg-queue", "semaphores", "shared-memory"), expected), out
+    assert out == dict.fromkeys(("dev-shm", "keyring", "msg-queue", "semaphores", "shared-memory", "posix-mqueue"),
+                                expected), out
 
 
 SHM_TEST = '''
