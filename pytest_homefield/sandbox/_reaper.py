@@ -95,34 +95,70 @@ def reap() -> bool:
             return True
 
 
-def kill_all(sig: int) -> None:
-    for pid in descendants(os.getpid()):
+def children() -> list[int]:
+    """PIDs of this process's children (``/proc/self/task/*/children``, one small read a thread: a
+    child subreaper's orphaned descendants are its children); ``[]`` where the kernel has no such file."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children", "rb") as f:
+                out += [int(p) for p in f.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def kill_all(sig: int, walk: bool = True) -> None:
+    """Send ``sig`` to this process's children and, with ``walk``, to every descendant ``/proc`` lists."""
+    for pid in {*children(), *(descendants(os.getpid()) if walk else ())}:
         try:
             os.kill(pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
 
 
+def left(me: int) -> bool:
+    """Whether a descendant of ``me`` (this process) is alive. A child subreaper asks ``waitpid``: every
+    living descendant is its child or below one, so "no child" is exact and atomic. A ``/proc`` walk is
+    not: a process that forks and exits in a loop (a "hopper") is missing from nearly every listing (its
+    child's pid is newer than the listing, its own entry gone by the time it is read), and the tree looked
+    empty while it lived on past its phase (atk16 F3)."""
+    return reap() if SUBREAPER else bool(descendants(me))
+
+
+#: Seconds :func:`stop_tree` keeps killing before it gives up on a process it cannot kill (one stuck in
+#: an uninterruptible wait).
+KILL_FOR_S = 30.0
+
+
 def stop_tree(grace: float) -> None:
-    """SIGTERM (when ``grace`` > 0) then SIGKILL every descendant, until none is left."""
+    """SIGTERM (when ``grace`` > 0) then SIGKILL every descendant, until none is left (:func:`left`).
+    The SIGKILL rounds take the children at once (a hopper's next generation is this process's child
+    the moment its parent exits) and walk ``/proc`` for deeper ones every 64th round; they sleep only
+    after the first thousand, so a process that forks and exits cannot outrun them."""
     me = os.getpid()
-    if not reap() and SUBREAPER:
+    if not left(me):
         return
     if grace > 0:
         kill_all(signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
-            reap()
-            if not descendants(me):
+            if not left(me):
                 return
             time.sleep(0.02)
-    for _ in range(1000):  # a fork bomb cannot outrun this for long: each round kills what exists
-        kill_all(signal.SIGKILL)
-        reap()
-        if not descendants(me):
-            reap()
+    deadline = time.monotonic() + KILL_FOR_S
+    rounds = 0
+    while time.monotonic() < deadline:
+        kill_all(signal.SIGKILL, walk=rounds % 64 == 0 or not SUBREAPER)
+        if not left(me):
             return
-        time.sleep(0.005)
+        rounds += 1
+        if rounds > 1000:
+            time.sleep(0.005)
 
 
 #: The placeholder of ``--args`` (see the module docstring; ``pytest_homefield.sandbox.bwrap.ARGS_MARK``).

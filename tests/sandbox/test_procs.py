@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -178,6 +179,40 @@ def test_descendants_die_when_the_command_exits(tmp_path: Path, spawner: Path) -
     size = tick.stat().st_size
     time.sleep(0.2)
     assert tick.stat().st_size == size, "an escaped process still writes after run_process returned"
+
+
+#: atk16 F3: a "hopper" in a session of its own forks and lets its parent exit in a loop for ``argv[2]``
+#: seconds, then settles: writes its pid to ``argv[1]`` and lives on. A ``/proc`` walk almost never lists it
+#: (its child is newer than the listing, its own entry gone when read), so the tree looked empty.
+HOPPER = """
+import os, sys, time
+os.setsid()
+end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    if os.fork():
+        os._exit(0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+def test_a_process_that_forks_and_exits_in_a_loop_does_not_outlive_the_command(tmp_path: Path) -> None:
+    """On main the hopper outlived the command (its reaper returned "nothing left" after one empty
+    ``/proc`` walk) and ran on with PPID 1: under Landlock and without a sandbox a grading's process then
+    ran into the next agent's phase. The reaper now asks ``waitpid`` and keeps killing its children."""
+    script, pidfile = tmp_path / "hopper.py", tmp_path / "hopper.pid"
+    script.write_text(HOPPER)
+    res = run_process(f"{sys.executable} -S {script} {pidfile} 1.5 & sleep 0.3; exit 0", cwd=tmp_path,
+                      env=os.environ, timeout_s=30, shell=True)
+    assert res.exit_code == 0
+    time.sleep(2.0)  # the hopper, had it lived, has settled and written its pid
+    if pidfile.exists():
+        pid = int(pidfile.read_text())
+        alive = _running(pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        assert not alive, f"the hopper outlived its command as pid {pid}"
 
 
 def test_timeout_kills_the_whole_tree(tmp_path: Path, spawner: Path) -> None:
