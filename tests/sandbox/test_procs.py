@@ -197,22 +197,38 @@ time.sleep(60)
 """
 
 
-def test_a_process_that_forks_and_exits_in_a_loop_does_not_outlive_the_command(tmp_path: Path) -> None:
-    """On main the hopper outlived the command (its reaper returned "nothing left" after one empty
-    ``/proc`` walk) and ran on with PPID 1: under Landlock and without a sandbox a grading's process then
-    ran into the next agent's phase. The reaper now asks ``waitpid`` and keeps killing its children."""
-    script, pidfile = tmp_path / "hopper.py", tmp_path / "hopper.pid"
-    script.write_text(HOPPER)
+#: atk16 F3c: a process whose main thread leaves with ``SYS_exit`` (not ``exit_group``) while another thread
+#: runs: its ``/proc/<pid>/stat`` says ``Z``, which the ``/proc`` walk took for dead. The thread writes the
+#: process's pid to ``argv[1]`` after ``argv[2]`` seconds.
+ZOMBIE_LEADER = """
+import ctypes, os, platform, sys, threading, time
+def work():
+    time.sleep(float(sys.argv[2]))
+    with open(sys.argv[1], "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(60)
+threading.Thread(target=work).start()
+time.sleep(0.1)
+ctypes.CDLL(None).syscall({"x86_64": 60, "aarch64": 93}[platform.machine()], 0)
+"""
+
+
+@pytest.mark.parametrize("program", [HOPPER, ZOMBIE_LEADER], ids=["hopper", "zombie-leader"])
+def test_a_process_that_hides_from_proc_does_not_outlive_the_command(tmp_path: Path, program: str) -> None:
+    """On main each outlived the command (its reaper's ``/proc`` walk came back empty: "nothing left") and
+    ran on with PPID 1: under Landlock and without a sandbox a grading's process then ran into the next
+    agent's phase. The reaper now asks ``waitpid`` and keeps killing its children."""
+    script, pidfile = tmp_path / "escape.py", tmp_path / "escape.pid"
+    script.write_text(program)
     res = run_process(f"{sys.executable} -S {script} {pidfile} 1.5 & sleep 0.3; exit 0", cwd=tmp_path,
                       env=os.environ, timeout_s=30, shell=True)
     assert res.exit_code == 0
-    time.sleep(2.0)  # the hopper, had it lived, has settled and written its pid
+    time.sleep(2.0)  # had it lived past the command (0.3 s), it has written its pid by now (1.5 s)
     if pidfile.exists():
         pid = int(pidfile.read_text())
-        alive = _running(pid)
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-        assert not alive, f"the hopper outlived its command as pid {pid}"
+        raise AssertionError(f"it outlived its command as pid {pid}")
 
 
 def test_timeout_kills_the_whole_tree(tmp_path: Path, spawner: Path) -> None:
