@@ -489,12 +489,14 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             test_env = grading_env(spec, cache.repo)
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
             with contextlib.ExitStack() as grading_phase:  # the reference fixes are not untrusted code
-                waited += _enter_phase(grading_phase, GRADING, not caps.reference)
+                waits: list[float] = []  # an empty patch runs no test: it takes no turn (atk16 F4)
                 g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                           run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
-                          network=spec.network, canary_seed=seed)
+                          network=spec.network, canary_seed=seed,
+                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not caps.reference)))
+                waited += sum(waits)
             if spec.graded is not None:
                 spec.graded(g)
             base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)

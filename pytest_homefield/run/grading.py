@@ -16,7 +16,7 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,6 +136,7 @@ def grade(
     network: TestNetwork | None = None,
     canaries: bool = True,
     canary_seed: int | None = None,
+    before_tests: Callable[[], object] | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -179,7 +180,8 @@ def grade(
     ``canaries.json`` (seed and ids) is written into ``out_dir`` only after the test process has ended. A change
     that is the task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
     agent that wrote the very same change), is graded without canaries: mining checked them against it, and twin
-    runs cost a test process each.
+    runs cost a test process each. ``before_tests`` is called once, before the first test process of a
+    change that has one (none for an empty patch); what it raises, ``grade`` raises.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -191,6 +193,8 @@ def grade(
               suspicious_reason="; ".join(reasons) or None, carried=carried, dropped=dropped)
     if not carried:
         return g
+    if before_tests is not None:  # the attempt's turn of the machine's phase lock (sandbox/phases.py)
+        before_tests()
     bound = grading_bound(task, run_timeout_s)  # less than run_timeout_s for a task whose parent hangs
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")

@@ -5,13 +5,22 @@ is what let a graded test process send the hidden tests to a working agent throu
 from __future__ import annotations
 
 import json
+import multiprocessing
 import sys
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
+from helpers.attack_repo import build, script_agent, task_for
 from helpers.bwrap import bwrap_works
 from helpers.e2e_repo import copy_mined, homefield
 from helpers.landlock import landlock_abi
+
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.sandbox import phases
+from pytest_homefield.sandbox.modes import SandboxChoice
 
 #: A ``cmd:`` agent (run as ``python AGENT LOG SECONDS``) that works ``SECONDS`` s and appends
 #: ``agent START END`` to ``LOG`` for it, and leaves in the package code that appends
@@ -151,3 +160,38 @@ def test_a_graded_test_process_cannot_reach_a_working_agent_through_flock(mined:
     said = [ln for out in outs for ln in out.splitlines() if ln.startswith(("receiver", "received", "sender"))]
     assert len(outs) == 2 and "receiver: listening" in said, said
     assert "received 0 bytes: ''" in said, said
+
+
+def _hold_agents_phase(ready: Any, hold_s: float) -> None:
+    """Another attempt's agent at work: hold the agents' phase of this temp dir's lock for ``hold_s`` s."""
+    with phases.PhaseLock().hold(phases.AGENT):
+        ready.set()
+        time.sleep(hold_s)
+
+
+def test_an_empty_patch_takes_no_turn_of_the_gradings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """atk16 F4: an attempt that changed nothing runs no test, so it has no grading phase to wait for.
+    On main it waited until every other attempt's agent on the machine had finished (here 20 s)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a lock of this test's own, not the suite's
+    fx = build(tmp_path / "repo")
+    task = task_for(fx, canaries=1)
+    ready = multiprocessing.get_context("fork").Event()
+    holder = multiprocessing.get_context("fork").Process(target=_hold_agents_phase, args=(ready, 20.0), daemon=True)
+    holder.start()
+    try:
+        assert ready.wait(30)
+        cache = SnapshotCache(repo=fx.root)
+        try:
+            idle = script_agent(tmp_path / "agent", {}, name="idle")  # runs a command, changes nothing
+            spec = AttemptSpec(task=task, agent=idle, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
+                               run_timeout_s=120, sandbox=SandboxChoice("none"))
+            t0 = time.monotonic()
+            r = run_attempt(spec, cache)
+            took = time.monotonic() - t0
+        finally:
+            cache.close()
+    finally:
+        holder.kill()
+        holder.join()
+    assert r.outcome == "empty_patch" and r.wait_s == 0, r
+    assert took < 15, f"the attempt waited {took:.1f} s for another attempt's agent"
