@@ -432,7 +432,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     )
     agent_phase = contextlib.ExitStack()  # only an agent that runs commands can listen (§9)
     try:
-        waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.reference)
+        waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.modelless)
     except OSError as exc:
         sb.close()
         own_services.close()
@@ -488,14 +488,14 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         else:
             test_env = grading_env(spec, cache.repo)
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
-            with contextlib.ExitStack() as grading_phase:  # the reference fixes are not untrusted code
+            with contextlib.ExitStack() as grading_phase:  # oracle, noop, sim:P: the reference fix, not untrusted code
                 waits: list[float] = []  # an empty patch runs no test: it takes no turn (atk16 F4)
                 g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                           run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
                           network=spec.network, canary_seed=seed,
-                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not caps.reference)))
+                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not caps.modelless)))
                 waited += sum(waits)
             if spec.graded is not None:
                 spec.graded(g)

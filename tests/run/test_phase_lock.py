@@ -18,6 +18,7 @@ from helpers.bwrap import bwrap_works
 from helpers.e2e_repo import copy_mined, homefield
 from helpers.landlock import landlock_abi
 
+from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox import phases
 from pytest_homefield.sandbox.modes import SandboxChoice
@@ -169,10 +170,9 @@ def _hold_agents_phase(ready: Any, hold_s: float) -> None:
         time.sleep(hold_s)
 
 
-def test_an_empty_patch_takes_no_turn_of_the_gradings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """atk16 F4: an attempt that changed nothing runs no test, so it has no grading phase to wait for.
-    On main it waited until every other attempt's agent on the machine had finished (here 20 s)."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # a lock of this test's own, not the suite's
+def _attempt_beside_a_working_agent(tmp_path: Path, agent: Any) -> tuple[Any, float]:
+    """One attempt of ``agent`` (no sandbox) while another process holds the agents' phase of a lock of
+    this test's own for 20 s: ``(result, seconds it took)``."""
     fx = build(tmp_path / "repo")
     task = task_for(fx, canaries=1)
     ready = multiprocessing.get_context("fork").Event()
@@ -182,16 +182,39 @@ def test_an_empty_patch_takes_no_turn_of_the_gradings(tmp_path: Path, monkeypatc
         assert ready.wait(30)
         cache = SnapshotCache(repo=fx.root)
         try:
-            idle = script_agent(tmp_path / "agent", {}, name="idle")  # runs a command, changes nothing
-            spec = AttemptSpec(task=task, agent=idle, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
+            spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
                                run_timeout_s=120, sandbox=SandboxChoice("none"))
             t0 = time.monotonic()
             r = run_attempt(spec, cache)
-            took = time.monotonic() - t0
+            return r, time.monotonic() - t0
         finally:
             cache.close()
     finally:
         holder.kill()
         holder.join()
+
+
+@pytest.fixture
+def own_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A phase lock of this test's own (its temp dir), not the suite's: the holder blocks nobody else."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
+@pytest.mark.usefixtures("own_lock")
+def test_an_empty_patch_takes_no_turn_of_the_gradings(tmp_path: Path) -> None:
+    """atk16 F4: an attempt that changed nothing runs no test, so it has no grading phase to wait for.
+    On main it waited until every other attempt's agent on the machine had finished (here 20 s)."""
+    idle = script_agent(tmp_path / "agent", {}, name="idle")  # runs a command, changes nothing
+    r, took = _attempt_beside_a_working_agent(tmp_path, idle)
     assert r.outcome == "empty_patch" and r.wait_s == 0, r
     assert took < 15, f"the attempt waited {took:.1f} s for another attempt's agent"
+
+
+@pytest.mark.usefixtures("own_lock")
+def test_the_oracle_takes_no_turn(tmp_path: Path) -> None:
+    """The oracle's change is the reference fix: its grading runs no untrusted code. On main the phase
+    lock asked ``capabilities.reference`` ("given the task record"), which the oracle is not and the
+    attack agents are: a real run's oracle waited up to 168 s behind other agents (simonw/llm)."""
+    r, took = _attempt_beside_a_working_agent(tmp_path, OracleAgent(name="oracle", spec="oracle"))
+    assert r.outcome == "solved" and r.wait_s == 0, r
+    assert took < 15, f"the oracle waited {took:.1f} s for another attempt's agent"
