@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import compileall
+import hashlib
 import os
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from helpers.shared_repo import built_once
 from xdist.scheduler import LoadScheduling
 
 import pytest_homefield
+from pytest_homefield.sandbox.phases import PHASE_DIR_VAR
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -119,12 +121,23 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> LoadScheduli
     return LoadScheduling(config, log)
 
 
+@pytest.fixture(scope="session")
+def _phase_dirs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("phases")
+    folder.chmod(0o700)
+    return folder
+
+
 @pytest.fixture(autouse=True)
-def _clean_xdist_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Inner pytest runs must not think they are xdist workers of the outer suite."""
+def _clean_xdist_env(monkeypatch: pytest.MonkeyPatch, _phase_dirs: Path, request: pytest.FixtureRequest) -> None:
+    """Inner pytest runs must not think they are xdist workers of the outer suite. Each test gets a phase
+    lock of its own (``HOMEFIELD_PHASE_DIR``, contracts §9): on one shared lock, the suite's tests with
+    untrusted agents waited for each other's phases (an ssh test's 15 s became 170 s)."""
     for key in list(os.environ):
         if key.startswith(("PYTEST_XDIST_", "PYTEST_ADDOPTS", "HOMEFIELD_")) and key != "HOMEFIELD_CLAUDE_BIN":
             monkeypatch.delenv(key, raising=False)
+    digest = hashlib.sha256(request.node.nodeid.encode()).hexdigest()[:16]
+    monkeypatch.setenv(PHASE_DIR_VAR, str(_phase_dirs / digest))
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["AGENT", "GRADING", "Phase", "PhaseLock", "held_fds", "phase_folder"]
+__all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder"]
 
 Kind = Literal["agent", "grading"]
 #: An untrusted agent working (its program and everything it started).
@@ -55,10 +55,17 @@ def held_fds() -> tuple[int, ...]:
     return tuple(sorted(_HELD))
 
 
+#: The environment variable naming the lock's folder instead of the temp dir's (contracts §9): sessions
+#: that must wait for each other need the same folder; a test suite gives each test its own.
+PHASE_DIR_VAR = "HOMEFIELD_PHASE_DIR"
+
+
 def phase_folder(temp: Path | None = None) -> Path:
-    """``<temp dir>/homefield-phases-<uid>``, made mode 0700 when missing. Raises :class:`OSError`
-    when it exists but is not a folder of this user (a link, another user's) or others may write it."""
-    folder = Path(temp or tempfile.gettempdir()) / f"homefield-phases-{os.getuid()}"
+    """``$HOMEFIELD_PHASE_DIR`` when set (and no ``temp`` is given), else ``<temp dir>/homefield-phases-<uid>``;
+    made mode 0700 when missing. Raises :class:`OSError` when it exists but is not a folder of this user (a
+    link, another user's) or others may write it."""
+    named = os.environ.get(PHASE_DIR_VAR) if temp is None else None
+    folder = Path(named) if named else Path(temp or tempfile.gettempdir()) / f"homefield-phases-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     st = os.lstat(folder)

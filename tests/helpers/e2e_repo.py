@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytest_homefield.sandbox.phases import PHASE_DIR_VAR
+
 ENV = {
     "GIT_AUTHOR_NAME": "Dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
     "GIT_COMMITTER_NAME": "Dev", "GIT_COMMITTER_EMAIL": "dev@example.com",
@@ -84,9 +86,10 @@ def copy_mined(mined: Path, dest: Path) -> Path:
 
 def cli_env() -> dict[str, str]:
     """The environment for a ``homefield`` CLI process a test starts: this one without ``PYTEST_*`` and
-    ``HOMEFIELD_*``, with :data:`UNUSED_PLUGINS` in ``PYTEST_ADDOPTS`` (homefield scrubs it from the
-    repository's test runs and agents)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    ``HOMEFIELD_*`` (but the test's ``HOMEFIELD_PHASE_DIR``), with :data:`UNUSED_PLUGINS` in
+    ``PYTEST_ADDOPTS`` (homefield scrubs it from the repository's test runs and agents)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "HOMEFIELD_")) or k == PHASE_DIR_VAR}  # the test's own phase lock
     env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS
     return env
 

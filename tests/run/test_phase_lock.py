@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -171,8 +170,9 @@ def _hold_agents_phase(ready: Any, hold_s: float) -> None:
 
 
 def _attempt_beside_a_working_agent(tmp_path: Path, agent: Any) -> tuple[Any, float]:
-    """One attempt of ``agent`` (no sandbox) while another process holds the agents' phase of a lock of
-    this test's own for 20 s: ``(result, seconds it took)``."""
+    """One attempt of ``agent`` (no sandbox) while another process holds the agents' phase for 20 s (of
+    this test's own lock: tests/conftest.py gives each test its ``HOMEFIELD_PHASE_DIR``): ``(result,
+    seconds it took)``."""
     fx = build(tmp_path / "repo")
     task = task_for(fx, canaries=1)
     ready = multiprocessing.get_context("fork").Event()
@@ -194,13 +194,6 @@ def _attempt_beside_a_working_agent(tmp_path: Path, agent: Any) -> tuple[Any, fl
         holder.join()
 
 
-@pytest.fixture
-def own_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A phase lock of this test's own (its temp dir), not the suite's: the holder blocks nobody else."""
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-
-
-@pytest.mark.usefixtures("own_lock")
 def test_an_empty_patch_takes_no_turn_of_the_gradings(tmp_path: Path) -> None:
     """atk16 F4: an attempt that changed nothing runs no test, so it has no grading phase to wait for.
     On main it waited until every other attempt's agent on the machine had finished (here 20 s)."""
@@ -210,7 +203,6 @@ def test_an_empty_patch_takes_no_turn_of_the_gradings(tmp_path: Path) -> None:
     assert took < 15, f"the attempt waited {took:.1f} s for another attempt's agent"
 
 
-@pytest.mark.usefixtures("own_lock")
 def test_the_oracle_takes_no_turn(tmp_path: Path) -> None:
     """The oracle's change is the reference fix: its grading runs no untrusted code. On main the phase
     lock asked ``capabilities.reference`` ("given the task record"), which the oracle is not and the
