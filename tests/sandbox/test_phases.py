@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.sandbox.phases import AGENT, GRADING, PhaseLock, phase_folder
+from pytest_homefield.sandbox.phases import AGENT, GRADING, PHASE_DIR_VAR, PhaseLock, phase_folder
 from pytest_homefield.sandbox.procs import run_process
 
 CTX = multiprocessing.get_context("fork")
@@ -169,3 +169,12 @@ def test_a_commands_reaper_shares_the_phase_and_the_command_does_not(tmp_path: P
     assert [who for who, target in rows if target == lock_file] == ["reaper"], rows
     other = _start(_holder, str(tmp_path), GRADING if kind == AGENT else AGENT, str(tmp_path / "log"), 1, 0.0, 0)
     assert _ended(other, 10), "the phase ends with the reaper"
+
+
+def test_the_folder_is_homefield_phase_dir_when_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions that must wait for each other share ``$HOMEFIELD_PHASE_DIR`` (made private when missing);
+    an explicit ``temp`` still wins."""
+    monkeypatch.setenv(PHASE_DIR_VAR, str(tmp_path / "shared"))
+    assert phase_folder() == tmp_path / "shared"
+    assert stat.S_IMODE(os.stat(tmp_path / "shared").st_mode) == 0o700
+    assert phase_folder(tmp_path) == tmp_path / f"homefield-phases-{os.getuid()}"
