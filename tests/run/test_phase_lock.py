@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sys
 import time
 from pathlib import Path
@@ -21,6 +22,7 @@ from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox import phases
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.phases import PHASE_DIR_VAR
 
 #: A ``cmd:`` agent (run as ``python AGENT LOG SECONDS``) that works ``SECONDS`` s and appends
 #: ``agent START END`` to ``LOG`` for it, and leaves in the package code that appends
@@ -144,9 +146,13 @@ print(f"received {max(len(out) - 4, 0)} bytes: {bytes(out[4:]).decode(errors='re
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
 def test_a_graded_test_process_cannot_reach_a_working_agent_through_flock(mined: Path, tmp_path: Path,
-                                                                          sandbox: str) -> None:
+                                                                          sandbox: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """atk14 A6 under bubblewrap and Landlock. Measured on main (this test's agent): the receiver got
-    ``'tests/test_neg.py'``, the hidden test file's name, from the other attempt's grading."""
+    ``'tests/test_neg.py'``, the hidden test file's name, from the other attempt's grading. The channel is
+    the machine's, so the two variants, which xdist may run at once, share one phase lock (as every session
+    on a machine must, contracts §9): with a lock each, one's grading reached the other's receiver."""
+    monkeypatch.setenv(PHASE_DIR_VAR, str(Path(os.environ[PHASE_DIR_VAR]).parent / "flock-channel"))
     if sandbox == "bwrap" and not bwrap_works():
         pytest.skip("bubblewrap does not work here")
     if sandbox == "landlock" and landlock_abi() < 6:
