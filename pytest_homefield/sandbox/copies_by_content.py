@@ -86,9 +86,15 @@ class Leak:
 
 
 def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+    """``git -C repo ARGS``: :func:`_run_git`."""
+    return _run_git("-C", str(repo), *args, stdin=stdin)
+
+
+def _run_git(*args: str, stdin: bytes | None = None) -> bytes | None:
+    """``git ARGS`` (no ``GIT_*`` of this environment, any owner's folder): its stdout, ``None`` on failure."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.run(["git", "-c", "safe.directory=*", "-C", str(repo), *args], input=stdin,
-                          capture_output=True, env=env, check=False)
+    proc = subprocess.run(["git", "-c", "safe.directory=*", *args], input=stdin, capture_output=True, env=env,
+                          check=False)
     return proc.stdout if proc.returncode == 0 else None
 
 
@@ -225,10 +231,9 @@ def _zip_holds(path: str, lk: Leak) -> bool:
 
 def _holds_commit(git_entry: str, commits: Sequence[str]) -> bool:
     """Whether the git folder (or ``gitdir:`` file) ``git_entry`` stores one of ``commits``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    proc = subprocess.run(["git", "-c", "safe.directory=*", f"--git-dir={git_entry}", "cat-file", "--batch-check"],
-                          input="".join(f"{c}\n" for c in commits).encode(), capture_output=True, env=env, check=False)
-    return proc.returncode == 0 and any(b" commit " in line for line in proc.stdout.splitlines())
+    out = _run_git(f"--git-dir={git_entry}", "cat-file", "--batch-check",
+                   stdin="".join(f"{c}\n" for c in commits).encode())
+    return out is not None and any(b" commit " in line for line in out.splitlines())
 
 
 def _matched_py(path: str, size: int, leaks: Sequence[Leak]) -> tuple[str, ...] | None:
