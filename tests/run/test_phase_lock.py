@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import os
 import sys
 import time
 from pathlib import Path
@@ -22,7 +21,6 @@ from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.sandbox import phases
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.sandbox.phases import PHASE_DIR_VAR
 
 #: A ``cmd:`` agent (run as ``python AGENT LOG SECONDS``) that works ``SECONDS`` s and appends
 #: ``agent START END`` to ``LOG`` for it, and leaves in the package code that appends
@@ -78,7 +76,7 @@ def test_no_agent_works_while_another_attempt_is_graded(mined: Path, tmp_path: P
 LEAK = r'''
 import fcntl, hashlib, os, pathlib, sys, sysconfig, time
 STD = sysconfig.get_paths()["stdlib"]
-NAMES = sorted(n for n in os.listdir(STD) if n.endswith(".py"))[60:71]
+NAMES = sorted(n for n in os.listdir(STD) if n.endswith(".py"))[FIRST:FIRST + 11]
 parent = {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in pathlib.Path(".").rglob("*.py")}
 payload = """
 
@@ -146,19 +144,19 @@ print(f"received {max(len(out) - 4, 0)} bytes: {bytes(out[4:]).decode(errors='re
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
 def test_a_graded_test_process_cannot_reach_a_working_agent_through_flock(mined: Path, tmp_path: Path,
-                                                                          sandbox: str,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                          sandbox: str) -> None:
     """atk14 A6 under bubblewrap and Landlock. Measured on main (this test's agent): the receiver got
-    ``'tests/test_neg.py'``, the hidden test file's name, from the other attempt's grading. The channel is
-    the machine's, so the two variants, which xdist may run at once, share one phase lock (as every session
-    on a machine must, contracts §9): with a lock each, one's grading reached the other's receiver."""
-    monkeypatch.setenv(PHASE_DIR_VAR, str(Path(os.environ[PHASE_DIR_VAR]).parent / "flock-channel"))
+    ``'tests/test_neg.py'``, the hidden test file's name, from the other attempt's grading. The two variants,
+    which xdist may run at once with a phase lock each, elect and signal over lock files of their own: on
+    shared files one variant's grading reached the other's receiver (CI), and four agents elected one
+    receiver between them (a variant with two senders)."""
     if sandbox == "bwrap" and not bwrap_works():
         pytest.skip("bubblewrap does not work here")
     if sandbox == "landlock" and landlock_abi() < 6:
         pytest.skip("Landlock admits agents that run commands from ABI 6")
     repo = copy_mined(mined, tmp_path / "repo")
-    agent = f"cmd:{sys.executable} - <<'PY'\n{LEAK}\nPY"
+    leak = LEAK.replace("FIRST", "60" if sandbox == "bwrap" else "71")  # each variant's lock files its own
+    agent = f"cmd:{sys.executable} - <<'PY'\n{leak}\nPY"
     proc = homefield(repo, "run", "--agent", f"lk={agent}", "--attempts", "2", "--max-tasks", "1",
                      "--sandbox", sandbox, "-n", "2", "--run-id", "a6", "--timeout", "120")
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
