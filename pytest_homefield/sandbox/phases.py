@@ -7,20 +7,20 @@ test file in 5 s through ``flock`` on stdlib files). Nothing can be namespaced t
 *phases* never overlap on one machine: agents may work together, gradings may run together, never
 one of each.
 
-:class:`PhaseLock` is a fair two-class lock over three ``flock`` files in a per-user folder of the
-temp dir (``homefield-phases-<uid>``, mode 0700), shared by every homefield process of the user on the
-machine (xdist workers, other sessions). To enter its class a process takes ``gate`` exclusively
-(one entrant at a time), then the *other* class's file exclusively (it waits there until every
-holder of the other class has left), then its own class's file shared, and lets go of the first
-two. A holder keeps only its class's file, shared, until it leaves. So an entrant waits for the
-other class's phases running now, and while it waits (holding ``gate``) no newcomer of either
-class gets in: a steady stream of agents cannot keep a grading out for ever, nor the reverse.
-Nothing is counted in a file: a process killed at any step holds nothing any more (the kernel drops
-a dead process's ``flock`` locks). The descriptors are close-on-exec, and no command started during
-the phase gets them: only the reaper of each command run in the phase (:func:`held_fds`, passed by
+:class:`PhaseLock` is a fair two-class lock over three ``flock`` files in a per-user folder of ``/tmp``
+(``homefield-phases-<uid>``, mode 0700; not of ``$TMPDIR``, which differs between sessions), shared by
+every homefield process of the user on the machine (xdist workers, other sessions). To enter its class a
+process takes ``gate`` exclusively (one entrant at a time), then the *other* class's file exclusively
+(it waits there until every holder of the other class has left), then its own class's file shared, and
+lets go of the first two. A holder keeps only its class's file, shared, until it leaves. So an entrant
+waits for the other class's phases running now, and while it waits (holding ``gate``) no newcomer of
+either class gets in: a steady stream of agents cannot keep a grading out for ever, nor the reverse.
+Nothing is counted in a file: a process killed at any step holds nothing any more (the kernel drops a
+dead process's ``flock`` locks). The descriptors are close-on-exec, and no command started during the
+phase gets them: only the reaper of each command run in the phase (:func:`held_fds`, passed by
 :func:`pytest_homefield.sandbox.procs.run_process`), which shares the lock and keeps it until it has
-reaped every process of the command. homefield leaves a phase after its reapers have exited, and
-should homefield be killed, the phase still lasts until the last of its processes is gone.
+reaped every process of the command. homefield leaves a phase after its reapers have exited, and should
+homefield be killed, the phase still lasts until the last of its processes is gone.
 """
 
 from __future__ import annotations
@@ -60,12 +60,19 @@ def held_fds() -> tuple[int, ...]:
 PHASE_DIR_VAR = "HOMEFIELD_PHASE_DIR"
 
 
+def _machine_temp() -> Path:
+    """``/tmp``, the machine's temp folder, whatever ``$TMPDIR`` says (two sessions of the user with
+    different ``TMPDIR`` must still wait for each other); the temp dir only where there is no ``/tmp``."""
+    return Path("/tmp") if os.path.isdir("/tmp") else Path(tempfile.gettempdir())
+
+
 def phase_folder(temp: Path | None = None) -> Path:
-    """``$HOMEFIELD_PHASE_DIR`` when set (and no ``temp`` is given), else ``<temp dir>/homefield-phases-<uid>``;
-    made mode 0700 when missing. Raises :class:`OSError` when it exists but is not a folder of this user (a
-    link, another user's) or others may write it."""
+    """``$HOMEFIELD_PHASE_DIR`` when set (and no ``temp`` is given), else ``<temp>/homefield-phases-<uid>``
+    (``temp`` by default ``/tmp``, not ``$TMPDIR``: :func:`_machine_temp`); made mode 0700 when missing.
+    Raises :class:`OSError` when it exists but is not a folder of this user (a link, another user's) or
+    others may write it."""
     named = os.environ.get(PHASE_DIR_VAR) if temp is None else None
-    folder = Path(named) if named else Path(temp or tempfile.gettempdir()) / f"homefield-phases-{os.getuid()}"
+    folder = Path(named) if named else Path(temp or _machine_temp()) / f"homefield-phases-{os.getuid()}"
     with contextlib.suppress(FileExistsError):
         folder.mkdir(mode=0o700)
     st = os.lstat(folder)

@@ -8,6 +8,7 @@ import multiprocessing
 import os
 import signal
 import stat
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,19 @@ def test_the_folder_is_homefield_phase_dir_when_set(tmp_path: Path, monkeypatch:
     assert phase_folder() == tmp_path / "shared"
     assert stat.S_IMODE(os.stat(tmp_path / "shared").st_mode) == 0o700
     assert phase_folder(tmp_path) == tmp_path / f"homefield-phases-{os.getuid()}"
+
+
+def test_the_default_folder_is_the_machines_not_tmpdirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sessions of the user with different ``TMPDIR`` (a test runner's, a shell's) must wait for each
+    other: the default folder is under ``/tmp`` whatever ``TMPDIR`` says (on main it followed it)."""
+    monkeypatch.delenv(PHASE_DIR_VAR, raising=False)
+    folders = set()
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        monkeypatch.setenv("TMPDIR", str(tmp_path / name))
+        tempfile.tempdir = None  # tempfile caches the temp dir of the first call
+        try:
+            folders.add(phase_folder())
+        finally:
+            tempfile.tempdir = None
+    assert folders == {Path("/tmp") / f"homefield-phases-{os.getuid()}"}
