@@ -80,6 +80,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(guard_session(worker=hasattr(config, "workerinput")))
     root = find_root(config.invocation_params.dir)
     protect_repository(root, note=not hasattr(config, "workerinput"))
+    if hasattr(config, "workerinput"):  # a local worker: the copies its controller found (XdistHooks)
+        from pytest_homefield.sandbox.copies_by_content import adopt
+
+        adopt(config.workerinput.get("homefield_copies", ()))
     try:
         settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
     except ConfigError as exc:
@@ -149,6 +153,11 @@ class XdistHooks:
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput.update(self.mode_plugin.workerinput())
+        spec = getattr(node.gateway, "spec", None)
+        if getattr(spec, "popen", False) and not getattr(spec, "via", None):  # this machine: its file system
+            from pytest_homefield.sandbox.copies_by_content import found_so_far
+
+            node.workerinput["homefield_copies"] = found_so_far()
         popen = getattr(getattr(node.gateway, "_io", None), "popen", None)  # execnet's popen gateway
         if popen is not None:
             self.worker_pids.append(int(popen.pid))

@@ -82,3 +82,27 @@ def test_only_a_mode_session_freezes_what_it_imported() -> None:
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+def test_only_local_workers_get_the_controllers_copies() -> None:
+    """XdistHooks hands the copies found by content (sandbox.copies_by_content) to a worker on this machine
+    (``popen``), never to one elsewhere (ssh: another file system, which its own walk searches)."""
+    import execnet
+
+    from pytest_homefield.plugin import XdistHooks
+
+    class Mode:
+        def workerinput(self) -> dict[str, object]:
+            return {"homefield_x": 1}
+
+    class Node:
+        def __init__(self, spec: str) -> None:
+            self.gateway = type("Gateway", (), {"spec": execnet.XSpec(spec)})()
+            self.workerinput: dict[str, object] = {}
+
+    hooks = XdistHooks(Mode())
+    local, remote, via = Node("popen"), Node("ssh=example.org//python=python3"), Node("popen//via=gw0")
+    for node in (local, remote, via):
+        hooks.pytest_configure_node(node)
+    assert isinstance(local.workerinput["homefield_copies"], list) and local.workerinput["homefield_x"] == 1
+    assert "homefield_copies" not in remote.workerinput and "homefield_copies" not in via.workerinput

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -157,3 +159,38 @@ def test_a_dependency_sharing_a_parent_file_is_not_masked(masks: Masks, tmp_path
     _tree(own, INSTALLED)
     assert masks(own) == [str(own / "textkit")]
     assert copies_of_protected([own], skip=[own]) == ()
+
+
+_FIND = """
+import json, sys
+from pathlib import Path
+from pytest_homefield.sandbox import copies_by_content, protected
+from pytest_homefield.sandbox.project_copies import copies_of_protected
+protected._PROTECTED = [Path(sys.argv[1]).resolve()]
+if sys.argv[3] != "-":
+    copies_by_content.adopt(json.loads(sys.argv[3]))
+print(json.dumps([list(copies_of_protected([sys.argv[2]])), copies_by_content.found_so_far()]))
+"""
+
+
+def _find(repo: GitRepo, root: Path, found: str = "-") -> tuple[list[str], list[list[object]]]:
+    """``(masks, found_so_far())`` of a fresh process that protects ``repo`` and searches ``root``, having
+    first adopted ``found`` (JSON) unless ``"-"``."""
+    out = subprocess.run([sys.executable, "-c", _FIND, str(repo.path), str(root), found], capture_output=True,
+                         text=True, check=True).stdout
+    masks, so_far = json.loads(out)
+    return masks, so_far
+
+
+def test_a_local_worker_takes_the_controllers_masks_without_walking(repo: GitRepo, tmp_path: Path) -> None:
+    """A controller's walk serves its local xdist workers (plugin.XdistHooks): the masks it found, handed
+    over, are the worker's without a walk of its own. Shown by removing the copy between the two processes:
+    a worker that walked would find nothing; and one that did not adopt them does find nothing."""
+    site = _site(tmp_path / "venv")
+    _tree(site, INSTALLED)
+    masks, found = _find(repo, tmp_path / "venv")
+    assert masks == [str(site / "textkit")]
+    shutil.rmtree(site / "textkit")
+    site.joinpath("textkit").mkdir()  # still a folder to mask (a mask of a missing path is left out)
+    assert _find(repo, tmp_path / "venv", json.dumps(found))[0] == masks
+    assert _find(repo, tmp_path / "venv")[0] == []
