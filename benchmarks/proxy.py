@@ -38,7 +38,7 @@ from pathlib import Path
 from pytest_homefield.agents.base import AgentContext, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.environment import build_agent_env
-from pytest_homefield.run.attempt import agent_sandbox
+from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.sandbox.bwrap import probe
 from pytest_homefield.sandbox.modes import SandboxChoice
 

@@ -4,7 +4,7 @@ the recipes, claude) answers the probe question in the same sandbox as an attemp
 :class:`ProbeSandboxes` is the choice of one probe session (``--sandbox``, ``--sandbox-network``,
 ``--allow-host``, the ``pytest_homefield_sandbox`` hook, the write limits), made once; it is the
 :class:`~pytest_homefield.agents.base.CallSandbox` the session hands such an agent's ``complete()``.
-Each call gets what an attempt gets (:func:`pytest_homefield.run.attempt.agent_sandbox`): bubblewrap,
+Each call gets what an attempt gets (:func:`pytest_homefield.run.agent_sandbox.agent_sandbox`): bubblewrap,
 Landlock where bubblewrap does not work (or the hook), with its cwd, ``TMPDIR`` and a fresh ``HOME``
 writable, the client's configuration copied in, the network allowlist behind the filtering proxy,
 ``--max-output-mb`` / ``--max-file-mb`` / ``--max-workspace-mb``. :meth:`ProbeSandboxes.check` refuses,
@@ -21,7 +21,7 @@ from typing import Any
 
 from pytest_homefield.agents.base import CallBox
 from pytest_homefield.errors import RunError
-from pytest_homefield.run.attempt import agent_sandbox
+from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import AgentFolders, Baseline, DiskWatch, WriteLimits

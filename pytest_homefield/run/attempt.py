@@ -17,7 +17,6 @@ import os
 import shlex
 import shutil
 import stat
-import sys
 import tempfile
 import time
 import traceback
@@ -29,24 +28,23 @@ from typing import Any
 from pytest_homefield.agents.base import MAX_ATTEMPT_USD, Agent, AgentContext, AgentResult, over_cost_cap, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
-from pytest_homefield.capabilities import capabilities_of, provider_hosts_of
+from pytest_homefield.capabilities import capabilities_of
 from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
 from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
+from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
 from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
-    AgentBox,
     SandboxBackend,
     SandboxContext,
     Sandboxes,
     SandboxHook,
-    backend_named,
 )
-from pytest_homefield.sandbox.bwrap import BwrapUnavailable, package_paths, python_paths
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import (
     TEST_MEMORY_MB,
     TEST_WRITE_MB,
@@ -60,14 +58,12 @@ from pytest_homefield.sandbox.limits import (
 )
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
-from pytest_homefield.sandbox.proxy import FilteringProxy
-from pytest_homefield.sandbox.relay import HostRelay
-from pytest_homefield.sandbox.services import Lease, ServiceError, TestNetwork, agent_lease
+from pytest_homefield.sandbox.services import ServiceError, TestNetwork, agent_lease
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
-__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "AgentSandbox", "grading_env", "run_attempt",
-           "latest_results", "result_key", "agent_wrapper", "agent_sandbox", "PROMPT_FILE"]
+__all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
+           "result_key", "PROMPT_FILE"]
 
 #: The file of an attempt's artifacts folder holding the prompt exactly as the agent got it.
 PROMPT_FILE = "prompt.txt"
@@ -243,109 +239,6 @@ class AttemptSpec:
         return attempt_dir(self.run_dir, self.task.id, self.agent.name, self.attempt)
 
 
-def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, home: Path, network: bool,
-                  ro_paths: list[Path], agent: str, used: list[str] | None = None,
-                  relay: HostRelay | None = None,
-                  proxy: FilteringProxy | None = None,
-                  tmpfs_bytes: int | None = None, ports: tuple[int, ...] = ()) -> Callable[[list[str], Any], list[str]]:
-    """The ``AgentContext.wrap`` of one attempt: ``backend``'s ``wrap_agent`` with ``workspace``,
-    ``tmpdir`` and ``home`` read-write, ``ro_paths`` read-only and the network or not (a hook's argv
-    when it returns one, else the configured backend; see :mod:`pytest_homefield.sandbox.backends`).
-    The backend actually used is appended to ``used`` (``hook``, ``bwrap``, ``landlock`` or ``none``). With
-    ``relay`` (``--sandbox-network loopback:…``; ``network`` is then false) bubblewrap's command runs
-    behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use; with
-    ``proxy`` too (``--sandbox-network allowlist``) the filtering proxy is relayed in beside it.
-    ``tmpfs_bytes``: the size of the sandbox's private ``/tmp`` and ``/dev/shm`` (bubblewrap). ``ports``:
-    the host's ``127.0.0.1`` ports a backend that confines TCP by port (Landlock) lets it reach."""
-    box = AgentBox(workspace=workspace, tmpdir=tmpdir, home=home, ro_paths=list(ro_paths), network=network,
-                   agent=agent, relay=relay, proxy=proxy, tmpfs_bytes=tmpfs_bytes, ports=ports)
-
-    def wrap(argv: list[str], env: Any) -> list[str]:
-        wrapped = backend.wrap_agent(argv, dict(env), box)
-        if used is not None:
-            used.append(wrapped.backend)
-        return wrapped.argv
-
-    return wrap
-
-
-@dataclass
-class AgentSandbox:
-    """The sandbox of one agent attempt (:func:`agent_sandbox`): ``wrap`` for ``AgentContext.wrap``,
-    ``home`` (the fresh ``HOME`` when sandboxed), ``used`` (the backends ``wrap`` applied), the
-    loopback ``relay`` and the allowlist's filtering ``proxy`` if any. :meth:`close` stops both."""
-
-    backend: SandboxBackend
-    home: Path
-    wrap: Callable[[list[str], Any], list[str]]
-    used: list[str]
-    relay: HostRelay | None = None
-    proxy: FilteringProxy | None = None
-
-    @property
-    def recorded(self) -> str:
-        """The result's ``sandbox`` field: the last backend applied, else ``none``."""
-        return self.used[-1] if self.used else "none"
-
-    def close(self) -> None:
-        """Stop the filtering proxy and the loopback relay (those that were started)."""
-        if self.proxy is not None:
-            self.proxy.close()
-        if self.relay is not None:
-            self.relay.close()
-
-
-def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path, box: Path, env: dict[str, str],
-                  sandbox: SandboxChoice, pythons: Iterable[str | None] = (),
-                  hook: SandboxHook | None = None, proxy_log: Path | None = None,
-                  tmpfs_bytes: int | None = None, services: Lease | None = None) -> AgentSandbox:
-    """Prepare the sandbox of one attempt of ``agent`` (``backend``: from :meth:`Sandboxes.for_agent`,
-    or a name from :meth:`SandboxChoice.for_agent`, then under ``hook`` when one is given) whose
-    workspace is ``workspace``, in the attempt's private folder ``box`` (``box/tmp`` is its
-    ``TMPDIR``; ``box/home`` becomes its ``HOME``, ``box/net`` holds the relay's sockets). When the
-    backend confines it (bubblewrap, Landlock or a hook), the agent gets a fresh ``HOME``: the agent's
-    ``sandbox_home(home, env)`` copies its client's configuration in from the user's (still
-    ``env["HOME"]`` when it is called) and may re-point variables; then ``env["HOME"]`` is the fresh
-    one (``env`` is changed in place). Read-only: the interpreters (this one, ``python`` and each of
-    ``pythons``), this package, and the agent's ``sandbox_paths(env)`` (its client's install).
-    Network: ``sandbox.network`` (:mod:`pytest_homefield.sandbox.modes`); under ``allowlist`` (the
-    default) with a backend that relays (bubblewrap) or confines TCP by port (Landlock), a
-    :class:`FilteringProxy` allowing the agent's ``provider_hosts(env)`` and ``sandbox.allow_hosts``,
-    logging to ``proxy_log`` (the attempt's ``proxy.log``), with those of its hosts that are this
-    machine's loopback ports relayed directly (Landlock: allowed by port).
-    ``tmpfs_bytes``: the size of bubblewrap's private ``/tmp`` and ``/dev/shm``.
-    ``services``: the agent's own service instances (:func:`~pytest_homefield.sandbox.services.agent_lease`),
-    whose ports are relayed too when the agent has no shared network.
-    Raises :class:`BwrapUnavailable` for the name ``bwrap`` where bubblewrap does not work."""
-    chosen = backend_named(backend, hook)
-    tmpdir, home = box / "tmp", box / "home"
-    if chosen.confines:
-        home.mkdir(parents=True, exist_ok=True)
-        fill_home = getattr(agent, "sandbox_home", None)
-        if callable(fill_home):
-            fill_home(home, env)
-        env["HOME"] = str(home)
-    extra = getattr(agent, "sandbox_paths", None)
-    ro_paths = [*python_paths([sys.executable, "python", *pythons]), *package_paths(),
-                *(extra(env) if callable(extra) else [])]
-    own = services if services is not None and not sandbox.shared_network else Lease()
-    ports: tuple[int, ...] = tuple(sandbox.loopback_ports)
-    proxy: FilteringProxy | None = None
-    if sandbox.allowlist and (chosen.relays or chosen.by_port):
-        allowed = sandbox.agent_allowlist(provider_hosts_of(agent, env))
-        ports = tuple(allowed.loopback_ports())
-        proxy = FilteringProxy(allowed, proxy_log)
-    ports = tuple(dict.fromkeys([*ports, *own.ports]))
-    relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"),  # owner-named: swept
-                       targets=own.targets)
-             if (ports or proxy is not None) and chosen.relays else None)
-    used: list[str] = []
-    wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
-                         ro_paths=ro_paths, agent=agent.name, used=used, relay=relay, proxy=proxy,
-                         tmpfs_bytes=tmpfs_bytes, ports=ports)
-    return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay, proxy=proxy)
-
-
 def _agent_env(spec: AttemptSpec, prompt: str, tmpdir: Path) -> dict[str, str]:
     passthrough = list(getattr(spec.agent, "env_passthrough", ()) or ()) + spec.env_passthrough
     return build_agent_env(prompt=prompt, attempt=spec.attempt, tmpdir=tmpdir, passthrough=passthrough)
@@ -369,120 +262,157 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     """Run one attempt and grade it. Never raises for agent, snapshot or grading failures: those are
     recorded as outcomes (``infra`` for harness problems). Writes ``prompt.txt`` (the prompt exactly as
     sent), ``agent.out``/``agent.err`` (by the agent), ``diff.patch``, ``tests.log`` and
-    ``outcomes.jsonl`` under ``spec.artifacts``."""
+    ``outcomes.jsonl`` under ``spec.artifacts``. The workspace and the attempt's temp folder are removed
+    on every way out."""
     art = spec.artifacts
     if art.exists():  # a retried unscored attempt: start clean
         shutil.rmtree(art, ignore_errors=True)
     art.mkdir(parents=True, exist_ok=True)
-    started_at = _now()
     base: dict[str, Any] = dict(run_id=spec.run_id, task_id=spec.task.id, agent=spec.agent.name,
-                                attempt=spec.attempt, variant=spec.variant, started_at=started_at)
+                                attempt=spec.attempt, variant=spec.variant, started_at=_now())
     try:
-        agent_version = spec.agent.version()
+        base["agent_version"] = spec.agent.version()
     except Exception:
-        agent_version = None
-    base["agent_version"] = agent_version
+        base["agent_version"] = None
+
+    def infra(error: str) -> Result:
+        return Result(**base, outcome="infra", error=error, finished_at=_now())
+
     try:
         workspace = cache.workspace(spec.task)
-        pristine = cache.pristine(spec.task)
+        cache.pristine(spec.task)  # made before the agent starts: the grading checks it was not changed
     except Exception as exc:
-        return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-    caps = capabilities_of(spec.agent)
-    prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
-    (art / PROMPT_FILE).write_text(prompt, encoding="utf-8")  # exactly as sent, for `homefield view`
-    box = Path(tempfile.mkdtemp(dir=cache.root))
-    tmpdir = box / "tmp"
-    sandboxes = spec.sandboxes or Sandboxes.choose(spec.sandbox, spec.sandbox_hook)
-    try:  # with a hook these never raise: the hook over no sandbox
-        backend = sandboxes.for_agent(spec.agent, spec.allow_shell)
-        test_backend = sandboxes.for_tests()
-    except BwrapUnavailable as exc:
-        shutil.rmtree(workspace.parent, ignore_errors=True)
-        shutil.rmtree(box, ignore_errors=True)
-        return Result(**base, outcome="infra", error=_one_line(exc), finished_at=_now())
-    env = _agent_env(spec, prompt, tmpdir)
-    own_services = contextlib.ExitStack()  # an agent that runs commands gets service instances of its own
-    try:
-        lease = own_services.enter_context(agent_lease(spec.network, caps.runs_commands(spec.allow_shell),
-                                                       relays=backend.relays and not spec.sandbox.shared_network))
-        env.update(lease.env)
-        sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
-                           pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)], proxy_log=art / "proxy.log",
-                           tmpfs_bytes=spec.limits.total_bytes, services=lease)
-    except (OSError, ServiceError) as exc:  # the client's configuration could not be copied, a service failed
-        own_services.close()
-        shutil.rmtree(workspace.parent, ignore_errors=True)
-        shutil.rmtree(box, ignore_errors=True)
-        what = "the agent's services" if isinstance(exc, ServiceError) else "the sandbox"
-        return Result(**base, outcome="infra", error=f"cannot prepare {what}: {_one_line(exc)}",
-                      finished_at=_now())
-    # what the agent may write: its workspace, TMPDIR and (when confined) its fresh HOME
-    folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None)
-    baseline = Baseline.measure(folders, spec.limits)
-    watch = DiskWatch(folders, spec.limits, baseline)
-    free_before = free_bytes(art)
-    ctx = AgentContext(
-        workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
-        artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
-        seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
-        hint_files=list(spec.task.source_files) if caps.hinted else [],
-        task_id=spec.task.id,
-        wrap=sb.wrap, sandbox=backend.configured, task=spec.task if caps.reference else None,
-        limits=spec.limits, watch=watch,
-    )
-    agent_phase = contextlib.ExitStack()  # only an agent that runs commands can listen (§9)
-    try:
-        waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.modelless)
-    except OSError as exc:
-        sb.close()
-        own_services.close()
-        shutil.rmtree(workspace.parent, ignore_errors=True)
-        shutil.rmtree(box, ignore_errors=True)
-        return Result(**base, outcome="infra", error=f"phase lock: {_one_line(exc)}", finished_at=_now())
-    t0 = time.monotonic()  # the wait is neither the agent's time nor its timeout's
-    try:
-        ar = spec.agent.run(ctx)
-    except Exception as exc:
-        (art / "agent.err").write_text(traceback.format_exc())
-        ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
-    finally:
-        sb.close()
-        own_services.close()
-        agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py)
-    wall = time.monotonic() - t0
+        return infra(_one_line(exc))
+    with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
+        cleanup.callback(shutil.rmtree, workspace.parent, ignore_errors=True)
+        box = Path(tempfile.mkdtemp(dir=cache.root))
+        cleanup.callback(shutil.rmtree, box, ignore_errors=True)
+        caps = capabilities_of(spec.agent)
+        prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
+        (art / PROMPT_FILE).write_text(prompt, encoding="utf-8")  # exactly as sent, for `homefield view`
+        tmpdir = box / "tmp"
+        sandboxes = spec.sandboxes or Sandboxes.choose(spec.sandbox, spec.sandbox_hook)
+        try:  # with a hook these never raise: the hook over no sandbox
+            backend = sandboxes.for_agent(spec.agent, spec.allow_shell)
+            test_backend = sandboxes.for_tests()
+        except BwrapUnavailable as exc:
+            return infra(_one_line(exc))
+        env = _agent_env(spec, prompt, tmpdir)
+        # an agent that runs commands gets service instances of its own; stopped after the agent, or on the way out
+        own_services = cleanup.enter_context(contextlib.ExitStack())
+        try:
+            lease = own_services.enter_context(agent_lease(spec.network, caps.runs_commands(spec.allow_shell),
+                                                           relays=backend.relays and not spec.sandbox.shared_network))
+            env.update(lease.env)
+            sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
+                               pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)],
+                               proxy_log=art / "proxy.log", tmpfs_bytes=spec.limits.total_bytes, services=lease)
+        except (OSError, ServiceError) as exc:  # the client's configuration could not be copied, a service failed
+            what = "the agent's services" if isinstance(exc, ServiceError) else "the sandbox"
+            return infra(f"cannot prepare {what}: {_one_line(exc)}")
+        cleanup.callback(sb.close)  # before the services (last in, first out); idempotent
+        # what the agent may write: its workspace, TMPDIR and (when confined) its fresh HOME
+        folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None)
+        baseline = Baseline.measure(folders, spec.limits)
+        watch = DiskWatch(folders, spec.limits, baseline)
+        free_before = free_bytes(art)
+        ctx = AgentContext(
+            workspace=workspace, prompt=prompt, env=env, timeout_s=spec.timeout_s,
+            artifacts=art, attempt=spec.attempt, budget_usd=spec.budget_usd, allow_shell=spec.allow_shell,
+            seed=sim_seed(spec.task.id, spec.agent.name, spec.attempt), gold_patch=spec.task.gold_patch,
+            hint_files=list(spec.task.source_files) if caps.hinted else [],
+            task_id=spec.task.id,
+            wrap=sb.wrap, sandbox=backend.configured, task=spec.task if caps.reference else None,
+            limits=spec.limits, watch=watch,
+        )
+        agent_phase = contextlib.ExitStack()  # only an agent that runs commands can listen (§9)
+        try:
+            waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.modelless)
+        except OSError as exc:
+            return infra(f"phase lock: {_one_line(exc)}")
+        t0 = time.monotonic()  # the wait is neither the agent's time nor its timeout's
+        try:
+            ar = spec.agent.run(ctx)
+        except Exception as exc:
+            (art / "agent.err").write_text(traceback.format_exc())
+            ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")
+        finally:
+            sb.close()
+            own_services.close()
+            agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py)
+        wall = time.monotonic() - t0
+        ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before)
+        base["sandbox"] = sb.recorded
+        for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
+            path = art / name
+            if not path.exists():
+                path.write_text(f"({spec.agent.name} runs inside homefield and wrote nothing to {name[6:]})\n")
+        fields: dict[str, Any] = dict(
+            exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial,
+            input_tokens=ar.input_tokens, output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
+            cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
+        )
+        verdict = _verdict(spec, cache, ar, fault, workspace, test_backend, modelless=caps.modelless)
+        base.update(verdict.recorded)
+    return Result(**base, **fields, outcome=verdict.outcome, error=verdict.error, test_s=round(verdict.test_s, 3),
+                  wait_s=round(waited + verdict.wait_s, 3), touched_tests=verdict.touched,
+                  suspicious=verdict.suspicious, suspicious_reason=verdict.why if verdict.suspicious else None,
+                  finished_at=_now(), canary=verdict.canary, claimed=verdict.claimed)
+
+
+def _judged(ar: AgentResult, folders: AgentFolders, limits: WriteLimits, baseline: Baseline, watch: DiskWatch,
+            art: Path, free_before: int | None) -> tuple[AgentResult, str | None]:
+    """The agent's result as scored, and the fault of its own doing if any (``None``): a stopped disk
+    watch, a workspace root swapped, a folder over its caps, a cost over the cap. A fault makes it
+    ``agent_error`` whatever it reported (its cost believed up to the cap); a run folder that filled up is
+    ``agent_error`` when the agent filled it, else ``infra``."""
     fault = watch.stopped or swapped_root(folders) \
-        or getattr(check_folders(folders, spec.limits, baseline), "reason", None) or over_cost_cap(ar.cost_usd)
+        or getattr(check_folders(folders, limits, baseline), "reason", None) or over_cost_cap(ar.cost_usd)
     if fault is not None:  # the agent's own doing, whatever it reported: scored, never graded
-        capped = None if ar.cost_usd is None else min(ar.cost_usd, MAX_ATTEMPT_USD)  # a cost is believed up to the cap
-        ar = replace(ar, outcome="agent_error", error=fault, cost_usd=capped)
-    elif ar.outcome is None and _out_of_space(art):
+        capped = None if ar.cost_usd is None else min(ar.cost_usd, MAX_ATTEMPT_USD)
+        return replace(ar, outcome="agent_error", error=fault, cost_usd=capped), fault
+    if ar.outcome is None and _out_of_space(art):
         filled = filled_by(folders, baseline, free_before, free_bytes(art))  # the agent's doing: scored
-        ar = AgentResult(outcome="agent_error", exit_code=ar.exit_code, error=filled) if filled else \
-            AgentResult(outcome="infra", exit_code=ar.exit_code, established=True,
-                        error=f"no space left in {art}: the agent's output (and its usage line) may be cut short")
-    base["sandbox"] = sb.recorded
-    for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
-        path = art / name
-        if not path.exists():
-            path.write_text(f"({spec.agent.name} runs inside homefield and wrote nothing to {name[6:]})\n")
-    fields: dict[str, Any] = dict(
-        exit_code=ar.exit_code, cost_usd=ar.cost_usd, cost_partial=ar.cost_partial, input_tokens=ar.input_tokens,
-        output_tokens=ar.output_tokens, cache_read_tokens=ar.cache_read_tokens,
-        cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
-    )
+        return (AgentResult(outcome="agent_error", exit_code=ar.exit_code, error=filled) if filled else
+                AgentResult(outcome="infra", exit_code=ar.exit_code, established=True,
+                            error=f"no space left in {art}: the agent's output (and its usage line) may be cut "
+                                  "short")), None
+    return ar, None
+
+
+@dataclass
+class _Verdict:
+    """How an attempt ends after its agent: ``outcome`` and ``error``, ``test_s`` and ``wait_s`` (seconds:
+    its test runs, the wait for the grading phase), ``touched``/``suspicious``/``why``/``canary`` (§8),
+    ``claimed`` (an unscored outcome at the agent's word) and the ``recorded`` fields it sets
+    (``test_sandbox``)."""
+
+    outcome: str
+    error: str | None
+    test_s: float = 0.0
+    wait_s: float = 0.0
+    touched: bool = False
+    suspicious: bool = False
+    why: str | None = None
     canary: str | None = None
-    claimed = False
+    claimed: bool = False
+    recorded: dict[str, Any] = field(default_factory=dict)
+
+
+def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: str | None, workspace: Path,
+             test_backend: SandboxBackend, *, modelless: bool) -> _Verdict:
+    """Grade the attempt (or not: a fault, an outcome the agent ended with), against a verified pristine
+    copy. Never raises: a grading that fails is ``infra`` (its traceback in ``grading.err``)."""
+    art = spec.artifacts
     try:
         # the agent may have written into the pristine copy: grade against a verified one
         pristine, tampered = cache.checked_pristine(spec.task)
-        why: str | None = None
         if fault is not None:  # nothing of the tree is read (a pipe would block, a huge file fill the run)
-            outcome, error, test_s, touched, suspicious = "agent_error", fault, 0.0, False, False
+            v = _Verdict("agent_error", fault)
             (art / "diff.patch").write_text("")
         elif ar.outcome is not None:
-            outcome, error, test_s, touched, suspicious = ar.outcome, ar.error, 0.0, False, False
-            claimed = outcome in UNSCORED_OUTCOMES and not ar.established  # the agent's word, §8
-            # keep the change for auditing, even though it is not graded
+            # the agent's word, §8; the change is kept for auditing, though not graded
+            v = _Verdict(ar.outcome, ar.error, claimed=ar.outcome in UNSCORED_OUTCOMES and not ar.established)
             changes = tree_changes(pristine, workspace)
             (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
         else:
@@ -495,35 +425,26 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
                           network=spec.network, canary_seed=seed,
-                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not caps.modelless)))
-                waited += sum(waits)
+                          before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if spec.graded is not None:
                 spec.graded(g)
-            base["test_sandbox"] = g.test_sandbox  # None when no hidden test ran (an empty patch)
-            outcome, error, test_s, touched, suspicious = g.outcome, g.error or ar.error, g.test_s, \
-                g.touched_tests, g.suspicious
-            why, canary = g.suspicious_reason, g.canary
+            v = _Verdict(g.outcome, g.error or ar.error, g.test_s, sum(waits), g.touched_tests, g.suspicious,
+                         g.suspicious_reason, g.canary,
+                         recorded={"test_sandbox": g.test_sandbox})  # None when no hidden test ran (an empty patch)
         if tampered:
-            suspicious = True
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
-            error = f"{error}; {note}" if error else note
-            why = f"{why}; pristine snapshot changed" if why else "pristine snapshot changed"
+            v.suspicious = True
+            v.error = f"{v.error}; {note}" if v.error else note
+            v.why = f"{v.why}; pristine snapshot changed" if v.why else "pristine snapshot changed"
+        return v
     except EnvBuildError as exc:
-        outcome, error, test_s, touched, suspicious = "infra", f"environment: {exc}", 0.0, False, False
+        return _Verdict("infra", f"environment: {exc}")
     except Exception as exc:
         try:  # never through a link the hidden tests may have left in the attempt's folder (issue 30)
             nofollow.write_bytes(art, "grading.err", traceback.format_exc().encode())
         except OSError:
             pass
-        outcome, error, test_s, touched, suspicious = "infra", f"grading failed: {_one_line(exc)}", 0.0, False, False
-        claimed = False  # homefield's own failure, not the agent's word
-    finally:
-        shutil.rmtree(workspace.parent, ignore_errors=True)
-        shutil.rmtree(box, ignore_errors=True)
-    return Result(**base, **fields, outcome=outcome, error=error, test_s=round(test_s, 3), wait_s=round(waited, 3),
-                  touched_tests=touched,
-                  suspicious=suspicious, suspicious_reason=why if suspicious else None, finished_at=_now(),
-                  canary=canary, claimed=claimed)
+        return _Verdict("infra", f"grading failed: {_one_line(exc)}")  # homefield's own failure, not the agent's word
 
 
 def _enter_phase(stack: contextlib.ExitStack, kind: Kind, needed: bool) -> float:

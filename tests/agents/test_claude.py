@@ -29,7 +29,7 @@ from pytest_homefield.agents.claude import (
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.probe.call_sandbox import ProbeSandboxes
 from pytest_homefield.probe.prompt import probe_prompt
-from pytest_homefield.run.attempt import agent_sandbox
+from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.landlock import LandlockUnavailable
 from pytest_homefield.sandbox.landlock import probe as landlock_probe

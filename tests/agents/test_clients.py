@@ -32,7 +32,7 @@ from pytest_homefield.agents.base import AgentContext, AgentResult, render_promp
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.registry import build_agents
-from pytest_homefield.run.attempt import AgentSandbox, agent_sandbox
+from pytest_homefield.run.agent_sandbox import AgentSandbox, agent_sandbox
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import resolve_settings
 
