@@ -346,6 +346,10 @@ class Settings(ScanSettings):
         "(default: mismatched prompt/file pairs)", commands=("probe", "plan"), yml="probe.cutoff", check="date")
     fdr: float = setting(0.10, help="probe: false discovery rate of the memorized flags (Benjamini-Hochberg, "
                          "default 0.10)", commands=("probe",), yml="probe.fdr", check="fraction")
+    recite_floor: float = setting(
+        0.5, help="probe: the best score a task needs to be flagged memorized, whatever the control (default 0.5: "
+        "at least half the real change's code tokens; answers written without memory scored at most 0.39)",
+        commands=("probe",), yml="probe.recite_floor", check="fraction")
     # scale-out (issue 17)
     shard: str | None = setting(
         None, help="only shard K of N (K/N): tasks (mine: candidates) split by id, the same on every machine; "

@@ -373,6 +373,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("fail-under", "run.fail_under"), ("junit-unsolved", "run.junit_unsolved"),
         ("by-section", "ablate.by_section"), ("yes", None),
         ("samples", "probe.samples"), ("cutoff", "probe.cutoff"), ("fdr", "probe.fdr"),
+        ("recite-floor", "probe.recite_floor"),
         ("shard", None), ("fail-if-worse-than", "run.fail_if_worse_than"), ("alpha", "run.alpha"),
         ("max-retries", "run.max_retries"), ("adaptive", "run.adaptive"),
         ("adaptive-margin", "run.adaptive_margin"),

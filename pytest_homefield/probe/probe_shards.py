@@ -30,7 +30,7 @@ from typing import Any
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.probe.verdicts import FDR, Verdict, judge, now_iso, write_verdict
+from pytest_homefield.probe.verdicts import FDR, RECITE_FLOOR, Verdict, judge, now_iso, write_verdict
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.shard import missing_shards
@@ -130,7 +130,8 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
         keys = sorted(merged, key=lambda k: (position[k[1]], k[0] != "task", k[2]))
         records = [merged[k] for k in keys]
         verdict = judge(name, records, tasks, cutoff=verdicts[0].get("cutoff"),
-                        fdr=float(verdicts[0].get("fdr") or FDR))
+                        fdr=float(verdicts[0].get("fdr") or FDR),
+                        floor=float(verdicts[0].get("recite_floor") or RECITE_FLOOR))
         verdict.tasks_digest = digest
         verdict.merged_from = [{"folder": str(path.parent), "shard": v.get("shard")}
                                for (_, path), v in zip(files, verdicts, strict=True)]

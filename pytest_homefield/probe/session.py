@@ -93,6 +93,7 @@ class ProbeSession:
         in_shard = {t.id for t in chosen.tasks}
         self.cutoff = (_dt.date.fromisoformat(str(settings.cutoff)[:10]).isoformat() if settings.cutoff else None)
         self.fdr = float(settings.fdr)
+        self.recite_floor = float(settings.recite_floor)
         #: the gold patch's added lines of every selected task (the control scores against another task's)
         self.gold: dict[str, str] = {t.id: added_lines(t.gold_patch, t.source_files or None) for t in chosen.every}
         probed = [t for t in chosen.every if code_tokens(self.gold[t.id])]
@@ -258,7 +259,8 @@ class ProbeSession:
             records = load_probe(path)
             if not records:
                 continue
-            verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff, fdr=self.fdr)
+            verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff, fdr=self.fdr,
+                            floor=self.recite_floor)
             verdict.shard = str(self.shard) if self.shard else None
             verdict.tasks_digest = self.digest
             write_verdict(path, verdict, at)

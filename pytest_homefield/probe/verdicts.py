@@ -9,16 +9,22 @@ other task's gold lines, which no memory can serve. Task and control alike are s
 best score over their scored samples.
 
 **Flags** (issue 32). Each judged task gets an exceedance p-value against the control, ``p = (1 +
-#{control >= best}) / (n + 1)`` (:func:`exceedance_p`: the rank test of "the task's best score is one
-more draw from the control's distribution", valid for any distribution, e.g. Vovk et al. 2005, conformal
+#{control >= best}) / (n + 1)`` (:func:`exceedance_p`: the rank test of "the task's best score is one more
+draw from the control's distribution", valid for any distribution, e.g. Vovk et al. 2005, conformal
 p-values), and the tasks are flagged ``memorized`` by Benjamini–Hochberg at the stated false discovery
 rate (``--fdr``, default :data:`FDR` = 10 %; :func:`bh_flags` on :func:`bh_adjusted`, the values of
-``scipy.stats.false_discovery_control``). No p-value can be below ``1 / (n + 1)``, so a control of fewer
-than :func:`min_control` values can reach no FDR at all: then nothing is flagged and a note says why.
-(Flagging above the control's 95th percentile, as before, flagged about 1 unrecited task in 20 by
-construction, and with a 4-task control a task that was not recited.) A task without a scored sample, or
-any task when the control is empty, gets ``None``. ``control_p95`` (:func:`percentile`) is still
-recorded, as a description of the control.
+``scipy.stats.false_discovery_control``) whose best score also reaches ``--recite-floor`` (default
+:data:`RECITE_FLOOR` = 0.5). The floor is what a flag means whatever the control: the answer holds at
+least half the real change's code. Beating the control alone could be bought (atk17 P1): a model that
+remembers its calls tells a control (the same prompt again, another task's files) from the real call and
+answers it with junk, and a made-up function then beats the whole control on any task it picks (20 of 20
+flagged at scores down to 0.13, and ``--exclude-memorized`` left them out for every agent). Answers
+written without memory scored at most 0.39 on the demo's tasks, a recitation 1.0. No p-value can be below
+``1 / (n + 1)``, so a control of fewer than :func:`min_control` values can reach no FDR at all: then
+nothing is flagged and a note says why. (Flagging above the control's 95th percentile, as before, flagged
+about 1 unrecited task in 20 by construction, and with a 4-task control a task that was not recited.) A
+task without a scored sample, or any task when the control is empty, gets ``None``. ``control_p95``
+(:func:`percentile`) is still recorded, as a description of the control.
 
 **Verdict record.** At the end of a probe session the controller rewrites the file atomically: the
 same lines in the same order, ``memorized`` filled in on ``task`` lines, then one ``kind:
@@ -49,6 +55,7 @@ from pytest_homefield.terminal.progress import plural
 __all__ = [
     "ANSWER_CHARS",
     "FDR",
+    "RECITE_FLOOR",
     "SMALL_CONTROL",
     "Verdict",
     "bh_adjusted",
@@ -67,6 +74,8 @@ SMALL_CONTROL = 10
 QUANTILE = 0.95
 #: The default false discovery rate of the probe's flags (``--fdr``).
 FDR = 0.10
+#: The default best score a flagged task needs (``--recite-floor``; scores in [0, 1]).
+RECITE_FLOOR = 0.5
 
 
 def exceedance_p(best: float, control: Sequence[float]) -> float:
@@ -157,6 +166,8 @@ class Verdict:
     merged_from: list[dict[str, Any]] = field(default_factory=list)
     incomplete: list[str] = field(default_factory=list)
     fdr: float = FDR
+    #: the best score a flagged task needs (``--recite-floor``)
+    floor: float = RECITE_FLOOR
     #: the probed tasks and control entries (a later task, a mismatched pair) with no scored sample
     unjudged: int = 0
 
@@ -178,6 +189,7 @@ class Verdict:
                 "judged": self.judged, "unjudged": self.unjudged, "flagged": self.flagged, "tasks": self.tasks,
                 "notes": self.notes,
                 "at": at, "tasks_digest": self.tasks_digest, "shard": self.shard, "fdr": self.fdr,
+                "recite_floor": self.floor,
                 **({"merged_from": self.merged_from, "incomplete": self.incomplete} if self.merged_from else {})}
 
 
@@ -188,10 +200,11 @@ def _summary(scores: list[float]) -> tuple[float | None, float | None]:
 
 
 def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], *,
-          cutoff: str | None = None, fdr: float = FDR) -> Verdict:
+          cutoff: str | None = None, fdr: float = FDR, floor: float = RECITE_FLOOR) -> Verdict:
     """The verdict for ``agent`` over ``tasks`` from its call ``records`` (see the module docstring).
     ``cutoff`` is a ``YYYY-MM-DD`` date or ``None`` (mismatched-pair control); ``fdr`` the false
-    discovery rate of the flags. Each judged task's row gets its exceedance ``p``."""
+    discovery rate of the flags; ``floor`` the best score a flagged task needs. Each judged task's row
+    gets its exceedance ``p``."""
     calls = latest(records)
     scores: dict[tuple[str, str], list[float]] = {}
     for (kind, tid, _), r in calls.items():
@@ -199,7 +212,7 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
             scores.setdefault((kind, tid), []).append(float(r["score"]))
     ids = [t.id for t in tasks]
     v = Verdict(agent=agent, control="cutoff" if cutoff else "mismatched", cutoff=cutoff, control_n=0,
-                control_p95=None, fdr=fdr)
+                control_p95=None, fdr=fdr, floor=floor)
     if cutoff:
         later = {t.id for t in tasks if _authored_after(t, cutoff)}
         control = [b for tid in ids if tid in later for b in [_summary(scores.get(("task", tid), []))[0]]
@@ -222,7 +235,12 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     judged = [tid for tid, row in v.tasks.items() if "p" in row]
     flags = bh_flags([v.tasks[tid]["best"] for tid in judged], control, fdr)
     for tid, flag in zip(judged, flags, strict=True):
-        v.tasks[tid]["memorized"] = flag
+        v.tasks[tid]["memorized"] = flag and v.tasks[tid]["best"] >= floor
+    under = sum(1 for tid, flag in zip(judged, flags, strict=True) if flag and not v.tasks[tid]["memorized"])
+    if under:
+        v.notes.append(f"{plural(under, 'task')} beat the control but scored below the recite floor {floor:.2f}: "
+                       "not flagged (an answer with less than that share of the real change's code proves no "
+                       "recital; --recite-floor)")
     if cutoff and not control:
         v.notes.append(f"no task authored after {cutoff} has a scored sample: no control, no verdict")
     elif not control:

@@ -199,8 +199,9 @@ def render_markdown(report: Report | JsonObject) -> str:
         out += [f"- {md_escape(line)}" for line in memo]
         out += ["", "A task is flagged by Benjamini–Hochberg (at the probe's `--fdr`, 10% by default) on its "
                 "exceedance p-value, the share of the control scoring at least its best sample (tasks authored "
-                "after the cutoff, or prompts paired with another task's files); scores are token similarity to "
-                "the gold added lines.", ""]
+                "after the cutoff, or prompts paired with another task's files), when its best sample also "
+                "reaches the probe's `--recite-floor` (0.5 by default); scores are token similarity to the gold "
+                "added lines.", ""]
 
     out += ["## Runs", "", *markdown_table(tables.runs_table(rep)), ""]
     agents_meta = [

@@ -60,7 +60,7 @@ def test_judge_with_mismatched_control() -> None:
     assert small.flagged == [] and small.judged == 5 and small.fdr == 0.1
     assert any("no task can have an exceedance p below 1/7 = 0.14, above the 10% false discovery rate, so nothing "
                "is flagged (at least 9 are needed)" in n for n in small.notes)
-    v = judge("m", records, tasks, fdr=0.4)
+    v = judge("m", records, tasks, fdr=0.4, floor=0.0)  # Benjamini-Hochberg alone (the floor: below)
     assert v.control == "mismatched" and v.control_n == 6
     assert v.control_p95 == pytest.approx(float(np.percentile([0.1, 0.3, 0.2, 0.15, 0.05, 0.25], 95)))  # 0.2875
     # exceedance p = (1 + #control >= best) / 7: a 1/7, c 1/7, f 2/7, b 4/7, e 1; BH at 40 % over 5 tasks
@@ -75,12 +75,32 @@ def test_judge_with_mismatched_control() -> None:
     assert any("no scored sample" in n for n in v.notes)
 
 
+def test_a_flag_needs_the_recite_floor_whatever_the_control() -> None:
+    """atk17 P1: a model that remembers its calls answers each control (the same prompt again, another task's
+    files) with junk and the tasks it picks with one made-up function (scores 0.13-0.2 here, as measured):
+    every pick beat the whole control, so Benjamini-Hochberg flagged exactly those (and ``--exclude-memorized``
+    dropped them for every agent). Below ``--recite-floor`` (0.5) nothing is flagged, and a note says why; a
+    real recital (0.9) still is."""
+    ids = [f"t{i:02d}" for i in range(20)]
+    tasks = [task(t, i + 1) for i, t in enumerate(ids)]
+    picked = set(ids[:15])
+    records = [rec("task", t, 1, 0.13 + 0.005 * i if t in picked else 0.0) for i, t in enumerate(ids)]
+    records += [rec("control", t, 1, 0.0) for t in ids]
+    bought = judge("m", records, tasks, floor=0.0)  # main before the floor
+    assert {f["task_id"] for f in bought.flagged} == picked
+    v = judge("m", records, tasks)
+    assert v.flagged == [] and v.floor == 0.5 and v.to_record("t")["recite_floor"] == 0.5
+    assert any("15 tasks beat the control but scored below the recite floor 0.50: not flagged" in n for n in v.notes)
+    recited = judge("m", [*records, rec("task", "t19", 2, 0.9)], tasks)
+    assert [f["task_id"] for f in recited.flagged] == ["t19"]
+
+
 def test_judge_with_cutoff_uses_later_tasks_as_control() -> None:
     tasks = [task(t, d) for t, d in [("a", 1), ("b", 2), ("c", 3), ("x", 20), ("y", 21), ("z", 22)]]
     records = [rec("task", t, 1, s) for t, s in [("a", 0.9), ("b", 0.05), ("c", 0.26), ("x", 0.1), ("y", 0.25),
                                                   ("z", 0.3)]]
     records.append(rec("control", "a", 1, 0.99))  # control records of an earlier session without cutoff: unused
-    v = judge("m", records, tasks, cutoff="2024-01-10", fdr=0.75)  # three control values: p >= 1/4
+    v = judge("m", records, tasks, cutoff="2024-01-10", fdr=0.75, floor=0.0)  # three control values: p >= 1/4
     assert v.control == "cutoff" and v.control_n == 3
     assert v.control_p95 == pytest.approx(float(np.percentile([0.1, 0.25, 0.3], 95)))
     # p: a 1/4, c 2/4 (0.26 < 0.3 only), b 1; BH at 75 % over 3 flags ranks 1-2 (2/4 <= 2 * 0.75 / 3)
