@@ -6,18 +6,20 @@ belongs to shard ``i mod N + 1``. Every machine with the same ``tasks.jsonl`` (t
 digest) therefore computes the same parts; the parts are disjoint, cover every id, and differ in
 size by at most one. All attempts of a task stay in one shard, so its snapshot cache stays warm.
 :func:`missing_shards` is the check every merge of shard folders shares (runs, mining, probe,
-ablation): one split, and which of its shards are absent. No pytest here.
+ablation): one split, and which of its shards are absent; :func:`outside_plan` the check of each record
+a merge takes (runs, ablation): within its own folder's tasks, agents and attempts. No pytest here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pytest_homefield.errors import ConfigError, ShardMergeError
 
-__all__ = ["Shard", "parse_shard", "missing_shards"]
+__all__ = ["Shard", "parse_shard", "missing_shards", "outside_plan"]
 
 
 @dataclass(frozen=True)
@@ -67,3 +69,21 @@ def missing_shards(labels: Iterable[tuple[str, str | None]], *, what: str = "hom
     n = counts.pop()
     present = {s.index for _, s in shards if s is not None}
     return [f"incomplete: shard {k}/{n} missing" for k in range(1, n + 1) if k not in present]
+
+
+def outside_plan(meta: Mapping[str, Any], task_id: str, agent: str, attempt: int) -> str | None:
+    """Why a result record ``(task_id, agent, attempt)`` is not one its folder could have written, by the
+    folder's ``meta.json`` (``task_ids``, ``agents`` names, ``attempts``; a field the meta lacks checks
+    nothing), else ``None``. A merge takes each record at its folder's word: lines appended to a shard's
+    ``results.jsonl`` for another shard's tasks, or past ``--attempts``, were counted (atk17 M1: one agent
+    31 % → 77 %, first in the ranking; an ablation's base 0 % → 75 %)."""
+    tasks = meta.get("task_ids")
+    if isinstance(tasks, list) and task_id not in {str(t) for t in tasks}:
+        return f"task {task_id} is not one of its {len(tasks)} tasks"
+    agents = meta.get("agents")
+    if isinstance(agents, list) and agent not in {str(a.get("name")) for a in agents if isinstance(a, Mapping)}:
+        return f"agent {agent!r} is not one of its agents"
+    attempts = meta.get("attempts")
+    if isinstance(attempts, int) and not 1 <= attempt <= attempts:
+        return f"attempt {attempt} of {agent} is outside its --attempts {attempts}"
+    return None

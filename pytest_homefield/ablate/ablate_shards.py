@@ -51,7 +51,7 @@ from pytest_homefield.run.attempt import latest_results
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
-from pytest_homefield.shard import missing_shards
+from pytest_homefield.shard import missing_shards, outside_plan
 from pytest_homefield.store import write_atomic, write_jsonl_atomic
 
 __all__ = ["RecordedAgent", "find_ablation_folder", "merge_ablations"]
@@ -139,9 +139,13 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     incomplete = missing_shards([(str(d), m.get("shard")) for d, m in zip(folders, metas, strict=True)], what=WHAT)
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
-    for d in folders:
+    for d, m in zip(folders, metas, strict=True):
         # validated: a bad line raises RecordError naming it
         for key, r in latest_results(read_records(d / "results.jsonl")).items():
+            why = outside_plan(m, key[0], key[1], key[2])
+            if why:
+                raise ShardMergeError(f"{WHAT}: {d} has a result its session could not have written ({why}); "
+                                      "drop that line or the folder")
             prior = merged.get(key)
             if prior is None:
                 merged[key], origin[key] = r, d

@@ -8,6 +8,8 @@
   otherwise. Keys repeated across unsharded runs keep the documented rule of
   :func:`pytest_homefield.report.build_report`: the last folder given wins.
 * Shards ``K/N`` not among the runs are named: ``incomplete: shard 3/4 missing``.
+* Each run's records must be within its own plan (:func:`pytest_homefield.shard.outside_plan`: its
+  ``meta.json`` tasks, agents and attempts), or the runs are refused.
 
 No pytest here.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import MergeError, ShardMergeError
 from pytest_homefield.report.runs import load_meta, load_results
-from pytest_homefield.shard import missing_shards
+from pytest_homefield.shard import missing_shards, outside_plan
 
 __all__ = ["MergeError", "MergeCheck", "check_runs"]
 
@@ -37,7 +39,7 @@ class MergeCheck:
 def check_runs(run_dirs: Sequence[Path]) -> MergeCheck:
     """Check ``run_dirs`` (run folders) can be reported together. Raises :class:`MergeError` for
     different task sets, for sharded runs that disagree on a key, and for shards of different
-    counts (``2/3`` beside ``1/4``)."""
+    counts (``2/3`` beside ``1/4``), and for a record outside its run's plan."""
     metas = [load_meta(Path(d)) for d in run_dirs]
     digests = {m.get("tasks_digest") for m in metas if m.get("tasks_digest")}
     if len(digests) > 1:
@@ -52,6 +54,12 @@ def check_runs(run_dirs: Sequence[Path]) -> MergeCheck:
                                           what="homefield report")
     except ShardMergeError as exc:
         raise MergeError(str(exc)) from None
+    for d, m in zip(run_dirs, metas, strict=True) if len(run_dirs) > 1 else ():
+        for r in load_results(Path(d)):
+            why = outside_plan(m, r.task_id, r.agent, r.attempt)
+            if why:
+                raise MergeError(f"homefield report: run {m['run_id']} has a result its session could not have "
+                                 f"written ({why}); report the runs apart or drop that line")
     sharded = [(Path(d), m) for d, m in zip(run_dirs, metas, strict=True) if m.get("shard") is not None]
     seen: dict[tuple[str, str, int, str], tuple[str, str]] = {}
     for d, m in sharded:

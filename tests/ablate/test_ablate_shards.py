@@ -110,6 +110,12 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
                                               "different outcomes; drop one of the two folders"):
         merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
                         split=split_rules, new_id="bad")
+    # atk17 M1: a line past --attempts (or for a task not the folder's) was counted: base 0 % -> 75 %
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows) + json.dumps({**rows[0], "attempt": 7}) + "\n")
+    with pytest.raises(ShardMergeError, match=r"has a result its session could not have written \(attempt 7 of "):
+        merge_ablations(sources, settings, rules_rel="CLAUDE.md", rules_text=(final / "CLAUDE.md").read_text(),
+                        split=split_rules, new_id="bad1")
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.raises(ShardMergeError, match="CLAUDE.md changed since the shards ran"):
         merge_ablations(sources[:1], settings, rules_rel="CLAUDE.md", rules_text="- one other rule\n",
                         split=split_rules, new_id="bad2")

@@ -77,6 +77,18 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     proc = homefield(merged, "report", "s1", "s3", "--format", "json")
     assert proc.returncode == 0 and "incomplete: shard 2/3 missing" in proc.stderr
     assert json.loads(proc.stdout)["incomplete"] == ["incomplete: shard 2/3 missing"]
+    # atk17 M1: a line a shard's session could not have written (another shard's task, an attempt past
+    # --attempts) is refused, not counted: appended to s2's results, it lifted an agent from #2 to #1
+    s2_results = merged / ".homefield/runs/s2/results.jsonl"
+    kept = s2_results.read_text()
+    s1_line = json.loads((merged / ".homefield/runs/s1/results.jsonl").read_text().splitlines()[0])
+    for forged in ({**s1_line, "run_id": "s2"}, {**json.loads(kept.splitlines()[0]), "attempt": 7}):
+        s2_results.write_text(kept + json.dumps(forged) + "\n")
+        proc = homefield(merged, "report", "s1", "s2", "s3")
+        assert proc.returncode == 2 and "run s2 has a result its session could not have written" in proc.stderr, \
+            proc.stdout + proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    s2_results.write_text(kept)
     # a run over another task set is refused with one line
     meta = merged / ".homefield/runs/s3/meta.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "tasks_digest": "other"}))
