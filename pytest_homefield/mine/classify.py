@@ -41,7 +41,9 @@ def _pick(data: Any, *keys: str) -> Any:
     return data
 
 
-_TOML_HEADER_RE = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
+#: A table header line, after its newline: sought in ``"\n" + text`` (a ``^`` under ``MULTILINE`` is tried at
+#: every character; a literal first character lets the search skip to the next newline, issue 35).
+_TOML_HEADER_RE = re.compile(r"\n[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
 _PYPROJECT_TABLES = ("project", "build-system", "dependency-groups", "tool.poetry", "tool.pdm", "tool.uv")
 _PYPROJECT_SUBTABLES = tuple(f"{t}." for t in _PYPROJECT_TABLES)
 
@@ -51,7 +53,7 @@ def _pyproject_subset(text: str) -> str:
     tool settings, and parsing only this part makes the check several times cheaper."""
     keep: list[str] = []
     start, wanted = 0, True
-    for match in _TOML_HEADER_RE.finditer(text):
+    for match in _TOML_HEADER_RE.finditer("\n" + text):  # match.start(): the line's start in text
         if wanted:
             keep.append(text[start : match.start()])
         key = match.group(1).replace('"', "").replace("'", "").replace(" ", "")
