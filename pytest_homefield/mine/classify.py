@@ -407,7 +407,9 @@ def message_words(message: str) -> int:
     """Words a commit message gives an agent to work from: the words of the cleaned prompt
     (:func:`pytest_homefield.mine.prompt.message_words`: no trailers, PR/issue references, URLs, shas or
     generated merge subjects), so the scan filter and the prompt agree."""
-    lines = message.strip().splitlines()
-    if lines and _MERGE_SUBJECT_RE.match(lines[0].strip()):
-        message = "\n".join(lines[1:])  # git's generated merge subject is no description
+    stripped = message.strip()
+    if stripped.startswith("Merge "):  # what the subject pattern starts with: the rest need no lines (issue 35)
+        lines = stripped.splitlines()
+        if _MERGE_SUBJECT_RE.match(lines[0].strip()):
+            message = "\n".join(lines[1:])  # git's generated merge subject is no description
     return _prompt_words(message)
