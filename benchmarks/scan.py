@@ -119,24 +119,27 @@ _CHILD = """
 import resource, sys
 from pathlib import Path
 from pytest_homefield.mine.scan import ScanOptions, scan
-def cpu():
-    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+def cpu(who):
+    use = resource.getrusage(who)
+    return use.ru_utime + use.ru_stime
 options = ScanOptions(first_parent=sys.argv[2] == "1", merges=sys.argv[3] == "1")
-start = cpu()
+own, kids = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
 scan(Path(sys.argv[1]), options)
-print(cpu() - start)
+print(cpu(resource.RUSAGE_SELF) - own, cpu(resource.RUSAGE_CHILDREN) - kids)
 """
 
 
-def _time_scan_in(code: Path, repo: Path, options: ScanOptions) -> float:
+def _time_scan_in(code: Path, repo: Path, options: ScanOptions) -> tuple[float, float]:
     """CPU seconds of one scan in a fresh Python process with ``code`` first on ``PYTHONPATH``: its
     imports done, no earlier scan (a ``homefield mine`` scans once; a second scan in one process reuses
-    the prompt-cleaning cache)."""
+    the prompt-cleaning cache). ``(Python, git)``: the process's own and its git children's."""
     env = os.environ | {"PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(repo), str(int(options.first_parent)),
-                          str(int(options.merges))], env=env, capture_output=True, text=True, check=True)
-    return float(out.stdout.strip())
+    # run from code's folder: "python -c" puts the working folder first on sys.path, before PYTHONPATH, and run
+    # from this checkout the baseline's child imported this checkout (the side-by-side compared it with itself)
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(repo.resolve()), str(int(options.first_parent)),
+                          str(int(options.merges))], env=env, cwd=code, capture_output=True, text=True, check=True)
+    own, kids = out.stdout.split()
+    return float(own), float(kids)
 
 
 def _side_by_side(repo: Path, baseline: Path, runs: int, walks: list[str]) -> None:
@@ -144,18 +147,26 @@ def _side_by_side(repo: Path, baseline: Path, runs: int, walks: list[str]) -> No
     for name in walks:
         walk, options = WALKS[name]
         git_s: list[float] = []
-        this_s: list[float] = []
-        base_s: list[float] = []
+        this_py: list[float] = []
+        this_git: list[float] = []
+        base_py: list[float] = []
+        base_git: list[float] = []
         for i in range(runs):
             git_s.append(_time_git(repo, walk))
             # which scan goes first alternates: the one right after git log ran on warmer (or colder) caches
-            first, second = (this_s, HERE), (base_s, baseline)
-            for times, code in (first, second) if i % 2 == 0 else (second, first):
-                times.append(_time_scan_in(code, repo, options))
+            first, second = (this_py, this_git, HERE), (base_py, base_git, baseline)
+            for py, kids, code in (first, second) if i % 2 == 0 else (second, first):
+                own, children = _time_scan_in(code, repo, options)
+                py.append(own)
+                kids.append(children)
+        this_s = [p + g for p, g in zip(this_py, this_git, strict=True)]
+        base_s = [p + g for p, g in zip(base_py, base_git, strict=True)]
         med = statistics.median
         print(f"\n[{name}] git log {' '.join(walk)} --name-status")
         print(f"  CPU medians: git log {med(git_s):.3f} s, this scan {med(this_s):.3f} s, baseline scan "
               f"{med(base_s):.3f} s")
+        print(f"  of which Python (the scan's git processes aside): this {med(this_py):.3f} s, baseline "
+              f"{med(base_py):.3f} s; this / baseline {med(t / b for t, b in zip(this_py, base_py, strict=True)):.2f}x")
         print(f"  ratio scan / git log: this {med(t / g for t, g in zip(this_s, git_s, strict=True)):.2f}x, "
               f"baseline {med(b / g for b, g in zip(base_s, git_s, strict=True)):.2f}x; this / baseline "
               f"{med(t / b for t, b in zip(this_s, base_s, strict=True)):.2f}x")
