@@ -51,9 +51,11 @@ ratio to git log of this and of main; load averages before/after:
 - 11 pairs, load 4.4/5.4 (without the possessive pattern): first-parent 0.95, Python 0.87 (1.20x, 1.25x);
   all history 0.94, Python 0.88 (1.21x, 1.26x); first-parent + merges 0.92, Python 0.87 (1.94x, 2.11x);
 - 11 pairs, load 4.8/7.7, later: first-parent 0.95, Python 0.87 (1.15x, 1.21x); all history 0.97, Python 0.90
-  (1.18x, 1.23x); first-parent + merges 0.92, Python 0.86 (1.88x, 2.06x).
+  (1.18x, 1.23x); first-parent + merges 0.92, Python 0.86 (1.88x, 2.06x);
+- 9 pairs, load 4.2/2.6, later still: first-parent 0.90, Python 0.86 (1.11x, 1.18x); all history 0.91, Python
+  0.85 (1.13x, 1.21x); first-parent + merges 0.94, Python 0.87 (1.72x, 1.87x).
 
-So the scan holds 1.3x in both walks with a margin at these loads (1.15-1.21x, main 1.21-1.26x); 1.2x with
+So the scan holds 1.3x in both walks with a margin at these loads (1.11-1.21x, main 1.18-1.26x); 1.2x with
 room to spare it does not: all history the scan's git is ~0.7x git log's CPU and its Python side still
 ~0.47x. The rest is spread thin: filters 3-8 (per commit, ~40k instructions) are now the largest part, then
 filter 10's ``setup.py`` versions (229M all history), then parsing.
