@@ -49,8 +49,10 @@ print(digest.hexdigest()[:16], format_scan(result).splitlines()[-1])
 def _digest(code: Path, repo: Path, options: str) -> str:
     """The child's line: a digest of the scan's whole result, and its summary line."""
     env = os.environ | {"PYTHONPATH": str(code)}
-    out = subprocess.run([sys.executable, "-c", _CHILD.format(options=options), str(repo)], env=env,
-                         capture_output=True, text=True, check=True)
+    # from code's folder: "python -c" puts the working folder first on sys.path, before PYTHONPATH (run from
+    # this checkout, the baseline's child imported this checkout and every scan was "same")
+    out = subprocess.run([sys.executable, "-c", _CHILD.format(options=options), str(repo.resolve())], env=env,
+                         cwd=code, capture_output=True, text=True, check=True)
     return out.stdout.strip()
 
 

@@ -105,6 +105,15 @@ TEST_MODULE_PATTERNS: tuple[str, ...] = (
     r"tests\.rs",
 )
 _TEST_MODULE_RE = re.compile("|".join(f"(?:{p})" for p in TEST_MODULE_PATTERNS))
+#: What a name matching :data:`_TEST_MODULE_RE` holds (each pattern one of these, case as written): most names
+#: hold none, and a substring test is far cheaper than the fourteen patterns (issue 35: they were 40 % of
+#: classifying a path).
+_TEST_MODULE_MARKS = ("test", "Test", "spec", "Spec", "IT.", "Suite.")
+
+
+def _is_test_module_name(name: str) -> bool:
+    """Whether the base ``name`` matches one of :data:`TEST_MODULE_PATTERNS`."""
+    return any(mark in name for mark in _TEST_MODULE_MARKS) and _TEST_MODULE_RE.fullmatch(name) is not None
 _JS_FILE_RE = re.compile(rf".*\.{_CODE_EXT}")  # under __tests__/, every script is a test module
 _CODE_FILE_RE = re.compile(
     rf".*\.(?:py|{_CODE_EXT}|go|rb|java|kts?|scala|groovy|php|cs|swift|rs|exs?|dart|c|cc|cpp|cxx)"
@@ -294,7 +303,7 @@ class Classifier:
         with_tests: set[str] = set()
         for path in tree:
             parts = path.split("/")
-            collected = bool(_TEST_MODULE_RE.fullmatch(parts[-1]) or self._extra_test(path))
+            collected = _is_test_module_name(parts[-1]) or self._extra_test(path)
             for i in range(1, len(parts) - 1):
                 if parts[i] in TEST_DIRS or parts[i].lower() in TEST_DIRS:
                     folder = "/".join(parts[: i + 1])
@@ -330,7 +339,7 @@ class Classifier:
             return TEST, False
         if self._extra_test(path):  # runnable unless a data file: `test_globs: [qa/]` has fixtures too
             return TEST, _CODE_FILE_RE.fullmatch(name) is not None
-        if _TEST_MODULE_RE.fullmatch(name):
+        if _is_test_module_name(name):
             return TEST, True
         in_test_dir, rust, under_tests_js, in_docs, in_config, in_deps = self._folder(path[: len(path) - len(name)])
         if rust and name.endswith(".rs"):

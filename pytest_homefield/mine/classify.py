@@ -41,7 +41,9 @@ def _pick(data: Any, *keys: str) -> Any:
     return data
 
 
-_TOML_HEADER_RE = re.compile(r"^[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
+#: A table header line, after its newline: sought in ``"\n" + text`` (a ``^`` under ``MULTILINE`` is tried at
+#: every character; a literal first character lets the search skip to the next newline, issue 35).
+_TOML_HEADER_RE = re.compile(r"\n[ \t]*\[\[?[ \t]*([^\]\n]*?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.MULTILINE)
 _PYPROJECT_TABLES = ("project", "build-system", "dependency-groups", "tool.poetry", "tool.pdm", "tool.uv")
 _PYPROJECT_SUBTABLES = tuple(f"{t}." for t in _PYPROJECT_TABLES)
 
@@ -51,7 +53,7 @@ def _pyproject_subset(text: str) -> str:
     tool settings, and parsing only this part makes the check several times cheaper."""
     keep: list[str] = []
     start, wanted = 0, True
-    for match in _TOML_HEADER_RE.finditer(text):
+    for match in _TOML_HEADER_RE.finditer("\n" + text):  # match.start(): the line's start in text
         if wanted:
             keep.append(text[start : match.start()])
         key = match.group(1).replace('"', "").replace("'", "").replace(" ", "")
@@ -405,7 +407,9 @@ def message_words(message: str) -> int:
     """Words a commit message gives an agent to work from: the words of the cleaned prompt
     (:func:`pytest_homefield.mine.prompt.message_words`: no trailers, PR/issue references, URLs, shas or
     generated merge subjects), so the scan filter and the prompt agree."""
-    lines = message.strip().splitlines()
-    if lines and _MERGE_SUBJECT_RE.match(lines[0].strip()):
-        message = "\n".join(lines[1:])  # git's generated merge subject is no description
+    stripped = message.strip()
+    if stripped.startswith("Merge "):  # what the subject pattern starts with: the rest need no lines (issue 35)
+        lines = stripped.splitlines()
+        if _MERGE_SUBJECT_RE.match(lines[0].strip()):
+            message = "\n".join(lines[1:])  # git's generated merge subject is no description
     return _prompt_words(message)

@@ -36,6 +36,10 @@ in this order:
 If everything was removed but the subject had words, the cleaned subject is returned instead, so the
 result is empty only when the subject held nothing but references, URLs or shas.
 
+Step 4 is :mod:`.prompt_inline`'s. Each step is skipped where it cannot change a line (issue 35: a scan of a
+long history cleans thousands of messages): steps 1-3 for a message none of whose lines starts as they need
+(:func:`_line_rules_may_apply`), step 4 for one holding nothing its patterns need.
+
 Once the commit is verified, :func:`mask_hidden_tests` takes the hidden tests out of the prompt: a
 message saying "Add test_args2sh_sep" names a hidden test id, and "in tests/test_cli.py" the file
 graded. Each FAIL_TO_PASS test's name (its function, or its ``Test…`` class), node id and test file
@@ -47,7 +51,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+
+from pytest_homefield.mine.prompt_inline import clean_inline, maybe_inline_anywhere
 
 __all__ = ["KNOWN_TRAILERS", "clean_prompt", "count_words", "message_words", "mask_hidden_tests",
            "HIDDEN_TEST", "HIDDEN_TEST_FILE"]
@@ -91,10 +97,6 @@ _PERSON_LINE_RE = re.compile(
 _REFERENCE_LINE_RE = re.compile(
     r"^\s*(?:" + "|".join(map(re.escape, _REFERENCE_TRAILERS)) + r")[ \t]*:[ \t]*(.*)$", re.IGNORECASE
 )
-#: "Issue 1215: Add note" at the start of a line (no "#", so not caught as a reference); "Bug 2:" stays.
-_ISSUE_PREFIX_RE = re.compile(
-    r"^([ \t]*)(?:issue|bug|pr|gh)[ \t]*(?:#\d+|\d{3,})[ \t]*:[ \t]*(?=\S)", re.IGNORECASE
-)
 _DROP_LINE_RES = (
     re.compile(r"^\s*This reverts commit [0-9a-f]{7,40}\.?\s*$", re.IGNORECASE),
     _CHERRY_RE,
@@ -110,167 +112,6 @@ _MERGE_SUBJECT_RE = re.compile(
 _MERGE_PR_TITLE_RE = re.compile(r"^Merge (?:PR|pull request) #\d+:\s*(?=\S)", re.IGNORECASE)
 #: The "# Conflicts:" list git appends to a merge message with conflicts.
 _CONFLICTS_RE = re.compile(r"^# Conflicts:\n(?:#.*\n?)*", re.MULTILINE)
-
-# --- inline items -------------------------------------------------------------------------------
-# Every removable item is first replaced by a NUL sentinel; the sentinel rules below then take the
-# keyword before it, brackets around it and separators after it in one place.
-_S = "\x00"
-# A URL may hold balanced parentheses (Wikipedia); trailing punctuation is not part of it.
-_URL = (
-    r"https?://(?:\([^\s()<>]*\)|[^\s<>\"'`\[\]()])*"
-    r"(?:\([^\s()<>]*\)|[^\s<>\"'`\[\]().,;:!?])"
-)
-_MD_LINK_RE = re.compile(r"\[([^\]\n]+)\]\(\s*<?" + _URL + r">?(?:\s+\"[^\"]*\")?\s*\)")
-_ANGLE_URL_RE = re.compile(r"<" + _URL + r">")
-_URL_RE = re.compile(_URL)
-_REF_RE = re.compile(
-    r"(?<![\w&#/])(?:[A-Za-z0-9][\w.-]*/[\w.-]+)?#\d+\b"
-    r"|\b(?:GH|gh|bpo)-\d+\b"
-    r"|(?<![\w/])[A-Za-z0-9][\w.-]*/[\w./-]+!\d+\b"  # GitLab group/project!12
-)
-_SHA_RE = re.compile(r"(?<![\w./-])[0-9a-f]{7,40}(?:\.\.\.?[0-9a-f]{7,40})?(?![\w/-])")
-#: What a line must hold for any of the six patterns of :func:`_clean_inline` to match (a superset: a URL's
-#: ``://``, a ``#12``, ``-12`` (``GH-12``/``bpo-12``), GitLab's ``!12``, 7 hex digits in a row), or start with
-#: (:data:`_MAYBE_PREFIX_RE`: ``issue 123:``). Most lines hold none, and :func:`_maybe_inline` skips the six
-#: (the scan cost 2-3× ``git log``, issue 35). Its regex starts with a rare character, so the search skips to
-#: one; the hex run is sought in the line with every hex digit made ``\x01`` (one C-level pass each): a
-#: ``[0-9a-f]{7}`` branch, tried at each of the many hex letters of English, was a fifth of cleaning a message.
-_MARK_DIGIT_RE = re.compile(r"[#!-]\d")
-_HEX_TO_1 = str.maketrans(dict.fromkeys("0123456789abcdef", "\x01"))
-_HEX_RUN = "\x01" * 7
-
-
-def _maybe_inline(line: str) -> bool:
-    """Whether ``line`` holds what one of :func:`_clean_inline`'s six patterns needs (a superset)."""
-    return "://" in line or _MARK_DIGIT_RE.search(line) is not None or _HEX_RUN in line.translate(_HEX_TO_1)
-
-
-_MAYBE_PREFIX_RE = re.compile(r"[ \t]*(?:issue|bug|pr|gh)[ \t]*\d", re.IGNORECASE)
-_MAYBE_PREFIX_LINE_RE = re.compile("^" + _MAYBE_PREFIX_RE.pattern, re.IGNORECASE | re.MULTILINE)
-_HEX_TO_1_BYTES = bytes.maketrans(b"0123456789abcdef", b"\x01" * 16)
-
-
-def _maybe_inline_anywhere(text: str) -> bool:
-    """Whether some line of ``text`` may pass :func:`_maybe_inline` or start like ``issue 123:`` (a superset
-    of the per-line tests, over the whole text at once: most messages have no line that does, and then no
-    line is tested; issue 35). A hex run cannot span a newline; the hex digits are ASCII, so the run is
-    sought in the UTF-8 bytes (a C-level table; ``str.translate`` maps character by character)."""
-    return ("://" in text or _MARK_DIGIT_RE.search(text) is not None
-            or _HEX_RUN.encode() in text.encode("utf-8", "surrogatepass").translate(_HEX_TO_1_BYTES)
-            or _MAYBE_PREFIX_LINE_RE.search(text) is not None)
-_LIST = _S + r"(?:[ \t]*(?:,|&|/|\band\b)?[ \t]*" + _S + r")*"
-_NOUN = r"(?:the[ \t]+)?(?:pr|pull[ \t]+request|merge[ \t]+request|issues?|tickets?|bugs?|commits?)"
-#: Nouns that mean nothing without their number ("Merge PR #12" → "Merge"; "issue #12" keeps "issue").
-_NOUN_ALONE = r"(?:prs?|pull[ \t]+requests?|merge[ \t]+requests?|commits?)"
-_VERB = (
-    r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|refs?|references?|see(?:[ \t]+also)?|cf\.?"
-    r"|related|part[ \t]+of|re|address(?:es|ed)?|towards?|follow[- ]?up|backport(?:ed)?"
-    r"|cherry[- ]picked|link|details|discussion|upstream)"
-)
-#: "closes", "Fixes issue", "see also", "in PR", "from commit", "for", "PR" before a removed item.
-_KEYWORD = (
-    r"(?:" + _VERB + r"(?:[ \t]+(?:in|by|from|to|of|for))?(?:[ \t]+" + _NOUN + r")?"
-    r"|(?:in|from|by|via|on|to|for|of)(?:[ \t]+" + _NOUN + r")?|" + _NOUN_ALONE + r")"
-)
-_SENTINEL_RULES = (
-    # "closes #12", "Fixes: #3, #4", "see https://…" → one sentinel
-    (
-        re.compile(
-            r"\b" + _KEYWORD + r"[ \t]*:?[ \t]*" + _LIST
-            + r"(?:[ \t]+for[ \t]+(?:more[ \t]+)?(?:details|info(?:rmation)?|context|discussion)\b)?",
-            re.IGNORECASE,
-        ),
-        _S,
-    ),
-    # "gh-123: Fix", "[#12] Fix", "#12 - Fix" at the start of a line (a bullet is kept)
-    (
-        re.compile(
-            r"^([ \t]*(?:[-*+][ \t]+)?)(?:\[" + _LIST + r"\]|\(" + _LIST + r"\)|" + _LIST + r")"
-            r"[ \t]*(?:[:\-–—](?:[ \t]+|$))?"
-        ),
-        r"\1",
-    ),
-    # "(#123)", "[#1, #2]", "(pull request #12)" → nothing, with the space before
-    (re.compile(r"[ \t]*[(\[][ \t]*(?:" + _NOUN + r"[ \t]*:?[ \t]*)?" + _LIST + r"[ \t]*[)\]]", re.I), ""),
-    # ", closes #1" / "; #2" / a bare item → nothing, with the separator and space before
-    (re.compile(r"[ \t]*[,;]?[ \t]*" + _LIST), ""),
-)
-def _has_any(*needles: str) -> Callable[[str], bool]:
-    return lambda text: any(n in text for n in needles)
-
-
-#: ``(pattern, replacement, may)``: ``may(text)`` is false only when the pattern cannot match ``text`` (a
-#: substring test instead of a substitution; most cleaned lines need two or three of the seven, issue 35).
-_TIDY_RULES: tuple[tuple[re.Pattern[str], str, Callable[[str], bool]], ...] = (
-    (re.compile(r"(?:^|[ \t]+)\([ \t,;:&]*\)"), "", _has_any("(")),  # "Fix x ()" → "Fix x"; "f()" is kept
-    (re.compile(r"([(\[])[ \t]*[,;:][ \t]*"), r"\1", _has_any("(", "[")),  # "(, thanks)" → "(thanks)"
-    (re.compile(r"(?<=\S)[ \t]{2,}"), " ", _has_any("  ", "\t")),  # inner space runs (indentation is kept)
-    (re.compile(r"[ \t]+(?=[,.;:!?](?:\s|$))"), "", _has_any(" ", "\t")),  # "word ." → "word."
-    (re.compile(r"([,;:])(?:[ \t]*[,;:])+"), r"\1", _has_any(",", ";", ":")),  # ", ," → ","
-    # dangling separator at line end
-    (re.compile(r"[ \t]*(?:[,;:]|[ \t][-–—])[ \t]*$"), "", lambda t: t.rstrip(" \t\n")[-1:] in ",;:-–—"),
-    # dangling separator at line start
-    (re.compile(r"^([ \t]*)[,;:][ \t]*"), r"\1", lambda t: t.lstrip(" \t")[:1] in ",;:"),
-)
-_WORD_RE = re.compile(r"\w")
-
-
-def _is_sha(text: str) -> bool:
-    """Does ``text`` (lowercase hex, 7–40 chars) look like a commit id rather than a word or number?"""
-    has_letter = any(c in "abcdef" for c in text)
-    has_digit = any(c.isdigit() for c in text)
-    return has_letter and (has_digit or len(text) >= 12)
-
-
-def _sha_repl(match: re.Match[str]) -> str:
-    parts = re.split(r"\.{2,3}", match.group(0))
-    return _S if all(_is_sha(p) for p in parts) else match.group(0)
-
-
-def _after_word(text: str) -> bool:
-    """Whether a sentinel of ``text`` follows a letter or ``.`` (spaces and colons between): where the first
-    sentinel rule can match, its keywords ending so (``closes``, ``cf.``). Most removed items are bare, as
-    in ``Fix x (#123)``, and that rule's search was a sixth of cleaning such a line (issue 35)."""
-    i = text.find(_S)
-    while i != -1:
-        before = text[:i].rstrip(" \t:")
-        if before and (before[-1].isalpha() or before[-1] == "."):
-            return True
-        i = text.find(_S, i + 1)
-    return False
-
-
-def _clean_inline(line: str) -> str:
-    """Remove links, URLs, references and shas from one line; unchanged lines come back as is."""
-    if not _maybe_inline(line) and not _MAYBE_PREFIX_RE.match(line):
-        return line
-    # each substitution only where its pattern can match (a substring test is far cheaper, issue 35)
-    new = _ISSUE_PREFIX_RE.sub(r"\1", line) if ":" in line else line
-    if "](" in new:
-        new = _MD_LINK_RE.sub(r"\1", new)
-    if "://" in new:
-        new = _ANGLE_URL_RE.sub(_S, new) if "<" in new else new
-        new = _URL_RE.sub(_S, new)
-    if "#" in new or "-" in new or "!" in new:
-        new = _REF_RE.sub(_S, new)
-    new = _SHA_RE.sub(_sha_repl, new)
-    if new == line:
-        return line
-    if _S in new:  # every sentinel rule needs one (a markdown link or "Issue 12:" leaves none)
-        for pattern, repl in _SENTINEL_RULES if _after_word(new) else _SENTINEL_RULES[1:]:
-            new = pattern.sub(repl, new)
-        new = new.replace(_S, "")
-    for _ in range(2):  # a collapse can expose one more ("( , )" → "()" → "")
-        before = new
-        for pattern, repl, may in _TIDY_RULES:
-            if may(new):
-                new = pattern.sub(repl, new)
-        if new == before:  # nothing collapsed: a second round would change nothing either
-            break
-    new = new.rstrip()
-    # a line that lost all its words (a bare "- https://…" bullet) disappears
-    return new if _WORD_RE.search(new) else ""
-
 
 def _paragraphs(lines: list[str]) -> list[list[str]]:
     paras: list[list[str]] = [[]]
@@ -325,6 +166,41 @@ def _drop_trailer_blocks(paras: list[list[str]]) -> list[list[str]]:
 
 #: Starts of a line that :func:`_drop_line` may drop although it holds no ``:`` (every other rule needs one).
 _DROP_STARTS = ("this reverts commit", "(cherry picked", "see merge request", "merge pull request", "merge pr")
+#: Tokens before a colon at a line's start that steps 1-2 act on (:func:`_strip_trailer_block`, :func:`_drop_line`).
+_RULE_TOKENS = frozenset({*KNOWN_TRAILERS, *_PERSON_TRAILERS, *_REFERENCE_TRAILERS})
+#: A token before a colon at a line's start, sought after a newline in ``"\n" + message`` (its literal first
+#: character lets the search skip from line to line).
+_LINE_TOKEN_RE = re.compile(r"\n[^\S\n]*([\w-]+)[ \t]*:")
+#: The other starts of a line that steps 1-3 drop or change, sought the same way: a separator
+#: (:data:`_SEPARATOR_RE`), the other starts of :data:`_DROP_LINE_RES`, a merge subject (:data:`_MERGE_SUBJECT_RE`,
+#: :data:`_MERGE_PR_TITLE_RE`); the same letters under the same ``IGNORECASE`` as those rules.
+_LINE_START_RE = re.compile(
+    r"\n[^\S\n]*(?:-{3}|={3}|\*{3}|_{3}|\(cherry picked|this reverts commit|see merge request|\[[^\]\n]+\]:"
+    r"|merge (?:pull request|pr |remote-tracking |branch '))",
+    re.IGNORECASE,
+)
+
+
+def _line_rules_may_apply(message: str) -> bool:
+    """Whether steps 1-3 may drop or change a line of ``message`` (a superset, issue 35: most messages hold no
+    such line, and then :func:`clean_prompt` skips them). A line they act on starts (past blanks) with a token
+    before a colon that is a known, person or reference trailer or ends like a tool-made one (``-by``, ``-id``,
+    ``-on``), or as :data:`_LINE_START_RE` says. The rules match their tokens ignoring case: an ASCII token
+    matches exactly when its lower case is theirs, and any other (``\u212a``, Kelvin, is ``k`` to them) counts
+    as one that may."""
+    text = "\n" + message
+    if _LINE_START_RE.search(text) is not None:
+        return True
+    if ":" not in message:
+        return False
+    for match in _LINE_TOKEN_RE.finditer(text):
+        token = match.group(1)
+        if not token.isascii():
+            return True
+        token = token.lower()
+        if token in _RULE_TOKENS or token.endswith(_TOOL_SUFFIXES):
+            return True
+    return False
 
 
 def _drop_line(line: str) -> bool:
@@ -334,13 +210,13 @@ def _drop_line(line: str) -> bool:
         return True
     m = _REFERENCE_LINE_RE.match(line)
     if m:  # "Fixes: #12" goes, "Fixes: crash on empty input" stays
-        rest = _clean_inline(m.group(1))
+        rest = clean_inline(m.group(1))
         return not rest or bool(re.fullmatch(r"\(?\s*[\"'].*[\"']\s*\)?", rest))
     return False
 
 
 def _clean_lines(lines: list[str], inline: bool = True) -> list[str]:
-    """Each line through :func:`_clean_inline` (``inline``; without it none would change), blank ones as
+    """Each line through :func:`clean_inline` (``inline``; without it none would change), blank ones as
     ``""``, emptied ones left out."""
     if not inline:
         return [line if line.strip() else "" for line in lines]
@@ -349,15 +225,19 @@ def _clean_lines(lines: list[str], inline: bool = True) -> list[str]:
         if not line.strip():
             out.append("")
             continue
-        cleaned = _clean_inline(line)
+        cleaned = clean_inline(line)
         if cleaned:
             out.append(cleaned)
     return out
 
 
+_BLANK_RUN_RE = re.compile(r"\n{3,}")
+
+
 def _join(lines: list[str]) -> str:
+    """``lines`` as one text: a run of blank lines becomes one, the ends are stripped."""
     text = "\n".join(lines)
-    return re.sub(r"\n{3,}", "\n\n", text).strip()
+    return (_BLANK_RUN_RE.sub("\n\n", text) if "\n\n\n" in text else text).strip()
 
 
 @functools.lru_cache(maxsize=1 << 14)  # the scan asks twice per candidate (filter 9, then the prompt)
@@ -368,10 +248,18 @@ def clean_prompt(message: str) -> str:
     ``"Fix AsyncResponse.log_to_db\\n\\n- fix it"``. See the module docstring for the exact rules.
     Returns ``""`` only if the subject has no word left once references, URLs and shas are removed.
     """
-    message = message.replace("\r\n", "\n").replace("\r", "\n")
+    if "\r" in message:
+        message = message.replace("\r\n", "\n").replace("\r", "\n")
     if "# Conflicts:" in message:
         message = _CONFLICTS_RE.sub("", message)
     lines = [line.rstrip() for line in message.split("\n")]
+    inline = maybe_inline_anywhere(message)
+    if not _line_rules_may_apply(message):
+        # steps 1-3 keep every line (most messages, issue 35): the paragraphs are the message's lines, and
+        # joining those with their blank runs collapsed (_join) is joining the paragraphs; then step 4
+        text = _join(_clean_lines(lines, inline))
+        subject = next((line for line in lines if line.strip()), None) if not text else None
+        return text if subject is None else _join(_clean_lines([subject], inline))
     paras = _paragraphs(lines)
     if not paras:
         return ""
@@ -388,7 +276,6 @@ def clean_prompt(message: str) -> str:
         body[0] = _MERGE_PR_TITLE_RE.sub("", body[0])
     # every line left is a line of the message, or the first one's end ("Merge PR #12: Title", whose "#1"
     # the message-wide test sees)
-    inline = _maybe_inline_anywhere(message)
     text = _join(_clean_lines(body, inline))
     if text:
         return text
@@ -401,10 +288,21 @@ def clean_prompt(message: str) -> str:
 _WORDLESS_TOKEN_RE = re.compile(r"[^\w\s](?<!\S[^\w\s])[^\w\s]*(?!\S)")
 
 
+#: For :func:`count_words` of an ASCII text: its bytes with ``str.split``'s ASCII separators that
+#: ``bytes.split`` does not know (``\x1c``-``\x1f``) made spaces, and every byte that is neither a word
+#: character nor whitespace (punctuation, control characters) deleted.
+_WORD_BYTES_TABLE = bytes.maketrans(b"\x1c\x1d\x1e\x1f", b"    ")
+_WORDLESS_BYTES = bytes(b for b in range(128) if not (chr(b).isalnum() or chr(b) == "_" or chr(b).isspace()))
+
+
 def count_words(text: str) -> int:
-    """Whitespace-separated tokens of ``text`` that hold a letter or digit (a ``-`` bullet is no word): every
-    token (``str.split``) less the few wordless ones, two C-level passes (a ``findall`` of the words made a
-    string per word: 40 % more instructions, issue 35)."""
+    """Whitespace-separated tokens of ``text`` that hold a letter or digit (a ``-`` bullet is no word). An ASCII
+    text (most) in one C-level pass: its bytes without the characters that are neither word characters nor
+    whitespace, split: a wordless token vanishes, every other keeps a character (the regex below tests each
+    character's Unicode class: 3 µs a message, issue 35). Else every token (``str.split``) less the wordless
+    ones, two C-level passes (a ``findall`` of the words made a string per word: 40 % more instructions)."""
+    if text.isascii():
+        return len(text.encode("ascii").translate(_WORD_BYTES_TABLE, _WORDLESS_BYTES).split())
     return len(text.split()) - len(_WORDLESS_TOKEN_RE.findall(text))
 
 

@@ -6,7 +6,15 @@ import ast
 
 import pytest
 
-from pytest_homefield.mine.classify import _chunks, dependency_tables, dependency_tables_changed, message_words
+from pytest_homefield import paths
+from pytest_homefield.mine.classify import (
+    _chunks,
+    _tables_of,
+    dependency_tables,
+    dependency_tables_changed,
+    message_words,
+    tomllib,
+)
 from pytest_homefield.paths import Classifier, classify_path, compile_globs, is_test_module, runnable_tests
 
 # (path, class, runnable test module)
@@ -387,3 +395,25 @@ def test_setup_py_string_changes_outside_the_tables_are_not_parsed(
     except ValueError:
         whole = "does not parse"
     assert got == whole
+
+
+@pytest.mark.parametrize("name", [
+    "test_x.py", "x_test.py", "x_tests.py", "tests.py", "a.test.ts", "a.spec.jsx", "a_test.go", "a_unittest.cc",
+    "test_a.rb", "a_spec.rb", "TestFoo.java", "FooIT.java", "FooTestCase.java", "FooSpec.kt", "FooSuite.scala",
+    "FooTest.php", "FooTests.cs", "tests.rs", "testing.py", "contest.py", "Tester.java", "IT.java", "xSuite.py",
+    "spec.rb", "a.spec.py", "readme.md", "TEST_X.PY", "test_.py",
+])
+def test_the_test_module_name_precheck_agrees_with_the_patterns(name: str) -> None:
+    """Issue 35: the substring precheck before the fourteen test-module patterns only skips work."""
+    assert paths._is_test_module_name(name) == (paths._TEST_MODULE_RE.fullmatch(name) is not None)
+
+
+@pytest.mark.parametrize("text", [
+    b"[project]\ndependencies = ['a']\n[tool.ruff]\nx = 1\n",
+    b"name = 'x'\n[tool.black]\n[[tool.poetry.source]]\nname = 'y'\n[build-system]\nrequires = ['b']\n",
+    b"\n\n  [ project ]  # c\ndependencies = []\n[tool.x]\n[tool.uv]\ndev-dependencies = ['c']\n",
+])
+def test_pyproject_tables_are_found_on_every_line_the_first_too(text: bytes) -> None:
+    """Issue 35: the header search skips from newline to newline; a header on the first line, right after
+    another or indented is still one (the tables read are those of a full parse)."""
+    assert dependency_tables("pyproject.toml", text) == _tables_of(tomllib.loads(text.decode()), "pyproject.toml")

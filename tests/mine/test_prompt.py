@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_homefield.mine import prompt
+from pytest_homefield.mine import prompt, prompt_inline
 from pytest_homefield.mine.prompt import clean_prompt, count_words, message_words, names_identifier
 
 
@@ -327,12 +327,12 @@ def test_each_inline_rule_still_applies_where_it_can_match(line: str, expected: 
     "caf\u00e9 \u0661\u0662\u0663 #\u0661", "fix \x01\x01\x01\x01\x01\x01\x01 run",
 ])
 def test_the_inline_precheck_never_changes_a_cleaning(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 35: :func:`prompt._maybe_inline` only skips work: a line it lets through as is comes out of the
+    """Issue 35: :func:`prompt_inline._maybe_inline` only skips work: a line it lets through as is comes out of the
     full cleaning unchanged too."""
     fast = prompt.clean_prompt(line)
     prompt.clean_prompt.cache_clear()
-    monkeypatch.setattr(prompt, "_maybe_inline", lambda text: True)
-    monkeypatch.setattr(prompt, "_maybe_inline_anywhere", lambda text: True)
+    monkeypatch.setattr(prompt_inline, "_maybe_inline", lambda text: True)
+    monkeypatch.setattr(prompt, "maybe_inline_anywhere", lambda text: True)
     assert prompt.clean_prompt(line) == fast
     prompt.clean_prompt.cache_clear()
 
@@ -350,12 +350,12 @@ def test_the_inline_precheck_never_changes_a_cleaning(line: str, monkeypatch: py
     "Just prose\nover two lines\n\n\n\nand a third",
 ])
 def test_the_message_wide_precheck_never_changes_a_cleaning(message: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 35: :func:`prompt._maybe_inline_anywhere` (no line of the message can need inline cleaning) only
+    """Issue 35: :func:`prompt_inline.maybe_inline_anywhere` (no line of the message can need inline cleaning) only
     skips work: forcing every line through the per-line tests gives the same prompt."""
     prompt.clean_prompt.cache_clear()
     fast = prompt.clean_prompt(message)
     prompt.clean_prompt.cache_clear()
-    monkeypatch.setattr(prompt, "_maybe_inline_anywhere", lambda text: True)
+    monkeypatch.setattr(prompt, "maybe_inline_anywhere", lambda text: True)
     assert prompt.clean_prompt(message) == fast
     prompt.clean_prompt.cache_clear()
 
@@ -366,12 +366,12 @@ def test_the_message_wide_precheck_never_changes_a_cleaning(message: str, monkey
     "x \udcff abc1234",
 ])
 def test_the_message_wide_precheck_sees_every_line_the_line_one_lets_through(line: str) -> None:
-    """Whatever line :func:`prompt._maybe_inline` or the ``issue 12:`` precheck lets through, the message-wide
+    """Whatever line :func:`prompt_inline._maybe_inline` or the ``issue 12:`` precheck lets through, the message-wide
     test lets the message holding it through, wherever the line stands."""
-    assert prompt._maybe_inline(line) or prompt._MAYBE_PREFIX_RE.match(line)
+    assert prompt_inline._maybe_inline(line) or prompt_inline._MAYBE_PREFIX_RE.match(line)
     for message in (line, f"Subject\n\n{line}", f"Subject\n\nprose\n{line}\nmore prose"):
-        assert prompt._maybe_inline_anywhere(message)
-    assert not prompt._maybe_inline_anywhere("Subject\n\nplain prose, decaf and 123456 beads")
+        assert prompt_inline.maybe_inline_anywhere(message)
+    assert not prompt_inline.maybe_inline_anywhere("Subject\n\nplain prose, decaf and 123456 beads")
 
 
 @pytest.mark.parametrize("text", [
@@ -382,3 +382,57 @@ def test_count_words_counts_the_tokens_that_hold_a_word_character(text: str) -> 
     """Issue 35: the two-pass count (tokens less the wordless ones) is the count of ``str.split`` tokens that
     hold a letter, digit or ``_``, whatever the whitespace or script (a guard: main counted the same way)."""
     assert count_words(text) == sum(any(c.isalnum() or c == "_" for c in tok) for tok in text.split())
+
+
+@pytest.mark.parametrize("message", [
+    "Fix x\n\nCo-authored-by: A <a@x>", "Fix x\n\nbranch : trunk", "--HG--\nbranch : trunk",
+    "Fix x\n\nClo\u017fes: #1",  # a long s: "closes" to IGNORECASE
+    "Fix x\n\nLin\u212a: https://x.y/z",  # the Kelvin sign: "link"
+    "Fix x\n\nApproved-By: Q", "Fix x\n\n  Fixes : #3", "Fix x\n\n---\n\n***",
+    "Fix x\n\n(cherry picked from commit abc1234)", "Merge branch 'a' into b\n\nTitle", "merge PR #4: Title",
+    "Fix x\n\nSee merge request g/p!3", "Fix x\n\n[1]: https://a.b",
+    "config: tidy\n\nexamples: more", "Fix x\n\n\n\n  indented\t\n\x0c\n", "Fix x\nThis reverts commit 1234567abc.",
+])
+def test_the_line_rule_precheck_never_changes_a_cleaning(message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 35: :func:`prompt._line_rules_may_apply` (no line of the message starts as steps 1-3 need) only
+    skips work: forcing every message through those steps gives the same prompt."""
+    prompt.clean_prompt.cache_clear()
+    fast = prompt.clean_prompt(message)
+    prompt.clean_prompt.cache_clear()
+    monkeypatch.setattr(prompt, "_line_rules_may_apply", lambda text: True)
+    assert prompt.clean_prompt(message) == fast
+    prompt.clean_prompt.cache_clear()
+
+
+def test_the_line_rule_precheck_sees_tokens_that_fold_to_a_rule_s() -> None:
+    """A reference trailer spelt with characters that ``IGNORECASE`` folds to ASCII is still dropped."""
+    assert prompt._line_rules_may_apply("Fix x\n\nClo\u017fes: #1")
+    assert not prompt._line_rules_may_apply("config: tidy\n\nbranch : trunk\nplain prose")
+    assert clean_prompt("Fix the parser\n\nClo\u017fes: #1") == "Fix the parser"
+
+
+@pytest.mark.parametrize("line", [
+    "Fix x (#12)", "a/b#3 and c#4 then d", "x-1 GH-12 y", "see #1, #2 and #3.", "owner/repo!12 x", "  (  #5 ) ",
+    "abc1234...def5678 x", "caf\u00e9deadbeef1 and 1234567a", "a\u00a0#7\u00a0b", "#1#2#3", "-1-2 bpo-3!4",
+    "word\tdeadbeefcafe\tword", "x/deadbeef1 1234567 abcdefabcdef",
+])
+def test_token_windows_substitute_as_the_whole_line_does(line: str) -> None:
+    """Issue 35: the reference and sha patterns are tried only over the tokens from the first anchor to the
+    last (:func:`prompt_inline._sub_tokens`), which gives what a substitution over the whole line gives."""
+    pi = prompt_inline
+    assert pi._sub_tokens(pi._REF_RE, pi._S, line, pi._MARK_DIGIT_RE.finditer(line)) == pi._REF_RE.sub(pi._S, line)
+    assert pi._sub_tokens(pi._SHA_RE, pi._sha_repl, line, pi._hex_runs(line)) == pi._SHA_RE.sub(pi._sha_repl, line)
+
+
+@pytest.mark.parametrize("line", [
+    "Fix (\x00)", "closes \x00, \x00", "- [\x00] Fix", "x ,; \x00 y", "(see the pull request: \x00) z", "\x00: Fix",
+    "Fix [a] then ( \x00 ) and (b) \x00", "a (the PR \x00 and \x00) b", "Tweak (\x00) and close \x00",
+    "  * \x00 - done", "(x, \x00", "Merge PR \x00", "x ((\x00)) y", "list; \x00 / \x00 & \x00",
+])
+def test_the_sentinel_rules_apply_as_over_the_whole_line(line: str) -> None:
+    """Issue 35: each sentinel rule tried only where it can match (:func:`prompt_inline._apply_sentinel_rules`) gives
+    what the four substitutions over the whole line give."""
+    whole = line
+    for pattern, repl in prompt_inline._SENTINEL_RULES:
+        whole = pattern.sub(repl, whole)
+    assert prompt_inline._apply_sentinel_rules(line) == whole.replace(prompt_inline._S, "")
