@@ -136,12 +136,20 @@ class CanaryPlan:
             (excused if any(o in ("failed", "error") for o in mine) else out).append((c, tid))
         return out, excused
 
-    def failing(self, outcomes: Mapping[str, str]) -> list[Canary]:
-        """The canaries that ran and failed (``failed``/``error``) in every instance, none passing."""
+    def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
+        """The canaries that ran and failed (``failed``/``error``) in every instance, none passing. With
+        ``fail_to_pass`` (the task's ids), an instance ``skipped`` whose original's instance with the same
+        parameters is none of them counts for nothing (a parameter this environment skips, such as a
+        ``skipif`` on a compiled extension that is not built: the original's instance is excluded as
+        skipped too), as long as one instance failed."""
+        known = None if fail_to_pass is None else set(fail_to_pass)
         out = []
         for c in self.canaries:
-            seen = [o for i, o in outcomes.items() if c.matches(i)]
-            if seen and all(o in ("failed", "error") for o in seen):
+            seen = [(i, o) for i, o in outcomes.items() if c.matches(i)]
+            failed = sum(o in ("failed", "error") for _, o in seen)
+            idle = sum(o == "skipped" and known is not None and c.source + i[len(c.node):] not in known
+                       for i, o in seen)
+            if failed and failed + idle == len(seen):
                 out.append(c)
         return out
 
