@@ -119,3 +119,16 @@ def test_merge_names_the_twins_and_judges_them(tmp_path: Path) -> None:
             honest[r]["t/test_x.py::test_name"] = "passed"  # type: ignore[index]
     merged = plan.merge(honest, F2P)
     assert [c.node for c, _ in plan.forged(merged, F2P)] == [twin.node]
+
+
+def test_a_backslash_in_the_tested_call_plans_twins(tmp_path: Path) -> None:
+    """A call given a text with a backslash (a regex, a Windows path): the separators of its texts became
+    re.sub's replacement template, where a lone backslash is a bad escape; the mining item crashed with a
+    1,400-line traceback and the candidate was never verified."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_x.py").write_text('def test_g():\n    assert g("\\\\d") == "\\\\d\\\\d"\n')
+    plan = plan_twins(tmp_path, ["t/test_x.py::test_g"], seed=1)
+    assert [c.source for c in plan.canaries] == ["t/test_x.py::test_g"]
+    expected = {ast.literal_eval(ast.parse(run["t/test_x.py"].decode()).body[0].body[0].test.comparators[0])  # type: ignore[attr-defined]
+                for run in plan.runs}
+    assert len(expected) == RUNS and "\\d\\d" in expected
