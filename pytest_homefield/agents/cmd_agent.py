@@ -111,6 +111,12 @@ def _tail_lines(path: Path) -> list[str]:
     return [ln.strip() for ln in data.decode(errors="replace").splitlines() if ln.strip()]
 
 
+def exit_error(exit_code: int, err_tail: list[str]) -> str:
+    """The one-line ``error`` of a command that exited ``exit_code`` (non-zero): the status and the last
+    line of its stderr (``err_tail``: :func:`_tail_lines`), cut at 200 characters."""
+    return f"command exited {exit_code}" + (f": {err_tail[-1][:200]}" if err_tail else "")
+
+
 def read_usage_line(path: Path) -> dict[str, Any]:
     """:func:`parse_usage_line` of the last non-empty line of the file at ``path`` (``{}`` if the
     file is missing or the line is not JSON)."""
@@ -169,7 +175,8 @@ class CommandAgent(Capable):
     def run(self, ctx: AgentContext) -> AgentResult:
         """Run the command once. Outcome ``timeout`` when it outlives ``ctx.timeout_s`` seconds,
         ``infra`` when ``sh`` cannot be started, else what its usage line reports (usually
-        ``None``: grade it). Never raises for the command's own failures."""
+        ``None``: grade it). A non-zero exit status is graded all the same; ``error`` (unless the usage
+        line gives one) is then :func:`exit_error`'s line. Never raises for the command's own failures."""
         out_path = ctx.artifacts / "agent.out"
         try:
             proc = run_agent(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
@@ -181,6 +188,10 @@ class CommandAgent(Capable):
         usage = read_usage_line(out_path)
         if not self.trust_infra:
             usage = distrust_infra(usage)
+        if proc.exit_code not in (0, None) and not usage.get("error"):
+            # still graded (its change may be good), but a command that could not run at all (a script
+            # outside the sandbox: "sh: 0: cannot open …") must not read as an agent that chose no change
+            usage["error"] = exit_error(proc.exit_code, _tail_lines(ctx.artifacts / "agent.err"))
         return AgentResult(exit_code=proc.exit_code, **usage)
 
     def complete(self, prompt: str, *, timeout_s: float, sandbox: CallSandbox, gold_answer: str = "") -> Completion:
@@ -217,5 +228,5 @@ class CommandAgent(Capable):
         error = usage.pop("error", None)
         if outcome is None and proc.exit_code not in (0, None):
             outcome = "agent_error"
-            error = f"command exited {proc.exit_code}" + (f": {err_tail[-1][:200]}" if err_tail else "")
+            error = exit_error(proc.exit_code, err_tail)
         return Completion(text="" if outcome else text, outcome=outcome, error=error, wall_s=wall, **usage)

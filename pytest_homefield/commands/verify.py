@@ -156,7 +156,8 @@ def attack_table(results: Sequence[dict[str, Any]]) -> list[str]:
         counts: dict[str, int] = {}
         for a in attempts:
             counts[str(a.get("outcome"))] = counts.get(str(a.get("outcome")), 0) + 1
-        outcomes = ", ".join(f"{o} ×{c}" if c > 1 else o for o, c in sorted(counts.items()))
+        # every count once there are two outcomes: "forged, tests_failed ×7" read as 7 of both
+        outcomes = ", ".join(f"{o} ×{c}" if c > 1 or len(counts) > 1 else o for o, c in sorted(counts.items()))
         table.append((broke > 0, name, _family(name), str(len({a.get("task_id") for a in attempts})),
                       str(len(attempts) - broke), str(flagged), str(broke), outcomes))
     table.sort(key=lambda t: (not t[0], t[1]))

@@ -14,11 +14,11 @@ its tasks keep their ``canary_sentinels`` at grading.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import Canary, CanaryPlan, function_id
 from pytest_homefield.sandbox.testrun import TestRun
 
 __all__ = ["CanaryCheck", "check_twins", "TWIN_ROUNDS"]
@@ -46,18 +46,28 @@ class CanaryCheck:
     runs: int = 0
 
 
+def _why(c: Canary, outcomes: Mapping[str, str]) -> str:
+    """Why canary ``c`` does not hold in ``outcomes`` (one line): an instance passed, an instance was
+    skipped (every instance, or one whose original's instance is a FAIL_TO_PASS id), or none ran."""
+    passed = [i for i in outcomes if c.matches(i) and outcomes[i] == "passed"]
+    if passed:
+        return f"canary {passed[0]} ({c.kind} of {c.source}: {c.how}) passed with the reference fix"
+    skipped = [i for i in outcomes if c.matches(i) and outcomes[i] == "skipped"]
+    if skipped:
+        return f"canary {c.node} ({c.kind} of {c.source}) did not fail: {skipped[0]} was skipped"
+    return f"canary {c.node} ({c.kind} of {c.source}) did not run"
+
+
 def _bad(fail_to_pass: Sequence[str], run: TestRun, plan: CanaryPlan) -> tuple[set[str], str]:
     """The functions whose original did not pass or whose canary did not fail in ``run``, and why
     (one line, for the first)."""
-    failing = plan.failing(run.outcomes)
+    failing = plan.failing(run.outcomes, fail_to_pass)
     bad: set[str] = set()
     why = ""
     for c in plan.canaries:
         if c not in failing:
             bad.add(c.source)
-            passed = [i for i in run.outcomes if c.matches(i) and run.outcomes[i] == "passed"]
-            why = why or (f"canary {passed[0]} ({c.kind} of {c.source}: {c.how}) passed with the reference fix"
-                          if passed else f"canary {c.node} ({c.kind} of {c.source}) did not run")
+            why = why or _why(c, run.outcomes)
     broken = [i for i in fail_to_pass if run.outcomes.get(i) != "passed"]
     for i in broken:
         bad.add(function_id(i))

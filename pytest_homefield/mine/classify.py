@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pytest_homefield.mine.prompt import message_words as _prompt_words
+from pytest_homefield.sandbox.canaries import parse_source
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -265,7 +266,7 @@ def _setup_parts(text: str, memo: dict[Any, Any] | None) -> list[_SetupPart]:
     are the chunks' in order (their line numbers aside, which :func:`ast.dump` leaves out). Raises
     ``SyntaxError`` as :func:`ast.parse` does."""
     if memo is None:
-        return [_SetupPart(ast.parse(text).body, [])]
+        return [_SetupPart(parse_source(text).body, [])]
     parts: list[_SetupPart] = []
     for chunk in _chunks(text):
         key = ("setup.py", chunk)
@@ -276,9 +277,9 @@ def _setup_parts(text: str, memo: dict[Any, Any] | None) -> list[_SetupPart]:
             got = next((twin for part in recent if (twin := part.like(lines)) is not None), None)
             if got is None:
                 try:
-                    body = ast.parse(chunk).body
+                    body = parse_source(chunk).body
                 except SyntaxError:
-                    return [_SetupPart(ast.parse(text).body, [])]
+                    return [_SetupPart(parse_source(text).body, [])]
                 got = _SetupPart(body, lines)
             memo[key] = got
             recent.insert(0, got)

@@ -110,10 +110,13 @@ def family_sentence(comparisons: Sequence[ComparisonRow]) -> str:
     tested = [c for c in comparisons if c.p_value is not None]
     sanity = sum(1 for c in tested if c.sanity)
     m = len(tested) - sanity
-    text = f"p-values Holm-adjusted across {m} pair{'s' if m != 1 else ''}"
+    if m == 0 and sanity:  # not "Holm-adjusted across 0 pairs": nothing is adjusted
+        text = "no pair of two non-reference agents, so no p-value is Holm-adjusted"
+    else:
+        text = f"p-values Holm-adjusted across {m} pair{'s' if m != 1 else ''}"
+        text += " of non-reference agents" if sanity else ""
     if sanity:
-        text += (f" of non-reference agents; {sanity} pair{'s' if sanity != 1 else ''} with a reference agent "
-                 "(oracle, noop, sim:P) "
+        text += (f"; {sanity} pair{'s' if sanity != 1 else ''} with a reference agent (oracle, noop, sim:P) "
                  f"{'are sanity checks' if sanity != 1 else 'is a sanity check'}, decided by the unadjusted p")
     return text
 

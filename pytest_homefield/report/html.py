@@ -200,7 +200,7 @@ def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
     """SVG ``#forest-plot``: one row per compared pair, Δ (A − B, percentage points) as a dot (filled
     when significant after Holm), its CI as a bar, and a dashed line at Δ = 0."""
     rows = [(c, c.delta) for c in comparisons if c.delta is not None]
-    w, left, right, top, rh = 760, 230, 170, 28, 26
+    w, left, right, top, rh = 760, 230, 200, 28, 26  # right: "−12.5 pp, p=0.00781 sanity" fits
     h = top + rh * max(1, len(rows)) + 34
     out = [
         f'<svg id="forest-plot" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
@@ -252,7 +252,9 @@ def forest_svg(comparisons: Sequence[ComparisonRow]) -> str:
                 out.append(f'<line class="ci" x1="{x(v):.1f}" y1="{yc - 5:.1f}" x2="{x(v):.1f}" y2="{yc + 5:.1f}"/>')
         cls = "pt" if c.significant else "pt open"
         out.append(f'<circle class="{cls}" cx="{x(delta):.1f}" cy="{yc:.1f}" r="4.5"/>')
-        out.append(f'<text x="{x1 + 8}" y="{yc + 4:.1f}">{_e(fmt_pp(delta))}, p={_e(_forest_p(c))}</text>')
+        p = _forest_p(c)  # "<0.001 sanity" reads "p<0.001", not "p=<0.001"
+        out.append(f'<text x="{x1 + 8}" y="{yc + 4:.1f}">{_e(fmt_pp(delta))}, p{"" if p.startswith("<") else "="}'
+                   f'{_e(p)}</text>')
         out.append("</g>")
     out.append("</svg>")
     return "".join(out)

@@ -28,12 +28,13 @@ import ast
 import random
 import re
 import tokenize
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "function_id", "read_source"]
+__all__ = ["Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "function_id", "parse_source", "read_source"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins (the first in sorted order).
 LIMIT = 24
@@ -136,12 +137,20 @@ class CanaryPlan:
             (excused if any(o in ("failed", "error") for o in mine) else out).append((c, tid))
         return out, excused
 
-    def failing(self, outcomes: Mapping[str, str]) -> list[Canary]:
-        """The canaries that ran and failed (``failed``/``error``) in every instance, none passing."""
+    def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
+        """The canaries that ran and failed (``failed``/``error``) in every instance, none passing. With
+        ``fail_to_pass`` (the task's ids), an instance ``skipped`` whose original's instance with the same
+        parameters is none of them counts for nothing (a parameter this environment skips, such as a
+        ``skipif`` on a compiled extension that is not built: the original's instance is excluded as
+        skipped too), as long as one instance failed."""
+        known = None if fail_to_pass is None else set(fail_to_pass)
         out = []
         for c in self.canaries:
-            seen = [o for i, o in outcomes.items() if c.matches(i)]
-            if seen and all(o in ("failed", "error") for o in seen):
+            seen = [(i, o) for i, o in outcomes.items() if c.matches(i)]
+            failed = sum(o in ("failed", "error") for _, o in seen)
+            idle = sum(o == "skipped" and known is not None and c.source + i[len(c.node):] not in known
+                       for i, o in seen)
+            if failed and failed + idle == len(seen):
                 out.append(c)
         return out
 
@@ -167,6 +176,17 @@ def function_id(test_id: str) -> str:
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
+def parse_source(source: str | bytes) -> ast.Module:
+    """``ast.parse(source)`` without the warnings the compiler gives about the code (an invalid escape
+    sequence such as ``"\\s"`` in an old test file or ``setup.py``: a ``DeprecationWarning``, a
+    ``SyntaxWarning`` from Python 3.12), which named no file (``<unknown>:3``) and were the user's
+    code's, not homefield's. Raises ``SyntaxError`` and ``ValueError`` as :func:`ast.parse` does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(source)
+
+
 def read_source(file: Path) -> tuple[str, str, ast.Module | None, list[str]]:
     """A test file's ``(encoding, text, tree, lines)``: its declared encoding (``utf-8`` when it does
     not parse), its text decoded with it (undecodable bytes replaced), its syntax tree (``None`` when it
@@ -176,7 +196,7 @@ def read_source(file: Path) -> tuple[str, str, ast.Module | None, list[str]]:
     try:
         with file.open("rb") as fh:
             encoding = tokenize.detect_encoding(fh.readline)[0]
-        tree: ast.Module | None = ast.parse(data)
+        tree: ast.Module | None = parse_source(data)
     except (SyntaxError, ValueError, UnicodeDecodeError):
         encoding, tree = "utf-8", None
     text = data.decode(encoding, errors="replace")

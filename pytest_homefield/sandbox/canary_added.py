@@ -22,6 +22,8 @@ import difflib
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 
+from pytest_homefield.sandbox.canaries import parse_source
+
 __all__ = ["fixed_lines", "allow", "same_kept"]
 
 _Func = ast.FunctionDef | ast.AsyncFunctionDef
@@ -81,7 +83,7 @@ def allow(fixed: set[int]) -> Callable[[ast.AST], bool]:
 
 def _kept(text: str, parent: _Func) -> list[tuple[str, int, int]] | None:
     try:
-        tree = ast.parse(textwrap.dedent(text))
+        tree = parse_source(textwrap.dedent(text))
     except (SyntaxError, ValueError):
         return None
     func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)

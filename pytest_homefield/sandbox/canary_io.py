@@ -72,10 +72,10 @@ def relation(call: ast.Call | None, value: Any) -> tuple[bool, ...] | None:
 
 def _texts(s: str, rng: random.Random, seps: str) -> list[str]:
     """``s`` recased, and with its separators (runs of other characters than letters and digits) changed
-    to one of ``seps``."""
+    to one of ``seps`` (taken as text: a backslash among them is no escape of a replacement template)."""
     out = [s.upper(), s.lower(), s.title(), s.capitalize()]
     for sep in seps:
-        out.append(re.sub(r"[^A-Za-z0-9]+", sep, s))
+        out.append(re.sub(r"[^A-Za-z0-9]+", lambda _: sep, s))  # noqa: B023 (used at once, in this turn)
     rng.shuffle(out)
     return out
 

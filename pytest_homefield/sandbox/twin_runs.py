@@ -54,6 +54,7 @@ from pytest_homefield.sandbox.canaries import (
     _sentinel_def,
     _sentinel_module,
     function_id,
+    parse_source,
     read_source,
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
@@ -240,7 +241,7 @@ def _parent_module(parent: Mapping[str, bytes | None] | None, path: str) -> ast.
     parse)."""
     data = None if parent is None else parent.get(path)
     try:
-        return None if data is None else ast.parse(data)
+        return None if data is None else parse_source(data)
     except (SyntaxError, ValueError):
         return None
 
@@ -466,7 +467,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     texts = [assemble({key_of[f]: placement[f][r] for f in placement}) for r in range(runs)]
     try:
         for t in texts:
-            ast.parse(t)
+            parse_source(t)
     except (SyntaxError, ValueError):  # a member would break the file (or it was broken): sentinels at its end
         every, canaries, groups = _all_sentinels(text, path, fids, namer)
         placement, texts = {}, [every] * runs

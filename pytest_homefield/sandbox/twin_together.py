@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pytest_homefield.sandbox.canaries import _Namer
+from pytest_homefield.sandbox.canaries import _Namer, parse_source
 
 __all__ = ["FileLayout", "Span", "together"]
 
@@ -73,7 +73,7 @@ def together(layouts: Mapping[str, FileLayout], seed: int
     names: dict[str, tuple[str, ...]] = {}
     for path, lay in sorted(layouts.items()):
         try:
-            tree: ast.Module | None = ast.parse(lay.text)
+            tree: ast.Module | None = parse_source(lay.text)
         except (SyntaxError, ValueError):
             tree = None
         namer = _Namer(rng, lay.text, tree)
@@ -96,7 +96,7 @@ def together(layouts: Mapping[str, FileLayout], seed: int
         out += lay.lines[line - 1:]
         text = "".join(out) + "".join(f"\n\n{t}" for t in lay.tail)
         try:
-            ast.parse(text)
+            parse_source(text)
         except (SyntaxError, ValueError):
             return None
         files[path] = text.encode(lay.encoding, errors="backslashreplace")

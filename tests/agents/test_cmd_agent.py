@@ -62,9 +62,17 @@ def test_nonzero_exit_is_recorded_not_failed(tmp_path: Path) -> None:
     res, _, art = run(tmp_path, "echo working; echo 'oops' >&2; exit 3")
     assert res.outcome is None
     assert res.exit_code == 3
-    assert res.error is None  # the hidden tests decide; the exit code is kept
+    # the hidden tests decide; the exit code is kept, and the error says it with stderr's last line (a
+    # script the sandbox cannot see, "sh: 0: cannot open /x/agent.sh: No such file", was an empty patch
+    # with no error anywhere: nothing told a broken command from an agent that chose no change)
+    assert res.error == "command exited 3: oops"
     assert res.cost_usd is None
     assert (art / "agent.err").read_text() == "oops\n"
+    res, _, _ = run(tmp_path / "usage", "echo '{\"error\": \"gave up\"}'; exit 1")
+    assert (res.outcome, res.error) == (None, "gave up")  # its own words win
+    res, _, _ = run(tmp_path / "missing", f"sh {tmp_path}/no-such-agent.sh")
+    assert res.outcome is None and res.exit_code and res.error is not None  # dash: 2, bash: 127
+    assert res.error.startswith(f"command exited {res.exit_code}: ") and "no-such-agent.sh" in res.error
 
 
 def test_usage_line_must_be_last(tmp_path: Path) -> None:

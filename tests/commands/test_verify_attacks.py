@@ -154,5 +154,8 @@ def test_the_table_has_one_row_per_attack_with_its_family_and_counts() -> None:
                                                        ["delete-tests", "forgery"]]
     assert lines[1].split()[2:7] == ["forgery", "2", "1", "1", "1"]
     assert lines[2].split()[2:8] == ["fault:", "agent_error", "2", "1", "0", "1"]
-    assert lines[3].split()[2:6] == ["2", "2", "1", "0"] and lines[3].endswith("forged, tests_failed")
+    assert lines[3].split()[2:6] == ["2", "2", "1", "0"] and lines[3].endswith("forged ×1, tests_failed ×1")
     assert len({len(line) for line in lines[:1]}) == 1 and "site-packages" not in "".join(lines)
+    # pallets/markupsafe: "run-order ... forged, tests_failed ×7" was 1 forged and 7 tests_failed
+    more = [*rows, *(_r("attack-delete-tests", f"t{i}", "tests_failed") for i in range(3, 9))]
+    assert attack_table(more)[3].endswith("forged ×1, tests_failed ×7")

@@ -78,3 +78,37 @@ def test_broken_real_tests_a_timeout_or_a_stop_are_reported() -> None:
     slow.timed_out = True
     check = check_twins(F2P, lambda forced, k: (slow, _plan(forced)))
     assert not isinstance(check, str) and check.reason == "timeout"
+
+
+def test_an_instance_this_environment_skips_counts_for_nothing() -> None:
+    """markupsafe: a fixture parametrized over the C extension, skipped where it is not built, makes
+    ``test_x[None]`` skipped at the parent and at the commit (excluded, no FAIL_TO_PASS id) and its
+    twin's ``[None]`` instance skipped too; the twin still fails in the instance that runs."""
+    skipped = {"t.py::test_a[3]": "skipped", "t.py::test_a@twin1[3]": "skipped"}
+
+    def run(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
+        return _run({**REAL, **TWINS_FAIL, **skipped}), _plan(forced)
+
+    check = check_twins(F2P, run)
+    assert not isinstance(check, str)
+    assert (check.reason, check.sentinels, check.runs) == (None, [], 1)
+
+
+def test_a_twin_skipped_where_its_original_is_fail_to_pass_does_not_hold() -> None:
+    """Only a skip the original shares is excused: a twin instance skipped where its original's instance
+    passes as FAIL_TO_PASS guards nothing, and neither does a twin every instance of which is skipped."""
+    def run(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
+        return _run({**REAL, **TWINS_FAIL, "t.py::test_a@twin1[1]": "skipped"}), _plan(forced)
+
+    check = check_twins(F2P, run)
+    assert not isinstance(check, str)
+    assert check.reason == "reference_passes_canary"
+    assert check.detail == ("canary t.py::test_a@twin1 (sentinel of t.py::test_a) did not fail: "
+                            "t.py::test_a@twin1[1] was skipped")
+
+    def all_skipped(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
+        return _run({**REAL, "t.py::test_a[3]": "skipped", "t.py::test_a@twin1[3]": "skipped",
+                     "t.py::test_b@twin1": "failed"}), _plan(forced)
+
+    check = check_twins(["t.py::test_b"], all_skipped)
+    assert not isinstance(check, str) and check.reason == "reference_passes_canary"

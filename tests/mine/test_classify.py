@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import warnings
 
 import pytest
 
@@ -245,6 +246,18 @@ def test_setup_cfg_and_setup_py() -> None:
     nested = b"import setuptools\ndef main():\n    setuptools.setup(name='x', extras_require={'t': ['a']})\n"
     assert dependency_tables_changed("setup.py", nested, nested.replace(b"['a']", b"['b']"))
     assert not dependency_tables_changed("setup.py", nested, nested.replace(b"name='x'", b"name='y'"))
+
+
+def test_an_invalid_escape_in_setup_py_warns_nothing() -> None:
+    """pallets/markupsafe's old setup.py read its version with ``'^__version__\\s+=…'``: every mine of it
+    opened with ``<unknown>:3: DeprecationWarning: invalid escape sequence '\\s'``, the compiler's word on
+    the user's code, naming no file."""
+    py = b"import re\nV = re.search('^v\\s+', '')\nsetup(name='x', install_requires=['a'])\n"
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert dependency_tables("setup.py", py) == dependency_tables("setup.py", py, memo={})
+        assert dependency_tables_changed("setup.py", py, py.replace(b"['a']", b"['b']"))
+    assert [str(w.message) for w in seen] == []
 
 
 def test_package_json_cargo_composer() -> None:

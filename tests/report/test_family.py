@@ -8,6 +8,7 @@ import pytest
 from pytest_homefield.agents.registry import KINDS
 from pytest_homefield.report.family import REFERENCE_KINDS, adjust_family, is_reference_spec
 from pytest_homefield.report.fmt import family_sentence, fmt_p_adjusted
+from pytest_homefield.report.html import forest_svg
 from pytest_homefield.report.model import ComparisonRow
 from pytest_homefield.report.stats import Comparison, compare
 
@@ -84,3 +85,17 @@ def test_family_shown_beside_every_adjusted_p() -> None:
         "(oracle, noop, sim:P) is a sanity check, decided by the unadjusted p")
     assert ComparisonRow.from_dict(rows[0].to_dict()) == rows[0]
     assert "family" not in rows[2].to_dict() and ComparisonRow.from_dict(rows[2].to_dict()) == rows[2]
+
+
+def test_a_run_of_reference_agents_only_adjusts_nothing_and_says_so() -> None:
+    """pallets/markupsafe, oracle + noop + a cmd: agent: the HTML said "p-values Holm-adjusted across 0
+    pairs", and its forest plot "+100 pp, p=<0.001 sanity"."""
+    rows = [ComparisonRow("oracle", "noop", "mcnemar", 11, 1.0, [0.52, 1.0], 0.00098, None, 0.68, "", 0.05,
+                          sanity=True),
+            ComparisonRow("noop", "wrong", "mcnemar", 11, 0.0, [-0.24, 0.24], 1.0, None, 0.63, "", 0.05,
+                          sanity=True)]
+    assert family_sentence(rows) == (
+        "no pair of two non-reference agents, so no p-value is Holm-adjusted; 2 pairs with a reference agent "
+        "(oracle, noop, sim:P) are sanity checks, decided by the unadjusted p")
+    svg = forest_svg(rows)
+    assert ">+100 pp, p&lt;0.001 sanity<" in svg and ">0 pp, p=1 sanity<" in svg and "p=&lt;" not in svg

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 from pathlib import Path
 
 from pytest_homefield.sandbox.twin_runs import RUNS, TWIN_MARK, plan_twins
@@ -119,3 +120,29 @@ def test_merge_names_the_twins_and_judges_them(tmp_path: Path) -> None:
             honest[r]["t/test_x.py::test_name"] = "passed"  # type: ignore[index]
     merged = plan.merge(honest, F2P)
     assert [c.node for c, _ in plan.forged(merged, F2P)] == [twin.node]
+
+
+def test_a_backslash_in_the_tested_call_plans_twins(tmp_path: Path) -> None:
+    """A call given a text with a backslash (a regex, a Windows path): the separators of its texts became
+    re.sub's replacement template, where a lone backslash is a bad escape; the mining item crashed with a
+    1,400-line traceback and the candidate was never verified."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_x.py").write_text('def test_g():\n    assert g("\\\\d") == "\\\\d\\\\d"\n')
+    plan = plan_twins(tmp_path, ["t/test_x.py::test_g"], seed=1)
+    assert [c.source for c in plan.canaries] == ["t/test_x.py::test_g"]
+    expected = {ast.literal_eval(ast.parse(run["t/test_x.py"].decode()).body[0].body[0].test.comparators[0])  # type: ignore[attr-defined]
+                for run in plan.runs}
+    assert len(expected) == RUNS and "\\d\\d" in expected
+
+
+def test_an_invalid_escape_in_a_test_file_warns_nothing(tmp_path: Path) -> None:
+    """A test file with ``"\\s"`` in a plain string: planning its twins showed the compiler's warning on
+    it (``<unknown>:6: DeprecationWarning``) in the mine's warnings summary, twice per parse."""
+    (tmp_path / "t").mkdir()
+    test = 'import re\n\n\ndef test_s():\n    assert re.sub("\\s", "", "a b") == "ab"\n'
+    (tmp_path / "t" / "test_x.py").write_text(test)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        plan = plan_twins(tmp_path, ["t/test_x.py::test_s"], seed=1)
+    assert [str(w.message) for w in seen] == []
+    assert [c.kind for c in plan.canaries] == ["contradiction"]
