@@ -13,7 +13,7 @@ a merge takes (runs, ablation): within its own folder's tasks, agents and attemp
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,19 +71,25 @@ def missing_shards(labels: Iterable[tuple[str, str | None]], *, what: str = "hom
     return [f"incomplete: shard {k}/{n} missing" for k in range(1, n + 1) if k not in present]
 
 
-def outside_plan(meta: Mapping[str, Any], task_id: str, agent: str, attempt: int) -> str | None:
-    """Why a result record ``(task_id, agent, attempt)`` is not one its folder could have written, by the
-    folder's ``meta.json`` (``task_ids``, ``agents`` names, ``attempts``; a field the meta lacks checks
-    nothing), else ``None``. A merge takes each record at its folder's word: lines appended to a shard's
-    ``results.jsonl`` for another shard's tasks, or past ``--attempts``, were counted (atk17 M1: one agent
-    31 % → 77 %, first in the ranking; an ablation's base 0 % → 75 %)."""
-    tasks = meta.get("task_ids")
-    if isinstance(tasks, list) and task_id not in {str(t) for t in tasks}:
-        return f"task {task_id} is not one of its {len(tasks)} tasks"
-    agents = meta.get("agents")
-    if isinstance(agents, list) and agent not in {str(a.get("name")) for a in agents if isinstance(a, Mapping)}:
-        return f"agent {agent!r} is not one of its agents"
-    attempts = meta.get("attempts")
-    if isinstance(attempts, int) and not 1 <= attempt <= attempts:
-        return f"attempt {attempt} of {agent} is outside its --attempts {attempts}"
-    return None
+def outside_plan(meta: Mapping[str, Any]) -> Callable[[str, str, int], str | None]:
+    """The check of a folder's result records against its ``meta.json`` plan (``task_ids``, ``agents``
+    names, ``attempts``; a field the meta lacks checks nothing): called with a record's ``(task_id, agent,
+    attempt)``, it says why its session could not have written it, else ``None``. A merge takes each record
+    at its folder's word: lines appended to a shard's ``results.jsonl`` for another shard's tasks, or past
+    ``--attempts``, were counted (atk17 M1: one agent 31 % → 77 %, first in the ranking; an ablation's base
+    0 % → 75 %)."""
+    raw_tasks, raw_agents, attempts = meta.get("task_ids"), meta.get("agents"), meta.get("attempts")
+    tasks = {str(t) for t in raw_tasks} if isinstance(raw_tasks, list) else None
+    agents = ({str(a.get("name")) for a in raw_agents if isinstance(a, Mapping)}
+              if isinstance(raw_agents, list) else None)
+
+    def why(task_id: str, agent: str, attempt: int) -> str | None:
+        if tasks is not None and task_id not in tasks:
+            return f"task {task_id} is not one of its {len(tasks)} tasks"
+        if agents is not None and agent not in agents:
+            return f"agent {agent!r} is not one of its agents"
+        if isinstance(attempts, int) and not 1 <= attempt <= attempts:
+            return f"attempt {attempt} of {agent} is outside its --attempts {attempts}"
+        return None
+
+    return why

@@ -140,9 +140,10 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
     for d, m in zip(folders, metas, strict=True):
+        in_plan = outside_plan(m)
         # validated: a bad line raises RecordError naming it
         for key, r in latest_results(read_records(d / "results.jsonl")).items():
-            why = outside_plan(m, key[0], key[1], key[2])
+            why = in_plan(key[0], key[1], key[2])
             if why:
                 raise ShardMergeError(f"{WHAT}: {d} has a result its session could not have written ({why}); "
                                       "drop that line or the folder")

@@ -54,16 +54,19 @@ def check_runs(run_dirs: Sequence[Path]) -> MergeCheck:
                                           what="homefield report")
     except ShardMergeError as exc:
         raise MergeError(str(exc)) from None
-    for d, m in zip(run_dirs, metas, strict=True) if len(run_dirs) > 1 else ():
+    seen: dict[tuple[str, str, int, str], tuple[str, str]] = {}
+    for d, m in zip(run_dirs, metas, strict=True):
+        merging, sharded = len(run_dirs) > 1, m.get("shard") is not None
+        if not (merging or sharded):
+            continue
+        in_plan = outside_plan(m)
         for r in load_results(Path(d)):
-            why = outside_plan(m, r.task_id, r.agent, r.attempt)
+            why = in_plan(r.task_id, r.agent, r.attempt) if merging else None
             if why:
                 raise MergeError(f"homefield report: run {m['run_id']} has a result its session could not have "
                                  f"written ({why}); report the runs apart or drop that line")
-    sharded = [(Path(d), m) for d, m in zip(run_dirs, metas, strict=True) if m.get("shard") is not None]
-    seen: dict[tuple[str, str, int, str], tuple[str, str]] = {}
-    for d, m in sharded:
-        for r in load_results(d):
+            if not sharded:
+                continue
             prior = seen.get(r.key)
             if prior is None:
                 seen[r.key] = (m["run_id"], r.outcome)
