@@ -278,13 +278,13 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     def infra(error: str) -> Result:
         return Result(**base, outcome="infra", error=error, finished_at=_now())
 
-    try:
-        workspace = cache.workspace(spec.task)
-        cache.pristine(spec.task)  # made before the agent starts: the grading checks it was not changed
-    except Exception as exc:
-        return infra(_one_line(exc))
     with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
-        cleanup.callback(shutil.rmtree, workspace.parent, ignore_errors=True)
+        try:
+            workspace = cache.workspace(spec.task)
+            cleanup.callback(shutil.rmtree, workspace.parent, ignore_errors=True)
+            cache.pristine(spec.task)  # made before the agent starts: the grading checks it was not changed
+        except Exception as exc:
+            return infra(_one_line(exc))
         box = Path(tempfile.mkdtemp(dir=cache.root))
         cleanup.callback(shutil.rmtree, box, ignore_errors=True)
         caps = capabilities_of(spec.agent)
