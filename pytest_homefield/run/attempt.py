@@ -353,11 +353,11 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
         )
         verdict = _verdict(spec, cache, ar, fault, workspace, test_backend, modelless=caps.modelless)
-        base.update(verdict.recorded)
-    return Result(**base, **fields, outcome=verdict.outcome, error=verdict.error, test_s=round(verdict.test_s, 3),
-                  wait_s=round(waited + verdict.wait_s, 3), touched_tests=verdict.touched,
-                  suspicious=verdict.suspicious, suspicious_reason=verdict.why if verdict.suspicious else None,
-                  finished_at=_now(), canary=verdict.canary, claimed=verdict.claimed)
+    return Result(**base, **fields, test_sandbox=verdict.test_sandbox, outcome=verdict.outcome, error=verdict.error,
+                  test_s=round(verdict.test_s, 3), wait_s=round(waited + verdict.wait_s, 3),
+                  touched_tests=verdict.touched, suspicious=verdict.suspicious,
+                  suspicious_reason=verdict.why if verdict.suspicious else None, finished_at=_now(),
+                  canary=verdict.canary, claimed=verdict.claimed)
 
 
 def _judged(ar: AgentResult, folders: AgentFolders, limits: WriteLimits, baseline: Baseline, watch: DiskWatch,
@@ -384,8 +384,8 @@ def _judged(ar: AgentResult, folders: AgentFolders, limits: WriteLimits, baselin
 class _Verdict:
     """How an attempt ends after its agent: ``outcome`` and ``error``, ``test_s`` and ``wait_s`` (seconds:
     its test runs, the wait for the grading phase), ``touched``/``suspicious``/``why``/``canary`` (§8),
-    ``claimed`` (an unscored outcome at the agent's word) and the ``recorded`` fields it sets
-    (``test_sandbox``)."""
+    ``claimed`` (an unscored outcome at the agent's word) and ``test_sandbox`` (the backend of its test runs,
+    ``None`` when no hidden test ran)."""
 
     outcome: str
     error: str | None
@@ -396,7 +396,7 @@ class _Verdict:
     why: str | None = None
     canary: str | None = None
     claimed: bool = False
-    recorded: dict[str, Any] = field(default_factory=dict)
+    test_sandbox: str | None = None
 
 
 def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: str | None, workspace: Path,
@@ -429,8 +429,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             if spec.graded is not None:
                 spec.graded(g)
             v = _Verdict(g.outcome, g.error or ar.error, g.test_s, sum(waits), g.touched_tests, g.suspicious,
-                         g.suspicious_reason, g.canary,
-                         recorded={"test_sandbox": g.test_sandbox})  # None when no hidden test ran (an empty patch)
+                         g.suspicious_reason, g.canary, test_sandbox=g.test_sandbox)
         if tampered:
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
             v.suspicious = True
