@@ -352,10 +352,15 @@ def test_the_inline_precheck_never_changes_a_cleaning(line: str, monkeypatch: py
 def test_the_message_wide_precheck_never_changes_a_cleaning(message: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 35: :func:`prompt_inline.maybe_inline_anywhere` (no line of the message can need inline cleaning) only
     skips work: forcing every line through the per-line tests gives the same prompt."""
+    _same_when_forced(monkeypatch, "maybe_inline_anywhere", message)
+
+
+def _same_when_forced(monkeypatch: pytest.MonkeyPatch, precheck: str, message: str) -> None:
+    """``clean_prompt(message)`` is the same with ``prompt.<precheck>`` letting every message through."""
     prompt.clean_prompt.cache_clear()
     fast = prompt.clean_prompt(message)
     prompt.clean_prompt.cache_clear()
-    monkeypatch.setattr(prompt, "maybe_inline_anywhere", lambda text: True)
+    monkeypatch.setattr(prompt, precheck, lambda text: True)
     assert prompt.clean_prompt(message) == fast
     prompt.clean_prompt.cache_clear()
 
@@ -396,12 +401,7 @@ def test_count_words_counts_the_tokens_that_hold_a_word_character(text: str) -> 
 def test_the_line_rule_precheck_never_changes_a_cleaning(message: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 35: :func:`prompt._line_rules_may_apply` (no line of the message starts as steps 1-3 need) only
     skips work: forcing every message through those steps gives the same prompt."""
-    prompt.clean_prompt.cache_clear()
-    fast = prompt.clean_prompt(message)
-    prompt.clean_prompt.cache_clear()
-    monkeypatch.setattr(prompt, "_line_rules_may_apply", lambda text: True)
-    assert prompt.clean_prompt(message) == fast
-    prompt.clean_prompt.cache_clear()
+    _same_when_forced(monkeypatch, "_line_rules_may_apply", message)
 
 
 def test_the_line_rule_precheck_sees_tokens_that_fold_to_a_rule_s() -> None:

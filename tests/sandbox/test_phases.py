@@ -87,26 +87,27 @@ def test_one_class_runs_together(tmp_path: Path, kind: str) -> None:
     assert _overlap(first, second), "two phases of one class must not wait for each other"
 
 
+def _held_and_waiting(folder: Path, kind: str) -> tuple[Any, Any]:
+    """``(holder, waiter)``: a process holding a phase of ``kind`` until killed, and one of the other class
+    that asked after it and waits (holding the gate while the holder's class drains)."""
+    ready = CTX.Event()
+    holder = _start(_hold_until_killed, str(folder), kind, ready)
+    assert ready.wait(30)
+    waiter = _start(_holder, str(folder), GRADING if kind == AGENT else AGENT, str(folder / "log"), 1, 0.0, 0)
+    assert not _ended(waiter, 0.5), "the other class must wait while the phase is held"
+    return holder, waiter
+
+
 @pytest.mark.parametrize("kind", [AGENT, GRADING])
 def test_a_killed_holder_releases_its_phase(tmp_path: Path, kind: str) -> None:
-    other = GRADING if kind == AGENT else AGENT
-    ready = CTX.Event()
-    holder = _start(_hold_until_killed, str(tmp_path), kind, ready)
-    assert ready.wait(30)
-    waiter = _start(_holder, str(tmp_path), other, str(tmp_path / "log"), 1, 0.0, 0)
-    assert not _ended(waiter, 0.5), "the other class must wait while the phase is held"
+    holder, waiter = _held_and_waiting(tmp_path, kind)
     os.kill(holder.pid, signal.SIGKILL)
     assert _ended(waiter, 10), "a killed holder must release its phase"
 
 
 @pytest.mark.parametrize("kind", [AGENT, GRADING])
 def test_an_entrant_killed_while_waiting_at_the_gate_releases_it(tmp_path: Path, kind: str) -> None:
-    other = GRADING if kind == AGENT else AGENT
-    ready = CTX.Event()
-    holder = _start(_hold_until_killed, str(tmp_path), kind, ready)
-    assert ready.wait(30)
-    entrant = _start(_holder, str(tmp_path), other, str(tmp_path / "log"), 1, 0.0, 0)
-    assert not _ended(entrant, 0.5)  # it holds the gate, waiting for the holder's class to drain
+    holder, entrant = _held_and_waiting(tmp_path, kind)
     os.kill(entrant.pid, signal.SIGKILL)
     entrant.join(10)
     newcomer = _start(_holder, str(tmp_path), kind, str(tmp_path / "log"), 1, 0.0, 0)
