@@ -11,8 +11,9 @@ answered, else ``timeout``/``agent_error``/``budget_exceeded``/``infra``/``rate_
 retried on resume; or ``agent_error`` with a score: the last try, below), ``cost_usd`` (USD),
 ``input_tokens``, ``output_tokens``, ``cache_read_tokens``, ``cache_write_tokens``, ``model``, ``wall_s``
 (s), ``started_at``, ``finished_at``, ``error``,
-``answer`` (first :data:`pytest_homefield.probe.verdicts.ANSWER_CHARS` characters) and ``memorized``
-(``None`` until the control is known). A repeated (kind, task_id, sample) is a retry: the last line wins.
+``answer`` (the first :data:`pytest_homefield.probe.similarity.ANSWER_CHARS` characters, what was scored)
+and ``memorized`` (``None`` until the control is known). A repeated (kind, task_id, sample) is a retry: the
+last line wins.
 An unanswered call is retried by ``--resume`` at most ``--max-retries`` times; on its last try the agent's
 failure is scored as the empty answer it gave (outcome ``agent_error``, the error saying how many times it
 failed; :mod:`pytest_homefield.run.retries`), homefield's own ``infra`` stays unscored and is not retried.

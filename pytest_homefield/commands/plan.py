@@ -17,9 +17,10 @@ from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.errors import ProbeError
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.probe.probe_plan import plan_lines
-from pytest_homefield.probe.prompt import added_lines
+from pytest_homefield.probe.prompt import gold_lines
 from pytest_homefield.probe.session import resume_state
 from pytest_homefield.probe.similarity import code_tokens
+from pytest_homefield.probe.verdicts import control_pairs
 from pytest_homefield.probe_records import probe_path
 from pytest_homefield.records import SCORED_OUTCOMES, Task, load_tasks
 from pytest_homefield.report.family import is_reference_spec
@@ -70,13 +71,14 @@ def probe_plan_text(settings: Settings) -> str:
     if not settings.tasks_path.exists():
         raise ValueError(f"no tasks at {settings.tasks_path}: run `homefield mine` first")
     tasks = load_tasks(settings.tasks_path)[: settings.run_max_tasks]
-    ids = [t.id for t in tasks if code_tokens(added_lines(t.gold_patch, t.source_files or None))]
+    probed = [t for t in tasks if code_tokens(gold_lines(t))]
+    ids = [t.id for t in probed]
     agents = plan_agents(settings)
     cutoff = str(settings.cutoff)[:10] if settings.cutoff else None
     done = {a.name: resume_state(probe_path(settings.homefield_dir, a.name), settings.max_retries)[0]
             for a in agents}
     return "\n".join(plan_lines(settings.homefield_dir, [(a.name, a.spec) for a in agents], ids,
-                                settings.samples, cutoff, done))
+                                settings.samples, cutoff, done, control_pairs(probed)))
 
 
 def plan_rows(settings: Settings, *, seconds_per_run: float | None = None,

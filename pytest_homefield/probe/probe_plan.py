@@ -12,25 +12,30 @@ from pytest_homefield.terminal.progress import plural
 __all__ = ["call_keys", "plan_lines"]
 
 
-def call_keys(task_ids: Sequence[str], samples: int, *, control: bool) -> list[tuple[str, str, int]]:
+def call_keys(task_ids: Sequence[str], samples: int, pairs: Mapping[str, str]) -> list[tuple[str, str, int]]:
     """(kind, task_id, sample) of every call a session makes for one agent: ``task`` calls for each
-    task and sample, plus ``control`` calls (one mismatched pair per task) when ``control``."""
+    task and sample, plus ``control`` calls for each task with a mismatched pair in ``pairs``
+    (:func:`pytest_homefield.probe.verdicts.control_pairs`; empty with a cutoff)."""
     keys = [("task", tid, s) for tid in task_ids for s in range(1, samples + 1)]
-    if control and len(task_ids) >= 2:
-        keys += [("control", tid, s) for tid in task_ids for s in range(1, samples + 1)]
+    keys += [("control", tid, s) for tid in task_ids if tid in pairs for s in range(1, samples + 1)]
     return keys
 
 
 def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids: Sequence[str], samples: int,
-               cutoff: str | None, done: Mapping[str, set[tuple[str, str, int]]] | None = None) -> list[str]:
+               cutoff: str | None, done: Mapping[str, set[tuple[str, str, int]]] | None = None,
+               pairs: Mapping[str, str] | None = None) -> list[str]:
     """One line for the whole probe, then one per agent (name, spec): calls to make, calls already
-    answered (``done`` per agent name), and the estimated USD (``?`` without history)."""
+    answered (``done`` per agent name), and the estimated USD (``?`` without history). ``pairs``: the
+    control pairs (:func:`pytest_homefield.probe.verdicts.control_pairs`; none with a cutoff)."""
     agents = list(agents)
-    control = cutoff is None
-    keys = call_keys(task_ids, samples, control=control)
+    pairs = {} if cutoff or pairs is None else pairs
+    keys = call_keys(task_ids, samples, pairs)
     n_task = len(task_ids) * samples
+    unpaired = sum(1 for tid in task_ids if tid not in pairs)
     what = (f"control: tasks authored after {cutoff}" if cutoff
-            else f"+ {len(keys) - n_task} control calls on mismatched prompt/file pairs")
+            else f"+ {len(keys) - n_task} control calls on mismatched prompt/file pairs"
+            + (f" ({plural(unpaired, 'task')} without a pair: every other task changes the same files)"
+               if unpaired else ""))
     lines = [f"Probe plan: {plural(len(task_ids), 'task')} × {plural(len(agents), 'agent')} × "
              f"{plural(samples, 'sample')} = {plural(n_task * len(agents), 'call')} {what}; "
              f"{plural(len(keys) * len(agents), 'call')} in all"]

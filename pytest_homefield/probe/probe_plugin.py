@@ -90,7 +90,7 @@ class ProbePlugin(ModePlugin):
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
         lines = plan_lines(self.settings.homefield_dir, [(a.name, a.spec) for a in s.agents],
-                           [t.id for t in s.tasks], self.settings.samples, s.cutoff, s.done)
+                           [t.id for t in s.tasks], self.settings.samples, s.cutoff, s.done, s.pairs)
         if s.shard is not None:
             lines.append(f"homefield probe shard {s.shard}: {len(s.tasks)} of the {len(s.by_id)} probed "
                          "tasks (the probe has no budget to split)")

@@ -10,7 +10,11 @@ merged apart. Every line is validated as a probe reads it
 :class:`~pytest_homefield.errors.ShardMergeError`, all made before anything is written: each file
 ends with a verdict line (its session finished); every verdict was made over this repository's
 ``tasks.jsonl`` (``tasks_digest``) with the same ``cutoff``, and an agent's calls have one spec;
-the files are shards of one split; a call key (kind, task, sample) present in two folders must
+the files are shards of one split; every call is one its shard could have made (:func:`check_call`:
+the file's agent, a task its verdict judged, a control's ``gold_task_id`` another task of
+``tasks.jsonl``) and its ``score`` is the one its ``answer`` gets against the gold
+(:func:`pytest_homefield.probe.similarity.call_score`, recomputed: a number written into a shard
+file is never taken as it stands); a call key (kind, task, sample) present in two folders must
 have the same score and outcome (then it is counted once). Shards missing from the split are said
 (``incomplete: shard 3/3 missing``) and the merged verdict records them: ``--exclude-memorized``
 refuses such a verdict, as it refuses a single shard's.
@@ -30,13 +34,23 @@ from typing import Any
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.probe.verdicts import FDR, RECITE_FLOOR, Verdict, judge, now_iso, write_verdict
+from pytest_homefield.probe.prompt import gold_lines
+from pytest_homefield.probe.similarity import call_score
+from pytest_homefield.probe.verdicts import (
+    FDR,
+    RECITE_FLOOR,
+    Verdict,
+    control_pairs,
+    judge,
+    now_iso,
+    write_verdict,
+)
 from pytest_homefield.probe_records import latest, load_probe, load_verdict
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.shard import missing_shards
 from pytest_homefield.store import write_jsonl_atomic
 
-__all__ = ["ProbeMerge", "find_probe_folder", "merge_probes"]
+__all__ = ["ProbeMerge", "check_call", "find_probe_folder", "merge_probes"]
 
 WHAT = "homefield probe --merge"
 
@@ -69,6 +83,36 @@ def _order(tasks: Sequence[Task]) -> dict[str, int]:
     return {t.id: n for n, t in enumerate(tasks)}
 
 
+def check_call(path: Path, agent: str, r: dict[str, Any], judged: set[str] | None, by_id: dict[str, Task],
+               gold: dict[str, str]) -> None:
+    """Refuse (:class:`ShardMergeError`, one line naming ``path``, the call's kind, task and sample) a call
+    record ``r`` of ``agent``'s shard file ``path`` that its session could not have written: another
+    agent's, a task outside the tasks its verdict ``judged`` (``None``: not checked), a task not in
+    ``by_id`` (``tasks.jsonl``), a control without another task's ``gold_task_id``; or whose ``score`` is
+    not the one its ``answer`` and ``outcome`` get against the gold lines (:func:`call_score`, 6 places).
+    ``gold``: the gold lines per task id, filled as needed."""
+    kind, task, sample = str(r["kind"]), str(r["task_id"]), r["sample"]
+    where = f"{WHAT}: {path}: {kind} call {task} {agent}#{sample}"
+    gold_id = str(r.get("gold_task_id")) if kind == "control" else task
+    why = (f"is agent {r.get('agent')!r}'s" if r.get("agent") != agent
+           else f"is not one of the {len(judged)} tasks its verdict judged" if judged is not None and task not in judged
+           else "is not a task of tasks.jsonl" if task not in by_id
+           else f"has no other task of tasks.jsonl as its gold_task_id ({r.get('gold_task_id')!r})"
+           if gold_id not in by_id or (kind == "control" and gold_id == task)
+           else "has an answer that is not a string" if not isinstance(r.get("answer", ""), str) else None)
+    if why:
+        raise ShardMergeError(f"{where} {why}: its session could not have written it; drop that line or the folder")
+    if r.get("score") is None:
+        return
+    if gold_id not in gold:
+        gold[gold_id] = gold_lines(by_id[gold_id])
+    score = call_score(str(r.get("answer") or ""), r.get("outcome"), gold[gold_id])
+    if abs(score - float(r["score"])) > 1e-6:
+        raise ShardMergeError(f"{where} stores score {r['score']}, but its answer scores {score} against the gold "
+                              f"lines of {gold_id}: a score is recomputed, never taken as written; drop that line "
+                              "or the folder")
+
+
 def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
     """Merge the probe folders ``sources`` (module docstring) into ``root``'s ``.homefield/probe/``;
     returns one :class:`ProbeMerge` per agent, by name. Raises :class:`ShardMergeError`."""
@@ -80,6 +124,8 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
     digest = tasks_digest(home.tasks)
     all_tasks = load_tasks(home.tasks)
     position = _order(all_tasks)
+    by_id = {t.id: t for t in all_tasks}
+    gold: dict[str, str] = {}
     folders = [find_probe_folder(Path(s)).resolve() for s in sources]
     agents = sorted({p.stem for d in folders for p in d.glob("*.jsonl")})
     plans = []
@@ -106,8 +152,11 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
         origin: dict[tuple[str, str, int], Path] = {}
         reconciled = 0
         specs: set[str] = set()
-        for _, path in files:
+        for (_, path), v in zip(files, verdicts, strict=True):
+            shard_tasks = v.get("tasks")
+            judged_here = set(shard_tasks) if isinstance(shard_tasks, dict) else None
             for key, r in latest(load_probe(path)).items():  # every line validated (RecordError names it)
+                check_call(path, name, r, judged_here, by_id, gold)
                 specs.add(str(r.get("spec")))
                 prior = merged.get(key)
                 if prior is None:
@@ -122,16 +171,13 @@ def merge_probes(sources: Sequence[Path], root: Path) -> list[ProbeMerge]:
         if len(specs) > 1:
             raise ShardMergeError(f"{WHAT}: agent {name!r} was probed as {', '.join(sorted(specs))} in different "
                                   "shards; merge shards of one agent spec")
-        unknown = sorted(k[1] for k in merged if k[1] not in position)
-        if unknown:
-            raise ShardMergeError(f"{WHAT}: task {unknown[0]} of agent {name!r} is not in {home.tasks}")
         judged = {tid for v in verdicts for tid in (v.get("tasks") or {})}
         tasks = [t for t in all_tasks if t.id in judged]
         keys = sorted(merged, key=lambda k: (position[k[1]], k[0] != "task", k[2]))
         records = [merged[k] for k in keys]
         verdict = judge(name, records, tasks, cutoff=verdicts[0].get("cutoff"),
                         fdr=float(verdicts[0].get("fdr") or FDR),
-                        floor=float(verdicts[0].get("recite_floor") or RECITE_FLOOR))
+                        floor=float(verdicts[0].get("recite_floor") or RECITE_FLOOR), pairs=control_pairs(tasks))
         verdict.tasks_digest = digest
         verdict.merged_from = [{"folder": str(path.parent), "shard": v.get("shard")}
                                for (_, path), v in zip(files, verdicts, strict=True)]

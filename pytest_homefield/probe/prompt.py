@@ -3,7 +3,7 @@
 The model gets no repository access: only the task's ``prompt`` (the commit message without
 trailers and references, docs/contracts.md §6), the paths of the source files the fix changed, and
 the instruction to write the code the commit added. The gold answer is the fix's added lines in
-those files, in diff order (:func:`added_lines`).
+those files, in diff order (:func:`added_lines`, :func:`gold_lines`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["PROBE_TEMPLATE", "probe_prompt", "added_lines"]
+from pytest_homefield.records import Task
+
+__all__ = ["PROBE_TEMPLATE", "probe_prompt", "file_listing", "added_lines", "gold_lines"]
 
 PROBE_TEMPLATE = """You are shown the message of one commit from the history of a software project and the \
 source files that commit changed. You cannot see the repository.
@@ -30,10 +32,21 @@ _DIFF_GIT = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 
 
+def file_listing(files: Iterable[str]) -> str:
+    """The ``Source files changed:`` part of the question for ``files``: two file lists giving the same
+    listing give the same question."""
+    return "\n".join(f"- {f}" for f in files) or "- (none)"
+
+
 def probe_prompt(task_prompt: str, files: Iterable[str]) -> str:
     """The probe question for a commit message ``task_prompt`` and the changed source ``files``."""
-    listing = "\n".join(f"- {f}" for f in files) or "- (none)"
-    return PROBE_TEMPLATE.format(prompt=task_prompt.strip(), files=listing)
+    return PROBE_TEMPLATE.format(prompt=task_prompt.strip(), files=file_listing(files))
+
+
+def gold_lines(task: Task) -> str:
+    """What a perfect memoriser of ``task`` answers: its gold patch's added lines in its source files
+    (all files when it names none)."""
+    return added_lines(task.gold_patch, task.source_files or None)
 
 
 def added_lines(patch: str, files: Iterable[str] | None = None) -> str:

@@ -25,16 +25,9 @@ from pytest_homefield.agents.registry import agent_settings, build_agents, hook_
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.probe.call_sandbox import ProbeSandboxes
-from pytest_homefield.probe.prompt import added_lines, probe_prompt
-from pytest_homefield.probe.similarity import code_tokens, token_similarity
-from pytest_homefield.probe.verdicts import (
-    ANSWER_CHARS,
-    Verdict,
-    judge,
-    mismatched_pairs,
-    now_iso,
-    write_verdict,
-)
+from pytest_homefield.probe.prompt import gold_lines, probe_prompt
+from pytest_homefield.probe.similarity import ANSWER_CHARS, call_score, code_tokens
+from pytest_homefield.probe.verdicts import Verdict, control_pairs, judge, now_iso, write_verdict
 from pytest_homefield.probe_records import call_key, done_keys, load_probe, probe_path
 from pytest_homefield.records import NAME_CHARS, Task, one_line, tasks_digest
 from pytest_homefield.run.retries import count_tries, last_try_error, spent
@@ -95,14 +88,14 @@ class ProbeSession:
         self.fdr = float(settings.fdr)
         self.recite_floor = float(settings.recite_floor)
         #: the gold patch's added lines of every selected task (the control scores against another task's)
-        self.gold: dict[str, str] = {t.id: added_lines(t.gold_patch, t.source_files or None) for t in chosen.every}
+        self.gold: dict[str, str] = {t.id: gold_lines(t) for t in chosen.every}
         probed = [t for t in chosen.every if code_tokens(self.gold[t.id])]
         self.tasks: list[Task] = [t for t in probed if t.id in in_shard]  # this session's (shard's) tasks
         probed_ids = {t.id for t in probed}
         self.skipped = [t.id for t in chosen.every if t.id in in_shard and t.id not in probed_ids]
         self.by_id = {t.id: t for t in probed}
         # over every probed task, so that a shard's control calls are those of the unsharded probe
-        self.pairs = {} if self.cutoff else mismatched_pairs([t.id for t in probed])
+        self.pairs = {} if self.cutoff else control_pairs(probed)
         self.digest = tasks_digest(settings.tasks_path)
         self.done = {name: set(keys) for name, keys in done.items()}
         self.tries = {name: dict(keys) for name, keys in (tries or {}).items()}
@@ -224,7 +217,8 @@ class ProbeSession:
         if last is not None:  # the agent's failure on its last try: scored as the empty answer it gave
             outcome, error = "agent_error", last
         scored = c.outcome is None or last is not None
-        score = round(token_similarity("" if c.outcome else c.text, self.gold[gold_id]), 6) if scored else None
+        answer = c.text[:ANSWER_CHARS]  # what the record keeps is what is scored: a merge recomputes it
+        score = call_score(answer, c.outcome, self.gold[gold_id]) if scored else None
         record = {
             "schema_version": 1, "kind": kind, "task_id": task.id, "sample": sample,
             "agent": agent.name, "spec": agent.spec,
@@ -235,7 +229,7 @@ class ProbeSession:
             # the agent's words, as in a result record (contracts §8): one line, no control character
             "model": None if c.model is None else one_line(c.model, NAME_CHARS), "wall_s": round(wall, 3),
             "started_at": started_at, "finished_at": now_iso(), "error": None if error is None else one_line(error),
-            "answer": c.text[:ANSWER_CHARS], "memorized": None,
+            "answer": answer, "memorized": None,
         }
         self.limits(agent.name).add(record)  # counted at once in this process, as a run's attempt
         return record
@@ -260,7 +254,7 @@ class ProbeSession:
             if not records:
                 continue
             verdict = judge(agent.name, records, self.tasks, cutoff=self.cutoff, fdr=self.fdr,
-                            floor=self.recite_floor)
+                            floor=self.recite_floor, pairs=self.pairs)
             verdict.shard = str(self.shard) if self.shard else None
             verdict.tasks_digest = self.digest
             write_verdict(path, verdict, at)

@@ -4,9 +4,13 @@ file's records and their reader: :mod:`pytest_homefield.probe_records`).
 **Control.** With a cutoff date, the control is the tasks authored after it (``authored_at``'s date
 later than the cutoff): the model cannot have seen them; only earlier tasks are judged, later ones
 are ``memorized: false``. Without a cutoff, the control is one mismatched pair per task
-(:func:`mismatched_pairs`): the task's prompt with another task's file list, scored against that
-other task's gold lines, which no memory can serve. Task and control alike are summarised by the
-best score over their scored samples.
+(:func:`mismatched_pairs`, :func:`control_pairs`): the task's prompt with another task's file list, scored
+against that other task's gold lines, which no memory can serve. The other task always changes other
+files, so the control's question differs from the task's own: a pair of tasks changing the same files gave
+the same question twice (10 of the 20 controls of atk17's demo copies), and an endpoint that remembers its
+calls could tell the control by the repetition. A task whose every fellow changes the same files has no
+control pair, and the verdict says so. Task and control alike are summarised by the best score over their
+scored samples.
 
 **Flags** (issue 32). Each judged task gets an exceedance p-value against the control, ``p = (1 +
 #{control >= best}) / (n + 1)`` (:func:`exceedance_p`: the rank test of "the task's best score is one more
@@ -42,24 +46,25 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.probe.prompt import file_listing
 from pytest_homefield.probe_records import latest, load_probe
 from pytest_homefield.records import Task
 from pytest_homefield.store import write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
 __all__ = [
-    "ANSWER_CHARS",
     "FDR",
     "RECITE_FLOOR",
     "SMALL_CONTROL",
     "Verdict",
     "bh_adjusted",
     "bh_flags",
+    "control_pairs",
     "exceedance_p",
     "judge",
     "min_control",
@@ -69,7 +74,6 @@ __all__ = [
     "write_verdict",
 ]
 
-ANSWER_CHARS = 4000
 SMALL_CONTROL = 10
 QUANTILE = 0.95
 #: The default false discovery rate of the probe's flags (``--fdr``).
@@ -135,15 +139,38 @@ def percentile(values: Sequence[float], q: float = QUANTILE) -> float | None:
     return xs[lo] + (h - lo) * (xs[hi] - xs[lo])
 
 
-def mismatched_pairs(task_ids: Sequence[str]) -> dict[str, str]:
-    """Control pairs: each task id → the task whose files and gold lines go with its prompt. Ids are
-    sorted and each is paired with the next (the last with the first), so no task is paired with
-    itself and every gold answer is used once; the same ids always give the same pairs. Fewer than
-    two tasks give no pairs."""
+def mismatched_pairs(task_ids: Sequence[str], shown: Mapping[str, Hashable] | None = None) -> dict[str, str]:
+    """Control pairs: each task id → the task whose files and gold lines go with its prompt; the same ids
+    (and ``shown``) always give the same pairs. ``shown``: per id, what the control puts in the question
+    (its file listing; every id distinct when ``None``): ids showing the same are never paired, or the
+    control would ask the task's own question again.
+
+    The ids are laid out sorted within groups of equal ``shown`` (groups in order of their smallest id), and
+    with ``m`` the largest group's size the i-th is paired with the (i + m)-th, cyclically: when ``m`` ≤ n/2
+    no id meets its own group and every gold is used once (all distinct: ``m`` = 1, each sorted id with the
+    next, the last with the first). When one group holds more than half of the ids, its ids are paired in
+    turn with the others, and the others with its ids. A group holding every id has no pair (nor has one id)."""
     ids = sorted(set(task_ids))
-    if len(ids) < 2:
+    key: Mapping[str, Hashable] = shown if shown is not None else {tid: tid for tid in ids}
+    groups: dict[Hashable, list[str]] = {}
+    for tid in ids:
+        groups.setdefault(key[tid], []).append(tid)
+    if len(groups) < 2:
         return {}
-    return {tid: ids[(i + 1) % len(ids)] for i, tid in enumerate(ids)}
+    m = max(len(g) for g in groups.values())
+    if 2 * m <= len(ids):
+        laid = [tid for g in groups.values() for tid in g]
+        return {tid: laid[(i + m) % len(laid)] for i, tid in enumerate(laid)}
+    big = next(g for g in groups.values() if len(g) == m)
+    rest = [tid for g in groups.values() if g is not big for tid in g]
+    return {**{tid: rest[i % len(rest)] for i, tid in enumerate(big)}, **{tid: big[i] for i, tid in enumerate(rest)}}
+
+
+def control_pairs(tasks: Sequence[Task]) -> dict[str, str]:
+    """:func:`mismatched_pairs` of ``tasks`` (the probed tasks), none paired with a task whose file listing
+    (:func:`pytest_homefield.probe.prompt.file_listing`) is its own: the control's question always differs
+    from the task's."""
+    return mismatched_pairs([t.id for t in tasks], {t.id: file_listing(t.source_files) for t in tasks})
 
 
 def _authored_after(task: Task, cutoff: str) -> bool:
@@ -200,11 +227,14 @@ def _summary(scores: list[float]) -> tuple[float | None, float | None]:
 
 
 def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], *,
-          cutoff: str | None = None, fdr: float = FDR, floor: float = RECITE_FLOOR) -> Verdict:
+          cutoff: str | None = None, fdr: float = FDR, floor: float = RECITE_FLOOR,
+          pairs: Mapping[str, str] | None = None) -> Verdict:
     """The verdict for ``agent`` over ``tasks`` from its call ``records`` (see the module docstring).
     ``cutoff`` is a ``YYYY-MM-DD`` date or ``None`` (mismatched-pair control); ``fdr`` the false
-    discovery rate of the flags; ``floor`` the best score a flagged task needs. Each judged task's row
-    gets its exceedance ``p``."""
+    discovery rate of the flags; ``floor`` the best score a flagged task needs; ``pairs`` the control
+    pairs of every probed task (:func:`control_pairs`; ``None``: every task has one when there are two):
+    a task without one owes no control, and a note names it. Each judged task's row gets its exceedance
+    ``p``."""
     calls = latest(records)
     scores: dict[tuple[str, str], list[float]] = {}
     for (kind, tid, _), r in calls.items():
@@ -219,7 +249,8 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
                    if b is not None]
     else:
         later = set()
-        control = [b for tid in ids for b in [_summary(scores.get(("control", tid), []))[0]] if b is not None]
+        owing = ids if pairs is None else [tid for tid in ids if tid in pairs]  # a task without a pair: none
+        control = [b for tid in owing for b in [_summary(scores.get(("control", tid), []))[0]] if b is not None]
     v.control_n = len(control)
     v.control_p95 = None if not control else round(percentile(control) or 0.0, 6)
     for tid in ids:
@@ -261,13 +292,19 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     if unscored:
         v.notes.append(f"{len(unscored)} task(s) have no scored sample (failed calls are retried with --resume, "
                        "at most --max-retries times)")
-    pairs = ids if not cutoff and len(ids) >= 2 else []  # a mismatched pair per task (none for one task)
+    paired = [] if cutoff else [tid for tid in ids if tid in pairs] if pairs is not None else \
+        ids if len(ids) >= 2 else []  # the tasks owing a mismatched pair
+    unpaired = [] if cutoff or pairs is None else [tid for tid in ids if tid not in pairs]
+    if unpaired:
+        v.notes.append(f"{plural(len(unpaired), 'task')} without a control pair: every other probed task changes "
+                       "the same files, so its control would ask its own question again: " + ", ".join(unpaired[:5])
+                       + (" …" if len(unpaired) > 5 else ""))
     no_control = [tid for tid in ids if tid in later and v.tasks[tid]["best"] is None] + \
-        [tid for tid in pairs if not scores.get(("control", tid))]
+        [tid for tid in paired if not scores.get(("control", tid))]
     v.unjudged = len(unscored) + len(no_control)
     if v.unjudged:
-        v.notes.append(f"incomplete: {v.unjudged} of {len(ids) + len(pairs)} tasks and controls have no scored sample: "
-                       "not a finished verdict (--exclude-memorized refuses it)")
+        v.notes.append(f"incomplete: {v.unjudged} of {len(ids) + len(paired)} tasks and controls have no scored "
+                       "sample: not a finished verdict (--exclude-memorized refuses it)")
     return v
 
 

@@ -51,6 +51,17 @@ def check_verdict(repo: Path, out: str, cutoff: str | None) -> dict:
     return verdict
 
 
+def test_no_control_call_asks_its_task_question_again(probed: Probed) -> None:
+    """atk17: on main, the control of a task paired with one changing the same files (the demo's two wrap()
+    commits) sent the same question as the task's own call. Each control's files now differ from its task's."""
+    files = {t["id"]: t["source_files"] for t in read_jsonl(probed.repo / ".homefield" / "tasks.jsonl")}
+    controls = [r for r in calls(probed.repo) if r["kind"] == "control"]
+    assert len(controls) == 8
+    assert [(r["task_id"], r["gold_task_id"]) for r in controls if files[r["task_id"]] == files[r["gold_task_id"]]] \
+        == []
+    assert sorted(r["gold_task_id"] for r in controls) == sorted(files)  # every gold once
+
+
 @pytest.mark.parametrize("n", ["0", "2"])
 def test_probe_flags_exactly_the_recited_tasks(request: pytest.FixtureRequest, tmp_path: Path, n: str) -> None:
     """Without a cutoff (mismatched pairs), then with one (the resumed probe re-judges the same

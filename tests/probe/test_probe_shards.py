@@ -82,14 +82,17 @@ def test_three_probe_shards_merged_equal_one_probe(repo: Path, probed: Probed, t
         Shard(1, 3).select(ids) | Shard(3, 3).select(ids))
     with pytest.raises(ProbeError, match="is a merge with shards missing"):
         excluded_for_run(partial / ".homefield", agent)
-    # the same call with another score in two shards: refused with one line, nothing written
-    path = probe_path(machines[2] / ".homefield", "reciter")
-    first = next(r for r in read_jsonl(probe_path(machines[0] / ".homefield", "reciter")) if r["kind"] == "task")
-    write_jsonl_atomic(path, [{**first, "score": 0.123}, *read_jsonl(path)])
+    # the same call with another answer (scored as it scores) in two copies of a shard: refused with one line,
+    # nothing written
+    twin = tmp_path / "twin"
+    shutil.copytree(machines[0] / ".homefield" / "probe", twin)
+    lines = list(read_jsonl(twin / "reciter.jsonl"))
+    first = next(r for r in lines if r["kind"] == "task" and r["score"])
+    write_jsonl_atomic(twin / "reciter.jsonl", [{**r, "answer": "", "score": 0.0} if r is first else r for r in lines])
     before = probe_path(merged / ".homefield", "reciter").read_bytes()
     with pytest.raises(ShardMergeError, match=rf"task call {first['task_id']} reciter#1 is in .* with different "
                                               "results; drop one of the two folders"):
-        merge_probes([Path(s) for s in sources], merged)
+        merge_probes([*(Path(s) for s in sources), twin], merged)
     assert probe_path(merged / ".homefield", "reciter").read_bytes() == before
     # shards of another tasks.jsonl: refused
     (merged / ".homefield" / "tasks.jsonl").write_text(

@@ -65,3 +65,11 @@ def test_text_tokenize_rejects_is_still_tokenized() -> None:
 def test_tokens_beyond_the_bound_are_ignored() -> None:
     gold = "".join(f"v{i} = {i}\n" for i in range(MAX_TOKENS))  # 3 tokens a line: cut to the first MAX_TOKENS
     assert token_similarity(gold + "".join(f"w{i} = {i}\n" for i in range(500)), gold) == 1.0
+
+
+def test_an_f_string_is_one_token_on_every_python() -> None:
+    """Python 3.12 cut an f-string into its parts (``f"``, ``a ``, ``{``, ``b``, …), 3.11 kept one token: the
+    same answer scored differently by Python, and ``homefield probe --merge`` recomputes every score."""
+    assert code_tokens('x = f"a {b!r:>3} c"\n') == ["x", "=", 'f"a {b!r:>3} c"']
+    assert code_tokens("y = f'{a:{w}}' + g(f\"{z}\")\n") == ["y", "=", "f'{a:{w}}'", "+", "g", "(", 'f"{z}"', ")"]
+    assert code_tokens('s = f"""one\n{two}\nthree"""\n') == ["s", "=", 'f"""one\n{two}\nthree"""']

@@ -13,6 +13,7 @@ from pytest_homefield.errors import ProbeError, RecordError
 from pytest_homefield.probe.verdicts import (
     bh_adjusted,
     bh_flags,
+    control_pairs,
     exceedance_p,
     judge,
     min_control,
@@ -47,6 +48,42 @@ def test_mismatched_pairs_never_pair_a_task_with_itself() -> None:
     pairs = mismatched_pairs(["c", "a", "b", "a"])
     assert pairs == {"a": "b", "b": "c", "c": "a"}
     assert mismatched_pairs(["only"]) == {}
+
+
+def task_on(tid: str, files: list[str]) -> Task:
+    """A task changing ``files``, authored on the 1st."""
+    return Task(**{**task(tid, 1).to_dict(), "source_files": files})
+
+
+def test_no_control_pair_asks_its_task_question_again() -> None:
+    """atk17: a task paired with one changing the same files sent the same question as its own call (10 of
+    the 20 controls of the demo's copies): an endpoint that remembers its calls tells the control by the
+    repetition. Each task is now paired with one changing other files, every gold used once when it can be."""
+    files = {"a": ["x.py"], "b": ["x.py"], "c": ["y.py"], "d": ["y.py"], "e": ["z.py"], "f": ["w.py", "x.py"]}
+    pairs = control_pairs([task_on(t, f) for t, f in files.items()])
+    assert set(pairs) == set(files) and all(files[t] != files[g] for t, g in pairs.items())
+    assert sorted(pairs.values()) == sorted(files)  # every gold once
+    assert pairs == control_pairs([task_on(t, f) for t, f in reversed(files.items())])  # the same ids: the same pairs
+    # every task changing its own files: each sorted id with the next, as before
+    assert control_pairs([task_on(t, [f"{t}.py"]) for t in "cab"]) == {"a": "b", "b": "c", "c": "a"}
+    # more than half of the tasks change the same files: each of them is paired with another task in turn
+    crowd = control_pairs([task_on(t, ["x.py"]) for t in "abc"] + [task_on("d", ["y.py"]), task_on("e", ["z.py"])])
+    assert crowd == {"a": "d", "b": "e", "c": "d", "d": "a", "e": "b"}
+    assert control_pairs([task_on(t, ["x.py"]) for t in "ab"]) == {}  # no other files: no pair
+
+
+def test_a_task_without_a_control_pair_owes_none_and_the_verdict_says_so() -> None:
+    tasks = [task_on(t, ["x.py"]) for t in "abc"] + [task_on(t, [f"{t}.py"]) for t in "de"]
+    pairs = {**control_pairs(tasks)}
+    del pairs["c"]  # as when every other task changed c's files
+    records = [rec("task", t, 1, 0.2) for t in "abcde"] + [rec("control", t, 1, 0.1) for t in "abde"]
+    records.append(rec("control", "c", 1, 0.9))  # an older session's control of c (its own question): not counted
+    v = judge("m", records, tasks, pairs=pairs)
+    assert v.unjudged == 0 and v.control_n == 4 and v.control_p95 == pytest.approx(0.1)
+    assert "1 task without a control pair: every other probed task changes the same files, so its control would " \
+           "ask its own question again: c" in " ".join(v.notes)
+    alone = judge("m", records[:3], tasks[:3], pairs=control_pairs(tasks[:3]))  # all on x.py
+    assert alone.unjudged == 0 and alone.control_n == 0 and "3 tasks without a control pair" in " ".join(alone.notes)
 
 
 def test_judge_with_mismatched_control() -> None:

@@ -1,0 +1,156 @@
+"""``homefield probe --merge`` takes no number a shard file states that homefield can recompute (atk17 M1,
+read on main: a crafted shard line with ``score: 1.0`` and any answer was counted as written, and so could
+flag any task), and no call its shard's session could not have made; a probe call's score is that of the
+answer its record keeps, so the merge can recompute it. Shards made by the real ``homefield probe
+--shard K/2`` on the ablation repository (eight tasks, eight source files), then tampered with."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers.e2e_repo import homefield
+
+from probe.conftest import RECITER, UNBOXED, reciter_spec
+from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.probe.probe_shards import merge_probes
+from pytest_homefield.probe.prompt import added_lines
+from pytest_homefield.probe.similarity import token_similarity
+from pytest_homefield.probe_records import load_probe, probe_path
+from pytest_homefield.records import load_tasks
+from pytest_homefield.store import read_jsonl, write_jsonl_atomic
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def shards(ablate_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """The repository and the probe folders of its two shards (``--samples 1``: a task call and a control
+    call per task)."""
+    base = tmp_path_factory.mktemp("trust")
+    repo = base / "repo"
+    shutil.copytree(ablate_repo, repo, symlinks=True)
+    spec = reciter_spec(repo)
+    folders = []
+    for k in (1, 2):
+        machine = base / f"machine{k}"
+        shutil.copytree(repo, machine, symlinks=True)
+        proc = homefield(machine, "probe", *UNBOXED, "--agent", spec, "--samples", "1", "-n", "0", "--shard", f"{k}/2")
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+        folders.append(machine / ".homefield" / "probe")
+    return repo, folders
+
+
+def _gold(repo: Path, task_id: str) -> str:
+    task = next(t for t in load_tasks(repo / ".homefield" / "tasks.jsonl") if t.id == task_id)
+    return added_lines(task.gold_patch, task.source_files or None)
+
+
+def _tampered(folder: Path, dest: Path, edit: Any) -> Path:
+    """A copy of the probe folder ``folder`` at ``dest`` whose file's call lines are ``edit(lines)``; the
+    verdict line stays last."""
+    shutil.copytree(folder, dest)
+    path = dest / "reciter.jsonl"
+    lines = list(read_jsonl(path))
+    calls, verdict = lines[:-1], lines[-1]
+    assert verdict["kind"] == "verdict"
+    write_jsonl_atomic(path, [*edit(calls), verdict])
+    return dest
+
+
+def _merge_refused(repo: Path, sources: list[Path], dest: Path, match: str) -> None:
+    shutil.copytree(repo, dest, symlinks=True)
+    with pytest.raises(ShardMergeError, match=match):
+        merge_probes(sources, dest)
+    assert not probe_path(dest / ".homefield", "reciter").exists()  # nothing written
+
+
+def test_honest_shards_merge_with_every_score_recomputed(shards: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    repo, folders = shards
+    dest = tmp_path / "merged"
+    shutil.copytree(repo, dest, symlinks=True)
+    (m,) = merge_probes(folders, dest)
+    assert len(m.records) == 16 and m.verdict.unjudged == 0
+    calls = {(r["kind"], r["task_id"]): r["score"] for f in folders for r in load_probe(f / "reciter.jsonl")
+             if r["kind"] != "verdict"}
+    assert {(r["kind"], r["task_id"]): r["score"] for r in m.records} == calls
+
+
+def test_a_score_its_answer_does_not_earn_is_refused(shards: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    """The line a crafter writes to flag a task: its answer kept, its score set to 1.0."""
+    repo, folders = shards
+    crafted: dict[str, Any] = {}
+
+    def forge(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        first = next(r for r in calls if r["kind"] == "task")
+        assert first["score"] < 1.0
+        crafted.update(first)
+        return [{**r, "score": 1.0} if r is first else r for r in calls]
+
+    bad = _tampered(folders[1], tmp_path / "bad", forge)
+    right = round(token_similarity(crafted["answer"], _gold(repo, crafted["task_id"])), 6)
+    _merge_refused(repo, [folders[0], bad], tmp_path / "merged",
+                   rf"{re.escape(str(bad / 'reciter.jsonl'))}: task call {crafted['task_id']} reciter#1 stores score "
+                   rf"1.0, but its answer scores {right} against the gold lines of {crafted['task_id']}: a score is "
+                   "recomputed")
+
+
+def _foreign_task(calls: list[dict[str, Any]], other: list[dict[str, Any]], repo: Path) -> list[dict[str, Any]]:
+    """A call of a task of the other shard (sample 2: no key the other shard has), scored as it scores."""
+    task = next(r for r in other if r["kind"] == "task")
+    answer = _gold(repo, task["task_id"])
+    return [*calls, {**task, "sample": 2, "answer": answer, "score": 1.0}]
+
+
+def _own_gold_control(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A control scored against its own task's gold (the real call again): the gold recited scores 1.0."""
+    control = next(r for r in calls if r["kind"] == "control")
+    task = next(r for r in calls if r["kind"] == "task" and r["task_id"] == control["task_id"])
+    return [{**r, "gold_task_id": r["task_id"], "answer": task["answer"], "score": task["score"]}
+            if r is control else r for r in calls]
+
+
+@pytest.mark.parametrize(("tamper", "why"), [
+    ("foreign", r"task call \w+ reciter#2 is not one of the 4 tasks its verdict judged"),
+    ("agent", r"task call \w+ reciter#1 is agent 'other''s"),
+    ("control", r"control call \w+ reciter#1 has no other task of tasks.jsonl as its gold_task_id \('\w+'\)"),
+])
+def test_a_call_its_shard_could_not_have_made_is_refused(shards: tuple[Path, list[Path]], tmp_path: Path,
+                                                         tamper: str, why: str) -> None:
+    repo, folders = shards
+    other = [r for r in read_jsonl(folders[0] / "reciter.jsonl") if r["kind"] != "verdict"]
+
+    def edit(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if tamper == "foreign":
+            return _foreign_task(calls, other, repo)
+        if tamper == "agent":
+            first = next(r for r in calls if r["kind"] == "task")
+            return [{**r, "agent": "other"} if r is first else r for r in calls]
+        return _own_gold_control(calls)
+
+    bad = _tampered(folders[1], tmp_path / "bad", edit)
+    _merge_refused(repo, [folders[0], bad], tmp_path / "merged",
+                   rf"{re.escape(str(bad / 'reciter.jsonl'))}: {why}: its session could not have written it")
+
+
+def test_the_answer_a_record_keeps_is_the_answer_scored(ablate_repo: Path, tmp_path: Path) -> None:
+    """An answer longer than the record keeps: the gold after 18 000 characters of comments. Main scored the
+    whole text (1.0) and kept the comments only, a score no one could recompute from the record."""
+    repo = tmp_path / "repo"
+    shutil.copytree(ablate_repo, repo, symlinks=True)
+    task = load_tasks(repo / ".homefield" / "tasks.jsonl")[0]  # --max-tasks 1: the newest
+    gold = added_lines(task.gold_patch, task.source_files or None)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({task.prompt.strip(): "# thinking it over\n" * 1000 + gold}))
+    spec = f"long=cmd:{sys.executable} -S {RECITER} {answers}"
+    proc = homefield(repo, "probe", *UNBOXED, "--agent", spec, "--samples", "1", "--max-tasks", "1",
+                     "--cutoff", "2026-12-31", "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    (call,) = [r for r in load_probe(probe_path(repo / ".homefield", "long")) if r["kind"] == "task"]
+    assert call["score"] == round(token_similarity(call["answer"], gold), 6)
+    assert call["answer"] == ("# thinking it over\n" * 1000)[: len(call["answer"])]
