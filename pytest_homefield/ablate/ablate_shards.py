@@ -3,7 +3,8 @@ sessions combined into one ablation, whose table and slimmer file are those one 
 of the same attempts gives (issue 17; docs/contracts.md §4).
 
 Each DIR is an ablation folder (``.homefield/ablate/<ablate_id>/``, the CI artifact), or a folder
-holding ``ablate/`` or ``.homefield/ablate/``, whose newest ablation is taken. Checks, each a
+holding ``ablate/`` or ``.homefield/ablate/``, whose newest ablation (``meta.json`` ``created_at``) is
+taken and named (:func:`find_ablation_folder`). Checks, each a
 one-line :class:`~pytest_homefield.errors.ShardMergeError`, made before anything is written: every
 folder is an ablation (``meta.json`` kind ``ablate``, ``plan.json``) over this repository's
 ``tasks.jsonl`` (``tasks_digest``) and of ``FILE`` as it is now (``rules_digest``, ``by_section``),
@@ -45,7 +46,7 @@ from pytest_homefield.ablate.session import (
 from pytest_homefield.ablate.variants import SLIM, Variant, rule_variants
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import ShardMergeError
-from pytest_homefield.layout import HomefieldDir, read_meta, write_meta
+from pytest_homefield.layout import HomefieldDir, meta_path, read_json_file, read_meta, write_meta
 from pytest_homefield.records import Task, load_tasks, tasks_digest
 from pytest_homefield.run.attempt import latest_results
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
@@ -53,6 +54,7 @@ from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import missing_shards, outside_plan
 from pytest_homefield.store import write_atomic, write_jsonl_atomic
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["RecordedAgent", "find_ablation_folder", "merge_ablations"]
 
@@ -69,15 +71,33 @@ class RecordedAgent:
     hinted: bool = False
 
 
-def find_ablation_folder(path: Path) -> Path:
+def _created_at(folder: Path) -> str:
+    """``meta.json``'s ``created_at`` of ``folder`` (ISO 8601, UTC), ``""`` when it has none (no file, not
+    JSON, no such string: the merge's own checks then name what is wrong with the folder)."""
+    try:
+        meta = read_json_file(meta_path(folder))
+    except (OSError, ValueError):
+        return ""
+    created = meta.get("created_at") if isinstance(meta, dict) else None
+    return created if isinstance(created, str) else ""
+
+
+def find_ablation_folder(path: Path) -> tuple[Path, str | None]:
     """``path`` when it holds ``plan.json``, else the newest ablation under ``path/ablate`` or
-    ``path/.homefield/ablate``. Raises :class:`ShardMergeError` when there is none."""
+    ``path/.homefield/ablate``: the latest ``meta.json`` ``created_at`` (its name only between folders
+    without one, or with the same one; a named ablation, ``--run-id zz-old``, sorted after every timestamped
+    id and was taken however old: atk17). Returns the folder and, when it was picked among others, one line
+    saying which and why. Raises :class:`ShardMergeError` when there is none."""
     if (path / "plan.json").is_file():
-        return path
+        return path, None
     for root in (path / "ablate", path / ".homefield" / "ablate"):
-        dirs = sorted(d for d in root.iterdir() if (d / "plan.json").is_file()) if root.is_dir() else []
+        dirs = [d for d in root.iterdir() if (d / "plan.json").is_file()] if root.is_dir() else []
         if dirs:
-            return dirs[-1]  # ablation ids are UTC timestamps unless named: the last is the newest
+            keyed = sorted((_created_at(d), d.name, d) for d in dirs)
+            created, _, newest = keyed[-1]
+            how = f"created {created}" if created else "no meta.json created_at: the last by name"
+            return newest, (f"{WHAT}: {path}: took its newest ablation {newest.name} ({how}; "
+                            f"{plural(len(dirs) - 1, 'other')} left)" if len(dirs) > 1 else None)
     raise ShardMergeError(f"{WHAT}: {path} is not an ablation folder (no plan.json) and holds no .homefield/ablate/")
 
 
@@ -112,7 +132,7 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     if not home.tasks.exists():
         raise ShardMergeError(f"{WHAT}: no tasks at {home.tasks}: the shards' tasks.jsonl must be here too")
     digest = tasks_digest(home.tasks)
-    folders = [find_ablation_folder(Path(s)).resolve() for s in sources]
+    folders = [find_ablation_folder(Path(s))[0].resolve() for s in sources]
     loaded = [_load(d) for d in folders]
     metas = [m for m, _ in loaded]
     plans = [p for _, p in loaded]

@@ -21,7 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from pytest_homefield.ablate.ablate_shards import merge_ablations
+from pytest_homefield.ablate.ablate_shards import find_ablation_folder, merge_ablations
 from pytest_homefield.ablate.render import render_lines
 from pytest_homefield.ablate.rules import resolve_rules_file, split_rules
 from pytest_homefield.errors import ConfigError, ShardMergeError
@@ -66,7 +66,11 @@ def _ablate(ns: argparse.Namespace, root: Path) -> int:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"rules file {path.name} is not UTF-8 text") from None
-    session, doc = merge_ablations([Path(d) for d in ns.merge], settings, rules_rel=rel, rules_text=text,
+    picked = [find_ablation_folder(Path(d)) for d in ns.merge]
+    for _, why in picked:  # a DIR holding several ablations: say which was taken
+        if why:
+            print(why)
+    session, doc = merge_ablations([folder for folder, _ in picked], settings, rules_rel=rel, rules_text=text,
                                    split=split_rules, new_id=settings.run_id or new_id())
     print(f"homefield ablate: merged {len(ns.merge)} ablation folders into {doc['folder']} ({doc['results']} "
           "attempts)")
