@@ -12,6 +12,9 @@ folder). Example::
       20261202-110000-ef56  in progress … · 3 of 8 attempts finished
       20261201-120000-gh78  started 2026-12-01 12:00 UTC · oracle, noop · 8 of 8 attempts finished
     homefield report picks 20261201-120000-gh78 (the newest finished run): .homefield/runs/20261201-120000-gh78
+
+A run's finished attempts are those inside its ``meta.json`` plan; results outside it are said on the run's
+line, not counted (:class:`pytest_homefield.report.which.RunSummary`).
 """
 
 from __future__ import annotations

@@ -4,11 +4,12 @@ picked by default (the newest run) is never mistaken for the comparison the user
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.report.runs import results_read
+from pytest_homefield.shard import outside_plan
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -18,9 +19,12 @@ __all__ = ["RunSummary", "pick_run", "run_summaries", "which_run_lines"]
 @dataclass
 class RunSummary:
     """One run folder at a glance: ``planned`` = tasks × agents × attempts of its ``meta.json``,
-    ``finished`` = distinct attempts in its results (the last line of a key wins), counted from
-    ``results_file`` when first asked (picking a run needs none of it; the report's own run is then counted
-    from the records the report read: :func:`.runs.results_read`, issue 35)."""
+    ``finished`` = distinct attempts in its results (the last line of a key wins) within that plan
+    (``plan``: :func:`pytest_homefield.shard.outside_plan` of the meta, the check ``homefield report``
+    refuses a run by; ``outside`` counts the others), counted from ``results_file`` when first asked
+    (picking a run needs none of it; the report's own run is then counted from the records the report read:
+    :func:`.runs.results_read`, issue 35). atk17: lines appended to a shard's results showed as "48 of 16
+    attempts finished"."""
 
     run_id: str
     created_at: str
@@ -30,14 +34,24 @@ class RunSummary:
     #: who holds the run folder's lock (a session running it now: ``pid N on HOST since T``), else ``None``
     running: str | None = None
     results_file: Path | None = None
-    _finished: int | None = field(default=None, repr=False)
+    plan: Callable[[str, str, int], str | None] | None = field(default=None, repr=False)
+    _counts: tuple[int, int, str | None] | None = field(default=None, repr=False)
+
+    def _count(self) -> tuple[int, int, str | None]:
+        if self._counts is None:
+            self._counts = (0, 0, None) if self.results_file is None else _count_finished(self.results_file,
+                                                                                           self.plan)
+        return self._counts
 
     @property
     def finished(self) -> int:
-        """Distinct (task, agent, attempt, variant) keys of ``results_file`` (0 without one)."""
-        if self._finished is None:
-            self._finished = 0 if self.results_file is None else _count_finished(self.results_file)
-        return self._finished
+        """Distinct (task, agent, attempt, variant) keys of ``results_file`` within the plan (0 without one)."""
+        return self._count()[0]
+
+    @property
+    def outside(self) -> tuple[int, str | None]:
+        """Distinct keys of ``results_file`` outside the plan, and why the first is (``(0, None)``: none)."""
+        return self._count()[1:]
 
     @property
     def when(self) -> str:
@@ -54,6 +68,10 @@ class RunSummary:
             text += " (a subset: -k, --max-tasks, stopped or cut short)"
         if self.cut_short:
             text += f" · cut short: {self.cut_short}"
+        n, why = self.outside
+        if n:
+            text += (f" · {plural(n, 'result')} outside its plan, not counted ({why}): lines its session could "
+                     "not have written, which homefield report refuses")
         return text
 
 
@@ -72,17 +90,27 @@ def run_summaries(runs_root: Path) -> list[RunSummary]:
         planned = len(meta.get("task_ids", [])) * len(agents) * int(meta.get("attempts") or 0)
         out.append(RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
                               planned=planned, cut_short=meta.get("cut_short"), running=lock_holder(d),
-                              results_file=d / "results.jsonl"))
+                              results_file=d / "results.jsonl", plan=outside_plan(meta)))
     return sorted(out, key=lambda s: (s.created_at, s.run_id), reverse=True)
 
 
-def _count_finished(path: Path) -> int:
-    """Distinct result keys of ``path``: from the records this process already read (unchanged since),
-    else from the file's JSON lines (no record checks: a summary of another run never fails on it)."""
+def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | None) -> tuple[int, int, str | None]:
+    """Distinct result keys of ``path`` within ``plan`` (:func:`pytest_homefield.shard.outside_plan`; ``None``:
+    all), those outside it, and why the first of those (in file order) is: from the records this process
+    already read (unchanged since), else from the file's JSON lines (no record checks: a summary of another
+    run never fails on it; an attempt that is not a number is outside)."""
     known = results_read(path)
-    if known is not None:
-        return len({r.key for r in known})
-    return len({(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant")) for r in read_jsonl(path)})
+    keys = list(dict.fromkeys([r.key for r in known] if known is not None else
+                              [(r.get("task_id"), r.get("agent"), r.get("attempt"), r.get("variant"))
+                               for r in read_jsonl(path)]))
+    inside, first = 0, None
+    for task, agent, attempt, _ in keys:
+        why = None if plan is None else (
+            plan(str(task), str(agent), attempt) if isinstance(attempt, int) and not isinstance(attempt, bool)
+            else f"attempt {attempt!r} of {agent} is not a number")
+        inside += why is None
+        first = first or why
+    return inside, len(keys) - inside, first
 
 
 def pick_run(summaries: Sequence[RunSummary]) -> tuple[str | None, list[str]]:

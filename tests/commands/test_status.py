@@ -108,3 +108,22 @@ def test_status_and_report_pick_the_newest_finished_run(tmp_path: Path, hold, mo
 
 def test_status_of_an_empty_repository(tmp_path: Path) -> None:
     assert status_lines(HomefieldDir(tmp_path)) == ["mines: none in .homefield/mine", "runs: none in .homefield/runs"]
+
+
+def test_status_counts_only_the_results_inside_a_runs_plan(tmp_path: Path) -> None:
+    """atk17: a shard with lines appended for another shard's tasks and past ``--attempts`` showed as "48 of
+    16 attempts finished", while ``homefield report`` refuses it (``shard.outside_plan``). status uses the
+    same check: it counts the results inside the plan and says, in the run's line, how many are not."""
+    home = HomefieldDir(tmp_path)
+    _run(home.runs, "crafted", "2026-12-01T10:00:00+00:00", 2)
+    with (home.run_dir("crafted") / "results.jsonl").open("a") as fh:
+        for task, attempt in [("t1", 2), ("t1", 3), ("t9", 1), ("t0", "x")]:
+            fh.write(json.dumps({"run_id": "crafted", "task_id": task, "agent": "noop", "attempt": attempt,
+                                 "outcome": "solved"}) + "\n")
+    _run(home.runs, "honest", "2026-12-01T09:00:00+00:00", 1)
+    lines = status_lines(home)
+    assert lines[2] == ("  crafted  started 2026-12-01 10:00 UTC · noop · 2 of 2 attempts finished · 4 results outside "
+                        "its plan, not counted (attempt 2 of noop is outside its --attempts 1): lines its session "
+                        "could not have written, which homefield report refuses")
+    assert lines[3] == "  honest  started 2026-12-01 09:00 UTC · noop · 1 of 2 attempts finished (a subset: -k, " \
+                       "--max-tasks, stopped or cut short)"

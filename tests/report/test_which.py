@@ -16,8 +16,9 @@ def make_run(root: Path, rid: str, created: str, agents: list[str], tasks: int, 
     (d / "meta.json").write_text(json.dumps({
         "run_id": rid, "created_at": created, "agents": [{"name": a, "spec": a} for a in agents],
         "attempts": attempts, "task_ids": [f"t{i}" for i in range(tasks)], "cut_short": None}))
-    recs = [{"run_id": rid, "task_id": f"t{i % tasks}", "agent": agents[0], "attempt": 1 + i // tasks,
-             "outcome": "solved"} for i in range(finished)]  # valid records: a report refuses others
+    recs = [{"run_id": rid, "task_id": f"t{i % tasks}", "agent": agents[i // tasks % len(agents)],
+             "attempt": 1 + i // (tasks * len(agents)), "outcome": "solved"}
+            for i in range(finished)]  # valid records within the plan: a report refuses others
     write_jsonl_atomic(d / "results.jsonl", recs + recs[:1])  # a retried key counts once
 
 
