@@ -378,8 +378,9 @@ class Settings(ScanSettings):
 
     def network(self, log_dir: Path | None = None, *, reuse: bool = False) -> TestNetwork:
         """The test runs' services and ``--test-network`` ports, their logs in ``log_dir``; ``reuse``:
-        worker-scope instances are kept and reset between runs (mining only, ``TestNetwork.reuse``)."""
-        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir, reuse)
+        worker-scope instances are kept and reset between runs (mining only, ``TestNetwork.reuse``). Each
+        instance runs in the sandbox ``--sandbox`` gives test runs (:mod:`~.sandbox.service_box`)."""
+        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir, reuse, self.sandbox)
 
     @property
     def homefield_dir(self) -> Path:

@@ -36,7 +36,7 @@ def run_services(root: Path, *, check: bool) -> int:
     log_dir = services_dir(home.path)
     log_dir.mkdir(parents=True, exist_ok=True)
     failed = 0
-    for spec, error, seconds in check_services(settings.services, log_dir):
+    for spec, error, seconds in check_services(settings.services, log_dir, settings.sandbox):
         if error is None:
             reset = "reset ok" if spec.reset else "no reset"
             print(f"  {spec.name}: ok (ready in {seconds:.1f} s, {reset})")

@@ -23,8 +23,11 @@ homefield leaves none behind. Its output goes to
 ``LOG_DIR/<name>-<pid>-<port>.log`` (the mine or run folder's ``services/``). Readiness: ``ready:
 tcp`` waits until the port accepts a connection, any other ``ready`` is a shell command that exits
 0 once the service is ready; both within ``timeout`` seconds (default 30). A service that does not
-start or get ready raises :class:`ServiceError` with the last lines of its log; the pool remembers it
-and raises the same error for every later run without trying again (the session says so once).
+start or get ready raises :class:`ServiceError` with the last lines of its log. A pool that reuses
+(mining) remembers it and raises the same error for every later run without trying again (the session
+says so once); a grading's pool tries again at every lease: one failed start (which a graded process
+could provoke, say by taking ports) must not turn every later grading of the process into ``infra``
+(atk18 N1).
 
 A :class:`Lease` (:meth:`ServicePool.lease`) is what one test run gets: the variables of each
 service's ``env`` and the ports the run may reach: the services' and those of ``--test-network
@@ -52,9 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostRelay
+from pytest_homefield.sandbox.service_box import service_argv, service_backend
 from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
@@ -225,7 +230,8 @@ def _port_open(port: int) -> bool:
 class Instance:
     """One running service: ``spec``, its ``port`` on the host, ``log`` path and the reaper's process;
     ``inside``: the port the tests reach it at (``port`` unless the relay maps ``spec.port`` to it);
-    ``cwd``: its working folder, made by :meth:`start` and removed by :meth:`stop`."""
+    ``cwd``: its working folder, made by :meth:`start` and removed by :meth:`stop`; ``sandbox``: the
+    ``--sandbox`` mode whose test-run backend confines it (:mod:`.service_box`)."""
 
     spec: ServiceSpec
     port: int
@@ -233,6 +239,8 @@ class Instance:
     proc: subprocess.Popen[bytes] | None = None
     inside: int | None = None
     cwd: Path | None = None
+    #: the sandbox mode it runs under (``--sandbox``: :func:`~.service_box.service_backend`)
+    sandbox: str = "none"
 
     @property
     def address(self) -> int:
@@ -272,8 +280,12 @@ class Instance:
                              "without a sandbox serves one process: run with -n 0 or in the sandbox)")
         self.cwd = mkdtemp()  # never shared: what one instance saves, no other loads
         try:
-            self.proc = spawn_process(["/bin/sh", "-c", "exec " + fill(self.spec.command, self.port)],
-                                      cwd=self.cwd, env=os.environ, stdout_path=self.log)
+            # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them)
+            argv, env = service_argv(fill(self.spec.command, self.port), self.cwd, service_backend(self.sandbox))
+            self.proc = spawn_process(argv, cwd=self.cwd, env=env, stdout_path=self.log)
+        except BwrapUnavailable as exc:
+            self.stop()
+            raise self._fail(f"could not be sandboxed: {exc}") from None
         except OSError as exc:
             self.stop()
             raise self._fail(f"could not be started: {exc}") from None
@@ -344,6 +356,7 @@ class TestNetwork:
     ports: tuple[int, ...] = ()
     log_dir: Path | None = None
     reuse: bool = False
+    sandbox: str = "auto"
 
     def __bool__(self) -> bool:
         return bool(self.services or self.ports)
@@ -380,12 +393,12 @@ class ServicePool:
         return self._log_dir / f"{spec.name}-{os.getpid()}-{port}.log"
 
     def _start(self, spec: ServiceSpec, relays: bool) -> Instance:
-        if spec.name in self._failed:
+        if spec.name in self._failed and self.network.reuse:  # mining: the repository's own code only
             raise ServiceError(self._failed[spec.name])
         port = spec.port if spec.port is not None and not relays else free_port()
         inside = spec.port if relays else None
         try:
-            return Instance(spec, port, self._log(spec, port), inside=inside).start()
+            return Instance(spec, port, self._log(spec, port), inside=inside, sandbox=self.network.sandbox).start()
         except ServiceError as exc:
             self._failed[spec.name] = str(exc)
             raise
@@ -481,19 +494,21 @@ def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
     other agents, or without services: an empty :class:`Lease`. Raises :class:`ServiceError`."""
     if network is None or not network.services or not runs_commands:
         return contextlib.nullcontext(Lease())
-    return ServicePool(TestNetwork(network.services, (), network.log_dir)).lease(relays)  # fresh: no reuse
+    # fresh: no reuse
+    return ServicePool(TestNetwork(network.services, (), network.log_dir, sandbox=network.sandbox)).lease(relays)
 
 
 # --- homefield services --check ----------------------------------------------------------------------
 
-def check_services(specs: Sequence[ServiceSpec], log_dir: Path) -> list[tuple[ServiceSpec, str | None, float]]:
-    """Start each service once, wait for it, run its reset, stop it: ``(spec, error or None, seconds)``
-    per service, in order (``homefield services --check``)."""
+def check_services(specs: Sequence[ServiceSpec], log_dir: Path,
+                   sandbox: str = "auto") -> list[tuple[ServiceSpec, str | None, float]]:
+    """Start each service once (confined as under ``--sandbox sandbox``), wait for it, run its reset,
+    stop it: ``(spec, error or None, seconds)`` per service, in order (``homefield services --check``)."""
     out: list[tuple[ServiceSpec, str | None, float]] = []
     for spec in specs:
         t0 = time.monotonic()
         port = free_port()
-        inst = Instance(spec, port, log_dir / f"{spec.name}-check-{port}.log")
+        inst = Instance(spec, port, log_dir / f"{spec.name}-check-{port}.log", sandbox=sandbox)
         error: str | None = None
         try:
             inst.start()

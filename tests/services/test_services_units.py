@@ -196,8 +196,9 @@ def test_run_scope_is_a_fresh_instance_per_run_stopped_after_it(tmp_path: Path) 
 
 
 def test_a_service_that_does_not_start_fails_once_with_its_log(tmp_path: Path) -> None:
+    """At mining (a pool that reuses); a grading's pool tries again (test_service_box.py)."""
     bad = ServiceSpec("db", f"{sys.executable} -c \"print('FATAL: bad config line 3'); raise SystemExit(3)\"")
-    pool = ServicePool(TestNetwork((bad,), (), tmp_path))
+    pool = ServicePool(TestNetwork((bad,), (), tmp_path, reuse=True))
     with pytest.raises(ServiceError, match=r"service 'db' exited with status 3 .*FATAL: bad config line 3"):
         with pool.lease():
             pass

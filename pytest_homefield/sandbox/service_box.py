@@ -1,0 +1,94 @@
+"""The sandbox a service instance runs in (``services:`` in ``.homefield.yml``; docs/contracts.md §2, §9).
+
+A service is reached from inside the sandboxes: an agent that runs commands gets instances of its own,
+and a grading's test process (the agent's code) gets the grading's. A server that can run commands or
+read files for its clients (PostgreSQL's ``COPY … TO PROGRAM``, ``pg_read_file``; an old redis' ``CONFIG
+SET dir``) would otherwise do so on the host, as the user, with the user's environment: atk18 F1 read
+``.homefield/tasks.jsonl`` (the reference fixes) through it, 7 of 8 demo tasks counted solved from the
+graded test process alone, and read the user's API keys. So each instance runs confined as a test run
+is (:func:`service_argv`), by the backend test runs use:
+
+* **bubblewrap**: the system folders and the folders of the program it starts read-only (the first
+  word of ``command``, as :func:`~.bwrap.program_paths` finds it, and every absolute path the command
+  names), its own working folder read-write (also its ``HOME``), a private ``/tmp``, a new PID, IPC and
+  UTS namespace, no capability; nothing of the repository, the user's home or ``.homefield/``
+  (a path that is or holds a protected folder is never bound; copies of the project are masked);
+* **Landlock**: the same paths read / read-write, the rest of the file system refused;
+* ``--sandbox none``: as the command is, unconfined (nothing is claimed there).
+
+The host's network is kept (the instance listens on the host's ``127.0.0.1``, where homefield checks it
+is ready and the relay reaches it). Its environment is never the user's: ``PATH`` (the entries it can
+see), ``HOME`` and ``TMPDIR`` (its working folder), ``LANG``, ``LC_ALL``, ``TZ``, ``USER``, ``LOGNAME``
+where set. ``ready`` and ``reset`` commands are the user's own, run on the host; they talk to the
+instance only through its port.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from pytest_homefield.sandbox.bwrap import (
+    BwrapUnavailable,
+    Policy,
+    bwrap_argv,
+    inside_path,
+    probe,
+    program_paths,
+    python_paths,
+)
+from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv
+from pytest_homefield.sandbox.modes import SandboxChoice
+
+__all__ = ["service_backend", "service_argv", "KEPT_VARS"]
+
+#: The user's variables an instance keeps (none of them a secret).
+KEPT_VARS = ("LANG", "LC_ALL", "TZ", "USER", "LOGNAME")
+
+
+def service_backend(mode: str) -> str:
+    """``"bwrap"``, ``"landlock"`` or ``"none"``: the backend test runs use under ``--sandbox mode``
+    (:meth:`~.modes.SandboxChoice.for_tests`). Raises :class:`~.bwrap.BwrapUnavailable` when the mode
+    needs a sandbox that does not work here."""
+    return SandboxChoice(mode=mode).for_tests()
+
+
+def _paths(command: str, path_var: str) -> list[Path]:
+    """What ``command`` (a shell command line) names: its program's folders (a Python's prefixes) and its
+    absolute paths."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    out = program_paths(words[0], path_var) if words else []
+    if words and "python" in Path(words[0]).name:  # its prefixes and venv (the standard library)
+        out += python_paths([words[0]], path=path_var)
+    for w in words:
+        for part in w.split("="):  # --dir=/x, PGDATA=/x
+            if part.startswith("/") and os.path.exists(part):
+                out.append(Path(part))
+    return out
+
+
+def service_argv(command: str, cwd: Path, backend: str) -> tuple[list[str], dict[str, str]]:
+    """``(argv, env)`` that start ``command`` (``/bin/sh -c 'exec …'``, ``{port}`` already filled) in
+    ``cwd`` (the instance's own folder) under ``backend`` (:func:`service_backend`; module docstring).
+    Raises :class:`~.bwrap.BwrapUnavailable` (from :func:`~.bwrap.probe`) when bubblewrap stopped
+    working since it was chosen."""
+    host_path = os.environ.get("PATH", "/usr/bin:/bin")
+    shell = ["/bin/sh", "-c", "exec " + command]
+    if backend == "none":
+        return shell, dict(os.environ)
+    ro = _paths(command, host_path)
+    env = {k: os.environ[k] for k in KEPT_VARS if k in os.environ}
+    env.update(PATH=inside_path(host_path, ro), HOME=str(cwd))
+    if backend == "bwrap":
+        env["TMPDIR"] = "/tmp"
+        policy = Policy(cwd=cwd, rw=[cwd], ro=ro, env=env, network=True)
+        return bwrap_argv(shell, policy, bwrap=probe(), args_fd=True), {}
+    if backend == "landlock":
+        env["TMPDIR"] = str(cwd)
+        return landlock_argv(shell, LandlockPolicy(ro=ro, rw=[cwd], connect=None, unix=True)), env
+    raise BwrapUnavailable(f"unknown sandbox backend {backend!r} for a service")
+
