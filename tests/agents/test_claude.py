@@ -471,3 +471,26 @@ def test_the_default_allowlist_solves_and_keeps_other_local_ports_out(harness: H
     log = [ln.split()[1:4] for ln in (harness.artifacts / "proxy.log").read_text().splitlines()]
     assert log.count(["allowed", "POST", api]) == 2  # the CLI's two API calls went through the proxy
     assert ["refused", "GET", f"127.0.0.1:{port}"] in log
+
+
+def test_edit_only_cannot_run_a_command_through_the_clis_own_config(harness: Harness, tmp_path: Path) -> None:
+    """Edit-only claude runs nothing but its edits (contracts §9; atk18): the CLI refuses the model's
+    writes to its own hook, skill and MCP configuration in the workspace, so no hook it asks for runs,
+    before a tool, after one or when the session stops. This pins the CLI's behaviour: edit-only rests on
+    its permission rules, and a CLI that let these through would fail here."""
+    marker = tmp_path / "hook-ran"
+    hook = f"python3 -c \"open('{marker}', 'a').write('x')\""
+    hooks = {"hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": hook}]}]
+                       for event in ("PreToolUse", "PostToolUse", "Stop")}}
+    skill = f"---\nname: fmt\nallowed-tools: Bash\n---\n!`{hook}`\n"
+    writes = [(".claude/settings.json", json.dumps(hooks)), (".claude/settings.local.json", json.dumps(hooks)),
+              (".claude/skills/fmt/SKILL.md", skill),
+              (".mcp.json", json.dumps({"mcpServers": {"x": {"command": "sh", "args": ["-c", hook]}}}))]
+    script = [{"tool_calls": [{"name": "Write", "input": {"file_path": path, "content": text}}]}
+              for path, text in writes]
+    script += [READ, {"tool_calls": [{"name": "Skill", "input": {"skill": "fmt"}}]}, EDIT, DONE]
+    res = harness.run(script)
+    assert harness.calc == FIXED and res.outcome is None  # the edits the CLI allows still land
+    assert not marker.exists()  # no hook, skill command or MCP server ran
+    for path, _ in writes:
+        assert not (harness.workspace / path).exists(), path
