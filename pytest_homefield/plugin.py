@@ -13,6 +13,7 @@ import gc
 import os
 import subprocess
 import sys
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,34 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from pytest_homefield import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+_MODES = ("homefield", "homefield_mine", "homefield_ablate", "homefield_probe")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
+    """In a homefield session, a repository conftest.py that cannot import a module (its package is not
+    installed in this Python) ends the session with one line naming the module and the install command
+    (:func:`~pytest_homefield.mine.setup_help.conftest_import_line`, a ``pytest.UsageError``: exit 4),
+    not pytest's bare traceback. Without a mode option pytest reports it as before."""
+    try:
+        return (yield)
+    except Exception as exc:
+        cause, conftest = getattr(exc, "cause", None), getattr(exc, "path", None)  # pytest's ConftestImportFailure
+        if (not any(getattr(early_config.known_args_namespace, m, None) for m in _MODES)
+                or cause is None or conftest is None):
+            raise
+        from pytest_homefield.mine.setup_help import conftest_import_line
+
+        try:
+            root = find_root(early_config.invocation_params.dir)
+        except pytest.UsageError:
+            root = early_config.rootpath
+        line = conftest_import_line(root, sys.executable, Path(conftest), cause)
+        if line is None:
+            raise
+        raise pytest.UsageError(line) from None
 
 
 def find_root(start: Path) -> Path:

@@ -213,8 +213,8 @@ class Settings(ScanSettings):
     reverify: bool = setting(False, help="verify every candidate again (reuse no earlier verification record)",
                              commands=_M)
     stop_after_tasks: int | None = setting(
-        None, help="verify newest first and verify no more once N tasks are kept (a partial mine: the same "
-        "command goes on)", commands=_M, yml="mine.stop_after_tasks", check="count")
+        None, help="verify newest first and verify no more once N tasks are kept (a partial mine: the "
+        "same command with a higher N goes on)", commands=_M, yml="mine.stop_after_tasks", check="count")
     time_budget: str | None = setting(
         None, help="verify newest first and start no verification after DURATION (90s, 20m, 1h30m; a partial "
         "mine: the same command goes on)", commands=_M, yml="mine.time_budget", yml_also=(int, float),

@@ -27,6 +27,7 @@ from helpers.shared_repo import built_once
 from helpers.templates import load_template
 
 from pytest_homefield.commands.demo import load_build_history
+from pytest_homefield.sandbox.phases import PHASE_DIR_VAR
 from pytest_homefield.sandbox.testrun import read_junit, read_outcomes
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "conftest_templates"
@@ -86,9 +87,11 @@ def _commits(sample: ModuleType) -> list[Any]:
 
 
 def clean_env() -> dict[str, str]:
-    """The environment for a child homefield session: none of the outer pytest/xdist variables, and
-    none of this machine's unused pytest plugins (helpers/e2e_repo.py)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_"))}
+    """The environment for a child homefield session: none of the outer pytest/xdist variables (but the
+    test's own phase lock: on the machine's, its run waited for any other homefield session grading on
+    this machine and timed out), and none of this machine's unused pytest plugins (helpers/e2e_repo.py)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "HOMEFIELD_", "COV_CORE_")) or k == PHASE_DIR_VAR}
     env["PYTEST_ADDOPTS"] = UNUSED_PLUGINS
     return env
 

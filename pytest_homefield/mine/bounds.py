@@ -8,7 +8,8 @@ environment is broken and every other candidate would fail the same way). A Ctrl
 without warning. Each case is a :class:`Stop`; :func:`stop_lines` says it in the summary (how many
 candidates were not verified, that ``tasks.jsonl`` is partial, the command that goes on) and
 :func:`stop_meta` is what ``meta.json`` records under ``stopped``. Going on is the same command
-again: the candidates already verified are reused (:mod:`pytest_homefield.mine.reuse`).
+again (after ``--stop-after-tasks`` with the bound raised, :func:`with_task_bound`): the candidates
+already verified are reused (:mod:`pytest_homefield.mine.reuse`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import Any
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
-           "continue_command", "in_flight_line", "INTERRUPTED", "STOP_AFTER_TASKS", "TIME_BUDGET", "FAIL_FAST"]
+           "continue_command", "with_task_bound", "in_flight_line", "INTERRUPTED", "STOP_AFTER_TASKS",
+           "TIME_BUDGET", "FAIL_FAST"]
 
 #: ``reason`` of the verification record of a candidate a bound left unverified (never reused, never merged).
 NOT_VERIFIED = "not_verified"
@@ -111,6 +113,31 @@ def continue_command(argv: Sequence[str] | None = None, pytest_args: Sequence[st
     if argv and (Path(argv[0]).name == "homefield" or argv[0].endswith("pytest_homefield/cli.py")):
         return shlex.join(["homefield", *argv[1:]])
     return shlex.join(["pytest", *pytest_args])
+
+
+_TASK_BOUND_FLAGS = ("--stop-after-tasks", "--homefield-stop-after-tasks")
+
+
+def with_task_bound(command: str, total: int) -> str:
+    """``command`` (a :func:`continue_command`) with its task bound raised to ``total``: a mine stopped by
+    ``--stop-after-tasks N`` kept N tasks, which the same command reuses and stops at again, so going on
+    needs a higher bound. The bound given (``--stop-after-tasks N``, ``=N``, pytest's
+    ``--homefield-stop-after-tasks``) is left out and ``--stop-after-tasks TOTAL`` (for ``pytest …``,
+    ``--homefield-stop-after-tasks TOTAL``) put before a ``--`` or at the end: the last one given wins, so
+    it overrides a bound set in ``.homefield.yml`` too."""
+    words = shlex.split(command)
+    end = words.index("--") if "--" in words else len(words)
+    kept: list[str] = []
+    i = 0
+    while i < end:
+        if words[i] in _TASK_BOUND_FLAGS:
+            i += 2  # the flag and its value
+            continue
+        if not words[i].startswith(tuple(f + "=" for f in _TASK_BOUND_FLAGS)):
+            kept.append(words[i])
+        i += 1
+    flag = _TASK_BOUND_FLAGS[1] if words[:1] == ["pytest"] else _TASK_BOUND_FLAGS[0]
+    return shlex.join([*kept, flag, str(total), *words[end:]])
 
 
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,

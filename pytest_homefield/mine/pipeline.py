@@ -47,6 +47,7 @@ from pytest_homefield.mine.bounds import (
     in_flight_line,
     stop_lines,
     stop_meta,
+    with_task_bound,
 )
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import (
@@ -584,6 +585,8 @@ class MineSession:
             return [f"tasks.jsonl not updated: {exc}",
                     f"Verification records: {self.results_path.relative_to(self.settings.root)}"]
         kept = sum(1 for r in verified if r.get("task"))
+        if stop is not None and stop.why == STOP_AFTER_TASKS and self.settings.stop_after_tasks:
+            command = with_task_bound(command, kept + self.settings.stop_after_tasks)  # the same bound stops at once
         scan_reasons = [r["reason"] for r in read_jsonl(scan_path(self.mine_dir))]
         n_cand = self.n_candidates
         examined = self.scan_result.examined if self.scan_result is not None else n_cand + len(scan_reasons)

@@ -404,6 +404,9 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         v.detail = _nothing_failed_detail(parent_runs)
         # every test skipped says nothing of the change: this environment cannot run them (issue 35)
         v.reason = "tests_skipped" if ALL_SKIPPED in v.detail else "passes_without_change"
+        uncollected = sorted({p for r in parent_runs for p in r.collection_errors})
+        if uncollected:  # their tests never ran: "all N passed" alone read as if the commit's tests had
+            v.detail += f"; not collected at the parent, so never run: {', '.join(uncollected)}"
     elif not red:
         v.reason = "flaky"
         v.detail = f"{len(ever_failed)} test(s) failed in some parent runs but not all, e.g. {ever_failed[0]}"
@@ -417,7 +420,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         errs = sorted({p for r in commit_runs for p in r.collection_errors})
         if errs:
             v.detail += f" (collection errors: {', '.join(errs)})"
-    if v.reason == "reference_fails" and v.missing_modules:
+    if v.reason in ("reference_fails", "passes_without_change", "tests_skipped") and v.missing_modules:
         v.detail += f"; the environment lacks module(s): {', '.join(v.missing_modules)}"
     return v
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import tomllib
 
-__all__ = ["install_hint", "extra_of", "group_of", "declared_names", "pip_version", "PIP_GROUP_MIN"]
+__all__ = ["install_hint", "conftest_import_line", "extra_of", "group_of", "declared_names", "pip_version",
+           "PIP_GROUP_MIN"]
 
 #: The first pip with ``pip install --group`` (PEP 735 dependency groups): 25.1.
 PIP_GROUP_MIN = (25, 1)
@@ -110,3 +111,33 @@ def install_hint(root: Path, python: str | None, missing: Collection[str] = ()) 
     direct = (f"{py} -m pip install {names} (named by no requirement of today's test dependencies, "
               "perhaps needed by older commits only; a PyPI name can differ from the module's)")
     return f"{hint}; and {direct}" if hint else f"e.g. {direct}"
+
+
+def _is_own(root: Path, top: str) -> bool:
+    """Whether ``top`` is a top-level module of the working tree ``root`` (a folder or ``.py`` file at
+    the root or under ``src/``)."""
+    return any((base / top).is_dir() or (base / f"{top}.py").is_file() for base in (root, root / "src"))
+
+
+def conftest_import_line(root: Path, python: str, conftest: Path, cause: BaseException) -> str | None:
+    """The one line a homefield session prints instead of pytest's ``ImportError while loading conftest``
+    traceback (exit 4, no hint) when a ``conftest.py`` of the repository ``root`` that pytest loads at
+    start-up (every homefield session does, in ``python``, the interpreter running homefield) cannot
+    import a module: the conftest, the error and the install command. For one of the repository's own
+    modules (its conftest imports the package under test, which is not installed in ``python``, or an
+    older release is), the project itself: ``python -m pip install -e '.[test]'`` (the extra as
+    spelled, ``.`` without one); for any other, :func:`install_hint`'s command. ``None`` when ``cause``
+    is not an ``ImportError`` naming its module (a ``SyntaxError``: pytest's own message says it better)."""
+    name = getattr(cause, "name", None) if isinstance(cause, ImportError) else None
+    if not name:
+        return None
+    top = str(name).split(".", 1)[0]
+    where = conftest.relative_to(root) if conftest.is_relative_to(root) else conftest
+    head = f"homefield: {where} cannot be loaded: {type(cause).__name__}: {cause}"
+    if _is_own(root, top):
+        extra = extra_of(root)
+        target = shlex.quote(f".[{extra}]") if extra else "."
+        return (f"{head} ({top!r} is the repository's own package, not installed in {python}, which loads your "
+                f"conftest.py): install the project there, e.g. {shlex.quote(python)} -m pip install -e {target}")
+    hint = install_hint(root, python, [str(name)])
+    return f"{head} (not installed in {python}, which loads your conftest.py)" + (f": {hint}" if hint else "")

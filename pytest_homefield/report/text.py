@@ -159,6 +159,9 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
         if a.failure_kinds:
             text += f" ({kinds_line(a.failure_kinds)})"
         add(text + (f" | {' · '.join(unscored)}" if unscored else ""), yellow=bool(unscored))
+        if a.first_error and not a.solved and not a.failure_kinds:  # nothing graded: a crashed program says why
+            task, attempt, error = a.first_error
+            wrapped(f"first error ({task} #{attempt}): {error}", f"  {pad}  ", yellow=True)
         if not verbose:
             continue
         if len(a.pass_at_k) > 1:

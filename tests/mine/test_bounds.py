@@ -23,6 +23,7 @@ from pytest_homefield.mine.bounds import (
     failure_signature,
     in_flight_line,
     stop_meta,
+    with_task_bound,
 )
 from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.reuse import ReuseIndex
@@ -86,11 +87,13 @@ def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp
     assert lines[0].startswith("Mined 1 task from 1 of 3 candidates")
     assert lines[1] == ("Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified: tasks.jsonl is "
                         "partial (1 task from the 1 verified).")
-    assert lines[2] == "Continue with: homefield mine --stop-after-tasks 1  (the 1 verified are reused, not run again)"
+    # the same bound would reuse the 1 task and stop at once (seen on pypa/packaging): it is raised by N
+    assert lines[2] == "Continue with: homefield mine --stop-after-tasks 2  (the 1 verified are reused, not run again)"
     stopped = read_meta(session.mine_dir)["stopped"]
     assert (stopped["why"], stopped["not_verified"], stopped["candidates"]) == ("stop_after_tasks", 2, 3)
     note = partial_mine_note(HomefieldDir(tmp_path))
     assert note is not None and "2 of 3 candidates not verified" in note and "homefield mine --stop" in note
+    assert stopped["continue"] == "homefield mine --stop-after-tasks 2"
     # a not-verified record is never reused by a later session
     assert "kbb" not in ReuseIndex.load(HomefieldDir(tmp_path)).records
 
@@ -178,6 +181,19 @@ def test_continue_command() -> None:
     assert continue_command(["/venv/bin/homefield", "mine", "--since", "2024-01-01", "-n", "2"]) == \
         "homefield mine --since 2024-01-01 -n 2"
     assert continue_command(["/x/pytest"], ["--homefield-mine", "-n", "2"]) == "pytest --homefield-mine -n 2"
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("homefield mine -n 2 --stop-after-tasks 5 --since 2026-01-01",
+     "homefield mine -n 2 --since 2026-01-01 --stop-after-tasks 10"),
+    ("homefield mine --stop-after-tasks=5 -n 2", "homefield mine -n 2 --stop-after-tasks 10"),
+    ("homefield mine -n 2", "homefield mine -n 2 --stop-after-tasks 10"),  # the bound came from .homefield.yml
+    ("homefield mine --stop-after-tasks 5 -- -p no:cov", "homefield mine --stop-after-tasks 10 -- -p no:cov"),
+    ("pytest --homefield-mine --homefield-stop-after-tasks 5 -n 2",
+     "pytest --homefield-mine -n 2 --homefield-stop-after-tasks 10"),
+])
+def test_with_task_bound_raises_the_bound_the_same_command_would_stop_at(command: str, expected: str) -> None:
+    assert with_task_bound(command, 10) == expected
 
 
 @pytest.mark.parametrize("fresh", [True, False])

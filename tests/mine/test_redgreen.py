@@ -580,3 +580,17 @@ def test_a_parent_missing_a_third_party_module_names_it() -> None:
     assert v.detail.endswith("; the environment lacks module(s): sqlite_migrate"), v.detail
     ok = classify_runs([run({"t::a": "failed"})], [run({"t::a": "passed"})])
     assert ok.reason is None and ok.missing_modules == []
+
+
+def test_passes_without_change_names_the_test_files_that_never_ran() -> None:
+    """Seen on jaraco/inflect (2018): one of the commit's two test files imported ``nose``, which the
+    environment lacked; the drop read "all 37 passed without the change", as if every test had run."""
+    def half() -> TestRun:
+        r = run({"tests/test_pwd.py::test_a": "passed"}, ce=True)
+        r.collection_errors = {"tests/test_compounds.py": "ModuleNotFoundError: No module named 'nose'"}
+        return r
+
+    v = classify_runs([half()], [half()])
+    assert v.reason == "passes_without_change" and v.missing_modules == ["nose"]
+    assert v.detail == ("no test failed in 1 parent run: all 1 passed without the change; not collected at the "
+                        "parent, so never run: tests/test_compounds.py; the environment lacks module(s): nose")

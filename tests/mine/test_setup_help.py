@@ -1,19 +1,22 @@
 """Setup help of a mine (issue 35 item 6): the missing-module line never names the repository's own
 modules (one the commit adds is missing at the parent by design), it says how to install the test
-dependencies (the extra as the repository spells it; a dependency group needs pip ≥ 25.1), and an empty
---since window names the newest commit's date."""
+dependencies (the extra as the repository spells it; a dependency group needs pip ≥ 25.1), an empty
+--since window names the newest commit's date, and a conftest.py that cannot import the package under
+test ends a homefield session with one line and the install command."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
+from helpers.e2e_repo import cli_env, homefield
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.mine.pipeline import missing_modules_line
 from pytest_homefield.mine.redgreen import _missing_modules, own_top_levels
 from pytest_homefield.mine.scan import ScanOptions, format_scan, scan
-from pytest_homefield.mine.setup_help import extra_of, group_of, install_hint, pip_version
+from pytest_homefield.mine.setup_help import conftest_import_line, extra_of, group_of, install_hint, pip_version
 from pytest_homefield.sandbox.testrun import TestRun
 
 
@@ -79,3 +82,55 @@ def test_a_module_no_test_dependency_names_gets_its_own_install(tmp_path: Path) 
     alone = install_hint(tmp_path / "none", "/v/bin/python", ["six"])
     assert alone is not None and alone.startswith("e.g. /v/bin/python -m pip install six (named by no requirement")
     assert install_hint(tmp_path / "none", "/v/bin/python", []) is None
+
+
+def _conftest_imports_own_package(tmp_path: Path) -> GitRepo:
+    """A src-layout repository whose tests/conftest.py imports its own package, which is not installed."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", '[project]\nname = "tinypkg"\nversion = "0"\n'
+                                 '[project.optional-dependencies]\ntest = ["pytest"]\n'
+                                 '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    repo.write("src/tinypkg/__init__.py", "def add(a, b):\n    return a - b\n")
+    repo.write("tests/conftest.py", "import tinypkg\n")
+    repo.write("tests/test_a.py", "import tinypkg\n\ndef test_one():\n    assert tinypkg.add(1, 1) in (0, 2)\n")
+    repo.commit("Start tinypkg and its tests")
+    return repo
+
+
+def test_a_conftest_that_imports_the_uninstalled_package_gets_one_line_with_the_install_command(
+        tmp_path: Path) -> None:
+    """Seen on pypa/packaging's layout: a homefield session loads the repository's conftest.py in its own
+    Python, so a conftest importing the package under test, not installed there, ended every command
+    (mine, run, verify) with pytest's bare "ImportError while loading conftest" traceback and exit 4."""
+    repo = _conftest_imports_own_package(tmp_path)
+    proc = homefield(repo.path, "mine", timeout=120)
+    assert proc.returncode == 4, proc.stderr
+    assert "ImportError while loading conftest" not in proc.stdout + proc.stderr
+    errors = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert errors == [f"ERROR: homefield: tests/conftest.py cannot be loaded: ModuleNotFoundError: No module named "
+                      f"'tinypkg' ('tinypkg' is the repository's own package, not installed in {sys.executable}, "
+                      f"which loads your conftest.py): install the project there, e.g. {sys.executable} -m pip "
+                      f"install -e '.[test]'"]
+    # without a homefield mode the plugin is inert: pytest says it as before
+    plain = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=repo.path,
+                           env=cli_env(), capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 4 and "ImportError while loading conftest" in plain.stderr
+    assert "homefield" not in plain.stderr
+
+
+def test_conftest_import_line_names_another_module_s_install_and_leaves_other_errors_to_pytest(
+        tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[project.optional-dependencies]\n'
+                                             'tests = ["pytest", "freezegun"]\n')
+    conftest = tmp_path / "conftest.py"
+    missing = ModuleNotFoundError("No module named 'freezegun'", name="freezegun")
+    assert conftest_import_line(tmp_path, "/v/bin/python", conftest, missing) == (
+        "homefield: conftest.py cannot be loaded: ModuleNotFoundError: No module named 'freezegun' (not installed "
+        "in /v/bin/python, which loads your conftest.py): e.g. /v/bin/python -m pip install -e '.[tests]' "
+        "(the extra is 'tests')")
+    (tmp_path / "x.py").write_text("")  # a module of the repository itself, an older release installed
+    old = ImportError("cannot import name 'new' from 'x' (/site-packages/x.py)", name="x")
+    line = conftest_import_line(tmp_path, "/v/bin/python", conftest, old)
+    assert line is not None and line.endswith("install the project there, e.g. /v/bin/python -m pip install -e "
+                                              "'.[tests]'")
+    assert conftest_import_line(tmp_path, "/v/bin/python", conftest, SyntaxError("invalid syntax")) is None

@@ -362,6 +362,22 @@ def test_agent_whose_every_attempt_errored(tmp_path: Path) -> None:
     assert rep["unsolved_by_all"] == []
 
 
+def test_the_terminal_says_why_an_agent_that_changed_nothing_failed(tmp_path: Path) -> None:
+    """Seen on pypa/packaging: ``cmd:sh /path/agent.sh`` (a script the sandbox does not show) exited 2 on
+    every attempt; the terminal report said only "∅ empty patch 3", the reason was in the HTML alone."""
+    recs = [(t, a, 1, "tests_failed" if a == "tried" else "empty_patch") for t in ("t1", "t2")
+            for a in ("tried", "script")]
+    run = _make_run(tmp_path / "r1", ["tried", "script"], recs)
+    results = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    for r in results:
+        r["error"] = ("command exited 2: sh: 0: cannot open /x/agent.sh: No such file" if r["agent"] == "script"
+                      else "1/1 FAIL_TO_PASS did not pass")
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    short = _render_all(build_report([run], [_task("t1"), _task("t2")]))["short"]
+    assert "first error (t1 #1): command exited 2: sh: 0: cannot open /x/agent.sh: No such file" in short
+    assert "FAIL_TO_PASS did not pass" not in short  # a graded failure says itself in its kind
+
+
 def test_one_agent_one_task(tmp_path: Path) -> None:
     run = _make_run(tmp_path / "solo", ["solo"], [("t1", "solo", 1, "solved")], attempts=1)
     rep = build_report([run], [_task("t1")])

@@ -63,6 +63,7 @@ from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.carried import carried_changes, config_above
 from pytest_homefield.run.grading import tree_changes
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.phases import PHASE_DIR_VAR
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -476,7 +477,8 @@ def test_cli_run_scores_attack_unsolved_and_committed_fix_solved(fx: Fixture, ta
                                                resolve(FORGING["sitecustomize-package"])["sitecustomize/__init__.py"]},
                          COMMIT, name="forge")
     fix = script_agent(tmp_path / "agents", GOOD, COMMIT, name="fix")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYTEST_", "HOMEFIELD_")) or k == PHASE_DIR_VAR}  # the test's own phase lock
     argv = [sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", f"forge={forge.spec}", "--agent",
             f"fix={fix.spec}", "--attempts", "1", "--run-id", "r1", "-n", "0",
             "--", "-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", "no:anyio"]
