@@ -83,20 +83,24 @@ FAILURE_START = "service '"
 
 
 def failure_lines(messages: Iterable[str | None], noun: str, verb: str) -> list[str]:
-    """One line per distinct service failure among ``messages`` (errors of records; a message counts
-    when it is, or ends with after ``": "``, a :class:`ServiceError`'s), said once however many records
-    it ended: ``'Services: service 'redis' did not get ready … (4 attempts infra; homefield services
-    --check tries it alone)'`` for ``noun="attempt"``, ``verb="infra"``."""
+    """One line per failed service among ``messages`` (errors of records; a message counts when it is,
+    or ends with after ``": "``, a :class:`ServiceError`'s; the first message of each service is quoted),
+    said once however many records it ended: ``'Services: service 'redis' did not get ready … (4 attempts
+    infra; homefield services --check tries it alone)'`` for ``noun="attempt"``, ``verb="infra"``."""
     counts: dict[str, int] = {}
+    first: dict[str, str] = {}
     for message in messages:
         text = str(message or "")
         at = text.find(FAILURE_START)
         if at < 0 or (at > 0 and not text[:at].endswith(": ")):
             continue
         detail = text[at:]
-        counts[detail] = counts.get(detail, 0) + 1
-    return [f"Services: {detail} ({n} {noun}{'s' if n != 1 else ''} {verb}; homefield services --check tries it "
-            "alone)" for detail, n in counts.items()]
+        # by service: a grading tries a failed service again (each try another port and log), one line each
+        name = detail[len(FAILURE_START):].split("'", 1)[0]
+        first.setdefault(name, detail)
+        counts[name] = counts.get(name, 0) + 1
+    return [f"Services: {first[name]} ({n} {noun}{'s' if n != 1 else ''} {verb}; homefield services --check tries "
+            "it alone)" for name, n in counts.items()]
 
 
 @dataclass(frozen=True)

@@ -360,6 +360,7 @@ def test_failure_lines_say_each_failure_once_with_its_count() -> None:
     from pytest_homefield.sandbox.services import failure_lines
 
     msg = "service 'redis' exited with status 1 before it was ready; its log (x.log): bad option"
-    lines = failure_lines([msg, f"cannot prepare the agent's services: {msg}", None, "tests failed",
+    again = msg.replace("x.log", "y.log")  # a grading tried it again: another port, another log
+    lines = failure_lines([msg, f"cannot prepare the agent's services: {msg}", None, "tests failed", again,
                            "no service 'x' here"], "attempt", "infra")
-    assert lines == [f"Services: {msg} (2 attempts infra; homefield services --check tries it alone)"]
+    assert lines == [f"Services: {msg} (3 attempts infra; homefield services --check tries it alone)"]
