@@ -25,7 +25,6 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
-from pytest_homefield.report.runs import load_meta
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.sandbox.services import ServiceSpec
@@ -248,13 +247,9 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     for line in flaky_lines(home, run_id):
         print(line)
     verified = {r["task_id"] for r in records if r.get("agent") == "oracle"}
-    selected = len(load_meta(home.run_dir(run_id)).get("task_ids") or verified)
     every = "the" if len(verified) == 1 else "all"
     of = (f"{every} {plural(len(verified), 'task')}" if len(verified) == len(tasks)
-          else f"{every} {plural(len(verified), 'selected task')} (of {len(tasks)})" if len(verified) >= selected
-          # an interrupted verify: what it graded, never "all"
-          else f"the {plural(len(verified), 'task')} it graded ({selected - len(verified)} of the {selected} "
-               "selected not graded)")
+          else f"{every} {plural(len(verified), 'selected task')} (of {len(tasks)})")
     if not broken:
         print(f"homefield verify: oracle solves {of} in this environment")
         return (0 if held else 1) if code in (0, 1) else code
