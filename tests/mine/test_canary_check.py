@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_homefield.mine.canary_check import check_twins
+from pytest_homefield.mine.canary_check import CanaryCheck, check_twins
 from pytest_homefield.sandbox.canaries import Canary, CanaryPlan, Group
 from pytest_homefield.sandbox.testrun import TestRun
 
@@ -29,6 +29,13 @@ def _plan(forced: set[str]) -> CanaryPlan:
 
 REAL = dict.fromkeys(F2P, "passed")
 TWINS_FAIL = {"t.py::test_a@twin1[1]": "failed", "t.py::test_a@twin1[2]": "failed", "t.py::test_b@twin1": "error"}
+
+
+def _checked(outcomes: dict[str, str], fail_to_pass: list[str] = F2P) -> CanaryCheck:
+    """:func:`check_twins` where every round's twin run gives ``outcomes`` (a check, never a stop)."""
+    check = check_twins(fail_to_pass, lambda forced, k: (_run(outcomes), _plan(forced)))
+    assert not isinstance(check, str)
+    return check
 
 
 def test_every_twin_failing_holds_in_one_round() -> None:
@@ -56,22 +63,15 @@ def test_a_twin_the_reference_passes_becomes_a_sentinel() -> None:
 
 
 def test_what_still_does_not_hold_drops_the_candidate() -> None:
-    def run(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
-        return _run({**REAL, **TWINS_FAIL, "t.py::test_b@twin1": "passed"}), _plan(forced)
-
-    check = check_twins(F2P, run)
-    assert not isinstance(check, str)
+    check = _checked({**REAL, **TWINS_FAIL, "t.py::test_b@twin1": "passed"})
     assert check.reason == "reference_passes_canary"
     assert check.detail == ("canary t.py::test_b@twin1 (sentinel of t.py::test_b: k) passed with the "
                             "reference fix")
 
 
 def test_broken_real_tests_a_timeout_or_a_stop_are_reported() -> None:
-    def broken(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
-        return _run({**TWINS_FAIL, "t.py::test_a[1]": "error"}), _plan(forced)
-
-    check = check_twins(F2P, broken)
-    assert not isinstance(check, str) and check.reason == "reference_passes_canary"
+    check = _checked({**TWINS_FAIL, "t.py::test_a[1]": "error"})
+    assert check.reason == "reference_passes_canary"
     assert check.detail.startswith("3 FAIL_TO_PASS id(s) did not pass with the canaries planted")
     assert check_twins(F2P, lambda forced, k: ("setup failed", _plan(forced))) == "setup failed"
     slow = _run(REAL)
@@ -85,30 +85,18 @@ def test_an_instance_this_environment_skips_counts_for_nothing() -> None:
     ``test_x[None]`` skipped at the parent and at the commit (excluded, no FAIL_TO_PASS id) and its
     twin's ``[None]`` instance skipped too; the twin still fails in the instance that runs."""
     skipped = {"t.py::test_a[3]": "skipped", "t.py::test_a@twin1[3]": "skipped"}
-
-    def run(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
-        return _run({**REAL, **TWINS_FAIL, **skipped}), _plan(forced)
-
-    check = check_twins(F2P, run)
-    assert not isinstance(check, str)
+    check = _checked({**REAL, **TWINS_FAIL, **skipped})
     assert (check.reason, check.sentinels, check.runs) == (None, [], 1)
 
 
 def test_a_twin_skipped_where_its_original_is_fail_to_pass_does_not_hold() -> None:
     """Only a skip the original shares is excused: a twin instance skipped where its original's instance
     passes as FAIL_TO_PASS guards nothing, and neither does a twin every instance of which is skipped."""
-    def run(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
-        return _run({**REAL, **TWINS_FAIL, "t.py::test_a@twin1[1]": "skipped"}), _plan(forced)
-
-    check = check_twins(F2P, run)
-    assert not isinstance(check, str)
+    check = _checked({**REAL, **TWINS_FAIL, "t.py::test_a@twin1[1]": "skipped"})
     assert check.reason == "reference_passes_canary"
     assert check.detail == ("canary t.py::test_a@twin1 (sentinel of t.py::test_a) did not fail: "
                             "t.py::test_a@twin1[1] was skipped")
 
-    def all_skipped(forced: set[str], k: int) -> tuple[TestRun, CanaryPlan]:
-        return _run({**REAL, "t.py::test_a[3]": "skipped", "t.py::test_a@twin1[3]": "skipped",
-                     "t.py::test_b@twin1": "failed"}), _plan(forced)
-
-    check = check_twins(["t.py::test_b"], all_skipped)
-    assert not isinstance(check, str) and check.reason == "reference_passes_canary"
+    check = _checked({**REAL, "t.py::test_a[3]": "skipped", "t.py::test_a@twin1[3]": "skipped",
+                      "t.py::test_b@twin1": "failed"}, ["t.py::test_b"])
+    assert check.reason == "reference_passes_canary"
