@@ -21,7 +21,7 @@ import pytest
 
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.settings import add_pytest_options, flags_from_pytest, resolve_settings
+from pytest_homefield.settings import MODE_OPTIONS, add_pytest_options, flags_from_pytest, resolve_settings
 from pytest_homefield.transport import ControllerWriter, TransportPlugin
 
 
@@ -35,9 +35,6 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-_MODES = ("homefield", "homefield_mine", "homefield_ablate", "homefield_probe")
-
-
 @pytest.hookimpl(wrapper=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None, None, None]:
     """In a homefield session, a repository conftest.py that cannot import a module (its package is not
@@ -48,7 +45,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> Generator[None
         return (yield)
     except Exception as exc:
         cause, conftest = getattr(exc, "cause", None), getattr(exc, "path", None)  # pytest's ConftestImportFailure
-        if (not any(getattr(early_config.known_args_namespace, m, None) for m in _MODES)
+        if (not any(getattr(early_config.known_args_namespace, m, None) for m in MODE_OPTIONS)
                 or cause is None or conftest is None):
             raise
         from pytest_homefield.mine.setup_help import conftest_import_line
