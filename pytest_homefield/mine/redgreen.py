@@ -334,6 +334,11 @@ def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
             f"{len(skipped)} were skipped ({example})")
 
 
+def _uncollected(runs: Sequence[TestRun]) -> list[str]:
+    """The test files, sorted, that any of ``runs`` could not collect."""
+    return sorted({p for r in runs for p in r.collection_errors})
+
+
 def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun], *,
                   own_modules: Collection[str] = ()) -> Verification:
     """Classify the ids of stability runs at the parent (commit's tests on the parent tree) and
@@ -404,7 +409,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         v.detail = _nothing_failed_detail(parent_runs)
         # every test skipped says nothing of the change: this environment cannot run them (issue 35)
         v.reason = "tests_skipped" if ALL_SKIPPED in v.detail else "passes_without_change"
-        uncollected = sorted({p for r in parent_runs for p in r.collection_errors})
+        uncollected = _uncollected(parent_runs)
         if uncollected:  # their tests never ran: "all N passed" alone read as if the commit's tests had
             v.detail += f"; not collected at the parent, so never run: {', '.join(uncollected)}"
     elif not red:
@@ -417,7 +422,7 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         v.reason = "reference_fails"
         failing = [i for i in red if any(x != _PASS for x in _states(commit_runs, i))] or red
         v.detail = f"{len(failing)} red test(s) do not pass at the commit, e.g. {failing[0]}"
-        errs = sorted({p for r in commit_runs for p in r.collection_errors})
+        errs = _uncollected(commit_runs)
         if errs:
             v.detail += f" (collection errors: {', '.join(errs)})"
     if v.reason in ("reference_fails", "passes_without_change", "tests_skipped") and v.missing_modules:
