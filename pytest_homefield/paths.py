@@ -34,7 +34,9 @@ Every changed path is one of five classes (:func:`classify_path`):
     ``Gemfile(.lock)``, ``composer.json``, ``pom.xml``, …. Some manifests also hold non-dependency
     settings (:data:`CONTENT_CHECKED`); for those
     :func:`pytest_homefield.mine.classify.dependency_tables_changed` compares the two
-    versions' dependency tables, and a change outside them counts as a source change.
+    versions' dependency tables, and a change outside them counts as a source change (except, in
+    the scan, a ``pyproject.toml`` changed only in linter-like ``[tool.X]`` tables:
+    :func:`pytest_homefield.mine.classify.tool_settings_changed`).
 ``source``
     Everything else.
 

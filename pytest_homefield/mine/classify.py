@@ -30,6 +30,7 @@ __all__ = [
     "dependency_tables",
     "dependency_tables_changed",
     "message_words",
+    "tool_settings_changed",
 ]
 
 # --- manifests by content ----------------------------------------------------------------------
@@ -349,6 +350,47 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[Any, Any] 
         return _setup_py_deps(text, memo) if name == "setup.py" else reader(text, name)
     except (SyntaxError, configparser.Error, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValueError(f"{path}: does not parse: {exc}") from None
+
+
+#: The ``[tool.X]`` tables of a ``pyproject.toml`` that change what the tests see or what the build makes (names
+#: compared as :func:`_tool_key`, a name or its ``-`` extensions: ``setuptools-scm``, ``pytest-env``): pytest's
+#: own, the build backends' and the environment managers' (they also install, version or build the code).
+BEHAVIOUR_TOOLS = ("pytest", "setuptools", "hatch", "poetry", "uv", "pdm", "flit", "pixi", "maturin",
+                   "scikit-build", "meson-python", "versioningit")
+
+
+def _tool_key(name: str) -> str:
+    """A tool table's name as :data:`BEHAVIOUR_TOOLS` spells it: lower case, runs of ``-_.`` as one ``-``
+    (the normalisation of distribution names: ``setuptools_scm`` is ``setuptools-scm``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def tool_settings_changed(old: bytes | None, new: bytes | None) -> list[str] | None:
+    """The ``[tool.X]`` table names (sorted) that differ between two versions of a ``pyproject.toml`` whose
+    change is confined to tool settings no test or build reads (linters, formatters, type checkers,
+    coverage, changelog tools: configuration, like ``ruff.toml`` or ``mypy.ini``); ``[]`` when the two
+    parse to the same tables (comments, formatting). ``None`` when the change may change behaviour: a side
+    absent (added or deleted file), a side that does not parse as TOML, any difference outside ``[tool]``,
+    or one in a :data:`BEHAVIOUR_TOOLS` table or in the project's own (``[tool.<project.name>]``, which the
+    project itself may read). Parses both versions whole: the scan asks only for a candidate whose one
+    non-test change is this file."""
+    if old is None or new is None:
+        return None
+    try:
+        before, after = tomllib.loads(old.decode("utf-8")), tomllib.loads(new.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    tools_before, tools_after = before.pop("tool", {}), after.pop("tool", {})
+    if before != after or not isinstance(tools_before, dict) or not isinstance(tools_after, dict):
+        return None
+    changed = sorted(k for k in tools_before.keys() | tools_after.keys() if tools_before.get(k) != tools_after.get(k))
+    names = {str(_pick(data, "project", "name") or "") for data in (before, after)} - {""}
+    behaviour = {_tool_key(n) for n in names}
+    for name in changed:
+        key = _tool_key(name)
+        if key in behaviour or any(key == t or key.startswith(t + "-") for t in BEHAVIOUR_TOOLS):
+            return None
+    return changed
 
 
 _UNREADABLE = object()

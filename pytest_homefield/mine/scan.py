@@ -45,7 +45,10 @@ Filters, in the order they are applied; the first that fails names the reason (d
     manifest (``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``package.json``, ``Cargo.toml``,
     ``composer.json``): both versions are read (one ``git cat-file --batch`` process for the whole
     scan) and their dependency tables compared; if unchanged, the manifest is a source file. With
-    ``env`` ``uv`` a changed one is kept as a candidate and listed in ``dependency_files``.
+    ``env`` ``uv`` a changed one is kept as a candidate and listed in ``dependency_files``. Then
+    ``no_source_change`` for a candidate whose only source files are ``pyproject.toml`` files changed in
+    tool settings alone (:func:`.classify.tool_settings_changed`: ``[tool.ruff]`` is configuration,
+    ``[tool.pytest.ini_options]`` or a build backend's table is not); only those files are parsed whole.
 11. ``diff_too_large``: more than ``max_diff_lines`` added + removed lines in the non-test files
     (the gold patch; binary files count 0). Counted only when ``max_diff_lines`` is set, for the
     commits that passed 1-10, by one more ``git log --no-walk --stdin --numstat`` process.
@@ -73,7 +76,7 @@ import git
 
 from pytest_homefield.envs.declaration import is_declaration_file
 from pytest_homefield.errors import ScanError
-from pytest_homefield.mine.classify import changed_manifests
+from pytest_homefield.mine.classify import changed_manifests, tool_settings_changed
 from pytest_homefield.mine.merge_prompt import branch_messages, compose_merge_prompt
 from pytest_homefield.mine.prompt import clean_prompt, count_words, names_identifier
 from pytest_homefield.mine.scan_git import (
@@ -91,7 +94,7 @@ from pytest_homefield.mine.scan_git import (
     stream,
     tree_paths,
 )
-from pytest_homefield.mine.scan_rules import cheap_reason, path_reason, split_change
+from pytest_homefield.mine.scan_rules import cheap_reason, no_source_detail, path_reason, split_change
 from pytest_homefield.paths import Classifier, compile_globs
 from pytest_homefield.settings import ScanSettings, join_flags
 
@@ -263,13 +266,41 @@ def _check_options(options: ScanOptions) -> None:
         raise ValueError(f"min_message_words: expected a non-negative integer, got {words!r}")
 
 
-def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]) -> list[list[str]]:
+def _manifests_changed(repo: git.Repo, checks: list[list[tuple[str, str]]]
+                       ) -> tuple[list[list[str]], dict[str, bytes]]:
     """Filter 10 for several commits at once: for each commit's content-checked manifests (path, raw diff
     line), the paths whose dependency tables differ (:func:`.classify.changed_manifests`), every blob read
-    by one ``git cat-file --batch``."""
+    by one ``git cat-file --batch``; and the blobs read, by id."""
     versions = [[(path, raw.split()[2], raw.split()[3]) for path, raw in check] for check in checks]
     wanted = sorted({sha for files in versions for _, *shas in files for sha in shas if sha.strip("0")})
-    return changed_manifests(versions, read_blobs(repo, wanted) if wanted else {})
+    blobs = read_blobs(repo, wanted) if wanted else {}
+    return changed_manifests(versions, blobs), blobs
+
+
+def _tool_settings_only(candidate: Candidate, checked: list[tuple[str, str]],
+                        blobs: dict[str, bytes]) -> str:
+    """Filter 10's second question, for a candidate whose manifests kept their dependency tables: when its
+    only non-test files besides docs and configuration are ``pyproject.toml`` files changed in tool settings
+    alone (:func:`.classify.tool_settings_changed`: ``[tool.ruff]``, not ``[tool.pytest.ini_options]``),
+    those count as configuration and the commit changed no source: the ``no_source_change`` detail, else
+    ``""``. Parses only those candidates' pyproject files (a candidate with another source file is not
+    asked)."""
+    raws = dict(checked)
+    if not candidate.source_files or any(p.rsplit("/", 1)[-1] != "pyproject.toml" or p not in raws
+                                         for p in candidate.source_files):
+        return ""
+    tables: set[str] = set()
+    for path in candidate.source_files:
+        old, new = raws[path].split()[2:4]
+        changed = tool_settings_changed(blobs.get(old) if old.strip("0") else None,
+                                        blobs.get(new) if new.strip("0") else None)
+        if changed is None:
+            return ""
+        tables.update(changed)
+    what = ", ".join(f"[tool.{t}]" for t in sorted(tables)) or "comments or formatting"
+    counts = no_source_detail(len(candidate.test_files), len(candidate.docs_files),
+                              len(candidate.config_files) + len(candidate.source_files))
+    return f"{counts} ({', '.join(candidate.source_files)}: only {what})"
 
 
 # --- entry point -------------------------------------------------------------------------------
@@ -437,13 +468,16 @@ def _filter_manifests(repo: git.Repo, outcomes: list[Candidate | Rejected],
     rejected, or with ``keep`` (``env`` ``uv``) given those manifests as ``dependency_files``."""
     if not checks:
         return
-    for i, changed in zip(checks, _manifests_changed(repo, list(checks.values())), strict=True):
+    results, blobs = _manifests_changed(repo, list(checks.values()))
+    for (i, checked), changed in zip(checks.items(), results, strict=True):
+        c = outcomes[i]
         if changed:
-            c = outcomes[i]
             if keep and isinstance(c, Candidate) and all(is_declaration_file(p) for p in changed):
                 c.dependency_files = sorted({*c.dependency_files, *changed})
                 continue
             outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "dependency_change", ", ".join(changed))
+        elif isinstance(c, Candidate) and (detail := _tool_settings_only(c, checked, blobs)):
+            outcomes[i] = Rejected(c.commit, c.subject, c.authored_at, "no_source_change", detail)
 
 
 def _filter_diff_lines(repo: git.Repo, outcomes: list[Candidate | Rejected], classifier: Classifier,

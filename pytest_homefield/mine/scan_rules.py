@@ -17,7 +17,7 @@ from pytest_homefield.paths import CONFIG, CONTENT_CHECKED, DOCS, SOURCE, TEST, 
 from pytest_homefield.sandbox.snapshot import HOMEFIELD_DIR
 from pytest_homefield.settings import ScanSettings
 
-__all__ = ["Change", "cheap_reason", "path_reason", "split_change"]
+__all__ = ["Change", "cheap_reason", "no_source_detail", "path_reason", "split_change"]
 
 
 class Change:
@@ -146,6 +146,13 @@ def _some(paths: Sequence[str], n: int = 3) -> list[str]:
     return list(paths[:n]) + ([f"… {len(paths) - n} more"] if len(paths) > n else [])
 
 
+def no_source_detail(tests: int, docs: int, config: int) -> str:
+    """The ``no_source_change`` detail for a commit of that many test, docs and config files:
+    ``2 test files, 1 docs file and 1 config file`` (no config part when there is none)."""
+    parts = [_files(tests, "test"), _files(docs, "docs")] + ([_files(config, "config")] if config else [])
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def _no_test_detail(change: Change, classifier: Classifier) -> str:
     """Why no runnable test module is among the changes, in words that do not contradict the counts."""
     if not change.all_paths:
@@ -180,10 +187,7 @@ def cheap_reason(commit: Commit, change: Change, options: ScanSettings,
     if blocking:
         return "dependency_change", ", ".join(blocking[:5]) + (" …" if len(blocking) > 5 else "")
     if not change.sources:
-        parts = [_files(len(change.tests), "test"), _files(len(change.docs), "docs")]
-        if change.config:
-            parts.append(_files(len(change.config), "config"))
-        return "no_source_change", ", ".join(parts[:-1]) + " and " + parts[-1]
+        return "no_source_change", no_source_detail(len(change.tests), len(change.docs), len(change.config))
     limit = options.max_source_files
     if limit is not None and len(change.sources) > limit:
         return "too_many_source_files", f"{len(change.sources)} source files > {limit}"

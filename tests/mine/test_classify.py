@@ -430,3 +430,18 @@ def test_pyproject_tables_are_found_on_every_line_the_first_too(text: bytes) -> 
     """Issue 35: the header search skips from newline to newline; a header on the first line, right after
     another or indented is still one (the tables read are those of a full parse)."""
     assert dependency_tables("pyproject.toml", text) == _tables_of(tomllib.loads(text.decode()), "pyproject.toml")
+
+
+def test_tool_settings_changed_names_only_inert_tool_tables() -> None:
+    from pytest_homefield.mine.classify import tool_settings_changed
+
+    base = b'[project]\nname = "My_Pkg"\n\n[tool.ruff]\nline-length = 100\n\n[tool.mypy]\nstrict = true\n'
+    assert tool_settings_changed(base, base.replace(b"100", b"88").replace(b"true", b"false")) == ["mypy", "ruff"]
+    assert tool_settings_changed(base, base + b"# a comment\n") == []
+    assert tool_settings_changed(base, base + b"[tool.coverage.run]\nbranch = true\n") == ["coverage"]
+    for table in (b"[tool.pytest.ini_options]", b"[tool.pytest_env]", b"[tool.setuptools-scm]", b"[tool.hatch.build]",
+                  b"[tool.poetry]", b"[tool.uv]", b"[tool.pdm]", b"[tool.flit.module]", b"[tool.my-pkg]"):
+        assert tool_settings_changed(base, base + table + b'\nx = "y"\n') is None, table
+    assert tool_settings_changed(base, base.replace(b"My_Pkg", b"pkg")) is None  # outside [tool]
+    assert tool_settings_changed(None, base) is None and tool_settings_changed(base, None) is None
+    assert tool_settings_changed(base, base + b"[tool.ruff\n") is None  # does not parse

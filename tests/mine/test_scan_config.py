@@ -42,3 +42,56 @@ def test_config_files_are_their_own_class(tmp_path: Path) -> None:
     assert isinstance(cand, Candidate)
     # mypy.ini is not source: the task's languages come from pkg/core.py alone
     assert cand.source_files == ["pkg/core.py"] and cand.config_files == ["mypy.ini"]
+
+
+PYPROJECT = """\
+[project]
+name = "pkg"
+version = "1.0"
+dependencies = ["click"]
+
+[tool.ruff]
+line-length = 100
+
+[tool.pytest.ini_options]
+addopts = "-q"
+"""
+
+
+def test_pyproject_tool_settings_alone_are_configuration(tmp_path: Path) -> None:
+    """A candidate whose one non-test change is a pyproject.toml changed only in a linter's table has no
+    source change (pypa/packaging: a dependabot ruff bump cost 430 s of verification); pytest's table, a
+    build backend's, the project's own, or a change beside another source file keep it a candidate."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pyproject.toml", PYPROJECT)
+    repo.write("pkg/core.py", "def core():\n    return 1\n")
+    repo.write("tests/test_core.py", "def test_core():\n    assert True\n")
+    repo.commit("Initial import of the package")
+    steps = {
+        "ruff": ('line-length = 100', 'line-length = 120\nselect = ["E", "W"]'),
+        "comment": ('[tool.ruff]', '# linting\n[tool.ruff]'),
+        "pytest": ('addopts = "-q"', 'addopts = "-q -p no:cacheprovider"'),
+        "setuptools": ('[tool.ruff]', '[tool.setuptools_scm]\nversion_file = "pkg/_v.py"\n\n[tool.ruff]'),
+        "own": ('[tool.ruff]', '[tool.pkg]\nmode = "strict"\n\n[tool.ruff]'),
+        "version": ('version = "1.0"', 'version = "1.1"'),
+    }
+    shas, text = {}, PYPROJECT
+    for i, (name, (old, new)) in enumerate(steps.items()):  # each step changes the one before
+        text = text.replace(old, new, 1)
+        repo.write("pyproject.toml", text)
+        repo.write("tests/test_core.py", f"def test_core{i}():\n    assert True\n")
+        shas[name] = repo.commit(f"Change the {name} settings of the project")
+    repo.write("pyproject.toml", text.replace('line-length = 120', 'line-length = 88'))
+    repo.write("pkg/core.py", "def core():\n    return 2\n")
+    repo.write("tests/test_core.py", "def test_core():\n    assert 2\n")
+    shas["beside_source"] = repo.commit("Make core return two with shorter lines")
+    result = scan(repo.path, ScanOptions())
+    rejected = {r.commit: (r.reason, r.detail) for r in result.rejected}
+    assert rejected[shas["ruff"]] == ("no_source_change", "1 test file, 0 docs files and 1 config file "
+                                                          "(pyproject.toml: only [tool.ruff])")
+    assert rejected[shas["comment"]] == ("no_source_change", "1 test file, 0 docs files and 1 config file "
+                                                             "(pyproject.toml: only comments or formatting)")
+    candidates = {c.commit: c.source_files for c in result.candidates}
+    for name in ("pytest", "setuptools", "own", "version"):
+        assert candidates[shas[name]] == ["pyproject.toml"], name
+    assert sorted(candidates[shas["beside_source"]]) == ["pkg/core.py", "pyproject.toml"]
