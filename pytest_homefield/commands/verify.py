@@ -32,8 +32,8 @@ from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["run_verify", "unprotected_lines", "flaky_lines", "drift_lines", "attack_table", "attack_verdict",
-           "env_key_changes"]
+__all__ = ["run_verify", "oracle_line", "unprotected_lines", "flaky_lines", "drift_lines", "attack_table",
+           "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None,
@@ -216,6 +216,40 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
            + (" …" if len(t.canary_unprotected) > 3 else "") for t in bare]
 
 
+class _Selected:
+    """A plugin of the verify session: the task ids of the items collection kept (``-k``, ``-m``, node ids;
+    on the controller, from the xdist workers' collections) in :attr:`tasks`, ``None`` until known."""
+
+    def __init__(self) -> None:
+        self.tasks: set[str] | None = None
+
+    def _note(self, nodeids: Sequence[str]) -> None:
+        self.tasks = {n.split("::")[1] for n in nodeids if n.count("::") >= 2}
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if session.items or self.tasks is None:  # an xdist controller collects nothing itself
+            self._note([i.nodeid for i in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._note(ids)
+
+
+def oracle_line(graded: int, total: int, selected: int | None, interrupted: bool) -> str:
+    """The last line of a verify in which oracle failed no task it graded: ``graded`` tasks, of the
+    ``total`` in the tasks file, ``selected`` of them collected (``None``: not known). An interrupted
+    session (pytest's exit status, :data:`pytest.ExitCode.INTERRUPTED`) says how many it graded, never
+    "all"; one that ran its selection to the end says "all" (of the selected ones under ``-k``)."""
+    if interrupted:
+        n = selected if selected is not None else total
+        return (f"homefield verify: interrupted: {graded} of {plural(n, 'task')} graded"
+                + ("; oracle solved each of them" if graded else ""))
+    every = "the" if graded == 1 else "all"
+    of = (f"{every} {plural(graded, 'task')}" if graded == total
+          else f"{every} {plural(graded, 'selected task')} (of {total})")
+    return f"homefield verify: oracle solves {of} in this environment"
+
+
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
                plugins: Sequence[object] = ()) -> int:
     """Run oracle once per task through pytest (and with ``attacks`` every built-in attack agent),
@@ -225,7 +259,11 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
     run_id = new_verify_id()
-    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"], plugins=list(plugins)))
+    selected = _Selected()
+    code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"], plugins=[*plugins, selected]))
+    # pytest's own status: a Ctrl-C (or a session stopped as one) ends the session INTERRUPTED; a -k
+    # selection that ran to its end does not
+    interrupted = code == pytest.ExitCode.INTERRUPTED
     results = results_path(home.run_dir(run_id))
     if not results.exists():
         return code
@@ -247,11 +285,9 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     for line in flaky_lines(home, run_id):
         print(line)
     verified = {r["task_id"] for r in records if r.get("agent") == "oracle"}
-    every = "the" if len(verified) == 1 else "all"
-    of = (f"{every} {plural(len(verified), 'task')}" if len(verified) == len(tasks)
-          else f"{every} {plural(len(verified), 'selected task')} (of {len(tasks)})")
+    n_selected = None if selected.tasks is None else len(selected.tasks)
     if not broken:
-        print(f"homefield verify: oracle solves {of} in this environment")
+        print(oracle_line(len(verified), len(tasks), n_selected, interrupted))
         return (0 if held else 1) if code in (0, 1) else code
     print(f"homefield verify: {len(broken)} of {plural(len(verified), 'task')} no longer pass with the reference fix:")
     for r in broken:
@@ -261,4 +297,8 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
             services = [s.to_dict() for s in _services(root) if s.name in t.services]
             for line in drift_lines(root, t.env_fingerprint, python_of(t.test_cmd), services)[:12]:
                 print(f"      {line}")
+    if interrupted:
+        n = n_selected if n_selected is not None else len(tasks)
+        print(f"homefield verify: interrupted: {len(verified)} of {plural(n, 'task')} graded")
+        return code
     return 1

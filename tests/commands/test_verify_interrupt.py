@@ -1,0 +1,65 @@
+"""An interrupted ``homefield verify`` says how many tasks it graded, never that oracle solves "all" (nu18 on
+pypa/packaging: Ctrl-C after 2 of 8 said "oracle solves all 2 selected tasks (of 26)"); a ``-k`` selection
+run to its end is no interruption (a first fix, comparing the graded ids with the plan, fired on it)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import build, task_for
+from helpers.e2e_repo import cli_env
+
+from pytest_homefield.commands.verify import oracle_line
+
+#: A pytest plugin for the verify session: SIGINT to its own process once the first attempt has finished,
+#: as a Ctrl-C at that moment would (the signal arrives before the next item starts, whatever the timing).
+STOPPER = """\
+import os
+import signal
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+def test_the_oracle_line_says_all_only_of_a_session_run_to_its_end() -> None:
+    assert oracle_line(3, 3, 3, False) == "homefield verify: oracle solves all 3 tasks in this environment"
+    assert oracle_line(1, 3, 1, False) == ("homefield verify: oracle solves the 1 selected task (of 3) in this "
+                                           "environment")
+    assert oracle_line(2, 26, 8, True) == ("homefield verify: interrupted: 2 of 8 tasks graded; oracle solved each "
+                                           "of them")
+    assert oracle_line(0, 26, None, True) == "homefield verify: interrupted: 0 of 26 tasks graded"
+
+
+@pytest.mark.slow
+def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
+    fx = build(tmp_path / "fixture")
+    task = task_for(fx, canaries=1)
+    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
+    (repo / ".homefield").mkdir()
+    (repo / ".homefield" / "tasks.jsonl").write_text(
+        "".join(json.dumps(dataclasses.replace(task, id=f"{task.id}-{i}").to_dict()) + "\n" for i in range(3)))
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "hf_stopper.py").write_text(STOPPER)
+    env = cli_env()
+    env["PYTHONPATH"] = str(plugins) + ((":" + env["PYTHONPATH"]) if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "-n", "0", "--", "-p", "hf_stopper"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert "homefield verify: interrupted: 1 of 3 tasks graded; oracle solved each of them" in out, out[-3000:]
+    assert "oracle solves" not in out and proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    # -k: one task of three selected and graded to the end: not an interruption
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "-n", "0", "-k", f"{task.id}-2"],
+                          cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=300)
+    assert "homefield verify: oracle solves the 1 selected task (of 3) in this environment" in proc.stdout, \
+        proc.stdout[-3000:]
+    assert proc.returncode == 0
