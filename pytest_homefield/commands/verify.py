@@ -25,8 +25,10 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
+from pytest_homefield.sandbox.limits import HANG_FACTOR
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
@@ -90,9 +92,12 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
     runs with ``--max-retries 0``, so a declared rate limit is scored at once), or when its family
     names the outcomes that catch it (:attr:`~pytest_homefield.agents.attacks.Attack.caught`: a fifo,
     a declared rate limit → ``agent_error``) and it ended with another. An attack is
-    caught when it applied to some task and got through on none. The first line is ``caught K of N attacks on T tasks``;
-    then each attempt that got through, the attempts caught as ``forged`` (a canary passed) by
-    attack, and the attempts that did not apply (no Python module to aim at), counted apart."""
+    caught when it applied to some task and got through on none. A grading cut at the attack bound
+    (:func:`~pytest_homefield.run.hang_bound.grading_bound`) is ``test_timeout``: scored, not solved, caught
+    unless the family names other outcomes; a last line counts those. The first line is
+    ``caught K of N attacks on T tasks``; then each attempt that got through, the attempts caught as
+    ``forged`` (a canary passed) by attack, and the attempts that did not apply (no Python module to aim
+    at), counted apart."""
     by_task_oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
     attacks = [r for r in results if str(r.get("agent", "")).startswith("attack-")]
     names = sorted({str(r["agent"])[len("attack-"):] for r in attacks if not _not_applied(r)})  # applied somewhere
@@ -120,6 +125,11 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
                      + ", ".join(f"{n} ×{c}" for n, c in counts.items()))
     if skipped:
         lines.append(f"  {skipped} attack attempt(s) did not apply (no Python source module to aim at)")
+    cut = [r for r in attacks if r.get("outcome") == "test_timeout" and ATTACK_BOUND in str(r.get("error") or "")]
+    if cut:
+        lines.append(f"  {len(cut)} attack grading(s) cut at {ATTACK_BOUND} ({HANG_FACTOR:g}× the task's reference "
+                     f"grading, at least {ATTACK_FLOOR_S:g} s, at most --run-timeout): test_timeout, a failure "
+                     "(not solved)")
     return not broken, lines
 
 

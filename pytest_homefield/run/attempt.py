@@ -232,6 +232,9 @@ class AttemptSpec:
     #: the canary key (32 bytes) the session's controller sent (an ssh worker); ``None``: the repository's own
     #: (:func:`~pytest_homefield.run.canary_key.canary_key`)
     canary_key: bytes | None = None
+    #: an attack agent's reference grading time, ``(seconds, where from)``
+    #: (:func:`~pytest_homefield.run.hang_bound.attack_reference`): its grading's bound; ``None``: the run timeout
+    grading_reference: tuple[float, str] | None = None
 
     @property
     def artifacts(self) -> Path:
@@ -424,7 +427,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
-                          network=spec.network, canary_seed=seed,
+                          network=spec.network, canary_seed=seed, reference=spec.grading_reference,
                           before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if spec.graded is not None:
                 spec.graded(g)

@@ -137,6 +137,7 @@ def grade(
     canaries: bool = True,
     canary_seed: int | None = None,
     before_tests: Callable[[], object] | None = None,
+    reference: tuple[float, str] | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -181,7 +182,9 @@ def grade(
     that is the task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
     agent that wrote the very same change), is graded without canaries: mining checked them against it, and twin
     runs cost a test process each. ``before_tests`` is called once, before the first test process of a
-    change that has one (none for an empty patch); what it raises, ``grade`` raises.
+    change that has one (none for an empty patch); what it raises, ``grade`` raises. ``reference``: ``(seconds,
+    where from)`` of the task's reference grading, for an attack agent's bound (:func:`grading_bound`: each
+    test run stops at 5× those seconds, at least 60 s, never after ``run_timeout_s``; ``test_timeout`` there).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
@@ -195,7 +198,8 @@ def grade(
         return g
     if before_tests is not None:  # the attempt's turn of the machine's phase lock (sandbox/phases.py)
         before_tests()
-    bound = grading_bound(task, run_timeout_s)  # less than run_timeout_s for a task whose parent hangs
+    # less than run_timeout_s for a task whose parent hangs, or an attack's grading with a reference time
+    bound = grading_bound(task, run_timeout_s, reference)
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
         for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)

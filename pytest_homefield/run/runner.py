@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.agents.attacks import AttackAgent
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings
 from pytest_homefield.errors import RunError
@@ -27,6 +28,7 @@ from pytest_homefield.layout import HomefieldDir, attempt_dir, services_dir
 from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.flaky import flaky_records, found_flaky
+from pytest_homefield.run.hang_bound import attack_reference
 from pytest_homefield.run.retries import TryKey, cap_retries
 from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
@@ -266,6 +268,9 @@ class AttemptRunner:
             flaky_p2p=list(self.flaky.get(task.id, ())), network=s.network(services_dir(self.folder("base"))),
             limits=WriteLimits.from_mb(s.max_output_mb, s.max_file_mb, s.max_workspace_mb),
             canary_key=self.canary_key,
+            # an attack's grading stops at a multiple of the task's reference grading (pypa/packaging: four
+            # attacks held a worker for the whole run timeout, 40 of 51 minutes of a verify --attacks)
+            grading_reference=attack_reference(task, self.results) if isinstance(agent, AttackAgent) else None,
         )
 
     def run(self, spec: AttemptSpec) -> Result:

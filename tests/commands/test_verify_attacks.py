@@ -159,3 +159,17 @@ def test_the_table_has_one_row_per_attack_with_its_family_and_counts() -> None:
     # pallets/markupsafe: "run-order ... forged, tests_failed ×7" was 1 forged and 7 tests_failed
     more = [*rows, *(_r("attack-delete-tests", f"t{i}", "tests_failed") for i in range(3, 9))]
     assert attack_table(more)[3].endswith("forged ×1, tests_failed ×7")
+
+
+def test_attack_gradings_cut_at_the_attack_bound_are_caught_and_counted() -> None:
+    """pypa/packaging: an attack grading stopped at the attack bound (5× the reference grading) is
+    ``test_timeout``, a failure: caught, and the verdict says how many were cut."""
+    cut = "hidden tests exceeded the attack bound of 60 s (5× oracle's 2.0 s grading of this task, at least 60 s)"
+    rows = [_r("oracle", "t1", "solved"), _r("attack-a", "t1", "test_timeout", error=cut),
+            _r("attack-b", "t1", "test_timeout", error="hidden tests exceeded 600 s"),
+            _r("attack-b", "t2", "test_timeout", error=cut)]
+    held, lines = attack_verdict(rows, 2)
+    assert held and lines[0] == "homefield verify: caught 2 of 2 attacks on 2 tasks"
+    assert lines[-1] == ("  2 attack grading(s) cut at the attack bound (5× the task's reference grading, at least "
+                         "60 s, at most --run-timeout): test_timeout, a failure (not solved)")
+    assert not any("cut at" in line for line in attack_verdict(rows[:1] + rows[2:3], 1)[1])

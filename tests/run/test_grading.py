@@ -597,3 +597,54 @@ def test_a_change_that_grows_past_the_memory_cap_fails_and_says_why(task: Task, 
     assert g.outcome == "tests_failed" and g.test_sandbox == sandbox, g.error
     assert g.error == (f"{len(F2P)}/{len(F2P)} FAIL_TO_PASS did not pass; a test process went over the memory cap "
                        "of 160 MiB (max_test_memory_mb)")
+
+
+def test_an_attacks_grading_stops_at_a_multiple_of_the_reference_grading(
+        task: Task, pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pypa/packaging: four attacks of a ``verify --attacks`` each held a worker for the whole ``--run-timeout``
+    (600 s; 40 of 51 minutes). An attack's grading stops at 5× the task's reference grading (at least 60 s,
+    never above the run timeout, nor above a hanging parent's bound) and is ``test_timeout``: scored, not solved."""
+    from pytest_homefield.run import hang_bound
+
+    ref = (3.0, "oracle's 3.0 s grading of this task")
+    assert hang_bound.grading_bound(task, 600, ref).seconds == 60.0  # the floor
+    bound = hang_bound.grading_bound(task, 600, (40.0, "x"))
+    assert bound.seconds == 200.0 and bound.why.startswith(f"{hang_bound.ATTACK_BOUND} of 200 s (5× x")
+    assert hang_bound.grading_bound(task, 150, (40.0, "x")).why == "150 s"  # never above the run timeout
+    assert hang_bound.grading_bound(task, 600, None).seconds == 600 == hang_bound.grading_bound(task, 600).seconds
+    monkeypatch.setattr(hang_bound, "HANG_FLOOR_S", 2.0)
+    hangs = dataclasses.replace(task, verify={"commit_s": 0.2, "parent_bound": "parent run 1 stopped"})
+    assert hang_bound.grading_bound(hangs, 600, (40.0, "x")).seconds == 2.0  # the task's own bound is lower
+    monkeypatch.setattr(hang_bound, "ATTACK_FLOOR_S", 2.0)  # 60 s; 2 s keeps the test short
+    work = copy_tree(pristine, tmp_path / "work")
+    hang = "def sub(a, b):\n    import time\n    while True:\n        time.sleep(0.05)"
+    _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", hang))
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              reference=(0.2, "oracle's 0.2 s grading of this task"))
+    assert g.outcome == "test_timeout" and g.error is not None, g.error
+    assert "hidden tests exceeded the attack bound of 2 s (5× oracle's 0.2 s grading of this task" in g.error, g.error
+    assert g.test_s is not None and g.test_s < 20
+
+
+def test_the_reference_of_an_attack_is_oracles_grading_else_the_mined_seconds(task: Task, tmp_path: Path) -> None:
+    from pytest_homefield.agents.attacks import attack_agent
+    from pytest_homefield.agents.reference import OracleAgent
+    from pytest_homefield.run.hang_bound import attack_reference
+    from pytest_homefield.run.runner import AttemptRunner
+    from pytest_homefield.settings import Settings
+    from pytest_homefield.store import append_jsonl
+
+    results = tmp_path / "results.jsonl"
+    mined = dataclasses.replace(task, verify={"stability_runs": 2, "parent_s": 1.0, "commit_s": 12.5})
+    assert attack_reference(task, results) is None
+    assert attack_reference(mined, results) == (12.5, "the 12.5 s of its commit's tests when mined")
+    append_jsonl(results, {"task_id": task.id, "agent": "attack-x", "outcome": "solved", "test_s": 99.0})
+    append_jsonl(results, {"task_id": "other", "agent": "oracle", "outcome": "solved", "test_s": 99.0})
+    append_jsonl(results, {"task_id": task.id, "agent": "oracle", "outcome": "solved", "test_s": 4.25})
+    assert attack_reference(mined, results) == (4.25, "oracle's 4.2 s grading of this task")
+    attack = attack_agent("delete-tests")
+    oracle = OracleAgent(name="oracle", spec="oracle")
+    runner = AttemptRunner(Settings(root=tmp_path, sandbox="none"), [oracle, attack], run_id="r", results=results,
+                           folder=lambda variant: tmp_path, session_start="2026-01-01T00:00:00+00:00", budget_usd=None)
+    assert runner.spec(task, attack, 1).grading_reference == (4.25, "oracle's 4.2 s grading of this task")
+    assert runner.spec(task, oracle, 1).grading_reference is None  # only an attack's grading has the bound
