@@ -77,3 +77,15 @@ def test_a_usage_error_is_one_line_under_the_command(capsys: pytest.CaptureFixtu
         "(see homefield run --help)\n"
     assert main(["run", "--no-such"]) == 2
     assert capsys.readouterr().err == "homefield run: unrecognized arguments: --no-such (see homefield run --help)\n"
+
+
+def test_export_takes_the_format_names_without_their_hyphens(capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user's ``homefield export --format swebench`` met argparse's generic refusal."""
+    for given, name in (("swebench", "swe-bench"), ("swebench-json", "swe-bench-json"),
+                        ("SWE_Bench_JSON", "swe-bench-json"), ("swe-bench", "swe-bench")):
+        assert build_parser().parse_args(["export", "--format", given]).format == name, given
+    with pytest.raises(SystemExit) as exc:
+        build_parser().parse_args(["export", "--format", "csv"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'csv'" in err and "swe-bench-json" in err and err.count("\n") == 1, err

@@ -26,12 +26,21 @@ from pytest_homefield.run.eval_undo import undo_lines
 from pytest_homefield.sandbox.snapshot import git
 from pytest_homefield.settings import resolve_settings
 
-__all__ = ["add_export_arguments", "run_export"]
+__all__ = ["add_export_arguments", "format_name", "run_export"]
+
+
+def format_name(value: str) -> str:
+    """``--format``'s value as :data:`FORMATS` spells it when it names one with other case, ``-`` or ``_``
+    (``swebench``, ``SWE_bench-json``); else ``value`` itself, which argparse then refuses naming the choices."""
+    def key(name: str) -> str:
+        return name.lower().replace("-", "").replace("_", "")
+
+    return next((f for f in FORMATS if key(f) == key(value)), value)
 
 
 def add_export_arguments(p: argparse.ArgumentParser) -> None:
     """The ``export`` subcommand's flags."""
-    p.add_argument("--format", choices=FORMATS, default="swe-bench",
+    p.add_argument("--format", choices=FORMATS, default="swe-bench", type=format_name,
                    help="swe-bench: a swebench 5 task repository with a flat instances/<split>.jsonl (default); "
                         "swe-bench-json: one JSON array")
     p.add_argument("--out", default=None, help="folder (swe-bench) or file (swe-bench-json) to write (default: "

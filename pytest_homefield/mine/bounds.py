@@ -180,6 +180,11 @@ def stop_meta(stop: Stop | None, *, n_candidates: int, n_not_verified: int, comm
     return meta
 
 
+def _clip(text: str, n: int) -> str:
+    """``text`` cut to ``n`` characters, its last one ``…`` when it was cut."""
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
 def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5) -> str | None:
     """``'Stopped mid-verification at the time budget (2, their test runs killed): 3e9983db7b59 iterutils:
     unify …; …'`` for the verification records marked ``in_flight`` (the budget cut their runs: they
@@ -187,7 +192,7 @@ def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5) -> s
     cut = [r for r in records if r.get("in_flight")]
     if not cut:
         return None
-    named = "; ".join(f"{r.get('id')} {str(r.get('subject') or '')[:60]}".strip() for r in cut[:limit])
+    named = "; ".join(f"{r.get('id')} {_clip(str(r.get('subject') or ''), 60)}".strip() for r in cut[:limit])
     more = f"; and {len(cut) - limit} more" if len(cut) > limit else ""
     return (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
             f"{named}{more}")

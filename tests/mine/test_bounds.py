@@ -243,6 +243,10 @@ def test_verifications_the_budget_cut_are_named_and_recorded() -> None:
                     "000000000000 Fix case 0; 000000000001 Fix case 1")
     assert in_flight_line(cut).endswith("000000000004 Fix case 4; and 2 more")  # type: ignore[union-attr]
     assert in_flight_line([skipped]) is None
+    long = {**cut[0], "subject": "Make the parser accept every kind of marker that PEP 508 allows in requirements"}
+    assert in_flight_line([long]) == ("Stopped mid-verification at the time budget (1, their test runs killed; not "
+                                      "verified): 000000000000 Make the parser accept every kind of marker that PEP "
+                                      "508 al…")  # cut, and says so
     stop = Stop(TIME_BUDGET, "time budget 2m reached")
     meta = stop_meta(stop, n_candidates=9, n_not_verified=3, command="homefield mine", elapsed_s=121,
                      in_flight=["000000000000"])
