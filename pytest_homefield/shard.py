@@ -93,3 +93,15 @@ def outside_plan(meta: Mapping[str, Any]) -> Callable[[str, str, int], str | Non
         return None
 
     return why
+
+
+def why_outside(plan: Callable[[str, str, int], str | None] | None, task: object, agent: object,
+                attempt: object) -> str | None:
+    """Why a result record's ``(task_id, agent, attempt)`` is outside ``plan`` (:func:`outside_plan`; ``None``:
+    no plan, nothing is), else ``None``; an attempt that is not a number is outside. What ``homefield status``
+    counts and ``homefield report`` leaves out, one rule."""
+    if plan is None:
+        return None
+    if not isinstance(attempt, int) or isinstance(attempt, bool):
+        return f"attempt {attempt!r} of {agent} is not a number"
+    return plan(str(task), str(agent), attempt)

@@ -216,9 +216,11 @@ def compute_report(
     task_by_id = {t.id: t for t in tasks}
     notes: list[str] = []
 
-    merged, other_variants = merged_results(run_dirs)
+    merged, other_variants, outside = merged_results(run_dirs)
     if other_variants:
         notes.append(say.other_variants(other_variants))
+    if outside:
+        notes.append(say.outside_plan(outside))
     infos = agent_infos(metas, [r for r, _ in merged.values()])
 
     # --- tasks: in tasks-file order, then unknown ids sorted

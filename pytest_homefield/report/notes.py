@@ -10,13 +10,19 @@ from typing import cast
 
 from pytest_homefield.report.model import AgentSummary, Memorization
 
-__all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "suspicious_solved", "unknown_tasks",
-           "unscored"]
+__all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "outside_plan", "suspicious_solved",
+           "unknown_tasks", "unscored"]
 
 
 def other_variants(n: int) -> str:
     """``n`` results of ablation variants in the run folders were not reported."""
     return f"{n} result(s) of ablation variants ignored (only `base` is reported)."
+
+
+def outside_plan(reasons: Sequence[str]) -> str:
+    """Results left out as outside their run's plan, with why the first one is (``homefield status`` flags them)."""
+    return (f"{len(reasons)} result(s) outside their run's plan left out ({reasons[0]}): lines the run's session "
+            "could not have written.")
 
 
 def unknown_tasks(ids: Sequence[str]) -> str:

@@ -24,6 +24,7 @@ from pytest_homefield.report.similarity import (
     gold_digest,
     similarity_of_lines,
 )
+from pytest_homefield.shard import outside_plan, why_outside
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
            "merged_results", "owed_attempts", "results_read", "results_stamp"]
@@ -132,20 +133,29 @@ def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:
     return out
 
 
-def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Path]], int]:
+def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Path]], int, list[str]]:
     """The ``base``-variant results over the union of ``run_dirs``, each with the folder it came from
-    (a key present in several folders is taken from the last one given), and how many results of
-    other (ablation) variants were left out."""
+    (a key present in several folders is taken from the last one given), how many results of
+    other (ablation) variants were left out, and why each result outside its run's ``meta.json`` plan
+    was left out (``run R: task T is not one of its 2 tasks``; :func:`pytest_homefield.shard.why_outside`,
+    the rule ``homefield status`` counts them by: lines the run's session could not have written)."""
     merged: dict[Key, tuple[Result, Path]] = {}
     other_variants = 0
+    outside: list[str] = []
     for d in run_dirs:
+        meta = load_meta(d)
+        plan = outside_plan(meta)
         for r in load_results(d):
             if r.variant != "base":
                 other_variants += 1
                 continue
+            why = why_outside(plan, r.task_id, r.agent, r.attempt)
+            if why is not None:
+                outside.append(f"run {meta['run_id']}: {why}")
+                continue
             merged.pop(r.key, None)
             merged[r.key] = (r, d)
-    return merged, other_variants
+    return merged, other_variants, outside
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_homefield.report.runs import results_read
-from pytest_homefield.shard import outside_plan
+from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -71,7 +71,7 @@ class RunSummary:
         n, why = self.outside
         if n:
             text += (f" · {plural(n, 'result')} outside its plan, not counted ({why}): lines its session could "
-                     "not have written, which homefield report refuses")
+                     "not have written, which homefield report leaves out (and refuses in a merge)")
         return text
 
 
@@ -105,9 +105,7 @@ def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | No
                                for r in read_jsonl(path)]))
     inside, first = 0, None
     for task, agent, attempt, _ in keys:
-        why = None if plan is None else (
-            plan(str(task), str(agent), attempt) if isinstance(attempt, int) and not isinstance(attempt, bool)
-            else f"attempt {attempt!r} of {agent} is not a number")
+        why = why_outside(plan, task, agent, attempt)
         inside += why is None
         first = first or why
     return inside, len(keys) - inside, first

@@ -94,7 +94,7 @@ def load_site(run_dirs: Sequence[Path], tasks: Sequence[Task], *, tasks_mtime: f
     report = report or compute_report(list(run_dirs), list(tasks))
     metas = [load_meta(d) for d in run_dirs]
     meta_of = {Path(d): m for d, m in zip(run_dirs, metas, strict=True)}
-    merged, _ = merged_results(list(run_dirs))
+    merged = merged_results(list(run_dirs))[0]
     specs: dict[str, str] = {}
     for m in metas:
         for a in m.get("agents") or []:

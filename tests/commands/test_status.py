@@ -124,6 +124,32 @@ def test_status_counts_only_the_results_inside_a_runs_plan(tmp_path: Path) -> No
     lines = status_lines(home)
     assert lines[2] == ("  crafted  started 2026-12-01 10:00 UTC · noop · 2 of 2 attempts finished · 4 results outside "
                         "its plan, not counted (attempt 2 of noop is outside its --attempts 1): lines its session "
-                        "could not have written, which homefield report refuses")
+                        "could not have written, which homefield report leaves out (and refuses in a merge)")
     assert lines[3] == "  honest  started 2026-12-01 09:00 UTC · noop · 1 of 2 attempts finished (a subset: -k, " \
                        "--max-tasks, stopped or cut short)"
+
+
+def test_report_of_one_run_counts_only_the_results_inside_its_plan(tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                   capsys) -> None:
+    """A crafted run (lines appended for a task it never had and past ``--attempts``) that ``status`` shows as
+    "2 of 2 attempts finished · 3 results outside its plan": ``homefield report RUN`` counted the 5 (a merge of
+    runs refuses them); it reports the 2 and says in one note how many it left out, by status's rule."""
+    from pytest_homefield.cli import main
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    home = HomefieldDir(tmp_path)
+    _run(home.runs, "crafted", "2026-12-01T10:00:00+00:00", 2)
+    with (home.run_dir("crafted") / "results.jsonl").open("a") as fh:
+        for task, attempt in [("t1", 2), ("t1", 3), ("t9", 1)]:
+            fh.write(json.dumps({"run_id": "crafted", "task_id": task, "agent": "noop", "attempt": attempt,
+                                 "outcome": "solved"}) + "\n")
+    write_jsonl_atomic(home.tasks, [])
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "crafted", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    report = json.loads(out)
+    assert report["agents"]["noop"]["attempts"] == 2 and report["agents"]["noop"]["solved"] == 0
+    notes = [n for n in report["notes"] if "outside" in n]
+    assert notes == ["3 result(s) outside their run's plan left out (run crafted: attempt 2 of noop is outside its "
+                     "--attempts 1): lines the run's session could not have written."]
+    assert "2 of 2 attempts finished · 3 results outside its plan, not counted" in err.splitlines()[0]
