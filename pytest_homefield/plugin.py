@@ -90,6 +90,28 @@ def protect_repository(root: Path, *, note: bool) -> None:
               "every test run and sandbox (a folder inside it is taken from the copy under test)", file=sys.stderr)
 
 
+def _say_phase_waits(config: pytest.Config) -> None:
+    """The session's lines about the machine's phase lock (:func:`pytest_homefield.sandbox.phases.set_notice`):
+    on stderr past pytest's output capture (an attempt waits inside an item), from a worker too; and how this
+    session is named to another that waits for it (the command that started it: a worker's controller's)."""
+    import contextlib
+
+    from pytest_homefield.sandbox import phases
+
+    argv = list(config.workerinput.get("mainargv") or []) if hasattr(config, "workerinput") else list(sys.argv)
+    name = os.path.basename(argv[0]) if argv else ""
+    label = " ".join(["homefield" if name in ("cli.py", "__main__.py") else name, *argv[1:]]).strip()
+
+    def say(line: str) -> None:
+        capman = config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    phases.set_notice(say, label)
+    config.add_cleanup(lambda: phases.set_notice(None))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "homefield: an item created by pytest-homefield (a task attempt)")
     mine = bool(config.option.homefield_mine)
@@ -114,6 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    _say_phase_waits(config)
     plugin: Any
     if ablate:
         from pytest_homefield.ablate.ablate_plugin import AblatePlugin

@@ -21,6 +21,13 @@ phase gets them: only the reaper of each command run in the phase (:func:`held_f
 :func:`pytest_homefield.sandbox.procs.run_process`), which shares the lock and keeps it until it has
 reaped every process of the command. homefield leaves a phase after its reapers have exited, and should
 homefield be killed, the phase still lasts until the last of its processes is gone.
+
+An entrant that has to wait for another session's phases says so once, through its session's notice
+(:func:`set_notice`: a line on the terminal), naming those holders (a session's own agents and gradings take
+turns all the time: that says nothing), then once more when it gets in: one
+repository's ``run`` waited 507 s behind another's ``verify --attacks`` with no line at all. A holder is
+known by a file ``holders/<kind>.<pid>`` of the folder (:func:`session_label`, written on entering, removed
+on leaving; one whose process is gone is ignored): words for people, never part of the lock.
 """
 
 from __future__ import annotations
@@ -29,14 +36,16 @@ import contextlib
 import fcntl
 import os
 import stat
+import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder"]
+__all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder", "session_label",
+           "set_notice"]
 
 Kind = Literal["agent", "grading"]
 #: An untrusted agent working (its program and everything it started).
@@ -46,6 +55,28 @@ GRADING: Kind = "grading"
 _FILES: dict[str, str] = {AGENT: "agents", GRADING: "gradings"}
 #: The descriptors of the phases this process holds now (their reapers inherit them).
 _HELD: set[int] = set()
+
+
+#: What this process's session is, for another session that waits for it (:func:`set_notice`), and where its
+#: notices go (``None``: nowhere).
+_SESSION: list[str] = []
+_NOTICE: list[Callable[[str], None]] = []
+#: The longest holder description read from a holder file (characters).
+_LABEL_MAX = 300
+
+
+def set_notice(notice: Callable[[str], None] | None, label: str = "") -> None:
+    """Where this process says that it waits for the phase lock, and got it (``notice``: called with one
+    line; ``None``: nowhere), and ``label``, what other sessions read of this one while it holds a phase
+    (``homefield verify --attacks``; default ``sys.argv``)."""
+    _NOTICE[:] = [notice] if notice is not None else []
+    _SESSION[:] = [label] if label else []
+
+
+def session_label() -> str:
+    """``pid N (LABEL) in CWD``: how a holder of a phase is named to a session that waits for it."""
+    label = _SESSION[0] if _SESSION else " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])
+    return f"pid {os.getpid()} ({label[:120]}) in {os.getcwd()}"
 
 
 def held_fds() -> tuple[int, ...]:
@@ -99,6 +130,68 @@ class PhaseLock:
     def _open(self, name: str) -> int:
         return os.open(self.folder / name, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
 
+    def _holders_dir(self) -> Path:
+        folder = self.folder / "holders"
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        return folder
+
+    def _note_holder(self, kind: Kind) -> Path | None:
+        """Write this process's holder file of ``kind`` (:func:`session_label`); ``None`` when it cannot be
+        written (the lock does not depend on it)."""
+        try:
+            path = self._holders_dir() / f"{kind}.{os.getpid()}"
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return None
+        try:
+            os.write(fd, session_label().encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
+        return path
+
+    def holders(self, kind: Kind) -> list[str]:
+        """What the holder files of ``kind`` say (:func:`session_label`), those of live processes only, in pid
+        order; unreadable ones are left out."""
+        found: list[tuple[int, str]] = []
+        try:
+            names = os.listdir(self.folder / "holders")
+        except OSError:
+            return []
+        for name in names:
+            who, _, pid = name.partition(".")
+            if who != kind or not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
+                continue
+            try:
+                fd = os.open(self.folder / "holders" / name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue
+            try:
+                text = os.read(fd, _LABEL_MAX).decode("utf-8", "replace").strip()
+            finally:
+                os.close(fd)
+            # printed on a terminal: no control character of whoever wrote the file gets there
+            found.append((int(pid), " ".join("".join(c if c.isprintable() else "?" for c in text).split())))
+        return [text for _, text in sorted(found)]
+
+    def _lock_or_say(self, fd: int, mode: int, kind: Kind, other: Kind, said: list[float]) -> None:
+        """``flock(fd, mode)``; when it would block, the waiting line first (once per entry: ``said`` holds
+        the time it was said)."""
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            pass
+        if _NOTICE and not said:
+            # another session's holders only: a session's own agents and gradings take turns all the time
+            mine = _session_of(session_label())
+            who = [h for h in self.holders(other) if _session_of(h) != mine]
+            if who:
+                said.append(time.monotonic())
+                _NOTICE[0](f"homefield: waiting for the machine's phase lock: {'an' if kind == AGENT else 'a'} "
+                           f"{kind} phase waits for the {other} phases of another session: {'; '.join(who)}")
+        fcntl.flock(fd, mode)
+
     @contextlib.contextmanager
     def hold(self, kind: Kind) -> Iterator[Phase]:
         """Wait until no phase of the other class runs on the machine, then hold a phase of ``kind``
@@ -107,14 +200,15 @@ class PhaseLock:
         cannot be opened; an interrupt while waiting leaves nothing held."""
         if kind not in _FILES:
             raise ValueError(f"unknown phase {kind!r}; expected {AGENT!r} or {GRADING!r}")
-        other = GRADING if kind == AGENT else AGENT
+        other: Kind = GRADING if kind == AGENT else AGENT
         t0 = time.monotonic()
         fds: list[int] = []
+        said: list[float] = []
         try:
             fds.append(self._open("gate"))
-            fcntl.flock(fds[0], fcntl.LOCK_EX)  # one entrant at a time, of either class
+            self._lock_or_say(fds[0], fcntl.LOCK_EX, kind, other, said)  # one entrant at a time, of either class
             fds.append(self._open(_FILES[other]))
-            fcntl.flock(fds[1], fcntl.LOCK_EX)  # every phase of the other class has ended
+            self._lock_or_say(fds[1], fcntl.LOCK_EX, kind, other, said)  # every phase of the other class has ended
             own = self._open(_FILES[kind])
             fds.append(own)
             fcntl.flock(own, fcntl.LOCK_SH)  # with the gate held, only this class's holders have it
@@ -125,8 +219,31 @@ class PhaseLock:
         os.close(fds[1])
         os.close(fds[0])  # newcomers may enter: those of the other class wait on ``own`` now
         _HELD.add(own)
+        waited = time.monotonic() - t0
+        if said and _NOTICE:
+            _NOTICE[0](f"homefield: got the machine's phase lock ({kind}) after {waited:.0f} s")
+        note = self._note_holder(kind)
         try:
-            yield Phase(kind, time.monotonic() - t0)
+            yield Phase(kind, waited)
         finally:
+            if note is not None:
+                with contextlib.suppress(OSError):
+                    note.unlink()
             _HELD.discard(own)
             os.close(own)
+
+
+def _session_of(label: str) -> str:
+    """A holder's description without its pid (:func:`session_label`): the same for every process of a session."""
+    return label.split(" ", 2)[2] if label.startswith("pid ") and label.count(" ") >= 2 else label
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts: it exists)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

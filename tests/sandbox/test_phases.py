@@ -9,6 +9,7 @@ import os
 import signal
 import stat
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -196,3 +197,55 @@ def test_the_default_folder_is_the_machines_not_tmpdirs(tmp_path: Path, monkeypa
         finally:
             tempfile.tempdir = None
     assert folders == {Path("/tmp") / f"homefield-phases-{os.getuid()}"}
+
+
+def _hold_labelled(folder: str, kind: str, label: str, ready: Any, release: Any) -> None:
+    from pytest_homefield.sandbox import phases
+
+    phases.set_notice(None, label)
+    with PhaseLock(Path(folder)).hold(kind):  # type: ignore[arg-type]
+        ready.set()
+        release.wait(60)
+
+
+def test_a_session_that_waits_says_for_whom_and_when_it_got_in(tmp_path: Path) -> None:
+    """One repository's run waited 507 s behind another repository's ``verify --attacks`` with no line: an
+    entrant that has to wait says so once, naming the other class's holders (pid, command, folder), and once
+    more when it gets in; one that does not wait says nothing."""
+    from pytest_homefield.sandbox import phases
+
+    ready, release = CTX.Event(), CTX.Event()
+    holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield verify --attacks", ready, release)
+    assert ready.wait(30)
+    lines: list[str] = []
+
+    def notice(line: str) -> None:
+        lines.append(line)
+        release.set()  # the holder leaves only once the waiting line was said: no race
+
+    lock = PhaseLock(tmp_path)
+    phases.set_notice(notice, "homefield run")
+    try:
+        with lock.hold(AGENT) as phase:
+            assert lock.holders(AGENT) == []  # this process's own file is not listed to itself
+        assert len(lines) == 2, lines
+        assert lines[0] == ("homefield: waiting for the machine's phase lock: an agent phase waits for the grading "
+                            f"phases of another session: pid {holder.pid} (homefield verify --attacks) in "
+                            f"{os.getcwd()}")
+        assert lines[1] == f"homefield: got the machine's phase lock (agent) after {phase.wait_s:.0f} s"
+        assert _ended(holder, 10)
+        assert lock.holders(GRADING) == [] and not list((tmp_path / "holders").iterdir())  # each left its file
+        with lock.hold(GRADING):
+            pass
+        assert len(lines) == 2  # no wait, no line
+        # a wait for this session's own phases (another worker of it) says nothing: they take turns all the time
+        ready.clear(), release.clear()
+        holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield run", ready, release)
+        assert ready.wait(30)
+        threading.Timer(0.5, release.set).start()
+        with lock.hold(AGENT) as phase:
+            assert phase.wait_s > 0.2
+        assert len(lines) == 2 and _ended(holder, 10)
+    finally:
+        phases.set_notice(None)
+        release.set()
