@@ -59,8 +59,11 @@ class RunSummary:
         return self.created_at[:16].replace("T", " ") + " UTC" if self.created_at else "unknown time"
 
     def describe(self) -> str:
-        """``started 2026-12-01 15:02 UTC · oracle, noop · 8 of 8 attempts finished``."""
-        text = f"started {self.when} · {', '.join(self.agents) or 'no agents'} · {self.finished} of " \
+        """``started 2026-12-01 15:02 UTC · oracle, noop · 8 of 8 attempts finished``; past four agents the
+        first three and how many more (a ``homefield verify --attacks`` run has 41)."""
+        agents = ", ".join(self.agents[:3]) + (f" and {len(self.agents) - 3} more agents" if len(self.agents) > 4
+                                               else "".join(f", {a}" for a in self.agents[3:]))
+        text = f"started {self.when} · {agents or 'no agents'} · {self.finished} of " \
                f"{plural(self.planned, 'attempt')} finished"
         if self.running:
             text += f" · in progress ({self.running})"
