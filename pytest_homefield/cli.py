@@ -155,7 +155,7 @@ def _root() -> Path:
     return Path(lines[1]).resolve()
 
 
-def _cmd_report(ns: argparse.Namespace) -> int:
+def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     from pytest_homefield.errors import MergeError
     from pytest_homefield.records import load_tasks
     from pytest_homefield.report import compute_report, write_reports
@@ -190,8 +190,13 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     try:
         merged = check_runs(dirs)
         settings = resolve_settings(home.root, vars(ns), mode="run")
-    except (MergeError, ConfigError) as exc:
+    except MergeError as exc:
         print(str(exc), file=sys.stderr)
+        return 2
+    except ConfigError as exc:  # the flag as typed (--alpha), not the session's --homefield-alpha
+        from pytest_homefield.argv import as_typed
+
+        print(f"homefield report: {as_typed(str(exc), argv, home.root)}", file=sys.stderr)
         return 2
     except (ValueError, OSError) as exc:  # RecordError, RunError, StoreError: one line naming the file
         print(f"homefield report: {exc}", file=sys.stderr)
@@ -254,7 +259,8 @@ def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:
     return 0
 
 
-def _cmd_plan(ns: argparse.Namespace) -> int:
+def _cmd_plan(ns: argparse.Namespace, argv: Sequence[str]) -> int:
+    from pytest_homefield.argv import as_typed
     from pytest_homefield.commands.plan import plan_text, probe_plan_text
     from pytest_homefield.errors import AgentSpecError
 
@@ -263,8 +269,8 @@ def _cmd_plan(ns: argparse.Namespace) -> int:
     try:
         settings = resolve_settings(root, {**flags_from_pytest(argparse.Namespace()), **flags}, mode="run")
         print(probe_plan_text(settings) if ns.probe else plan_text(settings))
-    except (ConfigError, ValueError, AgentSpecError) as exc:
-        print(f"homefield plan: {exc}", file=sys.stderr)
+    except (ConfigError, ValueError, AgentSpecError) as exc:  # flags named as typed (--attempts)
+        print(f"homefield plan: {as_typed(str(exc), argv, root)}", file=sys.stderr)
         return 2
     return 0
 
@@ -286,11 +292,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # counting: the cyclic collector's passes over them cost a 1,000-task report ~8 % (issue 35)
         gc.disable()
         try:
-            return _cmd_report(ns)
+            return _cmd_report(ns, argv)
         finally:
             gc.enable()
     if ns.command == "plan":
-        return _cmd_plan(ns)
+        return _cmd_plan(ns, argv)
     if ns.command == "status":
         from pytest_homefield.commands.status import run_status
 

@@ -396,6 +396,16 @@ class ClaudeAgent(Capable):
         self._version: str | None = None
         self._version_read = False
 
+    def missing(self) -> str | None:
+        """Why the CLI cannot start (``executable`` is no executable file), else ``None``: checked before each
+        attempt, so a machine without the CLI makes unscored ``infra`` attempts (homefield's own finding, not
+        the agent's claim), never ``agent_error`` ones scored as failures (nu19: under bubblewrap the relay
+        inside the sandbox exited 127 and every attempt was a scored "claude exited 127 without a result")."""
+        if os.path.isfile(self.executable) and os.access(self.executable, os.X_OK):
+            return None
+        return (f"cannot start {self.executable}: no such executable (install the Claude Code CLI: npm i -g "
+                "@anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path)")
+
     def version(self) -> str | None:
         """``claude --version`` (e.g. ``"2.1.328 (Claude Code)"``), or ``None`` when it cannot run.
         Read once, with a 30 s limit."""
@@ -437,6 +447,9 @@ class ClaudeAgent(Capable):
     def run(self, ctx: AgentContext) -> AgentResult:
         """One attempt in ``ctx.workspace``; writes ``agent.out`` (the stream) and ``agent.err``.
         Never raises for agent-side failures (see the module docstring for outcomes)."""
+        missing = self.missing()
+        if missing:  # checked here, on the host: inside a sandbox the relay turns it into exit 127
+            return AgentResult(outcome="infra", error=missing, established=True)
         cmd, stdin_text = self.command(ctx.prompt, allow_shell=ctx.allow_shell, budget_usd=ctx.budget_usd)
         env = {**ctx.env, **CLAUDE_ENV}
         return self._execute(ctx.wrap(cmd, env), stdin_text, cwd=ctx.workspace, env=env,
@@ -448,6 +461,9 @@ class ClaudeAgent(Capable):
         attempt's), the environment of docs/contracts.md §9 built from ``os.environ``. Cost and tokens
         come from the CLI's result object; ``infra`` when the sandbox cannot be made. ``gold_answer``
         is ignored."""
+        missing = self.missing()
+        if missing:
+            return Completion(outcome="infra", error=missing, established=True)
         started = time.monotonic()
         with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
             root = Path(tmp)

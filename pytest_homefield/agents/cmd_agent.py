@@ -174,10 +174,14 @@ class CommandAgent(Capable):
 
     def run(self, ctx: AgentContext) -> AgentResult:
         """Run the command once. Outcome ``timeout`` when it outlives ``ctx.timeout_s`` seconds,
-        ``infra`` when ``sh`` cannot be started, else what its usage line reports (usually
+        ``infra`` when ``sh`` cannot be started or a built-in recipe's client is not on the agent's ``PATH``
+        (:meth:`~.recipes.ClientSandbox.missing`), else what its usage line reports (usually
         ``None``: grade it). A non-zero exit status is graded all the same; ``error`` (unless the usage
         line gives one) is then :func:`exit_error`'s line. Never raises for the command's own failures."""
         out_path = ctx.artifacts / "agent.out"
+        missing = self.client.missing(ctx.env) if self.client else None
+        if missing:  # a recipe's client not installed: homefield's finding, not an agent's empty patch
+            return AgentResult(outcome="infra", error=missing, established=True)
         try:
             proc = run_agent(ctx.wrap(["sh", "-c", self.command], ctx.env), cwd=ctx.workspace, env=ctx.env,
                              timeout_s=ctx.timeout_s, artifacts=ctx.artifacts, limits=ctx.limits, watch=ctx.watch)
@@ -208,6 +212,9 @@ class CommandAgent(Capable):
             root = Path(tmp)
             (root / "cwd").mkdir()
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
+            missing = self.client.missing(env) if self.client else None
+            if missing:
+                return Completion(outcome="infra", error=missing, established=True)
             out_path, err_path = root / "agent.out", root / "agent.err"
             try:
                 with sandbox(self, workspace=root / "cwd", box=root, env=env) as box:

@@ -346,6 +346,17 @@ class ClientSandbox:
     config_files: tuple[str, ...] = ()
     home_vars: tuple[tuple[str, str], ...] = ()
     rules_file: str | None = None
+    #: how to install the client, said when it is not on the agent's ``PATH`` (:meth:`missing`)
+    install: str = ""
+
+    def missing(self, env: Mapping[str, str]) -> str | None:
+        """Why the client cannot start (its :attr:`executable` is not on ``env["PATH"]``), else ``None``:
+        homefield's own finding on the host, made before the attempt (inside, ``sh`` would say
+        "not found", the recipe's usage helper would print ``{}`` and the attempt read as an empty patch)."""
+        if shutil.which(self.executable, path=env.get("PATH", "")):
+            return None
+        how = f" (install it: {self.install})" if self.install else ""
+        return f"cannot start {self.executable}: not found on the agent's PATH{how}"
 
     def provider_hosts(self, env: Mapping[str, str]) -> list[str]:
         """The hosts the client calls given the attempt's ``env`` (:data:`RECIPE_HOSTS`, by
@@ -392,13 +403,15 @@ class ClientSandbox:
 #: fresh ``HOME``. codex reads ``AGENTS.md``, gemini ``GEMINI.md`` (aider no rules file of its own).
 RECIPE_SANDBOX: dict[str, ClientSandbox] = {
     "aider": ClientSandbox("aider", home_files=(".aider.conf.yml", ".aider.model.settings.yml",
-                                                ".aider.model.metadata.json")),
+                                                ".aider.model.metadata.json"), install="pip install aider-chat"),
     "codex": ClientSandbox("codex", config_var="CODEX_HOME", config_default=".codex",
-                           config_files=("config.toml", "auth.json", "AGENTS.md"), rules_file="AGENTS.md"),
+                           config_files=("config.toml", "auth.json", "AGENTS.md"), rules_file="AGENTS.md",
+                           install="npm i -g @openai/codex"),
     "gemini": ClientSandbox("gemini", home_files=(".gemini/settings.json", ".gemini/oauth_creds.json",
                                                   ".gemini/google_accounts.json", ".gemini/installation_id",
                                                   ".gemini/GEMINI.md"),
-                            home_vars=(("XDG_CACHE_HOME", ".cache"),), rules_file="GEMINI.md"),
+                            home_vars=(("XDG_CACHE_HOME", ".cache"),), rules_file="GEMINI.md",
+                            install="npm i -g @google/gemini-cli"),
 }
 
 

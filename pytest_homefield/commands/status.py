@@ -11,6 +11,8 @@ folder). Example::
     runs (.homefield/runs):
       20261202-110000-ef56  in progress … · 3 of 8 attempts finished
       20261201-120000-gh78  started 2026-12-01 12:00 UTC · oracle, noop · 8 of 8 attempts finished
+    verify runs (homefield verify; homefield report VERIFY_ID reports on one):
+      verify-20261201-130000-ij90  started 2026-12-01 13:00 UTC · oracle, attack-daemon · 4 of 4 attempts finished
     homefield report picks 20261201-120000-gh78 (the newest finished run): .homefield/runs/20261201-120000-gh78
 
 A run's finished attempts are those inside its ``meta.json`` plan; results outside it are said on the run's
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.report.which import RunSummary, pick_run, run_summaries
+from pytest_homefield.report.which import RunSummary, pick_run, run_summaries, run_summary
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -96,6 +98,12 @@ def status_lines(home: HomefieldDir) -> list[str]:
     runs: list[RunSummary] = run_summaries(home.runs)
     lines.append(f"runs ({rel(home.runs)}):" if runs else f"runs: none in {rel(home.runs)}")
     lines += [f"  {r.run_id}  {r.describe()}" for r in runs]
+    verifies = sorted((v for d in (home.runs.iterdir() if home.runs.is_dir() else [])
+                       if d.name.startswith("verify-") for v in [run_summary(d)] if v is not None),
+                      key=lambda v: (v.created_at, v.run_id), reverse=True)
+    if verifies:  # never picked by homefield report (contracts §4), reported on by name
+        lines.append("verify runs (homefield verify; homefield report VERIFY_ID reports on one):")
+        lines += [f"  {v.run_id}  {v.describe()}" for v in verifies]
     picked, running = pick_run(runs)
     if picked is not None:
         s = next(r for r in runs if r.run_id == picked)

@@ -154,8 +154,8 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
     lines = [f"{head}: {stop.detail}; {n_not_verified} of {plural(n_candidates, 'candidate')} not verified: "
              f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified{older})."]
     if stop.why == FAIL_FAST:
-        lines.append("Fix the test environment (see the hint above) and mine again, or mine on with "
-                     "--no-fail-fast.")
+        lines.append("Fix the test environment for that error (a Hint or Missing modules line below says how) "
+                     "and mine again, or mine on with --no-fail-fast.")  # the hints follow: summary order
     elif reverify:
         lines.append(f"Continue with: {command}  (--reverify runs all {n_candidates} again; without it the "
                      f"{n_verified} verified now are reused, and so are earlier records of the other "

@@ -61,7 +61,7 @@ from pytest_homefield.mine.redgreen import (
 )
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
-from pytest_homefield.mine.setup_help import install_hint
+from pytest_homefield.mine.setup_help import install_hint, module_file
 from pytest_homefield.mine.summary import (
     drop_summary,
     env_summary,
@@ -615,7 +615,7 @@ class MineSession:
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
-        hint = setup_hint(verified)
+        hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module))
         if hint:
             lines.append(hint)
         net = network_line(verified)

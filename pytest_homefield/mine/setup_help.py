@@ -15,13 +15,22 @@ from typing import Any
 
 import tomllib
 
-__all__ = ["install_hint", "conftest_import_line", "extra_of", "group_of", "declared_names", "pip_version",
-           "PIP_GROUP_MIN"]
+__all__ = ["install_hint", "module_file", "conftest_import_line", "extra_of", "group_of", "declared_names",
+           "pip_version", "PIP_GROUP_MIN"]
 
 #: The first pip with ``pip install --group`` (PEP 735 dependency groups): 25.1.
 PIP_GROUP_MIN = (25, 1)
 #: Names a repository's test dependencies go by, in the order they are preferred.
 TEST_NAMES = ("test", "tests", "testing", "dev")
+
+
+def module_file(root: Path, module: str) -> str:
+    """The file of the dotted ``module`` relative to the repository at ``root``: ``src/pkg/_version.py``
+    for ``pkg._version`` when the repository keeps ``pkg`` under ``src/`` (and not at its top), else
+    ``pkg/_version.py``."""
+    rel = module.replace(".", "/") + ".py"
+    top = module.split(".")[0]
+    return f"src/{rel}" if (root / "src" / top).is_dir() and not (root / top).is_dir() else rel
 
 
 def _first(names: Mapping[str, Any] | None) -> str | None:

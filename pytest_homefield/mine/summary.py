@@ -12,26 +12,44 @@ from typing import Any
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "service_lines", "setup_failed_line", "network_line", "missing_modules_line", "env_summary",
-           "drop_summary"]
+__all__ = ["setup_hint", "version_stub_setup_cmd", "service_lines", "setup_failed_line", "network_line",
+           "missing_modules_line", "env_summary", "drop_summary"]
 
-#: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``).
-_GENERATED = re.compile(r"No module named '[\w.]+\._?version'")
+#: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
+#: hatch-vcs's ``version.py``); group 1 is its dotted name.
+_GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 
-def setup_hint(verified: Sequence[dict[str, Any]]) -> str | None:
+def version_stub_setup_cmd(path: str) -> str:
+    """The ``.homefield.yml`` line whose ``setup_cmd`` writes a stub of a generated version module at
+    ``path`` (relative to the snapshot): ``__version__``/``version`` ``"0"`` and ``__version_tuple__``/
+    ``version_tuple`` ``(0,)``, the names setuptools-scm's and hatch-vcs's files define (a package may
+    import the tuple too: tox-dev/platformdirs does)."""
+    return ('setup_cmd: "printf \'__version__ = version = \\"0\\"\\\\n__version_tuple__ = version_tuple = (0,)'
+            f'\\\\n\' > {path}"')
+
+
+def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], str] | None = None) -> str | None:
     """A hint when most verified candidates could not even be collected at the commit (a missing
     generated file or an uninstalled package, not a failing test): the snapshot probably needs a
-    ``setup_cmd``. ``None`` otherwise."""
+    ``setup_cmd``; when the error is a missing version module a build generates and ``locate`` gives
+    its file (dotted name -> path in the snapshot), the ``setup_cmd`` line that writes a stub of it
+    (:func:`version_stub_setup_cmd`). ``None`` otherwise."""
     broken = [r for r in verified if r.get("reason") == "reference_fails"
               and str(r.get("detail", "")).startswith("collection errors at the parent and at the commit")]
     if not verified or len(broken) * 2 < len(verified):
         return None
     detail = str(broken[0].get("detail", ""))
     why = detail[detail.find("(") + 1: -1] if detail.endswith(")") else "see the verification records"
-    return (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
-            "the commit "
-            f"({why}). Snapshots hold the commit's tree only: generate or install what the tests import with "
+    head = (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
+            f"the commit ({why}).")
+    generated = _GENERATED.search(why)
+    if generated and locate is not None:
+        module = generated.group(1)
+        return (f"{head} {module} is a file the build generates (hatch-vcs, setuptools-scm) and snapshots hold "
+                f"the commit's tree only: write a stub of it in .homefield.yml, "
+                f"{version_stub_setup_cmd(locate(module))}, then mine again.")
+    return (f"{head} Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
 
 

@@ -13,7 +13,7 @@ from pytest_homefield.shard import outside_plan, why_outside
 from pytest_homefield.store import lock_holder, read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["RunSummary", "pick_run", "run_summaries", "which_run_lines"]
+__all__ = ["RunSummary", "pick_run", "run_summaries", "run_summary", "which_run_lines"]
 
 
 @dataclass
@@ -59,8 +59,11 @@ class RunSummary:
         return self.created_at[:16].replace("T", " ") + " UTC" if self.created_at else "unknown time"
 
     def describe(self) -> str:
-        """``started 2026-12-01 15:02 UTC · oracle, noop · 8 of 8 attempts finished``."""
-        text = f"started {self.when} · {', '.join(self.agents) or 'no agents'} · {self.finished} of " \
+        """``started 2026-12-01 15:02 UTC · oracle, noop · 8 of 8 attempts finished``; past four agents the
+        first three and how many more (a ``homefield verify --attacks`` run has 41)."""
+        agents = ", ".join(self.agents[:3]) + (f" and {len(self.agents) - 3} more agents" if len(self.agents) > 4
+                                               else "".join(f", {a}" for a in self.agents[3:]))
+        text = f"started {self.when} · {agents or 'no agents'} · {self.finished} of " \
                f"{plural(self.planned, 'attempt')} finished"
         if self.running:
             text += f" · in progress ({self.running})"
@@ -78,20 +81,23 @@ class RunSummary:
 def run_summaries(runs_root: Path) -> list[RunSummary]:
     """Every agent run under ``runs_root`` (``verify-…`` runs left out), newest ``created_at`` first,
     each with the session running it now, if any (:func:`pytest_homefield.store.lock_holder`)."""
-    out = []
-    for d in runs_root.iterdir() if runs_root.is_dir() else []:
-        if d.name.startswith("verify-"):
-            continue
-        try:
-            meta = json.loads((d / "meta.json").read_text())
-        except (OSError, ValueError):
-            continue
-        agents = [str(a.get("name")) for a in meta.get("agents", [])]
-        planned = len(meta.get("task_ids", [])) * len(agents) * int(meta.get("attempts") or 0)
-        out.append(RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
-                              planned=planned, cut_short=meta.get("cut_short"), running=lock_holder(d),
-                              results_file=d / "results.jsonl", plan=outside_plan(meta)))
+    out = [s for d in (runs_root.iterdir() if runs_root.is_dir() else []) if not d.name.startswith("verify-")
+           for s in [run_summary(d)] if s is not None]
     return sorted(out, key=lambda s: (s.created_at, s.run_id), reverse=True)
+
+
+def run_summary(d: Path) -> RunSummary | None:
+    """The run in folder ``d`` at a glance (a ``verify-…`` run too), ``None`` when its ``meta.json`` is
+    missing or not JSON."""
+    try:
+        meta = json.loads((d / "meta.json").read_text())
+    except (OSError, ValueError):
+        return None
+    agents = [str(a.get("name")) for a in meta.get("agents", [])]
+    planned = len(meta.get("task_ids", [])) * len(agents) * int(meta.get("attempts") or 0)
+    return RunSummary(run_id=d.name, created_at=str(meta.get("created_at") or ""), agents=agents,
+                      planned=planned, cut_short=meta.get("cut_short"), running=lock_holder(d),
+                      results_file=d / "results.jsonl", plan=outside_plan(meta))
 
 
 def _count_finished(path: Path, plan: Callable[[str, str, int], str | None] | None) -> tuple[int, int, str | None]:
@@ -134,14 +140,15 @@ def which_run_lines(runs_root: Path, chosen: Sequence[str], *, by_default: bool,
     by_id = {s.run_id: s for s in summaries}
     lines = []
     for rid in chosen:
-        s = by_id.get(rid)
+        s = by_id.get(rid) or run_summary(runs_root / rid)  # a verify-… run is not among the summaries
         how = " (the newest run; give a RUN_ID for another)" if by_default else ""
         lines.append(f"Report on run {rid}{how}: {s.describe() if s else 'no meta.json'}")
-    rest = [s for s in summaries if s.run_id not in set(chosen)][:others]
+    others_all = [s for s in summaries if s.run_id not in set(chosen)]
+    rest = others_all[:others]
     if rest:
         lines.append("Other recent runs (homefield report RUN_ID, or several ids to report on them together):")
         lines += [f"  {s.run_id}  {s.describe()}" for s in rest]
-        left = len(summaries) - len(chosen) - len(rest)
+        left = len(others_all) - len(rest)
         if left > 0:
             lines.append(f"  … and {plural(left, 'older run')} in {runs_root}")
     return lines

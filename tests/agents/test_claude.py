@@ -274,6 +274,26 @@ def test_missing_binary_is_infra(tmp_path: Path) -> None:
     assert agent.version() is None
 
 
+def test_missing_binary_is_infra_under_the_sandbox_relay_too(tmp_path: Path) -> None:
+    """nu19 on andialbrecht/sqlparse, no claude CLI installed: under bubblewrap the agent's argv runs
+    through the relay inside the sandbox, which exits 127 when it cannot start the program; the attempt
+    was then a scored ``agent_error`` ("claude exited 127 without a result"), so a machine without the
+    CLI reported claude at 0%. The CLI is now looked for on the host before the attempt: ``infra``."""
+    import sys
+
+    import pytest_homefield.sandbox.relay as relay
+
+    agent = ClaudeAgent(name="c", spec="claude", model=None, settings=AgentSettings(),
+                        executable=str(tmp_path / "no-such-claude"))
+    ctx = AgentContext(workspace=tmp_path, prompt="x", env={"PATH": "/usr/bin:/bin"}, timeout_s=30,
+                       artifacts=tmp_path / "art",
+                       wrap=lambda argv, env: [sys.executable, relay.__file__, "inside", "--", *argv])
+    res = agent.run(ctx)
+    assert res.outcome == "infra" and res.established, res
+    assert res.error == (f"cannot start {tmp_path / 'no-such-claude'}: no such executable (install the Claude "
+                         "Code CLI: npm i -g @anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path)")
+
+
 def test_command_flags(tmp_path: Path) -> None:
     agent = ClaudeAgent(name="c", spec="claude:m", model="m", settings=AgentSettings(),
                         executable="/x/claude")

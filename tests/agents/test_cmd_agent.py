@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -253,6 +254,28 @@ def test_the_registry_gives_recipes_their_client(tmp_path: Path) -> None:
     assert aider.sandbox_paths({"PATH": str(bindir)}) == [bindir]
     assert isinstance(own, CommandAgent) and own.client is None and not own.trust_infra
     assert own.sandbox_paths({"PATH": str(bindir)}) == []
+
+
+def test_a_recipe_whose_client_is_not_installed_is_infra_not_an_empty_patch(tmp_path: Path) -> None:
+    """nu19 on andialbrecht/sqlparse: ``homefield run --agent aider`` on a machine without aider ran the
+    recipe, ``sh`` said "aider: not found", the usage helper printed ``{}`` and exit status 0, and the
+    attempt was a scored empty patch (aider 0%, no error shown). The client is now looked for on the
+    agent's PATH first; the same recipe with it installed runs."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for name in ("sh", "tee", "rm", "cat", "echo"):
+        (bindir / name).symlink_to(shutil.which(name) or f"/bin/{name}")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (aider,) = build_agents(["aider"], resolve_settings(tmp_path, {}))
+    env = {"PATH": str(bindir), "HOMEFIELD_PROMPT": "x", "TMPDIR": str(tmp_path), "HOME": str(tmp_path)}
+    res = aider.run(AgentContext(workspace=ws, prompt="x", env=env, timeout_s=60, artifacts=tmp_path / "art"))
+    assert (res.outcome, res.established) == ("infra", True), res
+    assert res.error == "cannot start aider: not found on the agent's PATH (install it: pip install aider-chat)"
+    (bindir / "aider").write_text("#!/bin/sh\necho edited > done.txt\n")
+    (bindir / "aider").chmod(0o755)
+    res = aider.run(AgentContext(workspace=ws, prompt="x", env=env, timeout_s=60, artifacts=tmp_path / "art2"))
+    assert res.outcome is None and (ws / "done.txt").read_text() == "edited\n", res
 
 
 def test_usage_aider(tmp_path: Path) -> None:

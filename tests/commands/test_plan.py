@@ -139,3 +139,28 @@ def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
     lines = plan_text(settings).splitlines()
     assert lines[-2] == "Base rate: 30% from run new (10 scored attempts of claude)"
     assert "30% base rate" in lines[-1]
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["plan", "--agent", "oracle", "--attempts", "0"], "homefield plan: --attempts must be at least 1, got 0"),
+    (["plan", "--agent", "oracle", "--att", "-2"], "homefield plan: --att must be at least 1, got -2"),
+    (["report", "--alpha", "2"], "homefield report: --alpha must be between 0 and 1, got 2.0"),
+])
+def test_a_bad_flag_is_named_as_typed(settings: Settings, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str], argv: list[str], line: str) -> None:
+    """nu19 on andialbrecht/sqlparse: ``homefield plan --attempts 0`` said "--homefield-attempts must be at
+    least 1" (an option the user never typed; ``homefield run`` names ``--attempts``), and ``homefield
+    report --alpha 2`` printed "--homefield-alpha must be between 0 and 1" without saying which command."""
+    import subprocess
+
+    from pytest_homefield.cli import main
+
+    subprocess.run(["git", "init", "-q", str(settings.root)], check=True)
+    run = settings.root / ".homefield" / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "meta.json").write_text(json.dumps({"run_id": "r1", "created_at": "2026-12-01T10:00:00+00:00",
+                                               "agents": [{"name": "noop", "spec": "noop"}], "attempts": 1,
+                                               "task_ids": [], "cut_short": None}))
+    monkeypatch.chdir(settings.root)
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [line]

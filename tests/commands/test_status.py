@@ -153,3 +153,27 @@ def test_report_of_one_run_counts_only_the_results_inside_its_plan(tmp_path: Pat
     assert notes == ["3 result(s) outside their run's plan left out (run crafted: attempt 2 of noop is outside its "
                      "--attempts 1): lines the run's session could not have written."]
     assert "2 of 2 attempts finished · 3 results outside its plan, not counted" in err.splitlines()[0]
+
+
+def test_status_lists_verify_runs_apart_and_never_picks_one(tmp_path: Path) -> None:
+    """nu19 on andialbrecht/sqlparse: after ``homefield verify --attacks`` wrote
+    ``runs/verify-20261203-…``, ``homefield status`` listed the mine and the agent run only, with no
+    sign of the verify run or how to see its report."""
+    home = HomefieldDir(tmp_path)
+    _run(home.runs, "r1", "2026-12-01T10:00:00+00:00", 2)
+    _run(home.runs, "verify-a", "2026-12-01T11:00:00+00:00", 1)
+    _run(home.runs, "verify-b", "2026-12-01T12:00:00+00:00", 2)
+    assert status_lines(home)[1:] == [
+        "runs (.homefield/runs):",
+        "  r1  started 2026-12-01 10:00 UTC · noop · 2 of 2 attempts finished",
+        "verify runs (homefield verify; homefield report VERIFY_ID reports on one):",
+        "  verify-b  started 2026-12-01 12:00 UTC · noop · 2 of 2 attempts finished",
+        "  verify-a  started 2026-12-01 11:00 UTC · noop · 1 of 2 attempts finished (a subset: -k, --max-tasks, "
+        "stopped or cut short)",
+        "homefield report picks r1 (the newest finished run): .homefield/runs/r1",
+    ]
+    meta = home.run_dir("verify-b") / "meta.json"  # verify --attacks: oracle and 40 attacks, named in short
+    meta.write_text(meta.read_text().replace('[{"name": "noop", "spec": "noop"}]', json.dumps(
+        [{"name": "oracle", "spec": "oracle"}] + [{"name": f"attack-{i}", "spec": f"attack:{i}"} for i in range(40)])))
+    assert status_lines(home)[4].startswith("  verify-b  started 2026-12-01 12:00 UTC · oracle, attack-0, attack-1 "
+                                            "and 38 more agents · 0 of 82 attempts finished")

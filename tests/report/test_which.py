@@ -39,6 +39,21 @@ def test_newest_by_default_and_the_others_listed(tmp_path: Path) -> None:
     assert named[2].startswith("  r-try  ")
 
 
+def test_a_verify_run_named_is_described_from_its_meta(tmp_path: Path) -> None:
+    """nu19 on andialbrecht/sqlparse: ``homefield report verify-…`` (the run ``homefield verify`` wrote)
+    opened with "Report on run verify-…: no meta.json" beside its meta.json, and counted one run too
+    few in "… and N older runs"."""
+    make_run(tmp_path, "verify-x", "2026-12-01T12:00:00+00:00", ["oracle", "attack-daemon"], 2, 1, 4)
+    for i in range(3):
+        make_run(tmp_path, f"r{i}", f"2026-12-01T1{i}:00:00+00:00", ["noop"], 1, 1, 1)
+    lines = which_run_lines(tmp_path, ["verify-x"], by_default=False, others=1)
+    assert lines[0] == ("Report on run verify-x: started 2026-12-01 12:00 UTC · oracle, attack-daemon · "
+                        "4 of 4 attempts finished")
+    assert lines[2].startswith("  r2  started")
+    assert lines[3] == f"  … and 2 older runs in {tmp_path}"
+    assert which_run_lines(tmp_path, ["gone"], by_default=False)[0] == "Report on run gone: no meta.json"
+
+
 def test_cli_prints_it_on_stderr(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     import subprocess
 

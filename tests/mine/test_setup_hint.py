@@ -1,0 +1,54 @@
+"""The mine's summary hint when most candidates cannot collect their tests even at the commit (nu19 on
+tox-dev/platformdirs, a hatch-vcs project): the hint said only "generate or install what the tests
+import with setup_cmd", and the README's example stub (``__version__`` alone) still failed there,
+since ``platformdirs/__init__.py`` imports ``__version_tuple__`` too. For a version module a build
+generates the hint now gives the ``setup_cmd`` line, with the module's file, that writes a stub with
+every name setuptools-scm and hatch-vcs define."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from pytest_homefield.mine.setup_help import module_file
+from pytest_homefield.mine.summary import setup_hint
+
+_WHY = "No module named 'platformdirs.version'"
+
+
+def _broken(n: int, why: str = _WHY) -> list[dict[str, str]]:
+    return [{"reason": "reference_fails", "detail": f"collection errors at the parent and at the commit: "
+                                                     f"tests/test_{i}.py (ModuleNotFoundError: {why})"}
+            for i in range(n)]
+
+
+def test_the_hint_gives_a_setup_cmd_that_writes_a_stub_the_package_imports(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src" / "platformdirs").mkdir(parents=True)
+    (repo / "src" / "platformdirs" / "__init__.py").write_text(
+        "from .version import __version__\nfrom .version import __version_tuple__ as __version_info__\n")
+    hint = setup_hint(_broken(11), locate=lambda module: module_file(repo, module))
+    assert hint is not None and hint.startswith(
+        f"Hint: 11 of 11 candidates could not collect their tests even at the commit (ModuleNotFoundError: {_WHY}). "
+        "platformdirs.version is a file the build generates (hatch-vcs, setuptools-scm)"), hint
+    line = hint.split("write a stub of it in .homefield.yml, ")[1].removesuffix(", then mine again.")
+    cmd = yaml.safe_load(line)["setup_cmd"]  # the line as the user pastes it into .homefield.yml
+    subprocess.run(["sh", "-c", cmd], cwd=repo, check=True)
+    probe = subprocess.run([sys.executable, "-c", "import platformdirs as p; print(p.__version__, p.__version_info__)"],
+                           cwd=repo / "src", capture_output=True, text=True, check=True)
+    assert probe.stdout.split() == ["0", "(0,)"]
+
+
+def test_where_the_module_file_is_and_other_errors_keep_the_general_hint(tmp_path: Path) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    assert module_file(tmp_path, "pkg._version") == "src/pkg/_version.py"
+    (tmp_path / "flat").mkdir()
+    assert module_file(tmp_path, "flat._version") == "flat/_version.py"
+    general = setup_hint(_broken(3, "No module named 'yaml'"), locate=lambda module: module_file(tmp_path, module))
+    assert general is not None and general.endswith(
+        "generate or install what the tests import with setup_cmd in .homefield.yml (README: Python "
+        "environments), then mine again.")
+    assert setup_hint(_broken(1) + [{"reason": None}] * 3) is None  # most candidates fine: no hint
