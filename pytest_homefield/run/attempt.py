@@ -36,7 +36,8 @@ from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
-from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
+from pytest_homefield.run.changes import capped_diff
+from pytest_homefield.run.grading import Grade, grade, tree_changes
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
     SandboxBackend,
@@ -414,7 +415,8 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             # the agent's word, §8; the change is kept for auditing, though not graded
             v = _Verdict(ar.outcome, ar.error, claimed=ar.outcome in UNSCORED_OUTCOMES and not ar.established)
             changes = tree_changes(pristine, workspace)
-            (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
+            (art / "diff.patch").write_text(capped_diff(pristine, workspace, list(changes), changes,
+                                                        spec.limits.output_bytes).text)
         else:
             test_env = grading_env(spec, cache.repo)
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
@@ -424,7 +426,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
-                          network=spec.network, canary_seed=seed,
+                          network=spec.network, canary_seed=seed, diff_limit=spec.limits.output_bytes,
                           before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if spec.graded is not None:
                 spec.graded(g)

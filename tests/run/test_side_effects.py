@@ -109,6 +109,36 @@ def test_writing_past_the_total_stops_the_agent(task: Task, cache: SnapshotCache
     assert r.error is not None and "over 4 MiB" in r.error
 
 
+def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
+        task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their
+    size in the user's run folder, and grading held about 47 bytes of memory per byte of it (96 MB of
+    ``ab`` lines: 4.6 GB, 58 s; at the 500 MiB cap, more than this machine's memory: a killed worker
+    is ``infra``, never scored). Here 6 MB: before, an 8 MB ``diff.patch`` and 230 MB traced at the peak.
+    Now: each diff is kept up to ``--max-output-mb`` (1 MiB here), cut with a line saying so, git stopped
+    there, and the cut change is flagged as too large to scan."""
+    import tracemalloc
+
+    from pytest_homefield.run.changes import CUT_LINE
+    from pytest_homefield.run.suspicious import TOO_LARGE
+    from pytest_homefield.sandbox.limits import WriteLimits
+
+    agent = cmd_agent("for i in 1 2 3; do yes ab | head -c 2000000 > src/calc/lines$i.txt; done")
+    tracemalloc.start()
+    try:
+        r, art = attempt(task, cache, agent, tmp_path, limits=WriteLimits(output_bytes=MIB))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.outcome == "tests_failed" and r.scored, r
+    assert r.suspicious and r.suspicious_reason is not None and TOO_LARGE in r.suspicious_reason, r
+    diff = (art / "diff.patch").read_bytes()
+    assert len(diff) <= MIB + 200, len(diff)
+    assert diff.endswith((CUT_LINE.format(limit=MIB) + "\n").encode()), diff[-300:]
+    assert diff.startswith(b"diff --git a/src/calc/lines1.txt b/src/calc/lines1.txt\n"), diff[:200]
+    assert peak < 40 * MIB, f"{peak / MIB:.0f} MiB traced at the peak"
+
+
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """Before: fd 1 was the host's ``agent.out`` (its path readable with ``readlink``) and PID 1's
