@@ -300,7 +300,9 @@ def parse_junit(data: bytes | None) -> Parsed:
         test_id = f"{classname}::{name}" if classname else name
         failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
         if error is not None and (error.get("message") or "") == "collection failure":
-            collection_errors[name] = (error.text or "collection failure").strip().splitlines()[-1][:500]
+            # its last line; a blank text (the test process can write this file: atk19) is no IndexError
+            lines = (error.text or "").strip().splitlines()
+            collection_errors[name] = (lines[-1] if lines else "collection failure")[:500]
             continue
         if failure is not None:
             outcomes[test_id] = "failed"

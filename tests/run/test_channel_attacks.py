@@ -77,3 +77,40 @@ def test_a_line_the_host_cannot_decode_leaves_the_attempt_scored(fx: Fixture, ta
     assert r.outcome == "tests_failed" and r.scored and not r.claimed, r
     assert "_fd > 2" in (spec.artifacts / "diff.patch").read_text()  # the payload was shipped
     json.dumps(r.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+#: A wrong fix whose exit handler rewrites the ``{junit}`` file of a custom command (its path is in argv) with a
+#: collection failure whose text is blank.
+BLANK_JUNIT = WRONG_CALC + r'''
+
+def _blank_junit():
+    import sys
+    for arg in sys.argv:
+        if arg.startswith("--junitxml="):
+            with open(arg.split("=", 1)[1], "w") as f:
+                f.write('<testsuite><testcase name="x"><error message="collection failure"> </error>'
+                        '</testcase></testsuite>')
+
+
+import atexit
+atexit.register(_blank_junit)
+'''
+
+
+def test_a_junit_file_the_host_cannot_read_leaves_the_attempt_scored(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """atk19: under a ``{junit}`` test command (the file is the test process's to write, contracts §7), a
+    collection failure with a blank text made the host's parse raise ``IndexError``: grading failed, the
+    attempt ``infra``, homefield's own failure, never scored (2 of 2 attempts with no fix). Now it is read
+    as a collection failure: the attempt is ``tests_failed``."""
+    import dataclasses
+
+    junit_task = dataclasses.replace(task, test_cmd=task.test_cmd + " --junitxml={junit}")
+    agent = script_agent(tmp_path / "a", {"src/calc/__init__.py": BLANK_JUNIT})
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        spec = AttemptSpec(task=junit_task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run",
+                           timeout_s=60, run_timeout_s=120)
+        r = run_attempt(spec, cache)
+    finally:
+        cache.close()
+    assert r.outcome == "tests_failed" and r.scored, r
