@@ -342,6 +342,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             own_services.close()
             agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py)
         wall = time.monotonic() - t0
+        for _, root in folders.roots():  # what it made unreadable is read, counted, graded and removed (atk19)
+            with contextlib.suppress(OSError):
+                nofollow.restore_access(root)
         ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before)
         base["sandbox"] = sb.recorded
         for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents

@@ -162,7 +162,9 @@ class AgentFolders:
 
 def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry under ``root``, depth first, never following a
-    symlink; unreadable folders are skipped (nothing in them can be graded either)."""
+    symlink; unreadable folders are skipped. While the agent runs, what it writes into a folder it made
+    unreadable is not counted here; once it stopped, :func:`~.nofollow.restore_access` gives the folder
+    back before :func:`check_folders` counts it (atk19)."""
     stack = [""]
     while stack:
         rel = stack.pop()
