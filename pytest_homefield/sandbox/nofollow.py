@@ -424,8 +424,8 @@ def _restore_at(fd: int, prefix: str, changed: list[str], depth: int) -> None:
         return
     for name, st in listing:
         rel = f"{prefix}{name}"
-        if stat.S_ISDIR(st.st_mode):
-            if _give_back(fd, name, True):
+        if stat.S_ISDIR(st.st_mode):  # the listing's lstat chooses; _give_back checks the entry it pinned
+            if st.st_mode & _DIR_ACCESS != _DIR_ACCESS and _give_back(fd, name, True):
                 changed.append(rel)
             if depth >= MAX_DEPTH:
                 continue
@@ -437,7 +437,7 @@ def _restore_at(fd: int, prefix: str, changed: list[str], depth: int) -> None:
                 _restore_at(sub, rel + "/", changed, depth + 1)
             finally:
                 os.close(sub)
-        elif stat.S_ISREG(st.st_mode) and _give_back(fd, name, False):
+        elif stat.S_ISREG(st.st_mode) and not st.st_mode & _FILE_ACCESS and _give_back(fd, name, False):
             changed.append(rel)
 
 
