@@ -370,7 +370,7 @@ _DIR_ACCESS, _FILE_ACCESS = 0o700, 0o400
 _O_PATH = getattr(os, "O_PATH", 0)
 
 
-def restore_access(root: Path | str) -> list[str]:
+def restore_access(root: Path | str, *, files: bool = True) -> list[str]:
     """Give the owner back read, write and search (``u+rwx``) on every folder and read (``u+r``) on every
     regular file under ``root`` (and on ``root``) that lacks them; other bits are kept. Returns the relative
     paths changed (``"."`` for ``root``), in no set order.
@@ -382,13 +382,14 @@ def restore_access(root: Path | str) -> list[str]:
     Each entry is reached by descriptor: ``O_PATH | O_NOFOLLOW`` pins it (a symlink is never followed, its
     mode never changed) and the mode is set through ``/proc/self/fd``; a folder is entered after its mode is
     given back, no deeper than :data:`MAX_DEPTH`. Entries of another owner, and any that cannot be changed,
-    are left as they are. Raises nothing for an entry; ``OSError`` when ``root`` itself cannot be opened."""
+    are left as they are. ``files=False``: folders only (what a walk needs to see every entry). Raises
+    nothing for an entry; ``OSError`` when ``root`` itself cannot be opened."""
     changed: list[str] = []
     if _give_back(None, os.fspath(root), True):
         changed.append(".")
     fd = _open_root(root)
     try:
-        _restore_at(fd, "", changed, 0)
+        _restore_at(fd, "", changed, 0, files)
     finally:
         os.close(fd)
     return changed
@@ -417,7 +418,7 @@ def _give_back(dir_fd: int | None, name: str, is_dir: bool) -> bool:
         os.close(fd)
 
 
-def _restore_at(fd: int, prefix: str, changed: list[str], depth: int) -> None:
+def _restore_at(fd: int, prefix: str, changed: list[str], depth: int, files: bool) -> None:
     try:
         listing = _listing(fd)
     except OSError:
@@ -434,10 +435,10 @@ def _restore_at(fd: int, prefix: str, changed: list[str], depth: int) -> None:
             except OSError:
                 continue
             try:
-                _restore_at(sub, rel + "/", changed, depth + 1)
+                _restore_at(sub, rel + "/", changed, depth + 1, files)
             finally:
                 os.close(sub)
-        elif stat.S_ISREG(st.st_mode) and not st.st_mode & _FILE_ACCESS and _give_back(fd, name, False):
+        elif files and stat.S_ISREG(st.st_mode) and not st.st_mode & _FILE_ACCESS and _give_back(fd, name, False):
             changed.append(rel)
 
 
