@@ -190,7 +190,7 @@ def summarize_stream(text: str) -> StreamSummary:
             continue
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes (atk19)
             continue
         if not isinstance(obj, dict):
             continue

@@ -297,7 +297,7 @@ def _post_json(url: str, body: dict[str, Any], api_key: str | None, timeout_s: f
         raise HttpFailure("infra", f"connection to {url} failed: {exc}") from None
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes
         raise HttpFailure("agent_error", f"malformed response (not JSON): {raw[:120]!r}") from None
     if not isinstance(data, dict):
         raise HttpFailure("agent_error", "malformed response (not a JSON object)")

@@ -106,7 +106,7 @@ def _json_lines(path: Path) -> list[dict[str, Any]]:
     for line in text.splitlines():
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes (atk19)
             continue
         if isinstance(obj, dict):
             out.append(obj)
@@ -266,7 +266,7 @@ def _first_json_object(text: str) -> dict[str, Any] | None:
             return None
     try:
         obj, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
 

@@ -36,7 +36,8 @@ from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
-from pytest_homefield.run.grading import Grade, grade, render_diff, tree_changes
+from pytest_homefield.run.changes import capped_diff
+from pytest_homefield.run.grading import Grade, grade, tree_changes
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import (
     SandboxBackend,
@@ -344,6 +345,9 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             own_services.close()
             agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py)
         wall = time.monotonic() - t0
+        for _, root in folders.roots():  # what it made unreadable is read, counted, graded and removed (atk19)
+            with contextlib.suppress(OSError):
+                nofollow.restore_access(root)
         ar, fault = _judged(ar, folders, spec.limits, baseline, watch, art, free_before)
         base["sandbox"] = sb.recorded
         for name in ("agent.out", "agent.err"):  # every attempt folder has both, also for in-process agents
@@ -417,7 +421,8 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             # the agent's word, §8; the change is kept for auditing, though not graded
             v = _Verdict(ar.outcome, ar.error, claimed=ar.outcome in UNSCORED_OUTCOMES and not ar.established)
             changes = tree_changes(pristine, workspace)
-            (art / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes))
+            (art / "diff.patch").write_text(capped_diff(pristine, workspace, list(changes), changes,
+                                                        spec.limits.output_bytes).text)
         else:
             test_env = grading_env(spec, cache.repo)
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
@@ -428,6 +433,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
                           network=spec.network, canary_seed=seed, reference=spec.grading_reference,
+                          diff_limit=spec.limits.output_bytes,
                           before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if spec.graded is not None:
                 spec.graded(g)

@@ -23,12 +23,14 @@ import subprocess
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.snapshot import inert_git_env
 from pytest_homefield.sandbox.tempdirs import owner_tag
 
-__all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "apply_change",
+__all__ = ["IGNORED_DIRS", "IGNORED_SUFFIXES", "walk_tree", "tree_changes", "render_diff", "capped_diff", "Diff",
+           "CUT_LINE", "apply_change",
            "is_link", "link_target", "read_text", "resolves_inside", "MAX_LINKS"]
 
 #: Links followed at most while resolving one (Linux's own limit, ``MAXSYMLINKS``: 40).
@@ -83,9 +85,33 @@ def _stage(root: Path, rel: str, dest: Path) -> None:
         pass
 
 
+#: The last line of a diff cut at its cap (:func:`capped_diff`); ``{limit}`` is the cap in bytes.
+CUT_LINE = "[homefield: the diff is cut at {limit} bytes (--max-output-mb); the rest of the change is not kept]"
+
+
+class Diff(NamedTuple):
+    """A rendered diff: its ``text`` and whether it was ``cut`` at the cap (then its last line is
+    :data:`CUT_LINE`)."""
+
+    text: str
+    cut: bool
+
+
 def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str]) -> str:
+    """The whole diff of ``paths`` (:func:`capped_diff` without a cap)."""
+    return capped_diff(pristine, workspace, paths, changes, None).text
+
+
+def capped_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: dict[str, str],
+                limit: int | None) -> Diff:
     """A unified, binary-safe diff (``git diff --no-index --binary``) of ``paths`` from the pristine
-    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in git's order of the paths.
+    tree to the workspace, with ``a/<path>`` / ``b/<path>`` headers, in git's order of the paths; with
+    ``limit`` (bytes) at most that many bytes of git's output are read, and a longer diff is cut after
+    its last whole line within them, with :data:`CUT_LINE` as its last line (git is stopped there).
+
+    The cap bounds what an agent's change costs the host: within the workspace caps (500 MiB), files
+    of short lines made a diff up to twice their size, and the host process held about 47 bytes per byte
+    of it (atk19: 96 MB of three-byte lines took 4.6 GB of memory; 98 MB of empty ones, a 196 MB ``diff.patch``).
 
     Both sides of every path are first copied (:func:`nofollow.copy_entry`) into a private folder pair,
     and one git process compares those folders (one per path took 10 minutes for an agent that left
@@ -93,7 +119,7 @@ def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
     a side that is not a file or symlink reachable without following a link counts as absent."""
     todo = list(paths)
     if not todo:
-        return ""
+        return Diff("", False)
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         a, b = Path(tmp, "a"), Path(tmp, "b")
         a.mkdir()
@@ -104,12 +130,23 @@ def render_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
             if changes[rel] != "deleted":
                 _stage(workspace, rel, b)
         with inert_git_env() as env:  # the copies' .gitattributes and any .git above tmp are nothing to git
-            proc = subprocess.run(["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
-                                  capture_output=True, cwd=tmp, env=env)
-        text = proc.stdout.decode("utf-8", errors="replace")
+            proc = subprocess.Popen(["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+                                    cwd=tmp, env=env)
+            assert proc.stdout is not None
+            with proc.stdout:
+                data = proc.stdout.read() if limit is None else proc.stdout.read(limit + 1)
+                cut = limit is not None and len(data) > limit
+                if cut:  # the rest is never read: git is stopped
+                    proc.kill()
+            proc.wait()
+        if cut:
+            assert limit is not None
+            data = data[: data.rfind(b"\n", 0, limit) + 1]
+        text = data.decode("utf-8", errors="replace")
         for prefix in (str(a).lstrip("/"), str(b).lstrip("/")):
             text = text.replace(f"a/{prefix}/", "a/").replace(f"b/{prefix}/", "b/")
-    return text
+    return Diff(text + CUT_LINE.format(limit=limit) + "\n" if cut else text, cut)
 
 
 def apply_change(workspace: Path, gdir: Path, rel: str, change: str) -> bool:

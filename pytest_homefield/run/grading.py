@@ -24,7 +24,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task
 from pytest_homefield.run.carried import carried_changes, config_above
-from pytest_homefield.run.changes import apply_change, render_diff, tree_changes
+from pytest_homefield.run.changes import apply_change, capped_diff, render_diff, tree_changes
 from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
 from pytest_homefield.run.twin_grading import (
@@ -138,6 +138,7 @@ def grade(
     canary_seed: int | None = None,
     before_tests: Callable[[], object] | None = None,
     reference: tuple[float, str] | None = None,
+    diff_limit: int | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -185,13 +186,19 @@ def grade(
     change that has one (none for an empty patch); what it raises, ``grade`` raises. ``reference``: ``(seconds,
     where from)`` of the task's reference grading, for an attack agent's bound (:func:`grading_bound`: each
     test run stops at 5× those seconds, at least 60 s, never after ``run_timeout_s``; ``test_timeout`` there).
+    ``diff_limit``: bytes
+    kept of each diff (``diff.patch``, and the carried change that :func:`suspicious_reasons` scans; a cut
+    one is flagged too), ``--max-output-mb`` as the agent's own output (:func:`~.changes.capped_diff`);
+    ``None``: whole.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     changes = tree_changes(pristine, workspace)
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
-    (out_dir / "diff.patch").write_text(render_diff(pristine, workspace, list(changes), changes), encoding="utf-8")
-    carried_diff = render_diff(pristine, workspace, carried, changes) if carried else ""
-    reasons = suspicious_reasons(carried_diff, task.gold_patch)
+    whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
+    (out_dir / "diff.patch").write_text(whole.text, encoding="utf-8")
+    del whole  # one capped diff in memory at a time
+    carried_diff = capped_diff(pristine, workspace, carried, changes, diff_limit)
+    reasons = suspicious_reasons(carried_diff.text, task.gold_patch, cut=carried_diff.cut)
     g = Grade(outcome="empty_patch", touched_tests=touched, suspicious=bool(reasons),
               suspicious_reason="; ".join(reasons) or None, carried=carried, dropped=dropped)
     if not carried:

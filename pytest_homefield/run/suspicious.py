@@ -51,15 +51,17 @@ def added_text(diff_text: str) -> str:
     return "\n".join(ln[1:] for ln in diff_text.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
 
 
-def suspicious_reasons(diff_text: str, gold_patch: str = "") -> list[str]:
+def suspicious_reasons(diff_text: str, gold_patch: str = "", *, cut: bool = False) -> list[str]:
     """The :data:`SUSPICIOUS_PATTERNS` reasons matched by the *added* lines of ``diff_text`` and not by
     the added lines of ``gold_patch`` (what the reference fix itself does is never suspicious), each
     text cut to its first :data:`SCAN_CHARS` characters; then :data:`TOO_LARGE` when the change's
-    added lines are longer than that and the gold patch's are not. Linear in the texts' lengths."""
+    added lines are longer than that, or ``diff_text`` is ``cut`` (the change was longer than the diff
+    kept of it, :func:`~pytest_homefield.run.changes.capped_diff`), and the gold patch's are not. Linear
+    in the texts' lengths."""
     added, gold = added_text(diff_text), added_text(gold_patch)
     reasons = [name for name, rx in SUSPICIOUS_PATTERNS.items()
                if rx.search(added, 0, SCAN_CHARS) and not rx.search(gold, 0, SCAN_CHARS)]
-    if len(added) > SCAN_CHARS >= len(gold):
+    if (cut or len(added) > SCAN_CHARS) and SCAN_CHARS >= len(gold):
         reasons.append(TOO_LARGE)
     return reasons
 

@@ -36,11 +36,14 @@ add. :func:`write_cap_note` says why a run whose write the kernel refused failed
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pytest_homefield.sandbox.nofollow import restore_access
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
            "TEST_MEMORY_MB", "memory_cap_note", "ENTRY_BYTES", "entry_bytes", "FREE_FLOOR_BYTES", "free_bytes",
@@ -162,7 +165,9 @@ class AgentFolders:
 
 def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry under ``root``, depth first, never following a
-    symlink; unreadable folders are skipped (nothing in them can be graded either)."""
+    symlink; unreadable folders are skipped: :meth:`DiskWatch._over_total` and, once the agent stopped,
+    :func:`~pytest_homefield.run.attempt.run_attempt` give a folder it made unreadable back first
+    (:func:`~.nofollow.restore_access`, atk19)."""
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -339,7 +344,14 @@ class DiskWatch:
         return self.stopped
 
     def _over_total(self) -> int:
-        """Bytes added to the folders (one walk); over the total, :attr:`stopped` says so."""
+        """Bytes added to the folders (one walk); over the total, :attr:`stopped` says so. A folder the writer
+        made unreadable is given back first (:func:`~.nofollow.restore_access`, folders only): what it wrote
+        into a write-only folder was never counted, past the cap until the disk filled (atk19, as any user
+        but root). This runs only when the file systems grew past the room left, seldom while an honest
+        writer works."""
+        for _, root in self.folders.roots():
+            with contextlib.suppress(OSError):
+                restore_access(root, files=False)
         added = folder_bytes(self.folders) - self.baseline.bytes
         if added > self.limits.total_bytes:
             self.stopped = (f"{self.folders.owner} wrote over {self.limits.total_bytes / MIB:g} MiB into its "

@@ -18,7 +18,9 @@ that are not regular (fifo, socket, device) are never opened for reading (``O_NO
 
 Removing a whole tree homefield made (a workspace, a grading copy, a snapshot cache) stays
 ``shutil.rmtree``: on Linux it walks by descriptor too (``shutil.rmtree.avoids_symlink_attacks`` is
-true) and removes a link as a link.
+true) and removes a link as a link. An agent's folders get :func:`restore_access` first, once its
+processes are gone: the owner's permissions it took away (``chmod 000``) are given back, so that the
+host can read, count, grade and remove what it left.
 
 Linux semantics (``O_NOFOLLOW`` on the last component makes ``open`` fail with ``ELOOP``; on an
 intermediate component ``O_NOFOLLOW | O_DIRECTORY`` fails with ``ELOOP`` or ``ENOTDIR``): POSIX.1-2008
@@ -37,7 +39,8 @@ from pathlib import Path, PurePosixPath
 
 __all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
            "write_bytes",
-           "make_dirs", "remove", "rmdir", "walk", "same_entry", "copy_entry", "copy_tree", "MAX_DEPTH"]
+           "make_dirs", "remove", "rmdir", "walk", "same_entry", "copy_entry", "copy_tree", "restore_access",
+           "MAX_DEPTH"]
 
 #: Folders nested deeper than this are refused (each level holds one descriptor while it is walked).
 MAX_DEPTH = 256
@@ -360,6 +363,83 @@ def _lstat_at(fd: int, name: str) -> os.stat_result | None:
         return os.stat(name, dir_fd=fd, follow_symlinks=False)
     except FileNotFoundError:
         return None
+
+
+#: The owner's permissions :func:`restore_access` gives back: read, write and search on a folder, read on a file.
+_DIR_ACCESS, _FILE_ACCESS = 0o700, 0o400
+_O_PATH = getattr(os, "O_PATH", 0)
+
+
+def restore_access(root: Path | str, *, files: bool = True) -> list[str]:
+    """Give the owner back read, write and search (``u+rwx``) on every folder and read (``u+r``) on every
+    regular file under ``root`` (and on ``root``) that lacks them; other bits are kept. Returns the relative
+    paths changed (``"."`` for ``root``), in no set order.
+
+    For an agent's folders after its processes are gone, before anything reads them: a folder it made
+    unreadable (``chmod 000``, or write-only ``chmod 300``) was skipped by the disk watch (anything written
+    into it went uncounted, past ``--max-workspace-mb``), made grading raise (``PermissionError``: ``infra``,
+    never scored) and was left in the temp folder by ``shutil.rmtree`` (atk19, as a user other than root).
+    Each entry is reached by descriptor: ``O_PATH | O_NOFOLLOW`` pins it (a symlink is never followed, its
+    mode never changed) and the mode is set through ``/proc/self/fd``; a folder is entered after its mode is
+    given back, no deeper than :data:`MAX_DEPTH`. Entries of another owner, and any that cannot be changed,
+    are left as they are. ``files=False``: folders only (what a walk needs to see every entry). Raises
+    nothing for an entry; ``OSError`` when ``root`` itself cannot be opened."""
+    changed: list[str] = []
+    if _give_back(None, os.fspath(root), True):
+        changed.append(".")
+    fd = _open_root(root)
+    try:
+        _restore_at(fd, "", changed, 0, files)
+    finally:
+        os.close(fd)
+    return changed
+
+
+def _give_back(dir_fd: int | None, name: str, is_dir: bool) -> bool:
+    """Add the owner's access to the folder (``is_dir``) or regular file ``name`` (relative to ``dir_fd``)
+    when it lacks it; whether it was changed. Never follows a link (``O_PATH | O_NOFOLLOW``)."""
+    want = _DIR_ACCESS if is_dir else _FILE_ACCESS
+    if not _O_PATH:  # not Linux: no descriptor that pins an entry without opening it
+        return False
+    try:
+        fd = os.open(name, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        kind_ok = stat.S_ISDIR(st.st_mode) if is_dir else stat.S_ISREG(st.st_mode)
+        if not kind_ok or st.st_uid != os.geteuid() or st.st_mode & want == want:
+            return False
+        os.chmod(f"/proc/self/fd/{fd}", stat.S_IMODE(st.st_mode) | want)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _restore_at(fd: int, prefix: str, changed: list[str], depth: int, files: bool) -> None:
+    try:
+        listing = _listing(fd)
+    except OSError:
+        return
+    for name, st in listing:
+        rel = f"{prefix}{name}"
+        if stat.S_ISDIR(st.st_mode):  # the listing's lstat chooses; _give_back checks the entry it pinned
+            if st.st_mode & _DIR_ACCESS != _DIR_ACCESS and _give_back(fd, name, True):
+                changed.append(rel)
+            if depth >= MAX_DEPTH:
+                continue
+            try:
+                sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                continue
+            try:
+                _restore_at(sub, rel + "/", changed, depth + 1, files)
+            finally:
+                os.close(sub)
+        elif files and stat.S_ISREG(st.st_mode) and not st.st_mode & _FILE_ACCESS and _give_back(fd, name, False):
+            changed.append(rel)
 
 
 def _listing(fd: int) -> list[tuple[str, os.stat_result]]:

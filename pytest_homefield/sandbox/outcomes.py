@@ -290,7 +290,8 @@ def parse_junit(data: bytes | None) -> Parsed:
         return Parsed({}, {}, None, [], found=False, started=False)
     try:
         root = ET.fromstring(data)
-    except ET.ParseError:
+    except (ET.ParseError, LookupError, ValueError):  # the test process can write this file (atk19): an
+        # unknown encoding (LookupError) or a multi-byte one (ValueError) in its XML declaration raised on the host
         return Parsed({}, {}, None, [], found=False, started=False)
     outcomes: dict[str, str] = {}
     collection_errors: dict[str, str] = {}
@@ -300,7 +301,9 @@ def parse_junit(data: bytes | None) -> Parsed:
         test_id = f"{classname}::{name}" if classname else name
         failure, error, skipped = case.find("failure"), case.find("error"), case.find("skipped")
         if error is not None and (error.get("message") or "") == "collection failure":
-            collection_errors[name] = (error.text or "collection failure").strip().splitlines()[-1][:500]
+            # its last line; a blank text (the test process can write this file: atk19) is no IndexError
+            lines = (error.text or "").strip().splitlines()
+            collection_errors[name] = (lines[-1] if lines else "collection failure")[:500]
             continue
         if failure is not None:
             outcomes[test_id] = "failed"

@@ -117,12 +117,12 @@ def json_lines(text: str | list[str], skip: str | None = None) -> list[dict[str,
         values = json.loads("[" + ",".join(lines) + "]")
         if len(values) != len(lines):  # lines that only parse joined (a torn line and its neighbour)
             raise ValueError("not one value a line")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: a line nested deeper than the decoder goes (atk19)
         values = []
         for ln in lines:
             try:
                 values.append(json.loads(ln))
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
     return [v for v in values if isinstance(v, dict)]
 

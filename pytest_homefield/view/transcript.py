@@ -76,7 +76,7 @@ def _obj(line: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the decoder goes (atk19)
         return None
     return value if isinstance(value, dict) else None
 
@@ -397,7 +397,7 @@ def parse_transcript(text: str, *, spec: str | None = None) -> Transcript:
     if fmt == "" and body.lstrip()[:1] == "{":  # one (pretty-printed) object: claude json or gemini json
         try:
             obj, _ = json.JSONDecoder().raw_decode(body.lstrip())
-        except ValueError:
+        except (ValueError, RecursionError):
             obj = None
         if isinstance(obj, dict):
             if obj.get("type") == "result":

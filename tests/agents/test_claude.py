@@ -348,6 +348,17 @@ def test_summarize_stream_skips_torn_lines() -> None:
     assert est.cost_usd == pytest.approx(claude_cost("claude-haiku-4-5", 10, 7, 0, 5))
 
 
+def test_summarize_stream_skips_a_line_nested_past_the_decoder() -> None:
+    """atk19: a process of the agent's can write the CLI's stdout (``/proc/<pid>/fd/1``); one JSON line nested
+    100,000 deep raised ``RecursionError`` out of the host's parse (the attempt became an ``infra`` claim,
+    retried). Now it is skipped like a torn line, and the result line after it is read."""
+    deep = '{"type":"x","a":' + "[" * 100_000 + "]" * 100_000 + "}"
+    text = ('{"type":"system","subtype":"init","model":"claude-haiku-4-5"}\n' + deep + "\n"
+            '{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":2}\n')
+    summary = summarize_stream(text)
+    assert summary.result is not None and summary.result["result"] == "done" and summary.model == "claude-haiku-4-5"
+
+
 def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path) -> None:
     """The real CLI with its Bash tool inside bubblewrap (no network but the scripted API's port on
     127.0.0.1, relayed in): the command edits the workspace, and sees neither the user's files nor

@@ -77,3 +77,46 @@ def test_a_line_the_host_cannot_decode_leaves_the_attempt_scored(fx: Fixture, ta
     assert r.outcome == "tests_failed" and r.scored and not r.claimed, r
     assert "_fd > 2" in (spec.artifacts / "diff.patch").read_text()  # the payload was shipped
     json.dumps(r.to_dict(), ensure_ascii=False).encode("utf-8")
+
+
+#: A wrong fix whose exit handler rewrites the ``{junit}`` file of a custom command (its path is in argv) with XML.
+JUNIT_REWRITE = WRONG_CALC + r'''
+
+def _rewrite_junit():
+    import sys
+    for arg in sys.argv:
+        if arg.startswith("--junitxml="):
+            with open(arg.split("=", 1)[1], "w") as f:
+                f.write(XML)
+
+
+import atexit
+atexit.register(_rewrite_junit)
+'''
+
+
+@pytest.mark.parametrize("xml", [
+    pytest.param('<testsuite><testcase name="x"><error message="collection failure"> </error></testcase></testsuite>',
+                 id="blank-collection-failure"),
+    pytest.param('<?xml version="1.0" encoding="bogus"?><testsuite/>', id="unknown-encoding"),
+    pytest.param('<?xml version="1.0" encoding="cp932"?><testsuite/>', id="multi-byte-encoding"),
+])
+def test_a_junit_file_the_host_cannot_read_leaves_the_attempt_scored(fx: Fixture, task: Task, tmp_path: Path,
+                                                                     xml: str) -> None:
+    """atk19: under a ``{junit}`` test command (the file is the test process's to write, contracts §7), XML that
+    made the host's parse raise (``IndexError`` for a collection failure with a blank text, ``LookupError`` for an
+    unknown encoding, ``ValueError`` for a multi-byte one) failed grading: the attempt ``infra``, homefield's own
+    failure, never scored (each 2 of 2 attempts with no fix). Now the first is read as a collection failure and
+    the others as no file (the untouched parent's run then tells): the attempt is ``tests_failed``."""
+    import dataclasses
+
+    junit_task = dataclasses.replace(task, test_cmd=task.test_cmd + " --junitxml={junit}")
+    agent = script_agent(tmp_path / "a", {"src/calc/__init__.py": f"XML = {xml!r}\n" + JUNIT_REWRITE})
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        spec = AttemptSpec(task=junit_task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run",
+                           timeout_s=60, run_timeout_s=120)
+        r = run_attempt(spec, cache)
+    finally:
+        cache.close()
+    assert r.outcome == "tests_failed" and r.scored, r

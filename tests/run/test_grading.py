@@ -211,13 +211,13 @@ def test_render_diff_is_one_git_process_however_many_files(pristine: Path, works
     for k in range(300):
         (workspace / f"empty-{k}.txt").write_bytes(b"")
     calls: list[object] = []
-    real = subprocess.run
+    real = subprocess.Popen
 
     def counting(*args: object, **kwargs: object) -> object:
         calls.append(args)
         return real(*args, **kwargs)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(changes_module.subprocess, "run", counting)
+    monkeypatch.setattr(changes_module.subprocess, "Popen", counting)
     changes = tree_changes(pristine, workspace)
     diff = render_diff(pristine, workspace, sorted(changes), changes)
     assert len(calls) == 1 and diff.count("diff --git a/empty-") == 300, len(calls)

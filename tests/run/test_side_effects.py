@@ -109,6 +109,103 @@ def test_writing_past_the_total_stops_the_agent(task: Task, cache: SnapshotCache
     assert r.error is not None and "over 4 MiB" in r.error
 
 
+def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
+        task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their
+    size in the user's run folder, and grading held about 47 bytes of memory per byte of it (96 MB of
+    ``ab`` lines: 4.6 GB, 58 s; at the 500 MiB cap, more than this machine's memory: a killed worker
+    is ``infra``, never scored). Here 6 MB: before, an 8 MB ``diff.patch`` and 230 MB traced at the peak.
+    Now: each diff is kept up to ``--max-output-mb`` (1 MiB here), cut with a line saying so, git stopped
+    there, and the cut change is flagged as too large to scan."""
+    import tracemalloc
+
+    from pytest_homefield.run.changes import CUT_LINE
+    from pytest_homefield.run.suspicious import TOO_LARGE
+    from pytest_homefield.sandbox.limits import WriteLimits
+
+    agent = cmd_agent("for i in 1 2 3; do yes ab | head -c 2000000 > src/calc/lines$i.txt; done")
+    tracemalloc.start()
+    try:
+        r, art = attempt(task, cache, agent, tmp_path, limits=WriteLimits(output_bytes=MIB))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert r.outcome == "tests_failed" and r.scored, r
+    assert r.suspicious and r.suspicious_reason is not None and TOO_LARGE in r.suspicious_reason, r
+    diff = (art / "diff.patch").read_bytes()
+    assert len(diff) <= MIB + 200, len(diff)
+    assert diff.endswith((CUT_LINE.format(limit=MIB) + "\n").encode()), diff[-300:]
+    assert diff.startswith(b"diff --git a/src/calc/lines1.txt b/src/calc/lines1.txt\n"), diff[:200]
+    assert peak < 40 * MIB, f"{peak / MIB:.0f} MiB traced at the peak"
+
+
+#: Run by :func:`test_folders_the_agent_made_unreadable_are_read_counted_graded_and_removed` as a user other
+#: than root: each attack is one attempt (after a wrong fix) with caps of 2 MiB a file and 4 MiB in all.
+UNREADABLE_ATTACKS = {
+    "unreadable-package": "chmod 000 src/calc",
+    "unreadable-file": "chmod 000 src/calc/__init__.py",
+    "unreadable-root": "chmod 000 .",
+    # write-only: the agent can add files the host cannot list, then hides the folder
+    "hidden-folder": "mkdir d && chmod 300 d && i=0; while [ $i -lt 20 ]; do head -c 1000000 /dev/zero > d/f$i.bin; "
+                     "sync; i=$((i+1)); sleep 0.05; done; chmod 000 d",
+}
+UNREADABLE_CHILD = r'''
+import json, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[2])
+from helpers.attack_repo import WRONG_CALC, build, script_agent, task_for
+from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+from pytest_homefield.sandbox.limits import WriteLimits
+base, out = Path(sys.argv[1]), {}
+fx = build(base / "repo")
+task = task_for(fx, canaries=1)
+cache = SnapshotCache(repo=fx.root)
+for name, shell in json.loads(sys.argv[3]).items():
+    agent = script_agent(base / name, {"src/calc/__init__.py": WRONG_CALC}, shell=shell, name=name)
+    spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=base / "run", timeout_s=60,
+                       run_timeout_s=120, limits=WriteLimits(file_bytes=2 << 20, total_bytes=4 << 20, poll_s=0.2))
+    r = run_attempt(spec, cache)
+    out[name] = [r.outcome, r.error]
+cache.close()
+print(json.dumps(out))
+'''
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
+def test_folders_the_agent_made_unreadable_are_read_counted_graded_and_removed(tmp_path: Path) -> None:
+    """atk19, as any user but root (here: uid 1000 of a user namespace, where the permission bits bind as
+    they do for a user): ``chmod 000`` of a folder or file in its workspace made grading raise
+    ``PermissionError``: ``infra``, homefield's own failure, never scored (each 1 of 1 attempt with no fix);
+    the disk watch skipped a folder it could not list, so 20 MB written into a write-only one passed a
+    4 MiB cap unseen (it could fill the disk); and ``shutil.rmtree`` left each such workspace in the temp
+    folder. Now the owner's access is given back (``nofollow.restore_access``) once the agent stopped, and to
+    folders by the disk watch before it counts: each is graded, the hidden folder's writer is stopped at the
+    cap, and nothing is left behind."""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--map-user=1000", "--map-group=1000", "true"],
+                                         capture_output=True).returncode != 0:
+        pytest.skip("no unshare --map-user (user namespaces)")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    proc = subprocess.run([unshare, "--map-user=1000", "--map-group=1000", sys.executable, "-c", UNREADABLE_CHILD,
+                           str(tmp_path / "base"), str(Path(__file__).parent.parent), json.dumps(UNREADABLE_ATTACKS)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    for name in ("unreadable-package", "unreadable-file", "unreadable-root"):
+        assert got[name][0] == "tests_failed", (name, got[name])
+    # stopped while it wrote (the disk watch gives the folder back), not only found over the cap at the end
+    assert got["hidden-folder"] == ["agent_error", "the agent wrote over 4 MiB into its folders (--max-workspace-mb); "
+                                                   "stopped"], got["hidden-folder"]
+    assert not [p.name for p in temp.iterdir() if p.name.startswith("hf-")]
+
+
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """Before: fd 1 was the host's ``agent.out`` (its path readable with ``readlink``) and PID 1's

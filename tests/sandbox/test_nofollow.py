@@ -115,3 +115,28 @@ def test_read_tail_reads_a_regular_file_only(tmp_path: Path, trees: tuple[Path, 
     os.mkfifo(root / "pipe")
     with pytest.raises(OSError, match="not a regular file"):
         nofollow.read_tail(root / "pipe", 100)
+
+
+def test_restore_access_gives_the_owner_back_its_folders_and_files_never_through_a_link(tmp_path: Path) -> None:
+    """atk19: what an agent made unreadable is given back (``u+rwx`` on folders, ``u+r`` on files, other bits
+    kept) at any depth and on the root itself; a symlink to an outside folder is neither followed nor changed."""
+    from pytest_homefield.sandbox.nofollow import restore_access
+
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    (root / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    (root / "a" / "b" / "f.py").write_text("x")
+    (root / "g.txt").write_text("y")
+    (root / "link").symlink_to(outside)
+    os.chmod(outside, 0o050)
+    os.chmod(root / "a" / "b" / "f.py", 0o040)
+    os.chmod(root / "g.txt", 0o200)
+    os.chmod(root / "a" / "b", 0o300)
+    os.chmod(root / "a", 0)
+    os.chmod(root, 0o100)
+    changed = restore_access(root)
+    assert sorted(changed) == [".", "a", "a/b", "a/b/f.py", "g.txt"]
+    mode = {p: stat.S_IMODE(os.lstat(root / p).st_mode) for p in ("", "a", "a/b", "a/b/f.py", "g.txt")}
+    assert mode == {"": 0o700, "a": 0o700, "a/b": 0o700, "a/b/f.py": 0o440, "g.txt": 0o600}
+    assert stat.S_IMODE(os.stat(outside).st_mode) == 0o050  # through the link: untouched
+    assert restore_access(root) == []

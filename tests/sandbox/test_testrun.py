@@ -387,6 +387,18 @@ sys.exit(1)
 """
 
 
+def test_junit_xml_that_raised_on_the_host_is_read() -> None:
+    """atk19: ``(text or …).strip().splitlines()[-1]`` raised ``IndexError`` for a blank text; an unknown or
+    multi-byte encoding in the XML declaration raised ``LookupError`` / ``ValueError``."""
+    from pytest_homefield.sandbox.outcomes import parse_junit
+
+    for error in ('<error message="collection failure"> \n </error>', '<error message="collection failure"/>'):
+        parsed = parse_junit(f'<testsuite><testcase name="t.py">{error}</testcase></testsuite>'.encode())
+        assert parsed.collection_errors == {"t.py": "collection failure"} and parsed.outcomes == {}
+    for encoding in ("bogus", "cp932"):  # LookupError, ValueError
+        assert not parse_junit(f'<?xml version="1.0" encoding="{encoding}"?><testsuite/>'.encode()).found
+
+
 def test_junit_placeholder_with_a_custom_runner(tmp_path: Path) -> None:
     proj = _project(tmp_path / "p", {"runner.py": JUNIT_WRITER})
     run = run_tests(proj, f"{PY} runner.py {{junit}} {{files}}", ["a b", "c"], out_dir=tmp_path / "out")

@@ -165,6 +165,29 @@ def test_plain_stdout_and_empty() -> None:
     assert parse_transcript('{"cost_usd": 0.5}\n').entries[0].kind == "usage"
 
 
+#: One JSON line nested deeper than the decoder goes (what an attack agent prints, atk19).
+DEEP = '{"type":"x","a":' + "[" * 100_000 + "]" * 100_000 + "}"
+
+
+def test_a_line_nested_past_the_decoder_is_shown_not_raised(tmp_path: Path) -> None:
+    """atk19: an agent that printed one JSON line nested 100,000 deep made ``homefield view`` of its run exit
+    with a ``RecursionError`` traceback: no page of any attempt. Now the line is an ordinary line of output,
+    alone (the pretty-printed-object path), among a claude stream (the joined parse) or as a ``cmd:`` agent's
+    output; the attempt page is built."""
+    alone = parse_transcript(DEEP + "\n")
+    assert alone.format == "stdout" and alone.entries[0].text == DEEP
+    stream = parse_transcript('{"type":"system","subtype":"init","session_id":"s","model":"m"}\n' + DEEP + "\n"
+                              '{"type":"result","is_error":false,"result":"done","num_turns":1}\n')
+    assert stream.format == "claude stream-json" and stream.entries[-1].kind == "result"
+    art = tmp_path / "art"
+    art.mkdir()
+    (art / "agent.out").write_text("working\n" + DEEP + "\n")
+    (art / "outcomes.jsonl").write_text(DEEP + "\n")  # json_lines: joined, then line by line
+    result = Result(run_id="r", task_id="abc123abc123", agent="cmd", attempt=1, outcome="tests_failed")
+    page, _ = render_attempt(AttemptRef(result, art, {}), _task(), "cmd:./agent", Nav("../index.html"))
+    assert "working" in page and "[[[[" in page
+
+
 def _real_pytest_run(tmp_path: Path) -> tuple[str, str]:
     """(tests.log, outcomes-like events) of a real pytest run of a failing, a passing and an erroring test."""
     (tmp_path / "test_x.py").write_text(
