@@ -33,7 +33,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import AgentSpecError, PredictionsError, PredictionsSpecError, RunError
 
 __all__ = ["ParsedSpec", "AgentKind", "KINDS", "AgentOptions", "parse_spec", "build_agents", "agent_settings",
-           "hook_agents", "make_agents", "kind_capabilities"]
+           "hook_agents", "make_agents", "kind_capabilities", "unstartable"]
 
 NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
 
@@ -282,6 +282,25 @@ def make_agents(settings: AgentOptions, hooked: Mapping[str, Agent]) -> list[Age
     if not specs:
         raise RunError("pytest-homefield: no agent given: add --homefield-agent SPEC (e.g. oracle)")
     return build_agents(specs, settings, hooked)
+
+
+def unstartable(agents: Sequence[Agent], env: Mapping[str, str]) -> list[str]:
+    """One line per agent whose client is not installed on this machine (claude's CLI; a built-in recipe's
+    client on ``env["PATH"]``, the ``PATH`` its agent gets): ``agent 'NAME': cannot start …`` with how to
+    install it. Checked by the run's controller before anything is spent, where every worker is local (a
+    remote worker may have what this machine lacks; there each attempt finds it out as ``infra``). Empty
+    when every agent can start."""
+    out = []
+    for agent in agents:
+        if isinstance(agent, ClaudeAgent):
+            why = agent.missing()
+        elif isinstance(agent, CommandAgent) and agent.client is not None:
+            why = agent.client.missing(env)
+        else:
+            continue
+        if why:
+            out.append(f"agent {agent.name!r}: {why}")
+    return out
 
 
 def kind_capabilities(spec: str) -> Capabilities | None:

@@ -12,6 +12,7 @@ the hooks here only translate it for pytest.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writ
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.predictions import check_predictions
-from pytest_homefield.agents.registry import hook_agents, make_agents
+from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
 from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, partial_mine_note
@@ -122,6 +123,16 @@ def sandbox_hook(config: pytest.Config) -> SandboxHook | None:
     return hook
 
 
+def _refuse_unstartable(agents: list[Agent], config: pytest.Config) -> None:
+    """Raise :class:`RunError` (exit 4, one line, no run folder) when an agent's client is not installed here
+    and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``."""
+    remote = [tx for tx in (config.getoption("tx", None) or []) if not str(tx).startswith("popen")]
+    lines = [] if remote else unstartable(agents, os.environ)
+    if lines:
+        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+        raise RunError(f"pytest-homefield: {lines[0]}{more}; nothing was run")
+
+
 class RunPlugin(ModePlugin):
     """The run mode's pytest hooks over one :class:`RunSession`; one instance per process, created in
     ``pytest_configure``. Raises ``pytest.UsageError`` for the session's :class:`RunError`."""
@@ -143,6 +154,7 @@ class RunPlugin(ModePlugin):
             if is_worker(config):
                 excluded = dict(wi.get("homefield_excluded") or {})
             else:
+                _refuse_unstartable(agents, config)
                 excluded = memorized_exclusion(settings, agents)
             tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
                                                                                                  config=config),

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from pytest_homefield.agents.base import SHELL_NO, SHELL_YES, render_prompt
+from pytest_homefield.agents.base import SHELL_NO, SHELL_YES, AgentSettings, render_prompt
 from pytest_homefield.agents.claude import ClaudeAgent
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.agents.openai_compat import OpenAIAgent
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
-from pytest_homefield.agents.registry import ParsedSpec, agent_settings, build_agents, parse_spec
+from pytest_homefield.agents.registry import ParsedSpec, agent_settings, build_agents, parse_spec, unstartable
 from pytest_homefield.errors import AgentSpecError
 from pytest_homefield.settings import resolve_settings
 
@@ -142,3 +142,21 @@ def test_a_cmd_program_is_told_nothing_about_running_commands() -> None:
     assert SHELL_NO not in text and SHELL_YES not in text and " \n" not in text
     assert SHELL_NO in render_prompt("Fix it", allow_shell=False)
     assert SHELL_YES in render_prompt("Fix it", allow_shell=True, shell_known=False)
+
+
+def test_unstartable_names_each_agent_whose_client_is_missing(tmp_path: Path) -> None:
+    """The run's controller refuses these before anything is spent (run_plugin): claude's CLI and a
+    recipe's client looked for as each attempt would (its ``PATH``); agents with no client never listed."""
+    s = resolve_settings(tmp_path, {})
+    agents = build_agents(["oracle", "cmd:true", "codex"], s)
+    agents.append(ClaudeAgent(name="c", spec="claude", model=None, settings=AgentSettings(),
+                              executable=str(tmp_path / "no-claude")))
+    assert unstartable(agents, {"PATH": str(tmp_path)}) == [
+        "agent 'codex': cannot start codex: not found on the agent's PATH (install it: npm i -g @openai/codex)",
+        f"agent 'c': cannot start {tmp_path / 'no-claude'}: no such executable (install the Claude Code CLI: "
+        "npm i -g @anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path)"]
+    fake = tmp_path / "bin" / "codex"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    assert unstartable(agents[:3], {"PATH": str(fake.parent)}) == []

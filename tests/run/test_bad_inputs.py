@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import copy_mined, git, homefield
+from helpers.e2e_repo import cli_env, copy_mined, git, homefield
 from helpers.tmpfs import mounted_tmpfs
 
 from pytest_homefield.store import read_jsonl, read_jsonl_lines
@@ -206,3 +207,21 @@ def test_a_full_disk_stops_the_run_loses_nothing_and_resume_finishes(mined: Path
     scored = {(r["task_id"], r["attempt"]) for r in after if r["outcome"] not in ("infra", "rate_limited")}
     n = sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
     assert len(scored) == n * 3
+
+
+def test_an_agent_whose_client_is_not_installed_is_refused_before_anything_is_spent(mined: Path,
+                                                                                   tmp_path: Path) -> None:
+    """nu19: with no claude CLI on the machine every claude attempt of a run was ``infra``, one by one, to the
+    end of the run. With every worker local the run now stops first, one line naming the agent and how to
+    install its client, exit 4, no run folder."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    missing = tmp_path / "no-claude"
+    env = {**cli_env(), "HOMEFIELD_CLAUDE_BIN": str(missing)}
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "oracle", "--agent",
+                           "fast=claude:claude-haiku-4-5", "-n", "0"], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 4 and last_line(proc) == (
+        f"ERROR: pytest-homefield: agent 'fast': cannot start {missing}: no such executable (install the Claude "
+        "Code CLI: npm i -g @anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path); nothing was run"
+    ), proc.stdout + proc.stderr
+    assert not (repo / ".homefield" / "runs").exists()
