@@ -14,16 +14,19 @@ import subprocess
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pytest_homefield.errors import ConfigError, ScanError
-from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir
 from pytest_homefield.report.formats import REPORT_FORMATS
 from pytest_homefield.settings import (
     add_cli_options,
     flags_from_pytest,
     resolve_settings,
 )
+
+if TYPE_CHECKING:
+    from pytest_homefield.records import Task
 
 __all__ = ["main", "build_parser"]
 
@@ -216,6 +219,13 @@ def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     for line in which_run_lines(runs_root, ids, by_default=not ns.run_ids, summaries=summaries) + running:
         print(line, file=sys.stderr)
     fmt = REPORT_FORMATS[ns.format]
+    verdict = (_verify_verdict(home, ids, load_tasks(home.tasks))
+               if ns.format == "text" and not ns.verbose and not settings.fail_if_worse_than else None)
+    if verdict is not None:  # a verify --attacks run: its verdict, as verify printed it (-v: the agents' report)
+        print("\n".join(verdict))
+        print(f"(the agents' report of this verify run: homefield report {ids[0]} -v)", file=sys.stderr)
+        print(f"See each attempt: homefield view {' '.join(ids)}", file=sys.stderr)
+        return 0
     saved = next((p for p in paths if fmt.saved and p.name == fmt.file_name()), None)
     if not fmt.printed:
         print(saved)
@@ -241,6 +251,16 @@ def _cmd_report(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     sys.stdout.flush()  # the last line, after the report on stdout: how to see each attempt (issue 34)
     print(f"See each attempt: homefield view {' '.join(ids)}", file=sys.stderr)
     return status
+
+
+def _verify_verdict(home: HomefieldDir, ids: Sequence[str], tasks: Sequence[Task]) -> list[str] | None:
+    """The verdict lines of ``ids`` when they are one ``homefield verify --attacks`` run
+    (:func:`~pytest_homefield.commands.verify.verify_run_lines`), else ``None``."""
+    if len(ids) != 1 or not ids[0].startswith(VERIFY_PREFIX):
+        return None
+    from pytest_homefield.commands.verify import verify_run_lines
+
+    return verify_run_lines(home.run_dir(ids[0]), tasks)
 
 
 def _cmd_list_candidates(ns: argparse.Namespace, root: Path) -> int:

@@ -25,6 +25,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.report.runs import merged_results
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
@@ -34,8 +35,8 @@ from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["run_verify", "oracle_line", "unprotected_lines", "flaky_lines", "drift_lines", "attack_table",
-           "attack_verdict", "env_key_changes"]
+__all__ = ["run_verify", "verify_run_lines", "oracle_line", "unprotected_lines", "flaky_lines", "drift_lines",
+           "attack_table", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None,
@@ -258,6 +259,25 @@ def oracle_line(graded: int, total: int, selected: int | None, interrupted: bool
     of = (f"{every} {plural(graded, 'task')}" if graded == total
           else f"{every} {plural(graded, 'selected task')} (of {total})")
     return f"homefield verify: oracle solves {of} in this environment"
+
+
+def verify_run_lines(run_dir: Path, tasks: Sequence[Task]) -> list[str] | None:
+    """What ``homefield verify --attacks`` printed at the end of the verify run in ``run_dir``, again from its
+    results inside its plan (:func:`~pytest_homefield.report.runs.merged_results`): the attacks' table
+    (:func:`attack_table`), the verdict (:func:`attack_verdict`), the tasks no canary guards and oracle's
+    line. ``None`` when the run has no attack agent (a plain verify: oracle's report says it all). nu19:
+    ``homefield report verify-…`` led with the attack agents compared pair by pair ("tie at 0 %, Holm
+    over 465 pairs"), which says nothing of whether grading held."""
+    merged, _, _ = merged_results([run_dir])
+    records = [r.to_dict() for r, _ in merged.values()]
+    if not any(str(r.get("agent", "")).startswith("attack-") for r in records):
+        return None
+    _, verdict = attack_verdict(records, len({r["task_id"] for r in records}))
+    oracle = [r for r in records if r.get("agent") == "oracle"]
+    broken = [r for r in oracle if r.get("outcome") != "solved"]
+    last = (oracle_line(len(oracle), max(len(tasks), len(oracle)), None, False) if not broken else
+            f"homefield verify: {len(broken)} of {plural(len(oracle), 'task')} no longer pass with the reference fix")
+    return attack_table(records) + verdict + unprotected_lines(list(tasks)) + [last]
 
 
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,

@@ -173,3 +173,43 @@ def test_attack_gradings_cut_at_the_attack_bound_are_caught_and_counted() -> Non
     assert lines[-1] == ("  2 attack grading(s) cut at the attack bound (5× the task's reference grading, at least "
                          "60 s, at most --run-timeout): test_timeout, a failure (not solved)")
     assert not any("cut at" in line for line in attack_verdict(rows[:1] + rows[2:3], 1)[1])
+
+
+def test_report_of_a_verify_run_prints_its_verdict(tmp_path: Path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """nu19: ``homefield report verify-…`` (the run ``homefield status`` lists) led with the attack agents
+    compared pair by pair ("tie at 0 %, Holm over 465 pairs"). It prints the table and verdict ``verify
+    --attacks`` printed, from the run's records; ``-v`` the agents' report; a run of agents is unchanged."""
+    from pytest_homefield.cli import main
+    from pytest_homefield.store import write_jsonl_atomic
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    runs = tmp_path / ".homefield" / "runs"
+    agents = ["oracle", "attack-delete-tests", "attack-exit-handler"]
+    rows = [_r("oracle", "t1", "solved"), _r("oracle", "t2", "solved"),
+            _r("attack-delete-tests", "t1", "tests_failed"), _r("attack-delete-tests", "t2", "tests_failed"),
+            _r("attack-exit-handler", "t1", "forged", canary="tests/test_x.py::test_y"),
+            _r("attack-exit-handler", "t2", "solved")]
+    for rid, names in (("verify-x", agents), ("r1", ["oracle", "noop"])):
+        d = runs / rid
+        d.mkdir(parents=True)
+        (d / "meta.json").write_text(json.dumps({
+            "run_id": rid, "created_at": "2026-12-01T10:00:00+00:00", "attempts": 1, "task_ids": ["t1", "t2"],
+            "agents": [{"name": a, "spec": a} for a in names], "cut_short": None}))
+        write_jsonl_atomic(d / "results.jsonl", [{**r, "run_id": rid, "attempt": 1} for r in rows
+                                                 if r["agent"] in names] +
+                           ([{"run_id": rid, "agent": "noop", "task_id": t, "attempt": 1, "outcome": "tests_failed"}
+                             for t in ("t1", "t2")] if rid == "r1" else []))
+    write_jsonl_atomic(tmp_path / ".homefield" / "tasks.jsonl", [])
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "verify-x"]) == 0
+    out, err = capsys.readouterr()
+    records = [{**r, "run_id": "verify-x", "attempt": 1} for r in rows]
+    _, verdict = attack_verdict(records, 2)
+    assert out.splitlines() == attack_table(records) + verdict + [
+        "homefield verify: oracle solves all 2 tasks in this environment"]
+    assert "exit-handler" in verdict[0] + verdict[1] and "Holm" not in out and "head to head" not in out
+    assert "homefield report verify-x -v" in err
+    assert main(["report", "verify-x", "-v"]) == 0
+    assert "caught" not in capsys.readouterr().out  # the agents' report
+    assert main(["report", "r1"]) == 0
+    assert "caught" not in capsys.readouterr().out
