@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from pytest_homefield.sandbox.tempdirs import pid_exists
+
 __all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder", "session_label",
            "set_notice"]
 
@@ -160,7 +162,7 @@ class PhaseLock:
             return []
         for name in names:
             who, _, pid = name.partition(".")
-            if who != kind or not pid.isdigit() or int(pid) == os.getpid() or not _alive(int(pid)):
+            if who != kind or not pid.isdigit() or int(pid) == os.getpid() or not pid_exists(int(pid)):
                 continue
             try:
                 fd = os.open(self.folder / "holders" / name, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -237,13 +239,3 @@ def _session_of(label: str) -> str:
     """A holder's description without its pid (:func:`session_label`): the same for every process of a session."""
     return label.split(" ", 2)[2] if label.startswith("pid ") and label.count(" ") >= 2 else label
 
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user counts: it exists)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-__all__ = ["mkdtemp", "sweep_stale", "remove_own", "owner_tag"]
+__all__ = ["mkdtemp", "sweep_stale", "remove_own", "owner_tag", "pid_exists"]
 
 _NAME = re.compile(r"^hf-(\d+)\.(\d+)-")
 
@@ -46,11 +46,12 @@ def mkdtemp(dir: Path | str | None = None) -> Path:
 def _owner_alive(pid: int, start: str) -> bool:
     now = _start_time(pid)
     if now is None:
-        return not Path("/proc").is_dir() and _pid_exists(pid)
+        return not Path("/proc").is_dir() and pid_exists(pid)
     return start == "0" or now == start
 
 
-def _pid_exists(pid: int) -> bool:
+def pid_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts: it exists)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import build, task_for
+from helpers.attack_repo import build, task_for, user_checkout
 from helpers.e2e_repo import cli_env
 
 from pytest_homefield.agents.attacks import ATTACKS, attack_specs
@@ -114,10 +114,7 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     # against the reference fix, two more test runs)
     task = task_for(fx, canaries=1)
     task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
-    (repo / ".homefield").mkdir()
-    (repo / ".homefield" / "tasks.jsonl").write_text(json.dumps(task.to_dict()) + "\n")
+    repo = user_checkout(fx, task, tmp_path / "repo")
     # cli_env: also anyio's plugin blocked (PYTEST_ADDOPTS) in the controller and its workers
     proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "2", "--",
                            "-p", "no:hypothesispytest", "-p", "no:benchmark"],

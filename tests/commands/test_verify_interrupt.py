@@ -5,13 +5,12 @@ run to its end is no interruption (a first fix, comparing the graded ids with th
 from __future__ import annotations
 
 import dataclasses
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import build, task_for
+from helpers.attack_repo import build, task_for, user_checkout
 from helpers.e2e_repo import cli_env
 
 from pytest_homefield.commands.verify import oracle_line
@@ -42,11 +41,7 @@ def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
     fx = build(tmp_path / "fixture")
     task = task_for(fx, canaries=1)
     task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
-    (repo / ".homefield").mkdir()
-    (repo / ".homefield" / "tasks.jsonl").write_text(
-        "".join(json.dumps(dataclasses.replace(task, id=f"{task.id}-{i}").to_dict()) + "\n" for i in range(3)))
+    repo = user_checkout(fx, task, tmp_path / "repo", copies=3)
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "hf_stopper.py").write_text(STOPPER)

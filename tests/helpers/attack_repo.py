@@ -170,14 +170,17 @@ def task_for(fx: Fixture, *, canaries: int | None = None) -> Task:
     )
 
 
-def user_checkout(fx: Fixture, task: Task, repo: Path) -> Path:
+def user_checkout(fx: Fixture, task: Task, repo: Path, copies: int = 1) -> Path:
     """A clone of the fixture in ``repo`` as the user's checkout, with ``.homefield/tasks.jsonl`` holding
-    ``task`` (its gold patch in it): what an attack reaches for."""
+    ``task`` (its gold patch in it): what an attack reaches for. ``copies`` > 1: that many copies of it,
+    with ids ``<id>-0``, ``<id>-1``, …"""
+    import dataclasses
     import json
 
     subprocess.run(["git", "clone", "-q", "--no-local", str(fx.root), str(repo)], check=True, capture_output=True)
     (repo / ".homefield").mkdir()
-    (repo / ".homefield" / "tasks.jsonl").write_text(json.dumps(task.to_dict()) + "\n")
+    tasks = [task] if copies == 1 else [dataclasses.replace(task, id=f"{task.id}-{i}") for i in range(copies)]
+    (repo / ".homefield" / "tasks.jsonl").write_text("".join(json.dumps(t.to_dict()) + "\n" for t in tasks))
     return repo
 
 
