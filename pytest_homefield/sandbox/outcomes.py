@@ -224,6 +224,7 @@ class EventTally:
         self._errors: dict[str, str] = {}
         self._collected: int | None = None
         self._kept: list[str] = []
+        self._finish_line: str | None = None
         self._kept_bytes = 0
         self._unkept = 0
 
@@ -319,7 +320,9 @@ class EventTally:
         elif kind == "collected":
             self._collected = max(self._collected or 0, int(ev.get("count") or 0))
         self._counted += 1
-        if self._kept_bytes + len(line) + 1 <= self._keep:
+        if kind == "finish":  # kept whatever came before it, last
+            self._finish_line = line
+        elif self._kept_bytes + len(line) + 1 <= self._keep:
             self._kept.append(line)
             self._kept_bytes += len(line) + 1
         else:
@@ -327,8 +330,8 @@ class EventTally:
 
     def result(self) -> tuple[Parsed, list[str]]:
         """What the bytes fed so far reported (a last line without its newline ignored), and the
-        counted lines kept for people, with one more JSON line saying how many were not kept, if any. Does
-        not change the tally."""
+        counted lines kept for people: up to ``keep`` bytes of them, then one JSON line saying how many
+        more were not kept (if any), then the ``finish`` event (always kept). Does not change the tally."""
         # a last line without its newline is ignored: the reporter ends every line, so it is torn or forged
         torn = self._skipping or (self.over is None and bool(self._partial.strip()))
         ignored = self.ignored + torn
@@ -342,6 +345,8 @@ class EventTally:
         if unkept:
             kept.append(json.dumps({"homefield": f"{unkept} more counted events are not kept here "
                                                  f"(outcomes.jsonl keeps {self._keep} bytes)"}))
+        if self._finish_line is not None:
+            kept.append(self._finish_line)
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over), kept
 

@@ -229,6 +229,9 @@ def test_the_tally_keeps_one_state_per_id_and_caps_ids_lines_and_kept_lines() ->
     parsed, counted = tally.result()
     assert parsed.outcomes == {"t::a": "failed", "t::c": "skipped"} and parsed.ignored == 1 and parsed.over is None
     assert sum(len(c) + 1 for c in counted[:-1]) <= 400 and "more counted events are not kept" in counted[-1]
+    done = EventTally(keep=400)
+    done.feed(_lines(_ev("start"), *_phase("t::a", "passed"), *_phase("t::b", "passed"), _ev("finish", exitstatus=0)))
+    assert done.result()[1][-1] == _ev("finish", exitstatus=0) and "not kept" in done.result()[1][-2]
     tally.feed(_lines(*_phase("t::d", "passed"), _ev("finish", exitstatus=0)))
     parsed, _ = tally.result()
     assert parsed.over is not None and "2 test ids" in parsed.over and "t::d" not in parsed.outcomes
