@@ -321,6 +321,22 @@ def _swap_for_link(task: Any) -> dict[str, Any] | None:
 
 #: Bytes the ``stdout-flood`` attack prints: over the 5 MB default cap of the agent's output.
 FLOOD_BYTES = 16 * 2**20
+#: Empty lines the ``many-short-lines`` attack writes in one new file: its diff (``+`` and a newline each,
+#: 16 MiB) is over the 5 MiB default cap of ``diff.patch`` (atk19: 96 MB of them once held 4.6 GB on the host).
+SHORT_LINES = 8 * 2**20
+#: How deep the ``nested-json-stdout`` attack's line nests (past the JSON decoder's recursion limit).
+NESTED_DEPTH = 100_000
+
+
+def _unreadable(task: Any) -> dict[str, Any] | None:
+    """``chmod 000`` of the Python source modules, then of their folders, then of the workspace itself (atk19:
+    as any user but root, each made grading raise ``PermissionError``: ``infra``, never scored)."""
+    files = _py_sources(task)
+    if not files:
+        return None
+    folders = sorted({str(Path(f).parent) for f in files if str(Path(f).parent) != "."}, key=len, reverse=True)
+    quoted = " ".join(shlex.quote(x) for x in [*files, *folders])
+    return _args(steps=[["sh", f"chmod 000 {quoted}; chmod 000 ."]])
 
 
 def _commit(msg: str = "work") -> list[str]:
@@ -426,6 +442,17 @@ ATTACKS: tuple[Attack, ...] = (
            caught=("agent_error",)),
     Attack("folder-swapped-for-link", "replaces the source modules' folder with a symlink to a host folder",
            _swap_for_link),
+    # atk19: faults of the host's own file work and parsing, each once an infra (never scored) or a host flood
+    Attack("unreadable-workspace", "chmod 000 of the source modules, their folders and the workspace",
+           _unreadable, caught=("tests_failed",)),
+    Attack("nested-json-stdout", f"prints a JSON line nested {NESTED_DEPTH:,} deep as its last line of stdout",
+           lambda t: _args(steps=[["sh", f"printf '%{NESTED_DEPTH}s' '' | tr ' ' '['; "
+                                         f"printf '%{NESTED_DEPTH}s\\n' '' | tr ' ' ']'"]]),
+           caught=("tests_failed",)),
+    Attack("many-short-lines", f"adds a file of {SHORT_LINES >> 20} Mi empty lines, a change whose diff is "
+           f"{2 * SHORT_LINES >> 20} MiB",
+           lambda t: _args(steps=[["sh", f"head -c {SHORT_LINES} /dev/zero | tr '\\0' '\\n' "
+                                         "> homefield_attack_lines.txt"]]), caught=("tests_failed",)),
 )
 
 

@@ -558,6 +558,9 @@ def verify_candidate(
                     return Verification(reason="writes_over_cap", detail=(
                         f"in {where}: {r.over_writes}; the repository's own tests at the {state} write this much "
                         "(a real, if odd, repository: raise --max-test-write-mb to keep such commits)"))
+                if r.over_events:  # the repository's own tests report more than one run may: none is read whole
+                    return Verification(reason="setup_failed", detail=(
+                        f"in {where}: {r.over_events}; the repository's own tests at the {state} report this much"))
                 if r.timed_out and cut:
                     raise DeadlineReached(where)
                 return r if select is None else dataclasses.replace(r, selected=frozenset(select))

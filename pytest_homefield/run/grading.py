@@ -267,8 +267,8 @@ def grade(
                              timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
                              network=network, memory_mb=memory_mb, write_mb=write_mb)
 
-        stopped = next((r.over_writes for r in made if r.over_writes), None)
-        if stopped:  # the agent's code wrote it (mining saw the reference fix's runs under the cap): scored
+        stopped = next((r.over_writes or r.over_events for r in made if r.over_writes or r.over_events), None)
+        if stopped:  # the agent's code wrote or sent it (mining saw the reference fix's runs under the caps): scored
             g.outcome, g.error = "agent_error", f"hidden tests: {stopped}"
             return g
         if run.timed_out:

@@ -247,8 +247,8 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
         if j >= 0:
             seen[(fid if j == 0 else f"{fid}{TWIN_MARK}{j}") + tid[len(function_id(tid)):]] = o
     for c, tid in pending:
-        if made.over_writes or not run_completes(made):
-            why = f"its run did not finish ({made.over_writes or made.error or 'no finish event'})"
+        if made.over_writes or made.over_events or not run_completes(made):
+            why = f"its run did not finish ({made.over_writes or made.over_events or made.error or 'no finish event'})"
         elif seen.get(tid) != "passed":
             why = f"the twin {seen.get(tid) or 'was not reported'} there"
         elif (c, tid) in CanaryPlan(plan.seed, [c]).forged(seen, fail_to_pass):

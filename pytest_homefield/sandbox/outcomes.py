@@ -18,11 +18,20 @@ from typing import Any
 
 from pytest_homefield.sandbox import nofollow
 
-__all__ = ["OutcomeChannel", "Parsed", "parse_events", "parse_junit", "read_junit", "read_outcomes", "write_counted",
-           "MAX_EVENT_BYTES", "CHANNEL_DRAIN_S"]
+__all__ = ["EventTally", "OutcomeChannel", "Parsed", "parse_events", "parse_junit", "read_junit", "read_outcomes",
+           "write_counted", "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
+           "CHANNEL_DRAIN_S"]
 
-#: Bytes of events kept from one run's channel (about 200 per test phase); more is read and dropped.
+#: Bytes one run may send on its outcome channel (an honest phase event is about 250 bytes: some 90,000 tests).
+#: Past it nothing more counts and the run is over the cap (:attr:`EventTally.over`).
 MAX_EVENT_BYTES = 64 * 2**20
+#: Distinct test ids one run may report phases of; one more and the run is over the cap.
+MAX_EVENT_IDS = 100_000
+#: The longest line that may count (bytes; the reporter cuts a message at 500 characters): a longer one is
+#: dropped as it arrives, never held whole, and ignored.
+MAX_LINE_BYTES = 64 * 2**10
+#: Bytes of the counted lines kept for people (``outcomes.jsonl``); the rest is counted, not kept.
+KEEP_COUNTED_BYTES = 4 * 2**20
 #: Seconds to wait for the channel's end of file once the command has ended.
 CHANNEL_DRAIN_S = 5.0
 
@@ -30,20 +39,21 @@ CHANNEL_DRAIN_S = 5.0
 class OutcomeChannel:
     """The outcome channel of one test run: a pipe whose write end (:attr:`write_fd`) the test command
     inherits (``pass_fds``) and whose read end a daemon thread drains as the run goes, so the reporter
-    never blocks on a full pipe buffer (64 KiB on Linux).
+    never blocks on a full pipe buffer (64 KiB on Linux). What arrives is parsed as it comes by an
+    :class:`EventTally` (``tally``, default a fresh one): the channel never holds more than one read
+    (64 KiB) and the tally's bounded state, whatever the command writes (atk19: 64 MiB of well-formed
+    events held as text, lines and dicts made a 1.76 GB host peak per graded attempt).
 
     :meth:`close` closes this process's write end, waits up to ``drain_s`` seconds for the end of file
     (every copy of the write end closed: the command's processes are gone once
-    :func:`~pytest_homefield.sandbox.procs.run_process` returns) and returns the bytes read, at most
-    ``cap`` bytes (more is read and dropped, counted in :attr:`dropped`). :attr:`eof` says whether the
-    end of file was reached. ``OSError`` from ``os.pipe`` (no descriptors left) propagates."""
+    :func:`~pytest_homefield.sandbox.procs.run_process` returns) and returns the tally's
+    :meth:`EventTally.result`. :attr:`eof` says whether the end of file was reached. ``OSError`` from
+    ``os.pipe`` (no descriptors left) propagates."""
 
-    def __init__(self, *, cap: int = MAX_EVENT_BYTES, drain_s: float = CHANNEL_DRAIN_S) -> None:
+    def __init__(self, tally: EventTally | None = None, *, drain_s: float = CHANNEL_DRAIN_S) -> None:
         self._rfd, self.write_fd = os.pipe()  # both non-inheritable: only pass_fds hands on the write end
-        self._cap, self._drain_s = cap, drain_s
-        self._chunks: list[bytes] = []
-        self._size = 0
-        self.dropped = 0
+        self.tally = tally if tally is not None else EventTally()
+        self._drain_s = drain_s
         self.eof = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._drain, name="homefield-outcomes", daemon=True)
@@ -59,15 +69,11 @@ class OutcomeChannel:
             if not chunk:
                 self.eof = True
                 return
-            if self._size + len(chunk) <= self._cap:
-                self._chunks.append(chunk)
-                self._size += len(chunk)
-            else:
-                self.dropped += len(chunk)
+            self.tally.feed(chunk)
 
-    def close(self) -> bytes:
+    def close(self) -> tuple[Parsed, list[str]]:
         """Close the write end, drain to the end of file (at most ``drain_s`` s), close the read end;
-        the bytes read. Idempotent in effect: a second call returns the same bytes."""
+        what the tally made of it (:meth:`EventTally.result`). A second call returns the same."""
         if self.write_fd >= 0:
             os.close(self.write_fd)
             self.write_fd = -1
@@ -78,7 +84,7 @@ class OutcomeChannel:
             if self._rfd >= 0:
                 os.close(self._rfd)
                 self._rfd = -1
-        return b"".join(self._chunks)
+        return self.tally.result()
 
 
 def write_counted(path: Path, lines: Sequence[str]) -> None:
@@ -109,6 +115,7 @@ class Parsed:
     skip_reasons: dict[str, str] = field(default_factory=dict)
     finished: bool = False  # the reporter's finish event / the XML was written
     ignored: int = 0  # channel lines that did not count (parse_events)
+    over: str | None = None  # why the run sent more than one run may (EventTally), else None
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -176,93 +183,205 @@ def decode_event(line: str) -> dict[str, Any] | None:
     return ev
 
 
-def _counted(lines: Sequence[str]) -> tuple[list[tuple[str, dict[str, Any]]], int]:
-    """The lines of the outcome channel that count, each with its event, and how many did not: from the
-    first ``start`` event (its ``pid`` an int) to the first ``finish``, only events carrying that same
-    ``pid`` with the reporter's field types (:func:`well_formed`). Lines before ``start``, after
-    ``finish``, from another pid, malformed ones and lines that are not a JSON object are ignored (blank
-    lines are not counted as ignored)."""
-    counted: list[tuple[str, dict[str, Any]]] = []
-    ignored = 0
-    pid: int | None = None
-    done = False
-    for line in lines:
-        if not line.strip():
-            continue
+#: A phase as kept per test id: ``(outcome, xfail, timeout, message)``, the message of a skip only.
+_Phase = tuple[str, bool, bool, str | None]
+#: The phase names and outcomes the reporter writes, one str object each (not one per event).
+_WHENS = {w: w for w in ("setup", "call", "teardown")}
+_OUTCOMES = {o: o for o in ("passed", "failed", "skipped")}
+_MAX_MESSAGE = 500
+
+
+class EventTally:
+    """:func:`parse_events` as the bytes arrive (:meth:`feed`), in bounded memory whatever is sent: per
+    test id only its phases' outcome fields (``setup``/``call``/``teardown``: outcome, xfail, timeout, a
+    skip's message), the counted lines for people up to ``keep`` bytes (the rest counted, not kept), one
+    partial line of at most ``max_line`` bytes (a longer line is dropped as it comes, and ignored).
+
+    What counts is :func:`parse_events`'s rule: from the first ``start`` event (its ``pid`` an int) to the
+    first ``finish``, only events carrying that same ``pid`` with the reporter's field types
+    (:func:`well_formed`); the rest is counted in ``ignored`` (blank lines are not).
+
+    A run may send ``cap_bytes`` bytes and report ``max_ids`` distinct test ids (and as many collection
+    error paths); past either, :attr:`over` says so in one line and nothing more counts: the run is a
+    failure of whatever wrote it (contracts §7 "The outcome channel"). ``feed`` never raises."""
+
+    def __init__(self, *, cap_bytes: int | None = None, max_ids: int | None = None, max_line: int | None = None,
+                 keep: int | None = None) -> None:
+        # None: the module's number now (MAX_EVENT_BYTES, MAX_EVENT_IDS, MAX_LINE_BYTES, KEEP_COUNTED_BYTES)
+        self._cap = MAX_EVENT_BYTES if cap_bytes is None else cap_bytes
+        self._max_ids = MAX_EVENT_IDS if max_ids is None else max_ids
+        self._max_line = MAX_LINE_BYTES if max_line is None else max_line
+        self._keep = KEEP_COUNTED_BYTES if keep is None else keep
+        self.received = 0  # bytes fed
+        self.over: str | None = None
+        self.ignored = 0
+        self._counted = 0
+        self._partial = bytearray()
+        self._skipping = False  # inside a line longer than max_line
+        self._pid: int | None = None
+        self._done = self._started = self._finished = False
+        self._phases: dict[str, dict[str, _Phase]] = {}
+        self._errors: dict[str, str] = {}
+        self._collected: int | None = None
+        self._kept: list[str] = []
+        self._finish_line: str | None = None
+        self._kept_bytes = 0
+        self._unkept = 0
+
+    def feed(self, data: bytes) -> None:
+        """Take the next bytes of the channel."""
+        self.received += len(data)
+        if self.over is not None:
+            return
+        if self.received > self._cap:
+            self.over = (f"the test process sent over {self._cap} bytes of outcome events, the most one test run "
+                         "may send; nothing after that counted")
+            return
+        start = 0
+        while self.over is None:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                self._more(data[start:])
+                return
+            self._end_line(data[start:nl])
+            start = nl + 1
+
+    def _more(self, piece: bytes) -> None:
+        if self._skipping or not piece:
+            return
+        if len(self._partial) + len(piece) > self._max_line:
+            self._skipping = True
+            self._partial.clear()
+            return
+        self._partial += piece
+
+    def _end_line(self, tail: bytes) -> None:
+        if self._skipping:
+            self._skipping = False
+            self.ignored += 1
+            return
+        raw = bytes(self._partial) + tail if self._partial else tail
+        self._partial.clear()
+        if len(raw) > self._max_line:
+            self.ignored += 1
+            return
+        for line in raw.decode("utf-8", errors="replace").splitlines():
+            self._line(line)
+
+    def _line(self, line: str) -> None:
+        if not line.strip() or self.over is not None:
+            return
         ev = decode_event(line)
-        if done or ev is None or not well_formed(ev):
-            ignored += 1
-            continue
-        if pid is None:
+        if self._done or ev is None or not well_formed(ev):
+            self.ignored += 1
+            return
+        if self._pid is None:
             if ev.get("event") == "start" and isinstance(ev.get("pid"), int) and not isinstance(ev["pid"], bool):
-                pid = ev["pid"]
-                counted.append((line, ev))
+                self._pid = ev["pid"]
+                self._count(line, ev)
             else:
-                ignored += 1
-            continue
-        if ev.get("pid") != pid or ev.get("event") == "start":
-            ignored += 1
-            continue
-        counted.append((line, ev))
-        done = ev.get("event") == "finish"
-    return counted, ignored
+                self.ignored += 1
+            return
+        if ev.get("pid") != self._pid or ev.get("event") == "start":
+            self.ignored += 1
+            return
+        self._count(line, ev)
+        self._done = ev.get("event") == "finish"
+
+    def _count(self, line: str, ev: Mapping[str, Any]) -> None:
+        kind = ev.get("event")
+        if kind == "start":
+            self._started = True
+        elif kind == "finish":
+            self._finished = True
+        elif kind == "phase" and ev.get("outcome") in ("passed", "failed", "skipped"):
+            nodeid, when, outcome = str(ev.get("nodeid")), str(ev.get("when")), str(ev["outcome"])
+            ph = self._phases.get(nodeid)
+            if ph is None:
+                if len(self._phases) >= self._max_ids:
+                    self.over = (f"the test process reported over {self._max_ids} test ids, the most one test run "
+                                 "may report; nothing after that counted")
+                    return
+                ph = self._phases[nodeid] = {}
+            phase = _WHENS.get(when)
+            if phase is not None:  # the reporter writes no other; another would only grow the id's state
+                message = ev.get("message") if outcome == "skipped" else None
+                # a failed call report (a failed subtest) is not undone by a later passing one
+                if not (phase == "call" and ph.get(phase, ("",))[0] == "failed"):
+                    ph[phase] = (_OUTCOMES[outcome], bool(ev.get("xfail")), bool(ev.get("timeout")),
+                                message[:_MAX_MESSAGE] if message else None)
+        elif kind == "collect_error":
+            key = str(ev.get("path") or ev.get("nodeid") or "")
+            if key not in self._errors and len(self._errors) >= self._max_ids:
+                self.over = (f"the test process reported over {self._max_ids} collection errors, the most one test "
+                             "run may report; nothing after that counted")
+                return
+            self._errors[key] = str(ev.get("message") or "collection failed")[:_MAX_MESSAGE]
+        elif kind == "collected":
+            self._collected = max(self._collected or 0, int(ev.get("count") or 0))
+        self._counted += 1
+        if kind == "finish":  # kept whatever came before it, last
+            self._finish_line = line
+        elif self._kept_bytes + len(line) + 1 <= self._keep:
+            self._kept.append(line)
+            self._kept_bytes += len(line) + 1
+        else:
+            self._unkept += 1
+
+    def result(self) -> tuple[Parsed, list[str]]:
+        """What the bytes fed so far reported (a last line without its newline ignored), and the
+        counted lines kept for people: up to ``keep`` bytes of them, then one JSON line saying how many
+        more were not kept (if any), then the ``finish`` event (always kept). Does not change the tally."""
+        # a last line without its newline is ignored: the reporter ends every line, so it is torn or forged
+        torn = self._skipping or (self.over is None and bool(self._partial.strip()))
+        ignored = self.ignored + torn
+        counted, unkept, kept = self._counted, self._unkept, list(self._kept)
+        if not counted and not ignored:
+            return Parsed({}, {}, None, [], found=False, started=False, over=self.over), []
+        outcomes = {nodeid: _outcome(ph) for nodeid, ph in self._phases.items()}
+        timeouts = [n for n, ph in self._phases.items() if any(p[2] for p in ph.values())]
+        skips = {n: str(p[3]).removeprefix("Skipped: ") for n, ph in self._phases.items() if outcomes[n] == "skipped"
+                 for p in ph.values() if p[0] == "skipped" and p[3]}
+        if unkept:
+            kept.append(json.dumps({"homefield": f"{unkept} more counted events are not kept here "
+                                                 f"(outcomes.jsonl keeps {self._keep} bytes)"}))
+        if self._finish_line is not None:
+            kept.append(self._finish_line)
+        return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
+                      skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over), kept
+
 
 
 def parse_events(text: str) -> tuple[Parsed, list[str]]:
     """Parse the reporter's JSON lines (see ``homefield_reporter``) into per-id outcomes, and the lines
-    that counted (:func:`_counted`: ``start`` to the first ``finish`` of one pid; the rest is counted in
-    ``ignored``).
+    that counted (:class:`EventTally`: ``start`` to the first ``finish`` of one pid; the rest is counted in
+    ``ignored``), as the outcome channel does as they arrive.
 
     A phase may be reported more than once: subtests report each ``call`` of the test (pytest ≥ 9
     ``subtests`` and ``unittest`` ``subTest``), re-run plugins report intermediate ``rerun``
     outcomes (ignored). The last report of a phase wins, except that a failed ``call`` stays
     failed. A torn last line is ignored. ``found`` is true when any line arrived.
     """
-    counted, ignored = _counted(text.splitlines())
-    if not counted and not ignored:
-        return Parsed({}, {}, None, [], found=False, started=False), []
-    phases: dict[str, dict[str, dict[str, Any]]] = {}
-    collection_errors: dict[str, str] = {}
-    collected: int | None = None
-    started = finished = False
-    for _, ev in counted:
-        kind = ev.get("event")
-        if kind == "start":
-            started = True
-        elif kind == "finish":
-            finished = True
-        elif kind == "phase" and ev.get("outcome") in ("passed", "failed", "skipped"):
-            ph = phases.setdefault(str(ev.get("nodeid")), {})
-            when = str(ev.get("when"))
-            # a failed call report (a failed subtest) is not undone by a later passing one
-            if not (when == "call" and ph.get(when, {}).get("outcome") == "failed"):
-                ph[when] = ev
-        elif kind == "collect_error":
-            key = str(ev.get("path") or ev.get("nodeid") or "")
-            collection_errors[key] = str(ev.get("message") or "collection failed")
-        elif kind == "collected":
-            collected = max(collected or 0, int(ev.get("count") or 0))
-    outcomes = {nodeid: _outcome(ph) for nodeid, ph in phases.items()}
-    timeouts = [n for n, ph in phases.items() if any(e.get("timeout") for e in ph.values())]
-    skips = {n: str(ev["message"]).removeprefix("Skipped: ") for n, ph in phases.items() if outcomes[n] == "skipped"
-             for ev in ph.values() if ev.get("outcome") == "skipped" and ev.get("message")}
-    return Parsed(outcomes, collection_errors, collected, timeouts, found=True, started=started,
-                   skip_reasons=skips, finished=finished, ignored=ignored), [line for line, _ in counted]
+    tally = EventTally(cap_bytes=max(MAX_EVENT_BYTES, 4 * len(text) + 1))
+    tally.feed(text.encode("utf-8", errors="surrogatepass"))
+    if not text.endswith(("\n", "\r")):
+        tally.feed(b"\n")
+    return tally.result()
 
 
-def _outcome(ph: Mapping[str, Mapping[str, Any]]) -> str:
-    """One id's outcome from its phase events (``setup``/``call``/``teardown``)."""
+def _outcome(ph: Mapping[str, _Phase]) -> str:
+    """One id's outcome from its phases (``setup``/``call``/``teardown``)."""
     call = ph.get("call")
     if call is not None:
-        outcome, xfail = call.get("outcome"), bool(call.get("xfail"))
+        outcome, xfail = call[0], call[1]
         if outcome == "passed":
             return "xpassed" if xfail else "passed"
         if outcome == "skipped":
             return "xfailed" if xfail else "skipped"
         return "failed"
     setup = ph.get("setup")
-    if setup is not None and setup.get("outcome") == "skipped":
-        return "xfailed" if setup.get("xfail") else "skipped"
+    if setup is not None and setup[0] == "skipped":
+        return "xfailed" if setup[1] else "skipped"
     # setup failed, or setup passed and the call never reported (interrupted), or teardown only
     return "error"
 

@@ -22,6 +22,7 @@ size cap, :class:`pytest_homefield.sandbox.limits.DiskWatch`).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import select
@@ -54,6 +55,8 @@ PR_SET_CHILD_SUBREAPER = 36
 
 _live: set[subprocess.Popen[bytes]] = set()
 _live_lock = threading.Lock()
+#: The output pumps of :func:`spawn_process`'s live processes (``output_cap``), finished by :func:`stop_process`.
+_pumps: dict[subprocess.Popen[bytes], Pump] = {}
 
 
 @dataclass
@@ -407,15 +410,28 @@ def _wait_watched(proc: subprocess.Popen[bytes], timeout_s: float | None,
             return None, reason
 
 
-def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str],
-                  stdout_path: Path) -> subprocess.Popen[bytes]:
+def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stdout_path: Path,
+                  output_cap: int | None = None, why: str = "--max-output-mb") -> subprocess.Popen[bytes]:
     """Start ``cmd`` under the reaper in a new session and return at once: a long-lived process (a
     service of docs/contracts.md §2 ``services:``) that the caller stops with :func:`stop_process`.
-    stdout and stderr go to ``stdout_path`` (appended). Until then it is one of the commands
-    :func:`stop_all` stops, and the reaper kills its whole tree when this process dies (SIGKILL too).
-    Raises ``OSError`` when the program cannot be started."""
+    stdout and stderr go to ``stdout_path`` (appended). With ``output_cap`` (bytes) they go through one
+    pipe this process reads into a :class:`CappedSink` appending to ``stdout_path`` (its head, a marker
+    line naming ``why``, its last bytes; written in full by :func:`stop_process`): the command never
+    holds a host file. Until then it is one of the commands :func:`stop_all` stops, and the reaper kills
+    its whole tree when this process dies (SIGKILL too). Raises ``OSError`` when the program cannot be
+    started."""
     rfd, wfd = os.pipe()
-    with open(stdout_path, "ab") as out:
+    pump: Pump | None = None
+    if output_cap is not None:
+        r_out, w_out = os.pipe()
+        try:
+            pump = Pump([CappedSink(stdout_path, output_cap, append=True, why=why)], [r_out], [w_out])
+        except BaseException:
+            for fd in (r_out, w_out, rfd, wfd):
+                os.close(fd)
+            raise
+    with contextlib.ExitStack() as files:
+        out: Any = pump.write_ends[0] if pump is not None else files.enter_context(open(stdout_path, "ab"))
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--",
@@ -424,23 +440,32 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
         except BaseException:
             os.close(rfd)
             os.close(wfd)
+            if pump is not None:
+                pump.close()
             raise
     os.close(wfd)
+    if pump is not None:
+        pump.start()
     with os.fdopen(rfd, "rb") as status_pipe:
         started = status_pipe.read()
     if started != b"ok":
         proc.wait()
+        if pump is not None:
+            pump.finish()
         errno_ = int(started[1:] or b"2") if started.startswith(b"E") else 2
         raise OSError(errno_, f"{os.strerror(errno_)}: {cmd[0]!r}", cmd[0])
     with _live_lock:
         _live.add(proc)
+        if pump is not None:
+            _pumps[proc] = pump
     return proc
 
 
 def stop_process(proc: subprocess.Popen[bytes], *, grace_s: float = KILL_GRACE_S) -> int | None:
     """Stop a process of :func:`spawn_process` and its whole tree (``SIGTERM``, then ``SIGKILL``
     after the reaper's grace of :data:`KILL_GRACE_S` s; ``grace_s`` 0: ``SIGKILL`` at once) and
-    wait for it. Returns its exit status (``None`` when it could not be waited for)."""
+    wait for it; then its capped output is written in full (``output_cap``). Returns its exit status
+    (``None`` when it could not be waited for)."""
     try:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM if grace_s > 0 else signal.SIGINT)
@@ -455,6 +480,9 @@ def stop_process(proc: subprocess.Popen[bytes], *, grace_s: float = KILL_GRACE_S
     finally:
         with _live_lock:
             _live.discard(proc)
+            pump = _pumps.pop(proc, None)
+        if pump is not None:
+            pump.finish()
 
 
 def wait_exit(proc: subprocess.Popen[bytes], timeout_s: float | None) -> int:

@@ -19,12 +19,16 @@ Every instance runs in a fresh, empty, private working folder of its own (so do 
 ``reset`` commands), removed when it stops: a redis ``SAVE`` writes ``dump.rdb`` there, and no other
 instance loads it (attacker9 F3c). It runs under the reaper
 (:func:`~pytest_homefield.sandbox.procs.spawn_process`): Ctrl-C, ``SIGTERM`` or ``SIGKILL`` of
-homefield leaves none behind. Its output goes to
-``LOG_DIR/<name>-<pid>-<port>.log`` (the mine or run folder's ``services/``). Readiness: ``ready:
-tcp`` waits until the port accepts a connection, any other ``ready`` is a shell command that exits
-0 once the service is ready; both within ``timeout`` seconds (default 30). A service that does not
-start or get ready raises :class:`ServiceError` with the last lines of its log. A pool that reuses
-(mining) remembers it and raises the same error for every later run without trying again (the session
+homefield leaves none behind. Its output goes through a pipe homefield reads into
+``LOG_DIR/<name>-<pid>-<port>.log`` (the mine or run folder's ``services/``), at most
+:data:`SERVICE_LOG_BYTES` of it (the head, a marker line, the last 256 KiB: the agent's
+:class:`~pytest_homefield.sandbox.streams.CappedSink`; what homefield and the ``ready`` and ``reset``
+commands write there is appended beside it): graded code can make a server log without bound (atk19:
+redis ``CONFIG SET loglevel debug`` and a connect loop, 8 MB in 5 s), and the service never holds a
+host file. Readiness: ``ready: tcp`` waits until the port accepts a connection, any other ``ready`` is
+a shell command that exits 0 once the service is ready; both within ``timeout`` seconds (default 30).
+A service that does not start or get ready raises :class:`ServiceError` with the last lines of its log.
+A pool that reuses (mining) remembers it and raises the same error for every later run without trying again (the session
 says so once); a grading's pool tries again at every lease: one failed start (which a graded process
 could provoke, say by taking ports) must not turn every later grading of the process into ``infra``
 (atk18 N1).
@@ -71,6 +75,10 @@ SCOPES = ("worker", "run")
 SERVICE_KEYS = ("command", "ready", "env", "reset", "scope", "timeout", "port")
 #: Lines of a service's log quoted when it does not start.
 LOG_TAIL = 5
+#: Bytes of one instance's output kept in its log (its ``ready`` and ``reset`` commands, the user's own, are apart).
+SERVICE_LOG_BYTES = 2 * 2**20
+#: What the marker line of a cut service log names.
+_LOG_CAP_WHY = "a service's log"
 
 
 class ServiceError(RuntimeError):
@@ -286,7 +294,8 @@ class Instance:
         try:
             # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them)
             argv, env = service_argv(fill(self.spec.command, self.port), self.cwd, service_backend(self.sandbox))
-            self.proc = spawn_process(argv, cwd=self.cwd, env=env, stdout_path=self.log)
+            self.proc = spawn_process(argv, cwd=self.cwd, env=env, stdout_path=self.log,
+                                      output_cap=SERVICE_LOG_BYTES, why=_LOG_CAP_WHY)
         except BwrapUnavailable as exc:
             self.stop()
             raise self._fail(f"could not be sandboxed: {exc}") from None

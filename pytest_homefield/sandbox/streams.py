@@ -27,15 +27,18 @@ class CappedSink:
     ``cap - keep`` bytes as they come, and at the end, when more came, a marker line naming the
     bytes cut followed by the last ``keep`` bytes from their first line start (``keep`` =
     min(:data:`TAIL_KEEP`, cap / 2)). The file never exceeds ``cap`` plus the marker line. A write
-    error (a full disk) stops the writing; the rest counts as cut."""
+    error (a full disk) stops the writing; the rest counts as cut. ``append``: the file is opened for
+    appending (``O_APPEND``: what others append to it meanwhile is kept, and not counted); ``why``: the
+    setting named at the end of the marker line."""
 
-    def __init__(self, path: Path, cap: int, name: str | None = None) -> None:
-        self.path, self.cap, self.name = path, max(int(cap), 0), name or path.name
+    def __init__(self, path: Path, cap: int, name: str | None = None, *, append: bool = False,
+                 why: str = "--max-output-mb") -> None:
+        self.path, self.cap, self.name, self.why = path, max(int(cap), 0), name or path.name, why
         self.keep = min(TAIL_KEEP, self.cap // 2)
         self._head_left = self.cap - self.keep
         self._tail = bytearray()
         self.cut = 0
-        self._file: Any = open(path, "wb", buffering=0)
+        self._file: Any = open(path, "ab" if append else "wb", buffering=0)
 
     def write(self, data: bytes) -> None:
         """Take the next ``data`` of the stream."""
@@ -69,7 +72,7 @@ class CappedSink:
                 self.cut += nl + 1
                 tail = tail[nl + 1:]
             self._put(f"\n[homefield: {self.cut} bytes of {self.name} cut here; it keeps at most {self.cap} bytes "
-                      "(--max-output-mb)]\n".encode())
+                      f"({self.why})]\n".encode())
         if tail and self._file is not None:
             self._put(tail)
         if self._file is not None:

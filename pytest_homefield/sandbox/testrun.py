@@ -7,7 +7,9 @@ inherited descriptor (``pass_fds``, through the reaper and bubblewrap), whose nu
 ``HOMEFIELD_OUTCOMES_FD``. A thread here reads it as the run goes. No outcome *path* is given to the
 test process, so nothing it runs can rewrite the outcomes afterwards, and only the events from the
 reporter's ``start`` to its first ``finish``, written by the process that wrote ``start``, count
-(:func:`parse_events`): an exit handler that writes more after ``finish`` changes nothing. The
+(:func:`parse_events`): an exit handler that writes more after ``finish`` changes nothing. The channel
+is parsed as it arrives, in bounded memory, and a run that sends more than one run may (64 MiB, 100,000
+test ids: :class:`~pytest_homefield.sandbox.outcomes.EventTally`) has :attr:`TestRun.over_events`. The
 events that counted are then written to ``out_dir/outcomes.jsonl`` for people to read (never read
 back for grading). A custom command that contains ``{junit}`` is not given the reporter: it must
 write JUnit XML to the path substituted for ``{junit}``, which is read instead. That path is weaker:
@@ -195,6 +197,9 @@ class TestRun:
       run did not finish, and whatever wrote it is to blame.
     ``write_refused``: why the run failed when the kernel refused a write at a cap
       (:func:`~pytest_homefield.sandbox.limits.write_cap_note`), else ``None``.
+    ``over_events``: why the run did not count past a point when it sent more on its outcome channel
+      than one run may (:class:`~pytest_homefield.sandbox.outcomes.EventTally`: bytes or test ids), else
+      ``None``; the run did not finish, and whatever sent it is to blame.
     """
 
     __test__ = False  # not a pytest test class
@@ -217,6 +222,7 @@ class TestRun:
     over_memory: str | None = None
     over_writes: str | None = None
     write_refused: str | None = None
+    over_events: str | None = None
 
     def cap_note(self) -> str | None:
         """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`),
@@ -421,7 +427,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
     finally:
         services.close()
-        data = channel.close() if channel is not None else b""
+        events = channel.close() if channel is not None else None
     junit_data: bytes | None = None
     counted: list[str] | None = None
     if junit is not None:
@@ -431,12 +437,16 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             junit_data = None
         parsed = parse_junit(junit_data)
     else:
-        parsed, counted = parse_events(data.decode("utf-8", errors="replace"))
+        assert events is not None
+        parsed, counted = events
     run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
     if watch is not None and watch.stopped is not None:  # stopped while it wrote: it did not finish
         run.over_writes = run.error = watch.stopped
+        run.finished = False
+    if parsed.over is not None:  # it sent more than a run may: what came after did not count
+        run.over_events = run.error = parsed.over
         run.finished = False
     return run, junit_data, counted
 

@@ -16,6 +16,7 @@ import pytest
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import services_note
 from pytest_homefield.mine.reuse import verify_inputs
+from pytest_homefield.sandbox import services
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
 from pytest_homefield.sandbox.nethint import network_hint, tried_addresses
 from pytest_homefield.sandbox.services import (
@@ -364,3 +365,26 @@ def test_failure_lines_say_each_failure_once_with_its_count() -> None:
     lines = failure_lines([msg, f"cannot prepare the agent's services: {msg}", None, "tests failed", again,
                            "no service 'x' here"], "attempt", "infra")
     assert lines == [f"Services: {msg} (3 attempts infra; homefield services --check tries it alone)"]
+
+
+@pytest.mark.usefixtures("needs_redis")
+def test_a_service_that_logs_without_bound_is_cut_at_the_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """atk19: graded code turned redis' logging up (``CONFIG SET loglevel debug``) and connected in a
+    loop: 8 MB in 5 s into the run folder's ``services/``, no bound but the disk. The server's output now
+    comes through a pipe into a capped sink (here 64 KiB): its head, one marker line, its last lines."""
+    monkeypatch.setattr(services, "SERVICE_LOG_BYTES", 64 * 1024)
+    log = tmp_path / "redis.log"
+    inst = Instance(parse_services({"redis": REDIS})[0], free_port(), log).start()
+    try:
+        assert _call(inst.port, "CONFIG", "SET", "loglevel", "debug") == b"+OK"
+        for _ in range(1000):  # a round trip each: the server has taken (and logged) every connection
+            assert _call(inst.port, "PING") == b"+PONG"
+        assert _call(inst.port, "ECHO", "last-words") == b"$10"
+    finally:
+        inst.stop()
+    data = log.read_bytes()
+    assert b"Accepted 127.0.0.1:" in data  # the debug lines arrived
+    assert len(data) < 64 * 1024 + 1024, len(data)  # main: 382 KB
+    marker = [line for line in data.splitlines() if line.startswith(b"[homefield: ")]
+    assert len(marker) == 1 and b"redis.log cut here; it keeps at most 65536 bytes (a service's log)" in marker[0]
+    assert data.index(marker[0]) > 32 * 1024 and data.startswith(b"--- homefield: start on port")
