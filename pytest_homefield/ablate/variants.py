@@ -14,6 +14,7 @@ user's files at those paths before and after a session: "was not changed" is wha
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
@@ -161,6 +162,10 @@ class RulesFileAgent:
         try:
             return self.inner.run(ctx)
         finally:
+            # the folders the agent made unreadable are given back first (as any user but root, a rules file
+            # under a chmod 000 folder could not be put back: the variant stayed in the agent's change)
+            with contextlib.suppress(OSError):
+                nofollow.restore_access(Path(ctx.workspace))
             for rel, before, mode, made in placed:
                 _restore(Path(ctx.workspace), rel, data, before, mode, made)
 

@@ -173,3 +173,44 @@ def test_user_files_say_what_the_comparison_found(tmp_path: Path) -> None:
     new = hashlib.sha256(b"x\n").hexdigest()[:16]
     assert files.check()[1] == [f"docs/RULES.md: sha256 {sha} before, absent after",
                                 f"CLAUDE.md: absent before, sha256 {new} after"]
+
+
+#: Run by :func:`test_a_rules_file_under_a_folder_the_agent_made_unreadable_gets_its_snapshot_back` as uid 1000.
+LOCKED_CHILD = r'''
+import os, sys
+from pathlib import Path
+from pytest_homefield.ablate.variants import RulesFileAgent
+from pytest_homefield.agents.base import AgentContext, AgentResult
+
+class Locker:
+    name, spec, simulated, hinted = "lock", "lock", False, False
+    def version(self): return "1"
+    def run(self, ctx):
+        os.chmod(ctx.workspace / "docs", 0)
+        return AgentResult()
+
+ws = Path(sys.argv[1])
+RulesFileAgent(Locker(), "docs/RULES.md", "variant\n").run(
+    AgentContext(workspace=ws, prompt="p", env={}, timeout_s=5, artifacts=ws.parent / "art"))
+print((ws / "docs" / "RULES.md").read_text(), end="")
+'''
+
+
+def test_a_rules_file_under_a_folder_the_agent_made_unreadable_gets_its_snapshot_back(tmp_path: Path) -> None:
+    """atk19, as any user but root (uid 1000 of a user namespace, where the permission bits bind): the agent
+    made the rules file's folder unreadable (``chmod 000 docs``); putting the snapshot's file back failed
+    quietly and the variant stayed in the agent's change. The owner's access is given back first."""
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--map-user=1000", "--map-group=1000", "true"],
+                                         capture_output=True).returncode != 0:
+        pytest.skip("no unshare --map-user (user namespaces)")
+    ws = tmp_path / "ws"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "docs" / "RULES.md").write_text("historical rules\n")
+    proc = subprocess.run([unshare, "--map-user=1000", "--map-group=1000", sys.executable, "-c", LOCKED_CHILD,
+                           str(ws)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout == "historical rules\n", proc.stdout + proc.stderr[-2000:]
