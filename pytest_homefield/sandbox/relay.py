@@ -14,7 +14,14 @@ the two sides are joined through Unix sockets, which cross namespaces as files:
 
 So a client configured for ``http://127.0.0.1:PORT`` works unchanged, DNS and every other address
 fail, and an agent that talks to the socket itself reaches the same allowed port only. Plain TCP is
-relayed byte for byte (HTTP, server-sent events, WebSockets). Remote endpoints cannot be reached this
+relayed byte for byte (HTTP, server-sent events, WebSockets).
+
+A service instance (:mod:`.service_box`) is the other way round: it runs in a network namespace of its own
+and is reached from the host. Inside, this file run as ``relay.py serve PORT=SOCK -- COMMAND…``
+(:func:`serve_argv`) starts the service, waits until ``127.0.0.1:PORT`` accepts inside, then listens on
+``SOCK`` and joins each connection to that port; on the host, :class:`HostPort` listens on
+``127.0.0.1:PORT`` and joins each connection to ``SOCK``. The socket appears only once the service accepts:
+its existence is the service's readiness. Remote endpoints cannot be reached this
 way (TLS needs the real host name): the default ``allowlist`` network relays the filtering proxy of
 :mod:`.proxy` in the same way (one more ``PORT=SOCK`` pair), and clients reach remote hosts through
 it. Standard library only, because the inside half runs as a script with ``-I -S`` under whatever
@@ -34,7 +41,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["HostRelay", "inside_argv", "main"]
+__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "main"]
 
 _CHUNK = 65536
 
@@ -157,6 +164,73 @@ class HostRelay:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+class HostPort:
+    """The host half of a service's relay: ``host:port`` → the Unix socket ``sock`` (made inside the
+    service's sandbox by ``relay.py serve``, :func:`serve_argv`). A connection that arrives before the socket
+    exists, or that the socket refuses, is closed. :meth:`start` raises ``OSError`` when the port cannot be
+    bound (in use); :meth:`close` stops accepting (connections in flight end with their peers)."""
+
+    def __init__(self, port: int, sock: Path, host: str = "127.0.0.1") -> None:
+        self.port, self.sock, self.host = port, Path(sock), host
+        self._stop = threading.Event()
+        self._listener: socket.socket | None = None
+
+    def start(self) -> HostPort:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind((self.host, self.port))
+            listener.listen(64)
+        except OSError:
+            listener.close()
+            raise
+        self._listener = listener
+
+        def connect() -> socket.socket:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect(str(self.sock))
+            except OSError:
+                s.close()
+                raise
+            return s
+
+        threading.Thread(target=_serve, args=(listener, connect, self._stop), daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self._listener.close()
+            self._listener = None
+
+
+def serve_argv(python: str, port: int, sock: Path, command: Sequence[str]) -> list[str]:
+    """The argv that runs a service's ``command`` inside its sandbox behind the inside half of :class:`HostPort`."""
+    return [python, "-I", "-S", os.path.abspath(__file__), "serve", f"{port}={sock}", "--", *command]
+
+
+def _serve_when_ready(port: int, sock_path: str, proc: subprocess.Popen[bytes], stop: threading.Event) -> None:
+    """Wait until ``127.0.0.1:port`` accepts (while ``proc`` runs), then listen on ``sock_path`` and join
+    each connection to the port."""
+    while proc.poll() is None and not stop.is_set():
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            stop.wait(0.01)
+    else:
+        return
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(sock_path)
+    listener.listen(64)
+    _serve(listener, lambda: socket.create_connection(("127.0.0.1", port), timeout=30), stop)
+
+
 def inside_argv(python: str, mapping: Sequence[str], command: Sequence[str]) -> list[str]:
     """The argv that runs ``command`` inside the sandbox behind the inside half of the relay."""
     return [python, "-I", "-S", os.path.abspath(__file__), "inside", *mapping, "--", *command]
@@ -187,18 +261,23 @@ def _listen_inside(port: int, sock_path: str, stop: threading.Event) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``relay.py inside PORT=SOCK … -- COMMAND…``: the inside half. Exit status: the command's (128 +
-    signal number when a signal ended it), 127 when it cannot start, 2 on a usage error."""
+    """``relay.py inside PORT=SOCK … -- COMMAND…``: the inside half (``serve``: a service's, :func:`serve_argv`).
+    Exit status: the command's (128 + signal number when a signal ended it), 127 when it cannot start, 2 on a
+    usage error."""
     args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) < 3 or args[0] != "inside" or "--" not in args:
-        print("usage: relay.py inside PORT=SOCK ... -- COMMAND ...", file=sys.stderr)
+    if len(args) < 3 or args[0] not in ("inside", "serve") or "--" not in args:
+        print("usage: relay.py inside|serve PORT=SOCK ... -- COMMAND ...", file=sys.stderr)
         return 2
     cut = args.index("--")
     pairs, command = args[1:cut], args[cut + 1:]
     stop = threading.Event()
+    serving: list[tuple[int, str]] = []
     try:
         for pair in pairs:
             port, _, path = pair.partition("=")
+            if args[0] == "serve":  # a service inside: its socket once its port accepts (after the start)
+                serving.append((int(port), path))
+                continue
             _listen_inside(int(port), path, stop)
     except (OSError, ValueError) as exc:
         print(f"homefield relay: cannot listen inside the sandbox: {exc}", file=sys.stderr)
@@ -210,6 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"homefield relay: cannot start {command[:1]}: {exc}", file=sys.stderr)
         return 127
+    for number, path in serving:
+        threading.Thread(target=_serve_when_ready, args=(number, path, proc, stop), daemon=True).start()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: proc.send_signal(signum))
     code = proc.wait()

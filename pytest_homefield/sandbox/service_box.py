@@ -16,17 +16,24 @@ is (:func:`service_argv`), by the backend test runs use:
 * **Landlock**: the same paths read / read-write, the rest of the file system refused;
 * ``--sandbox none``: as the command is, unconfined (nothing is claimed there).
 
-The host's network is kept (the instance listens on the host's ``127.0.0.1``, where homefield checks it
-is ready and the relay reaches it). Its environment is never the user's: ``PATH`` (the entries it can
-see), ``HOME`` and ``TMPDIR`` (its working folder), ``LANG``, ``LC_ALL``, ``TZ``, ``USER``, ``LOGNAME``
-where set. ``ready`` and ``reset`` commands are the user's own, run on the host; they talk to the
-instance only through its port.
+Under bubblewrap the instance gets a network namespace of its own, with nothing but its loopback: a
+program it runs for a client reaches no other server of the host (the user's own databases, another
+instance). Its port is carried out by :class:`~.relay.HostPort` on the host's ``127.0.0.1:PORT`` and the
+inside half ``relay.py serve`` (:func:`~.relay.serve_argv`), through a Unix socket in its working folder
+that appears once the service accepts (:func:`service_socket`): homefield's ``ready: tcp`` waits for it.
+Under Landlock (no namespace of its own without one for the user) and where that socket's path would be
+too long for a Unix socket, the host's network is kept: the instance listens on the host's ``127.0.0.1``.
+
+Its environment is never the user's: ``PATH`` (the entries it can see), ``HOME`` and ``TMPDIR`` (its
+working folder), ``LANG``, ``LC_ALL``, ``TZ``, ``USER``, ``LOGNAME`` where set. ``ready`` and ``reset``
+commands are the user's own, run on the host; they talk to the instance only through its port.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from pytest_homefield.sandbox.bwrap import (
@@ -40,8 +47,9 @@ from pytest_homefield.sandbox.bwrap import (
 )
 from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.relay import serve_argv
 
-__all__ = ["service_backend", "service_argv", "KEPT_VARS"]
+__all__ = ["service_backend", "service_argv", "service_socket", "KEPT_VARS"]
 
 #: The user's variables an instance keeps (none of them a secret).
 KEPT_VARS = ("LANG", "LC_ALL", "TZ", "USER", "LOGNAME")
@@ -71,11 +79,24 @@ def _paths(command: str, path_var: str) -> list[Path]:
     return out
 
 
-def service_argv(command: str, cwd: Path, backend: str) -> tuple[list[str], dict[str, str]]:
+#: A Unix socket's path must fit in ``sun_path`` (108 bytes on Linux, with its NUL).
+_MAX_SOCKET_PATH = 100
+
+
+def service_socket(cwd: Path, port: int, backend: str) -> Path | None:
+    """The Unix socket an instance on ``port`` with working folder ``cwd`` is reached through under
+    ``backend``: ``cwd/PORT.sock`` under bubblewrap (its own network namespace), ``None`` elsewhere or when
+    that path is too long for a socket (the host's network is kept)."""
+    sock = cwd / f"{port}.sock"
+    return sock if backend == "bwrap" and len(str(sock)) <= _MAX_SOCKET_PATH else None
+
+
+def service_argv(command: str, cwd: Path, backend: str, port: int | None = None) -> tuple[list[str], dict[str, str]]:
     """``(argv, env)`` that start ``command`` (``/bin/sh -c 'exec …'``, ``{port}`` already filled) in
     ``cwd`` (the instance's own folder) under ``backend`` (:func:`service_backend`; module docstring).
-    Raises :class:`~.bwrap.BwrapUnavailable` (from :func:`~.bwrap.probe`) when bubblewrap stopped
-    working since it was chosen."""
+    With ``port`` and a :func:`service_socket`, bubblewrap gives it no network but its own loopback and
+    ``relay.py serve`` carries ``port`` out through the socket. Raises :class:`~.bwrap.BwrapUnavailable`
+    (from :func:`~.bwrap.probe`) when bubblewrap stopped working since it was chosen."""
     host_path = os.environ.get("PATH", "/usr/bin:/bin")
     shell = ["/bin/sh", "-c", "exec " + command]
     if backend == "none":
@@ -85,8 +106,14 @@ def service_argv(command: str, cwd: Path, backend: str) -> tuple[list[str], dict
     env.update(PATH=inside_path(host_path, ro), HOME=str(cwd))
     if backend == "bwrap":
         env["TMPDIR"] = "/tmp"
-        policy = Policy(cwd=cwd, rw=[cwd], ro=ro, env=env, network=True)
-        return bwrap_argv(shell, policy, bwrap=probe(), args_fd=True), {}
+        sock = None if port is None else service_socket(cwd, port, backend)
+        if sock is None:
+            policy = Policy(cwd=cwd, rw=[cwd], ro=ro, env=env, network=True)
+            return bwrap_argv(shell, policy, bwrap=probe(), args_fd=True), {}
+        relay = serve_argv(sys.executable, port, sock, shell)  # type: ignore[arg-type]  # port is set
+        ro += [*python_paths([sys.executable]), Path(relay[3]).parent]
+        policy = Policy(cwd=cwd, rw=[cwd], ro=ro, env=env, network=False)
+        return bwrap_argv(relay, policy, bwrap=probe(), args_fd=True), {}
     if backend == "landlock":
         env["TMPDIR"] = str(cwd)
         return landlock_argv(shell, LandlockPolicy(ro=ro, rw=[cwd], connect=None, unix=True)), env

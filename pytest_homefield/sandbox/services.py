@@ -62,8 +62,8 @@ from typing import Any
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
-from pytest_homefield.sandbox.relay import HostRelay
-from pytest_homefield.sandbox.service_box import service_argv, service_backend
+from pytest_homefield.sandbox.relay import HostPort, HostRelay
+from pytest_homefield.sandbox.service_box import service_argv, service_backend, service_socket
 from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
@@ -253,6 +253,10 @@ class Instance:
     cwd: Path | None = None
     #: the sandbox mode it runs under (``--sandbox``: :func:`~.service_box.service_backend`)
     sandbox: str = "none"
+    #: the host half of its port's relay when it has a network of its own (:mod:`.service_box`)
+    host_port: HostPort | None = None
+    #: the socket that relay reaches it through; it exists once the service accepts
+    sock: Path | None = None
 
     @property
     def address(self) -> int:
@@ -292,8 +296,13 @@ class Instance:
                              "without a sandbox serves one process: run with -n 0 or in the sandbox)")
         self.cwd = mkdtemp()  # never shared: what one instance saves, no other loads
         try:
-            # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them)
-            argv, env = service_argv(fill(self.spec.command, self.port), self.cwd, service_backend(self.sandbox))
+            # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them),
+            # under bubblewrap in a network of its own, its port carried out (service_box)
+            backend = service_backend(self.sandbox)
+            self.sock = service_socket(self.cwd, self.port, backend)
+            if self.sock is not None:
+                self.host_port = HostPort(self.port, self.sock).start()
+            argv, env = service_argv(fill(self.spec.command, self.port), self.cwd, backend, self.port)
             self.proc = spawn_process(argv, cwd=self.cwd, env=env, stdout_path=self.log,
                                       output_cap=SERVICE_LOG_BYTES, why=_LOG_CAP_WHY)
         except BwrapUnavailable as exc:
@@ -310,7 +319,7 @@ class Instance:
                 self.stop()
                 raise self._fail(f"exited with status {code} before it was ready")
             if self.spec.ready == "tcp":
-                if _port_open(self.port):
+                if self.sock.exists() if self.sock is not None else _port_open(self.port):
                     return self
             elif self._shell(self.spec.ready, "ready") == 0:
                 return self
@@ -338,6 +347,9 @@ class Instance:
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
+        if self.host_port is not None:
+            self.host_port.close()
+            self.host_port = None
         if self.cwd is not None:
             shutil.rmtree(self.cwd, ignore_errors=True)
             self.cwd = None

@@ -15,8 +15,9 @@ from pytest_homefield.sandbox import landlock, protected
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.services import ServiceError, ServicePool, TestNetwork, parse_services
 
-#: A server that answers ``READ <path>`` with the file's text and ``ENV`` with its environment: what a
-#: superuser's PostgreSQL gives any client.
+#: A server that answers ``READ <path>`` with the file's text, ``ENV`` with its environment and ``CONNECT
+#: <port>`` with whether it reached that port of ``127.0.0.1``: what a superuser's PostgreSQL gives any client
+#: (``pg_read_file``, ``COPY … FROM PROGRAM 'env'``, ``COPY … FROM PROGRAM 'curl …'``).
 SERVER = r'''
 import json, os, socket, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -25,7 +26,11 @@ while True:
     c, _ = s.accept()
     line = c.makefile().readline().strip()
     try:
-        out = json.dumps(dict(os.environ)) if line == "ENV" else open(line[5:]).read()
+        if line.startswith("CONNECT "):  # another server of the host's loopback, for the client
+            socket.create_connection(("127.0.0.1", int(line[8:])), timeout=5).close()
+            out = "OK"
+        else:
+            out = json.dumps(dict(os.environ)) if line == "ENV" else open(line[5:]).read()
     except OSError as exc:
         out = f"ERR {type(exc).__name__}"
     c.sendall(out.encode()); c.close()
@@ -62,15 +67,21 @@ def test_a_service_reads_no_repository_and_no_user_secret(mode: str, tmp_path: P
     script.write_text(SERVER)
     specs = parse_services({"files": {"command": f"{sys.executable} {script} {{port}}",
                                       "env": {"FILES_PORT": "{port}"}}})
-    with ServicePool(TestNetwork(specs, (), tmp_path / "logs", sandbox=mode)).lease() as lease:
+    other = socket.socket()  # another server of the user's on the host's loopback
+    other.bind(("127.0.0.1", 0))
+    other.listen(4)
+    with other, ServicePool(TestNetwork(specs, (), tmp_path / "logs", sandbox=mode)).lease() as lease:
         port = int(lease.env["FILES_PORT"])
         assert ask(port, f"READ {script}") == SERVER  # the server does read files for its clients
         read, env = ask(port, f"READ {gold}"), json.loads(ask(port, "ENV"))
+        reached = ask(port, f"CONNECT {other.getsockname()[1]}")
     if mode == "none":  # the control: unconfined, the server is the user's whole power
-        assert "the fix" in read and env.get("HF_USERS_SECRET") == "s3cr3t"
+        assert "the fix" in read and env.get("HF_USERS_SECRET") == "s3cr3t" and reached == "OK"
     else:
         assert read.startswith("ERR "), read
         assert "HF_USERS_SECRET" not in env and str(repo) not in json.dumps(env)
+    if mode == "bwrap":  # a network of its own: the host's other servers are out of reach (landlock keeps it)
+        assert reached.startswith("ERR "), reached
 
 
 @pytest.mark.parametrize("reuse", [False, True])
