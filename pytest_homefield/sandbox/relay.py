@@ -34,6 +34,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -186,17 +187,28 @@ class HostPort:
             raise
         self._listener = listener
 
-        def connect() -> socket.socket:
+        threading.Thread(target=_serve, args=(listener, self._connect, self._stop), daemon=True).start()
+        return self
+
+    def _connect(self) -> socket.socket:
+        """A connection to :attr:`sock` that never follows a link: the service's folder is writable by the
+        service, which runs what its clients ask (a PostgreSQL's ``COPY … TO PROGRAM 'ln -sf
+        /var/run/docker.sock 5432.sock'``), and ``connect`` follows a symlink to any socket of the host. The
+        entry is pinned with ``O_PATH | O_NOFOLLOW``, must be a socket, and is connected to through
+        ``/proc/self/fd``. Raises ``OSError`` otherwise."""
+        fd = os.open(self.sock, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                raise OSError(f"{self.sock} is not a socket")
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
-                s.connect(str(self.sock))
+                s.connect(f"/proc/self/fd/{fd}")
             except OSError:
                 s.close()
                 raise
             return s
-
-        threading.Thread(target=_serve, args=(listener, connect, self._stop), daemon=True).start()
-        return self
+        finally:
+            os.close(fd)
 
     def close(self) -> None:
         self._stop.set()

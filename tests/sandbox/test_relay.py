@@ -127,3 +127,60 @@ def test_host_relay_moves_a_folder_too_deep_for_a_socket(tmp_path: Path, servers
     finally:
         relay.close()
     assert not relay.folder.exists()
+
+
+def test_a_service_socket_swapped_for_a_link_is_never_followed(tmp_path: Path) -> None:
+    """HostPort (a service's port on the host, ``relay.py serve``'s socket in the service's folder): the
+    service can write its folder and runs what its clients ask, so it can replace its socket by a link to
+    any socket of the host (the docker daemon's, another attempt's proxy). A connection is made only to the
+    socket itself, never through a link: the host's socket gets no client."""
+    import os
+    import threading
+
+    from pytest_homefield.sandbox.relay import HostPort
+
+    def unix_server(path: Path, reply: bytes, seen: list[bytes]) -> socket.socket:
+        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        srv.bind(str(path))
+        srv.listen(4)
+
+        def serve() -> None:
+            while True:
+                try:
+                    c, _ = srv.accept()
+                except OSError:
+                    return
+                seen.append(c.recv(100))
+                c.sendall(reply)
+                c.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        return srv
+
+    def ask(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+            try:
+                c.sendall(b"hi")
+                return b"".join(iter(lambda: c.recv(100), b""))
+            except (ConnectionResetError, BrokenPipeError):  # closed with "hi" unread: refused
+                return b""
+
+    folder, host = tmp_path / "svc", tmp_path / "host"
+    folder.mkdir()
+    host.mkdir()
+    own: list[bytes] = []
+    theirs: list[bytes] = []
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sock = folder / f"{port}.sock"
+    with unix_server(sock, b"service", own), unix_server(host / "docker.sock", b"host secret", theirs):
+        relay = HostPort(port, sock).start()
+        try:
+            assert ask(port) == b"service" and own == [b"hi"]
+            sock.unlink()
+            os.symlink(host / "docker.sock", sock)
+            assert ask(port) == b""  # closed: a link is not the service's socket
+        finally:
+            relay.close()
+    assert theirs == []
