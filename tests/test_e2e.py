@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 from helpers.e2e_repo import copy_mined, homefield
+from helpers.shared_repo import built_once
 
 from pytest_homefield.store import read_jsonl
 
@@ -96,11 +98,25 @@ def test_run_reference_agents_identically_at_n0_and_n2(mined: Path, tmp_path: Pa
     assert len(sim) == len(outcomes[0]) // 3 and 0 < solved < len(sim), sim
 
 
-def test_resume_runs_only_missing(mined: Path, tmp_path: Path) -> None:
-    repo = copy_mined(mined, tmp_path / "repo")
-    # noop: what is resumed is the bookkeeping, not the grading (its attempts run no hidden tests)
-    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "2", "--run-id", "r1")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+@pytest.fixture(scope="session")
+def noop_run(mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """A copy of the mined fixture with run ``r1``: noop, two attempts of each task (exit status 0), made once
+    per test session (shared by xdist workers; read only: the resume tests copy it). noop: what is resumed is
+    the bookkeeping, not the grading (its attempts run no hidden tests)."""
+
+    def make(repo: Path) -> None:
+        shutil.rmtree(repo.with_name("repo-making"), ignore_errors=True)
+        work = copy_mined(mined, repo.with_name("repo-making"))
+        proc = homefield(work, "run", "--agent", "noop", "--attempts", "2", "--run-id", "r1")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        work.rename(repo)  # whole or absent: built_once makes it again after a failure
+
+    return built_once(tmp_path_factory, testrun_uid, "e2e-noop-run", make)
+
+
+def test_resume_runs_only_missing(noop_run: Path, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    shutil.copytree(noop_run, repo, symlinks=True)
     path = repo / ".homefield" / "runs" / "r1" / "results.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     # keep two finished attempts and a torn third line, as after a crash mid-write
@@ -113,13 +129,14 @@ def test_resume_runs_only_missing(mined: Path, tmp_path: Path) -> None:
     assert keys[:2] == [(r["task_id"], r["agent"], r["attempt"]) for r in (json.loads(x) for x in lines[:2])]
 
 
-def test_resume_with_other_flags_is_an_error(mined: Path, tmp_path: Path) -> None:
-    repo = copy_mined(mined, tmp_path / "repo")
-    assert homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "r1").returncode == 0
-    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "2", "--resume", "--run-id", "r1")
+def test_resume_with_other_flags_is_an_error(noop_run: Path, tmp_path: Path) -> None:
+    """On run ``r1`` of :func:`noop_run` (noop, 2 attempts; it made a run of 1 attempt of its own)."""
+    repo = tmp_path / "repo"
+    shutil.copytree(noop_run, repo, symlinks=True)
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--resume", "--run-id", "r1")
     assert proc.returncode == 4
-    assert "has 1 attempt; flags give 2" in proc.stderr
-    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "1", "--run-id", "r1")
+    assert "has 2 attempts; flags give 1" in proc.stderr
+    proc = homefield(repo, "run", "--agent", "noop", "--attempts", "2", "--run-id", "r1")
     assert proc.returncode == 4 and "already exists" in proc.stderr
 
 

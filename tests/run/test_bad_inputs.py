@@ -4,12 +4,14 @@ nothing already written lost or changed (issue 21). Each case states the exact l
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from helpers.e2e_repo import cli_env, copy_mined, git, homefield
+from helpers.shared_repo import built_once
 from helpers.tmpfs import mounted_tmpfs
 
 from pytest_homefield.store import read_jsonl, read_jsonl_lines
@@ -105,14 +107,36 @@ def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> Non
     assert len(list(read_jsonl(results))) == 1  # the results were never touched
 
 
-def test_report_refuses_one_agent_name_for_two_specs(mined: Path, tmp_path: Path) -> None:
-    repo = copy_mined(mined, tmp_path / "repo")
-    for rid, spec in (("a", "x=oracle"), ("b", "x=noop")):
-        assert homefield(repo, "run", "--agent", spec, "--attempts", "1", "--max-tasks", "1", "--run-id", rid,
-                         "-n", "0").returncode == 0
-    proc = homefield(repo, "report", "a", "b")
+#: A ``cmd:`` agent that declares a rate limit (its provider: none other in the run).
+RATE_LIMITED = "lim=cmd:echo '{\"outcome\": \"rate_limited\"}'"
+
+
+@pytest.fixture(scope="session")
+def rate_limited_run(mined: Path, tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """A copy of the mined fixture with run ``rl``: :data:`RATE_LIMITED` and ``x=oracle``, one attempt of each
+    task, made once per test session (shared by xdist workers; read only: a test that adds to it copies it).
+    The rate-limit test reads it; the report test adds a run of ``x=noop`` to a copy (it made a run of
+    ``x=oracle`` of its own, the same kind of session)."""
+
+    def make(repo: Path) -> None:
+        shutil.rmtree(repo.with_name("repo-making"), ignore_errors=True)
+        work = copy_mined(mined, repo.with_name("repo-making"))
+        proc = homefield(work, "run", "--agent", RATE_LIMITED, "--agent", "x=oracle", "--attempts", "1",
+                         "--run-id", "rl", "-n", "0")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        work.rename(repo)  # whole or absent: built_once makes it again after a failure
+
+    return built_once(tmp_path_factory, testrun_uid, "bad-inputs-rate-limited", make)
+
+
+def test_report_refuses_one_agent_name_for_two_specs(rate_limited_run: Path, tmp_path: Path) -> None:
+    repo = copy_mined(rate_limited_run, tmp_path / "repo")
+    shutil.copytree(rate_limited_run / ".homefield" / "runs" / "rl", repo / ".homefield" / "runs" / "rl")
+    assert homefield(repo, "run", "--agent", "x=noop", "--attempts", "1", "--max-tasks", "1", "--run-id", "b",
+                     "-n", "0").returncode == 0
+    proc = homefield(repo, "report", "rl", "b")
     assert proc.returncode == 2 and last_line(proc) == (
-        "homefield report: agent 'x' is 'oracle' in run a but 'noop' in run b: report these runs apart, "
+        "homefield report: agent 'x' is 'oracle' in run rl but 'noop' in run b: report these runs apart, "
         "or rename one agent (NAME=SPEC)")
 
 
@@ -164,16 +188,14 @@ def test_per_test_timeout_is_test_timeout_even_without_plugin_autoload(mined: Pa
     assert rec["test_s"] < 40
 
 
-def test_a_rate_limit_stops_only_the_agents_behind_that_provider(mined: Path, tmp_path: Path) -> None:
-    repo = copy_mined(mined, tmp_path / "repo")
-    agent = "lim=cmd:echo '{\"outcome\": \"rate_limited\"}'"
-    proc = homefield(repo, "run", "--agent", agent, "--agent", "oracle", "--attempts", "1", "--run-id", "rl",
-                     "-n", "0")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_a_rate_limit_stops_only_the_agents_behind_that_provider(rate_limited_run: Path) -> None:
+    """Run ``rl`` (:func:`rate_limited_run`, exit status 0): ``lim`` stops at its first attempt, ``x``
+    (the oracle) runs every task."""
+    repo = rate_limited_run
     recs = list(read_jsonl(repo / ".homefield" / "runs" / "rl" / "results.jsonl"))
     n = sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
     assert [r["outcome"] for r in recs if r["agent"] == "lim"] == ["rate_limited"]
-    assert [r["outcome"] for r in recs if r["agent"] == "oracle"] == ["solved"] * n
+    assert [r["outcome"] for r in recs if r["agent"] == "x"] == ["solved"] * n
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ reach the user's checkout, the sibling workspaces, site-packages, and it outlive
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
 import os
 import shlex
@@ -150,20 +151,43 @@ def test_copying_from_sibling_workspaces(task: Task, cache: SnapshotCache, tmp_p
         assert "copied" not in out and r.outcome == "tests_failed", (r, out)
 
 
-@pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_an_installed_copy_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
-    """atk12 F5, atk14 A3/A7 as the built-in attack ``installed-copy``: the user's environment holds the
-    project installed non-editable at HEAD (here the real uv's ``--target`` folder, on ``PYTHONPATH``), whose
-    code is every task's fix. Without a sandbox the agent copies it and solves the task with real code (no
-    canary can tell); in bubblewrap the copy is an empty folder."""
+@pytest.fixture(scope="session")
+def installed_head(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
+    """The attack fixture's project installed non-editable at HEAD (the real uv's ``--target`` folder), once
+    per test session for both variants below (shared by xdist workers: the first installs it, the other
+    waits on the lock); read only. Installed from a clone of :func:`helpers.attack_repo.build`'s repository,
+    as the user's checkout is: HEAD is the same in every module's fixture."""
     try:
         uv = find_uv()
     except EnvBuildError as exc:
         pytest.skip(str(exc))
-    target = tmp_path / "installed"
-    subprocess.run([uv, "pip", "install", "-q", "--no-deps", "--compile-bytecode", "--python", sys.executable,
-                    "--target", str(target), str(user_repo)], check=True, capture_output=True)
+    shared = tmp_path_factory.getbasetemp().parent / f"installed-head-{testrun_uid}"
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        target = shared / "installed"
+        if not (shared / "done").exists():
+            shutil.rmtree(target, ignore_errors=True)
+            for old in ("fixture", "checkout"):
+                shutil.rmtree(shared / old, ignore_errors=True)
+            checkout = shared / "checkout"  # a clone, as the user's checkout is (no junk of the fixture's tree)
+            subprocess.run(["git", "clone", "-q", "--no-local", str(build(shared / "fixture").root), str(checkout)],
+                           check=True, capture_output=True)
+            subprocess.run([uv, "pip", "install", "-q", "--no-deps", "--compile-bytecode", "--python", sys.executable,
+                            "--target", str(target), str(checkout)], check=True, capture_output=True)
+            (shared / "done").touch()
+    return target
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_installed_copy_of_the_project_at_head(task: Task, cache: SnapshotCache, user_repo: Path, tmp_path: Path,
+                                                  installed_head: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  sandbox: str) -> None:
+    """atk12 F5, atk14 A3/A7 as the built-in attack ``installed-copy``: the user's environment holds the
+    project installed non-editable at HEAD (here the real uv's ``--target`` folder, on ``PYTHONPATH``), whose
+    code is every task's fix. Without a sandbox the agent copies it and solves the task with real code (no
+    canary can tell); in bubblewrap the copy is an empty folder."""
+    target = installed_head
     assert "def sub" in (target / "calc" / "__init__.py").read_text()  # HEAD's code, the fix
     monkeypatch.setenv("PYTHONPATH", str(target))
     monkeypatch.setattr(protected, "_PROTECTED", [user_repo.resolve()])
