@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.relay import _join
+from pytest_homefield.sandbox.relay import _join, close_listener
 
 __all__ = ["HostRule", "Allowlist", "ProxyLog", "FilteringProxy", "parse_host_rule", "proxy_env",
            "DEFAULT_PORTS", "LOG_CAP_BYTES", "LOOPBACK_NAMES", "MAX_CONNECTIONS"]
@@ -468,11 +468,7 @@ class FilteringProxy:
         """Stop accepting, cut every open connection and remove the socket (idempotent)."""
         self._closed.set()
         if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._listener.close()
+            close_listener(self._listener)
             self._listener = None
         with self._lock:
             open_now = list(self._open)

@@ -42,7 +42,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "main"]
+__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "close_listener", "main"]
 
 _CHUNK = 65536
 
@@ -88,6 +88,15 @@ def _serve(listener: socket.socket, connect: object, stop: threading.Event) -> N
             conn.close()
             continue
         threading.Thread(target=_join, args=(conn, peer), daemon=True).start()
+
+
+def close_listener(listener: socket.socket) -> None:
+    """Stop a listening socket: shut it down (which wakes a thread blocked in its ``accept``), then close it."""
+    try:
+        listener.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    listener.close()
 
 
 #: A Unix socket's path must fit in ``sun_path`` (108 bytes on Linux, with its NUL).
@@ -153,11 +162,7 @@ class HostRelay:
         """Stop accepting and remove the sockets."""
         self._stop.set()
         for listener in self._listeners:
-            try:
-                listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            listener.close()
+            close_listener(listener)
         self._listeners.clear()
         for port in self.ports:
             self.socket_path(port).unlink(missing_ok=True)
@@ -213,11 +218,7 @@ class HostPort:
     def close(self) -> None:
         self._stop.set()
         if self._listener is not None:
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self._listener.close()
+            close_listener(self._listener)
             self._listener = None
 
 
