@@ -42,7 +42,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "close_listener", "main"]
+__all__ = ["HostRelay", "HostPort", "inside_argv", "serve_argv", "close_listener", "MAX_SOCKET_PATH", "main"]
 
 _CHUNK = 65536
 
@@ -100,7 +100,7 @@ def close_listener(listener: socket.socket) -> None:
 
 
 #: A Unix socket's path must fit in ``sun_path`` (108 bytes on Linux, with its NUL).
-_MAX_SOCKET_PATH = 100
+MAX_SOCKET_PATH = 100
 
 
 class HostRelay:
@@ -136,7 +136,7 @@ class HostRelay:
         if self._started:
             return self
         self._started = True
-        if len(str(self.socket_path(65535))) > _MAX_SOCKET_PATH:
+        if len(str(self.socket_path(65535))) > MAX_SOCKET_PATH:
             self.folder = self._fallback()
             self._own_folder = True
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,7 @@ from pytest_homefield.sandbox.bwrap import (
 )
 from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.sandbox.relay import serve_argv
+from pytest_homefield.sandbox.relay import MAX_SOCKET_PATH, serve_argv
 
 __all__ = ["service_backend", "service_argv", "service_socket", "KEPT_VARS"]
 
@@ -79,16 +79,12 @@ def _paths(command: str, path_var: str) -> list[Path]:
     return out
 
 
-#: A Unix socket's path must fit in ``sun_path`` (108 bytes on Linux, with its NUL).
-_MAX_SOCKET_PATH = 100
-
-
 def service_socket(cwd: Path, port: int, backend: str) -> Path | None:
     """The Unix socket an instance on ``port`` with working folder ``cwd`` is reached through under
     ``backend``: ``cwd/PORT.sock`` under bubblewrap (its own network namespace), ``None`` elsewhere or when
     that path is too long for a socket (the host's network is kept)."""
     sock = cwd / f"{port}.sock"
-    return sock if backend == "bwrap" and len(str(sock)) <= _MAX_SOCKET_PATH else None
+    return sock if backend == "bwrap" and len(str(sock)) <= MAX_SOCKET_PATH else None
 
 
 def service_argv(command: str, cwd: Path, backend: str, port: int | None = None) -> tuple[list[str], dict[str, str]]:
