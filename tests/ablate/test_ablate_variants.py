@@ -200,17 +200,15 @@ def test_a_rules_file_under_a_folder_the_agent_made_unreadable_gets_its_snapshot
     """atk19, as any user but root (uid 1000 of a user namespace, where the permission bits bind): the agent
     made the rules file's folder unreadable (``chmod 000 docs``); putting the snapshot's file back failed
     quietly and the variant stayed in the agent's change. The owner's access is given back first."""
-    import shutil
     import subprocess
     import sys
 
-    unshare = shutil.which("unshare")
-    if unshare is None or subprocess.run([unshare, "--map-user=1000", "--map-group=1000", "true"],
-                                         capture_output=True).returncode != 0:
-        pytest.skip("no unshare --map-user (user namespaces)")
+    from helpers.userns import as_user_1000
+
+    as_user = as_user_1000()
     ws = tmp_path / "ws"
     (ws / "docs").mkdir(parents=True)
     (ws / "docs" / "RULES.md").write_text("historical rules\n")
-    proc = subprocess.run([unshare, "--map-user=1000", "--map-group=1000", sys.executable, "-c", LOCKED_CHILD,
-                           str(ws)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([*as_user, sys.executable, "-c", LOCKED_CHILD, str(ws)], capture_output=True, text=True,
+                          timeout=60)
     assert proc.returncode == 0 and proc.stdout == "historical rules\n", proc.stdout + proc.stderr[-2000:]

@@ -182,18 +182,16 @@ def test_folders_the_agent_made_unreadable_are_read_counted_graded_and_removed(t
     folders by the disk watch before it counts: each is graded, the hidden folder's writer is stopped at the
     cap, and nothing is left behind."""
     import json
-    import shutil
     import subprocess
     import sys
 
-    unshare = shutil.which("unshare")
-    if unshare is None or subprocess.run([unshare, "--map-user=1000", "--map-group=1000", "true"],
-                                         capture_output=True).returncode != 0:
-        pytest.skip("no unshare --map-user (user namespaces)")
+    from helpers.userns import as_user_1000
+
+    as_user = as_user_1000()
     temp = tmp_path / "temp"
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
-    proc = subprocess.run([unshare, "--map-user=1000", "--map-group=1000", sys.executable, "-c", UNREADABLE_CHILD,
+    proc = subprocess.run([*as_user, sys.executable, "-c", UNREADABLE_CHILD,
                            str(tmp_path / "base"), str(Path(__file__).parent.parent), json.dumps(UNREADABLE_ATTACKS)],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
