@@ -17,6 +17,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from pytest_homefield.mine.prompt import message_words as _prompt_words
 from pytest_homefield.sandbox.canaries import parse_source
 
@@ -353,16 +355,11 @@ def dependency_tables(path: str, content: bytes | None, *, memo: dict[Any, Any] 
 
 
 #: The ``[tool.X]`` tables of a ``pyproject.toml`` that change what the tests see or what the build makes (names
-#: compared as :func:`_tool_key`, a name or its ``-`` extensions: ``setuptools-scm``, ``pytest-env``): pytest's
-#: own, the build backends' and the environment managers' (they also install, version or build the code).
+#: compared as :func:`~packaging.utils.canonicalize_name` gives them, a name or its ``-`` extensions:
+#: ``setuptools-scm``, ``pytest-env``): pytest's own, the build backends' and the environment managers' (they
+#: also install, version or build the code).
 BEHAVIOUR_TOOLS = ("pytest", "setuptools", "hatch", "poetry", "uv", "pdm", "flit", "pixi", "maturin",
                    "scikit-build", "meson-python", "versioningit")
-
-
-def _tool_key(name: str) -> str:
-    """A tool table's name as :data:`BEHAVIOUR_TOOLS` spells it: lower case, runs of ``-_.`` as one ``-``
-    (the normalisation of distribution names: ``setuptools_scm`` is ``setuptools-scm``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def tool_settings_changed(old: bytes | None, new: bytes | None) -> list[str] | None:
@@ -385,9 +382,9 @@ def tool_settings_changed(old: bytes | None, new: bytes | None) -> list[str] | N
         return None
     changed = sorted(k for k in tools_before.keys() | tools_after.keys() if tools_before.get(k) != tools_after.get(k))
     names = {str(_pick(data, "project", "name") or "") for data in (before, after)} - {""}
-    behaviour = {_tool_key(n) for n in names}
+    behaviour = {canonicalize_name(n) for n in names}
     for name in changed:
-        key = _tool_key(name)
+        key = canonicalize_name(name)
         if key in behaviour or any(key == t or key.startswith(t + "-") for t in BEHAVIOUR_TOOLS):
             return None
     return changed

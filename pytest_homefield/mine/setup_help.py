@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import tomllib
+from packaging.utils import canonicalize_name
 
 __all__ = ["install_hint", "module_file", "conftest_import_line", "extra_of", "group_of", "declared_names",
            "pip_version", "PIP_GROUP_MIN"]
@@ -59,11 +60,6 @@ def group_of(root: Path) -> str | None:
     return _first(_pyproject(root).get("dependency-groups"))
 
 
-def _normal(name: str) -> str:
-    """A distribution or module name normalised as PEP 503 does (``Py_YAML`` → ``py-yaml``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def declared_names(root: Path) -> frozenset[str]:
     """The normalised distribution names the test extra and dependency group of ``root/pyproject.toml``
     require (``["pytest>=8", "six; python_version<'3'"]`` → ``{"pytest", "six"}``); an included group
@@ -76,7 +72,7 @@ def declared_names(root: Path) -> frozenset[str]:
     for table, name in ((extras, extra_of(root)), (groups, group_of(root))):
         if isinstance(table, Mapping) and name is not None and isinstance(table.get(name), list):
             specs += table[name]
-    return frozenset(_normal(m.group(0).strip()) for s in specs if isinstance(s, str)
+    return frozenset(canonicalize_name(m.group(0).strip()) for s in specs if isinstance(s, str)
                      for m in [re.match(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*", s)] if m)
 
 
@@ -113,7 +109,7 @@ def install_hint(root: Path, python: str | None, missing: Collection[str] = ()) 
                      f"{py} -m pip install -U pip first)")
     carried = [d.replace("-", "") for d in declared_names(root)]
     alone = sorted({top for m in missing for top in [m.split(".", 1)[0]]
-                    if not any(_normal(top).replace("-", "") in d for d in carried)})
+                    if not any(canonicalize_name(top).replace("-", "") in d for d in carried)})
     if not alone:
         return hint
     names = " ".join(shlex.quote(m) for m in alone)

@@ -33,11 +33,12 @@ import functools
 import glob
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.protected import protected
@@ -82,11 +83,6 @@ def repository_names(repo: Path) -> frozenset[str]:
     return frozenset(n for n in names if n.isidentifier())
 
 
-def _normalized(name: str) -> str:
-    """A distribution name as PEP 503 compares them (``Text_Kit`` → ``text-kit``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _head_file(repo: Path, path: str) -> str | None:
     proc = subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{path}"], capture_output=True, check=False)
     return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
@@ -105,7 +101,7 @@ def project_names(repo: Path) -> frozenset[str]:
         except (tomllib.TOMLDecodeError, AttributeError):
             name = None
         if isinstance(name, str):
-            names.add(_normalized(name))
+            names.add(canonicalize_name(name))
     text = _head_file(repo, "setup.cfg")
     if text is not None:
         cfg = configparser.ConfigParser(interpolation=None)
@@ -115,7 +111,7 @@ def project_names(repo: Path) -> frozenset[str]:
         except configparser.Error:
             name = None
         if name and "%" not in name and "{" not in name:
-            names.add(_normalized(name.strip()))
+            names.add(canonicalize_name(name.strip()))
     return frozenset(names)
 
 
@@ -159,7 +155,8 @@ def _distribution_names(site: Path, entries: list[str], repos: list[Path], proje
         if not entry.endswith(".dist-info"):
             continue
         dist_info = os.path.join(site, entry)
-        if _normalized(entry[:-len(".dist-info")].split("-", 1)[0]) in projects or _installed_from(dist_info, repos):
+        name = canonicalize_name(entry[:-len(".dist-info")].split("-", 1)[0])
+        if name in projects or _installed_from(dist_info, repos):
             names |= _recorded_names(dist_info)
     return names
 
