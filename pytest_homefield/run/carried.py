@@ -5,7 +5,7 @@ pytest would load without a test importing it: a module or package that shadows 
 workspace (``sitecustomize/``, ``pytest.py``, ``homefield_reporter.py``, a stdlib or installed module) added
 at an import root (the workspace and its ``src/``), distribution metadata (``*.dist-info``,
 ``*.egg-info``: ``pytest11`` entry points), a symlink that leads out of the workspace, or an entry that
-replaces a folder holding hidden tests.
+replaces a folder holding hidden tests or lies below a hidden test file's path.
 """
 
 from __future__ import annotations
@@ -176,7 +176,8 @@ def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspa
     inside ``*.dist-info`` / ``*.egg-info``; an added module or package that shadows one from outside
     the workspace (:func:`_outside_modules`) at an import root, unless the task's reference fix
     defines it too (``source_files``); a symlink leading out of the tree;
-    and an entry at the path of a folder that holds hidden tests (it counts as touching tests).
+    and an entry at the path of a folder that holds hidden tests, or below the path of a hidden test file
+    (a folder where the test patch writes a file; both count as touching tests).
     """
     hidden = set(task.test_files)
     hidden_dirs = {"/".join(p.split("/")[:i]) for p in hidden for i in range(1, p.count("/") + 1)}
@@ -187,8 +188,10 @@ def carried_changes(changes: dict[str, str], task: Task, pristine: Path, workspa
     touched = False
     for rel in changes:
         name = os.path.basename(rel)
-        is_test = (rel in hidden or rel in hidden_dirs or classify_path(rel, list(test_globs)) == "test"
-                   or name == "conftest.py")
+        # an entry below a hidden test file's path (a folder planted where the test patch writes a file,
+        # atk20 F1) would keep the hidden tests from being applied: it touches them too
+        is_test = (rel in hidden or rel in hidden_dirs or any(rel.startswith(h + "/") for h in hidden)
+                   or classify_path(rel, list(test_globs)) == "test" or name == "conftest.py")
         touched = touched or is_test
         blocked = is_test or name in BLOCKED_NAMES or name.endswith(".pth")
         if not blocked and name in ("pyproject.toml", "setup.cfg"):

@@ -118,6 +118,16 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
     return True
 
 
+def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
+    """Whether ``patch`` (the hidden tests) applies to a fresh copy of the untouched parent ``pristine``
+    made in ``folder``: when it does, a grading copy it did not apply to was kept from it by the change."""
+    try:
+        apply_patch(copy_tree(pristine, folder), patch)
+    except (PatchError, OSError):
+        return False
+    return True
+
+
 def grade(
     task: Task,
     *,
@@ -145,7 +155,8 @@ def grade(
 
     Outcomes: ``empty_patch`` (no change to non-test files), ``tests_failed`` (a FAIL_TO_PASS id did
     not pass; a collection error counts here), ``regression`` (a PASS_TO_PASS id broke),
-    ``test_timeout``, ``solved``, or ``infra`` (hidden tests could not be applied, a ``conftest.py`` or
+    ``test_timeout``, ``solved``, or ``infra`` (hidden tests could not be applied even to the untouched
+    parent — when they apply there, the change kept them out: ``tests_failed`` —, a ``conftest.py`` or
     pytest configuration in a folder above the grading copy (:func:`config_above`), zero tests
     collected without an error, or no outcome file).
 
@@ -214,7 +225,12 @@ def grade(
         try:
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:
-            g.outcome, g.error = "infra", f"hidden tests could not be applied: {exc}"
+            if _applies_to_parent(pristine, task.test_patch, Path(tmp) / "parent"):
+                # the change kept them out (atk20 F1: a folder at a hidden test file's path); scored
+                g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
+                g.error = f"the hidden tests could not be applied with this change (they apply to the parent): {exc}"
+            else:
+                g.outcome, g.error = "infra", f"hidden tests could not be applied: {exc}"
             return g
         above = config_above(gdir)
         if above is not None:

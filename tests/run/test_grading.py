@@ -276,6 +276,51 @@ def test_grade_hidden_tests_that_do_not_apply_is_infra(task: Task, pristine: Pat
     assert g.error is not None and g.error.startswith("hidden tests could not be applied: ")
 
 
+#: A hidden test file beside the code (a path no folder name marks as a test) and its own test ids.
+BESIDE = "src/calc/test_sub.py"
+BESIDE_TEST = "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n"
+
+
+def _beside(task: Task) -> Task:
+    """``task`` with its hidden test file new in the commit at :data:`BESIDE`."""
+    return dataclasses.replace(task, test_files=[BESIDE], test_patch=_new_file_patch(BESIDE, BESIDE_TEST),
+                               FAIL_TO_PASS=[f"{BESIDE}::test_sub"], PASS_TO_PASS=[], canaries=None)
+
+
+def test_a_folder_planted_at_a_hidden_test_files_path_is_dropped_not_infra(task: Task, pristine: Path,
+                                                                          workspace: Path, tmp_path: Path) -> None:
+    """atk20 F1. Measured on main: a wrong fix plus a folder at the path where the hidden test patch writes
+    a new file (``src/calc/test_sub.py/__init__.py``: "source", carried) kept the patch from applying, and
+    the attempt was ``infra``, unscored and, as homefield's own fault, never retried: the attempts an
+    agent guessed to fail (names of hidden test files are guessable) dropped out of its pass@1."""
+    beside = _beside(task)
+    _write(workspace, CALC, WRONG_CALC)
+    _write(workspace, f"{BESIDE}/__init__.py", "")
+    carried, dropped, touched = carried_changes(tree_changes(pristine, workspace), beside, pristine, workspace)
+    assert (carried, dropped, touched) == ([CALC], [f"{BESIDE}/__init__.py"], True)
+    g = grade(beside, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert (g.outcome, g.error) == ("tests_failed", "1/1 FAIL_TO_PASS did not pass"), g
+
+
+def test_hidden_tests_the_change_keeps_out_are_its_failure_not_infra(task: Task, pristine: Path, workspace: Path,
+                                                                    tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever carried entry keeps the hidden tests from applying (here the carry rules are bypassed to
+    plant one), the same patch applies to the untouched parent: the change's fault, ``tests_failed``
+    (scored), never ``infra``. A parent they do not apply to stays ``infra``
+    (:func:`test_grade_hidden_tests_that_do_not_apply_is_infra`)."""
+    import pytest_homefield.run.grading as grading
+
+    beside = _beside(task)
+    _write(workspace, CALC, GOOD_CALC)
+    _write(workspace, f"{BESIDE}/__init__.py", "")
+    monkeypatch.setattr(grading, "carried_changes", lambda changes, *a, **k: (sorted(changes), [], False))
+    g = grade(beside, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert g.outcome == "tests_failed" and g.failing_f2p == beside.FAIL_TO_PASS, g
+    assert g.error is not None and g.error.startswith(
+        "the hidden tests could not be applied with this change (they apply to the parent): "), g.error
+
+
 def test_only_test_changes_are_an_empty_patch(task: Task, pristine: Path, workspace: Path, tmp_path: Path) -> None:
     _write(workspace, "tests/test_sub.py", "def test_sub():\n    pass\n")
     g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp_path / "out")
