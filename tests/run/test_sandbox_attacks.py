@@ -28,6 +28,7 @@ import pytest
 from helpers.attack_repo import (
     GOOD_CALC,
     NO_PLUGINS,
+    TEST_SUB,
     WRONG_CALC,
     Both,
     Fixture,
@@ -491,3 +492,21 @@ def test_each_escape_family_is_caught(task: Task, cache: SnapshotCache, tmp_path
     assert not attack.caught or r.outcome in attack.caught, r
     for entry in art.iterdir():
         assert entry.is_file() and not entry.is_symlink() and entry.stat().st_size < 6 * 2**20, entry
+
+
+def test_a_folder_where_a_hidden_test_file_beside_the_code_goes_is_not_infra(task: Task, cache: SnapshotCache,
+                                                                              tmp_path: Path) -> None:
+    """atk20 F1, the ``folder-at-hidden-tests`` attack on the task with its hidden test file new beside the
+    code (``src/calc/test_sub.py``: no folder name marks it a test). Measured on main: the planted folder
+    (``src/calc/test_sub.py/__init__.py``) was carried, the test patch could not write the file, and the
+    attempt was ``infra`` — unscored, and as homefield's own fault never retried."""
+    rel = "src/calc/test_sub.py"
+    lines = TEST_SUB.splitlines()
+    patch = (f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+             f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+    beside = dataclasses.replace(task, test_files=[rel], test_patch=patch,
+                                 FAIL_TO_PASS=[i.replace("tests/", "src/calc/") for i in task.FAIL_TO_PASS],
+                                 PASS_TO_PASS=[i.replace("tests/", "src/calc/") for i in task.PASS_TO_PASS])
+    r, art = attempt(beside, cache, attack_agent("folder-at-hidden-tests"), tmp_path, "bwrap")
+    assert (r.outcome, r.scored) == ("tests_failed", True), r
+    assert f"{rel}/__init__.py" in (art / "diff.patch").read_text()  # the agent did plant it
