@@ -52,6 +52,7 @@ from pytest_homefield.report.runs import (
     Similarities,
     agent_infos,
     check_same_specs,
+    claims_by_key,
     load_meta,
     merged_results,
     owed_attempts,
@@ -285,6 +286,13 @@ def compute_report(
     any_attempt = any(a.attempts for a in agents.values())
     for a in agents.values():
         notes.extend(n for n in say.agent_notes(a) if any_attempt or "no attempt" not in n)
+    claims = claims_by_key(run_dirs)  # attempts tried again at the agent's word (atk20 F2)
+    for a in agents.values():
+        again = [x.result for x in attempts_of(a.name) if x.result.scored and claims[x.result.key]]
+        if again:
+            notes.append(say.retried_at_its_word(a.name, len(again), sum(claims[r.key] for r in again),
+                                                 sum(counts_solved(r) for r in again),
+                                                 sum(counts_solved(x.result) for x in attempts_of(a.name))))
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)

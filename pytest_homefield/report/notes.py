@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from pytest_homefield.report.model import AgentSummary, Memorization
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["agent_notes", "flaky", "forged", "memorized", "other_variants", "outside_plan", "suspicious_solved",
            "unknown_tasks", "unscored"]
@@ -85,6 +86,17 @@ def suspicious_solved(name: str, n: int) -> str:
     """``n`` of the agent's attempts were scored solved but flagged suspicious."""
     return (f"{name}: {n} attempt(s) scored solved but flagged suspicious are counted as "
             "unsolved in pass@1 and every comparison; review them (flagged attempts, diff.patch).")
+
+
+def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solved: int) -> str:
+    """``n`` of the agent's scored attempts were tried again after ``claims`` claims of its own (a rate limit,
+    an outage its output reported: unscored at its word, docs/contracts.md §8); ``solved_again`` of its
+    ``solved`` attempts came on such a retry."""
+    return (f"{name}: {plural(n, 'attempt')} {'was' if n == 1 else 'were'} tried again after "
+            f"{plural(claims, 'claim')} of its own (a rate limit or an outage its output reported, which "
+            f"homefield cannot check); {solved_again} of its {plural(solved, 'solved attempt')} came on such "
+            "a retry. Each claim buys an attempt another try (up to --max-retries), so its pass@1 may be "
+            "that of several tries.")
 
 
 def forged(name: str, n: int) -> str:

@@ -26,7 +26,8 @@ from pytest_homefield.report.similarity import (
 )
 from pytest_homefield.shard import outside_plan, why_outside
 
-__all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "load_meta", "load_results",
+__all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "claims_by_key", "load_meta",
+           "load_results",
            "merged_results", "owed_attempts", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
@@ -110,6 +111,18 @@ def load_results(run_dir: Path) -> list[Result]:
         by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
         by_key[r.key] = r
     return list(by_key.values())
+
+
+def claims_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
+    """``(task_id, agent, attempt, variant)`` → how many lines of the runs' results record it unscored at the
+    agent's own word (``claimed``: a rate limit, or an outage its output reported; docs/contracts.md §8).
+    Each was tried again by ``--resume``: a claim buys the attempt another try (atk20 F2)."""
+    out: Counter[Key] = Counter()
+    for d in run_dirs:
+        for r in _read_results(results_path(Path(d))):
+            if r.claimed and not r.scored:
+                out[r.key] += 1
+    return out
 
 
 def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:

@@ -59,3 +59,36 @@ def test_the_gate_counts_a_candidates_unrun_attempts_as_failed(tmp_path: Path) -
     assert g.unscored == 6
     assert "6 unscored attempts counted as failed" in g.text and "WORSE: the gate fails" in g.text
     assert gate_summary([g]).startswith("gate: fail (x worse than base-x")
+
+
+def _claimed_then(folder: Path, rows: list[tuple[str, str, list[str]]]) -> Path:
+    """A run folder of :data:`IDS` × the agents of ``rows`` × 1 attempt whose results hold, per (task,
+    agent), the claimed rate limits ``--resume`` retried and then the scored outcome (``rows``: task, agent,
+    outcomes in order, the last one scored)."""
+    folder.mkdir()
+    lines = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, claimed=o == "rate_limited")
+             for t, a, outs in rows for o in outs]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
+    agents = sorted({a for _, a, _ in rows})
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": a, "spec": a} for a in agents]}))
+    return folder
+
+
+def test_attempts_tried_again_at_the_agents_word_are_named(tmp_path: Path) -> None:
+    """atk20 F2, measured on main with the demo (8 tasks × 3 attempts, ``--resume`` until complete): a
+    ``cmd:`` agent that fixes a task with chance 1/3 and prints ``{"outcome": "rate_limited"}`` whenever it
+    did not got 16 of 24 solved (67%) against 9 of 24 (38%) for the same agent without the claims, and
+    the report said nothing of the 22 claims behind it: every attempt ended scored, complete."""
+    rows = [(t, "reroll", ["rate_limited", "rate_limited", "solved"]) for t in IDS[:5]]
+    rows += [(t, "reroll", ["rate_limited", "solved"]) for t in IDS[5:6]]
+    rows += [(t, "reroll", ["solved"]) for t in IDS[6:7]]
+    rows += [(t, "reroll", ["rate_limited", "rate_limited", "agent_error"]) for t in IDS[7:]]
+    rows += [(t, "honest", ["solved" if i < 3 else "tests_failed"]) for i, t in enumerate(IDS)]
+    report = build_report([_claimed_then(tmp_path / "f2", rows)], [_task(t) for t in IDS])
+    assert report["agents"]["reroll"]["pass_at_1"] == 7 / 8 and "incomplete" not in report["agents"]["reroll"]
+    said = [n for n in report["notes"] if "tried again" in n]
+    assert said == ["reroll: 7 attempts were tried again after 13 claims of its own (a rate limit or an outage "
+                    "its output reported, which homefield cannot check); 6 of its 7 solved attempts came on such "
+                    "a retry. Each claim buys an attempt another try (up to --max-retries), so its pass@1 may be "
+                    "that of several tries."], report["notes"]
