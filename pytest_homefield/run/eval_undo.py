@@ -12,10 +12,10 @@ the checkout on ``sys.path``), which lists every path that differs from ``base_c
 ``git ls-files -o`` for untracked ones, ignored ones included) and puts back as at ``base_commit``,
 or removes, each one grading drops: a test file (the base tree's test-class files, named one by one
 or by their folder when every file in it is a test file, and the task's hidden test paths),
-``conftest.py`` and grading's other blocked names, ``*.pth``, a changed pytest section of
-``pyproject.toml`` / ``setup.cfg``, anything in distribution metadata, caches and compiled files
-(``__pycache__``, ``*.pyc``: never part of a change), a symlink leading out of the checkout, and
-an added module shadowing one from outside the checkout (the image's stdlib and installed
+``conftest.py`` and grading's other blocked names, an entry below a hidden test file's path, ``*.pth``,
+a changed pytest section of ``pyproject.toml`` / ``setup.cfg``, anything in distribution metadata,
+caches and compiled files (``__pycache__``, ``*.pyc``: never part of a change), a symlink leading out
+of the checkout, and an added module shadowing one from outside the checkout (the image's stdlib and installed
 distributions, and pytest's own modules) unless the reference fix adds it too. Each is named on
 stderr before the test output starts.
 
@@ -95,6 +95,8 @@ def dropped(rel, added):
         return True
     if rel in C["test_files"] or rel in C["hidden_dirs"] or rel.startswith(tuple(C["test_dirs"])):
         return True
+    if rel.startswith(tuple(h + "/" for h in C["hidden"])):  # a folder where a hidden test file goes (atk20 F1)
+        return True
     if name in ("pyproject.toml", "setup.cfg"):
         here = open(rel, encoding="utf-8", errors="replace").read() if os.path.isfile(rel) else None
         if section(rel, base_text(rel)) != section(rel, here):
@@ -165,7 +167,8 @@ def split_test_paths(tracked: Sequence[str], test_globs: Sequence[str] = ()) -> 
 def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = (),
                 python: str | None = None) -> dict[str, object]:
     """The program's settings for ``task``: grading's constants, the test paths of the base tree
-    ``tracked`` (:func:`split_test_paths`), the hidden test files and their folders, the top-level modules
+    ``tracked`` (:func:`split_test_paths`), the hidden test files (also apart: an entry below one is undone, as
+    grading drops it) and their folders, the top-level modules
     the reference fix defines, and the stdlib's names when the image's ``python`` (``X.Y``) is older
     than 3.10 (which has no ``sys.stdlib_module_names``)."""
     folders, files = split_test_paths(tracked, test_globs)
@@ -175,7 +178,7 @@ def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = 
         own = sorted({m for p in task.source_files for m in carried._top_modules(p, Path(empty))})
     old = python is not None and tuple(int(x) for x in python.split(".")[:2]) < (3, 10)
     return {"base": task.parent, "test_dirs": folders, "test_files": sorted(set(files) | set(hidden)),
-            "hidden_dirs": hidden_dirs, "blocked": sorted(carried.BLOCKED_NAMES | {"conftest.py"}),
+            "hidden": hidden, "hidden_dirs": hidden_dirs, "blocked": sorted(carried.BLOCKED_NAMES | {"conftest.py"}),
             "metadata": list(carried.METADATA_SUFFIXES), "ignored_dirs": sorted(IGNORED_DIRS),
             "ignored_suffixes": list(IGNORED_SUFFIXES), "import_roots": list(carried.IMPORT_ROOTS),
             "runner_modules": sorted(carried.RUNNER_MODULES), "own": own,

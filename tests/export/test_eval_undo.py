@@ -6,13 +6,14 @@ evaluation already in its working tree as a harness leaves it. On main a patch t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import F2P, GOOD_CALC, P2P, TEST_ADD, WRONG_CALC, Fixture, build, git, task_for
+from helpers.attack_repo import F2P, GOOD_CALC, P2P, TEST_ADD, TEST_SUB, WRONG_CALC, Fixture, build, git, task_for
 
 from pytest_homefield.agents.attack_payloads import FORGE
 from pytest_homefield.export.taskrepo import END, START, eval_script
@@ -30,7 +31,8 @@ def task(fx: Fixture) -> Task:
     return task_for(fx)
 
 
-def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str]) -> tuple[dict[str, str], str]:
+def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
+              ids: list[str] | None = None) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
     ``eval.sh`` there; ``({test id: status}, the whole log)``."""
     git(fx.root, "clone", "-q", str(fx.root), str(where))
@@ -39,7 +41,7 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str]) -> tu
         (where / rel).parent.mkdir(parents=True, exist_ok=True)
         (where / rel).write_text(text, encoding="utf-8")
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
-    script = eval_script(task, F2P + P2P, undo=undo_lines(task, tracked))
+    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked))
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
@@ -84,6 +86,22 @@ def test_the_fix_is_kept_and_test_edits_undone(fx: Fixture, task: Task, tmp_path
     assert "homefield: undo src/calc" not in log
     assert "homefield: undo json.py " in log and not (tmp_path / "c" / "json.py").exists()
     assert not (tmp_path / "c" / "UNDO-RAN-MY-JSON").exists()  # the undo step ran isolated (python -I)
+
+
+def test_a_folder_where_a_hidden_test_file_goes_is_undone(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """atk20 F1, as grading drops it: with the hidden test file new beside the code (``src/calc/test_sub.py``,
+    no folder name marks it a test), a folder the patch put at its path was left by the undo step on main,
+    the hidden tests could not be applied there and the reference fix itself was not resolved."""
+    rel = "src/calc/test_sub.py"
+    lines = TEST_SUB.splitlines()
+    patch = (f"diff --git a/{rel} b/{rel}\nnew file mode 100644\n--- /dev/null\n+++ b/{rel}\n"
+             f"@@ -0,0 +1,{len(lines)} @@\n" + "".join(f"+{line}\n" for line in lines))
+    beside = dataclasses.replace(task, test_files=[rel], test_patch=patch)
+    ids = [i.replace("tests/", "src/calc/") for i in F2P + P2P]
+    status, log = _evaluate(fx, beside, tmp_path / "c", {"src/calc/__init__.py": GOOD_CALC, f"{rel}/__init__.py": ""},
+                            ids)
+    assert f"homefield: undo {rel}/__init__.py " in log
+    assert [status.get(i) for i in ids] == ["PASSED"] * 3, log
 
 
 def test_test_paths_name_whole_test_folders() -> None:
