@@ -27,8 +27,7 @@ from pytest_homefield.report.similarity import (
 from pytest_homefield.shard import outside_plan, why_outside
 
 __all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "claims_by_key", "load_meta",
-           "load_results",
-           "merged_results", "owed_attempts", "results_read", "results_stamp"]
+           "load_results", "merged_results", "owed_attempts", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
 Key = tuple[str, str, int, str]
