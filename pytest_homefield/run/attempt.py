@@ -316,7 +316,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             return infra(f"cannot prepare {what}: {_one_line(exc)}")
         cleanup.callback(sb.close)  # before the services (last in, first out); idempotent
         # what the agent may write: its workspace, TMPDIR and (when confined) its fresh HOME
-        folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None)
+        folders = AgentFolders(workspace, tmpdir=tmpdir, home=sb.home if backend.confines else None,
+                               services=lease.folders)
         baseline = Baseline.measure(folders, spec.limits)
         watch = DiskWatch(folders, spec.limits, baseline)
         free_before = free_bytes(art)

@@ -39,7 +39,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,19 +147,22 @@ class Fault:
 @dataclass(frozen=True)
 class AgentFolders:
     """The host folders an agent may write: ``workspace``, and its ``tmpdir`` and ``home`` (missing
-    ones are skipped). ``labels`` names each in a fault; ``owner`` names the writer in a
-    :class:`DiskWatch` stop (a test run's folders: ``"the test process"``)."""
+    ones are skipped), and the working folders of the service instances it commands (``services``: what
+    it makes them write is its writing, atk20 F4). ``labels`` names each in a fault; ``owner`` names the
+    writer in a :class:`DiskWatch` stop (a test run's folders: ``"the test process"``)."""
 
     workspace: Path
     tmpdir: Path | None = None
     home: Path | None = None
     labels: dict[str, str] = field(default_factory=lambda: {"workspace": "", "tmpdir": "TMPDIR", "home": "HOME"})
     owner: str = "the agent"
+    services: tuple[Path, ...] = ()
 
     def roots(self) -> list[tuple[str, Path]]:
-        """``(label, folder)`` of each folder, the workspace first."""
+        """``(label, folder)`` of each folder, the workspace first, the services' last (``service<i>``)."""
         out = [(self.labels["workspace"], self.workspace)]
         out += [(self.labels[k], p) for k, p in (("tmpdir", self.tmpdir), ("home", self.home)) if p is not None]
+        out += [(f"service{i}", p) for i, p in enumerate(self.services, 1)]
         return out
 
 
@@ -359,13 +362,16 @@ class DiskWatch:
         return added
 
 
-def watch_test_folders(private: Path, copy: Path | None, limits: WriteLimits | None) -> DiskWatch | None:
+def watch_test_folders(private: Path, copy: Path | None, limits: WriteLimits | None,
+                       services: Sequence[Path] = ()) -> DiskWatch | None:
     """The :class:`DiskWatch` of a test run's folders (:func:`limits_for_tests`), its baseline taken now:
-    ``private``, its private out folder (its ``HOME``, ``TMPDIR``, pytest cache and log), and ``copy``,
-    the tree under test when the command may write it (``None`` under bubblewrap: bound read-only).
-    ``None`` without ``limits``. Call it while the run goes (``run_process(watch=…)``) and
-    :meth:`DiskWatch.settle` once it ended: a run shorter than a poll is held to the cap too."""
+    ``private``, its private out folder (its ``HOME``, ``TMPDIR``, pytest cache and log), ``copy``,
+    the tree under test when the command may write it (``None`` under bubblewrap: bound read-only), and
+    ``services``, the working folders of the run's service instances (a redis ``SAVE`` the tests ask for
+    writes there, atk20 F4). ``None`` without ``limits``. Call it while the run goes
+    (``run_process(watch=…)``) and :meth:`DiskWatch.settle` once it ended: a run shorter than a poll is
+    held to the cap too."""
     if limits is None:
         return None
-    folders = AgentFolders(private, tmpdir=copy, owner="the test process")
+    folders = AgentFolders(private, tmpdir=copy, owner="the test process", services=tuple(services))
     return DiskWatch(folders, limits, Baseline.measure(folders, limits))

@@ -359,11 +359,14 @@ class Instance:
 class Lease:
     """What one test run gets: ``env`` (every service's ``env``, filled) and ``ports`` (the services'
     and ``--test-network``'s, the only ports a sandboxed run reaches); ``targets``: inside port → host
-    port for a service at a fixed ``port`` whose instance listens elsewhere."""
+    port for a service at a fixed ``port`` whose instance listens elsewhere; ``folders``: the instances'
+    working folders, on the host's disk, which the clients make them write (a redis ``SAVE``): counted
+    with the writer's own folders against its write cap (atk20 F4)."""
 
     env: dict[str, str] = field(default_factory=dict)
     ports: tuple[int, ...] = ()
     targets: dict[int, int] = field(default_factory=dict)
+    folders: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -450,6 +453,7 @@ class ServicePool:
             env: dict[str, str] = {}
             ports: list[int] = []
             targets: dict[int, int] = {}
+            folders: list[Path] = []
             for spec in self.network.services:
                 if spec.scope == "run" or not self.network.reuse:
                     inst = self._start(spec, relays)
@@ -460,7 +464,9 @@ class ServicePool:
                 ports.append(inst.address)
                 if inst.address != inst.port:
                     targets[inst.address] = inst.port
-            yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])), targets)
+                if inst.cwd is not None:
+                    folders.append(inst.cwd)
+            yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])), targets, tuple(folders))
         finally:
             for inst in own:
                 inst.stop()
@@ -492,20 +498,21 @@ def close_pools() -> None:
 
 
 @contextlib.contextmanager
-def run_network(network: TestNetwork | None, *, relays: bool,
-                folder: Path) -> Iterator[tuple[dict[str, str], HostRelay | None, tuple[int, ...]]]:
+def run_network(network: TestNetwork | None, *, relays: bool, folder: Path
+                ) -> Iterator[tuple[dict[str, str], HostRelay | None, tuple[int, ...], tuple[Path, ...]]]:
     """For one test run: the services' variables, when the backend relays (``relays``: a sandbox
     without a network) and there are ports, a :class:`~.relay.HostRelay` of them with its sockets in
-    ``folder`` (a new ``/tmp`` folder when that path is too long), closed when the block ends, and the
-    ports (:attr:`Lease.ports`). Raises :class:`ServiceError` as :meth:`ServicePool.lease` does."""
+    ``folder`` (a new ``/tmp`` folder when that path is too long), closed when the block ends, the
+    ports (:attr:`Lease.ports`) and the instances' folders (:attr:`Lease.folders`). Raises
+    :class:`ServiceError` as :meth:`ServicePool.lease` does."""
     if not network:
-        yield {}, None, ()
+        yield {}, None, (), ()
         return
     with pool_for(network).lease(relays) as lease:
         relay = (HostRelay(lease.ports, folder, fallback=lambda: mkdtemp(dir="/tmp"), targets=lease.targets)
                  if relays and lease.ports else None)
         try:
-            yield dict(lease.env), relay, lease.ports
+            yield dict(lease.env), relay, lease.ports, lease.folders
         finally:
             if relay is not None:
                 relay.close()

@@ -394,8 +394,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     backend = backend_named(sandbox)
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:
-        service_env, relay, ports = services.enter_context(run_network(network, relays=backend.relays,
-                                                                folder=out_dir / "net"))
+        service_env, relay, ports, service_dirs = services.enter_context(
+            run_network(network, relays=backend.relays, folder=out_dir / "net"))
         run_env.update(service_env)
         if channel is not None:
             run_env[OUTCOMES_FD_ENV] = str(channel.write_fd)
@@ -403,7 +403,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                                                             relay=relay, ports=ports,
                                                             tmpfs_bytes=limits.total_bytes if limits else None))
         # bubblewrap and Landlock keep the copy read-only: only an unconfined run may write it
-        watch = watch_test_folders(out_dir, workdir if wrapped.backend not in ("bwrap", "landlock") else None, limits)
+        watch = watch_test_folders(out_dir, workdir if wrapped.backend not in ("bwrap", "landlock") else None, limits,
+                                   service_dirs)
         start = time.monotonic()
         try:
             proc = run_process(

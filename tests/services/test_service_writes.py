@@ -1,0 +1,72 @@
+"""What a service writes for the code that commands it counts against that code's write cap (atk20 F4).
+
+A service instance runs in a working folder of its own on the host's disk (:mod:`pytest_homefield.sandbox.services`).
+Before: graded code (and an agent with a shell, through its own instances) had redis ``SET`` a value and
+``SAVE`` it: the ``dump.rdb`` grew in the instance's folder, which no cap watched (measured: 1 GiB written
+there with ``max_test_write_mb`` 1024 and the run's own folders empty), up to filling the user's disk. Now the
+instances' folders are watched with the run's own: past ``max_test_write_mb`` the run is stopped.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from helpers.redis_repo import REDIS_SKIP, redis_available
+
+from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+from pytest_homefield.sandbox.limits import AgentFolders
+from pytest_homefield.sandbox.services import ServicePool, TestNetwork, parse_services
+from pytest_homefield.sandbox.testrun import run_tests
+
+#: A test that has redis keep 3 MiB and save them to its working folder (raw RESP: no client library).
+SAVE_TEST = '''
+import os, socket, time
+
+
+def _cmd(s, *args):
+    s.sendall(b"*%d\\r\\n" % len(args) + b"".join(b"$%d\\r\\n%s\\r\\n" % (len(a), a) for a in args))
+    return s.recv(100)
+
+
+def test_save():
+    port = int(os.environ["REDIS_URL"].rsplit(":", 1)[1].split("/")[0])
+    s = socket.create_connection(("127.0.0.1", port))
+    assert _cmd(s, b"SET", b"k", os.urandom(3 << 20)).startswith(b"+OK")
+    assert _cmd(s, b"SAVE").startswith(b"+OK")
+    time.sleep(1.5)  # a few polls of the watch
+'''
+
+
+@pytest.fixture
+def network(tmp_path: Path) -> TestNetwork:
+    if not redis_available():
+        pytest.skip(REDIS_SKIP)
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    specs = parse_services({"redis": {"command": "redis-server --port {port} --save ''", "ready": "tcp",
+                                      "env": {"REDIS_URL": "redis://127.0.0.1:{port}/0"}}})
+    return TestNetwork(specs, (), tmp_path / "logs", sandbox="bwrap")
+
+
+def test_a_service_saving_for_the_tests_is_held_to_their_write_cap(network: TestNetwork, tmp_path: Path) -> None:
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "test_save.py").write_text(SAVE_TEST)
+    cmd = f"{shlex.quote(sys.executable)} -m pytest -p no:cacheprovider -p no:xdist -p no:hypothesispytest -p no:anyio"
+    run = run_tests(work, cmd, ["test_save.py"], out_dir=tmp_path / "out", timeout_s=60, sandbox="bwrap",
+                    network=network, write_mb=2)
+    assert run.over_writes is not None and "max_test_write_mb" in run.over_writes, (run, run.outcomes)
+    assert not run.finished
+
+
+def test_an_instances_folder_is_one_of_the_agents(network: TestNetwork, tmp_path: Path) -> None:
+    """The agent's own instances (``agent_lease``) are counted with its workspace, TMPDIR and HOME."""
+    with ServicePool(network).lease() as lease:
+        assert len(lease.folders) == 1 and lease.folders[0].is_dir()
+        folders = AgentFolders(tmp_path, services=lease.folders)
+        assert folders.roots()[-1] == ("service1", lease.folders[0])
