@@ -233,3 +233,60 @@ def test_bwrap_backend_test_runs_carry_the_cap(tmp_path: Path) -> None:
     if proccap.prlimit_path() is not None and not os.stat(exe).st_mode & 0o4000:
         assert tail[1:3] == [proccap.prlimit_path(), f"--nproc={proccap.max_procs()}:{proccap.max_procs()}"]
     assert wrapped.argv[0].startswith(proccap.PIDS_MARK) == (proccap.pids_root() is not None)
+
+
+#: A ``{junit}`` test command's script: the bounded bomb, then one test case that fails when a fork was refused.
+FORKS = """import os, sys
+pids, failure = [], ""
+for _ in range(int(sys.argv[1])):
+    try:
+        pids.append(os.posix_spawn("/bin/sleep", ["sleep", "30"], {}))
+    except OSError as exc:
+        print(exc, flush=True)
+        failure = '<failure message="fork refused"/>'
+        break
+for p in pids:
+    os.kill(p, 9)
+    os.waitpid(p, 0)
+with open(sys.argv[2], "w") as f:
+    f.write(f'<testsuite><testcase classname="t" name="test_forks">{failure}</testcase></testsuite>')
+"""
+
+
+def test_a_test_run_over_the_cap_fails_and_says_why(tmp_path: Path) -> None:
+    """Grading's and mining's runs (``run_tests`` in bubblewrap): the bomb's fork is refused, its test fails
+    (scored), and the run names the cap (``TestRun.procs_refused``, appended to a failed grade's error)."""
+    from pytest_homefield.sandbox.testrun import run_tests
+
+    if proccap.cap_by("bwrap") is None:
+        pytest.skip("no process cap here")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "forks.py").write_text(FORKS)
+    run = run_tests(work, f"{sys.executable} forks.py {BOMB} {{junit}}", [], out_dir=tmp_path / "out",
+                    timeout_s=120, sandbox=BwrapBackend(_bwrap()))
+    assert run.sandbox == "bwrap" and run.outcomes == {"t::test_forks": "failed"}, run
+    assert run.procs_refused == f"a test process could not start a process: its sandbox holds at most " \
+                                f"{proccap.max_procs()} (--max-procs)"
+    assert run.cap_note() == run.procs_refused
+
+
+def test_meta_and_the_header_say_how_each_sandbox_is_capped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``meta.json`` ``sandbox.max_procs`` (the cap, how each sandbox gets it) and the header's one line where a
+    sandbox gets none (root without a writable pids cgroup: nothing else caps it)."""
+    from pytest_homefield.agents.registry import build_agents
+    from pytest_homefield.run.runner import sandbox_summary
+    from pytest_homefield.settings import resolve_settings
+
+    _bwrap()
+    settings = resolve_settings(tmp_path, {"sandbox": "bwrap", "max_procs": 100})
+    agents = build_agents(["cmd:true", "oracle"], settings)
+    monkeypatch.setattr(proccap, "pids_root", lambda: tmp_path)
+    summary = sandbox_summary(settings, agents)
+    assert summary["max_procs"] == {"cap": 100, "agents": {"cmd": "pids cgroup", "oracle": None},
+                                    "tests": "pids cgroup"}
+    assert summary["no_proc_cap"] is None
+    monkeypatch.setattr(proccap, "pids_root", lambda: None)
+    monkeypatch.setattr(proccap, "by_rlimit", lambda bwrap="bwrap": False)
+    line = sandbox_summary(settings, agents)["no_proc_cap"]
+    assert line.startswith("homefield: no process cap for agent cmd, test runs (") and "oracle" not in line
