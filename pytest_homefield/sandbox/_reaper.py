@@ -12,7 +12,7 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [--pass-fds=N,M] -- ARGV...`` in a 
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
   command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
   ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python);
-  with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>`` with ``pids.max`` ``N``, puts
+  with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>-<ns>`` with ``pids.max`` ``N``, puts
   the command in it before the ``exec`` (the reaper stays out) and removes it once every process of the
   command is reaped (the process cap, :mod:`pytest_homefield.sandbox.proccap`); a cgroup it cannot make
   is a command that cannot start (``E<errno>``), never one that runs uncapped;
@@ -235,10 +235,11 @@ def _top_fd() -> int:
 
 
 def make_cgroup(spec: str) -> str:
-    """Make the cgroup of ``pids=N:ROOT`` (``spec`` is ``N:ROOT``): ``ROOT/homefield-<this pid>`` with
-    ``pids.max`` ``N``; returns its path. Raises ``OSError``."""
+    """Make the cgroup of ``pids=N:ROOT`` (``spec`` is ``N:ROOT``): ``ROOT/homefield-<this pid>-<ns>`` with
+    ``pids.max`` ``N`` (``<ns>``: the time, so that one a killed reaper of the same pid left is no clash);
+    returns its path. Raises ``OSError``."""
     n, root = spec.split(":", 1)
-    path = os.path.join(root, f"homefield-{os.getpid()}")
+    path = os.path.join(root, f"homefield-{os.getpid()}-{time.time_ns()}")
     os.mkdir(path)
     try:
         with open(os.path.join(path, "pids.max"), "w") as f:

@@ -16,7 +16,7 @@ its number of tasks (processes and threads) by construction, in one or both of t
   bubblewrap makes no user namespace of its own: then this way caps nothing (:func:`by_rlimit`).
 * **a pids cgroup** (:func:`pids_root`): where this process may make a cgroup with the ``pids``
   controller (root with cgroup v1's ``pids`` hierarchy, or a cgroup v2 subtree with ``pids`` in its
-  ``cgroup.subtree_control``), the reaper (:mod:`._reaper`) makes ``homefield-<its pid>`` there with
+  ``cgroup.subtree_control``), the reaper (:mod:`._reaper`) makes ``homefield-<its pid>-<ns>`` there with
   ``pids.max`` = the cap, puts the command in it before it ``exec``\\ s, and removes it once every
   process of the command is reaped. :func:`sweep_cgroups` removes those of reapers that were killed.
   This is the only way for Landlock (no user namespace: ``RLIMIT_NPROC`` would count every process
@@ -50,7 +50,7 @@ __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_roo
 DEFAULT_MAX_PROCS = 512
 #: The first word of an argv whose sandbox gets a pids cgroup (``@homefield-pids:N``; see :func:`marked`).
 PIDS_MARK = "@homefield-pids:"
-#: The name of a sandbox's cgroup: this prefix and the pid of its reaper.
+#: The name of a sandbox's cgroup: this prefix, the pid of its reaper, ``-`` and the time (ns) it was made.
 CGROUP_PREFIX = "homefield-"
 
 _CAP: list[int] = [DEFAULT_MAX_PROCS]
@@ -235,7 +235,7 @@ def over_cap_note(log_tail: bytes, cap: int | None) -> str | None:
 
 
 def sweep_cgroups() -> list[Path]:
-    """Remove the empty ``homefield-<pid>`` cgroups under :func:`pids_root` whose reaper is gone (it was
+    """Remove the empty ``homefield-<pid>-<ns>`` cgroups under :func:`pids_root` whose reaper is gone (it was
     killed before it removed its own); returns those removed. Never raises."""
     root = pids_root()
     removed: list[Path] = []
@@ -246,8 +246,8 @@ def sweep_cgroups() -> list[Path]:
     except OSError:
         return removed
     for entry in entries:
-        tail = entry.name[len(CGROUP_PREFIX):]
-        if not entry.name.startswith(CGROUP_PREFIX) or not tail.isdigit() or Path(f"/proc/{tail}").exists():
+        pid = entry.name[len(CGROUP_PREFIX):].split("-")[0]
+        if not entry.name.startswith(CGROUP_PREFIX) or not pid.isdigit() or Path(f"/proc/{pid}").exists():
             continue
         with contextlib.suppress(OSError):
             entry.rmdir()

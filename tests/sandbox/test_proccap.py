@@ -217,11 +217,11 @@ def test_the_sweep_removes_the_cgroups_of_dead_reapers_only(monkeypatch: pytest.
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     for pid in (dead.pid, os.getpid()):
-        (tmp_path / f"{proccap.CGROUP_PREFIX}{pid}").mkdir()
+        (tmp_path / f"{proccap.CGROUP_PREFIX}{pid}-1").mkdir()
     (tmp_path / "other").mkdir()
     monkeypatch.setattr(proccap, "pids_root", lambda: tmp_path)
-    assert proccap.sweep_cgroups() == [tmp_path / f"{proccap.CGROUP_PREFIX}{dead.pid}"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{proccap.CGROUP_PREFIX}{os.getpid()}", "other"]
+    assert proccap.sweep_cgroups() == [tmp_path / f"{proccap.CGROUP_PREFIX}{dead.pid}-1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"{proccap.CGROUP_PREFIX}{os.getpid()}-1", "other"]
 
 
 def test_bwrap_backend_test_runs_carry_the_cap(tmp_path: Path) -> None:
@@ -290,3 +290,12 @@ def test_meta_and_the_header_say_how_each_sandbox_is_capped(tmp_path: Path, monk
     monkeypatch.setattr(proccap, "by_rlimit", lambda bwrap="bwrap": False)
     line = sandbox_summary(settings, agents)["no_proc_cap"]
     assert line.startswith("homefield: no process cap for agent cmd, test runs (") and "oracle" not in line
+
+
+def test_the_cgroup_is_gone_after_a_timeout_too(tmp_path: Path) -> None:
+    """A command stopped on its timeout: the reaper kills its tree, reaps it, then removes its cgroup."""
+    if proccap.pids_root() is None:
+        pytest.skip("no writable pids cgroup")
+    before = _cgroups()
+    r = run_process(proccap.marked(["sh", "-c", "sleep 30 & sleep 30 & wait"]), cwd=tmp_path, env=ENV, timeout_s=0.5)
+    assert r.timed_out and _cgroups() <= before
