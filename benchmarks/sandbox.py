@@ -102,10 +102,12 @@ def _cap_cost(ws: Path, exe: str, runs: int = 40) -> dict[str, float]:
     with and without each way of the process cap (issue 30): ``prlimit`` in front of bubblewrap's command
     (its ``exec`` inside), and the pids cgroup the reaper makes, joins and removes (where one can be made)."""
     true = ["true"]
-    capped = bwrap_argv(true, Policy(cwd=ws, rw=[ws]), bwrap=exe, args_fd=True)
-    _, capped = proccap.split_mark(capped)
-    n = len(proccap.inside_argv(true, exe)) - len(true)  # prlimit, --nproc=N:N, --
-    argvs = {"bwrap+prlimit": capped, "bwrap": capped[:len(capped) - len(true) - n] + true,
+    n = proccap.max_procs()
+    # prlimit as a user but root gets it (root is exempt, and gets none): timed here whoever runs this
+    limited = [proccap.prlimit_path() or "prlimit", f"--nproc={n}:{n}", "--", *true]
+    policy = Policy(cwd=ws, rw=[ws])
+    argvs = {"bwrap+prlimit": proccap.split_mark(bwrap_argv(limited, policy, bwrap=exe, args_fd=True))[1],
+             "bwrap": proccap.split_mark(bwrap_argv(true, policy, bwrap=exe, args_fd=True))[1],
              "cgroup": proccap.marked(true), "bare": true}
     if argvs["cgroup"] == true:
         del argvs["cgroup"]

@@ -9,9 +9,9 @@ its number of tasks (processes and threads) by construction, in one or both of t
   kernel counts processes per (user namespace, uid), so a limit set *inside* the sandbox's new user
   namespace counts the sandbox's processes only. ``prlimit --nproc=N:N --`` (util-linux, bound
   read-only with ``/usr``) is the sandbox's first command and ``exec``\\ s the real one: no process
-  more. The hard limit cannot be raised from inside (that takes ``CAP_SYS_RESOURCE`` in the host's
-  user namespace). Set on bubblewrap itself it would be wrong: the new namespace's creator's limit
-  also bounds every process of the user on the host. The kernel exempts the host's root from
+  more (not for root, whom it would not cap). The hard limit cannot be raised from inside (that takes
+  ``CAP_SYS_RESOURCE`` in the host's user namespace). Set on bubblewrap itself it would be wrong: the new
+  namespace's creator's limit also bounds every process of the user on the host. The kernel exempts the host's root from
   ``RLIMIT_NPROC`` (a sandbox of homefield run as root is uid 0 of the host), and a setuid
   bubblewrap makes no user namespace of its own: then this way caps nothing (:func:`by_rlimit`).
 * **a pids cgroup** (:func:`pids_root`): where this process may make a cgroup with the ``pids``
@@ -169,12 +169,11 @@ def by_rlimit(bwrap: str = "bwrap") -> bool:
 
 
 def inside_argv(command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
-    """``command`` as a bubblewrap sandbox's command: ``[prlimit, --nproc=N:N, --, *command]`` when
-    bubblewrap ``bwrap`` is not setuid (it makes the user namespace the limit counts in) and
-    ``prlimit`` is there, else ``command``. Also as root (exempt: the limit costs one ``exec``, ~1 ms,
-    and the argv runs the same for any user)."""
+    """``command`` as a bubblewrap sandbox's command: ``[prlimit, --nproc=N:N, --, *command]`` where that
+    caps it (:func:`by_rlimit`: not root, bubblewrap ``bwrap`` not setuid, ``prlimit`` there), else
+    ``command`` (root is exempt: the ``exec`` would cost 1–8 ms a command for nothing)."""
     tool = prlimit_path()
-    if tool is None or _setuid(bwrap):
+    if tool is None or not by_rlimit(bwrap):
         return list(command)
     n = max_procs()
     return [tool, f"--nproc={n}:{n}", "--", *command]
