@@ -214,8 +214,9 @@ def no_cap_note(backends: dict[str, str]) -> str | None:
     loose = [who for who, b in backends.items() if b in ("bwrap", "landlock") and cap_by(b) is None]
     if not loose:
         return None
-    why = "homefield runs as root and no pids cgroup is writable" if os.geteuid() == 0 else \
-        "no pids cgroup is writable and bubblewrap has no user namespace of its own (or prlimit is missing)"
+    why = "no writable pids cgroup, and root is exempt from RLIMIT_NPROC" if os.geteuid() == 0 else \
+        "no writable pids cgroup, and no RLIMIT_NPROC in a user namespace of its own: Landlock has none, a " \
+        "setuid bubblewrap makes none, or prlimit is missing"
     return (f"homefield: no process cap for {', '.join(loose)} ({why}): a fork bomb there can exhaust this "
             "machine's processes")
 
