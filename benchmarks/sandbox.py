@@ -13,7 +13,8 @@ each, and prints the median seconds of each and the median of the per-run ratios
 the whole attempt, the agent's wall time and the grading test run. Then the CPU seconds (this
 process and its children, ``getrusage``) of one test run (``run_tests`` of the task's test command
 on one test file) under each backend, alternately, and of the bare start of a command (``sh -c
-true``) with ``bwrap``, behind the Landlock launcher and with neither (milliseconds). Target: the
+true``) with ``bwrap``, behind the Landlock launcher and with neither (milliseconds), and what the process
+cap adds to a launch (``--cap-only``: that line alone). Target: the
 sandbox adds ≤ 10% to an attempt on this task (a real agent's attempt takes minutes, so much less
 there).
 """
@@ -35,6 +36,7 @@ from helpers.attack_repo import WRONG_CALC, build, script_agent, task_for  # noq
 
 from pytest_homefield.records import Task  # noqa: E402
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt  # noqa: E402
+from pytest_homefield.sandbox import proccap  # noqa: E402
 from pytest_homefield.sandbox.backends import BwrapBackend, LandlockBackend, NoSandbox, SandboxBackend  # noqa: E402
 from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv, probe  # noqa: E402
 from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv  # noqa: E402
@@ -95,11 +97,49 @@ def _starts_cpu(ws: Path, exe: str, runs: int = 20) -> dict[str, float]:
             for label, argv in argvs.items()}
 
 
+def _cap_cost(ws: Path, exe: str, runs: int = 40) -> dict[str, float]:
+    """Median wall milliseconds of starting ``true`` through the reaper (:func:`run_process`), alternately
+    with and without each way of the process cap (issue 30): ``prlimit`` in front of bubblewrap's command
+    (its ``exec`` inside), and the pids cgroup the reaper makes, joins and removes (where one can be made)."""
+    true = ["true"]
+    n = proccap.max_procs()
+    # prlimit as a user but root gets it (root is exempt, and gets none): timed here whoever runs this
+    limited = [proccap.prlimit_path() or "prlimit", f"--nproc={n}:{n}", "--", *true]
+    policy = Policy(cwd=ws, rw=[ws])
+    argvs = {"bwrap+prlimit": proccap.split_mark(bwrap_argv(limited, policy, bwrap=exe, args_fd=True))[1],
+             "bwrap": proccap.split_mark(bwrap_argv(true, policy, bwrap=exe, args_fd=True))[1],
+             "cgroup": proccap.marked(true), "bare": true}
+    if argvs["cgroup"] == true:
+        del argvs["cgroup"]
+    times: dict[str, list[float]] = {label: [] for label in argvs}
+    for k in range(runs + 1):
+        for label in list(argvs) if k % 2 else list(reversed(argvs)):
+            t0 = time.perf_counter()
+            run_process(argvs[label], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60)
+            if k:
+                times[label].append(time.perf_counter() - t0)
+    return {label: statistics.median(v) * 1000 for label, v in times.items()}
+
+
+def print_cap_cost(ws: Path, exe: str) -> None:
+    """The process cap's cost per launch, one line (``--cap-only`` prints it alone)."""
+    ms = _cap_cost(ws, exe)
+    cgroup = f"pids cgroup +{ms['cgroup'] - ms['bare']:.2f} ms" if "cgroup" in ms else "no pids cgroup here"
+    print(f"process cap per launch (median wall, run_process of true): prlimit in bubblewrap "
+          f"+{ms['bwrap+prlimit'] - ms['bwrap']:.2f} ms ({ms['bwrap']:.1f} -> {ms['bwrap+prlimit']:.1f}), {cgroup} "
+          f"({ms['bare']:.1f} -> {ms.get('cgroup', ms['bare']):.1f})")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--cap-only", action="store_true", help="only the process cap's cost per launch")
     args = ap.parse_args()
     exe = probe()
+    if args.cap_only:
+        with tempfile.TemporaryDirectory(prefix="hf-bench-") as tmp:
+            print_cap_cost(Path(tmp), exe)
+        return 0
     with tempfile.TemporaryDirectory(prefix="hf-bench-") as tmp:
         root = Path(tmp)
         fx = build(root / "repo")
@@ -123,6 +163,7 @@ def main() -> int:
         ws = root / "ws"
         ws.mkdir()
         start_cpu = _starts_cpu(ws, exe)
+        print_cap_cost(ws, exe)
         boxed = bwrap_argv(["sh", "-c", "true"], Policy(cwd=ws, rw=[ws]), bwrap=exe)
         starts = {"bwrap": [_start(boxed) for _ in range(20)],
                   "none": [_start(["sh", "-c", "true"]) for _ in range(20)]}

@@ -136,6 +136,9 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = resolve_settings(root, flags_from_pytest(config.option), mode="mine" if mine else "run")
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from None
+    from pytest_homefield.sandbox.proccap import configure as cap_processes
+
+    cap_processes(settings.max_procs)  # every sandbox this process wraps (a worker's too)
     _say_phase_waits(config)
     plugin: Any
     if ablate:

@@ -249,6 +249,11 @@ class Settings(ScanSettings):
                                        "file (RLIMIT_FSIZE), in its sandbox's /tmp and /dev/shm, and added to its "
                                        "copy, HOME and TMPDIR; a run over it is stopped (default 1024)",
                                        commands=_MR + _A, yml="max_test_write_mb", check="positive")
+    # the same default as sandbox/proccap.py DEFAULT_MAX_PROCS
+    max_procs: int = setting(512, help="processes and threads each sandbox may hold at once (an agent's, every "
+                             "test run's): a pids cgroup, or RLIMIT_NPROC in bubblewrap's user namespace; a "
+                             "fork past it fails (EAGAIN) inside (default 512)",
+                             commands=_MR + _A + ("probe",), yml="max_procs", check="min1")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

@@ -357,7 +357,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("fail-fast", "mine.fail_fast"), ("no-fail-fast", None), (None, "test_cmd"), (None, "setup_cmd"),
         ("test-timeout", "test_timeout"), ("run-timeout", "run_timeout"), ("env-extras", "env_extras"),
         ("env-groups", "env_groups"), ("env-as-of", "env_as_of"), ("max-test-memory-mb", "max_test_memory_mb"),
-        ("max-test-write-mb", "max_test_write_mb"),
+        ("max-test-write-mb", "max_test_write_mb"), ("max-procs", "max_procs"),
         ("agent", None), ("attempts", "run.attempts"),
         ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),
@@ -409,6 +409,8 @@ def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
     ({"max_tasks": 0}, "", "--homefield-max-tasks must be at least 1, got 0"),
     ({}, "run:\n  max_tasks: 0\n", "--homefield-max-tasks must be at least 1, got 0"),
     ({}, "run_timeout: .nan\n", "key 'run_timeout' must be a finite number, got nan"),
+    ({"max_procs": 0}, "", "--homefield-max-procs must be at least 1, got 0"),
+    ({}, "max_procs: 0\n", "--homefield-max-procs must be at least 1, got 0"),
 ])
 def test_numbers_are_checked_up_front(tmp_path: Path, flags: dict[str, Any], text: str, message: str) -> None:
     write(tmp_path, text)

@@ -183,9 +183,8 @@ class AblatePlugin(ModePlugin):
         if not s.done:
             lines += plan_lines(self.plan, will_run=True)
         lines.append(f"homefield results: {s.results_path.relative_to(self.settings.root)}")
-        unenforced = sandbox_summary(self.settings, self.agents, hooked=s.sandbox_hook is not None).get("unenforced")
-        if unenforced:
-            lines.append(unenforced)
+        sb = sandbox_summary(self.settings, self.agents, hooked=s.sandbox_hook is not None)
+        lines += [sb[k] for k in ("unenforced", "no_proc_cap") if sb.get(k)]
         return lines
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:

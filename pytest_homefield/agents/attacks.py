@@ -326,6 +326,27 @@ FLOOD_BYTES = 16 * 2**20
 SHORT_LINES = 8 * 2**20
 #: How deep the ``nested-json-stdout`` attack's line nests (past the JSON decoder's recursion limit).
 NESTED_DEPTH = 100_000
+#: Processes the ``fork-bomb`` attack tries to hold at once (bounded: over the 512 of ``--max-procs``, far
+#: under a host's ``pid_max``; each a ``sleep 30``, all killed once it stops).
+FORK_BOMB_PROCS = 2000
+#: The ``fork-bomb`` step (an ``A``-step of :data:`_SCRIPT`): it starts :data:`FORK_BOMB_PROCS` children, or
+#: as many as its sandbox lets it, kills them, and reports a refused fork as its own ``agent_error``.
+FORK_BOMB = f"""
+import os, signal
+started, refused = [], None
+try:
+    for _ in range({FORK_BOMB_PROCS}):
+        started.append(os.posix_spawn("/bin/sleep", ["sleep", "30"], dict(os.environ)))
+except OSError as exc:
+    refused = exc
+for pid in started:
+    os.kill(pid, signal.SIGKILL)
+for pid in started:
+    os.waitpid(pid, 0)
+print("fork-bomb: started", len(started), "processes", flush=True)
+if refused is not None:
+    A["usage"] = {{"outcome": "agent_error", "error": f"fork refused after {{len(started)}} processes: {{refused}}"}}
+"""
 
 
 def _unreadable(task: Any) -> dict[str, Any] | None:
@@ -459,6 +480,9 @@ ATTACKS: tuple[Attack, ...] = (
            lambda t: _args(steps=[["sh", f"printf '%{NESTED_DEPTH}s' '' | tr ' ' '['; "
                                          f"printf '%{NESTED_DEPTH}s\\n' '' | tr ' ' ']'"]]),
            caught=("tests_failed",)),
+    # issue 30: a bounded fork bomb; the sandbox's process cap (--max-procs) refuses its forks past the cap
+    Attack("fork-bomb", f"starts {FORK_BOMB_PROCS:,} processes at once, to exhaust the host's pids",
+           lambda t: _args(steps=[["py", FORK_BOMB]]), caught=("agent_error",)),
     Attack("many-short-lines", f"adds a file of {SHORT_LINES >> 20} Mi empty lines, a change whose diff is "
            f"{2 * SHORT_LINES >> 20} MiB",
            lambda t: _args(steps=[["sh", f"head -c {SHORT_LINES} /dev/zero | tr '\\0' '\\n' "

@@ -35,6 +35,7 @@ from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import ALL_SKIPPED, VERIFY_VERSION
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
+from pytest_homefield.sandbox.proccap import DEFAULT_MAX_PROCS
 from pytest_homefield.sandbox.testrun import REPORTER_DIR
 from pytest_homefield.store import read_jsonl
 
@@ -58,7 +59,7 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
     (:data:`REPORTER_DIGEST`); with ``services:`` or ``--test-network`` ports also ``services`` (the
     entries) and ``test_network`` (so a changed service command verifies again; without them the key is
     what it was before services existed); ``max_test_memory_mb`` and ``max_test_write_mb`` each when it
-    is not the default."""
+    is not the default, and ``max_procs`` likewise."""
     env: dict[str, Any] = {"fingerprint": env_fingerprint}
     for name in ENV_SETTINGS:
         if hasattr(settings, name):
@@ -86,13 +87,14 @@ def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iter
 
 
 def _cap_inputs(settings: Any) -> dict[str, Any]:
-    """``max_test_memory_mb`` and ``max_test_write_mb`` each when it is not the default (so that the keys of
-    verifications made before the cap existed stay valid), else nothing."""
+    """``max_test_memory_mb``, ``max_test_write_mb`` and ``max_procs`` each when it is not the default (so that
+    the keys of verifications made before the cap existed stay valid), else nothing."""
     out: dict[str, Any] = {}
-    for name, default in (("max_test_memory_mb", TEST_MEMORY_MB), ("max_test_write_mb", TEST_WRITE_MB)):
+    for name, default in (("max_test_memory_mb", TEST_MEMORY_MB), ("max_test_write_mb", TEST_WRITE_MB),
+                          ("max_procs", DEFAULT_MAX_PROCS)):
         value = getattr(settings, name, default)
         if value != default:
-            out[name] = float(value)
+            out[name] = float(value) if name != "max_procs" else int(value)
     return out
 
 

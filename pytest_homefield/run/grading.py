@@ -380,6 +380,6 @@ def grade(
     else:
         g.outcome = "solved"
     over = next((r.cap_note() for r in made if r.cap_note()), None)  # any twin run, not only the last
-    if over and g.outcome != "solved":  # why it failed (max_test_memory_mb, max_test_write_mb)
+    if over and g.outcome != "solved":  # why it failed (max_test_memory_mb, max_test_write_mb, --max-procs)
         g.error = f"{g.error}; {over}"
     return g

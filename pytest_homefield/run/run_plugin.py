@@ -305,6 +305,8 @@ class RunPlugin(ModePlugin):
                      + f"; test runs {sb['tests'].split(':')[0]}")
         if sb.get("unenforced"):
             lines.append(sb["unenforced"])
+        if sb.get("no_proc_cap"):
+            lines.append(sb["no_proc_cap"])
         if s.excluded.get("tasks"):
             lines.append(f"homefield: {len(s.excluded['tasks'])} task(s) left out as memorized (probe of "
                          f"{', '.join(n for n, v in s.excluded['by_agent'].items() if v['tasks'])})")

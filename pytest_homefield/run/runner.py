@@ -34,6 +34,7 @@ from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process, unenforced_note
+from pytest_homefield.sandbox.proccap import cap_by, no_cap_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail
 from pytest_homefield.transport import Message, append_message, artifact_messages
@@ -133,7 +134,10 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
     """``meta.json`` ``sandbox`` (docs/contracts.md §4): ``mode``, ``network``, per agent the sandbox its
     attempts get (``bwrap``, ``landlock``, ``hook``, ``none``, or ``refused: …``) and the test runs' (``tests``);
     ``allow_hosts`` (the ``--allow-host`` entries) and ``unenforced`` (the one-line note of
-    :func:`~pytest_homefield.sandbox.modes.unenforced_note`, or ``None``) under ``allowlist``."""
+    :func:`~pytest_homefield.sandbox.modes.unenforced_note`, or ``None``) under ``allowlist``; ``max_procs``,
+    the process cap (``cap``: ``--max-procs``; per agent and for ``tests`` how it is enforced here:
+    ``pids cgroup``, ``RLIMIT_NPROC`` or ``None``, :func:`~pytest_homefield.sandbox.proccap.cap_by`) and
+    ``no_proc_cap``, the header's line when a sandbox has none (else ``None``)."""
     choice = _choice(settings)
     per_agent: dict[str, str] = {}
     for a in agents:
@@ -147,6 +151,10 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
     except BwrapUnavailable as exc:
         tests = f"refused: {exc}"
     out: dict[str, Any] = {"mode": choice.mode, "network": choice.network, "agents": per_agent, "tests": tests}
+    boxed = {**{f"agent {n}": b for n, b in per_agent.items()}, "test runs": tests}
+    out["max_procs"] = {"cap": settings.max_procs, "agents": {n: cap_by(b) for n, b in per_agent.items()},
+                        "tests": cap_by(tests)}
+    out["no_proc_cap"] = no_cap_note(boxed)
     if choice.allowlist:
         out["allow_hosts"] = list(choice.allow_hosts)
         out["unenforced"] = unenforced_note(choice.network, {a.name: per_agent[a.name] for a in agents

@@ -1,7 +1,7 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [as=BYTES] [--pass-fds=N,M] -- ARGV...`` in a new session. It
+GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
@@ -12,6 +12,10 @@ GRACE [fsize=BYTES] [as=BYTES] [--pass-fds=N,M] -- ARGV...`` in a new session. I
   pipe ``FD`` so the caller can raise ``OSError`` as ``Popen`` would; with ``fsize=BYTES`` the
   command's ``RLIMIT_FSIZE`` is ``BYTES`` (and ``SIGXFSZ`` its default action); with ``as=BYTES`` its
   ``RLIMIT_AS`` (address space, per process; an allocation past it fails: ``MemoryError`` in Python);
+  with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>-<ns>`` with ``pids.max`` ``N``, puts
+  the command in it before the ``exec`` (the reaper stays out) and removes it once every process of the
+  command is reaped (the process cap, :mod:`pytest_homefield.sandbox.proccap`); a cgroup it cannot make
+  is a command that cannot start (``E<errno>``), never one that runs uncapped;
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
   and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
@@ -230,6 +234,35 @@ def _top_fd() -> int:
         return int(os.sysconf("SC_OPEN_MAX"))
 
 
+def make_cgroup(spec: str) -> str:
+    """Make the cgroup of ``pids=N:ROOT`` (``spec`` is ``N:ROOT``): ``ROOT/homefield-<this pid>-<ns>`` with
+    ``pids.max`` ``N`` (``<ns>``: the time, so that one a killed reaper of the same pid left is no clash);
+    returns its path. Raises ``OSError``."""
+    n, root = spec.split(":", 1)
+    path = os.path.join(root, f"homefield-{os.getpid()}-{time.time_ns()}")
+    os.mkdir(path)
+    try:
+        with open(os.path.join(path, "pids.max"), "w") as f:
+            f.write(str(int(n)))
+    except BaseException:
+        os.rmdir(path)
+        raise
+    return path
+
+
+def remove_cgroup(path: str) -> None:
+    """Remove the (empty) cgroup ``path``: every process of the command is reaped, yet the kernel may
+    take a moment to let its last ones go; tried for up to 2 s, then left to the sweep."""
+    for _ in range(200):
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
+
+
 class _Stop(Exception):
     """Raised by the signal handler to leave the wait for the command."""
 
@@ -242,6 +275,7 @@ def main(argv: list[str]) -> int:
     fsize = int(options["fsize"]) if "fsize" in options else None
     address_space = int(options["as"]) if "as" in options else None
     keep = [int(n) for n in options.get("--pass-fds", "").split(",") if n]
+    cgroup: str | None = None
     pending: list[int] = []
     armed: list[bool] = []
 
@@ -263,6 +297,9 @@ def main(argv: list[str]) -> int:
     def child_setup() -> None:
         # the command itself dies with the reaper, should the reaper be killed outright
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if cgroup is not None:  # into its capped cgroup before the exec: every process it starts is counted
+            with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
         if fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         if address_space is not None:
@@ -270,6 +307,25 @@ def main(argv: list[str]) -> int:
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
+    if "pids" in options:
+        try:
+            cgroup = make_cgroup(options["pids"])
+        except (OSError, ValueError) as exc:
+            os.write(fd, f"E{getattr(exc, 'errno', None) or 1}".encode())
+            return 127
+    try:
+        status = supervise(cmd, fd, keep, child_setup, pending, armed, grace)
+    finally:
+        if cgroup is not None:
+            remove_cgroup(cgroup)
+    return exit_like(status)
+
+
+def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[], None], pending: list[int],
+              armed: list[bool], grace: float) -> int:
+    """Start ``cmd`` (:func:`spawn`), tell the caller on ``fd``, wait for it and stop its tree (see the
+    module docstring); its status (``os.waitstatus_to_exitcode``: negative for a signal), 127 when it
+    could not start."""
     cmd, args_fd = args_via_fd(cmd)
     try:
         child_pid = spawn(cmd, [*keep, *([args_fd] if args_fd is not None else [])], child_setup)
@@ -304,7 +360,7 @@ def main(argv: list[str]) -> int:
         stop_tree(grace if got == signal.SIGTERM else 0.0)
         status = -got
     reap()
-    return exit_like(status)
+    return status
 
 
 def exit_like(status: int) -> int:

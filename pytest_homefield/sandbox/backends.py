@@ -48,6 +48,7 @@ from pytest_homefield.sandbox.modes import (
     landlock_state,
     tests_backend_name,
 )
+from pytest_homefield.sandbox.proccap import marked
 from pytest_homefield.sandbox.proxy import FilteringProxy, proxy_env
 from pytest_homefield.sandbox.relay import HostRelay, inside_argv
 
@@ -259,7 +260,9 @@ class LandlockBackend:
     found). An agent: its three folders read-write, its read-only paths and the system read-only, nothing
     else; with ``box.network`` TCP as the host's, else TCP only to ``box.ports`` and, with a proxy, to the
     filtering proxy (started on a port of the host's ``127.0.0.1``, named in the proxy variables). A test
-    run: :func:`~pytest_homefield.sandbox.landlock.tests_policy` with ``box.ports``."""
+    run: :func:`~pytest_homefield.sandbox.landlock.tests_policy` with ``box.ports``. Either in a pids
+    cgroup capped at ``--max-procs`` where one can be made (:func:`~pytest_homefield.sandbox.proccap.marked`;
+    without a user namespace ``RLIMIT_NPROC`` would count every process of the user)."""
 
     abi: int
     name: str = "landlock"
@@ -280,12 +283,12 @@ class LandlockBackend:
             unset = [k for k in env if k not in proxied]
             connect.append(port)
         policy = LandlockPolicy(ro=box.ro_paths, rw=rw, connect=connect, unix=False, setenv=setenv, unsetenv=unset)
-        return Wrapped(landlock_argv(argv, policy), self.name)
+        return Wrapped(marked(landlock_argv(argv, policy)), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:
         policy = tests_policy(argv, workdir=box.workdir, out_dir=box.out_dir, env=env, python=box.python,
                               ports=box.ports)
-        return Wrapped(landlock_argv(argv, policy), self.name)
+        return Wrapped(marked(landlock_argv(argv, policy)), self.name)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
 from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
@@ -156,7 +157,10 @@ def _under(path: str, roots: Iterable[str]) -> bool:
 def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", args_fd: bool = False) -> list[str]:
     """``[bwrap, options…, "--", *command]`` for ``policy`` (see the module docstring); with
     ``args_fd``, ``[bwrap, "--args", ARGS_MARK + str(len(options)), options…, "--", *command]``, to be
-    started by :func:`~pytest_homefield.sandbox.procs.run_process` (see :data:`ARGS_MARK`).
+    started by :func:`~pytest_homefield.sandbox.procs.run_process` (see :data:`ARGS_MARK`), behind the
+    mark of a pids cgroup where one can be made (:func:`~pytest_homefield.sandbox.proccap.marked`).
+    ``command`` runs behind ``prlimit --nproc`` (:func:`~pytest_homefield.sandbox.proccap.inside_argv`):
+    the sandbox's processes are capped at ``--max-procs`` in its own user namespace.
 
     Binds are ordered by depth so a read-write folder inside a read-only one (or inside the tmpfs)
     stays writable; a read-only path inside an already read-only one is left out, and so is one that
@@ -197,8 +201,9 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     args += ["--die-with-parent", "--new-session", "--chdir", str(policy.cwd), "--clearenv"]
     for k, v in policy.env.items():
         args += ["--setenv", k, v]
-    if args_fd:
-        return [bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command]
+    command = inside_argv(command, bwrap)  # RLIMIT_NPROC set in the sandbox's own user namespace
+    if args_fd:  # run by the reaper: a pids cgroup of its own where one can be made (proccap)
+        return marked([bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command])
     return [*args, "--", *command]
 
 

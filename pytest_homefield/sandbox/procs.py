@@ -39,6 +39,7 @@ from typing import Any
 
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.phases import held_fds
+from pytest_homefield.sandbox.proccap import split_mark, sweep_cgroups
 from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 
@@ -224,7 +225,8 @@ def signal_processes(pids: Sequence[int], sig: int = signal.SIGTERM) -> None:
 def guard_session(*, worker: bool) -> Callable[[], None]:
     """Tie this homefield process to its run: a worker dies with its controller
     (:func:`die_with_parent`), the controller first removes the temp folders of runs whose process
-    is gone (:func:`~pytest_homefield.sandbox.tempdirs.sweep_stale`, in the temp dir and in /tmp),
+    is gone (:func:`~pytest_homefield.sandbox.tempdirs.sweep_stale`, in the temp dir and in /tmp) and the
+    pids cgroups of reapers that were killed (:func:`~pytest_homefield.sandbox.proccap.sweep_cgroups`),
     and both stop their commands and remove their own temp folders on SIGTERM/SIGHUP. Returns the function restoring the
     previous signal handlers."""
     if worker:
@@ -232,6 +234,7 @@ def guard_session(*, worker: bool) -> Callable[[], None]:
     else:
         for tmp in dict.fromkeys((tempfile.gettempdir(), "/tmp")):  # /tmp: the sandbox relay's short socket paths
             sweep_stale(tmp)
+        sweep_cgroups()  # the pids cgroups of reapers that were killed
     return install_stop_handler(remove_own)
 
 
@@ -272,12 +275,16 @@ def run_process(
     returns. An exception here (Ctrl-C: ``KeyboardInterrupt``) kills the tree at once and is
     re-raised.
 
+    An argv marked by :func:`~pytest_homefield.sandbox.proccap.marked` (a sandbox's) runs in a pids
+    cgroup of its own capped at ``--max-procs``, made and removed by the reaper.
+
     Raises ``FileNotFoundError`` / ``PermissionError`` (an ``OSError``) when the program cannot be
     started.
     """
     argv = ["/bin/sh", "-c", cmd] if shell else list(cmd)
     if isinstance(cmd, str) and not shell:
         argv = [cmd]
+    capped, argv = split_mark(argv)  # type: ignore[arg-type]  # shell=True takes a str  # a sandbox's argv: its pids cgroup, made by the reaper
     start = time.monotonic()
     pump = Pump.open(stdout_path, stderr_path, output_cap) if output_cap is not None else None
     out: Any = pump.write_ends[0] if pump else (open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL)
@@ -285,6 +292,7 @@ def run_process(
     rfd, wfd = os.pipe()
     options = [f"fsize={int(file_cap)}"] if file_cap is not None else []
     options += [f"as={int(memory_cap)}"] if memory_cap is not None else []
+    options += capped
     try:
         proc = subprocess.Popen(
             [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *options,
@@ -420,6 +428,7 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
     holds a host file. Until then it is one of the commands :func:`stop_all` stops, and the reaper kills
     its whole tree when this process dies (SIGKILL too). Raises ``OSError`` when the program cannot be
     started."""
+    capped, cmd = split_mark(cmd)  # a sandboxed service: its pids cgroup (run_process)
     rfd, wfd = os.pipe()
     pump: Pump | None = None
     if output_cap is not None:
@@ -434,8 +443,8 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
         out: Any = pump.write_ends[0] if pump is not None else files.enter_context(open(stdout_path, "ab"))
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), "--",
-                 *cmd], cwd=str(cwd), env=dict(env), stdout=out, stderr=subprocess.STDOUT,
+                [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *capped,
+                 "--", *cmd], cwd=str(cwd), env=dict(env), stdout=out, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(wfd,))
         except BaseException:
             os.close(rfd)

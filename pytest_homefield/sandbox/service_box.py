@@ -47,6 +47,7 @@ from pytest_homefield.sandbox.bwrap import (
 )
 from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.proccap import marked
 from pytest_homefield.sandbox.relay import MAX_SOCKET_PATH, serve_argv
 
 __all__ = ["service_backend", "service_argv", "service_socket", "KEPT_VARS"]
@@ -112,6 +113,6 @@ def service_argv(command: str, cwd: Path, backend: str, port: int | None = None)
         return bwrap_argv(relay, policy, bwrap=probe(), args_fd=True), {}
     if backend == "landlock":
         env["TMPDIR"] = str(cwd)
-        return landlock_argv(shell, LandlockPolicy(ro=ro, rw=[cwd], connect=None, unix=True)), env
+        return marked(landlock_argv(shell, LandlockPolicy(ro=ro, rw=[cwd], connect=None, unix=True))), env
     raise BwrapUnavailable(f"unknown sandbox backend {backend!r} for a service")
 

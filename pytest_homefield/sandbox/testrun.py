@@ -95,6 +95,7 @@ from pytest_homefield.sandbox.outcomes import (
     read_outcomes,
     write_counted,
 )
+from pytest_homefield.sandbox.proccap import cap_by, max_procs, over_cap_note
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
 from pytest_homefield.sandbox.services import TestNetwork, run_network
@@ -197,6 +198,8 @@ class TestRun:
       run did not finish, and whatever wrote it is to blame.
     ``write_refused``: why the run failed when the kernel refused a write at a cap
       (:func:`~pytest_homefield.sandbox.limits.write_cap_note`), else ``None``.
+    ``procs_refused``: why the run failed when its sandbox's process cap (``--max-procs``) refused a fork
+      (:func:`~pytest_homefield.sandbox.proccap.over_cap_note`), else ``None``.
     ``over_events``: why the run did not count past a point when it sent more on its outcome channel
       than one run may (:class:`~pytest_homefield.sandbox.outcomes.EventTally`: bytes or test ids), else
       ``None``; the run did not finish, and whatever sent it is to blame.
@@ -223,11 +226,12 @@ class TestRun:
     over_writes: str | None = None
     write_refused: str | None = None
     over_events: str | None = None
+    procs_refused: str | None = None
 
     def cap_note(self) -> str | None:
-        """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`),
-        ``"; "``-joined, else ``None``."""
-        return "; ".join(n for n in (self.over_memory, self.write_refused) if n) or None
+        """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`,
+        :attr:`procs_refused`), ``"; "``-joined, else ``None``."""
+        return "; ".join(n for n in (self.over_memory, self.write_refused, self.procs_refused) if n) or None
 
     def passed(self, test_id: str) -> bool:
         """``True`` iff ``test_id`` ran and passed."""
@@ -364,6 +368,7 @@ def run_tests(
         shutil.rmtree(private, ignore_errors=True)
     run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
     run.write_refused = write_cap_note(tail[-(1 << 20):], write_mb)
+    run.procs_refused = over_cap_note(tail[-(1 << 20):], max_procs() if cap_by(run.sandbox) else None)
     nofollow.write_bytes(public, LOG_FILE, tail)
     run.log_path = public / LOG_FILE
     if junit_data is not None:

@@ -116,7 +116,9 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
     repo = user_checkout(fx, task, tmp_path / "repo")
     # cli_env: also anyio's plugin blocked (PYTEST_ADDOPTS) in the controller and its workers
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "2", "--",
+    # --max-procs reaches the xdist workers' sandboxes: the fork bomb stops under it (issue 30)
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "2",
+                           "--max-procs", "256", "--",
                            "-p", "no:hypothesispytest", "-p", "no:benchmark"],
                           cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=900)
     out = proc.stdout
@@ -134,6 +136,10 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     meta = json.loads((run / "meta.json").read_text())
     assert meta["sandbox"]["mode"] == "auto" and meta["sandbox"]["network"] == "none"
     assert set(meta["sandbox"]["agents"].values()) >= {"bwrap", "none"}  # attacks boxed; oracle in-process
+    assert meta["sandbox"]["max_procs"]["cap"] == 256 and meta["sandbox"]["max_procs"]["tests"] is not None
+    bomb = next(run.glob("attempts/*/attack-fork-bomb/*/agent.out")).read_text()
+    started = int(bomb.split("fork-bomb: started ", 1)[1].split()[0])
+    assert 200 < started < 256, bomb
 
 
 def test_the_table_has_one_row_per_attack_with_its_family_and_counts() -> None:

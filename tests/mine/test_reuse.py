@@ -61,6 +61,7 @@ def test_the_key_changes_with_every_verification_input(tmp_path: Path) -> None:
         _key(tmp_path, test_timeout=5.0),
         _key(tmp_path, max_test_memory_mb=2048.0),
         _key(tmp_path, max_test_write_mb=64.0),
+        _key(tmp_path, max_procs=64),
     ]
     (tmp_path / ".homefield.yml").write_text("test_cmd: python -m pytest -x\n")
     changed.append(_key(tmp_path))
@@ -68,6 +69,7 @@ def test_the_key_changes_with_every_verification_input(tmp_path: Path) -> None:
     changed.append(_key(tmp_path))
     assert base not in changed and len(set(changed)) == len(changed)
     assert _key(tmp_path / "x", max_test_write_mb=1024.0) == _key(tmp_path / "x")  # the default: keys made before it
+    assert _key(tmp_path / "x", max_procs=512) == _key(tmp_path / "x")
     # what only the prompt depends on is not a verification input
     assert _key(tmp_path / "x", _cand(subject="Other words here", message="Other words here")) == \
         _key(tmp_path / "x")

@@ -14,6 +14,7 @@ import pytest
 from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
 from pytest_homefield.sandbox.bwrap import ARGS_MARK, BwrapUnavailable, Policy, bwrap_argv, probe
 from pytest_homefield.sandbox.limits import MIB, WriteLimits
+from pytest_homefield.sandbox.proccap import inside_argv, split_mark
 from pytest_homefield.sandbox.procs import run_agent
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
@@ -29,10 +30,11 @@ def _bwrap() -> str:
 def test_bwrap_options_can_travel_behind_a_marker(tmp_path: Path) -> None:
     policy = Policy(cwd=tmp_path, rw=[tmp_path], env={"X": "--"}, tmpfs_bytes=MIB)
     plain = bwrap_argv(["echo", "hi"], policy, bwrap="bwrap")
-    marked = bwrap_argv(["echo", "hi"], policy, bwrap="bwrap", args_fd=True)
-    n = len(plain) - 4  # bwrap, the options, "--", echo, hi
+    _, marked = split_mark(bwrap_argv(["echo", "hi"], policy, bwrap="bwrap", args_fd=True))  # the pids cgroup's
+    command = inside_argv(["echo", "hi"], "bwrap")  # behind prlimit --nproc, where it caps
+    n = len(plain) - 2 - len(command)  # bwrap, the options, "--", the command
     assert marked[:3] == ["bwrap", "--args", f"{ARGS_MARK}{n}"]
-    assert marked[3:3 + n] == plain[1:1 + n] and marked[3 + n:] == ["--", "echo", "hi"]
+    assert marked[3:3 + n] == plain[1:1 + n] and marked[3 + n:] == ["--", *command]
     i = plain.index("/dev/shm")
     assert plain[i - 3:i + 3] == ["--size", str(MIB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     assert plain[plain.index("/tmp") - 3:plain.index("/tmp")] == ["--size", str(MIB), "--tmpfs"]

@@ -32,6 +32,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.landlock import LandlockUnavailable
 from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.proccap import split_mark
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.proxy import Allowlist, FilteringProxy
 from pytest_homefield.sandbox.relay import HostRelay
@@ -106,7 +107,7 @@ def test_hook_returning_none_falls_back_to_the_configured_backend(tmp_path: Path
     hooked = HookBackend(lambda argv, ctx: None, BwrapBackend(exe))
     (tmp_path / "ws").mkdir()
     w = hooked.wrap_tests(["true"], {"PATH": "/usr/bin"}, TestBox(workdir=tmp_path / "ws", out_dir=tmp_path / "o"))
-    assert w.backend == "bwrap" and w.argv[0] == exe
+    assert w.backend == "bwrap" and split_mark(w.argv)[1][0] == exe  # behind the pids cgroup's mark, if any
     assert hooked.configured == "bwrap" and hooked.name == "hook"
 
 
@@ -218,7 +219,7 @@ def test_template_leaves_allowlisted_agents_to_bubblewrap(tmp_path: Path) -> Non
                               relay=relay, proxy=proxy))
     try:
         listed = hooked.wrap_agent(["true"], env, boxes[0])
-        assert listed.backend == "bwrap" and listed.argv[0] == exe and "--unshare-net" in listed.argv
+        assert listed.backend == "bwrap" and split_mark(listed.argv)[1][0] == exe and "--unshare-net" in listed.argv
         assert any(a.startswith("HTTPS_PROXY") or a == "HTTPS_PROXY" for a in listed.argv)
         empty = hooked.wrap_agent(["true"], env, boxes[1])
         assert empty.backend == "hook" and empty.argv[empty.argv.index("--network") + 1] == "none"

@@ -1,0 +1,255 @@
+"""The process cap of every sandbox (docs/contracts.md §9 "Process cap", ``--max-procs``, default 512).
+
+Code under test or an agent that forks without end would exhaust the host's pids (and memory) and make
+the concurrent attempts of other agents fail as ``infra``: a verdict bought by a side effect on the
+host (issue 30). Each sandbox (an agent's, every test run's: mining, grading, verify) gets a cap on
+its number of tasks (processes and threads) by construction, in one or both of two ways:
+
+* **RLIMIT_NPROC inside bubblewrap's user namespace** (:func:`inside_argv`): since Linux 5.14 the
+  kernel counts processes per (user namespace, uid), so a limit set *inside* the sandbox's new user
+  namespace counts the sandbox's processes only. ``prlimit --nproc=N:N --`` (util-linux, bound
+  read-only with ``/usr``) is the sandbox's first command and ``exec``\\ s the real one: no process
+  more (not for root, whom it would not cap). The hard limit cannot be raised from inside (that takes
+  ``CAP_SYS_RESOURCE`` in the host's user namespace). Set on bubblewrap itself it would be wrong: the new
+  namespace's creator's limit also bounds every process of the user on the host. The kernel exempts the host's root from
+  ``RLIMIT_NPROC`` (a sandbox of homefield run as root is uid 0 of the host), and a setuid
+  bubblewrap makes no user namespace of its own: then this way caps nothing (:func:`by_rlimit`).
+* **a pids cgroup** (:func:`pids_root`): where this process may make a cgroup with the ``pids``
+  controller (root with cgroup v1's ``pids`` hierarchy, or a cgroup v2 subtree with ``pids`` in its
+  ``cgroup.subtree_control``), the reaper (:mod:`._reaper`) makes ``homefield-<its pid>-<ns>`` there with
+  ``pids.max`` = the cap, puts the command in it before it ``exec``\\ s, and removes it once every
+  process of the command is reaped. :func:`sweep_cgroups` removes those of reapers that were killed.
+  This is the only way for Landlock (no user namespace: ``RLIMIT_NPROC`` would count every process
+  of the user on the host).
+
+Going over the cap, ``fork``/``clone`` fails with ``EAGAIN`` inside the sandbox ("Resource temporarily
+unavailable"): the test run's tests fail, or the agent fails, and the attempt is scored; concurrent
+attempts never see it. :func:`cap_by` names the way a backend gets (``None``: no cap here), which the
+run's header and ``meta.json`` ``sandbox.max_procs`` show.
+
+An argv run by :func:`~pytest_homefield.sandbox.procs.run_process` whose first word is
+:data:`PIDS_MARK` (:func:`marked`) gets the cgroup; :func:`split_mark` turns the mark into the reaper's
+``pids=N:ROOT`` option.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+__all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
+           "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
+           "no_cap_note"]
+
+#: Processes and threads a sandbox may have at once (``--max-procs``).
+DEFAULT_MAX_PROCS = 512
+#: The first word of an argv whose sandbox gets a pids cgroup (``@homefield-pids:N``; see :func:`marked`).
+PIDS_MARK = "@homefield-pids:"
+#: The name of a sandbox's cgroup: this prefix, the pid of its reaper, ``-`` and the time (ns) it was made.
+CGROUP_PREFIX = "homefield-"
+
+_CAP: list[int] = [DEFAULT_MAX_PROCS]
+
+
+def configure(n: int) -> None:
+    """Set this process's cap (``--max-procs``; every sandbox it wraps from now on gets it)."""
+    _CAP[0] = int(n)
+
+
+def max_procs() -> int:
+    """The cap of this process's sandboxes (default :data:`DEFAULT_MAX_PROCS`)."""
+    return _CAP[0]
+
+
+def _own_cgroups() -> dict[str, str]:
+    """``{controller or "": path}`` of this process (``/proc/self/cgroup``; ``""`` is cgroup v2)."""
+    out: dict[str, str] = {}
+    try:
+        text = Path("/proc/self/cgroup").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for name in parts[1].split(",") if parts[1] else [""]:
+                out[name] = parts[2]
+    return out
+
+
+def _mounts() -> list[tuple[str, str, str, str]]:
+    """``(root, mount point, fs type, super options)`` of every mount (``/proc/self/mountinfo``)."""
+    out: list[tuple[str, str, str, str]] = []
+    try:
+        text = Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        head, sep, tail = line.partition(" - ")
+        fields, rest = head.split(), tail.split()
+        if sep and len(fields) >= 5 and len(rest) >= 3:
+            out.append((fields[3], fields[4], rest[0], rest[2]))
+    return out
+
+
+def _candidates() -> list[Path]:
+    """Folders where a cgroup with the ``pids`` controller could be made: this process's cgroup of a
+    cgroup v1 ``pids`` hierarchy, then of the cgroup v2 hierarchy."""
+    own = _own_cgroups()
+    found: list[Path] = []
+    for root, point, fstype, options in _mounts():
+        if fstype == "cgroup" and "pids" in options.split(",") and "pids" in own:
+            path = own["pids"]
+        elif fstype == "cgroup2" and "" in own:
+            path = own[""]
+        else:
+            continue
+        if root != "/" and not (path == root or path.startswith(root.rstrip("/") + "/")):
+            continue  # this process's cgroup is not under what is mounted there
+        rel = path[len(root):] if root != "/" else path
+        found.append(Path(point) / rel.lstrip("/"))
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def pids_root() -> Path | None:
+    """A folder of a cgroup file system where this process makes a sandbox's cgroup with the ``pids``
+    controller, or ``None``. Probed once per process: a child ``homefield-probe-<pid>`` is made,
+    holds ``pids.max``, and is removed. Under cgroup v2 the folder's ``cgroup.subtree_control`` must
+    list ``pids`` (a delegated subtree, or the root of a container's namespace, where ``+pids`` is
+    written when the controller is available)."""
+    for folder in _candidates():
+        controls = folder / "cgroup.subtree_control"
+        if controls.exists():  # cgroup v2: children get pids only when it is enabled here
+            try:
+                if "pids" not in controls.read_text().split():
+                    controls.write_text("+pids")
+            except OSError:
+                continue
+        probe = folder / f"{CGROUP_PREFIX}probe-{os.getpid()}"
+        try:
+            probe.mkdir()
+        except OSError:
+            continue
+        try:
+            if (probe / "pids.max").exists():
+                return folder
+        finally:
+            with contextlib.suppress(OSError):
+                probe.rmdir()
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def prlimit_path() -> str | None:
+    """util-linux's ``prlimit`` when it lies in a system folder bound into every bubblewrap sandbox
+    (``/usr``, ``/bin``, ``/sbin``), else ``None``."""
+    found = shutil.which("prlimit", path="/usr/bin:/bin:/usr/sbin:/sbin")
+    return found if found and os.path.realpath(found).startswith(("/usr/", "/bin/", "/sbin/")) else None
+
+
+@functools.lru_cache(maxsize=8)
+def _setuid(exe: str) -> bool:
+    found = shutil.which(exe) or exe
+    try:
+        return bool(os.stat(found).st_mode & stat.S_ISUID)
+    except OSError:
+        return False
+
+
+def by_rlimit(bwrap: str = "bwrap") -> bool:
+    """Whether ``RLIMIT_NPROC`` set inside bubblewrap ``bwrap``'s sandbox caps it: not run as root (the
+    host's root is exempt), bubblewrap not setuid (then it has its own user namespace), ``prlimit``
+    there."""
+    return os.geteuid() != 0 and not _setuid(bwrap) and prlimit_path() is not None
+
+
+def inside_argv(command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
+    """``command`` as a bubblewrap sandbox's command: ``[prlimit, --nproc=N:N, --, *command]`` where that
+    caps it (:func:`by_rlimit`: not root, bubblewrap ``bwrap`` not setuid, ``prlimit`` there), else
+    ``command`` (root is exempt: the ``exec`` would cost 1–8 ms a command for nothing)."""
+    tool = prlimit_path()
+    if tool is None or not by_rlimit(bwrap):
+        return list(command)
+    n = max_procs()
+    return [tool, f"--nproc={n}:{n}", "--", *command]
+
+
+def marked(argv: Sequence[str]) -> list[str]:
+    """``argv`` with :data:`PIDS_MARK` in front when this process makes pids cgroups (:func:`pids_root`),
+    else ``argv``: :func:`~pytest_homefield.sandbox.procs.run_process` then starts it in a cgroup of
+    its own capped at :func:`max_procs`."""
+    return [f"{PIDS_MARK}{max_procs()}", *argv] if pids_root() is not None else list(argv)
+
+
+def split_mark(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``(reaper options, argv)``: ``(["pids=N:ROOT"], the rest)`` for a :func:`marked` argv, else
+    ``([], argv)``."""
+    if not argv or not argv[0].startswith(PIDS_MARK):
+        return [], list(argv)
+    root = pids_root()
+    rest = list(argv[1:])
+    return ([f"pids={int(argv[0][len(PIDS_MARK):])}:{root}"] if root is not None else []), rest
+
+
+def cap_by(backend: str, bwrap: str = "bwrap") -> str | None:
+    """How a sandbox of ``backend`` (``bwrap``, ``landlock``, ``none``, ``hook``) is capped here: ``"pids
+    cgroup"``, ``"RLIMIT_NPROC"`` (in bubblewrap's user namespace), or ``None`` (no cap)."""
+    if backend not in ("bwrap", "landlock"):
+        return None
+    if pids_root() is not None:
+        return "pids cgroup"
+    if backend == "bwrap" and by_rlimit(bwrap):
+        return "RLIMIT_NPROC"
+    return None
+
+
+def no_cap_note(backends: dict[str, str]) -> str | None:
+    """The one header line when a sandboxed process of ``backends`` (``{who: backend}``) has no process
+    cap here (:func:`cap_by`), else ``None``."""
+    loose = [who for who, b in backends.items() if b in ("bwrap", "landlock") and cap_by(b) is None]
+    if not loose:
+        return None
+    why = "no writable pids cgroup, and root is exempt from RLIMIT_NPROC" if os.geteuid() == 0 else \
+        "no writable pids cgroup, and no RLIMIT_NPROC in a user namespace of its own: Landlock has none, a " \
+        "setuid bubblewrap makes none, or prlimit is missing"
+    return (f"homefield: no process cap for {', '.join(loose)} ({why}): a fork bomb there can exhaust this "
+            "machine's processes")
+
+
+#: What a fork the cap refused leaves in a log: ``strerror(EAGAIN)`` (Python's ``BlockingIOError``, libc's
+#: ``perror``), dash's and bash's words.
+_REFUSED = (b"Resource temporarily unavailable", b"Cannot fork", b"fork: retry")
+
+
+def over_cap_note(log_tail: bytes, cap: int | None) -> str | None:
+    """``'a test process could not start a process: its sandbox holds at most 512 (--max-procs)'`` when a
+    capped run left a refused fork in the end of its log (``log_tail``), else ``None``."""
+    if not cap or not any(marker in log_tail for marker in _REFUSED):
+        return None
+    return f"a test process could not start a process: its sandbox holds at most {cap} (--max-procs)"
+
+
+def sweep_cgroups() -> list[Path]:
+    """Remove the empty ``homefield-<pid>-<ns>`` cgroups under :func:`pids_root` whose reaper is gone (it was
+    killed before it removed its own); returns those removed. Never raises."""
+    root = pids_root()
+    removed: list[Path] = []
+    if root is None:
+        return removed
+    try:
+        entries = list(root.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = entry.name[len(CGROUP_PREFIX):].split("-")[0]
+        if not entry.name.startswith(CGROUP_PREFIX) or not pid.isdigit() or Path(f"/proc/{pid}").exists():
+            continue
+        with contextlib.suppress(OSError):
+            entry.rmdir()
+            removed.append(entry)
+    return removed
