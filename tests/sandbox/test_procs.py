@@ -281,7 +281,9 @@ def test_tree_dies_with_the_process_that_started_it(tmp_path: Path, spawner: Pat
         found = _pids_of(pids)
         proc.send_signal(sig)
         proc.wait(timeout=10)
-        time.sleep(1.0)
+        deadline = time.monotonic() + 1.0  # within one second: polled, not slept out
+        while [p for p in found if _running(p)] and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert not [p for p in found if _running(p)]
     finally:
         if proc.poll() is None:
