@@ -72,7 +72,8 @@ def test_no_agent_works_while_another_attempt_is_graded(mined: Path, tmp_path: P
 #: file (both sandboxes bind the base interpreter read-only); the other appends a sender to the package
 #: and exits at once, so that its grading starts; the graded test process, seeing a receiver, sends the
 #: names of the test files that differ from the parent's (the hidden tests) through 8 data locks and a
-#: clock lock, 10 ms a byte. The receiver listens 5 s and says what it got (with the phase lock off, the name arrived within it in all three tests).
+#: clock lock, 10 ms a byte. The receiver listens 5 s and says what it got (with the phase lock switched
+#: off, both variants received the hidden test file's name within it).
 LEAK = r'''
 import fcntl, hashlib, os, pathlib, sys, sysconfig, time
 STD = sysconfig.get_paths()["stdlib"]
