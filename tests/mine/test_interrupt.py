@@ -138,14 +138,15 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path) -> None:
     assert [r["commit"] for r in kept] == [newest["commit"]]
 
 
-@pytest.mark.parametrize(("workers", "budget"), [("0", 3), ("2", 5)])
+@pytest.mark.parametrize(("workers", "budget"), [("0", 3), ("2", 10)])
 def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, workers: str, budget: int) -> None:
     """Two new candidates whose tests hang at import (120 s) on top of the mined fixture (its three
     verifications reused, which the budget never skips): at the budget the hanging runs are killed,
     those candidates count as not verified (the summary names the ones cut mid-way), and the mine ends
     at once with exit status 0 (3 tasks kept), not after the hang. (The budget starts before xdist's
-    workers do: at -n 2 it leaves them time to start on a loaded machine; 3 s and 5 s passed three times
-    each at load 6-7 on 2 cores, the first hang in flight at the budget. The hangs sleep: no CPU.)"""
+    workers do: at -n 2 it leaves them time to start on a loaded machine: 5 s passed three times at load
+    6-7 on 2 cores, and failed at load 15 with no hang yet in flight. At -n 0 no worker starts: 3 s
+    passed at load 15. The hangs sleep: no CPU.)"""
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
     for n in (1, 2):
