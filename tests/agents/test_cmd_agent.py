@@ -29,6 +29,7 @@ from pytest_homefield.agents.recipes import (
 from pytest_homefield.agents.recipes import main as recipes_main
 from pytest_homefield.agents.registry import build_agents
 from pytest_homefield.probe.call_sandbox import ProbeSandboxes
+from pytest_homefield.sandbox import procs
 from pytest_homefield.settings import resolve_settings
 
 PY = shlex.quote(sys.executable)
@@ -130,7 +131,9 @@ CHILD = (
 )
 
 
-def test_timeout_kills_children_that_ignore_sigterm(tmp_path: Path) -> None:
+def test_timeout_kills_children_that_ignore_sigterm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the reaper's SIGTERM grace 0.2 s, not 2 s: the children ignore SIGTERM, so SIGKILL after it ends them
+    monkeypatch.setattr(procs, "KILL_GRACE_S", 0.2)
     (tmp_path / "child.py").write_text(CHILD)
     child = f"{PY} {shlex.quote(str(tmp_path / 'child.py'))}"
     # one child in the agent's process group, one that escaped into its own session

@@ -87,14 +87,23 @@ KNOWN_S: dict[str, float] = {
 #: CLI's timeout after its first turn, test_claude.py): under the demo's load that step misses it.
 #: Only the order matters.
 IDLE_S: dict[str, float] = {
+    "tests/run/test_twin_confirm.py::test_a_flock_election_between_the_runs_is_never_excused": 17.3,
     "tests/mine/test_interrupt.py::test_time_budget_stops_verifications_in_flight[2-10]": 9.3,
     "tests/run/test_run_limits.py::test_sigkill_then_resume_loses_and_redoes_nothing": 6.6,
     "tests/terminal/test_progress.py::test_mining_on_a_terminal_draws_one_live_status_line": 2.3,  # 6.3 at 1.5 s setups
-    "tests/mine/test_interrupt.py::test_time_budget_stops_verifications_in_flight[0-6]": 6.0,
+    "tests/mine/test_interrupt.py::test_time_budget_stops_verifications_in_flight[0-3]": 3.0,  # 6.0 at 6 s
+    "tests/run/test_phase_lock.py::test_a_graded_test_process_cannot_reach_a_working_agent_through_flock[landlock]":
+        3.5,  # 6.5 at an 8 s listen
+    "tests/run/test_phase_lock.py::test_a_graded_test_process_cannot_reach_a_working_agent_through_flock[bwrap]":
+        3.3,
+    "tests/run/test_phase_lock.py::test_no_agent_works_while_another_attempt_is_graded": 3.0,  # 4.7 at a 2 s agent
+    "tests/run/test_forgeries.py::test_the_runs_of_a_grading_start_together_so_none_is_first[0]": 2.4,
+    "tests/run/test_forgeries.py::test_the_runs_of_a_grading_start_together_so_none_is_first[1]": 2.2,
+    "tests/run/test_forgeries.py::test_the_runs_of_a_grading_start_together_so_none_is_first[2]": 2.3,
     "tests/mine/test_reuse.py::test_sigkill_at_three_moments_then_the_same_command": 5.6,
-    "tests/agents/test_cmd_agent.py::test_timeout_kills_children_that_ignore_sigterm": 4.4,
+    "tests/agents/test_cmd_agent.py::test_timeout_kills_children_that_ignore_sigterm": 2.6,  # 4.4 at a 2 s grace
     "tests/mine/test_parent_bound.py::test_a_commit_that_fixes_a_hang_is_a_task": 4.3,
-    "tests/mine/test_redgreen.py::test_verify_timeout": 3.7,
+    "tests/mine/test_redgreen.py::test_verify_timeout": 1.7,  # 3.7 at a 2 s run timeout
     "tests/services/test_services_e2e.py::test_mine_again_at_n0_then_oracle_and_noop_at_n0_then_verify_at_n2": 3.1,
     "tests/run/test_lifetime.py::test_killed_run_leaves_no_process_no_temp_folder_and_resumes": 2.5,
     "tests/run/test_bad_inputs.py::test_per_test_timeout_is_test_timeout_even_without_plugin_autoload": 2.2,

@@ -27,14 +27,16 @@ from pytest_homefield.store import read_jsonl
 pytestmark = pytest.mark.slow
 
 
-def _repo(path: Path) -> GitRepo:
+def _repo(path: Path, started: Path) -> GitRepo:
+    """Four candidates; the three older ones' test modules touch ``started`` (outside the repository),
+    then sleep 120 s at import."""
     repo = GitRepo.init(path)
     repo.write(".homefield.yml", f"test_cmd: {json.dumps(f'{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}')}\n")
     repo.write("pkg/__init__.py", "")
     repo.write("tests/__init__.py", "")
     repo.commit("Start the package with an empty module")
     for n in (1, 2, 3, 4):
-        slow = "import time\n\ntime.sleep(120)\n" if n < 4 else ""
+        slow = f"import pathlib, time\n\npathlib.Path({str(started)!r}).touch()\ntime.sleep(120)\n" if n < 4 else ""
         repo.write(f"pkg/f{n}.py", f"def f{n}():\n    return {n}\n")
         repo.write(f"tests/test_f{n}.py", f"{slow}from pkg.f{n} import f{n}\n\n\ndef test_f{n}():\n"
                                           f"    assert f{n}() == {n}\n")
@@ -44,7 +46,8 @@ def _repo(path: Path) -> GitRepo:
 
 @pytest.mark.parametrize("workers", ["0", "2"])
 def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
-    repo = _repo(tmp_path / "repo")
+    started = tmp_path / "started"
+    repo = _repo(tmp_path / "repo", started)
     args = ["mine", "--stability-runs", "1", "--sandbox", "none", "-n", workers]
     # its own process group: at -n 2 the SIGINT goes to the whole group (workers too), as Ctrl-C does
     proc = subprocess.Popen([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo.path, env=cli_env(),
@@ -57,7 +60,9 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
             time.sleep(0.1)
             results = list((repo.path / ".homefield" / "mine").glob("*/results.jsonl"))
         assert results, "the quick candidate was never verified"
-        time.sleep(1.0)  # the slow ones are in their test runs now
+        while time.monotonic() < deadline and not started.exists():
+            time.sleep(0.05)
+        assert started.exists(), "no slow candidate's test run started"  # one is in its test run now
         if workers == "2":
             os.killpg(proc.pid, signal.SIGINT)
         else:
@@ -133,13 +138,15 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path) -> None:
     assert [r["commit"] for r in kept] == [newest["commit"]]
 
 
-@pytest.mark.parametrize(("workers", "budget"), [("0", 6), ("2", 10)])
+@pytest.mark.parametrize(("workers", "budget"), [("0", 3), ("2", 10)])
 def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, workers: str, budget: int) -> None:
     """Two new candidates whose tests hang at import (120 s) on top of the mined fixture (its three
     verifications reused, which the budget never skips): at the budget the hanging runs are killed,
     those candidates count as not verified (the summary names the ones cut mid-way), and the mine ends
     at once with exit status 0 (3 tasks kept), not after the hang. (The budget starts before xdist's
-    workers do: at -n 2 it leaves them time to start on a loaded machine. The hangs sleep: no CPU.)"""
+    workers do: at -n 2 it leaves them time to start on a loaded machine: 5 s passed three times at load
+    6-7 on 2 cores, and failed at load 15 with no hang yet in flight. At -n 0 no worker starts: 3 s
+    passed at load 15. The hangs sleep: no CPU.)"""
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
     for n in (1, 2):

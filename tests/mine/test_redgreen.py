@@ -513,7 +513,7 @@ def test_verify_a_target_that_cannot_be_addressed_runs_the_files(history: dict, 
 
 
 def test_verify_timeout(history: dict, tmp_path: Path) -> None:
-    v = _verify(history, "hang", tmp_path, run_timeout_s=2)
+    v = _verify(history, "hang", tmp_path, run_timeout_s=1)
     # parent run 1 cut, then commit run 1 timed to tell a hang from a slow suite: it hangs too
     assert v.reason == "timeout" and v.runs == 2 and v.parent_s < 15, v
     assert v.detail.startswith("commit run 1 exceeded the run timeout"), v.detail

@@ -16,7 +16,7 @@ from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
 
-#: A conftest agent (in homefield's own process) slower than the repository's 1 s per-test timeout,
+#: A conftest agent (in homefield's own process) slower than the repository's 0.3 s per-test timeout,
 #: that warns while it works.
 CONFTEST = '''
 import time, warnings
@@ -31,7 +31,7 @@ class SlowWarner:
         return None
 
     def run(self, ctx):
-        time.sleep(1.5)
+        time.sleep(0.8)
         warnings.warn("an agent library's deprecation", DeprecationWarning)
         return AgentResult()
 
@@ -44,7 +44,7 @@ def pytest_homefield_agents(config):
 
 def test_the_repositorys_timeout_and_filterwarnings_do_not_reach_homefield_items(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
-    (repo / "pytest.ini").write_text("[pytest]\ntimeout = 1\nfilterwarnings =\n    error\n")  # untracked: not in tasks
+    (repo / "pytest.ini").write_text("[pytest]\ntimeout = 0.3\nfilterwarnings =\n    error\n")  # untracked
     (repo / "conftest.py").write_text(CONFTEST)
     tid = next(iter(read_jsonl(repo / ".homefield" / "tasks.jsonl")))["id"]
     # plain pytest, as a user runs the plugin without the homefield command (which also clears filterwarnings)

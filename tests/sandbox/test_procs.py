@@ -220,10 +220,10 @@ def test_a_process_that_hides_from_proc_does_not_outlive_the_command(tmp_path: P
     agent's phase. The reaper now asks ``waitpid`` and keeps killing its children."""
     script, pidfile = tmp_path / "escape.py", tmp_path / "escape.pid"
     script.write_text(program)
-    res = run_process(f"{sys.executable} -S {script} {pidfile} 1.5 & sleep 0.3; exit 0", cwd=tmp_path,
+    res = run_process(f"{sys.executable} -S {script} {pidfile} 0.9 & sleep 0.3; exit 0", cwd=tmp_path,
                       env=os.environ, timeout_s=30, shell=True)
     assert res.exit_code == 0
-    time.sleep(2.0)  # had it lived past the command (0.3 s), it has written its pid by now (1.5 s)
+    time.sleep(1.3)  # had it lived past the command (0.3 s), it has written its pid by now (0.9 s)
     if pidfile.exists():
         pid = int(pidfile.read_text())
         with contextlib.suppress(ProcessLookupError):
@@ -281,7 +281,9 @@ def test_tree_dies_with_the_process_that_started_it(tmp_path: Path, spawner: Pat
         found = _pids_of(pids)
         proc.send_signal(sig)
         proc.wait(timeout=10)
-        time.sleep(1.0)
+        deadline = time.monotonic() + 1.0  # within one second: polled, not slept out
+        while [p for p in found if _running(p)] and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert not [p for p in found if _running(p)]
     finally:
         if proc.poll() is None:
