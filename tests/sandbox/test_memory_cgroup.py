@@ -119,6 +119,22 @@ def test_an_agent_over_its_memory_is_killed_inside_and_is_agent_error(tmp_path: 
     assert not _orphans()
 
 
+def test_a_claude_cli_over_its_memory_is_agent_error(tmp_path: Path, agent_cap: None) -> None:
+    """The claude adapter's launch (``_execute``: what every claude attempt runs), here of the hog in its place:
+    killed inside its sandbox, ``agent_error`` naming the cap, not "killed by a signal". Before: graded on."""
+    from pytest_homefield.agents.claude import ClaudeAgent
+    from pytest_homefield.sandbox.bwrap import Policy, bwrap_argv
+
+    exe = _bwrap()
+    (tmp_path / "hog.py").write_text(HOG_PY)
+    agent = ClaudeAgent(name="c", spec="claude", model=None, settings=AgentSettings(), executable=sys.executable)
+    argv = bwrap_argv(["/usr/bin/python3", str(tmp_path / "hog.py"), str(HOG_MIB)], Policy(cwd=tmp_path, ro=[tmp_path]),
+                      bwrap=exe, args_fd=True)
+    res = agent._execute(argv, None, cwd=tmp_path, env=ENV, timeout_s=60, artifacts=tmp_path / "art")
+    assert res.outcome == "agent_error" and res.error is not None and res.error.endswith(
+        f"its sandbox went over its memory cap of {CAP_MIB} MiB (--max-agent-memory-mb)"), res
+
+
 def test_the_mark_carries_the_memory_and_a_cgroup_not_made_is_a_command_not_started(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A sandbox's argv with a memory size gets the reaper's ``mem=BYTES:ROOT``; one without (a service) gets
