@@ -100,7 +100,8 @@ def _starts_cpu(ws: Path, exe: str, runs: int = 20) -> dict[str, float]:
 def _cap_cost(ws: Path, exe: str, runs: int = 40) -> dict[str, float]:
     """Median wall milliseconds of starting ``true`` through the reaper (:func:`run_process`), alternately
     with and without each way of the process cap (issue 30): ``prlimit`` in front of bubblewrap's command
-    (its ``exec`` inside), and the pids cgroup the reaper makes, joins and removes (where one can be made)."""
+    (its ``exec`` inside), the pids cgroup the reaper makes, joins and removes (where one can be made), and the
+    memory cgroup beside it (``cgroup+memory``: its limit set, its OOM kills read and sent back)."""
     true = ["true"]
     n = proccap.max_procs()
     # prlimit as a user but root gets it (root is exempt, and gets none): timed here whoever runs this
@@ -109,13 +110,16 @@ def _cap_cost(ws: Path, exe: str, runs: int = 40) -> dict[str, float]:
     argvs = {"bwrap+prlimit": proccap.split_mark(bwrap_argv(limited, policy, bwrap=exe, args_fd=True))[1],
              "bwrap": proccap.split_mark(bwrap_argv(true, policy, bwrap=exe, args_fd=True))[1],
              "cgroup": proccap.marked(true), "bare": true}
+    if proccap.memory_root() is not None:
+        argvs["cgroup+memory"] = proccap.marked(true)
     if argvs["cgroup"] == true:
         del argvs["cgroup"]
     times: dict[str, list[float]] = {label: [] for label in argvs}
     for k in range(runs + 1):
         for label in list(argvs) if k % 2 else list(reversed(argvs)):
             t0 = time.perf_counter()
-            run_process(argvs[label], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60)
+            run_process(argvs[label], cwd=ws, env={"PATH": "/usr/bin:/bin"}, timeout_s=60,
+                        box_memory=256 << 20 if label == "cgroup+memory" else None)
             if k:
                 times[label].append(time.perf_counter() - t0)
     return {label: statistics.median(v) * 1000 for label, v in times.items()}
@@ -125,9 +129,12 @@ def print_cap_cost(ws: Path, exe: str) -> None:
     """The process cap's cost per launch, one line (``--cap-only`` prints it alone)."""
     ms = _cap_cost(ws, exe)
     cgroup = f"pids cgroup +{ms['cgroup'] - ms['bare']:.2f} ms" if "cgroup" in ms else "no pids cgroup here"
+    memory = (f", memory cgroup beside it +{ms['cgroup+memory'] - ms.get('cgroup', ms['bare']):.2f} ms "
+              f"({ms.get('cgroup', ms['bare']):.1f} -> {ms['cgroup+memory']:.1f})") if "cgroup+memory" in ms \
+        else ", no memory cgroup here"
     print(f"process cap per launch (median wall, run_process of true): prlimit in bubblewrap "
           f"+{ms['bwrap+prlimit'] - ms['bwrap']:.2f} ms ({ms['bwrap']:.1f} -> {ms['bwrap+prlimit']:.1f}), {cgroup} "
-          f"({ms['bare']:.1f} -> {ms.get('cgroup', ms['bare']):.1f})")
+          f"({ms['bare']:.1f} -> {ms.get('cgroup', ms['bare']):.1f}){memory}")
 
 
 def main() -> int:

@@ -138,7 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     from pytest_homefield.sandbox.proccap import configure as cap_processes
 
-    cap_processes(settings.max_procs)  # every sandbox this process wraps (a worker's too)
+    cap_processes(settings.max_procs, settings.max_agent_memory_mb)  # every sandbox this process wraps (a worker's too)
     _say_phase_waits(config)
     plugin: Any
     if ablate:

@@ -241,8 +241,10 @@ class Settings(ScanSettings):
                               commands=_MR, yml="env_as_of")
     # the same default as sandbox/limits.py TEST_MEMORY_MB (not imported: settings stay light)
     max_test_memory_mb: float = setting(4096.0, help="MiB of address space per test process (RLIMIT_AS) in "
-                                        "mining and grading; a test over it fails (MemoryError), and the run "
-                                        "says so (default 4096)", commands=_MR + _A, yml="max_test_memory_mb",
+                                        "mining and grading, and of memory for all of a test run's processes (a "
+                                        "memory cgroup, where one can be made); a test over it fails "
+                                        "(MemoryError, or killed by the kernel), and the run says so (default 4096)",
+                                        commands=_MR + _A, yml="max_test_memory_mb",
                                         check="positive")
     # the same default as sandbox/limits.py TEST_WRITE_MB
     max_test_write_mb: float = setting(1024.0, help="MiB a test process may write in mining and grading: per "
@@ -254,6 +256,12 @@ class Settings(ScanSettings):
                              "test run's): a pids cgroup, or RLIMIT_NPROC in bubblewrap's user namespace; a "
                              "fork past it fails (EAGAIN) inside (default 512)",
                              commands=_MR + _A + ("probe",), yml="max_procs", check="min1")
+    # the same default as sandbox/proccap.py DEFAULT_AGENT_MEMORY_MB
+    max_agent_memory_mb: float = setting(4096.0, help="MiB of memory (RAM and swap) an agent's sandbox may hold "
+                                         "in all, a memory cgroup of its own where one can be made; past it the "
+                                         "kernel kills a process inside, and the attempt is agent_error "
+                                         "(default 4096)", commands=_MR + _A + ("probe",),
+                                         yml="max_agent_memory_mb", check="positive")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

@@ -538,6 +538,8 @@ class AttackAgent(Capable):
             return AgentResult(outcome="infra", error=f"cannot start {sys.executable}: {exc}", established=True)
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"attack still running after {ctx.timeout_s:g} s")
+        if proc.over_memory:  # the kernel killed it in its sandbox's memory cgroup (--max-agent-memory-mb)
+            return AgentResult(outcome="agent_error", exit_code=proc.exit_code, cost_usd=0.0, error=proc.over_memory)
         usage = distrust_infra(read_usage_line(out_path))  # the rule every cmd: agent gets
         return AgentResult(exit_code=proc.exit_code, cost_usd=0.0, **usage)
 

@@ -497,6 +497,11 @@ class ClaudeAgent(Capable):
             res.outcome, res.cost_partial, res.exit_code = "timeout", True, None
             res.error = f"no result within {timeout_s:g} s"
             return res
+        if proc.over_memory:  # the kernel killed a process of it in its sandbox's memory cgroup: scored
+            res = summary.estimate()
+            res.outcome, res.cost_partial, res.exit_code, res.error = "agent_error", True, proc.exit_code, \
+                proc.over_memory
+            return res
         if killed_by_signal(proc.exit_code):  # its stdout is a pipe any process of the sandbox can write
             res = summary.estimate()
             res.outcome, res.cost_partial, res.exit_code = "agent_error", True, proc.exit_code

@@ -189,6 +189,8 @@ class CommandAgent(Capable):
             return AgentResult(outcome="infra", error=f"cannot start sh: {exc}", established=True)
         if proc.timed_out:
             return AgentResult(outcome="timeout", error=f"command still running after {ctx.timeout_s:g} s; killed")
+        if proc.over_memory:  # the kernel killed a process of it in its sandbox's memory cgroup: scored
+            return AgentResult(outcome="agent_error", exit_code=proc.exit_code, error=proc.over_memory)
         usage = read_usage_line(out_path)
         if not self.trust_infra:
             usage = distrust_infra(usage)
@@ -227,6 +229,8 @@ class CommandAgent(Capable):
         wall = time.monotonic() - started
         if proc.timed_out:
             return Completion(outcome="timeout", error=f"no answer within {timeout_s:g} s; killed", wall_s=wall)
+        if proc.over_memory:
+            return Completion(outcome="agent_error", error=proc.over_memory, wall_s=wall)
         lines = text.rstrip("\n").split("\n")
         usage = parse_usage_line(lines[-1].strip()) if lines and lines[-1].strip() else {}
         if usage:

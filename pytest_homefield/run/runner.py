@@ -34,7 +34,7 @@ from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process, unenforced_note
-from pytest_homefield.sandbox.proccap import cap_by, no_cap_note
+from pytest_homefield.sandbox.proccap import cap_by, memory_capped, no_cap_note, no_memory_cap_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail
 from pytest_homefield.transport import Message, append_message, artifact_messages
@@ -137,7 +137,10 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
     :func:`~pytest_homefield.sandbox.modes.unenforced_note`, or ``None``) under ``allowlist``; ``max_procs``,
     the process cap (``cap``: ``--max-procs``; per agent and for ``tests`` how it is enforced here:
     ``pids cgroup``, ``RLIMIT_NPROC`` or ``None``, :func:`~pytest_homefield.sandbox.proccap.cap_by`) and
-    ``no_proc_cap``, the header's line when a sandbox has none (else ``None``)."""
+    ``no_proc_cap``, the header's line when a sandbox has none (else ``None``); ``max_memory_mb``, the memory
+    cgroups (``agents``: ``--max-agent-memory-mb``, ``tests``: ``max_test_memory_mb``; ``cgroup``, per agent and for
+    ``tests``, whether its sandbox gets one here, :func:`~pytest_homefield.sandbox.proccap.memory_capped`) and
+    ``no_memory_cap``, the header's line when a sandbox gets none (else ``None``)."""
     choice = _choice(settings)
     per_agent: dict[str, str] = {}
     for a in agents:
@@ -155,6 +158,10 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
     out["max_procs"] = {"cap": settings.max_procs, "agents": {n: cap_by(b) for n, b in per_agent.items()},
                         "tests": cap_by(tests)}
     out["no_proc_cap"] = no_cap_note(boxed)
+    out["max_memory_mb"] = {"agents": settings.max_agent_memory_mb, "tests": settings.max_test_memory_mb,
+                            "cgroup": {"agents": {n: memory_capped(b) for n, b in per_agent.items()},
+                                       "tests": memory_capped(tests)}}
+    out["no_memory_cap"] = no_memory_cap_note(boxed)
     if choice.allowlist:
         out["allow_hosts"] = list(choice.allow_hosts)
         out["unenforced"] = unenforced_note(choice.network, {a.name: per_agent[a.name] for a in agents

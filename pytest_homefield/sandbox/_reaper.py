@@ -1,7 +1,7 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [--pass-fds=N,M] -- ARGV...`` in a new session. It
+GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [--pass-fds=N,M] -- ARGV...`` in a new session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
@@ -15,7 +15,10 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [--pass-fds=N,M] -- ARGV...`` in a 
   with ``pids=N:ROOT`` it makes the cgroup ``ROOT/homefield-<its pid>-<ns>`` with ``pids.max`` ``N``, puts
   the command in it before the ``exec`` (the reaper stays out) and removes it once every process of the
   command is reaped (the process cap, :mod:`pytest_homefield.sandbox.proccap`); a cgroup it cannot make
-  is a command that cannot start (``E<errno>``), never one that runs uncapped;
+  is a command that cannot start (``E<errno>``), never one that runs uncapped; with ``mem=BYTES:ROOT`` the
+  same with a memory cgroup holding ``BYTES`` of RAM and swap (the sandbox's memory, every process of it in
+  all: the kernel's OOM killer picks its victim inside), and once the command is done it writes
+  ``\noom K`` to ``FD`` (``K``: the OOM kills in that cgroup) before it removes the cgroup;
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
   and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
@@ -234,20 +237,69 @@ def _top_fd() -> int:
         return int(os.sysconf("SC_OPEN_MAX"))
 
 
-def make_cgroup(spec: str) -> str:
-    """Make the cgroup of ``pids=N:ROOT`` (``spec`` is ``N:ROOT``): ``ROOT/homefield-<this pid>-<ns>`` with
-    ``pids.max`` ``N`` (``<ns>``: the time, so that one a killed reaper of the same pid left is no clash);
-    returns its path. Raises ``OSError``."""
-    n, root = spec.split(":", 1)
-    path = os.path.join(root, f"homefield-{os.getpid()}-{time.time_ns()}")
+def make_cgroup(root: str, limits: list[tuple[str, str]], name: str) -> str:
+    """Make the cgroup ``root/name`` holding ``limits`` (``(file, value)``, written in that order; a file the
+    kernel lacks is skipped when its name ends with ``?``); returns its path. Raises ``OSError``."""
+    path = os.path.join(root, name)
     os.mkdir(path)
     try:
-        with open(os.path.join(path, "pids.max"), "w") as f:
-            f.write(str(int(n)))
+        for file, value in limits:
+            optional = file.endswith("?")
+            file = file.rstrip("?")
+            if optional and not os.path.exists(os.path.join(path, file)):
+                continue
+            with open(os.path.join(path, file), "w") as f:
+                f.write(value)
     except BaseException:
         os.rmdir(path)
         raise
     return path
+
+
+def make_cgroups(options: dict[str, str]) -> tuple[list[str], str | None]:
+    """The cgroups of ``pids=N:ROOT`` (``pids.max`` ``N``) and ``mem=BYTES:ROOT`` (cgroup v1:
+    ``memory.limit_in_bytes`` then ``memory.memsw.limit_in_bytes``, RAM and swap, where the kernel accounts
+    swap; v2: ``memory.max``, and ``memory.swap.max`` 0) in ``options``, each ``ROOT/homefield-<this pid>-<ns>``
+    (``<ns>``: the time, so that one a killed reaper of the same pid left is no clash; one folder where both
+    roots are the same, cgroup v2): ``(their paths, the memory one or None)``. Raises ``OSError``
+    (``ValueError`` for a malformed option), having removed what it made."""
+    name = f"homefield-{os.getpid()}-{time.time_ns()}"
+    by_root: dict[str, list[tuple[str, str]]] = {}
+    mem_root: str | None = None
+    if "pids" in options:
+        n, root = options["pids"].split(":", 1)
+        by_root.setdefault(root, []).append(("pids.max", str(int(n))))
+    if "mem" in options:
+        size, mem_root = options["mem"].split(":", 1)
+        v2 = not os.path.exists(os.path.join(mem_root, "memory.limit_in_bytes")) and \
+            os.path.exists(os.path.join(mem_root, "cgroup.subtree_control"))
+        by_root.setdefault(mem_root, []).extend(
+            [("memory.max", str(int(size))), ("memory.swap.max?", "0")] if v2 else
+            [("memory.limit_in_bytes", str(int(size))), ("memory.memsw.limit_in_bytes?", str(int(size)))])
+    made: list[str] = []
+    try:
+        for root, limits in by_root.items():
+            made.append(make_cgroup(root, limits, name))
+    except BaseException:
+        for path in made:
+            remove_cgroup(path)
+        raise
+    return made, (os.path.join(mem_root, name) if mem_root is not None else None)
+
+
+def oom_kills(path: str) -> int:
+    """How many processes the kernel's OOM killer killed in the memory cgroup ``path``: ``oom_kill`` of
+    ``memory.events`` (cgroup v2) or of ``memory.oom_control`` (v1, Linux 4.13+); 0 when neither says."""
+    for file in ("memory.events", "memory.oom_control"):
+        try:
+            with open(os.path.join(path, file)) as f:
+                for line in f:
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return 0
 
 
 def remove_cgroup(path: str) -> None:
@@ -275,7 +327,7 @@ def main(argv: list[str]) -> int:
     fsize = int(options["fsize"]) if "fsize" in options else None
     address_space = int(options["as"]) if "as" in options else None
     keep = [int(n) for n in options.get("--pass-fds", "").split(",") if n]
-    cgroup: str | None = None
+    cgroups: list[str] = []
     pending: list[int] = []
     armed: list[bool] = []
 
@@ -297,7 +349,7 @@ def main(argv: list[str]) -> int:
     def child_setup() -> None:
         # the command itself dies with the reaper, should the reaper be killed outright
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if cgroup is not None:  # into its capped cgroup before the exec: every process it starts is counted
+        for cgroup in cgroups:  # into its capped cgroups before the exec: every process it starts is counted
             with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
         if fsize is not None:
@@ -307,25 +359,29 @@ def main(argv: list[str]) -> int:
             cap = address_space if hard == resource.RLIM_INFINITY else min(address_space, hard)
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
-    if "pids" in options:
+    memory: str | None = None
+    if "pids" in options or "mem" in options:
         try:
-            cgroup = make_cgroup(options["pids"])
+            cgroups, memory = make_cgroups(options)
         except (OSError, ValueError) as exc:
             os.write(fd, f"E{getattr(exc, 'errno', None) or 1}".encode())
             return 127
     try:
-        status = supervise(cmd, fd, keep, child_setup, pending, armed, grace)
+        status = supervise(cmd, fd, keep, child_setup, pending, armed, grace, keep_fd=memory is not None)
+        if memory is not None:  # what the caller reads once the command is done: the OOM kills in its cgroup
+            with open(fd, "wb", closefd=True) as report:
+                report.write(f"\noom {oom_kills(memory)}".encode())
     finally:
-        if cgroup is not None:
+        for cgroup in cgroups:
             remove_cgroup(cgroup)
     return exit_like(status)
 
 
 def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[], None], pending: list[int],
-              armed: list[bool], grace: float) -> int:
-    """Start ``cmd`` (:func:`spawn`), tell the caller on ``fd``, wait for it and stop its tree (see the
-    module docstring); its status (``os.waitstatus_to_exitcode``: negative for a signal), 127 when it
-    could not start."""
+              armed: list[bool], grace: float, *, keep_fd: bool = False) -> int:
+    """Start ``cmd`` (:func:`spawn`), tell the caller on ``fd`` (closed then, unless ``keep_fd``), wait for it
+    and stop its tree (see the module docstring); its status (``os.waitstatus_to_exitcode``: negative for a
+    signal), 127 when it could not start (``fd`` then closed)."""
     cmd, args_fd = args_via_fd(cmd)
     try:
         child_pid = spawn(cmd, [*keep, *([args_fd] if args_fd is not None else [])], child_setup)
@@ -337,7 +393,8 @@ def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[]
     for kept in keep:  # the command holds them now; the reaper must not keep a pipe open
         os.close(kept)
     os.write(fd, b"ok")
-    os.close(fd)
+    if not keep_fd:
+        os.close(fd)
     status = 1
     try:
         armed.append(True)

@@ -44,7 +44,8 @@ from pathlib import Path
 
 __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
-           "no_cap_note"]
+           "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
+           "no_memory_cap_note", "oom_note"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -53,12 +54,24 @@ PIDS_MARK = "@homefield-pids:"
 #: The name of a sandbox's cgroup: this prefix, the pid of its reaper, ``-`` and the time (ns) it was made.
 CGROUP_PREFIX = "homefield-"
 
+#: MiB of memory (RAM and swap) an agent's sandbox may hold in all (``--max-agent-memory-mb``).
+DEFAULT_AGENT_MEMORY_MB = 4096.0
+
 _CAP: list[int] = [DEFAULT_MAX_PROCS]
+_AGENT_MEMORY: list[float] = [DEFAULT_AGENT_MEMORY_MB]
 
 
-def configure(n: int) -> None:
-    """Set this process's cap (``--max-procs``; every sandbox it wraps from now on gets it)."""
+def configure(n: int, agent_memory_mb: float | None = None) -> None:
+    """Set this process's cap (``--max-procs``; every sandbox it wraps from now on gets it) and, when given,
+    the memory cap of its agents' sandboxes (``--max-agent-memory-mb``, MiB)."""
     _CAP[0] = int(n)
+    if agent_memory_mb is not None:
+        _AGENT_MEMORY[0] = float(agent_memory_mb)
+
+
+def agent_memory_bytes() -> int:
+    """Bytes of memory an agent's sandbox may hold in all (``--max-agent-memory-mb``, default 4096 MiB)."""
+    return int(_AGENT_MEMORY[0] * (1 << 20))
 
 
 def max_procs() -> int:
@@ -96,14 +109,14 @@ def _mounts() -> list[tuple[str, str, str, str]]:
     return out
 
 
-def _candidates() -> list[Path]:
-    """Folders where a cgroup with the ``pids`` controller could be made: this process's cgroup of a
-    cgroup v1 ``pids`` hierarchy, then of the cgroup v2 hierarchy."""
+def _candidates(controller: str = "pids") -> list[Path]:
+    """Folders where a cgroup with ``controller`` (``pids``, ``memory``) could be made: this process's cgroup of
+    a cgroup v1 hierarchy of that controller, then of the cgroup v2 hierarchy."""
     own = _own_cgroups()
     found: list[Path] = []
     for root, point, fstype, options in _mounts():
-        if fstype == "cgroup" and "pids" in options.split(",") and "pids" in own:
-            path = own["pids"]
+        if fstype == "cgroup" and controller in options.split(",") and controller in own:
+            path = own[controller]
         elif fstype == "cgroup2" and "" in own:
             path = own[""]
         else:
@@ -115,19 +128,16 @@ def _candidates() -> list[Path]:
     return found
 
 
-@functools.lru_cache(maxsize=1)
-def pids_root() -> Path | None:
-    """A folder of a cgroup file system where this process makes a sandbox's cgroup with the ``pids``
-    controller, or ``None``. Probed once per process: a child ``homefield-probe-<pid>`` is made,
-    holds ``pids.max``, and is removed. Under cgroup v2 the folder's ``cgroup.subtree_control`` must
-    list ``pids`` (a delegated subtree, or the root of a container's namespace, where ``+pids`` is
-    written when the controller is available)."""
-    for folder in _candidates():
+def _root(controller: str, limit_files: tuple[str, ...]) -> Path | None:
+    """The first of :func:`_candidates` where a child ``homefield-probe-<pid>`` can be made that holds one of
+    ``limit_files``; the probe is removed. Under cgroup v2 ``+controller`` is written to the folder's
+    ``cgroup.subtree_control`` when it is missing there."""
+    for folder in _candidates(controller):
         controls = folder / "cgroup.subtree_control"
-        if controls.exists():  # cgroup v2: children get pids only when it is enabled here
+        if controls.exists():  # cgroup v2: children get the controller only when it is enabled here
             try:
-                if "pids" not in controls.read_text().split():
-                    controls.write_text("+pids")
+                if controller not in controls.read_text().split():
+                    controls.write_text(f"+{controller}")
             except OSError:
                 continue
         probe = folder / f"{CGROUP_PREFIX}probe-{os.getpid()}"
@@ -136,12 +146,31 @@ def pids_root() -> Path | None:
         except OSError:
             continue
         try:
-            if (probe / "pids.max").exists():
+            if any((probe / name).exists() for name in limit_files):
                 return folder
         finally:
             with contextlib.suppress(OSError):
                 probe.rmdir()
     return None
+
+
+@functools.lru_cache(maxsize=1)
+def pids_root() -> Path | None:
+    """A folder of a cgroup file system where this process makes a sandbox's cgroup with the ``pids``
+    controller, or ``None``. Probed once per process: a child ``homefield-probe-<pid>`` is made,
+    holds ``pids.max``, and is removed. Under cgroup v2 the folder's ``cgroup.subtree_control`` must
+    list ``pids`` (a delegated subtree, or the root of a container's namespace, where ``+pids`` is
+    written when the controller is available)."""
+    return _root("pids", ("pids.max",))
+
+
+@functools.lru_cache(maxsize=1)
+def memory_root() -> Path | None:
+    """A folder where this process makes a sandbox's cgroup with the ``memory`` controller, or ``None``: its
+    own cgroup of a cgroup v1 ``memory`` hierarchy (a child holds ``memory.limit_in_bytes``), or of cgroup v2
+    with ``memory`` in ``cgroup.subtree_control`` (``memory.max``). A child of this process's own cgroup, so
+    the limits the host set on homefield still hold above it. Probed once per process, as :func:`pids_root`."""
+    return _root("memory", ("memory.limit_in_bytes", "memory.max"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -180,20 +209,24 @@ def inside_argv(command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
 
 
 def marked(argv: Sequence[str]) -> list[str]:
-    """``argv`` with :data:`PIDS_MARK` in front when this process makes pids cgroups (:func:`pids_root`),
-    else ``argv``: :func:`~pytest_homefield.sandbox.procs.run_process` then starts it in a cgroup of
-    its own capped at :func:`max_procs`."""
-    return [f"{PIDS_MARK}{max_procs()}", *argv] if pids_root() is not None else list(argv)
+    """``argv`` with :data:`PIDS_MARK` in front when this process makes pids or memory cgroups
+    (:func:`pids_root`, :func:`memory_root`), else ``argv``: :func:`~pytest_homefield.sandbox.procs.run_process`
+    then starts it in a cgroup of its own capped at :func:`max_procs` and at the memory it is given."""
+    return [f"{PIDS_MARK}{max_procs()}", *argv] if pids_root() is not None or memory_root() is not None \
+        else list(argv)
 
 
-def split_mark(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``(reaper options, argv)``: ``(["pids=N:ROOT"], the rest)`` for a :func:`marked` argv, else
-    ``([], argv)``."""
+def split_mark(argv: Sequence[str], memory_bytes: int | None = None) -> tuple[list[str], list[str]]:
+    """``(reaper options, argv)`` for a :func:`marked` argv: ``pids=N:ROOT`` where a pids cgroup can be made
+    and ``mem=BYTES:ROOT`` with ``memory_bytes`` where a memory cgroup can be (:func:`memory_root`), then
+    the rest; ``([], argv)`` for any other argv."""
     if not argv or not argv[0].startswith(PIDS_MARK):
         return [], list(argv)
-    root = pids_root()
-    rest = list(argv[1:])
-    return ([f"pids={int(argv[0][len(PIDS_MARK):])}:{root}"] if root is not None else []), rest
+    root, mem_root = pids_root(), memory_root()
+    options = [f"pids={int(argv[0][len(PIDS_MARK):])}:{root}"] if root is not None else []
+    if memory_bytes and mem_root is not None:
+        options.append(f"mem={int(memory_bytes)}:{mem_root}")
+    return options, list(argv[1:])
 
 
 def cap_by(backend: str, bwrap: str = "bwrap") -> str | None:
@@ -234,17 +267,39 @@ def over_cap_note(log_tail: bytes, cap: int | None) -> str | None:
     return f"a test process could not start a process: its sandbox holds at most {cap} (--max-procs)"
 
 
+def memory_capped(backend: str) -> bool:
+    """Whether a sandbox of ``backend`` gets a memory cgroup here (bubblewrap or Landlock, :func:`memory_root`)."""
+    return backend in ("bwrap", "landlock") and memory_root() is not None
+
+
+def no_memory_cap_note(backends: dict[str, str]) -> str | None:
+    """The one header line when a sandboxed process of ``backends`` (``{who: backend}``) gets no memory cgroup
+    here (:func:`memory_capped`), else ``None``."""
+    loose = [who for who, b in backends.items() if b in ("bwrap", "landlock") and not memory_capped(b)]
+    if not loose:
+        return None
+    return (f"homefield: no memory cap for {', '.join(loose)} (no writable memory cgroup: cgroup v1 memory as "
+            "root, or cgroup v2 with memory delegated): only RLIMIT_AS per test process holds, and the kernel's "
+            "OOM killer may pick a process outside the sandbox")
+
+
+def oom_note(kills: int, memory_mb: float, option: str, who: str = "a test process") -> str | None:
+    """``'the kernel killed a test process 1 time(s): its sandbox went over its memory cap of 4096 MiB
+    (max_test_memory_mb)'`` when its memory cgroup reported ``kills`` OOM kills (> 0), else ``None``."""
+    if kills <= 0:
+        return None
+    return (f"the kernel killed {who} ({kills} OOM kill{'s' if kills != 1 else ''}): its sandbox went over its "
+            f"memory cap of {memory_mb:g} MiB ({option})")
+
+
 def sweep_cgroups() -> list[Path]:
-    """Remove the empty ``homefield-<pid>-<ns>`` cgroups under :func:`pids_root` whose reaper is gone (it was
-    killed before it removed its own); returns those removed. Never raises."""
-    root = pids_root()
+    """Remove the empty ``homefield-<pid>-<ns>`` cgroups under :func:`pids_root` and :func:`memory_root` whose
+    reaper is gone (it was killed before it removed its own); returns those removed. Never raises."""
     removed: list[Path] = []
-    if root is None:
-        return removed
-    try:
-        entries = list(root.iterdir())
-    except OSError:
-        return removed
+    entries: list[Path] = []
+    for root in dict.fromkeys(r for r in (pids_root(), memory_root()) if r is not None):
+        with contextlib.suppress(OSError):
+            entries += list(root.iterdir())
     for entry in entries:
         pid = entry.name[len(CGROUP_PREFIX):].split("-")[0]
         if not entry.name.startswith(CGROUP_PREFIX) or not pid.isdigit() or Path(f"/proc/{pid}").exists():

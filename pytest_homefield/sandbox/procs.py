@@ -39,7 +39,7 @@ from typing import Any
 
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.phases import held_fds
-from pytest_homefield.sandbox.proccap import split_mark, sweep_cgroups
+from pytest_homefield.sandbox.proccap import agent_memory_bytes, oom_note, split_mark, sweep_cgroups
 from pytest_homefield.sandbox.streams import CappedSink, Pump
 from pytest_homefield.sandbox.tempdirs import remove_own, sweep_stale
 
@@ -67,7 +67,9 @@ class ProcResult:
     ``exit_code`` is the process's status (negative for a signal, ``None`` when it was killed on
     timeout or by ``watch``); ``timed_out`` says the limit was hit; ``wall_s`` is elapsed seconds;
     ``stopped`` the ``watch`` callback's reason when it stopped the command; ``cut_bytes`` the bytes
-    of stdout and stderr cut by ``output_cap``.
+    of stdout and stderr cut by ``output_cap``; ``oom_kills`` the processes the kernel's OOM killer killed in
+    the command's memory cgroup (``box_memory``); ``over_memory`` the note naming the cap they went over
+    (:func:`run_agent`), else ``None``.
     """
 
     exit_code: int | None
@@ -75,6 +77,8 @@ class ProcResult:
     wall_s: float
     stopped: str | None = None
     cut_bytes: int = 0
+    oom_kills: int = 0
+    over_memory: str | None = None
 
 
 def _descendants(root_pid: int) -> list[int]:
@@ -254,6 +258,7 @@ def run_process(
     watch: Callable[[], str | None] | None = None,
     watch_every_s: float = 0.5,
     pass_fds: Sequence[int] = (),
+    box_memory: int | None = None,
 ) -> ProcResult:
     """Run ``cmd`` under the reaper in a new session and wait at most ``timeout_s`` seconds.
 
@@ -276,7 +281,10 @@ def run_process(
     re-raised.
 
     An argv marked by :func:`~pytest_homefield.sandbox.proccap.marked` (a sandbox's) runs in a pids
-    cgroup of its own capped at ``--max-procs``, made and removed by the reaper.
+    cgroup of its own capped at ``--max-procs``, made and removed by the reaper, and with ``box_memory``
+    (bytes) in a memory cgroup of its own holding that much RAM and swap for all its processes, where one
+    can be made (:func:`~pytest_homefield.sandbox.proccap.memory_root`): past it the kernel's OOM killer
+    kills one of them, and the result's ``oom_kills`` counts them.
 
     Raises ``FileNotFoundError`` / ``PermissionError`` (an ``OSError``) when the program cannot be
     started.
@@ -284,7 +292,7 @@ def run_process(
     argv = ["/bin/sh", "-c", cmd] if shell else list(cmd)
     if isinstance(cmd, str) and not shell:
         argv = [cmd]
-    capped, argv = split_mark(argv)  # type: ignore[arg-type]  # shell=True takes a str  # a sandbox's argv: its pids cgroup, made by the reaper
+    capped, argv = split_mark(argv, box_memory)  # type: ignore[arg-type]  # shell=True takes a str  # a sandbox's argv: its cgroups, made by the reaper
     start = time.monotonic()
     pump = Pump.open(stdout_path, stderr_path, output_cap) if output_cap is not None else None
     out: Any = pump.write_ends[0] if pump else (open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL)
@@ -319,9 +327,9 @@ def run_process(
     with _live_lock:
         _live.add(proc)
     stopped: str | None = None
+    status_pipe = os.fdopen(rfd, "rb", buffering=0)
     try:
-        with os.fdopen(rfd, "rb") as status_pipe:
-            started = status_pipe.read()  # "ok" once the command runs, "E<errno>" if it could not start
+        started, report = _read_start(status_pipe)  # "ok" once the command runs, "E<errno>" if it could not start
         if started != b"ok":
             proc.wait()
             errno_ = int(started[1:] or b"2") if started.startswith(b"E") else 2
@@ -339,13 +347,13 @@ def run_process(
         except subprocess.TimeoutExpired:
             _terminate(proc)
             return ProcResult(exit_code=None, timed_out=True, wall_s=time.monotonic() - start,
-                              cut_bytes=pump.finish() if pump else 0)
+                              cut_bytes=pump.finish() if pump else 0, oom_kills=_oom_kills(report + status_pipe.read()))
         if stopped is not None:
             _terminate(proc)
             return ProcResult(exit_code=None, timed_out=False, wall_s=time.monotonic() - start, stopped=stopped,
-                              cut_bytes=pump.finish() if pump else 0)
+                              cut_bytes=pump.finish() if pump else 0, oom_kills=_oom_kills(report + status_pipe.read()))
         return ProcResult(exit_code=code, timed_out=False, wall_s=time.monotonic() - start,
-                          cut_bytes=pump.finish() if pump else 0)
+                          cut_bytes=pump.finish() if pump else 0, oom_kills=_oom_kills(report + status_pipe.read()))
     except BaseException:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # the reaper: SIGKILL to the tree at once, reap
@@ -355,12 +363,36 @@ def run_process(
                 kill_tree(proc.pid, grace_s=0)
         raise
     finally:
+        status_pipe.close()
         with _live_lock:
             _live.discard(proc)
         if pump:
             pump.finish()
         else:
             _close(out, err)
+
+
+def _read_start(pipe: Any) -> tuple[bytes, bytes]:
+    """``(start status, what came after it)`` from the reaper's status pipe: its first word (``ok``, or
+    ``E<errno>`` then end of file), read until end of file or the newline that begins its report
+    (``\noom K``, written once the command is done, when it has a memory cgroup)."""
+    data = b""
+    while True:
+        chunk = pipe.read(64)
+        data += chunk or b""
+        if not chunk or data.startswith(b"ok"):  # "ok" is one write: whatever follows is the report
+            break
+    started, _, rest = data.partition(b"\n")
+    return started, rest
+
+
+def _oom_kills(report: bytes) -> int:
+    """``K`` of the reaper's report ``oom K`` (read to end of file once it exited), else 0."""
+    words = report.split()
+    try:
+        return int(words[words.index(b"oom") + 1]) if b"oom" in words else 0
+    except (IndexError, ValueError):
+        return 0
 
 
 def run_agent(
@@ -379,13 +411,19 @@ def run_agent(
     stderr through pipes into ``artifacts/agent.out`` / ``agent.err``, each capped at
     ``limits.output_bytes`` (default :class:`WriteLimits`), every file it writes capped one byte past
     ``limits.file_bytes`` (so a file that reached the cap is seen over it afterwards), and ``watch``
-    polled every ``limits.poll_s`` seconds. Raises ``OSError`` as :func:`run_process` does."""
+    polled every ``limits.poll_s`` seconds. A sandboxed ``argv`` gets a memory cgroup of
+    ``--max-agent-memory-mb`` where one can be made: when the kernel killed a process of it there, the result's
+    ``over_memory`` names the cap (the attempt is ``agent_error``, never ``infra``). Raises ``OSError`` as
+    :func:`run_process` does."""
     lim = limits or WriteLimits()
     artifacts.mkdir(parents=True, exist_ok=True)
-    return run_process(argv, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=artifacts / "agent.out",
-                       stderr_path=artifacts / "agent.err", stdin_text=stdin_text, shell=shell,
-                       output_cap=lim.output_bytes, file_cap=lim.file_bytes + 1, watch=watch,
-                       watch_every_s=lim.poll_s)
+    memory = agent_memory_bytes()
+    res = run_process(argv, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=artifacts / "agent.out",
+                      stderr_path=artifacts / "agent.err", stdin_text=stdin_text, shell=shell,
+                      output_cap=lim.output_bytes, file_cap=lim.file_bytes + 1, watch=watch,
+                      watch_every_s=lim.poll_s, box_memory=memory)
+    res.over_memory = oom_note(res.oom_kills, memory / (1 << 20), "--max-agent-memory-mb", "a process of the agent")
+    return res
 
 
 def _terminate(proc: subprocess.Popen[bytes]) -> None:

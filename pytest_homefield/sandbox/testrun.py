@@ -95,7 +95,7 @@ from pytest_homefield.sandbox.outcomes import (
     read_outcomes,
     write_counted,
 )
-from pytest_homefield.sandbox.proccap import cap_by, max_procs, over_cap_note
+from pytest_homefield.sandbox.proccap import cap_by, max_procs, oom_note, over_cap_note
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
 from pytest_homefield.sandbox.services import TestNetwork, run_network
@@ -191,8 +191,10 @@ class TestRun:
     ``sandbox``: the backend that wrapped the command (``bwrap``, ``landlock``, ``hook`` or ``none``).
     ``ignored_events``: outcome-channel lines that did not count (before ``start``, after the first
       ``finish``, from another pid, unparseable): 0 for an honest run.
-    ``over_memory``: why the run failed when a test process went over its memory cap
-      (:func:`~pytest_homefield.sandbox.limits.memory_cap_note`), else ``None``.
+    ``over_memory``: why the run failed when a test process went over its memory cap: the kernel killed a
+      process in the sandbox's memory cgroup (:func:`~pytest_homefield.sandbox.proccap.oom_note`), or a
+      process's allocation failed at its ``RLIMIT_AS`` (:func:`~pytest_homefield.sandbox.limits.memory_cap_note`);
+      else ``None``.
     ``over_writes``: why the run was stopped when its folders grew past ``max_test_write_mb`` or it
       filled their disk (:class:`~pytest_homefield.sandbox.limits.DiskWatch`), else ``None``: the
       run did not finish, and whatever wrote it is to blame.
@@ -335,8 +337,10 @@ def run_tests(
     run's ``sandbox`` is the name of the backend that wrapped it. ``network``: the services the run
     needs (:mod:`pytest_homefield.sandbox.services`: started or reset, their ``env`` set) and the ports
     it may reach, relayed into a sandbox that has no network. ``memory_mb``: MiB of address space for
-    each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap); a run that went
-    over it has ``over_memory`` set (its tests failed or its process died for it). ``write_mb``: MiB
+    each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap), and of memory
+    for all of them in all where the sandbox gets a memory cgroup
+    (:func:`~pytest_homefield.sandbox.proccap.memory_root`; past it the kernel kills one of them); a run that
+    went over it has ``over_memory`` set (its tests failed or its process died for it). ``write_mb``: MiB
     the command may write (the module docstring; ``None``: no cap); a run stopped for it has
     ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
@@ -366,7 +370,7 @@ def run_tests(
             tail = b""
     finally:
         shutil.rmtree(private, ignore_errors=True)
-    run.over_memory = memory_cap_note(tail[-(1 << 20):], memory_mb)
+    run.over_memory = run.over_memory or memory_cap_note(tail[-(1 << 20):], memory_mb)  # the OOM kill's first
     run.write_refused = write_cap_note(tail[-(1 << 20):], write_mb)
     run.procs_refused = over_cap_note(tail[-(1 << 20):], max_procs() if cap_by(run.sandbox) else None)
     nofollow.write_bytes(public, LOG_FILE, tail)
@@ -424,13 +428,15 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 file_cap=limits.file_bytes if limits else None,
                 watch=watch,
                 watch_every_s=limits.poll_s if limits else 0.5,
+                box_memory=int(memory_mb * MIB) if memory_mb else None,  # the sandbox's memory cgroup: all in all
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
+            oom_kills = proc.oom_kills
             if watch is not None and proc.stopped is None and not timed_out:
                 watch.settle()  # once more at its end, with a walk: held to the cap however short it was
         except OSError as exc:
             log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
-            exit_code, timed_out, wall_s = 127, False, time.monotonic() - start
+            exit_code, timed_out, wall_s, oom_kills = 127, False, time.monotonic() - start, 0
     finally:
         services.close()
         events = channel.close() if channel is not None else None
@@ -448,6 +454,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     run = _cross_check(parsed, exit_code, timed_out, wall_s, log_path, reporter=junit is None)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
+    if memory_mb:  # the kernel killed a process of it in its sandbox's memory cgroup: the change's doing
+        run.over_memory = oom_note(oom_kills, memory_mb, "max_test_memory_mb")
     if watch is not None and watch.stopped is not None:  # stopped while it wrote: it did not finish
         run.over_writes = run.error = watch.stopped
         run.finished = False

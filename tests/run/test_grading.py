@@ -644,6 +644,28 @@ def test_a_change_that_grows_past_the_memory_cap_fails_and_says_why(task: Task, 
                        "of 160 MiB (max_test_memory_mb)")
 
 
+def test_a_change_that_holds_memory_outside_its_address_space_is_killed_inside_its_sandbox(
+        task: Task, pristine: Path, tmp_path: Path) -> None:
+    """atk20's F3: memory held in memfd files is no address space, so ``RLIMIT_AS`` never saw it (5000 MiB past a
+    4096 MiB cap), and the OOM killer could pick homefield's own worker (``infra``). The test run's memory cgroup
+    holds it: the kernel kills the test process inside, and the grade of this right fix that holds 600 MiB is
+    ``tests_failed`` naming the cap. Before: ``solved``."""
+    from pytest_homefield.sandbox import proccap
+
+    if proccap.memory_root() is None:
+        pytest.skip("needs a writable memory cgroup")
+    probe()
+    work = copy_tree(pristine, tmp_path / "work")
+    hog = ("def sub(a, b):\n    import os\n    fds = [os.memfd_create('hog') for _ in range(20)]\n"
+           "    for fd in fds:\n        for _ in range(30):\n            os.write(fd, b'x' * 2**20)\n    return a - b")
+    _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", hog))
+    g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120, memory_mb=256,
+              sandbox="bwrap")
+    assert g.outcome == "tests_failed" and g.test_sandbox == "bwrap", g.error
+    assert g.error is not None and g.error.endswith(
+        "its sandbox went over its memory cap of 256 MiB (max_test_memory_mb)"), g.error
+
+
 def test_an_attacks_grading_stops_at_a_multiple_of_the_reference_grading(
         task: Task, pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """pypa/packaging: four attacks of a ``verify --attacks`` each held a worker for the whole ``--run-timeout``

@@ -188,6 +188,7 @@ def test_a_cgroup_the_reaper_cannot_make_is_a_command_that_does_not_start(tmp_pa
 def test_the_mark_becomes_the_reapers_option_and_the_cap_follows_max_procs(monkeypatch: pytest.MonkeyPatch,
                                                                           tmp_path: Path) -> None:
     monkeypatch.setattr(proccap, "pids_root", lambda: tmp_path)
+    monkeypatch.setattr(proccap, "memory_root", lambda: None)  # the memory cgroup: tests/sandbox/test_memory_cgroup.py
     monkeypatch.setattr(proccap, "_CAP", [64])
     assert proccap.marked(["x", "y"]) == ["@homefield-pids:64", "x", "y"]
     assert proccap.split_mark(proccap.marked(["x"])) == ([f"pids=64:{tmp_path}"], ["x"])
