@@ -25,7 +25,7 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
-from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, partial_mine_note
+from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, max_tasks_note, partial_mine_note
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
 from pytest_homefield.run.attempt import SandboxContext
@@ -44,7 +44,7 @@ from pytest_homefield.run.session import (
     RunReports,
     RunSession,
     memorized_exclusion,
-    select_tasks,
+    selection,
 )
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
@@ -156,9 +156,9 @@ class RunPlugin(ModePlugin):
             else:
                 _refuse_unstartable(agents, config)
                 excluded = memorized_exclusion(settings, agents)
-            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
-                                                                                                 config=config),
-                                 exclude=excluded.get("tasks", ()))
+            chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
+                               exclude=excluded.get("tasks", ()))
+            tasks = chosen.tasks
             self.preds_lines = [] if is_worker(config) else check_predictions(
                 agents, lambda: {t.id for t in load_tasks(settings.tasks_path)} | {t.id for t in tasks},
                 [t.id for t in tasks], partial=settings.preds_partial, attempts=settings.attempts)
@@ -167,7 +167,8 @@ class RunPlugin(ModePlugin):
                                                sandbox_hook=sandbox_hook(config))
             else:
                 self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
-                                                sandbox_hook=sandbox_hook(config), excluded=excluded)
+                                                sandbox_hook=sandbox_hook(config), excluded=excluded,
+                                                cut_from=chosen.cut_from)
         except PredictionsSpecError as exc:  # a preds: file that is unreadable or names unknown ids: exit 2
             pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
@@ -293,6 +294,9 @@ class RunPlugin(ModePlugin):
         partial = partial_mine_note(HomefieldDir(self.settings.root))
         if partial:
             lines.append(f"homefield: {partial}")
+        cut = max_tasks_note(s.max_tasks)
+        if cut:
+            lines.append(f"homefield: {cut}")
         if s.shard is not None:
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "

@@ -78,7 +78,9 @@ def test_run_options_are_checked_before_anything_is_spent(mined: Path, tmp_path:
 def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     base = ["run", "--agent", "noop", "--attempts", "1", "--run-id", "r", "-n", "0"]  # noop: nothing to grade
-    assert homefield(repo, *base, "--max-tasks", "1").returncode == 0
+    first = homefield(repo, *base, "--max-tasks", "1")
+    assert first.returncode == 0
+    assert "homefield: Note: the task set is partial: --max-tasks 1 ran the first 1 of the " in first.stdout
     proc = homefield(repo, *base, "--max-tasks", "2", "--resume")
     assert proc.returncode == 4 and last_line(proc) == (
         "ERROR: --resume: run r ran 1 task; these flags select 2 (a changed --max-tasks or task "
