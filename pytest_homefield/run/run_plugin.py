@@ -240,11 +240,12 @@ class RunPlugin(ModePlugin):
         return self._tasks_by_id
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """``--adaptive``: the items in rounds (attempt 1 of every task and agent, then attempt 2, ...;
-        stable, so every xdist worker has the same order)."""
+    def item_order(self, item: pytest.Item) -> tuple[int, ...]:
+        """``--adaptive``: the items in rounds (attempt 1 of every task and agent, then attempt 2, ...; the
+        sort is stable, so every xdist worker has the same order)."""
         if self.settings.adaptive:
-            items.sort(key=lambda i: round_order(i.attempt if isinstance(i, RunItem) else None))
+            return (round_order(item.attempt if isinstance(item, RunItem) else None),)
+        return ()
 
     def not_needed(self, item: RunItem) -> str | None:
         """``--adaptive``: wait for the rounds before ``item``'s (:func:`.rounds.wait_for_rounds`), then why
