@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,15 @@ from pytest_homefield.collect import is_worker, mark_item, redirect_collection, 
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
 from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, max_tasks_note, partial_mine_note
 from pytest_homefield.modes import ModeFile, ModePlugin
-from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
+from pytest_homefield.records import (
+    CLIENT_MISSING,
+    RATE_LIMITED,
+    UNSOLVED_PREFIX,
+    Result,
+    Task,
+    display_subject,
+    load_tasks,
+)
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
 from pytest_homefield.run.retries import crash_result
@@ -123,9 +132,24 @@ def sandbox_hook(config: pytest.Config) -> SandboxHook | None:
     return hook
 
 
+def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any]) -> str | None:
+    """In an xdist worker: ``client missing on worker gw1 (host H): agent 'x': cannot start …`` when an agent's
+    client is not installed on this worker's machine, else ``None``. The controller checks its own machine
+    before anything is spent (:func:`_refuse_unstartable`) but cannot see a remote worker's (``--tx ssh=…``):
+    that worker stops the run at its first item instead (:meth:`RunItem.setup`), where every attempt of the
+    agent there was ``infra``, one by one, to the end of the run."""
+    lines = unstartable(agents, os.environ)
+    if not lines:
+        return None
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    return (f"{CLIENT_MISSING} {workerinput.get('workerid', '?')} (host {socket.gethostname()}): {lines[0]}{more}; "
+            "install it there, or leave that worker out of --tx")
+
+
 def _refuse_unstartable(agents: list[Agent], config: pytest.Config) -> None:
     """Raise :class:`RunError` (exit 4, one line, no run folder) when an agent's client is not installed here
-    and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``."""
+    and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``. A
+    remote worker checks its own machine (:func:`_worker_refusal`)."""
     remote = [tx for tx in (config.getoption("tx", None) or []) if not str(tx).startswith("popen")]
     lines = [] if remote else unstartable(agents, os.environ)
     if lines:
@@ -151,6 +175,8 @@ class RunPlugin(ModePlugin):
                 RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
             wi: dict[str, Any] = getattr(config, "workerinput", {})
+            #: why this worker runs nothing (:func:`_worker_refusal`), ``None`` on the controller
+            self.refusal = _worker_refusal(agents, wi) if is_worker(config) else None
             if is_worker(config):
                 excluded = dict(wi.get("homefield_excluded") or {})
             else:
@@ -341,11 +367,23 @@ class RunPlugin(ModePlugin):
         if self.end.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def _refused(self) -> list[str]:
+        """The workers' refusals that stopped the run (:func:`_worker_refusal`), controller only."""
+        return sorted(r for r in self.session.skip_reasons if r.startswith(CLIENT_MISSING))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        super().pytest_sessionfinish(session, exitstatus)
+        if not self.is_worker and self._refused():
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as the controller's own refusal: exit 4
+
     def write_summary(self, terminalreporter: Any) -> None:
         tr, s, report = terminalreporter, self.session, self.end.report
         tr.section("homefield report", sep="=", bold=True)
         if s.nothing_to_resume:
             tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
+        for why in self._refused():
+            tr.write_line(f"ERROR: pytest-homefield: {why}; the run stopped", red=True, bold=True)
         if report is None and s.interrupted:
             tr.write_line("Interrupted: the attempts that were running were stopped and not recorded; "
                           f"results so far are in {s.results_path.relative_to(self.settings.root)}", yellow=True)
@@ -468,6 +506,9 @@ class RunItem(AttemptItem):
 
     def setup(self) -> None:
         session = self.plugin.session
+        if self.plugin.refusal:  # this (remote) worker lacks a client: the whole run stops, nothing recorded here
+            self.session.shouldstop = self.plugin.refusal
+            raise pytest.skip.Exception(self.plugin.refusal)
         reason = session.stop_reason(self.agent)
         if reason:
             raise pytest.skip.Exception(reason)
