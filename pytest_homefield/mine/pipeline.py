@@ -44,6 +44,7 @@ from pytest_homefield.mine.bounds import (
     FailFast,
     Stop,
     budget_detail,
+    flag_in,
     in_flight_line,
     stop_lines,
     stop_meta,
@@ -610,7 +611,8 @@ class MineSession:
         self._record_end(kept)
         n_reused = sum(1 for r in verified if r.get("reused_from"))
         lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
-                     + (" (earlier verification records of the same inputs; --reverify runs them again)"
+                     + (f" (earlier verification records of the same inputs; {flag_in(command, 'reverify')} runs "
+                        "them again)"
                         if n_reused else ""))
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
