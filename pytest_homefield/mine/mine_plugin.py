@@ -105,8 +105,9 @@ class MinePlugin(ModePlugin):
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
+        note = self.random_order_note()
         return [f"homefield mine: {plural(s.n_candidates, 'candidate')} frozen in "
-                f"{s.mine_dir.relative_to(self.settings.root)}"]
+                f"{s.mine_dir.relative_to(self.settings.root)}", *([note] if note else [])]
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and "homefield" in report.keywords:
