@@ -3,11 +3,16 @@ homefield item carries, and what an attempt item that was not solved reports."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
 
-__all__ = ["redirect_collection", "is_worker", "xfail_reason", "mark_item"]
+__all__ = ["redirect_collection", "is_worker", "xfail_reason", "mark_item", "collected_index"]
+
+#: The order a homefield item was collected in (:func:`mark_item`), which other plugins may not change.
+_INDEX = pytest.StashKey[int]()
+_COUNTER = itertools.count()
 
 
 def mark_item(item: pytest.Item) -> None:
@@ -20,7 +25,10 @@ def mark_item(item: pytest.Item) -> None:
     * ``filterwarnings("default")``: a repository's ``filterwarnings = error`` would turn a warning
       raised inside homefield's work (gitpython, numpy, an in-process agent) into a failed item.
       The ``homefield`` command also clears the ini (``-o filterwarnings=``); this covers
-      ``pytest --homefield``."""
+      ``pytest --homefield``.
+
+    It also numbers the item in collection order (:func:`collected_index`)."""
+    item.stash[_INDEX] = next(_COUNTER)
     item.add_marker("homefield")
     item.add_marker(pytest.mark.filterwarnings("default"))
     if item.config.pluginmanager.hasplugin("timeout"):
@@ -34,6 +42,11 @@ def xfail_reason(excinfo: pytest.ExceptionInfo[BaseException]) -> str | None:
     xfail but its reason (``rep.wasxfail``), yet by default formats the whole traceback first (about 0.1 s
     of CPU per unsolved attempt, and a larger report to send from an xdist worker)."""
     return str(excinfo.value) if isinstance(excinfo.value, pytest.xfail.Exception) else None
+
+
+def collected_index(item: pytest.Item) -> int | None:
+    """Where ``item`` was collected among homefield's items (:func:`mark_item`), ``None`` for another item."""
+    return item.stash.get(_INDEX, None)
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -50,6 +50,7 @@ __all__ = [
     "read_meta",
     "write_meta",
     "partial_mine_note",
+    "max_tasks_note",
 ]
 
 DIRNAME = ".homefield"
@@ -208,6 +209,19 @@ def partial_mine_note(home: HomefieldDir) -> str | None:
     return (f"Note: the task set is partial: mine {best[1]} stopped ({why}) with {stopped.get('not_verified', '?')} "
             f"of {stopped.get('candidates', '?')} candidate{'' if stopped.get('candidates') == 1 else 's'} not "
             f"verified{again}")
+
+
+def max_tasks_note(cut: Any) -> str | None:
+    """One line for a run whose ``meta.json`` ``max_tasks`` (``{"n": N, "of": M}``) says ``--max-tasks N``
+    ran the first N of the M tasks in ``tasks.jsonl``: the task set is partial. ``None`` for anything
+    else (no cut, or a malformed value)."""
+    if not isinstance(cut, dict):
+        return None
+    n, of = cut.get("n"), cut.get("of")
+    if not isinstance(n, int) or not isinstance(of, int) or isinstance(n, bool) or isinstance(of, bool) or n >= of:
+        return None
+    return (f"Note: the task set is partial: --max-tasks {n} ran the first {n} of the {of} tasks in "
+            "tasks.jsonl (newest first); the others are in no rate here")
 
 
 class HomefieldDir:

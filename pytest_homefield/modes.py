@@ -15,12 +15,13 @@ controller (:meth:`~ModePlugin.finish`), and the terminal summary (:meth:`~ModeP
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 import pytest
 
-from pytest_homefield.collect import is_worker
+from pytest_homefield.collect import collected_index, is_worker
 from pytest_homefield.sandbox.services import close_pools
 from pytest_homefield.settings import Settings
 
@@ -104,7 +105,40 @@ class ModePlugin:
         session = self.active()
         return session.workerinput() if session is not None else {}
 
+    def random_order_note(self) -> str | None:
+        """One line when pytest-randomly is loaded in this session (so, as a rule, in the test command's
+        environment too) and the test command neither names it nor turns plugin autoloading off: it runs the
+        repository's tests in a new order in every test run, so a test that depends on another's order passes
+        when mined and fails when graded, the reference fix's too (structlog: oracle 49 of 62 with it, 62 of 62
+        with ``-p no:randomly``). ``None`` otherwise."""
+        cmd = self.settings.test_cmd
+        if not self.config.pluginmanager.has_plugin("randomly") or any(
+                word in cmd for word in ("randomly", "disable-plugin-autoload")):
+            return None
+        return ("homefield: pytest-randomly is installed: it runs your tests in a new order in every test run, so a "
+                "test that depends on another's order passes when mined and fails when graded (the reference fix's "
+                "too); "
+                "add -p no:randomly to test_cmd in .homefield.yml (test_cmd: \"python -m pytest -p no:randomly\")")
+
+    def item_order(self, item: pytest.Item) -> tuple[int, ...]:
+        """A mode's own order of its items, before their collection order (``--adaptive``'s rounds). ``()``
+        by default: the collection order alone."""
+        return ()
+
     # -- the hooks --------------------------------------------------------------------------------
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
+        """After every other plugin (the outermost wrapper): homefield's items back in the mode's order
+        (:meth:`item_order`, then the collection order), stable and the same in every xdist worker. The
+        order is the product's (mining verifies newest first, so ``--stop-after-tasks`` keeps the newest;
+        an ablation runs a task's variants together; ``--adaptive`` runs in rounds), yet pytest-randomly,
+        installed beside many repositories' tests, shuffled homefield's items too (structlog: a mine at
+        ``-n 0`` verified its newest candidate third)."""
+        result = yield
+        if all(collected_index(i) is not None for i in items):
+            items.sort(key=lambda i: (self.item_order(i), collected_index(i)))
+        return result
+
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         session = self.active()
         if session is not None and file_path.resolve() == session.collect_path.resolve():

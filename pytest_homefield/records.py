@@ -85,6 +85,8 @@ OUTCOMES = SCORED_OUTCOMES + UNSCORED_OUTCOMES + (NOT_NEEDED,)
 BUDGET_SPENT = "budget spent"
 RATE_LIMITED = "rate limited"
 INTERRUPTED = "interrupted"
+#: an xdist worker (a remote one: ``--tx ssh=…``) lacks an agent's client: the run stopped at its first item
+CLIENT_MISSING = "client missing on worker"
 #: The xfail reason of an attempt graded unsolved (``unsolved: <outcome> …``) and the skip reason of a
 #: commit mining rejected (``rejected: <reason>``).
 UNSOLVED_PREFIX = "unsolved: "

@@ -220,7 +220,8 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
     if not bare:
         return []
     n = sum(len(t.canary_unprotected) for t in bare)
-    return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} hold {n} FAIL_TO_PASS function(s) no "
+    verb = "holds" if len(bare) == 1 else "hold"
+    return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} {verb} {n} FAIL_TO_PASS function(s) no "
             "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
         + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "
            + ", ".join(f.rsplit("::", 1)[-1] for f in t.canary_unprotected[:3])

@@ -26,7 +26,7 @@ from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
            "continue_command", "with_task_bound", "in_flight_line", "INTERRUPTED", "STOP_AFTER_TASKS",
-           "TIME_BUDGET", "FAIL_FAST"]
+           "TIME_BUDGET", "FAIL_FAST", "flag_in"]
 
 #: ``reason`` of the verification record of a candidate a bound left unverified (never reused, never merged).
 NOT_VERIFIED = "not_verified"
@@ -140,6 +140,12 @@ def with_task_bound(command: str, total: int) -> str:
     return shlex.join([*kept, flag, str(total), *words[end:]])
 
 
+def flag_in(command: str, name: str) -> str:
+    """The flag ``name`` (``reverify``) as ``command`` (a :func:`continue_command`) spells it: ``--reverify``
+    for ``homefield mine …``, ``--homefield-reverify`` for ``pytest …`` (which has no ``--reverify``)."""
+    return f"--homefield-{name}" if shlex.split(command)[:1] == ["pytest"] else f"--{name}"
+
+
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,
                kept: int, command: str, earlier: int = 0, reverify: bool = False) -> list[str]:
     """The summary lines of a mine that ended early (``[]`` when it verified every candidate it was
@@ -155,9 +161,10 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
              f"tasks.jsonl is partial ({kept} task{'s' if kept != 1 else ''} from the {n_verified} verified{older})."]
     if stop.why == FAIL_FAST:
         lines.append("Fix the test environment for that error (a Hint or Missing modules line below says how) "
-                     "and mine again, or mine on with --no-fail-fast.")  # the hints follow: summary order
+                     f"and mine again, or mine on with {flag_in(command, 'no-fail-fast')}.")  # the hints follow
     elif reverify:
-        lines.append(f"Continue with: {command}  (--reverify runs all {n_candidates} again; without it the "
+        lines.append(f"Continue with: {command}  ({flag_in(command, 'reverify')} runs all {n_candidates} again; "
+                     "without it the "
                      f"{n_verified} verified now are reused, and so are earlier records of the other "
                      f"{n_candidates - n_verified})")
     else:

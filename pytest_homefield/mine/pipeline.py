@@ -44,6 +44,7 @@ from pytest_homefield.mine.bounds import (
     FailFast,
     Stop,
     budget_detail,
+    flag_in,
     in_flight_line,
     stop_lines,
     stop_meta,
@@ -610,7 +611,8 @@ class MineSession:
         self._record_end(kept)
         n_reused = sum(1 for r in verified if r.get("reused_from"))
         lines.append(f"Candidates: reused {n_reused}, verified {len(verified) - n_reused}"
-                     + (" (earlier verification records of the same inputs; --reverify runs them again)"
+                     + (f" (earlier verification records of the same inputs; {flag_in(command, 'reverify')} runs "
+                        "them again)"
                         if n_reused else ""))
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
@@ -640,8 +642,9 @@ class MineSession:
         if newest:
             lines.append(f"Note: no commit in the date window: the newest commit was authored on {newest[:10]}, "
                          f"before --since {self.settings.since} (give an earlier date)")
-        if verbose:
-            for r in verified:
+        if verbose:  # in the scan's order, newest first, as --list-candidates lists them (not as they finished)
+            rank = {str(c.get("commit")): k for k, c in enumerate(self.candidates())}
+            for r in sorted(verified, key=lambda r: rank.get(str(r.get("commit")), len(rank))):
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
                 how = "reused" if r.get("reused_from") else "verified"
                 lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {how:<8} "

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield import __version__
-from pytest_homefield.layout import mde_path, results_path
+from pytest_homefield.layout import max_tasks_note, mde_path, results_path
 from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
@@ -361,6 +361,9 @@ def compute_report(
     memo_note = say.memorized(memo) if memo else None
     if memo_note:
         notes.insert(0, memo_note)
+    # --max-tasks N: the first N of tasks.jsonl only, said first (nu20: a run of 2 of 6 read as the whole set)
+    cuts = list(dict.fromkeys(c for m in metas if (c := max_tasks_note(m.get("max_tasks")))))
+    notes[:0] = [c.removeprefix("Note: ") for c in cuts]
     flaky = sorted({(tid, test) for m in metas if isinstance(m.get("flaky_p2p"), dict)
                     for tid, ids in m["flaky_p2p"].items() for test in (ids if isinstance(ids, list) else [])})
     if flaky:

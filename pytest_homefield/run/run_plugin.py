@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,17 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
-from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, partial_mine_note
+from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, max_tasks_note, partial_mine_note
 from pytest_homefield.modes import ModeFile, ModePlugin
-from pytest_homefield.records import RATE_LIMITED, UNSOLVED_PREFIX, Result, Task, display_subject, load_tasks
+from pytest_homefield.records import (
+    CLIENT_MISSING,
+    RATE_LIMITED,
+    UNSOLVED_PREFIX,
+    Result,
+    Task,
+    display_subject,
+    load_tasks,
+)
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
 from pytest_homefield.run.retries import crash_result
@@ -44,7 +53,7 @@ from pytest_homefield.run.session import (
     RunReports,
     RunSession,
     memorized_exclusion,
-    select_tasks,
+    selection,
 )
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
@@ -123,9 +132,24 @@ def sandbox_hook(config: pytest.Config) -> SandboxHook | None:
     return hook
 
 
+def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any]) -> str | None:
+    """In an xdist worker: ``client missing on worker gw1 (host H): agent 'x': cannot start …`` when an agent's
+    client is not installed on this worker's machine, else ``None``. The controller checks its own machine
+    before anything is spent (:func:`_refuse_unstartable`) but cannot see a remote worker's (``--tx ssh=…``):
+    that worker stops the run at its first item instead (:meth:`RunItem.setup`), where every attempt of the
+    agent there was ``infra``, one by one, to the end of the run."""
+    lines = unstartable(agents, os.environ)
+    if not lines:
+        return None
+    more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
+    return (f"{CLIENT_MISSING} {workerinput.get('workerid', '?')} (host {socket.gethostname()}): {lines[0]}{more}; "
+            "install it there, or leave that worker out of --tx")
+
+
 def _refuse_unstartable(agents: list[Agent], config: pytest.Config) -> None:
     """Raise :class:`RunError` (exit 4, one line, no run folder) when an agent's client is not installed here
-    and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``."""
+    and every xdist worker is local (``--tx`` names only ``popen``): its every attempt would be ``infra``. A
+    remote worker checks its own machine (:func:`_worker_refusal`)."""
     remote = [tx for tx in (config.getoption("tx", None) or []) if not str(tx).startswith("popen")]
     lines = [] if remote else unstartable(agents, os.environ)
     if lines:
@@ -151,14 +175,16 @@ class RunPlugin(ModePlugin):
                 RunSession.prepare_worker(settings, config.workerinput)  # type: ignore[attr-defined]
             agents = make_agents(settings, hook_agents(config.hook.pytest_homefield_agents(config=config)))
             wi: dict[str, Any] = getattr(config, "workerinput", {})
+            #: why this worker runs nothing (:func:`_worker_refusal`), ``None`` on the controller
+            self.refusal = _worker_refusal(agents, wi) if is_worker(config) else None
             if is_worker(config):
                 excluded = dict(wi.get("homefield_excluded") or {})
             else:
                 _refuse_unstartable(agents, config)
                 excluded = memorized_exclusion(settings, agents)
-            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
-                                                                                                 config=config),
-                                 exclude=excluded.get("tasks", ()))
+            chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts, config=config),
+                               exclude=excluded.get("tasks", ()))
+            tasks = chosen.tasks
             self.preds_lines = [] if is_worker(config) else check_predictions(
                 agents, lambda: {t.id for t in load_tasks(settings.tasks_path)} | {t.id for t in tasks},
                 [t.id for t in tasks], partial=settings.preds_partial, attempts=settings.attempts)
@@ -167,7 +193,8 @@ class RunPlugin(ModePlugin):
                                                sandbox_hook=sandbox_hook(config))
             else:
                 self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
-                                                sandbox_hook=sandbox_hook(config), excluded=excluded)
+                                                sandbox_hook=sandbox_hook(config), excluded=excluded,
+                                                cut_from=chosen.cut_from)
         except PredictionsSpecError as exc:  # a preds: file that is unreadable or names unknown ids: exit 2
             pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
@@ -239,11 +266,12 @@ class RunPlugin(ModePlugin):
         return self._tasks_by_id
 
     @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """``--adaptive``: the items in rounds (attempt 1 of every task and agent, then attempt 2, ...;
-        stable, so every xdist worker has the same order)."""
+    def item_order(self, item: pytest.Item) -> tuple[int, ...]:
+        """``--adaptive``: the items in rounds (attempt 1 of every task and agent, then attempt 2, ...; the
+        sort is stable, so every xdist worker has the same order)."""
         if self.settings.adaptive:
-            items.sort(key=lambda i: round_order(i.attempt if isinstance(i, RunItem) else None))
+            return (round_order(item.attempt if isinstance(item, RunItem) else None),)
+        return ()
 
     def not_needed(self, item: RunItem) -> str | None:
         """``--adaptive``: wait for the rounds before ``item``'s (:func:`.rounds.wait_for_rounds`), then why
@@ -293,6 +321,12 @@ class RunPlugin(ModePlugin):
         partial = partial_mine_note(HomefieldDir(self.settings.root))
         if partial:
             lines.append(f"homefield: {partial}")
+        cut = max_tasks_note(s.max_tasks)
+        if cut:
+            lines.append(f"homefield: {cut}")
+        randomly = self.random_order_note()
+        if randomly:
+            lines.append(randomly)
         if s.shard is not None:
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "
@@ -337,11 +371,23 @@ class RunPlugin(ModePlugin):
         if self.end.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def _refused(self) -> list[str]:
+        """The workers' refusals that stopped the run (:func:`_worker_refusal`), controller only."""
+        return sorted(r for r in self.session.skip_reasons if r.startswith(CLIENT_MISSING))
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        super().pytest_sessionfinish(session, exitstatus)
+        if not self.is_worker and self._refused():
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR  # as the controller's own refusal: exit 4
+
     def write_summary(self, terminalreporter: Any) -> None:
         tr, s, report = terminalreporter, self.session, self.end.report
         tr.section("homefield report", sep="=", bold=True)
         if s.nothing_to_resume:
             tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
+        for why in self._refused():
+            tr.write_line(f"ERROR: pytest-homefield: {why}; the run stopped", red=True, bold=True)
         if report is None and s.interrupted:
             tr.write_line("Interrupted: the attempts that were running were stopped and not recorded; "
                           f"results so far are in {s.results_path.relative_to(self.settings.root)}", yellow=True)
@@ -464,6 +510,9 @@ class RunItem(AttemptItem):
 
     def setup(self) -> None:
         session = self.plugin.session
+        if self.plugin.refusal:  # this (remote) worker lacks a client: the whole run stops, nothing recorded here
+            self.session.shouldstop = self.plugin.refusal
+            raise pytest.skip.Exception(self.plugin.refusal)
         reason = session.stop_reason(self.agent)
         if reason:
             raise pytest.skip.Exception(reason)

@@ -25,7 +25,7 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.registry import agent_settings
 from pytest_homefield.errors import RunError
 from pytest_homefield.layout import HomefieldDir, attempt_dir, services_dir
-from pytest_homefield.records import BUDGET_SPENT, RATE_LIMITED, Result, Task
+from pytest_homefield.records import BUDGET_SPENT, CLIENT_MISSING, RATE_LIMITED, Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, result_key, run_attempt
 from pytest_homefield.run.flaky import flaky_records, found_flaky
 from pytest_homefield.run.hang_bound import attack_reference
@@ -56,9 +56,9 @@ AttemptFn = Callable[[AttemptSpec, SnapshotCache], Result]
 
 
 def stopped_for(message: str) -> str | None:
-    """The stop reason (``budget spent: …`` or ``rate limited: …``) of a skipped attempt item's message
-    (``…Skipped: <reason>``), ``None`` for a skip of any other kind."""
-    if BUDGET_SPENT in message or RATE_LIMITED in message:
+    """The stop reason (``budget spent: …``, ``rate limited: …`` or ``client missing on worker …``) of a
+    skipped attempt item's message (``…Skipped: <reason>``), ``None`` for a skip of any other kind."""
+    if BUDGET_SPENT in message or RATE_LIMITED in message or CLIENT_MISSING in message:
         return message.split("Skipped: ", 1)[-1]
     return None
 

@@ -60,6 +60,8 @@ class TaskSelection:
     every: list[Task]
     tasks: list[Task]
     shard: Shard | None = None
+    #: how many tasks ``--max-tasks`` chose from (``None`` when it cut none off)
+    cut_from: int | None = None
 
 
 def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None,
@@ -67,9 +69,10 @@ def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda 
     """The tasks of a run, an ablation or a probe: ``tasks.jsonl`` in file order, changed in place by
     ``modify`` (the ``pytest_homefield_modify_tasks`` hook), without the ids in ``exclude`` (the tasks
     ``--homefield-exclude-memorized`` leaves out: :func:`memorized_exclusion`), then cut to
-    ``--max-tasks``, then to this ``--shard`` (:class:`pytest_homefield.shard.Shard`: the split is over
-    the ``--max-tasks`` tasks, by id). Raises :class:`RunError` when there is no ``tasks.jsonl``, a
-    record in it is bad (file, line, field), or none is selected (``no tasks to <verb>: …``)."""
+    ``--max-tasks`` (``cut_from``: how many there were, when it cut any off), then to this ``--shard``
+    (:class:`pytest_homefield.shard.Shard`: the split is over the ``--max-tasks`` tasks, by id). Raises
+    :class:`RunError` when there is no ``tasks.jsonl``, a record in it is bad (file, line, field), or none
+    is selected (``no tasks to <verb>: …``)."""
     tasks_path = settings.tasks_path
     if not tasks_path.exists():
         raise RunError(f"pytest-homefield: no tasks at {tasks_path}: run `homefield mine` first")
@@ -86,16 +89,17 @@ def selection(settings: Settings, modify: Callable[[list[Task]], None] = lambda 
     if not tasks:
         raise RunError(f"pytest-homefield: no tasks to {verb}: --homefield-exclude-memorized leaves out all "
                        f"{len(gone)}")
+    cut_from = len(tasks) if settings.run_max_tasks is not None and settings.run_max_tasks < len(tasks) else None
     if settings.run_max_tasks is not None:
         tasks = tasks[: settings.run_max_tasks]
     shard = parse_shard(settings.shard)
     if shard is None:
-        return TaskSelection(tasks, tasks)
+        return TaskSelection(tasks, tasks, cut_from=cut_from)
     mine = shard.select(t.id for t in tasks)
     part = [t for t in tasks if t.id in mine]
     if not part:
         raise RunError(f"pytest-homefield: no tasks to {verb}: shard {shard} of {len(tasks)} task(s) is empty")
-    return TaskSelection(tasks, part, shard)
+    return TaskSelection(tasks, part, shard, cut_from)
 
 
 def select_tasks(settings: Settings, modify: Callable[[list[Task]], None] = lambda tasks: None,
@@ -250,6 +254,8 @@ class RunSession:
                                     sandbox_hook=sandbox_hook, flaky=flaky, shared=shared, tries=self.tries,
                                     canary_key=canary_key)
         self.skip_reasons: set[str] = set()
+        #: ``meta.json`` ``max_tasks`` (``{"n": N, "of": M}``: ``--max-tasks`` cut the task set), controller only
+        self.max_tasks: dict[str, Any] | None = None
         #: a resumed run whose every attempt is already recorded (set by :meth:`start`)
         self.nothing_to_resume = False
         #: the run folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
@@ -264,14 +270,16 @@ class RunSession:
     def start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, now: str | None = None,
               setup_command: Callable[[Task], str | None] = lambda task: None,
               sandbox_hook: SandboxHook | None = None,
-              excluded: Mapping[str, Any] | None = None) -> RunSession:
+              excluded: Mapping[str, Any] | None = None, cut_from: int | None = None) -> RunSession:
         """The controller's session: pick the run id (a new one, ``--homefield-run-id``, or the run to
         resume), check a resumed run against its ``meta.json`` and clear its ``cut_short``, write
         ``meta.json``, and read the finished attempts when resuming (all before ``meta.json`` is
         written, so a bad record changes nothing). The ``--homefield-fail-under`` gates are checked
         first (:func:`check_gates`). ``now`` is the session start (ISO 8601, UTC; default the current
         second). ``excluded``: the memorized tasks left out (:func:`memorized_exclusion`), frozen into a
-        new run's ``meta.json`` as ``excluded_memorized``. The flaky PASS_TO_PASS ids of
+        new run's ``meta.json`` as ``excluded_memorized``. ``cut_from``: how many tasks ``--max-tasks``
+        chose from (:attr:`TaskSelection.cut_from`), frozen into a new run's ``meta.json`` as ``max_tasks``
+        ``{"n": N, "of": M}`` so that its report says the task set is partial. The flaky PASS_TO_PASS ids of
         ``.homefield/flaky.jsonl`` are read and frozen into a new run's ``meta.json`` as ``flaky_p2p``
         (a resumed run keeps its own). Raises :class:`RunError`: also for a bad
         ``results.jsonl`` line or a write that failed (one line naming the file), and when an agent or
@@ -291,7 +299,8 @@ class RunSession:
         lock = FolderLock.take(run_dir, f"run {run_id}")  # FolderLocked: another session runs it
         try:
             session = cls._start(settings, tasks, agents, run_id=run_id, start=start, digest=digest,
-                                 setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded)
+                                 setup_command=setup_command, sandbox_hook=sandbox_hook, excluded=excluded,
+                                 cut_from=cut_from)
         except BaseException:
             lock.release()
             if created:  # nothing but the lock file: no empty run folder for --resume to find
@@ -303,7 +312,7 @@ class RunSession:
     @classmethod
     def _start(cls, settings: Settings, tasks: list[Task], agents: list[Agent], *, run_id: str, start: str,
                digest: str, setup_command: Callable[[Task], str | None], sandbox_hook: SandboxHook | None,
-               excluded: Mapping[str, Any] | None) -> RunSession:
+               excluded: Mapping[str, Any] | None, cut_from: int | None = None) -> RunSession:
         """:meth:`start` once the run folder is locked: check and write ``meta.json``, read the attempts done."""
         home = HomefieldDir(settings.root)
         run_dir = home.run_dir(run_id)
@@ -326,6 +335,8 @@ class RunSession:
                                   sandbox=sandbox_summary(settings, agents, hooked=sandbox_hook is not None))
                 if excluded:
                     meta["excluded_memorized"] = dict(excluded)
+                if cut_from is not None and settings.run_max_tasks is not None:
+                    meta["max_tasks"] = {"n": settings.run_max_tasks, "of": cut_from}
                 flaky = freeze_flaky(meta, home.flaky, tasks)
                 meta["shard"] = str(shard) if shard else None
             if settings.adaptive and "adaptive" not in meta:  # the design of the looks (issue 32)
@@ -342,6 +353,7 @@ class RunSession:
                       setup_command=setup_command, sandbox_hook=sandbox_hook, token=token, excluded=excluded,
                       flaky=flaky, tries=tries)
         session.nothing_to_resume = settings.resume and session.n_attempts - len(done) <= 0
+        session.max_tasks = meta.get("max_tasks") if isinstance(meta.get("max_tasks"), dict) else None
         return session
 
     @staticmethod

@@ -24,7 +24,8 @@ homefield be killed, the phase still lasts until the last of its processes is go
 
 An entrant that has to wait for another session's phases says so once, through its session's notice
 (:func:`set_notice`: a line on the terminal), naming those holders (a session's own agents and gradings take
-turns all the time: that says nothing), then once more when it gets in: one
+turns all the time: that says nothing), then once more when it gets in; the session's other processes (its
+xdist workers) and later entries say nothing more of the same sessions for a minute (the ``said`` file): one
 repository's ``run`` waited 507 s behind another's ``verify --attacks`` with no line at all. A holder is
 known by a file ``holders/<kind>.<pid>`` of the folder (:func:`session_label`, written on entering, removed
 on leaving; one whose process is gone is ignored): words for people, never part of the lock.
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import stat
 import sys
@@ -65,6 +67,11 @@ _SESSION: list[str] = []
 _NOTICE: list[Callable[[str], None]] = []
 #: The longest holder description read from a holder file (characters).
 _LABEL_MAX = 300
+#: A session says that it waits for the same other sessions at most once in this many seconds, whichever of its
+#: processes waits (xdist workers each printed the line, for every attempt: :meth:`PhaseLock._first_to_say`).
+SAY_AGAIN_S = 60.0
+#: The largest ``said`` file read or written (bytes).
+_SAID_MAX = 1 << 16
 
 
 def set_notice(notice: Callable[[str], None] | None, label: str = "") -> None:
@@ -188,11 +195,44 @@ class PhaseLock:
             # another session's holders only: a session's own agents and gradings take turns all the time
             mine = _session_of(session_label())
             who = [h for h in self.holders(other) if _session_of(h) != mine]
-            if who:
+            if who and self._first_to_say(mine, sorted({_session_of(h) for h in who})):
                 said.append(time.monotonic())
                 _NOTICE[0](f"homefield: waiting for the machine's phase lock: {'an' if kind == AGENT else 'a'} "
                            f"{kind} phase waits for the {other} phases of another session: {'; '.join(who)}")
         fcntl.flock(fd, mode)
+
+    def _first_to_say(self, mine: str, others: list[str]) -> bool:
+        """Whether this process is the one of its session (``mine``, :func:`_session_of`) to say that it waits
+        for the sessions ``others``: not when a process of this session (another xdist worker, or this one for
+        an earlier attempt) said it of the same sessions less than :data:`SAY_AGAIN_S` ago. Kept in the
+        folder's ``said`` file (``{session: [time, others]}``, entries older than that dropped), under an
+        exclusive ``flock`` of it; ``True`` when the file cannot be used (a line too many, never one too few)."""
+        try:
+            fd = os.open(self.folder / "said", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                seen = json.loads(os.pread(fd, _SAID_MAX, 0) or b"{}")
+            except ValueError:
+                seen = {}
+            now = time.time()
+            seen = {k: v for k, v in (seen.items() if isinstance(seen, dict) else ())
+                    if isinstance(v, list) and len(v) == 2 and isinstance(v[0], (int, float))
+                    and 0 <= now - v[0] < SAY_AGAIN_S}
+            if seen.get(mine, [0, None])[1] == others:
+                return False
+            seen[mine] = [now, others]
+            data = json.dumps(seen).encode()
+            if len(data) <= _SAID_MAX:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, data, 0)
+            return True
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
 
     @contextlib.contextmanager
     def hold(self, kind: Kind) -> Iterator[Phase]:

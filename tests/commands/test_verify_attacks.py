@@ -40,8 +40,10 @@ def test_tasks_with_canary_unprotected_functions_are_named() -> None:
     guarded = dataclasses.replace(bare, id="t2", canary_unprotected=[])
     assert unprotected_lines([guarded]) == []
     lines = unprotected_lines([bare, guarded])
-    assert lines[0].startswith("homefield verify: 1 task of 2 hold 2 FAIL_TO_PASS function(s) no canary guards")
+    assert lines[0].startswith("homefield verify: 1 task of 2 holds 2 FAIL_TO_PASS function(s) no canary guards")
     assert lines[1:] == ["  t1  2 of 3: test_b, test_c"]
+    assert unprotected_lines([bare, dataclasses.replace(bare, id="t3")])[0].startswith(
+        "homefield verify: 2 tasks of 2 hold 4 FAIL_TO_PASS function(s)")
     assert Task.from_dict(bare.to_dict()).canary_unprotected == bare.canary_unprotected
 
 

@@ -22,6 +22,7 @@ from pytest_homefield.mine.bounds import (
     continue_command,
     failure_signature,
     in_flight_line,
+    stop_lines,
     stop_meta,
     with_task_bound,
 )
@@ -72,6 +73,23 @@ def test_an_interrupted_reverify_counts_the_tasks_earlier_mines_left_and_says_wh
                         "the 1 verified, 3 kept from earlier mines).")
     assert lines[2] == ("Continue with: homefield mine --reverify  (--reverify runs all 4 again; without it the 1 "
                         "verified now are reused, and so are earlier records of the other 3)")
+
+
+def test_the_summary_names_flags_as_the_command_spells_them(tmp_path: Path) -> None:
+    """nu20: ``pytest --homefield-mine`` said "--reverify runs them again", a flag pytest does not have."""
+    shas = [f"{i}{i}" * 20 for i in range(1, 4)]
+    session = _session(tmp_path, *shas, reverify=True)
+    _kept(session, shas[0], 4)
+    append_jsonl(session.results_path, {"commit": shas[1], "id": shas[1][:12], "subject": "R",
+                                        "reason": "passes_without_change", "reused_from": "m0"})
+    lines = session.finish(stop=Stop(INTERRUPTED, "Ctrl-C"), command="pytest --homefield-mine --homefield-reverify")
+    assert lines[2].startswith("Continue with: pytest --homefield-mine --homefield-reverify  (--homefield-reverify "
+                               "runs all 3 again; "), lines
+    assert "Candidates: reused 1, verified 1 (earlier verification records of the same inputs; "\
+           "--homefield-reverify runs them again)" in lines, lines
+    fail_fast = stop_lines(Stop(FAIL_FAST, "x"), n_candidates=3, n_verified=2, n_not_verified=1, kept=0,
+                           command="pytest --homefield-mine")
+    assert fail_fast[1].endswith("or mine on with --homefield-no-fail-fast."), fail_fast
 
 
 def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp_path: Path) -> None:

@@ -32,6 +32,24 @@ def test_some_skipped_some_passed() -> None:
     assert v.detail == "no test failed in 2 parent runs: all 1 passed without the change"
 
 
+def test_skips_for_several_reasons_name_each_reason_with_its_count() -> None:
+    # structlog 2796b22: the commit's 3 new tests skip for a missing rich, beside 11 older ones for a missing
+    # better-exceptions; the detail named only the first id's reason, the wrong package to install
+    skips = {f"tests/test_dev.py::TestBetterTraceback::test_{k}": "Needs better-exceptions." for k in "abcdefghijk"}
+    skips |= {f"tests/test_dev.py::TestProps::test_rich_{k}": "Needs Rich." for k in "xyz"}
+    outcomes = {i: "skipped" for i in skips} | {"tests/test_dev.py::test_plain": "passed"}
+    v = classify_runs([run(outcomes, skips=skips)], [])
+    assert v.detail == ("no test failed in 1 parent run: 1 passed without the change and 14 were skipped "
+                        "(11: Needs better-exceptions., e.g. tests/test_dev.py::TestBetterTraceback::test_a; "
+                        "3: Needs Rich., e.g. tests/test_dev.py::TestProps::test_rich_x)")
+    # more reasons than are named: the most frequent, then how many more (a skip without a reason: in the total)
+    skips = {"t.py::a": "r1", "t.py::b": "r1", "t.py::c": "r2", "t.py::d": "r3", "t.py::e": "r4"}
+    v = classify_runs([run({i: "skipped" for i in [*skips, "t.py::f"]}, skips=skips)], [])
+    assert v.reason == "tests_skipped"
+    assert v.detail == ("no test failed in 1 parent run: all 6 were skipped in this environment "
+                        "(2: r1, e.g. t.py::a; 1: r2, e.g. t.py::c; 1: r3, e.g. t.py::d; and 1 more reason)")
+
+
 def test_red_by_import_error_is_marked() -> None:
     # the module cannot import at the parent: its ids are absent there (collection error), pass at the commit
     parent = run({}, ce=True)

@@ -123,11 +123,36 @@ def test_fail_fast_then_no_fail_fast_and_zero_tasks_exit_non_zero(tmp_path: Path
     assert "Candidates: reused 2, verified 1" in again.stdout and "No task kept" in again.stdout, again.stdout
 
 
-def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path) -> None:
-    """On the mined fixture (every verification reused, nothing runs): one task, the newest, then skips."""
+#: A plugin that reorders the items as pytest-randomly does: in a tryfirst wrapper, before every other
+#: implementation of the hook (structlog's test dependencies install pytest-randomly; nu20).
+SHUFFLER = """import pytest
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(items):
+    items.reverse()
+    return (yield)
+"""
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["plain", "items-shuffled-by-a-plugin"])
+def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path, shuffled: bool) -> None:
+    """On the mined fixture (every verification reused, nothing runs): one task, the newest, then skips; also
+    when another plugin of the environment (pytest-randomly) reorders the items: homefield's order is the
+    product's, put back after every plugin."""
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
-    proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "0", "--stop-after-tasks", "1")
+    args = ["mine", "--stability-runs", "2", "-n", "0", "--stop-after-tasks", "1"]
+    if shuffled:
+        (tmp_path / "plugins").mkdir()
+        (tmp_path / "plugins" / "homefield_test_shuffler.py").write_text(SHUFFLER)
+        env = {**cli_env(), "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "plugins"),
+                                                                        os.environ.get("PYTHONPATH")]))}
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args, "--", "-p",
+                               "homefield_test_shuffler"], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=300)
+    else:
+        proc = homefield(repo, *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified: tasks.jsonl is partial" \
         in proc.stdout, proc.stdout

@@ -226,6 +226,18 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     assert lines[-1] == f"Verification records: {session.results_path.relative_to(tmp_path)}"
 
 
+def test_verbose_lines_follow_the_scan_order_not_the_finishing_order(tmp_path: Path) -> None:
+    """nu20: under -n 2 the per-candidate lines of ``mine -v`` came in the order the verifications finished
+    (structlog: 2026-03-29, 2026-05-02, 2026-03-29, …), unlike ``--list-candidates``' newest first."""
+    session = _session(tmp_path, mine_max_tasks=None)
+    a, b, c = "aa" * 20, "bb" * 20, "cc" * 20
+    write_jsonl_atomic(session.candidates_path, [_candidate(x) for x in (a, b, c)])  # the scan's order
+    for x in (c, a, b):
+        append_jsonl(session.results_path, {"commit": x, "id": x[:12], "subject": x[:4], "reason": "reference_fails"})
+    lines = session.finish(verbose=True)
+    assert [ln.split()[0] for ln in lines if ln.startswith("  ")] == [a[:12], b[:12], c[:12]]
+
+
 def test_env_summary_counts_built_reused_and_failed() -> None:
     records = [{"env": {"key": "a", "built": True, "build_s": 10.0}}, {"env": {"key": "a", "built": False,
                "build_s": 0.0}}, {"env": {"key": "b", "built": True, "build_s": 2.5}},

@@ -353,12 +353,14 @@ def test_format_scan(zoo: tuple[Path, dict[str, str]], default_scan: ScanResult)
     lines = text.splitlines()
     assert len(lines) == len(default_scan.candidates) + 1
     assert lines[0].startswith(shas["typescript"][:12] + " 2024-01-01   1 source   1 test  Add the web app")
-    assert lines[-1] == (
-        "9 candidates from 23 commits; rejected: docs only 1, no test change 4, dependency change 4, "
-        "no source change 1, too many source files 1, message too short 2, root commit 1"
+    assert lines[-1] == (  # most frequent first, as mining's "Dropped:" line (ties in the scan's order of reasons)
+        "9 candidates from 23 commits; rejected: no test change 4, dependency change 4, message too short 2, "
+        "docs only 1, no source change 1, too many source files 1, root commit 1"
     )
     verbose = format_scan(default_scan, verbose=True).splitlines()
     assert len(verbose) == len(default_scan.candidates) + len(default_scan.rejected) + 1
+    # the candidates last, above the summary that counts them (rejected rows pushed them off the screen)
+    assert verbose[-len(default_scan.candidates) - 1:] == lines
     # a rejected row has the date in the date column too, then the reason
     assert f"{shas['too_many'][:12]} 2024-01-01 too many source files  Add eleven small modules at once  " \
            f"[11 source files > 10]" in verbose

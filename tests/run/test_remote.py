@@ -5,9 +5,11 @@ nothing."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -106,5 +108,43 @@ def test_two_remote_workers_and_one_local_then_kill_and_resume(mined: Path, tmp_
         keys2 = [(r["task_id"], r["agent"], r["attempt"]) for r in after if r not in died]
         assert len(keys2) == len(set(keys2)) == n_items
         assert keys2[: len(keys)] == keys
+    finally:
+        server.stop()
+
+
+def test_a_remote_worker_without_the_client_stops_the_run_at_once(mined: Path, tmp_path: Path) -> None:
+    """nu19 left it, nu20 fixed it: the controller cannot check a remote worker's machine for an agent's client
+    (``--tx ssh=…``), so on a worker without it every attempt of the agent was ``infra``, one by one, to the end
+    of the run. The worker now stops the run at its first item: one line naming the worker, its host and the
+    agent's install command, exit 4, nothing recorded, the run resumable."""
+    server = start_sshd(tmp_path / "sshd")
+    try:
+        repo = tmp_path / "controller"
+        shutil.copytree(mined, repo, symlinks=True)
+        shutil.rmtree(repo / ".homefield" / "runs", ignore_errors=True)
+        host = tmp_path / "host1"
+        git(tmp_path, "clone", "-q", str(mined), str(host))
+        shutil.copy(mined / ".homefield.yml", host / ".homefield.yml")
+        missing = tmp_path / "no-claude-here"
+        python = tmp_path / "python.sh"  # the remote machine: no claude CLI where HOMEFIELD_CLAUDE_BIN points
+        python.write_text(f"#!/bin/sh\nexport PYTHONPATH='{os.environ.get('PYTHONPATH', '')}'\n"
+                          f"export PYTEST_ADDOPTS='{UNUSED_PLUGINS}'\nexport HOMEFIELD_CLAUDE_BIN='{missing}'\n"
+                          f"exec {sys.executable} \"$@\"\n")
+        python.chmod(0o755)
+        tx = f"ssh={HOST_ALIAS}//ssh_config={server.config}//python={python}//chdir={host.resolve()}"
+        proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent",
+                               "fast=claude:claude-haiku-4-5", "--attempts", "2", "--sandbox", "none", "--run-id", "r",
+                               "--", "--tx", tx, "--dist", "load"], cwd=repo, env=_env(), capture_output=True,
+                              text=True, timeout=300)
+        out = proc.stdout + proc.stderr
+        assert proc.returncode == 4, out
+        assert (f"ERROR: pytest-homefield: client missing on worker gw0 (host {socket.gethostname()}): agent 'fast': "
+                f"cannot start {missing}: no such executable (install the Claude Code CLI: npm i -g "
+                "@anthropic-ai/claude-code, or set HOMEFIELD_CLAUDE_BIN to its path); install it there, or leave "
+                "that worker out of --tx; the run stopped") in out, out
+        assert "Continue the run with: homefield run --resume --run-id r" in out, out
+        run = repo / ".homefield" / "runs" / "r"
+        assert not list(read_jsonl(run / "results.jsonl")) if (run / "results.jsonl").exists() else True
+        assert json.loads((run / "meta.json").read_text())["cut_short"].startswith("client missing on worker gw0")
     finally:
         server.stop()

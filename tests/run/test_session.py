@@ -24,6 +24,7 @@ from pytest_homefield.run.session import (
     fail_under_failures,
     memorized_exclusion,
     select_tasks,
+    selection,
 )
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import append_jsonl, write_jsonl_atomic
@@ -252,6 +253,26 @@ def test_finish_records_cut_short_and_writes_reports(repo: Path) -> None:
     assert session.gate_failures(end.report) == []
     s.fail_under = ["noop=0.5"]
     assert session.gate_failures(end.report) == ["noop pass@1 0.00 is below 0.50"]
+
+
+def test_a_run_of_the_first_max_tasks_says_its_task_set_is_partial(repo: Path) -> None:
+    """nu20: ``--max-tasks 2`` of 3 tasks reported "2 tasks" as if it were the whole task set; it is frozen in
+    ``meta.json`` (a resume keeps it) and said in the run's header and first among the report's notes."""
+    s = _settings(repo, run_id="m", run_max_tasks=2)
+    chosen = selection(s)
+    assert chosen.cut_from == 3 and len(chosen.tasks) == 2
+    assert selection(_settings(repo, run_max_tasks=3)).cut_from is None  # nothing cut off
+    assert selection(_settings(repo)).cut_from is None
+    session = RunSession.start(s, chosen.tasks, _agents(), now=START, cut_from=chosen.cut_from)
+    assert read_meta(session.run_dir)["max_tasks"] == {"n": 2, "of": 3}
+    note = "the task set is partial: --max-tasks 2 ran the first 2 of the 3 tasks in tasks.jsonl (newest first)"
+    end = session.finish(RUN_REPORTS)
+    assert end.report is not None and end.report["notes"][0].startswith(note), end.report["notes"]
+    assert note in (session.run_dir / "report.md").read_text()
+    resumed = RunSession.start(_settings(repo, run_id="m", run_max_tasks=2, resume=True), chosen.tasks, _agents())
+    assert resumed.max_tasks == {"n": 2, "of": 3} and read_meta(resumed.run_dir)["max_tasks"] == {"n": 2, "of": 3}
+    whole = RunSession.start(_settings(repo, run_id="w"), select_tasks(_settings(repo)), _agents(), now=START)
+    assert "max_tasks" not in read_meta(whole.run_dir) and whole.max_tasks is None
 
 
 def test_fail_under_errors() -> None:

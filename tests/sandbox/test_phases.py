@@ -249,3 +249,45 @@ def test_a_session_that_waits_says_for_whom_and_when_it_got_in(tmp_path: Path) -
     finally:
         phases.set_notice(None)
         release.set()
+
+
+def _wait_labelled(folder: str, kind: str, label: str, log: str) -> None:
+    """Enter ``kind`` as a process of the session ``label``, its notices and then its wait logged to ``log``."""
+    from pytest_homefield.sandbox import phases
+
+    phases.set_notice(lambda line: _log(log, line), label)
+    with PhaseLock(Path(folder)).hold(kind) as phase:  # type: ignore[arg-type]
+        _log(log, f"waited {phase.wait_s}")
+
+
+def test_the_processes_of_one_session_say_they_wait_once(tmp_path: Path) -> None:
+    """nu20: each xdist worker of a run said it waited for the same other session, and again for every attempt:
+    of one session's processes waiting for the same sessions, one says so (and that it got in) once a minute."""
+    ready, release = CTX.Event(), CTX.Event()
+    holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield verify --attacks", ready, release)
+    assert ready.wait(30)
+    log = tmp_path / "notices.log"
+    waiters = [_start(_wait_labelled, str(tmp_path), AGENT, "homefield run -n 2", str(log)) for _ in range(2)]
+    time.sleep(1.5)
+    release.set()
+    assert _ended(holder, 10) and all(_ended(w, 30) for w in waiters)
+    lines = log.read_text().splitlines()
+    waited = [float(ln.split()[1]) for ln in lines if ln.startswith("waited ")]
+    assert len(waited) == 2 and min(waited) > 1.0, lines  # both workers waited
+    says = [ln for ln in lines if not ln.startswith("waited ")]
+    assert len(says) == 2, lines
+    assert says[0].startswith("homefield: waiting for the machine's phase lock: an agent phase waits for the grading "
+                              f"phases of another session: pid {holder.pid} (homefield verify --attacks)")
+    assert says[1].startswith("homefield: got the machine's phase lock (agent) after ")
+    # another session waiting for the same holder says so itself
+    ready.clear(), release.clear()
+    holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield verify --attacks", ready, release)
+    assert ready.wait(30)
+    other = tmp_path / "other.log"
+    waiter = _start(_wait_labelled, str(tmp_path), AGENT, "homefield mine -n 2", str(other))
+    time.sleep(1.0)
+    release.set()
+    assert _ended(holder, 10) and _ended(waiter, 30)
+    said = other.read_text().splitlines()
+    assert said[0].startswith("homefield: waiting for the machine's phase lock: ") and \
+        said[1].startswith("homefield: got the machine's phase lock (agent) after "), said
