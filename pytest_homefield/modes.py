@@ -105,21 +105,6 @@ class ModePlugin:
         session = self.active()
         return session.workerinput() if session is not None else {}
 
-    def random_order_note(self) -> str | None:
-        """One line when pytest-randomly is loaded in this session (so, as a rule, in the test command's
-        environment too) and the test command neither names it nor turns plugin autoloading off: it runs the
-        repository's tests in a new order in every test run, so a test that depends on another's order passes
-        when mined and fails when graded, the reference fix's too (structlog: oracle 49 of 62 with it, 62 of 62
-        with ``-p no:randomly``). ``None`` otherwise."""
-        cmd = self.settings.test_cmd
-        if not self.config.pluginmanager.has_plugin("randomly") or any(
-                word in cmd for word in ("randomly", "disable-plugin-autoload")):
-            return None
-        return ("homefield: pytest-randomly is installed: it runs your tests in a new order in every test run, so a "
-                "test that depends on another's order passes when mined and fails when graded (the reference fix's "
-                "too); "
-                "add -p no:randomly to test_cmd in .homefield.yml (test_cmd: \"python -m pytest -p no:randomly\")")
-
     def item_order(self, item: pytest.Item) -> tuple[int, ...]:
         """A mode's own order of its items, before their collection order (``--adaptive``'s rounds). ``()``
         by default: the collection order alone."""

@@ -108,10 +108,9 @@ class MinePlugin(ModePlugin):
         s = self.session
         lines = [f"homefield mine: {plural(s.n_candidates, 'candidate')} frozen in "
                  f"{s.mine_dir.relative_to(self.settings.root)}"]
-        note = self.random_order_note()
         boxed = {"test runs": test_sandbox(self.settings)}
         # no pids cgroup and no RLIMIT_NPROC way; no memory cgroup
-        return lines + [n for n in (note, no_cap_note(boxed), no_memory_cap_note(boxed)) if n]
+        return lines + [n for n in (no_cap_note(boxed), no_memory_cap_note(boxed)) if n]
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and "homefield" in report.keywords:

@@ -324,9 +324,6 @@ class RunPlugin(ModePlugin):
         cut = max_tasks_note(s.max_tasks)
         if cut:
             lines.append(f"homefield: {cut}")
-        randomly = self.random_order_note()
-        if randomly:
-            lines.append(randomly)
         if s.shard is not None:
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "

@@ -4,7 +4,6 @@ nothing already written lost or changed (issue 21). Each case states the exact l
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -251,30 +250,3 @@ def test_an_agent_whose_client_is_not_installed_is_refused_before_anything_is_sp
     ), proc.stdout + proc.stderr
     assert not (repo / ".homefield" / "runs").exists()
 
-
-def test_a_run_where_pytest_randomly_is_loaded_says_to_turn_it_off(mined: Path, tmp_path: Path) -> None:
-    """nu20 on structlog (whose test dependencies install pytest-randomly): every test run had a new order, so
-    order-dependent PASS_TO_PASS tests failed the reference fix when graded: oracle 49 of 62, 42 ids recorded
-    as flaky; with ``-p no:randomly`` in test_cmd 62 of 62. A session where the plugin is loaded says so. (A
-    module registered under the plugin's name, ``randomly``, stands in for it: it is not installed here.)"""
-    repo = copy_mined(mined, tmp_path / "repo")
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "randomly.py").write_text("")
-    env = {**cli_env(), "PYTHONPATH": os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH")]))}
-    note = "homefield: pytest-randomly is installed: it runs your tests in a new order in every test run"
-
-    def run(test_cmd: str, *extra: str) -> subprocess.CompletedProcess[str]:
-        (repo / ".homefield.yml").write_text(f"test_cmd: {json.dumps(test_cmd)}\n")
-        return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "run", "--agent", "noop", "--attempts",
-                               "1", "--max-tasks", "1", "-n", "0", "--", *extra], cwd=repo, env=env,
-                              capture_output=True, text=True, timeout=120)
-
-    proc = run(f"{sys.executable} -m pytest", "-p", "randomly")
-    assert proc.returncode == 0 and note in proc.stdout, proc.stdout + proc.stderr
-    assert 'add -p no:randomly to test_cmd in .homefield.yml (test_cmd: "python -m pytest -p no:randomly")' \
-        in proc.stdout
-    for cmd, extra in ((f"{sys.executable} -m pytest -p no:randomly", ("-p", "randomly")),
-                       (f"{sys.executable} -m pytest", ())):
-        proc = run(cmd, *extra)
-        assert proc.returncode == 0 and note not in proc.stdout, (cmd, proc.stdout + proc.stderr)

@@ -241,7 +241,31 @@ def pytest_addoption(parser: Any, pluginmanager: Any) -> None:
         pluginmanager.register(pytest_timeout, "timeout")
 
 
+#: The seed pytest-randomly gets in every test run where it is loaded and not given one (:func:`_keep_order`).
+RANDOMLY_SEED = 0
+
+
+def _keep_order(config: pytest.Config) -> None:
+    """Every test run of a task in the same order, with the same random numbers: where pytest-randomly is
+    loaded (an entry-point plugin any test environment may install), its reordering is turned off
+    (``--randomly-dont-reorganize``) and, unless the command gave a number, its seed is
+    :data:`RANDOMLY_SEED` (else a new one per run: ``default``, or ``last``, read from the run's fresh
+    cache). It shuffled every run anew, so a test that depends on another's order passed when mined and
+    failed the reference fix when graded (nu20, hynek/structlog: oracle 49 of 62, 62 of 62 with
+    ``-p no:randomly``), as ``PYTHONHASHSEED=0`` already does for hash order. The options are set before
+    pytest-randomly's own ``pytest_configure`` reads them (this hook is ``tryfirst``); xdist workers get
+    the controller's."""
+    option = config.option
+    if hasattr(option, "randomly_reorganize"):
+        option.randomly_reorganize = False
+    if getattr(option, "randomly_seed", None) in ("default", "last"):
+        option.randomly_seed = RANDOMLY_SEED
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if _active():
+        _keep_order(config)
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
     writer = _Writer()
