@@ -307,3 +307,27 @@ def test_the_cgroup_is_gone_after_a_timeout_too(tmp_path: Path) -> None:
         pytest.skip("no writable pids cgroup")
     r = run_process(proccap.marked(["sh", "-c", "sleep 30 & sleep 30 & wait"]), cwd=tmp_path, env=ENV, timeout_s=0.5)
     assert r.timed_out and not _orphans()
+
+
+def test_rlimit_nproc_is_no_cap_on_a_kernel_that_counts_the_users_every_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # before Linux 5.14 RLIMIT_NPROC counted every task of the uid on the host, not of the sandbox's user
+    # namespace (atk21): 512 set inside the sandbox refused its forks, an honest fix's tests failing, whenever
+    # the user held 512 tasks elsewhere (a browser's threads); there bubblewrap gets no prlimit
+    def kernel(release: str) -> None:
+        monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "host", release, "#1", "x86_64")))
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(proccap, "_setuid", lambda exe: False)
+    monkeypatch.setattr(proccap, "prlimit_path", lambda: "/usr/bin/prlimit")
+    monkeypatch.setattr(proccap, "pids_root", lambda: None)
+    kernel("5.10.0-28-amd64")
+    assert not proccap.by_rlimit() and proccap.inside_argv(["x"]) == ["x"] and proccap.cap_by("bwrap") is None
+    note = proccap.no_cap_note({"test runs": "bwrap"})
+    assert note is not None and "before 5.14" in note
+    kernel("5.14.0-362.el9.x86_64")
+    n = proccap.max_procs()
+    assert proccap.by_rlimit() and proccap.inside_argv(["x"])[:2] == ["/usr/bin/prlimit", f"--nproc={n}:{n}"]
+    old = ["5.13.19-2-pve", "4.18.0-513.el8.x86_64", "3.10.0", "5.4", "garbage", ""]
+    new = ["5.14", "5.15.0-91-generic", "6.18.44-fc-v1147", "10.0.1"]
+    assert [proccap.counts_per_namespace(r) for r in old + new] == [False] * len(old) + [True] * len(new)
