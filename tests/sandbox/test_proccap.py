@@ -29,9 +29,10 @@ ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 #: Children a bounded bomb tries to hold at once: four times the default cap.
 BOMB = 2000
 #: The bounded bomb (run by the system's python3: readable by uid 1000, unlike a venv under /root): the
-#: number of children it held at once, then the errno that stopped it (``None``: none did).
+#: number of children it held at once, then the errno that stopped it (``None``: none did); with a second
+#: argument it holds them that many seconds more.
 BOMB_PY = """
-import os, sys
+import os, sys, time
 pids, err = [], None
 for _ in range(int(sys.argv[1])):
     try:
@@ -40,6 +41,7 @@ for _ in range(int(sys.argv[1])):
         err = exc.errno
         break
 print(len(pids), err, flush=True)
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
 for p in pids:
     os.kill(p, 9)
 for p in pids:
@@ -132,6 +134,13 @@ def test_a_bounded_bomb_as_uid_1000_stops_at_the_cap_set_in_its_user_namespace(
     cap = proccap.DEFAULT_MAX_PROCS
     assert limits.stdout.split()[2:4] == [str(cap), str(cap)], limits.stdout
     assert limits.stdout.rstrip().endswith("kept"), limits.stdout + limits.stderr
+    # nor does a user namespace of its own reset the count (atk21): the kernel counts each level up to the
+    # sandbox's against the limit its creator held, so three bombs in three nested namespaces share one cap
+    nested = " & ".join([f"unshare -U -r {_python3()} {shared / 'bomb.py'} 300 3"] * 3) + " & wait"
+    run = subprocess.run([*user, *bwrap_argv(["sh", "-c", nested], policy, bwrap=exe)], capture_output=True,
+                         text=True, timeout=120)
+    held = [int(line.split()[0]) for line in run.stdout.splitlines() if line.split()[:1] != ["None"]]
+    assert held and sum(held) < cap, run.stdout + run.stderr
 
 
 def test_a_bomb_leaves_a_concurrent_sandbox_its_room(shared: Path, tmp_path: Path) -> None:
