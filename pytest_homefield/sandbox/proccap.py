@@ -7,7 +7,9 @@ its number of tasks (processes and threads) by construction, in one or both of t
 
 * **RLIMIT_NPROC inside bubblewrap's user namespace** (:func:`inside_argv`): since Linux 5.14 the
   kernel counts processes per (user namespace, uid), so a limit set *inside* the sandbox's new user
-  namespace counts the sandbox's processes only. ``prlimit --nproc=N:N --`` (util-linux, bound
+  namespace counts the sandbox's processes only (:func:`counts_per_namespace`; before 5.14 it counted
+  every task of the uid on the host: the cap would refuse an honest sandbox's forks whenever the user
+  ran 512 tasks elsewhere, so there it is not used). ``prlimit --nproc=N:N --`` (util-linux, bound
   read-only with ``/usr``) is the sandbox's first command and ``exec``\\ s the real one: no process
   more (not for root, whom it would not cap). The hard limit cannot be raised from inside (that takes
   ``CAP_SYS_RESOURCE`` in the host's user namespace). Set on bubblewrap itself it would be wrong: the new
@@ -37,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
 import shutil
 import stat
 from collections.abc import Sequence
@@ -45,7 +48,7 @@ from pathlib import Path
 __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
            "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
-           "no_memory_cap_note", "oom_note"]
+           "no_memory_cap_note", "oom_note", "counts_per_namespace"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -190,11 +193,20 @@ def _setuid(exe: str) -> bool:
         return False
 
 
+def counts_per_namespace(release: str | None = None) -> bool:
+    """Whether the kernel of ``release`` (``os.uname().release`` by default, e.g. ``"6.8.0-45-generic"``)
+    counts ``RLIMIT_NPROC`` per (user namespace, uid): Linux 5.14 on. Before it, the count is of every
+    task of the uid on the host (a user's browser alone can hold 512 threads); ``False`` for a release
+    that does not start with ``MAJOR.MINOR``."""
+    found = re.match(r"(\d+)\.(\d+)", release if release is not None else os.uname().release)
+    return found is not None and (int(found[1]), int(found[2])) >= (5, 14)
+
+
 def by_rlimit(bwrap: str = "bwrap") -> bool:
-    """Whether ``RLIMIT_NPROC`` set inside bubblewrap ``bwrap``'s sandbox caps it: not run as root (the
-    host's root is exempt), bubblewrap not setuid (then it has its own user namespace), ``prlimit``
-    there."""
-    return os.geteuid() != 0 and not _setuid(bwrap) and prlimit_path() is not None
+    """Whether ``RLIMIT_NPROC`` set inside bubblewrap ``bwrap``'s sandbox caps it, and it alone: not run as
+    root (the host's root is exempt), bubblewrap not setuid (then it has its own user namespace), a
+    kernel that counts per user namespace (:func:`counts_per_namespace`), ``prlimit`` there."""
+    return os.geteuid() != 0 and not _setuid(bwrap) and counts_per_namespace() and prlimit_path() is not None
 
 
 def inside_argv(command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
@@ -249,7 +261,7 @@ def no_cap_note(backends: dict[str, str]) -> str | None:
         return None
     why = "no writable pids cgroup, and root is exempt from RLIMIT_NPROC" if os.geteuid() == 0 else \
         "no writable pids cgroup, and no RLIMIT_NPROC in a user namespace of its own: Landlock has none, a " \
-        "setuid bubblewrap makes none, or prlimit is missing"
+        "setuid bubblewrap makes none, a kernel before 5.14 counts the user's every process, or prlimit is missing"
     return (f"homefield: no process cap for {', '.join(loose)} ({why}): a fork bomb there can exhaust this "
             "machine's processes")
 
