@@ -41,7 +41,13 @@ What is added to a pytest command, after the user's own arguments:
   other modules from running (their ids keep their own outcome);
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome;
-* the targets (test files or node ids) as separate arguments.
+* the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
+  command's ``python`` has pytest 8.2 or later (which reads arguments from a file named so; probed once
+  per interpreter, isolated, :func:`reads_argsfile`; not when the tree holds a pytest of its own),
+  else as separate arguments. The targets name the
+  hidden test files and ids, and ``/proc/<pid>/cmdline`` is readable by every process of the machine,
+  a Landlock-confined agent's too (atk21: a spy agent read another session's grading's FAIL_TO_PASS ids
+  there); the private folder is not.
 
 The repository's ``addopts`` are kept (they may be needed: import mode, plugins, markers). When they
 enable xdist the reporter writes from the controller only, so each phase is still recorded once.
@@ -64,10 +70,12 @@ caller's session are removed: ``PYTEST_ADDOPTS``, ``PYTEST_PLUGINS``,
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import shlex
 import shutil
+import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -265,14 +273,38 @@ def scrubbed_env(
     return out
 
 
-def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path) -> tuple[list[str], Path | None]:
+#: The pytest that reads arguments from a file named ``@FILE`` (its parser's ``fromfile_prefix_chars``).
+ARGSFILE_PYTEST = (8, 2)
+#: The file of a run's targets in its private folder (:func:`build_command`).
+ARGSFILE = "targets.args"
+
+
+@functools.lru_cache(maxsize=32)
+def reads_argsfile(python: str) -> bool:
+    """Whether the pytest of interpreter ``python`` (a path or a name on ``PATH``) reads arguments from
+    ``@FILE`` (pytest ≥ :data:`ARGSFILE_PYTEST`). Asked once per interpreter and process, with ``-I``
+    (neither ``PYTHONPATH`` nor the working folder: nothing of a workspace runs here, on the host);
+    ``False`` when it cannot tell (no pytest there, an interpreter that does not start, 30 s)."""
+    probe = "from importlib.metadata import version; print(version('pytest'))"
+    try:
+        out = subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=30,
+                             stdin=subprocess.DEVNULL, cwd="/")
+    except (OSError, subprocess.SubprocessError):
+        return False
+    found = re.match(r"(\d+)\.(\d+)", out.stdout.strip()) if out.returncode == 0 else None
+    return found is not None and (int(found[1]), int(found[2])) >= ARGSFILE_PYTEST
+
+
+def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
+                  argsfile: bool = False) -> tuple[list[str], Path | None]:
     """The argv for ``test_cmd`` on ``targets`` and the JUnit XML path (``None`` in reporter mode).
 
     ``test_cmd`` is split with :func:`shlex.split` (no shell). With a ``{junit}`` placeholder it is a
     custom command: ``{junit}`` is replaced by ``out_dir/junit.xml`` inside any argument, an argument
     that is exactly ``{files}`` is replaced by the targets, and without ``{files}`` the targets are
     appended. Otherwise it is a pytest command and gets the reporter options listed in the module
-    docstring. Raises ``ValueError`` for an empty or unparseable command.
+    docstring; with ``argsfile`` the targets are not on it but named by ``@out_dir/targets.args``, which
+    the caller writes (:func:`write_argsfile`). Raises ``ValueError`` for an empty or unparseable command.
     """
     try:
         argv = shlex.split(test_cmd or "python -m pytest")
@@ -302,9 +334,24 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path) -> tu
         f"cache_dir={out_dir / '.pytest_cache'}",
         "--continue-on-collection-errors",
         "--maxfail=0",
-        *targets,
+        *(["@" + str(out_dir / ARGSFILE)] if argsfile and targets else targets),
     ]
     return argv, None
+
+
+def _own_pytest(workdir: Path) -> bool:
+    """Whether the tree under test holds a pytest of its own at an import root (pytest's own repository):
+    it comes first on ``PYTHONPATH``, so the interpreter's pytest that :func:`reads_argsfile` asked about
+    is not the one that runs."""
+    return any((workdir / root / name).exists() for root in (".", "src") for name in ("_pytest", "pytest"))
+
+
+def write_argsfile(out_dir: Path, targets: Sequence[str]) -> None:
+    """``out_dir/targets.args``: one target per line, as pytest reads ``@FILE`` (argparse: a line is one
+    argument). Raises ``ValueError`` for a target holding a line break (it cannot be written so)."""
+    if any("\n" in t or "\r" in t for t in targets):
+        raise ValueError("a test target holds a line break")
+    nofollow.write_bytes(out_dir, ARGSFILE, "".join(t + "\n" for t in targets).encode())
 
 
 def run_tests(
@@ -391,7 +438,15 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
     for a JUnit command)."""
     log_path = out_dir / LOG_FILE
-    argv, junit = build_command(test_cmd, targets, out_dir=out_dir)
+    by_file = False
+    if "{junit}" not in test_cmd and targets and not any("\n" in t or "\r" in t for t in targets):
+        with contextlib.suppress(ValueError):
+            first = shlex.split(test_cmd or "python -m pytest")[:1]
+            by_file = (bool(first) and "python" in Path(first[0]).name and not _own_pytest(workdir)
+                       and reads_argsfile(first[0]))
+    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file)
+    if by_file:
+        write_argsfile(out_dir, targets)
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched
         (out_dir / name).mkdir()
