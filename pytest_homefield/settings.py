@@ -393,7 +393,8 @@ class Settings(ScanSettings):
         """The test runs' services and ``--test-network`` ports, their logs in ``log_dir``; ``reuse``:
         worker-scope instances are kept and reset between runs (mining only, ``TestNetwork.reuse``). Each
         instance runs in the sandbox ``--sandbox`` gives test runs (:mod:`~.sandbox.service_box`)."""
-        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir, reuse, self.sandbox)
+        return TestNetwork(self.services, parse_test_network(self.test_network), log_dir, reuse, self.sandbox,
+                           self.max_test_memory_mb)
 
     @property
     def homefield_dir(self) -> Path:

@@ -369,8 +369,11 @@ def main(argv: list[str]) -> int:
     try:
         status = supervise(cmd, fd, keep, child_setup, pending, armed, grace, keep_fd=memory is not None)
         if memory is not None:  # what the caller reads once the command is done: the OOM kills in its cgroup
-            with open(fd, "wb", closefd=True) as report:
-                report.write(f"\noom {oom_kills(memory)}".encode())
+            try:  # a caller that wants no report (a service's, spawn_process) has closed its end
+                with open(fd, "wb", closefd=True) as report:
+                    report.write(f"\noom {oom_kills(memory)}".encode())
+            except OSError:
+                pass
     finally:
         for cgroup in cgroups:
             remove_cgroup(cgroup)

@@ -457,7 +457,8 @@ def _wait_watched(proc: subprocess.Popen[bytes], timeout_s: float | None,
 
 
 def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stdout_path: Path,
-                  output_cap: int | None = None, why: str = "--max-output-mb") -> subprocess.Popen[bytes]:
+                  output_cap: int | None = None, why: str = "--max-output-mb",
+                  box_memory: int | None = None) -> subprocess.Popen[bytes]:
     """Start ``cmd`` under the reaper in a new session and return at once: a long-lived process (a
     service of docs/contracts.md §2 ``services:``) that the caller stops with :func:`stop_process`.
     stdout and stderr go to ``stdout_path`` (appended). With ``output_cap`` (bytes) they go through one
@@ -465,8 +466,9 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
     line naming ``why``, its last bytes; written in full by :func:`stop_process`): the command never
     holds a host file. Until then it is one of the commands :func:`stop_all` stops, and the reaper kills
     its whole tree when this process dies (SIGKILL too). Raises ``OSError`` when the program cannot be
-    started."""
-    capped, cmd = split_mark(cmd)  # a sandboxed service: its pids cgroup (run_process)
+    started. ``box_memory`` (bytes): a sandboxed command's memory cgroup, as :func:`run_process`'s (atk21: a
+    redis the tests command grew to 2 GiB with four 60-byte commands, past the test run's memory cap)."""
+    capped, cmd = split_mark(cmd, box_memory)  # a sandboxed service: its pids and memory cgroups (run_process)
     rfd, wfd = os.pipe()
     pump: Pump | None = None
     if output_cap is not None:
@@ -493,8 +495,8 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
     os.close(wfd)
     if pump is not None:
         pump.start()
-    with os.fdopen(rfd, "rb") as status_pipe:
-        started = status_pipe.read()
+    with os.fdopen(rfd, "rb", buffering=0) as status_pipe:  # a memory cgroup's report comes at the end: unread
+        started, _ = _read_start(status_pipe)
     if started != b"ok":
         proc.wait()
         if pump is not None:

@@ -257,6 +257,8 @@ class Instance:
     host_port: HostPort | None = None
     #: the socket that relay reaches it through; it exists once the service accepts
     sock: Path | None = None
+    #: bytes of memory its sandbox may hold (its memory cgroup, where one can be made; ``None``: none)
+    memory_bytes: int | None = None
 
     @property
     def address(self) -> int:
@@ -304,7 +306,7 @@ class Instance:
                 self.host_port = HostPort(self.port, self.sock).start()
             argv, env = service_argv(fill(self.spec.command, self.port), self.cwd, backend, self.port)
             self.proc = spawn_process(argv, cwd=self.cwd, env=env, stdout_path=self.log,
-                                      output_cap=SERVICE_LOG_BYTES, why=_LOG_CAP_WHY)
+                                      output_cap=SERVICE_LOG_BYTES, why=_LOG_CAP_WHY, box_memory=self.memory_bytes)
         except BwrapUnavailable as exc:
             self.stop()
             raise self._fail(f"could not be sandboxed: {exc}") from None
@@ -385,6 +387,9 @@ class TestNetwork:
     log_dir: Path | None = None
     reuse: bool = False
     sandbox: str = "auto"
+    #: MiB of memory each sandboxed instance may hold (``max_test_memory_mb``: what its clients make it hold
+    #: is theirs, atk21); ``None``: no cap
+    memory_mb: float | None = None
 
     def __bool__(self) -> bool:
         return bool(self.services or self.ports)
@@ -426,7 +431,9 @@ class ServicePool:
         port = spec.port if spec.port is not None and not relays else free_port()
         inside = spec.port if relays else None
         try:
-            return Instance(spec, port, self._log(spec, port), inside=inside, sandbox=self.network.sandbox).start()
+            memory = int(self.network.memory_mb * 2**20) if self.network.memory_mb else None
+            return Instance(spec, port, self._log(spec, port), inside=inside, sandbox=self.network.sandbox,
+                            memory_bytes=memory).start()
         except ServiceError as exc:
             self._failed[spec.name] = str(exc)
             raise
@@ -527,7 +534,8 @@ def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
     if network is None or not network.services or not runs_commands:
         return contextlib.nullcontext(Lease())
     # fresh: no reuse
-    return ServicePool(TestNetwork(network.services, (), network.log_dir, sandbox=network.sandbox)).lease(relays)
+    return ServicePool(TestNetwork(network.services, (), network.log_dir, sandbox=network.sandbox,
+                                   memory_mb=network.memory_mb)).lease(relays)
 
 
 # --- homefield services --check ----------------------------------------------------------------------

@@ -70,3 +70,26 @@ def test_an_instances_folder_is_one_of_the_agents(network: TestNetwork, tmp_path
         assert len(lease.folders) == 1 and lease.folders[0].is_dir()
         folders = AgentFolders(tmp_path, services=lease.folders)
         assert folders.roots()[-1] == ("service1", lease.folders[0])
+
+
+def test_a_service_holds_no_more_memory_than_a_test_run(network: TestNetwork) -> None:
+    """atk21: four ``SETRANGE k 524288000 x`` (60 bytes each) grew a grading's redis from 13 MiB to 2 GiB, past
+    the test run's memory cap (its client was held to 256 MiB), and about 40 would take this host's 23 GB. A
+    sandboxed instance now has the test runs' memory cap (``max_test_memory_mb``) in a memory cgroup of its
+    own: past it the kernel kills the service, not a process of the host. On main redis answered with the
+    new length (it held 200 MiB)."""
+    from pytest_homefield.sandbox.proccap import memory_root
+    if memory_root() is None:
+        pytest.skip("no memory cgroup can be made here (root with cgroup v1 memory, or a delegated cgroup v2)")
+    import dataclasses
+    import socket
+    capped = dataclasses.replace(network, memory_mb=64)
+    with ServicePool(capped).lease() as lease:
+        port = lease.ports[0]
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+            s.sendall(b"*4\r\n$8\r\nSETRANGE\r\n$1\r\nk\r\n$9\r\n209715200\r\n$1\r\nx\r\n")
+            try:
+                answer = s.recv(100)
+            except OSError as exc:  # the connection reset by the kill
+                answer = repr(exc).encode()
+        assert not answer.startswith(b":209715201"), answer
