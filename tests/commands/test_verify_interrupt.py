@@ -5,6 +5,7 @@ run to its end is no interruption (a first fix, comparing the graded ids with th
 from __future__ import annotations
 
 import dataclasses
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -47,8 +48,10 @@ def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
     (plugins / "hf_stopper.py").write_text(STOPPER)
     env = cli_env()
     env["PYTHONPATH"] = str(plugins) + ((":" + env["PYTHONPATH"]) if env.get("PYTHONPATH") else "")
+    # SIGINT back to its default in the child: a suite started with it ignored (``.ci/run &``) passes that on
     proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "-n", "0", "--", "-p", "hf_stopper"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     out = proc.stdout
     assert "homefield verify: interrupted: 1 of 3 tasks graded; oracle solved each of them" in out, out[-3000:]
     assert "oracle solves" not in out and proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
