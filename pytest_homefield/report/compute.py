@@ -18,6 +18,7 @@ Keys beyond docs/contracts.md §10 (documented in :func:`compute_report`): ``alp
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from collections.abc import Collection, Sequence
@@ -76,7 +77,7 @@ REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
@@ -286,21 +287,35 @@ def compute_report(
     any_attempt = any(a.attempts for a in agents.values())
     for a in agents.values():
         notes.extend(n for n in say.agent_notes(a) if any_attempt or "no attempt" not in n)
-    claims = claims_by_key(run_dirs)  # attempts tried again at the agent's word (atk20 F2)
+    # attempts tried again at the agent's word (atk20 F2): their agent's outcomes with them counted as failed
+    claims = claims_by_key(run_dirs)
+    at_its_word: dict[str, Outcomes01] = {}
     for a in agents.values():
         again = [x.result for x in attempts_of(a.name) if x.result.scored and claims[x.result.key]]
         if again:
+            at_its_word[a.name] = {tid: [0 if claims[x.result.key] else int(counts_solved(x.result))
+                                         for x in by_agent[a.name][tid] if x.result.scored]
+                                   for tid in scored_outcomes[a.name]}
             notes.append(say.retried_at_its_word(a.name, len(again), sum(claims[r.key] for r in again),
                                                  sum(counts_solved(r) for r in again),
-                                                 sum(counts_solved(x.result) for x in attempts_of(a.name))))
+                                                 sum(counts_solved(x.result) for x in attempts_of(a.name)),
+                                                 _r(_pass_at(at_its_word[a.name], 1))))
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)
     if unscored_total:
         notes.insert(0, say.unscored(unscored_total))
 
-    comparisons = _comparisons([n for n in order if not agents[n].forged], scored_outcomes, alpha, seed,
-                               references={n for n, info in infos.items() if info.reference}, kept=kept)
+    compared = [n for n in order if not agents[n].forged]
+    references = {n for n, info in infos.items() if info.reference}
+    comparisons = _comparisons(compared, scored_outcomes, alpha, seed, references=references, kept=kept)
+    for name, strict in at_its_word.items():
+        if name in compared:
+            counted = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
+                                   kept=kept)
+            comparisons = [_unless_bought(row, alt, name, sum(1 for x in attempts_of(name)
+                                                             if x.result.scored and claims[x.result.key]))
+                           for row, alt in zip(comparisons, counted, strict=True)]
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
@@ -569,6 +584,32 @@ def _comparisons(order: list[str], outcomes: dict[str, Outcomes01], alpha: float
         for (i, _), cmp in zip(pending, decided, strict=True):
             rows[i] = _row(cmp)
     return [r for r in rows if r is not None]
+
+
+def _side(row: ComparisonRow) -> str | None:
+    """Which agent of ``row`` its verdict names the winner (``None``: no detectable difference)."""
+    if not row.significant or not row.delta:
+        return None
+    return row.a if row.delta > 0 else row.b
+
+
+def _unless_bought(row: ComparisonRow, counted: ComparisonRow, name: str, n: int) -> ComparisonRow:
+    """``row`` as it is when its verdict is that of ``counted`` (the same pair with ``name``'s ``n``
+    attempts tried again after its own unscored claims counted as failed: docs/contracts.md §10), else
+    "no verdict", with what counting them would say (atk20 F2: claiming a rate limit after each failure
+    bought a 67% against the 38% of the same agent without the claims, so a verdict resting on such claims
+    could be bought by lying). A row already withheld keeps its text and gains ``name``'s count."""
+    if name not in (row.a, row.b) or row.test is None:
+        return row
+    if row.at_their_word is not None:  # already withheld on the other agent's word
+        return dataclasses.replace(row, at_their_word={**row.at_their_word, name: n})
+    if _side(row) == _side(counted):
+        return row
+    why = (f"it rests on {name}'s word ({plural(n, 'attempt')} tried again after claims of a rate limit or an "
+           "outage that homefield cannot check)")
+    return dataclasses.replace(row, significant=False, at_their_word={name: n}, counted_failed=counted.verdict,
+                               verdict=f"{row.a} vs {row.b}: no verdict, {why}. With "
+                                       f"{'it' if n == 1 else 'them'} counted as failed: {counted.verdict}")
 
 
 def _row(c: stats.Comparison) -> ComparisonRow:

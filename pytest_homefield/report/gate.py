@@ -24,7 +24,7 @@ from typing import Any
 
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
-from pytest_homefield.report.runs import load_results, owed_attempts
+from pytest_homefield.report.runs import claims_by_key, load_results, owed_attempts
 from pytest_homefield.report.verdicts import fmt_num
 from pytest_homefield.terminal.progress import plural
 
@@ -61,6 +61,9 @@ class GateLine:
     #: the candidate's attempts on the compared tasks that the run owed but did not score (unscored, or
     #: skipped and never recorded): each counted as a failure (atk11 G1)
     unscored: int = 0
+    #: the candidate's scored attempts on the compared tasks that ``--resume`` tried again after its own
+    #: claims (a rate limit, an outage its output reported): each counted as a failure (atk20 F2)
+    retried: int = 0
 
     @property
     def method(self) -> str:
@@ -86,6 +89,9 @@ class GateLine:
                         "so the gate cannot fail on them)")
         holm = f", Holm-adjusted p={self.p_adjusted:.3g} over {self.family} agents" if self.family > 1 else ""
         unscored = f"; {plural(self.unscored, 'unscored attempt')} counted as failed" if self.unscored else ""
+        if self.retried:
+            unscored += (f"; {plural(self.retried, 'attempt')} tried again after its own claims (a rate limit or "
+                         "an outage homefield cannot check) counted as failed")
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
                 f"one-sided p={self.p_value:.3g}{holm}, alpha={self.alpha:g}{unscored}): {verdict}")
@@ -111,20 +117,32 @@ def outcomes_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]
     return out
 
 
-def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[int]]], dict[str, dict[str, int]]]:
+def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[int]]], dict[str, dict[str, int]],
+                                                      dict[str, dict[str, int]]]:
     """The candidate's side of the gate: :func:`outcomes_by_agent` with a 0 for every attempt the runs
     owed (:func:`~pytest_homefield.report.runs.owed_attempts`: ``meta.json`` tasks × agents × attempts)
     that has no scored record, and ``{agent: {task_id: such attempts}}``. An agent cannot leave a task
-    out of the comparison by claiming a rate limit or spending its budget share (atk11 G1)."""
-    scored = {(r.agent, r.task_id, r.attempt) for r in _merged(run_dirs) if r.outcome in SCORED_OUTCOMES}
-    out = outcomes_by_agent(run_dirs)
+    out of the comparison by claiming a rate limit or spending its budget share (atk11 G1). Nor can it
+    re-roll one: a scored attempt that ``--resume`` tried again after the agent's own claims
+    (:func:`~pytest_homefield.report.runs.claims_by_key`) counts 0 too, and the third value is
+    ``{agent: {task_id: such attempts}}`` (atk20 F2: a claim after each failure bought 67% against 38%)."""
+    merged = _merged(run_dirs)
+    claims = claims_by_key(run_dirs)
+    scored = {(r.agent, r.task_id, r.attempt) for r in merged if r.outcome in SCORED_OUTCOMES}
+    out: dict[str, dict[str, list[int]]] = {}
+    retried: dict[str, dict[str, int]] = {}
+    for r in merged:
+        if r.outcome in SCORED_OUTCOMES:
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(0 if claims[r.key] else int(r.solved))
+            if claims[r.key]:
+                retried.setdefault(r.agent, {})[r.task_id] = retried.get(r.agent, {}).get(r.task_id, 0) + 1
     missing: dict[str, dict[str, int]] = {}
     for agent, keys in owed_attempts(run_dirs).items():
         for task_id, attempt in sorted(keys):
             if (agent, task_id, attempt) not in scored:
                 out.setdefault(agent, {}).setdefault(task_id, []).append(0)
                 missing.setdefault(agent, {})[task_id] = missing.get(agent, {}).get(task_id, 0) + 1
-    return out, missing
+    return out, missing, retried
 
 
 def _merged(run_dirs: Sequence[Path]) -> list[Any]:
@@ -166,7 +184,7 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     agent is shared. An agent with a ``forged`` attempt in the candidate runs fails whatever its numbers
     (docs/contracts.md §8)."""
     base_id = baseline_dir.name
-    cand, missing = owed_outcomes(candidate_dirs)
+    cand, missing, retried = owed_outcomes(candidate_dirs)
     base = outcomes_by_agent(baseline_runs(baseline_dir))
     shared = [a for a in cand if a in base]
     if not shared:
@@ -182,10 +200,11 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         cmp = stats.compare(a, b, alpha=alpha, names=(agent, f"{agent}@{base_id}"))
         pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
-        found.append((agent, pa, pb, cmp, len(tasks), sum(missing.get(agent, {}).get(t, 0) for t in tasks)))
-    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _ in found])
+        found.append((agent, pa, pb, cmp, len(tasks), sum(missing.get(agent, {}).get(t, 0) for t in tasks),
+                      sum(retried.get(agent, {}).get(t, 0) for t in tasks)))
+    adjusted = stats.holm([cmp.p_worse for *_, cmp, _, _, _ in found])
     forged = forged_by_agent(candidate_dirs)
     return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
                      worse=(cmp.delta < 0 and p_adj < alpha) or forged.get(agent, 0) > 0, p_adjusted=p_adj,
-                     family=len(found), forged=forged.get(agent, 0), unscored=unscored)
-            for (agent, pa, pb, cmp, n, unscored), p_adj in zip(found, adjusted, strict=True)]
+                     family=len(found), forged=forged.get(agent, 0), unscored=unscored, retried=again)
+            for (agent, pa, pb, cmp, n, unscored, again), p_adj in zip(found, adjusted, strict=True)]

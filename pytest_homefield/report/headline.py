@@ -9,7 +9,8 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
 * the comparison: the best-ranked agent that is not a reference agent (``oracle``, ``noop``, ``sim:P``:
   :func:`.family.is_reference_spec`) against the next one, with Δ pass@1, both rates, the p the verdict
   uses and the Holm family's size; when that gap is not significant, that no agent is detectably better,
-  with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI;
+  with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI; when the
+  verdict rests on an agent's claims (``at_their_word``, docs/contracts.md §10), that there is none;
 * when any graded attempt ran its hidden tests without a sandbox (``test_sandbox`` ``none``: ``--sandbox
   none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
   the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
@@ -57,6 +58,10 @@ def _comparison(rep: Report) -> str | None:
     p = c.p_value if c.p_adjusted is None else c.p_adjusted
     fam = f", Holm-adjusted over {c.family} pairs" if c.family and c.family > 1 else ""
     rates = f"{fmt_pct(top.pass_at_1)} vs {fmt_pct(nxt.pass_at_1)}"
+    if c.at_their_word:  # the verdict would change were the claimed retries counted as failed (atk20 F2)
+        whose = " and ".join(f"{n}'s" for n in c.at_their_word)
+        return (f"No verdict between {top.name} and {nxt.name} ({rates} pass@1): it rests on {whose} word, "
+                "claims of rate limits or outages that homefield cannot check")
     if c.significant:
         beaten = sum(1 for o in ranked[1:] if (x := _pair(rep, top.name, o.name)) is not None and x.significant)
         others = f", and {beaten - 1} more of the {len(ranked) - 1} others" if beaten > 1 else ""

@@ -152,9 +152,13 @@ class ComparisonRow(_Record):
     [lo, hi]. A pair without a shared scored task has ``test`` ``None`` and none of ``attempts`` …
     ``exact`` (the keys are left out). ``family``: how many pairs ``p_adjusted`` was Holm-adjusted over;
     ``sanity``: a pair with a reference agent, decided unadjusted (both left out when unset, and
-    absent from reports written before issue 32)."""
+    absent from reports written before issue 32). ``at_their_word``: when the verdict would change were
+    the attempts either agent had tried again after its own unscored claims counted as failed (a rate
+    limit or an outage its output reported), {agent: such attempts} and the ``verdict`` says "no verdict"
+    (``significant`` false); the verdict so counted is ``counted_failed``; both left out otherwise."""
 
-    OPTIONAL = frozenset({"attempts", "b_c", "ties", "sd_diff", "exact", "family", "sanity"})
+    OPTIONAL = frozenset({"attempts", "b_c", "ties", "sd_diff", "exact", "family", "sanity", "at_their_word",
+                          "counted_failed"})
 
     a: str
     b: str
@@ -176,6 +180,8 @@ class ComparisonRow(_Record):
     note: str = ""
     family: int | None = None
     sanity: bool | None = None
+    at_their_word: dict[str, int] | None = None
+    counted_failed: str | None = None
 
 
 @dataclass

@@ -88,15 +88,18 @@ def suspicious_solved(name: str, n: int) -> str:
             "unsolved in pass@1 and every comparison; review them (flagged attempts, diff.patch).")
 
 
-def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solved: int) -> str:
+def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solved: int,
+                        strict: float | None) -> str:
     """``n`` of the agent's scored attempts were tried again after ``claims`` claims of its own (a rate limit,
     an outage its output reported: unscored at its word, docs/contracts.md §8); ``solved_again`` of its
-    ``solved`` attempts came on such a retry."""
+    ``solved`` attempts came on such a retry; ``strict``: its pass@1 (fraction) with those ``n`` attempts
+    counted as failed."""
+    counted = "" if strict is None else f" Counting them as failed, its pass@1 is {round(100 * strict)}%."
     return (f"{name}: {plural(n, 'attempt')} {'was' if n == 1 else 'were'} tried again after "
             f"{plural(claims, 'claim')} of its own (a rate limit or an outage its output reported, which "
             f"homefield cannot check); {solved_again} of its {plural(solved, 'solved attempt')} came on such "
             "a retry. Each claim buys an attempt another try (up to --max-retries), so its pass@1 may be "
-            "that of several tries.")
+            f"that of several tries.{counted} A comparison whose verdict rests on these claims gives none.")
 
 
 def forged(name: str, n: int) -> str:

@@ -91,4 +91,5 @@ def test_attempts_tried_again_at_the_agents_word_are_named(tmp_path: Path) -> No
     assert said == ["reroll: 7 attempts were tried again after 13 claims of its own (a rate limit or an outage "
                     "its output reported, which homefield cannot check); 6 of its 7 solved attempts came on such "
                     "a retry. Each claim buys an attempt another try (up to --max-retries), so its pass@1 may be "
-                    "that of several tries."], report["notes"]
+                    "that of several tries. Counting them as failed, its pass@1 is 12%. A comparison whose verdict "
+                    "rests on these claims gives none."], report["notes"]

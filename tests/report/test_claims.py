@@ -1,0 +1,114 @@
+"""A verdict that rests on an agent's word is no verdict (atk20 F2, docs/contracts.md §10): an agent that
+claims a rate limit whenever it believes it failed has each such attempt tried again by ``--resume``,
+and so reports the pass@1 of several tries. Each comparison is computed again with those attempts counted
+as failed; where the verdict changes, the report gives none."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_homefield.records import Result, Task
+from pytest_homefield.report import build_report
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.model import Report
+
+IDS = [f"t{i:02d}" for i in range(20)]
+
+
+def _task(tid: str) -> Task:
+    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
+                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
+                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
+
+
+def _run(folder: Path, rows: dict[str, list[list[str]]]) -> Path:
+    """A run of :data:`IDS` × 1 attempt: ``rows`` {agent: per task, its recorded outcomes in order, every
+    ``rate_limited`` a claim that ``--resume`` tried again, the last one scored}."""
+    folder.mkdir()
+    lines = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, claimed=o == "rate_limited",
+                    solved=o == "solved")
+             for a, per_task in rows.items() for t, outs in zip(IDS, per_task, strict=True) for o in outs]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": a, "spec": f"cmd:{a}"} for a in rows]}))
+    return folder
+
+
+def _liar(first_try: int, retried: int) -> list[list[str]]:
+    """Solves ``first_try`` tasks at once; on every other task it claims a rate limit, and of those it
+    solves ``retried`` on a later try (the rest: two claims, then scored as failed)."""
+    out = [["solved"] for _ in range(first_try)]
+    out += [["rate_limited", "solved"] for _ in range(retried)]
+    out += [["rate_limited", "rate_limited", "agent_error"] for _ in range(len(IDS) - first_try - retried)]
+    return out
+
+
+def _honest(solved: int) -> list[list[str]]:
+    return [["solved"] if i < solved else ["tests_failed"] for i in range(len(IDS))]
+
+
+def _pair(report: dict, a: str, b: str) -> dict:
+    (row,) = [c for c in report["comparisons"] if {c["a"], c["b"]} == {a, b}]
+    return row
+
+
+def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
+    """Both agents solve the same 6 tasks at the first try; the liar claimed rate limits on the 14 others
+    and solved 8 of them on a retry: 14/20 against 6/20, 8 wins to 0 (exact McNemar p=0.0078), which said
+    "liar beats honest". Counting its 14 retried attempts as failed, the two are equal."""
+    report = build_report([_run(tmp_path / "r", {"liar": _liar(6, 8), "honest": _honest(6)})],
+                          [_task(t) for t in IDS])
+    assert report["agents"]["liar"]["pass_at_1"] == 0.7
+    row = _pair(report, "liar", "honest")
+    assert row["significant"] is False and row["at_their_word"] == {"liar": 14}, row
+    assert row["verdict"].startswith("liar vs honest: no verdict, it rests on liar's word (14 attempts tried "
+                                     "again after claims of a rate limit or an outage"), row["verdict"]
+    assert "With them counted as failed: liar vs honest: no detectable difference" in row["verdict"]
+    assert row["counted_failed"].startswith("liar vs honest: no detectable difference")
+    assert (row["p_value"], row["b_c"]) == (0.007812, [8, 0])  # the numbers stay those recorded
+    (note,) = [n for n in report["notes"] if "tried again" in n]
+    assert "Counting them as failed, its pass@1 is 30%." in note
+    text = headline(Report.from_dict(report))
+    assert text.startswith("No verdict between liar and honest (70% vs 30% pass@1): it rests on liar's word"), text
+
+
+def test_a_liar_cannot_buy_no_difference(tmp_path: Path) -> None:
+    """The honest agent solves 12; the liar 4 at the first try and, re-rolling its 16 failures, 8 more: 12
+    each, "no detectable difference", where counting its retries as failed says the honest agent wins."""
+    report = build_report([_run(tmp_path / "r", {"liar": _liar(4, 8), "honest": _honest(12)})],
+                          [_task(t) for t in IDS])
+    row = _pair(report, "liar", "honest")
+    assert row["at_their_word"] == {"liar": 16} and "no verdict" in row["verdict"], row
+    assert row["counted_failed"].startswith("honest beats liar"), row["counted_failed"]
+
+
+def test_claims_that_change_nothing_leave_the_verdict(tmp_path: Path) -> None:
+    """An honest agent with two real rate limits that beats a weak one either way keeps its verdict; an
+    agent without claims has no key; the note still names the retries."""
+    strong = [["rate_limited", "solved"], ["rate_limited", "tests_failed"]] + [["solved"]] * 16 + [["tests_failed"]] * 2
+    report = build_report([_run(tmp_path / "r", {"strong": strong, "weak": _honest(2)})], [_task(t) for t in IDS])
+    row = _pair(report, "strong", "weak")
+    assert row["significant"] is True and row["verdict"].startswith("strong beats weak"), row
+    assert "at_their_word" not in row and "counted_failed" not in row
+    (note,) = [n for n in report["notes"] if "tried again" in n]
+    assert note.startswith("strong: 2 attempts were tried again after 2 claims of its own") and "is 80%." in note
+    plain = build_report([_run(tmp_path / "p", {"a": _honest(17), "weak": _honest(2)})], [_task(t) for t in IDS])
+    assert "at_their_word" not in _pair(plain, "a", "weak") and not [n for n in plain["notes"] if "tried again" in n]
+
+
+def test_the_gate_counts_a_re_roll_as_failed(tmp_path: Path) -> None:
+    """The baseline solved 14 of 20; the candidate solves 6 at the first try and re-rolls its other 14
+    with claimed rate limits to 14 of 20: "not worse" on main, though without the claims it loses 8 tasks
+    and none back (one-sided exact p=0.0039)."""
+    from pytest_homefield.report.gate import worse_than
+    base = _run(tmp_path / "base", {"x": _honest(14)})
+    cand = _run(tmp_path / "cand", {"x": _liar(6, 8)})
+    (g,) = worse_than([cand], base)
+    assert (g.candidate, g.worse, g.retried) == (0.3, True, 14), g
+    assert "14 attempts tried again after its own claims (a rate limit or an outage homefield cannot check) " \
+           "counted as failed" in g.text and g.text.endswith("WORSE: the gate fails")
+    honest = _run(tmp_path / "cand2", {"x": _honest(14)})
+    (h,) = worse_than([honest], base)
+    assert (h.worse, h.retried) == (False, 0) and "tried again" not in h.text
