@@ -9,7 +9,11 @@ the label uses the adjusted p at ``alpha``:
 * **load-bearing**: removing the rule hurts (adjusted p < alpha, effect > 0);
 * **harmful**: removing the rule helps (adjusted p < alpha, effect < 0);
 * **no detectable effect**: otherwise, with the smallest effect this task set could have detected
-  (``mde``: :func:`label_gap`, 80 % simulated power of the same test at alpha / rules).
+  (``mde``: :func:`label_gap`, 80 % simulated power of the same test at alpha / rules);
+* **no verdict: it rests on the agent's claims** (:data:`AT_ITS_WORD`): the label would change were the
+  attempts ``--resume`` tried again after the agent's own claims (a rate limit, an outage its output
+  reported) counted as failed, in base or in the variant without the rule (docs/contracts.md §10: a
+  claim after each failure re-rolls an attempt, atk20 F2).
 
 Each agent's table also states its power (``label_gap``): the smallest rule effect labelled right at
 least 80 % of the time at its task count, attempts and base pass@1 (issue 32).
@@ -30,12 +34,12 @@ from typing import Any, TypedDict
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
-from pytest_homefield.records import SCORED_OUTCOMES
+from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
-from pytest_homefield.run.attempt import latest_results
+from pytest_homefield.run.attempt import latest_results, result_key
 
-__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "RuleEffect", "AgentTable", "AgentEntry", "RuleRow",
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RuleEffect", "AgentTable", "AgentEntry", "RuleRow",
            "rule_effects", "label_for", "label_gap", "outcomes_by_variant", "build_tables", "slim_keep",
            "tables_to_dict"]
 
@@ -43,6 +47,7 @@ LOAD_BEARING = "load-bearing"
 HARMFUL = "harmful"
 NO_EFFECT = "no detectable effect"
 NO_DATA = "no data"
+AT_ITS_WORD = "no verdict: it rests on the agent's claims"
 
 Outcomes = Mapping[str, Sequence[int]]
 
@@ -98,13 +103,19 @@ def label_gap(n_tasks: int, attempts: int, base_rate: float, level: float) -> fl
     return detectable_gap(max(1, n_tasks), attempts=max(1, attempts), base_rate=base_rate, alpha=level)
 
 
-def outcomes_by_variant(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, list[int]]]]:
+def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: bool = False,
+                        ) -> dict[str, dict[str, dict[str, list[int]]]]:
     """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
-    attempt, variant) wins; only scored outcomes)."""
+    attempt, variant) wins; only scored outcomes). ``claims_failed``: an attempt with an earlier line
+    recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0."""
+    records = [dict(r) for r in records]
+    claimed = {result_key(r) for r in records
+               if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} if claims_failed else set()
     out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for (task, agent, _attempt, variant), r in sorted(latest_results(dict(r) for r in records).items()):
+    for key, r in sorted(latest_results(records).items()):
+        task, agent, _attempt, variant = key
         if r.get("outcome") in SCORED_OUTCOMES:
-            out[agent][variant][task].append(1 if r.get("outcome") == "solved" else 0)
+            out[agent][variant][task].append(1 if r.get("outcome") == "solved" and key not in claimed else 0)
     return out
 
 
@@ -166,13 +177,16 @@ class AgentTable:
 def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
                  slim: Variant | None = None, attempts: int = 1, alpha: float = 0.05) -> list[AgentTable]:
     """The table of every agent in ``agents`` from the ablation's result records."""
+    records = [dict(r) for r in records]
     by = outcomes_by_variant(records)
+    counted = outcomes_by_variant(records, claims_failed=True)
     tables: list[AgentTable] = []
     for agent in agents:
         variants = by.get(agent, {})
         base = variants.get(BASE, {})
         without = {r.number: variants.get(f"rule-{r.number}", {}) for r in rules.rules}
         effects = rule_effects(base, without, alpha=alpha)
+        bought = _at_its_word(effects, base, without, counted.get(agent, {}), alpha)
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
         if base:
             table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))
@@ -185,6 +199,8 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
             if cmp is not None:
                 row.effect, row.ci, row.p, row.p_adjusted = cmp.delta, cmp.ci, cmp.p_value, cmp.p_adjusted
                 row.mde, row.n_tasks, row.test, row.verdict = cmp.mde, cmp.n_tasks, cmp.test, label_for(cmp)
+                if r.number in bought:
+                    row.verdict = AT_ITS_WORD
             table.rows.append(row)
         if slim is not None:
             saved = sum(row.tokens for row in table.rows if row.number in slim.removed)
@@ -202,6 +218,22 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
             table.slim = res
         tables.append(table)
     return tables
+
+
+def _at_its_word(effects: Mapping[int, Comparison], base: Outcomes, without: Mapping[int, Outcomes],
+                 counted: Mapping[str, Outcomes], alpha: float) -> set[int]:
+    """The rules whose label changes when the attempts tried again after the agent's own claims count as
+    failed (``counted``: :func:`outcomes_by_variant` with ``claims_failed``), in base (the variants as
+    recorded) or in the variants (base as recorded); empty when no claim was retried."""
+    c_base = counted.get(BASE, {})
+    c_without = {n: counted.get(f"rule-{n}", {}) for n in without}
+    if c_base == base and c_without == without:
+        return set()
+    labels = {n: label_for(c) for n, c in effects.items()}
+    out: set[int] = set()
+    for alt in (rule_effects(c_base, without, alpha=alpha), rule_effects(base, c_without, alpha=alpha)):
+        out |= {n for n, label in labels.items() if n not in alt or label_for(alt[n]) != label}
+    return out
 
 
 def slim_keep(tables: Sequence[AgentTable]) -> set[int]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.ablate.simulate import label_rates, simulate_labels
 from pytest_homefield.ablate.table import (
+    AT_ITS_WORD,
     HARMFUL,
     LOAD_BEARING,
     NO_EFFECT,
@@ -91,3 +92,30 @@ def test_a_rule_without_results_says_no_data() -> None:
     rules = split_rules("- a\n- b\n")
     tables = build_tables([_record("base", "t1", "solved")], rules, ["a"])
     assert [r.verdict for r in tables[0].rows] == ["no data", "no data"]
+
+
+def test_a_label_that_rests_on_the_agents_claims_is_no_verdict() -> None:
+    """atk20 F2 in an ablation: the agent solves 10 of 20 tasks at the first try in base and without rule 1,
+    but in base it claims a rate limit after each failure and solves 8 more on the retries: 18 of 20
+    against 10, so rule 1 was "load-bearing" (8 wins to 0). Counted as failed, base is 10 of 20 too: no
+    verdict. Without rule 2 it solves nothing: load-bearing either way, and that label stands."""
+    rules = split_rules("- rule one.\n- rule two.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(20):
+        t = f"t{i}"
+        claim = {**_record("base", t, "rate_limited"), "claimed": True}
+        if i < 10:
+            recs += [_record("base", t, "solved")]
+        elif i < 18:
+            recs += [claim, _record("base", t, "solved")]
+        else:
+            recs += [claim, claim, _record("base", t, "agent_error")]
+        recs += [_record("rule-1", t, "solved" if i < 10 else "tests_failed"), _record("rule-2", t, "tests_failed")]
+    (table,) = build_tables(recs, rules, ["a"])
+    assert table.rows[0].effect == 0.4 and table.rows[0].verdict == AT_ITS_WORD, table.rows[0]
+    assert table.rows[1].verdict == LOAD_BEARING
+    assert slim_keep([table]) == {2}
+    counted = outcomes_by_variant(recs, claims_failed=True)["a"]["base"]
+    assert sum(v[0] for v in counted.values()) == 10
+    honest = [{**r, "claimed": False} for r in recs]
+    assert [r.verdict for r in build_tables(honest, rules, ["a"])[0].rows] == [LOAD_BEARING, LOAD_BEARING]
