@@ -39,7 +39,8 @@ from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
 from pytest_homefield.run.attempt import latest_results, result_key
 
-__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RuleEffect", "AgentTable", "AgentEntry", "RuleRow",
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RuleEffect", "AgentTable", "AgentEntry",
+           "RuleRow",
            "rule_effects", "label_for", "label_gap", "outcomes_by_variant", "build_tables", "slim_keep",
            "tables_to_dict"]
 
