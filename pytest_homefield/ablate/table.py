@@ -109,11 +109,11 @@ def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: 
     """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
     attempt, variant) wins; only scored outcomes). ``claims_failed``: an attempt with an earlier line
     recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0."""
-    records = [dict(r) for r in records]
-    claimed = {result_key(r) for r in records
+    lines = [dict(r) for r in records]
+    claimed = {result_key(r) for r in lines
                if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} if claims_failed else set()
     out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
-    for key, r in sorted(latest_results(records).items()):
+    for key, r in sorted(latest_results(lines).items()):
         task, agent, _attempt, variant = key
         if r.get("outcome") in SCORED_OUTCOMES:
             out[agent][variant][task].append(1 if r.get("outcome") == "solved" and key not in claimed else 0)
