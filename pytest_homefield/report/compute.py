@@ -296,10 +296,13 @@ def compute_report(
             at_its_word[a.name] = {tid: [0 if claims[x.result.key] else int(counts_solved(x.result))
                                          for x in by_agent[a.name][tid] if x.result.scored]
                                    for tid in scored_outcomes[a.name]}
+            strict_p1 = _r(_pass_at(at_its_word[a.name], 1))
             notes.append(say.retried_at_its_word(a.name, len(again), sum(claims[r.key] for r in again),
                                                  sum(counts_solved(r) for r in again),
                                                  sum(counts_solved(x.result) for x in attempts_of(a.name)),
-                                                 _r(_pass_at(at_its_word[a.name], 1))))
+                                                 strict_p1))
+            a.at_its_word = (f"{plural(len(again), 'attempt')} tried again at its word: counted as failed, "
+                             f"pass@1 {'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)

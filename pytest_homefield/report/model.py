@@ -127,13 +127,17 @@ class AgentSummary(_Record):
     #: attempts (docs/contracts.md §8): the agent is then left out of the ranking (``rank`` 0) and the
     #: comparisons, and fails the gate; else ``None`` (left out of the JSON)
     forged: str | None = None
+    #: ``K attempts tried again at its word: counted as failed, pass@1 P%`` when ``--resume`` tried K of its
+    #: scored attempts again after its own claims (a rate limit, an outage its output reported: atk20 F2),
+    #: else ``None`` (left out of the JSON)
+    at_its_word: str | None = None
     #: scored attempts that failed, by kind (:mod:`.kinds`: ``did_not_fix``, ``broke_existing_tests``);
     #: ``None`` (left out of the JSON) when none did
     failure_kinds: dict[str, int] | None = None
     #: the agent's first error in task and attempt order, ``[task_id, attempt, text]``; ``None`` without one
     first_error: list[str | int] | None = None
 
-    OPTIONAL = frozenset({"incomplete", "forged", "failure_kinds", "first_error"})
+    OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "failure_kinds", "first_error"})
 
     @property
     def tags(self) -> list[str]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from pytest_homefield.records import Result, Task
-from pytest_homefield.report import build_report
+from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import Report
 
@@ -72,6 +72,12 @@ def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     assert "Counting them as failed, its pass@1 is 30%." in note
     text = headline(Report.from_dict(report))
     assert text.startswith("No verdict between liar and honest (70% vs 30% pass@1): it rests on liar's word"), text
+    label = "14 attempts tried again at its word: counted as failed, pass@1 30%"
+    assert report["agents"]["liar"]["at_its_word"] == label and "at_its_word" not in report["agents"]["honest"]
+    board = render_text_plain(report, verbose=False)
+    assert "70%*" in board and f"liar pass@1 70%: {label}" in board, board
+    for doc in (render_markdown(report), render_html(report)):
+        assert f"% ({label})" in doc
 
 
 def test_a_liar_cannot_buy_no_difference(tmp_path: Path) -> None:
