@@ -89,8 +89,10 @@ __all__ = [
 #: the commit's time, a parent that hangs past the bound is red (module docstring). 7: the twins run apart,
 #: each at its original's name and place (:mod:`~pytest_homefield.sandbox.twin_runs`), with real values.
 #: 8: a twin's instance skipped where its original's is no FAIL_TO_PASS id (a parameter this environment
-#: skips) counts for nothing (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.failing`).
-VERIFY_VERSION = 8
+#: skips) counts for nothing (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.failing`). 9: a test run's
+#: ``max_test_memory_mb`` bounds its whole sandbox (a memory cgroup), not each process alone (mem20): a
+#: commit whose tests held more than that across processes was green before and is red now.
+VERIFY_VERSION = 9
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
