@@ -42,8 +42,9 @@ What is added to a pytest command, after the user's own arguments:
 * ``--maxfail=0``: overrides ``-x``/``--maxfail`` in the command or ``addopts``, so every selected
   test reports an outcome;
 * the targets (test files or node ids): in a file, ``@<private>/targets.args`` (one per line), when the
-  command's ``python`` has pytest 8.2 or later (which reads arguments from a file named so; probed once
-  per interpreter, isolated, :func:`reads_argsfile`; not when the tree holds a pytest of its own),
+  command's ``python`` (or the interpreter of its ``pytest`` script: :func:`pytest_python`) has pytest 8.2
+  or later (which reads arguments from a file named so; probed once per interpreter, isolated,
+  :func:`reads_argsfile`; not when the tree holds a pytest of its own),
   else as separate arguments. The targets name the
   hidden test files and ids, and ``/proc/<pid>/cmdline`` is readable by every process of the machine,
   a Landlock-confined agent's too (atk21: a spy agent read another session's grading's FAIL_TO_PASS ids
@@ -339,6 +340,34 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     return argv, None
 
 
+def pytest_python(word: str, path: str | None) -> str | None:
+    """The interpreter whose pytest a pytest test command's first ``word`` runs, for
+    :func:`reads_argsfile`: the word itself when it names a Python (``python``, ``python3.12``,
+    ``.venv/bin/python``); for a ``pytest`` or ``py.test`` script (an absolute path, or a name found on
+    ``path``, the test run's ``PATH``), the interpreter its ``#!`` line names (``#!/v/bin/python``,
+    ``#!/usr/bin/env python3``); else ``None`` (``uv run``, ``tox``, a relative script path: the targets stay
+    arguments). Reads at most the script's first 512 bytes; never raises."""
+    name = Path(word).name
+    if "python" in name:
+        return word
+    if name not in ("pytest", "py.test") or ("/" in word and not word.startswith("/")):
+        return None
+    script = word if "/" in word else shutil.which(word, path=path)
+    if script is None:
+        return None
+    try:
+        with open(script, "rb") as fh:
+            head = fh.readline(512)
+    except OSError:
+        return None
+    if not head.startswith(b"#!"):
+        return None
+    words = head[2:].decode("utf-8", "replace").split()
+    if words and Path(words[0]).name == "env":
+        words = [w for w in words[1:] if not w.startswith("-")]
+    return words[0] if words and "python" in Path(words[0]).name else None
+
+
 def _own_pytest(workdir: Path) -> bool:
     """Whether the tree under test holds a pytest of its own at an import root (pytest's own repository):
     it comes first on ``PYTHONPATH``, so the interpreter's pytest that :func:`reads_argsfile` asked about
@@ -438,16 +467,16 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
     for a JUnit command)."""
     log_path = out_dir / LOG_FILE
+    run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
     by_file = False
     if "{junit}" not in test_cmd and targets and not any("\n" in t or "\r" in t for t in targets):
         with contextlib.suppress(ValueError):
             first = shlex.split(test_cmd or "python -m pytest")[:1]
-            by_file = (bool(first) and "python" in Path(first[0]).name and not _own_pytest(workdir)
-                       and reads_argsfile(first[0]))
+            python = pytest_python(first[0], run_env.get("PATH")) if first else None
+            by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
     argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file)
     if by_file:
         write_argsfile(out_dir, targets)
-    run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched
         (out_dir / name).mkdir()
         run_env[var] = str(out_dir / name)

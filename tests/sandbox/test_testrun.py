@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.testrun import REPORTER_DIR, build_command, last_error_line, run_tests, scrubbed_env
+from pytest_homefield.sandbox.testrun import (
+    REPORTER_DIR,
+    build_command,
+    last_error_line,
+    pytest_python,
+    run_tests,
+    scrubbed_env,
+)
 
 PY = shlex.quote(sys.executable)
 #: The test command used here: plugins these tests do not need are left out to save start-up time
@@ -488,6 +495,38 @@ def test_the_targets_are_on_no_command_line(tmp_path: Path) -> None:
                     out_dir=tmp_path / "out")
     assert run.outcomes == {"tests/test_spy.py::test_no_command_line_names_me_zq81": "passed"}, \
         run.log_path.read_text()
+
+
+def test_a_pytest_script_keeps_the_targets_off_the_command_line(tmp_path: Path) -> None:
+    """The same spy with ``test_cmd`` the environment's ``pytest`` script (``.venv/bin/pytest -p no:…``): its
+    interpreter is read from the script's ``#!`` line and asked as ``python`` is. Before, only a command
+    whose first word named a Python got ``@targets.args``, and this one found its id on two command lines."""
+    script = Path(PY).parent / "pytest"
+    if not script.is_file():
+        pytest.skip(f"no pytest script beside {PY}")
+    (tmp_path / "repo" / "tests").mkdir(parents=True)
+    (tmp_path / "repo" / "tests" / "test_spy.py").write_text(SPY)
+    run = run_tests(tmp_path / "repo", f"{script} {NO_PLUGINS}",
+                    ["tests/test_spy.py::test_no_command_line_names_me_zq81"], out_dir=tmp_path / "out")
+    assert run.outcomes == {"tests/test_spy.py::test_no_command_line_names_me_zq81": "passed"}, \
+        run.log_path.read_text()
+
+
+def test_pytest_python_reads_the_interpreter_of_a_pytest_script(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, head in (("pytest", "#!/v/bin/python3.12\n"), ("py.test", "#!/usr/bin/env -S python3 -u\n"),
+                       ("tox", "#!/v/bin/python\n")):
+        (bin_dir / name).write_text(head + "import sys\n")
+        (bin_dir / name).chmod(0o755)
+    assert pytest_python("python3", None) == "python3" and pytest_python("/v/bin/python", None) == "/v/bin/python"
+    assert pytest_python("pytest", str(bin_dir)) == "/v/bin/python3.12"
+    assert pytest_python(str(bin_dir / "py.test"), None) == "python3"
+    assert pytest_python("tox", str(bin_dir)) is None  # not pytest: @FILE would be its argument
+    assert pytest_python("bin/pytest", str(bin_dir)) is None  # relative to which folder? left as it was
+    assert pytest_python("uv", str(bin_dir)) is None and pytest_python("pytest", str(tmp_path / "none")) is None
+    (bin_dir / "pytest").write_text("echo not python\n")
+    assert pytest_python("pytest", str(bin_dir)) is None
 
 
 def test_build_command_with_an_argsfile() -> None:
