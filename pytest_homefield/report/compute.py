@@ -301,6 +301,7 @@ def compute_report(
                                                  sum(counts_solved(r) for r in again),
                                                  sum(counts_solved(x.result) for x in attempts_of(a.name)),
                                                  strict_p1))
+            a.counted_pass_at_1 = strict_p1
             a.at_its_word = (f"{plural(len(again), 'attempt')} tried again at its word: counted as failed, "
                              f"pass@1 {'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
     unscored_total = Counter[str]()

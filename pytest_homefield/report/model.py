@@ -131,13 +131,15 @@ class AgentSummary(_Record):
     #: scored attempts again after its own claims (a rate limit, an outage its output reported: atk20 F2),
     #: else ``None`` (left out of the JSON)
     at_its_word: str | None = None
+    #: its pass@1 (fraction) with those K attempts counted as failed, beside ``at_its_word``
+    counted_pass_at_1: float | None = None
     #: scored attempts that failed, by kind (:mod:`.kinds`: ``did_not_fix``, ``broke_existing_tests``);
     #: ``None`` (left out of the JSON) when none did
     failure_kinds: dict[str, int] | None = None
     #: the agent's first error in task and attempt order, ``[task_id, attempt, text]``; ``None`` without one
     first_error: list[str | int] | None = None
 
-    OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "failure_kinds", "first_error"})
+    OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "counted_pass_at_1", "failure_kinds", "first_error"})
 
     @property
     def tags(self) -> list[str]:

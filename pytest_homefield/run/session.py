@@ -527,7 +527,8 @@ class RunSession:
 def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list[str]:
     """Messages for each ``--homefield-fail-under`` gate not met: ``RATE`` applies to every agent,
     ``AGENT=RATE`` to one. Rates are pass@1 fractions in [0, 1]; an agent whose report is
-    ``incomplete`` (an attempt of the run unscored or never run) does not meet any. Raises :class:`RunError` on a bad
+    ``incomplete`` (an attempt of the run unscored or never run) does not meet any, nor one whose pass@1
+    with the attempts tried again at its word counted as failed (``counted_pass_at_1``) is below the rate. Raises :class:`RunError` on a bad
     gate or an unknown agent name."""
     out: list[str] = []
     agents = report.get("agents", {})
@@ -548,4 +549,7 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
                 out.append(f"{n} pass@1 {'n/a' if p is None else f'{p:.2f}'} is below {rate:.2f}")
             elif incomplete:  # a pass@1 over the attempts the agent let run is no pass (atk11 G2)
                 out.append(f"{n} pass@1 {p:.2f} is not over every attempt ({incomplete}): not passing {rate:.2f}")
+            elif (counted := agents[n].get("counted_pass_at_1")) is not None and counted < rate:  # atk20 F2
+                out.append(f"{n} pass@1 {p:.2f} rests on its word ({agents[n].get('at_its_word')}): not passing "
+                           f"{rate:.2f}")
     return out

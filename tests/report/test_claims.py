@@ -12,6 +12,7 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import Report
+from pytest_homefield.run.session import fail_under_failures
 
 IDS = [f"t{i:02d}" for i in range(20)]
 
@@ -78,6 +79,9 @@ def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     assert "70%*" in board and f"liar pass@1 70%: {label}" in board, board
     for doc in (render_markdown(report), render_html(report)):
         assert f"% ({label})" in doc
+    assert fail_under_failures(report, ["0.5"]) == [f"liar pass@1 0.70 rests on its word ({label}): not passing 0.50",
+                                                    "honest pass@1 0.30 is below 0.50"]
+    assert fail_under_failures(report, ["0.25"]) == []
 
 
 def test_a_liar_cannot_buy_no_difference(tmp_path: Path) -> None:
