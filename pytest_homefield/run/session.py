@@ -528,8 +528,8 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
     """Messages for each ``--homefield-fail-under`` gate not met: ``RATE`` applies to every agent,
     ``AGENT=RATE`` to one. Rates are pass@1 fractions in [0, 1]; an agent whose report is
     ``incomplete`` (an attempt of the run unscored or never run) does not meet any, nor one whose pass@1
-    with the attempts tried again at its word counted as failed (``counted_pass_at_1``) is below the rate. Raises :class:`RunError` on a bad
-    gate or an unknown agent name."""
+    with the attempts tried again at its word counted as failed (``counted_pass_at_1``) is below the rate.
+    Raises :class:`RunError` on a bad gate or an unknown agent name."""
     out: list[str] = []
     agents = report.get("agents", {})
     for gate in gates:
