@@ -167,9 +167,8 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     if done.guessed_python:
         print(f"  Note: {len(done.guessed_python)} task(s) have no recorded Python (mined without --env uv): their "
               f"Dockerfile uses this interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
-    for iid, ids in done.dropped_ids.items():
-        print(f"  Note: {iid}: {len(ids)} test id(s) left out, swebench's log parser cannot match an id with "
-              f"whitespace: {'; '.join(ids[:3])}{' …' if len(ids) > 3 else ''}")
+    for note in done.whitespace_notes():
+        print(f"  Note: {note}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "
           "tasks stop measuring what models have not seen.")
     print("  Grade another harness's patches here: homefield run --agent preds:PREDICTIONS_FILE")

@@ -218,9 +218,35 @@ class Exported:
 
     instances: list[dict[str, str]] = field(default_factory=list)
     dropped_ids: dict[str, list[str]] = field(default_factory=dict)
+    #: {instance id: its FAIL_TO_PASS ids among ``dropped_ids``}
+    dropped_f2p: dict[str, list[str]] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)
     guessed_python: list[str] = field(default_factory=list)
     flat: Path | None = None
+
+    def whitespace_notes(self) -> list[str]:
+        """The export's notes on :attr:`dropped_ids`: one line for them all (how many ids of how many
+        instances, how many FAIL_TO_PASS, an example), then one line per instance that lost FAIL_TO_PASS
+        ids (a weaker task, or one left out: those are listed). PASS_TO_PASS ids alone are only counted:
+        on pallets/click one line per instance made 13 wrapped lines of parametrize ids, none of them
+        FAIL_TO_PASS."""
+        if not self.dropped_ids:
+            return []
+        ids = [i for group in self.dropped_ids.values() for i in group]
+        f2p = sum(len(v) for v in self.dropped_f2p.values())
+        lines = [f"{_plural_ids(len(ids))} of {len(self.dropped_ids)} instance(s) left out, swebench's log parser "
+                 f"cannot match an id with whitespace ({f2p or 'none'} of them FAIL_TO_PASS), e.g. {ids[0]}"]
+        exported = {row["instance_id"] for row in self.instances}
+        for iid, lost in self.dropped_f2p.items():
+            whole = "" if iid in exported else " (all of them: the instance is left out)"
+            lines.append(f"{iid}: lost {_plural_ids(len(lost))} of its FAIL_TO_PASS{whole}: "
+                         f"{'; '.join(lost[:3])}{' …' if len(lost) > 3 else ''}")
+        return lines
+
+
+def _plural_ids(n: int) -> str:
+    """``'1 test id'``, ``'750 test ids'``."""
+    return f"{n} test id{'' if n == 1 else 's'}"
 
 
 def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]], *, split: str, dataset: str,
@@ -239,6 +265,8 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
         p2p, bad_p = carried_ids(json.loads(inst["PASS_TO_PASS"]))
         if bad_f or bad_p:
             done.dropped_ids[iid] = bad_f + bad_p
+        if bad_f:
+            done.dropped_f2p[iid] = bad_f
         if not f2p:
             done.left_out[task.id] = ("every FAIL_TO_PASS id contains whitespace, which swebench's log parser "
                                       "cannot match")

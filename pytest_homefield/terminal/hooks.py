@@ -259,8 +259,9 @@ class ProgressHooks:
             return
         reused = nodeid in self._reused
         self._reused.discard(nodeid)
-        fresh = not reused and not (self.kind == "mine" and status == "skipped")
-        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=fresh)
+        stopped = self.kind == "mine" and status == "skipped"  # a bound left this candidate unverified
+        self.progress.finish(nodeid, status, self._cost.pop(nodeid, None), fresh=not reused and not stopped,
+                             stopped=stopped)
         if self.live:
             self._draw()
         elif self.progress.periodic_due():

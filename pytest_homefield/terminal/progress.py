@@ -104,6 +104,10 @@ class Progress:
         self.spent_usd = 0.0
         self.costs_seen = False
         self.in_flight: dict[str, str] = {}  # key -> label, in start order
+        #: a bound (``--stop-after-tasks``, ``--time-budget``, Ctrl-C) left an item undone: every item not
+        #: yet started is left undone too, so there is no ETA to give, only the items in flight to wait for
+        self.stopping = False
+        self._fresh_since_line = 0
         self._last_line_done = 0
         self._last_line_at = self.started
 
@@ -115,13 +119,17 @@ class Progress:
         """Item ``key`` started; ``label`` says what it is (id and subject)."""
         self.in_flight[key] = label
 
-    def finish(self, key: str, status: str, cost_usd: float | None = None, *, fresh: bool = True) -> None:
+    def finish(self, key: str, status: str, cost_usd: float | None = None, *, fresh: bool = True,
+               stopped: bool = False) -> None:
         """Item ``key`` finished with ``status`` (e.g. ``kept``, ``solved``), having spent ``cost_usd``;
         ``fresh=False``: it took next to no time (an earlier verification reused, a skip), so it does not
-        set the rate of the ETA."""
+        set the rate of the ETA; ``stopped``: a bound left it undone, so the session is stopping
+        (:attr:`stopping`: the line says ``stopping`` instead of an ETA)."""
         self.in_flight.pop(key, None)
         self.done += 1
         self.fresh += bool(fresh)
+        self._fresh_since_line += bool(fresh)
+        self.stopping = self.stopping or stopped
         self.counts[status] += 1
         if cost_usd is not None:
             self.spent_usd += float(cost_usd)
@@ -152,7 +160,9 @@ class Progress:
             out.append(money)
         out.append(fmt_duration(self.elapsed_s()))
         eta = self.eta_s()
-        if self.done < self.total or not self.total:
+        if self.stopping and (self.done < self.total or not self.total):
+            out.append("stopping")
+        elif self.done < self.total or not self.total:
             out.append(f"ETA {fmt_duration(eta)}" if eta is not None else "ETA ?")
         return out
 
@@ -170,11 +180,18 @@ class Progress:
 
     def periodic_due(self, *, every_n: int = EVERY_N, every_s: float = EVERY_S) -> bool:
         """Whether a plain progress line is due now: ``every_n`` items or ``every_s`` seconds since the
-        last one (with at least one new item), or the last item finished. Marks it written."""
+        last one (with at least one new item), or the last item finished. Marks it written. Once
+        :attr:`stopping`, only an item that did its work (an item in flight finishing) or the last one
+        makes a line due: the items skipped after a bound each take no time, and a line per ten of them
+        would repeat the same item in flight."""
         new = self.done - self._last_line_done
         now = self.clock()
-        due = new > 0 and (new >= every_n or now - self._last_line_at >= every_s
-                           or (self.total and self.done >= self.total))
+        last = bool(self.total and self.done >= self.total)
+        if self.stopping:
+            due = new > 0 and (self._fresh_since_line > 0 or last)
+        else:
+            due = new > 0 and (new >= every_n or now - self._last_line_at >= every_s or last)
         if due:
             self._last_line_done, self._last_line_at = self.done, now
+            self._fresh_since_line = 0
         return bool(due)

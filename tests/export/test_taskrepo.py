@@ -47,6 +47,29 @@ def _decl(task: Task) -> tuple[Declaration, list[str], list[str]]:
     return Declaration({"pyproject.toml": b"[project]\nname='x'\n"}), ["test"], []
 
 
+def test_ids_with_whitespace_make_one_note_and_a_line_per_instance_that_lost_fail_to_pass(tmp_path: Path) -> None:
+    # pallets/click (nu21): 13 instances lost 712 parametrize ids with spaces; the export printed one wrapped
+    # note per instance, and none said that 33 of them were FAIL_TO_PASS ids of 7 instances
+    p2p = [f"t/test_a.py::test_p[case {i}]" for i in range(5)] + ["t/test_a.py::test_z"]
+    tasks = [_task(PASS_TO_PASS=p2p), _task(id="cccccccccccc", PASS_TO_PASS=p2p),
+             _task(id="bbbbbbbbbbbb", FAIL_TO_PASS=["t/test a.py::test_q"])]  # left out whole
+    done = write_task_repo(tmp_path, [(t, instance(t, "me/calc")) for t in tasks], split="test",
+                           dataset="calc-homefield", repo_url=None, declaration=_decl)
+    assert done.whitespace_notes() == [
+        "13 test ids of 3 instance(s) left out, swebench's log parser cannot match an id with whitespace "
+        "(3 of them FAIL_TO_PASS), e.g. t/test new.py::test_y",
+        "calc__abcdef123456: lost 1 test id of its FAIL_TO_PASS: t/test new.py::test_y",
+        "calc__cccccccccccc: lost 1 test id of its FAIL_TO_PASS: t/test new.py::test_y",
+        "calc__bbbbbbbbbbbb: lost 1 test id of its FAIL_TO_PASS (all of them: the instance is left out): "
+        "t/test a.py::test_q"]
+    only_p2p = _task(FAIL_TO_PASS=["t/test_a.py::test_x"], PASS_TO_PASS=p2p)
+    done = write_task_repo(None, [(only_p2p, instance(only_p2p, "me/calc"))], split="test",
+                           dataset="calc-homefield", repo_url=None, declaration=_decl)
+    assert done.whitespace_notes() == [
+        "5 test ids of 1 instance(s) left out, swebench's log parser cannot match an id with whitespace "
+        "(none of them FAIL_TO_PASS), e.g. t/test_a.py::test_p[case 0]"]
+
+
 def test_layout_and_flat_file(tmp_path: Path) -> None:
     tasks = [_task(), _task(id="bbbbbbbbbbbb", FAIL_TO_PASS=["t/test a.py::test_q"], env={"python": "3.12.4"})]
     rows = [(t, instance(t, "me/calc")) for t in tasks]

@@ -146,7 +146,9 @@ UNREADABLE_ATTACKS = {
     "unreadable-file": "chmod 000 src/calc/__init__.py",
     "unreadable-root": "chmod 000 .",
     # write-only: the agent can add files the host cannot list, then hides the folder
-    "hidden-folder": "mkdir d && chmod 300 d && i=0; while [ $i -lt 20 ]; do head -c 1000000 /dev/zero > d/f$i.bin; "
+    # 1 MB a step for up to 200 steps (10 s or more): the disk watch (every 0.5 s) stops it past 4 MiB even
+    # on a loaded machine; with 20 steps (1 s) a watch thread scheduled late found the folder only at the end
+    "hidden-folder": "mkdir d && chmod 300 d && i=0; while [ $i -lt 200 ]; do head -c 1000000 /dev/zero > d/f$i.bin; "
                      "sync; i=$((i+1)); sleep 0.05; done; chmod 000 d",
 }
 UNREADABLE_CHILD = r'''

@@ -79,6 +79,35 @@ def test_periodic_lines_every_n_items_every_s_seconds_and_at_the_end() -> None:
     assert not slow.periodic_due(every_n=10, every_s=60)  # nothing new since
 
 
+def test_a_mine_stopped_by_a_bound_says_stopping_and_prints_no_line_per_ten_skips() -> None:
+    # pallets/click, --stop-after-tasks 12 -n 2 (nu21): the other worker skipped the 67 candidates left
+    # while one still verified; the CI log printed seven lines "kept 12 · skipped 13 … ETA 11m58s",
+    # "skipped 23 … ETA 10m11s", …, each with the same candidate in flight
+    clock = Clock()
+    p = Progress("mine", 30, clock=clock)
+    p.start("slow", "07c909f23f0f Validate style() color arguments")
+    for i in range(5):
+        clock.t += 10
+        p.finish(str(i), "kept")
+    assert p.periodic_due(every_n=5, every_s=60) and "ETA 4m10s" in p.line()
+    due = []
+    for i in range(20):
+        p.finish(f"s{i}", "skipped", fresh=False, stopped=True)
+        due.append(p.periodic_due(every_n=5, every_s=60))
+        clock.t += 1
+    assert not any(due)
+    assert p.line() == ("mine 25/30 · kept 5 · skipped 20 · 1m10s · stopping · "
+                        "07c909f23f0f Validate style() color arguments")
+    clock.t += 61  # nothing finished: no line, however long the item in flight takes
+    assert not p.periodic_due(every_n=5, every_s=60)
+    p.finish("slow", "kept")
+    assert p.periodic_due(every_n=5, every_s=60)
+    for i in range(4):
+        p.finish(f"t{i}", "skipped", fresh=False, stopped=True)
+        assert p.periodic_due(every_n=5, every_s=60) == (i == 3)  # the last one
+    assert p.line() == "mine 30/30 · kept 6 · skipped 24 · 2m11s"
+
+
 def test_formatting_helpers() -> None:
     assert [fmt_duration(s) for s in (0, 59.9, 60, 3599, 3600, 7620)] == ["0s", "59s", "1m00s", "59m59s",
                                                                          "1h00m", "2h07m"]
