@@ -178,7 +178,7 @@ class AgentTable:
 def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
                  slim: Variant | None = None, attempts: int = 1, alpha: float = 0.05) -> list[AgentTable]:
     """The table of every agent in ``agents`` from the ablation's result records."""
-    records = [dict(r) for r in records]
+    records = list(records)  # read twice: as recorded and with claimed retries counted as failed
     by = outcomes_by_variant(records)
     counted = outcomes_by_variant(records, claims_failed=True)
     tables: list[AgentTable] = []

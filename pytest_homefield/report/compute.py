@@ -290,9 +290,11 @@ def compute_report(
     # attempts tried again at the agent's word (atk20 F2): their agent's outcomes with them counted as failed
     claims = claims_by_key(run_dirs)
     at_its_word: dict[str, Outcomes01] = {}
+    retried: dict[str, int] = {}  # agent -> its scored attempts tried again at its word
     for a in agents.values():
         again = [x.result for x in attempts_of(a.name) if x.result.scored and claims[x.result.key]]
         if again:
+            retried[a.name] = len(again)
             at_its_word[a.name] = {tid: [0 if claims[x.result.key] else int(counts_solved(x.result))
                                          for x in by_agent[a.name][tid] if x.result.scored]
                                    for tid in scored_outcomes[a.name]}
@@ -317,8 +319,7 @@ def compute_report(
         if name in compared:
             counted = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
                                    kept=kept)
-            comparisons = [_unless_bought(row, alt, name, sum(1 for x in attempts_of(name)
-                                                             if x.result.scored and claims[x.result.key]))
+            comparisons = [_unless_bought(row, alt, name, retried[name])
                            for row, alt in zip(comparisons, counted, strict=True)]
 
     # --- per task

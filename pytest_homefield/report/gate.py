@@ -17,7 +17,7 @@ tested at alpha, some agent fails by chance far more often than alpha. No pytest
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,13 +107,15 @@ def gate_summary(lines: Sequence[GateLine]) -> str:
     return f"gate: {head}{lines[0].method})"
 
 
-def outcomes_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]]]:
+def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any] = frozenset(),
+                      ) -> dict[str, dict[str, list[int]]]:
     """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
-    folder wins per key, as in the report)."""
+    folder wins per key, as in the report); an attempt whose key is in ``counted_failed`` is 0."""
     out: dict[str, dict[str, list[int]]] = {}
     for r in _merged(run_dirs):
         if r.outcome in SCORED_OUTCOMES:
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(int(r.solved))
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(
+                0 if r.key in counted_failed else int(r.solved))
     return out
 
 
@@ -126,20 +128,18 @@ def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[in
     re-roll one: a scored attempt that ``--resume`` tried again after the agent's own claims
     (:func:`~pytest_homefield.report.runs.claims_by_key`) counts 0 too, and the third value is
     ``{agent: {task_id: such attempts}}`` (atk20 F2: a claim after each failure bought 67% against 38%)."""
-    merged = _merged(run_dirs)
     claims = claims_by_key(run_dirs)
-    scored = {(r.agent, r.task_id, r.attempt) for r in merged if r.outcome in SCORED_OUTCOMES}
-    out: dict[str, dict[str, list[int]]] = {}
+    scored = [r for r in _merged(run_dirs) if r.outcome in SCORED_OUTCOMES]
+    out = outcomes_by_agent(run_dirs, counted_failed=claims)
     retried: dict[str, dict[str, int]] = {}
-    for r in merged:
-        if r.outcome in SCORED_OUTCOMES:
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(0 if claims[r.key] else int(r.solved))
-            if claims[r.key]:
-                retried.setdefault(r.agent, {})[r.task_id] = retried.get(r.agent, {}).get(r.task_id, 0) + 1
+    for r in scored:
+        if r.key in claims:
+            retried.setdefault(r.agent, {})[r.task_id] = retried.get(r.agent, {}).get(r.task_id, 0) + 1
+    done = {(r.agent, r.task_id, r.attempt) for r in scored}
     missing: dict[str, dict[str, int]] = {}
     for agent, keys in owed_attempts(run_dirs).items():
         for task_id, attempt in sorted(keys):
-            if (agent, task_id, attempt) not in scored:
+            if (agent, task_id, attempt) not in done:
                 out.setdefault(agent, {}).setdefault(task_id, []).append(0)
                 missing.setdefault(agent, {})[task_id] = missing.get(agent, {}).get(task_id, 0) + 1
     return out, missing, retried
