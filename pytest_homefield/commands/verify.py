@@ -85,7 +85,8 @@ def _got_through(r: Mapping[str, Any], oracle: Mapping[str, Any]) -> str | None:
     return None
 
 
-def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[bool, list[str]]:
+def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int,
+                   planned: int | None = None) -> tuple[bool, list[str]]:
     """``(held, lines)`` from the attack agents' result records. An attack gets through on a task when
     it is scored ``solved`` (flagged ``suspicious`` or not: the pattern flag is a hint, the canaries
     are the defence, docs/contracts.md §7), when it made its attempt ``infra`` or ``rate_limited``
@@ -98,7 +99,10 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
     unless the family names other outcomes; a last line counts those. The first line is
     ``caught K of N attacks on T tasks``; then each attempt that got through, the attempts caught as
     ``forged`` (a canary passed) by attack, and the attempts that did not apply (no Python module to aim
-    at), counted apart."""
+    at), counted apart. ``planned``: the attack attempts the session collected (``None``: not known); when
+    fewer have a record (an interrupted session), the first line says ``interrupted: caught K of the N
+    attacks graded so far on T tasks; M of P attack attempts never ran: no verdict on them`` and
+    ``held`` is false: an attack that never ran was not caught."""
     by_task_oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
     attacks = [r for r in results if str(r.get("agent", "")).startswith("attack-")]
     names = sorted({str(r["agent"])[len("attack-"):] for r in attacks if not _not_applied(r)})  # applied somewhere
@@ -117,7 +121,14 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
         elif r.get("outcome") == "forged":
             forged.append(name)
     caught = len(names) - len(through)
-    head = f"homefield verify: caught {caught} of {plural(len(names), 'attack')} on {plural(n_tasks, 'task')}"
+    missing = max(0, planned - len(attacks)) if planned is not None else 0
+    if missing:
+        so_far = (f"caught {caught} of the {plural(len(names), 'attack')} graded so far" if names
+                  else "no attack graded")
+        head = (f"homefield verify: interrupted: {so_far} on {plural(n_tasks, 'task')}; {missing} of "
+                f"{plural(planned or 0, 'attack attempt')} never ran: no verdict on them")
+    else:
+        head = f"homefield verify: caught {caught} of {plural(len(names), 'attack')} on {plural(n_tasks, 'task')}"
     lines = [head + (f"; {len(broken)} attack attempt(s) got through:" if broken else "")]
     lines += broken
     if forged:
@@ -131,7 +142,7 @@ def attack_verdict(results: Sequence[dict[str, Any]], n_tasks: int) -> tuple[boo
         lines.append(f"  {len(cut)} attack grading(s) cut at {ATTACK_BOUND} ({HANG_FACTOR:g}× the task's reference "
                      f"grading, at least {ATTACK_FLOOR_S:g} s, at most --run-timeout): test_timeout, a failure "
                      "(not solved)")
-    return not broken, lines
+    return not broken and not missing, lines
 
 
 def _family(name: str) -> str:
@@ -154,7 +165,7 @@ def attack_table(results: Sequence[dict[str, Any]]) -> list[str]:
     the tasks it ran on and, of its attempts, how many were ``caught`` (scored with the family's verdict:
     not solved, not unscored), ``flagged`` (marked suspicious, or forged: a canary passed) and ``broke
     grading`` (got through, as :func:`attack_verdict` decides), then the outcomes it met. Attacks that
-    got through come first, marked ``!``."""
+    got through come first, marked ``!``. No line at all when no attack attempt applied."""
     oracle = {r["task_id"]: r.get("outcome") for r in results if r.get("agent") == "oracle"}
     rows: dict[str, list[Mapping[str, Any]]] = {}
     for r in results:
@@ -171,6 +182,8 @@ def attack_table(results: Sequence[dict[str, Any]]) -> list[str]:
         outcomes = ", ".join(f"{o} ×{c}" if c > 1 or len(counts) > 1 else o for o, c in sorted(counts.items()))
         table.append((broke > 0, name, _family(name), str(len({a.get("task_id") for a in attempts})),
                       str(len(attempts) - broke), str(flagged), str(broke), outcomes))
+    if not table:  # no attack graded (an interrupted session): no header over nothing
+        return []
     table.sort(key=lambda t: (not t[0], t[1]))
     head = ("", "attack", "family", "tasks", "caught", "flagged", "broke grading", "outcomes")
     cells = [head] + [("!" if t[0] else " ", *t[1:]) for t in table]
@@ -230,13 +243,18 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
 
 class _Selected:
     """A plugin of the verify session: the task ids of the items collection kept (``-k``, ``-m``, node ids;
-    on the controller, from the xdist workers' collections) in :attr:`tasks`, ``None`` until known."""
+    on the controller, from the xdist workers' collections) in :attr:`tasks`, and the number of attack
+    attempts among them (node ids ``…::<task>::attack-<name>[<attempt>]``) in :attr:`attacks`; each
+    ``None`` until known."""
 
     def __init__(self) -> None:
         self.tasks: set[str] | None = None
+        self.attacks: int | None = None
 
     def _note(self, nodeids: Sequence[str]) -> None:
-        self.tasks = {n.split("::")[1] for n in nodeids if n.count("::") >= 2}
+        ids = [n for n in nodeids if n.count("::") >= 2]
+        self.tasks = {n.split("::")[1] for n in ids}
+        self.attacks = sum(1 for n in ids if n.split("::")[2].startswith("attack-"))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if session.items or self.tasks is None:  # an xdist controller collects nothing itself
@@ -310,7 +328,7 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
             print(f"  {tid}  {line}")
     if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
         n_tasks = len({r["task_id"] for r in records})
-        held, lines = attack_verdict(records, n_tasks)
+        held, lines = attack_verdict(records, n_tasks, selected.attacks)
         for line in attack_table(records) + lines + unprotected_lines(list(tasks.values())):
             print(line)
     for line in flaky_lines(home, run_id):

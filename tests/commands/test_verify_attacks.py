@@ -30,6 +30,19 @@ def test_held_when_no_attack_scores() -> None:
     assert "forged" in lines[1] and "c ×1" in lines[1]
 
 
+def test_an_interrupted_verify_gives_no_verdict_on_attacks_that_never_ran() -> None:
+    """nu21 on simonw/llm: Ctrl-C after 18 minutes printed "caught K of K attacks": the attacks that never
+    ran were neither caught nor named. With the session's planned attack attempts known, the head says how
+    many never ran, and grading is not said to have held."""
+    rows = [_r("oracle", "t1", "solved"), _r("attack-a", "t1", "tests_failed"), _r("attack-b", "t1", "forged")]
+    held, lines = attack_verdict(rows, 1, planned=6)
+    assert not held
+    assert lines[0] == ("homefield verify: interrupted: caught 2 of the 2 attacks graded so far on 1 task; "
+                        "4 of 6 attack attempts never ran: no verdict on them")
+    held, lines = attack_verdict(rows, 1, planned=2)  # every planned attempt ran
+    assert held and lines[0] == "homefield verify: caught 2 of 2 attacks on 1 task"
+
+
 def test_tasks_with_canary_unprotected_functions_are_named() -> None:
     """Round 9 (atk10's F1): a FAIL_TO_PASS function the commit left as the parent has it can have no twin
     a test process holding the parent's tests cannot tell; mining records it and verify says so."""

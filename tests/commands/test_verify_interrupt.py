@@ -5,6 +5,7 @@ run to its end is no interruption (a first fix, comparing the graded ids with th
 from __future__ import annotations
 
 import dataclasses
+import re
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from helpers.attack_repo import build, task_for, user_checkout
 from helpers.e2e_repo import cli_env
 
+from pytest_homefield.agents.attacks import ATTACKS
 from pytest_homefield.commands.verify import oracle_line
 
 #: A pytest plugin for the verify session: SIGINT to its own process once the first attempt has finished,
@@ -61,3 +63,31 @@ def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
     assert "homefield verify: oracle solves the 1 selected task (of 3) in this environment" in proc.stdout, \
         proc.stdout[-3000:]
     assert proc.returncode == 0
+
+
+@pytest.mark.slow
+def test_an_interrupted_verify_attacks_says_how_many_attacks_never_ran(tmp_path: Path) -> None:
+    """nu21: an interrupted ``verify --attacks`` printed "caught K of K attacks"; the attack attempts it never
+    ran went unmentioned. The session's collection gives the plan: stopped after its first attempt, it says
+    how many never ran and exits as interrupted."""
+    fx = build(tmp_path / "fixture")
+    task = task_for(fx, canaries=1)
+    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
+    repo = user_checkout(fx, task, tmp_path / "repo", copies=1)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    (plugins / "hf_stopper.py").write_text(STOPPER)
+    env = cli_env()
+    env["PYTHONPATH"] = str(plugins) + ((":" + env["PYTHONPATH"]) if env.get("PYTHONPATH") else "")
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "0", "--",
+                           "-p", "hf_stopper"],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    out = proc.stdout
+    heads = [line for line in out.splitlines() if line.startswith("homefield verify: ") and "attack" in line]
+    assert heads and heads[0].startswith("homefield verify: interrupted: "), out[-3000:]
+    never = re.search(r"; (\d+) of (\d+) attack attempts never ran: no verdict on them$", heads[0])
+    # the first attempt was oracle's or one attack's: every other attack attempt never ran
+    assert never and int(never[2]) >= len(ATTACKS) // 2 and int(never[1]) >= int(never[2]) - 1, heads[0]
+    assert "caught 0 of 0" not in out and "caught 0 of the 0" not in out, out[-3000:]
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
