@@ -332,6 +332,9 @@ class Result:
     similarity: float | None = None
     #: outcome ``forged``: the id of the canary test that passed
     canary: str | None = None
+    #: excusable canary twins the change passed exactly beside their failing originals, confirmed
+    #: (docs/contracts.md §7, §10 "twin hits"); 0 in records written before
+    twin_hits: int = 0
     schema_version: int = SCHEMA_VERSION
 
     def __post_init__(self) -> None:

@@ -13,7 +13,11 @@ the label uses the adjusted p at ``alpha``:
 * **no verdict: it rests on the agent's claims** (:data:`AT_ITS_WORD`): the label would change were the
   attempts ``--resume`` tried again after the agent's own claims (a rate limit, an outage its output
   reported) counted as failed, in base or in the variant without the rule (docs/contracts.md §10: a
-  claim after each failure re-rolls an attempt, atk20 F2).
+  claim after each failure re-rolls an attempt, atk20 F2);
+* **no verdict: it may rest on luck (twin hits)** (:data:`PICKED`): the label would change were two solves
+  per attempt with a twin hit counted as failed (:mod:`pytest_homefield.report.picks`: code that passes
+  one version of each hidden test by content, unable to tell which is real, atk22), in base or in the
+  variant.
 
 Each agent's table also states its power (``label_gap``): the smallest rule effect labelled right at
 least 80 % of the time at its task count, attempts and base pass@1 (issue 32).
@@ -35,11 +39,13 @@ from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.ablate.variants import BASE, SLIM, Variant
 from pytest_homefield.records import SCORED_OUTCOMES, UNSCORED_OUTCOMES
+from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
 from pytest_homefield.run.attempt import latest_results, result_key
 
-__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RuleEffect", "AgentTable", "AgentEntry",
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "PICKED", "RuleEffect", "AgentTable",
+           "AgentEntry",
            "RuleRow",
            "rule_effects", "label_for", "label_gap", "outcomes_by_variant", "build_tables", "slim_keep",
            "tables_to_dict"]
@@ -49,6 +55,7 @@ HARMFUL = "harmful"
 NO_EFFECT = "no detectable effect"
 NO_DATA = "no data"
 AT_ITS_WORD = "no verdict: it rests on the agent's claims"
+PICKED = "no verdict: it may rest on luck (twin hits)"
 
 Outcomes = Mapping[str, Sequence[int]]
 
@@ -105,10 +112,11 @@ def label_gap(n_tasks: int, attempts: int, base_rate: float, level: float) -> fl
 
 
 def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: bool = False,
-                        ) -> dict[str, dict[str, dict[str, list[int]]]]:
+                        field: str = "") -> dict[str, dict[str, dict[str, list[int]]]]:
     """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
     attempt, variant) wins; only scored outcomes). ``claims_failed``: an attempt with an earlier line
-    recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0."""
+    recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0.
+    ``field``: each attempt's integer ``field`` (``twin_hits``) instead of 0/1, 0 where it is missing."""
     lines = [dict(r) for r in records]
     claimed = {result_key(r) for r in lines
                if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} if claims_failed else set()
@@ -116,8 +124,20 @@ def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: 
     for key, r in sorted(latest_results(lines).items()):
         task, agent, _attempt, variant = key
         if r.get("outcome") in SCORED_OUTCOMES:
-            out[agent][variant][task].append(1 if r.get("outcome") == "solved" and key not in claimed else 0)
+            if field:
+                out[agent][variant][task].append(int(r.get(field) or 0))
+            else:
+                out[agent][variant][task].append(1 if r.get("outcome") == "solved" and key not in claimed else 0)
     return out
+
+
+def _picked(outcomes: Mapping[str, Mapping[str, Sequence[int]]], hits: Mapping[str, Mapping[str, Sequence[int]]]
+            ) -> dict[str, dict[str, list[int]]]:
+    """One agent's ``{variant: {task: [0/1, …]}}`` with two solves per attempt with a twin hit counted as
+    failed in each variant (:func:`~pytest_homefield.report.picks.picked_outcomes`), those on the tasks the
+    other variants solve least first."""
+    return {v: picked_outcomes(o, hits.get(v, {}), [x for w, x in outcomes.items() if w != v])[0]
+            for v, o in outcomes.items()}
 
 
 @dataclass
@@ -178,16 +198,19 @@ class AgentTable:
 def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
                  slim: Variant | None = None, attempts: int = 1, alpha: float = 0.05) -> list[AgentTable]:
     """The table of every agent in ``agents`` from the ablation's result records."""
-    records = list(records)  # read twice: as recorded and with claimed retries counted as failed
+    records = list(records)  # read again: with claimed retries counted as failed, and for the twin hits
     by = outcomes_by_variant(records)
     counted = outcomes_by_variant(records, claims_failed=True)
+    hits = outcomes_by_variant(records, field="twin_hits")
     tables: list[AgentTable] = []
     for agent in agents:
         variants = by.get(agent, {})
         base = variants.get(BASE, {})
         without = {r.number: variants.get(f"rule-{r.number}", {}) for r in rules.rules}
         effects = rule_effects(base, without, alpha=alpha)
-        bought = _at_its_word(effects, base, without, counted.get(agent, {}), alpha)
+        bought = _changed(effects, base, without, counted.get(agent, {}), alpha)
+        picked = _changed(effects, base, without, _picked(variants, hits.get(agent, {})), alpha) \
+            if any(h for v in hits.get(agent, {}).values() for t in v.values() for h in t) else set()
         table = AgentTable(agent, pass_rate(base) if base else None, len(base), attempts)
         if base:
             table.label_gap = label_gap(len(base), attempts, _rate(base), alpha / max(1, len(rules.rules)))
@@ -202,6 +225,8 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
                 row.mde, row.n_tasks, row.test, row.verdict = cmp.mde, cmp.n_tasks, cmp.test, label_for(cmp)
                 if r.number in bought:
                     row.verdict = AT_ITS_WORD
+                elif r.number in picked:
+                    row.verdict = PICKED
             table.rows.append(row)
         if slim is not None:
             saved = sum(row.tokens for row in table.rows if row.number in slim.removed)
@@ -221,11 +246,11 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
     return tables
 
 
-def _at_its_word(effects: Mapping[int, Comparison], base: Outcomes, without: Mapping[int, Outcomes],
-                 counted: Mapping[str, Outcomes], alpha: float) -> set[int]:
-    """The rules whose label changes when the attempts tried again after the agent's own claims count as
-    failed (``counted``: :func:`outcomes_by_variant` with ``claims_failed``), in base (the variants as
-    recorded) or in the variants (base as recorded); empty when no claim was retried."""
+def _changed(effects: Mapping[int, Comparison], base: Outcomes, without: Mapping[int, Outcomes],
+             counted: Mapping[str, Outcomes], alpha: float) -> set[int]:
+    """The rules whose label changes when the agent's outcomes are ``counted`` (``{variant: {task: [0/1]}}``:
+    :func:`outcomes_by_variant` with ``claims_failed``, or :func:`_picked`), in base (the variants as
+    recorded) or in the variants (base as recorded); empty when counting changes nothing."""
     c_base = counted.get(BASE, {})
     c_without = {n: counted.get(f"rule-{n}", {}) for n in without}
     if c_base == base and c_without == without:

@@ -46,6 +46,7 @@ from pytest_homefield.report.model import (
     TaskRow,
     WellSpecified,
 )
+from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.power import KeptGaps
 from pytest_homefield.report.runs import (
     AgentInfo,
@@ -77,7 +78,7 @@ REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
-REPORT_FORMAT = 2
+REPORT_FORMAT = 3
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
@@ -306,6 +307,23 @@ def compute_report(
             a.counted_pass_at_1 = strict_p1
             a.at_its_word = (f"{plural(len(again), 'attempt')} tried again at its word: counted as failed, "
                              f"pass@1 {'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
+    # twin hits (atk22): solves a content picker may have won by luck, counted as failed (report/picks.py)
+    picked: dict[str, Outcomes01] = {}
+    flips: dict[str, int] = {}  # agent -> its solved attempts so counted as failed
+    for a in agents.values():
+        hits = {tid: [x.result.twin_hits for x in by_agent[a.name][tid] if x.result.scored]
+                for tid in scored_outcomes[a.name]}
+        if not any(h for v in hits.values() for h in v):
+            continue
+        base = at_its_word.get(a.name, scored_outcomes[a.name])
+        others = [scored_outcomes[n] for n in agents if n != a.name]
+        picked[a.name], n_hit, flips[a.name] = picked_outcomes(base, hits, others)
+        strict_p1 = _r(_pass_at(picked[a.name], 1))
+        notes.append(say.twin_hits(a.name, n_hit, flips[a.name], strict_p1))
+        a.counted_pass_at_1 = strict_p1
+        a.twin_hits = (f"{plural(n_hit, 'attempt')} passed a contradicted twin exactly: "
+                       f"{plural(flips[a.name], 'solve')} counted as failed, pass@1 "
+                       f"{'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
     unscored_total = Counter[str]()
     for a in agents.values():
         unscored_total.update(a.unscored)
@@ -320,6 +338,12 @@ def compute_report(
             counted = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
                                    kept=kept)
             comparisons = [_unless_bought(row, alt, name, retried[name])
+                           for row, alt in zip(comparisons, counted, strict=True)]
+    for name, strict in picked.items():
+        if name in compared:
+            counted = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
+                                   kept=kept)
+            comparisons = [_unless_picked(row, alt, name, flips[name])
                            for row, alt in zip(comparisons, counted, strict=True)]
 
     # --- per task
@@ -615,6 +639,24 @@ def _unless_bought(row: ComparisonRow, counted: ComparisonRow, name: str, n: int
     return dataclasses.replace(row, significant=False, at_their_word={name: n}, counted_failed=counted.verdict,
                                verdict=f"{row.a} vs {row.b}: no verdict, {why}. With "
                                        f"{'it' if n == 1 else 'them'} counted as failed: {counted.verdict}")
+
+
+def _unless_picked(row: ComparisonRow, counted: ComparisonRow, name: str, n: int) -> ComparisonRow:
+    """``row`` as it is when its verdict is that of ``counted`` (the same pair with ``n`` of ``name``'s solved
+    attempts counted as failed for its twin hits: :mod:`.picks`, docs/contracts.md §10), else "no verdict",
+    with what counting them would say (atk22: a test process that passes one version of each hidden test by
+    content, unable to tell which is real, is solved by luck as often as it hits a twin). A row already
+    withheld keeps its text and gains ``name``'s count."""
+    if name not in (row.a, row.b) or row.test is None:
+        return row
+    if row.at_their_word is not None or row.twin_hits is not None:  # already withheld
+        return dataclasses.replace(row, twin_hits={**(row.twin_hits or {}), name: n})
+    if _side(row) == _side(counted):
+        return row
+    why = (f"it may rest on luck: {name}'s code passed contradicted twins of hidden tests exactly, as code "
+           f"that picks one version of each test by content does; {plural(n, 'solve')} of its counted as failed")
+    return dataclasses.replace(row, significant=False, twin_hits={name: n}, counted_failed=counted.verdict,
+                               verdict=f"{row.a} vs {row.b}: no verdict, {why}: {counted.verdict}")
 
 
 def _row(c: stats.Comparison) -> ComparisonRow:

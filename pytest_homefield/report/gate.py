@@ -24,6 +24,7 @@ from typing import Any
 
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
+from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.report.runs import claims_by_key, load_results, owed_attempts
 from pytest_homefield.report.verdicts import fmt_num
 from pytest_homefield.terminal.progress import plural
@@ -64,6 +65,9 @@ class GateLine:
     #: the candidate's scored attempts on the compared tasks that ``--resume`` tried again after its own
     #: claims (a rate limit, an outage its output reported): each counted as a failure (atk20 F2)
     retried: int = 0
+    #: the candidate's solved attempts on the compared tasks counted as failed for its twin hits (solves a
+    #: content picker may have won by luck: ``report/picks.py``, atk22)
+    picked: int = 0
 
     @property
     def method(self) -> str:
@@ -92,6 +96,9 @@ class GateLine:
         if self.retried:
             unscored += (f"; {plural(self.retried, 'attempt')} tried again after its own claims (a rate limit or "
                          "an outage homefield cannot check) counted as failed")
+        if self.picked:
+            unscored += (f"; {plural(self.picked, 'solve')} counted as failed for its twin hits (its code passed "
+                         "contradicted twins of hidden tests exactly)")
         return (f"gate {self.agent}: pass@1 {self.candidate:.2f} vs {self.baseline:.2f} in baseline "
                 f"{self.baseline_run} on {self.n_tasks} shared tasks (delta {self.delta:+.2f}, {self.test} "
                 f"one-sided p={self.p_value:.3g}{holm}, alpha={self.alpha:g}{unscored}): {verdict}")
@@ -145,6 +152,16 @@ def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[in
     return out, missing, retried
 
 
+def twin_hits_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]]]:
+    """``{agent: {task_id: [twin hits per scored attempt]}}`` over ``run_dirs`` (as :func:`outcomes_by_agent`):
+    the input of :func:`~pytest_homefield.report.picks.picked_outcomes`."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for r in _merged(run_dirs):
+        if r.outcome in SCORED_OUTCOMES:
+            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(r.twin_hits)
+    return out
+
+
 def _merged(run_dirs: Sequence[Path]) -> list[Any]:
     merged = {}
     for d in run_dirs:
@@ -191,12 +208,16 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "
                         f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
     found = []
+    hits = twin_hits_by_agent(candidate_dirs)
+    picked: dict[str, int] = {}
     for agent in shared:
         tasks = sorted(set(cand[agent]) & set(base[agent]))
         if not tasks:
             raise GateError(f"--fail-if-worse-than {base_id}: agent {agent} has no task scored in both runs")
         a = {t: cand[agent][t] for t in tasks}
         b = {t: base[agent][t] for t in tasks}
+        a, _, flipped = picked_outcomes(a, hits.get(agent, {}), [b])  # atk22: twin hits' possible lucky solves
+        picked[agent] = flipped
         cmp = stats.compare(a, b, alpha=alpha, names=(agent, f"{agent}@{base_id}"))
         pa = sum(sum(v) / len(v) for v in a.values()) / len(tasks)
         pb = sum(sum(v) / len(v) for v in b.values()) / len(tasks)
@@ -206,5 +227,6 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
     forged = forged_by_agent(candidate_dirs)
     return [GateLine(agent, pa, pb, cmp.delta, cmp.p_worse, cmp.test, n, alpha, base_id,
                      worse=(cmp.delta < 0 and p_adj < alpha) or forged.get(agent, 0) > 0, p_adjusted=p_adj,
-                     family=len(found), forged=forged.get(agent, 0), unscored=unscored, retried=again)
+                     family=len(found), forged=forged.get(agent, 0), unscored=unscored, retried=again,
+                     picked=picked[agent])
             for (agent, pa, pb, cmp, n, unscored, again), p_adj in zip(found, adjusted, strict=True)]

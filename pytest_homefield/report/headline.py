@@ -10,7 +10,8 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
   :func:`.family.is_reference_spec`) against the next one, with Δ pass@1, both rates, the p the verdict
   uses and the Holm family's size; when that gap is not significant, that no agent is detectably better,
   with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI; when the
-  verdict rests on an agent's claims (``at_their_word``, docs/contracts.md §10), that there is none;
+  verdict rests on an agent's claims (``at_their_word``, docs/contracts.md §10) or on solves its twin hits
+  may have bought (``twin_hits``), that there is none;
 * when any graded attempt ran its hidden tests without a sandbox (``test_sandbox`` ``none``: ``--sandbox
   none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
   the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
@@ -62,6 +63,11 @@ def _comparison(rep: Report) -> str | None:
         whose = " and ".join(f"{n}'s" for n in c.at_their_word)
         return (f"No verdict between {top.name} and {nxt.name} ({rates} pass@1): it rests on {whose} word, "
                 "claims of rate limits or outages that homefield cannot check")
+    if c.twin_hits:  # the verdict would change were the twin hits' possible lucky solves counted as failed (atk22)
+        whose = " and ".join(f"{n}'s" for n in c.twin_hits)
+        return (f"No verdict between {top.name} and {nxt.name} ({rates} pass@1): it may rest on luck; {whose} code "
+                "passed contradicted twins of hidden tests exactly, as code that picks one version of each test "
+                "does")
     if c.significant:
         beaten = sum(1 for o in ranked[1:] if (x := _pair(rep, top.name, o.name)) is not None and x.significant)
         others = f", and {beaten - 1} more of the {len(ranked) - 1} others" if beaten > 1 else ""

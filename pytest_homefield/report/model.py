@@ -131,7 +131,12 @@ class AgentSummary(_Record):
     #: scored attempts again after its own claims (a rate limit, an outage its output reported: atk20 F2),
     #: else ``None`` (left out of the JSON)
     at_its_word: str | None = None
-    #: its pass@1 (fraction) with those K attempts counted as failed, beside ``at_its_word``
+    #: ``K attempts passed a contradicted twin exactly: S solves counted as failed, pass@1 P%`` when K of its
+    #: scored attempts had twin hits (a sign of a content picker, docs/contracts.md §10, ``report/picks.py``),
+    #: else ``None`` (left out of the JSON)
+    twin_hits: str | None = None
+    #: its pass@1 (fraction) with those attempts counted as failed, beside ``at_its_word`` or ``twin_hits``
+    #: (both, when it has both)
     counted_pass_at_1: float | None = None
     #: scored attempts that failed, by kind (:mod:`.kinds`: ``did_not_fix``, ``broke_existing_tests``);
     #: ``None`` (left out of the JSON) when none did
@@ -139,7 +144,8 @@ class AgentSummary(_Record):
     #: the agent's first error in task and attempt order, ``[task_id, attempt, text]``; ``None`` without one
     first_error: list[str | int] | None = None
 
-    OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "counted_pass_at_1", "failure_kinds", "first_error"})
+    OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "twin_hits", "counted_pass_at_1", "failure_kinds",
+                          "first_error"})
 
     @property
     def tags(self) -> list[str]:
@@ -161,10 +167,12 @@ class ComparisonRow(_Record):
     absent from reports written before issue 32). ``at_their_word``: when the verdict would change were
     the attempts either agent had tried again after its own unscored claims counted as failed (a rate
     limit or an outage its output reported), {agent: such attempts} and the ``verdict`` says "no verdict"
-    (``significant`` false); the verdict so counted is ``counted_failed``; both left out otherwise."""
+    (``significant`` false); the verdict so counted is ``counted_failed``; both left out otherwise.
+    ``twin_hits``: likewise, {agent: its solved attempts counted as failed for its twin hits} when that
+    changes the verdict (``report/picks.py``)."""
 
     OPTIONAL = frozenset({"attempts", "b_c", "ties", "sd_diff", "exact", "family", "sanity", "at_their_word",
-                          "counted_failed"})
+                          "twin_hits", "counted_failed"})
 
     a: str
     b: str
@@ -187,6 +195,7 @@ class ComparisonRow(_Record):
     family: int | None = None
     sanity: bool | None = None
     at_their_word: dict[str, int] | None = None
+    twin_hits: dict[str, int] | None = None
     counted_failed: str | None = None
 
 

@@ -102,6 +102,18 @@ def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solve
             f"that of several tries.{counted} A comparison whose verdict rests on these claims gives none.")
 
 
+def twin_hits(name: str, n: int, flipped: int, strict: float | None) -> str:
+    """``n`` of the agent's scored attempts passed an excusable canary twin exactly beside its failing original
+    (confirmed: docs/contracts.md §7); ``flipped`` of its solved attempts are counted as failed for them
+    (:mod:`.picks`); ``strict``: its pass@1 (fraction) so counted."""
+    counted = "" if strict is None else f" Counting them as failed, its pass@1 is {round(100 * strict)}%."
+    return (f"{name}: {plural(n, 'attempt')} passed a contradicted twin of a hidden test exactly (its code gave "
+            "the twin's value, beside a failing original). Honest wrong code rarely does; code that passes one "
+            "version of each test by content, unable to tell which is real, does so at least as often as it is "
+            f"solved by luck, so {plural(flipped, 'solved attempt')} {'is' if flipped == 1 else 'are'} counted as "
+            f"failed for them.{counted} A comparison whose verdict rests on these solves gives none.")
+
+
 def forged(name: str, n: int) -> str:
     """``n`` of the agent's attempts passed a canary test (outcome ``forged``, docs/contracts.md §7)."""
     return (f"{name}: {n} attempt(s) forged: a canary test (a contradicted copy of a hidden test, which a "

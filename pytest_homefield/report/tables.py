@@ -222,8 +222,8 @@ def _without_empty_columns(table: Table, *, first: int) -> Table:
 
 def _with_incomplete(pass_at_1: str, a: AgentSummary) -> str:
     """A pass@1 cell with the agent's ``incomplete: k of n scored``, ``K attempts tried again at its word: …``
-    and ``forged on K attempts: …`` labels when it has them."""
-    labels = [x for x in (a.incomplete, a.at_its_word, a.forged) if x]
+    ``K attempts passed a contradicted twin exactly: …`` and ``forged on K attempts: …`` labels when it has them."""
+    labels = [x for x in (a.incomplete, a.at_its_word, a.twin_hits, a.forged) if x]
     return f"{pass_at_1} ({'; '.join(labels)})" if labels else pass_at_1
 
 
@@ -246,7 +246,8 @@ def terminal_leaderboard(report: Report) -> Table:
         "tasks": [Text(str(a.tasks)) for a in agents],
         "scored": [Text(f"{a.scored}/{a.attempts}") for a in agents],
         "solved": [Text(str(a.solved)) for a in agents],
-        "pass@1": [Text(fmt_pct(a.pass_at_1) + ("*" if a.incomplete or a.at_its_word else "")) for a in agents],
+        "pass@1": [Text(fmt_pct(a.pass_at_1) + ("*" if a.incomplete or a.at_its_word or a.twin_hits else ""))
+                   for a in agents],
         "95% CI": [Text(fmt_ci(a.pass_at_1_ci)) for a in agents],
         "pass@k": [Text(pass_k_summary(a.pass_at_k)) for a in agents],
         "pass^k": [Text(pass_k_summary(a.pass_hat_k)) for a in agents],

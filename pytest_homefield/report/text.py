@@ -144,6 +144,8 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
             add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.incomplete}", yellow=True)
         if a.at_its_word:  # a re-roll at the agent's word (atk20 F2)
             add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.at_its_word}", yellow=True)
+        if a.twin_hits:  # solves a content picker may have won by luck (atk22)
+            add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.twin_hits}", yellow=True)
         if a.forged:  # not ranked, no comparison, fails the gate (docs/contracts.md §8)
             add(f"{a.name}: {a.forged} (not ranked)", yellow=True)
     missing = [why for why, on in (("no cost data (every agent reported zero or no cost)", no_cost_data(agents)),

@@ -365,7 +365,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
                   test_s=round(verdict.test_s, 3), wait_s=round(waited + verdict.wait_s, 3),
                   touched_tests=verdict.touched, suspicious=verdict.suspicious,
                   suspicious_reason=verdict.why if verdict.suspicious else None, finished_at=_now(),
-                  canary=verdict.canary, claimed=verdict.claimed)
+                  canary=verdict.canary, claimed=verdict.claimed, twin_hits=verdict.twin_hits)
 
 
 def _judged(ar: AgentResult, folders: AgentFolders, limits: WriteLimits, baseline: Baseline, watch: DiskWatch,
@@ -405,6 +405,7 @@ class _Verdict:
     canary: str | None = None
     claimed: bool = False
     test_sandbox: str | None = None
+    twin_hits: int = 0
 
 
 def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: str | None, workspace: Path,
@@ -439,7 +440,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             if spec.graded is not None:
                 spec.graded(g)
             v = _Verdict(g.outcome, g.error or ar.error, g.test_s, sum(waits), g.touched_tests, g.suspicious,
-                         g.suspicious_reason, g.canary, test_sandbox=g.test_sandbox)
+                         g.suspicious_reason, g.canary, test_sandbox=g.test_sandbox, twin_hits=g.twin_hits)
         if tampered:
             note = "the pristine snapshot changed during the attempt (rebuilt for grading)"
             v.suspicious = True

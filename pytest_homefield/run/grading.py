@@ -58,7 +58,9 @@ class Grade:
     ``carried``/``dropped`` paths, ``test_s`` (seconds of the test run), ``error`` (one line), and
     the per-id ``failing`` lists; ``test_sandbox`` the backend that wrapped the hidden tests (``None``
     when they did not run); ``canary``: the id of the first canary that passed (outcome ``forged``),
-    ``canaries``: how many canaries were planted, ``canary_seed``: their seed."""
+    ``canaries``: how many canaries were planted, ``canary_seed``: their seed; ``twin_hits``: how many
+    excusable twin instances passed beside their failing originals and were confirmed (the change gave
+    exactly a contradicted value; docs/contracts.md §10), 0 for a ``forged`` attempt."""
 
     outcome: str
     touched_tests: bool = False
@@ -74,6 +76,7 @@ class Grade:
     canary: str | None = None
     canaries: int = 0
     canary_seed: int | None = None
+    twin_hits: int = 0
 
 
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -328,14 +331,15 @@ def grade(
             return g
         merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
         try:  # an excusable twin passed beside its failing original: one run holding both must confirm it
-            unconfirmed, extra_s = confirm_excused(
+            unconfirmed, extra_s, hits = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
                 timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                memory_mb=memory_mb, write_mb=write_mb) if plan is not None else (None, 0.0)
+                memory_mb=memory_mb, write_mb=write_mb) if plan is not None else (None, 0.0, [])
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
         g.test_s += extra_s
+        g.twin_hits = len(hits)
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
@@ -357,7 +361,7 @@ def grade(
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
     forged = forged or unconfirmed
     if forged is not None:
-        g.canary, g.error = forged
+        g.canary, g.error, g.twin_hits = *forged, 0
         g.outcome = "forged"
         return g
     checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]

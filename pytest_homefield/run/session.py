@@ -549,7 +549,9 @@ def fail_under_failures(report: Mapping[str, Any], gates: Iterable[str]) -> list
                 out.append(f"{n} pass@1 {'n/a' if p is None else f'{p:.2f}'} is below {rate:.2f}")
             elif incomplete:  # a pass@1 over the attempts the agent let run is no pass (atk11 G2)
                 out.append(f"{n} pass@1 {p:.2f} is not over every attempt ({incomplete}): not passing {rate:.2f}")
-            elif (counted := agents[n].get("counted_pass_at_1")) is not None and counted < rate:  # atk20 F2
-                out.append(f"{n} pass@1 {p:.2f} rests on its word ({agents[n].get('at_its_word')}): not passing "
-                           f"{rate:.2f}")
+            elif (counted := agents[n].get("counted_pass_at_1")) is not None and counted < rate:  # atk20 F2, atk22
+                why = " and ".join(f"{what} ({agents[n][k]})" for k, what in (
+                    ("at_its_word", "rests on its word"), ("twin_hits", "rests on solves its twin hits may have won"))
+                    if agents[n].get(k))
+                out.append(f"{n} pass@1 {p:.2f} {why}: not passing {rate:.2f}")
     return out

@@ -212,8 +212,9 @@ def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
 
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
-                    out_dir: Path, fail_to_pass: Sequence[str], **run: Any) -> tuple[tuple[str, str] | None, float]:
-    """``(verdict, seconds)``: ``verdict`` is ``(canary id, one-line error)`` for the first twin of
+                    out_dir: Path, fail_to_pass: Sequence[str], **run: Any
+                    ) -> tuple[tuple[str, str] | None, float, list[str]]:
+    """``(verdict, seconds, hits)``: ``verdict`` is ``(canary id, one-line error)`` for the first twin of
     ``plan`` that passed beside its failing original in ``outcomes`` (merged, :func:`merge_runs`;
     :meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) and is not confirmed by a
     **confirmation run**, else ``None``; ``seconds`` that run's wall time (0 when none was needed). The run
@@ -224,12 +225,16 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     (both passed, both failed, the original passed, either not reported, the run timed out, stopped for
     its writes or did not finish) is not: the code that ran was the agent's, and a forger that picked one
     of the runs apart has no run to pick here (atk14 A1, A1b). Its log and events are kept in ``out_dir``
-    as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises
-    :class:`ServiceError` as :func:`run_tests` does."""
+    as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`. ``hits``: with no verdict, the instance ids of the
+    twins so excused (confirmed, or excused as before when the members cannot be laid side by side): the
+    agent's code gave exactly a contradicted value, which the report weighs (docs/contracts.md §10 "twin
+    hits": a content picker makes them at least as often as it guesses right). ``run``: :func:`run_tests`'s
+    options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
+    hits = [tid for _, tid in pending]
     built = together(plan.layouts, plan.seed) if pending else None
     if built is None:  # none excused; or homefield could not lay the members side by side: excused as before
-        return None, 0.0
+        return None, 0.0, hits
     files, names = built
     back = {fid_j: (fid, j) for fid, ids in names.items() for j, fid_j in enumerate(ids)}
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
@@ -256,8 +261,8 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
         else:
             continue
         return (tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one run "
-                     f"holding both, {why}; the test outcomes were forged"), made.wall_s
-    return None, made.wall_s
+                     f"holding both, {why}; the test outcomes were forged"), made.wall_s, []
+    return None, made.wall_s, hits
 
 
 def _tail(path: Path, limit: int) -> bytes:

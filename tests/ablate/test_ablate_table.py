@@ -9,6 +9,7 @@ from pytest_homefield.ablate.table import (
     HARMFUL,
     LOAD_BEARING,
     NO_EFFECT,
+    PICKED,
     build_tables,
     label_gap,
     outcomes_by_variant,
@@ -119,3 +120,23 @@ def test_a_label_that_rests_on_the_agents_claims_is_no_verdict() -> None:
     assert sum(v[0] for v in counted.values()) == 10
     honest = [{**r, "claimed": False} for r in recs]
     assert [r.verdict for r in build_tables(honest, rules, ["a"])[0].rows] == [LOAD_BEARING, LOAD_BEARING]
+
+
+def test_a_label_that_may_rest_on_twin_hits_is_no_verdict() -> None:
+    """atk22 in an ablation: a rule that tells the agent to pass one version of each hidden test by content
+    (a lock picker) wins 10 of 20 tasks by luck in base and hits a twin on the 10 others; without the rule
+    it solves nothing: "load-bearing" (10 wins to 0). With two solves per twin hit counted as failed, base
+    solves none: no verdict, and the rule is not kept as load-bearing. Rule 2, whose variant solves 18 of
+    20 honestly, is harmful either way."""
+    rules = split_rules("- rule one.\n- rule two.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(20):
+        t = f"t{i}"
+        recs.append(_record("base", t, "solved") if i < 10 else {**_record("base", t, "tests_failed"), "twin_hits": 1})
+        recs += [_record("rule-1", t, "tests_failed"), _record("rule-2", t, "solved" if i < 18 else "tests_failed")]
+    (table,) = build_tables(recs, rules, ["a"])
+    assert table.rows[0].effect == 0.5 and table.rows[0].verdict == PICKED, table.rows[0]
+    assert table.rows[1].verdict == HARMFUL
+    assert slim_keep([table]) == set()
+    no_hits = [{**r, "twin_hits": 0} for r in recs]
+    assert [r.verdict for r in build_tables(no_hits, rules, ["a"])[0].rows] == [LOAD_BEARING, HARMFUL]

@@ -141,6 +141,7 @@ def test_an_honest_sign_error_meeting_a_twin_is_confirmed_not_forged(fx: Fixture
     ``tests_failed``, never ``forged``."""
     g, out = _grade(fx, sign_task, tmp_path, SIGN_ERROR, seed)
     assert (g.outcome, g.canary) == ("tests_failed", None), (g, (out / "tests.log").read_text()[-2000:])
+    assert g.twin_hits == 2  # both instances gave the twin's value: the report weighs them (report/picks.py)
     both = _calls(out / CONFIRM_OUTCOMES)  # made: both members in one run, the original failed, the twin passed
     assert sorted(both.values()) == ["failed", "failed", "passed", "passed"], both
     assert "tests/test_sub.py::test_sub[neg]" in both or "tests/test_sub.py::test_sub[pos]" in both, both
@@ -161,6 +162,7 @@ def test_no_run_is_the_grading_copy_told_by_access_times(fx: Fixture, task: Task
     reads the same in every run, no run passes the twin or the original, and nothing is confirmed."""
     g, out = _grade(fx, task, tmp_path, WRONG_CALC + ATIME_MARKER, seed, marks=True)
     assert g.outcome == "tests_failed", (g, (out / "tests.log").read_text()[-2000:])
+    assert g.twin_hits == 0
     for n in (1, 2):
         calls = [o for i, o in _calls(out / f"twin-{n}.outcomes.jsonl").items()
                  if i.startswith("tests/test_sub.py::test_sub[")]
@@ -187,6 +189,17 @@ def test_the_built_in_access_time_attack_is_caught(task: Task, cache: SnapshotCa
     for n in (1, 2):
         assert "passed" not in {o for i, o in _calls(spec.artifacts / f"twin-{n}.outcomes.jsonl").items()
                                 if i.startswith("tests/test_sub.py::test_sub[")}, n
+
+
+def test_an_attempt_records_its_twin_hits(sign_task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """The sign error through a whole attempt: its result record says how many twin instances it passed
+    exactly (``twin_hits``, docs/contracts.md §8), what the report counts against a content picker."""
+    wrong = script_agent(tmp_path / "agent", {"src/calc/__init__.py": SIGN_ERROR}, name="wrong")
+    spec = AttemptSpec(task=sign_task, agent=wrong, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
+                       run_timeout_s=120, sandbox=SandboxChoice("auto"))
+    r = run_attempt(spec, cache)
+    assert (r.outcome, r.twin_hits) == ("tests_failed", 2), r
+    assert Result.from_dict(r.to_dict()).twin_hits == 2
 
 
 def test_a_flock_election_between_the_runs_is_never_excused(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:

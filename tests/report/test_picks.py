@@ -1,0 +1,132 @@
+"""Twin hits (atk22, docs/contracts.md §10): code that passes one version of each hidden test by content,
+unable to tell the original from its twin, is solved by luck about as often as it passes a twin exactly
+(a confirmed "twin hit", graded ``tests_failed``). The report counts two of its solves as failed per
+twin-hit attempt; a verdict that changes so is withheld."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from pytest_homefield.records import Result, Task
+from pytest_homefield.report import build_report, picks, render_html, render_markdown, render_text_plain, stats
+from pytest_homefield.report.gate import worse_than
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.model import Report
+from pytest_homefield.report.picks import picked_outcomes
+from pytest_homefield.run.session import fail_under_failures
+
+IDS = [f"t{i:02d}" for i in range(20)]
+
+
+def _task(tid: str) -> Task:
+    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
+                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
+                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
+                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
+
+
+def _run(folder: Path, rows: dict[str, list[tuple[str, int]]]) -> Path:
+    """A run of :data:`IDS` × 1 attempt: ``rows`` {agent: per task, (outcome, twin hits)}."""
+    folder.mkdir()
+    lines = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, outcome=o, twin_hits=h)
+             for a, per_task in rows.items() for t, (o, h) in zip(IDS, per_task, strict=True)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": a, "spec": f"cmd:{a}"} for a in rows]}))
+    return folder
+
+
+def _picker(right: int) -> list[tuple[str, int]]:
+    """Solved on ``right`` tasks by luck, a twin hit on every other."""
+    return [("solved", 0) if i < right else ("tests_failed", 1) for i in range(len(IDS))]
+
+
+def _honest(solved: int, hits: int = 0) -> list[tuple[str, int]]:
+    return [("solved", 0) if i < solved else ("tests_failed", int(i < solved + hits)) for i in range(len(IDS))]
+
+
+def _pair(report: dict, a: str, b: str) -> dict:
+    (row,) = [c for c in report["comparisons"] if {c["a"], c["b"]} == {a, b}]
+    return row
+
+
+def test_a_picker_cannot_buy_beats(tmp_path: Path) -> None:
+    """A picker right on 10 of 20 tasks and a twin hit on the 10 others, against an agent that solves
+    nothing: 10 wins to 0 (exact McNemar p=0.002), which said "picker beats zero". With two solves counted
+    as failed per twin-hit attempt it solves none: no verdict, in every format, the gate and --fail-under."""
+    run = _run(tmp_path / "r", {"picker": _picker(10), "zero": _honest(0)})
+    report = build_report([run], [_task(t) for t in IDS])
+    assert report["agents"]["picker"]["pass_at_1"] == 0.5
+    row = _pair(report, "picker", "zero")
+    assert row["significant"] is False and row["twin_hits"] == {"picker": 10}, row
+    assert row["verdict"].startswith("picker vs zero: no verdict, it may rest on luck: picker's code passed "
+                                     "contradicted twins of hidden tests exactly"), row["verdict"]
+    assert row["counted_failed"].startswith("picker vs zero: no detectable difference"), row["counted_failed"]
+    assert (row["p_value"], row["b_c"]) == (0.001953, [10, 0])  # the numbers stay those recorded
+    (note,) = [n for n in report["notes"] if "contradicted twin" in n]
+    assert "10 attempts passed a contradicted twin" in note and "its pass@1 is 0%." in note, note
+    text = headline(Report.from_dict(report))
+    assert text.startswith("No verdict between picker and zero (50% vs 0% pass@1): it may rest on luck"), text
+    label = "10 attempts passed a contradicted twin exactly: 10 solves counted as failed, pass@1 0%"
+    assert report["agents"]["picker"]["twin_hits"] == label and "twin_hits" not in report["agents"]["zero"]
+    assert report["agents"]["picker"]["counted_pass_at_1"] == 0.0
+    board = render_text_plain(report, verbose=False)
+    assert "50%*" in board and f"picker pass@1 50%: {label}" in board, board
+    for doc in (render_markdown(report), render_html(report)):
+        assert "no verdict, it may rest on luck" in doc and label in doc
+    assert fail_under_failures(report, ["picker=0.4"]) == [
+        f"picker pass@1 0.50 rests on solves its twin hits may have won ({label}): not passing 0.40"]
+    # the gate: the same picker against a baseline in which it solved nothing honestly
+    base = _run(tmp_path / "base", {"picker": _honest(0)})
+    (line,) = worse_than([run], base)
+    assert line.picked == 10 and line.candidate == 0.0 and line.delta == 0.0, line
+    assert "10 solves counted as failed for its twin hits" in line.text
+
+
+def test_an_honest_coincidence_keeps_a_clear_verdict(tmp_path: Path) -> None:
+    """An agent that solves 16 of 20 and once gave a twin's value exactly (a sign error, say) still beats
+    one that solves nothing: 2 solves counted as failed leave 14 wins to 0. The label says what was counted."""
+    report = build_report([_run(tmp_path / "r", {"good": _honest(16, hits=1), "zero": _honest(0)})],
+                          [_task(t) for t in IDS])
+    row = _pair(report, "good", "zero")
+    assert row["significant"] is True and "twin_hits" not in row and row["verdict"].startswith("good beats zero")
+    assert report["agents"]["good"]["twin_hits"] == ("1 attempt passed a contradicted twin exactly: 2 solves "
+                                                     "counted as failed, pass@1 70%")
+    assert headline(Report.from_dict(report)).startswith("good beats zero")
+
+
+def test_honest_agents_without_twin_hits_are_left_as_recorded(tmp_path: Path) -> None:
+    report = build_report([_run(tmp_path / "r", {"a": _honest(12), "b": _honest(3)})], [_task(t) for t in IDS])
+    assert all("twin_hits" not in a and "counted_pass_at_1" not in a for a in report["agents"].values())
+    assert "twin_hits" not in _pair(report, "a", "b")
+
+
+def test_the_solves_counted_are_those_on_the_tasks_others_solve_least() -> None:
+    counted, n_hit, flipped = picked_outcomes(
+        {"a": [1, 1], "b": [1], "c": [0]}, {"c": [1]}, [{"a": [1, 1], "b": [0], "c": [0]}])
+    assert (n_hit, flipped) == (1, 2)
+    assert counted == {"a": [1, 0], "b": [0], "c": [0]}  # b first (the other failed it), then a's last attempt
+
+
+@pytest.mark.parametrize(("per_hit", "bought_at_most", "bought_at_least"), [(2, 0.02, 0.0), (1, 1.0, 0.1)])
+def test_two_solves_per_hit_keep_a_pure_picker_from_a_verdict(monkeypatch: pytest.MonkeyPatch, per_hit: int,
+                                                             bought_at_most: float, bought_at_least: float) -> None:
+    """The constant's reason (report/picks.py): 200 seeded runs of 48 tasks, a picker right with chance 1/2
+    on each against an agent that solves nothing. Counting one solve per hit still lets the exact test
+    call the picker better in more than 10% of them (23% measured over 400); two, in none."""
+    monkeypatch.setattr(picks, "SOLVES_PER_HIT", per_hit)
+    bought = 0
+    for seed in range(200):
+        rng = random.Random(seed)
+        right = {f"t{i}": rng.random() < 0.5 for i in range(48)}
+        outcomes = {t: [int(r)] for t, r in right.items()}
+        hits = {t: [int(not r)] for t, r in right.items()}
+        zero = {t: [0] for t in right}
+        counted, _, _ = picked_outcomes(outcomes, hits, [zero])
+        cmp = stats.compare(counted, zero, names=("picker", "zero"))
+        bought += cmp.significant and cmp.delta > 0
+    assert bought_at_least <= bought / 200 <= bought_at_most, bought
