@@ -16,7 +16,8 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
   none``, or no sandbox worked on the machine), how many, and that their verdicts can be bought: there
   the tests run as the user, so any agent's code can read the answers (docs/contracts.md §9);
 * the reference agents' sanity line: ``oracle`` is expected to solve every task and ``noop`` none
-  (``sim:P`` agents have no expected rate and are left out of it);
+  (``sim:P`` agents have no expected rate and are left out of it); when both are as expected but their
+  comparison is not significant (too few tasks: its row says "no detectable difference"), it says so;
 * tasks × attempts per task;
 * whether cost is known (for how many agents).
 """
@@ -119,6 +120,11 @@ def _sanity(rep: Report) -> str | None:
     seen = ", ".join(f"{a.name} {fmt_pct(a.pass_at_1)}" for a in refs)
     off = [a for a in refs if a.pass_at_1 is not None and abs(a.pass_at_1 - _EXPECTED[_kind(a)]) > 1e-9]
     if not off:
+        pair = next((c for a in refs for b in refs if a is not b and (c := _pair(rep, a.name, b.name)) is not None
+                     and _kind(a) != _kind(b)), None)
+        if pair is not None and not pair.significant:  # its table row says "no detectable difference" (nu21)
+            return (f"reference agents as expected ({seen}), though {pair.n_tasks} task"
+                    f"{'s are' if pair.n_tasks != 1 else ' is'} too few for even that gap to be significant")
         return f"reference agents as expected ({seen})"
     return "check the tasks: " + ", ".join(f"{a.name} solves {fmt_pct(a.pass_at_1)}, expected "
                                            f"{fmt_pct(_EXPECTED[_kind(a)])}" for a in off)

@@ -184,3 +184,18 @@ def test_attempts_graded_under_landlock_get_no_metadata_warning(tmp_path: Path) 
     assert "mode and times" not in text and "Landlock" not in text, text
     rep = _report(tmp_path / "b", agents, outcomes, test_sandbox={"alpha": "landlock", "bravo": "none"})
     assert "graded attempts ran the hidden tests without a sandbox" in headline(Report.from_dict(rep))
+
+
+def test_the_sanity_line_says_when_the_tasks_are_too_few_for_its_own_gap(tmp_path: Path) -> None:
+    """nu21 on simonw/llm: 5 tasks, oracle 100% and noop 0%; the headline said "reference agents as expected"
+    while the table said "oracle vs noop: no detectable difference". The headline now says both."""
+    rep = _report(tmp_path, {"oracle": "oracle", "noop": "noop"}, {"oracle": ["solved"] * 5,
+                                                                   "noop": ["empty_patch"] * 5})
+    (row,) = rep["comparisons"]
+    assert not row["significant"]
+    line = headline(Report.from_dict(rep))
+    assert line.startswith("Reference agents as expected (oracle 100%, noop 0%), though 5 tasks are too few for "
+                           "even that gap to be significant; 5 tasks"), line
+    big = _report(tmp_path / "big", {"oracle": "oracle", "noop": "noop"}, {"oracle": ["solved"] * 8,
+                                                                           "noop": ["empty_patch"] * 8})
+    assert headline(Report.from_dict(big)).startswith("Reference agents as expected (oracle 100%, noop 0%); 8 tasks")
