@@ -21,7 +21,13 @@ import pytest
 
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.settings import MODE_OPTIONS, add_pytest_options, flags_from_pytest, resolve_settings
+from pytest_homefield.settings import (
+    MODE_OPTIONS,
+    add_pytest_options,
+    flags_from_pytest,
+    parse_duration,
+    resolve_settings,
+)
 from pytest_homefield.transport import ControllerWriter, TransportPlugin
 
 
@@ -173,7 +179,11 @@ def pytest_configure(config: pytest.Config) -> None:
             name="verify" if verifying else None, selected_line=plugin.selected_line if verifying else None,
             # a shard's part with --shard; an ablation (which has no shards) may have no session yet
             budget_usd=None if mine else settings.budget if ablate else plugin.session.budget_usd,
-            full_total=plugin.expected_items()), "homefield-progress")
+            full_total=plugin.expected_items(),
+            # a mine's bounds end it sooner than its candidates do: the ETA says the soonest end (nu21)
+            goal=("kept", settings.stop_after_tasks) if mine and settings.stop_after_tasks else None,
+            budget_s=parse_duration(settings.time_budget) if mine and settings.time_budget else None),
+            "homefield-progress")
     if not hasattr(config, "workerinput"):  # JUnit XML is written on the controller (issue 33)
         from pytest_homefield.terminal.junit import JunitHooks
 

@@ -83,14 +83,15 @@ class ProgressHooks:
     def __init__(self, config: pytest.Config, kind: str, *, label_for: Callable[[str], str],
                  subject_for: Callable[[str], str], budget_usd: float | None = None,
                  full_total: int | None = None, clock: Callable[[], float] = time.monotonic,
-                 selected_line: Callable[[list[str]], str] | None = None, name: str | None = None) -> None:
+                 selected_line: Callable[[list[str]], str] | None = None, name: str | None = None,
+                 goal: tuple[str, int] | None = None, budget_s: float | None = None) -> None:
         self.config = config
         self.kind = kind
         self.label_for = label_for
         self.subject_for = subject_for
         #: the line saying what the collected items will run (``homefield verify``: its header counts none)
         self.selected_line = selected_line
-        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name)
+        self.progress = Progress(kind, budget_usd=budget_usd, clock=clock, name=name, goal=goal, budget_s=budget_s)
         self._status: dict[str, str] = {}
         self._cost: dict[str, float] = {}
         self._reused: set[str] = set()

@@ -86,12 +86,19 @@ class Progress:
     other statuses are shown after them); ``name``: the line's name when it is not ``kind`` (``verify``
     runs as a ``run``). ``total``: items expected (may be set later with
     :meth:`set_total`, 0 = unknown). ``budget_usd``: the run budget, shown against the money spent.
-    ``clock``: seconds, monotonic (tests pass a fake one). Not thread-safe.
+    ``clock``: seconds, monotonic (tests pass a fake one). ``goal``: ``(status, n)`` when the session
+    ends once ``n`` items finished with ``status`` (a mine's ``--stop-after-tasks``: ``("kept", n)``);
+    ``budget_s``: seconds after :meth:`set_total` when a bound stops it (a mine's ``--time-budget``, which
+    starts after the scan); the ETA is the soonest of the three ends. Not thread-safe.
     """
 
     def __init__(self, kind: str, total: int = 0, *, budget_usd: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, name: str | None = None) -> None:
+                 clock: Callable[[], float] = time.monotonic, name: str | None = None,
+                 goal: tuple[str, int] | None = None, budget_s: float | None = None) -> None:
         self.kind = kind
+        self.goal = goal
+        self.budget_s = budget_s
+        self._budget_from: float | None = None
         self.name = name or kind
         self.total = total
         self.budget_usd = budget_usd
@@ -112,8 +119,10 @@ class Progress:
         self._last_line_at = self.started
 
     def set_total(self, total: int) -> None:
-        """The number of items this session will run (known after collection)."""
+        """The number of items this session will run (known after collection); ``budget_s`` counts from here."""
         self.total = max(0, int(total))
+        if self._budget_from is None:
+            self._budget_from = self.clock()
 
     def start(self, key: str, label: str) -> None:
         """Item ``key`` started; ``label`` says what it is (id and subject)."""
@@ -140,11 +149,20 @@ class Progress:
 
     def eta_s(self) -> float | None:
         """Seconds left at the rate of the fresh items so far (elapsed / fresh × remaining): items that
-        were reused or skipped took no time and say nothing of the rest. ``None`` before the first fresh
-        item finished or without a total."""
+        were reused or skipped took no time and say nothing of the rest. With a ``goal`` met by some items
+        already, the items it still needs at the rate seen (``(n − met) × done / met``) when sooner; with a
+        ``budget_s``, never past it (nu21: a mine with ``--stop-after-tasks 12`` showed the ETA of all 82
+        candidates). ``None`` before the first fresh item finished or without a total."""
         if not self.fresh or not self.total:
             return None
-        return self.elapsed_s() / self.fresh * max(0, self.total - self.done)
+        per_item = self.elapsed_s() / self.fresh
+        left = per_item * max(0, self.total - self.done)
+        if self.goal is not None and self.counts[self.goal[0]]:
+            met = self.counts[self.goal[0]]
+            left = min(left, per_item * max(0, self.goal[1] - met) * self.done / met)
+        if self.budget_s is not None and self._budget_from is not None:
+            left = min(left, max(0.0, self.budget_s - (self.clock() - self._budget_from)))
+        return left
 
     def parts(self) -> list[str]:
         """The pieces of :meth:`line`, without the item in flight."""

@@ -42,6 +42,32 @@ def test_mine_line_counts_rates_and_item_in_flight() -> None:
     assert len(p.line(width=30)) == 29
 
 
+def test_a_mines_eta_is_its_soonest_end() -> None:
+    """nu21 on pallets/click: ``--stop-after-tasks 12`` of 82 candidates showed the ETA of all 82. The goal
+    (12 kept) and the time budget (from the end of the scan: set_total) each end it sooner."""
+    clock = Clock()
+    p = Progress("mine", 80, clock=clock, goal=("kept", 4))
+    p.set_total(80)
+    for i, status in enumerate(["kept", "dropped", "kept", "dropped"]):
+        p.start(str(i), f"c{i}")
+        clock.t += 30
+        p.finish(str(i), status)
+    # 30 s per candidate, one kept in two: 2 more kept in about 4 more candidates -> 2 minutes (not 38)
+    assert p.eta_s() == 120.0 and p.line().endswith("ETA 2m00s")
+    budget = Progress("mine", 80, clock=clock, budget_s=300.0)
+    budget.set_total(80)
+    budget.start("a", "a")
+    clock.t += 30
+    budget.finish("a", "dropped")
+    assert budget.eta_s() == 270.0  # the budget's end, not 79 × 30 s
+    nothing = Progress("mine", 80, clock=clock, goal=("kept", 4))
+    nothing.set_total(80)
+    nothing.start("a", "a")
+    clock.t += 30
+    nothing.finish("a", "dropped")
+    assert nothing.eta_s() == 79 * 30.0  # no candidate kept yet: no rate for the goal
+
+
 def test_run_line_shows_money_against_the_budget() -> None:
     clock = Clock()
     p = Progress("run", 4, budget_usd=20.0, clock=clock)
