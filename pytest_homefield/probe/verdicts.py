@@ -34,8 +34,10 @@ task without a scored sample, or any task when the control is empty, gets ``None
 same lines in the same order, ``memorized`` filled in on ``task`` lines, then one ``kind:
 "verdict"`` line (replacing earlier ones): ``control`` (``"cutoff"`` or ``"mismatched"``),
 ``cutoff``, ``control_n``, ``control_p95``, ``judged`` (tasks with a scored sample), ``unjudged`` (the
-probed tasks and the control's tasks or pairs with no scored sample: a verdict is *finished* only at 0,
-since an agent that does not answer — a claimed rate limit — would otherwise get a clean bill), ``flagged``
+probed tasks and the control's tasks or pairs with no scored sample, and the probed tasks never answered:
+each sample a failure scored as an empty answer on its last try, the row's ``unanswered``; a verdict is
+*finished* only at 0, since an agent that does not answer — a claimed rate limit, a refusal of exactly
+the tasks it remembers — would otherwise get a clean bill), ``flagged``
 [{task_id, best, mean}], ``tasks`` {task_id: {best, mean, samples, memorized}}, ``at``,
 ``tasks_digest`` (of the ``tasks.jsonl`` probed), ``shard`` (``"K/N"`` for a ``--shard`` session,
 which judges its shard's tasks only, else ``None``) and, for a merge of shards, ``merged_from``
@@ -237,9 +239,12 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
     ``p``."""
     calls = latest(records)
     scores: dict[tuple[str, str], list[float]] = {}
+    answered: set[str] = set()  # tasks with a sample the agent answered (not a failure scored on its last try)
     for (kind, tid, _), r in calls.items():
         if r.get("score") is not None:
             scores.setdefault((kind, tid), []).append(float(r["score"]))
+            if kind == "task" and r.get("outcome") is None:
+                answered.add(tid)
     ids = [t.id for t in tasks]
     v = Verdict(agent=agent, control="cutoff" if cutoff else "mismatched", cutoff=cutoff, control_n=0,
                 control_p95=None, fdr=fdr, floor=floor)
@@ -258,6 +263,10 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
         row: dict[str, Any] = {"best": best, "mean": mean, "samples": len(scores.get(("task", tid), []))}
         if tid in later:
             row.update(control=True, memorized=False)
+        elif best is not None and tid not in answered:
+            # every sample failed until its last try, scored as an empty answer: never memorized by that
+            # score, so a model declining exactly the tasks it remembers would look clean; not judged
+            row.update(memorized=None, unanswered=True)
         elif best is None or v.control_p95 is None:
             row["memorized"] = None
         else:
@@ -301,7 +310,13 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
                        + (" …" if len(unpaired) > 5 else ""))
     no_control = [tid for tid in ids if tid in later and v.tasks[tid]["best"] is None] + \
         [tid for tid in paired if not scores.get(("control", tid))]
-    v.unjudged = len(unscored) + len(no_control)
+    unanswered = [tid for tid, row in v.tasks.items() if row.get("unanswered")]
+    if unanswered:
+        v.notes.append(f"{plural(len(unanswered), 'task')} never answered (every call failed until its last try, "
+                       "scored as an empty answer): not judged, since a model that declines exactly the tasks it "
+                       "remembers would otherwise look clean: " + ", ".join(unanswered[:5])
+                       + (" …" if len(unanswered) > 5 else ""))
+    v.unjudged = len(unscored) + len(no_control) + len(unanswered)
     if v.unjudged:
         v.notes.append(f"incomplete: {v.unjudged} of {len(ids) + len(paired)} tasks and controls have no scored "
                        "sample: not a finished verdict (--exclude-memorized refuses it)")

@@ -4,7 +4,8 @@ by every ``--resume``, for ever: its task stayed without a scored sample, so the
 finished (``unjudged``) and ``--exclude-memorized`` refused it, as long as the agent kept declaring. Now a
 call is retried at most ``--max-retries`` times, then scored as the empty answer the agent gave (outcome
 ``agent_error``), by the rule of a run (pytest_homefield/run/retries.py); homefield's own failure stays
-unscored and is not made again."""
+unscored and is not made again. A task never answered is not judged (``unanswered``): the verdict says so
+and stays unfinished."""
 
 from __future__ import annotations
 
@@ -38,7 +39,10 @@ def test_a_declared_rate_limit_is_scored_once_the_retries_are_spent(ablate_repo:
     assert calls == [("rate_limited", None, "429 too many requests"),
                      ("agent_error", 0.0, "rate limited 2 times (--max-retries 1): 429 too many requests")]
     assert "homefield probe call failed (agent_error): rate limited 2 times" in outs[1], outs[1][-3000:]
-    assert unjudged == [1, 0, 0]  # the verdict is finished once the claim is scored
+    # scored once the retries are spent (no call made for ever), but never answered: not judged clean, so the
+    # verdict stays unfinished (a model declining exactly what it remembers would otherwise get a clean bill)
+    assert unjudged == [1, 1, 1]
+    assert "1 task never answered" in outs[2], outs[2][-3000:]
 
 
 def test_a_call_tried_unanswered_past_the_retries_is_not_made_again(tmp_path: Path) -> None:

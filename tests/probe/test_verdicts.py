@@ -212,6 +212,33 @@ def test_a_verdict_with_unanswered_calls_is_not_finished(tmp_path: Path) -> None
     assert excluded_for_run(tmp_path, [SimpleNamespace(name="mem", spec="cmd:x")])["tasks"] == []
 
 
+def test_a_task_never_answered_is_not_judged_clean(tmp_path: Path) -> None:
+    """r17's open finding: a call the agent never answers is scored, on its last try, as an empty answer, so
+    never as memorized: a model that declines exactly the tasks it remembers got a clean bill on them. Such a
+    task is now unjudged (``unanswered``), the verdict unfinished, and ``--exclude-memorized`` refuses it;
+    one answered sample of the task (even a poor one) judges it again."""
+    tasks = [task("a", 1), task("b", 2), task("c", 3)]
+    path = probe_path(tmp_path, "shy")
+    for t in "abc":
+        append_jsonl(path, {**rec("control", t, 1, 0.1), "agent": "shy"})
+    for t in "bc":
+        append_jsonl(path, {**rec("task", t, 1, 0.1), "agent": "shy"})
+    declined = {**rec("task", "a", 1, 0.0), "agent": "shy", "outcome": "agent_error",
+                "error": "rate limited 3 times (--max-retries 2): 429"}
+    append_jsonl(path, declined)
+    verdict = judge("shy", read_jsonl(path), tasks)
+    assert verdict.tasks["a"] == {"best": 0.0, "mean": 0.0, "samples": 1, "memorized": None, "unanswered": True}
+    assert (verdict.judged, verdict.unjudged) == (2, 1)
+    assert any(n.startswith("1 task never answered (every call failed until its last try") and n.endswith(": a")
+               for n in verdict.notes), verdict.notes
+    write_verdict(path, verdict, "t")
+    with pytest.raises(ProbeError, match="did not finish|without a scored sample"):
+        excluded_for_run(tmp_path, [SimpleNamespace(name="shy", spec="cmd:x")])
+    append_jsonl(path, {**rec("task", "a", 2, 0.05), "agent": "shy"})  # a second sample, answered
+    again = judge("shy", load_probe(path), tasks)
+    assert (again.judged, again.unjudged) == (3, 0) and "unanswered" not in again.tasks["a"]
+
+
 # -- every record read is validated (issue 21) ------------------------------------------------------
 
 def _call(**kw: object) -> dict[str, object]:
