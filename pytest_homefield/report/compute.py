@@ -333,18 +333,15 @@ def compute_report(
     compared = [n for n in order if not agents[n].forged]
     references = {n for n, info in infos.items() if info.reference}
     comparisons = _comparisons(compared, scored_outcomes, alpha, seed, references=references, kept=kept)
-    for name, strict in at_its_word.items():
-        if name in compared:
-            counted = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
+    # a verdict that changes with an agent's claimed retries, or its twin hits' possible lucky solves, counted
+    # as failed is withheld (atk20 F2, atk22), one agent at a time, the others as recorded
+    for counted_by, key, count in ((at_its_word, "at_their_word", retried), (picked, "twin_hits", flips)):
+        for name, strict in counted_by.items():
+            if name in compared:
+                alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
                                    kept=kept)
-            comparisons = [_unless_bought(row, alt, name, retried[name])
-                           for row, alt in zip(comparisons, counted, strict=True)]
-    for name, strict in picked.items():
-        if name in compared:
-            counted = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
-                                   kept=kept)
-            comparisons = [_unless_picked(row, alt, name, flips[name])
-                           for row, alt in zip(comparisons, counted, strict=True)]
+                comparisons = [_unless_counted(row, other, name, count[name], key)
+                               for row, other in zip(comparisons, alt, strict=True)]
 
     # --- per task
     task_rows = [_task_row(tid, task_by_id.get(tid), {n: by_agent[n].get(tid, []) for n in order}) for tid in task_ids]
@@ -622,41 +619,31 @@ def _side(row: ComparisonRow) -> str | None:
     return row.a if row.delta > 0 else row.b
 
 
-def _unless_bought(row: ComparisonRow, counted: ComparisonRow, name: str, n: int) -> ComparisonRow:
-    """``row`` as it is when its verdict is that of ``counted`` (the same pair with ``name``'s ``n``
-    attempts tried again after its own unscored claims counted as failed: docs/contracts.md §10), else
-    "no verdict", with what counting them would say (atk20 F2: claiming a rate limit after each failure
-    bought a 67% against the 38% of the same agent without the claims, so a verdict resting on such claims
-    could be bought by lying). A row already withheld keeps its text and gains ``name``'s count."""
-    if name not in (row.a, row.b) or row.test is None:
-        return row
-    if row.at_their_word is not None:  # already withheld on the other agent's word
-        return dataclasses.replace(row, at_their_word={**row.at_their_word, name: n})
-    if _side(row) == _side(counted):
-        return row
-    why = (f"it rests on {name}'s word ({plural(n, 'attempt')} tried again after claims of a rate limit or an "
-           "outage that homefield cannot check)")
-    return dataclasses.replace(row, significant=False, at_their_word={name: n}, counted_failed=counted.verdict,
-                               verdict=f"{row.a} vs {row.b}: no verdict, {why}. With "
-                                       f"{'it' if n == 1 else 'them'} counted as failed: {counted.verdict}")
-
-
-def _unless_picked(row: ComparisonRow, counted: ComparisonRow, name: str, n: int) -> ComparisonRow:
-    """``row`` as it is when its verdict is that of ``counted`` (the same pair with ``n`` of ``name``'s solved
-    attempts counted as failed for its twin hits: :mod:`.picks`, docs/contracts.md §10), else "no verdict",
-    with what counting them would say (atk22: a test process that passes one version of each hidden test by
-    content, unable to tell which is real, is solved by luck as often as it hits a twin). A row already
-    withheld keeps its text and gains ``name``'s count."""
+def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: int, key: str) -> ComparisonRow:
+    """``row`` as it is when its verdict is that of ``counted`` (the same pair with ``n`` of ``name``'s
+    attempts counted as failed: docs/contracts.md §10), else "no verdict", with what counting them would say.
+    ``key``: ``at_their_word`` (the attempts tried again after its own unscored claims: atk20 F2, claiming a
+    rate limit after each failure bought a 67% against the 38% of the same agent without the claims) or
+    ``twin_hits`` (solved attempts counted for its twin hits, :mod:`.picks`: atk22, code that passes one
+    version of each hidden test by content, unable to tell which is real, is solved by luck as often as it
+    hits a twin). A row already withheld keeps its text and gains ``name``'s count under ``key``."""
     if name not in (row.a, row.b) or row.test is None:
         return row
     if row.at_their_word is not None or row.twin_hits is not None:  # already withheld
-        return dataclasses.replace(row, twin_hits={**(row.twin_hits or {}), name: n})
+        return dataclasses.replace(row, **{key: {**(getattr(row, key) or {}), name: n}})
     if _side(row) == _side(counted):
         return row
-    why = (f"it may rest on luck: {name}'s code passed contradicted twins of hidden tests exactly, as code "
-           f"that picks one version of each test by content does; {plural(n, 'solve')} of its counted as failed")
-    return dataclasses.replace(row, significant=False, twin_hits={name: n}, counted_failed=counted.verdict,
-                               verdict=f"{row.a} vs {row.b}: no verdict, {why}: {counted.verdict}")
+    if key == "at_their_word":
+        why = (f"it rests on {name}'s word ({plural(n, 'attempt')} tried again after claims of a rate limit or an "
+               "outage that homefield cannot check)")
+        what = "it" if n == 1 else "them"
+    else:
+        why = (f"it may rest on luck ({name}'s code passed contradicted twins of hidden tests exactly, as code "
+               "that picks one version of each test by content does)")
+        what = f"{plural(n, 'solve')} of its"
+    return dataclasses.replace(row, significant=False, counted_failed=counted.verdict, **{key: {name: n}},
+                               verdict=f"{row.a} vs {row.b}: no verdict, {why}. With {what} counted as failed: "
+                                       f"{counted.verdict}")
 
 
 def _row(c: stats.Comparison) -> ComparisonRow:

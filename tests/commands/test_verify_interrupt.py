@@ -17,6 +17,7 @@ from helpers.e2e_repo import cli_env
 
 from pytest_homefield.agents.attacks import ATTACKS
 from pytest_homefield.commands.verify import oracle_line
+from pytest_homefield.records import Task
 
 #: A pytest plugin for the verify session: SIGINT to its own process once the first attempt has finished,
 #: as a Ctrl-C at that moment would (the signal arrives before the next item starts, whatever the timing).
@@ -39,21 +40,29 @@ def test_the_oracle_line_says_all_only_of_a_session_run_to_its_end() -> None:
     assert oracle_line(0, 26, None, True) == "homefield verify: interrupted: 0 of 26 tasks graded"
 
 
-@pytest.mark.slow
-def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
+def _stopped_verify(tmp_path: Path, copies: int, *args: str) -> tuple[Path, Task, subprocess.CompletedProcess[str]]:
+    """``homefield verify ARGS -n 0`` on a repository of ``copies`` copies of one task, stopped by Ctrl-C
+    (:data:`STOPPER`) once its first attempt has finished: (the repository, the task, the process)."""
     fx = build(tmp_path / "fixture")
     task = task_for(fx, canaries=1)
     task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
-    repo = user_checkout(fx, task, tmp_path / "repo", copies=3)
+    repo = user_checkout(fx, task, tmp_path / "repo", copies=copies)
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     (plugins / "hf_stopper.py").write_text(STOPPER)
     env = cli_env()
     env["PYTHONPATH"] = str(plugins) + ((":" + env["PYTHONPATH"]) if env.get("PYTHONPATH") else "")
     # SIGINT back to its default in the child: a suite started with it ignored (``.ci/run &``) passes that on
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "-n", "0", "--", "-p", "hf_stopper"],
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", *args, "-n", "0", "--",
+                           "-p", "hf_stopper"],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=300,
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return repo, task, proc
+
+
+@pytest.mark.slow
+def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
+    repo, task, proc = _stopped_verify(tmp_path, 3)
     out = proc.stdout
     assert "homefield verify: interrupted: 1 of 3 tasks graded; oracle solved each of them" in out, out[-3000:]
     assert "oracle solves" not in out and proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
@@ -70,19 +79,7 @@ def test_an_interrupted_verify_attacks_says_how_many_attacks_never_ran(tmp_path:
     """nu21: an interrupted ``verify --attacks`` printed "caught K of K attacks"; the attack attempts it never
     ran went unmentioned. The session's collection gives the plan: stopped after its first attempt, it says
     how many never ran and exits as interrupted."""
-    fx = build(tmp_path / "fixture")
-    task = task_for(fx, canaries=1)
-    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
-    repo = user_checkout(fx, task, tmp_path / "repo", copies=1)
-    plugins = tmp_path / "plugins"
-    plugins.mkdir()
-    (plugins / "hf_stopper.py").write_text(STOPPER)
-    env = cli_env()
-    env["PYTHONPATH"] = str(plugins) + ((":" + env["PYTHONPATH"]) if env.get("PYTHONPATH") else "")
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "0", "--",
-                           "-p", "hf_stopper"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=300,
-                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    _, _, proc = _stopped_verify(tmp_path, 1, "--attacks")
     out = proc.stdout
     heads = [line for line in out.splitlines() if line.startswith("homefield verify: ") and "attack" in line]
     assert heads and heads[0].startswith("homefield verify: interrupted: "), out[-3000:]

@@ -8,20 +8,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_homefield.records import Result, Task
+from helpers.report_tasks import plain_task
+
+from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import Report
 from pytest_homefield.run.session import fail_under_failures
 
 IDS = [f"t{i:02d}" for i in range(20)]
-
-
-def _task(tid: str) -> Task:
-    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
-                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
-                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
-                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
 
 
 def _run(folder: Path, rows: dict[str, list[list[str]]]) -> Path:
@@ -60,7 +55,7 @@ def test_a_liar_cannot_buy_beats(tmp_path: Path) -> None:
     and solved 8 of them on a retry: 14/20 against 6/20, 8 wins to 0 (exact McNemar p=0.0078), which said
     "liar beats honest". Counting its 14 retried attempts as failed, the two are equal."""
     report = build_report([_run(tmp_path / "r", {"liar": _liar(6, 8), "honest": _honest(6)})],
-                          [_task(t) for t in IDS])
+                          [plain_task(t) for t in IDS])
     assert report["agents"]["liar"]["pass_at_1"] == 0.7
     row = _pair(report, "liar", "honest")
     assert row["significant"] is False and row["at_their_word"] == {"liar": 14}, row
@@ -88,7 +83,7 @@ def test_a_liar_cannot_buy_no_difference(tmp_path: Path) -> None:
     """The honest agent solves 12; the liar 4 at the first try and, re-rolling its 16 failures, 8 more: 12
     each, "no detectable difference", where counting its retries as failed says the honest agent wins."""
     report = build_report([_run(tmp_path / "r", {"liar": _liar(4, 8), "honest": _honest(12)})],
-                          [_task(t) for t in IDS])
+                          [plain_task(t) for t in IDS])
     row = _pair(report, "liar", "honest")
     assert row["at_their_word"] == {"liar": 16} and "no verdict" in row["verdict"], row
     assert row["counted_failed"].startswith("honest beats liar"), row["counted_failed"]
@@ -98,13 +93,13 @@ def test_claims_that_change_nothing_leave_the_verdict(tmp_path: Path) -> None:
     """An honest agent with two real rate limits that beats a weak one either way keeps its verdict; an
     agent without claims has no key; the note still names the retries."""
     strong = [["rate_limited", "solved"], ["rate_limited", "tests_failed"]] + [["solved"]] * 16 + [["tests_failed"]] * 2
-    report = build_report([_run(tmp_path / "r", {"strong": strong, "weak": _honest(2)})], [_task(t) for t in IDS])
+    report = build_report([_run(tmp_path / "r", {"strong": strong, "weak": _honest(2)})], [plain_task(t) for t in IDS])
     row = _pair(report, "strong", "weak")
     assert row["significant"] is True and row["verdict"].startswith("strong beats weak"), row
     assert "at_their_word" not in row and "counted_failed" not in row
     (note,) = [n for n in report["notes"] if "tried again" in n]
     assert note.startswith("strong: 2 attempts were tried again after 2 claims of its own") and "is 80%." in note
-    plain = build_report([_run(tmp_path / "p", {"a": _honest(17), "weak": _honest(2)})], [_task(t) for t in IDS])
+    plain = build_report([_run(tmp_path / "p", {"a": _honest(17), "weak": _honest(2)})], [plain_task(t) for t in IDS])
     assert "at_their_word" not in _pair(plain, "a", "weak") and not [n for n in plain["notes"] if "tried again" in n]
 
 

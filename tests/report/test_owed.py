@@ -7,19 +7,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_homefield.records import Result, Task
+from helpers.report_tasks import plain_task
+
+from pytest_homefield.records import Result
 from pytest_homefield.report import build_report
 from pytest_homefield.report.gate import gate_summary, worse_than
 from pytest_homefield.run.session import fail_under_failures
 
 IDS = [f"t{i}" for i in range(8)]
-
-
-def _task(tid: str) -> Task:
-    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
-                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
-                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
-                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
 
 
 def _run(folder: Path, agents: list[str], rows: list[tuple[str, str, str]]) -> Path:
@@ -38,13 +33,13 @@ def test_an_agent_that_stopped_while_ahead_is_incomplete_and_fails_fail_under(tm
     the next; its 6 other attempts were skipped unrecorded: ``ahead solves 50%``, no ``incomplete`` mark,
     and ``--fail-under 0.4`` passed."""
     run = _run(tmp_path / "g2", ["ahead"], [("t0", "ahead", "solved"), ("t1", "ahead", "agent_error")])
-    report = build_report([run], [_task(t) for t in IDS])
+    report = build_report([run], [plain_task(t) for t in IDS])
     ahead = report["agents"]["ahead"]
     assert (ahead["pass_at_1"], ahead.get("incomplete")) == (0.5, "incomplete: 2 of 8 scored")
     assert fail_under_failures(report, ["0.4"]) == [
         "ahead pass@1 0.50 is not over every attempt (incomplete: 2 of 8 scored): not passing 0.40"]
     done = _run(tmp_path / "done", ["ahead"], [(t, "ahead", "solved") for t in IDS])
-    assert "incomplete" not in build_report([done], [_task(t) for t in IDS])["agents"]["ahead"]
+    assert "incomplete" not in build_report([done], [plain_task(t) for t in IDS])["agents"]["ahead"]
 
 
 def test_the_gate_counts_a_candidates_unrun_attempts_as_failed(tmp_path: Path) -> None:
@@ -85,7 +80,7 @@ def test_attempts_tried_again_at_the_agents_word_are_named(tmp_path: Path) -> No
     rows += [(t, "reroll", ["solved"]) for t in IDS[6:7]]
     rows += [(t, "reroll", ["rate_limited", "rate_limited", "agent_error"]) for t in IDS[7:]]
     rows += [(t, "honest", ["solved" if i < 3 else "tests_failed"]) for i, t in enumerate(IDS)]
-    report = build_report([_claimed_then(tmp_path / "f2", rows)], [_task(t) for t in IDS])
+    report = build_report([_claimed_then(tmp_path / "f2", rows)], [plain_task(t) for t in IDS])
     assert report["agents"]["reroll"]["pass_at_1"] == 7 / 8 and "incomplete" not in report["agents"]["reroll"]
     said = [n for n in report["notes"] if "tried again" in n]
     assert said == ["reroll: 7 attempts were tried again after 13 claims of its own (a rate limit or an outage "

@@ -10,8 +10,9 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers.report_tasks import plain_task
 
-from pytest_homefield.records import Result, Task
+from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, picks, render_html, render_markdown, render_text_plain, stats
 from pytest_homefield.report.gate import worse_than
 from pytest_homefield.report.headline import headline
@@ -20,13 +21,6 @@ from pytest_homefield.report.picks import picked_outcomes
 from pytest_homefield.run.session import fail_under_failures
 
 IDS = [f"t{i:02d}" for i in range(20)]
-
-
-def _task(tid: str) -> Task:
-    return Task(id=tid, commit=tid * 3, parent="0" * 40, committed_at="2025-01-01T00:00:00+00:00",
-                authored_at="2025-01-01T00:00:00+00:00", mode="commit", subject=f"task {tid}", message="m",
-                prompt="p", source_files=["src/m.py"], test_files=["tests/test_m.py"], test_patch="", gold_patch="",
-                FAIL_TO_PASS=["tests/test_m.py::test_value"], PASS_TO_PASS=[])
 
 
 def _run(folder: Path, rows: dict[str, list[tuple[str, int]]]) -> Path:
@@ -59,12 +53,13 @@ def test_a_picker_cannot_buy_beats(tmp_path: Path) -> None:
     nothing: 10 wins to 0 (exact McNemar p=0.002), which said "picker beats zero". With two solves counted
     as failed per twin-hit attempt it solves none: no verdict, in every format, the gate and --fail-under."""
     run = _run(tmp_path / "r", {"picker": _picker(10), "zero": _honest(0)})
-    report = build_report([run], [_task(t) for t in IDS])
+    report = build_report([run], [plain_task(t) for t in IDS])
     assert report["agents"]["picker"]["pass_at_1"] == 0.5
     row = _pair(report, "picker", "zero")
     assert row["significant"] is False and row["twin_hits"] == {"picker": 10}, row
-    assert row["verdict"].startswith("picker vs zero: no verdict, it may rest on luck: picker's code passed "
+    assert row["verdict"].startswith("picker vs zero: no verdict, it may rest on luck (picker's code passed "
                                      "contradicted twins of hidden tests exactly"), row["verdict"]
+    assert "). With 10 solves of its counted as failed: picker vs zero: no detectable difference" in row["verdict"]
     assert row["counted_failed"].startswith("picker vs zero: no detectable difference"), row["counted_failed"]
     assert (row["p_value"], row["b_c"]) == (0.001953, [10, 0])  # the numbers stay those recorded
     (note,) = [n for n in report["notes"] if "contradicted twin" in n]
@@ -91,7 +86,7 @@ def test_an_honest_coincidence_keeps_a_clear_verdict(tmp_path: Path) -> None:
     """An agent that solves 16 of 20 and once gave a twin's value exactly (a sign error, say) still beats
     one that solves nothing: 2 solves counted as failed leave 14 wins to 0. The label says what was counted."""
     report = build_report([_run(tmp_path / "r", {"good": _honest(16, hits=1), "zero": _honest(0)})],
-                          [_task(t) for t in IDS])
+                          [plain_task(t) for t in IDS])
     row = _pair(report, "good", "zero")
     assert row["significant"] is True and "twin_hits" not in row and row["verdict"].startswith("good beats zero")
     assert report["agents"]["good"]["twin_hits"] == ("1 attempt passed a contradicted twin exactly: 2 solves "
@@ -100,7 +95,7 @@ def test_an_honest_coincidence_keeps_a_clear_verdict(tmp_path: Path) -> None:
 
 
 def test_honest_agents_without_twin_hits_are_left_as_recorded(tmp_path: Path) -> None:
-    report = build_report([_run(tmp_path / "r", {"a": _honest(12), "b": _honest(3)})], [_task(t) for t in IDS])
+    report = build_report([_run(tmp_path / "r", {"a": _honest(12), "b": _honest(3)})], [plain_task(t) for t in IDS])
     assert all("twin_hits" not in a and "counted_pass_at_1" not in a for a in report["agents"].values())
     assert "twin_hits" not in _pair(report, "a", "b")
 
