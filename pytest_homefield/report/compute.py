@@ -603,8 +603,11 @@ def _unless_bought(row: ComparisonRow, counted: ComparisonRow, name: str, n: int
     attempts tried again after its own unscored claims counted as failed: docs/contracts.md §10), else
     "no verdict", with what counting them would say (atk20 F2: claiming a rate limit after each failure
     bought a 67% against the 38% of the same agent without the claims, so a verdict resting on such claims
-    could be bought by lying). A row already withheld keeps its text and gains ``name``'s count."""
-    if name not in (row.a, row.b) or row.test is None:
+    could be bought by lying). A row already withheld keeps its text and gains ``name``'s count. A pair
+    without ``name`` is weighed too: its Holm adjustment is over a family holding ``name``'s pairs, whose p
+    its claims bought (atk23: a liar's re-rolled wins took Holm's first steps and left "h1 beats h2" at
+    adjusted p=0.031, 0.094 with them counted as failed)."""
+    if row.test is None:
         return row
     if row.at_their_word is not None:  # already withheld on the other agent's word
         return dataclasses.replace(row, at_their_word={**row.at_their_word, name: n})

@@ -165,3 +165,22 @@ def test_a_liar_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
     kept = _rounds({"a": [strong, strong], "b": [_honest(2), _honest(2)]})
     (same,) = adaptive_pairs(kept, [("a", "cmd:a"), ("b", "cmd:b")], looks=3)
     assert same.why == "difference", same.why
+
+
+def test_a_liar_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> None:
+    """atk23: the Holm family holds every pair of candidates, so a liar's re-rolled wins (liar vs h2 p=0.0001,
+    liar vs h1 p=0.008) took Holm's first two steps and left "h1 beats h2" (6 wins to 0, p=0.031) at adjusted
+    p=0.031; with the liar's claimed retries counted as failed, that pair is adjusted to p=0.094, no verdict.
+    The pair names neither liar, yet its verdict rests on the liar's word."""
+    liar = _liar(0, 14)
+    h1 = [["solved"] if i < 6 else ["tests_failed"] for i in range(len(IDS))]
+    h2 = [["tests_failed"] for _ in IDS]
+    report = build_report([_run(tmp_path / "r", {"liar": liar, "h1": h1, "h2": h2})], [_task(t) for t in IDS])
+    row = _pair(report, "h1", "h2")
+    assert (row["p_value"], row["b_c"]) == (0.03125, [6, 0])  # the numbers stay those recorded
+    assert row["significant"] is False and row["at_their_word"] == {"liar": 20}, row
+    assert row["verdict"].startswith("h1 vs h2: no verdict, it rests on liar's word"), row["verdict"]
+    assert "no detectable difference after Holm adjustment" in row["counted_failed"]
+    # without the liar the same two agents keep their verdict
+    alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [_task(t) for t in IDS])
+    assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
