@@ -15,6 +15,14 @@ reference agent (``oracle``, ``noop``, ``sim:P``) is a sanity check, not a hypot
 only. An agent in no pair (the only candidate of a run) runs every round. The decision for an attempt
 is a function of the recorded results alone, so every xdist worker, a resumed session and the report
 reach the same one. No pytest.
+
+An attempt tried again after the agent's own claim (a rate limit or an outage its output reported,
+``claimed``: docs/contracts.md §8, §10) is analysed both as recorded and counted as failed, as the
+report's comparisons are (atk20 F2). A pair is settled only where both readings settle it the same way
+(the same kind, a difference in the same direction); else it is not settled, on the agent's word
+(``why``: ``no verdict: it rests on NAME's word …``), and its attempts go on (atk23: a liar claiming a
+rate limit after each miss made its pair with an equal honest agent "difference" at look 2 of 3, +40
+pts, repeated p=0.0007, and round 3 not needed for either; counted as failed the two tie).
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ __all__ = ["PairStop", "adaptive_notes", "adaptive_pairs", "adaptive_section", "
 Record = Mapping[str, Any]
 
 
+Key = tuple[str, str, int]
+
+
 def latest(results: Iterable[Record]) -> dict[tuple[str, str, int], Record]:
     """The last record per (task id, agent, attempt) of variant ``base`` (a retry's line wins)."""
     out: dict[tuple[str, str, int], Record] = {}
@@ -39,6 +50,20 @@ def latest(results: Iterable[Record]) -> dict[tuple[str, str, int], Record]:
         if r.get("variant", "base") == "base":
             out[(str(r["task_id"]), str(r["agent"]), int(r["attempt"]))] = r
     return out
+
+
+def claimed_keys(results: Iterable[Record]) -> set[Key]:
+    """(task id, agent, attempt) of variant ``base`` with an unscored record at the agent's own word
+    (``claimed``): attempts ``--resume`` tried again on its claim."""
+    return {(str(r["task_id"]), str(r["agent"]), int(r["attempt"])) for r in results
+            if r.get("variant", "base") == "base" and r.get("claimed") and r.get("outcome") not in SCORED_OUTCOMES}
+
+
+def counted_failed(last: Mapping[Key, Record], claimed: set[Key]) -> dict[Key, Record]:
+    """``last`` with every scored record of a ``claimed`` key read as a failure (the report's rule for
+    a verdict on the agent's word, docs/contracts.md §10)."""
+    return {k: ({**r, "outcome": "agent_error"} if k in claimed and r.get("outcome") in SCORED_OUTCOMES else r)
+            for k, r in last.items()}
 
 
 def _solved(r: Record | None) -> int | None:
@@ -108,17 +133,42 @@ def adaptive_pairs(results: Iterable[Record], agents: Sequence[tuple[str, str | 
     """:class:`PairStop` of each pair of non-reference ``agents`` (``(name, spec)`` in run order), analysed
     over rounds 1 .. ``through`` (default: ``looks``, every round). ``margin`` is a fraction (0.10 = 10
     points); ``with_p=False`` skips the repeated p (:func:`.sequential.look_stats`)."""
-    last = latest(results)
+    raw = list(results)
+    last = latest(raw)
+    claimed = claimed_keys(raw)
+    counted = counted_failed(last, claimed) if claimed else last
     names = [n for n, spec in agents if not is_reference_spec(spec)]
     upto = looks if through is None else min(through, looks)
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            rounds = pair_rounds(last, a, b, upto)
-            while rounds and not rounds[-1]:  # a round not run yet is no look
-                rounds.pop()
-            out.append(_stop(a, b, rounds, looks, alpha, margin, with_p))
+            stop = _pair_stop(last, a, b, upto, looks, alpha, margin, with_p)
+            whose = sorted({ag for (_t, ag, n) in claimed if ag in (a, b) and n <= upto}, key=(a, b).index)
+            if whose and stop.settled:
+                other = _pair_stop(counted, a, b, upto, looks, alpha, margin, with_p)
+                if not _same_verdict(stop, other):
+                    words = " and ".join(f"{n}'s" for n in whose)
+                    stop = PairStop(a, b, stop.look, f"no verdict: it rests on {words} word (attempts tried again "
+                                    f"after its claims; counted as failed: {other.why} at look {other.look})",
+                                    stop.stats)
+            out.append(stop)
     return out
+
+
+def _pair_stop(last: Mapping[Key, Record], a: str, b: str, upto: int, looks: int, alpha: float, margin: float,
+               with_p: bool) -> PairStop:
+    rounds = pair_rounds(last, a, b, upto)
+    while rounds and not rounds[-1]:  # a round not run yet is no look
+        rounds.pop()
+    return _stop(a, b, rounds, looks, alpha, margin, with_p)
+
+
+def _same_verdict(x: PairStop, y: PairStop) -> bool:
+    """Whether two readings of a pair settle it the same way: both a difference in the same direction,
+    or both futile."""
+    if x.why == "difference" and y.why == "difference":
+        return x.stats is not None and y.stats is not None and (x.stats.delta > 0) == (y.stats.delta > 0)
+    return x.why.startswith("futility") and y.why.startswith("futility")
 
 
 def not_needed_reason(results: Iterable[Record], agents: Sequence[tuple[str, str | None]], agent: str,
@@ -181,6 +231,10 @@ def adaptive_notes(section: Mapping[str, Any] | None) -> list[str]:
             out.append(f"adaptive: {p['a']} vs {p['b']}: no attempt pair scored yet")
             continue
         lo, hi = (round(100 * v) for v in p["ci"])
+        if str(p["why"]).startswith("no verdict"):
+            out.append(f"adaptive: {p['a']} vs {p['b']} at look {p['look']} of {looks}: {p['why']}; as recorded "
+                       f"{100 * p['delta']:+.0f} pts over {p['pairs']} attempt pairs")
+            continue
         out.append(f"adaptive: {p['a']} vs {p['b']} stopped at look {p['look']} of {looks} ({p['why']}): "
                    f"{100 * p['delta']:+.0f} pts over {p['pairs']} attempt pairs, anytime-valid "
                    f"{100 * (1 - section['alpha']):.0f}% interval [{lo:+d}, {hi:+d}] pts, repeated p={p['p']:.3g} "

@@ -78,7 +78,7 @@ REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
-REPORT_FORMAT = 3
+REPORT_FORMAT = 4
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
@@ -626,11 +626,17 @@ def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: in
     rate limit after each failure bought a 67% against the 38% of the same agent without the claims) or
     ``twin_hits`` (solved attempts counted for its twin hits, :mod:`.picks`: atk22, code that passes one
     version of each hidden test by content, unable to tell which is real, is solved by luck as often as it
-    hits a twin). A row already withheld keeps its text and gains ``name``'s count under ``key``."""
-    if name not in (row.a, row.b) or row.test is None:
+    hits a twin). A pair without ``name`` is weighed too: its Holm adjustment is over a family holding
+    ``name``'s pairs, whose p ``name`` bought (atk23: a liar's re-rolled wins took Holm's first steps and
+    left "h1 beats h2" at adjusted p=0.031, 0.094 with them counted as failed). A row already withheld keeps
+    its text and, when it names ``name``, gains its count under ``key``."""
+    if row.test is None:
         return row
     if row.at_their_word is not None or row.twin_hits is not None:  # already withheld
-        return dataclasses.replace(row, **{key: {**(getattr(row, key) or {}), name: n}})
+        if name not in (row.a, row.b):
+            return row
+        grown: dict[str, Any] = {key: {**(getattr(row, key) or {}), name: n}}
+        return dataclasses.replace(row, **grown)
     if _side(row) == _side(counted):
         return row
     if key == "at_their_word":
@@ -641,7 +647,8 @@ def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: in
         why = (f"it may rest on luck ({name}'s code passed contradicted twins of hidden tests exactly, as code "
                "that picks one version of each test by content does)")
         what = f"{plural(n, 'solve')} of its"
-    return dataclasses.replace(row, significant=False, counted_failed=counted.verdict, **{key: {name: n}},
+    keyed: dict[str, Any] = {key: {name: n}}
+    return dataclasses.replace(row, significant=False, counted_failed=counted.verdict, **keyed,
                                verdict=f"{row.a} vs {row.b}: no verdict, {why}. With {what} counted as failed: "
                                        f"{counted.verdict}")
 

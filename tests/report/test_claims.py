@@ -12,6 +12,7 @@ from helpers.report_tasks import plain_task
 
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
+from pytest_homefield.report.adaptive import adaptive_pairs, not_needed_reason
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import Report
 from pytest_homefield.run.session import fail_under_failures
@@ -117,3 +118,64 @@ def test_the_gate_counts_a_re_roll_as_failed(tmp_path: Path) -> None:
     honest = _run(tmp_path / "cand2", {"x": _honest(14)})
     (h,) = worse_than([honest], base)
     assert (h.worse, h.retried) == (False, 0) and "tried again" not in h.text
+
+
+def _rounds(rows: dict[str, list[list[list[str]]]]) -> list[dict]:
+    """Records of :data:`IDS` × len(rounds) attempts: ``rows`` {agent: per round, per task, its outcomes in
+    order, every ``rate_limited`` a claim tried again}."""
+    return [Result(run_id="r", task_id=t, agent=a, attempt=n, outcome=o, claimed=o == "rate_limited",
+                   solved=o == "solved").to_dict()
+            for a, rounds in rows.items() for n, per_task in enumerate(rounds, 1)
+            for t, outs in zip(IDS, per_task, strict=True) for o in outs]
+
+
+def test_a_liar_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
+    """--adaptive (atk23): rounds 1 and 2 as in test_a_liar_cannot_buy_beats, looks K = 3. As recorded the
+    pair was settled at look 2 ("difference": +40 pts over 40 attempt pairs, repeated p=0.0007), so round 3
+    was not needed for either agent, and the report's note said so; counted as failed, the two agents are
+    equal (futile). The pair is not settled on the liar's word: round 3 runs and the note gives no verdict."""
+    rows = {"liar": [_liar(6, 8), _liar(6, 8)], "honest": [_honest(6), _honest(6)]}
+    recs = _rounds(rows)
+    agents = [("liar", "cmd:liar"), ("honest", "cmd:honest")]
+    for name in ("liar", "honest"):
+        assert not_needed_reason(recs, agents, name, 3, looks=3) is None
+    (pair,) = adaptive_pairs(recs, agents, looks=3)
+    assert not pair.settled and pair.why.startswith("no verdict: it rests on liar's word"), pair.why
+    assert "counted as failed: futility" in pair.why
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (folder / "meta.json").write_text(json.dumps({
+        "run_id": "r", "attempts": 3, "task_ids": IDS, "adaptive": {"looks": 3, "alpha": 0.05, "margin": 0.1},
+        "agents": [{"name": a, "spec": f"cmd:{a}"} for a in rows]}))
+    report = build_report([folder], [plain_task(t) for t in IDS])
+    (note,) = [n for n in report["notes"] if n.startswith("adaptive: liar vs honest")]
+    assert "no verdict: it rests on liar's word" in note and "(difference)" not in note, note
+    # the honest agent's own claims, if any, are read the same way; a pair with no claim is as before
+    fair = _rounds({"a": [_honest(16), _honest(16)], "b": [_honest(2), _honest(2)]})
+    (plain,) = adaptive_pairs(fair, [("a", "cmd:a"), ("b", "cmd:b")], looks=3)
+    assert plain.why == "difference"
+    # claims that change nothing leave the pair settled: a strong agent whose retried attempts all failed
+    strong = [["solved"]] * 18 + [["rate_limited", "tests_failed"]] * 2
+    kept = _rounds({"a": [strong, strong], "b": [_honest(2), _honest(2)]})
+    (same,) = adaptive_pairs(kept, [("a", "cmd:a"), ("b", "cmd:b")], looks=3)
+    assert same.why == "difference", same.why
+
+
+def test_a_liar_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> None:
+    """atk23: the Holm family holds every pair of candidates, so a liar's re-rolled wins (liar vs h2 p=0.0001,
+    liar vs h1 p=0.008) took Holm's first two steps and left "h1 beats h2" (6 wins to 0, p=0.031) at adjusted
+    p=0.031; with the liar's claimed retries counted as failed, that pair is adjusted to p=0.094, no verdict.
+    The pair names neither liar, yet its verdict rests on the liar's word."""
+    liar = _liar(0, 14)
+    h1 = [["solved"] if i < 6 else ["tests_failed"] for i in range(len(IDS))]
+    h2 = [["tests_failed"] for _ in IDS]
+    report = build_report([_run(tmp_path / "r", {"liar": liar, "h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
+    row = _pair(report, "h1", "h2")
+    assert (row["p_value"], row["b_c"]) == (0.03125, [6, 0])  # the numbers stay those recorded
+    assert row["significant"] is False and row["at_their_word"] == {"liar": 20}, row
+    assert row["verdict"].startswith("h1 vs h2: no verdict, it rests on liar's word"), row["verdict"]
+    assert "no detectable difference after Holm adjustment" in row["counted_failed"]
+    # without the liar the same two agents keep their verdict
+    alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
+    assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
