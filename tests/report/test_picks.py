@@ -125,3 +125,19 @@ def test_two_solves_per_hit_keep_a_pure_picker_from_a_verdict(monkeypatch: pytes
         cmp = stats.compare(counted, zero, names=("picker", "zero"))
         bought += cmp.significant and cmp.delta > 0
     assert bought_at_least <= bought / 200 <= bought_at_most, bought
+
+
+def test_a_picker_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> None:
+    """atk23's third-party rule for twin hits: a picker lucky on 14 of 20 tasks (a twin hit on the other 6)
+    takes Holm's first steps with its wins over h1 and h2, and leaves "h1 beats h2" (6 wins to 0, p=0.031) at
+    adjusted p=0.031; with its 12 solves counted as failed that pair is adjusted past 0.05: no verdict."""
+    h1 = _honest(6)
+    h2 = _honest(0)
+    report = build_report([_run(tmp_path / "r", {"picker": _picker(14), "h1": h1, "h2": h2})],
+                          [plain_task(t) for t in IDS])
+    row = _pair(report, "h1", "h2")
+    assert (row["p_value"], row["b_c"]) == (0.03125, [6, 0])
+    assert row["significant"] is False and row["twin_hits"] == {"picker": 12}, row
+    assert row["verdict"].startswith("h1 vs h2: no verdict, it may rest on luck (picker's code"), row["verdict"]
+    alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
+    assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
