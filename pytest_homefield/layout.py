@@ -81,6 +81,17 @@ def meta_path(run_dir: Path) -> Path:
     return run_dir / META_NAME
 
 
+#: A run folder's log of attempt tries (docs/contracts.md §4): a ``start`` line when the controller sees an
+#: attempt item start, an ``end`` line when its first report arrives; a start without an end is a try an
+#: interrupted session cut short, which left no result line and ``--resume`` made again.
+TRIES_NAME = "tries.jsonl"
+
+
+def tries_path(run_dir: Path) -> Path:
+    """``<run_dir>/tries.jsonl`` (:data:`TRIES_NAME`)."""
+    return run_dir / TRIES_NAME
+
+
 def results_path(folder: Path) -> Path:
     """``<folder>/results.jsonl`` of a run folder (one line per attempt) or a mine folder (one line
     per verified candidate)."""

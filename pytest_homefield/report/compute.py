@@ -55,6 +55,7 @@ from pytest_homefield.report.runs import (
     agent_infos,
     check_same_specs,
     claims_by_key,
+    cut_short_by_key,
     load_meta,
     merged_results,
     owed_attempts,
@@ -288,25 +289,35 @@ def compute_report(
     any_attempt = any(a.attempts for a in agents.values())
     for a in agents.values():
         notes.extend(n for n in say.agent_notes(a) if any_attempt or "no attempt" not in n)
-    # attempts tried again at the agent's word (atk20 F2): their agent's outcomes with them counted as failed
-    claims = claims_by_key(run_dirs)
+    # attempts tried again at the agent's word (atk20 F2), or after a try an interrupted session cut short
+    # (atk23 F3): their agent's outcomes with them counted as failed
+    claims, cuts = claims_by_key(run_dirs), cut_short_by_key(run_dirs)
     at_its_word: dict[str, Outcomes01] = {}
-    retried: dict[str, int] = {}  # agent -> its scored attempts tried again at its word
+    retried: dict[str, int] = {}  # agent -> its scored attempts tried again at its word or after a cut
+    retried_why: dict[str, str] = {}  # agent -> why a verdict resting on them is none, when cuts are among them
     for a in agents.values():
-        again = [x.result for x in attempts_of(a.name) if x.result.scored and claims[x.result.key]]
+        again = [x.result for x in attempts_of(a.name)
+                 if x.result.scored and (claims[x.result.key] or cuts[x.result.key])]
         if again:
             retried[a.name] = len(again)
-            at_its_word[a.name] = {tid: [0 if claims[x.result.key] else int(counts_solved(x.result))
+            tried = {r.key for r in again}
+            at_its_word[a.name] = {tid: [0 if x.result.key in tried else int(counts_solved(x.result))
                                          for x in by_agent[a.name][tid] if x.result.scored]
                                    for tid in scored_outcomes[a.name]}
             strict_p1 = _r(_pass_at(at_its_word[a.name], 1))
+            n_cut = sum(cuts[r.key] for r in again)
             notes.append(say.retried_at_its_word(a.name, len(again), sum(claims[r.key] for r in again),
                                                  sum(counts_solved(r) for r in again),
                                                  sum(counts_solved(x.result) for x in attempts_of(a.name)),
-                                                 strict_p1))
+                                                 strict_p1, cut=n_cut))
             a.counted_pass_at_1 = strict_p1
-            a.at_its_word = (f"{plural(len(again), 'attempt')} tried again at its word: counted as failed, "
+            how = "at its word" if not n_cut else "at its word or after an interrupted try"
+            a.at_its_word = (f"{plural(len(again), 'attempt')} tried again {how}: counted as failed, "
                              f"pass@1 {'n/a' if strict_p1 is None else f'{round(100 * strict_p1)}%'}")
+            if n_cut:
+                retried_why[a.name] = (f"it rests on {a.name}'s retried attempts ({len(again)} tried again after "
+                                       "its claims of a rate limit or an outage, or after a try an interrupted "
+                                       "session cut short, neither of which homefield can score)")
     # twin hits (atk22): solves a content picker may have won by luck, counted as failed (report/picks.py)
     picked: dict[str, Outcomes01] = {}
     flips: dict[str, int] = {}  # agent -> its solved attempts so counted as failed
@@ -340,7 +351,8 @@ def compute_report(
             if name in compared:
                 alt = _comparisons(compared, {**scored_outcomes, name: strict}, alpha, seed, references=references,
                                    kept=kept)
-                comparisons = [_unless_counted(row, other, name, count[name], key)
+                comparisons = [_unless_counted(row, other, name, count[name], key,
+                                               retried_why.get(name) if key == "at_their_word" else None)
                                for row, other in zip(comparisons, alt, strict=True)]
 
     # --- per task
@@ -403,8 +415,8 @@ def compute_report(
     if memo_note:
         notes.insert(0, memo_note)
     # --max-tasks N: the first N of tasks.jsonl only, said first (nu20: a run of 2 of 6 read as the whole set)
-    cuts = list(dict.fromkeys(c for m in metas if (c := max_tasks_note(m.get("max_tasks")))))
-    notes[:0] = [c.removeprefix("Note: ") for c in cuts]
+    max_notes = list(dict.fromkeys(c for m in metas if (c := max_tasks_note(m.get("max_tasks")))))
+    notes[:0] = [c.removeprefix("Note: ") for c in max_notes]
     flaky = sorted({(tid, test) for m in metas if isinstance(m.get("flaky_p2p"), dict)
                     for tid, ids in m["flaky_p2p"].items() for test in (ids if isinstance(ids, list) else [])})
     if flaky:
@@ -619,7 +631,8 @@ def _side(row: ComparisonRow) -> str | None:
     return row.a if row.delta > 0 else row.b
 
 
-def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: int, key: str) -> ComparisonRow:
+def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: int, key: str,
+                    why: str | None = None) -> ComparisonRow:
     """``row`` as it is when its verdict is that of ``counted`` (the same pair with ``n`` of ``name``'s
     attempts counted as failed: docs/contracts.md §10), else "no verdict", with what counting them would say.
     ``key``: ``at_their_word`` (the attempts tried again after its own unscored claims: atk20 F2, claiming a
@@ -629,7 +642,8 @@ def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: in
     hits a twin). A pair without ``name`` is weighed too: its Holm adjustment is over a family holding
     ``name``'s pairs, whose p ``name`` bought (atk23: a liar's re-rolled wins took Holm's first steps and
     left "h1 beats h2" at adjusted p=0.031, 0.094 with them counted as failed). A row already withheld keeps
-    its text and, when it names ``name``, gains its count under ``key``."""
+    its text and, when it names ``name``, gains its count under ``key``. ``why``: the reason to give instead
+    of the key's own (retried attempts among which an interrupted session cut tries short, atk23 F3)."""
     if row.test is None:
         return row
     if row.at_their_word is not None or row.twin_hits is not None:  # already withheld
@@ -640,8 +654,8 @@ def _unless_counted(row: ComparisonRow, counted: ComparisonRow, name: str, n: in
     if _side(row) == _side(counted):
         return row
     if key == "at_their_word":
-        why = (f"it rests on {name}'s word ({plural(n, 'attempt')} tried again after claims of a rate limit or an "
-               "outage that homefield cannot check)")
+        why = why or (f"it rests on {name}'s word ({plural(n, 'attempt')} tried again after claims of a rate limit "
+                      "or an outage that homefield cannot check)")
         what = "it" if n == 1 else "them"
     else:
         why = (f"it may rest on luck ({name}'s code passed contradicted twins of hidden tests exactly, as code "

@@ -25,7 +25,7 @@ from typing import Any
 from pytest_homefield.records import SCORED_OUTCOMES
 from pytest_homefield.report import stats
 from pytest_homefield.report.picks import picked_outcomes
-from pytest_homefield.report.runs import claims_by_key, load_results, owed_attempts
+from pytest_homefield.report.runs import load_results, owed_attempts, retried_by_key
 from pytest_homefield.report.verdicts import fmt_num
 from pytest_homefield.terminal.progress import plural
 
@@ -63,7 +63,8 @@ class GateLine:
     #: skipped and never recorded): each counted as a failure (atk11 G1)
     unscored: int = 0
     #: the candidate's scored attempts on the compared tasks that ``--resume`` tried again after its own
-    #: claims (a rate limit, an outage its output reported): each counted as a failure (atk20 F2)
+    #: claims (a rate limit, an outage its output reported) or after a try an interrupted session cut short:
+    #: each counted as a failure (atk20 F2, atk23 F3)
     retried: int = 0
     #: the candidate's solved attempts on the compared tasks counted as failed for its twin hits (solves a
     #: content picker may have won by luck: ``report/picks.py``, atk22)
@@ -95,7 +96,7 @@ class GateLine:
         unscored = f"; {plural(self.unscored, 'unscored attempt')} counted as failed" if self.unscored else ""
         if self.retried:
             unscored += (f"; {plural(self.retried, 'attempt')} tried again after its own claims (a rate limit or "
-                         "an outage homefield cannot check) counted as failed")
+                         "an outage homefield cannot check) or after an interrupted try, counted as failed")
         if self.picked:
             unscored += (f"; {plural(self.picked, 'solve')} counted as failed for its twin hits (its code passed "
                          "contradicted twins of hidden tests exactly)")
@@ -135,7 +136,7 @@ def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[in
     re-roll one: a scored attempt that ``--resume`` tried again after the agent's own claims
     (:func:`~pytest_homefield.report.runs.claims_by_key`) counts 0 too, and the third value is
     ``{agent: {task_id: such attempts}}`` (atk20 F2: a claim after each failure bought 67% against 38%)."""
-    claims = claims_by_key(run_dirs)
+    claims = retried_by_key(run_dirs)  # claimed retries and tries cut short (atk23 F3)
     scored = [r for r in _merged(run_dirs) if r.outcome in SCORED_OUTCOMES]
     out = outcomes_by_agent(run_dirs, counted_failed=claims)
     retried: dict[str, dict[str, int]] = {}

@@ -89,12 +89,20 @@ def suspicious_solved(name: str, n: int) -> str:
 
 
 def retried_at_its_word(name: str, n: int, claims: int, solved_again: int, solved: int,
-                        strict: float | None) -> str:
+                        strict: float | None, cut: int = 0) -> str:
     """``n`` of the agent's scored attempts were tried again after ``claims`` claims of its own (a rate limit,
     an outage its output reported: unscored at its word, docs/contracts.md §8); ``solved_again`` of its
     ``solved`` attempts came on such a retry; ``strict``: its pass@1 (fraction) with those ``n`` attempts
-    counted as failed."""
+    counted as failed; ``cut``: tries of them that an interrupted session cut short (no result line, made
+    again by ``--resume``: atk23 F3)."""
     counted = "" if strict is None else f" Counting them as failed, its pass@1 is {round(100 * strict)}%."
+    if cut:
+        return (f"{name}: {plural(n, 'attempt')} {'was' if n == 1 else 'were'} tried again after "
+                f"{plural(claims, 'claim')} of its own (a rate limit or an outage) and {plural(cut, 'try', 'tries')} "
+                "an interrupted session cut short (no result, made again by --resume); "
+                f"{solved_again} of its {plural(solved, 'solved attempt')} came on such a retry. An agent that "
+                "hangs on what it misses has mostly those cut, so its pass@1 may be that of several tries."
+                f"{counted} A comparison whose verdict rests on these retries gives none.")
     return (f"{name}: {plural(n, 'attempt')} {'was' if n == 1 else 'were'} tried again after "
             f"{plural(claims, 'claim')} of its own (a rate limit or an outage its output reported, which "
             f"homefield cannot check); {solved_again} of its {plural(solved, 'solved attempt')} came on such "

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path
+from pytest_homefield.layout import attempt_dir, read_meta, results_path, similarity_path, tries_path
 from pytest_homefield.records import NOT_NEEDED, Result, Task
 from pytest_homefield.records import load_results as records_load_results
 from pytest_homefield.report.family import is_reference_spec
@@ -25,8 +25,10 @@ from pytest_homefield.report.similarity import (
     similarity_of_lines,
 )
 from pytest_homefield.shard import outside_plan, why_outside
+from pytest_homefield.store import read_jsonl
 
-__all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "claims_by_key", "load_meta",
+__all__ = ["AgentInfo", "Attempt", "Similarities", "agent_infos", "check_same_specs", "claims_by_key",
+           "cut_short_by_key", "retried_by_key", "load_meta",
            "load_results", "merged_results", "owed_attempts", "results_read", "results_stamp"]
 
 #: A result's key: (task_id, agent, attempt, variant).
@@ -122,6 +124,29 @@ def claims_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
             if r.claimed and not r.scored:
                 out[r.key] += 1
     return out
+
+
+def cut_short_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
+    """``(task_id, agent, attempt, "base")`` → how many of its tries an interrupted session cut short: the
+    ``start`` lines of the runs' ``tries.jsonl`` without an ``end`` (docs/contracts.md §4). Each left no
+    result line and was made again by ``--resume``, as a claimed retry is (atk23 F3: an agent that hung on
+    the attempts it missed had mostly those cut by a CI time limit, and re-rolled 17 of 24 to 71% against an
+    honest 17%). A run folder without the file (made before it) counts none."""
+    out: Counter[Key] = Counter()
+    for d in run_dirs:
+        for r in read_jsonl(tries_path(Path(d))):
+            try:
+                key = (str(r["task_id"]), str(r["agent"]), int(r["attempt"]), "base")
+            except (KeyError, TypeError, ValueError):
+                continue
+            out[key] += 1 if r.get("event") == "start" else -1 if r.get("event") == "end" else 0
+    return Counter({k: n for k, n in out.items() if n > 0})
+
+
+def retried_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
+    """:func:`claims_by_key` plus :func:`cut_short_by_key`: the tries of each key that ``--resume`` made
+    again without a score, whether the agent claimed an outage or a session was cut short under it."""
+    return claims_by_key(run_dirs) + cut_short_by_key(run_dirs)
 
 
 def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:

@@ -26,7 +26,7 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
-from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, max_tasks_note, partial_mine_note
+from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, max_tasks_note, partial_mine_note, tries_path
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import (
     CLIENT_MISSING,
@@ -166,6 +166,7 @@ class RunPlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, reports: RunReports) -> None:
         super().__init__(config, settings)
         self.reports = reports
+        self._ended: set[str] = set()  # attempt items whose first report arrived (tries.jsonl "end")
         if settings.adaptive:  # before the run folder is made (issue 32)
             why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
             if why:
@@ -289,6 +290,34 @@ class RunPlugin(ModePlugin):
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.session.interrupt()
+
+    # -- tries (atk23 F3): an attempt an interruption cuts short leaves no line, yet --resume makes it again
+    def _try_event(self, nodeid: str, event: str) -> None:
+        """On the controller (or the only process), append ``{task_id, agent, attempt, event}`` to the run's
+        ``tries.jsonl`` for the attempt item ``nodeid``: ``start`` when it starts, ``end`` at its first
+        report (once). An interrupted session leaves starts without ends: tries cut short, which the report
+        counts as it counts claimed retries (docs/contracts.md §10)."""
+        if is_worker(self.config) or nodeid.count("::") != 2 or not nodeid.endswith("]"):
+            return
+        _, task_id, tail = nodeid.split("::")
+        agent, _, attempt = tail[:-1].rpartition("[")
+        if not attempt.isdigit():
+            return
+        if event == "end":
+            if nodeid in self._ended:
+                return
+            self._ended.add(nodeid)
+        try:  # StoreError is an OSError: a full disk stops the session through the results, not here
+            append_jsonl(tries_path(self.session.run_dir), {"task_id": task_id, "agent": agent,
+                                                            "attempt": int(attempt), "event": event})
+        except OSError:
+            pass
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self._try_event(nodeid, "start")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._try_event(report.nodeid, "end")
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:

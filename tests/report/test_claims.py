@@ -179,3 +179,32 @@ def test_a_liar_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> None:
     # without the liar the same two agents keep their verdict
     alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
     assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
+
+
+def test_tries_an_interruption_cut_short_cannot_buy_beats(tmp_path: Path) -> None:
+    """atk23 F3: an agent that hangs on the attempts it misses has mostly those in flight when a CI time limit
+    interrupts the session; they leave no result line and ``--resume`` makes them again (17 of 24 re-rolled
+    to 71% against an honest 17%, "hanger beats honest", nothing said). The run's ``tries.jsonl`` keeps each
+    try's start: a start without an end is a try cut short, counted as a claimed retry is."""
+    hanger = [["solved"] for _ in range(6)] + [["solved"] for _ in range(8)] + [["tests_failed"] for _ in range(6)]
+    folder = _run(tmp_path / "r", {"hanger": hanger, "honest": _honest(6)})
+    starts = [{"task_id": t, "agent": "hanger", "attempt": 1, "event": "start"} for t in IDS[6:14]]  # cut short
+    tries = starts + [{"task_id": t, "agent": a, "attempt": 1, "event": e} for a in ("hanger", "honest")
+                      for t in IDS for e in ("start", "end")]
+    (folder / "tries.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tries))
+    report = build_report([folder], [plain_task(t) for t in IDS])
+    assert report["agents"]["hanger"]["pass_at_1"] == 0.7
+    row = _pair(report, "hanger", "honest")
+    assert row["significant"] is False and row["at_their_word"] == {"hanger": 8}, row
+    assert row["verdict"].startswith("hanger vs honest: no verdict, it rests on hanger's retried attempts (8 tried "
+                                     "again after its claims of a rate limit or an outage, or after a try an "
+                                     "interrupted session cut short"), row["verdict"]
+    assert report["agents"]["hanger"]["at_its_word"] == ("8 attempts tried again at its word or after an interrupted "
+                                                         "try: counted as failed, pass@1 30%")
+    (note,) = [n for n in report["notes"] if n.startswith("hanger: 8 attempts were tried again")]
+    assert "8 tries an interrupted session cut short" in note, note
+    assert "at_its_word" not in report["agents"]["honest"]
+    from pytest_homefield.report.gate import worse_than
+
+    (line,) = worse_than([folder], _run(tmp_path / "base", {"hanger": _honest(6)}))
+    assert line.candidate == 0.3 and line.retried == 8, line

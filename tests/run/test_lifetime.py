@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from helpers.e2e_repo import cli_env
 
+from pytest_homefield.report.runs import cut_short_by_key
 from pytest_homefield.store import read_jsonl
 
 pytestmark = pytest.mark.slow
@@ -127,6 +128,12 @@ def test_killed_run_leaves_no_process_no_temp_folder_and_resumes(mined: Path, tm
                                                                           "results.jsonl")]
     n_tasks = sum(1 for _ in read_jsonl(repo / ".homefield" / "tasks.jsonl"))
     assert len(keys) == len(set(keys)) == n_tasks
+    # atk23 F3: the tries the two stops cut short left no result line, but tries.jsonl kept their starts: the
+    # report counts each such key as it counts a claimed retry (2 in flight at each stop, at -n 2)
+    cut = cut_short_by_key([repo / ".homefield" / "runs" / "k"])
+    assert sum(cut.values()) >= 4 and {k[:3] for k in cut} <= set(keys), cut
+    tries = list(read_jsonl(repo / ".homefield" / "runs" / "k" / "tries.jsonl"))
+    assert sum(t["event"] == "end" for t in tries) == n_tasks  # the resume's tries, each ended once
     assert not [p for p in tmp.iterdir() if p.name.startswith("hf-")], sorted(p.name for p in tmp.iterdir())
     spawned = {p for p in _tree(os.getpid()) if _stat(p) and "spawn.py" in Path(f"/proc/{p}/cmdline").read_text()}
     assert not _still_alive(spawned, 0.5)
