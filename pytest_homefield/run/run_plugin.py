@@ -318,6 +318,7 @@ class RunPlugin(ModePlugin):
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._try_event(report.nodeid, "end")
+        super().pytest_runtest_logreport(report)  # the mode's own bookkeeping of the report
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: Any, sched: Any) -> None:

@@ -212,4 +212,7 @@ def test_the_runs_of_a_grading_start_together_so_none_is_first(fx: Fixture, task
     work = copy_tree(pristine, tmp_path / "work")
     (work / "src" / "calc" / "__init__.py").write_text(RUN_ORDER_AFTER_WRONG_FIX)
     g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / "out", canary_seed=seed)
-    assert (g.outcome, g.canaries) == ("tests_failed", 1), g
+    # never solved: both runs start together, so neither is told "first". On a loaded machine a run may start
+    # more than the payload's 2 s after its files were written; it then passes everything there, the twin
+    # too, and is caught as forged (speed22 saw it at load 13): a catch as well, never a solve
+    assert g.canaries == 1 and g.outcome in ("tests_failed", "forged"), g
