@@ -210,8 +210,10 @@ def grade(
     carried, dropped, touched = carried_changes(changes, task, pristine, workspace, test_globs)
     whole = capped_diff(pristine, workspace, list(changes), changes, diff_limit)
     (out_dir / "diff.patch").write_text(whole.text, encoding="utf-8")
+    # most often every change is carried: the same paths make the same diff, made once (one git process less)
+    carried_diff = whole if set(carried) == set(changes) else capped_diff(pristine, workspace, carried, changes,
+                                                                          diff_limit)
     del whole  # one capped diff in memory at a time
-    carried_diff = capped_diff(pristine, workspace, carried, changes, diff_limit)
     reasons = suspicious_reasons(carried_diff.text, task.gold_patch, cut=carried_diff.cut)
     g = Grade(outcome="empty_patch", touched_tests=touched, suspicious=bool(reasons),
               suspicious_reason="; ".join(reasons) or None, carried=carried, dropped=dropped)

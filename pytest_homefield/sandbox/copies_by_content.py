@@ -6,9 +6,10 @@ A name or an install format says nothing certain: an egg (zipped or a folder), a
 second clone on ``PYTHONPATH`` and a wheel of a ``setup.py``-only project all escaped the name-based
 search (:mod:`.project_copies`). What every one of them holds is the same bytes as the repository:
 
-* **the leak** (:func:`leak`, once per process and repository): the git blob ids of the ``*.py`` files
-  written after the oldest task's parent up to HEAD (``git log --raw <base>..HEAD`` new sides and
-  ``git ls-tree -r HEAD``), less every blob of the base's tree (the agent has those) and the empty blob.
+* **the leak** (:func:`leak`, once per process and repository, and only in a process that matches a walk:
+  a local xdist worker that adopted its controller's masks for every root computes none): the git blob
+  ids of the ``*.py`` files written after the oldest task's parent up to HEAD (``git log --raw <base>..HEAD``
+  new sides and ``git ls-tree -r HEAD``), less every blob of the base's tree (the agent has those) and the empty blob.
   The base is the merge base of the ``parent`` commits of ``.homefield/tasks.jsonl``; with no task
   recorded yet (mining) it is unknown and the leak is HEAD's ``*.py`` blobs;
 * **the walk** (:func:`content_copies`): every read-only root a sandbox shows, walked once per process
@@ -368,19 +369,21 @@ def content_copies(roots: Iterable[Path | str], repos: Iterable[Path] | None = N
     repo_list = tuple(Path(r) for r in (protected() if repos is None else repos))
     if not repo_list:
         return []
-    leaks = [lk for lk in (leak(r) for r in repo_list) if lk.blobs or lk.commits]
-    if not leaks:
-        return []
     reals = [os.path.realpath(r) for r in repo_list]
     skipped = [os.path.realpath(s) for s in skip] + reals
     wanted = sorted({os.path.realpath(r) for r in roots})
     # PRUNED are not descended into; a root bound inside one (a folder of /dev/shm) is searched
     wanted = [r for r in wanted if not any(_under(r, s) for s in skipped) and r not in PRUNED
               and not any(_OWN_TEMP.match(c) for c in r.split("/"))]
+    searched = [r for r in wanted if not any(w != r and _under(r, w) for w in wanted)]  # a root in another: with it
+    if any((root, repo_list) not in _MASKS for root in searched):
+        # the leak only when a root is to be matched: a local worker that adopted its controller's masks for
+        # every root asks the repository nothing (six git processes and every new *.py blob, per worker)
+        leaks = [lk for lk in (leak(r) for r in repo_list) if lk.blobs or lk.commits]
+        if not leaks:
+            return []
     out: set[str] = set()
-    for root in wanted:
-        if any(w != root and _under(root, w) for w in wanted):
-            continue  # searched with the root that holds it
+    for root in searched:
         key = (root, repo_list)
         if key not in _MASKS:
             _MASKS[key] = tuple(_masks(_index_of(root), leaks, reals))

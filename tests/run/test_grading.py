@@ -715,3 +715,37 @@ def test_the_reference_of_an_attack_is_oracles_grading_else_the_mined_seconds(ta
                            folder=lambda variant: tmp_path, session_start="2026-01-01T00:00:00+00:00", budget_usd=None)
     assert runner.spec(task, attack, 1).grading_reference == (4.25, "oracle's 4.2 s grading of this task")
     assert runner.spec(task, oracle, 1).grading_reference is None  # only an attack's grading has the bound
+
+
+def test_a_change_carried_whole_is_diffed_once(task: Task, pristine: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole change (``diff.patch``) and the carried one (scanned for suspicious code) are the same
+    diff when every change is carried: one ``git diff`` process, not two; a dropped test file still gets a
+    diff of its own without it."""
+    import subprocess
+
+    from pytest_homefield.run import changes as changes_module
+
+    calls: list[object] = []
+    real = subprocess.Popen
+
+    def counting(*args: object, **kwargs: object) -> object:
+        argv = args[0] if args else kwargs.get("args")
+        if isinstance(argv, list) and argv[:3] == ["git", "diff", "--no-index"]:
+            calls.append(argv)
+        return real(*args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(changes_module.subprocess, "Popen", counting)  # the module's: every Popen of the test
+    flagged = WRONG_CALC + "\nimport _pytest.reports  # noqa\n"
+    cases = {"source": {CALC: flagged}, "and-tests": {CALC: flagged, "tests/test_sub.py": "x = 1\n"}}
+    for name, files in cases.items():
+        calls.clear()
+        work = copy_tree(pristine, tmp_path / name / "work")
+        for rel, text in files.items():
+            _write(work, rel, text)
+        g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / name / "out", run_timeout_s=120)
+        assert g.outcome == "tests_failed" and g.carried == [CALC] and g.suspicious, (name, g)
+        assert g.suspicious_reason == "pytest internals", g.suspicious_reason
+        patch = (tmp_path / name / "out" / "diff.patch").read_text()
+        assert all(f"diff --git a/{rel} b/{rel}" in patch for rel in files), patch
+        assert len(calls) == (1 if name == "source" else 2), (name, calls)

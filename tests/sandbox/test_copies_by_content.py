@@ -194,3 +194,20 @@ def test_a_local_worker_takes_the_controllers_masks_without_walking(repo: GitRep
     site.joinpath("textkit").mkdir()  # still a folder to mask (a mask of a missing path is left out)
     assert _find(repo, tmp_path / "venv", json.dumps(found))[0] == masks
     assert _find(repo, tmp_path / "venv")[0] == []
+
+
+def test_a_worker_that_adopted_every_roots_masks_asks_the_repository_nothing(repo: GitRepo, tmp_path: Path) -> None:
+    """The leak (git ls-tree, log, cat-file of every new ``*.py`` blob, …) is only for matching a walk: a
+    local worker given its controller's masks for every root it searches computes none. Shown by hiding
+    the repository's ``.git`` between the two processes: a worker that asked it would have no leak and so
+    no masks (as one that did not adopt them shows)."""
+    site = _site(tmp_path / "venv")
+    _tree(site, INSTALLED)
+    masks, found = _find(repo, tmp_path / "venv")
+    assert masks == [str(site / "textkit")]
+    (repo.path / ".git").rename(repo.path / "hidden.git")
+    try:
+        assert _find(repo, tmp_path / "venv", json.dumps(found))[0] == masks
+        assert _find(repo, tmp_path / "venv")[0] == []
+    finally:
+        (repo.path / "hidden.git").rename(repo.path / ".git")

@@ -323,3 +323,21 @@ def test_the_command_gets_only_its_descriptors_and_default_signal_actions(tmp_pa
     ignored = int(lines[lines.index("SigIgn:") + 1], 16)
     for sig in (signal.SIGPIPE, signal.SIGXFSZ):
         assert not ignored & (1 << (sig - 1)), f"{sig!r} ignored in the command: {lines}"
+
+
+def test_the_reaper_imports_no_enum() -> None:
+    """The reaper is started for every test run and agent: it imports the C ``_signal`` module, not
+    ``signal.py``, whose enums import ``enum`` and ``functools`` (7.6 ms of CPU of each launch, a
+    fifth of it with its command; benchmarks/reaper.py). It still runs its command and passes on its status."""
+    r, w = os.pipe()
+    try:
+        proc = subprocess.run([sys.executable, "-I", "-S", "-X", "importtime", str(procs.REAPER), str(w),
+                               str(os.getpid()), "2.0", "--", "sh", "-c", "exit 3"],
+                              pass_fds=[w], capture_output=True, text=True, timeout=30)
+    finally:
+        os.close(w)
+        os.close(r)
+    assert proc.returncode == 3, proc.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert {"ctypes", "resource", "_signal"} <= imported, sorted(imported)
+    assert not imported & {"enum", "signal", "functools", "typing"}, sorted(imported)
