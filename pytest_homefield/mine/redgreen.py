@@ -91,8 +91,10 @@ __all__ = [
 #: 8: a twin's instance skipped where its original's is no FAIL_TO_PASS id (a parameter this environment
 #: skips) counts for nothing (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.failing`). 9: a test run's
 #: ``max_test_memory_mb`` bounds its whole sandbox (a memory cgroup), not each process alone (mem20): a
-#: commit whose tests held more than that across processes was green before and is red now.
-VERIFY_VERSION = 9
+#: commit whose tests held more than that across processes was green before and is red now. 10: the commit
+#: runs are the parent after ``setup_cmd`` plus the commit's changes, as grading builds the reference fix
+#: (nu22: a task whose fix changes what setup_cmd generates was kept, and its oracle failed at grading).
+VERIFY_VERSION = 10
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
@@ -521,6 +523,7 @@ def verify_candidate(
     root = hf_mkdtemp(work_root)
     logs = Path(log_dir) if log_dir is not None else root / "logs"
     setup_s = {"parent": 0.0, "commit": 0.0}
+    gold = [""]  # the commit's changes but its test files, applied after setup_cmd in every commit run
     can_select = "{junit}" not in test_cmd  # JUnit ids (classname::name) cannot be given back as targets
     try:
         parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
@@ -560,6 +563,12 @@ def verify_candidate(
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
+                if state == "commit":  # as grading builds it: the parent after setup_cmd, then the change (nu22)
+                    try:
+                        apply_patch(wd, gold[0])
+                    except PatchError as exc:
+                        return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
+                                            f"parent after setup_cmd, as grading applies them: {exc}")
                 targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
                 if prepare is not None:
                     targets = prepare(wd)
@@ -668,7 +677,12 @@ def verify_candidate(
             if not (r.collection_error or _red_ids(parent_runs, _all_ids(parent_runs))):
                 return done()
         # commit run 1, whole files: which red ids turn green, and PASS_TO_PASS
-        commit_base = make_snapshot(repo, commit, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
+        # the commit's state as grading builds the reference fix's: the parent (with the commit's test files)
+        # after setup_cmd, then the commit's other changes (one_run); never the commit's own tree set up, whose
+        # setup_cmd output (a compiled .mo, a built extension) grading's copy would not have (nu22: humanize's
+        # oracle solved 28 of 36, the four tasks changing a .po file failing at grading)
+        gold[0] = make_gold_patch(repo, parent, commit, test_files)
+        commit_base = copy_tree(parent_base, Path(tempfile.mkdtemp(dir=root)))
         r = run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
             return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)

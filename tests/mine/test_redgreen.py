@@ -355,6 +355,14 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, st
     )
     step("flaky_p2p", {"pkg/inc.py": "def inc(a):\n    return a + 1\n", "tests/test_core.py": TEST_CORE_INC})
     step("late_p2p", {"pkg/dec.py": "def dec(a):\n    return a - 1\n", "tests/test_late.py": TEST_LATE})
+    step("generated_base", {"pkg/words.src": "old\n"})
+    step(
+        "generated",  # the fix changes a source that setup_cmd compiles (nu22: humanize's .po -> .mo)
+        {
+            "pkg/words.src": "new\n",
+            "tests/test_words.py": "def test_words():\n    assert open('pkg/words.gen').read() == 'new\\n'\n",
+        },
+    )
     prev = _commit(repo, "xdist for everything", {"pytest.ini": "[pytest]\naddopts = -n 2\n"})
     step(
         "xdist",
@@ -594,3 +602,14 @@ def test_passes_without_change_names_the_test_files_that_never_ran() -> None:
     assert v.reason == "passes_without_change" and v.missing_modules == ["nose"]
     assert v.detail == ("no test failed in 1 parent run: all 1 passed without the change; not collected at the "
                         "parent, so never run: tests/test_compounds.py; the environment lacks module(s): nose")
+
+
+def test_the_commit_is_checked_as_grading_builds_it(history: dict, tmp_path: Path) -> None:
+    """nu22 on python-humanize/humanize: setup_cmd compiles translation files, and 4 commits change one. Mining
+    set up the commit's own tree, where the compiled file matched the fix, and kept them; grading sets up the
+    parent and then applies the change, so the compiled file was stale and the oracle failed each of them
+    (28 of 36). The commit runs are now built as grading builds them: here the test reads the file setup_cmd
+    generated from the parent's source, and the candidate is dropped, never kept for an oracle to fail."""
+    v = _verify(history, "generated", tmp_path, setup_cmd="cp pkg/words.src pkg/words.gen")
+    assert v.reason == "reference_fails", v
+    assert "tests/test_words.py::test_words" not in v.FAIL_TO_PASS
