@@ -58,6 +58,7 @@ from pytest_homefield.sandbox.snapshot import (
     git,
     make_snapshot,
     run_setup,
+    setup_error_line,
 )
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 from pytest_homefield.sandbox.testrun import FAILING, PASSING, TestRun, run_tests, scrubbed_env
@@ -562,7 +563,9 @@ def verify_candidate(
                     how = (
                         f"timed out after {run_timeout_s:g} s" if setup.timed_out else f"exit status {setup.exit_code}"
                     )
-                    return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how})")
+                    line = setup_error_line(out / "setup.log")
+                    said = f": {line}" if line else ""
+                    return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how}){said}")
                 if state == "commit":  # as grading builds it: the parent after setup_cmd, then the change (nu22)
                     try:
                         apply_patch(wd, gold[0])

@@ -60,7 +60,7 @@ from pytest_homefield.sandbox.limits import (
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork, agent_lease
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup
+from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup, setup_error_line
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
 
 __all__ = ["SnapshotCache", "AttemptSpec", "SandboxContext", "grading_env", "run_attempt", "latest_results",
@@ -104,11 +104,8 @@ class SnapshotCache:
             log = dest / "setup.log"
             proc = run_setup(snap, cmd, env=_setup_env(), timeout_s=self.run_timeout_s, log_path=log)
             if proc.timed_out or proc.exit_code != 0:
-                try:
-                    lines = [ln for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-                except OSError:
-                    lines = []
-                last = f": {lines[-1].strip()[:200]}" if lines else ""
+                line = setup_error_line(log)
+                last = f": {line}" if line else ""
                 raise SnapshotError(f"setup_cmd failed (exit {proc.exit_code}, timed out: {proc.timed_out}){last}")
         self._built[task.id] = snap
         self._digests[task.id] = tree_digest(snap)

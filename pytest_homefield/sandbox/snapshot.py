@@ -46,6 +46,7 @@ __all__ = [
     "copy_tree",
     "apply_patch",
     "run_setup",
+    "setup_error_line",
     "SNAPSHOT_AUTHOR",
     "SNAPSHOT_DATE",
     "SNAPSHOT_MESSAGE",
@@ -316,6 +317,18 @@ def apply_patch(workdir: Path, patch: str) -> None:
         lines = [ln.strip() for ln in proc.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
         errors = [ln for ln in lines if ln.startswith(("error:", "fatal:"))] or lines
         raise PatchError("; ".join(errors)[:500] or f"git apply exited with {proc.returncode}")
+
+
+def setup_error_line(log_path: Path, *, limit: int = 200) -> str | None:
+    """The last non-blank line of a setup log (``setup_cmd``'s stdout and stderr together), stripped and
+    cut at ``limit`` characters, for a failed setup's one-line message; ``None`` when the log is empty or
+    unreadable."""
+    try:
+        text = Path(log_path).read_text(errors="replace")
+    except OSError:
+        return None
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:limit] if lines else None
 
 
 def run_setup(

@@ -528,8 +528,12 @@ def test_verify_timeout(history: dict, tmp_path: Path) -> None:
 
 
 def test_verify_setup_failed(history: dict, tmp_path: Path) -> None:
-    v = _verify(history, "passes", tmp_path, setup_cmd="echo broken >&2; exit 3")
-    assert v.reason == "setup_failed" and "exit status 3" in v.detail and v.runs == 0
+    # the detail quotes the setup's last output line: python-humanize/humanize's setup_cmd
+    # `sh scripts/generate-translation-binaries.sh` (bash brace expansion under dash) dropped every
+    # candidate as "setup_cmd failed at the parent (exit status 1)" and nothing said why
+    v = _verify(history, "passes", tmp_path, setup_cmd="echo step one; echo broken: no such file >&2; echo; exit 3")
+    assert v.reason == "setup_failed" and v.runs == 0
+    assert v.detail == "setup_cmd failed at the parent (exit status 3): broken: no such file", v.detail
     w = _verify(history, "passes", tmp_path, setup_cmd="sleep 30", run_timeout_s=1)
     assert w.reason == "setup_failed" and "timed out" in w.detail
 
