@@ -17,7 +17,7 @@ tested at alpha, some agent fails by chance far more often than alpha. No pytest
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,14 +116,15 @@ def gate_summary(lines: Sequence[GateLine]) -> str:
 
 
 def outcomes_by_agent(run_dirs: Sequence[Path], *, counted_failed: Container[Any] = frozenset(),
-                      ) -> dict[str, dict[str, list[int]]]:
+                      value: Callable[[Any], int] | None = None) -> dict[str, dict[str, list[int]]]:
     """``{agent: {task_id: [0/1 per scored attempt]}}`` over ``run_dirs`` (variant ``base``; the last
-    folder wins per key, as in the report); an attempt whose key is in ``counted_failed`` is 0."""
+    folder wins per key, as in the report); an attempt whose key is in ``counted_failed`` is 0. ``value``:
+    each scored attempt's number instead (a :class:`~pytest_homefield.records.Result` → int)."""
     out: dict[str, dict[str, list[int]]] = {}
     for r in _merged(run_dirs):
         if r.outcome in SCORED_OUTCOMES:
             out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(
-                0 if r.key in counted_failed else int(r.solved))
+                value(r) if value is not None else 0 if r.key in counted_failed else int(r.solved))
     return out
 
 
@@ -151,16 +152,6 @@ def owed_outcomes(run_dirs: Sequence[Path]) -> tuple[dict[str, dict[str, list[in
                 out.setdefault(agent, {}).setdefault(task_id, []).append(0)
                 missing.setdefault(agent, {})[task_id] = missing.get(agent, {}).get(task_id, 0) + 1
     return out, missing, retried
-
-
-def twin_hits_by_agent(run_dirs: Sequence[Path]) -> dict[str, dict[str, list[int]]]:
-    """``{agent: {task_id: [twin hits per scored attempt]}}`` over ``run_dirs`` (as :func:`outcomes_by_agent`):
-    the input of :func:`~pytest_homefield.report.picks.picked_outcomes`."""
-    out: dict[str, dict[str, list[int]]] = {}
-    for r in _merged(run_dirs):
-        if r.outcome in SCORED_OUTCOMES:
-            out.setdefault(r.agent, {}).setdefault(r.task_id, []).append(r.twin_hits)
-    return out
 
 
 def _merged(run_dirs: Sequence[Path]) -> list[Any]:
@@ -209,7 +200,7 @@ def worse_than(candidate_dirs: Sequence[Path], baseline_dir: Path, *, alpha: flo
         raise GateError(f"--fail-if-worse-than {base_id}: no agent scored in both runs "
                         f"(this run: {', '.join(cand) or 'none'}; baseline: {', '.join(base) or 'none'})")
     found = []
-    hits = twin_hits_by_agent(candidate_dirs)
+    hits = outcomes_by_agent(candidate_dirs, value=lambda r: int(r.twin_hits))  # twin hits per scored attempt
     picked: dict[str, int] = {}
     for agent in shared:
         tasks = sorted(set(cand[agent]) & set(base[agent]))
