@@ -14,7 +14,9 @@ twin-hit attempt counted as failed (:func:`picked_outcomes`), and a comparison w
 gives none. Two per hit, not one: with one, a pure picker's surplus ``solved − hits`` is 0 on average but
 spreads as √n, and a paired exact test still called it better than an agent that solves nothing in 23% of
 400 seeded runs of 48 tasks (14% at 20 tasks, 33% at 100); with two, in 0% (0.5% at 20 tasks); with none,
-in every run (``tests/report/test_picks.py`` measures it). The price: an honest agent whose wrong code
+in every run (``tests/report/test_picks.py`` measures it). Two per hit also covers a picker that tells
+the original up to 2 times in 3 (atk22's recipe picker, 4 of 8 demo tasks on one attempt): it solves with
+chance q and hits with 1 − q, and q ≤ 2 (1 − q) while q ≤ 2/3. The price: an honest agent whose wrong code
 meets a twin's value exactly (a sign error against a twin ``5`` of ``-5``) loses a verdict that rests on
 two solves per such coincidence, and the report says so.
 """
