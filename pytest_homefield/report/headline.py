@@ -8,7 +8,8 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
 
 * the comparison: the best-ranked agent that is not a reference agent (``oracle``, ``noop``, ``sim:P``:
   :func:`.family.is_reference_spec`) against the next one, with Δ pass@1, both rates, the p the verdict
-  uses and the Holm family's size; when that gap is not significant, that no agent is detectably better,
+  uses and the Holm family's size (with ``; NAME incomplete: k of n scored`` for an agent with unscored
+  attempts); when that gap is not significant, that no agent is detectably better,
   with the smallest gap the tasks could detect (MDE); with one such agent, its pass@1 and CI; when the
   verdict rests on an agent's claims (``at_their_word``, docs/contracts.md §10) or on solves its twin hits
   may have bought (``twin_hits``), that there is none;
@@ -51,15 +52,15 @@ def _comparison(rep: Report) -> str | None:
         return None
     top = ranked[0]
     if len(ranked) == 1:
-        return f"{top.name} solves {fmt_pct(top.pass_at_1)} of tasks (95% CI {fmt_ci(top.pass_at_1_ci)}); " \
-               "no other agent to compare with"
+        return f"{top.name} solves {fmt_pct(top.pass_at_1)} of tasks (95% CI {fmt_ci(top.pass_at_1_ci)}" \
+               f"{_incomplete([top])}); no other agent to compare with"
     nxt = ranked[1]
     c = _pair(rep, top.name, nxt.name)
     if c is None or c.delta is None:
         return f"{top.name} and {nxt.name} share no scored task: not compared"
     p = c.p_value if c.p_adjusted is None else c.p_adjusted
     fam = f", Holm-adjusted over {c.family} pairs" if c.family and c.family > 1 else ""
-    rates = f"{fmt_pct(top.pass_at_1)} vs {fmt_pct(nxt.pass_at_1)}"
+    rates = f"{fmt_pct(top.pass_at_1)} vs {fmt_pct(nxt.pass_at_1)}{_incomplete([top, nxt])}"
     if c.at_their_word:  # the verdict would change were the claimed retries counted as failed (atk20 F2)
         whose = " and ".join(f"{n}'s" for n in c.at_their_word)
         return (f"No verdict between {top.name} and {nxt.name} ({rates} pass@1): it rests on {whose} word, "
@@ -79,6 +80,13 @@ def _comparison(rep: Report) -> str | None:
                 f"(p={fmt_p(p)}{fam}){mde}")
     return (f"No agent is detectably better: {top.name} leads {nxt.name} by {fmt_pp(c.delta)} pass@1 "
             f"({rates}, p={fmt_p(p)}{fam}){mde}")
+
+
+def _incomplete(agents: list[AgentSummary]) -> str:
+    """``'; NAME incomplete: k of n scored'`` for each of ``agents`` with unscored attempts (their pass@1 is
+    over the tasks whose attempts are all scored: issue 30 has the label go wherever pass@1 appears), else
+    ``''``."""
+    return "".join(f"; {a.name} {a.incomplete}" for a in agents if a.incomplete)
 
 
 def _detectable(n_tasks: int, mde: float) -> str:

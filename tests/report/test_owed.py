@@ -12,6 +12,8 @@ from helpers.report_tasks import plain_task
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report
 from pytest_homefield.report.gate import gate_summary, worse_than
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.model import Report
 from pytest_homefield.run.session import fail_under_failures
 
 IDS = [f"t{i}" for i in range(8)]
@@ -38,6 +40,14 @@ def test_an_agent_that_stopped_while_ahead_is_incomplete_and_fails_fail_under(tm
     assert (ahead["pass_at_1"], ahead.get("incomplete")) == (0.5, "incomplete: 2 of 8 scored")
     assert fail_under_failures(report, ["0.4"]) == [
         "ahead pass@1 0.50 is not over every attempt (incomplete: 2 of 8 scored): not passing 0.40"]
+    # the headline's rate says so too (atk23: it gave each pass@1 without the label)
+    assert headline(Report.from_dict(report)).startswith(
+        "ahead solves 50% of tasks (95% CI 9–91%; ahead incomplete: 2 of 8 scored); no other agent"), \
+        headline(Report.from_dict(report))
+    pair = _run(tmp_path / "pair", ["ahead", "other"], [("t0", "ahead", "solved"), ("t1", "ahead", "agent_error")]
+                + [(t, "other", "tests_failed") for t in IDS])
+    line = headline(Report.from_dict(build_report([pair], [plain_task(t) for t in IDS])))
+    assert "(50% vs 0%; ahead incomplete: 2 of 8 scored" in line, line
     done = _run(tmp_path / "done", ["ahead"], [(t, "ahead", "solved") for t in IDS])
     assert "incomplete" not in build_report([done], [plain_task(t) for t in IDS])["agents"]["ahead"]
 
