@@ -524,7 +524,7 @@ def verify_candidate(
     root = hf_mkdtemp(work_root)
     logs = Path(log_dir) if log_dir is not None else root / "logs"
     setup_s = {"parent": 0.0, "commit": 0.0}
-    gold = [""]  # the commit's changes but its test files, applied after setup_cmd in every commit run
+    gold_patch = ""  # the commit's changes but its test files, applied after setup_cmd in every commit run
     can_select = "{junit}" not in test_cmd  # JUnit ids (classname::name) cannot be given back as targets
     try:
         parent_base = make_snapshot(repo, parent, dest=Path(tempfile.mkdtemp(dir=root)), init_git=False)
@@ -568,7 +568,7 @@ def verify_candidate(
                     return Verification(reason="setup_failed", detail=f"setup_cmd failed at the {state} ({how}){said}")
                 if state == "commit":  # as grading builds it: the parent after setup_cmd, then the change (nu22)
                     try:
-                        apply_patch(wd, gold[0])
+                        apply_patch(wd, gold_patch)
                     except PatchError as exc:
                         return Verification(reason="setup_failed", detail="the commit's changes do not apply to the "
                                             f"parent after setup_cmd, as grading applies them: {exc}")
@@ -684,7 +684,7 @@ def verify_candidate(
         # after setup_cmd, then the commit's other changes (one_run); never the commit's own tree set up, whose
         # setup_cmd output (a compiled .mo, a built extension) grading's copy would not have (nu22: humanize's
         # oracle solved 28 of 36, the four tasks changing a .po file failing at grading)
-        gold[0] = make_gold_patch(repo, parent, commit, test_files)
+        gold_patch = make_gold_patch(repo, parent, commit, test_files)
         commit_base = copy_tree(parent_base, Path(tempfile.mkdtemp(dir=root)))
         r = run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
