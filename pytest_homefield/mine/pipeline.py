@@ -71,6 +71,7 @@ from pytest_homefield.mine.summary import (
     service_lines,
     setup_failed_line,
     setup_hint,
+    skipped_line,
 )
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks
@@ -241,6 +242,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         record["network_hint"] = ver.network_hint
     if ver.parent_bound:
         record["parent_bound"] = ver.parent_bound
+    if ver.skip_reasons:
+        record["skip_reasons"] = ver.skip_reasons
     if ver.canaries is not None:
         record["canaries"] = ver.canaries
     if candidate.get("dependency_files"):
@@ -627,6 +630,9 @@ class MineSession:
         failed = setup_failed_line(verified)
         if failed:
             lines.append(failed)
+        skipped = skipped_line(verified)
+        if skipped:
+            lines.append(skipped)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
                                        install=lambda lacked: install_hint(self.settings.root, python, lacked))

@@ -170,6 +170,9 @@ class Verification:
     TwinPlan.unprotected`).
     ``parent_bound``: when a parent run was stopped at the bound set by the commit's time (a hang at
     the parent), one line saying which run, the bound and the commit's time; else ``None``.
+    ``skip_reasons``: for a ``passes_without_change`` drop whose last parent run skipped some tests,
+    skip reason → how many ids it skipped there (reasons as pytest reported them; ids skipped without
+    one are not counted), for the mining summary (:func:`~pytest_homefield.mine.summary.skipped_line`).
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -188,6 +191,7 @@ class Verification:
     canary_order: dict[str, str] = field(default_factory=dict)
     canary_unprotected: list[str] = field(default_factory=list)
     parent_bound: str | None = None
+    skip_reasons: dict[str, int] = field(default_factory=dict)
 
 
 def _state(run: TestRun, test_id: str) -> str | None:
@@ -348,6 +352,16 @@ def _skip_examples(skipped: Sequence[str], reasons: Mapping[str, str]) -> str:
     return "; ".join(parts)
 
 
+def _skip_counts(run: TestRun) -> dict[str, int]:
+    """Skip reason → how many ids ``run`` skipped for it (ids skipped without a reported reason left out)."""
+    counts: dict[str, int] = {}
+    for i in run.outcomes:
+        why = run.skip_reasons.get(i)
+        if why and _state(run, i) == _SKIP:
+            counts[why] = counts.get(why, 0) + 1
+    return counts
+
+
 def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
     """Why nothing failed at the parent, in words: the tests passed, or were skipped (and why)."""
     runs = f"{len(parent_runs)} parent run{'s' if len(parent_runs) != 1 else ''}"
@@ -439,6 +453,8 @@ def classify_runs(parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun]
         v.detail = _nothing_failed_detail(parent_runs)
         # every test skipped says nothing of the change: this environment cannot run them (issue 35)
         v.reason = "tests_skipped" if ALL_SKIPPED in v.detail else "passes_without_change"
+        if v.reason == "passes_without_change":
+            v.skip_reasons = _skip_counts(parent_runs[-1]) if parent_runs else {}
         uncollected = _uncollected(parent_runs)
         if uncollected:  # their tests never ran: "all N passed" alone read as if the commit's tests had
             v.detail += f"; not collected at the parent, so never run: {', '.join(uncollected)}"

@@ -13,7 +13,7 @@ from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "version_stub_setup_cmd", "service_lines", "setup_failed_line", "network_line",
-           "missing_modules_line", "env_summary", "drop_summary"]
+           "missing_modules_line", "skipped_line", "env_summary", "drop_summary"]
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
@@ -88,6 +88,27 @@ def network_line(verified: Sequence[dict[str, Any]]) -> str | None:
     n = sum(hints.values())
     return (f"Network: {n} candidate{'s' if n != 1 else ''} dropped because the tests could not connect "
             f"(test runs have no network in the sandbox): {hints.most_common(1)[0][0]}")
+
+
+def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Skipped tests: 9 candidates that passed without the change skipped tests at the parent, 7 of them
+    for "Generate .mo with …" (…): …'`` when at least two ``passes_without_change`` records have
+    ``skip_reasons``: tests this environment skips cannot go red, so a step the environment lacks (a
+    generated file, a package) can drop candidates that are tasks, and no record says so on its own
+    (python-humanize/humanize: 9 i18n candidates skipped their new tests until ``setup_cmd`` compiled
+    the ``.mo`` files). Names the reason most candidates share and how many others there are; ``None``
+    with fewer than two such records (a drop's own detail names its skips)."""
+    with_skips = [r for r in verified if r.get("reason") == "passes_without_change"
+                  and isinstance(r.get("skip_reasons"), dict) and r["skip_reasons"]]
+    if len(with_skips) < 2:
+        return None
+    by_reason = Counter(str(why) for r in with_skips for why in r["skip_reasons"])
+    (top, n), *rest = sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))
+    others = f"; {plural(len(rest), 'other skip reason')}" if rest else ""
+    return (f"Skipped tests: {len(with_skips)} candidates that passed without the change skipped tests at the "
+            f"parent, {n} of them for \"{top}\"{others}: tests this environment skips cannot go red. If a step "
+            "would let them run (a generated file, a package), add it to setup_cmd in .homefield.yml and mine "
+            "again (a changed setup_cmd is verified again).")
 
 
 def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None, *, own: Collection[str] = (),

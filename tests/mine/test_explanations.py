@@ -89,3 +89,24 @@ def test_translation_catalogues_are_a_language_not_other() -> None:
     from pytest_homefield.mine.pipeline import _languages
 
     assert _languages(["src/pkg/locale/fr/LC_MESSAGES/pkg.po", "src/pkg/number.py"]) == ["gettext", "python"]
+
+
+def test_drops_that_skipped_tests_are_summed_up_with_their_shared_reason() -> None:
+    # python-humanize/humanize: 9 i18n candidates "passed without the change" because their new tests skipped
+    # until setup_cmd compiled the .mo files; each record said so, the summary gave no hint
+    from pytest_homefield.mine.summary import skipped_line
+
+    mo = "Generate .mo with scripts/generate-translation-binaries.sh"
+    parent = run({"t.py::a": "passed", "t.py::b": "skipped", "t.py::c": "skipped"},
+                 skips={"t.py::b": mo, "t.py::c": mo})
+    v = classify_runs([parent], [])
+    assert v.reason == "passes_without_change" and v.skip_reasons == {mo: 2}
+    assert classify_runs([run({"t.py::a": "passed"})], []).skip_reasons == {}
+    record = {"reason": v.reason, "skip_reasons": v.skip_reasons}
+    other = {"reason": "passes_without_change", "skip_reasons": {"requires Windows": 1}}
+    assert skipped_line([record]) is None  # one drop: its own detail names its skips
+    line = skipped_line([record, dict(record), other, {"reason": "passes_without_change"}])
+    assert line is not None
+    assert line.startswith(f'Skipped tests: 3 candidates that passed without the change skipped tests at the parent, '
+                           f'2 of them for "{mo}"; 1 other skip reason: tests this environment skips cannot go red.')
+    assert "setup_cmd" in line
