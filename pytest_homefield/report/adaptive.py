@@ -16,23 +16,35 @@ only. An agent in no pair (the only candidate of a run) runs every round. The de
 is a function of the recorded results alone, so every xdist worker, a resumed session and the report
 reach the same one. No pytest.
 
-An attempt tried again after the agent's own claim (a rate limit or an outage its output reported,
-``claimed``: docs/contracts.md §8, §10) is analysed both as recorded and counted as failed, as the
-report's comparisons are (atk20 F2). A pair is settled only where both readings settle it the same way
-(the same kind, a difference in the same direction); else it is not settled, on the agent's word
-(``why``: ``no verdict: it rests on NAME's word …``), and its attempts go on (atk23: a liar claiming a
-rate limit after each miss made its pair with an equal honest agent "difference" at look 2 of 3, +40
-pts, repeated p=0.0007, and round 3 not needed for either; counted as failed the two tie).
+Nothing is settled at an agent's word (docs/contracts.md §10). Three kinds of attempt are read both as
+recorded and counted as the report counts them: an attempt tried again after the agent's own claim (a rate
+limit or an outage its output reported, ``claimed``: atk20 F2) or after a try an interrupted session cut
+short (``cut``: a ``start`` without an ``end`` in ``tries.jsonl``, atk23 F3) counts as failed, and
+:data:`.picks.SOLVES_PER_HIT` solved attempts per attempt with twin hits (atk22: solves a content picker may
+have won by luck) count as failed, those on the tasks the pair's other agent solves least first
+(:func:`.picks.picked_outcomes`). A pair is settled only where **every** reading settles it the same way
+(the same kind, a difference in the same direction): as recorded, each of its two agents so counted with
+the other as recorded (the report's readings), and both so counted. One reading with both counted would
+not be enough: counting lowers both agents at once, so it can hide a difference bought by one of them
+(the liar's bought wins and the honest agent's real ones both vanish) or make one (the honest agent
+counted down below the liar); each agent counted alone is the reading that undoes exactly what that agent
+may have bought, in either direction. Else the pair is not settled, ``why`` ``no verdict: it rests on
+NAME's word …``, ``… NAME's retried attempts …`` or ``… it may rest on luck (NAME's twin hits …)``, and
+its attempts go on (atk23: a liar claiming a rate limit after each miss made its pair with an equal honest
+agent "difference" at look 2 of 3, +40 pts, repeated p=0.0007, and round 3 not needed for either; counted
+as failed the two tie). A run's own session reads only the tries earlier sessions cut short (an ``end``
+of its own may still be on its way when a worker decides: ``tries.jsonl`` ``session``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES
 from pytest_homefield.report.family import is_reference_spec
+from pytest_homefield.report.picks import SOLVES_PER_HIT, picked_outcomes
 from pytest_homefield.report.sequential import Look, futile, look_stats
 
 __all__ = ["PairStop", "adaptive_notes", "adaptive_pairs", "adaptive_section", "latest", "not_needed_reason", "savings"]
@@ -129,29 +141,100 @@ def _stop(a: str, b: str, rounds: list[list[int]], looks: int, alpha: float, mar
 
 def adaptive_pairs(results: Iterable[Record], agents: Sequence[tuple[str, str | None]], *, looks: int,
                    through: int | None = None, alpha: float = 0.05, margin: float = 0.10,
-                   with_p: bool = True) -> list[PairStop]:
+                   with_p: bool = True, cut: Collection[Key] = ()) -> list[PairStop]:
     """:class:`PairStop` of each pair of non-reference ``agents`` (``(name, spec)`` in run order), analysed
     over rounds 1 .. ``through`` (default: ``looks``, every round). ``margin`` is a fraction (0.10 = 10
-    points); ``with_p=False`` skips the repeated p (:func:`.sequential.look_stats`)."""
+    points); ``with_p=False`` skips the repeated p (:func:`.sequential.look_stats`); ``cut``: the (task id,
+    agent, attempt) with a try an interrupted session cut short (:func:`.runs.cut_short_by_key`). A pair
+    settled as recorded but not the same way in another reading (the module docstring) is not settled."""
     raw = list(results)
     last = latest(raw)
     claimed = claimed_keys(raw)
-    counted = counted_failed(last, claimed) if claimed else last
+    cuts = set(cut)
     names = [n for n, spec in agents if not is_reference_spec(spec)]
     upto = looks if through is None else min(through, looks)
     out = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             stop = _pair_stop(last, a, b, upto, looks, alpha, margin, with_p)
-            whose = sorted({ag for (_t, ag, n) in claimed if ag in (a, b) and n <= upto}, key=(a, b).index)
-            if whose and stop.settled:
-                other = _pair_stop(counted, a, b, upto, looks, alpha, margin, with_p)
-                if not _same_verdict(stop, other):
-                    words = " and ".join(f"{n}'s" for n in whose)
-                    stop = PairStop(a, b, stop.look, f"no verdict: it rests on {words} word (attempts tried again "
-                                    f"after its claims; counted as failed: {other.why} at look {other.look})",
-                                    stop.stats)
+            if stop.settled:
+                stop = _unless_every_reading(stop, last, claimed, cuts, upto, looks, alpha, margin, with_p)
             out.append(stop)
+    return out
+
+
+def _unless_every_reading(stop: PairStop, last: Mapping[Key, Record], claimed: set[Key], cuts: set[Key],
+                          upto: int, looks: int, alpha: float, margin: float, with_p: bool) -> PairStop:
+    """``stop`` when every reading of its pair (each agent with its retried attempts and twin hits counted,
+    the other as recorded, then both counted) settles it the same way, else the pair unsettled with why."""
+    a, b = stop.a, stop.b
+    whose = {n: _what_counts(last, n, claimed, cuts, upto) for n in (a, b)}
+    counted_agents = [n for n in (a, b) if any(whose[n])]
+    subsets = [[n] for n in counted_agents] + ([counted_agents] if len(counted_agents) == 2 else [])
+    for subset in subsets:
+        reading = dict(last)
+        for n in subset:
+            reading = _counted(reading, n, b if n == a else a, claimed | cuts, upto)
+        other = _pair_stop(reading, a, b, upto, looks, alpha, margin, with_p)
+        if not _same_verdict(stop, other):
+            return PairStop(a, b, stop.look, _no_verdict(subset, whose, other), stop.stats)
+    return stop
+
+
+def _what_counts(last: Mapping[Key, Record], agent: str, claimed: set[Key], cuts: set[Key],
+                 upto: int) -> tuple[bool, bool, bool]:
+    """Whether ``agent`` has, in rounds ``<= upto``, a scored attempt tried again after its claims, one
+    tried again after a cut try, one with twin hits."""
+    mine = [(k, r) for k, r in last.items() if k[1] == agent and k[2] <= upto and r.get("outcome") in SCORED_OUTCOMES]
+    return (any(k in claimed for k, _ in mine), any(k in cuts for k, _ in mine),
+            any(int(r.get("twin_hits") or 0) > 0 for _, r in mine))
+
+
+def _their(names: Sequence[str]) -> str:
+    return " and ".join(f"{n}'s" for n in names)
+
+
+def _no_verdict(subset: Sequence[str], whose: Mapping[str, tuple[bool, bool, bool]], other: PairStop) -> str:
+    """The ``why`` of a pair that one reading (``subset`` counted) does not settle as recorded."""
+    claims = [n for n in subset if whose[n][0] and not whose[n][1]]
+    retried = [n for n in subset if whose[n][1]]
+    picked = [n for n in subset if whose[n][2]]
+    parts = []
+    if claims:
+        parts.append(f"it rests on {_their(claims)} word (attempts tried again after its claims")
+    if retried:
+        parts.append(f"it rests on {_their(retried)} retried attempts (tried again after its claims or after a try "
+                     "an interrupted session cut short")
+    if picked:
+        parts.append(f"it may rest on luck ({_their(picked)} code passed contradicted twins exactly, "
+                     f"{SOLVES_PER_HIT} solves per such attempt")
+    return "no verdict: " + "), and ".join(parts) + f"; counted as failed: {other.why} at look {other.look})"
+
+
+def _counted(last: Mapping[Key, Record], agent: str, opponent: str, retried: set[Key], upto: int) -> dict[Key, Record]:
+    """``last`` with ``agent``'s scored attempts of rounds ``<= upto`` counted as the report counts them: each
+    in ``retried`` failed, then :data:`.picks.SOLVES_PER_HIT` solved ones per attempt with twin hits failed,
+    on the tasks ``opponent`` solves least first (:func:`.picks.picked_outcomes`)."""
+    out = counted_failed(last, {k for k in retried if k[1] == agent and k[2] <= upto})
+    mine: dict[str, list[Key]] = {}
+    theirs: dict[str, list[int]] = {}
+    for k in sorted(out, key=lambda k: (k[0], k[2])):
+        r = out[k]
+        if k[2] > upto or r.get("outcome") not in SCORED_OUTCOMES:
+            continue
+        if k[1] == agent:
+            mine.setdefault(k[0], []).append(k)
+        elif k[1] == opponent:
+            theirs.setdefault(k[0], []).append(int(r.get("outcome") == "solved"))
+    hits = {t: [int(last[k].get("twin_hits") or 0) for k in ks] for t, ks in mine.items()}
+    if not any(h for v in hits.values() for h in v):
+        return out
+    outcomes = {t: [int(out[k].get("outcome") == "solved") for k in ks] for t, ks in mine.items()}
+    picked, _hits, _flipped = picked_outcomes(outcomes, hits, [theirs])
+    for t, ks in mine.items():
+        for k, was, now in zip(ks, outcomes[t], picked[t], strict=True):
+            if was and not now:
+                out[k] = {**out[k], "outcome": "agent_error"}
     return out
 
 
@@ -172,7 +255,8 @@ def _same_verdict(x: PairStop, y: PairStop) -> bool:
 
 
 def not_needed_reason(results: Iterable[Record], agents: Sequence[tuple[str, str | None]], agent: str,
-                      attempt: int, *, looks: int, alpha: float = 0.05, margin: float = 0.10) -> str | None:
+                      attempt: int, *, looks: int, alpha: float = 0.05, margin: float = 0.10,
+                      cut: Collection[Key] = ()) -> str | None:
     """Why attempt ``attempt`` of ``agent`` is not needed (docs/contracts.md §8), or ``None`` (run it):
     ``"reference agent: round 1 only"``, or ``"settled at look L: A vs B (difference), ..."`` when every
     pair involving ``agent`` is settled at a look before ``attempt`` (L: the last of those looks)."""
@@ -182,7 +266,7 @@ def not_needed_reason(results: Iterable[Record], agents: Sequence[tuple[str, str
     if is_reference_spec(spec):
         return "reference agent: round 1 only"
     mine = [p for p in adaptive_pairs(results, agents, looks=looks, through=attempt - 1, alpha=alpha, margin=margin,
-                                      with_p=False)
+                                      with_p=False, cut=cut)
             if agent in (p.a, p.b)]
     if not mine or not all(p.settled for p in mine):
         return None
@@ -204,17 +288,19 @@ def savings(results: Iterable[Record]) -> dict[str, tuple[int, float | None]]:
     return {a: (k, (k * sum(costs[a]) / len(costs[a])) if costs.get(a) else None) for a, k in skipped.items()}
 
 
-def adaptive_section(results: Iterable[Record], meta: Mapping[str, Any]) -> dict[str, Any] | None:
+def adaptive_section(results: Iterable[Record], meta: Mapping[str, Any],
+                     cut: Collection[Key] = ()) -> dict[str, Any] | None:
     """The report's ``adaptive`` object (docs/contracts.md §10) for a run whose ``meta.json`` has
     ``adaptive`` (``{"looks", "alpha", "margin"}``), else ``None``: ``looks``, ``alpha``, ``margin``
-    (fraction), ``pairs`` [:meth:`PairStop.to_dict`] and ``saved`` {agent: {attempts, usd}}."""
+    (fraction), ``pairs`` [:meth:`PairStop.to_dict`] and ``saved`` {agent: {attempts, usd}}; ``cut`` as
+    :func:`adaptive_pairs`'s."""
     cfg = meta.get("adaptive")
     if not isinstance(cfg, Mapping):
         return None
     raw = list(results)
     looks, alpha, margin = int(cfg.get("looks", 1)), float(cfg.get("alpha", 0.05)), float(cfg.get("margin", 0.1))
     agents = [(str(a.get("name")), a.get("spec")) for a in meta.get("agents", []) if isinstance(a, Mapping)]
-    pairs = adaptive_pairs(raw, agents, looks=looks, alpha=alpha, margin=margin)
+    pairs = adaptive_pairs(raw, agents, looks=looks, alpha=alpha, margin=margin, cut=cut)
     return {"looks": looks, "alpha": alpha, "margin": margin, "pairs": [p.to_dict() for p in pairs],
             "saved": {a: {"attempts": k, "usd": usd} for a, (k, usd) in savings(raw).items()}}
 

@@ -423,7 +423,9 @@ def compute_report(
         notes.append(say.flaky(flaky))
     # --adaptive (issue 32): when and why each pair stopped, its anytime-valid interval, what was saved
     adaptive = next((sec for d, m in zip(run_dirs, metas, strict=True)
-                     if (sec := adaptive_section(read_jsonl(results_path(Path(d))), m)) is not None), None)
+                     if (sec := adaptive_section(read_jsonl(results_path(Path(d))), m,
+                                                 cut={k[:3] for k in cut_short_by_key([Path(d)])})) is not None),
+                    None)
     notes.extend(adaptive_notes(adaptive))
 
     return Report(

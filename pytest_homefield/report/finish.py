@@ -12,6 +12,7 @@ from pytest_homefield.records import load_tasks
 from pytest_homefield.report import build_report, render_text, write_reports
 from pytest_homefield.report.adaptive import not_needed_reason
 from pytest_homefield.report.gate import GateLine, worse_than
+from pytest_homefield.report.runs import cut_short_by_key
 
 __all__ = ["FinishedReport", "finish_run", "RunReports", "RUN_REPORTS"]
 
@@ -62,8 +63,10 @@ class RunReports:
         return worse_than(candidates, baseline, alpha=alpha)
 
     def not_needed(self, results: Sequence[Mapping[str, Any]], agents: Sequence[tuple[str, str | None]], agent: str,
-                   attempt: int, *, looks: int, alpha: float, margin: float) -> str | None:
-        return not_needed_reason(results, agents, agent, attempt, looks=looks, alpha=alpha, margin=margin)
+                   attempt: int, *, looks: int, alpha: float, margin: float, run_dir: Path | None = None,
+                   session: str | None = None) -> str | None:
+        cut = {k[:3] for k in cut_short_by_key([run_dir], other_than=session)} if run_dir is not None else set()
+        return not_needed_reason(results, agents, agent, attempt, looks=looks, alpha=alpha, margin=margin, cut=cut)
 
 
 #: What the entry point hands to the run mode.

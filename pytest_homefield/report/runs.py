@@ -126,15 +126,19 @@ def claims_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
     return out
 
 
-def cut_short_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
+def cut_short_by_key(run_dirs: Sequence[Path], *, other_than: str | None = None) -> Counter[Key]:
     """``(task_id, agent, attempt, "base")`` → how many of its tries an interrupted session cut short: the
     ``start`` lines of the runs' ``tries.jsonl`` without an ``end`` (docs/contracts.md §4). Each left no
     result line and was made again by ``--resume``, as a claimed retry is (atk23 F3: an agent that hung on
     the attempts it missed had mostly those cut by a CI time limit, and re-rolled 17 of 24 to 71% against an
-    honest 17%). A run folder without the file (made before it) counts none."""
+    honest 17%). A run folder without the file (made before it) counts none. ``other_than``: a session's
+    ``session`` stamp (its start), whose own lines are left out: a session still running has tries whose
+    ``end`` is on its way, none cut short (``--adaptive`` decides during it)."""
     out: Counter[Key] = Counter()
     for d in run_dirs:
         for r in read_jsonl(tries_path(Path(d))):
+            if other_than is not None and r.get("session") == other_than:
+                continue
             try:
                 key = (str(r["task_id"]), str(r["agent"]), int(r["attempt"]), "base")
             except (KeyError, TypeError, ValueError):

@@ -286,14 +286,15 @@ class RunPlugin(ModePlugin):
                                   stopped=lambda name: name in agents and s.stop_reason(agents[name]) is not None,
                                   stall_s=stall_seconds(st.timeout, st.run_timeout))
         return self.reports.not_needed(records, [(a.name, a.spec) for a in s.agents], item.agent.name, item.attempt,
-                                       looks=st.attempts, alpha=st.alpha, margin=st.adaptive_margin / 100.0)
+                                       looks=st.attempts, alpha=st.alpha, margin=st.adaptive_margin / 100.0,
+                                       run_dir=s.run_dir, session=s.session_start)
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         self.session.interrupt()
 
     # -- tries (atk23 F3): an attempt an interruption cuts short leaves no line, yet --resume makes it again
     def _try_event(self, nodeid: str, event: str) -> None:
-        """On the controller (or the only process), append ``{task_id, agent, attempt, event}`` to the run's
+        """On the controller (or the only process), append ``{task_id, agent, attempt, event, session}`` to the run's
         ``tries.jsonl`` for the attempt item ``nodeid``: ``start`` when it starts, ``end`` at its first
         report (once). An interrupted session leaves starts without ends: tries cut short, which the report
         counts as it counts claimed retries (docs/contracts.md §10)."""
@@ -308,8 +309,8 @@ class RunPlugin(ModePlugin):
                 return
             self._ended.add(nodeid)
         try:  # StoreError is an OSError: a full disk stops the session through the results, not here
-            append_jsonl(tries_path(self.session.run_dir), {"task_id": task_id, "agent": agent,
-                                                            "attempt": int(attempt), "event": event})
+            append_jsonl(tries_path(self.session.run_dir), {"task_id": task_id, "agent": agent, "attempt": int(attempt),
+                                                            "event": event, "session": self.session.session_start})
         except OSError:
             pass
 

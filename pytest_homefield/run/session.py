@@ -187,10 +187,12 @@ class RunReports(Protocol):
     def worse_than(self, candidates: Sequence[Path], baseline: Path, *, alpha: float) -> Sequence[GateVerdict]: ...
 
     def not_needed(self, results: Sequence[Mapping[str, Any]], agents: Sequence[tuple[str, str | None]], agent: str,
-                   attempt: int, *, looks: int, alpha: float, margin: float) -> str | None:
+                   attempt: int, *, looks: int, alpha: float, margin: float, run_dir: Path | None = None,
+                   session: str | None = None) -> str | None:
         """``--adaptive``: why attempt ``attempt`` of ``agent`` is not needed given the recorded ``results``
         (dicts of ``results.jsonl``) and the run's ``agents`` (name, spec), or ``None`` (run it);
-        ``looks`` = ``--attempts``, ``margin`` a fraction."""
+        ``looks`` = ``--attempts``, ``margin`` a fraction; ``run_dir``: the run folder whose ``tries.jsonl``
+        says which tries earlier sessions (not ``session``, this one's stamp) cut short."""
         ...
 
 

@@ -208,3 +208,42 @@ def test_tries_an_interruption_cut_short_cannot_buy_beats(tmp_path: Path) -> Non
 
     (line,) = worse_than([folder], _run(tmp_path / "base", {"hanger": _honest(6)}))
     assert line.candidate == 0.3 and line.retried == 8, line
+
+
+def test_tries_cut_short_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
+    """--adaptive (int24): the hanger of test_tries_an_interruption_cut_short_cannot_buy_beats over rounds 1
+    and 2, looks K = 3: its 8 wins a round all came on tries made again after an interrupted session cut the
+    first short. As recorded the pair settles at look 2 ("difference"), round 3 not needed for either; with
+    those attempts counted as failed the two agents tie. The pair is not settled, and round 3 runs."""
+    hanger = [["solved"]] * 14 + [["tests_failed"]] * 6
+    recs = _rounds({"hanger": [hanger, hanger], "honest": [_honest(6), _honest(6)]})
+    agents = [("hanger", "cmd:hanger"), ("honest", "cmd:honest")]
+    cut = {(t, "hanger", n) for t in IDS[6:14] for n in (1, 2)}
+    (recorded,) = adaptive_pairs(recs, agents, looks=3)
+    assert recorded.why == "difference" and recorded.look == 2  # as on main, reading the results alone
+    (pair,) = adaptive_pairs(recs, agents, looks=3, cut=cut)
+    assert not pair.settled and pair.why.startswith("no verdict: it rests on hanger's retried attempts (tried again "
+                                                    "after its claims or after a try an interrupted session cut "
+                                                    "short; counted as failed: futility"), pair.why
+    for name in ("hanger", "honest"):
+        assert not_needed_reason(recs, agents, name, 3, looks=3, cut=cut) is None
+    # through the run folder: the report reads tries.jsonl, and a session deciding during its run reads only
+    # the tries earlier sessions cut short (its own ends may be on their way)
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    (folder / "meta.json").write_text(json.dumps({
+        "run_id": "r", "attempts": 3, "task_ids": IDS, "adaptive": {"looks": 3, "alpha": 0.05, "margin": 0.1},
+        "agents": [{"name": a, "spec": f"cmd:{a}"} for a, _ in agents]}))
+    earlier = "2026-01-01T00:00:00+00:00"
+    (folder / "tries.jsonl").write_text("".join(
+        json.dumps({"task_id": t, "agent": a, "attempt": n, "event": "start", "session": earlier}) + "\n"
+        for t, a, n in sorted(cut)))
+    report = build_report([folder], [plain_task(t) for t in IDS])
+    (note,) = [n for n in report["notes"] if n.startswith("adaptive: hanger vs honest")]
+    assert "no verdict: it rests on hanger's retried attempts" in note and "(difference)" not in note, note
+    from pytest_homefield.report.finish import RUN_REPORTS
+    assert RUN_REPORTS.not_needed(recs, agents, "honest", 3, looks=3, alpha=0.05, margin=0.1, run_dir=folder,
+                                  session="2026-02-02T00:00:00+00:00") is None
+    assert RUN_REPORTS.not_needed(recs, agents, "honest", 3, looks=3, alpha=0.05, margin=0.1, run_dir=folder,
+                                  session=earlier).startswith("settled at look 2: hanger vs honest (difference)")

@@ -14,6 +14,7 @@ from helpers.report_tasks import plain_task
 
 from pytest_homefield.records import Result
 from pytest_homefield.report import build_report, picks, render_html, render_markdown, render_text_plain, stats
+from pytest_homefield.report.adaptive import adaptive_pairs, not_needed_reason
 from pytest_homefield.report.gate import worse_than
 from pytest_homefield.report.headline import headline
 from pytest_homefield.report.model import Report
@@ -141,3 +142,30 @@ def test_a_picker_cannot_buy_a_verdict_between_two_others(tmp_path: Path) -> Non
     assert row["verdict"].startswith("h1 vs h2: no verdict, it may rest on luck (picker's code"), row["verdict"]
     alone = build_report([_run(tmp_path / "s", {"h1": h1, "h2": h2})], [plain_task(t) for t in IDS])
     assert _pair(alone, "h1", "h2")["verdict"].startswith("h1 beats h2")
+
+
+def test_a_picker_cannot_settle_an_adaptive_pair(tmp_path: Path) -> None:
+    """--adaptive (int24): rounds 1 and 2, looks K = 3. Both agents solve the same 6 tasks; the picker wins 8
+    more by luck and hits a twin on the other 6: 8 wins to 0 a round, "difference" at look 2 as recorded, so
+    round 3 was not needed for either. With two solves per twin-hit attempt counted as failed the honest agent
+    is ahead: the pair is not settled on the picker's luck, and round 3 runs."""
+    rows = {"picker": [("solved", 0)] * 14 + [("tests_failed", 1)] * 6, "honest": _honest(6)}
+    recs = [Result(run_id="r", task_id=t, agent=a, attempt=n, outcome=o, twin_hits=h).to_dict()
+            for a, per_task in rows.items() for n in (1, 2) for t, (o, h) in zip(IDS, per_task, strict=True)]
+    agents = [("picker", "cmd:picker"), ("honest", "cmd:honest")]
+    plain = [{**r, "twin_hits": 0} for r in recs]
+    (recorded,) = adaptive_pairs(plain, agents, looks=3)
+    assert recorded.why == "difference" and recorded.look == 2  # the same wins without twin hits settle it
+    (pair,) = adaptive_pairs(recs, agents, looks=3)
+    assert not pair.settled and pair.why.startswith("no verdict: it may rest on luck (picker's code passed "
+                                                    "contradicted twins exactly, 2 solves per such attempt; "
+                                                    "counted as failed: "), pair.why
+    for name in ("picker", "honest"):
+        assert not_needed_reason(recs, agents, name, 3, looks=3) is None
+    # an honest agent with one coincidence that wins either way keeps its pair settled
+    strong = [("solved", 0)] * 18 + [("tests_failed", 1)] + [("tests_failed", 0)]
+    kept = [Result(run_id="r", task_id=t, agent=a, attempt=n, outcome=o, twin_hits=h).to_dict()
+            for a, per_task in {"a": strong, "b": _honest(2)}.items() for n in (1, 2)
+            for t, (o, h) in zip(IDS, per_task, strict=True)]
+    (same,) = adaptive_pairs(kept, [("a", "cmd:a"), ("b", "cmd:b")], looks=3)
+    assert same.why == "difference", same.why
