@@ -31,7 +31,7 @@ from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOME
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
 from pytest_homefield.report.adaptive import adaptive_notes, adaptive_section
-from pytest_homefield.report.family import adjust_family
+from pytest_homefield.report.family import COST_REPORTED, adjust_family, cost_measured
 from pytest_homefield.report.kinds import failure_kinds
 from pytest_homefield.report.memo import memorization
 from pytest_homefield.report.model import (
@@ -79,7 +79,7 @@ REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
 #: homefield version, ``made_by``) is computed again by the viewer (docs/contracts.md §10).
-REPORT_FORMAT = 5
+REPORT_FORMAT = 6
 
 #: One character per outcome for the per-task grid (single-width in a terminal); ``·`` = no record.
 SYMBOLS: dict[str, str] = {
@@ -177,7 +177,8 @@ def compute_report(
     * ``cost_usd``: USD summed over all attempts that reported a cost (unscored ones included: the
       money was spent), ``None`` if none did; ``cost_partial``: some cost is an estimate;
       ``cost_missing``: attempts without a cost; ``cost_per_solved_usd``: ``cost_usd / solved``
-      (USD per solved attempt), ``None`` when nothing was solved or no cost is known.
+      (USD per solved attempt), ``None`` when nothing was solved or no cost is known; ``cost_reported``:
+      ``reported by the agent`` when the agent has a cost homefield did not measure (:func:`.family.cost_measured`).
     * ``input_tokens`` … ``cache_write_tokens``: token sums (``None`` when no attempt reported them).
     * ``wall_s_p50`` / ``wall_s_p95``: seconds, linear-interpolation percentiles of the agent wall
       time over scored attempts.
@@ -250,7 +251,8 @@ def compute_report(
     def attempts_of(name: str) -> list[Attempt]:
         return [a for tid in task_ids for a in by_agent[name].get(tid, [])]
 
-    # --- per-agent numbers, ranked: pass@1 high first, then cost per solved low (unknown last), then name
+    # --- per-agent numbers, ranked: pass@1 high first, then cost per solved low (only among agents whose costs
+    # homefield measured, all known), then name
     # the ranking's tasks: those whose attempts are all scored, for every agent with a scored attempt (an
     # agent with none is not ranked and leaves the others' tasks alone) (docs/contracts.md §10)
     rankable = [n for n in infos if any(a.result.scored for lst in by_agent[n].values() for a in lst)]
@@ -276,9 +278,23 @@ def compute_report(
             trusted = f"{plural(summary.solved, 'solved attempt')} {'is' if summary.solved == 1 else 'are'} not trusted"
             summary.forged = f"forged on {plural(n_forged, 'attempt')}: its {trusted}"
 
-    def rank_key(name: str) -> tuple[bool, bool, float, bool, float, str]:
-        p, c = unranked[name].pass_at_1, unranked[name].cost_per_solved_usd
-        return (unranked[name].forged is not None, p is None, -(p or 0.0), c is None, c or 0.0, name)
+    for summary in unranked.values():
+        if summary.cost_usd is not None and not cost_measured(summary.spec):
+            summary.cost_reported = COST_REPORTED
+
+    def tie(name: str) -> tuple[bool, bool, float]:
+        p = unranked[name].pass_at_1
+        return (unranked[name].forged is not None, p is None, -(p or 0.0))
+
+    # a tie breaks on cost per solved only where every agent of the tie has a cost homefield measured (a
+    # cost the agent reported decides no order: atk23, a cmd: agent claiming $0), else on the name
+    measured_ties = {t for t in map(tie, unranked)
+                     if all(unranked[n].cost_reported is None and unranked[n].cost_per_solved_usd is not None
+                            for n in unranked if tie(n) == t)}
+
+    def rank_key(name: str) -> tuple[bool, bool, float, float, str]:
+        c = unranked[name].cost_per_solved_usd if tie(name) in measured_ties else None
+        return (*tie(name), c or 0.0, name)
 
     order = sorted(unranked, key=rank_key)
     agents = {name: unranked[name] for name in order}

@@ -18,7 +18,8 @@ from collections.abc import Collection, Sequence
 
 from pytest_homefield.report.stats import Comparison, holm
 
-__all__ = ["REFERENCE_KINDS", "adjust_family", "is_reference_spec"]
+__all__ = ["COST_REPORTED", "MEASURED_COST_KINDS", "REFERENCE_KINDS", "adjust_family", "cost_measured",
+           "is_reference_spec"]
 
 #: The agent kinds whose capabilities are ``modelless`` (:mod:`pytest_homefield.agents.reference`:
 #: ``oracle``, ``noop``, ``sim:P``); ``tests/report/test_family.py`` keeps this in step with
@@ -33,6 +34,28 @@ def is_reference_spec(spec: str | None) -> bool:
         return False
     kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
     return kind in REFERENCE_KINDS
+
+
+#: The agent kinds whose cost homefield measures itself (docs/contracts.md §8 ``cost_usd``): the reference
+#: agents (no model: ``0`` by construction) and ``openai:`` (homefield's own HTTP client reads the server's
+#: token counts and prices them from ``.homefield.yml``; the agent runs no process that could write them).
+#: Every other cost is the agent's own report: a ``cmd:`` agent's usage line, claude's ``result`` line (the
+#: CLI's stdout, which any process it starts can write), a recipe's client output.
+MEASURED_COST_KINDS: frozenset[str] = REFERENCE_KINDS | {"openai"}
+
+#: The label of a cost homefield did not measure, wherever it is shown (docs/contracts.md §10).
+COST_REPORTED = "reported by the agent"
+
+
+def cost_measured(spec: str | None) -> bool:
+    """Whether homefield measures the cost of the agent ``spec`` itself (:data:`MEASURED_COST_KINDS`);
+    ``False`` for ``None`` (an agent seen only in results). A cost that is not measured is shown labelled
+    :data:`COST_REPORTED` and never decides an order (atk23: a ``cmd:`` agent claiming $0 won the ranking's
+    cost tie-break)."""
+    if not spec:
+        return False
+    kind = str(spec).split("=", 1)[-1].strip().partition(":")[0]
+    return kind in MEASURED_COST_KINDS
 
 
 def adjust_family(comparisons: Sequence[Comparison], references: Collection[str]) -> list[Comparison]:

@@ -25,7 +25,7 @@ Its parts, in order, each from the :class:`~.model.Report` alone:
 
 from __future__ import annotations
 
-from pytest_homefield.report.family import is_reference_spec
+from pytest_homefield.report.family import COST_REPORTED, is_reference_spec
 from pytest_homefield.report.fmt import fmt_ci, fmt_p, fmt_pct, fmt_pp
 from pytest_homefield.report.model import AgentSummary, ComparisonRow, Report
 
@@ -150,12 +150,17 @@ def _size(rep: Report) -> str:
 
 
 def _cost(rep: Report) -> str:
-    """``cost known for 3 of 5 agents``, ``no cost data``, ``cost known`` (every agent)."""
+    """``cost known for 3 of 5 agents``, ``no cost data``, ``cost known`` (every agent), with ``(reported by the
+    agent)`` when every known cost is the agent's own report, ``(K reported by the agent)`` when some are."""
     agents = list(rep.agents.values())
     known = sum(1 for a in agents if a.cost_usd)
     if not known:
         return "no cost data"
-    return "cost known" if known == len(agents) else f"cost known for {known} of {len(agents)} agents"
+    reported = sum(1 for a in agents if a.cost_usd and a.cost_reported)
+    said = "cost known" if known == len(agents) else f"cost known for {known} of {len(agents)} agents"
+    if not reported:
+        return said
+    return said + (f" ({COST_REPORTED})" if reported == known else f" ({reported} {COST_REPORTED})")
 
 
 def headline_parts(report: Report) -> list[str]:

@@ -310,7 +310,8 @@ def cost_vs_pass_svg(agents: Mapping[str, AgentSummary]) -> tuple[str, list[str]
         )
     for n, a, p1, cps in pts:
         px, py = x(p1), y(cps)
-        tip = f"{n}: pass@1 {fmt_pct(p1, 1)}, {fmt_usd(cps, a.cost_partial)} per solved task"
+        tip = (f"{n}: pass@1 {fmt_pct(p1, 1)}, {fmt_usd(cps, a.cost_partial)} per solved task"
+               + (f" ({a.cost_reported})" if a.cost_reported else ""))
         out.append(f'<g class="agent"><title>{_e(tip)}</title>')
         ci = a.pass_at_1_ci
         if ci and ci[0] is not None and ci[1] is not None:
@@ -319,7 +320,8 @@ def cost_vs_pass_svg(agents: Mapping[str, AgentSummary]) -> tuple[str, list[str]
         out.append(f'<circle class="{cls}" cx="{px:.1f}" cy="{py:.1f}" r="5"/>')
         anchor = "end" if px > (x0 + x1) / 2 else "start"
         dx = -8 if anchor == "end" else 8
-        label = n + (f" ({', '.join(a.tags)})" if a.tags else "")
+        tags = [*a.tags, *([a.cost_reported] if a.cost_reported else [])]  # its height is the agent's word
+        label = n + (f" ({', '.join(tags)})" if tags else "")
         out.append(f'<text x="{px + dx:.1f}" y="{py - 8:.1f}" text-anchor="{anchor}">{_e(label)}</text>')
         out.append("</g>")
     out.append("</svg>")
@@ -367,7 +369,8 @@ def render_html(report: Report | JsonObject) -> str:
     b.append(
         '<p class="note">pass@1: mean over tasks of solved / scored attempts. pass@k / pass^k: at least one / all '
         "of k attempts solve a task (unbiased estimators). Cost / solved: total cost / solved attempts; ~ marks "
-        "estimates from interrupted attempts; — is unknown. Wall times over scored attempts. "
+        "estimates from interrupted attempts; — is unknown; reported by the agent: its own output, which homefield "
+        "did not measure and which breaks no tie in the ranking. Wall times over scored attempts. "
         "Tags: sim = simulated agent, hinted = told which files the fix touched.</p>"
     )
     curve = tables.pass_k_table(rep)

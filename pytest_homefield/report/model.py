@@ -135,6 +135,9 @@ class AgentSummary(_Record):
     #: scored attempts had twin hits (a sign of a content picker, docs/contracts.md §10, ``report/picks.py``),
     #: else ``None`` (left out of the JSON)
     twin_hits: str | None = None
+    #: ``reported by the agent`` when its cost is the agent's own report, not measured by homefield
+    #: (:func:`.family.cost_measured`): shown beside every cost of it, never a tie-break; else ``None``
+    cost_reported: str | None = None
     #: its pass@1 (fraction) with those attempts counted as failed, beside ``at_its_word`` or ``twin_hits``
     #: (both, when it has both)
     counted_pass_at_1: float | None = None
@@ -145,7 +148,7 @@ class AgentSummary(_Record):
     first_error: list[str | int] | None = None
 
     OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "twin_hits", "counted_pass_at_1", "failure_kinds",
-                          "first_error"})
+                          "first_error", "cost_reported"})
 
     @property
     def tags(self) -> list[str]:

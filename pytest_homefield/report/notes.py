@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import cast
 
+from pytest_homefield.report.family import COST_REPORTED
 from pytest_homefield.report.model import AgentSummary, Memorization
 from pytest_homefield.terminal.progress import plural
 
@@ -79,6 +80,9 @@ def agent_notes(a: AgentSummary) -> list[str]:
         notes.append(f"{name}: {a.cost_missing} of {a.attempts} attempt(s) reported no cost; the total understates.")
     if a.cost_partial:
         notes.append(f"{name}: the cost includes estimates from interrupted attempts (marked ~).")
+    if a.cost_reported:  # atk23: a cmd: agent claiming $0 won the ranking's cost tie-break
+        notes.append(f"{name}: its cost is {COST_REPORTED} (its own output, which homefield cannot check), not "
+                     "measured by homefield; it breaks no tie in the ranking.")
     return notes
 
 

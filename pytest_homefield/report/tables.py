@@ -156,8 +156,9 @@ def _agent(a: AgentSummary) -> AgentName:
     return AgentName(a.name, tuple(a.tags))
 
 
-def _usd(x: float | None, partial: bool) -> Text:
-    return Text(fmt_usd(x, partial), prose=True)
+def _usd(x: float | None, partial: bool, reported: str | None = None) -> Text:
+    """A cost cell, with ``(reported by the agent)`` after a known cost homefield did not measure."""
+    return Text(fmt_usd(x, partial) + (f" ({reported})" if reported and x is not None else ""), prose=True)
 
 
 def _two(x: float | None) -> Text:
@@ -190,7 +191,8 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
             Text(str(a.solved)), Text(_with_incomplete(fmt_pct(a.pass_at_1, 1), a)), Text(fmt_ci(a.pass_at_1_ci, 1)),
             Text(f"{fmt_pct(a.pass_at_k[k], 1)} (k={k})" if at_k and k else DASH),
             Text(f"{fmt_pct(a.pass_hat_k[k], 1)} (k={k})" if at_k and k else DASH),
-            _usd(a.cost_usd, a.cost_partial), _usd(a.cost_per_solved_usd, a.cost_partial),
+            _usd(a.cost_usd, a.cost_partial, a.cost_reported),
+            _usd(a.cost_per_solved_usd, a.cost_partial, a.cost_reported),
             Text(fmt_secs(a.wall_s_p50)), Text(fmt_secs(a.wall_s_p95)),
         ]
         if tokens:
@@ -251,7 +253,7 @@ def terminal_leaderboard(report: Report) -> Table:
         "95% CI": [Text(fmt_ci(a.pass_at_1_ci)) for a in agents],
         "pass@k": [Text(pass_k_summary(a.pass_at_k)) for a in agents],
         "pass^k": [Text(pass_k_summary(a.pass_hat_k)) for a in agents],
-        "cost": [Text(fmt_usd(a.cost_usd, a.cost_partial)) for a in agents],
+        "cost": [Text(fmt_usd(a.cost_usd, a.cost_partial)) for a in agents],  # a reported cost: labelled under it
         "$/solved": [Text(fmt_usd(a.cost_per_solved_usd, a.cost_partial)) for a in agents],
         "p50/p95": [Text(f"{fmt_secs(a.wall_s_p50)}/{fmt_secs(a.wall_s_p95)}") for a in agents],
     }

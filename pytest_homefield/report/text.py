@@ -12,6 +12,7 @@ import textwrap
 
 from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
+from pytest_homefield.report.family import COST_REPORTED
 from pytest_homefield.report.fmt import (
     DASH,
     fmt_pct,
@@ -148,6 +149,9 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
             add(f"{a.name} pass@1 {fmt_pct(a.pass_at_1)}: {a.twin_hits}", yellow=True)
         if a.forged:  # not ranked, no comparison, fails the gate (docs/contracts.md §8)
             add(f"{a.name}: {a.forged} (not ranked)", yellow=True)
+    reported = [a.name for a in agents.values() if a.cost_reported]
+    if reported and not no_cost_data(agents):  # the board's cost columns stay narrow: the label goes under it
+        add(f"cost of {', '.join(reported)}: {COST_REPORTED}, not measured by homefield; it breaks no tie")
     missing = [why for why, on in (("no cost data (every agent reported zero or no cost)", no_cost_data(agents)),
                                    ("no time data (every agent answered in under a second)", no_time_data(agents)))
                if on]

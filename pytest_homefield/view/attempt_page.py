@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report.compute import SYMBOLS
+from pytest_homefield.report.family import COST_REPORTED, cost_measured
 from pytest_homefield.report.fmt import fmt_secs, fmt_tokens, fmt_usd
 from pytest_homefield.view.attempt_files import AttemptFiles, IdStatus, failure_sections, headline_of, id_statuses
 from pytest_homefield.view.common import CAPS, Nav, diff_block, e, frame, outcome_span, pre, task_page_name
@@ -202,11 +203,12 @@ def _runs(files: AttemptFiles, where: str) -> list[str | Redacted]:
     return out
 
 
-def _numbers(r: Result, meta: Mapping[str, object]) -> str:
+def _numbers(r: Result, meta: Mapping[str, object], spec: str | None) -> str:
     sandbox = meta.get("sandbox") if isinstance(meta.get("sandbox"), dict) else {}
     assert isinstance(sandbox, dict)
     rows = [
-        ("Cost", fmt_usd(r.cost_usd, r.cost_partial)),
+        ("Cost", fmt_usd(r.cost_usd, r.cost_partial)
+         + (f" ({COST_REPORTED})" if r.cost_usd is not None and not cost_measured(spec) else "")),
         ("Tokens in / out", f"{fmt_tokens(r.input_tokens)} / {fmt_tokens(r.output_tokens)}"),
         ("Cache read / write", f"{fmt_tokens(r.cache_read_tokens)} / {fmt_tokens(r.cache_write_tokens)}"),
         ("Turns", "—" if r.turns is None else str(r.turns)),
@@ -246,7 +248,7 @@ def render_attempt(ref: AttemptRef, task: Task | None, spec: str | None, nav: Na
         reasons.append(f'<li class="bad">Forged: canary <code>{e(r.canary)}</code> passed.</li>')
     if reasons:
         b.append(f'<ul id="reason">{"".join(reasons)}</ul>')
-    b += ["<h2>Numbers</h2>", _numbers(r, ref.meta)]
+    b += ["<h2>Numbers</h2>", _numbers(r, ref.meta, spec)]
     b.append("<h2 id=\"tests\">Hidden tests</h2>")
     b += hidden_tests(task, statuses, sections, f"{where}/tests.log")
     if collect:

@@ -141,7 +141,7 @@ def _write_all(data: SiteData, w: _Writer, run_ids: Sequence[str],
         prev_t = "../" + task_page_name(order[n - 1]) if n > 0 else None
         next_t = "../" + task_page_name(order[n + 1]) if n + 1 < len(order) else None
         w.write(task_page_name(tid), render_task(tid, task, rows.get(tid), data.agents, data.by_task.get(tid, {}),
-                                                 summaries, Nav("../index.html", prev_t, next_t)))
+                                                 summaries, Nav("../index.html", prev_t, next_t), data.specs))
         if progress is not None:
             progress(n + 1, len(order))
 

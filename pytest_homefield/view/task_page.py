@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pytest_homefield.mine.message_score import spec_breakdown, unnamed_requirements
 from pytest_homefield.records import Task
 from pytest_homefield.report.compute import SYMBOLS
+from pytest_homefield.report.family import COST_REPORTED, cost_measured
 from pytest_homefield.report.fmt import fmt_usd
 from pytest_homefield.report.model import TaskRow
 from pytest_homefield.terminal.progress import plural
@@ -70,9 +71,10 @@ def _files_vs_gold(diff: str, gold: Sequence[str]) -> str:
 
 def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Sequence[str],
                 refs: Mapping[str, Sequence[AttemptRef]], summaries: Mapping[tuple[str, str, int], AttemptSummary],
-                nav: Nav) -> str:
+                nav: Nav, specs: Mapping[str, str | None] | None = None) -> str:
     """The whole task page (``tasks/<task>.html``). ``refs``: agent → its attempts; ``summaries`` by
-    (task, agent, attempt); ``agents`` in rank order; ``row`` the report's row of the task (its edit-F1s)."""
+    (task, agent, attempt); ``agents`` in rank order; ``row`` the report's row of the task (its edit-F1s);
+    ``specs`` agent → spec (a cost homefield did not measure is labelled ``reported by the agent``)."""
     subject = task.subject if task else "(not in tasks.jsonl)"
     b: list[str | Redacted] = [f"<h1>{e(task_id)}: {e(subject)}</h1>"]
     if task is not None:
@@ -109,6 +111,8 @@ def render_task(task_id: str, task: Task | None, row: TaskRow | None, agents: Se
             f1 = f1s[i] if i < len(f1s) else None
             head = (f'<a class="att-link" data-outcome="{e(r.outcome)}" href="{e(link)}">attempt {r.attempt}</a>: '
                     f"{outcome_span(r.outcome, SYMBOLS.get(r.outcome, ''))} · {e(fmt_usd(r.cost_usd, r.cost_partial))}"
+                    + (f" ({COST_REPORTED})" if r.cost_usd is not None and not cost_measured((specs or {}).get(agent))
+                       else "")
                     + (f" · edit-F1 {f1:.2f}" if isinstance(f1, float) else ""))
             lines = [f"<div>{head}</div>"]
             if r.error:

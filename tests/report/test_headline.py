@@ -60,7 +60,7 @@ def test_who_beats_whom_with_p_and_family_the_sanity_line_size_and_cost(tmp_path
     line = headline(Report.from_dict(rep))
     assert re.fullmatch(r"alpha beats bravo by \+67 pp pass@1 \(83% vs 17%, p=[<0-9.]+, Holm-adjusted over 3 "
                         r"pairs\), and 1 more of the 2 others; reference agents as expected \(oracle 100%, noop 0%\); "
-                        r"24 tasks × 1 attempt; cost known for 3 of 5 agents\.", line), line
+                        r"24 tasks × 1 attempt; cost known for 3 of 5 agents \(reported by the agent\)\.", line), line
     # on top of every format, under the title
     assert render_text_plain(rep).splitlines()[1].startswith("alpha beats bravo by +67 pp")
     assert render_markdown(rep).splitlines()[2].startswith("**alpha beats bravo by +67 pp")

@@ -250,7 +250,7 @@ def test_html_has_both_plots_and_is_self_contained(report: dict[str, Any]) -> No
     # one labelled point per plottable agent (sim and qwen have no cost)
     scatter = re.search(r'<svg id="cost-vs-pass".*?</svg>', text, re.S)
     assert scatter and scatter.group(0).count("<circle") == 2
-    assert ">sonnet<" in scatter.group(0) and ">haiku<" in scatter.group(0)
+    assert all(f">{n} (reported by the agent)<" in scatter.group(0) for n in ("sonnet", "haiku"))
     forest = re.search(r'<svg id="forest-plot".*?</svg>', text, re.S)
     assert forest and forest.group(0).count("<circle") == len(report["comparisons"])
 

@@ -1,0 +1,78 @@
+"""A cost homefield did not measure decides no order (issue 30, atk23): a ``cmd:`` agent's cost is the number
+on its own usage line, so one that claims $0 won the ranking's tie-break on cost per solved task against an
+agent of equal pass@1. A cost is measured only for the kinds of ``report/family.py`` ``MEASURED_COST_KINDS``
+(docs/contracts.md §8); any other is labelled "reported by the agent" wherever it is shown, and a tie breaks on
+cost only where every agent of the tie has a measured cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers.report_tasks import plain_task
+
+from pytest_homefield.records import Result
+from pytest_homefield.report import build_report, render_html, render_markdown, render_text_plain
+from pytest_homefield.report.headline import headline
+from pytest_homefield.report.model import Report
+from pytest_homefield.view import build_site
+
+IDS = [f"t{i:02d}" for i in range(10)]
+
+
+def _run(folder: Path, agents: dict[str, tuple[str, float]], solved: int = 6) -> Path:
+    """A run of :data:`IDS` × 1 attempt where every agent solves the first ``solved`` tasks: ``agents``
+    {name: (spec, cost_usd of each attempt)}."""
+    folder.mkdir()
+    lines = [Result(run_id=folder.name, task_id=t, agent=a, attempt=1, solved=i < solved, cost_usd=usd,
+                    outcome="solved" if i < solved else "tests_failed")
+             for a, (_spec, usd) in agents.items() for i, t in enumerate(IDS)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r.to_dict()) + "\n" for r in lines))
+    (folder / "meta.json").write_text(json.dumps({"run_id": folder.name, "attempts": 1, "task_ids": IDS,
+                                                  "agents": [{"name": a, "spec": spec}
+                                                             for a, (spec, _usd) in agents.items()]}))
+    return folder
+
+
+def test_an_agent_claiming_zero_cost_does_not_win_the_tie_break(tmp_path: Path) -> None:
+    """Two agents solve the same 6 of 10 tasks; ``zero`` prints ``{"cost_usd": 0}`` on every attempt, ``paid``
+    reports 0.12 USD. On main ``zero`` ranked first ($0 per solved against $0.20); now the tie breaks on the
+    name, and both costs say whose word they are."""
+    report = build_report([_run(tmp_path / "r", {"paid": ("cmd:paid", 0.12), "zero": ("cmd:zero", 0.0)})],
+                          [plain_task(t) for t in IDS])
+    agents = report["agents"]
+    assert agents["paid"]["pass_at_1"] == agents["zero"]["pass_at_1"] == 0.6
+    assert (agents["paid"]["rank"], agents["zero"]["rank"]) == (1, 2), {n: a["rank"] for n, a in agents.items()}
+    assert agents["zero"]["cost_usd"] == 0.0 and agents["zero"]["cost_reported"] == "reported by the agent"
+    assert agents["paid"]["cost_reported"] == "reported by the agent"
+    assert "its cost is reported by the agent (its own output, which homefield cannot check), not measured by " \
+           "homefield; it breaks no tie in the ranking." in " ".join(report["notes"])
+    assert headline(Report.from_dict(report)).endswith("cost known for 1 of 2 agents (reported by the agent).")
+    for doc in (render_markdown(report), render_html(report)):
+        assert "$0.000 (reported by the agent)" in doc.replace("\\$", "$")
+        assert "$0.200 (reported by the agent)" in doc.replace("\\$", "$")  # paid's cost per solved
+    assert "cost of paid, zero: reported by the agent, not measured by homefield; it breaks no tie" in \
+        render_text_plain(report, verbose=False)
+    # the same tie between two agents whose costs homefield measures (openai: priced from .homefield.yml)
+    # still breaks on cost per solved: the cheaper one first, though its name sorts last
+    measured = build_report([_run(tmp_path / "m", {"a": ("openai:big", 0.12), "z": ("openai:small", 0.01)})],
+                            [plain_task(t) for t in IDS])
+    assert (measured["agents"]["z"]["rank"], measured["agents"]["a"]["rank"]) == (1, 2)
+    assert "cost_reported" not in measured["agents"]["z"] and "(reported by the agent)" not in render_markdown(measured)
+    # one reported cost in a tie is enough to leave cost out of it: the measured agent does not win on it either
+    mixed = build_report([_run(tmp_path / "x", {"zz": ("openai:m", 0.01), "aa": ("cmd:c", 0.5)})],
+                         [plain_task(t) for t in IDS])
+    assert (mixed["agents"]["aa"]["rank"], mixed["agents"]["zz"]["rank"]) == (1, 2)
+
+
+def test_the_view_labels_a_cost_the_agent_reported(tmp_path: Path) -> None:
+    """``homefield view``: the attempt page's Cost row and the task page's attempt line say "reported by the
+    agent" for a cmd: agent's cost, and nothing for the oracle's."""
+    run = _run(tmp_path / "r", {"zero": ("cmd:zero", 0.0), "oracle": ("oracle", 0.0)})
+    site = tmp_path / "site"
+    build_site([run], [plain_task(t) for t in IDS], site)
+    attempt = (site / "attempts" / "t00--zero--1.html").read_text()
+    assert "<th>Cost</th><td>$0.000 (reported by the agent)</td>" in attempt, attempt
+    assert "<th>Cost</th><td>$0.000</td>" in (site / "attempts" / "t00--oracle--1.html").read_text()
+    task = (site / "tasks" / "t00.html").read_text()
+    assert task.count("$0.000 (reported by the agent)") == 1
