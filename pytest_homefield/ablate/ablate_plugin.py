@@ -27,7 +27,7 @@ from pytest_homefield.ablate.variants import UserFiles, agent_rows
 from pytest_homefield.agents.registry import hook_agents, make_agents
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import AgentSpecError, RunError
-from pytest_homefield.layout import HomefieldDir, new_id
+from pytest_homefield.layout import HomefieldDir, new_id, tries_path
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import Result
 from pytest_homefield.run.retries import crash_result
@@ -73,6 +73,7 @@ class AblatePlugin(ModePlugin):
         self.user_files: UserFiles | None = None
         #: (unchanged, changed) of :meth:`UserFiles.check` at the end of the session
         self.user_check: tuple[list[str], list[str]] | None = None
+        self._ended: set[str] = set()  # attempt items whose first report arrived (tries.jsonl "end")
         try:
             path, rel = resolve_rules_file(rules_arg, config.invocation_params.dir, settings.root)
             self.rules = load_rules(path, by_section=settings.by_section)
@@ -133,6 +134,40 @@ class AblatePlugin(ModePlugin):
                               sandbox=sandbox_summary(self.settings, self.agents), agents={a.name for a in self.agents})
         if result is not None:
             append_jsonl(s.results_path, result.to_dict())
+
+    # -- tries (atk23 F3, as the run plugin logs them): a variant's attempt an interruption cuts short leaves
+    # no line, yet --resume makes it again
+    def _try_event(self, nodeid: str, event: str) -> None:
+        """On the controller (or the only process), append ``{task_id, agent, attempt, variant, event, session}``
+        to the ablation's ``tries.jsonl`` for the attempt item ``nodeid`` (``…::<variant>::<task>::<agent>[<n>]``):
+        ``start`` when it starts, ``end`` at its first report (once). A start without an end is a try an
+        interrupted session cut short, counted in the rule labels as a claimed retry is (docs/contracts.md §4)."""
+        s = self.session
+        if self.is_worker or s is None:
+            return
+        parts = nodeid.split("::")
+        if len(parts) < 4 or not parts[-1].endswith("]"):
+            return
+        agent, _, attempt = parts[-1][:-1].rpartition("[")
+        if not attempt.isdigit():
+            return
+        if event == "end":
+            if nodeid in self._ended:
+                return
+            self._ended.add(nodeid)
+        try:  # StoreError is an OSError: a full disk stops the session through the results, not here
+            append_jsonl(tries_path(s.ablate_dir), {"task_id": parts[-2], "agent": agent, "attempt": int(attempt),
+                                                    "variant": parts[-3], "event": event,
+                                                    "session": s.session_start})
+        except OSError:
+            pass
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self._try_event(nodeid, "start")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._try_event(report.nodeid, "end")
+        super().pytest_runtest_logreport(report)  # the mode's own bookkeeping of the report (the hook rule)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.session is not None:

@@ -58,6 +58,7 @@ from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import RecordError, RunError, StoreError
 from pytest_homefield.layout import HomefieldDir, read_json_file, read_meta, write_meta
 from pytest_homefield.records import SCORED_OUTCOMES, Result, Task, load_results, tasks_digest
+from pytest_homefield.report.runs import cut_short_by_key
 from pytest_homefield.run.attempt import latest_results, run_attempt
 from pytest_homefield.run.bookkeeping import build_meta, check_resume, pick_run_id
 from pytest_homefield.run.flaky import freeze_flaky, frozen_flaky
@@ -351,7 +352,7 @@ class AblationSession:
         if self.slim_alias:  # the slimmer file is one rule's variant: its results are the slim ones
             records += [{**r, "variant": SLIM} for r in records if r.get("variant") == self.slim_alias]
         tables = build_tables(records, self.rules, [a.name for a in self.agents], slim=slim,
-                              attempts=self.settings.attempts)
+                              attempts=self.settings.attempts, cut=cut_short_by_key([self.ablate_dir]))
         owed = self._keys(self._rule_variant_names())  # skipped attempts have no record, yet they count
         scored = done_keys(self.results_path)
         for table in tables:

@@ -14,6 +14,10 @@ the label uses the adjusted p at ``alpha``:
   attempts ``--resume`` tried again after the agent's own claims (a rate limit, an outage its output
   reported) counted as failed, in base or in the variant without the rule (docs/contracts.md §10: a
   claim after each failure re-rolls an attempt, atk20 F2);
+* **no verdict: it rests on retried attempts (the agent's claims, or tries an interrupted session cut
+  short)** (:data:`RETRIED`): as :data:`AT_ITS_WORD`, where some of those attempts were made again after a
+  try an interrupted session cut short (the ablation's ``tries.jsonl``, docs/contracts.md §4: an agent that
+  hangs on what it misses has mostly those cut, and ``--resume`` re-rolls them, atk23 F3);
 * **no verdict: it may rest on luck (twin hits)** (:data:`PICKED`): the label would change were two solves
   per attempt with a twin hit counted as failed (:mod:`pytest_homefield.report.picks`: code that passes
   one version of each hidden test by content, unable to tell which is real, atk22), in base or in the
@@ -31,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
@@ -44,7 +48,8 @@ from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.report.stats import Comparison, compare, holm, pass_rate
 from pytest_homefield.run.attempt import latest_results, result_key
 
-__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "PICKED", "RuleEffect", "AgentTable",
+__all__ = ["LOAD_BEARING", "HARMFUL", "NO_EFFECT", "NO_DATA", "AT_ITS_WORD", "RETRIED", "PICKED", "RuleEffect",
+           "AgentTable",
            "AgentEntry",
            "RuleRow",
            "rule_effects", "label_for", "label_gap", "outcomes_by_variant", "build_tables", "slim_keep",
@@ -55,9 +60,13 @@ HARMFUL = "harmful"
 NO_EFFECT = "no detectable effect"
 NO_DATA = "no data"
 AT_ITS_WORD = "no verdict: it rests on the agent's claims"
+RETRIED = "no verdict: it rests on retried attempts (the agent's claims, or tries an interrupted session cut short)"
 PICKED = "no verdict: it may rest on luck (twin hits)"
 
 Outcomes = Mapping[str, Sequence[int]]
+
+#: A result's key: (task, agent, attempt, variant).
+Key = tuple[str, str, int, str]
 
 
 def label_for(cmp: Comparison) -> str:
@@ -112,14 +121,15 @@ def label_gap(n_tasks: int, attempts: int, base_rate: float, level: float) -> fl
 
 
 def outcomes_by_variant(records: Iterable[Mapping[str, Any]], *, claims_failed: bool = False,
-                        field: str = "") -> dict[str, dict[str, dict[str, list[int]]]]:
+                        field: str = "", cut: Collection[Key] = ()) -> dict[str, dict[str, dict[str, list[int]]]]:
     """``{agent: {variant: {task: [0/1, …]}}}`` from result records (the last record per (task, agent,
     attempt, variant) wins; only scored outcomes). ``claims_failed``: an attempt with an earlier line
-    recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0.
+    recorded unscored at the agent's word (``claimed``: tried again by ``--resume`` after its claim) is 0,
+    and so is one of ``cut`` (task, agent, attempt, variant: a try of it an interrupted session cut short).
     ``field``: each attempt's integer ``field`` (``twin_hits``) instead of 0/1, 0 where it is missing."""
     lines = [dict(r) for r in records]
     claimed = {result_key(r) for r in lines
-               if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} if claims_failed else set()
+               if r.get("claimed") and r.get("outcome") in UNSCORED_OUTCOMES} | set(cut) if claims_failed else set()
     out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
     for key, r in sorted(latest_results(lines).items()):
         task, agent, _attempt, variant = key
@@ -196,11 +206,16 @@ class AgentTable:
 
 
 def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: Sequence[str], *,
-                 slim: Variant | None = None, attempts: int = 1, alpha: float = 0.05) -> list[AgentTable]:
-    """The table of every agent in ``agents`` from the ablation's result records."""
+                 slim: Variant | None = None, attempts: int = 1, alpha: float = 0.05,
+                 cut: Collection[Key] = ()) -> list[AgentTable]:
+    """The table of every agent in ``agents`` from the ablation's result records; ``cut``: the (task, agent,
+    attempt, variant) with a try an interrupted session cut short (:func:`.runs.cut_short_by_key` of the
+    ablation's folder)."""
     records = list(records)  # read again: with claimed retries counted as failed, and for the twin hits
     by = outcomes_by_variant(records)
-    counted = outcomes_by_variant(records, claims_failed=True)
+    counted = outcomes_by_variant(records, claims_failed=True, cut=cut)
+    scored = {k for k, r in latest_results([dict(r) for r in records]).items() if r.get("outcome") in SCORED_OUTCOMES}
+    cut_agents = {k[1] for k in cut if k in scored}
     hits = outcomes_by_variant(records, field="twin_hits")
     tables: list[AgentTable] = []
     for agent in agents:
@@ -224,7 +239,7 @@ def build_tables(records: Iterable[Mapping[str, Any]], rules: RuleSet, agents: S
                 row.effect, row.ci, row.p, row.p_adjusted = cmp.delta, cmp.ci, cmp.p_value, cmp.p_adjusted
                 row.mde, row.n_tasks, row.test, row.verdict = cmp.mde, cmp.n_tasks, cmp.test, label_for(cmp)
                 if r.number in bought:
-                    row.verdict = AT_ITS_WORD
+                    row.verdict = RETRIED if agent in cut_agents else AT_ITS_WORD
                 elif r.number in picked:
                     row.verdict = PICKED
             table.rows.append(row)

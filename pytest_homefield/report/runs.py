@@ -127,11 +127,12 @@ def claims_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
 
 
 def cut_short_by_key(run_dirs: Sequence[Path], *, other_than: str | None = None) -> Counter[Key]:
-    """``(task_id, agent, attempt, "base")`` → how many of its tries an interrupted session cut short: the
+    """``(task_id, agent, attempt, variant)`` → how many of its tries an interrupted session cut short: the
     ``start`` lines of the runs' ``tries.jsonl`` without an ``end`` (docs/contracts.md §4). Each left no
     result line and was made again by ``--resume``, as a claimed retry is (atk23 F3: an agent that hung on
     the attempts it missed had mostly those cut by a CI time limit, and re-rolled 17 of 24 to 71% against an
-    honest 17%). A run folder without the file (made before it) counts none. ``other_than``: a session's
+    honest 17%). A run folder without the file (made before it) counts none; a line without ``variant`` (a
+    run's) is of ``base``; an ablation folder's lines name their variant. ``other_than``: a session's
     ``session`` stamp (its start), whose own lines are left out: a session still running has tries whose
     ``end`` is on its way, none cut short (``--adaptive`` decides during it)."""
     out: Counter[Key] = Counter()
@@ -140,7 +141,7 @@ def cut_short_by_key(run_dirs: Sequence[Path], *, other_than: str | None = None)
             if other_than is not None and r.get("session") == other_than:
                 continue
             try:
-                key = (str(r["task_id"]), str(r["agent"]), int(r["attempt"]), "base")
+                key = (str(r["task_id"]), str(r["agent"]), int(r["attempt"]), str(r.get("variant") or "base"))
             except (KeyError, TypeError, ValueError):
                 continue
             out[key] += 1 if r.get("event") == "start" else -1 if r.get("event") == "end" else 0

@@ -16,6 +16,7 @@ import pytest
 from helpers.ablate_repo import N_TASKS, RULES, write_agent
 from helpers.e2e_repo import cli_env, homefield
 
+from pytest_homefield.report.runs import cut_short_by_key
 from pytest_homefield.store import read_jsonl
 
 EXPECTED_SLIM = "# Rules for agents\n\n- KEY RULE: put each new function fN in its own module calc/fN.py.\n"
@@ -104,6 +105,15 @@ def test_sigkill_at_n2_then_resume_loses_and_redoes_nothing(repo: Path, tmp_path
     proc.wait()
     before = list(read_jsonl(results))
     assert 8 <= len(before) < N_TASKS * 4, "the ablation finished its first phase before it could be killed"
+    # int24: the controller logged each try's start and first report, as a run's does (atk23 F3); a start
+    # without an end is a try the kill cut short (at most one per worker), whatever variant it was of
+    folder = repo / ".homefield" / "ablate" / "k"
+    killed = list(read_jsonl(folder / "tries.jsonl"))
+    assert sum(t["event"] == "start" for t in killed) >= len(before), killed
+    assert {t["variant"] for t in killed} >= {r["variant"] for r in before} and len({t["session"] for t in killed}) == 1
+    cut = cut_short_by_key([folder])
+    assert len(cut) <= 2 and all(k[3] in {"base", "rule-1", "rule-2", "rule-3"} for k in cut), cut
+    assert not {k for k in cut if (k[0], k[3]) in {(r["task_id"], r["variant"]) for r in before}}, cut
     # the interleaved order: the first finished attempts already mix variants
     assert len({r["variant"] for r in before}) >= 2
     # resumed at -n 0 (the ablation in one process): it finds the rule the agent needs, with node ids per attempt
@@ -114,6 +124,11 @@ def test_sigkill_at_n2_then_resume_loses_and_redoes_nothing(repo: Path, tmp_path
     assert "measuring the slimmer file" in proc2.stdout
     after = list(read_jsonl(results))
     assert after[: len(before)] == before  # earlier lines untouched, none redone
+    resumed = list(read_jsonl(folder / "tries.jsonl"))[len(killed):]
+    assert sum(t["event"] == "end" for t in resumed) == len(after) - len(before)  # each resumed try ended once
+    assert {t["session"] for t in resumed}.isdisjoint({t["session"] for t in killed})
+    assert cut_short_by_key([folder]) == cut  # the cut tries stay counted; every one was made again
+    assert {(k[0], k[3]) for k in cut} <= {(r["task_id"], r["variant"]) for r in after[len(before):]}
     done_before = {(r["variant"], r["task_id"]) for r in before}
     for r in after[len(before):]:  # contracts §5: one node id per attempt, its verdict as the agent earned it
         node = f".homefield/ablate/k/plan.json::{r['variant']}::{r['task_id']}::cmd[1]"

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.ablate.simulate import label_rates, simulate_labels
 from pytest_homefield.ablate.table import (
@@ -10,6 +13,7 @@ from pytest_homefield.ablate.table import (
     LOAD_BEARING,
     NO_EFFECT,
     PICKED,
+    RETRIED,
     build_tables,
     label_gap,
     outcomes_by_variant,
@@ -17,6 +21,7 @@ from pytest_homefield.ablate.table import (
     slim_keep,
 )
 from pytest_homefield.ablate.variants import slim_variant
+from pytest_homefield.report.runs import cut_short_by_key
 from pytest_homefield.report.stats import compare, holm
 
 
@@ -140,3 +145,35 @@ def test_a_label_that_may_rest_on_twin_hits_is_no_verdict() -> None:
     assert slim_keep([table]) == set()
     no_hits = [{**r, "twin_hits": 0} for r in recs]
     assert [r.verdict for r in build_tables(no_hits, rules, ["a"])[0].rows] == [LOAD_BEARING, HARMFUL]
+
+
+def test_a_label_that_rests_on_tries_an_interruption_cut_short_is_no_verdict(tmp_path: Path) -> None:
+    """atk23 F3 in an ablation (int24): the agent hangs on the attempts it misses, so an interrupted session
+    cuts mostly those short and ``--resume`` makes them again. In base it solved 10 of 20 at once and 8 more
+    on tries made again after a cut (no claim, nothing unscored in results.jsonl): 18 against 10 without rule
+    1, "load-bearing" (8 wins to 0). The ablation's tries.jsonl keeps the cut starts; counting those attempts
+    as failed, base is 10 too: no verdict, and the rule is not kept as load-bearing."""
+    rules = split_rules("- rule one.\n- rule two.\n")
+    recs: list[dict[str, object]] = []
+    for i in range(20):
+        t = f"t{i}"
+        recs += [_record("base", t, "solved" if i < 18 else "tests_failed"),
+                 _record("rule-1", t, "solved" if i < 10 else "tests_failed"), _record("rule-2", t, "tests_failed")]
+    folder = tmp_path / "ablate"
+    folder.mkdir()
+    tries = [{"task_id": f"t{i}", "agent": "a", "attempt": 1, "variant": "base", "event": "start", "session": "s1"}
+             for i in range(10, 18)]  # cut short by the first session
+    tries += [{**_record(str(r["variant"]), str(r["task_id"]), ""), "event": e, "session": "s2"} for r in recs
+              for e in ("start", "end")]
+    (folder / "tries.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tries))
+    cut = cut_short_by_key([folder])
+    assert set(cut) == {(f"t{i}", "a", 1, "base") for i in range(10, 18)}
+    (recorded,) = build_tables(recs, rules, ["a"])
+    assert recorded.rows[0].verdict == LOAD_BEARING  # reading the results alone, as before
+    (table,) = build_tables(recs, rules, ["a"], cut=cut)
+    assert table.rows[0].effect == 0.4 and table.rows[0].verdict == RETRIED, table.rows[0]
+    assert RETRIED.startswith("no verdict: it rests on retried attempts")
+    assert table.rows[1].verdict == LOAD_BEARING and slim_keep([table]) == {2}
+    # cut tries of a variant count in that variant only: the same starts in rule-2 leave rule 1's label
+    other = {(t, a, n, "rule-2") for t, a, n, _v in cut}
+    assert build_tables(recs, rules, ["a"], cut=other)[0].rows[0].verdict == LOAD_BEARING
