@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_homefield.records import NOT_NEEDED, SCORED_OUTCOMES
-from pytest_homefield.report.family import is_reference_spec
+from pytest_homefield.report.family import COST_REPORTED, cost_measured, is_reference_spec
 from pytest_homefield.report.picks import SOLVES_PER_HIT, picked_outcomes
 from pytest_homefield.report.sequential import Look, futile, look_stats
 
@@ -301,8 +301,12 @@ def adaptive_section(results: Iterable[Record], meta: Mapping[str, Any],
     looks, alpha, margin = int(cfg.get("looks", 1)), float(cfg.get("alpha", 0.05)), float(cfg.get("margin", 0.1))
     agents = [(str(a.get("name")), a.get("spec")) for a in meta.get("agents", []) if isinstance(a, Mapping)]
     pairs = adaptive_pairs(raw, agents, looks=looks, alpha=alpha, margin=margin, cut=cut)
+    specs = dict(agents)
     return {"looks": looks, "alpha": alpha, "margin": margin, "pairs": [p.to_dict() for p in pairs],
-            "saved": {a: {"attempts": k, "usd": usd} for a, (k, usd) in savings(raw).items()}}
+            "saved": {a: {"attempts": k, "usd": usd,
+                          **({"cost_reported": COST_REPORTED} if usd is not None and not cost_measured(specs.get(a))
+                             else {})}
+                      for a, (k, usd) in savings(raw).items()}}
 
 
 def adaptive_notes(section: Mapping[str, Any] | None) -> list[str]:
@@ -328,7 +332,8 @@ def adaptive_notes(section: Mapping[str, Any] | None) -> list[str]:
                    "account for them)")
     saved = section["saved"]
     if saved:
-        parts = [f"{a} {v['attempts']}" + (f" (~{v['usd']:.2f} USD)" if v["usd"] is not None else "")
+        parts = [f"{a} {v['attempts']}" + ("" if v["usd"] is None else f" (~{v['usd']:.2f} USD"
+                                             + (f", {v['cost_reported']})" if v.get("cost_reported") else ")"))
                  for a, v in saved.items()]
         out.append(f"adaptive: attempts not needed: {', '.join(parts)}")
     return out

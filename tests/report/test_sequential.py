@@ -7,7 +7,13 @@ import math
 
 import pytest
 
-from pytest_homefield.report.adaptive import adaptive_pairs, adaptive_section, not_needed_reason, savings
+from pytest_homefield.report.adaptive import (
+    adaptive_notes,
+    adaptive_pairs,
+    adaptive_section,
+    not_needed_reason,
+    savings,
+)
 from pytest_homefield.report.sequential import (
     futile,
     look_stats,
@@ -123,5 +129,12 @@ def test_section_and_savings() -> None:
     meta = {"adaptive": {"looks": 2, "alpha": 0.05, "margin": 0.1}, "agents": [{"name": "a", "spec": "cmd:x"},
                                                                               {"name": "b", "spec": "cmd:y"}]}
     sec = adaptive_section(recs, meta)
-    assert sec is not None and sec["pairs"][0]["look"] == 1 and sec["saved"]["a"] == {"attempts": 1, "usd": 0.5}
+    # a cmd: agent's USD is its own report (int24): the saving says so
+    assert sec is not None and sec["pairs"][0]["look"] == 1
+    assert sec["saved"]["a"] == {"attempts": 1, "usd": 0.5, "cost_reported": "reported by the agent"}
+    assert "adaptive: attempts not needed: a 1 (~0.50 USD, reported by the agent), b 1 (~0.25 USD, reported by " \
+           "the agent)" in adaptive_notes(sec)
+    openai = [{"name": "a", "spec": "openai:m"}, {"name": "b", "spec": "b=openai:m"}]
+    measured = adaptive_section(recs, {**meta, "agents": openai})
+    assert measured is not None and measured["saved"]["a"] == {"attempts": 1, "usd": 0.5}
     assert adaptive_section(recs, {"agents": []}) is None
