@@ -369,8 +369,10 @@ def render_html(report: Report | JsonObject) -> str:
     b.append(
         '<p class="note">pass@1: mean over tasks of solved / scored attempts. pass@k / pass^k: at least one / all '
         "of k attempts solve a task (unbiased estimators). Cost / solved: total cost / solved attempts; ~ marks "
-        "estimates from interrupted attempts; — is unknown; reported by the agent: its own output, which homefield "
-        "did not measure and which breaks no tie in the ranking. Wall times over scored attempts. "
+        "estimates from interrupted attempts; — is unknown"
+        + ("; reported by the agent: its own output, which homefield did not measure and which breaks no tie in "
+           "the ranking" if any(a.cost_reported for a in agents.values()) else "")
+        + ". Wall times over scored attempts. "
         "Tags: sim = simulated agent, hinted = told which files the fix touched.</p>"
     )
     curve = tables.pass_k_table(rep)

@@ -104,8 +104,10 @@ def render_markdown(report: Report | JsonObject) -> str:
         "pass@k: chance that at least one of k attempts solves a task; pass^k: that all k do "
         "(unbiased estimators, k up to the fewest scored attempts on any task). "
         "Cost / solved: total cost / solved attempts; `~` marks costs that include estimates from "
-        "interrupted attempts; — means unknown; *reported by the agent*: its own output, which homefield did not "
-        "measure and which breaks no tie in the ranking. Wall times are the agent's, over scored attempts. "
+        "interrupted attempts; — means unknown"
+        + ("; *reported by the agent*: its own output, which homefield did not measure and which breaks no tie in "
+           "the ranking" if any(a.cost_reported for a in agents.values()) else "")
+        + ". Wall times are the agent's, over scored attempts. "
         "*(sim)*: simulated agent, not a real one; *(hinted)*: told which files the fix touched.",
         "",
     ]

@@ -59,6 +59,11 @@ def test_an_agent_claiming_zero_cost_does_not_win_the_tie_break(tmp_path: Path) 
                             [plain_task(t) for t in IDS])
     assert (measured["agents"]["z"]["rank"], measured["agents"]["a"]["rank"]) == (1, 2)
     assert "cost_reported" not in measured["agents"]["z"] and "(reported by the agent)" not in render_markdown(measured)
+    # the leaderboard's footnote explains the label only where a cost carries it
+    for doc in (render_markdown(measured), render_html(measured)):
+        assert "reported by the agent" not in doc
+    for doc in (render_markdown(report), render_html(report)):
+        assert "reported by the agent*: its own output" in doc or "reported by the agent: its own output" in doc
     # one reported cost in a tie is enough to leave cost out of it: the measured agent does not win on it either
     mixed = build_report([_run(tmp_path / "x", {"zz": ("openai:m", 0.01), "aa": ("cmd:c", 0.5)})],
                          [plain_task(t) for t in IDS])
