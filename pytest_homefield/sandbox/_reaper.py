@@ -1,7 +1,8 @@
 """The reaper: a tiny supervisor that runs one command and outlives nothing (stdlib only).
 
 Started by :func:`pytest_homefield.sandbox.procs.run_process` as ``python -I -S _reaper.py FD PPID
-GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [--pass-fds=N,M] -- ARGV...`` in a new session. It
+GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [cpu=ROOT] [--pass-fds=N,M] -- ARGV...`` in a new
+session. It
 
 * makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant of the
   command — including one that called ``setsid`` or double-forked — stays below it;
@@ -18,7 +19,9 @@ GRACE [fsize=BYTES] [as=BYTES] [pids=N:ROOT] [mem=BYTES:ROOT] [--pass-fds=N,M] -
   is a command that cannot start (``E<errno>``), never one that runs uncapped; with ``mem=BYTES:ROOT`` the
   same with a memory cgroup holding ``BYTES`` of RAM and swap (the sandbox's memory, every process of it in
   all: the kernel's OOM killer picks its victim inside), and once the command is done it writes
-  ``\noom K`` to ``FD`` (``K``: the OOM kills in that cgroup) before it removes the cgroup;
+  ``\noom K`` to ``FD`` (``K``: the OOM kills in that cgroup) before it removes the cgroup; with ``cpu=ROOT``
+  the same with a cpu cgroup at the default weight (one share of the CPU for the whole sandbox, however many
+  processes or sessions it starts);
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
   and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
@@ -257,9 +260,10 @@ def make_cgroup(root: str, limits: list[tuple[str, str]], name: str) -> str:
 
 
 def make_cgroups(options: dict[str, str]) -> tuple[list[str], str | None]:
-    """The cgroups of ``pids=N:ROOT`` (``pids.max`` ``N``) and ``mem=BYTES:ROOT`` (cgroup v1:
+    """The cgroups of ``pids=N:ROOT`` (``pids.max`` ``N``), ``mem=BYTES:ROOT`` (cgroup v1:
     ``memory.limit_in_bytes`` then ``memory.memsw.limit_in_bytes``, RAM and swap, where the kernel accounts
-    swap; v2: ``memory.max``, and ``memory.swap.max`` 0) in ``options``, each ``ROOT/homefield-<this pid>-<ns>``
+    swap; v2: ``memory.max``, and ``memory.swap.max`` 0) and ``cpu=ROOT`` (the default weight) in ``options``, each
+    ``ROOT/homefield-<this pid>-<ns>``
     (``<ns>``: the time, so that one a killed reaper of the same pid left is no clash; one folder where both
     roots are the same, cgroup v2): ``(their paths, the memory one or None)``. Raises ``OSError``
     (``ValueError`` for a malformed option), having removed what it made."""
@@ -276,6 +280,8 @@ def make_cgroups(options: dict[str, str]) -> tuple[list[str], str | None]:
         by_root.setdefault(mem_root, []).extend(
             [("memory.max", str(int(size))), ("memory.swap.max?", "0")] if v2 else
             [("memory.limit_in_bytes", str(int(size))), ("memory.memsw.limit_in_bytes?", str(int(size)))])
+    if "cpu" in options:  # the default weight: a share equal to every other sandbox's
+        by_root.setdefault(options["cpu"], [])
     made: list[str] = []
     try:
         for root, limits in by_root.items():
@@ -360,7 +366,7 @@ def main(argv: list[str]) -> int:
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     memory: str | None = None
-    if "pids" in options or "mem" in options:
+    if "pids" in options or "mem" in options or "cpu" in options:
         try:
             cgroups, memory = make_cgroups(options)
         except (OSError, ValueError) as exc:

@@ -48,7 +48,7 @@ from pathlib import Path
 __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
            "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
-           "no_memory_cap_note", "oom_note", "counts_per_namespace"]
+           "no_memory_cap_note", "oom_note", "counts_per_namespace", "cpu_root"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -177,6 +177,18 @@ def memory_root() -> Path | None:
 
 
 @functools.lru_cache(maxsize=1)
+def cpu_root() -> Path | None:
+    """A folder where this process makes a sandbox's cgroup with the ``cpu`` controller, or ``None``: its own
+    cgroup of a cgroup v1 ``cpu`` hierarchy (a child holds ``cpu.shares``), or of cgroup v2 with ``cpu`` in
+    ``cgroup.subtree_control`` (``cpu.weight``). Each sandbox's cgroup keeps the default weight, so the kernel
+    shares the CPU between sandboxes, not between their processes or sessions: an agent that ran 300 spinning
+    processes, each in a session of its own (an autogroup each), left another agent's sandbox running beside it
+    1/150 of a core (atk24: an honest agent's 3 s attempts took 28 s; now it gets its own share whatever the
+    other runs). Probed once per process, as :func:`pids_root`."""
+    return _root("cpu", ("cpu.shares", "cpu.weight"))
+
+
+@functools.lru_cache(maxsize=1)
 def prlimit_path() -> str | None:
     """util-linux's ``prlimit`` when it lies in a system folder bound into every bubblewrap sandbox
     (``/usr``, ``/bin``, ``/sbin``), else ``None``."""
@@ -221,23 +233,27 @@ def inside_argv(command: Sequence[str], bwrap: str = "bwrap") -> list[str]:
 
 
 def marked(argv: Sequence[str]) -> list[str]:
-    """``argv`` with :data:`PIDS_MARK` in front when this process makes pids or memory cgroups
-    (:func:`pids_root`, :func:`memory_root`), else ``argv``: :func:`~pytest_homefield.sandbox.procs.run_process`
-    then starts it in a cgroup of its own capped at :func:`max_procs` and at the memory it is given."""
-    return [f"{PIDS_MARK}{max_procs()}", *argv] if pids_root() is not None or memory_root() is not None \
-        else list(argv)
+    """``argv`` with :data:`PIDS_MARK` in front when this process makes pids, memory or cpu cgroups
+    (:func:`pids_root`, :func:`memory_root`, :func:`cpu_root`), else ``argv``:
+    :func:`~pytest_homefield.sandbox.procs.run_process` then starts it in a cgroup of its own capped at
+    :func:`max_procs` and at the memory it is given, and with one share of the CPU."""
+    return [f"{PIDS_MARK}{max_procs()}", *argv] \
+        if pids_root() is not None or memory_root() is not None or cpu_root() is not None else list(argv)
 
 
 def split_mark(argv: Sequence[str], memory_bytes: int | None = None) -> tuple[list[str], list[str]]:
-    """``(reaper options, argv)`` for a :func:`marked` argv: ``pids=N:ROOT`` where a pids cgroup can be made
-    and ``mem=BYTES:ROOT`` with ``memory_bytes`` where a memory cgroup can be (:func:`memory_root`), then
-    the rest; ``([], argv)`` for any other argv."""
+    """``(reaper options, argv)`` for a :func:`marked` argv: ``pids=N:ROOT`` where a pids cgroup can be made,
+    ``mem=BYTES:ROOT`` with ``memory_bytes`` where a memory cgroup can be (:func:`memory_root`) and
+    ``cpu=ROOT`` where a cpu cgroup can be (:func:`cpu_root`), then the rest; ``([], argv)`` for any other
+    argv."""
     if not argv or not argv[0].startswith(PIDS_MARK):
         return [], list(argv)
-    root, mem_root = pids_root(), memory_root()
+    root, mem_root, cpu = pids_root(), memory_root(), cpu_root()
     options = [f"pids={int(argv[0][len(PIDS_MARK):])}:{root}"] if root is not None else []
     if memory_bytes and mem_root is not None:
         options.append(f"mem={int(memory_bytes)}:{mem_root}")
+    if cpu is not None:
+        options.append(f"cpu={cpu}")
     return options, list(argv[1:])
 
 
@@ -305,11 +321,12 @@ def oom_note(kills: int, memory_mb: float, option: str, who: str = "a test proce
 
 
 def sweep_cgroups() -> list[Path]:
-    """Remove the empty ``homefield-<pid>-<ns>`` cgroups under :func:`pids_root` and :func:`memory_root` whose
-    reaper is gone (it was killed before it removed its own); returns those removed. Never raises."""
+    """Remove the empty ``homefield-<pid>-<ns>`` cgroups under :func:`pids_root`, :func:`memory_root` and
+    :func:`cpu_root` whose reaper is gone (it was killed before it removed its own); returns those removed.
+    Never raises."""
     removed: list[Path] = []
     entries: list[Path] = []
-    for root in dict.fromkeys(r for r in (pids_root(), memory_root()) if r is not None):
+    for root in dict.fromkeys(r for r in (pids_root(), memory_root(), cpu_root()) if r is not None):
         with contextlib.suppress(OSError):
             entries += list(root.iterdir())
     for entry in entries:

@@ -198,6 +198,7 @@ def test_the_mark_becomes_the_reapers_option_and_the_cap_follows_max_procs(monke
                                                                           tmp_path: Path) -> None:
     monkeypatch.setattr(proccap, "pids_root", lambda: tmp_path)
     monkeypatch.setattr(proccap, "memory_root", lambda: None)  # the memory cgroup: tests/sandbox/test_memory_cgroup.py
+    monkeypatch.setattr(proccap, "cpu_root", lambda: None)  # the cpu cgroup: tests/sandbox/test_cpu_share.py
     monkeypatch.setattr(proccap, "_CAP", [64])
     assert proccap.marked(["x", "y"]) == ["@homefield-pids:64", "x", "y"]
     assert proccap.split_mark(proccap.marked(["x"])) == ([f"pids=64:{tmp_path}"], ["x"])
