@@ -45,6 +45,7 @@ import json
 import os
 import re
 import stat
+import struct
 import subprocess
 import sys
 import zipfile
@@ -209,6 +210,52 @@ def mask_of(path: str, repo_paths: Iterable[str]) -> list[str]:
     return [top, *sorted(pyc)]
 
 
+#: The end of central directory record (without its comment) and a central directory file header up to
+#: its three variable lengths, as :mod:`zipfile` reads them (``structEndArchive``, ``structCentralDir``).
+_END = struct.Struct("<4s4H2LH")
+_CENTRAL = struct.Struct("<4s12x3L3H")
+
+
+@functools.lru_cache(maxsize=256)
+def _member_sums(path: str) -> frozenset[tuple[int, int]] | None:
+    """``(size, CRC-32)`` of every member of the archive at ``path``, read from its central directory with
+    :mod:`struct` alone (the same end record and the same bytes :mod:`zipfile` would find, without building a
+    ``ZipInfo`` per member: a 15,000-member ``src.zip`` of a JDK under ``/usr`` took 60 ms of CPU in every
+    session, now under 10); ``None`` when it cannot tell (zip64, a short or unsigned record, an unreadable
+    file): then :func:`_zip_members` decides. A pre-filter only: an archive none of whose sums is a leak
+    member's holds no leak blob, whatever its names."""
+    try:
+        with open(path, "rb") as fh:
+            end = fh.seek(0, os.SEEK_END)
+            tail_at = max(0, end - (1 << 16) - _END.size)  # zipfile._EndRecData reads as far back
+            fh.seek(tail_at)
+            tail = fh.read()
+            at = len(tail) - _END.size
+            if not (at >= 0 and tail[at:at + 4] == b"PK\x05\x06" and tail[-2:] == b"\0\0"):
+                at = tail.rfind(b"PK\x05\x06")  # zipfile's order: no comment first, then the last record
+            if at < 0 or len(tail) - at < _END.size or (at >= 20 and tail[at - 20:at - 16] == b"PK\x06\x07"):
+                return None
+            entries, size, offset = _END.unpack_from(tail, at)[4:7]
+            start = tail_at + at - size  # where zipfile reads it, data prepended to the archive or not
+            if 0xFFFF in (entries,) or 0xFFFFFFFF in (size, offset) or start < 0:
+                return None
+            fh.seek(start)
+            central = fh.read(size)
+    except OSError:
+        return None
+    sums: set[tuple[int, int]] = set()
+    pos, n = 0, len(central)
+    while pos < n:
+        if n - pos < 46:
+            return None
+        sig, crc, _, file_size, name_len, extra_len, comment_len = _CENTRAL.unpack_from(central, pos)
+        if sig != b"PK\x01\x02" or file_size == 0xFFFFFFFF:
+            return None
+        sums.add((file_size, crc))
+        pos += 46 + name_len + extra_len + comment_len
+    return frozenset(sums)
+
+
 @functools.lru_cache(maxsize=256)
 def _zip_members(path: str) -> tuple[tuple[str, int, int], ...]:
     """``(name, size, CRC-32)`` of each ``*.py`` member of the archive at ``path`` (its central directory
@@ -222,7 +269,11 @@ def _zip_members(path: str) -> tuple[tuple[str, int, int], ...]:
 
 def _zip_holds(path: str, lk: Leak) -> bool:
     """Whether the archive at ``path`` has a ``*.py`` member whose content is a leak blob: its central
-    directory's (size, CRC-32) first, the member read only when they match."""
+    directory's (size, CRC-32) first (:func:`_member_sums`, then :mod:`zipfile` only when one matches), the
+    member read only when they match."""
+    sums = _member_sums(path)
+    if sums is not None and sums.isdisjoint(lk.members):
+        return False
     candidates = [name for name, size, crc in _zip_members(path) if (size, crc) in lk.members]
     if not candidates:
         return False

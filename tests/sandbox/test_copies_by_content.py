@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers.gitrepo import GitRepo
 
-from pytest_homefield.sandbox import protected
+from pytest_homefield.sandbox import copies_by_content, protected
 from pytest_homefield.sandbox.project_copies import copies_of_protected
 
 UTIL = "def words(text):\n    return text.split()\n"  # the parent's version, never changed
@@ -78,6 +78,50 @@ def test_a_zipped_egg(masks: Masks, tmp_path: Path) -> None:
     with zipfile.ZipFile(site / "other-1.0-py3.11.egg", "w") as zf:  # same names, the parent's code
         zf.writestr("textkit/core.py", OLD)
     assert masks(tmp_path / "venv") == [str(egg)]
+
+
+def test_a_zipped_egg_with_a_comment_or_bytes_before_it(masks: Masks, tmp_path: Path) -> None:
+    """The archive's central directory found where :mod:`zipfile` finds it (speed23's pre-filter reads it
+    with :mod:`struct`): behind an archive comment, and in an archive with bytes prepended (a launcher
+    script, as a ``.pyz`` may have). Both are masked; an archive of other files beside them is not."""
+    site = _site(tmp_path / "venv")
+    commented, prepended, other = site / "textkit-0.1.egg", site / "textkit.pyz", site / "other.zip"
+    with zipfile.ZipFile(commented, "w", zipfile.ZIP_DEFLATED) as zf:
+        for rel, text in INSTALLED.items():
+            zf.writestr(rel, text)
+        zf.comment = b"an archive comment, " * 40
+    body = tmp_path / "body.zip"
+    with zipfile.ZipFile(body, "w") as zf:
+        zf.writestr("textkit/core.py", FIX)
+    prepended.write_bytes(b"#!/usr/bin/env python3\n" + b"x" * 5000 + body.read_bytes())
+    with zipfile.ZipFile(other, "w") as zf:
+        zf.writestr("textkit/core.py", OLD)
+        zf.writestr("README", FIX)  # the fix's bytes under another name: not a *.py member
+    assert masks(tmp_path / "venv") == sorted([str(commented), str(prepended)])
+
+
+def test_the_member_sums_are_zipfiles(tmp_path: Path) -> None:
+    """:func:`copies_by_content._member_sums` (size, CRC-32 of every member, read with :mod:`struct`) is what
+    :mod:`zipfile` reads, or ``None`` where it cannot tell; never a set that misses a member."""
+    archives = []
+    for i, (comment, before) in enumerate([(b"", b""), (b"note", b""), (b"", b"#!/bin/sh\n" * 300)]):
+        plain = tmp_path / f"plain{i}.zip"
+        with zipfile.ZipFile(plain, "w", zipfile.ZIP_DEFLATED) as zf:
+            for k in range(50):
+                zf.writestr(f"pkg/m{k}.py", f"X = {k}\n" * k)
+            zf.comment = comment
+        archive = tmp_path / f"a{i}.zip"
+        archive.write_bytes(before + plain.read_bytes())
+        archives.append(archive)
+    for archive in archives:
+        with zipfile.ZipFile(archive) as zf:
+            assert copies_by_content._member_sums(str(archive)) == {(m.file_size, m.CRC) for m in zf.infolist()}
+    (tmp_path / "not.zip").write_bytes(b"PK\x03\x04 not an archive")
+    assert copies_by_content._member_sums(str(tmp_path / "not.zip")) is None
+    truncated = tmp_path / "cut.zip"
+    data = archives[0].read_bytes()
+    truncated.write_bytes(data[:len(data) // 2] + data[-22:])  # the end record names a directory not there
+    assert copies_by_content._member_sums(str(truncated)) is None
 
 
 def test_a_folder_egg(masks: Masks, tmp_path: Path) -> None:
