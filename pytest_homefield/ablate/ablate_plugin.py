@@ -219,7 +219,7 @@ class AblatePlugin(ModePlugin):
             lines += plan_lines(self.plan, will_run=True)
         lines.append(f"homefield results: {s.results_path.relative_to(self.settings.root)}")
         sb = sandbox_summary(self.settings, self.agents, hooked=s.sandbox_hook is not None)
-        lines += [sb[k] for k in ("unenforced", "no_proc_cap", "no_memory_cap") if sb.get(k)]
+        lines += [sb[k] for k in ("unenforced", "no_proc_cap", "no_memory_cap", "no_cpu_share") if sb.get(k)]
         return lines
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:

@@ -24,7 +24,7 @@ from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
-from pytest_homefield.sandbox.proccap import no_cap_note, no_memory_cap_note
+from pytest_homefield.sandbox.proccap import no_cap_note, no_cpu_share_note, no_memory_cap_note
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, read_jsonl
 from pytest_homefield.terminal.progress import plural
@@ -109,8 +109,8 @@ class MinePlugin(ModePlugin):
         lines = [f"homefield mine: {plural(s.n_candidates, 'candidate')} frozen in "
                  f"{s.mine_dir.relative_to(self.settings.root)}"]
         boxed = {"test runs": test_sandbox(self.settings)}
-        # no pids cgroup and no RLIMIT_NPROC way; no memory cgroup
-        return lines + [n for n in (no_cap_note(boxed), no_memory_cap_note(boxed)) if n]
+        # no pids cgroup and no RLIMIT_NPROC way; no memory cgroup; no cpu cgroup
+        return lines + [n for n in (no_cap_note(boxed), no_memory_cap_note(boxed), no_cpu_share_note(boxed)) if n]
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and "homefield" in report.keywords:

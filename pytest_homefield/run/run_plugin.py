@@ -367,7 +367,7 @@ class RunPlugin(ModePlugin):
                      + f"; test runs {sb['tests'].split(':')[0]}")
         if sb.get("unenforced"):
             lines.append(sb["unenforced"])
-        lines += [sb[k] for k in ("no_proc_cap", "no_memory_cap") if sb.get(k)]
+        lines += [sb[k] for k in ("no_proc_cap", "no_memory_cap", "no_cpu_share") if sb.get(k)]
         if s.excluded.get("tasks"):
             lines.append(f"homefield: {len(s.excluded['tasks'])} task(s) left out as memorized (probe of "
                          f"{', '.join(n for n, v in s.excluded['by_agent'].items() if v['tasks'])})")

@@ -34,7 +34,14 @@ from pytest_homefield.sandbox.backends import Sandboxes, SandboxHook
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.modes import SandboxChoice, runs_process, unenforced_note
-from pytest_homefield.sandbox.proccap import cap_by, memory_capped, no_cap_note, no_memory_cap_note
+from pytest_homefield.sandbox.proccap import (
+    cap_by,
+    cpu_shared,
+    memory_capped,
+    no_cap_note,
+    no_cpu_share_note,
+    no_memory_cap_note,
+)
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import JsonlTail
 from pytest_homefield.transport import Message, append_message, artifact_messages
@@ -140,7 +147,10 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
     ``no_proc_cap``, the header's line when a sandbox has none (else ``None``); ``max_memory_mb``, the memory
     cgroups (``agents``: ``--max-agent-memory-mb``, ``tests``: ``max_test_memory_mb``; ``cgroup``, per agent and for
     ``tests``, whether its sandbox gets one here, :func:`~pytest_homefield.sandbox.proccap.memory_capped`) and
-    ``no_memory_cap``, the header's line when a sandbox gets none (else ``None``)."""
+    ``no_memory_cap``, the header's line when a sandbox gets none (else ``None``); ``cpu_cgroup`` (per agent
+    under ``agents`` and for ``tests``, whether its sandbox gets a cpu cgroup of its own here,
+    :func:`~pytest_homefield.sandbox.proccap.cpu_shared`) and ``no_cpu_share``, the header's line when a
+    sandbox gets none (else ``None``)."""
     choice = _choice(settings)
     per_agent: dict[str, str] = {}
     for a in agents:
@@ -162,6 +172,8 @@ def sandbox_summary(settings: Settings, agents: Sequence[Agent], *, hooked: bool
                             "cgroup": {"agents": {n: memory_capped(b) for n, b in per_agent.items()},
                                        "tests": memory_capped(tests)}}
     out["no_memory_cap"] = no_memory_cap_note(boxed)
+    out["cpu_cgroup"] = {"agents": {n: cpu_shared(b) for n, b in per_agent.items()}, "tests": cpu_shared(tests)}
+    out["no_cpu_share"] = no_cpu_share_note(boxed)
     if choice.allowlist:
         out["allow_hosts"] = list(choice.allow_hosts)
         out["unenforced"] = unenforced_note(choice.network, {a.name: per_agent[a.name] for a in agents

@@ -48,7 +48,7 @@ from pathlib import Path
 __all__ = ["DEFAULT_MAX_PROCS", "PIDS_MARK", "configure", "max_procs", "pids_root", "prlimit_path", "by_rlimit",
            "inside_argv", "marked", "split_mark", "cap_by", "sweep_cgroups", "CGROUP_PREFIX", "over_cap_note",
            "no_cap_note", "memory_root", "agent_memory_bytes", "DEFAULT_AGENT_MEMORY_MB", "memory_capped",
-           "no_memory_cap_note", "oom_note", "counts_per_namespace", "cpu_root"]
+           "no_memory_cap_note", "oom_note", "counts_per_namespace", "cpu_root", "cpu_shared", "no_cpu_share_note"]
 
 #: Processes and threads a sandbox may have at once (``--max-procs``).
 DEFAULT_MAX_PROCS = 512
@@ -309,6 +309,24 @@ def no_memory_cap_note(backends: dict[str, str]) -> str | None:
     return (f"homefield: no memory cap for {', '.join(loose)} (no writable memory cgroup: cgroup v1 memory as "
             "root, or cgroup v2 with memory delegated): only RLIMIT_AS per test process holds, and the kernel's "
             "OOM killer may pick a process outside the sandbox")
+
+
+def cpu_shared(backend: str) -> bool:
+    """Whether a sandbox of ``backend`` gets a cpu cgroup of its own here (bubblewrap or Landlock, :func:`cpu_root`)."""
+    return backend in ("bwrap", "landlock") and cpu_root() is not None
+
+
+def no_cpu_share_note(backends: dict[str, str]) -> str | None:
+    """The one header line when a sandboxed process of ``backends`` (``{who: backend}``) gets no cpu cgroup here
+    (:func:`cpu_shared`), else ``None``: then the kernel shares the CPU between sessions, not sandboxes, and an
+    agent that starts many processes slows the attempts beside it (atk24: an equally able agent timed out on 20
+    of 21 attempts); one xdist worker (``-n 1``) runs one attempt at a time."""
+    loose = [who for who, b in backends.items() if b in ("bwrap", "landlock") and not cpu_shared(b)]
+    if not loose:
+        return None
+    return (f"homefield: no CPU share for {', '.join(loose)} (no writable cpu cgroup: cgroup v1 cpu as root, or "
+            "cgroup v2 with cpu delegated): an agent that starts many processes can slow the attempts running "
+            "beside it into timeouts; -n 1 runs one attempt at a time")
 
 
 def oom_note(kills: int, memory_mb: float, option: str, who: str = "a test process") -> str | None:

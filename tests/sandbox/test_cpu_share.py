@@ -102,3 +102,26 @@ def test_the_mark_carries_a_cpu_cgroup_and_the_sweep_looks_there(tmp_path: Path)
     finally:
         if left.exists():
             left.rmdir()
+
+
+def test_the_header_says_where_no_cpu_cgroup_can_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a cpu cgroup the sandboxes compete as sessions: ``meta.json`` says which sandboxes get one and the
+    header has one line naming those that do not (as for the pids and memory caps)."""
+    from pytest_homefield.agents.registry import build_agents
+    from pytest_homefield.run.runner import sandbox_summary
+    from pytest_homefield.settings import resolve_settings
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap is not installed")
+    settings = resolve_settings(tmp_path, {"sandbox": "bwrap"})
+    agents = build_agents(["cmd:true", "oracle"], settings)
+    monkeypatch.setattr(proccap, "cpu_root", lambda: Path("/sys/fs/cgroup/cpu"))
+    summary = sandbox_summary(settings, agents)
+    assert summary["cpu_cgroup"] == {"agents": {"cmd": True, "oracle": False}, "tests": True}
+    assert summary["no_cpu_share"] is None
+    monkeypatch.setattr(proccap, "cpu_root", lambda: None)
+    summary = sandbox_summary(settings, agents)
+    assert summary["cpu_cgroup"] == {"agents": {"cmd": False, "oracle": False}, "tests": False}
+    line = summary["no_cpu_share"]
+    assert line.startswith("homefield: no CPU share for agent cmd, test runs (") and "oracle" not in line
+    assert line.endswith("-n 1 runs one attempt at a time")
