@@ -14,8 +14,10 @@ attempt) present in two folders must have the same outcome (it is then counted o
 
 What is written: a new ablation folder with the layout of any other: ``meta.json`` (``shard`` null,
 ``merged_from``, ``incomplete``, the union of the shards' task ids in ``tasks.jsonl`` order),
-``results.jsonl`` (one line per key, variants in plan order, tasks in ``tasks.jsonl`` order),
-``variants/`` with every shard's attempt artifacts copied in, ``plan.json``, and the report. With
+``results.jsonl`` (keys in variant plan order, then tasks in ``tasks.jsonl`` order; each key's lines as
+the first folder holding it wrote them, its unscored tries before its last line, so claimed retries stay
+counted), ``tries.jsonl`` (every folder's lines, each once: tries an interrupted shard cut short stay
+counted), ``variants/`` with every shard's attempt artifacts copied in, ``plan.json``, and the report. With
 every shard present and every per-rule attempt in, the slimmer file is decided from the merged table
 and frozen, as at the end of an unsharded per-rule phase; while shards are missing the phase stays
 ``merge``. The merged ablation is then resumed like any other (``--resume --run-id ID``) to
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -46,14 +49,14 @@ from pytest_homefield.ablate.session import (
 from pytest_homefield.ablate.variants import SLIM, Variant, rule_variants
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.errors import ShardMergeError
-from pytest_homefield.layout import HomefieldDir, meta_path, read_json_file, read_meta, write_meta
+from pytest_homefield.layout import HomefieldDir, meta_path, read_json_file, read_meta, tries_path, write_meta
 from pytest_homefield.records import Task, load_tasks, tasks_digest
-from pytest_homefield.run.attempt import latest_results
+from pytest_homefield.run.attempt import latest_results, result_key
 from pytest_homefield.run.flaky import META_KEY as FLAKY_KEY
 from pytest_homefield.run.flaky import merged_flaky
 from pytest_homefield.settings import Settings
 from pytest_homefield.shard import missing_shards, outside_plan
-from pytest_homefield.store import write_atomic, write_jsonl_atomic
+from pytest_homefield.store import read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["RecordedAgent", "find_ablation_folder", "merge_ablations"]
@@ -159,10 +162,14 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     incomplete = missing_shards([(str(d), m.get("shard")) for d, m in zip(folders, metas, strict=True)], what=WHAT)
     merged: dict[tuple[str, str, int, str], dict[str, Any]] = {}
     origin: dict[tuple[str, str, int, str], Path] = {}
+    history: dict[Path, dict[tuple[str, str, int, str], list[dict[str, Any]]]] = {}
     for d, m in zip(folders, metas, strict=True):
         in_plan = outside_plan(m)
         # validated: a bad line raises RecordError naming it
-        for key, r in latest_results(read_records(d / "results.jsonl")).items():
+        lines = read_records(d / "results.jsonl")
+        for r in lines:
+            history.setdefault(d, {}).setdefault(result_key(r), []).append(r)
+        for key, r in latest_results(lines).items():
             why = in_plan(key[0], key[1], key[2])
             if why:
                 raise ShardMergeError(f"{WHAT}: {d} has a result its session could not have written ({why}); "
@@ -192,7 +199,10 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
     for d in folders:
         if (d / "variants").is_dir():
             shutil.copytree(d / "variants", ablate_dir / "variants", dirs_exist_ok=True)
-    write_jsonl_atomic(ablate_dir / "results.jsonl", (merged[k] for k in keys))
+    write_jsonl_atomic(ablate_dir / "results.jsonl", (r for k in keys for r in history[origin[k]][k]))
+    tries = list(dict.fromkeys(json.dumps(r, sort_keys=True) for d in folders for r in read_jsonl(tries_path(d))))
+    if tries:
+        write_jsonl_atomic(tries_path(ablate_dir), (json.loads(t) for t in tries))
     start = utc_now()
     meta = {**metas[0], "run_id": new_id, "created_at": start, "task_ids": [t.id for t in tasks],
             "seed": seed_of(new_id), "shard": None, "cut_short": None, "next_phase": None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from helpers.e2e_repo import homefield
 from pytest_homefield.ablate.ablate_shards import merge_ablations
 from pytest_homefield.ablate.rules import split_rules
 from pytest_homefield.errors import ShardMergeError
+from pytest_homefield.layout import tries_path
+from pytest_homefield.report.runs import claims_by_key, cut_short_by_key
+from pytest_homefield.run.attempt import result_key
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.shard import Shard
 from pytest_homefield.store import read_jsonl
@@ -100,6 +104,23 @@ def test_three_ablation_shards_merged_equal_one_ablation(ablate_repo: Path, tmp_
                                    rules_text=(final / "CLAUDE.md").read_text(), split=split_rules, new_id="part")
     assert doc["incomplete"] == ["incomplete: shard 2/3 missing"] and "shard 2/3 missing" in (
         session.ablate_dir / "report.md").read_text()
+    # a shard's history is carried (int24): a claimed retry before a key's last line and a try an interrupted
+    # session cut short stay counted in the merged ablation, so the rule labels still see them
+    results, tries = sources[0] / "results.jsonl", tries_path(sources[0])
+    rows, before = list(read_jsonl(results)), tries.read_bytes() if tries.exists() else b""
+    claimed = {**rows[0], "outcome": "rate_limited", "scored": False, "solved": False, "claimed": True}
+    cut = {"task_id": rows[1]["task_id"], "agent": rows[1]["agent"], "attempt": rows[1]["attempt"],
+           "variant": rows[1]["variant"], "event": "start", "session": "cut"}
+    results.write_text("".join(json.dumps(r) + "\n" for r in [claimed, *rows]))
+    tries.write_bytes(before + (json.dumps(cut) + "\n").encode())
+    session, _ = merge_ablations(sources, settings, rules_rel="CLAUDE.md",
+                                 rules_text=(final / "CLAUDE.md").read_text(), split=split_rules, new_id="hist")
+    out = session.ablate_dir
+    assert claims_by_key([out])[result_key(rows[0])] == 1
+    assert cut_short_by_key([out]) == Counter({(cut["task_id"], cut["agent"], cut["attempt"], cut["variant"]): 1})
+    assert len(list(read_jsonl(out / "results.jsonl"))) == len(list(read_jsonl(single / "results.jsonl"))) + 1
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tries.write_bytes(before)
     # the same key with another outcome in two folders, another rules text, another task set: refused
     results = sources[1] / "results.jsonl"
     rows = list(read_jsonl(results))
