@@ -40,6 +40,7 @@ from pytest_homefield.run.run_plugin import (
 )
 from pytest_homefield.run.runner import sandbox_summary
 from pytest_homefield.run.session import select_tasks
+from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
@@ -73,7 +74,7 @@ class AblatePlugin(ModePlugin):
         self.user_files: UserFiles | None = None
         #: (unchanged, changed) of :meth:`UserFiles.check` at the end of the session
         self.user_check: tuple[list[str], list[str]] | None = None
-        self._ended: set[str] = set()  # attempt items whose first report arrived (tries.jsonl "end")
+        self._tries: TryLog | None = None  # the ablation's tries.jsonl, once the session is made
         try:
             path, rel = resolve_rules_file(rules_arg, config.invocation_params.dir, settings.root)
             self.rules = load_rules(path, by_section=settings.by_section)
@@ -138,29 +139,14 @@ class AblatePlugin(ModePlugin):
     # -- tries (atk23 F3, as the run plugin logs them): a variant's attempt an interruption cuts short leaves
     # no line, yet --resume makes it again
     def _try_event(self, nodeid: str, event: str) -> None:
-        """On the controller (or the only process), append ``{task_id, agent, attempt, variant, event, session}``
-        to the ablation's ``tries.jsonl`` for the attempt item ``nodeid`` (``…::<variant>::<task>::<agent>[<n>]``):
-        ``start`` when it starts, ``end`` at its first report (once). A start without an end is a try an
-        interrupted session cut short, counted in the rule labels as a claimed retry is (docs/contracts.md §4)."""
+        """On the controller (or the only process), the ablation's ``tries.jsonl`` line for ``nodeid``, with its
+        variant (:class:`~pytest_homefield.run.tries_log.TryLog`)."""
         s = self.session
         if self.is_worker or s is None:
             return
-        parts = nodeid.split("::")
-        if len(parts) < 4 or not parts[-1].endswith("]"):
-            return
-        agent, _, attempt = parts[-1][:-1].rpartition("[")
-        if not attempt.isdigit():
-            return
-        if event == "end":
-            if nodeid in self._ended:
-                return
-            self._ended.add(nodeid)
-        try:  # StoreError is an OSError: a full disk stops the session through the results, not here
-            append_jsonl(tries_path(s.ablate_dir), {"task_id": parts[-2], "agent": agent, "attempt": int(attempt),
-                                                    "variant": parts[-3], "event": event,
-                                                    "session": s.session_start})
-        except OSError:
-            pass
+        if self._tries is None:
+            self._tries = TryLog(tries_path(s.ablate_dir), s.session_start)
+        self._tries.event(nodeid, event, variant=True)
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self._try_event(nodeid, "start")

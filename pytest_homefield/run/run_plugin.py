@@ -55,6 +55,7 @@ from pytest_homefield.run.session import (
     memorized_exclusion,
     selection,
 )
+from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.junit import add_gate_case
@@ -166,7 +167,7 @@ class RunPlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, reports: RunReports) -> None:
         super().__init__(config, settings)
         self.reports = reports
-        self._ended: set[str] = set()  # attempt items whose first report arrived (tries.jsonl "end")
+        self._tries: TryLog | None = None  # the run's tries.jsonl, once the session is made
         if settings.adaptive:  # before the run folder is made (issue 32)
             why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
             if why:
@@ -294,25 +295,13 @@ class RunPlugin(ModePlugin):
 
     # -- tries (atk23 F3): an attempt an interruption cuts short leaves no line, yet --resume makes it again
     def _try_event(self, nodeid: str, event: str) -> None:
-        """On the controller (or the only process), append ``{task_id, agent, attempt, event, session}`` to the run's
-        ``tries.jsonl`` for the attempt item ``nodeid``: ``start`` when it starts, ``end`` at its first
-        report (once). An interrupted session leaves starts without ends: tries cut short, which the report
-        counts as it counts claimed retries (docs/contracts.md §10)."""
-        if is_worker(self.config) or nodeid.count("::") != 2 or not nodeid.endswith("]"):
+        """On the controller (or the only process), the run's ``tries.jsonl`` line for ``nodeid``
+        (:class:`~pytest_homefield.run.tries_log.TryLog`)."""
+        if is_worker(self.config):
             return
-        _, task_id, tail = nodeid.split("::")
-        agent, _, attempt = tail[:-1].rpartition("[")
-        if not attempt.isdigit():
-            return
-        if event == "end":
-            if nodeid in self._ended:
-                return
-            self._ended.add(nodeid)
-        try:  # StoreError is an OSError: a full disk stops the session through the results, not here
-            append_jsonl(tries_path(self.session.run_dir), {"task_id": task_id, "agent": agent, "attempt": int(attempt),
-                                                            "event": event, "session": self.session.session_start})
-        except OSError:
-            pass
+        if self._tries is None:
+            self._tries = TryLog(tries_path(self.session.run_dir), self.session.session_start)
+        self._tries.event(nodeid, event)
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self._try_event(nodeid, "start")
