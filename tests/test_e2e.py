@@ -159,6 +159,19 @@ def test_a_run_with_an_attack_agent_prints_its_report(mined: Path, tmp_path: Pat
     assert re.search(r"^homefield report: \S+ · 1 task · 1 agent", proc.stdout, re.M), proc.stdout[-2000:]
 
 
+def test_verify_says_how_long_it_will_take_when_collection_ends(mined: Path, tmp_path: Path) -> None:
+    """nu22: a verify of simonw/llm ran 27 minutes without a word of how long it would take. From the task's
+    time at mining (a lower bound), then from its earlier gradings."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    proc = homefield(repo, "verify", "--max-tasks", "1", "-n", "0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = re.search(r"^homefield verify: 1 grading on 1 task, at least \S+ each \((.*)\): at least \S+ with 1 worker$",
+                     proc.stdout, re.M)
+    assert line is not None and line.group(1).startswith("measured at mining (1 task; a lower bound"), proc.stdout
+    proc = homefield(repo, "verify", "--max-tasks", "1", "-n", "0")
+    assert "each (earlier graded attempts (1 task)): at least" in proc.stdout, proc.stdout
+
+
 def test_select_with_k_and_collect_only(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     tid = tasks(repo)[0]["id"]

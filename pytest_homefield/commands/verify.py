@@ -26,6 +26,7 @@ from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.report.runs import merged_results
+from pytest_homefield.run.cost import graded_seconds_by_task, grading_seconds
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint, fingerprint_diff
@@ -33,7 +34,7 @@ from pytest_homefield.sandbox.limits import HANG_FACTOR
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
-from pytest_homefield.terminal.progress import plural
+from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["run_verify", "verify_run_lines", "oracle_line", "unprotected_lines", "flaky_lines", "drift_lines",
            "attack_table", "attack_verdict", "env_key_changes"]
@@ -241,20 +242,50 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
            + (" …" if len(t.canary_unprotected) > 3 else "") for t in bare]
 
 
+def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]]) -> str | None:
+    """``'homefield verify: 46 gradings on 1 task, at least 40s each (measured at mining …): at least 15m20s
+    with 2 workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran
+    27 minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`
+    (the test time of earlier gradings of the task, else its time at mining): a lower bound, since an attempt
+    also copies its snapshot and runs its agent (the demo's 46 took 35 s at -n 2 against 14 s said). ``None``
+    when nothing is known."""
+    each, how = grading_seconds(tasks, None, graded)
+    if each is None or gradings <= 0:
+        return None
+    workers = max(1, workers)
+    per = f"{each:.1f}s" if each < 10 else fmt_duration(each)
+    return (f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, at least {per} "
+            f"each ({how}): at least {fmt_duration(each * gradings / workers)} with {plural(workers, 'worker')}")
+
+
 class _Selected:
     """A plugin of the verify session: the task ids of the items collection kept (``-k``, ``-m``, node ids;
     on the controller, from the xdist workers' collections) in :attr:`tasks`, and the number of attack
     attempts among them (node ids ``…::<task>::attack-<name>[<attempt>]``) in :attr:`attacks`; each
-    ``None`` until known."""
+    ``None`` until known. With ``home``, the first collection known also prints :func:`time_line`."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: HomefieldDir | None = None) -> None:
         self.tasks: set[str] | None = None
         self.attacks: int | None = None
+        self.home = home
+        self.config: pytest.Config | None = None
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        self.config = config
 
     def _note(self, nodeids: Sequence[str]) -> None:
         ids = [n for n in nodeids if n.count("::") >= 2]
+        first = self.tasks is None
         self.tasks = {n.split("::")[1] for n in ids}
         self.attacks = sum(1 for n in ids if n.split("::")[2].startswith("attack-"))
+        if first and self.home is not None and self.config is not None and ids:
+            tasks = [t for t in load_tasks(self.home.tasks) if t.id in self.tasks]
+            workers = self.config.getoption("numprocesses", None)
+            line = time_line(tasks, len(ids), workers if isinstance(workers, int) else 1,
+                             graded_seconds_by_task(self.home.runs))
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if line and reporter is not None:
+                reporter.write_line(line)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if session.items or self.tasks is None:  # an xdist controller collects nothing itself
@@ -308,7 +339,7 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     when every task still passes and grading held, 1 otherwise (pytest's own status on usage errors)."""
     home = HomefieldDir(root)
     run_id = new_verify_id()
-    selected = _Selected()
+    selected = _Selected(home)
     code = int(pytest.main([*pytest_argv, f"--homefield-run-id={run_id}"], plugins=[*plugins, selected]))
     # pytest's own status: a Ctrl-C (or a session stopped as one) ends the session INTERRUPTED; a -k
     # selection that ran to its end does not

@@ -88,3 +88,18 @@ def test_an_interrupted_verify_attacks_says_how_many_attacks_never_ran(tmp_path:
     assert never and int(never[2]) >= len(ATTACKS) // 2 and int(never[1]) >= int(never[2]) - 1, heads[0]
     assert "caught 0 of 0" not in out and "caught 0 of the 0" not in out, out[-3000:]
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+
+
+def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
+    from helpers.report_tasks import plain_task
+
+    from pytest_homefield.commands.verify import time_line
+
+    task = dataclasses.replace(plain_task("t1"), verify={"stability_runs": 2, "commit_s": 80.0})
+    assert time_line([task], 46, 2, {}) == ("homefield verify: 46 gradings on 1 task, at least 40s each (measured at "
+                                            "mining (1 task; a lower bound: grading also runs canaries and the whole "
+                                            "hidden test files)): at least 15m20s with 2 workers")
+    line = time_line([task], 46, 1, {"t1": [10.0, 20.0]})
+    assert str(line).endswith("at least 15s each (earlier graded attempts (1 task)): at least 11m30s with 1 worker")
+    assert "at least 0.6s each" in str(time_line([task], 46, 2, {"t1": [0.6]}))  # under 10 s: tenths
+    assert time_line([plain_task("t2")], 46, 2, {}) is None  # nothing known: no guess
