@@ -243,19 +243,20 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
 
 
 def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]]) -> str | None:
-    """``'homefield verify: 46 gradings on 1 task, at least 40s each (measured at mining …): at least 15m20s
-    with 2 workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran
-    27 minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`
-    (the test time of earlier gradings of the task, else its time at mining): a lower bound, since an attempt
-    also copies its snapshot and runs its agent (the demo's 46 took 35 s at -n 2 against 14 s said). ``None``
-    when nothing is known."""
+    """``'homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
+    workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran 27
+    minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`:
+    the test time of the task's earlier gradings (the demo's verify of 46 attempts at -n 2: said 31 s, took
+    27 s), else its time at mining, which ``how`` calls a lower bound (an attempt also copies its snapshot,
+    runs its agent and its canaries: said 8 s from oracle's gradings alone, took 35 s). ``None`` when nothing
+    is known."""
     each, how = grading_seconds(tasks, None, graded)
     if each is None or gradings <= 0:
         return None
     workers = max(1, workers)
     per = f"{each:.1f}s" if each < 10 else fmt_duration(each)
-    return (f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, at least {per} "
-            f"each ({how}): at least {fmt_duration(each * gradings / workers)} with {plural(workers, 'worker')}")
+    return (f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, about {per} "
+            f"each ({how}): about {fmt_duration(each * gradings / workers)} with {plural(workers, 'worker')}")
 
 
 class _Selected:

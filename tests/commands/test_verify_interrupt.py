@@ -96,10 +96,10 @@ def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
     from pytest_homefield.commands.verify import time_line
 
     task = dataclasses.replace(plain_task("t1"), verify={"stability_runs": 2, "commit_s": 80.0})
-    assert time_line([task], 46, 2, {}) == ("homefield verify: 46 gradings on 1 task, at least 40s each (measured at "
+    assert time_line([task], 46, 2, {}) == ("homefield verify: 46 gradings on 1 task, about 40s each (measured at "
                                             "mining (1 task; a lower bound: grading also runs canaries and the whole "
-                                            "hidden test files)): at least 15m20s with 2 workers")
+                                            "hidden test files)): about 15m20s with 2 workers")
     line = time_line([task], 46, 1, {"t1": [10.0, 20.0]})
-    assert str(line).endswith("at least 15s each (earlier graded attempts (1 task)): at least 11m30s with 1 worker")
-    assert "at least 0.6s each" in str(time_line([task], 46, 2, {"t1": [0.6]}))  # under 10 s: tenths
+    assert str(line).endswith("about 15s each (earlier graded attempts (1 task)): about 11m30s with 1 worker")
+    assert "about 0.6s each" in str(time_line([task], 46, 2, {"t1": [0.6]}))  # under 10 s: tenths
     assert time_line([plain_task("t2")], 46, 2, {}) is None  # nothing known: no guess
