@@ -246,10 +246,10 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
     """``'homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
     workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran 27
     minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`:
-    the test time of the task's earlier gradings (the demo's verify of 46 attempts at -n 2: said 31 s, took
-    27 s), else its time at mining, which ``how`` calls a lower bound (an attempt also copies its snapshot,
-    runs its agent and its canaries: said 8 s from oracle's gradings alone, took 35 s). ``None`` when nothing
-    is known."""
+    the test time of the task's earlier gradings, else its time at mining, which ``how`` calls a lower bound.
+    An estimate either way (the demo's verify of 46 attempts at -n 2: said 8 s from the demo run's gradings
+    and took 35 s, an attempt also copying its snapshot and running its agent; said 31 s from an earlier
+    verify's and took 27 s). ``None`` when nothing is known."""
     each, how = grading_seconds(tasks, None, graded)
     if each is None or gradings <= 0:
         return None
