@@ -167,8 +167,9 @@ def merge_ablations(sources: Sequence[Path], settings: Settings, *, rules_rel: s
         in_plan = outside_plan(m)
         # validated: a bad line raises RecordError naming it
         lines = read_records(d / "results.jsonl")
+        by_key = history[d] = {}
         for r in lines:
-            history.setdefault(d, {}).setdefault(result_key(r), []).append(r)
+            by_key.setdefault(result_key(r), []).append(r)
         for key, r in latest_results(lines).items():
             why = in_plan(key[0], key[1], key[2])
             if why:

@@ -330,6 +330,21 @@ def _run_problem(runs: Sequence[TestRun], state: str) -> str | None:
 SKIP_REASONS_SHOWN = 3
 
 
+def _by_reason(skipped: Sequence[str], reasons: Mapping[str, str]) -> dict[str, list[str]]:
+    """Skip reason → the ids of ``skipped`` pytest skipped for it, in their order (ids without a reported
+    reason left out)."""
+    groups: dict[str, list[str]] = {}
+    for i in skipped:
+        if reasons.get(i):
+            groups.setdefault(reasons[i], []).append(i)
+    return groups
+
+
+def _skipped_ids(run: TestRun) -> list[str]:
+    """The ids ``run`` skipped (skipped, xfailed, xpassed), sorted."""
+    return sorted(i for i in run.outcomes if _state(run, i) == _SKIP)
+
+
 def _skip_examples(skipped: Sequence[str], reasons: Mapping[str, str]) -> str:
     """``skipped`` (sorted test ids) by skip reason, for a drop's detail: one reason reads
     ``e.g. ID: REASON``; several read ``N: REASON, e.g. ID; …``, the most frequent first, at most
@@ -337,10 +352,7 @@ def _skip_examples(skipped: Sequence[str], reasons: Mapping[str, str]) -> str:
     are counted in the total only. A skip of the commit's own new tests for a
     missing optional package then shows beside the many skips of another one (structlog 2796b22:
     11 "Needs better-exceptions." named first, the 3 new "Needs Rich." tests not at all)."""
-    groups: dict[str, list[str]] = {}
-    for i in skipped:
-        if reasons.get(i):
-            groups.setdefault(reasons[i], []).append(i)
+    groups = _by_reason(skipped, reasons)
     if len(groups) <= 1:
         why, ids = next(iter(groups.items()), ("", skipped))
         return f"e.g. {ids[0]}" + (f": {why}" if why else "")
@@ -354,12 +366,7 @@ def _skip_examples(skipped: Sequence[str], reasons: Mapping[str, str]) -> str:
 
 def _skip_counts(run: TestRun) -> dict[str, int]:
     """Skip reason → how many ids ``run`` skipped for it (ids skipped without a reported reason left out)."""
-    counts: dict[str, int] = {}
-    for i in run.outcomes:
-        why = run.skip_reasons.get(i)
-        if why and _state(run, i) == _SKIP:
-            counts[why] = counts.get(why, 0) + 1
-    return counts
+    return {why: len(ids) for why, ids in _by_reason(_skipped_ids(run), run.skip_reasons).items()}
 
 
 def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
@@ -368,7 +375,7 @@ def _nothing_failed_detail(parent_runs: Sequence[TestRun]) -> str:
     last = parent_runs[-1] if parent_runs else None
     if last is None or not last.outcomes:
         return f"no test failed in {runs}: no test ran"
-    skipped = sorted(i for i in last.outcomes if _state(last, i) == _SKIP)
+    skipped = _skipped_ids(last)
     if not skipped:
         return f"no test failed in {runs}: all {len(last.outcomes)} passed without the change"
     example = _skip_examples(skipped, last.skip_reasons)
