@@ -109,6 +109,30 @@ def test_writing_past_the_total_stops_the_agent(task: Task, cache: SnapshotCache
     assert r.error is not None and "over 4 MiB" in r.error
 
 
+def test_making_empty_files_past_the_total_stops_the_agent_while_it_runs(task: Task, cache: SnapshotCache,
+                                                                        tmp_path: Path) -> None:
+    """atk25: empty files take an inode each and next to no bytes, and the disk watch polled the used bytes of
+    its folders' file systems only, so it never walked them: an agent making 20,000 empty files (80 MiB as the
+    final check counts them, an inode and a block each) ran on to its end unstopped; at one process's 100,000 in
+    15 s it takes about 6 M of the disk's 16 M free inodes in the default 900 s (every other writer on the
+    machine failing once they are gone: other agents' attempts, homefield's own records). The poll counts each
+    inode used as an entry now, and stops it while it runs."""
+    from pytest_homefield.sandbox.limits import WriteLimits
+
+    agent = cmd_agent("python3 -c 'import os, time\n"
+                      "for d in range(100):\n"
+                      "    os.mkdir(\"e%d\" % d)\n"
+                      "    for i in range(200):\n"
+                      "        open(\"e%d/%d\" % (d, i), \"w\").close()\n"
+                      "time.sleep(40)'")
+    started = time.monotonic()
+    r, _ = attempt(task, cache, agent, tmp_path, timeout_s=60,
+                   limits=WriteLimits(file_bytes=2 * MIB, total_bytes=4 * MIB, poll_s=0.2))
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "over 4 MiB" in r.error and r.error.endswith("; stopped"), r.error
+    assert time.monotonic() - started < 30
+
+
 def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
         task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their
