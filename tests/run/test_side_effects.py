@@ -174,6 +174,21 @@ def test_writing_below_a_path_too_long_to_name_is_seen_and_stopped(fx: Fixture, 
     assert wrote < 40, f"it wrote {wrote} MiB below the long path past a 4 MiB cap"
 
 
+def test_a_chain_of_folders_deeper_than_pythons_recursion_is_the_agents_fault_and_removed(
+        task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """atk25: 3,000 nested one-letter folders (12 MiB as the cap counts them, a path of 6,000 bytes): the walk
+    skipped them, and removing the workspace raised ``RecursionError`` (``shutil.rmtree`` recurses once a level,
+    ``ignore_errors`` catches only ``OSError``) out of ``run_attempt``: the attempt had no result line, which
+    ``--resume`` makes again, and the folders stayed in the temp folder. Now ``agent_error`` (a folder too deep
+    to walk), and the workspace is gone."""
+    before = set(cache.root.iterdir()) if cache.root.exists() else set()
+    agent = cmd_agent("python3 -c 'import os\nfor i in range(3000):\n    os.mkdir(\"a\"); os.chdir(\"a\")'")
+    r, _ = attempt(task, cache, agent, tmp_path, timeout_s=60)
+    assert r.outcome == "agent_error" and r.error is not None and "cannot walk" in r.error, r
+    left = set(cache.root.iterdir()) - before
+    assert all(p.name != "a" for entry in left for p in entry.rglob("a")), left
+
+
 def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
         task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their

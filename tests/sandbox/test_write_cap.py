@@ -96,6 +96,23 @@ def test_a_suite_making_empty_files_past_the_cap_is_stopped_while_it_runs(
     assert time.monotonic() - started < 20
 
 
+def test_a_suite_leaving_folders_nested_past_pythons_recursion_is_stopped_and_cleaned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """atk25: graded code left 3,000 nested folders in its ``TMPDIR`` (its private folder): removing it raised
+    ``RecursionError`` out of ``run_tests`` (``shutil.rmtree`` recurses once a level), so its grading raised
+    instead of failing. Now the watch stops it (a folder too deep to walk) and the folder is removed."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the run's private folder, HOME and TMPDIR
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "deep.py").write_text("import os\nos.chdir(os.environ['TMPDIR'])\n"
+                                  "for i in range(3000):\n    os.mkdir('a'); os.chdir('a')\n")
+    r = run_tests(work, f"{shlex.quote(sys.executable)} deep.py {{junit}}", [], out_dir=tmp_path / "out",
+                  timeout_s=60, sandbox="none")
+    assert r.over_writes is not None and "cannot walk" in r.over_writes, r
+    assert list((tmp_path / "tmp").iterdir()) == [], "the private folder was left"
+
+
 def test_the_note_names_the_cap_only_for_a_capped_run_whose_write_was_refused() -> None:
     assert write_cap_note(b"OSError: [Errno 27] File too large\n", 1024) == (
         "a test process wrote a file up to the cap of 1024 MiB per file (max_test_write_mb)")
