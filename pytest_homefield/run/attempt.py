@@ -124,7 +124,7 @@ class SnapshotCache:
         if same:
             return snap, False
         del self._built[task.id]
-        shutil.rmtree(snap.parent, ignore_errors=True)
+        nofollow.remove_tree(snap.parent)
         return self.pristine(task), True
 
     def workspace(self, task: Task) -> Path:
@@ -134,7 +134,7 @@ class SnapshotCache:
 
     def close(self) -> None:
         """Delete every snapshot of this cache."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        nofollow.remove_tree(self.root)
         self._built.clear()
         self._digests.clear()
 
@@ -282,12 +282,12 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
         try:
             workspace = cache.workspace(spec.task)
-            cleanup.callback(shutil.rmtree, workspace.parent, ignore_errors=True)
+            cleanup.callback(nofollow.remove_tree, workspace.parent)
             cache.pristine(spec.task)  # made before the agent starts: the grading checks it was not changed
         except Exception as exc:
             return infra(_one_line(exc))
         box = Path(tempfile.mkdtemp(dir=cache.root))
-        cleanup.callback(shutil.rmtree, box, ignore_errors=True)
+        cleanup.callback(nofollow.remove_tree, box)
         caps = capabilities_of(spec.agent)
         prompt = render_prompt(spec.task.prompt, allow_shell=spec.allow_shell, shell_known=caps.shell_known)
         (art / PROMPT_FILE).write_text(prompt, encoding="utf-8")  # exactly as sent, for `homefield view`

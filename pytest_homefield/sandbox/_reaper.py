@@ -259,11 +259,31 @@ def make_cgroup(root: str, limits: list[tuple[str, str]], name: str) -> str:
     return path
 
 
+#: The part of the machine's TCP pool (``tcp_mem``'s pressure threshold) one sandbox's sockets may hold.
+SOCKET_POOL_SHARE = 8
+
+
+def socket_limit(size: int) -> int:
+    """Bytes a v1 memory cgroup of ``size`` lets its sockets' buffers hold (``memory.kmem.tcp.limit_in_bytes``):
+    ``size``, and no more than an eighth of the pressure threshold of the pool of socket memory that every
+    cgroup and network namespace of the machine shares (``net.ipv4.tcp_mem``, pages), so that no sandbox
+    brings the machine under pressure alone, nor a handful of them together (atk25: without a limit, v1 charges
+    sockets to no cgroup; one test process held 2.3 GB over its own loopback, past this machine's 2.2 GB pool,
+    and the kernel then reset other transfers on the host)."""
+    try:
+        with open("/proc/sys/net/ipv4/tcp_mem") as f:
+            pressure = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return size
+    return max(1 << 20, min(size, pressure // SOCKET_POOL_SHARE))
+
+
 def make_cgroups(options: dict[str, str]) -> tuple[list[str], str | None]:
     """The cgroups of ``pids=N:ROOT`` (``pids.max`` ``N``), ``mem=BYTES:ROOT`` (cgroup v1:
     ``memory.limit_in_bytes`` then ``memory.memsw.limit_in_bytes``, RAM and swap, where the kernel accounts
-    swap; v2: ``memory.max``, and ``memory.swap.max`` 0) and ``cpu=ROOT`` (the default weight) in ``options``, each
-    ``ROOT/homefield-<this pid>-<ns>``
+    swap, and ``memory.kmem.tcp.limit_in_bytes`` :func:`socket_limit`: v1 charges sockets' buffers to a cgroup
+    only once that is set; v2: ``memory.max``, which counts them, and ``memory.swap.max`` 0) and ``cpu=ROOT``
+    (the default weight) in ``options``, each ``ROOT/homefield-<this pid>-<ns>``
     (``<ns>``: the time, so that one a killed reaper of the same pid left is no clash; one folder where both
     roots are the same, cgroup v2): ``(their paths, the memory one or None)``. Raises ``OSError``
     (``ValueError`` for a malformed option), having removed what it made."""
@@ -279,7 +299,8 @@ def make_cgroups(options: dict[str, str]) -> tuple[list[str], str | None]:
             os.path.exists(os.path.join(mem_root, "cgroup.subtree_control"))
         by_root.setdefault(mem_root, []).extend(
             [("memory.max", str(int(size))), ("memory.swap.max?", "0")] if v2 else
-            [("memory.limit_in_bytes", str(int(size))), ("memory.memsw.limit_in_bytes?", str(int(size)))])
+            [("memory.limit_in_bytes", str(int(size))), ("memory.memsw.limit_in_bytes?", str(int(size))),
+             ("memory.kmem.tcp.limit_in_bytes?", str(socket_limit(int(size))))])
     if "cpu" in options:  # the default weight: a share equal to every other sandbox's
         by_root.setdefault(options["cpu"], [])
     made: list[str] = []

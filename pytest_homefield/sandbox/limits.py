@@ -37,13 +37,14 @@ add. :func:`write_cap_note` says why a run whose write the kernel refused failed
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_homefield.sandbox.nofollow import restore_access
+from pytest_homefield.sandbox.nofollow import MAX_DEPTH, restore_access
 
 __all__ = ["MIB", "WriteLimits", "AgentFolders", "Fault", "Baseline", "check_folders", "folder_bytes", "DiskWatch",
            "TEST_MEMORY_MB", "memory_cap_note", "ENTRY_BYTES", "entry_bytes", "FREE_FLOOR_BYTES", "free_bytes",
@@ -166,26 +167,44 @@ class AgentFolders:
         return out
 
 
+class Unwalkable(Exception):
+    """A folder the walk cannot name (:func:`_entries`): ``rel`` its path below the root, ``why`` in words."""
+
+    def __init__(self, rel: str, why: str) -> None:
+        super().__init__(f"{why}: {rel[:60]}…" if len(rel) > 60 else f"{why}: {rel}")
+        self.rel, self.why = rel, why
+
+
 def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
     """``(relative path, lstat)`` of every entry under ``root``, depth first, never following a
     symlink; unreadable folders are skipped: :meth:`DiskWatch._over_total` and, once the agent stopped,
     :func:`~pytest_homefield.run.attempt.run_attempt` give a folder it made unreadable back first
-    (:func:`~.nofollow.restore_access`, atk19)."""
+    (:func:`~.nofollow.restore_access`, atk19). A folder whose path is longer than the system can name
+    (``ENAMETOOLONG``), or nested deeper than :data:`~.nofollow.MAX_DEPTH` (where ``restore_access`` stops), raises
+    :class:`Unwalkable`: skipped, what the agent wrote below it counted for nothing (atk25: 95 MiB under 20
+    folders of 250-character names, past a 4 MiB cap, filling the disk, whose filling then looked like
+    another writer's)."""
     stack = [""]
     while stack:
         rel = stack.pop()
+        if rel.count("/") >= MAX_DEPTH:
+            raise Unwalkable(rel, f"folders nested deeper than {MAX_DEPTH}")
         try:
             with os.scandir(os.path.join(root, rel) if rel else root) as it:
                 for entry in it:
                     sub = f"{rel}/{entry.name}" if rel else entry.name
                     try:
                         st = entry.stat(follow_symlinks=False)
-                    except OSError:
+                    except OSError as exc:
+                        if exc.errno == errno.ENAMETOOLONG:
+                            raise Unwalkable(sub, "a path longer than the system can name") from exc
                         continue
                     yield sub, st
                     if stat.S_ISDIR(st.st_mode):
                         stack.append(sub)
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:
+                raise Unwalkable(rel, "a path longer than the system can name") from exc
             continue
 
 
@@ -237,7 +256,14 @@ class Baseline:
 def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline | None = None) -> Fault | None:
     """The first fault in ``folders`` (see the module docstring), or ``None``. ``baseline``: what
     they held before the agent ran (default: nothing). Reads only directory entries and ``lstat``."""
-    base = baseline or Baseline()
+    try:
+        return _check_folders(folders, limits, baseline or Baseline())
+    except Unwalkable as exc:
+        return Fault(f"the agent left {exc.why} in its folders, which the host cannot walk ({exc.rel[:60]}…): "
+                     "never graded")
+
+
+def _check_folders(folders: AgentFolders, limits: WriteLimits, base: Baseline) -> Fault | None:
     total = 0
     cap = base.bytes + limits.total_bytes
     for label, root in folders.roots():
@@ -261,9 +287,17 @@ def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline
 
 def _usage(path: Path) -> tuple[int, int, int]:
     """``(device, used bytes, free bytes for an unprivileged writer)`` of the file system holding
-    ``path``, from one ``statvfs``."""
+    ``path``, from one ``statvfs``. Used bytes count each inode in use as :data:`ENTRY_BYTES` too, as the walk
+    counts each entry (:func:`entry_bytes`): an empty file takes an inode and next to no bytes, so an agent
+    making empty files grew no byte the poll saw and was never walked while it ran (atk25: 20,000 of them, 80
+    MiB as the walk counts them, ran on past a 4 MiB cap; one process made 100,000 in 15 s on this loaded
+    machine, 2 MiB of used bytes, about 6 M of the disk's 16 M free inodes in the default 900 s, the rest of
+    the machine's writers failing once they are gone). A file system that says nothing of its inodes
+    (``f_files`` 0) adds nothing."""
     st = os.statvfs(path)
-    return os.stat(path).st_dev, (st.f_blocks - st.f_bfree) * st.f_frsize, st.f_bavail * st.f_frsize
+    inodes = max(st.f_files - st.f_ffree, 0)
+    return (os.stat(path).st_dev, (st.f_blocks - st.f_bfree) * st.f_frsize + inodes * ENTRY_BYTES,
+            st.f_bavail * st.f_frsize)
 
 
 #: Below this many free bytes a file system the agent writes is nearly full (s.a. :func:`filled_by`).
@@ -288,7 +322,11 @@ def filled_by(folders: AgentFolders, baseline: Baseline, free_before: int | None
     the caller's ``infra``)."""
     if free_before is None or free_now is None or free_now >= FREE_FLOOR_BYTES or free_before <= free_now:
         return None
-    added = folder_bytes(folders) - baseline.bytes
+    try:
+        added = folder_bytes(folders) - baseline.bytes
+    except Unwalkable as exc:  # what it wrote there is hidden from the count: its doing
+        return (f"{folders.owner} left {exc.why} in its folders, which the host cannot walk, and left "
+                f"{free_now / MIB:.1f} MiB free on their file system: it filled the disk")
     if 2 * added < free_before - free_now:
         return None
     return (f"{folders.owner}'s folders grew by {added / MIB:.0f} MiB and left {free_now / MIB:.1f} MiB free on "
@@ -355,7 +393,11 @@ class DiskWatch:
         for _, root in self.folders.roots():
             with contextlib.suppress(OSError):
                 restore_access(root, files=False)
-        added = folder_bytes(self.folders) - self.baseline.bytes
+        try:
+            added = folder_bytes(self.folders) - self.baseline.bytes
+        except Unwalkable as exc:
+            self.stopped = f"{self.folders.owner} made {exc.why} in its folders, which the host cannot walk; stopped"
+            return self.limits.total_bytes + 1
         if added > self.limits.total_bytes:
             self.stopped = (f"{self.folders.owner} wrote over {self.limits.total_bytes / MIB:g} MiB into its "
                             f"folders ({self.limits.total_name}); stopped")

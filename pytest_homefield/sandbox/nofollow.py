@@ -16,9 +16,11 @@ the folder's descriptor), so they never write through a link or a second hard li
 that are not regular (fifo, socket, device) are never opened for reading (``O_NONBLOCK`` plus an
 ``fstat`` check), so a named pipe cannot block the host.
 
-Removing a whole tree homefield made (a workspace, a grading copy, a snapshot cache) stays
-``shutil.rmtree``: on Linux it walks by descriptor too (``shutil.rmtree.avoids_symlink_attacks`` is
-true) and removes a link as a link. An agent's folders get :func:`restore_access` first, once its
+Removing a whole tree homefield made that an agent or graded code wrote in (a workspace, its temp
+folder, a snapshot cache, a test run's private folder) is :func:`remove_tree`: by descriptor too, and
+with one descriptor and no recursion however deep the folders go (``shutil.rmtree`` recurses once a
+level, and 3,000 nested folders made it raise ``RecursionError``, which its ``ignore_errors`` does not
+catch: atk25). An agent's folders get :func:`restore_access` first, once its
 processes are gone: the owner's permissions it took away (``chmod 000``) are given back, so that the
 host can read, count, grade and remove what it left.
 
@@ -29,6 +31,7 @@ intermediate component ``O_NOFOLLOW | O_DIRECTORY`` fails with ``ELOOP`` or ``EN
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -38,9 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 __all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
-           "write_bytes",
-           "make_dirs", "remove", "rmdir", "walk", "same_entry", "copy_entry", "copy_tree", "restore_access",
-           "MAX_DEPTH"]
+           "write_bytes", "make_dirs", "remove", "remove_tree", "rmdir", "walk", "same_entry", "copy_entry",
+           "copy_tree", "restore_access", "MAX_DEPTH"]
 
 #: Folders nested deeper than this are refused (each level holds one descriptor while it is walked).
 MAX_DEPTH = 256
@@ -295,6 +297,77 @@ def remove(root: Path | str, rel: str | PurePosixPath) -> bool:
             return _remove_at(fd, name)
     except (FileNotFoundError, LinkInTheWay):
         return False
+
+
+def remove_tree(path: Path | str) -> None:
+    """Remove the folder ``path`` and everything in it, as ``shutil.rmtree(path, ignore_errors=True)`` does
+    (an entry that cannot be removed is left, nothing raised; ``path`` left as it is when it is a link), but
+    holding one folder descriptor at a time and no recursion, so that any depth is removed: it goes down
+    through the first subfolder of each folder (``O_DIRECTORY | O_NOFOLLOW``, relative to the one before),
+    removes the files and links of each folder it enters, and comes back up through ``..`` to remove it.
+    For a tree no process writes any more (an agent's, after its reaper reaped every process of it): ``..``
+    is then the folder it came down from. A folder it cannot enter, even after giving the owner's access
+    back, is left with what holds it."""
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:  # absent, or a link or a file where the folder was: left, as rmtree leaves it
+        return
+    names: list[str] = []  # the folders it went down through, from path
+    levels = [_clear_files(fd)]  # per level: the subfolders still to remove
+    try:
+        while True:
+            if levels[-1]:
+                child = _enter(fd, levels[-1][-1])
+                if child is None:
+                    levels[-1].pop()
+                    continue
+                os.close(fd)
+                fd = child
+                names.append(levels[-1].pop())
+                levels.append(_clear_files(fd))
+                continue
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            levels.pop()
+            with contextlib.suppress(OSError):
+                os.rmdir(names.pop(), dir_fd=fd)
+    except OSError:  # ``..`` could not be opened: what is left stays
+        pass
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
+
+
+def _enter(fd: int, name: str) -> int | None:
+    """A descriptor of the subfolder ``name`` of ``fd`` (its owner's access given back when it lacked it), else
+    ``None``."""
+    if os.geteuid() != 0:  # a folder without the owner's write access keeps its entries
+        _give_back(fd, name, True)
+    for _ in range(2):
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            if not _give_back(fd, name, True):
+                return None
+    return None
+
+
+def _clear_files(fd: int) -> list[str]:
+    """Unlink every entry of folder ``fd`` that is not a folder (links as links); its subfolders."""
+    try:
+        with os.scandir(fd) as it:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+    except OSError:
+        return []
+    for name, is_dir in entries:
+        if not is_dir:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=fd)
+    return [name for name, is_dir in entries if is_dir]
 
 
 def rmdir(root: Path | str, rel: str | PurePosixPath) -> bool:

@@ -50,7 +50,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import time
@@ -61,6 +60,7 @@ from typing import Any
 
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.modes import parse_network
+from pytest_homefield.sandbox.nofollow import remove_tree
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostPort, HostRelay
 from pytest_homefield.sandbox.service_box import service_argv, service_backend, service_socket
@@ -353,7 +353,7 @@ class Instance:
             self.host_port.close()
             self.host_port = None
         if self.cwd is not None:
-            shutil.rmtree(self.cwd, ignore_errors=True)
+            remove_tree(self.cwd)
             self.cwd = None
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import tempfile
 from pathlib import Path
+
+from pytest_homefield.sandbox.nofollow import remove_tree
 
 __all__ = ["mkdtemp", "sweep_stale", "remove_own", "owner_tag", "pid_exists"]
 
@@ -76,7 +77,7 @@ def sweep_stale(tmpdir: Path | str | None = None) -> list[Path]:
             continue
         try:
             if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
+                remove_tree(entry)
                 if not entry.exists():
                     removed.append(entry)
         except OSError:
@@ -88,4 +89,4 @@ def remove_own(tmpdir: Path | str | None = None) -> None:
     """Remove every temp folder this process made in ``tmpdir`` (default: the temp dir)."""
     root = Path(tmpdir or tempfile.gettempdir())
     for entry in root.glob(f"hf-{owner_tag()}-*"):
-        shutil.rmtree(entry, ignore_errors=True)
+        remove_tree(entry)

@@ -445,7 +445,7 @@ def run_tests(
         except OSError:
             tail = b""
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        nofollow.remove_tree(private)  # graded code wrote there: any depth (atk25)
     run.over_memory = run.over_memory or memory_cap_note(tail[-(1 << 20):], memory_mb)  # the OOM kill's first
     run.write_refused = write_cap_note(tail[-(1 << 20):], write_mb)
     run.procs_refused = over_cap_note(tail[-(1 << 20):], max_procs() if cap_by(run.sandbox) else None)

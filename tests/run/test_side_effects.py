@@ -109,6 +109,86 @@ def test_writing_past_the_total_stops_the_agent(task: Task, cache: SnapshotCache
     assert r.error is not None and "over 4 MiB" in r.error
 
 
+def test_making_empty_files_past_the_total_stops_the_agent_while_it_runs(task: Task, cache: SnapshotCache,
+                                                                        tmp_path: Path) -> None:
+    """atk25: empty files take an inode each and next to no bytes, and the disk watch polled the used bytes of
+    its folders' file systems only, so it never walked them: an agent making 20,000 empty files (80 MiB as the
+    final check counts them, an inode and a block each) ran on to its end unstopped; at one process's 100,000 in
+    15 s it takes about 6 M of the disk's 16 M free inodes in the default 900 s (every other writer on the
+    machine failing once they are gone: other agents' attempts, homefield's own records). The poll counts each
+    inode used as an entry now, and stops it while it runs."""
+    from pytest_homefield.sandbox.limits import WriteLimits
+
+    agent = cmd_agent("python3 -c 'import os, time\n"
+                      "for d in range(100):\n"
+                      "    os.mkdir(\"e%d\" % d)\n"
+                      "    for i in range(200):\n"
+                      "        open(\"e%d/%d\" % (d, i), \"w\").close()\n"
+                      "time.sleep(40)'")
+    started = time.monotonic()
+    r, _ = attempt(task, cache, agent, tmp_path, timeout_s=60,
+                   limits=WriteLimits(file_bytes=2 * MIB, total_bytes=4 * MIB, poll_s=0.2))
+    assert r.outcome == "agent_error", r
+    assert r.error is not None and "over 4 MiB" in r.error and r.error.endswith("; stopped"), r.error
+    assert time.monotonic() - started < 30
+
+
+#: atk25's deep writer: 20 folders of 250-character names (a path of 5,000 bytes, past the system's 4,096,
+#: which the host's walk named each entry by), then 1 MiB files below them until it cannot, saying each (50 a
+#: second at most: the watch is a bound of one poll of writing, not a quota).
+DEEP_WRITER = ("python3 -c 'import os, time\n"
+               "for i in range(20):\n"
+               "    os.mkdir(\"d\" * 250); os.chdir(\"d\" * 250)\n"
+               "block = os.urandom(1 << 20)\n"
+               "for i in range(200):\n"
+               "    try:\n"
+               "        open(\"f%d\" % i, \"wb\").write(block)\n"
+               "    except OSError:\n"
+               "        break\n"
+               "    print(\"wrote\", i + 1, \"MiB\", flush=True)\n"
+               "    time.sleep(0.02)'")
+
+
+def test_writing_below_a_path_too_long_to_name_is_seen_and_stopped(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """atk25: the host walked the agent's folders by path, and skipped a folder whose path was longer than the
+    system's limit (``ENAMETOOLONG``, as an unreadable one): what the agent wrote below 20 folders of 250-character
+    names counted for nothing. On a 96 MiB disk (a tmpfs holding its workspace) it wrote 90 MiB there past a
+    4 MiB cap and filled it; the watch found its folders had grown by nothing, so the full disk was not its doing
+    (on a real machine every other writer fails; here the attempt was graded as if nothing happened). Now a
+    path the host cannot walk is the agent's fault: stopped while it runs, ``agent_error``."""
+    from helpers.tmpfs import mounted_tmpfs
+
+    from pytest_homefield.sandbox.limits import WriteLimits
+
+    with mounted_tmpfs(tmp_path / "disk", "96m") as disk:
+        cache = SnapshotCache(repo=fx.root, root=disk)
+        try:
+            r, art = attempt(task, cache, cmd_agent(DEEP_WRITER), tmp_path, timeout_s=60,
+                             limits=WriteLimits(file_bytes=2 * MIB, total_bytes=4 * MIB, poll_s=0.2))
+        finally:
+            cache.close()
+    said = (art / "agent.out").read_text().split()
+    wrote = int(said[-2]) if said else 0
+    assert r.outcome == "agent_error", (r, wrote)
+    assert r.error is not None and "cannot walk" in r.error, r.error
+    assert wrote < 40, f"it wrote {wrote} MiB below the long path past a 4 MiB cap"
+
+
+def test_a_chain_of_folders_deeper_than_pythons_recursion_is_the_agents_fault_and_removed(
+        task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """atk25: 3,000 nested one-letter folders (12 MiB as the cap counts them, a path of 6,000 bytes): the walk
+    skipped them, and removing the workspace raised ``RecursionError`` (``shutil.rmtree`` recurses once a level,
+    ``ignore_errors`` catches only ``OSError``) out of ``run_attempt``: the attempt had no result line, which
+    ``--resume`` makes again, and the folders stayed in the temp folder. Now ``agent_error`` (a folder too deep
+    to walk), and the workspace is gone."""
+    before = set(cache.root.iterdir()) if cache.root.exists() else set()
+    agent = cmd_agent("python3 -c 'import os\nfor i in range(3000):\n    os.mkdir(\"a\"); os.chdir(\"a\")'")
+    r, _ = attempt(task, cache, agent, tmp_path, timeout_s=60)
+    assert r.outcome == "agent_error" and r.error is not None and "cannot walk" in r.error, r
+    left = set(cache.root.iterdir()) - before
+    assert all(p.name != "a" for entry in left for p in entry.rglob("a")), left
+
+
 def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
         task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their

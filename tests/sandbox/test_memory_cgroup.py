@@ -21,7 +21,7 @@ from pytest_homefield.sandbox import proccap
 from pytest_homefield.sandbox.backends import BwrapBackend
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
 from pytest_homefield.sandbox.procs import run_process
-from pytest_homefield.sandbox.testrun import run_tests
+from pytest_homefield.sandbox.testrun import TEST_MEMORY_MB, run_tests
 
 ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
 #: The sandbox's cap (MiB) and the hog that goes over it, then the one that stays under it.
@@ -177,3 +177,49 @@ def test_meta_and_the_header_say_which_sandboxes_get_a_memory_cgroup(tmp_path: P
     monkeypatch.setattr(proccap, "memory_root", lambda: None)
     line = sandbox_summary(settings, agents)["no_memory_cap"]
     assert line.startswith("homefield: no memory cap for agent cmd, test runs (") and "oracle" not in line
+
+
+#: The socket hog (atk25): up to ``argv[1]`` MiB queued in TCP connections over the sandbox's own loopback, each
+#: with 4 MiB buffers, written until the kernel takes no more (at most 120 connections), then a one-case JUnit
+#: report whose name says how many MiB it held. A socket's buffers are kernel memory that cgroup v1 charges to
+#: no cgroup unless its ``memory.kmem.tcp`` limit is set, so a 256 MiB sandbox held 600 MiB here (and one
+#: process 2.3 GB of the machine's 2.2 GB ``tcp_mem`` pool, every other TCP transfer on the host then reset).
+SOCKET_HOG_PY = """import socket, sys
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(200)
+target, held, keep, chunk = int(sys.argv[1]) << 20, 0, [], b"x" * 65536
+for _ in range(120):
+    c = socket.socket(); c.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+    c.connect(srv.getsockname()); s, _ = srv.accept()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    c.setblocking(False); keep.append((c, s))
+    try:
+        while held < target:
+            held += c.send(chunk)
+    except BlockingIOError:
+        pass
+    if held >= target:
+        break
+with open(sys.argv[2], "w") as f:
+    f.write(f'<testsuite><testcase classname="t" name="test_held_{held >> 20}"/></testsuite>')
+"""
+
+
+@pytest.mark.parametrize("cap_mib", [CAP_MIB, int(TEST_MEMORY_MB or 4096)])
+def test_a_test_runs_socket_buffers_count_against_its_memory_cap(tmp_path: Path, cap_mib: int) -> None:
+    """atk25: graded code queuing data in TCP connections over its sandbox's own loopback holds kernel memory that
+    cgroup v1 left uncharged: 600 MiB past a 256 MiB cap, its run passed (and, scaled up, the machine's whole
+    TCP pool, so that other sessions' connections were reset). Now the cgroup's ``memory.kmem.tcp`` limit is
+    the cap, and no more than a share of that pool under the default cap (4096 MiB): the sends stop there."""
+    from pytest_homefield.sandbox._reaper import socket_limit
+
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "hog.py").write_text(SOCKET_HOG_PY)
+    run = run_tests(work, f"{sys.executable} hog.py {HOG_MIB} {{junit}}", [], out_dir=tmp_path / "out",
+                    timeout_s=60, sandbox=BwrapBackend(_bwrap()), memory_mb=cap_mib)
+    assert run.sandbox == "bwrap" and len(run.outcomes) == 1, run
+    held = int(next(iter(run.outcomes)).rpartition("_")[2])
+    limit = socket_limit(cap_mib << 20) >> 20
+    assert limit <= cap_mib and held < min(HOG_MIB, limit + 64), \
+        f"the sandbox held {held} MiB in socket buffers past its limit of {limit} MiB (cap {cap_mib} MiB)"
+    assert not _orphans()

@@ -140,3 +140,34 @@ def test_restore_access_gives_the_owner_back_its_folders_and_files_never_through
     assert mode == {"": 0o700, "a": 0o700, "a/b": 0o700, "a/b/f.py": 0o440, "g.txt": 0o600}
     assert stat.S_IMODE(os.stat(outside).st_mode) == 0o050  # through the link: untouched
     assert restore_access(root) == []
+
+
+def test_remove_tree_removes_any_depth_and_never_follows_a_link(tmp_path: Path) -> None:
+    """atk25: ``shutil.rmtree`` raised ``RecursionError`` (past ``ignore_errors``) on 3,000 nested folders an
+    agent left; :func:`nofollow.remove_tree` holds one descriptor, no recursion. A link inside (to a folder and to
+    a file outside) goes as a link, what it points at stays; a link as the tree itself is left."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("mine")
+    tree = tmp_path / "tree"
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        for i in range(3000):  # each level relative to the one before: the whole path is past PATH_MAX
+            os.mkdir("tree" if i == 0 else "a", dir_fd=fd)
+            sub = os.open("tree" if i == 0 else "a", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = sub
+            if i % 500 == 0:
+                os.symlink(str(outside), "link", dir_fd=fd)
+                os.symlink(str(outside / "keep.txt"), "flink", dir_fd=fd)
+                os.close(os.open("file", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+    for i in range(50):
+        (tree / f"w{i}" / "x").mkdir(parents=True)
+    nofollow.remove_tree(tree)
+    assert not os.path.lexists(tree) and (outside / "keep.txt").read_text() == "mine"
+    (tmp_path / "alink").symlink_to(outside, target_is_directory=True)
+    nofollow.remove_tree(tmp_path / "alink")
+    nofollow.remove_tree(tmp_path / "absent")
+    assert (tmp_path / "alink").is_symlink() and (outside / "keep.txt").exists()

@@ -9,9 +9,11 @@ The runs here are a ``{junit}`` command (a Python script writing ``MiB`` MiB of 
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,13 @@ for i in range(mb):
 with open(sys.argv[2], "w") as f:
     f.write('<testsuite><testcase classname="t" name="test_writes"/></testsuite>')
 """
+
+
+@pytest.fixture
+def stack_tmpfs() -> Iterator[Callable[[Path], Path]]:
+    """Mounts a 64 MiB tmpfs at a path for the test (root only: skipped elsewhere)."""
+    with contextlib.ExitStack() as stack:
+        yield lambda path: stack.enter_context(mounted_tmpfs(path, "64m"))
 
 
 def writes(tmp_path: Path, mb: int, **kw: object) -> TestRun:
@@ -61,6 +70,47 @@ def test_a_run_that_fills_its_disk_is_stopped_as_its_own_doing(tmp_path: Path,
         r = writes(tmp_path, 100)
     assert r.over_writes is not None and "it filled the disk" in r.over_writes, r
     assert r.over_writes.startswith("the test process's folders grew by "), r
+
+
+def test_a_suite_making_empty_files_past_the_cap_is_stopped_while_it_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack_tmpfs: Callable[[Path], Path]) -> None:
+    """atk25: 20,000 empty files (an inode each, next to no bytes; 80 MiB as the walk counts them) grew no used
+    byte of their file system (a quiet tmpfs here, that no other writer grows), so the poll never walked the
+    run's folders: it ran on (here 30 s more, up to its run timeout for real) while the file system's inodes
+    went. The poll counts inodes in use now: stopped at once."""
+    import time
+
+    monkeypatch.setattr(tempfile, "tempdir", str(stack_tmpfs(tmp_path / "disk")))
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "inodes.py").write_text("import os, time\n"
+                                    "for d in range(100):\n"
+                                    "    os.mkdir(os.path.join(os.environ['TMPDIR'], f'e{d}'))\n"
+                                    "    for i in range(200):\n"
+                                    "        open(os.path.join(os.environ['TMPDIR'], f'e{d}', str(i)), 'w').close()\n"
+                                    "time.sleep(30)\n")
+    started = time.monotonic()
+    r = run_tests(work, f"{shlex.quote(sys.executable)} inodes.py {{junit}}", [], out_dir=tmp_path / "out",
+                  timeout_s=60, sandbox="none", write_mb=4)
+    assert r.over_writes == "the test process wrote over 4 MiB into its folders (max_test_write_mb); stopped", r
+    assert time.monotonic() - started < 20
+
+
+def test_a_suite_leaving_folders_nested_past_pythons_recursion_is_stopped_and_cleaned(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """atk25: graded code left 3,000 nested folders in its ``TMPDIR`` (its private folder): removing it raised
+    ``RecursionError`` out of ``run_tests`` (``shutil.rmtree`` recurses once a level), so its grading raised
+    instead of failing. Now the watch stops it (a folder too deep to walk) and the folder is removed."""
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # the run's private folder, HOME and TMPDIR
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "deep.py").write_text("import os\nos.chdir(os.environ['TMPDIR'])\n"
+                                  "for i in range(3000):\n    os.mkdir('a'); os.chdir('a')\n")
+    r = run_tests(work, f"{shlex.quote(sys.executable)} deep.py {{junit}}", [], out_dir=tmp_path / "out",
+                  timeout_s=60, sandbox="none")
+    assert r.over_writes is not None and "cannot walk" in r.over_writes, r
+    assert list((tmp_path / "tmp").iterdir()) == [], "the private folder was left"
 
 
 def test_the_note_names_the_cap_only_for_a_capped_run_whose_write_was_refused() -> None:
