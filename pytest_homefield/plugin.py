@@ -219,6 +219,9 @@ class XdistHooks:
         if getattr(spec, "popen", False) and not getattr(spec, "via", None):  # this machine: its file system
             from pytest_homefield.sandbox.copies_by_content import found_so_far
 
+            bwrap = sys.modules.get("pytest_homefield.sandbox.bwrap")  # not imported: no probe, no sandbox here
+            if bwrap is not None:
+                bwrap.system_masks()  # once per process: the walk each worker's first sandbox would do
             node.workerinput["homefield_copies"] = found_so_far()
         popen = getattr(getattr(node.gateway, "_io", None), "popen", None)  # execnet's popen gateway
         if popen is not None:

@@ -40,14 +40,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_homefield.sandbox.copies_by_content import content_copies
 from pytest_homefield.sandbox.proccap import inside_argv, marked
 from pytest_homefield.sandbox.project_copies import copies_of_protected
 from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
-           "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT",
-           "REPORTER_DIR", "ARGS_MARK", "ETC_ENTRIES"]
+           "system_masks", "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS",
+           "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK", "ETC_ENTRIES"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
 #: recreated as symlinks). Not ``/etc``: only :data:`ETC_ENTRIES` of it. Not ``/opt``: only the
@@ -154,7 +155,8 @@ def _under(path: str, roots: Iterable[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", args_fd: bool = False) -> list[str]:
+def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", args_fd: bool = False,
+               masks: bool = True) -> list[str]:
     """``[bwrap, options…, "--", *command]`` for ``policy`` (see the module docstring); with
     ``args_fd``, ``[bwrap, "--args", ARGS_MARK + str(len(options)), options…, "--", *command]``, to be
     started by :func:`~pytest_homefield.sandbox.procs.run_process` (see :data:`ARGS_MARK`), behind the
@@ -166,7 +168,8 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     stays writable; a read-only path inside an already read-only one is left out, and so is one that
     holds a protected folder (:mod:`.protected`: the repository under benchmark); a protected folder
     under a system folder is hidden by an empty tmpfs. Reads only which of the paths exist and the
-    protected folders.
+    protected folders, and finds the copies of the project to mask (:func:`_mask_args`; ``masks=False``:
+    none, for :func:`probe` alone, whose sandbox shows nothing of a task).
     """
     sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     hidden = [str(p) for p in protected() if _under(str(p), sys_roots)]
@@ -190,7 +193,9 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     binds += [(p.count("/"), "--bind", p) for p in rw]
     for _, opt, p in sorted(binds, key=lambda b: (b[0], b[2])):
         args += [opt, p, p]
-    args += _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw], own=[str(policy.cwd), *rw])
+    if masks:
+        args += _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw],
+                           own=[str(policy.cwd), *rw])
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-user-try"]
     if os.geteuid() == 0:
         # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
@@ -361,12 +366,17 @@ def bwrap_executable() -> str | None:
 def probe(bwrap: str | None = None) -> str:
     """The bubblewrap executable after checking, once per process and executable, that it runs a command
     with the namespaces :func:`bwrap_argv` asks for (user namespaces can be disabled). Raises
-    :class:`BwrapUnavailable` with a one-line reason and :data:`INSTALL_HINT`."""
+    :class:`BwrapUnavailable` with a one-line reason and :data:`INSTALL_HINT`. Its sandbox masks nothing
+    (``masks=False``: it shows no task), so a session that builds no other sandbox (reference agents whose
+    patches are empty: nothing to grade) never walks the host for copies of the project (0.3–0.5 s of CPU,
+    speed25); the first sandbox that shows a task finds them, and :func:`system_masks` on a controller
+    before its local xdist workers start."""
     exe = bwrap or bwrap_executable()
     if exe is None:
         raise BwrapUnavailable(f"bubblewrap (bwrap) is not installed: {INSTALL_HINT}")
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
-        argv = bwrap_argv(["/bin/sh", "-c", "echo ok > out"], Policy(cwd=Path(tmp), rw=[Path(tmp)]), bwrap=exe)
+        argv = bwrap_argv(["/bin/sh", "-c", "echo ok > out"], Policy(cwd=Path(tmp), rw=[Path(tmp)]), bwrap=exe,
+                          masks=False)
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
         except (OSError, subprocess.SubprocessError) as exc:
@@ -378,6 +388,17 @@ def probe(bwrap: str | None = None) -> str:
         raise BwrapUnavailable(f"bubblewrap does not work here ({why}; user namespaces may be disabled): "
                                f"{INSTALL_HINT}")
     return exe
+
+
+def system_masks() -> None:
+    """When bubblewrap works here (:func:`probe` succeeded in this process): the copies of the protected
+    repositories under the system folders, found by content now (:func:`~.copies_by_content.content_copies`,
+    each folder walked once per process). A controller calls it before it starts its local xdist workers
+    (``plugin.XdistHooks``), which take its findings instead of each walking ``/usr``: the probe walks
+    nothing, so without it every worker of a session that grades would."""
+    if not probe.cache_info().currsize:  # no probe succeeded: no bubblewrap sandbox in this session
+        return
+    content_copies([d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)])
 
 
 def sandboxed_argv(argv: Sequence[str], *, workdir: Path, out_dir: Path, env: Mapping[str, str],

@@ -255,3 +255,57 @@ def test_a_worker_that_adopted_every_roots_masks_asks_the_repository_nothing(rep
         assert _find(repo, tmp_path / "venv")[0] == []
     finally:
         (repo.path / "hidden.git").rename(repo.path / ".git")
+
+
+_LAZY = """
+import json, os, subprocess, sys
+from pathlib import Path
+from pytest_homefield.sandbox import bwrap, copies_by_content, protected
+protected._PROTECTED = [Path(sys.argv[1]).resolve()]
+venv, work, first = Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+if first == "probe":
+    bwrap.probe()
+walked = sorted(copies_by_content._INDEXES)
+handed = []
+if first == "controller":  # a controller that probed starts a local xdist worker
+    import execnet
+    from pytest_homefield.plugin import XdistHooks
+    node = type("Node", (), {"gateway": type("Gateway", (), {"spec": execnet.XSpec("popen")})(), "workerinput": {}})()
+    bwrap.probe()
+    XdistHooks(type("Mode", (), {"workerinput": lambda self: {}})()).pytest_configure_node(node)
+    handed = [root for root, _, _ in node.workerinput["homefield_copies"]]
+argv = bwrap.bwrap_argv(["/bin/sh", "-c", "cat " + sys.argv[5]], bwrap.Policy(cwd=work, rw=[work], ro=[venv]),
+                        bwrap=bwrap.probe())
+out = subprocess.run(argv, capture_output=True, text=True)
+print(json.dumps([walked, handed, argv, out.returncode, out.stdout]))
+"""
+
+
+def test_the_probe_walks_nothing_and_the_first_sandbox_masks_as_before(repo: GitRepo, tmp_path: Path) -> None:
+    """speed25: bubblewrap's probe builds no masks, so a session that builds no other sandbox never walks
+    the host for copies (0.3–0.5 s of CPU each). The first sandbox that shows a task does: in a fresh
+    process that probed first, the installed copy of the project is an empty folder inside, and that
+    sandbox's options are exactly those of a process that never probed. A controller of local workers
+    walks the system folders (``bwrap.system_masks``) before it starts them and hands its findings over."""
+    from helpers.bwrap import bwrap_works
+
+    if not bwrap_works():
+        pytest.skip("bubblewrap does not work here")
+    site = _site(tmp_path / "venv")
+    _tree(site, INSTALLED)
+    (tmp_path / "work").mkdir()
+    core = site / "textkit" / "core.py"
+
+    def fresh(first: str) -> tuple[list[str], list[str], list[str], int, str]:
+        out = subprocess.run([sys.executable, "-c", _LAZY, str(repo.path), str(tmp_path / "venv"),
+                              str(tmp_path / "work"), first, str(core)], capture_output=True, text=True, check=True)
+        walked, handed, argv, code, text = json.loads(out.stdout)
+        return walked, handed, argv, code, text
+
+    walked, handed, after_probe, code, text = fresh("probe")
+    assert walked == [] and handed == []  # the probe walked nothing, found nothing to hand over
+    assert code != 0 and "sorted(words(text))" not in text  # the copy is masked all the same
+    assert "--tmpfs" in after_probe and str(site / "textkit") in after_probe
+    assert fresh("nothing")[2] == after_probe  # the same sandbox as without a probe before it
+    walked, handed, _, code, text = fresh("controller")
+    assert walked == [] and "/usr" in handed and code != 0 and "sorted(words(text))" not in text
