@@ -177,6 +177,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _blind(a: AgentEstimate) -> bool:
+    """An agent that never reads a rules file: the reference agents, and openai: (prompt and files only)."""
+    return a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")
+
+
 def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
     """The plan as printed (``homefield ablate`` and ``pytest --homefield-ablate``)."""
     n_rules = len(plan.rules.rules)
@@ -192,12 +197,16 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
         s = "unknown" if a.s_per_run is None else f"{a.s_per_run:.0f} s"
         u = "unknown" if a.usd_per_run is None else f"${a.usd_per_run:.4f}"
         spec = a.spec if len(a.spec) <= 48 else a.spec[:47] + "…"
-        lines.append(f"  agent {a.name} ({spec}) reads {a.rules_path}: {a.runs} runs + up to {a.slim_runs} "
+        # a reference or openai: agent is given the file too but never reads it (nu25: "agent oracle (oracle) reads
+        # CLAUDE.md" above a note that it reads no rules file)
+        reads = "reads no rules file" if _blind(a) else f"reads {a.rules_path}"
+        lines.append(f"  agent {a.name} ({spec}) {reads}: {a.runs} runs + up to {a.slim_runs} "
                      f"for the slimmer file; per run {s}, {u} ({a.basis})")
-    blind = [a.name for a in plan.agents if a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")]
+    blind = [a.name for a in plan.agents if _blind(a)]
     if blind:
-        lines.append(f"Note: {', '.join(blind)}: reads no rules file (the reference agents apply or skip the fix; "
-                     "openai: is sent the prompt and files only), so its rows can show no effect")
+        lines.append(f"Note: {', '.join(blind)}: {'read' if len(blind) > 1 else 'reads'} no rules file (the reference "
+                     "agents apply or skip the fix; openai: is sent the prompt and files only), so "
+                     f"{'their' if len(blind) > 1 else 'its'} rows can show no effect")
     lines.append(f"Agent runs: {plan.runs} (+ up to {plan.slim_runs} for the slimmer file, after the per-{unit} "
                  f"results)")
     sec = plan.seconds

@@ -77,6 +77,15 @@ def test_a_run_takes_its_agent_and_its_grading(tmp_path: Path) -> None:
     text = "\n".join(plan_lines(plan, will_run=False))
     assert "per run 2 s, $0.0000 (4 earlier attempts: agent 0 s + grading 2 s)" in text, text
     assert plan.seconds is not None and round(plan.seconds, 1) == round(14 * 3 * 2.04, 1)  # 3 variants
+    # a reference agent is not said to read the file the note then says it does not read (nu25)
+    assert "agent oracle (oracle) reads no rules file: 42 runs" in text, text
+    assert "Note: oracle: reads no rules file" in text and "so its rows" in text
+    two = make_plan(rules_file="CLAUDE.md", rules=RULES, n_tasks=14, attempts=1, workers=2, history={},
+                    agents=[("oracle", "oracle", "CLAUDE.md"), ("s", "sim:0.7", "CLAUDE.md"),
+                            ("c", "claude", "CLAUDE.md")])
+    text = "\n".join(plan_lines(two, will_run=False))
+    assert "Note: oracle, s: read no rules file" in text and "so their rows" in text
+    assert "agent c (claude) reads CLAUDE.md: 42 runs" in text
 
 
 def test_min_tasks_for_significance() -> None:
