@@ -114,16 +114,19 @@ class AblationPlan:
 
 
 def merged_history(home: HomefieldDir) -> dict[str, dict[str, float | int]]:
-    """Per-agent means over earlier runs (``runs/``) and ablations (``ablate/``), weighted by attempts."""
+    """Per-agent means over earlier runs (``runs/``) and ablations (``ablate/``), weighted by attempts: the
+    agent's ``wall_s``, the grading's ``test_s`` and ``cost_usd`` (``nan`` when unknown)."""
     parts = [history_averages(home.runs), history_averages(home.ablate)]
     out: dict[str, dict[str, float | int]] = {}
+
+    def mean(rows: list[dict[str, float | int]], key: str) -> float:
+        known = [(float(r[key]), int(r["n"])) for r in rows if r.get(key, float("nan")) == r.get(key, float("nan"))]
+        return sum(v * k for v, k in known) / sum(k for _, k in known) if known else float("nan")
+
     for key in set(parts[0]) | set(parts[1]):
         rows = [p[key] for p in parts if key in p]
-        n = sum(int(r["n"]) for r in rows)
-        wall = sum(float(r["wall_s"]) * int(r["n"]) for r in rows) / n
-        costs = [(float(r["cost_usd"]), int(r["n"])) for r in rows if r["cost_usd"] == r["cost_usd"]]
-        cost = sum(c * k for c, k in costs) / sum(k for _, k in costs) if costs else float("nan")
-        out[key] = {"wall_s": wall, "cost_usd": cost, "n": n}
+        out[key] = {"wall_s": mean(rows, "wall_s"), "test_s": mean(rows, "test_s"), "cost_usd": mean(rows, "cost_usd"),
+                    "n": sum(int(r["n"]) for r in rows)}
     return out
 
 
@@ -136,7 +139,11 @@ def make_plan(*, rules_file: str, rules: RuleSet, n_tasks: int, agents: Sequence
     n_var = len(rules.rules) + 1
     for name, spec, path in agents:
         h = history.get(spec) or history.get(name)
-        wall = float(h["wall_s"]) if h else None
+        # a run's time is its agent's and its grading's (stamina, nu25: oracle "per run 0 s", "1 min" planned
+        # for an ablation of 70 runs that took 4m41s, their tests about 2 s each)
+        grading = float(h.get("test_s", float("nan"))) if h else float("nan")
+        grading = grading if grading == grading else 0.0
+        wall = float(h["wall_s"]) + grading if h else None
         cost = float(h["cost_usd"]) if h and h["cost_usd"] == h["cost_usd"] else None
         basis = []
         if seconds_per_run is not None:
@@ -144,7 +151,9 @@ def make_plan(*, rules_file: str, rules: RuleSet, n_tasks: int, agents: Sequence
         if cost_per_run is not None:
             cost = cost_per_run
         if h:
-            basis.append(f"{int(h['n'])} earlier attempts")
+            basis.append(f"{int(h['n'])} earlier attempts" + (
+                f": agent {float(h['wall_s']):.0f} s + grading {grading:.0f} s" if grading and seconds_per_run is None
+                else ""))
         if seconds_per_run is not None or cost_per_run is not None:
             basis.append("--seconds-per-run/--cost-per-run")
         plan.agents.append(AgentEstimate(name, spec, path, n_tasks * attempts * n_var, n_tasks * attempts, wall, cost,
@@ -168,6 +177,11 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _blind(a: AgentEstimate) -> bool:
+    """An agent that never reads a rules file: the reference agents, and openai: (prompt and files only)."""
+    return a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")
+
+
 def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
     """The plan as printed (``homefield ablate`` and ``pytest --homefield-ablate``)."""
     n_rules = len(plan.rules.rules)
@@ -183,12 +197,16 @@ def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
         s = "unknown" if a.s_per_run is None else f"{a.s_per_run:.0f} s"
         u = "unknown" if a.usd_per_run is None else f"${a.usd_per_run:.4f}"
         spec = a.spec if len(a.spec) <= 48 else a.spec[:47] + "…"
-        lines.append(f"  agent {a.name} ({spec}) reads {a.rules_path}: {a.runs} runs + up to {a.slim_runs} "
+        # a reference or openai: agent is given the file too but never reads it (nu25: "agent oracle (oracle) reads
+        # CLAUDE.md" above a note that it reads no rules file)
+        reads = "reads no rules file" if _blind(a) else f"reads {a.rules_path}"
+        lines.append(f"  agent {a.name} ({spec}) {reads}: {a.runs} runs + up to {a.slim_runs} "
                      f"for the slimmer file; per run {s}, {u} ({a.basis})")
-    blind = [a.name for a in plan.agents if a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")]
+    blind = [a.name for a in plan.agents if _blind(a)]
     if blind:
-        lines.append(f"Note: {', '.join(blind)}: reads no rules file (the reference agents apply or skip the fix; "
-                     "openai: is sent the prompt and files only), so its rows can show no effect")
+        lines.append(f"Note: {', '.join(blind)}: {'read' if len(blind) > 1 else 'reads'} no rules file (the reference "
+                     "agents apply or skip the fix; openai: is sent the prompt and files only), so "
+                     f"{'their' if len(blind) > 1 else 'its'} rows can show no effect")
     lines.append(f"Agent runs: {plan.runs} (+ up to {plan.slim_runs} for the slimmer file, after the per-{unit} "
                  f"results)")
     sec = plan.seconds

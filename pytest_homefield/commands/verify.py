@@ -227,6 +227,13 @@ def flaky_lines(home: HomefieldDir, run_id: str) -> list[str]:
             "every agent's regression check):"] + [f"  {tid}  {test}" for tid, test in found]
 
 
+def _short_names(functions: Sequence[str]) -> list[str]:
+    """Each function id by its name alone (``test_c`` for ``t.py::T::test_c``), or whole where two share the
+    name (nu25 on hynek/stamina: "test_next_wait, test_next_wait" for its sync and async tests)."""
+    names = [f.rsplit("::", 1)[-1] for f in functions]
+    return [n if names.count(n) == 1 else f for f, n in zip(functions, names, strict=True)]
+
+
 def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
     """The tasks whose FAIL_TO_PASS functions no canary twin guards (``canary_unprotected``, recorded at
     mining, docs/contracts.md §7): a header and one line per task; ``[]`` when there are none."""
@@ -238,7 +245,7 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
     return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} {verb} {n} FAIL_TO_PASS function(s) no "
             "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
         + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "
-           + ", ".join(f.rsplit("::", 1)[-1] for f in t.canary_unprotected[:3])
+           + ", ".join(_short_names(t.canary_unprotected)[:3])
            + (" …" if len(t.canary_unprotected) > 3 else "") for t in bare]
 
 

@@ -64,6 +64,7 @@ from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
 from pytest_homefield.mine.setup_help import install_hint, module_file
 from pytest_homefield.mine.summary import (
+    collection_errors_line,
     drop_summary,
     env_summary,
     missing_modules_line,
@@ -623,6 +624,9 @@ class MineSession:
         hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module))
         if hint:
             lines.append(hint)
+        broken = collection_errors_line(verified)
+        if broken:
+            lines.append(broken)
         net = network_line(verified)
         if net:
             lines.append(net)

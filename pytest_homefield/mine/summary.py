@@ -12,8 +12,8 @@ from typing import Any
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["setup_hint", "version_stub_setup_cmd", "service_lines", "setup_failed_line", "network_line",
-           "missing_modules_line", "skipped_line", "env_summary", "drop_summary"]
+__all__ = ["setup_hint", "collection_errors_line", "version_stub_setup_cmd", "service_lines", "setup_failed_line",
+           "network_line", "missing_modules_line", "skipped_line", "env_summary", "drop_summary"]
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
@@ -36,11 +36,10 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
     its file (dotted name -> path in the snapshot), the ``setup_cmd`` line that writes a stub of it
     (:func:`version_stub_setup_cmd`). ``None`` otherwise."""
     broken = [r for r in verified if r.get("reason") == "reference_fails"
-              and str(r.get("detail", "")).startswith("collection errors at the parent and at the commit")]
+              and str(r.get("detail", "")).startswith(_BOTH_BROKEN)]
     if not verified or len(broken) * 2 < len(verified):
         return None
-    detail = str(broken[0].get("detail", ""))
-    why = detail[detail.find("(") + 1: -1] if detail.endswith(")") else "see the verification records"
+    why = _why_broken(str(broken[0].get("detail", "")))
     head = (f"Hint: {len(broken)} of {plural(len(verified), 'candidate')} could not collect their tests even at "
             f"the commit ({why}).")
     generated = _GENERATED.search(why)
@@ -51,6 +50,40 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
                 f"{version_stub_setup_cmd(locate(module))}, then mine again.")
     return (f"{head} Snapshots hold the commit's tree only: generate or install what the tests import with "
             "setup_cmd in .homefield.yml (README: Python environments), then mine again.")
+
+
+#: The start of a ``reference_fails`` detail whose tests could not be collected at either commit.
+_BOTH_BROKEN = "collection errors at the parent and at the commit"
+
+
+def _why_broken(detail: str) -> str:
+    """The error a ``collection errors at the parent and at the commit (…)`` detail quotes."""
+    _, sep, why = detail.partition(" (")  # "…: PATHS (MESSAGE)": the message keeps its own parentheses
+    return why[:-1] if sep and detail.endswith(")") else "see the verification records"
+
+
+def collection_errors_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Collection errors: 11 candidates could not collect their tests at the parent nor at the commit,
+    11 of them for "…: ERROR: Unknown config option: asyncio_mode": …'`` when two or more such
+    ``reference_fails`` records share their error but they are not most of the verified candidates (then
+    :func:`setup_hint` says it). Older commits often configure a pytest plugin, or import a package, that
+    today's environment lacks: hynek/stamina's 11 commits before 2024 set ``asyncio_mode`` for
+    pytest-asyncio, which its test group no longer holds (nu25), and the summary said only "reference
+    fails 11". ``None`` otherwise."""
+    if setup_hint(verified) is not None:
+        return None
+    why = Counter(_why_broken(str(r.get("detail", ""))) for r in verified if r.get("reason") == "reference_fails"
+                  and str(r.get("detail", "")).startswith(_BOTH_BROKEN))
+    if not why:
+        return None
+    (top, n), *_ = sorted(why.items(), key=lambda kv: (-kv[1], kv[0]))
+    if n < 2:
+        return None
+    total = sum(why.values())
+    return (f"Collection errors: {plural(total, 'candidate')} could not collect their tests at the parent nor at "
+            f"the commit, {n} of them for \"{top}\": older commits may need a pytest plugin, a package or a "
+            "generated file this environment lacks; install it here (or make it with setup_cmd in .homefield.yml) "
+            "and mine again (a changed environment is verified again).")
 
 
 def service_lines(verified: Sequence[dict[str, Any]]) -> list[str]:

@@ -61,6 +61,33 @@ def test_per_agent_averages_from_earlier_runs_and_the_flag_wins(tmp_path: Path) 
     assert [x.usd_per_run for x in flagged.agents] == [1.0, 1.0] and flagged.agents[0].s_per_run == 120.0
 
 
+def test_a_run_takes_its_agent_and_its_grading(tmp_path: Path) -> None:
+    """nu25 on hynek/stamina: the oracle's earlier runs took 0.04 s each and their grading about 2 s; the
+    plan said "per run 0 s" and "1 min" for 70 runs that took 4m41s."""
+    d = tmp_path / ".homefield" / "runs" / "r1"
+    d.mkdir(parents=True)
+    (d / "meta.json").write_text(json.dumps({"run_id": "r1", "agents": [{"name": "oracle", "spec": "oracle"}]}))
+    for i in range(4):
+        append_jsonl(d / "results.jsonl", {"task_id": f"t{i}", "agent": "oracle", "attempt": 1, "outcome": "solved",
+                                           "wall_s": 0.04, "test_s": 2.0, "cost_usd": 0.0})
+    plan = make_plan(rules_file="CLAUDE.md", rules=RULES, n_tasks=14, agents=[("oracle", "oracle", "CLAUDE.md")],
+                     attempts=1, workers=2, history=merged_history(HomefieldDir(tmp_path)))
+    (a,) = plan.agents
+    assert a.s_per_run is not None and round(a.s_per_run, 2) == 2.04
+    text = "\n".join(plan_lines(plan, will_run=False))
+    assert "per run 2 s, $0.0000 (4 earlier attempts: agent 0 s + grading 2 s)" in text, text
+    assert plan.seconds is not None and round(plan.seconds, 1) == round(14 * 3 * 2.04, 1)  # 3 variants
+    # a reference agent is not said to read the file the note then says it does not read (nu25)
+    assert "agent oracle (oracle) reads no rules file: 42 runs" in text, text
+    assert "Note: oracle: reads no rules file" in text and "so its rows" in text
+    two = make_plan(rules_file="CLAUDE.md", rules=RULES, n_tasks=14, attempts=1, workers=2, history={},
+                    agents=[("oracle", "oracle", "CLAUDE.md"), ("s", "sim:0.7", "CLAUDE.md"),
+                            ("c", "claude", "CLAUDE.md")])
+    text = "\n".join(plan_lines(two, will_run=False))
+    assert "Note: oracle, s: read no rules file" in text and "so their rows" in text
+    assert "agent c (claude) reads CLAUDE.md: 42 runs" in text
+
+
 def test_min_tasks_for_significance() -> None:
     assert min_tasks_for(0.05) == 6  # 2/2**6 = 0.031 < 0.05 <= 2/2**5
     assert min_tasks_for(0.05 / 6) == 8

@@ -58,6 +58,9 @@ def test_tasks_with_canary_unprotected_functions_are_named() -> None:
     assert unprotected_lines([bare, dataclasses.replace(bare, id="t3")])[0].startswith(
         "homefield verify: 2 tasks of 2 hold 4 FAIL_TO_PASS function(s)")
     assert Task.from_dict(bare.to_dict()).canary_unprotected == bare.canary_unprotected
+    twins = dataclasses.replace(bare, FAIL_TO_PASS=["a.py::test_w", "s.py::test_w", "s.py::test_r"],
+                                canary_unprotected=["a.py::test_w", "s.py::test_w", "s.py::test_r"])
+    assert unprotected_lines([twins])[1:] == ["  t1  3 of 3: a.py::test_w, s.py::test_w, test_r"]  # nu25, stamina
 
 
 def test_a_flag_alone_does_not_catch_an_attack() -> None:

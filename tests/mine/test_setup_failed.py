@@ -50,3 +50,27 @@ def test_the_summary_says_the_most_common_setup_failure_once_with_a_hint() -> No
     assert setup_failed_line(verified[3:4]) == (
         "Setup failed (1 candidate): setup_cmd failed at the parent (exit status 2)")
     assert setup_failed_line(verified[4:]) is None
+
+
+def test_the_same_import_error_in_two_snapshots_reads_alike(tmp_path: Path) -> None:
+    """nu25 on pytest-dev/pluggy: 6 old commits failed alike (pytest imports the snapshot's older
+    ``pluggy``, which lacks a name it needs), but each error quoted its own snapshot's folder
+    (``from 'pluggy' (/tmp/hf-…/tmpab12/src/pluggy/__init__.py)``), so the summary counted 6
+    different failures and named a rarer one. The folder is left out: the path reads from the snapshot."""
+    errors = []
+    for name in ("one", "two"):
+        proj = tmp_path / name
+        (proj / "src" / "pluggy").mkdir(parents=True)
+        (proj / "src" / "pluggy" / "__init__.py").write_text("__version__ = '0'\n")  # no HookimplMarker
+        (proj / "testing").mkdir()
+        (proj / "testing" / "test_x.py").write_text("def test_x():\n    pass\n")
+        run = run_tests(proj, f"{sys.executable} -m pytest", ["testing/test_x.py"], out_dir=tmp_path / f"out-{name}",
+                        sandbox="none", timeout_s=60)
+        assert run.outcomes == {} and run.error is not None
+        errors.append(run.error)
+    assert errors[0] == errors[1], errors
+    assert str(tmp_path) not in errors[0] and "from 'pluggy' (src/pluggy/__init__.py)" in errors[0], errors[0]
+    records = [{"reason": "setup_failed", "detail": f"the test command produced no outcomes: parent run 1: {e}"}
+               for e in errors]
+    line = setup_failed_line(records)
+    assert line is not None and line.startswith("Setup failed (2 candidates): ") and "other" not in line

@@ -1,0 +1,52 @@
+"""The mine's summary names a collection error that several candidates share even when they are not most
+of the verified ones (nu25 on hynek/stamina: its 11 commits before 2024 set pytest-asyncio's
+``asyncio_mode``, which today's test group does not install, so pytest stops with "Unknown config option"
+at the parent and at the commit; 11 of 27 is no majority, so no ``Hint:`` line and the summary said only
+"reference fails 11")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from pytest_homefield.mine.redgreen import classify_runs
+from pytest_homefield.mine.summary import collection_errors_line, setup_hint
+from pytest_homefield.sandbox.testrun import run_tests
+
+
+def _record(tmp_path: Path, name: str) -> dict[str, object]:
+    proj = tmp_path / name
+    (proj / "tests").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text('[tool.pytest.ini_options]\naddopts = "--strict-config"\n'
+                                         'asyncio_mode = "auto"\n')
+    (proj / "tests" / "test_x.py").write_text("def test_x():\n    pass\n")
+    runs = [run_tests(proj, f"{sys.executable} -m pytest", ["tests/test_x.py"], out_dir=tmp_path / f"out-{name}-{k}",
+                      sandbox="none", timeout_s=60) for k in range(2)]
+    v = classify_runs(runs[:1], runs[1:])
+    return {"reason": v.reason, "detail": v.detail}
+
+
+def test_a_shared_collection_error_of_a_minority_gets_its_line(tmp_path: Path) -> None:
+    one = _record(tmp_path, "c")  # its pytest runs, at parent and commit; three candidates broken alike
+    assert one["reason"] == "reference_fails" and "Unknown config option: asyncio_mode" in str(one["detail"])
+    broken = [dict(one) for _ in range(3)]
+    verified = broken + [{"reason": None, "detail": "FAIL_TO_PASS 1"}] * 5
+    assert setup_hint(verified) is None  # 3 of 8: no hint
+    line = collection_errors_line(verified)
+    assert line is not None and line.startswith(
+        "Collection errors: 3 candidates could not collect their tests at the parent nor at the commit, 3 of them "
+        "for \"the test command exited with status 4 before any test ran: ERROR: Unknown config option: "
+        "asyncio_mode\": older commits may need a pytest plugin"), line
+    assert collection_errors_line(broken[:1] + verified[3:]) is None  # one candidate: its own detail says it
+    assert setup_hint(broken) is not None and collection_errors_line(broken) is None  # most: the Hint: line
+
+
+def test_paths_before_the_message_do_not_split_the_count() -> None:
+    def rec(path: str) -> dict[str, str]:
+        why = "ImportError: cannot import name 'x' from 'pkg' (src/pkg/__init__.py)"
+        return {"reason": "reference_fails",
+                "detail": f"collection errors at the parent and at the commit: {path} ({why})"}
+    verified = [rec("tests/test_a.py"), rec("tests/test_b.py")] + [{"reason": None}] * 3
+    line = collection_errors_line(verified)
+    assert line is not None and ("2 of them for \"ImportError: cannot import name 'x' from 'pkg' "
+                                 "(src/pkg/__init__.py)\"") in line, line
