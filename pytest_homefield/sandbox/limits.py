@@ -168,11 +168,13 @@ class AgentFolders:
 
 
 class Unwalkable(Exception):
-    """A folder the walk cannot name (:func:`_entries`): ``rel`` its path below the root, ``why`` in words."""
+    """A folder the walk cannot name (:func:`_entries`): ``rel`` its path below the root, ``why`` in words,
+    ``shown`` the path as a message quotes it (its first 60 characters, then ``…`` when longer)."""
 
     def __init__(self, rel: str, why: str) -> None:
-        super().__init__(f"{why}: {rel[:60]}…" if len(rel) > 60 else f"{why}: {rel}")
         self.rel, self.why = rel, why
+        self.shown = f"{rel[:60]}…" if len(rel) > 60 else rel
+        super().__init__(f"{why}: {self.shown}")
 
 
 def _entries(root: Path) -> Iterator[tuple[str, os.stat_result]]:
@@ -259,7 +261,7 @@ def check_folders(folders: AgentFolders, limits: WriteLimits, baseline: Baseline
     try:
         return _check_folders(folders, limits, baseline or Baseline())
     except Unwalkable as exc:
-        return Fault(f"the agent left {exc.why} in its folders, which the host cannot walk ({exc.rel[:60]}…): "
+        return Fault(f"the agent left {exc.why} in its folders, which the host cannot walk ({exc.shown}): "
                      "never graded")
 
 

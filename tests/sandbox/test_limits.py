@@ -16,6 +16,7 @@ from pytest_homefield.sandbox.limits import (
     AgentFolders,
     Baseline,
     DiskWatch,
+    Unwalkable,
     WriteLimits,
     check_folders,
     filled_by,
@@ -161,3 +162,9 @@ def test_a_stream_over_the_cap_keeps_its_head_a_marker_and_its_last_lines(tmp_pa
     assert len(text) <= 4096 + marker_line
     assert tail.endswith(b'{"cost_usd": 0.5}\n') and tail.startswith(b"0")  # from a line start
     assert len(text) - marker_line + cut == sum(len(x) for x in lines)
+
+
+def test_an_unwalkable_folder_is_quoted_whole_when_short_and_cut_with_a_mark_when_long() -> None:
+    short, long = Unwalkable("a/b", "why"), Unwalkable("x" * 61, "why")
+    assert (short.shown, str(short)) == ("a/b", "why: a/b")  # no "…" after a path quoted whole
+    assert long.shown == "x" * 60 + "…" and str(long) == "why: " + long.shown
