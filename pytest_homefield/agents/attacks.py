@@ -329,6 +329,33 @@ NESTED_DEPTH = 100_000
 #: Processes the ``fork-bomb`` attack tries to hold at once (bounded: over the 512 of ``--max-procs``, far
 #: under a host's ``pid_max``; each a ``sleep 30``, all killed once it stops).
 FORK_BOMB_PROCS = 2000
+#: Folders the ``nested-folders`` attack nests in the workspace, one inside the other (atk25: 3,000 made
+#: ``shutil.rmtree`` raise ``RecursionError`` while removing the workspace, and the attempt left no result line).
+NESTED_FOLDERS = 3000
+#: The ``nested-folders`` step: each folder made from inside the one before (a path of them all is too long
+#: to name).
+NESTED_FOLDERS_STEP = f"""
+import os
+os.mkdir("homefield_attack_deep")
+os.chdir("homefield_attack_deep")
+for _ in range({NESTED_FOLDERS}):
+    os.mkdir("d")
+    os.chdir("d")
+"""
+#: The ``long-path-writes`` step: 20 nested folders of 250-character names, a path longer than the system can
+#: name (``PATH_MAX`` 4096), and 1 MiB written below them (atk25: the host's walk skipped such a folder, and 95
+#: MiB written there went uncounted past a 4 MiB cap).
+LONG_PATH_STEP = """
+import os
+os.mkdir("homefield_attack_long")
+os.chdir("homefield_attack_long")
+for i in range(20):
+    name = chr(97 + i) * 250
+    os.mkdir(name)
+    os.chdir(name)
+with open("data.bin", "wb") as f:
+    f.write(b"x" * (1 << 20))
+"""
 #: The ``fork-bomb`` step (an ``A``-step of :data:`_SCRIPT`): it starts :data:`FORK_BOMB_PROCS` children, or
 #: as many as its sandbox lets it, kills them, and reports a refused fork as its own ``agent_error``.
 FORK_BOMB = f"""
@@ -487,6 +514,11 @@ ATTACKS: tuple[Attack, ...] = (
            f"{2 * SHORT_LINES >> 20} MiB",
            lambda t: _args(steps=[["sh", f"head -c {SHORT_LINES} /dev/zero | tr '\\0' '\\n' "
                                          "> homefield_attack_lines.txt"]]), caught=("tests_failed",)),
+    # atk25: folders the host cannot walk or remove by path: the agent's fault, never skipped, never a lost line
+    Attack("nested-folders", f"nests {NESTED_FOLDERS:,} folders in the workspace, to stop its removal",
+           lambda t: _args(steps=[["py", NESTED_FOLDERS_STEP]]), caught=("agent_error",)),
+    Attack("long-path-writes", "writes 1 MiB below a path longer than the system can name, to go uncounted",
+           lambda t: _args(steps=[["py", LONG_PATH_STEP]]), caught=("agent_error",)),
     # atk20 F1: an entry of the agent's that keeps the hidden tests from being applied
     Attack("folder-at-hidden-tests", "puts a folder where each hidden test file goes, so that the hidden tests "
            "cannot be applied", _folders_at_hidden_tests, caught=("tests_failed",)),

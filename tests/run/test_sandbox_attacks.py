@@ -473,7 +473,8 @@ def test_flag_ignores_what_the_reference_fix_itself_does() -> None:
 # -- escapes from scoring, as verify --attacks runs them (issue 30) ---------------------------------
 
 ESCAPES = ["fifo-in-workspace", "stdout-flood", "sparse-gibibyte", "claim-rate-limited", "folder-swapped-for-link",
-           "unreadable-workspace", "nested-json-stdout", "many-short-lines", "fork-bomb"]
+           "unreadable-workspace", "nested-json-stdout", "many-short-lines", "fork-bomb", "nested-folders",
+           "long-path-writes"]
 
 
 @pytest.mark.parametrize("name", ESCAPES)
