@@ -25,6 +25,7 @@ from typing import Any
 from pytest_homefield.ablate.rules import RuleSet
 from pytest_homefield.ablate.tokens import count_tokens, tokenizer_name
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.report.family import REFERENCE_KINDS
 from pytest_homefield.report.power import detectable_gap
 from pytest_homefield.run.cost import history_averages
 from pytest_homefield.settings import Settings
@@ -179,7 +180,7 @@ def _plural(n: int, word: str) -> str:
 
 def _blind(a: AgentEstimate) -> bool:
     """An agent that never reads a rules file: the reference agents, and openai: (prompt and files only)."""
-    return a.spec.split(":", 1)[0] in ("oracle", "noop", "sim", "openai")
+    return a.spec.split(":", 1)[0] in REFERENCE_KINDS | {"openai"}
 
 
 def plan_lines(plan: AblationPlan, *, will_run: bool) -> list[str]:
