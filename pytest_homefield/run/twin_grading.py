@@ -19,8 +19,11 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import os
+import random
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -58,6 +61,8 @@ TWIN_LOG_BYTES = 2**20
 #: its events as the process reported them.
 CONFIRM_LOG = "confirm.log"
 CONFIRM_OUTCOMES = "confirm.outcomes.jsonl"
+#: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
+_RANDOM = random.SystemRandom()
 
 
 def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
@@ -156,7 +161,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     the process reported them); ``tests.log`` holds their log tails under a header line,
     ``outcomes.jsonl`` their events with a twin's instances under their canary ids
     (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    folders = [_fresh_copy(gdir, tmp, files) for files in plan.runs]  # every run's files before any run
+    folders = _fresh_copies(gdir, tmp, plan.runs)  # every run's files before any run, made alike at once
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -171,7 +176,9 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
         try:
-            runs = [f.result() for f in [pool.submit(one, n) for n in range(len(folders))]]  # ServiceError: raised
+            order = _RANDOM.sample(range(len(folders)), len(folders))  # no run is always started first
+            futures = {n: pool.submit(one, n) for n in order}
+            runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
         except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout
             stop_all()
             raise
@@ -201,14 +208,39 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
-    """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it, every run's
-    alike: each file's access time its modification time (atk14 A1: the grading copy itself was renamed
-    into the last run, where a file the copies had read had an access time after its change time, and a
-    test process could tell that run from the copies), the same files written after the copy."""
-    folder = copy_tree(gdir, Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w", atime_is_mtime=True)
-    for rel, data in files.items():
-        (folder / rel).write_bytes(data)
-    return folder
+    """A copy of ``gdir`` at ``<tmp>/<random>/w`` with ``files`` (path → bytes) written into it
+    (:func:`_fresh_copies` of one run)."""
+    return _fresh_copies(gdir, tmp, [files])[0]
+
+
+def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]]) -> list[Path]:
+    """One copy of ``gdir`` per run at ``<tmp>/<random>/w``, with that run's files (path → bytes) written
+    into it; every run's alike, so that a test process cannot tell its run from another's (issue 30):
+
+    - the copies are made together (:func:`~pytest_homefield.sandbox.nofollow.copy_trees`: each entry in
+      every copy before the next, in a random order of the copies per entry), not one after the other: the
+      run-order attack (``verify --attacks``) passed every test in a run whose test files were older than
+      2 s and none in a younger one, and on pypa/packaging under load the second copy took over 2 s, so
+      the first run was older and the attack was solved with no fix whenever the original test was placed
+      there (half the tasks with one canary);
+    - the runs' files are written the same way (each path in every copy before the next, the copies in a
+      random order), each with the modification and access times of the file it replaces (the time the
+      copies were made when ``gdir`` has none), so that no run's test files are newer than another's;
+    - each file's access time is its modification time (atk14 A1: the grading copy itself was renamed into
+      the last run, where a file the copies had read had an access time after its change time)."""
+    folders = [Path(tempfile.mkdtemp(prefix="g", dir=tmp)) / "w" for _ in runs]
+    nofollow.copy_trees(gdir, folders, atime_is_mtime=True)
+    now = time.time_ns()
+    for rel in dict.fromkeys(rel for files in runs for rel in files):
+        try:
+            stamp = os.stat(gdir / rel, follow_symlinks=False).st_mtime_ns
+        except OSError:  # a file of the runs alone
+            stamp = now
+        for n in _RANDOM.sample(range(len(runs)), len(runs)):
+            if rel in runs[n]:
+                (folders[n] / rel).write_bytes(runs[n][rel])
+                os.utime(folders[n] / rel, ns=(stamp, stamp))
+    return folders
 
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,

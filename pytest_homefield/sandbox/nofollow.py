@@ -34,18 +34,21 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import random
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 __all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
            "write_bytes", "make_dirs", "remove", "remove_tree", "rmdir", "walk", "same_entry", "copy_entry",
-           "copy_tree", "restore_access", "MAX_DEPTH"]
+           "copy_tree", "copy_trees", "restore_access", "MAX_DEPTH"]
 
 #: Folders nested deeper than this are refused (each level holds one descriptor while it is walked).
 MAX_DEPTH = 256
+#: The order in which :func:`copy_trees` makes an entry in its destinations (seeded from the OS).
+_RANDOM = random.SystemRandom()
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -600,19 +603,23 @@ def _copy_data(f: int, out: int, size: int) -> None:
             view = view[os.write(out, view):]
 
 
-def _copy_file(src_fd: int, dest_fd: int, name: str, rel: str, dest_name: str | None = None,
+def _copy_file(src_fd: int, dest_fds: int | Sequence[int], name: str, rel: str, dest_name: str | None = None,
                atime_is_mtime: bool = False) -> None:
+    """Copy file ``name`` of ``src_fd`` into each folder of ``dest_fds`` in turn (one source read per
+    destination, in the order given), permission bits and modification time kept."""
     f = _open_file(src_fd, name, rel)
     try:
         st = os.fstat(f)
-        out = os.open(dest_name or name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                      0o600, dir_fd=dest_fd)
-        try:
-            _copy_data(f, out, st.st_size)
-            os.fchmod(out, stat.S_IMODE(st.st_mode))
-            os.utime(out, ns=(st.st_mtime_ns if atime_is_mtime else st.st_atime_ns, st.st_mtime_ns))
-        finally:
-            os.close(out)
+        for dest_fd in (dest_fds,) if isinstance(dest_fds, int) else dest_fds:
+            out = os.open(dest_name or name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          0o600, dir_fd=dest_fd)
+            try:
+                os.lseek(f, 0, os.SEEK_SET)
+                _copy_data(f, out, st.st_size)
+                os.fchmod(out, stat.S_IMODE(st.st_mode))
+                os.utime(out, ns=(st.st_mtime_ns if atime_is_mtime else st.st_atime_ns, st.st_mtime_ns))
+            finally:
+                os.close(out)
     finally:
         os.close(f)
 
@@ -655,50 +662,81 @@ def copy_tree(src: Path | str, dest: Path | str, *, atime_is_mtime: bool = False
     Raises ``FileExistsError`` when ``dest`` is a folder that is not empty, ``OSError`` (``EINVAL``) for a
     special file (fifo, socket, device) in ``src``, ``OSError`` (``ELOOP``)
     for folders nested deeper than :data:`MAX_DEPTH`."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
+    return copy_trees(src, [dest], atime_is_mtime=atime_is_mtime)[0]
+
+
+def copy_trees(src: Path | str, dests: Sequence[Path | str], *, atime_is_mtime: bool = False) -> list[Path]:
+    """Copy folder ``src`` into every folder of ``dests`` at once, as :func:`copy_tree` copies it into one:
+    entry by entry, each entry made in every destination before the next, **in a fresh random order of the
+    destinations for each entry** (:mod:`secrets`). So no copy is older than another: an entry's change time
+    and inode are within a few microseconds of its copies', and which copy got it first is a coin toss per
+    entry (the canary twin runs of a grading, issue 30: copies made one after the other let a test process
+    tell the older copy by its files' age, and pass every test there and none in the other). Returns
+    ``dests`` as paths. Raises as :func:`copy_tree`."""
+    paths = [Path(d) for d in dests]
+    for d in paths:
+        d.mkdir(parents=True, exist_ok=True)
     sfd = _open_root(src)
+    dfds: list[int] = []
     try:
-        dfd = _open_root(dest)
-        try:
-            if os.listdir(dfd):
-                raise FileExistsError(f"copy destination is not empty: {dest}")
-            _copy_dir(sfd, dfd, "", 0, atime_is_mtime)
+        for d in paths:
+            dfds.append(_open_root(d))
+            if os.listdir(dfds[-1]):
+                raise FileExistsError(f"copy destination is not empty: {d}")
+        _copy_dir(sfd, dfds, "", 0, atime_is_mtime)
+        for dfd in _shuffled(dfds):
             os.fchmod(dfd, stat.S_IMODE(os.fstat(sfd).st_mode))
-        finally:
-            os.close(dfd)
     finally:
+        for dfd in dfds:
+            os.close(dfd)
         os.close(sfd)
-    return dest
+    return paths
 
 
-def _copy_dir(sfd: int, dfd: int, prefix: str, depth: int, atime_is_mtime: bool = False) -> None:
+def _shuffled(fds: list[int]) -> list[int]:
+    """``fds`` in a fresh random order (itself when there is one)."""
+    if len(fds) < 2:
+        return fds
+    out = list(fds)
+    _RANDOM.shuffle(out)
+    return out
+
+
+def _copy_dir(sfd: int, dfds: list[int], prefix: str, depth: int, atime_is_mtime: bool = False) -> None:
     if depth > MAX_DEPTH:
         raise OSError(errno.ELOOP, f"folders nested deeper than {MAX_DEPTH}: {prefix}")
     for name, st in _listing(sfd):
         rel = f"{prefix}{name}"
         kind = _kind(st.st_mode)
+        order = _shuffled(dfds)
         if kind == "dir":
             try:
                 s2 = _open_sub(sfd, name, rel)
             except LinkInTheWay:  # swapped for a link since the listing: copied as the link it is now
-                os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
+                target = os.readlink(name, dir_fd=sfd)
+                for dfd in order:
+                    os.symlink(target, name, dir_fd=dfd)
                 continue
             except FileNotFoundError:  # removed since the listing
                 continue
+            subs: list[int] = []
             try:
-                os.mkdir(name, 0o700, dir_fd=dfd)
-                d2 = _open_sub(dfd, name, rel)
-                try:
-                    _copy_dir(s2, d2, f"{rel}/", depth + 1, atime_is_mtime)
-                    os.fchmod(d2, stat.S_IMODE(os.fstat(s2).st_mode))
-                finally:
-                    os.close(d2)
+                for dfd in order:
+                    os.mkdir(name, 0o700, dir_fd=dfd)
+                    subs.append(_open_sub(dfd, name, rel))
+                _copy_dir(s2, subs, f"{rel}/", depth + 1, atime_is_mtime)
+                mode = stat.S_IMODE(os.fstat(s2).st_mode)
+                for d2 in _shuffled(subs):
+                    os.fchmod(d2, mode)
             finally:
+                for d2 in subs:
+                    os.close(d2)
                 os.close(s2)
         elif kind == "link":
-            os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd)
+            target = os.readlink(name, dir_fd=sfd)
+            for dfd in order:
+                os.symlink(target, name, dir_fd=dfd)
         elif kind == "file":
-            _copy_file(sfd, dfd, name, rel, atime_is_mtime=atime_is_mtime)
+            _copy_file(sfd, order, name, rel, atime_is_mtime=atime_is_mtime)
         else:
             raise OSError(errno.EINVAL, f"not a regular file, folder or symlink ({kind}): {rel}")

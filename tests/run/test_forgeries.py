@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.reference import OracleAgent
 from pytest_homefield.records import Result, Task
+from pytest_homefield.run import twin_grading
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import grade
 from pytest_homefield.run.twin_grading import CANARIES_FILE
@@ -216,3 +219,29 @@ def test_the_runs_of_a_grading_start_together_so_none_is_first(fx: Fixture, task
     # more than the payload's 2 s after its files were written; it then passes everything there, the twin
     # too, and is caught as forged (speed22 saw it at load 13): a catch as well, never a solve
     assert g.canaries == 1 and g.outcome in ("tests_failed", "forged"), g
+
+
+def test_the_runs_files_are_made_alike_so_no_run_is_older(tmp_path: Path) -> None:
+    """pypa/packaging under load (verify --attacks): the second run's copy took over 2 s, the run-order attack
+    passed every test in the first run (test files older than 2 s) and none in the second, and was solved with
+    no fix when the original test was placed first. Now a run's test files, the ones rewritten for its twins
+    too, have the times of the grading copy's, and their copies were made together, in no fixed order."""
+    gdir = tmp_path / "g"
+    (gdir / "tests").mkdir(parents=True)
+    for i in range(100):
+        (gdir / "tests" / f"test_{i}.py").write_text(f"def test_{i}(): pass\n")
+    os.utime(gdir / "tests" / "test_0.py", ns=(5_000_000_000, 7_000_000_000))
+    runs = [{"tests/test_0.py": b"# run 1\n", "tests/new.py": b"x = 1\n"}, {"tests/test_0.py": b"# run 2\n"}]
+    one, two = twin_grading._fresh_copies(gdir, tmp_path, runs)
+    assert one.name == two.name == "w" and one.parent != two.parent
+    for folder in (one, two):  # a rewritten file keeps the grading copy's times, whichever run
+        st = os.stat(folder / "tests/test_0.py")
+        assert (st.st_atime_ns, st.st_mtime_ns) == (7_000_000_000, 7_000_000_000)
+    assert (one / "tests/test_0.py").read_bytes() == b"# run 1\n"
+    assert (two / "tests/test_0.py").read_bytes() == b"# run 2\n"
+    assert (one / "tests/new.py").stat().st_mtime_ns <= time.time_ns() and not (two / "tests/new.py").exists()
+    names = [f"tests/test_{i}.py" for i in range(1, 100)]
+    numbered = [os.lstat(gdir / n).st_ino for n in names]
+    if numbered == sorted(numbered):  # inodes numbered as made (ext4): one after the other would be 99 or 0
+        lower = sum(os.lstat(one / n).st_ino < os.lstat(two / n).st_ino for n in names)
+        assert 15 < lower < 85, lower
