@@ -168,6 +168,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     events: list[str] = []
 
     def one(n: int) -> TestRun:
+        _restamp(folders[n])  # its files' change times: now, just before its process starts
         # host-only: the test process writes its own private folder
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -241,6 +242,19 @@ def _fresh_copies(gdir: Path, tmp: Path, runs: Sequence[Mapping[str, bytes]]) ->
                 (folders[n] / rel).write_bytes(runs[n][rel])
                 os.utime(folders[n] / rel, ns=(stamp, stamp))
     return folders
+
+
+def _restamp(folder: Path) -> None:
+    """Set every entry's change time under ``folder`` (itself included) to now, keeping its access and
+    modification times: done by each run's thread just before its process starts, so that its files are as
+    old at its start as another run's at that one's, however late a loaded machine starts one of them (atk26:
+    a run started over 2 s after the other, and a test process reading its files' change times, which no
+    call can set back, could tell it). Never follows a link."""
+    for top, dirs, files in os.walk(folder):  # never into a link to a folder
+        for name in (top, *(os.path.join(top, n) for n in (*dirs, *files))):
+            with contextlib.suppress(OSError):
+                st = os.lstat(name)
+                os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
 
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,

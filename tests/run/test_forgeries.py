@@ -245,3 +245,25 @@ def test_the_runs_files_are_made_alike_so_no_run_is_older(tmp_path: Path) -> Non
     if numbered == sorted(numbered):  # inodes numbered as made (ext4): one after the other would be 99 or 0
         lower = sum(os.lstat(one / n).st_ino < os.lstat(two / n).st_ino for n in names)
         assert 15 < lower < 85, lower
+
+
+def test_a_run_s_files_are_restamped_just_before_it_starts(tmp_path: Path) -> None:
+    """atk26: under load one run started over 2 s after the other, and its files' change times (which no call
+    sets back) told it. Each run's thread sets them to now just before its process starts, keeping the access
+    and modification times, links not followed."""
+    gdir = tmp_path / "g"
+    (gdir / "tests").mkdir(parents=True)
+    (gdir / "tests" / "test_a.py").write_text("def test_a(): pass\n")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "f.txt").write_text("host\n")
+    (gdir / "tests" / "up").symlink_to(tmp_path / "outside")
+    os.utime(gdir / "tests" / "test_a.py", ns=(3_000_000_000, 3_000_000_000))
+    one, two = twin_grading._fresh_copies(gdir, tmp_path, [{}, {}])
+    time.sleep(0.05)
+    twin_grading._restamp(one)
+    for rel in ["", "tests", "tests/test_a.py", "tests/up"]:  # 50 ms newer (less a coarse clock's tick)
+        assert os.lstat(one / rel).st_ctime_ns - os.lstat(two / rel).st_ctime_ns > 30_000_000, rel
+    st = os.lstat(one / "tests" / "test_a.py")
+    assert (st.st_atime_ns, st.st_mtime_ns) == (3_000_000_000, 3_000_000_000)
+    for host in (tmp_path / "outside", tmp_path / "outside" / "f.txt"):  # never through the link (tests/up)
+        assert os.lstat(one / "tests" / "test_a.py").st_ctime_ns - os.lstat(host).st_ctime_ns > 30_000_000
