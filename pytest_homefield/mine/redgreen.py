@@ -95,7 +95,9 @@ __all__ = [
 #: commit whose tests held more than that across processes was green before and is red now. 10: the commit
 #: runs are the parent after ``setup_cmd`` plus the commit's changes, as grading builds the reference fix
 #: (nu22: a task whose fix changes what setup_cmd generates was kept, and its oracle failed at grading).
-VERIFY_VERSION = 10
+#: 11: a twin leaves its function's PASS_TO_PASS instances as they are, else a sentinel
+#: (:mod:`~pytest_homefield.sandbox.canary_rows`, atk26): a task's canaries and unprotected functions differ.
+VERIFY_VERSION = 11
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never

@@ -60,6 +60,7 @@ from pytest_homefield.sandbox.canaries import (
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
 from pytest_homefield.sandbox.canary_io import file_alike, keep_relation
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
+from pytest_homefield.sandbox.canary_rows import NOT_ROWS, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
     definition_runners,
     is_unittest,
@@ -118,6 +119,10 @@ class TwinPlan(CanaryPlan):
     #: path → how the planner cut each test file holding a group, for a confirmation run
     #: (:func:`~pytest_homefield.sandbox.twin_together.together`); not in :meth:`to_dict`.
     layouts: dict[str, FileLayout] = field(default_factory=dict, repr=False, compare=False)
+    #: group → its PASS_TO_PASS instance ids, which its twins leave as they are
+    #: (:func:`~pytest_homefield.sandbox.canary_rows.rows_only`): a run holding a twin reports them as
+    #: themselves, the original's.
+    kept: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def selectors(self) -> list[str]:
         """The group functions: what every targeted run of mining selects (all their parameter sets)."""
@@ -138,7 +143,8 @@ class TwinPlan(CanaryPlan):
                 continue
             for tid, o in outcomes.items():
                 source = function_id(tid)
-                j = self.placement[source][r] if source in self.placement else 0
+                j = self.placement[source][r] if source in self.placement and tid not in self.kept.get(source, ()) \
+                    else 0
                 if j == 0:
                     out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
                 else:
@@ -153,13 +159,13 @@ class TwinPlan(CanaryPlan):
     def rename(self, run: int, nodeid: str) -> str:
         """``nodeid`` as reported by run ``run``, in the plan's ids: a twin's instance gets its canary id."""
         source = function_id(nodeid)
-        j = self.placement[source][run] if source in self.placement else 0
+        j = self.placement[source][run] if source in self.placement and nodeid not in self.kept.get(source, ()) else 0
         return nodeid if j == 0 else f"{source}{TWIN_MARK}{j}{nodeid[len(source):]}"
 
     def to_dict(self) -> dict[str, Any]:
         """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run)."""
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
-                "unprotected": list(self.unprotected)}
+                "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()}}
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
@@ -202,7 +208,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None,
                    twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
                    before=_parent_module(parent, path),
-                   graded=graded, every=every,
+                   graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())),
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else ())
@@ -335,7 +341,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
                graded: Collection[str] | None = None, every: Collection[str] = (),
                exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
-               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> None:
+               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
+               ids: tuple[Sequence[str], Sequence[str]] = ((), ())) -> None:
     encoding, text, tree, lines = read_source(file)
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
@@ -356,6 +363,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     parents: dict[str, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
     taken: set[int] = set()
     aliases: dict[str, list[str]] = {}  # a shared definition's group → the other classes' function ids
+    not_rows: set[str] = set()  # functions with PASS_TO_PASS instances no twin leaves as they are
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -395,6 +403,13 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             # which a test process holding the parent's test tells (a sentinel is told by anyone)
             site = pick(None)
             plan.unprotected += [fid] if site is not None else []
+        if site is not None and any(i.startswith(fid + "[") for i in ids[1]):
+            # instances the parent passes already: a twin changing them is told by running them (atk26)
+            site = rows_only(site, node, fid, ids[0], ids[1], twins, rng)
+            if site is None:
+                not_rows.add(fid)
+            else:
+                plan.kept[fid] = frozenset(i for i in ids[1] if i.startswith(fid + "["))
         found[fid] = (node, *span, site)
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
@@ -426,7 +441,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             plan.unprotected.append(fid)  # a twin that rewrites a line of the parent's test: told by a diff
         if site is None:
             how = (forced_how or "sentinel: the reference fix failed with its twins") if fid in forced \
-                else "sentinel: no assertion"
+                else NOT_ROWS if fid in not_rows else "sentinel: no assertion"
             first = lines[node.lineno - 1]
             indent = first[:len(first) - len(first.lstrip())]
             unittest = tree is not None and is_unittest(tree, classes)

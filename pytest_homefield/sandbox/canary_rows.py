@@ -1,0 +1,176 @@
+"""A twin leaves its function's PASS_TO_PASS instances as they are (docs/contracts.md §7, issue 30, atk26).
+
+A parametrized FAIL_TO_PASS function often holds instances the parent's code passes already: the task's
+PASS_TO_PASS ids of the same function (``test_sign[5-1]`` beside the fixed ``test_sign[0-0]``). A twin
+that changes what those instances check (a parametrize column deranged or made up on every row, a
+negated assertion, a literal every row compares with) fails them with the parent's code, where the
+original passes them. The graded code *is* the parent's code plus the agent's, so a test process can
+run every instance of a function unchanged and see whether any passes: it passes in the original's run
+and in no twin's. atk26's forger passed every instance of a function when one of them passed unchanged
+and ran the rest as they were: solved on every seed with no fix, never ``forged``, no twin hit, no
+channel between the runs.
+
+So the site of such a function is kept only when it is a ``parametrize`` column whose twins change the
+rows of FAIL_TO_PASS instances alone (:func:`rows_only`): the rows are matched to the task's ids by
+pytest's own id maker, every id of the function must be the task's, and a changed row may not take a
+PASS_TO_PASS row's id. Else the function gets a sentinel (told by its shape, so it is listed as
+unprotected): no twin is better than one the parent's code tells.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import random
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from pytest_homefield.sandbox.canary_sites import Site
+from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
+
+__all__ = ["NOT_ROWS", "rows_only", "row_ids"]
+
+#: The ``how`` of the sentinel a function with PASS_TO_PASS instances gets when no twin leaves them as
+#: they are.
+NOT_ROWS = "sentinel: a twin would change its PASS_TO_PASS instances"
+
+
+def _names(dec: ast.Call) -> list[str] | None:
+    try:
+        names = ast.literal_eval(dec.args[0])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        return None
+    return list(names)
+
+
+def _rows(dec: ast.Call, width: int) -> list[tuple[Any, ...]] | None:
+    """The literal rows of a ``parametrize`` decorator, each as a tuple of ``width`` values."""
+    if not isinstance(dec.args[1], (ast.List, ast.Tuple)):
+        return None
+    out: list[tuple[Any, ...]] = []
+    for row in dec.args[1].elts:
+        try:
+            value = ast.literal_eval(row)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None  # pytest.param(…) or a computed row
+        if width == 1:
+            out.append((value,))
+        elif isinstance(value, (tuple, list)) and len(value) == width:
+            out.append(tuple(value))
+        else:
+            return None
+    return out
+
+
+def row_ids(names: Sequence[str], rows: Sequence[tuple[Any, ...]],
+            ids: Sequence[Any] | None = None) -> list[str] | None:
+    """pytest's instance ids of ``rows`` (its own id maker, as collection makes them), ``None`` when it
+    cannot tell (an API this pytest lacks, a value it refuses)."""
+    try:
+        from _pytest.mark.structures import ParameterSet
+        from _pytest.python import IdMaker
+
+        sets = [ParameterSet.extract_from(row if len(names) > 1 else row[0], force_tuple=len(names) == 1)
+                for row in rows]
+        wanted = inspect.signature(IdMaker).parameters
+        given: dict[str, Any] = {"argnames": list(names), "parametersets": sets, "idfn": None, "ids": ids,
+                                 "config": None, "nodeid": None, "func_name": None}
+        maker = IdMaker(**{k: v for k, v in given.items() if k in wanted})
+        return [str(i) for i in maker.make_unique_parameterset_ids()]
+    except Exception:
+        return None
+
+
+def _decorator_of(node: ast.FunctionDef | ast.AsyncFunctionDef, rows: ast.AST) -> ast.Call | None:
+    for dec in node.decorator_list:
+        if isinstance(dec, ast.Call) and len(dec.args) >= 2 and dec.args[1] is rows:
+            return dec
+    return None
+
+
+def _column(site: Site, width: int, original: Sequence[tuple[Any, ...]]) -> int | None:
+    """The one column the site's (first) twin changes."""
+    try:
+        twin = ast.literal_eval(site.twins[0][0])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, IndexError):
+        return None
+    rows = [(r,) if width == 1 else tuple(r) for r in twin]
+    if len(rows) != len(original):
+        return None
+    cols = {c for a, b in zip(original, rows, strict=True) for c in range(width) if repr(a[c]) != repr(b[c])}
+    return cols.pop() if len(cols) == 1 else None
+
+
+def _text(rows: ast.List | ast.Tuple, at: int, width: int, values: dict[int, Any]) -> str:
+    new = ast.parse(ast.unparse(rows), mode="eval").body
+    assert isinstance(new, (ast.List, ast.Tuple))
+    for i, value in values.items():
+        cell = ast.parse(repr(value), mode="eval").body
+        if width == 1:
+            new.elts[i] = cell
+        else:
+            new.elts[i].elts[at] = cell  # type: ignore[attr-defined]
+    return ast.unparse(new)
+
+
+def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_pass: Collection[str],
+              pass_to_pass: Collection[str], k: int, rng: random.Random) -> Site | None:
+    """``site`` remade so that its twins change only the rows of ``node``'s FAIL_TO_PASS instances, for
+    a function ``fid`` with PASS_TO_PASS instances (``pass_to_pass``: the task's ids); ``None`` when
+    that cannot be made (the site is no ``parametrize`` column of a single decorator, the rows do not
+    match the task's ids one for one, or no twin keeps its changed rows' ids off the PASS_TO_PASS ones)."""
+    kept = {i for i in pass_to_pass if i.startswith(fid + "[")}
+    if site is None or not kept:
+        return site
+    dec = _decorator_of(node, site.node)
+    calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
+    if dec is None or site.others or not isinstance(site.node, (ast.List, ast.Tuple)) \
+            or sum("parametrize" in ast.unparse(d.func) for d in calls) != 1:
+        return None
+    names = _names(dec)
+    rows = _rows(dec, len(names)) if names else None
+    explicit = next((kw.value for kw in dec.keywords if kw.arg == "ids"), None)
+    try:
+        ids_arg = None if explicit is None else list(ast.literal_eval(explicit))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if names is None or rows is None or any(kw.arg not in ("ids",) for kw in dec.keywords):
+        return None
+    made = row_ids(names, rows, ids_arg)
+    ours = {i for i in fail_to_pass if i.startswith(fid + "[")}
+    if made is None or {f"{fid}[{i}]" for i in made} != ours | kept or len(set(made)) != len(made):
+        return None
+    at = _column(site, len(names), rows)
+    if at is None:
+        return None
+    change = [n for n, i in enumerate(made) if f"{fid}[{i}]" in ours]
+    values = [rows[n][at] for n in change]
+    # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up
+    drawn: list[tuple[dict[int, Any], bool]] = []
+    for perm in derangements(values, k, rng):
+        drawn.append(({change[j]: values[p] for j, p in enumerate(perm)}, all(is_small(values[p]) for p in perm)))
+    if len(drawn) < k:
+        alts = [alternatives(v, k - len(drawn), rng) for v in values]
+        for j in range(min((len(a) for a in alts), default=0)):
+            drawn.append(({change[n]: a[j] for n, a in enumerate(alts)}, True))
+    twins: list[tuple[str, str]] = []
+    excusable: list[bool] = []
+    for pick, small in drawn:
+        new_rows = [tuple(pick[n] if c == at and n in pick else v for c, v in enumerate(row))
+                    for n, row in enumerate(rows)]
+        new_ids = row_ids(names, new_rows, ids_arg)
+        if new_ids is None or any(f"{fid}[{new_ids[n]}]" in kept for n in change):
+            continue
+        assert isinstance(site.node, (ast.List, ast.Tuple))
+        shown = ", ".join(repr(pick[n])[:20] for n in change)
+        twins.append((_text(site.node, at, len(names), pick),
+                      f"expected {names[at]} of each FAIL_TO_PASS parameter set -> {shown} "
+                      f"(its PASS_TO_PASS sets as they are)"[:120]))
+        excusable.append(small)
+    if not twins:
+        return None
+    return Site(site.node, site.original, twins, True, excusable=excusable)
