@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import copy_mined, homefield
+from helpers.e2e_repo import MINED_STABILITY, copy_mined, homefield
 from helpers.shared_repo import built_once
 
 from pytest_homefield.store import read_jsonl
@@ -50,7 +50,7 @@ def test_mine_finds_the_tasks(mined: Path) -> None:
 def test_mine_is_stable_under_xdist(mined: Path, tmp_path: Path) -> None:
     repo = copy_mined(mined, tmp_path / "repo")
     before = {t["id"]: t for t in tasks(repo)}
-    proc = homefield(repo, "mine", "--stability-runs", "2", "-n", "0")
+    proc = homefield(repo, "mine", "--stability-runs", MINED_STABILITY, "-n", "0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     after = {t["id"]: t for t in tasks(repo)}
     strip = lambda t: {k: v for k, v in t.items() if k != "verify"}  # noqa: E731

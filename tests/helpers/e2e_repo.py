@@ -76,6 +76,12 @@ def build(dest: Path) -> Path:
 UNUSED_PLUGINS = "-p no:hypothesispytest -p no:benchmark -p no:anyio"
 
 
+#: ``--stability-runs`` of the session's mined fixture (tests/conftest.py ``mined``): a test that mines its
+#: copy again passes the same, so that every verification of the fixture is reused (the verification key
+#: holds it, docs/contracts.md §7) and only what the test adds is verified.
+MINED_STABILITY = "1"
+
+
 def copy_mined(mined: Path, dest: Path) -> Path:
     """A copy of the mined fixture repository at ``dest`` (symlinks kept) without its ``.homefield/runs``:
     its tasks, a fresh place to run them."""

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.e2e_repo import cli_env, git, homefield
+from helpers.e2e_repo import MINED_STABILITY, cli_env, git, homefield
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.store import read_jsonl
@@ -142,7 +142,7 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path, shuffled
     product's, put back after every plugin."""
     repo = tmp_path / "repo"
     shutil.copytree(mined, repo, symlinks=True)
-    args = ["mine", "--stability-runs", "2", "-n", "0", "--stop-after-tasks", "1"]
+    args = ["mine", "--stability-runs", MINED_STABILITY, "-n", "0", "--stop-after-tasks", "1"]
     if shuffled:
         (tmp_path / "plugins").mkdir()
         (tmp_path / "plugins" / "homefield_test_shuffler.py").write_text(SHUFFLER)
@@ -181,7 +181,8 @@ def test_time_budget_stops_verifications_in_flight(mined: Path, tmp_path: Path, 
         git(repo, "add", "calc", "tests")
         git(repo, "commit", "-q", "-m", f"Add h{n} returning the number {n}", date=f"2026-02-0{n}T12:00:00+00:00")
     started = time.monotonic()
-    proc = homefield(repo, "mine", "--stability-runs", "2", "-n", workers, "--time-budget", f"{budget}s", timeout=180)
+    proc = homefield(repo, "mine", "--stability-runs", MINED_STABILITY, "-n", workers, "--time-budget", f"{budget}s",
+                     timeout=180)
     elapsed = time.monotonic() - started
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr

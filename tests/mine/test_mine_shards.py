@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import MINED_STABILITY, homefield
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import write_meta
@@ -32,13 +32,13 @@ def _only_mine(repo: Path) -> Path:
 
 @pytest.mark.slow
 def test_three_mining_shards_merged_equal_one_mine(mined: Path, tmp_path: Path) -> None:
-    # `mined` is the fixture repository mined unsharded (--stability-runs 2), once per test session
+    # `mined` is the fixture repository mined unsharded (--stability-runs MINED_STABILITY), once per session
     one = _only_mine(mined)
     machines = []
     for k in (1, 2, 3):
         machine = tmp_path / f"machine{k}"
         shutil.copytree(mined, machine, symlinks=True, ignore=shutil.ignore_patterns(".homefield"))
-        proc = homefield(machine, "mine", "--stability-runs", "2", "-n", "0", "--shard", f"{k}/3")
+        proc = homefield(machine, "mine", "--stability-runs", MINED_STABILITY, "-n", "0", "--shard", f"{k}/3")
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert f"Shard {k}/3: " in proc.stdout and "homefield mine --merge DIR" in proc.stdout
         assert json.loads((_only_mine(machine) / "meta.json").read_text())["shard"] == f"{k}/3"
