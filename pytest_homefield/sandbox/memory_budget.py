@@ -49,8 +49,10 @@ __all__ = ["MIB", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", 
            "held_fds", "machine_mb", "reserve", "waited_s", "margin_mb", "POLL_S", "largest_mb"]
 
 MIB = 1 << 20
-#: Seconds between two looks at the budget while waiting for memory.
+#: Seconds between two looks at the budget (or the gate) while waiting for memory.
 POLL_S = 0.05
+#: Seconds waited for the gate before that is said (a reserver holds it for some 40 µs).
+SAY_AFTER_S = 1.0
 #: The budget file and the gate, in the phase lock's folder.
 BUDGET_FILE = "memory"
 GATE_FILE = "memory-gate"
@@ -229,8 +231,9 @@ class MemoryBudget:
 
     def take(self, mb: int, *, say: Callable[[str], bool] | None = None) -> tuple[int, float]:
         """Wait until ``mb`` MiB of the budget are free, lock them; returns ``(descriptor holding them, seconds
-        waited)``. ``say`` is called with a line when it has to wait (once: it returns whether the line was shown), and
-        once more when it got the memory after a line shown. Raises :class:`BudgetTooSmall` when
+        waited)``. ``say`` is called with a line when it has to wait for memory, or for the gate over
+        :data:`SAY_AFTER_S` (once; it returns whether the line was shown), and once more when it got the memory
+        after a line shown. Raises :class:`BudgetTooSmall` when
         ``mb`` is more than the whole budget, :class:`OSError` when the files cannot be used; an interrupt
         while waiting leaves nothing held."""
         assert self.total_mb is not None
@@ -242,14 +245,18 @@ class MemoryBudget:
         fd = -1
         said = asked = False
         try:
-            try:
-                fcntl.flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                if say is not None:
-                    said = say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, another "
-                        f"reservation is waiting before it (budget {self.total_mb} MiB, --max-total-memory-mb)")
-                asked = True
-                fcntl.flock(gate, fcntl.LOCK_EX)
+            while True:  # every reserver holds the gate for some 40 µs: only a wait of a second is said
+                try:
+                    fcntl.flock(gate, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    pass
+                if not asked and time.monotonic() - t0 >= SAY_AFTER_S:
+                    asked = True
+                    if say is not None:
+                        said = say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, another "
+                                   f"reservation waits before it (budget {self.total_mb} MiB, --max-total-memory-mb)")
+                time.sleep(POLL_S)
             fd = self._open(BUDGET_FILE)
             while True:
                 free = free_ranges(fd, 0, self.total_mb)
@@ -258,8 +265,9 @@ class MemoryBudget:
                 if say is not None and not asked:
                     asked = True
                     held = self.total_mb - sum(b - a for a, b in free)
-                    said = said or say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, {held} of "
-                        f"{self.total_mb} MiB held by sandboxes running now (--max-total-memory-mb)")
+                    said = said or say(f"homefield: waiting for the machine's memory budget: {mb} MiB asked, "
+                                       f"{held} of {self.total_mb} MiB held by sandboxes running now "
+                                       "(--max-total-memory-mb)")
                 time.sleep(POLL_S)
             need = mb
             for a, b in free:  # the gate is held: nobody else locks bytes now, holders only give back

@@ -50,7 +50,7 @@ print(json.dumps(results))
 def _machine(budget_mb: int, tmp_path: Path) -> dict[str, list[int]]:
     root = proccap.memory_root()
     assert root is not None
-    machine = root / f"homefield-machine-{os.getpid()}-{time.monotonic_ns()}"
+    machine = root / f"test-machine-{os.getpid()}-{time.monotonic_ns()}"  # not homefield-: no sandbox's cgroup
     machine.mkdir()
     try:
         (machine / "memory.limit_in_bytes").write_text(str(512 << 20))
