@@ -45,6 +45,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, _session_of, phase_folder, session_label
+from pytest_homefield.sandbox.proccap import memory_root
+
 __all__ = ["MIB", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", "configure", "default_budget_mb",
            "held_fds", "machine_mb", "reserve", "waited_s", "margin_mb", "POLL_S", "largest_mb"]
 
@@ -90,8 +93,6 @@ def machine_mb() -> int | None:
     """MiB of memory the sandboxes' cgroups draw from: the machine's ``MemTotal``, or the limit of the cgroup
     they are made under (:func:`~.proccap.memory_root`) when that is smaller; ``None`` when unknown."""
     total = _meminfo_mb()
-    from pytest_homefield.sandbox.proccap import memory_root  # not at import: the probe makes a cgroup
-
     root = memory_root()
     for name in ("memory.limit_in_bytes", "memory.max"):
         if root is None:
@@ -209,8 +210,6 @@ class MemoryBudget:
     phase lock's, :func:`~.phases.phase_folder`)."""
 
     def __init__(self, folder: Path | None = None, total_mb: int | None = None) -> None:
-        from pytest_homefield.sandbox.phases import phase_folder
-
         self.folder = folder if folder is not None else phase_folder()
         total = total_mb if total_mb is not None else budget_mb()
         self.total_mb = int(total) if total is not None else None
@@ -292,8 +291,6 @@ def _say(line: str) -> bool:
     """Say ``line`` through the session's notice of the phase lock (:func:`~.phases.set_notice`: a line on the
     terminal) unless a process of this session said that it waits for memory less than a minute ago
     (:meth:`~.phases.PhaseLock._first_to_say`); whether it was said."""
-    from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, _session_of, session_label
-
     if not _NOTICE:
         return False
     try:
