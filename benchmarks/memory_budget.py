@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -41,7 +42,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--holders", type=int, default=8)
     args = ap.parse_args()
-    os.environ[PHASE_DIR_VAR] = tempfile.mkdtemp(prefix="hf-bench-budget-")
+    folder = tempfile.mkdtemp(prefix="hf-bench-budget-")
+    os.environ[PHASE_DIR_VAR] = folder
     memory_budget.configure(4096 + 512 * args.holders + 1024)
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
@@ -78,6 +80,7 @@ def main() -> int:
         stop.set()
         for p in holders:
             p.join(10)
+        shutil.rmtree(folder, ignore_errors=True)
     return 0
 
 
