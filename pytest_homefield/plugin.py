@@ -23,6 +23,7 @@ from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.settings import (
     MODE_OPTIONS,
+    Settings,
     add_pytest_options,
     flags_from_pytest,
     parse_duration,
@@ -96,6 +97,21 @@ def protect_repository(root: Path, *, note: bool) -> None:
               "every test run and sandbox (a folder inside it is taken from the copy under test)", file=sys.stderr)
 
 
+def _budget_memory(settings: Settings) -> None:
+    """This process's machine-wide memory budget (``--max-total-memory-mb``, sandbox/memory_budget.py); one
+    smaller than the largest set of sandboxes that run at once is refused at start (a usage error, one line),
+    never a wait for ever."""
+    from pytest_homefield.sandbox import memory_budget
+    from pytest_homefield.sandbox.twin_runs import RUNS
+
+    largest = memory_budget.largest_mb(settings.max_test_memory_mb, settings.max_agent_memory_mb,
+                                       len(settings.services), RUNS)
+    try:
+        memory_budget.configure(settings.max_total_memory_mb, largest)
+    except memory_budget.BudgetTooSmall as exc:
+        raise pytest.UsageError(f"pytest-homefield: {exc}") from None
+
+
 def _say_phase_waits(config: pytest.Config) -> None:
     """The session's lines about the machine's phase lock (:func:`pytest_homefield.sandbox.phases.set_notice`):
     on stderr past pytest's output capture (an attempt waits inside an item), from a worker too; and how this
@@ -145,6 +161,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_homefield.sandbox.proccap import configure as cap_processes
 
     cap_processes(settings.max_procs, settings.max_agent_memory_mb)  # every sandbox this process wraps (a worker's too)
+    _budget_memory(settings)
     _say_phase_waits(config)
     plugin: Any
     if ablate:

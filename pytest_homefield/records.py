@@ -316,8 +316,8 @@ class Result:
     turns: int | None = None
     wall_s: float = 0.0
     test_s: float = 0.0
-    #: seconds waited for the machine's phase lock before the agent's work and before its grading
-    #: (in neither ``wall_s`` nor ``test_s``; docs/contracts.md §9)
+    #: seconds waited for the machine's phase lock before the agent's work and before its grading, and for the
+    #: machine's memory budget before its sandboxes (in neither ``wall_s`` nor ``test_s``; docs/contracts.md §9)
     wait_s: float = 0.0
     model: str | None = None
     agent_version: str | None = None

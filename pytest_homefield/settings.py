@@ -262,6 +262,11 @@ class Settings(ScanSettings):
                                          "kernel kills a process inside, and the attempt is agent_error "
                                          "(default 4096)", commands=_MR + _A + ("probe",),
                                          yml="max_agent_memory_mb", check="positive")
+    max_total_memory_mb: float | None = setting(
+        None, help="MiB the memory caps of the sandboxes running at once on this machine may sum to, for every "
+        "homefield process of the user (xdist workers, other sessions): a sandbox waits until its cap fits "
+        "(default: the machine's memory less an eighth, at least 2 GiB)", commands=_MR + _A + ("probe",),
+        yml="max_total_memory_mb", check="positive")
     # running
     agents: list[str] = setting(
         [], help="agent spec, repeatable: oracle, noop, sim:P, cmd:SHELL, claude[:MODEL], "

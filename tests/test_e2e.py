@@ -203,3 +203,29 @@ def test_infra_error_is_one_line_not_a_traceback(mined: Path, tmp_path: Path) ->
         in proc.stdout
     assert "Traceback" not in proc.stdout and "site-packages/pluggy" not in proc.stdout
     assert "1 error" in proc.stdout
+
+
+#: A ``cmd:`` agent that fixes every task of the fixture its own way (not the reference fix: graded with its
+#: canary twin runs, two test runs at once).
+OWN_FIX = ("cmd:printf '\\n\\ndef mul(a, b):\\n    return b * a\\n\\n\\ndef sub(a, b):\\n    return a + -b\\n\\n\\n"
+           "def neg(a):\\n    return 0 - a\\n' >> calc/__init__.py")
+
+
+def test_a_small_memory_budget_still_grades_at_n2(mined: Path, tmp_path: Path) -> None:
+    """--max-total-memory-mb of one grading (two twin runs of 384 MiB) at -n 2 (contracts §9, atk25): the
+    sandboxes wait for memory in turn, every attempt is solved, and a budget smaller than one grading is
+    refused at start in one line."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    caps = ("--max-test-memory-mb", "384", "--max-agent-memory-mb", "384")
+    proc = homefield(repo, "run", "--agent", OWN_FIX, "--attempts", "2", "-n", "2", "--max-total-memory-mb", "768",
+                     *caps)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    res = results(repo)
+    assert [r["outcome"] for r in res] == ["solved"] * 6, res
+    assert len(re.findall("waiting for the machine's memory budget", proc.stderr)) <= 1  # once a minute, if at all
+    proc = homefield(repo, "run", "--agent", OWN_FIX, "--max-total-memory-mb", "767", *caps)
+    assert proc.returncode == 4
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert lines == ["ERROR: pytest-homefield: --max-total-memory-mb 767 is smaller than the largest set of "
+                     "sandboxes that run at once, 768 MiB (a grading's twin test runs and their services: "
+                     "max_test_memory_mb each, or an agent's sandbox and its services): raise it, or lower the caps"]

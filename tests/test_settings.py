@@ -359,6 +359,7 @@ def test_flags_and_yml_keys_are_those_of_the_contract() -> None:
         ("env-groups", "env_groups"), ("env-as-of", "env_as_of"), ("max-test-memory-mb", "max_test_memory_mb"),
         ("max-test-write-mb", "max_test_write_mb"), ("max-procs", "max_procs"),
         ("max-agent-memory-mb", "max_agent_memory_mb"),
+        ("max-total-memory-mb", "max_total_memory_mb"),
         ("agent", None), ("attempts", "run.attempts"),
         ("timeout", "run.timeout"),
         ("budget", "run.budget_usd"), ("attempt-budget", "run.attempt_budget_usd"),

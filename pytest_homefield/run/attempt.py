@@ -28,7 +28,7 @@ from typing import Any
 from pytest_homefield.agents.base import MAX_ATTEMPT_USD, Agent, AgentContext, AgentResult, over_cost_cap, render_prompt
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
-from pytest_homefield.capabilities import capabilities_of
+from pytest_homefield.capabilities import Capabilities, capabilities_of
 from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
@@ -57,8 +57,10 @@ from pytest_homefield.sandbox.limits import (
     filled_by,
     free_bytes,
 )
+from pytest_homefield.sandbox.memory_budget import BudgetTooSmall, reserve, waited_s
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.phases import AGENT, GRADING, Kind, PhaseLock
+from pytest_homefield.sandbox.proccap import agent_memory_bytes, memory_capped
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork, agent_lease
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot, run_setup, setup_error_line
 from pytest_homefield.sandbox.tempdirs import mkdtemp as hf_mkdtemp
@@ -299,6 +301,18 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         except BwrapUnavailable as exc:
             return infra(_one_line(exc))
         env = _agent_env(spec, prompt, tmpdir)
+        # its turn of the machine's phase lock first (only an agent that runs commands can listen, §9), then its
+        # memory (its sandbox's and its services': sandbox/memory_budget.py), never the reverse; both given back
+        # after its services and its reapers (last in, first out)
+        agent_phase = cleanup.enter_context(contextlib.ExitStack())
+        try:
+            waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.modelless)
+            # shared: an adapter that ran its program from another thread must draw on it, never wait for itself
+            waited += agent_phase.enter_context(reserve(_agent_memory_mb(spec, caps, backend), shared=True)).wait_s
+        except OSError as exc:
+            return infra(f"phase lock: {_one_line(exc)}")
+        except BudgetTooSmall as exc:
+            return infra(str(exc))
         # an agent that runs commands gets service instances of its own; stopped after the agent, or on the way out
         own_services = cleanup.enter_context(contextlib.ExitStack())
         try:
@@ -327,11 +341,6 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             wrap=sb.wrap, sandbox=backend.configured, task=spec.task if caps.reference else None,
             limits=spec.limits, watch=watch,
         )
-        agent_phase = contextlib.ExitStack()  # only an agent that runs commands can listen (§9)
-        try:
-            waited = _enter_phase(agent_phase, AGENT, caps.runs_commands(spec.allow_shell) and not caps.modelless)
-        except OSError as exc:
-            return infra(f"phase lock: {_one_line(exc)}")
         t0 = time.monotonic()  # the wait is neither the agent's time nor its timeout's
         try:
             ar = spec.agent.run(ctx)
@@ -341,7 +350,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         finally:
             sb.close()
             own_services.close()
-            agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py)
+            agent_phase.close()  # after its reapers reaped every process of it (sandbox/procs.py), and its services
         wall = time.monotonic() - t0
         for _, root in folders.roots():  # what it made unreadable is read, counted, graded and removed (atk19)
             with contextlib.suppress(OSError):
@@ -427,6 +436,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
             seed = task_seed(spec.canary_key or canary_key(cache.repo), spec.task)
             with contextlib.ExitStack() as grading_phase:  # oracle, noop, sim:P: the reference fix, not untrusted code
                 waits: list[float] = []  # an empty patch runs no test: it takes no turn (atk16 F4)
+                memory_wait = waited_s()  # and the waits for memory of its test runs (sandbox/memory_budget.py)
                 g = grade(spec.task, workspace=workspace, pristine=pristine, out_dir=art, test_cmd=spec.test_cmd,
                           run_timeout_s=spec.run_timeout_s, test_timeout_s=spec.test_timeout_s,
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
@@ -436,6 +446,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if spec.graded is not None:
                 spec.graded(g)
+            waits.append(waited_s() - memory_wait)
             v = _Verdict(g.outcome, g.error or ar.error, g.test_s, sum(waits), g.touched_tests, g.suspicious,
                          g.suspicious_reason, g.canary, test_sandbox=g.test_sandbox, twin_hits=g.twin_hits)
         if tampered:
@@ -452,6 +463,18 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
         except OSError:
             pass
         return _Verdict("infra", f"grading failed: {_one_line(exc)}")  # homefield's own failure, not the agent's word
+
+
+def _agent_memory_mb(spec: AttemptSpec, caps: Capabilities, backend: SandboxBackend) -> float:
+    """MiB of the machine's memory budget an attempt's agent reserves (sandbox/memory_budget.py): its sandbox's
+    memory cgroup (``--max-agent-memory-mb``) and one per service instance of its own (``max_test_memory_mb``),
+    where its sandbox gets memory cgroups and it runs as a process; 0 otherwise (an agent of homefield's own
+    process, or no memory cgroup: nothing to count)."""
+    if not (caps.process or caps.runs_commands(spec.allow_shell)) or not memory_capped(backend.name):
+        return 0.0
+    network = spec.network
+    services = len(network.services) if network is not None and caps.runs_commands(spec.allow_shell) else 0
+    return agent_memory_bytes() / (1 << 20) + services * (network.memory_mb or 0 if network is not None else 0)
 
 
 def _enter_phase(stack: contextlib.ExitStack, kind: Kind, needed: bool) -> float:

@@ -36,12 +36,13 @@ from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, funct
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
+from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import decode_event
 from pytest_homefield.sandbox.procs import stop_all
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
-from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
 from pytest_homefield.sandbox.twin_together import together
 
@@ -178,8 +179,11 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
         try:
             order = _RANDOM.sample(range(len(folders)), len(folders))  # no run is always started first
-            futures = {n: pool.submit(one, n) for n in order}
-            runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
+            # one reservation of every run's memory, each run drawing its part: two gradings each holding
+            # one run's would wait for ever for the other's (sandbox/memory_budget.py)
+            with reserve(len(folders) * run_reservation_mb(sandbox, memory_mb, network), shared=True):
+                futures = {n: pool.submit(one, n) for n in order}
+                runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
         except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout
             stop_all()
             raise

@@ -38,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox.limits import WriteLimits
+from pytest_homefield.sandbox.memory_budget import MIB, reserve
+from pytest_homefield.sandbox.memory_budget import held_fds as memory_fds
 from pytest_homefield.sandbox.phases import held_fds
 from pytest_homefield.sandbox.proccap import agent_memory_bytes, oom_note, split_mark, sweep_cgroups
 from pytest_homefield.sandbox.streams import CappedSink, Pump
@@ -293,6 +295,19 @@ def run_process(
     if isinstance(cmd, str) and not shell:
         argv = [cmd]
     capped, argv = split_mark(argv, box_memory)  # type: ignore[arg-type]  # shell=True takes a str  # a sandbox's argv: its cgroups, made by the reaper
+    # a memory cgroup's cap is reserved from the machine's budget first (sandbox/memory_budget.py): not timed
+    with reserve(box_memory / MIB if box_memory and any(o.startswith("mem=") for o in capped) else 0):
+        return _run(argv, capped, cwd=cwd, env=env, timeout_s=timeout_s, stdout_path=stdout_path,
+                    stderr_path=stderr_path, stdin_text=stdin_text, output_cap=output_cap, file_cap=file_cap,
+                    memory_cap=memory_cap, watch=watch, watch_every_s=watch_every_s, pass_fds=pass_fds)
+
+
+def _run(argv: list[str], capped: list[str], *, cwd: Path | str, env: Mapping[str, str], timeout_s: float | None,
+         stdout_path: Path | None, stderr_path: Path | None, stdin_text: str | None, output_cap: int | None,
+         file_cap: int | None, memory_cap: int | None, watch: Callable[[], str | None] | None,
+         watch_every_s: float, pass_fds: Sequence[int]) -> ProcResult:
+    """:func:`run_process` of ``argv`` with the reaper's cgroup options ``capped`` (:func:`split_mark`), its
+    memory reserved."""
     start = time.monotonic()
     pump = Pump.open(stdout_path, stderr_path, output_cap) if output_cap is not None else None
     out: Any = pump.write_ends[0] if pump else (open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL)
@@ -311,7 +326,8 @@ def run_process(
             stderr=err,
             stdin=subprocess.PIPE if stdin_text is not None else subprocess.DEVNULL,
             start_new_session=True,
-            pass_fds=(wfd, *pass_fds, *held_fds()),  # the reaper keeps the phase until it has reaped all
+            # the reaper keeps the phase and the memory reserved until it has reaped all
+            pass_fds=(wfd, *pass_fds, *held_fds(), *memory_fds()),
         )
     except BaseException:
         os.close(rfd)
@@ -458,7 +474,7 @@ def _wait_watched(proc: subprocess.Popen[bytes], timeout_s: float | None,
 
 def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str], stdout_path: Path,
                   output_cap: int | None = None, why: str = "--max-output-mb",
-                  box_memory: int | None = None) -> subprocess.Popen[bytes]:
+                  box_memory: int | None = None, hold_memory: bool = False) -> subprocess.Popen[bytes]:
     """Start ``cmd`` under the reaper in a new session and return at once: a long-lived process (a
     service of docs/contracts.md §2 ``services:``) that the caller stops with :func:`stop_process`.
     stdout and stderr go to ``stdout_path`` (appended). With ``output_cap`` (bytes) they go through one
@@ -467,7 +483,10 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
     holds a host file. Until then it is one of the commands :func:`stop_all` stops, and the reaper kills
     its whole tree when this process dies (SIGKILL too). Raises ``OSError`` when the program cannot be
     started. ``box_memory`` (bytes): a sandboxed command's memory cgroup, as :func:`run_process`'s (atk21: a
-    redis the tests command grew to 2 GiB with four 60-byte commands, past the test run's memory cap)."""
+    redis the tests command grew to 2 GiB with four 60-byte commands, past the test run's memory cap).
+    ``hold_memory``: its reaper inherits the memory this process has reserved now (:mod:`.memory_budget`: an
+    instance started fresh for one test run or agent, stopped inside the reservation that counted it); an
+    instance outliving it (a mining worker's) must not keep it."""
     capped, cmd = split_mark(cmd, box_memory)  # a sandboxed service: its pids and memory cgroups (run_process)
     rfd, wfd = os.pipe()
     pump: Pump | None = None
@@ -485,7 +504,8 @@ def spawn_process(cmd: Sequence[str], *, cwd: Path | str, env: Mapping[str, str]
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(REAPER), str(wfd), str(os.getpid()), str(KILL_GRACE_S), *capped,
                  "--", *cmd], cwd=str(cwd), env=dict(env), stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(wfd,))
+                stdin=subprocess.DEVNULL, start_new_session=True,
+                pass_fds=(wfd, *(memory_fds() if hold_memory else ())))
         except BaseException:
             os.close(rfd)
             os.close(wfd)

@@ -259,6 +259,8 @@ class Instance:
     sock: Path | None = None
     #: bytes of memory its sandbox may hold (its memory cgroup, where one can be made; ``None``: none)
     memory_bytes: int | None = None
+    #: its reaper keeps the memory reserved for the run that starts it (a fresh instance: stopped inside it)
+    hold_memory: bool = False
 
     @property
     def address(self) -> int:
@@ -306,7 +308,8 @@ class Instance:
                 self.host_port = HostPort(self.port, self.sock).start()
             argv, env = service_argv(fill(self.spec.command, self.port), self.cwd, backend, self.port)
             self.proc = spawn_process(argv, cwd=self.cwd, env=env, stdout_path=self.log,
-                                      output_cap=SERVICE_LOG_BYTES, why=_LOG_CAP_WHY, box_memory=self.memory_bytes)
+                                      output_cap=SERVICE_LOG_BYTES, why=_LOG_CAP_WHY, box_memory=self.memory_bytes,
+                                      hold_memory=self.hold_memory)
         except BwrapUnavailable as exc:
             self.stop()
             raise self._fail(f"could not be sandboxed: {exc}") from None
@@ -425,7 +428,7 @@ class ServicePool:
             self._log_dir = mkdtemp() / "services"
         return self._log_dir / f"{spec.name}-{os.getpid()}-{port}.log"
 
-    def _start(self, spec: ServiceSpec, relays: bool) -> Instance:
+    def _start(self, spec: ServiceSpec, relays: bool, fresh: bool = False) -> Instance:
         if spec.name in self._failed and self.network.reuse:  # mining: the repository's own code only
             raise ServiceError(self._failed[spec.name])
         port = spec.port if spec.port is not None and not relays else free_port()
@@ -433,7 +436,7 @@ class ServicePool:
         try:
             memory = int(self.network.memory_mb * 2**20) if self.network.memory_mb else None
             return Instance(spec, port, self._log(spec, port), inside=inside, sandbox=self.network.sandbox,
-                            memory_bytes=memory).start()
+                            memory_bytes=memory, hold_memory=fresh).start()
         except ServiceError as exc:
             self._failed[spec.name] = str(exc)
             raise
@@ -463,7 +466,7 @@ class ServicePool:
             folders: list[Path] = []
             for spec in self.network.services:
                 if spec.scope == "run" or not self.network.reuse:
-                    inst = self._start(spec, relays)
+                    inst = self._start(spec, relays, fresh=True)
                     own.append(inst)
                 else:
                     inst = self._worker(spec, relays)

@@ -94,6 +94,7 @@ from pytest_homefield.sandbox.limits import (
     watch_test_folders,
     write_cap_note,
 )
+from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import (
     MAX_EVENT_BYTES,
     OutcomeChannel,
@@ -104,7 +105,7 @@ from pytest_homefield.sandbox.outcomes import (
     read_outcomes,
     write_counted,
 )
-from pytest_homefield.sandbox.proccap import cap_by, max_procs, oom_note, over_cap_note
+from pytest_homefield.sandbox.proccap import cap_by, max_procs, memory_capped, oom_note, over_cap_note
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.protected import in_copy, outside_pythonpath
 from pytest_homefield.sandbox.services import TestNetwork, run_network
@@ -384,6 +385,18 @@ def write_argsfile(out_dir: Path, targets: Sequence[str]) -> None:
     nofollow.write_bytes(out_dir, ARGSFILE, "".join(t + "\n" for t in targets).encode())
 
 
+def run_reservation_mb(sandbox: str | SandboxBackend, memory_mb: float | None, network: TestNetwork | None) -> float:
+    """MiB of the machine's memory budget one test run of ``sandbox`` reserves (:mod:`.memory_budget`): its
+    memory cgroup's cap (``memory_mb``) and one per service instance it starts (``network.memory_mb`` each),
+    where the sandbox gets memory cgroups (:func:`~.proccap.memory_capped`); 0 where it gets none (nothing
+    caps it there, nothing is reserved)."""
+    name = sandbox if isinstance(sandbox, str) else sandbox.name
+    if not memory_capped(name):
+        return 0.0
+    services = len(network.services) * (network.memory_mb or 0) if network is not None else 0
+    return (memory_mb or 0) + services
+
+
 def run_tests(
     workdir: Path,
     test_cmd: str,
@@ -438,9 +451,11 @@ def run_tests(
     # pytest finished, attacker8's F3) is freed before homefield writes a byte
     private = tempdirs.mkdtemp()
     try:
-        run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
-                                                test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                network=network, memory_mb=memory_mb, write_mb=write_mb)
+        # the run's memory cgroups (its sandbox, its services') reserved together (sandbox/memory_budget.py)
+        with reserve(run_reservation_mb(sandbox, memory_mb, network)):
+            run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
+                                                    test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
+                                                    network=network, memory_mb=memory_mb, write_mb=write_mb)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:

@@ -1,0 +1,230 @@
+"""The machine's memory budget (sandbox/memory_budget.py, contracts §9, issue 30 atk25): each sandbox reserves its
+memory cap from one budget shared by every homefield process of the user before it starts, so the caps of the
+sandboxes running at once never sum past it. Real processes, real open file description locks, real reapers."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_homefield.sandbox import memory_budget
+from pytest_homefield.sandbox.memory_budget import BudgetTooSmall, MemoryBudget, reserve
+from pytest_homefield.sandbox.phases import phase_folder, set_notice
+from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
+
+CTX = multiprocessing.get_context("fork")
+ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+@pytest.fixture
+def budget() -> Iterator[MemoryBudget]:
+    """A budget of 100 MiB in this test's own phase folder (conftest: ``HOMEFIELD_PHASE_DIR``)."""
+    before = memory_budget._BUDGET[0], memory_budget._FLOOR[0]
+    memory_budget.configure(100)
+    yield MemoryBudget()
+    memory_budget._BUDGET[0], memory_budget._FLOOR[0] = before
+
+
+def _log(path: str, line: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def _reserver(log: str, mb: int, hold_s: float, times: int) -> None:
+    memory_budget.configure(100)
+    for _ in range(times):
+        with reserve(mb) as got:
+            start = time.monotonic()
+            time.sleep(hold_s)
+            _log(log, f"{mb} {start} {time.monotonic()} {got.wait_s}")
+
+
+def _intervals(log: Path) -> list[tuple[int, float, float, float]]:
+    rows = [line.split() for line in log.read_text().splitlines()]
+    return [(int(m), float(a), float(b), float(w)) for m, a, b, w in rows]
+
+
+def _start(target: Any, *args: Any) -> Any:
+    proc = CTX.Process(target=target, args=args, daemon=True)
+    proc.start()
+    return proc
+
+
+def _most_at_once(rows: list[tuple[int, float, float, float]]) -> int:
+    """The largest sum of MiB held at one moment."""
+    return max(sum(m for m, a, b, _ in rows if a <= t < b) for _, t, _, _ in rows)
+
+
+def test_two_reservers_past_the_budget_take_turns(tmp_path: Path, budget: MemoryBudget) -> None:
+    """60 + 60 MiB on a budget of 100: never both at once, the one that waited says how long; 40 + 40 + 20 fit
+    together and run at once."""
+    log = tmp_path / "log"
+    procs = [_start(_reserver, str(log), 60, 0.4, 2) for _ in range(2)]
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    rows = _intervals(log)
+    assert len(rows) == 4
+    assert _most_at_once(rows) == 60  # before: each sandbox capped, not their sum (120 of 100)
+    assert max(w for *_, w in rows) > 0.2
+    log2 = tmp_path / "log2"
+    procs = [_start(_reserver, str(log2), mb, 0.8, 1) for mb in (40, 40, 20)]
+    for p in procs:
+        p.join(30)
+    assert _most_at_once(_intervals(log2)) == 100
+
+
+def _hold_until_killed(mb: int, ready: Any) -> None:
+    memory_budget.configure(100)
+    with reserve(mb):
+        ready.set()
+        time.sleep(600)
+
+
+def test_a_killed_reserver_gives_its_memory_back(budget: MemoryBudget) -> None:
+    """Nothing is counted in a file: the kernel drops a SIGKILLed process's locks, and the next reservation
+    gets the memory at once."""
+    ready = CTX.Event()
+    proc = _start(_hold_until_killed, 80, ready)
+    assert ready.wait(30)
+    assert budget.held_mb() == 80
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.join(10)
+    assert budget.held_mb() == 0
+    with reserve(100) as got:
+        assert got.mb == 100 and got.wait_s < 1
+
+
+def test_a_reservation_larger_than_the_budget_is_refused_not_waited_for(budget: MemoryBudget) -> None:
+    with pytest.raises(BudgetTooSmall, match="needs 101 MiB of memory, more than the machine's budget of 100 MiB"):
+        with reserve(101):
+            pass
+    with pytest.raises(BudgetTooSmall, match="--max-total-memory-mb 50 is smaller than .* 8192 MiB"):
+        memory_budget.configure(50, memory_budget.largest_mb(4096, 4096, 0, 2))
+    memory_budget.configure(None, 10**7)  # the default on a machine smaller than one grading: one at a time
+    assert memory_budget.budget_mb() == 10**7
+
+
+def test_the_default_budget_leaves_homefield_and_the_system_an_eighth() -> None:
+    assert memory_budget.default_budget_mb(24105) == 24105 - 3013  # this machine: 20.6 GiB
+    assert memory_budget.default_budget_mb(8192) == 8192 - 2048  # at least 2 GiB
+    total = memory_budget.machine_mb()
+    assert total is not None and 0 < total <= int(Path("/proc/meminfo").read_text().split()[1]) // 1024
+
+
+def test_the_reaper_keeps_the_reservation_the_command_never_sees_it(tmp_path: Path, budget: MemoryBudget) -> None:
+    """Like the phase lock's: the reaper of a command run under a reservation inherits its descriptor (so it
+    lasts until the command's last process is reaped, homefield killed or not), the command does not; a
+    nested reservation of the same thread reserves nothing more."""
+    out = tmp_path / "fds"
+    with reserve(30):
+        with reserve(30) as inner:
+            assert inner.mb == 0
+        assert budget.held_mb() == 30
+        run_process(["sh", "-c", 'ls -l /proc/$PPID/fd; echo SELF; ls -l /proc/self/fd'], cwd=tmp_path, env=ENV,
+                    timeout_s=30, stdout_path=out)
+        service = spawn_process(["sleep", "30"], cwd=tmp_path, env=ENV, stdout_path=tmp_path / "svc",
+                                hold_memory=True)
+        try:
+            held = [os.readlink(f"/proc/{service.pid}/fd/{n}") for n in os.listdir(f"/proc/{service.pid}/fd")]
+        finally:
+            stop_process(service, grace_s=0)
+    reaper, _, command = out.read_text().partition("SELF")
+    memory = str(phase_folder() / memory_budget.BUDGET_FILE)
+    assert memory in reaper and memory not in command
+    assert memory in held
+    assert budget.held_mb() == 0
+
+
+def _grading(log: str, cap: int, runs: int) -> None:
+    """A grading's twin runs as grading makes them (twin_grading.apart_runs): one reservation of every run's
+    cap, then a thread per run, each drawing its cap for its command."""
+    memory_budget.configure(3 * cap)
+
+    def one() -> None:
+        with reserve(cap):
+            start = time.monotonic()
+            time.sleep(0.3)
+            _log(log, f"{cap} {start} {time.monotonic()} 0")
+
+    with reserve(runs * cap, shared=True):
+        threads = [threading.Thread(target=one) for _ in range(runs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
+def test_the_twins_reserve_together(tmp_path: Path, budget: MemoryBudget) -> None:
+    """Three gradings of two twin runs each at a budget of 3 caps: reserving each run apart, each grading could
+    hold one run's cap and wait for ever for a second (3 held, 3 waiting); reserved together they take turns
+    and all finish, never more than the budget held."""
+    log = tmp_path / "log"
+    procs = [_start(_grading, str(log), 25, 2) for _ in range(3)]
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    rows = _intervals(log)
+    assert len(rows) == 6
+    assert _most_at_once(rows) <= 75
+
+
+def test_drawing_past_the_reservation_is_homefields_error(budget: MemoryBudget) -> None:
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        try:
+            with reserve(60):
+                time.sleep(0.2)
+        except RuntimeError as exc:
+            errors.append(exc)
+
+    with reserve(100, shared=True):
+        threads = [threading.Thread(target=one) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert len(errors) == 1 and "do not fit" in str(errors[0])
+
+
+def test_a_wait_for_memory_says_so_once(budget: MemoryBudget) -> None:
+    lines: list[str] = []
+    set_notice(lines.append)
+    ready = CTX.Event()
+    proc = _start(_hold_until_killed, 80, ready)
+    try:
+        assert ready.wait(30)
+        threading.Timer(0.5, os.kill, (proc.pid, signal.SIGKILL)).start()
+        with reserve(50) as got:
+            assert got.wait_s > 0.3
+    finally:
+        set_notice(None)
+        proc.join(10)
+    assert len(lines) == 2
+    assert lines[0].startswith("homefield: waiting for the machine's memory budget: 50 MiB asked, 80 of 100 MiB")
+    assert lines[1].startswith("homefield: got 50 MiB of the machine's memory budget after")
+    assert memory_budget.waited_s() >= got.wait_s
+
+
+def test_two_threads_of_one_process_take_turns(tmp_path: Path, budget: MemoryBudget) -> None:
+    """Two sandboxes of one process (threads, each reserving for its own command) wait for each other as
+    two processes do; only a shared reservation is drawn from by other threads."""
+    log = tmp_path / "log"
+    threads = [threading.Thread(target=_reserver, args=(str(log), 60, 0.3, 1)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert _most_at_once(_intervals(log)) == 60
