@@ -176,11 +176,10 @@ class PhaseLock:
             except OSError:
                 continue
             try:
-                text = os.read(fd, _LABEL_MAX).decode("utf-8", "replace").strip()
+                raw = os.read(fd, _LABEL_MAX)
             finally:
                 os.close(fd)
-            # printed on a terminal: no control character of whoever wrote the file gets there
-            found.append((int(pid), " ".join("".join(c if c.isprintable() else "?" for c in text).split())))
+            found.append((int(pid), _as_read(raw)))
         return [text for _, text in sorted(found)]
 
     def _lock_or_say(self, fd: int, mode: int, kind: Kind, other: Kind, said: list[float]) -> None:
@@ -193,7 +192,7 @@ class PhaseLock:
             pass
         if _NOTICE and not said:
             # another session's holders only: a session's own agents and gradings take turns all the time
-            mine = _session_of(session_label())
+            mine = _session_of(_as_read(session_label().encode("utf-8", "replace")))  # as others read it
             who = [h for h in self.holders(other) if _session_of(h) != mine]
             if who and self._first_to_say(mine, sorted({_session_of(h) for h in who})):
                 said.append(time.monotonic())
@@ -273,6 +272,15 @@ class PhaseLock:
                     note.unlink()
             _HELD.discard(own)
             os.close(own)
+
+
+def _as_read(raw: bytes) -> str:
+    """A holder file's bytes as :meth:`PhaseLock.holders` shows them: at most :data:`_LABEL_MAX` bytes, printed
+    on a terminal (no control character of whoever wrote the file gets there, each run of white space one
+    space). A session compares its own label read so, or a command line with two spaces in a row (a ``cmd:``
+    agent's indented code) made its own xdist workers "another session" (mem26)."""
+    text = raw[:_LABEL_MAX].decode("utf-8", "replace").strip()
+    return " ".join("".join(c if c.isprintable() else "?" for c in text).split())
 
 
 def _session_of(label: str) -> str:

@@ -251,6 +251,28 @@ def test_a_session_that_waits_says_for_whom_and_when_it_got_in(tmp_path: Path) -
         release.set()
 
 
+def test_a_session_whose_command_has_runs_of_white_space_knows_its_own_phases(tmp_path: Path) -> None:
+    """mem26: a session whose command line held two spaces in a row (a ``cmd:`` agent's indented code) read its
+    own holders' labels with one space, compared them with its own as written, and called its own xdist
+    workers "another session" at every wait."""
+    from pytest_homefield.sandbox import phases
+
+    label = "homefield run --agent 'x=cmd:python -c \"if 1:\n    print(1)\"'  -n\t2"
+    ready, release = CTX.Event(), CTX.Event()
+    holder = _start(_hold_labelled, str(tmp_path), GRADING, label, ready, release)
+    assert ready.wait(30)
+    lines: list[str] = []
+    phases.set_notice(lines.append, label)
+    try:
+        threading.Timer(0.5, release.set).start()
+        with PhaseLock(tmp_path).hold(AGENT) as phase:
+            assert phase.wait_s > 0.2
+        assert lines == [] and _ended(holder, 10)
+    finally:
+        phases.set_notice(None)
+        release.set()
+
+
 def _wait_labelled(folder: str, kind: str, label: str, log: str) -> None:
     """Enter ``kind`` as a process of the session ``label``, its notices and then its wait logged to ``log``."""
     from pytest_homefield.sandbox import phases
