@@ -603,14 +603,14 @@ def _copy_data(f: int, out: int, size: int) -> None:
             view = view[os.write(out, view):]
 
 
-def _copy_file(src_fd: int, dest_fds: int | Sequence[int], name: str, rel: str, dest_name: str | None = None,
+def _copy_file(src_fd: int, dest_fds: Sequence[int], name: str, rel: str, dest_name: str | None = None,
                atime_is_mtime: bool = False) -> None:
     """Copy file ``name`` of ``src_fd`` into each folder of ``dest_fds`` in turn (one source read per
     destination, in the order given), permission bits and modification time kept."""
     f = _open_file(src_fd, name, rel)
     try:
         st = os.fstat(f)
-        for dest_fd in (dest_fds,) if isinstance(dest_fds, int) else dest_fds:
+        for dest_fd in dest_fds:
             out = os.open(dest_name or name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                           0o600, dir_fd=dest_fd)
             try:
@@ -639,7 +639,7 @@ def copy_entry(src_root: Path | str, rel: str | PurePosixPath, dest_root: Path |
         if kind == "link":
             os.symlink(os.readlink(name, dir_fd=sfd), tmp, dir_fd=dfd)
         else:
-            _copy_file(sfd, dfd, name, str(rel), dest_name=tmp)
+            _copy_file(sfd, [dfd], name, str(rel), dest_name=tmp)
         try:
             try:
                 existing = os.stat(name, dir_fd=dfd, follow_symlinks=False)
@@ -684,8 +684,9 @@ def copy_trees(src: Path | str, dests: Sequence[Path | str], *, atime_is_mtime: 
             if os.listdir(dfds[-1]):
                 raise FileExistsError(f"copy destination is not empty: {d}")
         _copy_dir(sfd, dfds, "", 0, atime_is_mtime)
+        mode = stat.S_IMODE(os.fstat(sfd).st_mode)
         for dfd in _shuffled(dfds):
-            os.fchmod(dfd, stat.S_IMODE(os.fstat(sfd).st_mode))
+            os.fchmod(dfd, mode)
     finally:
         for dfd in dfds:
             os.close(dfd)
