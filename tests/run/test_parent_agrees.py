@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import NO_PLUGINS, _write, git
+from helpers.attack_repo import NO_PLUGINS, _write
+from helpers.gitrepo import GitRepo
 
 from pytest_homefield.agents.attack_canary_aware import PARENT_AGREES
 from pytest_homefield.mine.prompt import clean_prompt
@@ -56,21 +57,16 @@ class Sign:
 
 
 def _build(dest: Path) -> Sign:
-    root = dest / "repo"
-    root.mkdir(parents=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "commit.gpgsign", "false")
-
-    def commit(msg: str, files: dict[str, str], day: int) -> str:
-        _write(root, files)
-        git(root, "add", "-A")
-        git(root, "commit", "-q", "-m", msg, date=f"2026-01-{day:02d}T12:00:00+00:00")
-        return git(root, "rev-parse", "HEAD").strip()
-
-    c1 = commit("Add sign()", {SOURCE: SIGN_1, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                               "pyproject.toml": '[project]\nname = "signs"\nversion = "0"\n'}, 1)
+    repo = GitRepo.init(dest / "repo")
+    root = repo.path
+    for rel, text in {SOURCE: SIGN_1, "tests/test_other.py": "def test_ok():\n    assert True\n",
+                      "pyproject.toml": '[project]\nname = "signs"\nversion = "0"\n'}.items():
+        repo.write(rel, text)
+    c1 = repo.commit("Add sign()", committer_date="2026-01-01T12:00:00+00:00")
     message = "sign(0) is 0, not -1"
-    c2 = commit(message, {SOURCE: SIGN_2, TEST: TEST_SIGN}, 2)
+    repo.write(SOURCE, SIGN_2)
+    repo.write(TEST, TEST_SIGN)
+    c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
     task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
                 authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
                 prompt=clean_prompt(message), source_files=[SOURCE], test_files=[TEST],
