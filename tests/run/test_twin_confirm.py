@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,17 +212,34 @@ def test_a_flock_election_between_the_runs_is_never_excused(task: Task, cache: S
     and every test passes there. Solved when its original was there (the ``1/(k+1)`` guess, flagged by any
     forged attempt); else its twin passed beside the failing original and was excused on main
     (``tests_failed``). Now every such attempt is ``forged``: the confirmation run, one process, elects
-    itself and passes both. Four attempts, whichever way each election went."""
+    itself and passes both. Four attempts whose grading held an election, whichever way each went.
+
+    ``os.py`` is one file for the whole machine, so a flock-election attack of another test of the suite
+    (``verify --attacks``) can hold it while this grading's runs try it: then no run of this grading wins,
+    nothing passes, and the attempt is honestly ``tests_failed``, like the wrong code it is. Such an attempt
+    (seen once in 22 runs under load) is told by its events and made again, 3 s later, at most 4 times."""
     wrong = script_agent(tmp_path / "agent", {"src/calc/__init__.py": WRONG_CALC}, name="wrong")
-    seen = []
-    for n in range(1, 5):
+    seen: list[str] = []
+    lost = 0
+    for n in range(1, 9):
         spec = AttemptSpec(task=task, agent=Both(wrong, attack_agent("flock-election")), attempt=n, run_id="r",
                            run_dir=tmp_path / "run", timeout_s=60, run_timeout_s=120, sandbox=SandboxChoice("auto"))
         r = run_attempt(spec, cache)
         calls = _calls(spec.artifacts / "outcomes.jsonl")
         twin_passed = any(o == "passed" and TWIN_MARK in i for i, o in calls.items())
+        original_passed = any(o == "passed" and i in task.FAIL_TO_PASS for i, o in calls.items())
+        if not (twin_passed or original_passed):
+            # another test's election held os.py: no run of this grading won it (a twin that passed and
+            # was not confirmed, because the confirmation run lost it, is ``forged``: checked below)
+            assert r.outcome == "tests_failed", (r, calls)
+            lost += 1
+            assert lost <= 4, f"{lost} gradings lost the election to another process"
+            time.sleep(3)  # the winner of another grading holds it for 3 s after its tests (FLOCK_ELECTION)
+            continue
         assert r.outcome == ("forged" if twin_passed else "solved"), (r, twin_passed)
         seen.append(r.outcome)
         if twin_passed:
             assert r.error and "not confirmed" in r.error and r.canary and TWIN_MARK in r.canary, r
-    assert "tests_failed" not in seen, seen
+        if len(seen) == 4:
+            break
+    assert len(seen) == 4 and "tests_failed" not in seen, seen
