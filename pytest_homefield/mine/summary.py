@@ -22,10 +22,14 @@ _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 def version_stub_setup_cmd(path: str) -> str:
     """The ``.homefield.yml`` line whose ``setup_cmd`` writes a stub of a generated version module at
-    ``path`` (relative to the snapshot): ``__version__``/``version`` ``"0"`` and ``__version_tuple__``/
-    ``version_tuple`` ``(0,)``, the names setuptools-scm's and hatch-vcs's files define (a package may
-    import the tuple too: tox-dev/platformdirs does)."""
-    return ('setup_cmd: "printf \'__version__ = version = \\"0\\"\\\\n__version_tuple__ = version_tuple = (0,)'
+    ``path`` (relative to the snapshot): ``__version__``/``version`` ``"0.0.0"`` and ``__version_tuple__``/
+    ``version_tuple`` ``(0, 0, 0)``, the names setuptools-scm's and hatch-vcs's files define (a package may
+    import the tuple too: tox-dev/platformdirs does). The version has a release's ``X.Y.Z`` shape, as the
+    build's own would: a test of the version's shape (prettytable's ``test_version``: a digit first and
+    last, two dots at least) failed at every commit with ``"0"``, so it was left out of every task, and a
+    commit whose only red test it was read "reference fails" (nu27)."""
+    return ('setup_cmd: "printf \'__version__ = version = \\"0.0.0\\"\\\\n'
+            '__version_tuple__ = version_tuple = (0, 0, 0)'
             f'\\\\n\' > {path}"')
 
 
