@@ -141,6 +141,26 @@ def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
     assert "30% base rate" in lines[-1]
 
 
+def test_a_plan_of_reference_agents_says_so_rather_than_no_earlier_run(settings: Settings) -> None:
+    """nu27 on prettytable: ``homefield plan --agent oracle --agent sim:0.5 --agent noop`` after a run of
+    those three agents said "no earlier run of these agents": there was one, but reference agents' pass
+    rates (100 %, 0 %, P) are no base rate for the power of a comparison between real agents."""
+    settings.agents = ["oracle", "sim:0.5", "noop"]
+    run = settings.root / ".homefield" / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "meta.json").write_text(json.dumps({"run_id": "r1", "created_at": "2026-02-01T00:00:00+00:00",
+                                               "attempts": 1, "tasks_digest": "x", "task_ids": []}))
+    write_jsonl_atomic(run / "results.jsonl", [
+        {"run_id": "r1", "task_id": "t0", "agent": agent, "attempt": 1, "outcome": outcome}
+        for agent, outcome in (("oracle", "solved"), ("sim-0.5", "solved"), ("noop", "empty_patch"))])
+    lines = plan_text(settings).splitlines()
+    assert lines[-2] == ("Base rate: 50% assumed (every agent of this plan is a reference agent: oracle, noop and "
+                         "sim:P, whose pass rates are no agent's; the most noise, so the power below is the least "
+                         "it can be)")
+    settings.agents = ["oracle", "claude"]  # a real agent without a run of its own: no earlier run of it
+    assert plan_text(settings).splitlines()[-2].startswith("Base rate: 50% assumed (no earlier run of these agents")
+
+
 @pytest.mark.parametrize(("argv", "line"), [
     (["plan", "--agent", "oracle", "--attempts", "0"], "homefield plan: --attempts must be at least 1, got 0"),
     (["plan", "--agent", "oracle", "--att", "-2"], "homefield plan: --att must be at least 1, got -2"),
