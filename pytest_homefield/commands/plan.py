@@ -124,8 +124,12 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     if partial:
         lines.append(partial)
     if rows:
-        graded = next((r for r in rows if r.grading_basis != "exact: an empty patch is not graded"), rows[0])
-        lines.append(f"Grading time per run: {graded.grading_basis}. Assumed figures are defaults for the client "
+        graded = [r for r in rows if r.grading_basis != "exact: an empty patch is not graded"] or rows[:1]
+        bases = list(dict.fromkeys(r.grading_basis for r in graded))
+        # the reference fix is graded without canary twins, another change with them: two bases (nu27)
+        basis = bases[0] if len(bases) == 1 else "; ".join(
+            f"{', '.join(r.agent for r in graded if r.grading_basis == b)}: {b}" for b in bases)
+        lines.append(f"Grading time per run: {basis}. Assumed figures are defaults for the client "
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
         earlier = earlier_base_rate(settings)
