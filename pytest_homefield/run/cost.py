@@ -14,7 +14,7 @@ Per agent run, two parts (seconds, USD):
   earlier gradings with twins, else from the others × :data:`RUNS` (nu27 on prettytable: oracle's
   gradings took 2.4-3.0 s, the attacks' 4-9 s, and verify's estimate from oracle's was half the time
   it took); ``oracle`` and ``sim:P`` from gradings without twins. ``noop`` is never graded (an empty
-  patch is scored ``empty_patch`` without a test run): 0.
+  patch is scored ``empty_patch`` without a test run): 0; nor is a ``sim:P`` miss: ``sim:P`` is P × the figure.
 - **agent time and cost**, from the first source that has them:
   0. agents with no model (``oracle``, ``noop``, ``sim:P``: capabilities ``modelless``) spend nothing:
      exactly 0;
@@ -226,6 +226,9 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
             grading, grading_basis = grading_seconds(
                 tasks, float(hist_test) if hist_test is not None else None, plain,
                 canaried=None if caps is not None and caps.modelless else canaried)
+            if kind == "sim" and grading is not None:  # a miss is an empty patch, never graded (nu27)
+                grading *= float(arg or 0)
+                grading_basis += f" × {float(arg or 0):g}: sim:P applies the fix in that share of its runs"
         secs: float | None
         usd: float | None
         if caps is not None and caps.modelless:

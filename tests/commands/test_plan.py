@@ -110,6 +110,11 @@ def test_a_model_agents_grading_time_counts_the_canary_twin_runs(settings: Setti
     assert claude.grading_basis == ("earlier gradings with canary twins (1 task), earlier graded attempts (1 task) "
                                     "× 2: a change other than the reference fix is graded by 2 runs at once")
     assert noop.grading_s_per_run == 0.0
+    # nu27: sim:0.5 was planned at oracle's 4.0 s a run, though its misses are empty patches, never graded
+    (sim,) = estimate(settings, [t1, t2], ["sim:0.5"], 2)
+    assert sim.grading_s_per_run == pytest.approx(0.5 * (3.0 + 5.0) / 2)
+    assert sim.grading_basis == ("earlier graded attempts (2 tasks) × 0.5: sim:P applies the fix in that share of "
+                                 "its runs")
 
 
 def test_verifys_time_line_counts_the_attacks_canary_twin_runs(settings: Settings) -> None:
