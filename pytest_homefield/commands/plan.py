@@ -124,12 +124,21 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     if partial:
         lines.append(partial)
     if rows:
-        graded = next((r for r in rows if r.grading_basis != "exact: an empty patch is not graded"), rows[0])
-        lines.append(f"Grading time per run: {graded.grading_basis}. Assumed figures are defaults for the client "
+        graded = [r for r in rows if r.grading_basis != "exact: an empty patch is not graded"] or rows[:1]
+        bases = list(dict.fromkeys(r.grading_basis for r in graded))
+        # the reference fix is graded without canary twins, another change with them: two bases (nu27)
+        basis = bases[0] if len(bases) == 1 else "; ".join(
+            f"{', '.join(r.agent for r in graded if r.grading_basis == b)}: {b}" for b in bases)
+        lines.append(f"Grading time per run: {basis}. Assumed figures are defaults for the client "
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
         earlier = earlier_base_rate(settings)
-        if earlier is None:
+        if earlier is None and not any(not is_reference_spec(a.spec) for a in plan_agents(settings)):
+            # nu27: a plan of oracle, sim:0.5 and noop after a run of those said "no earlier run of these agents"
+            lines.append("Base rate: 50% assumed (every agent of this plan is a reference agent: oracle, noop and "
+                         "sim:P, whose pass rates are no agent's; the most noise, so the power below is the least "
+                         "it can be)")
+        elif earlier is None:
             lines.append("Base rate: 50% assumed (no earlier run of these agents; the most noise, so the power "
                          "below is the least it can be)")
         else:

@@ -249,21 +249,39 @@ def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
            + (" …" if len(t.canary_unprotected) > 3 else "") for t in bare]
 
 
-def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]]) -> str | None:
+def _seconds(each: float) -> str:
+    return f"{each:.1f}s" if each < 10 else fmt_duration(each)
+
+
+def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
+              attacks: int = 0, canaried: dict[str, list[float]] | None = None) -> str | None:
     """``'homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
     workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran 27
     minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`:
     the test time of the task's earlier gradings, else its time at mining, which ``how`` calls a lower bound.
-    An estimate either way (the demo's verify of 46 attempts at -n 2: said 8 s from the demo run's gradings
-    and took 35 s, an attempt also copying its snapshot and running its agent; said 31 s from an earlier
-    verify's and took 27 s). ``None`` when nothing is known."""
+    ``attacks`` of the ``gradings`` are attack agents', whose changes are graded with canary twins: their
+    seconds come from ``canaried`` (earlier gradings with twins), else from ``graded`` × the twin runs, and
+    the line says both figures (nu27 on prettytable: 48 gradings said 57 s from oracle's 2.4 s and took
+    1m56s, an attack's grading taking 4-9 s). An estimate either way (the demo's verify of 46 attempts at
+    -n 2: said 8 s from the demo run's gradings and took 35 s, an attempt also copying its snapshot and
+    running its agent; said 31 s from an earlier verify's and took 27 s). ``None`` when nothing is known."""
     each, how = grading_seconds(tasks, None, graded)
-    if each is None or gradings <= 0:
+    attacks = max(0, min(attacks, gradings))
+    twin_each, twin_how = grading_seconds(tasks, None, graded, canaried=canaried or {}) if attacks else (None, "")
+    if gradings <= 0 or (each is None and twin_each is None):
         return None
     workers = max(1, workers)
-    per = f"{each:.1f}s" if each < 10 else fmt_duration(each)
-    return (f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, about {per} "
-            f"each ({how}): about {fmt_duration(each * gradings / workers)} with {plural(workers, 'worker')}")
+    head = f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, "
+    tail = f"with {plural(workers, 'worker')}"
+    if twin_each is None or each is None:
+        one = each if each is not None else twin_each
+        assert one is not None
+        return (f"{head}about {_seconds(one)} each ({how if each is not None else twin_how}): "
+                f"about {fmt_duration(one * gradings / workers)} {tail}")
+    total = each * (gradings - attacks) + twin_each * attacks
+    return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
+            f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): about "
+            f"{fmt_duration(total / workers)} {tail}")
 
 
 class _Selected:
@@ -290,7 +308,8 @@ class _Selected:
             tasks = [t for t in load_tasks(self.home.tasks) if t.id in self.tasks]
             workers = self.config.getoption("numprocesses", None)
             line = time_line(tasks, len(ids), workers if isinstance(workers, int) else 1,
-                             graded_seconds_by_task(self.home.runs))
+                             graded_seconds_by_task(self.home.runs, canaries=False), attacks=self.attacks or 0,
+                             canaried=graded_seconds_by_task(self.home.runs, canaries=True))
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if line and reporter is not None:
                 reporter.write_line(line)

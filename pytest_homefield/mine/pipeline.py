@@ -67,6 +67,7 @@ from pytest_homefield.mine.summary import (
     collection_errors_line,
     drop_summary,
     env_summary,
+    failing_with_reference_line,
     missing_modules_line,
     network_line,
     service_lines,
@@ -637,6 +638,9 @@ class MineSession:
         skipped = skipped_line(verified)
         if skipped:
             lines.append(skipped)
+        failing = failing_with_reference_line(verified)
+        if failing:
+            lines.append(failing)
         python = None if self.settings.env == "uv" else python_of(self.settings.test_cmd)
         missing = missing_modules_line(verified, python, own=own_top_levels(self.settings.root, "HEAD"),
                                        install=lambda lacked: install_hint(self.settings.root, python, lacked))

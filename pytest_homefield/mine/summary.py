@@ -13,7 +13,8 @@ from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "collection_errors_line", "version_stub_setup_cmd", "service_lines", "setup_failed_line",
-           "network_line", "missing_modules_line", "skipped_line", "env_summary", "drop_summary"]
+           "network_line", "missing_modules_line", "skipped_line", "failing_with_reference_line", "env_summary",
+           "drop_summary"]
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
@@ -22,10 +23,14 @@ _GENERATED = re.compile(r"No module named '([\w.]+\._?version)'")
 
 def version_stub_setup_cmd(path: str) -> str:
     """The ``.homefield.yml`` line whose ``setup_cmd`` writes a stub of a generated version module at
-    ``path`` (relative to the snapshot): ``__version__``/``version`` ``"0"`` and ``__version_tuple__``/
-    ``version_tuple`` ``(0,)``, the names setuptools-scm's and hatch-vcs's files define (a package may
-    import the tuple too: tox-dev/platformdirs does)."""
-    return ('setup_cmd: "printf \'__version__ = version = \\"0\\"\\\\n__version_tuple__ = version_tuple = (0,)'
+    ``path`` (relative to the snapshot): ``__version__``/``version`` ``"0.0.0"`` and ``__version_tuple__``/
+    ``version_tuple`` ``(0, 0, 0)``, the names setuptools-scm's and hatch-vcs's files define (a package may
+    import the tuple too: tox-dev/platformdirs does). The version has a release's ``X.Y.Z`` shape, as the
+    build's own would: a test of the version's shape (prettytable's ``test_version``: a digit first and
+    last, two dots at least) failed at every commit with ``"0"``, so it was left out of every task holding
+    it, and a commit whose only red test it was read "reference fails" (nu27)."""
+    return ('setup_cmd: "printf \'__version__ = version = \\"0.0.0\\"\\\\n'
+            '__version_tuple__ = version_tuple = (0, 0, 0)'
             f'\\\\n\' > {path}"')
 
 
@@ -142,6 +147,27 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
             f"parent, {n} of them for \"{top}\"{others}: tests this environment skips cannot go red. If a step "
             "would let them run (a generated file, a package), add it to setup_cmd in .homefield.yml and mine "
             "again (a changed setup_cmd is verified again).")
+
+
+def failing_with_reference_line(verified: Sequence[dict[str, Any]]) -> str | None:
+    """``'Failing with the reference fix: tests/test_x.py::test_version at 11 commits: …'`` when one test id
+    failed in a commit run (its ``excluded`` reason ``fails_with_reference``) of two or more verified
+    candidates: a test that fails with several commits' own code is broken in this environment, not by any
+    one commit, and is left out of every task it fails in (never PASS_TO_PASS), silently, since each
+    record says so only in its ``excluded`` field (nu27 on prettytable: ``test_version`` with a
+    ``setup_cmd`` stub of version ``"0"``, at 10 of 13 commits; the one commit whose only red test it was
+    read "reference fails"). Names the three such ids failing at the most commits; ``None`` when there is none."""
+    counts = Counter(str(i) for r in verified if isinstance(r.get("excluded"), dict)
+                     for i, why in r["excluded"].items() if why == "fails_with_reference")
+    common = sorted(((i, n) for i, n in counts.items() if n >= 2), key=lambda kv: (-kv[1], kv[0]))
+    if not common:
+        return None
+    named = ", ".join(f"{i} at {n} commits" for i, n in common[:3])
+    more = f" and {plural(len(common) - 3, 'other test')}" if len(common) > 3 else ""
+    return (f"Failing with the reference fix: {named}{more}: a test that fails with several commits' own code is "
+            "broken in this environment (a stub of a generated file, a package, a service) and is left out of "
+            "every task it fails in; if a step would make it pass, add it to setup_cmd in .homefield.yml and "
+            "mine again.")
 
 
 def missing_modules_line(verified: Sequence[dict[str, Any]], python: str | None, *, own: Collection[str] = (),

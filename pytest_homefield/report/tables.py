@@ -438,4 +438,4 @@ def runs_table(report: Report) -> Table:
          Text(str(r.cut_short), prose=True) if r.cut_short else Text(DASH))
         for r in report.runs
     ]
-    return _table(_cols("Run", "Created", "Attempts", "Tasks digest", "Cut short", numeric={2}), rows)
+    return _table(_cols("Run", "Created", "Attempts per task", "Tasks digest", "Cut short", numeric={2}), rows)

@@ -5,11 +5,16 @@ history, :func:`history_averages`).
 Per agent run, two parts (seconds, USD):
 
 - **grading time**, per task, from the first source that has it: the mean ``test_s`` of earlier graded
-  attempts on that task (any agent: grading does not depend on who wrote the patch), else the time
-  measured when it was mined (``verify.commit_s`` / ``stability_runs``: one run of the commit's tests),
-  which is a lower bound (grading also plants canaries, runs the whole hidden test files and, without an
-  outcome, a control run; on more-itertools graded attempts took 1.7-2.7x the mined figure). ``noop``
-  is never graded (an empty patch is scored ``empty_patch`` without a test run): 0.
+  attempts on that task, else the time measured when it was mined (``verify.commit_s`` /
+  ``stability_runs``: one run of the commit's tests), which is a lower bound (grading also plants
+  canaries, runs the whole hidden test files and, without an outcome, a control run; on more-itertools
+  graded attempts took 1.7-2.7x the mined figure). Who wrote the change matters: the reference fix
+  (``oracle``, a ``sim:P`` hit) is graded by one run, any other change by :data:`RUNS` runs with canary
+  twins, at once (their attempt folders hold ``canaries.json``). An agent with a model is estimated from
+  earlier gradings with twins, else from the others × :data:`RUNS` (nu27 on prettytable: oracle's
+  gradings took 2.4-3.0 s, the attacks' 4-9 s, and verify's estimate from oracle's was half the time
+  it took); ``oracle`` and ``sim:P`` from gradings without twins. ``noop`` is never graded (an empty
+  patch is scored ``empty_patch`` without a test run): 0; nor is a ``sim:P`` miss: ``sim:P`` is P × the figure.
 - **agent time and cost**, from the first source that has them:
   0. agents with no model (``oracle``, ``noop``, ``sim:P``: capabilities ``modelless``) spend nothing:
      exactly 0;
@@ -31,8 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_homefield.agents.registry import kind_capabilities, parse_spec
-from pytest_homefield.layout import HomefieldDir, read_meta, results_path
+from pytest_homefield.layout import HomefieldDir, attempt_dir, read_meta, results_path
 from pytest_homefield.records import UNSCORED_OUTCOMES, Task
+from pytest_homefield.run.twin_grading import CANARIES_FILE
+from pytest_homefield.sandbox.twin_runs import RUNS
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
@@ -126,50 +133,74 @@ def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | N
     return None, None, kind
 
 
-def graded_seconds_by_task(runs_root: Path) -> dict[str, list[float]]:
+def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None) -> dict[str, list[float]]:
     """Task id → ``test_s`` (s) of every earlier attempt that was graded (a test run happened:
-    ``test_s > 0``, scored), over every run folder under ``runs_root``."""
+    ``test_s > 0``, scored), over every run folder under ``runs_root``. ``canaries``: ``True`` keeps only
+    the gradings that planted canary twins (the attempt folder holds ``canaries.json``: a change other than
+    the reference fix, :data:`RUNS` runs at once), ``False`` only the others (one run), ``None`` all."""
     out: dict[str, list[float]] = defaultdict(list)
     for run_dir in sorted(runs_root.iterdir()) if runs_root.is_dir() else []:
         for r in read_jsonl(results_path(run_dir)):
             if r.get("outcome") in UNSCORED_OUTCOMES or not r.get("task_id"):
                 continue
             test_s = float(r.get("test_s") or 0.0)
-            if test_s > 0:
-                out[str(r["task_id"])].append(test_s)
+            if test_s <= 0:
+                continue
+            if canaries is not None:
+                attempt = r.get("attempt")
+                planted = isinstance(attempt, int) and (attempt_dir(
+                    run_dir, str(r["task_id"]), str(r.get("agent")), attempt) / CANARIES_FILE).is_file()
+                if planted != canaries:
+                    continue
+            out[str(r["task_id"])].append(test_s)
     return out
 
 
 def grading_seconds(tasks: Sequence[Task], hist_test_s: float | None,
-                    graded: dict[str, list[float]] | None = None) -> tuple[float | None, str]:
+                    graded: dict[str, list[float]] | None = None, *,
+                    canaried: dict[str, list[float]] | None = None) -> tuple[float | None, str]:
     """Mean seconds to grade one attempt over ``tasks`` and how it was known: per task the mean of its
     earlier graded attempts (``graded``, :func:`graded_seconds_by_task`), else its time at mining
-    (a lower bound), else the agent's mean ``hist_test_s``; ``(None, "unknown")`` when none is known."""
+    (a lower bound), else the agent's mean ``hist_test_s``; ``(None, "unknown")`` when none is known.
+    ``canaried`` (given for a change other than the reference fix, graded with canary twins): a task's
+    earlier gradings with twins (:func:`graded_seconds_by_task` ``canaries=True``) come first, and a
+    figure from ``graded`` or mining counts :data:`RUNS` times (``hist_test_s``, the agent's own, as it is)."""
     per_task: list[float] = []
-    n_hist = n_mined = 0
+    n_twins = n_hist = n_mined = 0
+    factor = 1 if canaried is None else RUNS
     for t in tasks:
+        twins = (canaried or {}).get(t.id)
         earlier = (graded or {}).get(t.id)
         v = t.verify or {}
         runs = int(v.get("stability_runs") or 0)
-        if earlier:
-            per_task.append(sum(earlier) / len(earlier))
+        if twins:
+            per_task.append(sum(twins) / len(twins))
+            n_twins += 1
+        elif earlier:
+            per_task.append(factor * sum(earlier) / len(earlier))
             n_hist += 1
         elif runs and v.get("commit_s") is not None:
-            per_task.append(float(v["commit_s"]) / runs)
+            per_task.append(factor * float(v["commit_s"]) / runs)
             n_mined += 1
         elif hist_test_s is not None:
             per_task.append(hist_test_s)
     if not per_task:
         return None, "unknown"
+    times = "" if canaried is None else f" × {RUNS}"
     parts = []
+    if n_twins:
+        parts.append(f"earlier gradings with canary twins ({plural(n_twins, 'task')})")
     if n_hist:
-        parts.append(f"earlier graded attempts ({plural(n_hist, 'task')})")
+        parts.append(f"earlier graded attempts ({plural(n_hist, 'task')}){times}")
     if n_mined:
         parts.append(f"measured at mining ({plural(n_mined, 'task')}; a lower bound: grading also runs canaries "
-                     "and the whole hidden test files)")
-    if len(per_task) > n_hist + n_mined:
-        parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_hist - n_mined, 'task')})")
-    return sum(per_task) / len(per_task), ", ".join(parts)
+                     f"and the whole hidden test files){times}")
+    if len(per_task) > n_twins + n_hist + n_mined:
+        parts.append(f"this agent's earlier attempts ({plural(len(per_task) - n_twins - n_hist - n_mined, 'task')})")
+    how = ", ".join(parts)
+    if times and n_hist + n_mined:
+        how += f": a change other than the reference fix is graded by {RUNS} runs at once"
+    return sum(per_task) / len(per_task), how
 
 
 def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[str], runs_per_agent: int, *,
@@ -177,7 +208,9 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
     """One :class:`Estimate` per agent spec for ``runs_per_agent`` agent runs each over ``tasks``
     (module docstring for the sources). Raises ``AgentSpecError`` for a bad spec."""
     hist = history_averages(HomefieldDir(settings.root).runs)
-    graded = graded_seconds_by_task(HomefieldDir(settings.root).runs)
+    runs_root = HomefieldDir(settings.root).runs
+    plain = graded_seconds_by_task(runs_root, canaries=False)
+    canaried = graded_seconds_by_task(runs_root, canaries=True)
     out = []
     for text in agent_specs:
         p = parse_spec(text, named=settings.agent_defs)
@@ -186,14 +219,18 @@ def estimate(settings: Settings, tasks: Sequence[Task], agent_specs: Sequence[st
         hist_test = h["test_s"] if h and h["test_s"] == h["test_s"] else None
         kind, arg = (p.arg or "", None) if p.kind == "named" else (p.kind, p.arg)
         grading: float | None
+        caps = kind_capabilities(kind)
         if kind == "noop":
             grading, grading_basis = 0.0, "exact: an empty patch is not graded"
-        else:
-            grading, grading_basis = grading_seconds(tasks, float(hist_test) if hist_test is not None else None,
-                                                     graded)
+        else:  # a modelless agent's change is the reference fix (no twins), a model's is not
+            grading, grading_basis = grading_seconds(
+                tasks, float(hist_test) if hist_test is not None else None, plain,
+                canaried=None if caps is not None and caps.modelless else canaried)
+            if kind == "sim" and grading is not None:  # a miss is an empty patch, never graded (nu27)
+                grading *= float(arg or 0)
+                grading_basis += f" × {float(arg or 0):g}: sim:P applies the fix in that share of its runs"
         secs: float | None
         usd: float | None
-        caps = kind_capabilities(kind)
         if caps is not None and caps.modelless:
             secs, usd, basis = 0.0, 0.0, "exact: a reference agent spends nothing"
         elif seconds_per_run is not None or cost_per_run is not None:

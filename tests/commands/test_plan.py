@@ -32,13 +32,14 @@ def settings(tmp_path: Path) -> Settings:
 def test_a_claude_agent_without_history_gets_an_assumed_estimate(settings: Settings) -> None:
     settings.agents = ["oracle", "claude:claude-sonnet-4-5", "h=claude:claude-haiku-4-5", "cmd:make fix"]
     oracle, sonnet, haiku, cmd = estimate(settings, [task(1, 4.0), task(2, 8.0)], settings.agents, 6)
-    # grading: commit_s / stability_runs, averaged over tasks: (2 + 4) / 2
-    assert oracle.grading_s_per_run == sonnet.grading_s_per_run == 3.0
+    # grading: commit_s / stability_runs, averaged over tasks: (2 + 4) / 2; a model's change is not the
+    # reference fix, so it is graded with canary twins: 2 runs at once (nu27)
+    assert oracle.grading_s_per_run == 3.0 and sonnet.grading_s_per_run == 6.0
     assert (oracle.agent_s_per_run, oracle.usd_per_run, oracle.basis) == (0.0, 0.0,
                                                                          "exact: a reference agent spends nothing")
     assert (sonnet.agent_s_per_run, sonnet.usd_per_run) == (240.0, 0.50)
     assert sonnet.basis == "assumed (claude default; no earlier attempts)"
-    assert sonnet.hours == pytest.approx(6 * 243 / 3600) and sonnet.usd == pytest.approx(3.0)
+    assert sonnet.hours == pytest.approx(6 * 246 / 3600) and sonnet.usd == pytest.approx(3.0)
     assert (haiku.agent_s_per_run, haiku.usd_per_run) == (120.0, 0.15)
     assert cmd.hours is None and cmd.usd is None and "give --seconds-per-run" in cmd.basis
 
@@ -79,6 +80,67 @@ def test_grading_time_comes_from_earlier_graded_attempts_and_noop_is_never_grade
     assert noop.hours == 0.0
 
 
+def _graded(settings: Settings, run_id: str, rows: list[tuple[str, str, float, bool]]) -> None:
+    """A finished run folder ``run_id`` with one scored grading per row ``(task id, agent, test_s, canaries)``;
+    a grading with canaries has its attempt folder's ``canaries.json``, as grading writes it."""
+    run = settings.homefield_dir / "runs" / run_id
+    recs = []
+    for task_id, agent, test_s, canaries in rows:
+        recs.append({"run_id": run_id, "task_id": task_id, "agent": agent, "attempt": 1,
+                     "outcome": "solved" if agent == "oracle" else "tests_failed", "wall_s": 0.1, "test_s": test_s})
+        folder = run / "attempts" / task_id / agent / "1"
+        folder.mkdir(parents=True)
+        if canaries:
+            (folder / "canaries.json").write_text('{"seed": 1, "canaries": []}')
+    write_jsonl_atomic(run / "results.jsonl", recs)
+
+
+def test_a_model_agents_grading_time_counts_the_canary_twin_runs(settings: Settings) -> None:
+    """nu27 on prettytable: oracle's gradings took 2.4-3.0 s, the attack agents' (graded with canary twins,
+    2 runs at once) 4-9 s, yet every agent was planned at the mean of all gradings of the task. The
+    reference fix is planned from gradings without twins, an agent with a model from gradings with them,
+    else from the others × 2."""
+    t1, t2 = task(1, 4.0), task(2, 8.0)
+    _graded(settings, "verify-1", [(t1.id, "oracle", 3.0, False), (t1.id, "attack-x", 7.0, True),
+                                   (t2.id, "oracle", 5.0, False)])
+    oracle, claude, noop = estimate(settings, [t1, t2], ["oracle", "claude", "noop"], 2)
+    assert oracle.grading_s_per_run == pytest.approx((3.0 + 5.0) / 2)
+    assert oracle.grading_basis == "earlier graded attempts (2 tasks)"
+    assert claude.grading_s_per_run == pytest.approx((7.0 + 2 * 5.0) / 2)  # t1 with twins; t2 oracle's × 2
+    assert claude.grading_basis == ("earlier gradings with canary twins (1 task), earlier graded attempts (1 task) "
+                                    "× 2: a change other than the reference fix is graded by 2 runs at once")
+    assert noop.grading_s_per_run == 0.0
+    # nu27: sim:0.5 was planned at oracle's 4.0 s a run, though its misses are empty patches, never graded
+    (sim,) = estimate(settings, [t1, t2], ["sim:0.5"], 2)
+    assert sim.grading_s_per_run == pytest.approx(0.5 * (3.0 + 5.0) / 2)
+    assert sim.grading_basis == ("earlier graded attempts (2 tasks) × 0.5: sim:P applies the fix in that share of "
+                                 "its runs")
+
+
+def test_verifys_time_line_counts_the_attacks_canary_twin_runs(settings: Settings) -> None:
+    """nu27 on prettytable: ``verify --attacks --max-tasks 1 -n 2`` said "48 gradings on 1 task, about 2.4s
+    each (earlier graded attempts (1 task)): about 57s with 2 workers" from oracle's one grading and took
+    1m56s: 47 of the 48 were attacks, graded with canary twins in 4-9 s. The line now says both figures."""
+    from pytest_homefield.commands.verify import time_line
+    from pytest_homefield.run.cost import graded_seconds_by_task
+
+    t1 = task(1, 4.0)
+    _graded(settings, "r1", [(t1.id, "oracle", 2.4, False)])
+    runs = settings.homefield_dir / "runs"
+    line = time_line([t1], 48, 2, graded_seconds_by_task(runs, canaries=False), attacks=47,
+                     canaried=graded_seconds_by_task(runs, canaries=True))
+    assert line == ("homefield verify: 48 gradings on 1 task, about 2.4s each for oracle (earlier graded attempts "
+                    "(1 task)) and 4.8s for each of 47 attacks, graded with canary twins (earlier graded attempts "
+                    "(1 task) × 2: a change other than the reference fix is graded by 2 runs at once): about 1m54s "
+                    "with 2 workers")
+    _graded(settings, "verify-r2", [(t1.id, "attack-x", 6.0, True), (t1.id, "attack-y", 8.0, True)])
+    line = time_line([t1], 48, 2, graded_seconds_by_task(runs, canaries=False), attacks=47,
+                     canaried=graded_seconds_by_task(runs, canaries=True))
+    assert line is not None and line.endswith(
+        "and 7.0s for each of 47 attacks, graded with canary twins (earlier gradings with canary twins (1 task)): "
+        "about 2m45s with 2 workers"), line
+
+
 def test_attempt_budget_caps_the_assumed_claude_cost(settings: Settings) -> None:
     settings.attempt_budget = 0.25
     (e,) = estimate(settings, [task(1, 4.0)], ["claude"], 1)
@@ -90,10 +152,12 @@ def test_plan_text_before_any_run(settings: Settings) -> None:
     text = plan_text(settings)
     assert text.splitlines()[0] == "Plan: 2 tasks × 2 agents × 3 attempts = 12 agent runs"
     row = next(line for line in text.splitlines() if line.startswith("claude-sonnet-4-5"))
-    assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "3.0", "0.50", "0.41", "3.00"]
+    assert row.split()[:7] == ["claude-sonnet-4-5", "6", "240", "6.0", "0.50", "0.41", "3.00"]
     assert "?" not in text
     assert "Total: 0.41 hours sequential, 3.00 USD" in text
-    assert "Grading time per run: measured at mining (2 tasks; a lower bound" in text
+    assert "Grading time per run: oracle: measured at mining (2 tasks; a lower bound" in text
+    assert ("; claude-sonnet-4-5: measured at mining (2 tasks; a lower bound: grading also runs canaries and the "
+            "whole hidden test files) × 2: a change other than the reference fix is graded by 2 runs at once.") in text
     # issue 32: the power of the paired test, before anything is spent (2 tasks cannot reach p < 0.05)
     assert text.splitlines()[-1] == ("Power to see a gap between two agents (2 tasks × 3 attempts, 50% base rate, "
                                      "exact paired test at alpha 0.05): none: with fewer than 6 tasks no gap can "
@@ -118,7 +182,7 @@ def test_cli_flags(settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: 
                  "--cost-per-run", "0.1"]) == 0
     out = capsys.readouterr().out
     row = next(line for line in out.splitlines() if line.startswith("claude "))
-    assert row.split()[:7] == ["claude", "2", "90", "3.0", "0.10", "0.05", "0.20"]
+    assert row.split()[:7] == ["claude", "2", "90", "6.0", "0.10", "0.05", "0.20"]
     assert row.endswith("--seconds-per-run and --cost-per-run given")
 
 
@@ -139,6 +203,26 @@ def test_plan_power_uses_the_earlier_runs_base_rate(settings: Settings) -> None:
     lines = plan_text(settings).splitlines()
     assert lines[-2] == "Base rate: 30% from run new (10 scored attempts of claude)"
     assert "30% base rate" in lines[-1]
+
+
+def test_a_plan_of_reference_agents_says_so_rather_than_no_earlier_run(settings: Settings) -> None:
+    """nu27 on prettytable: ``homefield plan --agent oracle --agent sim:0.5 --agent noop`` after a run of
+    those three agents said "no earlier run of these agents": there was one, but reference agents' pass
+    rates (100 %, 0 %, P) are no base rate for the power of a comparison between real agents."""
+    settings.agents = ["oracle", "sim:0.5", "noop"]
+    run = settings.root / ".homefield" / "runs" / "r1"
+    run.mkdir(parents=True)
+    (run / "meta.json").write_text(json.dumps({"run_id": "r1", "created_at": "2026-02-01T00:00:00+00:00",
+                                               "attempts": 1, "tasks_digest": "x", "task_ids": []}))
+    write_jsonl_atomic(run / "results.jsonl", [
+        {"run_id": "r1", "task_id": "t0", "agent": agent, "attempt": 1, "outcome": outcome}
+        for agent, outcome in (("oracle", "solved"), ("sim-0.5", "solved"), ("noop", "empty_patch"))])
+    lines = plan_text(settings).splitlines()
+    assert lines[-2] == ("Base rate: 50% assumed (every agent of this plan is a reference agent: oracle, noop and "
+                         "sim:P, whose pass rates are no agent's; the most noise, so the power below is the least "
+                         "it can be)")
+    settings.agents = ["oracle", "claude"]  # a real agent without a run of its own: no earlier run of it
+    assert plan_text(settings).splitlines()[-2].startswith("Base rate: 50% assumed (no earlier run of these agents")
 
 
 @pytest.mark.parametrize(("argv", "line"), [

@@ -15,6 +15,7 @@ import yaml
 
 from pytest_homefield.mine.setup_help import module_file
 from pytest_homefield.mine.summary import setup_hint
+from pytest_homefield.sandbox.testrun import run_tests
 
 _WHY = "No module named 'platformdirs.version'"
 
@@ -39,7 +40,31 @@ def test_the_hint_gives_a_setup_cmd_that_writes_a_stub_the_package_imports(tmp_p
     subprocess.run(["sh", "-c", cmd], cwd=repo, check=True)
     probe = subprocess.run([sys.executable, "-c", "import platformdirs as p; print(p.__version__, p.__version_info__)"],
                            cwd=repo / "src", capture_output=True, text=True, check=True)
-    assert probe.stdout.split() == ["0", "(0,)"]
+    assert probe.stdout.strip() == "0.0.0 (0, 0, 0)"
+
+
+def test_the_stub_passes_a_test_of_the_versions_shape(tmp_path: Path) -> None:
+    """nu27 on prettytable (hatch-vcs): its ``test_version`` wants a digit first and last and two dots at
+    least, as a build's version has. With the stub's ``"0"`` it failed at every commit: left out of the
+    9 of 12 tasks whose test files hold it (``excluded 1``), and the one commit whose only red test it was
+    dropped as "reference fails" naming it. The stub has a release's ``X.Y.Z`` shape, so the test passes in
+    the snapshot."""
+    proj = tmp_path / "prettytable"
+    (proj / "src" / "prettytable").mkdir(parents=True)
+    (proj / "src" / "prettytable" / "__init__.py").write_text("from ._version import __version__\n")
+    (proj / "tests").mkdir()
+    (proj / "tests" / "test_version.py").write_text(
+        "import prettytable\n\n\ndef test_version():\n    assert isinstance(prettytable.__version__, str)\n"
+        "    assert prettytable.__version__[0].isdigit()\n    assert prettytable.__version__.count('.') >= 2\n"
+        "    assert prettytable.__version__[-1].isdigit()\n")
+    hint = setup_hint(_broken(3, "No module named 'prettytable._version'"),
+                      locate=lambda module: module_file(proj, module))
+    assert hint is not None
+    cmd = yaml.safe_load(hint.split("write a stub of it in .homefield.yml, ")[1].removesuffix(", then mine again."))
+    subprocess.run(["sh", "-c", cmd["setup_cmd"]], cwd=proj, check=True)
+    run = run_tests(proj, f"{sys.executable} -m pytest", ["tests/test_version.py"],
+                    out_dir=tmp_path / "out", sandbox="none", timeout_s=60)
+    assert run.outcomes == {"tests/test_version.py::test_version": "passed"}, (run.outcomes, run.error)
 
 
 def test_where_the_module_file_is_and_other_errors_keep_the_general_hint(tmp_path: Path) -> None:
