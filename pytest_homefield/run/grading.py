@@ -335,8 +335,9 @@ def grade(
         try:  # an excusable twin passed beside its failing original: one run holding both must confirm it
             unconfirmed, extra_s, hits = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
-                timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                memory_mb=memory_mb, write_mb=write_mb) if plan is not None else (None, 0.0, [])
+                parent=(pristine, task.test_patch), timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                write_mb=write_mb) if plan is not None else (None, 0.0, [])
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g

@@ -1,0 +1,146 @@
+"""atk27: a twin whose contradicted value is the parent's own output is no twin hit (contracts §7, §8).
+
+A twin that keeps its value's relation to the call's input (``sandbox/canary_io.py``: the input's words
+recased) can be exactly what the parent's code returns: ``str.title()`` makes ``"don't look back"``
+``"Don'T Look Back"``, the bug the commit fixes, and on half the seeds the twin of ``"Don't Look Back"``
+is that text. Every change that leaves the parent's behaviour there (a comment, a fix of another part of
+the task) fails the original and passes that twin, apart and in the confirmation run alike, so it was a
+confirmed **twin hit**, and the report counts two solves of the agent as failed per attempt with one
+(``report/picks.py``): honest agents paid for the planner's draw. On the demo's titlecase task
+(091319e41154, 12 seeds) 7 of 12 attempts changing only a comment had a hit, 6 of 12 fixing only its
+small words. Now a confirmed hit is checked against the parent: the same confirmation files on the
+untouched parent with the hidden tests (no code of the agent's); a twin the parent passes there beside its
+failing original is the parent's output, not a pick, and counts for nothing. A wrong value the parent
+does not give is still a hit.
+
+Real git, real pytest, real gradings (``grade`` with a fixed canary seed: seed 4's twin is the parent's
+``"Don'T Look Back"``, seed 0's ``"don't look back"``). Checked on main: the comment-only change at seed 4
+had ``twin_hits == 1``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from helpers.attack_repo import NO_PLUGINS
+from helpers.gitrepo import GitRepo
+
+from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
+from pytest_homefield.records import Result, Task
+from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
+from pytest_homefield.sandbox.canary_parent import ParentText
+from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.sandbox.twin_runs import plan_twins
+from pytest_homefield.view.attempt_page import render_attempt
+from pytest_homefield.view.common import Nav
+from pytest_homefield.view.data import AttemptRef
+
+SOURCE = "src/titles/__init__.py"
+TEST = "tests/test_titles.py"
+PARENT = "def titlecase(s):\n    return s.title()\n"
+FIXED = "def titlecase(s):\n    return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))\n"
+#: a real fix that is not the reference's bytes (the reference fix gets no canaries at all)
+OTHER_FIX = "def titlecase(s):\n    return ' '.join(w[:1].upper() + w[1:].lower() for w in s.split(' '))\n"
+#: an honest change that leaves the parent's behaviour: the parent's output, and a twin that is it
+COMMENT_ONLY = "# TODO: words after an apostrophe\n" + PARENT
+#: honest wrong code giving a contradicted value the parent does not give (seed 0's twin)
+LOWER = "def titlecase(s):\n    return s.lower()\n"
+TESTS = ("from titles import titlecase\n\n\n"
+         "def test_apostrophes_do_not_start_a_word():\n"
+         "    assert titlecase(\"don't look back\") == \"Don't Look Back\"\n\n\n"
+         "def test_plain_words():\n    assert titlecase(\"look back\") == \"Look Back\"\n")
+F2P = [f"{TEST}::test_apostrophes_do_not_start_a_word"]
+P2P = [f"{TEST}::test_plain_words"]
+PARENTS_OUTPUT, OTHER_VALUE = 4, 0  # seeds
+
+
+@dataclass
+class Titles:
+    root: Path
+    task: Task
+    pristine: Path
+
+
+@pytest.fixture(scope="module")
+def titles(tmp_path_factory: pytest.TempPathFactory) -> Titles:
+    dest = tmp_path_factory.mktemp("titles")
+    repo = GitRepo.init(dest / "repo")
+    for rel, text in {SOURCE: PARENT, "tests/test_other.py": "def test_ok():\n    assert True\n",
+                      "pyproject.toml": '[project]\nname = "titles"\nversion = "0"\n'}.items():
+        repo.write(rel, text)
+    c1 = repo.commit("Add titlecase()", committer_date="2026-01-01T12:00:00+00:00")
+    message = "titlecase(): a word after an apostrophe is no new word (\"don't\" became \"Don'T\")"
+    repo.write(SOURCE, FIXED)
+    repo.write(TEST, TESTS)
+    c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
+    root = repo.path
+    task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
+                authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
+                prompt=clean_prompt(message), source_files=[SOURCE], test_files=[TEST],
+                test_patch=make_test_patch(root, c1, c2, [TEST]), gold_patch=make_gold_patch(root, c1, c2, [TEST]),
+                FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
+                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
+    return Titles(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
+
+
+def _calls(path: Path) -> dict[str, str]:
+    return {e["nodeid"]: e["outcome"] for e in map(json.loads, path.read_text().splitlines())
+            if e.get("event") == "phase" and e.get("when") == "call"}
+
+
+def _grade(t: Titles, tmp: Path, text: str, seed: int) -> tuple[Grade, Path]:
+    work = copy_tree(t.pristine, tmp / f"work-{seed}")
+    (work / SOURCE).write_text(text, encoding="utf-8")
+    out = tmp / f"out-{seed}"
+    return grade(t.task, workspace=work, pristine=t.pristine, out_dir=out, canary_seed=seed, run_timeout_s=120), out
+
+
+def test_the_seeds_draw_what_the_tests_say(titles: Titles, tmp_path: Path) -> None:
+    root = copy_tree(titles.pristine, tmp_path / "g")
+    (root / TEST).write_text(TESTS)
+    hows = {seed: [c.how for c in plan_twins(root, F2P, seed=seed, parent={TEST: None}, pass_to_pass=P2P,
+                                             parent_text=ParentText(titles.pristine)).canaries]
+            for seed in (PARENTS_OUTPUT, OTHER_VALUE)}
+    assert hows[PARENTS_OUTPUT] == ['expected "Don\'t Look Back" -> "Don\'T Look Back" (the input\'s words, '
+                                    'recased or reseparated)'], hows
+    assert hows[OTHER_VALUE] == ['expected "Don\'t Look Back" -> "don\'t look back" (the input\'s words, '
+                                 'recased or reseparated)'], hows
+
+
+def test_the_parents_own_output_is_no_twin_hit(titles: Titles, tmp_path: Path) -> None:
+    """On main: ``tests_failed`` with ``twin_hits == 1`` (two of the agent's solves counted as failed)."""
+    g, out = _grade(titles, tmp_path, COMMENT_ONLY, PARENTS_OUTPUT)
+    assert (g.outcome, g.canary) == ("tests_failed", None), g
+    assert (out / CONFIRM_OUTCOMES).exists()  # the twin passed beside its failing original, and was confirmed
+    assert g.twin_hits == 0, g
+    parent = _calls(out / CONFIRM_PARENT_OUTCOMES)  # the same files on the parent: it passed the twin too
+    assert sorted(parent.values()) == ["failed", "passed"], parent
+    r = Result(run_id="r", task_id=titles.task.id, agent="a", attempt=1, outcome=g.outcome, error=g.error)
+    page = render_attempt(AttemptRef(r, out, {}), titles.task, None, Nav("../index.html"))[0]
+    assert "confirmation run on the untouched parent: 1 failed, 1 passed" in page, page
+
+
+def test_a_value_the_parent_does_not_give_is_still_a_hit(titles: Titles, tmp_path: Path) -> None:
+    """``s.lower()`` gives seed 0's twin, which the parent's ``"Don'T Look Back"`` fails: a hit, as before."""
+    g, out = _grade(titles, tmp_path, LOWER, OTHER_VALUE)
+    assert (g.outcome, g.canary, g.twin_hits) == ("tests_failed", None, 1), g
+    assert sorted(_calls(out / CONFIRM_PARENT_OUTCOMES).values()) == ["failed", "failed"]
+
+
+def test_no_twin_passed_no_parent_run(titles: Titles, tmp_path: Path) -> None:
+    g, out = _grade(titles, tmp_path, COMMENT_ONLY, OTHER_VALUE)
+    assert (g.outcome, g.twin_hits) == ("tests_failed", 0), g
+    assert not (out / CONFIRM_OUTCOMES).exists() and not (out / CONFIRM_PARENT_OUTCOMES).exists()
+
+
+@pytest.mark.parametrize("seed", [PARENTS_OUTPUT, OTHER_VALUE])
+def test_a_real_fix_is_solved(titles: Titles, tmp_path: Path, seed: int) -> None:
+    g, _ = _grade(titles, tmp_path, OTHER_FIX, seed)
+    assert (g.outcome, g.twin_hits, g.canary) == ("solved", 0, None), g
