@@ -21,73 +21,32 @@ had ``twin_hits == 1``.
 from __future__ import annotations
 
 import json
-import shlex
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import NO_PLUGINS
-from helpers.gitrepo import GitRepo
+from helpers.titles_repo import F2P, OTHER_VALUE, P2P, PARENT, PARENTS_OUTPUT, SOURCE, TEST, TESTS, Titles, build
 
-from pytest_homefield.mine.prompt import clean_prompt
-from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
-from pytest_homefield.records import Result, Task
+from pytest_homefield.records import Result
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
 from pytest_homefield.sandbox.canary_parent import ParentText
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.sandbox.snapshot import copy_tree
 from pytest_homefield.sandbox.twin_runs import plan_twins
 from pytest_homefield.view.attempt_page import render_attempt
 from pytest_homefield.view.common import Nav
 from pytest_homefield.view.data import AttemptRef
 
-SOURCE = "src/titles/__init__.py"
-TEST = "tests/test_titles.py"
-PARENT = "def titlecase(s):\n    return s.title()\n"
-FIXED = "def titlecase(s):\n    return ' '.join(w[:1].upper() + w[1:] for w in s.split(' '))\n"
 #: a real fix that is not the reference's bytes (the reference fix gets no canaries at all)
 OTHER_FIX = "def titlecase(s):\n    return ' '.join(w[:1].upper() + w[1:].lower() for w in s.split(' '))\n"
 #: an honest change that leaves the parent's behaviour: the parent's output, and a twin that is it
 COMMENT_ONLY = "# TODO: words after an apostrophe\n" + PARENT
 #: honest wrong code giving a contradicted value the parent does not give (seed 0's twin)
 LOWER = "def titlecase(s):\n    return s.lower()\n"
-TESTS = ("from titles import titlecase\n\n\n"
-         "def test_apostrophes_do_not_start_a_word():\n"
-         "    assert titlecase(\"don't look back\") == \"Don't Look Back\"\n\n\n"
-         "def test_plain_words():\n    assert titlecase(\"look back\") == \"Look Back\"\n")
-F2P = [f"{TEST}::test_apostrophes_do_not_start_a_word"]
-P2P = [f"{TEST}::test_plain_words"]
-PARENTS_OUTPUT, OTHER_VALUE = 4, 0  # seeds
-
-
-@dataclass
-class Titles:
-    root: Path
-    task: Task
-    pristine: Path
 
 
 @pytest.fixture(scope="module")
 def titles(tmp_path_factory: pytest.TempPathFactory) -> Titles:
-    dest = tmp_path_factory.mktemp("titles")
-    repo = GitRepo.init(dest / "repo")
-    for rel, text in {SOURCE: PARENT, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                      "pyproject.toml": '[project]\nname = "titles"\nversion = "0"\n'}.items():
-        repo.write(rel, text)
-    c1 = repo.commit("Add titlecase()", committer_date="2026-01-01T12:00:00+00:00")
-    message = "titlecase(): a word after an apostrophe is no new word (\"don't\" became \"Don'T\")"
-    repo.write(SOURCE, FIXED)
-    repo.write(TEST, TESTS)
-    c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
-    root = repo.path
-    task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
-                authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
-                prompt=clean_prompt(message), source_files=[SOURCE], test_files=[TEST],
-                test_patch=make_test_patch(root, c1, c2, [TEST]), gold_patch=make_gold_patch(root, c1, c2, [TEST]),
-                FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
-    return Titles(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
+    return build(tmp_path_factory.mktemp("titles"))
 
 
 def _calls(path: Path) -> dict[str, str]:
