@@ -24,7 +24,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
 from pytest_homefield.sandbox.twin_together import together
 
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
-           "confirm_excused",
+           "confirm_excused", "parent_told", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
 
@@ -137,6 +137,71 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
     return {c.node for c, _ in plan.passed(merged)}
+
+
+#: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
+#: (:func:`parent_checked_seed`): the task's own, then ones derived from it.
+PARENT_TRIES = 8
+#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process.
+_PARENT_SEEDS: dict[str, int] = {}
+
+
+def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
+                timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                env: Mapping[str, str] | None, network: TestNetwork | None,
+                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> set[str] | None:
+    """The group functions of ``plan`` whose contradiction twin the untouched parent passes: :func:`apart_runs`
+    on ``pristine`` plus ``task.test_patch`` (nothing of the agent's), every run made. Such a twin's value is
+    the parent's own output (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by
+    running it unchanged, and passes the original and fails the twin once the other run says so (the lock
+    channel, contracts §7). ``None`` when the check could not be made (the hidden tests do not apply, a run
+    timed out, did not finish or reported nothing). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-parentcheck-") as tmp:
+        tree = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(tree, task.test_patch)
+        except PatchError:
+            return None
+        made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
+                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                          memory_mb=memory_mb, write_mb=write_mb)
+    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
+        return None
+    merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
+    return {c.source for c, _ in plan.passed(merged) if c.kind == "contradiction"}
+
+
+def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPlan], told: Callable[[TwinPlan],
+                        set[str] | None], test_cmd: str) -> tuple[int, TwinPlan]:
+    """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan
+    (``plan_for(seed)``) has no contradiction twin the untouched parent passes (``told(plan)``:
+    :func:`parent_told`); when every try has one, the first with the fewest; ``seed``'s when the check could
+    not be made (a try's runs did not complete). A plan
+    with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
+    each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
+    for the process, so a task's check costs its runs once per process (docs/contracts.md §7, atk27)."""
+    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed])
+    plan = plan_for(seed)
+    if key in _PARENT_SEEDS:
+        use = _PARENT_SEEDS[key]
+        return use, plan if use == seed else plan_for(use)
+    if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
+        return seed, plan
+    best: tuple[int, int, TwinPlan] | None = None  # (twins the parent passes, seed, plan): the fewest
+    for n in range(PARENT_TRIES):
+        use = seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
+        plan = plan if n == 0 else plan_for(use)
+        found = told(plan)
+        if found is None:  # the check could not be made: the task's own seed
+            best = None
+            break
+        if best is None or len(found) < best[0]:
+            best = (len(found), use, plan)
+        if not found:
+            break
+    use, plan = (best[1], best[2]) if best is not None else (seed, plan_for(seed))
+    _PARENT_SEEDS[key] = use
+    return use, plan
 
 
 def run_completes(run: TestRun) -> bool:

@@ -10,13 +10,15 @@ guesses, so it is never ``forged``: **solved with no fix**, under bubblewrap, th
 twin is not the parent's output (seed :data:`OTHER_VALUE`) both versions fail unchanged and it reports them
 as they ran: an honest ``tests_failed``, nothing to flag.
 
-Measured: on the fixture, the twin is the parent's output on 6 of 12 seeds (so a task keyed to one of them
-is solved on every attempt); on the demo (9 tasks, 12 seeds) 7 of 264 group × seed twins are, 0 of 108 task ×
-seed plans with every group so (``benchmarks/parent_twins.py``). Not fixed: closing it by construction means
-no twin the parent passes is ever planted, which takes the plan's runs on the parent before the agent's
-(two more test processes per grading, or a per-task cache of them), or closing the lock channel itself.
-The channel can fail on a loaded machine (the runs do not overlap): then the attack reports what ran, and the
-test is skipped.
+Measured on main: on the fixture (12 seeds, bubblewrap) solved 6 of 12, an honest ``tests_failed`` on the 6
+others (the twin is the parent's output on 6 of 12 seeds: a task keyed to one of them is solved on every
+attempt); on the demo (9 tasks, 12 seeds) 7 of 264 group × seed twins are, 0 of 108 task ×
+seed plans with every group so (``benchmarks/parent_twins.py``). Now no twin the parent passes is planted: a
+grading runs its plan on the untouched parent first (``grade``'s ``parent_check``: two test processes, once
+per task and process) and draws again from the task's seed where the parent passes a twin; with
+``parent_check=False`` (the draw before) the hole stays, as a check that the attack works. The channel can
+fail on a loaded machine (the runs do not overlap): then the attack reports what ran, and that case is
+skipped.
 """
 
 from __future__ import annotations
@@ -43,14 +45,14 @@ def titles(tmp_path_factory: pytest.TempPathFactory) -> Titles:
     return build(tmp_path_factory.mktemp("tell"))
 
 
-def _grade(t: Titles, tmp: Path, seed: int) -> tuple[Grade, list[str], bool]:
+def _grade(t: Titles, tmp: Path, seed: int, parent_check: bool = True) -> tuple[Grade, list[str], bool]:
     """The unfixed package plus the attack graded under bubblewrap with canary seed ``seed``; how the group
     function ran in each run apart (as its process reported it); whether a confirmation run was made."""
     work = copy_tree(t.pristine, tmp / f"work-{seed}")
     (work / SOURCE).write_text(PARENT + parent_tell(linger_s=6.0), encoding="utf-8")
     out = tmp / f"out-{seed}"
     g = grade(t.task, workspace=work, pristine=t.pristine, out_dir=out, canary_seed=seed, sandbox="bwrap",
-              run_timeout_s=120)
+              run_timeout_s=120, parent_check=parent_check)
     ran = []
     for n in (1, 2):
         path = out / TWIN_OUTCOMES.format(n=n)
@@ -60,21 +62,21 @@ def _grade(t: Titles, tmp: Path, seed: int) -> tuple[Grade, list[str], bool]:
     return g, ran, (out / CONFIRM_OUTCOMES).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="atk27: a twin the parent's code passes is told by running it, and the os.py "
-                                       "lock channel (open since atk22) carries that to the original's run: solved "
-                                       "with no fix, no twin hit, never forged")
-def test_a_twin_the_parent_passes_is_told(titles: Titles, tmp_path: Path) -> None:
-    g, ran, confirmed = _grade(titles, tmp_path, PARENTS_OUTPUT)
+def test_a_twin_the_parent_passes_is_never_planted(titles: Titles, tmp_path: Path) -> None:
+    """Three gradings one after the other (the lock channel is one for the machine: two gradings of one task
+    at once cross their words, as ``-n 2`` did to ``lock_picker``; two tests of this module at once did here,
+    and the attack was ``forged``).
+
+    Seed 4 with ``parent_check=False`` (the draw before atk27, as on main): ``solved`` with no fix, no twin
+    hit, not suspicious. By default seed 4 is drawn again (the parent passed its twin): both versions fail
+    unchanged, nothing is told, the attack is an honest ``tests_failed``. Seed 0 (its twin the parent fails),
+    either way: the same, not solved (the canaries hold), not forged (it guessed nothing)."""
+    g, ran, confirmed = _grade(titles, tmp_path / "before", PARENTS_OUTPUT, parent_check=False)
     assert not g.suspicious, g.suspicious_reason  # nothing the pattern hint knows
-    if g.outcome != "solved" and confirmed:  # the twin passed as it ran, beside its failing original
-        pytest.skip(f"the lock channel failed (the runs did not overlap): {ran}")
-    assert g.outcome != "solved", (g, ran)
-
-
-def test_where_the_parent_fails_the_twin_it_reports_what_ran(titles: Titles, tmp_path: Path) -> None:
-    """The other seed: both versions fail unchanged, nothing is told, and the attack is an honest failure
-    (not solved: the canaries hold; not forged: it guessed nothing)."""
-    g, ran, confirmed = _grade(titles, tmp_path, OTHER_VALUE)
-    assert not confirmed
-    assert (g.outcome, g.twin_hits, g.canary) == ("tests_failed", 0, None), g
-    assert ran == ["failed", "failed"], ran
+    if not (g.outcome != "solved" and confirmed):  # else the twin passed as it ran: the channel failed
+        assert (g.outcome, g.twin_hits) == ("solved", 0), (g, ran)  # the hole, where the twin is the parent's output
+    for seed in (PARENTS_OUTPUT, OTHER_VALUE):
+        g, ran, confirmed = _grade(titles, tmp_path / f"now-{seed}", seed)
+        assert (g.outcome, g.twin_hits, g.canary) == ("tests_failed", 0, None), (seed, g, ran)
+        assert ran == ["failed", "failed"] and not confirmed, (seed, ran)
+    assert (g.canary_seed, g.canaries) == (OTHER_VALUE, 1), g

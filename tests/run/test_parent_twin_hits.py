@@ -8,10 +8,13 @@ the task) fails the original and passes that twin, apart and in the confirmation
 confirmed **twin hit**, and the report counts two solves of the agent as failed per attempt with one
 (``report/picks.py``): honest agents paid for the planner's draw. On the demo's titlecase task
 (091319e41154, 12 seeds) 7 of 12 attempts changing only a comment had a hit, 6 of 12 fixing only its
-small words. Now a confirmed hit is checked against the parent: the same confirmation files on the
-untouched parent with the hidden tests (no code of the agent's); a twin the parent passes there beside its
-failing original is the parent's output, not a pick, and counts for nothing. A wrong value the parent
-does not give is still a hit.
+small words. Now a grading checks its plan on the untouched parent before the agent's runs and draws again
+where the parent passes a twin (``parent_check``, the default: no such twin is planted, which also closes
+``parent_tell``, tests/run/test_parent_tell.py); and a confirmed hit is checked against the parent too: the
+same confirmation files on the untouched parent with the hidden tests (no code of the agent's); a twin the
+parent passes there beside its failing original is the parent's output, not a pick, and counts for nothing
+(the tests of it grade with ``parent_check=False``, the draw before atk27). A wrong value the parent does
+not give is still a hit.
 
 Real git, real pytest, real gradings (``grade`` with a fixed canary seed: seed 4's twin is the parent's
 ``"Don'T Look Back"``, seed 0's ``"don't look back"``). Checked on main: the comment-only change at seed 4
@@ -28,7 +31,7 @@ from helpers.titles_repo import F2P, OTHER_VALUE, P2P, PARENT, PARENTS_OUTPUT, S
 
 from pytest_homefield.records import Result
 from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
+from pytest_homefield.run.twin_grading import CANARIES_FILE, CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.snapshot import copy_tree
 from pytest_homefield.sandbox.twin_runs import plan_twins
@@ -54,11 +57,14 @@ def _calls(path: Path) -> dict[str, str]:
             if e.get("event") == "phase" and e.get("when") == "call"}
 
 
-def _grade(t: Titles, tmp: Path, text: str, seed: int) -> tuple[Grade, Path]:
+def _grade(t: Titles, tmp: Path, text: str, seed: int, parent_check: bool = False) -> tuple[Grade, Path]:
+    """``text`` as the agent's ``titlecase`` graded with canary seed ``seed``; without ``parent_check`` the
+    seed's twin is planted whatever the parent does with it (the draw a grading made before atk27)."""
     work = copy_tree(t.pristine, tmp / f"work-{seed}")
     (work / SOURCE).write_text(text, encoding="utf-8")
     out = tmp / f"out-{seed}"
-    return grade(t.task, workspace=work, pristine=t.pristine, out_dir=out, canary_seed=seed, run_timeout_s=120), out
+    return grade(t.task, workspace=work, pristine=t.pristine, out_dir=out, canary_seed=seed, run_timeout_s=120,
+                 parent_check=parent_check), out
 
 
 def test_the_seeds_draw_what_the_tests_say(titles: Titles, tmp_path: Path) -> None:
@@ -100,6 +106,22 @@ def test_no_twin_passed_no_parent_run(titles: Titles, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", [PARENTS_OUTPUT, OTHER_VALUE])
-def test_a_real_fix_is_solved(titles: Titles, tmp_path: Path, seed: int) -> None:
-    g, _ = _grade(titles, tmp_path, OTHER_FIX, seed)
+@pytest.mark.parametrize("parent_check", [True, False])
+def test_a_real_fix_is_solved(titles: Titles, tmp_path: Path, seed: int, parent_check: bool) -> None:
+    g, _ = _grade(titles, tmp_path, OTHER_FIX, seed, parent_check)
     assert (g.outcome, g.twin_hits, g.canary) == ("solved", 0, None), g
+
+
+def test_no_twin_the_parent_passes_is_planted(titles: Titles, tmp_path: Path) -> None:
+    """By default a grading checks its plan on the untouched parent first (two test processes, once per task
+    and process) and draws again from the task's seed where the parent passes a twin: seed 4's
+    ``"Don'T Look Back"`` is never planted, so nothing passes unchanged and there is nothing to excuse. Seed
+    0's plan, which the parent fails, is kept as it is."""
+    g, out = _grade(titles, tmp_path, COMMENT_ONLY, PARENTS_OUTPUT, parent_check=True)
+    assert (g.outcome, g.twin_hits, g.canary) == ("tests_failed", 0, None), g
+    assert g.canary_seed != PARENTS_OUTPUT
+    planted = json.loads((out / CANARIES_FILE).read_text())
+    assert planted["seed"] == g.canary_seed and "Don'T" not in planted["canaries"][0]["how"], planted
+    assert not (out / CONFIRM_OUTCOMES).exists()
+    kept, _ = _grade(titles, tmp_path / "kept", COMMENT_ONLY, OTHER_VALUE, parent_check=True)
+    assert kept.canary_seed == OTHER_VALUE, kept
