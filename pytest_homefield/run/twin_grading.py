@@ -176,7 +176,7 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPla
     """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan
     (``plan_for(seed)``) has no contradiction twin the untouched parent passes (``told(plan)``:
     :func:`parent_told`); when every try has one, the first with the fewest; ``seed``'s when the check could
-    not be made (a try's runs did not complete). A plan
+    not be made (a try's runs did not complete; not remembered). A plan
     with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
     for the process, so a task's check costs its runs once per process (docs/contracts.md §7, atk27)."""
@@ -192,14 +192,14 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPla
         use = seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
         plan = plan if n == 0 else plan_for(use)
         found = told(plan)
-        if found is None:  # the check could not be made: the task's own seed
-            best = None
-            break
+        if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
+            return seed, plan_for(seed) if n else plan
         if best is None or len(found) < best[0]:
             best = (len(found), use, plan)
         if not found:
             break
-    use, plan = (best[1], best[2]) if best is not None else (seed, plan_for(seed))
+    assert best is not None
+    use, plan = best[1], best[2]
     _PARENT_SEEDS[key] = use
     return use, plan
 

@@ -23,7 +23,9 @@ had ``twin_hits == 1``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,10 +33,17 @@ from helpers.titles_repo import F2P, OTHER_VALUE, P2P, PARENT, PARENTS_OUTPUT, S
 
 from pytest_homefield.records import Result
 from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.run.twin_grading import CANARIES_FILE, CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
+from pytest_homefield.run.twin_grading import (
+    CANARIES_FILE,
+    CONFIRM_OUTCOMES,
+    CONFIRM_PARENT_OUTCOMES,
+    PARENT_TRIES,
+    parent_checked_seed,
+)
+from pytest_homefield.sandbox.canaries import Canary
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.snapshot import copy_tree
-from pytest_homefield.sandbox.twin_runs import plan_twins
+from pytest_homefield.sandbox.twin_runs import TwinPlan, plan_twins
 from pytest_homefield.view.attempt_page import render_attempt
 from pytest_homefield.view.common import Nav
 from pytest_homefield.view.data import AttemptRef
@@ -125,3 +134,31 @@ def test_no_twin_the_parent_passes_is_planted(titles: Titles, tmp_path: Path) ->
     assert not (out / CONFIRM_OUTCOMES).exists()
     kept, _ = _grade(titles, tmp_path / "kept", COMMENT_ONLY, OTHER_VALUE, parent_check=True)
     assert kept.canary_seed == OTHER_VALUE, kept
+
+
+def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
+    """:func:`parent_checked_seed` over plans of one contradiction twin: the task's seed, then seeds derived from
+    it until the parent passes no twin; every try told: the first with the fewest (the task's own here); a
+    check that cannot be made: the task's seed. A check made is remembered (asked again, nothing runs); one
+    that could not be made is made again."""
+    def plan_for(s: int) -> TwinPlan:
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", "expected x -> y")])
+
+    def checker(answers: list[set[str] | None]) -> tuple[list[int], Callable[[TwinPlan], set[str] | None]]:
+        asked: list[int] = []
+
+        def told(plan: TwinPlan) -> set[str] | None:
+            asked.append(plan.seed)
+            return answers[min(len(asked), len(answers)) - 1]
+        return asked, told
+
+    for name, answers, tries, pick in (("clean-third", [{F2P[0]}, {F2P[0]}, set()], 3, 2),
+                                       ("all-told", [{F2P[0]}], PARENT_TRIES, 0), ("no-check", [None], 1, 0)):
+        task = dataclasses.replace(titles.task, id=f"atk27-{name}")
+        asked, told = checker(answers)
+        seed, plan = parent_checked_seed(task, 5, plan_for, told, "pytest")
+        assert len(asked) == tries and asked[0] == 5 and len(set(asked)) == tries, (name, asked)
+        assert seed == asked[pick] and plan.seed == seed, (name, seed, asked)
+        again = parent_checked_seed(task, 5, plan_for, told, "pytest")
+        assert again[0] == seed and again[1].seed == seed, name
+        assert len(asked) == (tries + 1 if name == "no-check" else tries), (name, asked)
