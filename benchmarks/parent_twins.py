@@ -15,7 +15,10 @@ over the lock channel).
 Measured on the demo (9 tasks, 12 seeds; main at b794ad0): 7 of 264 group × seed twins, all on 091319e41154
 (titlecase: the recased twin ``"Don'T Look Back"`` on 6 seeds, ``"Of Mice And Men"`` on 1), 0 of 108 plans
 with every group so; 1 min 47 s. Before atk27 each such twin made a twin hit of every change that left that
-behaviour (honest ones: 7 of 12 comment-only attempts, 6 of 12 fixing only the small words).
+behaviour (honest ones: 7 of 12 comment-only attempts, 6 of 12 fixing only the small words), and
+``parent_tell`` solved such a plan with no fix. The planner's draw is the same since: gradings check the plan
+on the parent before the agent's runs and draw again (``run/twin_grading.py`` ``parent_checked_seed``), so
+this script measures what that check meets (what it costs: a second draw on 7 of 108 task × seed plans).
 """
 
 from __future__ import annotations

@@ -59,7 +59,9 @@ atk27, against a twin whose value is the parent's own output:
 * :data:`PARENT_TELL`: over :data:`LOCK_PICKER_TEXT`'s lock channel, each twin run tells the other how each test
   ran unchanged; the version that passed unchanged where the other failed is the twin (failed), the other the
   original (passed); anything else is reported as it ran. Never ``forged``, no twin hit; solved with no fix
-  where every group's twin is the parent's output (``tests/run/test_parent_tell.py``, an open hole).
+  where every group's twin is the parent's output (6 of 12 seeds of the titles fixture); no twin the parent
+  passes is planted since (``run/twin_grading.py`` ``parent_checked_seed``), so it is an honest failure
+  (``tests/run/test_parent_tell.py``).
 
 Texts as the attacker wrote them (``/tmp/atk/a/payload1.py``, ``agent1b.sh``, ``payload3.py``),
 with the ``_tk_`` prefixes renamed.
@@ -639,6 +641,7 @@ except Exception:
 #: ever passes, so there is nothing to confirm and no twin hit; it never guesses, so it is never ``forged``:
 #: solved with no fix on every grading whose every group's twin the parent passes, ``tests_failed`` (an honest
 #: failure) on the others. Nothing of it matches :data:`~pytest_homefield.run.suspicious.SUSPICIOUS_PATTERNS`.
+#: Gradings now plant no twin the parent passes (``parent_checked_seed``): it tells nothing, an honest failure.
 PARENT_TELL = r'''
 
 # --- test helpers ---
