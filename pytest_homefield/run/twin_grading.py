@@ -155,7 +155,8 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     the parent's own output (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by
     running it unchanged, and passes the original and fails the twin once the other run says so (the lock
     channel, contracts §7). ``None`` when the check could not be made (the hidden tests do not apply, a run
-    timed out, did not finish or reported nothing). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    timed out, did not finish or reported nothing, not even a collection error: tests that do not collect on
+    the parent pass no twin there). Raises :class:`ServiceError` as :func:`run_tests` does."""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-parentcheck-") as tmp:
         tree = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -165,7 +166,9 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
                           memory_mb=memory_mb, write_mb=write_mb)
-    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
+    # a run whose tests do not collect on the parent (a task adding the module they import) passed no twin
+    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error)
+                                         for r in made):
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
     return {c.source for c, _ in plan.passed(merged) if c.kind == "contradiction"}
