@@ -34,6 +34,8 @@ from pytest_homefield.run.twin_grading import (
     confirm_excused,
     merge_runs,
     needs_reference_check,
+    parent_checked_seed,
+    parent_told,
     reference_passes,
     run_completes,
     twin_options,
@@ -152,6 +154,7 @@ def grade(
     before_tests: Callable[[], object] | None = None,
     reference: tuple[float, str] | None = None,
     diff_limit: int | None = None,
+    parent_check: bool = True,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -187,7 +190,11 @@ def grade(
     out): contradicted copies of the FAIL_TO_PASS tests run apart from their originals
     (:mod:`pytest_homefield.sandbox.twin_runs`) with ``canary_seed`` (default: fresh from :mod:`secrets`; an
     attempt passes its task's, :func:`~pytest_homefield.run.canary_key.task_seed`), as mining checked them
-    (:func:`twin_options`: sentinels for the task's ``canary_sentinels``). Any canary that passes makes the
+    (:func:`twin_options`: sentinels for the task's ``canary_sentinels``); with ``parent_check`` (the default)
+    the plan is first run on the untouched parent with the hidden tests and, where the parent's own code passes
+    a twin, drawn again from seeds derived from it (:func:`parent_checked_seed`, once per task, seed and
+    process: a twin that is the parent's output is told by running it; atk27), the grade's ``canary_seed``
+    the seed used. Any canary that passes makes the
     outcome ``forged`` (scored, never solved), whatever the real tests did, and so does an excusable twin that
     passed beside its failing original unless one run holding both confirms it (:func:`confirm_excused`); for a
     twin mining's check does not cover (:func:`needs_reference_check`: a task mined before canaries, a twin
@@ -247,10 +254,26 @@ def grade(
         if canaries and "{junit}" not in (test_cmd or task.test_cmd) \
                 and not is_reference_fix(task, pristine, gdir, carried):
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
-            # a task mined before canaries never had its rewrites checked against the reference fix
-            plan = plan_twins(gdir, task.FAIL_TO_PASS, seed=seed, parent=parent_tests(pristine, task.test_files),
-                              parent_text=ParentText(pristine), pass_to_pass=task.PASS_TO_PASS,
-                              **twin_options(task))
+            before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
+
+            def plan_for(s: int) -> TwinPlan:
+                # a task mined before canaries never had its rewrites checked against the reference fix
+                return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
+                                  pass_to_pass=task.PASS_TO_PASS, **twin_options(task))
+
+            def told(p: TwinPlan) -> set[str] | None:
+                return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
+                                   timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                                   network=network, memory_mb=memory_mb, write_mb=write_mb)
+
+            try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
+                # a task whose parent hangs is not checked: its twins hang there as its originals do
+                hangs = isinstance(task.verify, dict) and bool(task.verify.get("parent_bound"))
+                seed, plan = parent_checked_seed(task, seed, plan_for, told, test_cmd or task.test_cmd) \
+                    if parent_check and not hangs else (seed, plan_for(seed))
+            except ServiceError as exc:
+                g.outcome, g.error = "infra", str(exc)
+                return g
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
         made: list[TestRun] = []
@@ -335,8 +358,9 @@ def grade(
         try:  # an excusable twin passed beside its failing original: one run holding both must confirm it
             unconfirmed, extra_s, hits = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
-                timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                memory_mb=memory_mb, write_mb=write_mb) if plan is not None else (None, 0.0, [])
+                parent=(pristine, task.test_patch), timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                write_mb=write_mb) if plan is not None else (None, 0.0, [])
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g

@@ -24,7 +24,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -46,7 +46,8 @@ from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, r
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
 from pytest_homefield.sandbox.twin_together import together
 
-__all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "confirm_excused",
+__all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
+           "confirm_excused", "parent_told", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
 
@@ -62,6 +63,10 @@ TWIN_LOG_BYTES = 2**20
 #: its events as the process reported them.
 CONFIRM_LOG = "confirm.log"
 CONFIRM_OUTCOMES = "confirm.outcomes.jsonl"
+#: The artifacts of the parent's run of the confirmation files (:func:`confirm_excused`, atk27), when one was
+#: made: its log's tail and its events.
+CONFIRM_PARENT_LOG = "confirm-parent.log"
+CONFIRM_PARENT_OUTCOMES = "confirm-parent.outcomes.jsonl"
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -132,6 +137,74 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
     return {c.node for c, _ in plan.passed(merged)}
+
+
+#: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
+#: (:func:`parent_checked_seed`): the task's own, then ones derived from it.
+PARENT_TRIES = 8
+#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process.
+_PARENT_SEEDS: dict[str, int] = {}
+
+
+def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
+                timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
+                env: Mapping[str, str] | None, network: TestNetwork | None,
+                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> set[str] | None:
+    """The group functions of ``plan`` whose contradiction twin the untouched parent passes: :func:`apart_runs`
+    on ``pristine`` plus ``task.test_patch`` (nothing of the agent's), every run made. Such a twin's value is
+    the parent's own output (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by
+    running it unchanged, and passes the original and fails the twin once the other run says so (the lock
+    channel, contracts §7). ``None`` when the check could not be made (the hidden tests do not apply, a run
+    timed out, did not finish or reported nothing, not even a collection error: tests that do not collect on
+    the parent pass no twin there). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-parentcheck-") as tmp:
+        tree = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(tree, task.test_patch)
+        except PatchError:
+            return None
+        made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
+                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                          memory_mb=memory_mb, write_mb=write_mb)
+    # a run whose tests do not collect on the parent (a task adding the module they import) passed no twin
+    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error)
+                                         for r in made):
+        return None
+    merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
+    return {c.source for c, _ in plan.passed(merged) if c.kind == "contradiction"}
+
+
+def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPlan], told: Callable[[TwinPlan],
+                        set[str] | None], test_cmd: str) -> tuple[int, TwinPlan]:
+    """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan
+    (``plan_for(seed)``) has no contradiction twin the untouched parent passes (``told(plan)``:
+    :func:`parent_told`); when every try has one, the first with the fewest; ``seed``'s when the check could
+    not be made (a try's runs did not complete; not remembered). A plan
+    with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
+    each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
+    for the process, so a task's check costs its runs once per process (docs/contracts.md §7, atk27)."""
+    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed])
+    plan = plan_for(seed)
+    if key in _PARENT_SEEDS:
+        use = _PARENT_SEEDS[key]
+        return use, plan if use == seed else plan_for(use)
+    if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
+        return seed, plan
+    best: tuple[int, int, TwinPlan] | None = None  # (twins the parent passes, seed, plan): the fewest
+    for n in range(PARENT_TRIES):
+        use = seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
+        plan = plan if n == 0 else plan_for(use)
+        found = told(plan)
+        if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
+            return seed, plan_for(seed) if n else plan
+        if best is None or len(found) < best[0]:
+            best = (len(found), use, plan)
+        if not found:
+            break
+    assert best is not None
+    use, plan = best[1], best[2]
+    _PARENT_SEEDS[key] = use
+    return use, plan
 
 
 def run_completes(run: TestRun) -> bool:
@@ -262,45 +335,38 @@ def _restamp(folder: Path) -> None:
 
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
-                    out_dir: Path, fail_to_pass: Sequence[str], **run: Any
+                    out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None, **run: Any
                     ) -> tuple[tuple[str, str] | None, float, list[str]]:
     """``(verdict, seconds, hits)``: ``verdict`` is ``(canary id, one-line error)`` for the first twin of
     ``plan`` that passed beside its failing original in ``outcomes`` (merged, :func:`merge_runs`;
     :meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) and is not confirmed by a
-    **confirmation run**, else ``None``; ``seconds`` that run's wall time (0 when none was needed). The run
-    is one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`) whose test files hold every
-    member of every group side by side (:func:`~pytest_homefield.sandbox.twin_together.together`), run on
-    the excused twins and their originals only. A twin is confirmed when its instance passed there and the
-    original's failed, as honest code computing a wrong value does whenever it runs them; anything else
-    (both passed, both failed, the original passed, either not reported, the run timed out, stopped for
+    **confirmation run**, else ``None``; ``seconds`` the wall time of the runs made for it (0 when none was
+    needed). The run is one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`) whose test files
+    hold every member of every group side by side (:func:`~pytest_homefield.sandbox.twin_together.together`),
+    run on the excused twins and their originals only. A twin is confirmed when its instance passed there
+    and the original's failed, as honest code computing a wrong value does whenever it runs them; anything
+    else (both passed, both failed, the original passed, either not reported, the run timed out, stopped for
     its writes or did not finish) is not: the code that ran was the agent's, and a forger that picked one
     of the runs apart has no run to pick here (atk14 A1, A1b). Its log and events are kept in ``out_dir``
     as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`. ``hits``: with no verdict, the instance ids of the
     twins so excused (confirmed, or excused as before when the members cannot be laid side by side): the
     agent's code gave exactly a contradicted value, which the report weighs (docs/contracts.md §10 "twin
-    hits": a content picker makes them at least as often as it guesses right). ``run``: :func:`run_tests`'s
-    options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    hits": a content picker makes them at least as often as it guesses right). ``parent``: ``(pristine,
+    test_patch)``, the untouched parent tree and the hidden tests: when confirmed hits remain, the same
+    files run once more on a fresh copy of it (:func:`_parent_gives`, kept as :data:`CONFIRM_PARENT_LOG` and
+    :data:`CONFIRM_PARENT_OUTCOMES`), and a twin the parent's own code passes there beside its failing
+    original is no hit (atk27: the twin's value is the parent's output, which every change leaving that
+    behaviour gives). ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
     built = together(plan.layouts, plan.seed) if pending else None
     if built is None:  # none excused; or homefield could not lay the members side by side: excused as before
         return None, 0.0, hits
-    files, names = built
-    back = {fid_j: (fid, j) for fid, ids in names.items() for j, fid_j in enumerate(ids)}
-    selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
-    folder = _fresh_copy(gdir, tmp, {**plan.runs[0], **files})
-    try:
-        made = run_tests(folder, test_cmd, selected, out_dir=tmp / "confirm-out", **run)
-    finally:
-        shutil.rmtree(folder.parent, ignore_errors=True)
+    made, seen = _together_run(plan, pending, built, gdir, tmp / "confirm-out", test_cmd, run)
     for name, src in ((CONFIRM_LOG, LOG_FILE), (CONFIRM_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
-    seen: dict[str, str] = {}
-    for tid, o in made.outcomes.items():  # in the plan's ids: a twin's instances under its canary id
-        fid, j = back.get(function_id(tid), ("", -1))
-        if j >= 0:
-            seen[(fid if j == 0 else f"{fid}{TWIN_MARK}{j}") + tid[len(function_id(tid)):]] = o
     for c, tid in pending:
         if made.over_writes or made.over_events or not run_completes(made):
             why = f"its run did not finish ({made.over_writes or made.over_events or made.error or 'no finish event'})"
@@ -312,7 +378,63 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
             continue
         return (tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one run "
                      f"holding both, {why}; the test outcomes were forged"), made.wall_s, []
-    return None, made.wall_s, hits
+    if parent is None or not hits:
+        return None, made.wall_s, hits
+    given, parent_s = _parent_gives(plan, pending, built, parent, tmp, out_dir, test_cmd, fail_to_pass, run)
+    return None, made.wall_s + parent_s, [tid for tid in hits if tid not in given]
+
+
+def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
+                  built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], tree: Path, out: Path, test_cmd: str,
+                  run: Mapping[str, Any]) -> tuple[TestRun, dict[str, str]]:
+    """The test run of ``built`` (:func:`~pytest_homefield.sandbox.twin_together.together`'s files and
+    names) on a fresh copy of ``tree`` (:func:`_fresh_copy`), selecting the ``pending`` twins and their
+    originals, its events in ``out``; and its outcomes in the plan's ids (a twin's instances under its
+    canary id)."""
+    files, names = built
+    back = {fid_j: (fid, j) for fid, ids in names.items() for j, fid_j in enumerate(ids)}
+    selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
+    try:
+        made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    seen: dict[str, str] = {}
+    for tid, o in made.outcomes.items():
+        fid, j = back.get(function_id(tid), ("", -1))
+        if j >= 0:
+            seen[(fid if j == 0 else f"{fid}{TWIN_MARK}{j}") + tid[len(function_id(tid)):]] = o
+    return made, seen
+
+
+def _parent_gives(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
+                  built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], tmp: Path,
+                  out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any]
+                  ) -> tuple[set[str], float]:
+    """``(ids, seconds)``: the instance ids of the ``pending`` twins that the untouched parent passes beside
+    its failing original, in the confirmation run's files (``built``) on a fresh copy of ``parent``
+    (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time. Such a twin's value is
+    the parent's own output: any change that leaves that behaviour as the parent's gives it, so passing it
+    says nothing of a pick (docs/contracts.md §7, atk27). Empty when the hidden tests do not apply there or
+    the run did not finish (the hits stand). Kept as :data:`CONFIRM_PARENT_LOG` and
+    :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    pristine, test_patch = parent
+    tree = copy_tree(pristine, Path(tempfile.mkdtemp(prefix="p", dir=tmp)) / "w")
+    try:
+        apply_patch(tree, test_patch)
+        made, seen = _together_run(plan, pending, built, tree, tmp / "confirm-parent-out", test_cmd, run)
+    except PatchError:
+        return set(), 0.0
+    finally:
+        shutil.rmtree(tree.parent, ignore_errors=True)
+    for name, src in ((CONFIRM_PARENT_LOG, LOG_FILE), (CONFIRM_PARENT_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-parent-out" / src, TWIN_LOG_BYTES))
+    if made.timed_out or not run_completes(made):
+        return set(), made.wall_s
+    given = {tid for c, tid in pending if seen.get(tid) == "passed"
+             and (c, tid) not in CanaryPlan(plan.seed, [c]).forged(seen, fail_to_pass)}
+    return given, made.wall_s
 
 
 def _tail(path: Path, limit: int) -> bytes:

@@ -162,13 +162,13 @@ def failure_sections(log: str) -> dict[str, str]:
 
 
 #: A grading's separate test run's files: ``twin-<N>.log``, ``twin-<N>.outcomes.jsonl``, ``confirm.log``, … (§4).
-_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|confirm)\.(log|outcomes\.jsonl)")
+_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|confirm|confirm-parent)\.(log|outcomes\.jsonl)")
 
 
 @dataclass
 class GradingRun:
-    """One test run of a grading kept apart (``name``: ``twin-1``, …, ``confirm``): its log's text and
-    its events' text (``None`` when absent), each read with :data:`READ_CAP`."""
+    """One test run of a grading kept apart (``name``: ``twin-1``, …, ``confirm``, ``confirm-parent``): its
+    log's text and its events' text (``None`` when absent), each read with :data:`READ_CAP`."""
 
     name: str
     log: str | None = None
@@ -180,7 +180,7 @@ class AttemptFiles:
     """The texts of one attempt's artifacts (``None`` when absent), each read with :data:`READ_CAP`;
     ``sizes`` the whole size (bytes) of each file read, by name; ``others`` the names of other entries
     (the carried-change lists of grading, a ``grading.err``); ``runs`` the grading's separate test runs,
-    twin runs in their order, then the confirmation run."""
+    twin runs in their order, then the confirmation run, then its run on the parent (§7, atk27)."""
 
     folder: Path
     prompt: str | None = None
@@ -226,7 +226,8 @@ class AttemptFiles:
                 files._add_run(m[1], m[2], folder / name)
             elif not name.startswith("."):
                 files.others.append(name)
-        files.runs.sort(key=lambda r: (r.name == "confirm", int(r.name[5:]) if r.name != "confirm" else 0))
+        files.runs.sort(key=lambda r: (r.name.startswith("confirm"), r.name == "confirm-parent",
+                                       int(r.name[5:]) if not r.name.startswith("confirm") else 0))
         return files
 
     def _add_run(self, name: str, kind: str, path: Path) -> None:
