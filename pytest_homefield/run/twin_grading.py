@@ -143,7 +143,8 @@ def run_completes(run: TestRun) -> bool:
 def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
-                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> list[TestRun]:
+                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
+                box_mb: float | None = None) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
     one member of every group), each on a fresh copy of ``gdir`` with its members written, alike
     (:func:`_fresh_copy`), at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
@@ -161,7 +162,8 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     run's log tail and events are kept in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as
     the process reported them); ``tests.log`` holds their log tails under a header line,
     ``outcomes.jsonl`` their events with a twin's instances under their canary ids
-    (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    (:meth:`TwinPlan.rename`). ``box_mb``: each run's memory cgroup (:func:`run_tests`; ``None``: ``memory_mb``).
+    Raises :class:`ServiceError` as :func:`run_tests` does."""
     folders = _fresh_copies(gdir, tmp, plan.runs)  # every run's files before any run, made alike at once
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
@@ -173,7 +175,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         # host-only: the test process writes its own private folder
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                         memory_mb=memory_mb, write_mb=write_mb)
+                         memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
 
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
@@ -181,7 +183,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
             order = _RANDOM.sample(range(len(folders)), len(folders))  # no run is always started first
             # one reservation of every run's memory, each run drawing its part: two gradings each holding
             # one run's would wait for ever for the other's (sandbox/memory_budget.py)
-            with reserve(len(folders) * run_reservation_mb(sandbox, memory_mb, network), shared=True):
+            with reserve(len(folders) * run_reservation_mb(sandbox, box_mb or memory_mb, network), shared=True):
                 futures = {n: pool.submit(one, n) for n in order}
                 runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
         except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout
