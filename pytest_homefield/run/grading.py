@@ -355,7 +355,8 @@ def grade(
         try:
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
-                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb)
+                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
+                                       box_mb=box_mb)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g

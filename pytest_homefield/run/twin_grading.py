@@ -111,13 +111,14 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                      timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                      env: Mapping[str, str] | None, network: TestNetwork | None,
                      memory_mb: float | None = TEST_MEMORY_MB,
-                     write_mb: float | None = TEST_WRITE_MB) -> set[str] | None:
+                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
     agent's). A canary the reference fix passes is no evidence of a forgery. ``None`` when the check
     could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
-    or ended early. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    or ended early. ``box_mb``: each run's memory cgroup (the task's cap; ``None``: ``memory_mb``). Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
         ref = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -127,7 +128,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
             return None
         made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb)
+                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
     if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)

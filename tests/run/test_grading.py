@@ -787,12 +787,12 @@ def test_a_measured_tasks_grading_reserves_its_cap_not_the_ceiling(task: Task, p
             seen = [0]
             done = threading.Event()
 
-            def watch() -> None:
+            def watch(seen: list[int], done: threading.Event) -> None:
                 while not done.is_set():
                     seen[0] = max(seen[0], MemoryBudget().held_mb())
                     time.sleep(0.02)
 
-            watcher = threading.Thread(target=watch)
+            watcher = threading.Thread(target=watch, args=(seen, done))
             watcher.start()
             try:
                 g = grade(graded, workspace=work, pristine=pristine, out_dir=tmp_path / name, run_timeout_s=120,
