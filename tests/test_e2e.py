@@ -227,5 +227,6 @@ def test_a_small_memory_budget_still_grades_at_n2(mined: Path, tmp_path: Path) -
     assert proc.returncode == 4
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert lines == ["ERROR: pytest-homefield: --max-total-memory-mb 767 is smaller than the largest set of "
-                     "sandboxes that run at once, 768 MiB (a grading's twin test runs and their services: "
-                     "max_test_memory_mb each, or an agent's sandbox and its services): raise it, or lower the caps"]
+                     "sandboxes that run at once, 768 MiB (a grading's twin test runs and their services: its "
+                     "task's memory cap each, or max_test_memory_mb; a test run of max_test_memory_mb; or an "
+                     "agent's sandbox and its services): raise it, or lower the caps"]

@@ -34,7 +34,8 @@ class CanaryCheck:
     task's ``canary_order`` ``{}``), ``unprotected`` (the last plan's FAIL_TO_PASS functions with no
     contradiction twin, :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`), ``reason``/``detail``
     (``None`` when the check held; else ``reference_passes_canary`` or ``timeout``), ``seconds``
-    spent in canary runs, ``runs`` made."""
+    spent in canary runs, ``runs`` made, ``peak_mb`` the most MiB a canary run's memory cgroup held at once
+    (``None``: none had one)."""
 
     canaries: int = 0
     sentinels: list[str] = field(default_factory=list)
@@ -43,6 +44,7 @@ class CanaryCheck:
     reason: str | None = None
     detail: str = ""
     seconds: float = 0.0
+    peak_mb: float | None = None
     runs: int = 0
 
 
@@ -99,6 +101,8 @@ def check_twins(fail_to_pass: Sequence[str],
         if not isinstance(r, TestRun):
             return r
         check.seconds += r.wall_s
+        if r.peak_mb is not None:
+            check.peak_mb = max(r.peak_mb, check.peak_mb or 0)
         if r.timed_out:
             check.reason = "timeout"
             check.detail = f"the canary run exceeded the run timeout after {r.wall_s:.0f} s"

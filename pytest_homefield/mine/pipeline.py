@@ -276,7 +276,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
             diff_lines=diff_lines(gold_patch),
             verify={"stability_runs": settings.stability_runs, "parent_s": round(ver.parent_s, 3),
                     "commit_s": round(ver.commit_s, 3),
-                    **({"parent_bound": ver.parent_bound} if ver.parent_bound else {})},
+                    **({"parent_bound": ver.parent_bound} if ver.parent_bound else {}),
+                    **({"peak_mb": round(ver.peak_mb, 1)} if ver.peak_mb is not None else {})},
             # every FAIL_TO_PASS id only "failed" because its module could not be imported at the parent
             red_by_import_error=len(ver.red_by_import_error) == len(ver.FAIL_TO_PASS),
             env=environment.record() if environment is not None else None,

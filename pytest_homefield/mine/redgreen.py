@@ -175,6 +175,8 @@ class Verification:
     ``skip_reasons``: for a ``passes_without_change`` drop whose last parent run skipped some tests,
     skip reason → how many ids it skipped there (reasons as pytest reported them; ids skipped without
     one are not counted), for the mining summary (:func:`~pytest_homefield.mine.summary.skipped_line`).
+    ``peak_mb``: the most MiB the memory cgroup of any of its test runs held at once (parent, reference fix,
+    canary twins; :attr:`~pytest_homefield.sandbox.testrun.TestRun.peak_mb`); ``None`` when no run had one.
     """
 
     FAIL_TO_PASS: list[str] = field(default_factory=list)
@@ -194,6 +196,14 @@ class Verification:
     canary_unprotected: list[str] = field(default_factory=list)
     parent_bound: str | None = None
     skip_reasons: dict[str, int] = field(default_factory=dict)
+    peak_mb: float | None = None
+
+
+def peak_of(runs: Sequence[TestRun], earlier: float | None = None) -> float | None:
+    """The largest :attr:`~pytest_homefield.sandbox.testrun.TestRun.peak_mb` of ``runs`` and ``earlier`` (MiB),
+    ``None`` when none has one."""
+    peaks = [p for p in (earlier, *(r.peak_mb for r in runs)) if p is not None]
+    return max(peaks) if peaks else None
 
 
 def _state(run: TestRun, test_id: str) -> str | None:
@@ -790,12 +800,13 @@ def verify_candidate(
                         break
                 merged = plan.merge([r.outcomes for r in runs], v.FAIL_TO_PASS)
                 return dataclasses.replace(runs[-1], outcomes=merged, wall_s=sum(r.wall_s for r in runs),
-                                           timed_out=any(r.timed_out for r in runs)), plan
+                                           timed_out=any(r.timed_out for r in runs), peak_mb=peak_of(runs)), plan
 
             check = check_twins(v.FAIL_TO_PASS, twin_run)
             if isinstance(check, Verification):
                 return check
             v.commit_s += check.seconds
+            v.peak_mb = max((p for p in (v.peak_mb, check.peak_mb) if p is not None), default=None)
             if check.reason is not None:
                 return dataclasses.replace(v, reason=check.reason, detail=check.detail)
             v.canaries, v.canary_sentinels, v.canary_order = check.canaries, check.sentinels, check.order
@@ -829,6 +840,7 @@ def _with_times(
     v.parent_s = setup_s["parent"] + sum(r.wall_s for r in [*parent_runs, *unclassified])
     v.commit_s = setup_s["commit"] + sum(r.wall_s for r in commit_runs)
     v.runs = len(parent_runs) + len(commit_runs) + len(unclassified)
+    v.peak_mb = peak_of([*parent_runs, *commit_runs, *unclassified], v.peak_mb)
     return v
 
 

@@ -43,7 +43,7 @@ from pytest_homefield.run.twin_grading import (
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canary_parent import ParentText
-from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -180,7 +180,12 @@ def grade(
     ``network``: the services of the test runs (worker-scope ones reset first, so no attempt sees
     another's state) and the ports relayed into the sandbox; a service that cannot be had is ``infra``
     with its log's last lines. ``memory_mb``: MiB of address space per test process
-    (``max_test_memory_mb``); a failed run over it says so at the end of the grade's ``error``.
+    (``max_test_memory_mb``); a failed run over it says so at the end of the grade's ``error``. The memory
+    cgroup of each test run of the change (and what it reserves of the machine's memory budget) is
+    :func:`~pytest_homefield.sandbox.limits.task_memory_mb` of the task's ``verify.peak_mb`` (2x the reference
+    fix's peak, at least 512 MiB, ``memory_mb`` at most; ``memory_mb`` for a task without one): a change that
+    holds more has a process killed, its tests fail (``tests_failed``, scored; the control run on the untouched
+    parent has ``memory_mb``, so the environment is not blamed).
     ``write_mb``: MiB the test processes may write (``max_test_write_mb``, per file and in all;
     :func:`~pytest_homefield.sandbox.testrun.run_tests`): a run stopped for its writes (over the cap,
     or filling the disk) makes the attempt ``agent_error`` with the reason (the agent's code wrote it;
@@ -230,6 +235,7 @@ def grade(
         before_tests()
     # less than run_timeout_s for a task whose parent hangs, or an attack's grading with a reference time
     bound = grading_bound(task, run_timeout_s, reference)
+    box_mb = task_memory_mb(task.verify.get("peak_mb"), memory_mb)  # the task's memory cap (contracts §7)
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
         for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
@@ -264,7 +270,7 @@ def grade(
             def told(p: TwinPlan) -> set[str] | None:
                 return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
-                                   network=network, memory_mb=memory_mb, write_mb=write_mb)
+                                   network=network, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
 
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
@@ -282,12 +288,12 @@ def grade(
                 made = apart_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
                                    network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb,
-                                   write_mb=write_mb)
+                                   write_mb=write_mb, box_mb=box_mb)
                 run = made[-1]
             else:
                 run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
                                 test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                                memory_mb=memory_mb, write_mb=write_mb)
+                                memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
                 made = [run]
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
@@ -359,8 +365,8 @@ def grade(
             unconfirmed, extra_s, hits = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
                 parent=(pristine, task.test_patch), timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
-                sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
-                write_mb=write_mb) if plan is not None else (None, 0.0, [])
+                sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
+                box_mb=box_mb) if plan is not None else (None, 0.0, [])
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
@@ -373,7 +379,8 @@ def grade(
         try:
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
-                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb)
+                                       env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
+                                       box_mb=box_mb)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g

@@ -116,13 +116,14 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                      timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                      env: Mapping[str, str] | None, network: TestNetwork | None,
                      memory_mb: float | None = TEST_MEMORY_MB,
-                     write_mb: float | None = TEST_WRITE_MB) -> set[str] | None:
+                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
     agent's). A canary the reference fix passes is no evidence of a forgery. ``None`` when the check
     could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
-    or ended early. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    or ended early. ``box_mb``: each run's memory cgroup (the task's cap; ``None``: ``memory_mb``). Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
         ref = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -132,7 +133,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
             return None
         made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                            test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb)
+                           fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
     if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
@@ -149,14 +150,16 @@ _PARENT_SEEDS: dict[str, int] = {}
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None,
-                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> set[str] | None:
+                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
+                box_mb: float | None = None) -> set[str] | None:
     """The group functions of ``plan`` whose contradiction twin the untouched parent passes: :func:`apart_runs`
     on ``pristine`` plus ``task.test_patch`` (nothing of the agent's), every run made. Such a twin's value is
     the parent's own output (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by
     running it unchanged, and passes the original and fails the twin once the other run says so (the lock
     channel, contracts §7). ``None`` when the check could not be made (the hidden tests do not apply, a run
     timed out, did not finish or reported nothing, not even a collection error: tests that do not collect on
-    the parent pass no twin there). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    the parent pass no twin there). ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at
+    mining is in it; ``None``: ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-parentcheck-") as tmp:
         tree = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -165,7 +168,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             return None
         made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                           test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                          memory_mb=memory_mb, write_mb=write_mb)
+                          memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
     # a run whose tests do not collect on the parent (a task adding the module they import) passed no twin
     if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error)
                                          for r in made):
@@ -216,7 +219,8 @@ def run_completes(run: TestRun) -> bool:
 def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *,
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
-                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB) -> list[TestRun]:
+                memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
+                box_mb: float | None = None) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
     one member of every group), each on a fresh copy of ``gdir`` with its members written, alike
     (:func:`_fresh_copy`), at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
@@ -234,7 +238,8 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     run's log tail and events are kept in ``out_dir`` as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES` (as
     the process reported them); ``tests.log`` holds their log tails under a header line,
     ``outcomes.jsonl`` their events with a twin's instances under their canary ids
-    (:meth:`TwinPlan.rename`). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    (:meth:`TwinPlan.rename`). ``box_mb``: each run's memory cgroup (:func:`run_tests`; ``None``: ``memory_mb``).
+    Raises :class:`ServiceError` as :func:`run_tests` does."""
     folders = _fresh_copies(gdir, tmp, plan.runs)  # every run's files before any run, made alike at once
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
@@ -246,7 +251,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         # host-only: the test process writes its own private folder
         return run_tests(folders[n], test_cmd, targets, out_dir=tmp / f"run-{n + 1}-out", timeout_s=timeout_s,
                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                         memory_mb=memory_mb, write_mb=write_mb)
+                         memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
 
     try:
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=len(folders), thread_name_prefix="hf-twin-run")
@@ -254,7 +259,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
             order = _RANDOM.sample(range(len(folders)), len(folders))  # no run is always started first
             # one reservation of every run's memory, each run drawing its part: two gradings each holding
             # one run's would wait for ever for the other's (sandbox/memory_budget.py)
-            with reserve(len(folders) * run_reservation_mb(sandbox, memory_mb, network), shared=True):
+            with reserve(len(folders) * run_reservation_mb(sandbox, box_mb or memory_mb, network), shared=True):
                 futures = {n: pool.submit(one, n) for n in order}
                 runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
         except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout

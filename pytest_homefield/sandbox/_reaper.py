@@ -19,7 +19,8 @@ session. It
   is a command that cannot start (``E<errno>``), never one that runs uncapped; with ``mem=BYTES:ROOT`` the
   same with a memory cgroup holding ``BYTES`` of RAM and swap (the sandbox's memory, every process of it in
   all: the kernel's OOM killer picks its victim inside), and once the command is done it writes
-  ``\noom K`` to ``FD`` (``K``: the OOM kills in that cgroup) before it removes the cgroup; with ``cpu=ROOT``
+  ``\noom K peak P`` to ``FD`` (``K``: the OOM kills in that cgroup; ``P``: the most bytes it held at once,
+  :func:`peak_bytes`, left out where the kernel does not say) before it removes the cgroup; with ``cpu=ROOT``
   the same with a cpu cgroup at the default weight (one share of the CPU for the whole sandbox, however many
   processes or sessions it starts);
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
@@ -329,6 +330,19 @@ def oom_kills(path: str) -> int:
     return 0
 
 
+def peak_bytes(path: str) -> int | None:
+    """The most bytes the memory cgroup ``path`` held at once since it was made: ``memory.peak`` (cgroup v2,
+    Linux 5.19+) or ``memory.max_usage_in_bytes`` (v1); both count what its processes hold and the page cache
+    and tmpfs pages charged to it. ``None`` when neither can be read."""
+    for file in ("memory.peak", "memory.max_usage_in_bytes"):
+        try:
+            with open(os.path.join(path, file)) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError):
+            continue
+    return None
+
+
 def remove_cgroup(path: str) -> None:
     """Remove the (empty) cgroup ``path``: every process of the command is reaped, yet the kernel may
     take a moment to let its last ones go; tried for up to 2 s, then left to the sweep."""
@@ -398,7 +412,8 @@ def main(argv: list[str]) -> int:
         if memory is not None:  # what the caller reads once the command is done: the OOM kills in its cgroup
             try:  # a caller that wants no report (a service's, spawn_process) has closed its end
                 with open(fd, "wb", closefd=True) as report:
-                    report.write(f"\noom {oom_kills(memory)}".encode())
+                    peak = peak_bytes(memory)
+                    report.write(f"\noom {oom_kills(memory)}{f' peak {peak}' if peak is not None else ''}".encode())
             except OSError:
                 pass
     finally:

@@ -69,6 +69,24 @@ def hang_bound_s(measured_s: float, timeout_s: float, *, floor_s: float = HANG_F
 #: MiB of address space per test process (``max_test_memory_mb``; ``RLIMIT_AS`` through the reaper).
 TEST_MEMORY_MB = 4096.0
 
+#: A graded change's test run may hold this many times the task's reference peak (``verify.peak_mb``) ...
+TASK_MEMORY_FACTOR = 2.0
+#: ... and at least this many MiB (a task whose tests hold little still gets room for an honest change).
+TASK_MEMORY_FLOOR_MB = 512.0
+#: The memory option a run capped by :func:`task_memory_mb` names when the kernel killed a process of it.
+TASK_MEMORY_OPTION = "the task's cap: 2x the reference fix's peak, at least 512 MiB, max_test_memory_mb at most"
+
+
+def task_memory_mb(peak_mb: float | None, ceiling_mb: float | None) -> float | None:
+    """MiB of memory (the memory cgroup's cap, and the reservation of the machine's memory budget) a grading's
+    test run of a task gets: ``max(TASK_MEMORY_FLOOR_MB, TASK_MEMORY_FACTOR × peak_mb)``, never above
+    ``ceiling_mb`` (``max_test_memory_mb``); ``ceiling_mb`` when the task has no measured peak (``peak_mb``
+    ``None``: mined before peaks were kept, or where its runs had no memory cgroup) or there is no ceiling."""
+    if not isinstance(peak_mb, (int, float)) or isinstance(peak_mb, bool) or peak_mb <= 0 or not ceiling_mb:
+        return ceiling_mb  # none measured (or a record not written by homefield): the user's ceiling
+    return min(float(ceiling_mb), max(TASK_MEMORY_FLOOR_MB, TASK_MEMORY_FACTOR * float(peak_mb)))
+
+
 #: What a process that hit its address-space cap leaves in its output (Python, libc, C++, numpy/BLAS).
 _OUT_OF_MEMORY = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc", b"out of memory")
 

@@ -130,8 +130,8 @@ def configure(total_mb: float | None, largest_mb: float = 0) -> None:
     if total_mb is not None and int(total_mb) < largest:
         raise BudgetTooSmall(f"--max-total-memory-mb {total_mb:g} is smaller than the largest set of sandboxes "
                              f"that run at once, {largest} MiB (a grading's twin test runs and their services: "
-                             "max_test_memory_mb each, or an agent's sandbox and its services): raise it, or lower "
-                             "the caps")
+                             "its task's memory cap each, or max_test_memory_mb; a test run of max_test_memory_mb; "
+                             "or an agent's sandbox and its services): raise it, or lower the caps")
     _BUDGET[0] = max(int(total_mb), 1) if total_mb is not None else None
     _FLOOR[0] = largest
 
@@ -145,10 +145,13 @@ def budget_mb() -> int | None:
     return None if found is None else max(found, _FLOOR[0])
 
 
-def largest_mb(test_mb: float, agent_mb: float, services: int, runs: int) -> float:
-    """The largest single reservation: ``runs`` twin test runs of ``test_mb`` each with ``services`` instances
-    of ``test_mb`` each, or an agent's sandbox of ``agent_mb`` with as many of its own."""
-    return max(runs * test_mb * (1 + services), agent_mb + services * test_mb)
+def largest_mb(test_mb: float, agent_mb: float, services: int, runs: int, task_mb: float | None = None) -> float:
+    """The largest single reservation: ``runs`` twin test runs of ``task_mb`` each (the largest task's memory
+    cap, :func:`~.limits.task_memory_mb`; default ``test_mb``) with ``services`` instances of ``test_mb`` each,
+    one test run of ``test_mb`` (``max_test_memory_mb``: mining's, a grading's control run) with as many, or an
+    agent's sandbox of ``agent_mb`` with as many of its own."""
+    task = test_mb if task_mb is None else task_mb
+    return max(runs * (task + services * test_mb), test_mb * (1 + services), agent_mb + services * test_mb)
 
 
 def held_fds() -> tuple[int, ...]:

@@ -70,8 +70,9 @@ class ProcResult:
     timeout or by ``watch``); ``timed_out`` says the limit was hit; ``wall_s`` is elapsed seconds;
     ``stopped`` the ``watch`` callback's reason when it stopped the command; ``cut_bytes`` the bytes
     of stdout and stderr cut by ``output_cap``; ``oom_kills`` the processes the kernel's OOM killer killed in
-    the command's memory cgroup (``box_memory``); ``over_memory`` the note naming the cap they went over
-    (:func:`run_agent`), else ``None``.
+    the command's memory cgroup (``box_memory``); ``peak_bytes`` the most bytes that cgroup held at once
+    (``None``: no memory cgroup, or the kernel did not say); ``over_memory`` the note naming the cap they went
+    over (:func:`run_agent`), else ``None``.
     """
 
     exit_code: int | None
@@ -81,6 +82,7 @@ class ProcResult:
     cut_bytes: int = 0
     oom_kills: int = 0
     over_memory: str | None = None
+    peak_bytes: int | None = None
 
 
 def _descendants(root_pid: int) -> list[int]:
@@ -363,13 +365,13 @@ def _run(argv: list[str], capped: list[str], *, cwd: Path | str, env: Mapping[st
         except subprocess.TimeoutExpired:
             _terminate(proc)
             return ProcResult(exit_code=None, timed_out=True, wall_s=time.monotonic() - start,
-                              cut_bytes=pump.finish() if pump else 0, oom_kills=_oom_kills(report + status_pipe.read()))
+                              cut_bytes=pump.finish() if pump else 0, **_report(report + status_pipe.read()))
         if stopped is not None:
             _terminate(proc)
             return ProcResult(exit_code=None, timed_out=False, wall_s=time.monotonic() - start, stopped=stopped,
-                              cut_bytes=pump.finish() if pump else 0, oom_kills=_oom_kills(report + status_pipe.read()))
+                              cut_bytes=pump.finish() if pump else 0, **_report(report + status_pipe.read()))
         return ProcResult(exit_code=code, timed_out=False, wall_s=time.monotonic() - start,
-                          cut_bytes=pump.finish() if pump else 0, oom_kills=_oom_kills(report + status_pipe.read()))
+                          cut_bytes=pump.finish() if pump else 0, **_report(report + status_pipe.read()))
     except BaseException:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)  # the reaper: SIGKILL to the tree at once, reap
@@ -400,6 +402,20 @@ def _read_start(pipe: Any) -> tuple[bytes, bytes]:
             break
     started, _, rest = data.partition(b"\n")
     return started, rest
+
+
+def _report(report: bytes) -> dict[str, Any]:
+    """:class:`ProcResult`'s ``oom_kills`` and ``peak_bytes`` from the reaper's report ``oom K peak P``."""
+    return {"oom_kills": _oom_kills(report), "peak_bytes": _peak_bytes(report)}
+
+
+def _peak_bytes(report: bytes) -> int | None:
+    """``P`` of the reaper's report ``oom K peak P``, else ``None``."""
+    words = report.split()
+    try:
+        return int(words[words.index(b"peak") + 1]) if b"peak" in words else None
+    except (IndexError, ValueError):
+        return None
 
 
 def _oom_kills(report: bytes) -> int:

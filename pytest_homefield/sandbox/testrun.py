@@ -87,6 +87,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_n
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR, sandboxed_argv
 from pytest_homefield.sandbox.limits import (
     MIB,
+    TASK_MEMORY_OPTION,
     TEST_MEMORY_MB,
     TEST_WRITE_MB,
     limits_for_tests,
@@ -216,6 +217,8 @@ class TestRun:
     ``over_events``: why the run did not count past a point when it sent more on its outcome channel
       than one run may (:class:`~pytest_homefield.sandbox.outcomes.EventTally`: bytes or test ids), else
       ``None``; the run did not finish, and whatever sent it is to blame.
+    ``peak_mb``: the most MiB its sandbox's memory cgroup held at once (its processes, and the page cache and
+      tmpfs pages charged to it; :func:`~pytest_homefield.sandbox._reaper.peak_bytes`), ``None`` without one.
     """
 
     __test__ = False  # not a pytest test class
@@ -240,6 +243,7 @@ class TestRun:
     write_refused: str | None = None
     over_events: str | None = None
     procs_refused: str | None = None
+    peak_mb: float | None = None
 
     def cap_note(self) -> str | None:
         """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`,
@@ -387,7 +391,8 @@ def write_argsfile(out_dir: Path, targets: Sequence[str]) -> None:
 
 def run_reservation_mb(sandbox: str | SandboxBackend, memory_mb: float | None, network: TestNetwork | None) -> float:
     """MiB of the machine's memory budget one test run of ``sandbox`` reserves (:mod:`.memory_budget`): its
-    memory cgroup's cap (``memory_mb``) and one per service instance it starts (``network.memory_mb`` each),
+    memory cgroup's cap (``memory_mb``: :func:`run_tests`'s ``box_mb`` when given, else its ``memory_mb``) and
+    one per service instance it starts (``network.memory_mb`` each),
     where the sandbox gets memory cgroups (:func:`~.proccap.memory_capped`); 0 where it gets none (nothing
     caps it there, nothing is reserved)."""
     name = sandbox if isinstance(sandbox, str) else sandbox.name
@@ -410,6 +415,7 @@ def run_tests(
     network: TestNetwork | None = None,
     memory_mb: float | None = TEST_MEMORY_MB,
     write_mb: float | None = TEST_WRITE_MB,
+    box_mb: float | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -430,7 +436,10 @@ def run_tests(
     each process of the command (``RLIMIT_AS``, also under bubblewrap; ``None``: no cap), and of memory
     for all of them in all where the sandbox gets a memory cgroup
     (:func:`~pytest_homefield.sandbox.proccap.memory_root`; past it the kernel kills one of them); a run that
-    went over it has ``over_memory`` set (its tests failed or its process died for it). ``write_mb``: MiB
+    went over it has ``over_memory`` set (its tests failed or its process died for it). ``box_mb``: MiB of
+    that memory cgroup when it is smaller than ``memory_mb`` (a grading's cap from the task's measured peak,
+    :func:`~pytest_homefield.sandbox.limits.task_memory_mb`; ``None``: ``memory_mb``); ``RLIMIT_AS`` stays
+    ``memory_mb`` (address space is not memory held). ``write_mb``: MiB
     the command may write (the module docstring; ``None``: no cap); a run stopped for it has
     ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
@@ -452,10 +461,12 @@ def run_tests(
     private = tempdirs.mkdtemp()
     try:
         # the run's memory cgroups (its sandbox, its services') reserved together (sandbox/memory_budget.py)
-        with reserve(run_reservation_mb(sandbox, memory_mb, network)):
+        box = box_mb if box_mb else memory_mb
+        with reserve(run_reservation_mb(sandbox, box, network)):
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
-                                                    network=network, memory_mb=memory_mb, write_mb=write_mb)
+                                                    network=network, memory_mb=memory_mb, write_mb=write_mb,
+                                                    box_mb=box)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -477,11 +488,13 @@ def run_tests(
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
                  network: TestNetwork | None, memory_mb: float | None = None,
-                 write_mb: float | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 write_mb: float | None = None,
+                 box_mb: float | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
-    for a JUnit command)."""
+    for a JUnit command). ``box_mb``: MiB of its memory cgroup (``None``: ``memory_mb``)."""
+    box_mb = box_mb or memory_mb
     log_path = out_dir / LOG_FILE
     run_env = scrubbed_env(workdir, env, test_timeout_s=test_timeout_s)
     by_file = False
@@ -528,15 +541,15 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                 file_cap=limits.file_bytes if limits else None,
                 watch=watch,
                 watch_every_s=limits.poll_s if limits else 0.5,
-                box_memory=int(memory_mb * MIB) if memory_mb else None,  # the sandbox's memory cgroup: all in all
+                box_memory=int(box_mb * MIB) if box_mb else None,  # the sandbox's memory cgroup: all in all
             )
             exit_code, timed_out, wall_s = proc.exit_code, proc.timed_out, proc.wall_s
-            oom_kills = proc.oom_kills
+            oom_kills, peak = proc.oom_kills, proc.peak_bytes
             if watch is not None and proc.stopped is None and not timed_out:
                 watch.settle()  # once more at its end, with a walk: held to the cap however short it was
         except OSError as exc:
             log_path.write_text(f"cannot start {argv[0]}: {exc}\n")
-            exit_code, timed_out, wall_s, oom_kills = 127, False, time.monotonic() - start, 0
+            exit_code, timed_out, wall_s, oom_kills, peak = 127, False, time.monotonic() - start, 0, None
     finally:
         services.close()
         events = channel.close() if channel is not None else None
@@ -555,8 +568,10 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     run.error = relative_error(run.error, workdir)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
-    if memory_mb:  # the kernel killed a process of it in its sandbox's memory cgroup: the change's doing
-        run.over_memory = oom_note(oom_kills, memory_mb, "max_test_memory_mb")
+    run.peak_mb = round(peak / MIB, 1) if peak is not None else None
+    if box_mb:  # the kernel killed a process of it in its sandbox's memory cgroup: the change's doing
+        run.over_memory = oom_note(oom_kills, box_mb, "max_test_memory_mb" if box_mb == memory_mb else
+                                   TASK_MEMORY_OPTION)
     if watch is not None and watch.stopped is not None:  # stopped while it wrote: it did not finish
         run.over_writes = run.error = watch.stopped
         run.finished = False

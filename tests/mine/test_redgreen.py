@@ -617,3 +617,23 @@ def test_the_commit_is_checked_as_grading_builds_it(history: dict, tmp_path: Pat
     v = _verify(history, "generated", tmp_path, setup_cmd="cp pkg/words.src pkg/words.gen")
     assert v.reason == "reference_fails", v
     assert "tests/test_words.py::test_words" not in v.FAIL_TO_PASS
+
+
+def test_verify_keeps_the_peak_memory_of_its_sandboxed_runs(history: dict, tmp_path: Path) -> None:
+    """mem27: the largest memory-cgroup peak of a candidate's runs (parent, reference fix, canary twins) is its
+    ``peak_mb`` (the task's ``verify.peak_mb``, which sets its grading's memory cap): a pytest run of these small
+    tests holds some tens of MiB, far under the 4096 MiB ceiling; unsandboxed runs have no cgroup, no peak."""
+    from pytest_homefield.sandbox import proccap
+    from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+
+    if proccap.memory_root() is None:
+        pytest.skip("needs a writable memory cgroup (root with cgroup v1 memory, or a delegated v2 subtree)")
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    boxed = _verify(history, "import_error", tmp_path, setup_cmd="touch .setup-done", sandbox="bwrap")
+    assert boxed.reason is None, boxed.detail
+    assert boxed.peak_mb is not None and 15 < boxed.peak_mb < 512, boxed.peak_mb
+    bare = _verify(history, "import_error", tmp_path, setup_cmd="touch .setup-done")
+    assert bare.reason is None and bare.peak_mb is None

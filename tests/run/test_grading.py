@@ -749,3 +749,79 @@ def test_a_change_carried_whole_is_diffed_once(task: Task, pristine: Path, tmp_p
         patch = (tmp_path / name / "out" / "diff.patch").read_text()
         assert all(f"diff --git a/{rel} b/{rel}" in patch for rel in files), patch
         assert len(calls) == (1 if name == "source" else 2), (name, calls)
+
+
+def _memory_cgroup_bwrap() -> None:
+    """Skip unless test runs get a memory cgroup in bubblewrap here (root with cgroup v1, a delegated v2)."""
+    from pytest_homefield.sandbox import proccap
+
+    if proccap.memory_root() is None:
+        pytest.skip("needs a writable memory cgroup (root with cgroup v1 memory, or a delegated v2 subtree)")
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def test_a_measured_tasks_grading_reserves_its_cap_not_the_ceiling(task: Task, pristine: Path,
+                                                                   tmp_path: Path) -> None:
+    """mem27: every grading's test run reserved ``max_test_memory_mb`` (4096 MiB) of the machine's memory budget,
+    so a 16 GB machine graded one attempt at a time. A task whose reference fix's runs peaked at 100 MiB
+    (``verify.peak_mb``) gets a cap of max(512, 2 × 100) = 512 MiB and reserves that; one without a peak keeps the
+    ceiling. Seen from another process's view of the budget while the change's run sleeps. Before: 4096."""
+    import threading
+
+    from pytest_homefield.sandbox import memory_budget
+    from pytest_homefield.sandbox.memory_budget import MemoryBudget
+
+    _memory_cgroup_bwrap()
+    work = copy_tree(pristine, tmp_path / "work")
+    slow = "def sub(a, b):\n    import time\n    time.sleep(0.2)\n    return a - b"  # right, and slow to see
+    _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", slow))
+    before = memory_budget._BUDGET[0], memory_budget._FLOOR[0]
+    memory_budget.configure(100_000)
+    held: dict[str, int] = {}
+    try:
+        for name, verify in (("measured", {**task.verify, "peak_mb": 100.0}), ("unmeasured", {})):
+            graded = dataclasses.replace(task, verify=verify)
+            seen = [0]
+            done = threading.Event()
+
+            def watch(seen: list[int], done: threading.Event) -> None:
+                while not done.is_set():
+                    seen[0] = max(seen[0], MemoryBudget().held_mb())
+                    time.sleep(0.02)
+
+            watcher = threading.Thread(target=watch, args=(seen, done))
+            watcher.start()
+            try:
+                g = grade(graded, workspace=work, pristine=pristine, out_dir=tmp_path / name, run_timeout_s=120,
+                          sandbox="bwrap", canaries=False)
+            finally:
+                done.set()
+                watcher.join()
+            assert g.outcome == "solved", g.error
+            held[name] = seen[0]
+    finally:
+        memory_budget._BUDGET[0], memory_budget._FLOOR[0] = before
+    assert held == {"measured": 512, "unmeasured": 4096}, held
+
+
+def test_a_change_over_its_tasks_memory_cap_fails_its_tests_and_says_why(task: Task, pristine: Path,
+                                                                         tmp_path: Path) -> None:
+    """The task's cap binds (contracts §7: a change may hold 2x the reference fix's peak, at least 512 MiB): a
+    right fix that holds 600 MiB in memfds is killed by the kernel in its sandbox at 512 MiB, ``tests_failed``
+    (scored, never ``infra``: the control run on the untouched parent finishes), naming the task's cap. Under
+    ``max_test_memory_mb`` (4096) alone it was ``solved``."""
+    _memory_cgroup_bwrap()
+    work = copy_tree(pristine, tmp_path / "work")
+    hog = ("def sub(a, b):\n    import os\n    fds = [os.memfd_create('hog') for _ in range(20)]\n"
+           "    for fd in fds:\n        for _ in range(30):\n            os.write(fd, b'x' * 2**20)\n    return a - b")
+    _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", hog))
+    measured = dataclasses.replace(task, verify={**task.verify, "peak_mb": 100.0})
+    g = grade(measured, workspace=work, pristine=pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              sandbox="bwrap")
+    assert g.outcome == "tests_failed" and g.test_sandbox == "bwrap", g.error
+    assert g.error is not None and g.error.endswith(
+        "its sandbox went over its memory cap of 512 MiB (the task's cap: 2x the reference fix's peak, at least "
+        "512 MiB, max_test_memory_mb at most)"), g.error

@@ -168,3 +168,17 @@ def test_an_unwalkable_folder_is_quoted_whole_when_short_and_cut_with_a_mark_whe
     short, long = Unwalkable("a/b", "why"), Unwalkable("x" * 61, "why")
     assert (short.shown, str(short)) == ("a/b", "why: a/b")  # no "…" after a path quoted whole
     assert long.shown == "x" * 60 + "…" and str(long) == "why: " + long.shown
+
+
+def test_a_tasks_memory_cap_is_twice_its_peak_at_least_the_floor_never_above_the_ceiling() -> None:
+    """mem27 (contracts §7): max(512, 2 × ``verify.peak_mb``) MiB, at most ``max_test_memory_mb``; the ceiling for a
+    task without a peak (mined before peaks were kept, no memory cgroup) or with one homefield never writes."""
+    from pytest_homefield.sandbox.limits import task_memory_mb
+
+    assert task_memory_mb(100.0, 4096) == 512.0
+    assert task_memory_mb(900.5, 4096) == 1801.0
+    assert task_memory_mb(3000, 4096) == 4096.0
+    assert task_memory_mb(100.0, 300) == 300.0  # the user's ceiling holds, even under the floor
+    for odd in (None, 0, -5.0, "100", True):
+        assert task_memory_mb(odd, 4096) == 4096  # type: ignore[arg-type]
+    assert task_memory_mb(100.0, None) is None  # no cap at all stays none

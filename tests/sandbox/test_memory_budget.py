@@ -116,6 +116,17 @@ def test_a_reservation_larger_than_the_budget_is_refused_not_waited_for(budget: 
     assert memory_budget.budget_mb() == 10**7
 
 
+def test_the_largest_reservation_of_a_run_is_its_largest_tasks_twins_or_one_ceiling_run(budget: MemoryBudget) -> None:
+    """mem27: a run whose tasks' caps are 512 MiB (``verify.peak_mb``) holds at most 2 × 512 for a grading's twins,
+    4096 for a control run or an agent: ``--max-total-memory-mb 6000`` is accepted (before: 8192 asked, refused);
+    services stay at ``max_test_memory_mb`` each; without task caps, the twins of the ceiling."""
+    assert memory_budget.largest_mb(4096, 4096, 0, 2, task_mb=512) == 4096
+    assert memory_budget.largest_mb(4096, 1024, 0, 2, task_mb=512) == 4096  # a control run, mining's run
+    assert memory_budget.largest_mb(4096, 4096, 1, 2, task_mb=3000) == 2 * (3000 + 4096)
+    assert memory_budget.largest_mb(4096, 4096, 0, 2) == 8192
+    memory_budget.configure(6000, memory_budget.largest_mb(4096, 4096, 0, 2, task_mb=512))
+
+
 def test_the_default_budget_leaves_homefield_and_the_system_an_eighth() -> None:
     assert memory_budget.default_budget_mb(24105) == 24105 - 3013  # this machine: 20.6 GiB
     assert memory_budget.default_budget_mb(8192) == 8192 - 2048  # at least 2 GiB

@@ -223,3 +223,34 @@ def test_a_test_runs_socket_buffers_count_against_its_memory_cap(tmp_path: Path,
     assert limit <= cap_mib and held < min(HOG_MIB, limit + 64), \
         f"the sandbox held {held} MiB in socket buffers past its limit of {limit} MiB (cap {cap_mib} MiB)"
     assert not _orphans()
+
+
+def test_a_test_run_reports_the_peak_of_its_memory_cgroup(tmp_path: Path) -> None:
+    """mem27: the reaper reads its memory cgroup's peak (v1 ``memory.max_usage_in_bytes``, v2 ``memory.peak``)
+    before it removes it, and the run keeps it (``TestRun.peak_mb``, what mining records as the task's
+    ``verify.peak_mb``): a run holding 100 MiB peaks above that and under its 256 MiB cap; one holding 20 MiB
+    peaks far below it; an uncapped run (no sandbox) has none."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "hog.py").write_text(HOG_PY)
+    peaks = {mib: run_tests(work, f"{sys.executable} hog.py {mib} {{junit}}", [], out_dir=tmp_path / f"out{mib}",
+                            timeout_s=60, sandbox=BwrapBackend(_bwrap()), memory_mb=CAP_MIB).peak_mb
+             for mib in (SMALL_MIB, 20)}
+    assert peaks[SMALL_MIB] is not None and SMALL_MIB < peaks[SMALL_MIB] < CAP_MIB, peaks
+    assert peaks[20] is not None and 20 < peaks[20] < SMALL_MIB - 20, peaks
+    bare = run_tests(work, f"{sys.executable} hog.py 20 {{junit}}", [], out_dir=tmp_path / "bare", timeout_s=60)
+    assert bare.peak_mb is None
+
+
+def test_a_smaller_memory_cgroup_binds_while_the_address_space_keeps_the_ceiling(tmp_path: Path) -> None:
+    """``box_mb`` (a grading's task cap) caps the sandbox's memory cgroup and its reservation, not ``RLIMIT_AS``
+    (address space is no memory held: a per-process cap of 512 MiB would fail honest threads and mmaps): the 600
+    MiB hog is killed at a box of 256 MiB under a ``memory_mb`` of 4096, naming the task's cap."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "hog.py").write_text(HOG_PY)
+    over = run_tests(work, f"{sys.executable} hog.py {HOG_MIB} {{junit}}", [], out_dir=tmp_path / "out",
+                     timeout_s=60, sandbox=BwrapBackend(_bwrap()), memory_mb=TEST_MEMORY_MB, box_mb=CAP_MIB)
+    assert not over.finished and over.over_memory is not None and over.over_memory.startswith(
+        f"the kernel killed a test process (1 OOM kill): its sandbox went over its memory cap of {CAP_MIB} MiB "
+        "(the task's cap"), over
