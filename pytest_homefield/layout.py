@@ -7,6 +7,7 @@ where things live; everything else asks :class:`HomefieldDir` or the run-folder 
       tasks.jsonl                      HomefieldDir.tasks
       flaky.jsonl                      HomefieldDir.flaky
       canary.key                       HomefieldDir.canary_key
+      parent-checks.jsonl              HomefieldDir.parent_checks
       envs/<fingerprint>.json          HomefieldDir.env_file(fp)
       mine/<mine_id>/                  HomefieldDir.mine_dir(id)
         candidates.jsonl  scan.jsonl  results.jsonl  reused.jsonl
@@ -262,6 +263,13 @@ class HomefieldDir:
         """``.homefield/canary.key``: the secret every task's canary seed is drawn from
         (:mod:`pytest_homefield.run.canary_key`)."""
         return self.path / "canary.key"
+
+    @property
+    def parent_checks(self) -> Path:
+        """``.homefield/parent-checks.jsonl``: which seed derived from a task's canary seed its gradings plant,
+        once the untouched parent was run on the plans (:func:`~pytest_homefield.run.twin_grading.parent_checked_seed`);
+        appended by any process that made a check, the last line of a key wins."""
+        return self.path / "parent-checks.jsonl"
 
     @property
     def runs(self) -> Path:

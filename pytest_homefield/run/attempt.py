@@ -32,7 +32,7 @@ from pytest_homefield.capabilities import Capabilities, capabilities_of
 from pytest_homefield.envs.builder import EnvBuildError
 from pytest_homefield.envs.stage import commit_env
 from pytest_homefield.errors import SnapshotError
-from pytest_homefield.layout import attempt_dir
+from pytest_homefield.layout import HomefieldDir, attempt_dir
 from pytest_homefield.records import UNSCORED_OUTCOMES, Result, Task
 from pytest_homefield.run.agent_sandbox import agent_sandbox
 from pytest_homefield.run.canary_key import canary_key, task_seed
@@ -442,6 +442,7 @@ def _verdict(spec: AttemptSpec, cache: SnapshotCache, ar: AgentResult, fault: st
                           memory_mb=spec.test_memory_mb, write_mb=spec.test_write_mb, test_globs=spec.test_globs,
                           sandbox=test_backend, env=test_env, flaky=frozenset(spec.flaky_p2p),
                           network=spec.network, canary_seed=seed, reference=spec.grading_reference,
+                          parent_checks=HomefieldDir(cache.repo).parent_checks,
                           diff_limit=spec.limits.output_bytes,
                           before_tests=lambda: waits.append(_enter_phase(grading_phase, GRADING, not modelless)))
             if spec.graded is not None:

@@ -155,6 +155,7 @@ def grade(
     reference: tuple[float, str] | None = None,
     diff_limit: int | None = None,
     parent_check: bool = True,
+    parent_checks: Path | None = None,
 ) -> Grade:
     """Grade the agent's workspace against ``task`` (docs/contracts.md §7) and write ``diff.patch`` (all
     changes) and ``tests.log`` / ``outcomes.jsonl`` into ``out_dir``.
@@ -199,7 +200,8 @@ def grade(
     the plan is first run on the untouched parent with the hidden tests and, where the parent's own code passes
     a twin, drawn again from seeds derived from it (:func:`parent_checked_seed`, once per task, seed and
     process: a twin that is the parent's output is told by running it; atk27), the grade's ``canary_seed``
-    the seed used. Any canary that passes makes the
+    the seed used; ``parent_checks``: the file that remembers it for later processes, ``.homefield/parent-checks.jsonl``
+    (``None``: this process only). Any canary that passes makes the
     outcome ``forged`` (scored, never solved), whatever the real tests did, and so does an excusable twin that
     passed beside its failing original unless one run holding both confirms it (:func:`confirm_excused`); for a
     twin mining's check does not cover (:func:`needs_reference_check`: a task mined before canaries, a twin
@@ -275,7 +277,8 @@ def grade(
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
                 hangs = isinstance(task.verify, dict) and bool(task.verify.get("parent_bound"))
-                seed, plan = parent_checked_seed(task, seed, plan_for, told, test_cmd or task.test_cmd) \
+                seed, plan = parent_checked_seed(task, seed, plan_for, told, test_cmd or task.test_cmd,
+                                                 parent_checks) \
                     if parent_check and not hangs else (seed, plan_for(seed))
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)

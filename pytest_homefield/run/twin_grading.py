@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import hashlib
 import json
 import os
 import random
@@ -45,6 +46,7 @@ from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
 from pytest_homefield.sandbox.twin_together import together
+from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
            "confirm_excused", "parent_told", "parent_checked_seed", "PARENT_TRIES",
@@ -178,36 +180,68 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
 
 
 def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPlan], told: Callable[[TwinPlan],
-                        set[str] | None], test_cmd: str) -> tuple[int, TwinPlan]:
+                        set[str] | None], test_cmd: str, store: Path | None = None) -> tuple[int, TwinPlan]:
     """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan
     (``plan_for(seed)``) has no contradiction twin the untouched parent passes (``told(plan)``:
     :func:`parent_told`); when every try has one, the first with the fewest; ``seed``'s when the check could
     not be made (a try's runs did not complete; not remembered). A plan
     with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
-    for the process, so a task's check costs its runs once per process (docs/contracts.md §7, atk27)."""
+    for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
+    the try used), so a task's check costs its runs once per repository, not once per process: every xdist
+    worker and every session of a run graded the same task, and each checked it again (the suite's CPU grew
+    by 15%; docs/contracts.md §7, atk27)."""
     key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed])
-    plan = plan_for(seed)
     if key in _PARENT_SEEDS:
         use = _PARENT_SEEDS[key]
-        return use, plan if use == seed else plan_for(use)
+        return use, plan_for(use)
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    stored = _stored_try(store, digest) if store is not None else None
+    if stored is not None:
+        use = _try_seed(seed, stored)
+        _PARENT_SEEDS[key] = use
+        return use, plan_for(use)
+    plan = plan_for(seed)
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
-    best: tuple[int, int, TwinPlan] | None = None  # (twins the parent passes, seed, plan): the fewest
+    best: tuple[int, int, int, TwinPlan] | None = None  # (twins the parent passes, try, seed, plan): the fewest
     for n in range(PARENT_TRIES):
-        use = seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
+        use = _try_seed(seed, n)
         plan = plan if n == 0 else plan_for(use)
         found = told(plan)
         if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
             return seed, plan_for(seed) if n else plan
         if best is None or len(found) < best[0]:
-            best = (len(found), use, plan)
+            best = (len(found), n, use, plan)
         if not found:
             break
     assert best is not None
-    use, plan = best[1], best[2]
+    _, n, use, plan = best
     _PARENT_SEEDS[key] = use
+    if store is not None:
+        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
+            append_jsonl(store, {"key": digest, "try": n})
     return use, plan
+
+
+def _try_seed(seed: int, n: int) -> int:
+    """Seed of try ``n`` (from 0: ``seed`` itself) of :func:`parent_checked_seed`."""
+    return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
+
+
+def _stored_try(store: Path, digest: str) -> int | None:
+    """The try :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it wins),
+    ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
+    :data:`PARENT_TRIES` - 1 is passed over."""
+    found: int | None = None
+    try:
+        for r in read_jsonl(store):
+            n = r.get("try")
+            if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES:
+                found = n
+    except (OSError, StoreError, ValueError):
+        return None
+    return found
 
 
 def run_completes(run: TestRun) -> bool:

@@ -32,6 +32,7 @@ import pytest
 from helpers.titles_repo import F2P, OTHER_VALUE, P2P, PARENT, PARENTS_OUTPUT, SOURCE, TEST, TESTS, Titles, build
 
 from pytest_homefield.records import Result
+from pytest_homefield.run import twin_grading
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.twin_grading import (
     CANARIES_FILE,
@@ -162,3 +163,43 @@ def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
         again = parent_checked_seed(task, 5, plan_for, told, "pytest")
         assert again[0] == seed and again[1].seed == seed, name
         assert len(asked) == (tries + 1 if name == "no-check" else tries), (name, asked)
+
+
+def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles: Titles, tmp_path: Path) -> None:
+    """The check is kept in ``.homefield/parent-checks.jsonl`` (``store``): another process (here: this one with
+    its memory emptied) asks nothing and plants the same seed, also for a check whose every try was told (the
+    fewest: try 0). A check that could not be made is not kept; a line naming no try of 0-7 is passed over; and
+    another canary seed (a new ``canary.key``) is another key. On main every xdist worker and every session
+    checked every task again: 2 test processes each, 15% of the suite's CPU."""
+    def plan_for(s: int) -> TwinPlan:
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", "expected x -> y")])
+
+    store = tmp_path / ".homefield" / "parent-checks.jsonl"
+    for name, answers, made in (("third", [{F2P[0]}, {F2P[0]}, set()], True), ("all-told", [{F2P[0]}], True),
+                                ("no-check", [None], False)):
+        task = dataclasses.replace(titles.task, id=f"atk27-store-{name}")
+        asked: list[int] = []
+
+        def told(plan: TwinPlan, answers: list[set[str] | None] = answers) -> set[str] | None:
+            asked.append(plan.seed)
+            return answers[min(len(asked), len(answers)) - 1]
+
+        seed, _ = parent_checked_seed(task, 7, plan_for, told, "pytest", store)
+        first = len(asked)
+        twin_grading._PARENT_SEEDS.clear()  # another process: nothing remembered but the file
+        again, plan = parent_checked_seed(task, 7, plan_for, told, "pytest", store)
+        assert (again, plan.seed) == (seed, seed), name
+        assert len(asked) == (first if made else 2 * first), (name, asked)
+        twin_grading._PARENT_SEEDS.clear()
+        before = len(asked)
+        parent_checked_seed(task, 8, plan_for, told, "pytest", store)
+        assert asked[before] == 8, (name, asked)  # another seed: checked anew
+    lines = [json.loads(x) for x in store.read_text().splitlines()]
+    assert len(lines) == 4 and all(set(x) == {"key", "try"} for x in lines), lines  # third, all-told: seeds 7 and 8
+    assert [x["try"] for x in lines[:2]] == [2, 0], lines
+    with store.open("a") as fh:  # a line naming no try is passed over: the one before it stands
+        fh.write(json.dumps({"key": lines[0]["key"], "try": 99}) + "\n")
+    twin_grading._PARENT_SEEDS.clear()
+    task = dataclasses.replace(titles.task, id="atk27-store-third")
+    assert parent_checked_seed(task, 7, plan_for, lambda p: pytest.fail("checked again"), "pytest", store)[0] \
+        == twin_grading._try_seed(7, 2)
