@@ -154,8 +154,11 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
                 env: Mapping[str, str] | None, network: TestNetwork | None,
                 memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
                 box_mb: float | None = None) -> set[str] | None:
-    """The group functions of ``plan`` whose contradiction twin the untouched parent passes: :func:`apart_runs`
-    on ``pristine`` plus ``task.test_patch`` (nothing of the agent's), every run made. Such a twin's value is
+    """The group functions of ``plan`` whose contradiction twin the untouched parent passes, on ``pristine`` plus
+    ``task.test_patch`` (nothing of the agent's): one test process holding every contradiction twin beside its
+    original (:func:`_together_run`, the confirmation run's files: the code is the parent's, there is no forger
+    to keep the members apart from, and one process costs half the plan's two runs), else, where the members
+    cannot be laid side by side, :func:`apart_runs`, every run made. Such a twin's value is
     the parent's own output (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by
     running it unchanged, and passes the original and fails the twin once the other run says so (the lock
     channel, contracts §7). ``None`` when the check could not be made (the hidden tests do not apply, a run
@@ -168,15 +171,25 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             apply_patch(tree, task.test_patch)
         except PatchError:
             return None
-        made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
-                          test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                          memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+        twins = [(c, c.node) for c in plan.canaries if c.kind == "contradiction"]
+        built = together(plan.layouts, plan.seed) if twins else None
+        if built is not None:  # one process holding every twin beside its original: the parent's code, no forger
+            one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd,
+                                      {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
+                                       "env": env, "network": network, "memory_mb": memory_mb, "write_mb": write_mb,
+                                       "box_mb": box_mb})
+            made = [one]
+        else:  # the members cannot be laid side by side: the plan's own runs
+            made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
+                              test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                              memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+            if len(made) == len(plan.runs):
+                seen, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
     # a run whose tests do not collect on the parent (a task adding the module they import) passed no twin
-    if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error)
-                                         for r in made):
+    if (built is None and len(made) < len(plan.runs)) or any(
+            r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error) for r in made):
         return None
-    merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
-    return {c.source for c, _ in plan.passed(merged) if c.kind == "contradiction"}
+    return {c.source for c, _ in plan.passed(seen) if c.kind == "contradiction"}
 
 
 def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPlan], told: Callable[[TwinPlan],

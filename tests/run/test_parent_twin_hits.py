@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.titles_repo import F2P, OTHER_VALUE, P2P, PARENT, PARENTS_OUTPUT, SOURCE, TEST, TESTS, Titles, build
@@ -180,7 +181,7 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
         task = dataclasses.replace(titles.task, id=f"atk27-store-{name}")
         asked: list[int] = []
 
-        def told(plan: TwinPlan, answers: list[set[str] | None] = answers) -> set[str] | None:
+        def told(plan: TwinPlan, answers: list[set[str] | None] = answers, asked: list[int] = asked) -> set[str] | None:
             asked.append(plan.seed)
             return answers[min(len(asked), len(answers)) - 1]
 
@@ -203,3 +204,27 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
     task = dataclasses.replace(titles.task, id="atk27-store-third")
     assert parent_checked_seed(task, 7, plan_for, lambda p: pytest.fail("checked again"), "pytest", store)[0] \
         == twin_grading._try_seed(7, 2)
+
+
+@pytest.mark.parametrize("seed, told", [(PARENTS_OUTPUT, {F2P[0].split("[")[0]}), (OTHER_VALUE, set())])
+def test_the_parent_check_is_one_test_process(titles: Titles, tmp_path: Path, seed: int, told: set[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """:func:`parent_told` runs the plan's twins beside their originals in one test process on the parent (the
+    confirmation run's files): the parent's own code has no forger to keep apart, and one process is half the
+    plan's two runs. It tells seed 4's twin (``"Don'T Look Back"``, the parent's output) and not seed 0's."""
+    root = copy_tree(titles.pristine, tmp_path / "g")
+    (root / TEST).write_text(TESTS)
+    plan = plan_twins(root, F2P, seed=seed, parent={TEST: None}, pass_to_pass=P2P,
+                      parent_text=ParentText(titles.pristine))
+    runs: list[list[str]] = []
+    real = twin_grading.run_tests
+
+    def counted(workdir: Path, test_cmd: str, targets: Sequence[str], **kw: Any) -> Any:
+        runs.append(list(targets))
+        return real(workdir, test_cmd, targets, **kw)
+
+    monkeypatch.setattr(twin_grading, "run_tests", counted)  # the real runs, counted
+    found = twin_grading.parent_told(titles.task, titles.pristine, plan, titles.task.test_cmd, [TEST], timeout_s=120,
+                                     test_timeout_s=None, sandbox="none", env=None, network=None)
+    assert found == told, found
+    assert len(runs) == 1, runs
