@@ -24,21 +24,14 @@ than its original, or the sites be limited to assertions the parent fails.
 
 from __future__ import annotations
 
-import shlex
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import NO_PLUGINS
-from helpers.gitrepo import GitRepo
+from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import ASSERT_TELL
-from pytest_homefield.mine.prompt import clean_prompt
-from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
-from pytest_homefield.records import Task
 from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.sandbox.snapshot import copy_tree
 
 SOURCE = "src/blank/__init__.py"
 TEST = "tests/test_blank.py"
@@ -54,32 +47,15 @@ P2P = [f"{TEST}::test_two_lines"]
 SEEDS = range(3)
 
 
-@dataclass
-class Blank:
-    task: Task
-    pristine: Path
+Blank = FixTask
 
 
 @pytest.fixture(scope="module")
 def blank(tmp_path_factory: pytest.TempPathFactory) -> Blank:
-    dest = tmp_path_factory.mktemp("blank")
-    repo = GitRepo.init(dest / "repo")
-    for rel, text in {SOURCE: PARENT, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                      "pyproject.toml": '[project]\nname = "blank"\nversion = "0"\n'}.items():
-        repo.write(rel, text)
-    c1 = repo.commit("Add lines()", committer_date="2026-01-01T12:00:00+00:00")
-    message = "lines(): text of white space only has no lines"
-    repo.write(SOURCE, FIXED)
-    repo.write(TEST, TESTS)
-    c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
-    root = repo.path
-    task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
-                authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
-                prompt=clean_prompt(message), source_files=[SOURCE], test_files=[TEST],
-                test_patch=make_test_patch(root, c1, c2, [TEST]), gold_patch=make_gold_patch(root, c1, c2, [TEST]),
-                FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
-    return Blank(task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
+    return build_fix_task(tmp_path_factory.mktemp("blank"), name="blank", source=SOURCE, parent=PARENT, fixed=FIXED,
+                          test=TEST, tests=TESTS, first="Add lines()",
+                          message="lines(): text of white space only has no lines", fail_to_pass=F2P,
+                          pass_to_pass=P2P)
 
 
 def _grade(b: Blank, tmp: Path, text: str, seed: int) -> Grade:

@@ -15,24 +15,19 @@ from __future__ import annotations
 
 import ast
 import json
-import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import NO_PLUGINS, _write
-from helpers.gitrepo import GitRepo
+from helpers.attack_repo import _write
+from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import PARENT_AGREES
-from pytest_homefield.mine.prompt import clean_prompt
-from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
-from pytest_homefield.records import Task
 from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS, row_ids
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.sandbox.snapshot import copy_tree
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
 SOURCE = "src/signs/__init__.py"
@@ -49,31 +44,12 @@ P2P = [f"{TEST}::test_sign[-3--1]", f"{TEST}::test_sign[12-1]", f"{TEST}::test_s
 SEEDS = range(3)
 
 
-@dataclass
-class Sign:
-    root: Path
-    task: Task
-    pristine: Path
+Sign = FixTask
 
 
 def _build(dest: Path) -> Sign:
-    repo = GitRepo.init(dest / "repo")
-    root = repo.path
-    for rel, text in {SOURCE: SIGN_1, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                      "pyproject.toml": '[project]\nname = "signs"\nversion = "0"\n'}.items():
-        repo.write(rel, text)
-    c1 = repo.commit("Add sign()", committer_date="2026-01-01T12:00:00+00:00")
-    message = "sign(0) is 0, not -1"
-    repo.write(SOURCE, SIGN_2)
-    repo.write(TEST, TEST_SIGN)
-    c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
-    task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
-                authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
-                prompt=clean_prompt(message), source_files=[SOURCE], test_files=[TEST],
-                test_patch=make_test_patch(root, c1, c2, [TEST]), gold_patch=make_gold_patch(root, c1, c2, [TEST]),
-                FAIL_TO_PASS=list(F2P), PASS_TO_PASS=list(P2P),
-                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
-    return Sign(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
+    return build_fix_task(dest, name="signs", source=SOURCE, parent=SIGN_1, fixed=SIGN_2, test=TEST, tests=TEST_SIGN,
+                          first="Add sign()", message="sign(0) is 0, not -1", fail_to_pass=F2P, pass_to_pass=P2P)
 
 
 @pytest.fixture(scope="module")

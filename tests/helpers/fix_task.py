@@ -1,0 +1,52 @@
+"""A tiny real repository of two commits whose second fixes one source file and adds one test file, and the
+task of that commit (FAIL_TO_PASS / PASS_TO_PASS known to the caller, so no mining is needed): the fixture of
+the canary-tell tests (tests/helpers/titles_repo.py, tests/run/test_assert_tell.py, test_parent_agrees.py)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.attack_repo import NO_PLUGINS
+from helpers.gitrepo import GitRepo
+from pytest_homefield.mine.prompt import clean_prompt
+from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
+from pytest_homefield.records import Task
+from pytest_homefield.sandbox.snapshot import make_snapshot
+
+__all__ = ["FixTask", "build_fix_task"]
+
+
+@dataclass
+class FixTask:
+    """The repository's root, the task of its second commit and the parent's snapshot."""
+
+    root: Path
+    task: Task
+    pristine: Path
+
+
+def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: str, test: str, tests: str,
+                   first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str]) -> FixTask:
+    """In ``dest``/repo: commit 1 (``first``) adds ``source`` as ``parent``, a passing ``tests/test_other.py``
+    and a ``pyproject.toml`` of project ``name``; commit 2 (``message``) makes ``source`` ``fixed`` and adds
+    ``test`` as ``tests``. The task (one canary, as mined with the canary check) and the parent's snapshot in
+    ``dest``/pristine."""
+    repo = GitRepo.init(dest / "repo")
+    for rel, text in {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
+                      "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n'}.items():
+        repo.write(rel, text)
+    c1 = repo.commit(first, committer_date="2026-01-01T12:00:00+00:00")
+    repo.write(source, fixed)
+    repo.write(test, tests)
+    c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
+    root = repo.path
+    task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
+                authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
+                prompt=clean_prompt(message), source_files=[source], test_files=[test],
+                test_patch=make_test_patch(root, c1, c2, [test]), gold_patch=make_gold_patch(root, c1, c2, [test]),
+                FAIL_TO_PASS=list(fail_to_pass), PASS_TO_PASS=list(pass_to_pass),
+                test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
+    return FixTask(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))
