@@ -3,6 +3,9 @@ stand-in agent for the sandbox choice."""
 
 from __future__ import annotations
 
+import pytest
+
+from pytest_homefield.sandbox import proccap
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 
 
@@ -13,6 +16,17 @@ def bwrap_works() -> bool:
     except BwrapUnavailable:
         return False
     return True
+
+
+def skip_without_memory_cgroup_bwrap() -> None:
+    """Skip the calling test unless test runs get a memory cgroup in bubblewrap here (root with cgroup v1
+    memory, or a delegated v2 subtree), saying which is missing."""
+    if proccap.memory_root() is None:
+        pytest.skip("needs a writable memory cgroup (root with cgroup v1 memory, or a delegated v2 subtree)")
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
 
 
 class ProcessAgent:

@@ -623,15 +623,9 @@ def test_verify_keeps_the_peak_memory_of_its_sandboxed_runs(history: dict, tmp_p
     """mem27: the largest memory-cgroup peak of a candidate's runs (parent, reference fix, canary twins) is its
     ``peak_mb`` (the task's ``verify.peak_mb``, which sets its grading's memory cap): a pytest run of these small
     tests holds some tens of MiB, far under the 4096 MiB ceiling; unsandboxed runs have no cgroup, no peak."""
-    from pytest_homefield.sandbox import proccap
-    from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
+    from helpers.bwrap import skip_without_memory_cgroup_bwrap
 
-    if proccap.memory_root() is None:
-        pytest.skip("needs a writable memory cgroup (root with cgroup v1 memory, or a delegated v2 subtree)")
-    try:
-        probe()
-    except BwrapUnavailable as exc:
-        pytest.skip(str(exc))
+    skip_without_memory_cgroup_bwrap()
     boxed = _verify(history, "import_error", tmp_path, setup_cmd="touch .setup-done", sandbox="bwrap")
     assert boxed.reason is None, boxed.detail
     assert boxed.peak_mb is not None and 15 < boxed.peak_mb < 512, boxed.peak_mb

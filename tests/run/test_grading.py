@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import F2P, GOOD_CALC, P2P, PYPROJECT, WRONG_CALC, Fixture
+from helpers.bwrap import skip_without_memory_cgroup_bwrap
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.carried import SECTION_MAX_LINE, carried_changes, config_above
@@ -751,18 +752,6 @@ def test_a_change_carried_whole_is_diffed_once(task: Task, pristine: Path, tmp_p
         assert len(calls) == (1 if name == "source" else 2), (name, calls)
 
 
-def _memory_cgroup_bwrap() -> None:
-    """Skip unless test runs get a memory cgroup in bubblewrap here (root with cgroup v1, a delegated v2)."""
-    from pytest_homefield.sandbox import proccap
-
-    if proccap.memory_root() is None:
-        pytest.skip("needs a writable memory cgroup (root with cgroup v1 memory, or a delegated v2 subtree)")
-    try:
-        probe()
-    except BwrapUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def test_a_measured_tasks_grading_reserves_its_cap_not_the_ceiling(task: Task, pristine: Path,
                                                                    tmp_path: Path) -> None:
     """mem27: every grading's test run reserved ``max_test_memory_mb`` (4096 MiB) of the machine's memory budget,
@@ -774,7 +763,7 @@ def test_a_measured_tasks_grading_reserves_its_cap_not_the_ceiling(task: Task, p
     from pytest_homefield.sandbox import memory_budget
     from pytest_homefield.sandbox.memory_budget import MemoryBudget
 
-    _memory_cgroup_bwrap()
+    skip_without_memory_cgroup_bwrap()
     work = copy_tree(pristine, tmp_path / "work")
     slow = "def sub(a, b):\n    import time\n    time.sleep(0.2)\n    return a - b"  # right, and slow to see
     _write(work, CALC, WRONG_CALC.replace("def sub(a, b):\n    return a + b", slow))
@@ -813,7 +802,7 @@ def test_a_change_over_its_tasks_memory_cap_fails_its_tests_and_says_why(task: T
     right fix that holds 600 MiB in memfds is killed by the kernel in its sandbox at 512 MiB, ``tests_failed``
     (scored, never ``infra``: the control run on the untouched parent finishes), naming the task's cap. Under
     ``max_test_memory_mb`` (4096) alone it was ``solved``."""
-    _memory_cgroup_bwrap()
+    skip_without_memory_cgroup_bwrap()
     work = copy_tree(pristine, tmp_path / "work")
     hog = ("def sub(a, b):\n    import os\n    fds = [os.memfd_create('hog') for _ in range(20)]\n"
            "    for fd in fds:\n        for _ in range(30):\n            os.write(fd, b'x' * 2**20)\n    return a - b")
