@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.gitrepo import GitRepo
 
 from pytest_homefield.envs.declaration import Declaration
-from pytest_homefield.export.swebench import instance, repo_name
+from pytest_homefield.export.swebench import instance, project_url_slug, repo_name
 from pytest_homefield.export.taskrepo import (
     END,
     START,
@@ -171,6 +172,41 @@ def test_repo_name_says_when_it_guesses(url: str | None, slug: str, guessed: boo
     assert name == slug and (note is not None) == guessed
     if note:
         assert "--repo-name" in note and "\n" not in note
+
+
+def test_repo_name_of_a_clone_of_a_clone_is_the_first_network_origin(tmp_path: Path) -> None:
+    """nu28: a clone of a local mirror was exported as ``<mirror folder>/repo``; the mirror's own origin names
+    the repository."""
+    mirror = GitRepo.init(tmp_path / "mirror")
+    mirror.git("remote", "add", "origin", "git@github.com:andialbrecht/sqlparse.git")
+    name, note = repo_name(tmp_path / "clone", str(mirror.path))
+    assert name == "andialbrecht/sqlparse" and note is not None and str(mirror.path) in note
+    GitRepo.init(tmp_path / "bare-no-origin")  # a local origin without one of its own: no hop, the old guess
+    assert repo_name(tmp_path / "clone", str(tmp_path / "bare-no-origin"))[0] == f"{tmp_path.name}/bare-no-origin"
+
+
+def test_repo_name_from_the_project_urls_when_the_origin_is_a_local_path(tmp_path: Path) -> None:
+    """nu28 on andialbrecht/sqlparse: its mirror has no origin, its pyproject.toml a ``Source`` URL."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "sqlparse"\n[project.urls]\n'
+                                         'Funding = "https://github.com/sponsors/someone"\n'
+                                         'Documentation = "https://sqlparse.readthedocs.io/"\n'
+                                         'Tracker = "https://github.com/andialbrecht/sqlparse/issues"\n'
+                                         'Source = "https://github.com/andialbrecht/sqlparse"\n')
+    name, note = repo_name(root, str(tmp_path / "andialbrecht+sqlparse" / "repo"))
+    assert name == "andialbrecht/sqlparse"
+    assert note is not None and "[project.urls] Source" in note and "--repo-name" in note
+
+
+@pytest.mark.parametrize(("urls", "found"), [
+    ({"Homepage": "https://github.com/o/n", "Source": "https://gitlab.com/g/m.git"}, ("g/m", "Source")),
+    ({"Issues": "https://github.com/o/n/issues"}, ("o/n", "Issues")),
+    ({"Funding": "https://github.com/sponsors/x", "Docs": "https://n.readthedocs.io"}, None),
+    ({}, None),
+])
+def test_project_url_slug(urls: dict[str, str], found: tuple[str, str] | None) -> None:
+    assert project_url_slug({"project": {"urls": urls}}) == found
 
 
 def test_carried_ids() -> None:
