@@ -162,6 +162,10 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         print(f"  Check it: swebench dataset check {folder}")
     if guessed:
         print(f"  Note: {guessed}")
+    if done.replaced:
+        old, new = next(iter(done.replaced.items()))
+        print(f"  Note: removed {len(done.replaced)} task folder(s) of an earlier export that held the same tasks "
+              f"under another name ({old} -> {new}{', …' if len(done.replaced) > 1 else ''})")
     if remote is None or clone_url(remote) is None:
         print("  Note: no network remote to clone in the Dockerfiles: build with --build-arg REPO_URL=<url>")
     if done.guessed_python:

@@ -145,7 +145,7 @@ def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
             slug = repo_slug(root, local)
             return slug, (f"repo {slug!r} is the origin remote ({local}) of the local origin remote ({url}): "
                           "give --repo-name OWNER/NAME for another")
-    where = f"the origin remote is a local path ({url})" if url else "no origin remote"
+    where = f"the origin remote is the local path {url}" if url else "no origin remote"
     from_urls = project_url_slug(_pyproject(root))
     if from_urls is not None:
         slug, key = from_urls

@@ -35,8 +35,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -192,21 +193,37 @@ def task_yaml(meta: Mapping[str, Any]) -> str:
     return str(yaml.dump(dict(meta), Dumper=_Dumper, sort_keys=True, allow_unicode=True, default_flow_style=False))
 
 
-def _config(path: Path, dataset: str, split: str) -> dict[str, list[str]]:
-    """``sweb.yaml``'s datasets and splits: an earlier export's, with ``dataset`` and ``split`` added."""
+def _yaml_mapping(path: Path) -> dict[str, Any]:
+    """The YAML mapping in ``path``; ``{}`` when it is missing, unreadable, not YAML or not a mapping."""
     import yaml
 
     try:
-        old = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, yaml.YAMLError):
-        old = {}
-    old = old if isinstance(old, dict) else {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
-    def _list(key: str, value: str) -> list[str]:
-        items = [str(x) for x in old.get(key) or [] if isinstance(x, str)]
+
+def _config(path: Path, dataset: str, split: str, gone: Collection[str] = ()) -> dict[str, list[str]]:
+    """``sweb.yaml``'s datasets and splits: an earlier export's, less the datasets in ``gone`` (named by
+    no task folder any more), with ``dataset`` and ``split`` added."""
+    old = _yaml_mapping(path)
+
+    def _list(key: str, value: str, drop: Collection[str] = ()) -> list[str]:
+        items = [str(x) for x in old.get(key) or [] if isinstance(x, str) and x not in drop]
         return items + ([value] if value not in items else [])
 
-    return {"datasets": _list("datasets", dataset), "splits": _list("splits", split)}
+    return {"datasets": _list("datasets", dataset, gone), "splits": _list("splits", split)}
+
+
+def _renamed(tasks_dir: Path, task: Task, iid: str) -> list[Path]:
+    """The task folders of an earlier export into ``tasks_dir`` that hold ``task`` under an instance id other
+    than ``iid`` (another repository name: ``repo__<task id>`` before ``--repo-name``): named
+    ``<name>__<task id>``, a real folder (not a link) whose ``task.yaml`` has the task's base commit."""
+    if not tasks_dir.is_dir():
+        return []
+    return [d for d in sorted(tasks_dir.glob(f"*__{task.id}")) if d.name != iid and not d.is_symlink()
+            and d.is_dir() and _yaml_mapping(d / "task.yaml").get("base_commit") == task.parent]
 
 
 @dataclass
@@ -214,7 +231,7 @@ class Exported:
     """What :func:`write_task_repo` wrote: ``instances`` (the flat rows, task order), ``dropped_ids``
     ({instance id: ids the log parser cannot match}), ``left_out`` ({task id: why}),
     ``guessed_python`` (instance ids whose Python is the exporting interpreter's), ``flat`` (the path
-    of the flat instance file)."""
+    of the flat instance file), ``replaced`` (earlier task folders of the same tasks, removed)."""
 
     instances: list[dict[str, str]] = field(default_factory=list)
     dropped_ids: dict[str, list[str]] = field(default_factory=dict)
@@ -223,6 +240,8 @@ class Exported:
     left_out: dict[str, str] = field(default_factory=dict)
     guessed_python: list[str] = field(default_factory=list)
     flat: Path | None = None
+    #: {instance id of a removed task folder of an earlier export: the instance id now holding its task}
+    replaced: dict[str, str] = field(default_factory=dict)
 
     def whitespace_notes(self) -> list[str]:
         """The export's notes on :attr:`dropped_ids`: one line for them all (how many ids of how many
@@ -256,9 +275,13 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
     compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
     of the task's base commit; ``undo(task)`` the first lines of its :func:`eval_script` (``None``:
     none). Files are written atomically; a task folder of an earlier export with the same instance id
-    is overwritten, others are kept."""
+    is overwritten, one holding the same task under another instance id (:func:`_renamed`) is removed
+    (:attr:`Exported.replaced`; a dataset then named by no task folder leaves ``sweb.yaml``), others
+    are kept. nu28: an export after one under another repository name held every task twice, once per
+    name, and ``sweb.yaml`` both datasets."""
     done = Exported()
     flat: list[dict[str, str]] = []
+    gone: set[str] = set()
     for task, inst in rows:
         iid = inst["instance_id"]
         f2p, bad_f = carried_ids(json.loads(inst["FAIL_TO_PASS"]))
@@ -283,6 +306,10 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
         if out is None:
             continue
         folder = out / "tasks" / iid
+        for stale in _renamed(out / "tasks", task, iid):
+            gone.update(str(x) for x in _yaml_mapping(stale / "task.yaml").get("datasets") or [])
+            shutil.rmtree(stale)
+            done.replaced[stale.name] = iid
         folder.mkdir(parents=True, exist_ok=True)
         meta: dict[str, Any] = {k: inst[k] for k in ("instance_id", "repo", "version", "base_commit", "created_at",
                                                       "environment_setup_commit")}
@@ -300,7 +327,9 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
                                                        extras=extras, groups=groups))
     done.instances = flat
     if flat and out is not None:
-        write_atomic(out / "sweb.yaml", task_yaml(_config(out / "sweb.yaml", dataset, split)))
+        named = {str(x) for d in (out / "tasks").iterdir() if d.is_dir() and not d.is_symlink()
+                 for x in _yaml_mapping(d / "task.yaml").get("datasets") or []}
+        write_atomic(out / "sweb.yaml", task_yaml(_config(out / "sweb.yaml", dataset, split, gone - named)))
         done.flat = out / "instances" / f"{split}.jsonl"
         done.flat.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(done.flat, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in flat))

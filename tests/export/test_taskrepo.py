@@ -104,6 +104,26 @@ def test_layout_and_flat_file(tmp_path: Path) -> None:
     assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["splits"] == ["test", "dev"]
 
 
+def test_an_export_under_another_name_replaces_the_earlier_folders_of_its_tasks(tmp_path: Path) -> None:
+    """nu28: exported as ``repo/…`` (a guessed name), then again with ``--repo-name``: every task was held twice,
+    ``repo__<id>`` and ``sqlparse__<id>``, and ``sweb.yaml`` listed both datasets. Another task's folder stays."""
+    task, other = _task(), _task(id="dddddddddddd", parent="q" * 40)
+    write_task_repo(tmp_path, [(t, instance(t, "x/repo")) for t in (task, other)], split="test",
+                    dataset="repo-homefield", repo_url=None, declaration=_decl)
+    (tmp_path / "tasks" / "mine__abcdef123456").mkdir()  # same task id, another base commit: not this task
+    (tmp_path / "tasks" / "mine__abcdef123456" / "task.yaml").write_text(f"base_commit: {'z' * 40}\n")
+    done = write_task_repo(tmp_path, [(task, instance(task, "andialbrecht/sqlparse"))], split="test",
+                           dataset="sqlparse-homefield", repo_url=None, declaration=_decl)
+    assert done.replaced == {"repo__abcdef123456": "sqlparse__abcdef123456"}
+    assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == \
+        ["mine__abcdef123456", "repo__dddddddddddd", "sqlparse__abcdef123456"]
+    # repo-homefield still names a task folder (the other task's), so it stays listed
+    assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["datasets"] == ["repo-homefield", "sqlparse-homefield"]
+    write_task_repo(tmp_path, [(other, instance(other, "andialbrecht/sqlparse"))], split="test",
+                    dataset="sqlparse-homefield", repo_url=None, declaration=_decl)
+    assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["datasets"] == ["sqlparse-homefield"]
+
+
 def test_eval_script_markers_and_resets() -> None:
     task = _task()
     script = eval_script(task, ["t/test_a.py::test_x", "t/test_a.py::test_z"])
