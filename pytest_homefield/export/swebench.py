@@ -46,7 +46,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["FORMATS", "FIELDS", "repo_slug", "repo_name", "project_url_slug", "instance", "instances",
+__all__ = ["FORMATS", "FIELDS", "repo_slug", "repo_name", "project_url_slug", "upstream_url", "instance", "instances",
            "write_instances", "task_id_of", "services_note"]
 
 #: ``--format`` values: one JSON object a line, or one JSON array.
@@ -97,25 +97,27 @@ def _local_origin_url(path: str) -> str | None:
     return (proc.stdout.strip() or None) if proc.returncode == 0 else None
 
 
-def project_url_slug(pyproject: Mapping[str, Any]) -> tuple[str, str] | None:
-    """``(owner/name, key)`` from the ``[project.urls]`` of a parsed ``pyproject.toml``: the first entry, by
-    :data:`_URL_KEYS` then the file's order, that is ``https://<forge>/owner/name…`` on a host of
-    :data:`_FORGES`; ``None`` when none is (a funding link is never taken)."""
+def project_url_slug(pyproject: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """``(owner/name, key, https://<forge>/owner/name)`` from the ``[project.urls]`` of a parsed
+    ``pyproject.toml``: the first entry, by :data:`_URL_KEYS` then the file's order, that is
+    ``https://<forge>/owner/name…`` on a host of :data:`_FORGES`; ``None`` when none is (a funding link is
+    never taken)."""
     urls = (pyproject.get("project") or {}).get("urls") if isinstance(pyproject.get("project"), dict) else None
     if not isinstance(urls, dict):
         return None
-    found: list[tuple[int, int, str, str]] = []
+    found: list[tuple[int, int, str, str, str]] = []
     for k, (key, url) in enumerate(urls.items()):
         norm = re.sub(r"[-_ ]", "", str(key).lower())
         m = _FORGE_RE.match(str(url).strip()) if isinstance(url, str) else None
         if m is None or any(w in norm for w in ("fund", "sponsor", "donat")) or m.group(2) == "sponsors":
             continue
         rank = _URL_KEYS.index(norm) if norm in _URL_KEYS else len(_URL_KEYS)
-        found.append((rank, k, f"{m.group(2)}/{m.group(3)}", str(key)))
+        found.append((rank, k, f"{m.group(2)}/{m.group(3)}", str(key),
+                      f"https://{m.group(1)}/{m.group(2)}/{m.group(3)}"))
     if not found:
         return None
-    _, _, slug, key = min(found)
-    return slug, key
+    _, _, slug, key, url = min(found)
+    return slug, key, url
 
 
 def _pyproject(root: Path) -> dict[str, Any]:
@@ -125,6 +127,30 @@ def _pyproject(root: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
     return data
+
+
+def _chained_origin(url: str) -> str | None:
+    """The first network URL along the ``origin`` remotes of the local repository at ``url`` (a path or
+    ``file://`` URL; a clone of a clone: up to 3 hops); ``None`` when there is none."""
+    local, hops = url, 0
+    while local and not _is_network(local) and hops < 3:
+        local, hops = _local_origin_url(local) or "", hops + 1
+    return local if local and _is_network(local) else None
+
+
+def upstream_url(root: Path, remote_url: str | None) -> str | None:
+    """Where the repository at ``root`` (whose ``origin`` is ``remote_url``) comes from on the network: the
+    origin remote when it is a network URL, else the first network origin of the local origin's chain, else
+    the forge URL of ``pyproject.toml``'s ``[project.urls]`` (:func:`project_url_slug`); ``None`` when none
+    is known. What an export whose origin is a local path suggests as the Dockerfiles' ``REPO_URL``."""
+    url = (remote_url or "").strip()
+    if url and _is_network(url):
+        return url
+    chained = _chained_origin(url)
+    if chained:
+        return chained
+    found = project_url_slug(_pyproject(root))
+    return found[2] if found else None
 
 
 def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
@@ -138,17 +164,15 @@ def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
     url = (remote_url or "").strip()
     if url and _is_network(url):
         return repo_slug(root, url), None
-    local, hops = url, 0
-    while local and not _is_network(local) and hops < 3:
-        local, hops = _local_origin_url(local) or "", hops + 1
-        if local and _is_network(local):
-            slug = repo_slug(root, local)
-            return slug, (f"repo {slug!r} is the origin remote ({local}) of the local origin remote ({url}): "
-                          "give --repo-name OWNER/NAME for another")
+    chained = _chained_origin(url)
+    if chained:
+        slug = repo_slug(root, chained)
+        return slug, (f"repo {slug!r} is the origin remote ({chained}) of the local origin remote ({url}): "
+                      "give --repo-name OWNER/NAME for another")
     where = f"the origin remote is the local path {url}" if url else "no origin remote"
     from_urls = project_url_slug(_pyproject(root))
     if from_urls is not None:
-        slug, key = from_urls
+        slug, key, _ = from_urls
         return slug, (f"repo {slug!r} is taken from pyproject.toml's [project.urls] {key} ({where}): give "
                       "--repo-name OWNER/NAME for another")
     slug = repo_slug(root, remote_url)

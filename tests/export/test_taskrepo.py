@@ -10,7 +10,7 @@ import yaml
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.envs.declaration import Declaration
-from pytest_homefield.export.swebench import instance, project_url_slug, repo_name
+from pytest_homefield.export.swebench import instance, project_url_slug, repo_name, upstream_url
 from pytest_homefield.export.taskrepo import (
     END,
     START,
@@ -201,6 +201,7 @@ def test_repo_name_of_a_clone_of_a_clone_is_the_first_network_origin(tmp_path: P
     mirror.git("remote", "add", "origin", "git@github.com:andialbrecht/sqlparse.git")
     name, note = repo_name(tmp_path / "clone", str(mirror.path))
     assert name == "andialbrecht/sqlparse" and note is not None and str(mirror.path) in note
+    assert upstream_url(tmp_path / "clone", str(mirror.path)) == "git@github.com:andialbrecht/sqlparse.git"
     GitRepo.init(tmp_path / "bare-no-origin")  # a local origin without one of its own: no hop, the old guess
     assert repo_name(tmp_path / "clone", str(tmp_path / "bare-no-origin"))[0] == f"{tmp_path.name}/bare-no-origin"
 
@@ -217,15 +218,18 @@ def test_repo_name_from_the_project_urls_when_the_origin_is_a_local_path(tmp_pat
     name, note = repo_name(root, str(tmp_path / "andialbrecht+sqlparse" / "repo"))
     assert name == "andialbrecht/sqlparse"
     assert note is not None and "[project.urls] Source" in note and "--repo-name" in note
+    # what the export suggests as the Dockerfiles' REPO_URL
+    assert upstream_url(root, str(tmp_path / "andialbrecht+sqlparse" / "repo")) == "https://github.com/andialbrecht/sqlparse"
 
 
 @pytest.mark.parametrize(("urls", "found"), [
-    ({"Homepage": "https://github.com/o/n", "Source": "https://gitlab.com/g/m.git"}, ("g/m", "Source")),
-    ({"Issues": "https://github.com/o/n/issues"}, ("o/n", "Issues")),
+    ({"Homepage": "https://github.com/o/n", "Source": "https://gitlab.com/g/m.git"},
+     ("g/m", "Source", "https://gitlab.com/g/m")),
+    ({"Issues": "https://github.com/o/n/issues"}, ("o/n", "Issues", "https://github.com/o/n")),
     ({"Funding": "https://github.com/sponsors/x", "Docs": "https://n.readthedocs.io"}, None),
     ({}, None),
 ])
-def test_project_url_slug(urls: dict[str, str], found: tuple[str, str] | None) -> None:
+def test_project_url_slug(urls: dict[str, str], found: tuple[str, str, str] | None) -> None:
     assert project_url_slug({"project": {"urls": urls}}) == found
 
 
