@@ -166,11 +166,11 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         old, new = next(iter(done.replaced.items()))
         print(f"  Note: removed {len(done.replaced)} task folder(s) of an earlier export that held the same tasks "
               f"under another name ({old} -> {new}{', …' if len(done.replaced) > 1 else ''})")
-    if remote is None or clone_url(remote) is None:
+    if not json_out and (remote is None or clone_url(remote) is None):  # the notes of the Dockerfiles: none in JSON
         upstream = clone_url(upstream_url(root, remote))
         print("  Note: no network remote to clone in the Dockerfiles: build with --build-arg REPO_URL=<url>"
               + (f" (perhaps {upstream}, if it holds every base commit)" if upstream else ""))
-    if done.guessed_python:
+    if done.guessed_python and not json_out:
         print(f"  Note: {len(done.guessed_python)} task(s) have no recorded Python (mined without --env uv): their "
               f"Dockerfile uses this interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
     for note in done.whitespace_notes():

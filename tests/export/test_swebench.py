@@ -104,6 +104,7 @@ def test_exported_instances_apply_and_verify(exported: tuple[Path, Path], tmp_pa
     array = homefield(repo, "export", "--format", "swe-bench-json", "--out", str(tmp_path / "all.json"),
                       "--repo-name", "me/calc")
     assert array.returncode == 0, array.stderr
+    assert "Dockerfile" not in array.stdout, array.stdout  # nu28: notes on Dockerfiles a JSON export has none of
     names = [r["instance_id"].split("__")[0] for r in json.loads((tmp_path / "all.json").read_text())]
     assert names == ["calc"] * len(rows)
 
