@@ -167,7 +167,8 @@ def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
     chained = _chained_origin(url)
     if chained:
         slug = repo_slug(root, chained)
-        return slug, (f"repo {slug!r} is the origin remote ({chained}) of the local origin remote ({url}): "
+        shown = re.sub(r"^([a-z][a-z0-9+.-]*://)[^@/]*@", r"\1", chained)  # never a credential on the terminal
+        return slug, (f"repo {slug!r} is the origin remote ({shown}) of the local origin remote ({url}): "
                       "give --repo-name OWNER/NAME for another")
     where = f"the origin remote is the local path {url}" if url else "no origin remote"
     from_urls = project_url_slug(_pyproject(root))

@@ -225,6 +225,9 @@ def test_repo_name_of_a_clone_of_a_clone_is_the_first_network_origin(tmp_path: P
     name, note = repo_name(tmp_path / "clone", str(mirror.path))
     assert name == "andialbrecht/sqlparse" and note is not None and str(mirror.path) in note
     assert upstream_url(tmp_path / "clone", str(mirror.path)) == "git@github.com:andialbrecht/sqlparse.git"
+    mirror.git("remote", "set-url", "origin", "https://me:s3cret@github.com/andialbrecht/sqlparse.git")
+    name, note = repo_name(tmp_path / "clone", str(mirror.path))
+    assert name == "andialbrecht/sqlparse" and note is not None and "s3cret" not in note
     GitRepo.init(tmp_path / "bare-no-origin")  # a local origin without one of its own: no hop, the old guess
     assert repo_name(tmp_path / "clone", str(tmp_path / "bare-no-origin"))[0] == f"{tmp_path.name}/bare-no-origin"
 
