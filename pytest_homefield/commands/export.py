@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration, declaration_at
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.export.swebench import FORMATS, instances, repo_name, write_instances
+from pytest_homefield.export.swebench import FORMATS, instances, repo_name, upstream_url, write_instances
 from pytest_homefield.export.taskrepo import clone_url, python_version, write_task_repo
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
@@ -162,9 +162,15 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         print(f"  Check it: swebench dataset check {folder}")
     if guessed:
         print(f"  Note: {guessed}")
-    if remote is None or clone_url(remote) is None:
-        print("  Note: no network remote to clone in the Dockerfiles: build with --build-arg REPO_URL=<url>")
-    if done.guessed_python:
+    if done.replaced:
+        old, new = next(iter(done.replaced.items()))
+        print(f"  Note: removed {len(done.replaced)} task folder(s) of an earlier export that held the same tasks "
+              f"under another name ({old} -> {new}{', …' if len(done.replaced) > 1 else ''})")
+    if not json_out and (remote is None or clone_url(remote) is None):  # the notes of the Dockerfiles: none in JSON
+        upstream = clone_url(upstream_url(root, remote))
+        print("  Note: no network remote to clone in the Dockerfiles: build with --build-arg REPO_URL=<url>"
+              + (f" (perhaps {upstream}, if it holds every base commit)" if upstream else ""))
+    if done.guessed_python and not json_out:
         print(f"  Note: {len(done.guessed_python)} task(s) have no recorded Python (mined without --env uv): their "
               f"Dockerfile uses this interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
     for note in done.whitespace_notes():

@@ -254,7 +254,7 @@ def _seconds(each: float) -> str:
 
 
 def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[str, list[float]], *,
-              attacks: int = 0, canaried: dict[str, list[float]] | None = None) -> str | None:
+              attacks: int = 0, canaried: dict[str, list[float]] | None = None, ungraded: int = 0) -> str | None:
     """``'homefield verify: 46 gradings on 1 task, about 40s each (measured at mining …): about 15m20s with 2
     workers'``: what the session will take, said when collection ends (nu22: a verify of simonw/llm ran 27
     minutes without a word of it). Seconds per grading from :func:`~pytest_homefield.run.cost.grading_seconds`:
@@ -264,7 +264,9 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
     the line says both figures (nu27 on prettytable: 48 gradings said 57 s from oracle's 2.4 s and took
     1m56s, an attack's grading taking 4-9 s). An estimate either way (the demo's verify of 46 attempts at
     -n 2: said 8 s from the demo run's gradings and took 35 s, an attempt also copying its snapshot and
-    running its agent; said 31 s from an earlier verify's and took 27 s). ``None`` when nothing is known."""
+    running its agent; said 31 s from an earlier verify's and took 27 s). ``ungraded``: attack attempts
+    besides the ``gradings`` that end before grading (:attr:`~pytest_homefield.agents.attacks.Attack.graded`
+    false), named at the end of the line. ``None`` when nothing is known."""
     each, how = grading_seconds(tasks, None, graded)
     attacks = max(0, min(attacks, gradings))
     twin_each, twin_how = grading_seconds(tasks, None, graded, canaried=canaried or {}) if attacks else (None, "")
@@ -272,7 +274,9 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
         return None
     workers = max(1, workers)
     head = f"homefield verify: {plural(gradings, 'grading')} on {plural(len(tasks), 'task')}, "
-    tail = f"with {plural(workers, 'worker')}"
+    tail = f"with {plural(workers, 'worker')}" + (
+        f"; {plural(ungraded, 'more attack attempt')} {'ends' if ungraded == 1 else 'end'} before grading"
+        if ungraded > 0 else "")
     if twin_each is None or each is None:
         one = each if each is not None else twin_each
         assert one is not None
@@ -282,6 +286,20 @@ def time_line(tasks: Sequence[Task], gradings: int, workers: int, graded: dict[s
     return (f"{head}about {_seconds(each)} each for oracle ({how}) and {_seconds(twin_each)} for each of "
             f"{plural(attacks, 'attack')}, graded with canary twins ({twin_how}): about "
             f"{fmt_duration(total / workers)} {tail}")
+
+
+#: The agent names (``attack-<name>``) of the attacks whose attempts end before grading.
+_UNGRADED = frozenset(f"attack-{a.name}" for a in ATTACKS if not a.graded)
+
+
+def planned_gradings(nodeids: Sequence[str]) -> tuple[int, int, int]:
+    """``(gradings, attacks, ungraded)`` of a verify session's items (node ids ``…::<task>::<agent>[<attempt>]``):
+    the attempts that will be graded, the attack attempts among them, and the attack attempts that end before
+    grading (:attr:`~pytest_homefield.agents.attacks.Attack.graded` false), which the first two leave out."""
+    agents = [n.split("::")[2].split("[")[0] for n in nodeids if n.count("::") >= 2]
+    ungraded = sum(1 for a in agents if a in _UNGRADED)
+    attacks = sum(1 for a in agents if a.startswith("attack-")) - ungraded
+    return len(agents) - ungraded, attacks, ungraded
 
 
 class _Selected:
@@ -307,9 +325,10 @@ class _Selected:
         if first and self.home is not None and self.config is not None and ids:
             tasks = [t for t in load_tasks(self.home.tasks) if t.id in self.tasks]
             workers = self.config.getoption("numprocesses", None)
-            line = time_line(tasks, len(ids), workers if isinstance(workers, int) else 1,
-                             graded_seconds_by_task(self.home.runs, canaries=False), attacks=self.attacks or 0,
-                             canaried=graded_seconds_by_task(self.home.runs, canaries=True))
+            gradings, attacks, ungraded = planned_gradings(ids)
+            line = time_line(tasks, gradings, workers if isinstance(workers, int) else 1,
+                             graded_seconds_by_task(self.home.runs, canaries=False), attacks=attacks,
+                             canaried=graded_seconds_by_task(self.home.runs, canaries=True), ungraded=ungraded)
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if line and reporter is not None:
                 reporter.write_line(line)

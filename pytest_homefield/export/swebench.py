@@ -5,7 +5,7 @@ every value a string as the dataset stores them:
 
 ==========================  =====================================================================
 ``instance_id``             ``<repo name>__<task id>`` (``llm__c2838a49d539``)
-``repo``                    ``owner/name`` from the ``origin`` remote URL, else the folder name
+``repo``                    ``owner/name`` from the ``origin`` remote URL, else :func:`repo_name`'s fallbacks
 ``base_commit``             the task's parent (the starting state)
 ``patch``                   the gold patch (non-test files)
 ``test_patch``              the hidden tests
@@ -29,8 +29,11 @@ predictions file back to tasks whatever repository name was used.
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterable, Sequence
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +41,13 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import ServiceSpec
 from pytest_homefield.store import write_atomic
 
-__all__ = ["FORMATS", "FIELDS", "repo_slug", "repo_name", "instance", "instances", "write_instances", "task_id_of",
-           "services_note"]
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["FORMATS", "FIELDS", "repo_slug", "repo_name", "project_url_slug", "upstream_url", "instance", "instances",
+           "write_instances", "task_id_of", "services_note"]
 
 #: ``--format`` values: one JSON object a line, or one JSON array.
 FORMATS = ("swe-bench", "swe-bench-json")
@@ -60,17 +68,119 @@ def repo_slug(root: Path, remote_url: str | None) -> str:
     return Path(root).resolve().name
 
 
-def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
-    """``(owner/name, note)``: :func:`repo_slug`, with a one-line note when it is a guess (the remote is
-    a local path, or there is no ``origin``), else ``None``."""
-    slug = repo_slug(root, remote_url)
+#: Hosts whose project URLs are ``https://host/owner/name[/…]``: a ``[project.urls]`` entry there names the
+#: repository.
+_FORGES = ("github.com", "gitlab.com", "codeberg.org", "bitbucket.org")
+_FORGE_RE = re.compile(r"^https?://(?:www\.)?(" + "|".join(re.escape(h) for h in _FORGES)
+                       + r")/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?(?:[/#?].*)?$")
+#: ``[project.urls]`` keys, by preference (lower-cased, ``-``/``_``/space dropped): the repository's own
+#: first; a key naming funding never (``github.com/sponsors/x`` names no repository).
+_URL_KEYS = ("source", "sourcecode", "repository", "repo", "code", "github", "gitlab", "homepage", "home")
+
+
+def _is_network(url: str) -> bool:
+    """Whether the remote URL ``url`` names a host (``https://…``, ``ssh://…``, ``git@host:…``), not a path."""
+    return bool(re.match(r"^(?:[a-z][a-z0-9+.-]*://|[^@/:]+@[^/:]+:)", url)) and not url.startswith("file://")
+
+
+def _local_origin_url(path: str) -> str | None:
+    """The ``origin`` URL of the local repository at ``path`` (a ``file://`` URL or a path); ``None`` when
+    it has none or is not a repository."""
+    folder = Path(path[len("file://"):] if path.startswith("file://") else path)
+    if not folder.is_dir():
+        return None
+    # the folder's own repository only: never one around it (a plain folder inside another clone)
+    env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(folder.resolve().parent)}
+    env.pop("GIT_DIR", None)
+    proc = subprocess.run(["git", "config", "--get", "remote.origin.url"], cwd=folder, capture_output=True,
+                          text=True, check=False, env=env)
+    return (proc.stdout.strip() or None) if proc.returncode == 0 else None
+
+
+def project_url_slug(pyproject: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """``(owner/name, key, https://<forge>/owner/name)`` from the ``[project.urls]`` of a parsed
+    ``pyproject.toml``: the first entry, by :data:`_URL_KEYS` then the file's order, that is
+    ``https://<forge>/owner/name…`` on a host of :data:`_FORGES`; ``None`` when none is (a funding link is
+    never taken)."""
+    urls = (pyproject.get("project") or {}).get("urls") if isinstance(pyproject.get("project"), dict) else None
+    if not isinstance(urls, dict):
+        return None
+    found: list[tuple[int, int, str, str, str]] = []
+    for k, (key, url) in enumerate(urls.items()):
+        norm = re.sub(r"[-_ ]", "", str(key).lower())
+        m = _FORGE_RE.match(str(url).strip()) if isinstance(url, str) else None
+        if m is None or any(w in norm for w in ("fund", "sponsor", "donat")) or m.group(2) == "sponsors":
+            continue
+        rank = _URL_KEYS.index(norm) if norm in _URL_KEYS else len(_URL_KEYS)
+        found.append((rank, k, f"{m.group(2)}/{m.group(3)}", str(key),
+                      f"https://{m.group(1)}/{m.group(2)}/{m.group(3)}"))
+    if not found:
+        return None
+    _, _, slug, key, url = min(found)
+    return slug, key, url
+
+
+def _pyproject(root: Path) -> dict[str, Any]:
+    """``root``'s ``pyproject.toml`` parsed; ``{}`` when absent, unreadable or not valid TOML."""
+    try:
+        data: dict[str, Any] = tomllib.loads((Path(root) / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    return data
+
+
+def _chained_origin(url: str) -> str | None:
+    """The first network URL along the ``origin`` remotes of the local repository at ``url`` (a path or
+    ``file://`` URL; a clone of a clone: up to 3 hops); ``None`` when there is none."""
+    local, hops = url, 0
+    while local and not _is_network(local) and hops < 3:
+        local, hops = _local_origin_url(local) or "", hops + 1
+    return local if local and _is_network(local) else None
+
+
+def upstream_url(root: Path, remote_url: str | None) -> str | None:
+    """Where the repository at ``root`` (whose ``origin`` is ``remote_url``) comes from on the network: the
+    origin remote when it is a network URL, else the first network origin of the local origin's chain, else
+    the forge URL of ``pyproject.toml``'s ``[project.urls]`` (:func:`project_url_slug`); ``None`` when none
+    is known. What an export whose origin is a local path suggests as the Dockerfiles' ``REPO_URL``."""
     url = (remote_url or "").strip()
+    if url and _is_network(url):
+        return url
+    chained = _chained_origin(url)
+    if chained:
+        return chained
+    found = project_url_slug(_pyproject(root))
+    return found[2] if found else None
+
+
+def repo_name(root: Path, remote_url: str | None) -> tuple[str, str | None]:
+    """``(owner/name, note)`` of the repository at ``root`` whose ``origin`` remote is ``remote_url``: from a
+    network remote (:func:`repo_slug`; note ``None``); else, with a one-line note saying where it came
+    from, from the network ``origin`` of a local origin (a clone of a clone; up to 3 hops), from the
+    ``[project.urls]`` of ``root``'s ``pyproject.toml`` (:func:`project_url_slug`), or guessed from the
+    local path or the folder's name. nu28: a clone of the mirror ``/work/.mirror/andialbrecht+sqlparse/repo``
+    was exported as ``andialbrecht+sqlparse/repo``, its instances ``repo__<id>``, while its
+    ``pyproject.toml`` says ``Source = "https://github.com/andialbrecht/sqlparse"``."""
+    url = (remote_url or "").strip()
+    if url and _is_network(url):
+        return repo_slug(root, url), None
+    chained = _chained_origin(url)
+    if chained:
+        slug = repo_slug(root, chained)
+        shown = re.sub(r"^([a-z][a-z0-9+.-]*://)[^@/]*@", r"\1", chained)  # never a credential on the terminal
+        return slug, (f"repo {slug!r} is the origin remote ({shown}) of the local origin remote ({url}): "
+                      "give --repo-name OWNER/NAME for another")
+    where = f"the origin remote is the local path {url}" if url else "no origin remote"
+    from_urls = project_url_slug(_pyproject(root))
+    if from_urls is not None:
+        slug, key, _ = from_urls
+        return slug, (f"repo {slug!r} is taken from pyproject.toml's [project.urls] {key} ({where}): give "
+                      "--repo-name OWNER/NAME for another")
+    slug = repo_slug(root, remote_url)
     if not url:
         return slug, f"repo {slug!r} is the folder's name (no origin remote): give --repo-name OWNER/NAME"
-    if not re.match(r"^(?:[a-z][a-z0-9+.-]*://|[^@/:]+@[^/:]+:)", url) or url.startswith("file://"):
-        return slug, f"repo {slug!r} is guessed from the local path of the origin remote ({url}): " \
-                     "give --repo-name OWNER/NAME"
-    return slug, None
+    return slug, f"repo {slug!r} is guessed from the local path of the origin remote ({url}): " \
+                 "give --repo-name OWNER/NAME"
 
 
 def services_note(names: Sequence[str], specs: Sequence[ServiceSpec] = ()) -> str:

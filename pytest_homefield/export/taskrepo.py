@@ -26,8 +26,9 @@ files holding the FAIL_TO_PASS/PASS_TO_PASS ids between swebench's markers, and 
 files again, as the harness's own eval scripts do.
 
 swebench's ``parse_log_pytest`` splits a status line at whitespace, so a test id containing whitespace
-can never match: such ids are left out of ``tests.json`` and the instance and listed
-(:attr:`Exported.dropped_ids`); a task left with no FAIL_TO_PASS id is left out whole.
+could never match: such ids are exported escaped (:func:`escaped_id`, in ``tests.json`` and the instance)
+and ``eval.sh`` loads a small plugin (:data:`ID_PLUGIN`) that prints a status line for each in that form
+(:attr:`Exported.escaped_ids`).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,8 +47,9 @@ from pytest_homefield.envs.declaration import Declaration
 from pytest_homefield.records import Task
 from pytest_homefield.store import write_atomic
 
-__all__ = ["LOG_PARSER", "EVAL_TYPE", "START", "END", "Exported", "image_name", "carried_ids", "python_version",
-           "install_lines", "dockerfile", "eval_script", "task_yaml", "write_task_repo", "clone_url"]
+__all__ = ["LOG_PARSER", "EVAL_TYPE", "START", "END", "ID_PLUGIN", "Exported", "image_name", "escaped_id",
+           "carried_ids", "python_version", "install_lines", "dockerfile", "eval_script", "task_yaml",
+           "write_task_repo", "clone_url"]
 
 LOG_PARSER = "parse_log_pytest"
 EVAL_TYPE = "pass_and_fail"
@@ -62,11 +65,47 @@ def image_name(instance_id: str, namespace: str = "swebench") -> str:
     return f"{namespace}/sweb.eval.x86_64.{instance_id}:latest".lower().replace("__", "_1776_")
 
 
+def escaped_id(test_id: str) -> str:
+    """``test_id`` with every whitespace character (what ``str.split()`` splits at) as a Python escape
+    (``\\x20``, ``\\u3000``): the form of a test id that ``eval.sh`` prints for swebench's log parser."""
+    def one(m: re.Match[str]) -> str:
+        n = ord(m.group())
+        return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+    return re.sub(r"\s", one, test_id)
+
+
 def carried_ids(ids: Sequence[str]) -> tuple[list[str], list[str]]:
-    """``(ids the log parser can match, ids it cannot)``: swebench's ``parse_log_pytest`` splits each
-    status line at whitespace, so an id containing any whitespace never matches."""
-    ok = [i for i in ids if not re.search(r"\s", i)]
-    return ok, [i for i in ids if re.search(r"\s", i)]
+    """``(the ids as exported, the ids that held whitespace)``: swebench's ``parse_log_pytest`` splits each
+    status line at whitespace, so an id holding any would never match; it is exported escaped
+    (:func:`escaped_id`), and ``eval.sh`` prints a status line for it in that form (:data:`ID_PLUGIN`).
+    nu28 on andialbrecht/sqlparse: 2 of 13 tasks left out whole, 266 ids of 11 more, when they were dropped."""
+    return [escaped_id(i) for i in ids], [i for i in ids if re.search(r"\s", i)]
+
+
+#: The pytest plugin ``eval.sh`` loads (``PYTEST_PLUGINS``) when a test id holds whitespace: after the run,
+#: one ``<STATUS> <escaped id>`` line per such test and outcome, in ``-rA``'s order of outcomes (its last
+#: line for a test wins in swebench's map, as ``-rA``'s own does).
+ID_PLUGIN = r'''"""homefield's status lines for swebench's parse_log_pytest: a test id holding whitespace, escaped."""
+import re
+
+_ORDER = (("passed", "PASSED"), ("skipped", "SKIPPED"), ("xfailed", "XFAIL"), ("xpassed", "XPASS"),
+          ("error", "ERROR"), ("failed", "FAILED"))
+
+
+def _one(m):
+    n = ord(m.group())
+    return "\\x%02x" % n if n < 0x100 else "\\u%04x" % n if n < 0x10000 else "\\U%08x" % n
+
+
+def pytest_terminal_summary(terminalreporter):
+    for key, status in _ORDER:
+        for rep in terminalreporter.stats.get(key, []):
+            nodeid = getattr(rep, "nodeid", "") or ""
+            if re.search(r"\s", nodeid):
+                terminalreporter.write_line("%s %s" % (status, re.sub(r"\s", _one, nodeid)))
+'''
+_ID_MODULE = "homefield_swebench_ids"
 
 
 def python_version(task: Task) -> tuple[str, bool]:
@@ -152,10 +191,12 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
 def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "") -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
-    test patch, run the test command with ``-rA`` on the files of ``ids`` between :data:`START` and
-    :data:`END`, reset again. ``workdir`` is where the repository is (``/testbed`` in the image; a
-    clone when run by hand)."""
+    test patch, run the test command with ``-rA`` on the files of ``ids`` (as recorded, not escaped)
+    between :data:`START` and :data:`END` (with :data:`ID_PLUGIN` loaded when an id holds whitespace),
+    reset again. ``workdir`` is where the repository is (``/testbed`` in the image; a clone when run by
+    hand)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
+    spaced = any(re.search(r"\s", i) for i in ids)  # ids as recorded, before escaping
     tests = " ".join(shlex.quote(f) for f in task.test_files)
     # a hidden test file is put back as at base_commit, or removed when the commit added it (whatever
     # the patch under evaluation wrote there: homefield's grading drops such edits too)
@@ -170,6 +211,10 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
         reset,
         f"git apply --binary -v - <<'{_HEREDOC}'",
         body + _HEREDOC,
+        *([f"HOMEFIELD_IDS=$(mktemp -d) && cat > \"$HOMEFIELD_IDS/{_ID_MODULE}.py\" <<'{_HEREDOC}'",
+           ID_PLUGIN + _HEREDOC,
+           f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
+           f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\""] if spaced else []),
         f": '{START}'",
         f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}",
         f": '{END}'",
@@ -192,56 +237,67 @@ def task_yaml(meta: Mapping[str, Any]) -> str:
     return str(yaml.dump(dict(meta), Dumper=_Dumper, sort_keys=True, allow_unicode=True, default_flow_style=False))
 
 
-def _config(path: Path, dataset: str, split: str) -> dict[str, list[str]]:
-    """``sweb.yaml``'s datasets and splits: an earlier export's, with ``dataset`` and ``split`` added."""
+def _yaml_mapping(path: Path) -> dict[str, Any]:
+    """The YAML mapping in ``path``; ``{}`` when it is missing, unreadable, not YAML or not a mapping."""
     import yaml
 
     try:
-        old = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
-    except (OSError, yaml.YAMLError):
-        old = {}
-    old = old if isinstance(old, dict) else {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
-    def _list(key: str, value: str) -> list[str]:
-        items = [str(x) for x in old.get(key) or [] if isinstance(x, str)]
+
+def _config(path: Path, dataset: str, split: str, gone: Collection[str] = ()) -> dict[str, list[str]]:
+    """``sweb.yaml``'s datasets and splits: an earlier export's, less the datasets in ``gone`` (named by
+    no task folder any more), with ``dataset`` and ``split`` added."""
+    old = _yaml_mapping(path)
+
+    def _list(key: str, value: str, drop: Collection[str] = ()) -> list[str]:
+        items = [str(x) for x in old.get(key) or [] if isinstance(x, str) and x not in drop]
         return items + ([value] if value not in items else [])
 
-    return {"datasets": _list("datasets", dataset), "splits": _list("splits", split)}
+    return {"datasets": _list("datasets", dataset, gone), "splits": _list("splits", split)}
+
+
+def _renamed(tasks_dir: Path, task: Task, iid: str) -> list[Path]:
+    """The task folders of an earlier export into ``tasks_dir`` that hold ``task`` under an instance id other
+    than ``iid`` (another repository name: ``repo__<task id>`` before ``--repo-name``): named
+    ``<name>__<task id>``, a real folder (not a link) whose ``task.yaml`` has the task's base commit."""
+    if not tasks_dir.is_dir():
+        return []
+    return [d for d in sorted(tasks_dir.glob(f"*__{task.id}")) if d.name != iid and not d.is_symlink()
+            and d.is_dir() and _yaml_mapping(d / "task.yaml").get("base_commit") == task.parent]
 
 
 @dataclass
 class Exported:
-    """What :func:`write_task_repo` wrote: ``instances`` (the flat rows, task order), ``dropped_ids``
-    ({instance id: ids the log parser cannot match}), ``left_out`` ({task id: why}),
+    """What :func:`write_task_repo` wrote: ``instances`` (the flat rows, task order), ``escaped_ids``
+    ({instance id: its ids that hold whitespace, exported escaped}), ``left_out`` ({task id: why}),
     ``guessed_python`` (instance ids whose Python is the exporting interpreter's), ``flat`` (the path
-    of the flat instance file)."""
+    of the flat instance file), ``replaced`` (earlier task folders of the same tasks, removed)."""
 
     instances: list[dict[str, str]] = field(default_factory=list)
-    dropped_ids: dict[str, list[str]] = field(default_factory=dict)
-    #: {instance id: its FAIL_TO_PASS ids among ``dropped_ids``}
-    dropped_f2p: dict[str, list[str]] = field(default_factory=dict)
+    escaped_ids: dict[str, list[str]] = field(default_factory=dict)
+    #: {instance id: its FAIL_TO_PASS ids among ``escaped_ids``}
+    escaped_f2p: dict[str, list[str]] = field(default_factory=dict)
     left_out: dict[str, str] = field(default_factory=dict)
     guessed_python: list[str] = field(default_factory=list)
     flat: Path | None = None
+    #: {instance id of a removed task folder of an earlier export: the instance id now holding its task}
+    replaced: dict[str, str] = field(default_factory=dict)
 
     def whitespace_notes(self) -> list[str]:
-        """The export's notes on :attr:`dropped_ids`: one line for them all (how many ids of how many
-        instances, how many FAIL_TO_PASS, an example), then one line per instance that lost FAIL_TO_PASS
-        ids (a weaker task, or one left out: those are listed). PASS_TO_PASS ids alone are only counted:
-        on pallets/click one line per instance made 13 wrapped lines of parametrize ids, none of them
-        FAIL_TO_PASS."""
-        if not self.dropped_ids:
+        """The export's note on :attr:`escaped_ids`: one line for them all (how many ids of how many
+        instances, how many FAIL_TO_PASS, an example as exported); ``[]`` when there are none. Once, such
+        ids were left out (a line per instance that lost FAIL_TO_PASS ids; pallets/click: 712 ids)."""
+        if not self.escaped_ids:
             return []
-        ids = [i for group in self.dropped_ids.values() for i in group]
-        f2p = sum(len(v) for v in self.dropped_f2p.values())
-        lines = [f"{_plural_ids(len(ids))} of {len(self.dropped_ids)} instance(s) left out, swebench's log parser "
-                 f"cannot match an id with whitespace ({f2p or 'none'} of them FAIL_TO_PASS), e.g. {ids[0]}"]
-        exported = {row["instance_id"] for row in self.instances}
-        for iid, lost in self.dropped_f2p.items():
-            whole = "" if iid in exported else " (all of them: the instance is left out)"
-            lines.append(f"{iid}: lost {_plural_ids(len(lost))} of its FAIL_TO_PASS{whole}: "
-                         f"{'; '.join(lost[:3])}{' …' if len(lost) > 3 else ''}")
-        return lines
+        ids = [i for group in self.escaped_ids.values() for i in group]
+        f2p = sum(len(v) for v in self.escaped_f2p.values())
+        return [f"{_plural_ids(len(ids))} of {len(self.escaped_ids)} instance(s) hold whitespace, which swebench's "
+                f"log parser splits at ({f2p or 'none'} of them FAIL_TO_PASS): exported escaped, e.g. "
+                f"{escaped_id(ids[0])}; eval.sh prints a status line for each in that form"]
 
 
 def _plural_ids(n: int) -> str:
@@ -256,33 +312,41 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
     compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
     of the task's base commit; ``undo(task)`` the first lines of its :func:`eval_script` (``None``:
     none). Files are written atomically; a task folder of an earlier export with the same instance id
-    is overwritten, others are kept."""
+    is overwritten, one holding the same task under another instance id (:func:`_renamed`) is removed
+    (:attr:`Exported.replaced`; a dataset then named by no task folder leaves ``sweb.yaml``), others
+    are kept. nu28: an export after one under another repository name held every task twice, once per
+    name, and ``sweb.yaml`` both datasets."""
     done = Exported()
     flat: list[dict[str, str]] = []
+    gone: set[str] = set()
     for task, inst in rows:
         iid = inst["instance_id"]
-        f2p, bad_f = carried_ids(json.loads(inst["FAIL_TO_PASS"]))
-        p2p, bad_p = carried_ids(json.loads(inst["PASS_TO_PASS"]))
-        if bad_f or bad_p:
-            done.dropped_ids[iid] = bad_f + bad_p
-        if bad_f:
-            done.dropped_f2p[iid] = bad_f
+        f2p_ids, p2p_ids = json.loads(inst["FAIL_TO_PASS"]), json.loads(inst["PASS_TO_PASS"])
+        f2p, spaced_f = carried_ids(f2p_ids)
+        p2p, spaced_p = carried_ids(p2p_ids)
+        if spaced_f or spaced_p:
+            done.escaped_ids[iid] = spaced_f + spaced_p
+        if spaced_f:
+            done.escaped_f2p[iid] = spaced_f
         if not f2p:
-            done.left_out[task.id] = ("every FAIL_TO_PASS id contains whitespace, which swebench's log parser "
-                                      "cannot match")
+            done.left_out[task.id] = "no FAIL_TO_PASS id"
             continue
         python, known = python_version(task)
         if not known:
             done.guessed_python.append(iid)
         decl, extras, groups = declaration(task)
         image = image_name(iid)
-        script = eval_script(task, f2p + p2p, undo=undo(task) if undo else "")
+        script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "")
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)
         if out is None:
             continue
         folder = out / "tasks" / iid
+        for stale in _renamed(out / "tasks", task, iid):
+            gone.update(str(x) for x in _yaml_mapping(stale / "task.yaml").get("datasets") or [])
+            shutil.rmtree(stale)
+            done.replaced[stale.name] = iid
         folder.mkdir(parents=True, exist_ok=True)
         meta: dict[str, Any] = {k: inst[k] for k in ("instance_id", "repo", "version", "base_commit", "created_at",
                                                       "environment_setup_commit")}
@@ -300,7 +364,9 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
                                                        extras=extras, groups=groups))
     done.instances = flat
     if flat and out is not None:
-        write_atomic(out / "sweb.yaml", task_yaml(_config(out / "sweb.yaml", dataset, split)))
+        named = {str(x) for d in (out / "tasks").iterdir() if d.is_dir() and not d.is_symlink()
+                 for x in _yaml_mapping(d / "task.yaml").get("datasets") or []}
+        write_atomic(out / "sweb.yaml", task_yaml(_config(out / "sweb.yaml", dataset, split, gone - named)))
         done.flat = out / "instances" / f"{split}.jsonl"
         done.flat.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(done.flat, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in flat))

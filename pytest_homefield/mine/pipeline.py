@@ -74,6 +74,7 @@ from pytest_homefield.mine.summary import (
     setup_failed_line,
     setup_hint,
     skipped_line,
+    vague_line,
 )
 from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks
@@ -623,6 +624,9 @@ class MineSession:
         dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
+        vague = vague_line(tasks, self.settings.spec_threshold)
+        if vague:
+            lines.append(vague)
         hint = setup_hint(verified, locate=lambda module: module_file(self.settings.root, module))
         if hint:
             lines.append(hint)

@@ -9,12 +9,13 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
+from pytest_homefield.records import Task
 from pytest_homefield.sandbox.services import failure_lines
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["setup_hint", "collection_errors_line", "version_stub_setup_cmd", "service_lines", "setup_failed_line",
            "network_line", "missing_modules_line", "skipped_line", "failing_with_reference_line", "env_summary",
-           "drop_summary"]
+           "drop_summary", "vague_line"]
 
 #: An import of a module a build generates (setuptools-scm's ``_version.py``, versioneer's ``_version``,
 #: hatch-vcs's ``version.py``); group 1 is its dotted name.
@@ -219,3 +220,16 @@ def drop_summary(reasons: Iterable[str | None]) -> str:
     """``'passes without the change 3, reference fails 2, …'`` (most frequent first); ``''`` if none."""
     counts = Counter(r for r in reasons if r)
     return ", ".join(f"{r.replace('_', ' ')} {n}" for r, n in counts.most_common())
+
+
+def vague_line(tasks: Sequence[Task], threshold: float) -> str | None:
+    """``'Vague: 5 of the 13 tasks (spec_score < 0.5; …)'``: how many of ``tasks`` (``tasks.jsonl`` after the
+    mine's merge) were recorded not well specified (``well_specified`` false: a squash-merge title, a
+    message that says too little of what to change), at the end of a mine; ``None`` when none is (nu28 on
+    andialbrecht/sqlparse: 5 of 13 were vague, which only ``homefield tasks`` said)."""
+    n = sum(1 for t in tasks if not t.well_specified)
+    if not n:
+        return None
+    return (f"Vague: {n} of the {plural(len(tasks), 'task')} (spec_score < {threshold:g}; the report shows the "
+            "well-specified ones apart; homefield tasks lists each task's score; spec_threshold in .homefield.yml "
+            "moves the line)")

@@ -141,6 +141,21 @@ def test_verifys_time_line_counts_the_attacks_canary_twin_runs(settings: Setting
         "about 2m45s with 2 workers"), line
 
 
+def test_verifys_time_line_leaves_out_the_attacks_that_end_before_grading() -> None:
+    """nu28 on sqlparse: 6 of the 47 attacks (a fifo, a fork bomb, the claims, …) are agent_error before any test
+    runs, and the line counted them as gradings with canary twins."""
+    from pytest_homefield.agents.attacks import ATTACKS
+    from pytest_homefield.commands.verify import planned_gradings, time_line
+
+    ids = ["f::t1::oracle[1]"] + [f"f::t1::attack-{a.name}[1]" for a in ATTACKS]
+    ended = {"fifo-in-workspace", "fork-bomb", "claim-infra", "claim-rate-limited", "nested-folders",
+             "long-path-writes"}
+    assert {a.name for a in ATTACKS if not a.graded} == ended
+    assert planned_gradings(ids) == (len(ATTACKS) + 1 - 6, len(ATTACKS) - 6, 6)
+    line = time_line([task(1, 4.0)], 42, 2, {}, attacks=41, ungraded=6)
+    assert line is not None and line.endswith("with 2 workers; 6 more attack attempts end before grading"), line
+
+
 def test_attempt_budget_caps_the_assumed_claude_cost(settings: Settings) -> None:
     settings.attempt_budget = 0.25
     (e,) = estimate(settings, [task(1, 4.0)], ["claude"], 1)

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from helpers.gitrepo import GitRepo
 
 from pytest_homefield.envs.declaration import Declaration
-from pytest_homefield.export.swebench import instance, repo_name
+from pytest_homefield.export.swebench import instance, project_url_slug, repo_name, upstream_url
 from pytest_homefield.export.taskrepo import (
     END,
+    ID_PLUGIN,
     START,
     carried_ids,
     clone_url,
@@ -47,60 +52,99 @@ def _decl(task: Task) -> tuple[Declaration, list[str], list[str]]:
     return Declaration({"pyproject.toml": b"[project]\nname='x'\n"}), ["test"], []
 
 
-def test_ids_with_whitespace_make_one_note_and_a_line_per_instance_that_lost_fail_to_pass(tmp_path: Path) -> None:
-    # pallets/click (nu21): 13 instances lost 712 parametrize ids with spaces; the export printed one wrapped
-    # note per instance, and none said that 33 of them were FAIL_TO_PASS ids of 7 instances
+def test_ids_with_whitespace_are_exported_escaped_with_one_note(tmp_path: Path) -> None:
+    """nu28 on andialbrecht/sqlparse: ids with whitespace were left out (swebench's log parser splits at it):
+    2 of 13 tasks whole, 266 ids of 11 more. They are exported escaped and eval.sh prints them so."""
     p2p = [f"t/test_a.py::test_p[case {i}]" for i in range(5)] + ["t/test_a.py::test_z"]
-    tasks = [_task(PASS_TO_PASS=p2p), _task(id="cccccccccccc", PASS_TO_PASS=p2p),
-             _task(id="bbbbbbbbbbbb", FAIL_TO_PASS=["t/test a.py::test_q"])]  # left out whole
+    tasks = [_task(PASS_TO_PASS=p2p), _task(id="bbbbbbbbbbbb", FAIL_TO_PASS=["t/test a.py::test_q"]),
+             _task(id="cccccccccccc", FAIL_TO_PASS=["t/test_a.py::test_x"], test_files=["t/test_a.py"])]
     done = write_task_repo(tmp_path, [(t, instance(t, "me/calc")) for t in tasks], split="test",
                            dataset="calc-homefield", repo_url=None, declaration=_decl)
+    assert not done.left_out and [r["instance_id"] for r in done.instances] == \
+        ["calc__abcdef123456", "calc__bbbbbbbbbbbb", "calc__cccccccccccc"]
     assert done.whitespace_notes() == [
-        "13 test ids of 3 instance(s) left out, swebench's log parser cannot match an id with whitespace "
-        "(3 of them FAIL_TO_PASS), e.g. t/test new.py::test_y",
-        "calc__abcdef123456: lost 1 test id of its FAIL_TO_PASS: t/test new.py::test_y",
-        "calc__cccccccccccc: lost 1 test id of its FAIL_TO_PASS: t/test new.py::test_y",
-        "calc__bbbbbbbbbbbb: lost 1 test id of its FAIL_TO_PASS (all of them: the instance is left out): "
-        "t/test a.py::test_q"]
-    only_p2p = _task(FAIL_TO_PASS=["t/test_a.py::test_x"], PASS_TO_PASS=p2p)
-    done = write_task_repo(None, [(only_p2p, instance(only_p2p, "me/calc"))], split="test",
-                           dataset="calc-homefield", repo_url=None, declaration=_decl)
-    assert done.whitespace_notes() == [
-        "5 test ids of 1 instance(s) left out, swebench's log parser cannot match an id with whitespace "
-        "(none of them FAIL_TO_PASS), e.g. t/test_a.py::test_p[case 0]"]
+        "7 test ids of 2 instance(s) hold whitespace, which swebench's log parser splits at (2 of them FAIL_TO_PASS): "
+        "exported escaped, e.g. t/test\\x20new.py::test_y; eval.sh prints a status line for each in that form"]
+    tests = json.loads((tmp_path / "tasks" / "calc__bbbbbbbbbbbb" / "tests.json").read_text())
+    assert tests["FAIL_TO_PASS"] == ["t/test\\x20a.py::test_q"] == json.loads(done.instances[1]["FAIL_TO_PASS"])
+    script = (tmp_path / "tasks" / "calc__bbbbbbbbbbbb" / "eval.sh").read_text()
+    assert "PYTEST_PLUGINS=" in script and "'t/test a.py'" in script  # the file as it is named, not escaped
+    assert "PYTEST_PLUGINS" not in (tmp_path / "tasks" / "calc__cccccccccccc" / "eval.sh").read_text()
+
+
+def test_the_id_plugin_prints_what_swebench_parses(tmp_path: Path) -> None:
+    """A real pytest run with eval.sh's plugin: each test whose id holds whitespace gets one status line, the
+    id escaped as exported, which a parser splitting status lines at whitespace (swebench's ``parse_log_pytest``)
+    maps to the test's outcome."""
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "homefield_swebench_ids.py").write_text(ID_PLUGIN)
+    (tmp_path / "test_s.py").write_text("import pytest\n\n\n"
+                                        "@pytest.mark.parametrize('v', [1, 2], ids=['one a', 'two b'])\n"
+                                        "def test_p(v):\n    assert v == 1\n\n\ndef test_plain():\n    pass\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "plug"), "PYTEST_PLUGINS": "homefield_swebench_ids"}
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-p", "no:randomly",
+                           "test_s.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    parsed = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith(("PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL")):
+            words = line.replace(" - ", " ").split()
+            parsed[words[1]] = words[0]
+    ids, _ = carried_ids(["test_s.py::test_p[one a]", "test_s.py::test_p[two b]", "test_s.py::test_plain"])
+    assert [parsed.get(i) for i in ids] == ["PASSED", "FAILED", "PASSED"], proc.stdout[-2000:]
 
 
 def test_layout_and_flat_file(tmp_path: Path) -> None:
     tasks = [_task(), _task(id="bbbbbbbbbbbb", FAIL_TO_PASS=["t/test a.py::test_q"], env={"python": "3.12.4"})]
     rows = [(t, instance(t, "me/calc")) for t in tasks]
     done = write_task_repo(tmp_path, rows, split="test", dataset="calc-homefield", repo_url=None, declaration=_decl)
-    # the second task has only an id the parser cannot match: left out whole, said why
-    assert list(done.left_out) == ["bbbbbbbbbbbb"] and "whitespace" in done.left_out["bbbbbbbbbbbb"]
-    assert done.dropped_ids == {"calc__abcdef123456": ["t/test new.py::test_y"],
+    # ids with whitespace are exported escaped (the second task has only such an id)
+    assert not done.left_out
+    assert done.escaped_ids == {"calc__abcdef123456": ["t/test new.py::test_y"],
                                 "calc__bbbbbbbbbbbb": ["t/test a.py::test_q"]}
     assert done.guessed_python == ["calc__abcdef123456"]
     folder = tmp_path / "tasks" / "calc__abcdef123456"
     assert {p.name for p in folder.iterdir()} == REQUIRED_FILES
-    assert not (tmp_path / "tasks" / "calc__bbbbbbbbbbbb").exists()
+    assert (tmp_path / "tasks" / "calc__bbbbbbbbbbbb").is_dir()
     meta = yaml.safe_load((folder / "task.yaml").read_text())
     assert REQUIRED_KEYS <= set(meta)
     assert meta["image"] == "swebench/sweb.eval.x86_64.calc_1776_abcdef123456:latest" == image_name(meta["instance_id"])
     assert (meta["repo"], meta["base_commit"], meta["datasets"], meta["split"]) == \
         ("me/calc", "p" * 40, ["calc-homefield"], "test")
-    assert json.loads((folder / "tests.json").read_text()) == {"FAIL_TO_PASS": ["t/test_a.py::test_x"],
-                                                               "PASS_TO_PASS": ["t/test_a.py::test_z"]}
+    assert json.loads((folder / "tests.json").read_text()) == {
+        "FAIL_TO_PASS": ["t/test_a.py::test_x", "t/test\\x20new.py::test_y"], "PASS_TO_PASS": ["t/test_a.py::test_z"]}
     assert (folder / "problem_statement.md").read_text() == "Add x\nplease"
     assert yaml.safe_load((tmp_path / "sweb.yaml").read_text()) == {"datasets": ["calc-homefield"], "splits": ["test"]}
     # the flat file sits alone in its folder (a folder loader reads each task once), every value a string
     assert done.flat == tmp_path / "instances" / "test.jsonl" and list(done.flat.parent.iterdir()) == [done.flat]
     flat = [json.loads(line) for line in done.flat.read_text().splitlines()]
-    assert len(flat) == 1 and all(isinstance(v, str) for v in flat[0].values())
+    assert len(flat) == 2 and all(isinstance(v, str) for row in flat for v in row.values())
     assert flat[0]["eval_script"] == (folder / "eval.sh").read_text()
     assert (flat[0]["log_parser"], flat[0]["eval_type"]) == ("parse_log_pytest", "pass_and_fail")
     assert flat[0]["image"] == flat[0]["image_name"] == meta["image"]
     # a second export of another split keeps the first split registered
     write_task_repo(tmp_path, rows[:1], split="dev", dataset="calc-homefield", repo_url=None, declaration=_decl)
     assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["splits"] == ["test", "dev"]
+
+
+def test_an_export_under_another_name_replaces_the_earlier_folders_of_its_tasks(tmp_path: Path) -> None:
+    """nu28: exported as ``repo/…`` (a guessed name), then again with ``--repo-name``: every task was held twice,
+    ``repo__<id>`` and ``sqlparse__<id>``, and ``sweb.yaml`` listed both datasets. Another task's folder stays."""
+    task, other = _task(), _task(id="dddddddddddd", parent="q" * 40)
+    write_task_repo(tmp_path, [(t, instance(t, "x/repo")) for t in (task, other)], split="test",
+                    dataset="repo-homefield", repo_url=None, declaration=_decl)
+    (tmp_path / "tasks" / "mine__abcdef123456").mkdir()  # same task id, another base commit: not this task
+    (tmp_path / "tasks" / "mine__abcdef123456" / "task.yaml").write_text(f"base_commit: {'z' * 40}\n")
+    done = write_task_repo(tmp_path, [(task, instance(task, "andialbrecht/sqlparse"))], split="test",
+                           dataset="sqlparse-homefield", repo_url=None, declaration=_decl)
+    assert done.replaced == {"repo__abcdef123456": "sqlparse__abcdef123456"}
+    assert sorted(p.name for p in (tmp_path / "tasks").iterdir()) == \
+        ["mine__abcdef123456", "repo__dddddddddddd", "sqlparse__abcdef123456"]
+    # repo-homefield still names a task folder (the other task's), so it stays listed
+    assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["datasets"] == ["repo-homefield", "sqlparse-homefield"]
+    write_task_repo(tmp_path, [(other, instance(other, "andialbrecht/sqlparse"))], split="test",
+                    dataset="sqlparse-homefield", repo_url=None, declaration=_decl)
+    assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["datasets"] == ["sqlparse-homefield"]
 
 
 def test_eval_script_markers_and_resets() -> None:
@@ -173,6 +217,48 @@ def test_repo_name_says_when_it_guesses(url: str | None, slug: str, guessed: boo
         assert "--repo-name" in note and "\n" not in note
 
 
+def test_repo_name_of_a_clone_of_a_clone_is_the_first_network_origin(tmp_path: Path) -> None:
+    """nu28: a clone of a local mirror was exported as ``<mirror folder>/repo``; the mirror's own origin names
+    the repository."""
+    mirror = GitRepo.init(tmp_path / "mirror")
+    mirror.git("remote", "add", "origin", "git@github.com:andialbrecht/sqlparse.git")
+    name, note = repo_name(tmp_path / "clone", str(mirror.path))
+    assert name == "andialbrecht/sqlparse" and note is not None and str(mirror.path) in note
+    assert upstream_url(tmp_path / "clone", str(mirror.path)) == "git@github.com:andialbrecht/sqlparse.git"
+    mirror.git("remote", "set-url", "origin", "https://me:s3cret@github.com/andialbrecht/sqlparse.git")
+    name, note = repo_name(tmp_path / "clone", str(mirror.path))
+    assert name == "andialbrecht/sqlparse" and note is not None and "s3cret" not in note
+    GitRepo.init(tmp_path / "bare-no-origin")  # a local origin without one of its own: no hop, the old guess
+    assert repo_name(tmp_path / "clone", str(tmp_path / "bare-no-origin"))[0] == f"{tmp_path.name}/bare-no-origin"
+
+
+def test_repo_name_from_the_project_urls_when_the_origin_is_a_local_path(tmp_path: Path) -> None:
+    """nu28 on andialbrecht/sqlparse: its mirror has no origin, its pyproject.toml a ``Source`` URL."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "sqlparse"\n[project.urls]\n'
+                                         'Funding = "https://github.com/sponsors/someone"\n'
+                                         'Documentation = "https://sqlparse.readthedocs.io/"\n'
+                                         'Tracker = "https://github.com/andialbrecht/sqlparse/issues"\n'
+                                         'Source = "https://github.com/andialbrecht/sqlparse"\n')
+    name, note = repo_name(root, str(tmp_path / "andialbrecht+sqlparse" / "repo"))
+    assert name == "andialbrecht/sqlparse"
+    assert note is not None and "[project.urls] Source" in note and "--repo-name" in note
+    # what the export suggests as the Dockerfiles' REPO_URL
+    assert upstream_url(root, str(tmp_path / "andialbrecht+sqlparse" / "repo")) == "https://github.com/andialbrecht/sqlparse"
+
+
+@pytest.mark.parametrize(("urls", "found"), [
+    ({"Homepage": "https://github.com/o/n", "Source": "https://gitlab.com/g/m.git"},
+     ("g/m", "Source", "https://gitlab.com/g/m")),
+    ({"Issues": "https://github.com/o/n/issues"}, ("o/n", "Issues", "https://github.com/o/n")),
+    ({"Funding": "https://github.com/sponsors/x", "Docs": "https://n.readthedocs.io"}, None),
+    ({}, None),
+])
+def test_project_url_slug(urls: dict[str, str], found: tuple[str, str, str] | None) -> None:
+    assert project_url_slug({"project": {"urls": urls}}) == found
+
+
 def test_carried_ids() -> None:
-    assert carried_ids(["a.py::t[1]", "a.py::t[a b]", "a.py::t[\t]"]) == (["a.py::t[1]"], ["a.py::t[a b]",
-                                                                                        "a.py::t[\t]"])
+    assert carried_ids(["a.py::t[1]", "a.py::t[a b]", "a.py::t[\t\u3000]"]) == (
+        ["a.py::t[1]", "a.py::t[a\\x20b]", "a.py::t[\\x09\\u3000]"], ["a.py::t[a b]", "a.py::t[\t\u3000]"])

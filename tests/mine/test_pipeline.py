@@ -211,7 +211,8 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     a, b, c = "aa" * 20, "bb" * 20, "cc" * 20
     write_jsonl_atomic(session.candidates_path, [_candidate(x) for x in (a, b, c)])
     write_jsonl_atomic(scan_path(session.mine_dir), [{"commit": "dd" * 20, "reason": "docs_only"}])
-    write_jsonl_atomic(session.settings.tasks_path, [_full_task("ee" * 20, 9)])  # an earlier session's task
+    earlier = {**_full_task("ee" * 20, 9), "spec_score": 0.8, "well_specified": True}  # an earlier session's task
+    write_jsonl_atomic(session.settings.tasks_path, [earlier])
     append_jsonl(session.results_path, {"commit": a, "id": a[:12], "subject": "A", "reason": "passes_without_change"})
     append_jsonl(session.results_path, {"commit": a, "id": a[:12], "subject": "A", "reason": None,
                                         "FAIL_TO_PASS": 1, "task": _full_task(a, 2)})  # re-run item: last wins
@@ -222,7 +223,9 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     assert lines[0] == "Mined 1 task from 3 candidates (4 commits examined); 2 tasks in .homefield/tasks.jsonl"
     assert lines[1] == "Candidates: reused 0, verified 2"
     assert lines[2] == "Dropped: reference fails 1, docs only 1"
-    assert lines[3].startswith(f"  {a[:12]}  task ") and "F2P=1 " in lines[3] and " verified " in lines[3]
+    # nu28: how many tasks are vague was said by homefield tasks only
+    assert lines[3].startswith("Vague: 1 of the 2 tasks (spec_score < 0.5; ")
+    assert lines[4].startswith(f"  {a[:12]}  task ") and "F2P=1 " in lines[4] and " verified " in lines[4]
     assert lines[-1] == f"Verification records: {session.results_path.relative_to(tmp_path)}"
 
 
