@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.line_log import append_line
 
 from pytest_homefield.sandbox import memory_budget
 from pytest_homefield.sandbox.memory_budget import BudgetTooSmall, MemoryBudget, reserve
@@ -33,21 +34,13 @@ def budget() -> Iterator[MemoryBudget]:
     memory_budget._BUDGET[0], memory_budget._FLOOR[0] = before
 
 
-def _log(path: str, line: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
-
-
 def _reserver(log: str, mb: int, hold_s: float, times: int) -> None:
     memory_budget.configure(100)
     for _ in range(times):
         with reserve(mb) as got:
             start = time.monotonic()
             time.sleep(hold_s)
-            _log(log, f"{mb} {start} {time.monotonic()} {got.wait_s}")
+            append_line(log, f"{mb} {start} {time.monotonic()} {got.wait_s}")
 
 
 def _intervals(log: Path) -> list[tuple[int, float, float, float]]:
@@ -167,7 +160,7 @@ def _grading(log: str, cap: int, runs: int) -> None:
         with reserve(cap):
             start = time.monotonic()
             time.sleep(0.3)
-            _log(log, f"{cap} {start} {time.monotonic()} 0")
+            append_line(log, f"{cap} {start} {time.monotonic()} 0")
 
     with reserve(runs * cap, shared=True):
         threads = [threading.Thread(target=one) for _ in range(runs)]

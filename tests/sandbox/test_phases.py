@@ -15,19 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.line_log import append_line
 
 from pytest_homefield.sandbox.phases import AGENT, GRADING, PHASE_DIR_VAR, PhaseLock, phase_folder
 from pytest_homefield.sandbox.procs import run_process
 
 CTX = multiprocessing.get_context("fork")
-
-
-def _log(path: str, line: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    try:
-        os.write(fd, (line + "\n").encode())
-    finally:
-        os.close(fd)
 
 
 def _holder(folder: str, kind: str, log: str, times: int, hold_s: float, pause_s: float) -> None:
@@ -37,7 +30,7 @@ def _holder(folder: str, kind: str, log: str, times: int, hold_s: float, pause_s
         with lock.hold(kind) as phase:  # type: ignore[arg-type]
             start = time.monotonic()
             time.sleep(hold_s)
-            _log(log, f"{kind} {start} {time.monotonic()} {phase.wait_s}")
+            append_line(log, f"{kind} {start} {time.monotonic()} {phase.wait_s}")
         time.sleep(pause_s)
 
 
@@ -277,9 +270,9 @@ def _wait_labelled(folder: str, kind: str, label: str, log: str) -> None:
     """Enter ``kind`` as a process of the session ``label``, its notices and then its wait logged to ``log``."""
     from pytest_homefield.sandbox import phases
 
-    phases.set_notice(lambda line: _log(log, line), label)
+    phases.set_notice(lambda line: append_line(log, line), label)
     with PhaseLock(Path(folder)).hold(kind) as phase:  # type: ignore[arg-type]
-        _log(log, f"waited {phase.wait_s}")
+        append_line(log, f"waited {phase.wait_s}")
 
 
 def test_the_processes_of_one_session_say_they_wait_once(tmp_path: Path) -> None:
