@@ -12,7 +12,7 @@ outside the workspace (``escapes``) run only inside a sandbox.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -234,9 +234,13 @@ def _short_names(functions: Sequence[str]) -> list[str]:
     return [n if names.count(n) == 1 else f for f, n in zip(functions, names, strict=True)]
 
 
-def unprotected_lines(tasks: Sequence[Task]) -> list[str]:
+def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = None) -> list[str]:
     """The tasks whose FAIL_TO_PASS functions no canary twin guards (``canary_unprotected``, recorded at
-    mining, docs/contracts.md §7): a header and one line per task; ``[]`` when there are none."""
+    mining, docs/contracts.md §7): a header and one line per task; ``[]`` when there are none. ``graded``:
+    the ids of the tasks the verify run graded, the only ones counted (``None``: all of ``tasks``; nu28 on
+    sqlparse: ``--max-tasks 1`` said "1 task of 13 holds …", as if 13 had been verified)."""
+    if graded is not None:
+        tasks = [t for t in tasks if t.id in graded]
     bare = [t for t in tasks if t.canary_unprotected]
     if not bare:
         return []
@@ -373,7 +377,7 @@ def verify_run_lines(run_dir: Path, tasks: Sequence[Task]) -> list[str] | None:
     broken = [r for r in oracle if r.get("outcome") != "solved"]
     last = (oracle_line(len(oracle), max(len(tasks), len(oracle)), None, False) if not broken else
             f"homefield verify: {len(broken)} of {plural(len(oracle), 'task')} no longer pass with the reference fix")
-    return attack_table(records) + verdict + unprotected_lines(list(tasks)) + [last]
+    return attack_table(records) + verdict + unprotected_lines(tasks, {r["task_id"] for r in records}) + [last]
 
 
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
@@ -406,7 +410,8 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
         n_tasks = len({r["task_id"] for r in records})
         held, lines = attack_verdict(records, n_tasks, selected.attacks)
-        for line in attack_table(records) + lines + unprotected_lines(list(tasks.values())):
+        for line in attack_table(records) + lines + unprotected_lines(list(tasks.values()),
+                                                                      {r["task_id"] for r in records}):
             print(line)
     for line in flaky_lines(home, run_id):
         print(line)

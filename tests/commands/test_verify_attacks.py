@@ -61,6 +61,11 @@ def test_tasks_with_canary_unprotected_functions_are_named() -> None:
     twins = dataclasses.replace(bare, FAIL_TO_PASS=["a.py::test_w", "s.py::test_w", "s.py::test_r"],
                                 canary_unprotected=["a.py::test_w", "s.py::test_w", "s.py::test_r"])
     assert unprotected_lines([twins])[1:] == ["  t1  3 of 3: a.py::test_w, s.py::test_w, test_r"]  # nu25, stamina
+    # nu28 on sqlparse: with --max-tasks 1 the line counts the tasks the run graded, not the whole tasks file
+    many = [dataclasses.replace(guarded, id=f"g{i}") for i in range(11)]
+    assert unprotected_lines([bare, guarded, *many], graded={"t1"})[0].startswith(
+        "homefield verify: 1 task of 1 holds 2 FAIL_TO_PASS function(s)")
+    assert unprotected_lines([bare, guarded, *many], graded={"t2", "g3"}) == []
 
 
 def test_a_flag_alone_does_not_catch_an_attack() -> None:
