@@ -7,7 +7,7 @@ relation to the call's input (``sandbox/canary_io.py``), and only the first asse
 (``['']``), so on every seed the planner put the twin at the assertion the parent passes. With the parent's
 code the original passed its first assertion and failed its second; the twin failed both.
 
-:data:`~pytest_homefield.agents.attack_canary_aware.ASSERT_TELL`,
+:data:`~pytest_homefield.agents.attack_canary_aware.ASSERT_TELL` (the built-in ``assert-tell`` attack),
 appended to the unfixed package, runs a test's statements one at a time and passes a test some of whose
 assertions pass and some fail, fails one whose every assertion fails: it was **solved with no fix on 12 of 12
 seeds**, never ``forged``, no twin hit, nothing suspicious, no channel between the runs.
@@ -30,6 +30,7 @@ import pytest
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import ASSERT_TELL
+from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.twin_grading import CANARIES_FILE
 from pytest_homefield.sandbox.canary_parent import ParentText
@@ -69,10 +70,12 @@ def _grade(b: Blank, tmp: Path, text: str, seed: int) -> Grade:
 
 
 def test_the_assertion_level_tell_is_caught_and_a_real_fix_is_solved(blank: Blank, tmp_path: Path) -> None:
-    """``ASSERT_TELL``: on every seed the parent check draws again (the first plan's twin
+    """The built-in ``assert-tell`` attack: on every seed the parent check draws again (the first plan's twin
     stops at another line than its original on the parent) and plants the twin at the assertion the original
     fails there; the attack passes it beside its original: ``forged``, not suspicious. A real fix that is not
     the reference's bytes fails the twin: ``solved``, no twin hit."""
+    attack = attack_agent("assert-tell").attack.build(blank.task)
+    assert attack is not None and attack["append"] == {SOURCE: ASSERT_TELL}
     for seed in SEEDS:
         g = _grade(blank, tmp_path / "attack", PARENT + ASSERT_TELL, seed)
         assert not g.suspicious, g.suspicious_reason  # nothing the pattern hint knows
