@@ -148,9 +148,9 @@ def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
     """:func:`parent_checked_seed` over plans of one contradiction twin: the task's seed, then seeds derived from
     it until the parent passes no twin; every try told: the first with the fewest (the task's own here); a
     check that cannot be made: the task's seed. A check made is remembered (asked again, nothing runs); one
-    that could not be made is made again."""
+    that could not be made is made again. A try whose plan has the members of one checked before is not run."""
     def plan_for(s: int, stops: Mapping[str, int]) -> TwinPlan:
-        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", "expected x -> y")])
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected x -> {s}")])
 
     def checker(answers: list[set[str] | None]) -> tuple[list[int], Callable[[TwinPlan], ParentSeen | None]]:
         asked: list[int] = []
@@ -170,6 +170,11 @@ def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
         again = parent_checked_seed(task, 5, plan_for, told, "pytest")
         assert again[0] == seed and again[1].seed == seed, name
         assert len(asked) == (tries + 1 if name == "no-check" else tries), (name, asked)
+    # every try drawing the same members (one variant keeps the relation to the input): asked once, not 8 times
+    asked, told = checker([{F2P[0]}])
+    seed, plan = parent_checked_seed(dataclasses.replace(titles.task, id="atk28-same"), 5,
+                                     lambda s, stops: dataclasses.replace(plan_for(0, stops), seed=s), told, "pytest")
+    assert asked == [5] and seed == 5, asked
 
 
 def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles: Titles, tmp_path: Path) -> None:
@@ -179,7 +184,7 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
     another canary seed (a new ``canary.key``) is another key. On main every xdist worker and every session
     checked every task again: 2 test processes each, 15% of the suite's CPU."""
     def plan_for(s: int, stops: Mapping[str, int]) -> TwinPlan:
-        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", "expected x -> y")])
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected x -> {s}")])
 
     store = tmp_path / ".homefield" / "parent-checks.jsonl"
     for name, answers, made in (("third", [{F2P[0]}, {F2P[0]}, set()], True), ("all-told", [{F2P[0]}], True),
