@@ -16,14 +16,17 @@ and :data:`CONFIRM_OUTCOMES`.
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import contextlib
+import difflib
 import hashlib
 import json
 import os
 import random
 import shutil
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +37,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -45,7 +48,7 @@ from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
-from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
+from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan, statement_at
 from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 
@@ -229,7 +232,31 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         fid = function_id(tid)
         if TWIN_MARK not in fid:
             first[fid] = min(line, first.get(fid, line))
+    # a site after the statement where the original stops: no run reaches it, a statement at a time does
+    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source])}
     return ParentSeen(told, first)
+
+
+def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
+    """Whether contradiction ``twin`` of ``plan`` changes a line of its original past the end of the statement
+    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``): with the
+    parent's code both versions stop at ``stop``, and what the twin changed after it runs in neither, while a
+    test process running the statements one at a time runs it (atk28). ``False`` when its member texts are not
+    in the plan's layouts or the original's does not parse (nothing to compare)."""
+    j = int(twin.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in twin.node else 0
+    for lay in plan.layouts.values():
+        if twin.source not in lay.groups or not 0 < j < len(lay.spans[lay.groups[twin.source]].members):
+            continue
+        members = lay.spans[lay.groups[twin.source]].members
+        ops = difflib.SequenceMatcher(None, members[0].splitlines(), members[j].splitlines(), autojunk=False)
+        changed = [i for op, i1, i2, _, _ in ops.get_opcodes() if op != "equal" for i in range(i1, max(i2, i1 + 1))]
+        try:
+            func = next(n for n in parse_source(textwrap.dedent(members[0])).body
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        except (SyntaxError, ValueError, StopIteration):
+            return False
+        return bool(changed) and max(changed) > statement_at(func, stop + 1)[1] - 1
+    return False
 
 
 _V = TypeVar("_V")

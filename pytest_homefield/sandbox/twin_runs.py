@@ -83,7 +83,7 @@ from pytest_homefield.sandbox.canary_swaps import (
 from pytest_homefield.sandbox.canary_values import is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK"]
+__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK", "statement_at"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
 #: one, not the three once planted beside the original: a forger that
@@ -288,7 +288,7 @@ def _both(may: Callable[[ast.AST], bool] | None, also: Callable[[ast.AST], bool]
     return also if may is None else (lambda n: may(n) and also(n))
 
 
-def _statement_at(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> tuple[int, int]:
+def statement_at(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> tuple[int, int]:
     """``(first, last)`` lines of the innermost statement of ``func``'s body holding ``line`` (a compound
     statement's own when ``line`` is its header); ``(line, line)`` when none does (a decorator, the ``def``)."""
     best = (line, line)
@@ -444,7 +444,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             return rows_only(site, node, fid, ids[0], ids[1], twins, rng) if site is not None and rows else site
         site = None
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
-            lo, hi = _statement_at(node, span[0] + stops[fid])
+            lo, hi = statement_at(node, span[0] + stops[fid])
             site = settled(pick(_both(may, functools.partial(_within, lo, hi)))) \
                 or settled(pick(_both(may, functools.partial(_within, 0, hi))))
         if site is None and fid not in forced:

@@ -32,7 +32,7 @@ from helpers.fix_task import FixTask, build_fix_task
 from pytest_homefield.agents.attack_canary_aware import ASSERT_TELL
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.run.twin_grading import CANARIES_FILE
+from pytest_homefield.run.twin_grading import CANARIES_FILE, parent_told
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.twin_runs import parent_tests, plan_twins
@@ -102,3 +102,27 @@ def test_the_twin_is_drawn_on_the_statement_where_its_original_stopped(blank: Bl
             plan = plan_twins(gdir, F2P, stops=stops, **kw)
             texts = {r[TEST].decode() for r in plan.runs}
             assert any(changed in t for t in texts) and len(texts) == 2, (seed, stops, texts)
+
+
+def test_a_twin_past_the_statement_where_its_original_stops_is_told(tmp_path: Path) -> None:
+    """The fixture's assertions the other way round: with the parent's code the original stops at the first
+    (``lines("  \\n ") == []``). A twin at the second (``lines("") == ['']``, drawn so by a ``stops`` past it)
+    stops there too, so no run tells it by its line; a test process running the statements one at a time does
+    (the original passes the second, the twin fails it): ``parent_told`` tells it by its site. A twin at the
+    first is not told. Two test processes."""
+    swapped = TESTS.replace('    assert lines("") == []\n    assert lines("  \\n ") == []\n',
+                            '    assert lines("  \\n ") == []\n    assert lines("") == []\n')
+    assert swapped != TESTS
+    b = build_fix_task(tmp_path / "swapped", name="blank", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=swapped, first="Add lines()", message="lines(): text of white space only has no lines",
+                       fail_to_pass=F2P, pass_to_pass=P2P)
+    gdir = copy_tree(b.pristine, tmp_path / "g")
+    apply_patch(gdir, b.task.test_patch)
+    for at, told in ((2, {F2P[0]}), (1, set())):
+        plan = plan_twins(gdir, F2P, seed=0, parent=parent_tests(b.pristine, b.task.test_files),
+                          parent_text=ParentText(b.pristine), pass_to_pass=P2P, stops={F2P[0]: at})
+        twin = next(t for r in plan.runs for t in [r[TEST].decode()] if "['']" in t)
+        assert twin.splitlines()[3 + at].endswith("== ['']"), twin
+        seen = parent_told(b.task, b.pristine, plan, b.task.test_cmd, [TEST], timeout_s=120, test_timeout_s=None,
+                           sandbox="none", env=None, network=None)
+        assert seen is not None and (seen.told, seen.stops) == (told, {F2P[0]: 1}), (at, seen)
