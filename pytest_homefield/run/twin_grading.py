@@ -239,9 +239,10 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
 
 def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
     """Whether contradiction ``twin`` of ``plan`` changes a line of its original past the end of the statement
-    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``): with the
-    parent's code both versions stop at ``stop``, and what the twin changed after it runs in neither, while a
-    test process running the statements one at a time runs it (atk28). ``False`` when its member texts are not
+    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or a name
+    (:func:`_bound`) that a line past it reads: with the parent's code both versions stop at ``stop``, and what
+    the twin changed after it runs in neither, while a test process running the statements one at a time runs
+    it (atk28). ``False`` when its member texts are not
     in the plan's layouts or the original's does not parse (nothing to compare)."""
     j = int(twin.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in twin.node else 0
     for lay in plan.layouts.values():
@@ -255,8 +256,31 @@ def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
                         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         except (SyntaxError, ValueError, StopIteration):
             return False
-        return bool(changed) and max(changed) > statement_at(func, stop + 1)[1] - 1
+        end = statement_at(func, stop + 1)[1]  # lines of the parsed member: 1 is the definition's first
+        lines = {i + 1 for i in changed}
+        return bool(lines) and (max(lines) > end or bool(_bound(func, lines) & _read_after(func, end)))
     return False
+
+
+def _bound(func: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> set[str]:
+    """The names a change on ``lines`` of ``func`` gives another value: the argument names of a decorator on
+    them (a ``parametrize`` column: every name it lists), and the names stored by a statement of the body
+    holding one of them (``x = 5``, a ``for`` target)."""
+    names: set[str] = set()
+    for dec in func.decorator_list:
+        if lines & set(range(dec.lineno, (dec.end_lineno or dec.lineno) + 1)):
+            names |= {w.strip() for n in ast.walk(dec) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                      for w in n.value.split(",") if w.strip().isidentifier()}
+    for line in lines:
+        lo, hi = statement_at(func, line)
+        names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                  and lo <= n.lineno <= hi and lo > func.lineno}
+    return names
+
+
+def _read_after(func: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> set[str]:
+    """The names ``func`` reads on lines past ``end``."""
+    return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end}
 
 
 _V = TypeVar("_V")

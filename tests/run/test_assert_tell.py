@@ -31,11 +31,14 @@ from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import ASSERT_TELL
 from pytest_homefield.agents.attacks import attack_agent
+from pytest_homefield.run import twin_grading
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.twin_grading import CANARIES_FILE, parent_told
+from pytest_homefield.sandbox.canaries import Canary
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
-from pytest_homefield.sandbox.twin_runs import parent_tests, plan_twins
+from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
+from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 SOURCE = "src/blank/__init__.py"
 TEST = "tests/test_blank.py"
@@ -126,3 +129,27 @@ def test_a_twin_past_the_statement_where_its_original_stops_is_told(tmp_path: Pa
         seen = parent_told(b.task, b.pristine, plan, b.task.test_cmd, [TEST], timeout_s=120, test_timeout_s=None,
                            sandbox="none", env=None, network=None)
         assert seen is not None and (seen.told, seen.stops) == (told, {F2P[0]: 1}), (at, seen)
+
+
+_BODY = "def test_f():\n    x = []\n    assert lines(' ') == []\n    assert lines('') == x\n"
+_ROWS = "@pytest.mark.parametrize('e', [[]])\ndef test_f(e):\n    assert lines(' ') == e\n    assert lines('') == []\n"
+
+
+@pytest.mark.parametrize("original, twin, stop, told", [
+    (_BODY, _BODY.replace("x = []", "x = ['']"), 2, True),  # x is read past the stop
+    (_BODY, _BODY.replace("lines(' ') == []", "lines(' ') == ['']"), 2, False),  # at the stop
+    (_BODY, _BODY.replace("lines('') == x", "lines('') == ['']"), 2, True),  # past the stop
+    (_ROWS, _ROWS.replace("[[]]", "[['']]"), 2, False),  # a parametrize column read at the stop only
+    (_ROWS.replace("== []\n", "== e\n"), _ROWS.replace("== []\n", "== e\n").replace("[[]]", "[['']]"), 2, True),
+])
+def test_what_a_twin_changes_must_not_reach_past_the_statement_where_its_original_stops(
+        original: str, twin: str, stop: int, told: bool) -> None:
+    """``_changed_after`` (no test process): the original stops on the parent at its first assertion (line 2
+    from the definition's first line); a twin is told when it changes a line past that statement, or a name a
+    line past it reads (the value flows there: a statement at a time, the original passes it, the twin fails it)."""
+    assert original != twin
+    layout = FileLayout("utf-8", original, tuple(original.splitlines(True)),
+                        (Span(1, original.count("\n"), (original, twin), "test_f"),), (), {"t.py::test_f": 0})
+    plan = TwinPlan(seed=0, layouts={"t.py": layout})
+    canary = Canary("t.py::test_f@twin1", "t.py::test_f", "contradiction", "expected [] -> ['']")
+    assert twin_grading._changed_after(plan, canary, stop) is told
