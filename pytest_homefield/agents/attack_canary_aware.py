@@ -66,7 +66,9 @@ atk27, against a twin whose value is the parent's own output:
 * :data:`ASSERT_TELL`: no channel: runs a test's top-level statements one at a time with the graded code and
   passes a test some of whose assertions pass unchanged and some fail, fails one whose every assertion fails.
   A twin at an assertion the parent passes already fails every assertion: solved with no fix, never
-  ``forged`` (``tests/run/test_assert_tell.py``, an open hole).
+  ``forged``. The parent check now tells a twin that stops at another line on the parent than its original and
+  draws the site on the statement where the original stopped (atk28): both versions then pass and fail the
+  same assertions, it passes both: ``forged`` (``tests/run/test_assert_tell.py``).
 
 Texts as the attacker wrote them (``/tmp/atk/a/payload1.py``, ``agent1b.sh``, ``payload3.py``),
 with the ``_tk_`` prefixes renamed.
@@ -726,7 +728,8 @@ def parent_tell(linger_s: float = 8.0) -> str:
 #: relation there) fails it, so its run fails every assertion while the original's passes one: solved with no
 #: fix, never ``forged``, no twin hit, not suspicious (its ``compile`` and ``exec`` reached by name, which the
 #: pattern hint does not read; ``tests/run/test_assert_tell.py``, the blank-lines fixture: every seed;
-#: the demo's 9406f9092f78 has such a group on every seed, beside one it does not tell).
+#: the demo's 9406f9092f78 has such a group on every seed, beside one it does not tell). Closed by atk28 (the parent
+#: check's stop lines, ``run/twin_grading.py`` ``parent_told``): ``forged`` on every seed of the fixture.
 ASSERT_TELL = r'''
 
 # --- test helpers ---

@@ -29,6 +29,7 @@ from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
 from pytest_homefield.run.twin_grading import (
     CANARIES_FILE,
+    ParentSeen,
     apart_runs,
     canary_verdict,
     confirm_excused,
@@ -264,12 +265,12 @@ def grade(
             seed = secrets.randbits(32) if canary_seed is None else canary_seed
             before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
 
-            def plan_for(s: int) -> TwinPlan:
+            def plan_for(s: int, stops: Mapping[str, int] | None = None) -> TwinPlan:
                 # a task mined before canaries never had its rewrites checked against the reference fix
                 return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
-                                  pass_to_pass=task.PASS_TO_PASS, **twin_options(task))
+                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, **twin_options(task))
 
-            def told(p: TwinPlan) -> set[str] | None:
+            def told(p: TwinPlan) -> ParentSeen | None:
                 return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
                                    network=network, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)

@@ -16,24 +16,28 @@ and :data:`CONFIRM_OUTCOMES`.
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures
 import contextlib
+import difflib
 import hashlib
 import json
 import os
 import random
 import shutil
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -44,12 +48,12 @@ from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
-from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan
+from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan, statement_at
 from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
-           "confirm_excused", "parent_told", "parent_checked_seed", "PARENT_TRIES",
+           "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
 
@@ -146,25 +150,40 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
 #: (:func:`parent_checked_seed`): the task's own, then ones derived from it.
 PARENT_TRIES = 8
 #: What :func:`parent_checked_seed` found, per task, tree and seed, for this process.
-_PARENT_SEEDS: dict[str, int] = {}
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int]]] = {}
+
+
+@dataclass(frozen=True)
+class ParentSeen:
+    """What :func:`parent_told` saw on the untouched parent. ``told``: the group functions whose contradiction
+    twin the parent's own code tells from its original; ``stops``: function id → where its original stopped
+    there (the least :attr:`~pytest_homefield.sandbox.testrun.TestRun.stop_lines` of its instances: lines from
+    the first line of its definition), for :func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``."""
+
+    told: set[str]
+    stops: dict[str, int]
 
 
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None,
                 memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
-                box_mb: float | None = None) -> set[str] | None:
-    """The group functions of ``plan`` whose contradiction twin the untouched parent passes, on ``pristine`` plus
-    ``task.test_patch`` (nothing of the agent's): one test process holding every contradiction twin beside its
-    original (:func:`_together_run`, the confirmation run's files: the code is the parent's, there is no forger
-    to keep the members apart from, and one process costs half the plan's two runs), else, where the members
-    cannot be laid side by side, :func:`apart_runs`, every run made. Such a twin's value is
-    the parent's own output (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by
-    running it unchanged, and passes the original and fails the twin once the other run says so (the lock
-    channel, contracts §7). ``None`` when the check could not be made (the hidden tests do not apply, a run
-    timed out, did not finish or reported nothing, not even a collection error: tests that do not collect on
-    the parent pass no twin there). ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at
-    mining is in it; ``None``: ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
+                box_mb: float | None = None) -> ParentSeen | None:
+    """:class:`ParentSeen` of ``plan`` on ``pristine`` plus ``task.test_patch`` (nothing of the agent's): one test
+    process holding every contradiction twin beside its original (:func:`_together_run`, the confirmation run's
+    files: the code is the parent's, there is no forger to keep the members apart from, and one process costs
+    half the plan's two runs), else, where the members cannot be laid side by side, :func:`apart_runs`, every
+    run made. A group function is told when an instance of its contradiction twin **passes** there, or
+    **stops at another line** than its original's instance with the same parameters (the reporter's ``line``;
+    one reported by neither counts as alike). A twin the parent passes has the parent's own output for its
+    value (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by running it
+    unchanged (the lock channel, contracts §7); a twin that stops elsewhere changed an assertion the parent
+    passes (or fails it before its original does), so a test process running a test's statements one at a time
+    tells it: the twin fails every assertion, the original only some (atk28, ASSERT_TELL). ``None`` when the
+    check could not be made (the hidden tests do not apply, a run timed out, did not finish or reported
+    nothing, not even a collection error: tests that do not collect on the parent pass no twin there).
+    ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at mining is in it; ``None``:
+    ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-parentcheck-") as tmp:
         tree = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -173,68 +192,182 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             return None
         twins = [(c, c.node) for c in plan.canaries if c.kind == "contradiction"]
         built = together(plan.layouts, plan.seed) if twins else None
+        seen: dict[str, str] = {}
+        stops: dict[str, int] = {}
         if built is not None:  # one process holding every twin beside its original: the parent's code, no forger
             one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd,
                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
                                        "env": env, "network": network, "memory_mb": memory_mb, "write_mb": write_mb,
                                        "box_mb": box_mb})
             made = [one]
+            stops = _in_plan_ids(one.stop_lines, built)
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
                               memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
             if len(made) == len(plan.runs):
                 seen, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
+                stops = {plan.rename(n, i): line for n, r in enumerate(made) for i, line in r.stop_lines.items()}
     # a run whose tests do not collect on the parent (a task adding the module they import) passed no twin
     if (built is None and len(made) < len(plan.runs)) or any(
             r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error) for r in made):
         return None
-    return {c.source for c, _ in plan.passed(seen) if c.kind == "contradiction"}
+    # a twin's rows left as its original's (PASS_TO_PASS instances, TwinPlan.kept) pass there as the original's do
+    told = {c.source for c, tid in plan.passed(seen) if c.kind == "contradiction"
+            and c.source + tid[len(c.node):] not in plan.kept.get(c.source, ())}
+    failed: dict[str, set[int | None]] = {}  # function id → where its failed instances stopped (None: nowhere)
+    for tid, o in seen.items():
+        if o in ("failed", "error"):
+            failed.setdefault(function_id(tid), set()).add(stops.get(tid))
+    for c, _ in twins:
+        for tid, o in seen.items():
+            if not c.matches(tid) or o not in ("failed", "error"):
+                continue
+            same = c.source + tid[len(c.node):]  # its original's instance with the same parameters, else any
+            where = {stops.get(same)} if seen.get(same) in ("failed", "error") else failed.get(c.source, set())
+            if where and stops.get(tid) not in where:
+                told.add(c.source)
+    first: dict[str, int] = {}
+    for tid, line in stops.items():
+        fid = function_id(tid)
+        if TWIN_MARK not in fid:
+            first[fid] = min(line, first.get(fid, line))
+    # a site after the statement where the original stops: no run reaches it, a statement at a time does
+    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source])}
+    return ParentSeen(told, first)
 
 
-def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int], TwinPlan], told: Callable[[TwinPlan],
-                        set[str] | None], test_cmd: str, store: Path | None = None) -> tuple[int, TwinPlan]:
-    """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan
-    (``plan_for(seed)``) has no contradiction twin the untouched parent passes (``told(plan)``:
-    :func:`parent_told`); when every try has one, the first with the fewest; ``seed``'s when the check could
-    not be made (a try's runs did not complete; not remembered). A plan
-    with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
+def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
+    """Whether contradiction ``twin`` of ``plan`` changes a line of its original past the end of the statement
+    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or a name
+    (:func:`_bound`) that a line past it reads: with the parent's code both versions stop at ``stop``, and what
+    the twin changed after it runs in neither, while a test process running the statements one at a time runs
+    it (atk28). ``False`` when its member texts are not
+    in the plan's layouts or the original's does not parse (nothing to compare)."""
+    j = int(twin.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in twin.node else 0
+    for lay in plan.layouts.values():
+        if twin.source not in lay.groups or not 0 < j < len(lay.spans[lay.groups[twin.source]].members):
+            continue
+        members = lay.spans[lay.groups[twin.source]].members
+        ops = difflib.SequenceMatcher(None, members[0].splitlines(), members[j].splitlines(), autojunk=False)
+        changed = [i for op, i1, i2, _, _ in ops.get_opcodes() if op != "equal" for i in range(i1, max(i2, i1 + 1))]
+        try:
+            func = next(n for n in parse_source(textwrap.dedent(members[0])).body
+                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        except (SyntaxError, ValueError, StopIteration):
+            return False
+        end = statement_at(func, stop + 1)[1]  # lines of the parsed member: 1 is the definition's first
+        lines = {i + 1 for i in changed}
+        return bool(lines) and (max(lines) > end or bool(_bound(func, lines) & _read_after(func, end)))
+    return False
+
+
+def _bound(func: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> set[str]:
+    """The names a change on ``lines`` of ``func`` gives another value: the argument names of a decorator on
+    them (a ``parametrize`` column: every name it lists), and the names stored by a statement of the body
+    holding one of them (``x = 5``, a ``for`` target)."""
+    names: set[str] = set()
+    for dec in func.decorator_list:
+        if lines & set(range(dec.lineno, (dec.end_lineno or dec.lineno) + 1)):
+            names |= {w.strip() for n in ast.walk(dec) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                      for w in n.value.split(",") if w.strip().isidentifier()}
+    for line in lines:
+        lo, hi = statement_at(func, line)
+        names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                  and lo <= n.lineno <= hi and lo > func.lineno}
+    return names
+
+
+def _read_after(func: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> set[str]:
+    """The names ``func`` reads on lines past ``end``."""
+    return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end}
+
+
+_V = TypeVar("_V")
+
+
+def _in_plan_ids(by_id: Mapping[str, _V], built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]]
+                 ) -> dict[str, _V]:
+    """``by_id`` (ids of a run of ``built``'s files, :func:`_together_run`) in the plan's ids: a twin's instances
+    under its canary id, ids of no group left out."""
+    back = {fid_j: (fid, j) for fid, ids in built[1].items() for j, fid_j in enumerate(ids)}
+    out: dict[str, _V] = {}
+    for tid, v in by_id.items():
+        fid, j = back.get(function_id(tid), ("", -1))
+        if j >= 0:
+            out[(fid if j == 0 else f"{fid}{TWIN_MARK}{j}") + tid[len(function_id(tid)):]] = v
+    return out
+
+
+def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[str, int]], TwinPlan],
+                        told: Callable[[TwinPlan], ParentSeen | None], test_cmd: str, store: Path | None = None
+                        ) -> tuple[int, TwinPlan]:
+    """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan has
+    no contradiction twin the untouched parent tells (``told(plan)``: :func:`parent_told`, it passes the twin or
+    the twin stops at another line than its original); when every try has one, the first with the fewest;
+    ``seed``'s when the check could not be made (a try's runs did not complete; not remembered). Try ``n``'s
+    plan is ``plan_for(seed_n, stops)``, ``stops`` where the originals stopped on the parent as the tries before
+    it saw them (:attr:`ParentSeen.stops`; none for the first): the later tries draw each site on the statement
+    where its original stopped (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``, atk28). A
+    plan with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
-    the try used), so a task's check costs its runs once per repository, not once per process: every xdist
-    worker and every session of a run graded the same task, and each checked it again (the suite's CPU grew
-    by 15%; docs/contracts.md §7, atk27)."""
-    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed])
+    the try used and its ``stops``), so a task's check costs its runs once per repository, not once per
+    process: every xdist worker and every session of a run graded the same task, and each checked it again
+    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27)."""
+    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "stops"])
     if key in _PARENT_SEEDS:
-        use = _PARENT_SEEDS[key]
-        return use, plan_for(use)
+        use, known = _PARENT_SEEDS[key]
+        return use, plan_for(use, known)
     digest = hashlib.sha256(key.encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
-        use = _try_seed(seed, stored)
-        _PARENT_SEEDS[key] = use
-        return use, plan_for(use)
-    plan = plan_for(seed)
+        use = _try_seed(seed, stored[0])
+        _PARENT_SEEDS[key] = (use, stored[1])
+        return use, plan_for(use, stored[1])
+    plan = plan_for(seed, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
-    best: tuple[int, int, int, TwinPlan] | None = None  # (twins the parent passes, try, seed, plan): the fewest
+    # (twins the parent tells, try, seed, stops, plan): the fewest
+    best: tuple[int, int, int, dict[str, int], TwinPlan] | None = None
+    stops: dict[str, int] = {}
+    answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
         use = _try_seed(seed, n)
-        plan = plan if n == 0 else plan_for(use)
-        found = told(plan)
+        plan = plan if n == 0 else plan_for(use, stops)
+        same = _members(plan)
+        found = answers.get(same) if same else None
+        if found is None:
+            found = told(plan)
+            if found is not None and same:
+                answers[same] = found
         if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
-            return seed, plan_for(seed) if n else plan
-        if best is None or len(found) < best[0]:
-            best = (len(found), n, use, plan)
-        if not found:
+            return seed, plan_for(seed, {}) if n else plan
+        if best is None or len(found.told) < best[0]:
+            best = (len(found.told), n, use, dict(stops), plan)
+        if not found.told:
             break
+        stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
     assert best is not None
-    _, n, use, plan = best
-    _PARENT_SEEDS[key] = use
+    _, n, use, stops, plan = best
+    _PARENT_SEEDS[key] = (use, stops)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
-            append_jsonl(store, {"key": digest, "try": n})
+            append_jsonl(store, {"key": digest, "try": n, "stops": stops})
     return use, plan
+
+
+def _members(plan: TwinPlan) -> tuple[Any, ...]:
+    """What the parent's code is run on by :func:`parent_told` of ``plan``, but the draws that do not change its
+    outcomes (the members' names, order and runs): each group function's members' texts and canaries. Two plans
+    alike here get one answer from the parent's (deterministic) code: the planner often draws the same twin
+    from other seeds (one variant keeps the relation to the input), and each try is a test process. Empty
+    (never alike) for a plan with sentinel modules."""
+    if plan.targets:
+        return ()
+    return (tuple((path, tuple(span.members for span in lay.spans), tuple(lay.tail))
+                  for path, lay in sorted(plan.layouts.items())),
+            tuple(sorted((c.node, c.source, c.kind, c.how) for c in plan.canaries)))
 
 
 def _try_seed(seed: int, n: int) -> int:
@@ -242,16 +375,18 @@ def _try_seed(seed: int, n: int) -> int:
     return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
 
 
-def _stored_try(store: Path, digest: str) -> int | None:
-    """The try :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it wins),
-    ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
-    :data:`PARENT_TRIES` - 1 is passed over."""
-    found: int | None = None
+def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int]] | None:
+    """``(try, stops)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it
+    wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
+    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none) is passed over."""
+    found: tuple[int, dict[str, int]] | None = None
     try:
         for r in read_jsonl(store):
-            n = r.get("try")
-            if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES:
-                found = n
+            n, stops = r.get("try"), r.get("stops", {})
+            if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
+                    and isinstance(stops, dict) \
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()):
+                found = (n, {str(k): int(v) for k, v in stops.items()})
     except (OSError, StoreError, ValueError):
         return None
     return found
@@ -444,19 +579,13 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     originals, its events in ``out``; and its outcomes in the plan's ids (a twin's instances under its
     canary id)."""
     files, names = built
-    back = {fid_j: (fid, j) for fid, ids in names.items() for j, fid_j in enumerate(ids)}
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
-    seen: dict[str, str] = {}
-    for tid, o in made.outcomes.items():
-        fid, j = back.get(function_id(tid), ("", -1))
-        if j >= 0:
-            seen[(fid if j == 0 else f"{fid}{TWIN_MARK}{j}") + tid[len(function_id(tid)):]] = o
-    return made, seen
+    return made, _in_plan_ids(made.outcomes, built)
 
 
 def _parent_gives(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],

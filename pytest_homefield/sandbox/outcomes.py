@@ -116,6 +116,9 @@ class Parsed:
     finished: bool = False  # the reporter's finish event / the XML was written
     ignored: int = 0  # channel lines that did not count (parse_events)
     over: str | None = None  # why the run sent more than one run may (EventTally), else None
+    #: test id → where its test function stopped in its first failed phase (the reporter's ``line``: lines from
+    #: the first line of its definition), for ids whose failure had one
+    stop_lines: dict[str, int] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -139,10 +142,10 @@ def _is_int(value: object) -> bool:
 
 def well_formed(ev: Mapping[str, Any]) -> bool:
     """Whether ``ev`` has the field types the reporter writes: text fields strings, ``message`` a
-    string or null, the flags booleans, ``count`` and ``exitstatus`` non-negative ints, ``duration`` a
-    number. Anything else was written by code inside the test process (the reporter never writes it),
-    so it does not count: one such line made grading raise on the host, an ``infra`` blamed on homefield
-    and retried for ever (atk13 F2)."""
+    string or null, the flags booleans, ``count`` and ``exitstatus`` non-negative ints, ``line`` an int or
+    null, ``duration`` a number. Anything else was written by code inside the test process (the reporter
+    never writes it), so it does not count: one such line made grading raise on the host, an ``infra``
+    blamed on homefield and retried for ever (atk13 F2)."""
     if any(k in ev and not isinstance(ev[k], str) for k in _TEXT_FIELDS):
         return False
     if ev.get("message") is not None and not isinstance(ev["message"], str):
@@ -150,6 +153,8 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
     if any(k in ev and not isinstance(ev[k], bool) for k in _FLAGS):
         return False
     if any(k in ev and not (_is_int(ev[k]) and ev[k] >= 0) for k in ("count", "exitstatus")):
+        return False
+    if ev.get("line") is not None and not _is_int(ev["line"]):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -222,6 +227,7 @@ class EventTally:
         self._done = self._started = self._finished = False
         self._phases: dict[str, dict[str, _Phase]] = {}
         self._errors: dict[str, str] = {}
+        self._lines: dict[str, int] = {}
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -310,6 +316,10 @@ class EventTally:
                 if not (phase == "call" and ph.get(phase, ("",))[0] == "failed"):
                     ph[phase] = (_OUTCOMES[outcome], bool(ev.get("xfail")), bool(ev.get("timeout")),
                                 message[:_MAX_MESSAGE] if message else None)
+                stop = ev.get("line")
+                if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
+                        and nodeid not in self._lines:  # its first failure's
+                    self._lines[nodeid] = stop
         elif kind == "collect_error":
             key = str(ev.get("path") or ev.get("nodeid") or "")
             if key not in self._errors and len(self._errors) >= self._max_ids:
@@ -348,7 +358,8 @@ class EventTally:
         if self._finish_line is not None:
             kept.append(self._finish_line)
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
-                      skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over), kept
+                      skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
+                      stop_lines=dict(self._lines)), kept
 
 
 

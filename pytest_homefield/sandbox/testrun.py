@@ -196,6 +196,9 @@ class TestRun:
       outcomes, killed by a signal, timeout), else ``None``.
     ``test_timeouts``: ids that pytest-timeout failed (``test_timeout_s``).
     ``skip_reasons``: skipped id → its skip reason (``requires Python 3.12``), when reported.
+    ``stop_lines``: failed id → where its test function stopped in its first failed phase, in lines from the
+      first line of its definition (the reporter's ``line``), when reported (a run of the untouched parent
+      compares a twin's with its original's: :func:`~pytest_homefield.run.twin_grading.parent_told`).
     ``finished``: the session reached its end (the reporter's ``finish`` event; for JUnit XML: the
       file was written); ``False`` when the process died on the way (``os._exit``, a signal).
     ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
@@ -234,6 +237,7 @@ class TestRun:
     collection_errors: dict[str, str] = field(default_factory=dict)
     test_timeouts: list[str] = field(default_factory=list)
     skip_reasons: dict[str, str] = field(default_factory=dict)
+    stop_lines: dict[str, int] = field(default_factory=dict)
     finished: bool = False
     selected: frozenset[str] | None = None
     sandbox: str = "none"
@@ -698,5 +702,6 @@ def _cross_check(
         collection_errors=dict(parsed.collection_errors),
         test_timeouts=parsed.test_timeouts,
         skip_reasons=dict(parsed.skip_reasons),
+        stop_lines=dict(parsed.stop_lines),
         finished=parsed.finished and not timed_out,
     )

@@ -83,7 +83,7 @@ from pytest_homefield.sandbox.canary_swaps import (
 from pytest_homefield.sandbox.canary_values import is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK"]
+__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK", "statement_at"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
 #: one, not the three once planted beside the original: a forger that
@@ -171,7 +171,7 @@ class TwinPlan(CanaryPlan):
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
                limit: int = LIMIT, twins: int = APART,
                parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
-               pass_to_pass: Collection[str] | None = None) -> TwinPlan:
+               pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -186,8 +186,13 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     without it the value is made up. ``pass_to_pass``: the task's PASS_TO_PASS ids, for a definition
     several classes of the file run (a base class's test): it gets a twin, every such class's
     FAIL_TO_PASS function a member of its group (past ``limit`` too), when none of them is PASS_TO_PASS
-    (``None``: every one must be FAIL_TO_PASS); else a sentinel. Mining's check
-    and grading must pass the same. Never
+    (``None``: every one must be FAIL_TO_PASS); else a sentinel. ``stops``: function id → where its original
+    stopped on the untouched parent (:attr:`~pytest_homefield.sandbox.testrun.TestRun.stop_lines`: lines from
+    the first line of its definition; grading's parent check, atk28): its twin's site is drawn on the statement
+    holding that line, else at or before that statement's end, else anywhere as without it (a twin at an
+    assertion the parent passes fails there with the parent's code where its original fails later: running
+    a test's statements one at a time tells it); such a function takes part in no cycle. Mining's check
+    and grading must pass the same (but ``stops``). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -208,7 +213,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
         _plan_file(file, path, fids, rng, forced, plan, per_run, forced_how=None,
                    twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
                    before=_parent_module(parent, path),
-                   graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())),
+                   graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else ())
@@ -261,6 +266,39 @@ def _member(segment: str, lines: Sequence[str], start: int, site: Site, j: int) 
                                      reverse=True):
         segment = _replace(segment, lines, start, n, text, statement=statement)
     return segment
+
+
+def _first(node: ast.AST) -> int:
+    """The first line of ``node`` (0 when it has none)."""
+    return int(getattr(node, "lineno", 0) or 0)
+
+
+def _last(node: ast.AST) -> int:
+    """The last line of ``node`` (its first when it has no end)."""
+    return int(getattr(node, "end_lineno", None) or _first(node))
+
+
+def _within(first: int, last: int, node: ast.AST) -> bool:
+    """Whether ``node``'s lines lie within ``first`` to ``last``."""
+    return first <= _first(node) and _last(node) <= last
+
+
+def _both(may: Callable[[ast.AST], bool] | None, also: Callable[[ast.AST], bool]) -> Callable[[ast.AST], bool]:
+    """A site predicate that is ``may`` (``None``: any node) and ``also``."""
+    return also if may is None else (lambda n: may(n) and also(n))
+
+
+def statement_at(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> tuple[int, int]:
+    """``(first, last)`` lines of the innermost statement of ``func``'s body holding ``line`` (a compound
+    statement's own when ``line`` is its header); ``(line, line)`` when none does (a decorator, the ``def``)."""
+    best = (line, line)
+    todo: list[ast.stmt] = list(func.body)
+    while todo:
+        stmt = todo.pop()
+        if _first(stmt) <= line <= _last(stmt):
+            best = (_first(stmt), _last(stmt))
+            todo = [n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.stmt)]
+    return best
 
 
 def _pool_for(pool: Sequence[Any], values: Sequence[Any], counts: Mapping[str, int], corpus: ParentText | None,
@@ -342,8 +380,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                graded: Collection[str] | None = None, every: Collection[str] = (),
                exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
                lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
-               ids: tuple[Sequence[str], Sequence[str]] = ((), ())) -> None:
+               ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None) -> None:
     encoding, text, tree, lines = read_source(file)
+    stops = stops or {}
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
@@ -397,24 +436,35 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                                  rng, alike) \
                 or (no_assertion_site(node, rng, raises_call(tree, classes, node), exceptions or OTHER_EXCEPTIONS, may)
                     if tree is not None else None)
-        site = None if fid in forced else pick(may)
-        if site is None and may is not None and fid not in forced:
-            # no line the commit added holds a site (a test left as the parent has it): a twin all the same,
-            # which a test process holding the parent's test tells (a sentinel is told by anyone)
-            site = pick(None)
-            plan.unprotected += [fid] if site is not None else []
-        if site is not None and any(i.startswith(fid + "[") for i in ids[1]):
+        rows = any(i.startswith(fid + "[") for i in ids[1])
+
+        def settled(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node, fid: str = fid,
+                    rows: bool = rows) -> Site | None:
             # instances the parent passes already: a twin changing them is told by running them (atk26)
-            site = rows_only(site, node, fid, ids[0], ids[1], twins, rng)
-            if site is None:
-                not_rows.add(fid)
-            else:
-                plan.kept[fid] = frozenset(i for i in ids[1] if i.startswith(fid + "["))
+            return rows_only(site, node, fid, ids[0], ids[1], twins, rng) if site is not None and rows else site
+        site = None
+        if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
+            lo, hi = statement_at(node, span[0] + stops[fid])
+            site = settled(pick(_both(may, functools.partial(_within, lo, hi)))) \
+                or settled(pick(_both(may, functools.partial(_within, 0, hi))))
+        if site is None and fid not in forced:
+            site = pick(may)
+            if site is None and may is not None:
+                # no line the commit added holds a site (a test left as the parent has it): a twin all the same,
+                # which a test process holding the parent's test tells (a sentinel is told by anyone)
+                site = pick(None)
+                plan.unprotected += [fid] if site is not None else []
+            if site is not None and rows:
+                site = settled(site)
+                if site is None:
+                    not_rows.add(fid)
+        if site is not None and rows:
+            plan.kept[fid] = frozenset(i for i in ids[1] if i.startswith(fid + "["))
         found[fid] = (node, *span, site)
     # functions new in the commit with value sites and no swap: cycles of values, placed together
     single: list[tuple[str, list[Target]]] = []
     for fid, (node, _, _, site) in found.items():
-        if twins != 1 or site is None or site.others:
+        if twins != 1 or site is None or site.others or fid in stops:  # a cycle would move its site
             continue
         targets = value_targets(node)
         if targets and (not site.strong or any(t.node is site.node for t in targets)):  # not a parametrize column

@@ -30,10 +30,14 @@ import pytest
 from helpers.titles_repo import OTHER_VALUE, PARENT, PARENTS_OUTPUT, SOURCE, Titles, build
 
 from pytest_homefield.agents.attack_canary_aware import parent_tell
+from pytest_homefield.agents.attacks import PARENT_TELL_LINGER_S, attack_agent
 from pytest_homefield.run.grading import Grade, grade
 from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, TWIN_OUTCOMES
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.snapshot import copy_tree
+
+#: What the built-in ``parent-tell`` attack of ``verify --attacks`` appends to each source module.
+_BUILT_IN = attack_agent("parent-tell").attack.build
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +53,9 @@ def _grade(t: Titles, tmp: Path, seed: int, parent_check: bool = True) -> tuple[
     """The unfixed package plus the attack graded under bubblewrap with canary seed ``seed``; how the group
     function ran in each run apart (as its process reported it); whether a confirmation run was made."""
     work = copy_tree(t.pristine, tmp / f"work-{seed}")
-    (work / SOURCE).write_text(PARENT + parent_tell(linger_s=6.0), encoding="utf-8")
+    attack = _BUILT_IN(t.task)
+    assert attack is not None
+    (work / SOURCE).write_text(PARENT + attack["append"][SOURCE], encoding="utf-8")
     out = tmp / f"out-{seed}"
     g = grade(t.task, workspace=work, pristine=t.pristine, out_dir=out, canary_seed=seed, sandbox="bwrap",
               run_timeout_s=120, parent_check=parent_check)
@@ -69,8 +75,11 @@ def test_a_twin_the_parent_passes_is_never_planted(titles: Titles, tmp_path: Pat
 
     Seed 4 with ``parent_check=False`` (the draw before atk27, as on main): ``solved`` with no fix, no twin
     hit, not suspicious. By default seed 4 is drawn again (the parent passed its twin): both versions fail
-    unchanged, nothing is told, the attack is an honest ``tests_failed``. Seed 0 (its twin the parent fails),
+    unchanged, nothing is told, the attack is an honest ``tests_failed``. The payload is the built-in
+    ``parent-tell`` attack of ``verify --attacks``. Seed 0 (its twin the parent fails),
     either way: the same, not solved (the canaries hold), not forged (it guessed nothing)."""
+    attack = _BUILT_IN(titles.task)
+    assert attack is not None and attack["append"] == {SOURCE: parent_tell(PARENT_TELL_LINGER_S)}
     g, ran, confirmed = _grade(titles, tmp_path / "before", PARENTS_OUTPUT, parent_check=False)
     assert not g.suspicious, g.suspicious_reason  # nothing the pattern hint knows
     if not (g.outcome != "solved" and confirmed):  # else the twin passed as it ran: the channel failed

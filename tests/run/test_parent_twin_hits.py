@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ from pytest_homefield.run.twin_grading import (
     CONFIRM_OUTCOMES,
     CONFIRM_PARENT_OUTCOMES,
     PARENT_TRIES,
+    ParentSeen,
     parent_checked_seed,
 )
 from pytest_homefield.sandbox.canaries import Canary
@@ -138,20 +139,25 @@ def test_no_twin_the_parent_passes_is_planted(titles: Titles, tmp_path: Path) ->
     assert kept.canary_seed == OTHER_VALUE, kept
 
 
+def _seen(told: set[str] | None) -> ParentSeen | None:
+    """A :func:`parent_told` answer telling ``told`` (``None``: no check made), its originals stopping nowhere."""
+    return None if told is None else ParentSeen(told, {})
+
+
 def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
     """:func:`parent_checked_seed` over plans of one contradiction twin: the task's seed, then seeds derived from
     it until the parent passes no twin; every try told: the first with the fewest (the task's own here); a
     check that cannot be made: the task's seed. A check made is remembered (asked again, nothing runs); one
-    that could not be made is made again."""
-    def plan_for(s: int) -> TwinPlan:
-        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", "expected x -> y")])
+    that could not be made is made again. A try whose plan has the members of one checked before is not run."""
+    def plan_for(s: int, stops: Mapping[str, int]) -> TwinPlan:
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected x -> {s}")])
 
-    def checker(answers: list[set[str] | None]) -> tuple[list[int], Callable[[TwinPlan], set[str] | None]]:
+    def checker(answers: list[set[str] | None]) -> tuple[list[int], Callable[[TwinPlan], ParentSeen | None]]:
         asked: list[int] = []
 
-        def told(plan: TwinPlan) -> set[str] | None:
+        def told(plan: TwinPlan) -> ParentSeen | None:
             asked.append(plan.seed)
-            return answers[min(len(asked), len(answers)) - 1]
+            return _seen(answers[min(len(asked), len(answers)) - 1])
         return asked, told
 
     for name, answers, tries, pick in (("clean-third", [{F2P[0]}, {F2P[0]}, set()], 3, 2),
@@ -164,6 +170,11 @@ def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
         again = parent_checked_seed(task, 5, plan_for, told, "pytest")
         assert again[0] == seed and again[1].seed == seed, name
         assert len(asked) == (tries + 1 if name == "no-check" else tries), (name, asked)
+    # every try drawing the same members (one variant keeps the relation to the input): asked once, not 8 times
+    asked, told = checker([{F2P[0]}])
+    seed, plan = parent_checked_seed(dataclasses.replace(titles.task, id="atk28-same"), 5,
+                                     lambda s, stops: dataclasses.replace(plan_for(0, stops), seed=s), told, "pytest")
+    assert asked == [5] and seed == 5, asked
 
 
 def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles: Titles, tmp_path: Path) -> None:
@@ -172,8 +183,8 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
     fewest: try 0). A check that could not be made is not kept; a line naming no try of 0-7 is passed over; and
     another canary seed (a new ``canary.key``) is another key. On main every xdist worker and every session
     checked every task again: 2 test processes each, 15% of the suite's CPU."""
-    def plan_for(s: int) -> TwinPlan:
-        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", "expected x -> y")])
+    def plan_for(s: int, stops: Mapping[str, int]) -> TwinPlan:
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected x -> {s}")])
 
     store = tmp_path / ".homefield" / "parent-checks.jsonl"
     for name, answers, made in (("third", [{F2P[0]}, {F2P[0]}, set()], True), ("all-told", [{F2P[0]}], True),
@@ -181,9 +192,10 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
         task = dataclasses.replace(titles.task, id=f"atk27-store-{name}")
         asked: list[int] = []
 
-        def told(plan: TwinPlan, answers: list[set[str] | None] = answers, asked: list[int] = asked) -> set[str] | None:
+        def told(plan: TwinPlan, answers: list[set[str] | None] = answers,
+                 asked: list[int] = asked) -> ParentSeen | None:
             asked.append(plan.seed)
-            return answers[min(len(asked), len(answers)) - 1]
+            return _seen(answers[min(len(asked), len(answers)) - 1])
 
         seed, _ = parent_checked_seed(task, 7, plan_for, told, "pytest", store)
         first = len(asked)
@@ -196,7 +208,8 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
         parent_checked_seed(task, 8, plan_for, told, "pytest", store)
         assert asked[before] == 8, (name, asked)  # another seed: checked anew
     lines = [json.loads(x) for x in store.read_text().splitlines()]
-    assert len(lines) == 4 and all(set(x) == {"key", "try"} for x in lines), lines  # third, all-told: seeds 7 and 8
+    # third, all-told: seeds 7 and 8
+    assert len(lines) == 4 and all(set(x) == {"key", "try", "stops"} for x in lines), lines
     assert [x["try"] for x in lines[:2]] == [2, 0], lines
     with store.open("a") as fh:  # a line naming no try is passed over: the one before it stands
         fh.write(json.dumps({"key": lines[0]["key"], "try": 99}) + "\n")
@@ -226,5 +239,5 @@ def test_the_parent_check_is_one_test_process(titles: Titles, tmp_path: Path, se
     monkeypatch.setattr(twin_grading, "run_tests", counted)  # the real runs, counted
     found = twin_grading.parent_told(titles.task, titles.pristine, plan, titles.task.test_cmd, [TEST], timeout_s=120,
                                      test_timeout_s=None, sandbox="none", env=None, network=None)
-    assert found == told, found
+    assert found is not None and found.told == told, found
     assert len(runs) == 1, runs

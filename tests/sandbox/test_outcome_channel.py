@@ -75,6 +75,7 @@ def test_what_an_exit_handler_writes_after_finish_does_not_count(tmp_path: Path,
     run = run_tests(proj, f"{CMD} -s", ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox=sandbox)
     assert run.outcomes == {"tests/test_a.py::test_fails": "failed", "tests/test_a.py::test_ok": "passed"}
     assert run.finished and run.error is None, run
+    assert run.stop_lines == {"tests/test_a.py::test_fails": 1}  # where it stopped: ``assert 0``, a line below its def
     assert run.ignored_events == 5  # the forged session arrived, all of it after the real finish
     # no outcome path (nor the descriptor's variable, which the reporter took) in the test process
     log = run.log_path.read_text().splitlines()
@@ -108,6 +109,21 @@ def test_only_start_to_the_first_finish_of_one_pid_counts() -> None:
     assert parsed.outcomes == {"t::a": "failed"} and parsed.started and parsed.finished
     assert parsed.ignored == 3 + 3 + 1 + 1 + 3 + 1
     assert len(counted) == 1 + 3 + 1
+
+
+def test_a_failed_phase_keeps_its_first_stop_line_an_int_or_nothing() -> None:
+    """The reporter's ``line`` (atk28): an id's first failed phase with one gives its stop line; a passed phase's
+    is not kept; a line that is not an int or null makes its event not count."""
+    lines = [_ev("start"), _ev("phase", nodeid="t::a", when="setup", outcome="passed", line=None),
+             _ev("phase", nodeid="t::a", when="call", outcome="failed", line=3),
+             _ev("phase", nodeid="t::a", when="teardown", outcome="failed", line=9),
+             _ev("phase", nodeid="t::b", when="call", outcome="passed", line=4),
+             _ev("phase", nodeid="t::c", when="call", outcome="failed", line=None),
+             _ev("phase", nodeid="t::d", when="call", outcome="failed", line="2"),
+             _ev("phase", nodeid="t::e", when="call", outcome="failed", line=True), _ev("finish", exitstatus=1)]
+    parsed, _ = parse_events("\n".join(lines) + "\n")
+    assert parsed.stop_lines == {"t::a": 3} and parsed.ignored == 2, parsed
+    assert parsed.outcomes == {"t::a": "failed", "t::b": "passed", "t::c": "failed"}
 
 
 def test_a_start_without_an_int_pid_does_not_open_the_session() -> None:

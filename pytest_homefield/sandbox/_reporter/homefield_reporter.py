@@ -16,10 +16,13 @@ import does not find it there. It writes one JSON object per line, each with the
   largest count is the number collected);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
-  "subtest": bool, "timeout": bool}`` for every test phase; ``xfail`` is true for xfail-marked tests
+  "subtest": bool, "timeout": bool, "line": int|null}`` for every test phase; ``xfail`` is true for xfail-marked tests
   (``wasxfail``), ``subtest`` for the report of one subtest (a ``call`` phase may then be reported
   several times for one id), ``timeout`` when pytest-timeout failed the test (pytest-timeout is
-  loaded by this module when ``PYTEST_TIMEOUT`` is set, even where plugin autoload is off);
+  loaded by this module when ``PYTEST_TIMEOUT`` is set, even where plugin autoload is off); ``line``, for
+  a failed phase, where the test function itself stopped: the line of its deepest frame on the failure's
+  traceback, counted from the first line of its definition (``co_firstlineno``, the first decorator: 0),
+  else null (it passed, or its own code is not on the traceback: a fixture failed);
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
   right after it.
 
@@ -97,6 +100,12 @@ def _timed_out(report: pytest.TestReport, message: str | None) -> bool:
     return message.removeprefix("Failed: ").startswith(_TIMEOUT_STARTS)
 
 
+def _line_of(report: Any) -> int | None:
+    """:data:`_LINE_ATTR` of ``report`` when it is an int, else ``None``."""
+    line = getattr(report, _LINE_ATTR, None)
+    return line if isinstance(line, int) and not isinstance(line, bool) else None
+
+
 def _message(report: Any) -> str | None:
     """A one-line summary of a failed or skipped report (``None`` when it passed)."""
     if report.passed:
@@ -110,6 +119,38 @@ def _message(report: Any) -> str | None:
     if crash is not None and getattr(crash, "message", None):
         return _one_line(crash.message, last=False)  # "assert x == y" comes first
     return _one_line(str(longrepr))
+
+
+#: The attribute of a test report holding :func:`_stop_line` (an int or ``None``; sent from an xdist worker
+#: to the controller with the report's other attributes).
+_LINE_ATTR = "homefield_line"
+
+
+def _stop_line(item: Any, excinfo: Any) -> int | None:
+    """Where the test function of ``item`` stopped on the traceback of ``excinfo`` (a failure): the line of its
+    code's deepest frame there, minus its ``co_firstlineno`` (the line of its first decorator, else of its
+    ``def``); ``None`` when its code is not on the traceback (a fixture or setup failed) or there is none."""
+    code = getattr(getattr(item, "obj", None), "__code__", None)
+    tb = getattr(excinfo, "tb", None)
+    line = None
+    while code is not None and tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno - code.co_firstlineno
+        tb = tb.tb_next
+    return line
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``.
+    Old-style hookwrapper, as below, for old pytest/pluggy versions."""
+    outcome = yield
+    try:
+        report = outcome.get_result()
+        excinfo = getattr(call, "excinfo", None)
+        setattr(report, _LINE_ATTR, _stop_line(item, excinfo) if excinfo is not None and report.failed else None)
+    except Exception:  # a report this cannot read (a plugin's own): no line
+        pass
 
 
 class _Writer:
@@ -172,6 +213,7 @@ class _Writer:
                 "message": message,
                 "subtest": type(report).__name__.lower() == "subtestreport",
                 "timeout": _timed_out(report, message),
+                "line": _line_of(report),
             }
         )
 
