@@ -28,7 +28,10 @@ No overlap is needed either: :data:`PAGE_FOLLOWER` keeps the same registers in t
 files (tests/sandbox/test_page_cache_channel.py, contracts §9 "state a grading leaves behind"), and the
 *next* grading of the task follows: measured on main, the second of two gradings made one after the other
 was solved in 8 of 8 (the first solved in 5, a twin hit in 3). So serialising the gradings of a task, or
-running a confirmation run alone on the machine, would not close it (measured, not assumed). Not closed
+running a confirmation run alone on the machine, would not close it (measured, not assumed). End to end
+(``homefield run``, default sandbox, a ``cmd:`` agent writing the code): ``--attempts 2 -n 2`` with
+:data:`FOLLOWER`, 7 of 8 attempts solved and 1 a twin hit in 4 runs; ``--attempts 3 -n 1`` with
+:data:`PAGE_FOLLOWER`, 5 of 6 solved and 1 a twin hit in 2 runs. Not closed
 (contracts §7, §9): closing it needs a grading whose host-visible steps do not depend on which version the
 picked run held (a confirmation run, holding every member, in every grading with canaries, started with
 the runs apart: one test process more on the common path), or sandboxes that share no page cache. Both
