@@ -3,14 +3,14 @@
 The phase lock (sandbox/phases.py) keeps an agent from working while an attempt is graded, because live
 channels between processes on one kernel (``flock`` on stdlib files) cannot be namespaced. The page cache of
 those same files is shared too, and it *keeps* what a process did after the process is gone: a graded test
-process evicts a few stdlib files nobody imports (``posix_fadvise(DONTNEED)``, allowed on a read-only
+process evicts a few stdlib files nobody imports (``idlelib``'s) (``posix_fadvise(DONTNEED)``, allowed on a read-only
 descriptor) and reads back the ones whose bit is 1; a later sandbox asks, once per file, whether its first
 page is cached (``preadv2(RWF_NOWAIT)``: ``EAGAIN`` when it is not; no privilege needed). So a test process
 leaves a message to whatever runs after it on the machine: a later grading of the same task (``PAGE_FOLLOWER``
 of tests/run/test_cross_grading.py, which needs no overlap), or the next agent, which binds the same interpreter
 (the hidden tests, a few bits per file, thousands of files: contracts §9 "state a grading leaves behind",
-atk16, which no test pinned). Measured on main (bubblewrap, as root): 7 of 8
-16-bit words came through exactly, the eighth with one bit wrong (4 runs); ``mincore`` reads it too, without
+atk16, which no test pinned). Measured on main (bubblewrap, as root): 15 of
+16 16-bit words came through exactly, the last with one bit wrong (8 runs); ``mincore`` reads it too, without
 disturbing it, where the reader owns the files (a pyenv or venv of the user's own).
 
 Not closed: the page cache is per file, and the files are the machine's (``/usr``, the interpreter, the venv);
@@ -21,6 +21,8 @@ another's leftovers this way.
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 import sys
 from pathlib import Path
@@ -32,7 +34,7 @@ from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.testrun import run_tests
 
 #: Sends (``MODE`` "send") or reads (``"recv"``) a word of ``BITS`` bits through the page cache of stdlib
-#: files that no test process imports (the last of ``lib2to3``'s fixers; tests/run/test_cross_grading.py
+#: files that no test process imports (the last of ``idlelib``'s modules; tests/run/test_cross_grading.py
 #: uses the first 34), one file a bit; the reader writes what it read into a failing assertion's message,
 #: which the test reads back from the run's log.
 CHANNEL = '''
@@ -40,7 +42,7 @@ import glob, os
 
 MODE, WORD = __MODE__, __WORD__
 STD = os.path.dirname(os.__file__)
-FILES = sorted(glob.glob(os.path.join(STD, "lib2to3", "fixes", "fix_*.py")))[-__BITS__:]
+FILES = sorted(glob.glob(os.path.join(STD, "idlelib", "*.py")))[-__BITS__:]
 
 
 def _cached(path):
@@ -92,6 +94,8 @@ def test_a_test_process_leaves_nothing_a_later_sandbox_can_read(tmp_path: Path) 
         probe()
     except BwrapUnavailable as exc:
         pytest.skip(str(exc))
+    if len(glob.glob(os.path.join(os.path.dirname(os.__file__), "idlelib", "*.py"))) < 50:
+        pytest.skip("the interpreter has no idlelib (a distribution's separate package): no files to signal on")
     got = []
     for n, word in enumerate(("1011001011010010", "0100110100101101")):
         _run(tmp_path, f"send-{n}", "send", word)
