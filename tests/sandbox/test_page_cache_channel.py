@@ -3,14 +3,14 @@
 The phase lock (sandbox/phases.py) keeps an agent from working while an attempt is graded, because live
 channels between processes on one kernel (``flock`` on stdlib files) cannot be namespaced. The page cache of
 those same files is shared too, and it *keeps* what a process did after the process is gone: a graded test
-process evicts a few stdlib files nobody imports (``idlelib``'s) (``posix_fadvise(DONTNEED)``, allowed on a read-only
-descriptor) and reads back the ones whose bit is 1; a later sandbox asks, once per file, whether its first
+process evicts a few stdlib files nobody imports, ``idlelib``'s (``posix_fadvise(DONTNEED)``, allowed on a
+read-only descriptor), and reads back the ones whose bit is 1; a later sandbox asks, once per file, whether its first
 page is cached (``preadv2(RWF_NOWAIT)``: ``EAGAIN`` when it is not; no privilege needed). So a test process
 leaves a message to whatever runs after it on the machine: a later grading of the same task (``PAGE_FOLLOWER``
 of tests/run/test_cross_grading.py, which needs no overlap), or the next agent, which binds the same interpreter
 (the hidden tests, a few bits per file, thousands of files: contracts §9 "state a grading leaves behind",
 atk16, which no test pinned). Measured on main (bubblewrap, as root): 15 of
-16 16-bit words came through exactly, the last with one bit wrong (8 runs); ``mincore`` reads it too, without
+16 16-bit words came through exactly, one with one bit wrong (8 runs); ``mincore`` reads it too, without
 disturbing it, where the reader owns the files (a pyenv or venv of the user's own).
 
 Not closed: the page cache is per file, and the files are the machine's (``/usr``, the interpreter, the venv);
