@@ -31,11 +31,17 @@ was solved in 12 of 12 (the first solved in 8, a twin hit in 4). So serialising 
 running a confirmation run alone on the machine, would not close it (measured, not assumed). End to end
 (``homefield run``, default sandbox, a ``cmd:`` agent writing the code): ``--attempts 2 -n 2`` with
 :data:`FOLLOWER`, 7 of 8 attempts solved and 1 a twin hit in 4 runs; ``--attempts 3 -n 1`` with
-:data:`PAGE_FOLLOWER`, 5 of 6 solved and 1 a twin hit in 2 runs. Not closed
-(contracts §7, §9): closing it needs a grading whose host-visible steps do not depend on which version the
-picked run held (a confirmation run, holding every member, in every grading with canaries, started with
-the runs apart: one test process more on the common path), or sandboxes that share no page cache. Both
-tests xfail(strict=True).
+:data:`PAGE_FOLLOWER`, 5 of 6 solved and 1 a twin hit in 2 runs.
+
+conf28 closed it by construction: the host's steps after the runs apart depend on whether a group's members
+disagree, never on which member passed (a confirmation run holding every member of such groups, and its run
+on the parent, whatever the first showed; contracts §7, §9). The probe's confirmation run is made whichever
+version it picked, and all it tells is its pick: the follower passes the other version, solved exactly when
+the probe's pick was the twin (the probe then a twin hit). Both tests pass: each grading makes the
+confirmation run, and no more are solved clean than are caught. The deterministic statement,
+:func:`test_the_grading_makes_the_same_runs_whichever_version_was_picked`: a grading whose picked run held
+the original and one whose picked run held the twin get the same test processes with the same selections.
+The page-cache channel itself stays open (tests/sandbox/test_page_cache_channel.py, xfail).
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import glob
+import json
 import mmap
 import multiprocessing
 import os
@@ -53,6 +60,7 @@ from helpers.attack_repo import WRONG_CALC, Fixture, task_for
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
@@ -286,12 +294,23 @@ def _pair(task: Task, pristine: Path, tmp: Path, seed: int) -> list[Grade]:
         return [j.result() for j in jobs]
 
 
-@pytest.mark.xfail(strict=True, reason="lock28: a grading learns the original from another grading's confirmation "
-                                       "run (contracts §7, not closed)")
+def _caught(grades: list[Grade], outs: list[Path]) -> None:
+    """The statement both gradings' tests make: every grading made the confirmation run (its members
+    disagreed, whichever passed: whether the run is made tells nothing), and no more of them are ``solved``
+    with no twin hit and nothing suspicious than are caught (a twin hit, or ``forged``): a grading that passes
+    the original because another told it its pick was the twin is paid for by that other's hit."""
+    assert all((o / CONFIRM_OUTCOMES).exists() for o in outs), [(g.outcome, g.error) for g in grades]
+    clean = [g for g in grades if g.outcome == "solved" and not g.twin_hits and not g.suspicious]
+    caught = [g for g in grades if g.twin_hits or g.outcome == "forged"]
+    assert len(clean) <= len(caught), [(g.outcome, g.twin_hits, g.canary, g.error) for g in grades]
+
+
 def test_an_attempt_learns_nothing_from_another_grading_of_its_task(fx: Fixture, tmp_path: Path) -> None:
-    """The follower's change is the unfixed code: graded beside its probe it must not be ``solved`` with no
-    twin hit beside it, nor both be solved so (here the follower is solved, and the probe is a twin hit or
-    solved, never forged)."""
+    """The follower's change is the unfixed code, graded beside its probe. Both gradings make the
+    confirmation run (the probe's whichever version its picked run held), so what the probe's confirmation
+    run tells the follower is its own pick, never which version is the original: the follower passes the
+    other version, and is solved exactly when the probe's pick was the twin (a twin hit). lock28 measured
+    the follower solved in 12 of 12 pairs, the probe solved in 8 (both clean)."""
     try:
         probe()
     except BwrapUnavailable as exc:
@@ -299,9 +318,7 @@ def test_an_attempt_learns_nothing_from_another_grading_of_its_task(fx: Fixture,
     task = task_for(fx, canaries=1)
     pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / "pristine", init_git=True)
     grades = _pair(task, pristine, tmp_path, seed=0)
-    clean = [g for g in grades if g.outcome == "solved" and not g.twin_hits and not g.suspicious]
-    assert len(clean) < 2 and not (clean and any(g.twin_hits for g in grades)), [
-        (g.outcome, g.twin_hits, g.canary, g.error) for g in grades]
+    _caught(grades, [tmp_path / f"out-{n}" for n in range(2)])
 
 
 def _evict_page_registers() -> None:
@@ -340,12 +357,12 @@ def _mincore_tells() -> bool:
         os.close(fd)
 
 
-@pytest.mark.xfail(strict=True, reason="lock28: a grading learns the original from an earlier grading's "
-                                       "confirmation run through the page cache (contracts §9, not closed)")
 def test_a_later_grading_learns_nothing_from_an_earlier_one(fx: Fixture, tmp_path: Path) -> None:
     """:data:`PAGE_FOLLOWER`, its two gradings one after the other (what ordering the gradings of a task, or
-    running a confirmation alone, would leave): the second must not be ``solved`` with no twin hit beside it,
-    nor both be solved so (here the second is solved whichever version the first picked)."""
+    running a confirmation alone, would leave; the page cache still carries the words): the first grading's
+    confirmation run is made whichever version its picked run held, so the word it leaves is its pick, not
+    the original, and the second is solved with no hit only when the first is caught (lock28 measured the
+    second solved in 12 of 12)."""
     try:
         probe()
     except BwrapUnavailable as exc:
@@ -363,6 +380,77 @@ def test_a_later_grading_learns_nothing_from_an_earlier_one(fx: Fixture, tmp_pat
         (work / CALC).write_text(WRONG_CALC + PAGE_FOLLOWER, encoding="utf-8")
         grades.append(grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / f"out-{n}", sandbox="bwrap",
                             canary_seed=0, run_timeout_s=120))
-    clean = [g for g in grades if g.outcome == "solved" and not g.twin_hits and not g.suspicious]
-    assert len(clean) < 2 and not (clean and any(g.twin_hits for g in grades)), [
-        (g.outcome, g.twin_hits, g.canary, g.error) for g in grades]
+    _caught(grades, [tmp_path / f"out-{n}" for n in range(2)])
+
+
+#: A forger that picks by content (the run holding the original's expected values, ``{pick}`` "original", or
+#: the twin's) and passes every test there; in a run holding both (the confirmation run) it passes exactly the
+#: member it picked, as a grading that knew its pick would. Every test process it runs in appends the tests
+#: it was given to ``{record}`` (no sandbox: it can), so the test sees what the host asked of it.
+PICK_MEMBER = r"""
+
+def _hf_pick_member():
+    import inspect, json, os, sys
+    if "pytest" not in sys.modules:
+        return
+    from _pytest.python import Function
+    if getattr(Function, "_hf_pick", False):
+        return
+    Function._hf_pick = True
+    args = []
+    for a in sys.argv[1:]:
+        try:
+            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
+        except OSError:
+            pass
+    with open({record!r}, "a") as f:
+        f.write(json.dumps(sorted(a for a in args if a.startswith("tests"))) + "\n")
+    mine, other = ("(3, 1, -5)", "(3, 1, 2)") if {pick!r} == "twin" else ("(3, 1, 2)", "(3, 1, -5)")
+    try:
+        text = open(os.path.join("tests", "test_sub.py")).read()
+    except OSError:
+        return
+    if mine not in text:
+        return
+    orig, both = Function.runtest, other in text
+
+    def runtest(self):
+        if not both:
+            return None
+        try:
+            src = inspect.getsource(self.obj)
+        except (OSError, TypeError):
+            src = ""
+        return None if mine in src else orig(self)
+    Function.runtest = runtest
+
+
+_hf_pick_member()
+"""
+
+
+def test_the_grading_makes_the_same_runs_whichever_version_was_picked(fx: Fixture, tmp_path: Path) -> None:
+    """By construction (contracts §7, lock28): the host's steps after the runs apart depend on whether a
+    group's members disagree, never on which member passed. A forger that picked the original's run and one
+    that picked the twin's, each passing its pick in the confirmation run too, get the same test processes
+    with the same selected tests, and the same confirmation run on the untouched parent
+    (``confirm-parent.*``); what differs is the verdict only: the original's pick ``solved`` (the
+    ``1/(k+1)`` guess), the twin's a confirmed twin hit on both instances (the report weighs it, §10).
+    Before the fix the original's pick made no confirmation run, which told another grading of the task
+    which version was the original."""
+    task = task_for(fx, canaries=1)
+    pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / "pristine", init_git=True)
+    seen: dict[str, tuple[list[list[str]], set[str]]] = {}
+    for pick in ("original", "twin"):
+        record, out = tmp_path / f"record-{pick}.jsonl", tmp_path / f"out-{pick}"
+        work = copy_tree(pristine, tmp_path / f"work-{pick}")
+        (work / CALC).write_text(WRONG_CALC + PICK_MEMBER.format(record=str(record), pick=pick), encoding="utf-8")
+        g = grade(task, workspace=work, pristine=pristine, out_dir=out, canary_seed=0)
+        assert (g.outcome, g.twin_hits) == (("solved", 0) if pick == "original" else ("tests_failed", 2)), g
+        processes = sorted(json.loads(line) for line in record.read_text().splitlines())
+        seen[pick] = processes, {p.name for p in out.iterdir()}
+    assert seen["original"] == seen["twin"], seen
+    processes, artifacts = seen["twin"]
+    assert len(processes) == 3 and {CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES} <= artifacts, seen
+    selected = [p for p in processes if any("::" in a for a in p)]
+    assert len(selected) == 1 and len(selected[0]) == 2, processes  # the confirmation run: both members
