@@ -459,14 +459,16 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
         return Confirmed((tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one "
                                f"run holding both, {why}; the test outcomes were forged"), seconds, [], [])
     held = [i for i in fail_to_pass if function_id(i) in sources and outcomes.get(i) == "passed"]
-    for i in held:  # an original that passed apart: a twin of it must fail here too
-        for c in (c for c in plan.canaries if c.kind == "contradiction" and c.source == function_id(i)):
-            params = i[len(c.source):]
-            twin = next((t for t, o in seen.items() if o == "passed" and c.matches(t)
-                         and (t == c.node + params or c.node + params not in seen)), None)
-            if twin is not None and twin not in hits:
-                return Confirmed((twin, f"canary {twin} ({c.how}) failed beside its passing original, then passed in "
-                                        "one run holding both, which no deterministic change gives; the test "
+    beside = {function_id(i) for i in held}
+    for c in (c for c in plan.canaries if c.kind == "contradiction" and c.source in beside):
+        # beside an original that passed apart no twin instance may pass here (but a FAIL_TO_PASS row's that
+        # passed apart beside its failing original, confirmed above; a row the twins leave as they are, the
+        # original's PASS_TO_PASS, runs as the original's apart and passes here too)
+        kept = plan.kept.get(c.source, frozenset())
+        for twin in sorted(t for t, o in seen.items() if c.matches(t) and o == "passed"):
+            if twin not in hits and c.source + twin[len(c.node):] not in kept:
+                return Confirmed((twin, f"canary {twin} ({c.how}) failed beside its passing original, then passed "
+                                        "in one run holding both, which no deterministic change gives; the test "
                                         "outcomes were forged"), seconds, [], [])
     unsteady = [i for i in held if not finished or seen.get(i) != "passed"]
     note: str | None = None

@@ -295,12 +295,14 @@ def _pair(task: Task, pristine: Path, tmp: Path, seed: int) -> list[Grade]:
 
 
 def _caught(grades: list[Grade], outs: list[Path]) -> None:
-    """The statement both gradings' tests make: every grading made the confirmation run (its members
-    disagreed, whichever passed: whether the run is made tells nothing), and no more of them are ``solved``
-    with no twin hit and nothing suspicious than are caught (a twin hit, or ``forged``): a grading that passes
-    the original because another told it its pick was the twin is paid for by that other's hit."""
-    assert all((o / CONFIRM_OUTCOMES).exists() for o in outs), [(g.outcome, g.error) for g in grades]
+    """The statement both gradings' tests make: every ``solved`` grading made the confirmation run (its
+    original passed and its twin failed: the members disagreed, which makes the run whichever member passed,
+    so whether it is made tells nothing), and no more of them are ``solved`` with no twin hit and nothing
+    suspicious than are caught (a twin hit, or ``forged``): a grading that passes the original because
+    another told it its pick was the twin is paid for by that other's hit."""
     clean = [g for g in grades if g.outcome == "solved" and not g.twin_hits and not g.suspicious]
+    assert all((o / CONFIRM_OUTCOMES).exists() for g, o in zip(grades, outs, strict=True) if g.outcome == "solved"), [
+        (g.outcome, g.error) for g in grades]
     caught = [g for g in grades if g.twin_hits or g.outcome == "forged"]
     assert len(clean) <= len(caught), [(g.outcome, g.twin_hits, g.canary, g.error) for g in grades]
 
