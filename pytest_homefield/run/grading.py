@@ -29,6 +29,7 @@ from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.run.suspicious import SUSPICIOUS_PATTERNS, added_text, is_suspicious, suspicious_reasons
 from pytest_homefield.run.twin_grading import (
     CANARIES_FILE,
+    Confirmed,
     ParentSeen,
     apart_runs,
     canary_verdict,
@@ -204,7 +205,9 @@ def grade(
     the seed used; ``parent_checks``: the file that remembers it for later processes, ``.homefield/parent-checks.jsonl``
     (``None``: this process only). Any canary that passes makes the
     outcome ``forged`` (scored, never solved), whatever the real tests did, and so does an excusable twin that
-    passed beside its failing original unless one run holding both confirms it (:func:`confirm_excused`); for a
+    passed beside its failing original unless one run holding both confirms it (:func:`confirm_excused`, made
+    for every group whose members disagree, whichever passed: a twin failing beside its passing original that
+    passes there is ``forged`` too, and an original that does not pass there again is failing); for a
     twin mining's check does not cover (:func:`needs_reference_check`: a task mined before canaries, a twin
     expecting another exception) only
     one the reference fix fails too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made);
@@ -365,17 +368,19 @@ def grade(
             g.outcome, g.error = "infra", why
             return g
         merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
-        try:  # an excusable twin passed beside its failing original: one run holding both must confirm it
-            unconfirmed, extra_s, hits = confirm_excused(
+        try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
+            confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
                 parent=(pristine, task.test_patch), timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                 sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
-                box_mb=box_mb) if plan is not None else (None, 0.0, [])
+                box_mb=box_mb) if plan is not None else Confirmed(None, 0.0, [], [])
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
-        g.test_s += extra_s
-        g.twin_hits = len(hits)
+        unconfirmed = confirmed.verdict
+        g.test_s += confirmed.seconds
+        g.twin_hits = len(confirmed.hits)
+        merged.update({i: "failed" for i in confirmed.unsteady})  # passed apart only: not solved, not forged
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
@@ -411,6 +416,8 @@ def grade(
     elif g.failing_f2p:
         g.outcome = "tests_failed"
         g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
+        if confirmed.why:
+            g.error += f" ({confirmed.why})"
         if any(r.collection_error for r in made):
             g.error += " (collection error)"
         if g.failing_p2p:  # the report's "broke existing tests", apart from "did not fix" (issue 35)

@@ -9,9 +9,10 @@ whether a canary passed where only a forgery explains it. A twin mining's check 
 (:func:`needs_reference_check`) counts only once the reference fix is seen to fail it too
 (:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). An excusable twin that
 passed beside its failing original counts as honest wrong code only once one more run holding both
-confirms it (:func:`confirm_excused`). The artifacts: the plan as :data:`CANARIES_FILE`, each run's log
-tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the confirmation's as :data:`CONFIRM_LOG`
-and :data:`CONFIRM_OUTCOMES`.
+confirms it (:func:`confirm_excused`: made for every group whose members disagree, whichever member passed,
+so that whether it is made never tells which version a picked run held). The artifacts: the plan as
+:data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the
+confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
@@ -53,7 +54,7 @@ from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
-           "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
+           "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
 
@@ -521,41 +522,68 @@ def _restamp(folder: Path) -> None:
                 os.utime(name, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
 
 
+class Confirmed(NamedTuple):
+    """What :func:`confirm_excused` found. ``verdict``: ``(canary id, one-line error)`` of the first member
+    the confirmation run shows forged, else ``None``; ``seconds``: the wall time of the runs made for it (0
+    when none was needed); ``hits``: with no verdict, the instance ids of the excusable twins that passed
+    beside their failing original and were confirmed (or excused as before where the members cannot be laid
+    side by side), less those the parent gives; ``unsteady``: with no verdict, the FAIL_TO_PASS ids that
+    passed apart beside their failing twins but not in the confirmation run (honest code that is not
+    deterministic there can do that: not solved, never ``forged``); ``why``: why they count as failing."""
+
+    verdict: tuple[str, str] | None
+    seconds: float
+    hits: list[str]
+    unsteady: list[str]
+    why: str | None = None
+
+
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
                     out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None, **run: Any
-                    ) -> tuple[tuple[str, str] | None, float, list[str]]:
-    """``(verdict, seconds, hits)``: ``verdict`` is ``(canary id, one-line error)`` for the first twin of
-    ``plan`` that passed beside its failing original in ``outcomes`` (merged, :func:`merge_runs`;
-    :meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) and is not confirmed by a
-    **confirmation run**, else ``None``; ``seconds`` the wall time of the runs made for it (0 when none was
-    needed). The run is one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`) whose test files
-    hold every member of every group side by side (:func:`~pytest_homefield.sandbox.twin_together.together`),
-    run on the excused twins and their originals only. A twin is confirmed when its instance passed there
-    and the original's failed, as honest code computing a wrong value does whenever it runs them; anything
-    else (both passed, both failed, the original passed, either not reported, the run timed out, stopped for
-    its writes or did not finish) is not: the code that ran was the agent's, and a forger that picked one
-    of the runs apart has no run to pick here (atk14 A1, A1b). Its log and events are kept in ``out_dir``
-    as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`. ``hits``: with no verdict, the instance ids of the
-    twins so excused (confirmed, or excused as before when the members cannot be laid side by side): the
-    agent's code gave exactly a contradicted value, which the report weighs (docs/contracts.md §10 "twin
-    hits": a content picker makes them at least as often as it guesses right). ``parent``: ``(pristine,
-    test_patch)``, the untouched parent tree and the hidden tests: when confirmed hits remain, the same
-    files run once more on a fresh copy of it (:func:`_parent_gives`, kept as :data:`CONFIRM_PARENT_LOG` and
-    :data:`CONFIRM_PARENT_OUTCOMES`), and a twin the parent's own code passes there beside its failing
-    original is no hit (atk27: the twin's value is the parent's output, which every change leaving that
-    behaviour gives). ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as
-    :func:`run_tests` does."""
+                    ) -> Confirmed:
+    """The **confirmation run** of the groups of ``plan`` whose members disagree in ``outcomes`` (merged,
+    :func:`merge_runs`): every group with an excusable contradiction twin where one member passed and another
+    did not (:func:`_disagreeing`: whichever member it was, so that whether the run is made, and what it
+    selects, never says which member a test process that picked one run held: lock28, docs/contracts.md §7).
+    The run is one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`) whose test files hold
+    every member of every group side by side (:func:`~pytest_homefield.sandbox.twin_together.together`),
+    run on every member of those groups. Honest code is deterministic: it gives there what it gave apart.
+
+    - An excusable twin that passed beside its failing original
+      (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) is confirmed when its instance passed
+      there and the original's failed; anything else (both passed, both failed, the original passed, either
+      not reported, the run timed out, stopped for its writes or did not finish) makes the verdict: the code
+      that ran was the agent's, and a forger that picked one of the runs apart has no run to pick here
+      (atk14 A1, A1b).
+    - An original that passed beside its failing twins: a twin of it passing there is what no honest
+      deterministic change gives (it gave the original's value apart), the verdict; the original not passing
+      there (the run not finishing) is ``unsteady``: honest code whose outcome depends on what else ran can
+      do that, so the id counts as failing, never ``forged``.
+
+    Its log and events are kept in ``out_dir`` as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`.
+    ``parent``: ``(pristine, test_patch)``, the untouched parent tree and the hidden tests: whenever the
+    confirmation run was made (not only when confirmed hits remain: its presence would tell the pick too),
+    the same files run on a fresh copy of it (:func:`_parent_gives`, kept as :data:`CONFIRM_PARENT_LOG` and
+    :data:`CONFIRM_PARENT_OUTCOMES`; made once per process for the same task, seed and selection), and a
+    twin the parent's own code passes there beside its failing original is no hit (atk27). ``run``:
+    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
-    built = together(plan.layouts, plan.seed) if pending else None
-    if built is None:  # none excused; or homefield could not lay the members side by side: excused as before
-        return None, 0.0, hits
-    made, seen = _together_run(plan, pending, built, gdir, tmp / "confirm-out", test_cmd, run)
+    sources = _disagreeing(plan, outcomes, fail_to_pass)
+    built = together(plan.layouts, plan.seed) if sources else None
+    if built is None:  # all agree; or homefield could not lay the members side by side: excused as before
+        return Confirmed(None, 0.0, hits, [])
+    members = [(c, c.node) for c in plan.canaries if c.kind == "contradiction" and c.source in sources]
+    made, seen = _together_run(plan, members, built, gdir, tmp / "confirm-out", test_cmd, run)
     for name, src in ((CONFIRM_LOG, LOG_FILE), (CONFIRM_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
+    given, parent_s = (set(), 0.0) if parent is None else _parent_gives(plan, members, built, parent, tmp, out_dir,
+                                                                        test_cmd, fail_to_pass, run)
+    seconds = made.wall_s + parent_s
+    finished = not (made.over_writes or made.over_events or not run_completes(made))
     for c, tid in pending:
-        if made.over_writes or made.over_events or not run_completes(made):
+        if not finished:
             why = f"its run did not finish ({made.over_writes or made.over_events or made.error or 'no finish event'})"
         elif seen.get(tid) != "passed":
             why = f"the twin {seen.get(tid) or 'was not reported'} there"
@@ -563,12 +591,51 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
             why = "its original did not fail there"
         else:
             continue
-        return (tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one run "
-                     f"holding both, {why}; the test outcomes were forged"), made.wall_s, []
-    if parent is None or not hits:
-        return None, made.wall_s, hits
-    given, parent_s = _parent_gives(plan, pending, built, parent, tmp, out_dir, test_cmd, fail_to_pass, run)
-    return None, made.wall_s + parent_s, [tid for tid in hits if tid not in given]
+        return Confirmed((tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one "
+                               f"run holding both, {why}; the test outcomes were forged"), seconds, [], [])
+    held = [i for i in fail_to_pass if function_id(i) in sources and outcomes.get(i) == "passed"]
+    beside = {function_id(i) for i in held}
+    for c in (c for c in plan.canaries if c.kind == "contradiction" and c.source in beside):
+        # beside an original that passed apart no twin instance may pass here (but a FAIL_TO_PASS row's that
+        # passed apart beside its failing original, confirmed above; a row the twins leave as they are, the
+        # original's PASS_TO_PASS, runs as the original's apart and passes here too)
+        kept = plan.kept.get(c.source, frozenset())
+        for twin in sorted(t for t, o in seen.items() if c.matches(t) and o == "passed"):
+            if twin not in hits and c.source + twin[len(c.node):] not in kept:
+                return Confirmed((twin, f"canary {twin} ({c.how}) failed beside its passing original, then passed "
+                                        "in one run holding both, which no deterministic change gives; the test "
+                                        "outcomes were forged"), seconds, [], [])
+    unsteady = [i for i in held if not finished or seen.get(i) != "passed"]
+    note: str | None = None
+    if unsteady:
+        note = (f"{len(unsteady)} FAIL_TO_PASS passed apart but not in the confirmation run holding every member "
+                f"({made.over_writes or made.over_events or made.error or 'no finish event'} there)" if not finished
+                else f"{len(unsteady)} FAIL_TO_PASS passed apart but not in the confirmation run holding every "
+                     f"member (first: {unsteady[0]} {seen.get(unsteady[0]) or 'not reported'} there)")
+    return Confirmed(None, seconds, [tid for tid in hits if tid not in given], unsteady, note)
+
+
+def _disagreeing(plan: TwinPlan, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> set[str]:
+    """The group functions of ``plan`` with an excusable contradiction twin whose members disagree in
+    ``outcomes``: among the original's instances (its ``fail_to_pass`` ids; one never reported counts as
+    not passed) and every contradiction twin's (none reported: not passed), one passed and another did not.
+    Symmetric in the members by construction: it looks at the outcomes of the group as a whole, never at
+    which member gave which, so that it is the same whether a run a test process picked held the original
+    or a twin (lock28)."""
+    out: set[str] = set()
+    twins: dict[str, list[Canary]] = {}
+    for c in plan.canaries:
+        if c.kind == "contradiction":
+            twins.setdefault(c.source, []).append(c)
+    for source, cs in twins.items():
+        if not any(c.excusable for c in cs):
+            continue
+        got = [outcomes.get(i, "") for i in fail_to_pass if function_id(i) == source] or [""]
+        for c in cs:
+            got += [o for i, o in outcomes.items() if c.matches(i)] or [""]
+        if "passed" in got and any(o != "passed" for o in got):
+            out.add(source)
+    return out
 
 
 def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
@@ -588,33 +655,52 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     return made, _in_plan_ids(made.outcomes, built)
 
 
-def _parent_gives(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
+#: What :func:`_parent_gives` found, per parent tree, hidden tests, command, seed and selection, for this
+#: process: ``(ids, seconds, log, events)`` (its result does not depend on the agent's change).
+_PARENT_GIVES: dict[str, tuple[frozenset[str], float, bytes, bytes]] = {}
+
+
+def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                   built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], tmp: Path,
                   out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any]
                   ) -> tuple[set[str], float]:
-    """``(ids, seconds)``: the instance ids of the ``pending`` twins that the untouched parent passes beside
-    its failing original, in the confirmation run's files (``built``) on a fresh copy of ``parent``
-    (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time. Such a twin's value is
-    the parent's own output: any change that leaves that behaviour as the parent's gives it, so passing it
-    says nothing of a pick (docs/contracts.md §7, atk27). Empty when the hidden tests do not apply there or
-    the run did not finish (the hits stand). Kept as :data:`CONFIRM_PARENT_LOG` and
-    :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    """``(ids, seconds)``: the instance ids of the twins of ``members`` (the confirmation run's selection) that
+    the untouched parent passes beside its failing original, in the confirmation run's files (``built``) on a
+    fresh copy of ``parent`` (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time.
+    Such a twin's value is the parent's own output: any change that leaves that behaviour as the parent's
+    gives it, so passing it says nothing of a pick (docs/contracts.md §7, atk27). Made whenever a
+    confirmation run was, whatever it showed (lock28: made only when confirmed hits remained, its presence
+    told a later grading which member the picked run held); its result is the parent's alone, so it is made
+    once per process for the same parent, hidden tests, command, seed and selection (0 s after). Empty when
+    the hidden tests do not apply there or the run did not finish (the hits stand; not remembered). Kept as
+    :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
     pristine, test_patch = parent
+    key = json.dumps([str(pristine), hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
+                      sorted({c.node for c, _ in members}), str(run.get("sandbox"))])
+    if key in _PARENT_GIVES:
+        known, _, log, events = _PARENT_GIVES[key]
+        for name, data in ((CONFIRM_PARENT_LOG, log), (CONFIRM_PARENT_OUTCOMES, events)):
+            with contextlib.suppress(OSError):
+                nofollow.write_bytes(out_dir, name, data)
+        return set(known), 0.0
     tree = copy_tree(pristine, Path(tempfile.mkdtemp(prefix="p", dir=tmp)) / "w")
     try:
         apply_patch(tree, test_patch)
-        made, seen = _together_run(plan, pending, built, tree, tmp / "confirm-parent-out", test_cmd, run)
+        made, seen = _together_run(plan, members, built, tree, tmp / "confirm-parent-out", test_cmd, run)
     except PatchError:
         return set(), 0.0
     finally:
         shutil.rmtree(tree.parent, ignore_errors=True)
-    for name, src in ((CONFIRM_PARENT_LOG, LOG_FILE), (CONFIRM_PARENT_OUTCOMES, OUTCOMES_FILE)):
+    kept = [_tail(tmp / "confirm-parent-out" / src, TWIN_LOG_BYTES) for src in (LOG_FILE, OUTCOMES_FILE)]
+    for name, data in zip((CONFIRM_PARENT_LOG, CONFIRM_PARENT_OUTCOMES), kept, strict=True):
         with contextlib.suppress(OSError):
-            nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-parent-out" / src, TWIN_LOG_BYTES))
+            nofollow.write_bytes(out_dir, name, data)
     if made.timed_out or not run_completes(made):
         return set(), made.wall_s
-    given = {tid for c, tid in pending if seen.get(tid) == "passed"
-             and (c, tid) not in CanaryPlan(plan.seed, [c]).forged(seen, fail_to_pass)}
+    chosen = {c.node for c, _ in members}
+    given = {tid for c, tid in plan.excused(seen, fail_to_pass) if c.node in chosen}
+    _PARENT_GIVES[key] = (frozenset(given), made.wall_s, kept[0], kept[1])
     return given, made.wall_s
 
 

@@ -5,8 +5,8 @@ as sent; absent in runs made before ``homefield view``), ``agent.out`` / ``agent
 ``diff.patch``, ``tests.log`` (the hidden tests' log, its last 4 MiB), ``outcomes.jsonl`` (the
 reporter's events, §7), ``canaries.json``, ``proxy.log``, and a grading's separate test runs, each as its
 process saw it: ``twin-N.log`` / ``twin-N.outcomes.jsonl`` (the twin runs) and ``confirm.log`` /
-``confirm.outcomes.jsonl`` (an excused twin's confirmation run, §7). Every file is read with a byte cap
-(:data:`READ_CAP`) and never through a link (the agent's folders are not read here, but a link in
+``confirm.outcomes.jsonl`` (the confirmation run of the groups whose members disagreed, §7). Every file is
+read with a byte cap (:data:`READ_CAP`) and never through a link (the agent's folders are not read here, but a link in
 the artifacts folder is not followed either: ``O_NOFOLLOW``). Nothing here raises for a missing or
 unreadable file: it is ``None``.
 """

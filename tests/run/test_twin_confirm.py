@@ -98,26 +98,30 @@ _hf_content_pick()
 '''
 
 
-@pytest.mark.parametrize("seed, pick, outcome", [(0, "original", "solved"), (1, "twin", "forged")])
+@pytest.mark.parametrize("seed, pick", [(0, "original"), (1, "twin")])
 def test_a_forger_that_picked_the_twins_run_is_forged(fx: Fixture, task: Task, tmp_path: Path, seed: int,
-                                                      pick: str, outcome: str) -> None:
-    """Picking the original's run: ``solved``, the guess of ``1/(k+1)`` the twins allow. Picking the twin's:
-    it passed there while the original failed in the other run (``tests_failed`` before the confirmation
-    run). The confirmation run holds both, and the forger, alone, passes both: ``forged``."""
+                                                      pick: str) -> None:
+    """Picking the twin's run: it passed there while the original failed in the other run (``tests_failed``
+    before the confirmation run). Picking the original's: ``solved`` before lock28's fix, the guess of
+    ``1/(k+1)`` the twins allow. Either way the members disagree, so the confirmation run holds both (lock28:
+    made whichever member passed), and the forger, alone there, passes both: ``forged``, the error saying
+    which way it went."""
     g, out = _grade(fx, task, tmp_path, WRONG_CALC + CONTENT_PICK.format(pick=pick), seed)
-    assert g.outcome == outcome, (g, (out / "tests.log").read_text()[-2000:])
+    assert g.outcome == "forged", (g, (out / "tests.log").read_text()[-2000:])
     placement = json.loads((out / CANARIES_FILE).read_text())["placement"]["tests/test_sub.py::test_sub"]
     assert placement == ([0, 1] if seed == 0 else [1, 0]), placement
-    if outcome == "forged":
+    both = _calls(out / CONFIRM_OUTCOMES)
+    assert len(both) == 4 and set(both.values()) == {"passed"}, both  # both members, both instances
+    page = _page(task, g, out)
+    assert "confirmation run: 4 passed" in page, page
+    if pick == "twin":
         assert g.canary == f"tests/test_sub.py::test_sub{TWIN_MARK}1[neg]", g
         assert g.error and "passed beside its failing original, not confirmed" in g.error, g
         assert "its original did not fail there" in g.error, g
-        page = _page(task, g, out)
-        assert "2 of 2 passed: forged" in page and "confirmation run: 4 passed" in page, page
-        both = _calls(out / CONFIRM_OUTCOMES)
-        assert len(both) == 4 and set(both.values()) == {"passed"}, both  # both members, both instances
+        assert "2 of 2 passed: forged" in page, page
     else:
-        assert not (out / CONFIRM_OUTCOMES).exists(), "no twin passed: no confirmation run"
+        assert g.canary and g.canary.startswith(f"tests/test_sub.py::test_sub{TWIN_MARK}1["), g
+        assert g.error and "failed beside its passing original, then passed in one run holding both" in g.error, g
 
 
 #: A test with one parametrized column (0 - 5 = -5, 5 - 0 = 5) whose twin swaps its expected values: a
@@ -211,8 +215,10 @@ def test_a_flock_election_between_the_runs_is_never_excused(task: Task, cache: S
     """atk14 A1b (``attack:flock-election``, sandboxed): the runs elect one of them over a lock on ``os.py``
     and every test passes there. Solved when its original was there (the ``1/(k+1)`` guess, flagged by any
     forged attempt); else its twin passed beside the failing original and was excused on main
-    (``tests_failed``). Now every such attempt is ``forged``: the confirmation run, one process, elects
-    itself and passes both. Four attempts whose grading held an election, whichever way each went.
+    (``tests_failed``). Then the twin's case became ``forged``: the confirmation run, one process, elects
+    itself and passes both. Since lock28's fix the original's case makes that run too (its members disagree
+    as well), so every such attempt is ``forged``. Four attempts whose grading held an election, whichever
+    way each went.
 
     ``os.py`` is one file for the whole machine, so a flock-election attack of another test of the suite
     (``verify --attacks``) can hold it while this grading's runs try it: then no run of this grading wins,
@@ -236,10 +242,41 @@ def test_a_flock_election_between_the_runs_is_never_excused(task: Task, cache: S
             assert lost <= 4, f"{lost} gradings lost the election to another process"
             time.sleep(3)  # the winner of another grading holds it for 3 s after its tests (FLOCK_ELECTION)
             continue
-        assert r.outcome == ("forged" if twin_passed else "solved"), (r, twin_passed)
+        assert r.outcome == "forged", (r, twin_passed)  # the original's run too, since lock28's fix
         seen.append(r.outcome)
-        if twin_passed:
-            assert r.error and "not confirmed" in r.error and r.canary and TWIN_MARK in r.canary, r
+        assert r.canary and TWIN_MARK in r.canary, r
+        assert r.error and ("not confirmed" if twin_passed else "failed beside its passing original") in r.error, r
         if len(seen) == 4:
             break
     assert len(seen) == 4 and "tests_failed" not in seen, seen
+
+
+#: Honest code whose value depends on what ran before it in the process: ``sub`` is right for its first two
+#: calls and wrong after (no test is read, nothing is forged). Apart, the run holding the original calls it
+#: twice: the original passes, the twin fails. In the confirmation run the members run one after the other,
+#: in an order drawn from the seed: where the twin runs first the original gets calls 3 and 4 and fails.
+SECOND_CALLS = CALC_1 + '''
+
+_calls = []
+
+
+def sub(a, b):
+    _calls.append(1)
+    return a - b if len(_calls) <= 2 else a + b
+'''
+
+
+def test_an_original_that_does_not_pass_again_is_failing_not_forged(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """lock28's fix makes the confirmation run for a passing original too (its twin failed apart). Such an
+    original not passing there again is what honest code depending on what ran before it can give, so it
+    counts as failing (``tests_failed``, the error saying so), never ``forged``; where the original runs
+    first there, it passes again: ``solved``. Seeds 0 to 3 give both orders."""
+    seen = set()
+    for seed in range(4):
+        g, out = _grade(fx, task, tmp_path / str(seed), SECOND_CALLS, seed)
+        assert (out / CONFIRM_OUTCOMES).exists(), g  # the members disagreed: the run was made
+        assert g.outcome in ("solved", "tests_failed") and g.canary is None and g.twin_hits == 0, g
+        if g.outcome == "tests_failed":
+            assert g.error and "passed apart but not in the confirmation run holding every member" in g.error, g
+        seen.add(g.outcome)
+    assert seen == {"solved", "tests_failed"}, seen
