@@ -154,8 +154,8 @@ def _yml(tmp_path: Path, dotted: str, value: Any) -> None:
     write(tmp_path, yaml.safe_dump(data))
 
 
-#: The flags of ``homefield <command>`` with no option, by command: the same for every setting's test (each
-#: parse is a whole pytest configuration, ~0.05 s of CPU), so parsed once per test process.
+#: The flags of ``homefield <command>`` with no option, by command: the same for every setting's test, so
+#: parsed once per test process.
 _NO_FLAGS: dict[str, dict[str, Any]] = {}
 
 #: ``homefield``'s parser (built once: ~0.08 s of CPU a build) and the option parser of a whole pytest
