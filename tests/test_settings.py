@@ -154,9 +154,38 @@ def _yml(tmp_path: Path, dotted: str, value: Any) -> None:
     write(tmp_path, yaml.safe_dump(data))
 
 
-#: The flags of ``homefield <command>`` with no option, by command: the same for every setting's test (each
-#: parse is a whole pytest configuration, ~0.05 s of CPU), so parsed once per test process.
+#: The flags of ``homefield <command>`` with no option, by command: the same for every setting's test, so
+#: parsed once per test process.
 _NO_FLAGS: dict[str, dict[str, Any]] = {}
+
+#: ``homefield``'s parser (built once: ~0.08 s of CPU a build) and the option parser of a whole pytest
+#: configuration (this machine's plugins and homefield's options registered), kept from the first
+#: :func:`_pytest_options` of the test process.
+_PARSERS: dict[str, Any] = {}
+
+
+def _pytest_options(pytester: pytest.Pytester, args: list[str]) -> argparse.Namespace:
+    """The options of ``pytest <args>``: the first call parses a whole configuration (``parseconfig``, ~0.15 s
+    of CPU: the plugins loaded and registered again, as ``pytester`` forgets them after each test) and keeps
+    its option parser, after checking that parser gives the same homefield flags; later calls parse with it,
+    as ``Config.parse`` does last (defaults filled, then ``args``)."""
+    if "pytest" not in _PARSERS:
+        config = pytester.parseconfig(*args)
+        parser = config._parser
+        assert flags_from_pytest(parser.parse(args, namespace=argparse.Namespace())) \
+            == flags_from_pytest(config.option), args
+        _PARSERS["pytest"] = parser
+        return config.option
+    options: argparse.Namespace = _PARSERS["pytest"].parse(args, namespace=argparse.Namespace())
+    return options
+
+
+def _cli_parser() -> argparse.ArgumentParser:
+    """``homefield``'s argument parser, built once per test process."""
+    if "cli" not in _PARSERS:
+        _PARSERS["cli"] = build_parser()
+    parser: argparse.ArgumentParser = _PARSERS["cli"]
+    return parser
 
 
 def _cli_flags(pytester: pytest.Pytester, command: str, argv: list[str]) -> dict[str, Any]:
@@ -164,11 +193,11 @@ def _cli_flags(pytester: pytest.Pytester, command: str, argv: list[str]) -> dict
     through the ``--homefield-*`` pytest options for mine/run/verify, directly for plan."""
     if not argv and command in _NO_FLAGS:
         return dict(_NO_FLAGS[command])
-    ns = build_parser().parse_args([command, *(["CLAUDE.md"] if command == "ablate" else []), *argv])
+    ns = _cli_parser().parse_args([command, *(["CLAUDE.md"] if command == "ablate" else []), *argv])
     if command == "plan":
         flags = {**flags_from_pytest(argparse.Namespace()), **vars(ns)}
     else:
-        flags = flags_from_pytest(pytester.parseconfig(*cli_to_pytest_args(ns, command)).option)
+        flags = flags_from_pytest(_pytest_options(pytester, cli_to_pytest_args(ns, command)))
     if not argv:
         _NO_FLAGS[command] = dict(flags)
     return flags
@@ -225,10 +254,10 @@ def test_flag_and_pytest_option_reach_the_setting(decl: Setting, lean_pytester: 
         assert getattr(given, decl.name) == value, command
     # given as the pytest option itself
     option = decl.pytest_option
-    config = lean_pytester.parseconfig(*[f"{option}={v}" for v in value] if decl.kind == "list" else
-                                       [option] if decl.kind == "bool" else [f"{option}={value}"])
+    options = _pytest_options(lean_pytester, [f"{option}={v}" for v in value] if decl.kind == "list" else
+                              [option] if decl.kind == "bool" else [f"{option}={value}"])
     mode = decl.mode or _mode(commands[0])
-    assert getattr(resolve_settings(tmp_path, flags_from_pytest(config.option), mode=mode), decl.name) == value
+    assert getattr(resolve_settings(tmp_path, flags_from_pytest(options), mode=mode), decl.name) == value
 
 
 @pytest.mark.parametrize("decl", [d for d in SETTINGS if d.yml], ids=lambda d: d.name)
