@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import subprocess
 import sys
 from collections.abc import Generator, Sequence
@@ -295,8 +296,29 @@ def _cmd_plan(ns: argparse.Namespace, argv: Sequence[str]) -> int:
     return 0
 
 
+#: The exit status of a command whose reader went away (``homefield status | head -3``): a shell's for
+#: a process SIGPIPE ended, 128 + 13.
+BROKEN_PIPE_EXIT = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``homefield`` script; returns the exit status."""
+    """Entry point of the ``homefield`` script; returns the exit status. A reader that closes the pipe
+    early (``homefield status | head -3``, ``homefield tasks | head``) ends the command quietly with
+    :data:`BROKEN_PIPE_EXIT`, as a shell tool ends, not with a traceback (ref28): the rest of stdout goes
+    to ``/dev/null``, so the interpreter's own flush at exit has nothing to complain about."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # inside the try: a pipe closed before the last buffered line is this case too
+        return status
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return BROKEN_PIPE_EXIT
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
+    """:func:`main` without the handling of a closed stdout."""
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
     if "--" in argv:

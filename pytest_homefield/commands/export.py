@@ -25,6 +25,7 @@ from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
 from pytest_homefield.run.eval_undo import undo_lines
 from pytest_homefield.sandbox.snapshot import git
 from pytest_homefield.settings import resolve_settings
+from pytest_homefield.terminal.progress import plural
 
 __all__ = ["add_export_arguments", "format_name", "run_export"]
 
@@ -154,10 +155,10 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         except OSError as exc:  # /proc, a read-only place, a full disk: one line, nothing half-written
             print(f"homefield export: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
             return 2
-        print(f"homefield export: wrote {len(done.instances)} SWE-bench instances of {repo} to {out}")
+        print(f"homefield export: wrote {plural(len(done.instances), 'SWE-bench instance')} of {repo} to {out}")
     else:
         assert folder is not None and done.flat is not None
-        print(f"homefield export: wrote {len(done.instances)} SWE-bench instances of {repo} to {folder} "
+        print(f"homefield export: wrote {plural(len(done.instances), 'SWE-bench instance')} of {repo} to {folder} "
               f"(swebench 5 task repository; flat instances: {done.flat})")
         print(f"  Check it: swebench dataset check {folder}")
     if guessed:
@@ -171,8 +172,10 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         print("  Note: no network remote to clone in the Dockerfiles: build with --build-arg REPO_URL=<url>"
               + (f" (perhaps {upstream}, if it holds every base commit)" if upstream else ""))
     if done.guessed_python and not json_out:
-        print(f"  Note: {len(done.guessed_python)} task(s) have no recorded Python (mined without --env uv): their "
-              f"Dockerfile uses this interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
+        n = len(done.guessed_python)
+        print(f"  Note: {plural(n, 'task')} {'has' if n == 1 else 'have'} no recorded Python (mined without --env uv): "
+              f"{'its' if n == 1 else 'their'} Dockerfile{'' if n == 1 else 's'} use{'s' if n == 1 else ''} this "
+              f"interpreter's, {sys.version_info[0]}.{sys.version_info[1]}")
     for note in done.whitespace_notes():
         print(f"  Note: {note}")
     print("  These are your private tasks: keep the file out of public repositories and datasets, or the "

@@ -81,6 +81,7 @@ __all__ = [
     "root_commits",
     "DeadlineReached",
     "PARENT_PROBE_S",
+    "run_phrase",
 ]
 
 #: Version of what verification decides from the same inputs (the run schedule, the classification).
@@ -112,6 +113,26 @@ class DeadlineReached(Exception):
     def __init__(self, where: str) -> None:
         super().__init__(f"stopped at the time budget in {where}")
         self.where = where
+
+
+def run_phrase(log_name: str) -> str:
+    """What a run whose log folder is ``log_name`` is, in words for a record's ``detail`` (the folder
+    names are for files: ``parent-1``, ``commit-2-full``, ``parent-1-bounded``, ``canaries-1-2``).
+    ``"parent-1-bounded"`` -> ``"parent run 1 (again, bounded by the commit's time)"``; a name of no
+    known form is returned as it is."""
+    name, again = log_name, []
+    if name.endswith("-full"):
+        name, again = name[: -len("-full")], ["whole files"]
+    if name.endswith("-bounded"):
+        name, again = name[: -len("-bounded")], ["bounded by the commit's time", *again]
+    parts = name.split("-")
+    if len(parts) == 2 and parts[0] in ("parent", "commit") and parts[1].isdigit():
+        said = f"{parts[0]} run {parts[1]}"
+    elif len(parts) == 3 and parts[0] == "canaries" and parts[1].isdigit() and parts[2].isdigit():
+        said = f"canary run {parts[2]} of commit run {parts[1]}"
+    else:
+        return log_name
+    return said + (f" (again, {', '.join(again)})" if again else "")
 
 
 def _targets(select: Sequence[str], broken: Collection[str]) -> list[str]:
@@ -610,7 +631,7 @@ def verify_candidate(
                 targets = _targets(select, broken[state]) if select is not None else list(runnable_tests)
                 if prepare is not None:
                     targets = prepare(wd)
-                where = f"{name or state + ' run ' + str(k)}"
+                where = run_phrase(name or f"{state}-{k}")
                 limit, cut = within(timeout_s or run_timeout_s, where)
                 try:
                     r = run_tests(

@@ -35,10 +35,12 @@ def unknown_tasks(ids: Sequence[str]) -> str:
 
 def unprotected(n_tasks: int, n_functions: int) -> str:
     """``n_tasks`` reported tasks hold ``n_functions`` FAIL_TO_PASS functions whose canary twins a test
-    process can tell (``canary_unprotected``, docs/contracts.md §7)."""
-    return (f"{n_tasks} task(s) hold {n_functions} FAIL_TO_PASS function(s) no canary guards (a test the commit "
-            "left as the parent has it): a forger that no-ops only those is not caught there "
-            "(homefield verify --attacks names them).")
+    process can tell (``canary_unprotected``, docs/contracts.md §7): sentinels only, or twins of a test the parent
+    has (ref28 on more-itertools: the note named only the second cause for a new test whose assertion compares
+    two calls, ``assertEqual(subfactorial(n), ilen(derangements(...)))``, and got a sentinel)."""
+    return (f"{n_tasks} task(s) hold {n_functions} FAIL_TO_PASS function(s) no canary guards (a sentinel only, "
+            "where no expected value could be contradicted, or a test the commit left as the parent has it): "
+            "a forger that no-ops only those is not caught there (homefield verify --attacks names them).")
 
 
 def unscored(counts: Counter[str]) -> str:

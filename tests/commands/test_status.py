@@ -5,6 +5,7 @@ line about the newer run in progress."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -177,3 +178,18 @@ def test_status_lists_verify_runs_apart_and_never_picks_one(tmp_path: Path) -> N
         [{"name": "oracle", "spec": "oracle"}] + [{"name": f"attack-{i}", "spec": f"attack:{i}"} for i in range(40)])))
     assert status_lines(home)[4].startswith("  verify-b  started 2026-12-01 12:00 UTC · oracle, attack-0, attack-1 "
                                             "and 38 more agents · 0 of 82 attempts finished")
+
+
+def test_a_reader_that_closes_early_ends_status_quietly(tmp_path: Path) -> None:
+    """ref28: ``homefield status | head -3`` printed a BrokenPipeError traceback; it ends as a shell tool
+    ends, exit 141 (128 + SIGPIPE), nothing on stderr."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    home = HomefieldDir(tmp_path)
+    for i in range(40):  # more lines than a pipe's reader takes before it closes
+        _run(home.runs, f"r-{i:02d}", f"2026-12-01T10:{i:02d}:00+00:00", 2)
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first line: every write to the pipe fails
+    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "status"], cwd=tmp_path, stdout=w,
+                          stderr=subprocess.PIPE, text=True, timeout=60)
+    os.close(w)
+    assert (proc.returncode, proc.stderr) == (141, "")

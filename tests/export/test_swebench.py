@@ -137,3 +137,16 @@ def test_loads_with_datasets(exported: tuple[Path, Path], tmp_path: Path, monkey
         assert datetime.fromisoformat(got.pop("created_at")).replace(tzinfo=timezone.utc) == \
             datetime.fromisoformat(want.pop("created_at"))
         assert got == want
+
+
+def test_one_task_is_one_instance(mined: Path, tmp_path: Path) -> None:
+    """ref28 on simonw/llm: a mine that kept one task exported "wrote 1 SWE-bench instances" and "1 task(s)
+    have no recorded Python"; one is said in the singular."""
+    repo = tmp_path / "repo"
+    shutil.copytree(mined, repo, symlinks=True)
+    tasks = repo / ".homefield" / "tasks.jsonl"
+    tasks.write_text(tasks.read_text().splitlines(keepends=True)[0])
+    proc = homefield(repo, "export")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "homefield export: wrote 1 SWE-bench instance of " in proc.stdout, proc.stdout
+    assert "Note: 1 task has no recorded Python (mined without --env uv): its Dockerfile uses " in proc.stdout

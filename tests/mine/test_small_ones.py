@@ -13,7 +13,7 @@ from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import write_meta
 from pytest_homefield.mine.mine_shards import merge_mines
 from pytest_homefield.mine.pipeline import candidates_digest
-from pytest_homefield.mine.redgreen import root_commits
+from pytest_homefield.mine.redgreen import DeadlineReached, root_commits, run_phrase
 from pytest_homefield.mine.reuse import reused_record
 from pytest_homefield.mine.scan import ScanOptions, scan
 from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
@@ -82,3 +82,16 @@ def test_merge_refuses_a_folder_mined_from_another_repository(tmp_path: Path) ->
         merge_mines([folder], here.path)
     assert not (here.path / ".homefield").exists()  # nothing written
     assert merge_mines([folder], there.path).records  # its own repository takes it
+
+
+def test_a_run_the_time_budget_cut_is_named_in_words() -> None:
+    """ref28 on simonw/llm: a candidate cut by ``--time-budget`` read "time budget 6m reached in
+    parent-1-bounded", a log folder's name; the detail says which run in words."""
+    assert run_phrase("parent-1") == "parent run 1"
+    assert run_phrase("parent-1-bounded") == "parent run 1 (again, bounded by the commit's time)"
+    assert run_phrase("commit-2-full") == "commit run 2 (again, whole files)"
+    assert run_phrase("parent-1-bounded-full") == "parent run 1 (again, bounded by the commit's time, whole files)"
+    assert run_phrase("canaries-1-2") == "canary run 2 of commit run 1"
+    assert run_phrase("canaries-1-2-full") == "canary run 2 of commit run 1 (again, whole files)"
+    assert str(DeadlineReached(run_phrase("parent-1-bounded"))) == (
+        "stopped at the time budget in parent run 1 (again, bounded by the commit's time)")

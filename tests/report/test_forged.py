@@ -52,8 +52,9 @@ def test_tasks_no_canary_guards_are_noted(tmp_path: Path) -> None:
     bare = dataclasses.replace(_task("t1"), canary_unprotected=["tests/test_m.py::test_value"])
     notes = build_report([run], [bare, _task("t2")])["notes"]
     assert [n for n in notes if "no canary guards" in n] == [
-        "1 task(s) hold 1 FAIL_TO_PASS function(s) no canary guards (a test the commit left as the parent has it): "
-        "a forger that no-ops only those is not caught there (homefield verify --attacks names them)."]
+        "1 task(s) hold 1 FAIL_TO_PASS function(s) no canary guards (a sentinel only, where no expected value could "
+        "be contradicted, or a test the commit left as the parent has it): a forger that no-ops only those is not "
+        "caught there (homefield verify --attacks names them)."]
     assert not any("no canary guards" in n for n in build_report([run], [_task("t1"), _task("t2")])["notes"])
 
 
