@@ -168,7 +168,8 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
                      f"{n_verified} verified now are reused, and so are earlier records of the other "
                      f"{n_candidates - n_verified})")
     else:
-        lines.append(f"Continue with: {command}  (the {n_verified} verified are reused, not run again)")
+        lines.append(f"Continue with: {command}  (the {n_verified} verified "
+                     f"{'is' if n_verified == 1 else 'are'} reused, not run again)")
     return lines
 
 

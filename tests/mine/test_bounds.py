@@ -106,7 +106,7 @@ def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp
     assert lines[1] == ("Stopped: --stop-after-tasks 1 reached; 2 of 3 candidates not verified: tasks.jsonl is "
                         "partial (1 task from the 1 verified).")
     # the same bound would reuse the 1 task and stop at once (seen on pypa/packaging): it is raised by N
-    assert lines[2] == "Continue with: homefield mine --stop-after-tasks 2  (the 1 verified are reused, not run again)"
+    assert lines[2] == "Continue with: homefield mine --stop-after-tasks 2  (the 1 verified is reused, not run again)"
     stopped = read_meta(session.mine_dir)["stopped"]
     assert (stopped["why"], stopped["not_verified"], stopped["candidates"]) == ("stop_after_tasks", 2, 3)
     note = partial_mine_note(HomefieldDir(tmp_path))
