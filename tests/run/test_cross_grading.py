@@ -66,18 +66,10 @@ from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
 CALC = "src/calc/__init__.py"
 
-#: The forger's code, appended to the package (see the module docstring). Registers (65,536 bytes each) of
-#: byte-range read locks on ``os.py``, at an offset of the task's test files: 0 the probe's grading, 1 the
-#: hashes of the tests the probe's picked run held, 2 the originals the probe's confirmation run told, 3 the
-#: twin it told, 4 + grading the election between a probe's runs. A ``flock`` on the stdlib's ``this.py``
-#: serialises the choice of role.
-FOLLOWER = r'''
-
-def _hf_follow():
-    import ast, atexit, fcntl, glob, hashlib, os, random, struct, sys, time
-    if "pytest" not in sys.modules:
-        return
-    Function = getattr(sys.modules.get("_py" + "test.python"), "Func" + "tion", None)
+#: What both followers run first, in the test process (once): pytest's ``Function`` class, ``h16`` and
+#: ``keys``: (file, function name) -> a hash of the function with its name left out, over ``files``
+#: (the hidden test files).
+_FUNCTION_KEYS = r'''Function = getattr(sys.modules.get("_py" + "test.python"), "Func" + "tion", None)
     if Function is None or getattr(Function, "_hf_follow", False):
         return
     Function._hf_follow = True
@@ -93,6 +85,20 @@ def _hf_follow():
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
                 name, node.name = node.name, "_"
                 keys[(path, name)] = h16(ast.unparse(node))
+'''.rstrip("\n")
+
+#: The forger's code, appended to the package (see the module docstring). Registers (65,536 bytes each) of
+#: byte-range read locks on ``os.py``, at an offset of the task's test files: 0 the probe's grading, 1 the
+#: hashes of the tests the probe's picked run held, 2 the originals the probe's confirmation run told, 3 the
+#: twin it told, 4 + grading the election between a probe's runs. A ``flock`` on the stdlib's ``this.py``
+#: serialises the choice of role.
+FOLLOWER = r'''
+
+def _hf_follow():
+    import ast, atexit, fcntl, glob, hashlib, os, random, struct, sys, time
+    if "pytest" not in sys.modules:
+        return
+    __FUNCTION_KEYS__
     W = 1 << 16
     base = (1 << 60) + h16("\0".join(files)) * 16 * W
     fd = os.open(os.__file__, os.O_RDONLY)
@@ -180,7 +186,7 @@ def _hf_follow():
 
 
 _hf_follow()
-'''
+'''.replace("__FUNCTION_KEYS__", _FUNCTION_KEYS)
 
 
 #: :data:`FOLLOWER` with no overlap: the registers are the page cache of 34 of ``idlelib``'s modules (a bit a
@@ -192,21 +198,7 @@ PAGE_FOLLOWER = r"""
 
 def _hf_page_follow():
     import ast, atexit, ctypes, fcntl, glob, hashlib, mmap, os, sys, time
-    Function = getattr(sys.modules.get("_py" + "test.python"), "Func" + "tion", None)
-    if Function is None or getattr(Function, "_hf_follow", False):
-        return
-    Function._hf_follow = True
-    h16 = lambda s: int(hashlib.sha256(s.encode()).hexdigest()[:4], 16)
-    keys = {}
-    for path in sorted(glob.glob("tests/**/test*.py", recursive=True)):
-        try:
-            tree = ast.parse(open(path, "rb").read())
-        except Exception:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
-                name, node.name = node.name, "_"
-                keys[(path, name)] = h16(ast.unparse(node))
+    __FUNCTION_KEYS__
     std = os.path.dirname(os.__file__)
     bits = sorted(glob.glob(os.path.join(std, "idlelib", "*.py")))[:34]
     libc = ctypes.CDLL(None)
@@ -277,7 +269,7 @@ def _hf_page_follow():
 
 
 _hf_page_follow()
-"""
+""".replace("__FUNCTION_KEYS__", _FUNCTION_KEYS)
 
 
 def _pair(task: Task, pristine: Path, tmp: Path, seed: int) -> list[Grade]:
