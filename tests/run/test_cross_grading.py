@@ -87,6 +87,27 @@ _FUNCTION_KEYS = r'''Function = getattr(sys.modules.get("_py" + "test.python"), 
                 keys[(path, name)] = h16(ast.unparse(node))
 '''.rstrip("\n")
 
+#: What both followers do next: ``passing(which)`` makes pytest pass every test function whose hash is in
+#: ``which`` (and run the others), ``args`` the run's targets (read from ``@FILE`` too) and ``confirm`` the
+#: test functions a confirmation run selects.
+_PASSING_AND_TARGETS = r'''orig = getattr(Function, "run" + "test")
+
+    def passing(which):
+        def runtest(self):
+            if keys.get((os.path.relpath(str(self.path)), self.originalname)) in which:
+                return None
+            return orig(self)
+        setattr(Function, "run" + "test", runtest)
+
+    args = []
+    for a in sys.argv[1:]:  # the targets, or @FILE naming them
+        try:
+            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
+        except OSError:
+            pass
+    confirm = [a.split("::", 1)[1] for a in args if "::" in a]
+'''.rstrip("\n")
+
 #: The forger's code, appended to the package (see the module docstring). Registers (65,536 bytes each) of
 #: byte-range read locks on ``os.py``, at an offset of the task's test files: 0 the probe's grading, 1 the
 #: hashes of the tests the probe's picked run held, 2 the originals the probe's confirmation run told, 3 the
@@ -123,23 +144,8 @@ def _hf_follow():
             start = s + 1
         return found
 
-    orig = getattr(Function, "run" + "test")
-
-    def passing(which):
-        def runtest(self):
-            if keys.get((os.path.relpath(str(self.path)), self.originalname)) in which:
-                return None
-            return orig(self)
-        setattr(Function, "run" + "test", runtest)
-
+    __PASSING_AND_TARGETS__
     gid = h16(os.path.dirname(os.path.dirname(os.getcwd())))  # the grading's temp folder
-    args = []
-    for a in sys.argv[1:]:  # the targets, or @FILE naming them
-        try:
-            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
-        except OSError:
-            pass
-    confirm = [a.split("::", 1)[1] for a in args if "::" in a]
     mutex = os.open(os.path.join(os.path.dirname(os.__file__), "this.py"), os.O_RDONLY)
     fcntl.flock(mutex, fcntl.LOCK_EX)
     probes = read(0)
@@ -186,7 +192,7 @@ def _hf_follow():
 
 
 _hf_follow()
-'''.replace("__FUNCTION_KEYS__", _FUNCTION_KEYS)
+'''.replace("__FUNCTION_KEYS__", _FUNCTION_KEYS).replace("__PASSING_AND_TARGETS__", _PASSING_AND_TARGETS)
 
 
 #: :data:`FOLLOWER` with no overlap: the registers are the page cache of 34 of ``idlelib``'s modules (a bit a
@@ -227,22 +233,7 @@ def _hf_page_follow():
                 with open(bits[n + i], "rb") as fh:
                     fh.read()
 
-    orig = getattr(Function, "run" + "test")
-
-    def passing(which):
-        def runtest(self):
-            if keys.get((os.path.relpath(str(self.path)), self.originalname)) in which:
-                return None
-            return orig(self)
-        setattr(Function, "run" + "test", runtest)
-
-    args = []
-    for a in sys.argv[1:]:
-        try:
-            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
-        except OSError:
-            pass
-    confirm = [a.split("::", 1)[1] for a in args if "::" in a]
+    __PASSING_AND_TARGETS__
     mine = h16(repr(sorted(keys.values())))
     picked, told = word(0), word(17)
     if confirm:  # only a probe meets one: the version its picked run held is the twin
@@ -269,7 +260,7 @@ def _hf_page_follow():
 
 
 _hf_page_follow()
-""".replace("__FUNCTION_KEYS__", _FUNCTION_KEYS)
+""".replace("__FUNCTION_KEYS__", _FUNCTION_KEYS).replace("__PASSING_AND_TARGETS__", _PASSING_AND_TARGETS)
 
 
 def _pair(task: Task, pristine: Path, tmp: Path, seed: int) -> list[Grade]:
