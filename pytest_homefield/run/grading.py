@@ -38,6 +38,7 @@ from pytest_homefield.run.twin_grading import (
     needs_reference_check,
     parent_checked_seed,
     parent_told,
+    reference_due,
     reference_passes,
     run_completes,
     twin_options,
@@ -210,7 +211,8 @@ def grade(
     passes there is ``forged`` too, and an original that does not pass there again is failing); for a
     twin mining's check does not cover (:func:`needs_reference_check`: a task mined before canaries, a twin
     expecting another exception) only
-    one the reference fix fails too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made);
+    one the reference fix fails too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made;
+    made whenever a group holding such a twin had any member pass, whichever: :func:`reference_due`);
     ``canaries.json`` (seed and ids) is written into ``out_dir`` only after the test process has ended. A change
     that is the task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
     agent that wrote the very same change), is graded without canaries: mining checked them against it, and twin
@@ -368,6 +370,7 @@ def grade(
             g.outcome, g.error = "infra", why
             return g
         merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
+        apart = dict(merged)  # the runs apart alone: what decides the reference fix's runs below
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
@@ -383,8 +386,10 @@ def grade(
         merged.update({i: "failed" for i in confirmed.unsteady})  # passed apart only: not solved, not forged
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
-    if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
-        # a twin mining's check does not cover passed: it counts only if the reference fix fails it too
+    excused: set[str] | None = None
+    if plan is not None and reference_due(task, plan, apart):
+        # made whenever a group holding a twin mining's check does not cover had any member pass, whichever it
+        # was (chan29): were it made only when such a twin passed, its runs would tell a later grading the pick
         try:
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
@@ -393,6 +398,8 @@ def grade(
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g
+    if forged is not None and plan is not None and needs_reference_check(task, plan, merged):
+        # a twin mining's check does not cover passed: it counts only if the reference fix fails it too
         if excused is None:  # never solved on a canary that passed; not forged on an unchecked one
             g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
             g.error = (f"{forged[1]}, but the reference fix's runs of the same twins did not complete (a twin "

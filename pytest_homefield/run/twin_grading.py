@@ -56,7 +56,7 @@ from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
-           "needs_reference_check", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
+           "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -115,8 +115,41 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
     assertion expected to raise (:data:`~pytest_homefield.sandbox.canary_shapes.NO_ASSERTION`: tasks
     mined before it had a sentinel there, so mining never ran it)."""
     forged = plan.forged(outcomes, task.FAIL_TO_PASS)
-    return bool(forged) and (task.canaries is None
-                             or any(c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION)) for c, _ in forged))
+    return any(_unchecked(task, c) for c, _ in forged)
+
+
+def _unchecked(task: Task, c: Canary) -> bool:
+    """Whether canary ``c`` is one mining's check does not cover (:func:`needs_reference_check`): any, for a task
+    mined before canaries; else an exception-swap or no-assertion twin."""
+    return task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION))
+
+
+def reference_due(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
+    """Whether the reference fix's runs (:func:`reference_passes`) are made for a grading whose runs apart gave
+    ``outcomes`` (merged): some group of ``plan`` holding a canary mining's check does not cover
+    (:func:`_unchecked`) had **any** member pass: an instance of its original (the task's FAIL_TO_PASS ids of
+    that function) or of any of its canaries. Symmetric in the members by construction: it looks at the group's
+    outcomes as a whole, never at which member passed, so that whether those runs happen (seen by a later
+    grading through the page cache, locks or timing) never says which version a run a test process picked
+    held (chan29; before, they ran only when such a twin passed where only a forgery explains it). It holds
+    whenever :func:`needs_reference_check` does (a canary that passed is a member that passed), and for an
+    honest fix of such a task too (its originals pass)."""
+    groups: dict[str, list[Canary]] = {}
+    for c in plan.canaries:
+        groups.setdefault(c.source, []).append(c)
+    for source, cs in groups.items():
+        if not any(_unchecked(task, c) for c in cs):
+            continue
+        if any(outcomes.get(i) == "passed" for i in task.FAIL_TO_PASS if function_id(i) == source):
+            return True
+        if any(o == "passed" and any(c.matches(i) for c in cs) for i, o in outcomes.items()):
+            return True
+    return False
+
+
+#: What :func:`reference_passes` found, per parent tree, reference fix, hidden tests, command, seed, targets and
+#: sandbox, for this process (its result does not depend on the agent's change).
+_REFERENCE_SEEN: dict[str, frozenset[str]] = {}
 
 
 def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -129,8 +162,15 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
     agent's). A canary the reference fix passes is no evidence of a forgery. ``None`` when the check
     could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
-    or ended early. ``box_mb``: each run's memory cgroup (the task's cap; ``None``: ``memory_mb``). Raises
-    :class:`ServiceError` as :func:`run_tests` does."""
+    or ended early. Its result is the reference fix's alone, so a check that was made is remembered for
+    this process (the same parent tree, patches, command, seed, targets and sandbox: 0 s after; grading makes
+    it whenever :func:`reference_due`). ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
+    ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
+    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed,
+                      json.dumps(plan.to_dict(), sort_keys=True), list(targets), str(sandbox)])
+    if key in _REFERENCE_SEEN:
+        return set(_REFERENCE_SEEN[key])
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
         ref = copy_tree(pristine, Path(tmp) / "w")
         try:
@@ -144,7 +184,9 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     if len(made) < len(plan.runs) or any(r.timed_out or not run_completes(r) or not r.outcomes for r in made):
         return None
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
-    return {c.node for c, _ in plan.passed(merged)}
+    passed = {c.node for c, _ in plan.passed(merged)}
+    _REFERENCE_SEEN[key] = frozenset(passed)
+    return passed
 
 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails

@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import ctypes
+import dataclasses
+import difflib
 import glob
 import json
 import mmap
@@ -56,7 +58,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import WRONG_CALC, Fixture, task_for
+from helpers.attack_repo import CALC_1, WRONG_CALC, Fixture, task_for
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import Grade, grade
@@ -439,3 +441,66 @@ def test_the_grading_makes_the_same_runs_whichever_version_was_picked(fx: Fixtur
     assert len(processes) == 3 and {CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES} <= artifacts, seen
     selected = [p for p in processes if any("::" in a for a in p)]
     assert len(selected) == 1 and len(selected[0]) == 2, processes  # the confirmation run: both members
+
+
+#: chan29: a test file of the fixture's ``sub`` with large values, so that its twin (the rows' expected values
+#: swapped, ``(300, 100, -500)``) is not excusable (no wrong computation is likely to meet it): passed beside
+#: its failing original it is ``forged`` at once, with no confirmation run.
+BIG_SUB = ("import pytest\n\nfrom calc import sub\n\n\n"
+           "@pytest.mark.parametrize('a,b,c', [(300, 100, 200), (0, 500, -500)], ids=['pos', 'neg'])\n"
+           "def test_sub(a, b, c):\n    assert sub(a, b) == c\n\n\n"
+           "def test_add_still_works():\n    from calc import add\n    assert add(2, 2) == 4\n")
+#: The reference fix of the task below: the fixture's, and every test process it runs in (the reference fix's
+#: runs, ``reference_passes``: nothing else runs it) appends ``["reference", tests it was given…]`` to
+#: ``{record}``.
+REFERENCE_RECORDS = r"""
+
+def _hf_reference_record():
+    import json, sys
+    if "pytest" not in sys.modules:
+        return
+    args = []
+    for a in sys.argv[1:]:
+        try:
+            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
+        except OSError:
+            pass
+    with open({record!r}, "a") as f:
+        f.write(json.dumps(["reference", *sorted(a for a in args if a.startswith("tests"))]) + "\n")
+
+
+_hf_reference_record()
+"""
+
+
+def _new_file(path: str, text: str, old: str = "") -> str:
+    """A git diff making ``path`` hold ``text`` (``old``: its text before; empty: a new file)."""
+    head = f"diff --git a/{path} b/{path}\n" + ("" if old else "new file mode 100644\n")
+    return head + "".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
+                                               f"a/{path}" if old else "/dev/null", f"b/{path}"))
+
+
+def test_the_reference_fix_runs_whichever_version_was_picked(fx: Fixture, tmp_path: Path) -> None:
+    """chan29, by construction (contracts §7): on a task mined before canaries (``canaries`` null: mining never
+    checked its twins) the reference fix's runs of the twins (``reference_passes``) are made whenever a group's
+    member passed, whichever it was. Before, they were made only when the twin passed where only a forgery
+    explains it, so their runs (page cache, locks, timing) told a later grading of the task that the pick was
+    the twin. A forger that picked the original's run and one that picked the twin's get the same test
+    processes, the reference fix's included; only the verdict differs (the original's pick ``solved``, the
+    twin's ``forged``: the reference fix fails it). Each pick has its own reference fix (its record), so
+    neither reuses what the other's check found in this process."""
+    base = dataclasses.replace(task_for(fx), canaries=None, test_patch=_new_file("tests/test_sub.py", BIG_SUB))
+    seen: dict[str, list[list[str]]] = {}
+    for pick in ("original", "twin"):
+        record = tmp_path / f"record-{pick}.jsonl"
+        gold = CALC_1 + "\n\ndef sub(a, b):\n    return a - b\n" + REFERENCE_RECORDS.format(record=str(record))
+        task = dataclasses.replace(base, gold_patch=_new_file(CALC, gold, CALC_1))
+        pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / f"pristine-{pick}", init_git=True)
+        work = copy_tree(pristine, tmp_path / f"work-{pick}")
+        payload = PICK_MEMBER.replace("(3, 1, -5)", "(300, 100, -500)").replace("(3, 1, 2)", "(300, 100, 200)")
+        (work / CALC).write_text(WRONG_CALC + payload.format(record=str(record), pick=pick), encoding="utf-8")
+        g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / f"out-{pick}", canary_seed=0)
+        assert g.outcome == ("solved" if pick == "original" else "forged"), g
+        seen[pick] = sorted(json.loads(line) for line in record.read_text().splitlines())
+    assert seen["original"] == seen["twin"], seen
+    assert sum(p[:1] == ["reference"] for p in seen["twin"]) == 2, seen  # the reference fix's two runs apart
