@@ -5,7 +5,8 @@ and a once-per-process probe that bubblewrap works here.
 only: the system (``/usr``, the ``/bin``-style symlinks, and of ``/etc`` only the entries a toolchain
 needs, :data:`ETC_ENTRIES`: never ``shadow`` or ``ssh``; never ``/opt`` as a whole) and every path of
 ``Policy.ro`` bound read-only (``--ro-bind``), ``Policy.rw`` bound read-write (``--bind``), a fresh
-``--proc``, ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
+``--proc`` (its ``/proc/locks``, which lists other sandboxes' locks, behind an empty file:
+:data:`PROC_MASKED`), ``--dev`` and ``--tmpfs /tmp``, new PID, IPC and UTS namespaces (``--unshare-pid``,
 ``--unshare-ipc``, ``--unshare-uts``) and a user namespace where the kernel allows one
 (``--unshare-user-try``: its own keyrings, nothing a sandbox adds with ``add_key`` reaches the next),
 every capability dropped when homefield runs as root (``--cap-drop ALL``: bubblewrap started by root
@@ -173,7 +174,8 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     """
     sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     hidden = [str(p) for p in protected() if _under(str(p), sys_roots)]
-    args = [bwrap, *_system_args(), *[a for p in hidden for a in ("--tmpfs", p)], "--proc", "/proc", "--dev", "/dev"]
+    args = [bwrap, *_system_args(), *[a for p in hidden for a in ("--tmpfs", p)], "--proc", "/proc",
+            *_proc_masks(), "--dev", "/dev"]
     size = [] if policy.tmpfs_bytes is None else ["--size", str(int(policy.tmpfs_bytes))]
     if size:
         args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
@@ -210,6 +212,21 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     if args_fd:  # run by the reaper: a pids cgroup of its own where one can be made (proccap)
         return marked([bwrap, "--args", f"{ARGS_MARK}{len(args) - 1}", *args[1:], "--", *command])
     return [*args, "--", *command]
+
+
+#: The files of a fresh ``/proc`` that show other sandboxes' state and that bubblewrap's namespaces do not
+#: make the sandbox's own, each hidden behind an empty read-only file (:func:`_proc_masks`): ``/proc/locks``
+#: lists every POSIX, OFD and ``flock`` lock of the machine with its holder's pid and its file's device and
+#: inode, so a process in one sandbox read another's locks, on files it never sees (chan29; the same that
+#: ``F_GETLK`` tells of a file both bind, which stays: contracts §9).
+PROC_MASKED = ("/proc/locks",)
+
+
+def _proc_masks() -> list[str]:
+    """The options that bind an empty read-only file (:func:`_empty_file`) over each of :data:`PROC_MASKED`
+    that this kernel has, after ``--proc``: a process inside reads nothing there, and, with no capability
+    (``--cap-drop ALL``, or an unprivileged user namespace's mount locked under it), cannot unmount it."""
+    return [a for f in PROC_MASKED if os.path.exists(f) for a in ("--ro-bind", str(_empty_file()), f)]
 
 
 def _mask_args(ro: Sequence[str], visible: Sequence[str], own: Sequence[str] = ()) -> list[str]:

@@ -396,3 +396,50 @@ def test_no_bind_shows_a_protected_folder(tmp_path: Path, monkeypatch: pytest.Mo
     out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
     assert out.stdout.split("---\n") == ["", "zoneinfo\n", f"{len(os.listdir(keep))}\n"], out
     assert "No such file or directory" in out.stderr
+
+
+#: Holds an open file description lock (``F_OFD_SETLK``; ``struct flock``: type, whence, start, len, pid 0) on
+#: ``held``: ``/proc/locks`` shows those to every PID namespace (pid ``-1``; a POSIX lock or a ``flock`` is
+#: shown only where its holder's pid is), then prints the file's inode and waits for its stdin to close.
+_HOLD = """
+import fcntl, os, struct, sys
+f = open("held", "w")
+fcntl.fcntl(f, fcntl.F_OFD_SETLK, struct.pack("hhqqi4x", fcntl.F_WRLCK, 0, 0, 0, 0))
+print(os.stat("held").st_ino, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_sandbox_sees_no_other_sandboxs_locks_or_processes(tmp_path: Path) -> None:
+    """chan29: a fresh ``/proc`` lists every lock of the machine in ``/proc/locks`` (holder pid, device and
+    inode), so one sandbox read another's locks on files it never sees (lock28's channel without a shared
+    file). With an agent's sandbox holding a lock the host sees, an agent's sandbox and a graded test run both
+    read nothing there, and neither sees the holder among its processes (its own PID namespace)."""
+    exe = _bwrap()
+    hold_ws, ws, work = tmp_path / "hold", tmp_path / "ws", tmp_path / "w"
+    for d in (hold_ws, ws, work / "tests"):
+        d.mkdir(parents=True)
+    (hold_ws / "hold.py").write_text(_HOLD)
+    holder = subprocess.Popen(bwrap_argv([sys.executable, "hold.py"], Policy(cwd=hold_ws, rw=[hold_ws],
+                                                                             ro=python_paths()), bwrap=exe),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        ino = holder.stdout.readline().strip()
+        assert ino and f":{ino} " in Path("/proc/locks").read_text()  # the host sees the lock
+        look = ("import os; print(repr(open('/proc/locks').read())); "
+                "print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+        agent = subprocess.run(bwrap_argv([sys.executable, "-c", look], Policy(cwd=ws, rw=[ws], ro=python_paths()),
+                                          bwrap=exe), capture_output=True, text=True, timeout=60)
+        locks, pids = agent.stdout.splitlines()
+        assert locks == "''" and max(eval(pids)) <= 3, agent.stdout + agent.stderr
+        (work / "tests" / "test_proc.py").write_text(
+            "import os\n\n\ndef test_no_other_sandbox():\n"
+            "    assert open('/proc/locks').read() == ''\n"
+            "    assert max(int(p) for p in os.listdir('/proc') if p.isdigit()) <= 3\n")
+        cmd = (f"{sys.executable} -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider "
+               "-p no:anyio")
+        run = run_tests(work, cmd, ["tests/test_proc.py"], out_dir=tmp_path / "out", sandbox="bwrap")
+        assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
+    finally:
+        holder.communicate(timeout=30)
