@@ -250,9 +250,12 @@ def _mask_args(ro: Sequence[str], visible: Sequence[str], own: Sequence[str] = (
 @functools.lru_cache(maxsize=1)
 def _empty_file() -> Path:
     """An empty read-only file of this process (in an owner-named temp folder, removed at exit and
-    swept if the process is killed)."""
+    swept if the process is killed). The folder can be passed through but not listed by any user (``0o711``):
+    every bubblewrap binds the file (:func:`_proc_masks`), also one started as another user with the argv this
+    process built; it holds nothing else."""
     folder = mkdtemp()
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    folder.chmod(0o711)
     empty = folder / "empty"
     empty.touch(mode=0o444)
     return empty
