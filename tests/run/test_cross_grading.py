@@ -42,6 +42,12 @@ confirmation run, and no more are solved clean than are caught. The deterministi
 :func:`test_the_grading_makes_the_same_runs_whichever_version_was_picked`: a grading whose picked run held
 the original and one whose picked run held the twin get the same test processes with the same selections.
 The page-cache channel itself stays open (tests/sandbox/test_page_cache_channel.py, xfail).
+
+chan29 closed the last such step: the reference fix's runs of the twins (``reference_passes``, for a task mined
+before canaries or an exception-swap or no-assertion twin) were made only when such a twin passed where only a
+forgery explains it; they are now made whenever a group holding one had any member pass
+(:func:`test_the_reference_fix_runs_whichever_version_was_picked`,
+:func:`test_whether_the_reference_fix_runs_is_the_same_whichever_member_passed`).
 """
 
 from __future__ import annotations
@@ -62,7 +68,7 @@ from helpers.attack_repo import CALC_1, WRONG_CALC, Fixture, task_for
 
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES
+from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, CONFIRM_PARENT_OUTCOMES, reference_due
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 
@@ -504,3 +510,25 @@ def test_the_reference_fix_runs_whichever_version_was_picked(fx: Fixture, tmp_pa
         seen[pick] = sorted(json.loads(line) for line in record.read_text().splitlines())
     assert seen["original"] == seen["twin"], seen
     assert sum(p[:1] == ["reference"] for p in seen["twin"]) == 2, seen  # the reference fix's two runs apart
+
+
+def test_whether_the_reference_fix_runs_is_the_same_whichever_member_passed(fx: Fixture) -> None:
+    """``reference_due`` looks at a group's outcomes as a whole: swapping the original's outcome with its twin's
+    never changes it; it holds when any member of a group holding a twin mining's check does not cover passed
+    (every twin of a task mined before canaries, an exception-swap twin of another), never for an ordinary
+    twin of a task mined with canaries, nor when every member failed."""
+    from pytest_homefield.sandbox.canaries import Canary, CanaryPlan
+    from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
+
+    source = "tests/test_sub.py::test_sub"
+    twin = f"{source}@twin1"
+    legacy, mined = dataclasses.replace(task_for(fx), canaries=None), task_for(fx, canaries=1)
+    value = CanaryPlan(0, [Canary(twin, source, "contradiction", "expected 2 -> 7")])
+    swap = CanaryPlan(0, [Canary(twin, source, "contradiction", f"{EXCEPTION_SWAP} ValueError -> KeyError")])
+    for task, plan, due in ((legacy, value, True), (mined, swap, True), (mined, value, False)):
+        for mine, its in (("passed", "failed"), ("failed", "passed"), ("passed", "passed"), ("failed", "failed")):
+            outcomes = {**{i: mine for i in task.FAIL_TO_PASS}, **{f"{twin}[pos]": its, f"{twin}[neg]": its}}
+            swapped = {**{i: its for i in task.FAIL_TO_PASS}, **{f"{twin}[pos]": mine, f"{twin}[neg]": mine}}
+            got = reference_due(task, plan, outcomes)
+            assert got == reference_due(task, plan, swapped) == (due and "passed" in (mine, its)), (task.canaries,
+                                                                                                     plan, mine, its)
