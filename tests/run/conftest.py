@@ -11,8 +11,8 @@ import pytest
 from helpers.attack_repo import Fixture, build, task_for
 
 from pytest_homefield.records import Task
-from pytest_homefield.run.canary_key import KEY_BYTES
 from pytest_homefield.run.attempt import SnapshotCache
+from pytest_homefield.run.canary_key import KEY_BYTES
 
 
 @pytest.fixture(scope="module")
