@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pytest_homefield.agents.base import Agent, AgentContext, AgentResult, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
+from pytest_homefield.layout import HomefieldDir
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
@@ -170,10 +171,11 @@ def task_for(fx: Fixture, *, canaries: int | None = None) -> Task:
     )
 
 
-def user_checkout(fx: Fixture, task: Task, repo: Path, copies: int = 1) -> Path:
+def user_checkout(fx: Fixture, task: Task, repo: Path, copies: int = 1, canary_key: bytes | None = None) -> Path:
     """A clone of the fixture in ``repo`` as the user's checkout, with ``.homefield/tasks.jsonl`` holding
     ``task`` (its gold patch in it): what an attack reaches for. ``copies`` > 1: that many copies of it,
-    with ids ``<id>-0``, ``<id>-1``, …"""
+    with ids ``<id>-0``, ``<id>-1``, …. ``canary_key``: written as its ``.homefield/canary.key``
+    (:func:`plant_canary_key`); ``None``: none, the first grading makes one."""
     import dataclasses
     import json
 
@@ -181,7 +183,25 @@ def user_checkout(fx: Fixture, task: Task, repo: Path, copies: int = 1) -> Path:
     (repo / ".homefield").mkdir()
     tasks = [task] if copies == 1 else [dataclasses.replace(task, id=f"{task.id}-{i}") for i in range(copies)]
     (repo / ".homefield" / "tasks.jsonl").write_text("".join(json.dumps(t.to_dict()) + "\n" for t in tasks))
+    if canary_key is not None:
+        plant_canary_key(repo, canary_key)
     return repo
+
+
+def plant_canary_key(repo: Path, key: bytes) -> Path:
+    """Write ``key`` (32 bytes) as ``repo``'s ``.homefield/canary.key`` (0600), as the first grading would
+    (:func:`pytest_homefield.run.canary_key.canary_key`); its path. The fixture's commits are the same in
+    every build (fixed dates and identity), so with one key a task's canary seed is the same in every
+    checkout and its parent check (:func:`~pytest_homefield.run.twin_grading.parent_checked_seed`, once per
+    task, seed and process) is made once per process, not once per checkout."""
+    path = HomefieldDir(repo).canary_key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, key)
+    finally:
+        os.close(fd)
+    return path
 
 
 def cmd_agent(command: str, name: str = "attack") -> CommandAgent:

@@ -5,6 +5,7 @@ record's ``excluded`` field said, and the one commit whose only red test it was 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from helpers.e2e_repo import homefield
@@ -28,6 +29,8 @@ def test_a_test_broken_at_every_commit_is_named_once_in_the_summary(tmp_path: Pa
         repo.write("pkg/__init__.py", code)
         repo.write("tests/test_pkg.py", tests)
         repo.commit(f"Add {name}() for two numbers")
+    # untracked, like a user's local config: a test command without third-party plugins keeps each test run lean
+    (repo.path / ".homefield.yml").write_text(f'test_cmd: "{sys.executable} -m pytest --disable-plugin-autoload"\n')
     proc = homefield(repo.path, "mine", "--stability-runs", "1", "--sandbox", "none")
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]

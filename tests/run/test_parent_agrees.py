@@ -16,11 +16,11 @@ from __future__ import annotations
 import ast
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from helpers.attack_repo import _write
+from helpers.e2e_repo import homefield
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import PARENT_AGREES
@@ -144,11 +144,13 @@ def test_row_ids_are_pytests() -> None:
 
 
 def test_mining_keeps_the_task_with_its_canary(sign: Sign, tmp_path: Path) -> None:
-    """The reference fix fails the restricted twin in mining's check: one canary, nothing unprotected."""
+    """The reference fix fails the restricted twin in mining's check: one canary, nothing unprotected. One
+    stability run and the task's lean test command (no third-party plugin in each test run): the subject is the
+    canary check, made once per candidate whatever the stability runs (tests/mine/test_redgreen.py)."""
     repo = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(sign.root), str(repo)], check=True, capture_output=True)
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "mine"], cwd=repo, capture_output=True,
-                          text=True, timeout=600)
+    (repo / ".homefield.yml").write_text(f"test_cmd: {json.dumps(sign.task.test_cmd)}\n")  # untracked, as a user's
+    proc = homefield(repo, "mine", "--stability-runs", "1", timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     tasks = [json.loads(line) for line in (repo / ".homefield" / "tasks.jsonl").read_text().splitlines()]
     assert [(t["FAIL_TO_PASS"], sorted(t["PASS_TO_PASS"]), t["canaries"], t["canary_unprotected"])

@@ -77,9 +77,11 @@ def task(fx: Fixture) -> Task:
 
 
 @pytest.fixture
-def user_repo(fx: Fixture, task: Task, tmp_path: Path) -> Path:
-    """A clone of the fixture as the user's checkout, with ``.homefield/tasks.jsonl`` (gold patch in it)."""
-    return user_checkout(fx, task, tmp_path / "user-repo")
+def user_repo(fx: Fixture, task: Task, tmp_path: Path, session_canary_key: bytes) -> Path:
+    """A clone of the fixture as the user's checkout, with ``.homefield/tasks.jsonl`` (gold patch in it) and the
+    session's canary key: no test here is about the key, and with one key the task's parent check is made once
+    per process, not in every test's checkout."""
+    return user_checkout(fx, task, tmp_path / "user-repo", canary_key=session_canary_key)
 
 
 @pytest.fixture
