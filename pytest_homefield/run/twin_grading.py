@@ -39,6 +39,7 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
+from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -240,11 +241,13 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
 
 def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
     """Whether contradiction ``twin`` of ``plan`` changes a line of its original past the end of the statement
-    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or a name
-    (:func:`_bound`) that a line past it reads: with the parent's code both versions stop at ``stop``, and what
-    the twin changed after it runs in neither, while a test process running the statements one at a time runs
-    it (atk28). ``False`` when its member texts are not
-    in the plan's layouts or the original's does not parse (nothing to compare)."""
+    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or gives a
+    value that can reach a line past it (:func:`~pytest_homefield.sandbox.canary_flow.reaches_past`: a name it
+    binds or a ``parametrize`` column it changes, read there directly or through the names, objects, fixtures and
+    calls it flows into before it; atk29): with the parent's code both versions stop at ``stop``, and what the
+    twin changed after it runs in neither, while a test process running the statements one at a time runs it
+    (atk28). ``False`` when its member texts are not in the plan's layouts or the original's does not parse
+    (nothing to compare)."""
     j = int(twin.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in twin.node else 0
     for lay in plan.layouts.values():
         if twin.source not in lay.groups or not 0 < j < len(lay.spans[lay.groups[twin.source]].members):
@@ -252,36 +255,29 @@ def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
         members = lay.spans[lay.groups[twin.source]].members
         ops = difflib.SequenceMatcher(None, members[0].splitlines(), members[j].splitlines(), autojunk=False)
         changed = [i for op, i1, i2, _, _ in ops.get_opcodes() if op != "equal" for i in range(i1, max(i2, i1 + 1))]
-        try:
-            func = next(n for n in parse_source(textwrap.dedent(members[0])).body
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-        except (SyntaxError, ValueError, StopIteration):
+        func, other = _function(members[0]), _function(members[j])
+        if func is None:
             return False
         end = statement_at(func, stop + 1)[1]  # lines of the parsed member: 1 is the definition's first
         lines = {i + 1 for i in changed}
-        return bool(lines) and (max(lines) > end or bool(_bound(func, lines) & _read_after(func, end)))
+        if not lines:
+            return False
+        names = changed_names(func, other, lines, [statement_at(func, line) for line in lines])
+        try:
+            module: ast.Module | None = parse_source(lay.text)
+        except (SyntaxError, ValueError):
+            module = None
+        return max(lines) > end or reaches_past(func, names, lines, end, module)
     return False
 
 
-def _bound(func: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> set[str]:
-    """The names a change on ``lines`` of ``func`` gives another value: the argument names of a decorator on
-    them (a ``parametrize`` column: every name it lists), and the names stored by a statement of the body
-    holding one of them (``x = 5``, a ``for`` target)."""
-    names: set[str] = set()
-    for dec in func.decorator_list:
-        if lines & set(range(dec.lineno, (dec.end_lineno or dec.lineno) + 1)):
-            names |= {w.strip() for n in ast.walk(dec) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                      for w in n.value.split(",") if w.strip().isidentifier()}
-    for line in lines:
-        lo, hi = statement_at(func, line)
-        names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                  and lo <= n.lineno <= hi and lo > func.lineno}
-    return names
-
-
-def _read_after(func: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> set[str]:
-    """The names ``func`` reads on lines past ``end``."""
-    return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end}
+def _function(text: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The first function a member's text defines, ``None`` when it does not parse or defines none."""
+    try:
+        return next(n for n in parse_source(textwrap.dedent(text)).body
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    except (SyntaxError, ValueError, StopIteration):
+        return None
 
 
 _V = TypeVar("_V")
