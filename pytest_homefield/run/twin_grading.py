@@ -151,8 +151,9 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
 #: (:func:`parent_checked_seed`): the task's own, then ones derived from it.
 PARENT_TRIES = 8
-#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process.
-_PARENT_SEEDS: dict[str, tuple[int, dict[str, int]]] = {}
+#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``
+#: and the group functions the parent still told in its plan.
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str]]] = {}
 
 
 @dataclass(frozen=True)
@@ -311,22 +312,25 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
     the try used and its ``stops``), so a task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
-    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27)."""
+    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). The group functions the parent still tells in the
+    plan used (every try told them: a column flowing past the stop that is the function's only site, atk29) are
+    added to its :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected` (``canaries.json``): no twin
+    guards them, as for a sentinel."""
     key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "stops"])
     if key in _PARENT_SEEDS:
-        use, known = _PARENT_SEEDS[key]
-        return use, plan_for(use, known)
+        use, known, still = _PARENT_SEEDS[key]
+        return use, _unguarded(plan_for(use, known), still)
     digest = hashlib.sha256(key.encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
         use = _try_seed(seed, stored[0])
-        _PARENT_SEEDS[key] = (use, stored[1])
-        return use, plan_for(use, stored[1])
+        _PARENT_SEEDS[key] = (use, stored[1], stored[2])
+        return use, _unguarded(plan_for(use, stored[1]), stored[2])
     plan = plan_for(seed, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
-    # (twins the parent tells, try, seed, stops, plan): the fewest
-    best: tuple[int, int, int, dict[str, int], TwinPlan] | None = None
+    # (twins the parent tells, try, seed, stops, plan, those told): the fewest
+    best: tuple[int, int, int, dict[str, int], TwinPlan, list[str]] | None = None
     stops: dict[str, int] = {}
     answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
@@ -341,17 +345,24 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[
         if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
             return seed, plan_for(seed, {}) if n else plan
         if best is None or len(found.told) < best[0]:
-            best = (len(found.told), n, use, dict(stops), plan)
+            best = (len(found.told), n, use, dict(stops), plan, sorted(found.told))
         if not found.told:
             break
         stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
     assert best is not None
-    _, n, use, stops, plan = best
-    _PARENT_SEEDS[key] = (use, stops)
+    _, n, use, stops, plan, still = best
+    _PARENT_SEEDS[key] = (use, stops, still)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
-            append_jsonl(store, {"key": digest, "try": n, "stops": stops})
-    return use, plan
+            append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still})
+    return use, _unguarded(plan, still)
+
+
+def _unguarded(plan: TwinPlan, told: Sequence[str]) -> TwinPlan:
+    """``plan`` with the group functions ``told`` (the parent check told them on every try) in its
+    :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`."""
+    plan.unprotected = sorted(set(plan.unprotected) | set(told))
+    return plan
 
 
 def _members(plan: TwinPlan) -> tuple[Any, ...]:
@@ -372,18 +383,20 @@ def _try_seed(seed: int, n: int) -> int:
     return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
 
 
-def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int]] | None:
-    """``(try, stops)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it
+def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int], list[str]] | None:
+    """``(try, stops, told)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it
     wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
-    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none) is passed over."""
-    found: tuple[int, dict[str, int]] | None = None
+    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none) and ``told`` a list of
+    texts (absent, as before atk29: none) is passed over."""
+    found: tuple[int, dict[str, int], list[str]] | None = None
     try:
         for r in read_jsonl(store):
-            n, stops = r.get("try"), r.get("stops", {})
+            n, stops, told = r.get("try"), r.get("stops", {}), r.get("told", [])
             if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
                     and isinstance(stops, dict) \
-                    and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()):
-                found = (n, {str(k): int(v) for k, v in stops.items()})
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
+                    and isinstance(told, list) and all(isinstance(f, str) for f in told):
+                found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told))
     except (OSError, StoreError, ValueError):
         return None
     return found
