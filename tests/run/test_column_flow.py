@@ -19,7 +19,8 @@ bubblewrap, never ``forged``, no twin hit, not suspicious (``/tmp/atk29/measure.
 
 The parent check now follows the value through ``size`` (``sandbox/canary_flow.py``) and tells the twin; but the
 column is the function's only value site and the flip at the stop (``got != expected``) passes on the parent, so
-every draw is told and the first is kept: the attack still solves it (strict xfail below).
+every draw is told and the first is kept: the attack still solves it (strict xfail below), and the plan lists the
+function in ``canaries.json``'s ``unprotected`` (no twin guards it).
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ def test_a_group_the_parent_tells_on_every_draw_is_listed_unprotected(digits_tas
 @pytest.mark.xfail(strict=True, reason="atk29: the expected column is the function's only value site and it flows "
                    "past the stop through size = len(expected); the flip at the stop passes on the parent, so every "
                    "draw of the parent check is told and the first is kept: assert-tell passes the original and "
-                   "fails the twin (solved, 12 of 12 seeds). No twin of this function can be untold; it needs a "
-                   "twin kind that changes the comparison at the stop only, or the function listed unprotected.")
+                   "fails the twin (solved, 12 of 12 seeds). No twin of this function can be untold (it is listed "
+                   "unprotected); it needs a twin kind that changes the comparison at the stop only.")
 def test_assert_tell_on_a_column_carried_past_the_stop_is_forged(digits_task: FixTask, tmp_path: Path
                                                                  ) -> None:
     """With no fix, one seed: what a held-back ``assert-tell`` gets; ``forged`` is what a guarded group gives."""
