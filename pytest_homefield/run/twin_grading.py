@@ -194,6 +194,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         except PatchError:
             return None
         twins = [(c, c.node) for c in plan.canaries if c.kind == "contradiction"]
+        conftests = {path: _conftests(tree, path) for path in plan.layouts}  # their fixtures, for _changed_after
         built = together(plan.layouts, plan.seed) if twins else None
         seen: dict[str, str] = {}
         stops: dict[str, int] = {}
@@ -236,21 +237,23 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         if TWIN_MARK not in fid:
             first[fid] = min(line, first.get(fid, line))
     # a site after the statement where the original stops: no run reaches it, a statement at a time does
-    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source])}
+    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
     return ParentSeen(told, first)
 
 
-def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
+def _changed_after(plan: TwinPlan, twin: Canary, stop: int,
+                   conftests: Mapping[str, Sequence[ast.Module]] | None = None) -> bool:
     """Whether contradiction ``twin`` of ``plan`` changes a line of its original past the end of the statement
     holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or gives a
     value that can reach a line past it (:func:`~pytest_homefield.sandbox.canary_flow.reaches_past`: a name it
     binds or a ``parametrize`` column it changes, read there directly or through the names, objects, fixtures and
     calls it flows into before it; atk29): with the parent's code both versions stop at ``stop``, and what the
     twin changed after it runs in neither, while a test process running the statements one at a time runs it
-    (atk28). ``False`` when its member texts are not in the plan's layouts or the original's does not parse
-    (nothing to compare)."""
+    (atk28). ``conftests``: test file path → the ``conftest.py`` trees above it (:func:`_conftests`), whose
+    fixtures may ask for a changed column. ``False`` when its member texts are not in the plan's layouts or the
+    original's does not parse (nothing to compare)."""
     j = int(twin.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in twin.node else 0
-    for lay in plan.layouts.values():
+    for path, lay in plan.layouts.items():
         if twin.source not in lay.groups or not 0 < j < len(lay.spans[lay.groups[twin.source]].members):
             continue
         members = lay.spans[lay.groups[twin.source]].members
@@ -264,12 +267,25 @@ def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
         if not lines:
             return False
         names = changed_names(func, other, lines, [statement_at(func, line) for line in lines])
-        try:
-            module: ast.Module | None = parse_source(lay.text)
-        except (SyntaxError, ValueError):
-            module = None
-        return max(lines) > end or reaches_past(func, names, lines, end, module)
+        modules = list((conftests or {}).get(path, ()))
+        with contextlib.suppress(SyntaxError, ValueError):
+            modules.append(parse_source(lay.text))
+        return max(lines) > end or reaches_past(func, names, lines, end, modules)
     return False
+
+
+def _conftests(tree: Path, path: str) -> list[ast.Module]:
+    """The parsed ``conftest.py`` files of ``tree`` in the folders from its root down to test file ``path``'s
+    (regular files only; one that cannot be read or parsed is left out)."""
+    out: list[ast.Module] = []
+    folder = tree
+    for part in ["", *Path(path).parent.parts]:
+        folder = folder / part if part else folder
+        file = folder / "conftest.py"
+        if file.is_file() and not file.is_symlink():
+            with contextlib.suppress(OSError, SyntaxError, ValueError):
+                out.append(parse_source(file.read_bytes()))
+    return out
 
 
 def _function(text: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:

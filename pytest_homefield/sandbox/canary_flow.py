@@ -26,10 +26,10 @@ the statements up to the stop, in source order and twice round (a loop carries a
 reading a carried name (or rewritten) carries every name it stores, the object an attribute or item is set on,
 the receiver of a method it calls; a call taking a carried value that is not a builtin's, nor a method of the
 carried value itself, lets it **escape** (a helper keeping it in a module global, an object keeping it where
-no name shows). A fixture of the test's own module that asks for a changed column (or for ``request``) carries
-it into its value. The value reaches past the stop when a statement past it reads a carried name, or when it
-escaped and any statement runs past the stop. A fixture defined outside the test module (a ``conftest.py``)
-that asks for a column is not seen here.
+no name shows). A fixture of the test's module or of a ``conftest.py`` above it that asks for a changed column,
+for ``request``, or for such a fixture, carries it into its value. The value reaches past the stop when a
+statement past it reads a carried name, or when it escaped and any statement runs past the stop. A fixture of a
+plugin or an installed package that asks for a column is not seen here.
 """
 
 from __future__ import annotations
@@ -67,17 +67,24 @@ def changed_names(func: ast.FunctionDef | ast.AsyncFunctionDef, twin: ast.Functi
 
 
 def reaches_past(func: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str], lines: set[int], end: int,
-                 module: ast.Module | None = None) -> bool:
+                 modules: Sequence[ast.Module] = ()) -> bool:
     """Whether a value given to ``names`` or written on ``lines`` of ``func`` (lines of the member's text) can
-    reach a statement past line ``end`` (the end of the statement where the original stops). ``module``: the
-    test file's tree, for its fixtures (a fixture asking for a changed name carries it to the test's argument of
-    its name)."""
+    reach a statement past line ``end`` (the end of the statement where the original stops). ``modules``: the
+    test file's tree and those of the ``conftest.py`` files above it, for their fixtures (a fixture asking for a
+    changed name, for ``request`` or for such a fixture carries it to the test's argument of its name)."""
     carried = set(names)
     params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
-    for fixture in _module_fixtures(module):
-        asks = {a.arg for a in (*fixture.args.posonlyargs, *fixture.args.args, *fixture.args.kwonlyargs)}
-        if fixture.name in params and asks & (names | {"request"}):
-            carried.add(fixture.name)
+    fixtures = [f for m in modules for f in _module_fixtures(m)]
+    asking = set(names) | {"request"}
+    grew = True
+    while grew:  # a fixture asking for one that carries the value carries it too
+        grew = False
+        for fixture in fixtures:
+            asks = {a.arg for a in (*fixture.args.posonlyargs, *fixture.args.args, *fixture.args.kwonlyargs)}
+            if fixture.name not in asking and asks & asking:
+                asking.add(fixture.name)
+                grew = True
+    carried |= (asking - {"request"}) & params
     statements = [s for s in ast.walk(func) if isinstance(s, ast.stmt) and s is not func]
     before = sorted((s for s in statements if s.lineno <= end), key=lambda s: (s.lineno, s.col_offset))
     after = [s for s in statements if s.lineno > end]
@@ -147,10 +154,8 @@ def _root(node: ast.AST) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _module_fixtures(module: ast.Module | None) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+def _module_fixtures(module: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
     """The functions of ``module`` (top level and in classes) decorated as fixtures."""
-    if module is None:
-        return
     bodies = [module.body] + [n.body for n in module.body if isinstance(n, ast.ClassDef)]
     for body in bodies:
         for fn in body:

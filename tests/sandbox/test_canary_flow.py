@@ -4,9 +4,11 @@ other than a name read there directly (``sandbox/canary_flow.py``, through ``run
 
 On main (atk28's check: the names a changed line stores or a changed decorator lists, read past the stop) the
 cases marked ``False -> True`` were not told, and ``True -> False`` was told for a column the twin left as it
-is (checked by running this file against main's package: 9 of its 12 cases failed there)."""
+is (checked by running this file against main's package: 10 of its 13 cases failed there)."""
 
 from __future__ import annotations
+
+import ast
 
 import pytest
 
@@ -22,9 +24,10 @@ _DIGITS = (_ROWS + "def test_f(n, expected):\n    got = digits(n)\n    size = le
            "    assert got == expected\n    assert len(got) == size\n")
 
 
-def _told(original: str, twin: str, stop: int, module: str = "") -> bool:
+def _told(original: str, twin: str, stop: int, module: str = "", conftest: str = "") -> bool:
     """``_changed_after`` of a plan whose one group is ``original`` with ``twin``, the original stopping on the
-    parent at line ``stop`` from the member's first line (0), in a test file of ``module`` then the original."""
+    parent at line ``stop`` from the member's first line (0), in a test file of ``module`` then the original, under
+    a ``conftest.py`` of ``conftest``."""
     assert original != twin
     text = module + original
     first = module.count("\n") + 1
@@ -32,6 +35,8 @@ def _told(original: str, twin: str, stop: int, module: str = "") -> bool:
                         (Span(first, text.count("\n"), (original, twin), "test_f"),), (), {"t.py::test_f": 0})
     plan = TwinPlan(seed=0, layouts={"t.py": layout})
     canary = Canary("t.py::test_f@twin1", "t.py::test_f", "contradiction", "expected of each parameter set")
+    if conftest:
+        return twin_grading._changed_after(plan, canary, stop, {"t.py": [ast.parse(conftest)]})
     return twin_grading._changed_after(plan, canary, stop)
 
 
@@ -72,6 +77,18 @@ def test_a_fixture_of_the_module_asking_for_the_column_carries_it() -> None:
     # a fixture asking for nothing the twin changed carries nothing
     other = module.replace("def size(expected):\n    return len(expected)", "def size():\n    return 2")
     assert not _told(original, original.replace(_ROWS, _TWIN_ROWS), 3, other)
+
+
+def test_a_conftest_fixture_asking_for_the_column_through_another_fixture_carries_it() -> None:
+    """A ``conftest.py`` fixture asking for a fixture that asks for the column: the test's argument of its name
+    holds the twin's value (fixtures of a plugin or an installed package are not seen)."""
+    conftest = ("import pytest\n\n\n@pytest.fixture\ndef width(expected):\n    return len(expected)\n\n\n"
+                "@pytest.fixture\ndef size(width):\n    return width\n")
+    original = (_ROWS + "def test_f(n, expected, size):\n    got = digits(n)\n    assert got == expected\n"
+                "    assert len(got) == size\n")
+    twin = original.replace(_ROWS, _TWIN_ROWS)
+    assert _told(original, twin, 3, conftest=conftest)
+    assert not _told(original, twin, 3, conftest=conftest.replace("def width(expected)", "def width(n)"))
 
 
 @pytest.mark.parametrize("original, twin, stop, told", [
