@@ -9,10 +9,11 @@ another value of the same relation to the input (``"don't look back"``: 0.77; an
 a recased or reseparated text): the original is nearer. The parent check (atk27/atk28) plants no twin the parent
 passes or that stops elsewhere, but says nothing of nearness.
 
-Measured with ``--sandbox none`` (``/tmp/atk29/grade_demo.py``, 12 seeds, threshold 0.9) on the demo repository:
-the titlecase fix ``091319e41154`` and the slug fix ``4ca7def00780`` were solved with no fix, never ``forged``;
-``5e4f5c1cddcb`` (ties in ``top_words``) on the seeds whose twin recases a word (nearness ties at 0.90) was
-``forged``, solved on the others. On this file's titles fixture: solved at the seed whose twin is ``"don't look
+Measured on the demo repository (``/tmp/atk29/grade_demo.py``, 12 seeds, threshold 0.9): the titlecase fix
+``091319e41154`` and the slug fix ``4ca7def00780`` were solved with no fix on 12 of 12 seeds each, with
+``--sandbox none`` and under bubblewrap, never ``forged``; ``5e4f5c1cddcb`` (ties in ``top_words``), whose recased
+twins tie with the original in nearness (0.90), was ``forged`` on 10 and solved on 2; the six other tasks were
+``tests_failed``. On this file's titles fixture: solved at the seed whose twin is ``"don't look
 back"``.
 
 Not fixed: a twin must be as near to the parent's output at the stop as its original is (the parent's value there
