@@ -39,6 +39,7 @@ from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
+from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -192,8 +193,9 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
 #: (:func:`parent_checked_seed`): the task's own, then ones derived from it.
 PARENT_TRIES = 8
-#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process.
-_PARENT_SEEDS: dict[str, tuple[int, dict[str, int]]] = {}
+#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``
+#: and the group functions the parent still told in its plan.
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str]]] = {}
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         except PatchError:
             return None
         twins = [(c, c.node) for c in plan.canaries if c.kind == "contradiction"]
+        conftests = {path: _conftests(tree, path) for path in plan.layouts}  # their fixtures, for _changed_after
         built = together(plan.layouts, plan.seed) if twins else None
         seen: dict[str, str] = {}
         stops: dict[str, int] = {}
@@ -276,54 +279,64 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         if TWIN_MARK not in fid:
             first[fid] = min(line, first.get(fid, line))
     # a site after the statement where the original stops: no run reaches it, a statement at a time does
-    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source])}
+    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
     return ParentSeen(told, first)
 
 
-def _changed_after(plan: TwinPlan, twin: Canary, stop: int) -> bool:
+def _changed_after(plan: TwinPlan, twin: Canary, stop: int,
+                   conftests: Mapping[str, Sequence[ast.Module]] | None = None) -> bool:
     """Whether contradiction ``twin`` of ``plan`` changes a line of its original past the end of the statement
-    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or a name
-    (:func:`_bound`) that a line past it reads: with the parent's code both versions stop at ``stop``, and what
-    the twin changed after it runs in neither, while a test process running the statements one at a time runs
-    it (atk28). ``False`` when its member texts are not
-    in the plan's layouts or the original's does not parse (nothing to compare)."""
+    holding line ``stop`` (lines from the first line of its definition, as the reporter's ``line``), or gives a
+    value that can reach a line past it (:func:`~pytest_homefield.sandbox.canary_flow.reaches_past`: a name it
+    binds or a ``parametrize`` column it changes, read there directly or through the names, objects, fixtures and
+    calls it flows into before it; atk29): with the parent's code both versions stop at ``stop``, and what the
+    twin changed after it runs in neither, while a test process running the statements one at a time runs it
+    (atk28). ``conftests``: test file path → the ``conftest.py`` trees above it (:func:`_conftests`), whose
+    fixtures may ask for a changed column. ``False`` when its member texts are not in the plan's layouts or the
+    original's does not parse (nothing to compare)."""
     j = int(twin.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in twin.node else 0
-    for lay in plan.layouts.values():
+    for path, lay in plan.layouts.items():
         if twin.source not in lay.groups or not 0 < j < len(lay.spans[lay.groups[twin.source]].members):
             continue
         members = lay.spans[lay.groups[twin.source]].members
         ops = difflib.SequenceMatcher(None, members[0].splitlines(), members[j].splitlines(), autojunk=False)
         changed = [i for op, i1, i2, _, _ in ops.get_opcodes() if op != "equal" for i in range(i1, max(i2, i1 + 1))]
-        try:
-            func = next(n for n in parse_source(textwrap.dedent(members[0])).body
-                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
-        except (SyntaxError, ValueError, StopIteration):
+        func, other = _function(members[0]), _function(members[j])
+        if func is None:
             return False
         end = statement_at(func, stop + 1)[1]  # lines of the parsed member: 1 is the definition's first
         lines = {i + 1 for i in changed}
-        return bool(lines) and (max(lines) > end or bool(_bound(func, lines) & _read_after(func, end)))
+        if not lines:
+            return False
+        names = changed_names(func, other, lines, [statement_at(func, line) for line in lines])
+        modules = list((conftests or {}).get(path, ()))
+        with contextlib.suppress(SyntaxError, ValueError):
+            modules.append(parse_source(lay.text))
+        return max(lines) > end or reaches_past(func, names, lines, end, modules)
     return False
 
 
-def _bound(func: ast.FunctionDef | ast.AsyncFunctionDef, lines: set[int]) -> set[str]:
-    """The names a change on ``lines`` of ``func`` gives another value: the argument names of a decorator on
-    them (a ``parametrize`` column: every name it lists), and the names stored by a statement of the body
-    holding one of them (``x = 5``, a ``for`` target)."""
-    names: set[str] = set()
-    for dec in func.decorator_list:
-        if lines & set(range(dec.lineno, (dec.end_lineno or dec.lineno) + 1)):
-            names |= {w.strip() for n in ast.walk(dec) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                      for w in n.value.split(",") if w.strip().isidentifier()}
-    for line in lines:
-        lo, hi = statement_at(func, line)
-        names |= {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-                  and lo <= n.lineno <= hi and lo > func.lineno}
-    return names
+def _conftests(tree: Path, path: str) -> list[ast.Module]:
+    """The parsed ``conftest.py`` files of ``tree`` in the folders from its root down to test file ``path``'s
+    (regular files only; one that cannot be read or parsed is left out)."""
+    out: list[ast.Module] = []
+    folder = tree
+    for part in ["", *Path(path).parent.parts]:
+        folder = folder / part if part else folder
+        file = folder / "conftest.py"
+        if file.is_file() and not file.is_symlink():
+            with contextlib.suppress(OSError, SyntaxError, ValueError):
+                out.append(parse_source(file.read_bytes()))
+    return out
 
 
-def _read_after(func: ast.FunctionDef | ast.AsyncFunctionDef, end: int) -> set[str]:
-    """The names ``func`` reads on lines past ``end``."""
-    return {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.lineno > end}
+def _function(text: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The first function a member's text defines, ``None`` when it does not parse or defines none."""
+    try:
+        return next(n for n in parse_source(textwrap.dedent(text)).body
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    except (SyntaxError, ValueError, StopIteration):
+        return None
 
 
 _V = TypeVar("_V")
@@ -357,22 +370,25 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
     the try used and its ``stops``), so a task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
-    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27)."""
+    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). The group functions the parent still tells in the
+    plan used (every try told them: a column flowing past the stop that is the function's only site, atk29) are
+    added to its :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected` (``canaries.json``): no twin
+    guards them, as for a sentinel."""
     key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "stops"])
     if key in _PARENT_SEEDS:
-        use, known = _PARENT_SEEDS[key]
-        return use, plan_for(use, known)
+        use, known, still = _PARENT_SEEDS[key]
+        return use, _unguarded(plan_for(use, known), still)
     digest = hashlib.sha256(key.encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
         use = _try_seed(seed, stored[0])
-        _PARENT_SEEDS[key] = (use, stored[1])
-        return use, plan_for(use, stored[1])
+        _PARENT_SEEDS[key] = (use, stored[1], stored[2])
+        return use, _unguarded(plan_for(use, stored[1]), stored[2])
     plan = plan_for(seed, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
-    # (twins the parent tells, try, seed, stops, plan): the fewest
-    best: tuple[int, int, int, dict[str, int], TwinPlan] | None = None
+    # (twins the parent tells, try, seed, stops, plan, those told): the fewest
+    best: tuple[int, int, int, dict[str, int], TwinPlan, list[str]] | None = None
     stops: dict[str, int] = {}
     answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
@@ -387,17 +403,24 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[
         if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
             return seed, plan_for(seed, {}) if n else plan
         if best is None or len(found.told) < best[0]:
-            best = (len(found.told), n, use, dict(stops), plan)
+            best = (len(found.told), n, use, dict(stops), plan, sorted(found.told))
         if not found.told:
             break
         stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
     assert best is not None
-    _, n, use, stops, plan = best
-    _PARENT_SEEDS[key] = (use, stops)
+    _, n, use, stops, plan, still = best
+    _PARENT_SEEDS[key] = (use, stops, still)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
-            append_jsonl(store, {"key": digest, "try": n, "stops": stops})
-    return use, plan
+            append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still})
+    return use, _unguarded(plan, still)
+
+
+def _unguarded(plan: TwinPlan, told: Sequence[str]) -> TwinPlan:
+    """``plan`` with the group functions ``told`` (the parent check told them on every try) in its
+    :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`."""
+    plan.unprotected = sorted(set(plan.unprotected) | set(told))
+    return plan
 
 
 def _members(plan: TwinPlan) -> tuple[Any, ...]:
@@ -418,18 +441,20 @@ def _try_seed(seed: int, n: int) -> int:
     return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
 
 
-def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int]] | None:
-    """``(try, stops)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it
+def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int], list[str]] | None:
+    """``(try, stops, told)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it
     wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
-    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none) is passed over."""
-    found: tuple[int, dict[str, int]] | None = None
+    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none) and ``told`` a list of
+    texts (absent, as before atk29: none) is passed over."""
+    found: tuple[int, dict[str, int], list[str]] | None = None
     try:
         for r in read_jsonl(store):
-            n, stops = r.get("try"), r.get("stops", {})
+            n, stops, told = r.get("try"), r.get("stops", {}), r.get("told", [])
             if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
                     and isinstance(stops, dict) \
-                    and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()):
-                found = (n, {str(k): int(v) for k, v in stops.items()})
+                    and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
+                    and isinstance(told, list) and all(isinstance(f, str) for f in told):
+                found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told))
     except (OSError, StoreError, ValueError):
         return None
     return found

@@ -209,8 +209,14 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
         assert asked[before] == 8, (name, asked)  # another seed: checked anew
     lines = [json.loads(x) for x in store.read_text().splitlines()]
     # third, all-told: seeds 7 and 8
-    assert len(lines) == 4 and all(set(x) == {"key", "try", "stops"} for x in lines), lines
+    assert len(lines) == 4 and all(set(x) == {"key", "try", "stops", "told"} for x in lines), lines
     assert [x["try"] for x in lines[:2]] == [2, 0], lines
+    # the function every try told (atk29): listed unprotected in the plan used, also when read back
+    assert [x["told"] for x in lines] == [[], [], [F2P[0]], [F2P[0]]], lines  # third: 7, 8; all-told: 7, 8
+    twin_grading._PARENT_SEEDS.clear()
+    all_told = dataclasses.replace(titles.task, id="atk27-store-all-told")
+    assert parent_checked_seed(all_told, 7, plan_for, lambda p: pytest.fail("checked again"), "pytest",
+                               store)[1].unprotected == [F2P[0]]
     with store.open("a") as fh:  # a line naming no try is passed over: the one before it stands
         fh.write(json.dumps({"key": lines[0]["key"], "try": 99}) + "\n")
     twin_grading._PARENT_SEEDS.clear()
