@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("ground", frozenset({"pytest_homefield", "errors", "store", "records", "layout", "shard", "transport",
                           "collect", "hookspecs", "paths", "capabilities", "probe_records"})),
     ("sandbox/agents/envs/export", frozenset({"sandbox", "agents", "envs", "export"})),
-    ("settings/terminal", frozenset({"settings", "argv", "terminal", "modes"})),
+    ("settings/terminal", frozenset({"settings", "settings_table", "argv", "terminal", "modes"})),
     ("mine/run", frozenset({"mine", "run"})),
     ("report", frozenset({"report"})),
     ("view", frozenset({"view"})),
