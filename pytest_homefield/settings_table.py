@@ -14,8 +14,8 @@ arguments give the rest (``help``, the CLI subcommands offering it, the yml key,
 ``.homefield.yml`` > default, the value checks) and re-exports every name here.
 
 This module is what the pytest entry point imports in every pytest run, also plain ``pytest`` with no
-homefield option (issue lazy29): it imports only the standard library and the ground modules
-``errors`` and ``layout``, never an agent, a sandbox, a stage, yaml, git or scipy
+homefield option (issue lazy29): it imports only the standard library and the ground module
+``layout`` (with ``records``, ``store``, ``errors``), never an agent, a sandbox, a stage, yaml, git or scipy
 (tests/test_plugin_inert.py holds it to that). So nothing here validates a value: the checks that
 need the sandbox's or the agents' parsers live in :mod:`pytest_homefield.settings`.
 
