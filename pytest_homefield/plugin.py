@@ -4,7 +4,12 @@ Inert unless a mode option is given (``--homefield`` to run agents, ``--homefiel
 tasks, ``--homefield-ablate FILE`` to ablate a rules file): without one it only adds its options,
 registers its hookspecs and a marker. With a mode it resolves the settings, then registers the
 mode's plugin object (:mod:`.mine.plugin`, :mod:`.run.plugin` or :mod:`.ablate.plugin`), which does
-the work. Heavy imports (git, scipy, yaml) happen only then.
+the work. Everything past option registration is imported only then (issue lazy29): at the top this
+module imports only pytest, :mod:`.errors` and the option table (:mod:`.settings_table`, with the ground
+modules it names: :mod:`.layout`, :mod:`.records`, :mod:`.store`), since
+pytest imports it in every run of the environment, plain ``pytest`` too; :mod:`.settings` (which
+imports the agents' and the sandbox's parsers), the transport, the mode's plugin and git, yaml and
+scipy are imported inside the hook that needs them (tests/test_plugin_inert.py).
 """
 
 from __future__ import annotations
@@ -20,16 +25,7 @@ from typing import Any
 import pytest
 
 from pytest_homefield.errors import ConfigError
-from pytest_homefield.layout import HomefieldDir
-from pytest_homefield.settings import (
-    MODE_OPTIONS,
-    Settings,
-    add_pytest_options,
-    flags_from_pytest,
-    parse_duration,
-    resolve_settings,
-)
-from pytest_homefield.transport import ControllerWriter, TransportPlugin
+from pytest_homefield.settings_table import MODE_OPTIONS, Settings, add_pytest_options
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -161,7 +157,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if mine + run + bool(ablate) + probe > 1:
         raise pytest.UsageError("pytest-homefield: give one of --homefield, --homefield-mine, --homefield-probe and "
                                 "--homefield-ablate, not several")
+    from pytest_homefield.layout import HomefieldDir
     from pytest_homefield.sandbox.procs import guard_session
+    from pytest_homefield.settings import flags_from_pytest, parse_duration, resolve_settings
+    from pytest_homefield.transport import ControllerWriter, TransportPlugin
 
     config.add_cleanup(guard_session(worker=hasattr(config, "workerinput")))
     root = find_root(config.invocation_params.dir)

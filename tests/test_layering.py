@@ -6,7 +6,8 @@ no two packages (or top-level modules) import each other, directly or round a lo
 0. ground modules, which know no stage: errors, store, records, layout, shard, transport, collect,
    hookspecs, paths, capabilities, probe_records and the package's ``__init__``;
 1. where agents run and what they are: sandbox, agents, envs, export;
-2. settings and the terminal: settings, argv, terminal;
+2. settings and the terminal: settings, settings_table (the light option table the pytest entry point
+   imports in every pytest run; settings re-exports it), argv, terminal;
 3. the stages: mine, run;
 4. report;
 5. view (the static site of a run, built on the report);
@@ -33,7 +34,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("ground", frozenset({"pytest_homefield", "errors", "store", "records", "layout", "shard", "transport",
                           "collect", "hookspecs", "paths", "capabilities", "probe_records"})),
     ("sandbox/agents/envs/export", frozenset({"sandbox", "agents", "envs", "export"})),
-    ("settings/terminal", frozenset({"settings", "argv", "terminal", "modes"})),
+    ("settings/terminal", frozenset({"settings", "settings_table", "argv", "terminal", "modes"})),
     ("mine/run", frozenset({"mine", "run"})),
     ("report", frozenset({"report"})),
     ("view", frozenset({"view"})),

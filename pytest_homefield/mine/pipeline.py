@@ -80,7 +80,7 @@ from pytest_homefield.paths import runnable_tests
 from pytest_homefield.records import Task, load_tasks
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice
-from pytest_homefield.settings import Settings, parse_duration
+from pytest_homefield.settings import Settings, network_of, parse_duration
 from pytest_homefield.shard import parse_shard
 from pytest_homefield.store import FolderLock, JsonlTail, read_jsonl, write_atomic, write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
@@ -224,7 +224,7 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         write_mb=settings.max_test_write_mb,
         sandbox=test_sandbox(settings),
         env=environment.apply() if environment is not None else None,
-        network=settings.network(services_log, reuse=True),  # the repository's own code only: instances reused
+        network=network_of(settings, services_log, reuse=True),  # the repository's own code only: instances reused
         deadline=deadline,
     )
     record: dict[str, Any] = {

@@ -42,7 +42,7 @@ from pytest_homefield.sandbox.proccap import (
     no_cpu_share_note,
     no_memory_cap_note,
 )
-from pytest_homefield.settings import Settings
+from pytest_homefield.settings import Settings, network_of
 from pytest_homefield.store import JsonlTail
 from pytest_homefield.transport import Message, append_message, artifact_messages
 
@@ -292,7 +292,7 @@ class AttemptRunner:
             test_globs=list(s.test_globs), env_passthrough=a.env, variant=variant,
             sandbox=self.sandboxes.choice, sandbox_hook=self.sandbox_hook, sandboxes=self.sandboxes,
             env_kind=s.env, env_extras=list(s.env_extras), env_groups=list(s.env_groups), env_as_of=s.env_as_of,
-            flaky_p2p=list(self.flaky.get(task.id, ())), network=s.network(services_dir(self.folder("base"))),
+            flaky_p2p=list(self.flaky.get(task.id, ())), network=network_of(s, services_dir(self.folder("base"))),
             limits=WriteLimits.from_mb(s.max_output_mb, s.max_file_mb, s.max_workspace_mb),
             canary_key=self.canary_key,
             # an attack's grading stops at a multiple of the task's reference grading (pypa/packaging: four

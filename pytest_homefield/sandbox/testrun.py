@@ -34,7 +34,8 @@ What is added to a pytest command, after the user's own arguments:
 
 * ``-p homefield_reporter``;
 * ``-p no:homefield``: homefield's own entry point (installed beside the repository's tests, and inert
-  without a mode option) is not loaded: it adds nothing to a test run but about 50 ms of CPU to each;
+  without a mode option) is not loaded: it adds nothing to a test run but about 45 ms of CPU to each (its
+  option table: ``benchmarks/entry_point.py``);
 * ``-o cache_dir=<private>/.pytest_cache``: the cache provider stays on (so ``--lf``/``--sw`` in a
   repository's ``addopts`` still parse) but writes outside the snapshot, fresh for every run;
 * ``--continue-on-collection-errors``: one test module that fails to import does not keep the

@@ -31,7 +31,7 @@ from pytest_homefield.sandbox.services import (
 )
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import run_tests
-from pytest_homefield.settings import resolve_settings
+from pytest_homefield.settings import network_of, resolve_settings
 
 REDIS = {"command": "redis-server --port {port} --save '' --appendonly no",
          "env": {"REDIS_URL": "redis://127.0.0.1:{port}/0"}, "reset": "redis-cli -p {port} flushall"}
@@ -85,7 +85,7 @@ def test_test_network_takes_loopback_ports_only(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="--homefield-test-network 'loopback:0'"):
         resolve_settings(tmp_path, {"test_network": "loopback:0"})
     s = resolve_settings(tmp_path, {"test_network": "loopback:6379"})
-    assert s.network().ports == (6379,) and not TestNetwork() and s.network()
+    assert network_of(s).ports == (6379,) and not TestNetwork() and network_of(s)
 
 
 # --- recorded: verification key, fingerprint, export ------------------------------------------------

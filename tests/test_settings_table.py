@@ -1,0 +1,40 @@
+"""The light option table (:mod:`pytest_homefield.settings_table`, issue lazy29): what it declares without
+importing the agents or the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_homefield.agents.base import OPENAI_MAX_TOKENS as AGENTS_MAX_TOKENS
+from pytest_homefield.settings_table import OPENAI_MAX_TOKENS, SETTINGS, _kind
+
+
+def test_max_tokens_default_is_the_agents_default() -> None:
+    """The table keeps its own copy of the agents' ``max_tokens`` default (it imports no agent code): the two
+    agree, and it is ``--homefield-max-tokens``'s default."""
+    assert OPENAI_MAX_TOKENS == AGENTS_MAX_TOKENS
+    (decl,) = [s for s in SETTINGS if s.name == "max_tokens"]
+    assert decl.default == AGENTS_MAX_TOKENS and str(AGENTS_MAX_TOKENS) in decl.help
+
+
+@pytest.mark.parametrize(("annotation", "kind"), [
+    ("int", ("int", False)), ("int | None", ("int", True)), ("None | float", ("float", True)),
+    ("list[str]", ("list", False)), ("str|None", ("str", True)), ("bool", ("bool", False)),
+])
+def test_a_settings_annotation_is_read_from_its_text(annotation: str, kind: tuple[str, bool]) -> None:
+    assert _kind(annotation) == kind
+
+
+@pytest.mark.parametrize("annotation", ["tuple[ServiceSpec, ...]", "int | str", "list[int]", "Path", "None",
+                                        "Optional[int]", "dict[str, Any]"])
+def test_any_other_annotation_is_refused(annotation: str) -> None:
+    with pytest.raises(TypeError, match="a setting must be str, int, float, bool or list"):
+        _kind(annotation)
+
+
+def test_only_declared_fields_are_settings() -> None:
+    """``root``, ``agent_defs``, ``prices`` and ``services`` are fields, not settings (no flag, no yml key of
+    their own): the table never reads their annotations (``services`` names a sandbox type)."""
+    names = {s.name for s in SETTINGS}
+    assert not {"root", "agent_defs", "prices", "services"} & names
+    assert {"since", "max_tokens", "agents", "adaptive_margin"} <= names
