@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
-from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
+from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
 from pytest_homefield.terminal.progress import Progress, display_width, plural
 
 __all__ = ["ProgressHooks"]
@@ -241,7 +241,7 @@ class ProgressHooks:
     def _subject_after_line(self, report: pytest.TestReport) -> None:
         """With ``-v``: the subject beside pytest's line for the item (same line under xdist, where
         the line ends with the node id; the next line otherwise, where it ends with the count)."""
-        subject = self.subject_for(report.nodeid)
+        subject = one_line(self.subject_for(report.nodeid))  # a commit's ESC sequences shown, not played
         if not subject or report.nodeid in self._subject_shown:
             return
         self._subject_shown.add(report.nodeid)
