@@ -9,7 +9,6 @@ where the ranking was. Each renderer shows them as escapes (``\\x1b``), as the v
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
