@@ -217,7 +217,10 @@ def pytest_configure(config: pytest.Config) -> None:
             budget_s=parse_duration(settings.time_budget) if mine and settings.time_budget else None),
             "homefield-progress")
     if not hasattr(config, "workerinput"):  # JUnit XML is written on the controller (issue 33)
+        from pytest_homefield.terminal.hooks import InertReasons
         from pytest_homefield.terminal.junit import JunitHooks
+
+        config.pluginmanager.register(InertReasons(), "homefield-inert-reasons")
 
         config.pluginmanager.register(JunitHooks(config, unsolved=settings.junit_unsolved), "homefield-junit")
     if config.pluginmanager.hasplugin("xdist"):

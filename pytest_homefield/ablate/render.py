@@ -26,6 +26,7 @@ from pytest_homefield.ablate.table import (
 )
 from pytest_homefield.ablate.tokens import tokenizer_name
 from pytest_homefield.layout import read_meta
+from pytest_homefield.records import one_line, visible
 from pytest_homefield.report.html import html_table
 from pytest_homefield.report.markdown import markdown_table
 from pytest_homefield.report.tables import Column, Row, Table, Text, Tone
@@ -235,7 +236,7 @@ def render_markdown(document: Doc) -> str:
         if _power_sentence(a):
             lines += ["", _power_sentence(a)]
     lines += ["", CAVEAT, ""]
-    return "\n".join(lines)
+    return visible("\n".join(lines), keep="\n\t")  # a rule's or an error's control characters shown as escapes
 
 
 def render_json(document: Doc) -> str:
@@ -283,7 +284,7 @@ def render_lines(document: Doc, width: int = 120) -> list[Line]:
         if _power_sentence(a):
             out.append((_power_sentence(a), {}))
     out.append((CAVEAT, {}))
-    return out
+    return [(one_line(text), markup) for text, markup in out]  # no ESC sequence of a rule reaches the terminal
 
 
 #: The ablation report's files, by extension, in the order a session writes them.

@@ -356,7 +356,10 @@ def _content(data: dict[str, Any]) -> str:
         raise HttpFailure("agent_error", "malformed response: no choices[0].message.content") from None
     if not isinstance(content, str):
         raise HttpFailure("agent_error", "malformed response: message content is not text")
-    return content
+    # JSON can carry a lone surrogate (``"\\ud800"``), which no file write can encode: the reply is made valid
+    # UTF-8 text here, where it enters, so that no edit of it raises (host29: ``UnicodeEncodeError`` from
+    # writing a whole-file block made the attempt ``agent raised: …``, an unscored ``infra``)
+    return content.encode("utf-8", errors="replace").decode("utf-8")
 
 
 #: In-process (no program to sandbox), edits only, shown the files the fix touches (``hinted``). Its

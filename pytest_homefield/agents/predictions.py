@@ -38,7 +38,7 @@ from pytest_homefield.agents.base import AgentContext, AgentResult, Capable
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.errors import PatchError, PredictionsError, PredictionsSpecError
 from pytest_homefield.export.swebench import task_id_of
-from pytest_homefield.sandbox.snapshot import apply_patch
+from pytest_homefield.sandbox.snapshot import apply_patch, patch_bytes
 
 __all__ = ["CAPABILITIES", "POLICIES", "Predictions", "PredsMatch", "load_predictions", "read_predictions",
            "apply_like_swebench", "check_predictions", "PredictionsAgent"]
@@ -217,7 +217,7 @@ def apply_like_swebench(workdir: Path, patch: str) -> None:
         raise first
     args = [exe, "--batch", "--forward", "--fuzz=5", "-p1", "--no-backup-if-mismatch", "--reject-file=-",
             "--silent"]
-    data = patch.encode("utf-8", "surrogateescape")
+    data = patch_bytes(patch)
     dry = subprocess.run([*args, "--dry-run"], cwd=workdir, input=data, capture_output=True, check=False)
     if dry.returncode != 0:
         raise first

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import ConfigError, RecordError
 from pytest_homefield.mine.message_score import is_well_specified, spec_breakdown, unnamed_requirements
-from pytest_homefield.records import Task, display_subject, load_tasks
+from pytest_homefield.records import Task, display_subject, load_tasks, one_line
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.terminal.progress import plural
 
@@ -29,7 +29,8 @@ def task_lines(tasks: list[Task], threshold: float, *, verbose: bool = False) ->
     count, ``spec_score`` and ``vague`` or not at ``threshold``, the subject, and the score's parts
     (:func:`~pytest_homefield.mine.message_score.spec_breakdown`), all as this version scores them;
     ``(mined: X)`` when the record says otherwise (mined by an older version or another threshold:
-    ``homefield mine`` again re-scores without running a test)."""
+    ``homefield mine`` again re-scores without running a test). Each line is
+    :func:`~pytest_homefield.records.one_line`: a subject's or prompt's control characters are escapes."""
     lines = [f"{'task':12} {'F2P':>4} {'score':>5} {'':5}  subject  [score parts]"]
     n_vague = stale = 0
     for t in tasks:
@@ -55,7 +56,7 @@ def task_lines(tasks: list[Task], threshold: float, *, verbose: bool = False) ->
     if stale:
         tail += f"; {stale} scored otherwise at mining: homefield mine again re-scores them without running a test"
     lines.append(tail)
-    return lines
+    return [one_line(line) for line in lines]  # a commit's ESC sequences shown as escapes, never played
 
 
 def run_tasks(root: Path, *, verbose: bool = False) -> int:

@@ -24,7 +24,7 @@ from pytest_homefield.envs.declaration import declaration_at
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.layout import HomefieldDir, new_verify_id, results_path
 from pytest_homefield.mine.pipeline import python_of
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.report.runs import merged_results
 from pytest_homefield.run.cost import graded_seconds_by_task, grading_seconds
 from pytest_homefield.run.hang_bound import ATTACK_BOUND, ATTACK_FLOOR_S
@@ -423,7 +423,7 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     print(f"homefield verify: {len(broken)} of {plural(len(verified), 'task')} no longer pass with the reference fix:")
     for r in broken:
         t = tasks.get(r["task_id"])
-        print(f"  {r['task_id']}  {r['outcome']:<13} {(t.subject if t else '')[:70]}")
+        print(f"  {r['task_id']}  {r['outcome']:<13} {one_line(t.subject if t else '', 70)}")
         if t is not None:
             services = [s.to_dict() for s in _services(root) if s.name in t.services]
             for line in drift_lines(root, t.env_fingerprint, python_of(t.test_cmd), services)[:12]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_homefield.records import one_line
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
 __all__ = ["NOT_VERIFIED", "Stop", "FailFast", "failure_signature", "stop_lines", "stop_meta",
@@ -200,7 +201,7 @@ def in_flight_line(records: Sequence[Mapping[str, Any]], *, limit: int = 5) -> s
     cut = [r for r in records if r.get("in_flight")]
     if not cut:
         return None
-    named = "; ".join(f"{r.get('id')} {_clip(str(r.get('subject') or ''), 60)}".strip() for r in cut[:limit])
+    named = "; ".join(f"{r.get('id')} {_clip(one_line(str(r.get('subject') or '')), 60)}".strip() for r in cut[:limit])
     more = f"; and {len(cut) - limit} more" if len(cut) > limit else ""
     return (f"Stopped mid-verification at the time budget ({len(cut)}, their test runs killed; not verified): "
             f"{named}{more}")

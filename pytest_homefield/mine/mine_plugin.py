@@ -22,7 +22,7 @@ from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, Stop, continue_command
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.modes import ModeFile, ModePlugin
-from pytest_homefield.records import REJECTED_PREFIX
+from pytest_homefield.records import REJECTED_PREFIX, one_line
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.proccap import no_cap_note, no_cpu_share_note, no_memory_cap_note
 from pytest_homefield.settings import Settings
@@ -92,7 +92,7 @@ class MinePlugin(ModePlugin):
     def item_label(self, nodeid: str) -> str:
         """``<commit[:12]> <subject>`` for the progress line."""
         cid = nodeid.rsplit("::", 1)[-1]
-        return f"{cid} {self._subjects().get(cid, '')}".strip()
+        return f"{cid} {self._subjects().get(cid, '')}".strip()  # one_line'd by Progress.start
 
     def expected_items(self) -> int:
         """Items collected without -k/-m/node ids: one per frozen candidate."""
@@ -239,4 +239,4 @@ class CandidateItem(pytest.Item):
             raise pytest.skip.Exception(f"{REJECTED_PREFIX}{verdict.rejected}")
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"homefield mine: {self.name} {self.candidate['subject'][:60]}"
+        return self.path, None, f"homefield mine: {self.name} {one_line(self.candidate['subject'], 60)}"

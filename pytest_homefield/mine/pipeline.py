@@ -77,7 +77,7 @@ from pytest_homefield.mine.summary import (
     vague_line,
 )
 from pytest_homefield.paths import runnable_tests
-from pytest_homefield.records import Task, load_tasks
+from pytest_homefield.records import Task, load_tasks, one_line
 from pytest_homefield.sandbox.fingerprint import env_description, env_fingerprint
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.settings import Settings, network_of, parse_duration
@@ -667,7 +667,7 @@ class MineSession:
                 status = "task" if r.get("task") else (r.get("reason") or "?").replace("_", " ")
                 how = "reused" if r.get("reused_from") else "verified"
                 lines.append(f"  {r['id']}  {status:<24} F2P={r.get('FAIL_TO_PASS', 0):<3} {how:<8} "
-                             f"{r['subject'][:70]}")
+                             f"{one_line(str(r['subject']), 70)}")
         lines.append(f"Verification records: {self.results_path.relative_to(self.settings.root)}")
         shard = parse_shard(self.settings.shard)
         if shard is not None:

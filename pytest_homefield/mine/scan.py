@@ -96,6 +96,7 @@ from pytest_homefield.mine.scan_git import (
 )
 from pytest_homefield.mine.scan_rules import cheap_reason, no_source_detail, path_reason, split_change
 from pytest_homefield.paths import Classifier, compile_globs
+from pytest_homefield.records import one_line
 from pytest_homefield.settings import ScanSettings, join_flags
 
 __all__ = [
@@ -540,4 +541,4 @@ def format_scan(result: ScanResult, verbose: bool = False) -> str:
         summary += (f"; the newest commit was authored on {result.newest_authored[:10]}, before --since "
                     "(give an earlier date)")
     lines.append(summary)
-    return "\n".join(lines)
+    return "\n".join(one_line(line) for line in lines)  # a subject's control characters as escapes (host29)

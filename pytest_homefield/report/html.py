@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from html import escape
 
-from pytest_homefield.records import OUTCOMES
+from pytest_homefield.records import OUTCOMES, visible
 from pytest_homefield.report import tables
 from pytest_homefield.report.fmt import (
     DASH,
@@ -98,7 +98,9 @@ h1 { overflow-wrap: anywhere; }
 
 
 def _e(x: object) -> str:
-    return escape(str(x), quote=True)
+    """``x`` as HTML text: escaped, its control and format characters (newline and tab kept) shown as
+    escapes (:func:`~pytest_homefield.records.visible`), as the viewer shows them."""
+    return escape(visible(str(x), keep="\n\t"), quote=True)
 
 
 def html_cell(cell: Cell, *, strong: bool = True) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from pytest_homefield.records import OUTCOMES
+from pytest_homefield.records import OUTCOMES, one_line, visible
 from pytest_homefield.report import tables
 from pytest_homefield.report.fmt import (
     DASH,
@@ -32,14 +32,14 @@ _ESCAPE = str.maketrans({c: "\\" + c for c in "\\`*_[]|$<>#"})
 
 def md_escape(s: str) -> str:
     """Escape Markdown punctuation (``| $ * _`` …) in free text such as subjects and error lines."""
-    return s.replace("\n", " ").translate(_ESCAPE)
+    return one_line(s).translate(_ESCAPE)
 
 
 def md_code(s: str) -> str:
     """``s`` as one Markdown code span that stays one table cell: a newline becomes a space, ``|`` is
     escaped (GFM splits cells on it even inside a code span), and a text holding backticks gets a
     longer fence (CommonMark: a run of backticks longer than any inside it, padded by a space)."""
-    s = s.replace("\n", " ").replace("|", "\\|")
+    s = one_line(s).replace("|", "\\|")
     if "`" not in s:
         return f"`{s}`"
     longest = max(len(m) for m in _TICKS.findall(s))
@@ -80,7 +80,15 @@ def markdown_table(table: Table, *, escape: Callable[[str], str] = md_escape, co
 
 
 def render_markdown(report: Report | JsonObject) -> str:
-    """The whole report as one Markdown document ending in a newline."""
+    """The whole report as one Markdown document ending in a newline. The document goes through
+    :func:`~pytest_homefield.records.visible` (newline and tab kept) here, the one place it is made: a
+    control or format character of a commit's subject, a test id or an agent's line (ESC sequences that
+    ``cat report.md`` would play, a carriage return, U+202E) is written as its escape (``\\x1b``),
+    whichever cell or line holds it."""
+    return visible(_render_markdown(report), keep="\n\t")
+
+
+def _render_markdown(report: Report | JsonObject) -> str:
     rep = as_report(report)
     agents = rep.agents
     legend = rep.legend

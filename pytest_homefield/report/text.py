@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from pytest_homefield.records import OUTCOMES
+from pytest_homefield.records import OUTCOMES, one_line
 from pytest_homefield.report import tables
 from pytest_homefield.report.family import COST_REPORTED
 from pytest_homefield.report.fmt import (
@@ -73,8 +73,8 @@ def text_table(table: Table, *, width: int = 100, indent: str = "") -> list[Line
     Columns with a ``drop`` rank are dropped (1 first) until every line fits ``width``; a ``fill``
     column (the last) is written after the others, clipped to the room left, and left out of rows
     with less than 8 columns of room."""
-    head = [text_cell(c.title) for c in table.columns]
-    rows = [[text_cell(c) for c in row.cells] for row in table.rows]
+    head = [one_line(text_cell(c.title)) for c in table.columns]  # widths counted on the text as shown
+    rows = [[one_line(text_cell(c)) for c in row.cells] for row in table.rows]
     for i, col in enumerate(table.columns):
         if col.clip:
             head[i] = _clip(head[i], col.clip)
@@ -114,7 +114,15 @@ def render_text(report: Report | JsonObject, *, width: int = 100, verbose: bool 
     Always: title, cut-short banner, leaderboard, outcomes per agent, head to head, tasks no agent
     solved, notes. With ``verbose``: tokens and similarity columns, the pass@k curves, the per-task
     grid with its legend, the well-specified subset and the per-language breakdown.
+
+    Every line goes through :func:`~pytest_homefield.records.one_line` here, the one place the terminal
+    report is made: a commit's subject or test id holding ESC sequences, a carriage return or U+202E is
+    shown as its escape (``\\x1b``) and cannot clear the screen or rewrite the ranking printed above.
     """
+    return [(one_line(text), markup) for text, markup in _render_text(report, width=width, verbose=verbose)]
+
+
+def _render_text(report: Report | JsonObject, *, width: int, verbose: bool) -> list[Line]:
     rep = as_report(report)
     lines: list[Line] = []
     agents = rep.agents

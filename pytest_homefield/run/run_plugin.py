@@ -36,6 +36,7 @@ from pytest_homefield.records import (
     Task,
     display_subject,
     load_tasks,
+    one_line,
 )
 from pytest_homefield.run.attempt import SandboxContext
 from pytest_homefield.run.flaky import count_flaky, flaky_line
@@ -555,7 +556,7 @@ class RunItem(AttemptItem):
         if result.outcome == "infra":
             # an error in setup, reported as one line (no traceback: the harness, not code, failed)
             raise pytest.fail.Exception(f"homefield infra error: {result.error or 'infra'}\n"
-                                        f"task: {self.task.id} {display_subject(self.task)}\n"
+                                        f"task: {self.task.id} {one_line(display_subject(self.task))}\n"
                                         f"artifacts: {session.artifacts(self.task, self.agent, self.attempt)}",
                                         pytrace=False)
 

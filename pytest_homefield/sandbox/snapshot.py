@@ -24,6 +24,7 @@ a model reply wrote (a workspace, a grading copy, the two sides of a diff) runs 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -45,6 +46,7 @@ __all__ = [
     "make_snapshot",
     "copy_tree",
     "apply_patch",
+    "patch_bytes",
     "run_setup",
     "setup_error_line",
     "SNAPSHOT_AUTHOR",
@@ -292,6 +294,17 @@ def copy_tree(src: Path, dest: Path, *, atime_is_mtime: bool = False) -> Path:
     return nofollow.copy_tree(src, dest, atime_is_mtime=atime_is_mtime)
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def patch_bytes(patch: str) -> bytes:
+    """``patch`` as the bytes git reads: UTF-8, its surrogate escapes (``\\udc80``-``\\udcff``, the non-UTF-8
+    bytes of a :func:`git` output) written back as those bytes, and any other lone surrogate (a JSON
+    ``\\ud800`` in a predictions file or a model's reply: no bytes stand for it) as ``?``. Never raises
+    (host29: ``UnicodeEncodeError`` escaped a predictions agent's run as ``agent raised``, unscored ``infra``)."""
+    return _LONE_SURROGATE.sub("?", patch).encode("utf-8", "surrogateescape")
+
+
 def apply_patch(workdir: Path, patch: str) -> None:
     """Apply a ``git diff --binary`` patch (paths ``a/…``/``b/…``) to the files in ``workdir``.
 
@@ -310,7 +323,7 @@ def apply_patch(workdir: Path, patch: str) -> None:
             ["git", "apply", "--binary", "--whitespace=nowarn", "-"],
             cwd=str(Path(workdir).resolve()),
             env=env,
-            input=patch.encode("utf-8", "surrogateescape"),
+            input=patch_bytes(patch),
             capture_output=True,
         )
     if proc.returncode != 0:

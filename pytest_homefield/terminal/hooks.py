@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # the stash key record_xml_attribute uses; pytest has no public one
 
-from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX
+from pytest_homefield.records import REJECTED_PREFIX, UNSOLVED_PREFIX, one_line
 from pytest_homefield.terminal.progress import Progress, display_width, plural
 
-__all__ = ["ProgressHooks"]
+__all__ = ["InertReasons", "ProgressHooks"]
 
 
 def _status(kind: str, report: pytest.TestReport) -> str | None:
@@ -63,6 +63,25 @@ def _why(report: pytest.TestReport) -> str:
     if " " in code or ":" in code:
         return f" ({reason})"
     return f" ({code.replace('_', ' ')}{sep}{detail})"
+
+
+class InertReasons:
+    """One pytest hook on the controller, in every mode: a homefield item's skip or xfail reason is made
+    :func:`~pytest_homefield.records.one_line` before pytest's terminal summary, its ``-v`` line, JUnit XML
+    or any other plugin reads it. A reason can quote a commit's words (a setup log's line, a patch's
+    path, a test id) or an agent's; whichever raised it, no ESC sequence, carriage return or U+202E of
+    theirs reaches the terminal (host29)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if "homefield" not in report.keywords:
+            return
+        reason = getattr(report, "wasxfail", None)
+        if isinstance(reason, str):
+            report.wasxfail = one_line(reason)
+        if report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            path, lineno, text = report.longrepr
+            report.longrepr = (path, lineno, one_line(str(text)))
 
 
 class ProgressHooks:
@@ -241,7 +260,7 @@ class ProgressHooks:
     def _subject_after_line(self, report: pytest.TestReport) -> None:
         """With ``-v``: the subject beside pytest's line for the item (same line under xdist, where
         the line ends with the node id; the next line otherwise, where it ends with the count)."""
-        subject = self.subject_for(report.nodeid)
+        subject = one_line(self.subject_for(report.nodeid))  # a commit's ESC sequences shown, not played
         if not subject or report.nodeid in self._subject_shown:
             return
         self._subject_shown.add(report.nodeid)

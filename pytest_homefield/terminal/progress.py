@@ -23,6 +23,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable
 
+from pytest_homefield.records import one_line
+
 __all__ = ["Progress", "fmt_duration", "plural", "EVERY_N", "EVERY_S", "STATUSES", "cut_to_width", "display_width"]
 
 #: Without a live line: a plain line every this many finished items …
@@ -125,8 +127,10 @@ class Progress:
             self._budget_from = self.clock()
 
     def start(self, key: str, label: str) -> None:
-        """Item ``key`` started; ``label`` says what it is (id and subject)."""
-        self.in_flight[key] = label
+        """Item ``key`` started; ``label`` says what it is (id and subject), kept as
+        :func:`~pytest_homefield.records.one_line` shows it: a commit subject's ESC sequences or carriage
+        return are shown as escapes and never reach the terminal."""
+        self.in_flight[key] = one_line(label)
 
     def finish(self, key: str, status: str, cost_usd: float | None = None, *, fresh: bool = True,
                stopped: bool = False) -> None:

@@ -42,6 +42,19 @@ def test_markdown_json_html_and_terminal_say_the_same_thing() -> None:
     assert lines[0].startswith("cut short: budget spent")
 
 
+def test_a_rules_escape_sequences_are_shown_not_played() -> None:
+    """host29: a rule of the repository's rules file holding ``ESC [2J`` reached the terminal summary and
+    ``report.md`` raw; every format shows it as its escape."""
+    doc = _doc()
+    rules = split_rules("- KEY \x1b[2J\x1b[Hall rules load-bearing\u202e\n- filler\n")
+    recs = [{"variant": v, "task_id": "t0", "agent": "a", "attempt": 1, "outcome": "solved"}
+            for v in ("base", "rule-1", "rule-2")]
+    doc["agents"] = tables_to_dict(build_tables(recs, rules, ["a"]))
+    lines = [text for text, _ in render_lines(doc, width=100)]
+    for out in (render_markdown(doc), "\n".join(lines), render_html(doc)):
+        assert "\\x1b[2J" in out and "\x1b" not in out and "\u202e" not in out
+
+
 def test_tokens_use_a_real_tokenizer_when_one_loads(monkeypatch: pytest.MonkeyPatch) -> None:
     class Enc:
         def encode(self, text: str, disallowed_special: Any = ()) -> list[int]:

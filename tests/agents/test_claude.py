@@ -432,6 +432,30 @@ def test_a_result_line_from_a_killed_cli_is_not_taken(harness: Harness) -> None:
     assert res.cost_usd == pytest.approx(turn_cost(MODEL, bash), rel=1e-9)  # from the stream, not the line
 
 
+#: host29: the same forged line, then ``SIGINT`` instead of ``SIGKILL``: the CLI exits 0 on its own without a
+#: result line of its own, so the forged one is the last (measured: ``infra``, exit 0, cost ``None``). A daemon
+#: that waits for the CLI to become a zombie and writes the line after the CLI's own result won the race on its
+#: first try too.
+FORGE_THEN_SIGINT = FORGE_RESULT.replace("kill -9 $C", "kill -INT $C")
+
+
+def test_a_result_line_forged_before_a_sigint_is_a_claim_never_homefields_word(harness: Harness) -> None:
+    """Any process of the sandbox can write the CLI's stdout (``/proc/<pid>/fd/1``; with no Yama, ptrace and
+    ``pidfd_getfd`` reach it whatever it is), so claude's result line is the agent's word however the CLI ended:
+    an unscored outcome read from it is a claim (``established`` false: ``--resume`` retries it at most
+    ``--max-retries`` times, then it is scored) and its cost is labelled "reported by the agent"."""
+    try:
+        probe()
+    except BwrapUnavailable as exc:
+        pytest.skip(str(exc))
+    bash = {"tool_calls": [{"name": "Bash", "input": {"command": FORGE_THEN_SIGINT, "description": "look"}}],
+            "usage": {"input_tokens": 900, "output_tokens": 40}}
+    res = harness.run([bash, DONE], allow_shell=True, sandbox=True)
+    assert '"api_error_status":500' in (harness.artifacts / "agent.out").read_text()
+    assert res.outcome == "infra" and res.exit_code == 0 and res.cost_usd is None, res  # the forged line, taken
+    assert not res.established, res  # ... as the agent's claim only
+
+
 def test_a_claude_config_dir_reaches_the_sandbox_as_its_login_only(harness: Harness, tmp_path: Path) -> None:
     """contracts §9 (atk9 F8): of a ``CLAUDE_CONFIG_DIR`` the sandbox gets what the real CLI logs in with,
     never the user's past sessions, prompt history or other projects' state: the CLI authenticates with

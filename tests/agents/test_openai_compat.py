@@ -140,6 +140,16 @@ def test_malformed_reply_is_agent_error(harness: Harness, turn: dict[str, Any]) 
     assert harness.calc == BUGGY
 
 
+def test_a_lone_surrogate_in_the_reply_is_text_not_an_exception(harness: Harness) -> None:
+    """host29: JSON's ``\\ud800`` reached ``write_text`` of a whole-file block, which raised
+    ``UnicodeEncodeError``; ``run_attempt`` recorded ``agent raised: …`` as ``infra``, unscored, retried."""
+    content = "```calc.py\\ndef add(a, b):\\n    return a + b  # \\ud800\\n```\\n"
+    body = '{"choices": [{"message": {"content": "' + content + '"}}]}'
+    res = harness.run([{"raw": {"status": 200, "body": body}}])
+    assert res.outcome is None, res  # graded as any edit
+    assert harness.calc == "def add(a, b):\n    return a + b  # ?\n"
+
+
 @pytest.mark.parametrize("status,outcome", [(500, "infra"), (502, "infra"), (503, "rate_limited"),
                                             (429, "rate_limited"), (401, "infra"), (400, "agent_error")])
 def test_http_errors(harness: Harness, status: int, outcome: str) -> None:

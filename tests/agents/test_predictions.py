@@ -190,3 +190,15 @@ def test_a_patch_without_final_newline_is_taken_as_swebench_takes_it(tmp_path: P
     with pytest.raises(PatchError):  # neither takes it, so SWE-bench does not resolve it either
         apply_like_swebench(work, NO_NL_ADDED)
     assert (work / "f.txt").read_text() == "a\nB\nc\n"  # and nothing changed
+
+
+def test_a_lone_surrogate_in_a_model_patch_is_applied_as_text_not_raised(tmp_path: Path) -> None:
+    """host29: a ``model_patch`` holding JSON's ``\\ud800`` (no bytes stand for it) raised ``UnicodeEncodeError``
+    out of the agent's run; ``run_attempt`` recorded ``agent raised: …``, an unscored ``infra`` that ``--resume``
+    retries. It is written as ``?`` now, and the patch graded as any other."""
+    work = _repo(tmp_path)
+    patch = "--- a/f.txt\n+++ b/f.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+b \ud800\n c\n"
+    agent = PredictionsAgent(name="m", spec="preds:p", path=_preds_file(tmp_path, [("x__aaa", patch)]))
+    res = agent.run(AgentContext(workspace=work, prompt="", env={}, timeout_s=1, artifacts=tmp_path, task_id="aaa"))
+    assert res.outcome is None, res
+    assert (work / "f.txt").read_text() == "a\nb ?\nc\n"

@@ -36,6 +36,15 @@ def test_lines_give_the_score_its_parts_and_what_mining_recorded() -> None:
                          "otherwise at mining: homefield mine again re-scores them without running a test")
 
 
+def test_a_subjects_escape_sequences_are_shown_not_played() -> None:
+    """host29: ``homefield tasks`` printed a commit subject's ESC sequences raw (one cleared the screen)."""
+    lines = task_lines([task(1, "Fix intword\x1b[2J\x1b[H\rall good\u202e", score=0.15, well=False)], 0.5,
+                       verbose=True)
+    assert "  Fix intword\\x1b[2J\\x1b[H  [" in lines[1]  # the subject; -v adds the prompt's lines after it
+    assert any(ln.endswith("| all good\\u202e") for ln in lines)
+    assert [ln for ln in lines if "\x1b" in ln or "\r" in ln or "\u202e" in ln] == []
+
+
 def test_the_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     monkeypatch.chdir(tmp_path)

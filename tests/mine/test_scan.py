@@ -535,3 +535,17 @@ def test_env_uv_keeps_python_dependency_changes(zoo: tuple[Path, dict[str, str]]
     assert got[shas["pyproject_inside"]].dependency_files == ["pyproject.toml"]  # type: ignore[union-attr]
     assert got[shas["pyproject_outside"]].dependency_files == []  # type: ignore[union-attr]
     assert got[shas["submodule"]] == "dependency_change"
+
+
+def test_a_subjects_escape_sequences_are_listed_as_escapes(tmp_path: Path) -> None:
+    """host29: ``homefield mine --list-candidates`` printed a commit subject's ESC sequences raw."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("pkg/core.py", "def core():\n    return 1\n")
+    repo.write("tests/test_core.py", _test("core"))
+    repo.commit("Initial import")
+    repo.write("pkg/core.py", "def core():\n    return 2\n")
+    repo.write("tests/test_core.py", _test("core2"))
+    repo.commit("Fix core\x1b[2J\x1b[H: 41 candidates\u202e")
+    text = format_scan(scan(repo.path, ScanOptions()), verbose=True)
+    assert "Fix core\\x1b[2J\\x1b[H: 41 candidates\\u202e" in text
+    assert "\x1b" not in text and "\u202e" not in text

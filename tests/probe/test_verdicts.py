@@ -11,6 +11,7 @@ import pytest
 
 from pytest_homefield.errors import ProbeError, RecordError
 from pytest_homefield.probe.verdicts import (
+    Verdict,
     bh_adjusted,
     bh_flags,
     control_pairs,
@@ -19,6 +20,7 @@ from pytest_homefield.probe.verdicts import (
     min_control,
     mismatched_pairs,
     percentile,
+    verdict_lines,
     write_verdict,
 )
 from pytest_homefield.probe_records import latest, load_probe, load_verdict, probe_path
@@ -315,3 +317,14 @@ def test_bh_adjusted_equals_scipys_values_with_ties_and_one_value() -> None:
         ps = (rng.integers(1, 10, m) / 9).tolist() if k % 2 else rng.random(m).tolist()  # odd k: many ties
         assert bh_adjusted(ps) == false_discovery_control(ps, method="bh").tolist(), ps
     assert bh_adjusted([]) == [] and bh_adjusted([0.3]) == [0.3] and bh_adjusted([0.04, 0.01]) == [0.04, 0.02]
+
+
+def test_a_flagged_tasks_subject_reaches_the_terminal_as_escapes() -> None:
+    """host29: the probe's summary printed a memorized task's commit subject raw (its ESC sequences played)."""
+    t = task("a", 1)
+    t.subject = "Fix\x1b[2J\x1b[Hnothing memorized\r\u202e"
+    v = Verdict(agent="m", control="cutoff", cutoff=None, control_n=20, control_p95=0.3,
+                tasks={"a": {"memorized": True, "best": 0.99, "mean": 0.9}})
+    lines = [text for text, _ in verdict_lines("m", "cmd:x", v, {"a": t}, 0.0)]
+    assert lines[-1].endswith("Fix\\x1b[2J\\x1b[Hnothing memorized \\u202e")
+    assert [ln for ln in lines if "\x1b" in ln or "\r" in ln or "\u202e" in ln] == []

@@ -42,6 +42,16 @@ def test_mine_line_counts_rates_and_item_in_flight() -> None:
     assert len(p.line(width=30)) == 29
 
 
+def test_a_commit_subjects_escape_sequences_are_shown_not_played() -> None:
+    """host29: a mined commit's subject ``ESC [2J ESC [H ...`` on the live line cleared the screen and wrote
+    its own text where the counts were; it is shown as its escapes, on one line."""
+    p = Progress("mine", 2)
+    p.start("a", "a1 Fix\x1b[2J\x1b[H\x1b[32mmine 2/2 kept 2\r\u202eX")
+    line = p.line(width=200)
+    assert line.endswith("a1 Fix\\x1b[2J\\x1b[H\\x1b[32mmine 2/2 kept 2 \\u202eX")
+    assert "\x1b" not in line and "\r" not in line and "\u202e" not in line
+
+
 def test_a_mines_eta_is_its_soonest_end() -> None:
     """nu21 on pallets/click: ``--stop-after-tasks 12`` of 82 candidates showed the ETA of all 82. The goal
     (12 kept) and the time budget (from the end of the scan: set_total) each end it sooner."""
