@@ -213,8 +213,9 @@ class Settings(ScanSettings):
         None, help="verify newest first and verify no more once N tasks are kept (a partial mine: the "
         "same command with a higher N goes on)", commands=_M, yml="mine.stop_after_tasks", check="count")
     time_budget: str | None = setting(
-        None, help="verify newest first and start no verification after DURATION (90s, 20m, 1h30m; a partial "
-        "mine: the same command goes on)", commands=_M, yml="mine.time_budget", yml_also=(int, float),
+        None, help="verify the cheapest candidates first (smallest test files) and start no verification "
+        "after DURATION (90s, 20m, 1h30m; a partial mine: the same command goes on)", commands=_M,
+        yml="mine.time_budget", yml_also=(int, float),
         check="duration")
     fail_fast: int = setting(8, help="stop when the first K verified candidates all fail on the same collection "
                              "error (default 8; 0: never)", commands=_M, yml="mine.fail_fast", check="min0")

@@ -23,6 +23,7 @@ from pytest_homefield.export.taskrepo import clone_url, python_version, write_ta
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
 from pytest_homefield.run.eval_undo import undo_lines
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.snapshot import git
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.terminal.progress import plural
@@ -123,8 +124,9 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     try:
         settings = resolve_settings(root, {}, mode="run")
         specs, test_globs = settings.services, list(settings.test_globs)
+        memory_mb: float | None = settings.max_test_memory_mb
     except ConfigError:
-        specs, test_globs = (), []
+        specs, test_globs, memory_mb = (), [], TEST_MEMORY_MB
     rows = instances(tasks, repo, specs)
     dataset = ns.dataset or f"{repo.rsplit('/', 1)[-1]}-homefield"
     json_out = ns.format == "swe-bench-json"
@@ -140,7 +142,7 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     try:
         done = write_task_repo(folder, list(zip(tasks, rows, strict=True)), split=ns.split, dataset=dataset,
                                repo_url=clone_url(remote), declaration=_declaration(root),
-                               undo=_undo(root, test_globs))
+                               undo=_undo(root, test_globs), memory_mb=memory_mb)
     except OSError as exc:  # /proc, a read-only place, a full disk: one line
         print(f"homefield export: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -45,6 +45,7 @@ from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration
 from pytest_homefield.records import Task
+from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.store import write_atomic
 
 __all__ = ["LOG_PARSER", "EVAL_TYPE", "START", "END", "ID_PLUGIN", "Exported", "image_name", "escaped_id",
@@ -188,13 +189,18 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
     return "\n".join(lines) + "\n"
 
 
-def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "") -> str:
+def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "",
+                memory_mb: float | None = TEST_MEMORY_MB) -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA`` on the files of ``ids`` (as recorded, not escaped)
     between :data:`START` and :data:`END` (with :data:`ID_PLUGIN` loaded when an id holds whitespace),
     reset again. ``workdir`` is where the repository is (``/testbed`` in the image; a clone when run by
-    hand)."""
+    hand). ``memory_mb``: MiB of address space per test process (``ulimit -v`` in a subshell around the
+    test command; ``None``: no cap), the ``RLIMIT_AS`` mining verified the task under
+    (``max_test_memory_mb``): a parent whose bug allocates without end (mine29, mahmoud/boltons
+    0a3084e3058f: 4 GiB at mining, over 5.6 GiB and growing in eval.sh) fails there instead of taking the
+    machine's memory."""
     files = sorted({i.split("::", 1)[0] for i in ids})
     spaced = any(re.search(r"\s", i) for i in ids)  # ids as recorded, before escaping
     tests = " ".join(shlex.quote(f) for f in task.test_files)
@@ -216,10 +222,18 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
            f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
            f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\""] if spaced else []),
         f": '{START}'",
-        f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}",
+        _capped(f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}", memory_mb),
         f": '{END}'",
         reset,
     ]) + "\n"
+
+
+def _capped(command: str, memory_mb: float | None) -> str:
+    """``command`` in a subshell whose processes get at most ``memory_mb`` MiB of address space (``ulimit -v``,
+    KiB), ``command`` itself when ``memory_mb`` is ``None`` or not positive."""
+    if not memory_mb or memory_mb <= 0:
+        return command
+    return f"(ulimit -v {int(memory_mb * 1024)} && {command})"
 
 
 def task_yaml(meta: Mapping[str, Any]) -> str:
@@ -306,7 +320,8 @@ def _plural_ids(n: int) -> str:
 
 
 def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]], *, split: str, dataset: str,
-                    repo_url: str | None, declaration: Any, undo: Any = None) -> Exported:
+                    repo_url: str | None, declaration: Any, undo: Any = None,
+                    memory_mb: float | None = TEST_MEMORY_MB) -> Exported:
     """Write the task repository of ``rows`` (each a task and its SWE-bench instance,
     :func:`pytest_homefield.export.swebench.instance`) under ``out`` (``None``: write nothing, only
     compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
@@ -336,7 +351,7 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
             done.guessed_python.append(iid)
         decl, extras, groups = declaration(task)
         image = image_name(iid)
-        script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "")
+        script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "", memory_mb=memory_mb)
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)

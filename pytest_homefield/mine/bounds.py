@@ -1,6 +1,7 @@
 """Bounds of a mining session and how it says it stopped early (issue 35, docs/contracts.md §4, §7).
 
-A mine verifies its candidates newest first. Three bounds leave candidates unverified on purpose:
+A mine verifies its candidates newest first (under ``--time-budget`` cheapest first,
+:mod:`pytest_homefield.mine.cost_order`). Three bounds leave candidates unverified on purpose:
 ``--stop-after-tasks N`` (no verification starts once N tasks are kept), ``--time-budget DURATION``
 (none starts after the deadline, a wall-clock time shared by every xdist worker) and fail-fast
 (:class:`FailFast`: the first K verified candidates all failed on the same collection error, so the

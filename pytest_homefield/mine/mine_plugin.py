@@ -20,6 +20,7 @@ import pytest
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, Stop, continue_command
+from pytest_homefield.mine.cost_order import cheapest_first
 from pytest_homefield.mine.pipeline import MineSession, test_sandbox
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX, one_line
@@ -34,13 +35,19 @@ __all__ = ["MinePlugin", "CandidatesFile", "CandidateItem"]
 
 
 class CandidatesFile(ModeFile):
-    """``candidates.jsonl`` as a collector: one :class:`CandidateItem` per line, in file order."""
+    """``candidates.jsonl`` as a collector: one :class:`CandidateItem` per line, in file order (newest
+    first); under ``--time-budget`` (without ``--max-tasks``, which keeps the newest N) cheapest first
+    (:func:`~pytest_homefield.mine.cost_order.cheapest_first`)."""
 
     plugin: MinePlugin
 
     def collect(self) -> Any:
         rel = self.nodeid
-        for cand in read_jsonl(self.path):
+        candidates = list(read_jsonl(self.path))
+        settings = self.plugin.settings
+        if settings.time_budget is not None and settings.mine_max_tasks is None:
+            candidates = [dict(c) for c in cheapest_first(candidates)]
+        for cand in candidates:
             name = cand["commit"][:12]
             item = CandidateItem.from_parent(self, name=name, nodeid=f"{rel}::{name}", candidate=cand)
             mark_item(item)

@@ -50,6 +50,7 @@ from pytest_homefield.mine.bounds import (
     stop_meta,
     with_task_bound,
 )
+from pytest_homefield.mine.cost_order import bytes_of_tests
 from pytest_homefield.mine.message_score import message_fields
 from pytest_homefield.mine.redgreen import (
     DeadlineReached,
@@ -146,6 +147,8 @@ def freeze_candidates(settings: Settings, mine_dir: Path) -> ScanResult:
         for c in candidates:
             c["verify_key"] = verify_key(verify_inputs(c, settings, runnable=_runnable(c, settings.test_globs),
                                                        sandbox=sandbox, env_fingerprint=fp))
+            # what a --time-budget orders by (cheapest first, mine/cost_order.py); not part of the key
+            c["test_bytes"] = bytes_of_tests(settings.root, c["commit"], _runnable(c, settings.test_globs))
     write_jsonl_atomic(candidates_path(mine_dir), candidates)
     write_jsonl_atomic(
         scan_path(mine_dir),

@@ -18,8 +18,11 @@ only: one that fails later is caught when the oracle is graded (docs/contracts.m
 Parent runs are bounded by the commit's time (verification version 6): parent run 1 gets at most
 :data:`PARENT_PROBE_S`; when it is cut there, commit run 1 is timed and the bound is
 :data:`~pytest_homefield.sandbox.limits.HANG_FACTOR` × its seconds, at least
-:data:`~pytest_homefield.sandbox.limits.HANG_FLOOR_S` (parent run 1 is made again
-under that bound when the probe was shorter). Parent runs 2…N get the bound at once. A parent run
+:data:`~pytest_homefield.sandbox.limits.HANG_FLOOR_S`. When the probe was shorter (a slow suite, not a
+hang; verification version 12) parent run 1 goes on under that bound from where the probe stopped: the
+probe's outcomes stand but for its ``error`` ids (the test it was killed in), and only the ids of commit run 1
+the probe did not report run again (``parent-1-rest``); the two are parent run 1. Parent runs 2…N get the
+bound at once. A parent run
 stopped at the bound did not fail to run: the commit's tests finish, the parent's do not, so it is
 the bug the commit fixes (a hang). Such a run (:func:`_cut_short`) observes only the ids it reported
 (the test in progress when it was killed reported ``error``: failing); the ids it never reached are
@@ -98,7 +101,9 @@ __all__ = [
 #: (nu22: a task whose fix changes what setup_cmd generates was kept, and its oracle failed at grading).
 #: 11: a twin leaves its function's PASS_TO_PASS instances as they are, else a sentinel
 #: (:mod:`~pytest_homefield.sandbox.canary_rows`, atk26): a task's canaries and unprotected functions differ.
-VERIFY_VERSION = 11
+#: 12: parent run 1 cut at the probe in a slow suite keeps what the probe reported and runs only the rest
+#: (mine29: on simonw/llm the probe's 60 s were thrown away and the whole files run again).
+VERIFY_VERSION = 12
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
@@ -117,7 +122,7 @@ class DeadlineReached(Exception):
 
 def run_phrase(log_name: str) -> str:
     """What a run whose log folder is ``log_name`` is, in words for a record's ``detail`` (the folder
-    names are for files: ``parent-1``, ``commit-2-full``, ``parent-1-bounded``, ``canaries-1-2``).
+    names are for files: ``parent-1``, ``commit-2-full``, ``parent-1-bounded``, ``parent-1-rest``, ``canaries-1-2``).
     ``"parent-1-bounded"`` -> ``"parent run 1 (again, bounded by the commit's time)"``; a name of no
     known form is returned as it is."""
     name, again = log_name, []
@@ -125,6 +130,8 @@ def run_phrase(log_name: str) -> str:
         name, again = name[: -len("-full")], ["whole files"]
     if name.endswith("-bounded"):
         name, again = name[: -len("-bounded")], ["bounded by the commit's time", *again]
+    if name.endswith("-rest"):
+        name, again = name[: -len("-rest")], ["the tests its probe did not reach", *again]
     parts = name.split("-")
     if len(parts) == 2 and parts[0] in ("parent", "commit") and parts[1].isdigit():
         said = f"{parts[0]} run {parts[1]}"
@@ -709,6 +716,32 @@ def verify_candidate(
                            f"{commit_runs[0].wall_s:.1f} s, at least {parent_floor_s:g} s)")
             return _cut_short(r)
 
+        def rest_of_probe(probe: TestRun) -> TestRun | Verification:
+            """Parent run 1 when its probe was cut at ``parent_probe_s`` and commit run 1 says the suite is slow,
+            not hung (the bound is above the probe): what the probe reported stands, but for its ``error`` ids (the
+            test in progress when it was killed reports ``error``), and only the ids commit run 1 named that the
+            probe did not report run again, under the bound (``parent-1-rest``); the two are parent run 1, one
+            run of the whole files. A probe that reported nothing (cut while collecting), or a rest run made
+            again in full, is replaced: parent run 1 again on the whole files, under the bound."""
+            kept = {i: o for i, o in probe.outcomes.items() if o != "error"}
+            if not kept:
+                unclassified.append(probe)
+                return run(parent_base, "parent", 1, None, name="parent-1-bounded")
+            rest = [i for i in commit_runs[0].outcomes if i not in kept]
+            if not rest:
+                return dataclasses.replace(probe, outcomes=kept, timed_out=False, error=None, selected=frozenset(kept),
+                                           finished=True)
+            r = run(parent_base, "parent", 1, rest, name="parent-1-rest")
+            if isinstance(r, Verification) or r.selected is None:  # a full rerun replaced the rest
+                unclassified.append(probe)
+                return r
+            return dataclasses.replace(
+                r, outcomes={**kept, **r.outcomes}, selected=r.selected | frozenset(kept),
+                wall_s=probe.wall_s + r.wall_s, collection_error=probe.collection_error or r.collection_error,
+                collection_errors={**probe.collection_errors, **r.collection_errors},
+                skip_reasons={**probe.skip_reasons, **r.skip_reasons}, stop_lines={**probe.stop_lines, **r.stop_lines},
+                peak_mb=peak_of([probe, r]))
+
         own = own_top_levels(repo, parent, commit)
 
         def done() -> Verification:
@@ -746,12 +779,12 @@ def verify_candidate(
         if isinstance(r, Verification):
             return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
         commit_runs.append(r)
-        if probe is not None and (r.timed_out or parent_bound_s() > probe_s):
-            unclassified.append(probe)  # made again under the bound, or the commit timed out: not classified
-        if probe is not None and not r.timed_out:  # (the commit timing out too is the timeout to report)
+        if probe is not None and r.timed_out:
+            unclassified.append(probe)  # the commit timed out too: that is the timeout to report, not classified
+        if probe is not None and not r.timed_out:
             bound = parent_bound_s()
-            if bound > probe_s:  # a slow suite, not a hang: parent run 1 again, under the bound
-                r = run(parent_base, "parent", 1, None, name="parent-1-bounded")
+            if bound > probe_s:  # a slow suite, not a hang: parent run 1 goes on from where the probe stopped
+                r = rest_of_probe(probe)
                 if isinstance(r, Verification):
                     return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
                 parent_runs.append(r)

@@ -606,11 +606,32 @@ def last_error_line(log_path: Path, *, limit: int = 300) -> str | None:
             return _cut(_internal_error_start(lines, i), limit)
         if _ARGPARSE_ERROR.match(text) or (text.startswith("ERROR:") and not text.startswith("ERROR: usage:")):
             return _cut(text, limit)
-    for line in reversed(lines):
-        m = _EXCEPTION_LINE.match(line)
+    for k in range(len(lines) - 1, -1, -1):
+        m = _EXCEPTION_LINE.match(lines[k])
         if m:
-            return _cut(m.group(1), limit)
+            return _cut(" ".join([m.group(1), *_message_rest(lines[k + 1:])]), limit)
     return None
+
+
+#: At most this many lines after an exception's first line are read as the rest of its message.
+MESSAGE_LINES = 4
+
+
+def _message_rest(after: list[str]) -> list[str]:
+    """The lines that go on the message of the exception whose first line precedes ``after`` (stripped): those
+    up to the end of the log, at most :data:`MESSAGE_LINES`, when nothing else follows them; ``[]`` when a blank
+    line, a traceback or another exception comes after (the message ended there), or more lines do. A
+    multi-line message reads whole (mine29 on mahmoud/boltons: pluggy's ``PluginValidationError: Plugin
+    'tests/conftest.py' for hook 'pytest_ignore_collect'`` said nothing of its next lines,
+    ``hookimpl definition: pytest_ignore_collect(path, config)`` and ``Argument(s) {'path'} are declared in the
+    hookimpl but can not be found in the hookspec``: a conftest older than pytest 9)."""
+    rest = [line.strip() for line in after]
+    while rest and not rest[-1]:
+        rest.pop()
+    if (len(rest) > MESSAGE_LINES or any(not line or line.startswith(("Traceback", "File ", "=", "E "))
+                                         or _EXCEPTION_LINE.match(line) for line in rest)):
+        return []
+    return rest
 
 
 #: An ``INTERNALERROR>`` line that starts an exception's message (``pytest.PytestDeprecationWarning: …``).

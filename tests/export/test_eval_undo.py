@@ -32,7 +32,7 @@ def task(fx: Fixture) -> Task:
 
 
 def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
-              ids: list[str] | None = None) -> tuple[dict[str, str], str]:
+              ids: list[str] | None = None, memory_mb: float | None = 4096.0) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
     ``eval.sh`` there; ``({test id: status}, the whole log)``."""
     git(fx.root, "clone", "-q", str(fx.root), str(where))
@@ -41,7 +41,7 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
         (where / rel).parent.mkdir(parents=True, exist_ok=True)
         (where / rel).write_text(text, encoding="utf-8")
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
-    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked))
+    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked), memory_mb=memory_mb)
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
@@ -117,3 +117,18 @@ def test_eval_stops_when_it_cannot_undo(task: Task, tmp_path: Path) -> None:
     proc = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 1 and "homefield: the undo step failed" in proc.stderr
     assert START not in proc.stdout + proc.stderr
+
+
+def test_the_tests_run_under_the_memory_cap_of_mining(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """mine29 on mahmoud/boltons: a task whose parent allocates without end (4 GiB at mining, where each test
+    process has ``max_test_memory_mb`` of address space) held 5.6 GiB and grew when its eval.sh ran the empty
+    patch. The test command runs under the same cap (``ulimit -v``): a patch that takes 1 GiB at import fails
+    under a cap of 256 MiB, and the same fix without it passes."""
+    hoard = "_HOARD = bytearray(1 << 30)\n" + GOOD_CALC
+    status, log = _evaluate(fx, task, tmp_path / "capped", {"src/calc/__init__.py": hoard}, memory_mb=256)
+    assert "+ ulimit -v 262144\n" in log and "MemoryError" in log, log
+    assert all(status.get(i) != "PASSED" for i in F2P), log
+    status, log = _evaluate(fx, task, tmp_path / "fix", {"src/calc/__init__.py": GOOD_CALC}, memory_mb=256)
+    assert [status.get(i) for i in F2P] == ["PASSED", "PASSED"], log
+    assert "(ulimit -v 4194304 && " in eval_script(task, F2P)  # the default: max_test_memory_mb's 4096 MiB
+    assert "ulimit" not in eval_script(task, F2P, memory_mb=None)

@@ -6,6 +6,7 @@ fixes a hang is a task, and says so. The time budget cuts a verification in flig
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -167,3 +168,38 @@ def test_a_module_that_cannot_import_at_the_parent_keeps_reruns_targeted(tmp_pat
     assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_f.py::test_f", "tests/test_h.py::test_h"], v
     runs = sorted(p.name for p in (tmp_path / "logs").iterdir())
     assert "parent-2" in runs and not [r for r in runs if r.endswith("-full")], runs  # no full rerun
+
+
+# -- parent run 1 cut at the probe in a slow suite: what the probe reported is kept ------------------
+
+SLOW_TESTS = "".join(f"\n\ndef test_slow_{k}():\n    time.sleep(0.6)\n    assert half(4) == 2\n" for k in range(8))
+
+
+@pytest.mark.slow
+def test_a_probe_cut_in_a_slow_suite_keeps_what_it_reported(tmp_path: Path) -> None:
+    """Eight tests of 0.6 s each and one the commit fixes: parent run 1 is cut at the probe (2.5 s), commit run
+    1 takes about 5 s, so the bound (5× that) is above the probe: a slow suite, not a hang. Parent run 1 goes
+    on from where the probe stopped (``parent-1-rest``): the tests the probe reported passing are not run
+    again (before: ``parent-1-bounded`` ran all nine again, the probe's seconds thrown away). The test in
+    progress when the probe was killed reported ``error``: it is run again, and is PASS_TO_PASS."""
+    repo = GitRepo.init(tmp_path / "r")
+    repo.write("pkg/__init__.py", "def half(n):\n    return n // 2\n\n\ndef third(n):\n    return n / 3\n")
+    repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import half, third\n" + SLOW_TESTS)
+    parent = repo.commit("Add half and third")
+    repo.write("pkg/__init__.py", "def half(n):\n    return n // 2\n\n\ndef third(n):\n    return n // 3\n")
+    repo.write("tests/test_pkg.py", "import time\n\nfrom pkg import half, third\n" + SLOW_TESTS
+               + "\n\ndef test_third_is_whole():\n    assert third(7) == 2\n")
+    commit = repo.commit("third: floor division, so that third(7) is the whole number 2")
+    tests = ["tests/test_pkg.py"]
+    logs = tmp_path / "logs"
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=tests, runnable_tests=tests,
+                         test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", setup_cmd=None,
+                         stability_runs=2, run_timeout_s=100, parent_probe_s=2.5, log_dir=logs)
+    assert v.reason is None and v.FAIL_TO_PASS == ["tests/test_pkg.py::test_third_is_whole"], v
+    assert v.PASS_TO_PASS == [f"tests/test_pkg.py::test_slow_{k}" for k in range(8)], v
+    assert v.parent_bound is None, v.parent_bound  # slow, not hung
+    runs = sorted(p.name for p in logs.iterdir())
+    assert "parent-1-rest" in runs and "parent-1-bounded" not in runs, runs
+    events = [json.loads(line) for line in (logs / "parent-1-rest" / "outcomes.jsonl").read_text().splitlines()]
+    rest = {e["nodeid"] for e in events if e.get("event") == "phase"}
+    assert "tests/test_pkg.py::test_third_is_whole" in rest and "tests/test_pkg.py::test_slow_0" not in rest, rest

@@ -36,6 +36,27 @@ def test_the_last_error_line_prefers_pytests_own_then_a_traceback(tmp_path: Path
     assert last_error_line(log) is None
 
 
+def test_a_message_of_several_lines_reads_whole(tmp_path: Path) -> None:
+    """mine29 on mahmoud/boltons: five old commits' conftest declares ``pytest_ignore_collect(path, config)``,
+    which pytest 9 refuses; the first line of pluggy's message named the hook, not what is wrong with it."""
+    log = tmp_path / "tests.log"
+    log.write_text("Traceback (most recent call last):\n  File \"/v/pluggy/_manager.py\", line 448, in _verify_hook\n"
+                   "    raise PluginValidationError(\n"
+                   "pluggy._manager.PluginValidationError: Plugin 'tests/conftest.py' for hook "
+                   "'pytest_ignore_collect'\n"
+                   "hookimpl definition: pytest_ignore_collect(path, config)\n"
+                   "Argument(s) {'path'} are declared in the hookimpl but can not be found in the hookspec\n\n")
+    assert last_error_line(log) == (
+        "pluggy._manager.PluginValidationError: Plugin 'tests/conftest.py' for hook 'pytest_ignore_collect' "
+        "hookimpl definition: pytest_ignore_collect(path, config) Argument(s) {'path'} are declared in the "
+        "hookimpl but can not be found in the hookspec")
+    # what follows a message that ended (a blank line, then other output) is not read as its rest
+    log.write_text("Traceback (most recent call last):\nValueError: bad\n\n1 error in 0.1s\n")
+    assert last_error_line(log) == "ValueError: bad"
+    log.write_text("Traceback (most recent call last):\nValueError: bad\n" + "more\n" * 5)
+    assert last_error_line(log) == "ValueError: bad"
+
+
 def test_the_summary_says_the_most_common_setup_failure_once_with_a_hint() -> None:
     why = ("the test command produced no outcomes: parent run 1: no outcome was written (exit status 1): "
            "ModuleNotFoundError: No module named 'pluggy._version'")

@@ -90,6 +90,7 @@ def test_a_run_the_time_budget_cut_is_named_in_words() -> None:
     assert run_phrase("parent-1") == "parent run 1"
     assert run_phrase("parent-1-bounded") == "parent run 1 (again, bounded by the commit's time)"
     assert run_phrase("commit-2-full") == "commit run 2 (again, whole files)"
+    assert run_phrase("parent-1-rest") == "parent run 1 (again, the tests its probe did not reach)"
     assert run_phrase("parent-1-bounded-full") == "parent run 1 (again, bounded by the commit's time, whole files)"
     assert run_phrase("canaries-1-2") == "canary run 2 of commit run 1"
     assert run_phrase("canaries-1-2-full") == "canary run 2 of commit run 1 (again, whole files)"
