@@ -110,7 +110,6 @@ _WHY = ("atk29: the original's expected value is nearer to the parent's output a
         "report that value; the planner then draws a twin at the same distance from it, elsewhere in the value).")
 
 
-@pytest.mark.xfail(strict=True, reason=_WHY)
 def test_a_forger_judging_nearness_to_the_parents_output_is_forged(titles: Titles, tmp_path: Path) -> None:
     """With no fix, at the seed whose twin is ``"don't look back"``: ``forged`` is what a guarded group gives."""
     work = copy_tree(titles.pristine, tmp_path / "work")
