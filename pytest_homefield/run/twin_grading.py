@@ -285,8 +285,6 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             where = {stops.get(same)} if seen.get(same) in ("failed", "error") else failed.get(c.source, set())
             if where and stops.get(tid) not in where:
                 told.add(c.source)
-    farther = _farther(twins, seen, stops, operands) - told
-    told |= farther
     first: dict[str, int] = {}
     for tid, line in stops.items():
         fid = function_id(tid)
@@ -299,6 +297,8 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             near[fid] = ops
     # a site after the statement where the original stops: no run reaches it, a statement at a time does
     told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
+    farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
+    told |= farther
     return ParentSeen(told, first, near, farther)
 
 

@@ -58,8 +58,8 @@ from pytest_homefield.sandbox.canaries import (
     read_source,
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
-from pytest_homefield.sandbox.canary_io import file_alike, keep_relation
-from pytest_homefield.sandbox.canary_near import near_alternatives, operand_values
+from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
+from pytest_homefield.sandbox.canary_near import as_near, near_alternatives, nearness, operand_values
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
@@ -81,7 +81,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_values import is_small
+from pytest_homefield.sandbox.canary_values import alternatives, is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -308,15 +308,23 @@ def statement_at(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> tup
     return best
 
 
+#: Made-up values :func:`_near_site` draws when no edit can be repeated, keeping those exactly as near.
+_NEAR_DRAWS = 48
+
+
 def _near_site(func: ast.FunctionDef | ast.AsyncFunctionDef, lo: int, hi: int,
                operands: tuple[str, str, str] | None, k: int, rng: random.Random,
                may: Callable[[ast.AST], bool] | None) -> Site | None:
     """A value site at a literal of ``func`` within lines ``lo``..``hi`` (the statement where the parent stopped)
     whose value is one of ``operands`` (the failing comparison's there: that literal is the expected side ``E``,
     the other operand the parent's value ``P``), its twins exactly as near ``P`` as ``E`` is
-    (:func:`~pytest_homefield.sandbox.canary_near.near_alternatives`) and keeping ``E``'s relation to its call's
-    input (:func:`~pytest_homefield.sandbox.canary_io.keep_relation`); ``None`` when there is no such literal or
-    no such value. ``may``: as for :func:`~pytest_homefield.sandbox.canary_sites.find_site`."""
+    (:func:`~pytest_homefield.sandbox.canary_near.near_alternatives`), else the usual draws (the input's words
+    recased or reseparated, :func:`~pytest_homefield.sandbox.canary_io.variants`; made-up values,
+    :func:`~pytest_homefield.sandbox.canary_values.alternatives`, :data:`_NEAR_DRAWS` of them) that happen to be
+    exactly as near (``top_words``' ties: ``[('A', 2), ('b', 2)]`` as near ``[('b', 2), ('a', 2)]`` as ``[('a', 2),
+    ('b', 2)]``), each keeping ``E``'s relation to its call's input
+    (:func:`~pytest_homefield.sandbox.canary_io.keep_relation`); ``None`` when there is no such literal or no such
+    value. ``may``: as for :func:`~pytest_homefield.sandbox.canary_sites.find_site`."""
     values = operand_values(operands) if operands is not None else None
     if values is None:
         return None
@@ -333,7 +341,22 @@ def _near_site(func: ast.FunctionDef | ast.AsyncFunctionDef, lo: int, hi: int,
             if type(v) is not type(e) or v != e:
                 continue
             twins: list[tuple[str, str]] = []
-            for a in near_alternatives(e, p, k, rng):
+            made = near_alternatives(e, p, k, rng)
+            if not made:  # no edit to repeat elsewhere: the usual draws that are as near all the same
+                stmt = _statement_of(func).get(id(n))
+                drawn = variants(_call(stmt) if stmt is not None else None, e, 64, rng)
+                for _ in range(_NEAR_DRAWS):
+                    drawn += alternatives(e, 1, rng)
+                want, seen = nearness(e, p), set()
+                for a in drawn:
+                    if repr(a) not in seen and type(a) is type(e) and a != e and a != p \
+                            and as_near(nearness(a, p), want):
+                        seen.add(repr(a))
+                        made.append(a)
+                made = rng.sample(made, len(made))
+            for a in made:
+                if len(twins) == k:
+                    break
                 text = ast.unparse(ast.parse(repr(a), mode="eval").body)
                 one = Site(n, ast.unparse(n), [(text, f"expected {_short(e)} -> {_short(a)} "
                                                       f"(as near the parent's {_short(p)})")], True, excusable=[True])

@@ -3,6 +3,7 @@ no test process."""
 
 from __future__ import annotations
 
+import ast
 import random
 from pathlib import Path
 
@@ -97,3 +98,25 @@ def test_the_planner_draws_the_stop_sites_twin_near_the_parents_value(tmp_path: 
     # the operands the other way round (the expected side left) draw the same
     flipped = {fid: ("==", repr("Don't Look Back"), repr("Don'T Look Back"))}
     assert plan_twins(tmp_path, [fid], seed=seed, stops={fid: 1}, near=flipped).runs == plan.runs
+
+
+STATS = ("from textkit import top_words\n\n\n"
+         "def test_ties():\n"
+         "    assert top_words(\"b a c a b\", 2) == [(\"a\", 2), (\"b\", 2)]\n")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_with_no_edit_to_repeat_the_usual_draws_as_near_are_taken(tmp_path: Path, seed: int) -> None:
+    """``top_words``' ties (5e4f5c1cddcb): the original swaps the parent's two items, an edit no other position
+    holds; a recased item is exactly as near the parent's ``[('b', 2), ('a', 2)]`` (0.9), a changed count is not."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_s.py").write_text(STATS)
+    fid = "tests/test_s.py::test_ties"
+    near = {fid: ("==", "[('b', 2), ('a', 2)]", "[('a', 2), ('b', 2)]")}
+    plan = plan_twins(tmp_path, [fid], seed=seed, stops={fid: 1}, near=near)
+    (how,) = [c.how for c in plan.canaries]
+    assert "as near the parent's" in how, how
+    twin = next(t for r in plan.runs for t in [r["tests/test_s.py"].decode()] if '[("a", 2), ("b", 2)]' not in t)
+    value = ast.literal_eval(twin.split("== ", 1)[1].strip())
+    p, e = [("b", 2), ("a", 2)], [("a", 2), ("b", 2)]
+    assert as_near(nearness(value, p), nearness(e, p)) and value not in (p, e), value
