@@ -35,10 +35,15 @@ from typing import Any
 
 from pytest_homefield.sandbox.canary_values import _CLASSES, REL_GAP
 
-__all__ = ["nearness", "as_near", "near_alternatives", "operand_values", "MAX_OPERAND"]
+__all__ = ["nearness", "as_near", "near_alternatives", "operand_values", "MAX_OPERAND", "MAX_DRAWN", "MAX_TRIED"]
 
 #: Characters of an operand's ``repr`` the reporter sends at most (a longer one is not sent).
 MAX_OPERAND = 2000
+#: The longest ``repr`` of either value :func:`near_alternatives` draws for (a ``SequenceMatcher`` run of two
+#: 500-character texts takes some 50 ms, of two 2000-character ones close to a second).
+MAX_DRAWN = 500
+#: Positions of a text :func:`near_alternatives` tries at most.
+MAX_TRIED = 64
 #: Decimal digits nearness is compared to (a ratio is a quotient of small ints: equal ones are equal here).
 _DIGITS = 9
 
@@ -109,6 +114,7 @@ def _texts(e: str, p: str, k: int, rng: random.Random) -> list[str]:
     shape = [_class(c) for c in old]
     starts = [i for i in range(len(p) - len(old) + 1) if i != i1 and [_class(c) for c in p[i:i + len(old)]] == shape]
     rng.shuffle(starts)
+    starts = starts[:MAX_TRIED]  # each candidate costs two SequenceMatcher runs
     want = nearness(e, p)
     out: list[str] = []
     for i in starts:
@@ -138,8 +144,9 @@ def _numbers(e: int | float, p: int | float, k: int) -> list[Any]:
 def near_alternatives(e: Any, p: Any, k: int, rng: random.Random) -> list[Any]:
     """Up to ``k`` values of ``e``'s type, none equal to ``e`` or ``p``, each exactly as near to ``p`` (the parent's
     value at the stop) as ``e`` (the original's expected value) is by :func:`nearness` (see the module text);
-    ``[]`` when ``e`` and ``p`` are of other types or kinds of difference (two edits, a bool, ``None``)."""
-    if type(e) is not type(p) or isinstance(e, bool) or e == p:
+    ``[]`` when ``e`` and ``p`` are of other types or kinds of difference (two edits, a bool, ``None``), or either
+    ``repr`` is over :data:`MAX_DRAWN` characters (planning runs at every grading)."""
+    if type(e) is not type(p) or isinstance(e, bool) or e == p or max(len(repr(e)), len(repr(p))) > MAX_DRAWN:
         return []
     if isinstance(e, str):
         return _texts(e, p, k, rng)

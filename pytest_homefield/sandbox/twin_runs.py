@@ -59,7 +59,7 @@ from pytest_homefield.sandbox.canaries import (
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
 from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
-from pytest_homefield.sandbox.canary_near import as_near, near_alternatives, nearness, operand_values
+from pytest_homefield.sandbox.canary_near import MAX_DRAWN, as_near, near_alternatives, nearness, operand_values
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
@@ -342,7 +342,7 @@ def _near_site(func: ast.FunctionDef | ast.AsyncFunctionDef, lo: int, hi: int,
                 continue
             twins: list[tuple[str, str]] = []
             made = near_alternatives(e, p, k, rng)
-            if not made:  # no edit to repeat elsewhere: the usual draws that are as near all the same
+            if not made and max(len(repr(p)), len(repr(e))) <= MAX_DRAWN:  # no edit to repeat: the usual draws as near
                 stmt = _statement_of(func).get(id(n))
                 drawn = variants(_call(stmt) if stmt is not None else None, e, 64, rng)
                 for _ in range(_NEAR_DRAWS):

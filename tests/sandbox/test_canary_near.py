@@ -58,6 +58,9 @@ def test_no_near_value_where_none_fits() -> None:
     assert near_alternatives([], ["  ", " "], 1, rng) == []  # lengths differ: no item to change
     assert near_alternatives(101, 100, 1, rng) == []  # 99 is 2 from 101: under the ladder's minimum gap (k + 2)
     assert near_alternatives("ab", "aB", 1, rng) == []  # no other capital in P
+    long = "Ab" * 260
+    assert near_alternatives(long + "t", long + "T", 1, rng) == []  # over MAX_DRAWN: planning stays cheap
+    assert near_alternatives(long[:400] + "t", long[:400] + "T", 1, rng) != []
 
 
 def test_nearness_is_the_pair_statistic_and_as_near_its_equality() -> None:
