@@ -30,7 +30,7 @@ import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -40,6 +40,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
+from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -193,9 +194,11 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
 #: (:func:`parent_checked_seed`): the task's own, then ones derived from it.
 PARENT_TRIES = 8
-#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``
-#: and the group functions the parent still told in its plan.
-_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str]]] = {}
+#: Operands of a failing comparison as the reporter sends them: ``(op, repr(left), repr(right))``.
+Operands = tuple[str, str, str]
+#: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``,
+#: the group functions the parent still told in its plan and its ``near``.
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands]]] = {}
 
 
 @dataclass(frozen=True)
@@ -203,10 +206,16 @@ class ParentSeen:
     """What :func:`parent_told` saw on the untouched parent. ``told``: the group functions whose contradiction
     twin the parent's own code tells from its original; ``stops``: function id → where its original stopped
     there (the least :attr:`~pytest_homefield.sandbox.testrun.TestRun.stop_lines` of its instances: lines from
-    the first line of its definition), for :func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``."""
+    the first line of its definition), for :func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``;
+    ``near``: function id → the operands of the comparison its original failed at there (an instance stopping at
+    that line; plain literals, the reporter's ``operands``), for ``plan_twins``' ``near``; ``farther``: those of
+    ``told`` told by nearness alone (a twin's operands not :func:`~pytest_homefield.sandbox.canary_near.as_near`
+    each other as its original's are, atk29)."""
 
     told: set[str]
     stops: dict[str, int]
+    near: dict[str, Operands] = field(default_factory=dict)
+    farther: set[str] = field(default_factory=set)
 
 
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -240,6 +249,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         built = together(plan.layouts, plan.seed) if twins else None
         seen: dict[str, str] = {}
         stops: dict[str, int] = {}
+        operands: dict[str, Operands] = {}
         if built is not None:  # one process holding every twin beside its original: the parent's code, no forger
             one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd,
                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
@@ -247,6 +257,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
                                        "box_mb": box_mb})
             made = [one]
             stops = _in_plan_ids(one.stop_lines, built)
+            operands = _in_plan_ids(one.stop_operands, built)
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -254,6 +265,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             if len(made) == len(plan.runs):
                 seen, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
                 stops = {plan.rename(n, i): line for n, r in enumerate(made) for i, line in r.stop_lines.items()}
+                operands = {plan.rename(n, i): o for n, r in enumerate(made) for i, o in r.stop_operands.items()}
     # a run whose tests do not collect on the parent (a task adding the module they import) passed no twin
     if (built is None and len(made) < len(plan.runs)) or any(
             r.timed_out or not run_completes(r) or not (r.outcomes or r.collection_error) for r in made):
@@ -278,9 +290,37 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         fid = function_id(tid)
         if TWIN_MARK not in fid:
             first[fid] = min(line, first.get(fid, line))
+    near: dict[str, Operands] = {}
+    for tid, ops in sorted(operands.items()):
+        fid = function_id(tid)
+        if TWIN_MARK not in fid and fid not in near and stops.get(tid) == first.get(fid):
+            near[fid] = ops
     # a site after the statement where the original stops: no run reaches it, a statement at a time does
     told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
-    return ParentSeen(told, first)
+    farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
+    told |= farther
+    return ParentSeen(told, first, near, farther)
+
+
+def _farther(twins: Sequence[tuple[Canary, str]], seen: Mapping[str, str], stops: Mapping[str, int],
+             operands: Mapping[str, Operands]) -> set[str]:
+    """The group functions of ``twins`` with a failed instance that stopped where its original's instance with
+    the same parameters did, both at a comparison of plain literals (``operands``, the reporter's), whose two
+    operands are not as near each other (:func:`~pytest_homefield.sandbox.canary_near.nearness`, ``as_near``)
+    as the original's: a forger running the statements one at a time with the parent's code passes what is
+    near the code's value and tells the twin (atk29). Instances with no operands count as alike."""
+    out: set[str] = set()
+    for c, _ in twins:
+        for tid, o in seen.items():
+            same = c.source + tid[len(c.node):]
+            if not c.matches(tid) or o not in ("failed", "error") or tid not in operands or same not in operands \
+                    or stops.get(tid) != stops.get(same):
+                continue
+            mine, theirs = operand_values(operands[tid]), operand_values(operands[same])
+            if mine is not None and theirs is not None and mine[0] == theirs[0] \
+                    and not as_near(nearness(mine[1], mine[2]), nearness(theirs[1], theirs[2])):
+                out.add(c.source)
+    return out
 
 
 def _changed_after(plan: TwinPlan, twin: Canary, stop: int,
@@ -355,45 +395,55 @@ def _in_plan_ids(by_id: Mapping[str, _V], built: tuple[dict[str, bytes], dict[st
     return out
 
 
-def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[str, int]], TwinPlan],
+def parent_checked_seed(task: Task, seed: int,
+                        plan_for: Callable[[int, Mapping[str, int], Mapping[str, Operands]], TwinPlan],
                         told: Callable[[TwinPlan], ParentSeen | None], test_cmd: str, store: Path | None = None
                         ) -> tuple[int, TwinPlan]:
     """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan has
     no contradiction twin the untouched parent tells (``told(plan)``: :func:`parent_told`, it passes the twin or
     the twin stops at another line than its original); when every try has one, the first with the fewest;
     ``seed``'s when the check could not be made (a try's runs did not complete; not remembered). Try ``n``'s
-    plan is ``plan_for(seed_n, stops)``, ``stops`` where the originals stopped on the parent as the tries before
-    it saw them (:attr:`ParentSeen.stops`; none for the first): the later tries draw each site on the statement
-    where its original stopped (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``, atk28). A
+    plan is ``plan_for(seed_n, stops, near)``, ``stops`` where the originals stopped on the parent as the tries
+    before it saw them (:attr:`ParentSeen.stops`; none for the first): the later tries draw each site on the
+    statement where its original stopped (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``,
+    atk28); ``near`` (:attr:`ParentSeen.near`) the operands of the comparison it failed at there, whose site's
+    twin is then drawn as near the parent's value as the original's (``plan_twins``' ``near``, atk29). A
     plan with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
-    the try used and its ``stops``), so a task's check costs its runs once per repository, not once per
+    the try used, its ``stops`` and ``near``, the functions still told and those of them told by nearness), so a
+    task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
-    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). The group functions the parent still tells in the
+    (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). A try is better with fewer functions told otherwise
+    than by nearness alone (:attr:`ParentSeen.farther`), then with fewer told by nearness; the tries stop early
+    when only nearness tells and the try's planner had the operands of every such function (its near draw
+    could not be made: another seed draws the same). A function told by nearness alone keeps its twin (it still
+    guards against every forger that does not judge nearness). The group functions the parent still tells in the
     plan used (every try told them: a column flowing past the stop that is the function's only site, atk29) are
     added to its :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected` (``canaries.json``): no twin
     guards them, as for a sentinel."""
-    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "stops"])
+    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "near"])
     if key in _PARENT_SEEDS:
-        use, known, still = _PARENT_SEEDS[key]
-        return use, _unguarded(plan_for(use, known), still)
+        use, known, still, close = _PARENT_SEEDS[key]
+        return use, _unguarded(plan_for(use, known, close), still)
     digest = hashlib.sha256(key.encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
         use = _try_seed(seed, stored[0])
-        _PARENT_SEEDS[key] = (use, stored[1], stored[2])
-        return use, _unguarded(plan_for(use, stored[1]), stored[2])
-    plan = plan_for(seed, {})
+        _PARENT_SEEDS[key] = (use, stored[1], stored[2], stored[3])
+        return use, _unguarded(plan_for(use, stored[1], stored[3]), stored[2])
+    plan = plan_for(seed, {}, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
-    # (twins the parent tells, try, seed, stops, plan, those told): the fewest
-    best: tuple[int, int, int, dict[str, int], TwinPlan, list[str]] | None = None
+    # (twins the parent tells, try, seed, stops, plan, those told, near, those told by nearness): the fewest
+    best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str]] \
+        | None = None
     stops: dict[str, int] = {}
+    near: dict[str, Operands] = {}
     answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
         use = _try_seed(seed, n)
-        plan = plan if n == 0 else plan_for(use, stops)
+        plan = plan if n == 0 else plan_for(use, stops, near)
         same = _members(plan)
         found = answers.get(same) if same else None
         if found is None:
@@ -401,18 +451,23 @@ def parent_checked_seed(task: Task, seed: int, plan_for: Callable[[int, Mapping[
             if found is not None and same:
                 answers[same] = found
         if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
-            return seed, plan_for(seed, {}) if n else plan
-        if best is None or len(found.told) < best[0]:
-            best = (len(found.told), n, use, dict(stops), plan, sorted(found.told))
-        if not found.told:
+            return seed, plan_for(seed, {}, {}) if n else plan
+        score = (len(found.told - found.farther), len(found.farther))
+        if best is None or score < best[0]:
+            best = (score, n, use, dict(stops), plan, sorted(found.told - found.farther), dict(near),
+                    sorted(found.farther))
+        # none told, or only by nearness where this try's planner knew the parent's values: drawing again helps not
+        if not found.told or (found.told <= found.farther and found.farther <= near.keys()):
             break
         stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
+        near = {**found.near, **near}
     assert best is not None
-    _, n, use, stops, plan, still = best
-    _PARENT_SEEDS[key] = (use, stops, still)
+    _, n, use, stops, plan, still, near, farther = best
+    _PARENT_SEEDS[key] = (use, stops, still, near)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
-            append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still})
+            append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still,
+                                 "near": {f: list(o) for f, o in near.items()}, "farther": farther})
     return use, _unguarded(plan, still)
 
 
@@ -441,20 +496,24 @@ def _try_seed(seed: int, n: int) -> int:
     return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
 
 
-def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int], list[str]] | None:
-    """``(try, stops, told)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line of it
-    wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
-    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none) and ``told`` a list of
-    texts (absent, as before atk29: none) is passed over."""
-    found: tuple[int, dict[str, int], list[str]] | None = None
+def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int], list[str], dict[str, Operands]] | None:
+    """``(try, stops, told, near)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line
+    of it wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
+    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none), ``told`` a list of
+    texts (absent, as before atk29: none) and ``near`` an object of function ids to lists of three texts (absent:
+    none) is passed over."""
+    found: tuple[int, dict[str, int], list[str], dict[str, Operands]] | None = None
     try:
         for r in read_jsonl(store):
-            n, stops, told = r.get("try"), r.get("stops", {}), r.get("told", [])
+            n, stops, told, near = r.get("try"), r.get("stops", {}), r.get("told", []), r.get("near", {})
             if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
                     and isinstance(stops, dict) \
                     and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
-                    and isinstance(told, list) and all(isinstance(f, str) for f in told):
-                found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told))
+                    and isinstance(told, list) and all(isinstance(f, str) for f in told) \
+                    and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
+                                                       and all(isinstance(x, str) for x in o) for o in near.values()):
+                found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
+                         {str(k): (o[0], o[1], o[2]) for k, o in near.items()})
     except (OSError, StoreError, ValueError):
         return None
     return found

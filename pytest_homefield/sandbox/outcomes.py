@@ -119,6 +119,9 @@ class Parsed:
     #: test id → where its test function stopped in its first failed phase (the reporter's ``line``: lines from
     #: the first line of its definition), for ids whose failure had one
     stop_lines: dict[str, int] = field(default_factory=dict)
+    #: test id → ``[op, repr(left), repr(right)]`` of the failing comparison its first failed call stopped at (the
+    #: reporter's ``operands``: plain literals only; the parent check's nearness, contracts §7)
+    stop_operands: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -134,6 +137,8 @@ def read_outcomes(path: Path) -> Parsed:
 #: the fields of the reporter's events by type (``homefield_reporter``'s docstring); ``message`` may be null
 _TEXT_FIELDS = ("event", "nodeid", "when", "outcome", "path")
 _FLAGS = ("xfail", "subtest", "timeout")
+#: Characters of a phase's ``operands`` kept at most (the reporter sends two ``repr``'s of 2000 and an operator).
+_MAX_OPERANDS = 4008
 
 
 def _is_int(value: object) -> bool:
@@ -143,9 +148,9 @@ def _is_int(value: object) -> bool:
 def well_formed(ev: Mapping[str, Any]) -> bool:
     """Whether ``ev`` has the field types the reporter writes: text fields strings, ``message`` a
     string or null, the flags booleans, ``count`` and ``exitstatus`` non-negative ints, ``line`` an int or
-    null, ``duration`` a number. Anything else was written by code inside the test process (the reporter
-    never writes it), so it does not count: one such line made grading raise on the host, an ``infra``
-    blamed on homefield and retried for ever (atk13 F2)."""
+    null, ``operands`` three strings or null, ``duration`` a number. Anything else was written by code inside the
+    test process (the reporter never writes it), so it does not count: one such line made grading raise on the
+    host, an ``infra`` blamed on homefield and retried for ever (atk13 F2)."""
     if any(k in ev and not isinstance(ev[k], str) for k in _TEXT_FIELDS):
         return False
     if ev.get("message") is not None and not isinstance(ev["message"], str):
@@ -155,6 +160,9 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
     if any(k in ev and not (_is_int(ev[k]) and ev[k] >= 0) for k in ("count", "exitstatus")):
         return False
     if ev.get("line") is not None and not _is_int(ev["line"]):
+        return False
+    ops = ev.get("operands")
+    if ops is not None and not (isinstance(ops, list) and len(ops) == 3 and all(isinstance(x, str) for x in ops)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -228,6 +236,7 @@ class EventTally:
         self._phases: dict[str, dict[str, _Phase]] = {}
         self._errors: dict[str, str] = {}
         self._lines: dict[str, int] = {}
+        self._operands: dict[str, tuple[str, str, str]] = {}
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -320,6 +329,9 @@ class EventTally:
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
                     self._lines[nodeid] = stop
+                    ops = ev.get("operands")
+                    if ops is not None and sum(map(len, ops)) <= _MAX_OPERANDS:  # well_formed: three texts
+                        self._operands[nodeid] = (ops[0], ops[1], ops[2])
         elif kind == "collect_error":
             key = str(ev.get("path") or ev.get("nodeid") or "")
             if key not in self._errors and len(self._errors) >= self._max_ids:
@@ -359,7 +371,7 @@ class EventTally:
             kept.append(self._finish_line)
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
-                      stop_lines=dict(self._lines)), kept
+                      stop_lines=dict(self._lines), stop_operands=dict(self._operands)), kept
 
 
 

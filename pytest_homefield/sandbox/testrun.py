@@ -200,6 +200,8 @@ class TestRun:
     ``stop_lines``: failed id → where its test function stopped in its first failed phase, in lines from the
       first line of its definition (the reporter's ``line``), when reported (a run of the untouched parent
       compares a twin's with its original's: :func:`~pytest_homefield.run.twin_grading.parent_told`).
+    ``stop_operands``: failed id → ``(op, repr(left), repr(right))`` of the failing comparison its call stopped
+      at, when both were plain literals (the reporter's ``operands``; the parent check's nearness).
     ``finished``: the session reached its end (the reporter's ``finish`` event; for JUnit XML: the
       file was written); ``False`` when the process died on the way (``os._exit``, a signal).
     ``selected``: the node ids a targeted run was limited to (a later stability run of mining,
@@ -239,6 +241,7 @@ class TestRun:
     test_timeouts: list[str] = field(default_factory=list)
     skip_reasons: dict[str, str] = field(default_factory=dict)
     stop_lines: dict[str, int] = field(default_factory=dict)
+    stop_operands: dict[str, tuple[str, str, str]] = field(default_factory=dict)
     finished: bool = False
     selected: frozenset[str] | None = None
     sandbox: str = "none"
@@ -725,5 +728,6 @@ def _cross_check(
         test_timeouts=parsed.test_timeouts,
         skip_reasons=dict(parsed.skip_reasons),
         stop_lines=dict(parsed.stop_lines),
+        stop_operands=dict(parsed.stop_operands),
         finished=parsed.finished and not timed_out,
     )

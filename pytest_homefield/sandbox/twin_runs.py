@@ -58,7 +58,8 @@ from pytest_homefield.sandbox.canaries import (
     read_source,
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
-from pytest_homefield.sandbox.canary_io import file_alike, keep_relation
+from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
+from pytest_homefield.sandbox.canary_near import MAX_DRAWN, as_near, near_alternatives, nearness, operand_values
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
@@ -80,7 +81,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_values import is_small
+from pytest_homefield.sandbox.canary_values import alternatives, is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -171,7 +172,8 @@ class TwinPlan(CanaryPlan):
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
                limit: int = LIMIT, twins: int = APART,
                parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
-               pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None) -> TwinPlan:
+               pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
+               near: Mapping[str, tuple[str, str, str]] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -191,8 +193,12 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     the first line of its definition; grading's parent check, atk28): its twin's site is drawn on the statement
     holding that line, else at or before that statement's end, else anywhere as without it (a twin at an
     assertion the parent passes fails there with the parent's code where its original fails later: running
-    a test's statements one at a time tells it); such a function takes part in no cycle. Mining's check
-    and grading must pass the same (but ``stops``). Never
+    a test's statements one at a time tells it); such a function takes part in no cycle. ``near``: function id →
+    the operands (``(op, repr(left), repr(right))``, the reporter's) of the comparison its original failed at
+    there (:attr:`~pytest_homefield.run.twin_grading.ParentSeen.near`): when a literal on that statement is one
+    operand ``E`` (the expected side), its twin takes a value exactly as near the other, the parent's value ``P``
+    (:func:`~pytest_homefield.sandbox.canary_near.near_alternatives`, atk29's nearness tell), else the site is
+    drawn as without it. Mining's check and grading must pass the same (but ``stops`` and ``near``). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -214,6 +220,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
                    before=_parent_module(parent, path),
                    graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
+                   near=near or {},
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else ())
@@ -301,6 +308,65 @@ def statement_at(func: ast.FunctionDef | ast.AsyncFunctionDef, line: int) -> tup
     return best
 
 
+#: Made-up values :func:`_near_site` draws when no edit can be repeated, keeping those exactly as near.
+_NEAR_DRAWS = 48
+
+
+def _near_site(func: ast.FunctionDef | ast.AsyncFunctionDef, lo: int, hi: int,
+               operands: tuple[str, str, str] | None, k: int, rng: random.Random,
+               may: Callable[[ast.AST], bool] | None) -> Site | None:
+    """A value site at a literal of ``func`` within lines ``lo``..``hi`` (the statement where the parent stopped)
+    whose value is one of ``operands`` (the failing comparison's there: that literal is the expected side ``E``,
+    the other operand the parent's value ``P``), its twins exactly as near ``P`` as ``E`` is
+    (:func:`~pytest_homefield.sandbox.canary_near.near_alternatives`), else the usual draws (the input's words
+    recased or reseparated, :func:`~pytest_homefield.sandbox.canary_io.variants`; made-up values,
+    :func:`~pytest_homefield.sandbox.canary_values.alternatives`, :data:`_NEAR_DRAWS` of them) that happen to be
+    exactly as near (``top_words``' ties: ``[('A', 2), ('b', 2)]`` as near ``[('b', 2), ('a', 2)]`` as ``[('a', 2),
+    ('b', 2)]``), each keeping ``E``'s relation to its call's input
+    (:func:`~pytest_homefield.sandbox.canary_io.keep_relation`); ``None`` when there is no such literal or no such
+    value. ``may``: as for :func:`~pytest_homefield.sandbox.canary_sites.find_site`."""
+    values = operand_values(operands) if operands is not None else None
+    if values is None:
+        return None
+    _, left, right = values
+    for n in ast.walk(func):
+        if not isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Dict, ast.UnaryOp)) \
+                or not lo <= n.lineno <= (n.end_lineno or n.lineno) <= hi or (may is not None and not may(n)):
+            continue
+        try:
+            v = ast.literal_eval(n)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        for e, p in ((left, right), (right, left)):
+            if type(v) is not type(e) or v != e:
+                continue
+            twins: list[tuple[str, str]] = []
+            made = near_alternatives(e, p, k, rng)
+            if not made and max(len(repr(p)), len(repr(e))) <= MAX_DRAWN:  # no edit to repeat: the usual draws as near
+                stmt = _statement_of(func).get(id(n))
+                drawn = variants(_call(stmt) if stmt is not None else None, e, 64, rng)
+                for _ in range(_NEAR_DRAWS):
+                    drawn += alternatives(e, 1, rng)
+                want, seen = nearness(e, p), set()
+                for a in drawn:
+                    if repr(a) not in seen and type(a) is type(e) and a != e and a != p \
+                            and as_near(nearness(a, p), want):
+                        seen.add(repr(a))
+                        made.append(a)
+                made = rng.sample(made, len(made))
+            for a in made:
+                if len(twins) == k:
+                    break
+                text = ast.unparse(ast.parse(repr(a), mode="eval").body)
+                one = Site(n, ast.unparse(n), [(text, f"expected {_short(e)} -> {_short(a)} "
+                                                      f"(as near the parent's {_short(p)})")], True, excusable=[True])
+                if keep_relation(one, func, 1, rng) is one:
+                    twins += one.twins
+            if twins:
+                return Site(n, ast.unparse(n), twins, True, excusable=[True] * len(twins))
+    return None
+
+
 def _pool_for(pool: Sequence[Any], values: Sequence[Any], counts: Mapping[str, int], corpus: ParentText | None,
               path: str, text: str, k: int, rng: random.Random) -> Callable[[Any], Sequence[Any] | Drawn]:
     """The real values a fallback twin may take, given the site's value ``v``, chosen so that "how
@@ -380,7 +446,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                graded: Collection[str] | None = None, every: Collection[str] = (),
                exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
                lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
-               ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None) -> None:
+               ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
+               near: Mapping[str, tuple[str, str, str]] | None = None) -> None:
     encoding, text, tree, lines = read_source(file)
     stops = stops or {}
     namer = _Namer(rng, text, tree)
@@ -445,7 +512,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         site = None
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
             lo, hi = statement_at(node, span[0] + stops[fid])
-            site = settled(pick(_both(may, functools.partial(_within, lo, hi)))) \
+            site = settled(_near_site(node, lo, hi, (near or {}).get(fid), twins, rng, may)) \
+                or settled(pick(_both(may, functools.partial(_within, lo, hi)))) \
                 or settled(pick(_both(may, functools.partial(_within, 0, hi))))
         if site is None and fid not in forced:
             site = pick(may)

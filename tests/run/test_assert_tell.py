@@ -112,7 +112,8 @@ def test_a_twin_past_the_statement_where_its_original_stops_is_told(tmp_path: Pa
     (``lines("  \\n ") == []``). A twin at the second (``lines("") == ['']``, drawn so by a ``stops`` past it)
     stops there too, so no run tells it by its line; a test process running the statements one at a time does
     (the original passes the second, the twin fails it): ``parent_told`` tells it by its site. A twin at the
-    first is not told. Two test processes."""
+    first is told only by nearness (:attr:`~pytest_homefield.run.twin_grading.ParentSeen.farther`, atk29), which
+    keeps its twin. Two test processes."""
     swapped = TESTS.replace('    assert lines("") == []\n    assert lines("  \\n ") == []\n',
                             '    assert lines("  \\n ") == []\n    assert lines("") == []\n')
     assert swapped != TESTS
@@ -128,7 +129,9 @@ def test_a_twin_past_the_statement_where_its_original_stops_is_told(tmp_path: Pa
         assert twin.splitlines()[3 + at].endswith("== ['']"), twin
         seen = parent_told(b.task, b.pristine, plan, b.task.test_cmd, [TEST], timeout_s=120, test_timeout_s=None,
                            sandbox="none", env=None, network=None)
-        assert seen is not None and (seen.told, seen.stops) == (told, {F2P[0]: 1}), (at, seen)
+        assert seen is not None and (seen.told - seen.farther, seen.stops) == (told, {F2P[0]: 1}), (at, seen)
+        # at the first: ['  ', ' '] == [] against ['  ', ' '] == [''], unlike in nearness (atk29), no near draw of []
+        assert seen.farther == ({F2P[0]} if at == 1 else set()), (at, seen)
 
 
 _BODY = "def test_f():\n    x = []\n    assert lines(' ') == []\n    assert lines('') == x\n"

@@ -128,15 +128,18 @@ def test_no_twin_the_parent_passes_is_planted(titles: Titles, tmp_path: Path) ->
     """By default a grading checks its plan on the untouched parent first (two test processes, once per task
     and process) and draws again from the task's seed where the parent passes a twin: seed 4's
     ``"Don'T Look Back"`` is never planted, so nothing passes unchanged and there is nothing to excuse. Seed
-    0's plan, which the parent fails, is kept as it is."""
+    0's plan, which the parent fails but whose twin ``"don't look back"`` is farther from the parent's output
+    than its original (atk29's nearness), is drawn again: a twin as near the parent's value as the original."""
     g, out = _grade(titles, tmp_path, COMMENT_ONLY, PARENTS_OUTPUT, parent_check=True)
     assert (g.outcome, g.twin_hits, g.canary) == ("tests_failed", 0, None), g
     assert g.canary_seed != PARENTS_OUTPUT
     planted = json.loads((out / CANARIES_FILE).read_text())
-    assert planted["seed"] == g.canary_seed and "Don'T" not in planted["canaries"][0]["how"], planted
+    assert planted["seed"] == g.canary_seed and "-> \"Don'T Look Back\"" not in planted["canaries"][0]["how"], planted
     assert not (out / CONFIRM_OUTCOMES).exists()
-    kept, _ = _grade(titles, tmp_path / "kept", COMMENT_ONLY, OTHER_VALUE, parent_check=True)
-    assert kept.canary_seed == OTHER_VALUE, kept
+    kept, out = _grade(titles, tmp_path / "kept", COMMENT_ONLY, OTHER_VALUE, parent_check=True)
+    assert kept.canary_seed != OTHER_VALUE, kept
+    planted = json.loads((out / CANARIES_FILE).read_text())
+    assert "(as near the parent's" in planted["canaries"][0]["how"], planted
 
 
 def _seen(told: set[str] | None) -> ParentSeen | None:
@@ -149,7 +152,7 @@ def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
     it until the parent passes no twin; every try told: the first with the fewest (the task's own here); a
     check that cannot be made: the task's seed. A check made is remembered (asked again, nothing runs); one
     that could not be made is made again. A try whose plan has the members of one checked before is not run."""
-    def plan_for(s: int, stops: Mapping[str, int]) -> TwinPlan:
+    def plan_for(s: int, stops: Mapping[str, int], near: Mapping[str, tuple[str, str, str]]) -> TwinPlan:
         return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected x -> {s}")])
 
     def checker(answers: list[set[str] | None]) -> tuple[list[int], Callable[[TwinPlan], ParentSeen | None]]:
@@ -173,7 +176,8 @@ def test_the_parent_check_draws_again_and_remembers(titles: Titles) -> None:
     # every try drawing the same members (one variant keeps the relation to the input): asked once, not 8 times
     asked, told = checker([{F2P[0]}])
     seed, plan = parent_checked_seed(dataclasses.replace(titles.task, id="atk28-same"), 5,
-                                     lambda s, stops: dataclasses.replace(plan_for(0, stops), seed=s), told, "pytest")
+                                     lambda s, stops, near: dataclasses.replace(plan_for(0, stops, near), seed=s),
+                                     told, "pytest")
     assert asked == [5] and seed == 5, asked
 
 
@@ -183,7 +187,7 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
     fewest: try 0). A check that could not be made is not kept; a line naming no try of 0-7 is passed over; and
     another canary seed (a new ``canary.key``) is another key. On main every xdist worker and every session
     checked every task again: 2 test processes each, 15% of the suite's CPU."""
-    def plan_for(s: int, stops: Mapping[str, int]) -> TwinPlan:
+    def plan_for(s: int, stops: Mapping[str, int], near: Mapping[str, tuple[str, str, str]]) -> TwinPlan:
         return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected x -> {s}")])
 
     store = tmp_path / ".homefield" / "parent-checks.jsonl"
@@ -209,7 +213,7 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
         assert asked[before] == 8, (name, asked)  # another seed: checked anew
     lines = [json.loads(x) for x in store.read_text().splitlines()]
     # third, all-told: seeds 7 and 8
-    assert len(lines) == 4 and all(set(x) == {"key", "try", "stops", "told"} for x in lines), lines
+    assert len(lines) == 4 and all(set(x) == {"key", "try", "stops", "told", "near", "farther"} for x in lines), lines
     assert [x["try"] for x in lines[:2]] == [2, 0], lines
     # the function every try told (atk29): listed unprotected in the plan used, also when read back
     assert [x["told"] for x in lines] == [[], [], [F2P[0]], [F2P[0]]], lines  # third: 7, 8; all-told: 7, 8
@@ -225,12 +229,13 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
         == twin_grading._try_seed(7, 2)
 
 
-@pytest.mark.parametrize("seed, told", [(PARENTS_OUTPUT, {F2P[0].split("[")[0]}), (OTHER_VALUE, set())])
+@pytest.mark.parametrize("seed, told", [(PARENTS_OUTPUT, {F2P[0].split("[")[0]}), (OTHER_VALUE, {F2P[0]})])
 def test_the_parent_check_is_one_test_process(titles: Titles, tmp_path: Path, seed: int, told: set[str],
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """:func:`parent_told` runs the plan's twins beside their originals in one test process on the parent (the
     confirmation run's files): the parent's own code has no forger to keep apart, and one process is half the
-    plan's two runs. It tells seed 4's twin (``"Don'T Look Back"``, the parent's output) and not seed 0's."""
+    plan's two runs. It tells seed 4's twin (``"Don'T Look Back"``, the parent's output) and seed 0's
+    (``"don't look back"``: by nearness alone, atk29, :attr:`ParentSeen.farther`)."""
     root = copy_tree(titles.pristine, tmp_path / "g")
     (root / TEST).write_text(TESTS)
     plan = plan_twins(root, F2P, seed=seed, parent={TEST: None}, pass_to_pass=P2P,
@@ -246,4 +251,6 @@ def test_the_parent_check_is_one_test_process(titles: Titles, tmp_path: Path, se
     found = twin_grading.parent_told(titles.task, titles.pristine, plan, titles.task.test_cmd, [TEST], timeout_s=120,
                                      test_timeout_s=None, sandbox="none", env=None, network=None)
     assert found is not None and found.told == told, found
+    assert found.farther == (told if seed == OTHER_VALUE else set()), found  # the parent's passing is no nearness
+    assert found.near == {F2P[0]: ("==", repr("Don'T Look Back"), repr("Don't Look Back"))}, found
     assert len(runs) == 1, runs

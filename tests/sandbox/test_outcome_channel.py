@@ -264,3 +264,35 @@ def test_the_descriptor_variable_names_a_descriptor_not_a_path(tmp_path: Path) -
         '''})
     run = run_tests(proj, CMD, ["tests/test_env.py"], out_dir=tmp_path / "out")
     assert run.outcomes == {"tests/test_env.py::test_env": "passed"}, run.log_path.read_text()
+
+
+def test_a_failed_comparison_of_plain_literals_sends_its_operands(tmp_path: Path) -> None:
+    """The reporter's ``operands`` (atk29's nearness, the parent check): for a call failed at a comparison pytest's
+    assertion rewriting explains, ``[op, repr(left), repr(right)]`` when both are plain literals; nothing for an
+    object, a bare ``assert``, a comparison that passed before another failure, a passing test."""
+    tests = ("class Box:\n    pass\n\n\n"
+             "def test_text():\n    assert 'Don' + \"'T\" == \"Don't\"\n\n\n"
+             "def test_list():\n    assert [1, (2, b'x')] != [1, (2, b'x')]\n\n\n"
+             "def test_object():\n    assert Box() == 3\n\n\n"
+             "def test_bare():\n    assert not [1]\n\n\n"
+             "def test_then_raises():\n    try:\n        assert 1 == 2\n    except AssertionError:\n        pass\n"
+             "    raise ValueError('no comparison')\n\n\n"
+             "def test_passes():\n    assert 1 == 1\n")
+    proj = _project(tmp_path / "p", {"tests/test_a.py": tests})
+    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox="none")
+    assert run.outcomes["tests/test_a.py::test_passes"] == "passed", run
+    assert run.stop_operands == {"tests/test_a.py::test_text": ("==", repr("Don'T"), repr("Don't")),
+                                 "tests/test_a.py::test_list": ("!=", "[1, (2, b'x')]", "[1, (2, b'x')]")}, run
+
+
+def test_operands_that_are_not_three_texts_make_the_event_not_count() -> None:
+    """``operands`` is three strings or null, else its event does not count; kept only with a failed phase's line."""
+    lines = [_ev("start"), _ev("phase", nodeid="t::a", when="call", outcome="failed", line=2,
+                             operands=["==", "'a'", "'b'"]),
+             _ev("phase", nodeid="t::b", when="call", outcome="failed", line=2, operands=["==", "'a'"]),
+             _ev("phase", nodeid="t::c", when="call", outcome="failed", line=2, operands=["==", 1, "'b'"]),
+             _ev("phase", nodeid="t::d", when="call", outcome="failed", line=2, operands=None),
+             _ev("phase", nodeid="t::e", when="call", outcome="passed", line=None, operands=["==", "1", "1"]),
+             _ev("finish", exitstatus=1)]
+    parsed, _ = parse_events("\n".join(lines) + "\n")
+    assert parsed.stop_operands == {"t::a": ("==", "'a'", "'b'")} and parsed.ignored == 2, parsed

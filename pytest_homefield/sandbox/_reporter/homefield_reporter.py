@@ -16,13 +16,18 @@ import does not find it there. It writes one JSON object per line, each with the
   largest count is the number collected);
 * ``{"event": "phase", "nodeid": str, "when": "setup"|"call"|"teardown", "outcome":
   "passed"|"failed"|"skipped"|<other>, "xfail": bool, "duration": float (s), "message": str|null,
-  "subtest": bool, "timeout": bool, "line": int|null}`` for every test phase; ``xfail`` is true for xfail-marked tests
+  "subtest": bool, "timeout": bool, "line": int|null, "operands": [str, str, str]|null}`` for every test phase;
+  ``xfail`` is true for xfail-marked tests
   (``wasxfail``), ``subtest`` for the report of one subtest (a ``call`` phase may then be reported
   several times for one id), ``timeout`` when pytest-timeout failed the test (pytest-timeout is
   loaded by this module when ``PYTEST_TIMEOUT`` is set, even where plugin autoload is off); ``line``, for
   a failed phase, where the test function itself stopped: the line of its deepest frame on the failure's
   traceback, counted from the first line of its definition (``co_firstlineno``, the first decorator: 0),
-  else null (it passed, or its own code is not on the traceback: a fixture failed);
+  else null (it passed, or its own code is not on the traceback: a fixture failed); ``operands``, for a call
+  phase that failed with an ``AssertionError``, the last comparison pytest's assertion rewriting reported as
+  failing in it (``pytest_assertrepr_compare``): ``[op, repr(left), repr(right)]`` when both are plain literals
+  (str, bytes, int, float, bool, None, and tuples, lists, dicts, sets of those, at most 100 items and 4 deep,
+  each ``repr`` at most 2000 characters), else null (the parent check's nearness, contracts §7);
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
   right after it.
 
@@ -106,6 +111,13 @@ def _line_of(report: Any) -> int | None:
     return line if isinstance(line, int) and not isinstance(line, bool) else None
 
 
+def _operands_of(report: Any) -> list[str] | None:
+    """:data:`_OPERANDS_ATTR` of ``report`` when it is a list of three texts, else ``None``."""
+    v = getattr(report, _OPERANDS_ATTR, None)
+    return [str(x) for x in v] if isinstance(v, (list, tuple)) and len(v) == 3 \
+        and all(isinstance(x, str) for x in v) else None
+
+
 def _message(report: Any) -> str | None:
     """A one-line summary of a failed or skipped report (``None`` when it passed)."""
     if report.passed:
@@ -140,17 +152,60 @@ def _stop_line(item: Any, excinfo: Any) -> int | None:
     return line
 
 
+#: The attribute of a test report holding :func:`_plain` operands of its failed comparison (a list of three texts
+#: or ``None``).
+_OPERANDS_ATTR = "homefield_operands"
+#: The last failing comparison pytest reported in the running test (``[op, repr(left), repr(right)]``) or ``None``.
+_last_compare: list[list[str] | None] = [None]
+_MAX_OPERAND = 2000
+
+
+def _plain(v: Any, depth: int = 0) -> bool:
+    """Whether ``v`` is a plain literal: str, bytes, int, float, bool, None, or a tuple, list, dict, set or
+    frozenset (at most 100 items, 4 levels) of those, each of exactly those types."""
+    if v is None or type(v) in (str, bytes, int, float, bool):
+        return True
+    if depth >= 4 or type(v) not in (tuple, list, dict, set, frozenset) or len(v) > 100:
+        return False
+    items = [*v.keys(), *v.values()] if type(v) is dict else list(v)
+    return all(_plain(x, depth + 1) for x in items)
+
+
+def pytest_assertrepr_compare(config: Any, op: str, left: Any, right: Any) -> None:
+    """Remember the failing comparison's operands when both are plain (:func:`_plain`) and short; returns nothing,
+    so pytest's own explanation is unchanged."""
+    try:
+        if _plain(left) and _plain(right):
+            a, b = repr(left), repr(right)
+            _last_compare[0] = [str(op)[:8], a, b] if len(a) <= _MAX_OPERAND and len(b) <= _MAX_OPERAND else None
+        else:
+            _last_compare[0] = None
+    except Exception:  # a repr that fails: nothing
+        _last_compare[0] = None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
-    """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``.
-    Old-style hookwrapper, as below, for old pytest/pluggy versions."""
+    """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``; and
+    :data:`_OPERANDS_ATTR` on a call phase failed by an ``AssertionError``: the last comparison reported failing
+    during it. Old-style hookwrapper, as below, for old pytest/pluggy versions."""
     outcome = yield
     try:
         report = outcome.get_result()
         excinfo = getattr(call, "excinfo", None)
         setattr(report, _LINE_ATTR, _stop_line(item, excinfo) if excinfo is not None and report.failed else None)
+        failed_assert = call.when == "call" and report.failed and excinfo is not None \
+            and excinfo.errisinstance(AssertionError)
+        setattr(report, _OPERANDS_ATTR, _last_compare[0] if failed_assert else None)
     except Exception:  # a report this cannot read (a plugin's own): no line
         pass
+    _last_compare[0] = None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: Any) -> None:
+    """Forget any comparison before the test's call phase runs."""
+    _last_compare[0] = None
 
 
 class _Writer:
@@ -214,6 +269,7 @@ class _Writer:
                 "subtest": type(report).__name__.lower() == "subtestreport",
                 "timeout": _timed_out(report, message),
                 "line": _line_of(report),
+                "operands": _operands_of(report),
             }
         )
 
