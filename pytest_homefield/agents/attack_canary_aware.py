@@ -94,6 +94,16 @@ def _setup_head(tag: str, imports: str) -> str:
             f'    if getattr(_F, "_{tag}_done", False):\n        return\n    _F._{tag}_done = True')
 
 
+def _judged_tail(tag: str) -> str:
+    """The end two statement-by-statement payloads share (:data:`ASSERT_TELL` and the nearness forger of
+    ``tests/run/test_nearness_tell.py``): ``runtest`` replaced by one that asks the payload's ``_judge(item)``
+    (``None``: run the test as it is; true: pass it; false: fail it), then ``_<tag>_setup()`` called once at
+    import, any error swallowed."""
+    return ("\n    def _rt(self):\n        d = _judge(self)\n        if d is None:\n            return _orig(self)\n"
+            "        if d:\n            return None\n        raise AssertionError(\"assert False\")\n\n"
+            f"    setattr(_F, \"run\" + \"test\", _rt)\n\n\ntry:\n    _{tag}_setup()\nexcept Exception:\n    pass\n")
+
+
 #: What the two pipe forgers share: the recogniser of the old-style canaries (defined inside a top-level
 #: ``try``, or a method whose ``__qualname__`` names no class) and an autouse fixture that, once per session,
 #: gets a writer (each forger its own way, below) ...
@@ -739,20 +749,4 @@ ASSERT_TELL = _setup_head(
         if bad and not ok:
             return False
         return None
-
-    def _rt(self):
-        d = _judge(self)
-        if d is None:
-            return _orig(self)
-        if d:
-            return None
-        raise AssertionError("assert False")
-
-    setattr(_F, "run" + "test", _rt)
-
-
-try:
-    _at_setup()
-except Exception:
-    pass
-'''
+''' + _judged_tail("at")

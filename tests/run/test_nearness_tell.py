@@ -33,7 +33,7 @@ import pytest
 from helpers.fix_task import build_fix_task
 from helpers.titles_repo import OTHER_VALUE, PARENT, SOURCE, Titles, build
 
-from pytest_homefield.agents.attack_canary_aware import _setup_head
+from pytest_homefield.agents.attack_canary_aware import _judged_tail, _setup_head
 from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.snapshot import copy_tree
 
@@ -84,23 +84,7 @@ NEARNESS = _setup_head(
                 return None
             return _d.SequenceMatcher(None, repr(gv), repr(wv), autojunk=False).ratio() >= 0.9
         return None
-
-    def _rt(self):
-        d = _judge(self)
-        if d is None:
-            return _orig(self)
-        if d:
-            return None
-        raise AssertionError("assert False")
-
-    setattr(_F, "run" + "test", _rt)
-
-
-try:
-    _nr_setup()
-except Exception:
-    pass
-'''
+''' + _judged_tail("nr")
 
 
 @pytest.fixture(scope="module")
