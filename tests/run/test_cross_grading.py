@@ -95,6 +95,15 @@ _FUNCTION_KEYS = r'''Function = getattr(sys.modules.get("_py" + "test.python"), 
                 keys[(path, name)] = h16(ast.unparse(node))
 '''.rstrip("\n")
 
+#: The lines of a payload (at a function's indentation) that read the test run's targets into ``args``:
+#: its arguments, or the lines of the ``@FILE`` argument naming them.
+_TARGET_ARGS = r'''    args = []
+    for a in sys.argv[1:]:  # the targets, or @FILE naming them
+        try:
+            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
+        except OSError:
+            pass'''
+
 #: What both followers do next: ``passing(which)`` makes pytest pass every test function whose hash is in
 #: ``which`` (and run the others), ``args`` the run's targets (read from ``@FILE`` too) and ``confirm`` the
 #: test functions a confirmation run selects.
@@ -107,14 +116,9 @@ _PASSING_AND_TARGETS = r'''orig = getattr(Function, "run" + "test")
             return orig(self)
         setattr(Function, "run" + "test", runtest)
 
-    args = []
-    for a in sys.argv[1:]:  # the targets, or @FILE naming them
-        try:
-            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
-        except OSError:
-            pass
+__TARGET_ARGS__
     confirm = [a.split("::", 1)[1] for a in args if "::" in a]
-'''.rstrip("\n")
+'''.replace("__TARGET_ARGS__", _TARGET_ARGS).rstrip("\n")
 
 #: The forger's code, appended to the package (see the module docstring). Registers (65,536 bytes each) of
 #: byte-range read locks on ``os.py``, at an offset of the task's test files: 0 the probe's grading, 1 the
@@ -390,12 +394,7 @@ def _hf_pick_member():
     if getattr(Function, "_hf_pick", False):
         return
     Function._hf_pick = True
-    args = []
-    for a in sys.argv[1:]:
-        try:
-            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
-        except OSError:
-            pass
+__TARGET_ARGS__
     with open({record!r}, "a") as f:
         f.write(json.dumps(sorted(a for a in args if a.startswith("tests"))) + "\n")
     mine, other = ("(3, 1, -5)", "(3, 1, 2)") if {pick!r} == "twin" else ("(3, 1, 2)", "(3, 1, -5)")
@@ -419,7 +418,7 @@ def _hf_pick_member():
 
 
 _hf_pick_member()
-"""
+""".replace("__TARGET_ARGS__", _TARGET_ARGS)
 
 
 def test_the_grading_makes_the_same_runs_whichever_version_was_picked(fx: Fixture, tmp_path: Path) -> None:
@@ -465,18 +464,13 @@ def _hf_reference_record():
     import json, sys
     if "pytest" not in sys.modules:
         return
-    args = []
-    for a in sys.argv[1:]:
-        try:
-            args += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
-        except OSError:
-            pass
+__TARGET_ARGS__
     with open({record!r}, "a") as f:
         f.write(json.dumps(["reference", *sorted(a for a in args if a.startswith("tests"))]) + "\n")
 
 
 _hf_reference_record()
-"""
+""".replace("__TARGET_ARGS__", _TARGET_ARGS)
 
 
 def _new_file(path: str, text: str, old: str = "") -> str:
