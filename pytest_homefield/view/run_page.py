@@ -1,6 +1,7 @@
-"""The run page (``view/index.html``, then ``index-2.html`` … for more tasks): the report's tables,
-the per-task grid where every attempt symbol links to its attempt page and every task id to its task
-page, and the filters (agent, outcome, task, well-specified, flagged; :mod:`.assets` runs them).
+"""The run page (``view/index.html``, then ``index-2.html`` … for more tasks): the report's answer
+sentence, notes, probe verdicts and tables, the per-task grid where every attempt symbol links to its
+attempt page and every task id to its task page, and the filters (agent, outcome, task,
+well-specified, flagged; :mod:`.assets` runs them).
 
 Only the first page holds the report's tables; every page holds :data:`TASKS_PER_PAGE` rows of the
 grid and the pager, whose links keep the filter.
@@ -14,7 +15,8 @@ from urllib.parse import quote
 from pytest_homefield.records import OUTCOMES
 from pytest_homefield.report import tables
 from pytest_homefield.report.compute import SYMBOLS
-from pytest_homefield.report.fmt import outcome_words, title_line
+from pytest_homefield.report.fmt import memorization_lines, outcome_words, title_line
+from pytest_homefield.report.headline import headline
 from pytest_homefield.report.html import forest_svg, html_table
 from pytest_homefield.report.model import Report, TaskRow
 from pytest_homefield.view.common import attempt_page_name, e, frame, outcome_span, task_page_name
@@ -128,8 +130,15 @@ def _report_tables(rep: Report, data: SiteData) -> list[str]:
     b: list[str] = []
     if rep.cut_short:
         b.append(f'<p class="banner">Cut short: {e(rep.cut_short)}.</p>')
+    top = headline(rep)
+    if top:  # the answer on top, as every report opens (issue 35)
+        b.append(f'<p class="headline" id="headline">{e(top)}</p>')
     if rep.notes:
         b.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in rep.notes) + "</ul>")
+    memo = memorization_lines(rep)
+    if memo:
+        b.append('<h2>Memorization probe</h2><ul id="memorization">' + "".join(f"<li>{e(m)}</li>" for m in memo)
+                 + "</ul>")
     if not rep.agents:
         return [*b, "<p>No results yet.</p>"]
     b += ["<h2>Leaderboard</h2>", html_table(tables.leaderboard(rep, tokens=True))]
