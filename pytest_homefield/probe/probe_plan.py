@@ -1,5 +1,6 @@
 """The probe's plan line: how many calls a probe session makes and what they would cost, before any
-is made. The cost estimate is the mean ``cost_usd`` of the agent's earlier answered probe calls."""
+is made. The cost estimate is the mean ``cost_usd`` of the agent's earlier answered probe calls; a
+reference agent's (``oracle`` recites the gold lines, ``noop`` answers nothing: no model) is exactly 0."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from pytest_homefield.probe_records import latest, load_probe, probe_path
+from pytest_homefield.report.family import is_reference_spec
 from pytest_homefield.terminal.progress import plural
 
 __all__ = ["call_keys", "plan_lines"]
@@ -25,7 +27,8 @@ def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids:
                cutoff: str | None, done: Mapping[str, set[tuple[str, str, int]]] | None = None,
                pairs: Mapping[str, str] | None = None) -> list[str]:
     """One line for the whole probe, then one per agent (name, spec): calls to make, calls already
-    answered (``done`` per agent name), and the estimated USD (``?`` without history). ``pairs``: the
+    answered (``done`` per agent name), and the estimated USD (``?`` without history; exactly 0 for a
+    reference agent, :func:`~pytest_homefield.report.family.is_reference_spec`). ``pairs``: the
     control pairs (:func:`pytest_homefield.probe.verdicts.control_pairs`; none with a cutoff)."""
     agents = list(agents)
     pairs = {} if cutoff or pairs is None else pairs
@@ -44,7 +47,9 @@ def plan_lines(homefield_dir: Path, agents: Iterable[tuple[str, str]], task_ids:
         todo = [k for k in keys if k not in finished]
         costs = [float(r["cost_usd"]) for r in latest(load_probe(probe_path(homefield_dir, name))).values()
                  if r.get("score") is not None and r.get("cost_usd") is not None]
-        if costs:
+        if is_reference_spec(spec):
+            est = "0.00 USD (exact: a reference agent answers without a model)"
+        elif costs:
             mean = sum(costs) / len(costs)
             est = f"~{mean * len(todo):.2f} USD ({mean:.4f} USD/call from {plural(len(costs), 'earlier call')})"
         else:
