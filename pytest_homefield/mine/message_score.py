@@ -28,7 +28,8 @@ Formula (each term is a key of :func:`spec_breakdown`; ``spec_score`` is their s
                  *required strings*; 0 when there are none                           (new)
 
 *Names code*: with patches, a name from the prompt counts when it is code-shaped (backticked,
-snake_case, camelCase, ``Name.attr``, ``name(``, a path with an extension, or a capitalised word
+snake_case, camelCase, PascalCase also after an acronym (``MRUCache``), ``Name.attr``, ``name(``, a
+path with an extension, or a capitalised word
 inside a sentence such as "constructing Prompt directly") and occurs as a token or path in either
 patch; or when it is any word of 3+ letters equal to a function/class the gold patch defines or to
 the stem of a changed file ("Add sub function to calc" with ``def sub`` in ``calc.py``). Without
@@ -57,7 +58,7 @@ credit) or 60 % of its words do (half credit).
 equal (case-insensitively) to a function, class, parameter or assignment the gold patch adds, the
 function or class a gold hunk changes (git's hunk header, or a ``def``/``class`` line in the hunk),
 the stem of a changed source file, or a ``--flag`` the gold patch adds. *States a behaviour*: the
-expected/actual words above, a behaviour verb ("raise", "return", "show", "handle", "support",
+expected/actual words above, a behaviour verb ("raise", "return", "show", "handle", "support", "deprecate",
 "follow", "persist", "round", ...), or a condition ("for negative numbers", "with iterator
 input", "at unit boundaries", "if ... fails"). Housekeeping verbs alone ("update", "clean up",
 "optimize", "format", "bump") state none. So ``obj.method(arg=...) now preserves X`` and "Fix
@@ -110,6 +111,7 @@ _CODE_SHAPED_RES = (
     re.compile(r"\b_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*\b"),  # snake_case, UPPER_CASE
     re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b"),  # lowerCamel
     re.compile(r"\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b"),  # PascalCase with an inner capital
+    re.compile(r"\b[A-Z]{2,}[a-z][A-Za-z0-9]*\b"),  # PascalCase after an acronym: MRUCache, TTLCache
     re.compile(r"\b(" + _IDENT + r")\("),  # name(
     re.compile(r"\b" + _IDENT + r"(?:\." + _IDENT + r")+"),  # a.b.c
 )
@@ -134,7 +136,7 @@ _BEHAVIOUR_VERB_RE = re.compile(
     r"|include[sd]?|exclude[sd]?|forces?|validate[sd]?|emit(?:s|ted)?|yield(?:s|ed)?|warn(?:s|ed)?"
     r"|skip(?:s|ped)?|reconstruct(?:s|ed)?|resolve[sd]?|restore[sd]?|expose[sd]?|list(?:s|ed)?"
     r"|switch(?:es|ed)?|condense[sd]?|split(?:s)?|merge[sd]?|treat(?:s|ed)?|guard(?:s|ed)?|remove[sd]?"
-    r"|assemble[sd]?|internationali[sz]e[sd]?|locali[sz]e[sd]?|translate[sd]?|convert(?:s|ed)?)\b",
+    r"|assemble[sd]?|deprecate[sd]?|internationali[sz]e[sd]?|locali[sz]e[sd]?|translate[sd]?|convert(?:s|ed)?)\b",
     re.IGNORECASE,
 )
 #: A condition under which the behaviour differs: "for negative numbers", "with iterator input".
@@ -416,7 +418,8 @@ def _string_credit(fragment: str, prompt: str, words: set[str]) -> float:
 
 def _code_shaped(prompt: str) -> set[str]:
     """Names that look like code in the prompt: homefield's lexical "names code" test (backticks,
-    snake_case, lowerCamel, ``a.b``, ``name(``, paths) plus PascalCase with an inner capital."""
+    snake_case, lowerCamel, ``a.b``, ``name(``, paths) plus PascalCase with an inner capital or after an
+    acronym (``MRUCache``)."""
     names: set[str] = set()
     for span in _BACKTICK_RE.findall(prompt):
         names.update(_IDENT_RE.findall(span))

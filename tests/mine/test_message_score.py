@@ -347,3 +347,49 @@ def test_the_threshold_is_the_repositorys() -> None:
 
     assert message_fields(candidate, test_patch="", gold_patch="")["well_specified"] is False
     assert message_fields(candidate, test_patch="", gold_patch="", threshold=0.2)["well_specified"] is True
+
+
+# tkem/cachetools 43596b233710 "Fix #256: Deprecate MRUCache class." (nu30), its source hunk as it is and
+# its test hunk cut to the new check: a class named after an acronym (MRUCache, TTLCache) is code, and
+# deprecating the code the commit changes is a behaviour (a warning), as "warn" already was
+MRU_GOLD = '''\
+diff --git a/src/cachetools/__init__.py b/src/cachetools/__init__.py
+--- a/src/cachetools/__init__.py
++++ b/src/cachetools/__init__.py
+@@ -241,6 +241,10 @@ class MRUCache(Cache):
+     """Most Recently Used (MRU) cache implementation."""
+
+     def __init__(self, maxsize, getsizeof=None):
++        from warnings import warn
++
++        warn("MRUCache is deprecated", DeprecationWarning, stacklevel=2)
++
+         Cache.__init__(self, maxsize, getsizeof)
+         self.__order = collections.OrderedDict()
+'''
+MRU_TEST = '''\
+diff --git a/tests/test_mru.py b/tests/test_mru.py
+--- a/tests/test_mru.py
++++ b/tests/test_mru.py
+@@ -1,3 +1,8 @@
+ import unittest
++import warnings
+
+ from cachetools import MRUCache
++
++def test_deprecated():
++    with warnings.catch_warnings(record=True) as w:
++        MRUCache(maxsize=1)
+'''
+
+
+def test_a_class_named_after_an_acronym_is_code_and_deprecating_it_a_behaviour() -> None:
+    parts = spec_breakdown("Deprecate MRUCache class.", test_patch=MRU_TEST, gold_patch=MRU_GOLD)
+    assert parts["names_code"] == 0.30  # was 0: "MRUCache" did not look like code
+    assert is_well_specified(spec_score("Deprecate MRUCache class.", test_patch=MRU_TEST, gold_patch=MRU_GOLD))
+    assert spec_breakdown("Change expiration in MRUCache", test_patch=MRU_TEST,
+                          gold_patch=MRU_GOLD)["names_code"] == 0.30
+    # an all-capitals word (an acronym alone) is no code name, and a name in neither patch counts for nothing
+    assert spec_breakdown("Deprecate the MRU cache", test_patch=MRU_TEST, gold_patch=MRU_GOLD)["names_code"] == 0.0
+    assert spec_breakdown("Deprecate LFUCache class.", test_patch=MRU_TEST, gold_patch=MRU_GOLD)["names_code"] == 0.0
+    assert not is_well_specified(spec_score("Deprecate LFUCache class.", test_patch=MRU_TEST, gold_patch=MRU_GOLD))
