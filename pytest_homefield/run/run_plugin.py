@@ -63,8 +63,8 @@ from pytest_homefield.terminal.junit import add_gate_case
 from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
-__all__ = ["RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem", "unsolved_status", "UNSOLVED_PREFIX",
-           "forward_report", "setup_command_hook", "sandbox_hook"]
+__all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
+           "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook"]
 
 
 
@@ -132,6 +132,36 @@ def sandbox_hook(config: pytest.Config) -> SandboxHook | None:
         return wrapped
 
     return hook
+
+
+#: Agents named one by one in the session header; past this the header names the first three of each group and
+#: counts the rest (``homefield verify --attacks`` runs 50 agents: two lines of 3,000 characters before), ``-v``
+#: names them all.
+HEADER_AGENTS = 6
+
+
+def _first_names(names: list[str]) -> str:
+    """``a, b, c and 46 more`` (all of ``names`` when at most four)."""
+    return ", ".join(names) if len(names) <= 4 else ", ".join(names[:3]) + f" and {len(names) - 3} more"
+
+
+def header_agent_lines(agents: list[tuple[str, str]], sandboxes: dict[str, str], tests: str,
+                       verbose: bool) -> tuple[str, str]:
+    """The header's ``(agents, sandbox)`` texts: ``agents`` (name, spec) in run order, ``sandboxes`` agent name →
+    its sandbox (``bwrap``, ``none``: ``MODE[:detail]``), ``tests`` the test runs'. Up to :data:`HEADER_AGENTS`
+    agents (or with ``verbose``) every agent is named, ``oracle (oracle), …`` and ``oracle none, …``; more are
+    grouped by sandbox, each group naming its first three: ``oracle none; attack-a, attack-b, attack-c and 46
+    more bwrap``."""
+    mode = {n: v.split(":")[0] for n, v in sandboxes.items()}
+    tests = tests.split(":")[0]
+    if verbose or len(agents) <= HEADER_AGENTS:
+        return (", ".join(f"{n} ({spec})" for n, spec in agents),
+                ", ".join(f"{n} {m}" for n, m in mode.items()) + f"; test runs {tests}")
+    groups: dict[str, list[str]] = {}
+    for n, m in mode.items():
+        groups.setdefault(m, []).append(n)
+    return (f"{_first_names([f'{n} ({spec})' for n, spec in agents])} agents (-v names them all)",
+            "; ".join(f"{_first_names(names)} {m}" for m, names in groups.items()) + f"; test runs {tests}")
 
 
 def _worker_refusal(agents: list[Agent], workerinput: dict[str, Any]) -> str | None:
@@ -334,9 +364,12 @@ class RunPlugin(ModePlugin):
             head = (f"homefield run {s.run_id}: {plural(len(s.tasks), 'task')} × {plural(len(s.agents), 'agent')} × "
                     f"{plural(self.settings.attempts, 'attempt')} = {plural(s.n_attempts, 'attempt')} ({before}; -k, "
                     "-m or node ids may select fewer)")
+        sb = s.sandbox_summary()
+        named, boxed = header_agent_lines([(a.name, a.spec) for a in s.agents], sb["agents"], sb["tests"],
+                                          config.option.verbose > 0)
         lines = [
             head,
-            f"homefield agents: {', '.join(f'{a.name} ({a.spec})' for a in s.agents)}",
+            f"homefield agents: {named}",
             f"homefield results: {s.results_path.relative_to(self.settings.root)}",
         ]
         partial = partial_mine_note(HomefieldDir(self.settings.root))
@@ -351,10 +384,7 @@ class RunPlugin(ModePlugin):
                             f"{s.budget_usd:.2f} USD here" if s.budget_usd is not None else ""))
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
-        sb = s.sandbox_summary()
-        lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): "
-                     + ", ".join(f"{n} {v.split(':')[0]}" for n, v in sb["agents"].items())
-                     + f"; test runs {sb['tests'].split(':')[0]}")
+        lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): {boxed}")
         if sb.get("unenforced"):
             lines.append(sb["unenforced"])
         lines += [sb[k] for k in ("no_proc_cap", "no_memory_cap", "no_cpu_share") if sb.get(k)]

@@ -1,0 +1,40 @@
+"""The session header names a run's agents and their sandboxes in lines a terminal can show: up to
+``HEADER_AGENTS`` one by one as before, more grouped by sandbox with the first three of each named and
+the rest counted, ``-v`` naming them all (nu30: ``homefield verify --attacks`` on tkem/cachetools opened
+with two lines of about 3,000 characters, 50 agents each)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.e2e_repo import copy_mined, homefield
+
+from pytest_homefield.run.run_plugin import HEADER_AGENTS, header_agent_lines
+
+
+def test_few_agents_are_named_one_by_one_and_many_grouped_by_sandbox() -> None:
+    few = [("oracle", "oracle"), ("claude", "claude:claude-sonnet-4-5")]
+    assert header_agent_lines(few, {"oracle": "none", "claude": "bwrap:net"}, "bwrap", False) == (
+        "oracle (oracle), claude (claude:claude-sonnet-4-5)", "oracle none, claude bwrap; test runs bwrap")
+    many = [("oracle", "oracle")] + [(f"attack-{i}", f"attack:{i}") for i in range(49)]
+    boxes = {"oracle": "none", **{f"attack-{i}": "bwrap" for i in range(49)}}
+    named, boxed = header_agent_lines(many, boxes, "bwrap", False)
+    assert named == "oracle (oracle), attack-0 (attack:0), attack-1 (attack:1) and 47 more agents (-v names them all)"
+    assert boxed == "oracle none; attack-0, attack-1, attack-2 and 46 more bwrap; test runs bwrap"
+    named, boxed = header_agent_lines(many, boxes, "bwrap", True)  # -v
+    assert named.count("(attack:") == 49 and boxed.count(" bwrap") == 50
+
+
+def test_a_run_of_many_agents_opens_with_short_lines(mined: Path, tmp_path: Path) -> None:
+    repo = copy_mined(mined, tmp_path / "repo")
+    specs = ["oracle", "noop"] + [f"sim:0.{i}" for i in range(1, HEADER_AGENTS)]
+    args = ["run", *(a for s in specs for a in ("--agent", s)), "--sandbox", "none", "-k", "no-such-item"]
+    proc = homefield(repo, *args)
+    header = {line.split(":", 1)[0]: line for line in proc.stdout.splitlines() if line.startswith("homefield ")}
+    assert header["homefield agents"] == ("homefield agents: oracle (oracle), noop (noop), sim-0.1 (sim:0.1) "
+                                          f"and {len(specs) - 3} more agents (-v names them all)")
+    (sandbox,) = [line for key, line in header.items() if key.startswith("homefield sandbox (none")]
+    assert sandbox.endswith(
+        f"oracle, noop, sim-0.1 and {len(specs) - 3} more none; test runs none")
+    verbose = homefield(repo, *args, "-v").stdout
+    assert all(f"sim-0.{i} (sim:0.{i})" in verbose for i in range(1, HEADER_AGENTS))
