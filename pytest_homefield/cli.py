@@ -326,8 +326,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
         argv, extra = argv[:i], argv[i + 1 :]
     ns, rest = build_parser(export_arguments=argv[:1] == ["export"]).parse_known_args(argv)
     if rest:  # named under the command's own help (argparse's top level would say "homefield: …")
-        print(f"homefield {ns.command}: unrecognized arguments: {' '.join(rest)} (see homefield {ns.command} --help)",
-              file=sys.stderr)
+        hint = ""
+        if ns.command == "ablate" and "--plan" in rest:  # `homefield plan` exists; ablate plans unless --yes
+            hint = "; homefield ablate prints its plan unless --yes is given: leave out --plan"
+        print(f"homefield {ns.command}: unrecognized arguments: {' '.join(rest)} (see homefield {ns.command} --help)"
+              + hint, file=sys.stderr)
         return 2
     if ns.command == "report":
         # a short process that builds tens of thousands of small objects and frees them by reference

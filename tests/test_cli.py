@@ -77,6 +77,11 @@ def test_a_usage_error_is_one_line_under_the_command(capsys: pytest.CaptureFixtu
         "(see homefield run --help)\n"
     assert main(["run", "--no-such"]) == 2
     assert capsys.readouterr().err == "homefield run: unrecognized arguments: --no-such (see homefield run --help)\n"
+    # nu30: `homefield ablate FILE --plan` (as `homefield plan`); ablate prints its plan unless --yes
+    assert main(["ablate", "AGENTS.md", "--plan"]) == 2
+    assert capsys.readouterr().err == (
+        "homefield ablate: unrecognized arguments: --plan (see homefield ablate --help); "
+        "homefield ablate prints its plan unless --yes is given: leave out --plan\n")
 
 
 def test_export_takes_the_format_names_without_their_hyphens(capsys: pytest.CaptureFixture[str]) -> None:
