@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield import __version__
-from pytest_homefield.layout import attempt_dir
+from pytest_homefield.layout import HomefieldDir, attempt_dir
 from pytest_homefield.records import Result, Task
 from pytest_homefield.report.compute import REPORT_FORMAT, REPORT_SCHEMA_VERSION, compute_report
 from pytest_homefield.report.model import Report
@@ -68,10 +68,14 @@ def saved_report(run_dir: Path, newer_than: float = 0.0) -> Report | None:
     ``made_by`` names this version and :data:`~pytest_homefield.report.compute.REPORT_FORMAT` (a report
     an older homefield wrote keeps that version's wording), its ``schema_version`` is this one, it
     covers this run alone, its ``runs[0].results`` stamp (size and mtime in ns) is that of the
-    ``results.jsonl`` now, and it is at least as new as ``newer_than`` (the tasks file's mtime, s).
-    One that cannot be read is computed again too."""
+    ``results.jsonl`` now, and it is at least as new as ``newer_than`` (the tasks file's mtime, s) and as
+    every probe file beside the runs folder (``.homefield/probe/*.jsonl``: a probe after the run gives the
+    report its memorization verdicts). One that cannot be read is computed again too."""
     path = Path(run_dir) / "report.json"
     try:
+        if Path(run_dir).parent.name == "runs":
+            probes = HomefieldDir(Path(run_dir).parent.parent.parent).probe
+            newer_than = max([newer_than, *(p.stat().st_mtime for p in probes.glob("*.jsonl"))])
         if path.stat().st_mtime < newer_than:
             return None
         doc = json.loads(path.read_text(encoding="utf-8"))

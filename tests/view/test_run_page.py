@@ -8,14 +8,16 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import shutil
 from pathlib import Path
 
 from pytest_homefield.records import load_tasks
-from pytest_homefield.report import compute_report
+from pytest_homefield.report import compute_report, write_reports
 from pytest_homefield.report.fmt import memorization_lines
 from pytest_homefield.report.headline import headline
 from pytest_homefield.view import build_site
+from pytest_homefield.view.data import saved_report
 
 SOURCE_DATA = Path(__file__).parent.parent / "data" / "report"
 
@@ -37,3 +39,25 @@ def test_the_run_page_opens_with_the_answer_and_the_probe_verdicts(tmp_path: Pat
     assert f'<p class="headline" id="headline">{answer}</p>' in page
     assert page.index(answer) < page.index("<h2>Leaderboard</h2>")  # the answer first
     assert all(line in page for line in memo) and f"{tasks[0].id} (0.97 best, 0.90 mean)" in page
+
+
+def test_a_probe_after_the_run_shows_on_the_page_though_the_run_kept_its_report(tmp_path: Path) -> None:
+    """The run's saved report.json is reused only while it is at least as new as every probe file: a
+    probe made after the run (its verdicts are in no report.json yet) is shown by ``homefield view``
+    without a ``homefield report`` first."""
+    home = tmp_path / ".homefield"
+    run = Path(shutil.copytree(SOURCE_DATA / "run-a", home / "runs" / "run-a"))
+    tasks = load_tasks(SOURCE_DATA / "tasks.jsonl")
+    write_reports(compute_report([run], tasks, stamp=True), run, formats=("json",))  # as the run's end writes it
+    saved = (run / "report.json").stat().st_mtime
+    assert saved_report(run, 0.0) is not None  # reused while nothing changed
+    verdict = {"schema_version": 1, "kind": "verdict", "agent": "sonnet", "judged": len(tasks), "control": "mismatched",
+               "cutoff": None, "control_n": 12, "control_p95": 0.31, "flagged": []}
+    (home / "probe").mkdir()
+    probe = home / "probe" / "sonnet.jsonl"
+    probe.write_text(json.dumps(verdict) + "\n")
+    os.utime(probe, (saved + 5, saved + 5))
+    assert saved_report(run, 0.0) is None
+    build_site([run], tasks, run / "view", tasks_mtime=0.0)
+    page = html.unescape((run / "view" / "index.html").read_text())
+    assert f"sonnet recites 0 of {len(tasks)} tasks; control 12 mismatched pairs, 95th percentile 0.31" in page
