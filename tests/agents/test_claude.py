@@ -301,12 +301,14 @@ def test_command_flags(tmp_path: Path) -> None:
     assert cmd[:3] == ["/x/claude", "-p", "You are"] and stdin is None
     joined = " ".join(cmd)
     for part in ("--output-format stream-json --verbose", "--no-session-persistence",
-                 "--setting-sources project,local", "--permission-mode acceptEdits",
-                 "--disallowedTools Bash", "--model m", "--max-budget-usd 0.5"):
+                 "--permission-mode acceptEdits", "--disallowedTools Bash --restricted", "--model m",
+                 "--max-budget-usd 0.5", "--strict-mcp-config --add-dir ."):
         assert part in joined
+    assert cmd[cmd.index("--setting-sources") + 1] == ""  # no settings file: the workspace's are the commit's
     cmd, stdin = agent.command("-dash", allow_shell=True, budget_usd=None)
     assert "-dash" not in cmd and stdin == "-dash"
-    assert "--allowedTools" in cmd and "--max-budget-usd" not in cmd
+    assert "--allowedTools" in cmd and "--max-budget-usd" not in cmd and "--restricted" not in cmd
+    assert cmd[cmd.index("--setting-sources") + 1] == ""
     assert agent.env_passthrough == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
                                  "CLAUDE_CONFIG_DIR"]
 
@@ -549,3 +551,27 @@ def test_edit_only_cannot_run_a_command_through_the_clis_own_config(harness: Har
     assert not marker.exists()  # no hook, skill command or MCP server ran
     for path, _ in writes:
         assert not (harness.workspace / path).exists(), path
+
+
+def test_edit_only_runs_nothing_its_repository_configures(harness: Harness, tmp_path: Path) -> None:
+    """A task's commit may carry the CLI's configuration (esc30): hooks and an ``apiKeyHelper`` in
+    ``.claude/settings.json`` (which also approves every ``.mcp.json`` server) and a ``.mcp.json`` server.
+    Under ``--setting-sources project,local`` the CLI ran all three in an edit-only attempt (a repository's
+    hooks on the user's machine; a hook that runs a script of the workspace runs whatever the agent edits
+    into it). Now no settings file of the workspace is read and no MCP server starts, while the
+    commit's ``CLAUDE.md`` still reaches the model."""
+    marker = tmp_path / "ran"
+    ran = lambda tag: f"sh -c 'echo {tag} >> {marker}'"  # noqa: E731
+    ws = harness.workspace
+    (ws / ".claude").mkdir()
+    (ws / ".claude/settings.json").write_text(json.dumps({
+        "hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": ran(event)}]}]
+                  for event in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")},
+        "apiKeyHelper": f"{ran('apiKeyHelper')}; echo test-key", "enableAllProjectMcpServers": True}))
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "sh", "args": ["-c", ran("mcp")]}}}))
+    (ws / "CLAUDE.md").write_text("House rule 7f3e: keep add() pure.\n")
+    res = harness.run([READ, EDIT, DONE])
+    assert harness.calc == FIXED and res.outcome is None
+    assert not marker.exists(), marker.read_text()
+    first = harness.server.step_requests()[0].body
+    assert "House rule 7f3e" in json.dumps([first.get("system"), first.get("messages")])
