@@ -107,10 +107,11 @@ CLAUDE_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_ADDI
 #: the workspace's ``.claude/settings.json`` / ``settings.local.json``, whose hooks, ``apiKeyHelper``, ``env``
 #: and MCP approvals come from the task's commit or the agent, nor the user's), no MCP server
 #: (``--strict-mcp-config`` with no ``--mcp-config``: the workspace's ``.mcp.json`` starts nothing), and the
-#: workspace (the cwd) added as a ``CLAUDE.md`` folder, so its rules file still reaches the model as it did
-#: through the ``project`` source. Observed with CLI 2.1.328: under ``--setting-sources project,local`` a
-#: commit's ``.claude/settings.json`` ran its hooks and ``apiKeyHelper`` and its ``.mcp.json`` server in an
-#: edit-only attempt.
+#: workspace (the cwd) added as a ``CLAUDE.md`` folder, so its ``CLAUDE.md``, ``.claude/CLAUDE.md`` and
+#: ``.claude/rules/*.md`` still reach the model as they did through the ``project`` source (a subfolder's
+#: ``CLAUDE.md``, loaded on demand, and ``CLAUDE.local.md`` no longer do). Observed with CLI 2.1.328: under
+#: ``--setting-sources project,local`` a commit's ``.claude/settings.json`` ran its hooks and
+#: ``apiKeyHelper`` and its ``.mcp.json`` server in an edit-only attempt.
 ISOLATION_FLAGS = ("--setting-sources", "", "--strict-mcp-config", "--add-dir", ".")
 
 #: argv elements longer than this (bytes) go through stdin instead (Linux caps one at 128 KiB).
