@@ -196,9 +196,12 @@ class StreamSummary:
 def summarize_stream(text: str) -> StreamSummary:
     """Parse a ``--output-format stream-json --verbose --include-partial-messages`` transcript.
 
-    Lines that are not JSON objects (a line cut by a kill, stray output) are skipped. Main-thread
-    messages are priced by the ``init`` line's model (the CLI prices by the model it requested);
-    sub-agent messages by the model their ``message_start`` names.
+    Lines that are not JSON objects (a line cut by a kill, stray output) are skipped, and so is a line
+    in no shape the CLI writes (a list where an object goes, a list as a message id: any process of an
+    ``--allow-shell`` attempt can write the CLI's stdout, and such a line raised here, which made the
+    attempt ``infra`` with its cost unknown; esc30). Main-thread messages are priced by the ``init``
+    line's model (the CLI prices by the model it requested); sub-agent messages by the model their
+    ``message_start`` names; a model that is no string is none.
     """
     summary = StreamSummary()
     for line in text.splitlines():
@@ -211,22 +214,33 @@ def summarize_stream(text: str) -> StreamSummary:
             continue
         if not isinstance(obj, dict):
             continue
-        kind = obj.get("type")
-        if kind == "system" and obj.get("subtype") == "init":
-            summary.model = obj.get("model") or summary.model
-        elif kind == "result":
-            summary.result = obj
-        elif kind == "stream_event":
-            _take_event(summary, obj)
-        elif kind == "assistant":
-            message = obj.get("message") or {}
-            mid = message.get("id")
-            if mid:
-                msg = summary.messages.setdefault(mid, _Message())
-                msg.take_usage(message.get("usage"))
-                if obj.get("parent_tool_use_id") and not msg.model:
-                    msg.model = message.get("model")
+        try:
+            _take_line(summary, obj)
+        except (AttributeError, TypeError):  # a field in another shape than the CLI's: the line is skipped
+            continue
     return summary
+
+
+def _model(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _take_line(summary: StreamSummary, obj: dict[str, Any]) -> None:
+    kind = obj.get("type")
+    if kind == "system" and obj.get("subtype") == "init":
+        summary.model = _model(obj.get("model")) or summary.model
+    elif kind == "result":
+        summary.result = obj
+    elif kind == "stream_event":
+        _take_event(summary, obj)
+    elif kind == "assistant":
+        message = obj.get("message") or {}
+        mid = message.get("id")
+        if mid:
+            msg = summary.messages.setdefault(mid, _Message())
+            msg.take_usage(message.get("usage"))
+            if obj.get("parent_tool_use_id") and not msg.model:
+                msg.model = _model(message.get("model"))
 
 
 def _take_event(summary: StreamSummary, obj: dict[str, Any]) -> None:
@@ -240,7 +254,7 @@ def _take_event(summary: StreamSummary, obj: dict[str, Any]) -> None:
         msg = summary.messages.setdefault(mid, _Message())
         msg.take_usage(message.get("usage"))
         if obj.get("parent_tool_use_id"):
-            msg.model = message.get("model")
+            msg.model = _model(message.get("model"))
         else:
             summary.turns += 1
         return

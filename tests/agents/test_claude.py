@@ -361,6 +361,30 @@ def test_summarize_stream_skips_a_line_nested_past_the_decoder() -> None:
     assert summary.result is not None and summary.result["result"] == "done" and summary.model == "claude-haiku-4-5"
 
 
+#: Lines in shapes the CLI never writes, each of which raised out of the host's parse on main (esc30).
+ODD_LINES = ['{"type":"assistant","message":[1]}', '{"type":"assistant","message":{"id":[1]}}',
+             '{"type":"stream_event","event":[1]}',
+             '{"type":"stream_event","event":{"type":"message_start","message":[1]}}',
+             '{"type":"stream_event","api_message_id":"m1","event":{"type":"content_block_delta","delta":[1]}}',
+             '{"type":"system","subtype":"init","model":[1]}',
+             '{"type":"stream_event","parent_tool_use_id":"t","event":{"type":"message_start",'
+             '"message":{"id":"m2","model":{}}}}']
+
+
+def test_summarize_stream_skips_a_line_in_another_shape() -> None:
+    """esc30, a variation of atk19: a process of an ``--allow-shell`` attempt writes the CLI's stdout; a line
+    with a list where the CLI writes an object (or a model that is no string, which broke the pricing) raised
+    out of the host's parse, so the attempt became an ``infra`` claim with its cost unknown. Now such a line
+    is skipped and everything else is read."""
+    text = "\n".join(['{"type":"system","subtype":"init","model":"claude-haiku-4-5"}', *ODD_LINES,
+                      '{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","usage":'
+                      '{"input_tokens":10,"output_tokens":1}}}}',
+                      '{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1}'])
+    summary = summarize_stream(text)
+    assert summary.result is not None and summary.result["result"] == "done" and summary.model == "claude-haiku-4-5"
+    assert summary.estimate().input_tokens == 10
+
+
 def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path) -> None:
     """The real CLI with its Bash tool inside bubblewrap (no network but the scripted API's port on
     127.0.0.1, relayed in): the command edits the workspace, and sees neither the user's files nor
