@@ -155,6 +155,53 @@ def test_tcp_past_landlocks_connect_check_is_refused(abi: int, tmp_path: Path, s
         assert out["mptcp"] == ("yes" if mptcp_on else "no"), out
 
 
+#: Landlock's TCP rules name ports, not addresses: the allowed port on another loopback address and on
+#: ``::1`` (where a LAN host's would be reached alike), and on the allowed ``127.0.0.1``, blocking, non-blocking
+#: and v4-mapped.
+TCP_OTHER_ADDRESS = '''
+import select
+port = int(sys.argv[1])
+def nonblocking(host):
+    s = socket.socket(socket.AF_INET)
+    s.setblocking(False)
+    err = s.connect_ex((host, port))
+    if err == 115:  # EINPROGRESS
+        select.select([], [s], [], 5)
+        err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    s.close()
+    if err:
+        raise OSError(err, "refused")
+reach("other-v4", lambda: socket.create_connection(("127.0.0.2", port), timeout=5).close())
+reach("other-v4-nonblocking", lambda: nonblocking("127.0.0.2"))
+reach("v6-loopback", lambda: socket.create_connection(("::1", port), timeout=5).close())
+reach("allowed", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+reach("allowed-nonblocking", lambda: nonblocking("127.0.0.1"))
+reach("allowed-v4-mapped", lambda: socket.create_connection(("::ffff:127.0.0.1", port), timeout=5).close())
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_allowed_port_is_reached_on_its_address_only(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """esc30: an agent allowed the host's ``127.0.0.1:P`` (a local model server) reached ``P`` on any
+    address, ``127.0.0.2`` and ``::1`` here (a LAN host's the same way). Under Landlock only
+    ``127.0.0.1:P`` answers (as IPv4 or v4-mapped IPv6, blocking or not); without it, all do."""
+    allowed = socket.create_server(("127.0.0.1", 0))
+    port = allowed.getsockname()[1]
+    other = socket.create_server(("127.0.0.2", port))
+    try:
+        v6 = socket.create_server(("::1", port), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    try:
+        out = agent_reach(sandbox, abi, tmp_path, TCP_OTHER_ADDRESS, str(port), ports=(port,))
+    finally:
+        for s in (allowed, other, v6):
+            s.close()
+    refused = "no" if sandbox == "landlock" else "yes"
+    assert out == {"other-v4": refused, "other-v4-nonblocking": refused, "v6-loopback": refused, "allowed": "yes",
+                   "allowed-nonblocking": "yes", "allowed-v4-mapped": "yes"}, out
+
+
 #: The mode and owner of a host file the process can name but not open; then what honest code does in
 #: its own folder (``shutil.copy`` copies the mode; an executable script).
 HOST_METADATA = '''
