@@ -1,5 +1,6 @@
 """The Landlock launcher's supervisor: ``chmod``, ``utime`` and extended attributes confined to the policy's
-``rw`` roots (stdlib only: imported by :mod:`._landlock`, which runs as ``python -I -S``).
+``rw`` roots, and with a confined network ``connect`` to its (address, port) pairs (stdlib only: imported by
+:mod:`._landlock`, which runs as ``python -I -S``).
 
 Landlock has no right for metadata, so a confined process could ``chmod`` or ``utime`` any host path it
 can name (atk12 F4), ``fchmod``/``futimens`` any file it may read (a read-only root's: as root,
