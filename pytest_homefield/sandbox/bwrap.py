@@ -287,9 +287,11 @@ def python_paths(pythons: Iterable[str | None] = (), *, path: str | None = None)
                 out.append(home.parent)
         if os.path.exists(where):
             real = os.path.realpath(where)
-            if str(where) != real and not (venv / "pyvenv.cfg").exists():
+            inner = interpreter_paths(real)
+            if str(where) != real and not (venv / "pyvenv.cfg").exists() and not _under(
+                    str(where), [*SYSTEM_DIRS, *map(str, inner)]):
                 out.append(where)  # a link outside a venv (``~/bin/python -> …``): that file, as named
-            out += interpreter_paths(real)
+            out += inner
     seen: list[Path] = []
     for p in out:
         if p not in seen and str(p) != "/":
