@@ -87,7 +87,9 @@ class LandlockPolicy:
     file-system right, TCP ``connect`` to these ports of ``hosts`` only (``None``: TCP not confined;
     ``hosts``: IPv4 or IPv6 addresses, the host's ``127.0.0.1`` by default), ``unix``: make
     Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
-    ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
+    ``socketpair`` stays; with ``connect`` not ``None`` no Unix socket is ever connected, whatever
+    ``unix`` says: the supervisor that makes each ``connect`` would resolve its path outside the
+    domain), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
     policy file is readable by the user's unconfined processes); ``own``: read-only folders that are the
     run's own (the copy under test), never searched for copies of the project (:func:`carve`)."""
 
