@@ -54,7 +54,7 @@ from pytest_homefield.sandbox.testrun import TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
-           "suspicious_reasons", "grade"]
+           "suspicious_reasons", "grade", "control_sound", "parent_hangs"]
 
 @dataclass
 class Grade:
@@ -82,6 +82,33 @@ class Grade:
     canaries: int = 0
     canary_seed: int | None = None
     twin_hits: int = 0
+
+
+def parent_hangs(task: Task) -> bool:
+    """Whether mining saw ``task``'s parent hang where the commit's tests finish (``verify.parent_bound``,
+    docs/contracts.md §6): a commit that fixes a hang."""
+    return isinstance(task.verify, dict) and bool(task.verify.get("parent_bound"))
+
+
+def control_sound(task: Task, ctl: TestRun, *, reported: bool = False) -> bool:
+    """Whether the control run ``ctl`` (the untouched parent with the hidden tests, made when the graded
+    change's test process did not finish or reported nothing) shows the environment sound, so that the
+    attempt is the change's fault (``tests_failed``, scored) rather than ``infra``: the run finished
+    (``reported``: and reported a test outcome or a collection error), or ``task``'s parent hangs
+    (:func:`parent_hangs`) and the run was stopped at its bound, which is what mining saw the parent do.
+    Without that second case every attempt of a hang-fixing task whose change exits at import
+    (``os._exit``) or silences the reporter was ``infra``: never scored (atk30)."""
+    if run_completes(ctl) and (not reported or bool(ctl.outcomes) or ctl.collection_error):
+        return True
+    return parent_hangs(task) and ctl.timed_out
+
+
+def _control_said(ctl: TestRun, done: str = "it does on the untouched parent with the hidden tests") -> str:
+    """What a sound control run (:func:`control_sound`) showed, for a grade's ``error``: ``done`` when it
+    finished, else that the untouched parent hung as mining saw it (stopped at the task's bound)."""
+    if run_completes(ctl):
+        return done
+    return "the untouched parent with the hidden tests hangs there as mined (stopped at the task's bound)"
 
 
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -283,7 +310,7 @@ def grade(
 
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
-                hangs = isinstance(task.verify, dict) and bool(task.verify.get("parent_bound"))
+                hangs = parent_hangs(task)
                 seed, plan = parent_checked_seed(task, seed, plan_for, told, test_cmd or task.test_cmd,
                                                  parent_checks) \
                     if parent_check and not hangs else (seed, plan_for(seed))
@@ -342,10 +369,10 @@ def grade(
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
-            if run_completes(ctl):
+            if control_sound(task, ctl):
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "
-                           "it does on the untouched parent with the hidden tests")
+                           f"{_control_said(ctl)}")
                 over = next((r.cap_note() for r in made if r.cap_note()), None)
                 g.error += f"; {over}" if over else ""
                 g.failing_f2p = list(task.FAIL_TO_PASS)
@@ -364,9 +391,10 @@ def grade(
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
-            if run_completes(ctl) and (ctl.outcomes or ctl.collection_error):  # the reporter works here
+            if control_sound(task, ctl, reported=True):  # the reporter works here (or the parent hung, as mined)
                 g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
-                g.error = f"{why} with this change; the untouched parent with the hidden tests reports its tests"
+                g.error = f"{why} with this change; " + _control_said(
+                    ctl, "the untouched parent with the hidden tests reports its tests")
                 return g
             g.outcome, g.error = "infra", why
             return g
