@@ -93,22 +93,32 @@ def parent_hangs(task: Task) -> bool:
 def control_sound(task: Task, ctl: TestRun, *, reported: bool = False) -> bool:
     """Whether the control run ``ctl`` (the untouched parent with the hidden tests, made when the graded
     change's test process did not finish or reported nothing) shows the environment sound, so that the
-    attempt is the change's fault (``tests_failed``, scored) rather than ``infra``: the run finished
-    (``reported``: and reported a test outcome or a collection error), or ``task``'s parent hangs
-    (:func:`parent_hangs`) and the run was stopped at its bound, which is what mining saw the parent do.
-    Without that second case every attempt of a hang-fixing task whose change exits at import
-    (``os._exit``) or silences the reporter was ``infra``: never scored (atk30)."""
-    if run_completes(ctl) and (not reported or bool(ctl.outcomes) or ctl.collection_error):
-        return True
-    return parent_hangs(task) and ctl.timed_out
+    attempt is the change's fault (``tests_failed``, scored) rather than ``infra``. The environment is
+    judged, not the parent's code, whose bug is the task's: sound when the run finished (``reported``:
+    and reported a test outcome or a collection error); when it was stopped at its bound, only for a
+    task whose parent hangs (:func:`parent_hangs`: what mining saw); when it died on the way (a signal,
+    ``os._exit``), once it had reported a test outcome: the tests ran there, and the parent's own code
+    ended the run, a crash the commit fixes (mining keeps such a task: the test it died in is a
+    FAIL_TO_PASS ``error``). Without the last two every failed attempt of such a task whose change also
+    ended the test process (``os._exit`` at import, the reporter silenced, or an honest fix that still
+    crashes) was ``infra``: never scored (atk30)."""
+    if run_completes(ctl):
+        return not reported or bool(ctl.outcomes) or ctl.collection_error
+    if ctl.timed_out:
+        return parent_hangs(task)
+    return bool(ctl.outcomes)
 
 
 def _control_said(ctl: TestRun, done: str = "it does on the untouched parent with the hidden tests") -> str:
     """What a sound control run (:func:`control_sound`) showed, for a grade's ``error``: ``done`` when it
-    finished, else that the untouched parent hung as mining saw it (stopped at the task's bound)."""
+    finished, else that the untouched parent hung as mining saw it (stopped at the task's bound) or that its
+    own code ended the run after its tests ran."""
     if run_completes(ctl):
         return done
-    return "the untouched parent with the hidden tests hangs there as mined (stopped at the task's bound)"
+    if ctl.timed_out:
+        return "the untouched parent with the hidden tests hangs there as mined (stopped at the task's bound)"
+    return (f"the untouched parent with the hidden tests ran them and ended on the way too "
+            f"({ctl.error or 'no finish event'}): its own code stops there")
 
 
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -391,7 +401,7 @@ def grade(
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
-            if control_sound(task, ctl, reported=True):  # the reporter works here (or the parent hung, as mined)
+            if control_sound(task, ctl, reported=True):  # the reporter works here (or the parent hung or crashed)
                 g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
                 g.error = f"{why} with this change; " + _control_said(
                     ctl, "the untouched parent with the hidden tests reports its tests")
