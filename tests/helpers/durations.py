@@ -109,6 +109,11 @@ IDLE_S: dict[str, float] = {
     "tests/run/test_bad_inputs.py::test_per_test_timeout_is_test_timeout_even_without_plugin_autoload": 2.2,
     "tests/sandbox/test_procs.py::test_timeout_kills_a_descendant_that_left_the_group": 2.0,
     "tests/run/test_grading.py::test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound": 1.8,
+    # their control run waits 4 s for the untouched parent's hang
+    "tests/run/test_grading.py::test_a_change_that_stops_the_tests_of_a_task_whose_parent_stops_them_is_scored"
+    "[hang-exit-at-import]": 4.0,
+    "tests/run/test_grading.py::test_a_change_that_stops_the_tests_of_a_task_whose_parent_stops_them_is_scored"
+    "[hang-reporter-silenced]": 4.0,
     "tests/sandbox/test_testrun.py::test_timeouts": 1.75,
     "tests/run/test_repo_config.py::test_the_repositorys_timeout_and_filterwarnings_do_not_reach_homefield_items":
         1.5,
