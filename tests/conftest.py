@@ -16,7 +16,7 @@ from helpers.ablate_repo import build as build_ablate_repo
 from helpers.ablate_repo import write_tasks as write_ablate_tasks
 from helpers.demo_run import BackgroundDemo, DemoRun, demo_once
 from helpers.durations import DEFAULT_SLOW_S, IDLE_S, KNOWN_S
-from helpers.e2e_repo import MINED_STABILITY, UNUSED_PLUGINS, build, homefield
+from helpers.e2e_repo import MINED_STABILITY, UNUSED_PLUGINS, build, homefield, warm_parent_checks
 from helpers.rewrite_ahead import plugin_targets, rewrite_ahead, rewrite_targets
 from helpers.shared_repo import built_once
 from xdist.scheduler import LoadScheduling
@@ -156,12 +156,16 @@ def mined(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> Path:
     """The fixture repository (:mod:`e2e_repo`), mined once per test session, shared by xdist workers.
     One stability run (:data:`MINED_STABILITY`): no test of it is about stability runs (their rule is
     tested in tests/mine/test_redgreen.py), and each more would be two more test runs per candidate, here
-    and in every test that mines it again with the same settings to reuse its verifications."""
+    and in every test that mines it again with the same settings to reuse its verifications. With a canary key
+    and every task's parent check made (:func:`~helpers.e2e_repo.warm_parent_checks`): no test of it is about
+    the parent check (tests/run/test_parent_*.py test it), and each copy graded a change that is not the
+    reference fix would otherwise check every task's parent again in each of its sessions' processes."""
 
     def make(repo: Path) -> None:
         build(repo)
         proc = homefield(repo, "mine", "--stability-runs", MINED_STABILITY, "-n", "2")
         assert proc.returncode == 0, proc.stdout + proc.stderr
+        warm_parent_checks(repo)
 
     return built_once(tmp_path_factory, testrun_uid, "e2e-mined", make)
 

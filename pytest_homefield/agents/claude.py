@@ -3,12 +3,16 @@
 Command (source: /work/shared/reference/claude-cli.md, observed with CLI 2.1.328)::
 
     claude -p PROMPT --output-format stream-json --verbose --include-partial-messages
-           --no-session-persistence --setting-sources project,local
-           --permission-mode acceptEdits --disallowedTools Bash      # edit-only (default)
-           --permission-mode acceptEdits --allowedTools Bash         # with ctx.allow_shell
+           --no-session-persistence --setting-sources "" --strict-mcp-config --add-dir .
+           --permission-mode acceptEdits --disallowedTools Bash --restricted  # edit-only (default)
+           --permission-mode acceptEdits --allowedTools Bash                  # with ctx.allow_shell
            [--model MODEL] [--max-budget-usd USD] [--max-turns N]
 
-with ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` added to the attempt's environment. The stream
+with ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1`` and ``CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1``
+added to the attempt's environment. No configuration file of the workspace is read (:data:`ISOLATION_FLAGS`):
+a commit's ``.claude/settings.json`` hooks, ``apiKeyHelper`` or ``.mcp.json`` servers never run, its
+``CLAUDE.md`` still reaches the model; ``--restricted`` is the CLI's own mode without tools that run code
+(``Bash``, ``Workflow`` scripts). The stream
 is written to ``agent.out``; its last ``result`` line is the same object as ``--output-format json``
 prints. The partial-message events (``message_start`` / ``message_delta`` usage per API message)
 let a killed attempt keep an estimate of what it spent, priced with the CLI's own table
@@ -60,6 +64,7 @@ __all__ = [
     "ANTHROPIC_API_HOST",
     "CAPABILITIES",
     "CLAUDE_PRICES",
+    "ISOLATION_FLAGS",
     "UNKNOWN_MODEL_PRICE",
     "ClaudeAgent",
     "LOGIN_KEYS",
@@ -94,8 +99,20 @@ UNKNOWN_MODEL_PRICE = (4.0, 20.0, 5.0, 0.20)
 #: Where the CLI's requests go without ``ANTHROPIC_BASE_URL``.
 ANTHROPIC_API_HOST = "api.anthropic.com:443"
 
-#: Variables the adapter adds to the attempt's environment.
-CLAUDE_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+#: Variables the adapter adds to the attempt's environment. ``CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD``
+#: makes ``--add-dir .`` (:data:`ISOLATION_FLAGS`) load the workspace's ``CLAUDE.md`` files.
+CLAUDE_ENV = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"}
+
+#: What the CLI reads of its configuration (esc30): no settings file at all (``--setting-sources ""``: neither
+#: the workspace's ``.claude/settings.json`` / ``settings.local.json``, whose hooks, ``apiKeyHelper``, ``env``
+#: and MCP approvals come from the task's commit or the agent, nor the user's), no MCP server
+#: (``--strict-mcp-config`` with no ``--mcp-config``: the workspace's ``.mcp.json`` starts nothing), and the
+#: workspace (the cwd) added as a ``CLAUDE.md`` folder, so its ``CLAUDE.md``, ``.claude/CLAUDE.md`` and
+#: ``.claude/rules/*.md`` still reach the model as they did through the ``project`` source (a subfolder's
+#: ``CLAUDE.md``, loaded on demand, and ``CLAUDE.local.md`` no longer do). Observed with CLI 2.1.328: under
+#: ``--setting-sources project,local`` a commit's ``.claude/settings.json`` ran its hooks and
+#: ``apiKeyHelper`` and its ``.mcp.json`` server in an edit-only attempt.
+ISOLATION_FLAGS = ("--setting-sources", "", "--strict-mcp-config", "--add-dir", ".")
 
 #: argv elements longer than this (bytes) go through stdin instead (Linux caps one at 128 KiB).
 MAX_ARG_BYTES = 100_000
@@ -179,9 +196,12 @@ class StreamSummary:
 def summarize_stream(text: str) -> StreamSummary:
     """Parse a ``--output-format stream-json --verbose --include-partial-messages`` transcript.
 
-    Lines that are not JSON objects (a line cut by a kill, stray output) are skipped. Main-thread
-    messages are priced by the ``init`` line's model (the CLI prices by the model it requested);
-    sub-agent messages by the model their ``message_start`` names.
+    Lines that are not JSON objects (a line cut by a kill, stray output) are skipped, and so is a line
+    in no shape the CLI writes (a list where an object goes, a list as a message id: any process of an
+    ``--allow-shell`` attempt can write the CLI's stdout, and such a line raised here, which made the
+    attempt ``infra`` with its cost unknown; esc30). Main-thread messages are priced by the ``init``
+    line's model (the CLI prices by the model it requested); sub-agent messages by the model their
+    ``message_start`` names; a model that is no string is none.
     """
     summary = StreamSummary()
     for line in text.splitlines():
@@ -194,22 +214,33 @@ def summarize_stream(text: str) -> StreamSummary:
             continue
         if not isinstance(obj, dict):
             continue
-        kind = obj.get("type")
-        if kind == "system" and obj.get("subtype") == "init":
-            summary.model = obj.get("model") or summary.model
-        elif kind == "result":
-            summary.result = obj
-        elif kind == "stream_event":
-            _take_event(summary, obj)
-        elif kind == "assistant":
-            message = obj.get("message") or {}
-            mid = message.get("id")
-            if mid:
-                msg = summary.messages.setdefault(mid, _Message())
-                msg.take_usage(message.get("usage"))
-                if obj.get("parent_tool_use_id") and not msg.model:
-                    msg.model = message.get("model")
+        try:
+            _take_line(summary, obj)
+        except (AttributeError, TypeError):  # a field in another shape than the CLI's: the line is skipped
+            continue
     return summary
+
+
+def _model(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _take_line(summary: StreamSummary, obj: dict[str, Any]) -> None:
+    kind = obj.get("type")
+    if kind == "system" and obj.get("subtype") == "init":
+        summary.model = _model(obj.get("model")) or summary.model
+    elif kind == "result":
+        summary.result = obj
+    elif kind == "stream_event":
+        _take_event(summary, obj)
+    elif kind == "assistant":
+        message = obj.get("message") or {}
+        mid = message.get("id")
+        if mid:
+            msg = summary.messages.setdefault(mid, _Message())
+            msg.take_usage(message.get("usage"))
+            if obj.get("parent_tool_use_id") and not msg.model:
+                msg.model = _model(message.get("model"))
 
 
 def _take_event(summary: StreamSummary, obj: dict[str, Any]) -> None:
@@ -223,7 +254,7 @@ def _take_event(summary: StreamSummary, obj: dict[str, Any]) -> None:
         msg = summary.messages.setdefault(mid, _Message())
         msg.take_usage(message.get("usage"))
         if obj.get("parent_tool_use_id"):
-            msg.model = message.get("model")
+            msg.model = _model(message.get("model"))
         else:
             summary.turns += 1
         return
@@ -429,12 +460,14 @@ class ClaudeAgent(Capable):
         if stdin_text is None:
             cmd.append(prompt)
         cmd += ["--output-format", "stream-json", "--verbose", "--include-partial-messages",
-                "--no-session-persistence", "--setting-sources", "project,local"]
+                "--no-session-persistence", *ISOLATION_FLAGS]
         if tools is not None:
             cmd += ["--tools", tools]
         else:
             cmd += ["--permission-mode", "acceptEdits",
                     "--allowedTools" if allow_shell else "--disallowedTools", "Bash"]
+            if not allow_shell:
+                cmd.append("--restricted")
         if self.model:
             cmd += ["--model", self.model]
         if budget_usd is not None:

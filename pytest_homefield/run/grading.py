@@ -54,7 +54,7 @@ from pytest_homefield.sandbox.testrun import TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
 __all__ = ["Grade", "tree_changes", "render_diff", "SUSPICIOUS_PATTERNS", "added_text", "is_suspicious",
-           "suspicious_reasons", "grade"]
+           "suspicious_reasons", "grade", "control_sound", "parent_hangs"]
 
 @dataclass
 class Grade:
@@ -82,6 +82,43 @@ class Grade:
     canaries: int = 0
     canary_seed: int | None = None
     twin_hits: int = 0
+
+
+def parent_hangs(task: Task) -> bool:
+    """Whether mining saw ``task``'s parent hang where the commit's tests finish (``verify.parent_bound``,
+    docs/contracts.md §6): a commit that fixes a hang."""
+    return isinstance(task.verify, dict) and bool(task.verify.get("parent_bound"))
+
+
+def control_sound(task: Task, ctl: TestRun, *, reported: bool = False) -> bool:
+    """Whether the control run ``ctl`` (the untouched parent with the hidden tests, made when the graded
+    change's test process did not finish or reported nothing) shows the environment sound, so that the
+    attempt is the change's fault (``tests_failed``, scored) rather than ``infra``. The environment is
+    judged, not the parent's code, whose bug is the task's: sound when the run finished (``reported``:
+    and reported a test outcome or a collection error); when it was stopped at its bound, only for a
+    task whose parent hangs (:func:`parent_hangs`: what mining saw); when it died on the way (a signal,
+    ``os._exit``), once it had reported a test outcome: the tests ran there, and the parent's own code
+    ended the run, a crash the commit fixes (mining keeps such a task: the test it died in is a
+    FAIL_TO_PASS ``error``). Without the last two every failed attempt of such a task whose change also
+    ended the test process (``os._exit`` at import, the reporter silenced, or an honest fix that still
+    crashes) was ``infra``: never scored (atk30)."""
+    if run_completes(ctl):
+        return not reported or bool(ctl.outcomes) or ctl.collection_error
+    if ctl.timed_out:
+        return parent_hangs(task)
+    return bool(ctl.outcomes)
+
+
+def _control_said(ctl: TestRun, done: str = "it does on the untouched parent with the hidden tests") -> str:
+    """What a sound control run (:func:`control_sound`) showed, for a grade's ``error``: ``done`` when it
+    finished, else that the untouched parent hung as mining saw it (stopped at the task's bound) or that its
+    own code ended the run after its tests ran."""
+    if run_completes(ctl):
+        return done
+    if ctl.timed_out:
+        return "the untouched parent with the hidden tests hangs there as mined (stopped at the task's bound)"
+    return (f"the untouched parent with the hidden tests ran them and ended on the way too "
+            f"({ctl.error or 'no finish event'}): its own code stops there")
 
 
 _DIFF_HEADER = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
@@ -283,7 +320,7 @@ def grade(
 
             try:  # no twin the parent's own code passes (atk27): another draw of the task's seed
                 # a task whose parent hangs is not checked: its twins hang there as its originals do
-                hangs = isinstance(task.verify, dict) and bool(task.verify.get("parent_bound"))
+                hangs = parent_hangs(task)
                 seed, plan = parent_checked_seed(task, seed, plan_for, told, test_cmd or task.test_cmd,
                                                  parent_checks) \
                     if parent_check and not hangs else (seed, plan_for(seed))
@@ -342,10 +379,10 @@ def grade(
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
-            if run_completes(ctl):
+            if control_sound(task, ctl):
                 g.outcome = "tests_failed"
                 g.error = (f"the test process did not finish with this change ({run.error or 'no finish event'}); "
-                           "it does on the untouched parent with the hidden tests")
+                           f"{_control_said(ctl)}")
                 over = next((r.cap_note() for r in made if r.cap_note()), None)
                 g.error += f"; {over}" if over else ""
                 g.failing_f2p = list(task.FAIL_TO_PASS)
@@ -364,9 +401,10 @@ def grade(
             except ServiceError as exc:
                 g.outcome, g.error = "infra", str(exc)
                 return g
-            if run_completes(ctl) and (ctl.outcomes or ctl.collection_error):  # the reporter works here
+            if control_sound(task, ctl, reported=True):  # the reporter works here (or the parent hung or crashed)
                 g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
-                g.error = f"{why} with this change; the untouched parent with the hidden tests reports its tests"
+                g.error = f"{why} with this change; " + _control_said(
+                    ctl, "the untouched parent with the hidden tests reports its tests")
                 return g
             g.outcome, g.error = "infra", why
             return g

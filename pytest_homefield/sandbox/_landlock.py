@@ -5,7 +5,7 @@ Started as ``python -I -S _landlock.py POLICY -- ARGV...`` (by path, with ``-I -
 JSON object (built by :func:`pytest_homefield.sandbox.landlock.landlock_argv`)::
 
     {"ro": [PATH, ...], "list": [PATH, ...], "rw": [PATH, ...], "dev": [PATH, ...],
-     "net": null | {"connect": [PORT, ...], "bind": [PORT, ...]}, "scope": true | false,
+     "net": null | {"connect": [PORT, ...], "hosts": [ADDRESS, ...], "bind": [PORT, ...]}, "scope": true | false,
      "unix": true | false, "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
 
 It forks (:func:`main`). The child calls ``landlock_create_ruleset`` with every filesystem right the
@@ -13,9 +13,11 @@ kernel's Landlock ABI knows handled, adds a ``LANDLOCK_RULE_PATH_BENEATH`` rule 
 execute, read files, list folders; ``list``: list folders only, names and never contents; ``rw``: every
 right; ``dev``: read and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have),
 with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``:
-the network is not confined), with ``scope`` (ABI ≥ 6) signals and abstract Unix sockets to processes
-outside the new domain refused; then, when it runs as root, drops every capability (bounding set,
-ambient, effective/permitted/inheritable: root keeps its uid but not ``CAP_DAC_READ_SEARCH``'s
+the network is not confined; a ``net``'s ``connect`` is also checked by the supervisor against the
+pairs of ``hosts``, default ``["127.0.0.1"]``, and ports, at any ABI), with ``scope`` (ABI ≥ 6) signals
+and abstract Unix sockets to processes outside the new domain refused; then, when it runs as root,
+drops every capability (bounding set, ambient, effective/permitted/inheritable: root keeps its uid but
+not ``CAP_DAC_READ_SEARCH``'s
 ``open_by_handle_at``, which walks no path); sets ``PR_SET_NO_NEW_PRIVS``; ``landlock_restrict_self``;
 installs a seccomp filter with a listener (x86_64 and aarch64; elsewhere it refuses); hands the listener
 to the parent; and becomes ARGV (``execvp``). The domain holds for the command and every process it
@@ -42,7 +44,9 @@ shared with the host without namespaces (atk12):
 * with ``"unix": false``, ``socket(AF_UNIX, …)``, ``EACCES`` (Landlock, ABI ≤ 7, does not confine
   ``connect`` to a named Unix socket: a Docker or ssh-agent socket would be reached; ``socketpair``
   stays);
-* with a ``net``, ``EACCES``: any socket but an ``AF_INET``/``AF_INET6`` stream of protocol 0 or
+* with a ``net``, ``connect`` goes to the supervisor, which makes it only to an allowed address and
+  port (:mod:`._landlock_supervisor`: Landlock's rules name ports, never addresses), ``EACCES``
+  elsewhere; and, ``EACCES``: any socket but an ``AF_INET``/``AF_INET6`` stream of protocol 0 or
   ``IPPROTO_TCP`` (Landlock confines TCP only: UDP, DNS included, MPTCP, SCTP would go anywhere) and
   an ``AF_NETLINK`` one of ``NETLINK_ROUTE`` (interfaces), with ``AF_UNIX`` as above; TCP Fast Open
   (``MSG_FASTOPEN`` on ``sendto``/``sendmsg``/``sendmmsg``, ``TCP_FASTOPEN_CONNECT``: it connects
@@ -241,6 +245,7 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
         for name, flags in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)):
             on(nr[name], f"flags{flags}")  # type: ignore[arg-type]
         on(nr["setsockopt"], "setsockopt")  # type: ignore[arg-type]
+        on(supervisor.SYS_CONNECT[machine], "notify")  # checked by address and port, made by the supervisor
     code.append((ret, 0, 0, ALLOW))
     for mode in sorted({value for kind, _, _, value, _ in calls.values() if kind == "chmod"}):
         at(f"mode{mode}")
@@ -410,6 +415,7 @@ def _supervise(policy: dict[str, object], child: int, ready: int, go: int) -> in
     try:
         listener = supervisor.take_listener(child, int(word))
         allowed = supervisor.roots([str(p) for p in policy.get("rw") or []])  # type: ignore[attr-defined]
+        peer_set = supervisor.peers(policy.get("net"))
         if os.geteuid() == 0:
             _drop_capabilities()  # the changes it makes are the child's: the same permission checks
     except (OSError, Refused) as exc:
@@ -423,7 +429,7 @@ def _supervise(policy: dict[str, object], child: int, ready: int, go: int) -> in
     for fd in (0, 1):  # the command's stdin and stdout end with the command, not with its supervisor
         os.dup2(null, fd)
     os.close(null)
-    return supervisor.serve(listener, child, os.uname().machine, allowed)
+    return supervisor.serve(listener, child, os.uname().machine, allowed, peer_set)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The Landlock launcher's supervisor: ``chmod``, ``utime`` and extended attributes confined to the policy's
-``rw`` roots (stdlib only: imported by :mod:`._landlock`, which runs as ``python -I -S``).
+``rw`` roots, and with a confined network ``connect`` to its (address, port) pairs (stdlib only: imported by
+:mod:`._landlock`, which runs as ``python -I -S``).
 
 Landlock has no right for metadata, so a confined process could ``chmod`` or ``utime`` any host path it
 can name (atk12 F4), ``fchmod``/``futimens`` any file it may read (a read-only root's: as root,
@@ -36,6 +37,19 @@ it is gone, the calls fail with ``ENOSYS`` in every process of the domain (never
 cannot signal it (Landlock scope, ABI ≥ 6) nor read its memory (Landlock denies ptrace out of a domain),
 and the filter refuses a new listener to the command (``seccomp`` with ``NEW_LISTENER``: a later
 listener's "continue" would override this one's answers).
+
+With a confined network (the policy's ``net``), ``connect`` goes to it too: Landlock's TCP rules name
+ports, not addresses, so an allowed port would be reachable on every host. For each ``connect`` it opens
+the caller's memory and its thread's pidfd, checks ``NOTIF_ID_VALID``, reads the address once (its own
+copy, at most ``sockaddr_storage``'s 128 bytes), takes the socket (``pidfd_getfd``), and refuses with
+``EACCES`` unless the socket is ``AF_NETLINK`` (no host beyond the kernel) or ``AF_INET``/``AF_INET6``
+and the address is ``AF_UNSPEC`` (a disconnect) or one of :func:`peers` (an IPv4 address and its
+v4-mapped IPv6 form alike); then it connects that socket itself with that copy and answers with the
+result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking one is
+connected in a thread of the supervisor, so other calls are answered meanwhile). A Unix socket is never
+connected (its path would be resolved outside the domain). Nothing else connects a socket past the
+filter: UDP and every other protocol cannot be made, TCP Fast Open is refused (:mod:`._landlock`), and
+``sendto``/``sendmsg`` ignore the address on a TCP socket.
 
 Kernel: Landlock (5.13) implies every call used here (user notifications 5.5, ``pidfd_getfd`` 5.6,
 ``utimensat`` with ``AT_EMPTY_PATH`` 5.8); a step that fails refuses the command (exit 126).
@@ -76,6 +90,10 @@ CALLS: dict[str, dict[int, tuple[str, int | None, int | None, int, int | None]]]
 XATTR_AT = (463, 466)
 XATTR_SIZE_MAX = 65536
 SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
+#: ``connect``, per machine: the supervisor's with a confined network (module docstring)
+SYS_CONNECT = {"x86_64": 42, "aarch64": 203}
+AF_UNSPEC, AF_INET, AF_INET6, AF_NETLINK, SOL_SOCKET, SO_DOMAIN, SOCKADDR_MAX = 0, 2, 10, 16, 1, 39, 128
+PIDFD_THREAD = os.O_EXCL  # Linux 6.9: a pidfd of one thread (its own descriptor table)
 SYS_PIDFD_GETFD = 438  # the same on every architecture
 SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
 NOTIF_RECV, NOTIF_SEND, NOTIF_ID_VALID = 0xC0502100, 0xC0182101, 0x40082102
@@ -152,6 +170,49 @@ def may_change(fd: int, allowed: tuple[str, ...]) -> bool:
     if real.startswith(PSEUDO) or (real.endswith(" (deleted)") and os.fstat(fd).st_nlink == 0):
         return True
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in allowed)
+
+
+def peers(net: object) -> frozenset[tuple[bytes, int]]:
+    """The ``(address, port)`` pairs a confined process may connect to: every ``hosts`` address (IPv4 or
+    IPv6 text; ``127.0.0.1`` when absent) with every ``connect`` port of the policy's ``net``, each
+    address as 16 bytes (IPv4 as its v4-mapped IPv6 form). Empty for no ``net``. Raises ``OSError``
+    (``EINVAL``) for an address that is neither."""
+    if not isinstance(net, dict):
+        return frozenset()
+    return frozenset((_mapped(str(h)), int(p)) for h in net.get("hosts") or ["127.0.0.1"]
+                     for p in net.get("connect") or [])
+
+
+def _mapped(host: str) -> bytes:
+    """``host`` (IPv4 or IPv6 text) as 16 bytes, IPv4 v4-mapped. Raises ``OSError``."""
+    import _socket
+    try:
+        return b"\0" * 10 + b"\xff\xff" + _socket.inet_pton(AF_INET, host)
+    except OSError:
+        return bytes(_socket.inet_pton(AF_INET6, host))
+
+
+def may_connect(raw: bytes, domain: int, allowed: frozenset[tuple[bytes, int]]) -> bool:
+    """Whether a socket of ``domain`` may connect to the address ``raw`` (a ``struct sockaddr`` as the
+    caller passed it): an ``AF_NETLINK`` one always, an ``AF_INET``/``AF_INET6`` one to ``AF_UNSPEC`` (a
+    disconnect) or to one of ``allowed`` (:func:`peers`), nothing else. Raises ``OSError`` (``EINVAL``)
+    for an address too short for its family, as the kernel would."""
+    if domain == AF_NETLINK:
+        return True
+    if domain not in (AF_INET, AF_INET6):
+        return False
+    if len(raw) < 2:
+        raise _fail(22)
+    family, port = int.from_bytes(raw[:2], "little"), int.from_bytes(raw[2:4], "big")
+    if family == AF_UNSPEC:
+        return True
+    if family == AF_INET and len(raw) >= 16:
+        return (b"\0" * 10 + b"\xff\xff" + raw[4:8], port) in allowed
+    if family == AF_INET6 and len(raw) >= 24:
+        return (raw[8:24], port) in allowed
+    if family in (AF_INET, AF_INET6):
+        raise _fail(22)
+    return False
 
 
 def _read(mem: int, addr: int, size: int) -> bytes:
@@ -281,11 +342,99 @@ def _xattr(op: str, fd: int, mem: int, args: list[int]) -> None:
     os.setxattr(f"/proc/self/fd/{fd}", name, value, args[3] & 0xFFFFFFFF)
 
 
-def handle(listener: int, machine: str, allowed: tuple[str, ...]) -> None:
-    """Receive one notification and answer it (the change made, or its error)."""
+def _pidfd(tid: int) -> int:
+    """A pidfd of thread ``tid`` (``PIDFD_THREAD``), else of its thread group (before Linux 6.9). Raises
+    ``OSError``."""
+    try:
+        return os.pidfd_open(tid, PIDFD_THREAD)
+    except OSError as exc:
+        if exc.errno != 22:
+            raise
+    with open(f"/proc/{tid}/status", "rb") as fh:
+        tgid = next(int(line.split()[1]) for line in fh if line.startswith(b"Tgid:"))
+    return os.pidfd_open(tgid)
+
+
+def _socket_target(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes, int]]) -> tuple[int, bytes]:
+    """The socket a ``connect`` names (our copy) and the address (our copy), once checked (module
+    docstring). Raises ``OSError`` with the call's error (``EACCES``: not allowed)."""
+    tid, args = notif.pid, notif.data.args
+    size = int(args[2]) & 0xFFFFFFFF
+    if size > SOCKADDR_MAX:
+        raise _fail(22)
+    mem = os.open(f"/proc/{tid}/mem", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        pidfd = _pidfd(tid)
+        try:
+            if _libc.ioctl(listener, ctypes.c_ulong(NOTIF_ID_VALID), ctypes.byref(ctypes.c_uint64(notif.id))) != 0:
+                raise _fail(3)  # ESRCH: gone; the answer reaches no one
+            raw = _read(mem, int(args[1]), size) if size else b""
+            sock = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, ctypes.c_int32(int(args[0]) & 0xFFFFFFFF).value, 0))
+            if sock < 0:
+                raise _fail(ctypes.get_errno())
+        finally:
+            os.close(pidfd)
+    finally:
+        os.close(mem)
+    try:
+        domain, length = ctypes.c_int(0), ctypes.c_uint32(4)
+        if _libc.getsockopt(sock, SOL_SOCKET, SO_DOMAIN, ctypes.byref(domain), ctypes.byref(length)) != 0:
+            raise _fail(ctypes.get_errno())  # ENOTSOCK
+        if not may_connect(raw, domain.value, allowed):
+            raise _fail(13)  # EACCES, as Landlock answers
+        return sock, raw
+    except BaseException:
+        os.close(sock)
+        raise
+
+
+def _connect(listener: int, notif_id: int, sock: int, raw: bytes) -> None:
+    """Connect ``sock`` (our copy of the caller's socket) to ``raw``, answer notification ``notif_id``
+    with the result, close ``sock``."""
+    try:
+        ret = _libc.connect(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
+        err = ctypes.get_errno() if ret != 0 else 0
+    finally:
+        os.close(sock)
+    _send(listener, notif_id, -(err or 13) if ret != 0 else 0)
+
+
+def _send(listener: int, notif_id: int, error: int) -> None:
+    resp = _Resp(notif_id, 0, error, 0)
+    _libc.ioctl(listener, ctypes.c_ulong(NOTIF_SEND), ctypes.byref(resp))  # ENOENT: the caller died meanwhile
+
+
+def _handle_connect(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes, int]]) -> None:
+    """A ``connect``: checked, then made by the supervisor (in a thread when the socket blocks)."""
+    try:
+        sock, raw = _socket_target(notif, listener, allowed)
+    except OSError as exc:
+        _send(listener, notif.id, -(exc.errno or 13))
+        return
+    except Exception:  # never let the command wait for ever, never allow on a doubt
+        _send(listener, notif.id, -13)
+        return
+    if not os.get_blocking(sock):
+        _connect(listener, notif.id, sock, raw)
+        return
+    import threading
+    try:
+        threading.Thread(target=_connect, args=(listener, notif.id, sock, raw), daemon=True).start()
+    except RuntimeError:  # no thread can be started: EAGAIN, as the kernel answers for want of resources
+        os.close(sock)
+        _send(listener, notif.id, -11)
+
+
+def handle(listener: int, machine: str, allowed: tuple[str, ...],
+           peer_set: frozenset[tuple[bytes, int]] = frozenset()) -> None:
+    """Receive one notification and answer it (the change made, or its error; a ``connect`` to one of
+    ``peer_set`` made, perhaps answered later by a thread)."""
     notif = _Notif()
     if _libc.ioctl(listener, ctypes.c_ulong(NOTIF_RECV), ctypes.byref(notif)) != 0:
         return  # ENOENT: the caller died meanwhile; EINTR: a signal, poll again
+    if notif.data.nr == SYS_CONNECT.get(machine):
+        _handle_connect(notif, listener, peer_set)
+        return
     resp = _Resp(notif.id, 0, 0, 0)
     try:
         _apply(notif, machine, listener, allowed)
@@ -296,9 +445,11 @@ def handle(listener: int, machine: str, allowed: tuple[str, ...]) -> None:
     _libc.ioctl(listener, ctypes.c_ulong(NOTIF_SEND), ctypes.byref(resp))  # ENOENT: the caller died meanwhile
 
 
-def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...]) -> int:
+def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...],
+          peer_set: frozenset[tuple[bytes, int]] = frozenset()) -> int:
     """Answer ``listener``'s notifications until process ``child`` (the command) exits; its status
-    (``os.waitstatus_to_exitcode``: negative for a signal). Signals of :data:`FORWARDED` are passed on."""
+    (``os.waitstatus_to_exitcode``: negative for a signal). Signals of :data:`FORWARDED` are passed on.
+    ``peer_set``: where a ``connect`` may go (:func:`peers`)."""
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
@@ -320,7 +471,7 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...]) -> 
             if fd == wake_r:
                 _drain(wake_r)
             elif events & select.POLLIN:
-                handle(listener, machine, allowed)
+                handle(listener, machine, allowed, peer_set)
             else:  # POLLHUP: no process of the domain is left
                 poller.unregister(listener)
     return status

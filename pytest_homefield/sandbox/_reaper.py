@@ -25,8 +25,9 @@ session. It
   processes or sessions it starts);
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
-  and closes it): the sandbox's PID 1 inherits bubblewrap's command line, which then names no bound
-  host path;
+  and closes it), and with an empty environment: the sandbox's PID 1 inherits bubblewrap's command line
+  and environment, which then name no bound host path and hold none of the user's variables (bubblewrap
+  gives the command the environment its ``--setenv`` options set);
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
   status (or re-raises the command's terminating signal);
 * on ``SIGTERM`` (a timeout): ``SIGTERM`` to the whole tree, ``GRACE`` seconds, then ``SIGKILL``;
@@ -192,13 +193,16 @@ def args_via_fd(cmd: list[str]) -> tuple[list[str], int | None]:
     return [cmd[0], "--args", str(fd), *rest], fd
 
 
-def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None]) -> int:
-    """Start ``cmd`` (``PATH`` searched) as ``subprocess.Popen(cmd, pass_fds=…, preexec_fn=setup)``
+def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
+          env: dict[str, str] | None = None) -> int:
+    """Start ``cmd`` (``PATH`` searched) as ``subprocess.Popen(cmd, pass_fds=…, preexec_fn=setup, env=env)``
     would: stdin/stdout/stderr and ``pass_fds`` inherited, every other descriptor closed, ``SIGPIPE``
     and ``SIGXFSZ`` back to their default action (Python ignores both, and an ignored signal stays
-    ignored across ``exec``), then ``setup()`` in the child; returns its pid. Raises ``OSError`` (with
-    the ``errno`` of the failed ``exec``) when it cannot start, told through a close-on-exec pipe.
-    (``subprocess`` itself would cost this short-lived process a third of its start-up CPU.)"""
+    ignored across ``exec``), then ``setup()`` in the child; ``env``: its whole environment (``None``: this
+    process's); returns its pid. Raises ``OSError`` (with the ``errno`` of the failed ``exec``) when it cannot
+    start, told through a close-on-exec pipe. (``subprocess`` itself would cost this short-lived process a
+    third of its start-up CPU.)"""
+    path = cmd[0] if env is None else _which(cmd[0])
     errors_r, errors_w = os.pipe2(os.O_CLOEXEC)
     top = _top_fd()
     pid = os.fork()
@@ -216,7 +220,9 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None]) -> int
                 if hasattr(signal, name):
                     signal.signal(getattr(signal, name), signal.SIG_DFL)
             setup()
-            os.execvp(cmd[0], cmd)
+            if env is None:
+                os.execvp(path, cmd)
+            os.execve(path, cmd, env)
         except OSError as exc:
             os.write(errors_w, str(exc.errno or 2).encode())
         except BaseException:
@@ -230,6 +236,18 @@ def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None]) -> int
         errno = int(failed)
         raise OSError(errno, os.strerror(errno))
     return pid
+
+
+def _which(name: str) -> str:
+    """``name`` found on this process's ``PATH`` as ``execvp`` would (a name with a ``/`` as it is); the
+    name itself when found nowhere (the ``exec`` then fails with ``ENOENT``)."""
+    if "/" in name:
+        return name
+    for folder in (os.environ.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return name
 
 
 def _top_fd() -> int:
@@ -429,7 +447,11 @@ def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[]
     signal), 127 when it could not start (``fd`` then closed)."""
     cmd, args_fd = args_via_fd(cmd)
     try:
-        child_pid = spawn(cmd, [*keep, *([args_fd] if args_fd is not None else [])], child_setup)
+        # bubblewrap (a command with --args) runs with no environment: it sets the sandbox's own from
+        # scratch (--clearenv), and its process is the sandbox's PID 1, whose /proc/1/environ every process
+        # inside can read (the user's whole environment, secrets and the repository's path: atk30)
+        child_pid = spawn(cmd, [*keep, *([args_fd] if args_fd is not None else [])], child_setup,
+                          env={} if args_fd is not None else None)
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127

@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import functools
 import glob
+import json
 import os
 import shutil
 import subprocess
@@ -47,9 +48,10 @@ from pytest_homefield.sandbox.project_copies import copies_of_protected
 from pytest_homefield.sandbox.protected import holds_protected, protected, touches_protected
 from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
-__all__ = ["Policy", "bwrap_argv", "python_paths", "program_paths", "package_paths", "inside_path", "probe",
-           "system_masks", "BwrapUnavailable", "bwrap_executable", "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS",
-           "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK", "ETC_ENTRIES"]
+__all__ = ["Policy", "bwrap_argv", "python_paths", "interpreter_paths", "is_prefix", "program_paths",
+           "package_paths", "inside_path", "probe", "system_masks", "BwrapUnavailable", "bwrap_executable",
+           "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK",
+           "ETC_ENTRIES"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
 #: recreated as symlinks). Not ``/etc``: only :data:`ETC_ENTRIES` of it. Not ``/opt``: only the
@@ -266,7 +268,9 @@ def python_paths(pythons: Iterable[str | None] = (), *, path: str | None = None)
     and for each executable in ``pythons`` (a name looked up on ``path``, default ``$PATH``, or a path)
     its venv folder (the parent of ``bin/`` when ``pyvenv.cfg`` is there), the prefix of the base
     interpreter the venv's ``pyvenv.cfg`` names (``home = <prefix>/bin``, as ``uv venv`` and ``venv``
-    write it) and the prefix of the real binary behind the symlinks."""
+    write it) when it is one, and :func:`interpreter_paths` of the real binary behind the symlinks.
+    Never the folder above a ``bin/`` that is no prefix: a Python copied to ``~/bin/python`` would
+    otherwise show all of ``~`` (ssh keys, cloud credentials) to the sandbox (esc30)."""
     out: list[Path] = [Path(sys.prefix), Path(sys.base_prefix)]
     for exe in pythons:
         if not exe:
@@ -278,11 +282,16 @@ def python_paths(pythons: Iterable[str | None] = (), *, path: str | None = None)
         venv = where.parent.parent
         if (venv / "pyvenv.cfg").exists():
             out.append(venv)
-            home = _venv_home(venv / "pyvenv.cfg")
-            if home is not None:
+            home, version = _venv_home(venv / "pyvenv.cfg")
+            if home is not None and home.name == "bin" and is_prefix(home.parent, version):
                 out.append(home.parent)
-        real = Path(os.path.realpath(where))
-        out.append(real.parent.parent)
+        if os.path.exists(where):
+            real = os.path.realpath(where)
+            inner = interpreter_paths(real)
+            if str(where) != real and not (venv / "pyvenv.cfg").exists() and not _under(
+                    str(where), [*SYSTEM_DIRS, *map(str, inner)]):
+                out.append(where)  # a link outside a venv (``~/bin/python -> …``): that file, as named
+            out += inner
     seen: list[Path] = []
     for p in out:
         if p not in seen and str(p) != "/":
@@ -290,18 +299,103 @@ def python_paths(pythons: Iterable[str | None] = (), *, path: str | None = None)
     return seen
 
 
-def _venv_home(cfg: Path) -> Path | None:
-    """The ``home`` folder (the base interpreter's ``bin``) a ``pyvenv.cfg`` names, resolved; ``None``
-    when it names none."""
+def is_prefix(folder: Path, version: str | None = None) -> bool:
+    """Whether ``folder`` is a Python installation prefix: it holds ``lib/pythonX.Y/os.py`` (or under
+    ``lib64``) for ``version`` (``"3.11"``; ``None``: any ``python3.*``)."""
+    names = [f"python{version}"] if version else [p.name for lib in ("lib", "lib64")
+                                                 for p in (folder / lib).glob("python3.*")]
+    return any((folder / lib / name / "os.py").is_file() for lib in ("lib", "lib64") for name in names)
+
+
+#: Run by :func:`interpreter_paths` with ``-I -S``: the version, prefixes and mapped libraries, as JSON.
+_ASK = ("import json, sys\nlibs = sorted({l.split(None, 5)[5].strip() for l in open('/proc/self/maps')"
+        " if len(l.split(None, 5)) == 6 and '.so' in l.split(None, 5)[5]})\n"
+        "print(json.dumps(['%d.%d' % sys.version_info[:2], sys.prefix, sys.base_prefix, sys.exec_prefix, libs]))")
+
+
+@functools.lru_cache(maxsize=64)
+def interpreter_paths(real: str) -> tuple[Path, ...]:
+    """What the Python binary at ``real`` (a real path) needs bound read-only: its prefix when it lies
+    in one (``<prefix>/bin/``, :func:`is_prefix` for the version its name says, any when it says none);
+    else the binary itself, the prefixes it reports (asked once per process: ``real -I -S``, 10 s at
+    most; those that are prefixes) and the shared libraries it has mapped that lie outside them and
+    outside :data:`SYSTEM_DIRS` (each file, never its folder). A binary that does not answer: itself
+    only. A script (no ELF file; never run: a pyenv shim, ``<root>/shims/python``, runs
+    ``<root>/libexec/pyenv``): the folder above its own, ``<root>``, when a prefix lies in it or one or
+    two levels below (pyenv's ``versions/X.Y.Z``) and it is neither a home folder nor above one
+    (``$HOME``, the user's ``passwd`` entry); else nothing: bound without what it runs, it would shadow a
+    ``python`` that runs on ``PATH``. ``()`` when ``real`` does not exist."""
+    exe = Path(real)
+    if not exe.is_file():
+        return ()
+    name = exe.name.removeprefix("python")
+    version = name if name.count(".") == 1 and name.replace(".", "").isdigit() else None
+    if exe.parent.name == "bin" and is_prefix(exe.parent.parent, version):
+        return (exe.parent.parent,)
+    try:
+        with open(exe, "rb") as fh:
+            elf = fh.read(4) == b"\x7fELF"
+    except OSError:
+        elf = True  # executable but unreadable: a program; asked, it answers or not
+    if not elf:
+        tool = exe.parent.parent
+        homes = [os.path.realpath(h) for h in (os.environ.get("HOME"), _passwd_home()) if h]
+        return (tool,) if _holds_prefix(tool) and not any(_under(h, [str(tool)]) for h in homes) else ()
+    try:
+        proc = subprocess.run([real, "-I", "-S", "-c", _ASK], capture_output=True, text=True, timeout=10,
+                              stdin=subprocess.DEVNULL)  # -I: no PYTHON* variable, no user site
+        told, *prefixes, libs = json.loads(proc.stdout) if proc.returncode == 0 else ["", []]
+    except (OSError, subprocess.SubprocessError, ValueError, TypeError):
+        return (exe,)
+    roots = [Path(p) for p in dict.fromkeys(prefixes) if isinstance(p, str) and os.path.isabs(p)
+             and str(p) != "/" and is_prefix(Path(p), str(told))]
+    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    out = [exe, *roots]
+    for lib in libs if isinstance(libs, list) else []:
+        lib_real = os.path.realpath(str(lib))
+        if os.path.isfile(lib_real) and not _under(lib_real, [*system, *map(str, roots)]):
+            out.append(Path(lib_real))
+    return tuple(out)
+
+
+def _holds_prefix(folder: Path, depth: int = 2) -> bool:
+    """Whether ``folder`` or a folder at most ``depth`` levels below it (links not followed) is a prefix."""
+    if is_prefix(folder):
+        return True
+    if depth == 0:
+        return False
+    try:
+        children = [Path(e.path) for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return False
+    return any(_holds_prefix(c, depth - 1) for c in children)
+
+
+def _passwd_home() -> str | None:
+    """This user's home folder as ``passwd`` names it (``None`` when it names none)."""
+    try:
+        import pwd
+        return pwd.getpwuid(os.getuid()).pw_dir or None
+    except (ImportError, KeyError):
+        return None
+
+
+def _venv_home(cfg: Path) -> tuple[Path | None, str | None]:
+    """The ``home`` folder (the base interpreter's ``bin``) a ``pyvenv.cfg`` names, resolved (``None``
+    when it names none), and its ``version``'s ``X.Y`` (``None`` when it says none)."""
     try:
         lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return None
+        return None, None
+    home: Path | None = None
+    version: str | None = None
     for line in lines:
         key, sep, value = line.partition("=")
         if sep and key.strip() == "home" and value.strip():
-            return Path(os.path.realpath(value.strip()))
-    return None
+            home = Path(os.path.realpath(value.strip()))
+        elif sep and key.strip() in ("version", "version_info") and value.strip():
+            version = ".".join(value.strip().split(".")[:2])
+    return home, version
 
 
 def _shebang(path: Path) -> list[str]:
@@ -366,12 +460,15 @@ def package_paths() -> list[Path]:
 
 def inside_path(path_var: str, mounted: Sequence[Path], first: Sequence[Path] = ()) -> str:
     """A ``PATH`` for inside the sandbox: ``first`` (e.g. the interpreter's ``bin``), then the entries of
-    ``path_var`` that lie in a system folder or a mounted path (a pyenv shim folder that is not bound
-    would shadow the real ``python`` with a script that cannot run)."""
+    ``path_var`` that lie in a system folder or a mounted path, or hold a mounted file (``~/bin`` of a
+    bound ``~/bin/python``, :func:`python_paths`; a pyenv shim folder that is not bound would shadow the
+    real ``python`` with a script that cannot run)."""
     roots = [str(p) for p in mounted] + [d for d in SYSTEM_DIRS if os.path.exists(d)]
+    holders = {os.path.dirname(str(p)) for p in mounted if os.path.isfile(p)}
     out: list[str] = []
     for entry in [str(p) for p in first] + path_var.split(os.pathsep):
-        if entry and entry not in out and _under(os.path.abspath(entry), roots):
+        if entry and entry not in out and (_under(os.path.abspath(entry), roots)
+                                           or os.path.abspath(entry) in holders):
             out.append(entry)
     return os.pathsep.join(out)
 

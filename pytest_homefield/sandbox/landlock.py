@@ -25,10 +25,12 @@ command. What a policy allows:
 * metadata: ``chmod``, ``utime`` and extended attributes change only what lies beneath its ``rw`` paths
   (Landlock has no right for them: the launcher's supervisor, :mod:`._landlock_supervisor`, makes each
   change itself);
-* TCP (ABI ≥ 4): ``connect`` only to ``connect``'s ports, ``bind`` only to an ephemeral port (port 0);
-  ``connect=None``: the network not confined. Landlock knows ports, not addresses: an allowed port is
-  allowed on every host; it does not know UDP, which the launcher's seccomp filter refuses when the
-  network is confined (no ``AF_INET``/``AF_INET6`` socket but a stream);
+* TCP: ``connect`` only to ``connect``'s ports on ``hosts`` (``127.0.0.1``: not ``127.0.0.2``, not
+  ``::1``; its v4-mapped form ``::ffff:127.0.0.1`` alike), ``bind`` only to an ephemeral port (port 0,
+  ABI ≥ 4); ``connect=None``: the network not confined. Landlock knows ports, not addresses, so the
+  launcher's supervisor checks each ``connect`` against those pairs and makes it itself (any ABI); Landlock
+  does not know UDP, which the launcher's seccomp filter refuses when the network is confined (no
+  ``AF_INET``/``AF_INET6`` socket but a stream);
 * scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
 * Unix sockets (``unix=False``, test runs and agents): none can be made (a seccomp filter of the
   launcher), since Landlock does not confine ``connect`` to a named one.
@@ -82,9 +84,12 @@ class LandlockUnavailable(BwrapUnavailable):
 @dataclass(frozen=True)
 class LandlockPolicy:
     """What one confined command may do (module docstring): ``ro`` read and execute, ``rw`` every
-    file-system right, TCP ``connect`` to these ports only (``None``: TCP not confined), ``unix``: make
+    file-system right, TCP ``connect`` to these ports of ``hosts`` only (``None``: TCP not confined;
+    ``hosts``: IPv4 or IPv6 addresses, the host's ``127.0.0.1`` by default), ``unix``: make
     Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
-    ``socketpair`` stays), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
+    ``socketpair`` stays; with ``connect`` not ``None`` no Unix socket is ever connected, whatever
+    ``unix`` says: the supervisor that makes each ``connect`` would resolve its path outside the
+    domain), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
     policy file is readable by the user's unconfined processes); ``own``: read-only folders that are the
     run's own (the copy under test), never searched for copies of the project (:func:`carve`)."""
 
@@ -95,6 +100,7 @@ class LandlockPolicy:
     setenv: Mapping[str, str] = field(default_factory=dict)
     unsetenv: Sequence[str] = ()
     own: Sequence[Path | str] = ()
+    hosts: Sequence[str] = ("127.0.0.1",)
 
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
@@ -102,7 +108,8 @@ class LandlockPolicy:
         rw = _allowed(self.rw)
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
         ro, listable = carve(ro, copies_of_protected(ro, skip=[*rw, *map(str, self.own)]))
-        net = None if self.connect is None else {"connect": sorted(set(self.connect)), "bind": [0]}
+        net = None if self.connect is None else {"connect": sorted(set(self.connect)), "hosts": list(self.hosts),
+                                                 "bind": [0]}
         return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
                           separators=(",", ":"))

@@ -388,10 +388,26 @@ def _sniff(lines: list[str]) -> str:
 
 def parse_transcript(text: str, *, spec: str | None = None) -> Transcript:
     """The transcript of an attempt's ``agent.out`` (``text``); ``spec`` is the agent's spec
-    (``claude:…``, ``cmd:…``), used only when the content does not say. Never raises."""
+    (``claude:…``, ``cmd:…``), used only when the content does not say. Never raises: output in no shape
+    its format allows (any process of the agent can write it: an object where a ``message`` goes, a cost
+    too large for a float; esc30) is shown as the text it is."""
     body, usage = _split_usage(text)
     if (not body or body.isspace()) and usage is None:
         return Transcript("empty")
+    try:
+        out = _parsed(body, spec)
+    except Exception:  # noqa: BLE001 - by construction: whatever a parser meets, the text is shown
+        out = _plain(body)
+    return _with_usage(out, usage)
+
+
+def _plain(body: str) -> Transcript:
+    return Transcript("stdout", [Entry("stdout", body.strip("\n"))] if body.strip() else [])
+
+
+def _parsed(body: str, spec: str | None) -> Transcript:
+    """The transcript of ``body`` in the format it shows (:func:`parse_transcript`); may raise on a shape
+    its format does not allow."""
     lines = body.splitlines()
     fmt = _sniff(lines[:50])
     if fmt == "" and body.lstrip()[:1] == "{":  # one (pretty-printed) object: claude json or gemini json
@@ -401,23 +417,21 @@ def parse_transcript(text: str, *, spec: str | None = None) -> Transcript:
             obj = None
         if isinstance(obj, dict):
             if obj.get("type") == "result":
-                out = Transcript("claude json", [_claude_result(obj)])
-                return _with_usage(out, usage)
+                return Transcript("claude json", [_claude_result(obj)])
             if "stats" in obj or ("response" in obj and "session_id" in obj) or "error" in obj:
-                return _with_usage(_gemini_json(obj), usage)
+                return _gemini_json(obj)
     if fmt == "claude stream-json" or fmt == "claude json":
         out = _claude_stream(lines)
         if fmt == "claude json":
             out.format = fmt
-    elif fmt == "codex json":
-        out = _codex(lines)
-    elif fmt == "gemini stream-json":
-        out = _gemini_stream(lines)
-    elif _AIDER_MARK.search(body) or (spec or "").find("aider ") >= 0:
-        out = _aider(body)
-    else:
-        out = Transcript("stdout", [Entry("stdout", body.strip("\n"))] if body.strip() else [])
-    return _with_usage(out, usage)
+        return out
+    if fmt == "codex json":
+        return _codex(lines)
+    if fmt == "gemini stream-json":
+        return _gemini_stream(lines)
+    if _AIDER_MARK.search(body) or (spec or "").find("aider ") >= 0:
+        return _aider(body)
+    return _plain(body)
 
 
 def _with_usage(out: Transcript, usage: dict[str, Any] | None) -> Transcript:

@@ -301,12 +301,14 @@ def test_command_flags(tmp_path: Path) -> None:
     assert cmd[:3] == ["/x/claude", "-p", "You are"] and stdin is None
     joined = " ".join(cmd)
     for part in ("--output-format stream-json --verbose", "--no-session-persistence",
-                 "--setting-sources project,local", "--permission-mode acceptEdits",
-                 "--disallowedTools Bash", "--model m", "--max-budget-usd 0.5"):
+                 "--permission-mode acceptEdits", "--disallowedTools Bash --restricted", "--model m",
+                 "--max-budget-usd 0.5", "--strict-mcp-config --add-dir ."):
         assert part in joined
+    assert cmd[cmd.index("--setting-sources") + 1] == ""  # no settings file: the workspace's are the commit's
     cmd, stdin = agent.command("-dash", allow_shell=True, budget_usd=None)
     assert "-dash" not in cmd and stdin == "-dash"
-    assert "--allowedTools" in cmd and "--max-budget-usd" not in cmd
+    assert "--allowedTools" in cmd and "--max-budget-usd" not in cmd and "--restricted" not in cmd
+    assert cmd[cmd.index("--setting-sources") + 1] == ""
     assert agent.env_passthrough == ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN",
                                  "CLAUDE_CONFIG_DIR"]
 
@@ -357,6 +359,30 @@ def test_summarize_stream_skips_a_line_nested_past_the_decoder() -> None:
             '{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":2}\n')
     summary = summarize_stream(text)
     assert summary.result is not None and summary.result["result"] == "done" and summary.model == "claude-haiku-4-5"
+
+
+#: Lines in shapes the CLI never writes, each of which raised out of the host's parse on main (esc30).
+ODD_LINES = ['{"type":"assistant","message":[1]}', '{"type":"assistant","message":{"id":[1]}}',
+             '{"type":"stream_event","event":[1]}',
+             '{"type":"stream_event","event":{"type":"message_start","message":[1]}}',
+             '{"type":"stream_event","api_message_id":"m1","event":{"type":"content_block_delta","delta":[1]}}',
+             '{"type":"system","subtype":"init","model":[1]}',
+             '{"type":"stream_event","parent_tool_use_id":"t","event":{"type":"message_start",'
+             '"message":{"id":"m2","model":{}}}}']
+
+
+def test_summarize_stream_skips_a_line_in_another_shape() -> None:
+    """esc30, a variation of atk19: a process of an ``--allow-shell`` attempt writes the CLI's stdout; a line
+    with a list where the CLI writes an object (or a model that is no string, which broke the pricing) raised
+    out of the host's parse, so the attempt became an ``infra`` claim with its cost unknown. Now such a line
+    is skipped and everything else is read."""
+    text = "\n".join(['{"type":"system","subtype":"init","model":"claude-haiku-4-5"}', *ODD_LINES,
+                      '{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","usage":'
+                      '{"input_tokens":10,"output_tokens":1}}}}',
+                      '{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":1}'])
+    summary = summarize_stream(text)
+    assert summary.result is not None and summary.result["result"] == "done" and summary.model == "claude-haiku-4-5"
+    assert summary.estimate().input_tokens == 10
 
 
 def test_allow_shell_inside_the_sandbox_solves(harness: Harness, tmp_path: Path) -> None:
@@ -549,3 +575,27 @@ def test_edit_only_cannot_run_a_command_through_the_clis_own_config(harness: Har
     assert not marker.exists()  # no hook, skill command or MCP server ran
     for path, _ in writes:
         assert not (harness.workspace / path).exists(), path
+
+
+def test_edit_only_runs_nothing_its_repository_configures(harness: Harness, tmp_path: Path) -> None:
+    """A task's commit may carry the CLI's configuration (esc30): hooks and an ``apiKeyHelper`` in
+    ``.claude/settings.json`` (which also approves every ``.mcp.json`` server) and a ``.mcp.json`` server.
+    Under ``--setting-sources project,local`` the CLI ran all three in an edit-only attempt (a repository's
+    hooks on the user's machine; a hook that runs a script of the workspace runs whatever the agent edits
+    into it). Now no settings file of the workspace is read and no MCP server starts, while the
+    commit's ``CLAUDE.md`` still reaches the model."""
+    marker = tmp_path / "ran"
+    ran = lambda tag: f"sh -c 'echo {tag} >> {marker}'"  # noqa: E731
+    ws = harness.workspace
+    (ws / ".claude").mkdir()
+    (ws / ".claude/settings.json").write_text(json.dumps({
+        "hooks": {event: [{"matcher": "*", "hooks": [{"type": "command", "command": ran(event)}]}]
+                  for event in ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")},
+        "apiKeyHelper": f"{ran('apiKeyHelper')}; echo test-key", "enableAllProjectMcpServers": True}))
+    (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"x": {"command": "sh", "args": ["-c", ran("mcp")]}}}))
+    (ws / "CLAUDE.md").write_text("House rule 7f3e: keep add() pure.\n")
+    res = harness.run([READ, EDIT, DONE])
+    assert harness.calc == FIXED and res.outcome is None
+    assert not marker.exists(), marker.read_text()
+    first = harness.server.step_requests()[0].body
+    assert "House rule 7f3e" in json.dumps([first.get("system"), first.get("messages")])

@@ -90,6 +90,30 @@ def copy_mined(mined: Path, dest: Path) -> Path:
     return dest
 
 
+#: A ``cmd:`` agent whose change is not the reference fix (a comment after each task's parent code): its
+#: grading plants canary twins, so each task's parent check is made (:func:`warm_parent_checks`).
+WARM_AGENT = "warm=cmd:printf '\\n# warm\\n' >> calc/__init__.py"
+
+
+def warm_parent_checks(repo: Path) -> None:
+    """Give the mined fixture ``repo`` a canary key and each task's parent check (``.homefield/canary.key``
+    and ``parent-checks.jsonl``, docs/contracts.md §7), made once by a throwaway run of :data:`WARM_AGENT`
+    on a copy. Every copy (:func:`copy_mined`) then has the same key and the same commits, so its gradings
+    of a change that is not the reference fix plant the twins the check chose without running the untouched
+    parent again: as a user's second run of the same tasks, whose repository remembers its checks. Raises
+    ``AssertionError`` when the run fails or leaves either file unmade."""
+    scratch = copy_mined(repo, repo.parent / "warm-parent-checks")
+    try:
+        proc = homefield(scratch, "run", "--agent", WARM_AGENT, "--attempts", "1", "--sandbox", "none", "-n", "0")
+        assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+        for name in ("canary.key", "parent-checks.jsonl"):
+            made = scratch / ".homefield" / name
+            assert made.is_file(), f"{name} not made:\n{proc.stdout}{proc.stderr}"
+            shutil.copy2(made, repo / ".homefield" / name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def cli_env() -> dict[str, str]:
     """The environment for a ``homefield`` CLI process a test starts: this one without ``PYTEST_*`` and
     ``HOMEFIELD_*`` (but the test's ``HOMEFIELD_PHASE_DIR``), with :data:`UNUSED_PLUGINS` in

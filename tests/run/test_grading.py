@@ -473,6 +473,49 @@ def test_silencing_the_reporter_is_the_changes_failure_not_infra(task: Task, pri
     assert "untouched parent" in (g.error or "") and g.failing_f2p == list(task.FAIL_TO_PASS)
 
 
+#: The parent of a task that fixes a hang: its ``sub`` never returns (burning no CPU).
+HANGING_SUB = "def sub(a, b):\n    import time\n    while True:\n        time.sleep(0.05)\n"
+#: The parent of a task that fixes a crash: its ``sub`` ends the test process (mined, its first row is a
+#: FAIL_TO_PASS ``error``: the test the parent's run died in; the rows it never reached are ``unfinished``).
+CRASHING_SUB = "def sub(a, b):\n    import os\n    os.abort()\n"
+#: Imported by the hidden tests: the test process ends at once, before any test (no ``finish`` event).
+EXIT_AT_IMPORT = "import os as _o\n_o._exit(0)\n"
+
+
+@pytest.mark.parametrize("parent_sub, payload, said", [
+    pytest.param(HANGING_SUB, EXIT_AT_IMPORT, "hangs there as mined", id="hang-exit-at-import"),
+    pytest.param(HANGING_SUB, SILENCE, "hangs there as mined", id="hang-reporter-silenced"),
+    pytest.param(CRASHING_SUB, EXIT_AT_IMPORT, "ended on the way too", id="crash-exit-at-import"),
+    pytest.param(CRASHING_SUB, "", "ended on the way too", id="crash-honest-wrong-fix"),
+])
+def test_a_change_that_stops_the_tests_of_a_task_whose_parent_stops_them_is_scored(
+        task: Task, pristine: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parent_sub: str, payload: str,
+        said: str) -> None:
+    """atk30: on a task mined from a commit that fixes a hang (``verify.parent_bound``) or a crash of the test
+    process, a change whose code ended the test process at import, or the reported session before any test
+    (or an honest wrong fix that crashes as the parent does) sent grading to its control run on the untouched
+    parent, which hangs or dies there as mining saw it: ``infra`` (unscored, never redone once its retries
+    were spent), so an agent could keep every failed attempt of such a task out of its score. The control
+    judges the environment: the parent's run stopped at the task's bound, or ended by the parent's own code
+    after its tests ran, is the task's bug; the attempt is ``tests_failed``."""
+    from pytest_homefield.run import hang_bound
+
+    # the floor is 30 s; 4 s keeps the test short and still lets the change's own runs end on a loaded machine
+    monkeypatch.setattr(hang_bound, "HANG_FLOOR_S", 4.0)
+    if parent_sub is HANGING_SUB:
+        mined = dataclasses.replace(task, verify={"stability_runs": 1, "parent_s": 60.0, "commit_s": 0.2,
+                                                  "parent_bound": "parent run 1 stopped at 60 s, past the bound"})
+    else:  # the rows after the crash never ran at the parent: unfinished, in neither list
+        mined = dataclasses.replace(task, FAIL_TO_PASS=[F2P[0]], PASS_TO_PASS=[])
+    parent = copy_tree(pristine, tmp_path / "parent")
+    _write(parent, CALC, (parent / CALC).read_text() + "\n\n" + parent_sub)
+    work = copy_tree(parent, tmp_path / "work")
+    _write(work, CALC, payload + (WRONG_CALC if payload else (parent / CALC).read_text() + "# tried\n"))
+    g = grade(mined, workspace=work, pristine=parent, out_dir=tmp_path / "out", run_timeout_s=120)
+    assert g.outcome == "tests_failed", g.error
+    assert g.error is not None and said in g.error and g.failing_f2p == list(mined.FAIL_TO_PASS), g.error
+
+
 def test_a_folder_planted_where_the_canaries_record_goes_is_tampering_not_infra(task: Task, pristine: Path,
                                                                                   workspace: Path,
                                                                                   tmp_path: Path) -> None:

@@ -288,12 +288,15 @@ def test_folders_the_agent_made_unreadable_are_read_counted_graded_and_removed(t
 
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
 def test_no_host_path_inside_the_sandbox(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
-    """Before: fd 1 was the host's ``agent.out`` (its path readable with ``readlink``) and PID 1's
-    command line listed every bound host path. Now: a pipe, and bubblewrap's options in a memfd."""
-    agent = cmd_agent("readlink /proc/self/fd/1; readlink /proc/self/fd/2; tr '\\0' ' ' < /proc/1/cmdline; echo")
+    """Before: fd 1 was the host's ``agent.out`` (its path readable with ``readlink``), PID 1's
+    command line listed every bound host path and its environment was the user's (atk30: every secret of
+    it, ``PWD``). Now: a pipe, bubblewrap's options in a memfd, and no environment of PID 1."""
+    agent = cmd_agent("readlink /proc/self/fd/1; readlink /proc/self/fd/2; tr '\\0' ' ' < /proc/1/cmdline; echo; "
+                      "echo \"environ[$(tr '\\0' ' ' < /proc/1/environ)]\"")
     r, art = attempt(task, cache, agent, tmp_path, "bwrap")
     assert r.sandbox == "bwrap" and r.outcome == "empty_patch", r
-    fd1, fd2, cmdline = (art / "agent.out").read_text().splitlines()[:3]
+    fd1, fd2, cmdline, environ = (art / "agent.out").read_text().splitlines()[:4]
+    assert environ == "environ[]", environ
     assert fd1.startswith("pipe:[") and fd2.startswith("pipe:["), (fd1, fd2)
     assert "--args" in cmdline
     for host in (str(cache.root), str(tmp_path), str(cache.pristine(task)), os.path.realpath(cache.root)):

@@ -7,6 +7,7 @@ create namespaces they are skipped with the probe's reason.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,16 +17,21 @@ from helpers.bwrap import ProcessAgent
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
 from pytest_homefield.sandbox import modes, protected
+from pytest_homefield.sandbox.backends import BwrapBackend, LandlockBackend, SandboxBackend, TestBox
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
     bwrap_argv,
     inside_path,
+    interpreter_paths,
     probe,
     program_paths,
     python_paths,
 )
+from pytest_homefield.sandbox.landlock import LandlockUnavailable
+from pytest_homefield.sandbox.landlock import probe as landlock_probe
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.testrun import run_tests
 
 
@@ -96,9 +102,98 @@ def test_python_paths_follow_pyvenv_cfg_home(tmp_path: Path) -> None:
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").write_text("")
     (venv / "bin" / "python").chmod(0o755)
-    (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\nrelocatable = true\n")
+    (venv / "pyvenv.cfg").write_text(f"home = {base / 'bin'}\nrelocatable = true\nversion = 3.11.7\n")
+    paths = python_paths(["python"], path=str(venv / "bin"))
+    assert venv in paths and base not in paths  # a bin/ whose parent is no prefix (a home's ~/bin)
+    (base / "lib" / "python3.11").mkdir(parents=True)
+    (base / "lib" / "python3.11" / "os.py").write_text("")
+    interpreter_paths.cache_clear()
     paths = python_paths(["python"], path=str(venv / "bin"))
     assert venv in paths and base in paths
+
+
+def _python_in_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A home folder with a real Python copied to ``bin/python`` and linked as ``bin/python3``, beside a
+    secret key; returns ``(home, secret)``."""
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    secret = home / ".ssh" / "id_ed25519"
+    secret.write_text("PRIVATE KEY")
+    real = os.path.realpath(sys.executable)
+    shutil.copy2(real, home / "bin" / "python")
+    (home / "bin" / "python3").symlink_to(real)
+    return home, secret
+
+
+def test_python_paths_never_bind_the_home_of_a_python_in_its_bin(tmp_path: Path) -> None:
+    """esc30: the folder above the binary was bound, so a Python at ``~/bin/python`` (a copy or a link)
+    showed all of ``~`` to the sandbox. Now the binary (as named) and the prefix it reports."""
+    home, _ = _python_in_home(tmp_path)
+    for name in ("python", "python3"):
+        paths = python_paths([str(home / "bin" / name)])
+        assert home not in paths and not any(p in paths for p in home.parents), paths
+        assert home / "bin" / name in paths
+        assert any((p / "lib").is_dir() and p != home for p in paths), paths  # the interpreter's prefix
+
+
+def test_a_shim_script_binds_its_tool_root_unless_that_is_a_home(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pyenv-like shim (``<root>/shims/python``, a script that runs ``<root>/libexec/pyenv``) needs its
+    root, which holds the prefixes (``versions/X.Y.Z``); never run, and never bound when the root is the
+    home folder (a script at ``~/bin/python``)."""
+    root = tmp_path / "pyenv"
+    (root / "shims").mkdir(parents=True)
+    (root / "versions" / "3.11.7" / "lib" / "python3.11").mkdir(parents=True)
+    (root / "versions" / "3.11.7" / "lib" / "python3.11" / "os.py").write_text("")
+    shim = root / "shims" / "python"
+    shim.write_text(f"#!/bin/sh\ntouch {tmp_path / 'ran'}\n")
+    shim.chmod(0o755)
+    interpreter_paths.cache_clear()
+    assert root in python_paths([str(shim)]) and not (tmp_path / "ran").exists()
+    monkeypatch.setenv("HOME", str(root))
+    interpreter_paths.cache_clear()
+    paths = python_paths([str(shim)])
+    assert root not in paths and shim not in paths and not (tmp_path / "ran").exists()
+
+
+_SECRET_TEST = """
+import os, unittest
+class T(unittest.TestCase):
+    def test_secret_is_out_of_reach(self):
+        with self.assertRaises(OSError):
+            open(os.environ["SECRET"]).read()
+    def test_stdlib(self):
+        import json, sqlite3
+        self.assertEqual(json.loads("[1]"), [1])
+"""
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "landlock"])
+def test_a_python_copied_into_home_runs_its_tests_without_showing_home(tmp_path: Path, kind: str) -> None:
+    """The test command's ``python`` is a copy in ``<home>/bin`` beside ``<home>/.ssh``: the tests run
+    (found by name on ``PATH``, its stdlib imported) and the secret cannot be read, under bubblewrap and
+    Landlock alike."""
+    backend: SandboxBackend
+    if kind == "bwrap":
+        backend = BwrapBackend(_bwrap())
+    else:
+        try:
+            backend = LandlockBackend(landlock_probe())
+        except LandlockUnavailable as exc:
+            pytest.skip(str(exc))
+    home, secret = _python_in_home(tmp_path)
+    work, out = tmp_path / "copy", tmp_path / "out"
+    work.mkdir()
+    out.mkdir()
+    (work / "test_secret.py").write_text(_SECRET_TEST)
+    env = {"PATH": f"{home / 'bin'}:/usr/bin:/bin", "SECRET": str(secret), "HOME": str(out)}
+    argv = ["python", "-m", "unittest", "test_secret"]
+    wrapped = backend.wrap_tests(argv, env, TestBox(workdir=work, out_dir=out, python="python"))
+    result = run_process(wrapped.argv, cwd=work, env=env, timeout_s=60, stdout_path=out / "log",
+                         stderr_path=out / "err")
+    log = (out / "err").read_text()
+    assert result.exit_code == 0 and "Ran 2 tests" in log and "OK" in log, log[-2000:]
 
 
 def test_program_paths_of_a_venv_script_and_an_npm_launcher(tmp_path: Path) -> None:

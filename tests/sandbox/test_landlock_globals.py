@@ -17,6 +17,7 @@ import pytest
 from helpers.attack_repo import NO_PLUGINS
 from helpers.landlock import SANDBOXES, agent_reach, backend, landlock_abi
 
+from pytest_homefield.sandbox import _landlock_supervisor as supervisor
 from pytest_homefield.sandbox import landlock
 from pytest_homefield.sandbox.nethint import semaphore_hint
 from pytest_homefield.sandbox.procs import run_process
@@ -153,6 +154,85 @@ def test_tcp_past_landlocks_connect_check_is_refused(abi: int, tmp_path: Path, s
     else:
         assert out["fast-open"] == out["fast-open-connect"] == out["allowed-port"] == "yes", out
         assert out["mptcp"] == ("yes" if mptcp_on else "no"), out
+
+
+#: Landlock's TCP rules name ports, not addresses: the allowed port on another loopback address and on
+#: ``::1`` (where a LAN host's would be reached alike), and on the allowed ``127.0.0.1``, blocking, non-blocking
+#: and v4-mapped.
+TCP_OTHER_ADDRESS = '''
+import select
+port = int(sys.argv[1])
+def nonblocking(host):
+    s = socket.socket(socket.AF_INET)
+    s.setblocking(False)
+    err = s.connect_ex((host, port))
+    if err == 115:  # EINPROGRESS
+        select.select([], [s], [], 5)
+        err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    s.close()
+    if err:
+        raise OSError(err, "refused")
+def blocking(host):
+    with socket.socket(socket.AF_INET) as s:  # no timeout: connected in a thread of the supervisor
+        s.connect((host, port))
+reach("other-v4", lambda: blocking("127.0.0.2"))
+reach("other-v4-nonblocking", lambda: nonblocking("127.0.0.2"))
+reach("v6-loopback", lambda: socket.create_connection(("::1", port), timeout=5).close())
+reach("allowed", lambda: blocking("127.0.0.1"))
+reach("allowed-timeout", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+reach("allowed-nonblocking", lambda: nonblocking("127.0.0.1"))
+reach("allowed-v4-mapped", lambda: socket.create_connection(("::ffff:127.0.0.1", port), timeout=5).close())
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_allowed_port_is_reached_on_its_address_only(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """esc30: an agent allowed the host's ``127.0.0.1:P`` (a local model server) reached ``P`` on any
+    address, ``127.0.0.2`` and ``::1`` here (a LAN host's the same way). Under Landlock only
+    ``127.0.0.1:P`` answers (as IPv4 or v4-mapped IPv6, blocking or not); without it, all do."""
+    allowed = socket.create_server(("127.0.0.1", 0))
+    port = allowed.getsockname()[1]
+    other = socket.create_server(("127.0.0.2", port))
+    try:
+        v6 = socket.create_server(("::1", port), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    try:
+        out = agent_reach(sandbox, abi, tmp_path, TCP_OTHER_ADDRESS, str(port), ports=(port,))
+    finally:
+        for s in (allowed, other, v6):
+            s.close()
+    refused = "no" if sandbox == "landlock" else "yes"
+    assert out == {"other-v4": refused, "other-v4-nonblocking": refused, "v6-loopback": refused, "allowed": "yes",
+                   "allowed-timeout": "yes", "allowed-nonblocking": "yes", "allowed-v4-mapped": "yes"}, out
+
+
+def _sockaddr(family: int, host: str, port: int) -> bytes:
+    """A ``struct sockaddr_in``/``sockaddr_in6`` as a caller passes it to ``connect``."""
+    head = family.to_bytes(2, "little") + port.to_bytes(2, "big")
+    if family == socket.AF_INET:
+        return head + socket.inet_pton(family, host) + bytes(8)
+    return head + bytes(4) + socket.inet_pton(family, host) + bytes(4)
+
+
+def test_the_supervisor_allows_a_connect_by_address_and_port_only() -> None:
+    """The check behind each ``connect`` (:func:`~._landlock_supervisor.may_connect`): the policy's pairs,
+    IPv4 and v4-mapped IPv6 alike; a disconnect (``AF_UNSPEC``) and a netlink socket pass; a Unix socket,
+    another address or port, an unknown family do not; an address too short is ``EINVAL``."""
+    allowed = supervisor.peers({"connect": [8080], "hosts": ["127.0.0.1"]})
+    inet, inet6 = socket.AF_INET, socket.AF_INET6
+    assert supervisor.may_connect(_sockaddr(inet, "127.0.0.1", 8080), inet, allowed)
+    assert supervisor.may_connect(_sockaddr(inet6, "::ffff:127.0.0.1", 8080), inet6, allowed)
+    assert supervisor.may_connect(bytes(16), inet, allowed)  # AF_UNSPEC
+    assert supervisor.may_connect(b"", socket.AF_NETLINK, allowed)
+    for raw, domain in ((_sockaddr(inet, "127.0.0.2", 8080), inet), (_sockaddr(inet, "127.0.0.1", 8081), inet),
+                        (_sockaddr(inet6, "::1", 8080), inet6), (_sockaddr(inet, "127.0.0.1", 8080), socket.AF_UNIX),
+                        (socket.AF_PACKET.to_bytes(2, "little") + bytes(14), inet)):
+        assert not supervisor.may_connect(raw, domain, allowed)
+    with pytest.raises(OSError) as err:
+        supervisor.may_connect(_sockaddr(inet, "127.0.0.1", 8080)[:8], inet, allowed)
+    assert err.value.errno == 22
+    assert supervisor.peers(None) == frozenset()
 
 
 #: The mode and owner of a host file the process can name but not open; then what honest code does in

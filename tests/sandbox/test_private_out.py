@@ -78,19 +78,26 @@ def test_a_junit_file_is_read_without_following_a_link(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
-def test_no_host_path_in_the_test_sandboxs_command_line(tmp_path: Path) -> None:
+def test_no_host_path_in_the_test_sandboxs_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: bubblewrap's PID 1 command line listed every bound host path (the grading copy, the out
-    folder). Now its options are in a memfd behind ``--args``."""
+    folder), and its environment (``/proc/1/environ``) was the user's whole one: secrets, ``PWD`` (atk30).
+    Now its options are in a memfd behind ``--args`` and it runs with no environment."""
+    monkeypatch.setenv("HOMEFIELD_PROBE_SECRET", "s3cr3t-of-the-host")
+    monkeypatch.setenv("PWD", str(tmp_path))
     proj = tmp_path / "p"
     (proj / "tests").mkdir(parents=True)
     (proj / "tests" / "test_c.py").write_text(
-        "def test_c():\n    print('CMDLINE', open('/proc/1/cmdline', 'rb').read().replace(b'\\0', b' ').decode())\n")
+        "def test_c():\n    for n in ('cmdline', 'environ'):\n"
+        "        print(n.upper(), open('/proc/1/' + n, 'rb').read().replace(b'\\0', b' ').decode())\n")
     run = run_tests(proj, f"{CMD} -s", ["tests/test_c.py"], out_dir=tmp_path / "out", sandbox="bwrap", timeout_s=60)
     assert run.outcomes == {"tests/test_c.py::test_c": "passed"}, run.log_path.read_text()[-2000:]
-    line = next(x for x in run.log_path.read_text().splitlines() if "CMDLINE" in x)
+    lines = run.log_path.read_text().splitlines()
+    line = next(x for x in lines if "CMDLINE" in x)
     assert "--args" in line, line
     for host in (str(tmp_path), os.path.realpath(tmp_path), "--ro-bind", "--bind"):
         assert host not in line, (host, line)
+    environ = next(x for x in lines if x.startswith("ENVIRON"))
+    assert environ.strip() == "ENVIRON", environ  # before: the host's, s3cr3t-of-the-host and PWD among it
 
 
 def test_the_tests_output_goes_through_a_capped_pipe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -188,6 +188,18 @@ def test_a_line_nested_past_the_decoder_is_shown_not_raised(tmp_path: Path) -> N
     assert "working" in page and "[[[[" in page
 
 
+def test_output_in_no_shape_of_its_format_is_shown_not_raised() -> None:
+    """esc30: ``parse_transcript`` says it never raises, yet two lines a ``cmd:`` agent printed (an init line,
+    then a list where claude's ``message`` goes) and a result line whose cost is too large for a float made
+    ``homefield view`` of the run exit with a traceback. Now such output is shown as the text it is."""
+    init = '{"type":"system","subtype":"init","session_id":"s","model":"m"}'
+    for text in (f'{init}\n{{"type":"assistant","message":[1]}}\n',
+                 '{"type":"result","is_error":false,"total_cost_usd":1' + "0" * 400 + "}\n",
+                 '{"type":"item.completed","item":[1]}\n'):
+        t = parse_transcript(text, spec="cmd:./agent")
+        assert t.format == "stdout" and t.entries[0].text == text.strip("\n")
+
+
 def _real_pytest_run(tmp_path: Path) -> tuple[str, str]:
     """(tests.log, outcomes-like events) of a real pytest run of a failing, a passing and an erroring test."""
     (tmp_path / "test_x.py").write_text(
