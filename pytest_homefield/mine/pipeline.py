@@ -209,6 +209,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     base = {"commit": commit, "id": commit[:12], "subject": candidate["subject"]}
     key = str(candidate.get("verify_key") or "")
     journal = RunJournal(HomefieldDir(settings.root).mine_runs, key) if RUN_KEY.match(key) else None
+    if journal is not None and settings.reverify:
+        journal.remove()  # --reverify: every run made again (and kept again, should this one be stopped too)
     if settings.env == "uv":
         try:
             environment = commit_env(settings.root, commit, extras=settings.env_extras, groups=settings.env_groups,
