@@ -308,12 +308,12 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
 def test_the_hosts_own_seconds_are_recorded(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
     """host30 (host29's "Left"): an agent leaving 100,000 empty files was scored after 91.7 s of which its
     ``wall_s`` was 1.8 s and ``test_s`` 2.7 s, and no figure showed the rest. ``host_s`` is that rest: the
-    attempt's seconds less the agent's, the test runs' and the waits. An agent leaving 3,000 empty files (and
+    attempt's seconds less the agent's, the test runs' and the waits. An agent leaving 600 empty files (and
     the fix) gets a ``host_s`` that, with the other three, adds up to the attempt's time measured from outside."""
     def flood(ctx: AgentContext) -> AgentResult:
         (ctx.workspace / CALC).write_text(GOOD_CALC)
-        for i in range(3000):
-            folder = ctx.workspace / "flood" / f"d{i // 500}"
+        for i in range(600):
+            folder = ctx.workspace / "flood" / f"d{i // 200}"
             folder.mkdir(parents=True, exist_ok=True)
             (folder / f"f{i}").touch()
         return AgentResult()
