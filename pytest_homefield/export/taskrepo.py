@@ -39,14 +39,13 @@ import re
 import shlex
 import shutil
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_homefield.envs.declaration import Declaration
 from pytest_homefield.records import Task
-from pytest_homefield.run.hang_bound import GradeBound, grading_bound
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.store import write_atomic
 
@@ -61,6 +60,9 @@ START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 _HEREDOC = "EOF_HOMEFIELD_7f3a9c"
 #: s of ``run_timeout`` when the settings cannot be read (the setting's default).
 RUN_TIMEOUT_S = 600.0
+#: eval.sh's time limit when none is given: ``(seconds, how homefield's grading names that bound)``, the run
+#: timeout's default.
+DEFAULT_LIMIT = (RUN_TIMEOUT_S, f"{RUN_TIMEOUT_S:g} s")
 #: s between ``timeout``'s TERM and its KILL of the test command's process group.
 KILL_AFTER_S = 10
 _PY_EXE = re.compile(r"^(?:\S*/)?python(?:3(?:\.\d+)?)?$")
@@ -196,7 +198,8 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
 
 
 def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "",
-                memory_mb: float | None = TEST_MEMORY_MB, run_timeout_s: float | None = RUN_TIMEOUT_S) -> str:
+                memory_mb: float | None = TEST_MEMORY_MB,
+                time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA`` on the files of ``ids`` (as recorded, not escaped)
@@ -206,10 +209,11 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     test command; ``None``: no cap), the ``RLIMIT_AS`` mining verified the task under
     (``max_test_memory_mb``): a parent whose bug allocates without end (mine29, mahmoud/boltons
     0a3084e3058f: 4 GiB at mining, over 5.6 GiB and growing in eval.sh) fails there instead of taking the
-    machine's memory. ``run_timeout_s``: s the test command may run (``None`` or not positive: no limit), as
-    homefield grades the task (:func:`~pytest_homefield.run.hang_bound.grading_bound`: the run timeout, or the
-    task's own bound when its parent hangs); :func:`_timed` stops it there and says so in one line (host30: a
-    hanging test held swebench's harness without end)."""
+    machine's memory. ``time_limit``: ``(s, why)``, how long the test command may run and how homefield's
+    grading names that bound (``None`` or not positive: no limit): the bound homefield grades the task with
+    (:func:`~pytest_homefield.run.hang_bound.grading_bound`: the run timeout, or the task's own bound when its
+    parent hangs; ``homefield export`` passes it); :func:`_timed` stops the command there and says so in one
+    line (host30: a hanging test held swebench's harness without end)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
     spaced = any(re.search(r"\s", i) for i in ids)  # ids as recorded, before escaping
     tests = " ".join(shlex.quote(f) for f in task.test_files)
@@ -217,7 +221,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     # the patch under evaluation wrote there: homefield's grading drops such edits too)
     reset = f"for f in {tests}; do git checkout -q {task.parent} -- \"$f\" 2>/dev/null || rm -f -- \"$f\"; done"
     body = task.test_patch if task.test_patch.endswith("\n") else task.test_patch + "\n"
-    bound = grading_bound(task, run_timeout_s) if run_timeout_s and run_timeout_s > 0 else None
+    bound = time_limit if time_limit is not None and time_limit[0] > 0 else None
     return "\n".join([
         "#!/bin/bash",
         "set -uxo pipefail",
@@ -239,24 +243,24 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     ]) + "\n"
 
 
-def _limited(command: str, bound: GradeBound | None) -> str:
+def _limited(command: str, bound: tuple[float, str] | None) -> str:
     """``command`` (a plain argv, as homefield splits the test command) under coreutils ``timeout``: TERM
-    to its process group after ``bound.seconds`` (rounded up to whole seconds), KILL :data:`KILL_AFTER_S`
+    to its process group after ``bound[0]`` s (rounded up to whole seconds), KILL :data:`KILL_AFTER_S`
     s later (``--verbose``: ``timeout`` names each signal it sends); ``command`` itself when ``bound`` is
     ``None``."""
     if bound is None:
         return command
-    return f"timeout --verbose -k {KILL_AFTER_S} {math.ceil(bound.seconds)} {command}"
+    return f"timeout --verbose -k {KILL_AFTER_S} {math.ceil(bound[0])} {command}"
 
 
-def _timed(command: str, bound: GradeBound | None) -> list[str]:
+def _timed(command: str, bound: tuple[float, str] | None) -> list[str]:
     """The lines running ``command`` (:func:`_limited`) and then, when ``timeout`` stopped it (exit 124 after
     TERM, 137 after KILL), one line naming the bound on stdout, inside the test output (as homefield's own
     ``hidden tests exceeded …`` error). ``[command]`` when ``bound`` is ``None``."""
     if bound is None:
         return [command]
-    line = shlex.quote(f"homefield: the tests were stopped after {math.ceil(bound.seconds)} s, the bound homefield "
-                       f"grades this task with ({bound.why}): a test hangs or is too slow")
+    line = shlex.quote(f"homefield: the tests were stopped after {math.ceil(bound[0])} s, the bound homefield "
+                       f"grades this task with ({bound[1]}): a test hangs or is too slow")
     return [command, f'HOMEFIELD_RC=$?; if [ "$HOMEFIELD_RC" -eq 124 ] || [ "$HOMEFIELD_RC" -eq 137 ]; '
                      f"then echo {line}; fi"]
 
@@ -355,7 +359,7 @@ def _plural_ids(n: int) -> str:
 def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]], *, split: str, dataset: str,
                     repo_url: str | None, declaration: Any, undo: Any = None,
                     memory_mb: float | None = TEST_MEMORY_MB,
-                    run_timeout_s: float | None = RUN_TIMEOUT_S) -> Exported:
+                    time_limit: Callable[[Task], tuple[float, str] | None] | None = None) -> Exported:
     """Write the task repository of ``rows`` (each a task and its SWE-bench instance,
     :func:`pytest_homefield.export.swebench.instance`) under ``out`` (``None``: write nothing, only
     compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
@@ -386,7 +390,7 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
         decl, extras, groups = declaration(task)
         image = image_name(iid)
         script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "", memory_mb=memory_mb,
-                             run_timeout_s=run_timeout_s)
+                             time_limit=time_limit(task) if time_limit is not None else DEFAULT_LIMIT)
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)
