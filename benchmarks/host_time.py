@@ -8,8 +8,9 @@ Run on demand (not a test)::
 
 Each run builds the tiny task repository of ``tests/helpers/attack_repo.py`` afresh, runs one attempt of an
 in-process agent that writes ``--files`` empty files into its workspace (``--sandbox none``) and times
-:func:`~pytest_homefield.run.attempt.run_attempt` from outside. Prints one JSON line per run and the
-median of each figure.
+:func:`~pytest_homefield.run.attempt.run_attempt` from outside (wall seconds, and CPU seconds of this process
+and its children: less sensitive to a loaded machine). Prints one JSON line per run and the median of each
+figure.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -54,6 +56,12 @@ class _Flood:
         return AgentResult()
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children (the test runs, git)."""
+    s, k = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + k.ru_utime + k.ru_stime
+
+
 def one(n: int) -> dict[str, float | str]:
     """One attempt on a fresh repository; its figures (s) and outcome."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -64,13 +72,13 @@ def one(n: int) -> dict[str, float | str]:
             spec = AttemptSpec(task=task, agent=_Flood(n), attempt=1, run_id="r1",  # type: ignore[arg-type]
                                run_dir=Path(tmp) / "run", timeout_s=600, run_timeout_s=600,
                                sandbox=SandboxChoice("none", "shared"))
-            t0 = time.monotonic()
+            t0, c0 = time.monotonic(), _cpu()
             r = run_attempt(spec, cache)
-            elapsed = time.monotonic() - t0
+            elapsed, cpu = time.monotonic() - t0, _cpu() - c0
         finally:
             cache.close()
-    return {"outcome": r.outcome, "elapsed_s": round(elapsed, 2), "wall_s": r.wall_s, "test_s": r.test_s,
-            "wait_s": r.wait_s, "host_s": getattr(r, "host_s", float("nan"))}
+    return {"outcome": r.outcome, "elapsed_s": round(elapsed, 2), "cpu_s": round(cpu, 2), "wall_s": r.wall_s,
+            "test_s": r.test_s, "wait_s": r.wait_s, "host_s": getattr(r, "host_s", float("nan"))}
 
 
 def main() -> None:
@@ -82,7 +90,7 @@ def main() -> None:
     for _ in range(ns.runs):
         rows.append(one(ns.files))
         print(json.dumps(rows[-1]), flush=True)
-    keys = ("elapsed_s", "wall_s", "test_s", "wait_s", "host_s")
+    keys = ("elapsed_s", "cpu_s", "wall_s", "test_s", "wait_s", "host_s")
     print(json.dumps({"median": {k: round(statistics.median(float(r[k]) for r in rows), 2) for k in keys},
                       "files": ns.files, "runs": ns.runs}))
 
