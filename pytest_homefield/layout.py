@@ -11,6 +11,7 @@ where things live; everything else asks :class:`HomefieldDir` or the run-folder 
       envs/<fingerprint>.json          HomefieldDir.env_file(fp)
       mine/<mine_id>/                  HomefieldDir.mine_dir(id)
         candidates.jsonl  scan.jsonl  results.jsonl  reused.jsonl
+      mine-runs/<verify_key>.json      HomefieldDir.mine_runs (a stopped candidate's finished runs)
       runs/<run_id>/                   HomefieldDir.run_dir(id)
         meta.json  results.jsonl  report.{md,json,html}  similarity.json
         attempts/<task_id>/<agent>/<attempt>/
@@ -280,6 +281,12 @@ class HomefieldDir:
     def mine(self) -> Path:
         """``.homefield/mine``: one folder per mining session."""
         return self.path / "mine"
+
+    @property
+    def mine_runs(self) -> Path:
+        """``.homefield/mine-runs``: ``<verify_key>.json`` per candidate whose verification was stopped, its
+        finished test runs (:mod:`pytest_homefield.mine.run_journal`)."""
+        return self.path / "mine-runs"
 
     @property
     def envs(self) -> Path:

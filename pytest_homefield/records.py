@@ -319,6 +319,11 @@ class Result:
     #: seconds waited for the machine's phase lock before the agent's work and before its grading, and for the
     #: machine's memory budget before its sandboxes (in neither ``wall_s`` nor ``test_s``; docs/contracts.md §9)
     wait_s: float = 0.0
+    #: seconds homefield spent on the attempt outside the agent, its test runs and the waits: the workspace and
+    #: pristine copies, the walk and diff of the change, carrying it into the grading copy, the twin runs'
+    #: copies, the clean-up (host30: 100,000 empty files cost about 87 s here and showed nowhere); 0 in records
+    #: made before it
+    host_s: float = 0.0
     model: str | None = None
     agent_version: str | None = None
     touched_tests: bool = False

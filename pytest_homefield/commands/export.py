@@ -19,10 +19,11 @@ from typing import Any
 from pytest_homefield.envs.declaration import Declaration, declaration_at
 from pytest_homefield.errors import ConfigError
 from pytest_homefield.export.swebench import FORMATS, instances, repo_name, upstream_url, write_instances
-from pytest_homefield.export.taskrepo import clone_url, python_version, write_task_repo
+from pytest_homefield.export.taskrepo import RUN_TIMEOUT_S, clone_url, python_version, write_task_repo
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
 from pytest_homefield.records import EMPTY_TREES, Task, load_tasks
 from pytest_homefield.run.eval_undo import undo_lines
+from pytest_homefield.run.hang_bound import grading_bound
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB
 from pytest_homefield.sandbox.snapshot import git
 from pytest_homefield.settings import resolve_settings
@@ -52,6 +53,14 @@ def add_export_arguments(p: argparse.ArgumentParser) -> None:
                                                    "name, e.g. llm-homefield)")
     p.add_argument("--repo-name", default=None,
                    help="owner/name for repo and instance_id (default: from the origin remote, else the folder)")
+
+
+def eval_time_limit(task: Task, run_timeout_s: float) -> tuple[float, str]:
+    """The time limit of ``task``'s exported ``eval.sh``: ``(s, why)`` of the bound homefield grades it with
+    (:func:`~pytest_homefield.run.hang_bound.grading_bound`: ``run_timeout_s``, or the task's own bound when its
+    parent hangs)."""
+    bound = grading_bound(task, run_timeout_s)
+    return bound.seconds, bound.why
 
 
 def _origin_url(root: Path) -> str | None:
@@ -125,8 +134,9 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
         settings = resolve_settings(root, {}, mode="run")
         specs, test_globs = settings.services, list(settings.test_globs)
         memory_mb: float | None = settings.max_test_memory_mb
+        run_timeout_s = settings.run_timeout
     except ConfigError:
-        specs, test_globs, memory_mb = (), [], TEST_MEMORY_MB
+        specs, test_globs, memory_mb, run_timeout_s = (), [], TEST_MEMORY_MB, RUN_TIMEOUT_S
     rows = instances(tasks, repo, specs)
     dataset = ns.dataset or f"{repo.rsplit('/', 1)[-1]}-homefield"
     json_out = ns.format == "swe-bench-json"
@@ -142,7 +152,8 @@ def run_export(root: Path, ns: argparse.Namespace) -> int:
     try:
         done = write_task_repo(folder, list(zip(tasks, rows, strict=True)), split=ns.split, dataset=dataset,
                                repo_url=clone_url(remote), declaration=_declaration(root),
-                               undo=_undo(root, test_globs), memory_mb=memory_mb)
+                               undo=_undo(root, test_globs), memory_mb=memory_mb,
+                               time_limit=lambda task: eval_time_limit(task, run_timeout_s))
     except OSError as exc:  # /proc, a read-only place, a full disk: one line
         print(f"homefield export: cannot write {folder}: {exc.strerror or exc}", file=sys.stderr)
         return 2

@@ -34,11 +34,12 @@ and ``eval.sh`` loads a small plugin (:data:`ID_PLUGIN`) that prints a status li
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 import shutil
 import sys
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,13 @@ EVAL_TYPE = "pass_and_fail"
 #: The markers swebench slices the test output between (``swebench.harness.constants``).
 START, END = ">>>>> Start Test Output", ">>>>> End Test Output"
 _HEREDOC = "EOF_HOMEFIELD_7f3a9c"
+#: s of ``run_timeout`` when the settings cannot be read (the setting's default).
+RUN_TIMEOUT_S = 600.0
+#: eval.sh's time limit when none is given: ``(seconds, how homefield's grading names that bound)``, the run
+#: timeout's default.
+DEFAULT_LIMIT = (RUN_TIMEOUT_S, f"{RUN_TIMEOUT_S:g} s")
+#: s between ``timeout``'s TERM and its KILL of the test command's process group.
+KILL_AFTER_S = 10
 _PY_EXE = re.compile(r"^(?:\S*/)?python(?:3(?:\.\d+)?)?$")
 
 
@@ -190,7 +198,8 @@ def dockerfile(task: Task, *, python: str, repo_url: str | None, decl: Declarati
 
 
 def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", undo: str = "",
-                memory_mb: float | None = TEST_MEMORY_MB) -> str:
+                memory_mb: float | None = TEST_MEMORY_MB,
+                time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
     test patch, run the test command with ``-rA`` on the files of ``ids`` (as recorded, not escaped)
@@ -200,7 +209,11 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     test command; ``None``: no cap), the ``RLIMIT_AS`` mining verified the task under
     (``max_test_memory_mb``): a parent whose bug allocates without end (mine29, mahmoud/boltons
     0a3084e3058f: 4 GiB at mining, over 5.6 GiB and growing in eval.sh) fails there instead of taking the
-    machine's memory."""
+    machine's memory. ``time_limit``: ``(s, why)``, how long the test command may run and how homefield's
+    grading names that bound (``None`` or not positive: no limit): the bound homefield grades the task with
+    (:func:`~pytest_homefield.run.hang_bound.grading_bound`: the run timeout, or the task's own bound when its
+    parent hangs; ``homefield export`` passes it); :func:`_timed` stops the command there and says so in one
+    line (host30: a hanging test held swebench's harness without end)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
     spaced = any(re.search(r"\s", i) for i in ids)  # ids as recorded, before escaping
     tests = " ".join(shlex.quote(f) for f in task.test_files)
@@ -208,6 +221,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     # the patch under evaluation wrote there: homefield's grading drops such edits too)
     reset = f"for f in {tests}; do git checkout -q {task.parent} -- \"$f\" 2>/dev/null || rm -f -- \"$f\"; done"
     body = task.test_patch if task.test_patch.endswith("\n") else task.test_patch + "\n"
+    bound = time_limit if time_limit is not None and time_limit[0] > 0 else None
     return "\n".join([
         "#!/bin/bash",
         "set -uxo pipefail",
@@ -222,10 +236,33 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
            f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
            f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\""] if spaced else []),
         f": '{START}'",
-        _capped(f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}", memory_mb),
+        *_timed(_capped(_limited(f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}",
+                                 bound), memory_mb), bound),
         f": '{END}'",
         reset,
     ]) + "\n"
+
+
+def _limited(command: str, bound: tuple[float, str] | None) -> str:
+    """``command`` (a plain argv, as homefield splits the test command) under coreutils ``timeout``: TERM
+    to its process group after ``bound[0]`` s (rounded up to whole seconds), KILL :data:`KILL_AFTER_S`
+    s later (``--verbose``: ``timeout`` names each signal it sends); ``command`` itself when ``bound`` is
+    ``None``."""
+    if bound is None:
+        return command
+    return f"timeout --verbose -k {KILL_AFTER_S} {math.ceil(bound[0])} {command}"
+
+
+def _timed(command: str, bound: tuple[float, str] | None) -> list[str]:
+    """The lines running ``command`` (:func:`_limited`) and then, when ``timeout`` stopped it (exit 124 after
+    TERM, 137 after KILL), one line naming the bound on stdout, inside the test output (as homefield's own
+    ``hidden tests exceeded …`` error). ``[command]`` when ``bound`` is ``None``."""
+    if bound is None:
+        return [command]
+    line = shlex.quote(f"homefield: the tests were stopped after {math.ceil(bound[0])} s, the bound homefield "
+                       f"grades this task with ({bound[1]}): a test hangs or is too slow")
+    return [command, f'HOMEFIELD_RC=$?; if [ "$HOMEFIELD_RC" -eq 124 ] || [ "$HOMEFIELD_RC" -eq 137 ]; '
+                     f"then echo {line}; fi"]
 
 
 def _capped(command: str, memory_mb: float | None) -> str:
@@ -321,7 +358,8 @@ def _plural_ids(n: int) -> str:
 
 def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]], *, split: str, dataset: str,
                     repo_url: str | None, declaration: Any, undo: Any = None,
-                    memory_mb: float | None = TEST_MEMORY_MB) -> Exported:
+                    memory_mb: float | None = TEST_MEMORY_MB,
+                    time_limit: Callable[[Task], tuple[float, str] | None] | None = None) -> Exported:
     """Write the task repository of ``rows`` (each a task and its SWE-bench instance,
     :func:`pytest_homefield.export.swebench.instance`) under ``out`` (``None``: write nothing, only
     compute :attr:`Exported.instances`). ``declaration(task)`` returns ``(Declaration, extras, groups)``
@@ -351,7 +389,8 @@ def write_task_repo(out: Path | None, rows: Sequence[tuple[Task, dict[str, str]]
             done.guessed_python.append(iid)
         decl, extras, groups = declaration(task)
         image = image_name(iid)
-        script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "", memory_mb=memory_mb)
+        script = eval_script(task, f2p_ids + p2p_ids, undo=undo(task) if undo else "", memory_mb=memory_mb,
+                             time_limit=time_limit(task) if time_limit is not None else DEFAULT_LIMIT)
         row = dict(inst, FAIL_TO_PASS=json.dumps(f2p), PASS_TO_PASS=json.dumps(p2p), image=image, image_name=image,
                    eval_script=script, log_parser=LOG_PARSER, eval_type=EVAL_TYPE)
         flat.append(row)

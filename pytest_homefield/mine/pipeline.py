@@ -62,6 +62,7 @@ from pytest_homefield.mine.redgreen import (
     verify_candidate,
 )
 from pytest_homefield.mine.reuse import ReuseIndex, reused_record, verify_inputs, verify_key
+from pytest_homefield.mine.run_journal import RUN_KEY, RunJournal
 from pytest_homefield.mine.scan import ScanOptions, ScanResult, format_scan, scan, shallow_note
 from pytest_homefield.mine.setup_help import install_hint, module_file
 from pytest_homefield.mine.summary import (
@@ -193,7 +194,10 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     The test runs get ``settings``' services and test-network ports (their logs in ``services_log``);
     a drop whose sandboxed runs could not connect records ``network_hint``. ``deadline``
     (``time.time()``, s; ``--time-budget``): no test run outlives it, and one it cuts raises
-    :class:`~pytest_homefield.mine.redgreen.DeadlineReached` (nothing is recorded: not verified). A
+    :class:`~pytest_homefield.mine.redgreen.DeadlineReached` (nothing is recorded: not verified, but the runs
+    that finished stay in the candidate's :class:`~pytest_homefield.mine.run_journal.RunJournal` under its
+    ``verify_key``, read back by its next verification: the record's ``resumed_runs``; the journal is removed
+    once the candidate has a verdict). A
     parent run stopped at the bound set by the commit's time (a hang the commit fixes) is the record's
     ``parent_bound`` and the task's ``verify.parent_bound``."""
     test_cmd = test_cmd or settings.test_cmd
@@ -203,6 +207,10 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
     started = time.monotonic()
     environment: Environment | None = None
     base = {"commit": commit, "id": commit[:12], "subject": candidate["subject"]}
+    key = str(candidate.get("verify_key") or "")
+    journal = RunJournal(HomefieldDir(settings.root).mine_runs, key) if RUN_KEY.match(key) else None
+    if journal is not None and settings.reverify:
+        journal.remove()  # --reverify: every run made again (and kept again, should this one be stopped too)
     if settings.env == "uv":
         try:
             environment = commit_env(settings.root, commit, extras=settings.env_extras, groups=settings.env_groups,
@@ -229,7 +237,10 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         env=environment.apply() if environment is not None else None,
         network=network_of(settings, services_log, reuse=True),  # the repository's own code only: instances reused
         deadline=deadline,
+        journal=journal,
     )
+    if journal is not None:
+        journal.remove()  # a verdict: its runs are in the record now
     record: dict[str, Any] = {
         **base,
         "reason": ver.reason,
@@ -240,6 +251,8 @@ def verify_and_record(candidate: dict[str, Any], settings: Settings, *, test_cmd
         "red_by_import_error": len(ver.red_by_import_error),
         "seconds": round(time.monotonic() - started, 3),
     }
+    if ver.resumed_runs:
+        record["resumed_runs"] = ver.resumed_runs
     if candidate.get("verify_key"):
         record["verify_key"] = candidate["verify_key"]
     if ver.missing_modules:

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
+from pytest_homefield.mine.run_journal import RunJournal
 from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
@@ -225,6 +226,9 @@ class Verification:
     parent_bound: str | None = None
     skip_reasons: dict[str, int] = field(default_factory=dict)
     peak_mb: float | None = None
+    #: parent and commit runs read back from a stopped verification's journal instead of being made again
+    #: (:mod:`~pytest_homefield.mine.run_journal`; counted in ``runs`` too)
+    resumed_runs: int = 0
 
 
 def peak_of(runs: Sequence[TestRun], earlier: float | None = None) -> float | None:
@@ -545,6 +549,7 @@ def verify_candidate(
     deadline: float | None = None,
     parent_floor_s: float = HANG_FLOOR_S,
     parent_probe_s: float = PARENT_PROBE_S,
+    journal: RunJournal | None = None,
 ) -> Verification:
     """Verify that the commit's tests go red→green, stably.
 
@@ -577,7 +582,10 @@ def verify_candidate(
     ``parent_probe_s`` until commit run 1 has been timed, then every parent run by
     :func:`~pytest_homefield.sandbox.limits.hang_bound_s` of commit run 1's seconds, at least
     ``parent_floor_s`` (s; both capped by ``run_timeout_s``). ``deadline``: a wall-clock time
-    (``time.time()``, s) no setup or test run outlives (``--time-budget``).
+    (``time.time()``, s) no setup or test run outlives (``--time-budget``). ``journal``: the candidate's
+    :class:`~pytest_homefield.mine.run_journal.RunJournal`: each parent or commit run that finished is kept
+    there, and one it already holds (a verification stopped before) is read back instead of made
+    (:attr:`Verification.resumed_runs`); twin runs are always made.
 
     Raises ``SnapshotError`` when ``parent`` or ``commit`` cannot be read from ``repo``,
     ``ValueError`` for an unparseable ``test_cmd`` and :class:`DeadlineReached` when ``deadline``
@@ -611,6 +619,12 @@ def verify_candidate(
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
                     name: str = "", prepare: Callable[[Path], list[str]] | None = None,
                     timeout_s: float | None = None) -> TestRun | Verification:
+            kept = journal is not None and prepare is None  # twin runs are drawn afresh: never kept
+            if kept and journal is not None:
+                earlier = journal.get(name or f"{state}-{k}", select, timeout_s)
+                if earlier is not None:
+                    setup_s[state] += earlier[1]
+                    return earlier[0]
             out = logs / (name or f"{state}-{k}")
             out.mkdir(parents=True, exist_ok=True)
             wd = copy_tree(base, Path(tempfile.mkdtemp(dir=root)))
@@ -665,7 +679,10 @@ def verify_candidate(
                         f"in {where}: {r.over_events}; the repository's own tests at the {state} report this much"))
                 if r.timed_out and cut:
                     raise DeadlineReached(where)
-                return r if select is None else dataclasses.replace(r, selected=frozenset(select))
+                r = r if select is None else dataclasses.replace(r, selected=frozenset(select))
+                if kept and journal is not None:  # finished whole: kept for a verification stopped later
+                    journal.put(name or f"{state}-{k}", select, timeout_s, r, setup.wall_s)
+                return r
             finally:
                 shutil.rmtree(wd, ignore_errors=True)
 
@@ -746,7 +763,7 @@ def verify_candidate(
 
         def done() -> Verification:
             v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
-                            commit_runs, unclassified)
+                            commit_runs, unclassified, journal)
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
@@ -761,7 +778,7 @@ def verify_candidate(
         probe_s = parent_bound_s()
         r = run(parent_base, "parent", 1, None)
         if isinstance(r, Verification):
-            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
         probe = r if r.timed_out else None  # cut: the commit's time says whether it hangs
         if probe is None:
             parent_runs.append(r)
@@ -777,7 +794,7 @@ def verify_candidate(
         commit_base = copy_tree(parent_base, Path(tempfile.mkdtemp(dir=root)))
         r = run(commit_base, "commit", 1, None)
         if isinstance(r, Verification):
-            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+            return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
         commit_runs.append(r)
         if probe is not None and r.timed_out:
             unclassified.append(probe)  # the commit timed out too: that is the timeout to report, not classified
@@ -786,7 +803,7 @@ def verify_candidate(
             if bound > probe_s:  # a slow suite, not a hang: parent run 1 goes on from where the probe stopped
                 r = rest_of_probe(probe)
                 if isinstance(r, Verification):
-                    return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+                    return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
                 parent_runs.append(r)
             elif bound < run_timeout_s:  # the parent ran past the bound: it hangs
                 parent_runs.append(note_bounded(probe, 1, probe_s))
@@ -802,7 +819,7 @@ def verify_candidate(
                 return done()
             r = run(parent_base, "parent", k, todo)
             if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
             parent_runs.append(r)
             if r.timed_out:
                 return done()
@@ -814,7 +831,7 @@ def verify_candidate(
                 break
             r = run(commit_base, "commit", k, sorted({*standing, *commit_failures(parent_runs, commit_runs)}))
             if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified)
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
             commit_runs.append(r)
             if r.timed_out:
                 break
@@ -887,13 +904,15 @@ def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification
 
 def _with_times(
     v: Verification, setup_s: Mapping[str, float], parent_runs: Sequence[TestRun], commit_runs: Sequence[TestRun],
-    unclassified: Sequence[TestRun] = (),
+    unclassified: Sequence[TestRun] = (), journal: RunJournal | None = None,
 ) -> Verification:
     """``v`` with ``parent_s``/``commit_s`` = setup plus test seconds and ``runs`` filled in
-    (``unclassified``: parent runs made but not classified, e.g. parent run 1 cut at the probe and made again)."""
+    (``unclassified``: parent runs made but not classified, e.g. parent run 1 cut at the probe and made again),
+    and ``resumed_runs`` (the runs ``journal`` gave back)."""
     v.parent_s = setup_s["parent"] + sum(r.wall_s for r in [*parent_runs, *unclassified])
     v.commit_s = setup_s["commit"] + sum(r.wall_s for r in commit_runs)
     v.runs = len(parent_runs) + len(commit_runs) + len(unclassified)
+    v.resumed_runs = journal.resumed if journal is not None else 0
     v.peak_mb = peak_of([*parent_runs, *commit_runs, *unclassified], v.peak_mb)
     return v
 

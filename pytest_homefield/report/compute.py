@@ -182,6 +182,8 @@ def compute_report(
     * ``input_tokens`` … ``cache_write_tokens``: token sums (``None`` when no attempt reported them).
     * ``wall_s_p50`` / ``wall_s_p95``: seconds, linear-interpolation percentiles of the agent wall
       time over scored attempts.
+    * ``host_s_p50`` / ``host_s_p95``: the same of the attempts' ``host_s`` (homefield's own seconds outside
+      the agent and the test runs), over the scored attempts that recorded one (``None`` without any).
     * ``outcomes``: {outcome: count} over all attempts, in :data:`OUTCOMES` order, zeros left out.
     * ``touched_tests`` / ``suspicious``: counts of attempts so flagged.
     * ``similarity_mean``: mean edit-F1 of scored attempts' diffs vs the gold patch (``None`` when no
@@ -554,6 +556,7 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
         return int(sum(known)) if known else None
 
     walls = [float(a.result.wall_s) for a in scored if a.result.wall_s is not None]
+    hosts = [float(a.result.host_s) for a in scored if a.result.host_s]  # 0: a record made before host_s
     f1s = [a.f1 for a in scored if a.f1 is not None]
     errors = Counter(r.error.strip()[:160] for r in results if r.error and r.error.strip())
     langs = sorted({lang for tid in outcomes01 if tid in task_by_id for lang in task_by_id[tid].languages})
@@ -590,6 +593,8 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
         tokens_missing=sum(1 for r in results if r.input_tokens is None and r.output_tokens is None),
         wall_s_p50=_r(_percentile(walls, 50)),
         wall_s_p95=_r(_percentile(walls, 95)),
+        host_s_p50=_r(_percentile(hosts, 50)),
+        host_s_p95=_r(_percentile(hosts, 95)),
         outcomes={o: counts[o] for o in OUTCOMES if counts[o]},
         touched_tests=sum(1 for r in results if r.touched_tests),
         suspicious=sum(1 for r in results if r.suspicious),

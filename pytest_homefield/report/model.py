@@ -120,6 +120,10 @@ class AgentSummary(_Record):
     per_language: dict[str, float | None]
     #: up to 3 most common error lines, ``[text, count]`` each
     errors: list[list[str | int]]
+    #: p50/p95 of the attempts' ``host_s`` (s homefield spent outside the agent and the test runs), over the
+    #: scored attempts that have it; ``None`` (left out of the JSON) when none does (records made before it)
+    host_s_p50: float | None = None
+    host_s_p95: float | None = None
     #: ``incomplete: k of n scored`` when some of the agent's n recorded attempts were not scored (its
     #: pass@1 is over the tasks whose attempts are all scored), else ``None`` (left out of the JSON)
     incomplete: str | None = None
@@ -148,7 +152,7 @@ class AgentSummary(_Record):
     first_error: list[str | int] | None = None
 
     OPTIONAL = frozenset({"incomplete", "forged", "at_its_word", "twin_hits", "counted_pass_at_1", "failure_kinds",
-                          "first_error", "cost_reported"})
+                          "first_error", "cost_reported", "host_s_p50", "host_s_p95"})
 
     @property
     def tags(self) -> list[str]:

@@ -175,9 +175,10 @@ def used_outcomes(report: Report) -> list[str]:
 
 def leaderboard(report: Report, *, tokens: bool = False) -> Table:
     """One row per agent in rank order: counts, pass@1 and its CI, pass@k / pass^k at the largest k,
-    cost, cost per solved attempt, wall times; with ``tokens`` also the four token sums."""
+    cost, cost per solved attempt, wall times, homefield's own times (``host_s``, left out when no attempt
+    recorded one); with ``tokens`` also the four token sums."""
     titles = ["#", "Agent", "Tasks", "Attempts", "Scored", "Solved", "pass@1", "95% CI", "pass@k", "pass^k", "Cost",
-              "Cost / solved", "p50 wall", "p95 wall"]
+              "Cost / solved", "p50 wall", "p95 wall", "p50 host", "p95 host"]
     titles += ["Input tok", "Output tok", "Cache read", "Cache write"] if tokens else []
     columns = tuple(Column(Text(t), numeric=i != 1, md_right=False if t in ("pass@k", "pass^k") else None)
                     for i, t in enumerate(titles))
@@ -194,6 +195,7 @@ def leaderboard(report: Report, *, tokens: bool = False) -> Table:
             _usd(a.cost_usd, a.cost_partial, a.cost_reported),
             _usd(a.cost_per_solved_usd, a.cost_partial, a.cost_reported),
             Text(fmt_secs(a.wall_s_p50)), Text(fmt_secs(a.wall_s_p95)),
+            Text(fmt_secs(a.host_s_p50)), Text(fmt_secs(a.host_s_p95)),
         ]
         if tokens:
             row += [Text(fmt_tokens(n)) for n in (a.input_tokens, a.output_tokens, a.cache_read_tokens,
@@ -236,11 +238,12 @@ def terminal_leaderboard(report: Report) -> Table:
     the terminal is narrow."""
     agents = list(report.agents.values())
     cost, time = not no_cost_data(report.agents), not no_time_data(report.agents)
+    host = any(a.host_s_p50 is not None for a in agents)  # homefield's own seconds (host_s), when recorded
     spec: list[tuple[str, bool, int | None, bool]] = [  # title, numeric, drop rank, shown
         ("#", True, 2, True), ("agent", False, None, True), ("tasks", True, 3, True), ("scored", True, 4, True),
         ("solved", True, None, True), ("pass@1", True, None, True), ("95% CI", False, 7, True),
         ("pass@k", False, 6, True), ("pass^k", False, 1, True), ("cost", True, None, cost),
-        ("$/solved", True, None, cost), ("p50/p95", True, 5, time),
+        ("$/solved", True, None, cost), ("p50/p95", True, 5, time), ("host p50/p95", True, 1, host),
     ]
     cells: dict[str, list[Cell]] = {
         "#": [Text(str(a.rank) if a.rank else DASH) for a in agents],
@@ -256,6 +259,7 @@ def terminal_leaderboard(report: Report) -> Table:
         "cost": [Text(fmt_usd(a.cost_usd, a.cost_partial)) for a in agents],  # a reported cost: labelled under it
         "$/solved": [Text(fmt_usd(a.cost_per_solved_usd, a.cost_partial)) for a in agents],
         "p50/p95": [Text(f"{fmt_secs(a.wall_s_p50)}/{fmt_secs(a.wall_s_p95)}") for a in agents],
+        "host p50/p95": [Text(f"{fmt_secs(a.host_s_p50)}/{fmt_secs(a.host_s_p95)}") for a in agents],
     }
     shown = [(t, num, drop) for t, num, drop, on in spec if on]
     columns = tuple(Column(Text(t), numeric=num, drop=drop, clip=28 if t == "agent" else None)

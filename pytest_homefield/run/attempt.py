@@ -267,6 +267,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
     sent), ``agent.out``/``agent.err`` (by the agent), ``diff.patch``, ``tests.log`` and
     ``outcomes.jsonl`` under ``spec.artifacts``. The workspace and the attempt's temp folder are removed
     on every way out."""
+    started = time.monotonic()  # host_s: the attempt's seconds less the agent's, the test runs' and the waits
     art = spec.artifacts
     if art.exists():  # a retried unscored attempt: start clean
         shutil.rmtree(art, ignore_errors=True)
@@ -279,7 +280,8 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         base["agent_version"] = None
 
     def infra(error: str) -> Result:
-        return Result(**base, outcome="infra", error=error, finished_at=_now())
+        return Result(**base, outcome="infra", error=error, finished_at=_now(),
+                      host_s=round(time.monotonic() - started, 3))
 
     with contextlib.ExitStack() as cleanup:  # last out: the workspace and the temp folder, on every way out
         try:
@@ -367,8 +369,11 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             cache_write_tokens=ar.cache_write_tokens, turns=ar.turns, model=ar.model, wall_s=round(wall, 3),
         )
         verdict = _verdict(spec, cache, ar, fault, workspace, test_backend, modelless=caps.modelless)
+    # after the workspace and the temp folder are removed (the ExitStack above): that is the host's work too
+    host = time.monotonic() - started - wall - verdict.test_s - waited - verdict.wait_s
     return Result(**base, **fields, test_sandbox=verdict.test_sandbox, outcome=verdict.outcome, error=verdict.error,
                   test_s=round(verdict.test_s, 3), wait_s=round(waited + verdict.wait_s, 3),
+                  host_s=round(max(0.0, host), 3),
                   touched_tests=verdict.touched, suspicious=verdict.suspicious,
                   suspicious_reason=verdict.why if verdict.suspicious else None, finished_at=_now(),
                   canary=verdict.canary, claimed=verdict.claimed, twin_hits=verdict.twin_hits)

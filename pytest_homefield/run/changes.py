@@ -76,13 +76,13 @@ def tree_changes(pristine: Path, workspace: Path) -> dict[str, str]:
     return dict(sorted(changes.items()))
 
 
-def _stage(root: Path, rel: str, dest: Path) -> None:
-    """Copy the entry ``root/rel`` to ``dest/rel`` when it is a file or symlink reachable without
-    following a link; otherwise leave that side empty."""
+def _stage(copier: nofollow.EntryCopier, rel: str) -> None:
+    """Copy the entry ``rel`` with ``copier`` when it is a file or symlink reachable without following a
+    link; otherwise leave that side empty."""
     try:
-        nofollow.copy_entry(root, rel, dest)
+        copier.copy(rel)
     except (OSError, ValueError):
-        pass
+        copier.forget()
 
 
 #: The last line of a diff cut at its cap (:func:`capped_diff`); ``{limit}`` is the cap in bytes.
@@ -124,11 +124,12 @@ def capped_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
         a, b = Path(tmp, "a"), Path(tmp, "b")
         a.mkdir()
         b.mkdir()
-        for rel in todo:
-            if changes[rel] != "added":
-                _stage(pristine, rel, a)
-            if changes[rel] != "deleted":
-                _stage(workspace, rel, b)
+        with nofollow.EntryCopier(pristine, a) as old, nofollow.EntryCopier(workspace, b) as new:
+            for rel in todo:  # each side's folder reached once for the entries in it, not once per entry
+                if changes[rel] != "added":
+                    _stage(old, rel)
+                if changes[rel] != "deleted":
+                    _stage(new, rel)
         with inert_git_env() as env:  # the copies' .gitattributes and any .git above tmp are nothing to git
             proc = subprocess.Popen(["git", "diff", "--no-index", "--binary", "--no-color", "--", str(a), str(b)],
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
@@ -149,20 +150,32 @@ def capped_diff(pristine: Path, workspace: Path, paths: Iterable[str], changes: 
     return Diff(text + CUT_LINE.format(limit=limit) + "\n" if cut else text, cut)
 
 
-def apply_change(workspace: Path, gdir: Path, rel: str, change: str) -> bool:
+def apply_change(workspace: Path, gdir: Path, rel: str, change: str,
+                 copier: nofollow.EntryCopier | None = None) -> bool:
     """Carry one change into the grading copy ``gdir``: remove ``gdir/rel`` for ``"deleted"``, else copy
     the workspace's file or symlink there (replacing what was there). Neither tree is followed through
     a link (:mod:`pytest_homefield.sandbox.nofollow`). Returns ``False`` when the entry was not carried:
     a symlink on the way in either tree (an earlier carried entry made it a link, or the agent swapped
     one in), or a workspace entry that is gone or is no longer a file or symlink (a folder swapped in
-    after the walk, a fifo). Raises ``OSError`` when writing the grading copy fails."""
+    after the walk, a fifo). Raises ``OSError`` when writing the grading copy fails. ``copier``: a
+    :class:`~pytest_homefield.sandbox.nofollow.EntryCopier` from ``workspace`` to ``gdir`` to copy with, for
+    many changes in a row (it forgets its folders before a removal and after a failure)."""
     if change == "deleted":
+        if copier is not None:
+            copier.forget()
         return nofollow.remove(gdir, rel)
     try:
-        nofollow.copy_entry(workspace, rel, gdir)
+        if copier is not None:
+            copier.copy(rel)
+        else:
+            nofollow.copy_entry(workspace, rel, gdir)
     except (nofollow.LinkInTheWay, FileNotFoundError):
+        if copier is not None:
+            copier.forget()
         return False
     except OSError as exc:
+        if copier is not None:
+            copier.forget()
         if exc.errno != errno.EINVAL:
             raise
         return False

@@ -283,8 +283,9 @@ def grade(
     box_mb = task_memory_mb(task.verify.get("peak_mb"), memory_mb)  # the task's memory cap (contracts §7)
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
         gdir = copy_tree(pristine, Path(tmp) / "w")
-        for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
-            apply_change(workspace, gdir, rel, changes[rel])
+        with nofollow.EntryCopier(workspace, gdir) as copier:  # a folder reached once for its entries
+            for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)
+                apply_change(workspace, gdir, rel, changes[rel], copier)
         try:
             apply_patch(gdir, task.test_patch)
         except PatchError as exc:

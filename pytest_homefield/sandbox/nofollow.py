@@ -43,7 +43,7 @@ from pathlib import Path, PurePosixPath
 
 __all__ = ["LinkInTheWay", "Entry", "rel_parts", "opened_dir", "lstat", "read_bytes", "read_tail", "read_link",
            "write_bytes", "make_dirs", "remove", "remove_tree", "rmdir", "walk", "same_entry", "copy_entry",
-           "copy_tree", "copy_trees", "restore_access", "MAX_DEPTH"]
+           "EntryCopier", "copy_tree", "copy_trees", "restore_access", "MAX_DEPTH"]
 
 #: Folders nested deeper than this are refused (each level holds one descriptor while it is walked).
 MAX_DEPTH = 256
@@ -112,6 +112,16 @@ def opened_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool 
     one made to ``made`` (relative POSIX paths, outermost first). Raises :class:`LinkInTheWay` when a
     component is a symlink or not a folder, ``FileNotFoundError`` when one is missing (without
     ``create``)."""
+    fd = _open_dir(root, rel, create=create, made=made)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool = False,
+              made: list[str] | None = None) -> int:
+    """:func:`opened_dir`'s descriptor, for the caller to close."""
     fd = _open_root(root)
     done: list[str] = []
     try:
@@ -127,9 +137,10 @@ def opened_dir(root: Path | str, rel: str | PurePosixPath = "", *, create: bool 
             sub = _open_sub(fd, name, "/".join(done))
             os.close(fd)
             fd = sub
-        yield fd
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd
 
 
 def _split(rel: str | PurePosixPath) -> tuple[str, str]:
@@ -631,26 +642,74 @@ def copy_entry(src_root: Path | str, rel: str | PurePosixPath, dest_root: Path |
     (``EINVAL``) for a folder or a special file at ``src_root/rel``."""
     folder, name = _split(rel)
     with opened_dir(src_root, folder) as sfd, opened_dir(dest_root, folder, create=True) as dfd:
-        st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
-        kind = _kind(st.st_mode)
-        if kind not in ("file", "link"):
-            raise OSError(errno.EINVAL, f"not a regular file or symlink ({kind}): {rel}")
-        tmp = f".{name[:40]}.hf-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        if kind == "link":
-            os.symlink(os.readlink(name, dir_fd=sfd), tmp, dir_fd=dfd)
-        else:
-            _copy_file(sfd, [dfd], name, str(rel), dest_name=tmp)
+        _copy_entry_at(sfd, dfd, name, str(rel))
+
+
+def _copy_entry_at(sfd: int, dfd: int, name: str, rel: str) -> None:
+    """:func:`copy_entry` of ``name`` from folder ``sfd`` to folder ``dfd`` (``rel``: its path, for errors)."""
+    st = os.stat(name, dir_fd=sfd, follow_symlinks=False)
+    kind = _kind(st.st_mode)
+    if kind not in ("file", "link"):
+        raise OSError(errno.EINVAL, f"not a regular file or symlink ({kind}): {rel}")
+    tmp = f".{name[:40]}.hf-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+    if kind == "link":
+        os.symlink(os.readlink(name, dir_fd=sfd), tmp, dir_fd=dfd)
+    else:
+        _copy_file(sfd, [dfd], name, rel, dest_name=tmp)
+    try:
         try:
+            existing = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            existing = None
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            _rmtree_at(dfd, name)
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        os.unlink(tmp, dir_fd=dfd)
+        raise
+
+
+class EntryCopier:
+    """:func:`copy_entry` for many entries between one pair of roots (host30: 100,000 files left by an agent
+    took the host about 87 s, each copy reaching both folders again from the roots, one ``open`` per path
+    component). The two folder descriptors of the last entry's folder are kept, reached as
+    :func:`copy_entry` reaches them (no link followed, missing destination folders made), and used again
+    while the next entries are in the same folder; any other folder is reached afresh. Call :meth:`forget`
+    before changing ``dest_root`` by other means (a removal could take a kept folder away); a copy itself
+    only replaces an entry inside the kept folder, never the folder. A context manager: the descriptors are
+    closed on exit. Raises as :func:`copy_entry`."""
+
+    def __init__(self, src_root: Path | str, dest_root: Path | str) -> None:
+        self.src_root, self.dest_root = src_root, dest_root
+        self._folder: str | None = None
+        self._fds: tuple[int, int] | None = None
+
+    def __enter__(self) -> EntryCopier:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.forget()
+
+    def forget(self) -> None:
+        """Close the kept descriptors: the next copy reaches its folders from the roots."""
+        fds, self._fds, self._folder = self._fds, None, None
+        if fds is not None:
+            os.close(fds[0])
+            os.close(fds[1])
+
+    def copy(self, rel: str | PurePosixPath) -> None:
+        """Copy ``src_root/rel`` to ``dest_root/rel`` as :func:`copy_entry` does."""
+        folder, name = _split(rel)
+        if self._fds is None or self._folder != folder:
+            self.forget()
+            sfd = _open_dir(self.src_root, folder)
             try:
-                existing = os.stat(name, dir_fd=dfd, follow_symlinks=False)
-            except FileNotFoundError:
-                existing = None
-            if existing is not None and stat.S_ISDIR(existing.st_mode):
-                _rmtree_at(dfd, name)
-            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            os.unlink(tmp, dir_fd=dfd)
-            raise
+                dfd = _open_dir(self.dest_root, folder, create=True)
+            except BaseException:
+                os.close(sfd)
+                raise
+            self._fds, self._folder = (sfd, dfd), folder
+        _copy_entry_at(self._fds[0], self._fds[1], name, str(rel))
 
 
 def copy_tree(src: Path | str, dest: Path | str, *, atime_is_mtime: bool = False) -> Path:

@@ -215,6 +215,7 @@ def _numbers(r: Result, meta: Mapping[str, object], spec: str | None) -> str:
         ("Turns", "—" if r.turns is None else str(r.turns)),
         ("Wall time (agent)", fmt_secs(r.wall_s)), ("Grading time", fmt_secs(r.test_s)),
         *([("Waited for the phase lock", fmt_secs(r.wait_s))] if r.wait_s else []),
+        *([("Host time (homefield's copies, diff, clean-up)", fmt_secs(r.host_s))] if r.host_s else []),
         ("Model", r.model or "—"), ("Agent version", r.agent_version or "—"),
         ("Exit status", "—" if r.exit_code is None else str(r.exit_code)),
         ("Agent sandbox", r.sandbox or "—"), ("Test sandbox", r.test_sandbox or "—"),

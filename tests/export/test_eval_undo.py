@@ -16,6 +16,7 @@ import pytest
 from helpers.attack_repo import F2P, GOOD_CALC, P2P, TEST_ADD, TEST_SUB, WRONG_CALC, Fixture, build, git, task_for
 
 from pytest_homefield.agents.attack_payloads import FORGE
+from pytest_homefield.commands.export import eval_time_limit
 from pytest_homefield.export.taskrepo import END, START, eval_script
 from pytest_homefield.records import Task
 from pytest_homefield.run.eval_undo import split_test_paths, undo_lines
@@ -32,7 +33,9 @@ def task(fx: Fixture) -> Task:
 
 
 def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
-              ids: list[str] | None = None, memory_mb: float | None = 4096.0) -> tuple[dict[str, str], str]:
+              ids: list[str] | None = None, memory_mb: float | None = 4096.0,
+              time_limit: tuple[float, str] | None = (600.0, "600 s"), wait_s: float = 120
+              ) -> tuple[dict[str, str], str]:
     """Clone at the base commit, write ``files`` (the patch under evaluation), run the exported
     ``eval.sh`` there; ``({test id: status}, the whole log)``."""
     git(fx.root, "clone", "-q", str(fx.root), str(where))
@@ -41,12 +44,13 @@ def _evaluate(fx: Fixture, task: Task, where: Path, files: dict[str, str],
         (where / rel).parent.mkdir(parents=True, exist_ok=True)
         (where / rel).write_text(text, encoding="utf-8")
     tracked = [p for p in git(fx.root, "ls-tree", "-r", "-z", "--name-only", task.parent).split("\0") if p]
-    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked), memory_mb=memory_mb)
+    script = eval_script(task, F2P + P2P if ids is None else ids, undo=undo_lines(task, tracked), memory_mb=memory_mb,
+                         time_limit=time_limit)
     script = script.replace("\ncd /testbed\n", f"\ncd {where}\n", 1)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "HOMEFIELD_", "GIT_"))}
     env.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", PYTHONPATH="src")
     log = subprocess.run(["bash", "-c", script], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                         timeout=120, check=False).stdout  # one stream, as docker exec gives it
+                         timeout=wait_s, check=False).stdout  # one stream, as docker exec gives it
     between = log.split(START, 1)[-1].split(END, 1)[0]
     # as swebench's parse_log_pytest reads it: "<STATUS> <id> …"
     status = {w[1]: w[0] for w in (ln.split() for ln in between.splitlines())
@@ -132,3 +136,34 @@ def test_the_tests_run_under_the_memory_cap_of_mining(fx: Fixture, task: Task, t
     assert [status.get(i) for i in F2P] == ["PASSED", "PASSED"], log
     assert "(ulimit -v 4194304 && " in eval_script(task, F2P)  # the default: max_test_memory_mb's 4096 MiB
     assert "ulimit" not in eval_script(task, F2P, memory_mb=None)
+
+
+def test_the_tests_run_under_the_time_bound_of_grading(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """host30: eval.sh ran the tests with no time limit, so a patch whose code hangs held swebench's harness
+    (and this test's bash) without end. The test command now runs under ``timeout`` at the bound homefield
+    grades the task with, and one line says when it fired: a patch sleeping in ``add`` is stopped after 2 s,
+    its FAIL_TO_PASS ids are not passed, and the script goes on to reset the test files."""
+    hang = GOOD_CALC.replace("def add(a, b):\n", "def add(a, b):\n    import time\n    time.sleep(600)\n", 1)
+    assert hang != GOOD_CALC
+    status, log = _evaluate(fx, task, tmp_path / "hang", {"src/calc/__init__.py": hang}, time_limit=(2, "2 s"),
+                           wait_s=60)
+    assert "homefield: the tests were stopped after 2 s, the bound homefield grades this task with (2 s)" in log, log
+    assert "timeout: sending signal TERM" in log, log
+    assert all(status.get(i) != "PASSED" for i in F2P), log
+    assert log.index(END) < log.rindex("+ for f in "), log  # the closing reset still ran
+    status, log = _evaluate(fx, task, tmp_path / "fix", {"src/calc/__init__.py": GOOD_CALC},
+                           time_limit=(30, "30 s"))
+    assert [status.get(i) for i in F2P] == ["PASSED", "PASSED"], log
+    assert "homefield: the tests were stopped" not in log.replace("echo 'homefield: the tests were stopped", "")
+
+
+def test_the_time_bound_is_the_tasks_grading_bound(task: Task) -> None:
+    """The bound ``homefield export`` writes into eval.sh is :func:`grading_bound`'s: the run timeout, or a hanging
+    parent's task bound (5x its commit's recorded test seconds, at least 30 s); none when it is not given."""
+    plain = dataclasses.replace(task, test_cmd="python -m pytest", verify={})
+    assert "(ulimit -v 4194304 && timeout --verbose -k 10 600 python -m pytest -rA " in eval_script(plain, F2P)
+    assert eval_time_limit(plain, 300) == (300, "300 s")
+    hangs = dataclasses.replace(plain, verify={"parent_bound": 12.0, "commit_s": 8.0})
+    script = eval_script(hangs, F2P, time_limit=eval_time_limit(hangs, 300))
+    assert "timeout --verbose -k 10 40 python" in script and "s bound of 40 s (5× the 8.0 s" in script
+    assert "timeout" not in eval_script(plain, F2P, time_limit=None)

@@ -126,3 +126,35 @@ def test_eval_script_graded_by_swebench(swebench_python: str, exported: tuple[Pa
     assert verdicts["gold"] == [True] * len(rows), verdicts  # the oracle resolves every task
     assert verdicts["empty"] == [False] * len(rows), verdicts  # the empty patch none
     assert verdicts["forge"] == [False] * len(rows), verdicts  # nor a conftest.py forging every report
+
+
+def test_a_hanging_patch_is_stopped_at_the_grading_bound(swebench_python: str, mined: Path,
+                                                         tmp_path: Path) -> None:
+    """host30: eval.sh ran the tests with no time limit, so a patch that hangs held swebench's harness without end.
+    Exported with ``run_timeout: 5``, eval.sh stops the gold patch made to sleep at import after 5 s, says so in one
+    line, and swebench's own grading reads the log as not resolved."""
+    repo = copy_mined(mined, tmp_path / "repo")
+    with (repo / ".homefield.yml").open("a") as fh:
+        fh.write("\nrun_timeout: 5\n")
+    proc = homefield(repo, "export", "--repo-name", "me/calc")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    folder = repo / ".homefield" / "export" / "swe-bench"
+    flat = folder / "instances" / "test.jsonl"
+    row = json.loads(flat.read_text().splitlines()[0])
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    subprocess.run(["git", "checkout", "-q", row["base_commit"]], cwd=clone, check=True)
+    subprocess.run(["git", "apply", "-"], cwd=clone, input=row["patch"].encode(), check=True)
+    (clone / "calc" / "__init__.py").write_text("import time\ntime.sleep(300)\n"
+                                                + (clone / "calc" / "__init__.py").read_text())
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env = {k: v for k, v in env.items() if not k.startswith(("PYTEST_", "HOMEFIELD_"))}
+    script = row["eval_script"].replace("\ncd /testbed\n", f"\ncd {clone}\n", 1)
+    run = subprocess.run(["bash", "-c", script], env=env, capture_output=True, text=True, timeout=120, check=False)
+    log = tmp_path / "hang.log"
+    log.write_text(run.stdout + run.stderr)
+    assert "homefield: the tests were stopped after 5 s, the bound homefield grades this task with (5 s)" in run.stdout
+    graded = subprocess.run([swebench_python, "-c", GRADE, str(flat), row["instance_id"], str(log), "gold"],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert graded.returncode == 0, graded.stderr
+    assert json.loads(graded.stdout.strip().splitlines()[-1])["resolved"] is False

@@ -81,3 +81,24 @@ def test_the_view_labels_a_cost_the_agent_reported(tmp_path: Path) -> None:
     assert "<th>Cost</th><td>$0.000</td>" in (site / "attempts" / "t00--oracle--1.html").read_text()
     task = (site / "tasks" / "t00.html").read_text()
     assert task.count("$0.000 (reported by the agent)") == 1
+
+
+def test_the_hosts_own_seconds_are_reported_next_to_the_agents(tmp_path: Path) -> None:
+    """host30: an attempt's ``host_s`` (homefield's own seconds outside the agent and the test runs) has its
+    p50/p95 in the JSON, the Markdown and HTML leaderboards and the terminal's, next to the wall times; a run
+    recorded before ``host_s`` shows no such column and no such key."""
+    folder = _run(tmp_path / "r", {"a": ("cmd:a", 0.0)})
+    lines = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    for i, line in enumerate(lines):
+        line.update(wall_s=2.0, host_s=10.0 + 10 * i)
+    (folder / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = build_report([folder], [plain_task(t) for t in IDS])
+    a = report["agents"]["a"]
+    assert (a["host_s_p50"], a["host_s_p95"]) == (55.0, 95.5)
+    md, html = render_markdown(report), render_html(report)
+    assert "p50 host" in md and "p95 host" in md and "| 55s | 96s |" in md.replace("  ", " "), md
+    assert "p50 host" in html and ">96s<" in html
+    assert "host p50/p95" in render_text_plain(report, verbose=False)
+    old = build_report([_run(tmp_path / "old", {"a": ("cmd:a", 0.0)})], [plain_task(t) for t in IDS])
+    assert "host_s_p50" not in old["agents"]["a"]
+    assert "p50 host" not in render_markdown(old) and "host p50/p95" not in render_text_plain(old, verbose=False)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -302,3 +303,25 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     assert rate_limit_since("2026-01-01T09:00:00+00:00") == "429 from the provider"
     assert rate_limit_since("2026-01-01T12:00:00+00:00") == "rate limited"
     assert rate_limit_since("2026-01-03") is None
+
+
+def test_the_hosts_own_seconds_are_recorded(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
+    """host30 (host29's "Left"): an agent leaving 100,000 empty files was scored after 91.7 s of which its
+    ``wall_s`` was 1.8 s and ``test_s`` 2.7 s, and no figure showed the rest. ``host_s`` is that rest: the
+    attempt's seconds less the agent's, the test runs' and the waits. An agent leaving 600 empty files (and
+    the fix) gets a ``host_s`` that, with the other three, adds up to the attempt's time measured from outside."""
+    def flood(ctx: AgentContext) -> AgentResult:
+        (ctx.workspace / CALC).write_text(GOOD_CALC)
+        for i in range(600):
+            folder = ctx.workspace / "flood" / f"d{i // 200}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"f{i}").touch()
+        return AgentResult()
+
+    started = time.monotonic()
+    r = run_attempt(_spec(task, FnAgent(flood), tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    elapsed = time.monotonic() - started
+    assert r.outcome in ("solved", "tests_failed") and r.test_s > 0, r
+    assert r.host_s > 0, r
+    assert abs(r.wall_s + r.test_s + r.wait_s + r.host_s - elapsed) < 0.25, (r, elapsed)
+    assert Result.from_dict(r.to_dict()).host_s == r.host_s

@@ -212,3 +212,50 @@ def test_copy_trees_makes_every_copy_at_once_so_none_is_older(tmp_path: Path) ->
         if numbered == sorted(numbered):  # made one after the other: one copy's inodes all below the other's
             lower = sum(a[k].st_ino < b[k].st_ino for k in files)
             assert 0.2 * n < lower < 0.8 * n, (i, j, lower)  # a coin toss per entry
+
+
+def test_an_entry_copier_reaches_each_folder_once_and_copies_as_copy_entry(
+        trees: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """host30: copying 100,000 files one :func:`copy_entry` at a time opened every folder on each path again
+    from both roots. :class:`EntryCopier` keeps the last folder's two descriptors: 200 files in two folders are
+    copied with 2 folder walks per side (4), not 200 per side, into the same tree ``copy_entry`` makes; a link
+    on the way is still refused and a link is copied as a link; after :meth:`forget` (a removal in between) a
+    folder replaced by a link is seen."""
+    root, host = trees
+    for d in ("p", "q"):
+        (root / d).mkdir()
+        for i in range(100):
+            (root / d / f"f{i:03d}").write_text(f"{d}{i}\n")
+    rels = [f"{d}/f{i:03d}" for d in ("p", "q") for i in range(100)] + ["leaf.md", "src/a.py"]
+    walks: list[str] = []
+    real = nofollow._open_dir
+
+    def counted(r: Path | str, rel: str = "", **kw: object) -> int:
+        walks.append(str(rel))
+        return real(r, rel, **kw)  # type: ignore[arg-type]
+
+    (tmp_path / "fast").mkdir()
+    (tmp_path / "slow").mkdir()
+    monkeypatch.setattr(nofollow, "_open_dir", counted)
+    with nofollow.EntryCopier(root, tmp_path / "fast") as copier:
+        for rel in rels:
+            copier.copy(rel)
+        with pytest.raises(nofollow.LinkInTheWay):
+            copier.copy("docs/x.md")
+    assert sorted(walks) == sorted(["p", "p", "q", "q", "", "", "src", "src", "docs"])  # docs: the source refused
+    monkeypatch.setattr(nofollow, "_open_dir", real)
+    for rel in rels:
+        nofollow.copy_entry(root, rel, tmp_path / "slow")
+    fast, slow = nofollow.walk(tmp_path / "fast"), nofollow.walk(tmp_path / "slow")
+    assert fast == slow and fast["leaf.md"].kind == "link" and len(fast) == 202
+    assert all(nofollow.same_entry(tmp_path / "fast", tmp_path / "slow", rel) for rel in rels)
+    assert (host / "x.md").read_text() == "host's\n"
+    dest = tmp_path / "fast"
+    with nofollow.EntryCopier(root, dest) as copier:
+        copier.copy("p/f000")
+        copier.forget()
+        nofollow.remove(dest, "p")
+        (dest / "p").symlink_to(host)
+        with pytest.raises(nofollow.LinkInTheWay):
+            copier.copy("p/f001")
+    assert not (host / "f001").exists()

@@ -8,6 +8,7 @@ observed with the real clients (/work/shared/reference/agent-clients.md), whose 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -186,6 +187,10 @@ def test_a_line_nested_past_the_decoder_is_shown_not_raised(tmp_path: Path) -> N
     result = Result(run_id="r", task_id="abc123abc123", agent="cmd", attempt=1, outcome="tests_failed")
     page, _ = render_attempt(AttemptRef(result, art, {}), _task(), "cmd:./agent", Nav("../index.html"))
     assert "working" in page and "[[[[" in page
+    assert "Host time" not in page  # a record made before host_s has none to show
+    timed = dataclasses.replace(result, wall_s=1.8, test_s=2.7, host_s=87.2)  # host30: where the 91.7 s went
+    page, _ = render_attempt(AttemptRef(timed, art, {}), _task(), "cmd:./agent", Nav("../index.html"))
+    assert "<tr><th>Host time (homefield's copies, diff, clean-up)</th><td>87s</td></tr>" in page, page
 
 
 def test_output_in_no_shape_of_its_format_is_shown_not_raised() -> None:
