@@ -349,9 +349,10 @@ def test_a_waiting_session_is_told_what_holds_the_lock_and_for_how_long_never_it
         release.set()
 
 
-def test_a_session_without_a_label_is_named_by_its_program_alone() -> None:
+def test_a_session_without_a_label_is_named_by_its_program_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     """The default label (no :func:`set_notice` label) was the whole ``sys.argv``: now the program's name."""
     from pytest_homefield.sandbox import phases
 
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/homefield", "run", "--agent", "x=cmd:API_KEY=s3cret ./a.sh"])
     phases.set_notice(None)
-    assert phases.session_label() == f"pid {os.getpid()} ({os.path.basename(sys.argv[0])}) in {os.getcwd()}"
+    assert phases.session_label() == f"pid {os.getpid()} (homefield) in {os.getcwd()}"
