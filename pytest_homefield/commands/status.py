@@ -18,7 +18,7 @@ folder). Example::
       20261203-080000-kl12  started 2026-12-03 08:00 UTC · claude · 40 of 80 attempts finished · in progress (…) ·
         rules CLAUDE.md, 5 variants   (one line)
     probes (.homefield/probe):
-      claude  cmd:… · 40 calls, 40 scored · last call 2026-12-03 09:00 UTC · 2 of 20 tasks flagged memorized
+      claude  40 calls, 40 scored · last call 2026-12-03 09:00 UTC · 2 of 20 tasks flagged memorized
     homefield report picks 20261201-120000-gh78 (the newest finished run): .homefield/runs/20261201-120000-gh78
 
 A run's finished attempts are those inside its ``meta.json`` plan; results outside it are said on the run's
@@ -37,6 +37,7 @@ from pathlib import Path
 
 from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.records import one_line
 from pytest_homefield.report.which import RunSummary, pick_run, run_summaries, run_summary
 from pytest_homefield.store import lock_holder, read_jsonl, read_jsonl_lines
 from pytest_homefield.terminal.progress import plural
@@ -127,8 +128,8 @@ def ablation_summaries(home: HomefieldDir) -> list[tuple[RunSummary, str]]:
 
 
 def probe_lines(home: HomefieldDir) -> list[str]:
-    """One line per probe file of ``home`` (``probe/<agent>.jsonl``, by agent name): ``AGENT  SPEC · N
-    calls, S scored · last call T · F of J tasks flagged memorized`` (the verdict's ``flagged`` and
+    """One line per probe file of ``home`` (``probe/<agent>.jsonl``, by agent name): ``AGENT  N calls, S
+    scored · last call T · F of J tasks flagged memorized`` (the verdict's ``flagged`` and
     ``judged``, ``, K unjudged`` when some are), or ``· no verdict yet (a probe in progress, or one stopped
     before its end: homefield probe --resume finishes it)`` when no verdict line follows the last call.
     No record is checked (``homefield probe`` refuses a bad one when it reads the file); a file that is not JSON
@@ -140,7 +141,7 @@ def probe_lines(home: HomefieldDir) -> list[str]:
         try:
             records = [r for _, r in read_jsonl_lines(path)]
         except (RecordError, OSError) as exc:
-            lines.append(f"  {path.stem}  unreadable: {exc}")
+            lines.append(f"  {one_line(path.stem)}  unreadable: {one_line(str(exc))}")
             continue
         for r in records:
             if r.get("kind") in ("task", "control"):
@@ -148,9 +149,8 @@ def probe_lines(home: HomefieldDir) -> list[str]:
                 verdict = None  # a call after a verdict: that verdict is not this file's last word
             elif r.get("kind") == "verdict":
                 verdict = r
-        specs = sorted({str(r.get("spec")) for r in calls.values() if r.get("spec")})
         last = max((str(r.get("finished_at") or r.get("started_at") or "") for r in calls.values()), default="")
-        text = (f"  {path.stem}  {', '.join(specs) or '?'} · {plural(len(calls), 'call')}, "
+        text = (f"  {one_line(path.stem)}  {plural(len(calls), 'call')}, "
                 f"{sum(r.get('score') is not None for r in calls.values())} scored")
         if last:
             text += f" · last call {last[:16].replace('T', ' ')} UTC"
@@ -162,7 +162,7 @@ def probe_lines(home: HomefieldDir) -> list[str]:
             text += (f" · {len(flagged) if isinstance(flagged, list) else '?'} of "
                      f"{plural(judged if isinstance(judged, int) else 0, 'task')} flagged memorized")
             text += f", {unjudged} unjudged" if isinstance(unjudged, int) and unjudged else ""
-        lines.append(text)
+        lines.append(one_line(text))  # a record's time string as the terminal may show it
     return lines
 
 

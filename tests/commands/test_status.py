@@ -247,12 +247,12 @@ def test_status_lists_ablations_and_probes_as_it_lists_runs(ablate_repo: Path, t
     assert "in progress" not in status_lines(home)[at + 1]
 
     at = lines.index("probes (.homefield/probe):")
-    assert lines[at + 1].startswith("  oracle  oracle · 8 calls, 8 scored · last call ")
+    assert lines[at + 1].startswith("  oracle  8 calls, 8 scored · last call ")
     assert lines[at + 1].endswith(f" · {len(verdict['flagged'])} of {verdict['judged']} tasks flagged memorized")
     # a call after the verdict line: a probe in progress (or stopped), not the verdict's
     append_jsonl(probe_path(home.path, "oracle"), {"schema_version": 1, "kind": "task", "task_id": "x", "sample": 2,
                                                    "agent": "oracle", "spec": "oracle", "score": None,
                                                    "outcome": "infra"})
     line = status_lines(home)[at + 1]
-    assert line.startswith("  oracle  oracle · 9 calls, 8 scored") and line.endswith(
+    assert line.startswith("  oracle  9 calls, 8 scored") and line.endswith(
         " · no verdict yet (a probe in progress, or one stopped before its end: homefield probe --resume finishes it)")
