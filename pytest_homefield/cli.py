@@ -111,8 +111,8 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
                         "(md, json and html are always saved in the run folder)")
     p.add_argument("-v", "--verbose", action="count", default=0)
     add_cli_options(p, "report")
-    sub.add_parser("status", help="mines and runs in progress or finished, their folders, and which run "
-                   "`homefield report` picks")
+    sub.add_parser("status", help="mines, runs, ablations and probes in progress or finished, their folders, and "
+                   "which run `homefield report` picks")
     p = sub.add_parser("plan", help="agent runs, hours and USD a run would take, before anything is spent")
     add_cli_options(p, "plan")
     p.add_argument("--probe", action="store_true", help="plan a `homefield probe` instead: calls and USD")

@@ -124,17 +124,32 @@ def _budget_memory(settings: Settings, run: bool = False) -> None:
         raise pytest.UsageError(f"pytest-homefield: {exc}") from None
 
 
+def _session_name(argv: list[str], mode_flag: str) -> str:
+    """What a session started by ``argv`` is, as another session that waits for it reads it, never with its
+    arguments (a command line may carry paths and tokens, ux30): ``homefield run`` for the CLI (its
+    subcommand, the first argument: the CLI's parser took it as one), else the program and ``mode_flag``,
+    the session's mode (``pytest --homefield-probe``)."""
+    name = os.path.basename(argv[0]) if argv else ""
+    if name in ("homefield", "cli.py", "__main__.py"):
+        command = argv[1] if len(argv) > 1 else ""
+        return f"homefield {command}" if command.isascii() and command.isalpha() and len(command) <= 20 else "homefield"
+    return f"{name or 'python'} {mode_flag}".strip()
+
+
 def _say_phase_waits(config: pytest.Config) -> None:
     """The session's lines about the machine's phase lock (:func:`pytest_homefield.sandbox.phases.set_notice`):
-    on stderr past pytest's output capture (an attempt waits inside an item), from a worker too; and how this
-    session is named to another that waits for it (the command that started it: a worker's controller's)."""
+    on stderr past pytest's output capture (an attempt waits inside an item), from a worker too; how this
+    session is named to another that waits for it (:func:`_session_name`), and what makes its processes one
+    session (the command that started it, a worker's controller's: only its digest is written)."""
     import contextlib
 
     from pytest_homefield.sandbox import phases
 
     argv = list(config.workerinput.get("mainargv") or []) if hasattr(config, "workerinput") else list(sys.argv)
-    name = os.path.basename(argv[0]) if argv else ""
-    label = " ".join(["homefield" if name in ("cli.py", "__main__.py") else name, *argv[1:]]).strip()
+    modes = ("homefield", "homefield_mine", "homefield_probe", "homefield_ablate")
+    flag = next((f"--{dest.replace('_', '-')}" for dest in modes if getattr(config.option, dest, None)), "")
+    label = _session_name(argv, flag)
+    session = "\0".join(argv)
 
     def say(line: str) -> None:
         capman = config.pluginmanager.getplugin("capturemanager")
@@ -142,7 +157,7 @@ def _say_phase_waits(config: pytest.Config) -> None:
             sys.stderr.write(line + "\n")
             sys.stderr.flush()
 
-    phases.set_notice(say, label)
+    phases.set_notice(say, label, session)
     config.add_cleanup(lambda: phases.set_notice(None))
 
 

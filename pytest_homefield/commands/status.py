@@ -1,5 +1,6 @@
-"""``homefield status``: the mines and runs of this repository, in progress or finished, their folders,
-and which run ``homefield report`` picks (issue 35). Reads ``.homefield/`` only; runs nothing.
+"""``homefield status``: the mines, runs, ablations and memorization probes of this repository, in progress
+or finished, their folders, and which run ``homefield report`` picks (issue 35). Reads ``.homefield/`` only;
+runs nothing.
 
 A session is *in progress* while its folder's lock is held (:class:`pytest_homefield.store.FolderLock`:
 ``runs/<id>/.lock`` for a run; ``.homefield/.lock`` for mining, which belongs to the newest mine
@@ -13,10 +14,19 @@ folder). Example::
       20261201-120000-gh78  started 2026-12-01 12:00 UTC · oracle, noop · 8 of 8 attempts finished
     verify runs (homefield verify; homefield report VERIFY_ID reports on one):
       verify-20261201-130000-ij90  started 2026-12-01 13:00 UTC · oracle, attack-daemon · 4 of 4 attempts finished
+    ablations (.homefield/ablate):
+      20261203-080000-kl12  started 2026-12-03 08:00 UTC · claude · 40 of 80 attempts finished · in progress (…) ·
+        rules CLAUDE.md, 5 variants   (one line)
+    probes (.homefield/probe):
+      claude  40 calls, 40 scored · last call 2026-12-03 09:00 UTC · 2 of 20 tasks flagged memorized
     homefield report picks 20261201-120000-gh78 (the newest finished run): .homefield/runs/20261201-120000-gh78
 
 A run's finished attempts are those inside its ``meta.json`` plan; results outside it are said on the run's
-line, not counted (:class:`pytest_homefield.report.which.RunSummary`).
+line, not counted (:class:`pytest_homefield.report.which.RunSummary`). An ablation is summed up as a run
+(its lock ``ablate/<id>/.lock``), its plan tasks × agents × attempts × the variants of its ``plan.json``; a
+probe file by its calls (a retried call once, its last line), its verdict line when one was written after its
+last call (else ``no verdict yet``: a session probing now, or one stopped before its end). The lines are
+omitted when there is no ablation or no probe.
 """
 
 from __future__ import annotations
@@ -25,12 +35,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_homefield.errors import RecordError
 from pytest_homefield.layout import HomefieldDir
+from pytest_homefield.records import one_line
 from pytest_homefield.report.which import RunSummary, pick_run, run_summaries, run_summary
-from pytest_homefield.store import lock_holder, read_jsonl
+from pytest_homefield.store import lock_holder, read_jsonl, read_jsonl_lines
 from pytest_homefield.terminal.progress import plural
 
-__all__ = ["MineSummary", "mine_summaries", "run_status", "status_lines"]
+__all__ = ["MineSummary", "ablation_summaries", "mine_summaries", "probe_lines", "run_status", "status_lines"]
 
 
 @dataclass
@@ -91,6 +103,69 @@ def mine_summaries(home: HomefieldDir) -> list[MineSummary]:
     return out
 
 
+def ablation_summaries(home: HomefieldDir) -> list[tuple[RunSummary, str]]:
+    """Every ablation folder of ``home`` (``ablate/<id>/``) as a run's summary (its plan multiplied by the
+    variants of its ``plan.json``) with ``rules FILE, K variants``, newest ``created_at`` first; a folder
+    without a readable ``meta.json`` is left out."""
+    out = []
+    for d in sorted(home.ablate.iterdir()) if home.ablate.is_dir() else []:
+        summary = run_summary(d) if d.is_dir() else None
+        if summary is None:
+            continue
+        try:
+            plan = json.loads((d / "plan.json").read_text(encoding="utf-8"))
+            variants = plan.get("variants") if isinstance(plan, dict) else None
+            n = len(variants) if isinstance(variants, list) else 0
+        except (OSError, ValueError):
+            n = 0
+        summary.planned *= n
+        try:
+            rules = json.loads((d / "meta.json").read_text(encoding="utf-8")).get("rules_file")
+        except (OSError, ValueError, AttributeError):
+            rules = None
+        out.append((summary, f"rules {rules or '?'}, {plural(n, 'variant')}"))
+    return sorted(out, key=lambda x: (x[0].created_at, x[0].run_id), reverse=True)
+
+
+def probe_lines(home: HomefieldDir) -> list[str]:
+    """One line per probe file of ``home`` (``probe/<agent>.jsonl``, by agent name): ``AGENT  N calls, S
+    scored · last call T · F of J tasks flagged memorized`` (the verdict's ``flagged`` and
+    ``judged``, ``, K unjudged`` when some are), or ``· no verdict yet (a probe in progress, or one stopped
+    before its end: homefield probe --resume finishes it)`` when no verdict line follows the last call.
+    No record is checked (``homefield probe`` refuses a bad one when it reads the file); a file that is not JSON
+    lines of objects is ``unreadable: <why>``."""
+    lines = []
+    for path in sorted(home.probe.glob("*.jsonl")) if home.probe.is_dir() else []:
+        calls: dict[tuple[str, str, str], dict[str, object]] = {}
+        verdict: dict[str, object] | None = None
+        try:
+            records = [r for _, r in read_jsonl_lines(path)]
+        except (RecordError, OSError) as exc:
+            lines.append(f"  {one_line(path.stem)}  unreadable: {one_line(str(exc))}")
+            continue
+        for r in records:
+            if r.get("kind") in ("task", "control"):
+                calls[(str(r["kind"]), str(r.get("task_id")), str(r.get("sample")))] = r
+                verdict = None  # a call after a verdict: that verdict is not this file's last word
+            elif r.get("kind") == "verdict":
+                verdict = r
+        last = max((str(r.get("finished_at") or r.get("started_at") or "") for r in calls.values()), default="")
+        text = (f"  {one_line(path.stem)}  {plural(len(calls), 'call')}, "
+                f"{sum(r.get('score') is not None for r in calls.values())} scored")
+        if last:
+            text += f" · last call {last[:16].replace('T', ' ')} UTC"
+        if verdict is None:
+            text += " · no verdict yet (a probe in progress, or one stopped before its end: homefield probe --resume " \
+                    "finishes it)"
+        else:
+            flagged, judged, unjudged = verdict.get("flagged"), verdict.get("judged"), verdict.get("unjudged")
+            text += (f" · {len(flagged) if isinstance(flagged, list) else '?'} of "
+                     f"{plural(judged if isinstance(judged, int) else 0, 'task')} flagged memorized")
+            text += f", {unjudged} unjudged" if isinstance(unjudged, int) and unjudged else ""
+        lines.append(one_line(text))  # a record's time string as the terminal may show it
+    return lines
+
+
 def status_lines(home: HomefieldDir) -> list[str]:
     """What ``homefield status`` prints (see the module docstring); folders relative to the repository."""
     def rel(p: Path) -> str:
@@ -112,6 +187,14 @@ def status_lines(home: HomefieldDir) -> list[str]:
     if verifies:  # never picked by homefield report (contracts §4), reported on by name
         lines.append("verify runs (homefield verify; homefield report VERIFY_ID reports on one):")
         lines += [f"  {v.run_id}  {v.describe()}" for v in verifies]
+    ablations = ablation_summaries(home)
+    if ablations:
+        lines.append(f"ablations ({rel(home.ablate)}):")
+        lines += [f"  {a.run_id}  {a.describe()} · {what}" for a, what in ablations]
+    probes = probe_lines(home)
+    if probes:
+        lines.append(f"probes ({rel(home.probe)}):")
+        lines += probes
     picked, running = pick_run(runs)
     if picked is not None:
         s = next(r for r in runs if r.run_id == picked)

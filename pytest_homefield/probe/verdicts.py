@@ -55,7 +55,7 @@ from typing import Any
 
 from pytest_homefield.probe.prompt import file_listing
 from pytest_homefield.probe_records import latest, load_probe
-from pytest_homefield.records import Task, one_line
+from pytest_homefield.records import Task, display_subject, one_line
 from pytest_homefield.store import write_jsonl_atomic
 from pytest_homefield.terminal.progress import plural
 
@@ -326,7 +326,9 @@ def judge(agent: str, records: Iterable[dict[str, Any]], tasks: Sequence[Task], 
 def verdict_lines(name: str, spec: str, v: Verdict, tasks: dict[str, Task],
                   cost_usd: float) -> list[tuple[str, dict[str, bool]]]:
     """The terminal lines of one agent's verdict: the headline, notes, and each flagged task; each line
-    :func:`~pytest_homefield.records.one_line` (a commit subject's control characters as escapes)."""
+    :func:`~pytest_homefield.records.one_line` (a commit subject's control characters as escapes). A task is
+    named as the report names it (:func:`~pytest_homefield.records.display_subject`: ``Fix #218: Handle x`` →
+    ``Handle x``)."""
     p95 = "n/a" if v.control_p95 is None else f"{v.control_p95:.2f}"
     what = (f"{plural(v.control_n, 'task')} authored after {v.cutoff}" if v.cutoff
             else plural(v.control_n, "mismatched pair"))
@@ -337,7 +339,7 @@ def verdict_lines(name: str, spec: str, v: Verdict, tasks: dict[str, Task],
     for note in v.notes:
         out.append((f"  note: {note}", {"yellow": True}))
     for f in v.flagged:
-        subject = tasks[f["task_id"]].subject if f["task_id"] in tasks else ""
+        subject = display_subject(tasks[f["task_id"]]) if f["task_id"] in tasks else ""
         out.append((f"  memorized {f['task_id']}  best {f['best']:.2f}  mean {f['mean']:.2f}  {subject[:70]}",
                     {"yellow": True}))
     return [(one_line(text), markup) for text, markup in out]  # a subject's ESC sequences shown, not played

@@ -45,7 +45,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, _session_of, phase_folder, session_label
+from pytest_homefield.sandbox.phases import _NOTICE, PhaseLock, phase_folder, session_key
 from pytest_homefield.sandbox.proccap import memory_root
 
 __all__ = ["MIB", "MemoryBudget", "Reservation", "BudgetTooSmall", "budget_mb", "configure", "default_budget_mb",
@@ -298,7 +298,7 @@ def _say(line: str) -> bool:
         return False
     try:
         # a key of its own: the phase lock's lines of the same session would take turns with it in the file
-        first = PhaseLock()._first_to_say(_session_of(session_label()) + " (memory)", ["memory budget"])
+        first = PhaseLock()._first_to_say(session_key() + " (memory)", ["memory budget"])
     except OSError:
         first = True
     if first or line.startswith("homefield: got"):

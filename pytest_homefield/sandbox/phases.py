@@ -23,18 +23,22 @@ reaped every process of the command. homefield leaves a phase after its reapers 
 homefield be killed, the phase still lasts until the last of its processes is gone.
 
 An entrant that has to wait for another session's phases says so once, through its session's notice
-(:func:`set_notice`: a line on the terminal), naming those holders (a session's own agents and gradings take
-turns all the time: that says nothing), then once more when it gets in; the session's other processes (its
+(:func:`set_notice`: a line on the terminal), naming those holders by pid, what they are and how long they
+have held their phase, never their arguments (``pid 812 (homefield verify) in /repo, for 75 s``; a command
+line may carry tokens: ux30; a session's own agents and gradings take turns all the time: that says
+nothing), then once more when it gets in; the session's other processes (its
 xdist workers) and later entries say nothing more of the same sessions for a minute (the ``said`` file): one
 repository's ``run`` waited 507 s behind another's ``verify --attacks`` with no line at all. A holder is
-known by a file ``holders/<kind>.<pid>`` of the folder (:func:`session_label`, written on entering, removed
-on leaving; one whose process is gone is ignored): words for people, never part of the lock.
+known by a file ``holders/<kind>.<pid>`` of the folder (:func:`session_key` and :func:`session_label`, written
+on entering, removed on leaving, its age how long it has been held; one whose process is gone is ignored): words
+for people, never part of the lock.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import stat
@@ -48,8 +52,8 @@ from typing import Literal
 
 from pytest_homefield.sandbox.tempdirs import pid_exists
 
-__all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder", "session_label",
-           "set_notice"]
+__all__ = ["AGENT", "GRADING", "PHASE_DIR_VAR", "Phase", "PhaseLock", "held_fds", "phase_folder", "session_key",
+           "session_label", "set_notice"]
 
 Kind = Literal["agent", "grading"]
 #: An untrusted agent working (its program and everything it started).
@@ -61,9 +65,10 @@ _FILES: dict[str, str] = {AGENT: "agents", GRADING: "gradings"}
 _HELD: set[int] = set()
 
 
-#: What this process's session is, for another session that waits for it (:func:`set_notice`), and where its
-#: notices go (``None``: nowhere).
+#: What this process's session is, for another session that waits for it, and what makes its processes one
+#: session (:func:`set_notice`), and where its notices go (``None``: nowhere).
 _SESSION: list[str] = []
+_SESSION_ID: list[str] = []
 _NOTICE: list[Callable[[str], None]] = []
 #: The longest holder description read from a holder file (characters).
 _LABEL_MAX = 300
@@ -74,18 +79,30 @@ SAY_AGAIN_S = 60.0
 _SAID_MAX = 1 << 16
 
 
-def set_notice(notice: Callable[[str], None] | None, label: str = "") -> None:
+def set_notice(notice: Callable[[str], None] | None, label: str = "", session: str = "") -> None:
     """Where this process says that it waits for the phase lock, and got it (``notice``: called with one
-    line; ``None``: nowhere), and ``label``, what other sessions read of this one while it holds a phase
-    (``homefield verify --attacks``; default ``sys.argv``)."""
+    line; ``None``: nowhere); ``label``, what other sessions read of this one while it holds a phase: what
+    it is, never its arguments (``homefield verify``; default the program's name); ``session``, what this
+    session's processes share and no other session's (its full command line: never written, only its digest,
+    :func:`session_key`; default ``label``)."""
     _NOTICE[:] = [notice] if notice is not None else []
     _SESSION[:] = [label] if label else []
+    _SESSION_ID[:] = [session] if session else []
 
 
 def session_label() -> str:
-    """``pid N (LABEL) in CWD``: how a holder of a phase is named to a session that waits for it."""
-    label = _SESSION[0] if _SESSION else " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:]])
+    """``pid N (LABEL) in CWD``: how a holder of a phase is named to a session that waits for it (LABEL
+    :func:`set_notice`'s, at most 120 characters; by default the program's name, never its arguments)."""
+    label = _SESSION[0] if _SESSION else os.path.basename(sys.argv[0] or "python")
     return f"pid {os.getpid()} ({label[:120]}) in {os.getcwd()}"
+
+
+def session_key() -> str:
+    """What every process of this session shares and no other session's: 16 hex digits of the SHA-256 of
+    :func:`set_notice`'s ``session`` (else its label, else the full command line) and the working folder.
+    The session's command line is never written in the lock's folder, only this digest of it."""
+    what = _SESSION_ID[0] if _SESSION_ID else _SESSION[0] if _SESSION else "\0".join(sys.argv)
+    return hashlib.sha256(f"{what}\0{os.getcwd()}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def held_fds() -> tuple[int, ...]:
@@ -146,23 +163,29 @@ class PhaseLock:
         return folder
 
     def _note_holder(self, kind: Kind) -> Path | None:
-        """Write this process's holder file of ``kind`` (:func:`session_label`); ``None`` when it cannot be
-        written (the lock does not depend on it)."""
+        """Write this process's holder file of ``kind`` (``KEY LABEL``: :func:`session_key`,
+        :func:`session_label`; its modification time when it entered); ``None`` when it cannot be written
+        (the lock does not depend on it)."""
         try:
             path = self._holders_dir() / f"{kind}.{os.getpid()}"
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         except OSError:
             return None
         try:
-            os.write(fd, session_label().encode("utf-8", "replace"))
+            os.write(fd, f"{session_key()} {session_label()}".encode("utf-8", "replace"))
         finally:
             os.close(fd)
         return path
 
     def holders(self, kind: Kind) -> list[str]:
-        """What the holder files of ``kind`` say (:func:`session_label`), those of live processes only, in pid
-        order; unreadable ones are left out."""
-        found: list[tuple[int, str]] = []
+        """The holders of ``kind`` as a waiting session names them: ``pid N (LABEL) in CWD, for S s``
+        (:func:`session_label`; S seconds since it entered), those of live processes only, in pid order;
+        unreadable ones are left out."""
+        return [text for _, text in self._holders(kind)]
+
+    def _holders(self, kind: Kind) -> list[tuple[str, str]]:
+        """``[(session key, description)]`` of :meth:`holders`' (:func:`session_key`)."""
+        found: list[tuple[int, str, str]] = []
         try:
             names = os.listdir(self.folder / "holders")
         except OSError:
@@ -177,10 +200,12 @@ class PhaseLock:
                 continue
             try:
                 raw = os.read(fd, _LABEL_MAX)
+                held_s = max(0.0, time.time() - os.fstat(fd).st_mtime)
             finally:
                 os.close(fd)
-            found.append((int(pid), _as_read(raw)))
-        return [text for _, text in sorted(found)]
+            key, _, label = _as_read(raw).partition(" ")
+            found.append((int(pid), key, f"{label}, for {held_s:.0f} s"))
+        return [(key, text) for _, key, text in sorted(found)]
 
     def _lock_or_say(self, fd: int, mode: int, kind: Kind, other: Kind, said: list[float]) -> None:
         """``flock(fd, mode)``; when it would block, the waiting line first (once per entry: ``said`` holds
@@ -192,9 +217,10 @@ class PhaseLock:
             pass
         if _NOTICE and not said:
             # another session's holders only: a session's own agents and gradings take turns all the time
-            mine = _session_of(_as_read(session_label().encode("utf-8", "replace")))  # as others read it
-            who = [h for h in self.holders(other) if _session_of(h) != mine]
-            if who and self._first_to_say(mine, sorted({_session_of(h) for h in who})):
+            mine = session_key()
+            held = [(key, text) for key, text in self._holders(other) if key != mine]
+            who = [text for _, text in held]
+            if who and self._first_to_say(mine, sorted({key for key, _ in held})):
                 said.append(time.monotonic())
                 _NOTICE[0](f"homefield: waiting for the machine's phase lock: {'an' if kind == AGENT else 'a'} "
                            f"{kind} phase waits for the {other} phases of another session: {'; '.join(who)}")
@@ -277,13 +303,8 @@ class PhaseLock:
 def _as_read(raw: bytes) -> str:
     """A holder file's bytes as :meth:`PhaseLock.holders` shows them: at most :data:`_LABEL_MAX` bytes, printed
     on a terminal (no control character of whoever wrote the file gets there, each run of white space one
-    space). A session compares its own label read so, or a command line with two spaces in a row (a ``cmd:``
-    agent's indented code) made its own xdist workers "another session" (mem26)."""
+    space)."""
     text = raw[:_LABEL_MAX].decode("utf-8", "replace").strip()
     return " ".join("".join(c if c.isprintable() else "?" for c in text).split())
 
-
-def _session_of(label: str) -> str:
-    """A holder's description without its pid (:func:`session_label`): the same for every process of a session."""
-    return label.split(" ", 2)[2] if label.startswith("pid ") and label.count(" ") >= 2 else label
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -193,3 +194,65 @@ def test_a_reader_that_closes_early_ends_status_quietly(tmp_path: Path) -> None:
                           stderr=subprocess.PIPE, text=True, timeout=60)
     os.close(w)
     assert (proc.returncode, proc.stderr) == (141, "")
+
+
+def test_status_lists_ablations_and_probes_as_it_lists_runs(ablate_repo: Path, tmp_path: Path) -> None:
+    """ux30 (a new user on tkem/cachetools): ``status`` listed runs and mines only, never the ablations in
+    ``.homefield/ablate`` nor the probes in ``.homefield/probe``. A real probe (the oracle, on the eight-task
+    repository) and a real ablation folder (its session started, holding its lock, two results in) are
+    listed as runs are: in progress or finished, how far, and the probe's verdict."""
+    from helpers.ablate_repo import N_TASKS, RULES
+    from helpers.e2e_repo import homefield
+
+    from pytest_homefield.ablate.ablate_plan import build_plan
+    from pytest_homefield.ablate.rules import split_rules
+    from pytest_homefield.ablate.session import AblationSession
+    from pytest_homefield.agents.registry import build_agents
+    from pytest_homefield.probe_records import load_verdict, probe_path
+    from pytest_homefield.records import load_tasks
+    from pytest_homefield.settings import resolve_settings
+    from pytest_homefield.store import append_jsonl
+
+    repo = tmp_path / "repo"
+    shutil.copytree(ablate_repo, repo, symlinks=True)
+    home = HomefieldDir(repo)
+    before = status_lines(home)
+    assert not [ln for ln in before if ln.startswith(("ablations", "probes"))]  # none: no lines about them
+
+    proc = homefield(repo, "probe", "--agent", "oracle", "--samples", "1", "--max-tasks", "4", "--fdr", "0.5",
+                     "--sandbox", "none", "-n", "0")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    verdict = load_verdict(probe_path(home.path, "oracle"))
+    assert verdict is not None and verdict["judged"] == 4 and verdict["flagged"]  # the oracle recites the fixes
+
+    settings = resolve_settings(repo, {"agent": ["oracle"], "attempts": 1, "run_id": "abl1", "yes": True})
+    tasks = load_tasks(settings.tasks_path)
+    rules = split_rules(RULES)
+    plan = build_plan(settings, "CLAUDE.md", rules, len(tasks), [("oracle", "oracle", "CLAUDE.md")], 1)
+    session = AblationSession.start(settings, tasks, build_agents(settings.agents, settings), rules=rules,
+                                    rules_file="CLAUDE.md", rules_paths={"oracle": "CLAUDE.md"}, plan=plan,
+                                    new_id="unused")
+    try:
+        for v, t, a, n in session.pending()[:2]:
+            append_jsonl(session.results_path, {"run_id": "abl1", "variant": v, "task_id": t, "agent": a,
+                                                "attempt": n, "outcome": "solved"})
+        lines = status_lines(home)
+        at = lines.index("ablations (.homefield/ablate):")
+        assert lines[at + 1].startswith(f"  abl1  started {session.session_start[:10]}")
+        assert f"· oracle · 2 of {N_TASKS * 4} attempts finished · in progress (this process) · " in lines[at + 1]
+        assert lines[at + 1].endswith(" · rules CLAUDE.md, 4 variants")
+    finally:
+        assert session.lock is not None
+        session.lock.release()
+    assert "in progress" not in status_lines(home)[at + 1]
+
+    at = lines.index("probes (.homefield/probe):")
+    assert lines[at + 1].startswith("  oracle  8 calls, 8 scored · last call ")
+    assert lines[at + 1].endswith(f" · {len(verdict['flagged'])} of {verdict['judged']} tasks flagged memorized")
+    # a call after the verdict line: a probe in progress (or stopped), not the verdict's
+    append_jsonl(probe_path(home.path, "oracle"), {"schema_version": 1, "kind": "task", "task_id": "x", "sample": 2,
+                                                   "agent": "oracle", "spec": "oracle", "score": None,
+                                                   "outcome": "infra"})
+    line = status_lines(home)[at + 1]
+    assert line.startswith("  oracle  9 calls, 8 scored") and line.endswith(
+        " · no verdict yet (a probe in progress, or one stopped before its end: homefield probe --resume finishes it)")

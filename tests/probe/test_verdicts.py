@@ -322,9 +322,20 @@ def test_bh_adjusted_equals_scipys_values_with_ties_and_one_value() -> None:
 def test_a_flagged_tasks_subject_reaches_the_terminal_as_escapes() -> None:
     """host29: the probe's summary printed a memorized task's commit subject raw (its ESC sequences played)."""
     t = task("a", 1)
-    t.subject = "Fix\x1b[2J\x1b[Hnothing memorized\r\u202e"
+    t.subject = t.prompt = "Fix\x1b[2J\x1b[Hnothing\u202e memorized\r"
     v = Verdict(agent="m", control="cutoff", cutoff=None, control_n=20, control_p95=0.3,
                 tasks={"a": {"memorized": True, "best": 0.99, "mean": 0.9}})
     lines = [text for text, _ in verdict_lines("m", "cmd:x", v, {"a": t}, 0.0)]
-    assert lines[-1].endswith("Fix\\x1b[2J\\x1b[Hnothing memorized \\u202e")
+    assert lines[-1].endswith("Fix\\x1b[2J\\x1b[Hnothing\\u202e memorized")
     assert [ln for ln in lines if "\x1b" in ln or "\r" in ln or "\u202e" in ln] == []
+
+
+def test_a_flagged_task_is_named_as_the_report_names_it() -> None:
+    """ux30: the probe's flagged tasks showed the raw commit subject (``Fix #218: …``) where the report, ``tasks``
+    and ``run`` show the cleaned title (``display_subject``: the prompt's first line)."""
+    t = task("a", 1)
+    t.subject, t.prompt = "Fix #218: Handle maxsize overflow (closes #219)", "Handle maxsize overflow\n\nbody"
+    v = Verdict(agent="m", control="cutoff", cutoff=None, control_n=20, control_p95=0.3,
+                tasks={"a": {"memorized": True, "best": 0.99, "mean": 0.9}})
+    lines = [text for text, _ in verdict_lines("m", "cmd:x", v, {"a": t}, 0.0)]
+    assert lines[-1] == "  memorized a  best 0.99  mean 0.90  Handle maxsize overflow"

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 import stat
+import sys
 import tempfile
 import threading
 import time
@@ -192,10 +194,10 @@ def test_the_default_folder_is_the_machines_not_tmpdirs(tmp_path: Path, monkeypa
     assert folders == {Path("/tmp") / f"homefield-phases-{os.getuid()}"}
 
 
-def _hold_labelled(folder: str, kind: str, label: str, ready: Any, release: Any) -> None:
+def _hold_labelled(folder: str, kind: str, label: str, ready: Any, release: Any, session: str = "") -> None:
     from pytest_homefield.sandbox import phases
 
-    phases.set_notice(None, label)
+    phases.set_notice(None, label, session)
     with PhaseLock(Path(folder)).hold(kind):  # type: ignore[arg-type]
         ready.set()
         release.wait(60)
@@ -203,12 +205,12 @@ def _hold_labelled(folder: str, kind: str, label: str, ready: Any, release: Any)
 
 def test_a_session_that_waits_says_for_whom_and_when_it_got_in(tmp_path: Path) -> None:
     """One repository's run waited 507 s behind another repository's ``verify --attacks`` with no line: an
-    entrant that has to wait says so once, naming the other class's holders (pid, command, folder), and once
-    more when it gets in; one that does not wait says nothing."""
+    entrant that has to wait says so once, naming the other class's holders (pid, what it is, folder, how long
+    it has held its phase), and once more when it gets in; one that does not wait says nothing."""
     from pytest_homefield.sandbox import phases
 
     ready, release = CTX.Event(), CTX.Event()
-    holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield verify --attacks", ready, release)
+    holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield verify", ready, release)
     assert ready.wait(30)
     lines: list[str] = []
 
@@ -222,9 +224,9 @@ def test_a_session_that_waits_says_for_whom_and_when_it_got_in(tmp_path: Path) -
         with lock.hold(AGENT) as phase:
             assert lock.holders(AGENT) == []  # this process's own file is not listed to itself
         assert len(lines) == 2, lines
-        assert lines[0] == ("homefield: waiting for the machine's phase lock: an agent phase waits for the grading "
-                            f"phases of another session: pid {holder.pid} (homefield verify --attacks) in "
-                            f"{os.getcwd()}")
+        assert re.fullmatch(re.escape("homefield: waiting for the machine's phase lock: an agent phase waits for the "
+                                      f"grading phases of another session: pid {holder.pid} (homefield verify) in "
+                                      f"{os.getcwd()}, for ") + r"\d+ s", lines[0]), lines[0]
         assert lines[1] == f"homefield: got the machine's phase lock (agent) after {phase.wait_s:.0f} s"
         assert _ended(holder, 10)
         assert lock.holders(GRADING) == [] and not list((tmp_path / "holders").iterdir())  # each left its file
@@ -306,3 +308,51 @@ def test_the_processes_of_one_session_say_they_wait_once(tmp_path: Path) -> None
     said = other.read_text().splitlines()
     assert said[0].startswith("homefield: waiting for the machine's phase lock: ") and \
         said[1].startswith("homefield: got the machine's phase lock (agent) after "), said
+
+
+def test_a_waiting_session_is_told_what_holds_the_lock_and_for_how_long_never_its_arguments(tmp_path: Path) -> None:
+    """ux30: the waiting line showed the other session's whole command line (paths, a ``cmd:`` agent's token);
+    it names the holder by pid, what it is and how long it has held its phase, and the lock's folder keeps no
+    word of the arguments (only a digest tells a session's own processes apart from another session's)."""
+    from pytest_homefield.sandbox import phases
+
+    secret = "s3cret-token-4711"
+    ready, release = CTX.Event(), CTX.Event()
+    holder = _start(_hold_labelled, str(tmp_path), GRADING, "homefield run", ready, release,
+                    f"homefield run --agent 'x=cmd:API_KEY={secret} ./agent.sh' /home/u/private")
+    assert ready.wait(30)
+    time.sleep(1.2)
+    lines: list[str] = []
+
+    def notice(line: str) -> None:
+        lines.append(line)
+        release.set()
+
+    phases.set_notice(notice, "homefield verify", f"homefield verify --attacks {secret}")
+    try:
+        with PhaseLock(tmp_path).hold(AGENT):
+            pass
+        assert _ended(holder, 10)
+        m = re.fullmatch(re.escape("homefield: waiting for the machine's phase lock: an agent phase waits for the "
+                                   f"grading phases of another session: pid {holder.pid} (homefield run) in "
+                                   f"{os.getcwd()}, for ") + r"(\d+) s", lines[0])
+        assert m is not None, lines
+        assert int(m[1]) >= 1  # held 1.2 s before this session asked
+        assert secret not in "".join(lines)
+        # nothing of either session's arguments is kept in the lock's folder
+        with PhaseLock(tmp_path).hold(GRADING):
+            files = [p for p in tmp_path.rglob("*") if p.is_file()]
+            assert any(p.parent.name == "holders" for p in files)
+            assert [p for p in files if secret.encode() in p.read_bytes() or b"private" in p.read_bytes()] == []
+    finally:
+        phases.set_notice(None)
+        release.set()
+
+
+def test_a_session_without_a_label_is_named_by_its_program_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default label (no :func:`set_notice` label) was the whole ``sys.argv``: now the program's name."""
+    from pytest_homefield.sandbox import phases
+
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/homefield", "run", "--agent", "x=cmd:API_KEY=s3cret ./a.sh"])
+    phases.set_notice(None)
+    assert phases.session_label() == f"pid {os.getpid()} (homefield) in {os.getcwd()}"
