@@ -82,7 +82,7 @@ def _stage(copier: nofollow.EntryCopier, rel: str) -> None:
     try:
         copier.copy(rel)
     except (OSError, ValueError):
-        copier.forget()
+        pass
 
 
 #: The last line of a diff cut at its cap (:func:`capped_diff`); ``{limit}`` is the cap in bytes.
@@ -159,7 +159,7 @@ def apply_change(workspace: Path, gdir: Path, rel: str, change: str,
     one in), or a workspace entry that is gone or is no longer a file or symlink (a folder swapped in
     after the walk, a fifo). Raises ``OSError`` when writing the grading copy fails. ``copier``: a
     :class:`~pytest_homefield.sandbox.nofollow.EntryCopier` from ``workspace`` to ``gdir`` to copy with, for
-    many changes in a row (it forgets its folders before a removal and after a failure)."""
+    many changes in a row (forgotten before a removal; it forgets its folders itself after a failure)."""
     if change == "deleted":
         if copier is not None:
             copier.forget()
@@ -170,12 +170,8 @@ def apply_change(workspace: Path, gdir: Path, rel: str, change: str,
         else:
             nofollow.copy_entry(workspace, rel, gdir)
     except (nofollow.LinkInTheWay, FileNotFoundError):
-        if copier is not None:
-            copier.forget()
         return False
     except OSError as exc:
-        if copier is not None:
-            copier.forget()
         if exc.errno != errno.EINVAL:
             raise
         return False

@@ -640,9 +640,8 @@ def copy_entry(src_root: Path | str, rel: str | PurePosixPath, dest_root: Path |
     as a link), replacing whatever is there (a folder with its content); missing folders are made.
     Neither side follows a symlink on the way (:class:`LinkInTheWay`). Raises ``OSError``
     (``EINVAL``) for a folder or a special file at ``src_root/rel``."""
-    folder, name = _split(rel)
-    with opened_dir(src_root, folder) as sfd, opened_dir(dest_root, folder, create=True) as dfd:
-        _copy_entry_at(sfd, dfd, name, str(rel))
+    with EntryCopier(src_root, dest_root) as copier:
+        copier.copy(rel)
 
 
 def _copy_entry_at(sfd: int, dfd: int, name: str, rel: str) -> None:
@@ -698,7 +697,8 @@ class EntryCopier:
             os.close(fds[1])
 
     def copy(self, rel: str | PurePosixPath) -> None:
-        """Copy ``src_root/rel`` to ``dest_root/rel`` as :func:`copy_entry` does."""
+        """Copy ``src_root/rel`` to ``dest_root/rel`` as :func:`copy_entry` does; after a failure the kept
+        folders are forgotten (:meth:`forget`)."""
         folder, name = _split(rel)
         if self._fds is None or self._folder != folder:
             self.forget()
@@ -709,7 +709,11 @@ class EntryCopier:
                 os.close(sfd)
                 raise
             self._fds, self._folder = (sfd, dfd), folder
-        _copy_entry_at(self._fds[0], self._fds[1], name, str(rel))
+        try:
+            _copy_entry_at(self._fds[0], self._fds[1], name, str(rel))
+        except BaseException:
+            self.forget()
+            raise
 
 
 def copy_tree(src: Path | str, dest: Path | str, *, atime_is_mtime: bool = False) -> Path:
