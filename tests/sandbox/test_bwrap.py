@@ -34,6 +34,10 @@ from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.testrun import run_tests
 
+#: The test runs' pytest options: no plugin of this machine's environment (the sandbox tests count only the
+#: tests' own outcomes).
+PLAIN = "-p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+
 
 def _bwrap() -> str:
     try:
@@ -356,8 +360,7 @@ def test_test_runs_have_no_network_and_a_read_only_copy(tmp_path: Path) -> None:
         "    with pytest.raises(OSError):\n"
         "        s.connect(('127.0.0.1', 9))\n"
         "    assert [n for i, n in socket.if_nameindex()] in ([], ['lo'])\n")
-    cmd = (f"{sys.executable} -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider "
-           "-p no:anyio")
+    cmd = f"{sys.executable} -m pytest {PLAIN}"
     run = run_tests(work, cmd, ["tests/test_box.py"], out_dir=tmp_path / "out", sandbox="bwrap")
     assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     assert not (work / "planted.py").exists()
@@ -391,7 +394,7 @@ def test_test_runs_use_the_environment_env_names_read_only(tmp_path: Path) -> No
         "    with pytest.raises(OSError):\n"
         "        os.unlink(hfmarker.__file__)\n")
     env = Environment(key="k1", path=venv, python_version="", interpreter="", how="").apply()
-    cmd = "python -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+    cmd = f"python -m pytest {PLAIN}"
     run = run_tests(work, cmd, ["tests/test_env.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
     assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     assert len(run.outcomes) == 2 and (site / "hfmarker.py").exists() and not (site / "planted.py").exists()
@@ -467,7 +470,7 @@ def test_a_pythonpath_naming_the_repository_reaches_no_test_run(tmp_path: Path,
         f"    assert not [p for p in sys.path if p.startswith({str(tmp_path / 'home')!r})], sys.path\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(repo), str(repo / "src"), str(repo / "lib"),
                                                         str(tmp_path / "home"), str(other)])}
-    cmd = "python -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider -p no:anyio"
+    cmd = f"python -m pytest {PLAIN}"
     run = run_tests(work, cmd, ["tests/test_peek.py"], out_dir=tmp_path / "out", env=env, sandbox="bwrap")
     assert run.outcomes == {"tests/test_peek.py::test_sees_no_answers": "passed"}, run.log_path.read_text()[-3000:]
 
@@ -532,8 +535,7 @@ def test_a_sandbox_sees_no_other_sandboxs_locks_or_processes(tmp_path: Path) -> 
             "import os\n\n\ndef test_no_other_sandbox():\n"
             "    assert open('/proc/locks').read() == ''\n"
             "    assert max(int(p) for p in os.listdir('/proc') if p.isdigit()) <= 3\n")
-        cmd = (f"{sys.executable} -m pytest -p no:hypothesispytest -p no:xdist -p no:benchmark -p no:cacheprovider "
-               "-p no:anyio")
+        cmd = f"{sys.executable} -m pytest {PLAIN}"
         run = run_tests(work, cmd, ["tests/test_proc.py"], out_dir=tmp_path / "out", sandbox="bwrap")
         assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     finally:
