@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.landlock import SANDBOXES, agent_reach, backend, landlock_abi
+from helpers.landlock import PRELUDE, SANDBOXES, agent_reach, backend, landlock_abi
 
 from pytest_homefield.sandbox import _landlock_supervisor as supervisor
 from pytest_homefield.sandbox import landlock
@@ -233,6 +233,111 @@ def test_the_supervisor_allows_a_connect_by_address_and_port_only() -> None:
         supervisor.may_connect(_sockaddr(inet, "127.0.0.1", 8080)[:8], inet, allowed)
     assert err.value.errno == 22
     assert supervisor.peers(None) == frozenset()
+
+
+#: A listener: on every address (``0.0.0.0``, ``::``: a LAN host connects once it learns the port), on an
+#: unbound socket (``listen`` binds it to ``0.0.0.0``), with ``AF_UNSPEC`` (``0.0.0.0`` too), and what a
+#: test's local server does (``127.0.0.1:0``, ``::1``).
+LISTENERS = '''
+def listen(family, address):
+    s = socket.socket(family)
+    if address is not None:
+        s.bind(address)
+    s.listen(1)
+def unspec():
+    s = socket.socket()
+    s.bind(socket.AF_UNSPEC.to_bytes(2, "little") + bytes(14))  # as raw bytes: Python refuses the family
+reach("any-v4", lambda: listen(socket.AF_INET, ("0.0.0.0", 0)))
+reach("any-v6", lambda: listen(socket.AF_INET6, ("::", 0)))
+reach("unbound", lambda: listen(socket.AF_INET, None))
+reach("loopback", lambda: listen(socket.AF_INET, ("127.0.0.1", 0)))
+reach("loopback-v6", lambda: listen(socket.AF_INET6, ("::1", 0)))
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_agent_listens_on_loopback_only(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """r25: Landlock's bind rule names a port, so ``bind(0.0.0.0:0)`` then ``listen`` (or ``listen`` on an
+    unbound socket) took connections from the LAN once the agent told its provider the port. Under Landlock
+    only a loopback listener can be made; without it, all can."""
+    if abi < landlock.NET_ABI:
+        pytest.skip(f"Landlock ABI {abi}: TCP is not confined")
+    if not socket.has_ipv6 or not Path("/proc/net/if_inet6").exists():
+        pytest.skip("no IPv6 here")
+    out = agent_reach(sandbox, abi, tmp_path, LISTENERS)
+    refused = "no" if sandbox == "landlock" else "yes"
+    assert out == {"any-v4": refused, "any-v6": refused, "unbound": refused, "loopback": "yes",
+                   "loopback-v6": "yes"}, out
+
+
+def test_the_supervisor_binds_loopback_addresses_only() -> None:
+    """The check behind each ``bind`` (:func:`~._landlock_supervisor.may_bind`): a loopback address of the
+    socket's family on a policy port (``127.0.0.0/8``, ``::1``, v4-mapped); never the any address,
+    ``AF_UNSPEC`` (``0.0.0.0`` on an IPv4 socket), another port, a Unix socket; netlink passes."""
+    inet, inet6, ports = socket.AF_INET, socket.AF_INET6, frozenset({0})
+    for raw, domain in ((_sockaddr(inet, "127.0.0.1", 0), inet), (_sockaddr(inet, "127.3.2.1", 0), inet),
+                        (_sockaddr(inet6, "::1", 0), inet6), (_sockaddr(inet6, "::ffff:127.0.0.1", 0), inet6),
+                        (b"", socket.AF_NETLINK)):
+        assert supervisor.may_bind(raw, domain, ports), raw
+    for raw, domain in ((_sockaddr(inet, "0.0.0.0", 0), inet), (_sockaddr(inet6, "::", 0), inet6),
+                        (_sockaddr(inet, "192.168.1.2", 0), inet), (_sockaddr(inet6, "::ffff:10.0.0.1", 0), inet6),
+                        (_sockaddr(inet, "127.0.0.1", 8080), inet), (_sockaddr(inet, "127.0.0.1", 0), inet6),
+                        (bytes(16), inet), (_sockaddr(inet, "127.0.0.1", 0), socket.AF_UNIX)):
+        assert not supervisor.may_bind(raw, domain, ports), raw
+    with pytest.raises(OSError) as err:
+        supervisor.may_bind(_sockaddr(inet, "127.0.0.1", 0)[:8], inet, ports)
+    assert err.value.errno == 22
+
+
+#: A local model server on ``::1`` only, reached without the proxy (a client that ignores the proxy
+#: variables), and the same port on ``127.0.0.1`` (another listener: not named by the agent's provider).
+IPV6_PEER = '''
+port = int(sys.argv[1])
+reach("v6-peer", lambda: socket.create_connection(("::1", port), timeout=5).close())
+reach("same-port-v4", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """r25: Landlock allowed ``127.0.0.1`` only, so an agent whose provider is ``http://[::1]:P`` (a local
+    model server on IPv6 loopback alone) could not reach it. The exact pairs the provider names are allowed
+    (:meth:`~pytest_homefield.sandbox.proxy.Allowlist.loopback_peers`), ``::1`` included, through
+    :func:`~pytest_homefield.run.agent_sandbox.agent_sandbox` as ``homefield run`` confines a ``cmd:``
+    agent; ``127.0.0.1:P`` stays unreachable."""
+    from pytest_homefield.agents.base import AgentContext, AgentSettings
+    from pytest_homefield.agents.cmd_agent import CommandAgent
+    from pytest_homefield.agents.environment import build_agent_env
+    from pytest_homefield.run.agent_sandbox import agent_sandbox
+    from pytest_homefield.sandbox.modes import SandboxChoice
+
+    try:
+        v6 = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    port = v6.getsockname()[1]
+    v4 = socket.create_server(("127.0.0.1", port))
+    ws, box, art = tmp_path / "ws", tmp_path / "box", tmp_path / "art"
+    for d in (ws, art):
+        d.mkdir()
+    (ws / "probe.py").write_text(PRELUDE + IPV6_PEER)
+    command = f"{sys.executable} probe.py {port}"
+    agent = CommandAgent(name="net", spec=f"cmd:{command}", command=command, settings=AgentSettings())
+    env = build_agent_env(prompt="p", attempt=1, tmpdir=box / "tmp", passthrough=[],
+                          source={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    choice = SandboxChoice(sandbox, "allowlist", (f"[::1]:{port}",))
+    sb = agent_sandbox(agent, backend(sandbox, abi), workspace=ws, box=box, env=env, sandbox=choice,
+                       proxy_log=art / "proxy.log")
+    try:
+        agent.run(AgentContext(workspace=ws, prompt="p", env=env, timeout_s=60, artifacts=art, wrap=sb.wrap,
+                               sandbox=sandbox))
+    finally:
+        sb.close()
+        v6.close()
+        v4.close()
+    assert sb.recorded == sandbox
+    out = dict(line.split(" ", 1) for line in (art / "agent.out").read_text().splitlines())
+    assert out == {"v6-peer": "yes", "same-port-v4": "no" if sandbox == "landlock" else "yes"}, out
 
 
 #: The mode and owner of a host file the process can name but not open; then what honest code does in
