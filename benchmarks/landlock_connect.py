@@ -9,8 +9,8 @@ Run on demand (not a test)::
     python benchmarks/landlock_connect.py --runs 5 --baseline /path/to/main/pytest_homefield/sandbox/_landlock.py
 
 Per connect: the median of ``CONNECTS`` blocking connects (socket made outside the timing, closed after)
-in one confined process, then the median over the runs; per bind+listen the same; per launch: the median of ``--launches``
-launches per run, then over the runs.
+in one confined process, then the median over the runs; per bind+listen the same; per launch: the median
+of ``--launches`` launches per run, then over the runs.
 
 Measured (2026-12-05, 2 shared cores, Linux 6.18, Landlock ABI 7, --runs 5 --launches 20; baseline: main
 2480afc): a connect 237.8 µs against 10.6 µs; a launch 137.2 against 136.4 ms (the machine loaded by

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -338,6 +339,49 @@ def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(abi: int, tm
     assert sb.recorded == sandbox
     out = dict(line.split(" ", 1) for line in (art / "agent.out").read_text().splitlines())
     assert out == {"v6-peer": "yes", "same-port-v4": "no" if sandbox == "landlock" else "yes"}, out
+
+
+#: What a confined process reads of another process of the user outside its domain (another attempt's, the
+#: host session's): ``/proc/PID/…`` entry by entry.
+OTHER_PROCESS = '''
+pid = sys.argv[1]
+def read(name):
+    return lambda: open(f"/proc/{pid}/{name}", "rb").read()
+reach("cmdline", read("cmdline"))
+reach("status", read("status"))
+reach("fd-list", lambda: os.listdir(f"/proc/{pid}/fd"))
+reach("fd-link", lambda: os.readlink(f"/proc/{pid}/fd/0"))
+reach("environ", read("environ"))
+reach("cwd", lambda: os.listdir(f"/proc/{pid}/cwd"))
+reach("root", lambda: os.listdir(f"/proc/{pid}/root"))
+reach("maps", read("maps"))
+def mem():
+    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)  # refused here when refused (ptrace)
+    os.pread(fd, 1, int(open(f"/proc/{pid}/maps").readline().split("-")[0], 16))
+reach("mem", mem)
+reach("fdinfo", read("fdinfo/0"))
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_what_an_agent_reads_of_another_process(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """r25 (measured, nothing to close): without a PID namespace every process of the machine is in
+    ``/proc``. Landlock refuses ptrace out of the domain, and with it another process's ``environ``,
+    ``cwd``, ``root``, ``maps``, ``mem``, ``fdinfo`` and its fds' targets; its ``cmdline``, ``status`` and
+    the numbers of its open fds stay readable (no ptrace check in the kernel; Landlock cannot deny a
+    subfolder of the allowed ``/proc``, whose ``/proc/self`` the command needs). Hence homefield puts no
+    secret and no hidden test on a command line (policies, targets and bubblewrap's options go by file
+    or memfd). Without a sandbox all are read."""
+    (tmp_path / "other").mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                             cwd=tmp_path / "other", env={"SECRET": "hidden tests"})
+    try:
+        out = agent_reach(sandbox, abi, tmp_path, OTHER_PROCESS, str(other.pid))
+    finally:
+        other.communicate(timeout=30)
+    refused = "no" if sandbox == "landlock" else "yes"
+    assert out == {"cmdline": "yes", "status": "yes", "fd-list": "yes", "fd-link": refused, "environ": refused,
+                   "cwd": refused, "root": refused, "maps": refused, "mem": refused, "fdinfo": refused}, out
 
 
 #: The mode and owner of a host file the process can name but not open; then what honest code does in
