@@ -123,8 +123,10 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     ports = tuple(dict.fromkeys([*ports, *own.ports]))
     if peers:  # exact pairs (Landlock): its services on the host's 127.0.0.1
         peers = tuple(dict.fromkeys([*peers, *(("127.0.0.1", p) for p in own.ports)]))
+    # a port its provider names on one address of this machine only (``[::1]:P``) is relayed to that address
+    only_at = {p: hs[0] for p in ports if len(hs := [h for h, q in peers if q == p]) == 1}
     relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"),  # owner-named: swept
-                       targets=own.targets)
+                       targets=own.targets, hosts=only_at)
              if (ports or proxy is not None) and chosen.relays else None)
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,

@@ -11,12 +11,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.landlock import PRELUDE, SANDBOXES, agent_reach, backend, landlock_abi
+from helpers.landlock import SANDBOXES, agent_reach, backend, landlock_abi
 
 from pytest_homefield.sandbox import _landlock_supervisor as supervisor
 from pytest_homefield.sandbox import landlock
@@ -294,18 +295,34 @@ def test_the_supervisor_binds_loopback_addresses_only() -> None:
 #: variables), and the same port on ``127.0.0.1`` (another listener: not named by the agent's provider).
 IPV6_PEER = '''
 port = int(sys.argv[1])
-reach("v6-peer", lambda: socket.create_connection(("::1", port), timeout=5).close())
-reach("same-port-v4", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close())
+for name, host in (("v6-peer", "::1"), ("same-port-v4", "127.0.0.1")):
+    try:
+        with socket.create_connection((host, port), timeout=5) as s:
+            print(name, s.recv(8).decode() or "closed")
+    except OSError:
+        print(name, "no")
 '''
 
 
-@pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(abi: int, tmp_path: Path, sandbox: str) -> None:
+def _says(server: socket.socket, word: bytes) -> None:
+    """Answer each connection to ``server`` with ``word`` (until it is closed)."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        with conn:
+            conn.sendall(word)
+
+
+@pytest.mark.parametrize("sandbox", [*SANDBOXES, pytest.param("bwrap", id="bwrap")])
+def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(tmp_path: Path, sandbox: str) -> None:
     """r25: Landlock allowed ``127.0.0.1`` only, so an agent whose provider is ``http://[::1]:P`` (a local
     model server on IPv6 loopback alone) could not reach it. The exact pairs the provider names are allowed
     (:meth:`~pytest_homefield.sandbox.proxy.Allowlist.loopback_peers`), ``::1`` included, through
     :func:`~pytest_homefield.run.agent_sandbox.agent_sandbox` as ``homefield run`` confines a ``cmd:``
-    agent; ``127.0.0.1:P`` stays unreachable."""
+    agent; ``127.0.0.1:P`` stays unreachable. Under bubblewrap the relay of that port (inside, both
+    loopbacks) leads to the host's ``::1`` (it led to ``127.0.0.1``, the other listener)."""
     from pytest_homefield.agents.base import AgentContext, AgentSettings
     from pytest_homefield.agents.cmd_agent import CommandAgent
     from pytest_homefield.agents.environment import build_agent_env
@@ -318,17 +335,23 @@ def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(abi: int, tm
         pytest.skip("no IPv6 loopback here")
     port = v6.getsockname()[1]
     v4 = socket.create_server(("127.0.0.1", port))
+    for server, word in ((v6, b"v6"), (v4, b"v4")):
+        threading.Thread(target=_says, args=(server, word), daemon=True).start()
     ws, box, art = tmp_path / "ws", tmp_path / "box", tmp_path / "art"
     for d in (ws, art):
         d.mkdir()
-    (ws / "probe.py").write_text(PRELUDE + IPV6_PEER)
+    (ws / "probe.py").write_text("import socket, sys\n" + IPV6_PEER)
     command = f"{sys.executable} probe.py {port}"
     agent = CommandAgent(name="net", spec=f"cmd:{command}", command=command, settings=AgentSettings())
     env = build_agent_env(prompt="p", attempt=1, tmpdir=box / "tmp", passthrough=[],
                           source={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     choice = SandboxChoice(sandbox, "allowlist", (f"[::1]:{port}",))
-    sb = agent_sandbox(agent, backend(sandbox, abi), workspace=ws, box=box, env=env, sandbox=choice,
-                       proxy_log=art / "proxy.log")
+    if sandbox == "bwrap":
+        from helpers.bwrap import bwrap_works
+        if not bwrap_works():
+            pytest.skip("bubblewrap does not work here")
+    chosen = "bwrap" if sandbox == "bwrap" else backend(sandbox, landlock_abi() if sandbox == "landlock" else 0)
+    sb = agent_sandbox(agent, chosen, workspace=ws, box=box, env=env, sandbox=choice, proxy_log=art / "proxy.log")
     try:
         agent.run(AgentContext(workspace=ws, prompt="p", env=env, timeout_s=60, artifacts=art, wrap=sb.wrap,
                                sandbox=sandbox))
@@ -338,7 +361,8 @@ def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(abi: int, tm
         v4.close()
     assert sb.recorded == sandbox
     out = dict(line.split(" ", 1) for line in (art / "agent.out").read_text().splitlines())
-    assert out == {"v6-peer": "yes", "same-port-v4": "no" if sandbox == "landlock" else "yes"}, out
+    # under bubblewrap both loopbacks inside are the relay, to the host's ::1
+    assert out == {"v6-peer": "v6", "same-port-v4": {"none": "v4", "landlock": "no", "bwrap": "v6"}[sandbox]}, out
 
 
 #: What a confined process reads of another process of the user outside its domain (another attempt's, the
