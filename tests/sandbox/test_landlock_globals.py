@@ -384,6 +384,7 @@ def mem():
     os.pread(fd, 1, int(open(f"/proc/{pid}/maps").readline().split("-")[0], 16))
 reach("mem", mem)
 reach("fdinfo", read("fdinfo/0"))
+reach("signal", lambda: os.kill(int(pid), 0))
 '''
 
 
@@ -395,7 +396,7 @@ def test_what_an_agent_reads_of_another_process(abi: int, tmp_path: Path, sandbo
     the numbers of its open fds stay readable (no ptrace check in the kernel; Landlock cannot deny a
     subfolder of the allowed ``/proc``, whose ``/proc/self`` the command needs). Hence homefield puts no
     secret and no hidden test on a command line (policies, targets and bubblewrap's options go by file
-    or memfd). Without a sandbox all are read."""
+    or memfd). Landlock's scope (ABI ≥ 6) refuses it a signal. Without a sandbox all are read."""
     (tmp_path / "other").mkdir()
     other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
                              cwd=tmp_path / "other", env={"SECRET": "hidden tests"})
@@ -405,7 +406,8 @@ def test_what_an_agent_reads_of_another_process(abi: int, tmp_path: Path, sandbo
         other.communicate(timeout=30)
     refused = "no" if sandbox == "landlock" else "yes"
     assert out == {"cmdline": "yes", "status": "yes", "fd-list": "yes", "fd-link": refused, "environ": refused,
-                   "cwd": refused, "root": refused, "maps": refused, "mem": refused, "fdinfo": refused}, out
+                   "cwd": refused, "root": refused, "maps": refused, "mem": refused, "fdinfo": refused,
+                   "signal": "no" if sandbox == "landlock" and abi >= landlock.SCOPED_ABI else "yes"}, out
 
 
 #: The mode and owner of a host file the process can name but not open; then what honest code does in
