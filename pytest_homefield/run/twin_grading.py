@@ -552,7 +552,7 @@ def _stored_try(store: Path, digest: str
                     and isinstance(told, list) and all(isinstance(f, str) for f in told) \
                     and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
                                                        and all(isinstance(x, str) for x in o) for o in near.values()) \
-                    and isinstance(order, dict) and all(o in ORDERS for o in order.values()):
+                    and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()):
                 found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
                          {str(k): (o[0], o[1], o[2]) for k, o in near.items()},
                          {str(k): str(o) for k, o in order.items()})

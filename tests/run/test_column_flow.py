@@ -131,3 +131,16 @@ def test_assert_tell_on_a_column_carried_past_the_stop_is_forged(digits_task: Fi
               run_timeout_s=120)
     assert not g.suspicious, g.suspicious_reason
     assert g.outcome == "forged", g
+
+
+def test_a_stored_order_is_read_back_and_a_malformed_one_passed_over(tmp_path: Path) -> None:
+    """``parent-checks.jsonl``'s ``order`` (near31): read back with the try; a line whose order is no ``"<"`` or
+    ``">"`` (another comparison, a list) is passed over, the line before it stands."""
+    store = tmp_path / "parent-checks.jsonl"
+    good = {"key": "k", "try": 2, "stops": {FID: 4}, "told": [], "near": {}, "farther": [], "order": {FID: "<"}}
+    store.write_text(json.dumps(good) + "\n" + json.dumps({**good, "try": 3, "order": {FID: "<="}}) + "\n"
+                     + json.dumps({**good, "try": 4, "order": {FID: ["<"]}}) + "\n")
+    assert twin_grading._stored_try(store, "k") == (2, {FID: 4}, [], {}, {FID: "<"})
+    store.write_text(json.dumps({**good, "order": None}) + "\n" + json.dumps({k: v for k, v in good.items()
+                                                                               if k != "order"}) + "\n")
+    assert twin_grading._stored_try(store, "k") == (2, {FID: 4}, [], {}, {})  # absent: none (lines before near31)
