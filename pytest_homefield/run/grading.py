@@ -309,10 +309,12 @@ def grade(
             before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
 
             def plan_for(s: int, stops: Mapping[str, int] | None = None,
-                         near: Mapping[str, tuple[str, str, str]] | None = None) -> TwinPlan:
+                         near: Mapping[str, tuple[str, str, str]] | None = None,
+                         order: Mapping[str, str] | None = None) -> TwinPlan:
                 # a task mined before canaries never had its rewrites checked against the reference fix
                 return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
-                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, **twin_options(task))
+                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, order=order,
+                                  **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:
                 return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],

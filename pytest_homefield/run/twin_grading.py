@@ -41,6 +41,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
+from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -198,7 +199,7 @@ PARENT_TRIES = 8
 Operands = tuple[str, str, str]
 #: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``,
 #: the group functions the parent still told in its plan and its ``near``.
-_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands]]] = {}
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]]] = {}
 
 
 @dataclass(frozen=True)
@@ -210,12 +211,16 @@ class ParentSeen:
     ``near``: function id → the operands of the comparison its original failed at there (an instance stopping at
     that line; plain literals, the reporter's ``operands``), for ``plan_twins``' ``near``; ``farther``: those of
     ``told`` told by nearness alone (a twin's operands not :func:`~pytest_homefield.sandbox.canary_near.as_near`
-    each other as its original's are, atk29)."""
+    each other as its original's are, atk29); ``order``: function id → ``"<"`` or ``">"``, an order false for the
+    operands of every failed instance of its original, each stopped at its line of ``stops`` at an ``==`` of plain
+    literals (:func:`~pytest_homefield.sandbox.canary_order.contradicted_order`), for ``plan_twins``' ``order``
+    (near31)."""
 
     told: set[str]
     stops: dict[str, int]
     near: dict[str, Operands] = field(default_factory=dict)
     farther: set[str] = field(default_factory=set)
+    order: dict[str, str] = field(default_factory=dict)
 
 
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -299,7 +304,27 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
     farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
     told |= farther
-    return ParentSeen(told, first, near, farther)
+    return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first))
+
+
+def _orders(seen: Mapping[str, str], stops: Mapping[str, int], operands: Mapping[str, Operands],
+            first: Mapping[str, int]) -> dict[str, str]:
+    """Function id → the order (``"<"`` or ``">"``) false for the operands of every failed instance of its
+    original (:func:`~pytest_homefield.sandbox.canary_order.contradicted_order`), for the originals whose every
+    failed instance stopped at the function's ``first`` line with operands (an instance that stopped later
+    passed that statement: an order twin would stop it there)."""
+    failed: dict[str, list[str]] = {}
+    for tid, o in seen.items():
+        fid = function_id(tid)
+        if TWIN_MARK not in fid and o in ("failed", "error"):
+            failed.setdefault(fid, []).append(tid)
+    out: dict[str, str] = {}
+    for fid, tids in failed.items():
+        if fid in first and all(stops.get(t) == first[fid] and t in operands for t in tids):
+            op = contradicted_order(operand_values(operands[t]) for t in sorted(tids))
+            if op is not None:
+                out[fid] = op
+    return out
 
 
 def _farther(twins: Sequence[tuple[Canary, str]], seen: Mapping[str, str], stops: Mapping[str, int],
@@ -396,23 +421,27 @@ def _in_plan_ids(by_id: Mapping[str, _V], built: tuple[dict[str, bytes], dict[st
 
 
 def parent_checked_seed(task: Task, seed: int,
-                        plan_for: Callable[[int, Mapping[str, int], Mapping[str, Operands]], TwinPlan],
+                        plan_for: Callable[..., TwinPlan],
                         told: Callable[[TwinPlan], ParentSeen | None], test_cmd: str, store: Path | None = None
                         ) -> tuple[int, TwinPlan]:
     """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan has
     no contradiction twin the untouched parent tells (``told(plan)``: :func:`parent_told`, it passes the twin or
     the twin stops at another line than its original); when every try has one, the first with the fewest;
     ``seed``'s when the check could not be made (a try's runs did not complete; not remembered). Try ``n``'s
-    plan is ``plan_for(seed_n, stops, near)``, ``stops`` where the originals stopped on the parent as the tries
+    plan is ``plan_for(seed_n, stops, near)``, or ``plan_for(seed_n, stops, near, order)`` once ``order`` is not
+    empty, ``stops`` where the originals stopped on the parent as the tries
     before it saw them (:attr:`ParentSeen.stops`; none for the first): the later tries draw each site on the
     statement where its original stopped (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``,
     atk28); ``near`` (:attr:`ParentSeen.near`) the operands of the comparison it failed at there, whose site's
-    twin is then drawn as near the parent's value as the original's (``plan_twins``' ``near``, atk29). A
+    twin is then drawn as near the parent's value as the original's (``plan_twins``' ``near``, atk29); ``order``
+    (:attr:`ParentSeen.order`) for each function told otherwise than by nearness in a try already drawn on its
+    stop, whose twin is then the comparison at the stop contradicted, its operands kept (``plan_twins``'
+    ``order``, near31: a column flowing past the stop that is the function's only site). A
     plan with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
-    the try used, its ``stops`` and ``near``, the functions still told and those of them told by nearness), so a
-    task's check costs its runs once per repository, not once per
+    the try used, its ``stops``, ``near`` and ``order``, the functions still told and those of them told by
+    nearness), so a task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
     (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). A try is better with fewer functions told otherwise
     than by nearness alone (:attr:`ParentSeen.farther`), then with fewer told by nearness; the tries stop early
@@ -422,28 +451,34 @@ def parent_checked_seed(task: Task, seed: int,
     plan used (every try told them: a column flowing past the stop that is the function's only site, atk29) are
     added to its :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected` (``canaries.json``): no twin
     guards them, as for a sentinel."""
-    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "near"])
+    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "order"])
+
+    def planned(s: int, stops: Mapping[str, int], near: Mapping[str, Operands], order: Mapping[str, str]
+                ) -> TwinPlan:
+        return plan_for(s, stops, near, order) if order else plan_for(s, stops, near)
+
     if key in _PARENT_SEEDS:
-        use, known, still, close = _PARENT_SEEDS[key]
-        return use, _unguarded(plan_for(use, known, close), still)
+        use, known, still, close, orders = _PARENT_SEEDS[key]
+        return use, _unguarded(planned(use, known, close, orders), still)
     digest = hashlib.sha256(key.encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
         use = _try_seed(seed, stored[0])
-        _PARENT_SEEDS[key] = (use, stored[1], stored[2], stored[3])
-        return use, _unguarded(plan_for(use, stored[1], stored[3]), stored[2])
+        _PARENT_SEEDS[key] = (use, *stored[1:])
+        return use, _unguarded(planned(use, stored[1], stored[3], stored[4]), stored[2])
     plan = plan_for(seed, {}, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
     # (twins the parent tells, try, seed, stops, plan, those told, near, those told by nearness): the fewest
-    best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str]] \
-        | None = None
+    best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str],
+                dict[str, str]] | None = None
     stops: dict[str, int] = {}
     near: dict[str, Operands] = {}
+    order: dict[str, str] = {}
     answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
         use = _try_seed(seed, n)
-        plan = plan if n == 0 else plan_for(use, stops, near)
+        plan = plan if n == 0 else planned(use, stops, near, order)
         same = _members(plan)
         found = answers.get(same) if same else None
         if found is None:
@@ -455,19 +490,22 @@ def parent_checked_seed(task: Task, seed: int,
         score = (len(found.told - found.farther), len(found.farther))
         if best is None or score < best[0]:
             best = (score, n, use, dict(stops), plan, sorted(found.told - found.farther), dict(near),
-                    sorted(found.farther))
+                    sorted(found.farther), dict(order))
         # none told, or only by nearness where this try's planner knew the parent's values: drawing again helps not
         if not found.told or (found.told <= found.farther and found.farther <= near.keys()):
             break
+        # told otherwise than by nearness on a draw at its stop already: the next contradicts the comparison there
+        order = {**{f: o for f, o in found.order.items() if f in found.told - found.farther and f in stops}, **order}
         stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
         near = {**found.near, **near}
     assert best is not None
-    _, n, use, stops, plan, still, near, farther = best
-    _PARENT_SEEDS[key] = (use, stops, still, near)
+    _, n, use, stops, plan, still, near, farther, order = best
+    _PARENT_SEEDS[key] = (use, stops, still, near, order)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
             append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still,
-                                 "near": {f: list(o) for f, o in near.items()}, "farther": farther})
+                                 "near": {f: list(o) for f, o in near.items()}, "farther": farther,
+                                 **({"order": order} if order else {})})
     return use, _unguarded(plan, still)
 
 
@@ -496,24 +534,28 @@ def _try_seed(seed: int, n: int) -> int:
     return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
 
 
-def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int], list[str], dict[str, Operands]] | None:
-    """``(try, stops, told, near)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line
-    of it wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
-    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none), ``told`` a list of
-    texts (absent, as before atk29: none) and ``near`` an object of function ids to lists of three texts (absent:
-    none) is passed over."""
-    found: tuple[int, dict[str, int], list[str], dict[str, Operands]] | None = None
+def _stored_try(store: Path, digest: str
+                ) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None:
+    """``(try, stops, told, near, order)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the
+    last line of it wins), ``None`` when there is none or the file cannot be read. A line that is not a try of
+    ``0`` to :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none), ``told`` a
+    list of texts (absent, as before atk29: none), ``near`` an object of function ids to lists of three texts
+    (absent: none) and ``order`` an object of function ids to ``"<"`` or ``">"`` (absent: none) is passed over."""
+    found: tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None = None
     try:
         for r in read_jsonl(store):
             n, stops, told, near = r.get("try"), r.get("stops", {}), r.get("told", []), r.get("near", {})
+            order = r.get("order", {})
             if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
                     and isinstance(stops, dict) \
                     and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
                     and isinstance(told, list) and all(isinstance(f, str) for f in told) \
                     and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
-                                                       and all(isinstance(x, str) for x in o) for o in near.values()):
+                                                       and all(isinstance(x, str) for x in o) for o in near.values()) \
+                    and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()):
                 found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
-                         {str(k): (o[0], o[1], o[2]) for k, o in near.items()})
+                         {str(k): (o[0], o[1], o[2]) for k, o in near.items()},
+                         {str(k): str(o) for k, o in order.items()})
     except (OSError, StoreError, ValueError):
         return None
     return found
