@@ -75,6 +75,11 @@ __all__ = [
     "display_subject",
 ]
 
+#: The largest token total an agent's row shows: the largest count one record holds (``agents/base.py``
+#: ``MAX_COUNT``, 2^63 − 1, what an int64 reader of ``report.json`` takes). Each count is the agent's word, and
+#: summed unbounded over its attempts it went past every int64 and uint64 reader (xatk31).
+MAX_TOKEN_SUM = 2**63 - 1
+
 REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
@@ -553,7 +558,7 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
 
     def tok(values: list[int | None]) -> int | None:
         known = [v for v in values if v is not None]
-        return int(sum(known)) if known else None
+        return min(int(sum(known)), MAX_TOKEN_SUM) if known else None
 
     walls = [float(a.result.wall_s) for a in scored if a.result.wall_s is not None]
     hosts = [float(a.result.host_s) for a in scored if a.result.host_s]  # 0: a record made before host_s

@@ -102,3 +102,23 @@ def test_the_hosts_own_seconds_are_reported_next_to_the_agents(tmp_path: Path) -
     old = build_report([_run(tmp_path / "old", {"a": ("cmd:a", 0.0)})], [plain_task(t) for t in IDS])
     assert "host_s_p50" not in old["agents"]["a"]
     assert "p50 host" not in render_markdown(old) and "host p50/p95" not in render_text_plain(old, verbose=False)
+
+
+def test_token_sums_stay_within_what_a_record_may_hold(tmp_path: Path) -> None:
+    """xatk31: each attempt's token count is the agent's word up to 2^63−1 (``agents/base.py`` ``MAX_COUNT``), but
+    the report summed them unbounded: a ``cmd:`` agent printing the largest count on 10 attempts made
+    ``report.json``'s totals 92233720368547758070, which no int64 or uint64 reader (Go, Rust, Java) can parse:
+    the whole report was lost to them, every agent's row with it. A sum saturates at ``MAX_COUNT``."""
+    from pytest_homefield.agents.base import MAX_COUNT
+    from pytest_homefield.report.formats import render_json
+
+    folder = _run(tmp_path / "r", {"big": ("cmd:big", 0.0), "fair": ("cmd:fair", 0.1)})
+    lines = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    for line in lines:
+        n = MAX_COUNT if line["agent"] == "big" else 1000
+        line.update(input_tokens=n, output_tokens=n, cache_read_tokens=n, cache_write_tokens=n)
+    (folder / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    agents = json.loads(render_json(build_report([folder], [plain_task(t) for t in IDS])))["agents"]
+    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    assert [agents["big"][k] for k in keys] == [MAX_COUNT] * 4, agents["big"]
+    assert [agents["fair"][k] for k in keys] == [10_000] * 4  # an honest sum is unchanged
