@@ -261,6 +261,19 @@ def test_a_reported_cost_is_believed_only_up_to_the_per_attempt_cap(cache: Snaps
     assert (r.outcome, r.cost_usd) == ("empty_patch", 999.5), r
 
 
+def test_every_agents_numbers_are_held_to_what_a_record_may_hold(cache: SnapshotCache, task: Task,
+                                                                   tmp_path: Path) -> None:
+    """xatk31: only the usage-line readers checked a number; an adapter that made its own (``openai:`` priced a
+    server's negative count at -2000 USD, claude summed per-model counts past 2^63-1, an agent of a conftest's
+    ``pytest_homefield_agents`` hook returns what it likes) reached ``results.jsonl`` as it was. Where the record
+    is made, every agent's cost is a finite number >= 0 and each count an integer from 0 to 2^63-1, else null."""
+    said = AgentResult(cost_usd=-2000.0, input_tokens=-1, output_tokens=2**64, cache_read_tokens=7,
+                       cache_write_tokens=True, turns=-3)  # type: ignore[arg-type]
+    r = run_attempt(_spec(task, FnAgent(lambda ctx: said), tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    assert (r.outcome, r.cost_usd, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens,
+            r.turns) == ("empty_patch", None, None, None, 7, None, None), r
+
+
 def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
     spec = _spec(task, FnAgent(lambda ctx: AgentResult()), tmp_path)
     spec.artifacts.mkdir(parents=True)
