@@ -104,8 +104,8 @@ class RunLimits:
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one result record (a ``results.jsonl`` line)."""
-        self._cost[(*result_key(record), record.get("started_at"), record.get("finished_at"))] = \
-            float(record.get("cost_usd") or 0.0)
+        key = result_key(record) + (record.get("started_at"), record.get("finished_at"))
+        self._cost[key] = float(record.get("cost_usd") or 0.0)
         if record.get("outcome") == "rate_limited" and _at(record.get("finished_at")) >= _at(self.since_iso):
             self._rate_limited.setdefault(str(record.get("agent", "")), str(record.get("error") or "rate limited"))
 
