@@ -122,3 +122,18 @@ def test_token_sums_stay_within_what_a_record_may_hold(tmp_path: Path) -> None:
     keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
     assert [agents["big"][k] for k in keys] == [MAX_COUNT] * 4, agents["big"]
     assert [agents["fair"][k] for k in keys] == [10_000] * 4  # an honest sum is unchanged
+
+
+def test_the_cost_of_an_attempt_counts_every_try_of_it(tmp_path: Path) -> None:
+    """xatk31: the report's cost summed the last record of each attempt, though it means to count unscored
+    attempts too ("the money was spent"): a try that spent 9 USD and claimed a rate limit, tried again by
+    ``--resume`` for 0.01 USD, left 0.01 USD in the agent's cost and cost per solved. Every try of it counts;
+    the same key in two folders (shards, reconciled as one) is one try."""
+    folder = _run(tmp_path / "r", {"a": ("openai:m", 0.01)}, solved=10)
+    tried = Result(run_id="r", task_id=IDS[0], agent="a", attempt=1, outcome="rate_limited", cost_usd=9.0,
+                   error="429", started_at="2026-01-01T10:00:00+00:00", finished_at="2026-01-01T10:05:00+00:00")
+    lines = (folder / "results.jsonl").read_text()
+    (folder / "results.jsonl").write_text(json.dumps(tried.to_dict()) + "\n" + lines)
+    a = build_report([folder], [plain_task(t) for t in IDS])["agents"]["a"]
+    assert (a["cost_usd"], a["cost_per_solved_usd"]) == (9.1, 0.91), a
+    assert a["solved"] == 10 and a.get("incomplete") is None  # the retry's record is still the attempt's result
