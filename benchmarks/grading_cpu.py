@@ -23,6 +23,15 @@ before), ``--per-round`` more its later ones. Kinds (``--kinds``):
   runs of the twins apart from their originals), ``solved``;
 * ``wrong``: a comment only (``tests_failed``), graded with canaries too.
 
+Measured (speedp31, TMPDIR=/dev/shm, load 15-19 on 2 cores, 8 rounds, baseline 301524c): ``fix`` 1.820 s -> 1.355 s
+(this/baseline median 0.745: the parent's run of the confirmation files is read from ``parent-checks.jsonl``, one
+test process less), ``wrong`` 0.930 s -> 0.940 s (1.005: no confirmation run). Where one grading's CPU goes (the
+same machine): each test process 0.33-0.36 s (Python 0.035, ``import pytest`` about 0.2, pytest's collection and
+run about 0.1, the reporter about 0.01), its reaper 0.02 s, bubblewrap and git under 0.01 s each; ``oracle`` one
+test process, ``wrong`` two (the runs apart), ``fix`` three (and the confirmation's parent run, once per process
+before, once per repository now); a session's own start and report 0.6 s and, once per process that grades in a
+sandbox, the walk of the system folders for copies of the project 0.55-0.58 s.
+
 ``--session`` times whole ``homefield run --agent KIND --attempts 1 --max-tasks 1 -n 0`` sessions instead
 (start-up, the walk, the report: what every e2e test pays per session). Prints the median CPU seconds of
 each kind and side and the median of the per-round ratios this / baseline.
