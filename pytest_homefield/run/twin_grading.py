@@ -18,6 +18,7 @@ confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`.
 from __future__ import annotations
 
 import ast
+import base64
 import concurrent.futures
 import contextlib
 import difflib
@@ -159,7 +160,8 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                      timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                      env: Mapping[str, str] | None, network: TestNetwork | None,
                      memory_mb: float | None = TEST_MEMORY_MB,
-                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None) -> set[str] | None:
+                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None,
+                     store: Path | None = None) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
@@ -167,11 +169,20 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
     or ended early. Its result is the reference fix's alone, so a check that was made is remembered for
     this process (the same parent tree, patches, command, seed, targets and sandbox: 0 s after; grading makes
-    it whenever :func:`reference_due`). ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
+    it whenever :func:`reference_due`); with ``store`` (``.homefield/parent-checks.jsonl``, as the parent check's)
+    once per repository: the key is then the task's id, commits and setup command instead of the tree's path, and
+    a later process reads the ids there. ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
     ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
+    name = sandbox if isinstance(sandbox, str) else sandbox.name
+    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                      json.dumps(plan.to_dict(), sort_keys=True), list(targets), str(sandbox)])
+                      json.dumps(plan.to_dict(), sort_keys=True), list(targets), name])
+    digest = hashlib.sha256(("reference\0" + key).encode()).hexdigest()
+    if key not in _REFERENCE_SEEN and store is not None:
+        stored = _stored_passes(store, digest)
+        if stored is not None:
+            _REFERENCE_SEEN[key] = stored
     if key in _REFERENCE_SEEN:
         return set(_REFERENCE_SEEN[key])
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
@@ -189,7 +200,25 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
     passed = {c.node for c, _ in plan.passed(merged)}
     _REFERENCE_SEEN[key] = frozenset(passed)
+    if store is not None:
+        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process runs them again
+            append_jsonl(store, {"key": digest, "reference_passes": sorted(passed)})
     return passed
+
+
+def _stored_passes(store: Path, digest: str) -> frozenset[str] | None:
+    """The canary ids :func:`reference_passes` recorded in ``store`` for ``digest`` (the last such line wins),
+    ``None`` when there is none or the file cannot be read; a line whose ``reference_passes`` is not a list of
+    texts is passed over."""
+    found: frozenset[str] | None = None
+    try:
+        for r in read_jsonl(store):
+            ids = r.get("reference_passes")
+            if r.get("key") == digest and isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+                found = frozenset(ids)
+    except (OSError, StoreError, ValueError):
+        return None
+    return found
 
 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
@@ -707,8 +736,8 @@ class Confirmed(NamedTuple):
 
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
-                    out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None, **run: Any
-                    ) -> Confirmed:
+                    out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None,
+                    remember: tuple[str, Path | None] | None = None, **run: Any) -> Confirmed:
     """The **confirmation run** of the groups of ``plan`` whose members disagree in ``outcomes`` (merged,
     :func:`merge_runs`): every group with an excusable contradiction twin where one member passed and another
     did not (:func:`_disagreeing`: whichever member it was, so that whether the run is made, and what it
@@ -732,9 +761,10 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     ``parent``: ``(pristine, test_patch)``, the untouched parent tree and the hidden tests: whenever the
     confirmation run was made (not only when confirmed hits remain: its presence would tell the pick too),
     the same files run on a fresh copy of it (:func:`_parent_gives`, kept as :data:`CONFIRM_PARENT_LOG` and
-    :data:`CONFIRM_PARENT_OUTCOMES`; made once per process for the same task, seed and selection), and a
-    twin the parent's own code passes there beside its failing original is no hit (atk27). ``run``:
-    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    :data:`CONFIRM_PARENT_OUTCOMES`; made once per process for the same task, seed and selection, and once per
+    repository with ``remember``: ``(task key, store)``, :func:`_parent_gives`), and a twin the parent's own code
+    passes there beside its failing original is no hit (atk27). ``run``: :func:`run_tests`'s options. Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
     sources = _disagreeing(plan, outcomes, fail_to_pass)
@@ -747,7 +777,7 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
     given, parent_s = (set(), 0.0) if parent is None else _parent_gives(plan, members, built, parent, tmp, out_dir,
-                                                                        test_cmd, fail_to_pass, run)
+                                                                        test_cmd, fail_to_pass, run, remember)
     seconds = made.wall_s + parent_s
     finished = not (made.over_writes or made.over_events or not run_completes(made))
     for c, tid in pending:
@@ -823,15 +853,59 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     return made, _in_plan_ids(made.outcomes, built)
 
 
-#: What :func:`_parent_gives` found, per parent tree, hidden tests, command, seed and selection, for this
-#: process: ``(ids, seconds, log, events)`` (its result does not depend on the agent's change).
+#: What :func:`_parent_gives` found, per parent tree (or task), hidden tests, command, seed, selection, sandbox
+#: and files, for this process: ``(ids, seconds, log, events)`` (its result does not depend on the agent's change).
 _PARENT_GIVES: dict[str, tuple[frozenset[str], float, bytes, bytes]] = {}
+#: Bytes of log and events at most that :func:`_parent_gives` keeps in the repository's store (base64 in a JSON
+#: line); a run that wrote more is remembered for the process only.
+GIVES_KEPT_BYTES = 1 << 16
+
+
+def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
+               built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], test_cmd: str,
+               run: Mapping[str, Any], task_key: str | None) -> str:
+    """What the parent's run of :func:`_parent_gives` depends on, as one text: the parent (``task_key``: the
+    task's id, commits and hidden tests; else the pristine tree's path, this process's), the hidden tests, the
+    command, the seed, the selection, the sandbox's name and the digest of every file the run writes into its
+    copy (the plan's first run's and the confirmation files)."""
+    pristine, test_patch = parent
+    files = {**plan.runs[0], **built[0]}
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(files[rel]).digest())
+    box = run.get("sandbox")
+    name = box if box is None or isinstance(box, str) else getattr(box, "name", type(box).__name__)
+    return json.dumps(["gives", str(pristine) if task_key is None else task_key,
+                       hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
+                       sorted({c.node for c, _ in members}), name, digest.hexdigest()])
+
+
+def _stored_gives(store: Path, digest: str) -> tuple[frozenset[str], bytes, bytes] | None:
+    """``(ids, log, events)`` :func:`_parent_gives` recorded in ``store`` for ``digest`` (the last such line wins),
+    ``None`` when there is none or the file cannot be read. A line whose ``gives`` is not a list of texts, or whose
+    ``log`` and ``events`` are not base64 texts of at most :data:`GIVES_KEPT_BYTES` together, is passed over."""
+    found: tuple[frozenset[str], bytes, bytes] | None = None
+    try:
+        for r in read_jsonl(store):
+            ids, log, events = r.get("gives"), r.get("log"), r.get("events")
+            if r.get("key") != digest or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) \
+                    or not isinstance(log, str) or not isinstance(events, str):
+                continue
+            try:
+                data = (base64.b64decode(log, validate=True), base64.b64decode(events, validate=True))
+            except ValueError:
+                continue
+            if len(data[0]) + len(data[1]) <= GIVES_KEPT_BYTES:
+                found = (frozenset(ids), data[0], data[1])
+    except (OSError, StoreError, ValueError):
+        return None
+    return found
 
 
 def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                   built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], tmp: Path,
-                  out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any]
-                  ) -> tuple[set[str], float]:
+                  out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any],
+                  remember: tuple[str, Path | None] | None = None) -> tuple[set[str], float]:
     """``(ids, seconds)``: the instance ids of the twins of ``members`` (the confirmation run's selection) that
     the untouched parent passes beside its failing original, in the confirmation run's files (``built``) on a
     fresh copy of ``parent`` (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time.
@@ -839,13 +913,21 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     gives it, so passing it says nothing of a pick (docs/contracts.md §7, atk27). Made whenever a
     confirmation run was, whatever it showed (lock28: made only when confirmed hits remained, its presence
     told a later grading which member the picked run held); its result is the parent's alone, so it is made
-    once per process for the same parent, hidden tests, command, seed and selection (0 s after). Empty when
-    the hidden tests do not apply there or the run did not finish (the hits stand; not remembered). Kept as
-    :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as
+    once per process for the same parent, hidden tests, command, seed, selection, sandbox and files
+    (:func:`_gives_key`; 0 s after), and with ``remember`` (``(task key, store)``: the task's id, commits and
+    hidden tests, and ``.homefield/parent-checks.jsonl``, as the parent check's) once per repository: a later
+    process reads its ids, log and events from the store (when they fit in :data:`GIVES_KEPT_BYTES`). Empty
+    when the hidden tests do not apply there or the run did not finish (the hits stand; not remembered). Kept
+    as :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as
     :func:`run_tests` does."""
     pristine, test_patch = parent
-    key = json.dumps([str(pristine), hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                      sorted({c.node for c, _ in members}), str(run.get("sandbox"))])
+    task_key, store = remember if remember is not None else (None, None)
+    key = _gives_key(plan, members, built, parent, test_cmd, run, task_key)
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    if key not in _PARENT_GIVES and store is not None:
+        stored = _stored_gives(store, digest)
+        if stored is not None:
+            _PARENT_GIVES[key] = (stored[0], 0.0, stored[1], stored[2])
     if key in _PARENT_GIVES:
         known, _, log, events = _PARENT_GIVES[key]
         for name, data in ((CONFIRM_PARENT_LOG, log), (CONFIRM_PARENT_OUTCOMES, events)):
@@ -869,6 +951,10 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     chosen = {c.node for c, _ in members}
     given = {tid for c, tid in plan.excused(seen, fail_to_pass) if c.node in chosen}
     _PARENT_GIVES[key] = (frozenset(given), made.wall_s, kept[0], kept[1])
+    if store is not None and len(kept[0]) + len(kept[1]) <= GIVES_KEPT_BYTES:
+        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process runs it again
+            append_jsonl(store, {"key": digest, "gives": sorted(given), "log": base64.b64encode(kept[0]).decode(),
+                                 "events": base64.b64encode(kept[1]).decode()})
     return given, made.wall_s
 
 
