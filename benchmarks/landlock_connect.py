@@ -1,6 +1,7 @@
 """What the Landlock supervisor's ``connect`` check costs (``sandbox/_landlock_supervisor.py``, contracts §7):
-the wall time of one TCP ``connect`` to an allowed ``127.0.0.1`` port under an agent's policy, and of one
-launch of ``/bin/true``; this tree's launcher against another's (``--baseline``: main's
+the wall time of one TCP ``connect`` to an allowed ``127.0.0.1`` port under an agent's policy, of one
+``bind(127.0.0.1:0)`` plus ``listen`` (a test's local server; checked by the supervisor since r26), and of
+one launch of ``/bin/true``; this tree's launcher against another's (``--baseline``: main's
 ``pytest_homefield/sandbox/_landlock.py``, where Landlock alone checks the port), alternately, in one session.
 
 Run on demand (not a test)::
@@ -8,12 +9,16 @@ Run on demand (not a test)::
     python benchmarks/landlock_connect.py --runs 5 --baseline /path/to/main/pytest_homefield/sandbox/_landlock.py
 
 Per connect: the median of ``CONNECTS`` blocking connects (socket made outside the timing, closed after)
-in one confined process, then the median over the runs; per launch: the median of ``--launches``
-launches per run, then over the runs.
+in one confined process, then the median over the runs; per bind+listen the same; per launch: the median
+of ``--launches`` launches per run, then over the runs.
 
 Measured (2026-12-05, 2 shared cores, Linux 6.18, Landlock ABI 7, --runs 5 --launches 20; baseline: main
 2480afc): a connect 237.8 µs against 10.6 µs; a launch 137.2 against 136.4 ms (the machine loaded by
 other sessions), the same within the noise.
+
+Measured (sbx31, --runs 5 --launches 20; baseline: main 301524c, where Landlock alone checks bind's port):
+a bind plus listen 109.2 µs against 2.5 µs (two notifications); a connect 241.4 against 255.4 µs; a
+launch 246.6 against 247.9 ms (load average 12-17).
 """
 
 from __future__ import annotations
@@ -38,6 +43,9 @@ CONNECTS = 300
 LOOP = ("import socket, statistics, sys, time\nts = []\nfor _ in range({n}):\n    s = socket.socket()\n"
         "    t = time.perf_counter()\n    s.connect(('127.0.0.1', {port}))\n    ts.append(time.perf_counter() - t)\n"
         "    s.close()\nprint(statistics.median(ts))\n")
+LISTEN = ("import socket, statistics, sys, time\nts = []\nfor _ in range({n}):\n    s = socket.socket()\n"
+          "    t = time.perf_counter()\n    s.bind(('127.0.0.1', 0))\n    s.listen(1)\n"
+          "    ts.append(time.perf_counter() - t)\n    s.close()\nprint(statistics.median(ts))\n")
 
 
 def _serve(server: socket.socket) -> None:
@@ -66,11 +74,14 @@ def main() -> int:
                                          unix=False).as_json())
         connects: dict[str, list[float]] = {k: [] for k in launchers}
         starts: dict[str, list[float]] = {k: [] for k in launchers}
+        listens: dict[str, list[float]] = {k: [] for k in launchers}
         for k in range(args.runs + 1):
             for label in list(launchers) if k % 2 else list(reversed(launchers)):
                 prefix = [sys.executable, "-I", "-S", str(launchers[label]), f"@{policy}", "--"]
                 out = subprocess.run([*prefix, sys.executable, "-c", LOOP.format(n=CONNECTS, port=port)],
                                      check=True, capture_output=True, text=True).stdout
+                bound = subprocess.run([*prefix, sys.executable, "-c", LISTEN.format(n=CONNECTS)],
+                                       check=True, capture_output=True, text=True).stdout
                 launches = []
                 for _ in range(args.launches):
                     t = time.perf_counter()
@@ -78,10 +89,12 @@ def main() -> int:
                     launches.append(time.perf_counter() - t)
                 if k:  # the first round warms up
                     connects[label].append(float(out))
+                    listens[label].append(float(bound))
                     starts[label].append(statistics.median(launches))
     server.close()
     for label in launchers:
         print(f"{label:9} connect: {statistics.median(connects[label]) * 1e6:6.1f} µs per call   "
+              f"bind+listen: {statistics.median(listens[label]) * 1e6:6.1f} µs   "
               f"/bin/true launch: {statistics.median(starts[label]) * 1e3:5.1f} ms   ({launchers[label]})")
     return 0
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,7 +20,7 @@ from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "CallBox", "CallSandbox", "Capable", "Completer",
            "Completion", "OPENAI_MAX_TOKENS", "PROMPT_TEMPLATE", "can_complete", "render_prompt", "reported_count",
-           "reported_usd", "MAX_ATTEMPT_USD", "over_cost_cap"]
+           "reported_usd", "MAX_ATTEMPT_USD", "over_cost_cap", "believable"]
 
 #: The fixed template around a task's ``prompt`` (docs/contracts.md §9). ``{shell}`` promises shell access
 #: only to agents that have it.
@@ -70,6 +70,18 @@ def reported_count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if 0 <= value <= MAX_COUNT else None
+
+
+def believable(res: AgentResult) -> AgentResult:
+    """``res`` with its numbers as a record may hold them (docs/contracts.md §8), whichever adapter made them:
+    the cost through :func:`reported_usd`, each count through :func:`reported_count` (one that is not is
+    ``None``). A usage line is read so already; an adapter that computes its own (``openai:`` priced a server's
+    negative count at -2000 USD, claude sums per-model counts, an agent a conftest's hook adds returns what it
+    likes) is held to the same where the record is made (xatk31)."""
+    return replace(res, cost_usd=reported_usd(res.cost_usd), input_tokens=reported_count(res.input_tokens),
+                   output_tokens=reported_count(res.output_tokens),
+                   cache_read_tokens=reported_count(res.cache_read_tokens),
+                   cache_write_tokens=reported_count(res.cache_write_tokens), turns=reported_count(res.turns))
 
 
 def render_prompt(task_prompt: str, *, allow_shell: bool, shell_known: bool = True) -> str:
@@ -275,6 +287,7 @@ class Completion:
     def from_result(cls, text: str, res: AgentResult, wall_s: float = 0.0) -> Completion:
         """A completion carrying ``res``'s outcome, error, cost, tokens and model (``text`` only
         when there is no outcome)."""
+        res = believable(res)
         return cls(text=text if res.outcome is None else "", outcome=res.outcome, error=res.error,
                    cost_usd=res.cost_usd, input_tokens=res.input_tokens, output_tokens=res.output_tokens,
                    cache_read_tokens=res.cache_read_tokens, cache_write_tokens=res.cache_write_tokens,

@@ -37,7 +37,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pytest_homefield.agents.base import AgentContext, AgentResult, AgentSettings, Capable, Completion
+from pytest_homefield.agents.base import (
+    AgentContext,
+    AgentResult,
+    AgentSettings,
+    Capable,
+    Completion,
+    reported_count,
+)
 from pytest_homefield.agents.environment import agent_passthrough
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.snapshot import inert_git_env
@@ -401,19 +408,26 @@ class OpenAIAgent(Capable):
 
         ``input_tokens`` excludes cached prompt tokens, which are ``cache_read_tokens`` (priced at
         ``cache_read``, else ``input``). The price is looked up under the configured model, then
-        the model the server names."""
+        the model the server names.
+
+        The counts are the server's words (the server is the model under test, docs/contracts.md §8), read as
+        every agent's are (:func:`~.base.reported_count`: an integer from 0 to 2^63 − 1). One that is not, or
+        is missing (``cached_tokens`` may be), is unknown (``None``), and so is the cost: a negative count
+        priced an attempt below zero, and a missing one at nothing, as a measured cost that breaks ties
+        (xatk31)."""
         res = AgentResult(turns=1, model=str(data.get("model") or self.model))
         usage = data.get("usage")
         if not isinstance(usage, dict):
             return res
-        prompt = int(usage.get("prompt_tokens") or 0)
+        prompt = reported_count(usage.get("prompt_tokens"))
         details = usage.get("prompt_tokens_details")
-        cached = int((details or {}).get("cached_tokens") or 0) if isinstance(details, dict) else 0
-        res.input_tokens = max(prompt - cached, 0)
-        res.cache_read_tokens = cached
-        res.output_tokens = int(usage.get("completion_tokens") or 0)
+        said = details.get("cached_tokens") if isinstance(details, dict) else None
+        cached = 0 if said is None else reported_count(said)
+        if prompt is not None and cached is not None and cached <= prompt:
+            res.input_tokens, res.cache_read_tokens = prompt - cached, cached
+        res.output_tokens = reported_count(usage.get("completion_tokens"))
         price = self.settings.prices.get(self.model) or self.settings.prices.get(res.model or "")
-        if price:
+        if price and res.input_tokens is not None and cached is not None and res.output_tokens is not None:
             p_in = float(price.get("input", 0.0))
             p_cr = float(price.get("cache_read", p_in))
             res.cost_usd = (res.input_tokens * p_in + cached * p_cr

@@ -368,7 +368,7 @@ def verify_run_lines(run_dir: Path, tasks: Sequence[Task]) -> list[str] | None:
     line. ``None`` when the run has no attack agent (a plain verify: oracle's report says it all). nu19:
     ``homefield report verify-…`` led with the attack agents compared pair by pair ("tie at 0 %, Holm
     over 465 pairs"), which says nothing of whether grading held."""
-    merged, _, _ = merged_results([run_dir])
+    merged, _, _, _ = merged_results([run_dir])
     records = [r.to_dict() for r, _ in merged.values()]
     if not any(str(r.get("agent", "")).startswith("attack-") for r in records):
         return None

@@ -75,6 +75,11 @@ __all__ = [
     "display_subject",
 ]
 
+#: The largest token total an agent's row shows: the largest count one record holds (``agents/base.py``
+#: ``MAX_COUNT``, 2^63 − 1, what an int64 reader of ``report.json`` takes). Each count is the agent's word, and
+#: summed unbounded over its attempts it went past every int64 and uint64 reader (xatk31).
+MAX_TOKEN_SUM = 2**63 - 1
+
 REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
 #: wording, a note, a number) without a new key; a kept ``report.json`` of another format (or another
@@ -175,7 +180,8 @@ def compute_report(
       {"k": value} for every k ≤ the smallest number of scored attempts on any of its tasks
       (``attempts_per_task`` = [min, max]).
     * ``cost_usd``: USD summed over all attempts that reported a cost (unscored ones included: the
-      money was spent), ``None`` if none did; ``cost_partial``: some cost is an estimate;
+      money was spent; so is each try ``--resume`` made again, xatk31), ``None`` if none did;
+      ``cost_partial``: some cost is an estimate;
       ``cost_missing``: attempts without a cost; ``cost_per_solved_usd``: ``cost_usd / solved``
       (USD per solved attempt), ``None`` when nothing was solved or no cost is known; ``cost_reported``:
       ``reported by the agent`` when the agent has a cost homefield did not measure (:func:`.family.cost_measured`).
@@ -223,7 +229,7 @@ def compute_report(
     task_by_id = {t.id: t for t in tasks}
     notes: list[str] = []
 
-    merged, other_variants, outside = merged_results(run_dirs)
+    merged, other_variants, outside, tried_usd = merged_results(run_dirs)
     if other_variants:
         notes.append(say.other_variants(other_variants))
     if outside:
@@ -267,7 +273,8 @@ def compute_report(
                        for name in infos}
     # what an earlier report of these runs computed: simulated gaps, comparisons and intervals (issue 35)
     kept = KeptGaps(mde_path(Path(run_dirs[0]))) if run_dirs else None
-    unranked = {name: _agent_summary(name, info, attempts_of(name), scored_outcomes[name], task_by_id, alpha, kept)
+    unranked = {name: _agent_summary(name, info, attempts_of(name), scored_outcomes[name], task_by_id, alpha, kept,
+                                     tried_usd=tried_usd.get(name))
                 for name, info in infos.items()}
     owed = owed_attempts(run_dirs)  # a skipped attempt has no record, yet it counts (atk11 G2)
     for summary in unranked.values():
@@ -539,21 +546,23 @@ def _ci(outcomes01: Outcomes01, alpha: float, kept: KeptGaps | None) -> list[flo
 
 
 def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outcomes01: Outcomes01,
-                   task_by_id: dict[str, Task], alpha: float, kept: KeptGaps | None = None) -> AgentSummary:
+                   task_by_id: dict[str, Task], alpha: float, kept: KeptGaps | None = None, *,
+                   tried_usd: float | None = None) -> AgentSummary:
     """One ``agents.<name>`` entry, ranked 0 until :func:`compute_report` ranks it (see there for the
-    keys and units)."""
+    keys and units); ``tried_usd``: the cost (USD) of the agent's tries that ``--resume`` made again
+    (:func:`~pytest_homefield.report.runs.merged_results`), counted in its cost."""
     results = [a.result for a in all_attempts]
     scored = [a for a in all_attempts if a.result.scored]
     counts = Counter(r.outcome for r in results)
     n_per_task = [len(v) for v in outcomes01.values()]
     kmax = min(n_per_task) if n_per_task else 0
-    costs = [r.cost_usd for r in results if r.cost_usd is not None]
+    costs = [r.cost_usd for r in results if r.cost_usd is not None] + ([tried_usd] if tried_usd is not None else [])
     cost = sum(costs) if costs else None
     solved = sum(1 for r in results if counts_solved(r))
 
     def tok(values: list[int | None]) -> int | None:
         known = [v for v in values if v is not None]
-        return int(sum(known)) if known else None
+        return min(int(sum(known)), MAX_TOKEN_SUM) if known else None
 
     walls = [float(a.result.wall_s) for a in scored if a.result.wall_s is not None]
     hosts = [float(a.result.host_s) for a in scored if a.result.host_s]  # 0: a record made before host_s

@@ -76,8 +76,13 @@ def _comparison(rep: Report) -> str | None:
         return f"{top.name} beats {nxt.name} by {fmt_pp(c.delta)} pass@1 ({rates}, p={fmt_p(p)}{fam}){others}"
     mde = "" if c.mde is None else _detectable(c.n_tasks, c.mde)
     if round(100 * c.delta) == 0:  # "leads by 0 pp" read as a lead (more-itertools: every attack at 0%)
-        return (f"No agent is detectably better: {top.name} and {nxt.name} tie at {fmt_pct(top.pass_at_1)} pass@1 "
-                f"(p={fmt_p(p)}{fam}){mde}")
+        if fmt_pct(top.pass_at_1) == fmt_pct(nxt.pass_at_1) and not (top.incomplete or nxt.incomplete):
+            return (f"No agent is detectably better: {top.name} and {nxt.name} tie at {fmt_pct(top.pass_at_1)} "
+                    f"pass@1 (p={fmt_p(p)}{fam}){mde}")
+        # a tie on the shared tasks between different rates (an agent that stopped itself at its first failure,
+        # which left the ranking unscored: xatk31): each rate, and each label, as wherever pass@1 appears
+        return (f"No agent is detectably better: {top.name} and {nxt.name} tie on the {c.n_tasks} tasks both "
+                f"scored (pass@1 {rates}, p={fmt_p(p)}{fam}){mde}")
     return (f"No agent is detectably better: {top.name} leads {nxt.name} by {fmt_pp(c.delta)} pass@1 "
             f"({rates}, p={fmt_p(p)}{fam}){mde}")
 

@@ -104,14 +104,21 @@ def load_results(run_dir: Path) -> list[Result]:
     record that is not a valid result raises :class:`~pytest_homefield.records.RecordError` naming
     file, line and field. Ordered by the position of each key's winning line. An attempt ``--adaptive``
     did not need (outcome ``not_needed``) is left out: it was never run (:mod:`.adaptive` reads it)."""
+    return _winners(run_dir)[0]
+
+
+def _winners(run_dir: Path) -> tuple[list[Result], dict[Key, float]]:
+    """:func:`load_results` of ``run_dir``, and per key the USD of the lines a later line of it replaced (the
+    tries ``--resume`` made again, or that an attempt ``--adaptive`` did not need replaced)."""
     by_key: dict[Key, Result] = {}
+    tried: dict[Key, float] = {}
     for r in _read_results(results_path(Path(run_dir))):
-        if r.outcome == NOT_NEEDED:
-            by_key.pop(r.key, None)
-            continue
-        by_key.pop(r.key, None)  # re-insert so the order is that of the winning lines
-        by_key[r.key] = r
-    return list(by_key.values())
+        earlier = by_key.pop(r.key, None)  # re-inserted below, so the order is that of the winning lines
+        if earlier is not None and earlier.cost_usd is not None:
+            tried[r.key] = tried.get(r.key, 0.0) + earlier.cost_usd
+        if r.outcome != NOT_NEEDED:
+            by_key[r.key] = r
+    return list(by_key.values()), tried
 
 
 def claims_by_key(run_dirs: Sequence[Path]) -> Counter[Key]:
@@ -175,19 +182,28 @@ def owed_attempts(run_dirs: Sequence[Path]) -> dict[str, set[tuple[str, int]]]:
     return out
 
 
-def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Path]], int, list[str]]:
+def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Path]], int, list[str],
+                                                       dict[str, float]]:
     """The ``base``-variant results over the union of ``run_dirs``, each with the folder it came from
     (a key present in several folders is taken from the last one given), how many results of
-    other (ablation) variants were left out, and why each result outside its run's ``meta.json`` plan
+    other (ablation) variants were left out, why each result outside its run's ``meta.json`` plan
     was left out (``run R: task T is not one of its 2 tasks``; :func:`pytest_homefield.shard.why_outside`,
-    the rule ``homefield status`` counts them by: lines the run's session could not have written)."""
+    the rule ``homefield status`` counts them by: lines the run's session could not have written), and per
+    agent the USD of the tries a later line of the same key in the same folder replaced (``--resume`` made
+    the attempt again: that try spent its cost all the same; the same key in two folders is one try of
+    shards, counted once)."""
     merged: dict[Key, tuple[Result, Path]] = {}
     other_variants = 0
     outside: list[str] = []
+    tried: dict[str, float] = {}
     for d in run_dirs:
         meta = load_meta(d)
         plan = outside_plan(meta)
-        for r in load_results(d):
+        results, replaced = _winners(d)
+        for key, usd in replaced.items():
+            if key[3] == "base" and why_outside(plan, key[0], key[1], key[2]) is None:
+                tried[key[1]] = tried.get(key[1], 0.0) + usd
+        for r in results:
             if r.variant != "base":
                 other_variants += 1
                 continue
@@ -197,7 +213,7 @@ def merged_results(run_dirs: Sequence[Path]) -> tuple[dict[Key, tuple[Result, Pa
                 continue
             merged.pop(r.key, None)
             merged[r.key] = (r, d)
-    return merged, other_variants, outside
+    return merged, other_variants, outside, tried
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,8 @@ def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, hom
                   ro_paths: list[Path], agent: str, used: list[str] | None = None,
                   relay: HostRelay | None = None,
                   proxy: FilteringProxy | None = None,
-                  tmpfs_bytes: int | None = None, ports: tuple[int, ...] = ()) -> Callable[[list[str], Any], list[str]]:
+                  tmpfs_bytes: int | None = None, ports: tuple[int, ...] = (),
+                  peers: tuple[tuple[str, int], ...] = ()) -> Callable[[list[str], Any], list[str]]:
     """The ``AgentContext.wrap`` of one attempt: ``backend``'s ``wrap_agent`` with ``workspace``,
     ``tmpdir`` and ``home`` read-write, ``ro_paths`` read-only and the network or not (a hook's argv
     when it returns one, else the configured backend; see :mod:`pytest_homefield.sandbox.backends`).
@@ -36,9 +37,11 @@ def agent_wrapper(backend: SandboxBackend, *, workspace: Path, tmpdir: Path, hom
     behind the inside half of :mod:`pytest_homefield.sandbox.relay`, started on first use; with
     ``proxy`` too (``--sandbox-network allowlist``) the filtering proxy is relayed in beside it.
     ``tmpfs_bytes``: the size of the sandbox's private ``/tmp`` and ``/dev/shm`` (bubblewrap). ``ports``:
-    the host's ``127.0.0.1`` ports a backend that confines TCP by port (Landlock) lets it reach."""
+    the host's ``127.0.0.1`` ports a backend that confines TCP by port (Landlock) lets it reach; ``peers``
+    the exact loopback pairs its provider names (``::1`` too, :attr:`~.backends.AgentBox.peers`)."""
     box = AgentBox(workspace=workspace, tmpdir=tmpdir, home=home, ro_paths=list(ro_paths), network=network,
-                   agent=agent, relay=relay, proxy=proxy, tmpfs_bytes=tmpfs_bytes, ports=ports)
+                   agent=agent, relay=relay, proxy=proxy, tmpfs_bytes=tmpfs_bytes, ports=ports,
+                   peers=peers)
 
     def wrap(argv: list[str], env: Any) -> list[str]:
         wrapped = backend.wrap_agent(argv, dict(env), box)
@@ -111,16 +114,22 @@ def agent_sandbox(agent: Any, backend: str | SandboxBackend, *, workspace: Path,
     own = services if services is not None and not sandbox.shared_network else Lease()
     ports: tuple[int, ...] = tuple(sandbox.loopback_ports)
     proxy: FilteringProxy | None = None
+    peers: tuple[tuple[str, int], ...] = ()
     if sandbox.allowlist and (chosen.relays or chosen.by_port):
         allowed = sandbox.agent_allowlist(provider_hosts_of(agent, env))
         ports = tuple(allowed.loopback_ports())
+        peers = allowed.loopback_peers()
         proxy = FilteringProxy(allowed, proxy_log)
     ports = tuple(dict.fromkeys([*ports, *own.ports]))
+    if peers:  # exact pairs (Landlock): its services on the host's 127.0.0.1
+        peers = tuple(dict.fromkeys([*peers, *(("127.0.0.1", p) for p in own.ports)]))
+    # a port its provider names on one address of this machine only (``[::1]:P``) is relayed to that address
+    only_at = {p: hs[0] for p in ports if len(hs := [h for h, q in peers if q == p]) == 1}
     relay = (HostRelay(ports, box / "net", fallback=lambda: hf_mkdtemp(dir="/tmp"),  # owner-named: swept
-                       targets=own.targets)
+                       targets=own.targets, hosts=only_at)
              if (ports or proxy is not None) and chosen.relays else None)
     used: list[str] = []
     wrap = agent_wrapper(chosen, workspace=workspace, tmpdir=tmpdir, home=home, network=sandbox.shared_network,
                          ro_paths=ro_paths, agent=agent.name, used=used, relay=relay, proxy=proxy,
-                         tmpfs_bytes=tmpfs_bytes, ports=ports)
+                         tmpfs_bytes=tmpfs_bytes, ports=ports, peers=peers)
     return AgentSandbox(backend=chosen, home=home, wrap=wrap, used=used, relay=relay, proxy=proxy)

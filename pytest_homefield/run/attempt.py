@@ -25,7 +25,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_homefield.agents.base import MAX_ATTEMPT_USD, Agent, AgentContext, AgentResult, over_cost_cap, render_prompt
+from pytest_homefield.agents.base import (
+    MAX_ATTEMPT_USD,
+    Agent,
+    AgentContext,
+    AgentResult,
+    believable,
+    over_cost_cap,
+    render_prompt,
+)
 from pytest_homefield.agents.environment import build_agent_env
 from pytest_homefield.agents.reference import sim_seed
 from pytest_homefield.capabilities import Capabilities, capabilities_of
@@ -345,7 +353,7 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
         )
         t0 = time.monotonic()  # the wait is neither the agent's time nor its timeout's
         try:
-            ar = spec.agent.run(ctx)
+            ar = believable(spec.agent.run(ctx))  # its numbers as a record may hold them, whoever made them
         except Exception as exc:
             (art / "agent.err").write_text(traceback.format_exc())
             ar = AgentResult(outcome="infra", error=f"agent raised: {_one_line(exc)}")

@@ -163,6 +163,13 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
     return True
 
 
+def _task_key(task: Task) -> str:
+    """What the untouched parent with the hidden tests is for a result remembered across processes
+    (:func:`~pytest_homefield.run.twin_grading.confirm_excused`'s ``remember``): the task's id, commits, setup
+    command and hidden tests, as one text."""
+    return json.dumps([task.id, task.commit, task.parent, task.setup_cmd, task.test_patch])
+
+
 def _applies_to_parent(pristine: Path, patch: str, folder: Path) -> bool:
     """Whether ``patch`` (the hidden tests) applies to a fresh copy of the untouched parent ``pristine``
     made in ``folder``: when it does, a grading copy it did not apply to was kept from it by the change."""
@@ -241,7 +248,8 @@ def grade(
     a twin, drawn again from seeds derived from it (:func:`parent_checked_seed`, once per task, seed and
     process: a twin that is the parent's output is told by running it; atk27), the grade's ``canary_seed``
     the seed used; ``parent_checks``: the file that remembers it for later processes, ``.homefield/parent-checks.jsonl``
-    (``None``: this process only). Any canary that passes makes the
+    (``None``: this process only), and the parent's run of the confirmation files too (:func:`confirm_excused`).
+    Any canary that passes makes the
     outcome ``forged`` (scored, never solved), whatever the real tests did, and so does an excusable twin that
     passed beside its failing original unless one run holding both confirms it (:func:`confirm_excused`, made
     for every group whose members disagree, whichever passed: a twin failing beside its passing original that
@@ -309,10 +317,12 @@ def grade(
             before, text = parent_tests(pristine, task.test_files), ParentText(pristine)
 
             def plan_for(s: int, stops: Mapping[str, int] | None = None,
-                         near: Mapping[str, tuple[str, str, str]] | None = None) -> TwinPlan:
+                         near: Mapping[str, tuple[str, str, str]] | None = None,
+                         order: Mapping[str, str] | None = None) -> TwinPlan:
                 # a task mined before canaries never had its rewrites checked against the reference fix
                 return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
-                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, **twin_options(task))
+                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, order=order,
+                                  **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:
                 return parent_told(task, pristine, p, test_cmd or task.test_cmd, [*targets, *p.targets],
@@ -414,7 +424,9 @@ def grade(
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
-                parent=(pristine, task.test_patch), timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                parent=(pristine, task.test_patch),
+                remember=None if parent_checks is None else (_task_key(task), parent_checks),
+                timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                 sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
                 box_mb=box_mb) if plan is not None else Confirmed(None, 0.0, [], [])
         except ServiceError as exc:
@@ -434,7 +446,7 @@ def grade(
             excused = reference_passes(task, pristine, plan, test_cmd or task.test_cmd, targets,
                                        timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox,
                                        env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                       box_mb=box_mb)
+                                       box_mb=box_mb, store=parent_checks)
         except ServiceError as exc:
             g.outcome, g.error = "infra", str(exc)
             return g

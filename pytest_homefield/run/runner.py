@@ -83,10 +83,12 @@ def _at(stamp: object) -> _dt.datetime:
 class RunLimits:
     """Whether another attempt of an agent may start (docs/contracts.md §2, §8): not after a
     ``rate_limited`` result of that agent finished at or after ``since_iso`` (this session's start),
-    and not once that agent's spending (the last record per (task, agent, attempt, variant); partial
-    estimates included) reaches its share of ``budget_usd`` (USD; ``None`` = no budget): an even
-    split among ``agents`` of them (at least 1). Both are the agent's own reports, so neither stops
-    another agent (atk9 F5b, F6).
+    and not once that agent's spending (every record: each try of a retried attempt spent its cost, partial
+    estimates included; a record is known by its key and its start and finish times, so the one the worker
+    adds and then reads back counts once) reaches its share of ``budget_usd`` (USD; ``None`` = no budget): an
+    even split among ``agents`` of them (at least 1). Both are the agent's own reports, so neither stops
+    another agent (atk9 F5b, F6). Counting the last record per attempt only let a try that spent and then
+    claimed a rate limit spend nothing once ``--resume`` tried it again (xatk31).
 
     Totals are kept in memory and fed from ``results.jsonl`` through a :class:`JsonlTail`, so each
     line is read once per process, and results appended by other xdist workers and by earlier
@@ -97,12 +99,13 @@ class RunLimits:
         self.agents = max(1, agents)
         self.since_iso = since_iso
         self._tail = JsonlTail(results)
-        self._cost: dict[tuple[str, str, int, str], float] = {}
+        self._cost: dict[tuple[Any, ...], float] = {}  # (task, agent, attempt, variant, started, finished) -> USD
         self._rate_limited: dict[str, str] = {}  # agent name -> error of its first limit this session
 
     def add(self, record: Mapping[str, Any]) -> None:
         """Count one result record (a ``results.jsonl`` line)."""
-        self._cost[result_key(record)] = float(record.get("cost_usd") or 0.0)
+        key = result_key(record) + (record.get("started_at"), record.get("finished_at"))
+        self._cost[key] = float(record.get("cost_usd") or 0.0)
         if record.get("outcome") == "rate_limited" and _at(record.get("finished_at")) >= _at(self.since_iso):
             self._rate_limited.setdefault(str(record.get("agent", "")), str(record.get("error") or "rate limited"))
 

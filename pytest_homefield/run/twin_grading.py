@@ -18,6 +18,7 @@ confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`.
 from __future__ import annotations
 
 import ast
+import base64
 import concurrent.futures
 import contextlib
 import difflib
@@ -41,6 +42,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
+from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
 from pytest_homefield.sandbox.canary_sites import EXCEPTION_SWAP
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB
@@ -158,7 +160,8 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
                      timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                      env: Mapping[str, str] | None, network: TestNetwork | None,
                      memory_mb: float | None = TEST_MEMORY_MB,
-                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None) -> set[str] | None:
+                     write_mb: float | None = TEST_WRITE_MB, box_mb: float | None = None,
+                     store: Path | None = None) -> set[str] | None:
     """The :attr:`~pytest_homefield.sandbox.canaries.Canary.node` of every canary of ``plan`` that the
     task's reference fix passes too, with the same members in the same runs (:func:`apart_runs` on
     ``pristine`` plus ``task.gold_patch`` and ``task.test_patch``, in a scratch folder; nothing of the
@@ -166,11 +169,20 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     could not be made: a patch does not apply, or a run timed out, did not finish, reported nothing,
     or ended early. Its result is the reference fix's alone, so a check that was made is remembered for
     this process (the same parent tree, patches, command, seed, targets and sandbox: 0 s after; grading makes
-    it whenever :func:`reference_due`). ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
+    it whenever :func:`reference_due`); with ``store`` (``.homefield/parent-checks.jsonl``, as the parent check's)
+    once per repository: the key is then the task's id, commits and setup command instead of the tree's path, and
+    a later process reads the ids there. ``box_mb``: each run's memory cgroup (the task's cap; ``None``:
     ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
+    name = sandbox if isinstance(sandbox, str) else sandbox.name
+    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                      json.dumps(plan.to_dict(), sort_keys=True), list(targets), str(sandbox)])
+                      json.dumps(plan.to_dict(), sort_keys=True), list(targets), name])
+    digest = hashlib.sha256(("reference\0" + key).encode()).hexdigest()
+    if key not in _REFERENCE_SEEN and store is not None:
+        stored = _stored_passes(store, digest)
+        if stored is not None:
+            _REFERENCE_SEEN[key] = stored
     if key in _REFERENCE_SEEN:
         return set(_REFERENCE_SEEN[key])
     with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
@@ -188,7 +200,25 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     merged, _ = merge_runs(plan, made, task.FAIL_TO_PASS)
     passed = {c.node for c, _ in plan.passed(merged)}
     _REFERENCE_SEEN[key] = frozenset(passed)
+    if store is not None:
+        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process runs them again
+            append_jsonl(store, {"key": digest, "reference_passes": sorted(passed)})
     return passed
+
+
+def _stored_passes(store: Path, digest: str) -> frozenset[str] | None:
+    """The canary ids :func:`reference_passes` recorded in ``store`` for ``digest`` (the last such line wins),
+    ``None`` when there is none or the file cannot be read; a line whose ``reference_passes`` is not a list of
+    texts is passed over."""
+    found: frozenset[str] | None = None
+    try:
+        for r in read_jsonl(store):
+            ids = r.get("reference_passes")
+            if r.get("key") == digest and isinstance(ids, list) and all(isinstance(i, str) for i in ids):
+                found = frozenset(ids)
+    except (OSError, StoreError, ValueError):
+        return None
+    return found
 
 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
@@ -198,7 +228,7 @@ PARENT_TRIES = 8
 Operands = tuple[str, str, str]
 #: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``,
 #: the group functions the parent still told in its plan and its ``near``.
-_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands]]] = {}
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]]] = {}
 
 
 @dataclass(frozen=True)
@@ -210,12 +240,16 @@ class ParentSeen:
     ``near``: function id → the operands of the comparison its original failed at there (an instance stopping at
     that line; plain literals, the reporter's ``operands``), for ``plan_twins``' ``near``; ``farther``: those of
     ``told`` told by nearness alone (a twin's operands not :func:`~pytest_homefield.sandbox.canary_near.as_near`
-    each other as its original's are, atk29)."""
+    each other as its original's are, atk29); ``order``: function id → ``"<"`` or ``">"``, an order false for the
+    operands of every failed instance of its original, each stopped at its line of ``stops`` at an ``==`` of plain
+    literals (:func:`~pytest_homefield.sandbox.canary_order.contradicted_order`), for ``plan_twins``' ``order``
+    (near31)."""
 
     told: set[str]
     stops: dict[str, int]
     near: dict[str, Operands] = field(default_factory=dict)
     farther: set[str] = field(default_factory=set)
+    order: dict[str, str] = field(default_factory=dict)
 
 
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -299,7 +333,27 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
     farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
     told |= farther
-    return ParentSeen(told, first, near, farther)
+    return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first))
+
+
+def _orders(seen: Mapping[str, str], stops: Mapping[str, int], operands: Mapping[str, Operands],
+            first: Mapping[str, int]) -> dict[str, str]:
+    """Function id → the order (``"<"`` or ``">"``) false for the operands of every failed instance of its
+    original (:func:`~pytest_homefield.sandbox.canary_order.contradicted_order`), for the originals whose every
+    failed instance stopped at the function's ``first`` line with operands (an instance that stopped later
+    passed that statement: an order twin would stop it there)."""
+    failed: dict[str, list[str]] = {}
+    for tid, o in seen.items():
+        fid = function_id(tid)
+        if TWIN_MARK not in fid and o in ("failed", "error"):
+            failed.setdefault(fid, []).append(tid)
+    out: dict[str, str] = {}
+    for fid, tids in failed.items():
+        if fid in first and all(stops.get(t) == first[fid] and t in operands for t in tids):
+            op = contradicted_order(operand_values(operands[t]) for t in sorted(tids))
+            if op is not None:
+                out[fid] = op
+    return out
 
 
 def _farther(twins: Sequence[tuple[Canary, str]], seen: Mapping[str, str], stops: Mapping[str, int],
@@ -396,23 +450,27 @@ def _in_plan_ids(by_id: Mapping[str, _V], built: tuple[dict[str, bytes], dict[st
 
 
 def parent_checked_seed(task: Task, seed: int,
-                        plan_for: Callable[[int, Mapping[str, int], Mapping[str, Operands]], TwinPlan],
+                        plan_for: Callable[..., TwinPlan],
                         told: Callable[[TwinPlan], ParentSeen | None], test_cmd: str, store: Path | None = None
                         ) -> tuple[int, TwinPlan]:
     """``(seed, plan)``: the first of ``seed`` and :data:`PARENT_TRIES` - 1 seeds derived from it whose plan has
     no contradiction twin the untouched parent tells (``told(plan)``: :func:`parent_told`, it passes the twin or
     the twin stops at another line than its original); when every try has one, the first with the fewest;
     ``seed``'s when the check could not be made (a try's runs did not complete; not remembered). Try ``n``'s
-    plan is ``plan_for(seed_n, stops, near)``, ``stops`` where the originals stopped on the parent as the tries
+    plan is ``plan_for(seed_n, stops, near)``, or ``plan_for(seed_n, stops, near, order)`` once ``order`` is not
+    empty, ``stops`` where the originals stopped on the parent as the tries
     before it saw them (:attr:`ParentSeen.stops`; none for the first): the later tries draw each site on the
     statement where its original stopped (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`' ``stops``,
     atk28); ``near`` (:attr:`ParentSeen.near`) the operands of the comparison it failed at there, whose site's
-    twin is then drawn as near the parent's value as the original's (``plan_twins``' ``near``, atk29). A
+    twin is then drawn as near the parent's value as the original's (``plan_twins``' ``near``, atk29); ``order``
+    (:attr:`ParentSeen.order`) for each function told otherwise than by nearness in a try already drawn on its
+    stop, whose twin is then the comparison at the stop contradicted, its operands kept (``plan_twins``'
+    ``order``, near31: a column flowing past the stop that is the function's only site). A
     plan with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
-    the try used, its ``stops`` and ``near``, the functions still told and those of them told by nearness), so a
-    task's check costs its runs once per repository, not once per
+    the try used, its ``stops``, ``near`` and ``order``, the functions still told and those of them told by
+    nearness), so a task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
     (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). A try is better with fewer functions told otherwise
     than by nearness alone (:attr:`ParentSeen.farther`), then with fewer told by nearness; the tries stop early
@@ -422,28 +480,34 @@ def parent_checked_seed(task: Task, seed: int,
     plan used (every try told them: a column flowing past the stop that is the function's only site, atk29) are
     added to its :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected` (``canaries.json``): no twin
     guards them, as for a sentinel."""
-    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "near"])
+    key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "order"])
+
+    def planned(s: int, stops: Mapping[str, int], near: Mapping[str, Operands], order: Mapping[str, str]
+                ) -> TwinPlan:
+        return plan_for(s, stops, near, order) if order else plan_for(s, stops, near)
+
     if key in _PARENT_SEEDS:
-        use, known, still, close = _PARENT_SEEDS[key]
-        return use, _unguarded(plan_for(use, known, close), still)
+        use, known, still, close, orders = _PARENT_SEEDS[key]
+        return use, _unguarded(planned(use, known, close, orders), still)
     digest = hashlib.sha256(key.encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
         use = _try_seed(seed, stored[0])
-        _PARENT_SEEDS[key] = (use, stored[1], stored[2], stored[3])
-        return use, _unguarded(plan_for(use, stored[1], stored[3]), stored[2])
+        _PARENT_SEEDS[key] = (use, *stored[1:])
+        return use, _unguarded(planned(use, stored[1], stored[3], stored[4]), stored[2])
     plan = plan_for(seed, {}, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
     # (twins the parent tells, try, seed, stops, plan, those told, near, those told by nearness): the fewest
-    best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str]] \
-        | None = None
+    best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str],
+                dict[str, str]] | None = None
     stops: dict[str, int] = {}
     near: dict[str, Operands] = {}
+    order: dict[str, str] = {}
     answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
         use = _try_seed(seed, n)
-        plan = plan if n == 0 else plan_for(use, stops, near)
+        plan = plan if n == 0 else planned(use, stops, near, order)
         same = _members(plan)
         found = answers.get(same) if same else None
         if found is None:
@@ -455,19 +519,22 @@ def parent_checked_seed(task: Task, seed: int,
         score = (len(found.told - found.farther), len(found.farther))
         if best is None or score < best[0]:
             best = (score, n, use, dict(stops), plan, sorted(found.told - found.farther), dict(near),
-                    sorted(found.farther))
+                    sorted(found.farther), dict(order))
         # none told, or only by nearness where this try's planner knew the parent's values: drawing again helps not
         if not found.told or (found.told <= found.farther and found.farther <= near.keys()):
             break
+        # told otherwise than by nearness on a draw at its stop already: the next contradicts the comparison there
+        order = {**{f: o for f, o in found.order.items() if f in found.told - found.farther and f in stops}, **order}
         stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
         near = {**found.near, **near}
     assert best is not None
-    _, n, use, stops, plan, still, near, farther = best
-    _PARENT_SEEDS[key] = (use, stops, still, near)
+    _, n, use, stops, plan, still, near, farther, order = best
+    _PARENT_SEEDS[key] = (use, stops, still, near, order)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
             append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still,
-                                 "near": {f: list(o) for f, o in near.items()}, "farther": farther})
+                                 "near": {f: list(o) for f, o in near.items()}, "farther": farther,
+                                 **({"order": order} if order else {})})
     return use, _unguarded(plan, still)
 
 
@@ -496,24 +563,28 @@ def _try_seed(seed: int, n: int) -> int:
     return seed if n == 0 else random.Random(f"homefield-parent-{seed}-{n}").getrandbits(32)
 
 
-def _stored_try(store: Path, digest: str) -> tuple[int, dict[str, int], list[str], dict[str, Operands]] | None:
-    """``(try, stops, told, near)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the last line
-    of it wins), ``None`` when there is none or the file cannot be read. A line that is not a try of ``0`` to
-    :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none), ``told`` a list of
-    texts (absent, as before atk29: none) and ``near`` an object of function ids to lists of three texts (absent:
-    none) is passed over."""
-    found: tuple[int, dict[str, int], list[str], dict[str, Operands]] | None = None
+def _stored_try(store: Path, digest: str
+                ) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None:
+    """``(try, stops, told, near, order)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the
+    last line of it wins), ``None`` when there is none or the file cannot be read. A line that is not a try of
+    ``0`` to :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none), ``told`` a
+    list of texts (absent, as before atk29: none), ``near`` an object of function ids to lists of three texts
+    (absent: none) and ``order`` an object of function ids to ``"<"`` or ``">"`` (absent: none) is passed over."""
+    found: tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None = None
     try:
         for r in read_jsonl(store):
             n, stops, told, near = r.get("try"), r.get("stops", {}), r.get("told", []), r.get("near", {})
+            order = r.get("order", {})
             if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
                     and isinstance(stops, dict) \
                     and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
                     and isinstance(told, list) and all(isinstance(f, str) for f in told) \
                     and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
-                                                       and all(isinstance(x, str) for x in o) for o in near.values()):
+                                                       and all(isinstance(x, str) for x in o) for o in near.values()) \
+                    and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()):
                 found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
-                         {str(k): (o[0], o[1], o[2]) for k, o in near.items()})
+                         {str(k): (o[0], o[1], o[2]) for k, o in near.items()},
+                         {str(k): str(o) for k, o in order.items()})
     except (OSError, StoreError, ValueError):
         return None
     return found
@@ -665,8 +736,8 @@ class Confirmed(NamedTuple):
 
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
-                    out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None, **run: Any
-                    ) -> Confirmed:
+                    out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None,
+                    remember: tuple[str, Path | None] | None = None, **run: Any) -> Confirmed:
     """The **confirmation run** of the groups of ``plan`` whose members disagree in ``outcomes`` (merged,
     :func:`merge_runs`): every group with an excusable contradiction twin where one member passed and another
     did not (:func:`_disagreeing`: whichever member it was, so that whether the run is made, and what it
@@ -690,9 +761,10 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     ``parent``: ``(pristine, test_patch)``, the untouched parent tree and the hidden tests: whenever the
     confirmation run was made (not only when confirmed hits remain: its presence would tell the pick too),
     the same files run on a fresh copy of it (:func:`_parent_gives`, kept as :data:`CONFIRM_PARENT_LOG` and
-    :data:`CONFIRM_PARENT_OUTCOMES`; made once per process for the same task, seed and selection), and a
-    twin the parent's own code passes there beside its failing original is no hit (atk27). ``run``:
-    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    :data:`CONFIRM_PARENT_OUTCOMES`; made once per process for the same task, seed and selection, and once per
+    repository with ``remember``: ``(task key, store)``, :func:`_parent_gives`), and a twin the parent's own code
+    passes there beside its failing original is no hit (atk27). ``run``: :func:`run_tests`'s options. Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
     sources = _disagreeing(plan, outcomes, fail_to_pass)
@@ -705,7 +777,7 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
     given, parent_s = (set(), 0.0) if parent is None else _parent_gives(plan, members, built, parent, tmp, out_dir,
-                                                                        test_cmd, fail_to_pass, run)
+                                                                        test_cmd, fail_to_pass, run, remember)
     seconds = made.wall_s + parent_s
     finished = not (made.over_writes or made.over_events or not run_completes(made))
     for c, tid in pending:
@@ -781,15 +853,59 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     return made, _in_plan_ids(made.outcomes, built)
 
 
-#: What :func:`_parent_gives` found, per parent tree, hidden tests, command, seed and selection, for this
-#: process: ``(ids, seconds, log, events)`` (its result does not depend on the agent's change).
+#: What :func:`_parent_gives` found, per parent tree (or task), hidden tests, command, seed, selection, sandbox
+#: and files, for this process: ``(ids, seconds, log, events)`` (its result does not depend on the agent's change).
 _PARENT_GIVES: dict[str, tuple[frozenset[str], float, bytes, bytes]] = {}
+#: Bytes of log and events at most that :func:`_parent_gives` keeps in the repository's store (base64 in a JSON
+#: line); a run that wrote more is remembered for the process only.
+GIVES_KEPT_BYTES = 1 << 16
+
+
+def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
+               built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], test_cmd: str,
+               run: Mapping[str, Any], task_key: str | None) -> str:
+    """What the parent's run of :func:`_parent_gives` depends on, as one text: the parent (``task_key``: the
+    task's id, commits and hidden tests; else the pristine tree's path, this process's), the hidden tests, the
+    command, the seed, the selection, the sandbox's name and the digest of every file the run writes into its
+    copy (the plan's first run's and the confirmation files)."""
+    pristine, test_patch = parent
+    files = {**plan.runs[0], **built[0]}
+    digest = hashlib.sha256()
+    for rel in sorted(files):
+        digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + hashlib.sha256(files[rel]).digest())
+    box = run.get("sandbox")
+    name = box if box is None or isinstance(box, str) else getattr(box, "name", type(box).__name__)
+    return json.dumps(["gives", str(pristine) if task_key is None else task_key,
+                       hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
+                       sorted({c.node for c, _ in members}), name, digest.hexdigest()])
+
+
+def _stored_gives(store: Path, digest: str) -> tuple[frozenset[str], bytes, bytes] | None:
+    """``(ids, log, events)`` :func:`_parent_gives` recorded in ``store`` for ``digest`` (the last such line wins),
+    ``None`` when there is none or the file cannot be read. A line whose ``gives`` is not a list of texts, or whose
+    ``log`` and ``events`` are not base64 texts of at most :data:`GIVES_KEPT_BYTES` together, is passed over."""
+    found: tuple[frozenset[str], bytes, bytes] | None = None
+    try:
+        for r in read_jsonl(store):
+            ids, log, events = r.get("gives"), r.get("log"), r.get("events")
+            if r.get("key") != digest or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) \
+                    or not isinstance(log, str) or not isinstance(events, str):
+                continue
+            try:
+                data = (base64.b64decode(log, validate=True), base64.b64decode(events, validate=True))
+            except ValueError:
+                continue
+            if len(data[0]) + len(data[1]) <= GIVES_KEPT_BYTES:
+                found = (frozenset(ids), data[0], data[1])
+    except (OSError, StoreError, ValueError):
+        return None
+    return found
 
 
 def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                   built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], tmp: Path,
-                  out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any]
-                  ) -> tuple[set[str], float]:
+                  out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any],
+                  remember: tuple[str, Path | None] | None = None) -> tuple[set[str], float]:
     """``(ids, seconds)``: the instance ids of the twins of ``members`` (the confirmation run's selection) that
     the untouched parent passes beside its failing original, in the confirmation run's files (``built``) on a
     fresh copy of ``parent`` (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time.
@@ -797,13 +913,21 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     gives it, so passing it says nothing of a pick (docs/contracts.md §7, atk27). Made whenever a
     confirmation run was, whatever it showed (lock28: made only when confirmed hits remained, its presence
     told a later grading which member the picked run held); its result is the parent's alone, so it is made
-    once per process for the same parent, hidden tests, command, seed and selection (0 s after). Empty when
-    the hidden tests do not apply there or the run did not finish (the hits stand; not remembered). Kept as
-    :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as
+    once per process for the same parent, hidden tests, command, seed, selection, sandbox and files
+    (:func:`_gives_key`; 0 s after), and with ``remember`` (``(task key, store)``: the task's id, commits and
+    hidden tests, and ``.homefield/parent-checks.jsonl``, as the parent check's) once per repository: a later
+    process reads its ids, log and events from the store (when they fit in :data:`GIVES_KEPT_BYTES`). Empty
+    when the hidden tests do not apply there or the run did not finish (the hits stand; not remembered). Kept
+    as :data:`CONFIRM_PARENT_LOG` and :data:`CONFIRM_PARENT_OUTCOMES`. Raises :class:`ServiceError` as
     :func:`run_tests` does."""
     pristine, test_patch = parent
-    key = json.dumps([str(pristine), hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                      sorted({c.node for c, _ in members}), str(run.get("sandbox"))])
+    task_key, store = remember if remember is not None else (None, None)
+    key = _gives_key(plan, members, built, parent, test_cmd, run, task_key)
+    digest = hashlib.sha256(key.encode()).hexdigest()
+    if key not in _PARENT_GIVES and store is not None:
+        stored = _stored_gives(store, digest)
+        if stored is not None:
+            _PARENT_GIVES[key] = (stored[0], 0.0, stored[1], stored[2])
     if key in _PARENT_GIVES:
         known, _, log, events = _PARENT_GIVES[key]
         for name, data in ((CONFIRM_PARENT_LOG, log), (CONFIRM_PARENT_OUTCOMES, events)):
@@ -827,6 +951,10 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     chosen = {c.node for c, _ in members}
     given = {tid for c, tid in plan.excused(seen, fail_to_pass) if c.node in chosen}
     _PARENT_GIVES[key] = (frozenset(given), made.wall_s, kept[0], kept[1])
+    if store is not None and len(kept[0]) + len(kept[1]) <= GIVES_KEPT_BYTES:
+        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process runs it again
+            append_jsonl(store, {"key": digest, "gives": sorted(given), "log": base64.b64encode(kept[0]).decode(),
+                                 "events": base64.b64encode(kept[1]).decode()})
     return given, made.wall_s
 
 

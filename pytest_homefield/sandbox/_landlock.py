@@ -5,7 +5,8 @@ Started as ``python -I -S _landlock.py POLICY -- ARGV...`` (by path, with ``-I -
 JSON object (built by :func:`pytest_homefield.sandbox.landlock.landlock_argv`)::
 
     {"ro": [PATH, ...], "list": [PATH, ...], "rw": [PATH, ...], "dev": [PATH, ...],
-     "net": null | {"connect": [PORT, ...], "hosts": [ADDRESS, ...], "bind": [PORT, ...]}, "scope": true | false,
+     "net": null | {"connect": [PORT, ...], "hosts": [ADDRESS, ...], "peers": [[ADDRESS, PORT], ...],
+                    "bind": [PORT, ...]}, "scope": true | false,
      "unix": true | false, "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
 
 It forks (:func:`main`). The child calls ``landlock_create_ruleset`` with every filesystem right the
@@ -14,7 +15,9 @@ execute, read files, list folders; ``list``: list folders only, names and never 
 right; ``dev``: read and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have),
 with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``:
 the network is not confined; a ``net``'s ``connect`` is also checked by the supervisor against the
-pairs of ``hosts``, default ``["127.0.0.1"]``, and ports, at any ABI), with ``scope`` (ABI ≥ 6) signals
+pairs of ``hosts``, default ``["127.0.0.1"]``, and ``connect``'s ports, and the exact pairs of ``peers``,
+at any ABI; ``bind`` to a loopback address only, ``listen`` only on a socket so bound), with ``scope``
+(ABI ≥ 6) signals
 and abstract Unix sockets to processes outside the new domain refused; then, when it runs as root,
 drops every capability (bounding set, ambient, effective/permitted/inheritable: root keeps its uid but
 not ``CAP_DAC_READ_SEARCH``'s
@@ -46,10 +49,12 @@ shared with the host without namespaces (atk12):
   stays);
 * with a ``net``, ``connect`` goes to the supervisor, which makes it only to an allowed address and
   port (:mod:`._landlock_supervisor`: Landlock's rules name ports, never addresses), ``EACCES``
-  elsewhere; and, ``EACCES``: any socket but an ``AF_INET``/``AF_INET6`` stream of protocol 0 or
-  ``IPPROTO_TCP`` (Landlock confines TCP only: UDP, DNS included, MPTCP, SCTP would go anywhere) and
-  an ``AF_NETLINK`` one of ``NETLINK_ROUTE`` (interfaces), with ``AF_UNIX`` as above; TCP Fast Open
-  (``MSG_FASTOPEN`` on ``sendto``/``sendmsg``/``sendmmsg``, ``TCP_FASTOPEN_CONNECT``: it connects
+  elsewhere; so do ``bind`` (made only to a loopback address and a ``bind`` port: never ``0.0.0.0`` or
+  ``::``, which a LAN host reaches) and ``listen`` (made only on a socket the supervisor so bound: an
+  unbound one would listen on ``0.0.0.0``); and, ``EACCES``: any socket but an ``AF_INET``/``AF_INET6``
+  stream of protocol 0 or ``IPPROTO_TCP`` (Landlock confines TCP only: UDP, DNS included, MPTCP, SCTP
+  would go anywhere) and an ``AF_NETLINK`` one of ``NETLINK_ROUTE`` (interfaces), with ``AF_UNIX`` as
+  above; TCP Fast Open (``MSG_FASTOPEN`` on ``sendto``/``sendmsg``/``sendmmsg``, ``TCP_FASTOPEN_CONNECT``: it connects
   past Landlock's ``connect`` check);
 * ``io_uring_setup`` with ``ENOSYS`` (io_uring could make a socket past the filter); a system call of
   another architecture kills the process (i386 ``socketcall`` takes its arguments from memory, out
@@ -245,7 +250,8 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
         for name, flags in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3)):
             on(nr[name], f"flags{flags}")  # type: ignore[arg-type]
         on(nr["setsockopt"], "setsockopt")  # type: ignore[arg-type]
-        on(supervisor.SYS_CONNECT[machine], "notify")  # checked by address and port, made by the supervisor
+        for net_call in (supervisor.SYS_CONNECT, supervisor.SYS_BIND, supervisor.SYS_LISTEN):
+            on(net_call[machine], "notify")  # checked by address and port, made by the supervisor
     code.append((ret, 0, 0, ALLOW))
     for mode in sorted({value for kind, _, _, value, _ in calls.values() if kind == "chmod"}):
         at(f"mode{mode}")
@@ -318,8 +324,10 @@ def restrict(policy: dict[str, object]) -> int:
                 _add_path(ruleset, str(path), rights, handled_fs)
         if handled_net:
             assert isinstance(net, dict)
+            ports = {"connect": {*(net.get("connect") or []), *(p for _, p in net.get("peers") or [])},
+                     "bind": set(net.get("bind") or [])}
             for key, right in (("connect", NET_CONNECT_TCP), ("bind", NET_BIND_TCP)):
-                for port in net.get(key) or []:
+                for port in sorted(ports[key]):
                     rule = _NetPort(right, int(port))
                     _call(f"landlock_add_rule port {port}", SYS_ADD_RULE, ruleset, RULE_NET_PORT, ctypes.byref(rule), 0)
         if os.geteuid() == 0:
@@ -415,7 +423,7 @@ def _supervise(policy: dict[str, object], child: int, ready: int, go: int) -> in
     try:
         listener = supervisor.take_listener(child, int(word))
         allowed = supervisor.roots([str(p) for p in policy.get("rw") or []])  # type: ignore[attr-defined]
-        peer_set = supervisor.peers(policy.get("net"))
+        net = supervisor.Net.of(policy.get("net"))
         if os.geteuid() == 0:
             _drop_capabilities()  # the changes it makes are the child's: the same permission checks
     except (OSError, Refused) as exc:
@@ -429,7 +437,7 @@ def _supervise(policy: dict[str, object], child: int, ready: int, go: int) -> in
     for fd in (0, 1):  # the command's stdin and stdout end with the command, not with its supervisor
         os.dup2(null, fd)
     os.close(null)
-    return supervisor.serve(listener, child, os.uname().machine, allowed, peer_set)
+    return supervisor.serve(listener, child, os.uname().machine, allowed, net)
 
 
 if __name__ == "__main__":

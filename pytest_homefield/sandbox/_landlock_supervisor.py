@@ -1,5 +1,6 @@
 """The Landlock launcher's supervisor: ``chmod``, ``utime`` and extended attributes confined to the policy's
-``rw`` roots, and with a confined network ``connect`` to its (address, port) pairs (stdlib only: imported by
+``rw`` roots, and with a confined network ``connect`` to its (address, port) pairs and ``bind``/``listen``
+to loopback (stdlib only: imported by
 :mod:`._landlock`, which runs as ``python -I -S``).
 
 Landlock has no right for metadata, so a confined process could ``chmod`` or ``utime`` any host path it
@@ -47,7 +48,13 @@ and the address is ``AF_UNSPEC`` (a disconnect) or one of :func:`peers` (an IPv4
 v4-mapped IPv6 form alike); then it connects that socket itself with that copy and answers with the
 result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking one is
 connected in a thread of the supervisor, so other calls are answered meanwhile). A Unix socket is never
-connected (its path would be resolved outside the domain). Nothing else connects a socket past the
+connected (its path would be resolved outside the domain). ``bind`` and ``listen`` come too (Landlock's
+bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from the LAN): a ``bind`` is
+made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike) and a port of
+the policy's ``bind`` (``0``), never a Unix path; the kernel then locks the socket's address for its
+life, so the supervisor keeps the socket's cookie (``SO_COOKIE``, never reused) and makes a ``listen``
+only on a socket it so bound (an unbound one listens on ``0.0.0.0``; one a ``connect`` bound loses its
+address on a disconnect, which the caller could race with the check). Nothing else connects a socket past the
 filter: UDP and every other protocol cannot be made, TCP Fast Open is refused (:mod:`._landlock`), and
 ``sendto``/``sendmsg`` ignore the address on a TCP socket.
 
@@ -62,6 +69,10 @@ import os
 import select
 import signal
 import stat
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: machine → system call number → ``(op, dirfd argument, path argument, value argument, flags argument)``
 #: (indexes into the call's arguments; ``None``: the call has none). ``op``: ``chmod`` (value: the mode),
@@ -90,9 +101,14 @@ CALLS: dict[str, dict[int, tuple[str, int | None, int | None, int, int | None]]]
 XATTR_AT = (463, 466)
 XATTR_SIZE_MAX = 65536
 SYS_SECCOMP = {"x86_64": 317, "aarch64": 277}
-#: ``connect``, per machine: the supervisor's with a confined network (module docstring)
+#: ``connect``, ``bind`` and ``listen``, per machine: the supervisor's with a confined network (module docstring)
 SYS_CONNECT = {"x86_64": 42, "aarch64": 203}
+SYS_BIND = {"x86_64": 49, "aarch64": 200}
+SYS_LISTEN = {"x86_64": 50, "aarch64": 201}
 AF_UNSPEC, AF_INET, AF_INET6, AF_NETLINK, SOL_SOCKET, SO_DOMAIN, SOCKADDR_MAX = 0, 2, 10, 16, 1, 39, 128
+SO_COOKIE = 57
+#: How many bound sockets the supervisor remembers (one 64-bit cookie each); a ``bind`` beyond is ``EACCES``.
+BOUND_MAX = 1 << 16
 PIDFD_THREAD = os.O_EXCL  # Linux 6.9: a pidfd of one thread (its own descriptor table)
 SYS_PIDFD_GETFD = 438  # the same on every architecture
 SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
@@ -174,13 +190,57 @@ def may_change(fd: int, allowed: tuple[str, ...]) -> bool:
 
 def peers(net: object) -> frozenset[tuple[bytes, int]]:
     """The ``(address, port)`` pairs a confined process may connect to: every ``hosts`` address (IPv4 or
-    IPv6 text; ``127.0.0.1`` when absent) with every ``connect`` port of the policy's ``net``, each
-    address as 16 bytes (IPv4 as its v4-mapped IPv6 form). Empty for no ``net``. Raises ``OSError``
-    (``EINVAL``) for an address that is neither."""
+    IPv6 text; ``127.0.0.1`` when absent) with every ``connect`` port of the policy's ``net``, and each
+    ``[ADDRESS, PORT]`` of its ``peers`` (exact pairs: a local model server on ``::1``), each address as
+    16 bytes (IPv4 as its v4-mapped IPv6 form). Empty for no ``net``. Raises ``OSError`` (``EINVAL``) for
+    an address that is neither."""
     if not isinstance(net, dict):
         return frozenset()
-    return frozenset((_mapped(str(h)), int(p)) for h in net.get("hosts") or ["127.0.0.1"]
-                     for p in net.get("connect") or [])
+    pairs = [(h, p) for h in net.get("hosts") or ["127.0.0.1"] for p in net.get("connect") or []]
+    pairs += [(h, p) for h, p in net.get("peers") or []]
+    return frozenset((_mapped(str(h)), int(p)) for h, p in pairs)
+
+
+class Net:
+    """A confined network's state (:func:`serve`): ``peers`` where a ``connect`` may go (:func:`peers`),
+    ``binds`` the ports a ``bind`` may name (the policy's ``bind``: ``0``, an ephemeral port), and
+    ``bound``, the cookies (``SO_COOKIE``: 64 bits, never reused while the machine runs) of the sockets
+    the supervisor bound, at most :data:`BOUND_MAX`: only these may ``listen``."""
+
+    def __init__(self, peer_set: frozenset[tuple[bytes, int]] = frozenset(), binds: frozenset[int] = frozenset()):
+        self.peers = peer_set
+        self.binds = binds
+        self.bound: set[int] = set()
+
+    @classmethod
+    def of(cls, net: object) -> Net:
+        """From the policy's ``net`` (``None``: nothing may connect, bind or listen). Raises ``OSError``."""
+        binds = frozenset(int(p) for p in net.get("bind") or []) if isinstance(net, dict) else frozenset()
+        return cls(peers(net), binds)
+
+
+def loopback(raw: bytes) -> bool:
+    """Whether ``raw`` (16 bytes, IPv4 v4-mapped) is a loopback address: ``127.0.0.0/8`` or ``::1``."""
+    return raw == b"\0" * 15 + b"\1" or (raw[:12] == b"\0" * 10 + b"\xff\xff" and raw[12] == 127)
+
+
+def may_bind(raw: bytes, domain: int, ports: frozenset[int]) -> bool:
+    """Whether a socket of ``domain`` may be bound to the address ``raw`` (a ``struct sockaddr`` as the
+    caller passed it): an ``AF_NETLINK`` one always (no host beyond the kernel), an ``AF_INET``/``AF_INET6``
+    one only to a loopback address (:func:`loopback`; never ``0.0.0.0``/``::``, which a LAN host reaches)
+    of its own family and one of ``ports``; nothing else (a Unix socket's path would be made outside the
+    domain). Raises ``OSError`` (``EINVAL``) for an address too short for its family, as the kernel would."""
+    if domain == AF_NETLINK:
+        return True
+    if domain not in (AF_INET, AF_INET6) or len(raw) < 2:
+        return False
+    family, port = int.from_bytes(raw[:2], "little"), int.from_bytes(raw[2:4], "big")
+    if family != domain:  # AF_UNSPEC on an AF_INET socket binds 0.0.0.0
+        return False
+    if len(raw) < (16 if family == AF_INET else 24):
+        raise _fail(22)
+    address = b"\0" * 10 + b"\xff\xff" + raw[4:8] if family == AF_INET else raw[8:24]
+    return loopback(address) and port in ports
 
 
 def _mapped(host: str) -> bytes:
@@ -355,11 +415,13 @@ def _pidfd(tid: int) -> int:
     return os.pidfd_open(tgid)
 
 
-def _socket_target(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes, int]]) -> tuple[int, bytes]:
-    """The socket a ``connect`` names (our copy) and the address (our copy), once checked (module
-    docstring). Raises ``OSError`` with the call's error (``EACCES``: not allowed)."""
+def _socket_target(notif: _Notif, listener: int, check: Callable[[bytes, int], bool],
+                   with_address: bool = True) -> tuple[int, bytes]:
+    """The socket a ``connect`` or ``bind`` (``listen``: not ``with_address``) names (our copy) and the
+    address (our copy), once ``check(address, domain)`` passed (module docstring). Raises ``OSError``
+    with the call's error (``EACCES``: not allowed)."""
     tid, args = notif.pid, notif.data.args
-    size = int(args[2]) & 0xFFFFFFFF
+    size = int(args[2]) & 0xFFFFFFFF if with_address else 0
     if size > SOCKADDR_MAX:
         raise _fail(22)
     mem = os.open(f"/proc/{tid}/mem", os.O_RDONLY | os.O_CLOEXEC)
@@ -380,7 +442,7 @@ def _socket_target(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes,
         domain, length = ctypes.c_int(0), ctypes.c_uint32(4)
         if _libc.getsockopt(sock, SOL_SOCKET, SO_DOMAIN, ctypes.byref(domain), ctypes.byref(length)) != 0:
             raise _fail(ctypes.get_errno())  # ENOTSOCK
-        if not may_connect(raw, domain.value, allowed):
+        if not check(raw, domain.value):
             raise _fail(13)  # EACCES, as Landlock answers
         return sock, raw
     except BaseException:
@@ -407,7 +469,7 @@ def _send(listener: int, notif_id: int, error: int) -> None:
 def _handle_connect(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes, int]]) -> None:
     """A ``connect``: checked, then made by the supervisor (in a thread when the socket blocks)."""
     try:
-        sock, raw = _socket_target(notif, listener, allowed)
+        sock, raw = _socket_target(notif, listener, lambda raw, domain: may_connect(raw, domain, allowed))
     except OSError as exc:
         _send(listener, notif.id, -(exc.errno or 13))
         return
@@ -425,15 +487,65 @@ def _handle_connect(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes
         _send(listener, notif.id, -11)
 
 
-def handle(listener: int, machine: str, allowed: tuple[str, ...],
-           peer_set: frozenset[tuple[bytes, int]] = frozenset()) -> None:
+def _cookie(sock: int) -> int:
+    """The socket's ``SO_COOKIE``. Raises ``OSError``."""
+    cookie, length = ctypes.c_uint64(0), ctypes.c_uint32(8)
+    if _libc.getsockopt(sock, SOL_SOCKET, SO_COOKIE, ctypes.byref(cookie), ctypes.byref(length)) != 0:
+        raise _fail(ctypes.get_errno())
+    return int(cookie.value)
+
+
+def _bind_or_listen(notif: _Notif, listener: int, net: Net, listen: bool) -> int:
+    """A ``bind`` (to a loopback address and one of ``net.binds``, :func:`may_bind`; the socket's cookie
+    then kept in ``net.bound``) or a ``listen`` (only on a socket of ``net.bound``), made by the supervisor
+    on its copy of the socket; the call's result (``0``). Raises ``OSError`` with the call's error."""
+    check = (lambda raw, domain: domain in (AF_INET, AF_INET6)) if listen else (
+        lambda raw, domain: may_bind(raw, domain, net.binds))
+    sock, raw = _socket_target(notif, listener, check, with_address=not listen)
+    try:
+        if listen:
+            if _cookie(sock) not in net.bound:  # never bound here: unbound (0.0.0.0 at listen) or its address
+                raise _fail(13)                 # not locked to loopback (a connect's, reset on a disconnect)
+            ret = _libc.listen(sock, ctypes.c_int(int(notif.data.args[1]) & 0xFFFFFFFF))
+        else:
+            cookie = _cookie(sock)
+            if len(net.bound) >= BOUND_MAX and cookie not in net.bound:
+                raise _fail(13)
+            ret = _libc.bind(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
+            if ret == 0 and domain_of(sock) in (AF_INET, AF_INET6):
+                net.bound.add(cookie)  # a loopback address bound: locked to it for the socket's life
+        if ret != 0:
+            raise _fail(ctypes.get_errno())
+        return 0
+    finally:
+        os.close(sock)
+
+
+def domain_of(sock: int) -> int:
+    """The socket's family (``SO_DOMAIN``). Raises ``OSError`` (``ENOTSOCK``)."""
+    domain, length = ctypes.c_int(0), ctypes.c_uint32(4)
+    if _libc.getsockopt(sock, SOL_SOCKET, SO_DOMAIN, ctypes.byref(domain), ctypes.byref(length)) != 0:
+        raise _fail(ctypes.get_errno())
+    return int(domain.value)
+
+
+def handle(listener: int, machine: str, allowed: tuple[str, ...], net: Net | None = None) -> None:
     """Receive one notification and answer it (the change made, or its error; a ``connect`` to one of
-    ``peer_set`` made, perhaps answered later by a thread)."""
+    ``net.peers`` made, perhaps answered later by a thread; a ``bind`` or ``listen`` as ``net`` allows)."""
     notif = _Notif()
     if _libc.ioctl(listener, ctypes.c_ulong(NOTIF_RECV), ctypes.byref(notif)) != 0:
         return  # ENOENT: the caller died meanwhile; EINTR: a signal, poll again
+    net = net if net is not None else Net()
     if notif.data.nr == SYS_CONNECT.get(machine):
-        _handle_connect(notif, listener, peer_set)
+        _handle_connect(notif, listener, net.peers)
+        return
+    if notif.data.nr in (SYS_BIND.get(machine), SYS_LISTEN.get(machine)):
+        try:
+            _send(listener, notif.id, _bind_or_listen(notif, listener, net, notif.data.nr == SYS_LISTEN[machine]))
+        except OSError as exc:
+            _send(listener, notif.id, -(exc.errno or 13))
+        except Exception:  # never let the command wait for ever, never allow on a doubt
+            _send(listener, notif.id, -13)
         return
     resp = _Resp(notif.id, 0, 0, 0)
     try:
@@ -445,11 +557,11 @@ def handle(listener: int, machine: str, allowed: tuple[str, ...],
     _libc.ioctl(listener, ctypes.c_ulong(NOTIF_SEND), ctypes.byref(resp))  # ENOENT: the caller died meanwhile
 
 
-def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...],
-          peer_set: frozenset[tuple[bytes, int]] = frozenset()) -> int:
+def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...], net: Net | None = None) -> int:
     """Answer ``listener``'s notifications until process ``child`` (the command) exits; its status
     (``os.waitstatus_to_exitcode``: negative for a signal). Signals of :data:`FORWARDED` are passed on.
-    ``peer_set``: where a ``connect`` may go (:func:`peers`)."""
+    ``net``: where a ``connect`` may go, what may be bound and listen (:class:`Net`)."""
+    net = net if net is not None else Net()
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)
@@ -471,7 +583,7 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...],
             if fd == wake_r:
                 _drain(wake_r)
             elif events & select.POLLIN:
-                handle(listener, machine, allowed, peer_set)
+                handle(listener, machine, allowed, net)
             else:  # POLLHUP: no process of the domain is left
                 poller.unregister(listener)
     return status

@@ -25,7 +25,9 @@ session. It
   processes or sessions it starts);
 * runs ``ARGV`` of the form ``BWRAP --args @homefield-args:N OPT1 … OPTN REST…`` as
   ``BWRAP --args FD REST…`` with the ``N`` options NUL-separated in a memfd ``FD`` (bubblewrap reads
-  and closes it), and with an empty environment: the sandbox's PID 1 inherits bubblewrap's command line
+  and closes it), each ``--ro-bind-data @homefield-empty`` among them given an empty memfd of its own
+  (a mask's source is then bubblewrap's own temp file, no host path in the sandbox's mountinfo), and with an
+  empty environment: the sandbox's PID 1 inherits bubblewrap's command line
   and environment, which then name no bound host path and hold none of the user's variables (bubblewrap
   gives the command the environment its ``--setenv`` options set);
 * when the command exits: kills whatever it left behind, reaps it, and exits with the command's
@@ -177,20 +179,30 @@ def stop_tree(grace: float) -> None:
 ARGS_MARK = "@homefield-args:"
 
 
-def args_via_fd(cmd: list[str]) -> tuple[list[str], int | None]:
-    """``cmd`` with its ``--args`` options moved into a memfd, and that fd (``None`` when ``cmd``
-    has no placeholder or memfds are missing: then the placeholder stays and bubblewrap refuses)."""
+#: The placeholder of an empty file's descriptor after ``--ro-bind-data`` (``bwrap.EMPTY_MARK``).
+EMPTY_MARK = "@homefield-empty"
+
+
+def args_via_fd(cmd: list[str]) -> tuple[list[str], list[int]]:
+    """``cmd`` with its ``--args`` options moved into a memfd, each ``--ro-bind-data`` :data:`EMPTY_MARK`
+    among them given an empty memfd of its own (bubblewrap reads and closes each), and those fds, the
+    options' first (none when ``cmd`` has no placeholder or memfds are missing: then the placeholder stays
+    and bubblewrap refuses)."""
     if len(cmd) < 3 or cmd[1] != "--args" or not cmd[2].startswith(ARGS_MARK) or not hasattr(os, "memfd_create"):
-        return cmd, None
+        return cmd, []
     n = int(cmd[2][len(ARGS_MARK):])
     options, rest = cmd[3:3 + n], cmd[3 + n:]
-    fd = os.memfd_create("homefield-args", 0)  # not inheritable: passed to the command alone
+    fds = [os.memfd_create("homefield-args", 0)]  # not inheritable: passed to the command alone
+    for i, word in enumerate(options):
+        if word == EMPTY_MARK and i and options[i - 1] == "--ro-bind-data":
+            fds.append(os.memfd_create("homefield-empty", 0))
+            options[i] = str(fds[-1])
     data = b"".join(os.fsencode(a) + b"\0" for a in options)
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
-    os.lseek(fd, 0, os.SEEK_SET)
-    return [cmd[0], "--args", str(fd), *rest], fd
+        view = view[os.write(fds[0], view):]
+    os.lseek(fds[0], 0, os.SEEK_SET)
+    return [cmd[0], "--args", str(fds[0]), *rest], fds
 
 
 def spawn(cmd: list[str], pass_fds: list[int], setup: Callable[[], None],
@@ -445,17 +457,16 @@ def supervise(cmd: list[str], fd: int, keep: list[int], child_setup: Callable[[]
     """Start ``cmd`` (:func:`spawn`), tell the caller on ``fd`` (closed then, unless ``keep_fd``), wait for it
     and stop its tree (see the module docstring); its status (``os.waitstatus_to_exitcode``: negative for a
     signal), 127 when it could not start (``fd`` then closed)."""
-    cmd, args_fd = args_via_fd(cmd)
+    cmd, args_fds = args_via_fd(cmd)
     try:
         # bubblewrap (a command with --args) runs with no environment: it sets the sandbox's own from
         # scratch (--clearenv), and its process is the sandbox's PID 1, whose /proc/1/environ every process
         # inside can read (the user's whole environment, secrets and the repository's path: atk30)
-        child_pid = spawn(cmd, [*keep, *([args_fd] if args_fd is not None else [])], child_setup,
-                          env={} if args_fd is not None else None)
+        child_pid = spawn(cmd, [*keep, *args_fds], child_setup, env={} if args_fds else None)
     except OSError as exc:
         os.write(fd, f"E{exc.errno or 2}".encode())
         return 127
-    if args_fd is not None:
+    for args_fd in args_fds:
         os.close(args_fd)
     for kept in keep:  # the command holds them now; the reaper must not keep a pipe open
         os.close(kept)

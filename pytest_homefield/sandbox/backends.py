@@ -105,7 +105,10 @@ class AgentBox:
     goes through, relayed in at ``127.0.0.1`` (:data:`PROXY_PORT`; under Landlock it listens on a port of
     the host's ``127.0.0.1``). ``ports``: the host's ``127.0.0.1`` ports it may reach (``loopback:``, its
     provider's loopback hosts, its own services) under a backend that confines TCP by port (Landlock).
-    ``tmpfs_bytes``: the size of its private ``/tmp`` and ``/dev/shm`` (bubblewrap)."""
+    ``tmpfs_bytes``: the size of its private ``/tmp`` and ``/dev/shm`` (bubblewrap). ``peers``: the
+    exact loopback ``(address, port)`` pairs its provider names (``::1`` included) that such a backend
+    lets it reach besides ``127.0.0.1``'s ``ports``; a port of ``ports`` that only ``peers`` name is
+    reached on those addresses only."""
 
     workspace: Path
     tmpdir: Path
@@ -117,6 +120,7 @@ class AgentBox:
     proxy: FilteringProxy | None = None
     tmpfs_bytes: int | None = None
     ports: tuple[int, ...] = ()
+    peers: tuple[tuple[str, int], ...] = ()
 
 
 #: The port the filtering proxy listens on inside an agent's sandbox (the next free one when a relayed
@@ -275,14 +279,16 @@ class LandlockBackend:
         rw = [box.workspace, box.tmpdir, box.home]
         setenv = {"PATH": inside_path(env.get("PATH", ""), [*rw, *box.ro_paths], first=[Path(sys.executable).parent])}
         unset: list[str] = []
-        connect = None if box.network else list(box.ports)
+        named = {port for _, port in box.peers}
+        connect = None if box.network else [p for p in box.ports if p not in named or ("127.0.0.1", p) in box.peers]
         if box.proxy is not None and connect is not None:
             port = box.proxy.port or box.proxy.start_tcp()
             proxied = proxy_env(dict(env), port)
             setenv.update({k: v for k, v in proxied.items() if k != "PATH" and env.get(k) != v})
             unset = [k for k in env if k not in proxied]
             connect.append(port)
-        policy = LandlockPolicy(ro=box.ro_paths, rw=rw, connect=connect, unix=False, setenv=setenv, unsetenv=unset)
+        policy = LandlockPolicy(ro=box.ro_paths, rw=rw, connect=connect, unix=False, setenv=setenv, unsetenv=unset,
+                                peers=box.peers)
         return Wrapped(marked(landlock_argv(argv, policy)), self.name)
 
     def wrap_tests(self, argv: Sequence[str], env: Mapping[str, str], box: TestBox) -> Wrapped:

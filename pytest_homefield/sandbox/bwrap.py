@@ -50,7 +50,7 @@ from pytest_homefield.sandbox.tempdirs import mkdtemp, owner_tag
 
 __all__ = ["Policy", "bwrap_argv", "python_paths", "interpreter_paths", "is_prefix", "program_paths",
            "package_paths", "inside_path", "probe", "system_masks", "BwrapUnavailable", "bwrap_executable",
-           "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK",
+           "sandboxed_argv", "tests_ro_paths", "SYSTEM_DIRS", "INSTALL_HINT", "REPORTER_DIR", "ARGS_MARK", "EMPTY_MARK",
            "ETC_ENTRIES"]
 
 #: Folders of the system bound read-only when present (symlinks such as ``/bin -> usr/bin`` are
@@ -83,6 +83,10 @@ INSTALL_HINT = ("install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; 
 #: :func:`~pytest_homefield.sandbox.procs.run_process`) moves the options into a memfd, so bubblewrap's
 #: command line (which the sandbox's PID 1 shows in ``/proc/1/cmdline``) names no bound host path.
 ARGS_MARK = "@homefield-args:"
+#: The placeholder of an empty file's descriptor after ``--ro-bind-data`` (behind ``--args`` only): the
+#: reaper gives each its own empty memfd, so a mask's source is bubblewrap's own deleted temp file
+#: (``/bindfileXXXXXX`` on its tmpfs in ``/proc/self/mountinfo``), never a host path (:func:`_empty_args`).
+EMPTY_MARK = "@homefield-empty"
 
 
 class BwrapUnavailable(RuntimeError):
@@ -177,7 +181,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
     sys_roots = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     hidden = [str(p) for p in protected() if _under(str(p), sys_roots)]
     args = [bwrap, *_system_args(), *[a for p in hidden for a in ("--tmpfs", p)], "--proc", "/proc",
-            *_proc_masks(), "--dev", "/dev"]
+            *_proc_masks(args_fd), "--dev", "/dev"]
     size = [] if policy.tmpfs_bytes is None else ["--size", str(int(policy.tmpfs_bytes))]
     if size:
         args += [*size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
@@ -199,7 +203,7 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
         args += [opt, p, p]
     if masks:
         args += _mask_args([*sys_roots, *_norm(policy.ro)], visible=[*sys_roots, *ro, *rw],
-                           own=[str(policy.cwd), *rw])
+                           own=[str(policy.cwd), *rw], via_fd=args_fd)
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--unshare-user-try"]
     if os.geteuid() == 0:
         # started by root, bubblewrap keeps every capability: a process inside could remount a read-only
@@ -224,18 +228,27 @@ def bwrap_argv(command: Sequence[str], policy: Policy, *, bwrap: str = "bwrap", 
 PROC_MASKED = ("/proc/locks",)
 
 
-def _proc_masks() -> list[str]:
-    """The options that bind an empty read-only file (:func:`_empty_file`) over each of :data:`PROC_MASKED`
+def _proc_masks(via_fd: bool = False) -> list[str]:
+    """The options that bind an empty read-only file (:func:`_empty_args`) over each of :data:`PROC_MASKED`
     that this kernel has, after ``--proc``: a process inside reads nothing there, and, with no capability
     (``--cap-drop ALL``, or an unprivileged user namespace's mount locked under it), cannot unmount it."""
-    return [a for f in PROC_MASKED if os.path.exists(f) for a in ("--ro-bind", str(_empty_file()), f)]
+    return [a for f in PROC_MASKED if os.path.exists(f) for a in _empty_args(f, via_fd)]
 
 
-def _mask_args(ro: Sequence[str], visible: Sequence[str], own: Sequence[str] = ()) -> list[str]:
+def _empty_args(target: str, via_fd: bool) -> list[str]:
+    """The options that put an empty read-only file over ``target``: ``--ro-bind-data`` :data:`EMPTY_MARK`
+    (``via_fd``: the options go through the reaper, which gives it an empty memfd; bubblewrap copies it to
+    a file of its own tmpfs, so ``/proc/self/mountinfo`` names no host path, r25), else ``--ro-bind`` of
+    :func:`_empty_file` (a bubblewrap started directly: :func:`probe`, a hook's argv; its mountinfo names
+    that file's host path, ``/tmp/hf-<pid>.<start>-…/empty``)."""
+    return ["--ro-bind-data", EMPTY_MARK, target] if via_fd else ["--ro-bind", str(_empty_file()), target]
+
+
+def _mask_args(ro: Sequence[str], visible: Sequence[str], own: Sequence[str] = (), via_fd: bool = False) -> list[str]:
     """Options that hide the copies of the project under benchmark under ``ro`` (the system folders
     and the read-only binds, less the run's ``own`` folders: its workspace, the copy under test), by
     content and by name (:func:`~pytest_homefield.sandbox.project_copies.copies_of_protected`): an empty
-    read-only tmpfs over a package folder, an empty file over a module file (:func:`_empty_file`: bubblewrap
+    read-only tmpfs over a package folder, an empty file over a module file (:func:`_empty_args`: bubblewrap
     binds without device nodes, so ``/dev/null`` would not open). A copy (or a symlink's target) outside
     the ``visible`` paths is not in the sandbox and needs no mask."""
     args: list[str] = []
@@ -245,7 +258,7 @@ def _mask_args(ro: Sequence[str], visible: Sequence[str], own: Sequence[str] = (
         if os.path.isdir(target):
             args += ["--tmpfs", target, "--remount-ro", target]
         else:
-            args += ["--ro-bind", str(_empty_file()), target]
+            args += _empty_args(target, via_fd)
     return args
 
 

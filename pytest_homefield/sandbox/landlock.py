@@ -26,9 +26,11 @@ command. What a policy allows:
   (Landlock has no right for them: the launcher's supervisor, :mod:`._landlock_supervisor`, makes each
   change itself);
 * TCP: ``connect`` only to ``connect``'s ports on ``hosts`` (``127.0.0.1``: not ``127.0.0.2``, not
-  ``::1``; its v4-mapped form ``::ffff:127.0.0.1`` alike), ``bind`` only to an ephemeral port (port 0,
-  ABI ≥ 4); ``connect=None``: the network not confined. Landlock knows ports, not addresses, so the
-  launcher's supervisor checks each ``connect`` against those pairs and makes it itself (any ABI); Landlock
+  ``::1``; its v4-mapped form ``::ffff:127.0.0.1`` alike) and to the exact pairs of ``peers`` (``::1``
+  and a port: a local server on IPv6 loopback), ``bind`` only to an ephemeral port (port 0) of a
+  loopback address (never ``0.0.0.0``/``::``, which a LAN host reaches), ``listen`` only on a socket so
+  bound; ``connect=None``: the network not confined. Landlock knows ports, not addresses, so the
+  launcher's supervisor checks each ``connect``, ``bind`` and ``listen`` and makes it itself (any ABI); Landlock
   does not know UDP, which the launcher's seccomp filter refuses when the network is confined (no
   ``AF_INET``/``AF_INET6`` socket but a stream);
 * scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
@@ -84,8 +86,10 @@ class LandlockUnavailable(BwrapUnavailable):
 @dataclass(frozen=True)
 class LandlockPolicy:
     """What one confined command may do (module docstring): ``ro`` read and execute, ``rw`` every
-    file-system right, TCP ``connect`` to these ports of ``hosts`` only (``None``: TCP not confined;
-    ``hosts``: IPv4 or IPv6 addresses, the host's ``127.0.0.1`` by default), ``unix``: make
+    file-system right, TCP ``connect`` to these ports of ``hosts`` and to the exact ``(address, port)``
+    pairs of ``peers`` only (``None``: TCP not confined, ``peers`` ignored; ``hosts``: IPv4 or IPv6
+    addresses, the host's ``127.0.0.1`` by default; ``peers``: e.g. ``("::1", 8080)``, a local model
+    server on IPv6 loopback), ``bind`` only to a loopback address, ``listen`` only on a socket so bound, ``unix``: make
     Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
     ``socketpair`` stays; with ``connect`` not ``None`` no Unix socket is ever connected, whatever
     ``unix`` says: the supervisor that makes each ``connect`` would resolve its path outside the
@@ -101,6 +105,7 @@ class LandlockPolicy:
     unsetenv: Sequence[str] = ()
     own: Sequence[Path | str] = ()
     hosts: Sequence[str] = ("127.0.0.1",)
+    peers: Sequence[tuple[str, int]] = ()
 
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
@@ -109,6 +114,7 @@ class LandlockPolicy:
         ro = [p for p in _allowed([*system_paths(), *self.ro]) if p not in rw]
         ro, listable = carve(ro, copies_of_protected(ro, skip=[*rw, *map(str, self.own)]))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "hosts": list(self.hosts),
+                                                 "peers": [[h, int(p)] for h, p in dict.fromkeys(self.peers)],
                                                  "bind": [0]}
         return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},

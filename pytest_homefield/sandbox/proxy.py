@@ -188,6 +188,17 @@ class Allowlist:
         ports = [p for r in self.rules if r.loopback and r.ports != DEFAULT_PORTS for p in r.ports]
         return tuple(dict.fromkeys(ports))
 
+    def loopback_peers(self) -> tuple[tuple[str, int], ...]:
+        """The exact ``(address, port)`` pairs of :meth:`loopback_ports`: a literal rule's own address
+        (``::1``, ``127.0.0.1``), a name's both ``127.0.0.1`` and ``::1`` (``localhost`` may resolve to
+        either): what a backend that confines TCP by address (Landlock) lets the agent reach directly."""
+        pairs: list[tuple[str, int]] = []
+        for r in self.rules:
+            if r.loopback and r.ports != DEFAULT_PORTS:
+                hosts = (r.host,) if r.host not in LOOPBACK_NAMES else ("127.0.0.1", "::1")
+                pairs += [(h, p) for h in hosts for p in r.ports]
+        return tuple(dict.fromkeys(pairs))
+
     def entries(self) -> list[str]:
         """One ``host:port`` string per rule (a rule with two ports gives ``host:443,host:80``)."""
         return [str(r) for r in self.rules]

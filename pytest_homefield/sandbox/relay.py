@@ -105,7 +105,8 @@ MAX_SOCKET_PATH = 100
 
 class HostRelay:
     """The host half: ``FOLDER/PORT.sock`` → ``host:PORT`` for each port in ``ports`` (``host:TARGET``
-    when ``targets`` maps ``PORT`` to another port: the inside half still listens on ``PORT``).
+    when ``targets`` maps ``PORT`` to another port: the inside half still listens on ``PORT``; ``hosts``
+    maps a port to another address of the host, e.g. ``::1``).
 
     :meth:`start` (once; later calls do nothing) creates the folder and the listening sockets (raises
     ``OSError``); a ``folder`` whose socket paths would be too long for a Unix socket is replaced by a
@@ -115,10 +116,13 @@ class HostRelay:
     the sockets (connections in flight end with their peers)."""
 
     def __init__(self, ports: Sequence[int], folder: Path, host: str = "127.0.0.1", *,
-                 fallback: Callable[[], Path] | None = None, targets: Mapping[int, int] | None = None) -> None:
+                 fallback: Callable[[], Path] | None = None, targets: Mapping[int, int] | None = None,
+                 hosts: Mapping[int, str] | None = None) -> None:
         self.ports = tuple(ports)
         #: inside port → host port where they differ (a service the tests expect at a fixed port)
         self.targets = dict(targets or {})
+        #: inside port → the host's address where it is not ``host`` (a local server on ``::1`` alone)
+        self.hosts = dict(hosts or {})
         self.folder = Path(folder)
         self._fallback = fallback or (lambda: Path(tempfile.mkdtemp(prefix="hf-net-", dir="/tmp")))
         self.host = host
@@ -148,8 +152,9 @@ class HostRelay:
             listener.listen(64)
             self._listeners.append(listener)
 
-            def connect(port: int = self.targets.get(port, port)) -> socket.socket:
-                return socket.create_connection((self.host, port), timeout=30)
+            def connect(port: int = self.targets.get(port, port), host: str = self.hosts.get(port, self.host)
+                        ) -> socket.socket:
+                return socket.create_connection((host, port), timeout=30)
 
             threading.Thread(target=_serve, args=(listener, connect, self._stop), daemon=True).start()
         return self

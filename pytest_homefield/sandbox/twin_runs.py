@@ -60,6 +60,7 @@ from pytest_homefield.sandbox.canaries import (
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
 from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
 from pytest_homefield.sandbox.canary_near import MAX_DRAWN, as_near, near_alternatives, nearness, operand_values
+from pytest_homefield.sandbox.canary_order import order_site
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
@@ -173,7 +174,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                limit: int = LIMIT, twins: int = APART,
                parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
                pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
-               near: Mapping[str, tuple[str, str, str]] | None = None) -> TwinPlan:
+               near: Mapping[str, tuple[str, str, str]] | None = None,
+               order: Mapping[str, str] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -198,7 +200,11 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     there (:attr:`~pytest_homefield.run.twin_grading.ParentSeen.near`): when a literal on that statement is one
     operand ``E`` (the expected side), its twin takes a value exactly as near the other, the parent's value ``P``
     (:func:`~pytest_homefield.sandbox.canary_near.near_alternatives`, atk29's nearness tell), else the site is
-    drawn as without it. Mining's check and grading must pass the same (but ``stops`` and ``near``). Never
+    drawn as without it. ``order``: function id → ``"<"`` or ``">"`` (:attr:`~pytest_homefield.run.twin_grading.
+    ParentSeen.order`, for a function the parent check told on a try drawn on its stop): its twin is the
+    comparison ``==`` on that statement rewritten to that order, false for every operand pair its original failed
+    with there (:func:`~pytest_homefield.sandbox.canary_order.order_site`, near31), when there is one; it comes
+    before ``near``. Mining's check and grading must pass the same (but ``stops``, ``near`` and ``order``). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -220,14 +226,14 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
                    before=_parent_module(parent, path),
                    graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
-                   near=near or {},
+                   near=near or {}, order=order or {},
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else ())
-    order = list(range(runs))
-    rng.shuffle(order)
-    plan.runs = [per_run[i] for i in order] if plan.placement else per_run[:1]
-    plan.placement = {g: tuple(m[i] for i in order) for g, m in plan.placement.items()}
+    run_order = list(range(runs))
+    rng.shuffle(run_order)
+    plan.runs = [per_run[i] for i in run_order] if plan.placement else per_run[:1]
+    plan.placement = {g: tuple(m[i] for i in run_order) for g, m in plan.placement.items()}
     plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
                                                                   if c.kind == "contradiction"}))
     return plan
@@ -447,7 +453,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
                lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
-               near: Mapping[str, tuple[str, str, str]] | None = None) -> None:
+               near: Mapping[str, tuple[str, str, str]] | None = None,
+               order: Mapping[str, str] | None = None) -> None:
     encoding, text, tree, lines = read_source(file)
     stops = stops or {}
     namer = _Namer(rng, text, tree)
@@ -512,7 +519,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         site = None
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
             lo, hi = statement_at(node, span[0] + stops[fid])
-            site = settled(_near_site(node, lo, hi, (near or {}).get(fid), twins, rng, may)) \
+            contradicted = order_site(node, lo, hi, order[fid], may) if order and fid in order else None
+            site = settled(contradicted) or settled(_near_site(node, lo, hi, (near or {}).get(fid), twins, rng, may)) \
                 or settled(pick(_both(may, functools.partial(_within, lo, hi)))) \
                 or settled(pick(_both(may, functools.partial(_within, 0, hi))))
         if site is None and fid not in forced:

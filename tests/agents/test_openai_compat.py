@@ -150,6 +150,32 @@ def test_a_lone_surrogate_in_the_reply_is_text_not_an_exception(harness: Harness
     assert harness.calc == "def add(a, b):\n    return a + b  # ?\n"
 
 
+#: A reply whose whole-file block is the fix, with the ``usage`` object (JSON text) put in.
+FIXED_REPLY = '{"choices": [{"message": {"content": "```calc.py\\n' + FIXED.replace("\n", "\\n") + '```\\n"}}], '
+
+
+@pytest.mark.parametrize("usage", [
+    '{"prompt_tokens": 0, "completion_tokens": -1000000000}',  # main: cost -2000 USD, measured
+    '{"prompt_tokens": 10, "completion_tokens": 5, "prompt_tokens_details": {"cached_tokens": -1000000000}}',
+    '{"prompt_tokens": 10, "completion_tokens": 1' + "0" * 400 + '}',  # main: OverflowError, an unscored infra
+    '{"prompt_tokens": 10, "completion_tokens": 100000000000000000000}',  # past 2^63-1: main recorded it
+    '{"prompt_tokens": 10, "completion_tokens": 2.5}',
+    '{"prompt_tokens": 10}',  # main: a missing count was 0, so the cost 0.000005 USD, measured
+    '{}',  # main: cost 0, measured (it breaks ties: report/family.py MEASURED_COST_KINDS)
+])
+def test_a_servers_usage_outside_what_a_count_can_be_leaves_the_cost_unknown(harness: Harness, usage: str) -> None:
+    """xatk31: an ``openai:`` cost is homefield's own pricing of the server's ``usage`` and counts as measured (it
+    breaks ties in the ranking), but the counts were taken as written: a negative one priced the attempt at -2000
+    USD (cost per solved below zero, first in every tie, and its budget share never spent), a missing one at 0, a
+    huge one raised. A count is read as every other agent's is (``reported_count``: an integer from 0 to 2^63-1);
+    one that is not, or is missing, leaves that count and the cost unknown. The reply is still graded."""
+    res = harness.run([{"raw": {"status": 200, "body": FIXED_REPLY + '"usage": ' + usage + '}'}}])
+    assert res.outcome is None and harness.calc == FIXED, res
+    assert res.cost_usd is None, res
+    for n in (res.input_tokens, res.output_tokens, res.cache_read_tokens):
+        assert n is None or 0 <= n <= 2**63 - 1, res
+
+
 @pytest.mark.parametrize("status,outcome", [(500, "infra"), (502, "infra"), (503, "rate_limited"),
                                             (429, "rate_limited"), (401, "infra"), (400, "agent_error")])
 def test_http_errors(harness: Harness, status: int, outcome: str) -> None:

@@ -199,3 +199,22 @@ def test_the_sanity_line_says_when_the_tasks_are_too_few_for_its_own_gap(tmp_pat
     big = _report(tmp_path / "big", {"oracle": "oracle", "noop": "noop"}, {"oracle": ["solved"] * 8,
                                                                            "noop": ["empty_patch"] * 8})
     assert headline(Report.from_dict(big)).startswith("Reference agents as expected (oracle 100%, noop 0%); 8 tasks")
+
+
+def test_a_tie_on_shared_tasks_names_each_rate_and_who_is_incomplete(tmp_path: Path) -> None:
+    """xatk31: an agent that claims a rate limit at its first failure stops its own attempts (§8), and the task it
+    failed leaves the ranking (its attempt is unscored). On the 2 tasks both scored it ties with an honest agent
+    that solves 8 of 12, and the headline said "x and y tie at 100% pass@1": x's rate over its 2 tasks, given to
+    both, with no "incomplete" beside x's pass@1, which issue 30 puts wherever it appears. A tie between
+    different rates names each, and every label."""
+    y = ["solved" if i % 3 != 2 else "tests_failed" for i in range(12)]
+    rep = _report(tmp_path, {"x": "cmd:x", "y": "cmd:y"}, {"x": ["solved", "solved", "rate_limited"], "y": y})
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    (tmp_path / "r" / "meta.json").write_text(json.dumps({**meta, "task_ids": [f"t{i:02d}" for i in range(12)]}))
+    rep = build_report([tmp_path / "r"], [_task(f"t{i:02d}") for i in range(12)])
+    line = headline(Report.from_dict(rep))
+    assert "tie on the 2 tasks both scored (pass@1 100% vs 73%; x incomplete: 2 of 12 scored, p=1)" in line, line
+    assert "tie at" not in line
+    same = _report(tmp_path / "s", {"a": "cmd:a", "b": "cmd:b"}, {"a": ["solved", "tests_failed"] * 3,
+                                                                   "b": ["tests_failed", "solved"] * 3})
+    assert "a and b tie at 50% pass@1" in headline(Report.from_dict(same))  # equal rates, all scored: as before

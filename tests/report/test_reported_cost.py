@@ -102,3 +102,38 @@ def test_the_hosts_own_seconds_are_reported_next_to_the_agents(tmp_path: Path) -
     old = build_report([_run(tmp_path / "old", {"a": ("cmd:a", 0.0)})], [plain_task(t) for t in IDS])
     assert "host_s_p50" not in old["agents"]["a"]
     assert "p50 host" not in render_markdown(old) and "host p50/p95" not in render_text_plain(old, verbose=False)
+
+
+def test_token_sums_stay_within_what_a_record_may_hold(tmp_path: Path) -> None:
+    """xatk31: each attempt's token count is the agent's word up to 2^63−1 (``agents/base.py`` ``MAX_COUNT``), but
+    the report summed them unbounded: a ``cmd:`` agent printing the largest count on 10 attempts made
+    ``report.json``'s totals 92233720368547758070, which no int64 or uint64 reader (Go, Rust, Java) can parse:
+    the whole report was lost to them, every agent's row with it. A sum saturates at ``MAX_COUNT``."""
+    from pytest_homefield.agents.base import MAX_COUNT
+    from pytest_homefield.report.formats import render_json
+
+    folder = _run(tmp_path / "r", {"big": ("cmd:big", 0.0), "fair": ("cmd:fair", 0.1)})
+    lines = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    for line in lines:
+        n = MAX_COUNT if line["agent"] == "big" else 1000
+        line.update(input_tokens=n, output_tokens=n, cache_read_tokens=n, cache_write_tokens=n)
+    (folder / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    agents = json.loads(render_json(build_report([folder], [plain_task(t) for t in IDS])))["agents"]
+    keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    assert [agents["big"][k] for k in keys] == [MAX_COUNT] * 4, agents["big"]
+    assert [agents["fair"][k] for k in keys] == [10_000] * 4  # an honest sum is unchanged
+
+
+def test_the_cost_of_an_attempt_counts_every_try_of_it(tmp_path: Path) -> None:
+    """xatk31: the report's cost summed the last record of each attempt, though it means to count unscored
+    attempts too ("the money was spent"): a try that spent 9 USD and claimed a rate limit, tried again by
+    ``--resume`` for 0.01 USD, left 0.01 USD in the agent's cost and cost per solved. Every try of it counts;
+    the same key in two folders (shards, reconciled as one) is one try."""
+    folder = _run(tmp_path / "r", {"a": ("openai:m", 0.01)}, solved=10)
+    tried = Result(run_id="r", task_id=IDS[0], agent="a", attempt=1, outcome="rate_limited", cost_usd=9.0,
+                   error="429", started_at="2026-01-01T10:00:00+00:00", finished_at="2026-01-01T10:05:00+00:00")
+    lines = (folder / "results.jsonl").read_text()
+    (folder / "results.jsonl").write_text(json.dumps(tried.to_dict()) + "\n" + lines)
+    a = build_report([folder], [plain_task(t) for t in IDS])["agents"]["a"]
+    assert (a["cost_usd"], a["cost_per_solved_usd"]) == (9.1, 0.91), a
+    assert a["solved"] == 10 and a.get("incomplete") is None  # the retry's record is still the attempt's result

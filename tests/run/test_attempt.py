@@ -261,6 +261,19 @@ def test_a_reported_cost_is_believed_only_up_to_the_per_attempt_cap(cache: Snaps
     assert (r.outcome, r.cost_usd) == ("empty_patch", 999.5), r
 
 
+def test_every_agents_numbers_are_held_to_what_a_record_may_hold(cache: SnapshotCache, task: Task,
+                                                                   tmp_path: Path) -> None:
+    """xatk31: only the usage-line readers checked a number; an adapter that made its own (``openai:`` priced a
+    server's negative count at -2000 USD, claude summed per-model counts past 2^63-1, an agent of a conftest's
+    ``pytest_homefield_agents`` hook returns what it likes) reached ``results.jsonl`` as it was. Where the record
+    is made, every agent's cost is a finite number >= 0 and each count an integer from 0 to 2^63-1, else null."""
+    said = AgentResult(cost_usd=-2000.0, input_tokens=-1, output_tokens=2**64, cache_read_tokens=7,
+                       cache_write_tokens=True, turns=-3)  # type: ignore[arg-type]
+    r = run_attempt(_spec(task, FnAgent(lambda ctx: said), tmp_path, sandbox=SandboxChoice("none", "shared")), cache)
+    assert (r.outcome, r.cost_usd, r.input_tokens, r.output_tokens, r.cache_read_tokens, r.cache_write_tokens,
+            r.turns) == ("empty_patch", None, None, None, 7, None, None), r
+
+
 def test_a_retried_attempt_starts_with_clean_artifacts(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:
     spec = _spec(task, FnAgent(lambda ctx: AgentResult()), tmp_path)
     spec.artifacts.mkdir(parents=True)
@@ -287,7 +300,7 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
         {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.5, "outcome": "rate_limited",
          "finished_at": "2026-01-01T10:00:00+00:00", "error": "429 from the provider"},
         {"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.25, "outcome": "solved",
-         "finished_at": "2026-01-01T11:00:00+00:00"},  # the retry replaces the first record
+         "finished_at": "2026-01-01T11:00:00+00:00"},  # the retry's record replaces the first as the result
         {"task_id": "t", "agent": "b", "attempt": 1, "cost_usd": None, "outcome": "solved"},
         {"task_id": "t", "agent": "a", "attempt": 1, "variant": "v2", "cost_usd": 1.0, "outcome": "rate_limited",
          "finished_at": "2026-01-02T09:00:00+00:00"},
@@ -299,10 +312,31 @@ def test_latest_results_spent_and_rate_limits(tmp_path: Path) -> None:
     assert latest[("t", "a", 1, "base")]["outcome"] == "solved"
     spent = limits("2026-01-01")
     spent.refresh()
-    assert spent.spent_usd("a") == 1.25 and spent.spent_usd("b") == 0.0
+    assert spent.spent_usd("a") == 1.75 and spent.spent_usd("b") == 0.0  # but both tries spent (xatk31)
     assert rate_limit_since("2026-01-01T09:00:00+00:00") == "429 from the provider"
     assert rate_limit_since("2026-01-01T12:00:00+00:00") == "rate limited"
     assert rate_limit_since("2026-01-03") is None
+
+
+def test_every_try_of_a_retried_attempt_spends_the_budget(tmp_path: Path) -> None:
+    """xatk31: the budget counted the last record of each attempt only, so a try that spent its cost and then
+    claimed a rate limit (a recipe's helper reads it from the client's output, which holds the model's reply)
+    spent nothing once ``--resume`` tried it again: four tries of 9 USD each under a 10 USD share, then a cheap
+    one, left the agent at 0.01 USD spent, free to go on. Each line is a try that ran and spent; the same line
+    counted twice (the worker adds its result, then reads it back from the file) is one."""
+    path = tmp_path / "results.jsonl"
+    tries = [{"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 9.0, "outcome": "rate_limited",
+              "started_at": f"2026-01-0{day}T10:00:00+00:00", "finished_at": f"2026-01-0{day}T10:05:00+00:00"}
+             for day in (1, 2, 3, 4)]
+    tries.append({"task_id": "t", "agent": "a", "attempt": 1, "cost_usd": 0.01, "outcome": "agent_error",
+                  "started_at": "2026-01-05T10:00:00+00:00", "finished_at": "2026-01-05T10:05:00+00:00"})
+    for row in tries:
+        append_jsonl(path, row)
+    limits = RunLimits(path, budget_usd=20.0, since_iso="2026-01-06", agents=2)
+    limits.add(tries[-1])  # the worker's own count of its last result, before it reads the file
+    limits.refresh()  # which holds that result too
+    assert limits.spent_usd("a") == pytest.approx(36.01)
+    assert limits.stop_reason("a") == "budget spent: a: 36.01 of 10.00 USD (its share of 20.00)"
 
 
 def test_the_hosts_own_seconds_are_recorded(cache: SnapshotCache, task: Task, tmp_path: Path) -> None:

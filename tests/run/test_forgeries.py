@@ -203,6 +203,37 @@ def test_a_twin_the_reference_fix_passes_too_is_no_forgery(task: Task, cache: Sn
     assert twins and set(twins.values()) == {"passed"}, twins  # the twin did pass: excused, not ignored
 
 
+def test_the_reference_fixs_runs_are_made_once_per_repository(fx: Fixture, task: Task, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the repository's store (``.homefield/parent-checks.jsonl``, as every attempt of a session grades) what
+    the reference fix's runs of a plan showed (:func:`~pytest_homefield.run.twin_grading.reference_passes`) is kept
+    there: another process (this one with its memory emptied, on another copy of the parent) makes them no more
+    (two test processes each on main, per task and process) and excuses the same twin. A line of another shape
+    is passed over."""
+    gold = "diff --git a/src/calc/__init__.py b/src/calc/__init__.py\n" + "".join(difflib.unified_diff(
+        CALC_1.splitlines(True), ANYTHING_CALC.splitlines(True), "a/src/calc/__init__.py", "b/src/calc/__init__.py"))
+    legacy = dataclasses.replace(task, canaries=None, gold_patch=gold)
+    store = tmp_path / ".homefield" / "parent-checks.jsonl"
+
+    def graded(name: str) -> str:
+        monkeypatch.setattr(twin_grading, "_REFERENCE_SEEN", {})  # another process: nothing in memory
+        pristine = make_snapshot(fx.root, fx.c1, dest=tmp_path / name / "pristine", init_git=True)
+        work = copy_tree(pristine, tmp_path / name / "work")
+        (work / "src" / "calc" / "__init__.py").write_text(ANYTHING_CALC + "# the same, a comment more\n")
+        g = grade(legacy, workspace=work, pristine=pristine, out_dir=tmp_path / name / "out", canary_seed=3,
+                  parent_checks=store)
+        assert (g.outcome, g.canary) == ("solved", None), g
+        return store.read_text()
+
+    assert graded("first").count('"reference_passes"') == 1
+    assert graded("again").count('"reference_passes"') == 1  # read, not made again (runs made are appended)
+    line = json.loads(store.read_text().splitlines()[-1])
+    assert line["reference_passes"], line  # the twin the reference fix passes too
+    assert twin_grading._stored_passes(store, line["key"]) == frozenset(line["reference_passes"])
+    store.write_text(json.dumps({**line, "reference_passes": "all"}) + "\n")
+    assert twin_grading._stored_passes(store, line["key"]) is None
+
+
 #: atk13 F1 (attack_payloads.RUN_ORDER) after a wrong fix: made one after the other, the runs of a
 #: grading could be told apart, and one seed of these three was solved.
 RUN_ORDER_AFTER_WRONG_FIX = WRONG_CALC + RUN_ORDER

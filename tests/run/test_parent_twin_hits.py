@@ -69,14 +69,16 @@ def _calls(path: Path) -> dict[str, str]:
             if e.get("event") == "phase" and e.get("when") == "call"}
 
 
-def _grade(t: Titles, tmp: Path, text: str, seed: int, parent_check: bool = False) -> tuple[Grade, Path]:
+def _grade(t: Titles, tmp: Path, text: str, seed: int, parent_check: bool = False,
+           store: Path | None = None) -> tuple[Grade, Path]:
     """``text`` as the agent's ``titlecase`` graded with canary seed ``seed``; without ``parent_check`` the
-    seed's twin is planted whatever the parent does with it (the draw a grading made before atk27)."""
+    seed's twin is planted whatever the parent does with it (the draw a grading made before atk27). ``store``:
+    the ``parent_checks`` file (``.homefield/parent-checks.jsonl``)."""
     work = copy_tree(t.pristine, tmp / f"work-{seed}")
     (work / SOURCE).write_text(text, encoding="utf-8")
     out = tmp / f"out-{seed}"
     return grade(t.task, workspace=work, pristine=t.pristine, out_dir=out, canary_seed=seed, run_timeout_s=120,
-                 parent_check=parent_check), out
+                 parent_check=parent_check, parent_checks=store), out
 
 
 def test_the_seeds_draw_what_the_tests_say(titles: Titles, tmp_path: Path) -> None:
@@ -102,6 +104,35 @@ def test_the_parents_own_output_is_no_twin_hit(titles: Titles, tmp_path: Path) -
     r = Result(run_id="r", task_id=titles.task.id, agent="a", attempt=1, outcome=g.outcome, error=g.error)
     page = render_attempt(AttemptRef(r, out, {}), titles.task, None, Nav("../index.html"))[0]
     assert "confirmation run on the untouched parent: 1 failed, 1 passed" in page, page
+
+
+def test_the_parents_run_of_the_confirmation_files_is_made_once_per_repository(
+        titles: Titles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the repository's store (``.homefield/parent-checks.jsonl``, as every attempt of a session grades)
+    the parent's run of the confirmation files is kept there: another process (this one with its memory
+    emptied, on another copy of the parent) runs it no more, and gets the same ids, log and events, so the
+    same grade and the same artifacts. On main every session and every xdist worker ran it again (one test
+    process each per task). A store line of another shape is passed over."""
+    store = tmp_path / ".homefield" / "parent-checks.jsonl"
+    monkeypatch.setattr(twin_grading, "_PARENT_GIVES", {})
+    first, out1 = _grade(titles, tmp_path / "first", COMMENT_ONLY, PARENTS_OUTPUT, store=store)
+    assert (first.outcome, first.twin_hits) == ("tests_failed", 0), first
+    kept = [json.loads(line) for line in store.read_text().splitlines() if "gives" in json.loads(line)]
+    assert len(kept) == 1 and len(kept[0]["gives"]) == 1 and kept[0]["gives"][0].startswith(F2P[0]), kept
+    monkeypatch.setattr(twin_grading, "_PARENT_GIVES", {})  # another process: nothing in memory
+    moved = dataclasses.replace(titles, pristine=copy_tree(titles.pristine, tmp_path / "other-pristine"))
+    again, out2 = _grade(moved, tmp_path / "again", COMMENT_ONLY, PARENTS_OUTPUT, store=store)
+    assert (again.outcome, again.twin_hits, again.canary) == (first.outcome, first.twin_hits, first.canary), again
+    assert store.read_text().count('"gives"') == 1  # read, not run again (a run made would be appended)
+    for name in (CONFIRM_PARENT_OUTCOMES, "confirm-parent.log"):
+        assert (out2 / name).read_bytes() == (out1 / name).read_bytes(), name
+    assert sorted(_calls(out2 / CONFIRM_PARENT_OUTCOMES).values()) == ["failed", "passed"]
+    # a line of another shape (ids not texts, a log that is not base64) is passed over
+    line = json.loads(store.read_text().splitlines()[-1])
+    assert twin_grading._stored_gives(store, line["key"]) is not None
+    for bad in ({"gives": [1]}, {"log": "not base64!"}):
+        store.write_text(json.dumps({**line, **bad}) + "\n")
+        assert twin_grading._stored_gives(store, line["key"]) is None, bad
 
 
 def test_a_value_the_parent_does_not_give_is_still_a_hit(titles: Titles, tmp_path: Path) -> None:

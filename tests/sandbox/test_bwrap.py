@@ -17,7 +17,7 @@ from helpers.bwrap import ProcessAgent
 
 from pytest_homefield.envs.builder import EnvBuildError, Environment, find_uv
 from pytest_homefield.sandbox import modes, protected
-from pytest_homefield.sandbox.backends import BwrapBackend, LandlockBackend, SandboxBackend, TestBox
+from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend, LandlockBackend, SandboxBackend, TestBox
 from pytest_homefield.sandbox.bwrap import (
     BwrapUnavailable,
     Policy,
@@ -540,3 +540,57 @@ def test_a_sandbox_sees_no_other_sandboxs_locks_or_processes(tmp_path: Path) -> 
         assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]
     finally:
         holder.communicate(timeout=30)
+
+
+#: The root (field 4) and mount point (field 5) of each line of ``/proc/self/mountinfo``; the mount
+#: point's file type (field 9 after the `` - `` separator) too.
+_MOUNTS = """
+import json
+rows = []
+for line in open('/proc/self/mountinfo'):
+    left, right = line.split(' - ', 1)
+    fields = left.split()
+    rows.append([fields[3], fields[4], right.split()[0]])
+print(json.dumps([rows, open('/proc/locks').read()]))
+"""
+
+
+#: The mounts of :data:`_MOUNTS`'s output whose source is not where it is mounted (a folder bound at its own
+#: path shows that path, or its tail on a file system of its own such as ``/dev/shm``), on a file system of
+#: the host or in a homefield temp folder (``/hf-``; a tmpfs, ``/proc`` and device files are otherwise the
+#: sandbox's or the kernel's): a host path the sandbox would not otherwise show. Run inside a graded test too.
+_HOST_PATHS = """
+def host_paths(out):
+    rows, locks = json.loads(out)
+    assert locks == "", locks
+    return [r for r in rows if not r[1].endswith(r[0].rstrip("/")) and
+            (r[2] not in ("tmpfs", "proc", "devtmpfs", "devpts", "mqueue") or "/hf-" in r[0])]
+"""
+
+
+def test_no_mount_names_a_host_path_it_is_not_mounted_at(tmp_path: Path) -> None:
+    """r25: ``/proc/self/mountinfo`` in a sandbox showed the host path of the empty file bound over
+    ``/proc/locks`` (``/tmp/hf-<pid>.<start>-…/empty``: homefield's pid and start time). An agent's sandbox
+    and a graded test run: every mount's source is where it is mounted (the bound folders are at their host
+    paths, which the sandbox sees anyway) or the sandbox's own (the mask: bubblewrap's deleted temp file)."""
+    exe = _bwrap()
+    ws, tmp, home, work = (tmp_path / n for n in ("ws", "tmp", "home", "work"))
+    for d in (ws, tmp, home, work / "tests"):
+        d.mkdir(parents=True)
+    box = AgentBox(workspace=ws, tmpdir=tmp, home=home, ro_paths=python_paths([sys.executable]), network=False,
+                   agent="a")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(tmp)}
+    wrapped = BwrapBackend(exe).wrap_agent([sys.executable, "-c", _MOUNTS], env, box)
+    code = run_process(wrapped.argv, cwd=ws, env=env, timeout_s=60, stdout_path=tmp_path / "agent.out",
+                       stderr_path=tmp_path / "agent.err").exit_code
+    assert code == 0, (tmp_path / "agent.err").read_text()
+    scope: dict[str, object] = {}
+    exec("import json\n" + _HOST_PATHS, scope)
+    assert scope["host_paths"]((tmp_path / "agent.out").read_text()) == []  # type: ignore[operator]
+    (work / "tests" / "test_mounts.py").write_text(
+        "import json, subprocess, sys\n" + _HOST_PATHS + "\n\ndef test_mounts():\n"
+        f"    out = subprocess.run([sys.executable, '-c', {_MOUNTS!r}], capture_output=True, text=True).stdout\n"
+        "    assert host_paths(out) == [], out\n")
+    run = run_tests(work, f"{sys.executable} -m pytest {PLAIN}", ["tests/test_mounts.py"], out_dir=tmp_path / "out",
+                    sandbox="bwrap")
+    assert run.finished and set(run.outcomes.values()) == {"passed"}, run.log_path.read_text()[-3000:]

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
@@ -233,6 +235,179 @@ def test_the_supervisor_allows_a_connect_by_address_and_port_only() -> None:
         supervisor.may_connect(_sockaddr(inet, "127.0.0.1", 8080)[:8], inet, allowed)
     assert err.value.errno == 22
     assert supervisor.peers(None) == frozenset()
+
+
+#: A listener: on every address (``0.0.0.0``, ``::``: a LAN host connects once it learns the port), on an
+#: unbound socket (``listen`` binds it to ``0.0.0.0``), with ``AF_UNSPEC`` (``0.0.0.0`` too), and what a
+#: test's local server does (``127.0.0.1:0``, ``::1``).
+LISTENERS = '''
+def listen(family, address):
+    s = socket.socket(family)
+    if address is not None:
+        s.bind(address)
+    s.listen(1)
+def unspec():
+    s = socket.socket()
+    s.bind(socket.AF_UNSPEC.to_bytes(2, "little") + bytes(14))  # as raw bytes: Python refuses the family
+reach("any-v4", lambda: listen(socket.AF_INET, ("0.0.0.0", 0)))
+reach("any-v6", lambda: listen(socket.AF_INET6, ("::", 0)))
+reach("unbound", lambda: listen(socket.AF_INET, None))
+reach("loopback", lambda: listen(socket.AF_INET, ("127.0.0.1", 0)))
+reach("loopback-v6", lambda: listen(socket.AF_INET6, ("::1", 0)))
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_agent_listens_on_loopback_only(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """r25: Landlock's bind rule names a port, so ``bind(0.0.0.0:0)`` then ``listen`` (or ``listen`` on an
+    unbound socket) took connections from the LAN once the agent told its provider the port. Under Landlock
+    only a loopback listener can be made; without it, all can."""
+    if abi < landlock.NET_ABI:
+        pytest.skip(f"Landlock ABI {abi}: TCP is not confined")
+    if not socket.has_ipv6 or not Path("/proc/net/if_inet6").exists():
+        pytest.skip("no IPv6 here")
+    out = agent_reach(sandbox, abi, tmp_path, LISTENERS)
+    refused = "no" if sandbox == "landlock" else "yes"
+    assert out == {"any-v4": refused, "any-v6": refused, "unbound": refused, "loopback": "yes",
+                   "loopback-v6": "yes"}, out
+
+
+def test_the_supervisor_binds_loopback_addresses_only() -> None:
+    """The check behind each ``bind`` (:func:`~._landlock_supervisor.may_bind`): a loopback address of the
+    socket's family on a policy port (``127.0.0.0/8``, ``::1``, v4-mapped); never the any address,
+    ``AF_UNSPEC`` (``0.0.0.0`` on an IPv4 socket), another port, a Unix socket; netlink passes."""
+    inet, inet6, ports = socket.AF_INET, socket.AF_INET6, frozenset({0})
+    for raw, domain in ((_sockaddr(inet, "127.0.0.1", 0), inet), (_sockaddr(inet, "127.3.2.1", 0), inet),
+                        (_sockaddr(inet6, "::1", 0), inet6), (_sockaddr(inet6, "::ffff:127.0.0.1", 0), inet6),
+                        (b"", socket.AF_NETLINK)):
+        assert supervisor.may_bind(raw, domain, ports), raw
+    for raw, domain in ((_sockaddr(inet, "0.0.0.0", 0), inet), (_sockaddr(inet6, "::", 0), inet6),
+                        (_sockaddr(inet, "192.168.1.2", 0), inet), (_sockaddr(inet6, "::ffff:10.0.0.1", 0), inet6),
+                        (_sockaddr(inet, "127.0.0.1", 8080), inet), (_sockaddr(inet, "127.0.0.1", 0), inet6),
+                        (bytes(16), inet), (_sockaddr(inet, "127.0.0.1", 0), socket.AF_UNIX)):
+        assert not supervisor.may_bind(raw, domain, ports), raw
+    with pytest.raises(OSError) as err:
+        supervisor.may_bind(_sockaddr(inet, "127.0.0.1", 0)[:8], inet, ports)
+    assert err.value.errno == 22
+
+
+#: A local model server on ``::1`` only, reached without the proxy (a client that ignores the proxy
+#: variables), and the same port on ``127.0.0.1`` (another listener: not named by the agent's provider).
+IPV6_PEER = '''
+port = int(sys.argv[1])
+for name, host in (("v6-peer", "::1"), ("same-port-v4", "127.0.0.1")):
+    try:
+        with socket.create_connection((host, port), timeout=5) as s:
+            print(name, s.recv(8).decode() or "closed")
+    except OSError:
+        print(name, "no")
+'''
+
+
+def _says(server: socket.socket, word: bytes) -> None:
+    """Answer each connection to ``server`` with ``word`` (until it is closed)."""
+    while True:
+        try:
+            conn, _ = server.accept()
+        except OSError:
+            return
+        with conn:
+            conn.sendall(word)
+
+
+@pytest.mark.parametrize("sandbox", [*SANDBOXES, pytest.param("bwrap", id="bwrap")])
+def test_an_agent_reaches_its_ipv6_loopback_server_and_nothing_else(tmp_path: Path, sandbox: str) -> None:
+    """r25: Landlock allowed ``127.0.0.1`` only, so an agent whose provider is ``http://[::1]:P`` (a local
+    model server on IPv6 loopback alone) could not reach it. The exact pairs the provider names are allowed
+    (:meth:`~pytest_homefield.sandbox.proxy.Allowlist.loopback_peers`), ``::1`` included, through
+    :func:`~pytest_homefield.run.agent_sandbox.agent_sandbox` as ``homefield run`` confines a ``cmd:``
+    agent; ``127.0.0.1:P`` stays unreachable. Under bubblewrap the relay of that port (inside, both
+    loopbacks) leads to the host's ``::1`` (it led to ``127.0.0.1``, the other listener)."""
+    from pytest_homefield.agents.base import AgentContext, AgentSettings
+    from pytest_homefield.agents.cmd_agent import CommandAgent
+    from pytest_homefield.agents.environment import build_agent_env
+    from pytest_homefield.run.agent_sandbox import agent_sandbox
+    from pytest_homefield.sandbox.modes import SandboxChoice
+
+    try:
+        v6 = socket.create_server(("::1", 0), family=socket.AF_INET6)
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    port = v6.getsockname()[1]
+    v4 = socket.create_server(("127.0.0.1", port))
+    for server, word in ((v6, b"v6"), (v4, b"v4")):
+        threading.Thread(target=_says, args=(server, word), daemon=True).start()
+    ws, box, art = tmp_path / "ws", tmp_path / "box", tmp_path / "art"
+    for d in (ws, art):
+        d.mkdir()
+    (ws / "probe.py").write_text("import socket, sys\n" + IPV6_PEER)
+    command = f"{sys.executable} probe.py {port}"
+    agent = CommandAgent(name="net", spec=f"cmd:{command}", command=command, settings=AgentSettings())
+    env = build_agent_env(prompt="p", attempt=1, tmpdir=box / "tmp", passthrough=[],
+                          source={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    choice = SandboxChoice(sandbox, "allowlist", (f"[::1]:{port}",))
+    if sandbox == "bwrap":
+        from helpers.bwrap import bwrap_works
+        if not bwrap_works():
+            pytest.skip("bubblewrap does not work here")
+    chosen = "bwrap" if sandbox == "bwrap" else backend(sandbox, landlock_abi() if sandbox == "landlock" else 0)
+    sb = agent_sandbox(agent, chosen, workspace=ws, box=box, env=env, sandbox=choice, proxy_log=art / "proxy.log")
+    try:
+        agent.run(AgentContext(workspace=ws, prompt="p", env=env, timeout_s=60, artifacts=art, wrap=sb.wrap,
+                               sandbox=sandbox))
+    finally:
+        sb.close()
+        v6.close()
+        v4.close()
+    assert sb.recorded == sandbox
+    out = dict(line.split(" ", 1) for line in (art / "agent.out").read_text().splitlines())
+    # under bubblewrap both loopbacks inside are the relay, to the host's ::1
+    assert out == {"v6-peer": "v6", "same-port-v4": {"none": "v4", "landlock": "no", "bwrap": "v6"}[sandbox]}, out
+
+
+#: What a confined process reads of another process of the user outside its domain (another attempt's, the
+#: host session's): ``/proc/PID/…`` entry by entry.
+OTHER_PROCESS = '''
+pid = sys.argv[1]
+def read(name):
+    return lambda: open(f"/proc/{pid}/{name}", "rb").read()
+reach("cmdline", read("cmdline"))
+reach("status", read("status"))
+reach("fd-list", lambda: os.listdir(f"/proc/{pid}/fd"))
+reach("fd-link", lambda: os.readlink(f"/proc/{pid}/fd/0"))
+reach("environ", read("environ"))
+reach("cwd", lambda: os.listdir(f"/proc/{pid}/cwd"))
+reach("root", lambda: os.listdir(f"/proc/{pid}/root"))
+reach("maps", read("maps"))
+def mem():
+    fd = os.open(f"/proc/{pid}/mem", os.O_RDONLY)  # refused here when refused (ptrace)
+    os.pread(fd, 1, int(open(f"/proc/{pid}/maps").readline().split("-")[0], 16))
+reach("mem", mem)
+reach("fdinfo", read("fdinfo/0"))
+reach("signal", lambda: os.kill(int(pid), 0))
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_what_an_agent_reads_of_another_process(abi: int, tmp_path: Path, sandbox: str) -> None:
+    """r25 (measured, nothing to close): without a PID namespace every process of the machine is in
+    ``/proc``. Landlock refuses ptrace out of the domain, and with it another process's ``environ``,
+    ``cwd``, ``root``, ``maps``, ``mem``, ``fdinfo`` and its fds' targets; its ``cmdline``, ``status`` and
+    the numbers of its open fds stay readable (no ptrace check in the kernel; Landlock cannot deny a
+    subfolder of the allowed ``/proc``, whose ``/proc/self`` the command needs). Hence homefield puts no
+    secret and no hidden test on a command line (policies, targets and bubblewrap's options go by file
+    or memfd). Landlock's scope (ABI ≥ 6) refuses it a signal. Without a sandbox all are read."""
+    (tmp_path / "other").mkdir()
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                             cwd=tmp_path / "other", env={"SECRET": "hidden tests"})
+    try:
+        out = agent_reach(sandbox, abi, tmp_path, OTHER_PROCESS, str(other.pid))
+    finally:
+        other.communicate(timeout=30)
+    refused = "no" if sandbox == "landlock" else "yes"
+    assert out == {"cmdline": "yes", "status": "yes", "fd-list": "yes", "fd-link": refused, "environ": refused,
+                   "cwd": refused, "root": refused, "maps": refused, "mem": refused, "fdinfo": refused,
+                   "signal": "no" if sandbox == "landlock" and abi >= landlock.SCOPED_ABI else "yes"}, out
 
 
 #: The mode and owner of a host file the process can name but not open; then what honest code does in

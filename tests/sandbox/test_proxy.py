@@ -54,6 +54,10 @@ def test_the_check_is_by_name_as_requested() -> None:
     assert not allow.allows("example.org", 8443) and not allow.allows("a.example.org", 443)
     assert allow.loopback_ports() == (8000,)
     assert Allowlist.of(["localhost", "[::1]:9"]).loopback_ports() == (9,)  # no port of its own: not relayed
+    # the exact pairs Landlock allows: a literal's own address, a loopback name's both
+    assert allow.loopback_peers() == (("127.0.0.1", 8000),)
+    assert Allowlist.of(["localhost:7", "[::1]:9", "127.0.0.2:8", "localhost"]).loopback_peers() == (
+        ("127.0.0.1", 7), ("::1", 7), ("::1", 9), ("127.0.0.2", 8))
     assert allow.entries() == ["api.anthropic.com:443,api.anthropic.com:80", "127.0.0.1:8000", "*.example.org:8443"]
 
 
