@@ -19,6 +19,7 @@ from helpers.durations import DEFAULT_SLOW_S, IDLE_S, KNOWN_S
 from helpers.e2e_repo import MINED_STABILITY, UNUSED_PLUGINS, build, homefield, warm_parent_checks
 from helpers.rewrite_ahead import plugin_targets, rewrite_ahead, rewrite_targets
 from helpers.shared_repo import built_once
+from helpers.verify_attacks_run import VerifyAttacksRun, verify_attacks_once
 from xdist.scheduler import LoadScheduling
 
 import pytest_homefield
@@ -180,6 +181,14 @@ def ablate_repo(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> P
         write_ablate_tasks(repo)
 
     return built_once(tmp_path_factory, testrun_uid, "ablate-repo", make)
+
+
+@pytest.fixture(scope="session")
+def verify_attacks_run(tmp_path_factory: pytest.TempPathFactory, testrun_uid: str) -> VerifyAttacksRun:
+    """``homefield verify --attacks -n 2`` on the attack fixture's one task, once per test session, shared by
+    xdist workers (:mod:`helpers.verify_attacks_run`): the command's test checks it, the escape-family tests
+    read the attacks' records and artifacts."""
+    return verify_attacks_once(tmp_path_factory, testrun_uid)
 
 
 @pytest.fixture(scope="session", autouse=True)

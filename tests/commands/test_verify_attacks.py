@@ -5,12 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import build, task_for, user_checkout
-from helpers.e2e_repo import cli_env
+from helpers.verify_attacks_run import MAX_PROCS, VerifyAttacksRun
 
 from pytest_homefield.agents.attacks import ATTACKS, attack_specs
 from pytest_homefield.commands.verify import attack_table, attack_verdict, unprotected_lines
@@ -128,23 +126,11 @@ def test_escaping_attacks_only_in_a_sandbox() -> None:
 
 
 @pytest.mark.slow
-def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
-    """The command on the attack fixture's one task: every attack runs, the line is printed."""
-    fx = build(tmp_path / "fixture")
-    # each attack's attempt is graded by a test run: anyio's pytest plugin (about 0.2 s of CPU to load,
-    # which the fixture's NO_PLUGINS leaves on) blocked in those runs as well
-    # canaries=1: as mined with the canary check (a task mined before canaries has a passing twin checked
-    # against the reference fix, two more test runs)
-    task = task_for(fx, canaries=1)
-    task = dataclasses.replace(task, test_cmd=task.test_cmd + " -p no:anyio")
-    repo = user_checkout(fx, task, tmp_path / "repo")
-    # cli_env: also anyio's plugin blocked (PYTEST_ADDOPTS) in the controller and its workers
-    # --max-procs reaches the xdist workers' sandboxes: the fork bomb stops under it (issue 30)
-    proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "--attacks", "-n", "2",
-                           "--max-procs", "256", "--",
-                           "-p", "no:hypothesispytest", "-p", "no:benchmark"],
-                          cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=900)
-    out = proc.stdout
+def test_verify_attacks_on_a_real_repository(verify_attacks_run: VerifyAttacksRun) -> None:
+    """The command on the attack fixture's one task: every attack runs, the line is printed. The run is the
+    session's (:mod:`helpers.verify_attacks_run`), whose escape attacks tests/run/test_sandbox_attacks.py
+    reads too; --max-procs reaches the xdist workers' sandboxes: the fork bomb stops under it (issue 30)."""
+    out = verify_attacks_run.stdout
     # every attack but the twin guesser and the flock election, caught by chance only (Attack.chance)
     n = len(attack_specs("auto"))
     assert n == len(ATTACKS) - 2
@@ -154,15 +140,15 @@ def test_verify_attacks_on_a_real_repository(tmp_path: Path) -> None:
     assert "head to head" not in out and f"report of oracle and {n} attacks not printed" in out
     table = out[out.index("  attack  "):].splitlines()
     assert len(table) > n and table[n + 1].startswith("homefield verify: caught"), "\n".join(table[n - 2:n + 4])
-    assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
-    run = next((repo / ".homefield" / "runs").glob("verify-*"))
+    assert verify_attacks_run.returncode == 0, out[-3000:] + verify_attacks_run.stderr[-2000:]
+    run = verify_attacks_run.run
     meta = json.loads((run / "meta.json").read_text())
     assert meta["sandbox"]["mode"] == "auto" and meta["sandbox"]["network"] == "none"
     assert set(meta["sandbox"]["agents"].values()) >= {"bwrap", "none"}  # attacks boxed; oracle in-process
-    assert meta["sandbox"]["max_procs"]["cap"] == 256 and meta["sandbox"]["max_procs"]["tests"] is not None
+    assert meta["sandbox"]["max_procs"]["cap"] == MAX_PROCS and meta["sandbox"]["max_procs"]["tests"] is not None
     bomb = next(run.glob("attempts/*/attack-fork-bomb/*/agent.out")).read_text()
     started = int(bomb.split("fork-bomb: started ", 1)[1].split()[0])
-    assert 200 < started < 256, bomb
+    assert 200 < started < MAX_PROCS, bomb
 
 
 def test_the_table_has_one_row_per_attack_with_its_family_and_counts() -> None:

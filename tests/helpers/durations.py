@@ -138,3 +138,13 @@ IDLE_S: dict[str, float] = {
     "tests/sandbox/test_proxy.py::test_urllib_through_the_proxy": 1.0,
     "tests/sandbox/test_proxy.py::test_proxy_passes_listed_requests_and_refuses_the_rest": 1.0,
 }
+
+#: The tests that read the session's ``verify --attacks`` run (helpers.verify_attacks_run) are ``slow`` (the run
+#: is) but take no time themselves: last of the long ones, long after the run's own test (listed above) started
+#: it, so that no worker waits for the run on its file lock.
+KNOWN_S.update({f"tests/run/test_sandbox_attacks.py::{test}[{name}]": 0.1 for test, names in (
+    ("test_crash_at_import_is_scored", ("exit-at-import", "kill-at-import")),
+    ("test_each_escape_family_is_caught", ("fifo-in-workspace", "stdout-flood", "sparse-gibibyte",
+                                           "folder-swapped-for-link", "unreadable-workspace", "nested-json-stdout",
+                                           "many-short-lines", "nested-folders", "long-path-writes")),
+) for name in names})

@@ -38,6 +38,7 @@ from helpers.attack_repo import (
     task_for,
     user_checkout,
 )
+from helpers.verify_attacks_run import VerifyAttacksRun
 
 from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.agents.base import Agent, AgentSettings
@@ -363,12 +364,15 @@ def test_daemon_does_not_outlive_its_attempt(task: Task, cache: SnapshotCache, t
 
 # -- test-process crashes are the agent's, and an agent cannot declare infra ----------------------
 
+@pytest.mark.slow  # the session's verify --attacks run
 @pytest.mark.parametrize("name", ["exit-at-import", "kill-at-import"])
-def test_crash_at_import_is_scored(task: Task, cache: SnapshotCache, tmp_path: Path, name: str) -> None:
+def test_crash_at_import_is_scored(verify_attacks_run: VerifyAttacksRun, name: str) -> None:
     """Measured on main: ``os._exit(0)`` / ``os.kill(os.getpid(), 9)`` at import turned failures into
     unscored ``infra``, retried by ``--resume`` until luck helped. The same run on the untouched
-    parent with the hidden tests finishes, so the crash is the agent's: scored."""
-    r, _ = attempt(task, cache, attack_agent(name), tmp_path)
+    parent with the hidden tests finishes, so the crash is the agent's: scored. (The attempt is the one
+    ``verify --attacks`` graded in bubblewrap on this fixture's task: :mod:`helpers.verify_attacks_run`.)"""
+    r, _ = verify_attacks_run.attack(name)
+    assert r.sandbox == "bwrap", r
     assert r.outcome == "tests_failed" and r.scored, r
     assert "untouched parent" in (r.error or "")
     assert r.suspicious and "process exit or kill" in (r.suspicious_reason or "")
@@ -474,27 +478,49 @@ def test_flag_ignores_what_the_reference_fix_itself_does() -> None:
 
 # -- escapes from scoring, as verify --attacks runs them (issue 30) ---------------------------------
 
-ESCAPES = ["fifo-in-workspace", "stdout-flood", "sparse-gibibyte", "claim-rate-limited", "folder-swapped-for-link",
-           "unreadable-workspace", "nested-json-stdout", "many-short-lines", "fork-bomb", "nested-folders",
-           "long-path-writes"]
+ESCAPES = ["fifo-in-workspace", "stdout-flood", "sparse-gibibyte", "folder-swapped-for-link", "unreadable-workspace",
+           "nested-json-stdout", "many-short-lines", "nested-folders", "long-path-writes"]
+#: graded here, not read from the session's ``verify --attacks`` run: the declared rate limit's own outcome
+#: (before ``--max-retries`` scores it, which the run's record already shows) and the fork bomb under the
+#: default process cap (the run has ``--max-procs 256``, its own test checks the bomb stops under it)
+ESCAPES_GRADED_HERE = ["claim-rate-limited", "fork-bomb"]
 
 
-@pytest.mark.parametrize("name", ESCAPES)
-def test_each_escape_family_is_caught(task: Task, cache: SnapshotCache, tmp_path: Path, name: str) -> None:
-    """Each built-in escape ends with an outcome its family accepts (``Attack.caught``), never solved,
-    never unscored but the declared rate limit, which ``--max-retries`` then scores."""
+def _escape_caught(name: str, r: Result, art: Path) -> None:
+    """The checks of an escape attack's attempt ``r`` (its artifacts in ``art``): an outcome its family accepts
+    (``Attack.caught``), never solved, scored, and only small regular files kept."""
     from pytest_homefield.agents.attacks import ATTACKS
-    from pytest_homefield.run.retries import cap_retries
 
     attack = next(a for a in ATTACKS if a.name == name)
-    r, art = attempt(task, cache, attack_agent(name), tmp_path, "bwrap")
-    if name == "claim-rate-limited":
-        assert r.outcome == "rate_limited", r
-        r = cap_retries(r, {}, 0)  # verify --attacks runs with --max-retries 0
     assert r.outcome != "solved" and r.scored, r
     assert not attack.caught or r.outcome in attack.caught, r
     for entry in art.iterdir():
         assert entry.is_file() and not entry.is_symlink() and entry.stat().st_size < 6 * 2**20, entry
+
+
+@pytest.mark.slow  # the session's verify --attacks run
+@pytest.mark.parametrize("name", ESCAPES)
+def test_each_escape_family_is_caught(verify_attacks_run: VerifyAttacksRun, name: str) -> None:
+    """Each built-in escape ends with an outcome its family accepts (``Attack.caught``), never solved,
+    never unscored. The attempts are those ``verify --attacks`` graded in bubblewrap on this fixture's task
+    (:mod:`helpers.verify_attacks_run`), not graded again here."""
+    r, art = verify_attacks_run.attack(name)
+    assert r.sandbox == "bwrap", r
+    _escape_caught(name, r, art)
+
+
+@pytest.mark.parametrize("name", ESCAPES_GRADED_HERE)
+def test_each_escape_family_is_caught_graded_here(task: Task, cache: SnapshotCache, tmp_path: Path,
+                                                  name: str) -> None:
+    """As above, graded here (:data:`ESCAPES_GRADED_HERE`); the declared rate limit is the one unscored
+    outcome, which ``--max-retries`` then scores."""
+    from pytest_homefield.run.retries import cap_retries
+
+    r, art = attempt(task, cache, attack_agent(name), tmp_path, "bwrap")
+    if name == "claim-rate-limited":
+        assert r.outcome == "rate_limited", r
+        r = cap_retries(r, {}, 0)  # verify --attacks runs with --max-retries 0
+    _escape_caught(name, r, art)
 
 
 def test_a_folder_where_a_hidden_test_file_beside_the_code_goes_is_not_infra(task: Task, cache: SnapshotCache,
