@@ -202,7 +202,10 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
                 time_limit: tuple[float, str] | None = DEFAULT_LIMIT) -> str:
     """``eval.sh``: the ``undo`` lines (:func:`pytest_homefield.run.eval_undo.undo_lines`: undo what
     homefield's grading would not carry), reset the hidden test files to ``base_commit``, apply the
-    test patch, run the test command with ``-rA`` on the files of ``ids`` (as recorded, not escaped)
+    test patch, run the test command with ``-rA --color=no`` on the files of ``ids`` (as recorded, not escaped;
+    ``--color=no`` last, over a repository's ``addopts = --color=yes``: swebench's ``parse_log_pytest`` reads a
+    status line only where it starts with the bare word, and humanize's coloured ``-rA`` lines left the reference
+    fix unresolved, nu31)
     between :data:`START` and :data:`END` (with :data:`ID_PLUGIN` loaded when an id holds whitespace),
     reset again. ``workdir`` is where the repository is (``/testbed`` in the image; a clone when run by
     hand). ``memory_mb``: MiB of address space per test process (``ulimit -v`` in a subshell around the
@@ -236,7 +239,8 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
            f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
            f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\""] if spaced else []),
         f": '{START}'",
-        *_timed(_capped(_limited(f"{_test_command(task.test_cmd)} -rA {' '.join(shlex.quote(f) for f in files)}",
+        *_timed(_capped(_limited(f"{_test_command(task.test_cmd)} -rA --color=no "
+                                 f"{' '.join(shlex.quote(f) for f in files)}",
                                  bound), memory_mb), bound),
         f": '{END}'",
         reset,

@@ -135,8 +135,10 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     ``skip_reasons``: tests this environment skips cannot go red, so a step the environment lacks (a
     generated file, a package) can drop candidates that are tasks, and no record says so on its own
     (python-humanize/humanize: 9 i18n candidates skipped their new tests until ``setup_cmd`` compiled
-    the ``.mo`` files). Names the reason most candidates share and how many others there are; ``None``
-    with fewer than two such records (a drop's own detail names its skips)."""
+    the ``.mo`` files). Names the reason most candidates share and how many others there are, and that
+    ``setup_cmd`` runs before a commit's change (nu31: with the ``.mo`` step the 3 commits changing a ``.po``
+    were dropped as reference fails, unexplained); ``None`` with fewer than two such records (a drop's own
+    detail names its skips)."""
     with_skips = [r for r in verified if r.get("reason") == "passes_without_change"
                   and isinstance(r.get("skip_reasons"), dict) and r["skip_reasons"]]
     if len(with_skips) < 2:
@@ -147,7 +149,9 @@ def skipped_line(verified: Sequence[dict[str, Any]]) -> str | None:
     return (f"Skipped tests: {len(with_skips)} candidates that passed without the change skipped tests at the "
             f"parent, {n} of them for \"{top}\"{others}: tests this environment skips cannot go red. If a step "
             "would let them run (a generated file, a package), add it to setup_cmd in .homefield.yml and mine "
-            "again (a changed setup_cmd is verified again).")
+            "again (a changed setup_cmd is verified again). setup_cmd runs at the parent, before a commit's change, "
+            "as grading builds the reference fix: a commit that changes what it reads (a .po file it compiles) "
+            "stays red at the commit and is dropped as reference fails.")
 
 
 def failing_with_reference_line(verified: Sequence[dict[str, Any]]) -> str | None:

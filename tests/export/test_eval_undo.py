@@ -13,7 +13,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.attack_repo import F2P, GOOD_CALC, P2P, TEST_ADD, TEST_SUB, WRONG_CALC, Fixture, build, git, task_for
+from helpers.attack_repo import (
+    F2P,
+    GOOD_CALC,
+    P2P,
+    PYPROJECT,
+    TEST_ADD,
+    TEST_SUB,
+    WRONG_CALC,
+    Fixture,
+    build,
+    git,
+    task_for,
+)
 
 from pytest_homefield.agents.attack_payloads import FORGE
 from pytest_homefield.commands.export import eval_time_limit
@@ -90,6 +102,24 @@ def test_the_fix_is_kept_and_test_edits_undone(fx: Fixture, task: Task, tmp_path
     assert "homefield: undo src/calc" not in log
     assert "homefield: undo json.py " in log and not (tmp_path / "c" / "json.py").exists()
     assert not (tmp_path / "c" / "UNDO-RAN-MY-JSON").exists()  # the undo step ran isolated (python -I)
+
+
+def test_a_repository_that_forces_colour_is_graded(fx: Fixture, task: Task, tmp_path: Path) -> None:
+    """nu31 on python-humanize/humanize (``[tool.pytest] addopts = ["--color=yes"]``): ``-rA`` printed every status
+    line in colour (``\\x1b[32mPASSED\\x1b[0m …``), which swebench's ``parse_log_pytest`` does not read, and the
+    reference fix of every task was unresolved in swebench's grading. Here the base commit's own configuration
+    forces colour; eval.sh's ``--color=no`` comes after it."""
+    repo = tmp_path / "coloured"
+    git(tmp_path, "clone", "-q", str(fx.root), str(repo))
+    git(repo, "checkout", "-q", task.parent)
+    (repo / "pyproject.toml").write_text(PYPROJECT + '\n[tool.pytest.ini_options]\naddopts = "--color=yes"\n')
+    git(repo, "commit", "-q", "-am", "Force colour", date="2026-01-01T13:00:00+00:00")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    coloured = dataclasses.replace(task, parent=base)
+    status, log = _evaluate(dataclasses.replace(fx, root=repo), coloured, tmp_path / "c",
+                            {"src/calc/__init__.py": GOOD_CALC})
+    assert "--color=yes" in (tmp_path / "c" / "pyproject.toml").read_text()  # the repository's own, kept
+    assert [status.get(i) for i in F2P + P2P] == ["PASSED"] * 3, log
 
 
 def test_a_folder_where_a_hidden_test_file_goes_is_undone(fx: Fixture, task: Task, tmp_path: Path) -> None:

@@ -157,7 +157,7 @@ def test_eval_script_markers_and_resets() -> None:
     # the host's interpreter path dropped; each test process under mining's memory cap (max_test_memory_mb),
     # the command under grading's time bound (run_timeout)
     assert run == ("(ulimit -v 4194304 && timeout --verbose -k 10 600 python -m pytest -p no:cacheprovider "
-                   "-rA t/test_a.py)")
+                   "-rA --color=no t/test_a.py)")
     resets = [ln for ln in lines if ln.startswith("for f in ")]
     assert len(resets) == 2 and "'t/test new.py'" in resets[0] and "rm -f" in resets[0]
     assert PATCH in script
