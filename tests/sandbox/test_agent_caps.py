@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_homefield.sandbox.backends import AgentBox, BwrapBackend
-from pytest_homefield.sandbox.bwrap import ARGS_MARK, BwrapUnavailable, Policy, bwrap_argv, probe
+from pytest_homefield.sandbox.bwrap import ARGS_MARK, EMPTY_MARK, BwrapUnavailable, Policy, bwrap_argv, probe
 from pytest_homefield.sandbox.limits import MIB, WriteLimits
 from pytest_homefield.sandbox.proccap import inside_argv, split_mark
 from pytest_homefield.sandbox.procs import run_agent
@@ -27,6 +27,16 @@ def _bwrap() -> str:
         pytest.skip(str(exc))
 
 
+def _by_fd(options: list[str]) -> list[str]:
+    """``options`` as the reaper gets them: each empty file bound read-only (``--ro-bind FILE T``) becomes
+    ``--ro-bind-data EMPTY_MARK T``, the memfd the reaper makes (sbx31); nothing else changes."""
+    out = list(options)
+    for i, word in enumerate(out[:-2]):
+        if word == "--ro-bind" and Path(out[i + 1]).name == "empty" and out[i + 1] != out[i + 2]:
+            out[i:i + 2] = ["--ro-bind-data", EMPTY_MARK]
+    return out
+
+
 def test_bwrap_options_can_travel_behind_a_marker(tmp_path: Path) -> None:
     policy = Policy(cwd=tmp_path, rw=[tmp_path], env={"X": "--"}, tmpfs_bytes=MIB)
     plain = bwrap_argv(["echo", "hi"], policy, bwrap="bwrap")
@@ -34,7 +44,7 @@ def test_bwrap_options_can_travel_behind_a_marker(tmp_path: Path) -> None:
     command = inside_argv(["echo", "hi"], "bwrap")  # behind prlimit --nproc, where it caps
     n = len(plain) - 2 - len(command)  # bwrap, the options, "--", the command
     assert marked[:3] == ["bwrap", "--args", f"{ARGS_MARK}{n}"]
-    assert marked[3:3 + n] == plain[1:1 + n] and marked[3 + n:] == ["--", *command]
+    assert marked[3:3 + n] == _by_fd(plain[1:1 + n]) and marked[3 + n:] == ["--", *command]
     i = plain.index("/dev/shm")
     assert plain[i - 3:i + 3] == ["--size", str(MIB), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
     assert plain[plain.index("/tmp") - 3:plain.index("/tmp")] == ["--size", str(MIB), "--tmpfs"]
