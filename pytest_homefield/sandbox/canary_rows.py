@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import math
 import operator
 import random
 from collections.abc import Callable, Collection, Sequence
@@ -54,6 +55,8 @@ _MAX_EXPONENT = 4096
 _ARITH: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+#: ``math.NAME`` constants the folder knows (the module's own values).
+_MATH = {"inf": math.inf, "nan": math.nan, "pi": math.pi, "e": math.e, "tau": math.tau}
 
 
 class _Opaque:
@@ -82,15 +85,19 @@ def _number(value: Any) -> Any:
 
 def _fold(node: ast.expr) -> Any:
     """The value of a small constant expression: numbers with ``+ - * / // % **`` and unary ``-``/``+``
-    (ints within :data:`_MAX_BITS` bits), and lists/tuples of those and of literal constants, computed
-    as Python computes them. Raises :class:`_NotConstant` for anything else (a name, a call, a string
-    operation, a division by zero, an overflow, a power past the bounds)."""
+    (ints within :data:`_MAX_BITS` bits), ``math.inf``/``nan``/``pi``/``e``/``tau``, and lists/tuples
+    of those and of literal constants, computed as Python computes them. Raises :class:`_NotConstant`
+    for anything else (a name, a call, a string operation, a division by zero, an overflow, a power
+    past the bounds)."""
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
             return _number(node.value)
         if node.value is None or isinstance(node.value, (bool, str, bytes)):
             return node.value
         raise _NotConstant
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "math" \
+            and node.attr in _MATH:
+        return _MATH[node.attr]
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _number(_fold(node.operand))
         return -v if isinstance(node.op, ast.USub) else +v
