@@ -15,6 +15,13 @@ rows of FAIL_TO_PASS instances alone (:func:`rows_only`): the rows are matched t
 pytest's own id maker, every id of the function must be the task's, and a changed row may not take a
 PASS_TO_PASS row's id. Else the function gets a sentinel (told by its shape, so it is listed as
 unprotected): no twin is better than one the parent's code tells.
+
+A row's cells need not be literals (rows31: humanize's ``([1024**2 - 1, True], "1.0 MiB")``,
+``([math.inf], "+Inf")``, which sent 12 of its 17 tasks to the sentinel): for the ids, a small constant
+expression is folded as Python computes it (:func:`_fold`) and any other cell stands as an opaque object,
+which pytest ids ``argnameN``; a wrong guess makes ids that are not the task's, and the sentinel stands.
+The twin changes only the literal expected cells of the FAIL_TO_PASS rows; every other cell keeps its
+source text, and the changed column is told by comparing the cells' AST (:func:`_column`).
 """
 
 from __future__ import annotations
