@@ -231,6 +231,20 @@ def _text(rows: ast.List | ast.Tuple, at: int, width: int, values: dict[int, Any
     return ast.unparse(new)
 
 
+def _others(rows: Sequence[tuple[Any, ...]], literal: Sequence[tuple[bool, ...]], change: Collection[int], at: int,
+            value: Any, rng: random.Random) -> list[Any]:
+    """The distinct literal values of column ``at`` in the rows not in ``change`` (real outputs of other
+    inputs) of ``value``'s type and unequal to it, shuffled by ``rng``."""
+    seen: dict[str, Any] = {}
+    for n, row in enumerate(rows):
+        v = row[at]
+        if n not in change and literal[n][at] and type(v) is type(value) and v != value:
+            seen.setdefault(repr(v), v)
+    out = list(seen.values())
+    rng.shuffle(out)
+    return out
+
+
 def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_pass: Collection[str],
               pass_to_pass: Collection[str], k: int, rng: random.Random) -> Site | None:
     """``site`` remade so that its twins change only the rows of ``node``'s FAIL_TO_PASS instances, for
@@ -268,7 +282,8 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if not all(literal[n][at] for n in change):
         return None  # only literal cells are changed: the rest stay as their source text
     values = [rows[n][at] for n in change]
-    # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up
+    # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up, else
+    # (nothing made up for "") the other rows' values
     drawn: list[tuple[dict[int, Any], bool]] = []
     for perm in derangements(values, k, rng):
         drawn.append(({change[j]: values[p] for j, p in enumerate(perm)}, all(is_small(values[p]) for p in perm)))
@@ -276,6 +291,10 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
         alts = [alternatives(v, k - len(drawn), rng) for v in values]
         for j in range(min((len(a) for a in alts), default=0)):
             drawn.append(({change[n]: a[j] for n, a in enumerate(alts)}, True))
+    if not drawn:  # none made up (one FAIL_TO_PASS row expecting ""): the other rows' values of the column
+        others = [_others(rows, literal, change, at, v, rng) for v in values]
+        for j in range(min(k, min((len(o) for o in others), default=0))):
+            drawn.append(({change[n]: o[j] for n, o in enumerate(others)}, all(is_small(o[j]) for o in others)))
     twins: list[tuple[str, str]] = []
     excusable: list[bool] = []
     for pick, small in drawn:

@@ -113,3 +113,25 @@ def test_the_folder_is_small_and_bounded(text: str, value: object) -> None:
         assert isinstance(got, _Opaque)
     else:
         assert got == value and type(got) is type(value)
+
+
+def test_one_new_row_expecting_an_empty_text_takes_another_rows_value(tmp_path: Path) -> None:
+    """humanize's ``([[]], "")`` (0a06a3d4a121): no value is made up for ``""`` and one row has none to be
+    deranged with; the twin takes another row's expected value (a real output of another input), the other rows
+    as they are (on main: a sentinel, and always-equal was solved)."""
+    text = ("import pytest\n\nfrom m import natural_list\n\n\n"
+            "@pytest.mark.parametrize('test_args, expected', [([['one', 'two']], 'one and two'), ([['one']], 'one'),\n"
+            "                                                ([[]], ''), ([['']], '')])\n"
+            "def test_natural_list(test_args, expected):\n    assert natural_list(*test_args) == expected\n")
+    _write(tmp_path, {TEST: text, "m.py": "def natural_list(items):\n    return items[0]\n"})
+    fid = f"{TEST}::test_natural_list"
+    p2p = [f"{fid}[test_args0-one and two]", f"{fid}[test_args1-one]", f"{fid}[test_args3-]"]
+    taken = set()
+    for seed in range(6):
+        plan = plan_twins(tmp_path, [f"{fid}[test_args2-]"], seed=seed, parent={TEST: None}, pass_to_pass=p2p)
+        assert [c.kind for c in plan.canaries] == ["contradiction"] and not plan.unprotected, plan.canaries
+        rows = [ast.unparse(r) for r in _twin_rows(plan.runs, plan.placement[fid].index(1))]
+        assert rows[:2] == ["([['one', 'two']], 'one and two')", "([['one']], 'one')"] and rows[3] == "([['']], '')"
+        assert rows[2] in ("([[]], 'one and two')", "([[]], 'one')"), rows
+        taken.add(rows[2])
+    assert len(taken) == 2  # both other values are drawn
