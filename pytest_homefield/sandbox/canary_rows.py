@@ -15,14 +15,23 @@ rows of FAIL_TO_PASS instances alone (:func:`rows_only`): the rows are matched t
 pytest's own id maker, every id of the function must be the task's, and a changed row may not take a
 PASS_TO_PASS row's id. Else the function gets a sentinel (told by its shape, so it is listed as
 unprotected): no twin is better than one the parent's code tells.
+
+A row's cells need not be literals (rows31: humanize's ``([1024**2 - 1, True], "1.0 MiB")``,
+``([math.inf], "+Inf")``, which sent 12 of its 17 tasks to the sentinel): for the ids, a small constant
+expression is folded as Python computes it (:func:`_fold`) and any other cell stands as an opaque object,
+which pytest ids ``argnameN``; a wrong guess makes ids that are not the task's, and the sentinel stands.
+The twin changes only the literal expected cells of the FAIL_TO_PASS rows; every other cell keeps its
+source text, and the changed column is told by comparing the cells' AST (:func:`_column`).
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
+import math
+import operator
 import random
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from pytest_homefield.sandbox.canary_sites import Site
@@ -47,27 +56,122 @@ def _names(dec: ast.Call) -> list[str] | None:
     return list(names)
 
 
-def _rows(dec: ast.Call, width: int) -> list[tuple[Any, ...]] | None:
-    """The literal rows of a ``parametrize`` decorator, each as a tuple of ``width`` values."""
+#: The bound of a folded integer (bits) and of an integer power's exponent: a cell past it stands opaque.
+_MAX_BITS = 4096
+_MAX_EXPONENT = 4096
+_ARITH: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+#: ``math.NAME`` constants the folder knows (the module's own values).
+_MATH = {"inf": math.inf, "nan": math.nan, "pi": math.pi, "e": math.e, "tau": math.tau}
+
+
+class _Opaque:
+    """A cell that is no literal and no small constant expression (a name, a call, ``math.inf``): pytest's
+    id maker gives it ``argnameN``, as it does a list; when the cell's real value has another id, the ids
+    made are not the task's and the function gets a sentinel (:func:`rows_only`)."""
+
+    __slots__ = ()
+
+
+#: An ``ids=`` that is a builtin's name: pytest's id maker calls it on each value.
+_ID_FUNCTIONS: dict[str, Callable[[Any], object]] = {"str": str, "repr": repr}
+
+
+class _NotConstant(Exception):
+    pass
+
+
+def _number(value: Any) -> Any:
+    if type(value) not in (int, float):
+        raise _NotConstant
+    if isinstance(value, int) and value.bit_length() > _MAX_BITS:
+        raise _NotConstant
+    return value
+
+
+def _fold(node: ast.expr) -> Any:
+    """The value of a small constant expression: numbers with ``+ - * / // % **`` and unary ``-``/``+``
+    (ints within :data:`_MAX_BITS` bits), ``math.inf``/``nan``/``pi``/``e``/``tau``, and lists/tuples
+    of those and of literal constants, computed as Python computes them. Raises :class:`_NotConstant`
+    for anything else (a name, a call, a string operation, a division by zero, an overflow, a power
+    past the bounds)."""
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+            return _number(node.value)
+        if node.value is None or isinstance(node.value, (bool, str, bytes)):
+            return node.value
+        raise _NotConstant
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "math" \
+            and node.attr in _MATH:
+        return _MATH[node.attr]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _number(_fold(node.operand))
+        return -v if isinstance(node.op, ast.USub) else +v
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        a, b = _number(_fold(node.left)), _number(_fold(node.right))
+        if isinstance(node.op, ast.Pow) and isinstance(a, int) and isinstance(b, int) \
+                and (b > _MAX_EXPONENT or max(abs(a).bit_length(), 1) * b > _MAX_BITS):
+            raise _NotConstant
+        try:
+            return _number(_ARITH[type(node.op)](a, b))
+        except (ArithmeticError, ValueError) as exc:
+            raise _NotConstant from exc
+    if isinstance(node, ast.List):
+        return [_fold(e) for e in node.elts]
+    if isinstance(node, ast.Tuple):
+        return tuple(_fold(e) for e in node.elts)
+    raise _NotConstant
+
+
+def _is_param(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Starred) or (isinstance(n, ast.Call) and "param" in ast.unparse(n.func))
+               for n in ast.walk(node))
+
+
+def _cell(node: ast.expr) -> tuple[Any, bool]:
+    """A cell's value for pytest's id maker and whether it is a literal: its literal value, else its
+    folded value (:func:`_fold`), else an opaque object (:class:`_Opaque`)."""
+    try:
+        return ast.literal_eval(node), True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        pass
+    try:
+        return _fold(node), False
+    except (_NotConstant, RecursionError, MemoryError):
+        return _Opaque(), False
+
+
+def _cells(dec: ast.Call, width: int) -> list[list[ast.expr]] | None:
+    """The cells of each row of a ``parametrize`` decorator (``width`` per row), ``None`` when a row is
+    no list/tuple of ``width`` cells (a computed row), or a ``pytest.param(…)`` or a starred one."""
     if not isinstance(dec.args[1], (ast.List, ast.Tuple)):
         return None
-    out: list[tuple[Any, ...]] = []
+    out: list[list[ast.expr]] = []
     for row in dec.args[1].elts:
-        try:
-            value = ast.literal_eval(row)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None  # pytest.param(…) or a computed row
+        if _is_param(row):
+            return None
         if width == 1:
-            out.append((value,))
-        elif isinstance(value, (tuple, list)) and len(value) == width:
-            out.append(tuple(value))
+            out.append([row])
+        elif isinstance(row, (ast.Tuple, ast.List)) and len(row.elts) == width:
+            out.append(list(row.elts))
         else:
             return None
     return out
 
 
+def _rows(dec: ast.Call, width: int) -> tuple[list[tuple[Any, ...]], list[tuple[bool, ...]]] | None:
+    """The rows of a ``parametrize`` decorator, each as a tuple of ``width`` values (:func:`_cell`: a
+    literal's value, a folded constant, or an opaque object), and per cell whether it is a literal."""
+    cells = _cells(dec, width)
+    if cells is None:
+        return None
+    made = [[_cell(c) for c in row] for row in cells]
+    return [tuple(v for v, _ in row) for row in made], [tuple(lit for _, lit in row) for row in made]
+
+
 def row_ids(names: Sequence[str], rows: Sequence[tuple[Any, ...]],
-            ids: Sequence[Any] | None = None) -> list[str] | None:
+            ids: Sequence[Any] | None = None, idfn: Callable[[Any], object] | None = None) -> list[str] | None:
     """pytest's instance ids of ``rows`` (its own id maker, as collection makes them), ``None`` when it
     cannot tell (an API this pytest lacks, a value it refuses)."""
     try:
@@ -77,7 +181,7 @@ def row_ids(names: Sequence[str], rows: Sequence[tuple[Any, ...]],
         sets = [ParameterSet.extract_from(row if len(names) > 1 else row[0], force_tuple=len(names) == 1)
                 for row in rows]
         wanted = inspect.signature(IdMaker).parameters
-        given: dict[str, Any] = {"argnames": list(names), "parametersets": sets, "idfn": None, "ids": ids,
+        given: dict[str, Any] = {"argnames": list(names), "parametersets": sets, "idfn": idfn, "ids": ids,
                                  "config": None, "nodeid": None, "func_name": None}
         maker = IdMaker(**{k: v for k, v in given.items() if k in wanted})
         return [str(i) for i in maker.make_unique_parameterset_ids()]
@@ -92,16 +196,26 @@ def _decorator_of(node: ast.FunctionDef | ast.AsyncFunctionDef, rows: ast.AST) -
     return None
 
 
-def _column(site: Site, width: int, original: Sequence[tuple[Any, ...]]) -> int | None:
-    """The one column the site's (first) twin changes."""
+def _column(site: Site, rows: ast.List | ast.Tuple, width: int) -> int | None:
+    """The one column the site's (first) twin changes, its cells compared by their AST (``ast.dump``)
+    with those of ``rows``, the decorator's (each side written out and parsed again)."""
     try:
-        twin = ast.literal_eval(site.twins[0][0])
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError, IndexError):
+        twin = ast.parse(site.twins[0][0], mode="eval").body
+        original = ast.parse(ast.unparse(rows), mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError, IndexError):
         return None
-    rows = [(r,) if width == 1 else tuple(r) for r in twin]
-    if len(rows) != len(original):
+    if not isinstance(twin, (ast.List, ast.Tuple)) or not isinstance(original, (ast.List, ast.Tuple)) \
+            or len(twin.elts) != len(original.elts):
         return None
-    cols = {c for a, b in zip(original, rows, strict=True) for c in range(width) if repr(a[c]) != repr(b[c])}
+    cols: set[int] = set()
+    for a, b in zip(original.elts, twin.elts, strict=True):
+        if width == 1:
+            cols |= {0} if ast.dump(a) != ast.dump(b) else set()
+            continue
+        if not isinstance(a, (ast.List, ast.Tuple)) or not isinstance(b, (ast.List, ast.Tuple)) \
+                or len(a.elts) != width or len(b.elts) != width:
+            return None
+        cols |= {c for c in range(width) if ast.dump(a.elts[c]) != ast.dump(b.elts[c])}
     return cols.pop() if len(cols) == 1 else None
 
 
@@ -115,6 +229,20 @@ def _text(rows: ast.List | ast.Tuple, at: int, width: int, values: dict[int, Any
         else:
             new.elts[i].elts[at] = cell  # type: ignore[attr-defined]
     return ast.unparse(new)
+
+
+def _others(rows: Sequence[tuple[Any, ...]], literal: Sequence[tuple[bool, ...]], change: Collection[int], at: int,
+            value: Any, rng: random.Random) -> list[Any]:
+    """The distinct literal values of column ``at`` in the rows not in ``change`` (real outputs of other
+    inputs) of ``value``'s type and unequal to it, shuffled by ``rng``."""
+    seen: dict[str, Any] = {}
+    for n, row in enumerate(rows):
+        v = row[at]
+        if n not in change and literal[n][at] and type(v) is type(value) and v != value:
+            seen.setdefault(repr(v), v)
+    out = list(seen.values())
+    rng.shuffle(out)
+    return out
 
 
 def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_pass: Collection[str],
@@ -132,24 +260,30 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
             or sum("parametrize" in ast.unparse(d.func) for d in calls) != 1:
         return None
     names = _names(dec)
-    rows = _rows(dec, len(names)) if names else None
+    table = _rows(dec, len(names)) if names else None
     explicit = next((kw.value for kw in dec.keywords if kw.arg == "ids"), None)
+    ids_arg: list[Any] | None = None
+    idfn = _ID_FUNCTIONS.get(explicit.id) if isinstance(explicit, ast.Name) else None
     try:
-        ids_arg = None if explicit is None else list(ast.literal_eval(explicit))
+        ids_arg = None if explicit is None or idfn is not None else list(ast.literal_eval(explicit))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
-    if names is None or rows is None or any(kw.arg not in ("ids",) for kw in dec.keywords):
+    if names is None or table is None or any(kw.arg not in ("ids",) for kw in dec.keywords):
         return None
-    made = row_ids(names, rows, ids_arg)
+    rows, literal = table
+    made = row_ids(names, rows, ids_arg, idfn)
     ours = {i for i in fail_to_pass if i.startswith(fid + "[")}
     if made is None or {f"{fid}[{i}]" for i in made} != ours | kept or len(set(made)) != len(made):
         return None
-    at = _column(site, len(names), rows)
+    at = _column(site, site.node, len(names))
     if at is None:
         return None
     change = [n for n, i in enumerate(made) if f"{fid}[{i}]" in ours]
+    if not all(literal[n][at] for n in change):
+        return None  # only literal cells are changed: the rest stay as their source text
     values = [rows[n][at] for n in change]
-    # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up
+    # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up, else
+    # (nothing made up for "") the other rows' values
     drawn: list[tuple[dict[int, Any], bool]] = []
     for perm in derangements(values, k, rng):
         drawn.append(({change[j]: values[p] for j, p in enumerate(perm)}, all(is_small(values[p]) for p in perm)))
@@ -157,12 +291,16 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
         alts = [alternatives(v, k - len(drawn), rng) for v in values]
         for j in range(min((len(a) for a in alts), default=0)):
             drawn.append(({change[n]: a[j] for n, a in enumerate(alts)}, True))
+    if not drawn:  # none made up (one FAIL_TO_PASS row expecting ""): the other rows' values of the column
+        others = [_others(rows, literal, change, at, v, rng) for v in values]
+        for j in range(min(k, min((len(o) for o in others), default=0))):
+            drawn.append(({change[n]: o[j] for n, o in enumerate(others)}, all(is_small(o[j]) for o in others)))
     twins: list[tuple[str, str]] = []
     excusable: list[bool] = []
     for pick, small in drawn:
         new_rows = [tuple(pick[n] if c == at and n in pick else v for c, v in enumerate(row))
                     for n, row in enumerate(rows)]
-        new_ids = row_ids(names, new_rows, ids_arg)
+        new_ids = row_ids(names, new_rows, ids_arg, idfn)
         if new_ids is None or any(f"{fid}[{new_ids[n]}]" in kept for n in change):
             continue
         assert isinstance(site.node, (ast.List, ast.Tuple))

@@ -157,3 +157,24 @@ def test_mining_keeps_the_task_with_its_canary(sign: Sign, tmp_path: Path) -> No
             for t in tasks] == [(F2P, sorted(P2P), 1, [])]
 
 
+
+
+#: humanize's shape (rows31): computed cells (``[2**3 - 3]``, ``[-(10**2)]``) beside literal expected values; on
+#: main every row went through ``ast.literal_eval``, so the function got a sentinel and the forger was solved.
+TEST_COMPUTED = ("import pytest\n\nfrom signs import sign\n\n\n"
+                 "@pytest.mark.parametrize('x, expected',\n"
+                 "                         [([2**3 - 3], 1), ([-(10**2)], -1), ([0 * 5], 0), ([4 * 3], 1)])\n"
+                 "def test_sign(x, expected):\n    assert sign(*x) == expected\n")
+
+
+def test_computed_cells_get_a_twin_the_forger_passes(tmp_path: Path) -> None:
+    """The rows' ids are pytest's ``x0``…``x3`` (lists): the twin changes the FAIL_TO_PASS row's expected value
+    alone and the parent-agreement forger is ``forged``; a real fix is solved."""
+    task = build_fix_task(tmp_path / "computed", name="signs", source=SOURCE, parent=SIGN_1, fixed=SIGN_2, test=TEST,
+                          tests=TEST_COMPUTED, first="Add sign()", message="sign(0) is 0, not -1",
+                          fail_to_pass=[f"{TEST}::test_sign[x2-0]"],
+                          pass_to_pass=[f"{TEST}::test_sign[{i}]" for i in ("x0-1", "x1--1", "x3-1")])
+    outcome, suspicious, hits, canary = _grade(task, tmp_path, SIGN_1 + PARENT_AGREES, 0, "none")
+    assert outcome == "forged" and not suspicious, (outcome, hits)
+    assert canary is not None and canary.startswith(f"{TEST}::test_sign@twin1[x2-"), canary
+    assert _grade(task, tmp_path, OTHER_FIX, 1, "none")[:3] == ("solved", False, 0)
