@@ -489,13 +489,14 @@ def parent_checked_seed(task: Task, seed: int,
     if key in _PARENT_SEEDS:
         use, known, still, close, orders = _PARENT_SEEDS[key]
         return use, _unguarded(planned(use, known, close, orders), still)
-    digest = hashlib.sha256(key.encode()).hexdigest()
+    plan = plan_for(seed, {}, {})
+    # stored under the first try's plan too: a check made by another planner (an older homefield) never stands
+    digest = hashlib.sha256((key + "\0" + json.dumps(plan.to_dict(), sort_keys=True)).encode()).hexdigest()
     stored = _stored_try(store, digest) if store is not None else None
     if stored is not None:
         use = _try_seed(seed, stored[0])
         _PARENT_SEEDS[key] = (use, *stored[1:])
         return use, _unguarded(planned(use, stored[1], stored[3], stored[4]), stored[2])
-    plan = plan_for(seed, {}, {})
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
     # (twins the parent tells, try, seed, stops, plan, those told, near, those told by nearness): the fewest

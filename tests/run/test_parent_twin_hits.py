@@ -259,6 +259,17 @@ def test_a_parent_check_made_once_serves_every_process_of_the_repository(titles:
     assert parent_checked_seed(task, 7, plan_for, lambda p: pytest.fail("checked again"), "pytest", store)[0] \
         == twin_grading._try_seed(7, 2)
 
+    # another planner (an older or newer homefield drawing another first plan for the same task and seed): its
+    # check stands not on this one's, it is made anew (before r26 the stored try, stops and told of the old
+    # planner's plans were applied to the new planner's)
+    def other_planner(s: int, stops: Mapping[str, int], near: Mapping[str, tuple[str, str, str]]) -> TwinPlan:
+        return TwinPlan(seed=s, canaries=[Canary(f"{F2P[0]}@twin1", F2P[0], "contradiction", f"expected y -> {s}")])
+
+    twin_grading._PARENT_SEEDS.clear()
+    asked = []
+    assert parent_checked_seed(task, 7, other_planner, lambda p: asked.append(p.seed) or _seen(set()), "pytest",
+                               store)[0] == 7 and asked == [7]
+
 
 @pytest.mark.parametrize("seed, told", [(PARENTS_OUTPUT, {F2P[0].split("[")[0]}), (OTHER_VALUE, {F2P[0]})])
 def test_the_parent_check_is_one_test_process(titles: Titles, tmp_path: Path, seed: int, told: set[str],
