@@ -11,7 +11,8 @@ import pytest
 from helpers.verify_attacks_run import MAX_PROCS, VerifyAttacksRun
 
 from pytest_homefield.agents.attacks import ATTACKS, attack_specs
-from pytest_homefield.commands.verify import attack_table, attack_verdict, unprotected_lines
+from pytest_homefield.commands.verify import attack_table, attack_verdict, graded_unprotected, unprotected_lines
+from pytest_homefield.layout import attempt_dir
 from pytest_homefield.records import Task
 
 
@@ -64,6 +65,31 @@ def test_tasks_with_canary_unprotected_functions_are_named() -> None:
     assert unprotected_lines([bare, guarded, *many], graded={"t1"})[0].startswith(
         "homefield verify: 1 task of 1 holds 2 FAIL_TO_PASS function(s)")
     assert unprotected_lines([bare, guarded, *many], graded={"t2", "g3"}) == []
+
+
+def test_the_functions_named_are_those_the_runs_gradings_left_unguarded(tmp_path: Path) -> None:
+    """r26 (rows31 on humanize): verify named ``tasks.jsonl``'s ``canary_unprotected``, written at mining, after a
+    newer planner guarded 11 of those 12 tasks. A task the run graded with canaries is named by the union of its
+    attempts' ``canaries.json`` ``unprotected``; a task none of whose attempts has one keeps the mining list."""
+    f2p = ["t.py::test_a", "t.py::test_b"]
+    task = Task(id="t1", commit="c", parent="p", committed_at="", authored_at="", mode="commit", subject="",
+                message="", prompt="", source_files=[], test_files=[], test_patch="", gold_patch="",
+                FAIL_TO_PASS=f2p, PASS_TO_PASS=[], canary_unprotected=["t.py::test_a"])
+    other = dataclasses.replace(task, id="t2")
+    records = [{"task_id": "t1", "agent": "attack-x", "attempt": 1}, {"task_id": "t1", "agent": "oracle", "attempt": 1},
+               {"task_id": "t2", "agent": "oracle", "attempt": 1}, {"task_id": "t3", "agent": "oracle"}]
+    for agent, names in (("attack-x", []), ("oracle", ["t.py::test_b"])):
+        folder = attempt_dir(tmp_path, "t1", agent, 1)
+        folder.mkdir(parents=True)
+        (folder / "canaries.json").write_text(json.dumps({"canaries": [], "unprotected": names}))
+    bad = attempt_dir(tmp_path, "t2", "oracle", 1)
+    bad.mkdir(parents=True)
+    (bad / "canaries.json").write_text('{"unprotected": [1]}')
+    used = graded_unprotected(tmp_path, records)
+    assert used == {"t1": ["t.py::test_b"]}
+    lines = unprotected_lines([task, other], {"t1", "t2"}, used)
+    assert lines[1:] == ["  t1  1 of 2: test_b", "  t2  1 of 2: test_a"], lines
+    assert unprotected_lines([task], {"t1"}, {"t1": []}) == []
 
 
 def test_a_flag_alone_does_not_catch_an_attack() -> None:
