@@ -206,19 +206,31 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     return passed
 
 
-def _stored_passes(store: Path, digest: str) -> frozenset[str] | None:
-    """The canary ids :func:`reference_passes` recorded in ``store`` for ``digest`` (the last such line wins),
-    ``None`` when there is none or the file cannot be read; a line whose ``reference_passes`` is not a list of
-    texts is passed over."""
-    found: frozenset[str] | None = None
+#: What a line of the store gives (:func:`_last_stored`).
+_T = TypeVar("_T")
+
+
+def _last_stored(store: Path, digest: str, parse: Callable[[dict[str, Any]], _T | None]) -> _T | None:
+    """``parse`` of the last line of ``store`` (``.homefield/parent-checks.jsonl``) whose ``key`` is ``digest`` and
+    that ``parse`` accepts (a line it returns ``None`` for is passed over), ``None`` when there is none or the file
+    cannot be read: the reader of :func:`_stored_passes`, :func:`_stored_try` and :func:`_stored_gives`."""
+    found: _T | None = None
     try:
         for r in read_jsonl(store):
-            ids = r.get("reference_passes")
-            if r.get("key") == digest and isinstance(ids, list) and all(isinstance(i, str) for i in ids):
-                found = frozenset(ids)
+            if r.get("key") == digest and (value := parse(r)) is not None:
+                found = value
     except (OSError, StoreError, ValueError):
         return None
     return found
+
+
+def _stored_passes(store: Path, digest: str) -> frozenset[str] | None:
+    """The canary ids :func:`reference_passes` recorded in ``store`` for ``digest`` (:func:`_last_stored`); a line
+    whose ``reference_passes`` is not a list of texts is passed over."""
+    def parse(r: dict[str, Any]) -> frozenset[str] | None:
+        ids = r.get("reference_passes")
+        return frozenset(ids) if isinstance(ids, list) and all(isinstance(i, str) for i in ids) else None
+    return _last_stored(store, digest, parse)
 
 
 #: Seeds a grading tries at most for a plan whose every contradiction twin the untouched parent fails
@@ -566,29 +578,25 @@ def _try_seed(seed: int, n: int) -> int:
 
 def _stored_try(store: Path, digest: str
                 ) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None:
-    """``(try, stops, told, near, order)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest`` (the
-    last line of it wins), ``None`` when there is none or the file cannot be read. A line that is not a try of
-    ``0`` to :data:`PARENT_TRIES` - 1 with ``stops`` an object of function ids to ints (absent: none), ``told`` a
-    list of texts (absent, as before atk29: none), ``near`` an object of function ids to lists of three texts
-    (absent: none) and ``order`` an object of function ids to ``"<"`` or ``">"`` (absent: none) is passed over."""
-    found: tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None = None
-    try:
-        for r in read_jsonl(store):
-            n, stops, told, near = r.get("try"), r.get("stops", {}), r.get("told", []), r.get("near", {})
-            order = r.get("order", {})
-            if r.get("key") == digest and isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
-                    and isinstance(stops, dict) \
-                    and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
-                    and isinstance(told, list) and all(isinstance(f, str) for f in told) \
-                    and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
-                                                       and all(isinstance(x, str) for x in o) for o in near.values()) \
-                    and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()):
-                found = (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
-                         {str(k): (o[0], o[1], o[2]) for k, o in near.items()},
-                         {str(k): str(o) for k, o in order.items()})
-    except (OSError, StoreError, ValueError):
+    """``(try, stops, told, near, order)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest``
+    (:func:`_last_stored`). A line that is not a try of ``0`` to :data:`PARENT_TRIES` - 1 with ``stops`` an object
+    of function ids to ints (absent: none), ``told`` a list of texts (absent, as before atk29: none), ``near`` an
+    object of function ids to lists of three texts (absent: none) and ``order`` an object of function ids to
+    ``"<"`` or ``">"`` (absent: none) is passed over."""
+    def parse(r: dict[str, Any]) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None:
+        n, stops, told, near = r.get("try"), r.get("stops", {}), r.get("told", []), r.get("near", {})
+        order = r.get("order", {})
+        if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
+                and isinstance(stops, dict) \
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
+                and isinstance(told, list) and all(isinstance(f, str) for f in told) \
+                and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
+                                                   and all(isinstance(x, str) for x in o) for o in near.values()) \
+                and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()):
+            return (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
+                    {str(k): (o[0], o[1], o[2]) for k, o in near.items()}, {str(k): str(o) for k, o in order.items()})
         return None
-    return found
+    return _last_stored(store, digest, parse)
 
 
 def run_completes(run: TestRun) -> bool:
@@ -882,25 +890,20 @@ def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
 
 
 def _stored_gives(store: Path, digest: str) -> tuple[frozenset[str], bytes, bytes] | None:
-    """``(ids, log, events)`` :func:`_parent_gives` recorded in ``store`` for ``digest`` (the last such line wins),
-    ``None`` when there is none or the file cannot be read. A line whose ``gives`` is not a list of texts, or whose
-    ``log`` and ``events`` are not base64 texts of at most :data:`GIVES_KEPT_BYTES` together, is passed over."""
-    found: tuple[frozenset[str], bytes, bytes] | None = None
-    try:
-        for r in read_jsonl(store):
-            ids, log, events = r.get("gives"), r.get("log"), r.get("events")
-            if r.get("key") != digest or not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) \
-                    or not isinstance(log, str) or not isinstance(events, str):
-                continue
-            try:
-                data = (base64.b64decode(log, validate=True), base64.b64decode(events, validate=True))
-            except ValueError:
-                continue
-            if len(data[0]) + len(data[1]) <= GIVES_KEPT_BYTES:
-                found = (frozenset(ids), data[0], data[1])
-    except (OSError, StoreError, ValueError):
-        return None
-    return found
+    """``(ids, log, events)`` :func:`_parent_gives` recorded in ``store`` for ``digest`` (:func:`_last_stored`). A
+    line whose ``gives`` is not a list of texts, or whose ``log`` and ``events`` are not base64 texts of at most
+    :data:`GIVES_KEPT_BYTES` together, is passed over."""
+    def parse(r: dict[str, Any]) -> tuple[frozenset[str], bytes, bytes] | None:
+        ids, log, events = r.get("gives"), r.get("log"), r.get("events")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids) \
+                or not isinstance(log, str) or not isinstance(events, str):
+            return None
+        try:
+            data = (base64.b64decode(log, validate=True), base64.b64decode(events, validate=True))
+        except ValueError:
+            return None
+        return (frozenset(ids), *data) if len(data[0]) + len(data[1]) <= GIVES_KEPT_BYTES else None
+    return _last_stored(store, digest, parse)
 
 
 def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
