@@ -439,10 +439,7 @@ def _socket_target(notif: _Notif, listener: int, check: Callable[[bytes, int], b
     finally:
         os.close(mem)
     try:
-        domain, length = ctypes.c_int(0), ctypes.c_uint32(4)
-        if _libc.getsockopt(sock, SOL_SOCKET, SO_DOMAIN, ctypes.byref(domain), ctypes.byref(length)) != 0:
-            raise _fail(ctypes.get_errno())  # ENOTSOCK
-        if not check(raw, domain.value):
+        if not check(raw, domain_of(sock)):  # ENOTSOCK raised
             raise _fail(13)  # EACCES, as Landlock answers
         return sock, raw
     except BaseException:
