@@ -49,9 +49,13 @@ __all__ = [
     "check_meta",
     "json_type",
     "EMPTY_TREES",
+    "MAX_COUNT",
 ]
 
 SCHEMA_VERSION = 1
+#: The largest token or turn count a record holds (a JSON reader's 64-bit integer): what an agent may report
+#: (``agents/base.py`` ``reported_count``) and where a report's sums of them stop (``report/compute.py``).
+MAX_COUNT = 2**63 - 1
 
 #: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a
 #: homefield that predates the ``root_commit`` drop (such tasks may still be in a ``tasks.jsonl``).

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pytest_homefield.capabilities import Capabilities
+from pytest_homefield.records import MAX_COUNT
 from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "CallBox", "CallSandbox", "Capable", "Completer",
@@ -35,8 +36,6 @@ SHELL_YES = "You may run shell commands, including the existing tests."
 SHELL_NO = "You can read and edit files, but you cannot run commands."
 
 
-#: The largest token or turn count an agent may report (a JSON reader's 64-bit integer).
-MAX_COUNT = 2**63 - 1
 
 #: The most one attempt's reported cost is believed (USD; docs/contracts.md §8). A reported cost is the
 #: agent's claim and spends its share of ``--budget``: past this ceiling (no coding-agent attempt costs

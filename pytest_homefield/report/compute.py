@@ -27,7 +27,15 @@ from typing import Any
 
 from pytest_homefield import __version__
 from pytest_homefield.layout import max_tasks_note, mde_path, results_path
-from pytest_homefield.records import OUTCOMES, SCORED_OUTCOMES, UNSCORED_OUTCOMES, Result, Task, display_subject
+from pytest_homefield.records import (
+    MAX_COUNT,
+    OUTCOMES,
+    SCORED_OUTCOMES,
+    UNSCORED_OUTCOMES,
+    Result,
+    Task,
+    display_subject,
+)
 from pytest_homefield.report import notes as say
 from pytest_homefield.report import stats
 from pytest_homefield.report.adaptive import adaptive_notes, adaptive_section
@@ -74,11 +82,6 @@ __all__ = [
     "counts_solved",
     "display_subject",
 ]
-
-#: The largest token total an agent's row shows: the largest count one record holds (``agents/base.py``
-#: ``MAX_COUNT``, 2^63 − 1, what an int64 reader of ``report.json`` takes). Each count is the agent's word, and
-#: summed unbounded over its attempts it went past every int64 and uint64 reader (xatk31).
-MAX_TOKEN_SUM = 2**63 - 1
 
 REPORT_SCHEMA_VERSION = 1
 #: The report's format: raise it when what a report says changes for the same results (a verdict's
@@ -562,7 +565,8 @@ def _agent_summary(name: str, info: AgentInfo, all_attempts: list[Attempt], outc
 
     def tok(values: list[int | None]) -> int | None:
         known = [v for v in values if v is not None]
-        return min(int(sum(known)), MAX_TOKEN_SUM) if known else None
+        # at most what one record holds: summed unbounded, the agent's words passed every int64 reader (xatk31)
+        return min(int(sum(known)), MAX_COUNT) if known else None
 
     walls = [float(a.result.wall_s) for a in scored if a.result.wall_s is not None]
     hosts = [float(a.result.host_s) for a in scored if a.result.host_s]  # 0: a record made before host_s
