@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -50,12 +51,34 @@ __all__ = [
     "json_type",
     "EMPTY_TREES",
     "MAX_COUNT",
+    "reported_usd",
+    "reported_count",
 ]
 
 SCHEMA_VERSION = 1
 #: The largest token or turn count a record holds (a JSON reader's 64-bit integer): what an agent may report
-#: (``agents/base.py`` ``reported_count``) and where a report's sums of them stop (``report/compute.py``).
+#: (:func:`reported_count`) and where a report's sums of them stop (``report/compute.py``).
 MAX_COUNT = 2**63 - 1
+
+
+def reported_usd(value: Any) -> float | None:
+    """A cost an agent reported (USD), as a float: a finite number >= 0 (``json`` reads ``Infinity``
+    and ``NaN``, and ``1e400`` as infinity), else ``None``; never raises."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        usd = float(value)
+    except OverflowError:  # an integer past a float's range
+        return None
+    return usd if math.isfinite(usd) and usd >= 0 else None
+
+
+def reported_count(value: Any) -> int | None:
+    """A token or turn count an agent reported: an integer from 0 to :data:`MAX_COUNT`, else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_COUNT else None
+
 
 #: The empty tree's ids (SHA-1, SHA-256): the ``parent`` of a task mined from a root commit by a
 #: homefield that predates the ``root_commit`` drop (such tasks may still be in a ``tasks.jsonl``).
@@ -351,6 +374,15 @@ class Result:
             raise ValueError(f"unknown outcome {self.outcome!r}; expected one of {', '.join(OUTCOMES)}")
         self.solved = self.outcome == "solved"
         self.scored = self.outcome in SCORED_OUTCOMES
+        # the agent's numbers, held where the record is made (``agents/base.py`` ``believable``) and again here,
+        # where it is read: a record written before that check (a -2000 USD cost, a negative count) is read
+        # as unknown, never summed into a report (contracts §8)
+        self.cost_usd = reported_usd(self.cost_usd)
+        self.input_tokens = reported_count(self.input_tokens)
+        self.output_tokens = reported_count(self.output_tokens)
+        self.cache_read_tokens = reported_count(self.cache_read_tokens)
+        self.cache_write_tokens = reported_count(self.cache_write_tokens)
+        self.turns = reported_count(self.turns)
         # the agent's words (its usage line, its client's result text, a file name it chose, a test id its
         # code reported): one line each,
         # no control character (contracts §8)

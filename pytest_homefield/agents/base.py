@@ -8,7 +8,6 @@ outcome from the hidden tests, unless the agent reports a terminal condition in
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pytest_homefield.capabilities import Capabilities
-from pytest_homefield.records import MAX_COUNT
+from pytest_homefield.records import reported_count, reported_usd
 from pytest_homefield.sandbox.limits import WriteLimits
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "AgentSettings", "CallBox", "CallSandbox", "Capable", "Completer",
@@ -44,31 +43,12 @@ SHELL_NO = "You can read and edit files, but you cannot run commands."
 MAX_ATTEMPT_USD = 1000.0
 
 
-def reported_usd(value: Any) -> float | None:
-    """A cost an agent reported (USD), as a float: a finite number >= 0 (``json`` reads ``Infinity``
-    and ``NaN``, and ``1e400`` as infinity), else ``None``; never raises."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        usd = float(value)
-    except OverflowError:  # an integer past a float's range
-        return None
-    return usd if math.isfinite(usd) and usd >= 0 else None
-
-
 def over_cost_cap(usd: float | None) -> str | None:
     """The ``agent_error`` line of a reported cost (USD) above :data:`MAX_ATTEMPT_USD`
     (``reported cost 1e+300 USD is over the per-attempt cap of 1000 USD``), else ``None``."""
     if usd is None or usd <= MAX_ATTEMPT_USD:
         return None
     return f"reported cost {usd:.3g} USD is over the per-attempt cap of {MAX_ATTEMPT_USD:g} USD"
-
-
-def reported_count(value: Any) -> int | None:
-    """A token or turn count an agent reported: an integer from 0 to :data:`MAX_COUNT`, else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 <= value <= MAX_COUNT else None
 
 
 def believable(res: AgentResult) -> AgentResult:

@@ -298,11 +298,13 @@ def compute_report(
         p = unranked[name].pass_at_1
         return (unranked[name].forged is not None, p is None, -(p or 0.0))
 
-    # a tie breaks on cost per solved only where every agent of the tie has a cost homefield measured (a
-    # cost the agent reported decides no order: atk23, a cmd: agent claiming $0), else on the name
+    # a tie breaks on cost per solved only where every agent of the tie has a cost homefield measured for every
+    # attempt (a cost the agent reported decides no order: atk23, a cmd: agent claiming $0; nor does a sum with
+    # attempts left out: a server that omits its usage, or a record read with an unbelievable cost, would be
+    # cheaper by what it hid), else on the name
     measured_ties = {t for t in map(tie, unranked)
                      if all(unranked[n].cost_reported is None and unranked[n].cost_per_solved_usd is not None
-                            for n in unranked if tie(n) == t)}
+                            and not unranked[n].cost_missing for n in unranked if tie(n) == t)}
 
     def rank_key(name: str) -> tuple[bool, bool, float, float, str]:
         c = unranked[name].cost_per_solved_usd if tie(name) in measured_ties else None

@@ -109,7 +109,7 @@ def test_token_sums_stay_within_what_a_record_may_hold(tmp_path: Path) -> None:
     the report summed them unbounded: a ``cmd:`` agent printing the largest count on 10 attempts made
     ``report.json``'s totals 92233720368547758070, which no int64 or uint64 reader (Go, Rust, Java) can parse:
     the whole report was lost to them, every agent's row with it. A sum saturates at ``MAX_COUNT``."""
-    from pytest_homefield.agents.base import MAX_COUNT
+    from pytest_homefield.records import MAX_COUNT
     from pytest_homefield.report.formats import render_json
 
     folder = _run(tmp_path / "r", {"big": ("cmd:big", 0.0), "fair": ("cmd:fair", 0.1)})
@@ -137,3 +137,27 @@ def test_the_cost_of_an_attempt_counts_every_try_of_it(tmp_path: Path) -> None:
     a = build_report([folder], [plain_task(t) for t in IDS])["agents"]["a"]
     assert (a["cost_usd"], a["cost_per_solved_usd"]) == (9.1, 0.91), a
     assert a["solved"] == 10 and a.get("incomplete") is None  # the retry's record is still the attempt's result
+
+
+def test_numbers_recorded_before_the_check_are_read_as_unknown(tmp_path: Path) -> None:
+    """xatk31 left: results written before ``believable`` held the agent's numbers (``890014a``) were summed as
+    they stood, so an old line's −2,000 USD cost made its agent the cheapest (first of a tie on cost per solved),
+    and a negative token count lowered its total. A record's numbers are checked where it is read too: the old
+    line's cost and counts are unknown, as a new record of the same claim would say; and a cost with attempts
+    left out breaks no tie (it would be cheaper by what it hid), so the tie breaks on the name."""
+    folder = _run(tmp_path / "r", {"fair": ("openai:fair", 0.1), "sly": ("openai:sly", 0.1)})
+    lines = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+    for line in lines:
+        line.update(input_tokens=100, output_tokens=10)
+        if line["agent"] == "sly" and line["task_id"] == IDS[0]:
+            line.update(cost_usd=-2000.0, input_tokens=-10**9, output_tokens=2**64, turns=-1)
+    (folder / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    read = Result.from_dict(next(x for x in lines if x["agent"] == "sly" and x["task_id"] == IDS[0]))
+    assert (read.cost_usd, read.input_tokens, read.output_tokens, read.turns) == (None, None, None, None)
+    agents = build_report([folder], [plain_task(t) for t in IDS])["agents"]
+    assert (agents["fair"]["cost_usd"], agents["fair"]["input_tokens"]) == (1.0, 1000), agents["fair"]
+    assert (agents["sly"]["cost_usd"], agents["sly"]["cost_missing"]) == (0.9, 1), agents["sly"]
+    assert (agents["sly"]["input_tokens"], agents["sly"]["output_tokens"]) == (900, 90), agents["sly"]
+    # 6 of 10 each: "sly" was first on a cost per solved that leaves out the attempt it hid (0.15 against 0.167 USD);
+    # now the tie breaks on the name
+    assert (agents["fair"]["rank"], agents["sly"]["rank"]) == (1, 2)
