@@ -51,8 +51,9 @@ until the connect's outcome is known, so neither it nor its port can go to anoth
 a loopback address without one is ``ECONNREFUSED``, as in a network namespace of one's own); then it
 connects that socket itself with that copy, never blocking (:func:`_start_connect`), and answers with the
 result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking caller
-once the connect completes, :func:`settle`, which drops the connect of a caller killed meanwhile:
-nothing of the supervisor outlives a caller). A Unix socket is never
+once the connect completes, or with ``EINPROGRESS`` once its ``SO_SNDTIMEO`` has passed, as the kernel
+would, :func:`settle`, which drops the connect of a caller killed meanwhile: nothing of the supervisor
+outlives a caller). A Unix socket is never
 connected (its path would be resolved outside the domain). ``bind`` and ``listen`` come too (Landlock's
 bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from the LAN): a ``bind`` is
 made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike) and a port of
@@ -75,6 +76,7 @@ import os
 import select
 import signal
 import stat
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -112,7 +114,7 @@ SYS_CONNECT = {"x86_64": 42, "aarch64": 203}
 SYS_BIND = {"x86_64": 49, "aarch64": 200}
 SYS_LISTEN = {"x86_64": 50, "aarch64": 201}
 AF_UNSPEC, AF_INET, AF_INET6, AF_NETLINK, SOL_SOCKET, SO_DOMAIN, SOCKADDR_MAX = 0, 2, 10, 16, 1, 39, 128
-SO_COOKIE, SO_ERROR, SO_ACCEPTCONN, EINPROGRESS, EADDRINUSE = 57, 4, 30, 115, 98
+SO_COOKIE, SO_ERROR, SO_ACCEPTCONN, SO_SNDTIMEO, EINPROGRESS, EADDRINUSE = 57, 4, 30, 21, 115, 98
 SOCK_STREAM, SOCK_CLOEXEC = 1, os.O_CLOEXEC
 #: How often (ms) the supervisor checks that the caller of a blocking ``connect`` under way still waits
 #: (``NOTIF_ID_VALID``): a killed caller's socket is let go within this time (:func:`settle`).
@@ -225,8 +227,9 @@ class Net:
         #: supervisor made listen there (``tid``: the thread that asked), at most :data:`BOUND_MAX`
         self.listeners: dict[tuple[bytes, int], tuple[int, int, int]] = {}
         #: our copy of a socket whose ``connect`` is in progress → ``(notification id or None once answered,
-        #: our copy of the sandbox's listener it goes to or -1)`` (:func:`settle`)
-        self.pending: dict[int, tuple[int | None, int]] = {}
+        #: our copy of the sandbox's listener it goes to or -1, when a blocking caller's ``SO_SNDTIMEO`` ends
+        #: (``time.monotonic()``) or None)`` (:func:`settle`)
+        self.pending: dict[int, tuple[int | None, int, float | None]] = {}
 
     @classmethod
     def of(cls, net: object) -> Net:
@@ -622,7 +625,8 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
         _send(listener, notif.id, -(exc.errno or 13) if isinstance(exc, OSError) else -13)
         return
     if err == EINPROGRESS and (blocking or pin >= 0):
-        net.pending[sock] = (notif.id if blocking else None, pin)  # the listener held until it is settled
+        # the listener held until it is settled; a blocking caller waits at most its SO_SNDTIMEO, as in the kernel
+        net.pending[sock] = (notif.id, pin, _send_timeout(sock)) if blocking else (None, pin, None)
         if blocking:
             return
     else:
@@ -632,13 +636,23 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
     _send(listener, notif.id, -err if err else 0)
 
 
+def _send_timeout(sock: int) -> float | None:
+    """When a blocking ``connect`` of ``sock`` ends by its ``SO_SNDTIMEO`` (``time.monotonic()``; ``None``: no
+    timeout, or it cannot be read)."""
+    tv, length = (ctypes.c_int64 * 2)(), ctypes.c_uint32(16)
+    if _libc.getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, ctypes.byref(tv), ctypes.byref(length)) != 0:
+        return None
+    seconds = tv[0] + tv[1] / 1e6
+    return time.monotonic() + seconds if seconds > 0 else None
+
+
 def settle(listener: int, net: Net, ready: frozenset[int] = frozenset()) -> None:
     """Settle ``net.pending``: a ``connect`` whose socket is ``ready`` (its outcome known: writable, error or
     hang-up) is answered with that outcome (``SO_ERROR``) when its caller still waits (a non-blocking
     caller, already answered, reads it itself); one whose caller no longer waits (killed:
     ``NOTIF_ID_VALID`` fails) is dropped. Either way our copies of its socket and of the listener it went
     to are closed: no ``connect`` holds anything of the supervisor beyond its caller's life."""
-    for sock, (notif_id, pin) in list(net.pending.items()):
+    for sock, (notif_id, pin, deadline) in list(net.pending.items()):
         if sock in ready:
             if notif_id is not None:
                 try:
@@ -646,9 +660,15 @@ def settle(listener: int, net: Net, ready: frozenset[int] = frozenset()) -> None
                 except OSError as exc:
                     err = exc.errno or 13
                 _send(listener, notif_id, -err if err else 0)
-        elif notif_id is None or _libc.ioctl(listener, ctypes.c_ulong(NOTIF_ID_VALID),
-                                             ctypes.byref(ctypes.c_uint64(notif_id))) == 0:
+        elif notif_id is None:
             continue
+        elif _libc.ioctl(listener, ctypes.c_ulong(NOTIF_ID_VALID), ctypes.byref(ctypes.c_uint64(notif_id))) == 0:
+            if deadline is None or time.monotonic() < deadline:
+                continue
+            _send(listener, notif_id, -EINPROGRESS)  # its SO_SNDTIMEO ended: the kernel's answer, still connecting
+            if pin >= 0:  # the listener stays held until the outcome is known
+                net.pending[sock] = (None, pin, None)
+                continue
         del net.pending[sock]
         os.close(sock)
         if pin >= 0:
@@ -788,9 +808,10 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...], net
         poller.register(wake_r, select.POLLIN)
         for sock in net.pending:  # a connect under way: its outcome
             poller.register(sock, select.POLLOUT)
-        waiting = any(notif_id is not None for notif_id, _ in net.pending.values())
+        waits = [LIVENESS_MS / 1000 if deadline is None else min(LIVENESS_MS / 1000, deadline - time.monotonic())
+                 for notif_id, _, deadline in net.pending.values() if notif_id is not None]
         ready = set()
-        for fd, events in poller.poll(LIVENESS_MS if waiting else None):
+        for fd, events in poller.poll(max(0, int(min(waits) * 1000) + 1) if waits else None):
             if fd == wake_r:
                 _drain(wake_r)
             elif fd != listener:

@@ -8,6 +8,7 @@ its control (``none``) that shows the same code reaches the host without a sandb
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -398,37 +399,77 @@ def test_a_killed_blocking_connect_holds_nothing_of_the_supervisor(tmp_path: Pat
     command's."""
     if landlock_abi() < landlock.NET_ABI:
         pytest.skip("TCP is not confined at this Landlock ABI")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    with _full_port() as port:
+        policy = LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[ws], connect=[port], unix=False)
+        proc = subprocess.Popen(landlock_argv([sys.executable, "-c", KILLED_CONNECT, str(port)], policy), cwd=ws,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            assert proc.stdout.readline() == "connecting\n"
+            during = _threads_and_sockets(proc.pid)  # the supervisor: the process the launcher started as
+            assert proc.stdout.readline() == "killed\n"
+            time.sleep(supervisor.LIVENESS_MS / 1000 * 3)
+            after = _threads_and_sockets(proc.pid)
+            proc.stdin.write("\n")
+            proc.stdin.close()
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+    assert during == (1, 1), during  # its copy of the connecting socket, no thread
+    assert after == (1, 0), after
+
+
+#: A blocking ``connect`` with ``SO_SNDTIMEO`` (1 s) to a port whose accept queue is full: the kernel
+#: answers ``EINPROGRESS`` once the timeout ends, the connect going on.
+SEND_TIMEOUT = '''
+import socket, struct, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", 1, 0))
+t = time.monotonic()
+try:
+    s.connect(("127.0.0.1", int(sys.argv[1])))
+    print("connected", flush=True)
+except OSError as exc:
+    print(exc.errno, round(time.monotonic() - t, 1), flush=True)
+'''
+
+
+@contextlib.contextmanager
+def _full_port() -> Iterator[int]:
+    """A host port whose accept queue is full: a ``connect`` to it waits (its SYNs dropped) for minutes."""
     full = socket.socket()
     full.bind(("127.0.0.1", 0))
     full.listen(0)
     port = full.getsockname()[1]
     fillers = []
-    for _ in range(2):  # the accept queue full: the next SYNs are dropped, a connect waits
+    for _ in range(2):
         f = socket.socket()
         f.setblocking(False)
         f.connect_ex(("127.0.0.1", port))
         fillers.append(f)
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    policy = LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[ws], connect=[port], unix=False)
-    proc = subprocess.Popen(landlock_argv([sys.executable, "-c", KILLED_CONNECT, str(port)], policy), cwd=ws,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
     try:
-        assert proc.stdout.readline() == "connecting\n"
-        during = _threads_and_sockets(proc.pid)  # the supervisor: the process the launcher started as
-        assert proc.stdout.readline() == "killed\n"
-        time.sleep(supervisor.LIVENESS_MS / 1000 * 3)
-        after = _threads_and_sockets(proc.pid)
-        proc.stdin.write("\n")
-        proc.stdin.close()
-        assert proc.wait(timeout=30) == 0
+        yield port
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
         full.close()
         for f in fillers:
             f.close()
-    assert during == (1, 1), during  # its copy of the connecting socket, no thread
-    assert after == (1, 0), after
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_blocking_connect_ends_at_its_send_timeout(tmp_path: Path, sandbox: str) -> None:
+    """A blocking ``connect`` ends with ``EINPROGRESS`` once its ``SO_SNDTIMEO`` has passed, under Landlock
+    (the supervisor, which connects without blocking, answers it at that time) as without a sandbox."""
+    if sandbox == "landlock" and landlock_abi() < landlock.NET_ABI:
+        pytest.skip("TCP is not confined at this Landlock ABI")
+    with _full_port() as port:
+        argv = [sys.executable, "-c", SEND_TIMEOUT, str(port)]
+        if sandbox == "landlock":
+            argv = landlock_argv(argv, LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[tmp_path],
+                                                      connect=[port], unix=False))
+        out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    errno, seconds = out.stdout.split()
+    assert errno == "115" and 0.9 <= float(seconds) <= 5, out
