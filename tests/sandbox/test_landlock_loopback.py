@@ -216,7 +216,8 @@ def test_a_repositorys_tests_reach_their_own_loopback_servers_only(tmp_path: Pat
 #: Each step prints a port, then waits for a line on stdin (the host acts meanwhile), then says what it
 #: reached. 1: its listener closed, the host listens on that port; 2: bound with ``SO_REUSEADDR``, never
 #: listening, the host listens on that port (``SO_REUSEADDR`` too); 3: its listener on ``::1``, the host's on
-#: ``127.0.0.1`` at the same port; 4: its listener shut down (``SHUT_RDWR``: not listening, still bound),
+#: ``127.0.0.1`` at the same port (and a UDP socket to its own port: a listener of the launch allows TCP only,
+#: and UDP is refused anyway); 4: its listener shut down (``SHUT_RDWR``: not listening, still bound),
 #: the host tries to take its port.
 RACES = '''
 import socket, sys
@@ -252,6 +253,12 @@ port = v6.getsockname()[1]
 wait(port)
 reach("other-family-same-port", "127.0.0.1", port)
 reach("own-v6", "::1", port, socket.AF_INET6, read=False)
+try:
+    with socket.socket(socket.AF_INET6, socket.SOCK_DGRAM) as u:
+        u.connect(("::1", port))
+        print("udp-own-port", "connected", flush=True)
+except OSError:
+    print("udp-own-port", "no", flush=True)
 v6.close()
 s = socket.socket()
 s.bind(("127.0.0.1", 0))
@@ -330,11 +337,12 @@ def test_a_port_given_back_to_the_host_is_not_reached(tmp_path: Path, sandbox: s
     if sandbox == "landlock":
         assert seen == {"host-took-1": "yes", "closed-then-host": "no", "host-took-2": "yes",
                         "bound-not-listening": "no", "host-took-3": "yes", "other-family-same-port": "no",
-                        "own-v6": "connected", "host-took-4": "no", "shut-down": "no"}, seen
+                        "own-v6": "connected", "udp-own-port": "no", "host-took-4": "no", "shut-down": "no"}, seen
     else:
         assert seen == {"host-took-1": "yes", "closed-then-host": "host", "host-took-2": "yes",
                         "bound-not-listening": "host", "host-took-3": "yes", "other-family-same-port": "host",
-                        "own-v6": "connected", "host-took-4": "yes", "shut-down": "host"}, seen
+                        "own-v6": "connected", "udp-own-port": "connected", "host-took-4": "yes",
+                        "shut-down": "host"}, seen
 
 
 def test_which_connect_is_a_loopback_one() -> None:
@@ -358,6 +366,27 @@ def test_which_connect_is_a_loopback_one() -> None:
                          (raw(inet6, "::", 80), inet6), (raw(inet, "127.0.0.1", 80), inet6),
                          (raw(inet, "127.0.0.1", 80)[:8], inet), (raw(inet, "127.0.0.1", 80), socket.AF_UNIX)):
         assert supervisor.loopback_target(data, domain) is None, data
+
+
+@contextlib.contextmanager
+def _full_port() -> Iterator[int]:
+    """A host port whose accept queue is full: a ``connect`` to it waits (its SYNs dropped) for minutes."""
+    full = socket.socket()
+    full.bind(("127.0.0.1", 0))
+    full.listen(0)
+    port = full.getsockname()[1]
+    fillers = []
+    for _ in range(2):
+        f = socket.socket()
+        f.setblocking(False)
+        f.connect_ex(("127.0.0.1", port))
+        fillers.append(f)
+    try:
+        yield port
+    finally:
+        full.close()
+        for f in fillers:
+            f.close()
 
 
 #: In the sandbox: a child makes a blocking ``connect`` to the host's port whose accept queue is full (it
@@ -436,27 +465,6 @@ try:
 except OSError as exc:
     print(exc.errno, round(time.monotonic() - t, 1), flush=True)
 '''
-
-
-@contextlib.contextmanager
-def _full_port() -> Iterator[int]:
-    """A host port whose accept queue is full: a ``connect`` to it waits (its SYNs dropped) for minutes."""
-    full = socket.socket()
-    full.bind(("127.0.0.1", 0))
-    full.listen(0)
-    port = full.getsockname()[1]
-    fillers = []
-    for _ in range(2):
-        f = socket.socket()
-        f.setblocking(False)
-        f.connect_ex(("127.0.0.1", port))
-        fillers.append(f)
-    try:
-        yield port
-    finally:
-        full.close()
-        for f in fillers:
-            f.close()
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)
