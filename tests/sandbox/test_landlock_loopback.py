@@ -400,6 +400,7 @@ if child == 0:
     os._exit(0)
 time.sleep(1)
 print("connecting", flush=True)
+sys.stdin.readline()
 os.kill(child, signal.SIGKILL)
 os.waitpid(child, 0)
 print("killed", flush=True)
@@ -438,6 +439,8 @@ def test_a_killed_blocking_connect_holds_nothing_of_the_supervisor(tmp_path: Pat
         try:
             assert proc.stdout.readline() == "connecting\n"
             during = _threads_and_sockets(proc.pid)  # the supervisor: the process the launcher started as
+            proc.stdin.write("\n")
+            proc.stdin.flush()
             assert proc.stdout.readline() == "killed\n"
             time.sleep(supervisor.LIVENESS_MS / 1000 * 3)
             after = _threads_and_sockets(proc.pid)
