@@ -506,8 +506,38 @@ def _int_opt(sock: int, level: int, name: int) -> int:
     return int(value.value)
 
 
+def _children(pid: int) -> list[int] | None:
+    """The children of process ``pid``, from each of its threads' ``/proc/PID/task/TID/children`` (empty:
+    it has ended); ``None`` when the kernel has no such file (``CONFIG_PROC_CHILDREN`` unset)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                kids += [int(k) for k in fh.read().split()]
+        except FileNotFoundError:
+            if os.path.isdir(f"/proc/{pid}/task/{tid}"):
+                return None
+        except (OSError, ValueError):
+            pass
+    return kids
+
+
 def _descendants() -> list[int]:
-    """The processes below this one (``/proc``, by parent), nearest first."""
+    """The processes below this one, nearest first: by :func:`_children`, else (a kernel without it) by a
+    walk of every ``/proc/PID/stat``."""
+    out, queue = [], [os.getpid()]
+    while queue:
+        kids = _children(queue.pop(0))
+        if kids is None:
+            break
+        out += kids
+        queue += kids
+    else:
+        return out
     parent_of: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
