@@ -145,6 +145,18 @@ def test_server_in_another_process():
         child.wait()
 
 
+def test_listener_handed_to_a_child():
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+    child = subprocess.Popen([sys.executable, "-c", "import socket, sys; s = socket.socket(fileno=int(sys.argv[1])); "
+                              "c, _ = s.accept(); c.sendall(c.recv(64))", str(srv.fileno())], pass_fds=[srv.fileno()])
+    srv.close()  # only the child holds it now
+    try:
+        assert echo("127.0.0.1", port, b"kid", timeout=10) == b"kid"
+    finally:
+        child.wait(timeout=10)
+
+
 def test_refused_once_closed():
     srv = EchoServer()
     srv.close()
@@ -158,7 +170,7 @@ def test_host_service_unreachable():
 '''
 
 OWN = ["test_v4_blocking", "test_v4_timeout", "test_v6", "test_v4_mapped", "test_http",
-       "test_server_in_another_process", "test_refused_once_closed"]
+       "test_server_in_another_process", "test_listener_handed_to_a_child", "test_refused_once_closed"]
 
 
 def _sandbox(kind: str) -> str | SandboxBackend:
@@ -196,8 +208,9 @@ def test_a_repositorys_tests_reach_their_own_loopback_servers_only(tmp_path: Pat
     """Issue 30: under Landlock a test's own server on ``127.0.0.1:0`` could not be connected to (its port
     is no provider's), so every such task failed, against the agent. Now each of the repository's own
     servers is reached (both loopbacks, v4-mapped, blocking or with a timeout, HTTP, a server in a child
-    process) and a closed one refuses, under Landlock and bubblewrap alike; the host's service on
-    ``127.0.0.1`` stays unreachable in both (reached without a sandbox, the control)."""
+    process, a listener handed to a child that alone holds it) and a closed one refuses, under Landlock
+    and bubblewrap alike; the host's service on ``127.0.0.1`` stays unreachable in both (reached without
+    a sandbox, the control)."""
     box = _sandbox(sandbox)
     repo = GitRepo.init(tmp_path / "repo")
     repo.write("netpkg/__init__.py", "")
