@@ -24,6 +24,7 @@ from helpers.attack_repo import NO_PLUGINS
 from helpers.gitrepo import GitRepo
 from helpers.landlock import SANDBOXES, backend, landlock_abi
 
+from pytest_homefield.mine.redgreen import verify_candidate
 from pytest_homefield.sandbox import _landlock_supervisor as supervisor
 from pytest_homefield.sandbox import bwrap, landlock
 from pytest_homefield.sandbox.backends import SandboxBackend
@@ -497,3 +498,29 @@ def test_a_blocking_connect_ends_at_its_send_timeout(tmp_path: Path, sandbox: st
         out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     errno, seconds = out.stdout.split()
     assert errno == "115" and 0.9 <= float(seconds) <= 5, out
+
+
+@pytest.mark.parametrize("sandbox", ["landlock", pytest.param("bwrap", id="bwrap")])
+def test_a_commit_whose_test_serves_on_loopback_is_a_task(tmp_path: Path, sandbox: str) -> None:
+    """Issue 30 at the level of a mine: a commit whose new test starts a server on ``127.0.0.1:0`` and
+    talks to it goes red→green under Landlock as under bubblewrap, and is kept (under Landlock it failed
+    at the commit too, refused, and was dropped as `reference_fails`)."""
+    _sandbox(sandbox)  # skips where it does not work
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write("netpkg/__init__.py", "")
+    repo.write("netpkg/echo.py", ECHO + "\n\ndef shout(host, port, message):\n    return echo(host, port, message)\n")
+    repo.write("tests/test_echo.py", "from netpkg.echo import EchoServer, echo\n\n\ndef test_echo():\n"
+               "    srv = EchoServer()\n    assert echo('127.0.0.1', srv.port, b'hi') == b'hi'\n    srv.close()\n")
+    parent = repo.commit("An echo server")
+    repo.write("netpkg/echo.py", ECHO + "\n\ndef shout(host, port, message):\n"
+               "    return echo(host, port, message).upper()\n")
+    repo.write("tests/test_shout.py", "from netpkg.echo import EchoServer, shout\n\n\ndef test_shout():\n"
+               "    srv = EchoServer()\n    assert shout('127.0.0.1', srv.port, b'hi') == b'HI'\n    srv.close()\n")
+    commit = repo.commit("shout answers in capitals")
+    v = verify_candidate(repo.path, commit=commit, parent=parent, test_files=["tests/test_shout.py"],
+                         runnable_tests=["tests/test_shout.py", "tests/test_echo.py"],
+                         test_cmd=f"{sys.executable} -m pytest {NO_PLUGINS}", setup_cmd=None, stability_runs=2,
+                         run_timeout_s=120, sandbox=sandbox, log_dir=tmp_path / "logs")
+    assert v.reason is None, v
+    assert v.FAIL_TO_PASS == ["tests/test_shout.py::test_shout"], v
+    assert v.PASS_TO_PASS == ["tests/test_echo.py::test_echo"], v
