@@ -524,3 +524,51 @@ def test_a_commit_whose_test_serves_on_loopback_is_a_task(tmp_path: Path, sandbo
     assert v.reason is None, v
     assert v.FAIL_TO_PASS == ["tests/test_shout.py::test_shout"], v
     assert v.PASS_TO_PASS == ["tests/test_echo.py::test_echo"], v
+
+
+#: One launch's server: prints its port, answers ``mine`` until stdin closes.
+SERVER = '''
+import socket, sys, threading
+srv = socket.create_server(("127.0.0.1", 0))
+def serve():
+    while True:
+        c, _ = srv.accept()
+        c.sendall(b"mine")
+        c.close()
+threading.Thread(target=serve, daemon=True).start()
+print(srv.getsockname()[1], flush=True)
+sys.stdin.read()
+'''
+#: Another launch's client: what it reads from ``argv[1]``'s port, or ``no``.
+CLIENT = '''
+import socket, sys
+try:
+    with socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5) as s:
+        print(s.recv(8).decode())
+except OSError:
+    print("no")
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_another_launchs_server_is_a_host_service(tmp_path: Path, sandbox: str) -> None:
+    """Each launch's supervisor knows its own listeners only: a server in one Landlock launch (another
+    attempt's test run or agent) is out of reach of another launch, as any host service is; without a
+    sandbox it is reached (the control)."""
+    def argv(script: str, *args: str) -> list[str]:
+        command = [sys.executable, "-c", script, *args]
+        if sandbox == "none":
+            return command
+        landlock_abi()
+        return landlock_argv(command, LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[tmp_path],
+                                                     connect=[], unix=False))
+
+    server = subprocess.Popen(argv(SERVER), cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        port = server.stdout.readline().strip()
+        got = subprocess.run(argv(CLIENT, port), cwd=tmp_path, capture_output=True, text=True, timeout=60).stdout
+    finally:
+        server.stdin.close()
+        server.wait(timeout=30)
+    assert got.strip() == ("mine" if sandbox == "none" else "no"), got
