@@ -25,7 +25,9 @@ Measured (ll32, --runs 5 --launches 20; baseline: this branch's base 9f59d80, wh
 starts a thread of the supervisor and a test's own server is refused): a connect 153.2 against 221.7 µs
 (no thread now); a bind plus listen 141.8 against 95.8 µs (port 0 bound by number: one more socket of the
 supervisor's); a connect to the process's own server 210.0 µs (refused before: nan); a launch 177.2
-against 171.4 ms (load average 12).
+against 171.4 ms (load average 12). Again after the SO_SNDTIMEO deadline (0d93739), load average 17-23: a
+connect 161.4 against 213.9 µs, a bind plus listen 139.5 against 97.4 µs, to its own server 212.5 µs, a
+launch 284.8 against 360.0 ms (the noise of the load).
 """
 
 from __future__ import annotations
