@@ -1,7 +1,8 @@
 """What the Landlock supervisor's ``connect`` check costs (``sandbox/_landlock_supervisor.py``, contracts §7):
 the wall time of one TCP ``connect`` to an allowed ``127.0.0.1`` port under an agent's policy, of one
-``bind(127.0.0.1:0)`` plus ``listen`` (a test's local server; checked by the supervisor since r26), and of
-one launch of ``/bin/true``; this tree's launcher against another's (``--baseline``: main's
+``bind(127.0.0.1:0)`` plus ``listen`` (a test's local server; checked by the supervisor since r26), of one
+``connect`` to a server of the confined process itself (allowed since ll32), and of one launch of
+``/bin/true``; this tree's launcher against another's (``--baseline``: main's
 ``pytest_homefield/sandbox/_landlock.py``, where Landlock alone checks the port), alternately, in one session.
 
 Run on demand (not a test)::
@@ -19,6 +20,14 @@ other sessions), the same within the noise.
 Measured (sbx31, --runs 5 --launches 20; baseline: main 301524c, where Landlock alone checks bind's port):
 a bind plus listen 109.2 µs against 2.5 µs (two notifications); a connect 241.4 against 255.4 µs; a
 launch 246.6 against 247.9 ms (load average 12-17).
+
+Measured (ll32, --runs 5 --launches 20; baseline: this branch's base 9f59d80, where a blocking connect
+starts a thread of the supervisor and a test's own server is refused): a connect 153.2 against 221.7 µs
+(no thread now); a bind plus listen 141.8 against 95.8 µs (port 0 bound by number: one more socket of the
+supervisor's); a connect to the process's own server 210.0 µs (refused before: nan); a launch 177.2
+against 171.4 ms (load average 12). Again after the SO_SNDTIMEO deadline (0d93739), load average 17-23: a
+connect 161.4 against 213.9 µs, a bind plus listen 139.5 against 97.4 µs, to its own server 212.5 µs, a
+launch 284.8 against 360.0 ms (the noise of the load).
 """
 
 from __future__ import annotations
@@ -43,6 +52,14 @@ CONNECTS = 300
 LOOP = ("import socket, statistics, sys, time\nts = []\nfor _ in range({n}):\n    s = socket.socket()\n"
         "    t = time.perf_counter()\n    s.connect(('127.0.0.1', {port}))\n    ts.append(time.perf_counter() - t)\n"
         "    s.close()\nprint(statistics.median(ts))\n")
+#: connects to a server of the confined process itself (ll32: allowed as a listener of the launch;
+#: refused, ``nan``, by a launcher before it)
+OWN = ("import socket, statistics, sys, threading, time\nsrv = socket.create_server(('127.0.0.1', 0), backlog=1024)\n"
+       "def serve():\n    while True:\n        c, _ = srv.accept()\n        c.close()\n"
+       "threading.Thread(target=serve, daemon=True).start()\nts = []\nfor _ in range({n}):\n    s = socket.socket()\n"
+       "    t = time.perf_counter()\n    try:\n        s.connect(('127.0.0.1', srv.getsockname()[1]))\n"
+       "    except OSError:\n        print('nan')\n        sys.exit()\n    ts.append(time.perf_counter() - t)\n"
+       "    s.close()\nprint(statistics.median(ts))\n")
 LISTEN = ("import socket, statistics, sys, time\nts = []\nfor _ in range({n}):\n    s = socket.socket()\n"
           "    t = time.perf_counter()\n    s.bind(('127.0.0.1', 0))\n    s.listen(1)\n"
           "    ts.append(time.perf_counter() - t)\n    s.close()\nprint(statistics.median(ts))\n")
@@ -75,6 +92,7 @@ def main() -> int:
         connects: dict[str, list[float]] = {k: [] for k in launchers}
         starts: dict[str, list[float]] = {k: [] for k in launchers}
         listens: dict[str, list[float]] = {k: [] for k in launchers}
+        owns: dict[str, list[float]] = {k: [] for k in launchers}
         for k in range(args.runs + 1):
             for label in list(launchers) if k % 2 else list(reversed(launchers)):
                 prefix = [sys.executable, "-I", "-S", str(launchers[label]), f"@{policy}", "--"]
@@ -82,6 +100,8 @@ def main() -> int:
                                      check=True, capture_output=True, text=True).stdout
                 bound = subprocess.run([*prefix, sys.executable, "-c", LISTEN.format(n=CONNECTS)],
                                        check=True, capture_output=True, text=True).stdout
+                own = subprocess.run([*prefix, sys.executable, "-c", OWN.format(n=CONNECTS)],
+                                     check=True, capture_output=True, text=True).stdout
                 launches = []
                 for _ in range(args.launches):
                     t = time.perf_counter()
@@ -90,11 +110,13 @@ def main() -> int:
                 if k:  # the first round warms up
                     connects[label].append(float(out))
                     listens[label].append(float(bound))
+                    owns[label].append(float(own))
                     starts[label].append(statistics.median(launches))
     server.close()
     for label in launchers:
         print(f"{label:9} connect: {statistics.median(connects[label]) * 1e6:6.1f} µs per call   "
               f"bind+listen: {statistics.median(listens[label]) * 1e6:6.1f} µs   "
+              f"connect to its own server: {statistics.median(owns[label]) * 1e6:6.1f} µs   "
               f"/bin/true launch: {statistics.median(starts[label]) * 1e3:5.1f} ms   ({launchers[label]})")
     return 0
 

@@ -15,8 +15,9 @@ execute, read files, list folders; ``list``: list folders only, names and never 
 right; ``dev``: read and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have),
 with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``:
 the network is not confined; a ``net``'s ``connect`` is also checked by the supervisor against the
-pairs of ``hosts``, default ``["127.0.0.1"]``, and ``connect``'s ports, and the exact pairs of ``peers``,
-at any ABI; ``bind`` to a loopback address only, ``listen`` only on a socket so bound), with ``scope``
+pairs of ``hosts``, default ``["127.0.0.1"]``, and ``connect``'s ports, the exact pairs of ``peers``,
+and a loopback address and port where a socket of this launch listens, at any ABI; ``bind`` to a
+loopback address only, ``listen`` only on a socket so bound), with ``scope``
 (ABI ≥ 6) signals
 and abstract Unix sockets to processes outside the new domain refused; then, when it runs as root,
 drops every capability (bounding set, ambient, effective/permitted/inheritable: root keeps its uid but
@@ -48,8 +49,9 @@ shared with the host without namespaces (atk12):
   ``connect`` to a named Unix socket: a Docker or ssh-agent socket would be reached; ``socketpair``
   stays);
 * with a ``net``, ``connect`` goes to the supervisor, which makes it only to an allowed address and
-  port (:mod:`._landlock_supervisor`: Landlock's rules name ports, never addresses), ``EACCES``
-  elsewhere; so do ``bind`` (made only to a loopback address and a ``bind`` port: never ``0.0.0.0`` or
+  port (:mod:`._landlock_supervisor`: Landlock's rules name ports, never addresses) or to a listener of
+  this launch on a loopback address (a test's own server), ``ECONNREFUSED`` to another loopback port,
+  ``EACCES`` elsewhere; so do ``bind`` (made only to a loopback address and a ``bind`` port: never ``0.0.0.0`` or
   ``::``, which a LAN host reaches) and ``listen`` (made only on a socket the supervisor so bound: an
   unbound one would listen on ``0.0.0.0``); and, ``EACCES``: any socket but an ``AF_INET``/``AF_INET6``
   stream of protocol 0 or ``IPPROTO_TCP`` (Landlock confines TCP only: UDP, DNS included, MPTCP, SCTP

@@ -1,6 +1,6 @@
 """The Landlock launcher's supervisor: ``chmod``, ``utime`` and extended attributes confined to the policy's
-``rw`` roots, and with a confined network ``connect`` to its (address, port) pairs and ``bind``/``listen``
-to loopback (stdlib only: imported by
+``rw`` roots, and with a confined network ``connect`` to its (address, port) pairs and to the launch's own
+loopback listeners, and ``bind``/``listen`` to loopback (stdlib only: imported by
 :mod:`._landlock`, which runs as ``python -I -S``).
 
 Landlock has no right for metadata, so a confined process could ``chmod`` or ``utime`` any host path it
@@ -44,14 +44,21 @@ ports, not addresses, so an allowed port would be reachable on every host. For e
 the caller's memory and its thread's pidfd, checks ``NOTIF_ID_VALID``, reads the address once (its own
 copy, at most ``sockaddr_storage``'s 128 bytes), takes the socket (``pidfd_getfd``), and refuses with
 ``EACCES`` unless the socket is ``AF_NETLINK`` (no host beyond the kernel) or ``AF_INET``/``AF_INET6``
-and the address is ``AF_UNSPEC`` (a disconnect) or one of :func:`peers` (an IPv4 address and its
-v4-mapped IPv6 form alike); then it connects that socket itself with that copy and answers with the
-result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking one is
-connected in a thread of the supervisor, so other calls are answered meanwhile). A Unix socket is never
+and the address is ``AF_UNSPEC`` (a disconnect), one of :func:`peers` (an IPv4 address and its
+v4-mapped IPv6 form alike), or a loopback address and port where a socket of this launch listens
+(:func:`_pin`: the supervisor's own copy of that very socket, by cookie, still listening there, held
+until the connect's outcome is known, so neither it nor its port can go to another process meanwhile;
+a loopback address without one is ``ECONNREFUSED``, as in a network namespace of one's own); then it
+connects that socket itself with that copy, never blocking (:func:`_start_connect`), and answers with the
+result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking caller
+once the connect completes, or with ``EINPROGRESS`` once its ``SO_SNDTIMEO`` has passed, as the kernel
+would, :func:`settle`, which drops the connect of a caller killed meanwhile: nothing of the supervisor
+outlives a caller). A Unix socket is never
 connected (its path would be resolved outside the domain). ``bind`` and ``listen`` come too (Landlock's
 bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from the LAN): a ``bind`` is
 made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike) and a port of
-the policy's ``bind`` (``0``), never a Unix path; the kernel then locks the socket's address for its
+the policy's ``bind`` (``0``, bound by number: :func:`_bind_loopback`, so the socket keeps its port
+for its life), never a Unix path; the kernel then locks the socket's address for its
 life, so the supervisor keeps the socket's cookie (``SO_COOKIE``, never reused) and makes a ``listen``
 only on a socket it so bound (an unbound one listens on ``0.0.0.0``; one a ``connect`` bound loses its
 address on a disconnect, which the caller could race with the check). Nothing else connects a socket past the
@@ -69,10 +76,11 @@ import os
 import select
 import signal
 import stat
+import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 #: machine → system call number → ``(op, dirfd argument, path argument, value argument, flags argument)``
 #: (indexes into the call's arguments; ``None``: the call has none). ``op``: ``chmod`` (value: the mode),
@@ -106,7 +114,11 @@ SYS_CONNECT = {"x86_64": 42, "aarch64": 203}
 SYS_BIND = {"x86_64": 49, "aarch64": 200}
 SYS_LISTEN = {"x86_64": 50, "aarch64": 201}
 AF_UNSPEC, AF_INET, AF_INET6, AF_NETLINK, SOL_SOCKET, SO_DOMAIN, SOCKADDR_MAX = 0, 2, 10, 16, 1, 39, 128
-SO_COOKIE = 57
+SO_COOKIE, SO_ERROR, SO_ACCEPTCONN, SO_SNDTIMEO, EINPROGRESS, EADDRINUSE = 57, 4, 30, 21, 115, 98
+SOCK_STREAM, SOCK_CLOEXEC = 1, os.O_CLOEXEC
+#: How often (ms) the supervisor checks that the caller of a blocking ``connect`` under way still waits
+#: (``NOTIF_ID_VALID``): a killed caller's socket is let go within this time (:func:`settle`).
+LIVENESS_MS = 500
 #: How many bound sockets the supervisor remembers (one 64-bit cookie each); a ``bind`` beyond is ``EACCES``.
 BOUND_MAX = 1 << 16
 PIDFD_THREAD = os.O_EXCL  # Linux 6.9: a pidfd of one thread (its own descriptor table)
@@ -211,6 +223,13 @@ class Net:
         self.peers = peer_set
         self.binds = binds
         self.bound: set[int] = set()
+        #: ``(address, port)`` (16 bytes, IPv4 v4-mapped) → ``(cookie, inode, tid)`` of the last socket the
+        #: supervisor made listen there (``tid``: the thread that asked), at most :data:`BOUND_MAX`
+        self.listeners: dict[tuple[bytes, int], tuple[int, int, int]] = {}
+        #: our copy of a socket whose ``connect`` is in progress → ``(notification id or None once answered,
+        #: our copy of the sandbox's listener it goes to or -1, when a blocking caller's ``SO_SNDTIMEO`` ends
+        #: (``time.monotonic()``) or None)`` (:func:`settle`)
+        self.pending: dict[int, tuple[int | None, int, float | None]] = {}
 
     @classmethod
     def of(cls, net: object) -> Net:
@@ -447,41 +466,243 @@ def _socket_target(notif: _Notif, listener: int, check: Callable[[bytes, int], b
         raise
 
 
-def _connect(listener: int, notif_id: int, sock: int, raw: bytes) -> None:
-    """Connect ``sock`` (our copy of the caller's socket) to ``raw``, answer notification ``notif_id``
-    with the result, close ``sock``."""
-    try:
-        ret = _libc.connect(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
-        err = ctypes.get_errno() if ret != 0 else 0
-    finally:
-        os.close(sock)
-    _send(listener, notif_id, -(err or 13) if ret != 0 else 0)
-
-
 def _send(listener: int, notif_id: int, error: int) -> None:
     resp = _Resp(notif_id, 0, error, 0)
     _libc.ioctl(listener, ctypes.c_ulong(NOTIF_SEND), ctypes.byref(resp))  # ENOENT: the caller died meanwhile
 
 
-def _handle_connect(notif: _Notif, listener: int, allowed: frozenset[tuple[bytes, int]]) -> None:
-    """A ``connect``: checked, then made by the supervisor (in a thread when the socket blocks)."""
+def loopback_target(raw: bytes, domain: int) -> tuple[bytes, int] | None:
+    """The ``(address, port)`` (16 bytes, IPv4 v4-mapped) a ``connect`` of a socket of ``domain`` to the
+    address ``raw`` names when it is a loopback address (:func:`loopback`) of the socket's own family;
+    ``None`` otherwise (another host, another family, an address too short)."""
+    if domain not in (AF_INET, AF_INET6) or len(raw) < (16 if domain == AF_INET else 24):
+        return None
+    if int.from_bytes(raw[:2], "little") != domain:
+        return None
+    address = b"\0" * 10 + b"\xff\xff" + raw[4:8] if domain == AF_INET else raw[8:24]
+    return (address, int.from_bytes(raw[2:4], "big")) if loopback(address) else None
+
+
+def _sockname(sock: int) -> tuple[bytes, int] | None:
+    """The socket's own ``(address, port)`` (16 bytes, IPv4 v4-mapped; ``None``: no IP socket). Raises
+    ``OSError``."""
+    buf, length = ctypes.create_string_buffer(SOCKADDR_MAX), ctypes.c_uint32(SOCKADDR_MAX)
+    if _libc.getsockname(sock, buf, ctypes.byref(length)) != 0:
+        raise _fail(ctypes.get_errno())
+    raw = buf.raw[:length.value]
+    family = int.from_bytes(raw[:2], "little")
+    if family == AF_INET and len(raw) >= 16:
+        return b"\0" * 10 + b"\xff\xff" + raw[4:8], int.from_bytes(raw[2:4], "big")
+    if family == AF_INET6 and len(raw) >= 24:
+        return raw[8:24], int.from_bytes(raw[2:4], "big")
+    return None
+
+
+def _int_opt(sock: int, level: int, name: int) -> int:
+    """An integer socket option. Raises ``OSError``."""
+    value, length = ctypes.c_int(0), ctypes.c_uint32(4)
+    if _libc.getsockopt(sock, level, name, ctypes.byref(value), ctypes.byref(length)) != 0:
+        raise _fail(ctypes.get_errno())
+    return int(value.value)
+
+
+def _children(pid: int) -> list[int] | None:
+    """The children of process ``pid``, from each of its threads' ``/proc/PID/task/TID/children`` (empty:
+    it has ended); ``None`` when the kernel has no such file (``CONFIG_PROC_CHILDREN`` unset)."""
     try:
-        sock, raw = _socket_target(notif, listener, lambda raw, domain: may_connect(raw, domain, allowed))
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    kids: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                kids += [int(k) for k in fh.read().split()]
+        except FileNotFoundError:
+            if os.path.isdir(f"/proc/{pid}/task/{tid}"):
+                return None
+        except (OSError, ValueError):
+            pass
+    return kids
+
+
+def _descendants() -> list[int]:
+    """The processes below this one, nearest first: by :func:`_children`, else (a kernel without it) by a
+    walk of every ``/proc/PID/stat``."""
+    out, queue = [], [os.getpid()]
+    while queue:
+        kids = _children(queue.pop(0))
+        if kids is None:
+            break
+        out += kids
+        queue += kids
+    else:
+        return out
+    parent_of: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parent_of.setdefault(ppid, []).append(int(name))
+    out, queue = [], [os.getpid()]
+    while queue:
+        kids = parent_of.get(queue.pop(0), [])
+        out += kids
+        queue += kids
+    return out
+
+
+def _holders(tid: int, owner: int) -> Iterator[int]:
+    """Where a listener is looked for: the caller's thread, the thread that made it listen, then (only
+    when neither holds it: a walk of ``/proc``) every descendant."""
+    yield tid
+    yield owner
+    yield from _descendants()
+
+
+def _pin(net: Net, target: tuple[bytes, int], tid: int) -> int:
+    """Our copy of the socket this launch made listen on ``target`` (``(address, port)``), taken from a
+    process of the domain that holds it (the caller first, then the one that made it listen, then every
+    descendant), once it is that very socket (its cookie), still listening (``SO_ACCEPTCONN``) on exactly
+    ``target``; ``-1`` when there is none (the record is then forgotten). Held while the ``connect`` is
+    made, it keeps the socket, and so its port (bound by number: :func:`_bind_loopback`), from any other
+    process."""
+    record = net.listeners.get(target)
+    if record is None:
+        return -1
+    cookie, inode, owner = record
+    name = f"socket:[{inode}]"
+    seen: set[int] = set()
+    for pid in _holders(tid, owner):
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            numbers = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for number in numbers:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{number}") != name:
+                    continue
+                pidfd = _pidfd(pid)
+            except (OSError, StopIteration):
+                continue
+            try:
+                copy = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, int(number), 0))
+            finally:
+                os.close(pidfd)
+            if copy < 0:
+                continue
+            try:
+                if _cookie(copy) == cookie and _int_opt(copy, SOL_SOCKET, SO_ACCEPTCONN) and _sockname(copy) == target:
+                    return copy
+            except OSError:
+                pass
+            os.close(copy)
+            break  # that socket, held here, is not (or no longer) the listener
+    net.listeners.pop(target, None)
+    return -1
+
+
+def _start_connect(sock: int, raw: bytes) -> tuple[int, bool]:
+    """Start connecting ``sock`` (our copy of the caller's socket) to ``raw`` without blocking this
+    process: the error (``0``: connected, ``EINPROGRESS``: under way) and whether the caller's socket
+    blocks. A blocking socket is made non-blocking for the call only (the flag is its open file's, shared
+    with the caller, which waits in this very ``connect`` meanwhile)."""
+    blocking = os.get_blocking(sock)
+    if blocking:
+        os.set_blocking(sock, False)
+    try:
+        ret = _libc.connect(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
+        err = ctypes.get_errno() if ret != 0 else 0
+    finally:
+        if blocking:
+            os.set_blocking(sock, True)
+    return (err or 13) if ret != 0 else 0, blocking
+
+
+def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
+    """A ``connect``, checked (one of ``net.peers``; else a loopback address and port a listener of this
+    launch holds, :func:`_pin`, else ``ECONNREFUSED`` for loopback, as in a network namespace of one's
+    own, ``EACCES`` elsewhere), then made by the supervisor without blocking; a blocking caller is answered
+    when it completes (:func:`settle`)."""
+    pin = -1
+    try:
+        sock, raw = _socket_target(notif, listener, lambda raw, domain: may_connect(raw, domain, net.peers)
+                                   or loopback_target(raw, domain) is not None)
     except OSError as exc:
         _send(listener, notif.id, -(exc.errno or 13))
         return
     except Exception:  # never let the command wait for ever, never allow on a doubt
         _send(listener, notif.id, -13)
         return
-    if not os.get_blocking(sock):
-        _connect(listener, notif.id, sock, raw)
-        return
-    import threading
     try:
-        threading.Thread(target=_connect, args=(listener, notif.id, sock, raw), daemon=True).start()
-    except RuntimeError:  # no thread can be started: EAGAIN, as the kernel answers for want of resources
+        if not may_connect(raw, domain_of(sock), net.peers):
+            target = loopback_target(raw, domain_of(sock))
+            pin = _pin(net, target, notif.pid) if target is not None else -1
+            if pin < 0:
+                raise _fail(111)  # ECONNREFUSED: no listener of this launch there
+        err, blocking = _start_connect(sock, raw)
+    except BaseException as exc:
         os.close(sock)
-        _send(listener, notif.id, -11)
+        if pin >= 0:
+            os.close(pin)
+        _send(listener, notif.id, -(exc.errno or 13) if isinstance(exc, OSError) else -13)
+        return
+    if err == EINPROGRESS and (blocking or pin >= 0):
+        # the listener held until it is settled; a blocking caller waits at most its SO_SNDTIMEO, as in the kernel
+        net.pending[sock] = (notif.id, pin, _send_timeout(sock)) if blocking else (None, pin, None)
+        if blocking:
+            return
+    else:
+        os.close(sock)
+        if pin >= 0:
+            os.close(pin)
+    _send(listener, notif.id, -err if err else 0)
+
+
+def _send_timeout(sock: int) -> float | None:
+    """When a blocking ``connect`` of ``sock`` ends by its ``SO_SNDTIMEO`` (``time.monotonic()``; ``None``: no
+    timeout, or it cannot be read)."""
+    tv, length = (ctypes.c_int64 * 2)(), ctypes.c_uint32(16)
+    if _libc.getsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, ctypes.byref(tv), ctypes.byref(length)) != 0:
+        return None
+    seconds = tv[0] + tv[1] / 1e6
+    return time.monotonic() + seconds if seconds > 0 else None
+
+
+def settle(listener: int, net: Net, ready: frozenset[int] = frozenset()) -> None:
+    """Settle ``net.pending``: a ``connect`` whose socket is ``ready`` (its outcome known: writable, error or
+    hang-up) is answered with that outcome (``SO_ERROR``) when its caller still waits (a non-blocking
+    caller, already answered, reads it itself); one whose caller no longer waits (killed:
+    ``NOTIF_ID_VALID`` fails) is dropped. Either way our copies of its socket and of the listener it went
+    to are closed: no ``connect`` holds anything of the supervisor beyond its caller's life."""
+    for sock, (notif_id, pin, deadline) in list(net.pending.items()):
+        if sock in ready:
+            if notif_id is not None:
+                try:
+                    err = _int_opt(sock, SOL_SOCKET, SO_ERROR)
+                except OSError as exc:
+                    err = exc.errno or 13
+                _send(listener, notif_id, -err if err else 0)
+        elif notif_id is None:
+            continue
+        elif _libc.ioctl(listener, ctypes.c_ulong(NOTIF_ID_VALID), ctypes.byref(ctypes.c_uint64(notif_id))) == 0:
+            if deadline is None or time.monotonic() < deadline:
+                continue
+            _send(listener, notif_id, -EINPROGRESS)  # its SO_SNDTIMEO ended: the kernel's answer, still connecting
+            if pin >= 0:  # the listener stays held until the outcome is known
+                net.pending[sock] = (None, pin, None)
+                continue
+        del net.pending[sock]
+        os.close(sock)
+        if pin >= 0:
+            os.close(pin)
 
 
 def _cookie(sock: int) -> int:
@@ -493,29 +714,66 @@ def _cookie(sock: int) -> int:
 
 
 def _bind_or_listen(notif: _Notif, listener: int, net: Net, listen: bool) -> int:
-    """A ``bind`` (to a loopback address and one of ``net.binds``, :func:`may_bind`; the socket's cookie
-    then kept in ``net.bound``) or a ``listen`` (only on a socket of ``net.bound``), made by the supervisor
-    on its copy of the socket; the call's result (``0``). Raises ``OSError`` with the call's error."""
+    """A ``bind`` (to a loopback address and one of ``net.binds``, :func:`may_bind`, port 0 by number,
+    :func:`_bind_loopback`; the socket's cookie then kept in ``net.bound``) or a ``listen`` (only on a socket
+    of ``net.bound``; where it listens then kept in ``net.listeners``, what :func:`_pin` looks for), made by
+    the supervisor on its copy of the socket; the call's result (``0``). Raises ``OSError`` with the call's
+    error."""
     check = (lambda raw, domain: domain in (AF_INET, AF_INET6)) if listen else (
         lambda raw, domain: may_bind(raw, domain, net.binds))
     sock, raw = _socket_target(notif, listener, check, with_address=not listen)
     try:
+        cookie = _cookie(sock)
         if listen:
-            if _cookie(sock) not in net.bound:  # never bound here: unbound (0.0.0.0 at listen) or its address
-                raise _fail(13)                 # not locked to loopback (a connect's, reset on a disconnect)
+            if cookie not in net.bound:  # never bound here: unbound (0.0.0.0 at listen) or its address
+                raise _fail(13)          # not locked to loopback (a connect's, reset on a disconnect)
             ret = _libc.listen(sock, ctypes.c_int(int(notif.data.args[1]) & 0xFFFFFFFF))
+            target = _sockname(sock) if ret == 0 else None
+            if target is not None and (len(net.listeners) < BOUND_MAX or target in net.listeners):
+                net.listeners[target] = (cookie, os.fstat(sock).st_ino, notif.pid)
         else:
-            cookie = _cookie(sock)
             if len(net.bound) >= BOUND_MAX and cookie not in net.bound:
                 raise _fail(13)
-            ret = _libc.bind(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
-            if ret == 0 and domain_of(sock) in (AF_INET, AF_INET6):
+            inet = domain_of(sock) in (AF_INET, AF_INET6)
+            if inet and int.from_bytes(raw[2:4], "big") == 0:
+                ret = _bind_loopback(sock, raw)
+            else:
+                ret = _libc.bind(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
+            if ret == 0 and inet:
                 net.bound.add(cookie)  # a loopback address bound: locked to it for the socket's life
         if ret != 0:
             raise _fail(ctypes.get_errno())
         return 0
     finally:
         os.close(sock)
+
+
+def _bind_loopback(sock: int, raw: bytes) -> int:
+    """Bind ``sock`` to the loopback address of ``raw`` (port 0) and a free port named by number: the
+    socket then keeps that port for its life, whatever it does (a port the kernel picks for port 0 is given
+    back when the socket disconnects, e.g. ``shutdown`` of a listener, while its file lives on, and
+    another process could take it meanwhile). The port is the one a socket of the supervisor's own just
+    got there (then closed, never listening: nothing lingers), tried up to 16 times (``EADDRINUSE``: taken
+    meanwhile). The call's result: ``0``, or ``-1`` with ``errno`` set."""
+    family = int.from_bytes(raw[:2], "little")
+    ret = -1
+    for _ in range(16):
+        probe = int(_libc.socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0))
+        if probe < 0:
+            return -1
+        try:
+            if _libc.bind(probe, ctypes.create_string_buffer(raw, len(raw)), len(raw)) != 0:
+                return -1
+            bound = _sockname(probe)
+        finally:
+            os.close(probe)
+        if bound is None:
+            return -1
+        named = raw[:2] + bound[1].to_bytes(2, "big") + raw[4:]
+        ret = int(_libc.bind(sock, ctypes.create_string_buffer(named, len(named)), len(named)))
+        if ret == 0 or ctypes.get_errno() != EADDRINUSE:
+            return ret
+    return ret
 
 
 def domain_of(sock: int) -> int:
@@ -534,7 +792,7 @@ def handle(listener: int, machine: str, allowed: tuple[str, ...], net: Net | Non
         return  # ENOENT: the caller died meanwhile; EINTR: a signal, poll again
     net = net if net is not None else Net()
     if notif.data.nr == SYS_CONNECT.get(machine):
-        _handle_connect(notif, listener, net.peers)
+        _handle_connect(notif, listener, net)
         return
     if notif.data.nr in (SYS_BIND.get(machine), SYS_LISTEN.get(machine)):
         try:
@@ -572,17 +830,28 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...], net
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
     for name in FORWARDED:
         signal.signal(getattr(signal, name), forward)
-    poller = select.poll()
-    poller.register(listener, select.POLLIN)
-    poller.register(wake_r, select.POLLIN)
+    listening = True
     while (status := _reap(child)) is None:  # first: the command may have ended before the handler was set
-        for fd, events in poller.poll():
+        poller = select.poll()
+        if listening:
+            poller.register(listener, select.POLLIN)
+        poller.register(wake_r, select.POLLIN)
+        for sock in net.pending:  # a connect under way: its outcome
+            poller.register(sock, select.POLLOUT)
+        waits = [LIVENESS_MS / 1000 if deadline is None else min(LIVENESS_MS / 1000, deadline - time.monotonic())
+                 for notif_id, _, deadline in net.pending.values() if notif_id is not None]
+        ready = set()
+        for fd, events in poller.poll(max(0, int(min(waits) * 1000) + 1) if waits else None):
             if fd == wake_r:
                 _drain(wake_r)
+            elif fd != listener:
+                ready.add(fd)
             elif events & select.POLLIN:
                 handle(listener, machine, allowed, net)
             else:  # POLLHUP: no process of the domain is left
-                poller.unregister(listener)
+                listening = False
+        if net.pending:
+            settle(listener, net, frozenset(ready))
     return status
 
 

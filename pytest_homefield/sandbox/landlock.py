@@ -29,10 +29,11 @@ command. What a policy allows:
   ``::1``; its v4-mapped form ``::ffff:127.0.0.1`` alike) and to the exact pairs of ``peers`` (``::1``
   and a port: a local server on IPv6 loopback), ``bind`` only to an ephemeral port (port 0) of a
   loopback address (never ``0.0.0.0``/``::``, which a LAN host reaches), ``listen`` only on a socket so
-  bound; ``connect=None``: the network not confined. Landlock knows ports, not addresses, so the
-  launcher's supervisor checks each ``connect``, ``bind`` and ``listen`` and makes it itself (any ABI); Landlock
-  does not know UDP, which the launcher's seccomp filter refuses when the network is confined (no
-  ``AF_INET``/``AF_INET6`` socket but a stream);
+  bound, and ``connect`` to a loopback address and port where such a socket of the same launch listens
+  (a test's own server; never a host service); ``connect=None``: the network not confined. Landlock
+  knows ports, not addresses, so the launcher's supervisor checks each ``connect``, ``bind`` and
+  ``listen`` and makes it itself (any ABI); Landlock does not know UDP, which the launcher's seccomp
+  filter refuses when the network is confined (no ``AF_INET``/``AF_INET6`` socket but a stream);
 * scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
 * Unix sockets (``unix=False``, test runs and agents): none can be made (a seccomp filter of the
   launcher), since Landlock does not confine ``connect`` to a named one.

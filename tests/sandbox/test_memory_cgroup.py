@@ -13,12 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.landlock import landlock_abi
 
 from pytest_homefield.agents.base import AgentContext, AgentSettings
 from pytest_homefield.agents.cmd_agent import CommandAgent
 from pytest_homefield.run.agent_sandbox import agent_wrapper
 from pytest_homefield.sandbox import proccap
-from pytest_homefield.sandbox.backends import BwrapBackend
+from pytest_homefield.sandbox.backends import BwrapBackend, LandlockBackend
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe, python_paths
 from pytest_homefield.sandbox.procs import run_process
 from pytest_homefield.sandbox.testrun import TEST_MEMORY_MB, run_tests
@@ -204,20 +205,23 @@ with open(sys.argv[2], "w") as f:
 """
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
 @pytest.mark.parametrize("cap_mib", [CAP_MIB, int(TEST_MEMORY_MB or 4096)])
-def test_a_test_runs_socket_buffers_count_against_its_memory_cap(tmp_path: Path, cap_mib: int) -> None:
+def test_a_test_runs_socket_buffers_count_against_its_memory_cap(tmp_path: Path, cap_mib: int, sandbox: str) -> None:
     """atk25: graded code queuing data in TCP connections over its sandbox's own loopback holds kernel memory that
     cgroup v1 left uncharged: 600 MiB past a 256 MiB cap, its run passed (and, scaled up, the machine's whole
     TCP pool, so that other sessions' connections were reset). Now the cgroup's ``memory.kmem.tcp`` limit is
-    the cap, and no more than a share of that pool under the default cap (4096 MiB): the sends stop there."""
+    the cap, and no more than a share of that pool under the default cap (4096 MiB): the sends stop there.
+    Under Landlock too, where a test process reaches its own loopback listener since ll32."""
     from pytest_homefield.sandbox._reaper import socket_limit
 
     work = tmp_path / "work"
     work.mkdir()
     (work / "hog.py").write_text(SOCKET_HOG_PY)
+    box = BwrapBackend(_bwrap()) if sandbox == "bwrap" else LandlockBackend(landlock_abi())
     run = run_tests(work, f"{sys.executable} hog.py {HOG_MIB} {{junit}}", [], out_dir=tmp_path / "out",
-                    timeout_s=60, sandbox=BwrapBackend(_bwrap()), memory_mb=cap_mib)
-    assert run.sandbox == "bwrap" and len(run.outcomes) == 1, run
+                    timeout_s=60, sandbox=box, memory_mb=cap_mib)
+    assert run.sandbox == sandbox and len(run.outcomes) == 1, run
     held = int(next(iter(run.outcomes)).rpartition("_")[2])
     limit = socket_limit(cap_mib << 20) >> 20
     assert limit <= cap_mib and held < min(HOG_MIB, limit + 64), \
