@@ -56,7 +56,8 @@ would, :func:`settle`, which drops the connect of a caller killed meanwhile: not
 outlives a caller). A Unix socket is never
 connected (its path would be resolved outside the domain). ``bind`` and ``listen`` come too (Landlock's
 bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from the LAN): a ``bind`` is
-made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike) and a port of
+made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike; a wildcard,
+``0.0.0.0`` or ``::``, is bound to its family's loopback instead: :func:`on_loopback`) and a port of
 the policy's ``bind`` (``0``, bound by number: :func:`_bind_loopback`, so the socket keeps its port
 for its life), never a Unix path; the kernel then locks the socket's address for its
 life, so the supervisor keeps the socket's cookie (``SO_COOKIE``, never reused) and makes a ``listen``
@@ -246,9 +247,10 @@ def loopback(raw: bytes) -> bool:
 def may_bind(raw: bytes, domain: int, ports: frozenset[int]) -> bool:
     """Whether a socket of ``domain`` may be bound to the address ``raw`` (a ``struct sockaddr`` as the
     caller passed it): an ``AF_NETLINK`` one always (no host beyond the kernel), an ``AF_INET``/``AF_INET6``
-    one only to a loopback address (:func:`loopback`; never ``0.0.0.0``/``::``, which a LAN host reaches)
-    of its own family and one of ``ports``; nothing else (a Unix socket's path would be made outside the
-    domain). Raises ``OSError`` (``EINVAL``) for an address too short for its family, as the kernel would."""
+    one only to a loopback address (:func:`loopback`) or the wildcard (``0.0.0.0``/``::``, which
+    :func:`_bind_or_listen` binds to the loopback of its family instead: :func:`on_loopback`) of its own family
+    and one of ``ports``; nothing else (a Unix socket's path would be made outside the domain). Raises
+    ``OSError`` (``EINVAL``) for an address too short for its family, as the kernel would."""
     if domain == AF_NETLINK:
         return True
     if domain not in (AF_INET, AF_INET6) or len(raw) < 2:
@@ -259,7 +261,24 @@ def may_bind(raw: bytes, domain: int, ports: frozenset[int]) -> bool:
     if len(raw) < (16 if family == AF_INET else 24):
         raise _fail(22)
     address = b"\0" * 10 + b"\xff\xff" + raw[4:8] if family == AF_INET else raw[8:24]
-    return loopback(address) and port in ports
+    # the wildcard of the socket's own family only: ``::ffff:0.0.0.0`` on an IPv6 socket is IPv4's any address,
+    # which :func:`on_loopback` leaves as it is
+    wildcard = (raw[4:8] if family == AF_INET else raw[8:24]) == b"\0" * (4 if family == AF_INET else 16)
+    return (loopback(address) or wildcard) and port in ports
+
+
+def on_loopback(raw: bytes) -> bytes:
+    """``raw`` (an ``AF_INET``/``AF_INET6`` ``struct sockaddr`` :func:`may_bind` allowed) with a wildcard
+    address (``0.0.0.0``, ``::``) made the loopback of its family (``127.0.0.1``, ``::1``), else ``raw``: a
+    repository's test server on ``("", 0)`` (``http.server``'s habit) listens where the launch's own
+    connects reach it (:func:`_pin`) and no LAN host does; ``getsockname`` then says ``127.0.0.1``. A
+    ``::`` socket so bound is IPv6 only (no v4-mapped connects to it)."""
+    family = int.from_bytes(raw[:2], "little")
+    if family == AF_INET and raw[4:8] == b"\0" * 4:
+        return raw[:4] + bytes([127, 0, 0, 1]) + raw[8:]
+    if family == AF_INET6 and raw[8:24] == b"\0" * 16:
+        return raw[:8] + b"\0" * 15 + b"\1" + raw[24:]
+    return raw
 
 
 def _mapped(host: str) -> bytes:
@@ -735,6 +754,8 @@ def _bind_or_listen(notif: _Notif, listener: int, net: Net, listen: bool) -> int
             if len(net.bound) >= BOUND_MAX and cookie not in net.bound:
                 raise _fail(13)
             inet = domain_of(sock) in (AF_INET, AF_INET6)
+            if inet:
+                raw = on_loopback(raw)
             if inet and int.from_bytes(raw[2:4], "big") == 0:
                 ret = _bind_loopback(sock, raw)
             else:

@@ -239,13 +239,18 @@ def test_the_supervisor_allows_a_connect_by_address_and_port_only() -> None:
 
 #: A listener: on every address (``0.0.0.0``, ``::``: a LAN host connects once it learns the port), on an
 #: unbound socket (``listen`` binds it to ``0.0.0.0``), with ``AF_UNSPEC`` (``0.0.0.0`` too), and what a
-#: test's local server does (``127.0.0.1:0``, ``::1``).
+#: test's local server does (``127.0.0.1:0``, ``::1``). ``yes`` for the first three is a listener a LAN host
+#: reaches (one made on loopback instead is ``no``: ``OSError`` raised).
 LISTENERS = '''
+import ipaddress
 def listen(family, address):
     s = socket.socket(family)
     if address is not None:
         s.bind(address)
     s.listen(1)
+    if address is None or address[0] in ("0.0.0.0", "::"):
+        if ipaddress.ip_address(s.getsockname()[0]).is_loopback:
+            raise OSError("a loopback listener: no LAN host reaches it")
 def unspec():
     s = socket.socket()
     s.bind(socket.AF_UNSPEC.to_bytes(2, "little") + bytes(14))  # as raw bytes: Python refuses the family
@@ -261,7 +266,8 @@ reach("loopback-v6", lambda: listen(socket.AF_INET6, ("::1", 0)))
 def test_an_agent_listens_on_loopback_only(abi: int, tmp_path: Path, sandbox: str) -> None:
     """r25: Landlock's bind rule names a port, so ``bind(0.0.0.0:0)`` then ``listen`` (or ``listen`` on an
     unbound socket) took connections from the LAN once the agent told its provider the port. Under Landlock
-    only a loopback listener can be made; without it, all can."""
+    only a loopback listener can be made (a bind to ``0.0.0.0``/``::`` is made to the loopback of its family);
+    without it, all can."""
     if abi < landlock.NET_ABI:
         pytest.skip(f"Landlock ABI {abi}: TCP is not confined")
     if not socket.has_ipv6 or not Path("/proc/net/if_inet6").exists():
@@ -274,14 +280,20 @@ def test_an_agent_listens_on_loopback_only(abi: int, tmp_path: Path, sandbox: st
 
 def test_the_supervisor_binds_loopback_addresses_only() -> None:
     """The check behind each ``bind`` (:func:`~._landlock_supervisor.may_bind`): a loopback address of the
-    socket's family on a policy port (``127.0.0.0/8``, ``::1``, v4-mapped); never the any address,
-    ``AF_UNSPEC`` (``0.0.0.0`` on an IPv4 socket), another port, a Unix socket; netlink passes."""
+    socket's family on a policy port (``127.0.0.0/8``, ``::1``, v4-mapped), or the any address, which is bound
+    to the loopback instead (:func:`~._landlock_supervisor.on_loopback`); never ``AF_UNSPEC`` (``0.0.0.0`` on
+    an IPv4 socket, bound as it is), another address or port, a Unix socket; netlink passes."""
     inet, inet6, ports = socket.AF_INET, socket.AF_INET6, frozenset({0})
     for raw, domain in ((_sockaddr(inet, "127.0.0.1", 0), inet), (_sockaddr(inet, "127.3.2.1", 0), inet),
                         (_sockaddr(inet6, "::1", 0), inet6), (_sockaddr(inet6, "::ffff:127.0.0.1", 0), inet6),
+                        (_sockaddr(inet, "0.0.0.0", 0), inet), (_sockaddr(inet6, "::", 0), inet6),
                         (b"", socket.AF_NETLINK)):
         assert supervisor.may_bind(raw, domain, ports), raw
-    for raw, domain in ((_sockaddr(inet, "0.0.0.0", 0), inet), (_sockaddr(inet6, "::", 0), inet6),
+    assert supervisor.on_loopback(_sockaddr(inet, "0.0.0.0", 0)) == _sockaddr(inet, "127.0.0.1", 0)
+    assert supervisor.on_loopback(_sockaddr(inet6, "::", 0)) == _sockaddr(inet6, "::1", 0)
+    for kept in (_sockaddr(inet, "127.3.2.1", 0), _sockaddr(inet6, "::ffff:127.0.0.1", 0)):
+        assert supervisor.on_loopback(kept) == kept
+    for raw, domain in ((_sockaddr(inet6, "::ffff:0.0.0.0", 0), inet6), (_sockaddr(inet6, "::ffff:0.0.0.1", 0), inet6),
                         (_sockaddr(inet, "192.168.1.2", 0), inet), (_sockaddr(inet6, "::ffff:10.0.0.1", 0), inet6),
                         (_sockaddr(inet, "127.0.0.1", 8080), inet), (_sockaddr(inet, "127.0.0.1", 0), inet6),
                         (bytes(16), inet), (_sockaddr(inet, "127.0.0.1", 0), socket.AF_UNIX)):

@@ -165,13 +165,20 @@ def test_refused_once_closed():
         echo("127.0.0.1", srv.port, b"gone")
 
 
+def test_any_address():
+    srv = EchoServer("")  # http.server's and socketserver's habit: made 127.0.0.1 under Landlock
+    assert echo("127.0.0.1", srv.port, b"any", timeout=10) == b"any"
+    srv.close()
+
+
 def test_host_service_unreachable():
     with pytest.raises(OSError):
         echo("127.0.0.1", int(os.environ["HOST_PORT"]), b"host", timeout=5)
 '''
 
 OWN = ["test_v4_blocking", "test_v4_timeout", "test_v6", "test_v4_mapped", "test_http",
-       "test_server_in_another_process", "test_listener_handed_to_a_child", "test_refused_once_closed"]
+       "test_server_in_another_process", "test_listener_handed_to_a_child", "test_refused_once_closed",
+       "test_any_address"]
 
 
 def _sandbox(kind: str) -> str | SandboxBackend:
