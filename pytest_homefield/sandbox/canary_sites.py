@@ -24,6 +24,7 @@ import builtins
 import copy
 import random
 import re
+import string
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -364,13 +365,23 @@ def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[st
 
 def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) -> Site | None:
     """A site expecting another message of the same exception: the literal ``match=`` of ``call`` (a
-    ``raises``) given one of ``messages`` that it does not match and that does not match it; ``None``
-    without such a keyword or message."""
+    ``raises``) given a text that it does not match and that does not match it: another of ``messages``
+    (the texts the parent's code raises with) when the original's is one of them, else a made-up one
+    (:func:`_made_up_message`; xatk32: drawn from ``messages`` whatever the original, the twin was told by
+    "a message the code raises already", since a commit's new test mostly expects the message its fix adds;
+    as leak A for values, :mod:`~pytest_homefield.sandbox.canary_parent`); ``None`` without such a keyword
+    or text."""
     kw = next((k for k in call.keywords if k.arg == "match" and isinstance(k.value, ast.Constant)
                and isinstance(k.value.value, str)), None)
     if kw is None:
         return None
     was = str(kw.value.value)  # type: ignore[attr-defined]
+    if was not in messages:
+        other = _made_up_message(was, rng, messages)
+        if other is None:
+            return None
+        return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
+                                                       f"{_short(other)} (made up)")], False)
     try:
         choices = [m for m in messages if m != was and not re.search(was, m) and not re.search(m, was)]
     except re.error:
@@ -380,6 +391,24 @@ def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) ->
     other = rng.choice(choices)
     return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
                                                    f"{_short(other)} (a message of the parent's code)")], False)
+
+
+def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> str | None:
+    """``was`` (a ``match=`` pattern) with one letter changed to another of its case (not one after a
+    backslash: ``\\d`` stays), the first drawn whose text is a valid pattern, none of ``messages``, and neither
+    matching the other (so that a message the original's pattern matches is not matched by the twin's: a
+    real fix fails it); ``None`` when no letter gives one."""
+    at = [i for i, c in enumerate(was) if c.isascii() and c.isalpha() and not (i and was[i - 1] == "\\")]
+    rng.shuffle(at)
+    for i in at:
+        pool = string.ascii_lowercase if was[i].islower() else string.ascii_uppercase
+        other = was[:i] + rng.choice([c for c in pool if c != was[i]]) + was[i + 1:]
+        try:
+            if other not in messages and not re.search(was, other) and not re.search(other, was):
+                return other
+        except re.error:
+            continue
+    return None
 
 
 def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
