@@ -94,7 +94,8 @@ class Site:
 def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
               pool: Pool = (), exceptions: Sequence[str] | None = None,
               allowed: Callable[[ast.AST], bool] | None = None,
-              lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> Site | None:
+              lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
+              unraised: Sequence[str] | None = None) -> Site | None:
     """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
     else its first flip site; ``None`` when no statement can be contradicted. ``pool``: real expected
     values of the same file (:func:`expected_values`): a value site's twins take those of its type
@@ -106,7 +107,10 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     whether a site may change a node (:func:`~pytest_homefield.sandbox.canary_added.allow`: not a line
     the parent's version of the test has); a site changing another is passed over. ``messages``: texts
     the parent's code raises with (:meth:`~pytest_homefield.sandbox.canary_parent.ParentText.messages`):
-    a ``raises(E, match=…)`` with no other exception to expect matches one of them instead."""
+    a ``raises(E, match=…)`` with no other exception to expect matches one of them instead. ``unraised``: what
+    an exception twin expects instead when the original's exception is none of ``exceptions`` (the parent's
+    code does not raise it by name: a class its fix adds a ``raise`` of), names the parent's code does not
+    raise either (:func:`_other_exception`); ``None``: ``exceptions`` whatever the original's."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     once = read_once(func)
@@ -115,7 +119,8 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
         if value is not None and _may(value, allowed):
             return value
         if flip is None:
-            other = _flip_site(stmt, rng, OTHER_EXCEPTIONS if exceptions is None else exceptions, lineage, messages)
+            other = _flip_site(stmt, rng, OTHER_EXCEPTIONS if exceptions is None else exceptions, lineage, messages,
+                               unraised)
             flip = other if other is not None and _may(other, allowed) else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and stmt.targets[0].id in once:
@@ -336,7 +341,8 @@ OTHER_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "Runtim
 
 
 def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[str],
-                     lineage: Callable[[str], set[str]] | None = None, kind_only: bool = False) -> Site | None:
+                     lineage: Callable[[str], set[str]] | None = None, kind_only: bool = False,
+                     unraised: Sequence[str] | None = None) -> Site | None:
     """A site expecting another exception than ``expr`` (the exception argument of ``raises`` or
     ``assertRaises``: a name, a dotted name or a tuple of them), drawn from ``exceptions`` (names the
     test module can use); ``None`` when every one of them is named there or related by inheritance to
@@ -344,9 +350,15 @@ def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[st
     its bases and subclasses, :meth:`~pytest_homefield.sandbox.canary_parent.ParentText.lineage`).
     One of the original's kind is drawn when there is one: a builtin for a builtin, a class of the code
     for one of the code's (a test process knows which kind projects test with); ``kind_only``: only
-    such a one."""
+    such a one. ``unraised`` (not ``None``): when no name of ``expr`` is one of ``exceptions`` (those the
+    parent's code raises by name), the names are drawn from ``unraised`` instead (those it does not raise),
+    so that the twin's exception is raised by the parent exactly when the original's is (xatk32: drawn from
+    ``exceptions`` whatever the original's, a twin of a class a commit's fix raises first was told by "a
+    class the code raises already"; round 9 had closed the other way round)."""
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     names |= {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
+    if unraised is not None and not names & set(exceptions):
+        exceptions = unraised
     related: set[str] = set()
     for name in names:
         cls = getattr(builtins, name, None)
@@ -412,7 +424,8 @@ def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> s
 
 
 def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
-               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> Site | None:
+               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
+               unraised: Sequence[str] | None = None) -> Site | None:
     if isinstance(stmt, ast.Assert):
         test = stmt.test
         new: ast.expr
@@ -431,8 +444,9 @@ def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
     if isinstance(stmt, (ast.With, ast.AsyncWith)) and _expects_raise(stmt) and len(stmt.items) == 1:
         ctx = stmt.items[0].context_expr
         if isinstance(ctx, ast.Call) and ctx.args:
-            other = _other_exception(ctx.args[0], rng, exceptions, lineage, kind_only=True) \
-                or _other_match(ctx, rng, messages) or _other_exception(ctx.args[0], rng, exceptions, lineage)
+            other = _other_exception(ctx.args[0], rng, exceptions, lineage, kind_only=True, unraised=unraised) \
+                or _other_match(ctx, rng, messages) \
+                or _other_exception(ctx.args[0], rng, exceptions, lineage, unraised=unraised)
             if other is not None:
                 return other
         body = "\n".join(ast.unparse(s) for s in stmt.body)
@@ -447,7 +461,7 @@ def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
             return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
         at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
         if name in RAISES and len(call.args) > at and not call.keywords:
-            other = _other_exception(call.args[0], rng, exceptions, lineage)
+            other = _other_exception(call.args[0], rng, exceptions, lineage, unraised=unraised)
             if other is not None:
                 return other
             unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])

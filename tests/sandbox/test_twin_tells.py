@@ -208,3 +208,31 @@ def test_an_exception_twin_of_a_message_the_parent_raises_expects_another_of_its
                           parent_text=ParentText(parent))
         _, twins = _members(plan, fid)
         assert [_raises_call(t) for t in twins] == ["pytest.raises(ValueError, match='width must be positive')"]
+
+
+def test_an_exception_twin_of_a_class_the_parent_raises_not_expects_another_it_raises_not(tmp_path: Path) -> None:
+    """xatk32: the parent's code raises TypeError alone and the commit's fix raises ValueError first: the twin of
+    ``pytest.raises(ValueError)`` expects a builtin the parent does not raise by name either (it was TypeError, and
+    "a class the code raises already -> twin" solved such a task with no fix); one it raises where the original's
+    is one (round 9: a twin of a class the code never raises was told the other way round)."""
+    code = 'def retry(n):\n    if n < 1:\n        raise TypeError("attempts: an int")\n'
+    test = ('import pytest\n\nfrom pkg import wrap\n\n\ndef test_width():\n'
+            '    with pytest.raises({}):\n        wrap("abc", 0)\n')
+    parent = _write(tmp_path / "parent", {"pkg/__init__.py": code})
+    raised = ParentText(parent).raised()
+    assert raised == ("TypeError",)
+    for original, raised_by_parent in (("ValueError", False), ("TypeError", True)):
+        commit = _write(tmp_path / f"commit-{original}", {TEST: test.format(original), "pkg/__init__.py": code})
+        fid = f"{TEST}::test_width"
+        for seed in SEEDS:
+            plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
+                              parent_text=ParentText(parent))
+            _, twins = _members(plan, fid)
+            assert len(twins) == 1, twins
+            first = twins[0].body[0]
+            other = ast.unparse(first.items[0].context_expr.args[0]) \
+                if isinstance(first, ast.With) else None  # type: ignore[attr-defined]
+            if raised_by_parent:  # no other class the parent raises: the call unwrapped
+                assert other is None, ast.unparse(first)
+            else:
+                assert other is not None and other != original and other not in raised, ast.unparse(first)
