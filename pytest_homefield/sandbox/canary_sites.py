@@ -408,8 +408,9 @@ def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) ->
 def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> str | None:
     """``was`` (a ``match=`` pattern) with one letter changed to another of its case (not one after a
     backslash: ``\\d`` stays), the first drawn whose text is a valid pattern, none of ``messages``, and neither
-    matching the other (so that a message the original's pattern matches is not matched by the twin's: a
-    real fix fails it); ``None`` when no letter gives one."""
+    matching the other (a real fix's message, which the original's pattern matches, would have to hold both
+    texts for the twin's to match it too; mining's check runs the reference fix on it); ``None`` when no
+    letter gives one (``[a-z]+``, ``12``: then no message twin)."""
     at = [i for i, c in enumerate(was) if c.isascii() and c.isalpha() and not (i and was[i - 1] == "\\")]
     rng.shuffle(at)
     for i in at:
