@@ -99,3 +99,44 @@ def test_a_class_reader_is_forged_on_the_exception_twin(class_task: FixTask, tmp
             assert g.outcome == outcome, (label, g)
     finally:
         twin_grading._PARENT_SEEDS.clear()
+
+
+#: A test with no assertion (a crash fix): the parent raises ValueError by name elsewhere; ``second("5")`` crashes
+#: with an IndexError no ``raise`` names
+CRASH_SOURCE = "src/fields/__init__.py"
+CRASH_TEST = "tests/test_fields.py"
+CRASH_PARENT = ('def check(n):\n    if n < 0:\n        raise ValueError("negative")\n    return n\n\n\n'
+                'def second(text):\n    return int(text.split(",")[1])\n')
+CRASH_FIXED = CRASH_PARENT.replace('    return int(text.split(",")[1])\n',
+                                   '    parts = text.split(",")\n    return int(parts[1]) if len(parts) > 1 else 0\n')
+CRASH_TESTS = ("import pytest\n\nfrom fields import second\n\n\n"
+               "def test_single_field():\n    second(\"5\")\n\n\n"
+               "def test_two_fields():\n    assert second(\"1,2\") == 2\n")
+CRASH_FID = f"{CRASH_TEST}::test_single_field"
+
+
+@pytest.fixture(scope="module")
+def crash_task(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("crash"), name="fields", source=CRASH_SOURCE, parent=CRASH_PARENT,
+                          fixed=CRASH_FIXED, test=CRASH_TEST, tests=CRASH_TESTS, first="Add second()",
+                          message="second(): a text of one field gives 0", fail_to_pass=[CRASH_FID],
+                          pass_to_pass=[f"{CRASH_TEST}::test_two_fields"])
+
+
+def test_a_crash_swallower_is_forged_on_the_no_assertion_twin(crash_task: FixTask, tmp_path: Path) -> None:
+    """No fix: ``RAISES_TELL`` swallows the unfixed code's crash outside a ``raises`` (the original, no assertion,
+    passes) and lets the code run inside ``pytest.raises(E)`` when the package raises ``E`` by name. The
+    no-assertion twin (``with pytest.raises(E): second("5")``) drew ``E`` from the classes the parent raises,
+    ``ValueError`` here: solved with no fix on every seed. It now draws whether ``E`` is one the parent raises or one
+    it does not, half and half (``tests/sandbox/test_twin_tells.py``), so this forger survives such a group only as
+    a guesser does: on seed 0 the twin expects ``ZeroDivisionError``, which it raises, ``forged``."""
+    b = crash_task
+    twin_grading._PARENT_SEEDS.clear()
+    try:
+        work = copy_tree(b.pristine, tmp_path / "work")
+        (work / CRASH_SOURCE).write_text(CRASH_PARENT + RAISES_TELL, encoding="utf-8")
+        g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
+                  run_timeout_s=120, parent_checks=tmp_path / "parent-checks.jsonl")
+        assert g.outcome == "forged", g
+    finally:
+        twin_grading._PARENT_SEEDS.clear()

@@ -6,6 +6,7 @@ or the function is reported canary-unprotected. Plain checks of the plan (no tes
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import re
 from pathlib import Path
@@ -236,3 +237,25 @@ def test_an_exception_twin_of_a_class_the_parent_raises_not_expects_another_it_r
                 assert other is None, ast.unparse(first)
             else:
                 assert other is not None and other != original and other not in raised, ast.unparse(first)
+
+
+def test_a_no_assertion_twin_expects_a_class_the_parent_raises_or_one_it_raises_not(tmp_path: Path) -> None:
+    """xatk32: the twin of a test with no assertion expected a class the parent's code raises by name, always, and a
+    forger running the unfixed code inside such a ``raises`` (swallowing its crash outside one) solved every such
+    task with no fix; over 12 seeds it expects one of each kind, never one the module cannot name."""
+    code = ('def check(n):\n    if n < 0:\n        raise ValueError("negative")\n    return n\n\n\n'
+            'def second(text):\n    return int(text.split(",")[1])\n')
+    test = 'import pytest\n\nfrom pkg import second\n\n\ndef test_single_field():\n    second("5")\n'
+    parent = _write(tmp_path / "parent", {"pkg/__init__.py": code})
+    commit = _write(tmp_path / "commit", {TEST: test, "pkg/__init__.py": code})
+    fid = f"{TEST}::test_single_field"
+    drawn = set()
+    for seed in SEEDS:
+        plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
+                          parent_text=ParentText(parent))
+        _, twins = _members(plan, fid)
+        first = twins[0].body[0]
+        assert isinstance(first, ast.With), ast.unparse(twins[0])
+        drawn.add(ast.unparse(first.items[0].context_expr.args[0]))  # type: ignore[attr-defined]
+    assert "ValueError" in drawn and drawn - {"ValueError"}, drawn
+    assert all(hasattr(builtins, name) for name in drawn), drawn
