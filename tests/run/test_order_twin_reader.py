@@ -6,13 +6,16 @@ and for the expected value itself, so that a real fix fails it. A forger returni
 expects is, on that group, exactly such a fix: it passes the original and fails the twin.
 :data:`~pytest_homefield.agents.attack_canary_aware.READ_AHEAD` (the call's value followed through the name it is
 stored in, ``got = digits(n)``, to the first ``assert got == E`` after it) is solved with no fix on atk29's column
-fixture, whose one group gets the order twin (``/tmp/xatk32``: 3 of 3 seeds under ``--sandbox none``, never
-``forged``, no twin hit). Before near31 the group kept its value twin (the parent told it, and the plan listed the
-function ``unprotected``); that twin (another row's ``expected``) is what the reader passes: ``forged``.
+fixture, whose one group gets the order twin (``/tmp/xatk32/t/digits.py``: 12 of 12 seeds under ``--sandbox none``,
+never ``forged``, no twin hit, nothing ``unprotected``). Before near31 (``30f574c^``) the group kept its value twin
+(the parent told it, and the plan listed the function ``unprotected``); that twin (another row's ``expected``) is
+what the reader passes: ``forged`` on 3 of 3 seeds.
 
 Open: a twin that both kinds of forger fail needs a site the parent's behaviour does not tell and whose source
-is a value, not an operator; the group could hold both twins (a run more), but a forger reading the operator at
-the statement where the parent stops and running the statements one at a time tells both. Strict xfail.
+is a value, not an operator. The group could hold both twins (a run more), but a forger that runs the statements
+one at a time with the unfixed code (``ASSERT_TELL``: every assertion fails -> the value twin, failed) and else
+returns the expected value (``READ_AHEAD``: the order twin fails as with a fix) passes the original and fails
+both. Strict xfail.
 """
 
 from __future__ import annotations
