@@ -406,16 +406,38 @@ def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) ->
 
 
 def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> str | None:
-    """``was`` (a ``match=`` pattern) with one letter changed to another of its case (not one after a
-    backslash: ``\\d`` stays), the first drawn whose text is a valid pattern, none of ``messages``, and neither
-    matching the other (a real fix's message, which the original's pattern matches, would have to hold both
-    texts for the twin's to match it too; mining's check runs the reference fix on it); ``None`` when no
-    letter gives one (``[a-z]+``, ``12``: then no message twin)."""
-    at = [i for i, c in enumerate(was) if c.isascii() and c.isalpha() and not (i and was[i - 1] == "\\")]
-    rng.shuffle(at)
-    for i in at:
-        pool = string.ascii_lowercase if was[i].islower() else string.ascii_uppercase
-        other = was[:i] + rng.choice([c for c in pool if c != was[i]]) + was[i + 1:]
+    """``was`` (a ``match=`` pattern) with one part changed, the first drawn whose text is a valid pattern, none
+    of ``messages``, and neither matching the other (a real fix's message, which the original's pattern matches,
+    would have to hold both texts for the twin's to match it too; mining's check runs the reference fix on it):
+    a number to another of as many digits, else a word to another word of ``messages`` (the parent's code's
+    texts) of its case, else one letter to another of its case (a misspelt word is told by a spelling check,
+    so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``.
+    ``None`` when no part gives one (``[a-z]+``: then no message twin)."""
+    free = [not (i and was[i - 1] == "\\") and was.rfind("{", 0, i) <= was.rfind("}", 0, i) for i in range(len(was))]
+    parts = [m for m in re.finditer(r"\d+|[A-Za-z]+", was) if free[m.start()]]
+    numbers = [m for m in parts if m.group().isdigit()]
+    words = [m for m in parts if not m.group().isdigit()]
+    vocabulary = sorted({w for t in messages for w in re.findall(r"[A-Za-z]+", t)})
+
+    def changes() -> Iterator[str]:
+        for m in rng.sample(numbers, len(numbers)):
+            n = len(m.group())
+            low = 10 ** (n - 1) if n > 1 else 0
+            others = [str(v) for v in range(low, min(10 ** n, low + 100)) if str(v) != m.group()]
+            for v in rng.sample(others, min(4, len(others))):
+                yield was[:m.start()] + v + was[m.end():]
+        for m in rng.sample(words, len(words)):
+            w = m.group()
+            alike = [v for v in vocabulary if v != w and v.lower() not in was.lower()
+                     and (v.islower(), v.isupper(), v[:1].isupper()) == (w.islower(), w.isupper(), w[:1].isupper())]
+            for v in rng.sample(alike, min(4, len(alike))):
+                yield was[:m.start()] + v + was[m.end():]
+        letters = [i for m in words for i in range(m.start(), m.end()) if was[i].isascii()]
+        for i in rng.sample(letters, len(letters)):
+            pool = string.ascii_lowercase if was[i].islower() else string.ascii_uppercase
+            yield was[:i] + rng.choice([c for c in pool if c != was[i]]) + was[i + 1:]
+
+    for other in changes():
         try:
             if other not in messages and not re.search(was, other) and not re.search(other, was):
                 return other
