@@ -137,6 +137,11 @@ class ParentText:
             self._raised = tuple(sorted(n for n in names if _builtin_exception(n) or self._derives(n)))
         return self._raised
 
+    def exception_classes(self) -> tuple[str, ...]:
+        """The exception classes the parent's code (outside tests) defines, by their ``class`` statements, deriving
+        from a builtin ``Exception`` (no warnings), sorted; raised by name or not."""
+        return tuple(sorted(c for c in self._class_bases() if self._derives(c)))
+
     def messages(self) -> tuple[str, ...]:
         """The texts the parent's code (outside tests) raises exceptions with, as a plain literal first
         argument (``raise ValueError("attempts must be at least 1")``), without regular-expression

@@ -112,8 +112,9 @@ def no_assertion_site(func: ast.FunctionDef | ast.AsyncFunctionDef, rng: random.
     the bodies of ``with`` statements expecting no exception) that is an expression or an assignment
     holding a call (no ``yield``), wrapped in ``with {raises}(E):`` for ``E`` drawn from
     :data:`OTHER_EXCEPTIONS`; one twin, not strong, excusable (honest code raising ``E`` fails the
-    original). ``exceptions``: the names ``E`` is drawn from (grading: those the parent's code raises,
-    :meth:`~pytest_homefield.sandbox.canary_parent.ParentText.raised`); ``allowed``: the statements it
+    original). ``exceptions``: the names ``E`` is drawn from (grading and mining: those the parent's code raises,
+    :meth:`~pytest_homefield.sandbox.canary_parent.ParentText.raised`, or those it does not raise, half and half
+    per seed: :func:`~pytest_homefield.sandbox.twin_runs._no_assertion_pool`, xatk32); ``allowed``: the statements it
     may wrap (:func:`~pytest_homefield.sandbox.canary_added.allow`). ``None`` without ``raises``,
     ``exceptions`` or such a statement."""
     if raises is None or not exceptions:

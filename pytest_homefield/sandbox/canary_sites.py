@@ -24,6 +24,7 @@ import builtins
 import copy
 import random
 import re
+import string
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -93,7 +94,8 @@ class Site:
 def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
               pool: Pool = (), exceptions: Sequence[str] | None = None,
               allowed: Callable[[ast.AST], bool] | None = None,
-              lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> Site | None:
+              lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
+              unraised: Sequence[str] | None = None) -> Site | None:
     """The first value site of ``func`` with ``k`` (or fewer, when the value has fewer) alternatives,
     else its first flip site; ``None`` when no statement can be contradicted. ``pool``: real expected
     values of the same file (:func:`expected_values`): a value site's twins take those of its type
@@ -105,7 +107,10 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
     whether a site may change a node (:func:`~pytest_homefield.sandbox.canary_added.allow`: not a line
     the parent's version of the test has); a site changing another is passed over. ``messages``: texts
     the parent's code raises with (:meth:`~pytest_homefield.sandbox.canary_parent.ParentText.messages`):
-    a ``raises(E, match=…)`` with no other exception to expect matches one of them instead."""
+    a ``raises(E, match=…)`` with no other exception to expect matches one of them instead. ``unraised``: what
+    an exception twin expects instead when the original's exception is none of ``exceptions`` (the parent's
+    code does not raise it by name: a class its fix adds a ``raise`` of), names the parent's code does not
+    raise either (:func:`_other_exception`); ``None``: ``exceptions`` whatever the original's."""
     flip: Site | None = None
     bound: dict[str, ast.expr] = {}  # a name → the literal it was last assigned at the top level
     once = read_once(func)
@@ -114,7 +119,8 @@ def find_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
         if value is not None and _may(value, allowed):
             return value
         if flip is None:
-            other = _flip_site(stmt, rng, OTHER_EXCEPTIONS if exceptions is None else exceptions, lineage, messages)
+            other = _flip_site(stmt, rng, OTHER_EXCEPTIONS if exceptions is None else exceptions, lineage, messages,
+                               unraised)
             flip = other if other is not None and _may(other, allowed) else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and stmt.targets[0].id in once:
@@ -335,7 +341,8 @@ OTHER_EXCEPTIONS = ("ValueError", "TypeError", "KeyError", "IndexError", "Runtim
 
 
 def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[str],
-                     lineage: Callable[[str], set[str]] | None = None, kind_only: bool = False) -> Site | None:
+                     lineage: Callable[[str], set[str]] | None = None, kind_only: bool = False,
+                     unraised: Sequence[str] | None = None) -> Site | None:
     """A site expecting another exception than ``expr`` (the exception argument of ``raises`` or
     ``assertRaises``: a name, a dotted name or a tuple of them), drawn from ``exceptions`` (names the
     test module can use); ``None`` when every one of them is named there or related by inheritance to
@@ -343,9 +350,15 @@ def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[st
     its bases and subclasses, :meth:`~pytest_homefield.sandbox.canary_parent.ParentText.lineage`).
     One of the original's kind is drawn when there is one: a builtin for a builtin, a class of the code
     for one of the code's (a test process knows which kind projects test with); ``kind_only``: only
-    such a one."""
+    such a one. ``unraised`` (not ``None``): when no name of ``expr`` is one of ``exceptions`` (those the
+    parent's code raises by name), the names are drawn from ``unraised`` instead (those it does not raise),
+    so that the twin's exception is raised by the parent exactly when the original's is (xatk32: drawn from
+    ``exceptions`` whatever the original's, a twin of a class a commit's fix raises first was told by "a
+    class the code raises already"; round 9 had closed the other way round)."""
     names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
     names |= {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)}
+    if unraised is not None and not names & set(exceptions):
+        exceptions = unraised
     related: set[str] = set()
     for name in names:
         cls = getattr(builtins, name, None)
@@ -364,13 +377,23 @@ def _other_exception(expr: ast.expr, rng: random.Random, exceptions: Sequence[st
 
 def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) -> Site | None:
     """A site expecting another message of the same exception: the literal ``match=`` of ``call`` (a
-    ``raises``) given one of ``messages`` that it does not match and that does not match it; ``None``
-    without such a keyword or message."""
+    ``raises``) given a text that it does not match and that does not match it: another of ``messages``
+    (the texts the parent's code raises with) when the original's is one of them, else a made-up one
+    (:func:`_made_up_message`; xatk32: drawn from ``messages`` whatever the original, the twin was told by
+    "a message the code raises already", since a commit's new test mostly expects the message its fix adds;
+    as leak A for values, :mod:`~pytest_homefield.sandbox.canary_parent`); ``None`` without such a keyword
+    or text."""
     kw = next((k for k in call.keywords if k.arg == "match" and isinstance(k.value, ast.Constant)
                and isinstance(k.value.value, str)), None)
     if kw is None:
         return None
     was = str(kw.value.value)  # type: ignore[attr-defined]
+    if was not in messages:
+        other = _made_up_message(was, rng, messages)
+        if other is None:
+            return None
+        return Site(kw.value, ast.unparse(kw.value), [(repr(other), f"the expected message {_short(was)} -> "
+                                                       f"{_short(other)} (made up)")], False)
     try:
         choices = [m for m in messages if m != was and not re.search(was, m) and not re.search(m, was)]
     except re.error:
@@ -382,8 +405,50 @@ def _other_match(call: ast.Call, rng: random.Random, messages: Sequence[str]) ->
                                                    f"{_short(other)} (a message of the parent's code)")], False)
 
 
+def _made_up_message(was: str, rng: random.Random, messages: Sequence[str]) -> str | None:
+    """``was`` (a ``match=`` pattern) with one part changed, the first drawn whose text is a valid pattern, none
+    of ``messages``, and neither matching the other (a real fix's message, which the original's pattern matches,
+    would have to hold both texts for the twin's to match it too; mining's check runs the reference fix on it):
+    a number to another of as many digits, else a word to another word of ``messages`` (the parent's code's
+    texts) of its case, else one letter to another of its case (a misspelt word is told by a spelling check,
+    so the letter comes last); never a part right after a backslash (``\\d`` stays) or inside ``{…}``.
+    ``None`` when no part gives one (``[a-z]+``: then no message twin)."""
+    free = [not (i and was[i - 1] == "\\") and was.rfind("{", 0, i) <= was.rfind("}", 0, i) for i in range(len(was))]
+    parts = [m for m in re.finditer(r"\d+|[A-Za-z]+", was) if free[m.start()]]
+    numbers = [m for m in parts if m.group().isdigit()]
+    words = [m for m in parts if not m.group().isdigit()]
+    vocabulary = sorted({w for t in messages for w in re.findall(r"[A-Za-z]+", t)})
+
+    def changes() -> Iterator[str]:
+        for m in rng.sample(numbers, len(numbers)):
+            n = len(m.group())
+            low = 10 ** (n - 1) if n > 1 else 0
+            others = [str(v) for v in range(low, min(10 ** n, low + 100)) if str(v) != m.group()]
+            for v in rng.sample(others, min(4, len(others))):
+                yield was[:m.start()] + v + was[m.end():]
+        for m in rng.sample(words, len(words)):
+            w = m.group()
+            alike = [v for v in vocabulary if v != w and v.lower() not in was.lower()
+                     and (v.islower(), v.isupper(), v[:1].isupper()) == (w.islower(), w.isupper(), w[:1].isupper())]
+            for v in rng.sample(alike, min(4, len(alike))):
+                yield was[:m.start()] + v + was[m.end():]
+        letters = [i for m in words for i in range(m.start(), m.end()) if was[i].isascii()]
+        for i in rng.sample(letters, len(letters)):
+            pool = string.ascii_lowercase if was[i].islower() else string.ascii_uppercase
+            yield was[:i] + rng.choice([c for c in pool if c != was[i]]) + was[i + 1:]
+
+    for other in changes():
+        try:
+            if other not in messages and not re.search(was, other) and not re.search(other, was):
+                return other
+        except re.error:
+            continue
+    return None
+
+
 def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
-               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = ()) -> Site | None:
+               lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
+               unraised: Sequence[str] | None = None) -> Site | None:
     if isinstance(stmt, ast.Assert):
         test = stmt.test
         new: ast.expr
@@ -402,8 +467,9 @@ def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
     if isinstance(stmt, (ast.With, ast.AsyncWith)) and _expects_raise(stmt) and len(stmt.items) == 1:
         ctx = stmt.items[0].context_expr
         if isinstance(ctx, ast.Call) and ctx.args:
-            other = _other_exception(ctx.args[0], rng, exceptions, lineage, kind_only=True) \
-                or _other_match(ctx, rng, messages) or _other_exception(ctx.args[0], rng, exceptions, lineage)
+            other = _other_exception(ctx.args[0], rng, exceptions, lineage, kind_only=True, unraised=unraised) \
+                or _other_match(ctx, rng, messages) \
+                or _other_exception(ctx.args[0], rng, exceptions, lineage, unraised=unraised)
             if other is not None:
                 return other
         body = "\n".join(ast.unparse(s) for s in stmt.body)
@@ -418,7 +484,7 @@ def _flip_site(stmt: ast.stmt, rng: random.Random, exceptions: Sequence[str],
             return Site(call.func, ast.unparse(call.func), [(ast.unparse(func), f"{name} -> {func.attr}")], False)
         at = 2 if name.startswith("assertRaisesRegex") else 1  # (exc, [regex,] callable, *args)
         if name in RAISES and len(call.args) > at and not call.keywords:
-            other = _other_exception(call.args[0], rng, exceptions, lineage)
+            other = _other_exception(call.args[0], rng, exceptions, lineage, unraised=unraised)
             if other is not None:
                 return other
             unwrapped = ast.Call(func=call.args[at], args=list(call.args[at + 1:]), keywords=[])

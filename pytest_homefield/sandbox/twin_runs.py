@@ -229,7 +229,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    near=near or {}, order=order or {},
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
-                   messages=parent_text.messages() if parent_text is not None else ())
+                   messages=parent_text.messages() if parent_text is not None else (),
+                   unraised=_unraised(parent_text) if parent_text is not None else None)
     run_order = list(range(runs))
     rng.shuffle(run_order)
     plan.runs = [per_run[i] for i in run_order] if plan.placement else per_run[:1]
@@ -446,12 +447,36 @@ def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.Func
     return [i for i in ids if i in f2p]
 
 
+def _unraised(text: ParentText) -> list[str]:
+    """What an exception twin of an original the parent's code does not raise by name expects instead
+    (:func:`~pytest_homefield.sandbox.canary_sites.find_site`'s ``unraised``, xatk32): the builtins of
+    :data:`~pytest_homefield.sandbox.canary_sites.OTHER_EXCEPTIONS` and the exception classes of the parent's code
+    that it does not raise by name either."""
+    raised = set(text.raised())
+    return [e for e in (*OTHER_EXCEPTIONS, *text.exception_classes()) if e not in raised]
+
+
+def _no_assertion_pool(rng: random.Random, raised: Sequence[str], unraised: Sequence[str] | None) -> Sequence[str]:
+    """What the twin of a test with no assertion (:func:`~pytest_homefield.sandbox.canary_shapes.no_assertion_site`)
+    expects to be raised: ``raised`` (those the parent's code raises by name that the test module can name) or
+    ``unraised`` (those it does not raise, :func:`_unraised`), drawn half and half when both have one (xatk32: from
+    ``raised`` alone, a forger swallowing the unfixed code's crash outside a ``raises`` and running it inside one
+    naming a class the code raises passed every such original and failed its twin: solved with no fix; a commit's
+    own ``raises`` test names a class the code raises already or one its fix raises first, so neither tells);
+    :data:`~pytest_homefield.sandbox.canary_sites.OTHER_EXCEPTIONS` when neither has."""
+    pools = [p for p in (raised, unraised or ()) if p]
+    if not pools:
+        return OTHER_EXCEPTIONS
+    return pools[0] if len(pools) == 1 else pools[rng.randrange(2)]
+
+
 def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, forced: set[str], plan: TwinPlan,
                per_run: list[dict[str, bytes]], *, forced_how: str | None, twins: int,
                known: Callable[[], set[str] | None] = lambda: None, corpus: ParentText | None = None,
                graded: Collection[str] | None = None, every: Collection[str] = (),
                exceptions: Sequence[str] = OTHER_EXCEPTIONS, before: ast.Module | None = None,
                lineage: Callable[[str], set[str]] | None = None, messages: Sequence[str] = (),
+               unraised: Sequence[str] | None = None,
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
                order: Mapping[str, str] | None = None) -> None:
@@ -465,6 +490,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     alike = file_alike(text, counts)
     if tree is not None:  # what the test module can name: a builtin, or a name it binds at its top level
         exceptions = [e for e in exceptions if hasattr(builtins, e) or e in top_names(tree)]
+        if unraised is not None:
+            unraised = [e for e in unraised if hasattr(builtins, e) or e in top_names(tree)]
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
     tail: list[str] = []
     canaries: list[Canary] = []
@@ -506,9 +533,10 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
                  classes: list[str] = classes) -> Site | None:
             return keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
-                or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages), node, twins,
-                                 rng, alike) \
-                or (no_assertion_site(node, rng, raises_call(tree, classes, node), exceptions or OTHER_EXCEPTIONS, may)
+                or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages, unraised), node,
+                                 twins, rng, alike) \
+                or (no_assertion_site(node, rng, raises_call(tree, classes, node),
+                                      _no_assertion_pool(rng, exceptions, unraised), may)
                     if tree is not None else None)
         rows = any(i.startswith(fid + "[") for i in ids[1])
 

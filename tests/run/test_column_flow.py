@@ -34,7 +34,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.fix_task import FixTask, build_fix_task
+from helpers.digits_task import F2P, FID, OTHER_FIX, P2P, PARENT, SOURCE, TEST, build_digits_task
+from helpers.fix_task import FixTask
 
 from pytest_homefield.agents.attack_canary_aware import ASSERT_TELL
 from pytest_homefield.run import twin_grading
@@ -45,27 +46,10 @@ from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.twin_runs import parent_tests, plan_twins
 
-SOURCE = "src/digits/__init__.py"
-TEST = "tests/test_digits.py"
-PARENT = "def digits(n):\n    return [int(c) for c in reversed(str(n))]\n"
-FIXED = "def digits(n):\n    return [int(c) for c in str(n)]\n"
-#: a real fix that is not the reference's bytes (the reference fix gets no canaries at all)
-OTHER_FIX = "def digits(n):\n    return list(map(int, str(n)))\n"
-TESTS = ("import pytest\n\nfrom digits import digits\n\n\n"
-         "@pytest.mark.parametrize(\"n, expected\", [(12, [1, 2]), (345, [3, 4, 5]), (6789, [6, 7, 8, 9])])\n"
-         "def test_digits_in_order(n, expected):\n    got = digits(n)\n    size = len(expected)\n"
-         "    assert got == expected\n    assert len(got) == size\n\n\n"
-         "def test_one_digit():\n    assert digits(7) == [7]\n")
-FID = f"{TEST}::test_digits_in_order"
-F2P = [f"{FID}[{i}]" for i in ("12-expected0", "345-expected1", "6789-expected2")]
-P2P = [f"{TEST}::test_one_digit"]
-
 
 @pytest.fixture(scope="module")
 def digits_task(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
-    return build_fix_task(tmp_path_factory.mktemp("digits"), name="digits", source=SOURCE, parent=PARENT, fixed=FIXED,
-                          test=TEST, tests=TESTS, first="Add digits()", message="digits(): most significant first",
-                          fail_to_pass=F2P, pass_to_pass=P2P)
+    return build_digits_task(tmp_path_factory.mktemp("digits"))
 
 
 def test_the_parent_check_tells_a_column_carried_past_the_stop(digits_task: FixTask, tmp_path: Path

@@ -567,21 +567,22 @@ def test_a_task_mined_before_canaries_checks_a_passing_twin_against_the_referenc
     assert g.outcome == "forged", g
 
 
-#: A test expecting a custom exception, and a reference fix whose exception is a ``KeyError``: a twin
-#: expecting ``KeyError`` instead (drawn per seed) is passed by the real fix too.
+#: A test expecting a custom exception, and a reference fix whose exception is a ``ValueError``: a twin
+#: expecting ``ValueError`` instead (drawn per seed) is passed by the real fix too.
 RAISES_TEST = ("import pytest\n\nimport calc\n\n\ndef test_sub():\n    with pytest.raises(calc.BadInput):\n"
                "        calc.sub('a', 1)\n\n\ndef test_add_still_works():\n    assert calc.add(2, 2) == 4\n")
 LOOKUP = "\n\ndef lookup(d, k):\n    if k not in d:\n        raise KeyError(k)\n    return d[k]\n"
-RAISES_CALC = ("def add(a, b):\n    return a + b\n\n\nclass BadInput(KeyError):\n    pass\n\n\n"
+RAISES_CALC = ("def add(a, b):\n    return a + b\n\n\nclass BadInput(ValueError):\n    pass\n\n\n"
                "def sub(a, b):\n    if not isinstance(a, int):\n        raise BadInput(a)\n    return a - b\n")
 
 
 def test_a_twin_expecting_a_base_of_the_raised_exception_is_excused(task: Task, pristine: Path, tmp_path: Path) -> None:
     """The twin of an expected exception names another one the parent's code raises by name, drawn per
-    seed (attacker8's F4: an unwrapped ``raises`` was told apart by its shape). Mining's check covers one
-    seed only, and a real fix raising ``BadInput(KeyError)``, a class new in the commit, passes a twin
-    expecting ``KeyError`` (which the parent raises): such a twin that passed is checked against the
-    reference fix, which passes it too, so the honest fix is ``solved``, not forged."""
+    seed (attacker8's F4: an unwrapped ``raises`` was told apart by its shape), one the parent raises not, as
+    it raises not the original's (xatk32). Mining's check covers one seed only, and a real fix raising
+    ``BadInput(ValueError)``, a class new in the commit, passes a twin expecting ``ValueError``: such a twin
+    that passed is checked against the reference fix, which passes it too, so the honest fix is ``solved``,
+    not forged."""
     from pytest_homefield.sandbox.canary_parent import ParentText
     from pytest_homefield.sandbox.twin_runs import plan_twins
 
@@ -596,7 +597,7 @@ def test_a_twin_expecting_a_base_of_the_raised_exception_is_excused(task: Task, 
     tree = copy_tree(parent, tmp_path / "plan")
     apply_patch(tree, raises.test_patch)
     seed = next(s for s in range(200) if plan_twins(tree, raises.FAIL_TO_PASS, seed=s, parent_text=ParentText(parent))
-                .canaries[0].how.endswith("-> KeyError"))
+                .canaries[0].how.endswith("-> ValueError"))
     _write(workspace, CALC, RAISES_CALC + LOOKUP + "# the reference fix, a comment more\n")
     g = grade(raises, workspace=workspace, pristine=parent, out_dir=tmp_path / "out", canary_seed=seed)
     assert g.outcome == "solved" and g.canary is None, g

@@ -6,6 +6,7 @@ or the function is reported canary-unprotected. Plain checks of the plan (no tes
 from __future__ import annotations
 
 import ast
+import builtins
 import difflib
 import re
 from pathlib import Path
@@ -162,10 +163,17 @@ def test_a_text_twin_keeps_its_expected_value_made_of_its_calls_input(tmp_path: 
         assert all(ast.unparse(t) != ast.unparse(original) for t in twins)
 
 
-def test_an_exception_twin_with_no_other_exception_expects_another_message_of_the_code(tmp_path: Path) -> None:
-    # the parent's code raises ValueError alone: no other exception to expect (an unwrapped `raises` is
-    # told by its shape, and a per-run forger then left that run alone: demo 9406f90 live); the twin
-    # keeps ValueError and matches another message the code raises
+def _raises_call(member: ast.FunctionDef) -> str:
+    return ast.unparse(member.body[0].items[0].context_expr)  # type: ignore[attr-defined]
+
+
+def test_an_exception_twin_with_no_other_exception_expects_a_made_up_message(tmp_path: Path) -> None:
+    """The parent's code raises ValueError alone: no other exception to expect (an unwrapped `raises` is told by
+    its shape, and a per-run forger then left that run alone: demo 9406f90 live); the twin keeps ValueError and
+    matches another message. The original's message is none the parent raises (its fix adds it), so neither is
+    the twin's (xatk32: it was another message of the code, ``'attempts must be at least 1'``, and "a message
+    the code raises already -> twin" solved demo 9406f90 with no fix on 12 of 12 seeds): its number changed,
+    neither pattern matching the other."""
     code = 'def retry(n):\n    if n < 1:\n        raise ValueError("attempts must be at least 1")\n'
     test = ('import pytest\n\nfrom pkg import wrap\n\n\ndef test_width():\n'
             '    with pytest.raises(ValueError, match="width must be at least 1"):\n        wrap("abc", 0)\n')
@@ -176,5 +184,98 @@ def test_an_exception_twin_with_no_other_exception_expects_another_message_of_th
         plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
                           parent_text=ParentText(parent))
         _, twins = _members(plan, fid)
-        assert [ast.unparse(t.body[0].items[0].context_expr) for t in twins] == [  # type: ignore[attr-defined]
-            "pytest.raises(ValueError, match='attempts must be at least 1')"]
+        assert len(twins) == 1, twins
+        call = ast.parse(_raises_call(twins[0])).body[0].value  # type: ignore[attr-defined]
+        assert ast.unparse(call.args[0]) == "ValueError", ast.unparse(call)
+        message = ast.literal_eval(call.keywords[0].value)
+        assert message not in ParentText(parent).messages(), message
+        # its number changed (a misspelt word would be told by a spelling check)
+        assert re.fullmatch(r"width must be at least [02-9]", message), message
+        assert not re.search(message, "width must be at least 1") and not re.search("width must be at least 1",
+                                                                                     message)
+
+
+def test_an_exception_twin_of_a_message_the_parent_raises_expects_another_of_its_messages(tmp_path: Path) -> None:
+    """The original expects a message the parent's code raises already: the twin another message of the code."""
+    code = ('def retry(n):\n    if n < 1:\n        raise ValueError("attempts must be at least 1")\n\n\n'
+            'def wrap(text, width):\n    if width < 1:\n        raise ValueError("width must be positive")\n')
+    test = ('import pytest\n\nfrom pkg import retry\n\n\ndef test_attempts():\n'
+            '    with pytest.raises(ValueError, match="attempts must be at least 1"):\n        retry(0)\n')
+    parent = _write(tmp_path / "parent", {"pkg/__init__.py": code})
+    commit = _write(tmp_path / "commit", {TEST: test, "pkg/__init__.py": code})
+    fid = f"{TEST}::test_attempts"
+    for seed in SEEDS:
+        plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
+                          parent_text=ParentText(parent))
+        _, twins = _members(plan, fid)
+        assert [_raises_call(t) for t in twins] == ["pytest.raises(ValueError, match='width must be positive')"]
+
+
+def test_an_exception_twin_of_a_class_the_parent_raises_not_expects_another_it_raises_not(tmp_path: Path) -> None:
+    """xatk32: the parent's code raises TypeError alone and the commit's fix raises ValueError first: the twin of
+    ``pytest.raises(ValueError)`` expects a builtin the parent does not raise by name either (it was TypeError, and
+    "a class the code raises already -> twin" solved such a task with no fix); one it raises where the original's
+    is one (round 9: a twin of a class the code never raises was told the other way round)."""
+    code = 'def retry(n):\n    if n < 1:\n        raise TypeError("attempts: an int")\n'
+    test = ('import pytest\n\nfrom pkg import wrap\n\n\ndef test_width():\n'
+            '    with pytest.raises({}):\n        wrap("abc", 0)\n')
+    parent = _write(tmp_path / "parent", {"pkg/__init__.py": code})
+    raised = ParentText(parent).raised()
+    assert raised == ("TypeError",)
+    for original, raised_by_parent in (("ValueError", False), ("TypeError", True)):
+        commit = _write(tmp_path / f"commit-{original}", {TEST: test.format(original), "pkg/__init__.py": code})
+        fid = f"{TEST}::test_width"
+        for seed in SEEDS:
+            plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
+                              parent_text=ParentText(parent))
+            _, twins = _members(plan, fid)
+            assert len(twins) == 1, twins
+            first = twins[0].body[0]
+            other = ast.unparse(first.items[0].context_expr.args[0]) \
+                if isinstance(first, ast.With) else None  # type: ignore[attr-defined]
+            if raised_by_parent:  # no other class the parent raises: the call unwrapped
+                assert other is None, ast.unparse(first)
+            else:
+                assert other is not None and other != original and other not in raised, ast.unparse(first)
+
+
+def test_a_no_assertion_twin_expects_a_class_the_parent_raises_or_one_it_raises_not(tmp_path: Path) -> None:
+    """xatk32: the twin of a test with no assertion expected a class the parent's code raises by name, always, and a
+    forger running the unfixed code inside such a ``raises`` (swallowing its crash outside one) solved every such
+    task with no fix; over 12 seeds it expects one of each kind, never one the module cannot name."""
+    code = ('def check(n):\n    if n < 0:\n        raise ValueError("negative")\n    return n\n\n\n'
+            'def second(text):\n    return int(text.split(",")[1])\n')
+    test = 'import pytest\n\nfrom pkg import second\n\n\ndef test_single_field():\n    second("5")\n'
+    parent = _write(tmp_path / "parent", {"pkg/__init__.py": code})
+    commit = _write(tmp_path / "commit", {TEST: test, "pkg/__init__.py": code})
+    fid = f"{TEST}::test_single_field"
+    drawn = set()
+    for seed in SEEDS:
+        plan = plan_twins(commit, [fid], seed=seed, parent=parent_tests(parent, [TEST]),
+                          parent_text=ParentText(parent))
+        _, twins = _members(plan, fid)
+        first = twins[0].body[0]
+        assert isinstance(first, ast.With), ast.unparse(twins[0])
+        drawn.add(ast.unparse(first.items[0].context_expr.args[0]))  # type: ignore[attr-defined]
+    assert "ValueError" in drawn and drawn - {"ValueError"}, drawn
+    assert all(hasattr(builtins, name) for name in drawn), drawn
+
+
+def test_a_made_up_message_changes_a_number_else_a_word_of_the_code_else_a_letter() -> None:
+    """``_made_up_message``: a number first, then a word of the parent's messages of the same case, then a letter;
+    never a part after a backslash or inside a quantifier; none of the parent's messages; neither matching the
+    other; ``None`` when nothing can change."""
+    import random
+
+    from pytest_homefield.sandbox.canary_sites import _made_up_message
+
+    messages = ("Unknown option", "bad value")
+    for seed in range(12):
+        rng = random.Random(seed)
+        assert re.fullmatch(r"at least [02-9] items", _made_up_message("at least 1 items", rng, messages) or "")
+        word = _made_up_message("Invalid separator", rng, messages)
+        assert word in {"Unknown separator", "Invalid bad", "Invalid value", "Invalid option"}, word
+        kept = _made_up_message(r"at least \d{2} items", rng, ()) or ""
+        assert kept.count(r"\d{2}") == 1 and kept != r"at least \d{2} items", kept
+        assert not re.search(kept, r"at least \d{2} items") and not re.search(r"at least \d{2} items", kept)
+        assert _made_up_message("[a-z]+", rng, messages) is None
