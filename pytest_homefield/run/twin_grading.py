@@ -39,7 +39,7 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, LIMIT_V12, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
@@ -100,14 +100,17 @@ def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
 def twin_options(task: Task) -> dict[str, Any]:
     """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
     checked for ``task``: its ``canary_sentinels``; one mined at verification version 4
-    (``canary_order`` null) the old limit. A task mined before canaries (``canaries`` null) gets
-    contradiction twins like any other: mining never checked them, so a twin that passes is checked
-    against the reference fix at grading (:func:`reference_passes`) before it counts. (Sentinels alone
+    (``canary_order`` null) the old limit, its first functions in sorted order. A task mined before canaries
+    (``canaries`` null) gets contradiction twins like any other: mining never checked them, so a twin that
+    passes is checked against the reference fix at grading (:func:`reference_passes`) before it counts (so is
+    a twin of a function past the old limit of 24, :func:`needs_reference_check`). (Sentinels alone
     were no guard: a ``raise AssertionError(…)`` in place of a whole test is told apart by its shape,
     and a forger that failed only those was solved on every such task.)"""
     if task.canaries is None:
         return {}
-    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
+    if task.canary_order is None:
+        return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4, "first": True}
+    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT}
 
 
 def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
@@ -124,8 +127,15 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
 
 def _unchecked(task: Task, c: Canary) -> bool:
     """Whether canary ``c`` is one mining's check does not cover (:func:`needs_reference_check`): any, for a task
-    mined before canaries; else an exception-swap or no-assertion twin."""
-    return task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION))
+    mined before canaries; else an exception-swap or no-assertion twin, or a twin of a function past
+    :data:`~pytest_homefield.sandbox.canaries.LIMIT_V12` (24) in sorted order that the task lists in
+    ``canary_unprotected``, or of any such function when it lists none (mined before that list): mining's check
+    at verification versions 5 to 12 planned twins for the first 24 functions only (rows32: simonw/llm's
+    3bb8968c24aa has 61), so grading's twins of the others were never run on the reference fix."""
+    if task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION)):
+        return True
+    ranked = sorted({function_id(i) for i in task.FAIL_TO_PASS if "::" in i})
+    return c.source in ranked[LIMIT_V12:] and (not task.canary_unprotected or c.source in task.canary_unprotected)
 
 
 def reference_due(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
