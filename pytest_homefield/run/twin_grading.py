@@ -322,8 +322,6 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
                                   {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
                                    "env": env, "network": network, "memory_mb": memory_mb, "write_mb": write_mb,
                                    "box_mb": box_mb})
-            if probed is None:
-                return None
             cleared = probed
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
@@ -379,15 +377,15 @@ def _first_stops(stops: Mapping[str, int]) -> dict[str, int]:
 
 def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Mapping[str, int],
                  conftests: Mapping[str, Sequence[ast.Module]], fail_to_pass: Sequence[str], tree: Path, out: Path,
-                 test_cmd: str, run: Mapping[str, Any]) -> set[str] | None:
+                 test_cmd: str, run: Mapping[str, Any]) -> set[str]:
     """The group functions of ``twins`` whose value reaches past the statement where their original stopped on the
     parent (``first``) through checkable assertions alone (:func:`~pytest_homefield.sandbox.canary_later.
     later_asserts`), and whose probes (:func:`~pytest_homefield.sandbox.canary_later.probe`: the original's and the
     twin's, side by side in one more test process on ``tree``, the parent with the hidden tests) passed in every
     instance (the original's FAIL_TO_PASS rows, the twin's rows but those it keeps as the original's): no assertion
     past the stop holds for either, so running the statements one at a time tells the twin no more than its stop
-    (rows32). Empty when there is none to probe (no process); ``None`` when the probe run timed out or did not
-    finish."""
+    (rows32). Empty when there is none to probe (no process), or when the probe run timed out or did not finish
+    (the rule tells them as before)."""
     layouts = dict(plan.layouts)
     probed: dict[str, int] = {}  # group function → the index of its original's probe among its span's members
     for c, _ in twins:
@@ -418,7 +416,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     if made.timed_out or not run_completes(made):
-        return None
+        return set()
     cleared: set[str] = set()
     for f, m in probed.items():
         own = [i[len(f):] for i in fail_to_pass if function_id(i) == f]
