@@ -526,9 +526,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         rows = any(i.startswith(fid + "[") for i in ids[1])
 
         def settled(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node, fid: str = fid,
-                    rows: bool = rows) -> Site | None:
+                    rows: bool = rows, may: Callable[[ast.AST], bool] | None = may) -> Site | None:
             # instances the parent passes already: a twin changing them is told by running them (atk26)
-            return rows_only(site, node, fid, ids[0], ids[1], twins, rng) if site is not None and rows else site
+            return rows_only(site, node, fid, ids[0], ids[1], twins, rng, may) if site is not None and rows else site
         site = None
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
             lo, hi = statement_at(node, span[0] + stops[fid])
