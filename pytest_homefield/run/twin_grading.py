@@ -291,7 +291,9 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     value (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by running it
     unchanged (the lock channel, contracts §7); a twin that stops elsewhere changed an assertion the parent
     passes (or fails it before its original does), so a test process running a test's statements one at a time
-    tells it: the twin fails every assertion, the original only some (atk28, ASSERT_TELL). ``None`` when the
+    tells it: the twin fails every assertion, the original only some (atk28, ASSERT_TELL); one whose value reaches
+    past the stop only through assertions ``L == NAME`` is told so only when a probe of either member holds one
+    there (:func:`_probe_later`, one more process, rows32). ``None`` when the
     check could not be made (the hidden tests do not apply, a run timed out, did not finish or reported
     nothing, not even a collection error: tests that do not collect on the parent pass no twin there).
     ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at mining is in it; ``None``:
