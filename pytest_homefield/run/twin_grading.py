@@ -319,12 +319,12 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             made = [one]
             stops = _in_plan_ids(one.stop_lines, built)
             operands = _in_plan_ids(one.stop_operands, built)
-            probed = _probe_later(plan, twins, _first_stops(stops), conftests, task.FAIL_TO_PASS, tree,
-                                  Path(tmp) / "later-out", test_cmd,
-                                  {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
-                                   "env": env, "network": network, "memory_mb": memory_mb, "write_mb": write_mb,
-                                   "box_mb": box_mb})
-            cleared = probed
+            if not one.timed_out and run_completes(one):  # else no check is made: no probe either
+                cleared = _probe_later(plan, twins, _first_stops(stops), conftests, task.FAIL_TO_PASS, tree,
+                                       Path(tmp) / "later-out", test_cmd,
+                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
+                                        "env": env, "network": network, "memory_mb": memory_mb,
+                                        "write_mb": write_mb, "box_mb": box_mb})
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
