@@ -10,14 +10,16 @@ original's rows as it fails the first (its value for ``-x`` is its value for ``x
 its original does, yet 7 of humanize's functions were listed unprotected on every try.
 
 This module makes the rule precise where it can be checked, never looser: when every read of the changed names
-past the stop is the side of an ``assert L == NAME`` (or ``NAME == L``) whose other side reads none of them, a
+past the stop is in the side ``R`` of an ``assert L == R`` (or ``R == L``) made of those names, constants and
+operators alone (``expected``, ``"-" + expected``: humanize's ``test_naturalsize``) whose other side reads none, a
 top-level statement of the test or the only statement of a top-level ``if`` (no ``else``) whose test reads none
 (:func:`later_asserts`; any other read, a flow into another name, a fixture asking for it: no probe, told as
 before), a **probe** of each member (:func:`probe`) runs the test on the parent with every top-level statement
 from the stop on continued past an ``AssertionError`` (as such a process does) and each such assertion's
 comparison made unconditionally (its ``L`` evaluated; one that raises compares nothing, the same for every
-member), failing with :data:`PROBE_ERROR` when a comparison holds. ``L`` reads none of the changed names, so it
-is the same value in every member, and what a process learns of ``NAME`` there is whether it equals ``L``: when
+member), failing with :data:`PROBE_ERROR` when a comparison holds (and with whatever ``R`` raises). ``L`` reads
+none of the changed names, so it is the same value in every member, and what a process learns of the value there
+is whether ``R`` equals ``L``: when
 no comparison holds for the original's rows nor for the twin's, it learns there what it learns at the stop (both
 differ from the parent's value), and the twin is not told by that rule (nearness to the parent's value is
 :mod:`~pytest_homefield.sandbox.canary_near`'s, at the stop, as before).
@@ -43,15 +45,28 @@ def _reads(node: ast.AST, names: set[str]) -> bool:
     return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
+#: What the side of a checked comparison reading the changed names may hold: names, constants and operators on
+#: them (``"-" + expected``, humanize's ``test_naturalsize``), no call, attribute or anything else that runs code
+#: a value could escape through.
+_PURE = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop, ast.Tuple, ast.List,
+         ast.JoinedStr, ast.FormattedValue)
+
+
+def _side(node: ast.expr, names: set[str]) -> bool:
+    """Whether ``node`` reads ``names`` and is made of :data:`_PURE` nodes alone."""
+    return _reads(node, names) and all(isinstance(n, _PURE) for n in ast.walk(node))
+
+
 def _checkable(stmt: ast.stmt, names: set[str]) -> ast.Assert | None:
-    """``stmt`` when it is an ``assert L == NAME`` (or ``NAME == L``, no message reading ``names``) whose ``NAME``
-    is one of ``names`` and whose ``L`` reads none of them, else ``None``."""
+    """``stmt`` when it is an ``assert L == R`` (or ``R == L``, no message reading ``names``) whose ``R`` reads
+    ``names`` through names, constants and operators alone (:func:`_side`: ``expected``, ``"-" + expected``) and
+    whose ``L`` reads none of them, else ``None``."""
     if not isinstance(stmt, ast.Assert) or not isinstance(stmt.test, ast.Compare) or len(stmt.test.ops) != 1 \
             or not isinstance(stmt.test.ops[0], ast.Eq) or (stmt.msg is not None and _reads(stmt.msg, names)):
         return None
     left, right = stmt.test.left, stmt.test.comparators[0]
     for side, other in ((left, right), (right, left)):
-        if isinstance(side, ast.Name) and side.id in names and not _reads(other, names):
+        if _side(side, names) and not _reads(other, names):
             return stmt
     return None
 
@@ -101,7 +116,7 @@ def _check(a: ast.Assert, names: set[str]) -> list[ast.stmt]:
     test = a.test
     assert isinstance(test, ast.Compare)
     left, right = test.left, test.comparators[0]
-    name_left = isinstance(left, ast.Name) and left.id in names
+    name_left = _side(left, names) and not _reads(right, names)
     other = right if name_left else left
     seen = ast.parse("_hf_seen[0]", mode="eval").body
     compare = ast.Compare(left=left if name_left else seen, ops=[ast.Eq()], comparators=[seen if name_left else right])

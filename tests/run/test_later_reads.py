@@ -122,6 +122,8 @@ def test_the_probe_is_made_only_where_every_later_read_is_a_checkable_assertion(
 
     assert found("    assert units(-n) == expected\n") is not None
     assert found("    if n > 0:\n        assert expected == units(-n)\n") is not None
+    assert found("    assert units(-n) == '-' + expected\n") is not None  # humanize's test_naturalsize
+    assert found("    assert units(-n) == expected.upper()\n") is None  # a call on it runs code
     assert found("    size = len(expected)\n    assert size == 2\n") is None  # flows into size
     assert found("    check(units(-n), expected)\n") is None  # a call reads it
     assert found("    assert units(-n) + expected == expected + 'x'\n") is None  # both sides read it
