@@ -247,7 +247,7 @@ class Task:
     #: grading plants a sentinel for them instead
     canary_sentinels: list[str] = field(default_factory=list)
     #: FAIL_TO_PASS functions whose twins a test process can tell at mining's check (a test the commit
-    #: left as the parent has it, sentinels only, none past the limit; docs/contracts.md §7); ``[]`` for
+    #: left as the parent has it, sentinels only, none: not drawn past the limit; docs/contracts.md §7); ``[]`` for
     #: tasks mined before it was recorded
     canary_unprotected: list[str] = field(default_factory=list)
     #: FAIL_TO_PASS function → ``after`` / ``before``: the original's fixed place among its canary twins

@@ -21,6 +21,7 @@ import ast
 import base64
 import concurrent.futures
 import contextlib
+import dataclasses
 import difflib
 import hashlib
 import json
@@ -39,8 +40,9 @@ from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
-from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, Canary, CanaryPlan, function_id, parse_source
+from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, LIMIT_V12, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
+from pytest_homefield.sandbox.canary_later import later_asserts, probe
 from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
@@ -100,14 +102,17 @@ def canary_verdict(plan: CanaryPlan, outcomes: Mapping[str, str],
 def twin_options(task: Task) -> dict[str, Any]:
     """The :func:`~pytest_homefield.sandbox.twin_runs.plan_twins` options that honour what mining
     checked for ``task``: its ``canary_sentinels``; one mined at verification version 4
-    (``canary_order`` null) the old limit. A task mined before canaries (``canaries`` null) gets
-    contradiction twins like any other: mining never checked them, so a twin that passes is checked
-    against the reference fix at grading (:func:`reference_passes`) before it counts. (Sentinels alone
+    (``canary_order`` null) the old limit, its first functions in sorted order. A task mined before canaries
+    (``canaries`` null) gets contradiction twins like any other: mining never checked them, so a twin that
+    passes is checked against the reference fix at grading (:func:`reference_passes`) before it counts (so is
+    a twin of a function past the old limit of 24, :func:`needs_reference_check`). (Sentinels alone
     were no guard: a ``raise AssertionError(…)`` in place of a whole test is told apart by its shape,
     and a forger that failed only those was solved on every such task.)"""
     if task.canaries is None:
         return {}
-    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4 if task.canary_order is None else LIMIT}
+    if task.canary_order is None:
+        return {"sentinel_for": task.canary_sentinels, "limit": LIMIT_V4, "first": True}
+    return {"sentinel_for": task.canary_sentinels, "limit": LIMIT}
 
 
 def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
@@ -124,8 +129,15 @@ def needs_reference_check(task: Task, plan: CanaryPlan, outcomes: Mapping[str, s
 
 def _unchecked(task: Task, c: Canary) -> bool:
     """Whether canary ``c`` is one mining's check does not cover (:func:`needs_reference_check`): any, for a task
-    mined before canaries; else an exception-swap or no-assertion twin."""
-    return task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION))
+    mined before canaries; else an exception-swap or no-assertion twin, or a twin of a function past
+    :data:`~pytest_homefield.sandbox.canaries.LIMIT_V12` (24) in sorted order that the task lists in
+    ``canary_unprotected``, or of any such function when it lists none (mined before that list): mining's check
+    at verification versions 5 to 12 planned twins for the first 24 functions only (rows32: simonw/llm's
+    3bb8968c24aa has 61), so grading's twins of the others were never run on the reference fix."""
+    if task.canaries is None or c.how.startswith((EXCEPTION_SWAP, NO_ASSERTION)):
+        return True
+    ranked = sorted({function_id(i) for i in task.FAIL_TO_PASS if "::" in i})
+    return c.source in ranked[LIMIT_V12:] and (not task.canary_unprotected or c.source in task.canary_unprotected)
 
 
 def reference_due(task: Task, plan: CanaryPlan, outcomes: Mapping[str, str]) -> bool:
@@ -279,7 +291,9 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     value (atk27: ``str.title()``'s ``"Don'T Look Back"``), so any test process tells it by running it
     unchanged (the lock channel, contracts §7); a twin that stops elsewhere changed an assertion the parent
     passes (or fails it before its original does), so a test process running a test's statements one at a time
-    tells it: the twin fails every assertion, the original only some (atk28, ASSERT_TELL). ``None`` when the
+    tells it: the twin fails every assertion, the original only some (atk28, ASSERT_TELL); one whose value reaches
+    past the stop only through assertions ``L == NAME`` is told so only when a probe of either member holds one
+    there (:func:`_probe_later`, one more process, rows32). ``None`` when the
     check could not be made (the hidden tests do not apply, a run timed out, did not finish or reported
     nothing, not even a collection error: tests that do not collect on the parent pass no twin there).
     ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at mining is in it; ``None``:
@@ -296,6 +310,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         seen: dict[str, str] = {}
         stops: dict[str, int] = {}
         operands: dict[str, Operands] = {}
+        cleared: set[str] = set()  # group functions the later rule tells not: their probes passed (rows32)
         if built is not None:  # one process holding every twin beside its original: the parent's code, no forger
             one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd,
                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
@@ -304,6 +319,12 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             made = [one]
             stops = _in_plan_ids(one.stop_lines, built)
             operands = _in_plan_ids(one.stop_operands, built)
+            if not one.timed_out and run_completes(one):  # else no check is made: no probe either
+                cleared = _probe_later(plan, twins, _first_stops(stops), conftests, task.FAIL_TO_PASS, tree,
+                                       Path(tmp) / "later-out", test_cmd,
+                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
+                                        "env": env, "network": network, "memory_mb": memory_mb,
+                                        "write_mb": write_mb, "box_mb": box_mb})
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -331,21 +352,108 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
             where = {stops.get(same)} if seen.get(same) in ("failed", "error") else failed.get(c.source, set())
             if where and stops.get(tid) not in where:
                 told.add(c.source)
-    first: dict[str, int] = {}
-    for tid, line in stops.items():
-        fid = function_id(tid)
-        if TWIN_MARK not in fid:
-            first[fid] = min(line, first.get(fid, line))
+    first = _first_stops(stops)
     near: dict[str, Operands] = {}
     for tid, ops in sorted(operands.items()):
         fid = function_id(tid)
         if TWIN_MARK not in fid and fid not in near and stops.get(tid) == first.get(fid):
             near[fid] = ops
     # a site after the statement where the original stops: no run reaches it, a statement at a time does
-    told |= {c.source for c, _ in twins if c.source in first and _changed_after(plan, c, first[c.source], conftests)}
+    told |= {c.source for c, _ in twins if c.source in first and c.source not in cleared
+             and _changed_after(plan, c, first[c.source], conftests)}
     farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
     told |= farther
     return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first))
+
+
+def _first_stops(stops: Mapping[str, int]) -> dict[str, int]:
+    """Function id → the least line (from its definition's first) where an instance of its original stopped
+    (``stops``: instance id → line, a twin's under its canary id, left out)."""
+    first: dict[str, int] = {}
+    for tid, line in stops.items():
+        fid = function_id(tid)
+        if TWIN_MARK not in fid:
+            first[fid] = min(line, first.get(fid, line))
+    return first
+
+
+def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Mapping[str, int],
+                 conftests: Mapping[str, Sequence[ast.Module]], fail_to_pass: Sequence[str], tree: Path, out: Path,
+                 test_cmd: str, run: Mapping[str, Any]) -> set[str]:
+    """The group functions of ``twins`` whose value reaches past the statement where their original stopped on the
+    parent (``first``) through checkable assertions alone (:func:`~pytest_homefield.sandbox.canary_later.
+    later_asserts`), and whose probes (:func:`~pytest_homefield.sandbox.canary_later.probe`: the original's and the
+    twin's, side by side in one more test process on ``tree``, the parent with the hidden tests) passed in every
+    instance (the original's FAIL_TO_PASS rows, the twin's rows but those it keeps as the original's): no assertion
+    past the stop holds for either, so running the statements one at a time tells the twin no more than its stop
+    (rows32). Empty when there is none to probe (no process), or when the probe run timed out or did not finish
+    (the rule tells them as before)."""
+    layouts = dict(plan.layouts)
+    probed: dict[str, int] = {}  # group function → the index of its original's probe among its span's members
+    for c, _ in twins:
+        j = int(c.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in c.node else 0
+        for path, lay in layouts.items():
+            if c.source not in lay.groups or c.source not in first or c.source in probed:
+                continue
+            span = lay.spans[lay.groups[c.source]]
+            if not 0 < j < len(span.members):
+                continue
+            texts = _later_probes(span.members[0], span.members[j], first[c.source], conftests.get(path, ()), lay.text)
+            if texts is None:
+                continue
+            probed[c.source] = len(span.members)
+            spans = list(lay.spans)
+            spans[lay.groups[c.source]] = dataclasses.replace(span, members=(*span.members, *texts))
+            layouts[path] = dataclasses.replace(lay, spans=tuple(spans))
+    if not probed:
+        return set()
+    built = together(layouts, plan.seed)
+    if built is None:
+        return set()
+    files, names = built
+    selected = sorted({names[f][m + i] for f, m in probed.items() for i in (0, 1)})
+    folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
+    try:
+        made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    if made.timed_out or not run_completes(made):
+        return set()
+    cleared: set[str] = set()
+    for f, m in probed.items():
+        own = [i[len(f):] for i in fail_to_pass if function_id(i) == f]
+        kept = {i[len(f):] for i in plan.kept.get(f, ())}
+        theirs = [i[len(names[f][m + 1]):] for i in made.outcomes if function_id(i) == names[f][m + 1]]
+        rows = [names[f][m] + r for r in own] + [names[f][m + 1] + r for r in theirs if r not in kept]
+        if own and any(r not in kept for r in theirs) and all(made.outcomes.get(i) == "passed" for i in rows):
+            cleared.add(f)
+    return cleared
+
+
+def _later_probes(original: str, twin: str, stop: int, conftests: Sequence[ast.Module], text: str
+                  ) -> tuple[str, str] | None:
+    """The probes (:func:`~pytest_homefield.sandbox.canary_later.probe`) of ``original`` and ``twin`` (members'
+    texts, the same lines but the changed ones), their original stopping at line ``stop`` (from the first line of
+    its definition), when the value the twin changes reaches past that statement through checkable assertions alone
+    (:func:`~pytest_homefield.sandbox.canary_later.later_asserts`; ``conftests`` and the file's ``text`` for the
+    fixtures); ``None`` otherwise."""
+    func, other = _function(original), _function(twin)
+    if func is None or other is None or len(original.splitlines()) != len(twin.splitlines()):
+        return None
+    ops = difflib.SequenceMatcher(None, original.splitlines(), twin.splitlines(), autojunk=False)
+    lines = {i + 1 for op, i1, i2, _, _ in ops.get_opcodes() if op != "equal" for i in range(i1, max(i2, i1 + 1))}
+    if not lines:
+        return None
+    end = statement_at(func, stop + 1)[1]
+    names = changed_names(func, other, lines, [statement_at(func, line) for line in lines])
+    modules = list(conftests)
+    with contextlib.suppress(SyntaxError, ValueError):
+        modules.append(parse_source(text))
+    found = later_asserts(func, names, lines, end, modules)
+    if not found:  # none past the stop (then the static rule told nothing), or reached otherwise
+        return None
+    mine, theirs = probe(original, names, end, found), probe(twin, names, end, found)
+    return None if mine is None or theirs is None else (mine, theirs)
 
 
 def _orders(seen: Mapping[str, str], stops: Mapping[str, int], operands: Mapping[str, Operands],

@@ -10,8 +10,8 @@ at the original's own name and place, one member per test run); only the host kn
 
 This module holds what that planner shares: :class:`Canary`, :class:`Group` and :class:`CanaryPlan`
 (which canary instances passed, which of them only a forgery explains: :meth:`CanaryPlan.forged`),
-:func:`function_id`, :data:`LIMIT` (at most that many FAIL_TO_PASS functions per task, in sorted
-order), a test file's source (:func:`read_source`), the definition of a test in it (``_find``,
+:func:`function_id`, :data:`LIMIT` (at most that many FAIL_TO_PASS functions per task: past it a subset
+drawn per seed), a test file's source (:func:`read_source`), the definition of a test in it (``_find``,
 ``_definition``) and its rewriting at a site (``_replace``:
 :mod:`~pytest_homefield.sandbox.canary_sites`), and the **sentinels**: where nothing can be
 contradicted, or the caller asks for it (``sentinel_for``: the reference fix failed with the twins
@@ -34,10 +34,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "function_id", "parse_source", "read_source"]
+__all__ = ["Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id", "parse_source",
+           "read_source"]
 
-#: At most this many FAIL_TO_PASS functions of a task get twins (the first in sorted order).
-LIMIT = 24
+#: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
+#: (:func:`~pytest_homefield.sandbox.twin_runs.plan_twins`). The twins run apart (every group's members share
+#: the plan's two runs of the whole hidden test files), so a function more costs no test process: what it costs
+#: is planning (simonw/llm's 3bb8968c24aa: 0.25 s of CPU for 24 of its 61 functions, 0.31 s for all 61), a test
+#: more in the parent check's one process (its twin beside its original) and in mining's targeted runs. The
+#: bound keeps those finite for a task of thousands of functions; 24 was the bound of twins planted beside
+#: their originals (verification versions 5 and 6: three copies of each function in one process), kept after
+#: they ran apart, which left 37 of that task's 61 functions with no canary (docs/contracts.md §7).
+LIMIT = 512
+#: The limit of tasks mined at verification versions 5 to 12 (the first 24 in sorted order): mining's check
+#: covered only those functions' twins (:func:`~pytest_homefield.run.twin_grading.needs_reference_check`).
+LIMIT_V12 = 24
 #: The limit of tasks mined at verification version 4 (canaries appended after the original, at most
 #: 10): only those functions were checked against the reference fix.
 LIMIT_V4 = 10

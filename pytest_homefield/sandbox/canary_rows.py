@@ -20,8 +20,12 @@ A row's cells need not be literals (rows31: humanize's ``([1024**2 - 1, True], "
 ``([math.inf], "+Inf")``, which sent 12 of its 17 tasks to the sentinel): for the ids, a small constant
 expression is folded as Python computes it (:func:`_fold`) and any other cell stands as an opaque object,
 which pytest ids ``argnameN``; a wrong guess makes ids that are not the task's, and the sentinel stands.
-The twin changes only the literal expected cells of the FAIL_TO_PASS rows; every other cell keeps its
-source text, and the changed column is told by comparing the cells' AST (:func:`_column`).
+The twin changes only the expected cells of the FAIL_TO_PASS rows; every other cell keeps its source text, and
+the changed column is told by comparing the cells' AST (:func:`_column`). A computed expected cell (rows32:
+``("1M", 1024**2)``) is changed only when it folds to a number pytest's own ids show (no ``ids=``: the ids
+matching the task's checked the fold), and only by a derangement, which moves the cells' source texts among the
+FAIL_TO_PASS rows, so that each run's file holds the same cells (a bare literal among ``1024 ** k`` would tell
+the twin); with no derangement (one such row) it gets the sentinel.
 """
 
 from __future__ import annotations
@@ -219,16 +223,25 @@ def _column(site: Site, rows: ast.List | ast.Tuple, width: int) -> int | None:
     return cols.pop() if len(cols) == 1 else None
 
 
-def _text(rows: ast.List | ast.Tuple, at: int, width: int, values: dict[int, Any]) -> str:
+def _text(rows: ast.List | ast.Tuple, at: int, width: int, values: dict[int, Any],
+          texts: dict[int, str] | None = None) -> str:
+    """``rows`` written with column ``at`` of each row of ``values`` (row -> value) as that value's ``repr``, or as
+    ``texts``' source text for that row (a computed cell moved from another row)."""
     new = ast.parse(ast.unparse(rows), mode="eval").body
     assert isinstance(new, (ast.List, ast.Tuple))
     for i, value in values.items():
-        cell = ast.parse(repr(value), mode="eval").body
+        cell = ast.parse((texts or {}).get(i, repr(value)), mode="eval").body
         if width == 1:
             new.elts[i] = cell
         else:
             new.elts[i].elts[at] = cell  # type: ignore[attr-defined]
     return ast.unparse(new)
+
+
+def _checked_number(value: Any) -> bool:
+    """Whether ``value`` (a computed cell folded, :func:`_cell`) is an int or a float (no bool): pytest's own ids
+    show it (``1048576``, ``inf``), so ids matching the task's checked the fold."""
+    return type(value) in (int, float)
 
 
 def _others(rows: Sequence[tuple[Any, ...]], literal: Sequence[tuple[bool, ...]], change: Collection[int], at: int,
@@ -245,15 +258,50 @@ def _others(rows: Sequence[tuple[Any, ...]], literal: Sequence[tuple[bool, ...]]
     return out
 
 
+def _as_column(site: Site, node: ast.FunctionDef | ast.AsyncFunctionDef,
+               may: Callable[[ast.AST], bool] | None) -> Site | None:
+    """For a flip of ``L == NAME`` (``NAME == L``: the site finder's fallback where a ``parametrize`` column
+    ``NAME`` holds a cell that is no literal, rows32), a site at that column's rows (``may``: the node must pass it,
+    as any site's), its one "twin" the rows with ``NAME``'s cells swapped for a marker, so that :func:`_column`
+    tells the column; ``None`` for any other site."""
+    test = site.node
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+        return None
+    sides = [s.id for s in (test.left, test.comparators[0]) if isinstance(s, ast.Name)]
+    decs = [d for d in node.decorator_list if isinstance(d, ast.Call) and "parametrize" in ast.unparse(d.func)
+            and len(d.args) >= 2 and isinstance(d.args[1], (ast.List, ast.Tuple))]
+    if len(sides) != 1 or len(decs) != 1:
+        return None
+    names = _names(decs[0])
+    rows = decs[0].args[1]
+    if names is None or sides[0] not in names or not isinstance(rows, (ast.List, ast.Tuple)) \
+            or (may is not None and not may(rows)):
+        return None
+    at, width = names.index(sides[0]), len(names)
+    marked = ast.parse(ast.unparse(rows), mode="eval").body
+    assert isinstance(marked, (ast.List, ast.Tuple))
+    for row in marked.elts:
+        if width == 1:
+            return None  # a one-name table: its rows are the cells, nothing to mark apart
+        if not isinstance(row, (ast.List, ast.Tuple)) or len(row.elts) != width:
+            return None
+        row.elts[at] = ast.Name(id="_homefield_column", ctx=ast.Load())
+    return Site(rows, ast.unparse(rows), [(ast.unparse(marked), "")], True, excusable=[True])
+
+
 def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_pass: Collection[str],
-              pass_to_pass: Collection[str], k: int, rng: random.Random) -> Site | None:
+              pass_to_pass: Collection[str], k: int, rng: random.Random,
+              may: Callable[[ast.AST], bool] | None = None) -> Site | None:
     """``site`` remade so that its twins change only the rows of ``node``'s FAIL_TO_PASS instances, for
     a function ``fid`` with PASS_TO_PASS instances (``pass_to_pass``: the task's ids); ``None`` when
-    that cannot be made (the site is no ``parametrize`` column of a single decorator, the rows do not
-    match the task's ids one for one, or no twin keeps its changed rows' ids off the PASS_TO_PASS ones)."""
+    that cannot be made (the site is no ``parametrize`` column of a single decorator, nor a flip of ``L == NAME``
+    for such a column, :func:`_as_column`; the rows do not match the task's ids one for one, or no twin keeps its
+    changed rows' ids off the PASS_TO_PASS ones). ``may``: what any site must pass (lines the commit added)."""
     kept = {i for i in pass_to_pass if i.startswith(fid + "[")}
     if site is None or not kept:
         return site
+    if _decorator_of(node, site.node) is None:
+        site = _as_column(site, node, may) or site
     dec = _decorator_of(node, site.node)
     calls = [d for d in node.decorator_list if isinstance(d, ast.Call)]
     if dec is None or site.others or not isinstance(site.node, (ast.List, ast.Tuple)) \
@@ -279,25 +327,34 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if at is None:
         return None
     change = [n for n, i in enumerate(made) if f"{fid}[{i}]" in ours]
-    if not all(literal[n][at] for n in change):
-        return None  # only literal cells are changed: the rest stay as their source text
+    computed = [n for n in change if not literal[n][at]]
+    if computed and (explicit is not None or not all(_checked_number(rows[n][at]) for n in computed)):
+        return None  # a computed cell is changed only as a number pytest's own ids show: the ids checked its value
+    cells = _cells(dec, len(names))
+    assert cells is not None  # _rows read them
     values = [rows[n][at] for n in change]
     # the FAIL_TO_PASS rows' own values deranged among them (real outputs, other inputs), else made up, else
-    # (nothing made up for "") the other rows' values
+    # (nothing made up for "") the other rows' values; a computed cell moves as its source text (rows32: every
+    # run's file holds the same cells), so only a derangement changes it
     drawn: list[tuple[dict[int, Any], bool]] = []
+    moved: list[dict[int, str]] = []  # per derangement: row -> the source text of a computed cell it takes
     for perm in derangements(values, k, rng):
         drawn.append(({change[j]: values[p] for j, p in enumerate(perm)}, all(is_small(values[p]) for p in perm)))
-    if len(drawn) < k:
+        moved.append({change[j]: ast.unparse(cells[change[p]][at]) for j, p in enumerate(perm)
+                      if not literal[change[p]][at]})
+    if computed and not drawn:
+        return None
+    if len(drawn) < k and not computed:
         alts = [alternatives(v, k - len(drawn), rng) for v in values]
         for j in range(min((len(a) for a in alts), default=0)):
             drawn.append(({change[n]: a[j] for n, a in enumerate(alts)}, True))
-    if not drawn:  # none made up (one FAIL_TO_PASS row expecting ""): the other rows' values of the column
+    if not drawn and not computed:  # none made up (one FAIL_TO_PASS row expecting ""): the other rows' values
         others = [_others(rows, literal, change, at, v, rng) for v in values]
         for j in range(min(k, min((len(o) for o in others), default=0))):
             drawn.append(({change[n]: o[j] for n, o in enumerate(others)}, all(is_small(o[j]) for o in others)))
     twins: list[tuple[str, str]] = []
     excusable: list[bool] = []
-    for pick, small in drawn:
+    for m, (pick, small) in enumerate(drawn):
         new_rows = [tuple(pick[n] if c == at and n in pick else v for c, v in enumerate(row))
                     for n, row in enumerate(rows)]
         new_ids = row_ids(names, new_rows, ids_arg, idfn)
@@ -305,7 +362,7 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
             continue
         assert isinstance(site.node, (ast.List, ast.Tuple))
         shown = ", ".join(repr(pick[n])[:20] for n in change)
-        twins.append((_text(site.node, at, len(names), pick),
+        twins.append((_text(site.node, at, len(names), pick, moved[m] if m < len(moved) else {}),
                       f"expected {names[at]} of each FAIL_TO_PASS parameter set -> {shown} "
                       f"(its PASS_TO_PASS sets as they are)"[:120]))
         excusable.append(small)

@@ -85,7 +85,7 @@ from pytest_homefield.sandbox.canary_swaps import (
 from pytest_homefield.sandbox.canary_values import alternatives, is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
-__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "parent_tests", "TWIN_MARK", "statement_at"]
+__all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
 
 #: Twins per FAIL_TO_PASS function when they run apart. Each costs one more test process per grading, so
 #: one, not the three once planted beside the original: a forger that
@@ -171,7 +171,7 @@ class TwinPlan(CanaryPlan):
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
-               limit: int = LIMIT, twins: int = APART,
+               limit: int = LIMIT, first: bool = False, twins: int = APART,
                parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
                pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
@@ -180,7 +180,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
     (:func:`~pytest_homefield.sandbox.canaries.function_id`) that get a sentinel twin whatever their
-    body; ``limit``: at most that many functions get twins (the first in sorted order); ``twins``:
+    body; ``limit``: at most that many functions get twins: past it a subset of ``limit`` drawn from ``seed``
+    (:func:`guarded`; ``first``: the first in sorted order, what verification version 4 checked); ``twins``:
     ``k`` per function (fewer where the site has fewer alternatives).
     ``parent``: test file path → its bytes at the task's parent (``None``: the file is new), for the
     cross-function cycles (:mod:`~pytest_homefield.sandbox.canary_swaps`: only functions new in the
@@ -213,7 +214,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     by_file: dict[str, list[str]] = {}
     every = {function_id(i) for i in fail_to_pass if "::" in i}
     graded = None if pass_to_pass is None else every | {function_id(i) for i in pass_to_pass}
-    for fid in sorted({function_id(i) for i in fail_to_pass if "::" in i})[:limit]:
+    for fid in guarded(every, limit, seed, first=first):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
     per_run: list[dict[str, bytes]] = [{} for _ in range(runs)]
     for path, fids in by_file.items():
@@ -238,6 +239,18 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     plan.unprotected = sorted(set(plan.unprotected) | (every - {c.source for c in plan.canaries
                                                                   if c.kind == "contradiction"}))
     return plan
+
+
+def guarded(functions: Collection[str], limit: int, seed: int, *, first: bool = False) -> list[str]:
+    """The function ids of ``functions`` that :func:`plan_twins` gives twins, sorted: every one when they are at
+    most ``limit``, else ``limit`` of them drawn uniformly from ``seed`` (its own stream: the plan's other draws
+    stay those of a task within the limit), or the first ``limit`` in sorted order with ``first``. A forger that
+    cannot tell which were drawn and makes ``k`` of ``n`` functions pass unfixed is met by no twin with
+    probability C(n - k, limit) / C(n, limit) <= (1 - limit / n) ** k (docs/contracts.md §7)."""
+    ordered = sorted(functions)
+    if len(ordered) <= limit or first:
+        return ordered[:max(0, limit)]
+    return sorted(random.Random(f"homefield-guarded-{seed}").sample(ordered, max(0, limit)))
 
 
 def parent_tests(tree: Path, paths: Collection[str]) -> dict[str, bytes | None]:
@@ -541,9 +554,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         rows = any(i.startswith(fid + "[") for i in ids[1])
 
         def settled(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node, fid: str = fid,
-                    rows: bool = rows) -> Site | None:
+                    rows: bool = rows, may: Callable[[ast.AST], bool] | None = may) -> Site | None:
             # instances the parent passes already: a twin changing them is told by running them (atk26)
-            return rows_only(site, node, fid, ids[0], ids[1], twins, rng) if site is not None and rows else site
+            return rows_only(site, node, fid, ids[0], ids[1], twins, rng, may) if site is not None and rows else site
         site = None
         if fid in stops and fid not in forced:  # on the statement where the parent stopped, else before its end
             lo, hi = statement_at(node, span[0] + stops[fid])

@@ -636,14 +636,15 @@ def test_twin_options_honour_what_mining_checked(task: Task) -> None:
     """A task mined before canaries (``canaries`` null) gets contradiction twins (checked against the
     reference fix when one passes); one mined at verification
     version 4 (``canary_order`` null) had its canaries checked on its first 10 functions only: that
-    limit; later ones the task's ``canary_sentinels`` and the current limit. Plain options, no test run."""
+    limit, the first in sorted order; later ones the task's ``canary_sentinels`` and the current limit (512: past
+    it a subset drawn per seed). Plain options, no test run."""
     from pytest_homefield.run.twin_grading import twin_options
 
     assert twin_options(dataclasses.replace(task, canaries=None)) == {}  # contradictions, checked when one passes
     v4 = dataclasses.replace(task, canaries=3, canary_sentinels=["a.py::t"], canary_order=None)
-    assert twin_options(v4) == {"sentinel_for": ["a.py::t"], "limit": 10}
+    assert twin_options(v4) == {"sentinel_for": ["a.py::t"], "limit": 10, "first": True}
     v7 = dataclasses.replace(task, canaries=3, canary_sentinels=[], canary_order={})
-    assert twin_options(v7) == {"sentinel_for": [], "limit": 24}
+    assert twin_options(v7) == {"sentinel_for": [], "limit": 512}
 
 
 def test_a_wrong_fix_of_a_task_whose_parent_hangs_stops_at_the_tasks_bound(

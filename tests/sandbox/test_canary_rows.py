@@ -135,3 +135,57 @@ def test_one_new_row_expecting_an_empty_text_takes_another_rows_value(tmp_path: 
         assert rows[2] in ("([[]], 'one and two')", "([[]], 'one')"), rows
         taken.add(rows[2])
     assert len(taken) == 2  # both other values are drawn
+
+
+#: rows32: a table whose *expected* column holds computed cells on the rows the commit adds
+SIZES = ("import pytest\n\nfrom m import parse\n\n\n"
+         "@pytest.mark.parametrize('text, expected', [('1', 1), ('1K', 1024), ('1M', 1024**2), ('1G', 1024**3),\n"
+         "                                            ('2M', 2 * 1024**2)])\n"
+         "def test_parse(text, expected):\n    assert parse(text) == expected\n")
+#: the reference fix; the parent knew K only
+PARSE = ("def parse(text):\n    units = {'K': 1, 'M': 2, 'G': 3}\n"
+         "    return int(text[:-1]) * 1024 ** units[text[-1]] if text[-1] in units else int(text)\n")
+
+
+def test_computed_expected_cells_are_deranged_as_source_text(tmp_path: Path) -> None:
+    """The FAIL_TO_PASS rows' computed expected cells move among them as their source text (every run's file
+    holds the same cells), the PASS_TO_PASS rows as they are; the reference fix passes the original and fails
+    every changed row of the twin (run by pytest). On main: a sentinel, the function unprotected."""
+    import os
+    import subprocess
+    import sys
+    _write(tmp_path, {TEST: SIZES, "m.py": PARSE})
+    fid = f"{TEST}::test_parse"
+    p2p = [f"{fid}[1-1]", f"{fid}[1K-1024]"]
+    f2p = [f"{fid}[1M-1048576]", f"{fid}[1G-1073741824]", f"{fid}[2M-2097152]"]
+    cells = sorted(["1024 ** 2", "1024 ** 3", "2 * 1024 ** 2"])
+    for seed in range(4):
+        plan = plan_twins(tmp_path, f2p, seed=seed, parent={TEST: None}, pass_to_pass=p2p)
+        assert [c.kind for c in plan.canaries] == ["contradiction"] and not plan.unprotected, plan.canaries
+        rows = _twin_rows(plan.runs, plan.placement[fid].index(1))
+        assert [ast.unparse(r) for r in rows[:2]] == ["('1', 1)", "('1K', 1024)"]
+        moved = [ast.unparse(r.elts[1]) for r in rows[2:]]  # type: ignore[attr-defined]
+        assert sorted(moved) == cells and all(m != c for m, c in zip(moved, ["1024 ** 2", "1024 ** 3",
+                                                                          "2 * 1024 ** 2"], strict=True)), moved
+    for member, want in ((0, {"passed": 5}), (1, {"passed": 2, "failed": 3})):
+        (tmp_path / TEST).write_bytes(plan.runs[plan.placement[fid].index(member)][TEST])
+        env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(tmp_path)}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", TEST],
+                              cwd=tmp_path, env=env, capture_output=True, text=True)
+        got = {o: done.stdout.count(f"{o.upper()} {TEST}") for o in ("passed", "failed")}
+        assert {o: n for o, n in got.items() if n} == want, done.stdout
+
+
+def test_a_computed_expected_cell_with_nothing_to_derange_or_explicit_ids_keeps_the_sentinel(tmp_path: Path
+                                                                                             ) -> None:
+    """One computed FAIL_TO_PASS cell (no derangement: a made-up literal among ``1024 ** k`` would tell the twin),
+    or ``ids=`` given (the ids no longer checked the fold): the sentinel, as before."""
+    _write(tmp_path, {TEST: SIZES, "m.py": PARSE})
+    fid = f"{TEST}::test_parse"
+    ids = [f"{fid}[{i}]" for i in ("1-1", "1K-1024", "1M-1048576", "1G-1073741824", "2M-2097152")]
+    plan = plan_twins(tmp_path, ids[2:3], seed=0, parent={TEST: None}, pass_to_pass=[*ids[:2], *ids[3:]])
+    assert [c.how for c in plan.canaries] == [NOT_ROWS] and plan.unprotected == [fid]
+    _write(tmp_path, {TEST: SIZES.replace("2 * 1024**2)])", "2 * 1024**2)], ids=['a', 'b', 'c', 'd', 'e'])")})
+    named = [f"{fid}[{i}]" for i in "abcde"]
+    plan = plan_twins(tmp_path, named[2:], seed=0, parent={TEST: None}, pass_to_pass=named[:2])
+    assert [c.how for c in plan.canaries] == [NOT_ROWS] and plan.unprotected == [fid]

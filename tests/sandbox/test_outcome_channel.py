@@ -296,3 +296,15 @@ def test_operands_that_are_not_three_texts_make_the_event_not_count() -> None:
              _ev("finish", exitstatus=1)]
     parsed, _ = parse_events("\n".join(lines) + "\n")
     assert parsed.stop_operands == {"t::a": ("==", "'a'", "'b'")} and parsed.ignored == 2, parsed
+
+
+def test_a_wrapped_test_stops_at_its_own_line(tmp_path: Path) -> None:
+    """A test wrapped by a decorator (``functools.wraps``, as freezegun's ``freeze_time``) reports the line of the
+    test itself, counted from its first decorator (on main: the wrapper's line, 2, which is no line of the test)."""
+    tests = ("import functools\n\n\ndef frozen(f):\n    @functools.wraps(f)\n    def wrapper(*a, **k):\n"
+             "        return f(*a, **k)\n    return wrapper\n\n\n@frozen\ndef test_wrapped():\n    x = 1\n"
+             "    assert x == 2\n")
+    proj = _project(tmp_path / "p", {"tests/test_a.py": tests})
+    run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox="none")
+    assert run.outcomes == {"tests/test_a.py::test_wrapped": "failed"}, run
+    assert run.stop_lines == {"tests/test_a.py::test_wrapped": 3}

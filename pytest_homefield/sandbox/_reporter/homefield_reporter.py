@@ -141,8 +141,17 @@ _LINE_ATTR = "homefield_line"
 def _stop_line(item: Any, excinfo: Any) -> int | None:
     """Where the test function of ``item`` stopped on the traceback of ``excinfo`` (a failure): the line of its
     code's deepest frame there, minus its ``co_firstlineno`` (the line of its first decorator, else of its
-    ``def``); ``None`` when its code is not on the traceback (a fixture or setup failed) or there is none."""
-    code = getattr(getattr(item, "obj", None), "__code__", None)
+    ``def``); ``None`` when its code is not on the traceback (a fixture or setup failed) or there is none. A test
+    a decorator wrapped (``functools.wraps``'s ``__wrapped__``: freezegun's ``freeze_time``) is the function it
+    wraps, not the wrapper (rows32: humanize's time tests reported the wrapper's line, which lies in no statement
+    of the test)."""
+    obj = getattr(item, "obj", None)
+    for _ in range(16):
+        inner = getattr(obj, "__wrapped__", None)
+        if inner is None or getattr(inner, "__code__", None) is None:
+            break
+        obj = inner
+    code = getattr(obj, "__code__", None)
     tb = getattr(excinfo, "tb", None)
     line = None
     while code is not None and tb is not None:
