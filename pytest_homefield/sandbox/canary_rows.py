@@ -467,7 +467,8 @@ def rows_apart(node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_p
     if value is None:
         return None
     text = ast.unparse(ast.parse(repr(value), mode="eval").body)
-    site = Site(name, name.id, [(text, APART_HOW.format(value=repr(value)[:40]))], True, excusable=[is_small(value)])
+    # made up: honest code computing a wrong value may meet it (excused beside a failing original, then confirmed)
+    site = Site(name, name.id, [(text, APART_HOW.format(value=repr(value)[:40]))], True, excusable=[True])
     return RowsApart(site, rows_node, _subset_text(rows_node, change), _subset_text(rows_node, same), statement)
 
 

@@ -12,6 +12,7 @@ another name without it, reported under their own ids.
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -33,6 +34,7 @@ from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import grade
+from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
@@ -117,6 +119,26 @@ def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> Non
     b = _build(tmp_path / "doubles")
     broken = "def double(x):\n    x = int(x)\n    return x * 2 if x != 3 else 7\n"
     assert _grade(b, tmp_path, "broken", broken).startswith("regression")
+
+
+def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> None:
+    """The twin's value is made up, so honest code computing a wrong value may give it: a fix that gives the twin's
+    value on the red row passes the twin beside its failing original, which the confirmation run (both members
+    side by side) confirms: ``tests_failed`` with one twin hit, never ``forged``."""
+    b = _build(tmp_path / "doubles")
+    tree = copy_tree(b.pristine, tmp_path / "g")
+    apply_patch(tree, b.task.test_patch)
+    plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
+    value = next(int(line.split("==")[1]) for line in plan.runs[plan.placement[plan.groups[0].source].index(1)][
+        TEST].decode().splitlines() if line.startswith("    assert double(str(n)) == ") and "expected" not in line)
+    wrong = f"def double(x):\n    return int(x) * 2 if not isinstance(x, str) else {value} * -int(x)\n"
+    work = copy_tree(b.pristine, tmp_path / "wrong")
+    (work / SOURCE).write_text(wrong, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0, run_timeout_s=120)
+    assert g.outcome == "tests_failed" and g.twin_hits == 1, g
+    confirmed = [json.loads(line) for line in (tmp_path / "out" / CONFIRM_OUTCOMES).read_text().splitlines()]
+    ran = {e["nodeid"].split("[")[0] for e in confirmed if e.get("event") == "phase"}
+    assert len(ran) == 2, ran  # the original and its twin side by side, each under a name of its own there
 
 
 def test_the_runs_differ_only_at_the_added_assertion(tmp_path: Path) -> None:
