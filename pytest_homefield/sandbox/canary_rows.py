@@ -26,22 +26,34 @@ the changed column is told by comparing the cells' AST (:func:`_column`). A comp
 matching the task's checked the fold), and only by a derangement, which moves the cells' source texts among the
 FAIL_TO_PASS rows, so that each run's file holds the same cells (a bare literal among ``1024 ** k`` would tell
 the twin); with no derangement (one such row) it gets the sentinel.
+
+An assertion the commit added to such a function's body (r26, humanize 1399e049734b: ``naturaldelta(seconds, …) ==
+expected`` beside the parent's ``timedelta`` one, red on some rows only) runs on every row, and no column twin
+leaves the others as they are: its rows are set apart (:func:`rows_apart`, add32). Every member holds the red rows
+alone, the twin expects a made-up value at the added assertion, and the green rows run in every run alike under
+another name, without that assertion (:func:`apart_function`), reported under their own ids.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import math
 import operator
 import random
-from collections.abc import Callable, Collection, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from pytest_homefield.sandbox.canaries import _replace
 from pytest_homefield.sandbox.canary_sites import Site
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
 
-__all__ = ["NOT_ROWS", "rows_only", "row_ids"]
+__all__ = ["APART_HOW", "NOT_ROWS", "RowsApart", "apart_function", "module_constants", "rows_apart", "rows_only",
+           "row_ids"]
 
 #: The ``how`` of the sentinel a function with PASS_TO_PASS instances gets when no twin leaves them as
 #: they are.
@@ -369,3 +381,164 @@ def rows_only(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef, f
     if not twins:
         return None
     return Site(site.node, site.original, twins, True, excusable=excusable)
+
+
+#: The ``how`` of a twin of :func:`rows_apart` (its made-up value is appended).
+APART_HOW = "the added assertion expects {value} on its FAIL_TO_PASS rows (its PASS_TO_PASS rows apart)"
+
+
+@dataclass(frozen=True)
+class RowsApart:
+    """A function whose only site is an assertion the commit added to its body (humanize 1399e049734b), its
+    rows set apart (:func:`rows_apart`). ``site``: the twin (that assertion's expected column name -> a made-up
+    literal); ``rows``: the ``parametrize`` decorator's rows node; ``mine``: the text of its FAIL_TO_PASS rows
+    alone (every member of the group holds it); ``theirs``: the text of its PASS_TO_PASS rows alone (a function
+    of another name holds them, the same in every run: :func:`apart_function`); ``statement``: the added
+    assertion, which that function leaves out."""
+
+    site: Site
+    rows: ast.List | ast.Tuple
+    mine: str
+    theirs: str
+    statement: ast.stmt
+
+
+def _subset_text(rows: ast.List | ast.Tuple, keep: Sequence[int]) -> str:
+    """``rows`` (a ``parametrize`` rows node) with only the rows at ``keep``, written canonically."""
+    new = ast.parse(ast.unparse(rows), mode="eval").body
+    assert isinstance(new, (ast.List, ast.Tuple))
+    new.elts = [new.elts[n] for n in keep]
+    return ast.unparse(new) if new.elts or isinstance(new, ast.List) else "()"
+
+
+def _added_assertion(node: ast.FunctionDef | ast.AsyncFunctionDef, names: Sequence[str],
+                     may: Callable[[ast.AST], bool]) -> tuple[ast.Assert, ast.Name] | None:
+    """The first ``assert X == NAME`` (or ``NAME == X``) of ``node``'s body top level on lines the commit added
+    (``may``), ``NAME`` a ``parametrize`` column, and its ``NAME`` node; ``None`` when there is none or it is the
+    body's only statement (the function holding the PASS_TO_PASS rows would have none left)."""
+    if len(node.body) < 2:
+        return None
+    for stmt in node.body:
+        if not isinstance(stmt, ast.Assert) or not may(stmt) or not isinstance(stmt.test, ast.Compare) \
+                or len(stmt.test.ops) != 1 or not isinstance(stmt.test.ops[0], ast.Eq):
+            continue
+        for side in (stmt.test.comparators[0], stmt.test.left):
+            if isinstance(side, ast.Name) and side.id in names:
+                return stmt, side
+    return None
+
+
+def module_constants(module: ast.Module | None) -> dict[str, Any]:
+    """The names ``module`` binds once, at its top level, to a small constant expression (:func:`_fold`, over the
+    names bound so before: humanize's ``ONE_DAY = 24 * ONE_HOUR``), name → value; a name stored anywhere else in
+    the module, or twice, is none of them."""
+    if module is None:
+        return {}
+    stored = Counter(n.id for n in ast.walk(module) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+    out: dict[str, Any] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Name) \
+                or stored[stmt.targets[0].id] != 1:
+            continue
+        try:
+            value = _fold(_Named(out).visit(copy.deepcopy(stmt.value)))
+        except (_NotConstant, RecursionError, MemoryError):
+            continue
+        if type(value) in (int, float):
+            out[stmt.targets[0].id] = value
+    return out
+
+
+class _Named(ast.NodeTransformer):
+    """Each name of ``values`` (:func:`module_constants`) as a constant of its value."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self.values = values
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        if node.id not in self.values:
+            return node
+        value = self.values[node.id]
+        new: ast.expr = ast.Constant(abs(value)) if value < 0 else ast.Constant(value)
+        return ast.copy_location(ast.UnaryOp(ast.USub(), new) if value < 0 else new, node)
+
+
+def rows_apart(node: ast.FunctionDef | ast.AsyncFunctionDef, fid: str, fail_to_pass: Collection[str],
+               pass_to_pass: Collection[str], may: Callable[[ast.AST], bool] | None, k: int, rng: random.Random,
+               avoid: Collection[str] = (), module: ast.Module | None = None) -> RowsApart | None:
+    """For a function ``fid`` with PASS_TO_PASS instances whose only site is an assertion the commit added to its
+    body (``may``: the lines it added, :func:`~pytest_homefield.sandbox.canary_added.allow`; a twin there changes
+    every row, so :func:`rows_only` gave none): its rows set apart. Every member of its group holds its
+    FAIL_TO_PASS rows alone; the twin is that assertion's expected column (``== expected``) replaced by one
+    made-up value unequal to every FAIL_TO_PASS row's (a real fix gives those there, so it fails the twin on
+    every row) and whose :func:`~pytest_homefield.sandbox.canary_swaps.value_key` is not in ``avoid`` (the
+    file's literals: it then occurs once in the twin's file as the original's row values do in theirs); the
+    PASS_TO_PASS rows run in every run alike under another name without that assertion
+    (:func:`apart_function`). ``None`` when that cannot be made: no ``may``, not a single ``parametrize``
+    decorator whose rows pytest's id maker matches one for one to the task's ids of the function (and each part
+    of the rows to its own ids), no such assertion, a FAIL_TO_PASS row whose cell of that column is no literal,
+    or no made-up value."""
+    kept = {i for i in pass_to_pass if i.startswith(fid + "[")}
+    ours = {i for i in fail_to_pass if i.startswith(fid + "[")}
+    if may is None or not kept or not ours:
+        return None
+    decs = [d for d in node.decorator_list if isinstance(d, ast.Call) and "parametrize" in ast.unparse(d.func)]
+    if len(decs) != 1 or len(decs[0].args) < 2 or not isinstance(decs[0].args[1], (ast.List, ast.Tuple)) \
+            or any(kw.arg != "ids" for kw in decs[0].keywords):
+        return None
+    dec = decs[0]
+    rows_node = dec.args[1]
+    assert isinstance(rows_node, (ast.List, ast.Tuple))
+    names = _names(dec)
+    # for the ids, a cell naming a constant of the module is its value (humanize's ONE_MICROSECOND); the rows' text
+    # stays as written
+    valued = _Named(module_constants(module)).visit(copy.deepcopy(dec))
+    table = _rows(valued, len(names)) if names else None
+    if names is None or table is None:
+        return None
+    explicit = next((kw.value for kw in dec.keywords if kw.arg == "ids"), None)
+    idfn = _ID_FUNCTIONS.get(explicit.id) if isinstance(explicit, ast.Name) else None
+    ids_arg: list[Any] | None = None
+    if explicit is not None and idfn is None:
+        return None  # a literal ids= list would have to be cut with the rows: not made
+    rows, literal = table
+    made = row_ids(names, rows, ids_arg, idfn)
+    if made is None or {f"{fid}[{i}]" for i in made} != ours | kept or len(set(made)) != len(made):
+        return None
+    change = [n for n, i in enumerate(made) if f"{fid}[{i}]" in ours]
+    same = [n for n, i in enumerate(made) if f"{fid}[{i}]" in kept]
+    for part in (change, same):  # each part alone must keep its ids (pytest makes duplicates unique)
+        if row_ids(names, [rows[n] for n in part], None, idfn) != [made[n] for n in part]:
+            return None
+    found = _added_assertion(node, names, may)
+    if found is None:
+        return None
+    statement, name = found
+    at = list(names).index(name.id)
+    if not all(literal[n][at] for n in change):
+        return None
+    values = [rows[n][at] for n in change]
+    taken = set(avoid) | {f"{type(v).__name__}:{v!r}" for v in values}
+    value = next((a for a in alternatives(values[0], 8, rng) if f"{type(a).__name__}:{a!r}" not in taken
+                  and all(type(a) is not type(v) or a != v for v in values)), None)
+    if value is None:
+        return None
+    text = ast.unparse(ast.parse(repr(value), mode="eval").body)
+    # made up: honest code computing a wrong value may meet it (excused beside a failing original, then confirmed)
+    site = Site(name, name.id, [(text, APART_HOW.format(value=repr(value)[:40]))], True, excusable=[True])
+    return RowsApart(site, rows_node, _subset_text(rows_node, change), _subset_text(rows_node, same), statement)
+
+
+def apart_function(segment: str, lines: Sequence[str], start: int, apart: RowsApart, name: str, new: str
+                   ) -> str | None:
+    """The function holding the PASS_TO_PASS rows of :func:`rows_apart`: ``segment`` (the definition, lines
+    ``start``.. of the file's ``lines``) with its rows cut to those (``apart.theirs``), the added assertion left
+    out, and named ``new`` instead of ``name``; ``None`` when its header is not found or it does not parse."""
+    text = _replace(segment, lines, start, apart.statement, "pass", statement=True)
+    text = _replace(text, lines, start, apart.rows, apart.theirs, statement=False)
+    out, n = re.subn(rf"(\bdef\s+){re.escape(name)}(\s*\()", rf"\g<1>{new}\g<2>", text, count=1)
+    try:
+        ast.parse(out)
+    except (SyntaxError, ValueError):
+        return None
+    return out if n else None

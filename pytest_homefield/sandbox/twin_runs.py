@@ -62,7 +62,7 @@ from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike,
 from pytest_homefield.sandbox.canary_near import MAX_DRAWN, as_near, near_alternatives, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import order_site
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
-from pytest_homefield.sandbox.canary_rows import NOT_ROWS, rows_only
+from pytest_homefield.sandbox.canary_rows import NOT_ROWS, RowsApart, apart_function, rows_apart, rows_only
 from pytest_homefield.sandbox.canary_shapes import (
     definition_runners,
     is_unittest,
@@ -125,6 +125,15 @@ class TwinPlan(CanaryPlan):
     #: (:func:`~pytest_homefield.sandbox.canary_rows.rows_only`): a run holding a twin reports them as
     #: themselves, the original's.
     kept: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: function id → group function id: the function holding a group's PASS_TO_PASS rows apart
+    #: (:func:`~pytest_homefield.sandbox.canary_rows.rows_apart`, the same in every run), whose instances are
+    #: reported as the group's (``test_f2[1-2]`` → ``test_f[1-2]``, one of :attr:`kept`).
+    renamed: dict[str, str] = field(default_factory=dict)
+
+    def home(self, tid: str) -> str:
+        """``tid`` in the task's ids: an instance of a function of :attr:`renamed` as its group's."""
+        source = function_id(tid)
+        return self.renamed[source] + tid[len(source):] if source in self.renamed else tid
 
     def selectors(self) -> list[str]:
         """The group functions: what every targeted run of mining selects (all their parameter sets)."""
@@ -143,7 +152,7 @@ class TwinPlan(CanaryPlan):
         for r, outcomes in enumerate(runs):
             if outcomes is None:
                 continue
-            for tid, o in outcomes.items():
+            for tid, o in ((self.home(t), o) for t, o in outcomes.items()):
                 source = function_id(tid)
                 j = self.placement[source][r] if source in self.placement and tid not in self.kept.get(source, ()) \
                     else 0
@@ -159,7 +168,9 @@ class TwinPlan(CanaryPlan):
         return out
 
     def rename(self, run: int, nodeid: str) -> str:
-        """``nodeid`` as reported by run ``run``, in the plan's ids: a twin's instance gets its canary id."""
+        """``nodeid`` as reported by run ``run``, in the plan's ids: a twin's instance gets its canary id, an
+        instance of a function of :attr:`renamed` its group's id."""
+        nodeid = self.home(nodeid)
         source = function_id(nodeid)
         j = self.placement[source][run] if source in self.placement and nodeid not in self.kept.get(source, ()) else 0
         return nodeid if j == 0 else f"{source}{TWIN_MARK}{j}{nodeid[len(source):]}"
@@ -167,7 +178,8 @@ class TwinPlan(CanaryPlan):
     def to_dict(self) -> dict[str, Any]:
         """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run)."""
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
-                "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()}}
+                "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()},
+                "renamed": dict(self.renamed)}
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
@@ -517,6 +529,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     taken: set[int] = set()
     aliases: dict[str, list[str]] = {}  # a shared definition's group → the other classes' function ids
     not_rows: set[str] = set()  # functions with PASS_TO_PASS instances no twin leaves as they are
+    apart: dict[str, RowsApart] = {}  # functions whose rows are set apart (canary_rows.rows_apart)
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -573,8 +586,15 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 plan.unprotected += [fid] if site is not None else []
             if site is not None and rows:
                 site = settled(site)
-                if site is None:
-                    not_rows.add(fid)
+            if site is None and rows and not classes:
+                # an assertion the commit added to the body, red on some rows only (humanize 1399e049734b): its
+                # rows set apart, every member holding the FAIL_TO_PASS rows alone (canary_rows.rows_apart)
+                split = rows_apart(node, fid, ids[0], ids[1], may, twins, rng, counts, tree)
+                site = split.site if split is not None else None
+                if split is not None:
+                    apart[fid] = split
+            if site is None and rows:
+                not_rows.add(fid)
         if site is not None and rows:
             plan.kept[fid] = frozenset(i for i in ids[1] if i.startswith(fid + "["))
         found[fid] = (node, *span, site)
@@ -601,9 +621,23 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     for fid, (node, start, end, site) in found.items():
         classes = fid.split("::")[1:-1]
         segment = "".join(lines[start - 1:end])
-        members = [segment if site is None else _member(segment, lines, start, site, -1)]
+        split = apart.get(fid)
+
+        def member(j: int, segment: str = segment, start: int = start, site: Site | None = site,
+                   split: RowsApart | None = split) -> str:
+            assert site is not None
+            text = _member(segment, lines, start, site, j)  # the rows precede the site: their offsets hold
+            return text if split is None else _replace(text, lines, start, split.rows, split.mine, statement=False)
+        members = [segment if site is None else member(-1)]
+        if split is not None:
+            fresh = namer.name(node.name)
+            rest = apart_function(segment, lines, start, split, node.name, fresh)
+            if rest is None:
+                raise RuntimeError(f"{fid}: its PASS_TO_PASS rows apart do not parse")  # pragma: no cover
+            tail.append(rest)
+            plan.renamed[f"{path}::{fresh}"] = fid
         if site is not None and fid not in plan.unprotected and not all(
-                same_kept(members[0], _member(segment, lines, start, site, j), parents.get(fid))
+                same_kept(members[0], member(j), parents.get(fid))
                 for j in range(len(site.twins))):
             plan.unprotected.append(fid)  # a twin that rewrites a line of the parent's test: told by a diff
         if site is None:
@@ -618,7 +652,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         else:
             excusable = site.excusable or [True] * len(site.twins)
             for j, ((_, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
-                members.append(_member(segment, lines, start, site, j - 1))
+                members.append(member(j - 1))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
@@ -653,6 +687,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     except (SyntaxError, ValueError):  # a member would break the file (or it was broken): sentinels at its end
         every, canaries, groups = _all_sentinels(text, path, fids, namer)
         placement, texts = {}, [every] * runs
+        plan.renamed = {f: g for f, g in plan.renamed.items() if f.split("::", 1)[0] != path}
     plan.canaries += canaries
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})

@@ -1,15 +1,18 @@
 """r26 (nu31/rows31 on python-humanize/humanize, task 1399e049734b): a commit adds an assertion to the body of a
-parametrized test, and only some of its rows go red on the parent; the others are PASS_TO_PASS (open, contracts §7).
+parametrized test, and only some of its rows go red on the parent; the others are PASS_TO_PASS (contracts §7).
 
 Every twin of such a function changes what its PASS_TO_PASS rows check (the new assertion runs on every row), so
-the planner gives it a sentinel and lists it ``unprotected`` (``canary_rows.NOT_ROWS``); a twin of the red rows
-alone would have fewer rows than the original, which a test process can count. With no fix, ``read-expected`` (the
-source returns the value the calling test asserts) then passes the red rows and is ``solved``: on humanize's
-17 tasks, read-expected, read-expected-aware and twin-name-oracle were solved on this task alone (r26, 455 s).
+the planner gave it a sentinel and listed it ``unprotected`` (``canary_rows.NOT_ROWS``); with no fix,
+``read-expected`` (the source returns the value the calling test asserts) then passed the red rows and was
+``solved``: on humanize's 17 tasks, read-expected, read-expected-aware and twin-name-oracle were solved on this task
+alone (r26, 455 s). add32 sets its rows apart (``canary_rows.rows_apart``): every member holds the red rows alone,
+the twin expects a made-up value at the added assertion, and the PASS_TO_PASS rows run in every run alike under
+another name without it, reported under their own ids.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -19,12 +22,21 @@ from helpers.attack_repo import NO_PLUGINS
 from helpers.fix_task import FixTask
 from helpers.gitrepo import GitRepo
 
+from pytest_homefield.agents.attack_canary_aware import (
+    ASSERT_TELL,
+    NAME_ORACLE,
+    PARENT_AGREES,
+    READ_EXPECTED_AWARE,
+    known_names,
+)
 from pytest_homefield.agents.attack_payloads import READ_EXPECTED
 from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import grade
-from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
+from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES
+from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
+from pytest_homefield.sandbox.twin_runs import plan_twins
 
 SOURCE = "src/doubles/__init__.py"
 TEST = "tests/test_doubles.py"
@@ -66,20 +78,88 @@ def _build(dest: Path) -> FixTask:
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "r26: an assertion added to a parametrized body whose other rows stay PASS_TO_PASS gets a sentinel only (any "
-    "twin changes those rows, a twin of the red rows alone is told by its row count): read-expected is solved"))
+#: Another real fix than the commit's (its own text; it doubles a sign given as text too).
+OTHER_FIX = "def double(x):\n    if isinstance(x, str):\n        x = int(x.strip())\n    return 2 * x\n"
+
+
+def _grade(b: FixTask, tmp: Path, name: str, source: str) -> str:
+    """The outcome of grading ``source`` as the task's source module, seed 0 (its error appended when any)."""
+    work = copy_tree(b.pristine, tmp / name)
+    (work / SOURCE).write_text(source, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / f"out-{name}", canary_seed=0,
+              run_timeout_s=120)
+    return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
+
+
 def test_read_expected_on_an_assertion_added_to_some_rows_is_forged(tmp_path: Path) -> None:
-    """With no fix: ``forged`` is what a guarded function gives; a real fix is solved (checked in the same test, so
-    the fixture is one a fix solves)."""
+    """With no fix: ``forged``, as a guarded function gives; the commit's fix and another real fix are solved
+    (checked in the same test, so the fixture is one a fix solves)."""
     b = _build(tmp_path / "doubles")
-    fixed = copy_tree(b.pristine, tmp_path / "fixed")
-    (fixed / SOURCE).write_text(FIXED, encoding="utf-8")
-    g = grade(b.task, workspace=fixed, pristine=b.pristine, out_dir=tmp_path / "out-fix", canary_seed=0,
-              run_timeout_s=120)
-    assert g.outcome == "solved", g
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / SOURCE).write_text(PARENT + READ_EXPECTED, encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
-              run_timeout_s=120)
-    assert g.outcome == "forged", g
+    assert _grade(b, tmp_path, "fix", FIXED) == "solved"
+    assert _grade(b, tmp_path, "other", OTHER_FIX) == "solved"
+    assert _grade(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
+
+
+#: The canary-aware readers and the tellers through the parent's code (atk26, atk28): none may be solved.
+ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known_names([*F2P, *P2P]) + NAME_ORACLE,
+           "parent-agrees": PARENT_AGREES, "assert-tell": ASSERT_TELL}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
+    """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
+    b = _build(tmp_path / "doubles")
+    outcome = _grade(b, tmp_path, "attack", PARENT + ATTACKS[attack])
+    assert outcome.startswith(("forged", "tests_failed")), outcome
+
+
+def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> None:
+    """The PASS_TO_PASS rows set apart still run with the graded code under their own ids: a fix of the red row
+    that breaks a green one (``double(3)``) is a regression, not solved."""
+    b = _build(tmp_path / "doubles")
+    broken = "def double(x):\n    x = int(x)\n    return x * 2 if x != 3 else 7\n"
+    assert _grade(b, tmp_path, "broken", broken).startswith("regression")
+
+
+def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> None:
+    """The twin's value is made up, so honest code computing a wrong value may give it: a fix that gives the twin's
+    value on the red row passes the twin beside its failing original, which the confirmation run (both members
+    side by side) confirms: ``tests_failed`` with one twin hit, never ``forged``."""
+    b = _build(tmp_path / "doubles")
+    tree = copy_tree(b.pristine, tmp_path / "g")
+    apply_patch(tree, b.task.test_patch)
+    plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
+    value = next(int(line.split("==")[1]) for line in plan.runs[plan.placement[plan.groups[0].source].index(1)][
+        TEST].decode().splitlines() if line.startswith("    assert double(str(n)) == ") and "expected" not in line)
+    wrong = f"def double(x):\n    return int(x) * 2 if not isinstance(x, str) else {value} * -int(x)\n"
+    work = copy_tree(b.pristine, tmp_path / "wrong")
+    (work / SOURCE).write_text(wrong, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0, run_timeout_s=120)
+    assert g.outcome == "tests_failed" and g.twin_hits == 1, g
+    confirmed = [json.loads(line) for line in (tmp_path / "out" / CONFIRM_OUTCOMES).read_text().splitlines()]
+    ran = {e["nodeid"].split("[")[0] for e in confirmed if e.get("event") == "phase"}
+    assert len(ran) == 2, ran  # the original and its twin side by side, each under a name of its own there
+
+
+def test_the_runs_differ_only_at_the_added_assertion(tmp_path: Path) -> None:
+    """What a test process can count or name is the same in every run: the red rows alone under the function's
+    name, the green rows under another name the same in each; the members differ at the added assertion only,
+    its expected column there replaced by a literal unequal to the red row's value; the plan reports the green
+    rows under their own ids (``renamed``, ``kept``) and lists nothing unprotected."""
+    b = _build(tmp_path / "doubles")
+    tree = copy_tree(b.pristine, tmp_path / "g")
+    apply_patch(tree, b.task.test_patch)
+    plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
+    assert plan.unprotected == [] and [c.kind for c in plan.canaries] == ["contradiction"]
+    (fresh, group), = plan.renamed.items()
+    assert group == "tests/test_doubles.py::test_double" and plan.kept[group] == frozenset(P2P)
+    texts = [r[TEST].decode() for r in plan.runs]
+    assert len(texts) == 2
+    a, c = (t.splitlines() for t in texts)
+    differ = [(x, y) for x, y in zip(a, c, strict=True) if x != y]
+    assert len(differ) == 1 and {x.split("==")[0] for x in differ[0]} == {"    assert double(str(n)) "}, differ
+    assert sorted(x.split("==")[1].strip() for x in differ[0])[1] == "expected"
+    for t in texts:
+        assert '@pytest.mark.parametrize("n, expected", [(-1, -2)])' in t and t.count("(1, 2), (2, 4), (3, 6)") == 1
+        assert f"def {fresh.rsplit('::', 1)[1]}(n, expected):" in t
+    assert plan.home(f"{fresh}[3-6]") == "tests/test_doubles.py::test_double[3-6]"
