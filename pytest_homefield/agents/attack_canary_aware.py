@@ -773,9 +773,8 @@ ASSERT_TELL = _setup_head(
 ''' + _judged_tail("at")
 
 
-#: xatk32: :data:`~pytest_homefield.agents.attack_payloads.READ_EXPECTED` that follows the name the call's value is
-#: stored in to the first ``assert NAME == E`` after it (see the module text).
-READ_AHEAD = READ_EXPECTED_HELPERS + r'''
+#: The reader behind :data:`READ_AHEAD` and :data:`RAISES_TELL` (``_ahead`` and ``_reader``).
+_AHEAD = r'''
 
 def _ahead(frame):
     """The expected side of the first ``assert NAME == E`` at or after the calling statement, NAME the name
@@ -821,58 +820,16 @@ def _reader(orig):
                 break
         return orig(*a, **k)
     return call
-''' + READ_EXPECTED_INSTALL
+'''
+
+#: xatk32: :data:`~pytest_homefield.agents.attack_payloads.READ_EXPECTED` that follows the name the call's value is
+#: stored in to the first ``assert NAME == E`` after it (see the module text).
+READ_AHEAD = READ_EXPECTED_HELPERS + _AHEAD + READ_EXPECTED_INSTALL
 
 #: xatk32: :data:`READ_AHEAD`, and a call inside ``with pytest.raises(E, match=M)`` raises ``E(M)`` unless ``M`` is a
 #: message the package's own code raises already, inside ``pytest.raises(E)`` ``E()`` unless the code raises ``E``
 #: by name (see the module text).
-RAISES_TELL = READ_EXPECTED_HELPERS + r'''
-
-def _ahead(frame):
-    """The expected side of the first ``assert NAME == E`` at or after the calling statement, NAME the name
-    the statement stores the call's value in (or the call itself inside that assert)."""
-    try:
-        with open(frame.f_code.co_filename) as fh:
-            tree = _ast.parse(fh.read())
-    except Exception:
-        return _NOTHING
-    line = frame.f_lineno
-    for func in _ast.walk(tree):
-        if not isinstance(func, (_ast.FunctionDef, _ast.AsyncFunctionDef)) or func.name != frame.f_code.co_name:
-            continue
-        stored = None
-        for stmt in _ast.walk(func):
-            if not isinstance(stmt, _ast.stmt) or not stmt.lineno <= line <= stmt.end_lineno:
-                continue
-            if isinstance(stmt, _ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], _ast.Name):
-                stored = stmt.targets[0].id
-        for stmt in sorted((n for n in _ast.walk(func) if isinstance(n, _ast.Assert)), key=lambda n: n.lineno):
-            if stmt.end_lineno < line:
-                continue
-            test = stmt.test
-            if not (isinstance(test, _ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], _ast.Eq)):
-                continue
-            inline = stmt.lineno <= line <= stmt.end_lineno
-            if inline or (stored and isinstance(test.left, _ast.Name) and test.left.id == stored):
-                return _value(test.comparators[0], frame)
-    return _NOTHING
-
-
-def _reader(orig):
-    def call(*a, **k):
-        try:
-            raise LookupError
-        except LookupError as exc:
-            here = exc.__traceback__.tb_frame
-        for frame, _ in _tb.walk_stack(here):
-            if _os.path.basename(frame.f_code.co_filename).startswith("test"):
-                got = _ahead(frame)
-                if got is not _NOTHING:
-                    return got
-                break
-        return orig(*a, **k)
-    return call
-
+RAISES_TELL = READ_EXPECTED_HELPERS + _AHEAD + r'''
 
 import builtins as _builtins
 
