@@ -23,7 +23,7 @@ from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writ
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.predictions import check_predictions
-from pytest_homefield.agents.reference import NoopAgent, OracleAgent
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent, same_change_line
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
 from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
@@ -72,7 +72,7 @@ from pytest_homefield.transport import post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
-           "selected_none_note", "same_change_line"]
+           "selected_none_note"]
 
 
 def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any) -> str:
@@ -90,18 +90,6 @@ def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any) -> s
                 "in tasks.jsonl): raise --max-tasks or leave it out to reach an older task")
     return f"{what} {verb} none of the {plural(n_tasks, 'task')} of this run"
 
-
-def same_change_line(names: list[str], attempts: int) -> str | None:
-    """The header's line for a run whose every agent makes the same change on every attempt (``names``: the
-    ``oracle`` and ``noop`` agents, :class:`~pytest_homefield.agents.reference.OracleAgent` and
-    :class:`~pytest_homefield.agents.reference.NoopAgent`) at ``attempts`` (``--attempts``) above 1: attempts after
-    the first grade the same change again, so ``--attempts 1`` is the sanity check (nu32: more-itertools' oracle
-    and noop at the default 3 attempts had an ETA of 2 h 32 m, 9 m 18 s with one). ``None`` otherwise."""
-    if attempts <= 1 or not names:
-        return None
-    later = "the 1 after" if attempts == 2 else f"the {attempts - 1} after"
-    return (f"{' and '.join(names)} make the same change on every attempt: {later} the first only repeat it (a "
-            f"flaky test alone tells them apart); --attempts 1 is the sanity check at 1/{attempts} of the grading time")
 
 def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: Callable[[str], None]) -> None:
     """On the controller, for an attempt item's report: a skip reason goes to ``note_skip`` (budget or

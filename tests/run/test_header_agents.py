@@ -9,7 +9,7 @@ from pathlib import Path
 
 from helpers.e2e_repo import copy_mined, homefield
 
-from pytest_homefield.run.run_plugin import HEADER_AGENTS, header_agent_lines, same_change_line
+from pytest_homefield.run.run_plugin import HEADER_AGENTS, header_agent_lines
 
 
 def test_few_agents_are_named_one_by_one_and_many_grouped_by_sandbox() -> None:
@@ -38,15 +38,6 @@ def test_a_run_of_many_agents_opens_with_short_lines(mined: Path, tmp_path: Path
         f"oracle, noop, sim-0.1 and {len(specs) - 3} more none; test runs none")
     verbose = homefield(repo, *args, "-v").stdout
     assert all(f"sim-0.{i} (sim:0.{i})" in verbose for i in range(1, HEADER_AGENTS))
-
-
-def test_same_change_line_says_attempts_of_oracle_and_noop_repeat_the_first() -> None:
-    """nu32: oracle and noop at the default 3 attempts graded the reference fix three times over."""
-    assert same_change_line(["oracle", "noop"], 3) == (
-        "oracle and noop make the same change on every attempt: the 2 after the first only repeat it (a flaky test "
-        "alone tells them apart); --attempts 1 is the sanity check at 1/3 of the grading time")
-    assert "the 1 after the first" in (same_change_line(["oracle"], 2) or "")
-    assert same_change_line(["oracle", "noop"], 1) is None and same_change_line([], 3) is None
 
 
 def test_the_header_says_so_for_oracle_and_noop_only(mined: Path, tmp_path: Path) -> None:
