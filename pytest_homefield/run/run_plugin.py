@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from pytest_homefield.agents.predictions import check_predictions
 from pytest_homefield.agents.reference import NoopAgent, OracleAgent, same_change_line
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
-from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
+from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RecordError, RunError, StoreError
 from pytest_homefield.layout import (
     VERIFY_PREFIX,
     HomefieldDir,
@@ -75,20 +76,34 @@ __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "Tas
            "selected_none_note"]
 
 
-def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any) -> str:
+def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids: Sequence[str] = ()) -> str:
     """One line for a run or verify whose ``-k`` / ``-m`` (``keyword``, ``markexpr``; ``""`` when not
     given) selected no attempt (pytest's exit 5, which stays): the expressions, among how many tasks
     (``n_tasks``, after ``--max-tasks``) and, when ``cut`` (``meta.json`` ``max_tasks``, ``{"n": N, "of": M}``)
     says ``--max-tasks N`` kept the newest N of M, that an older task is never reached that way (nu32:
-    ``verify --max-tasks 3 -k <the 8th task>`` ran nothing and said only that the task set was partial)."""
+    ``verify --max-tasks 3 -k <the 8th task>`` ran nothing and said only that the task set was partial).
+    ``ids``: the task ids of ``tasks.jsonl`` in its order (newest first); a ``-k`` of one word (a task id or a
+    part of one, as pytest matches it: case aside) is looked up in them, and the line says which task it
+    names and the ``--max-tasks`` that reaches it, or that no task id holds it."""
     given = [f"{flag} {expr!r}" for flag, expr in (("-k", keyword), ("-m", markexpr)) if expr]
     what = " and ".join(given) if given else "the selection (-k, -m, --lf or node ids)"
     verb = "select" if len(given) > 1 else "selects"
+    word = keyword.strip() if re.fullmatch(r"[\w.-]+", keyword.strip()) and not markexpr else ""
+    hits = [i for i, t in enumerate(ids, 1) if word and word.lower() in t.lower()]
     if max_tasks_note(cut) is not None:
         n, of = cut["n"], cut["of"]
-        return (f"{what} {verb} none of the {plural(n, 'task')} --max-tasks {n} kept (the newest {n} of the {of} "
-                "in tasks.jsonl): raise --max-tasks or leave it out to reach an older task")
-    return f"{what} {verb} none of the {plural(n_tasks, 'task')} of this run"
+        head = (f"{what} {verb} none of the {plural(n, 'task')} --max-tasks {n} kept (the newest {n} of the {of} "
+                "in tasks.jsonl)")
+        if hits:
+            task = ids[hits[0] - 1]
+            which = f"task {task} is" if word.lower() == task.lower() else f"{word!r} is in task {task},"
+            return (f"{head}: {which} number {hits[0]} of the {len(ids)} (newest first): --max-tasks {hits[0]} "
+                    "reaches it, or leave --max-tasks out")
+        if word and ids:
+            return f"{head}; no task id in tasks.jsonl holds {word!r}"
+        return f"{head}: raise --max-tasks or leave it out to reach an older task"
+    line = f"{what} {verb} none of the {plural(n_tasks, 'task')} of this run"
+    return f"{line}; no task id in tasks.jsonl holds {word!r}" if word and ids and not hits else line
 
 
 def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: Callable[[str], None]) -> None:
@@ -439,9 +454,13 @@ class RunPlugin(ModePlugin):
             session.exitstatus = pytest.ExitCode.OK
         elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # -k / -m chose no attempt: exit 5 stays
             opt = self.config.option
+            try:
+                ids = [t.id for t in load_tasks(self.settings.tasks_path)]
+            except (RecordError, StoreError, OSError):  # read at the start; a file changed since names no task
+                ids = []
             self.selected_none = selected_none_note(str(getattr(opt, "keyword", "") or ""),
                                                     str(getattr(opt, "markexpr", "") or ""),
-                                                    len(self.session.tasks), self.session.max_tasks)
+                                                    len(self.session.tasks), self.session.max_tasks, ids)
         if self.end.report is None:
             return
         if self.end.write_error and session.exitstatus == pytest.ExitCode.OK:
