@@ -138,7 +138,8 @@ def build_parser(*, export_arguments: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="the port of --serve (default: a free one)")
     p = sub.add_parser("demo", help="build the bundled example repository, mine it, run reference agents, report")
     p.add_argument("--dir", default=None, help="where to build the example repository (default: a temp folder)")
-    p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto")
+    p.add_argument("-n", "--numprocesses", dest="numprocesses", default="auto",
+                   help="xdist workers of its mine and its run: a number, or auto (the default: one per core)")
     return parser
 
 

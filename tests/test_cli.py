@@ -94,3 +94,11 @@ def test_export_takes_the_format_names_without_their_hyphens(capsys: pytest.Capt
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'csv'" in err and "swe-bench-json" in err and err.count("\n") == 1, err
+
+
+def test_demo_help_says_what_n_is(capsys: pytest.CaptureFixture[str]) -> None:
+    """ux33: ``homefield demo --help`` listed ``-n NUMPROCESSES`` with no word of what it is or its default."""
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["demo", "--help"])
+    assert "xdist workers of its mine and its run" in " ".join(capsys.readouterr().out.split())
+    assert build_parser().parse_args(["demo"]).numprocesses == "auto"

@@ -26,7 +26,7 @@ from pathlib import Path
 from types import ModuleType
 
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, scan_path
-from pytest_homefield.mine.pipeline import drop_summary
+from pytest_homefield.mine.pipeline import dropped_line
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import plural
 
@@ -96,16 +96,18 @@ def _mine_summary(repo: Path) -> list[str]:
     home = HomefieldDir(repo)
     tasks = list(read_jsonl(home.tasks))
     mine_dirs = home.mine_dirs()
-    reasons: list[str | None] = []
+    verified: dict[str, str | None] = {}  # the last record per candidate wins, as in the mine's summary
+    scanned: list[str | None] = []
     n_cand = 0
     if mine_dirs:
         n_cand = sum(1 for _ in read_jsonl(candidates_path(mine_dirs[-1])))
-        for path in (results_path(mine_dirs[-1]), scan_path(mine_dirs[-1])):
-            reasons += [r.get("reason") for r in read_jsonl(path)]
+        verified = {str(r.get("commit")): r.get("reason") for r in read_jsonl(results_path(mine_dirs[-1]))}
+        scanned = [r.get("reason") for r in read_jsonl(scan_path(mine_dirs[-1]))]
     vague = sum(1 for t in tasks if not t.get("well_specified", True))
     lines = [f"mined:  {plural(len(tasks), 'task')} from {plural(n_cand, 'candidate')} ({vague} not well specified)"]
-    if any(reasons):
-        lines.append(f"        dropped: {drop_summary(reasons)}")
+    dropped = dropped_line(list(verified.values()), scanned)
+    if dropped:
+        lines.append(f"        dropped: {dropped}")
     return lines
 
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
+from pytest_homefield.agents.reference import same_change_line
 from pytest_homefield.agents.registry import parse_spec
 from pytest_homefield.errors import ProbeError
 from pytest_homefield.layout import HomefieldDir, partial_mine_note
@@ -120,6 +121,11 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
     if settings.budget is not None:
         total += f"; run budget {settings.budget:.2f} USD"
     lines.append(total)
+    agents = plan_agents(settings)
+    if all(a.spec in ("oracle", "noop") for a in agents):  # as the run's header says it (nu32)
+        again = same_change_line([a.name for a in agents], settings.attempts)
+        if again:
+            lines.append(again[0].upper() + again[1:])
     partial = partial_mine_note(HomefieldDir(settings.root))
     if partial:
         lines.append(partial)
@@ -133,7 +139,7 @@ def plan_text(settings: Settings, *, seconds_per_run: float | None = None, cost_
                      "(README: Planning); --seconds-per-run and --cost-per-run replace them.")
     if n_tasks:  # issue 32: what the run could detect, before anything is spent
         earlier = earlier_base_rate(settings)
-        if earlier is None and not any(not is_reference_spec(a.spec) for a in plan_agents(settings)):
+        if earlier is None and not any(not is_reference_spec(a.spec) for a in agents):
             # nu27: a plan of oracle, sim:0.5 and noop after a run of those said "no earlier run of these agents"
             lines.append("Base rate: 50% assumed (every agent of this plan is a reference agent: oracle, noop and "
                          "sim:P, whose pass rates are no agent's; the most noise, so the power below is the least "

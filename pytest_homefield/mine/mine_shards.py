@@ -39,7 +39,7 @@ from typing import Any
 from pytest_homefield.errors import RecordError, ShardMergeError
 from pytest_homefield.layout import HomefieldDir, candidates_path, read_meta, results_path, scan_path, write_meta
 from pytest_homefield.mine.bounds import NOT_VERIFIED
-from pytest_homefield.mine.pipeline import drop_summary, merge_tasks
+from pytest_homefield.mine.pipeline import dropped_line, merge_tasks
 from pytest_homefield.mine.redgreen import root_commits
 from pytest_homefield.records import Task, check_meta, load_tasks
 from pytest_homefield.sandbox import nofollow
@@ -77,7 +77,7 @@ class MineMerge:
                f"{plural(len(self.records), 'candidate')}; {plural(len(self.tasks), 'task')} in "
                f"{HomefieldDir(root).tasks.relative_to(root)}"]
         scan_reasons = [r.get("reason") for r in read_jsonl(scan_path(self.mine_dir))]
-        dropped = drop_summary([r.get("reason") for r in self.records] + scan_reasons)
+        dropped = dropped_line([r.get("reason") for r in self.records], scan_reasons)
         if dropped:
             out.append(f"Dropped: {dropped}")
         if self.reconciled:

@@ -68,6 +68,7 @@ from pytest_homefield.mine.setup_help import install_hint, module_file
 from pytest_homefield.mine.summary import (
     collection_errors_line,
     drop_summary,
+    dropped_line,
     env_summary,
     failing_with_reference_line,
     missing_modules_line,
@@ -95,6 +96,7 @@ __all__ = [
     "merge_tasks",
     "candidates_digest",
     "drop_summary",
+    "dropped_line",
     "setup_hint",
     "missing_modules_line",
     "network_line",
@@ -637,7 +639,7 @@ class MineSession:
                      + (f" (earlier verification records of the same inputs; {flag_in(command, 'reverify')} runs "
                         "them again)"
                         if n_reused else ""))
-        dropped = drop_summary([r.get("reason") for r in verified] + scan_reasons)
+        dropped = dropped_line([r.get("reason") for r in verified], scan_reasons)
         if dropped:
             lines.append(f"Dropped: {dropped}")
         vague = vague_line(tasks, self.settings.spec_threshold)

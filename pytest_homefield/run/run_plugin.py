@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,17 @@ from _pytest.junitxml import xml_key  # pytest's own stash key of the JUnit writ
 
 from pytest_homefield.agents.base import Agent
 from pytest_homefield.agents.predictions import check_predictions
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent, same_change_line
 from pytest_homefield.agents.registry import hook_agents, make_agents, unstartable
 from pytest_homefield.collect import is_worker, mark_item, redirect_collection, xfail_reason
-from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RunError
-from pytest_homefield.layout import VERIFY_PREFIX, HomefieldDir, max_tasks_note, partial_mine_note, tries_path
+from pytest_homefield.errors import AgentSpecError, PredictionsSpecError, RecordError, RunError, StoreError
+from pytest_homefield.layout import (
+    VERIFY_PREFIX,
+    HomefieldDir,
+    max_tasks_note,
+    partial_mine_note,
+    tries_path,
+)
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import (
     CLIENT_MISSING,
@@ -64,8 +72,38 @@ from pytest_homefield.terminal.progress import plural
 from pytest_homefield.transport import post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
-           "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook"]
+           "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
+           "selected_none_note"]
 
+
+def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids: Sequence[str] = ()) -> str:
+    """One line for a run or verify whose ``-k`` / ``-m`` (``keyword``, ``markexpr``; ``""`` when not
+    given) selected no attempt (pytest's exit 5, which stays): the expressions, among how many tasks
+    (``n_tasks``, after ``--max-tasks``) and, when ``cut`` (``meta.json`` ``max_tasks``, ``{"n": N, "of": M}``)
+    says ``--max-tasks N`` kept the newest N of M, that an older task is never reached that way (nu32:
+    ``verify --max-tasks 3 -k <the 8th task>`` ran nothing and said only that the task set was partial).
+    ``ids``: the task ids of ``tasks.jsonl`` in its order (newest first); a ``-k`` of one word (a task id or a
+    part of one, as pytest matches it: case aside) is looked up in them, and the line says which task it
+    names and the ``--max-tasks`` that reaches it, or that no task id holds it."""
+    given = [f"{flag} {expr!r}" for flag, expr in (("-k", keyword), ("-m", markexpr)) if expr]
+    what = " and ".join(given) if given else "the selection (-k, -m, --lf or node ids)"
+    verb = "select" if len(given) > 1 else "selects"
+    word = keyword.strip() if re.fullmatch(r"[\w.-]+", keyword.strip()) and not markexpr else ""
+    hits = [i for i, t in enumerate(ids, 1) if word and word.lower() in t.lower()]
+    if max_tasks_note(cut) is not None:
+        n, of = cut["n"], cut["of"]
+        head = (f"{what} {verb} none of the {plural(n, 'task')} --max-tasks {n} kept (the newest {n} of the {of} "
+                "in tasks.jsonl)")
+        if hits:
+            task = ids[hits[0] - 1]
+            which = f"task {task} is" if word.lower() == task.lower() else f"{word!r} is in task {task},"
+            return (f"{head}: {which} number {hits[0]} of the {len(ids)} (newest first): --max-tasks {hits[0]} "
+                    "reaches it, or leave --max-tasks out")
+        if word and ids:
+            return f"{head}; no task id in tasks.jsonl holds {word!r}"
+        return f"{head}: raise --max-tasks or leave it out to reach an older task"
+    line = f"{what} {verb} none of the {plural(n_tasks, 'task')} of this run"
+    return f"{line}; no task id in tasks.jsonl holds {word!r}" if word and ids and not hits else line
 
 
 def forward_report(config: pytest.Config, report: pytest.TestReport, note_skip: Callable[[str], None]) -> None:
@@ -198,6 +236,8 @@ class RunPlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, reports: RunReports) -> None:
         super().__init__(config, settings)
         self.reports = reports
+        #: the line saying -k / -m selected no attempt (:func:`selected_none_note`), once the session ended so
+        self.selected_none: str | None = None
         self._tries: TryLog | None = None  # the run's tries.jsonl, once the session is made
         if settings.adaptive:  # before the run folder is made (issue 32)
             why = adaptive_refusal(shard=settings.shard, dist=config.getoption("dist", None))
@@ -382,6 +422,10 @@ class RunPlugin(ModePlugin):
             lines.append(f"homefield shard {s.shard}: {len(s.tasks)} of the tasks"
                          + (f"; budget {self.settings.budget:.2f} USD split evenly over {s.shard.count} shards: "
                             f"{s.budget_usd:.2f} USD here" if s.budget_usd is not None else ""))
+        same = [a.name for a in s.agents if isinstance(a, (OracleAgent, NoopAgent))]
+        again = same_change_line(same, self.settings.attempts) if len(same) == len(s.agents) else None
+        if again and not self.verifying:
+            lines.append(f"homefield: {again}")
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): {boxed}")
@@ -408,6 +452,15 @@ class RunPlugin(ModePlugin):
         self.end = self.session.finish(self.reports)
         if self.session.nothing_to_resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
             session.exitstatus = pytest.ExitCode.OK
+        elif session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # -k / -m chose no attempt: exit 5 stays
+            opt = self.config.option
+            try:
+                ids = [t.id for t in load_tasks(self.settings.tasks_path)]
+            except (RecordError, StoreError, OSError):  # read at the start; a file changed since names no task
+                ids = []
+            self.selected_none = selected_none_note(str(getattr(opt, "keyword", "") or ""),
+                                                    str(getattr(opt, "markexpr", "") or ""),
+                                                    len(self.session.tasks), self.session.max_tasks, ids)
         if self.end.report is None:
             return
         if self.end.write_error and session.exitstatus == pytest.ExitCode.OK:
@@ -432,6 +485,8 @@ class RunPlugin(ModePlugin):
     def write_summary(self, terminalreporter: Any) -> None:
         tr, s, report = terminalreporter, self.session, self.end.report
         tr.section("homefield report", sep="=", bold=True)
+        if self.selected_none:
+            tr.write_line(f"homefield: {self.selected_none}", yellow=True, bold=True)
         if s.nothing_to_resume:
             tr.write_line(f"nothing to resume: every attempt of run {s.run_id} is already recorded", green=True)
         for why in self._refused():

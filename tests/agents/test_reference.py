@@ -4,7 +4,7 @@ sim:P cannot answer (it is not a model)."""
 from __future__ import annotations
 
 from pytest_homefield.agents.base import Completer, can_complete
-from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent
+from pytest_homefield.agents.reference import NoopAgent, OracleAgent, SimAgent, same_change_line
 
 
 def test_oracle_recites_and_noop_answers_nothing() -> None:
@@ -15,3 +15,13 @@ def test_oracle_recites_and_noop_answers_nothing() -> None:
     assert (c.text, c.outcome, c.cost_usd) == ("", None, 0.0)
     assert isinstance(oracle, Completer) and can_complete(oracle)
     assert not can_complete(SimAgent(name="sim-0.5", spec="sim:0.5", p=0.5))
+
+
+def test_same_change_line_says_attempts_of_oracle_and_noop_repeat_the_first() -> None:
+    """nu32: oracle and noop at the default 3 attempts graded the reference fix three times over."""
+    assert same_change_line(["oracle", "noop"], 3) == (
+        "oracle and noop make the same change on every attempt: the 2 after the first only repeat it (a flaky test "
+        "alone tells them apart); --attempts 1 is the sanity check at 1/3 of the grading time")
+    assert "the 1 after the first" in (same_change_line(["oracle"], 2) or "")
+    assert same_change_line(["oracle", "noop"], 1) is None and same_change_line([], 3) is None
+

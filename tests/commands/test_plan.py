@@ -263,3 +263,18 @@ def test_a_bad_flag_is_named_as_typed(settings: Settings, monkeypatch: pytest.Mo
     monkeypatch.chdir(settings.root)
     assert main(argv) == 2
     assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_a_plan_of_oracle_and_noop_says_one_attempt_is_the_sanity_check(settings: Settings) -> None:
+    """nu32: oracle and noop at the default 3 attempts graded the reference fix three times over; the plan says
+    so after its total, as the run's header does."""
+    settings.agents = ["oracle", "noop"]
+    lines = plan_text(settings).splitlines()
+    total = next(i for i, line in enumerate(lines) if line.startswith("Total:"))
+    assert lines[total + 1] == ("Oracle and noop make the same change on every attempt: the 2 after the first only "
+                                "repeat it (a flaky test alone tells them apart); --attempts 1 is the sanity check at "
+                                "1/3 of the grading time")
+    settings.agents = ["oracle", "sim:0.5"]  # sim:P draws per attempt
+    assert "make the same change" not in plan_text(settings)
+    settings.agents, settings.attempts = ["oracle", "noop"], 1
+    assert "make the same change" not in plan_text(settings)

@@ -51,7 +51,8 @@ def test_three_mining_shards_merged_equal_one_mine(mined: Path, tmp_path: Path) 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     n_tasks, n_cand = len(_tasks(mined)), len(list(read_jsonl(one / "candidates.jsonl")))
     assert f"Merged 3 mine folders (1/3, 2/3, 3/3): {n_tasks} tasks from {n_cand} candidates; {n_tasks} tasks in " \
-        ".homefield/tasks.jsonl" in proc.stdout and "Dropped: docs only 1" in proc.stdout
+        ".homefield/tasks.jsonl" in proc.stdout
+    assert "Dropped: 2 commits at the scan, before any test (docs only 1, root commit 1)" in proc.stdout
     assert _tasks(merged) == _tasks(mined)
     assert {t["env_fingerprint"] for t in _tasks(merged)} <= {p.stem for p in (merged / ".homefield/envs").iterdir()}
     new = max((merged / ".homefield" / "mine").iterdir())
@@ -99,7 +100,7 @@ def test_overlaps_agreeing_are_counted_once_disagreeing_refused(tmp_path: Path) 
     m = merge_mines([s1, s2], repo)
     assert m.reconciled == 1 and [t.id for t in m.tasks] == [b[:12], a[:12]]  # newest commit first
     assert [r["id"] for r in m.records] == [a[:12], b[:12], c[:12]]  # scan order
-    assert "Dropped: flaky 1" in m.lines(repo)
+    assert "Dropped: 1 of 3 candidates verified (flaky 1)" in m.lines(repo)
     s3 = _folder(tmp_path / "in", "s3", "2/2", [_record(b, None), _record(a, "reference_fails")])
     with pytest.raises(ShardMergeError, match=rf"candidate {a[:12]} was verified in .*s1 \(kept\) and in .*s3 "
                                               r"\(reference fails\) with different results"):

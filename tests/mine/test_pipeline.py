@@ -20,6 +20,7 @@ from pytest_homefield.mine.pipeline import (
     MAX_TASKS_REACHED,
     MineSession,
     drop_summary,
+    dropped_line,
     env_summary,
     freeze_candidates,
     merge_tasks,
@@ -157,6 +158,18 @@ def test_drop_summary() -> None:
         "reference fails 2, passes without change 1")
 
 
+def test_dropped_line_keeps_the_candidates_dropped_apart_from_the_commits_the_scan_set_aside() -> None:
+    """ux33: the demo's ``Mined 8 tasks from 11 candidates`` was followed by 8 drops in one list, 5 of them
+    commits the scan set aside, which never were candidates."""
+    scan = ["no_test_change", "docs_only", "no_test_change"]
+    assert dropped_line(["reference_fails", None, "flaky", None], scan) == (
+        "2 of 4 candidates verified (reference fails 1, flaky 1); 3 commits at the scan, before any test "
+        "(no test change 2, docs only 1)")
+    assert dropped_line([None], ["docs_only"]) == "1 commit at the scan, before any test (docs only 1)"
+    assert dropped_line(["flaky"], []) == "1 of 1 candidate verified (flaky 1)"
+    assert dropped_line([None, None], []) is None and dropped_line([], []) is None
+
+
 # -- the mining session ----------------------------------------------------------------------------
 
 
@@ -222,7 +235,8 @@ def test_finish_merges_the_last_record_per_commit(tmp_path: Path) -> None:
     assert [t.id for t in load_tasks(session.settings.tasks_path)] == ["ee" * 6, a[:12]]
     assert lines[0] == "Mined 1 task from 3 candidates (4 commits examined); 2 tasks in .homefield/tasks.jsonl"
     assert lines[1] == "Candidates: reused 0, verified 2"
-    assert lines[2] == "Dropped: reference fails 1, docs only 1"
+    assert lines[2] == ("Dropped: 1 of 2 candidates verified (reference fails 1); 1 commit at the scan, before any "
+                        "test (docs only 1)")
     # nu28: how many tasks are vague was said by homefield tasks only
     assert lines[3].startswith("Vague: 1 of the 2 tasks (spec_score < 0.5; ")
     assert lines[4].startswith(f"  {a[:12]}  task ") and "F2P=1 " in lines[4] and " verified " in lines[4]

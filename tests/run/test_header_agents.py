@@ -38,3 +38,14 @@ def test_a_run_of_many_agents_opens_with_short_lines(mined: Path, tmp_path: Path
         f"oracle, noop, sim-0.1 and {len(specs) - 3} more none; test runs none")
     verbose = homefield(repo, *args, "-v").stdout
     assert all(f"sim-0.{i} (sim:0.{i})" in verbose for i in range(1, HEADER_AGENTS))
+
+
+def test_the_header_says_so_for_oracle_and_noop_only(mined: Path, tmp_path: Path) -> None:
+    repo = copy_mined(mined, tmp_path / "repo")
+    line = "homefield: oracle and noop make the same change on every attempt: the 1 after the first only repeat it"
+    proc = homefield(repo, "run", "--agent", "oracle", "--agent", "noop", "--attempts", "2", "-k", "no-such-item")
+    assert line in proc.stdout, proc.stdout
+    for args in (["--agent", "oracle", "--agent", "noop", "--attempts", "1"],  # already one attempt
+                 ["--agent", "oracle", "--agent", "sim:0.5", "--attempts", "2"]):  # sim:P draws per attempt
+        proc = homefield(repo, "run", *args, "-k", "no-such-item")
+        assert "make the same change" not in proc.stdout and "homefield agents:" in proc.stdout, proc.stdout
