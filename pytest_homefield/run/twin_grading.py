@@ -825,10 +825,13 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     """The PASS_TO_PASS rows set apart (``ids``, :func:`rows_apart_ids`) checked *with* the assertion the commit
     added (docs/contracts.md §7, "rows set apart"): one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`)
     holding ``files`` (:func:`rows_files`: the task's test files as the hidden tests give them, no twin, no
-    appended function), selecting ``ids`` alone; its log's tail and events are kept in ``out_dir`` as
-    :data:`ROWS_LOG` and :data:`ROWS_OUTCOMES`. ``run``: :func:`run_tests`'s options. The grading merges its
-    outcomes as the worst with the runs apart, and only for ``ids``: whatever else the process reports is read
-    by no one; a run that did not complete (:func:`run_completes`) gives ``error`` for every one of them.
+    appended function), selecting the functions of ``ids`` (:func:`function_id`: every row of each, as mining's
+    targeted runs select group functions, never an instance id for pytest to parse from its command line: one
+    it did not find would leave a real fix's rows unreported, ``error``); its log's tail and events are
+    kept in ``out_dir`` as :data:`ROWS_LOG` and :data:`ROWS_OUTCOMES`. ``run``: :func:`run_tests`'s options. The
+    grading merges its outcomes as the worst with the runs apart, and only for ``ids``: whatever else the process
+    reports (the FAIL_TO_PASS rows of those functions among it) is read by no one; a run that did not complete
+    (:func:`run_completes`) gives ``error`` for every one of them.
 
     Why it gives a forger nothing: the run is made only after every run apart and the confirmation run have
     ended, and its outcomes can only lower ``ids``' (the worst is kept; an id not reported is ``error``), never
@@ -842,7 +845,7 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     folder = _fresh_copy(gdir, tmp, files)
     into = tmp / "rows-out"
     try:
-        made = run_tests(folder, test_cmd, list(ids), out_dir=into, **run)
+        made = run_tests(folder, test_cmd, sorted({function_id(i) for i in ids}), out_dir=into, **run)
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     for name, source in ((ROWS_LOG, LOG_FILE), (ROWS_OUTCOMES, OUTCOMES_FILE)):

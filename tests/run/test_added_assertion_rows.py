@@ -8,7 +8,7 @@ the planner gave it a sentinel and listed it ``unprotected`` (``canary_rows.NOT_
 alone (r26, 455 s). add32 sets its rows apart (``canary_rows.rows_apart``): every member holds the red rows alone,
 the twin expects a made-up value at the added assertion, and the PASS_TO_PASS rows run in every run alike under
 another name without it, reported under their own ids; grn33 checks them with it too, in one more run of the task's
-test files unmodified selecting them alone, after the runs apart (``twin_grading.rows_run``).
+test files unmodified selecting their function, read for them alone, after the runs apart (``twin_grading.rows_run``).
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> Non
 
 def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regression(tmp_path: Path) -> None:
     """The PASS_TO_PASS rows are checked with the added assertion too (one more run of the task's test files
-    unmodified, selecting them alone): a fix of the red row that breaks ``double(str(3))`` only, which the parent's
+    unmodified, selecting their function): a fix of the red row that breaks ``double(str(3))`` only, which the parent's
     assertion never calls, is a regression (it was solved when those rows ran only apart, without that assertion);
     the run's log and events are kept."""
     b = _build(tmp_path / "doubles")
@@ -137,7 +137,7 @@ def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regressio
     assert g.outcome == "regression" and g.failing_p2p == ["tests/test_doubles.py::test_double[3-6]"], g
     events = [json.loads(line) for line in (out / ROWS_OUTCOMES).read_text().splitlines()]
     ran = {e["nodeid"] for e in events if e.get("event") == "phase"}
-    assert ran == set(P2P), ran  # the PASS_TO_PASS rows alone, under their own ids
+    assert ran == {*P2P, *F2P}, ran  # the function whole, under its own ids (only its PASS_TO_PASS rows are read)
     assert (out / ROWS_LOG).is_file()
 
 
