@@ -34,12 +34,16 @@ from pytest_homefield.run.twin_grading import (
     apart_runs,
     canary_verdict,
     confirm_excused,
+    merge_rows,
     merge_runs,
     needs_reference_check,
     parent_checked_seed,
     parent_told,
     reference_due,
     reference_passes,
+    rows_apart_ids,
+    rows_files,
+    rows_run,
     run_completes,
     twin_options,
 )
@@ -258,7 +262,11 @@ def grade(
     expecting another exception) only
     one the reference fix fails too (:func:`reference_passes`; ``tests_failed`` when that check cannot be made;
     made whenever a group holding such a twin had any member pass, whichever: :func:`reference_due`);
-    ``canaries.json`` (seed and ids) is written into ``out_dir`` only after the test process has ended. A change
+    ``canaries.json`` (seed and ids) is written into ``out_dir`` only after the test process has ended. A plan
+    that sets a function's PASS_TO_PASS rows apart (:func:`~pytest_homefield.sandbox.canary_rows.rows_apart`: they
+    run apart without the assertion the commit added) has them checked with it too, by one more test process on
+    the task's test files unmodified after every other run of the change (:func:`rows_run`, not when the
+    confirmation run found a forgery), the worst outcome kept. A change
     that is the task's reference fix, file by file (:func:`is_reference_fix`: the oracle's, a ``sim:P`` hit, an
     agent that wrote the very same change), is graded without canaries: mining checked them against it, and twin
     runs cost a test process each. ``before_tests`` is called once, before the first test process of a
@@ -340,6 +348,16 @@ def grade(
                 return g
             targets = [*targets, *(t for t in plan.targets if t not in targets)]
             g.canaries, g.canary_seed = len(plan.canaries), seed
+        # the PASS_TO_PASS rows set apart, checked again with the assertion the commit added (rows_run): the
+        # bytes of their test files as the hidden tests give them, read before any test process ran
+        rows_ids = rows_apart_ids(plan, [i for i in task.PASS_TO_PASS if i not in flaky])
+        try:
+            rows_bytes: dict[str, bytes] | None = rows_files(gdir, rows_ids)
+        except OSError:  # not a regular file there (the change made a link on its way): not checked, not passed
+            rows_bytes = None
+        # what the run of the rows gives when it cannot be judged (outcome, error): applied past the forged verdict
+        # only, so that this run's test process cannot turn a forgery the runs apart showed into another outcome
+        rows_note: tuple[str, str] | None = None
         made: list[TestRun] = []
         try:
             if plan is not None:
@@ -436,6 +454,22 @@ def grade(
         g.test_s += confirmed.seconds
         g.twin_hits = len(confirmed.hits)
         merged.update({i: "failed" for i in confirmed.unsteady})  # passed apart only: not solved, not forged
+        if rows_ids and unconfirmed is None:  # after every run of the agent's code apart (rows_run's docstring)
+            checked = {i: "error" for i in rows_ids}
+            if rows_bytes is not None:
+                try:
+                    rows = rows_run(rows_ids, rows_bytes, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
+                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
+                                    network=network, memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+                except ServiceError as exc:
+                    rows_note = ("infra", str(exc))
+                else:
+                    g.test_s += rows.run.wall_s
+                    stopped = rows.run.over_writes or rows.run.over_events
+                    if stopped:  # as for the runs apart: the agent's code wrote or sent it
+                        rows_note = ("agent_error", f"hidden tests: {stopped}")
+                    checked, timeouts = rows.outcomes, timeouts | rows.timeouts
+            merge_rows(merged, checked)
     g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
     forged = canary_verdict(plan, merged, task.FAIL_TO_PASS) if plan is not None else None
     excused: set[str] | None = None
@@ -464,6 +498,9 @@ def grade(
     if forged is not None:
         g.canary, g.error, g.twin_hits = *forged, 0
         g.outcome = "forged"
+        return g
+    if rows_note is not None:
+        g.outcome, g.error = rows_note
         return g
     checked_p2p = [i for i in task.PASS_TO_PASS if i not in flaky]
     g.failing_p2p = [i for i in checked_p2p if merged.get(i) != "passed"]

@@ -31,7 +31,7 @@ import shutil
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -55,14 +55,15 @@ from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
-from pytest_homefield.sandbox.twin_runs import TWIN_MARK, TwinPlan, statement_at
+from pytest_homefield.sandbox.twin_runs import _RANK, TWIN_MARK, TwinPlan, statement_at
 from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 
 __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
-           "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes"]
+           "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
+           "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -80,6 +81,10 @@ CONFIRM_OUTCOMES = "confirm.outcomes.jsonl"
 #: made: its log's tail and its events.
 CONFIRM_PARENT_LOG = "confirm-parent.log"
 CONFIRM_PARENT_OUTCOMES = "confirm-parent.outcomes.jsonl"
+#: The artifacts of the run of the PASS_TO_PASS rows set apart with the task's test files unmodified
+#: (:func:`rows_run`), when one was made: its log's tail and its events as the process reported them.
+ROWS_LOG = "rows.log"
+ROWS_OUTCOMES = "rows.outcomes.jsonl"
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -785,6 +790,79 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, OUTCOMES_FILE, "".join(line + "\n" for line in events).encode())
     return made
+
+
+def rows_apart_ids(plan: TwinPlan | None, pass_to_pass: Collection[str]) -> list[str]:
+    """The ids of ``pass_to_pass`` (the task's PASS_TO_PASS ids the grading checks) that ``plan`` sets apart
+    (:attr:`TwinPlan.renamed`'s groups' :attr:`TwinPlan.kept`: they run in every run in an appended function
+    whose added assertion is ``pass``), sorted; empty without a plan or when it sets no rows apart."""
+    if plan is None:
+        return []
+    groups = set(plan.renamed.values())
+    return sorted(i for i in pass_to_pass if any(i in plan.kept.get(g, ()) for g in groups))
+
+
+def rows_files(gdir: Path, ids: Collection[str]) -> dict[str, bytes]:
+    """The bytes of the test files holding ``ids`` (node ids) in ``gdir`` (the grading copy with the hidden tests
+    applied): read before any test process of the grading ran, so that :func:`rows_run` writes the task's test
+    files unmodified whatever a run wrote into the grading copy afterwards. ``OSError``: one cannot be read
+    (never through a link)."""
+    return {p: nofollow.read_bytes(gdir, p) for p in sorted({i.split("::", 1)[0] for i in ids})}
+
+
+class RowsChecked(NamedTuple):
+    """What :func:`rows_run` found. ``outcomes``: each selected id → its outcome there (``error`` when not
+    reported); ``timeouts``: the ids pytest-timeout failed, or every selected id when the run hit its timeout;
+    ``run``: the test run."""
+
+    outcomes: dict[str, str]
+    timeouts: set[str]
+    run: TestRun
+
+
+def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
+             **run: Any) -> RowsChecked:
+    """The PASS_TO_PASS rows set apart (``ids``, :func:`rows_apart_ids`) checked *with* the assertion the commit
+    added (docs/contracts.md §7, "rows set apart"): one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`)
+    holding ``files`` (:func:`rows_files`: the task's test files as the hidden tests give them, no twin, no
+    appended function), selecting the functions of ``ids`` (:func:`function_id`: every row of each, as mining's
+    targeted runs select group functions, never an instance id for pytest to parse from its command line: one
+    it did not find would leave a real fix's rows unreported, ``error``); its log's tail and events are
+    kept in ``out_dir`` as :data:`ROWS_LOG` and :data:`ROWS_OUTCOMES`. ``run``: :func:`run_tests`'s options. The
+    grading merges its outcomes as the worst with the runs apart, and only for ``ids``: whatever else the process
+    reports (the FAIL_TO_PASS rows of those functions among it) is read by no one; a run that did not complete
+    (:func:`run_completes`) gives ``error`` for every one of them.
+
+    Why it gives a forger nothing: the run is made only after every run apart and the confirmation run have
+    ended, and its outcomes can only lower ``ids``' (the worst is kept; an id not reported is ``error``), never
+    another id's. Its file is told from the runs apart at a glance (the original function whole: every row, the
+    added assertion reading its column), so a test process learns there only that it is this run, which it could
+    exploit only by passing the PASS_TO_PASS rows, as a real fix does; the FAIL_TO_PASS rows are judged in the
+    runs apart alone, where the original member must still pass and its twin fail with nothing told between the
+    runs, as before. The values the file shows (each row's expected one) are those its rows already hold in the
+    runs apart (the FAIL_TO_PASS rows' in every member, the PASS_TO_PASS rows' in the appended function), so it
+    shows no value a forger could not read there. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    folder = _fresh_copy(gdir, tmp, files)
+    into = tmp / "rows-out"
+    try:
+        made = run_tests(folder, test_cmd, sorted({function_id(i) for i in ids}), out_dir=into, **run)
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    for name, source in ((ROWS_LOG, LOG_FILE), (ROWS_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    whole = run_completes(made)  # a run that died on the way or timed out: every id it selected is "error"
+    outcomes = {i: made.outcomes.get(i, "error") if whole else "error" for i in ids}
+    timeouts = set(ids) if made.timed_out else {i for i in ids if i in made.test_timeouts}
+    return RowsChecked(outcomes, timeouts, made)
+
+
+def merge_rows(merged: dict[str, str], checked: Mapping[str, str]) -> None:
+    """Give each id of ``checked`` (:attr:`RowsChecked.outcomes`) in ``merged`` (:func:`merge_runs`'s, changed in
+    place) the worse of its two outcomes (:meth:`TwinPlan.merge`'s order); an id ``merged`` lacks (the runs apart
+    did not report it) stays ``error``: the run of the rows can lower an outcome, never raise one."""
+    for i, o in checked.items():
+        merged[i] = min(merged.get(i, "error"), o, key=lambda x: _RANK.get(x, 0))
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:

@@ -7,11 +7,13 @@ the planner gave it a sentinel and listed it ``unprotected`` (``canary_rows.NOT_
 ``solved``: on humanize's 17 tasks, read-expected, read-expected-aware and twin-name-oracle were solved on this task
 alone (r26, 455 s). add32 sets its rows apart (``canary_rows.rows_apart``): every member holds the red rows alone,
 the twin expects a made-up value at the added assertion, and the PASS_TO_PASS rows run in every run alike under
-another name without it, reported under their own ids.
+another name without it, reported under their own ids; grn33 checks them with it too, in one more run of the task's
+test files unmodified selecting their function, read for them alone, after the runs apart (``twin_grading.rows_run``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shlex
 import sys
@@ -34,7 +36,7 @@ from pytest_homefield.mine.prompt import clean_prompt
 from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
 from pytest_homefield.run.grading import grade
-from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES
+from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, ROWS_LOG, ROWS_OUTCOMES, merge_rows, rows_apart_ids
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
@@ -119,6 +121,62 @@ def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> Non
     b = _build(tmp_path / "doubles")
     broken = "def double(x):\n    x = int(x)\n    return x * 2 if x != 3 else 7\n"
     assert _grade(b, tmp_path, "broken", broken).startswith("regression")
+
+
+def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regression(tmp_path: Path) -> None:
+    """The PASS_TO_PASS rows are checked with the added assertion too (one more run of the task's test files
+    unmodified, selecting their function): a fix of the red row that breaks ``double(str(3))`` only, which the parent's
+    assertion never calls, is a regression (it was solved when those rows ran only apart, without that assertion);
+    the run's log and events are kept."""
+    b = _build(tmp_path / "doubles")
+    broken = "def double(x):\n    if x == '3':\n        return 7\n    return int(x) * 2\n"
+    work = copy_tree(b.pristine, tmp_path / "broken")
+    (work / SOURCE).write_text(broken, encoding="utf-8")
+    out = tmp_path / "out"
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=out, canary_seed=0, run_timeout_s=120)
+    assert g.outcome == "regression" and g.failing_p2p == ["tests/test_doubles.py::test_double[3-6]"], g
+    events = [json.loads(line) for line in (out / ROWS_OUTCOMES).read_text().splitlines()]
+    ran = {e["nodeid"] for e in events if e.get("event") == "phase"}
+    assert ran == {*P2P, *F2P}, ran  # the function whole, under its own ids (only its PASS_TO_PASS rows are read)
+    assert (out / ROWS_LOG).is_file()
+
+
+def test_a_rows_run_that_dies_fails_every_row_it_selected(tmp_path: Path) -> None:
+    """A change that kills the test process where only the run of the rows calls it (``double('3')``, which the
+    runs apart never call: their appended function has ``pass`` for the added assertion) leaves no row of that run
+    passed, whatever it reported before dying: a regression on every PASS_TO_PASS row set apart."""
+    b = _build(tmp_path / "doubles")
+    dies = "import os\n\ndef double(x):\n    if x == '3':\n        os._exit(3)\n    return int(x) * 2\n"
+    assert _grade(b, tmp_path, "dies", dies) == "regression: 3/3 PASS_TO_PASS broke"
+
+
+def test_a_rows_run_over_its_writes_is_an_agent_error(tmp_path: Path) -> None:
+    """A change that writes past ``max_test_write_mb`` where only the run of the rows calls it is ``agent_error``,
+    as in the runs apart (its code wrote it), with the reason."""
+    b = _build(tmp_path / "doubles")
+    writes = ("import os, tempfile, time\n\ndef double(x):\n    if x == '3':\n"
+              "        with open(os.path.join(tempfile.gettempdir(), 'big'), 'wb') as f:\n"
+              "            f.write(b'x' * (8 << 20))\n        time.sleep(3)\n    return int(x) * 2\n")
+    work = copy_tree(b.pristine, tmp_path / "writes")
+    (work / SOURCE).write_text(writes, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
+              run_timeout_s=120, write_mb=2)
+    assert g.outcome == "agent_error" and "hidden tests:" in (g.error or ""), g
+
+
+def test_the_rows_run_only_lowers_the_ids_it_checked(tmp_path: Path) -> None:
+    """``rows_apart_ids``: the PASS_TO_PASS ids of the groups set apart, none without a plan or when none is set
+    apart; ``merge_rows``: the worse of the two outcomes, an id the runs apart did not report stays ``error``."""
+    b = _build(tmp_path / "doubles")
+    tree = copy_tree(b.pristine, tmp_path / "g")
+    apply_patch(tree, b.task.test_patch)
+    plan = plan_twins(tree, F2P, seed=0, parent={TEST: (b.pristine / TEST).read_bytes()}, pass_to_pass=P2P)
+    assert rows_apart_ids(plan, [*P2P, "tests/test_other.py::test_x"]) == sorted(P2P)
+    assert rows_apart_ids(plan, P2P[:1]) == P2P[:1]  # a flaky id left out is not checked again
+    assert rows_apart_ids(None, P2P) == [] and rows_apart_ids(dataclasses.replace(plan, renamed={}), P2P) == []
+    merged = {P2P[0]: "passed", P2P[1]: "failed"}
+    merge_rows(merged, {P2P[0]: "failed", P2P[1]: "passed", P2P[2]: "passed"})
+    assert merged == {P2P[0]: "failed", P2P[1]: "failed", P2P[2]: "error"}
 
 
 def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> None:

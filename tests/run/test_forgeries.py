@@ -28,7 +28,7 @@ from pytest_homefield.records import Result, Task
 from pytest_homefield.run import twin_grading
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import grade
-from pytest_homefield.run.twin_grading import CANARIES_FILE
+from pytest_homefield.run.twin_grading import CANARIES_FILE, ROWS_LOG
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK
@@ -69,6 +69,7 @@ def test_reference_fix_fails_every_canary(task: Task, cache: SnapshotCache, tmp_
     assert r.outcome == "solved" and r.canary is None, r
     planted = json.loads((art / CANARIES_FILE).read_text())
     assert isinstance(planted["seed"], int) and planted["canaries"] and planted["apart"], planted
+    assert not planted["renamed"] and not (art / ROWS_LOG).exists()  # no rows set apart: no run of them (§7)
     seen = {0: 0, 1: 0}
     for source, members in planted["placement"].items():
         for n, member in enumerate(members, 1):
