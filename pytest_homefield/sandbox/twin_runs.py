@@ -59,6 +59,7 @@ from pytest_homefield.sandbox.canaries import (
 )
 from pytest_homefield.sandbox.canary_added import allow, fixed_lines, same_kept
 from pytest_homefield.sandbox.canary_io import _call, _statement_of, file_alike, keep_relation, variants
+from pytest_homefield.sandbox.canary_loop import loop_rows_site
 from pytest_homefield.sandbox.canary_near import MAX_DRAWN, as_near, near_alternatives, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import order_site
 from pytest_homefield.sandbox.canary_parent import ParentText, parent_alternatives, unseen
@@ -556,15 +557,18 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         parents[fid] = _find(before, classes, func) if before is not None else None
         may = allow(fixed_lines(node, parents[fid])) if parents[fid] is not None else None
 
+        rows = any(i.startswith(fid + "[") for i in ids[1])
+
         def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
-                 classes: list[str] = classes) -> Site | None:
+                 classes: list[str] = classes, rows: bool = rows) -> Site | None:
+            # a loop's rows are twinned only when no PASS_TO_PASS instance runs them (canary_loop)
             return keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
                 or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages, unraised), node,
                                  twins, rng, alike) \
+                or (loop_rows_site(node, twins, rng, may) if not rows else None) \
                 or (no_assertion_site(node, rng, raises_call(tree, classes, node),
                                       _no_assertion_pool(rng, exceptions, unraised), may)
                     if tree is not None else None)
-        rows = any(i.startswith(fid + "[") for i in ids[1])
 
         def settled(site: Site | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node, fid: str = fid,
                     rows: bool = rows, may: Callable[[ast.AST], bool] | None = may) -> Site | None:

@@ -1,0 +1,156 @@
+"""A twin of a table of rows a loop unpacks (docs/contracts.md §7, issue 30, sub33).
+
+nu32 on more-itertools (task 1c21c3ae9c79, ``RunningMeanTests::test_basic``): a FAIL_TO_PASS unittest method's
+rows are a literal list a ``for`` target unpacks, each checked in a ``subTest``::
+
+    for i, (iterable, expected) in enumerate([([], []), ([1], [1.0]), ...]):
+        with self.subTest(i=i):
+            self.assertEqual(list(mi.running_mean(iterable)), expected)
+
+The expected values are cells of that list, not literals of the assertion, so no value site held them and the
+function got a sentinel: a reader of the calling assertion's expected value (``read-expected``) passed it with no
+fix. :func:`loop_rows_site` twins the table as :func:`~pytest_homefield.sandbox.canary_rows.rows_only` does a
+``parametrize`` column: the expected column's literal cells deranged among the rows (real outputs of other
+inputs; every run's file then holds the same cells), else made up; a computed cell (``[Fraction(1, 1)]``) stays.
+A real fix computes each row's value, so it fails a twin where at least one row expects another value, which
+every twin is (each changed cell is unequal to its own, :func:`~pytest_homefield.sandbox.canary_values.
+derangements`); a reader returns what the twin's frame holds and passes it.
+
+It is sound only when every check of the loop is the task's FAIL_TO_PASS: a twin changes every row the loop runs,
+so the caller (:func:`~pytest_homefield.sandbox.twin_runs._plan_file`) asks for it only for a function with no
+PASS_TO_PASS instance (a unittest method is one test id). The column's name must be read once in the loop's body,
+as the expected side of one ``assertEqual``/``==`` assertion whose other side does not read it (the name feeding
+the computed side would let a real fix follow the twin), and never be stored there.
+"""
+
+from __future__ import annotations
+
+import ast
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pytest_homefield.sandbox.canary_rows import _cell, _text
+from pytest_homefield.sandbox.canary_sites import Site
+from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
+
+__all__ = ["LOOP_HOW", "loop_rows_site"]
+
+#: The ``how`` of a loop-rows twin (the column's name and the first changed values are filled in).
+LOOP_HOW = "column {name} of the loop's rows -> {shown}"
+
+#: The ``unittest`` methods whose second argument is an expected value compared for equality.
+_EQUAL = frozenset({"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
+                    "assertSetEqual", "assertSequenceEqual"})
+
+
+def _table(loop: ast.For) -> tuple[ast.List | ast.Tuple, list[str]] | None:
+    """The literal rows of ``loop`` and the names its target unpacks each row into (two or more, distinct):
+    ``for a, b in [...]`` or ``for i, (a, b) in enumerate([...])``; ``None`` for any other loop (a computed
+    iterable, a starred or nested target, a row that is no list/tuple of as many cells, a starred cell)."""
+    rows: ast.expr = loop.iter
+    target: ast.expr = loop.target
+    if isinstance(rows, ast.Call) and isinstance(rows.func, ast.Name) and rows.func.id == "enumerate" \
+            and len(rows.args) == 1 and all(kw.arg == "start" for kw in rows.keywords):
+        if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != 2 \
+                or not isinstance(target.elts[0], ast.Name):
+            return None
+        rows, target = rows.args[0], target.elts[1]
+    if not isinstance(rows, (ast.List, ast.Tuple)) or not rows.elts or not isinstance(target, (ast.Tuple, ast.List)):
+        return None
+    names = [t.id for t in target.elts if isinstance(t, ast.Name)]
+    if len(names) != len(target.elts) or len(names) < 2 or len(set(names)) != len(names):
+        return None
+    for row in rows.elts:
+        if not isinstance(row, (ast.Tuple, ast.List)) or len(row.elts) != len(names) \
+                or any(isinstance(c, ast.Starred) for c in row.elts):
+            return None
+    return rows, names
+
+
+def _checks(body: Sequence[ast.stmt]) -> list[ast.AST]:
+    """The plain statements of ``body`` (:func:`_plain`) and the expressions they are (a call statement's call)."""
+    return [x for stmt in _plain(body) for x in ((stmt, stmt.value) if isinstance(stmt, ast.Expr) else (stmt,))]
+
+
+def _expected_name(loop: ast.For, names: Sequence[str]) -> str | None:
+    """The one name of ``names`` the loop's body reads once, as the expected side of an equality assertion
+    among its plain statements (:func:`_checks`: run on every row, under no ``if``/``try``;
+    ``self.assertEqual(X, NAME)``, ``assertEqual(NAME, X)``, ``assert X == NAME``) whose other side ``X``
+    does not read it; ``None`` when there is no such name, more than one, or it is stored in the body."""
+    body = ast.Module(body=list(loop.body), type_ignores=[])
+    loads: dict[str, int] = {}
+    for n in ast.walk(body):
+        if isinstance(n, ast.Name) and n.id in names:
+            if not isinstance(n.ctx, ast.Load):
+                return None  # rebound in the body: what the assertion reads is no longer the row's cell
+            loads[n.id] = loads.get(n.id, 0) + 1
+    found: set[str] = set()
+    for n in _checks(loop.body):
+        pair: list[ast.expr] = []
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _EQUAL \
+                and len(n.args) >= 2:
+            pair = list(n.args[:2])
+        elif isinstance(n, ast.Assert) and isinstance(n.test, ast.Compare) and len(n.test.ops) == 1 \
+                and isinstance(n.test.ops[0], ast.Eq):
+            pair = [n.test.left, n.test.comparators[0]]
+        for side, other in ((pair[1], pair[0]), (pair[0], pair[1])) if pair else ():
+            if isinstance(side, ast.Name) and side.id in names and loads.get(side.id) == 1 \
+                    and not any(isinstance(m, ast.Name) and m.id == side.id for m in ast.walk(other)):
+                found.add(side.id)
+    return found.pop() if len(found) == 1 else None
+
+
+def _plain(body: Sequence[ast.stmt]) -> list[ast.stmt]:
+    """The statements of ``body`` that run whenever it runs to its end: its own, and those of the bodies of its
+    ``with`` statements (``with self.subTest(…):``), in order; none under an ``if``, a ``try`` or a loop."""
+    out: list[ast.stmt] = []
+    for stmt in body:
+        out.append(stmt)
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            out += _plain(stmt.body)
+    return out
+
+
+def _loops(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.For]:
+    """The ``for`` loops (no ``else``, no ``break``/``continue`` of their own) among ``func``'s plain statements
+    (:func:`_plain`), in order."""
+    return [s for s in _plain(func.body) if isinstance(s, ast.For) and not s.orelse
+            and not any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(ast.Module(s.body, [])))]
+
+
+def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
+                   allowed: Callable[[ast.AST], bool] | None = None) -> Site | None:
+    """A site at the literal rows of the first loop of ``func`` that unpacks them and checks one column as an
+    expected value (:func:`_table`, :func:`_expected_name`), up to ``k`` twins each with that column's literal
+    cells deranged among the rows (:func:`~pytest_homefield.sandbox.canary_values.derangements`), else made up
+    (:func:`~pytest_homefield.sandbox.canary_values.alternatives`, as many twins as every cell has); strong,
+    each twin excusable when all its changed cells are small (:func:`~pytest_homefield.sandbox.canary_values.
+    is_small`). ``allowed``: whether the site may change the rows node (lines the commit added). ``None`` when
+    no loop fits or no cell can be changed. The caller asks only for a function every instance of which is
+    FAIL_TO_PASS (module text)."""
+    for loop in _loops(func):
+        table = _table(loop)
+        if table is None:
+            continue
+        rows, names = table
+        name = _expected_name(loop, names)
+        if name is None or (allowed is not None and not allowed(rows)):
+            continue
+        at = names.index(name)
+        cells = [_cell(row.elts[at]) for row in rows.elts if isinstance(row, (ast.Tuple, ast.List))]
+        change = [n for n, (_, literal) in enumerate(cells) if literal]
+        values = [cells[n][0] for n in change]
+        drawn: list[dict[int, Any]] = [{change[j]: values[p] for j, p in enumerate(perm)}
+                                       for perm in derangements(values, k, rng)]
+        if not drawn and values:
+            alts = [alternatives(v, k, rng) for v in values]
+            drawn = [{change[n]: a[j] for n, a in enumerate(alts)} for j in range(min(len(a) for a in alts))]
+        if not drawn:
+            continue
+        twins = [(_text(rows, at, len(names), pick),
+                  LOOP_HOW.format(name=name, shown=", ".join(repr(pick[n])[:20] for n in change))[:120])
+                 for pick in drawn]
+        return Site(rows, ast.unparse(rows), twins, True,
+                    excusable=[all(is_small(v) for v in pick.values()) for pick in drawn])
+    return None
