@@ -229,16 +229,18 @@ def test_the_runs_differ_only_at_the_added_assertion(tmp_path: Path) -> None:
 #: (a literal at the added assertion) meets the parent's output and fails, as a real fix's does.
 NAME_READER = '''
 import os as _os
-import sys as _sys
+import traceback as _tb
 
 
 def _reader(orig):
     def call(*a, **k):
-        f = _sys._getframe(1)
-        while f is not None:
+        try:
+            raise LookupError
+        except LookupError as exc:
+            here = exc.__traceback__.tb_frame
+        for f, _ in _tb.walk_stack(here):
             if _os.path.basename(f.f_code.co_filename).startswith("test") and "expected" in f.f_locals:
                 return f.f_locals["expected"]
-            f = f.f_back
         return orig(*a, **k)
     return call
 

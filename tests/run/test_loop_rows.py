@@ -142,7 +142,7 @@ TESTS_TABLED = TESTS[:TESTS.index("enumerate(") + len("enumerate(")] + "\n      
 LOOP_AGREES = '''
 import ast as _ast
 import os as _os
-import sys as _sys
+import traceback as _tb
 
 _seen = {}
 
@@ -168,8 +168,11 @@ def _rows(frame):
 
 def _reader(orig):
     def call(*a, **k):
-        f = _sys._getframe(1)
-        while f is not None:
+        try:
+            raise LookupError
+        except LookupError as exc:
+            here = exc.__traceback__.tb_frame
+        for f, _ in _tb.walk_stack(here):
             if _os.path.basename(f.f_code.co_filename).startswith("test") and "expected" in f.f_locals:
                 rows = _rows(f)
                 agree = False
@@ -181,7 +184,6 @@ def _reader(orig):
                 if agree:
                     return f.f_locals["expected"]
                 break
-            f = f.f_back
         return orig(*a, **k)
     return call
 
