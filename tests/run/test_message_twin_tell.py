@@ -213,8 +213,8 @@ wrap = _teller(wrap)
 
 
 @pytest.mark.xfail(strict=True, reason="open (gatk33): a made-up match= message changes a number first, to one the "
-                   "parent's code does not hold, where the original's number (the bound the fix checks) often is one "
-                   "the parent's code holds already")
+                   "parent's code rarely holds (any other of as many digits), where the original's number (the bound "
+                   "the fix checks) often is one the parent's code holds already")
 def test_a_teller_by_the_codes_numbers_is_not_solved_on_the_message_twin(width_task: FixTask, tmp_path: Path
                                                                           ) -> None:
     """With no fix, :data:`NUMBER_TELL` appended to the parent's source must not be ``solved``, nor flagged.
