@@ -579,3 +579,66 @@ def test_another_launchs_server_is_a_host_service(tmp_path: Path, sandbox: str) 
         server.stdin.close()
         server.wait(timeout=30)
     assert got.strip() == ("mine" if sandbox == "none" else "no"), got
+
+
+#: In the sandbox: its own listener on ``::1``, then per way of giving a TCP socket a routing header (a segment
+#: routing header, type 4, whose next hop is ``2001:db8::77``; the same in a 2292 ancillary buffer) whether it is
+#: set and whether the ``connect`` to that own listener then reaches it (``no``: it went to the next hop); and
+#: IPv4's loose source route (``IP_OPTIONS``, first hop ``192.0.2.77``).
+ROUTED = '''
+import socket, struct
+srv = socket.create_server(("::1", 0), family=socket.AF_INET6)
+port = srv.getsockname()[1]
+hop = socket.inet_pton(socket.AF_INET6, "2001:db8::77")
+srh = bytes([0, 4, 4, 1, 1, 0, 0, 0]) + bytes(16) + hop  # type 4, segments_left 1: segments[1] is the next hop
+cmsg = struct.pack("@Qii", 16 + len(srh), socket.IPPROTO_IPV6, 57) + srh
+lsrr = bytes([1, 0x83, 7, 4]) + socket.inet_aton("192.0.2.77")  # NOP, LSRR (length 7, pointer 4), the first hop
+for name, family, level, opt, value in (("rthdr", socket.AF_INET6, socket.IPPROTO_IPV6, 57, srh),
+                                        ("pktoptions", socket.AF_INET6, socket.IPPROTO_IPV6, 6, cmsg),
+                                        ("ip-options", socket.AF_INET6, socket.IPPROTO_IP, 4, lsrr)):
+    s = socket.socket(family)
+    s.settimeout(3)
+    try:
+        s.setsockopt(level, opt, value)
+        got = "set"
+    except OSError as exc:
+        got = "refused%d" % exc.errno
+    try:
+        s.connect(("::1", port))
+        reached = "connected"
+    except OSError:
+        reached = "no"
+    print(name, got, reached, flush=True)
+    s.close()
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_routing_header_cannot_send_a_loopback_connect_elsewhere(tmp_path: Path, sandbox: str) -> None:
+    """latk33: the supervisor checks a ``connect``'s address (here the launch's own ``::1`` listener) and
+    makes it, but a TCP socket given an IPv6 routing header (``setsockopt(IPPROTO_IPV6, IPV6_RTHDR)``, a
+    segment routing header, type 4: no capability needed) sends its SYN to the header's next hop instead
+    (``fl6_update_dst``): the "loopback" connect went out of ``eth0`` (neighbour solicitations for
+    ``fd00::77`` seen there), a channel to any LAN or Internet host carrying up to 2 KB of segments per SYN.
+    Under Landlock with a confined network every ``setsockopt`` that routes a packet by other than its
+    address is ``EACCES`` (``IPV6_RTHDR``, ``IPV6_2292PKTOPTIONS``, whose buffer may hold one, and IPv4's
+    ``IP_OPTIONS``, a loose source route, which the kernel already refuses without ``CAP_NET_RAW``), so the
+    same ``connect`` reaches the own listener. Without a sandbox the header is set and the ``connect`` goes
+    to the next hop (the control)."""
+    if not socket.has_ipv6 or not Path("/proc/net/if_inet6").exists():
+        pytest.skip("no IPv6 loopback here")
+    argv = [sys.executable, "-c", ROUTED]
+    if sandbox == "landlock":
+        if landlock_abi() < landlock.NET_ABI:
+            pytest.skip("TCP is not confined at this Landlock ABI")
+        argv = landlock_argv(argv, LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[tmp_path],
+                                                  connect=[], unix=False))
+    out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    seen = {line.split()[0]: tuple(line.split()[1:]) for line in out.stdout.splitlines()}
+    if sandbox == "none":
+        if seen.get("rthdr", ("",))[0] != "set":
+            pytest.skip(f"this kernel sets no segment routing header: {seen}")
+        assert seen["rthdr"] == ("set", "no"), out
+    else:
+        assert seen == {"rthdr": ("refused13", "connected"), "pktoptions": ("refused13", "connected"),
+                        "ip-options": ("refused13", "connected")}, out
