@@ -59,7 +59,8 @@ shared with the host without namespaces (atk12):
   above; TCP Fast Open (``MSG_FASTOPEN`` on ``sendto``/``sendmsg``/``sendmmsg``, ``TCP_FASTOPEN_CONNECT``: it connects
   past Landlock's ``connect`` check); a source route or routing header (``setsockopt`` of ``IP_OPTIONS``,
   ``IPV6_RTHDR``, ``IPV6_2292PKTOPTIONS``: a ``connect`` the supervisor allowed to a loopback address would send its
-  SYN to the route's first hop, any host);
+  SYN to the route's first hop, any host); ``SO_REUSEPORT`` (a host process of the same user could listen on a
+  sandbox listener's port and take part of its connects, the sandbox's own included);
 * ``io_uring_setup`` with ``ENOSYS`` (io_uring could make a socket past the filter); a system call of
   another architecture kills the process (i386 ``socketcall`` takes its arguments from memory, out
   of the filter's sight).
@@ -157,6 +158,9 @@ MSG_FASTOPEN, SOL_TCP, TCP_FASTOPEN_CONNECT, SPECIAL_MODE_BITS = 0x20000000, 6, 
 #: routing header (``IPV6_RTHDR``; ``IPV6_2292PKTOPTIONS``, whose ancillary buffer may hold one): the SYN goes to
 #: the first hop, any host (latk33)
 SOL_IP, IP_OPTIONS, SOL_IPV6, IPV6_RTHDR, IPV6_2292PKTOPTIONS = 0, 4, 41, 57, 6
+#: ``SO_REUSEPORT``: a host process of the same user could bind and listen on a sandbox listener's port, and the
+#: kernel would spread that port's connects over both (the sandbox's reach the host service: latk33)
+SOL_SOCKET, SO_REUSEPORT = 1, 15
 EPERM, EACCES, ENOSYS = 1, 13, 38
 
 
@@ -274,7 +278,10 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
             code += [(ld, 0, 0, _arg(flags)), (jset, "eacces", "allow", MSG_FASTOPEN)]
         at("setsockopt")  # TCP Fast Open; a route other than the address the supervisor checked
         code += [(ld, 0, 0, _arg(1)), (jeq, "sol_tcp", 0, SOL_TCP), (jeq, "sol_ipv6", 0, SOL_IPV6),
-                 (jeq, 0, "allow", SOL_IP), (ld, 0, 0, _arg(2)), (jeq, "eacces", "allow", IP_OPTIONS)]
+                 (jeq, "sol_socket", 0, SOL_SOCKET), (jeq, 0, "allow", SOL_IP), (ld, 0, 0, _arg(2)),
+                 (jeq, "eacces", "allow", IP_OPTIONS)]
+        at("sol_socket")  # a port shared with a host process: the kernel spreads its connects over both
+        code += [(ld, 0, 0, _arg(2)), (jeq, "eacces", "allow", SO_REUSEPORT)]
         at("sol_ipv6")
         code += [(ld, 0, 0, _arg(2)), (jeq, "eacces", 0, IPV6_RTHDR), (jeq, "eacces", "allow", IPV6_2292PKTOPTIONS)]
         at("sol_tcp")

@@ -709,3 +709,85 @@ def test_a_killed_non_blocking_connect_holds_nothing_of_the_supervisor(tmp_path:
             proc.wait()
     assert during[1] >= 2, during  # the measure works: copies held while the caller lives
     assert after == (1, 0), after
+
+
+#: In the sandbox: a listener on ``127.0.0.1:0`` with ``SO_REUSEPORT`` asked for (``set`` or its error), its
+#: port printed; once the host has acted (a line of stdin), 20 connects to that port, what each read.
+REUSEPORT = '''
+import socket, sys
+srv = socket.socket()
+try:
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    print("reuseport set", flush=True)
+except OSError as exc:
+    print("reuseport refused%d" % exc.errno, flush=True)
+srv.bind(("127.0.0.1", 0))
+srv.listen(32)
+print(srv.getsockname()[1], flush=True)
+sys.stdin.readline()
+got = set()
+for _ in range(20):
+    try:
+        with socket.create_connection(("127.0.0.1", srv.getsockname()[1]), timeout=5) as c:
+            srv.settimeout(0.2)
+            try:
+                srv.accept()[0].sendall(b"mine")
+            except OSError:
+                pass
+            got.add(c.recv(8).decode() or "none")
+    except OSError:
+        got.add("no")
+print("reached", ",".join(sorted(got)), flush=True)
+'''
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_host_service_cannot_share_a_sandbox_listeners_port(tmp_path: Path, sandbox: str) -> None:
+    """latk33 (ll32's note): a sandbox listener with ``SO_REUSEPORT`` let a host process of the same user
+    bind and listen on its very port (a service restarted on a port the sandbox took meanwhile); the
+    kernel then spreads the port's connects over both, so the sandbox's connects to its "own" listener,
+    which the supervisor allows, reached the host service (and the host's clients, the sandbox's).
+    Under Landlock with a confined network ``SO_REUSEPORT`` is ``EACCES``: the host's bind of that
+    port fails and only the sandbox's listener answers. Without a sandbox both answer (the control)."""
+    argv = [sys.executable, "-c", REUSEPORT]
+    if sandbox == "landlock":
+        if landlock_abi() < landlock.NET_ABI:
+            pytest.skip("TCP is not confined at this Landlock ABI")
+        argv = landlock_argv(argv, LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[tmp_path],
+                                                  connect=[], unix=False))
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    host = socket.socket()
+    try:
+        asked = proc.stdout.readline().split()
+        port = int(proc.stdout.readline())
+        host.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            host.bind(("127.0.0.1", port))
+            host.listen(32)
+            took = "yes"
+        except OSError:
+            took = "no"
+        if took == "yes":
+            def serve() -> None:
+                while True:
+                    try:
+                        conn, _ = host.accept()
+                    except OSError:
+                        return
+                    with conn:
+                        conn.sendall(b"host")
+            threading.Thread(target=serve, daemon=True).start()
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        reached = proc.stdout.readline().split()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        host.close()
+    if sandbox == "landlock":
+        assert (asked, took, reached) == (["reuseport", "refused13"], "no", ["reached", "mine"])
+    else:
+        assert (asked, took, reached) == (["reuseport", "set"], "yes", ["reached", "host,mine"])
