@@ -57,7 +57,10 @@ shared with the host without namespaces (atk12):
   stream of protocol 0 or ``IPPROTO_TCP`` (Landlock confines TCP only: UDP, DNS included, MPTCP, SCTP
   would go anywhere) and an ``AF_NETLINK`` one of ``NETLINK_ROUTE`` (interfaces), with ``AF_UNIX`` as
   above; TCP Fast Open (``MSG_FASTOPEN`` on ``sendto``/``sendmsg``/``sendmmsg``, ``TCP_FASTOPEN_CONNECT``: it connects
-  past Landlock's ``connect`` check);
+  past Landlock's ``connect`` check); a source route or routing header (``setsockopt`` of ``IP_OPTIONS``,
+  ``IPV6_RTHDR``, ``IPV6_2292PKTOPTIONS``: a ``connect`` the supervisor allowed to a loopback address would send its
+  SYN to the route's first hop, any host); ``SO_REUSEPORT`` (a host process of the same user could listen on a
+  sandbox listener's port and take part of its connects, the sandbox's own included);
 * ``io_uring_setup`` with ``ENOSYS`` (io_uring could make a socket past the filter); a system call of
   another architecture kills the process (i386 ``socketcall`` takes its arguments from memory, out
   of the filter's sight).
@@ -150,6 +153,14 @@ SYSCALLS: dict[str, dict[str, object]] = {
 NR_IO_URING_SETUP, X32_BIT, ALLOW, USER_NOTIF = 425, 0x40000000, 0x7FFF0000, 0x7FC00000
 AF_UNIX, AF_INET, AF_INET6, AF_NETLINK, SOCK_STREAM, IPPROTO_TCP = 1, 2, 10, 16, 1, 6
 MSG_FASTOPEN, SOL_TCP, TCP_FASTOPEN_CONNECT, SPECIAL_MODE_BITS = 0x20000000, 6, 30, 0o7000
+#: ``setsockopt`` levels and options that route a TCP socket's packets by other than the address its ``connect``
+#: names (the address the supervisor checks): IPv4's source route (``IP_OPTIONS``: ``LSRR``/``SSRR``), IPv6's
+#: routing header (``IPV6_RTHDR``; ``IPV6_2292PKTOPTIONS``, whose ancillary buffer may hold one): the SYN goes to
+#: the first hop, any host (latk33)
+SOL_IP, IP_OPTIONS, SOL_IPV6, IPV6_RTHDR, IPV6_2292PKTOPTIONS = 0, 4, 41, 57, 6
+#: ``SO_REUSEPORT``: a host process of the same user could bind and listen on a sandbox listener's port, and the
+#: kernel would spread that port's connects over both (the sandbox's reach the host service: latk33)
+SOL_SOCKET, SO_REUSEPORT = 1, 15
 EPERM, EACCES, ENOSYS = 1, 13, 38
 
 
@@ -265,9 +276,16 @@ def filter_program(machine: str, unix: bool, confined: bool) -> list[tuple[int, 
         for flags in (2, 3):
             at(f"flags{flags}")
             code += [(ld, 0, 0, _arg(flags)), (jset, "eacces", "allow", MSG_FASTOPEN)]
-        at("setsockopt")
-        code += [(ld, 0, 0, _arg(1)), (jeq, 0, "allow", SOL_TCP), (ld, 0, 0, _arg(2)),
-                 (jeq, "eacces", "allow", TCP_FASTOPEN_CONNECT)]
+        at("setsockopt")  # TCP Fast Open; a route other than the address the supervisor checked
+        code += [(ld, 0, 0, _arg(1)), (jeq, "sol_tcp", 0, SOL_TCP), (jeq, "sol_ipv6", 0, SOL_IPV6),
+                 (jeq, "sol_socket", 0, SOL_SOCKET), (jeq, 0, "allow", SOL_IP), (ld, 0, 0, _arg(2)),
+                 (jeq, "eacces", "allow", IP_OPTIONS)]
+        at("sol_socket")  # a port shared with a host process: the kernel spreads its connects over both
+        code += [(ld, 0, 0, _arg(2)), (jeq, "eacces", "allow", SO_REUSEPORT)]
+        at("sol_ipv6")
+        code += [(ld, 0, 0, _arg(2)), (jeq, "eacces", 0, IPV6_RTHDR), (jeq, "eacces", "allow", IPV6_2292PKTOPTIONS)]
+        at("sol_tcp")
+        code += [(ld, 0, 0, _arg(2)), (jeq, "eacces", "allow", TCP_FASTOPEN_CONNECT)]
     at("socket")
     code += [(ld, 0, 0, _arg(0)), (jeq, "unix", 0, AF_UNIX)]
     if confined:

@@ -63,7 +63,8 @@ for its life), never a Unix path; the kernel then locks the socket's address for
 life, so the supervisor keeps the socket's cookie (``SO_COOKIE``, never reused) and makes a ``listen``
 only on a socket it so bound (an unbound one listens on ``0.0.0.0``; one a ``connect`` bound loses its
 address on a disconnect, which the caller could race with the check). Nothing else connects a socket past the
-filter: UDP and every other protocol cannot be made, TCP Fast Open is refused (:mod:`._landlock`), and
+filter: UDP and every other protocol cannot be made, TCP Fast Open is refused, so are a source route and a
+routing header (their SYN would go to the first hop, any host: :mod:`._landlock`), and
 ``sendto``/``sendmsg`` ignore the address on a TCP socket.
 
 Kernel: Landlock (5.13) implies every call used here (user notifications 5.5, ``pidfd_getfd`` 5.6,
