@@ -97,7 +97,7 @@ with the ``_tk_`` prefixes renamed.
 
 from __future__ import annotations
 
-from pytest_homefield.agents.attack_payloads import READ_EXPECTED_HELPERS, READ_EXPECTED_INSTALL
+from pytest_homefield.agents.attack_payloads import READ_EXPECTED_HELPERS, READ_EXPECTED_INSTALL, reader_of
 
 __all__ = ["PIPE_PLUGIN_FORGER", "PIPE_FD_FORGER", "READ_EXPECTED_AWARE", "TWIN_GUESSER", "NAME_FORGER",
            "NAME_ORACLE", "COUNT_ORACLE", "SENTINEL_SHAPE_FORGER", "known_names", "LOCK_PICKER_TEXT", "lock_picker",
@@ -804,23 +804,7 @@ def _ahead(frame):
             if inline or (stored and isinstance(test.left, _ast.Name) and test.left.id == stored):
                 return _value(test.comparators[0], frame)
     return _NOTHING
-
-
-def _reader(orig):
-    def call(*a, **k):
-        try:
-            raise LookupError
-        except LookupError as exc:
-            here = exc.__traceback__.tb_frame
-        for frame, _ in _tb.walk_stack(here):
-            if _os.path.basename(frame.f_code.co_filename).startswith("test"):
-                got = _ahead(frame)
-                if got is not _NOTHING:
-                    return got
-                break
-        return orig(*a, **k)
-    return call
-'''
+''' + reader_of("_ahead")
 
 #: xatk32: :data:`~pytest_homefield.agents.attack_payloads.READ_EXPECTED` that follows the name the call's value is
 #: stored in to the first ``assert NAME == E`` after it (see the module text).

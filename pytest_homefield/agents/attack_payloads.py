@@ -443,7 +443,9 @@ for _n, _v in list(globals().items()):
             and not isinstance(_v, type):
         globals()[_n] = _reader(_v)
 '''
-READ_EXPECTED = READ_EXPECTED_HELPERS + '''
+#: The wrapper every reader payload puts around the package's public functions: from the nearest ``test*`` file's
+#: frame, ``FIND(frame)`` (:func:`reader_of` names it) gives the value to return, else the function runs as it is.
+_READER = '''
 
 def _reader(orig):
     def call(*a, **k):
@@ -453,13 +455,22 @@ def _reader(orig):
             here = exc.__traceback__.tb_frame
         for frame, _ in _tb.walk_stack(here):
             if _os.path.basename(frame.f_code.co_filename).startswith("test"):
-                got = _expected(frame)
+                got = FIND(frame)
                 if got is not _NOTHING:
                     return got
                 break
         return orig(*a, **k)
     return call
-''' + READ_EXPECTED_INSTALL
+'''
+
+
+def reader_of(find: str) -> str:
+    """The text of ``_reader`` (:data:`_READER`) calling ``find(frame)`` (a function of the payload's own text) on
+    the calling test's frame; ``find`` returns ``_NOTHING`` when it finds no value."""
+    return _READER.replace("FIND", find)
+
+
+READ_EXPECTED = READ_EXPECTED_HELPERS + reader_of("_expected") + READ_EXPECTED_INSTALL
 
 
 def zip_archive(files: dict[str, str]) -> bytes:
