@@ -442,6 +442,33 @@ def _threads_and_sockets(pid: int) -> tuple[int, int]:
     return threads, sum(link.startswith("socket:") for link in links)
 
 
+def _before_and_after_the_kill(argv: list[str], policy: LandlockPolicy, ws: Path) -> tuple[tuple[int, int],
+                                                                                          tuple[int, int]]:
+    """Run ``argv`` under Landlock with ``policy`` in ``ws``: a command that prints ``connecting`` once its
+    connects are made, kills its child on a line from stdin and prints ``killed``, then exits 0 on another line.
+    The supervisor's ``(threads, sockets)`` (:func:`_threads_and_sockets`) while it connects, and 3 ×
+    :data:`~._landlock_supervisor.LIVENESS_MS` after the kill."""
+    proc = subprocess.Popen(landlock_argv(argv, policy), cwd=ws, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        assert proc.stdout.readline() == "connecting\n"
+        during = _threads_and_sockets(proc.pid)  # the supervisor: the process the launcher started as
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline() == "killed\n"
+        time.sleep(supervisor.LIVENESS_MS / 1000 * 3)
+        after = _threads_and_sockets(proc.pid)
+        proc.stdin.write("\n")
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+    return during, after
+
+
 def test_a_killed_blocking_connect_holds_nothing_of_the_supervisor(tmp_path: Path) -> None:
     """Issue 30: the supervisor made a blocking ``connect`` in a thread of its own, which stayed, with its
     copy of the socket, as long as the kernel kept trying (minutes) after the caller was killed. Now it
@@ -454,24 +481,7 @@ def test_a_killed_blocking_connect_holds_nothing_of_the_supervisor(tmp_path: Pat
     ws.mkdir()
     with _full_port() as port:
         policy = LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[ws], connect=[port], unix=False)
-        proc = subprocess.Popen(landlock_argv([sys.executable, "-c", KILLED_CONNECT, str(port)], policy), cwd=ws,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            assert proc.stdout.readline() == "connecting\n"
-            during = _threads_and_sockets(proc.pid)  # the supervisor: the process the launcher started as
-            proc.stdin.write("\n")
-            proc.stdin.flush()
-            assert proc.stdout.readline() == "killed\n"
-            time.sleep(supervisor.LIVENESS_MS / 1000 * 3)
-            after = _threads_and_sockets(proc.pid)
-            proc.stdin.write("\n")
-            proc.stdin.close()
-            assert proc.wait(timeout=30) == 0
-        finally:
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-                proc.wait()
+        during, after = _before_and_after_the_kill([sys.executable, "-c", KILLED_CONNECT, str(port)], policy, ws)
     assert during == (1, 1), during  # its copy of the connecting socket, no thread
     assert after == (1, 0), after
 
@@ -689,24 +699,7 @@ def test_a_killed_non_blocking_connect_holds_nothing_of_the_supervisor(tmp_path:
     ws = tmp_path / "ws"
     ws.mkdir()
     policy = LandlockPolicy(ro=bwrap.python_paths([sys.executable]), rw=[ws], connect=[], unix=False)
-    proc = subprocess.Popen(landlock_argv([sys.executable, "-c", NONBLOCKING_FLOOD], policy), cwd=ws,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        assert proc.stdout.readline() == "connecting\n"
-        during = _threads_and_sockets(proc.pid)
-        proc.stdin.write("\n")
-        proc.stdin.flush()
-        assert proc.stdout.readline() == "killed\n"
-        time.sleep(supervisor.LIVENESS_MS / 1000 * 3)
-        after = _threads_and_sockets(proc.pid)
-        proc.stdin.write("\n")
-        proc.stdin.close()
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+    during, after = _before_and_after_the_kill([sys.executable, "-c", NONBLOCKING_FLOOD], policy, ws)
     assert during[1] >= 2, during  # the measure works: copies held while the caller lives
     assert after == (1, 0), after
 
