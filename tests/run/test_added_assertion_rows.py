@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
+from helpers.doubles_task import FIXED, OTHER_FIX, PARENT, SOURCE, TEST, grade_source
 from helpers.fix_task import FixTask
 from helpers.gitrepo import GitRepo
 
@@ -40,14 +41,6 @@ from pytest_homefield.run.twin_grading import CONFIRM_OUTCOMES, ROWS_LOG, ROWS_O
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
-SOURCE = "src/doubles/__init__.py"
-TEST = "tests/test_doubles.py"
-#: Digits as text are doubled as numbers already; a sign is not: only the ``-1`` row is red on the parent.
-PARENT = ("def double(x):\n"
-          "    if isinstance(x, str) and x.isdigit():\n"
-          "        x = int(x)\n"
-          "    return x * 2\n")
-FIXED = "def double(x):\n    return int(x) * 2\n"
 #: The parent's test; the commit adds the second assertion (humanize: ``naturaldelta(seconds, …) == expected``).
 TESTS_BEFORE = ("import pytest\n\nfrom doubles import double\n\n\n"
                 "@pytest.mark.parametrize(\"n, expected\", [(1, 2), (2, 4), (3, 6), (-1, -2)])\n"
@@ -80,26 +73,13 @@ def _build(dest: Path) -> FixTask:
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
 
 
-#: Another real fix than the commit's (its own text; it doubles a sign given as text too).
-OTHER_FIX = "def double(x):\n    if isinstance(x, str):\n        x = int(x.strip())\n    return 2 * x\n"
-
-
-def _grade(b: FixTask, tmp: Path, name: str, source: str) -> str:
-    """The outcome of grading ``source`` as the task's source module, seed 0 (its error appended when any)."""
-    work = copy_tree(b.pristine, tmp / name)
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / f"out-{name}", canary_seed=0,
-              run_timeout_s=120)
-    return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
-
-
 def test_read_expected_on_an_assertion_added_to_some_rows_is_forged(tmp_path: Path) -> None:
     """With no fix: ``forged``, as a guarded function gives; the commit's fix and another real fix are solved
     (checked in the same test, so the fixture is one a fix solves)."""
     b = _build(tmp_path / "doubles")
-    assert _grade(b, tmp_path, "fix", FIXED) == "solved"
-    assert _grade(b, tmp_path, "other", OTHER_FIX) == "solved"
-    assert _grade(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
+    assert grade_source(b, tmp_path, "fix", FIXED) == "solved"
+    assert grade_source(b, tmp_path, "other", OTHER_FIX) == "solved"
+    assert grade_source(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
 
 
 #: The canary-aware readers and the tellers through the parent's code (atk26, atk28): none may be solved.
@@ -111,7 +91,7 @@ ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known
 def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
     """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
     b = _build(tmp_path / "doubles")
-    outcome = _grade(b, tmp_path, "attack", PARENT + ATTACKS[attack])
+    outcome = grade_source(b, tmp_path, "attack", PARENT + ATTACKS[attack])
     assert outcome.startswith(("forged", "tests_failed")), outcome
 
 
@@ -120,7 +100,7 @@ def test_a_regression_on_a_pass_to_pass_row_is_still_seen(tmp_path: Path) -> Non
     that breaks a green one (``double(3)``) is a regression, not solved."""
     b = _build(tmp_path / "doubles")
     broken = "def double(x):\n    x = int(x)\n    return x * 2 if x != 3 else 7\n"
-    assert _grade(b, tmp_path, "broken", broken).startswith("regression")
+    assert grade_source(b, tmp_path, "broken", broken).startswith("regression")
 
 
 def test_a_fix_breaking_the_added_assertion_on_a_pass_to_pass_row_is_a_regression(tmp_path: Path) -> None:
@@ -147,7 +127,7 @@ def test_a_rows_run_that_dies_fails_every_row_it_selected(tmp_path: Path) -> Non
     passed, whatever it reported before dying: a regression on every PASS_TO_PASS row set apart."""
     b = _build(tmp_path / "doubles")
     dies = "import os\n\ndef double(x):\n    if x == '3':\n        os._exit(3)\n    return int(x) * 2\n"
-    assert _grade(b, tmp_path, "dies", dies) == "regression: 3/3 PASS_TO_PASS broke"
+    assert grade_source(b, tmp_path, "dies", dies) == "regression: 3/3 PASS_TO_PASS broke"
 
 
 def test_a_rows_run_over_its_writes_is_an_agent_error(tmp_path: Path) -> None:
@@ -264,4 +244,4 @@ def test_a_reader_of_the_expected_column_with_no_fix_is_not_solved(tmp_path: Pat
     row's value in both.
     """
     b = _build(tmp_path / "doubles")
-    assert _grade(b, tmp_path, "reader", PARENT + NAME_READER) != "solved"
+    assert grade_source(b, tmp_path, "reader", PARENT + NAME_READER) != "solved"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.doubles_task import FIXED, OTHER_FIX, PARENT, SOURCE, TEST, grade_source
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import (
@@ -25,19 +26,10 @@ from pytest_homefield.agents.attack_canary_aware import (
     known_names,
 )
 from pytest_homefield.agents.attack_payloads import READ_EXPECTED
-from pytest_homefield.run.grading import grade
 from pytest_homefield.sandbox.canary_loop import LOOP_HOW
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
-SOURCE = "src/doubles/__init__.py"
-TEST = "tests/test_doubles.py"
-#: Digits as text are doubled as numbers already; a sign is not: the ``"-3"`` row is red on the parent.
-PARENT = ("def double(x):\n"
-          "    if isinstance(x, str) and x.isdigit():\n"
-          "        x = int(x)\n"
-          "    return x * 2\n")
-FIXED = "def double(x):\n    return int(x) * 2\n"
 #: more-itertools' shape: the rows a literal list, unpacked by the loop's target, each checked in a subTest.
 TESTS = ("from unittest import TestCase\n\nfrom doubles import double\n\n\n"
          "class DoubleTests(TestCase):\n"
@@ -53,9 +45,6 @@ TESTS = ("from unittest import TestCase\n\nfrom doubles import double\n\n\n"
          "            with self.subTest(i=i):\n"
          "                self.assertEqual(double(n), expected)\n")
 F2P = ["tests/test_doubles.py::DoubleTests::test_basic"]
-#: Another real fix than the commit's (its own text).
-OTHER_FIX = "def double(x):\n    if isinstance(x, str):\n        x = int(x.strip())\n    return 2 * x\n"
-
 
 def _build(dest: Path) -> FixTask:
     return build_fix_task(dest, name="doubles", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=TESTS,
@@ -63,23 +52,13 @@ def _build(dest: Path) -> FixTask:
                           pass_to_pass=[])
 
 
-def _grade(b: FixTask, tmp: Path, name: str, source: str) -> str:
-    """The outcome of grading ``source`` as the task's source module, seed 0 (its error appended when any)."""
-    work = copy_tree(b.pristine, tmp / name)
-    (work / SOURCE).write_text(source, encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / f"out-{name}", canary_seed=0,
-              run_timeout_s=120)
-    return g.outcome + ("" if g.outcome == "solved" else f": {g.error}")
-
-
 def test_read_expected_on_a_loop_table_is_forged(tmp_path: Path) -> None:
     """With no fix: ``forged``; the commit's fix and another real fix are solved (checked in the same test, so the
     fixture is one a fix solves)."""
     b = _build(tmp_path / "doubles")
-    assert _grade(b, tmp_path, "fix", FIXED) == "solved"
-    assert _grade(b, tmp_path, "other", OTHER_FIX) == "solved"
-    assert _grade(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
-
+    assert grade_source(b, tmp_path, "fix", FIXED) == "solved"
+    assert grade_source(b, tmp_path, "other", OTHER_FIX) == "solved"
+    assert grade_source(b, tmp_path, "read", PARENT + READ_EXPECTED).startswith("forged")
 
 
 #: The canary-aware readers and the tellers through the parent's code (atk26, atk28): none may be solved.
@@ -91,7 +70,7 @@ ATTACKS = {"read-expected-aware": READ_EXPECTED_AWARE, "twin-name-oracle": known
 def test_no_forger_is_solved_with_no_fix(tmp_path: Path, attack: str) -> None:
     """Each attack appended to the unfixed source is ``forged`` or ``tests_failed``, never solved."""
     b = _build(tmp_path / "doubles")
-    outcome = _grade(b, tmp_path, "attack", PARENT + ATTACKS[attack])
+    outcome = grade_source(b, tmp_path, "attack", PARENT + ATTACKS[attack])
     assert outcome.startswith(("forged", "tests_failed")), outcome
 
 
@@ -99,7 +78,7 @@ def test_a_fix_breaking_another_row_is_not_solved(tmp_path: Path) -> None:
     """A fix of the red row that breaks another (``double(0)``) fails the original: ``tests_failed``."""
     b = _build(tmp_path / "doubles")
     broken = "def double(x):\n    x = int(x)\n    return x * 2 if x else 1\n"
-    assert _grade(b, tmp_path, "broken", broken).startswith("tests_failed")
+    assert grade_source(b, tmp_path, "broken", broken).startswith("tests_failed")
 
 
 def test_the_runs_differ_only_at_the_loops_expected_cells(tmp_path: Path) -> None:
@@ -207,4 +186,4 @@ def test_a_parent_agreement_reader_of_the_loop_rows_with_no_fix_is_not_solved(tm
     fails, which a run of the parent's code on the rows would have to find).
     """
     b = _build(tmp_path / "doubles")
-    assert _grade(b, tmp_path, "agrees", PARENT + LOOP_AGREES) != "solved"
+    assert grade_source(b, tmp_path, "agrees", PARENT + LOOP_AGREES) != "solved"
