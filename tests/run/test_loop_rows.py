@@ -26,6 +26,7 @@ from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import (
     ASSERT_TELL,
+    COUNT_ORACLE,
     NAME_ORACLE,
     PARENT_AGREES,
     READ_EXPECTED_AWARE,
@@ -239,3 +240,17 @@ def test_the_parent_check_finds_the_rows_the_parent_passes_and_stores_them(tmp_p
     assert hows[0] == hows[1] and hows[0].startswith(LOOP_KEPT_HOW.split("{")[0]), hows
     (line,) = [json.loads(x) for x in store.read_text().splitlines()]
     assert line["rows"] == {F2P[0]: [0, 1, 3]} and line["try"] >= 1 and line["told"] == [], line
+
+
+@pytest.mark.parametrize("seed", [4, 6])
+def test_the_count_oracle_on_a_made_up_cell_is_forged(tmp_path: Path, seed: int) -> None:
+    """``twin-count-oracle`` (the asserted value unless it occurs twice in the file) with no fix: ``forged``. On
+    seeds 4 and 6 the made-up value for row 2 drawn first is ``2`` and ``0``, values the file holds: the twin's
+    row 2 would then hold a value occurring twice, the oracle would run the parent's code there and fail the
+    twin while passing the original (``solved``); made-up values avoid the file's literals."""
+    b = _build(tmp_path / "doubles")
+    work = copy_tree(b.pristine, tmp_path / "w")
+    (work / SOURCE).write_text(PARENT + COUNT_ORACLE, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+              run_timeout_s=120)
+    assert g.outcome == "forged", (g.outcome, g.error)
