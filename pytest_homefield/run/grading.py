@@ -326,10 +326,11 @@ def grade(
 
             def plan_for(s: int, stops: Mapping[str, int] | None = None,
                          near: Mapping[str, tuple[str, str, str]] | None = None,
-                         order: Mapping[str, str] | None = None) -> TwinPlan:
+                         order: Mapping[str, str] | None = None,
+                         rows: Mapping[str, Collection[int]] | None = None) -> TwinPlan:
                 # a task mined before canaries never had its rewrites checked against the reference fix
                 return plan_twins(gdir, task.FAIL_TO_PASS, seed=s, parent=before, parent_text=text,
-                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, order=order,
+                                  pass_to_pass=task.PASS_TO_PASS, stops=stops, near=near, order=order, rows=rows,
                                   **twin_options(task))
 
             def told(p: TwinPlan) -> ParentSeen | None:

@@ -43,6 +43,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import LIMIT, LIMIT_V4, LIMIT_V12, Canary, CanaryPlan, function_id, parse_source
 from pytest_homefield.sandbox.canary_flow import changed_names, reaches_past
 from pytest_homefield.sandbox.canary_later import later_asserts, probe
+from pytest_homefield.sandbox.canary_loop import changed_rows, row_probes
 from pytest_homefield.sandbox.canary_near import as_near, nearness, operand_values
 from pytest_homefield.sandbox.canary_order import ORDERS, contradicted_order
 from pytest_homefield.sandbox.canary_shapes import NO_ASSERTION
@@ -257,7 +258,11 @@ PARENT_TRIES = 8
 Operands = tuple[str, str, str]
 #: What :func:`parent_checked_seed` found, per task, tree and seed, for this process: the seed used, its ``stops``,
 #: the group functions the parent still told in its plan and its ``near``.
-_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]]] = {}
+_PARENT_SEEDS: dict[str, tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str],
+                               dict[str, tuple[int, ...]]]] = {}
+#: What :func:`_probe_rows` found, for this process: a digest of the task, test command and original member's text →
+#: the indices of the rows the parent passes (``None``: the probe told nothing), so a later try does not run it again.
+_ROWS_SEEN: dict[str, tuple[int, ...] | None] = {}
 
 
 @dataclass(frozen=True)
@@ -272,13 +277,16 @@ class ParentSeen:
     each other as its original's are, atk29); ``order``: function id → ``"<"`` or ``">"``, an order false for the
     operands of every failed instance of its original, each stopped at its line of ``stops`` at an ``==`` of plain
     literals (:func:`~pytest_homefield.sandbox.canary_order.contradicted_order`), for ``plan_twins``' ``order``
-    (near31)."""
+    (near31); ``rows``: function id → the indices of the rows of the loop its loop-rows twin changes that the
+    parent's code passes, each alone (:func:`_probe_rows`; some rows, not every one), for ``plan_twins``' ``rows``
+    (loop34)."""
 
     told: set[str]
     stops: dict[str, int]
     near: dict[str, Operands] = field(default_factory=dict)
     farther: set[str] = field(default_factory=set)
     order: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
 
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -298,7 +306,10 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     passes (or fails it before its original does), so a test process running a test's statements one at a time
     tells it: the twin fails every assertion, the original only some (atk28, ASSERT_TELL); one whose value reaches
     past the stop only through assertions ``L == NAME`` is told so only when a probe of either member holds one
-    there (:func:`_probe_later`, one more process, rows32). ``None`` when the
+    there (:func:`_probe_later`, one more process, rows32). A loop-rows twin changing a row that the parent's code
+    passes alone is told too (a reader running the parent's code on the rows finds a row it agrees with in the
+    original's list and none in the twin's, gatk33): one more process runs a probe of each row of the original
+    (:func:`_probe_rows`), once per task and process, its answer in :attr:`ParentSeen.rows`. ``None`` when the
     check could not be made (the hidden tests do not apply, a run timed out, did not finish or reported
     nothing, not even a collection error: tests that do not collect on the parent pass no twin there).
     ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at mining is in it; ``None``:
@@ -316,6 +327,8 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
         stops: dict[str, int] = {}
         operands: dict[str, Operands] = {}
         cleared: set[str] = set()  # group functions the later rule tells not: their probes passed (rows32)
+        rows: dict[str, tuple[int, ...]] = {}  # group function → the rows of its loop the parent passes (loop34)
+        moved: set[str] = set()  # group functions whose loop twin changes such a row
         if built is not None:  # one process holding every twin beside its original: the parent's code, no forger
             one, seen = _together_run(plan, twins, built, tree, Path(tmp) / "together-out", test_cmd,
                                       {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
@@ -330,6 +343,10 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
                                        {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s, "sandbox": sandbox,
                                         "env": env, "network": network, "memory_mb": memory_mb,
                                         "write_mb": write_mb, "box_mb": box_mb})
+                rows, moved = _probe_rows(plan, twins, task, test_cmd, tree, Path(tmp) / "rows-out",
+                                          {"timeout_s": timeout_s, "test_timeout_s": test_timeout_s,
+                                           "sandbox": sandbox, "env": env, "network": network,
+                                           "memory_mb": memory_mb, "write_mb": write_mb, "box_mb": box_mb})
         else:  # the members cannot be laid side by side: the plan's own runs
             made = apart_runs(plan, tree, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
                               test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
@@ -366,9 +383,76 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     # a site after the statement where the original stops: no run reaches it, a statement at a time does
     told |= {c.source for c, _ in twins if c.source in first and c.source not in cleared
              and _changed_after(plan, c, first[c.source], conftests)}
+    told |= moved  # a row the parent passes, changed: a run of the parent's code on the rows tells it (loop34)
     farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
     told |= farther
-    return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first))
+    return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first), rows)
+
+
+def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task, test_cmd: str, tree: Path,
+                out: Path, run: Mapping[str, Any]) -> tuple[dict[str, tuple[int, ...]], set[str]]:
+    """``(rows, moved)`` for the loop-rows twins of ``twins`` (:func:`~pytest_homefield.sandbox.canary_loop.
+    changed_rows`: twins changing the cells of a loop's literal rows, sub33): ``rows``, group function → the
+    indices of that loop's rows the parent's code passes (each row's probe, :func:`~pytest_homefield.sandbox.
+    canary_loop.row_probes`, passed: the original with its loop run on that row alone); ``moved``, those whose
+    twin changes one of them. The probes of every such group run side by side in one more test process on ``tree``
+    (the parent with the hidden tests, as the parent check's own runs), made once per task, test command and
+    original member for the process (:data:`_ROWS_SEEN`). A group is left out (its twin as it is) when its probes
+    are not made, the run timed out or did not finish, or every row's probe passed (the parent fails the test
+    otherwise than on one row: which rows to keep is not known)."""
+    rows: dict[str, tuple[int, ...]] = {}
+    moved: set[str] = set()
+    layouts = dict(plan.layouts)
+    probed: dict[str, tuple[int, int, str]] = {}  # group → (first probe's member index, rows, cache key)
+    changes: dict[str, frozenset[int]] = {}
+    for c, _ in twins:
+        j = int(c.node.rsplit(TWIN_MARK, 1)[1]) if TWIN_MARK in c.node else 0
+        for path, lay in layouts.items():
+            if c.source not in lay.groups or c.source in probed or c.source in rows:
+                continue
+            span = lay.spans[lay.groups[c.source]]
+            if not 0 < j < len(span.members):
+                continue
+            func, other = _function(span.members[0]), _function(span.members[j])
+            found = changed_rows(func, other) if func is not None and other is not None else None
+            if found is None:
+                continue
+            loop, count, changed = found
+            changes[c.source] = changed
+            key = hashlib.sha256(json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd,
+                                             span.members[0]]).encode()).hexdigest()
+            if key in _ROWS_SEEN:
+                seen = _ROWS_SEEN[key]
+                if seen is not None:
+                    rows[c.source] = seen
+                continue
+            texts = row_probes(span.members[0], loop, count)
+            if texts is None:
+                continue
+            probed[c.source] = (len(span.members), count, key)
+            spans = list(lay.spans)
+            spans[lay.groups[c.source]] = dataclasses.replace(span, members=(*span.members, *texts))
+            layouts[path] = dataclasses.replace(lay, spans=tuple(spans))
+    built = together(layouts, plan.seed) if probed else None
+    if built is not None:
+        files, names = built
+        selected = sorted({names[f][m + i] for f, (m, count, _) in probed.items() for i in range(count)})
+        folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
+        try:
+            made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
+        finally:
+            shutil.rmtree(folder.parent, ignore_errors=True)
+        if not made.timed_out and run_completes(made):
+            for f, (m, count, key) in probed.items():
+                passed = tuple(i for i in range(count)
+                               if made.outcomes.get(names[f][m + i]) == "passed")
+                _ROWS_SEEN[key] = passed if len(passed) < count else None
+                if len(passed) < count:
+                    rows[f] = passed
+    for f, passed in rows.items():
+        if changes.get(f, frozenset()) & set(passed):
+            moved.add(f)
+    return rows, moved
 
 
 def _first_stops(stops: Mapping[str, int]) -> dict[str, int]:
@@ -590,11 +674,13 @@ def parent_checked_seed(task: Task, seed: int,
     twin is then drawn as near the parent's value as the original's (``plan_twins``' ``near``, atk29); ``order``
     (:attr:`ParentSeen.order`) for each function told otherwise than by nearness in a try already drawn on its
     stop, whose twin is then the comparison at the stop contradicted, its operands kept (``plan_twins``'
-    ``order``, near31: a column flowing past the stop that is the function's only site). A
+    ``order``, near31: a column flowing past the stop that is the function's only site); ``rows``
+    (:attr:`ParentSeen.rows`, passed as ``plan_for(…, rows=rows)`` once not empty) the rows of a loop the parent's
+    code passes, which the next try's loop-rows twin keeps (loop34). A
     plan with no contradiction twin, or with sentinel modules (``targets``: written into the grading copy by
     each plan), is not checked. Remembered per task (its commits and hidden tests), ``test_cmd`` and seed
     for the process, and in ``store`` (``.homefield/parent-checks.jsonl``, :func:`_stored_try`: the number of
-    the try used, its ``stops``, ``near`` and ``order``, the functions still told and those of them told by
+    the try used, its ``stops``, ``near``, ``order`` and ``rows``, the functions still told and those of them told by
     nearness), so a task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
     (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). A try is better with fewer functions told otherwise
@@ -607,13 +693,14 @@ def parent_checked_seed(task: Task, seed: int,
     guards them, as for a sentinel."""
     key = json.dumps([task.id, task.commit, task.parent, task.test_patch, test_cmd, seed, "order"])
 
-    def planned(s: int, stops: Mapping[str, int], near: Mapping[str, Operands], order: Mapping[str, str]
-                ) -> TwinPlan:
-        return plan_for(s, stops, near, order) if order else plan_for(s, stops, near)
+    def planned(s: int, stops: Mapping[str, int], near: Mapping[str, Operands], order: Mapping[str, str],
+                rows: Mapping[str, tuple[int, ...]]) -> TwinPlan:
+        more = {"rows": rows} if rows else {}
+        return plan_for(s, stops, near, order, **more) if order else plan_for(s, stops, near, **more)
 
     if key in _PARENT_SEEDS:
-        use, known, still, close, orders = _PARENT_SEEDS[key]
-        return use, _unguarded(planned(use, known, close, orders), still)
+        use, known, still, close, orders, kept = _PARENT_SEEDS[key]
+        return use, _unguarded(planned(use, known, close, orders, kept), still)
     plan = plan_for(seed, {}, {})
     # stored under the first try's plan too: a check made by another planner (an older homefield) never stands
     digest = hashlib.sha256((key + "\0" + json.dumps(plan.to_dict(), sort_keys=True)).encode()).hexdigest()
@@ -621,19 +708,20 @@ def parent_checked_seed(task: Task, seed: int,
     if stored is not None:
         use = _try_seed(seed, stored[0])
         _PARENT_SEEDS[key] = (use, *stored[1:])
-        return use, _unguarded(planned(use, stored[1], stored[3], stored[4]), stored[2])
+        return use, _unguarded(planned(use, stored[1], stored[3], stored[4], stored[5]), stored[2])
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
     # (twins the parent tells, try, seed, stops, plan, those told, near, those told by nearness): the fewest
     best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str],
-                dict[str, str]] | None = None
+                dict[str, str], dict[str, tuple[int, ...]]] | None = None
     stops: dict[str, int] = {}
     near: dict[str, Operands] = {}
     order: dict[str, str] = {}
+    rows: dict[str, tuple[int, ...]] = {}
     answers: dict[tuple[Any, ...], ParentSeen] = {}  # a plan of the same members as one checked: the same answer
     for n in range(PARENT_TRIES):
         use = _try_seed(seed, n)
-        plan = plan if n == 0 else planned(use, stops, near, order)
+        plan = plan if n == 0 else planned(use, stops, near, order, rows)
         same = _members(plan)
         found = answers.get(same) if same else None
         if found is None:
@@ -645,7 +733,7 @@ def parent_checked_seed(task: Task, seed: int,
         score = (len(found.told - found.farther), len(found.farther))
         if best is None or score < best[0]:
             best = (score, n, use, dict(stops), plan, sorted(found.told - found.farther), dict(near),
-                    sorted(found.farther), dict(order))
+                    sorted(found.farther), dict(order), dict(rows))
         # none told, or only by nearness where this try's planner knew the parent's values: drawing again helps not
         if not found.told or (found.told <= found.farther and found.farther <= near.keys()):
             break
@@ -653,14 +741,16 @@ def parent_checked_seed(task: Task, seed: int,
         order = {**{f: o for f, o in found.order.items() if f in found.told - found.farther and f in stops}, **order}
         stops = {**found.stops, **stops}  # the originals are the same in every try: what the first saw stands
         near = {**found.near, **near}
+        rows = {**found.rows, **rows}  # the rows the parent passes: the next try's loop twins keep them (loop34)
     assert best is not None
-    _, n, use, stops, plan, still, near, farther, order = best
-    _PARENT_SEEDS[key] = (use, stops, still, near, order)
+    _, n, use, stops, plan, still, near, farther, order, rows = best
+    _PARENT_SEEDS[key] = (use, stops, still, near, order, rows)
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
             append_jsonl(store, {"key": digest, "try": n, "stops": stops, "told": still,
                                  "near": {f: list(o) for f, o in near.items()}, "farther": farther,
-                                 **({"order": order} if order else {})})
+                                 **({"order": order} if order else {}),
+                                 **({"rows": {f: list(r) for f, r in rows.items()}} if rows else {})})
     return use, _unguarded(plan, still)
 
 
@@ -690,24 +780,30 @@ def _try_seed(seed: int, n: int) -> int:
 
 
 def _stored_try(store: Path, digest: str
-                ) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None:
-    """``(try, stops, told, near, order)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest``
+                ) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str],
+                           dict[str, tuple[int, ...]]] | None:
+    """``(try, stops, told, near, order, rows)`` :func:`parent_checked_seed` recorded in ``store`` for ``digest``
     (:func:`_last_stored`). A line that is not a try of ``0`` to :data:`PARENT_TRIES` - 1 with ``stops`` an object
     of function ids to ints (absent: none), ``told`` a list of texts (absent, as before atk29: none), ``near`` an
     object of function ids to lists of three texts (absent: none) and ``order`` an object of function ids to
-    ``"<"`` or ``">"`` (absent: none) is passed over."""
-    def parse(r: dict[str, Any]) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str]] | None:
+    ``"<"`` or ``">"`` (absent: none) and ``rows`` an object of function ids to lists of row indices (ints ≥ 0;
+    absent: none) is passed over."""
+    def parse(r: dict[str, Any]) -> tuple[int, dict[str, int], list[str], dict[str, Operands], dict[str, str],
+                                          dict[str, tuple[int, ...]]] | None:
         n, stops, told, near = r.get("try"), r.get("stops", {}), r.get("told", []), r.get("near", {})
-        order = r.get("order", {})
+        order, rows = r.get("order", {}), r.get("rows", {})
         if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < PARENT_TRIES \
                 and isinstance(stops, dict) \
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in stops.values()) \
                 and isinstance(told, list) and all(isinstance(f, str) for f in told) \
                 and isinstance(near, dict) and all(isinstance(o, list) and len(o) == 3
                                                    and all(isinstance(x, str) for x in o) for o in near.values()) \
-                and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()):
+                and isinstance(order, dict) and all(isinstance(o, str) and o in ORDERS for o in order.values()) \
+                and isinstance(rows, dict) and all(isinstance(x, list) and all(
+                    isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in x) for x in rows.values()):
             return (n, {str(k): int(v) for k, v in stops.items()}, sorted(told),
-                    {str(k): (o[0], o[1], o[2]) for k, o in near.items()}, {str(k): str(o) for k, o in order.items()})
+                    {str(k): (o[0], o[1], o[2]) for k, o in near.items()}, {str(k): str(o) for k, o in order.items()},
+                    {str(k): tuple(int(i) for i in x) for k, x in rows.items()})
         return None
     return _last_stored(store, digest, parse)
 

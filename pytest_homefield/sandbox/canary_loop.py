@@ -21,23 +21,34 @@ so the caller (:func:`~pytest_homefield.sandbox.twin_runs._plan_file`) asks for 
 PASS_TO_PASS instance (a unittest method is one test id). The column's name must be read once in the loop's body,
 as the expected side of one ``assertEqual``/``==`` assertion whose other side does not read it (the name feeding
 the computed side would let a real fix follow the twin), and never be stored there.
+
+loop34: a twin moving every row's cell moved the rows the parent's code passes too, so a test process running the
+parent's code on the rows found one it agrees with in the original's list and none in the twin's (gatk33). The
+parent check finds those rows (:func:`changed_rows`, :func:`row_probes`: the test run on each row alone, on the
+parent) and the planner is given them (``kept``): their cells stay as they are, only the other rows' change.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import random
-from collections.abc import Callable, Sequence
+import textwrap
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from pytest_homefield.sandbox.canaries import parse_source
 from pytest_homefield.sandbox.canary_rows import _cell, _text
 from pytest_homefield.sandbox.canary_sites import Site
+from pytest_homefield.sandbox.canary_swaps import value_key
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
 
-__all__ = ["LOOP_HOW", "loop_rows_site"]
+__all__ = ["LOOP_HOW", "LOOP_KEPT_HOW", "changed_rows", "loop_rows_site", "row_probes"]
 
 #: The ``how`` of a loop-rows twin (the column's name and the first changed values are filled in).
 LOOP_HOW = "column {name} of the loop's rows -> {shown}"
+#: The ``how`` of one changing only the rows the parent's code fails (loop34).
+LOOP_KEPT_HOW = "column {name} of the loop's rows the parent fails -> {shown} (the rows it passes as they are)"
 
 #: The ``unittest`` methods whose second argument is an expected value compared for equality.
 _EQUAL = frozenset({"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
@@ -119,38 +130,109 @@ def _loops(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.For]:
             and not any(isinstance(n, (ast.Break, ast.Continue)) for n in ast.walk(ast.Module(s.body, [])))]
 
 
-def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
-                   allowed: Callable[[ast.AST], bool] | None = None) -> Site | None:
-    """A site at the literal rows of the first loop of ``func`` that unpacks them and checks one column as an
-    expected value (:func:`_table`, :func:`_expected_name`), up to ``k`` twins each with that column's literal
-    cells deranged among the rows (:func:`~pytest_homefield.sandbox.canary_values.derangements`), else made up
-    (:func:`~pytest_homefield.sandbox.canary_values.alternatives`, as many twins as every cell has); strong,
-    each twin excusable when all its changed cells are small (:func:`~pytest_homefield.sandbox.canary_values.
-    is_small`). ``allowed``: whether the site may change the rows node (lines the commit added). ``None`` when
-    no loop fits or no cell can be changed. The caller asks only for a function every instance of which is
-    FAIL_TO_PASS (module text)."""
-    for loop in _loops(func):
+def _fitting(func: ast.FunctionDef | ast.AsyncFunctionDef, allowed: Callable[[ast.AST], bool] | None = None
+             ) -> list[tuple[int, ast.List | ast.Tuple, list[str], str]]:
+    """``(index among :func:`_loops`, rows, target names, the expected column's name)`` of each loop of ``func``
+    whose rows fit (:func:`_table`, :func:`_expected_name`; ``allowed``: whether the rows node may be changed)."""
+    out: list[tuple[int, ast.List | ast.Tuple, list[str], str]] = []
+    for n, loop in enumerate(_loops(func)):
         table = _table(loop)
         if table is None:
             continue
         rows, names = table
         name = _expected_name(loop, names)
-        if name is None or (allowed is not None and not allowed(rows)):
-            continue
+        if name is not None and (allowed is None or allowed(rows)):
+            out.append((n, rows, names, name))
+    return out
+
+
+def loop_rows_site(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.Random,
+                   allowed: Callable[[ast.AST], bool] | None = None, kept: Collection[int] | None = None,
+                   counts: Mapping[str, int] | None = None) -> Site | None:
+    """A site at the literal rows of the first loop of ``func`` that unpacks them and checks one column as an
+    expected value (:func:`_table`, :func:`_expected_name`), up to ``k`` twins each with that column's literal
+    cells deranged among the rows (:func:`~pytest_homefield.sandbox.canary_values.derangements`), else made up
+    (:func:`~pytest_homefield.sandbox.canary_values.alternatives`, as many twins as every cell has); strong,
+    each twin excusable when all its changed cells are small (:func:`~pytest_homefield.sandbox.canary_values.
+    is_small`). ``allowed``: whether the site may change the rows node (lines the commit added). ``kept``: the
+    indices (from 0, in the list's order) of the rows the parent's code passes (:func:`row_probes`, loop34): their
+    cells stay as they are, only the other rows' are changed (:data:`LOOP_KEPT_HOW`); ``None``: not known, every
+    row may change. ``counts``: how often each literal value occurs in the file (:func:`~pytest_homefield.sandbox.
+    canary_swaps.literal_counts`): a made-up value is none of them (a value the file holds already would occur
+    twice in the twin's file where the original's occurs once: ``twin-count-oracle``'s tell). ``None`` when no loop
+    fits or no cell can be changed. The caller asks only for a function every instance of which is FAIL_TO_PASS
+    (module text)."""
+    for _, rows, names, name in _fitting(func, allowed):
         at = names.index(name)
         cells = [_cell(row.elts[at]) for row in rows.elts if isinstance(row, (ast.Tuple, ast.List))]
-        change = [n for n, (_, literal) in enumerate(cells) if literal]
+        change = [n for n, (_, literal) in enumerate(cells) if literal and (kept is None or n not in kept)]
         values = [cells[n][0] for n in change]
         drawn: list[dict[int, Any]] = [{change[j]: values[p] for j, p in enumerate(perm)}
                                        for perm in derangements(values, k, rng)]
         if not drawn and values:
-            alts = [alternatives(v, k, rng) for v in values]
+            alts = [_unseen(v, k, rng, counts or {}) for v in values]
             drawn = [{change[n]: a[j] for n, a in enumerate(alts)} for j in range(min(len(a) for a in alts))]
         if not drawn:
             continue
+        how = LOOP_HOW if kept is None else LOOP_KEPT_HOW
         twins = [(_text(rows, at, len(names), pick),
-                  LOOP_HOW.format(name=name, shown=", ".join(repr(pick[n])[:20] for n in change))[:120])
+                  how.format(name=name, shown=", ".join(repr(pick[n])[:20] for n in change))[:120])
                  for pick in drawn]
         return Site(rows, ast.unparse(rows), twins, True,
                     excusable=[all(is_small(v) for v in pick.values()) for pick in drawn])
     return None
+
+
+def _unseen(v: Any, k: int, rng: random.Random, counts: Mapping[str, int]) -> list[Any]:
+    """Up to ``k`` made-up values for ``v`` (:func:`~pytest_homefield.sandbox.canary_values.alternatives`) none of
+    which ``counts`` holds; drawn among more of them only when the first ``k`` hold one."""
+    for n in (k, k + 8):
+        out = [a for a in alternatives(v, n, rng) if value_key(a) not in counts][:k]
+        if len(out) == k:
+            return out
+    return out
+
+
+def changed_rows(original: ast.FunctionDef | ast.AsyncFunctionDef, twin: ast.FunctionDef | ast.AsyncFunctionDef
+                 ) -> tuple[int, int, frozenset[int]] | None:
+    """``(loop, rows, changed)`` for the first loop of ``original`` fitting a loop-rows site (:func:`_fitting`)
+    whose rows ``twin`` (the same function with that site changed) writes otherwise: its index among the
+    function's plain loops, its number of rows and the indices of the rows whose cells differ (as ASTs); ``None``
+    when the twin changes no such loop's rows (another site, or not the same shape)."""
+    theirs = _loops(twin)
+    for n, rows, _, _ in _fitting(original):
+        other = _table(theirs[n]) if n < len(theirs) else None
+        if other is None or len(other[0].elts) != len(rows.elts):
+            continue
+        changed = frozenset(i for i, (a, b) in enumerate(zip(rows.elts, other[0].elts, strict=True))
+                            if ast.dump(a) != ast.dump(b))
+        if changed:
+            return n, len(rows.elts), changed
+    return None
+
+
+def row_probes(member: str, loop: int, rows: int) -> list[str] | None:
+    """``member`` (a definition's text, as :attr:`~.twin_together.Span.members`) once per row of its plain loop
+    number ``loop`` (:func:`changed_rows`), each running that loop on one row alone: its iterable ``X`` replaced by
+    ``[r for (n, r) in enumerate(X) if n == ROW]`` (every row still built, an ``enumerate`` index kept), everything
+    else as it is, so that a probe passes on the parent exactly when the parent's code passes that row (and the
+    rest of the test); ``None`` when it does not parse or has no such loop."""
+    indent = member[:len(member) - len(member.lstrip())]
+    indent = indent.splitlines()[-1] if indent.splitlines() else indent
+    try:
+        tree = parse_source(textwrap.dedent(member))
+    except (SyntaxError, ValueError):
+        return None
+    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if func is None or loop >= len(_loops(func)):
+        return None
+    out: list[str] = []
+    for row in range(rows):
+        one = copy.deepcopy(func)
+        target = _loops(one)[loop]
+        only = ast.parse(f"[_hf_row for _hf_n, _hf_row in enumerate(X) if _hf_n == {row}]", mode="eval").body
+        assert isinstance(only, ast.ListComp)
+        only.generators[0].iter.args[0] = target.iter  # type: ignore[attr-defined]
+        target.iter = only
+        out.append(textwrap.indent(ast.unparse(ast.fix_missing_locations(one)), indent) + "\n")
+    return out

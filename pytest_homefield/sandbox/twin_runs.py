@@ -188,7 +188,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                parent: Mapping[str, bytes | None] | None = None, parent_text: ParentText | None = None,
                pass_to_pass: Collection[str] | None = None, stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
-               order: Mapping[str, str] | None = None) -> TwinPlan:
+               order: Mapping[str, str] | None = None, rows: Mapping[str, Collection[int]] | None = None) -> TwinPlan:
     """Plan the twins of ``fail_to_pass`` (node ids) for the test files under ``root`` (the grading copy,
     hidden tests applied) without changing them, except a sentinel module beside a test file that is
     not Python (added to ``targets``, in every run). ``sentinel_for``: function ids
@@ -218,7 +218,11 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
     ParentSeen.order`, for a function the parent check told on a try drawn on its stop): its twin is the
     comparison ``==`` on that statement rewritten to that order, false for every operand pair its original failed
     with there (:func:`~pytest_homefield.sandbox.canary_order.order_site`, near31), when there is one; it comes
-    before ``near``. Mining's check and grading must pass the same (but ``stops``, ``near`` and ``order``). Never
+    before ``near``. ``rows``: function id → the indices of the rows of the loop its twin changes that the parent's
+    code passes (:attr:`~pytest_homefield.run.twin_grading.ParentSeen.rows`, a probe of each row on the parent,
+    loop34): its loop-rows twin leaves them as they are (:func:`~pytest_homefield.sandbox.canary_loop.
+    loop_rows_site`' ``kept``). Mining's check and grading must pass the same (but ``stops``, ``near``, ``order`` and
+    ``rows``). Never
     raises for a test file it cannot read or parse (it gets sentinels in every run); ``OSError``
     only when it cannot write a sentinel module."""
     rng = random.Random(seed)
@@ -240,7 +244,7 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    twins=max(1, twins), known=functools.partial(_known, parent, path), corpus=parent_text,
                    before=_parent_module(parent, path),
                    graded=graded, every=every, ids=(list(fail_to_pass), list(pass_to_pass or ())), stops=stops or {},
-                   near=near or {}, order=order or {},
+                   near=near or {}, order=order or {}, passed=rows or {},
                    exceptions=parent_text.raised() if parent_text is not None else OTHER_EXCEPTIONS,
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
@@ -505,9 +509,10 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                unraised: Sequence[str] | None = None,
                ids: tuple[Sequence[str], Sequence[str]] = ((), ()), stops: Mapping[str, int] | None = None,
                near: Mapping[str, tuple[str, str, str]] | None = None,
-               order: Mapping[str, str] | None = None) -> None:
+               order: Mapping[str, str] | None = None, passed: Mapping[str, Collection[int]] | None = None) -> None:
     encoding, text, tree, lines = read_source(file)
     stops = stops or {}
+    passed = passed or {}
     namer = _Namer(rng, text, tree)
     pool = expected_values(tree) if tree is not None else []
     values = literal_values(tree) if tree is not None else []
@@ -560,12 +565,13 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         rows = any(i.startswith(fid + "[") for i in ids[1])
 
         def pick(may: Callable[[ast.AST], bool] | None, node: ast.FunctionDef | ast.AsyncFunctionDef = node,
-                 classes: list[str] = classes, rows: bool = rows) -> Site | None:
-            # a loop's rows are twinned only when no PASS_TO_PASS instance runs them (canary_loop)
+                 classes: list[str] = classes, rows: bool = rows, fid: str = fid) -> Site | None:
+            # a loop's rows are twinned only when no PASS_TO_PASS instance runs them (canary_loop), those the
+            # parent passes as they are once a probe found them (loop34)
             return keep_relation(find_swap(node, twins, rng, counts, may), node, twins, rng) \
                 or keep_relation(find_site(node, twins, rng, real, exceptions, may, lineage, messages, unraised), node,
                                  twins, rng, alike) \
-                or (loop_rows_site(node, twins, rng, may) if not rows else None) \
+                or (loop_rows_site(node, twins, rng, may, passed.get(fid), counts) if not rows else None) \
                 or (no_assertion_site(node, rng, raises_call(tree, classes, node),
                                       _no_assertion_pool(rng, exceptions, unraised), may)
                     if tree is not None else None)

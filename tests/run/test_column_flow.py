@@ -124,7 +124,7 @@ def test_a_stored_order_is_read_back_and_a_malformed_one_passed_over(tmp_path: P
     good = {"key": "k", "try": 2, "stops": {FID: 4}, "told": [], "near": {}, "farther": [], "order": {FID: "<"}}
     store.write_text(json.dumps(good) + "\n" + json.dumps({**good, "try": 3, "order": {FID: "<="}}) + "\n"
                      + json.dumps({**good, "try": 4, "order": {FID: ["<"]}}) + "\n")
-    assert twin_grading._stored_try(store, "k") == (2, {FID: 4}, [], {}, {FID: "<"})
+    assert twin_grading._stored_try(store, "k") == (2, {FID: 4}, [], {}, {FID: "<"}, {})
     store.write_text(json.dumps({**good, "order": None}) + "\n" + json.dumps({k: v for k, v in good.items()
                                                                                if k != "order"}) + "\n")
-    assert twin_grading._stored_try(store, "k") == (2, {FID: 4}, [], {}, {})  # absent: none (lines before near31)
+    assert twin_grading._stored_try(store, "k") == (2, {FID: 4}, [], {}, {}, {})  # absent: none (lines before near31)

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_homefield.sandbox.canary_loop import loop_rows_site
+from pytest_homefield.sandbox.canary_loop import LOOP_KEPT_HOW, changed_rows, loop_rows_site, row_probes
 from pytest_homefield.sandbox.canary_rows import NOT_ROWS
+from pytest_homefield.sandbox.canary_swaps import literal_counts, value_key
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
 
@@ -136,3 +137,86 @@ def test_a_function_with_pass_to_pass_instances_gets_no_loop_twin(tmp_path: Path
     assert [(c.kind, c.how) for c in plan.canaries] == [("sentinel", NOT_ROWS)]
     every = plan_twins(tmp_path, [*f2p, *p2p], seed=0, parent={}, pass_to_pass=[])
     assert [(c.kind, c.how[:7]) for c in every.canaries] == [("contradiction", "column ")]
+
+
+#: The doubles fixture's table (tests/run/test_loop_rows.py): the parent passes rows 0, 1 and 3, fails row 2.
+DOUBLES = """
+def test_basic(self):
+    for i, (n, expected) in enumerate([(1, 2), ('2', 4), ('-3', -6), (0, 0), ('-4', -8)]):
+        with self.subTest(i=i):
+            self.assertEqual(double(n), expected)
+"""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rows_the_parent_passes_stay_as_they_are(seed: int) -> None:
+    """``kept`` (loop34): the rows the parent passes keep their cells; the others' cells are deranged among them
+    (two rows the parent fails: each takes the other's), every twin's how saying so."""
+    site = loop_rows_site(_func(DOUBLES), 1, random.Random(seed), kept=(0, 1, 3))
+    assert site is not None
+    (text, how), = site.twins
+    after, before = _column(text, 1), _column(site.original, 1)
+    assert [after[n] for n in (0, 1, 3)] == [before[n] for n in (0, 1, 3)] == ["2", "4", "0"]
+    assert (after[2], after[4]) == ("-8", "-6"), after
+    assert how.startswith(LOOP_KEPT_HOW.split("{")[0]) and how.endswith("(the rows it passes as they are)"), how
+    assert _column(text, 0) == _column(site.original, 0)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_one_row_the_parent_fails_gets_a_made_up_value_the_file_does_not_hold(seed: int) -> None:
+    """One row the parent fails: no derangement, a made-up value of its type, unequal to it and to every literal
+    of the file (``counts``: one already there would occur twice in the twin's file, once in the original's)."""
+    func = _func(DOUBLES)
+    counts = literal_counts(func)
+    site = loop_rows_site(func, 2, random.Random(seed), kept=(0, 1, 3, 4), counts=counts)
+    assert site is not None and len(site.twins) == 2
+    for text, _ in site.twins:
+        after = _column(text, 1)
+        assert after[:2] == ["2", "4"] and after[3:] == ["0", "-8"]
+        value = ast.literal_eval(after[2])
+        assert type(value) is int and value != -6 and value_key(value) not in counts, value
+
+
+def test_every_row_kept_gives_no_site() -> None:
+    """Nothing left to change: no loop site (the planner goes on to the next kind)."""
+    assert loop_rows_site(_func(DOUBLES), 1, random.Random(0), kept=range(5)) is None
+
+
+def test_changed_rows_names_the_rows_a_twin_changes() -> None:
+    """:func:`changed_rows`: the loop (its index among the plain loops), its row count and the rows whose cells
+    the twin writes otherwise; ``None`` for a twin changing no row (another site)."""
+    func = _func(DOUBLES)
+    site = loop_rows_site(func, 1, random.Random(0), kept=(0, 1, 3))
+    assert site is not None
+    twin = _func(DOUBLES.replace(ast.get_source_segment(DOUBLES, site.node) or "", site.twins[0][0]))
+    assert changed_rows(func, twin) == (0, 5, frozenset({2, 4}))
+    assert changed_rows(func, _func(DOUBLES.replace("self.subTest(i=i)", "self.subTest(j=i)"))) is None
+
+
+def test_row_probes_run_one_row_each_with_its_index() -> None:
+    """Each probe runs the loop on one row alone, the ``enumerate`` index that row's, the rest of the method as it
+    is (indented as the member); run here with a ``double`` that fails row 2 only."""
+    member = textwrap.indent(DOUBLES.lstrip("\n"), "    ")
+    probes = row_probes(member, 0, 5)
+    assert probes is not None and len(probes) == 5
+    seen: list[int] = []
+    for row, text in enumerate(probes):
+        assert text.startswith("    def test_basic(self):")
+        scope = {"double": lambda x: int(x) * 2 if x != "-3" else x * 2}
+
+        class _Case:
+            def subTest(self, i: int) -> object:  # noqa: N802 (unittest's name)
+                seen.append(i)
+                return __import__("contextlib").nullcontext()
+
+            def assertEqual(self, a: object, b: object) -> None:  # noqa: N802
+                assert a == b
+
+        exec(textwrap.dedent(text), scope)
+        if row == 2:
+            with pytest.raises(AssertionError):
+                scope["test_basic"](_Case())
+        else:
+            scope["test_basic"](_Case())
+    assert seen == [0, 1, 2, 3, 4]
+    assert row_probes("def broken(:\n", 0, 2) is None and row_probes(member, 1, 5) is None
