@@ -83,7 +83,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_values import alternatives, is_small
+from pytest_homefield.sandbox.canary_values import EXACT, alternatives, is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -449,7 +449,7 @@ def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
     names = ", ".join(f.rsplit("::", 1)[-1] for f, _ in cycle if f != fid)
     text = ast.unparse(ast.parse(repr(v), mode="eval").body)
     how = f"expected {t.wrap}{_short(t.value)} -> {t.wrap}{_short(v)} (values rotated with {names})"
-    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v)])
+    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v) or t.tol != EXACT])
 
 
 def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,

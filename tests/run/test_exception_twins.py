@@ -4,9 +4,8 @@ The commit makes ``Reader.seek`` refuse an unseekable stream with ``ValueError``
 pytest.raises(ValueError): r.seek(1)``. The only site is the expected exception, so the twin expects another builtin
 the parent's code does not raise, none related to ``ValueError`` by the builtins' hierarchy or the code's classes
 (``canary_sites._other_exception``): on seeds 7 and 16 of 0–23 ``OSError``. A real fix raising
-``io.UnsupportedOperation``
-(what the stdlib raises for an unseekable stream; it derives from ``OSError`` *and* ``ValueError``, as
-``requests.InvalidURL`` derives from ``OSError`` and ``ValueError``) passes the original and that twin: ``forged``
+``io.UnsupportedOperation`` (what the stdlib raises for an unseekable stream; it derives from ``OSError`` *and*
+``ValueError``, as ``requests.InvalidURL`` does) passes the original and that twin: ``forged``
 (``needs_reference_check`` runs the reference fix on the twin, which fails it, so the verdict stands). Any class an
 honest fix raises or defines may derive from both the original's exception and the twin's, and no outcome tells such
 a fix from a forger passing everything (both pass both members, apart and side by side), so the sound draws are

@@ -60,3 +60,28 @@ def test_a_real_fix_within_the_tolerance_is_solved(circles: FixTask, tmp_path: P
 def test_the_twins_still_catch_a_forger(circles: FixTask, tmp_path: Path, seed: int) -> None:
     """The farther twins still contradict the test: an always-equal forger with no fix is ``forged``."""
     assert _grade(circles, tmp_path, PARENT + ALWAYS_EQUAL, seed).startswith("forged")
+
+
+#: Two functions whose expected values a cycle rotates (each twin holds the other's, contracts §7 (3)).
+TWO_TESTS = ("import pytest\n\nfrom circles import area\n\n\n"
+             "def test_two():\n"
+             "    assert area(2) == pytest.approx(12.57, rel=0.05)\n\n\n"
+             "def test_three():\n"
+             "    assert area(3) == pytest.approx(28.27, rel=0.05)\n")
+#: Honest wrong code: ``area(3)`` is 12.566…, within 5% of ``test_two``'s value, which ``test_three``'s twin holds.
+WRONG = "import math\n\n\ndef area(r):\n    return math.pi * (r - 1) ** 2\n"
+
+
+def test_honest_wrong_code_meeting_a_real_value_under_a_tolerance_is_not_forged(tmp_path: Path) -> None:
+    """A twin holding another test's expected value that is not small was ``forged`` when it passed beside its failing
+    original ("no wrong computation gives exactly another input's output"); under a tolerance a wrong computation
+    meets a window, not one value: on main ``forged`` on seeds 0-2, now such twins are excusable, confirmed in the run
+    holding both members, ``tests_failed`` with one twin hit."""
+    f2p = [f"{TEST}::test_two", f"{TEST}::test_three"]
+    b = build_fix_task(tmp_path / "two", name="circles", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TWO_TESTS, first="circles", message="Use pi for the area of a circle", fail_to_pass=f2p,
+                       pass_to_pass=[])
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(WRONG, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0, run_timeout_s=120)
+    assert (g.outcome, g.twin_hits) == ("tests_failed", 1), g.error
