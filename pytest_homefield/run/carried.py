@@ -65,8 +65,8 @@ def _section_at(root: Path, rel: str) -> str | None:
 #: ``setup.cfg`` took 11 s of CPU on the host, 50 MB hours). Past either bound the text is compared whole.
 SECTION_MAX_CHARS = 100_000
 SECTION_MAX_LINE = 300
-# _section_of, _module_stem, _top_modules and _escapes also run, by their source, in every exported eval.sh
-# (run/eval_undo.py): they use only the stdlib and these module names, which the program defines too.
+# _section_of, _ini_pytest_lines, _module_stem, _top_modules and _escapes also run, by their source, in every
+# exported eval.sh (run/eval_undo.py): they use only the stdlib and these module names, which the program defines too.
 
 
 def _section_of(name: str, text: str) -> str | None:
@@ -87,7 +87,33 @@ def _section_of(name: str, text: str) -> str | None:
         cp.read_string(text)
     except configparser.Error:
         return "<unparseable>"
-    return repr({s: dict(cp[s]) for s in cp.sections() if s in ("tool:pytest", "pytest")})
+    view = repr({s: dict(cp[s]) for s in cp.sections() if s in ("tool:pytest", "pytest")})
+    lines = _ini_pytest_lines(text)
+    return view if not lines else repr((view, lines))
+
+
+def _ini_pytest_lines(text: str) -> list[str]:
+    """The lines pytest's own reader of ``setup.cfg`` / ``tox.ini`` (iniconfig) puts in a ``[tool:pytest]`` or
+    ``[pytest]`` section, headers included, in order (``[]``: none); compared beside configparser's view by
+    :func:`_section_of`. gatk34: configparser and iniconfig read a header apart: ``[tool:pytest];]`` and
+    ``[tool:pytest] #]`` are a section ``tool:pytest];`` to configparser and ``tool:pytest`` to iniconfig (which
+    cuts a header at ``#``/``;``), and a form feed, ``\\r`` or U+2028 ends a line for iniconfig
+    (``str.splitlines``) and not for configparser; so an agent's ``addopts = -p its_module`` under such a header
+    was carried into grading and loaded. iniconfig's rule, widened: a BOM dropped, a blank or comment line skipped,
+    a line starting with ``[`` cut at the first ``#`` and ``;`` and stripped on the right is a header when it ends
+    with ``]``, its name stripped (newer iniconfig may strip it)."""
+    out: list[str] = []
+    inside = False
+    for line in (text[1:] if text.startswith("\ufeff") else text).splitlines():
+        if line.lstrip()[:1] in ("#", ";") or not line.strip():
+            continue
+        if line[0] == "[":
+            head = line.split("#")[0].split(";")[0].rstrip()
+            if head.endswith("]"):
+                inside = head[1:-1].strip() in ("tool:pytest", "pytest")
+        if inside:
+            out.append(line)
+    return out
 
 
 @functools.lru_cache(maxsize=1)

@@ -187,8 +187,9 @@ def undo_config(task: Task, tracked: Sequence[str], test_globs: Sequence[str] = 
 
 def program() -> str:
     """The whole program: :data:`_PRELUDE`, grading's helpers by their source, :data:`PROGRAM`."""
-    helpers = "\n\n".join(inspect.getsource(f) for f in (carried._section_of, carried._module_stem,
-                                                          carried._top_modules, carried._escapes))
+    helpers = "\n\n".join(inspect.getsource(f) for f in (carried._section_of, carried._ini_pytest_lines,
+                                                          carried._module_stem, carried._top_modules,
+                                                          carried._escapes))
     bounds = f"SECTION_MAX_CHARS = {carried.SECTION_MAX_CHARS}\nSECTION_MAX_LINE = {carried.SECTION_MAX_LINE}\n"
     return _PRELUDE + bounds + "\n\n" + helpers + PROGRAM
 

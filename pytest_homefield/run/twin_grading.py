@@ -898,12 +898,16 @@ def rows_apart_ids(plan: TwinPlan | None, pass_to_pass: Collection[str]) -> list
     return sorted(i for i in pass_to_pass if any(i in plan.kept.get(g, ()) for g in groups))
 
 
-def rows_files(gdir: Path, ids: Collection[str]) -> dict[str, bytes]:
-    """The bytes of the test files holding ``ids`` (node ids) in ``gdir`` (the grading copy with the hidden tests
-    applied): read before any test process of the grading ran, so that :func:`rows_run` writes the task's test
-    files unmodified whatever a run wrote into the grading copy afterwards. ``OSError``: one cannot be read
-    (never through a link)."""
-    return {p: nofollow.read_bytes(gdir, p) for p in sorted({i.split("::", 1)[0] for i in ids})}
+def rows_files(gdir: Path, ids: Collection[str], planned: Mapping[str, bytes] | None = None) -> dict[str, bytes]:
+    """The bytes of the test files holding ``ids`` (node ids) for :func:`rows_run`: the plan's
+    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.rows`, ``planned``: the functions whose rows are apart
+    whole, every other group as one run apart holds it), else the file in ``gdir`` (the grading copy with
+    the hidden tests applied), read before any test process of the grading ran, so that :func:`rows_run` writes
+    them whatever a run wrote into the grading copy afterwards. ``OSError``: one cannot be read (never through a
+    link)."""
+    planned = planned or {}
+    return {p: planned[p] if p in planned else nofollow.read_bytes(gdir, p)
+            for p in sorted({i.split("::", 1)[0] for i in ids})}
 
 
 class RowsChecked(NamedTuple):
@@ -920,8 +924,9 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
              **run: Any) -> RowsChecked:
     """The PASS_TO_PASS rows set apart (``ids``, :func:`rows_apart_ids`) checked *with* the assertion the commit
     added (docs/contracts.md §7, "rows set apart"): one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`)
-    holding ``files`` (:func:`rows_files`: the task's test files as the hidden tests give them, no twin, no
-    appended function), selecting the functions of ``ids`` (:func:`function_id`: every row of each, as mining's
+    holding ``files`` (:func:`rows_files`: the functions of ``ids`` as the hidden tests give them, every row and
+    the added assertion, no appended function; every other group of their files as one run apart holds it:
+    gatk34), selecting the functions of ``ids`` (:func:`function_id`: every row of each, as mining's
     targeted runs select group functions, never an instance id for pytest to parse from its command line: one
     it did not find would leave a real fix's rows unreported, ``error``); its log's tail and events are
     kept in ``out_dir`` as :data:`ROWS_LOG` and :data:`ROWS_OUTCOMES`. ``run``: :func:`run_tests`'s options. The
@@ -937,7 +942,11 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     runs apart alone, where the original member must still pass and its twin fail with nothing told between the
     runs, as before. The values the file shows (each row's expected one) are those its rows already hold in the
     runs apart (the FAIL_TO_PASS rows' in every member, the PASS_TO_PASS rows' in the appended function), so it
-    shows no value a forger could not read there. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    shows no value a forger could not read there; every other group of the file is the member a run apart held
+    (one run's, the same for every group of the file, drawn uniformly among the runs): the hidden file as given
+    showed each group's original in a run told at a glance, which a grading of the same task reached by a channel
+    (the lock channel of contracts §7) could read as an oracle instead of a guess (gatk34). Raises
+    :class:`ServiceError` as :func:`run_tests` does."""
     folder = _fresh_copy(gdir, tmp, files)
     into = tmp / "rows-out"
     try:

@@ -30,9 +30,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small, real_alternatives
+from pytest_homefield.sandbox.canary_values import (
+    EXACT,
+    Tolerance,
+    alternatives,
+    apart,
+    derangements,
+    is_small,
+    real_alternatives,
+)
 
-__all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES"]
+__all__ = ["Site", "Drawn", "find_site", "expected_values", "read_once", "RAISES", "approx_tolerance",
+           "almost_tolerance"]
 
 _EQUALS = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual", "assertDictEqual",
            "assertSetEqual", "assertSequenceEqual", "assertMultiLineEqual", "assertCountEqual"}
@@ -269,21 +278,94 @@ def _short(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _values(expr: ast.expr, k: int, rng: random.Random, pool: Pool = ()) -> Site | None:
+#: ``pytest.approx``'s tolerance when none is given: ``(rel, abs)``.
+APPROX_DEFAULT: Tolerance = (1e-6, 1e-12)
+
+
+def _number(node: ast.expr | None) -> float | None:
+    """A literal int or float (not a bool) ≥ 0 as a float; ``None`` for anything else (``None`` itself too)."""
+    v = _literal(node) if node is not None else None
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0:
+        return float(v)
+    return None
+
+
+def approx_tolerance(call: ast.Call) -> Tolerance | None:
+    """The tolerance of ``approx(expected, rel=None, abs=None, nan_ok=False)`` (gatk34), as pytest computes it:
+    ``abs`` alone is the whole window; else ``rel`` (default 1e-6) of ``|expected|``, at least ``abs`` (default
+    1e-12). ``None`` when ``rel`` or ``abs`` is given as anything but a literal number (``rel=TOL``), or another
+    argument is given: the window is then not known, and no value twin may be drawn there."""
+    given: dict[str, ast.expr] = dict(zip(("rel", "abs", "nan_ok"), call.args[1:], strict=False))
+    if len(call.args) > 4:
+        return None
+    for kw in call.keywords:
+        if kw.arg not in ("rel", "abs", "nan_ok") or kw.arg in given:
+            return None
+        given[kw.arg] = kw.value
+    rel, absolute = _given(given.get("rel")), _given(given.get("abs"))
+    if rel is False or absolute is False:
+        return None
+    if rel is None and absolute is not None:
+        return 0.0, absolute
+    return (APPROX_DEFAULT[0] if rel is None else rel), (APPROX_DEFAULT[1] if absolute is None else absolute)
+
+
+def _given(node: ast.expr | None) -> float | None | bool:
+    """An optional number argument: ``None`` when absent or the literal ``None``, its value when a literal number
+    ≥ 0, else ``False`` (not known)."""
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return None
+    v = _number(node)
+    return False if v is None else v
+
+
+def almost_tolerance(call: ast.Call) -> Tolerance | None:
+    """The tolerance of ``assertAlmostEqual(first, second, places=None, msg=None, delta=None)`` (gatk34):
+    ``delta``, else ``10 ** -places`` (default 7; the difference rounded to ``places`` digits is 0 within half
+    of that, so this is a wider window than the real one, never a narrower one). ``None`` when ``places`` or
+    ``delta`` is not a literal number."""
+    given: dict[str, ast.expr] = dict(zip(("places", "msg", "delta"), call.args[2:], strict=False))
+    for kw in call.keywords:
+        if kw.arg is None or kw.arg in given:
+            return None
+        given[kw.arg] = kw.value
+    if len(call.args) > 5 or not set(given) <= {"places", "msg", "delta"}:
+        return None
+    delta = _given(given.get("delta"))
+    if delta is not None:
+        return None if delta is False else (0.0, float(delta))
+    places = given.get("places")
+    if places is None or (isinstance(places, ast.Constant) and places.value is None):
+        return 0.0, 1e-7
+    n = _literal(places)
+    if not isinstance(n, int) or isinstance(n, bool) or not -300 < n < 300:
+        return None
+    return 0.0, 10.0 ** -n
+
+
+def _values(expr: ast.expr, k: int, rng: random.Random, pool: Pool = (), tol: Tolerance | None = EXACT) -> Site | None:
     """A value site at ``expr`` (a literal, or ``approx(literal)``), else ``None``: twins from ``pool``
-    (real values of the file, :func:`real_alternatives`) when it has any of the type, else made up."""
+    (real values of the file, :func:`real_alternatives`) when it has any of the type, else made up. ``tol``:
+    the tolerance of the comparison expecting ``expr`` (``approx``'s own, :func:`approx_tolerance`, for an
+    ``approx`` call): every twin is :func:`~pytest_homefield.sandbox.canary_values.apart` from the value under
+    it, so that no value meets both (a real fix passing a twin beside its passing original is ``forged``);
+    ``None`` (not known): no site."""
     value = _literal(expr)
     target: ast.expr = expr
     wrap = ""
     if value is None and isinstance(expr, ast.Call) and _call_name(expr) == "approx" and expr.args:
         target, value, wrap = expr.args[0], _literal(expr.args[0]), "approx"
-    if value is None:
+        tol = approx_tolerance(expr)
+    if value is None or tol is None:
         return None
     given = pool(value) if callable(pool) else pool
     drawn = given if isinstance(given, Drawn) else Drawn(given)
-    real = real_alternatives(value, drawn.values, k, rng, approx=bool(wrap))
-    alts = [a for a, _ in real] or _made_up(value, k, rng, drawn.keep)
+    real = real_alternatives(value, drawn.values, k, rng, approx=bool(wrap), tol=tol)
+    alts = [a for a, _ in real] or [a for a in _made_up(value, k, rng, drawn.keep, tol)
+                                    if tol == EXACT or apart(value, a, tol)]
     excusable = [e if drawn.excusable is None else drawn.excusable for _, e in real] or [True] * len(alts)
+    if tol != EXACT:  # honest wrong code meets a window, not one exact value: no "exactly another's output"
+        excusable = [True] * len(alts)
     if not alts:
         return None
     how = "expected {}{} -> {}{}" + (f" ({drawn.source})" if real else " (made up)")
@@ -293,16 +375,32 @@ def _values(expr: ast.expr, k: int, rng: random.Random, pool: Pool = ()) -> Site
     return Site(target, ast.unparse(target), twins, True, excusable=excusable)
 
 
-def _made_up(value: Any, k: int, rng: random.Random, keep: Callable[[Any], bool] | None) -> list[Any]:
-    """:func:`~pytest_homefield.sandbox.canary_values.alternatives` of ``value``, those ``keep`` refuses
-    left out (drawn again up to :data:`_TRIES` times, then taken as they come)."""
-    alts = alternatives(value, k, rng)
+def _made_up(value: Any, k: int, rng: random.Random, keep: Callable[[Any], bool] | None,
+             tol: Tolerance | None = None) -> list[Any]:
+    """:func:`~pytest_homefield.sandbox.canary_values.alternatives` of ``value`` (under ``tol``), those ``keep``
+    refuses left out (drawn again up to :data:`_TRIES` times, then taken as they come)."""
+    alts = alternatives(value, k, rng, tol)
     for _ in range(_TRIES if keep is not None else 0):
         kept = [a for a in alts if keep(a)]  # type: ignore[misc]
         if kept:
             return kept
-        alts = alternatives(value, k, rng)
+        alts = alternatives(value, k, rng, tol)
     return alts
+
+
+def _compared_by(expected: ast.expr, other: ast.expr) -> Tolerance | None:
+    """The tolerance ``expected`` is compared with when ``other`` is the other side of an ``==``: ``approx``'s
+    (:func:`approx_tolerance`) when ``other`` is an ``approx(…)`` call (``3.14 == approx(area(1), rel=0.01)``),
+    else :data:`~pytest_homefield.sandbox.canary_values.EXACT`."""
+    if isinstance(other, ast.Call) and _call_name(other) == "approx":
+        return approx_tolerance(other)
+    return EXACT
+
+
+def _bound_exact(expr: ast.expr, other: ast.expr, bound: Callable[[ast.expr], Site | None]) -> Site | None:
+    """``bound(expr)`` (a name's literal or ``parametrize`` column) when ``expr`` is compared exactly, else
+    ``None``: its twins are drawn for ``==``, not for an ``approx`` on the other side (gatk34)."""
+    return bound(expr) if _compared_by(expr, other) == EXACT else None
 
 
 def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
@@ -311,17 +409,21 @@ def _value_site(stmt: ast.stmt, k: int, rng: random.Random,
             and isinstance(stmt.test.ops[0], ast.Eq):
         left, right = stmt.test.left, stmt.test.comparators[0]
         first, second = (left, right) if _literal(right) is None and _literal(left) is not None else (right, left)
-        return _values(first, k, rng, pool) or _values(second, k, rng, pool) or bound(right) or bound(left)
+        return _values(first, k, rng, pool, _compared_by(first, second)) \
+            or _values(second, k, rng, pool, _compared_by(second, first)) \
+            or _bound_exact(right, left, bound) or _bound_exact(left, right, bound)
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         call, name = stmt.value, _call_name(stmt.value)
         if name in _EQUALS and len(call.args) >= 2:
             a, b = call.args[0], call.args[1]
             first, second = (a, b) if _literal(b) is None and _literal(a) is not None else (b, a)
-            return _values(first, k, rng, pool) or _values(second, k, rng, pool) or bound(b) or bound(a)
+            return _values(first, k, rng, pool, _compared_by(first, second)) \
+                or _values(second, k, rng, pool, _compared_by(second, first)) \
+                or _bound_exact(b, a, bound) or _bound_exact(a, b, bound)
         if name == "assertAlmostEqual" and len(call.args) >= 2:
             v = _literal(call.args[1])
             if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return _values(call.args[1], k, rng, pool)
+                return _values(call.args[1], k, rng, pool, almost_tolerance(call))
     return None
 
 

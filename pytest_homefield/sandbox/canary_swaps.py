@@ -36,8 +36,19 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_homefield.sandbox.canary_sites import _EQUALS, Site, _call_name, _literal, _short, _statements, read_once
-from pytest_homefield.sandbox.canary_values import _unequal, is_small
+from pytest_homefield.sandbox.canary_sites import (
+    _EQUALS,
+    Site,
+    _call_name,
+    _compared_by,
+    _literal,
+    _short,
+    _statements,
+    almost_tolerance,
+    approx_tolerance,
+    read_once,
+)
+from pytest_homefield.sandbox.canary_values import EXACT, Tolerance, _unequal, apart, is_small
 
 __all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions", "literal_counts", "literal_values",
            "value_key"]
@@ -46,11 +57,14 @@ __all__ = ["Target", "value_targets", "find_swap", "cycles", "defined_functions"
 @dataclass(frozen=True)
 class Target:
     """One value site's literal: ``node`` (the literal expression a twin replaces; inside ``approx`` its
-    argument), ``value`` (its :func:`ast.literal_eval`), ``wrap`` (``"approx"`` or ``""``)."""
+    argument), ``value`` (its :func:`ast.literal_eval`), ``wrap`` (``"approx"`` or ``""``), ``tol`` the tolerance
+    of its comparison (:data:`~pytest_homefield.sandbox.canary_values.Tolerance`; ``None``: not known, so it is
+    not :func:`_usable`)."""
 
     node: ast.expr
     value: Any
     wrap: str
+    tol: Tolerance | None = EXACT
 
     @property
     def key(self) -> tuple[str, str]:
@@ -89,21 +103,28 @@ def literal_values(tree: ast.AST) -> list[Any]:
     return out
 
 
-def _target(expr: ast.expr) -> Target | None:
+def _target(expr: ast.expr, tol: Tolerance | None = EXACT) -> Target | None:
     value = _literal(expr)
     if value is not None:
-        return Target(expr, value, "")
+        return Target(expr, value, "", tol)
     if isinstance(expr, ast.Call) and _call_name(expr) == "approx" and expr.args:
         inner = _literal(expr.args[0])
         if isinstance(inner, (int, float)) and not isinstance(inner, bool):
-            return Target(expr.args[0], inner, "approx")
+            return Target(expr.args[0], inner, "approx", approx_tolerance(expr))
     return None
 
 
+def _apart(t: Target, o: Target) -> bool:
+    """Whether ``t`` and ``o`` may take each other's value: unequal, and no value meets both at either site under
+    its comparison's tolerance (:func:`~pytest_homefield.sandbox.canary_values.apart`, gatk34)."""
+    return _unequal(t.value, o.value) and apart(t.value, o.value, t.tol) and apart(o.value, t.value, o.tol)
+
+
 def _usable(t: Target) -> bool:
-    """A value a twin can hold instead of another of its type: not a bool, not empty, a finite float."""
+    """A value a twin can hold instead of another of its type: not a bool, not empty, a finite float, at a
+    comparison whose tolerance is known."""
     v = t.value
-    if isinstance(v, bool) or (hasattr(v, "__len__") and not len(v)):
+    if t.tol is None or isinstance(v, bool) or (hasattr(v, "__len__") and not len(v)):
         return False
     return math.isfinite(v) if isinstance(v, float) else True
 
@@ -120,7 +141,7 @@ def _stmt_target(stmt: ast.stmt, bound: dict[str, ast.expr]) -> Target | None:
         if name in _EQUALS and len(call.args) >= 2:
             pair = call.args[0], call.args[1]
         elif name == "assertAlmostEqual" and len(call.args) >= 2:
-            t = _target(call.args[1])
+            t = _target(call.args[1], almost_tolerance(call))
             return t if t is not None and isinstance(t.value, (int, float)) and not isinstance(t.value, bool) else None
     if pair is None:
         return None
@@ -128,9 +149,10 @@ def _stmt_target(stmt: ast.stmt, bound: dict[str, ast.expr]) -> Target | None:
     first, second = (a, b) if _literal(b) is None and _literal(a) is not None else (b, a)
     for e in (first, second, b, a):
         if e is first or e is second:
-            t = _target(e)
+            t = _target(e, _compared_by(e, second if e is first else first))
         else:
-            t = _target(bound[e.id]) if isinstance(e, ast.Name) and e.id in bound else None
+            t = _target(bound[e.id], _compared_by(e, a if e is b else b)) \
+                if isinstance(e, ast.Name) and e.id in bound else None
         if t is not None:
             return t
     return None
@@ -164,7 +186,7 @@ def _distinct(targets: Sequence[Target]) -> list[Target]:
     """The targets whose values are pairwise unequal, the first of each value kept, in order."""
     out: list[Target] = []
     for t in targets:
-        if all(_unequal(t.value, o.value) for o in out):
+        if all(_apart(t, o) for o in out):
             out.append(t)
     return out
 
@@ -197,7 +219,7 @@ def find_swap(func: ast.FunctionDef | ast.AsyncFunctionDef, k: int, rng: random.
                 texts[i].append(_value_text(v))
             pairs = ", ".join(f"{_short(t.value)} -> {_short(v)}" for t, v in zip(order, moved, strict=True))
             twins.append((texts[0][-1], f"expected values swapped within the test: {pairs}"[:160]))
-            excusable.append(all(is_small(v) for v in moved))
+            excusable.append(all(is_small(v) for v in moved) or any(t.tol != EXACT for t in order))
         others: list[tuple[ast.AST, str, list[str]]] = [(t.node, t.text(), texts[i]) for i, t in enumerate(order) if i]
         return Site(order[0].node, order[0].text(), twins, True, excusable=excusable, others=others)
     return None
@@ -217,8 +239,7 @@ def cycles(candidates: Sequence[tuple[str, Sequence[Target]]], rng: random.Rando
     left: list[str] = []
 
     def partner(t: Target, others: Sequence[Target]) -> Target | None:
-        return next((o for o in others if _class(o, counts) == _class(t, counts) and _unequal(t.value, o.value)),
-                    None)
+        return next((o for o in others if _class(o, counts) == _class(t, counts) and _apart(t, o)), None)
 
     while pool:
         a = pool.pop(0)

@@ -39,21 +39,23 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["alternatives", "real_alternatives", "derangements", "is_small"]
+__all__ = ["alternatives", "real_alternatives", "derangements", "is_small", "Tolerance", "EXACT", "apart", "spread"]
 
 #: Characters a changed character is drawn from, by the class of the one it replaces.
 _CLASSES = (string.ascii_lowercase, string.ascii_uppercase, string.digits, " -_.:/,;")
 
 
-def alternatives(v: Any, k: int, rng: random.Random) -> list[Any]:
+def alternatives(v: Any, k: int, rng: random.Random, tol: Tolerance | None = None) -> list[Any]:
     """Up to ``k`` distinct values, each of ``v``'s type and unequal to ``v``, exchangeable with it
-    (see the module text); ``[]`` when ``v`` has none. ``k`` >= 1."""
+    (see the module text); ``[]`` when ``v`` has none. ``k`` >= 1. ``tol``: the tolerance of the comparison
+    the value is expected by (:data:`Tolerance`; ``None``: exact): a number, or a container's number, is then
+    drawn at least :func:`spread` away, so that no value is within the tolerance of both (:func:`apart`)."""
     if isinstance(v, bool):
         return [not v]
     if isinstance(v, int):
-        return _numbers(v, k, rng, unit=10 ** min(_trailing_zeros(v), 3))
+        return _numbers(v, k, rng, unit=10 ** min(_trailing_zeros(v), 3), away=spread(v, tol))
     if isinstance(v, float):
-        return _floats(v, k, rng)
+        return _floats(v, k, rng, away=spread(v, tol))
     if isinstance(v, str):
         return _chars(v, k, rng)
     if isinstance(v, bytes):
@@ -62,12 +64,66 @@ def alternatives(v: Any, k: int, rng: random.Random) -> list[Any]:
         except UnicodeError:
             return []
     if isinstance(v, (list, tuple)):
-        return _sequence(v, k, rng)
+        return _sequence(v, k, rng, tol)
     if isinstance(v, dict):
-        return _mapping(v, k, rng)
+        return _mapping(v, k, rng, tol)
     if isinstance(v, (set, frozenset)):
         return _set(v, k, rng)
     return []
+
+
+#: A comparison's tolerance ``(rel, abs)``: a value ``a`` meets an expected number ``e`` when ``|a - e| <=
+#: max(rel * |e|, abs)`` (``pytest.approx``'s rule; ``assertAlmostEqual``'s ``places``/``delta`` as an ``abs``).
+Tolerance = tuple[float, float]
+#: ``==``: no tolerance (:func:`apart` is then :func:`_unequal`).
+EXACT: Tolerance = (0.0, 0.0)
+
+
+def _window(e: float, tol: Tolerance) -> float:
+    """How far from ``e`` a value may be and still meet it under ``tol``."""
+    return max(tol[0] * abs(e), tol[1])
+
+
+def spread(v: Any, tol: Tolerance | None) -> float:
+    """How far (absolute) a twin of the number ``v`` must lie from it so that no value meets both under ``tol``
+    (gatk34): ``d > window(v) + window(w)`` holds for every ``w`` at least this far, as ``window(w) <=
+    window(v) + rel * d``; ``0`` for an exact comparison, ``inf`` when ``rel >= 1`` (no such distance)."""
+    if tol is None or tol == EXACT or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return 0.0
+    if tol[0] >= 1 or not math.isfinite(v):
+        return math.inf
+    return 2 * _window(v, tol) / (1 - tol[0])
+
+
+def apart(v: Any, w: Any, tol: Tolerance | None) -> bool:
+    """Whether no value meets both ``v`` and ``w`` as the expected value of a comparison of tolerance ``tol``
+    (gatk34: a twin of ``approx(3.14, rel=0.01)`` expecting ``3.17`` was met by ``math.pi``, the reference fix's
+    own value, and a real fix was ``forged``): :func:`_unequal`, and under a tolerance their windows disjoint
+    (numbers; lists, tuples and dicts of one shape item by item, as ``approx`` compares them). ``False`` for
+    ``tol`` ``None`` (a tolerance that is not known: no value twin there)."""
+    if tol is None:
+        return False
+    if not _unequal(v, w):
+        return False
+    if tol == EXACT:
+        return True
+    return _disjoint(v, w, tol)
+
+
+def _disjoint(v: Any, w: Any, tol: Tolerance) -> bool:
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and isinstance(w, (int, float)) \
+            and not isinstance(w, bool):
+        if not (math.isfinite(v) and math.isfinite(w)):
+            return v != w
+        return abs(v - w) > _window(v, tol) + _window(w, tol)
+    if isinstance(v, (list, tuple)) and isinstance(w, (list, tuple)):
+        return len(v) != len(w) or any(_disjoint(a, b, tol) for a, b in zip(v, w, strict=True))
+    if isinstance(v, dict) and isinstance(w, dict):
+        return v.keys() != w.keys() or any(_disjoint(v[key], w[key], tol) for key in v)
+    try:
+        return bool(v != w)
+    except Exception:  # noqa: BLE001 - a literal's __ne__ should not raise; then no twin
+        return False
 
 
 def _trailing_zeros(v: int) -> int:
@@ -92,13 +148,15 @@ def _ladder(k: int, rng: random.Random, min_gap: int) -> list[int]:
 REL_GAP = 1e-4
 
 
-def _numbers(v: int, k: int, rng: random.Random, *, unit: int) -> list[Any]:
-    # at least k + 2 away (a stateful rerun never meets it) and REL_GAP of |v| (approx)
-    min_gap = max(1, -(-(k + 2) // unit), math.ceil(abs(v) * REL_GAP / unit))
+def _numbers(v: int, k: int, rng: random.Random, *, unit: int, away: float = 0.0) -> list[Any]:
+    # at least k + 2 away (a stateful rerun never meets it), REL_GAP of |v| (approx) and more than ``away``
+    if not math.isfinite(away):
+        return []
+    min_gap = max(1, -(-(k + 2) // unit), math.ceil(abs(v) * REL_GAP / unit), math.floor(away / unit) + 1)
     return [v + d * unit for d in _ladder(k, rng, min_gap)]
 
 
-def _floats(v: float, k: int, rng: random.Random) -> list[Any]:
+def _floats(v: float, k: int, rng: random.Random, away: float = 0.0) -> list[Any]:
     if not math.isfinite(v):
         return []
     text = repr(v)
@@ -109,7 +167,9 @@ def _floats(v: float, k: int, rng: random.Random) -> list[Any]:
         digits = min(len(text.split(".", 1)[1].rstrip("0")) if "." in text else 0, 12)
         digits = max(digits, 1)
         unit = 10.0 ** -digits
-    min_gap = max(k + 2, math.ceil(abs(v) * REL_GAP / unit))
+    if not math.isfinite(away):
+        return []
+    min_gap = max(k + 2, math.ceil(abs(v) * REL_GAP / unit), math.floor(away / unit) + 2)
     out = [round(v + d * unit, digits) for d in _ladder(k, rng, min_gap)]
     return out if len(set(out)) == k and v not in out else []
 
@@ -123,8 +183,8 @@ def _chars(v: str, k: int, rng: random.Random) -> list[str]:
     return [v[:at] + c + v[at + 1:] for c in rng.sample(choices, min(k, len(choices)))]
 
 
-def _sequence(v: list[Any] | tuple[Any, ...], k: int, rng: random.Random) -> list[Any]:
-    options = [(i, alternatives(x, k, rng)) for i, x in enumerate(v)]
+def _sequence(v: list[Any] | tuple[Any, ...], k: int, rng: random.Random, tol: Tolerance | None = None) -> list[Any]:
+    options = [(i, alternatives(x, k, rng, tol)) for i, x in enumerate(v)]
     best = max((len(a) for _, a in options), default=0)
     if not best:
         return []
@@ -132,8 +192,8 @@ def _sequence(v: list[Any] | tuple[Any, ...], k: int, rng: random.Random) -> lis
     return [type(v)([*v[:i], a, *v[i + 1:]]) for a in alts]
 
 
-def _mapping(v: dict[Any, Any], k: int, rng: random.Random) -> list[Any]:
-    options = [(key, alternatives(x, k, rng)) for key, x in v.items()]
+def _mapping(v: dict[Any, Any], k: int, rng: random.Random, tol: Tolerance | None = None) -> list[Any]:
+    options = [(key, alternatives(x, k, rng, tol)) for key, x in v.items()]
     best = max((len(a) for _, a in options), default=0)
     if not best:
         return []
@@ -184,15 +244,16 @@ def _unequal(a: Any, b: Any) -> bool:
 
 
 def real_alternatives(v: Any, pool: Sequence[Any], k: int, rng: random.Random, *,
-                      approx: bool = False) -> list[tuple[Any, bool]]:
-    """Up to ``k`` values of ``pool`` (the file's expected values) of ``v``'s type, unequal to it, none
-    empty (and numbers only under ``approx``), each with :func:`is_small` (``(value, excusable)``);
-    ``[]`` when there is none (bools never: their twin is the negation)."""
+                      approx: bool = False, tol: Tolerance = EXACT) -> list[tuple[Any, bool]]:
+    """Up to ``k`` values of ``pool`` (the file's expected values) of ``v``'s type, unequal to it (:func:`apart`
+    under the site's tolerance ``tol``), none empty (and numbers only under ``approx``), each with
+    :func:`is_small` (``(value, excusable)``); ``[]`` when there is none (bools never: their twin is the
+    negation)."""
     seen: dict[str, Any] = {}
     for p in pool:
         if approx and not isinstance(p, (int, float)):
             continue
-        if p is None or (hasattr(p, "__len__") and not len(p)) or not _unequal(p, v):
+        if p is None or (hasattr(p, "__len__") and not len(p)) or not apart(v, p, tol):
             continue
         seen.setdefault(repr(p), p)
     picked = rng.sample(sorted(seen), min(k, len(seen)))

@@ -83,7 +83,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_key,
     value_targets,
 )
-from pytest_homefield.sandbox.canary_values import alternatives, is_small
+from pytest_homefield.sandbox.canary_values import EXACT, alternatives, is_small
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -130,6 +130,12 @@ class TwinPlan(CanaryPlan):
     #: (:func:`~pytest_homefield.sandbox.canary_rows.rows_apart`, the same in every run), whose instances are
     #: reported as the group's (``test_f2[1-2]`` → ``test_f[1-2]``, one of :attr:`kept`).
     renamed: dict[str, str] = field(default_factory=dict)
+    #: path → bytes of each test file holding rows set apart, for the run of those rows with the added assertion
+    #: (:func:`~pytest_homefield.run.twin_grading.rows_run`): the functions whose rows are set apart whole (every
+    #: row, the added assertion; no appended function), every other group as one run apart holds it (gatk34:
+    #: the hidden test file as given showed every other group's original in a run a test process tells at a glance,
+    #: an oracle for a grading of the same task that a channel reaches). Not in :meth:`to_dict`.
+    rows: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     def home(self, tid: str) -> str:
         """``tid`` in the task's ids: an instance of a function of :attr:`renamed` as its group's."""
@@ -453,7 +459,7 @@ def _rotated(cycle: Sequence[tuple[str, Target]], at: int) -> Site:
     names = ", ".join(f.rsplit("::", 1)[-1] for f, _ in cycle if f != fid)
     text = ast.unparse(ast.parse(repr(v), mode="eval").body)
     how = f"expected {t.wrap}{_short(t.value)} -> {t.wrap}{_short(v)} (values rotated with {names})"
-    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v)])
+    return Site(t.node, t.text(), [(text, how)], True, excusable=[is_small(v) or t.tol != EXACT])
 
 
 def _runners(tree: ast.Module, path: str, classes: Sequence[str], node: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -536,6 +542,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
     aliases: dict[str, list[str]] = {}  # a shared definition's group → the other classes' function ids
     not_rows: set[str] = set()  # functions with PASS_TO_PASS instances no twin leaves as they are
     apart: dict[str, RowsApart] = {}  # functions whose rows are set apart (canary_rows.rows_apart)
+    apart_tails: set[int] = set()  # indexes in ``tail`` of the functions holding their PASS_TO_PASS rows
+    whole: dict[int, str] = {}  # id(node) → the definition as the file has it, of a function whose rows are apart
     for fid in fids:
         if any(fid in a for a in aliases.values()):
             continue
@@ -644,7 +652,9 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             rest = apart_function(segment, lines, start, split, node.name, fresh)
             if rest is None:
                 raise RuntimeError(f"{fid}: its PASS_TO_PASS rows apart do not parse")  # pragma: no cover
+            apart_tails.add(len(tail))
             tail.append(rest)
+            whole[id(node)] = segment
             plan.renamed[f"{path}::{fresh}"] = fid
         if site is not None and fid not in plan.unprotected and not all(
                 same_kept(members[0], member(j), parents.get(fid))
@@ -680,15 +690,17 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             placement[alias], key_of[alias] = placement[fid], key_of[fid]
             groups.append(Group(alias, tuple(alias + c.node[len(fid):] for c in twins_of), 0, start))
 
-    def assemble(pick: Mapping[int, int]) -> str:
+    def assemble(pick: Mapping[int, int], rows: bool = False) -> str:
+        """The file with member ``pick[key]`` of each span; ``rows``: the text of :attr:`TwinPlan.rows` (the
+        functions whose rows are apart whole, their appended functions left out)."""
         out: list[str] = []
         line = 1
         for key, (start, end, members) in sorted(spans.items(), key=lambda kv: kv[1][0]):
             out += lines[line - 1:start - 1]
-            out.append(members[pick.get(key, 0)])
+            out.append(whole[key] if rows and key in whole else members[pick.get(key, 0)])
             line = end + 1
         out += lines[line - 1:]
-        return "".join(out) + "".join(f"\n\n{t}" for t in tail)
+        return "".join(out) + "".join(f"\n\n{t}" for i, t in enumerate(tail) if not (rows and i in apart_tails))
 
     texts = [assemble({key_of[f]: placement[f][r] for f in placement}) for r in range(runs)]
     try:
@@ -698,6 +710,13 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         every, canaries, groups = _all_sentinels(text, path, fids, namer)
         placement, texts = {}, [every] * runs
         plan.renamed = {f: g for f, g in plan.renamed.items() if f.split("::", 1)[0] != path}
+    if whole and any(f.split("::", 1)[0] == path for f in plan.renamed):
+        rows_text = assemble({key_of[f]: placement[f][0] for f in placement}, rows=True)
+        try:
+            parse_source(rows_text)
+        except (SyntaxError, ValueError):  # pragma: no cover - the members and the file parse: so does this
+            rows_text = text
+        plan.rows[path] = rows_text.encode(encoding, errors="backslashreplace")
     plan.canaries += canaries
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})
