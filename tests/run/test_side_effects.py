@@ -189,6 +189,42 @@ def test_a_chain_of_folders_deeper_than_pythons_recursion_is_the_agents_fault_an
     assert all(p.name != "a" for entry in left for p in entry.rglob("a")), left
 
 
+#: A wrong fix whose import makes a chain of 3,000 folders in its test process's working directory (the grading
+#: copy, or a twin run's copy of it), reached by descriptor: what graded code can do where nothing confines it.
+DEEP_AT_IMPORT = """
+def sub(a, b):
+    return a + b
+
+
+import os
+fd = os.open(".", os.O_RDONLY)
+for _ in range(3000):
+    try:
+        os.mkdir("z", dir_fd=fd)
+    except FileExistsError:
+        pass
+    fd, old = os.open("z", os.O_RDONLY, dir_fd=fd), fd
+    os.close(old)
+"""
+
+
+def test_a_chain_of_folders_graded_code_leaves_in_its_copy_is_scored(task: Task, cache: SnapshotCache,
+                                                                     tmp_path: Path) -> None:
+    """hatk34, ``--sandbox none`` (where the hidden tests may write their copy: bubblewrap and Landlock keep it
+    read-only): a wrong fix whose import made 3,000 nested folders in the twin run's copy made the host's
+    ``shutil.rmtree`` of that copy (and ``TemporaryDirectory`` of the grading copy) raise ``RecursionError``:
+    ``infra``, "grading failed", homefield's own, so never a claim, retried by ``--resume`` and then left
+    unscored for good. Now each copy is removed by descriptor at any depth (``nofollow.remove_tree``,
+    ``tempdirs.scratch``), and the test run's write watch finds the folders it cannot walk: ``agent_error``."""
+    import base64
+
+    code = base64.b64encode(DEEP_AT_IMPORT.encode()).decode()
+    agent = cmd_agent(f"echo {code} | base64 -d > src/calc/__init__.py")
+    r, _ = attempt(task, cache, agent, tmp_path, "none", timeout_s=60)
+    assert r.outcome == "agent_error" and r.scored, r
+    assert r.error is not None and "nested deeper than 256" in r.error, r.error
+
+
 def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
         task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their
