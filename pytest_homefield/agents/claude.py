@@ -36,7 +36,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,7 +57,7 @@ from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.limits import WriteLimits
 from pytest_homefield.sandbox.procs import run_agent
-from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.tempdirs import scratch
 
 __all__ = [
     "ANTHROPIC_API_HOST",
@@ -498,8 +497,7 @@ class ClaudeAgent(Capable):
         if missing:
             return Completion(outcome="infra", error=missing, established=True)
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
-            root = Path(tmp)
+        with scratch() as root:  # removed without following the agent's links (hatk34)
             (root / "cwd").mkdir()
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             cmd, stdin_text = self.command(prompt, allow_shell=False, budget_usd=self.settings.budget_usd,

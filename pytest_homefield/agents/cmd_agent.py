@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import replace
@@ -52,7 +51,7 @@ from pytest_homefield.agents.recipes import ClientSandbox
 from pytest_homefield.capabilities import Capabilities
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
 from pytest_homefield.sandbox.procs import run_agent
-from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.tempdirs import scratch
 
 __all__ = ["CAPABILITIES", "REPORTABLE_OUTCOMES", "CommandAgent", "parse_usage_line", "read_usage_line",
            "distrust_infra"]
@@ -210,8 +209,7 @@ class CommandAgent(Capable):
         non-zero exit status, ``infra`` when ``sh`` cannot start or the sandbox cannot be made
         (bubblewrap missing where it is needed). ``gold_answer`` is ignored."""
         started = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
-            root = Path(tmp)
+        with scratch() as root:  # removed without following the agent's links (hatk34)
             (root / "cwd").mkdir()
             env = build_agent_env(prompt=prompt, attempt=1, tmpdir=root / "tmp", passthrough=self.env_passthrough)
             missing = self.client.missing(env) if self.client else None

@@ -42,6 +42,7 @@ from pytest_homefield.records import RATE_LIMITED, Task
 from pytest_homefield.run.run_plugin import sandbox_hook
 from pytest_homefield.run.session import selection
 from pytest_homefield.settings import Settings
+from pytest_homefield.store import FolderLocked
 from pytest_homefield.transport import post
 
 __all__ = ["ProbePlugin", "ProbeItem"]
@@ -76,6 +77,8 @@ class ProbePlugin(ModePlugin):
                                                  sandbox_hook=hook)
             else:
                 self.session = ProbeSession.start(settings, chosen, agents, sandbox_hook=hook)
+        except FolderLocked as exc:  # another session probes in this repository: exit 2, one line
+            pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
             raise pytest.UsageError(str(exc)) from None
         redirect_collection(config, self.session.collect_path)
@@ -86,6 +89,9 @@ class ProbePlugin(ModePlugin):
     def resume_hint(self) -> str:
         """The command continuing this probe."""
         return self.session.resume_hint()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.session.release()  # the probe folder's lock, should the session end before its finish
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         s = self.session
@@ -103,7 +109,10 @@ class ProbePlugin(ModePlugin):
 
     # -- verdicts on the controller -----------------------------------------------------------
     def finish(self, session: pytest.Session) -> None:
-        self.verdicts = self.session.finish()
+        try:
+            self.verdicts = self.session.finish()
+        finally:
+            self.session.release()
         if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and self.verdicts:
             session.exitstatus = pytest.ExitCode.OK  # a resumed probe with every call answered: judged again
 

@@ -36,6 +36,7 @@ from pytest_homefield.run.session import TaskSelection
 from pytest_homefield.sandbox.backends import SandboxHook
 from pytest_homefield.sandbox.modes import runs_process
 from pytest_homefield.settings import Settings
+from pytest_homefield.store import FolderLock
 from pytest_homefield.transport import Message, append_message
 
 __all__ = ["ProbeSession", "CallKey", "probe_agents", "resume_state"]
@@ -102,6 +103,8 @@ class ProbeSession:
         self.session_start = session_start
         #: per agent name, the run's stop rule over its probe file (a rate limit it reported in this session)
         self._limits: dict[str, RunLimits] = {}
+        #: the ``probe/`` folder's lock (the controller's, set by :meth:`start`; ``None`` in a worker)
+        self.lock: FolderLock | None = None
 
     @classmethod
     def start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
@@ -110,9 +113,27 @@ class ProbeSession:
         the unanswered tries, per agent (:func:`resume_state`). Raises :class:`RunError`
         (before any call is made) for an agent that must be confined where bubblewrap does not work
         (:meth:`ProbeSandboxes.check`), a bad probe record, a probe file that already holds calls
-        without ``--resume``, and calls made with another spec under the same agent name."""
+        without ``--resume``, and calls made with another spec under the same agent name; raises
+        :class:`~pytest_homefield.store.FolderLocked` (one line naming the pid and host) when another
+        session probes in this repository: the ``probe/`` folder is locked for the session
+        (:class:`~pytest_homefield.store.FolderLock`, let go by :meth:`release`), as a run's folder is
+        (hatk34: a second ``homefield probe --resume`` beside a running one made every call again, paid
+        twice, and each session rewrote the probe file with a verdict of its own)."""
         ProbeSandboxes(settings, sandbox_hook).check(agents)
         HomefieldDir(settings.root).ensure()
+        lock = FolderLock.take(HomefieldDir(settings.root).probe, "the memorization probe of this repository")
+        try:
+            session = cls._start(settings, chosen, agents, sandbox_hook)
+        except BaseException:
+            lock.release()
+            raise
+        session.lock = lock
+        return session
+
+    @classmethod
+    def _start(cls, settings: Settings, chosen: TaskSelection, agents: list[Agent],
+               sandbox_hook: SandboxHook | None) -> ProbeSession:
+        """:meth:`start` once the ``probe/`` folder is locked."""
         done: dict[str, set[CallKey]] = {}
         tries: dict[str, dict[CallKey, int]] = {}
         for agent in agents:
@@ -168,6 +189,11 @@ class ProbeSession:
 
     def close(self) -> None:
         """Nothing to free: a probe call makes no snapshot (the mode contract)."""
+
+    def release(self) -> None:
+        """Let the ``probe/`` folder's lock go (the controller, at the end; idempotent; nothing in a worker)."""
+        if self.lock is not None:
+            self.lock.release()
 
     def resume_hint(self) -> str:
         """The command continuing this probe."""

@@ -15,7 +15,6 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +52,7 @@ from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
-from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import TwinPlan, parent_tests, plan_twins
 
@@ -143,7 +142,7 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
     paths = {p for pair in headers for p in pair}
     if not set(carried) <= paths:
         return False
-    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-ref-") as tmp:
+    with scratch(suffix="ref-") as tmp:
         ref = Path(tmp)
         for rel in paths:
             src = pristine / rel
@@ -297,7 +296,7 @@ def grade(
     # less than run_timeout_s for a task whose parent hangs, or an attack's grading with a reference time
     bound = grading_bound(task, run_timeout_s, reference)
     box_mb = task_memory_mb(task.verify.get("peak_mb"), memory_mb)  # the task's memory cap (contracts §7)
-    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-") as tmp:
+    with scratch() as tmp:  # graded code may have written there: no link followed, any depth
         gdir = copy_tree(pristine, Path(tmp) / "w")
         with nofollow.EntryCopier(workspace, gdir) as copier:  # a folder reached once for its entries
             for rel in carried:  # never through a link of either tree (pytest_homefield.run.changes)

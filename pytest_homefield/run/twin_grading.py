@@ -27,7 +27,6 @@ import hashlib
 import json
 import os
 import random
-import shutil
 import tempfile
 import textwrap
 import time
@@ -54,7 +53,7 @@ from pytest_homefield.sandbox.outcomes import decode_event
 from pytest_homefield.sandbox.procs import stop_all
 from pytest_homefield.sandbox.services import TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
-from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_reservation_mb, run_tests
 from pytest_homefield.sandbox.twin_runs import _RANK, TWIN_MARK, TwinPlan, statement_at
 from pytest_homefield.sandbox.twin_together import together
@@ -203,7 +202,7 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
             _REFERENCE_SEEN[key] = stored
     if key in _REFERENCE_SEEN:
         return set(_REFERENCE_SEEN[key])
-    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-refcheck-") as tmp:
+    with scratch(suffix="refcheck-") as tmp:
         ref = copy_tree(pristine, Path(tmp) / "w")
         try:
             apply_patch(ref, task.gold_patch)
@@ -314,7 +313,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     nothing, not even a collection error: tests that do not collect on the parent pass no twin there).
     ``box_mb``: each run's memory cgroup, the task's cap (the parent's peak at mining is in it; ``None``:
     ``memory_mb``). Raises :class:`ServiceError` as :func:`run_tests` does."""
-    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-parentcheck-") as tmp:
+    with scratch(suffix="parentcheck-") as tmp:
         tree = copy_tree(pristine, Path(tmp) / "w")
         try:
             apply_patch(tree, task.test_patch)
@@ -505,7 +504,7 @@ def _probe_later(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], first: Map
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
-        shutil.rmtree(folder.parent, ignore_errors=True)
+        nofollow.remove_tree(folder.parent)
     if made.timed_out or not run_completes(made):
         return set()
     cleared: set[str] = set()
@@ -880,7 +879,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
                 break
     finally:
         for folder in folders:
-            shutil.rmtree(folder.parent, ignore_errors=True)
+            nofollow.remove_tree(folder.parent)
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, LOG_FILE, b"\n".join(logs))
         with contextlib.suppress(OSError):
@@ -952,7 +951,7 @@ def rows_run(ids: Sequence[str], files: Mapping[str, bytes], gdir: Path, tmp: Pa
     try:
         made = run_tests(folder, test_cmd, sorted({function_id(i) for i in ids}), out_dir=into, **run)
     finally:
-        shutil.rmtree(folder.parent, ignore_errors=True)
+        nofollow.remove_tree(folder.parent)
     for name, source in ((ROWS_LOG, LOG_FILE), (ROWS_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
@@ -1149,7 +1148,7 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
-        shutil.rmtree(folder.parent, ignore_errors=True)
+        nofollow.remove_tree(folder.parent)
     return made, _in_plan_ids(made.outcomes, built)
 
 
@@ -1236,7 +1235,7 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     except PatchError:
         return set(), 0.0
     finally:
-        shutil.rmtree(tree.parent, ignore_errors=True)
+        nofollow.remove_tree(tree.parent)
     kept = [_tail(tmp / "confirm-parent-out" / src, TWIN_LOG_BYTES) for src in (LOG_FILE, OUTCOMES_FILE)]
     for name, data in zip((CONFIRM_PARENT_LOG, CONFIRM_PARENT_OUTCOMES), kept, strict=True):
         with contextlib.suppress(OSError):

@@ -5,7 +5,8 @@ Every temp folder homefield makes (snapshots, workspaces, grading copies, git di
 from ``/proc/<pid>/stat``, so a reused pid is not mistaken for the owner) identify the process that
 made it, and nothing in the name says which task or commit it holds. :func:`sweep_stale` removes
 the folders whose owner is gone; :func:`remove_own` removes this process's folders (on a signal,
-where ``finally`` blocks do not run).
+where ``finally`` blocks do not run). :func:`scratch` is such a folder for a ``with`` block, removed by
+descriptor (never ``tempfile.TemporaryDirectory``, whose clean-up follows links: hatk34).
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pytest_homefield.sandbox.nofollow import remove_tree
 
-__all__ = ["mkdtemp", "sweep_stale", "remove_own", "owner_tag", "pid_exists"]
+__all__ = ["mkdtemp", "scratch", "sweep_stale", "remove_own", "owner_tag", "pid_exists"]
 
 _NAME = re.compile(r"^hf-(\d+)\.(\d+)-")
 
@@ -42,6 +45,24 @@ def owner_tag(pid: int | None = None) -> str:
 def mkdtemp(dir: Path | str | None = None) -> Path:
     """A new private temp folder ``hf-<pid>.<start>-XXXXXXXX`` in ``dir`` (default: the temp dir)."""
     return Path(tempfile.mkdtemp(prefix=f"hf-{owner_tag()}-", dir=dir))
+
+
+@contextmanager
+def scratch(dir: Path | str | None = None, suffix: str = "") -> Iterator[Path]:
+    """A new private temp folder ``hf-<pid>.<start>-<suffix>XXXXXXXX`` in ``dir`` (default: the temp dir) for
+    the ``with`` block, removed on every way out by :func:`~pytest_homefield.sandbox.nofollow.remove_tree`: by
+    descriptor, no link followed, at any depth, the owner's access given back to a folder only by descriptor.
+
+    For a folder an agent or graded code wrote (a probe call's cwd, ``TMPDIR`` and ``HOME``; a grading copy).
+    ``tempfile.TemporaryDirectory`` removed those with ``shutil.rmtree`` and, on a ``PermissionError`` (an
+    entry in a folder the agent made ``chmod 500``), ran ``chmod(entry, 0o700)``, which follows a symlink: a
+    link to a file of the user made that file ``0700`` (hatk34); and a chain of 3,000 folders raised
+    ``RecursionError`` out of it and was left behind."""
+    path = Path(tempfile.mkdtemp(prefix=f"hf-{owner_tag()}-{suffix}", dir=dir))
+    try:
+        yield path
+    finally:
+        remove_tree(path)
 
 
 def _owner_alive(pid: int, start: str) -> bool:

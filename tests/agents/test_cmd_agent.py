@@ -345,3 +345,73 @@ def test_prepare_gemini_and_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     assert json.loads(path.read_text())["privacy"]["usageStatisticsEnabled"] is False
     assert recipes_main(["usage-codex", str(tmp_path / "none.jsonl")]) == 0
     assert capsys.readouterr().out == "{}\n"
+
+
+#: The child of :func:`test_a_probe_calls_folder_is_removed_without_following_a_link`, run as uid 1000 of a user
+#: namespace: two probe calls of a ``cmd:`` agent (argv: the sandbox, a victim file outside the sandbox), one
+#: leaving a link to the victim in a folder it cannot be removed from, one a chain of 3,000 folders; it prints
+#: each call's outcome and answer and the victim's mode after them.
+LINK_CHILD = r'''
+import json, os, stat, sys
+from pathlib import Path
+from pytest_homefield.agents.base import AgentSettings
+from pytest_homefield.agents.cmd_agent import CommandAgent
+from pytest_homefield.probe.call_sandbox import ProbeSandboxes
+from pytest_homefield.settings import resolve_settings
+sandbox, victim = sys.argv[1], Path(sys.argv[2])
+victim.write_text("the user's file\n")
+os.chmod(victim, 0o644)
+box = ProbeSandboxes(resolve_settings(victim.parent, {"sandbox": sandbox}))
+got = []
+for command in (f"mkdir locked && ln -s {victim} locked/link && chmod 500 locked && echo answer",
+                "python3 -c 'import os\nfor _ in range(3000): os.mkdir(\"d\"); os.chdir(\"d\")' && echo answer"):
+    agent = CommandAgent(name="x", spec="cmd:" + command, command=command, settings=AgentSettings())
+    try:
+        c = agent.complete("hi", timeout_s=60, sandbox=box)
+        got.append([c.outcome, c.text])
+    except Exception as exc:
+        got.append(["raised", type(exc).__name__])
+print(json.dumps({"calls": got, "mode": oct(stat.S_IMODE(os.stat(victim).st_mode))}))
+'''
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
+def test_a_probe_calls_folder_is_removed_without_following_a_link(tmp_path: Path, sandbox: str) -> None:
+    """hatk34, as any user but root (uid 1000 of a user namespace): a probe call's folder (its cwd, ``TMPDIR``
+    and fresh ``HOME``, which the agent writes) was removed by ``tempfile.TemporaryDirectory``, whose clean-up,
+    when an entry cannot be unlinked (in a folder the agent made ``chmod 500``), runs ``chmod(path, 0o700)`` on
+    the entry, following it when it is a symlink: a link to any file of the user made that file ``0700`` on
+    the host (under bubblewrap and Landlock alike; the agent never reached the file). And it recursed: a
+    chain of 3,000 folders raised ``RecursionError`` out of the call (the probe records that as the agent's
+    ``infra`` claim, the answer it gave lost, and retries it) and left the folder in the temp dir. Now the
+    folder is removed by descriptor, no link followed, at any depth (``tempdirs.scratch``)."""
+    import json
+    import subprocess
+
+    from helpers.bwrap import bwrap_works
+    from helpers.landlock import landlock_abi
+    from helpers.userns import as_user_1000
+
+    from pytest_homefield.sandbox.nofollow import remove_tree
+
+    if sandbox == "bwrap" and not bwrap_works():
+        pytest.skip("no bwrap")
+    if sandbox == "landlock":
+        landlock_abi()
+    as_user = as_user_1000()
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    for folder in (tmp_path, temp):
+        folder.chmod(0o777)  # uid 1000 writes the victim and its temp folders here
+    victim = tmp_path / "victim.txt"
+    try:
+        proc = subprocess.run([*as_user, sys.executable, "-c", LINK_CHILD, sandbox, str(victim)],
+                              capture_output=True, text=True, env={**os.environ, "TMPDIR": str(temp)}, timeout=300)
+        left = sorted(p.name for p in temp.iterdir())
+    finally:  # what a failing run leaves (the chain of folders) would make pytest's own clean-up recurse
+        remove_tree(temp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.splitlines()[-1])
+    assert got["mode"] == "0o644", got  # the user's file: never changed
+    assert got["calls"] == [[None, "answer\n"], [None, "answer\n"]], got
+    assert left == []

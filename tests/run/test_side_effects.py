@@ -189,6 +189,67 @@ def test_a_chain_of_folders_deeper_than_pythons_recursion_is_the_agents_fault_an
     assert all(p.name != "a" for entry in left for p in entry.rglob("a")), left
 
 
+#: A wrong fix whose import makes a chain of 3,000 folders in its test process's working directory (the grading
+#: copy, or a twin run's copy of it), reached by descriptor: what graded code can do where nothing confines it.
+DEEP_AT_IMPORT = """
+def sub(a, b):
+    return a + b
+
+
+import os
+fd = os.open(".", os.O_RDONLY)
+for _ in range(3000):
+    try:
+        os.mkdir("z", dir_fd=fd)
+    except FileExistsError:
+        pass
+    fd, old = os.open("z", os.O_RDONLY, dir_fd=fd), fd
+    os.close(old)
+"""
+
+
+def test_a_chain_of_folders_graded_code_leaves_in_its_copy_is_scored(task: Task, cache: SnapshotCache,
+                                                                     tmp_path: Path) -> None:
+    """hatk34, ``--sandbox none`` (where the hidden tests may write their copy: bubblewrap and Landlock keep it
+    read-only): a wrong fix whose import made 3,000 nested folders in the twin run's copy made the host's
+    ``shutil.rmtree`` of that copy (and ``TemporaryDirectory`` of the grading copy) raise ``RecursionError``:
+    ``infra``, "grading failed", homefield's own, so never a claim, retried by ``--resume`` and then left
+    unscored for good. Now each copy is removed by descriptor at any depth (``nofollow.remove_tree``,
+    ``tempdirs.scratch``), and the test run's write watch finds the folders it cannot walk: ``agent_error``."""
+    import base64
+
+    code = base64.b64encode(DEEP_AT_IMPORT.encode()).decode()
+    agent = cmd_agent(f"echo {code} | base64 -d > src/calc/__init__.py")
+    r, _ = attempt(task, cache, agent, tmp_path, "none", timeout_s=60)
+    assert r.outcome == "agent_error" and r.scored, r
+    assert r.error is not None and "nested deeper than 256" in r.error, r.error
+
+
+@pytest.mark.xfail(strict=True, reason="hatk34: with --sandbox none graded code can change the pristine snapshot the "
+                                        "control run is built from: infra for good")
+def test_graded_code_that_spoils_the_control_run_is_scored(task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
+    """hatk34, ``--sandbox none`` only (bubblewrap and Landlock keep the pristine snapshot out of a test run's
+    reach): a wrong fix whose import appends ``os._exit(3)`` to the pristine snapshot's module (found below the
+    snapshot cache's folder, which any process of the user can list) and then exits ends ``infra`` ("the test
+    process did not finish ..., nor on the untouched parent with the hidden tests"): the control run that tells
+    the agent's fault from the environment's is built from that snapshot after the graded process is gone.
+    ``infra`` homefield established is never a claim: on the last ``--resume`` try it stays unscored for good.
+    Not fixed: without a sandbox graded code runs as the user and can spoil whatever the host reads after it
+    (the snapshot, the repository's objects it is rebuilt from); checking the snapshot's digest before the
+    control run would close this one route only. Here the test asks for ``tests_failed`` (scored)."""
+    import base64
+
+    payload = (f"\n\ndef sub(a, b):\n    return a + b\n\n\nimport glob, os\n"
+               f"for d in glob.glob({str(cache.root)!r} + '/*/s/src/calc'):\n"
+               "    with open(d + '/__init__.py', 'a') as f:\n"
+               "        f.write('\\nimport os\\nos._exit(3)\\n')\n"
+               "os._exit(1)\n")
+    code = base64.b64encode(payload.encode()).decode()
+    r, _ = attempt(task, cache, cmd_agent(f"echo {code} | base64 -d >> src/calc/__init__.py"), tmp_path, "none",
+                   timeout_s=60)
+    assert r.scored and r.outcome == "tests_failed", r
+
+
 def test_a_change_of_many_short_lines_leaves_a_capped_diff_and_costs_the_host_little(
         task: Task, cache: SnapshotCache, tmp_path: Path) -> None:
     """atk19: within the workspace caps, files of short lines made a ``diff.patch`` up to twice their
