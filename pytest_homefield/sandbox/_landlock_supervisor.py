@@ -63,7 +63,8 @@ bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from t
 made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike; a wildcard,
 ``0.0.0.0`` or ``::``, is bound to its family's loopback instead: :func:`on_loopback`) and a port of
 the policy's ``bind`` (``0``, bound by number: :func:`_bind_loopback`, so the socket keeps its port
-for its life), never a Unix path; the kernel then locks the socket's address for its
+for its life), never a Unix path, while fewer than :data:`BOUND_MAX` sockets it bound live (else
+``EADDRINUSE``: :func:`forget_closed`); the kernel then locks the socket's address for its
 life, so the supervisor keeps the socket's cookie (``SO_COOKIE``, never reused) and makes a ``listen``
 only on a socket it so bound (an unbound one listens on ``0.0.0.0``; one a ``connect`` bound loses its
 address on a disconnect, which the caller could race with the check). Nothing else connects a socket past the
@@ -128,8 +129,10 @@ SOCK_STREAM, SOCK_CLOEXEC = 1, os.O_CLOEXEC
 #: (:func:`syn_sent`): a killed caller's socket, and the listener held for its connect, are let go within
 #: this time (:func:`settle`, :func:`release`).
 LIVENESS_MS = 500
-#: How many bound sockets the supervisor remembers (one 64-bit cookie each); a ``bind`` beyond is ``EACCES``.
-BOUND_MAX = 1 << 16
+#: How many sockets bound by the supervisor may live at once in one launch (a slot per socket, given back
+#: once its address and port are free again: :func:`forget_closed`); a ``bind`` beyond is ``EADDRINUSE``, what
+#: the kernel answers when no port is free: a launch cannot take every ephemeral port of the host's loopback.
+BOUND_MAX = 1024
 #: How many ``connect``s to listeners of the launch under way (``SYN_SENT``) the supervisor follows at once
 #: (a cookie each, :data:`Net.connecting`); one beyond is ``EAGAIN`` unless a check frees a slot.
 CONNECTING_MAX = 8192
@@ -231,14 +234,19 @@ class Net:
     """A confined network's state (:func:`serve`): ``peers`` where a ``connect`` may go (:func:`peers`),
     ``binds`` the ports a ``bind`` may name (the policy's ``bind``: ``0``, an ephemeral port), and
     ``bound``, the cookies (``SO_COOKIE``: 64 bits, never reused while the machine runs) of the sockets
-    the supervisor bound, at most :data:`BOUND_MAX`: only these may ``listen``."""
+    the supervisor bound and that may still live, with the address each holds, at most :data:`BOUND_MAX`:
+    only these may ``listen``."""
 
     def __init__(self, peer_set: frozenset[tuple[bytes, int]] = frozenset(), binds: frozenset[int] = frozenset()):
         self.peers = peer_set
         self.binds = binds
-        self.bound: set[int] = set()
+        #: cookie → the ``struct sockaddr`` the socket is bound to (its port included): what
+        #: :func:`forget_closed` tries to bind to tell whether the socket still holds it
+        self.bound: dict[int, bytes] = {}
+        #: that address → the cookie of the last socket bound there (:func:`_bound`)
+        self.bound_at: dict[bytes, int] = {}
         #: ``(address, port)`` (16 bytes, IPv4 v4-mapped) → ``(cookie, inode, tid)`` of the last socket the
-        #: supervisor made listen there (``tid``: the thread that asked), at most :data:`BOUND_MAX`
+        #: supervisor made listen there (``tid``: the thread that asked); only cookies of ``bound``
         self.listeners: dict[tuple[bytes, int], tuple[int, int, int]] = {}
         #: our copy of the socket of a blocking caller whose ``connect`` is under way → ``(notification id,
         #: when its ``SO_SNDTIMEO`` ends (``time.monotonic()``) or None)`` (:func:`settle`): held only while
@@ -883,25 +891,64 @@ def _bind_or_listen(notif: _Notif, listener: int, net: Net, listen: bool) -> int
                 raise _fail(13)          # not locked to loopback (a connect's, reset on a disconnect)
             ret = _libc.listen(sock, ctypes.c_int(int(notif.data.args[1]) & 0xFFFFFFFF))
             target = _sockname(sock) if ret == 0 else None
-            if target is not None and (len(net.listeners) < BOUND_MAX or target in net.listeners):
+            if target is not None:  # one record per address and port, of a cookie of net.bound
                 net.listeners[target] = (cookie, os.fstat(sock).st_ino, notif.pid)
         else:
-            if len(net.bound) >= BOUND_MAX and cookie not in net.bound:
-                raise _fail(13)
             inet = domain_of(sock) in (AF_INET, AF_INET6)
+            if inet and len(net.bound) >= BOUND_MAX:
+                forget_closed(net)
+                if len(net.bound) >= BOUND_MAX:
+                    raise _fail(EADDRINUSE)  # as when no port is free: the launch holds BOUND_MAX
             if inet:
                 raw = on_loopback(raw)
-            if inet and int.from_bytes(raw[2:4], "big") == 0:
+            by_number = inet and int.from_bytes(raw[2:4], "big") == 0
+            if by_number:
                 ret = _bind_loopback(sock, raw)
             else:
                 ret = _libc.bind(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
-            if ret == 0 and inet:
-                net.bound.add(cookie)  # a loopback address bound: locked to it for the socket's life
+            if ret == 0 and inet:  # a loopback address bound: locked to it for the socket's life
+                _bound(net, cookie, _sockaddr(sock), by_number)
         if ret != 0:
             raise _fail(ctypes.get_errno())
         return 0
     finally:
         os.close(sock)
+
+
+def _bound(net: Net, cookie: int, address: bytes, free: bool) -> None:
+    """Keep ``cookie``'s slot in ``net.bound`` (``address``: where it is bound); ``free``: that port was free
+    when it was bound (:func:`_bind_loopback`), so a socket kept at that very address is gone (its port
+    given back and taken again): its slot is given back."""
+    if free and (old := net.bound_at.get(address)) is not None:
+        net.bound.pop(old, None)
+    net.bound[cookie] = address
+    net.bound_at[address] = cookie
+
+
+def forget_closed(net: Net) -> None:
+    """Give back the slot of each socket of ``net.bound`` that no longer holds its address and port: the
+    supervisor binds a socket of its own to exactly that ``struct sockaddr`` (no ``SO_REUSEADDR``, so any
+    socket bound there, listening or not, with ``SO_REUSEADDR`` or not, or a connection's ``TIME_WAIT``,
+    makes it fail with ``EADDRINUSE``; then closed at once, never listening); a bind that succeeds means the
+    sandbox's socket is gone (bound by number, it keeps its port for its life). Its listener records go
+    with it. A port a host process took meanwhile keeps the slot until the host gives it back (never a slot
+    given back for a socket that lives). Costs one ``socket``, ``bind`` and ``close`` per slot, only when
+    every slot is taken."""
+    for cookie, raw in list(net.bound.items()):
+        probe = int(_libc.socket(int.from_bytes(raw[:2], "little"), SOCK_STREAM | SOCK_CLOEXEC, 0))
+        if probe < 0:
+            return  # EMFILE and the like: nothing known, nothing given back
+        try:
+            free = _libc.bind(probe, ctypes.create_string_buffer(raw, len(raw)), len(raw)) == 0
+        finally:
+            os.close(probe)
+        if free:
+            del net.bound[cookie]
+            if net.bound_at.get(raw) == cookie:
+                del net.bound_at[raw]
+    for target, (cookie, _, _) in list(net.listeners.items()):
+        if cookie not in net.bound:
+            del net.listeners[target]
 
 
 def _sockaddr(sock: int) -> bytes:
