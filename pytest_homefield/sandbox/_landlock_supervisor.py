@@ -52,8 +52,9 @@ connects that socket itself with that copy, never blocking (:func:`_start_connec
 result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking caller
 once the connect completes, or with ``EINPROGRESS`` once its ``SO_SNDTIMEO`` has passed, as the kernel
 would, :func:`settle`, which drops the connect of a caller killed meanwhile). It keeps its copy of a
-caller's socket only while a blocking caller waits in it; a ``connect`` to a listener of the launch still
-under way is followed by its socket's cookie alone (:func:`_follow`), and one copy of that listener is held
+caller's socket only while a blocking caller waits in it (with the listener it goes to); a ``connect`` to a
+listener of the launch still under way is followed by its socket's cookie alone (:func:`_follow`: at once
+for a non-blocking caller, once a blocking one is answered or gone), and one copy of that listener is held
 while any socket so followed is in ``SYN_SENT`` (:func:`release`, every :data:`LIVENESS_MS`, by
 ``sock_diag``: :func:`under_way`), whoever holds it: a SYN the kernel sends again reaches that very
 listener, never a host process that took its port; once every process holding the connecting socket is
@@ -249,9 +250,10 @@ class Net:
         #: supervisor made listen there (``tid``: the thread that asked); only cookies of ``bound``
         self.listeners: dict[tuple[bytes, int], tuple[int, int, int]] = {}
         #: our copy of the socket of a blocking caller whose ``connect`` is under way → ``(notification id,
-        #: when its ``SO_SNDTIMEO`` ends (``time.monotonic()``) or None)`` (:func:`settle`): held only while
-        #: that caller waits
-        self.pending: dict[int, tuple[int, float | None]] = {}
+        #: when its ``SO_SNDTIMEO`` ends (``time.monotonic()``) or None, our copy of the listener of the launch
+        #: it goes to or -1, the socket's family, the address)`` (:func:`settle`): held only while that caller
+        #: waits
+        self.pending: dict[int, tuple[int, float | None, int, int, bytes]] = {}
         #: cookie of a socket whose ``connect`` to a listener of the launch may be under way → ``(its family,
         #: its ``struct inet_diag_sockid``, the listener's cookie)``: followed by cookie alone
         #: (:func:`release`), nothing of it held
@@ -703,7 +705,7 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
             if pin < 0:
                 raise _fail(111)  # ECONNREFUSED: no listener of this launch there
         err, blocking = _start_connect(sock, raw)
-        if err == EINPROGRESS and pin >= 0:
+        if err == EINPROGRESS and pin >= 0 and not blocking:
             _follow(net, sock, domain, raw, pin)  # the listener held (one copy of it) while the connect is under way
             pin = -1
     except BaseException as exc:
@@ -712,11 +714,11 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
             os.close(pin)
         _send(listener, notif.id, -(exc.errno or 13) if isinstance(exc, OSError) else -13)
         return
+    if err == EINPROGRESS and blocking:  # a blocking caller waits at most its SO_SNDTIMEO, as in the kernel
+        net.pending[sock] = (notif.id, _send_timeout(sock), pin, domain, raw)
+        return
     if pin >= 0:
         os.close(pin)
-    if err == EINPROGRESS and blocking:  # a blocking caller waits at most its SO_SNDTIMEO, as in the kernel
-        net.pending[sock] = (notif.id, _send_timeout(sock))
-        return
     os.close(sock)
     _send(listener, notif.id, -err if err else 0)
 
@@ -751,9 +753,10 @@ def settle(listener: int, net: Net, ready: frozenset[int] = frozenset()) -> None
     known: writable, error or hang-up) is answered with that outcome (``SO_ERROR``); one whose ``SO_SNDTIMEO``
     has passed with ``EINPROGRESS`` (the kernel's answer, still connecting); one whose caller no longer waits
     (killed: ``NOTIF_ID_VALID`` fails) is dropped. Each time our copy of its socket is closed: a caller's
-    socket is held only while it waits (a connect to a listener of the launch is followed on by its
-    cookie alone, :func:`release`)."""
-    for sock, (notif_id, deadline) in list(net.pending.items()):
+    socket is held only while it waits (a connect to a listener of the launch not known to be over is
+    followed on by its cookie alone, :func:`_follow`, the listener held; one known to be over lets the
+    listener go)."""
+    for sock, (notif_id, deadline, pin, domain, raw) in list(net.pending.items()):
         if sock in ready:
             try:
                 err = _int_opt(sock, SOL_SOCKET, SO_ERROR)
@@ -765,6 +768,14 @@ def settle(listener: int, net: Net, ready: frozenset[int] = frozenset()) -> None
                 continue
             _send(listener, notif_id, -EINPROGRESS)  # its SO_SNDTIMEO ended: the kernel's answer, still connecting
         del net.pending[sock]
+        if pin >= 0 and sock not in ready:  # may still be under way: followed by its cookie, the listener held
+            try:
+                _follow(net, sock, domain, raw, pin)
+                pin = -1
+            except OSError:  # not seen: getsockopt and getsockname of sockets held here
+                pass
+        if pin >= 0:
+            os.close(pin)
         os.close(sock)
 
 
@@ -1050,7 +1061,7 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...], net
         for sock in net.pending:  # a blocking caller's connect under way: its outcome
             poller.register(sock, select.POLLOUT)
         waits = [LIVENESS_MS / 1000 if deadline is None else min(LIVENESS_MS / 1000, deadline - time.monotonic())
-                 for _, deadline in net.pending.values()]
+                 for _, deadline, _, _, _ in net.pending.values()]
         if net.connecting:  # the next look at which connects to a listener of the launch are under way
             waits.append(net.checked + LIVENESS_MS / 1000 - time.monotonic())
         ready = set()
