@@ -127,13 +127,13 @@ SO_COOKIE, SO_ERROR, SO_ACCEPTCONN, SO_SNDTIMEO, EINPROGRESS, EADDRINUSE = 57, 4
 SOCK_STREAM, SOCK_CLOEXEC = 1, os.O_CLOEXEC
 #: How often (ms) the supervisor checks that the caller of a blocking ``connect`` under way still waits
 #: (``NOTIF_ID_VALID``), and which ``connect`` to a listener of the launch is still under way
-#: (:func:`syn_sent`): a killed caller's socket, and the listener held for its connect, are let go within
+#: (:func:`under_way`): a killed caller's socket, and the listener held for its connect, are let go within
 #: this time (:func:`settle`, :func:`release`).
 LIVENESS_MS = 500
 #: How many sockets bound by the supervisor may live at once in one launch (a slot per socket, given back
 #: once its address and port are free again: :func:`forget_closed`); a ``bind`` beyond is ``EADDRINUSE``, what
 #: the kernel answers when no port is free: a launch cannot take every ephemeral port of the host's loopback.
-BOUND_MAX = 1024
+BOUND_MAX = 4096
 #: How many ``connect``s to listeners of the launch under way (``SYN_SENT``) the supervisor follows at once
 #: (a cookie each, :data:`Net.connecting`); one beyond is ``EAGAIN`` unless a check frees a slot.
 CONNECTING_MAX = 8192
