@@ -249,6 +249,8 @@ class Net:
         #: ``(address, port)`` (16 bytes, IPv4 v4-mapped) → ``(cookie, inode, tid)`` of the last socket the
         #: supervisor made listen there (``tid``: the thread that asked); only cookies of ``bound``
         self.listeners: dict[tuple[bytes, int], tuple[int, int, int]] = {}
+        #: ``(address, port)`` of ``listeners`` → ``(pid, descriptor number)`` where :func:`_pin` last took it
+        self.found: dict[tuple[bytes, int], tuple[int, str]] = {}
         #: our copy of the socket of a blocking caller whose ``connect`` is under way → ``(notification id,
         #: when its ``SO_SNDTIMEO`` ends (``time.monotonic()``) or None, our copy of the listener of the launch
         #: it goes to or -1, the socket's family, the address)`` (:func:`settle`): held only while that caller
@@ -616,16 +618,21 @@ def _holders(tid: int, owner: int) -> Iterator[int]:
 
 def _pin(net: Net, target: tuple[bytes, int], tid: int) -> int:
     """Our copy of the socket this launch made listen on ``target`` (``(address, port)``), taken from a
-    process of the domain that holds it (the caller first, then the one that made it listen, then every
-    descendant), once it is that very socket (its cookie), still listening (``SO_ACCEPTCONN``) on exactly
-    ``target``; ``-1`` when there is none (the record is then forgotten). Held while the ``connect`` is
-    made, it keeps the socket, and so its port (bound by number: :func:`_bind_loopback`), from any other
-    process."""
+    process of the domain that holds it (where it was found last, :data:`Net.found`, then the caller, the
+    one that made it listen, every descendant), once it is that very socket (its cookie), still listening
+    (``SO_ACCEPTCONN``) on exactly ``target``; ``-1`` when there is none (the record is then forgotten).
+    Held while the ``connect`` is made, it keeps the socket, and so its port (bound by number:
+    :func:`_bind_loopback`), from any other process. Where it was found is only where to look first:
+    what is taken there is checked the same way (a descriptor closed, or a process gone and its number
+    reused, holds no socket of that cookie)."""
     record = net.listeners.get(target)
     if record is None:
         return -1
     cookie, inode, owner = record
     name = f"socket:[{inode}]"
+    last = net.found.get(target)
+    if last is not None and (copy := _take(last[0], last[1], name, cookie, target)) is not None and copy >= 0:
+        return copy
     seen: set[int] = set()
     for pid in _holders(tid, owner):
         if pid in seen:
@@ -636,26 +643,40 @@ def _pin(net: Net, target: tuple[bytes, int], tid: int) -> int:
         except OSError:
             continue
         for number in numbers:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{number}") != name:
-                    continue
-                pidfd = _pidfd(pid)
-            except (OSError, StopIteration):
+            copy = _take(pid, number, name, cookie, target)
+            if copy is None:
                 continue
-            try:
-                copy = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, int(number), 0))
-            finally:
-                os.close(pidfd)
-            if copy < 0:
-                continue
-            try:
-                if _cookie(copy) == cookie and _int_opt(copy, SOL_SOCKET, SO_ACCEPTCONN) and _sockname(copy) == target:
-                    return copy
-            except OSError:
-                pass
-            os.close(copy)
+            if copy >= 0:
+                net.found[target] = (pid, number)
+                return copy
             break  # that socket, held here, is not (or no longer) the listener
     net.listeners.pop(target, None)
+    net.found.pop(target, None)
+    return -1
+
+
+def _take(pid: int, number: str, name: str, cookie: int, target: tuple[bytes, int]) -> int | None:
+    """Our copy of descriptor ``number`` of process ``pid`` when it is the socket ``name``
+    (``socket:[INODE]``) of ``cookie``, listening on ``target``; ``-1`` when it is that inode but not (or no
+    longer) that listener; ``None`` when it is not that inode or cannot be taken."""
+    try:
+        if os.readlink(f"/proc/{pid}/fd/{number}") != name:
+            return None
+        pidfd = _pidfd(pid)
+    except (OSError, StopIteration):
+        return None
+    try:
+        copy = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, int(number), 0))
+    finally:
+        os.close(pidfd)
+    if copy < 0:
+        return None
+    try:
+        if _cookie(copy) == cookie and _int_opt(copy, SOL_SOCKET, SO_ACCEPTCONN) and _sockname(copy) == target:
+            return copy
+    except OSError:
+        pass
+    os.close(copy)
     return -1
 
 
@@ -904,6 +925,7 @@ def _bind_or_listen(notif: _Notif, listener: int, net: Net, listen: bool) -> int
             target = _sockname(sock) if ret == 0 else None
             if target is not None:  # one record per address and port, of a cookie of net.bound
                 net.listeners[target] = (cookie, os.fstat(sock).st_ino, notif.pid)
+                net.found.pop(target, None)
         else:
             inet = domain_of(sock) in (AF_INET, AF_INET6)
             if inet and len(net.bound) >= BOUND_MAX:
@@ -960,6 +982,7 @@ def forget_closed(net: Net) -> None:
     for target, (cookie, _, _) in list(net.listeners.items()):
         if cookie not in net.bound:
             del net.listeners[target]
+            net.found.pop(target, None)
 
 
 def _sockaddr(sock: int) -> bytes:
