@@ -58,7 +58,9 @@ for a non-blocking caller, once a blocking one is answered or gone), and one cop
 while any socket so followed is in ``SYN_SENT`` (:func:`release`, every :data:`LIVENESS_MS`, by
 ``sock_diag``: :func:`under_way`), whoever holds it: a SYN the kernel sends again reaches that very
 listener, never a host process that took its port; once every process holding the connecting socket is
-gone (a killed caller), so is the supervisor's hold. A Unix socket is never
+gone (a killed caller), so is the supervisor's hold. At most :data:`CONNECTED_MAX` sockets it connected
+live at once (each holds a source port; :func:`forget_disconnected`), else ``EADDRNOTAVAIL``. A Unix
+socket is never
 connected (its path would be resolved outside the domain). ``bind`` and ``listen`` come too (Landlock's
 bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from the LAN): a ``bind`` is
 made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike; a wildcard,
@@ -134,11 +136,14 @@ LIVENESS_MS = 500
 #: once its address and port are free again: :func:`forget_closed`); a ``bind`` beyond is ``EADDRINUSE``, what
 #: the kernel answers when no port is free: a launch cannot take every ephemeral port of the host's loopback.
 BOUND_MAX = 4096
-#: How many ``connect``s to listeners of the launch under way (``SYN_SENT``) the supervisor follows at once
-#: (a cookie each, :data:`Net.connecting`); one beyond is ``EAGAIN`` unless a check frees a slot.
-CONNECTING_MAX = 8192
+#: How many sockets the supervisor connected may live at once in one launch (each holds a source port the
+#: kernel picked); a ``connect`` beyond is ``EADDRNOTAVAIL``, what the kernel answers when no source port is
+#: free, unless a look finds one of them closed or in ``TIME_WAIT`` (:func:`forget_disconnected`). It bounds
+#: the ``connect``s followed at once too (:data:`Net.connecting`: each is a socket in ``SYN_SENT``, counted).
+CONNECTED_MAX = 4096
+TCP_TIME_WAIT, EADDRNOTAVAIL = 6, 99
 NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY, IPPROTO_TCP, TCP_SYN_SENT = 4, 20, 6, 2
-NLM_F_REQUEST, NLM_F_DUMP, NLMSG_ERROR, NLMSG_DONE, EAGAIN = 1, 0x300, 2, 3, 11
+NLM_F_REQUEST, NLM_F_DUMP, NLMSG_ERROR, NLMSG_DONE = 1, 0x300, 2, 3
 PIDFD_THREAD = os.O_EXCL  # Linux 6.9: a pidfd of one thread (its own descriptor table)
 SYS_PIDFD_GETFD = 438  # the same on every architecture
 SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
@@ -262,6 +267,9 @@ class Net:
         self.connecting: dict[int, tuple[int, bytes, int]] = {}
         #: a listener's cookie → our one copy of it, held while a ``connect`` of ``connecting`` goes to it
         self.pins: dict[int, int] = {}
+        #: cookie of a socket the supervisor connected (or began to) → ``(its family, its ``struct
+        #: inet_diag_sockid``)``: what :data:`CONNECTED_MAX` counts (:func:`forget_disconnected`)
+        self.connected: dict[int, tuple[int, bytes]] = {}
         #: when :func:`release` last looked (``time.monotonic()``)
         self.checked = 0.0
 
@@ -702,8 +710,9 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
     launch holds, :func:`_pin`, else ``ECONNREFUSED`` for loopback, as in a network namespace of one's
     own, ``EACCES`` elsewhere), then made by the supervisor without blocking; a blocking caller is answered
     when it completes (:func:`settle`). A ``connect`` to a listener of the launch still under way is
-    followed by its socket's cookie and the listener held (:func:`_follow`); beyond :data:`CONNECTING_MAX`
-    of them (after a look that frees those ended, :func:`release`) it is ``EAGAIN``, never made."""
+    followed by its socket's cookie and the listener held (:func:`_follow`). Beyond :data:`CONNECTED_MAX`
+    sockets connected and live (after a look that frees those ended, :func:`forget_disconnected`) a
+    ``connect`` is ``EADDRNOTAVAIL``, never made."""
     pin = -1
     try:
         sock, raw = _socket_target(notif, listener, lambda raw, domain: may_connect(raw, domain, net.peers)
@@ -718,14 +727,17 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
         domain = domain_of(sock)
         if not may_connect(raw, domain, net.peers):
             target = loopback_target(raw, domain)
-            if target is not None and len(net.connecting) >= CONNECTING_MAX:
-                release(net)
-                if len(net.connecting) >= CONNECTING_MAX:
-                    raise _fail(EAGAIN)
             pin = _pin(net, target, notif.pid) if target is not None else -1
             if pin < 0:
                 raise _fail(111)  # ECONNREFUSED: no listener of this launch there
+        inet = domain in (AF_INET, AF_INET6) and int.from_bytes(raw[:2], "little") == domain
+        if inet and len(net.connected) >= CONNECTED_MAX:
+            forget_disconnected(net)
+            if len(net.connected) >= CONNECTED_MAX:
+                raise _fail(EADDRNOTAVAIL)  # as when no source port is free: the launch holds CONNECTED_MAX
         err, blocking = _start_connect(sock, raw)
+        if inet and err in (0, EINPROGRESS):
+            _connected(net, sock, raw)
         if err == EINPROGRESS and pin >= 0 and not blocking:
             _follow(net, sock, domain, raw, pin)  # the listener held (one copy of it) while the connect is under way
             pin = -1
@@ -742,6 +754,31 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
         os.close(pin)
     os.close(sock)
     _send(listener, notif.id, -err if err else 0)
+
+
+def _connected(net: Net, sock: int, raw: bytes) -> None:
+    """Count ``sock`` (our copy of a socket the supervisor just connected, or began to, to ``raw``) in
+    ``net.connected``: its cookie and where it connects from and to. Never raises (a socket it cannot read
+    is not counted)."""
+    try:
+        cookie = _cookie(sock)
+        net.connected[cookie] = (int.from_bytes(raw[:2], "little"), _sockid(_sockaddr(sock), raw, cookie))
+    except OSError:
+        pass
+
+
+def forget_disconnected(net: Net) -> None:
+    """Give back the slot of each socket of ``net.connected`` that holds no source port of its own any
+    more: no socket of its cookie at its addresses and ports (closed, disconnected, its connect failed), or
+    one in ``TIME_WAIT`` (the kernel's, not the launch's: a suite's closed connections are not counted);
+    by :func:`states`, lookups alone. A look that fails gives nothing back."""
+    try:
+        found = states([(cookie, family, sockid) for cookie, (family, sockid) in net.connected.items()], None)
+    except OSError:
+        return
+    for cookie in list(net.connected):
+        if found.get(cookie, TCP_TIME_WAIT) == TCP_TIME_WAIT:
+            del net.connected[cookie]
 
 
 def _follow(net: Net, sock: int, domain: int, raw: bytes, pin: int) -> None:
@@ -823,28 +860,38 @@ def release(net: Net) -> None:
 
 def under_way(connecting: dict[int, tuple[int, bytes, int]], dump: bool = True) -> set[int]:
     """The cookies of ``connecting`` (cookie → ``(family, struct inet_diag_sockid, …)``, :func:`_sockid`)
-    whose socket is in ``SYN_SENT`` in this network namespace, by ``sock_diag`` (``NETLINK_SOCK_DIAG``, no
-    privilege needed, what ``ss`` reads; a netlink socket closed after): one dump of the ``SYN_SENT`` TCP
-    sockets per family, then, for each cookie the dump did not list, a lookup of that very socket (its
-    addresses, ports and cookie): a dump of several parts may skip a socket when others come and go
-    meanwhile, a lookup does not, so a socket is taken for gone only when the kernel finds no socket of its
-    cookie there (``ENOENT``, ``ESTALE``) or finds it in another state (``dump`` False: lookups alone).
+    whose socket is in ``SYN_SENT`` in this network namespace (:func:`states`: a dump of the ``SYN_SENT`` TCP
+    sockets per family, then a lookup of each cookie it did not list; ``dump`` False: lookups alone).
     Raises ``OSError``."""
+    seen = states([(cookie, family, sockid) for cookie, (family, sockid, _) in connecting.items()],
+                  TCP_SYN_SENT if dump else None)
+    return {cookie for cookie in connecting if seen.get(cookie) == TCP_SYN_SENT}
+
+
+def states(sockets: list[tuple[int, int, bytes]], dump: int | None) -> dict[int, int]:
+    """The TCP state (``TCP_ESTABLISHED`` 1 … ``TCP_CLOSING`` 11) of each of ``sockets`` (``(cookie, family,
+    struct inet_diag_sockid)``, :func:`_sockid`) found in this network namespace, by cookie, through
+    ``sock_diag`` (``NETLINK_SOCK_DIAG``, no privilege needed, what ``ss`` reads; a netlink socket closed
+    after): one dump per family of the sockets in state ``dump`` (``None``: no dump), then, for each cookie
+    the dump did not list, a lookup of that very socket (its addresses, ports and cookie): a dump of several
+    parts may skip a socket when others come and go meanwhile, a lookup does not, so a socket is absent
+    only when the kernel finds no socket of its cookie there (``ENOENT``, ``ESTALE``). A connection in
+    ``TIME_WAIT`` keeps its socket's cookie (state 6). Raises ``OSError``."""
     import _socket
     seen: dict[int, int] = {}
     nl = _socket.socket(AF_NETLINK, _socket.SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)
     try:
         seq = 0
-        for family in sorted({family for family, _, _ in connecting.values()} if dump else ()):
+        for family in sorted({family for _, family, _ in sockets} if dump is not None else ()):
             seq += 1
-            nl.sendto(_diag_request(family, NLM_F_REQUEST | NLM_F_DUMP, seq, bytes(48)), (0, 0))
+            nl.sendto(_diag_request(family, NLM_F_REQUEST | NLM_F_DUMP, seq, bytes(48), 1 << (dump or 0)), (0, 0))
             while not _diag_part(nl.recv(1 << 16), seen):
                 pass
-        for cookie, (family, sockid, _) in connecting.items():
+        for cookie, family, sockid in sockets:
             if cookie in seen:
                 continue
             seq += 1
-            nl.sendto(_diag_request(family, NLM_F_REQUEST, seq, sockid), (0, 0))
+            nl.sendto(_diag_request(family, NLM_F_REQUEST, seq, sockid, 0), (0, 0))
             try:
                 _diag_part(nl.recv(1 << 16), seen)
             except OSError as exc:
@@ -852,13 +899,14 @@ def under_way(connecting: dict[int, tuple[int, bytes, int]], dump: bool = True) 
                     raise
     finally:
         nl.close()
-    return {cookie for cookie in connecting if seen.get(cookie) == TCP_SYN_SENT}
+    return seen
 
 
-def _diag_request(family: int, flags: int, seq: int, sockid: bytes) -> bytes:
-    """A netlink message asking ``sock_diag`` for TCP sockets of ``family``: ``flags`` with ``NLM_F_DUMP``, the
-    ``SYN_SENT`` ones; without it, the one ``sockid`` names (48 bytes, :func:`_sockid`)."""
-    body = bytes([family, IPPROTO_TCP, 0, 0]) + (1 << TCP_SYN_SENT).to_bytes(4, sys.byteorder) + sockid
+def _diag_request(family: int, flags: int, seq: int, sockid: bytes, mask: int) -> bytes:
+    """A netlink message asking ``sock_diag`` for TCP sockets of ``family``: ``flags`` with ``NLM_F_DUMP``,
+    those in the states of ``mask`` (bit ``1 << state``); without it, the one ``sockid`` names (48 bytes,
+    :func:`_sockid`)."""
+    body = bytes([family, IPPROTO_TCP, 0, 0]) + mask.to_bytes(4, sys.byteorder) + sockid
     return ((16 + len(body)).to_bytes(4, sys.byteorder) + SOCK_DIAG_BY_FAMILY.to_bytes(2, sys.byteorder)
             + flags.to_bytes(2, sys.byteorder) + seq.to_bytes(4, sys.byteorder) + bytes(4) + body)
 

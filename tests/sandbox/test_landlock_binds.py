@@ -1,13 +1,16 @@
-"""How many sockets a Landlock launch may hold bound (contracts §9, :data:`~._landlock_supervisor.BOUND_MAX`):
+"""How many sockets a Landlock launch may hold bound and connected (contracts §9 "Port cap",
+:data:`~._landlock_supervisor.BOUND_MAX`, :data:`~._landlock_supervisor.CONNECTED_MAX`):
 at most that many live at once, so a launch cannot take every ephemeral port of the host's loopback (latk33:
 199 of a range cut to 40000-40200 bound, a host ``bind(("0.0.0.0", 0))`` then ``EADDRINUSE``; the real 28,232
 ports in some 6 s), and a socket closed gives its slot back (the count was of every bind ever made: 65,536 in
-one launch, then ``EACCES``). Real Landlock, real sockets; the exhaustion is measured in a network namespace of
-its own (``unshare -n``) with a cut port range, so the host's ports are never at stake."""
+one launch, then ``EACCES``); the same for the source ports its ``connect``s take. Real Landlock, real
+sockets; the exhaustion is measured in a network namespace of its own (``unshare -n``) with a cut port
+range, so the host's ports are never at stake."""
 
 from __future__ import annotations
 
 import json
+import resource
 import shutil
 import subprocess
 import sys
@@ -141,3 +144,57 @@ def test_a_closed_socket_gives_its_bind_slot_back(tmp_path: Path) -> None:
     out = subprocess.run([*_netns(), "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *argv], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert out.stdout.splitlines() == [f"one-at-a-time {2 * cap + 10}", f"held {cap} 98", "in-its-place reached"], out
+
+
+#: In the sandbox: its own server; connects to it (each accepted, both ends kept) until one is refused:
+#: how many and the errno; then one connection closed, client first (its end goes to ``TIME_WAIT``), and the
+#: errno of one more ``connect`` (``0``: connected); it waits for a line of stdin holding them.
+CONNECT_ALL = '''
+import resource, socket, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
+srv = socket.create_server(("127.0.0.1", 0), backlog=64)
+socks, accepted, err = [], [], 0
+while True:
+    s = socket.socket()
+    err = s.connect_ex(srv.getsockname())
+    if err:
+        s.close()
+        break
+    socks.append(s)
+    accepted.append(srv.accept()[0])
+socks.pop(0).close()
+accepted.pop(0).close()
+time.sleep(0.2)
+again = socket.socket()
+print("connected", len(socks) + 1, err, "again", again.connect_ex(srv.getsockname()), flush=True)
+sys.stdin.readline()
+'''
+
+
+@pytest.mark.parametrize("sandbox", ["landlock", "none"])
+def test_a_launch_cannot_connect_from_every_ephemeral_port(tmp_path: Path, sandbox: str) -> None:
+    """Each ``connect`` takes a source port the kernel picks: a Landlock launch connecting to its own server
+    until refused, keeping both ends, took every port of a range cut to 40000-41300 (1,300 connected, then
+    ``EADDRNOTAVAIL``) and a process outside was refused ``0.0.0.0:0``. Now it connects
+    :data:`~._landlock_supervisor.CONNECTED_MAX` sockets, the next is ``EADDRNOTAVAIL``, the process
+    outside binds; one connection closed (the client's end in ``TIME_WAIT``), one more connects (a client
+    end in ``FIN_WAIT2``, its server's end still open, keeps its port and its slot). Without a sandbox
+    every port is taken and the process outside is refused (the control)."""
+    prefix = _netns()
+    command = [sys.executable, "-c", CONNECT_ALL]
+    if sandbox == "landlock" and landlock_abi() < landlock.NET_ABI:
+        pytest.skip("TCP is not confined at this Landlock ABI")
+    if resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 2 * supervisor.CONNECTED_MAX + 600:
+        pytest.skip("too few open files allowed here")
+    argv = landlock_argv(command, _policy(tmp_path)) if sandbox == "landlock" else command
+    ports = (40000, 40000 + supervisor.CONNECTED_MAX + 276)
+    out = subprocess.run([*prefix, sys.executable, "-c", NETNS, json.dumps(argv), f"{ports[0]} {ports[1]}"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    if sandbox == "landlock":
+        assert out.stdout.split() == ["connected", str(supervisor.CONNECTED_MAX), "99", "again", "0", "host",
+                                      "yes"], out
+    else:
+        word, connected, err, *_, host, took = out.stdout.split()
+        assert (word, err, host, took) == ("connected", "99", "host", "98"), out
+        assert int(connected) >= ports[1] - ports[0] - 2, out
+
