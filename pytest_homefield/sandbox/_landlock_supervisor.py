@@ -46,20 +46,28 @@ copy, at most ``sockaddr_storage``'s 128 bytes), takes the socket (``pidfd_getfd
 ``EACCES`` unless the socket is ``AF_NETLINK`` (no host beyond the kernel) or ``AF_INET``/``AF_INET6``
 and the address is ``AF_UNSPEC`` (a disconnect), one of :func:`peers` (an IPv4 address and its
 v4-mapped IPv6 form alike), or a loopback address and port where a socket of this launch listens
-(:func:`_pin`: the supervisor's own copy of that very socket, by cookie, still listening there, held
-until the connect's outcome is known, so neither it nor its port can go to another process meanwhile;
-a loopback address without one is ``ECONNREFUSED``, as in a network namespace of one's own); then it
+(:func:`_pin`: the supervisor's own copy of that very socket, by cookie, still listening there; a
+loopback address without one is ``ECONNREFUSED``, as in a network namespace of one's own); then it
 connects that socket itself with that copy, never blocking (:func:`_start_connect`), and answers with the
 result (``EINPROGRESS`` for a non-blocking socket, which the caller then polls as usual; a blocking caller
 once the connect completes, or with ``EINPROGRESS`` once its ``SO_SNDTIMEO`` has passed, as the kernel
-would, :func:`settle`, which drops the connect of a caller killed meanwhile: nothing of the supervisor
-outlives a caller). A Unix socket is never
+would, :func:`settle`, which drops the connect of a caller killed meanwhile). It keeps its copy of a
+caller's socket only while a blocking caller waits in it (with the listener it goes to); a ``connect`` to a
+listener of the launch still under way is followed by its socket's cookie alone (:func:`_follow`: at once
+for a non-blocking caller, once a blocking one is answered or gone), and one copy of that listener is held
+while any socket so followed is in ``SYN_SENT`` (:func:`release`, every :data:`LIVENESS_MS`, by
+``sock_diag``: :func:`under_way`), whoever holds it: a SYN the kernel sends again reaches that very
+listener, never a host process that took its port; once every process holding the connecting socket is
+gone (a killed caller), so is the supervisor's hold. At most :data:`CONNECTED_MAX` sockets it connected
+live at once (each holds a source port; :func:`forget_disconnected`), else ``EADDRNOTAVAIL``. A Unix
+socket is never
 connected (its path would be resolved outside the domain). ``bind`` and ``listen`` come too (Landlock's
 bind rule names a port, so ``0.0.0.0:0`` then ``listen`` took connections from the LAN): a ``bind`` is
 made, the same way, only to a loopback address (``127.0.0.0/8``, ``::1``, v4-mapped alike; a wildcard,
 ``0.0.0.0`` or ``::``, is bound to its family's loopback instead: :func:`on_loopback`) and a port of
 the policy's ``bind`` (``0``, bound by number: :func:`_bind_loopback`, so the socket keeps its port
-for its life), never a Unix path; the kernel then locks the socket's address for its
+for its life), never a Unix path, while fewer than :data:`BOUND_MAX` sockets it bound live (else
+``EADDRINUSE``: :func:`forget_closed`); the kernel then locks the socket's address for its
 life, so the supervisor keeps the socket's cookie (``SO_COOKIE``, never reused) and makes a ``listen``
 only on a socket it so bound (an unbound one listens on ``0.0.0.0``; one a ``connect`` bound loses its
 address on a disconnect, which the caller could race with the check). Nothing else connects a socket past the
@@ -78,6 +86,7 @@ import os
 import select
 import signal
 import stat
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -119,10 +128,22 @@ AF_UNSPEC, AF_INET, AF_INET6, AF_NETLINK, SOL_SOCKET, SO_DOMAIN, SOCKADDR_MAX = 
 SO_COOKIE, SO_ERROR, SO_ACCEPTCONN, SO_SNDTIMEO, EINPROGRESS, EADDRINUSE = 57, 4, 30, 21, 115, 98
 SOCK_STREAM, SOCK_CLOEXEC = 1, os.O_CLOEXEC
 #: How often (ms) the supervisor checks that the caller of a blocking ``connect`` under way still waits
-#: (``NOTIF_ID_VALID``): a killed caller's socket is let go within this time (:func:`settle`).
+#: (``NOTIF_ID_VALID``), and which ``connect`` to a listener of the launch is still under way
+#: (:func:`under_way`): a killed caller's socket, and the listener held for its connect, are let go within
+#: this time (:func:`settle`, :func:`release`).
 LIVENESS_MS = 500
-#: How many bound sockets the supervisor remembers (one 64-bit cookie each); a ``bind`` beyond is ``EACCES``.
-BOUND_MAX = 1 << 16
+#: How many sockets bound by the supervisor may live at once in one launch (a slot per socket, given back
+#: once its address and port are free again: :func:`forget_closed`); a ``bind`` beyond is ``EADDRINUSE``, what
+#: the kernel answers when no port is free: a launch cannot take every ephemeral port of the host's loopback.
+BOUND_MAX = 4096
+#: How many sockets the supervisor connected may live at once in one launch (each holds a source port the
+#: kernel picked); a ``connect`` beyond is ``EADDRNOTAVAIL``, what the kernel answers when no source port is
+#: free, unless a look finds one of them closed or in ``TIME_WAIT`` (:func:`forget_disconnected`). It bounds
+#: the ``connect``s followed at once too (:data:`Net.connecting`: each is a socket in ``SYN_SENT``, counted).
+CONNECTED_MAX = 4096
+TCP_TIME_WAIT, EADDRNOTAVAIL = 6, 99
+NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY, IPPROTO_TCP, TCP_SYN_SENT = 4, 20, 6, 2
+NLM_F_REQUEST, NLM_F_DUMP, NLMSG_ERROR, NLMSG_DONE = 1, 0x300, 2, 3
 PIDFD_THREAD = os.O_EXCL  # Linux 6.9: a pidfd of one thread (its own descriptor table)
 SYS_PIDFD_GETFD = 438  # the same on every architecture
 SECCOMP_SET_MODE_FILTER, NEW_LISTENER, WAIT_KILLABLE_RECV = 1, 1 << 3, 1 << 5
@@ -219,19 +240,38 @@ class Net:
     """A confined network's state (:func:`serve`): ``peers`` where a ``connect`` may go (:func:`peers`),
     ``binds`` the ports a ``bind`` may name (the policy's ``bind``: ``0``, an ephemeral port), and
     ``bound``, the cookies (``SO_COOKIE``: 64 bits, never reused while the machine runs) of the sockets
-    the supervisor bound, at most :data:`BOUND_MAX`: only these may ``listen``."""
+    the supervisor bound and that may still live, with the address each holds, at most :data:`BOUND_MAX`:
+    only these may ``listen``."""
 
     def __init__(self, peer_set: frozenset[tuple[bytes, int]] = frozenset(), binds: frozenset[int] = frozenset()):
         self.peers = peer_set
         self.binds = binds
-        self.bound: set[int] = set()
+        #: cookie → the ``struct sockaddr`` the socket is bound to (its port included): what
+        #: :func:`forget_closed` tries to bind to tell whether the socket still holds it
+        self.bound: dict[int, bytes] = {}
+        #: that address → the cookie of the last socket bound there (:func:`_bound`)
+        self.bound_at: dict[bytes, int] = {}
         #: ``(address, port)`` (16 bytes, IPv4 v4-mapped) → ``(cookie, inode, tid)`` of the last socket the
-        #: supervisor made listen there (``tid``: the thread that asked), at most :data:`BOUND_MAX`
+        #: supervisor made listen there (``tid``: the thread that asked); only cookies of ``bound``
         self.listeners: dict[tuple[bytes, int], tuple[int, int, int]] = {}
-        #: our copy of a socket whose ``connect`` is in progress → ``(notification id or None once answered,
-        #: our copy of the sandbox's listener it goes to or -1, when a blocking caller's ``SO_SNDTIMEO`` ends
-        #: (``time.monotonic()``) or None)`` (:func:`settle`)
-        self.pending: dict[int, tuple[int | None, int, float | None]] = {}
+        #: ``(address, port)`` of ``listeners`` → ``(pid, descriptor number)`` where :func:`_pin` last took it
+        self.found: dict[tuple[bytes, int], tuple[int, str]] = {}
+        #: our copy of the socket of a blocking caller whose ``connect`` is under way → ``(notification id,
+        #: when its ``SO_SNDTIMEO`` ends (``time.monotonic()``) or None, our copy of the listener of the launch
+        #: it goes to or -1, the socket's family, the address)`` (:func:`settle`): held only while that caller
+        #: waits
+        self.pending: dict[int, tuple[int, float | None, int, int, bytes]] = {}
+        #: cookie of a socket whose ``connect`` to a listener of the launch may be under way → ``(its family,
+        #: its ``struct inet_diag_sockid``, the listener's cookie)``: followed by cookie alone
+        #: (:func:`release`), nothing of it held
+        self.connecting: dict[int, tuple[int, bytes, int]] = {}
+        #: a listener's cookie → our one copy of it, held while a ``connect`` of ``connecting`` goes to it
+        self.pins: dict[int, int] = {}
+        #: cookie of a socket the supervisor connected (or began to) → ``(its family, its ``struct
+        #: inet_diag_sockid``)``: what :data:`CONNECTED_MAX` counts (:func:`forget_disconnected`)
+        self.connected: dict[int, tuple[int, bytes]] = {}
+        #: when :func:`release` last looked (``time.monotonic()``)
+        self.checked = 0.0
 
     @classmethod
     def of(cls, net: object) -> Net:
@@ -586,16 +626,21 @@ def _holders(tid: int, owner: int) -> Iterator[int]:
 
 def _pin(net: Net, target: tuple[bytes, int], tid: int) -> int:
     """Our copy of the socket this launch made listen on ``target`` (``(address, port)``), taken from a
-    process of the domain that holds it (the caller first, then the one that made it listen, then every
-    descendant), once it is that very socket (its cookie), still listening (``SO_ACCEPTCONN``) on exactly
-    ``target``; ``-1`` when there is none (the record is then forgotten). Held while the ``connect`` is
-    made, it keeps the socket, and so its port (bound by number: :func:`_bind_loopback`), from any other
-    process."""
+    process of the domain that holds it (where it was found last, :data:`Net.found`, then the caller, the
+    one that made it listen, every descendant), once it is that very socket (its cookie), still listening
+    (``SO_ACCEPTCONN``) on exactly ``target``; ``-1`` when there is none (the record is then forgotten).
+    Held while the ``connect`` is made, it keeps the socket, and so its port (bound by number:
+    :func:`_bind_loopback`), from any other process. Where it was found is only where to look first:
+    what is taken there is checked the same way (a descriptor closed, or a process gone and its number
+    reused, holds no socket of that cookie)."""
     record = net.listeners.get(target)
     if record is None:
         return -1
     cookie, inode, owner = record
     name = f"socket:[{inode}]"
+    last = net.found.get(target)
+    if last is not None and (copy := _take(last[0], last[1], name, cookie, target)) is not None and copy >= 0:
+        return copy
     seen: set[int] = set()
     for pid in _holders(tid, owner):
         if pid in seen:
@@ -606,26 +651,40 @@ def _pin(net: Net, target: tuple[bytes, int], tid: int) -> int:
         except OSError:
             continue
         for number in numbers:
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{number}") != name:
-                    continue
-                pidfd = _pidfd(pid)
-            except (OSError, StopIteration):
+            copy = _take(pid, number, name, cookie, target)
+            if copy is None:
                 continue
-            try:
-                copy = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, int(number), 0))
-            finally:
-                os.close(pidfd)
-            if copy < 0:
-                continue
-            try:
-                if _cookie(copy) == cookie and _int_opt(copy, SOL_SOCKET, SO_ACCEPTCONN) and _sockname(copy) == target:
-                    return copy
-            except OSError:
-                pass
-            os.close(copy)
+            if copy >= 0:
+                net.found[target] = (pid, number)
+                return copy
             break  # that socket, held here, is not (or no longer) the listener
     net.listeners.pop(target, None)
+    net.found.pop(target, None)
+    return -1
+
+
+def _take(pid: int, number: str, name: str, cookie: int, target: tuple[bytes, int]) -> int | None:
+    """Our copy of descriptor ``number`` of process ``pid`` when it is the socket ``name``
+    (``socket:[INODE]``) of ``cookie``, listening on ``target``; ``-1`` when it is that inode but not (or no
+    longer) that listener; ``None`` when it is not that inode or cannot be taken."""
+    try:
+        if os.readlink(f"/proc/{pid}/fd/{number}") != name:
+            return None
+        pidfd = _pidfd(pid)
+    except (OSError, StopIteration):
+        return None
+    try:
+        copy = int(_libc.syscall(SYS_PIDFD_GETFD, pidfd, int(number), 0))
+    finally:
+        os.close(pidfd)
+    if copy < 0:
+        return None
+    try:
+        if _cookie(copy) == cookie and _int_opt(copy, SOL_SOCKET, SO_ACCEPTCONN) and _sockname(copy) == target:
+            return copy
+    except OSError:
+        pass
+    os.close(copy)
     return -1
 
 
@@ -650,7 +709,10 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
     """A ``connect``, checked (one of ``net.peers``; else a loopback address and port a listener of this
     launch holds, :func:`_pin`, else ``ECONNREFUSED`` for loopback, as in a network namespace of one's
     own, ``EACCES`` elsewhere), then made by the supervisor without blocking; a blocking caller is answered
-    when it completes (:func:`settle`)."""
+    when it completes (:func:`settle`). A ``connect`` to a listener of the launch still under way is
+    followed by its socket's cookie and the listener held (:func:`_follow`). Beyond :data:`CONNECTED_MAX`
+    sockets connected and live (after a look that frees those ended, :func:`forget_disconnected`) a
+    ``connect`` is ``EADDRNOTAVAIL``, never made."""
     pin = -1
     try:
         sock, raw = _socket_target(notif, listener, lambda raw, domain: may_connect(raw, domain, net.peers)
@@ -662,28 +724,76 @@ def _handle_connect(notif: _Notif, listener: int, net: Net) -> None:
         _send(listener, notif.id, -13)
         return
     try:
-        if not may_connect(raw, domain_of(sock), net.peers):
-            target = loopback_target(raw, domain_of(sock))
+        domain = domain_of(sock)
+        if not may_connect(raw, domain, net.peers):
+            target = loopback_target(raw, domain)
             pin = _pin(net, target, notif.pid) if target is not None else -1
             if pin < 0:
                 raise _fail(111)  # ECONNREFUSED: no listener of this launch there
+        inet = domain in (AF_INET, AF_INET6) and int.from_bytes(raw[:2], "little") == domain
+        if inet and len(net.connected) >= CONNECTED_MAX:
+            forget_disconnected(net)
+            if len(net.connected) >= CONNECTED_MAX:
+                raise _fail(EADDRNOTAVAIL)  # as when no source port is free: the launch holds CONNECTED_MAX
         err, blocking = _start_connect(sock, raw)
+        if inet and err in (0, EINPROGRESS):
+            _connected(net, sock, raw)
+        if err == EINPROGRESS and pin >= 0 and not blocking:
+            _follow(net, sock, domain, raw, pin)  # the listener held (one copy of it) while the connect is under way
+            pin = -1
     except BaseException as exc:
         os.close(sock)
         if pin >= 0:
             os.close(pin)
         _send(listener, notif.id, -(exc.errno or 13) if isinstance(exc, OSError) else -13)
         return
-    if err == EINPROGRESS and (blocking or pin >= 0):
-        # the listener held until it is settled; a blocking caller waits at most its SO_SNDTIMEO, as in the kernel
-        net.pending[sock] = (notif.id, pin, _send_timeout(sock)) if blocking else (None, pin, None)
-        if blocking:
-            return
-    else:
-        os.close(sock)
-        if pin >= 0:
-            os.close(pin)
+    if err == EINPROGRESS and blocking:  # a blocking caller waits at most its SO_SNDTIMEO, as in the kernel
+        net.pending[sock] = (notif.id, _send_timeout(sock), pin, domain, raw)
+        return
+    if pin >= 0:
+        os.close(pin)
+    os.close(sock)
     _send(listener, notif.id, -err if err else 0)
+
+
+def _connected(net: Net, sock: int, raw: bytes) -> None:
+    """Count ``sock`` (our copy of a socket the supervisor just connected, or began to, to ``raw``) in
+    ``net.connected``: its cookie and where it connects from and to. Never raises (a socket it cannot read
+    is not counted)."""
+    try:
+        cookie = _cookie(sock)
+        net.connected[cookie] = (int.from_bytes(raw[:2], "little"), _sockid(_sockaddr(sock), raw, cookie))
+    except OSError:
+        pass
+
+
+def forget_disconnected(net: Net) -> None:
+    """Give back the slot of each socket of ``net.connected`` that holds no source port of its own any
+    more: no socket of its cookie at its addresses and ports (closed, disconnected, its connect failed), or
+    one in ``TIME_WAIT`` (the kernel's, not the launch's: a suite's closed connections are not counted);
+    by :func:`states`, lookups alone. A look that fails gives nothing back."""
+    try:
+        found = states([(cookie, family, sockid) for cookie, (family, sockid) in net.connected.items()], None)
+    except OSError:
+        return
+    for cookie in list(net.connected):
+        if found.get(cookie, TCP_TIME_WAIT) == TCP_TIME_WAIT:
+            del net.connected[cookie]
+
+
+def _follow(net: Net, sock: int, domain: int, raw: bytes, pin: int) -> None:
+    """Follow the ``connect`` under way of ``sock`` (our copy of the caller's socket, of ``domain``) to ``raw``,
+    the address of the listener ``pin`` (our copy, taken by :func:`_pin`; once this returns, ``net``'s:
+    closed here when a copy of that listener is held already): its cookie in ``net.connecting``, the
+    listener in ``net.pins`` until :func:`release` finds the connect ended. Raises ``OSError`` (``pin``
+    then still the caller's to close)."""
+    mine, theirs = _cookie(sock), _cookie(pin)
+    sockid = _sockid(_sockaddr(sock), raw, mine)
+    if theirs in net.pins:
+        os.close(pin)
+    else:
+        net.pins[theirs] = pin
+    net.connecting[mine] = (domain, sockid, theirs)
 
 
 def _send_timeout(sock: int) -> float | None:
@@ -697,32 +807,144 @@ def _send_timeout(sock: int) -> float | None:
 
 
 def settle(listener: int, net: Net, ready: frozenset[int] = frozenset()) -> None:
-    """Settle ``net.pending``: a ``connect`` whose socket is ``ready`` (its outcome known: writable, error or
-    hang-up) is answered with that outcome (``SO_ERROR``) when its caller still waits (a non-blocking
-    caller, already answered, reads it itself); one whose caller no longer waits (killed:
-    ``NOTIF_ID_VALID`` fails) is dropped. Either way our copies of its socket and of the listener it went
-    to are closed: no ``connect`` holds anything of the supervisor beyond its caller's life."""
-    for sock, (notif_id, pin, deadline) in list(net.pending.items()):
+    """Settle ``net.pending``, the blocking callers' ``connect``s: one whose socket is ``ready`` (its outcome
+    known: writable, error or hang-up) is answered with that outcome (``SO_ERROR``); one whose ``SO_SNDTIMEO``
+    has passed with ``EINPROGRESS`` (the kernel's answer, still connecting); one whose caller no longer waits
+    (killed: ``NOTIF_ID_VALID`` fails) is dropped. Each time our copy of its socket is closed: a caller's
+    socket is held only while it waits (a connect to a listener of the launch not known to be over is
+    followed on by its cookie alone, :func:`_follow`, the listener held; one known to be over lets the
+    listener go)."""
+    for sock, (notif_id, deadline, pin, domain, raw) in list(net.pending.items()):
         if sock in ready:
-            if notif_id is not None:
-                try:
-                    err = _int_opt(sock, SOL_SOCKET, SO_ERROR)
-                except OSError as exc:
-                    err = exc.errno or 13
-                _send(listener, notif_id, -err if err else 0)
-        elif notif_id is None:
-            continue
+            try:
+                err = _int_opt(sock, SOL_SOCKET, SO_ERROR)
+            except OSError as exc:
+                err = exc.errno or 13
+            _send(listener, notif_id, -err if err else 0)
         elif _libc.ioctl(listener, ctypes.c_ulong(NOTIF_ID_VALID), ctypes.byref(ctypes.c_uint64(notif_id))) == 0:
             if deadline is None or time.monotonic() < deadline:
                 continue
             _send(listener, notif_id, -EINPROGRESS)  # its SO_SNDTIMEO ended: the kernel's answer, still connecting
-            if pin >= 0:  # the listener stays held until the outcome is known
-                net.pending[sock] = (None, pin, None)
-                continue
         del net.pending[sock]
-        os.close(sock)
+        if pin >= 0 and sock not in ready:  # may still be under way: followed by its cookie, the listener held
+            try:
+                _follow(net, sock, domain, raw, pin)
+                pin = -1
+            except OSError:  # not seen: getsockopt and getsockname of sockets held here
+                pass
         if pin >= 0:
             os.close(pin)
+        os.close(sock)
+
+
+def release(net: Net) -> None:
+    """Forget each ``connect`` of ``net.connecting`` no longer under way (its socket no longer in
+    ``SYN_SENT``: connected, refused, timed out, or closed by every process that held it, a killed caller's
+    included: :func:`under_way`) and close the copy of each listener of ``net.pins`` no such ``connect``
+    goes to. A listener stays held while a ``connect`` to it is under way, whoever holds the connecting
+    socket (a child the caller forked lives on): a SYN the kernel sends again reaches that very listener,
+    never a host process that took its port meanwhile. When the look fails, everything stays held."""
+    net.checked = time.monotonic()
+    if not net.connecting:
+        return
+    try:
+        live = under_way(net.connecting)
+    except OSError:
+        return
+    for cookie in [c for c in net.connecting if c not in live]:
+        del net.connecting[cookie]
+    wanted = {theirs for _, _, theirs in net.connecting.values()}
+    for theirs in [c for c in net.pins if c not in wanted]:
+        os.close(net.pins.pop(theirs))
+
+
+def under_way(connecting: dict[int, tuple[int, bytes, int]], dump: bool = True) -> set[int]:
+    """The cookies of ``connecting`` (cookie → ``(family, struct inet_diag_sockid, …)``, :func:`_sockid`)
+    whose socket is in ``SYN_SENT`` in this network namespace (:func:`states`: a dump of the ``SYN_SENT`` TCP
+    sockets per family, then a lookup of each cookie it did not list; ``dump`` False: lookups alone).
+    Raises ``OSError``."""
+    seen = states([(cookie, family, sockid) for cookie, (family, sockid, _) in connecting.items()],
+                  TCP_SYN_SENT if dump else None)
+    return {cookie for cookie in connecting if seen.get(cookie) == TCP_SYN_SENT}
+
+
+def states(sockets: list[tuple[int, int, bytes]], dump: int | None) -> dict[int, int]:
+    """The TCP state (``TCP_ESTABLISHED`` 1 … ``TCP_CLOSING`` 11) of each of ``sockets`` (``(cookie, family,
+    struct inet_diag_sockid)``, :func:`_sockid`) found in this network namespace, by cookie, through
+    ``sock_diag`` (``NETLINK_SOCK_DIAG``, no privilege needed, what ``ss`` reads; a netlink socket closed
+    after): one dump per family of the sockets in state ``dump`` (``None``: no dump), then, for each cookie
+    the dump did not list, a lookup of that very socket (its addresses, ports and cookie): a dump of several
+    parts may skip a socket when others come and go meanwhile, a lookup does not, so a socket is absent
+    only when the kernel finds no socket of its cookie there (``ENOENT``, ``ESTALE``). A connection in
+    ``TIME_WAIT`` keeps its socket's cookie (state 6). Raises ``OSError``."""
+    import _socket
+    seen: dict[int, int] = {}
+    nl = _socket.socket(AF_NETLINK, _socket.SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)
+    try:
+        seq = 0
+        for family in sorted({family for _, family, _ in sockets} if dump is not None else ()):
+            seq += 1
+            nl.sendto(_diag_request(family, NLM_F_REQUEST | NLM_F_DUMP, seq, bytes(48), 1 << (dump or 0)), (0, 0))
+            while not _diag_part(nl.recv(1 << 16), seen):
+                pass
+        for cookie, family, sockid in sockets:
+            if cookie in seen:
+                continue
+            seq += 1
+            nl.sendto(_diag_request(family, NLM_F_REQUEST, seq, sockid, 0), (0, 0))
+            try:
+                _diag_part(nl.recv(1 << 16), seen)
+            except OSError as exc:
+                if exc.errno not in (2, 116):  # ENOENT: no such socket; ESTALE: another socket there
+                    raise
+    finally:
+        nl.close()
+    return seen
+
+
+def _diag_request(family: int, flags: int, seq: int, sockid: bytes, mask: int) -> bytes:
+    """A netlink message asking ``sock_diag`` for TCP sockets of ``family``: ``flags`` with ``NLM_F_DUMP``,
+    those in the states of ``mask`` (bit ``1 << state``); without it, the one ``sockid`` names (48 bytes,
+    :func:`_sockid`)."""
+    body = bytes([family, IPPROTO_TCP, 0, 0]) + mask.to_bytes(4, sys.byteorder) + sockid
+    return ((16 + len(body)).to_bytes(4, sys.byteorder) + SOCK_DIAG_BY_FAMILY.to_bytes(2, sys.byteorder)
+            + flags.to_bytes(2, sys.byteorder) + seq.to_bytes(4, sys.byteorder) + bytes(4) + body)
+
+
+def _sockid(local: bytes, remote: bytes, cookie: int) -> bytes:
+    """The ``struct inet_diag_sockid`` (48 bytes) of the socket of ``cookie`` connecting from ``local`` to
+    ``remote`` (``struct sockaddr`` of one family, IPv6 ones v4-mapped alike)."""
+    inet = int.from_bytes(local[:2], "little") == AF_INET
+
+    def address(raw: bytes) -> bytes:
+        return raw[4:8] + bytes(12) if inet else raw[8:24]
+
+    return (local[2:4] + remote[2:4] + address(local) + address(remote) + bytes(4)
+            + (cookie & 0xFFFFFFFF).to_bytes(4, sys.byteorder) + (cookie >> 32).to_bytes(4, sys.byteorder))
+
+
+def _diag_part(data: bytes, out: dict[int, int]) -> bool:
+    """Add the sockets of one part of a ``sock_diag`` answer (``struct inet_diag_msg`` messages) to ``out``
+    (cookie → TCP state); whether the answer is done. Raises ``OSError`` (its error; ``EPROTO`` for a
+    malformed part)."""
+    off = 0
+    while off + 16 <= len(data):
+        length = int.from_bytes(data[off:off + 4], sys.byteorder)
+        kind = int.from_bytes(data[off + 4:off + 6], sys.byteorder)
+        if length < 16 or off + length > len(data):
+            raise _fail(71)
+        if kind == NLMSG_DONE:
+            return True
+        if kind == NLMSG_ERROR:
+            raise _fail(-int.from_bytes(data[off + 16:off + 20], sys.byteorder, signed=True) or 71)
+        if kind == SOCK_DIAG_BY_FAMILY and length >= 16 + 72:
+            msg = data[off + 16:off + length]  # family, state, timer, retrans, then the id: cookie[2] at 40
+            cookie = int.from_bytes(msg[44:48], sys.byteorder) | int.from_bytes(msg[48:52], sys.byteorder) << 32
+            out[cookie] = msg[1]
+        off += (length + 3) & ~3
+    if off != len(data):
+        raise _fail(71)
+    return False
 
 
 def _cookie(sock: int) -> int:
@@ -749,25 +971,74 @@ def _bind_or_listen(notif: _Notif, listener: int, net: Net, listen: bool) -> int
                 raise _fail(13)          # not locked to loopback (a connect's, reset on a disconnect)
             ret = _libc.listen(sock, ctypes.c_int(int(notif.data.args[1]) & 0xFFFFFFFF))
             target = _sockname(sock) if ret == 0 else None
-            if target is not None and (len(net.listeners) < BOUND_MAX or target in net.listeners):
+            if target is not None:  # one record per address and port, of a cookie of net.bound
                 net.listeners[target] = (cookie, os.fstat(sock).st_ino, notif.pid)
+                net.found.pop(target, None)
         else:
-            if len(net.bound) >= BOUND_MAX and cookie not in net.bound:
-                raise _fail(13)
             inet = domain_of(sock) in (AF_INET, AF_INET6)
+            if inet and len(net.bound) >= BOUND_MAX:
+                forget_closed(net)
+                if len(net.bound) >= BOUND_MAX:
+                    raise _fail(EADDRINUSE)  # as when no port is free: the launch holds BOUND_MAX
             if inet:
                 raw = on_loopback(raw)
-            if inet and int.from_bytes(raw[2:4], "big") == 0:
+            by_number = inet and int.from_bytes(raw[2:4], "big") == 0
+            if by_number:
                 ret = _bind_loopback(sock, raw)
             else:
                 ret = _libc.bind(sock, ctypes.create_string_buffer(raw, len(raw)), len(raw))
-            if ret == 0 and inet:
-                net.bound.add(cookie)  # a loopback address bound: locked to it for the socket's life
+            if ret == 0 and inet:  # a loopback address bound: locked to it for the socket's life
+                _bound(net, cookie, _sockaddr(sock), by_number)
         if ret != 0:
             raise _fail(ctypes.get_errno())
         return 0
     finally:
         os.close(sock)
+
+
+def _bound(net: Net, cookie: int, address: bytes, free: bool) -> None:
+    """Keep ``cookie``'s slot in ``net.bound`` (``address``: where it is bound); ``free``: that port was free
+    when it was bound (:func:`_bind_loopback`), so a socket kept at that very address is gone (its port
+    given back and taken again): its slot is given back."""
+    if free and (old := net.bound_at.get(address)) is not None:
+        net.bound.pop(old, None)
+    net.bound[cookie] = address
+    net.bound_at[address] = cookie
+
+
+def forget_closed(net: Net) -> None:
+    """Give back the slot of each socket of ``net.bound`` that no longer holds its address and port: the
+    supervisor binds a socket of its own to exactly that ``struct sockaddr`` (no ``SO_REUSEADDR``, so any
+    socket bound there, listening or not, with ``SO_REUSEADDR`` or not, or a connection's ``TIME_WAIT``,
+    makes it fail with ``EADDRINUSE``; then closed at once, never listening); a bind that succeeds means the
+    sandbox's socket is gone (bound by number, it keeps its port for its life). Its listener records go
+    with it. A port a host process took meanwhile keeps the slot until the host gives it back (never a slot
+    given back for a socket that lives). Costs one ``socket``, ``bind`` and ``close`` per slot, only when
+    every slot is taken."""
+    for cookie, raw in list(net.bound.items()):
+        probe = int(_libc.socket(int.from_bytes(raw[:2], "little"), SOCK_STREAM | SOCK_CLOEXEC, 0))
+        if probe < 0:
+            return  # EMFILE and the like: nothing known, nothing given back
+        try:
+            free = _libc.bind(probe, ctypes.create_string_buffer(raw, len(raw)), len(raw)) == 0
+        finally:
+            os.close(probe)
+        if free:
+            del net.bound[cookie]
+            if net.bound_at.get(raw) == cookie:
+                del net.bound_at[raw]
+    for target, (cookie, _, _) in list(net.listeners.items()):
+        if cookie not in net.bound:
+            del net.listeners[target]
+            net.found.pop(target, None)
+
+
+def _sockaddr(sock: int) -> bytes:
+    """The ``struct sockaddr`` ``sock`` is bound to (``getsockname``). Raises ``OSError``."""
+    buf, length = ctypes.create_string_buffer(SOCKADDR_MAX), ctypes.c_uint32(SOCKADDR_MAX)
+    if _libc.getsockname(sock, buf, ctypes.byref(length)) != 0:
+        raise _fail(ctypes.get_errno())
+    return buf.raw[:length.value]
 
 
 def _bind_loopback(sock: int, raw: bytes) -> int:
@@ -858,10 +1129,12 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...], net
         if listening:
             poller.register(listener, select.POLLIN)
         poller.register(wake_r, select.POLLIN)
-        for sock in net.pending:  # a connect under way: its outcome
+        for sock in net.pending:  # a blocking caller's connect under way: its outcome
             poller.register(sock, select.POLLOUT)
         waits = [LIVENESS_MS / 1000 if deadline is None else min(LIVENESS_MS / 1000, deadline - time.monotonic())
-                 for notif_id, _, deadline in net.pending.values() if notif_id is not None]
+                 for _, deadline, _, _, _ in net.pending.values()]
+        if net.connecting:  # the next look at which connects to a listener of the launch are under way
+            waits.append(net.checked + LIVENESS_MS / 1000 - time.monotonic())
         ready = set()
         for fd, events in poller.poll(max(0, int(min(waits) * 1000) + 1) if waits else None):
             if fd == wake_r:
@@ -874,6 +1147,8 @@ def serve(listener: int, child: int, machine: str, allowed: tuple[str, ...], net
                 listening = False
         if net.pending:
             settle(listener, net, frozenset(ready))
+        if net.connecting and time.monotonic() >= net.checked + LIVENESS_MS / 1000:
+            release(net)
     return status
 
 
