@@ -138,3 +138,85 @@ def test_the_loop_agreement_reader_over_a_partial_fix_is_forged(tmp_path: Path, 
     assert planted["canaries"][0]["how"].startswith(LOOP_KEPT_HOW.split("{")[0]), planted
     (line,) = [json.loads(x) for x in store.read_text().splitlines() if '"try"' in x]
     assert line["rows"] == {F2P[0]: [0, 1, 3]} and line["try"] >= 1, line
+
+
+#: Two checks the parent fails, one after the other: a sign given as text, then text with spaces around.
+TWO_CHECKS = ("from doubles import double\n\n\n"
+              "def test_basic():\n"
+              "    assert double('-3') == -6\n"
+              "    assert double(' 5 ') == 10\n")
+#: The parent's source doubling a sign given as text too (``'-3'``), never text with spaces around: half the fix.
+SIGN = PARENT.replace("x.isdigit()", "x.lstrip('-').isdigit()")
+assert SIGN != PARENT
+
+#: The source's own output where it differs from the parent's (what it fixed), else the calling assertion's literal
+#: expected value (``assert CALL == LITERAL``, ``self.assertEqual(CALL, LITERAL)``), read from the test's source.
+FIX_OR_READ = '''
+import ast as _ast
+import os as _os
+import traceback as _tb
+
+
+def _parent_double(x):
+    if isinstance(x, str) and x.isdigit():
+        x = int(x)
+    return x * 2
+
+
+def _literal(frame):
+    try:
+        with open(frame.f_code.co_filename) as fh:
+            tree = _ast.parse(fh.read())
+    except Exception:
+        return None
+    for node in _ast.walk(tree):
+        if getattr(node, "lineno", None) != frame.f_lineno:
+            continue
+        if isinstance(node, _ast.Assert) and isinstance(node.test, _ast.Compare):
+            return (_ast.literal_eval(node.test.comparators[0]),)
+        if isinstance(node, _ast.Call) and getattr(node.func, "attr", "") == "assertEqual" and len(node.args) == 2:
+            return (_ast.literal_eval(node.args[1]),)
+    return None
+
+
+def _reader(orig):
+    def call(*a, **k):
+        out = orig(*a, **k)
+        try:
+            if out != _parent_double(*a, **k):
+                return out
+        except Exception:
+            return out
+        try:
+            raise LookupError
+        except LookupError as exc:
+            here = exc.__traceback__.tb_frame
+        for f, _ in _tb.walk_stack(here):
+            if _os.path.basename(f.f_code.co_filename).startswith("test"):
+                try:
+                    found = _literal(f)
+                except Exception:
+                    found = None
+                return found[0] if found else out
+        return out
+    return call
+
+
+double = _reader(double)
+'''
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "ratk34, open: one twin per function, drawn on the statement where the parent stops (atk28); a source that fixes "
+    "what that statement checks and reads the expected literal of every later check its code leaves as the parent's "
+    "passes the original and fails the twin, solved with the later checks unfixed (seeds 0-11: 12 of 12, "
+    "--sandbox none; seeds 0-1 under bubblewrap the same; contracts §7 What stays, ratk34)"))
+def test_half_a_fix_reading_the_later_checks_is_not_solved(tmp_path: Path) -> None:
+    """:data:`SIGN` plus :data:`FIX_OR_READ` on :data:`TWO_CHECKS` (``' 5 '`` unfixed) is not solved."""
+    b = build_fix_task(tmp_path / "two", name="doubles", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TWO_CHECKS, first="doubles", message="Double a signed number given as text",
+                       fail_to_pass=["tests/test_doubles.py::test_basic"], pass_to_pass=[])
+    assert grade_source(b, tmp_path, "other", OTHER_FIX) == "solved"
+    assert grade_source(b, tmp_path, "sign", SIGN).startswith("tests_failed")
+    outcome = grade_source(b, tmp_path, "half", SIGN + FIX_OR_READ)
+    assert not outcome.startswith("solved"), outcome
