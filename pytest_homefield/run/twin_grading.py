@@ -278,7 +278,8 @@ class ParentSeen:
     literals (:func:`~pytest_homefield.sandbox.canary_order.contradicted_order`), for ``plan_twins``' ``order``
     (near31); ``rows``: function id → the indices of the rows of the loop its loop-rows twin changes that the
     parent's code passes, each alone (:func:`_probe_rows`; some rows, not every one), for ``plan_twins``' ``rows``
-    (loop34)."""
+    (loop34); ``moved``: those of ``told`` whose loop-rows twin changes such a row (a run of the parent's code on
+    the rows tells it), which :func:`parent_checked_seed` counts against a try apart from the other tells (ratk34)."""
 
     told: set[str]
     stops: dict[str, int]
@@ -286,6 +287,7 @@ class ParentSeen:
     farther: set[str] = field(default_factory=set)
     order: dict[str, str] = field(default_factory=dict)
     rows: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    moved: set[str] = field(default_factory=set)
 
 
 def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targets: Sequence[str], *,
@@ -385,7 +387,7 @@ def parent_told(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, targe
     told |= moved  # a row the parent passes, changed: a run of the parent's code on the rows tells it (loop34)
     farther = _farther(twins, seen, stops, operands) - told  # told by nearness alone (atk29)
     told |= farther
-    return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first), rows)
+    return ParentSeen(told, first, near, farther, _orders(seen, stops, operands, first), rows, moved)
 
 
 def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task, test_cmd: str, tree: Path,
@@ -683,7 +685,10 @@ def parent_checked_seed(task: Task, seed: int,
     nearness), so a task's check costs its runs once per repository, not once per
     process: every xdist worker and every session of a run graded the same task, and each checked it again
     (the suite's CPU grew by 15%; docs/contracts.md §7, atk27). A try is better with fewer functions told otherwise
-    than by nearness alone (:attr:`ParentSeen.farther`), then with fewer told by nearness; the tries stop early
+    than by nearness alone (:attr:`ParentSeen.farther`), then with fewer whose loop twin changes a row the parent's
+    code passes (:attr:`ParentSeen.moved`, ratk34: where every try was told otherwise too, the first, planned before
+    any probe of the rows, won the tie and its twin moved those rows, which a reader running the parent's code on
+    the rows tells), then with fewer told by nearness; the tries stop early
     when only nearness tells and the try's planner had the operands of every such function (its near draw
     could not be made: another seed draws the same). A function told by nearness alone keeps its twin (it still
     guards against every forger that does not judge nearness). The group functions the parent still tells in the
@@ -711,7 +716,7 @@ def parent_checked_seed(task: Task, seed: int,
     if plan.targets or not any(c.kind == "contradiction" for c in plan.canaries):
         return seed, plan
     # (twins the parent tells, try, seed, stops, plan, those told, near, those told by nearness): the fewest
-    best: tuple[tuple[int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str],
+    best: tuple[tuple[int, int, int], int, int, dict[str, int], TwinPlan, list[str], dict[str, Operands], list[str],
                 dict[str, str], dict[str, tuple[int, ...]]] | None = None
     stops: dict[str, int] = {}
     near: dict[str, Operands] = {}
@@ -729,7 +734,7 @@ def parent_checked_seed(task: Task, seed: int,
                 answers[same] = found
         if found is None:  # the check could not be made: the task's own seed, and the next grading checks again
             return seed, plan_for(seed, {}, {}) if n else plan
-        score = (len(found.told - found.farther), len(found.farther))
+        score = (len(found.told - found.farther), len(found.moved & found.told), len(found.farther))
         if best is None or score < best[0]:
             best = (score, n, use, dict(stops), plan, sorted(found.told - found.farther), dict(near),
                     sorted(found.farther), dict(order), dict(rows))

@@ -214,9 +214,10 @@ def changed_rows(original: ast.FunctionDef | ast.AsyncFunctionDef, twin: ast.Fun
 def row_probes(member: str, loop: int, rows: int) -> list[str] | None:
     """``member`` (a definition's text, as :attr:`~.twin_together.Span.members`) once per row of its plain loop
     number ``loop`` (:func:`changed_rows`), each running that loop on one row alone: its iterable ``X`` replaced by
-    ``[r for (n, r) in enumerate(X) if n == ROW]`` (every row still built, an ``enumerate`` index kept), everything
-    else as it is, so that a probe passes on the parent exactly when the parent's code passes that row (and the
-    rest of the test); ``None`` when it does not parse or has no such loop."""
+    ``[r for (n, r) in enumerate(X) if n == ROW]`` (every row still built, an ``enumerate`` index kept), the
+    statements before the loop as they are, none after it (:func:`_return_after`), so that a probe passes on the
+    parent exactly when the parent's code passes that row (and the test up to the loop); ``None`` when it does not
+    parse or has no such loop."""
     indent = member[:len(member) - len(member.lstrip())]
     indent = indent.splitlines()[-1] if indent.splitlines() else indent
     try:
@@ -234,5 +235,21 @@ def row_probes(member: str, loop: int, rows: int) -> list[str] | None:
         assert isinstance(only, ast.ListComp)
         only.generators[0].iter.args[0] = target.iter  # type: ignore[attr-defined]
         target.iter = only
+        _return_after(one, target)
         out.append(textwrap.indent(ast.unparse(ast.fix_missing_locations(one)), indent) + "\n")
     return out
+
+
+def _return_after(func: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For) -> None:
+    """``func`` (changed in place) returning right after ``loop``, one of its plain statements (:func:`_plain`: in
+    its body or that of a ``with`` in it): a ``return`` takes the place of every statement after the loop in the body
+    holding it, so that a row probe judges the statements up to the loop's end alone (ratk34: an assertion after the
+    loop that the parent fails failed every row's probe; none was kept, and the twin moved the rows the parent's
+    code passes). The ``with`` statements around it still exit as the loop's end reaches them."""
+    bodies: list[list[ast.stmt]] = [func.body]
+    while bodies:
+        body = bodies.pop()
+        if loop in body:
+            body[body.index(loop) + 1:] = [ast.Return(value=None)]
+            return
+        bodies += [s.body for s in body if isinstance(s, (ast.With, ast.AsyncWith))]

@@ -220,3 +220,29 @@ def test_row_probes_run_one_row_each_with_its_index() -> None:
             scope["test_basic"](_Case())
     assert seen == [0, 1, 2, 3, 4]
     assert row_probes("def broken(:\n", 0, 2) is None and row_probes(member, 1, 5) is None
+
+
+@pytest.mark.parametrize("within", [False, True])
+def test_row_probes_return_right_after_the_loop(within: bool) -> None:
+    """A probe judges the statements up to its loop's end alone (ratk34): a statement after the loop that fails (here
+    on every row) does not run, also when the loop is in a ``with`` whose body goes on; statements before it do."""
+    loop = ("for n, expected in [(1, 2), ('-3', -6)]:\n"
+            "    ran.append(n)\n"
+            "    assert double(n) == expected\n")
+    after = "raise ValueError('after the loop')\n"
+    body = ("ran.append('before')\n" + (f"with ctx():\n{textwrap.indent(loop + after, '    ')}" if within
+                                        else loop) + after)
+    member = "def test_t():\n" + textwrap.indent(body, "    ")
+    probes = row_probes(member, 0, 2)
+    assert probes is not None and len(probes) == 2
+    for row, text in enumerate(probes):
+        ran: list[object] = []
+        scope = {"double": lambda x: int(x) * 2 if x != "-3" else x * 2, "ran": ran,
+                 "ctx": __import__("contextlib").nullcontext}
+        exec(text, scope)
+        if row == 1:
+            with pytest.raises(AssertionError):
+                scope["test_t"]()
+        else:
+            scope["test_t"]()  # the raise after the loop never runs
+        assert ran == ["before", [1, "-3"][row]]
