@@ -442,7 +442,7 @@ def _probe_rows(plan: TwinPlan, twins: Sequence[tuple[Canary, str]], task: Task,
         try:
             made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
         finally:
-            shutil.rmtree(folder.parent, ignore_errors=True)
+            nofollow.remove_tree(folder.parent)
         if not made.timed_out and run_completes(made):
             for f, (m, count, key) in probed.items():
                 passed = tuple(i for i in range(count)
