@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, copy_mined, git, homefield
+from helpers.e2e_repo import cli_env, copy_mined, git, homefield, homefield_in_process
 from helpers.shared_repo import built_once
 from helpers.tmpfs import mounted_tmpfs
 
@@ -103,7 +103,7 @@ def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> Non
     proc = homefield(repo, "report", "r")
     assert proc.returncode == 2 and last_line(proc).startswith(f"homefield report: {meta}: not valid JSON (")
     meta.write_text(json.dumps({"schema_version": 1, "run_id": "r", "agents": "oracle"}))
-    proc = homefield(repo, "report", "r")
+    proc = homefield_in_process(repo, "report", "r")  # the same main(): the refusal above had a process
     assert proc.returncode == 2 and last_line(proc) == (
         f"homefield report: {meta}: field 'agents' must be a list of {{name, spec}} objects, got string 'oracle'")
     assert len(list(read_jsonl(results))) == 1  # the results were never touched
