@@ -161,7 +161,9 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path, shuffled
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     kept = [r for r in read_jsonl(new / "results.jsonl") if r.get("task")]
     assert [r["commit"] for r in kept] == [newest["commit"]]
-    status = homefield(repo, "status")  # ref28: "3 of 3 candidates verified" counted the not_verified records
+    # ref28: "3 of 3 candidates verified" counted the not_verified records (main() here; a real status process:
+    # tests/commands/test_status.py)
+    status = homefield_in_process(repo, "status")
     assert f"  {new.name}  stopped (--stop-after-tasks 1 reached) · " in status.stdout, status.stdout
     assert " · 1 of 3 candidates verified, 1 kept\n" in status.stdout, status.stdout
 

@@ -154,7 +154,7 @@ def test_exclude_memorized_end_to_end(repo: Path, probed: Probed, tmp_path: Path
     assert [r["task_id"] for r in results[len(left):]] == [kept[0]] * 2  # run again, not left out
     assert json.loads((repo / ".homefield" / "runs" / "r1" / "meta.json").read_text())["excluded_memorized"][
         "tasks"] == sorted(MEMORIZED)
-    plan = homefield(repo, "plan", "--agent", spec, "--attempts", "1", "--exclude-memorized")
+    plan = homefield_in_process(repo, "plan", "--agent", spec, "--attempts", "1", "--exclude-memorized")
     assert f"Plan: {len(kept) - 1} tasks" in plan.stdout  # a new run would use the newest verdict
 
 

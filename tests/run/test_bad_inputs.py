@@ -136,7 +136,7 @@ def test_report_refuses_one_agent_name_for_two_specs(rate_limited_run: Path, tmp
     shutil.copytree(rate_limited_run / ".homefield" / "runs" / "rl", repo / ".homefield" / "runs" / "rl")
     assert homefield(repo, "run", "--agent", "x=noop", "--attempts", "1", "--max-tasks", "1", "--run-id", "b",
                      "-n", "0").returncode == 0
-    proc = homefield(repo, "report", "rl", "b")
+    proc = homefield_in_process(repo, "report", "rl", "b")  # main() here: report refusals had their process above
     assert proc.returncode == 2 and last_line(proc) == (
         "homefield report: agent 'x' is 'oracle' in run rl but 'noop' in run b: report these runs apart, "
         "or rename one agent (NAME=SPEC)")
