@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import homefield
+from helpers.e2e_repo import homefield, homefield_in_process
 
 from pytest_homefield.export.swebench import FIELDS, instance, repo_slug, task_id_of, write_instances
 from pytest_homefield.export.taskrepo import escaped_id
@@ -101,8 +101,8 @@ def test_exported_instances_apply_and_verify(exported: tuple[Path, Path], tmp_pa
             else:
                 assert all(got.get(i) != "passed" for i in f2p), (row["instance_id"], got)
                 assert all(got.get(i) == "passed" for i in p2p), (row["instance_id"], got)
-    array = homefield(repo, "export", "--format", "swe-bench-json", "--out", str(tmp_path / "all.json"),
-                      "--repo-name", "me/calc")
+    array = homefield_in_process(repo, "export", "--format", "swe-bench-json", "--out", str(tmp_path / "all.json"),
+                                 "--repo-name", "me/calc")  # main() here: the fixture's export had a process
     assert array.returncode == 0, array.stderr
     assert "Dockerfile" not in array.stdout, array.stdout  # nu28: notes on Dockerfiles a JSON export has none of
     names = [r["instance_id"].split("__")[0] for r in json.loads((tmp_path / "all.json").read_text())]
@@ -111,7 +111,7 @@ def test_exported_instances_apply_and_verify(exported: tuple[Path, Path], tmp_pa
 
 def test_export_without_tasks_is_one_line(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    proc = homefield(tmp_path, "export")
+    proc = homefield_in_process(tmp_path, "export")
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "run `homefield mine` first" in proc.stderr
 
@@ -146,7 +146,7 @@ def test_one_task_is_one_instance(mined: Path, tmp_path: Path) -> None:
     shutil.copytree(mined, repo, symlinks=True)
     tasks = repo / ".homefield" / "tasks.jsonl"
     tasks.write_text(tasks.read_text().splitlines(keepends=True)[0])
-    proc = homefield(repo, "export")
+    proc = homefield_in_process(repo, "export")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "homefield export: wrote 1 SWE-bench instance of " in proc.stdout, proc.stdout
     assert "Note: 1 task has no recorded Python (mined without --env uv): its Dockerfile uses " in proc.stdout

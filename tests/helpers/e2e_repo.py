@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -129,3 +131,36 @@ def homefield(repo: Path, *args: str, timeout: float = 300) -> subprocess.Comple
     env = cli_env()
     return subprocess.run([sys.executable, "-m", "pytest_homefield.cli", *args], cwd=repo, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+#: The commands that start no pytest session (:func:`pytest_homefield.cli.main` answers them itself), and the
+#: ``--merge`` of the others (:mod:`pytest_homefield.commands.merge`): what :func:`homefield_in_process` runs.
+NO_SESSION = ("report", "plan", "status", "export", "tasks")
+
+
+def homefield_in_process(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """What :func:`homefield` gives (exit status, stdout, stderr), from :func:`pytest_homefield.cli.main` called in
+    this process in ``repo`` with :func:`cli_env` as its environment: for a command that starts no pytest session
+    (:data:`NO_SESSION`, or ``--merge``), whose own process costs about 0.4 s of CPU and checks nothing more once
+    the suite has a real process of that command. argparse's refusals (``SystemExit``) give their status. Raises
+    ``ValueError`` for a command that would start a session here (``run``, ``mine`` without ``--merge``, …)."""
+    if not args or (args[0] not in NO_SESSION and "--merge" not in args):
+        raise ValueError(f"homefield {' '.join(args)} starts a pytest session: run it with homefield()")
+    from pytest_homefield.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    os.environ.clear()
+    os.environ.update(cli_env())
+    try:
+        os.chdir(repo)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(args))
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["homefield", *args], code, out.getvalue(), err.getvalue())

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from helpers.attack_repo import NO_PLUGINS
-from helpers.e2e_repo import MINED_STABILITY, cli_env, git, homefield
+from helpers.e2e_repo import MINED_STABILITY, cli_env, git, homefield, homefield_in_process
 from helpers.gitrepo import GitRepo
 
 from pytest_homefield.store import read_jsonl
@@ -86,9 +86,9 @@ def test_sigint_mine_says_what_is_left(tmp_path: Path, workers: str) -> None:
     assert [t["subject"] for t in read_jsonl(repo.path / ".homefield" / "tasks.jsonl")] == \
         ["Add function f4 returning the number 4"]
     note = f"Note: the task set is partial: mine {mine_dir.name} stopped (Ctrl-C) with 3 of 4 candidates not verified"
-    plan = homefield(repo.path, "plan", "--agent", "noop")
+    plan = homefield_in_process(repo.path, "plan", "--agent", "noop")  # main() in this process: no session
     assert plan.returncode == 0 and note in plan.stdout, plan.stdout + plan.stderr
-    export = homefield(repo.path, "export", "--out", str(tmp_path / "x.jsonl"))
+    export = homefield_in_process(repo.path, "export", "--out", str(tmp_path / "x.jsonl"))
     assert export.returncode == 0 and note in export.stderr, export.stdout + export.stderr
     if workers == "0":  # and once for run (its header): noop is not graded, so this is cheap
         run = homefield(repo.path, "run", "--agent", "noop", "--attempts", "1", "-n", "0", "--sandbox", "none")
@@ -161,7 +161,9 @@ def test_stop_after_tasks_keeps_the_newest(mined: Path, tmp_path: Path, shuffled
     new = max((repo / ".homefield" / "mine").iterdir(), key=lambda d: d.name)
     kept = [r for r in read_jsonl(new / "results.jsonl") if r.get("task")]
     assert [r["commit"] for r in kept] == [newest["commit"]]
-    status = homefield(repo, "status")  # ref28: "3 of 3 candidates verified" counted the not_verified records
+    # ref28: "3 of 3 candidates verified" counted the not_verified records (main() here; a real status process:
+    # tests/commands/test_status.py)
+    status = homefield_in_process(repo, "status")
     assert f"  {new.name}  stopped (--stop-after-tasks 1 reached) · " in status.stdout, status.stdout
     assert " · 1 of 3 candidates verified, 1 kept\n" in status.stdout, status.stdout
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.e2e_repo import MINED_STABILITY, homefield
+from helpers.e2e_repo import MINED_STABILITY, homefield, homefield_in_process
 
 from pytest_homefield.errors import ShardMergeError
 from pytest_homefield.layout import write_meta
@@ -61,7 +61,7 @@ def test_three_mining_shards_merged_equal_one_mine(mined: Path, tmp_path: Path) 
                                                                      read_jsonl(one / "candidates.jsonl")]
     # a shard missing: refused, nothing written
     before = (merged / ".homefield" / "tasks.jsonl").read_bytes()
-    proc = homefield(merged, "mine", "--merge", sources[0], sources[2])
+    proc = homefield_in_process(merged, "mine", "--merge", sources[0], sources[2])  # the merge above: a process
     assert proc.returncode == 2
     assert proc.stderr.strip() == ("homefield mine --merge: incomplete: shard 2/3 missing; nothing written (a task "
                                    "set without a shard's tasks is a different benchmark): merge every shard")
@@ -148,12 +148,13 @@ def test_crafted_mine_folders_are_refused_in_one_line_and_their_links_never_foll
                 "text-max-tasks": "field 'max_tasks' must be an integer or null",
                 "linked-env": "zz-evil.json: not an environment description (a symlink",
                 "env-not-an-object": "zz-list.json: not an environment description (not a JSON object)"}
-    for name, craft in crafted.items():
+    for i, (name, craft) in enumerate(crafted.items()):
         d = _folder(tmp_path / name / ".homefield" / "mine", "m1", None, [_record(a, None)])
         (d.parent.parent / "envs").mkdir()
         (d.parent.parent / "envs" / "good.json").write_text('{"python": "3.11"}')
         craft(d)
-        proc = homefield(repo, "mine", "--merge", str(d))
+        # the first through the command's own process, the others through the same main() in this one
+        proc = (homefield if i == 0 else homefield_in_process)(repo, "mine", "--merge", str(d))
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (name, proc.stderr[-2000:])
         assert proc.stderr.startswith("homefield mine --merge: ") and expected[name] in proc.stderr, (name, proc.stderr)
         assert not (repo / ".homefield" / "envs").exists() and not (repo / ".homefield" / "tasks.jsonl").exists()

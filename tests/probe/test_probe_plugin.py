@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, homefield
+from helpers.e2e_repo import cli_env, homefield, homefield_in_process
 
 from probe.conftest import CUTOFF, MEMORIZED, UNBOXED, Probed, copy_probed, reciter_spec, slow_flag
 from pytest_homefield.probe_records import load_verdict, probe_path
@@ -133,8 +133,8 @@ def test_exclude_memorized_end_to_end(repo: Path, probed: Probed, tmp_path: Path
     report = homefield(repo, "report", "r1", "--format", "md")
     assert "## Memorization probe" in report.stdout and "reciter recites 3 of 8 tasks" in report.stdout
     assert "3 task(s) were left out as memorized" in report.stdout
-    assert json.loads(homefield(repo, "report", "r1", "--format", "json").stdout)["memorization"]["excluded"] == \
-        sorted(MEMORIZED)
+    as_json = homefield_in_process(repo, "report", "r1", "--format", "json")  # main() here: md above had a process
+    assert json.loads(as_json.stdout)["memorization"]["excluded"] == sorted(MEMORIZED)
 
     # an interrupted run: drop the results of one task (both agents' attempts, so the resume has to run
     # that task again); meanwhile a new probe verdict flags that very task
@@ -154,7 +154,7 @@ def test_exclude_memorized_end_to_end(repo: Path, probed: Probed, tmp_path: Path
     assert [r["task_id"] for r in results[len(left):]] == [kept[0]] * 2  # run again, not left out
     assert json.loads((repo / ".homefield" / "runs" / "r1" / "meta.json").read_text())["excluded_memorized"][
         "tasks"] == sorted(MEMORIZED)
-    plan = homefield(repo, "plan", "--agent", spec, "--attempts", "1", "--exclude-memorized")
+    plan = homefield_in_process(repo, "plan", "--agent", spec, "--attempts", "1", "--exclude-memorized")
     assert f"Plan: {len(kept) - 1} tasks" in plan.stdout  # a new run would use the newest verdict
 
 
@@ -238,7 +238,7 @@ def test_plan_counts_calls_before_anything_is_spent(repo: Path) -> None:
     assert probed.returncode == 0, probed.stdout + probed.stderr
     check_verdict(repo, probed.stdout, CUTOFF)
     assert {r["kind"] for r in calls(repo)} == {"task"} and len(calls(repo)) == 8  # a cutoff needs no control call
-    plan = homefield(repo, "plan", "--probe", "--agent", spec, "--samples", "3", "--cutoff", CUTOFF)
+    plan = homefield_in_process(repo, "plan", "--probe", "--agent", spec, "--samples", "3", "--cutoff", CUTOFF)
     assert "= 24 calls control: tasks authored after 2024-01-15; 24 calls in all" in plan.stdout
     assert "16 calls to make, 8 already answered; ~0.02 USD (0.0010 USD/call from 8 earlier calls)" in plan.stdout
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, copy_mined, git, homefield
+from helpers.e2e_repo import cli_env, copy_mined, git, homefield, homefield_in_process
 from helpers.shared_repo import built_once
 from helpers.tmpfs import mounted_tmpfs
 
@@ -103,7 +103,7 @@ def test_resume_checks_and_nothing_to_resume(mined: Path, tmp_path: Path) -> Non
     proc = homefield(repo, "report", "r")
     assert proc.returncode == 2 and last_line(proc).startswith(f"homefield report: {meta}: not valid JSON (")
     meta.write_text(json.dumps({"schema_version": 1, "run_id": "r", "agents": "oracle"}))
-    proc = homefield(repo, "report", "r")
+    proc = homefield_in_process(repo, "report", "r")  # the same main(): the refusal above had a process
     assert proc.returncode == 2 and last_line(proc) == (
         f"homefield report: {meta}: field 'agents' must be a list of {{name, spec}} objects, got string 'oracle'")
     assert len(list(read_jsonl(results))) == 1  # the results were never touched
@@ -136,7 +136,7 @@ def test_report_refuses_one_agent_name_for_two_specs(rate_limited_run: Path, tmp
     shutil.copytree(rate_limited_run / ".homefield" / "runs" / "rl", repo / ".homefield" / "runs" / "rl")
     assert homefield(repo, "run", "--agent", "x=noop", "--attempts", "1", "--max-tasks", "1", "--run-id", "b",
                      "-n", "0").returncode == 0
-    proc = homefield(repo, "report", "rl", "b")
+    proc = homefield_in_process(repo, "report", "rl", "b")  # main() here: report refusals had their process above
     assert proc.returncode == 2 and last_line(proc) == (
         "homefield report: agent 'x' is 'oracle' in run rl but 'noop' in run b: report these runs apart, "
         "or rename one agent (NAME=SPEC)")

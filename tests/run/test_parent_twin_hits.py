@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -93,9 +94,23 @@ def test_the_seeds_draw_what_the_tests_say(titles: Titles, tmp_path: Path) -> No
                                  'recased or reseparated)'], hows
 
 
-def test_the_parents_own_output_is_no_twin_hit(titles: Titles, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def comment_only(titles: Titles, tmp_path_factory: pytest.TempPathFactory) -> tuple[Grade, Path, Path]:
+    """:data:`COMMENT_ONLY` graded at seed 4 (the parent's output as the twin) with a store of its own and nothing
+    in this process's memory of the parent's runs: (grade, output folder, store). Shared by the two tests that
+    read it (each graded it on its own: 4 test processes more); the store is read only, a test that adds to it
+    copies it."""
+    tmp = tmp_path_factory.mktemp("comment-only")
+    store = tmp / ".homefield" / "parent-checks.jsonl"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(twin_grading, "_PARENT_GIVES", {})
+        g, out = _grade(titles, tmp, COMMENT_ONLY, PARENTS_OUTPUT, store=store)
+    return g, out, store
+
+
+def test_the_parents_own_output_is_no_twin_hit(titles: Titles, comment_only: tuple[Grade, Path, Path]) -> None:
     """On main: ``tests_failed`` with ``twin_hits == 1`` (two of the agent's solves counted as failed)."""
-    g, out = _grade(titles, tmp_path, COMMENT_ONLY, PARENTS_OUTPUT)
+    g, out, _ = comment_only
     assert (g.outcome, g.canary) == ("tests_failed", None), g
     assert (out / CONFIRM_OUTCOMES).exists()  # the twin passed beside its failing original, and was confirmed
     assert g.twin_hits == 0, g
@@ -107,16 +122,18 @@ def test_the_parents_own_output_is_no_twin_hit(titles: Titles, tmp_path: Path) -
 
 
 def test_the_parents_run_of_the_confirmation_files_is_made_once_per_repository(
-        titles: Titles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        titles: Titles, comment_only: tuple[Grade, Path, Path], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """With the repository's store (``.homefield/parent-checks.jsonl``, as every attempt of a session grades)
     the parent's run of the confirmation files is kept there: another process (this one with its memory
     emptied, on another copy of the parent) runs it no more, and gets the same ids, log and events, so the
     same grade and the same artifacts. On main every session and every xdist worker ran it again (one test
     process each per task). A store line of another shape is passed over."""
-    store = tmp_path / ".homefield" / "parent-checks.jsonl"
-    monkeypatch.setattr(twin_grading, "_PARENT_GIVES", {})
-    first, out1 = _grade(titles, tmp_path / "first", COMMENT_ONLY, PARENTS_OUTPUT, store=store)
+    first, out1, made = comment_only  # graded with an empty memory and the store
     assert (first.outcome, first.twin_hits) == ("tests_failed", 0), first
+    store = tmp_path / ".homefield" / "parent-checks.jsonl"
+    store.parent.mkdir()
+    shutil.copyfile(made, store)
     kept = [json.loads(line) for line in store.read_text().splitlines() if "gives" in json.loads(line)]
     assert len(kept) == 1 and len(kept[0]["gives"]) == 1 and kept[0]["gives"][0].startswith(F2P[0]), kept
     monkeypatch.setattr(twin_grading, "_PARENT_GIVES", {})  # another process: nothing in memory

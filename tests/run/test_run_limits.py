@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import cli_env, copy_mined, homefield
+from helpers.e2e_repo import cli_env, copy_mined, homefield, homefield_in_process
 
 from pytest_homefield.store import read_jsonl
 
@@ -115,5 +115,5 @@ def test_plan_and_verify(mined: Path, tmp_path: Path) -> None:
     assert re.search(r"homefield verify verify-\S+: 1 attempt \(1 task × oracle\), of 2 \(-k", proc.stdout), \
         proc.stdout
     assert "homefield verify 1/1 · solved 1" in proc.stdout and "homefield run " not in proc.stdout, proc.stdout
-    proc = homefield(repo, "plan", "--agent", "oracle", "--attempts", "2")
+    proc = homefield_in_process(repo, "plan", "--agent", "oracle", "--attempts", "2")  # main(): plan had a process
     assert "exact: a reference agent spends nothing" in proc.stdout  # history or not, oracle costs nothing

@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from helpers.e2e_repo import copy_mined, homefield
+from helpers.e2e_repo import copy_mined, homefield, homefield_in_process
 from helpers.reports import mask
 from helpers.shared_repo import built_once
 
@@ -73,8 +73,9 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     report = json.loads(proc.stdout)
     assert report.pop("incomplete") == []
     assert mask(report) == mask(json.loads((single / "report.json").read_text()))
-    # a missing shard is said, not silently reported as the whole
-    proc = homefield(merged, "report", "s1", "s3", "--format", "json")
+    # a missing shard is said, not silently reported as the whole (the report above ran in a process of its own;
+    # these in this one, through the same main())
+    proc = homefield_in_process(merged, "report", "s1", "s3", "--format", "json")
     assert proc.returncode == 0 and "incomplete: shard 2/3 missing" in proc.stderr
     assert json.loads(proc.stdout)["incomplete"] == ["incomplete: shard 2/3 missing"]
     # atk17 M1: a line a shard's session could not have written (another shard's task, an attempt past
@@ -84,7 +85,7 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     s1_line = json.loads((merged / ".homefield/runs/s1/results.jsonl").read_text().splitlines()[0])
     for forged in ({**s1_line, "run_id": "s2"}, {**json.loads(kept.splitlines()[0]), "attempt": 7}):
         s2_results.write_text(kept + json.dumps(forged) + "\n")
-        proc = homefield(merged, "report", "s1", "s2", "s3")
+        proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
         assert proc.returncode == 2 and "run s2 has a result its session could not have written" in proc.stderr, \
             proc.stdout + proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -92,7 +93,7 @@ def test_three_shards_merged_equal_one_run(mined: Path, one_run: Path, tmp_path:
     # a run over another task set is refused with one line
     meta = merged / ".homefield/runs/s3/meta.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "tasks_digest": "other"}))
-    proc = homefield(merged, "report", "s1", "s2", "s3")
+    proc = homefield_in_process(merged, "report", "s1", "s2", "s3")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
         proc.stderr.strip().splitlines()[0]] and "are over different task sets" in proc.stderr
