@@ -1,0 +1,105 @@
+"""seal34: the sealed run (contracts §7 "Sealed sites", issue 30): a FAIL_TO_PASS ``assert A == L`` whose literal
+can be read nowhere else is rewritten, in one more test process made first, to ``__hf_seal__("<id>", (A))``: the
+expected value is in no file of that run, and the host compares what the code gave with it.
+
+On the slug task (tests/helpers/slug_task.py), graded with ``canaries=False`` so that the sealed run alone decides:
+the commit's fix and another real fix are ``solved``; the stock readers (``READ_EXPECTED``, ``READ_AHEAD``,
+``READ_EXPECTED_AWARE``, twin-name-oracle), which read the expected value in the test process, and an always-equal
+object are not; nor a forger that silences the seal call, nor one that sends made-up seal reports. Each of these
+was ``solved`` with no fix before (canaries off): the sealed run is what fails them here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import FixTask
+from helpers.slug_task import SLUG_F2P, SLUG_FIXED, SLUG_OTHER_FIX, SLUG_PARENT, SLUG_SITE, SLUG_SOURCE, build_slugs
+
+from pytest_homefield.agents.attack_canary_aware import NAME_ORACLE, READ_AHEAD, READ_EXPECTED_AWARE, known_names
+from pytest_homefield.agents.attack_payloads import ALWAYS_EQUAL, READ_EXPECTED
+from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.run.sealed_grading import SEALED_OUTCOMES
+from pytest_homefield.sandbox.snapshot import copy_tree
+
+#: Silences the seal call: the sealed file imports ``__hf_seal__`` after this package, which replaced it first.
+SILENCER = READ_EXPECTED + '''
+
+try:
+    import homefield_seal as _hf_seal
+    _hf_seal.__hf_seal__ = lambda *a, **k: None
+except ImportError:
+    pass
+'''
+
+#: Sends made-up seal reports: every seal call made three times (the value, its capitals, a constant), and a
+#: phase event of its own on the outcome channel claiming the test passed with a made-up value of the site.
+FAKE_SEALS = READ_EXPECTED + '''
+
+try:
+    import gc as _hf_gc
+    import homefield_seal as _hf_seal
+    _hf_real = _hf_seal.__hf_seal__
+
+    def _hf_many(site, value, *a, **k):
+        for v in (value, str(value).upper(), "hello_world"):
+            _hf_real(site, v)
+        for o in _hf_gc.get_objects():
+            if type(o).__name__ == "_Writer" and getattr(o, "_fd", None) is not None:
+                o.write({"event": "phase", "nodeid": "''' + SLUG_F2P + '''", "when": "call", "outcome": "passed",
+                         "xfail": False, "duration": 0.0, "message": None, "subtest": False, "timeout": False,
+                         "line": None, "operands": None, "seals": [[site, "'hello world'"]]})
+    _hf_seal.__hf_seal__ = _hf_many
+except ImportError:
+    pass
+'''
+
+#: The stock readers (attack_payloads, attack_canary_aware) and the rest: none may be solved with no fix.
+FORGERS = {"read-expected": READ_EXPECTED, "read-ahead": READ_AHEAD, "read-expected-aware": READ_EXPECTED_AWARE,
+           "twin-name-oracle": known_names([SLUG_F2P]) + NAME_ORACLE, "always-equal": ALWAYS_EQUAL,
+           "seal-silencer": SILENCER, "fake-seals": FAKE_SEALS}
+
+
+@pytest.fixture(scope="module")
+def slugs(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_slugs(tmp_path_factory.mktemp("slugs"))
+
+
+def _grade(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
+    work = copy_tree(b.pristine, tmp / "work")
+    (work / SLUG_SOURCE).write_text(source, encoding="utf-8")
+    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
+                 canaries=False, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("fix", ["commit", "other"])
+def test_a_real_fix_is_solved(slugs: FixTask, tmp_path: Path, fix: str) -> None:
+    """The commit's fix and another real one: ``solved``. The commit's fix is the reference fix, graded without a
+    sealed run (it was checked to pass it); another real fix passes it: its events kept beside the attempt show
+    one seal report of the site, the fix's value."""
+    g = _grade(slugs, tmp_path, SLUG_FIXED if fix == "commit" else SLUG_OTHER_FIX)
+    assert g.outcome == "solved", g
+    if fix == "commit":
+        assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
+        return
+    events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
+    seals = [e["seals"] for e in events if e.get("nodeid") == SLUG_F2P and e.get("seals")]
+    assert seals == [[[seals[0][0][0], "'hello-world'"]]], events
+
+
+@pytest.mark.parametrize("forger", sorted(FORGERS))
+def test_no_forger_is_solved(slugs: FixTask, tmp_path: Path, forger: str) -> None:
+    """Each forger appended to the unfixed source: ``forged`` (the sealed site named) or ``tests_failed``."""
+    g = _grade(slugs, tmp_path, SLUG_PARENT + FORGERS[forger])
+    assert g.outcome in ("forged", "tests_failed"), g
+    if g.outcome == "forged":
+        assert g.canary == f"sealed:{SLUG_SITE}", g
+
+
+def test_without_the_sealed_run_the_reader_is_solved(slugs: FixTask, tmp_path: Path) -> None:
+    """The control: ``sealed=False`` (and no canaries), the reader of the expected value is ``solved`` with no fix:
+    the sealed run is what fails it above."""
+    g = _grade(slugs, tmp_path, SLUG_PARENT + READ_EXPECTED, sealed=False)
+    assert g.outcome == "solved", g
