@@ -201,7 +201,8 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
 
 
 def _sealed_why(seal: SealChecked | None, failing: Collection[str]) -> str | None:
-    """Why the sealed run failed the first of ``failing`` it failed, for a grade's ``error``, else ``None``."""
+    """Why the sealed run failed the first of ``failing`` (the ids it alone failed), for a grade's ``error``, else
+    ``None``."""
     if seal is None:
         return None
     for i in failing:
@@ -565,8 +566,10 @@ def grade(
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
     forged = forged or unconfirmed
+    lowered: list[str] = []  # the ids the other runs passed that the sealed run failed
     if seal is not None:  # after every canary verdict, which reads the runs' own outcomes: it only lowers
         forged = forged or sealed_forged(seal, merged)
+        lowered = [i for i, o in seal.outcomes.items() if o != "passed" and merged.get(i) == "passed"]
         merge_rows(merged, seal.outcomes)
         timeouts = timeouts | seal.timeouts
         g.failing_f2p = [i for i in task.FAIL_TO_PASS if merged.get(i) != "passed"]
@@ -589,7 +592,7 @@ def grade(
         g.error = f"{len(g.failing_f2p)}/{len(task.FAIL_TO_PASS)} FAIL_TO_PASS did not pass"
         if confirmed.why:
             g.error += f" ({confirmed.why})"
-        sealed_why = _sealed_why(seal, g.failing_f2p)
+        sealed_why = _sealed_why(seal, lowered)
         if sealed_why:
             g.error += f" ({sealed_why})"
         if any(r.collection_error for r in made):
