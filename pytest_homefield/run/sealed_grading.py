@@ -99,6 +99,17 @@ class SealChecked(NamedTuple):
     run: TestRun
 
 
+def _why_not(got: Sequence[str]) -> str:
+    """Why a site's reports ``got`` (verdicts) do not pass it."""
+    if not got:
+        return "not reported"
+    if len(got) > 1:
+        return "reported twice"
+    return {"opaque": "no value to compare (opaque)",
+            "loose": "a value unequal to the expected one, converted by its own protocol"}.get(
+        got[0], "a value unequal to the expected one")
+
+
 def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> SealChecked:
     """:class:`SealChecked` of the sealed run ``made`` of ``plan``."""
     whole = run_completes(made)
@@ -115,9 +126,7 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
             if "unequal" in got and i not in unequal:
                 unequal[i] = plan.ids[sid].key
             if got != ["equal"] and i not in missing:
-                missing[i] = (f"{plan.ids[sid].key}: " + ("not reported" if not got else "reported twice"
-                              if len(got) > 1 else "no value to compare (opaque)" if got == ["opaque"]
-                              else "a value unequal to the expected one"))
+                missing[i] = f"{plan.ids[sid].key}: " + _why_not(got)
         said = made.outcomes.get(i, "error") if whole else "error"
         outcomes[i] = said if said != "passed" else "failed" if i in missing else "passed"
     timeouts = set(outcomes) if made.timed_out else {i for i in outcomes if i in made.test_timeouts}

@@ -20,7 +20,7 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["EventTally", "OutcomeChannel", "Parsed", "parse_events", "parse_junit", "read_junit", "read_outcomes",
-           "write_counted", "seal_verdict", "MAX_SEALS", "MAX_SEAL_TEXT", "SEAL_VERDICTS",
+           "write_counted", "seal_verdict", "MAX_SEALS", "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
            "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
            "CHANNEL_DRAIN_S"]
 
@@ -146,8 +146,11 @@ _FLAGS = ("xfail", "subtest", "timeout")
 MAX_SEALS = 256
 #: Characters of one seal's literal text the host reads at most (the seal module sends at most 8000).
 MAX_SEAL_TEXT = 8000
-#: What a seal report of a site gives: its value equal to the site's expected one, unequal, or none to compare.
-SEAL_VERDICTS = ("equal", "unequal", "opaque")
+#: What a seal report of a site gives: its value equal to the site's expected one, unequal, unequal after a
+#: conversion by the value's own protocol, or none to compare.
+SEAL_VERDICTS = ("equal", "unequal", "loose", "opaque")
+#: The mark a seal text starts with when a part of the value was converted by its own protocol (``homefield_seal``).
+SEAL_LOOSE = "~"
 #: Characters of a phase's ``operands`` kept at most (the reporter sends two ``repr``'s of 2000 and an operator).
 _MAX_OPERANDS = 4008
 
@@ -218,13 +221,15 @@ _NO_SITE = object()
 def seal_verdict(text: str | None, expected: Any) -> str:
     """What one seal report gives (:data:`SEAL_VERDICTS`): ``"opaque"`` when ``text`` is ``None``, longer than
     :data:`MAX_SEAL_TEXT` or no literal (:func:`ast.literal_eval` fails, whatever it raises), else ``"equal"``
-    when its value ``== expected`` (the sealed literal's value: builtins on both sides) and ``"unequal"``
-    otherwise. Never raises."""
-    if text is None or len(text) > MAX_SEAL_TEXT:
+    when its value ``== expected`` (the sealed literal's value: builtins on both sides), otherwise ``"unequal"``, or
+    ``"loose"`` when the text starts with :data:`SEAL_LOOSE` (a part converted by the value's own protocol, whose
+    ``__eq__`` may have held: failing, never forged). Never raises."""
+    if text is None or len(text) > MAX_SEAL_TEXT + 1:
         return "opaque"
+    loose = text.startswith(SEAL_LOOSE)
     try:
-        value = ast.literal_eval(text)
-        return "equal" if bool(value == expected) else "unequal"
+        value = ast.literal_eval(text[1:] if loose else text)
+        return "equal" if bool(value == expected) else "loose" if loose else "unequal"
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError, MemoryError, RecursionError: no literal
         return "opaque"
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import fractions
 import importlib
 import json
 import sys
@@ -146,15 +147,17 @@ class _BadIndex(int):
 
 def test_the_seal_call_converts_generously_and_never_raises(seal_module: ModuleType) -> None:
     """Builtins as they are; subclasses read with the base type's own methods (a ``str`` whose ``__eq__``,
-    ``__str__`` and ``__repr__`` lie is its characters); a namedtuple a tuple, a ``Mapping`` a dict, a range a
-    list; an object equal to anything, nan, and values past the caps are opaque (``None``); a value whose own
-    method raises ``SystemExit`` is converted by the base type or opaque, never raised."""
+    ``__str__`` and ``__repr__`` lie is its characters); a namedtuple a tuple, an ``OrderedDict`` a dict; a range
+    a list and a ``Fraction`` a float, by their own protocol (marked ``~``: loose); an object equal to anything,
+    nan, and values past the caps are opaque (``None``); a value whose own method raises ``SystemExit`` is
+    converted by the base type or opaque, never raised."""
     text = seal_module.literal_text
     point = collections.namedtuple("point", "x y")
     assert text(_Liar("x")) == "'x'"
     assert text(point(1, "b")) == "(1, 'b')"
     assert text(collections.OrderedDict(a=[1, (2,)])) == "{'a': [1, (2,)]}"
-    assert text(range(3)) == "[0, 1, 2]"
+    assert text(range(3)) == "~[0, 1, 2]"  # by its own protocol: marked loose
+    assert text(fractions.Fraction(1, 2)) == "~0.5"
     assert text({1}) == "{1}" and text(frozenset()) == "set()"
     assert text(float("inf")) == "1e999" and text(2j) == "2j" and text(bytearray(b"q")) == "b'q'"
     assert text(_BadIndex(4)) == "4"
@@ -188,3 +191,4 @@ def test_the_host_compares_each_report_with_the_literal() -> None:
     assert not well_formed({"event": "phase", "seals": [["s1"]]})
     assert seal_verdict("1e999", float("inf")) == "equal" and seal_verdict("[" * 5000, []) == "opaque"
     assert seal_verdict("1", True) == "equal"  # Python's ==, as the original assertion
+    assert (seal_verdict("~[1]", [1]), seal_verdict("~[1]", [2])) == ("equal", "loose")  # loose: never forged

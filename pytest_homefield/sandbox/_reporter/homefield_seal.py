@@ -18,7 +18,7 @@ import operator
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
-__all__ = ["__hf_seal__", "literal_text", "take", "MAX_TEXT", "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
+__all__ = ["__hf_seal__", "literal_text", "take", "LOOSE", "MAX_TEXT", "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
 
 #: Characters of one value's literal text at most; a longer one is opaque.
 MAX_TEXT = 8000
@@ -28,6 +28,12 @@ MAX_ITEMS = 2000
 MAX_DEPTH = 16
 #: Seal calls kept between two reports at most; later ones are dropped (the host then sees a site unreported).
 MAX_PENDING = 256
+
+#: The mark that starts the text of a value converted by its own protocol (a ``numbers`` type that is not a builtin
+#: one, a ``Mapping``, ``Set`` or ``Sequence`` that is no ``dict``, ``list``, ``tuple``, ``set``): the host counts it
+#: passed when equal, but never calls it forged when unequal (``UserString("ab") == "ab"`` holds, its list of
+#: characters does not).
+LOOSE = "~"
 
 #: ``[site id, literal text or None]`` of the seal calls since the last report (:func:`take`).
 _pending: list[list[Any]] = []
@@ -51,7 +57,8 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
     methods, never the subclass's ``__eq__``/``__str__``/``__repr__``); another :class:`numbers.Integral` as
     ``int``, :class:`numbers.Real` as ``float``, :class:`numbers.Complex` as ``complex``, any other
     :class:`numbers.Number` as ``float``; a ``Mapping`` as a ``dict``, a ``Set`` as a ``set``, a ``Sequence`` as a
-    ``tuple`` when it is one, else a ``list``. Anything else raises :class:`_Opaque`, as do the caps."""
+    ``tuple`` when it is one, else a ``list`` (these by the value's own protocol: ``count[1]`` counts them, and the
+    text is then marked :data:`LOOSE`). Anything else raises :class:`_Opaque`, as do the caps."""
     count[0] += 1
     if count[0] > MAX_ITEMS or depth > MAX_DEPTH:
         raise _Opaque
@@ -75,6 +82,9 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
         if c.real != c.real or c.imag != c.imag or abs(c.real) == float("inf") or abs(c.imag) == float("inf"):
             raise _Opaque
         return repr(c)
+    if type(v) in (dict, list, tuple, set, frozenset) or isinstance(v, (dict, list, tuple)):
+        return _container(v, depth, count)
+    count[1] += 1  # from here on: a conversion by the value's own protocol (loose: never called forged)
     if isinstance(v, numbers.Integral):
         return repr(int.__int__(int(operator.index(v))))
     if isinstance(v, numbers.Real):
@@ -83,32 +93,41 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
         return _text(complex(v), depth, count)
     if isinstance(v, numbers.Number):
         return _float_text(float.__float__(float(v)))  # type: ignore[arg-type]
+    if isinstance(v, (Mapping, Set, Sequence)):
+        return _container(v, depth, count)
+    raise _Opaque
+
+
+def _container(v: Any, depth: int, count: list[int]) -> str:
+    """:func:`_text` of a mapping, set or sequence (a ``dict``, ``list`` or ``tuple`` subclass read with the base
+    type's own methods)."""
     if isinstance(v, Mapping):
         items = list(dict.items(v)) if isinstance(v, dict) else list(v.items())
         return "{" + ", ".join(f"{_text(k, depth + 1, count)}: {_text(x, depth + 1, count)}" for k, x in items) + "}"
     if isinstance(v, Set):
         parts = [_text(x, depth + 1, count) for x in v]
         return "{" + ", ".join(parts) + "}" if parts else "set()"
-    if isinstance(v, Sequence):
-        items = list(tuple.__iter__(v)) if isinstance(v, tuple) else list(list.__iter__(v)) if isinstance(v, list) \
-            else list(v)
-        parts = [_text(x, depth + 1, count) for x in items]
-        if isinstance(v, tuple):
-            return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
-        return "[" + ", ".join(parts) + "]"
-    raise _Opaque
+    items = list(tuple.__iter__(v)) if isinstance(v, tuple) else list(list.__iter__(v)) if isinstance(v, list) \
+        else list(v)
+    parts = [_text(x, depth + 1, count) for x in items]
+    if isinstance(v, tuple):
+        return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+    return "[" + ", ".join(parts) + "]"
 
 
 def literal_text(value: Any) -> str | None:
     """The text of a Python literal of builtins equal to ``value`` as :func:`_text` converts it (at most
-    :data:`MAX_TEXT` characters), ``None`` ("opaque") when there is none within the caps or converting raised.
-    Never raises but ``KeyboardInterrupt``."""
+    :data:`MAX_TEXT` characters), starting with :data:`LOOSE` when a part of it was converted by its own protocol;
+    ``None`` ("opaque") when there is none within the caps or converting raised. Never raises but
+    ``KeyboardInterrupt``."""
+    count = [0, 0]
     try:
-        text = _text(value, 0, [0])
+        text = _text(value, 0, count)
     except KeyboardInterrupt:
         raise
     except BaseException:  # _Opaque, or whatever the value's own methods raised (SystemExit too)
         return None
+    text = LOOSE + text if count[1] else text
     return text if len(text) <= MAX_TEXT else None
 
 
