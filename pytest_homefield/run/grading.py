@@ -76,7 +76,8 @@ class Grade:
     ``suspicious_reason`` (the reasons of :func:`suspicious_reasons`, ``"; "``-joined),
     ``carried``/``dropped`` paths, ``test_s`` (seconds of the test run), ``error`` (one line), and
     the per-id ``failing`` lists; ``test_sandbox`` the backend that wrapped the hidden tests (``None``
-    when they did not run); ``canary``: the id of the first canary that passed (outcome ``forged``),
+    when they did not run); ``canary``: the id of the first canary that passed (outcome ``forged``; ``sealed:<site
+    key>`` for a value the sealed run found unequal, docs/contracts.md §7 "Sealed sites"),
     ``canaries``: how many canaries were planted, ``canary_seed``: their seed; ``twin_hits``: how many
     excusable twin instances passed beside their failing originals and were confirmed (the change gave
     exactly a contradicted value; docs/contracts.md §10), 0 for a ``forged`` attempt."""
