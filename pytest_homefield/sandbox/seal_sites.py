@@ -18,6 +18,7 @@ end of the file, so no line moves.
 from __future__ import annotations
 
 import ast
+import re
 import secrets
 import tokenize
 from collections.abc import Collection, Mapping, Sequence
@@ -38,6 +39,14 @@ SEAL_MODULE = "homefield_seal"
 MAX_SEAL_SITES = 200
 
 _Func = ast.FunctionDef | ast.AsyncFunctionDef
+#: A source line with its line break: only ``\r\n``, ``\r`` and ``\n`` end one, as Python's tokenizer counts
+#: lines (``str.splitlines`` also splits at a form feed or U+2028 inside a string literal).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines as :mod:`ast` numbers them, each with its line break."""
+    return _LINE.findall(text)
 
 
 @dataclass(frozen=True)
@@ -192,7 +201,7 @@ def _parsed(source: str | bytes | None) -> ast.Module | None:
 def _whole_lines(text: str, stmt: ast.stmt, body: Sequence[ast.stmt]) -> bool:
     """Whether ``stmt`` has its lines to itself: only indentation before it, nothing but a comment after it, no
     other statement of ``body`` on them (a rewrite replaces its lines whole)."""
-    lines = text.splitlines()
+    lines = _lines(text)
     first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
     head = lines[first - 1].encode("utf-8")[:stmt.col_offset]
     tail = lines[last - 1].encode("utf-8")[stmt.end_col_offset or 0:].strip()
@@ -203,7 +212,7 @@ def _whole_lines(text: str, stmt: ast.stmt, body: Sequence[ast.stmt]) -> bool:
 
 def _offset(text: str, line: int, col: int) -> int:
     """The character offset in ``text`` of ``line`` (1-based) at UTF-8 byte column ``col``."""
-    lines = text.splitlines(keepends=True)
+    lines = _lines(text)
     before = sum(len(x) for x in lines[:line - 1])
     return before + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))
 
@@ -232,7 +241,7 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
     out: dict[str, bytes] = {}
     for path in sorted({s.path for s in sites}):
         encoding, text = texts[path]
-        lines = text.splitlines(keepends=True)
+        lines = _lines(text)
         for sid, s in sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first):
             head = lines[s.first - 1]
             indent = head[:len(head) - len(head.lstrip())]

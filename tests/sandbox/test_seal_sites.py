@@ -192,3 +192,21 @@ def test_the_host_compares_each_report_with_the_literal() -> None:
     assert seal_verdict("1e999", float("inf")) == "equal" and seal_verdict("[" * 5000, []) == "opaque"
     assert seal_verdict("1", True) == "equal"  # Python's ==, as the original assertion
     assert (seal_verdict("~[1]", [1]), seal_verdict("~[1]", [2])) == ("equal", "loose")  # loose: never forged
+
+
+def test_lines_are_counted_as_python_counts_them(tmp_path: Path) -> None:
+    """A U+2028 or a form feed inside a string literal ends no line for Python (``str.splitlines`` would split
+    there): the site's lines are still the ones rewritten, and the sealed file parses with every other line in
+    place."""
+    text = ('from pkg import f\n\nSEP = "a\u2028b\x0cc"\n\n\ndef test_new():\n'
+            '    assert f(SEP) == "india-juliett"\n    assert f(1) == SEP\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(text)
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.key for s in sites] == [f"{TEST}::test_new@7"]
+    files, ids = sealed_files(tmp_path, sites, [TEST])
+    sealed = files[TEST].decode()
+    ast.parse(sealed)
+    (sid,) = ids
+    assert sealed.split("\n")[:8] == [*text.split("\n")[:6], f"    {SEAL_CALL}({sid!r}, (f(SEP)))",
+                                      "    assert f(1) == SEP"]
