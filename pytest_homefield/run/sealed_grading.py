@@ -165,6 +165,10 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
     return None
 
 
+#: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
+#: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused.
+SEAL_RULES = 1
+
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}
 
@@ -190,7 +194,7 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
     key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
                       hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name])
-    digest = hashlib.sha256(("sealed\0" + key).encode()).hexdigest()
+    digest = hashlib.sha256((f"sealed-{SEAL_RULES}\0" + key).encode()).hexdigest()
     if key not in _SEALED_SEEN and store is not None:
         stored = _stored_sealed(store, digest)
         if stored is not None:
