@@ -20,6 +20,7 @@ import pytest
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import EventTally, seal_verdict, well_formed
 from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files
+from pytest_homefield.sandbox.testrun import run_tests
 
 TEST = "tests/test_x.py"
 OTHER = "tests/test_other.py"
@@ -210,3 +211,27 @@ def test_lines_are_counted_as_python_counts_them(tmp_path: Path) -> None:
     (sid,) = ids
     assert sealed.split("\n")[:8] == [*text.split("\n")[:6], f"    {SEAL_CALL}({sid!r}, (f(SEP)))",
                                       "    assert f(1) == SEP"]
+
+
+@pytest.mark.parametrize("addopts", ["", "-n 2"], ids=["plain", "xdist"])
+def test_a_sealed_run_reports_each_seal_once_under_xdist_too(tmp_path: Path, addopts: str) -> None:
+    """A real test process (:func:`run_tests` with ``seals``): each sealed site's value reaches the host once per
+    test id, compared there, with xdist in ``addopts`` too (the worker's report carries the seals to the
+    controller, which writes them)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg.py").write_text("def f(v):\n    return v.upper()\n")
+    text = ('import pytest\n\nfrom pkg import f\n\n\n@pytest.mark.parametrize("v", ["kilo-lima"])\n'
+            'def test_p(v):\n    assert f(v) == "KILO-LIMA"\n\n\n'
+            'def test_q():\n    assert f("mike") == "MIKE-NOVEMBER"\n')
+    (tmp_path / TEST).write_text(text)
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {addopts}\n")
+    fids = [f"{TEST}::test_p", f"{TEST}::test_q"]
+    sites = sealable_sites(tmp_path, [TEST], fids, {TEST: None})
+    files, ids = sealed_files(tmp_path, sites, [TEST])
+    (tmp_path / TEST).write_bytes(files[TEST])
+    run = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider", fids,
+                    out_dir=tmp_path / "out", timeout_s=120, seals={sid: s.value() for sid, s in ids.items()})
+    by_key = {s.key: sid for sid, s in ids.items()}
+    assert run.outcomes == {f"{TEST}::test_p[kilo-lima]": "passed", f"{TEST}::test_q": "passed"}, run.error
+    assert run.seal_reports == {f"{TEST}::test_p[kilo-lima]": {by_key[f"{TEST}::test_p@8"]: ["equal"]},
+                                f"{TEST}::test_q": {by_key[f"{TEST}::test_q@12"]: ["unequal"]}}
