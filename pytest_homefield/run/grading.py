@@ -61,6 +61,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
+from pytest_homefield.sandbox.seal_sites import sealable_sites
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
@@ -183,14 +184,18 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (:func:`reference_sealed`, once per task; ``store``: where it is
     remembered), run on a fresh copy of ``gdir``; ``None`` when there is no such site (or the reference fix's check
-    could not be made). A site the reference passes that cannot be sealed in ``gdir`` (its files unreadable there)
+    could not be made; a task with no sealable site in ``gdir`` has no reference check either: the hidden test files
+    are the reference's). A site the reference passes that cannot be sealed in ``gdir`` (its files unreadable there)
     gives ``error`` for the FAIL_TO_PASS ids of its function: never passed. ``run``: :func:`run_tests`'s options.
     Raises :class:`ServiceError` as :func:`run_tests` does."""
+    parent = parent_tests(pristine, task.test_files)
+    if not sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent):  # most tasks: no copy, no run
+        return None
     keep = reference_sealed(task, pristine, test_cmd, store=store, **run)
     if not keep:
         return None
     try:
-        sealed_plan: SealPlan | None = plan_seals(gdir, task, parent_tests(pristine, task.test_files), keep)
+        sealed_plan: SealPlan | None = plan_seals(gdir, task, parent, keep)
     except (OSError, ValueError) as exc:
         fns = {k.rsplit("@", 1)[0] for k in keep}
         ids = sealed_ids(task.FAIL_TO_PASS, fns)

@@ -182,15 +182,15 @@ VERSION_FIXED = ("class Version:\n    def __init__(self, s):\n"
                  "        self.parts = tuple(int(p) for p in s.split('.'))\n\n"
                  "    def __eq__(self, other):\n"
                  "        return self.parts == tuple(int(p) for p in str(other).split('.'))\n\n\n"
-                 "def parse(s):\n    return Version(s.strip('v'))\n")
+                 "def parse(s):\n    return Version(s.strip('v').replace('-', '.'))\n")
 VERSION_TESTS = ("from versions import parse\n\n\n"
-                 "def test_leading_v():\n    assert parse(\"v10.20.30\") == \"10.20.30\"\n")
+                 "def test_leading_v():\n    assert parse(\"v10-20-30\") == \"10.20.30\"\n")
 
 
 def test_a_site_the_reference_fix_does_not_pass_sealed_is_not_sealed(tmp_path: Path) -> None:
-    """``assert parse("v10.20.30") == "10.20.30"`` is sealable, but the reference fix's value is opaque there:
-    the site is not sealed, no sealed run is made, and the reference fix's code in another's hands stays
-    ``solved``."""
+    """``assert parse("v10-20-30") == "10.20.30"`` is sealable, but the reference fix's value is opaque there:
+    the site is not sealed (the reference check stores no site), no sealed run is made, and the reference fix's
+    code in another's hands stays ``solved``."""
     b = build_fix_task(tmp_path / "versions", name="versions", source=VERSION_SOURCE, parent=VERSION_PARENT,
                        fixed=VERSION_FIXED, test=VERSION_TEST, tests=VERSION_TESTS, first="Add parse()",
                        message="parse(): a leading v is no part of the version",
