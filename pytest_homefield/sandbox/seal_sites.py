@@ -137,17 +137,20 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                    parent: Mapping[str, bytes | None]) -> list[SealSite]:
     """The sealable sites (module docstring) of the ``fail_to_pass`` functions in ``root`` (a tree with the hidden
     tests applied), at most :data:`MAX_SEAL_SITES`, in file and line order. ``test_files``: the task's hidden test
-    files (read without following a link; one that cannot be read or decoded is searched as empty and has no
-    site); ``parent``: their bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises
+    files (read without following a link; one that cannot be read is searched as empty; one that does not decode
+    has no site and is searched as UTF-8 and Latin-1 text: a data file of the hidden tests too); ``parent``: their bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises
     for a file that does not parse (it has no site)."""
     texts: dict[str, str] = {}
+    searched: dict[str, str] = {}  # every file as text to search, whatever its encoding (a data file too)
     for p in sorted(set(test_files)):
         try:
-            got = _decoded(nofollow.read_bytes(root, p))
+            data = nofollow.read_bytes(root, p)
         except OSError:
-            got = None
+            data = b""
+        got = _decoded(data)
         texts[p] = got[1] if got is not None else ""
-    others = [d.decode("utf-8", errors="replace") for d in parent.values() if d is not None]
+        searched[p] = _searchable(data)
+    others = [_searchable(d) for d in parent.values() if d is not None]
     by_file: dict[str, list[str]] = {}
     for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
@@ -157,7 +160,7 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
         tree, before = _parsed(text), _parsed(parent.get(path))
         if tree is None:
             continue
-        rest_files = [t for p, t in texts.items() if p != path] + others
+        rest_files = [t for p, t in searched.items() if p != path] + others
         for fid in by_file[path]:
             parts = fid.split("::")[1:]
             func = _direct(tree, parts)
@@ -186,6 +189,12 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 if len(sites) >= MAX_SEAL_SITES:
                     return sites
     return sites
+
+
+def _searchable(data: bytes) -> str:
+    """A file's bytes as text to search for a value: decoded as UTF-8 (bad bytes replaced) and as Latin-1, so that
+    a string's UTF-8 text and bytes' Latin-1 text are found in a file of any encoding."""
+    return data.decode("utf-8", errors="replace") + "\0" + data.decode("latin-1")
 
 
 def _parsed(source: str | bytes | None) -> ast.Module | None:

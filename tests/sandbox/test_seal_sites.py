@@ -235,3 +235,14 @@ def test_a_sealed_run_reports_each_seal_once_under_xdist_too(tmp_path: Path, add
     assert run.outcomes == {f"{TEST}::test_p[kilo-lima]": "passed", f"{TEST}::test_q": "passed"}, run.error
     assert run.seal_reports == {f"{TEST}::test_p[kilo-lima]": {by_key[f"{TEST}::test_p@8"]: ["equal"]},
                                 f"{TEST}::test_q": {by_key[f"{TEST}::test_q@12"]: ["unequal"]}}
+
+
+def test_a_value_in_a_hidden_data_file_of_any_encoding_is_not_sealed(tmp_path: Path) -> None:
+    """A hidden data file that is no UTF-8 text (bytes around the value) shows the value: not sealed; the other
+    site, whose value is in no file, is."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text('from pkg import f\n\n\ndef test_new():\n    assert f(1) == "oscar-papa"\n'
+                                 '    assert f(2) == b"quebec\\xe9"\n    assert f(3) == "romeo-sierra"\n')
+    (tmp_path / "tests/data.bin").write_bytes(b"\xff\xfe oscar-papa \x00 quebec\xe9 \xff")
+    sites = sealable_sites(tmp_path, [TEST, "tests/data.bin"], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.expected for s in sites] == ['"romeo-sierra"']
