@@ -270,7 +270,8 @@ class HomefieldDir:
         """``.homefield/parent-checks.jsonl``: which seed derived from a task's canary seed its gradings plant,
         once the untouched parent was run on the plans (:func:`~pytest_homefield.run.twin_grading.parent_checked_seed`),
         what the parent's run of confirmation files and the reference fix's runs of a plan showed (``_parent_gives``,
-        ``reference_passes``); appended by any process that made one, the last line of a key wins."""
+        ``reference_passes``), and which sites the reference fix passes sealed (``reference_sealed``); appended by any
+        process that made one, the last line of a key wins."""
         return self.path / "parent-checks.jsonl"
 
     @property

@@ -6,6 +6,7 @@ writes into (:class:`OutcomeChannel`), the events that count on it (:func:`parse
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import select
@@ -19,7 +20,8 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 
 __all__ = ["EventTally", "OutcomeChannel", "Parsed", "parse_events", "parse_junit", "read_junit", "read_outcomes",
-           "write_counted", "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
+           "write_counted", "seal_verdict", "MAX_SEALS", "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
+           "MAX_EVENT_BYTES", "MAX_EVENT_IDS", "MAX_LINE_BYTES", "KEEP_COUNTED_BYTES",
            "CHANNEL_DRAIN_S"]
 
 #: Bytes one run may send on its outcome channel (an honest phase event is about 250 bytes: some 90,000 tests).
@@ -122,6 +124,9 @@ class Parsed:
     #: test id → ``[op, repr(left), repr(right)]`` of the failing comparison its first failed call stopped at (the
     #: reporter's ``operands``: plain literals only; the parent check's nearness, contracts §7)
     stop_operands: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: test id → seal site id → what its reports of that site gave, in order, at most two (a sealed run's
+    #: :class:`EventTally` ``seals``: ``"equal"``, ``"unequal"`` or ``"opaque"``; contracts §7 "Sealed sites")
+    seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -137,6 +142,15 @@ def read_outcomes(path: Path) -> Parsed:
 #: the fields of the reporter's events by type (``homefield_reporter``'s docstring); ``message`` may be null
 _TEXT_FIELDS = ("event", "nodeid", "when", "outcome", "path")
 _FLAGS = ("xfail", "subtest", "timeout")
+#: Seal reports one phase event may carry (the seal module keeps at most 256 calls between two reports).
+MAX_SEALS = 256
+#: Characters of one seal's literal text the host reads at most (the seal module sends at most 8000).
+MAX_SEAL_TEXT = 8000
+#: What a seal report of a site gives: its value equal to the site's expected one, unequal, unequal after a
+#: conversion by the value's own protocol, or none to compare.
+SEAL_VERDICTS = ("equal", "unequal", "loose", "opaque")
+#: The mark a seal text starts with when a part of the value was converted by its own protocol (``homefield_seal``).
+SEAL_LOOSE = "~"
 #: Characters of a phase's ``operands`` kept at most (the reporter sends two ``repr``'s of 2000 and an operator).
 _MAX_OPERANDS = 4008
 
@@ -163,6 +177,11 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
         return False
     ops = ev.get("operands")
     if ops is not None and not (isinstance(ops, list) and len(ops) == 3 and all(isinstance(x, str) for x in ops)):
+        return False
+    seals = ev.get("seals")
+    if seals is not None and not (isinstance(seals, list) and len(seals) <= MAX_SEALS and all(
+            isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and (x[1] is None or isinstance(x[1], str))
+            for x in seals)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -196,6 +215,25 @@ def decode_event(line: str) -> dict[str, Any] | None:
     return ev
 
 
+_NO_SITE = object()
+
+
+def seal_verdict(text: str | None, expected: Any) -> str:
+    """What one seal report gives (:data:`SEAL_VERDICTS`): ``"opaque"`` when ``text`` is ``None``, longer than
+    :data:`MAX_SEAL_TEXT` or no literal (:func:`ast.literal_eval` fails, whatever it raises), else ``"equal"``
+    when its value ``== expected`` (the sealed literal's value: builtins on both sides), otherwise ``"unequal"``, or
+    ``"loose"`` when the text starts with :data:`SEAL_LOOSE` (a part converted by the value's own protocol, whose
+    ``__eq__`` may have held: failing, never forged). Never raises."""
+    if text is None or len(text) > MAX_SEAL_TEXT + 1:
+        return "opaque"
+    loose = text.startswith(SEAL_LOOSE)
+    try:
+        value = ast.literal_eval(text[1:] if loose else text)
+        return "equal" if bool(value == expected) else "loose" if loose else "unequal"
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, MemoryError, RecursionError: no literal
+        return "opaque"
+
+
 #: A phase as kept per test id: ``(outcome, xfail, timeout, message)``, the message of a skip only.
 _Phase = tuple[str, bool, bool, str | None]
 #: The phase names and outcomes the reporter writes, one str object each (not one per event).
@@ -219,7 +257,7 @@ class EventTally:
     failure of whatever wrote it (contracts §7 "The outcome channel"). ``feed`` never raises."""
 
     def __init__(self, *, cap_bytes: int | None = None, max_ids: int | None = None, max_line: int | None = None,
-                 keep: int | None = None) -> None:
+                 keep: int | None = None, seals: Mapping[str, Any] | None = None) -> None:
         # None: the module's number now (MAX_EVENT_BYTES, MAX_EVENT_IDS, MAX_LINE_BYTES, KEEP_COUNTED_BYTES)
         self._cap = MAX_EVENT_BYTES if cap_bytes is None else cap_bytes
         self._max_ids = MAX_EVENT_IDS if max_ids is None else max_ids
@@ -237,6 +275,9 @@ class EventTally:
         self._errors: dict[str, str] = {}
         self._lines: dict[str, int] = {}
         self._operands: dict[str, tuple[str, str, str]] = {}
+        # a sealed run's sites (site id → the expected value) and what each id's reports of them gave
+        self._seals: Mapping[str, Any] = seals or {}
+        self._sealed: dict[str, dict[str, list[str]]] = {}
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -325,6 +366,8 @@ class EventTally:
                 if not (phase == "call" and ph.get(phase, ("",))[0] == "failed"):
                     ph[phase] = (_OUTCOMES[outcome], bool(ev.get("xfail")), bool(ev.get("timeout")),
                                 message[:_MAX_MESSAGE] if message else None)
+                if self._seals and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
+                    self._seal_reports(nodeid, ev["seals"])
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
@@ -350,6 +393,17 @@ class EventTally:
         else:
             self._unkept += 1
 
+    def _seal_reports(self, nodeid: str, seals: Sequence[Sequence[str | None]]) -> None:
+        """Record what ``nodeid``'s phase reported of the sealed sites (:func:`seal_verdict`), at most two
+        reports per site (exactly one counts); an unknown site id is passed over."""
+        for site, text in seals:
+            expected = self._seals.get(str(site), _NO_SITE)
+            if expected is _NO_SITE:
+                continue
+            got = self._sealed.setdefault(nodeid, {}).setdefault(str(site), [])
+            if len(got) < 2:
+                got.append(seal_verdict(text, expected))
+
     def result(self) -> tuple[Parsed, list[str]]:
         """What the bytes fed so far reported (a last line without its newline ignored), and the
         counted lines kept for people: up to ``keep`` bytes of them, then one JSON line saying how many
@@ -371,7 +425,8 @@ class EventTally:
             kept.append(self._finish_line)
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
-                      stop_lines=dict(self._lines), stop_operands=dict(self._operands)), kept
+                      stop_lines=dict(self._lines), stop_operands=dict(self._operands),
+                      seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()}), kept
 
 
 

@@ -82,6 +82,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_homefield.sandbox import nofollow, tempdirs
 from pytest_homefield.sandbox.backends import SandboxBackend, TestBox, backend_named
@@ -99,6 +100,7 @@ from pytest_homefield.sandbox.limits import (
 from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import (
     MAX_EVENT_BYTES,
+    EventTally,
     OutcomeChannel,
     Parsed,
     parse_events,
@@ -223,6 +225,8 @@ class TestRun:
     ``over_events``: why the run did not count past a point when it sent more on its outcome channel
       than one run may (:class:`~pytest_homefield.sandbox.outcomes.EventTally`: bytes or test ids), else
       ``None``; the run did not finish, and whatever sent it is to blame.
+    ``seal_reports``: in a sealed run (``run_tests``'s ``seals``), test id → seal site id → what its reports of that
+      site gave (:attr:`~pytest_homefield.sandbox.outcomes.Parsed.seal_reports`), else empty.
     ``peak_mb``: the most MiB its sandbox's memory cgroup held at once (its processes, and the page cache and
       tmpfs pages charged to it; :func:`~pytest_homefield.sandbox._reaper.peak_bytes`), ``None`` without one.
     """
@@ -252,6 +256,7 @@ class TestRun:
     over_events: str | None = None
     procs_refused: str | None = None
     peak_mb: float | None = None
+    seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def cap_note(self) -> str | None:
         """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`,
@@ -424,6 +429,7 @@ def run_tests(
     memory_mb: float | None = TEST_MEMORY_MB,
     write_mb: float | None = TEST_WRITE_MB,
     box_mb: float | None = None,
+    seals: Mapping[str, Any] | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -452,7 +458,8 @@ def run_tests(
     ``over_writes`` set, one whose write was refused ``write_refused``. ``HOME`` and ``TMPDIR`` are
     empty folders of the run's private folder, so nothing an earlier run wrote there is seen (the
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
-    watched.
+    watched. ``seals``: a sealed run's sites (site id → the expected value, docs/contracts.md §7 "Sealed sites"):
+    the channel compares each seal report with its site's value as it arrives (the run's ``seal_reports``).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -474,7 +481,7 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box)
+                                                    box_mb=box, seals=seals)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -496,8 +503,8 @@ def run_tests(
 def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: Path, *, timeout_s: float | None,
                  test_timeout_s: float | None, env: Mapping[str, str] | None, sandbox: str | SandboxBackend,
                  network: TestNetwork | None, memory_mb: float | None = None,
-                 write_mb: float | None = None,
-                 box_mb: float | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
+                 write_mb: float | None = None, box_mb: float | None = None,
+                 seals: Mapping[str, Any] | None = None) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -520,7 +527,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     limits = limits_for_tests(write_mb) if write_mb else None
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    channel = OutcomeChannel() if junit is None else None
+    channel = OutcomeChannel(EventTally(seals=seals)) if junit is None else None
     backend = backend_named(sandbox)
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:
@@ -576,6 +583,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     run.error = relative_error(run.error, workdir)
     run.sandbox = wrapped.backend
     run.ignored_events = parsed.ignored
+    run.seal_reports = parsed.seal_reports
     run.peak_mb = round(peak / MIB, 1) if peak is not None else None
     if box_mb:  # the kernel killed a process of it in its sandbox's memory cgroup: the change's doing
         run.over_memory = oom_note(oom_kills, box_mb, "max_test_memory_mb" if box_mb == memory_mb else

@@ -6,8 +6,9 @@ as sent; absent in runs made before ``homefield view``), ``agent.out`` / ``agent
 reporter's events, §7), ``canaries.json``, ``proxy.log``, and a grading's separate test runs, each as its
 process saw it: ``twin-N.log`` / ``twin-N.outcomes.jsonl`` (the twin runs) and ``confirm.log`` /
 ``confirm.outcomes.jsonl`` (the confirmation run of the groups whose members disagreed, §7), ``confirm-parent.*``
-(its run on the parent) and ``rows.log`` / ``rows.outcomes.jsonl`` (the run of the PASS_TO_PASS rows set apart
-with the task's test files unmodified, §7). Every file is
+(its run on the parent), ``rows.log`` / ``rows.outcomes.jsonl`` (the run of the PASS_TO_PASS rows set apart
+with the task's test files unmodified, §7) and ``sealed.log`` / ``sealed.outcomes.jsonl`` (the sealed run, made
+first, §7 "Sealed sites"). Every file is
 read with a byte cap (:data:`READ_CAP`) and never through a link (the agent's folders are not read here, but a link in
 the artifacts folder is not followed either: ``O_NOFOLLOW``). Nothing here raises for a missing or
 unreadable file: it is ``None``.
@@ -164,14 +165,17 @@ def failure_sections(log: str) -> dict[str, str]:
 
 
 #: A grading's separate test run's files: ``twin-<N>.log``, ``twin-<N>.outcomes.jsonl``, ``confirm.log``, … (§4).
-_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|confirm|confirm-parent|rows)\.(log|outcomes\.jsonl)")
+_RUN_FILE = re.compile(r"(twin-[0-9]{1,4}|confirm|confirm-parent|rows|sealed)\.(log|outcomes\.jsonl)")
 #: The runs other than the twin runs, in the order a grading makes them (after the twin runs).
 _LATER_RUNS = ("confirm", "confirm-parent", "rows")
+#: The run a grading makes before the twin runs (§7 "Sealed sites").
+_FIRST_RUNS = ("sealed",)
 
 
 @dataclass
 class GradingRun:
-    """One test run of a grading kept apart (``name``: ``twin-1``, …, ``confirm``, ``confirm-parent``, ``rows``): its
+    """One test run of a grading kept apart (``name``: ``sealed``, ``twin-1``, …, ``confirm``, ``confirm-parent``,
+    ``rows``): its
     log's text and its events' text (``None`` when absent), each read with :data:`READ_CAP`."""
 
     name: str
@@ -183,9 +187,9 @@ class GradingRun:
 class AttemptFiles:
     """The texts of one attempt's artifacts (``None`` when absent), each read with :data:`READ_CAP`;
     ``sizes`` the whole size (bytes) of each file read, by name; ``others`` the names of other entries
-    (the carried-change lists of grading, a ``grading.err``); ``runs`` the grading's separate test runs,
-    twin runs in their order, then the confirmation run, then its run on the parent (§7, atk27), then the run of
-    the rows set apart (§7)."""
+    (the carried-change lists of grading, a ``grading.err``); ``runs`` the grading's separate test runs, the sealed
+    run first (§7 "Sealed sites"), then the twin runs in their order, then the confirmation run, then its run on the
+    parent (§7, atk27), then the run of the rows set apart (§7)."""
 
     folder: Path
     prompt: str | None = None
@@ -232,7 +236,7 @@ class AttemptFiles:
             elif not name.startswith("."):
                 files.others.append(name)
         files.runs.sort(key=lambda r: (_LATER_RUNS.index(r.name) + 1, 0) if r.name in _LATER_RUNS
-                        else (0, int(r.name[5:])))
+                        else (-1, _FIRST_RUNS.index(r.name)) if r.name in _FIRST_RUNS else (0, int(r.name[5:])))
         return files
 
     def _add_run(self, name: str, kind: str, path: Path) -> None:

@@ -197,7 +197,8 @@ def _runs(files: AttemptFiles, where: str) -> list[str | Redacted]:
             counts[st.status] = counts.get(st.status, 0) + 1
         told = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no test reported"
         label = {"confirm": "confirmation run", "confirm-parent": "confirmation run on the untouched parent",
-                 "rows": "run of the rows set apart, with the test files unmodified"}.get(
+                 "rows": "run of the rows set apart, with the test files unmodified",
+                 "sealed": "sealed run, the sealed expected values in no file of it (made first)"}.get(
             run.name, f"twin run {run.name[5:]}")
         told += "" if finished else ", did not finish"
         out += [f"<details><summary>{label}: {e(told)} <code>{run.name}.log</code></summary>",

@@ -420,6 +420,7 @@ def test_carried_changes_by_path(task: Task, tmp_path: Path) -> None:
         ".pytest.toml", "tox.ini", "sitecustomize.py", "src/sitecustomize.py", "sitecustomize/__init__.py",
         "src/usercustomize/__init__.py", "hf.pth", "src/hf.pth", "evil-1.0.dist-info/entry_points.txt",
         "src/evil-1.0.dist-info/entry_points.txt", "homefield_reporter.py", "src/homefield_reporter.py",
+        "homefield_seal.py", "src/homefield_seal/__init__.py",
         "pytest.py", "_pytest/__init__.py", "pluggy/__init__.py", "json.py", "src/json/__init__.py",
         "tests/test_sub.py", "tests/test_new.py", "tests/helpers.py",
     }

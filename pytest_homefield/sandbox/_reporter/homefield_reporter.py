@@ -27,7 +27,10 @@ import does not find it there. It writes one JSON object per line, each with the
   phase that failed with an ``AssertionError``, the last comparison pytest's assertion rewriting reported as
   failing in it (``pytest_assertrepr_compare``): ``[op, repr(left), repr(right)]`` when both are plain literals
   (str, bytes, int, float, bool, None, and tuples, lists, dicts, sets of those, at most 100 items and 4 deep,
-  each ``repr`` at most 2000 characters), else null (the parent check's nearness, contracts §7);
+  each ``repr`` at most 2000 characters), else null (the parent check's nearness, contracts §7); and, only when
+  the phase made seal calls (a sealed run, contracts §7 "Sealed sites": ``homefield_seal``), ``"seals": [[site
+  id, literal text or null], ...]``: the calls since the previous report, in order, a text dropped to null once
+  the phase's seals pass :data:`_MAX_SEALS_CHARS` characters;
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
   right after it.
 
@@ -193,14 +196,53 @@ def pytest_assertrepr_compare(config: Any, op: str, left: Any, right: Any) -> No
         _last_compare[0] = None
 
 
+#: The attribute of a test report holding the seal calls made since the previous report (:func:`_seals_taken`).
+_SEALS_ATTR = "homefield_seals"
+#: Characters of seal texts one phase event carries at most (the host takes a line of 64 KiB at most).
+_MAX_SEALS_CHARS = 24000
+
+
+def _seals_taken() -> list[list[Any]] | None:
+    """The seal calls since the previous report (``homefield_seal.take()``, when a sealed test file imported it),
+    each ``[site id, text or None]``, the texts past :data:`_MAX_SEALS_CHARS` in all dropped to ``None``; ``None``
+    when there were none."""
+    seal = sys.modules.get("homefield_seal")
+    take = getattr(seal, "take", None)
+    if take is None:
+        return None
+    out: list[list[Any]] = []
+    used = 0
+    for s in take():
+        site, text = str(s[0]), s[1] if isinstance(s[1], str) else None
+        if text is not None:
+            used += len(text)
+            text = text if used <= _MAX_SEALS_CHARS else None
+        out.append([site[:200], text])
+    return out or None
+
+
+def _seals_of(report: Any) -> list[list[Any]] | None:
+    """:data:`_SEALS_ATTR` of ``report`` when it is a list of ``[text, text or None]``, else ``None``."""
+    v = getattr(report, _SEALS_ATTR, None)
+    if not isinstance(v, list) or not v:
+        return None
+    ok = all(isinstance(s, (list, tuple)) and len(s) == 2 and isinstance(s[0], str)
+             and (s[1] is None or isinstance(s[1], str)) for s in v)
+    return [[s[0], s[1]] for s in v] if ok else None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
-    """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``; and
+    """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``;
     :data:`_OPERANDS_ATTR` on a call phase failed by an ``AssertionError``: the last comparison reported failing
-    during it. Old-style hookwrapper, as below, for old pytest/pluggy versions."""
+    during it; and :data:`_SEALS_ATTR`: the seal calls made since the previous report (:func:`_seals_taken`). Old-style
+    hookwrapper, as below, for old pytest/pluggy versions."""
     outcome = yield
     try:
         report = outcome.get_result()
+        seals = _seals_taken()
+        if seals is not None:
+            setattr(report, _SEALS_ATTR, seals)
         excinfo = getattr(call, "excinfo", None)
         setattr(report, _LINE_ATTR, _stop_line(item, excinfo) if excinfo is not None and report.failed else None)
         failed_assert = call.when == "call" and report.failed and excinfo is not None \
@@ -266,8 +308,10 @@ class _Writer:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         message = _message(report)
+        seals = _seals_of(report)
         self.write(
             {
+                **({"seals": seals} if seals else {}),
                 "event": "phase",
                 "nodeid": report.nodeid,
                 "when": report.when,

@@ -1,0 +1,225 @@
+"""The sealed run of a grading (docs/contracts.md §7 "Sealed sites", issue 30): the expected value never enters
+the test process.
+
+:func:`~pytest_homefield.run.grading.grade` plans it (:func:`plan_seals`: the task's sealable sites,
+:mod:`~pytest_homefield.sandbox.seal_sites`, less those the reference fix does not pass sealed:
+:func:`reference_sealed`), makes it **first**, on a fresh copy of the grading tree made before any other run of
+the grading (:func:`sealed_run`: one test process selecting the functions with sealed sites, the channel comparing
+each seal report with its site's literal on the host), and then lowers what the other runs gave
+(:func:`sealed_forged`, :func:`~pytest_homefield.run.twin_grading.merge_rows`): a FAIL_TO_PASS id of a sealed
+function counts passed only if pytest passed it there **and** every sealed site of its function reported exactly
+once a value equal to the literal. A value unequal while the test passes where the value can be read is
+``forged`` (the code behaves differently when the expected value is not visible); an opaque or missing report is
+a failure. The run's log tail and events are kept as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import shutil
+import tempfile
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pytest_homefield.errors import PatchError
+from pytest_homefield.records import Task
+from pytest_homefield.run.twin_grading import TWIN_LOG_BYTES, _fresh_copy, _last_stored, _tail, run_completes
+from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canaries import function_id
+from pytest_homefield.sandbox.seal_sites import SealSite, passing_sites, sealable_sites, sealed_files
+from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
+from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
+from pytest_homefield.sandbox.twin_runs import parent_tests
+from pytest_homefield.store import StoreError, append_jsonl
+
+__all__ = ["SEALED_LOG", "SEALED_OUTCOMES", "SealPlan", "SealChecked", "plan_seals", "sealed_run", "judge_sealed",
+           "sealed_forged", "reference_sealed", "sealed_ids"]
+
+#: The sealed run's log tail and counted events, in the attempt's folder.
+SEALED_LOG = "sealed.log"
+SEALED_OUTCOMES = "sealed.outcomes.jsonl"
+
+
+@dataclass
+class SealPlan:
+    """A sealed run's plan: ``files`` (test file → its sealed bytes) and ``ids`` (site id → :class:`SealSite`)."""
+
+    files: dict[str, bytes]
+    ids: dict[str, SealSite]
+
+    @property
+    def functions(self) -> list[str]:
+        """The function ids with a sealed site, sorted: what the run selects."""
+        return sorted({s.function for s in self.ids.values()})
+
+    def expected(self) -> dict[str, Any]:
+        """Site id → its literal's value: what the host compares the seal reports with."""
+        return {sid: s.value() for sid, s in self.ids.items()}
+
+
+def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
+               keep: Collection[str] | None = None) -> SealPlan | None:
+    """The sealed run of ``task``'s sealable sites in ``root`` (a tree with the hidden tests applied; ``parent``:
+    :func:`~pytest_homefield.sandbox.twin_runs.parent_tests` of the task's test files), only those whose key is in
+    ``keep`` when given; ``None`` when there is none. ``OSError``/``ValueError`` as
+    :func:`~pytest_homefield.sandbox.seal_sites.sealed_files` raises them."""
+    sites = sealable_sites(root, task.test_files, task.FAIL_TO_PASS, parent)
+    if keep is not None:
+        sites = [s for s in sites if s.key in keep]
+    if not sites:
+        return None
+    files, ids = sealed_files(root, sites, task.test_files)
+    return SealPlan(files, ids)
+
+
+def sealed_ids(fail_to_pass: Sequence[str], functions: Collection[str]) -> list[str]:
+    """The ids of ``fail_to_pass`` whose function is one of ``functions``."""
+    fs = set(functions)
+    return [i for i in fail_to_pass if function_id(i) in fs]
+
+
+class SealChecked(NamedTuple):
+    """What a sealed run found. ``outcomes``: each FAIL_TO_PASS id of a sealed function → ``"passed"`` (pytest
+    passed it and each of its function's sites reported exactly once an equal value), else its outcome there or
+    ``"failed"`` (``"error"`` when not reported or the run did not complete); ``unequal``: id → the key of a site
+    it reported unequal; ``missing``: id → why it did not pass for its seals (a site unreported, reported twice, or
+    opaque); ``timeouts``: ids pytest-timeout failed, or every one when the run hit its timeout; ``run``: the
+    test run."""
+
+    outcomes: dict[str, str]
+    unequal: dict[str, str]
+    missing: dict[str, str]
+    timeouts: set[str]
+    run: TestRun
+
+
+def _why_not(got: Sequence[str]) -> str:
+    """Why a site's reports ``got`` (verdicts) do not pass it."""
+    if not got:
+        return "not reported"
+    if len(got) > 1:
+        return "reported twice"
+    return {"opaque": "no value to compare (opaque)",
+            "loose": "a value unequal to the expected one, converted by its own protocol"}.get(
+        got[0], "a value unequal to the expected one")
+
+
+def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> SealChecked:
+    """:class:`SealChecked` of the sealed run ``made`` of ``plan``."""
+    whole = run_completes(made)
+    by_fn: dict[str, list[str]] = {}
+    for sid, s in plan.ids.items():
+        by_fn.setdefault(s.function, []).append(sid)
+    outcomes: dict[str, str] = {}
+    unequal: dict[str, str] = {}
+    missing: dict[str, str] = {}
+    for i in sealed_ids(fail_to_pass, by_fn):
+        reports = made.seal_reports.get(i, {})
+        for sid in by_fn[function_id(i)]:
+            got = reports.get(sid, [])
+            if "unequal" in got and i not in unequal:
+                unequal[i] = plan.ids[sid].key
+            if got != ["equal"] and i not in missing:
+                missing[i] = f"{plan.ids[sid].key}: " + _why_not(got)
+        said = made.outcomes.get(i, "error") if whole else "error"
+        outcomes[i] = said if said != "passed" else "failed" if i in missing else "passed"
+    timeouts = set(outcomes) if made.timed_out else {i for i in outcomes if i in made.test_timeouts}
+    return SealChecked(outcomes, unequal, missing, timeouts, made)
+
+
+def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
+               **run: Any) -> SealChecked:
+    """The sealed run (module docstring): one test process on a fresh copy of ``gdir``
+    (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``plan.functions``,
+    its channel comparing the seal reports with ``plan.expected()`` as they arrive; its log tail and events kept in
+    ``out_dir`` as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`. ``run``: :func:`run_tests`'s options. Made by
+    :func:`~pytest_homefield.run.grading.grade` before any other run of the change, so that nothing a run with the
+    expected values in its files leaves behind reaches it. Raises :class:`ServiceError` as :func:`run_tests`
+    does."""
+    folder = _fresh_copy(gdir, tmp, plan.files)
+    into = tmp / "sealed-out"
+    try:
+        made = run_tests(folder, test_cmd, plan.functions, out_dir=into, seals=plan.expected(), **run)
+    finally:
+        shutil.rmtree(folder.parent, ignore_errors=True)
+    for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    return judge_sealed(plan, fail_to_pass, made)
+
+
+def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str, str] | None:
+    """``(sealed:<site key>, one-line error)`` of the first id that reported a value unequal to its site's literal
+    in the sealed run while ``merged`` (the other runs, where the value is in the test file) passed it, else
+    ``None``."""
+    for i, key in sorted(checked.unequal.items()):
+        if merged.get(i) == "passed":
+            return (f"sealed:{key}", f"{i} passed where its expected value was in the test file, but at the sealed "
+                                     f"site {key} (the expected value in no file of the run) its value differed")
+    return None
+
+
+#: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
+#: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused.
+SEAL_RULES = 1
+
+#: What :func:`reference_sealed` found per task key, for this process.
+_SEALED_SEEN: dict[str, frozenset[str]] = {}
+
+
+def _stored_sealed(store: Path, digest: str) -> frozenset[str] | None:
+    def parse(r: dict[str, Any]) -> frozenset[str] | None:
+        keys = r.get("sealed_sites")
+        return frozenset(keys) if isinstance(keys, list) and all(isinstance(k, str) for k in keys) else None
+    return _last_stored(store, digest, parse)
+
+
+def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str | SandboxBackend,
+                     store: Path | None = None, **run: Any) -> frozenset[str] | None:
+    """The keys of ``task``'s sealable sites the reference fix passes sealed: its sealed run (:func:`sealed_run` on
+    ``pristine`` plus ``gold_patch`` and ``test_patch``, in a scratch folder) passed every FAIL_TO_PASS id of the
+    site's function and each reported the site exactly once with a value equal to the literal. A site it fails,
+    or reports opaque, is not sealed. Empty when there is no sealable site; ``None`` when the check could not be
+    made (a patch does not apply, the run did not complete): nothing is sealed then. Once per task: remembered for
+    this process, and with ``store`` (``.homefield/parent-checks.jsonl``) for later ones (a line ``{"key",
+    "sealed_sites"}``). ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
+    does."""
+    name = sandbox if isinstance(sandbox, str) else sandbox.name
+    where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
+    key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name])
+    digest = hashlib.sha256((f"sealed-{SEAL_RULES}\0" + key).encode()).hexdigest()
+    if key not in _SEALED_SEEN and store is not None:
+        stored = _stored_sealed(store, digest)
+        if stored is not None:
+            _SEALED_SEEN[key] = stored
+    if key in _SEALED_SEEN:
+        return _SEALED_SEEN[key]
+    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-sealcheck-") as tmp:
+        ref = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(ref, task.gold_patch)
+            apply_patch(ref, task.test_patch)
+            plan = plan_seals(ref, task, parent_tests(pristine, task.test_files))
+        except (PatchError, OSError, ValueError):
+            return None
+        if plan is None:
+            found: frozenset[str] = frozenset()
+        else:
+            checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out",
+                                 sandbox=sandbox, **run)
+            if not run_completes(checked.run):
+                return None
+            found = frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes,
+                                            checked.run.seal_reports))
+    _SEALED_SEEN[key] = found
+    if store is not None:
+        with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again
+            append_jsonl(store, {"key": digest, "sealed_sites": sorted(found)})
+    return found

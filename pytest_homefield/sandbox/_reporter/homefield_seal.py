@@ -1,0 +1,151 @@
+"""The seal call of a sealed run (docs/contracts.md §7 "Sealed sites"), shipped beside the reporter.
+
+A sealed test file (:mod:`pytest_homefield.sandbox.seal_sites`) has each sealed ``assert A == L`` (or
+``assertEqual``) rewritten to ``__hf_seal__("<site id>", A)`` and imports :func:`__hf_seal__` from here: the
+expected literal ``L`` is in no file of that run. The call converts ``A`` to the text of a Python literal of
+builtins (:func:`literal_text`; ``None``: "opaque") and keeps ``(site id, text)`` until the reporter
+(``homefield_reporter``) takes it (:func:`take`) into the report of the test phase that made it; the reporter
+sends it on the outcome channel with the report's node id, and the host compares ``ast.literal_eval`` of the
+text with ``L`` using ``==``. It returns ``None`` and never raises (but ``KeyboardInterrupt``).
+
+Standalone on purpose, as the reporter: it imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from collections.abc import Mapping, Sequence, Set
+from typing import Any
+
+__all__ = ["__hf_seal__", "literal_text", "take", "LOOSE", "MAX_TEXT", "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
+
+#: Characters of one value's literal text at most; a longer one is opaque.
+MAX_TEXT = 8000
+#: Values (every item, key and element counted) of one converted value at most; more is opaque.
+MAX_ITEMS = 2000
+#: Levels of nesting at most; deeper is opaque.
+MAX_DEPTH = 16
+#: Seal calls kept between two reports at most; later ones are dropped (the host then sees a site unreported).
+MAX_PENDING = 256
+
+#: The mark that starts the text of a value converted by its own protocol (a ``numbers`` type that is not a builtin
+#: one, a ``Mapping``, ``Set`` or ``Sequence`` that is no ``dict``, ``list``, ``tuple``, ``set``): the host counts it
+#: passed when equal, but never calls it forged when unequal (``UserString("ab") == "ab"`` holds, its list of
+#: characters does not).
+LOOSE = "~"
+
+#: ``[site id, literal text or None]`` of the seal calls since the last report (:func:`take`).
+_pending: list[list[Any]] = []
+
+
+class _Opaque(Exception):
+    """The value has no literal of builtins within the caps."""
+
+
+def _float_text(f: float) -> str:
+    if f != f:  # nan: equal to nothing, no literal
+        raise _Opaque
+    if f in (float("inf"), float("-inf")):
+        return "1e999" if f > 0 else "-1e999"
+    return repr(f)
+
+
+def _text(v: Any, depth: int, count: list[int]) -> str:
+    """The literal text of ``v`` converted to builtins, generously: exact builtins as they are; a ``str``,
+    ``bytes``, ``int``, ``float`` or ``complex`` subclass as its base type's value (read with the base type's own
+    methods, never the subclass's ``__eq__``/``__str__``/``__repr__``); another :class:`numbers.Integral` as
+    ``int``, :class:`numbers.Real` as ``float``, :class:`numbers.Complex` as ``complex``, any other
+    :class:`numbers.Number` as ``float``; a ``Mapping`` as a ``dict``, a ``Set`` as a ``set``, a ``Sequence`` as a
+    ``tuple`` when it is one, else a ``list`` (these by the value's own protocol: ``count[1]`` counts them, and the
+    text is then marked :data:`LOOSE`). Anything else raises :class:`_Opaque`, as do the caps."""
+    count[0] += 1
+    if count[0] > MAX_ITEMS or depth > MAX_DEPTH:
+        raise _Opaque
+    if v is None or v is True or v is False:
+        return repr(v)
+    if isinstance(v, str):
+        if str.__len__(v) > MAX_TEXT:
+            raise _Opaque
+        return repr(str.__getitem__(v, slice(None)))  # an exact str of a subclass's characters
+    if isinstance(v, (bytes, bytearray)):
+        if len(v) > MAX_TEXT:
+            raise _Opaque
+        whole = slice(None)
+        return repr(bytes.__getitem__(v, whole) if isinstance(v, bytes) else bytes(bytearray.__getitem__(v, whole)))
+    if isinstance(v, int):
+        return repr(int.__int__(v))
+    if isinstance(v, float):
+        return _float_text(float.__float__(v))
+    if isinstance(v, complex):
+        c = complex(complex.real.__get__(v), complex.imag.__get__(v))
+        if c.real != c.real or c.imag != c.imag or abs(c.real) == float("inf") or abs(c.imag) == float("inf"):
+            raise _Opaque
+        return repr(c)
+    if type(v) in (dict, list, tuple, set, frozenset) or isinstance(v, (dict, list, tuple)):
+        return _container(v, depth, count)
+    count[1] += 1  # from here on: a conversion by the value's own protocol (loose: never called forged)
+    if isinstance(v, numbers.Integral):
+        return repr(int.__int__(int(operator.index(v))))
+    if isinstance(v, numbers.Real):
+        return _float_text(float.__float__(float(v)))
+    if isinstance(v, numbers.Complex):
+        return _text(complex(v), depth, count)
+    if isinstance(v, numbers.Number):
+        return _float_text(float.__float__(float(v)))  # type: ignore[arg-type]
+    if isinstance(v, (Mapping, Set, Sequence)):
+        return _container(v, depth, count)
+    raise _Opaque
+
+
+def _container(v: Any, depth: int, count: list[int]) -> str:
+    """:func:`_text` of a mapping, set or sequence (a ``dict``, ``list`` or ``tuple`` subclass read with the base
+    type's own methods)."""
+    if isinstance(v, Mapping):
+        items = list(dict.items(v)) if isinstance(v, dict) else list(v.items())
+        return "{" + ", ".join(f"{_text(k, depth + 1, count)}: {_text(x, depth + 1, count)}" for k, x in items) + "}"
+    if isinstance(v, Set):
+        parts = [_text(x, depth + 1, count) for x in v]
+        return "{" + ", ".join(parts) + "}" if parts else "set()"
+    items = list(tuple.__iter__(v)) if isinstance(v, tuple) else list(list.__iter__(v)) if isinstance(v, list) \
+        else list(v)
+    parts = [_text(x, depth + 1, count) for x in items]
+    if isinstance(v, tuple):
+        return "(" + parts[0] + ",)" if len(parts) == 1 else "(" + ", ".join(parts) + ")"
+    return "[" + ", ".join(parts) + "]"
+
+
+def literal_text(value: Any) -> str | None:
+    """The text of a Python literal of builtins equal to ``value`` as :func:`_text` converts it (at most
+    :data:`MAX_TEXT` characters), starting with :data:`LOOSE` when a part of it was converted by its own protocol;
+    ``None`` ("opaque") when there is none within the caps or converting raised. Never raises but
+    ``KeyboardInterrupt``."""
+    count = [0, 0]
+    try:
+        text = _text(value, 0, count)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # _Opaque, or whatever the value's own methods raised (SystemExit too)
+        return None
+    text = LOOSE + text if count[1] else text
+    return text if len(text) <= MAX_TEXT else None
+
+
+def __hf_seal__(site: str, value: Any) -> None:  # noqa: N807 - the name a sealed file calls
+    """Keep ``(site, literal_text(value))`` for the reporter's next report; returns ``None``, never raises
+    (but ``KeyboardInterrupt``)."""
+    try:
+        text = literal_text(value)
+        if len(_pending) < MAX_PENDING:
+            _pending.append([str(site), text])
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        pass
+
+
+def take() -> list[list[Any]]:
+    """The seal calls kept since the last call (``[site id, text or None]`` each), forgotten here."""
+    out = list(_pending)
+    del _pending[:]
+    return out

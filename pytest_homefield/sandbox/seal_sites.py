@@ -1,0 +1,281 @@
+"""Sealed sites of a task's hidden tests (docs/contracts.md §7 "Sealed sites", issue 30).
+
+A forger that reads a test's expected value inside the test process (the test file, the running frame) and
+judges when to return it is met by twins one shape at a time. A **sealed run** closes that family for the
+assertions it covers: the expected literal is in no file of the run. A **sealable site**
+(:func:`sealable_sites`) is a top-level statement of a FAIL_TO_PASS test function's body (not inside
+``if``/``for``/``while``/``try``/``with``/a lambda) of one of the forms ``assert A == L``, ``assert L == A``,
+``self.assertEqual(A, L)``, ``self.assertEqual(L, A)`` (a message argument allowed) where ``L`` is a literal
+(:func:`ast.literal_eval` succeeds) and ``A`` is not, on lines the commit added (not kept from the parent's
+version of the function: :func:`~pytest_homefield.sandbox.canary_added.fixed_lines`), and whose value cannot be
+read elsewhere: ``L``'s source text and ``repr`` (for a string its content, for bytes their text) occur nowhere
+else in the hidden test files nor in the parent's versions of them (so a small value such as ``3`` is rarely
+sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))`` (a random id that
+occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the reporter) at the
+end of the file, so no line moves.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import secrets
+import tokenize
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.canaries import function_id, parse_source
+from pytest_homefield.sandbox.canary_added import fixed_lines
+
+__all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
+
+#: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
+SEAL_CALL = "__hf_seal__"
+SEAL_MODULE = "homefield_seal"
+#: Sites sealed in one task at most (the first in file and line order).
+MAX_SEAL_SITES = 200
+
+_Func = ast.FunctionDef | ast.AsyncFunctionDef
+#: A source line with its line break: only ``\r\n``, ``\r`` and ``\n`` end one, as Python's tokenizer counts
+#: lines (``str.splitlines`` also splits at a form feed or U+2028 inside a string literal).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _lines(text: str) -> list[str]:
+    """``text``'s lines as :mod:`ast` numbers them, each with its line break."""
+    return _LINE.findall(text)
+
+
+@dataclass(frozen=True)
+class SealSite:
+    """One sealable site. ``key``: ``<function id>@<line>`` (stable for the task's hidden tests: what a check of
+    the reference fix remembers); ``path``: its test file; ``function``: its function id; ``first``/``last``:
+    the statement's lines (1-based); ``actual``: ``A``'s source text; ``expected``: ``L``'s."""
+
+    key: str
+    path: str
+    function: str
+    first: int
+    last: int
+    actual: str
+    expected: str
+
+    def value(self) -> Any:
+        """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found)."""
+        return ast.literal_eval(self.expected)
+
+
+def _direct(tree: ast.Module, parts: Sequence[str]) -> _Func | None:
+    """The last definition of ``parts[-1]`` inside the class chain ``parts[:-1]`` at the module's top level, defined
+    there itself (never inherited: a rewrite of a base's method would change every class using it)."""
+    body: list[ast.stmt] = tree.body
+    for cls in parts[:-1]:
+        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
+        if not found:
+            return None
+        body = found[-1].body
+    defs = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == parts[-1]]
+    return defs[-1] if defs else None
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _operands(stmt: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
+    """``(A, L)`` of a site's statement, else ``None``."""
+    pair: tuple[ast.expr, ast.expr] | None = None
+    if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
+            and isinstance(stmt.test.ops[0], ast.Eq):
+        pair = stmt.test.left, stmt.test.comparators[0]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+            and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "assertEqual" \
+            and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == "self" \
+            and 2 <= len(stmt.value.args) <= 3 and not stmt.value.keywords \
+            and not any(isinstance(a, ast.Starred) for a in stmt.value.args):
+        pair = stmt.value.args[0], stmt.value.args[1]
+    if pair is None:
+        return None
+    a, b = pair
+    if _is_literal(b) and not _is_literal(a):
+        return a, b
+    if _is_literal(a) and not _is_literal(b):
+        return b, a
+    return None
+
+
+def _readings(value: Any, source: str) -> list[str]:
+    """The texts whose occurrence elsewhere makes a value readable there: its source text and ``repr``; a string's
+    content, bytes' as Latin-1 text."""
+    out = [source, repr(value)]
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, bytes):
+        out.append(value.decode("latin-1"))
+    return out
+
+
+def _decoded(data: bytes) -> tuple[str, str] | None:
+    """``(encoding, text)`` of a test file's bytes (its declared encoding), ``None`` when they do not decode
+    strictly (a rewrite would then change other bytes)."""
+    try:
+        import io
+        encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+        return encoding, data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+
+
+def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequence[str],
+                   parent: Mapping[str, bytes | None]) -> list[SealSite]:
+    """The sealable sites (module docstring) of the ``fail_to_pass`` functions in ``root`` (a tree with the hidden
+    tests applied), at most :data:`MAX_SEAL_SITES`, in file and line order. ``test_files``: the task's hidden test
+    files (read without following a link; one that cannot be read is searched as empty; one that does not decode
+    has no site and is searched as UTF-8 and Latin-1 text: a data file of the hidden tests too); ``parent``: their
+    bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises for a file that does not
+    parse (it has no site)."""
+    texts: dict[str, str] = {}
+    searched: dict[str, str] = {}  # every file as text to search, whatever its encoding (a data file too)
+    for p in sorted(set(test_files)):
+        try:
+            data = nofollow.read_bytes(root, p)
+        except OSError:
+            data = b""
+        got = _decoded(data)
+        texts[p] = got[1] if got is not None else ""
+        searched[p] = _searchable(data)
+    others = [_searchable(d) for d in parent.values() if d is not None]
+    by_file: dict[str, list[str]] = {}
+    for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
+        by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
+    sites: list[SealSite] = []
+    for path in sorted(by_file):
+        text = texts.get(path, "")
+        tree, before = _parsed(text), _parsed(parent.get(path))
+        if tree is None:
+            continue
+        rest_files = [t for p, t in searched.items() if p != path] + others
+        for fid in by_file[path]:
+            parts = fid.split("::")[1:]
+            func = _direct(tree, parts)
+            if func is None:
+                continue
+            was = _direct(before, parts) if before is not None else None
+            kept = fixed_lines(func, was)
+            for stmt in func.body:
+                pair = _operands(stmt)
+                if pair is None:
+                    continue
+                a, lit = pair
+                first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+                if kept.intersection(range(first, last + 1)) or not _whole_lines(text, stmt, func.body):
+                    continue
+                expected, actual = ast.get_source_segment(text, lit), ast.get_source_segment(text, a)
+                if not expected or not actual:
+                    continue
+                value = ast.literal_eval(lit)
+                start = _offset(text, lit.lineno, lit.col_offset)
+                end = _offset(text, lit.end_lineno or lit.lineno, lit.end_col_offset or 0)
+                rest = [text[:start] + "\0" + text[end:], *rest_files]
+                if any(r and r in t for r in _readings(value, expected) for t in rest):
+                    continue
+                sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected))
+                if len(sites) >= MAX_SEAL_SITES:
+                    return sites
+    return sites
+
+
+def _searchable(data: bytes) -> str:
+    """A file's bytes as text to search for a value: decoded as UTF-8 (bad bytes replaced) and as Latin-1, so that
+    a string's UTF-8 text and bytes' Latin-1 text are found in a file of any encoding."""
+    return data.decode("utf-8", errors="replace") + "\0" + data.decode("latin-1")
+
+
+def _parsed(source: str | bytes | None) -> ast.Module | None:
+    """``source`` parsed (``None``: none given, or it does not parse)."""
+    if not source:
+        return None
+    try:
+        return parse_source(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _whole_lines(text: str, stmt: ast.stmt, body: Sequence[ast.stmt]) -> bool:
+    """Whether ``stmt`` has its lines to itself: only indentation before it, nothing but a comment after it, no
+    other statement of ``body`` on them (a rewrite replaces its lines whole)."""
+    lines = _lines(text)
+    first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+    head = lines[first - 1].encode("utf-8")[:stmt.col_offset]
+    tail = lines[last - 1].encode("utf-8")[stmt.end_col_offset or 0:].strip()
+    if head.strip() or (tail and not tail.startswith(b"#")):
+        return False
+    return not any(o is not stmt and (o.end_lineno or o.lineno) >= first and o.lineno <= last for o in body)
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    """The character offset in ``text`` of ``line`` (1-based) at UTF-8 byte column ``col``."""
+    lines = _lines(text)
+    before = sum(len(x) for x in lines[:line - 1])
+    return before + len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", errors="replace"))
+
+
+def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[str]) -> tuple[
+        dict[str, bytes], dict[str, SealSite]]:
+    """The sealed test files (path → bytes) of ``sites`` (each statement rewritten to ``__hf_seal__("<id>", (A))``
+    and padded with blank lines to its lines, the import appended) and each site's id → the site. An id is
+    ``hf`` and 24 random hex digits that occur in none of ``test_files`` (read from ``root``). ``OSError`` when a
+    file cannot be read (never through a link); ``ValueError`` when one no longer decodes."""
+    texts: dict[str, tuple[str, str]] = {}
+    for p in sorted({s.path for s in sites} | set(test_files)):
+        got = _decoded(nofollow.read_bytes(root, p))
+        if got is None:
+            if p in {s.path for s in sites}:
+                raise ValueError(f"{p} does not decode")
+            continue
+        texts[p] = got
+    ids: dict[str, SealSite] = {}
+    for s in sites:
+        while True:
+            sid = "hf" + secrets.token_hex(12)
+            if sid not in ids and not any(sid in t for _, t in texts.values()):
+                break
+        ids[sid] = s
+    out: dict[str, bytes] = {}
+    for path in sorted({s.path for s in sites}):
+        encoding, text = texts[path]
+        lines = _lines(text)
+        for sid, s in sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first):
+            head = lines[s.first - 1]
+            indent = head[:len(head) - len(head.lstrip())]
+            call = f"{indent}{SEAL_CALL}({sid!r}, ({s.actual}))"
+            pad = (s.last - s.first) - call.count("\n")
+            lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
+        body = "".join(lines)
+        if body and not body.endswith("\n"):
+            body += "\n"
+        body += f"from {SEAL_MODULE} import {SEAL_CALL}  # homefield: a sealed run (docs/contracts.md §7)\n"
+        out[path] = body.encode(encoding)
+    return out, ids
+
+
+def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outcomes: Mapping[str, str],
+                  seal_reports: Mapping[str, Mapping[str, Sequence[str]]]) -> list[str]:
+    """The keys of the sites of ``ids`` (site id → site) that a sealed run of the reference fix passes, sorted:
+    every ``fail_to_pass`` id of the site's function passed in pytest (``outcomes``) and reported the site exactly
+    once with a value equal to its literal (``seal_reports``: :attr:`~.testrun.TestRun.seal_reports`). A site
+    whose function has no such id is not passed."""
+    keep: set[str] = set()
+    for sid, site in ids.items():
+        mine = [i for i in fail_to_pass if function_id(i) == site.function]
+        if mine and all(outcomes.get(i) == "passed" and list(seal_reports.get(i, {}).get(sid, [])) == ["equal"]
+                        for i in mine):
+            keep.add(site.key)
+    return sorted(keep)

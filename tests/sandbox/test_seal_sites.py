@@ -1,0 +1,248 @@
+"""seal34: what a sealed run seals and how (contracts §7 "Sealed sites"): the sealable sites of a task's hidden
+tests (:func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`), the sealed file
+(:func:`~pytest_homefield.sandbox.seal_sites.sealed_files`), the seal call's conversion (``homefield_seal``) and the
+host's comparison on the outcome channel (:class:`~pytest_homefield.sandbox.outcomes.EventTally` ``seals``)."""
+
+from __future__ import annotations
+
+import ast
+import collections
+import fractions
+import importlib
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from pytest_homefield.sandbox.bwrap import REPORTER_DIR
+from pytest_homefield.sandbox.outcomes import EventTally, seal_verdict, well_formed
+from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files
+from pytest_homefield.sandbox.testrun import run_tests
+
+TEST = "tests/test_x.py"
+OTHER = "tests/test_other.py"
+#: A hidden test file: the sealable sites are in test_new (three forms) and T.test_m; the others are not.
+HIDDEN = '''import unittest
+
+from pkg import f
+
+
+def test_new():
+    x = f("a b")
+    assert f("a  b") == "alpha-bravo-1"
+    assert "charlie-delta-2" == f(x)
+    assert f(3) == 3
+    if x:
+        assert f(4) == "inside-an-if"
+    assert f(5) == "in-a-comment"  # the comment names in-a-comment
+    assert f(6) == "in-the-other-file"
+    y = 1; assert f(y) == "shares-a-line"
+    assert f(7) == x
+    assert f(8) == (1, "echo-foxtrot")
+
+
+def test_kept():
+    assert f(9) == "kept-from-the-parent"
+    assert f(10) == "added-to-a-kept-test"
+
+
+def test_not_failing():
+    assert f(11) == "not-fail-to-pass"
+
+
+class T(unittest.TestCase):
+    def test_m(self):
+        self.assertEqual(f(12), b"golf-hotel", "a message")
+'''
+PARENT = '''from pkg import f
+
+
+def test_kept():
+    assert f(9) == "kept-from-the-parent"
+'''
+F2P = [f"{TEST}::test_new", f"{TEST}::test_kept", f"{TEST}::T::test_m", OTHER + "::test_o"]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(HIDDEN)
+    (tmp_path / OTHER).write_text('def test_o():\n    assert 1 == 1  # in-the-other-file\n')
+    return tmp_path
+
+
+def test_sealable_sites(tree: Path) -> None:
+    """Only top-level ``assert A == L`` / ``assertEqual`` with a literal read nowhere else, on added lines, of
+    FAIL_TO_PASS functions: not ``3`` (read elsewhere), not inside ``if``, not a value in a comment or another
+    hidden file, not a line shared, not a non-literal, not a line kept from the parent, not a non-F2P test."""
+    sites = sealable_sites(tree, [TEST, OTHER], F2P, {TEST: PARENT.encode(), OTHER: None})
+    got = {s.key: (s.actual, s.expected) for s in sites}
+    assert got == {
+        f"{TEST}::test_new@8": ('f("a  b")', '"alpha-bravo-1"'),
+        f"{TEST}::test_new@9": ("f(x)", '"charlie-delta-2"'),
+        f"{TEST}::test_new@17": ("f(8)", '(1, "echo-foxtrot")'),
+        f"{TEST}::test_kept@22": ("f(10)", '"added-to-a-kept-test"'),
+        f"{TEST}::T::test_m@31": ("f(12)", 'b"golf-hotel"'),
+    }
+
+
+@pytest.fixture
+def seal_module() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(REPORTER_DIR))
+    try:
+        mod = importlib.import_module("homefield_seal")
+        mod.take()
+        yield mod
+    finally:
+        sys.path.remove(str(REPORTER_DIR))
+
+
+def test_the_sealed_file_holds_no_expected_value(tree: Path, seal_module: ModuleType) -> None:
+    """The sealed file parses, keeps every line where it was, holds none of the sealed literals, and running a
+    sealed test gives the seal call with the code's value (here ``f`` returns its argument)."""
+    sites = sealable_sites(tree, [TEST, OTHER], F2P, {TEST: PARENT.encode(), OTHER: None})
+    files, ids = sealed_files(tree, sites, [TEST, OTHER])
+    text = files[TEST].decode()
+    ast.parse(text)
+    for s in sites:
+        assert s.expected not in text
+        assert str(s.value()) not in text
+    assert len(ids) == len(sites) and all(sid in text and sid not in HIDDEN for sid in ids)
+    old, new = HIDDEN.splitlines(), text.splitlines()
+    assert new[-1] == f"from homefield_seal import {SEAL_CALL}  # homefield: a sealed run (docs/contracts.md §7)"
+    assert len(new) == len(old) + 1
+    for n, line in enumerate(old):  # every unsealed line in place
+        if not any(s.first <= n + 1 <= s.last for s in sites):
+            assert new[n] == line
+    scope: dict[str, object] = {"f": lambda v: v, "__name__": "sealed"}
+    exec(compile(text.replace("from pkg import f\n", ""), TEST, "exec"), scope)
+    scope["T"]("test_m").test_m()  # type: ignore[operator]
+    assert [(ids[sid].key, value) for sid, value in seal_module.take()] == [(f"{TEST}::T::test_m@31", "12")]
+
+
+class _Liar(str):
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = str.__hash__
+
+    def __str__(self) -> str:
+        return "alpha-bravo-1"
+
+    def __repr__(self) -> str:
+        return "'alpha-bravo-1'"
+
+
+class _AlwaysEqual:
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+class _BadIndex(int):
+    def __index__(self) -> int:
+        raise SystemExit(3)
+
+
+def test_the_seal_call_converts_generously_and_never_raises(seal_module: ModuleType) -> None:
+    """Builtins as they are; subclasses read with the base type's own methods (a ``str`` whose ``__eq__``,
+    ``__str__`` and ``__repr__`` lie is its characters); a namedtuple a tuple, an ``OrderedDict`` a dict; a range
+    a list and a ``Fraction`` a float, by their own protocol (marked ``~``: loose); an object equal to anything,
+    nan, and values past the caps are opaque (``None``); a value whose own method raises ``SystemExit`` is
+    converted by the base type or opaque, never raised."""
+    text = seal_module.literal_text
+    point = collections.namedtuple("point", "x y")
+    assert text(_Liar("x")) == "'x'"
+    assert text(point(1, "b")) == "(1, 'b')"
+    assert text(collections.OrderedDict(a=[1, (2,)])) == "{'a': [1, (2,)]}"
+    assert text(range(3)) == "~[0, 1, 2]"  # by its own protocol: marked loose
+    assert text(fractions.Fraction(1, 2)) == "~0.5"
+    assert text({1}) == "{1}" and text(frozenset()) == "set()"
+    assert text(float("inf")) == "1e999" and text(2j) == "2j" and text(bytearray(b"q")) == "b'q'"
+    assert text(_BadIndex(4)) == "4"
+    for opaque in (_AlwaysEqual(), [_AlwaysEqual()], float("nan"), "x" * 9000, list(range(5000))):
+        assert text(opaque) is None
+    seal_module.__hf_seal__("s", _AlwaysEqual())
+    assert seal_module.take() == [["s", None]]
+
+
+def _phase(nodeid: str, seals: list[list[object]]) -> str:
+    return json.dumps({"event": "phase", "nodeid": nodeid, "when": "call", "outcome": "passed", "xfail": False,
+                       "duration": 0.0, "message": None, "subtest": False, "timeout": False, "line": None,
+                       "operands": None, "seals": seals, "pid": 7})
+
+
+def test_the_host_compares_each_report_with_the_literal() -> None:
+    """On the channel: an equal value, an unequal one, an opaque one (null, or no literal: code is never run), a
+    site reported twice (two kept: exactly one counts), an unknown site id passed over; malformed seals do not
+    count at all."""
+    tally = EventTally(seals={"s1": "alpha", "s2": (1, "b"), "s3": 5, "s4": b"x"})
+    lines = [json.dumps({"event": "start", "pid": 7}),
+             _phase("t::a", [["s1", "'alpha'"], ["s2", "(1, 'c')"], ["s3", None], ["zz", "5"]]),
+             _phase("t::b", [["s3", "__import__('os').getpid()"], ["s4", "b'x'"], ["s4", "b'x'"], ["s4", "b'x'"]]),
+             _phase("t::c", [["s1", 1]]),  # type: ignore[list-item]
+             json.dumps({"event": "finish", "exitstatus": 0, "pid": 7})]
+    tally.feed(("\n".join(lines) + "\n").encode())
+    parsed, _ = tally.result()
+    assert parsed.seal_reports == {"t::a": {"s1": ["equal"], "s2": ["unequal"], "s3": ["opaque"]},
+                                   "t::b": {"s3": ["opaque"], "s4": ["equal", "equal"]}}
+    assert "t::c" not in parsed.outcomes and parsed.ignored == 1
+    assert not well_formed({"event": "phase", "seals": [["s1"]]})
+    assert seal_verdict("1e999", float("inf")) == "equal" and seal_verdict("[" * 5000, []) == "opaque"
+    assert seal_verdict("1", True) == "equal"  # Python's ==, as the original assertion
+    assert (seal_verdict("~[1]", [1]), seal_verdict("~[1]", [2])) == ("equal", "loose")  # loose: never forged
+
+
+def test_lines_are_counted_as_python_counts_them(tmp_path: Path) -> None:
+    """A U+2028 or a form feed inside a string literal ends no line for Python (``str.splitlines`` would split
+    there): the site's lines are still the ones rewritten, and the sealed file parses with every other line in
+    place."""
+    text = ('from pkg import f\n\nSEP = "a\u2028b\x0cc"\n\n\ndef test_new():\n'
+            '    assert f(SEP) == "india-juliett"\n    assert f(1) == SEP\n')
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(text)
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.key for s in sites] == [f"{TEST}::test_new@7"]
+    files, ids = sealed_files(tmp_path, sites, [TEST])
+    sealed = files[TEST].decode()
+    ast.parse(sealed)
+    (sid,) = ids
+    assert sealed.split("\n")[:8] == [*text.split("\n")[:6], f"    {SEAL_CALL}({sid!r}, (f(SEP)))",
+                                      "    assert f(1) == SEP"]
+
+
+@pytest.mark.parametrize("addopts", ["", "-n 2"], ids=["plain", "xdist"])
+def test_a_sealed_run_reports_each_seal_once_under_xdist_too(tmp_path: Path, addopts: str) -> None:
+    """A real test process (:func:`run_tests` with ``seals``): each sealed site's value reaches the host once per
+    test id, compared there, with xdist in ``addopts`` too (the worker's report carries the seals to the
+    controller, which writes them)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg.py").write_text("def f(v):\n    return v.upper()\n")
+    text = ('import pytest\n\nfrom pkg import f\n\n\n@pytest.mark.parametrize("v", ["kilo-lima"])\n'
+            'def test_p(v):\n    assert f(v) == "KILO-LIMA"\n\n\n'
+            'def test_q():\n    assert f("mike") == "MIKE-NOVEMBER"\n')
+    (tmp_path / TEST).write_text(text)
+    (tmp_path / "pytest.ini").write_text(f"[pytest]\naddopts = {addopts}\n")
+    fids = [f"{TEST}::test_p", f"{TEST}::test_q"]
+    sites = sealable_sites(tmp_path, [TEST], fids, {TEST: None})
+    files, ids = sealed_files(tmp_path, sites, [TEST])
+    (tmp_path / TEST).write_bytes(files[TEST])
+    run = run_tests(tmp_path, f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider", fids,
+                    out_dir=tmp_path / "out", timeout_s=120, seals={sid: s.value() for sid, s in ids.items()})
+    by_key = {s.key: sid for sid, s in ids.items()}
+    assert run.outcomes == {f"{TEST}::test_p[kilo-lima]": "passed", f"{TEST}::test_q": "passed"}, run.error
+    assert run.seal_reports == {f"{TEST}::test_p[kilo-lima]": {by_key[f"{TEST}::test_p@8"]: ["equal"]},
+                                f"{TEST}::test_q": {by_key[f"{TEST}::test_q@12"]: ["unequal"]}}
+
+
+def test_a_value_in_a_hidden_data_file_of_any_encoding_is_not_sealed(tmp_path: Path) -> None:
+    """A hidden data file that is no UTF-8 text (bytes around the value) shows the value: not sealed; the other
+    site, whose value is in no file, is."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text('from pkg import f\n\n\ndef test_new():\n    assert f(1) == "oscar-papa"\n'
+                                 '    assert f(2) == b"quebec\\xe9"\n    assert f(3) == "romeo-sierra"\n')
+    (tmp_path / "tests/data.bin").write_bytes(b"\xff\xfe oscar-papa \x00 quebec\xe9 \xff")
+    sites = sealable_sites(tmp_path, [TEST, "tests/data.bin"], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.expected for s in sites] == ['"romeo-sierra"']
