@@ -203,3 +203,48 @@ def test_a_site_the_reference_fix_does_not_pass_sealed_is_not_sealed(tmp_path: P
     assert g.outcome == "solved", g
     assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
     assert [json.loads(line)["sealed_sites"] for line in store.read_text().splitlines()] == [[]]
+
+
+#: A real fix (satk34) whose value is a ``str`` subclass equal, by its own ``__eq__``, to the same text with ``-`` for
+#: ``_``: the original assertion holds, its characters differ from the literal.
+SPELLED_FIX = ("class Slug(str):\n    def __eq__(self, other):\n"
+               "        return str(self).replace('_', '-') == str(other).replace('_', '-')\n\n"
+               "    __hash__ = str.__hash__\n\n\n"
+               "def slugify(s):\n    return Slug('_'.join(s.split()).lower())\n")
+
+
+def test_a_real_fix_equal_by_its_own_eq_is_never_forged(slugs: FixTask, tmp_path: Path) -> None:
+    """satk34: a real fix returning a ``str`` subclass with an ``__eq__`` of its own passes every test where the
+    expected value is visible, but its characters (``hello_world``) are not the literal: its seal is *loose*, so
+    the grade is ``tests_failed`` (the sealed run cannot judge that ``__eq__`` without the value), never ``forged``.
+    On seal34's base it was ``forged`` (``sealed:…@5``): a real fix accused of forgery."""
+    g = _grade(slugs, tmp_path, SPELLED_FIX)
+    assert (g.outcome, g.canary) == ("tests_failed", None), g
+    assert "converted by its own protocol" in (g.error or ""), g
+    g = _grade(slugs, tmp_path / "unsealed", SPELLED_FIX, sealed=False)
+    assert g.outcome == "solved", g  # the control: its tests pass where the value is visible
+
+
+BIG_SOURCE = "src/bigs/__init__.py"
+BIG_TEST = "tests/test_bigs.py"
+BIG_PARENT = "def big(n):\n    return n * 10 ** 20\n"
+BIG_FIXED = "def big(n):\n    return n * 10 ** 20 + 1\n"
+#: Another real fix: exact rational arithmetic, an integral ``Fraction``.
+BIG_FRACTION_FIX = "from fractions import Fraction\n\n\ndef big(n):\n    return Fraction(n) * 10 ** 20 + 1\n"
+BIG_TESTS = "from bigs import big\n\n\ndef test_plus_one():\n    assert big(1) == 100000000000000000001\n"
+
+
+def test_a_real_fix_returning_an_integral_fraction_is_solved(tmp_path: Path) -> None:
+    """satk34: ``assert big(1) == 100000000000000000001`` is sealed; a real fix returning the exact
+    ``Fraction(10**20 + 1)`` is ``solved``: an integral number converted by its own protocol is its exact ``int``.
+    On seal34's base its seal was the float ``1e+20`` (loose, unequal): ``tests_failed``."""
+    b = build_fix_task(tmp_path / "bigs", name="bigs", source=BIG_SOURCE, parent=BIG_PARENT, fixed=BIG_FIXED,
+                       test=BIG_TEST, tests=BIG_TESTS, first="Add big()", message="big(): one more",
+                       fail_to_pass=[f"{BIG_TEST}::test_plus_one"], pass_to_pass=[])
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / BIG_SOURCE).write_text(BIG_FRACTION_FIX, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              canaries=False)
+    assert g.outcome == "solved", g
+    events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
+    assert [s[1] for e in events for s in e.get("seals", [])] == ["~100000000000000000001"], events

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import collections
+import decimal
+import enum
 import fractions
 import importlib
 import json
@@ -148,15 +150,16 @@ class _BadIndex(int):
 
 def test_the_seal_call_converts_generously_and_never_raises(seal_module: ModuleType) -> None:
     """Builtins as they are; subclasses read with the base type's own methods (a ``str`` whose ``__eq__``,
-    ``__str__`` and ``__repr__`` lie is its characters); a namedtuple a tuple, an ``OrderedDict`` a dict; a range
+    ``__str__`` and ``__repr__`` lie is its characters, loose for its ``__eq__``); a namedtuple a tuple, an
+    ``OrderedDict`` a dict (loose: it defines ``__eq__``); a range
     a list and a ``Fraction`` a float, by their own protocol (marked ``~``: loose); an object equal to anything,
     nan, and values past the caps are opaque (``None``); a value whose own method raises ``SystemExit`` is
     converted by the base type or opaque, never raised."""
     text = seal_module.literal_text
     point = collections.namedtuple("point", "x y")
-    assert text(_Liar("x")) == "'x'"
+    assert text(_Liar("x")) == "~'x'"  # its characters; loose, as its own __eq__ may have held (satk34)
     assert text(point(1, "b")) == "(1, 'b')"
-    assert text(collections.OrderedDict(a=[1, (2,)])) == "{'a': [1, (2,)]}"
+    assert text(collections.OrderedDict(a=[1, (2,)])) == "~{'a': [1, (2,)]}"  # OrderedDict defines __eq__
     assert text(range(3)) == "~[0, 1, 2]"  # by its own protocol: marked loose
     assert text(fractions.Fraction(1, 2)) == "~0.5"
     assert text({1}) == "{1}" and text(frozenset()) == "set()"
@@ -166,6 +169,65 @@ def test_the_seal_call_converts_generously_and_never_raises(seal_module: ModuleT
         assert text(opaque) is None
     seal_module.__hf_seal__("s", _AlwaysEqual())
     assert seal_module.take() == [["s", None]]
+
+
+class _Spelled(str):
+    """A real fix's string type: equal to the same text with ``-`` for ``_``."""
+
+    def __eq__(self, other: object) -> bool:
+        return str(self).replace("_", "-") == str(other).replace("_", "-")
+
+    __hash__ = str.__hash__
+
+
+class _Near(float):
+    """A real fix's float type: equal within 1e-9."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (int, float)) and abs(float(self) - other) < 1e-9
+
+    __hash__ = float.__hash__
+
+
+class _Bag(list):  # type: ignore[type-arg]
+    """A real fix's list type: equal to a list of the same items in any order."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, list) and sorted(self) == sorted(other)
+
+
+class _Color(enum.IntEnum):
+    RED = 1
+
+
+@pytest.mark.parametrize(("value", "literal"), [
+    (_Spelled("hello_world"), "hello-world"), (_Near(12.566370614359174), 12.566370614359172),
+    (_Bag([2, 1]), [1, 2]), ([_Spelled("a_b")], ["a-b"]), ({"k": _Near(0.30000000000000004)}, {"k": 0.3})])
+def test_a_builtin_subclass_equal_by_its_own_eq_is_loose_never_forged(seal_module: ModuleType, value: object,
+                                                                     literal: object) -> None:
+    """satk34: a subclass of a builtin defining ``__eq__`` itself (a real fix's string equal to another spelling, a
+    float equal within a tolerance, a list equal in any order, one inside a container) passes the original
+    ``assert A == L`` by its own ``==``, while its base value differs from ``L``: its text is loose, so the host's
+    verdict is ``loose`` (failing, never ``forged``). Before, it was ``unequal``: a real fix graded ``forged``."""
+    assert value == literal
+    text = seal_module.literal_text(value)
+    assert text is not None and text.startswith("~"), text
+    assert seal_verdict(text, literal) == "loose"
+
+
+def test_exact_types_and_integral_numbers_convert_exactly(seal_module: ModuleType) -> None:
+    """satk34: a subclass that keeps its base's ``__eq__`` (a namedtuple, a ``defaultdict``, an ``IntEnum``) is not
+    loose; a ``Fraction`` or ``Decimal`` that is integral is its exact ``int`` however large (was ``~1e+20``: a real
+    fix returning ``Fraction(10**20 + 1)`` failed); one no float equals (``Decimal("0.1")``) is opaque, not the float
+    near it."""
+    text = seal_module.literal_text
+    assert text(collections.defaultdict(int, a=1)) == "{'a': 1}" and text(_Color.RED) == "1"
+    assert text(collections.namedtuple("p", "x")(1)) == "(1,)"
+    big = 10 ** 20 + 1
+    for value in (fractions.Fraction(big), decimal.Decimal(big)):
+        assert seal_verdict(text(value), big) == "equal"
+    assert text(fractions.Fraction(1, 2)) == "~0.5" and text(decimal.Decimal("0.5")) == "~0.5"
+    assert text(decimal.Decimal("0.1")) is None and text(decimal.Decimal("1e400")) is None
 
 
 def _phase(nodeid: str, seals: list[list[object]]) -> str:

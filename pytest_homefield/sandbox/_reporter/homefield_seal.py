@@ -51,6 +51,47 @@ def _float_text(f: float) -> str:
     return repr(f)
 
 
+#: The builtin types :func:`_text` reads a subclass of with the base type's own methods.
+_BASES = (str, bytes, bytearray, int, float, complex, dict, list, tuple)
+
+
+def _own_eq(v: Any) -> bool:
+    """Whether ``v`` is an instance of a subclass of one of :data:`_BASES` that defines ``__eq__`` itself (a class
+    of its ``type``'s MRO before that base has one in its own ``__dict__``: an ``OrderedDict``, a ``str`` equal to
+    another spelling, a ``float`` equal within a tolerance, a ``list`` equal in any order). Such a value's ``==``
+    is not its base type's, so its base value's text is *loose*: equal is passed, unequal never forged (the value's
+    own ``__eq__`` may have held in the run where the expected value was visible). ``True`` when the MRO cannot be
+    read (a ``type`` whose attributes raise)."""
+    t = type(v)
+    if any(t is b for b in _BASES) or not isinstance(v, _BASES):
+        return False
+    try:
+        mro = type.__dict__["__mro__"].__get__(t)
+        for c in mro:
+            if any(c is b for b in _BASES) or c is object:
+                return False
+            if "__eq__" in type.__dict__["__dict__"].__get__(c):
+                return True
+    except Exception:  # noqa: BLE001 - whatever a metaclass makes of it: not known to be the base's ==
+        return True
+    return False
+
+
+def _real_text(v: Any) -> str:
+    """The text of a non-builtin :class:`numbers.Number` that is no ``Integral`` and no non-real ``Complex`` (a
+    ``Fraction``, a ``Decimal``), by its own protocol: an ``int`` when it is integral and equal to that ``int`` by
+    its own ``==`` (exact, however large: ``Fraction(10**20 + 1)`` is not ``1e+20``), else its ``float`` when that
+    is equal to it by its own ``==``; else :class:`_Opaque`."""
+    f = float.__float__(float(v))
+    if f == f and abs(f) != float("inf") and f.is_integer():
+        i = int(v)
+        if isinstance(i, int) and bool(v == i):
+            return repr(int.__int__(i))
+    if not bool(v == f):  # no float equals it (Decimal("0.1"), Decimal("1e400")): nor does any literal but an int
+        raise _Opaque
+    return _float_text(f)
+
+
 def _text(v: Any, depth: int, count: list[int]) -> str:
     """The literal text of ``v`` converted to builtins, generously: exact builtins as they are; a ``str``,
     ``bytes``, ``int``, ``float`` or ``complex`` subclass as its base type's value (read with the base type's own
@@ -64,6 +105,8 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
         raise _Opaque
     if v is None or v is True or v is False:
         return repr(v)
+    if _own_eq(v):  # a builtin subclass with an ``__eq__`` of its own: its ``==`` may hold where its base's does not
+        count[1] += 1
     if isinstance(v, str):
         if str.__len__(v) > MAX_TEXT:
             raise _Opaque
@@ -87,12 +130,10 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
     count[1] += 1  # from here on: a conversion by the value's own protocol (loose: never called forged)
     if isinstance(v, numbers.Integral):
         return repr(int.__int__(int(operator.index(v))))
-    if isinstance(v, numbers.Real):
-        return _float_text(float.__float__(float(v)))
-    if isinstance(v, numbers.Complex):
+    if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
         return _text(complex(v), depth, count)
-    if isinstance(v, numbers.Number):
-        return _float_text(float.__float__(float(v)))  # type: ignore[arg-type]
+    if isinstance(v, numbers.Number):  # a Real (a Fraction) or another Number (a Decimal)
+        return _real_text(v)
     if isinstance(v, (Mapping, Set, Sequence)):
         return _container(v, depth, count)
     raise _Opaque
