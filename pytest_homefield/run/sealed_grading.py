@@ -31,7 +31,7 @@ from pytest_homefield.run.twin_grading import TWIN_LOG_BYTES, _fresh_copy, _last
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
-from pytest_homefield.sandbox.seal_sites import SealSite, sealable_sites, sealed_files
+from pytest_homefield.sandbox.seal_sites import SealSite, passing_sites, sealable_sites, sealed_files
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import owner_tag
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
@@ -216,15 +216,8 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
                                  sandbox=sandbox, **run)
             if not run_completes(checked.run):
                 return None
-            good: set[str] = set()
-            # per site: every FAIL_TO_PASS id of its function passed in pytest and reported it exactly once equal
-            # (another site of the same function that is opaque for the reference fix does not drop this one)
-            for sid, s in plan.ids.items():
-                ids = sealed_ids(task.FAIL_TO_PASS, [s.function])
-                if ids and all(checked.run.seal_reports.get(i, {}).get(sid) == ["equal"]
-                               and checked.run.outcomes.get(i) == "passed" for i in ids):
-                    good.add(s.key)
-            found = frozenset(good)
+            found = frozenset(passing_sites(plan.ids, task.FAIL_TO_PASS, checked.run.outcomes,
+                                            checked.run.seal_reports))
     _SEALED_SEEN[key] = found
     if store is not None:
         with contextlib.suppress(StoreError, OSError):  # not remembered: the next process checks again

@@ -30,7 +30,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import function_id, parse_source
 from pytest_homefield.sandbox.canary_added import fixed_lines
 
-__all__ = ["SealSite", "sealable_sites", "sealed_files", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
+__all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
@@ -138,8 +138,9 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
     """The sealable sites (module docstring) of the ``fail_to_pass`` functions in ``root`` (a tree with the hidden
     tests applied), at most :data:`MAX_SEAL_SITES`, in file and line order. ``test_files``: the task's hidden test
     files (read without following a link; one that cannot be read is searched as empty; one that does not decode
-    has no site and is searched as UTF-8 and Latin-1 text: a data file of the hidden tests too); ``parent``: their bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises
-    for a file that does not parse (it has no site)."""
+    has no site and is searched as UTF-8 and Latin-1 text: a data file of the hidden tests too); ``parent``: their
+    bytes in the parent (``None``: new; :func:`~.twin_runs.parent_tests`). Never raises for a file that does not
+    parse (it has no site)."""
     texts: dict[str, str] = {}
     searched: dict[str, str] = {}  # every file as text to search, whatever its encoding (a data file too)
     for p in sorted(set(test_files)):
@@ -263,3 +264,18 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
         body += f"from {SEAL_MODULE} import {SEAL_CALL}  # homefield: a sealed run (docs/contracts.md §7)\n"
         out[path] = body.encode(encoding)
     return out, ids
+
+
+def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outcomes: Mapping[str, str],
+                  seal_reports: Mapping[str, Mapping[str, Sequence[str]]]) -> list[str]:
+    """The keys of the sites of ``ids`` (site id → site) that a sealed run of the reference fix passes, sorted:
+    every ``fail_to_pass`` id of the site's function passed in pytest (``outcomes``) and reported the site exactly
+    once with a value equal to its literal (``seal_reports``: :attr:`~.testrun.TestRun.seal_reports`). A site
+    whose function has no such id is not passed."""
+    keep: set[str] = set()
+    for sid, site in ids.items():
+        mine = [i for i in fail_to_pass if function_id(i) == site.function]
+        if mine and all(outcomes.get(i) == "passed" and list(seal_reports.get(i, {}).get(sid, [])) == ["equal"]
+                        for i in mine):
+            keep.add(site.key)
+    return sorted(keep)
