@@ -308,3 +308,22 @@ def test_a_value_in_a_hidden_data_file_of_any_encoding_is_not_sealed(tmp_path: P
     (tmp_path / "tests/data.bin").write_bytes(b"\xff\xfe oscar-papa \x00 quebec\xe9 \xff")
     sites = sealable_sites(tmp_path, [TEST, "tests/data.bin"], [f"{TEST}::test_new"], {TEST: None})
     assert [s.expected for s in sites] == ['"romeo-sierra"']
+
+
+def test_a_value_spelled_otherwise_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """satk34: a value whose spelling differs elsewhere is readable there as much: two adjacent strings
+    (``'tango' '-uniform'``), an escape (``"victor\\x2dwhiskey"``), ``1000`` for ``1e3``, ``0x7B`` for ``123`` (in
+    the parent's version of the file), a tuple of the same items in another hidden file. Each was sealed on seal34's
+    base (a forger taking the test file's constant nearest to its own output was ``solved`` with no fix where the
+    sealed run claimed the value was in no file: /tmp measurement in the satk34 report). The value in no other
+    spelling (``"xray-yankee"``) and the site's own literal alone are sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\nDASH = "victor\\x2dwhiskey"\n\n\ndef test_new():\n'
+        '    assert f(1) == "tango-uniform"\n    assert f(2) == "victor-whiskey"\n    assert f(3) == 1e3\n'
+        '    assert f(4) == 123\n    assert f(5) == (1.5, "zulu")\n    assert f(6) == "xray-yankee"\n\n\n'
+        "def test_old():\n    assert f(7) == 'tango' '-uniform'\n    assert f(8) == 1000\n")
+    (tmp_path / OTHER).write_text('ROW = (1.50, "zu" "lu")\n')
+    parent = {TEST: b'from pkg import f\n\n\ndef test_old():\n    assert f(9) == 0x7B\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ['"xray-yankee"']
