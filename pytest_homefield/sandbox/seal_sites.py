@@ -63,6 +63,8 @@ class SealSite:
     last: int
     actual: str
     expected: str
+    #: ``self.assertEqual(…)``: the seal call is given ``self``, whose ``assertEqual`` must be unittest's own ``==``
+    case: bool = False
 
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found)."""
@@ -195,7 +197,8 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 if _occurrences(value, values.get(path)) > 1 or any(
                         _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
                     continue
-                sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected))
+                sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected,
+                                      case=isinstance(stmt, ast.Expr)))
                 if len(sites) >= MAX_SEAL_SITES:
                     return sites
     return sites
@@ -308,7 +311,7 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
         for sid, s in sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first):
             head = lines[s.first - 1]
             indent = head[:len(head) - len(head.lstrip())]
-            call = f"{indent}{SEAL_CALL}({sid!r}, ({s.actual}))"
+            call = f"{indent}{SEAL_CALL}({sid!r}, ({s.actual}){', self' if s.case else ''})"
             pad = (s.last - s.first) - call.count("\n")
             lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
         body = "".join(lines)

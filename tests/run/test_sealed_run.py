@@ -248,3 +248,43 @@ def test_a_real_fix_returning_an_integral_fraction_is_solved(tmp_path: Path) -> 
     assert g.outcome == "solved", g
     events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
     assert [s[1] for e in events for s in e.get("seals", [])] == ["~100000000000000000001"], events
+
+
+CIRCLE_SOURCE = "src/circles/__init__.py"
+CIRCLE_TEST = "tests/test_circles.py"
+CIRCLE_PARENT = "def area(r):\n    return 3.14 * r * r\n"
+CIRCLE_FIXED = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n"
+#: Another real fix: the same formula in another order, 9.0792027688745 for 1.7 (the commit's: 9.079202768874502).
+CIRCLE_OTHER_FIX = "import math\n\n\ndef area(r):\n    return math.pi * (r * r)\n"
+#: A unittest file whose ``assertEqual`` is its own: floats compared to 9 places.
+CIRCLE_TESTS = ("import unittest\n\nfrom circles import area\n\n\n"
+                "class Case(unittest.TestCase):\n"
+                "    def assertEqual(self, first, second, msg=None):\n"
+                "        self.assertAlmostEqual(first, second, places=9, msg=msg)\n\n\n"
+                "class TestArea(Case):\n"
+                "    def test_area(self):\n"
+                "        self.assertEqual(area(1.7), 9.079202768874502)\n")
+
+
+@pytest.mark.parametrize("how", ["method", "type-func"])
+def test_an_assert_equal_of_its_own_seals_nothing(tmp_path: Path, how: str) -> None:
+    """satk34: ``self.assertEqual(A, L)`` is ``A == L`` only with unittest's own ``assertEqual``; a test class whose
+    ``assertEqual`` compares floats to 9 places (its own method, or ``addTypeEqualityFunc(float, …)`` in
+    ``setUp``) passes another real fix (``math.pi * (r * r)``: 9.0792027688745, not the literal's
+    9.079202768874502). The seal reports such a site opaque, so the reference check does not seal it and that fix
+    is ``solved``. On seal34's base the site was sealed and that real fix ``forged``."""
+    tests = CIRCLE_TESTS if how == "method" else CIRCLE_TESTS.replace(
+        "    def assertEqual(self, first, second, msg=None):\n"
+        "        self.assertAlmostEqual(first, second, places=9, msg=msg)\n",
+        "    def setUp(self):\n        self.addTypeEqualityFunc(\n"
+        "            float, lambda a, b, msg=None: self.assertAlmostEqual(a, b, places=9, msg=msg))\n")
+    b = build_fix_task(tmp_path / "circles", name="circles", source=CIRCLE_SOURCE, parent=CIRCLE_PARENT,
+                       fixed=CIRCLE_FIXED, test=CIRCLE_TEST, tests=tests, first="Add area()",
+                       message="area(): pi, not 3.14", fail_to_pass=[f"{CIRCLE_TEST}::TestArea::test_area"],
+                       pass_to_pass=[])
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / CIRCLE_SOURCE).write_text(CIRCLE_OTHER_FIX, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              canaries=False)
+    assert g.outcome == "solved", g
+    assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()

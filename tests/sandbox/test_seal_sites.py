@@ -327,3 +327,37 @@ def test_a_value_spelled_otherwise_elsewhere_is_not_sealed(tmp_path: Path) -> No
     parent = {TEST: b'from pkg import f\n\n\ndef test_old():\n    assert f(9) == 0x7B\n', OTHER: None}
     sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
     assert [s.expected for s in sites] == ['"xray-yankee"']
+
+
+def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
+    """satk34: a ``self.assertEqual`` site's call is given ``self``; its value is kept only when that
+    ``assertEqual`` is ``==`` (unittest's own methods, no type-specific comparison of the value's type but
+    unittest's): a class's own ``assertEqual``, one set on the instance, a float comparison registered by
+    ``addTypeEqualityFunc``, a ``fail`` that does not raise, or a ``self`` that is no ``TestCase`` give ``None``
+    (opaque: the reference check then seals nothing there)."""
+    import unittest
+
+    class Stock(unittest.TestCase):
+        def runTest(self) -> None:  # noqa: N802 - unittest's name
+            pass
+
+    class Near(Stock):
+        def assertEqual(self, first: object, second: object, msg: object = None) -> None:  # noqa: N802
+            self.assertAlmostEqual(first, second, places=9)  # type: ignore[call-overload]
+
+    class Mute(Stock):
+        def fail(self, msg: object = None) -> None:  # type: ignore[override]
+            pass
+
+    def kept(case: object, value: object) -> object:
+        seal_module.__hf_seal__("s", value, case)
+        return seal_module.take()[0][1]
+
+    assert (kept(Stock(), 1.5), kept(Stock(), "a"), kept(Stock(), [1]), seal_module.literal_text(1.5)) == (
+        "1.5", "'a'", "[1]", "1.5")
+    floats = Stock()
+    floats.addTypeEqualityFunc(float, lambda a, b, msg=None: None)
+    assert (kept(floats, 1.5), kept(floats, "a")) == (None, "'a'")
+    instance = Stock()
+    instance.assertEqual = lambda *a, **k: None  # type: ignore[method-assign]
+    assert [kept(c, 1.5) for c in (Near(), Mute(), instance, object())] == [None] * 4

@@ -172,11 +172,44 @@ def literal_text(value: Any) -> str | None:
     return text if len(text) <= MAX_TEXT else None
 
 
-def __hf_seal__(site: str, value: Any) -> None:  # noqa: N807 - the name a sealed file calls
-    """Keep ``(site, literal_text(value))`` for the reporter's next report; returns ``None``, never raises
-    (but ``KeyboardInterrupt``)."""
+#: The methods of :class:`unittest.TestCase` an ``assertEqual(first, second)`` goes through; with every one of them
+#: unittest's own it fails exactly when ``first == second`` does not hold (the type-specific ones by ``==``/``!=``
+#: of builtins, or set differences).
+_CASE_METHODS = ("assertEqual", "_getAssertEqualityFunc", "_baseAssertEqual", "fail", "assertSequenceEqual",
+                 "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual", "assertMultiLineEqual")
+#: The type-specific comparisons a TestCase registers itself (``TestCase.__init__``), by method name.
+_CASE_FUNCS: dict[type, str] = {dict: "assertDictEqual", list: "assertListEqual", tuple: "assertTupleEqual",
+                                set: "assertSetEqual", frozenset: "assertSetEqual", str: "assertMultiLineEqual"}
+
+
+def _stock_equal(case: Any, value: Any) -> bool:
+    """Whether ``case.assertEqual(value, L)`` (or ``(L, value)``) is ``value == L``: ``case`` is a
+    :class:`unittest.TestCase` whose :data:`_CASE_METHODS` are unittest's own (its class's, none set on the
+    instance) and whose type-specific comparison for ``type(value)`` (the one used when ``L`` is of that type) is
+    none or unittest's own (not one of ``addTypeEqualityFunc``: a float compared to 9 places). Read with
+    ``getattr`` on the class and ``vars`` of the instance: a lie makes the site opaque, never equal."""
+    import unittest
+    base = unittest.TestCase
+    if not isinstance(case, base):
+        return False
+    own = vars(case)
+    for name in _CASE_METHODS:
+        if name in own or getattr(type(case), name, None) is not getattr(base, name):
+            return False
+    funcs = own.get("_type_equality_funcs")
+    if not isinstance(funcs, dict):
+        return False
+    registered = funcs.get(type(value))
+    return registered is None or registered == _CASE_FUNCS.get(type(value))
+
+
+def __hf_seal__(site: str, value: Any, case: Any = None) -> None:  # noqa: N807 - the name a sealed file calls
+    """Keep ``(site, literal_text(value))`` for the reporter's next report; ``None`` ("opaque") for a
+    ``self.assertEqual`` site (``case``: its ``self``) whose ``assertEqual`` is not ``==`` (:func:`_stock_equal`):
+    the host's ``==`` would judge what that test does not. Returns ``None``, never raises (but
+    ``KeyboardInterrupt``)."""
     try:
-        text = literal_text(value)
+        text = literal_text(value) if case is None or _stock_equal(case, value) else None
         if len(_pending) < MAX_PENDING:
             _pending.append([str(site), text])
     except KeyboardInterrupt:
