@@ -361,3 +361,18 @@ def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_modul
     instance = Stock()
     instance.assertEqual = lambda *a, **k: None  # type: ignore[method-assign]
     assert [kept(c, 1.5) for c in (Near(), Mute(), instance, object())] == [None] * 4
+
+
+def test_a_user_string_or_one_item_array_is_its_item_loose(seal_module: ModuleType) -> None:
+    """satk34: a ``UserString`` is its characters, a numpy ``bool_``, 0-d or one-item array its one item (each
+    equal to a builtin by it: ``np.bool_(True) == True``), by their own protocol (loose): a real fix returning one
+    passes the sealed run where its value is equal. On seal34's base each was opaque (``tests_failed``). An array
+    of two items (whose ``==`` has no truth value) stays opaque."""
+    np = pytest.importorskip("numpy")
+    text = seal_module.literal_text
+    cases = [(collections.UserString("ab"), "ab"), (np.bool_(True), True), (np.array(5), 5), (np.array([3]), 3),
+             (np.float64(1.5), 1.5)]
+    for value, literal in cases:
+        assert bool(value == literal)
+        assert seal_verdict(text(value), literal) == "equal", (value, text(value))
+    assert text(np.array([1, 2])) is None

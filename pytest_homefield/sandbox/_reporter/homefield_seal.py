@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+from collections import UserString
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -134,9 +135,20 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
         return _text(complex(v), depth, count)
     if isinstance(v, numbers.Number):  # a Real (a Fraction) or another Number (a Decimal)
         return _real_text(v)
+    if isinstance(v, UserString):  # its characters (as a Sequence: a list of UserStrings, each a Sequence...)
+        return _text(v.data, depth + 1, count)
+    if _one_item(v):  # a numpy scalar (bool_), a 0-d or one-item array: equal to L by its one item
+        return _text(v.item(), depth + 1, count)
     if isinstance(v, (Mapping, Set, Sequence)):
         return _container(v, depth, count)
     raise _Opaque
+
+
+def _one_item(v: Any) -> bool:
+    """Whether ``v`` is array-like of one item (numpy's scalars and arrays: a ``shape`` of ``()`` or ``(1,)`` and an
+    ``item()`` method): such a value is equal to a builtin by that item (``np.bool_(True) == True``,
+    ``np.array([3]) == 3``). By the value's own protocol: loose."""
+    return getattr(v, "shape", None) in ((), (1,)) and callable(getattr(v, "item", None))
 
 
 def _container(v: Any, depth: int, count: list[int]) -> str:
