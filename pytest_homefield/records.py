@@ -138,6 +138,8 @@ _CHECKS: dict[str, tuple[Any, str]] = {
     "float | None": (lambda v: v is None or _is_num(v), "a number or null"),
     "bool": (lambda v: isinstance(v, bool), "true or false"),
     "list[str]": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "list[str] | None": (lambda v: v is None or (isinstance(v, list) and all(isinstance(x, str) for x in v)),
+                         "a list of strings or null"),
     "dict[str, str]": (lambda v: isinstance(v, dict) and all(isinstance(x, str) for x in v.values()),
                        "an object of strings"),
     "dict[str, Any]": (lambda v: isinstance(v, dict), "an object"),
@@ -257,6 +259,10 @@ class Task:
     #: hidden test ids, test names and test file paths masked out of ``prompt`` at mining
     #: (:func:`pytest_homefield.mine.prompt.mask_hidden_tests`); ``[]``: none named (or mined before)
     prompt_masked: list[str] = field(default_factory=list)
+    #: the sealable sites the reference fix passed sealed at mining (``<function id>@<line>``, docs/contracts.md §7
+    #: "Sealed sites"); ``None``: not checked at mining (mined before, or the check could not be made): grading
+    #: checks them once per task
+    sealed_sites: list[str] | None = None
     schema_version: int = SCHEMA_VERSION
 
     @classmethod

@@ -45,6 +45,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.mine.canary_check import check_twins
@@ -53,6 +54,7 @@ from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
+from pytest_homefield.sandbox.seal_sites import passing_sites, sealable_sites, sealed_files
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
     HOMEFIELD_DIR,
@@ -127,6 +129,8 @@ def run_phrase(log_name: str) -> str:
     ``"parent-1-bounded"`` -> ``"parent run 1 (again, bounded by the commit's time)"``; a name of no
     known form is returned as it is."""
     name, again = log_name, []
+    if name == "sealed":
+        return "the sealed run of the reference fix"
     if name.endswith("-full"):
         name, again = name[: -len("-full")], ["whole files"]
     if name.endswith("-bounded"):
@@ -226,6 +230,9 @@ class Verification:
     parent_bound: str | None = None
     skip_reasons: dict[str, int] = field(default_factory=dict)
     peak_mb: float | None = None
+    #: the sealable sites the reference fix passed in its sealed run (docs/contracts.md §7 "Sealed sites"; ``[]``:
+    #: none sealable or none passed), ``None`` when not checked (a ``{junit}`` command, the run did not complete)
+    sealed_sites: list[str] | None = None
     #: parent and commit runs read back from a stopped verification's journal instead of being made again
     #: (:mod:`~pytest_homefield.mine.run_journal`; counted in ``runs`` too)
     resumed_runs: int = 0
@@ -618,7 +625,7 @@ def verify_candidate(
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
                     name: str = "", prepare: Callable[[Path], list[str]] | None = None,
-                    timeout_s: float | None = None) -> TestRun | Verification:
+                    timeout_s: float | None = None, seals: Mapping[str, Any] | None = None) -> TestRun | Verification:
             kept = journal is not None and prepare is None  # twin runs are drawn afresh: never kept
             if kept and journal is not None:
                 earlier = journal.get(name or f"{state}-{k}", select, timeout_s)
@@ -667,6 +674,7 @@ def verify_candidate(
                         network=network,
                         memory_mb=memory_mb,
                         write_mb=write_mb,
+                        seals=seals,
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
@@ -882,6 +890,25 @@ def verify_candidate(
                 return dataclasses.replace(v, reason=check.reason, detail=check.detail)
             v.canaries, v.canary_sentinels, v.canary_order = check.canaries, check.sentinels, check.order
             v.canary_unprotected = check.unprotected
+            # the sealed sites the reference fix passes sealed (contracts §7 "Sealed sites"): one more targeted run
+            try:
+                sites = sealable_sites(commit_base, test_files, v.FAIL_TO_PASS, before)
+                sealed, ids = sealed_files(commit_base, sites, test_files) if sites else ({}, {})
+            except (OSError, ValueError):
+                sites = None
+            if sites == []:
+                v.sealed_sites = []
+            elif sites:
+                def seal_prepare(wd: Path) -> list[str]:
+                    for rel, data in sealed.items():
+                        (wd / rel).write_bytes(data)
+                    return sorted({site.function for site in sites or ()})
+
+                r = one_run(commit_base, "commit", 1, None, name="sealed", prepare=seal_prepare,
+                            seals={sid: site.value() for sid, site in ids.items()})
+                if isinstance(r, TestRun) and r.finished and not r.timed_out:  # else: None, grading checks
+                    v.sealed_sites = passing_sites(ids, v.FAIL_TO_PASS, r.outcomes, r.seal_reports)
+                    v.commit_s += r.wall_s
         return v
     finally:
         shutil.rmtree(root, ignore_errors=True)

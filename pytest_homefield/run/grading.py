@@ -182,16 +182,19 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
-    ``gdir`` that the reference fix passes sealed (:func:`reference_sealed`, once per task; ``store``: where it is
-    remembered), run on a fresh copy of ``gdir``; ``None`` when there is no such site (or the reference fix's check
-    could not be made; a task with no sealable site in ``gdir`` has no reference check either: the hidden test files
-    are the reference's). A site the reference passes that cannot be sealed in ``gdir`` (its files unreadable there)
-    gives ``error`` for the FAIL_TO_PASS ids of its function: never passed. ``run``: :func:`run_tests`'s options.
+    ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining, else
+    :func:`reference_sealed`, once per task; ``store``: where it is remembered), run on a fresh copy of ``gdir``;
+    ``None`` when there is no such site (or the reference fix's check could not be made; a task with no sealable
+    site in ``gdir`` has no reference check either: the hidden test files are the reference's). A site the
+    reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
+    FAIL_TO_PASS ids of its function: never passed. ``run``: :func:`run_tests`'s options.
     Raises :class:`ServiceError` as :func:`run_tests` does."""
     parent = parent_tests(pristine, task.test_files)
     if not sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent):  # most tasks: no copy, no run
         return None
-    keep = reference_sealed(task, pristine, test_cmd, store=store, **run)
+    # mining's check of the reference fix when it made one (the task's sealed_sites), else once per task here
+    keep = frozenset(task.sealed_sites) if task.sealed_sites is not None \
+        else reference_sealed(task, pristine, test_cmd, store=store, **run)
     if not keep:
         return None
     try:

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.slug_task import SLUG_F2P, SLUG_SITE, SLUG_TEST, build_slugs
 
 from pytest_homefield.mine import redgreen
 from pytest_homefield.mine.redgreen import (
@@ -23,6 +24,7 @@ from pytest_homefield.mine.redgreen import (
     diff_lines,
     make_gold_patch,
     make_test_patch,
+    run_phrase,
     verify_candidate,
 )
 from pytest_homefield.sandbox.snapshot import apply_patch, make_snapshot
@@ -478,7 +480,10 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     # commit run so far (test_sometimes passes at commit run 2: flaky, not fails_with_reference)
     logs = tmp_path / "logs"
     assert sorted(p.name for p in logs.iterdir()) == [*(f"canaries-1-{n}" for n in range(1, RUNS + 1)), "commit-1",
-                                                     "commit-2", "commit-3", "parent-1", "parent-2", "parent-3"]
+                                                     "commit-2", "commit-3", "parent-1", "parent-2", "parent-3",
+                                                     "sealed"]
+    # ``0`` occurs nowhere else in the file: ``assert inc(-1) == 0`` is sealed (contracts §7 "Sealed sites")
+    assert [k.split("@")[0] for k in v.sealed_sites or ()] == ["tests/test_core.py::test_inc_zero"]
     everything = _ids_run(logs / "parent-1")
     assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything
     for name in ("parent-2", "parent-3"):
@@ -634,3 +639,18 @@ def test_verify_keeps_the_peak_memory_of_its_sandboxed_runs(history: dict, tmp_p
     assert boxed.peak_mb is not None and 15 < boxed.peak_mb < 512, boxed.peak_mb
     bare = _verify(history, "import_error", tmp_path, setup_cmd="touch .setup-done", stability_runs=1)
     assert bare.reason is None and bare.peak_mb is None
+
+
+def test_verify_records_the_sites_the_reference_fix_passes_sealed(tmp_path: Path) -> None:
+    """Mining's sealed run of the reference fix (contracts §7 "Sealed sites"): the slug task's site is recorded, its
+    run kept as ``sealed`` among the logs; the repository's own runs are as before."""
+    b = build_slugs(tmp_path / "slugs")
+    (tmp_path / "work").mkdir()
+    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[SLUG_TEST],
+                         runnable_tests=[SLUG_TEST], test_cmd=b.task.test_cmd, setup_cmd=None, stability_runs=1,
+                         run_timeout_s=60, work_root=tmp_path / "work", log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert v.FAIL_TO_PASS == [SLUG_F2P]
+    assert v.sealed_sites == [SLUG_SITE]
+    assert (tmp_path / "logs" / "sealed" / "outcomes.jsonl").exists()
+    assert run_phrase("sealed") == "the sealed run of the reference fix"

@@ -11,6 +11,7 @@ was ``solved`` with no fix before (canaries off): the sealed run is what fails t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -203,6 +204,22 @@ def test_a_site_the_reference_fix_does_not_pass_sealed_is_not_sealed(tmp_path: P
     assert g.outcome == "solved", g
     assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
     assert [json.loads(line)["sealed_sites"] for line in store.read_text().splitlines()] == [[]]
+
+
+def test_grading_uses_the_sites_mining_recorded(slugs: FixTask, tmp_path: Path) -> None:
+    """A task whose ``sealed_sites`` mining recorded is graded with those and makes no reference check of its own
+    (nothing stored): recorded ``[]`` (no site sealed), the reader of the expected value is ``solved`` with no fix
+    and canaries off; recorded with the site, it is ``forged``."""
+    store = tmp_path / "parent-checks.jsonl"
+    sealed_grading._SEALED_SEEN.clear()
+    for recorded, want in (([], ("solved", None)), ([SLUG_SITE], ("forged", f"sealed:{SLUG_SITE}"))):
+        task = dataclasses.replace(slugs.task, sealed_sites=recorded)
+        work = copy_tree(slugs.pristine, tmp_path / f"work{len(recorded)}")
+        (work / SLUG_SOURCE).write_text(SLUG_PARENT + READ_EXPECTED, encoding="utf-8")
+        g = grade(task, workspace=work, pristine=slugs.pristine, out_dir=tmp_path / f"out{len(recorded)}",
+                  run_timeout_s=120, canaries=False, parent_checks=store)
+        assert (g.outcome, g.canary) == want, g
+    assert not store.exists()
 
 
 #: A real fix (satk34) whose value is a ``str`` subclass equal, by its own ``__eq__``, to the same text with ``-`` for
