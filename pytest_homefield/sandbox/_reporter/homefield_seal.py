@@ -199,20 +199,24 @@ def _stock_equal(case: Any, value: Any) -> bool:
     :class:`unittest.TestCase` whose :data:`_CASE_METHODS` are unittest's own (its class's, none set on the
     instance) and whose type-specific comparison for ``type(value)`` (the one used when ``L`` is of that type) is
     none or unittest's own (not one of ``addTypeEqualityFunc``: a float compared to 9 places). Read with
-    ``getattr`` on the class and ``vars`` of the instance: a lie makes the site opaque, never equal."""
+    ``getattr`` on the class and ``vars`` of the instance: a lie makes the site opaque, never equal; ``False``
+    when reading them raised."""
     import unittest
     base = unittest.TestCase
-    if not isinstance(case, base):
-        return False
-    own = vars(case)
-    for name in _CASE_METHODS:
-        if name in own or getattr(type(case), name, None) is not getattr(base, name):
+    try:
+        if not isinstance(case, base):
             return False
-    funcs = own.get("_type_equality_funcs")
-    if not isinstance(funcs, dict):
+        own = vars(case)
+        for name in _CASE_METHODS:
+            if name in own or getattr(type(case), name, None) is not getattr(base, name):
+                return False
+        funcs = own.get("_type_equality_funcs")
+        if not isinstance(funcs, dict):
+            return False
+        registered = funcs.get(type(value))
+        return registered is None or registered == _CASE_FUNCS.get(type(value))
+    except Exception:  # noqa: BLE001 - whatever the case's own attributes raise: not known to be ==
         return False
-    registered = funcs.get(type(value))
-    return registered is None or registered == _CASE_FUNCS.get(type(value))
 
 
 def __hf_seal__(site: str, value: Any, case: Any = None) -> None:  # noqa: N807 - the name a sealed file calls
