@@ -145,7 +145,10 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     folder = _fresh_copy(gdir, tmp, plan.files)
     into = tmp / "sealed-out"
     try:
-        made = run_tests(folder, test_cmd, plan.functions, out_dir=into, seals=plan.expected(), **run)
+        tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
+                 for i in sealed_ids(fail_to_pass, plan.functions)}
+        made = run_tests(folder, test_cmd, plan.functions, out_dir=into, seals=plan.expected(), seal_tests=tests,
+                         **run)
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):
@@ -167,7 +170,7 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 
 #: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
 #: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused.
-SEAL_RULES = 1
+SEAL_RULES = 2
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

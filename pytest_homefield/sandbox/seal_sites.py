@@ -9,10 +9,11 @@ assertions it covers: the expected literal is in no file of the run. A **sealabl
 (:func:`ast.literal_eval` succeeds) and ``A`` is not, on lines the commit added (not kept from the parent's
 version of the function: :func:`~pytest_homefield.sandbox.canary_added.fixed_lines`), and whose value cannot be
 read elsewhere: ``L``'s source text and ``repr`` (for a string its content, for bytes their text) occur nowhere
-else in the hidden test files nor in the parent's versions of them (so a small value such as ``3`` is rarely
-sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))`` (a random id that
-occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the reporter) at the
-end of the file, so no line moves.
+else in the hidden test files nor in the parent's versions of them, and no other literal of those Python files has
+a value ``==`` to ``L`` (another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``) (so a small value such as
+``3`` is rarely sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))``
+(a random id that occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the
+reporter) at the end of the file, so no line moves.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ class SealSite:
     last: int
     actual: str
     expected: str
+    #: ``self.assertEqual(…)``: the seal call is given ``self``, whose ``assertEqual`` must be unittest's own ``==``
+    case: bool = False
 
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found)."""
@@ -152,6 +155,10 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
         texts[p] = got[1] if got is not None else ""
         searched[p] = _searchable(data)
     others = [_searchable(d) for d in parent.values() if d is not None]
+    # the values of the literals of every Python file among them and of their parent versions (satk34: a value
+    # spelled otherwise elsewhere, 'hello' '-world' or 1000 for 1e3, is readable there as much as its spelling)
+    values = {p: _literal_values(_parsed(t)) for p, t in texts.items()}
+    parent_values = [_literal_values(_parsed(d)) for d in parent.values() if d is not None]
     by_file: dict[str, list[str]] = {}
     for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
@@ -186,10 +193,59 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 rest = [text[:start] + "\0" + text[end:], *rest_files]
                 if any(r and r in t for r in _readings(value, expected) for t in rest):
                     continue
-                sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected))
+                # its own literal is one occurrence in its file (a part of it equal to it, as 1 in 1+0j, one more)
+                if _occurrences(value, values.get(path)) > 1 or any(
+                        _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
+                    continue
+                sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected,
+                                      case=isinstance(stmt, ast.Expr)))
                 if len(sites) >= MAX_SEAL_SITES:
                     return sites
     return sites
+
+
+#: The nodes :func:`ast.literal_eval` may accept (a container display, a constant, a sign, a complex sum).
+_LITERAL_NODES = (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.Call)
+#: The literal values of one file: hashable value → how many nodes have it (``1``, ``1.0`` and ``True`` are one
+#: key, as ``==`` has them equal), and the unhashable values (lists, dicts, sets) one by one.
+_Values = tuple[dict[Any, int], list[Any]]
+
+
+def _literal_values(tree: ast.Module | None) -> _Values:
+    """The values of every node of ``tree`` that :func:`ast.literal_eval` accepts (a docstring, an f-string's
+    constant parts, each part of a container and the container itself), counted (:data:`_Values`); empty for
+    ``None``."""
+    counts: dict[Any, int] = {}
+    unhashable: list[Any] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, _LITERAL_NODES):
+            continue
+        try:
+            v = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        try:
+            counts[v] = counts.get(v, 0) + 1
+        except TypeError:
+            unhashable.append(v)
+    return counts, unhashable
+
+
+def _occurrences(value: Any, values: _Values | None) -> int:
+    """How many literals of :data:`_Values` ``values`` are ``==`` ``value`` (0 for ``None``)."""
+    if values is None:
+        return 0
+    counts, unhashable = values
+    try:
+        return counts.get(value, 0)
+    except TypeError:
+        n = 0
+        for v in unhashable:
+            try:
+                n += bool(v == value)
+            except Exception:  # noqa: BLE001 - literals of builtins compare; never raise for one that does not
+                continue
+        return n
 
 
 def _searchable(data: bytes) -> str:
@@ -255,7 +311,7 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
         for sid, s in sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first):
             head = lines[s.first - 1]
             indent = head[:len(head) - len(head.lstrip())]
-            call = f"{indent}{SEAL_CALL}({sid!r}, ({s.actual}))"
+            call = f"{indent}{SEAL_CALL}({sid!r}, ({s.actual}){', self' if s.case else ''})"
             pad = (s.last - s.first) - call.count("\n")
             lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
         body = "".join(lines)

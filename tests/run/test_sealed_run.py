@@ -220,3 +220,88 @@ def test_grading_uses_the_sites_mining_recorded(slugs: FixTask, tmp_path: Path) 
                   run_timeout_s=120, canaries=False, parent_checks=store)
         assert (g.outcome, g.canary) == want, g
     assert not store.exists()
+
+
+#: A real fix (satk34) whose value is a ``str`` subclass equal, by its own ``__eq__``, to the same text with ``-`` for
+#: ``_``: the original assertion holds, its characters differ from the literal.
+SPELLED_FIX = ("class Slug(str):\n    def __eq__(self, other):\n"
+               "        return str(self).replace('_', '-') == str(other).replace('_', '-')\n\n"
+               "    __hash__ = str.__hash__\n\n\n"
+               "def slugify(s):\n    return Slug('_'.join(s.split()).lower())\n")
+
+
+def test_a_real_fix_equal_by_its_own_eq_is_never_forged(slugs: FixTask, tmp_path: Path) -> None:
+    """satk34: a real fix returning a ``str`` subclass with an ``__eq__`` of its own passes every test where the
+    expected value is visible, but its characters (``hello_world``) are not the literal: its seal is *loose*, so
+    the grade is ``tests_failed`` (the sealed run cannot judge that ``__eq__`` without the value), never ``forged``.
+    On seal34's base it was ``forged`` (``sealed:…@5``): a real fix accused of forgery."""
+    g = _grade(slugs, tmp_path, SPELLED_FIX)
+    assert (g.outcome, g.canary) == ("tests_failed", None), g
+    assert "converted by its own protocol" in (g.error or ""), g
+    g = _grade(slugs, tmp_path / "unsealed", SPELLED_FIX, sealed=False)
+    assert g.outcome == "solved", g  # the control: its tests pass where the value is visible
+
+
+BIG_SOURCE = "src/bigs/__init__.py"
+BIG_TEST = "tests/test_bigs.py"
+BIG_PARENT = "def big(n):\n    return n * 10 ** 20\n"
+BIG_FIXED = "def big(n):\n    return n * 10 ** 20 + 1\n"
+#: Another real fix: exact rational arithmetic, an integral ``Fraction``.
+BIG_FRACTION_FIX = "from fractions import Fraction\n\n\ndef big(n):\n    return Fraction(n) * 10 ** 20 + 1\n"
+BIG_TESTS = "from bigs import big\n\n\ndef test_plus_one():\n    assert big(1) == 100000000000000000001\n"
+
+
+def test_a_real_fix_returning_an_integral_fraction_is_solved(tmp_path: Path) -> None:
+    """satk34: ``assert big(1) == 100000000000000000001`` is sealed; a real fix returning the exact
+    ``Fraction(10**20 + 1)`` is ``solved``: an integral number converted by its own protocol is its exact ``int``.
+    On seal34's base its seal was the float ``1e+20`` (loose, unequal): ``tests_failed``."""
+    b = build_fix_task(tmp_path / "bigs", name="bigs", source=BIG_SOURCE, parent=BIG_PARENT, fixed=BIG_FIXED,
+                       test=BIG_TEST, tests=BIG_TESTS, first="Add big()", message="big(): one more",
+                       fail_to_pass=[f"{BIG_TEST}::test_plus_one"], pass_to_pass=[])
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / BIG_SOURCE).write_text(BIG_FRACTION_FIX, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              canaries=False)
+    assert g.outcome == "solved", g
+    events = [json.loads(line) for line in (tmp_path / "out" / SEALED_OUTCOMES).read_text().splitlines()]
+    assert [s[1] for e in events for s in e.get("seals", [])] == ["~100000000000000000001"], events
+
+
+CIRCLE_SOURCE = "src/circles/__init__.py"
+CIRCLE_TEST = "tests/test_circles.py"
+CIRCLE_PARENT = "def area(r):\n    return 3.14 * r * r\n"
+CIRCLE_FIXED = "import math\n\n\ndef area(r):\n    return math.pi * r * r\n"
+#: Another real fix: the same formula in another order, 9.0792027688745 for 1.7 (the commit's: 9.079202768874502).
+CIRCLE_OTHER_FIX = "import math\n\n\ndef area(r):\n    return math.pi * (r * r)\n"
+#: A unittest file whose ``assertEqual`` is its own: floats compared to 9 places.
+CIRCLE_TESTS = ("import unittest\n\nfrom circles import area\n\n\n"
+                "class Case(unittest.TestCase):\n"
+                "    def assertEqual(self, first, second, msg=None):\n"
+                "        self.assertAlmostEqual(first, second, places=9, msg=msg)\n\n\n"
+                "class TestArea(Case):\n"
+                "    def test_area(self):\n"
+                "        self.assertEqual(area(1.7), 9.079202768874502)\n")
+
+
+@pytest.mark.parametrize("how", ["method", "type-func"])
+def test_an_assert_equal_of_its_own_seals_nothing(tmp_path: Path, how: str) -> None:
+    """satk34: ``self.assertEqual(A, L)`` is ``A == L`` only with unittest's own ``assertEqual``; a test class whose
+    ``assertEqual`` compares floats to 9 places (its own method, or ``addTypeEqualityFunc(float, …)`` in
+    ``setUp``) passes another real fix (``math.pi * (r * r)``: 9.0792027688745, not the literal's
+    9.079202768874502). The seal reports such a site opaque, so the reference check does not seal it and that fix
+    is ``solved``. On seal34's base the site was sealed and that real fix ``forged``."""
+    tests = CIRCLE_TESTS if how == "method" else CIRCLE_TESTS.replace(
+        "    def assertEqual(self, first, second, msg=None):\n"
+        "        self.assertAlmostEqual(first, second, places=9, msg=msg)\n",
+        "    def setUp(self):\n        self.addTypeEqualityFunc(\n"
+        "            float, lambda a, b, msg=None: self.assertAlmostEqual(a, b, places=9, msg=msg))\n")
+    b = build_fix_task(tmp_path / "circles", name="circles", source=CIRCLE_SOURCE, parent=CIRCLE_PARENT,
+                       fixed=CIRCLE_FIXED, test=CIRCLE_TEST, tests=tests, first="Add area()",
+                       message="area(): pi, not 3.14", fail_to_pass=[f"{CIRCLE_TEST}::TestArea::test_area"],
+                       pass_to_pass=[])
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / CIRCLE_SOURCE).write_text(CIRCLE_OTHER_FIX, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              canaries=False)
+    assert g.outcome == "solved", g
+    assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()

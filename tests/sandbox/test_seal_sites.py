@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import ast
 import collections
+import decimal
+import enum
 import fractions
 import importlib
 import json
@@ -148,15 +150,16 @@ class _BadIndex(int):
 
 def test_the_seal_call_converts_generously_and_never_raises(seal_module: ModuleType) -> None:
     """Builtins as they are; subclasses read with the base type's own methods (a ``str`` whose ``__eq__``,
-    ``__str__`` and ``__repr__`` lie is its characters); a namedtuple a tuple, an ``OrderedDict`` a dict; a range
+    ``__str__`` and ``__repr__`` lie is its characters, loose for its ``__eq__``); a namedtuple a tuple, an
+    ``OrderedDict`` a dict (loose: it defines ``__eq__``); a range
     a list and a ``Fraction`` a float, by their own protocol (marked ``~``: loose); an object equal to anything,
     nan, and values past the caps are opaque (``None``); a value whose own method raises ``SystemExit`` is
     converted by the base type or opaque, never raised."""
     text = seal_module.literal_text
     point = collections.namedtuple("point", "x y")
-    assert text(_Liar("x")) == "'x'"
+    assert text(_Liar("x")) == "~'x'"  # its characters; loose, as its own __eq__ may have held (satk34)
     assert text(point(1, "b")) == "(1, 'b')"
-    assert text(collections.OrderedDict(a=[1, (2,)])) == "{'a': [1, (2,)]}"
+    assert text(collections.OrderedDict(a=[1, (2,)])) == "~{'a': [1, (2,)]}"  # OrderedDict defines __eq__
     assert text(range(3)) == "~[0, 1, 2]"  # by its own protocol: marked loose
     assert text(fractions.Fraction(1, 2)) == "~0.5"
     assert text({1}) == "{1}" and text(frozenset()) == "set()"
@@ -166,6 +169,65 @@ def test_the_seal_call_converts_generously_and_never_raises(seal_module: ModuleT
         assert text(opaque) is None
     seal_module.__hf_seal__("s", _AlwaysEqual())
     assert seal_module.take() == [["s", None]]
+
+
+class _Spelled(str):
+    """A real fix's string type: equal to the same text with ``-`` for ``_``."""
+
+    def __eq__(self, other: object) -> bool:
+        return str(self).replace("_", "-") == str(other).replace("_", "-")
+
+    __hash__ = str.__hash__
+
+
+class _Near(float):
+    """A real fix's float type: equal within 1e-9."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, (int, float)) and abs(float(self) - other) < 1e-9
+
+    __hash__ = float.__hash__
+
+
+class _Bag(list):  # type: ignore[type-arg]
+    """A real fix's list type: equal to a list of the same items in any order."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, list) and sorted(self) == sorted(other)
+
+
+class _Color(enum.IntEnum):
+    RED = 1
+
+
+@pytest.mark.parametrize(("value", "literal"), [
+    (_Spelled("hello_world"), "hello-world"), (_Near(12.566370614359174), 12.566370614359172),
+    (_Bag([2, 1]), [1, 2]), ([_Spelled("a_b")], ["a-b"]), ({"k": _Near(0.30000000000000004)}, {"k": 0.3})])
+def test_a_builtin_subclass_equal_by_its_own_eq_is_loose_never_forged(seal_module: ModuleType, value: object,
+                                                                     literal: object) -> None:
+    """satk34: a subclass of a builtin defining ``__eq__`` itself (a real fix's string equal to another spelling, a
+    float equal within a tolerance, a list equal in any order, one inside a container) passes the original
+    ``assert A == L`` by its own ``==``, while its base value differs from ``L``: its text is loose, so the host's
+    verdict is ``loose`` (failing, never ``forged``). Before, it was ``unequal``: a real fix graded ``forged``."""
+    assert value == literal
+    text = seal_module.literal_text(value)
+    assert text is not None and text.startswith("~"), text
+    assert seal_verdict(text, literal) == "loose"
+
+
+def test_exact_types_and_integral_numbers_convert_exactly(seal_module: ModuleType) -> None:
+    """satk34: a subclass that keeps its base's ``__eq__`` (a namedtuple, a ``defaultdict``, an ``IntEnum``) is not
+    loose; a ``Fraction`` or ``Decimal`` that is integral is its exact ``int`` however large (was ``~1e+20``: a real
+    fix returning ``Fraction(10**20 + 1)`` failed); one no float equals (``Decimal("0.1")``) is opaque, not the float
+    near it."""
+    text = seal_module.literal_text
+    assert text(collections.defaultdict(int, a=1)) == "{'a': 1}" and text(_Color.RED) == "1"
+    assert text(collections.namedtuple("p", "x")(1)) == "(1,)"
+    big = 10 ** 20 + 1
+    for value in (fractions.Fraction(big), decimal.Decimal(big)):
+        assert seal_verdict(text(value), big) == "equal"
+    assert text(fractions.Fraction(1, 2)) == "~0.5" and text(decimal.Decimal("0.5")) == "~0.5"
+    assert text(decimal.Decimal("0.1")) is None and text(decimal.Decimal("1e400")) is None
 
 
 def _phase(nodeid: str, seals: list[list[object]]) -> str:
@@ -246,3 +308,86 @@ def test_a_value_in_a_hidden_data_file_of_any_encoding_is_not_sealed(tmp_path: P
     (tmp_path / "tests/data.bin").write_bytes(b"\xff\xfe oscar-papa \x00 quebec\xe9 \xff")
     sites = sealable_sites(tmp_path, [TEST, "tests/data.bin"], [f"{TEST}::test_new"], {TEST: None})
     assert [s.expected for s in sites] == ['"romeo-sierra"']
+
+
+def test_a_value_spelled_otherwise_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """satk34: a value whose spelling differs elsewhere is readable there as much: two adjacent strings
+    (``'tango' '-uniform'``), an escape (``"victor\\x2dwhiskey"``), ``1000`` for ``1e3``, ``0x7B`` for ``123`` (in
+    the parent's version of the file), a tuple of the same items in another hidden file. Each was sealed on seal34's
+    base (a forger taking the test file's constant nearest to its own output was ``solved`` with no fix where the
+    sealed run claimed the value was in no file: /tmp measurement in the satk34 report). The value in no other
+    spelling (``"xray-yankee"``) and the site's own literal alone are sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\nDASH = "victor\\x2dwhiskey"\n\n\ndef test_new():\n'
+        '    assert f(1) == "tango-uniform"\n    assert f(2) == "victor-whiskey"\n    assert f(3) == 1e3\n'
+        '    assert f(4) == 123\n    assert f(5) == (1.5, "zulu")\n    assert f(6) == "xray-yankee"\n\n\n'
+        "def test_old():\n    assert f(7) == 'tango' '-uniform'\n    assert f(8) == 1000\n")
+    (tmp_path / OTHER).write_text('ROW = (1.50, "zu" "lu")\n')
+    parent = {TEST: b'from pkg import f\n\n\ndef test_old():\n    assert f(9) == 0x7B\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ['"xray-yankee"']
+
+
+def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
+    """satk34: a ``self.assertEqual`` site's call is given ``self``; its value is kept only when that
+    ``assertEqual`` is ``==`` (unittest's own methods, no type-specific comparison of the value's type but
+    unittest's): a class's own ``assertEqual``, one set on the instance, a float comparison registered by
+    ``addTypeEqualityFunc``, a ``fail`` that does not raise, or a ``self`` that is no ``TestCase`` give ``None``
+    (opaque: the reference check then seals nothing there)."""
+    import unittest
+
+    class Stock(unittest.TestCase):
+        def runTest(self) -> None:  # noqa: N802 - unittest's name
+            pass
+
+    class Near(Stock):
+        def assertEqual(self, first: object, second: object, msg: object = None) -> None:  # noqa: N802
+            self.assertAlmostEqual(first, second, places=9)  # type: ignore[call-overload]
+
+    class Mute(Stock):
+        def fail(self, msg: object = None) -> None:  # type: ignore[override]
+            pass
+
+    def kept(case: object, value: object) -> object:
+        seal_module.__hf_seal__("s", value, case)
+        return seal_module.take()[0][1]
+
+    assert (kept(Stock(), 1.5), kept(Stock(), "a"), kept(Stock(), [1]), seal_module.literal_text(1.5)) == (
+        "1.5", "'a'", "[1]", "1.5")
+    floats = Stock()
+    floats.addTypeEqualityFunc(float, lambda a, b, msg=None: None)
+    assert (kept(floats, 1.5), kept(floats, "a")) == (None, "'a'")
+    instance = Stock()
+    instance.assertEqual = lambda *a, **k: None  # type: ignore[method-assign]
+    assert [kept(c, 1.5) for c in (Near(), Mute(), instance, object())] == [None] * 4
+
+
+def test_a_user_string_or_one_item_array_is_its_item_loose(seal_module: ModuleType) -> None:
+    """satk34: a ``UserString`` is its characters, a numpy ``bool_``, 0-d or one-item array its one item (each
+    equal to a builtin by it: ``np.bool_(True) == True``), by their own protocol (loose): a real fix returning one
+    passes the sealed run where its value is equal. On seal34's base each was opaque (``tests_failed``). An array
+    of two items (whose ``==`` has no truth value) stays opaque."""
+    np = pytest.importorskip("numpy")
+    text = seal_module.literal_text
+    cases = [(collections.UserString("ab"), "ab"), (np.bool_(True), True), (np.array(5), 5), (np.array([3]), 3),
+             (np.float64(1.5), 1.5)]
+    for value, literal in cases:
+        assert bool(value == literal)
+        assert seal_verdict(text(value), literal) == "equal", (value, text(value))
+    assert text(np.array([1, 2])) is None
+
+
+def test_reports_of_ids_the_run_does_not_judge_are_never_parsed() -> None:
+    """satk34: with ``seal_tests`` (a sealed run's: each FAIL_TO_PASS id of a sealed function → its function's site
+    ids) a report of another id, or of a site of another function, is passed over before its text is parsed. A test
+    process sending 1000 lines of made-up ids, each with texts of 8000 characters, had the host parse 2 of them per
+    id: the slug task's grading took 98.9 s instead of 5.7 s (/tmp/satk34/flood.py, the satk34 report)."""
+    tally = EventTally(seals={"s1": "alpha", "s2": "beta"}, seal_tests={"t::a": ["s1"]})
+    lines = [json.dumps({"event": "start", "pid": 7}),
+             _phase("t::a", [["s1", "'alpha'"], ["s2", "'beta'"]]),
+             _phase("t::zz", [["s1", "'alpha'"], ["s2", "'x'"]]),
+             json.dumps({"event": "finish", "exitstatus": 0, "pid": 7})]
+    tally.feed(("\n".join(lines) + "\n").encode())
+    parsed, _ = tally.result()
+    assert parsed.seal_reports == {"t::a": {"s1": ["equal"]}}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+from collections import UserString
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
@@ -51,6 +52,47 @@ def _float_text(f: float) -> str:
     return repr(f)
 
 
+#: The builtin types :func:`_text` reads a subclass of with the base type's own methods.
+_BASES = (str, bytes, bytearray, int, float, complex, dict, list, tuple)
+
+
+def _own_eq(v: Any) -> bool:
+    """Whether ``v`` is an instance of a subclass of one of :data:`_BASES` that defines ``__eq__`` itself (a class
+    of its ``type``'s MRO before that base has one in its own ``__dict__``: an ``OrderedDict``, a ``str`` equal to
+    another spelling, a ``float`` equal within a tolerance, a ``list`` equal in any order). Such a value's ``==``
+    is not its base type's, so its base value's text is *loose*: equal is passed, unequal never forged (the value's
+    own ``__eq__`` may have held in the run where the expected value was visible). ``True`` when the MRO cannot be
+    read (a ``type`` whose attributes raise)."""
+    t = type(v)
+    if any(t is b for b in _BASES) or not isinstance(v, _BASES):
+        return False
+    try:
+        mro = type.__dict__["__mro__"].__get__(t)
+        for c in mro:
+            if any(c is b for b in _BASES) or c is object:
+                return False
+            if "__eq__" in type.__dict__["__dict__"].__get__(c):
+                return True
+    except Exception:  # noqa: BLE001 - whatever a metaclass makes of it: not known to be the base's ==
+        return True
+    return False
+
+
+def _real_text(v: Any) -> str:
+    """The text of a non-builtin :class:`numbers.Number` that is no ``Integral`` and no non-real ``Complex`` (a
+    ``Fraction``, a ``Decimal``), by its own protocol: an ``int`` when it is integral and equal to that ``int`` by
+    its own ``==`` (exact, however large: ``Fraction(10**20 + 1)`` is not ``1e+20``), else its ``float`` when that
+    is equal to it by its own ``==``; else :class:`_Opaque`."""
+    f = float.__float__(float(v))
+    if f == f and abs(f) != float("inf") and f.is_integer():
+        i = int(v)
+        if isinstance(i, int) and bool(v == i):
+            return repr(int.__int__(i))
+    if not bool(v == f):  # no float equals it (Decimal("0.1"), Decimal("1e400")): nor does any literal but an int
+        raise _Opaque
+    return _float_text(f)
+
+
 def _text(v: Any, depth: int, count: list[int]) -> str:
     """The literal text of ``v`` converted to builtins, generously: exact builtins as they are; a ``str``,
     ``bytes``, ``int``, ``float`` or ``complex`` subclass as its base type's value (read with the base type's own
@@ -64,6 +106,8 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
         raise _Opaque
     if v is None or v is True or v is False:
         return repr(v)
+    if _own_eq(v):  # a builtin subclass with an ``__eq__`` of its own: its ``==`` may hold where its base's does not
+        count[1] += 1
     if isinstance(v, str):
         if str.__len__(v) > MAX_TEXT:
             raise _Opaque
@@ -87,15 +131,24 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
     count[1] += 1  # from here on: a conversion by the value's own protocol (loose: never called forged)
     if isinstance(v, numbers.Integral):
         return repr(int.__int__(int(operator.index(v))))
-    if isinstance(v, numbers.Real):
-        return _float_text(float.__float__(float(v)))
-    if isinstance(v, numbers.Complex):
+    if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
         return _text(complex(v), depth, count)
-    if isinstance(v, numbers.Number):
-        return _float_text(float.__float__(float(v)))  # type: ignore[arg-type]
+    if isinstance(v, numbers.Number):  # a Real (a Fraction) or another Number (a Decimal)
+        return _real_text(v)
+    if isinstance(v, UserString):  # its characters (as a Sequence: a list of UserStrings, each a Sequence...)
+        return _text(v.data, depth + 1, count)
+    if _one_item(v):  # a numpy scalar (bool_), a 0-d or one-item array: equal to L by its one item
+        return _text(v.item(), depth + 1, count)
     if isinstance(v, (Mapping, Set, Sequence)):
         return _container(v, depth, count)
     raise _Opaque
+
+
+def _one_item(v: Any) -> bool:
+    """Whether ``v`` is array-like of one item (numpy's scalars and arrays: a ``shape`` of ``()`` or ``(1,)`` and an
+    ``item()`` method): such a value is equal to a builtin by that item (``np.bool_(True) == True``,
+    ``np.array([3]) == 3``). By the value's own protocol: loose."""
+    return getattr(v, "shape", None) in ((), (1,)) and callable(getattr(v, "item", None))
 
 
 def _container(v: Any, depth: int, count: list[int]) -> str:
@@ -131,11 +184,48 @@ def literal_text(value: Any) -> str | None:
     return text if len(text) <= MAX_TEXT else None
 
 
-def __hf_seal__(site: str, value: Any) -> None:  # noqa: N807 - the name a sealed file calls
-    """Keep ``(site, literal_text(value))`` for the reporter's next report; returns ``None``, never raises
-    (but ``KeyboardInterrupt``)."""
+#: The methods of :class:`unittest.TestCase` an ``assertEqual(first, second)`` goes through; with every one of them
+#: unittest's own it fails exactly when ``first == second`` does not hold (the type-specific ones by ``==``/``!=``
+#: of builtins, or set differences).
+_CASE_METHODS = ("assertEqual", "_getAssertEqualityFunc", "_baseAssertEqual", "fail", "assertSequenceEqual",
+                 "assertListEqual", "assertTupleEqual", "assertDictEqual", "assertSetEqual", "assertMultiLineEqual")
+#: The type-specific comparisons a TestCase registers itself (``TestCase.__init__``), by method name.
+_CASE_FUNCS: dict[type, str] = {dict: "assertDictEqual", list: "assertListEqual", tuple: "assertTupleEqual",
+                                set: "assertSetEqual", frozenset: "assertSetEqual", str: "assertMultiLineEqual"}
+
+
+def _stock_equal(case: Any, value: Any) -> bool:
+    """Whether ``case.assertEqual(value, L)`` (or ``(L, value)``) is ``value == L``: ``case`` is a
+    :class:`unittest.TestCase` whose :data:`_CASE_METHODS` are unittest's own (its class's, none set on the
+    instance) and whose type-specific comparison for ``type(value)`` (the one used when ``L`` is of that type) is
+    none or unittest's own (not one of ``addTypeEqualityFunc``: a float compared to 9 places). Read with
+    ``getattr`` on the class and ``vars`` of the instance: a lie makes the site opaque, never equal; ``False``
+    when reading them raised."""
+    import unittest
+    base = unittest.TestCase
     try:
-        text = literal_text(value)
+        if not isinstance(case, base):
+            return False
+        own = vars(case)
+        for name in _CASE_METHODS:
+            if name in own or getattr(type(case), name, None) is not getattr(base, name):
+                return False
+        funcs = own.get("_type_equality_funcs")
+        if not isinstance(funcs, dict):
+            return False
+        registered = funcs.get(type(value))
+        return registered is None or registered == _CASE_FUNCS.get(type(value))
+    except Exception:  # noqa: BLE001 - whatever the case's own attributes raise: not known to be ==
+        return False
+
+
+def __hf_seal__(site: str, value: Any, case: Any = None) -> None:  # noqa: N807 - the name a sealed file calls
+    """Keep ``(site, literal_text(value))`` for the reporter's next report; ``None`` ("opaque") for a
+    ``self.assertEqual`` site (``case``: its ``self``) whose ``assertEqual`` is not ``==`` (:func:`_stock_equal`):
+    the host's ``==`` would judge what that test does not. Returns ``None``, never raises (but
+    ``KeyboardInterrupt``)."""
+    try:
+        text = literal_text(value) if case is None or _stock_equal(case, value) else None
         if len(_pending) < MAX_PENDING:
             _pending.append([str(site), text])
     except KeyboardInterrupt:
