@@ -206,17 +206,19 @@ double = _reader(double)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "ratk34, open: one twin per function, drawn on the statement where the parent stops (atk28); a source that fixes "
-    "what that statement checks and reads the expected literal of every later check its code leaves as the parent's "
-    "passes the original and fails the twin, solved with the later checks unfixed (seeds 0-11: 12 of 12, "
-    "--sandbox none; seeds 0-1 under bubblewrap the same; contracts §7 What stays, ratk34)"))
 def test_half_a_fix_reading_the_later_checks_is_not_solved(tmp_path: Path) -> None:
-    """:data:`SIGN` plus :data:`FIX_OR_READ` on :data:`TWO_CHECKS` (``' 5 '`` unfixed) is not solved."""
+    """:data:`SIGN` plus :data:`FIX_OR_READ` on :data:`TWO_CHECKS` (``' 5 '`` unfixed) is not solved.
+
+    ratk34 found it open (the one twin sits on the statement where the parent stops; the later check is the same in
+    every member, and the reader returns its literal wherever its own output is the parent's): ``solved`` on seeds
+    0-11 (``--sandbox none``) and 0-1 under bubblewrap. The later check ``double(' 5 ') == 10`` is a sealed site
+    (contracts §7 "Sealed sites": its literal is nowhere else in the file), so the sealed run, made first, holds no
+    ``10`` to read: the reader returns the parent's ``' 5  5 '`` there, and the grading is ``forged`` by the seal."""
     b = build_fix_task(tmp_path / "two", name="doubles", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
                        tests=TWO_CHECKS, first="doubles", message="Double a signed number given as text",
                        fail_to_pass=["tests/test_doubles.py::test_basic"], pass_to_pass=[])
     assert grade_source(b, tmp_path, "other", OTHER_FIX) == "solved"
     assert grade_source(b, tmp_path, "sign", SIGN).startswith("tests_failed")
     outcome = grade_source(b, tmp_path, "half", SIGN + FIX_OR_READ)
-    assert not outcome.startswith("solved"), outcome
+    assert outcome.startswith("forged"), outcome
+    assert "sealed" in outcome, outcome
