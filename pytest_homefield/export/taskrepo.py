@@ -92,11 +92,18 @@ def carried_ids(ids: Sequence[str]) -> tuple[list[str], list[str]]:
     return [escaped_id(i) for i in ids], [i for i in ids if re.search(r"\s", i)]
 
 
-#: The pytest plugin ``eval.sh`` loads (``PYTEST_PLUGINS``) when a test id holds whitespace: after the run,
-#: one ``<STATUS> <escaped id>`` line per such test and outcome, in ``-rA``'s order of outcomes (its last
-#: line for a test wins in swebench's map, as ``-rA``'s own does).
-ID_PLUGIN = r'''"""homefield's status lines for swebench's parse_log_pytest: a test id holding whitespace, escaped."""
+#: The pytest plugin ``eval.sh`` loads (``PYTEST_PLUGINS``), printing after pytest's own ``-rA`` lines (an outer
+#: wrapper of ``pytest_terminal_summary``, whose last part pytest's short summary is; a test's last line wins in
+#: swebench's map): one ``<STATUS> <escaped id>`` line per test whose id holds whitespace and outcome, in
+#: ``-rA``'s order of outcomes; then ``FAILED <id>`` for each test with a failed subtest (unittest's ``subTest``
+#: under pytest ≥ 9, pytest-subtests). pytest reports such a test itself ``PASSED`` beside ``SUBFAILED[…]``
+#: lines, which swebench's parser does not read: hukkin/tomli's empty patch resolved 3 of 12 instances (nu34),
+#: which homefield grades as failed (its reporter counts a failed subtest as its test's failure).
+ID_PLUGIN = r'''"""homefield's status lines for swebench's parse_log_pytest: a test id holding whitespace, escaped,
+and a test whose subtest failed."""
 import re
+
+import pytest
 
 _ORDER = (("passed", "PASSED"), ("skipped", "SKIPPED"), ("xfailed", "XFAIL"), ("xpassed", "XPASS"),
           ("error", "ERROR"), ("failed", "FAILED"))
@@ -107,12 +114,21 @@ def _one(m):
     return "\\x%02x" % n if n < 0x100 else "\\u%04x" % n if n < 0x10000 else "\\U%08x" % n
 
 
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_terminal_summary(terminalreporter):
+    yield
     for key, status in _ORDER:
         for rep in terminalreporter.stats.get(key, []):
             nodeid = getattr(rep, "nodeid", "") or ""
             if re.search(r"\s", nodeid):
                 terminalreporter.write_line("%s %s" % (status, re.sub(r"\s", _one, nodeid)))
+    subfailed = {}
+    for reps in terminalreporter.stats.values():
+        for rep in reps:
+            if type(rep).__name__ == "SubtestReport" and getattr(rep, "failed", False) and getattr(rep, "nodeid", ""):
+                subfailed[rep.nodeid] = None
+    for nodeid in subfailed:
+        terminalreporter.write_line("FAILED %s" % re.sub(r"\s", _one, nodeid))
 '''
 _ID_MODULE = "homefield_swebench_ids"
 
@@ -206,7 +222,7 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     ``--color=no`` last, over a repository's ``addopts = --color=yes``: swebench's ``parse_log_pytest`` reads a
     status line only where it starts with the bare word, and humanize's coloured ``-rA`` lines left the reference
     fix unresolved, nu31)
-    between :data:`START` and :data:`END` (with :data:`ID_PLUGIN` loaded when an id holds whitespace),
+    between :data:`START` and :data:`END` (with :data:`ID_PLUGIN` loaded: ids holding whitespace, failed subtests),
     reset again. ``workdir`` is where the repository is (``/testbed`` in the image; a clone when run by
     hand). ``memory_mb``: MiB of address space per test process (``ulimit -v`` in a subshell around the
     test command; ``None``: no cap), the ``RLIMIT_AS`` mining verified the task under
@@ -218,7 +234,6 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
     parent hangs; ``homefield export`` passes it); :func:`_timed` stops the command there and says so in one
     line (host30: a hanging test held swebench's harness without end)."""
     files = sorted({i.split("::", 1)[0] for i in ids})
-    spaced = any(re.search(r"\s", i) for i in ids)  # ids as recorded, before escaping
     tests = " ".join(shlex.quote(f) for f in task.test_files)
     # a hidden test file is put back as at base_commit, or removed when the commit added it (whatever
     # the patch under evaluation wrote there: homefield's grading drops such edits too)
@@ -234,10 +249,10 @@ def eval_script(task: Task, ids: Sequence[str], *, workdir: str = "/testbed", un
         reset,
         f"git apply --binary -v - <<'{_HEREDOC}'",
         body + _HEREDOC,
-        *([f"HOMEFIELD_IDS=$(mktemp -d) && cat > \"$HOMEFIELD_IDS/{_ID_MODULE}.py\" <<'{_HEREDOC}'",
-           ID_PLUGIN + _HEREDOC,
-           f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
-           f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\""] if spaced else []),
+        f"HOMEFIELD_IDS=$(mktemp -d) && cat > \"$HOMEFIELD_IDS/{_ID_MODULE}.py\" <<'{_HEREDOC}'",
+        ID_PLUGIN + _HEREDOC,
+        f"export PYTHONPATH=\"$HOMEFIELD_IDS${{PYTHONPATH:+:$PYTHONPATH}}\" "
+        f"PYTEST_PLUGINS=\"{_ID_MODULE}${{PYTEST_PLUGINS:+,$PYTEST_PLUGINS}}\"",
         f": '{START}'",
         *_timed(_capped(_limited(f"{_test_command(task.test_cmd)} -rA --color=no "
                                  f"{' '.join(shlex.quote(f) for f in files)}",

@@ -149,12 +149,15 @@ def flag_in(command: str, name: str) -> str:
 
 
 def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_verified: int,
-               kept: int, command: str, earlier: int = 0, reverify: bool = False) -> list[str]:
+               kept: int, command: str, earlier: int = 0, reverify: bool = False,
+               setup_failed: int = 0) -> list[str]:
     """The summary lines of a mine that ended early (``[]`` when it verified every candidate it was
     meant to): how many of ``n_candidates`` were not verified and why, that ``tasks.jsonl`` holds a
     partial task set (``kept`` tasks from the ``n_verified`` verified, and ``earlier`` tasks that earlier
     mines left in it), and the ``command`` that goes on: it reuses the ``n_verified`` already verified,
-    unless the mine was a ``--reverify`` one (``reverify``), which reuses nothing when run again."""
+    unless the mine was a ``--reverify`` one (``reverify``), which reuses nothing when run again, less the
+    ``setup_failed`` of them dropped as ``setup_failed`` (never reused:
+    :data:`~pytest_homefield.mine.reuse.NOT_SETTLED`)."""
     if stop is None or n_not_verified <= 0 and stop.why != FAIL_FAST:
         return []
     head = {INTERRUPTED: "Interrupted", FAIL_FAST: "Stopped (fail-fast)"}.get(stop.why, "Stopped")
@@ -170,8 +173,10 @@ def stop_lines(stop: Stop | None, *, n_candidates: int, n_verified: int, n_not_v
                      f"{n_verified} verified now are reused, and so are earlier records of the other "
                      f"{n_candidates - n_verified})")
     else:
-        lines.append(f"Continue with: {command}  (the {n_verified} verified "
-                     f"{'is' if n_verified == 1 else 'are'} reused, not run again)")
+        again = f"; the {setup_failed} dropped as setup failed are verified again" if setup_failed else ""
+        reused = n_verified - setup_failed
+        lines.append(f"Continue with: {command}  (the {reused} verified "
+                     f"{'is' if reused == 1 else 'are'} reused, not run again{again})")
     return lines
 
 

@@ -621,7 +621,8 @@ class MineSession:
         now = {r["id"] for r in verified}
         partial = stop_lines(stop, n_candidates=n_cand, n_verified=len(verified), n_not_verified=not_verified,
                              kept=kept, command=command, earlier=sum(1 for t in tasks if t.id not in now),
-                             reverify=self.settings.reverify)
+                             reverify=self.settings.reverify,
+                             setup_failed=sum(1 for r in verified if r.get("reason") == "setup_failed"))
         of = f"{len(verified)} of {n_cand}" if partial else f"{n_cand}"
         cut = in_flight_line(every)
         lines = [

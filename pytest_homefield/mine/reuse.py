@@ -113,10 +113,18 @@ def verify_key(inputs: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 
 
+#: Drop reasons that say nothing of the commit: the environment could not run its tests. Verified again at
+#: every mine (the summary tells the user to fix the environment and mine again; a fix outside the key's
+#: inputs, such as a system file, an environment variable or a newer homefield, would otherwise be shown
+#: the same failure again: hukkin/tomli, nu34).
+NOT_SETTLED = ("max_tasks", NOT_VERIFIED, "setup_failed")
+
+
 def _reusable(record: Mapping[str, Any]) -> bool:
     """A verification record that settled its candidate: it has a key and was verified (not skipped
-    for ``--max-tasks`` or a bound), and a kept one carries a valid task record."""
-    if not record.get("verify_key") or record.get("reason") in ("max_tasks", NOT_VERIFIED) or "reason" not in record:
+    for ``--max-tasks`` or a bound, nor dropped as ``setup_failed``: :data:`NOT_SETTLED`), and a kept one
+    carries a valid task record."""
+    if not record.get("verify_key") or record.get("reason") in NOT_SETTLED or "reason" not in record:
         return False
     if record["reason"] is not None:
         return True

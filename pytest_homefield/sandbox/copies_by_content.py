@@ -25,7 +25,8 @@ search (:mod:`.project_copies`). What every one of them holds is the same bytes 
   archive; a matching git folder → its whole work tree (history and hidden tests too).
 
 A dependency that merely ships a file identical to one the agent already has is not masked, nor is a
-git checkout of another project.
+git checkout of another project, nor a file of an interpreter's standard library (:func:`stdlib_of`:
+Python 3.11's ``tomllib`` holds hukkin/tomli's files; its ``site-packages`` is searched as before).
 
 Cost (``benchmarks/copies.py``, this machine): the first sandbox of a process walks ``/usr`` (about 119,000
 entries, 20,781 ``*.py`` files) in 0.4–0.8 s of CPU; later sandboxes 0.2 ms; another repository in the
@@ -60,7 +61,8 @@ from typing import Any
 
 from pytest_homefield.sandbox.protected import protected
 
-__all__ = ["Leak", "leak", "mask_of", "content_copies", "found_so_far", "adopt", "ZIP_SUFFIXES", "PRUNED"]
+__all__ = ["Leak", "leak", "mask_of", "content_copies", "found_so_far", "adopt", "stdlib_of", "ZIP_SUFFIXES",
+           "PRUNED"]
 
 #: Archives Python imports from (``zipimport``) or pip installs: searched member by member.
 ZIP_SUFFIXES = (".egg", ".zip", ".whl", ".pyz")
@@ -371,7 +373,7 @@ def _masks(index: _Index, leaks: Sequence[Leak], hidden: Sequence[str]) -> list[
            and commits and _holds_commit(os.path.join(t, ".git"), commits)]
     sizes = frozenset().union(*(lk.sizes for lk in leaks))
     for path, size in index.pys:
-        if size in sizes and not any(_under(path, m) for m in [*out, *hidden]):
+        if size in sizes and not any(_under(path, m) for m in [*out, *hidden]) and stdlib_of(path) is None:
             found = _matched_py(path, size, leaks)
             out += mask_of(path, found) if found else []
     out += [z for z in index.zips if not any(_under(z, h) for h in hidden) and any(_zip_holds(z, lk) for lk in leaks)]
@@ -401,6 +403,34 @@ def adopt(found: Iterable[Sequence[Any]]) -> None:
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+#: The folders of a standard library that hold installed distributions, not the interpreter's own modules.
+_SITE_NAMES = ("site-packages", "dist-packages")
+
+
+@functools.lru_cache(maxsize=1024)
+def _holds_os(folder: str) -> bool:
+    return os.path.isfile(os.path.join(folder, "os.py"))
+
+
+def stdlib_of(path: str) -> str | None:
+    """The standard library folder of an interpreter that holds the file at ``path`` (a resolved path), else
+    ``None``: a folder ``<prefix>/lib/python3.X`` (or ``lib64``) holding ``os.py``, as
+    :func:`~pytest_homefield.sandbox.bwrap.is_prefix` tells a prefix, with ``path`` outside its
+    ``site-packages`` and ``dist-packages`` (installed distributions live there, copies of the project too).
+
+    Never masked (docs/contracts.md §9): an interpreter cannot run without its standard library, and
+    it may hold a version of the project's own files. Python 3.11's ``tomllib/_types.py`` and
+    ``tomllib/_re.py`` are byte for byte files hukkin/tomli wrote in 2022: masking them broke every test
+    run of tomli (pytest reads ``pyproject.toml`` with ``tomllib``), each a ``setup failed``."""
+    parts = path.split("/")
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i].startswith("python3") and parts[i - 1] in ("lib", "lib64"):
+            folder = "/".join(parts[:i + 1])
+            if _holds_os(folder):
+                return None if parts[i + 1] in _SITE_NAMES else folder
+    return None
 
 
 def _index_of(root: str) -> _Index:

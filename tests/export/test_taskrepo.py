@@ -69,7 +69,8 @@ def test_ids_with_whitespace_are_exported_escaped_with_one_note(tmp_path: Path) 
     assert tests["FAIL_TO_PASS"] == ["t/test\\x20a.py::test_q"] == json.loads(done.instances[1]["FAIL_TO_PASS"])
     script = (tmp_path / "tasks" / "calc__bbbbbbbbbbbb" / "eval.sh").read_text()
     assert "PYTEST_PLUGINS=" in script and "'t/test a.py'" in script  # the file as it is named, not escaped
-    assert "PYTEST_PLUGINS" not in (tmp_path / "tasks" / "calc__cccccccccccc" / "eval.sh").read_text()
+    # loaded for every task (a failed subtest too): an id without whitespace is printed as -rA prints it
+    assert "PYTEST_PLUGINS=" in (tmp_path / "tasks" / "calc__cccccccccccc" / "eval.sh").read_text()
 
 
 def test_the_id_plugin_prints_what_swebench_parses(tmp_path: Path) -> None:
@@ -145,6 +146,40 @@ def test_an_export_under_another_name_replaces_the_earlier_folders_of_its_tasks(
     write_task_repo(tmp_path, [(other, instance(other, "andialbrecht/sqlparse"))], split="test",
                     dataset="sqlparse-homefield", repo_url=None, declaration=_decl)
     assert yaml.safe_load((tmp_path / "sweb.yaml").read_text())["datasets"] == ["sqlparse-homefield"]
+
+
+def test_a_failed_subtest_fails_its_test_in_what_swebench_parses(tmp_path: Path) -> None:
+    """hukkin/tomli (nu34): pytest ≥ 9 prints ``PASSED <id>`` for a unittest test whose ``subTest`` failed (beside
+    ``SUBFAILED[…] <id>``, which swebench's parser does not read), so the empty patch resolved 3 of 12 instances
+    homefield grades as failed. eval.sh's plugin prints ``FAILED <id>`` after pytest's own lines; a test whose
+    subtests all pass stays ``PASSED``."""
+    (tmp_path / "plug").mkdir()
+    (tmp_path / "plug" / "homefield_swebench_ids.py").write_text(ID_PLUGIN)
+    (tmp_path / "test_u.py").write_text(
+        "import unittest\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_sub(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
+        "                self.assertNotEqual(i, 1)\n\n"
+        "    def test_all_pass(self):\n        for i in range(3):\n            with self.subTest(i=i):\n"
+        "                self.assertTrue(True)\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "plug"), "PYTEST_PLUGINS": "homefield_swebench_ids"}
+    env.pop("PYTEST_ADDOPTS", None)
+    argv = [sys.executable, "-m", "pytest", "-rA", "--color=no", "-p", "no:cacheprovider", "-p", "no:randomly",
+            "test_u.py"]
+
+    def parsed(environ: dict[str, str]) -> dict[str, str]:
+        out = subprocess.run(argv, cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=120).stdout
+        got = {}
+        for line in out.splitlines():  # swebench's parse_log_pytest, as it reads a status line
+            if line.startswith(("PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL")):
+                words = line.replace(" - ", " ").split()
+                if len(words) > 1:
+                    got[words[1]] = words[0]
+        return got
+
+    assert parsed(env) == {"test_u.py::T::test_sub": "FAILED", "test_u.py::T::test_all_pass": "PASSED"}
+    without = {k: v for k, v in env.items() if k != "PYTEST_PLUGINS"}
+    if tuple(int(x) for x in pytest.__version__.split(".")[:2]) >= (9, 0):  # native subtests: PASSED without it
+        assert parsed(without)["test_u.py::T::test_sub"] == "PASSED"
 
 
 def test_eval_script_markers_and_resets() -> None:

@@ -90,6 +90,11 @@ def test_the_summary_names_flags_as_the_command_spells_them(tmp_path: Path) -> N
     fail_fast = stop_lines(Stop(FAIL_FAST, "x"), n_candidates=3, n_verified=2, n_not_verified=1, kept=0,
                            command="pytest --homefield-mine")
     assert fail_fast[1].endswith("or mine on with --homefield-no-fail-fast."), fail_fast
+    # a setup_failed record is never reused (the environment's failure, mine/reuse.py NOT_SETTLED): not counted so
+    bounded = stop_lines(Stop(INTERRUPTED, "Ctrl-C"), n_candidates=5, n_verified=3, n_not_verified=2, kept=1,
+                         command="homefield mine", setup_failed=2)
+    assert bounded[1] == ("Continue with: homefield mine  (the 1 verified is reused, not run again; the 2 dropped "
+                          "as setup failed are verified again)"), bounded
 
 
 def test_stop_after_tasks_leaves_the_rest_unverified_and_the_summary_says_so(tmp_path: Path) -> None:

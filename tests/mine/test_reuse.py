@@ -103,6 +103,7 @@ def test_the_index_takes_settled_records_newest_session_last(tmp_path: Path) -> 
     append_jsonl(results_path(new), _record("d" * 40, "k4", reason=None))  # kept, but no task: not usable
     append_jsonl(results_path(new), _record("d" * 40, "k6", reason=None, task={"id": "x"}))  # an invalid task
     append_jsonl(results_path(new), {"commit": "e" * 40, "reason": "flaky"})  # before keys existed
+    append_jsonl(results_path(new), _record("9" * 40, "k7", reason="setup_failed"))  # the environment's, not settled
     append_jsonl(results_path(current), _record("f" * 40, "k5"))
     index = ReuseIndex.load(home, skip=current)
     assert sorted(index.records) == ["k1", "k2"] and index.records["k1"]["detail"] == "new"

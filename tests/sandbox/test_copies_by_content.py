@@ -151,6 +151,22 @@ def test_an_environment_under_usr_outside_the_site_folders(masks: Masks, tmp_pat
                           str(site / "textkit")]
 
 
+def test_a_standard_library_holding_a_project_file_is_not_masked(masks: Masks, tmp_path: Path) -> None:
+    """Python 3.11's ``tomllib/_types.py`` is a file hukkin/tomli wrote: masking it broke every test run
+    of tomli (nu34). A standard library (``lib/python3.X`` holding ``os.py``) is never masked, its
+    ``site-packages`` is searched as before, and a venv's ``lib/python3.X`` (no ``os.py``) is no stdlib."""
+    lib = tmp_path / "prefix" / "lib" / "python3.11"
+    _tree(lib, {"os.py": "X = 1\n", "textkit/__init__.py": "", "textkit/core.py": FIX, "core.py": FIX,
+                "site-packages/textkit/core.py": FIX})
+    assert masks(tmp_path / "prefix") == [str(lib / "site-packages" / "textkit")]
+    assert copies_by_content.stdlib_of(str(lib / "textkit" / "core.py")) == str(lib)
+    assert copies_by_content.stdlib_of(str(lib / "site-packages" / "textkit" / "core.py")) is None
+    venv = tmp_path / "venv" / "lib" / "python3.11"
+    _tree(venv, {"textkit/__init__.py": "", "textkit/core.py": FIX})
+    assert copies_by_content.stdlib_of(str(venv / "textkit" / "core.py")) is None
+    assert masks(tmp_path / "venv") == [str(venv / "textkit")]
+
+
 def _clone(repo: GitRepo, dest: Path) -> Path:
     GitRepo.init(dest)  # a real git folder, then HEAD's objects fetched into it
     GitRepo(dest).git("fetch", "-q", str(repo.path), "HEAD")
