@@ -34,8 +34,8 @@ import copy
 import textwrap
 from collections.abc import Sequence
 
-from pytest_homefield.sandbox.canaries import parse_source
 from pytest_homefield.sandbox.canary_flow import reaches_past
+from pytest_homefield.sandbox.twin_together import member_function
 
 __all__ = ["PROBE_ERROR", "later_asserts", "probe"]
 
@@ -133,15 +133,10 @@ def probe(member: str, names: set[str], end: int, asserts: Sequence[ast.Assert])
     each of ``asserts`` (:func:`later_asserts` of the original, at the same lines in every member) replaced by
     its comparison made unconditionally (:func:`_check`); ``None`` when it does not parse or its assertions are
     not at those lines."""
-    indent = member[:len(member) - len(member.lstrip())]
-    indent = indent.splitlines()[-1] if indent.splitlines() else indent
-    try:
-        tree = parse_source(textwrap.dedent(member))
-    except (SyntaxError, ValueError):
+    found = member_function(member)
+    if found is None:
         return None
-    func = next((n for n in tree.body if isinstance(n, ast.FunctionDef)), None)
-    if func is None:
-        return None
+    indent, func = found
     at = {(a.lineno, a.col_offset) for a in asserts}
     body: list[ast.stmt] = []
     for stmt in func.body:

@@ -37,11 +37,11 @@ import textwrap
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from pytest_homefield.sandbox.canaries import parse_source
 from pytest_homefield.sandbox.canary_rows import _cell, _text
 from pytest_homefield.sandbox.canary_sites import Site
 from pytest_homefield.sandbox.canary_swaps import value_key
 from pytest_homefield.sandbox.canary_values import alternatives, derangements, is_small
+from pytest_homefield.sandbox.twin_together import member_function
 
 __all__ = ["LOOP_HOW", "LOOP_KEPT_HOW", "changed_rows", "loop_rows_site", "row_probes"]
 
@@ -218,15 +218,10 @@ def row_probes(member: str, loop: int, rows: int) -> list[str] | None:
     statements before the loop as they are, none after it (:func:`_return_after`), so that a probe passes on the
     parent exactly when the parent's code passes that row (and the test up to the loop); ``None`` when it does not
     parse or has no such loop."""
-    indent = member[:len(member) - len(member.lstrip())]
-    indent = indent.splitlines()[-1] if indent.splitlines() else indent
-    try:
-        tree = parse_source(textwrap.dedent(member))
-    except (SyntaxError, ValueError):
+    found = member_function(member, asyncs=True)
+    if found is None or loop >= len(_loops(found[1])):
         return None
-    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
-    if func is None or loop >= len(_loops(func)):
-        return None
+    indent, func = found
     out: list[str] = []
     for row in range(rows):
         one = copy.deepcopy(func)

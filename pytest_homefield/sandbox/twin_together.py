@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -112,3 +113,18 @@ def _renamed(member: str, name: str, new: str) -> str | None:
         return member
     out, n = re.subn(rf"(\bdef\s+){re.escape(name)}(\s*\()", rf"\g<1>{new}\g<2>", member, count=1)
     return out if n else None
+
+
+def member_function(member: str, *, asyncs: bool = False) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+    """``member`` (a definition's text, as :attr:`Span.members`) parsed: the indent of its first line (to put back
+    on the text made from it) and its first function definition (``asyncs``: an ``async def`` too); ``None`` when it
+    does not parse or holds none."""
+    indent = member[:len(member) - len(member.lstrip())]
+    indent = indent.splitlines()[-1] if indent.splitlines() else indent
+    try:
+        tree = parse_source(textwrap.dedent(member))
+    except (SyntaxError, ValueError):
+        return None
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef) if asyncs else (ast.FunctionDef,)
+    func = next((n for n in tree.body if isinstance(n, kinds)), None)
+    return None if func is None else (indent, func)
