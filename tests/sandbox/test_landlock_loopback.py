@@ -447,6 +447,16 @@ def _full_port() -> Iterator[int]:
 
 #: In the sandbox: a child makes a blocking ``connect`` to the host's port whose accept queue is full (it
 #: waits for the kernel's retries, minutes), is killed, and the command lives on.
+#: How each killed-connect script ends: it says it is connecting, waits for the test's line, kills its child (the
+#: caller), says so, and waits again (:func:`_before_and_after_the_kill` reads the supervisor at each line).
+KILL_CHILD = '''print("connecting", flush=True)
+sys.stdin.readline()
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
+print("killed", flush=True)
+sys.stdin.readline()
+'''
+
 KILLED_CONNECT = '''
 import os, signal, socket, sys, time
 child = os.fork()
@@ -455,13 +465,7 @@ if child == 0:
     s.connect(("127.0.0.1", int(sys.argv[1])))
     os._exit(0)
 time.sleep(1)
-print("connecting", flush=True)
-sys.stdin.readline()
-os.kill(child, signal.SIGKILL)
-os.waitpid(child, 0)
-print("killed", flush=True)
-sys.stdin.readline()
-'''
+''' + KILL_CHILD
 
 
 def _threads_and_sockets(pid: int) -> tuple[int, int]:
@@ -544,13 +548,7 @@ if child == 0:
     s.connect(("127.0.0.1", port))
     os._exit(0)
 time.sleep(1)
-print("connecting", flush=True)
-sys.stdin.readline()
-os.kill(child, signal.SIGKILL)
-os.waitpid(child, 0)
-print("killed", flush=True)
-sys.stdin.readline()
-'''
+''' + KILL_CHILD
 
 
 def test_a_killed_blocking_connect_to_an_own_listener_holds_nothing(tmp_path: Path) -> None:
@@ -752,13 +750,7 @@ if child == 0:
     time.sleep(120)
     os._exit(0)
 time.sleep(2)
-print("connecting", flush=True)
-sys.stdin.readline()
-os.kill(child, signal.SIGKILL)
-os.waitpid(child, 0)
-print("killed", flush=True)
-sys.stdin.readline()
-'''
+''' + KILL_CHILD
 
 
 def test_a_killed_non_blocking_connect_holds_nothing_of_the_supervisor(tmp_path: Path) -> None:
