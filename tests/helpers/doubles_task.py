@@ -1,6 +1,7 @@
 """The ``doubles`` package of the rows fixtures (``tests/run/test_added_assertion_rows.py``, add32/grn33;
-``tests/run/test_loop_rows.py``, sub33): its source before and after a commit that doubles a signed number given
-as text, and the grading of a source text in its place."""
+``tests/run/test_loop_rows.py``, sub33; ``tests/run/test_loop_rows_after.py``, ratk34): its source before and after
+a commit that doubles a signed number given as text, the loop fixtures' test text, and the grading of a source
+text in its place."""
 
 from __future__ import annotations
 
@@ -21,6 +22,23 @@ PARENT = ("def double(x):\n"
 FIXED = "def double(x):\n    return int(x) * 2\n"
 #: Another real fix than the commit's (its own text; it doubles a sign given as text too).
 OTHER_FIX = "def double(x):\n    if isinstance(x, str):\n        x = int(x.strip())\n    return 2 * x\n"
+
+#: more-itertools' shape (``tests/run/test_loop_rows.py``, ``test_loop_rows_after.py``): the rows a literal list,
+#: unpacked by the loop's target, each checked in a subTest; one unittest method, so one test id.
+LOOP_TESTS = ("from unittest import TestCase\n\nfrom doubles import double\n\n\n"
+              "class DoubleTests(TestCase):\n"
+              "    def test_basic(self):\n"
+              "        for i, (n, expected) in enumerate(\n"
+              "            [\n"
+              "                (1, 2),\n"
+              "                ('2', 4),\n"
+              "                ('-3', -6),\n"
+              "                (0, 0),\n"
+              "            ]\n"
+              "        ):\n"
+              "            with self.subTest(i=i):\n"
+              "                self.assertEqual(double(n), expected)\n")
+LOOP_F2P = ["tests/test_doubles.py::DoubleTests::test_basic"]
 
 
 def grade_source(b: FixTask, tmp: Path, name: str, source: str) -> str:

@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.doubles_task import FIXED, OTHER_FIX, PARENT, SOURCE, TEST, grade_source
+from helpers.doubles_task import FIXED, LOOP_F2P, LOOP_TESTS, OTHER_FIX, PARENT, SOURCE, TEST, grade_source
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.agents.attack_canary_aware import (
@@ -39,21 +39,9 @@ from pytest_homefield.sandbox.canary_loop import LOOP_HOW, LOOP_KEPT_HOW
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.twin_runs import plan_twins
 
-#: more-itertools' shape: the rows a literal list, unpacked by the loop's target, each checked in a subTest.
-TESTS = ("from unittest import TestCase\n\nfrom doubles import double\n\n\n"
-         "class DoubleTests(TestCase):\n"
-         "    def test_basic(self):\n"
-         "        for i, (n, expected) in enumerate(\n"
-         "            [\n"
-         "                (1, 2),\n"
-         "                ('2', 4),\n"
-         "                ('-3', -6),\n"
-         "                (0, 0),\n"
-         "            ]\n"
-         "        ):\n"
-         "            with self.subTest(i=i):\n"
-         "                self.assertEqual(double(n), expected)\n")
-F2P = ["tests/test_doubles.py::DoubleTests::test_basic"]
+TESTS = LOOP_TESTS
+F2P = LOOP_F2P
+
 
 def _build(dest: Path) -> FixTask:
     return build_fix_task(dest, name="doubles", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST, tests=TESTS,

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers.doubles_task import FIXED, OTHER_FIX, PARENT, SOURCE, TEST, grade_source
+from helpers.doubles_task import FIXED, LOOP_F2P, LOOP_TESTS, OTHER_FIX, PARENT, SOURCE, TEST, grade_source
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run import twin_grading
@@ -33,21 +33,8 @@ from pytest_homefield.sandbox.snapshot import copy_tree
 
 #: test_loop_rows' table, then a statement after the loop that the parent fails (``str`` has no ``bit_length``) and
 #: a fix passes: no assertion, so no site of its own.
-TESTS = ("from unittest import TestCase\n\nfrom doubles import double\n\n\n"
-         "class DoubleTests(TestCase):\n"
-         "    def test_basic(self):\n"
-         "        for i, (n, expected) in enumerate(\n"
-         "            [\n"
-         "                (1, 2),\n"
-         "                ('2', 4),\n"
-         "                ('-3', -6),\n"
-         "                (0, 0),\n"
-         "            ]\n"
-         "        ):\n"
-         "            with self.subTest(i=i):\n"
-         "                self.assertEqual(double(n), expected)\n"
-         "        double(' 5 ').bit_length()\n")
-F2P = ["tests/test_doubles.py::DoubleTests::test_basic"]
+TESTS = LOOP_TESTS + "        double(' 5 ').bit_length()\n"
+F2P = LOOP_F2P
 
 #: gatk33's loop agreement (tests/run/test_loop_rows.py ``LOOP_AGREES``) where the calling line is in a ``for`` over
 #: a literal list: the test frame's ``expected`` when the source's own code gives some row's expected value; the
