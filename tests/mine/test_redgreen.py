@@ -480,10 +480,12 @@ def test_verify_flaky_pass_to_pass(history: dict, tmp_path: Path) -> None:
     # commit run so far (test_sometimes passes at commit run 2: flaky, not fails_with_reference)
     logs = tmp_path / "logs"
     assert sorted(p.name for p in logs.iterdir()) == [*(f"canaries-1-{n}" for n in range(1, RUNS + 1)), "commit-1",
-                                                     "commit-2", "commit-3", "parent-1", "parent-2", "parent-3",
-                                                     "sealed"]
-    # ``0`` occurs nowhere else in the file: ``assert inc(-1) == 0`` is sealed (contracts §7 "Sealed sites")
-    assert [k.split("@")[0] for k in v.sealed_sites or ()] == ["tests/test_core.py::test_inc_zero"]
+                                                     "commit-2", "commit-3", "parent-1", "parent-2", "parent-3"]
+    # ``assert inc(-1) == 0`` is no sealed site: the file's ``assert False`` holds a value equal to ``0`` (satk34: a
+    # value equal to another literal of the file is readable there; contracts §7 "Sealed sites"), so no sealed run
+    # is made and the task records none (mining's sealed run:
+    # test_verify_records_the_sites_the_reference_fix_passes_sealed)
+    assert v.sealed_sites == []
     everything = _ids_run(logs / "parent-1")
     assert len(everything) == 6 and _ids_run(logs / "commit-1") == everything
     for name in ("parent-2", "parent-3"):
