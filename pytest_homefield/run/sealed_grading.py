@@ -18,8 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +31,7 @@ from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.seal_sites import SealSite, passing_sites, sealable_sites, sealed_files
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
-from pytest_homefield.sandbox.tempdirs import owner_tag
+from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import parent_tests
 from pytest_homefield.store import StoreError, append_jsonl
@@ -150,7 +148,7 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
         made = run_tests(folder, test_cmd, plan.functions, out_dir=into, seals=plan.expected(), seal_tests=tests,
                          **run)
     finally:
-        shutil.rmtree(folder.parent, ignore_errors=True)
+        nofollow.remove_tree(folder.parent)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
@@ -204,7 +202,7 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
             _SEALED_SEEN[key] = stored
     if key in _SEALED_SEEN:
         return _SEALED_SEEN[key]
-    with tempfile.TemporaryDirectory(prefix=f"hf-{owner_tag()}-sealcheck-") as tmp:
+    with scratch(suffix="sealcheck-") as tmp:
         ref = copy_tree(pristine, Path(tmp) / "w")
         try:
             apply_patch(ref, task.gold_patch)
