@@ -283,10 +283,12 @@ def _sentinel_def(name: str, message: str, *, indent: str, method: bool) -> str:
     return f"{indent}def {name}({'self' if method else ''}):\n{indent}    raise AssertionError({message!r})\n"
 
 
-def _find(tree: ast.Module, classes: Sequence[str], func: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _find(tree: ast.Module, classes: Sequence[str], func: str, *,
+          inherited: bool = True) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The (last) definition of ``func`` inside the class chain ``classes`` at the module's top level;
     for a method the class's bases defined at the module's top level are searched too, in order (a
-    test inherited from a mixin: ``class T(unittest.TestCase, Mixin)``)."""
+    test inherited from a mixin: ``class T(unittest.TestCase, Mixin)``), unless ``inherited`` is false
+    (only a definition in the class itself)."""
     body: list[ast.stmt] = tree.body
     found: list[ast.ClassDef] = []
     for cls in classes:
@@ -295,7 +297,7 @@ def _find(tree: ast.Module, classes: Sequence[str], func: str) -> ast.FunctionDe
             return None
         body = found[-1].body
     defs = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == func]
-    if defs or not found or len(classes) != 1:
+    if defs or not found or len(classes) != 1 or not inherited:
         return defs[-1] if defs else None
     top = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     seen = {classes[0]}

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox import nofollow
-from pytest_homefield.sandbox.canaries import function_id, parse_source
+from pytest_homefield.sandbox.canaries import _find, function_id, parse_source
 from pytest_homefield.sandbox.canary_added import fixed_lines
 
 __all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
@@ -39,7 +39,6 @@ SEAL_MODULE = "homefield_seal"
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
-_Func = ast.FunctionDef | ast.AsyncFunctionDef
 #: A source line with its line break: only ``\r\n``, ``\r`` and ``\n`` end one, as Python's tokenizer counts
 #: lines (``str.splitlines`` also splits at a form feed or U+2028 inside a string literal).
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -69,19 +68,6 @@ class SealSite:
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found)."""
         return ast.literal_eval(self.expected)
-
-
-def _direct(tree: ast.Module, parts: Sequence[str]) -> _Func | None:
-    """The last definition of ``parts[-1]`` inside the class chain ``parts[:-1]`` at the module's top level, defined
-    there itself (never inherited: a rewrite of a base's method would change every class using it)."""
-    body: list[ast.stmt] = tree.body
-    for cls in parts[:-1]:
-        found = [n for n in body if isinstance(n, ast.ClassDef) and n.name == cls]
-        if not found:
-            return None
-        body = found[-1].body
-    defs = [n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == parts[-1]]
-    return defs[-1] if defs else None
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -171,10 +157,12 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
         rest_files = [t for p, t in searched.items() if p != path] + others
         for fid in by_file[path]:
             parts = fid.split("::")[1:]
-            func = _direct(tree, parts)
+            # defined in its class itself, never inherited: a rewrite of a base's method would change every class
+            # using it
+            func = _find(tree, parts[:-1], parts[-1], inherited=False)
             if func is None:
                 continue
-            was = _direct(before, parts) if before is not None else None
+            was = _find(before, parts[:-1], parts[-1], inherited=False) if before is not None else None
             kept = fixed_lines(func, was)
             for stmt in func.body:
                 pair = _operands(stmt)
