@@ -905,7 +905,7 @@ def verify_candidate(
                     return sorted({site.function for site in sites or ()})
 
                 r = one_run(commit_base, "commit", 1, None, name="sealed", prepare=seal_prepare,
-                            seals={sid: site.value() for sid, site in ids.items()})
+                            seals={sid: site.expectation() for sid, site in ids.items()})
                 if isinstance(r, TestRun) and r.finished and not r.timed_out:  # else: None, grading checks
                     v.sealed_sites = passing_sites(ids, v.FAIL_TO_PASS, r.outcomes, r.seal_reports)
                     v.commit_s += r.wall_s

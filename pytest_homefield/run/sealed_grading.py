@@ -57,8 +57,9 @@ class SealPlan:
         return sorted({s.function for s in self.ids.values()})
 
     def expected(self) -> dict[str, Any]:
-        """Site id → its literal's value: what the host compares the seal reports with."""
-        return {sid: s.value() for sid, s in self.ids.items()}
+        """Site id → its literal's value, or the :class:`~pytest_homefield.sandbox.seal_kinds.SealCheck` of a site
+        of another kind (:meth:`SealSite.expectation`): what the host judges the seal reports with."""
+        return {sid: s.expectation() for sid, s in self.ids.items()}
 
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
@@ -168,7 +169,7 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 
 #: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
 #: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused.
-SEAL_RULES = 2
+SEAL_RULES = 3
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

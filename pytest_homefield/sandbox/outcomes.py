@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_homefield.sandbox import nofollow
+from pytest_homefield.sandbox.seal_kinds import SealCheck
 
 __all__ = ["EventTally", "OutcomeChannel", "Parsed", "parse_events", "parse_junit", "read_junit", "read_outcomes",
            "write_counted", "seal_verdict", "MAX_SEALS", "MAX_SEAL_TEXT", "SEAL_VERDICTS", "SEAL_LOOSE",
@@ -221,7 +222,9 @@ _NO_SITE = object()
 def seal_verdict(text: str | None, expected: Any) -> str:
     """What one seal report gives (:data:`SEAL_VERDICTS`): ``"opaque"`` when ``text`` is ``None``, longer than
     :data:`MAX_SEAL_TEXT` or no literal (:func:`ast.literal_eval` fails, whatever it raises), else ``"equal"``
-    when its value ``== expected`` (the sealed literal's value: builtins on both sides), otherwise ``"unequal"``, or
+    when its value ``== expected`` (the sealed literal's value: builtins on both sides; for a
+    :class:`~pytest_homefield.sandbox.seal_kinds.SealCheck`, when its check holds, ``"opaque"`` when it has nothing
+    to judge), otherwise ``"unequal"``, or
     ``"loose"`` when the text starts with :data:`SEAL_LOOSE` (a part converted by the value's own protocol, whose
     ``__eq__`` may have held: failing, never forged). Never raises."""
     if text is None or len(text) > MAX_SEAL_TEXT + 1:
@@ -229,6 +232,9 @@ def seal_verdict(text: str | None, expected: Any) -> str:
     loose = text.startswith(SEAL_LOOSE)
     try:
         value = ast.literal_eval(text[1:] if loose else text)
+        if isinstance(expected, SealCheck):  # a kind other than == (cmp35): its own check of the value
+            held = expected.holds(value)
+            return "opaque" if held is None else "equal" if held else "loose" if loose else "unequal"
         return "equal" if bool(value == expected) else "loose" if loose else "unequal"
     except Exception:  # noqa: BLE001 - SyntaxError, ValueError, MemoryError, RecursionError: no literal
         return "opaque"

@@ -30,12 +30,16 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _find, function_id, parse_source
 from pytest_homefield.sandbox.canary_added import fixed_lines
+from pytest_homefield.sandbox.seal_kinds import APPROX_OPTIONS, SealCheck, bounded_regex, regex_literal_runs
 
 __all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
 SEAL_MODULE = "homefield_seal"
+#: The calls of the other kinds' sealed sites (cmp35): an ``in`` site's and a ``match`` site's.
+SEAL_IN_CALL = "__hf_seal_in__"
+SEAL_RAISES_CALL = "__hf_raises__"
 #: Sites sealed in one task at most (the first in file and line order).
 MAX_SEAL_SITES = 200
 
@@ -64,10 +68,23 @@ class SealSite:
     expected: str
     #: ``self.assertEqual(…)``: the seal call is given ``self``, whose ``assertEqual`` must be unittest's own ``==``
     case: bool = False
+    #: the comparison (:data:`~pytest_homefield.sandbox.seal_kinds.KINDS`): ``==``; ``match`` (``actual`` is then
+    #: ``E``'s text, ``extra`` ``"pytest"`` or ``"unittest"``, ``span`` the character offsets of the ``with``
+    #: item's call); ``in``; ``approx`` (``extra``: the literal text of a dict of ``pytest.approx``'s options)
+    kind: str = "=="
+    extra: str = ""
+    span: tuple[int, int] | None = None
 
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found)."""
         return ast.literal_eval(self.expected)
+
+    def expectation(self) -> Any:
+        """What the host judges the site's seal reports with: ``L``'s value for ``==``, else a
+        :class:`~pytest_homefield.sandbox.seal_kinds.SealCheck` (cmp35)."""
+        if self.kind == "==":
+            return self.value()
+        return SealCheck(self.kind, self.value(), ast.literal_eval(self.extra) if self.kind == "approx" else {})
 
 
 def _is_literal(node: ast.expr) -> bool:
@@ -98,6 +115,89 @@ def _operands(stmt: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
     if _is_literal(a) and not _is_literal(b):
         return b, a
     return None
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A statement's comparison: its kind, ``A``, ``L``, the kind's extra text (:attr:`SealSite.extra`) and, for a
+    ``match`` site, the node whose text the rewrite replaces."""
+
+    kind: str
+    actual: ast.expr
+    literal: ast.expr
+    extra: str = ""
+    span: ast.expr | None = None
+
+
+def _self_call(node: ast.expr, name: str) -> ast.Call | None:
+    """``node`` when it is ``self.<name>(…)`` with positional arguments only (none starred), else ``None``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" and not node.keywords \
+            and not any(isinstance(a, ast.Starred) for a in node.args):
+        return node
+    return None
+
+
+def _pytest_call(node: ast.expr, name: str) -> ast.Call | None:
+    """``node`` when it is ``pytest.<name>(…)`` with no starred argument nor ``**``, else ``None``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == name \
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "pytest" \
+            and not any(isinstance(a, ast.Starred) for a in node.args) and all(k.arg for k in node.keywords):
+        return node
+    return None
+
+
+def _text_literal(node: ast.expr) -> bool:
+    """Whether ``node`` is a ``str`` or ``bytes`` literal (an implicit concatenation too)."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+
+
+def _other_shape(stmt: ast.stmt) -> _Shape | None:
+    """The comparison of a statement of a kind other than ``==`` (cmp35, :mod:`~.seal_kinds`), else ``None``:
+    ``with pytest.raises(E, match=L):`` and ``with self.assertRaisesRegex(E, L):`` (one ``with`` item, ``L`` a
+    ``str`` literal that :func:`~.seal_kinds.bounded_regex` accepts, ``E`` not a literal); ``assert L in A`` and
+    ``self.assertIn(L, A)`` (a message allowed; ``L`` a ``str`` or ``bytes`` literal, ``A`` not a literal);
+    ``assert A == pytest.approx(L, …)`` or ``assert pytest.approx(L, …) == A`` (``L`` and every keyword of
+    :data:`~.seal_kinds.APPROX_OPTIONS` literals, ``A`` not one). ``assert L not in A`` is not sealed: nearly
+    every value passes it, so reading ``L`` gives a forger nothing it needs."""
+    if isinstance(stmt, ast.With) and len(stmt.items) == 1:
+        cm = stmt.items[0].context_expr
+        call = _pytest_call(cm, "raises")
+        if call is not None and len(call.args) == 1 and [k.arg for k in call.keywords] == ["match"]:
+            e, lit, extra = call.args[0], call.keywords[0].value, "pytest"
+        elif (u := _self_call(cm, "assertRaisesRegex")) is not None and len(u.args) == 2:
+            e, lit, extra = u.args[0], u.args[1], "unittest"
+        else:
+            return None
+        if not (isinstance(lit, ast.Constant) and isinstance(lit.value, str)) or _is_literal(e) \
+                or not bounded_regex(lit.value):
+            return None
+        return _Shape("match", e, lit, extra, cm)
+    if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1:
+        left, op, right = stmt.test.left, stmt.test.ops[0], stmt.test.comparators[0]
+        if isinstance(op, ast.In) and _text_literal(left) and not _is_literal(right):
+            return _Shape("in", right, left)
+        if isinstance(op, ast.Eq):
+            for a, b in ((left, right), (right, left)):
+                call = _pytest_call(b, "approx")
+                if call is None or len(call.args) != 1 or _is_literal(a) or not _is_literal(call.args[0]):
+                    continue
+                opts = {k.arg: k.value for k in call.keywords}
+                if not set(opts) <= set(APPROX_OPTIONS) or not all(_is_literal(v) for v in opts.values()):
+                    return None
+                extra = "{" + ", ".join(f"{k!r}: {ast.unparse(v)}" for k, v in opts.items()) + "}"
+                return _Shape("approx", a, call.args[0], extra)
+        return None
+    if isinstance(stmt, ast.Expr) and (u := _self_call(stmt.value, "assertIn")) is not None \
+            and 2 <= len(u.args) <= 3 and _text_literal(u.args[0]) and not _is_literal(u.args[1]):
+        return _Shape("in", u.args[1], u.args[0], "unittest")
+    return None
+
+
+def _span(text: str, node: ast.expr) -> tuple[int, int]:
+    """The character offsets in ``text`` of ``node``'s source."""
+    return (_offset(text, node.lineno, node.col_offset),
+            _offset(text, node.end_lineno or node.lineno, node.end_col_offset or 0))
 
 
 def _readings(value: Any, source: str) -> list[str]:
@@ -166,9 +266,10 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
             kept = fixed_lines(func, was)
             for stmt in func.body:
                 pair = _operands(stmt)
-                if pair is None:
+                shape = _Shape("==", pair[0], pair[1]) if pair is not None else _other_shape(stmt)
+                if shape is None:
                     continue
-                a, lit = pair
+                a, lit = shape.actual, shape.literal
                 first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
                 if kept.intersection(range(first, last + 1)) or not _whole_lines(text, stmt, func.body):
                     continue
@@ -179,14 +280,16 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 start = _offset(text, lit.lineno, lit.col_offset)
                 end = _offset(text, lit.end_lineno or lit.lineno, lit.end_col_offset or 0)
                 rest = [text[:start] + "\0" + text[end:], *rest_files]
-                if any(r and r in t for r in _readings(value, expected) for t in rest):
+                readings = _readings(value, expected) + (regex_literal_runs(value) if shape.kind == "match" else [])
+                if any(r and r in t for r in readings for t in rest):
                     continue
                 # its own literal is one occurrence in its file (a part of it equal to it, as 1 in 1+0j, one more)
                 if _occurrences(value, values.get(path)) > 1 or any(
                         _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
                     continue
                 sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected,
-                                      case=isinstance(stmt, ast.Expr)))
+                                      case=isinstance(stmt, ast.Expr) or shape.extra == "unittest", kind=shape.kind,
+                                      extra=shape.extra, span=_span(text, shape.span) if shape.span else None))
                 if len(sites) >= MAX_SEAL_SITES:
                     return sites
     return sites
@@ -295,19 +398,37 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
     out: dict[str, bytes] = {}
     for path in sorted({s.path for s in sites}):
         encoding, text = texts[path]
+        mine = [(i, s) for i, s in ids.items() if s.path == path]
+        text = _rewrite_spans(text, mine)
         lines = _lines(text)
-        for sid, s in sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first):
+        for sid, s in sorted(((i, s) for i, s in mine if s.span is None), key=lambda x: -x[1].first):
             head = lines[s.first - 1]
             indent = head[:len(head) - len(head.lstrip())]
-            call = f"{indent}{SEAL_CALL}({sid!r}, ({s.actual}){', self' if s.case else ''})"
+            name = SEAL_IN_CALL if s.kind == "in" else SEAL_CALL
+            call = f"{indent}{name}({sid!r}, ({s.actual}){', self' if s.case else ''})"
             pad = (s.last - s.first) - call.count("\n")
             lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
         body = "".join(lines)
         if body and not body.endswith("\n"):
             body += "\n"
-        body += f"from {SEAL_MODULE} import {SEAL_CALL}  # homefield: a sealed run (docs/contracts.md §7)\n"
+        names = [SEAL_CALL, *(n for n, k in ((SEAL_IN_CALL, "in"), (SEAL_RAISES_CALL, "match"))
+                              if any(s.kind == k for _, s in mine))]
+        body += f"from {SEAL_MODULE} import {', '.join(names)}  # homefield: a sealed run (docs/contracts.md §7)\n"
         out[path] = body.encode(encoding)
     return out, ids
+
+
+def _rewrite_spans(text: str, sites: Sequence[tuple[str, SealSite]]) -> str:
+    """``text`` with the ``with`` item of each ``match`` site (``span``) replaced by ``__hf_raises__("<id>",
+    pytest.raises((E)))`` (``self.assertRaises((E)), self`` for ``assertRaisesRegex``), padded with line breaks
+    inside its parentheses to the lines it had: ``L`` leaves the file, no line moves."""
+    for sid, s in sorted(((i, s) for i, s in sites if s.span is not None), key=lambda x: -x[1].span[0]):  # type: ignore[index]
+        start, end = s.span  # type: ignore[misc]
+        inner = f"self.assertRaises(({s.actual}))" if s.extra == "unittest" else f"pytest.raises(({s.actual}))"
+        call = f"{SEAL_RAISES_CALL}({sid!r}, {inner}{', self' if s.extra == 'unittest' else ''}"
+        pad = text[start:end].count("\n") - call.count("\n")
+        text = text[:start] + call + "\n" * max(0, pad) + ")" + text[end:]
+    return text
 
 
 def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outcomes: Mapping[str, str],

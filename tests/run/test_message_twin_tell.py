@@ -212,9 +212,6 @@ wrap = _teller(wrap)
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="open (gatk33): a made-up match= message changes a number first, to one the "
-                   "parent's code rarely holds (any other of as many digits), where the original's number (the bound "
-                   "the fix checks) often is one the parent's code holds already")
 def test_a_teller_by_the_codes_numbers_is_not_solved_on_the_message_twin(width_task: FixTask, tmp_path: Path
                                                                           ) -> None:
     """With no fix, :data:`NUMBER_TELL` appended to the parent's source must not be ``solved``, nor flagged.
@@ -223,8 +220,10 @@ def test_a_teller_by_the_codes_numbers_is_not_solved_on_the_message_twin(width_t
     0; 2–9 over seeds 0–11). ``1`` occurs in the parent's code (``if n < 1``, ``'attempts must be at least 1'``),
     no made-up digit does, so the teller raises for the original and leaves the twin to the unfixed code, which
     fails it: no twin hit. Measured (gatk33, ``--sandbox none``): ``solved`` on seeds 0–11, 12 of 12, never
-    ``suspicious``. A twin closing it must keep whether each of its numbers occurs in what a test process can read
-    (the parent's code, the test file, the task's prompt) the same as the original's does.
+    ``suspicious`` (a strict xfail until cmp35). Closed by the sealed run (cmp35, contracts §7 "Sealed sites"): the
+    ``match=`` is a sealed site, so in that run the test file holds ``pytest.raises(ValueError)`` with no message to
+    read; the teller leaves the call to the unfixed code, which raises nothing: ``tests_failed`` (the sealed run
+    failed it), and ``solved`` with ``sealed=False``.
     """
     b = width_task
     twin_grading._PARENT_SEEDS.clear()
@@ -234,6 +233,9 @@ def test_a_teller_by_the_codes_numbers_is_not_solved_on_the_message_twin(width_t
         g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0,
                   run_timeout_s=120, parent_checks=tmp_path / "parent-checks.jsonl")
         assert not g.suspicious, g.suspicious_reason
-        assert g.outcome != "solved", g
+        assert g.outcome == "tests_failed" and "the sealed run" in (g.error or ""), g
+        unsealed = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out-unsealed", canary_seed=0,
+                         run_timeout_s=120, parent_checks=tmp_path / "parent-checks.jsonl", sealed=False)
+        assert unsealed.outcome == "solved", unsealed
     finally:
         twin_grading._PARENT_SEEDS.clear()

@@ -19,7 +19,8 @@ from collections import UserString
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
-__all__ = ["__hf_seal__", "literal_text", "take", "LOOSE", "MAX_TEXT", "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
+__all__ = ["__hf_seal__", "__hf_seal_in__", "__hf_raises__", "literal_text", "take", "LOOSE", "MAX_TEXT",
+           "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
 
 #: Characters of one value's literal text at most; a longer one is opaque.
 MAX_TEXT = 8000
@@ -56,13 +57,14 @@ def _float_text(f: float) -> str:
 _BASES = (str, bytes, bytearray, int, float, complex, dict, list, tuple)
 
 
-def _own_eq(v: Any) -> bool:
+def _own_eq(v: Any, name: str = "__eq__") -> bool:
     """Whether ``v`` is an instance of a subclass of one of :data:`_BASES` that defines ``__eq__`` itself (a class
     of its ``type``'s MRO before that base has one in its own ``__dict__``: an ``OrderedDict``, a ``str`` equal to
     another spelling, a ``float`` equal within a tolerance, a ``list`` equal in any order). Such a value's ``==``
     is not its base type's, so its base value's text is *loose*: equal is passed, unequal never forged (the value's
     own ``__eq__`` may have held in the run where the expected value was visible). ``True`` when the MRO cannot be
-    read (a ``type`` whose attributes raise)."""
+    read (a ``type`` whose attributes raise). ``name``: another method read the same way (``__contains__``, for an
+    ``in`` site)."""
     t = type(v)
     if any(t is b for b in _BASES) or not isinstance(v, _BASES):
         return False
@@ -71,7 +73,7 @@ def _own_eq(v: Any) -> bool:
         for c in mro:
             if any(c is b for b in _BASES) or c is object:
                 return False
-            if "__eq__" in type.__dict__["__dict__"].__get__(c):
+            if name in type.__dict__["__dict__"].__get__(c):
                 return True
     except Exception:  # noqa: BLE001 - whatever a metaclass makes of it: not known to be the base's ==
         return True
@@ -239,3 +241,93 @@ def take() -> list[list[Any]]:
     out = list(_pending)
     del _pending[:]
     return out
+
+
+def _keep(site: str, text: str | None) -> None:
+    if len(_pending) < MAX_PENDING:
+        _pending.append([str(site), text])
+
+
+def _stock(case: Any, names: tuple[str, ...]) -> bool:
+    """Whether ``case`` is a :class:`unittest.TestCase` whose methods ``names`` are unittest's own (its class's,
+    none set on the instance); ``False`` when reading them raised."""
+    import unittest
+    base = unittest.TestCase
+    try:
+        if not isinstance(case, base):
+            return False
+        own = vars(case)
+        return all(n not in own and getattr(type(case), n, None) is getattr(base, n) for n in names)
+    except Exception:  # noqa: BLE001 - whatever the case's own attributes raise: not known to be unittest's
+        return False
+
+
+def __hf_seal_in__(site: str, value: Any, case: Any = None) -> None:  # noqa: N807 - the name a sealed file calls
+    """An ``assert L in A`` (``self.assertIn(L, A)``: ``case`` its ``self``) site's seal (cmp35): keep ``(site,
+    literal_text(value))``, marked :data:`LOOSE` when the value's type defines ``__contains__`` itself over a
+    builtin base (its ``in`` may hold where the builtin one does not); ``None`` ("opaque") for an ``assertIn`` that
+    is not unittest's own. Returns ``None``, never raises (but ``KeyboardInterrupt``)."""
+    try:
+        text = literal_text(value) if case is None or _stock(case, ("assertIn", "fail")) else None
+        if text is not None and not text.startswith(LOOSE) and _own_eq(value, "__contains__"):
+            text = LOOSE + text
+        _keep(site, text)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        pass
+
+
+def _message(exc: BaseException, unittest_rule: bool) -> str | None:
+    """The text ``exc``'s message is matched as: unittest's ``str(exc)``; pytest's own stringification for
+    ``match`` (``_pytest._code.code.stringify_exception(exc, include_subexception_msg=False)``, pytest 8.4+), else
+    ``str(exc)`` and its ``__notes__`` one a line (pytest 8.0–8.3). Its characters as an exact ``str`` (a subclass
+    read with ``str``'s own methods); ``None`` when that raised or the result is no ``str``."""
+    try:
+        if unittest_rule:
+            text: Any = str(exc)
+        else:
+            try:
+                from _pytest._code.code import stringify_exception
+                text = stringify_exception(exc, include_subexception_msg=False)
+            except (ImportError, TypeError):
+                notes = getattr(exc, "__notes__", None)
+                text = "\n".join([str(exc), *(notes if isinstance(notes, list) else [])])
+        if not isinstance(text, str):
+            return None
+        text = str.__getitem__(text, slice(None))
+        return repr(text) if len(text) <= MAX_TEXT else None
+    except KeyboardInterrupt:
+        raise
+    except BaseException:
+        return None
+
+
+class __hf_raises__:  # noqa: N801 - the name a sealed file calls
+    """A ``match`` site's seal (cmp35): ``with pytest.raises(E, match=L):`` rewritten to ``with
+    __hf_raises__("<id>", pytest.raises(E)):`` (``self.assertRaisesRegex(E, L)``: ``__hf_raises__("<id>",
+    self.assertRaises(E), self)``). It enters and exits the wrapped context manager as the test would, so that no
+    exception, or one of another class, fails or propagates as it did; when that manager caught the exception (its
+    ``__exit__`` returned true), the exception's message (:func:`_message`) is kept for the host, which searches it
+    with ``L``. ``None`` ("opaque") for a ``self`` whose ``assertRaises``/``assertRaisesRegex`` are not unittest's
+    own. What ``__enter__`` gives is the wrapped manager's (``as excinfo`` unchanged)."""
+
+    def __init__(self, site: str, inner: Any, case: Any = None) -> None:
+        self._site = site
+        self._inner = inner
+        self._unittest = case is not None
+        self._stock = case is None or _stock(case, ("assertRaises", "assertRaisesRegex"))
+
+    def __enter__(self) -> Any:
+        return self._inner.__enter__()
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> Any:
+        caught = self._inner.__exit__(exc_type, exc, tb)
+        if caught and isinstance(exc, BaseException):
+            try:
+                _keep(self._site, _message(exc, self._unittest) if self._stock else None)
+            except KeyboardInterrupt:
+                raise
+            except BaseException:
+                pass
+        return caught
