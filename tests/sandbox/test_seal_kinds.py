@@ -1,0 +1,255 @@
+"""cmp35: sealed sites of kinds other than ``==`` (contracts §7 "Sealed sites", "Other kinds"): ``match=``
+(``pytest.raises``, ``assertRaisesRegex``), ``in`` (``assertIn``) and ``pytest.approx``; what is found
+(:func:`~pytest_homefield.sandbox.seal_sites.sealable_sites`), the sealed file, the seal calls (``homefield_seal``)
+in a real test process, and the host's checks (:class:`~pytest_homefield.sandbox.seal_kinds.SealCheck`)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from pytest_homefield.sandbox.bwrap import REPORTER_DIR
+from pytest_homefield.sandbox.outcomes import seal_verdict
+from pytest_homefield.sandbox.seal_kinds import MAX_MATCH_TEXT, SealCheck, bounded_regex, regex_literal_runs
+from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
+from pytest_homefield.sandbox.testrun import run_tests
+
+TEST = "tests/test_x.py"
+#: A hidden test file: one site of each kind and form; ``test_open`` holds the shapes that are not sealed.
+HIDDEN = '''import unittest
+
+import pytest
+
+from pkg import boom, greet, third
+
+
+def test_match():
+    with pytest.raises(ValueError, match=r"width must be at least \\d+") as info:
+        boom(1)
+    assert info.type is ValueError
+
+
+def test_match_lines():
+    with pytest.raises(
+        (KeyError,
+         ValueError),
+        match="zebra crossing ahead"
+    ):
+        boom(2)
+
+
+def test_in():
+    assert "needle-found" in greet("needle")
+
+
+def test_approx():
+    assert third(1) == pytest.approx(0.3333, rel=1e-3)
+    assert pytest.approx(0.6667, abs=1e-3) == third(2)
+
+
+def test_open():
+    assert "nothing-here" not in greet("x")
+    with pytest.raises(ValueError, match=r"(a|b)*c"):
+        boom(4)
+    with pytest.raises(ValueError, match=r"\\d+ of \\d+"):
+        boom(5)
+    assert third(3) == pytest.approx(1.0, rel=REL)
+    assert "needle" in "haystack-needle"
+
+
+class T(unittest.TestCase):
+    def test_u(self):
+        with self.assertRaisesRegex(ValueError, "gone missing"):
+            boom(3)
+        self.assertIn(b"kiwi-fruit", greet(b"kiwi"))
+'''
+PKG = ('MESSAGES = {1: "width must be at least 3", 2: "a zebra crossing ahead!", 3: "it has gone missing", '
+       '4: "c", 5: "1 of 2"}\n\n\ndef boom(n):\n    raise ValueError(MESSAGES[n])\n\n\n'
+       'def greet(x):\n    return x + (b"-fruit" if isinstance(x, bytes) else "-found")\n\n\n'
+       'def third(n):\n    return n / 3\n')
+FUNCS = ["test_match", "test_match_lines", "test_in", "test_approx", "test_open", "T::test_u"]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(HIDDEN)
+    (tmp_path / "pkg.py").write_text(PKG)
+    return tmp_path
+
+
+@pytest.fixture
+def seal_module() -> Iterator[ModuleType]:
+    sys.path.insert(0, str(REPORTER_DIR))
+    try:
+        mod = importlib.import_module("homefield_seal")
+        mod.take()
+        yield mod
+    finally:
+        sys.path.remove(str(REPORTER_DIR))
+
+
+def test_each_kind_is_found_and_sealed_out_of_the_file(tree: Path) -> None:
+    """One site per sealed shape, with its kind; none of ``not in``, an unbounded regex (``(a|b)*c``, two repeats),
+    ``approx`` with a keyword that is no literal, a literal in a literal. The sealed file parses, keeps every line
+    where it was (a ``with`` spread over lines too), holds no sealed literal (nor a text its regex matches
+    literally), and imports the three calls."""
+    sites = sealable_sites(tree, [TEST], [f"{TEST}::{f}" for f in FUNCS], {TEST: None})
+    assert [(s.key.split("::", 1)[1], s.kind, s.expected) for s in sites] == [
+        ("test_match@9", "match", 'r"width must be at least \\d+"'),
+        ("test_match_lines@15", "match", '"zebra crossing ahead"'), ("test_in@24", "in", '"needle-found"'),
+        ("test_approx@28", "approx", "0.3333"), ("test_approx@29", "approx", "0.6667"),
+        ("T::test_u@44", "match", '"gone missing"'), ("T::test_u@46", "in", 'b"kiwi-fruit"')]
+    assert [s.expectation() for s in sites if s.kind == "approx"] == [
+        SealCheck("approx", 0.3333, {"rel": 1e-3}), SealCheck("approx", 0.6667, {"abs": 1e-3})]
+    files, ids = sealed_files(tree, sites, [TEST])
+    text = files[TEST].decode()
+    ast.parse(text)
+    for lit in ("width must be at least", "zebra crossing", "gone missing", "needle-found", "kiwi-fruit", "0.3333",
+                "0.6667"):
+        assert lit not in text
+    old, new = HIDDEN.splitlines(), text.splitlines()
+    assert len(new) == len(old) + 1
+    assert new[-1].startswith("from homefield_seal import __hf_seal__, __hf_seal_in__, __hf_raises__  #")
+    by_key = {s.key: sid for sid, s in ids.items()}
+    assert new[8] == (f"    with __hf_raises__({by_key[f'{TEST}::test_match@9']!r}, pytest.raises((ValueError)))"
+                      " as info:")
+    assert new[43] == (f"        with __hf_raises__({by_key[f'{TEST}::T::test_u@44']!r}, "
+                       "self.assertRaises((ValueError)), self):")
+    assert new[45] == f"        __hf_seal_in__({by_key[f'{TEST}::T::test_u@46']!r}, (greet(b\"kiwi\")), self)"
+    for n, line in enumerate(old):  # every line of no sealed statement's header in place
+        if not any(s.first <= n + 1 <= (s.first if s.kind == "match" else s.last) for s in sites) \
+                and not 15 <= n + 1 <= 19:
+            assert new[n] == line, n
+
+
+def test_a_regex_matching_a_text_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """The value rule for ``match``: besides ``L``'s own text, a text ``L`` matches literally (a run of 4 or more
+    literal characters, the unescaped whole of a literal pattern) found elsewhere in the hidden tests makes it
+    readable. ``r"1\\.25 units"`` is ``1.25 units`` in the other file: not sealed; ``r"at most \\d+ rows"``'s run
+    ``at most `` is in a docstring; ``"quite unique"`` is sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'import pytest\n\nfrom pkg import boom\n\n\ndef test_new():\n    """Up to at most 3."""\n'
+        '    with pytest.raises(ValueError, match=r"1\\.25 units"):\n        boom(1)\n'
+        '    with pytest.raises(ValueError, match=r"at most \\d+ rows"):\n        boom(2)\n'
+        '    with pytest.raises(ValueError, match="quite unique"):\n        boom(3)\n')
+    (tmp_path / "tests/test_other.py").write_text('SIZE = "1.25 units"\n')
+    sites = sealable_sites(tmp_path, [TEST, "tests/test_other.py"], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.expected for s in sites] == ['"quite unique"']
+
+
+def test_bounded_regexes_and_their_literal_texts() -> None:
+    """Bounded: characters, classes, anchors, groups and one repeat of one character; not: alternation, two
+    repeats, a repeated group, a back reference, a look-around, a regex that does not compile. The host's search
+    of the longest message it judges with the worst bounded regex stays far under a second."""
+    for ok in ("width must be at least 1", r"at least \d+", r"^got .* items$", r"(value) [a-z]{2,3}", r"1\.5"):
+        assert bounded_regex(ok), ok
+    for bad in (r"(a|b)*c", r"ab|cd", r"\d+ of \d+", r"(ab)+", r"(a)\1", r"(?=a)b", r"[", r"a**"):
+        assert not bounded_regex(bad), bad
+    assert regex_literal_runs(r"width must be at least \d+") == ["width must be at least "]
+    assert regex_literal_runs(r"1\.5") == ["1.5"] and regex_literal_runs(r"a.b") == []
+    assert regex_literal_runs(r"(value) [a-z]{2} left") == ["value", " left"]
+    start = time.perf_counter()
+    assert SealCheck("match", r"a.*b").holds("a" * MAX_MATCH_TEXT) is False
+    assert time.perf_counter() - start < 1.0
+
+
+def test_the_host_checks_each_kind() -> None:
+    """``match``: ``re.search`` (a message not a ``str``, or too long: opaque); ``in``: ``L in value`` (a
+    ``TypeError`` unequal); ``approx``: ``pytest.approx``. On the channel's verdicts: equal, unequal, loose (a
+    value converted by its own protocol, never forged), opaque."""
+    m = SealCheck("match", r"at least \d+")
+    assert (seal_verdict("'width at least 3!'", m), seal_verdict("'at least x'", m)) == ("equal", "unequal")
+    assert seal_verdict("3", m) == "opaque" and seal_verdict(repr("at least 1" * 300), m) == "opaque"
+    i = SealCheck("in", "needle")
+    assert [seal_verdict(t, i) for t in ("'a needle!'", "['needle']", "'nope'", "b'needle'", "3", "~'needle'",
+                                         "~'no'")] == ["equal", "equal", "unequal", "unequal", "unequal", "equal",
+                                                       "loose"]
+    a = SealCheck("approx", 0.3333, {"rel": 1e-3})
+    assert [seal_verdict(t, a) for t in ("0.33333", "0.34", "'x'", "[0.3333]")] == ["equal", "unequal", "unequal",
+                                                                                   "unequal"]
+    assert seal_verdict("(0.5, 1.0)", SealCheck("approx", (0.5, 1.0))) == "equal"
+
+
+def test_the_seal_calls_keep_what_the_host_judges(seal_module: ModuleType) -> None:
+    """``__hf_raises__`` wraps the manager: the caught exception's message kept (pytest's stringification, its
+    notes too), an exception of another class propagates with nothing kept, no exception fails as pytest does;
+    an ``assertRaisesRegex`` or ``assertIn`` of a class's own is opaque; ``__hf_seal_in__`` marks a value whose
+    type defines ``__contains__`` over a builtin base loose."""
+    import unittest
+
+    raises = seal_module.__hf_raises__
+    with raises("s1", pytest.raises(ValueError)) as info:
+        err = ValueError("width 0")
+        err.add_note("see docs")
+        raise err
+    assert info.type is ValueError
+    assert seal_module.take() == [["s1", repr("width 0\nsee docs")]]
+    with pytest.raises(KeyError), raises("s2", pytest.raises(ValueError)):
+        raise KeyError("other")
+    with pytest.raises(pytest.fail.Exception, match="DID NOT RAISE"), raises("s3", pytest.raises(ValueError)):
+        pass
+    assert seal_module.take() == []
+
+    class Stock(unittest.TestCase):
+        def runTest(self) -> None:  # noqa: N802 - unittest's name
+            pass
+
+    class Lax(Stock):
+        def assertRaisesRegex(self, *a: object, **k: object) -> object:  # type: ignore[override] # noqa: N802
+            return self.assertRaises(ValueError)
+
+        def assertIn(self, *a: object, **k: object) -> None:  # noqa: N802
+            pass
+
+    for case, expected in ((Stock(), "'gone'"), (Lax(), None)):
+        with raises("u", case.assertRaises(ValueError), case):
+            raise ValueError("gone")
+        seal_module.__hf_seal_in__("v", "kiwi", case)
+        assert seal_module.take() == [["u", expected], ["v", "'kiwi'" if expected else None]]
+
+    class AnyIn(str):
+        def __contains__(self, item: object) -> bool:
+            return True
+
+    seal_module.__hf_seal_in__("w", AnyIn("abc"))
+    seal_module.__hf_seal_in__("x", "abc")
+    assert seal_module.take() == [["w", "~'abc'"], ["x", "'abc'"]]
+
+
+def test_a_sealed_run_reports_each_kind(tree: Path) -> None:
+    """A real test process (:func:`run_tests` with the sites' checks): every site of the honest ``pkg`` reported
+    once and equal, and each function passed; with a ``pkg`` that raises another message, returns another text and
+    another number, the same functions pass in pytest (nothing in them checks any more) but every site is
+    unequal; with one that raises nothing, the ``match`` functions fail and report nothing."""
+    fids = [f"{TEST}::{f}" for f in FUNCS if f != "test_open"]
+    sites = sealable_sites(tree, [TEST], fids, {TEST: None})
+    files, ids = sealed_files(tree, sites, [TEST])
+    (tree / TEST).write_bytes(files[TEST])
+    by_fn: dict[str, list[str]] = {}
+    for sid, s in ids.items():
+        by_fn.setdefault(s.function, []).append(sid)
+    cmd = f"{sys.executable} -m pytest -p no:randomly -p no:cacheprovider"
+    wrong = ('def boom(n):\n    raise ValueError("something else")\n\n\ndef greet(x):\n    return x[:2]\n\n\n'
+             'def third(n):\n    return n / 4\n')
+    silent = PKG.replace("    raise ValueError(MESSAGES[n])\n", "    return MESSAGES[n]\n")
+    for label, pkg, verdict in (("honest", PKG, "equal"), ("wrong", wrong, "unequal"), ("silent", silent, None)):
+        (tree / "pkg.py").write_text(pkg)
+        run = run_tests(tree, cmd, fids, out_dir=tree / f"out-{label}", timeout_s=120,
+                        seals={sid: s.expectation() for sid, s in ids.items()}, seal_tests=by_fn)
+        assert set(run.outcomes) == set(fids), run.error
+        if verdict is not None:
+            assert set(run.outcomes.values()) == {"passed"}, (label, run.outcomes)
+            assert run.seal_reports == {f: {sid: [verdict] for sid in by_fn[f]} for f in fids}, label
+        else:
+            matching = {f"{TEST}::test_match", f"{TEST}::test_match_lines", f"{TEST}::T::test_u"}
+            assert {f for f, o in run.outcomes.items() if o != "passed"} == matching, run.outcomes
+            assert all(ids[sid].kind != "match" for r in run.seal_reports.values() for sid in r), run.seal_reports
