@@ -7,9 +7,9 @@ expected value (:func:`~pytest_homefield.sandbox.outcomes.seal_verdict` calls :m
 - ``"match"``: ``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):``; the value is the
   message of the exception of class ``E`` the body raised, as the test process's pytest stringifies it for
   ``match`` (unittest: ``str(exc)``); it holds when ``re.search(L, message)`` finds a match (pytest's rule, and
-  unittest's ``re.compile(L).search``). ``L`` is sealed only when :func:`bounded_regex` holds, so that the host's
-  search of a message of at most :data:`MAX_MATCH_TEXT` characters is at worst quadratic in it (no regex a test
-  process could answer with a message that stalls the host).
+  unittest's ``re.compile(L).search``). ``L`` is sealed only when :func:`bounded_regex` holds, and a message
+  longer than :func:`match_text_cap` is opaque, so that the host's search of one message takes at most about
+  0.1 s (no regex a test process could answer with a message that stalls the host).
 - ``"in"``: ``assert L in A`` / ``self.assertIn(L, A)``, ``L`` a ``str`` or ``bytes`` literal; holds when
   ``L in value`` (a ``TypeError``, as ``'a' in b'a'``, does not hold).
 - ``"approx"``: ``assert A == pytest.approx(L, rel=…, abs=…, nan_ok=…)`` with literal arguments; holds when
@@ -19,18 +19,22 @@ expected value (:func:`~pytest_homefield.sandbox.outcomes.seal_verdict` calls :m
 from __future__ import annotations
 
 import importlib
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "bounded_regex", "regex_literal_runs", "APPROX_OPTIONS",
-           "MIN_LITERAL_RUN"]
+__all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
+           "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN"]
 
 #: The comparison kinds of a sealed site: ``==`` (the value), and those judged by a :class:`SealCheck`.
 KINDS = ("==", "match", "in", "approx")
 #: Characters of an exception message a ``match`` site judges at most; a longer one is opaque (a failure, never
 #: ``forged``).
 MAX_MATCH_TEXT = 2000
+#: A bound of the host's work searching one message with a regex of one repeat: ``n²·len(pattern)``
+#: (:func:`match_text_cap`).
+MATCH_WORK = 40_000_000
 #: The keyword arguments of ``pytest.approx`` a sealed site may give (each a literal).
 APPROX_OPTIONS = ("rel", "abs", "nan_ok")
 #: A run of at least this many characters a ``match`` regex matches literally is a text of it that, found
@@ -60,21 +64,38 @@ def _parse(pattern: str) -> Any:
 
 
 def bounded_regex(pattern: str) -> bool:
-    """Whether ``pattern`` compiles and is made only of characters, character classes, ``.``, anchors and groups
-    (no alternation ``|``, back reference, look-around, conditional), with at most one repeat (``*``, ``+``,
-    ``?``, ``{m,n}``), itself of one character (``\\d+``, ``.*``, ``[a-z]{2,3}``): searching a text of ``n``
-    characters then tries each start with at most ``n`` lengths of that repeat, ``O(n²·len(pattern))`` steps at
-    worst (8000 characters: about 0.2 s; :data:`MAX_MATCH_TEXT`: about 0.01 s). Nested repeats or two of them are
-    what make a backtracking search exponential or cubic."""
+    """Whether :func:`_repeats` finds ``pattern`` bounded."""
+    return _repeats(pattern) is not None
+
+
+def match_text_cap(pattern: str) -> int:
+    """Characters of a message the host searches with the bounded regex ``pattern`` at most: :data:`MAX_MATCH_TEXT`
+    when it has no repeat (a search is then ``O(n·len(pattern))``), else the largest ``n`` with ``n²·len(pattern)``
+    within :data:`MATCH_WORK` (at most :data:`MAX_MATCH_TEXT`): a longer message is opaque. Measured (CPython
+    3.11, ``'a' * n`` searched with ``a.*`` and 100 more ``a`` and a ``b``): 2000 characters took 1.2 s; the cap,
+    632, about 0.1 s."""
+    n = _repeats(pattern)
+    if not n:
+        return MAX_MATCH_TEXT
+    return min(MAX_MATCH_TEXT, math.isqrt(MATCH_WORK // max(1, len(pattern))))
+
+
+def _repeats(pattern: str) -> int | None:
+    """The number of repeats (0 or 1) of ``pattern`` when it compiles and is made only of characters, character
+    classes, ``.``, anchors and groups (no alternation ``|``, back reference, look-around, conditional), with at
+    most one repeat (``*``, ``+``, ``?``, ``{m,n}``), itself of one character (``\\d+``, ``.*``,
+    ``[a-z]{2,3}``): searching a text of ``n`` characters then tries each start with at most ``n`` lengths of that
+    repeat, ``O(n²·len(pattern))`` steps at worst (:func:`match_text_cap` bounds ``n``). Nested repeats or two of
+    them are what make a backtracking search exponential or cubic. ``None`` for any other."""
     if not isinstance(pattern, str):
-        return False
+        return None
     try:
         re.compile(pattern)
     except Exception:  # noqa: BLE001 - re.error, RecursionError, OverflowError
-        return False
+        return None
     parsed = _parse(pattern)
     if parsed is None:
-        return False
+        return None
     repeats = [0]
 
     def ok(items: Any, depth: int) -> bool:
@@ -95,7 +116,7 @@ def bounded_regex(pattern: str) -> bool:
                 return False
         return True
 
-    return ok(parsed, 0)
+    return repeats[0] if ok(parsed, 0) else None
 
 
 def regex_literal_runs(pattern: str) -> list[str]:
@@ -142,10 +163,11 @@ class SealCheck:
 
     def holds(self, value: Any) -> bool | None:
         """Whether ``value`` (a literal's value of builtins, from the seal report) passes the check; ``None`` when
-        there is nothing to judge (``match``: not a ``str``, or longer than :data:`MAX_MATCH_TEXT`; ``approx``:
+        there is nothing to judge (``match``: not a ``str``, or longer than :func:`match_text_cap`; ``approx``:
         pytest's comparison raised). Never raises (but ``KeyboardInterrupt``)."""
         if self.kind == "match":
-            if type(value) is not str or len(value) > MAX_MATCH_TEXT or not bounded_regex(self.expected):
+            if type(value) is not str or not bounded_regex(self.expected) \
+                    or len(value) > match_text_cap(self.expected):
                 return None
             return re.search(self.expected, value) is not None
         if self.kind == "in":

@@ -17,7 +17,13 @@ import pytest
 
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import seal_verdict
-from pytest_homefield.sandbox.seal_kinds import MAX_MATCH_TEXT, SealCheck, bounded_regex, regex_literal_runs
+from pytest_homefield.sandbox.seal_kinds import (
+    MAX_MATCH_TEXT,
+    SealCheck,
+    bounded_regex,
+    match_text_cap,
+    regex_literal_runs,
+)
 from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -148,8 +154,8 @@ def test_a_regex_matching_a_text_elsewhere_is_not_sealed(tmp_path: Path) -> None
 
 def test_bounded_regexes_and_their_literal_texts() -> None:
     """Bounded: characters, classes, anchors, groups and one repeat of one character; not: alternation, two
-    repeats, a repeated group, a back reference, a look-around, a regex that does not compile. The host's search
-    of the longest message it judges with the worst bounded regex stays far under a second."""
+    repeats, a repeated group, a back reference, a look-around, a regex that does not compile. A message is judged
+    up to a length that keeps the host's search of it about 0.1 s (``n²·len(pattern)`` bounded), longer: opaque."""
     for ok in ("width must be at least 1", r"at least \d+", r"^got .* items$", r"(value) [a-z]{2,3}", r"1\.5"):
         assert bounded_regex(ok), ok
     for bad in (r"(a|b)*c", r"ab|cd", r"\d+ of \d+", r"(ab)+", r"(a)\1", r"(?=a)b", r"[", r"a**"):
@@ -157,9 +163,14 @@ def test_bounded_regexes_and_their_literal_texts() -> None:
     assert regex_literal_runs(r"width must be at least \d+") == ["width must be at least "]
     assert regex_literal_runs(r"1\.5") == ["1.5"] and regex_literal_runs(r"a.b") == []
     assert regex_literal_runs(r"(value) [a-z]{2} left") == ["value", " left"]
+    worst = "a.*" + "a" * 100 + "b"  # a message of 2000 "a" took 1.2 s to search with it
+    assert (match_text_cap(r"a.*b"), match_text_cap("a" * 300), match_text_cap(worst)) == (MAX_MATCH_TEXT,
+                                                                                           MAX_MATCH_TEXT, 620)
     start = time.perf_counter()
     assert SealCheck("match", r"a.*b").holds("a" * MAX_MATCH_TEXT) is False
+    assert SealCheck("match", worst).holds("a" * 620) is False
     assert time.perf_counter() - start < 1.0
+    assert SealCheck("match", worst).holds("a" * 621) is None  # longer than its cap: opaque
 
 
 def test_the_host_checks_each_kind() -> None:
