@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 from helpers.slug_task import SLUG_F2P, SLUG_SITE, SLUG_TEST, build_slugs
+from helpers.units_task import F2P as UNITS_F2P
+from helpers.units_task import SITES as UNITS_SITES
+from helpers.units_task import TEST as UNITS_TEST
+from helpers.units_task import build_units
 
 from pytest_homefield.mine import redgreen
 from pytest_homefield.mine.redgreen import (
@@ -656,3 +660,17 @@ def test_verify_records_the_sites_the_reference_fix_passes_sealed(tmp_path: Path
     assert v.sealed_sites == [SLUG_SITE]
     assert (tmp_path / "logs" / "sealed" / "outcomes.jsonl").exists()
     assert run_phrase("sealed") == "the sealed run of the reference fix"
+
+
+def test_verify_records_the_other_kinds_of_sealed_site(tmp_path: Path) -> None:
+    """cmp35: mining's sealed run judges the sites of the other kinds with their own checks (``match=`` and
+    ``assertRaisesRegex`` by ``re.search``, ``in`` and ``assertIn``, ``pytest.approx``): the reference fix passes
+    each of the units task's five, all recorded."""
+    b = build_units(tmp_path / "units")
+    (tmp_path / "work").mkdir()
+    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[UNITS_TEST],
+                         runnable_tests=[UNITS_TEST], test_cmd=b.task.test_cmd, setup_cmd=None, stability_runs=1,
+                         run_timeout_s=60, work_root=tmp_path / "work", log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert sorted(v.FAIL_TO_PASS) == sorted(UNITS_F2P)
+    assert v.sealed_sites == sorted(k for keys in UNITS_SITES.values() for k in keys)
