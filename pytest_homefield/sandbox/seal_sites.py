@@ -30,7 +30,13 @@ from typing import Any
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _find, function_id, parse_source
 from pytest_homefield.sandbox.canary_added import fixed_lines
-from pytest_homefield.sandbox.seal_kinds import APPROX_OPTIONS, SealCheck, bounded_regex, regex_literal_runs
+from pytest_homefield.sandbox.seal_kinds import (
+    APPROX_OPTIONS,
+    SealCheck,
+    bounded_regex,
+    match_text_cap,
+    regex_literal_runs,
+)
 
 __all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
 
@@ -287,6 +293,9 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 if _occurrences(value, values.get(path)) > 1 or any(
                         _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
                     continue
+                if shape.kind in ("match", "approx") and _passed_by_another(
+                        shape.kind, value, shape.extra, [*values.values(), *parent_values]):
+                    continue
                 sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected,
                                       case=isinstance(stmt, ast.Expr) or shape.extra == "unittest", kind=shape.kind,
                                       extra=shape.extra, span=_span(text, shape.span) if shape.span else None))
@@ -337,6 +346,34 @@ def _occurrences(value: Any, values: _Values | None) -> int:
             except Exception:  # noqa: BLE001 - literals of builtins compare; never raise for one that does not
                 continue
         return n
+
+
+def _passed_by_another(kind: str, value: Any, extra: str, literals: Sequence[_Values]) -> bool:
+    """Whether a literal of the hidden test files or their parent versions other than ``L`` itself (one ``==`` to
+    it is readable already: no site then) passes a ``match`` or ``approx`` site's check (cmp35): a string the regex
+    ``value`` finds a match in (one longer than :func:`~.seal_kinds.match_text_cap` only by the texts it matches
+    literally: the bound of the search), a number or container ``pytest.approx(value, **extra)`` holds equal (a
+    near value, ``0.33333`` for ``approx(0.3333, rel=1e-3)``, or a bound ``abs=`` gives). Such a literal is a value
+    a forger reads that passes the site as well as ``L``."""
+    check = SealCheck(kind, value, ast.literal_eval(extra) if kind == "approx" else {})
+    for counts, unhashable in literals:
+        for v in [*counts, *unhashable]:
+            if kind == "match" and not isinstance(v, str):
+                continue
+            if kind == "approx" and (isinstance(v, (str, bytes)) or v is None):
+                continue
+            try:
+                if bool(v == value):
+                    continue
+            except Exception:  # noqa: BLE001 - literals of builtins compare; never raise for one that does not
+                continue
+            if kind == "match" and len(v) > match_text_cap(value):
+                if any(r in v for r in regex_literal_runs(value)):
+                    return True
+                continue
+            if check.holds(v):
+                return True
+    return False
 
 
 def _searchable(data: bytes) -> str:

@@ -138,18 +138,42 @@ def test_each_kind_is_found_and_sealed_out_of_the_file(tree: Path) -> None:
 
 def test_a_regex_matching_a_text_elsewhere_is_not_sealed(tmp_path: Path) -> None:
     """The value rule for ``match``: besides ``L``'s own text, a text ``L`` matches literally (a run of 4 or more
-    literal characters, the unescaped whole of a literal pattern) found elsewhere in the hidden tests makes it
-    readable. ``r"1\\.25 units"`` is ``1.25 units`` in the other file: not sealed; ``r"at most \\d+ rows"``'s run
-    ``at most `` is in a docstring; ``"quite unique"`` is sealed."""
+    literal characters, the unescaped whole of a literal pattern) found elsewhere in the hidden tests, or a string
+    literal there (or in a parent version) it finds a match in, makes it readable. ``r"1\\.25 units"`` is
+    ``1.25 units`` in the other file; ``r"at most \\d+ rows"``'s run ``at most `` is in a docstring;
+    ``r"go \\d it"`` (no literal run of 4) finds ``go 7 it`` in a string of the parent's version; ``"quite
+    unique"`` is sealed."""
     (tmp_path / "tests").mkdir()
     (tmp_path / TEST).write_text(
         'import pytest\n\nfrom pkg import boom\n\n\ndef test_new():\n    """Up to at most 3."""\n'
         '    with pytest.raises(ValueError, match=r"1\\.25 units"):\n        boom(1)\n'
         '    with pytest.raises(ValueError, match=r"at most \\d+ rows"):\n        boom(2)\n'
+        '    with pytest.raises(ValueError, match=r"go \\d it"):\n        boom(4)\n'
         '    with pytest.raises(ValueError, match="quite unique"):\n        boom(3)\n')
     (tmp_path / "tests/test_other.py").write_text('SIZE = "1.25 units"\n')
-    sites = sealable_sites(tmp_path, [TEST, "tests/test_other.py"], [f"{TEST}::test_new"], {TEST: None})
+    parent = {TEST: b'def test_old():\n    assert f() == "we go 7 itself"\n', "tests/test_other.py": None}
+    sites = sealable_sites(tmp_path, [TEST, "tests/test_other.py"], [f"{TEST}::test_new"], parent)
     assert [s.expected for s in sites] == ['"quite unique"']
+    sites = sealable_sites(tmp_path, [TEST, "tests/test_other.py"], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.expected for s in sites] == ['r"go \\d it"', '"quite unique"']  # the parent's string read it
+
+
+def test_an_approx_value_near_another_literal_is_not_sealed(tmp_path: Path) -> None:
+    """The value rule for ``approx``: another literal ``pytest.approx(L, …)`` holds equal to is readable as much
+    as ``L`` (``0.33333`` for ``approx(0.3333, rel=1e-3)``; a bound ``abs=0.5`` for ``approx(0.2, abs=0.5)``,
+    the site's own keyword); ``approx(0.6667, rel=1e-3)`` with no such literal is sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'import pytest\n\nfrom pkg import third\n\n\ndef test_new():\n'
+        '    assert third(1) == pytest.approx(0.3333, rel=1e-3)\n'
+        '    assert third(2) == pytest.approx(0.6667, rel=1e-3)\n'
+        '    assert third(0.6) == pytest.approx(0.2, abs=0.5)\n\n\n'
+        'def test_old():\n    assert third(1.00001) == 0.33333\n')
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.expected for s in sites] == ["0.6667"]
+    (tmp_path / TEST).write_text((tmp_path / TEST).read_text().replace("0.33333", "0.3"))
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
+    assert [s.expected for s in sites] == ["0.3333", "0.6667"]  # 0.3 is not within 1e-3 of it
 
 
 def test_bounded_regexes_and_their_literal_texts() -> None:
