@@ -6,9 +6,13 @@ expected literal ``L`` is in no file of that run. The call converts ``A`` to the
 builtins (:func:`literal_text`; ``None``: "opaque") and keeps ``(site id, text)`` until the reporter
 (``homefield_reporter``) takes it (:func:`take`) into the report of the test phase that made it; the reporter
 sends it on the outcome channel with the report's node id, and the host compares ``ast.literal_eval`` of the
-text with ``L`` using ``==``. It returns ``None`` and never raises (but ``KeyboardInterrupt``).
+text with ``L`` using ``==``. It returns ``None`` and never raises (but ``KeyboardInterrupt``). The other kinds
+(cmp35): :func:`__hf_seal_in__` for an ``assert L in A`` site (the host checks ``L in value``), and
+:class:`__hf_raises__` wrapping the ``pytest.raises(E)`` (``self.assertRaises(E)``) of a ``match=`` site, which
+keeps the caught exception's message (the host searches it with ``L``).
 
-Standalone on purpose, as the reporter: it imports only the standard library.
+Standalone on purpose, as the reporter: it imports only the standard library (and, inside a test process that has
+it, pytest's own stringification of an exception for ``match``, when a ``match`` site caught one).
 """
 
 from __future__ import annotations
