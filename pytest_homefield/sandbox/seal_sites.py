@@ -14,6 +14,13 @@ a value ``==`` to ``L`` (another spelling: ``'a' '-b'``, an escape, ``1000`` for
 ``3`` is rarely sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))``
 (a random id that occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the
 reporter) at the end of the file, so no line moves.
+
+Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
+``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):`` (``match``: the ``with`` item becomes
+``__hf_raises__("<id>", pytest.raises((E)))``, the body unchanged), ``assert L in A`` / ``self.assertIn(L, A)``
+(``in``: ``__hf_seal_in__("<id>", (A))``) and ``assert A == pytest.approx(L, …)`` (``approx``: ``__hf_seal__``), under
+the same rules, ``L`` also readable elsewhere when a text its regex matches literally occurs there
+(:func:`~.seal_kinds.regex_literal_runs`) or another literal passes the site's check (:func:`_passed_by_another`).
 """
 
 from __future__ import annotations
@@ -417,7 +424,8 @@ def _offset(text: str, line: int, col: int) -> int:
 def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[str]) -> tuple[
         dict[str, bytes], dict[str, SealSite]]:
     """The sealed test files (path → bytes) of ``sites`` (each statement rewritten to ``__hf_seal__("<id>", (A))``
-    and padded with blank lines to its lines, the import appended) and each site's id → the site. An id is
+    (``__hf_seal_in__`` for an ``in`` site) and padded with blank lines to its lines, a ``match`` site's ``with``
+    item only (:func:`_rewrite_spans`), the import of the calls used appended) and each site's id → the site. An id is
     ``hf`` and 24 random hex digits that occur in none of ``test_files`` (read from ``root``). ``OSError`` when a
     file cannot be read (never through a link); ``ValueError`` when one no longer decodes."""
     texts: dict[str, tuple[str, str]] = {}
