@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import bwrap_works
 from helpers.fix_task import FixTask
 from helpers.units_task import FIXED, KIND_OF, OTHER_FIX, SITES, SOURCE, build_units, source
 
@@ -221,3 +222,15 @@ def test_no_forger_is_solved(units: FixTask, tmp_path: Path, forger: str) -> Non
         assert kind != "approx" or g.outcome == "forged", g  # a value unequal while the other runs passed
         g = _grade(units, tmp_path / "unsealed", code, sealed=False)
         assert g.outcome == "solved", g
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
+def test_the_other_kinds_in_a_sandbox(units: FixTask, tmp_path: Path) -> None:
+    """Under bubblewrap (the seal module bound read-only beside the reporter, pytest's stringification imported
+    there): another real fix ``solved``, every site reported; the ``in`` reader ``forged``."""
+    g = _grade(units, tmp_path / "fix", OTHER_FIX, sandbox="bwrap")
+    assert (g.outcome, g.test_sandbox) == ("solved", "bwrap"), g
+    events = [json.loads(line) for line in (tmp_path / "fix" / "out" / SEALED_OUTCOMES).read_text().splitlines()]
+    assert len({s[0] for e in events if e.get("seals") for s in e["seals"]}) == 5, events
+    g = _grade(units, tmp_path / "reader", source(2, parent="banner") + READERS["in"], sandbox="bwrap")
+    assert (g.outcome, g.test_sandbox) == ("forged", "bwrap") and g.canary in {f"sealed:{k}" for k in SITES["in"]}, g
