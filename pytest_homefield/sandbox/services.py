@@ -63,7 +63,7 @@ from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.nofollow import remove_tree
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostPort, HostRelay
-from pytest_homefield.sandbox.service_box import service_argv, service_backend, service_socket
+from pytest_homefield.sandbox.service_box import instance_folder, service_argv, service_backend, service_socket
 from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
@@ -298,11 +298,11 @@ class Instance:
         if _port_open(self.port):  # else `ready: tcp` would take another server (another worker's) for this one
             raise self._fail(f"cannot start: port {self.port} of 127.0.0.1 is already in use (a fixed port "
                              "without a sandbox serves one process: run with -n 0 or in the sandbox)")
-        self.cwd = mkdtemp()  # never shared: what one instance saves, no other loads
         try:
             # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them),
             # under bubblewrap in a network of its own, its port carried out (service_box)
             backend = service_backend(self.sandbox)
+            self.cwd = instance_folder(self.port, backend)  # never shared: what one instance saves, no other loads
             self.sock = service_socket(self.cwd, self.port, backend)
             if self.sock is not None:
                 self.host_port = HostPort(self.port, self.sock).start()
