@@ -53,7 +53,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -347,15 +347,16 @@ class Instance:
             how = "timed out" if code is None else f"exited with status {code}"
             raise self._fail(f"reset {how}")
 
-    def stop(self) -> None:
-        """Stop the service and everything it started, wait for it, and remove its working folder."""
+    def stop(self, remove: bool = True) -> None:
+        """Stop the service and everything it started, wait for it, and remove its working folder (``remove``;
+        else it is left as the service left it, ``cwd`` still naming it, for the caller to judge and remove)."""
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
         if self.host_port is not None:
             self.host_port.close()
             self.host_port = None
-        if self.cwd is not None:
+        if self.cwd is not None and remove:
             remove_tree(self.cwd)
             self.cwd = None
 
@@ -453,11 +454,13 @@ class ServicePool:
         return inst
 
     @contextlib.contextmanager
-    def lease(self, relays: bool = False) -> Iterator[Lease]:
+    def lease(self, relays: bool = False, *, leave: Callable[[Path], None] | None = None) -> Iterator[Lease]:
         """The services for one test run: worker-scope instances of a network that reuses started or
         reset, every other one started fresh (and stopped when the block ends). ``relays``: the run is
         in a sandbox whose ports the relay carries (a service's fixed ``port`` then maps to a free one).
-        Raises :class:`ServiceError` when one cannot be had (the fresh ones already started are stopped)."""
+        ``leave``: the fresh instances' working folders are not removed when they stop but handed to it (the
+        caller judges them, :attr:`Lease.folders`, then removes them: an agent's, hatk35). Raises
+        :class:`ServiceError` when one cannot be had (the fresh ones already started are stopped)."""
         own: list[Instance] = []
         try:
             env: dict[str, str] = {}
@@ -479,7 +482,9 @@ class ServicePool:
             yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])), targets, tuple(folders))
         finally:
             for inst in own:
-                inst.stop()
+                inst.stop(remove=leave is None)
+                if leave is not None and inst.cwd is not None:
+                    leave(inst.cwd)
 
     def close(self) -> None:
         """Stop every worker-scope instance."""
@@ -528,17 +533,18 @@ def run_network(network: TestNetwork | None, *, relays: bool, folder: Path
                 relay.close()
 
 
-def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
-                relays: bool) -> contextlib.AbstractContextManager[Lease]:
+def agent_lease(network: TestNetwork | None, runs_commands: bool, *, relays: bool,
+                leave: Callable[[Path], None] | None = None) -> contextlib.AbstractContextManager[Lease]:
     """The services of an agent that can run commands (``runs_commands``): instances of its own, started
     for the attempt and stopped when the block ends, never the ones grading uses; their ``env`` and
-    ports (``relays``: the agent's sandbox relays ports, so a fixed ``port`` maps to a free one). For
+    ports (``relays``: the agent's sandbox relays ports, so a fixed ``port`` maps to a free one); ``leave``:
+    as :meth:`ServicePool.lease` (their folders are the agent's, judged with its own after it ends). For
     other agents, or without services: an empty :class:`Lease`. Raises :class:`ServiceError`."""
     if network is None or not network.services or not runs_commands:
         return contextlib.nullcontext(Lease())
     # fresh: no reuse
     return ServicePool(TestNetwork(network.services, (), network.log_dir, sandbox=network.sandbox,
-                                   memory_mb=network.memory_mb)).lease(relays)
+                                   memory_mb=network.memory_mb)).lease(relays, leave=leave)
 
 
 # --- homefield services --check ----------------------------------------------------------------------
