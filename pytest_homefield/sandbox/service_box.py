@@ -23,12 +23,13 @@ inside half ``relay.py serve`` (:func:`~.relay.serve_argv`), through a Unix sock
 that appears once the service accepts (:func:`service_socket`): homefield's ``ready: tcp`` waits for it.
 Under Landlock (no namespace of its own without one for the user) the instance listens on the host's
 ``127.0.0.1`` and its network is confined as a test run's is, with no port to connect to: it may ``bind``
-its own port only (a wildcard bound to the loopback instead) and ``connect`` nowhere but to its own
-listeners; no UDP, no Unix socket path (hatk35: a redis under Landlock, its network not confined,
-``MIGRATE``-d a key its client gave it into the user's own redis on the host's ``127.0.0.1``, and would
-have into another attempt's instance or any host of the internet). Under bubblewrap a socket path too
-long for a Unix socket under ``TMPDIR`` puts the instance's working folder under ``/tmp`` instead
-(:func:`instance_folder`): before, the instance kept the host's network there.
+any port of a loopback address (a wildcard bound to the loopback instead; a server may listen on more than
+its one port: a cluster's transport port) and ``connect`` nowhere but to its own listeners; no UDP, no Unix
+socket path (hatk35: a redis under Landlock, its network not confined, ``MIGRATE``-d a key its client gave it
+into the user's own redis on the host's ``127.0.0.1``, and would have into another attempt's instance or any
+host of the internet). Under bubblewrap a socket path too long for a Unix socket under ``TMPDIR`` puts the
+instance's working folder under ``/tmp`` instead (:func:`instance_folder`): before, the instance kept the
+host's network there.
 
 Its environment is never the user's: ``PATH`` (the entries it can see), ``HOME`` and ``TMPDIR`` (its
 working folder), ``LANG``, ``LC_ALL``, ``TZ``, ``USER``, ``LOGNAME`` where set. ``ready`` and ``reset``
@@ -136,8 +137,8 @@ def service_argv(command: str, cwd: Path, backend: str, port: int | None = None)
         return bwrap_argv(relay, policy, bwrap=probe(), args_fd=True), {}
     if backend == "landlock":
         env["TMPDIR"] = str(cwd)
-        # connect to no port (its own listeners only), bind its own port only (hatk35; module docstring)
-        confined = LandlockPolicy(ro=ro, rw=[cwd], connect=(), bind=(0,) if port is None else (port,), unix=True)
+        # connect to no port (its own listeners only), bind any port of a loopback address (hatk35; module docstring)
+        confined = LandlockPolicy(ro=ro, rw=[cwd], connect=(), bind=None, unix=True)
         return marked(landlock_argv(shell, confined)), env
     raise BwrapUnavailable(f"unknown sandbox backend {backend!r} for a service")
 

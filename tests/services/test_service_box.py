@@ -34,6 +34,11 @@ while True:
         if line.startswith("CONNECT "):  # another server of the host's loopback, for the client
             socket.create_connection(("127.0.0.1", int(line[8:])), timeout=5).close()
             out = "OK"
+        elif line.startswith("LISTEN "):  # a second port of its own (a cluster's transport port), reached by itself
+            t = socket.socket(); t.bind(("0.0.0.0", int(line[7:]))); t.listen(1)
+            socket.create_connection(("127.0.0.1", int(line[7:])), timeout=5).close()
+            t.close()
+            out = "OK"
         else:
             out = json.dumps(dict(os.environ)) if line == "ENV" else open(line[5:]).read()
     except OSError as exc:
@@ -80,6 +85,7 @@ def test_a_service_reads_no_repository_and_no_user_secret(mode: str, tmp_path: P
         assert ask(port, f"READ {script}") == SERVER  # the server does read files for its clients
         read, env = ask(port, f"READ {gold}"), json.loads(ask(port, "ENV"))
         reached = ask(port, f"CONNECT {other.getsockname()[1]}")
+        second = ask(port, f"LISTEN {free_port()}")
     if mode == "none":  # the control: unconfined, the server is the user's whole power
         assert "the fix" in read and env.get("HF_USERS_SECRET") == "s3cr3t" and reached == "OK"
     else:
@@ -87,6 +93,7 @@ def test_a_service_reads_no_repository_and_no_user_secret(mode: str, tmp_path: P
         assert "HF_USERS_SECRET" not in env and str(repo) not in json.dumps(env)
     if mode != "none":  # bwrap: a network of its own; landlock: no port to connect to (hatk35)
         assert reached.startswith("ERR "), reached
+    assert second == "OK", second  # any port of its own, on the loopback (landlock: bind_any), and reached there
 
 
 @pytest.mark.parametrize("reuse", [False, True])
