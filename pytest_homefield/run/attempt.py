@@ -323,11 +323,18 @@ def run_attempt(spec: AttemptSpec, cache: SnapshotCache) -> Result:
             return infra(f"phase lock: {_one_line(exc)}")
         except BudgetTooSmall as exc:
             return infra(str(exc))
-        # an agent that runs commands gets service instances of its own; stopped after the agent, or on the way out
+        # an agent that runs commands gets service instances of its own; stopped after the agent, or on the way out;
+        # their folders are its own (atk20 F4): judged with its others, removed on the way out (hatk35: removed when
+        # the instances stopped, every such attempt was agent_error, "the agent removed its service1 folder")
         own_services = cleanup.enter_context(contextlib.ExitStack())
+
+        def leave(folder: Path) -> None:
+            cleanup.callback(nofollow.remove_tree, folder)
+
         try:
             lease = own_services.enter_context(agent_lease(spec.network, caps.runs_commands(spec.allow_shell),
-                                                           relays=backend.relays and not spec.sandbox.shared_network))
+                                                           relays=backend.relays and not spec.sandbox.shared_network,
+                                                           leave=leave))
             env.update(lease.env)
             sb = agent_sandbox(spec.agent, backend, workspace=workspace, box=box, env=env, sandbox=spec.sandbox,
                                pythons=[_python_of(spec.test_cmd or spec.task.test_cmd)],

@@ -6,14 +6,15 @@ JSON object (built by :func:`pytest_homefield.sandbox.landlock.landlock_argv`)::
 
     {"ro": [PATH, ...], "list": [PATH, ...], "rw": [PATH, ...], "dev": [PATH, ...],
      "net": null | {"connect": [PORT, ...], "hosts": [ADDRESS, ...], "peers": [[ADDRESS, PORT], ...],
-                    "bind": [PORT, ...]}, "scope": true | false,
+                    "bind": [PORT, ...], "bind_any": true | false}, "scope": true | false,
      "unix": true | false, "setenv": {NAME: VALUE, ...}, "unsetenv": [NAME, ...]}
 
 It forks (:func:`main`). The child calls ``landlock_create_ruleset`` with every filesystem right the
 kernel's Landlock ABI knows handled, adds a ``LANDLOCK_RULE_PATH_BENEATH`` rule per existing path (``ro``:
 execute, read files, list folders; ``list``: list folders only, names and never contents; ``rw``: every
 right; ``dev``: read and write the file, e.g. ``/dev/null``; a file gets only the rights a file can have),
-with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``null``:
+with ``net`` (ABI ≥ 4) TCP ``bind``/``connect`` handled and allowed to the listed ports only (``bind_any``: ``connect``
+alone handled, a ``bind`` of any port still made by the supervisor on a loopback address only: a service's; ``null``:
 the network is not confined; a ``net``'s ``connect`` is also checked by the supervisor against the
 pairs of ``hosts``, default ``["127.0.0.1"]``, and ``connect``'s ports, the exact pairs of ``peers``,
 and a loopback address and port where a socket of this launch listens, at any ABI; ``bind`` to a
@@ -331,7 +332,9 @@ def restrict(policy: dict[str, object]) -> int:
     version = abi()
     handled_fs = FS_RIGHTS[min(version, 3)]
     net = policy.get("net")
-    handled_net = NET_BIND_TCP | NET_CONNECT_TCP if isinstance(net, dict) and version >= 4 else 0
+    bind_any = isinstance(net, dict) and net.get("bind_any") is True  # a service: bind checked by the supervisor alone
+    handled_net = (NET_CONNECT_TCP if bind_any else NET_BIND_TCP | NET_CONNECT_TCP) \
+        if isinstance(net, dict) and version >= 4 else 0
     scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if policy.get("scope") and version >= 6 else 0
     attr = _RulesetAttr(handled_fs, handled_net, scoped)
     size = 24 if scoped else 16 if handled_net else 8
@@ -345,7 +348,7 @@ def restrict(policy: dict[str, object]) -> int:
         if handled_net:
             assert isinstance(net, dict)
             ports = {"connect": {*(net.get("connect") or []), *(p for _, p in net.get("peers") or [])},
-                     "bind": set(net.get("bind") or [])}
+                     "bind": set() if bind_any else set(net.get("bind") or [])}
             for key, right in (("connect", NET_CONNECT_TCP), ("bind", NET_BIND_TCP)):
                 for port in sorted(ports[key]):
                     rule = _NetPort(right, int(port))

@@ -238,12 +238,14 @@ def peers(net: object) -> frozenset[tuple[bytes, int]]:
 
 class Net:
     """A confined network's state (:func:`serve`): ``peers`` where a ``connect`` may go (:func:`peers`),
-    ``binds`` the ports a ``bind`` may name (the policy's ``bind``: ``0``, an ephemeral port), and
+    ``binds`` the ports a ``bind`` may name (the policy's ``bind``: ``0``, an ephemeral port; ``None``: any,
+    the policy's ``bind_any``, a service instance's), and
     ``bound``, the cookies (``SO_COOKIE``: 64 bits, never reused while the machine runs) of the sockets
     the supervisor bound and that may still live, with the address each holds, at most :data:`BOUND_MAX`:
     only these may ``listen``."""
 
-    def __init__(self, peer_set: frozenset[tuple[bytes, int]] = frozenset(), binds: frozenset[int] = frozenset()):
+    def __init__(self, peer_set: frozenset[tuple[bytes, int]] = frozenset(),
+                 binds: frozenset[int] | None = frozenset()):
         self.peers = peer_set
         self.binds = binds
         #: cookie → the ``struct sockaddr`` the socket is bound to (its port included): what
@@ -276,6 +278,8 @@ class Net:
     @classmethod
     def of(cls, net: object) -> Net:
         """From the policy's ``net`` (``None``: nothing may connect, bind or listen). Raises ``OSError``."""
+        if isinstance(net, dict) and net.get("bind_any") is True:  # a service: any port, on a loopback address
+            return cls(peers(net), None)
         binds = frozenset(int(p) for p in net.get("bind") or []) if isinstance(net, dict) else frozenset()
         return cls(peers(net), binds)
 
@@ -285,13 +289,13 @@ def loopback(raw: bytes) -> bool:
     return raw == b"\0" * 15 + b"\1" or (raw[:12] == b"\0" * 10 + b"\xff\xff" and raw[12] == 127)
 
 
-def may_bind(raw: bytes, domain: int, ports: frozenset[int]) -> bool:
+def may_bind(raw: bytes, domain: int, ports: frozenset[int] | None) -> bool:
     """Whether a socket of ``domain`` may be bound to the address ``raw`` (a ``struct sockaddr`` as the
     caller passed it): an ``AF_NETLINK`` one always (no host beyond the kernel), an ``AF_INET``/``AF_INET6``
     one only to a loopback address (:func:`loopback`) or the wildcard (``0.0.0.0``/``::``, which
     :func:`_bind_or_listen` binds to the loopback of its family instead: :func:`on_loopback`) of its own family
-    and one of ``ports``; nothing else (a Unix socket's path would be made outside the domain). Raises
-    ``OSError`` (``EINVAL``) for an address too short for its family, as the kernel would."""
+    and one of ``ports`` (``None``: any port); nothing else (a Unix socket's path would be made outside the
+    domain). Raises ``OSError`` (``EINVAL``) for an address too short for its family, as the kernel would."""
     if domain == AF_NETLINK:
         return True
     if domain not in (AF_INET, AF_INET6) or len(raw) < 2:
@@ -305,7 +309,7 @@ def may_bind(raw: bytes, domain: int, ports: frozenset[int]) -> bool:
     # the wildcard of the socket's own family only: ``::ffff:0.0.0.0`` on an IPv6 socket is IPv4's any address,
     # which :func:`on_loopback` leaves as it is
     wildcard = (raw[4:8] if family == AF_INET else raw[8:24]) == b"\0" * (4 if family == AF_INET else 16)
-    return (loopback(address) or wildcard) and port in ports
+    return (loopback(address) or wildcard) and (ports is None or port in ports)
 
 
 def on_loopback(raw: bytes) -> bytes:

@@ -27,13 +27,14 @@ command. What a policy allows:
   change itself);
 * TCP: ``connect`` only to ``connect``'s ports on ``hosts`` (``127.0.0.1``: not ``127.0.0.2``, not
   ``::1``; its v4-mapped form ``::ffff:127.0.0.1`` alike) and to the exact pairs of ``peers`` (``::1``
-  and a port: a local server on IPv6 loopback), ``bind`` only to an ephemeral port (port 0) of a
-  loopback address (never ``0.0.0.0``/``::``, which a LAN host reaches), ``listen`` only on a socket so
-  bound, and ``connect`` to a loopback address and port where such a socket of the same launch listens
-  (a test's own server; never a host service); ``connect=None``: the network not confined. Landlock
-  knows ports, not addresses, so the launcher's supervisor checks each ``connect``, ``bind`` and
-  ``listen`` and makes it itself (any ABI); Landlock does not know UDP, which the launcher's seccomp
-  filter refuses when the network is confined (no ``AF_INET``/``AF_INET6`` socket but a stream);
+  and a port: a local server on IPv6 loopback), ``bind`` only to an ephemeral port (port 0; a
+  service instance: any port, ``bind=None``) of a loopback address (never ``0.0.0.0``/``::``, which a
+  LAN host reaches), ``listen`` only on a socket so bound, and ``connect`` to a loopback address and
+  port where such a socket of the same launch listens (a test's own server; never a host service);
+  ``connect=None``: the network not confined. Landlock knows ports, not addresses, so the launcher's
+  supervisor checks each ``connect``, ``bind`` and ``listen`` and makes it itself (any ABI); Landlock
+  does not know UDP, which the launcher's seccomp filter refuses when the network is confined (no
+  ``AF_INET``/``AF_INET6`` socket but a stream);
 * scope (ABI ≥ 6): no signal to, no abstract Unix socket of, a process outside the domain;
 * Unix sockets (``unix=False``, test runs and agents): none can be made (a seccomp filter of the
   launcher), since Landlock does not confine ``connect`` to a named one.
@@ -88,10 +89,11 @@ class LandlockUnavailable(BwrapUnavailable):
 class LandlockPolicy:
     """What one confined command may do (module docstring): ``ro`` read and execute, ``rw`` every
     file-system right, TCP ``connect`` to these ports of ``hosts`` and to the exact ``(address, port)``
-    pairs of ``peers`` only (``None``: TCP not confined, ``peers`` ignored; ``hosts``: IPv4 or IPv6
+    pairs of ``peers`` only (``None``: TCP not confined, ``peers`` and ``bind`` ignored; ``hosts``: IPv4 or IPv6
     addresses, the host's ``127.0.0.1`` by default; ``peers``: e.g. ``("::1", 8080)``, a local model
-    server on IPv6 loopback), ``bind`` only to a loopback address, ``listen`` only on a socket so bound, ``unix``: make
-    Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
+    server on IPv6 loopback), ``bind`` only to a loopback address and these ports (``0``: an ephemeral
+    one, bound by number; ``None``: any port, a service instance's), ``listen`` only on a socket so bound,
+    ``unix``: make Unix sockets (``False``: ``socket(AF_UNIX)`` refused, so no named socket can be reached;
     ``socketpair`` stays; with ``connect`` not ``None`` no Unix socket is ever connected, whatever
     ``unix`` says: the supervisor that makes each ``connect`` would resolve its path outside the
     domain), ``setenv`` / ``unsetenv`` applied to its environment (nothing secret: the
@@ -107,6 +109,7 @@ class LandlockPolicy:
     own: Sequence[Path | str] = ()
     hosts: Sequence[str] = ("127.0.0.1",)
     peers: Sequence[tuple[str, int]] = ()
+    bind: Sequence[int] | None = (0,)
 
     def as_json(self) -> str:
         """The launcher's ``POLICY`` word: the paths made absolute, deduplicated, those that are or hold a
@@ -116,7 +119,8 @@ class LandlockPolicy:
         ro, listable = carve(ro, copies_of_protected(ro, skip=[*rw, *map(str, self.own)]))
         net = None if self.connect is None else {"connect": sorted(set(self.connect)), "hosts": list(self.hosts),
                                                  "peers": [[h, int(p)] for h, p in dict.fromkeys(self.peers)],
-                                                 "bind": [0]}
+                                                 "bind": sorted({int(p) for p in self.bind or ()}),
+                                                 "bind_any": self.bind is None}
         return json.dumps({"ro": ro, "list": listable, "rw": rw, "dev": list(DEV_FILES), "net": net, "scope": True,
                            "unix": self.unix, "setenv": dict(self.setenv), "unsetenv": list(self.unsetenv)},
                           separators=(",", ":"))

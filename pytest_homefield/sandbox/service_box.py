@@ -21,8 +21,15 @@ program it runs for a client reaches no other server of the host (the user's own
 instance). Its port is carried out by :class:`~.relay.HostPort` on the host's ``127.0.0.1:PORT`` and the
 inside half ``relay.py serve`` (:func:`~.relay.serve_argv`), through a Unix socket in its working folder
 that appears once the service accepts (:func:`service_socket`): homefield's ``ready: tcp`` waits for it.
-Under Landlock (no namespace of its own without one for the user) and where that socket's path would be
-too long for a Unix socket, the host's network is kept: the instance listens on the host's ``127.0.0.1``.
+Under Landlock (no namespace of its own without one for the user) the instance listens on the host's
+``127.0.0.1`` and its network is confined as a test run's is, with no port to connect to: it may ``bind``
+any port of a loopback address (a wildcard bound to the loopback instead; a server may listen on more than
+its one port: a cluster's transport port) and ``connect`` nowhere but to its own listeners; no UDP, no Unix
+socket path (hatk35: a redis under Landlock, its network not confined, ``MIGRATE``-d a key its client gave it
+into the user's own redis on the host's ``127.0.0.1``, and would have into another attempt's instance or any
+host of the internet). Under bubblewrap a socket path too long for a Unix socket under ``TMPDIR`` puts the
+instance's working folder under ``/tmp`` instead (:func:`instance_folder`): before, the instance kept the
+host's network there.
 
 Its environment is never the user's: ``PATH`` (the entries it can see), ``HOME`` and ``TMPDIR`` (its
 working folder), ``LANG``, ``LC_ALL``, ``TZ``, ``USER``, ``LOGNAME`` where set. ``ready`` and ``reset``
@@ -47,10 +54,12 @@ from pytest_homefield.sandbox.bwrap import (
 )
 from pytest_homefield.sandbox.landlock import LandlockPolicy, landlock_argv
 from pytest_homefield.sandbox.modes import SandboxChoice
+from pytest_homefield.sandbox.nofollow import remove_tree
 from pytest_homefield.sandbox.proccap import marked
 from pytest_homefield.sandbox.relay import MAX_SOCKET_PATH, serve_argv
+from pytest_homefield.sandbox.tempdirs import mkdtemp
 
-__all__ = ["service_backend", "service_argv", "service_socket", "KEPT_VARS"]
+__all__ = ["service_backend", "service_argv", "service_socket", "instance_folder", "KEPT_VARS"]
 
 #: The user's variables an instance keeps (none of them a secret).
 KEPT_VARS = ("LANG", "LC_ALL", "TZ", "USER", "LOGNAME")
@@ -83,9 +92,21 @@ def _paths(command: str, path_var: str) -> list[Path]:
 def service_socket(cwd: Path, port: int, backend: str) -> Path | None:
     """The Unix socket an instance on ``port`` with working folder ``cwd`` is reached through under
     ``backend``: ``cwd/PORT.sock`` under bubblewrap (its own network namespace), ``None`` elsewhere or when
-    that path is too long for a socket (the host's network is kept)."""
+    that path is too long for a socket (:func:`instance_folder` makes the folder where it is not)."""
     sock = cwd / f"{port}.sock"
     return sock if backend == "bwrap" and len(str(sock)) <= MAX_SOCKET_PATH else None
+
+
+def instance_folder(port: int, backend: str) -> Path:
+    """A fresh private working folder for an instance on ``port`` under ``backend``: in the temp dir,
+    or in ``/tmp`` when under bubblewrap the temp dir's would make :func:`service_socket`'s path too long
+    for a Unix socket (a long ``TMPDIR``): the instance's port is carried out through that socket, and
+    it never gets the host's network instead (hatk35)."""
+    cwd = mkdtemp()
+    if backend == "bwrap" and service_socket(cwd, port, backend) is None:
+        remove_tree(cwd)
+        cwd = mkdtemp(dir="/tmp")
+    return cwd
 
 
 def service_argv(command: str, cwd: Path, backend: str, port: int | None = None) -> tuple[list[str], dict[str, str]]:
@@ -104,8 +125,11 @@ def service_argv(command: str, cwd: Path, backend: str, port: int | None = None)
     if backend == "bwrap":
         env["TMPDIR"] = "/tmp"
         sock = None if port is None else service_socket(cwd, port, backend)
-        if sock is None:
-            policy = Policy(cwd=cwd, rw=[cwd], ro=ro, env=env, network=True)
+        if sock is None:  # never the host's network (hatk35): a port is carried out through the socket only
+            if port is not None:
+                raise BwrapUnavailable(f"the socket path of port {port} in {cwd} is too long for a Unix socket "
+                                       f"(over {MAX_SOCKET_PATH} bytes): use a shorter TMPDIR")
+            policy = Policy(cwd=cwd, rw=[cwd], ro=ro, env=env, network=False)
             return bwrap_argv(shell, policy, bwrap=probe(), args_fd=True), {}
         relay = serve_argv(sys.executable, port, sock, shell)  # type: ignore[arg-type]  # port is set
         ro += [*python_paths([sys.executable]), Path(relay[3]).parent]
@@ -113,6 +137,8 @@ def service_argv(command: str, cwd: Path, backend: str, port: int | None = None)
         return bwrap_argv(relay, policy, bwrap=probe(), args_fd=True), {}
     if backend == "landlock":
         env["TMPDIR"] = str(cwd)
-        return marked(landlock_argv(shell, LandlockPolicy(ro=ro, rw=[cwd], connect=None, unix=True))), env
+        # connect to no port (its own listeners only), bind any port of a loopback address (hatk35; module docstring)
+        confined = LandlockPolicy(ro=ro, rw=[cwd], connect=(), bind=None, unix=True)
+        return marked(landlock_argv(shell, confined)), env
     raise BwrapUnavailable(f"unknown sandbox backend {backend!r} for a service")
 

@@ -53,7 +53,7 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,7 +63,7 @@ from pytest_homefield.sandbox.modes import parse_network
 from pytest_homefield.sandbox.nofollow import remove_tree
 from pytest_homefield.sandbox.procs import run_process, spawn_process, stop_process
 from pytest_homefield.sandbox.relay import HostPort, HostRelay
-from pytest_homefield.sandbox.service_box import service_argv, service_backend, service_socket
+from pytest_homefield.sandbox.service_box import instance_folder, service_argv, service_backend, service_socket
 from pytest_homefield.sandbox.tempdirs import mkdtemp
 
 __all__ = ["SCOPES", "ServiceSpec", "ServiceError", "Instance", "ServicePool", "Lease", "TestNetwork",
@@ -298,11 +298,11 @@ class Instance:
         if _port_open(self.port):  # else `ready: tcp` would take another server (another worker's) for this one
             raise self._fail(f"cannot start: port {self.port} of 127.0.0.1 is already in use (a fixed port "
                              "without a sandbox serves one process: run with -n 0 or in the sandbox)")
-        self.cwd = mkdtemp()  # never shared: what one instance saves, no other loads
         try:
             # confined as a test run is (atk18 F1: a server runs what its clients ask, the agent among them),
             # under bubblewrap in a network of its own, its port carried out (service_box)
             backend = service_backend(self.sandbox)
+            self.cwd = instance_folder(self.port, backend)  # never shared: what one instance saves, no other loads
             self.sock = service_socket(self.cwd, self.port, backend)
             if self.sock is not None:
                 self.host_port = HostPort(self.port, self.sock).start()
@@ -347,15 +347,16 @@ class Instance:
             how = "timed out" if code is None else f"exited with status {code}"
             raise self._fail(f"reset {how}")
 
-    def stop(self) -> None:
-        """Stop the service and everything it started, wait for it, and remove its working folder."""
+    def stop(self, remove: bool = True) -> None:
+        """Stop the service and everything it started, wait for it, and remove its working folder (``remove``;
+        else it is left as the service left it, ``cwd`` still naming it, for the caller to judge and remove)."""
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
         if self.host_port is not None:
             self.host_port.close()
             self.host_port = None
-        if self.cwd is not None:
+        if self.cwd is not None and remove:
             remove_tree(self.cwd)
             self.cwd = None
 
@@ -453,11 +454,13 @@ class ServicePool:
         return inst
 
     @contextlib.contextmanager
-    def lease(self, relays: bool = False) -> Iterator[Lease]:
+    def lease(self, relays: bool = False, *, leave: Callable[[Path], None] | None = None) -> Iterator[Lease]:
         """The services for one test run: worker-scope instances of a network that reuses started or
         reset, every other one started fresh (and stopped when the block ends). ``relays``: the run is
         in a sandbox whose ports the relay carries (a service's fixed ``port`` then maps to a free one).
-        Raises :class:`ServiceError` when one cannot be had (the fresh ones already started are stopped)."""
+        ``leave``: the fresh instances' working folders are not removed when they stop but handed to it (the
+        caller judges them, :attr:`Lease.folders`, then removes them: an agent's, hatk35). Raises
+        :class:`ServiceError` when one cannot be had (the fresh ones already started are stopped)."""
         own: list[Instance] = []
         try:
             env: dict[str, str] = {}
@@ -479,7 +482,9 @@ class ServicePool:
             yield Lease(env, tuple(dict.fromkeys([*ports, *self.network.ports])), targets, tuple(folders))
         finally:
             for inst in own:
-                inst.stop()
+                inst.stop(remove=leave is None)
+                if leave is not None and inst.cwd is not None:
+                    leave(inst.cwd)
 
     def close(self) -> None:
         """Stop every worker-scope instance."""
@@ -528,17 +533,18 @@ def run_network(network: TestNetwork | None, *, relays: bool, folder: Path
                 relay.close()
 
 
-def agent_lease(network: TestNetwork | None, runs_commands: bool, *,
-                relays: bool) -> contextlib.AbstractContextManager[Lease]:
+def agent_lease(network: TestNetwork | None, runs_commands: bool, *, relays: bool,
+                leave: Callable[[Path], None] | None = None) -> contextlib.AbstractContextManager[Lease]:
     """The services of an agent that can run commands (``runs_commands``): instances of its own, started
     for the attempt and stopped when the block ends, never the ones grading uses; their ``env`` and
-    ports (``relays``: the agent's sandbox relays ports, so a fixed ``port`` maps to a free one). For
+    ports (``relays``: the agent's sandbox relays ports, so a fixed ``port`` maps to a free one); ``leave``:
+    as :meth:`ServicePool.lease` (their folders are the agent's, judged with its own after it ends). For
     other agents, or without services: an empty :class:`Lease`. Raises :class:`ServiceError`."""
     if network is None or not network.services or not runs_commands:
         return contextlib.nullcontext(Lease())
     # fresh: no reuse
     return ServicePool(TestNetwork(network.services, (), network.log_dir, sandbox=network.sandbox,
-                                   memory_mb=network.memory_mb)).lease(relays)
+                                   memory_mb=network.memory_mb)).lease(relays, leave=leave)
 
 
 # --- homefield services --check ----------------------------------------------------------------------

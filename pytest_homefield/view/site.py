@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_homefield.records import Task
 from pytest_homefield.view.assets import SITE_CSS, SITE_JS
@@ -147,8 +148,20 @@ def _write_all(data: SiteData, w: _Writer, run_ids: Sequence[str],
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
+    """The site's files, to a request that names this server as its host only (``Host: 127.0.0.1:PORT`` or
+    ``localhost:PORT``): a web page whose name its DNS points at ``127.0.0.1`` (DNS rebinding) reaches the
+    server as the same origin as itself, and read every page of the site (the reference fixes, the hidden
+    tests) for its site (hatk35); it names its own host, and is refused (403)."""
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (the base class's name)
         pass
+
+    def send_head(self) -> Any:
+        port = self.server.server_address[1]  # type: ignore[index]  # an AF_INET server: (host, port)
+        if str(self.headers.get("Host", "")).strip().lower() not in (f"127.0.0.1:{port}", f"localhost:{port}"):
+            self.send_error(403, "the site is served to 127.0.0.1 and localhost only")
+            return None
+        return super().send_head()
 
 
 def make_server(folder: Path, port: int = 0) -> http.server.ThreadingHTTPServer:

@@ -301,6 +301,15 @@ def test_the_supervisor_binds_loopback_addresses_only() -> None:
     with pytest.raises(OSError) as err:
         supervisor.may_bind(_sockaddr(inet, "127.0.0.1", 0)[:8], inet, ports)
     assert err.value.errno == 22
+    # a service's policy (bind_any, hatk35): any port, still of a loopback address only
+    assert supervisor.Net.of({"connect": [], "bind": [], "bind_any": True}).binds is None
+    assert supervisor.Net.of({"connect": [], "bind": [0]}).binds == frozenset({0})
+    for raw, domain in ((_sockaddr(inet, "127.0.0.1", 8080), inet), (_sockaddr(inet6, "::1", 9300), inet6),
+                        (_sockaddr(inet, "0.0.0.0", 6379), inet)):
+        assert supervisor.may_bind(raw, domain, None), raw
+    for raw, domain in ((_sockaddr(inet, "192.168.1.2", 8080), inet), (_sockaddr(inet6, "::ffff:10.0.0.1", 80), inet6),
+                        (_sockaddr(inet, "127.0.0.1", 0), socket.AF_UNIX)):
+        assert not supervisor.may_bind(raw, domain, None), raw
 
 
 #: A local model server on ``::1`` only, reached without the proxy (a client that ignores the proxy

@@ -5,15 +5,20 @@ agent neither the repository's ``.homefield/`` nor the user's environment."""
 from __future__ import annotations
 
 import json
+import shutil
 import socket
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from pytest_homefield.sandbox import landlock, protected
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable, probe
-from pytest_homefield.sandbox.services import ServiceError, ServicePool, TestNetwork, parse_services
+from pytest_homefield.sandbox.relay import MAX_SOCKET_PATH
+from pytest_homefield.sandbox.services import ServiceError, ServicePool, TestNetwork, free_port, parse_services
 
 #: A server that answers ``READ <path>`` with the file's text, ``ENV`` with its environment and ``CONNECT
 #: <port>`` with whether it reached that port of ``127.0.0.1``: what a superuser's PostgreSQL gives any client
@@ -28,6 +33,11 @@ while True:
     try:
         if line.startswith("CONNECT "):  # another server of the host's loopback, for the client
             socket.create_connection(("127.0.0.1", int(line[8:])), timeout=5).close()
+            out = "OK"
+        elif line.startswith("LISTEN "):  # a second port of its own (a cluster's transport port), reached by itself
+            t = socket.socket(); t.bind(("0.0.0.0", int(line[7:]))); t.listen(1)
+            socket.create_connection(("127.0.0.1", int(line[7:])), timeout=5).close()
+            t.close()
             out = "OK"
         else:
             out = json.dumps(dict(os.environ)) if line == "ENV" else open(line[5:]).read()
@@ -75,13 +85,15 @@ def test_a_service_reads_no_repository_and_no_user_secret(mode: str, tmp_path: P
         assert ask(port, f"READ {script}") == SERVER  # the server does read files for its clients
         read, env = ask(port, f"READ {gold}"), json.loads(ask(port, "ENV"))
         reached = ask(port, f"CONNECT {other.getsockname()[1]}")
+        second = ask(port, f"LISTEN {free_port()}")
     if mode == "none":  # the control: unconfined, the server is the user's whole power
         assert "the fix" in read and env.get("HF_USERS_SECRET") == "s3cr3t" and reached == "OK"
     else:
         assert read.startswith("ERR "), read
         assert "HF_USERS_SECRET" not in env and str(repo) not in json.dumps(env)
-    if mode == "bwrap":  # a network of its own: the host's other servers are out of reach (landlock keeps it)
+    if mode != "none":  # bwrap: a network of its own; landlock: no port to connect to (hatk35)
         assert reached.startswith("ERR "), reached
+    assert second == "OK", second  # any port of its own, on the loopback (landlock: bind_any), and reached there
 
 
 @pytest.mark.parametrize("reuse", [False, True])
@@ -103,3 +115,54 @@ def test_a_failed_start_is_tried_again_at_grading_and_remembered_at_mining(reuse
         with pool.lease() as lease:
             assert ask(int(lease.env["P"]), f"READ {script}").startswith("import os")
     pool.close()
+
+
+def resp(port: int, *args: str) -> bytes:
+    """One redis command (RESP) to ``127.0.0.1:port``; its reply's first bytes."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(f"*{len(args)}\r\n".encode() + b"".join(f"${len(a)}\r\n{a}\r\n".encode() for a in args))
+        return c.recv(65536)
+
+
+@pytest.mark.parametrize("mode,long_tmp", [("landlock", False), ("bwrap", False), ("bwrap", True), ("none", False)])
+def test_a_redis_instance_writes_into_no_other_redis_of_the_host(mode: str, long_tmp: bool, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """hatk35: the agent (its own instances) and the graded test process (the grading's) drive a redis that
+    does what its clients ask: ``MIGRATE 127.0.0.1 <port> <key> 0 5000`` makes the server itself connect to
+    another redis and write the key there. Under Landlock the instance's network was not confined at all:
+    the key landed in the user's own redis on the host's ``127.0.0.1`` (another attempt's instance, or any
+    host of the internet, alike); under bubblewrap with a ``TMPDIR`` too long for the relay's socket the
+    instance kept the host's network. Now it reaches no other server (``none`` is the control: it does)."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server not installed")
+    if mode != "none":
+        works(mode)
+    if long_tmp:  # a TMPDIR whose instance folders hold no socket path short enough
+        deep = tmp_path / ("d" * (MAX_SOCKET_PATH - len(str(tmp_path))))
+        deep.mkdir()
+        monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    vport = free_port()  # the user's own redis on the host
+    victim = subprocess.Popen(["redis-server", "--port", str(vport), "--save", "", "--appendonly", "no"],
+                              stdout=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        for _ in range(200):
+            try:
+                resp(vport, "PING")
+                break
+            except OSError:
+                time.sleep(0.05)
+        specs = parse_services({"redis": {"command": "redis-server --port {port} --save '' --appendonly no",
+                                          "env": {"REDIS_PORT": "{port}"}}})
+        with ServicePool(TestNetwork(specs, (), tmp_path / "logs", sandbox=mode)).lease() as lease:
+            port = int(lease.env["REDIS_PORT"])
+            assert resp(port, "SET", "planted", "by-the-agent") == b"+OK\r\n"
+            migrated = resp(port, "MIGRATE", "127.0.0.1", str(vport), "planted", "0", "5000")
+        planted = resp(vport, "GET", "planted")
+    finally:
+        victim.kill()
+        victim.wait()
+    if mode == "none":
+        assert migrated == b"+OK\r\n" and b"by-the-agent" in planted
+    else:
+        assert migrated.startswith(b"-IOERR"), migrated
+        assert planted == b"$-1\r\n", planted

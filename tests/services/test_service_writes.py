@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,51 @@ def test_a_service_holds_no_more_memory_than_a_test_run(network: TestNetwork) ->
             except OSError as exc:  # the connection reset by the kill
                 answer = repr(exc).encode()
         assert not answer.startswith(b":209715201"), answer
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "landlock"])
+def test_an_agent_with_services_of_its_own_is_graded_not_blamed_for_their_folders(
+        sandbox: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hatk35: an agent that runs commands gets instances of its own (``agent_lease``), stopped when it ends, and
+    their working folders are among its folders (atk20 F4). Stopping an instance removed its folder before the
+    agent's folders were judged, so every such attempt was ``agent_error`` ("the agent removed its service1
+    folder"): on main a ``cmd:`` agent applying the reference fix, and one changing nothing, in a repository
+    declaring ``services:`` (both sandboxes). Now the folders are judged (and counted) first, removed after."""
+    if not redis_available():
+        pytest.skip(REDIS_SKIP)
+    from helpers.attack_repo import GOOD_CALC, build, cmd_agent, script_agent, task_for
+    from helpers.landlock import landlock_abi
+
+    from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
+    from pytest_homefield.sandbox.modes import SandboxChoice
+    if sandbox == "landlock":
+        landlock_abi()
+    else:
+        try:
+            probe()
+        except BwrapUnavailable as exc:
+            pytest.skip(str(exc))
+    fx = build(tmp_path / "repo")
+    task = task_for(fx, canaries=1)
+    temp = tmp_path / "t"  # where the instances' folders are made
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    specs = parse_services({"redis": {"command": "redis-server --port {port} --save ''", "ready": "tcp",
+                                      "env": {"REDIS_URL": "redis://127.0.0.1:{port}/0"}}})
+    network = TestNetwork(specs, (), tmp_path / "logs", sandbox=sandbox)
+    agents = {"empty_patch": cmd_agent("true", name="nothing"),
+              "solved": script_agent(tmp_path / "fix", {"src/calc/__init__.py": GOOD_CALC}, name="fixer")}
+    cache = SnapshotCache(repo=fx.root)
+    try:
+        for want, agent in agents.items():
+            spec = AttemptSpec(task=task, agent=agent, attempt=1, run_id="r", run_dir=tmp_path / "run", timeout_s=60,
+                               run_timeout_s=120, sandbox=SandboxChoice(sandbox, "none"), network=network)
+            r = run_attempt(spec, cache)
+            assert (r.outcome, r.error) == (want, None), r
+            assert r.sandbox == sandbox, r
+    finally:
+        cache.close()
+    # each instance started (its log), and its folder removed on the way out (only Landlock's policy files are left)
+    assert len(list((tmp_path / "logs").glob("redis-*.log"))) >= 2
+    left = [p for p in temp.iterdir() if not any(p.glob("policy-*.json"))]
+    assert not left, left

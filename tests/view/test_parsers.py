@@ -389,6 +389,14 @@ def test_serve_is_loopback_only_and_stays_in_the_site(tmp_path: Path) -> None:
             assert resp.read() == b"<p>hello</p>"
         with pytest.raises(urllib.error.HTTPError):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/../secret.txt", timeout=10)
+        with urllib.request.urlopen(f"http://localhost:{port}/index.html", timeout=10) as resp:
+            assert resp.read() == b"<p>hello</p>"
+        # hatk35: a page of another site whose name DNS points at 127.0.0.1 (DNS rebinding) names its own host
+        for host in (f"rebind.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}", ""):
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/index.html", headers={"Host": host})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 403, host
     finally:
         server.shutdown()
         server.server_close()
