@@ -21,11 +21,13 @@ from __future__ import annotations
 import importlib
 import math
 import re
+import string
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
-           "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN"]
+           "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN", "text_neighbours", "regex_neighbours",
+           "NEIGHBOUR_CLASSES"]
 
 #: The comparison kinds of a sealed site: ``==`` (the value), and those judged by a :class:`SealCheck`.
 KINDS = ("==", "match", "in", "approx")
@@ -151,6 +153,88 @@ def regex_literal_runs(pattern: str) -> list[str]:
     return out
 
 
+#: The classes of characters a neighbour of ``L`` changes one character within (satk35): a digit to each other digit,
+#: a lowercase letter to each other lowercase letter, an uppercase one to each other uppercase one.
+NEIGHBOUR_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
+
+
+def _mates(c: str) -> str:
+    """The characters of ``c``'s class in :data:`NEIGHBOUR_CLASSES` other than ``c`` (none when it is in none)."""
+    for cls in NEIGHBOUR_CLASSES:
+        if c in cls:
+            return cls.replace(c, "")
+    return ""
+
+
+def text_neighbours(text: str | bytes) -> list[str | bytes]:
+    """The neighbours of an ``in`` site's member ``text`` (satk35): ``text`` with its first character of a class of
+    :data:`NEIGHBOUR_CLASSES` changed to each other character of that class (``"404"`` → ``"004"``, ``"104"``, …,
+    ``"904"``: 9; a letter: 25); bytes likewise (their Latin-1 characters). Empty when it has no such character.
+    A value holding ``text`` and one of these holds many guesses at once (every text of three digits is in 1002
+    characters): it does not tell ``text`` from its neighbours, so it is nothing to judge
+    (:meth:`SealCheck.holds`). Any value holding ``text`` and none of them holds at most one text of each line of
+    texts differing only at that character: a value made without ``text`` holds it with a chance of at most one in
+    the class's size (10 for a digit)."""
+    chars = text.decode("latin-1") if isinstance(text, bytes) else text
+    for i, c in enumerate(chars):
+        mates = _mates(c)
+        if mates:
+            out = [chars[:i] + m + chars[i + 1:] for m in mates]
+            return [t.encode("latin-1") for t in out] if isinstance(text, bytes) else list(out)
+    return []
+
+
+def _tokens(items: Any) -> list[Any]:
+    """A parsed regex's tokens flattened in order (a group's and a repeat's body between their own tokens), each
+    compared by value: two patterns with equal lists match the same texts."""
+    out: list[Any] = []
+    for op, av in items:
+        if op == _sre_c.SUBPATTERN:
+            out.append((str(op), repr(av[:-1])))
+            out.extend(_tokens(av[-1]))
+            out.append(("end",))
+        elif op in _REPEATS or (_POSSESSIVE is not None and op == _POSSESSIVE):
+            out.append((str(op), av[0], av[1]))
+            out.extend(_tokens(av[2]))
+            out.append(("end",))
+        elif op == _sre_c.LITERAL:
+            out.append(("literal", av))
+        else:
+            out.append((str(op), repr(av)))
+    return out
+
+
+def regex_neighbours(pattern: str) -> list[str]:
+    """The neighbours of a ``match`` site's bounded regex (satk35): ``pattern`` with its first literal character of a
+    class of :data:`NEIGHBOUR_CLASSES` (one the regex matches as that character: not ``d`` of ``\\d``, a repeat's
+    count, a class's member or a flag) changed to each other character of its class, each a pattern that parses
+    as ``pattern`` does but for that one literal (``"409"`` → ``"009"``, …; ``r"got \\d+ items"`` → ``r"aot \\d+
+    items"``, …). Empty when it has none or does not parse. :func:`text_neighbours`' reason."""
+    base = _parse(pattern)
+    if base is None:
+        return []
+    want = _tokens(base)
+    for i, c in enumerate(pattern):
+        mates = _mates(c)
+        if not mates or (i and pattern[i - 1] == "\\"):
+            continue
+        out = []
+        for m in mates:
+            cand = pattern[:i] + m + pattern[i + 1:]
+            got = _parse(cand)
+            if got is None:
+                break
+            toks = _tokens(got)
+            diff = [k for k, (a, b) in enumerate(zip(want, toks, strict=False)) if a != b]
+            if len(toks) != len(want) or len(diff) != 1 or want[diff[0]] != ("literal", ord(c)) \
+                    or toks[diff[0]] != ("literal", ord(m)):
+                break
+            out.append(cand)
+        else:
+            return out
+    return []
+
+
 @dataclass(frozen=True)
 class SealCheck:
     """What the host checks of a sealed site's value other than ``== L`` (module docstring). ``kind``: one of
@@ -164,15 +248,21 @@ class SealCheck:
     def holds(self, value: Any) -> bool | None:
         """Whether ``value`` (a literal's value of builtins, from the seal report) passes the check; ``None`` when
         there is nothing to judge (``match``: not a ``str``, or longer than :func:`match_text_cap`; ``approx``:
-        pytest's comparison raised). Never raises (but ``KeyboardInterrupt``)."""
+        pytest's comparison raised; ``match`` and ``in``: a value that holds as well for a neighbour of ``L``,
+        :func:`regex_neighbours`, :func:`text_neighbours`: many guesses at once, satk35). Never raises (but
+        ``KeyboardInterrupt``)."""
         if self.kind == "match":
             if type(value) is not str or not bounded_regex(self.expected) \
                     or len(value) > match_text_cap(self.expected):
                 return None
-            return re.search(self.expected, value) is not None
+            if re.search(self.expected, value) is None:
+                return False
+            return None if any(re.search(n, value) for n in regex_neighbours(self.expected)) else True
         if self.kind == "in":
             try:
-                return bool(self.expected in value)
+                if self.expected not in value:
+                    return False
+                return None if any(n in value for n in text_neighbours(self.expected)) else True
             except Exception:  # noqa: BLE001 - 'a' in b'a', 'a' in 3: the test's own `in` raised there too
                 return False
         if self.kind == "approx":

@@ -23,6 +23,8 @@ from pytest_homefield.sandbox.seal_kinds import (
     bounded_regex,
     match_text_cap,
     regex_literal_runs,
+    regex_neighbours,
+    text_neighbours,
 )
 from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
 from pytest_homefield.sandbox.testrun import run_tests
@@ -288,3 +290,44 @@ def test_a_sealed_run_reports_each_kind(tree: Path) -> None:
             matching = {f"{TEST}::test_match", f"{TEST}::test_match_lines", f"{TEST}::T::test_u"}
             assert {f for f, o in run.outcomes.items() if o != "passed"} == matching, run.outcomes
             assert all(ids[sid].kind != "match" for r in run.seal_reports.values() for sid in r), run.seal_reports
+
+
+def test_a_value_holding_a_neighbour_of_the_member_is_nothing_to_judge() -> None:
+    """satk35: an ``in`` value or a ``match`` message that holds ``L`` and also a neighbour of it (its first digit
+    or letter changed to another of its class) holds many guesses at once (every text of three digits fits in 1002
+    characters): opaque, never equal. A neighbour is a pattern that parses as ``L`` but for that one literal: an
+    escape, a repeat's count, a class or a flag is never changed. An honest value holds ``L`` and none of them."""
+    every = "".join(f"{i:03d}" for i in range(1000))
+    assert text_neighbours("404") == [f"{d}04" for d in "012356789"] and text_neighbours("..") == []
+    assert text_neighbours(b"-x")[:2] == [b"-a", b"-b"] and len(text_neighbours("Ab")) == 25
+    assert regex_neighbours("409")[:2] == ["009", "109"]
+    assert regex_neighbours(r"\d+ x")[:1] == [r"\d+ a"]  # not \d's d
+    assert regex_neighbours(r"[a-z]{2} left")[:1] == [r"[a-z]{2} aeft"]  # not the class, not the count
+    assert regex_neighbours(r"\x41b")[:1] == [r"\x41a"] and regex_neighbours(r"\d+") == []
+    assert regex_neighbours("[") == []
+    every_409 = " ".join(f"HTTP {d}09" for d in range(10))  # within a match site's cap
+    for kind, member, value in (("in", "404", every), ("match", "409", every_409)):
+        check = SealCheck(kind, member)
+        assert len(value) <= match_text_cap(member) or kind == "in"
+        assert check.holds(value) is None, (kind, member)
+        assert seal_verdict(repr(value), check) == "opaque"
+    assert SealCheck("in", "404").holds("gone (404), was 504") is None  # 504 is a neighbour: an honest one too
+    assert SealCheck("in", "404").holds("gone (404), was 403") is True  # the first digit's neighbours only
+    assert SealCheck("in", "404").holds([f"{i:03d}" for i in range(1000)]) is None
+    assert SealCheck("in", b"404").holds(b"gone (404)") is True and SealCheck("in", "404").holds("x") is False
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict") is True
+    assert SealCheck("match", r"HTTP \d09").holds(every_409) is True  # what \d matches is the test's own leniency
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not HTTP 419") is True
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not http 409") is True
+
+
+def test_the_neighbours_search_stays_bounded() -> None:
+    """The host searches a message's neighbours only once ``L`` matched it, within its cap (:func:`match_text_cap`):
+    25 more searches at most, stopping at the first that matches. Measured on shapes that make the repeat
+    backtrack: well under a second each."""
+    worst = "a.*" + "a" * 100 + "b"
+    cap = match_text_cap(worst)
+    for message in ("b" * (cap - 101) + "a" * 100 + "b", "a" * (cap - 1) + "b", "c" * (cap - 102) + "a" * 101 + "b"):
+        start = time.perf_counter()
+        SealCheck("match", worst).holds(message)
+        assert time.perf_counter() - start < 1.0, message[:20]
