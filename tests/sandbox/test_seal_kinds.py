@@ -196,7 +196,13 @@ def test_bounded_regexes_and_their_literal_texts() -> None:
     assert SealCheck("match", r"a.*b").holds("a" * MAX_MATCH_TEXT) is False
     assert SealCheck("match", worst).holds("a" * 620) is False
     assert time.perf_counter() - start < 1.0
-    assert SealCheck("match", worst).holds("a" * 621) is None  # longer than its cap: opaque
+    # longer than its cap: searched in linear time (satk35, its repeat at its top level), up to the 8000 sent
+    start = time.perf_counter()
+    assert SealCheck("match", worst).holds("a" * 8000) is False
+    assert SealCheck("match", worst).holds("a" * 7999 + "b") is True
+    assert time.perf_counter() - start < 1.0
+    assert SealCheck("match", worst).holds("a" * 8001) is None
+    assert SealCheck("match", r"(a.*b)").holds("a" * (MAX_MATCH_TEXT + 1)) is None  # in a group: opaque past the cap
 
 
 def test_the_host_checks_each_kind() -> None:
@@ -205,7 +211,8 @@ def test_the_host_checks_each_kind() -> None:
     value converted by its own protocol, never forged), opaque."""
     m = SealCheck("match", r"at least \d+")
     assert (seal_verdict("'width at least 3!'", m), seal_verdict("'at least x'", m)) == ("equal", "unequal")
-    assert seal_verdict("3", m) == "opaque" and seal_verdict(repr("at least 1" * 300), m) == "opaque"
+    assert seal_verdict("3", m) == "opaque" and seal_verdict(repr("at least 1" * 801), m) == "opaque"
+    assert seal_verdict(repr("at least 1" * 300), m) == "equal"  # satk35: 3000 characters, searched in linear time
     i = SealCheck("in", "needle")
     assert [seal_verdict(t, i) for t in ("'a needle!'", "['needle']", "'nope'", "b'needle'", "3", "~'needle'",
                                          "~'no'")] == ["equal", "equal", "unequal", "unequal", "unequal", "equal",
@@ -331,3 +338,24 @@ def test_the_neighbours_search_stays_bounded() -> None:
         start = time.perf_counter()
         SealCheck("match", worst).holds(message)
         assert time.perf_counter() - start < 1.0, message[:20]
+
+
+def test_the_linear_search_finds_what_re_search_finds() -> None:
+    """satk35: ``regex_search`` past the cap (``P X{lo,hi} S``, ``seal_kinds._split_search``) agrees with
+    ``re.search`` on 36000 random texts over a small alphabet, for regexes with anchors, flags, classes, a group
+    before the repeat, lazy and counted repeats."""
+    import random
+    import re
+
+    from pytest_homefield.sandbox.seal_kinds import _split, _split_search
+
+    rng = random.Random(35)
+    patterns = [r"ab.*c", r"a\d+b", r"^a.*", r".*b$", r"x[ab]{2,3}y", r"(a)b.*?c", r"\ba.+c\b", r"(?i)A.*C",
+                r"a.{0,2}", r"(?m)^b.*a$", r"(?s)a.*b", r"a[^b]+c"]
+    for pattern in patterns:
+        parts = _split(pattern)
+        assert parts is not None, pattern
+        for _ in range(3000):
+            text = "".join(rng.choice("abc1\n ") for _ in range(rng.randint(0, 14)))
+            assert _split_search(parts, text) == (re.search(pattern, text) is not None), (pattern, text)
+    assert _split(r"(a.*b)") is None and _split(r"a*+b") is None and _split("abc") is None
