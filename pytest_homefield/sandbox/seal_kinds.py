@@ -8,10 +8,12 @@ expected value (:func:`~pytest_homefield.sandbox.outcomes.seal_verdict` calls :m
   message of the exception of class ``E`` the body raised, as the test process's pytest stringifies it for
   ``match`` (unittest: ``str(exc)``); it holds when ``re.search(L, message)`` finds a match (pytest's rule, and
   unittest's ``re.compile(L).search``). ``L`` is sealed only when :func:`bounded_regex` holds, and a message
-  longer than :func:`match_text_cap` is opaque, so that the host's search of one message takes at most about
-  0.1 s (no regex a test process could answer with a message that stalls the host).
+  longer than :func:`match_text_cap` is searched in linear time (:func:`regex_search`) or is opaque, so that the
+  host's search of one message takes at most about 0.1 s (no regex a test process could answer with a message that
+  stalls the host); a message that matches a neighbour of ``L`` too is opaque (:func:`regex_neighbours`).
 - ``"in"``: ``assert L in A`` / ``self.assertIn(L, A)``, ``L`` a ``str`` or ``bytes`` literal; holds when
-  ``L in value`` (a ``TypeError``, as ``'a' in b'a'``, does not hold).
+  ``L in value`` (a ``TypeError``, as ``'a' in b'a'``, does not hold) and no neighbour of ``L`` is in it
+  (:func:`text_neighbours`: else opaque).
 - ``"approx"``: ``assert A == pytest.approx(L, rel=…, abs=…, nan_ok=…)`` with literal arguments; holds when
   ``pytest.approx(L, **options) == value`` on the host.
 """
@@ -30,7 +32,7 @@ from typing import Any
 __all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
            "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN", "text_neighbours", "regex_neighbours",
            "NEIGHBOUR_CLASSES", "MAX_LONG_MATCH_TEXT", "regex_search",
-           "regex_neighbourhood"]
+           "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS"]
 
 #: The comparison kinds of a sealed site: ``==`` (the value), and those judged by a :class:`SealCheck`.
 KINDS = ("==", "match", "in", "approx")
@@ -163,6 +165,19 @@ def regex_literal_runs(pattern: str) -> list[str]:
 NEIGHBOUR_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
 
 
+#: Characters of ``L`` whose neighbours the host checks at most (satk35): a ``match`` site's, each a search of the
+#: message; an ``in`` site's, each 25 ``in`` at most. Spread evenly over ``L``'s characters of a class when it has
+#: more, so that every run of ``len(L) / K`` characters a forger does not know holds one.
+MAX_NEIGHBOUR_CHARS = {"match": 12, "in": 64}
+
+
+def _spread(items: list[Any], k: int) -> list[Any]:
+    """At most ``k`` of ``items``, evenly spread (the first and the last among them), in order."""
+    if len(items) <= k:
+        return items
+    return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)]
+
+
 def _mates(c: str) -> str:
     """The characters of ``c``'s class in :data:`NEIGHBOUR_CLASSES` other than ``c`` (none when it is in none)."""
     for cls in NEIGHBOUR_CLASSES:
@@ -172,21 +187,19 @@ def _mates(c: str) -> str:
 
 
 def text_neighbours(text: str | bytes) -> list[str | bytes]:
-    """The neighbours of an ``in`` site's member ``text`` (satk35): ``text`` with its first character of a class of
-    :data:`NEIGHBOUR_CLASSES` changed to each other character of that class (``"404"`` → ``"004"``, ``"104"``, …,
-    ``"904"``: 9; a letter: 25); bytes likewise (their Latin-1 characters). Empty when it has no such character.
-    A value holding ``text`` and one of these holds many guesses at once (every text of three digits is in 1002
-    characters): it does not tell ``text`` from its neighbours, so it is nothing to judge
-    (:meth:`SealCheck.holds`). Any value holding ``text`` and none of them holds at most one text of each line of
-    texts differing only at that character: a value made without ``text`` holds it with a chance of at most one in
-    the class's size (10 for a digit)."""
+    """The neighbours of an ``in`` site's member ``text`` (satk35): ``text`` with one character of a class of
+    :data:`NEIGHBOUR_CLASSES` changed to another character of that class, for each such character (``"404"`` →
+    ``"004"``, …, ``"904"``, ``"414"``, …, ``"409"``: 27; a letter's: 25 each); bytes likewise (their Latin-1
+    characters). Empty when it has no such character. A value holding ``text`` and one of these holds many guesses
+    at once (every text of three digits is in 1002 characters, every ``E`` and three digits in 4000): it does not
+    tell ``text`` from its neighbours, so it is nothing to judge (:meth:`SealCheck.holds`). A value holding
+    ``text`` and none of them holds no two texts that differ in one such character: a value made without ``text``,
+    even knowing all of it but the characters it varies, holds it with a chance of at most one in the smallest
+    class's size among those (10 for a digit)."""
     chars = text.decode("latin-1") if isinstance(text, bytes) else text
-    for i, c in enumerate(chars):
-        mates = _mates(c)
-        if mates:
-            out = [chars[:i] + m + chars[i + 1:] for m in mates]
-            return [t.encode("latin-1") for t in out] if isinstance(text, bytes) else list(out)
-    return []
+    at = _spread([i for i, c in enumerate(chars) if _mates(c)], MAX_NEIGHBOUR_CHARS["in"])
+    out = [chars[:i] + m + chars[i + 1:] for i in at for m in _mates(chars[i])]
+    return [t.encode("latin-1") for t in out] if isinstance(text, bytes) else list(out)
 
 
 def _tokens(items: Any) -> list[Any]:
@@ -209,15 +222,17 @@ def _tokens(items: Any) -> list[Any]:
     return out
 
 
-def _neighbour_at(pattern: str) -> tuple[int, str] | None:
-    """``(index, mates)`` of ``pattern``'s first literal character of a class of :data:`NEIGHBOUR_CLASSES` that the
-    regex matches as that character (not ``d`` of ``\\d``, a repeat's count, a class's member or a flag): the one
-    whose replacement by ``[mates]`` parses as ``pattern`` does but for that one token; ``None`` when there is none
-    or ``pattern`` does not parse."""
+@functools.lru_cache(maxsize=256)
+def _neighbour_positions(pattern: str) -> tuple[tuple[int, str], ...]:
+    """``(index, mates)`` of each literal character of ``pattern`` of a class of :data:`NEIGHBOUR_CLASSES` that the
+    regex matches as that character (not ``d`` of ``\\d``, a repeat's count, a class's member or a flag): those
+    whose replacement by ``[mates]`` parses as ``pattern`` does but for that one token; none when ``pattern`` does
+    not parse."""
     base = _parse(pattern)
     if base is None:
-        return None
+        return ()
     want = _tokens(base)
+    out = []
     for i, c in enumerate(pattern):
         mates = _mates(c)
         if not mates or (i and pattern[i - 1] == "\\"):
@@ -229,26 +244,24 @@ def _neighbour_at(pattern: str) -> tuple[int, str] | None:
         diff = [k for k, (a, b) in enumerate(zip(want, toks, strict=False)) if a != b]
         if len(toks) == len(want) and len(diff) == 1 and want[diff[0]] == ("literal", ord(c)) \
                 and toks[diff[0]][0] == str(_sre_c.IN):
-            return i, mates
-    return None
+            out.append((i, mates))
+    return tuple(_spread(out, MAX_NEIGHBOUR_CHARS["match"]))
 
 
 def regex_neighbours(pattern: str) -> list[str]:
-    """The neighbours of a ``match`` site's bounded regex (satk35): ``pattern`` with its first literal character of a
-    class of :data:`NEIGHBOUR_CLASSES` that it matches as that character (:func:`_neighbour_at`) changed to each
-    other character of its class (``"409"`` → ``"009"``, …; ``r"got \\d+ items"`` → ``r"aot \\d+ items"``, …).
-    Empty when it has none. :func:`text_neighbours`' reason; the host searches them all at once
-    (:func:`regex_neighbourhood`)."""
-    at = _neighbour_at(pattern)
-    return [] if at is None else [pattern[:at[0]] + m + pattern[at[0] + 1:] for m in at[1]]
+    """The neighbours of a ``match`` site's bounded regex (satk35): ``pattern`` with one literal character of a class
+    of :data:`NEIGHBOUR_CLASSES` that it matches as that character (:func:`_neighbour_positions`) changed to another
+    of its class, for each such character (``"409"`` → ``"009"``, …, ``"408"``; ``r"got \\d+"`` → ``r"aot \\d+"``,
+    …, ``r"gos \\d+"``). Empty when it has none. :func:`text_neighbours`' reason; the host searches those of one
+    character at once (:func:`regex_neighbourhoods`)."""
+    return [pattern[:i] + m + pattern[i + 1:] for i, mates in _neighbour_positions(pattern) for m in mates]
 
 
-def regex_neighbourhood(pattern: str) -> str | None:
-    """One regex that finds a match where any of :func:`regex_neighbours` does: that character replaced by the class
-    of its mates (``"409"`` → ``"[0-35-9]09"``, spelt out), so that the host searches a message once more, not 25
-    times; ``None`` when there is no neighbour."""
-    at = _neighbour_at(pattern)
-    return None if at is None else pattern[:at[0]] + "[" + at[1] + "]" + pattern[at[0] + 1:]
+def regex_neighbourhoods(pattern: str) -> list[str]:
+    """One regex per character of :func:`regex_neighbours`, finding a match where any of its neighbours does: that
+    character replaced by the class of its mates (``"409"`` → ``"[0-35-9]09"``, ``"4[1-9]9"``, ``"40[0-8]"``, spelt
+    out): the host searches a message once per character, not 25 times."""
+    return [pattern[:i] + "[" + mates + "]" + pattern[i + 1:] for i, mates in _neighbour_positions(pattern)]
 
 
 #: Characters of a message a ``match`` site judges at most when its regex has no repeat, or its one repeat at its
@@ -355,8 +368,8 @@ class SealCheck:
             found = regex_search(self.expected, value)
             if not found:
                 return found
-            near = regex_neighbourhood(self.expected)
-            return None if near is not None and regex_search(near, value) is not False else True
+            return None if any(regex_search(near, value) is not False for near in regex_neighbourhoods(self.expected)) \
+                else True
         if self.kind == "in":
             try:
                 if self.expected not in value:

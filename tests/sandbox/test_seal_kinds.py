@@ -199,7 +199,8 @@ def test_bounded_regexes_and_their_literal_texts() -> None:
     # longer than its cap: searched in linear time (satk35, its repeat at its top level), up to the 8000 sent
     start = time.perf_counter()
     assert SealCheck("match", worst).holds("a" * 8000) is False
-    assert SealCheck("match", worst).holds("a" * 7999 + "b") is True
+    assert SealCheck("match", worst).holds(" " * 7898 + "a" * 101 + "b") is True
+    assert SealCheck("match", worst).holds("a" * 7999 + "b") is None  # a neighbour (...a{100}[ac-z]) matches too
     assert time.perf_counter() - start < 1.0
     assert SealCheck("match", worst).holds("a" * 8001) is None
     assert SealCheck("match", r"(a.*b)").holds("a" * (MAX_MATCH_TEXT + 1)) is None  # in a group: opaque past the cap
@@ -305,8 +306,9 @@ def test_a_value_holding_a_neighbour_of_the_member_is_nothing_to_judge() -> None
     characters): opaque, never equal. A neighbour is a pattern that parses as ``L`` but for that one literal: an
     escape, a repeat's count, a class or a flag is never changed. An honest value holds ``L`` and none of them."""
     every = "".join(f"{i:03d}" for i in range(1000))
-    assert text_neighbours("404") == [f"{d}04" for d in "012356789"] and text_neighbours("..") == []
-    assert text_neighbours(b"-x")[:2] == [b"-a", b"-b"] and len(text_neighbours("Ab")) == 25
+    assert text_neighbours("404")[:9] == [f"{d}04" for d in "012356789"] and text_neighbours("..") == []
+    assert len(text_neighbours("404")) == 27 and text_neighbours("404")[-1] == "409"
+    assert text_neighbours(b"-x")[:2] == [b"-a", b"-b"] and len(text_neighbours("Ab")) == 50
     assert regex_neighbours("409")[:2] == ["009", "109"]
     assert regex_neighbours(r"\d+ x")[:1] == [r"\d+ a"]  # not \d's d
     assert regex_neighbours(r"[a-z]{2} left")[:1] == [r"[a-z]{2} aeft"]  # not the class, not the count
@@ -319,12 +321,16 @@ def test_a_value_holding_a_neighbour_of_the_member_is_nothing_to_judge() -> None
         assert check.holds(value) is None, (kind, member)
         assert seal_verdict(repr(value), check) == "opaque"
     assert SealCheck("in", "404").holds("gone (404), was 504") is None  # 504 is a neighbour: an honest one too
-    assert SealCheck("in", "404").holds("gone (404), was 403") is True  # the first digit's neighbours only
+    assert SealCheck("in", "404").holds("gone (404), was 403") is None
+    assert SealCheck("in", "404").holds("gone (404), was 443") is True  # two characters away: no neighbour
+    # knowing all of it but the digits: every E and three digits (4000 characters) holds E404's neighbours too
+    assert SealCheck("in", "E404").holds("".join(f"E{i:03d}" for i in range(1000))) is None
+    assert SealCheck("match", r"E4\d4").holds(" ".join(f"E{i:03d}" for i in range(400, 500))) is None
     assert SealCheck("in", "404").holds([f"{i:03d}" for i in range(1000)]) is None
     assert SealCheck("in", b"404").holds(b"gone (404)") is True and SealCheck("in", "404").holds("x") is False
     assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict") is True
     assert SealCheck("match", r"HTTP \d09").holds(every_409) is True  # what \d matches is the test's own leniency
-    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not HTTP 419") is True
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not HTTP 419") is None  # 0 -> 1
     assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not http 409") is True
 
 
