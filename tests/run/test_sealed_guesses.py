@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers.bwrap import bwrap_works
 from helpers.fix_task import FixTask, build_fix_task
 
 from pytest_homefield.run.grading import Grade, grade
@@ -129,3 +130,13 @@ def test_every_guess_at_once_is_not_solved(codes: FixTask, tmp_path: Path, canar
     assert g.outcome in ("tests_failed", "forged"), g
     if not canaries:
         assert g.outcome == "tests_failed" and "no value to compare (opaque)" in str(g.error), g
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
+def test_every_guess_at_once_in_a_sandbox(codes: FixTask, tmp_path: Path) -> None:
+    """Under bubblewrap, canaries on: the ``match`` guesser (``solved`` on seeds 0–2 of 3 there before satk35)
+    ``tests_failed``; another real fix ``solved``."""
+    g = _grade(codes, tmp_path / "guess", GUESSERS["match"], canaries=True, canary_seed=0, sandbox="bwrap")
+    assert (g.outcome, g.test_sandbox) == ("tests_failed", "bwrap"), g
+    g = _grade(codes, tmp_path / "fix", OTHER_FIX, canaries=True, canary_seed=0, sandbox="bwrap")
+    assert (g.outcome, g.test_sandbox) == ("solved", "bwrap"), g
