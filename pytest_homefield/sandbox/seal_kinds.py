@@ -161,8 +161,9 @@ def regex_literal_runs(pattern: str) -> list[str]:
 
 
 #: The classes of characters a neighbour of ``L`` changes one character within (satk35): a digit to each other digit,
-#: a lowercase letter to each other lowercase letter, an uppercase one to each other uppercase one.
-NEIGHBOUR_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
+#: a lowercase letter to each other lowercase letter, an uppercase one to each other uppercase one, an ASCII
+#: punctuation character to each other one (``"=>"`` has neighbours too: every pair of them is in 1025 characters).
+NEIGHBOUR_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase, string.punctuation)
 
 
 #: Characters of ``L`` whose neighbours the host checks at most (satk35): a ``match`` site's, each a search of the
@@ -222,6 +223,11 @@ def _tokens(items: Any) -> list[Any]:
     return out
 
 
+def _class_of(mates: str) -> str:
+    """A regex class of the characters ``mates``, each escaped (``]``, ``\\``, ``^``, ``-`` of the punctuation)."""
+    return "[" + "".join(re.escape(m) if not m.isalnum() else m for m in mates) + "]"
+
+
 @functools.lru_cache(maxsize=256)
 def _neighbour_positions(pattern: str) -> tuple[tuple[int, str], ...]:
     """``(index, mates)`` of each literal character of ``pattern`` of a class of :data:`NEIGHBOUR_CLASSES` that the
@@ -237,7 +243,7 @@ def _neighbour_positions(pattern: str) -> tuple[tuple[int, str], ...]:
         mates = _mates(c)
         if not mates or (i and pattern[i - 1] == "\\"):
             continue
-        got = _parse(pattern[:i] + "[" + mates + "]" + pattern[i + 1:])
+        got = _parse(pattern[:i] + _class_of(mates) + pattern[i + 1:])
         if got is None:
             continue
         toks = _tokens(got)
@@ -254,14 +260,14 @@ def regex_neighbours(pattern: str) -> list[str]:
     of its class, for each such character (``"409"`` → ``"009"``, …, ``"408"``; ``r"got \\d+"`` → ``r"aot \\d+"``,
     …, ``r"gos \\d+"``). Empty when it has none. :func:`text_neighbours`' reason; the host searches those of one
     character at once (:func:`regex_neighbourhoods`)."""
-    return [pattern[:i] + m + pattern[i + 1:] for i, mates in _neighbour_positions(pattern) for m in mates]
+    return [pattern[:i] + re.escape(m) + pattern[i + 1:] for i, mates in _neighbour_positions(pattern) for m in mates]
 
 
 def regex_neighbourhoods(pattern: str) -> list[str]:
     """One regex per character of :func:`regex_neighbours`, finding a match where any of its neighbours does: that
     character replaced by the class of its mates (``"409"`` → ``"[0-35-9]09"``, ``"4[1-9]9"``, ``"40[0-8]"``, spelt
     out): the host searches a message once per character, not 25 times."""
-    return [pattern[:i] + "[" + mates + "]" + pattern[i + 1:] for i, mates in _neighbour_positions(pattern)]
+    return [pattern[:i] + _class_of(mates) + pattern[i + 1:] for i, mates in _neighbour_positions(pattern)]
 
 
 #: Characters of a message a ``match`` site judges at most when its regex has no repeat, or its one repeat at its

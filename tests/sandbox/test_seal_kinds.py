@@ -197,11 +197,11 @@ def test_bounded_regexes_and_their_literal_texts() -> None:
     assert SealCheck("match", worst).holds("a" * 620) is False
     assert time.perf_counter() - start < 1.0
     # longer than its cap: searched in linear time (satk35, its repeat at its top level), up to the 8000 sent
-    start = time.perf_counter()
-    assert SealCheck("match", worst).holds("a" * 8000) is False
-    assert SealCheck("match", worst).holds(" " * 7898 + "a" * 101 + "b") is True
-    assert SealCheck("match", worst).holds("a" * 7999 + "b") is None  # a neighbour (...a{100}[ac-z]) matches too
-    assert time.perf_counter() - start < 1.0
+    for message, verdict in (("a" * 8000, False), (" " * 7898 + "a" * 101 + "b", True),
+                             ("a" * 7999 + "b", None)):  # a neighbour (...a{100}[ac-z]) matches that one too
+        start = time.perf_counter()  # 0.35 s at most measured (12 neighbourhoods), on 2 cores shared
+        assert SealCheck("match", worst).holds(message) is verdict, message[-3:]
+        assert time.perf_counter() - start < 2.0
     assert SealCheck("match", worst).holds("a" * 8001) is None
     assert SealCheck("match", r"(a.*b)").holds("a" * (MAX_MATCH_TEXT + 1)) is None  # in a group: opaque past the cap
 
@@ -306,9 +306,10 @@ def test_a_value_holding_a_neighbour_of_the_member_is_nothing_to_judge() -> None
     characters): opaque, never equal. A neighbour is a pattern that parses as ``L`` but for that one literal: an
     escape, a repeat's count, a class or a flag is never changed. An honest value holds ``L`` and none of them."""
     every = "".join(f"{i:03d}" for i in range(1000))
-    assert text_neighbours("404")[:9] == [f"{d}04" for d in "012356789"] and text_neighbours("..") == []
+    assert text_neighbours("404")[:9] == [f"{d}04" for d in "012356789"] and text_neighbours("  ") == []
     assert len(text_neighbours("404")) == 27 and text_neighbours("404")[-1] == "409"
-    assert text_neighbours(b"-x")[:2] == [b"-a", b"-b"] and len(text_neighbours("Ab")) == 50
+    assert text_neighbours(b"-x")[:2] == [b"!x", b'"x'] and text_neighbours(b"-x")[-1] == b"-z"
+    assert len(text_neighbours("Ab")) == 50
     assert regex_neighbours("409")[:2] == ["009", "109"]
     assert regex_neighbours(r"\d+ x")[:1] == [r"\d+ a"]  # not \d's d
     assert regex_neighbours(r"[a-z]{2} left")[:1] == [r"[a-z]{2} aeft"]  # not the class, not the count
@@ -365,3 +366,17 @@ def test_the_linear_search_finds_what_re_search_finds() -> None:
             text = "".join(rng.choice("abc1\n ") for _ in range(rng.randint(0, 14)))
             assert _split_search(parts, text) == (re.search(pattern, text) is not None), (pattern, text)
     assert _split(r"(a.*b)") is None and _split(r"a*+b") is None and _split("abc") is None
+
+
+def test_punctuation_has_neighbours_too() -> None:
+    """satk35: a member of punctuation alone (``"=>"``) is guessed in bulk as a number is: every pair of the 32 ASCII
+    punctuation characters is in 1025 characters. Its neighbours change a punctuation character to another (escaped
+    in a regex)."""
+    import string
+
+    every_pair = "".join(a + b for a in string.punctuation for b in string.punctuation)
+    assert SealCheck("in", "=>").holds(every_pair) is None and SealCheck("in", "=>").holds("a => b") is True
+    assert SealCheck("match", "=>").holds(every_pair) is None and SealCheck("match", "a => b").holds("a => b") is True
+    assert SealCheck("match", r"got \d+, want").holds("got 3, want 4") is True
+    assert regex_neighbours("x-y")[25:27] == ["x!y", 'x"y'] and len(text_neighbours("->")) == 62
+    assert "x\\.y" in regex_neighbours("x-y")  # escaped: a neighbour's punctuation is that character
