@@ -32,7 +32,7 @@ from typing import Any
 __all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
            "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN", "text_neighbours", "regex_neighbours",
            "NEIGHBOUR_CLASSES", "MAX_LONG_MATCH_TEXT", "regex_search",
-           "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS"]
+           "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS", "approx_judged_alike"]
 
 #: The comparison kinds of a sealed site: ``==`` (the value), and those judged by a :class:`SealCheck`.
 KINDS = ("==", "match", "in", "approx")
@@ -350,6 +350,21 @@ def regex_search(pattern: str, text: str) -> bool | None:
         return re.search(pattern, text) is not None
     parts = _split(pattern) if len(text) <= MAX_LONG_MATCH_TEXT else None
     return None if parts is None else _split_search(parts, text)
+
+
+def approx_judged_alike(expected: Any) -> bool:
+    """Whether every pytest judges ``pytest.approx(expected) == value`` alike, so that the host's pytest may judge for
+    the test process's (satk35): no ``bool`` in ``expected`` (in a container's items or a mapping's values).
+    ``approx(True) == 1.0`` holds under pytest 7.2.2 and not under 8.3.5 or 9.2: with ``L`` a ``bool``, a real fix
+    returning ``1.0`` passed a test process's pytest 7 and was unequal on a host's pytest 9 (``forged``); every other
+    pair of ``tests/sandbox/test_seal_kinds.py``'s was judged alike by the three."""
+    if isinstance(expected, bool):
+        return False
+    if isinstance(expected, dict):
+        return all(approx_judged_alike(v) for v in expected.values())
+    if isinstance(expected, (list, tuple, set, frozenset)):
+        return all(approx_judged_alike(v) for v in expected)
+    return True
 
 
 @dataclass(frozen=True)

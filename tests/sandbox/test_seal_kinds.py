@@ -380,3 +380,19 @@ def test_punctuation_has_neighbours_too() -> None:
     assert SealCheck("match", r"got \d+, want").holds("got 3, want 4") is True
     assert regex_neighbours("x-y")[25:27] == ["x!y", 'x"y'] and len(text_neighbours("->")) == 62
     assert "x\\.y" in regex_neighbours("x-y")  # escaped: a neighbour's punctuation is that character
+
+
+def test_an_approx_of_a_bool_is_not_sealed(tmp_path: Path) -> None:
+    """satk35: ``pytest.approx(True) == 1.0`` holds under pytest 7.2.2 and not under 8.3.5 or 9.2, so the host's
+    pytest cannot judge for the test process's an ``approx`` whose ``L`` holds a ``bool`` (a real fix returning
+    ``1.0`` would be ``forged`` on a host newer than its pytest): no site; the same file's ``approx(0.6667)`` is
+    sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'import pytest\n\nfrom pkg import third\n\n\ndef test_new():\n'
+        '    assert third(1) == pytest.approx(True)\n'
+        '    assert third(2) == pytest.approx([0.1429, False], rel=1e-3)\n'
+        '    assert third(3) == pytest.approx({"a": True})\n'
+        '    assert third(4) == pytest.approx(0.6667, rel=1e-3)\n')
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
+    assert [(s.kind, s.expected) for s in sites] == [("approx", "0.6667")]
