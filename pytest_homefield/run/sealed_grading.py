@@ -169,7 +169,7 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 
 #: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
 #: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused.
-SEAL_RULES = 3
+SEAL_RULES = 4
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

@@ -8,24 +8,31 @@ expected value (:func:`~pytest_homefield.sandbox.outcomes.seal_verdict` calls :m
   message of the exception of class ``E`` the body raised, as the test process's pytest stringifies it for
   ``match`` (unittest: ``str(exc)``); it holds when ``re.search(L, message)`` finds a match (pytest's rule, and
   unittest's ``re.compile(L).search``). ``L`` is sealed only when :func:`bounded_regex` holds, and a message
-  longer than :func:`match_text_cap` is opaque, so that the host's search of one message takes at most about
-  0.1 s (no regex a test process could answer with a message that stalls the host).
+  longer than :func:`match_text_cap` is searched in linear time (:func:`regex_search`) or is opaque, so that the
+  host's search of one message takes at most about 0.1 s (no regex a test process could answer with a message that
+  stalls the host); a message that matches a neighbour of ``L`` too is opaque (:func:`regex_neighbours`).
 - ``"in"``: ``assert L in A`` / ``self.assertIn(L, A)``, ``L`` a ``str`` or ``bytes`` literal; holds when
-  ``L in value`` (a ``TypeError``, as ``'a' in b'a'``, does not hold).
+  ``L in value`` (a ``TypeError``, as ``'a' in b'a'``, does not hold) and no neighbour of ``L`` is in it
+  (:func:`text_neighbours`: else opaque).
 - ``"approx"``: ``assert A == pytest.approx(L, rel=…, abs=…, nan_ok=…)`` with literal arguments; holds when
   ``pytest.approx(L, **options) == value`` on the host.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 import re
+import string
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["SealCheck", "KINDS", "MAX_MATCH_TEXT", "MATCH_WORK", "match_text_cap", "bounded_regex",
-           "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN"]
+           "regex_literal_runs", "APPROX_OPTIONS", "MIN_LITERAL_RUN", "text_neighbours", "regex_neighbours",
+           "NEIGHBOUR_CLASSES", "MAX_LONG_MATCH_TEXT", "regex_search",
+           "regex_neighbourhoods", "MAX_NEIGHBOUR_CHARS", "approx_judged_alike"]
 
 #: The comparison kinds of a sealed site: ``==`` (the value), and those judged by a :class:`SealCheck`.
 KINDS = ("==", "match", "in", "approx")
@@ -58,7 +65,9 @@ _POSSESSIVE = getattr(_sre_c, "POSSESSIVE_REPEAT", None)
 
 def _parse(pattern: str) -> Any:
     try:
-        return _sre_p.parse(pattern)
+        with warnings.catch_warnings():  # a made-up candidate ("[[b-z]") may look like a nested set: parsed, not used
+            warnings.simplefilter("ignore")
+            return _sre_p.parse(pattern)
     except Exception:  # noqa: BLE001 - re.error, RecursionError, OverflowError: not a regex we seal
         return None
 
@@ -151,6 +160,213 @@ def regex_literal_runs(pattern: str) -> list[str]:
     return out
 
 
+#: The classes of characters a neighbour of ``L`` changes one character within (satk35): a digit to each other digit,
+#: a lowercase letter to each other lowercase letter, an uppercase one to each other uppercase one, an ASCII
+#: punctuation character to each other one (``"=>"`` has neighbours too: every pair of them is in 1025 characters).
+NEIGHBOUR_CLASSES = (string.digits, string.ascii_lowercase, string.ascii_uppercase, string.punctuation)
+
+
+#: Characters of ``L`` whose neighbours the host checks at most (satk35): a ``match`` site's, each a search of the
+#: message; an ``in`` site's, each 25 ``in`` at most. Spread evenly over ``L``'s characters of a class when it has
+#: more, so that every run of ``len(L) / K`` characters a forger does not know holds one.
+MAX_NEIGHBOUR_CHARS = {"match": 12, "in": 64}
+
+
+def _spread(items: list[Any], k: int) -> list[Any]:
+    """At most ``k`` of ``items``, evenly spread (the first and the last among them), in order."""
+    if len(items) <= k:
+        return items
+    return [items[round(j * (len(items) - 1) / (k - 1))] for j in range(k)]
+
+
+def _mates(c: str) -> str:
+    """The characters of ``c``'s class in :data:`NEIGHBOUR_CLASSES` other than ``c`` (none when it is in none)."""
+    for cls in NEIGHBOUR_CLASSES:
+        if c in cls:
+            return cls.replace(c, "")
+    return ""
+
+
+def text_neighbours(text: str | bytes) -> list[str | bytes]:
+    """The neighbours of an ``in`` site's member ``text`` (satk35): ``text`` with one character of a class of
+    :data:`NEIGHBOUR_CLASSES` changed to another character of that class, for each such character (``"404"`` →
+    ``"004"``, …, ``"904"``, ``"414"``, …, ``"409"``: 27; a letter's: 25 each); bytes likewise (their Latin-1
+    characters). Empty when it has no such character. A value holding ``text`` and one of these holds many guesses
+    at once (every text of three digits is in 1002 characters, every ``E`` and three digits in 4000): it does not
+    tell ``text`` from its neighbours, so it is nothing to judge (:meth:`SealCheck.holds`). A value holding
+    ``text`` and none of them holds no two texts that differ in one such character: a value made without ``text``,
+    even knowing all of it but the characters it varies, holds it with a chance of at most one in the smallest
+    class's size among those (10 for a digit)."""
+    chars = text.decode("latin-1") if isinstance(text, bytes) else text
+    at = _spread([i for i, c in enumerate(chars) if _mates(c)], MAX_NEIGHBOUR_CHARS["in"])
+    out = [chars[:i] + m + chars[i + 1:] for i in at for m in _mates(chars[i])]
+    return [t.encode("latin-1") for t in out] if isinstance(text, bytes) else list(out)
+
+
+def _tokens(items: Any) -> list[Any]:
+    """A parsed regex's tokens flattened in order (a group's and a repeat's body between their own tokens), each
+    compared by value: two patterns with equal lists match the same texts."""
+    out: list[Any] = []
+    for op, av in items:
+        if op == _sre_c.SUBPATTERN:
+            out.append((str(op), repr(av[:-1])))
+            out.extend(_tokens(av[-1]))
+            out.append(("end",))
+        elif op in _REPEATS or (_POSSESSIVE is not None and op == _POSSESSIVE):
+            out.append((str(op), av[0], av[1]))
+            out.extend(_tokens(av[2]))
+            out.append(("end",))
+        elif op == _sre_c.LITERAL:
+            out.append(("literal", av))
+        else:
+            out.append((str(op), repr(av)))
+    return out
+
+
+def _class_of(mates: str) -> str:
+    """A regex class of the characters ``mates``, each escaped (``]``, ``\\``, ``^``, ``-`` of the punctuation)."""
+    return "[" + "".join(re.escape(m) if not m.isalnum() else m for m in mates) + "]"
+
+
+@functools.lru_cache(maxsize=256)
+def _neighbour_positions(pattern: str) -> tuple[tuple[int, str], ...]:
+    """``(index, mates)`` of each literal character of ``pattern`` of a class of :data:`NEIGHBOUR_CLASSES` that the
+    regex matches as that character (not ``d`` of ``\\d``, a repeat's count, a class's member or a flag): those
+    whose replacement by ``[mates]`` parses as ``pattern`` does but for that one token; none when ``pattern`` does
+    not parse."""
+    base = _parse(pattern)
+    if base is None:
+        return ()
+    want = _tokens(base)
+    out = []
+    for i, c in enumerate(pattern):
+        mates = _mates(c)
+        if not mates or (i and pattern[i - 1] == "\\"):
+            continue
+        got = _parse(pattern[:i] + _class_of(mates) + pattern[i + 1:])
+        if got is None:
+            continue
+        toks = _tokens(got)
+        diff = [k for k, (a, b) in enumerate(zip(want, toks, strict=False)) if a != b]
+        if len(toks) == len(want) and len(diff) == 1 and want[diff[0]] == ("literal", ord(c)) \
+                and toks[diff[0]][0] == str(_sre_c.IN):
+            out.append((i, mates))
+    return tuple(_spread(out, MAX_NEIGHBOUR_CHARS["match"]))
+
+
+def regex_neighbours(pattern: str) -> list[str]:
+    """The neighbours of a ``match`` site's bounded regex (satk35): ``pattern`` with one literal character of a class
+    of :data:`NEIGHBOUR_CLASSES` that it matches as that character (:func:`_neighbour_positions`) changed to another
+    of its class, for each such character (``"409"`` → ``"009"``, …, ``"408"``; ``r"got \\d+"`` → ``r"aot \\d+"``,
+    …, ``r"gos \\d+"``). Empty when it has none. :func:`text_neighbours`' reason; the host searches those of one
+    character at once (:func:`regex_neighbourhoods`)."""
+    return [pattern[:i] + re.escape(m) + pattern[i + 1:] for i, mates in _neighbour_positions(pattern) for m in mates]
+
+
+def regex_neighbourhoods(pattern: str) -> list[str]:
+    """One regex per character of :func:`regex_neighbours`, finding a match where any of its neighbours does: that
+    character replaced by the class of its mates (``"409"`` → ``"[0-35-9]09"``, ``"4[1-9]9"``, ``"40[0-8]"``, spelt
+    out): the host searches a message once per character, not 25 times."""
+    return [pattern[:i] + _class_of(mates) + pattern[i + 1:] for i, mates in _neighbour_positions(pattern)]
+
+
+#: Characters of a message a ``match`` site judges at most when its regex has no repeat, or its one repeat at its
+#: top level (satk35, :func:`regex_search`): the most the seal module sends.
+MAX_LONG_MATCH_TEXT = 8000
+
+
+@functools.lru_cache(maxsize=256)
+def _split(pattern: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], int, int] | None:
+    """A bounded regex with one greedy or lazy repeat at its top level as ``P X{lo,hi} S`` (satk35): ``P`` and ``S``
+    compiled from the texts before and after the repeat (each parsing to exactly the tokens ``pattern`` has there,
+    with its global flags), ``X`` from the repeat's one-character body; ``None`` for any other (no repeat, a
+    possessive one, one inside a group, a part that does not parse alone as it does in ``pattern``)."""
+    parsed = _parse(pattern)
+    if parsed is None or _repeats(pattern) != 1:
+        return None
+    items = list(parsed)
+    at = [k for k, (op, _) in enumerate(items) if op in _REPEATS]
+    if len(at) != 1:
+        return None
+    r = at[0]
+
+    def end_of(count: int, start: int = 0) -> int | None:
+        want = _tokens(items[start:count])
+        for k in range(start, len(pattern) + 1):
+            got = _parse(pattern[start:k])
+            if got is not None and _tokens(got) == want:
+                return k
+        return None
+
+    k1, k2 = end_of(r), end_of(r + 1)
+    if k1 is None or k2 is None:
+        return None
+    lo, hi, body = items[r][1]
+    want_body = _tokens(body)
+    kb = next((k for k in range(k1, k2 + 1) if (b := _parse(pattern[k1:k])) is not None and _tokens(b) == want_body),
+              None)
+    tail = _parse(pattern[k2:])
+    if kb is None or tail is None or _tokens(tail) != _tokens(items[r + 1:]):
+        return None
+    flags = parsed.state.flags & ~_sre_c.SRE_FLAG_UNICODE
+    try:
+        return (re.compile(pattern[:k1], flags), re.compile(pattern[k1:kb], flags), re.compile(pattern[k2:], flags),
+                int(lo), int(hi))
+    except Exception:  # noqa: BLE001 - a part that does not compile alone: judged as before
+        return None
+
+
+def _split_search(parts: tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str], int, int], text: str) -> bool:
+    """Whether ``P X{lo,hi} S`` (:func:`_split`) finds a match in ``text``, in ``O(len(text)·len(pattern))``: a start
+    where ``P`` matches up to ``e``, and a start ``j`` of ``S`` with ``e + lo <= j <= e + hi`` and every character of
+    ``text[e:j]`` matched by ``X``. ``P`` and ``S`` hold no repeat, so each matches at a position in one way only:
+    the same answer as ``re.search`` of the whole, which backtracks in ``O(len(text)²·len(pattern))``."""
+    pc, xc, sc, lo, hi = parts
+    n = len(text)
+    run = [0] * (n + 1)  # run[i]: characters from i on that X matches
+    for i in range(n - 1, -1, -1):
+        run[i] = run[i + 1] + 1 if xc.match(text, i) else 0
+    starts = [0] * (n + 2)  # starts[j]: positions before j where S matches
+    for j in range(n + 1):
+        starts[j + 1] = starts[j] + (sc.match(text, j) is not None)
+    for s in range(n + 1):
+        m = pc.match(text, s)
+        if m is None:
+            continue
+        e = m.end()
+        a, b = e + lo, e + min(hi, run[e])
+        if a <= b and starts[b + 1] > starts[a]:  # b <= n: run[e] <= n - e
+            return True
+    return False
+
+
+def regex_search(pattern: str, text: str) -> bool | None:
+    """Whether the bounded regex ``pattern`` finds a match in ``text`` (``re.search``): by ``re.search`` itself up to
+    :func:`match_text_cap`, and for a regex with no repeat up to :data:`MAX_LONG_MATCH_TEXT` (its search is linear);
+    longer, up to that, for one whose repeat is at its top level by :func:`_split_search` (satk35: a real fix whose
+    message was longer than the cap, 1336 characters against 1217 for ``must be at least 1, got \\d+``, was
+    ``tests_failed``); ``None`` for any other."""
+    if len(text) <= match_text_cap(pattern) or (len(text) <= MAX_LONG_MATCH_TEXT and not _repeats(pattern)):
+        return re.search(pattern, text) is not None
+    parts = _split(pattern) if len(text) <= MAX_LONG_MATCH_TEXT else None
+    return None if parts is None else _split_search(parts, text)
+
+
+def approx_judged_alike(expected: Any) -> bool:
+    """Whether every pytest judges ``pytest.approx(expected) == value`` alike, so that the host's pytest may judge for
+    the test process's (satk35): no ``bool`` in ``expected`` (in a container's items or a mapping's values).
+    ``approx(True) == 1.0`` holds under pytest 7.2.2 and not under 8.3.5 or 9.2: with ``L`` a ``bool``, a real fix
+    returning ``1.0`` passed a test process's pytest 7 and was unequal on a host's pytest 9 (``forged``); every other
+    pair of ``tests/sandbox/test_seal_kinds.py``'s was judged alike by the three."""
+    if isinstance(expected, bool):
+        return False
+    if isinstance(expected, dict):
+        return all(approx_judged_alike(v) for v in expected.values())
+    if isinstance(expected, (list, tuple, set, frozenset)):
+        return all(approx_judged_alike(v) for v in expected)
+    return True
+
+
 @dataclass(frozen=True)
 class SealCheck:
     """What the host checks of a sealed site's value other than ``== L`` (module docstring). ``kind``: one of
@@ -164,15 +380,22 @@ class SealCheck:
     def holds(self, value: Any) -> bool | None:
         """Whether ``value`` (a literal's value of builtins, from the seal report) passes the check; ``None`` when
         there is nothing to judge (``match``: not a ``str``, or longer than :func:`match_text_cap`; ``approx``:
-        pytest's comparison raised). Never raises (but ``KeyboardInterrupt``)."""
+        pytest's comparison raised; ``match`` and ``in``: a value that holds as well for a neighbour of ``L``,
+        :func:`regex_neighbours`, :func:`text_neighbours`: many guesses at once, satk35). Never raises (but
+        ``KeyboardInterrupt``)."""
         if self.kind == "match":
-            if type(value) is not str or not bounded_regex(self.expected) \
-                    or len(value) > match_text_cap(self.expected):
+            if type(value) is not str or not bounded_regex(self.expected):
                 return None
-            return re.search(self.expected, value) is not None
+            found = regex_search(self.expected, value)
+            if not found:
+                return found
+            return None if any(regex_search(near, value) is not False for near in regex_neighbourhoods(self.expected)) \
+                else True
         if self.kind == "in":
             try:
-                return bool(self.expected in value)
+                if self.expected not in value:
+                    return False
+                return None if any(n in value for n in text_neighbours(self.expected)) else True
             except Exception:  # noqa: BLE001 - 'a' in b'a', 'a' in 3: the test's own `in` raised there too
                 return False
         if self.kind == "approx":

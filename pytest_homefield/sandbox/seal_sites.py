@@ -40,6 +40,7 @@ from pytest_homefield.sandbox.canary_added import fixed_lines
 from pytest_homefield.sandbox.seal_kinds import (
     APPROX_OPTIONS,
     SealCheck,
+    approx_judged_alike,
     bounded_regex,
     match_text_cap,
     regex_literal_runs,
@@ -193,7 +194,8 @@ def _other_shape(stmt: ast.stmt) -> _Shape | None:
         if isinstance(op, ast.Eq):
             for a, b in ((left, right), (right, left)):
                 call = _pytest_call(b, "approx")
-                if call is None or len(call.args) != 1 or _is_literal(a) or not _is_literal(call.args[0]):
+                if call is None or len(call.args) != 1 or _is_literal(a) or not _is_literal(call.args[0]) \
+                        or not approx_judged_alike(ast.literal_eval(call.args[0])):  # satk35: no bool
                     continue
                 opts = {k.arg: k.value for k in call.keywords}
                 if not set(opts) <= set(APPROX_OPTIONS) or not all(_is_literal(v) for v in opts.values()):

@@ -23,6 +23,8 @@ from pytest_homefield.sandbox.seal_kinds import (
     bounded_regex,
     match_text_cap,
     regex_literal_runs,
+    regex_neighbours,
+    text_neighbours,
 )
 from pytest_homefield.sandbox.seal_sites import sealable_sites, sealed_files
 from pytest_homefield.sandbox.testrun import run_tests
@@ -194,7 +196,14 @@ def test_bounded_regexes_and_their_literal_texts() -> None:
     assert SealCheck("match", r"a.*b").holds("a" * MAX_MATCH_TEXT) is False
     assert SealCheck("match", worst).holds("a" * 620) is False
     assert time.perf_counter() - start < 1.0
-    assert SealCheck("match", worst).holds("a" * 621) is None  # longer than its cap: opaque
+    # longer than its cap: searched in linear time (satk35, its repeat at its top level), up to the 8000 sent
+    for message, verdict in (("a" * 8000, False), (" " * 7898 + "a" * 101 + "b", True),
+                             ("a" * 7999 + "b", None)):  # a neighbour (...a{100}[ac-z]) matches that one too
+        start = time.perf_counter()  # 0.35 s at most measured (12 neighbourhoods), on 2 cores shared
+        assert SealCheck("match", worst).holds(message) is verdict, message[-3:]
+        assert time.perf_counter() - start < 2.0
+    assert SealCheck("match", worst).holds("a" * 8001) is None
+    assert SealCheck("match", r"(a.*b)").holds("a" * (MAX_MATCH_TEXT + 1)) is None  # in a group: opaque past the cap
 
 
 def test_the_host_checks_each_kind() -> None:
@@ -203,7 +212,8 @@ def test_the_host_checks_each_kind() -> None:
     value converted by its own protocol, never forged), opaque."""
     m = SealCheck("match", r"at least \d+")
     assert (seal_verdict("'width at least 3!'", m), seal_verdict("'at least x'", m)) == ("equal", "unequal")
-    assert seal_verdict("3", m) == "opaque" and seal_verdict(repr("at least 1" * 300), m) == "opaque"
+    assert seal_verdict("3", m) == "opaque" and seal_verdict(repr("at least 1" * 801), m) == "opaque"
+    assert seal_verdict(repr("at least 1" * 300), m) == "equal"  # satk35: 3000 characters, searched in linear time
     i = SealCheck("in", "needle")
     assert [seal_verdict(t, i) for t in ("'a needle!'", "['needle']", "'nope'", "b'needle'", "3", "~'needle'",
                                          "~'no'")] == ["equal", "equal", "unequal", "unequal", "unequal", "equal",
@@ -288,3 +298,101 @@ def test_a_sealed_run_reports_each_kind(tree: Path) -> None:
             matching = {f"{TEST}::test_match", f"{TEST}::test_match_lines", f"{TEST}::T::test_u"}
             assert {f for f, o in run.outcomes.items() if o != "passed"} == matching, run.outcomes
             assert all(ids[sid].kind != "match" for r in run.seal_reports.values() for sid in r), run.seal_reports
+
+
+def test_a_value_holding_a_neighbour_of_the_member_is_nothing_to_judge() -> None:
+    """satk35: an ``in`` value or a ``match`` message that holds ``L`` and also a neighbour of it (its first digit
+    or letter changed to another of its class) holds many guesses at once (every text of three digits fits in 1002
+    characters): opaque, never equal. A neighbour is a pattern that parses as ``L`` but for that one literal: an
+    escape, a repeat's count, a class or a flag is never changed. An honest value holds ``L`` and none of them."""
+    every = "".join(f"{i:03d}" for i in range(1000))
+    assert text_neighbours("404")[:9] == [f"{d}04" for d in "012356789"] and text_neighbours("  ") == []
+    assert len(text_neighbours("404")) == 27 and text_neighbours("404")[-1] == "409"
+    assert text_neighbours(b"-x")[:2] == [b"!x", b'"x'] and text_neighbours(b"-x")[-1] == b"-z"
+    assert len(text_neighbours("Ab")) == 50
+    assert regex_neighbours("409")[:2] == ["009", "109"]
+    assert regex_neighbours(r"\d+ x")[:1] == [r"\d+ a"]  # not \d's d
+    assert regex_neighbours(r"[a-z]{2} left")[:1] == [r"[a-z]{2} aeft"]  # not the class, not the count
+    assert regex_neighbours(r"\x41b")[:1] == [r"\x41a"] and regex_neighbours(r"\d+") == []
+    assert regex_neighbours("[") == []
+    every_409 = " ".join(f"HTTP {d}09" for d in range(10))  # within a match site's cap
+    for kind, member, value in (("in", "404", every), ("match", "409", every_409)):
+        check = SealCheck(kind, member)
+        assert len(value) <= match_text_cap(member) or kind == "in"
+        assert check.holds(value) is None, (kind, member)
+        assert seal_verdict(repr(value), check) == "opaque"
+    assert SealCheck("in", "404").holds("gone (404), was 504") is None  # 504 is a neighbour: an honest one too
+    assert SealCheck("in", "404").holds("gone (404), was 403") is None
+    assert SealCheck("in", "404").holds("gone (404), was 443") is True  # two characters away: no neighbour
+    # knowing all of it but the digits: every E and three digits (4000 characters) holds E404's neighbours too
+    assert SealCheck("in", "E404").holds("".join(f"E{i:03d}" for i in range(1000))) is None
+    assert SealCheck("match", r"E4\d4").holds(" ".join(f"E{i:03d}" for i in range(400, 500))) is None
+    assert SealCheck("in", "404").holds([f"{i:03d}" for i in range(1000)]) is None
+    assert SealCheck("in", b"404").holds(b"gone (404)") is True and SealCheck("in", "404").holds("x") is False
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict") is True
+    assert SealCheck("match", r"HTTP \d09").holds(every_409) is True  # what \d matches is the test's own leniency
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not HTTP 419") is None  # 0 -> 1
+    assert SealCheck("match", r"HTTP \d09").holds("HTTP 409 conflict, not http 409") is True
+
+
+def test_the_neighbours_search_stays_bounded() -> None:
+    """The host searches a message's neighbours only once ``L`` matched it, within its cap (:func:`match_text_cap`):
+    25 more searches at most, stopping at the first that matches. Measured on shapes that make the repeat
+    backtrack: well under a second each."""
+    worst = "a.*" + "a" * 100 + "b"
+    cap = match_text_cap(worst)
+    for message in ("b" * (cap - 101) + "a" * 100 + "b", "a" * (cap - 1) + "b", "c" * (cap - 102) + "a" * 101 + "b"):
+        start = time.perf_counter()
+        SealCheck("match", worst).holds(message)
+        assert time.perf_counter() - start < 1.0, message[:20]
+
+
+def test_the_linear_search_finds_what_re_search_finds() -> None:
+    """satk35: ``regex_search`` past the cap (``P X{lo,hi} S``, ``seal_kinds._split_search``) agrees with
+    ``re.search`` on 36000 random texts over a small alphabet, for regexes with anchors, flags, classes, a group
+    before the repeat, lazy and counted repeats."""
+    import random
+    import re
+
+    from pytest_homefield.sandbox.seal_kinds import _split, _split_search
+
+    rng = random.Random(35)
+    patterns = [r"ab.*c", r"a\d+b", r"^a.*", r".*b$", r"x[ab]{2,3}y", r"(a)b.*?c", r"\ba.+c\b", r"(?i)A.*C",
+                r"a.{0,2}", r"(?m)^b.*a$", r"(?s)a.*b", r"a[^b]+c"]
+    for pattern in patterns:
+        parts = _split(pattern)
+        assert parts is not None, pattern
+        for _ in range(3000):
+            text = "".join(rng.choice("abc1\n ") for _ in range(rng.randint(0, 14)))
+            assert _split_search(parts, text) == (re.search(pattern, text) is not None), (pattern, text)
+    assert _split(r"(a.*b)") is None and _split(r"a*+b") is None and _split("abc") is None
+
+
+def test_punctuation_has_neighbours_too() -> None:
+    """satk35: a member of punctuation alone (``"=>"``) is guessed in bulk as a number is: every pair of the 32 ASCII
+    punctuation characters is in 1025 characters. Its neighbours change a punctuation character to another (escaped
+    in a regex)."""
+    import string
+
+    every_pair = "".join(a + b for a in string.punctuation for b in string.punctuation)
+    assert SealCheck("in", "=>").holds(every_pair) is None and SealCheck("in", "=>").holds("a => b") is True
+    assert SealCheck("match", "=>").holds(every_pair) is None and SealCheck("match", "a => b").holds("a => b") is True
+    assert SealCheck("match", r"got \d+, want").holds("got 3, want 4") is True
+    assert regex_neighbours("x-y")[25:27] == ["x!y", 'x"y'] and len(text_neighbours("->")) == 62
+    assert "x\\.y" in regex_neighbours("x-y")  # escaped: a neighbour's punctuation is that character
+
+
+def test_an_approx_of_a_bool_is_not_sealed(tmp_path: Path) -> None:
+    """satk35: ``pytest.approx(True) == 1.0`` holds under pytest 7.2.2 and not under 8.3.5 or 9.2, so the host's
+    pytest cannot judge for the test process's an ``approx`` whose ``L`` holds a ``bool`` (a real fix returning
+    ``1.0`` would be ``forged`` on a host newer than its pytest): no site; the same file's ``approx(0.6667)`` is
+    sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'import pytest\n\nfrom pkg import third\n\n\ndef test_new():\n'
+        '    assert third(1) == pytest.approx(True)\n'
+        '    assert third(2) == pytest.approx([0.1429, False], rel=1e-3)\n'
+        '    assert third(3) == pytest.approx({"a": True})\n'
+        '    assert third(4) == pytest.approx(0.6667, rel=1e-3)\n')
+    sites = sealable_sites(tmp_path, [TEST], [f"{TEST}::test_new"], {TEST: None})
+    assert [(s.kind, s.expected) for s in sites] == [("approx", "0.6667")]

@@ -282,21 +282,30 @@ def __hf_seal_in__(site: str, value: Any, case: Any = None) -> None:  # noqa: N8
         pass
 
 
+def _pytest_text(exc: BaseException) -> Any:
+    """The text the test process's own pytest searches a ``match`` regex in (satk35: the rule of the pytest the test
+    runs under, not of homefield's): ``_pytest._code.code.stringify_exception(exc, include_subexception_msg=False)``
+    (pytest 8.4+, ``RaisesExc._check_match``); else ``ExceptionInfo._stringify_exception`` (pytest 7.3–8.3: ``str(exc)``
+    and its ``__notes__`` one a line); else ``str(exc)`` alone (pytest before 7.3, whose ``ExceptionInfo.match``
+    reads no note: an exception with a note matched ``got 0$`` there, and its message with the note sent, the host
+    found no match, a real fix's site unequal). Raises whatever those raise."""
+    from _pytest._code import code as module
+    code: Any = module  # whichever pytest the test process has: read by name
+    new = getattr(code, "stringify_exception", None)
+    if new is not None:
+        return new(exc, include_subexception_msg=False)
+    old = getattr(code.ExceptionInfo, "_stringify_exception", None)
+    if old is not None:
+        return old(code.ExceptionInfo.from_exc_info((type(exc), exc, exc.__traceback__)), exc)
+    return str(exc)
+
+
 def _message(exc: BaseException, unittest_rule: bool) -> str | None:
-    """The text ``exc``'s message is matched as: unittest's ``str(exc)``; pytest's own stringification for
-    ``match`` (``_pytest._code.code.stringify_exception(exc, include_subexception_msg=False)``, pytest 8.4+), else
-    ``str(exc)`` and its ``__notes__`` one a line (pytest 8.0–8.3). Its characters as an exact ``str`` (a subclass
-    read with ``str``'s own methods); ``None`` when that raised or the result is no ``str``."""
+    """The text ``exc``'s message is matched as: unittest's ``str(exc)``; the test process's pytest's own for
+    ``match`` (:func:`_pytest_text`). Its characters as an exact ``str`` (a subclass read with ``str``'s own
+    methods); ``None`` when that raised or the result is no ``str``."""
     try:
-        if unittest_rule:
-            text: Any = str(exc)
-        else:
-            try:
-                from _pytest._code.code import stringify_exception
-                text = stringify_exception(exc, include_subexception_msg=False)
-            except (ImportError, TypeError):
-                notes = getattr(exc, "__notes__", None)
-                text = "\n".join([str(exc), *(notes if isinstance(notes, list) else [])])
+        text: Any = str(exc) if unittest_rule else _pytest_text(exc)
         if not isinstance(text, str):
             return None
         text = str.__getitem__(text, slice(None))
