@@ -10,7 +10,8 @@ assertions it covers: the expected literal is in no file of the run. A **sealabl
 version of the function: :func:`~pytest_homefield.sandbox.canary_added.fixed_lines`), and whose value cannot be
 read elsewhere: ``L``'s source text and ``repr`` (for a string its content, for bytes their text) occur nowhere
 else in the hidden test files nor in the parent's versions of them, and no other literal of those Python files has
-a value ``==`` to ``L`` (another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``) (so a small value such as
+a value ``==`` to ``L`` (another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``) nor, for a string or bytes,
+one holding ``L``'s value inside its own (``"a\\nb"`` in ``"a\\nb\\nc"``: :func:`_held`) (so a small value such as
 ``3`` is rarely sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))``
 (a random id that occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the
 reporter) at the end of the file, so no line moves.
@@ -185,6 +186,11 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 if _occurrences(value, values.get(path)) > 1 or any(
                         _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
                     continue
+                # gatk35: a string's value inside another literal's ("a\nb" in "a\nb\nc", where the escape hides
+                # its text) is readable there as much as its text inside another's
+                if _held(value, values.get(path)) > 1 or any(
+                        _held(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
+                    continue
                 sites.append(SealSite(f"{fid}@{first}", path, fid, first, last, actual, expected,
                                       case=isinstance(stmt, ast.Expr)))
                 if len(sites) >= MAX_SEAL_SITES:
@@ -234,6 +240,27 @@ def _occurrences(value: Any, values: _Values | None) -> int:
             except Exception:  # noqa: BLE001 - literals of builtins compare; never raise for one that does not
                 continue
         return n
+
+
+def _held(value: Any, values: _Values | None) -> int:
+    """How many string and bytes literals of :data:`_Values` ``values`` hold ``value``'s characters, a ``str`` or
+    ``bytes`` (its own literal one of them): a ``str`` inside a ``str``'s value or its UTF-8 inside a ``bytes``
+    one, ``bytes`` inside a ``bytes``' value or, when they are UTF-8, their text inside a ``str``'s. The rule of
+    the text search (a string's content occurring in another file's text) over values, whatever their spelling:
+    ``"a\\nb"`` is held in ``"a\\nb\\nc"``, whose text holds neither its text nor its content. 0 for another
+    value or ``None``."""
+    if values is None or not isinstance(value, (str, bytes)):
+        return 0
+    try:
+        text: str | None = value if isinstance(value, str) else value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+    n = 0
+    for v, k in values[0].items():
+        if (isinstance(v, str) and text is not None and text in v) or (isinstance(v, bytes) and data in v):
+            n += k
+    return n
 
 
 def _searchable(data: bytes) -> str:

@@ -305,3 +305,101 @@ def test_an_assert_equal_of_its_own_seals_nothing(tmp_path: Path, how: str) -> N
               canaries=False)
     assert g.outcome == "solved", g
     assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
+
+
+LINES_SOURCE = "src/texts/__init__.py"
+LINES_TEST = "tests/test_texts.py"
+LINES_PARENT = "def lines(s):\n    return s.replace(';', '\\n')\n"
+LINES_FIXED = "def lines(s):\n    return '\\n'.join(p.strip() for p in s.split(';'))\n"
+#: The sealed site's value ``"first\nsecond"`` is the start of the PASS_TO_PASS test's ``"first\nsecond\nthird"``: its
+#: text occurs nowhere (the escape), no other literal is equal to it, but its value is read in the other's.
+LINES_TESTS = ("from texts import lines\n\n\n"
+               "def test_spaces_around_separators():\n"
+               "    assert lines(\"first; second\") == \"first\\nsecond\"\n\n\n"
+               "def test_three():\n    assert lines(\"first;second;third\") == \"first\\nsecond\\nthird\"\n")
+LINES_F2P = f"{LINES_TEST}::test_spaces_around_separators"
+LINES_OTHER_FIX = "def lines(s):\n    return '\\n'.join(x.strip() for x in s.split(';'))\n"
+#: gatk35: returns the substring of the test files' string constants nearest its own (unfixed) output (difflib ratio
+#: at least 0.85, the call's own argument passed over): the expected value wherever a literal holds it.
+SUBSTRING_READER = '''
+import ast as _hf_ast
+import difflib as _hf_difflib
+import os as _hf_os
+
+
+def _hf_constants():
+    out = set()
+    for root, _d, files in _hf_os.walk(_hf_os.path.join(_hf_os.getcwd(), "tests")):
+        for name in files:
+            if name.endswith(".py"):
+                try:
+                    with open(_hf_os.path.join(root, name), encoding="utf-8") as fh:
+                        tree = _hf_ast.parse(fh.read())
+                except Exception:
+                    continue
+                for node in _hf_ast.walk(tree):
+                    if isinstance(node, _hf_ast.Constant) and isinstance(node.value, str) and len(node.value) < 200:
+                        out.add(node.value)
+    return out
+
+
+def _hf_nearest(own, args):
+    best, score = own, 0.0
+    n = len(own)
+    for c in _hf_constants():
+        for i in range(len(c)):
+            for j in range(i + max(1, n - 3), min(len(c), i + n + 3) + 1):
+                sub = c[i:j]
+                if sub in args:
+                    continue
+                r = _hf_difflib.SequenceMatcher(None, own, sub).ratio()
+                if r > score:
+                    best, score = sub, r
+    return best if score >= 0.85 else own
+
+
+_hf_honest = lines
+
+
+def lines(s):
+    return _hf_nearest(_hf_honest(s), {s})
+'''
+
+
+@pytest.fixture(scope="module")
+def texts(tmp_path_factory: pytest.TempPathFactory) -> FixTask:
+    return build_fix_task(tmp_path_factory.mktemp("texts"), name="texts", source=LINES_SOURCE, parent=LINES_PARENT,
+                          fixed=LINES_FIXED, test=LINES_TEST, tests=LINES_TESTS, first="Add lines()",
+                          message="lines(): no spaces around a separator", fail_to_pass=[LINES_F2P],
+                          pass_to_pass=[f"{LINES_TEST}::test_three"])
+
+
+def _grade_texts(b: FixTask, tmp: Path, source: str, **kw: object) -> Grade:
+    work = copy_tree(b.pristine, tmp / "work")
+    (work / LINES_SOURCE).write_text(source, encoding="utf-8")
+    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp / "out", run_timeout_s=120,
+                 **kw)  # type: ignore[arg-type]
+
+
+def test_a_value_held_in_another_literal_is_not_sealed(texts: FixTask, tmp_path: Path) -> None:
+    """gatk35: ``"first\\nsecond"`` is held in the PASS_TO_PASS test's ``"first\\nsecond\\nthird"`` (the escape hides
+    its text and content from the text search): readable there, so not sealed, and no sealed run is made for a grading
+    of the task, the reader of the other literal's substring included. On this round's base the site was sealed
+    and that reader ``solved`` with no fix all the same (bubblewrap, canaries on, seeds 0 and 1; canaries off too):
+    the sealed run claimed a value in no file of the run. Another real fix: ``solved``."""
+    g = _grade_texts(texts, tmp_path / "reader", LINES_PARENT + SUBSTRING_READER, canaries=False)
+    assert not (tmp_path / "reader" / "out" / SEALED_OUTCOMES).exists(), g
+    g = _grade_texts(texts, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
+    assert g.outcome == "solved", g
+
+
+@pytest.mark.skipif(not bwrap_works(), reason="no bwrap")
+@pytest.mark.xfail(strict=True, reason="open: a value readable elsewhere (contracts §7 'Sealed sites', 'What stays "
+                                       "open'): no sealed run, and no twin tells the substring reader")
+def test_the_reader_of_another_literals_substring_is_not_solved(texts: FixTask, tmp_path: Path) -> None:
+    """gatk35 (open, strict xfail): the substring reader (``SUBSTRING_READER``) is ``solved`` with no fix under
+    bubblewrap with canaries on (seed 0; seed 1 too, measured): the value is in the PASS_TO_PASS test's literal,
+    which every run, the sealed one included, can read. A sealed run cannot hide it (that test needs it), and the
+    twins change the sealed function's literal, not the other one's."""
+    g = _grade_texts(texts, tmp_path, LINES_PARENT + SUBSTRING_READER, sandbox="bwrap", canary_seed=0)
+    assert g.outcome in ("forged", "tests_failed"), g

@@ -329,6 +329,27 @@ def test_a_value_spelled_otherwise_elsewhere_is_not_sealed(tmp_path: Path) -> No
     assert [s.expected for s in sites] == ['"xray-yankee"']
 
 
+def test_a_value_inside_another_literals_value_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: a string or bytes value held inside another literal's value is readable there, whatever the
+    spelling: ``"first\\nsecond"`` at the start of ``"first\\nsecond\\nthird"`` (the escape hides both its text and
+    its content from the text search), ``"mike\\tnovember"`` in the parent's docstring, ``b"oscar\\x00papa"`` in a
+    ``str`` of another file, ``"quebec\\u00e9"`` in adjacent strings' value. Each was sealed on this round's
+    base, and a forger returning the substring of the test file's constants nearest its own output was
+    ``solved`` with no fix under bubblewrap with canaries on (seeds 0 and 1: tests/run/test_sealed_run.py
+    ``LINES_TESTS``). A value held in no other (``"romeo\\nsierra"``) is sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\n\ndef test_new():\n'
+        '    assert f(1) == "first\\nsecond"\n    assert f(2) == "mike\\tnovember"\n'
+        '    assert f(3) == b"oscar\\x00papa"\n    assert f(4) == "quebec\\u00e9"\n'
+        '    assert f(5) == "romeo\\nsierra"\n\n\n'
+        'def test_old():\n    assert f(6) == "first\\nsecond\\nthird"\n    assert f(7) == "que" "bec\\xe9 x"\n')
+    (tmp_path / OTHER).write_text('ROW = "<oscar\\0papa>"\n')
+    parent = {TEST: b'"""Old: mike\\tnovember, and more."""\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ['"romeo\\nsierra"']
+
+
 def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
     """satk34: a ``self.assertEqual`` site's call is given ``self``; its value is kept only when that
     ``assertEqual`` is ``==`` (unittest's own methods, no type-specific comparison of the value's type but
