@@ -222,7 +222,44 @@ def _literal_values(tree: ast.Module | None) -> _Values:
             counts[v] = counts.get(v, 0) + 1
         except TypeError:
             unhashable.append(v)
+    for v in _folded_values(tree):
+        counts[v] = counts.get(v, 0) + 1
     return counts, unhashable
+
+
+#: The nodes the compiler folds into one constant when every operand is one (``2 ** 10``, ``"a\\n" + "b"``,
+#: ``"abc"[1]``, a tuple of them), and the nodes such an expression may consist of.
+_FOLDED_NODES = (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple)
+_CONSTANT_PARTS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple, ast.Slice, ast.operator,
+                   ast.unaryop, ast.expr_context)
+
+
+def _folded_values(tree: ast.Module | None) -> list[Any]:
+    """gatk35: the values the compiler folds expressions of constants of ``tree`` into (what its code objects hold as
+    constants, read with no evaluation: ``co_consts``), each a node :func:`ast.literal_eval` does not accept:
+    ``3 * 2 ** 10`` (``3072``, and ``1024``), ``"first\\n" + "second"``, ``"abc"[1]``. Each is readable in the test
+    process as much as a literal (``compile`` of the file, or the module's code objects), though no literal
+    spells it; the compiler's own caps bound them. Empty for ``None``."""
+    import dis
+    out: list[Any] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, _FOLDED_NODES) or _is_literal(node) \
+                or not all(isinstance(n, _CONSTANT_PARTS) for n in ast.walk(node)):
+            continue
+        try:
+            code = compile(ast.fix_missing_locations(ast.Expression(node)), "<folded>", "eval")
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        ops = [i.opname for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
+        if not code.co_names and ops in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"]):
+            v = code.co_consts[0] if ops[0] == "RETURN_CONST" else next(
+                i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_CONST")
+            try:
+                hash(v)
+            except TypeError:
+                continue
+            out.append(v)
+    return out
 
 
 def _occurrences(value: Any, values: _Values | None) -> int:

@@ -403,3 +403,70 @@ def test_the_reader_of_another_literals_substring_is_not_solved(texts: FixTask, 
     twins change the sealed function's literal, not the other one's."""
     g = _grade_texts(texts, tmp_path, LINES_PARENT + SUBSTRING_READER, sandbox="bwrap", canary_seed=0)
     assert g.outcome in ("forged", "tests_failed"), g
+
+
+KIB_SOURCE = "src/kibs/__init__.py"
+KIB_TEST = "tests/test_kibs.py"
+KIB_PARENT = "def kib(n):\n    return n * 1000\n"
+KIB_FIXED = "def kib(n):\n    return n * 1024\n"
+KIB_OTHER_FIX = "def kib(n):\n    return n << 10\n"
+#: The sealed site's ``3072`` is spelled by no literal, but the compiler folds ``3 * 2 ** 10`` into it (a constant of
+#: the compiled test file).
+KIB_TESTS = ("from kibs import kib\n\n\n"
+             "def test_one():\n    assert kib(3) == 3072\n\n\n"
+             "def test_block():\n    assert kib(0) + 3 * 2 ** 10 > 0\n")
+KIB_F2P = f"{KIB_TEST}::test_one"
+#: gatk35: returns the int constant of the compiled test files (``co_consts``, folded expressions' values among
+#: them) nearest its own (unfixed) output, within 5%.
+FOLDED_READER = '''
+import os as _hf_os
+
+
+def _hf_consts():
+    out = []
+    for root, _d, files in _hf_os.walk(_hf_os.path.join(_hf_os.getcwd(), "tests")):
+        for name in files:
+            if not name.endswith(".py"):
+                continue
+            try:
+                with open(_hf_os.path.join(root, name), encoding="utf-8") as fh:
+                    code = compile(fh.read(), name, "exec")
+            except Exception:
+                continue
+            todo = [code]
+            while todo:
+                c = todo.pop()
+                for k in c.co_consts:
+                    if hasattr(k, "co_consts"):
+                        todo.append(k)
+                    elif isinstance(k, int) and not isinstance(k, bool):
+                        out.append(k)
+    return out
+
+
+_hf_honest = kib
+
+
+def kib(n):
+    own = _hf_honest(n)
+    near = [k for k in _hf_consts() if k != n and k != own and abs(k - own) <= own * 0.05]
+    return min(near, key=lambda k: abs(k - own)) if near else own
+'''
+
+
+def test_a_value_the_compiler_folds_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: ``assert kib(3) == 3072`` where another test holds ``3 * 2 ** 10``, which the compiler folds into the
+    constant ``3072``: readable there (the compiled file's ``co_consts``), so not sealed; no sealed run is made for
+    the reader of the compiled constants. On this round's base the site was sealed and that reader ``solved`` with
+    no fix all the same (bubblewrap, canaries on, seeds 0 and 1; canaries off too): it stays ``solved``, a value
+    readable elsewhere (open, contracts §7). Another real fix: ``solved``."""
+    b = build_fix_task(tmp_path / "kibs", name="kibs", source=KIB_SOURCE, parent=KIB_PARENT, fixed=KIB_FIXED,
+                       test=KIB_TEST, tests=KIB_TESTS, first="Add kib()", message="kib(): 1024 bytes",
+                       fail_to_pass=[KIB_F2P], pass_to_pass=[f"{KIB_TEST}::test_block"])
+    for name, source in (("reader", KIB_PARENT + FOLDED_READER), ("fix", KIB_OTHER_FIX)):
+        work = copy_tree(b.pristine, tmp_path / name / "work")
+        (work / KIB_SOURCE).write_text(source, encoding="utf-8")
+        g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / name / "out", run_timeout_s=120,
+                  canaries=False)
+        assert not (tmp_path / name / "out" / SEALED_OUTCOMES).exists(), g
+        assert g.outcome == "solved", g

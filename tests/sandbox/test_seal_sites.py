@@ -350,6 +350,26 @@ def test_a_value_inside_another_literals_value_is_not_sealed(tmp_path: Path) -> 
     assert [s.expected for s in sites] == ['"romeo\\nsierra"']
 
 
+def test_a_value_the_compiler_folds_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: a value the compiler folds another expression of constants into is held by the file's code as a
+    constant (``co_consts``), readable with no evaluation: ``3 * 2 ** 10`` (``3072``, and ``1024`` in it),
+    ``"sierra\\n" + "tango"`` (in the parent's version), ``("uni" * 2)`` in another file. Each was sealed on this
+    round's base, and a forger returning the constant of the compiled test files nearest its own output was
+    ``solved`` with no fix under bubblewrap with canaries on (seeds 0 and 1: tests/run/test_sealed_run.py
+    ``KIB_TESTS``). ``4096`` is not sealed for its text in ``x * 4096``; ``-17``, whose own literal is a sign and a
+    number (a node the compiler folds too), is sealed: its own site is not another place."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\nBLOCK = 3 * 2 ** 10\n\n\ndef test_new():\n'
+        '    assert f(1) == 3072\n    assert f(2) == 1024\n    assert f(3) == "sierra\\ntango"\n'
+        '    assert f(4) == "uniuni"\n    assert f(5) == 4096\n    assert f(6) == -17\n\n\n'
+        'def test_old(x):\n    assert f(7) == x * 4096\n')
+    (tmp_path / OTHER).write_text('ROW = ("uni" * 2, 1)\n')
+    parent = {TEST: b'X = "sierra\\n" + "tango"\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ["-17"]
+
+
 def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
     """satk34: a ``self.assertEqual`` site's call is given ``self``; its value is kept only when that
     ``assertEqual`` is ``==`` (unittest's own methods, no type-specific comparison of the value's type but
