@@ -146,6 +146,8 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
     # spelled otherwise elsewhere, 'hello' '-world' or 1000 for 1e3, is readable there as much as its spelling)
     values = {p: _literal_values(_parsed(t)) for p, t in texts.items()}
     parent_values = [_literal_values(_parsed(d)) for d in parent.values() if d is not None]
+    plain = {p: _plain_counts(v) for p, v in values.items()}
+    parent_plain = [_plain_counts(v) for v in parent_values]
     by_file: dict[str, list[str]] = {}
     for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
@@ -185,6 +187,10 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 # its own literal is one occurrence in its file (a part of it equal to it, as 1 in 1+0j, one more)
                 if _occurrences(value, values.get(path)) > 1 or any(
                         _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
+                    continue
+                # gatk35: a container of the same items in another container type ((1, "a") for [1, "a"])
+                if _same_items(value, plain.get(path)) > 1 or any(
+                        _same_items(value, v) for v in [*(v for q, v in plain.items() if q != path), *parent_plain]):
                     continue
                 # gatk35: a string's value inside another literal's ("a\nb" in "a\nb\nc", where the escape hides
                 # its text) is readable there as much as its text inside another's
@@ -298,6 +304,49 @@ def _held(value: Any, values: _Values | None) -> int:
         if (isinstance(v, str) and text is not None and text in v) or (isinstance(v, bytes) and data in v):
             n += k
     return n
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its containers as their items (hashable): a ``list`` or ``tuple`` ``("seq", items)``, a ``set``
+    ``("set", items)``, a ``dict`` ``("dict", items)``; any other value as it is."""
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_plain(x) for x in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", frozenset(_plain(x) for x in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset((_plain(k), _plain(x)) for k, x in value.items()))
+    return value
+
+
+def _plain_counts(values: _Values) -> dict[Any, int]:
+    """gatk35: the containers of :data:`_Values` ``values`` as their items (:func:`_plain`), counted: a sequence
+    also as the set of its items (``[3, 1, 3]`` shows ``{1, 3}``). A value whose items do not hash (a list of
+    ``nan``-free builtins always does) is passed over."""
+    counts: dict[Any, int] = {}
+    for v, n in [*values[0].items(), *((u, 1) for u in values[1])]:
+        if not isinstance(v, (list, tuple, set, frozenset, dict)):
+            continue
+        try:
+            keys = [_plain(v)]
+            if isinstance(v, (list, tuple)):
+                keys.append(("set", frozenset(_plain(x) for x in v)))
+        except TypeError:
+            continue
+        for k in keys:
+            counts[k] = counts.get(k, 0) + n
+    return counts
+
+
+def _same_items(value: Any, counts: dict[Any, int] | None) -> int:
+    """How many containers of ``counts`` (:func:`_plain_counts`) hold ``value``'s items, a ``list``, ``tuple``,
+    ``set`` or ``dict``, in any container type (``(1, "a")`` for ``[1, "a"]``, ``{1, 2}`` for ``(2, 1, 2)``): a
+    forger reads the one and returns the other. Its own literal is one of them. 0 for another value or ``None``."""
+    if counts is None or not isinstance(value, (list, tuple, set, dict)):
+        return 0
+    try:
+        return counts.get(_plain(value), 0)
+    except TypeError:
+        return 0
 
 
 def _searchable(data: bytes) -> str:

@@ -370,6 +370,27 @@ def test_a_value_the_compiler_folds_elsewhere_is_not_sealed(tmp_path: Path) -> N
     assert [s.expected for s in sites] == ["-17"]
 
 
+def test_a_container_of_the_same_items_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: a container whose items another container holds in another container type is readable there (a
+    forger reads the list and returns the tuple): ``(10, "zulu-x")`` for ``[10, "zulu-x"]``, ``{"kilo-a", "lima-b"}``
+    for a tuple of them (one twice), ``["mike-c", 7]`` for a tuple in the parent's version, ``{"november": [1, 2]}``
+    for ``{"november": (1, 2)}`` in another file. Each was sealed on this round's base (the text search reads a
+    container's source and ``repr``, the values are compared with ``==``, and a tuple is no list). A list of the
+    same items in another order (``["oscar", 8]`` for ``[8, "oscar"]``) is another value: sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\n\ndef test_new():\n'
+        '    assert f(1) == (10, "zulu-x")\n    assert f(2) == {"kilo-a", "lima-b"}\n'
+        '    assert f(3) == ["mike-c", 7]\n    assert f(4) == {"november": [1, 2]}\n'
+        '    assert f(5) == ["oscar", 8]\n\n\n'
+        'def test_old():\n    assert f(6) == [10, "zulu-x"]\n    assert f(7) == ("lima-b", "kilo-a", "lima-b")\n'
+        '    assert f(8) == [8, "oscar"]\n')
+    (tmp_path / OTHER).write_text('ROW = {"november": (1, 2)}\n')
+    parent = {TEST: b'X = ("mike-c", 7)\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ['["oscar", 8]']
+
+
 def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
     """satk34: a ``self.assertEqual`` site's call is given ``self``; its value is kept only when that
     ``assertEqual`` is ``==`` (unittest's own methods, no type-specific comparison of the value's type but
