@@ -32,7 +32,8 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.canaries import _find, function_id, parse_source
 from pytest_homefield.sandbox.canary_added import fixed_lines
 
-__all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
+__all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_MODULE",
+           "MAX_SEAL_SITES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
@@ -421,6 +422,31 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
         body += f"from {SEAL_MODULE} import {SEAL_CALL}  # homefield: a sealed run (docs/contracts.md §7)\n"
         out[path] = body.encode(encoding)
     return out, ids
+
+
+def withheld_data(root: Path, test_files: Collection[str], parent: Mapping[str, bytes | None]) -> dict[str, bytes]:
+    """gatk35: what a sealed run's copy holds in place of each hidden test file that is no Python source (a data
+    file: not named ``*.py``, or not decoding and parsing as Python): its parent's bytes (``parent``:
+    :func:`~.twin_runs.parent_tests`), or nothing (an empty file) where the commit added it; a file the same as
+    its parent's is left out (path → bytes). Only a Python file's values are known to the host, by its own
+    parser and compiler (:func:`sealable_sites`); a data file's are whatever a decoder makes of its bytes (a YAML
+    block scalar, an XML entity, a compressed file), so no search of its text shows that it does not hold an
+    expected value, and the sealed run does without it: a site whose function needs it fails the reference
+    fix's check and is not sealed. A file that cannot be read is searched and withheld as empty."""
+    out: dict[str, bytes] = {}
+    for p in sorted(set(test_files)):
+        try:
+            data = nofollow.read_bytes(root, p)
+        except OSError:
+            data = b""
+        if p.endswith(".py"):
+            got = _decoded(data)
+            if got is not None and (not got[1].strip() or _parsed(got[1]) is not None):
+                continue
+        before = parent.get(p)
+        if before is None or before != data:
+            out[p] = before or b""
+    return out
 
 
 def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outcomes: Mapping[str, str],

@@ -470,3 +470,77 @@ def test_a_value_the_compiler_folds_elsewhere_is_not_sealed(tmp_path: Path) -> N
                   canaries=False)
         assert not (tmp_path / name / "out" / SEALED_OUTCOMES).exists(), g
         assert g.outcome == "solved", g
+
+
+#: A hidden data file of the commit holding the expected value ``"first\nsecond"`` in a YAML block scalar: its text
+#: holds neither the literal's text, its repr nor its content (the lines are indented), and it is no Python.
+CASES_YAML = "tests/cases.yaml"
+CASES = "# expected outputs of lines()\nspaces:\n  input: \"first; second\"\n  output: |\n    first\n    second\n"
+LINES_ALONE = ("from texts import lines\n\n\n"
+               "def test_spaces_around_separators():\n"
+               "    assert lines(\"first; second\") == \"first\\nsecond\"\n")
+#: The same site in a test that reads the data file first (its function needs it).
+LINES_READING = LINES_ALONE.replace("    assert lines(", "    assert 'first' in open('tests/cases.yaml').read()\n"
+                                                         "    assert lines(")
+#: gatk35: returns the YAML block scalar of the hidden data files nearest its own (unfixed) output.
+BLOCK_READER = '''
+import difflib as _hf_difflib
+import os as _hf_os
+
+
+def _hf_blocks():
+    out = []
+    for root, _d, files in _hf_os.walk(_hf_os.path.join(_hf_os.getcwd(), "tests")):
+        for name in files:
+            if name.endswith(".py"):
+                continue
+            try:
+                with open(_hf_os.path.join(root, name), encoding="utf-8") as fh:
+                    rows = fh.read().splitlines()
+            except Exception:
+                continue
+            for n, row in enumerate(rows):
+                if row.rstrip().endswith("|"):
+                    block = []
+                    for r in rows[n + 1:]:
+                        if len(r) - len(r.lstrip()) <= len(row) - len(row.lstrip()):
+                            break
+                        block.append(r.strip())
+                    out.append("\\n".join(block))
+    return out
+
+
+_hf_honest = lines
+
+
+def lines(s):
+    own = _hf_honest(s)
+    near = [(_hf_difflib.SequenceMatcher(None, own, b).ratio(), b) for b in _hf_blocks() if b != own]
+    best = max(near, default=(0.0, own))
+    return best[1] if best[0] >= 0.85 else own
+'''
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=pytest.mark.skipif(
+    not bwrap_works(), reason="no bwrap"))])
+def test_a_hidden_data_file_is_not_in_the_sealed_run(tmp_path: Path, sandbox: str) -> None:
+    """gatk35: the commit's ``tests/cases.yaml`` holds the sealed value in a block scalar, which no text search
+    finds: the site is sealed, and the sealed run's copy holds that file empty (a data file's values are whatever a
+    decoder makes of it). The reader of the data files' block scalars gives its own value there: ``forged``
+    (``sealed:…@5``), canaries off (the sealed run alone decides); another real fix ``solved``. On this round's
+    base the file was in the run and that reader ``solved`` with no fix (canaries on and off, seeds 0 and 1,
+    bubblewrap and ``--sandbox none``). A site whose function reads the data file fails the reference fix's check
+    without it: not sealed, and that real fix ``solved``."""
+    b = build_fix_task(tmp_path / "t", name="texts", source=LINES_SOURCE, parent=LINES_PARENT, fixed=LINES_FIXED,
+                       test=LINES_TEST, tests=LINES_ALONE, first="Add lines()", message="lines(): no spaces around",
+                       fail_to_pass=[LINES_F2P], pass_to_pass=[], data={CASES_YAML: CASES})
+    g = _grade_texts(b, tmp_path / "reader", LINES_PARENT + BLOCK_READER, canaries=False, sandbox=sandbox)
+    assert (g.outcome, g.canary) == ("forged", f"sealed:{LINES_F2P}@5"), g
+    g = _grade_texts(b, tmp_path / "fix", LINES_OTHER_FIX, canaries=False, sandbox=sandbox)
+    assert g.outcome == "solved", g
+    b = build_fix_task(tmp_path / "t2", name="texts", source=LINES_SOURCE, parent=LINES_PARENT, fixed=LINES_FIXED,
+                       test=LINES_TEST, tests=LINES_READING, first="Add lines()", message="lines(): no spaces",
+                       fail_to_pass=[LINES_F2P], pass_to_pass=[], data={CASES_YAML: CASES})
+    g = _grade_texts(b, tmp_path / "needs", LINES_OTHER_FIX, canaries=False, sandbox=sandbox)
+    assert g.outcome == "solved", g
+    assert not (tmp_path / "needs" / "out" / SEALED_OUTCOMES).exists(), g

@@ -21,7 +21,7 @@ import pytest
 
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import EventTally, seal_verdict, well_formed
-from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files
+from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.testrun import run_tests
 
 TEST = "tests/test_x.py"
@@ -389,6 +389,23 @@ def test_a_container_of_the_same_items_elsewhere_is_not_sealed(tmp_path: Path) -
     parent = {TEST: b'X = ("mike-c", 7)\n', OTHER: None}
     sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
     assert [s.expected for s in sites] == ['["oscar", 8]']
+
+
+def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) -> None:
+    """gatk35: what a sealed run's copy holds in place of the hidden test files that are no Python source: the
+    parent's version of a changed data file, an empty file for a new one (a JSON file too, though it parses as
+    Python: its decoder is not Python's), an empty file for a ``.py`` that does not parse; a Python test file, an
+    empty ``__init__.py`` and a data file the commit left as it was are not replaced."""
+    (tmp_path / "tests").mkdir()
+    files = {TEST: "def test_x():\n    pass\n", "tests/__init__.py": "", "tests/cases.yaml": "a: |\n  b\n",
+             "tests/data.json": '{"a": "b"}', "tests/old.txt": "same\n", "tests/bad.py": "def (:\n",
+             "tests/changed.csv": "a,b\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    parent = {TEST: None, "tests/__init__.py": None, "tests/cases.yaml": None, "tests/data.json": None,
+              "tests/old.txt": b"same\n", "tests/bad.py": None, "tests/changed.csv": b"a\n"}
+    assert withheld_data(tmp_path, list(files), parent) == {
+        "tests/bad.py": b"", "tests/cases.yaml": b"", "tests/changed.csv": b"a\n", "tests/data.json": b""}
 
 
 def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
