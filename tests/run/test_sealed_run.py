@@ -544,3 +544,19 @@ def test_a_hidden_data_file_is_not_in_the_sealed_run(tmp_path: Path, sandbox: st
     g = _grade_texts(b, tmp_path / "needs", LINES_OTHER_FIX, canaries=False, sandbox=sandbox)
     assert g.outcome == "solved", g
     assert not (tmp_path / "needs" / "out" / SEALED_OUTCOMES).exists(), g
+
+
+def test_a_site_mining_recorded_with_a_hidden_data_file_is_checked_again(tmp_path: Path) -> None:
+    """gatk35: a task whose ``sealed_sites`` mining recorded before the sealed run held no hidden data file (the site
+    of a test whose value comes from the commit's ``tests/cases.txt``) is checked again at grading, with the sealed
+    run's copy (the file empty): the reference fix fails that check, the site is not sealed, and another real fix is
+    ``solved``. Trusting the record, that fix's value from the empty file (``""``) would have been ``forged``."""
+    tests = ("from texts import lines\n\n\ndef test_spaces_around_separators():\n"
+             "    assert lines(open('tests/cases.txt').read().strip()) == \"first\\nsecond\"\n")
+    b = build_fix_task(tmp_path / "t", name="texts", source=LINES_SOURCE, parent=LINES_PARENT, fixed=LINES_FIXED,
+                       test=LINES_TEST, tests=tests, first="Add lines()", message="lines(): no spaces around",
+                       fail_to_pass=[LINES_F2P], pass_to_pass=[], data={"tests/cases.txt": "first; second\n"})
+    b.task = dataclasses.replace(b.task, sealed_sites=[f"{LINES_F2P}@5"])
+    g = _grade_texts(b, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
+    assert (g.outcome, g.canary) == ("solved", None), g
+    assert not (tmp_path / "fix" / "out" / SEALED_OUTCOMES).exists()
