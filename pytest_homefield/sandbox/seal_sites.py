@@ -432,11 +432,14 @@ def withheld_data(root: Path, test_files: Collection[str], parent: Mapping[str, 
     parser and compiler (:func:`sealable_sites`); a data file's are whatever a decoder makes of its bytes (a YAML
     block scalar, an XML entity, a compressed file), so no search of its text shows that it does not hold an
     expected value, and the sealed run does without it: a site whose function needs it fails the reference
-    fix's check and is not sealed. A file that cannot be read is searched and withheld as empty."""
+    fix's check and is not sealed. A file that cannot be read is withheld as empty; one the commit deleted stays
+    away."""
     out: dict[str, bytes] = {}
     for p in sorted(set(test_files)):
         try:
             data = nofollow.read_bytes(root, p)
+        except FileNotFoundError:  # the commit deleted it: nothing to withhold, nor to bring back
+            continue
         except OSError:
             data = b""
         if p.endswith(".py"):

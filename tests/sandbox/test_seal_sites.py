@@ -395,7 +395,7 @@ def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) ->
     """gatk35: what a sealed run's copy holds in place of the hidden test files that are no Python source: the
     parent's version of a changed data file, an empty file for a new one (a JSON file too, though it parses as
     Python: its decoder is not Python's), an empty file for a ``.py`` that does not parse; a Python test file, an
-    empty ``__init__.py`` and a data file the commit left as it was are not replaced."""
+    empty ``__init__.py``, a data file the commit left as it was and one it deleted are not written."""
     (tmp_path / "tests").mkdir()
     files = {TEST: "def test_x():\n    pass\n", "tests/__init__.py": "", "tests/cases.yaml": "a: |\n  b\n",
              "tests/data.json": '{"a": "b"}', "tests/old.txt": "same\n", "tests/bad.py": "def (:\n",
@@ -404,7 +404,8 @@ def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) ->
         (tmp_path / rel).write_text(text)
     parent = {TEST: None, "tests/__init__.py": None, "tests/cases.yaml": None, "tests/data.json": None,
               "tests/old.txt": b"same\n", "tests/bad.py": None, "tests/changed.csv": b"a\n"}
-    assert withheld_data(tmp_path, list(files), parent) == {
+    parent["tests/gone.json"] = b"{}"  # the commit deleted it: not brought back
+    assert withheld_data(tmp_path, [*files, "tests/gone.json"], parent) == {
         "tests/bad.py": b"", "tests/cases.yaml": b"", "tests/changed.csv": b"a\n", "tests/data.json": b""}
 
 
