@@ -9,12 +9,15 @@ assertions it covers: the expected literal is in no file of the run. A **sealabl
 (:func:`ast.literal_eval` succeeds) and ``A`` is not, on lines the commit added (not kept from the parent's
 version of the function: :func:`~pytest_homefield.sandbox.canary_added.fixed_lines`), and whose value cannot be
 read elsewhere: ``L``'s source text and ``repr`` (for a string its content, for bytes their text) occur nowhere
-else in the hidden test files nor in the parent's versions of them, and no other literal of those Python files has
-a value ``==`` to ``L`` (another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``) nor, for a string or bytes,
-one holding ``L``'s value inside its own (``"a\\nb"`` in ``"a\\nb\\nc"``: :func:`_held`) (so a small value such as
-``3`` is rarely sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))``
-(a random id that occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the
-reporter) at the end of the file, so no line moves.
+else in the hidden test files nor in the parent's versions of them, and no other literal of those Python files (nor
+a value the compiler folds an expression of constants into: :func:`_folded_values`) has a value ``==`` to ``L``
+(another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``, ``2 ** 10`` for ``1024``) nor, for a container, the
+same items in another container type (:func:`_same_items`), nor, for a string or bytes, holds ``L``'s value inside its
+own (``"a\\nb"`` in ``"a\\nb\\nc"``: :func:`_held`) (so a small value such as ``3`` is rarely sealable).
+:func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))`` (a random id that occurs in none
+of those files), importing the call from ``homefield_seal`` (shipped beside the reporter) at the end of the file, so
+no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (their
+parent's versions, or nothing).
 """
 
 from __future__ import annotations
