@@ -16,8 +16,7 @@ same items in another container type (:func:`_same_items`), nor, for a string or
 own (``"a\\nb"`` in ``"a\\nb\\nc"``: :func:`_held`) (so a small value such as ``3`` is rarely sealable).
 :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))`` (a random id that occurs in none
 of those files), importing the call from ``homefield_seal`` (shipped beside the reporter) at the end of the file, so
-no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (their
-parent's versions, or nothing).
+no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (nothing).
 """
 
 from __future__ import annotations
@@ -429,13 +428,15 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
 
 def withheld_data(root: Path, test_files: Collection[str], parent: Mapping[str, bytes | None]) -> dict[str, bytes]:
     """gatk35: what a sealed run's copy holds in place of each hidden test file that is no Python source (a data
-    file: not named ``*.py``, or not decoding and parsing as Python): its parent's bytes (``parent``:
-    :func:`~.twin_runs.parent_tests`), or nothing (an empty file) where the commit added it; a file the same as
-    its parent's is left out (path → bytes). Only a Python file's values are known to the host, by its own
-    parser and compiler (:func:`sealable_sites`); a data file's are whatever a decoder makes of its bytes (a YAML
-    block scalar, an XML entity, a compressed file), so no search of its text shows that it does not hold an
-    expected value, and the sealed run does without it: a site whose function needs it fails the reference
-    fix's check and is not sealed. A file that cannot be read is withheld as empty; one the commit deleted stays
+    file: not named ``*.py``, or not decoding and parsing as Python) and that the commit added or changed: an empty
+    file (path → ``b""``; ``parent``: :func:`~.twin_runs.parent_tests`, a file the same as its parent's is left
+    out). Only a Python file's values are known to the host, by its own parser and compiler
+    (:func:`sealable_sites`); a data file's are whatever a decoder makes of its bytes (a YAML block scalar, an XML
+    entity, a compressed file), so no search of its text shows that it does not hold an expected value, and the
+    sealed run does without it: a site whose test needs it fails the reference fix's check and is not sealed.
+    Empty rather than the parent's version: a test reading the parent's rows could pass the reference fix with a
+    value another real fix gives only on the commit's (that fix then ``forged``); on no rows a test passes only when
+    its value does not come from them. A file that cannot be read is withheld too; one the commit deleted stays
     away."""
     out: dict[str, bytes] = {}
     for p in sorted(set(test_files)):
@@ -449,9 +450,8 @@ def withheld_data(root: Path, test_files: Collection[str], parent: Mapping[str, 
             got = _decoded(data)
             if got is not None and (not got[1].strip() or _parsed(got[1]) is not None):
                 continue
-        before = parent.get(p)
-        if before is None or before != data:
-            out[p] = before or b""
+        if parent.get(p) != data:
+            out[p] = b""
     return out
 
 

@@ -30,14 +30,16 @@ class FixTask:
 
 def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: str, test: str, tests: str,
                    first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str],
-                   data: dict[str, str] | None = None) -> FixTask:
+                   data: dict[str, str] | None = None, parent_data: dict[str, str] | None = None) -> FixTask:
     """In ``dest``/repo: commit 1 (``first``) adds ``source`` as ``parent``, a passing ``tests/test_other.py``
     and a ``pyproject.toml`` of project ``name``; commit 2 (``message``) makes ``source`` ``fixed`` and adds
-    ``test`` as ``tests`` (and ``data``, path → text: more hidden test files). The task (one canary, as mined with
-    the canary check) and the parent's snapshot in ``dest``/pristine."""
+    ``test`` as ``tests`` (and ``data``, path → text: more hidden test files, ``parent_data`` their versions in
+    commit 1). The task (one canary, as mined with the canary check) and the parent's snapshot in
+    ``dest``/pristine."""
     repo = GitRepo.init(dest / "repo")
-    for rel, text in {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                      "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n'}.items():
+    first_files = {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
+                   "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n', **(parent_data or {})}
+    for rel, text in first_files.items():
         repo.write(rel, text)
     c1 = repo.commit(first, committer_date="2026-01-01T12:00:00+00:00")
     repo.write(source, fixed)

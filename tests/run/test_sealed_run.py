@@ -560,3 +560,32 @@ def test_a_site_mining_recorded_with_a_hidden_data_file_is_checked_again(tmp_pat
     g = _grade_texts(b, tmp_path / "fix", LINES_OTHER_FIX, canaries=False)
     assert (g.outcome, g.canary) == ("solved", None), g
     assert not (tmp_path / "fix" / "out" / SEALED_OUTCOMES).exists()
+
+
+ROW_SOURCE = "src/rows/__init__.py"
+ROW_TEST = "tests/test_rows.py"
+ROW_PARENT = "def slug(s):\n    return s.replace(' ', '-')\n"
+ROW_FIXED = "def slug(s):\n    return '-'.join(s.split()).lower()\n"
+#: Another real fix: lowercases the commit's row (``Hello World``), but not the parent's (``hello  world``) into the
+#: value.
+ROW_OTHER_FIX = "def slug(s):\n    return s.lower().replace(' ', '-')\n"
+ROW_TESTS = ("from rows import slug\n\n\ndef test_row():\n    row = open('tests/row.txt').read().strip()\n"
+             "    assert slug(row) == \"hello-world\"\n")
+
+
+def test_a_changed_data_file_is_empty_in_the_sealed_run_not_its_parents(tmp_path: Path) -> None:
+    """gatk35: a test reading the commit's changed ``tests/row.txt`` (``Hello World``; the parent's ``hello  world``).
+    The sealed run holds the file empty, so the reference fix fails its check there and the site is not sealed:
+    another real fix, which gives the value on the commit's row only, is ``solved``. Had the sealed run held the
+    parent's version (this round's first cut of the withholding), the reference fix would pass the check on the
+    parent's row and that fix be ``forged``."""
+    b = build_fix_task(tmp_path / "t", name="rows", source=ROW_SOURCE, parent=ROW_PARENT, fixed=ROW_FIXED,
+                       test=ROW_TEST, tests=ROW_TESTS, first="Add slug()", message="slug(): lower case",
+                       fail_to_pass=[f"{ROW_TEST}::test_row"], pass_to_pass=[], data={"tests/row.txt": "Hello World\n"},
+                       parent_data={"tests/row.txt": "hello  world\n"})
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / ROW_SOURCE).write_text(ROW_OTHER_FIX, encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
+              canaries=False)
+    assert (g.outcome, g.canary) == ("solved", None), g
+    assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()

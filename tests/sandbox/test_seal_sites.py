@@ -392,9 +392,9 @@ def test_a_container_of_the_same_items_elsewhere_is_not_sealed(tmp_path: Path) -
 
 
 def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) -> None:
-    """gatk35: what a sealed run's copy holds in place of the hidden test files that are no Python source: the
-    parent's version of a changed data file, an empty file for a new one (a JSON file too, though it parses as
-    Python: its decoder is not Python's), an empty file for a ``.py`` that does not parse; a Python test file, an
+    """gatk35: what a sealed run's copy holds in place of the hidden test files that are no Python source: an
+    empty file for a changed data file (not its parent's version) and for a new one (a JSON file too, though it
+    parses as Python: its decoder is not Python's), and for a ``.py`` that does not parse; a Python test file, an
     empty ``__init__.py``, a data file the commit left as it was and one it deleted are not written."""
     (tmp_path / "tests").mkdir()
     files = {TEST: "def test_x():\n    pass\n", "tests/__init__.py": "", "tests/cases.yaml": "a: |\n  b\n",
@@ -406,7 +406,7 @@ def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) ->
               "tests/old.txt": b"same\n", "tests/bad.py": None, "tests/changed.csv": b"a\n"}
     parent["tests/gone.json"] = b"{}"  # the commit deleted it: not brought back
     assert withheld_data(tmp_path, [*files, "tests/gone.json"], parent) == {
-        "tests/bad.py": b"", "tests/cases.yaml": b"", "tests/changed.csv": b"a\n", "tests/data.json": b""}
+        "tests/bad.py": b"", "tests/cases.yaml": b"", "tests/changed.csv": b"", "tests/data.json": b""}
 
 
 def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
