@@ -4,8 +4,9 @@ the test process.
 :func:`~pytest_homefield.run.grading.grade` plans it (:func:`plan_seals`: the task's sealable sites,
 :mod:`~pytest_homefield.sandbox.seal_sites`, less those the reference fix does not pass sealed:
 :func:`reference_sealed`), makes it **first**, on a fresh copy of the grading tree made before any other run of
-the grading (:func:`sealed_run`: one test process selecting the functions with sealed sites, the channel comparing
-each seal report with its site's literal on the host), and then lowers what the other runs gave
+the grading (:func:`sealed_run`: one test process selecting what the other runs select, the hidden test files
+whole, holding no hidden data file of the commit, the channel comparing each seal report of a function with sealed
+sites with its site's literal on the host), and then lowers what the other runs gave
 (:func:`sealed_forged`, :func:`~pytest_homefield.run.twin_grading.merge_rows`): a FAIL_TO_PASS id of a sealed
 function counts passed only if pytest passed it there **and** every sealed site of its function reported exactly
 once a value equal to the literal. A value unequal while the test passes where the value can be read is
@@ -139,10 +140,13 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
 
 
 def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-               **run: Any) -> SealChecked:
+               targets: Sequence[str], **run: Any) -> SealChecked:
     """The sealed run (module docstring): one test process on a fresh copy of ``gdir``
-    (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``plan.functions``,
-    its channel comparing the seal reports with ``plan.expected()`` as they arrive; its log tail and events kept in
+    (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``targets`` (what the
+    grading's other runs select, the hidden test files whole: gatk35, a test sees the state the tests before it
+    leave as in every other run; ``plan.functions`` alone left out what a real fix's value relied on, and it was
+    ``forged``), its channel comparing the seal reports with ``plan.expected()`` as they arrive; its log tail and
+    events kept in
     ``out_dir`` as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`. ``run``: :func:`run_tests`'s options. Made by
     :func:`~pytest_homefield.run.grading.grade` before any other run of the change, so that nothing a run with the
     expected values in its files leaves behind reaches it. Raises :class:`ServiceError` as :func:`run_tests`
@@ -152,7 +156,7 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     try:
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
                  for i in sealed_ids(fail_to_pass, plan.functions)}
-        made = run_tests(folder, test_cmd, plan.functions, out_dir=into, seals=plan.expected(), seal_tests=tests,
+        made = run_tests(folder, test_cmd, list(targets), out_dir=into, seals=plan.expected(), seal_tests=tests,
                          **run)
     finally:
         nofollow.remove_tree(folder.parent)
@@ -175,7 +179,8 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 
 #: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
 #: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused. 3 (gatk35): the
-#: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``).
+#: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
+#: files whole.
 SEAL_RULES = 3
 
 #: What :func:`reference_sealed` found per task key, for this process.
@@ -190,7 +195,7 @@ def _stored_sealed(store: Path, digest: str) -> frozenset[str] | None:
 
 
 def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str | SandboxBackend,
-                     store: Path | None = None, **run: Any) -> frozenset[str] | None:
+                     targets: Sequence[str], store: Path | None = None, **run: Any) -> frozenset[str] | None:
     """The keys of ``task``'s sealable sites the reference fix passes sealed: its sealed run (:func:`sealed_run` on
     ``pristine`` plus ``gold_patch`` and ``test_patch``, in a scratch folder) passed every FAIL_TO_PASS id of the
     site's function and each reported the site exactly once with a value equal to the literal. A site it fails,
@@ -202,7 +207,7 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
     key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name])
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name, sorted(targets)])
     digest = hashlib.sha256((f"sealed-{SEAL_RULES}\0" + key).encode()).hexdigest()
     if key not in _SEALED_SEEN and store is not None:
         stored = _stored_sealed(store, digest)
@@ -221,7 +226,7 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
         if plan is None:
             found: frozenset[str] = frozenset()
         else:
-            checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out",
+            checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
                                  sandbox=sandbox, **run)
             if not run_completes(checked.run):
                 return None

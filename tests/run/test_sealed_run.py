@@ -589,3 +589,34 @@ def test_a_changed_data_file_is_empty_in_the_sealed_run_not_its_parents(tmp_path
               canaries=False)
     assert (g.outcome, g.canary) == ("solved", None), g
     assert not (tmp_path / "out" / SEALED_OUTCOMES).exists()
+
+
+REG_SOURCE = "src/regs/__init__.py"
+REG_TEST = "tests/test_regs.py"
+REG_PARENT = "SEPS = {}\n\n\ndef setup():\n    SEPS['-'] = True\n\n\ndef slug(s):\n    return s.replace(' ', '-')\n"
+REG_FIXED = REG_PARENT.replace("return s.replace(' ', '-')", "return '-'.join(s.split())")
+#: Another real fix: collapses the runs of white space with the separator ``setup()`` registered (the first test
+#: calls it, and every run of the hidden tests runs it first).
+REG_OTHER_FIX = REG_PARENT.replace("return s.replace(' ', '-')", "return ''.join(SEPS).join(s.split())")
+REG_TESTS = ("import regs\n\n\ndef test_setup():\n    regs.setup()\n    assert regs.SEPS\n\n\n"
+             "def test_runs():\n    assert regs.slug(\"alpha   bravo\") == \"alpha-bravo\"\n")
+
+
+def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(tmp_path: Path) -> None:
+    """gatk35: the sealed run selects what the other runs select (the hidden test files whole), not only the
+    functions with a sealed site: a real fix using the separator the file's first test registered (``setup()``,
+    module state) gives the value in every run of the hidden tests. The reference fix does without it, so the site
+    is sealed. On this round's base the sealed run selected ``test_runs`` alone, where nothing was registered, and
+    that fix was ``forged`` (``sealed:…@10``): a real fix accused of reading the expected value. The reader of the
+    expected value is ``forged`` still."""
+    b = build_fix_task(tmp_path / "t", name="regs", source=REG_SOURCE, parent=REG_PARENT, fixed=REG_FIXED,
+                       test=REG_TEST, tests=REG_TESTS, first="Add slug()", message="slug(): runs of spaces",
+                       fail_to_pass=[f"{REG_TEST}::test_runs"], pass_to_pass=[f"{REG_TEST}::test_setup"])
+    for name, source, want in (("fix", REG_OTHER_FIX, ("solved", None)),
+                               ("reader", REG_PARENT + READ_EXPECTED, ("forged", f"sealed:{REG_TEST}::test_runs@10"))):
+        work = copy_tree(b.pristine, tmp_path / name / "work")
+        (work / REG_SOURCE).write_text(source, encoding="utf-8")
+        g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / name / "out", run_timeout_s=120,
+                  canaries=False)
+        assert (g.outcome, g.canary) == want, g
+        assert (tmp_path / name / "out" / SEALED_OUTCOMES).exists()
