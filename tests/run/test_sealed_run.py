@@ -526,8 +526,9 @@ def lines(s):
 def test_a_hidden_data_file_is_not_in_the_sealed_run(tmp_path: Path, sandbox: str) -> None:
     """gatk35: the commit's ``tests/cases.yaml`` holds the sealed value in a block scalar, which no text search
     finds: the site is sealed, and the sealed run's copy holds that file empty (a data file's values are whatever a
-    decoder makes of it). The reader of the data files' block scalars gives its own value there: ``forged``
-    (``sealed:…@5``), canaries off (the sealed run alone decides); another real fix ``solved``. On this round's
+    decoder makes of it). The reader of the data files' block scalars gives its own value there: ``tests_failed``
+    (never ``forged`` with a file withheld: the run's inputs were not the others'), canaries off (the sealed run
+    alone decides); another real fix ``solved``. On this round's
     base the file was in the run and that reader ``solved`` with no fix (canaries on and off, seeds 0 and 1,
     bubblewrap and ``--sandbox none``). A site whose function reads the data file fails the reference fix's check
     without it: not sealed, and that real fix ``solved``."""
@@ -535,7 +536,8 @@ def test_a_hidden_data_file_is_not_in_the_sealed_run(tmp_path: Path, sandbox: st
                        test=LINES_TEST, tests=LINES_ALONE, first="Add lines()", message="lines(): no spaces around",
                        fail_to_pass=[LINES_F2P], pass_to_pass=[], data={CASES_YAML: CASES})
     g = _grade_texts(b, tmp_path / "reader", LINES_PARENT + BLOCK_READER, canaries=False, sandbox=sandbox)
-    assert (g.outcome, g.canary) == ("forged", f"sealed:{LINES_F2P}@5"), g
+    assert (g.outcome, g.canary) == ("tests_failed", None), g
+    assert f"{LINES_F2P}@5: a value unequal to the expected one (the run held no hidden data file)" in (g.error or "")
     g = _grade_texts(b, tmp_path / "fix", LINES_OTHER_FIX, canaries=False, sandbox=sandbox)
     assert g.outcome == "solved", g
     b = build_fix_task(tmp_path / "t2", name="texts", source=LINES_SOURCE, parent=LINES_PARENT, fixed=LINES_FIXED,
@@ -639,3 +641,29 @@ def test_a_real_fix_using_what_an_earlier_test_set_up_is_solved_with_canaries(tm
     g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
               canary_seed=0)
     assert (g.outcome, g.canary) == ("solved", None), g
+
+
+#: A fixture of the hidden test file registers the separator the commit's ``tests/sep.txt`` names (``_`` when it
+#: is empty): the reference fix does without it, another real fix uses it.
+SEP_TESTS = ("import pytest\n\nimport regs\n\n\n@pytest.fixture(autouse=True)\ndef _sep():\n"
+             "    regs.SEPS[open('tests/sep.txt').read().strip() or '_'] = True\n    yield\n    regs.SEPS.clear()\n\n\n"
+             "def test_runs():\n    assert regs.slug(\"alpha   bravo\") == \"alpha-bravo\"\n")
+
+
+def test_a_real_fix_whose_value_a_withheld_data_file_set_up_is_never_forged(tmp_path: Path) -> None:
+    """gatk35: the sealed run holds the commit's ``tests/sep.txt`` empty, so the file's fixture registers ``_``
+    there where every other run registers ``-``; the reference fix does without it (the site is sealed), another
+    real fix joins with what was registered and gives ``alpha_bravo`` there. Its inputs not being the other runs',
+    a value unequal there is a failure (``tests_failed``, the error saying the run held no hidden data file),
+    never ``forged`` (it was, ``sealed:…@14``, with the file withheld and the value judged as any other run's).
+    Without the sealed run it is ``solved``."""
+    b = build_fix_task(tmp_path / "t", name="regs", source=REG_SOURCE, parent=REG_PARENT, fixed=REG_FIXED,
+                       test=REG_TEST, tests=SEP_TESTS, first="Add slug()", message="slug(): runs of spaces",
+                       fail_to_pass=[f"{REG_TEST}::test_runs"], pass_to_pass=[], data={"tests/sep.txt": "-\n"})
+    for sealed, want in ((True, "tests_failed"), (False, "solved")):
+        work = copy_tree(b.pristine, tmp_path / str(sealed) / "work")
+        (work / REG_SOURCE).write_text(REG_OTHER_FIX, encoding="utf-8")
+        g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / str(sealed) / "out",
+                  run_timeout_s=120, canaries=False, sealed=sealed)
+        assert (g.outcome, g.canary) == (want, None), g
+        assert not sealed or "(the run held no hidden data file)" in (g.error or ""), g
