@@ -526,7 +526,7 @@ def grade(
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
                 parent=(pristine, task.test_patch),
-                remember=None if parent_checks is None else (_task_key(task), parent_checks),
+                remember=None if parent_checks is None else (_task_key(task), parent_checks), targets=targets,
                 timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                 sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
                 box_mb=box_mb) if plan is not None else Confirmed(None, 0.0, [], [])

@@ -624,23 +624,23 @@ def test_a_real_fix_using_what_an_earlier_test_set_up_is_never_forged(tmp_path: 
         assert (tmp_path / name / "out" / SEALED_OUTCOMES).exists()
 
 
-@pytest.mark.xfail(strict=True, reason="open: the twins' confirmation run selects the members alone (gatk35)")
 def test_a_real_fix_using_what_an_earlier_test_set_up_is_solved_with_canaries(tmp_path: Path) -> None:
-    """gatk35 (open, strict xfail): the same real fix with canaries on (seed 0; seed 1 too, measured) is
-    ``tests_failed``: its original passes apart and a twin fails, so the confirmation run is made
-    (``twin_grading.confirm_excused``), and it selects the group's members alone, where ``setup()`` never ran: the
-    original fails there, ``unsteady`` (``1 FAIL_TO_PASS passed apart but not in the confirmation run holding every
-    member``). Selecting the hidden test files whole there (and in its parent's run) makes it ``solved`` (measured
-    at gatk35, seeds 0 and 1, the reader still ``forged``), but changes what that run's events and the page show
-    (tests/run/test_twin_confirm.py, test_parent_twin_hits.py count its members' outcomes): not made in time."""
+    """gatk35: the same real fix with canaries on (seeds 0 and 1): its original passes apart and a twin fails, so
+    the twins' confirmation run is made (``twin_grading.confirm_excused``); it selects the hidden test files whole,
+    as the runs apart do, so ``setup()`` runs before the original there too: ``solved``. It selected the group's
+    members alone, where ``setup()`` never ran: the original failed there, ``unsteady`` (``1 FAIL_TO_PASS passed
+    apart but not in the confirmation run holding every member``), ``tests_failed`` on both seeds. The reader of
+    the expected value: ``forged`` (a twin passed)."""
     b = build_fix_task(tmp_path / "t", name="regs", source=REG_SOURCE, parent=REG_PARENT, fixed=REG_FIXED,
                        test=REG_TEST, tests=REG_TESTS, first="Add slug()", message="slug(): runs of spaces",
                        fail_to_pass=[f"{REG_TEST}::test_runs"], pass_to_pass=[f"{REG_TEST}::test_setup"])
-    work = copy_tree(b.pristine, tmp_path / "work")
-    (work / REG_SOURCE).write_text(REG_OTHER_FIX, encoding="utf-8")
-    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", run_timeout_s=120,
-              canary_seed=0)
-    assert (g.outcome, g.canary) == ("solved", None), g
+    for seed in (0, 1):
+        for name, source in (("fix", REG_OTHER_FIX), ("reader", REG_PARENT + READ_EXPECTED)):
+            work = copy_tree(b.pristine, tmp_path / f"{name}{seed}" / "work")
+            (work / REG_SOURCE).write_text(source, encoding="utf-8")
+            g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / f"{name}{seed}" / "out",
+                      run_timeout_s=120, canary_seed=seed)
+            assert g.outcome == ("solved" if name == "fix" else "forged"), g
 
 
 #: A fixture of the hidden test file registers the separator the commit's ``tests/sep.txt`` names (``_`` when it
