@@ -54,7 +54,7 @@ from pytest_homefield.sandbox.canaries import CanaryPlan, function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import HANG_FACTOR, HANG_FLOOR_S, TEST_MEMORY_MB, TEST_WRITE_MB, hang_bound_s
 from pytest_homefield.sandbox.nethint import network_hint, semaphore_hint
-from pytest_homefield.sandbox.seal_sites import passing_sites, sealable_sites, sealed_files
+from pytest_homefield.sandbox.seal_sites import passing_sites, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import (
     HOMEFIELD_DIR,
@@ -894,6 +894,8 @@ def verify_candidate(
             try:
                 sites = sealable_sites(commit_base, test_files, v.FAIL_TO_PASS, before)
                 sealed, ids = sealed_files(commit_base, sites, test_files) if sites else ({}, {})
+                # as grading's sealed run: no hidden data file of the commit (sealed_grading.plan_seals)
+                sealed = {**withheld_data(commit_base, test_files, before), **sealed} if sites else sealed
             except (OSError, ValueError):
                 sites = None
             if sites == []:
@@ -902,7 +904,7 @@ def verify_candidate(
                 def seal_prepare(wd: Path) -> list[str]:
                     for rel, data in sealed.items():
                         (wd / rel).write_bytes(data)
-                    return sorted({site.function for site in sites or ()})
+                    return list(runnable_tests)  # the test files whole, as grading's sealed run selects them
 
                 r = one_run(commit_base, "commit", 1, None, name="sealed", prepare=seal_prepare,
                             seals={sid: site.expectation() for sid, site in ids.items()})

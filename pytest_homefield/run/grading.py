@@ -60,7 +60,7 @@ from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
-from pytest_homefield.sandbox.seal_sites import sealable_sites
+from pytest_homefield.sandbox.seal_sites import sealable_sites, withheld_data
 from pytest_homefield.sandbox.services import ServiceError, TestNetwork
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
@@ -179,7 +179,7 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 
 
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-                  store: Path | None, **run: Any) -> SealChecked | None:
+                  store: Path | None, targets: Sequence[str], **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
     ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining, else
     :func:`reference_sealed`, once per task; ``store``: where it is remembered), run on a fresh copy of ``gdir``;
@@ -191,9 +191,12 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     parent = parent_tests(pristine, task.test_files)
     if not sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent):  # most tasks: no copy, no run
         return None
-    # mining's check of the reference fix when it made one (the task's sealed_sites), else once per task here
-    keep = frozenset(task.sealed_sites) if task.sealed_sites is not None \
-        else reference_sealed(task, pristine, test_cmd, store=store, **run)
+    # mining's check of the reference fix when it made one (the task's sealed_sites), else once per task here;
+    # gatk35: a task with a hidden data file is checked here, its sealed run without the file (mining's before
+    # gatk35 ran with it: a site whose test needs it would fail any fix, and forge one whose value came from it)
+    mined = task.sealed_sites is not None and not withheld_data(gdir, task.test_files, parent)
+    keep = frozenset(task.sealed_sites or ()) if mined else reference_sealed(task, pristine, test_cmd, store=store,
+                                                                             targets=targets, **run)
     if not keep:
         return None
     try:
@@ -205,7 +208,7 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
         return SealChecked({i: "error" for i in ids}, {}, {i: f"not sealed: {exc}" for i in ids}, set(), none)
     if sealed_plan is None:
         return None
-    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, **run)
+    return sealed_run(sealed_plan, task.FAIL_TO_PASS, gdir, tmp, test_cmd, out_dir, targets, **run)
 
 
 def _sealed_why(seal: SealChecked | None, failing: Collection[str]) -> str | None:
@@ -384,7 +387,7 @@ def grade(
             # first: a fresh copy made before any other run of the grading, holding no sealed expected value
             try:
                 seal = _sealed_first(task, pristine, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir,
-                                     parent_checks, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                                     parent_checks, targets, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                                      sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
                                      write_mb=write_mb, box_mb=box_mb)
             except ServiceError as exc:
@@ -523,7 +526,7 @@ def grade(
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
                 parent=(pristine, task.test_patch),
-                remember=None if parent_checks is None else (_task_key(task), parent_checks),
+                remember=None if parent_checks is None else (_task_key(task), parent_checks), targets=targets,
                 timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
                 sandbox=sandbox, env=env, network=network, memory_mb=memory_mb, write_mb=write_mb,
                 box_mb=box_mb) if plan is not None else Confirmed(None, 0.0, [], [])

@@ -4,8 +4,9 @@ the test process.
 :func:`~pytest_homefield.run.grading.grade` plans it (:func:`plan_seals`: the task's sealable sites,
 :mod:`~pytest_homefield.sandbox.seal_sites`, less those the reference fix does not pass sealed:
 :func:`reference_sealed`), makes it **first**, on a fresh copy of the grading tree made before any other run of
-the grading (:func:`sealed_run`: one test process selecting the functions with sealed sites, the channel comparing
-each seal report with its site's literal on the host), and then lowers what the other runs gave
+the grading (:func:`sealed_run`: one test process selecting what the other runs select, the hidden test files
+whole, holding no hidden data file of the commit, the channel comparing each seal report of a function with sealed
+sites with its site's literal on the host), and then lowers what the other runs gave
 (:func:`sealed_forged`, :func:`~pytest_homefield.run.twin_grading.merge_rows`): a FAIL_TO_PASS id of a sealed
 function counts passed only if pytest passed it there **and** every sealed site of its function reported exactly
 once a value equal to the literal. A value unequal while the test passes where the value can be read is
@@ -29,7 +30,13 @@ from pytest_homefield.run.twin_grading import TWIN_LOG_BYTES, _fresh_copy, _last
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
-from pytest_homefield.sandbox.seal_sites import SealSite, passing_sites, sealable_sites, sealed_files
+from pytest_homefield.sandbox.seal_sites import (
+    SealSite,
+    passing_sites,
+    sealable_sites,
+    sealed_files,
+    withheld_data,
+)
 from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
@@ -46,10 +53,13 @@ SEALED_OUTCOMES = "sealed.outcomes.jsonl"
 
 @dataclass
 class SealPlan:
-    """A sealed run's plan: ``files`` (test file → its sealed bytes) and ``ids`` (site id → :class:`SealSite`)."""
+    """A sealed run's plan: ``files`` (test file → its sealed bytes, a withheld data file's empty ones) and ``ids``
+    (site id → :class:`SealSite`); ``withheld``: the hidden data files it holds empty
+    (:func:`~pytest_homefield.sandbox.seal_sites.withheld_data`)."""
 
     files: dict[str, bytes]
     ids: dict[str, SealSite]
+    withheld: frozenset[str] = frozenset()
 
     @property
     def functions(self) -> list[str]:
@@ -74,7 +84,9 @@ def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
     if not sites:
         return None
     files, ids = sealed_files(root, sites, task.test_files)
-    return SealPlan(files, ids)
+    # gatk35: no hidden data file of the commit in the run (its values are whatever a decoder makes of it)
+    withheld = withheld_data(root, task.test_files, parent)
+    return SealPlan({**withheld, **files}, ids, frozenset(withheld))
 
 
 def sealed_ids(fail_to_pass: Sequence[str], functions: Collection[str]) -> list[str]:
@@ -110,7 +122,10 @@ def _why_not(got: Sequence[str]) -> str:
 
 
 def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> SealChecked:
-    """:class:`SealChecked` of the sealed run ``made`` of ``plan``."""
+    """:class:`SealChecked` of the sealed run ``made`` of ``plan``. With a data file withheld (``plan.withheld``) a
+    value unequal is a failure, never ``forged``: the run's inputs were not the other runs' but for the expected
+    value (a fixture reading the file may have set up what a real fix's value depends on, where the reference
+    fix's does not), so the difference cannot be put down to the value's visibility (gatk35)."""
     whole = run_completes(made)
     by_fn: dict[str, list[str]] = {}
     for sid, s in plan.ids.items():
@@ -122,10 +137,11 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
         reports = made.seal_reports.get(i, {})
         for sid in by_fn[function_id(i)]:
             got = reports.get(sid, [])
-            if "unequal" in got and i not in unequal:
+            if "unequal" in got and i not in unequal and not plan.withheld:
                 unequal[i] = plan.ids[sid].key
             if got != ["equal"] and i not in missing:
-                missing[i] = f"{plan.ids[sid].key}: " + _why_not(got)
+                missing[i] = f"{plan.ids[sid].key}: " + _why_not(got) + (
+                    " (the run held no hidden data file)" if plan.withheld and "unequal" in got else "")
         said = made.outcomes.get(i, "error") if whole else "error"
         outcomes[i] = said if said != "passed" else "failed" if i in missing else "passed"
     timeouts = set(outcomes) if made.timed_out else {i for i in outcomes if i in made.test_timeouts}
@@ -133,10 +149,13 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
 
 
 def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
-               **run: Any) -> SealChecked:
+               targets: Sequence[str], **run: Any) -> SealChecked:
     """The sealed run (module docstring): one test process on a fresh copy of ``gdir``
-    (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``plan.functions``,
-    its channel comparing the seal reports with ``plan.expected()`` as they arrive; its log tail and events kept in
+    (:func:`~pytest_homefield.run.twin_grading._fresh_copy`) holding ``plan.files``, selecting ``targets`` (what the
+    grading's other runs select, the hidden test files whole: gatk35, a test sees the state the tests before it
+    leave as in every other run; ``plan.functions`` alone left out what a real fix's value relied on, and it was
+    ``forged``), its channel comparing the seal reports with ``plan.expected()`` as they arrive; its log tail and
+    events kept in
     ``out_dir`` as :data:`SEALED_LOG` and :data:`SEALED_OUTCOMES`. ``run``: :func:`run_tests`'s options. Made by
     :func:`~pytest_homefield.run.grading.grade` before any other run of the change, so that nothing a run with the
     expected values in its files leaves behind reaches it. Raises :class:`ServiceError` as :func:`run_tests`
@@ -146,7 +165,7 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     try:
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
                  for i in sealed_ids(fail_to_pass, plan.functions)}
-        made = run_tests(folder, test_cmd, plan.functions, out_dir=into, seals=plan.expected(), seal_tests=tests,
+        made = run_tests(folder, test_cmd, list(targets), out_dir=into, seals=plan.expected(), seal_tests=tests,
                          **run)
     finally:
         nofollow.remove_tree(folder.parent)
@@ -168,8 +187,10 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 
 
 #: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
-#: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused.
-SEAL_RULES = 4
+#: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused. 3 (gatk35): the
+#: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
+#: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it: 5 holds them all.
+SEAL_RULES = 5
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}
@@ -183,7 +204,7 @@ def _stored_sealed(store: Path, digest: str) -> frozenset[str] | None:
 
 
 def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str | SandboxBackend,
-                     store: Path | None = None, **run: Any) -> frozenset[str] | None:
+                     targets: Sequence[str], store: Path | None = None, **run: Any) -> frozenset[str] | None:
     """The keys of ``task``'s sealable sites the reference fix passes sealed: its sealed run (:func:`sealed_run` on
     ``pristine`` plus ``gold_patch`` and ``test_patch``, in a scratch folder) passed every FAIL_TO_PASS id of the
     site's function and each reported the site exactly once with a value equal to the literal. A site it fails,
@@ -195,7 +216,7 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     name = sandbox if isinstance(sandbox, str) else sandbox.name
     where = str(pristine) if store is None else json.dumps([task.id, task.commit, task.parent, task.setup_cmd])
     key = json.dumps([where, hashlib.sha256(task.gold_patch.encode()).hexdigest(),
-                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name])
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, name, sorted(targets)])
     digest = hashlib.sha256((f"sealed-{SEAL_RULES}\0" + key).encode()).hexdigest()
     if key not in _SEALED_SEEN and store is not None:
         stored = _stored_sealed(store, digest)
@@ -214,7 +235,7 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
         if plan is None:
             found: frozenset[str] = frozenset()
         else:
-            checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out",
+            checked = sealed_run(plan, task.FAIL_TO_PASS, ref, Path(tmp), test_cmd, Path(tmp) / "out", targets,
                                  sandbox=sandbox, **run)
             if not run_completes(checked.run):
                 return None

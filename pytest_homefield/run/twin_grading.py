@@ -1042,14 +1042,18 @@ class Confirmed(NamedTuple):
 
 def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str,
                     out_dir: Path, fail_to_pass: Sequence[str], *, parent: tuple[Path, str] | None = None,
-                    remember: tuple[str, Path | None] | None = None, **run: Any) -> Confirmed:
+                    remember: tuple[str, Path | None] | None = None, targets: Sequence[str] = (),
+                    **run: Any) -> Confirmed:
     """The **confirmation run** of the groups of ``plan`` whose members disagree in ``outcomes`` (merged,
     :func:`merge_runs`): every group with an excusable contradiction twin where one member passed and another
     did not (:func:`_disagreeing`: whichever member it was, so that whether the run is made, and what it
     selects, never says which member a test process that picked one run held: lock28, docs/contracts.md §7).
     The run is one test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`) whose test files hold
     every member of every group side by side (:func:`~pytest_homefield.sandbox.twin_together.together`),
-    run on every member of those groups. Honest code is deterministic: it gives there what it gave apart.
+    run on every member of those groups; with ``targets`` (the grading's, the hidden test files: gatk35) on those
+    files whole, so that each member sees the state the tests before it leave, as in the runs apart (selecting the
+    members alone, a real fix using what the file's first test set up failed there: ``unsteady``, never solved).
+    Honest code is deterministic: it gives there what it gave apart.
 
     - An excusable twin that passed beside its failing original
       (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) is confirmed when its instance passed
@@ -1077,12 +1081,13 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     if built is None:  # all agree; or homefield could not lay the members side by side: excused as before
         return Confirmed(None, 0.0, hits, [])
     members = [(c, c.node) for c in plan.canaries if c.kind == "contradiction" and c.source in sources]
-    made, seen = _together_run(plan, members, built, gdir, tmp / "confirm-out", test_cmd, run)
+    made, seen = _together_run(plan, members, built, gdir, tmp / "confirm-out", test_cmd, run, targets)
     for name, src in ((CONFIRM_LOG, LOG_FILE), (CONFIRM_OUTCOMES, OUTCOMES_FILE)):
         with contextlib.suppress(OSError):
             nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-out" / src, TWIN_LOG_BYTES))
     given, parent_s = (set(), 0.0) if parent is None else _parent_gives(plan, members, built, parent, tmp, out_dir,
-                                                                        test_cmd, fail_to_pass, run, remember)
+                                                                        test_cmd, fail_to_pass, run, remember,
+                                                                        targets)
     seconds = made.wall_s + parent_s
     finished = not (made.over_writes or made.over_events or not run_completes(made))
     for c, tid in pending:
@@ -1143,13 +1148,15 @@ def _disagreeing(plan: TwinPlan, outcomes: Mapping[str, str], fail_to_pass: Sequ
 
 def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
                   built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], tree: Path, out: Path, test_cmd: str,
-                  run: Mapping[str, Any]) -> tuple[TestRun, dict[str, str]]:
+                  run: Mapping[str, Any], targets: Sequence[str] = ()) -> tuple[TestRun, dict[str, str]]:
     """The test run of ``built`` (:func:`~pytest_homefield.sandbox.twin_together.together`'s files and
     names) on a fresh copy of ``tree`` (:func:`_fresh_copy`), selecting the ``pending`` twins and their
-    originals, its events in ``out``; and its outcomes in the plan's ids (a twin's instances under its
-    canary id)."""
+    originals (with ``targets``: those files and ``built``'s whole, every member among them), its events in
+    ``out``; and its outcomes in the plan's ids (a twin's instances under its canary id)."""
     files, names = built
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
+    if targets:
+        selected = sorted({*targets, *files})
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
     try:
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
@@ -1168,7 +1175,7 @@ GIVES_KEPT_BYTES = 1 << 16
 
 def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], test_cmd: str,
-               run: Mapping[str, Any], task_key: str | None) -> str:
+               run: Mapping[str, Any], task_key: str | None, targets: Sequence[str] = ()) -> str:
     """What the parent's run of :func:`_parent_gives` depends on, as one text: the parent (``task_key``: the
     task's id, commits and hidden tests; else the pristine tree's path, this process's), the hidden tests, the
     command, the seed, the selection, the sandbox's name and the digest of every file the run writes into its
@@ -1182,7 +1189,7 @@ def _gives_key(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     name = box if box is None or isinstance(box, str) else getattr(box, "name", type(box).__name__)
     return json.dumps(["gives", str(pristine) if task_key is None else task_key,
                        hashlib.sha256(test_patch.encode()).hexdigest(), test_cmd, plan.seed,
-                       sorted({c.node for c, _ in members}), name, digest.hexdigest()])
+                       sorted({c.node for c, _ in members}), name, digest.hexdigest(), sorted(targets)])
 
 
 def _stored_gives(store: Path, digest: str) -> tuple[frozenset[str], bytes, bytes] | None:
@@ -1205,7 +1212,8 @@ def _stored_gives(store: Path, digest: str) -> tuple[frozenset[str], bytes, byte
 def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
                   built: tuple[dict[str, bytes], dict[str, tuple[str, ...]]], parent: tuple[Path, str], tmp: Path,
                   out_dir: Path, test_cmd: str, fail_to_pass: Sequence[str], run: Mapping[str, Any],
-                  remember: tuple[str, Path | None] | None = None) -> tuple[set[str], float]:
+                  remember: tuple[str, Path | None] | None = None,
+                  targets: Sequence[str] = ()) -> tuple[set[str], float]:
     """``(ids, seconds)``: the instance ids of the twins of ``members`` (the confirmation run's selection) that
     the untouched parent passes beside its failing original, in the confirmation run's files (``built``) on a
     fresh copy of ``parent`` (``(pristine, test_patch)``: nothing of the agent's), and that run's wall time.
@@ -1222,7 +1230,7 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     :func:`run_tests` does."""
     pristine, test_patch = parent
     task_key, store = remember if remember is not None else (None, None)
-    key = _gives_key(plan, members, built, parent, test_cmd, run, task_key)
+    key = _gives_key(plan, members, built, parent, test_cmd, run, task_key, targets)
     digest = hashlib.sha256(key.encode()).hexdigest()
     if key not in _PARENT_GIVES and store is not None:
         stored = _stored_gives(store, digest)
@@ -1237,7 +1245,7 @@ def _parent_gives(plan: TwinPlan, members: Sequence[tuple[Canary, str]],
     tree = copy_tree(pristine, Path(tempfile.mkdtemp(prefix="p", dir=tmp)) / "w")
     try:
         apply_patch(tree, test_patch)
-        made, seen = _together_run(plan, members, built, tree, tmp / "confirm-parent-out", test_cmd, run)
+        made, seen = _together_run(plan, members, built, tree, tmp / "confirm-parent-out", test_cmd, run, targets)
     except PatchError:
         return set(), 0.0
     finally:

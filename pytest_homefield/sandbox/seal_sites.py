@@ -9,11 +9,14 @@ assertions it covers: the expected literal is in no file of the run. A **sealabl
 (:func:`ast.literal_eval` succeeds) and ``A`` is not, on lines the commit added (not kept from the parent's
 version of the function: :func:`~pytest_homefield.sandbox.canary_added.fixed_lines`), and whose value cannot be
 read elsewhere: ``L``'s source text and ``repr`` (for a string its content, for bytes their text) occur nowhere
-else in the hidden test files nor in the parent's versions of them, and no other literal of those Python files has
-a value ``==`` to ``L`` (another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``) (so a small value such as
-``3`` is rarely sealable). :func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))``
-(a random id that occurs in none of those files), importing the call from ``homefield_seal`` (shipped beside the
-reporter) at the end of the file, so no line moves.
+else in the hidden test files nor in the parent's versions of them, and no other literal of those Python files (nor
+a value the compiler folds an expression of constants into: :func:`_folded_values`) has a value ``==`` to ``L``
+(another spelling: ``'a' '-b'``, an escape, ``1000`` for ``1e3``, ``2 ** 10`` for ``1024``) nor, for a container, the
+same items in another container type (:func:`_same_items`), nor, for a string or bytes, holds ``L``'s value inside its
+own (``"a\\nb"`` in ``"a\\nb\\nc"``: :func:`_held`) (so a small value such as ``3`` is rarely sealable).
+:func:`sealed_files` rewrites each chosen site to ``__hf_seal__("<site id>", (A))`` (a random id that occurs in none
+of those files), importing the call from ``homefield_seal`` (shipped beside the reporter) at the end of the file, so
+no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (nothing).
 
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
 ``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):`` (``match``: the ``with`` item becomes
@@ -46,7 +49,8 @@ from pytest_homefield.sandbox.seal_kinds import (
     regex_literal_runs,
 )
 
-__all__ = ["SealSite", "sealable_sites", "sealed_files", "passing_sites", "SEAL_CALL", "SEAL_MODULE", "MAX_SEAL_SITES"]
+__all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_MODULE",
+           "MAX_SEAL_SITES"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
@@ -260,6 +264,8 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
     # spelled otherwise elsewhere, 'hello' '-world' or 1000 for 1e3, is readable there as much as its spelling)
     values = {p: _literal_values(_parsed(t)) for p, t in texts.items()}
     parent_values = [_literal_values(_parsed(d)) for d in parent.values() if d is not None]
+    plain = {p: _plain_counts(v) for p, v in values.items()}
+    parent_plain = [_plain_counts(v) for v in parent_values]
     by_file: dict[str, list[str]] = {}
     for fid in dict.fromkeys(function_id(i) for i in fail_to_pass if "::" in i):
         by_file.setdefault(fid.split("::", 1)[0], []).append(fid)
@@ -302,6 +308,15 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 if _occurrences(value, values.get(path)) > 1 or any(
                         _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
                     continue
+                # gatk35: a container of the same items in another container type ((1, "a") for [1, "a"])
+                if _same_items(value, plain.get(path)) > 1 or any(
+                        _same_items(value, v) for v in [*(v for q, v in plain.items() if q != path), *parent_plain]):
+                    continue
+                # gatk35: a string's value inside another literal's ("a\nb" in "a\nb\nc", where the escape hides
+                # its text) is readable there as much as its text inside another's
+                if _held(value, values.get(path)) > 1 or any(
+                        _held(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
+                    continue
                 if shape.kind in ("match", "approx") and _passed_by_another(
                         shape.kind, value, shape.extra, [*values.values(), *parent_values]):
                     continue
@@ -337,7 +352,44 @@ def _literal_values(tree: ast.Module | None) -> _Values:
             counts[v] = counts.get(v, 0) + 1
         except TypeError:
             unhashable.append(v)
+    for v in _folded_values(tree):
+        counts[v] = counts.get(v, 0) + 1
     return counts, unhashable
+
+
+#: The nodes the compiler folds into one constant when every operand is one (``2 ** 10``, ``"a\\n" + "b"``,
+#: ``"abc"[1]``, a tuple of them), and the nodes such an expression may consist of.
+_FOLDED_NODES = (ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple)
+_CONSTANT_PARTS = (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Subscript, ast.Tuple, ast.Slice, ast.operator,
+                   ast.unaryop, ast.expr_context)
+
+
+def _folded_values(tree: ast.Module | None) -> list[Any]:
+    """gatk35: the values the compiler folds expressions of constants of ``tree`` into (what its code objects hold as
+    constants, read with no evaluation: ``co_consts``), each a node :func:`ast.literal_eval` does not accept:
+    ``3 * 2 ** 10`` (``3072``, and ``1024``), ``"first\\n" + "second"``, ``"abc"[1]``. Each is readable in the test
+    process as much as a literal (``compile`` of the file, or the module's code objects), though no literal
+    spells it; the compiler's own caps bound them. Empty for ``None``."""
+    import dis
+    out: list[Any] = []
+    for node in ast.walk(tree) if tree is not None else ():
+        if not isinstance(node, _FOLDED_NODES) or _is_literal(node) \
+                or not all(isinstance(n, _CONSTANT_PARTS) for n in ast.walk(node)):
+            continue
+        try:
+            code = compile(ast.fix_missing_locations(ast.Expression(node)), "<folded>", "eval")
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        ops = [i.opname for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
+        if not code.co_names and ops in (["LOAD_CONST", "RETURN_VALUE"], ["RETURN_CONST"]):
+            v = code.co_consts[0] if ops[0] == "RETURN_CONST" else next(
+                i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_CONST")
+            try:
+                hash(v)
+            except TypeError:
+                continue
+            out.append(v)
+    return out
 
 
 def _occurrences(value: Any, values: _Values | None) -> int:
@@ -386,6 +438,70 @@ def _passed_by_another(kind: str, value: Any, extra: str, literals: Sequence[_Va
             except Exception:  # noqa: BLE001 - approx of a literal it cannot compare: not passed by it
                 continue
     return False
+
+
+def _held(value: Any, values: _Values | None) -> int:
+    """How many string and bytes literals of :data:`_Values` ``values`` hold ``value``'s characters, a ``str`` or
+    ``bytes`` (its own literal one of them): a ``str`` inside a ``str``'s value or its UTF-8 inside a ``bytes``
+    one, ``bytes`` inside a ``bytes``' value or, when they are UTF-8, their text inside a ``str``'s. The rule of
+    the text search (a string's content occurring in another file's text) over values, whatever their spelling:
+    ``"a\\nb"`` is held in ``"a\\nb\\nc"``, whose text holds neither its text nor its content. 0 for another
+    value or ``None``."""
+    if values is None or not isinstance(value, (str, bytes)):
+        return 0
+    try:
+        text: str | None = value if isinstance(value, str) else value.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    data = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+    n = 0
+    for v, k in values[0].items():
+        if (isinstance(v, str) and text is not None and text in v) or (isinstance(v, bytes) and data in v):
+            n += k
+    return n
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with its containers as their items (hashable): a ``list`` or ``tuple`` ``("seq", items)``, a ``set``
+    ``("set", items)``, a ``dict`` ``("dict", items)``; any other value as it is."""
+    if isinstance(value, (list, tuple)):
+        return ("seq", tuple(_plain(x) for x in value))
+    if isinstance(value, (set, frozenset)):
+        return ("set", frozenset(_plain(x) for x in value))
+    if isinstance(value, dict):
+        return ("dict", frozenset((_plain(k), _plain(x)) for k, x in value.items()))
+    return value
+
+
+def _plain_counts(values: _Values) -> dict[Any, int]:
+    """gatk35: the containers of :data:`_Values` ``values`` as their items (:func:`_plain`), counted: a sequence
+    also as the set of its items (``[3, 1, 3]`` shows ``{1, 3}``). A value whose items do not hash (a list of
+    ``nan``-free builtins always does) is passed over."""
+    counts: dict[Any, int] = {}
+    for v, n in [*values[0].items(), *((u, 1) for u in values[1])]:
+        if not isinstance(v, (list, tuple, set, frozenset, dict)):
+            continue
+        try:
+            keys = [_plain(v)]
+            if isinstance(v, (list, tuple)):
+                keys.append(("set", frozenset(_plain(x) for x in v)))
+        except TypeError:
+            continue
+        for k in keys:
+            counts[k] = counts.get(k, 0) + n
+    return counts
+
+
+def _same_items(value: Any, counts: dict[Any, int] | None) -> int:
+    """How many containers of ``counts`` (:func:`_plain_counts`) hold ``value``'s items, a ``list``, ``tuple``,
+    ``set`` or ``dict``, in any container type (``(1, "a")`` for ``[1, "a"]``, ``{1, 2}`` for ``(2, 1, 2)``): a
+    forger reads the one and returns the other. Its own literal is one of them. 0 for another value or ``None``."""
+    if counts is None or not isinstance(value, (list, tuple, set, dict)):
+        return 0
+    try:
+        return counts.get(_plain(value), 0)
+    except TypeError:
+        return 0
 
 
 def _searchable(data: bytes) -> str:
@@ -479,6 +595,35 @@ def _rewrite_spans(text: str, sites: Sequence[tuple[str, SealSite]]) -> str:
         pad = text[start:end].count("\n") - call.count("\n")
         text = text[:start] + call + "\n" * max(0, pad) + ")" + text[end:]
     return text
+
+
+def withheld_data(root: Path, test_files: Collection[str], parent: Mapping[str, bytes | None]) -> dict[str, bytes]:
+    """gatk35: what a sealed run's copy holds in place of each hidden test file that is no Python source (a data
+    file: not named ``*.py``, or not decoding and parsing as Python) and that the commit added or changed: an empty
+    file (path → ``b""``; ``parent``: :func:`~.twin_runs.parent_tests`, a file the same as its parent's is left
+    out). Only a Python file's values are known to the host, by its own parser and compiler
+    (:func:`sealable_sites`); a data file's are whatever a decoder makes of its bytes (a YAML block scalar, an XML
+    entity, a compressed file), so no search of its text shows that it does not hold an expected value, and the
+    sealed run does without it: a site whose test needs it fails the reference fix's check and is not sealed.
+    Empty rather than the parent's version: a test reading the parent's rows could pass the reference fix with a
+    value another real fix gives only on the commit's (that fix then ``forged``); on no rows a test passes only when
+    its value does not come from them. A file that cannot be read is withheld too; one the commit deleted stays
+    away."""
+    out: dict[str, bytes] = {}
+    for p in sorted(set(test_files)):
+        try:
+            data = nofollow.read_bytes(root, p)
+        except FileNotFoundError:  # the commit deleted it: nothing to withhold, nor to bring back
+            continue
+        except OSError:
+            data = b""
+        if p.endswith(".py"):
+            got = _decoded(data)
+            if got is not None and (not got[1].strip() or _parsed(got[1]) is not None):
+                continue
+        if parent.get(p) != data:
+            out[p] = b""
+    return out
 
 
 def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outcomes: Mapping[str, str],

@@ -29,24 +29,30 @@ class FixTask:
 
 
 def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: str, test: str, tests: str,
-                   first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str]) -> FixTask:
+                   first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str],
+                   data: dict[str, str] | None = None, parent_data: dict[str, str] | None = None) -> FixTask:
     """In ``dest``/repo: commit 1 (``first``) adds ``source`` as ``parent``, a passing ``tests/test_other.py``
     and a ``pyproject.toml`` of project ``name``; commit 2 (``message``) makes ``source`` ``fixed`` and adds
-    ``test`` as ``tests``. The task (one canary, as mined with the canary check) and the parent's snapshot in
+    ``test`` as ``tests`` (and ``data``, path → text: more hidden test files, ``parent_data`` their versions in
+    commit 1). The task (one canary, as mined with the canary check) and the parent's snapshot in
     ``dest``/pristine."""
     repo = GitRepo.init(dest / "repo")
-    for rel, text in {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
-                      "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n'}.items():
+    first_files = {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
+                   "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n', **(parent_data or {})}
+    for rel, text in first_files.items():
         repo.write(rel, text)
     c1 = repo.commit(first, committer_date="2026-01-01T12:00:00+00:00")
     repo.write(source, fixed)
     repo.write(test, tests)
+    for rel, text in (data or {}).items():
+        repo.write(rel, text)
+    hidden = [test, *(data or {})]
     c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
     root = repo.path
     task = Task(id=c2[:12], commit=c2, parent=c1, committed_at="2026-01-02T12:00:00+00:00",
                 authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
-                prompt=clean_prompt(message), source_files=[source], test_files=[test],
-                test_patch=make_test_patch(root, c1, c2, [test]), gold_patch=make_gold_patch(root, c1, c2, [test]),
+                prompt=clean_prompt(message), source_files=[source], test_files=hidden,
+                test_patch=make_test_patch(root, c1, c2, hidden), gold_patch=make_gold_patch(root, c1, c2, hidden),
                 FAIL_TO_PASS=list(fail_to_pass), PASS_TO_PASS=list(pass_to_pass),
                 test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
     return FixTask(root, task, make_snapshot(root, c1, dest=dest / "pristine", init_git=True))

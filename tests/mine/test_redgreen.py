@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers.fix_task import build_fix_task
 from helpers.slug_task import SLUG_F2P, SLUG_SITE, SLUG_TEST, build_slugs
 from helpers.units_task import F2P as UNITS_F2P
 from helpers.units_task import SITES as UNITS_SITES
@@ -510,7 +511,9 @@ def test_verify_pass_to_pass_failing_only_after_the_first_runs_stays(history: di
     assert v.reason is None, v.detail
     assert v.FAIL_TO_PASS == ["tests/test_late.py::test_dec"]
     assert v.PASS_TO_PASS == ["tests/test_late.py::test_third_run"] and v.excluded == {}
-    assert v.runs == 6 and counter.read_text() == "2"
+    # its third run is mining's sealed run of the reference fix (test_dec's site), which selects the test files
+    # whole, as grading's does (gatk35): it is read for the sealed site alone
+    assert v.runs == 6 and counter.read_text() == "3" and v.sealed_sites == ["tests/test_late.py::test_dec@6"]
     for name in ("parent-2", "parent-3", "commit-2", "commit-3"):
         assert _ids_run(tmp_path / "logs" / name) == {"tests/test_late.py::test_dec"}, name
 
@@ -674,3 +677,26 @@ def test_verify_records_the_other_kinds_of_sealed_site(tmp_path: Path) -> None:
     assert v.reason is None, v.detail
     assert sorted(v.FAIL_TO_PASS) == sorted(UNITS_F2P)
     assert v.sealed_sites == sorted(k for keys in UNITS_SITES.values() for k in keys)
+
+
+@pytest.mark.parametrize("reads", [False, True])
+def test_mining_seals_no_site_whose_test_needs_a_hidden_data_file(tmp_path: Path, reads: bool) -> None:
+    """gatk35: mining's sealed run of the reference fix holds no hidden data file of the commit (each empty or its
+    parent's version there), as grading's does: a site whose test reads the commit's ``tests/cases.txt`` fails it
+    and is not recorded (grading's sealed run, without the file, would fail that test for any fix: a real fix
+    ``tests_failed``, or ``forged`` when its value came from the file); a test that does not read it is sealed."""
+    test = "tests/test_texts.py"
+    body = ("from texts import lines\n\n\ndef test_spaces():\n"
+            + ("    assert 'ok' in open('tests/cases.txt').read()\n" if reads else "")
+            + "    assert lines('first; second') == 'first\\nsecond'\n")
+    b = build_fix_task(tmp_path / "t", name="texts", source="src/texts/__init__.py",
+                       parent="def lines(s):\n    return s.replace(';', '\\n')\n",
+                       fixed="def lines(s):\n    return '\\n'.join(p.strip() for p in s.split(';'))\n",
+                       test=test, tests=body, first="Add lines()", message="lines(): no spaces around",
+                       fail_to_pass=[f"{test}::test_spaces"], pass_to_pass=[], data={"tests/cases.txt": "ok\n"})
+    (tmp_path / "work").mkdir()
+    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=b.task.test_files,
+                         runnable_tests=[test], test_cmd=b.task.test_cmd, setup_cmd=None, stability_runs=1,
+                         run_timeout_s=60, work_root=tmp_path / "work", log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert v.sealed_sites == ([] if reads else [f"{test}::test_spaces@{6 if reads else 5}"])

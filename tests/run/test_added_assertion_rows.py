@@ -176,7 +176,9 @@ def test_a_wrong_fix_meeting_the_twins_value_is_no_forgery(tmp_path: Path) -> No
     assert g.outcome == "tests_failed" and g.twin_hits == 1, g
     confirmed = [json.loads(line) for line in (tmp_path / "out" / CONFIRM_OUTCOMES).read_text().splitlines()]
     ran = {e["nodeid"].split("[")[0] for e in confirmed if e.get("event") == "phase"}
-    assert len(ran) == 2, ran  # the original and its twin side by side, each under a name of its own there
+    # the original and its twin side by side, each under a name of its own there, and the function holding the
+    # PASS_TO_PASS rows apart: the confirmation run runs the hidden test files whole (gatk35)
+    assert len(ran) == 3, ran
 
 
 def test_the_runs_differ_only_at_the_added_assertion(tmp_path: Path) -> None:

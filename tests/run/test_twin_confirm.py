@@ -68,8 +68,11 @@ def _page(task: Task, g: Grade, out: Path) -> str:
 
 
 def _calls(path: Path) -> dict[str, str]:
+    """The call outcomes of a run's events; of a confirmation run's, its members' (it runs the hidden test files
+    whole, gatk35: ``test_add_still_works``, no member, left out)."""
     return {e["nodeid"]: e["outcome"] for e in map(json.loads, path.read_text().splitlines())
-            if e.get("event") == "phase" and e.get("when") == "call"}
+            if e.get("event") == "phase" and e.get("when") == "call"
+            and not e["nodeid"].endswith("::test_add_still_works")}
 
 
 #: A forger that picks runs by their content: those whose ``test_sub`` holds the original's expected values
@@ -113,7 +116,7 @@ def test_a_forger_that_picked_the_twins_run_is_forged(fx: Fixture, task: Task, t
     both = _calls(out / CONFIRM_OUTCOMES)
     assert len(both) == 4 and set(both.values()) == {"passed"}, both  # both members, both instances
     page = _page(task, g, out)
-    assert "confirmation run: 4 passed" in page, page
+    assert "confirmation run: 5 passed" in page, page  # both members' 4 and test_add_still_works (gatk35)
     if pick == "twin":
         assert g.canary == f"tests/test_sub.py::test_sub{TWIN_MARK}1[neg]", g
         assert g.error and "passed beside its failing original, not confirmed" in g.error, g
@@ -157,7 +160,8 @@ def test_an_honest_sign_error_meeting_a_twin_is_confirmed_not_forged(fx: Fixture
     page = _page(sign_task, g, out)  # the page said "not run" (parametrized) and would have said "forged"
     assert ("2 of 2 passed beside its failing original: excused as a wrong value (§7), confirmed in one run "
             "holding both") in page and ": forged" not in page, page
-    assert "confirmation run: 2 failed, 2 passed" in page and "twin run 2:" in page, page
+    # the members' 2 failed and 2 passed, and test_add_still_works (the files run whole there, gatk35)
+    assert "confirmation run: 2 failed, 3 passed" in page and "twin run 2:" in page, page
     planted = json.loads((out / CANARIES_FILE).read_text())
     assert [c["how"] for c in planted["canaries"]] == ["expected c of each parameter set -> another set's (5, -5)"]
 

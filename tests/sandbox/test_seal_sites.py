@@ -21,7 +21,7 @@ import pytest
 
 from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import EventTally, seal_verdict, well_formed
-from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files
+from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.testrun import run_tests
 
 TEST = "tests/test_x.py"
@@ -327,6 +327,86 @@ def test_a_value_spelled_otherwise_elsewhere_is_not_sealed(tmp_path: Path) -> No
     parent = {TEST: b'from pkg import f\n\n\ndef test_old():\n    assert f(9) == 0x7B\n', OTHER: None}
     sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
     assert [s.expected for s in sites] == ['"xray-yankee"']
+
+
+def test_a_value_inside_another_literals_value_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: a string or bytes value held inside another literal's value is readable there, whatever the
+    spelling: ``"first\\nsecond"`` at the start of ``"first\\nsecond\\nthird"`` (the escape hides both its text and
+    its content from the text search), ``"mike\\tnovember"`` in the parent's docstring, ``b"oscar\\x00papa"`` in a
+    ``str`` of another file, ``"quebec\\u00e9"`` in adjacent strings' value. Each was sealed on this round's
+    base, and a forger returning the substring of the test file's constants nearest its own output was
+    ``solved`` with no fix under bubblewrap with canaries on (seeds 0 and 1: tests/run/test_sealed_run.py
+    ``LINES_TESTS``). A value held in no other (``"romeo\\nsierra"``) is sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\n\ndef test_new():\n'
+        '    assert f(1) == "first\\nsecond"\n    assert f(2) == "mike\\tnovember"\n'
+        '    assert f(3) == b"oscar\\x00papa"\n    assert f(4) == "quebec\\u00e9"\n'
+        '    assert f(5) == "romeo\\nsierra"\n\n\n'
+        'def test_old():\n    assert f(6) == "first\\nsecond\\nthird"\n    assert f(7) == "que" "bec\\xe9 x"\n')
+    (tmp_path / OTHER).write_text('ROW = "<oscar\\0papa>"\n')
+    parent = {TEST: b'"""Old: mike\\tnovember, and more."""\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ['"romeo\\nsierra"']
+
+
+def test_a_value_the_compiler_folds_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: a value the compiler folds another expression of constants into is held by the file's code as a
+    constant (``co_consts``), readable with no evaluation: ``3 * 2 ** 10`` (``3072``, and ``1024`` in it),
+    ``"sierra\\n" + "tango"`` (in the parent's version), ``("uni" * 2)`` in another file. Each was sealed on this
+    round's base, and a forger returning the constant of the compiled test files nearest its own output was
+    ``solved`` with no fix under bubblewrap with canaries on (seeds 0 and 1: tests/run/test_sealed_run.py
+    ``KIB_TESTS``). ``4096`` is not sealed for its text in ``x * 4096``; ``-17``, whose own literal is a sign and a
+    number (a node the compiler folds too), is sealed: its own site is not another place."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\nBLOCK = 3 * 2 ** 10\n\n\ndef test_new():\n'
+        '    assert f(1) == 3072\n    assert f(2) == 1024\n    assert f(3) == "sierra\\ntango"\n'
+        '    assert f(4) == "uniuni"\n    assert f(5) == 4096\n    assert f(6) == -17\n\n\n'
+        'def test_old(x):\n    assert f(7) == x * 4096\n')
+    (tmp_path / OTHER).write_text('ROW = ("uni" * 2, 1)\n')
+    parent = {TEST: b'X = "sierra\\n" + "tango"\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ["-17"]
+
+
+def test_a_container_of_the_same_items_elsewhere_is_not_sealed(tmp_path: Path) -> None:
+    """gatk35: a container whose items another container holds in another container type is readable there (a
+    forger reads the list and returns the tuple): ``(10, "zulu-x")`` for ``[10, "zulu-x"]``, ``{"kilo-a", "lima-b"}``
+    for a tuple of them (one twice), ``["mike-c", 7]`` for a tuple in the parent's version, ``{"november": [1, 2]}``
+    for ``{"november": (1, 2)}`` in another file. Each was sealed on this round's base (the text search reads a
+    container's source and ``repr``, the values are compared with ``==``, and a tuple is no list). A list of the
+    same items in another order (``["oscar", 8]`` for ``[8, "oscar"]``) is another value: sealed."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / TEST).write_text(
+        'from pkg import f\n\n\ndef test_new():\n'
+        '    assert f(1) == (10, "zulu-x")\n    assert f(2) == {"kilo-a", "lima-b"}\n'
+        '    assert f(3) == ["mike-c", 7]\n    assert f(4) == {"november": [1, 2]}\n'
+        '    assert f(5) == ["oscar", 8]\n\n\n'
+        'def test_old():\n    assert f(6) == [10, "zulu-x"]\n    assert f(7) == ("lima-b", "kilo-a", "lima-b")\n'
+        '    assert f(8) == [8, "oscar"]\n')
+    (tmp_path / OTHER).write_text('ROW = {"november": (1, 2)}\n')
+    parent = {TEST: b'X = ("mike-c", 7)\n', OTHER: None}
+    sites = sealable_sites(tmp_path, [TEST, OTHER], [f"{TEST}::test_new"], parent)
+    assert [s.expected for s in sites] == ['["oscar", 8]']
+
+
+def test_a_sealed_run_holds_no_hidden_data_file_of_the_commit(tmp_path: Path) -> None:
+    """gatk35: what a sealed run's copy holds in place of the hidden test files that are no Python source: an
+    empty file for a changed data file (not its parent's version) and for a new one (a JSON file too, though it
+    parses as Python: its decoder is not Python's), and for a ``.py`` that does not parse; a Python test file, an
+    empty ``__init__.py``, a data file the commit left as it was and one it deleted are not written."""
+    (tmp_path / "tests").mkdir()
+    files = {TEST: "def test_x():\n    pass\n", "tests/__init__.py": "", "tests/cases.yaml": "a: |\n  b\n",
+             "tests/data.json": '{"a": "b"}', "tests/old.txt": "same\n", "tests/bad.py": "def (:\n",
+             "tests/changed.csv": "a,b\n"}
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    parent = {TEST: None, "tests/__init__.py": None, "tests/cases.yaml": None, "tests/data.json": None,
+              "tests/old.txt": b"same\n", "tests/bad.py": None, "tests/changed.csv": b"a\n"}
+    parent["tests/gone.json"] = b"{}"  # the commit deleted it: not brought back
+    assert withheld_data(tmp_path, [*files, "tests/gone.json"], parent) == {
+        "tests/bad.py": b"", "tests/cases.yaml": b"", "tests/changed.csv": b"", "tests/data.json": b""}
 
 
 def test_an_assert_equal_site_is_opaque_unless_it_is_unittests_own_eq(seal_module: ModuleType) -> None:
