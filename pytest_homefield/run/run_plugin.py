@@ -35,6 +35,7 @@ from pytest_homefield.layout import (
     partial_mine_note,
     tries_path,
 )
+from pytest_homefield.mine.pipeline import other_python_note
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import (
     CLIENT_MISSING,
@@ -426,6 +427,11 @@ class RunPlugin(ModePlugin):
         again = same_change_line(same, self.settings.attempts) if len(same) == len(s.agents) else None
         if again and not self.verifying:
             lines.append(f"homefield: {again}")
+        if not is_worker(config):  # the tasks' test command runs with another environment than homefield's
+            cmds = dict.fromkeys(t.test_cmd or self.settings.test_cmd for t in s.tasks)
+            other = next((n for n in (other_python_note(c, env=self.settings.env) for c in cmds) if n), None)
+            if other:
+                lines.append(other)
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): {boxed}")
