@@ -74,7 +74,7 @@ from pytest_homefield.transport import post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
-           "selected_none_note"]
+           "selected_none_note", "reports_line"]
 
 
 def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids: Sequence[str] = ()) -> str:
@@ -527,8 +527,21 @@ class RunPlugin(ModePlugin):
             tr.write_line(f"reports not saved: {self.end.write_error}", red=True)
             return
         rel = s.run_dir.relative_to(self.settings.root)
-        tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
+        tr.write_line(reports_line(str(rel), s.run_id, bool(self.settings.attacks and attacked)))
         tr.write_line(f"See each attempt: homefield view {s.run_id}")  # the last line (issue 34)
+
+
+def reports_line(rel: str, run_id: str, attacks: bool) -> str:
+    """The line naming a run's saved reports (``rel``: its folder from the repository's root). For a ``verify
+    --attacks`` run (``attacks``) it says what they hold (nu35 on pallets/markupsafe: report.md, 410 KB, opened
+    with "No agent is detectably better: attack-pipe-fd-forger-aware and attack-sentinel-shape-forger tie at 33%
+    pass@1 (p=1, Holm-adjusted over 946 pairs)", and neither it nor report.html holds the attacks' table or the
+    verdict) and where the verdict is: below, and again from ``homefield report RUN_ID``."""
+    line = f"Reports: {rel}/report.md, report.json, report.html"
+    if not attacks:
+        return line
+    return (f"{line} (the agents' report: attack agents compared pair by pair, which says nothing of whether "
+            f"grading held; the attacks' table and verdict follow, and homefield report {run_id} prints them again)")
 
 
 class BaselineGate:
