@@ -107,6 +107,7 @@ def same_change_line(names: list[str], attempts: int) -> str | None:
     or without names."""
     if attempts <= 1 or not names:
         return None
-    return (f"{' and '.join(names)} make the same change on every attempt: the {attempts - 1} after the first "
+    verb = "makes" if len(names) == 1 else "make"  # nu35: "Oracle make the same change" in a plan of oracle alone
+    return (f"{' and '.join(names)} {verb} the same change on every attempt: the {attempts - 1} after the first "
             "only repeat it (a flaky test alone tells them apart); --attempts 1 is the sanity check at "
             f"1/{attempts} of the grading time")

@@ -21,7 +21,7 @@ from pytest_homefield.collect import is_worker, mark_item, redirect_collection
 from pytest_homefield.errors import RecordError, ScanError, StoreError
 from pytest_homefield.mine.bounds import FAIL_FAST, INTERRUPTED, Stop, continue_command
 from pytest_homefield.mine.cost_order import cheapest_first
-from pytest_homefield.mine.pipeline import MineSession, test_sandbox
+from pytest_homefield.mine.pipeline import MineSession, other_python_note, test_sandbox
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import REJECTED_PREFIX, one_line
 from pytest_homefield.sandbox.bwrap import BwrapUnavailable
@@ -116,8 +116,10 @@ class MinePlugin(ModePlugin):
         lines = [f"homefield mine: {plural(s.n_candidates, 'candidate')} frozen in "
                  f"{s.mine_dir.relative_to(self.settings.root)}"]
         boxed = {"test runs": test_sandbox(self.settings)}
+        other = None if is_worker(config) else other_python_note(self.settings.test_cmd, env=self.settings.env)
         # no pids cgroup and no RLIMIT_NPROC way; no memory cgroup; no cpu cgroup
-        return lines + [n for n in (no_cap_note(boxed), no_memory_cap_note(boxed), no_cpu_share_note(boxed)) if n]
+        return lines + [n for n in (other, no_cap_note(boxed), no_memory_cap_note(boxed), no_cpu_share_note(boxed))
+                        if n]
 
     def status(self, report: pytest.TestReport) -> tuple[str, str, tuple[str, dict[str, bool]]] | None:
         if report.when == "call" and report.skipped and "homefield" in report.keywords:

@@ -62,8 +62,17 @@ def setup_hint(verified: Sequence[dict[str, Any]], *, locate: Callable[[str], st
 _BOTH_BROKEN = "collection errors at the parent and at the commit"
 
 
+#: What :func:`~pytest_homefield.mine.redgreen.classify_runs` appends to a detail whose runs could not import
+#: modules (``"…; the environment lacks module(s): more_itertools"``).
+_LACKS = "; the environment lacks module(s): "
+
+
 def _why_broken(detail: str) -> str:
-    """The error a ``collection errors at the parent and at the commit (…)`` detail quotes."""
+    """The error a ``collection errors at the parent and at the commit: PATHS (MESSAGE)`` detail quotes,
+    read before the ``; the environment lacks module(s): …`` it may end with (nu35, jaraco/inflect: with
+    that ending every such detail read "see the verification records", so a summary named no error and
+    counted one missing ``more_itertools`` and one missing ``typeguard`` as the same one)."""
+    detail = detail.split(_LACKS, 1)[0]
     _, sep, why = detail.partition(" (")  # "…: PATHS (MESSAGE)": the message keeps its own parentheses
     return why[:-1] if sep and detail.endswith(")") else "see the verification records"
 

@@ -374,7 +374,9 @@ def render_html(report: Report | JsonObject) -> str:
         "estimates from interrupted attempts; — is unknown"
         + ("; reported by the agent: its own output, which homefield did not measure and which breaks no tie in "
            "the ranking" if any(a.cost_reported for a in agents.values()) else "")
-        + ". Wall times over scored attempts. "
+        + ". Wall times are the agent's, over scored attempts; host: homefield's own seconds per attempt outside "
+        "the agent, its test runs and waits (the workspace copies, the diff, carrying it into the grading copy, "
+        "the clean-up). "
         "Tags: sim = simulated agent, hinted = told which files the fix touched.</p>"
     )
     curve = tables.pass_k_table(rep)
@@ -407,7 +409,8 @@ def render_html(report: Report | JsonObject) -> str:
         b.append(
             f'<p class="note">Δ = A − B in percentage points of pass@1 over the tasks both have scored; '
             f"{_e(family_sentence(comps))}; the verdict uses the adjusted p "
-            f"(α = {_e(rep.alpha)}). Filled dots: significant after adjustment.</p>"
+            f"(α = {_e(rep.alpha)}). Filled dots: significant after adjustment. MDE: the smallest difference this "
+            "many tasks could detect.</p>"
         )
     if any(c.delta is not None for c in comps):
         b.append(f'<div class="plot">{forest_svg(comps)}</div>')

@@ -115,7 +115,9 @@ def _render_markdown(report: Report | JsonObject) -> str:
         "interrupted attempts; — means unknown"
         + ("; *reported by the agent*: its own output, which homefield did not measure and which breaks no tie in "
            "the ranking" if any(a.cost_reported for a in agents.values()) else "")
-        + ". Wall times are the agent's, over scored attempts. "
+        + ". Wall times are the agent's, over scored attempts; host: homefield's own seconds per attempt outside the "
+        "agent, its test runs and waits (the workspace copies, the diff, carrying it into the grading copy, the "
+        "clean-up). "
         "*(sim)*: simulated agent, not a real one; *(hinted)*: told which files the fix touched.",
         "",
     ]

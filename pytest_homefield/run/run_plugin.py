@@ -35,6 +35,7 @@ from pytest_homefield.layout import (
     partial_mine_note,
     tries_path,
 )
+from pytest_homefield.mine.pipeline import other_python_note
 from pytest_homefield.modes import ModeFile, ModePlugin
 from pytest_homefield.records import (
     CLIENT_MISSING,
@@ -73,7 +74,7 @@ from pytest_homefield.transport import post
 
 __all__ = ["HEADER_AGENTS", "header_agent_lines", "RunPlugin", "TasksFile", "TaskNode", "RunItem", "AttemptItem",
            "unsolved_status", "UNSOLVED_PREFIX", "forward_report", "setup_command_hook", "sandbox_hook",
-           "selected_none_note"]
+           "selected_none_note", "reports_line"]
 
 
 def selected_none_note(keyword: str, markexpr: str, n_tasks: int, cut: Any, ids: Sequence[str] = ()) -> str:
@@ -289,9 +290,13 @@ class RunPlugin(ModePlugin):
 
     def resume_hint(self) -> str:
         """The command continuing this run (same agents and attempts); for a ``homefield verify``, which
-        has no ``--resume`` (it starts a new ``verify-…`` run each time), the same verify command."""
+        has no ``--resume`` (it starts a new ``verify-…`` run each time), the same verify command, with its
+        ``--max-tasks`` (nu35 on more-itertools: a Ctrl-C'd ``verify --attacks --max-tasks 1`` said "Verify
+        again with: homefield verify --attacks", which grades all 9 tasks, hours where the first took 20 min)."""
         if self.verifying:
-            return "homefield verify" + (" --attacks" if self.settings.attacks else "")
+            cut = getattr(self.settings, "run_max_tasks", None)
+            return ("homefield verify" + (" --attacks" if self.settings.attacks else "")
+                    + (f" --max-tasks {cut}" if cut is not None else ""))
         return f"homefield run --resume --run-id {self.session.run_id}"
 
     def _continue_line(self, tail: str = "") -> str:
@@ -426,6 +431,11 @@ class RunPlugin(ModePlugin):
         again = same_change_line(same, self.settings.attempts) if len(same) == len(s.agents) else None
         if again and not self.verifying:
             lines.append(f"homefield: {again}")
+        if not is_worker(config):  # the tasks' test command runs with another environment than homefield's
+            cmds = dict.fromkeys(t.test_cmd or self.settings.test_cmd for t in s.tasks)
+            other = next((n for n in (other_python_note(c, env=self.settings.env) for c in cmds) if n), None)
+            if other:
+                lines.append(other)
         if self.settings.allow_shell:
             lines.append("homefield: agents may run shell commands (--homefield-allow-shell)")
         lines.append(f"homefield sandbox ({sb['mode']}, network {sb['network']}): {boxed}")
@@ -521,8 +531,21 @@ class RunPlugin(ModePlugin):
             tr.write_line(f"reports not saved: {self.end.write_error}", red=True)
             return
         rel = s.run_dir.relative_to(self.settings.root)
-        tr.write_line(f"Reports: {rel}/report.md, report.json, report.html")
+        tr.write_line(reports_line(str(rel), s.run_id, bool(self.settings.attacks and attacked)))
         tr.write_line(f"See each attempt: homefield view {s.run_id}")  # the last line (issue 34)
+
+
+def reports_line(rel: str, run_id: str, attacks: bool) -> str:
+    """The line naming a run's saved reports (``rel``: its folder from the repository's root). For a ``verify
+    --attacks`` run (``attacks``) it says what they hold (nu35 on pallets/markupsafe: report.md, 410 KB, opened
+    with "No agent is detectably better: attack-pipe-fd-forger-aware and attack-sentinel-shape-forger tie at 33%
+    pass@1 (p=1, Holm-adjusted over 946 pairs)", and neither it nor report.html holds the attacks' table or the
+    verdict) and where the verdict is: below, and again from ``homefield report RUN_ID``."""
+    line = f"Reports: {rel}/report.md, report.json, report.html"
+    if not attacks:
+        return line
+    return (f"{line} (the agents' report: attack agents compared pair by pair, which says nothing of whether "
+            f"grading held; the attacks' table and verdict follow, and homefield report {run_id} prints them again)")
 
 
 class BaselineGate:

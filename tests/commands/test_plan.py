@@ -275,6 +275,8 @@ def test_a_plan_of_oracle_and_noop_says_one_attempt_is_the_sanity_check(settings
     assert lines[total + 1] == ("Oracle and noop make the same change on every attempt: the 2 after the first only "
                                 "repeat it (a flaky test alone tells them apart); --attempts 1 is the sanity check at "
                                 "1/3 of the grading time")
+    settings.agents = ["oracle"]  # nu35: "Oracle make the same change" before
+    assert "Oracle makes the same change on every attempt: the 2 after the first" in plan_text(settings)
     settings.agents = ["oracle", "sim:0.5"]  # sim:P draws per attempt
     assert "make the same change" not in plan_text(settings)
     settings.agents, settings.attempts = ["oracle", "noop"], 1

@@ -184,6 +184,7 @@ def test_verify_attacks_on_a_real_repository(verify_attacks_run: VerifyAttacksRu
     assert "oracle solves the 1 task" in out
     # issue 35: the table and the verdict, not the agents' report with its pairwise comparisons
     assert "head to head" not in out and f"report of oracle and {n} attacks not printed" in out
+    assert "report.html (the agents' report: attack agents compared pair by pair" in out  # nu35
     table = out[out.index("  attack  "):].splitlines()
     assert len(table) > n and table[n + 1].startswith("homefield verify: caught"), "\n".join(table[n - 2:n + 4])
     assert verify_attacks_run.returncode == 0, out[-3000:] + verify_attacks_run.stderr[-2000:]
@@ -271,3 +272,16 @@ def test_report_of_a_verify_run_prints_its_verdict(tmp_path: Path, monkeypatch, 
     assert "caught" not in capsys.readouterr().out  # the agents' report
     assert main(["report", "r1"]) == 0
     assert "caught" not in capsys.readouterr().out
+
+
+def test_the_reports_line_of_a_verify_with_attacks_says_what_they_hold() -> None:
+    """nu35 on pallets/markupsafe: ``verify --attacks`` pointed at report.md, which opened with two attack
+    agents' tie "Holm-adjusted over 946 pairs" and held no attack table or verdict; the line now says what the
+    files hold and where the verdict is. A run's line is unchanged."""
+    from pytest_homefield.run.run_plugin import reports_line
+
+    assert reports_line(".homefield/runs/r1", "r1", False) == ("Reports: .homefield/runs/r1/report.md, report.json, "
+                                                                "report.html")
+    line = reports_line(".homefield/runs/verify-x", "verify-x", True)
+    assert line.startswith("Reports: .homefield/runs/verify-x/report.md, report.json, report.html (the agents' report")
+    assert line.endswith("the attacks' table and verdict follow, and homefield report verify-x prints them again)")

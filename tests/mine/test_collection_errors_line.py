@@ -50,3 +50,27 @@ def test_paths_before_the_message_do_not_split_the_count() -> None:
     line = collection_errors_line(verified)
     assert line is not None and ("2 of them for \"ImportError: cannot import name 'x' from 'pkg' "
                                  "(src/pkg/__init__.py)\"") in line, line
+
+
+def test_a_missing_module_is_named_not_the_records(tmp_path: Path) -> None:
+    """nu35 on jaraco/inflect: a detail ending in "; the environment lacks module(s): M" (a real run whose
+    test module imports what is not installed) quoted "see the verification records", and two different
+    missing modules were counted as one error."""
+    def rec(module: str) -> dict[str, object]:
+        proj = tmp_path / module
+        (proj / "tests").mkdir(parents=True)
+        (proj / "tests" / "test_x.py").write_text(f"import {module}\n\n\ndef test_x():\n    pass\n")
+        runs = [run_tests(proj, f"{sys.executable} -m pytest", ["tests/test_x.py"],
+                          out_dir=tmp_path / f"out-{module}-{k}", sandbox="none", timeout_s=60) for k in range(2)]
+        v = classify_runs(runs[:1], runs[1:])
+        return {"reason": v.reason, "detail": v.detail}
+
+    a, b = rec("no_such_module_nu35a"), rec("no_such_module_nu35b")
+    assert a["reason"] == "reference_fails"
+    assert str(a["detail"]).endswith("; the environment lacks module(s): no_such_module_nu35a"), a
+    kept = [{"reason": None}] * 4
+    line = collection_errors_line([a, dict(a), b] + kept)
+    assert line is not None and ("3 candidates could not collect their tests at the parent nor at the commit, 2 of "
+                                 "them for \"ModuleNotFoundError: No module named 'no_such_module_nu35a'\"") in line
+    hint = setup_hint([a, dict(a)])
+    assert hint is not None and "(ModuleNotFoundError: No module named 'no_such_module_nu35a')" in hint, hint

@@ -5,6 +5,7 @@ session without pytest items (workers, the --max-tasks stop, the summary)."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -25,6 +26,7 @@ from pytest_homefield.mine.pipeline import (
     freeze_candidates,
     merge_tasks,
     missing_modules_line,
+    other_python_note,
     python_of,
     scan_options,
     verify_and_record,
@@ -276,3 +278,37 @@ def test_missing_modules_line_names_the_modules_and_the_interpreter() -> None:
                     "again).")
     assert "the test command's environment lacks them" in str(missing_modules_line(verified[:1], None))
     assert missing_modules_line(verified[2:], "/opt/py/bin/python") is None
+
+
+def test_other_python_note_names_the_interpreter_of_another_environment(tmp_path: Path) -> None:
+    """nu35: a virtualenv's ``homefield`` called by its path, not activated, ran every test with the
+    ``python`` on PATH (pyenv's), told only at a mine's end; a real second environment is named at the
+    start, and the interpreter running this test (its own environment) gives no line."""
+    import subprocess
+    import venv
+
+    assert other_python_note(f"{shlex.quote(sys.executable)} -m pytest -x") is None
+    other = tmp_path / "other"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(other)
+    python = other / "bin" / "python"
+    prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    note = other_python_note(f"{python} -m pytest")
+    assert note is not None and note.startswith(f"homefield: the tests run with {python} (its environment ")
+    assert f"its environment {Path(prefix).resolve()}), not with {sys.executable}, which runs homefield" in note
+    assert note.endswith("set test_cmd in .homefield.yml")
+    assert other_python_note(f"{python} -m pytest", env="uv") is None  # each task's own environment
+    assert other_python_note("npm test") is None
+    assert other_python_note("/no/such/python -m pytest") is None  # does not run: no claim
+
+
+def test_other_python_note_says_the_python_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare ``python`` is the one PATH finds, and the line says so."""
+    import venv
+
+    other = tmp_path / "other"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(other)
+    monkeypatch.setenv("PATH", f"{other / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    note = other_python_note("python -m pytest")
+    assert note is not None and note.startswith(f"homefield: the tests run with {other / 'bin' / 'python'} "
+                                                "(the python on PATH; its environment ")

@@ -8,8 +8,9 @@ from types import SimpleNamespace
 from pytest_homefield.run.run_plugin import RunPlugin
 
 
-def _plugin(run_id: str, attacks: bool = False) -> SimpleNamespace:
-    plugin = SimpleNamespace(session=SimpleNamespace(run_id=run_id), settings=SimpleNamespace(attacks=attacks))
+def _plugin(run_id: str, attacks: bool = False, max_tasks: int | None = None) -> SimpleNamespace:
+    plugin = SimpleNamespace(session=SimpleNamespace(run_id=run_id),
+                             settings=SimpleNamespace(attacks=attacks, run_max_tasks=max_tasks))
     plugin.verifying = RunPlugin.verifying.fget(plugin)  # type: ignore[attr-defined]
     plugin.resume_hint = lambda: RunPlugin.resume_hint(plugin)  # type: ignore[arg-type]
     return plugin
@@ -25,3 +26,11 @@ def test_a_run_resumes_and_a_verify_run_is_verified_again() -> None:
     assert RunPlugin._continue_line(verify, " (same agents and attempts)") == (  # type: ignore[arg-type]
         "Verify again with: homefield verify")
     assert RunPlugin.resume_hint(_plugin("verify-x", attacks=True)) == "homefield verify --attacks"  # type: ignore[arg-type]
+
+
+def test_a_verify_of_the_first_n_tasks_is_verified_again_on_those() -> None:
+    """nu35 on more-itertools: Ctrl-C of ``verify --attacks --max-tasks 1`` named ``homefield verify --attacks``,
+    which grades every task; a run's resume keeps its own task set already."""
+    verify = _plugin("verify-x", attacks=True, max_tasks=1)
+    assert RunPlugin._continue_line(verify) == "Verify again with: homefield verify --attacks --max-tasks 1"  # type: ignore[arg-type]
+    assert RunPlugin.resume_hint(_plugin("r1", max_tasks=3)) == "homefield run --resume --run-id r1"  # type: ignore[arg-type]
