@@ -1146,7 +1146,8 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     """The test run of ``built`` (:func:`~pytest_homefield.sandbox.twin_together.together`'s files and
     names) on a fresh copy of ``tree`` (:func:`_fresh_copy`), selecting the ``pending`` twins and their
     originals, its events in ``out``; and its outcomes in the plan's ids (a twin's instances under its
-    canary id)."""
+    canary id; an exception-swap twin's instance met by one of its original's exceptions ``failed``, as in the
+    runs apart: :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.also_original`)."""
     files, names = built
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     folder = _fresh_copy(tree, out.parent, {**plan.runs[0], **files})
@@ -1154,7 +1155,11 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
         nofollow.remove_tree(folder.parent)
-    return made, _in_plan_ids(made.outcomes, built)
+    seen = _in_plan_ids(made.outcomes, built)
+    for tid, records in _in_plan_ids(made.caught, built).items():
+        if seen.get(tid) == "passed" and plan.also_original(function_id(tid), records):
+            seen[tid] = "failed"  # an exception-swap twin met by one of its original's exceptions, as apart
+    return made, seen
 
 
 #: What :func:`_parent_gives` found, per parent tree (or task), hidden tests, command, seed, selection, sandbox
@@ -1287,7 +1292,8 @@ def merge_runs(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Seq
     excusable one is not, since an honest wrong fix may meet it)."""
     if plan is None:
         return dict(made[-1].outcomes), set(made[-1].test_timeouts)
-    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass)
+    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass,
+                        [r.caught for r in made])
     held = set().union(*(plan.originals_in(n) for n in range(len(made))))
     for i in fail_to_pass:
         if function_id(i) in plan.placement and function_id(i) not in held:

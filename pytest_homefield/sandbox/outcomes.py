@@ -127,6 +127,9 @@ class Parsed:
     #: test id → seal site id → what its reports of that site gave, in order, at most two (a sealed run's
     #: :class:`EventTally` ``seals``: ``"equal"``, ``"unequal"`` or ``"opaque"``; contracts §7 "Sealed sites")
     seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    #: test id → ``(expected class names, caught class's MRO names)`` of the expected exceptions its phases reported
+    #: caught (the reporter's ``caught``), at most :data:`MAX_CAUGHT_PER_ID` per id
+    caught: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -151,6 +154,12 @@ MAX_SEAL_TEXT = 8000
 SEAL_VERDICTS = ("equal", "unequal", "loose", "opaque")
 #: The mark a seal text starts with when a part of the value was converted by its own protocol (``homefield_seal``).
 SEAL_LOOSE = "~"
+#: Caught exceptions one phase event may carry, names per list, characters per name (the reporter's caps), and
+#: caught exceptions kept per test id.
+MAX_CAUGHT = 32
+MAX_CAUGHT_NAMES = 32
+MAX_CAUGHT_NAME = 200
+MAX_CAUGHT_PER_ID = 64
 #: Characters of a phase's ``operands`` kept at most (the reporter sends two ``repr``'s of 2000 and an operator).
 _MAX_OPERANDS = 4008
 
@@ -182,6 +191,13 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
     if seals is not None and not (isinstance(seals, list) and len(seals) <= MAX_SEALS and all(
             isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and (x[1] is None or isinstance(x[1], str))
             for x in seals)):
+        return False
+    caught = ev.get("caught")
+    if caught is not None and not (isinstance(caught, list) and len(caught) <= MAX_CAUGHT and all(
+            isinstance(x, list) and len(x) == 2 and all(
+                isinstance(n, list) and len(n) <= MAX_CAUGHT_NAMES
+                and all(isinstance(t, str) and len(t) <= MAX_CAUGHT_NAME for t in n) for n in x)
+            for x in caught)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -283,6 +299,7 @@ class EventTally:
         # ids had the host parse 2 texts of 8000 characters per id, 98 s of host CPU for 1000 lines)
         self._seal_tests = seal_tests
         self._sealed: dict[str, dict[str, list[str]]] = {}
+        self._caught: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -373,6 +390,9 @@ class EventTally:
                                 message[:_MAX_MESSAGE] if message else None)
                 if self._seals and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
                     self._seal_reports(nodeid, ev["seals"])
+                if ev.get("caught"):  # well_formed: pairs of lists of short texts
+                    got = self._caught.setdefault(nodeid, [])
+                    got += [(tuple(e), tuple(m)) for e, m in ev["caught"]][:MAX_CAUGHT_PER_ID - len(got)]
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
@@ -435,7 +455,8 @@ class EventTally:
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
                       stop_lines=dict(self._lines), stop_operands=dict(self._operands),
-                      seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()}), kept
+                      seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()},
+                      caught={n: list(v) for n, v in self._caught.items()}), kept
 
 
 

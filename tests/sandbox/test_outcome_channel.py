@@ -308,3 +308,47 @@ def test_a_wrapped_test_stops_at_its_own_line(tmp_path: Path) -> None:
     run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox="none")
     assert run.outcomes == {"tests/test_a.py::test_wrapped": "failed"}, run
     assert run.stop_lines == {"tests/test_a.py::test_wrapped": 3}
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_an_expected_exception_taken_sends_its_classes(tmp_path: Path, xdist: bool) -> None:
+    """The reporter's ``caught`` (exc35, the exception-swap twin): every exception a ``pytest.raises`` (context or
+    callable) or ``assertRaises`` took as expected, ``[expected names, MRO names]``; nothing for a ``raises`` that
+    failed, a test with none; the same from an xdist worker."""
+    tests = ("import io\nimport unittest\n\nimport pytest\n\n\n"
+             "def test_both():\n    with pytest.raises(OSError):\n        raise io.UnsupportedOperation('x')\n\n\n"
+             "def test_callable():\n    pytest.raises((KeyError, IndexError), [].pop, 0)\n\n\n"
+             "def test_not_raised():\n    with pytest.raises(ValueError):\n        pass\n\n\n"
+             "def test_none():\n    assert True\n\n\n"
+             "class TestCase(unittest.TestCase):\n    def test_unit(self):\n"
+             "        with self.assertRaises(ValueError):\n            int('x')\n")
+    proj = _project(tmp_path / "p", {"tests/test_a.py": tests})
+    if xdist:
+        pytest.importorskip("xdist")
+    run = run_tests(proj, CMD + (" -n 1" if xdist else ""), ["tests/test_a.py"], out_dir=tmp_path / "out",
+                    sandbox="none")
+    assert run.outcomes["tests/test_a.py::test_not_raised"] == "failed", run
+    assert run.caught == {
+        "tests/test_a.py::test_both": [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError", "Exception",
+                                                        "BaseException", "object"))],
+        "tests/test_a.py::test_callable": [(("KeyError", "IndexError"), ("IndexError", "LookupError", "Exception",
+                                                                         "BaseException", "object"))],
+        "tests/test_a.py::TestCase::test_unit": [(("ValueError",), ("ValueError", "Exception", "BaseException",
+                                                                     "object"))]}, run
+
+
+def test_caught_records_that_are_not_lists_of_short_texts_make_the_event_not_count() -> None:
+    """``caught`` is a list of pairs of lists of texts (at most 32 of 200 characters), else its event does not
+    count; a test id keeps at most 64 records."""
+    ok = [[["OSError"], ["UnsupportedOperation", "OSError", "ValueError"]]]
+    lines = [_ev("start"), _ev("phase", nodeid="t::a", when="call", outcome="passed", caught=ok),
+             _ev("phase", nodeid="t::b", when="call", outcome="passed", caught=[["OSError", ["OSError"]]]),
+             _ev("phase", nodeid="t::c", when="call", outcome="passed", caught=[[["x" * 201], ["OSError"]]]),
+             _ev("phase", nodeid="t::d", when="call", outcome="passed", caught=[[[1], ["OSError"]]]),
+             *[_ev("phase", nodeid="t::e", when=w, outcome="passed", caught=ok * 30) for w in ("setup", "call")],
+             _ev("phase", nodeid="t::e", when="teardown", outcome="passed", caught=ok * 30),
+             _ev("finish", exitstatus=0)]
+    parsed, _ = parse_events("\n".join(lines) + "\n")
+    assert parsed.ignored == 3, parsed
+    assert parsed.caught["t::a"] == [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError"))]
+    assert set(parsed.caught) == {"t::a", "t::e"} and len(parsed.caught["t::e"]) == 64
