@@ -6,23 +6,59 @@ module that extra or group does not declare (an older commit needed it: ``six`` 
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
 import re
 import shlex
 import subprocess
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import tomllib
 from packaging.utils import canonicalize_name
 
-__all__ = ["install_hint", "module_file", "conftest_import_line", "extra_of", "group_of", "declared_names",
+__all__ = ["install_hint", "distribution_of", "KNOWN_DISTRIBUTIONS", "module_file", "conftest_import_line", "extra_of",
+           "group_of", "declared_names",
            "pip_version", "PIP_GROUP_MIN"]
 
 #: The first pip with ``pip install --group`` (PEP 735 dependency groups): 25.1.
 PIP_GROUP_MIN = (25, 1)
 #: Names a repository's test dependencies go by, in the order they are preferred.
 TEST_NAMES = ("test", "tests", "testing", "dev")
+
+
+#: Well-known import names whose distribution on PyPI is named otherwise, for a module installed nowhere homefield
+#: can see (:func:`distribution_of`). Each from the project's own page or documentation: ``import yaml`` is PyYAML's
+#: (pyyaml.org), ``dateutil`` python-dateutil's (dateutil.readthedocs.io), ``PIL`` Pillow's (pillow.readthedocs.io),
+#: ``sklearn`` scikit-learn's (scikit-learn.org), ``cv2`` opencv-python's (pypi.org/project/opencv-python), ``bs4``
+#: beautifulsoup4's (crummy.com/software/BeautifulSoup). No library of pip, uv or PyPI maps import names to
+#: distributions (PyPI has no index by import name; ``pymod2pkg`` maps to distro packages).
+KNOWN_DISTRIBUTIONS = {"yaml": "PyYAML", "dateutil": "python-dateutil", "PIL": "Pillow", "sklearn": "scikit-learn",
+                       "cv2": "opencv-python", "bs4": "beautifulsoup4"}
+
+
+@functools.cache
+def _installed() -> Mapping[str, Sequence[str]]:
+    """:func:`importlib.metadata.packages_distributions` of the Python running homefield (top-level import name →
+    the distributions providing it), once per process; empty when it cannot be read."""
+    try:
+        return importlib.metadata.packages_distributions()
+    except Exception:  # a broken distribution's metadata: no names from it
+        return {}
+
+
+def distribution_of(module: str, installed: Mapping[str, Sequence[str]] | None = None) -> str:
+    """The distribution to ``pip install`` for the missing ``module`` (dotted or not; exc35: the hint said
+    ``pip install dateutil``): the one distribution providing its top-level name where homefield runs
+    (``installed``: top name → distributions; ``None``: :func:`importlib.metadata.packages_distributions` of this
+    Python), else :data:`KNOWN_DISTRIBUTIONS`, else the top-level name itself. A top name several distributions
+    provide (a namespace such as ``zope``) names none of them."""
+    top = module.split(".", 1)[0]
+    dists = sorted(set((_installed() if installed is None else installed).get(top, ())))
+    if len(dists) == 1:
+        return dists[0]
+    return KNOWN_DISTRIBUTIONS.get(top, top)
 
 
 def module_file(root: Path, module: str) -> str:
@@ -86,13 +122,15 @@ def pip_version(python: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def install_hint(root: Path, python: str | None, missing: Collection[str] = ()) -> str | None:
+def install_hint(root: Path, python: str | None, missing: Collection[str] = (),
+                 installed: Mapping[str, Sequence[str]] | None = None) -> str | None:
     """``"e.g. /venv/bin/python -m pip install -e '.[tests]'"``: how to install the repository's test
     dependencies into ``python``, from its extra (preferred) or dependency group; a group's command says
     when that pip is older than 25.1 (no ``--group`` option there). ``missing``: the modules the tests
     lacked (``"yaml"``, ``"six.moves"``); the top-level names none of the extra's or group's
     requirements carries (:func:`declared_names`; ``yaml`` is carried by ``pyyaml``) are added with a
-    ``python -m pip install`` of their own. ``None`` when ``python`` is unknown, or when
+    ``python -m pip install`` of their own, each under its distribution's name (:func:`distribution_of`, with
+    ``installed``: ``yaml`` → ``PyYAML``). ``None`` when ``python`` is unknown, or when
     ``pyproject.toml`` names neither and no module is left to name."""
     if python is None:
         return None
@@ -107,14 +145,16 @@ def install_hint(root: Path, python: str | None, missing: Collection[str] = ()) 
         if version is not None and version < PIP_GROUP_MIN:
             hint += (f" (--group needs pip ≥ 25.1, that Python has pip {version[0]}.{version[1]}: "
                      f"{py} -m pip install -U pip first)")
-    carried = [d.replace("-", "") for d in declared_names(root)]
-    alone = sorted({top for m in missing for top in [m.split(".", 1)[0]]
-                    if not any(canonicalize_name(top).replace("-", "") in d for d in carried)})
+    declared = declared_names(root)
+    carried = [d.replace("-", "") for d in declared]
+    alone = sorted({distribution_of(top, installed) for m in missing for top in [m.split(".", 1)[0]]
+                    if not any(canonicalize_name(top).replace("-", "") in d for d in carried)
+                    and canonicalize_name(distribution_of(top, installed)) not in declared})
     if not alone:
         return hint
     names = " ".join(shlex.quote(m) for m in alone)
     direct = (f"{py} -m pip install {names} (named by no requirement of today's test dependencies, "
-              "perhaps needed by older commits only; a PyPI name can differ from the module's)")
+              "perhaps needed by older commits only)")
     return f"{hint}; and {direct}" if hint else f"e.g. {direct}"
 
 

@@ -77,11 +77,27 @@ def test_a_module_no_test_dependency_names_gets_its_own_install(tmp_path: Path) 
                                              'tests = ["pytest>=8", " PyYAML; python_version>\'3\'"]\n')
     extra = "e.g. /v/bin/python -m pip install -e '.[tests]' (the extra is 'tests')"
     assert install_hint(tmp_path, "/v/bin/python", ["yaml"]) == extra  # carried by PyYAML
-    hint = install_hint(tmp_path, "/v/bin/python", ["six.moves", "yaml", "zope.interface"])
+    hint = install_hint(tmp_path, "/v/bin/python", ["six.moves", "yaml", "zope.interface"], installed={})
     assert hint is not None and hint.startswith(extra + "; and /v/bin/python -m pip install six zope (named by no ")
     alone = install_hint(tmp_path / "none", "/v/bin/python", ["six"])
     assert alone is not None and alone.startswith("e.g. /v/bin/python -m pip install six (named by no requirement")
     assert install_hint(tmp_path / "none", "/v/bin/python", []) is None
+
+
+def test_a_missing_module_is_named_by_its_distribution() -> None:
+    """exc35 (a new user's llm run): ``dateutil`` was missing and the hint said ``pip install dateutil``. The
+    distribution is the one providing the module where homefield runs, else the table of well-known names, else the
+    module's own name; a namespace several distributions provide names none of them."""
+    from pytest_homefield.mine.setup_help import distribution_of
+
+    installed = {"yaml": ["PyYAML"], "zope": ["zope.interface", "zope.event"], "attr": ["attrs"]}
+    assert [distribution_of(m, installed) for m in ("yaml", "attr", "zope.interface", "dateutil.tz", "PIL", "six")] \
+        == ["PyYAML", "attrs", "zope", "python-dateutil", "Pillow", "six"]
+    hint = install_hint(Path("/nonexistent"), "/v/bin/python", ["dateutil.parser", "bs4"], installed={})
+    assert hint is not None and hint.startswith("e.g. /v/bin/python -m pip install beautifulsoup4 python-dateutil "), \
+        hint
+    # homefield's own Python: its packages_distributions() (pytest is installed where these tests run)
+    assert distribution_of("_pytest") == "pytest"
 
 
 def _conftest_imports_own_package(tmp_path: Path) -> GitRepo:
