@@ -373,15 +373,19 @@ class _Selected:
         self._note(ids)
 
 
-def oracle_line(graded: int, total: int, selected: int | None, interrupted: bool) -> str:
+def oracle_line(graded: int, total: int, selected: int | None, interrupted: bool, oracle: int | None = None) -> str:
     """The last line of a verify in which oracle failed no task it graded: ``graded`` tasks, of the
     ``total`` in the tasks file, ``selected`` of them collected (``None``: not known). An interrupted
     session (pytest's exit status, :data:`pytest.ExitCode.INTERRUPTED`) says how many it graded, never
-    "all"; one that ran its selection to the end says "all" (of the selected ones under ``-k``)."""
+    "all"; one that ran its selection to the end says "all" (of the selected ones under ``-k``). ``oracle``: of
+    an interrupted session, the tasks oracle graded when not all of the ``graded`` ones (those with any agent's
+    result, the count the attacks' verdict gives too: exc35, "caught 13 of the 13 attacks graded so far on 2 tasks"
+    then "1 of 3 tasks graded" counted oracle's alone); ``None``: the same."""
     if interrupted:
         n = selected if selected is not None else total
-        return (f"homefield verify: interrupted: {graded} of {plural(n, 'task')} graded"
-                + ("; oracle solved each of them" if graded else ""))
+        solved = ("" if not graded else "; oracle solved each of them" if oracle is None or oracle == graded
+                  else f"; oracle graded {oracle} of them and solved each")
+        return f"homefield verify: interrupted: {graded} of {plural(n, 'task')} graded" + solved
     every = "the" if graded == 1 else "all"
     of = (f"{every} {plural(graded, 'task')}" if graded == total
           else f"{every} {plural(graded, 'selected task')} (of {total})")
@@ -435,9 +439,9 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
         print(f"homefield verify: {len(changed)} task(s) were re-validated in a changed environment:")
         for tid, line in changed.items():
             print(f"  {tid}  {line}")
+    graded = {r["task_id"] for r in records}  # the tasks any agent's attempt was graded on: one count for every line
     if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
-        n_tasks = len({r["task_id"] for r in records})
-        held, lines = attack_verdict(records, n_tasks, selected.attacks)
+        held, lines = attack_verdict(records, len(graded), selected.attacks)
         used = graded_unprotected(home.run_dir(run_id), records)
         for line in attack_table(records) + lines + unprotected_lines(list(tasks.values()),
                                                                       {r["task_id"] for r in records}, used):
@@ -447,7 +451,8 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     verified = {r["task_id"] for r in records if r.get("agent") == "oracle"}
     n_selected = None if selected.tasks is None else len(selected.tasks)
     if not broken:
-        print(oracle_line(len(verified), len(tasks), n_selected, interrupted))
+        print(oracle_line(len(graded) if interrupted else len(verified), len(tasks), n_selected, interrupted,
+                          len(verified)))
         return (0 if held else 1) if code in (0, 1) else code
     print(f"homefield verify: {len(broken)} of {plural(len(verified), 'task')} no longer pass with the reference fix:")
     for r in broken:
@@ -459,6 +464,6 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
                 print(f"      {line}")
     if interrupted:
         n = n_selected if n_selected is not None else len(tasks)
-        print(f"homefield verify: interrupted: {len(verified)} of {plural(n, 'task')} graded")
+        print(f"homefield verify: interrupted: {len(graded)} of {plural(n, 'task')} graded")
         return code
     return 1

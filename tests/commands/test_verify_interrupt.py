@@ -38,6 +38,9 @@ def test_the_oracle_line_says_all_only_of_a_session_run_to_its_end() -> None:
     assert oracle_line(2, 26, 8, True) == ("homefield verify: interrupted: 2 of 8 tasks graded; oracle solved each "
                                            "of them")
     assert oracle_line(0, 26, None, True) == "homefield verify: interrupted: 0 of 26 tasks graded"
+    # exc35: the tasks graded are those any agent's attempt was graded on, the attacks' verdict's count too
+    assert oracle_line(2, 26, 3, True, oracle=1) == ("homefield verify: interrupted: 2 of 3 tasks graded; oracle "
+                                                     "graded 1 of them and solved each")
 
 
 def _stopped_verify(tmp_path: Path, copies: int, *args: str) -> tuple[Path, Task, subprocess.CompletedProcess[str]]:
