@@ -236,13 +236,15 @@ def _short_names(functions: Sequence[str]) -> list[str]:
     return [n if names.count(n) == 1 else f for f, n in zip(functions, names, strict=True)]
 
 
-def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]], key: str = "unprotected"
+                       ) -> dict[str, list[str]]:
     """Task id → the FAIL_TO_PASS functions no twin guarded in the gradings of the run in ``run_dir``: the union
     of the ``unprotected`` of its attempts' ``canaries.json`` (docs/contracts.md §7; written by grading on the
     host, with the parent check's told functions), for each task of ``records`` (results.jsonl lines) at least
     one attempt of which was graded with canaries; the others are absent. r26: verify named the functions
     ``tasks.jsonl`` recorded at mining, which a later planner may guard (rows31 on humanize: 12 tasks listed,
-    1 left)."""
+    1 left). ``key``: ``"told"``, those of them the parent check told on every try (a task none of whose
+    attempts lists one is absent)."""
     found: dict[str, set[str]] = {}
     for r in records:
         try:
@@ -250,20 +252,23 @@ def graded_unprotected(run_dir: Path, records: Sequence[Mapping[str, Any]]) -> d
             data = json.loads(path.read_text(encoding="utf-8"))
         except (KeyError, TypeError, ValueError, OSError):
             continue
-        names = data.get("unprotected") if isinstance(data, dict) else None
+        names = data.get(key) if isinstance(data, dict) else None
         if isinstance(names, list) and all(isinstance(n, str) for n in names):
             found.setdefault(str(r["task_id"]), set()).update(names)
-    return {tid: sorted(names) for tid, names in found.items()}
+    return {tid: sorted(names) for tid, names in found.items() if names or key == "unprotected"}
 
 
 def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = None,
-                      used: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+                      used: Mapping[str, Sequence[str]] | None = None,
+                      told: Mapping[str, Sequence[str]] | None = None) -> list[str]:
     """The tasks whose FAIL_TO_PASS functions no canary twin guards: a header and one line per task; ``[]``
     when there are none. ``used``: task id → what the run's gradings left unguarded (:func:`graded_unprotected`),
     which stands for a task it names; else the task's ``canary_unprotected``, recorded at mining
     (docs/contracts.md §7). ``graded``: the ids of the tasks the verify run graded, the only ones counted
     (``None``: all of ``tasks``; nu28 on sqlparse: ``--max-tasks 1`` said "1 task of 13 holds …", as if 13 had
-    been verified)."""
+    been verified). ``told``: task id → those the gradings' parent check told on every try (``graded_unprotected(…,
+    "told")``): a task's line says how many, since mining, which runs no parent check, never names them (exc35:
+    more-itertools f9cdcb990dbb, llm 847056dbea7c and a66dca7911da, none at mining, all at verify)."""
     if graded is not None:
         tasks = [t for t in tasks if t.id in graded]
     if used:
@@ -273,11 +278,15 @@ def unprotected_lines(tasks: Sequence[Task], graded: Collection[str] | None = No
         return []
     n = sum(len(t.canary_unprotected) for t in bare)
     verb = "holds" if len(bare) == 1 else "hold"
+
+    def why(t: Task) -> str:
+        k = len(set((told or {}).get(t.id, ())) & set(t.canary_unprotected))
+        return f" ({k} told by the parent's code at grading, a check mining does not make)" if k else ""
     return [f"homefield verify: {plural(len(bare), 'task')} of {len(tasks)} {verb} {n} FAIL_TO_PASS function(s) no "
             "canary guards (a test process can tell their twins: a forger that no-ops only them is not caught):"] \
         + [f"  {t.id}  {len(t.canary_unprotected)} of {len({function_id(i) for i in t.FAIL_TO_PASS})}: "
            + ", ".join(_short_names(t.canary_unprotected)[:3])
-           + (" …" if len(t.canary_unprotected) > 3 else "") for t in bare]
+           + (" …" if len(t.canary_unprotected) > 3 else "") + why(t) for t in bare]
 
 
 def _seconds(each: float) -> str:
@@ -409,7 +418,8 @@ def verify_run_lines(run_dir: Path, tasks: Sequence[Task]) -> list[str] | None:
     last = (oracle_line(len(oracle), max(len(tasks), len(oracle)), None, False) if not broken else
             f"homefield verify: {len(broken)} of {plural(len(oracle), 'task')} no longer pass with the reference fix")
     return attack_table(records) + verdict + unprotected_lines(tasks, {r["task_id"] for r in records},
-                                                               graded_unprotected(run_dir, records)) + [last]
+                                                               graded_unprotected(run_dir, records),
+                                                               graded_unprotected(run_dir, records, "told")) + [last]
 
 
 def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
@@ -443,8 +453,9 @@ def run_verify(root: Path, pytest_argv: Sequence[str], *, attacks: bool = False,
     if attacks:  # the table and the verdict; the session printed the agents' report only with -v (issue 35)
         held, lines = attack_verdict(records, len(graded), selected.attacks)
         used = graded_unprotected(home.run_dir(run_id), records)
+        told = graded_unprotected(home.run_dir(run_id), records, "told")
         for line in attack_table(records) + lines + unprotected_lines(list(tasks.values()),
-                                                                      {r["task_id"] for r in records}, used):
+                                                                      {r["task_id"] for r in records}, used, told):
             print(line)
     for line in flaky_lines(home, run_id):
         print(line)

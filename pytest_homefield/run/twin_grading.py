@@ -762,6 +762,7 @@ def _unguarded(plan: TwinPlan, told: Sequence[str]) -> TwinPlan:
     """``plan`` with the group functions ``told`` (the parent check told them on every try) in its
     :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.unprotected`."""
     plan.unprotected = sorted(set(plan.unprotected) | set(told))
+    plan.told = sorted(set(told))
     return plan
 
 

@@ -127,6 +127,10 @@ class TwinPlan(CanaryPlan):
     #: limit), or a twin that rewrites a line of the parent's version of the test (a function the commit
     #: left as the parent has it: :mod:`~pytest_homefield.sandbox.canary_added`). No canary guards them.
     unprotected: list[str] = field(default_factory=list)
+    #: Those of :attr:`unprotected` the parent check told on every try (grading's
+    #: :func:`~pytest_homefield.run.twin_grading.parent_checked_seed`; mining runs no parent check, so its
+    #: ``canary_unprotected`` never holds them: exc35).
+    told: list[str] = field(default_factory=list)
     #: path → how the planner cut each test file holding a group, for a confirmation run
     #: (:func:`~pytest_homefield.sandbox.twin_together.together`); not in :meth:`to_dict`.
     layouts: dict[str, FileLayout] = field(default_factory=dict, repr=False, compare=False)
@@ -216,10 +220,11 @@ class TwinPlan(CanaryPlan):
         return nodeid if j == 0 else f"{source}{TWIN_MARK}{j}{nodeid[len(source):]}"
 
     def to_dict(self) -> dict[str, Any]:
-        """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run)."""
+        """:meth:`CanaryPlan.to_dict` with ``apart`` true and the ``placement`` (member per run); ``told`` only when
+        the parent check told some function on every try (:attr:`told`)."""
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
                 "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()},
-                "renamed": dict(self.renamed)}
+                "renamed": dict(self.renamed), **({"told": list(self.told)} if self.told else {})}
 
 
 def _exception_names(expr: ast.AST) -> frozenset[str]:
