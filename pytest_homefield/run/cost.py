@@ -134,7 +134,9 @@ def assumed_per_run(kind: str, arg: str | None) -> tuple[float | None, float | N
 
 
 def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None) -> dict[str, list[float]]:
-    """Task id → ``test_s`` (s) of every earlier attempt that was graded (a test run happened:
+    """Task id → ``test_s`` plus ``host_s`` (s: the test runs and the host's copies, diffs and clean-up of the
+    grading; exc35: tomli's 129 attack gradings spent 1573 s on the host besides 1461 s of test runs, and the
+    estimate counted the test runs alone) of every earlier attempt that was graded (a test run happened:
     ``test_s > 0``, scored), over every run folder under ``runs_root``. ``canaries``: ``True`` keeps only
     the gradings that planted canary twins (the attempt folder holds ``canaries.json``: a change other than
     the reference fix, :data:`RUNS` runs at once), ``False`` only the others (one run), ``None`` all."""
@@ -152,7 +154,7 @@ def graded_seconds_by_task(runs_root: Path, *, canaries: bool | None = None) -> 
                     run_dir, str(r["task_id"]), str(r.get("agent")), attempt) / CANARIES_FILE).is_file()
                 if planted != canaries:
                     continue
-            out[str(r["task_id"])].append(test_s)
+            out[str(r["task_id"])].append(test_s + max(0.0, float(r.get("host_s") or 0.0)))
     return out
 
 

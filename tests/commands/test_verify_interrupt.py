@@ -101,8 +101,22 @@ def test_the_time_line_is_gradings_times_seconds_over_workers() -> None:
     task = dataclasses.replace(plain_task("t1"), verify={"stability_runs": 2, "commit_s": 80.0})
     assert time_line([task], 46, 2, {}) == ("homefield verify: 46 gradings on 1 task, about 40s each (measured at "
                                             "mining (1 task; a lower bound: grading also runs canaries and the whole "
-                                            "hidden test files)): about 15m20s with 2 workers")
+                                            "hidden test files)): about 15m20s with 2 workers, not counting "
+                                            "waits for the machine's phase lock and memory")
     line = time_line([task], 46, 1, {"t1": [10.0, 20.0]})
-    assert str(line).endswith("about 15s each (earlier graded attempts (1 task)): about 11m30s with 1 worker")
+    assert str(line).endswith("about 15s each (earlier graded attempts (1 task)): about 11m30s with 1 worker, not "
+                              "counting waits for the machine's phase lock and memory")
     assert "about 0.6s each" in str(time_line([task], 46, 2, {"t1": [0.6]}))  # under 10 s: tenths
     assert time_line([plain_task("t2")], 46, 2, {}) is None  # nothing known: no guess
+
+
+def test_the_pace_is_said_after_the_first_graded_attack_and_each_quarter() -> None:
+    """exc35 (tomli: "about 9m50s", 63m52s taken, 4155 s of it waiting for the machine's phase lock and memory, which
+    no estimate made before the session can know): as attempts end, the pace so far gives the time left."""
+    from pytest_homefield.commands.verify import Pace
+
+    pace = Pace(8, 100.0)
+    said = [pace.done(n >= 1, 100.0 + 60 * (n + 1)) for n in range(8)]
+    assert said == [None, "homefield verify: 2 of 8 attempts ended in 2m00s; at that pace about 6m00s more", None,
+                    "homefield verify: 4 of 8 attempts ended in 4m00s; at that pace about 4m00s more", None,
+                    "homefield verify: 6 of 8 attempts ended in 6m00s; at that pace about 2m00s more", None, None]
