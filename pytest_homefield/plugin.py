@@ -182,6 +182,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_homefield.transport import ControllerWriter, TransportPlugin
 
     config.add_cleanup(guard_session(worker=hasattr(config, "workerinput")))
+    from pytest_homefield.terminal.own_output import own_output
+
+    own_output(config)  # the repository's plugins and conftests print nothing into homefield's session (exc35)
     root = find_root(config.invocation_params.dir)
     protect_repository(root, note=not hasattr(config, "workerinput"))
     if hasattr(config, "workerinput"):  # a local worker: the copies its controller found (XdistHooks)

@@ -39,8 +39,8 @@ from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import read_jsonl
 from pytest_homefield.terminal.progress import fmt_duration, plural
 
-__all__ = ["run_verify", "verify_run_lines", "oracle_line", "unprotected_lines", "graded_unprotected", "flaky_lines",
-           "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
+__all__ = ["run_verify", "verify_run_lines", "oracle_line", "Pace", "unprotected_lines", "graded_unprotected",
+           "flaky_lines", "drift_lines", "attack_table", "attack_verdict", "env_key_changes"]
 
 
 def drift_lines(root: Path, fingerprint: str, python: str | None = None,
@@ -407,7 +407,7 @@ class Pace:
 
     def __init__(self, total: int, start: float) -> None:
         self.total, self.start, self.ended, self.attack_seen = total, start, 0, False
-        self._next = [total * q // 4 for q in (1, 2, 3)]
+        self._next = sorted({total * q // 4 for q in (1, 2, 3)} - {0})
 
     def done(self, graded_attack: bool, now: float) -> str | None:
         """Count an attempt that ended at ``now`` (``graded_attack``: an attack's, graded); the line to print, if any:
