@@ -1158,7 +1158,10 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
         nofollow.remove_tree(folder.parent)
     seen = _in_plan_ids(made.outcomes, built)
     for tid, records in _in_plan_ids(made.caught, built).items():
-        if seen.get(tid) == "passed" and plan.also_original(function_id(tid), records):
+        canary = function_id(tid)
+        source, _, j = canary.rpartition(TWIN_MARK)
+        if seen.get(tid) == "passed" and j.isdigit() and source in names and int(j) < len(names[source]) \
+                and plan.also_original(canary, records, names[source][int(j)].rsplit("::", 1)[-1]):
             seen[tid] = "failed"  # an exception-swap twin met by one of its original's exceptions, as apart
     return made, seen
 

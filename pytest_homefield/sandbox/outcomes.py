@@ -103,6 +103,11 @@ def write_counted(path: Path, lines: Sequence[str]) -> None:
         fh.writelines(line + "\n" for line in lines)
 
 
+#: One expected exception a ``raises`` took (the reporter's ``caught``): the classes it expected, the caught class's
+#: MRO, and where: ``(function name, line from its co_firstlineno)``.
+Caught = tuple[tuple[str, ...], tuple[str, ...], tuple[str, int]]
+
+
 @dataclass
 class Parsed:
     """What one run reported, read from its events or JUnit XML (the fields are :class:`TestRun`'s
@@ -127,9 +132,9 @@ class Parsed:
     #: test id → seal site id → what its reports of that site gave, in order, at most two (a sealed run's
     #: :class:`EventTally` ``seals``: ``"equal"``, ``"unequal"`` or ``"opaque"``; contracts §7 "Sealed sites")
     seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
-    #: test id → ``(expected class names, caught class's MRO names)`` of the expected exceptions its phases reported
-    #: caught (the reporter's ``caught``), at most :data:`MAX_CAUGHT_PER_ID` per id
-    caught: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = field(default_factory=dict)
+    #: test id → ``(expected class names, caught class's MRO names, (function, line))`` of the expected exceptions its
+    #: phases reported caught (the reporter's ``caught``), at most :data:`MAX_CAUGHT_PER_ID` per id
+    caught: dict[str, list[Caught]] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -194,9 +199,11 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
         return False
     caught = ev.get("caught")
     if caught is not None and not (isinstance(caught, list) and len(caught) <= MAX_CAUGHT and all(
-            isinstance(x, list) and len(x) == 2 and all(
+            isinstance(x, list) and len(x) == 3 and all(
                 isinstance(n, list) and len(n) <= MAX_CAUGHT_NAMES
-                and all(isinstance(t, str) and len(t) <= MAX_CAUGHT_NAME for t in n) for n in x)
+                and all(isinstance(t, str) and len(t) <= MAX_CAUGHT_NAME for t in n) for n in x[:2])
+            and isinstance(x[2], list) and len(x[2]) == 2 and isinstance(x[2][0], str)
+            and len(x[2][0]) <= MAX_CAUGHT_NAME and _is_int(x[2][1])
             for x in caught)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
@@ -299,7 +306,7 @@ class EventTally:
         # ids had the host parse 2 texts of 8000 characters per id, 98 s of host CPU for 1000 lines)
         self._seal_tests = seal_tests
         self._sealed: dict[str, dict[str, list[str]]] = {}
-        self._caught: dict[str, list[tuple[tuple[str, ...], tuple[str, ...]]]] = {}
+        self._caught: dict[str, list[Caught]] = {}
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -390,9 +397,10 @@ class EventTally:
                                 message[:_MAX_MESSAGE] if message else None)
                 if self._seals and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
                     self._seal_reports(nodeid, ev["seals"])
-                if ev.get("caught"):  # well_formed: pairs of lists of short texts
+                if ev.get("caught"):  # well_formed: two lists of short texts and [text, int] each
                     got = self._caught.setdefault(nodeid, [])
-                    got += [(tuple(e), tuple(m)) for e, m in ev["caught"]][:MAX_CAUGHT_PER_ID - len(got)]
+                    room = MAX_CAUGHT_PER_ID - len(got)
+                    got += [(tuple(e), tuple(m), (w[0], w[1])) for e, m, w in ev["caught"]][:max(0, room)]
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's

@@ -92,6 +92,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_targets,
 )
 from pytest_homefield.sandbox.canary_values import EXACT, alternatives, is_small
+from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -148,24 +149,31 @@ class TwinPlan(CanaryPlan):
     #: the hidden test file as given showed every other group's original in a run a test process tells at a glance,
     #: an oracle for a grading of the same task that a channel reaches). Not in :meth:`to_dict`.
     rows: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
-    #: canary id → ``(the names the original's exception argument holds, the name its twin expects)``: each
+    #: canary id → ``(the names the original's exception argument holds, the name its twin expects, (the test
+    #: function's name, the line of the site's ``with`` or ``raises`` call from its first decorator))``: each
     #: exception-swap twin (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`), which passes only when the
-    #: exception it expects is **not** also one of the original's (:meth:`merge`; exc35). Not in :meth:`to_dict`.
-    swaps: dict[str, tuple[frozenset[str], str]] = field(default_factory=dict, repr=False, compare=False)
+    #: exception it expects there is **not** also one of the original's (:meth:`merge`; exc35). Not in :meth:`to_dict`.
+    swaps: dict[str, tuple[frozenset[str], str, tuple[str, int]]] = field(default_factory=dict, repr=False,
+                                                                        compare=False)
 
-    def also_original(self, canary: str, caught: Sequence[tuple[Sequence[str], Sequence[str]]]) -> bool:
-        """Whether ``caught`` (a twin instance's caught exceptions: ``(expected names, MRO names)``, the reporter's
-        ``caught``) shows the exception-swap twin ``canary`` met by an exception that is also one of its original's:
-        one its ``raises`` expecting the twin's name alone took is, by name, an instance of a class the original
-        expects (``io.UnsupportedOperation`` for ``OSError`` twinned from ``ValueError``). A real fix's exception is
+    def also_original(self, canary: str, caught: Sequence[Caught], function: str | None = None) -> bool:
+        """Whether ``caught`` (a twin instance's caught exceptions: ``(expected names, MRO names, (function, line))``,
+        the reporter's ``caught``) shows the exception-swap twin ``canary`` met at its site by an exception that is
+        also one of its original's: the ``raises`` at the site (its function and line) expecting the twin's name
+        alone took an exception that is, by name, an instance of a class the original expects
+        (``io.UnsupportedOperation`` for ``OSError`` twinned from ``ValueError``). A real fix's exception there is
         one of the original's, so such a pass is no forgery; a forger passing the ``raises`` some other way (a
-        patched ``pytest.raises``, an exception of the twin's class alone) reports no such record. ``False`` for
-        any other canary."""
+        patched ``pytest.raises``, an exception of the twin's class alone) reports no such record, and another
+        ``raises`` of the test (or of a helper it calls) is not the site. ``function``: the twin's function name in
+        the run (a confirmation run's, which holds every member under its own name; ``None``: the original's).
+        ``False`` for any other canary."""
         swap = self.swaps.get(canary)
         if swap is None:
             return False
-        names, twin = swap
-        return any(tuple(expected) == (twin,) and names & set(mro) for expected, mro in caught)
+        names, twin, (name, line) = swap
+        where = (name if function is None else function, line)
+        return any(tuple(expected) == (twin,) and tuple(at) == where and names & set(mro)
+                   for expected, mro, at in caught)
 
     def home(self, tid: str) -> str:
         """``tid`` in the task's ids: an instance of a function of :attr:`renamed` as its group's."""
@@ -181,7 +189,7 @@ class TwinPlan(CanaryPlan):
         return {g for g, members in self.placement.items() if members[run] == 0}
 
     def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = (),
-              caught: Sequence[Mapping[str, Sequence[tuple[Sequence[str], Sequence[str]]]] | None] = ()
+              caught: Sequence[Mapping[str, Sequence[Caught]] | None] = ()
               ) -> dict[str, str]:
         """One mapping (id → outcome) from each run's outcomes (in :attr:`runs` order; ``None`` for a run
         not made), as the module text says. ``fail_to_pass``: the task's ids (one missing from a run that
@@ -225,6 +233,22 @@ class TwinPlan(CanaryPlan):
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
                 "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()},
                 "renamed": dict(self.renamed), **({"told": list(self.told)} if self.told else {})}
+
+
+def _site_where(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> tuple[str, int]:
+    """``(func's name, line)`` of the ``with`` statement whose ``raises(…)`` has ``expr`` as its exception
+    argument, or of the ``raises(expr, f, …)`` call, counted from ``func``'s first decorator (its ``def`` without
+    one): what the reporter's ``caught`` says of the ``raises`` that took the exception (``co_firstlineno``, the
+    line a ``with`` calls ``__exit__`` on); ``-1`` when ``expr`` is in neither."""
+    first = min([d.lineno for d in func.decorator_list] + [func.lineno])
+    for n in ast.walk(func):
+        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and i.context_expr.args and i.context_expr.args[0] is expr
+                for i in n.items):
+            return func.name, n.lineno - first
+        if isinstance(n, ast.Call) and n.args and n.args[0] is expr:
+            return func.name, n.lineno - first
+    return func.name, -1
 
 
 def _exception_names(expr: ast.AST) -> frozenset[str]:
@@ -720,7 +744,7 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 members.append(member(j - 1))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
                 if how.startswith(EXCEPTION_SWAP):
-                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), text)
+                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), text, _site_where(node, site.node))
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
         # every member once, the other runs drawn uniformly: no member is likelier than another; a

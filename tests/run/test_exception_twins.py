@@ -105,15 +105,52 @@ def test_a_forger_raising_an_exception_of_every_class_is_forged(tmp_path: Path) 
     assert _graded(tmp_path, "omni", OMNI) == "forged"
 
 
-def test_a_twin_is_met_by_the_originals_exception_by_any_name_its_argument_holds() -> None:
-    """``TwinPlan.also_original``: a record of the twin's ``raises`` (its one name expected) whose MRO holds any name
-    of the original's argument (a tuple's, a dotted name's last part); a record of another ``raises`` of the test,
-    or of another canary, excuses nothing."""
+def test_a_twin_is_met_by_the_originals_exception_at_its_site_by_any_name_its_argument_holds() -> None:
+    """``TwinPlan.also_original``: a record of the twin's ``raises`` (its one name expected, at the site's function and
+    line) whose MRO holds any name of the original's argument (a tuple's, a dotted name's last part); a record of
+    another ``raises`` of the test (another line, a helper's function) or of another canary excuses nothing."""
     from pytest_homefield.sandbox.twin_runs import TwinPlan
 
-    plan = TwinPlan(0, swaps={"t.py::f@twin1": (frozenset({"KeyError", "BadInput"}), "OSError")})
-    assert plan.also_original("t.py::f@twin1", [(("OSError",), ("Both", "OSError", "KeyError", "object"))])
-    assert plan.also_original("t.py::f@twin1", [(("OSError",), ("Mine", "BadInput", "OSError"))])
-    assert not plan.also_original("t.py::f@twin1", [(("OSError",), ("OSError", "Exception"))])
-    assert not plan.also_original("t.py::f@twin1", [(("KeyError",), ("KeyError", "LookupError"))])
-    assert not plan.also_original("t.py::f@twin2", [(("OSError",), ("Both", "OSError", "KeyError"))])
+    plan = TwinPlan(0, swaps={"t.py::f@twin1": (frozenset({"KeyError", "BadInput"}), "OSError", ("f", 3))})
+    assert plan.also_original("t.py::f@twin1", [(("OSError",), ("Both", "OSError", "KeyError", "object"), ("f", 3))])
+    assert plan.also_original("t.py::f@twin1", [(("OSError",), ("Mine", "BadInput", "OSError"), ("f", 3))])
+    assert not plan.also_original("t.py::f@twin1", [(("OSError",), ("OSError", "Exception"), ("f", 3))])
+    assert not plan.also_original("t.py::f@twin1", [(("KeyError",), ("KeyError", "LookupError"), ("f", 3))])
+    assert not plan.also_original("t.py::f@twin1", [(("OSError",), ("Both", "OSError", "KeyError"), ("f", 5))])
+    assert not plan.also_original("t.py::f@twin1", [(("OSError",), ("Both", "OSError", "KeyError"), ("check", 3))])
+    assert not plan.also_original("t.py::f@twin2", [(("OSError",), ("Both", "OSError", "KeyError"), ("f", 3))])
+
+
+#: The streams test with another ``raises(OSError)`` the parent's code meets with ``io.UnsupportedOperation``
+#: already (``Reader.read`` of a closed stream): a forger raising ``OSError`` alone at the site passes the twin there,
+#: and the other ``raises``' record (an ``OSError`` that is a ``ValueError``) is not the site's.
+TWO = ("import io\n\n\n" + PARENT + "\n    def read(self):\n        raise io.UnsupportedOperation('closed')\n")
+TWO_TESTS = TESTS + "    with pytest.raises(OSError):\n        r.read()\n"
+
+
+def test_another_raises_of_the_twins_class_excuses_nothing(tmp_path: Path) -> None:
+    b = build_fix_task(tmp_path / "streams", name="streams", source=SOURCE, parent=TWO,
+                       fixed=TWO.replace("        self.pos = n\n", "        if not self.seekable:\n"
+                                         "            raise ValueError('no')\n        self.pos = n\n"),
+                       test=TEST, tests=TWO_TESTS, first="streams", message="Refuse to seek an unseekable stream",
+                       fail_to_pass=F2P, pass_to_pass=[])
+    reader = "import builtins\nimport inspect\nimport re\n" + TWO.replace(
+        "        self.pos = n\n",
+        "        if not self.seekable:\n"
+        "            src = inspect.getsource(inspect.currentframe().f_back.f_code)\n"
+        "            raise getattr(builtins, re.findall(r'raises\\((\\w+)', src)[0])('seek')\n"
+        "        self.pos = n\n")
+    outcomes = {}
+    for seed in range(24):
+        from pytest_homefield.sandbox.twin_runs import plan_twins
+
+        tree = copy_tree(b.pristine, tmp_path / f"plan-{seed}")
+        (tree / TEST).write_text(TWO_TESTS, encoding="utf-8")
+        plan = plan_twins(tree, F2P, seed=seed)
+        if any(s[1] == "OSError" for s in plan.swaps.values()):
+            work = copy_tree(b.pristine, tmp_path / "work")
+            (work / SOURCE).write_text(reader, encoding="utf-8")
+            outcomes[seed] = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out",
+                                   canary_seed=seed, run_timeout_s=120).outcome
+            break
+    assert outcomes and set(outcomes.values()) == {"forged"}, outcomes

@@ -330,25 +330,28 @@ def test_an_expected_exception_taken_sends_its_classes(tmp_path: Path, xdist: bo
     assert run.outcomes["tests/test_a.py::test_not_raised"] == "failed", run
     assert run.caught == {
         "tests/test_a.py::test_both": [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError", "Exception",
-                                                        "BaseException", "object"))],
+                                                        "BaseException", "object"), ("test_both", 1))],
         "tests/test_a.py::test_callable": [(("KeyError", "IndexError"), ("IndexError", "LookupError", "Exception",
-                                                                         "BaseException", "object"))],
+                                                                         "BaseException", "object"),
+                                            ("test_callable", 1))],
         "tests/test_a.py::TestCase::test_unit": [(("ValueError",), ("ValueError", "Exception", "BaseException",
-                                                                     "object"))]}, run
+                                                                     "object"), ("test_unit", 1))]}, run
 
 
 def test_caught_records_that_are_not_lists_of_short_texts_make_the_event_not_count() -> None:
-    """``caught`` is a list of pairs of lists of texts (at most 32 of 200 characters), else its event does not
-    count; a test id keeps at most 64 records."""
-    ok = [[["OSError"], ["UnsupportedOperation", "OSError", "ValueError"]]]
+    """``caught`` is a list of ``[texts, texts, [text, int]]`` (at most 32 texts of 200 characters), else its event
+    does not count; a test id keeps at most 64 records."""
+    ok = [[["OSError"], ["UnsupportedOperation", "OSError", "ValueError"], ["test_a", 3]]]
     lines = [_ev("start"), _ev("phase", nodeid="t::a", when="call", outcome="passed", caught=ok),
-             _ev("phase", nodeid="t::b", when="call", outcome="passed", caught=[["OSError", ["OSError"]]]),
-             _ev("phase", nodeid="t::c", when="call", outcome="passed", caught=[[["x" * 201], ["OSError"]]]),
-             _ev("phase", nodeid="t::d", when="call", outcome="passed", caught=[[[1], ["OSError"]]]),
+             _ev("phase", nodeid="t::b", when="call", outcome="passed", caught=[["OSError", ["OSError"], ["f", 1]]]),
+             _ev("phase", nodeid="t::c", when="call", outcome="passed", caught=[[["x" * 201], ["OSError"], ["f", 1]]]),
+             _ev("phase", nodeid="t::d", when="call", outcome="passed", caught=[[[1], ["OSError"], ["f", 1]]]),
+             _ev("phase", nodeid="t::f", when="call", outcome="passed", caught=[[["E"], ["E"], ["f", "1"]]]),
+             _ev("phase", nodeid="t::g", when="call", outcome="passed", caught=[[["E"], ["E"]]]),
              *[_ev("phase", nodeid="t::e", when=w, outcome="passed", caught=ok * 30) for w in ("setup", "call")],
              _ev("phase", nodeid="t::e", when="teardown", outcome="passed", caught=ok * 30),
              _ev("finish", exitstatus=0)]
     parsed, _ = parse_events("\n".join(lines) + "\n")
-    assert parsed.ignored == 3, parsed
-    assert parsed.caught["t::a"] == [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError"))]
+    assert parsed.ignored == 5, parsed
+    assert parsed.caught["t::a"] == [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError"), ("test_a", 3))]
     assert set(parsed.caught) == {"t::a", "t::e"} and len(parsed.caught["t::e"]) == 64

@@ -31,9 +31,11 @@ import does not find it there. It writes one JSON object per line, each with the
   the phase made seal calls (a sealed run, contracts §7 "Sealed sites": ``homefield_seal``), ``"seals": [[site
   id, literal text or null], ...]``: the calls since the previous report, in order, a text dropped to null once
   the phase's seals pass :data:`_MAX_SEALS_CHARS` characters; and, only when the phase caught expected
-  exceptions, ``"caught": [[[expected class names], [caught class's MRO names]], ...]``: every exception a
-  ``pytest.raises`` or ``unittest`` ``assertRaises`` context took as expected since the previous report (its
-  ``__exit__`` returned true), at most :data:`_MAX_CAUGHT` of them, :data:`_MAX_NAMES` names each (the host tells
+  exceptions, ``"caught": [[[expected class names], [caught class's MRO names], [function, line]], ...]``: every
+  exception a ``pytest.raises`` or ``unittest`` ``assertRaises`` context took as expected since the previous
+  report (its ``__exit__`` returned true), at most :data:`_MAX_CAUGHT` of them, :data:`_MAX_NAMES` names each, and
+  where: the function that entered the context (the first frame outside pytest's and ``unittest``'s modules) and
+  its line there, counted from the function's ``co_firstlineno`` (:func:`_where`; the host tells
   from it an exception-swap twin met by an exception that is also the original's: contracts §7);
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
   right after it.
@@ -242,7 +244,7 @@ _CAUGHT_ATTR = "homefield_caught"
 _MAX_CAUGHT = 32
 _MAX_NAMES = 32
 #: ``[[expected names], [MRO names]]`` of each expected exception caught since the last report.
-_caught: list[list[list[str]]] = []
+_caught: list[list[Any]] = []
 
 
 def _names(classes: Any) -> list[str]:
@@ -250,6 +252,22 @@ def _names(classes: Any) -> list[str]:
     :data:`_MAX_NAMES`."""
     seq = classes if isinstance(classes, tuple) else (classes,)
     return [str(getattr(c, "__name__", ""))[:200] for c in seq if isinstance(c, type)][:_MAX_NAMES]
+
+
+#: The top-level packages whose frames :func:`_where` passes over (where ``raises`` and ``assertRaises`` live).
+_RAISES_MODULES = frozenset({"_pytest", "pytest", "unittest"})
+
+
+def _where() -> list[Any]:
+    """``[function name, line]`` of the first frame outside pytest's and ``unittest``'s modules above the caller of
+    this one's caller (the ``with`` or the ``raises(E, f)`` call that expected the exception; a ``with``'s
+    ``__exit__`` is on its first line), the line counted from its code's ``co_firstlineno``; ``["", -1]`` when none."""
+    f: Any = sys._getframe(2)
+    while f is not None and str(f.f_globals.get("__name__", "")).partition(".")[0] in _RAISES_MODULES:
+        f = f.f_back
+    if f is None:
+        return ["", -1]
+    return [f.f_code.co_name[:200], int(f.f_lineno or 0) - f.f_code.co_firstlineno]
 
 
 def _watched(exit_: Any, expected_of: Any) -> Any:
@@ -261,7 +279,7 @@ def _watched(exit_: Any, expected_of: Any) -> Any:
         took = exit_(self, exc_type, exc_val, tb)
         if took and exc_val is not None and len(_caught) < _MAX_CAUGHT:
             try:
-                _caught.append([_names(expected_of(self)), _names(tuple(type(exc_val).__mro__))])
+                _caught.append([_names(expected_of(self)), _names(tuple(type(exc_val).__mro__)), _where()])
             except Exception:  # a context this cannot read: nothing recorded
                 pass
         return took
@@ -290,21 +308,23 @@ def _watch_raises() -> None:
             cls.__exit__ = _watched(exit_, expected_of)
 
 
-def _caught_taken() -> list[list[list[str]]] | None:
+def _caught_taken() -> list[list[Any]] | None:
     """The caught exceptions recorded since the previous report (then forgotten); ``None`` when there were none."""
     out = list(_caught)
     _caught.clear()
     return out or None
 
 
-def _caught_of(report: Any) -> list[list[list[str]]] | None:
-    """:data:`_CAUGHT_ATTR` of ``report`` when it is a list of pairs of lists of texts, else ``None``."""
+def _caught_of(report: Any) -> list[list[Any]] | None:
+    """:data:`_CAUGHT_ATTR` of ``report`` when it is a list of ``[texts, texts, [text, int]]``, else ``None``."""
     v = getattr(report, _CAUGHT_ATTR, None)
     if not isinstance(v, list) or not v:
         return None
-    ok = all(isinstance(r, (list, tuple)) and len(r) == 2 and all(
-        isinstance(n, (list, tuple)) and all(isinstance(x, str) for x in n) for n in r) for r in v)
-    return [[list(r[0]), list(r[1])] for r in v[:_MAX_CAUGHT]] if ok else None
+    ok = all(isinstance(r, (list, tuple)) and len(r) == 3 and all(
+        isinstance(n, (list, tuple)) and all(isinstance(x, str) for x in n) for n in r[:2])
+        and isinstance(r[2], (list, tuple)) and len(r[2]) == 2 and isinstance(r[2][0], str)
+        and isinstance(r[2][1], int) for r in v)
+    return [[list(r[0]), list(r[1]), [r[2][0], r[2][1]]] for r in v[:_MAX_CAUGHT]] if ok else None
 
 
 @pytest.hookimpl(hookwrapper=True)
