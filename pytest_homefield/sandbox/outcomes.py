@@ -165,6 +165,12 @@ MAX_CAUGHT = 32
 MAX_CAUGHT_NAMES = 32
 MAX_CAUGHT_NAME = 200
 MAX_CAUGHT_PER_ID = 64
+#: What the caught records one run keeps may cost at most, counted as their names' characters plus
+#: :data:`CAUGHT_OVERHEAD` per name and per record (the host's memory stays bounded whatever the test process sends:
+#: atk19; some 5,000 records of a five-class MRO). Later records are not kept: a twin they would excuse is judged
+#: as before exc35.
+MAX_CAUGHT_COST = 2 << 20
+CAUGHT_OVERHEAD = 64
 #: Characters of a phase's ``operands`` kept at most (the reporter sends two ``repr``'s of 2000 and an operator).
 _MAX_OPERANDS = 4008
 
@@ -307,6 +313,8 @@ class EventTally:
         self._seal_tests = seal_tests
         self._sealed: dict[str, dict[str, list[str]]] = {}
         self._caught: dict[str, list[Caught]] = {}
+        self._caught_cost = 0
+        self._names: dict[str, str] = {}  # one object per distinct name the records hold
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -398,9 +406,7 @@ class EventTally:
                 if self._seals and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
                     self._seal_reports(nodeid, ev["seals"])
                 if ev.get("caught"):  # well_formed: two lists of short texts and [text, int] each
-                    got = self._caught.setdefault(nodeid, [])
-                    room = MAX_CAUGHT_PER_ID - len(got)
-                    got += [(tuple(e), tuple(m), (w[0], w[1])) for e, m, w in ev["caught"]][:max(0, room)]
+                    self._caught_records(nodeid, ev["caught"])
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
@@ -425,6 +431,19 @@ class EventTally:
             self._kept_bytes += len(line) + 1
         else:
             self._unkept += 1
+
+    def _caught_records(self, nodeid: str, records: Sequence[Sequence[Any]]) -> None:
+        """Keep ``nodeid``'s caught records (:attr:`Parsed.caught`), at most :data:`MAX_CAUGHT_PER_ID` per id and
+        :data:`MAX_CAUGHT_COST` in all; each name kept once (``setdefault`` on the names seen)."""
+        got = self._caught.setdefault(nodeid, [])
+        for expected, mro, where in records:
+            cost = sum(len(n) + CAUGHT_OVERHEAD for n in (*expected, *mro, where[0])) + CAUGHT_OVERHEAD
+            if len(got) >= MAX_CAUGHT_PER_ID or self._caught_cost + cost > MAX_CAUGHT_COST:
+                return
+            self._caught_cost += cost
+            got.append((tuple(self._names.setdefault(n, n) for n in expected),
+                        tuple(self._names.setdefault(n, n) for n in mro),
+                        (self._names.setdefault(where[0], where[0]), int(where[1]))))
 
     def _seal_reports(self, nodeid: str, seals: Sequence[Sequence[str | None]]) -> None:
         """Record what ``nodeid``'s phase reported of the sealed sites (:func:`seal_verdict`), at most two
@@ -464,7 +483,7 @@ class EventTally:
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
                       stop_lines=dict(self._lines), stop_operands=dict(self._operands),
                       seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()},
-                      caught={n: list(v) for n, v in self._caught.items()}), kept
+                      caught={n: list(v) for n, v in self._caught.items() if v}), kept
 
 
 

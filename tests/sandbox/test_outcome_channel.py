@@ -355,3 +355,26 @@ def test_caught_records_that_are_not_lists_of_short_texts_make_the_event_not_cou
     assert parsed.ignored == 5, parsed
     assert parsed.caught["t::a"] == [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError"), ("test_a", 3))]
     assert set(parsed.caught) == {"t::a", "t::e"} and len(parsed.caught["t::e"]) == 64
+
+
+def test_caught_records_past_their_cost_are_not_kept() -> None:
+    """exc35: what the caught records of one run keep is bounded (``MAX_CAUGHT_COST``): 6 MiB of events of 32
+    distinct 190-character names each, over 4,000 ids, keep under 2 MiB of names and the host's allocations for them
+    stay under 8 MiB (tracemalloc); later records are not kept, the outcomes still are."""
+    names = [[f"{i:03d}" + "n" * 187 for i in range(j, j + 32)] for j in range(0, 800, 32)]
+    events = [_ev("start")] + [_ev("phase", nodeid=f"t::f{i}", when="call", outcome="passed",
+                                   caught=[[names[i % 25][:1], names[i % 25], ["f", 1]]]) for i in range(4000)]
+    data = _lines(*events)
+    assert len(data) > 6 * 2**20
+    tracemalloc.start()
+    try:
+        tally = EventTally()
+        tally.feed(data)
+        parsed, _ = tally.result()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(parsed.outcomes) == 4000 and 0 < len(parsed.caught) < 4000, len(parsed.caught)
+    kept = sum(len(n) for recs in parsed.caught.values() for e, m, w in recs for n in (*e, *m, w[0]))
+    assert kept <= outcomes.MAX_CAUGHT_COST, kept
+    assert peak < 8 * 2**20, peak
