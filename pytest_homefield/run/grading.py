@@ -42,12 +42,15 @@ from pytest_homefield.run.twin_grading import (
     ParentSeen,
     apart_runs,
     canary_verdict,
+    cleared_swaps,
     confirm_excused,
     merge_rows,
     merge_runs,
     needs_reference_check,
     parent_checked_seed,
     parent_told,
+    plain_due,
+    plain_run,
     reference_due,
     reference_passes,
     rows_apart_ids,
@@ -58,6 +61,7 @@ from pytest_homefield.run.twin_grading import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
 from pytest_homefield.sandbox.seal_sites import sealable_sites
@@ -436,6 +440,7 @@ def grade(
         # what the run of the rows gives when it cannot be judged (outcome, error): applied past the forged verdict
         # only, so that this run's test process cannot turn a forgery the runs apart showed into another outcome
         rows_note: tuple[str, str] | None = None
+        plain_forged: tuple[str, str] | None = None  # what the plain run found (neg35)
         made: list[TestRun] = []
         try:
             if plan is not None:
@@ -519,6 +524,28 @@ def grade(
             return g
         merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
         apart = dict(merged)  # the runs apart alone: what decides the reference fix's runs below
+        # an exception-swap twin's clearance by its run's own record is never the whole evidence, nor is a twin
+        # failed by code that raises only inside a raises (neg35): the plain run, whenever such a group passed
+        due = plain_due(plan, merged, task.FAIL_TO_PASS)
+        bare = [t for t in cleared_swaps(plan, made, task.FAIL_TO_PASS) if function_id(t) not in plan.plain_at] \
+            if plan is not None else []
+        merged.update({t: "passed" for t in bare})  # a site the plain run cannot unwrap: the record alone clears none
+        if plan is not None and due:
+            try:
+                plain = plain_run(plan, due, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
+                                  [i for i in task.PASS_TO_PASS if i not in flaky], timeout_s=bound.seconds,
+                                  test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
+                                  memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
+            except ServiceError as exc:
+                g.outcome, g.error = "infra", str(exc)
+                return g
+            g.test_s += plain.run.wall_s
+            if plain.unconfirmed:
+                tid, why = next(iter(plain.unconfirmed.items()))
+                more = f" (and {len(plain.unconfirmed) - 1} more)" if len(plain.unconfirmed) > 1 else ""
+                plain_forged = (due[tid], f"{tid} passed its raises{more}, but {why} (contracts §7, the plain run): "
+                                          "only code raising inside a raises does that; the test outcomes were forged")
+            merge_rows(merged, plain.outcomes)
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
@@ -574,7 +601,7 @@ def grade(
         if excused:
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
-    forged = forged or unconfirmed
+    forged = forged or unconfirmed or plain_forged
     lowered: list[str] = []  # the ids the other runs passed that the sealed run failed
     if seal is not None:  # after every canary verdict, which reads the runs' own outcomes: it only lowers
         forged = forged or sealed_forged(seal, merged)

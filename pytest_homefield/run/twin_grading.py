@@ -63,7 +63,8 @@ __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_L
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
-           "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run"]
+           "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
+           "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_due", "plain_run"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -85,6 +86,10 @@ CONFIRM_PARENT_OUTCOMES = "confirm-parent.outcomes.jsonl"
 #: (:func:`rows_run`), when one was made: its log's tail and its events as the process reported them.
 ROWS_LOG = "rows.log"
 ROWS_OUTCOMES = "rows.outcomes.jsonl"
+#: The artifacts of the plain run (:func:`plain_run`), when one was made: its log's tail and its events as the
+#: process reported them.
+PLAIN_LOG = "plain.log"
+PLAIN_OUTCOMES = "plain.outcomes.jsonl"
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -973,6 +978,85 @@ def merge_rows(merged: dict[str, str], checked: Mapping[str, str]) -> None:
     did not report it) stays ``error``: the run of the rows can lower an outcome, never raise one."""
     for i, o in checked.items():
         merged[i] = min(merged.get(i, "error"), o, key=lambda x: _RANK.get(x, 0))
+
+
+def cleared_swaps(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str]) -> list[str]:
+    """The exception-swap twin instances (canary ids) that passed in the runs ``made`` and that :meth:`TwinPlan.merge`
+    counts ``failed`` because their run's ``caught`` record says the exception their ``raises`` took is also the
+    original's (:meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.also_original`), sorted; empty without a plan.
+    Such a clearance is never the whole evidence (neg35): :func:`plain_run` checks their group."""
+    if plan is None or not plan.swaps:
+        return []
+    runs = [*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))]
+    bare = plan.merge(runs, fail_to_pass)
+    told = plan.merge(runs, fail_to_pass, [r.caught for r in made])
+    return sorted(t for t, o in bare.items() if o == "passed" and told.get(t) == "failed")
+
+
+def plain_due(plan: TwinPlan | None, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> dict[str, str]:
+    """The ``fail_to_pass`` ids :func:`plain_run` checks → the exception-swap canary of their group: every id of a
+    group holding such a twin whose site :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_at` unwraps and
+    that passed in ``outcomes`` (the runs apart merged), whatever its twin gave (a run made only when a twin was
+    cleared let code raising only inside a ``raises`` pass whenever its exception was not the twin's class)."""
+    if plan is None:
+        return {}
+    swap = {function_id(c): c for c in plan.swaps if c in plan.plain_at}
+    groups = {c.source: swap[c.node] for c in plan.canaries if c.node in swap}
+    return {i: groups[function_id(i)] for i in fail_to_pass
+            if function_id(i) in groups and outcomes.get(i) == "passed"}
+
+
+class PlainChecked(NamedTuple):
+    """What :func:`plain_run` found. ``unconfirmed``: each checked id the plain run does not confirm → why (its
+    function did not stop at the unwrapped body there, or the run did not complete); ``outcomes``: the
+    ``pass_to_pass`` ids the run reported → their outcomes there (merged as the worst with the runs apart's); ``run``:
+    the test run."""
+
+    unconfirmed: dict[str, str]
+    outcomes: dict[str, str]
+    run: TestRun
+
+
+def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str],
+              out_dir: Path, pass_to_pass: Collection[str] = (), **run: Any) -> PlainChecked:
+    """The **plain run** (neg35, contracts §7): each FAIL_TO_PASS id of ``due`` (:func:`plain_due`: one of an
+    exception-swap group that passed apart → that twin's canary id) checked with its site's ``raises`` taken away.
+    One test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`, restamped as a run apart) of the whole
+    ``targets``, as a run apart, holding :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_files`: every
+    exception-swap group's function with its site's ``raises`` unwrapped (its body run bare, no ``raises`` there, no
+    expected class in any file), every other group as one run apart holds it. An id is confirmed when its instance
+    there failed with its stop line (the reporter's, from the function's first decorator) within the unwrapped body
+    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_at`): a real fix raises at that call whatever context
+    it runs in; code raising only while a ``raises`` is active (a patched ``__enter__``, a walk of the frames) lets
+    the bare body pass. Anything else leaves it unconfirmed: it passed, failed elsewhere or was not reported, or the
+    run did not complete. Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
+    :data:`PLAIN_OUTCOMES`. ``pass_to_pass``: the ids whose outcomes there the grading merges as the worst (a process
+    raising at every call once it guessed this run breaks them); every other outcome is read by no one. ``run``:
+    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    folder = _fresh_copy(gdir, tmp, plan.plain_files())
+    into = tmp / "plain-out"
+    try:
+        _restamp(folder)
+        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
+    finally:
+        nofollow.remove_tree(folder.parent)
+    for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    whole = run_completes(made) and not (made.over_writes or made.over_events)
+    unconfirmed: dict[str, str] = {}
+    for tid, canary in sorted(due.items()):
+        lo, hi = plan.plain_at[canary]
+        got, line = made.outcomes.get(tid), made.stop_lines.get(tid)
+        if not whole:
+            why = made.over_writes or made.over_events or made.error or "no finish event"
+            unconfirmed[tid] = f"the plain run did not complete ({why})"
+        elif got != "failed" or line is None or not lo <= line <= hi:
+            unconfirmed[tid] = (f"the same body run with no raises {got or 'was not reported'}"
+                                + (f", stopping at line {line} of the function, not at its body's {lo}-{hi}"
+                                   if got == "failed" else ""))
+    outcomes = {plan.home(i): o for i, o in made.outcomes.items() if plan.home(i) in pass_to_pass} if whole else {}
+    return PlainChecked(unconfirmed, outcomes, made)
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
