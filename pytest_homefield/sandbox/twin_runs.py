@@ -296,6 +296,22 @@ def _unwrapped(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> S
     return None
 
 
+#: Names of pytest's outcome exceptions (``pytest.skip.Exception``, ``pytest.exit.Exception``, …): raised bare, they
+#: skip, xfail or end the session instead of failing the test.
+_OUTCOME_NAMES = frozenset({"skip", "exit", "xfail", "fail", "Skipped", "Exit", "XFailed", "Failed",
+                            "OutcomeException"})
+
+
+def _stops_pytest(names: Collection[str]) -> bool:
+    """Whether an expected exception of ``names`` (:func:`_exception_names`) raised bare would not simply fail its
+    test: a builtin that is no ``Exception`` (``KeyboardInterrupt`` ends the session, ``SystemExit``,
+    ``GeneratorExit``, ``BaseException``) or one of pytest's outcomes. Such a site gets no plain form (a real fix
+    would stop the plain run itself, and be called forged)."""
+    return any(n in _OUTCOME_NAMES or (isinstance(b := getattr(builtins, n, None), type)
+                                       and issubclass(b, BaseException) and not issubclass(b, Exception))
+               for n in names)
+
+
 def _exception_names(expr: ast.AST) -> frozenset[str]:
     """The class names an expected-exception argument holds (``ValueError``, ``exc.Bad`` → ``Bad``, a tuple's
     every one): what an exception of the original's is an instance of, by name."""
@@ -794,7 +810,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
                 if how.startswith(EXCEPTION_SWAP):
                     plan.swaps[canaries[-1].node] = (_exception_names(site.node), text, _site_where(node, site.node))
-                    bare = _unwrapped(node, site.node) if split is None and not site.others else None
+                    bare = _unwrapped(node, site.node) if split is None and not site.others \
+                        and not _stops_pytest(_exception_names(site.node)) else None
                     if bare is not None:  # the plain run's member (neg35): the site with no raises
                         plain_members[id(node)] = _member(segment, lines, start, bare, 0)
                         top = min([d.lineno for d in node.decorator_list] + [node.lineno])

@@ -256,3 +256,19 @@ def test_the_plain_run_holds_the_site_with_no_raises(tmp_path: Path, form: str) 
     lo, hi = plan.plain_at[canary]
     assert (lo, hi) == (2, 2) and body[lo].strip() == "r.seek(1)"
     assert all(b"raises(" in r[TEST] for r in plan.runs)  # the runs apart keep theirs
+
+
+@pytest.mark.parametrize("expected", ["SystemExit", "KeyboardInterrupt"])
+def test_an_exception_that_would_stop_pytest_gets_no_plain_form(tmp_path: Path, expected: str) -> None:
+    """Raised bare, ``KeyboardInterrupt`` ends the session and pytest's outcomes skip or exit: a real fix would make
+    the plain run fail to confirm it, so such a site has no plain form (its twin as before exc35: never cleared by the
+    record, and code raising only inside its ``raises`` stays open there)."""
+    from pytest_homefield.sandbox.twin_runs import plan_twins
+
+    tests = TESTS.replace("pytest.raises(ValueError)", f"pytest.raises({expected})")
+    tree = tmp_path / "plan"
+    (tree / "tests").mkdir(parents=True)
+    (tree / TEST).write_text(tests, encoding="utf-8")
+    plans = [plan_twins(tree, F2P, seed=s) for s in range(4)]
+    assert any(p.swaps for p in plans)
+    assert all(not p.plain and not p.plain_at for p in plans)
