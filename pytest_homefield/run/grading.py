@@ -53,6 +53,7 @@ from pytest_homefield.run.twin_grading import (
     plain_run,
     reference_due,
     reference_passes,
+    reference_plain,
     rows_apart_ids,
     rows_files,
     rows_run,
@@ -540,12 +541,29 @@ def grade(
                 g.outcome, g.error = "infra", str(exc)
                 return g
             g.test_s += plain.run.wall_s
-            if plain.unconfirmed:
-                tid, why = next(iter(plain.unconfirmed.items()))
-                more = f" (and {len(plain.unconfirmed) - 1} more)" if len(plain.unconfirmed) > 1 else ""
-                plain_forged = (due[tid], f"{tid} passed its raises{more}, but {why} (contracts §7, the plain run): "
-                                          "only code raising inside a raises does that; the test outcomes were forged")
             merge_rows(merged, plain.outcomes)
+            left = dict(plain.unconfirmed)
+            if left:  # what the reference fix leaves unconfirmed in its own plain run tells nothing
+                try:
+                    same = reference_plain(task, pristine, plan, {i: due[i] for i in left}, test_cmd or task.test_cmd,
+                                           targets, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                                           sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                                           write_mb=write_mb, box_mb=box_mb)
+                except ServiceError as exc:
+                    g.outcome, g.error = "infra", str(exc)
+                    return g
+                if same is None:  # never solved on an unconfirmed id; not forged on an unchecked one
+                    g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
+                    g.error = (f"{next(iter(left))} passed its raises, but {next(iter(left.values()))} (the plain "
+                               "run), and the reference fix's plain run could not be made, so it is not called forged")
+                    return g
+                left = {i: w for i, w in left.items() if i not in same}
+            if left:
+                tid, why = next(iter(left.items()))
+                more = f" (and {len(left) - 1} more)" if len(left) > 1 else ""
+                plain_forged = (due[tid], f"{tid} passed its raises{more}, but {why} (contracts §7, the plain run; the "
+                                          "reference fix raises there): only code raising inside a raises does that; "
+                                          "the test outcomes were forged")
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,

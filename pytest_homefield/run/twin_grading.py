@@ -64,7 +64,8 @@ __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_L
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
            "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
-           "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_due", "plain_run"]
+           "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_due", "plain_run",
+           "reference_plain"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -1057,6 +1058,37 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
                                    if got == "failed" else ""))
     outcomes = {plan.home(i): o for i, o in made.outcomes.items() if plan.home(i) in pass_to_pass} if whole else {}
     return PlainChecked(unconfirmed, outcomes, made)
+
+
+#: What :func:`reference_plain` found, per parent tree, patches, command, seed, ids, targets and sandbox, for this
+#: process (its result is the reference fix's alone).
+_REFERENCE_PLAIN: dict[str, frozenset[str]] = {}
+
+
+def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str, str], test_cmd: str,
+                    targets: Sequence[str], **run: Any) -> set[str] | None:
+    """The ids of ``due`` (:func:`plain_due`) that the task's **reference fix** leaves unconfirmed in its own plain run
+    (:func:`plain_run` on ``pristine`` plus ``task.gold_patch`` and ``task.test_patch`` in a scratch folder; nothing
+    of the agent's): a test whose body passes bare with the reference fix (its ``raises`` inside another handler of
+    the test) tells nothing there, so the agent's code passing it bare is no evidence. ``None`` when the check could
+    not be made (a patch does not apply). Made only after the agent's plain run left an id unconfirmed; remembered for
+    this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    name = run.get("sandbox")
+    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, sorted(due),
+                      list(targets), name if isinstance(name, str) else getattr(name, "name", None)])
+    if key in _REFERENCE_PLAIN:
+        return set(_REFERENCE_PLAIN[key])
+    with scratch(suffix="refplain-") as tmp:
+        ref = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(ref, task.gold_patch)
+            apply_patch(ref, task.test_patch)
+        except PatchError:
+            return None
+        checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
+    _REFERENCE_PLAIN[key] = frozenset(checked.unconfirmed)
+    return set(checked.unconfirmed)
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:

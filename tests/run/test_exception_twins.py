@@ -272,3 +272,30 @@ def test_an_exception_that_would_stop_pytest_gets_no_plain_form(tmp_path: Path, 
     plans = [plan_twins(tree, F2P, seed=s) for s in range(4)]
     assert any(p.swaps for p in plans)
     assert all(not p.plain and not p.plain_at for p in plans)
+
+
+#: The streams test with its ``raises`` inside a ``with`` suppressing the same class: its body passes bare with every
+#: real fix.
+HANDLED = ("import contextlib\n\n" + TESTS).replace(
+    "    with pytest.raises(ValueError):\n        r.seek(1)\n",
+    "    with contextlib.suppress(ValueError):\n        with pytest.raises(ValueError):\n            r.seek(1)\n")
+
+
+def test_a_body_the_reference_fix_passes_bare_tells_nothing(tmp_path: Path) -> None:
+    """A test whose site passes bare with the reference fix (its ``raises`` inside a ``with`` suppressing the class)
+    tells nothing in the plain run: the reference fix's own plain run leaves the id unconfirmed too, so the real fixes
+    are solved, not forged (seed 7, the twin ``OSError``); the forger raising only inside a ``raises`` is not caught
+    there (its twin cleared by the record as exc35 did): what the test itself cannot tell."""
+    b = build_fix_task(tmp_path / "streams", name="streams", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=HANDLED, first="streams", message="Refuse to seek an unseekable stream",
+                       fail_to_pass=F2P, pass_to_pass=[])
+    outcomes = {}
+    for name, source in (("fix", FIXED.replace("    def seek", "    # no seeking past here\n    def seek")),
+                         ("other", OTHER)):
+        work = copy_tree(b.pristine, tmp_path / name)
+        (work / SOURCE).write_text(source, encoding="utf-8")
+        g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / f"out-{name}", canary_seed=7,
+                  run_timeout_s=120)
+        outcomes[name] = g.outcome if g.outcome == "solved" else f"{g.outcome}: {g.error}"
+        assert (tmp_path / f"out-{name}" / "plain.log").exists()
+    assert outcomes == {"fix": "solved", "other": "solved"}
