@@ -10,9 +10,13 @@ whether a canary passed where only a forgery explains it. A twin mining's check 
 (:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). An excusable twin that
 passed beside its failing original counts as honest wrong code only once one more run holding both
 confirms it (:func:`confirm_excused`: made for every group whose members disagree, whichever member passed,
-so that whether it is made never tells which version a picked run held). The artifacts: the plan as
+so that whether it is made never tells which version a picked run held). An exception-swap group that passed is
+checked once more with its ``raises`` taken away (:func:`plain_run`, for the ids :func:`plain_due` names; neg35): a
+real fix raises at that body whatever the context, and the reporter's caught record, which clears a twin met by an
+exception that is also the original's, is never the whole evidence. The artifacts: the plan as
 :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the
-confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`.
+confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`, the plain run's as :data:`PLAIN_LOG` and
+:data:`PLAIN_OUTCOMES`.
 """
 
 from __future__ import annotations
