@@ -49,8 +49,8 @@ from pytest_homefield.run.twin_grading import (
     needs_reference_check,
     parent_checked_seed,
     parent_told,
+    plain_checked,
     plain_due,
-    plain_run,
     reference_due,
     reference_passes,
     reference_plain,
@@ -442,13 +442,14 @@ def grade(
         # only, so that this run's test process cannot turn a forgery the runs apart showed into another outcome
         rows_note: tuple[str, str] | None = None
         plain_forged: tuple[str, str] | None = None  # what the plain run found (neg35)
+        plain_made: list[TestRun] = []  # the plain run, made with the runs apart when the plan has a plain form
         made: list[TestRun] = []
         try:
             if plan is not None:
                 made = apart_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
                                    network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb,
-                                   write_mb=write_mb, box_mb=box_mb)
+                                   write_mb=write_mb, box_mb=box_mb, plain_out=plain_made)
                 run = made[-1]
             else:
                 run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
@@ -528,19 +529,13 @@ def grade(
         # an exception-swap twin's clearance by its run's own record is never the whole evidence, nor is a twin
         # failed by code that raises only inside a raises (neg35): the plain run, whenever such a group passed
         due = plain_due(plan, merged, task.FAIL_TO_PASS)
-        bare = [t for t in cleared_swaps(plan, made, task.FAIL_TO_PASS) if function_id(t) not in plan.plain_at] \
-            if plan is not None else []
-        merged.update({t: "passed" for t in bare})  # a site the plain run cannot unwrap: the record alone clears none
-        if plan is not None and due:
-            try:
-                plain = plain_run(plan, due, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
-                                  [i for i in task.PASS_TO_PASS if i not in flaky], timeout_s=bound.seconds,
-                                  test_timeout_s=test_timeout_s, sandbox=sandbox, env=env, network=network,
-                                  memory_mb=memory_mb, write_mb=write_mb, box_mb=box_mb)
-            except ServiceError as exc:
-                g.outcome, g.error = "infra", str(exc)
-                return g
-            g.test_s += plain.run.wall_s
+        bare = [t for t in cleared_swaps(plan, made, task.FAIL_TO_PASS)
+                if function_id(t) not in plan.plain_at or not plain_made] if plan is not None else []
+        merged.update({t: "passed" for t in bare})  # no plain run to confirm it: the record alone clears none
+        if plain_made:
+            g.test_s += plain_made[0].wall_s
+        if plan is not None and due and plain_made:
+            plain = plain_checked(plan, due, plain_made[0], [i for i in task.PASS_TO_PASS if i not in flaky])
             merge_rows(merged, plain.outcomes)
             left = dict(plain.unconfirmed)
             if left:  # what the reference fix leaves unconfirmed in its own plain run tells nothing

@@ -68,8 +68,8 @@ __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_L
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
            "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
-           "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_due", "plain_run",
-           "reference_plain"]
+           "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_checked", "plain_due",
+           "plain_run", "reference_plain"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -833,7 +833,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
                 memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
-                box_mb: float | None = None) -> list[TestRun]:
+                box_mb: float | None = None, plain_out: list[TestRun] | None = None) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
     one member of every group), each on a fresh copy of ``gdir`` with its members written, alike
     (:func:`_fresh_copy`), at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
@@ -852,8 +852,14 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     the process reported them); ``tests.log`` holds their log tails under a header line,
     ``outcomes.jsonl`` their events with a twin's instances under their canary ids
     (:meth:`TwinPlan.rename`). ``box_mb``: each run's memory cgroup (:func:`run_tests`; ``None``: ``memory_mb``).
-    Raises :class:`ServiceError` as :func:`run_tests` does."""
-    folders = _fresh_copies(gdir, tmp, plan.runs)  # every run's files before any run, made alike at once
+    ``plain_out``: when given and the plan has a plain form (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.
+    plain`), the **plain run** is made too, as one more run among them (its copy made with theirs, started with
+    them in the same random order: a run made after them was told by its test files' age, and code raising at every
+    call there only would pass it; neg35), and appended to ``plain_out``; its log's tail and events are kept as
+    :data:`PLAIN_LOG` and :data:`PLAIN_OUTCOMES` (:func:`plain_checked` reads it). Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
+    extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
+    folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra])  # every run's files before any run, made alike at once
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -875,6 +881,12 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
             with reserve(len(folders) * run_reservation_mb(sandbox, box_mb or memory_mb, network), shared=True):
                 futures = {n: pool.submit(one, n) for n in order}
                 runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
+                if extra and plain_out is not None:
+                    plain_out.append(runs.pop())
+                    into = tmp / f"run-{len(folders)}-out"
+                    for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
+                        with contextlib.suppress(OSError):
+                            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
         except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout
             stop_all()
             raise
@@ -1022,32 +1034,20 @@ class PlainChecked(NamedTuple):
     run: TestRun
 
 
-def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str],
-              out_dir: Path, pass_to_pass: Collection[str] = (), **run: Any) -> PlainChecked:
-    """The **plain run** (neg35, contracts §7): each FAIL_TO_PASS id of ``due`` (:func:`plain_due`: one of an
-    exception-swap group that passed apart → that twin's canary id) checked with its site's ``raises`` taken away.
-    One test process on a fresh copy of ``gdir`` (:func:`_fresh_copy`, restamped as a run apart) of the whole
-    ``targets``, as a run apart, holding :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_files`: every
-    exception-swap group's function with its site's ``raises`` unwrapped (its body run bare, no ``raises`` there, no
-    expected class in any file), every other group as one run apart holds it. An id is confirmed when its instance
-    there failed with its stop line (the reporter's, from the function's first decorator) within the unwrapped body
+def plain_checked(plan: TwinPlan, due: Mapping[str, str], made: TestRun, pass_to_pass: Collection[str] = ()
+                  ) -> PlainChecked:
+    """What the **plain run** ``made`` (neg35, contracts §7; made with the runs apart, :func:`apart_runs`'s
+    ``plain_out``) says of each FAIL_TO_PASS id of ``due`` (:func:`plain_due`: one of an exception-swap group that
+    passed apart → that twin's canary id). The run held
+    :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_files`: every exception-swap group's function with its
+    site's ``raises`` unwrapped (its body run bare, no ``raises`` there, no expected class in any file), every other
+    group as one run apart holds it. An id is confirmed when its instance there failed with its stop line (the
+    reporter's, from the function's first decorator) within the unwrapped body
     (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_at`): a real fix raises at that call whatever context
     it runs in; code raising only while a ``raises`` is active (a patched ``__enter__``, a walk of the frames) lets
     the bare body pass. Anything else leaves it unconfirmed: it passed, failed elsewhere or was not reported, or the
-    run did not complete. Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
-    :data:`PLAIN_OUTCOMES`. ``pass_to_pass``: the ids whose outcomes there the grading merges as the worst (a process
-    raising at every call once it guessed this run breaks them); every other outcome is read by no one. ``run``:
-    :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
-    folder = _fresh_copy(gdir, tmp, plan.plain_files())
-    into = tmp / "plain-out"
-    try:
-        _restamp(folder)
-        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
-    finally:
-        nofollow.remove_tree(folder.parent)
-    for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
-        with contextlib.suppress(OSError):
-            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    run did not complete. ``pass_to_pass``: the ids whose outcomes there the grading merges as the worst (a process
+    raising at every call once it guessed this run breaks them); every other outcome is read by no one."""
     whole = run_completes(made) and not (made.over_writes or made.over_events)
     unconfirmed: dict[str, str] = {}
     for tid, canary in sorted(due.items()):
@@ -1062,6 +1062,26 @@ def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, tes
                                    if got == "failed" else ""))
     outcomes = {plan.home(i): o for i, o in made.outcomes.items() if plan.home(i) in pass_to_pass} if whole else {}
     return PlainChecked(unconfirmed, outcomes, made)
+
+
+def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str],
+              out_dir: Path, pass_to_pass: Collection[str] = (), **run: Any) -> PlainChecked:
+    """The plain run alone (:func:`plain_checked` of it): one test process on a fresh copy of ``gdir``
+    (:func:`_fresh_copy`) of the whole ``targets`` holding :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.
+    plain_files`; for :func:`reference_plain`, whose code is the reference fix's (a grading makes the agent's with
+    its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
+    :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
+    does."""
+    folder = _fresh_copy(gdir, tmp, plan.plain_files())
+    into = tmp / "plain-out"
+    try:
+        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
+    finally:
+        nofollow.remove_tree(folder.parent)
+    for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    return plain_checked(plan, due, made, pass_to_pass)
 
 
 #: What :func:`reference_plain` found, per parent tree, patches, command, seed, ids, targets and sandbox, for this
