@@ -538,6 +538,13 @@ def grade(
             plain = plain_checked(plan, due, plain_made[0], [i for i in task.PASS_TO_PASS if i not in flaky])
             merge_rows(merged, plain.outcomes)
             left = dict(plain.unconfirmed)
+            pr = plain_made[0]
+            if not run_completes(pr) or pr.over_writes or pr.over_events:  # judged as a run apart's, past forged
+                why = pr.over_writes or pr.over_events or pr.error or "no finish event"
+                rows_note = ("agent_error", f"hidden tests: {why}") if pr.over_writes or pr.over_events else \
+                    ("test_timeout", f"the plain run exceeded {bound.why}") if pr.timed_out else \
+                    ("tests_failed", f"the plain run did not finish ({why})")
+                left = {}
             if left:  # what the reference fix leaves unconfirmed in its own plain run tells nothing
                 try:
                     same = reference_plain(task, pristine, plan, {i: due[i] for i in left}, test_cmd or task.test_cmd,

@@ -175,6 +175,17 @@ def test_code_raising_only_inside_a_raises_is_forged_where_its_twin_fails(tmp_pa
     assert _graded(tmp_path, forger, ENTERED if forger == "entered" else FRAMES, seed=1) == "forged"
 
 
+def test_a_plain_run_that_does_not_finish_is_not_solved(tmp_path: Path) -> None:
+    """The ``__enter__`` forger ending its process where no ``raises`` is active (the plain run's bare body): that run
+    is judged as a run apart that did not finish, ``tests_failed``, never solved (and an honest process dying there,
+    a machine's fault, is not called forged)."""
+    source = ENTERED.replace("        if _active():\n            raise _Every('seek')\n",
+                             "        if _active():\n            raise _Every('seek')\n"
+                             "        if not self.seekable:\n            import os\n            os._exit(3)\n")
+    assert source != ENTERED
+    assert _graded(tmp_path, "exits", source) == "tests_failed"
+
+
 def test_an_every_class_exception_raised_at_the_call_the_test_makes_is_solved(tmp_path: Path) -> None:
     """What stays, by construction: ``_Every`` raised whenever the stream is unseekable, in or out of a ``raises``, is
     the fix's logic with an odd class; the test asks for an exception at that call and gets one, as from
