@@ -11,7 +11,8 @@ whether a canary passed where only a forgery explains it. A twin mining's check 
 passed beside its failing original counts as honest wrong code only once one more run holding both
 confirms it (:func:`confirm_excused`: made for every group whose members disagree, whichever member passed,
 so that whether it is made never tells which version a picked run held). An exception-swap group that passed is
-checked once more with its ``raises`` taken away (:func:`plain_run`, for the ids :func:`plain_due` names; neg35): a
+checked once more with its ``raises`` taken away (the plain run, made among the runs apart by :func:`apart_runs` and
+read by :func:`plain_checked` for the ids :func:`plain_due` names; neg35): a
 real fix raises at that body whatever the context, and the reporter's caught record, which clears a twin met by an
 exception that is also the original's, is never the whole evidence. The artifacts: the plan as
 :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the
@@ -91,8 +92,8 @@ CONFIRM_PARENT_OUTCOMES = "confirm-parent.outcomes.jsonl"
 #: (:func:`rows_run`), when one was made: its log's tail and its events as the process reported them.
 ROWS_LOG = "rows.log"
 ROWS_OUTCOMES = "rows.outcomes.jsonl"
-#: The artifacts of the plain run (:func:`plain_run`), when one was made: its log's tail and its events as the
-#: process reported them.
+#: The artifacts of the plain run (made among the runs apart, :func:`apart_runs`' ``plain_out``), when one was made:
+#: its log's tail and its events as the process reported them.
 PLAIN_LOG = "plain.log"
 PLAIN_OUTCOMES = "plain.outcomes.jsonl"
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
