@@ -877,7 +877,7 @@ def verify_candidate(
                     runs.append(r)
                     if r.timed_out or not plan.placement:
                         break
-                merged = plan.merge([r.outcomes for r in runs], v.FAIL_TO_PASS)
+                merged = plan.merge([r.outcomes for r in runs], v.FAIL_TO_PASS, [r.caught for r in runs])
                 return dataclasses.replace(runs[-1], outcomes=merged, wall_s=sum(r.wall_s for r in runs),
                                            timed_out=any(r.timed_out for r in runs), peak_mb=peak_of(runs)), plan
 

@@ -42,14 +42,18 @@ from pytest_homefield.run.twin_grading import (
     ParentSeen,
     apart_runs,
     canary_verdict,
+    cleared_swaps,
     confirm_excused,
     merge_rows,
     merge_runs,
     needs_reference_check,
     parent_checked_seed,
     parent_told,
+    plain_checked,
+    plain_due,
     reference_due,
     reference_passes,
+    reference_plain,
     rows_apart_ids,
     rows_files,
     rows_run,
@@ -58,6 +62,7 @@ from pytest_homefield.run.twin_grading import (
 )
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
+from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.canary_parent import ParentText
 from pytest_homefield.sandbox.limits import TEST_MEMORY_MB, TEST_WRITE_MB, task_memory_mb
 from pytest_homefield.sandbox.seal_sites import sealable_sites, withheld_data
@@ -439,13 +444,15 @@ def grade(
         # what the run of the rows gives when it cannot be judged (outcome, error): applied past the forged verdict
         # only, so that this run's test process cannot turn a forgery the runs apart showed into another outcome
         rows_note: tuple[str, str] | None = None
+        plain_forged: tuple[str, str] | None = None  # what the plain run found (neg35)
+        plain_made: list[TestRun] = []  # the plain run, made with the runs apart when the plan has a plain form
         made: list[TestRun] = []
         try:
             if plan is not None:
                 made = apart_runs(plan, gdir, Path(tmp), test_cmd or task.test_cmd, targets, out_dir,
                                    timeout_s=bound.seconds, test_timeout_s=test_timeout_s, sandbox=sandbox, env=env,
                                    network=network, fail_to_pass=task.FAIL_TO_PASS, memory_mb=memory_mb,
-                                   write_mb=write_mb, box_mb=box_mb)
+                                   write_mb=write_mb, box_mb=box_mb, plain_out=plain_made)
                 run = made[-1]
             else:
                 run = run_tests(gdir, test_cmd or task.test_cmd, targets, out_dir=out_dir, timeout_s=bound.seconds,
@@ -522,6 +529,46 @@ def grade(
             return g
         merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
         apart = dict(merged)  # the runs apart alone: what decides the reference fix's runs below
+        # an exception-swap twin's clearance by its run's own record is never the whole evidence, nor is a twin
+        # failed by code that raises only inside a raises (neg35): the plain run, whenever such a group passed
+        due = plain_due(plan, merged, task.FAIL_TO_PASS)
+        bare = [t for t in cleared_swaps(plan, made, task.FAIL_TO_PASS)
+                if function_id(t) not in plan.plain_at or not plain_made] if plan is not None else []
+        merged.update({t: "passed" for t in bare})  # no plain run to confirm it: the record alone clears none
+        if plain_made:
+            g.test_s += plain_made[0].wall_s
+        if plan is not None and due and plain_made:
+            plain = plain_checked(plan, due, plain_made[0], [i for i in task.PASS_TO_PASS if i not in flaky])
+            merge_rows(merged, plain.outcomes)
+            left = dict(plain.unconfirmed)
+            pr = plain_made[0]
+            if not run_completes(pr) or pr.over_writes or pr.over_events:  # judged as a run apart's, past forged
+                why = pr.over_writes or pr.over_events or pr.error or "no finish event"
+                rows_note = ("agent_error", f"hidden tests: {why}") if pr.over_writes or pr.over_events else \
+                    ("test_timeout", f"the plain run exceeded {bound.why}") if pr.timed_out else \
+                    ("tests_failed", f"the plain run did not finish ({why})")
+                left = {}
+            if left:  # what the reference fix leaves unconfirmed in its own plain run tells nothing
+                try:
+                    same = reference_plain(task, pristine, plan, {i: due[i] for i in left}, test_cmd or task.test_cmd,
+                                           targets, timeout_s=bound.seconds, test_timeout_s=test_timeout_s,
+                                           sandbox=sandbox, env=env, network=network, memory_mb=memory_mb,
+                                           write_mb=write_mb, box_mb=box_mb)
+                except ServiceError as exc:
+                    g.outcome, g.error = "infra", str(exc)
+                    return g
+                if same is None:  # never solved on an unconfirmed id; not forged on an unchecked one
+                    g.outcome, g.failing_f2p = "tests_failed", list(task.FAIL_TO_PASS)
+                    g.error = (f"{next(iter(left))} passed its raises, but {next(iter(left.values()))} (the plain "
+                               "run), and the reference fix's plain run could not be made, so it is not called forged")
+                    return g
+                left = {i: w for i, w in left.items() if i not in same}
+            if left:
+                tid, why = next(iter(left.items()))
+                more = f" (and {len(left) - 1} more)" if len(left) > 1 else ""
+                plain_forged = (due[tid], f"{tid} passed its raises{more}, but {why} (contracts §7, the plain run; the "
+                                          "reference fix raises there): only code raising inside a raises does that; "
+                                          "the test outcomes were forged")
         try:  # a group whose members disagree (whichever passed): one run holding them all must agree (§7)
             confirmed = confirm_excused(
                 plan, merged, gdir, Path(tmp), test_cmd or task.test_cmd, out_dir, task.FAIL_TO_PASS,
@@ -577,7 +624,7 @@ def grade(
         if excused:
             kept = dataclasses.replace(plan, canaries=[c for c in plan.canaries if c.node not in excused])
             forged = canary_verdict(kept, merged, task.FAIL_TO_PASS)
-    forged = forged or unconfirmed
+    forged = forged or unconfirmed or plain_forged
     lowered: list[str] = []  # the ids the other runs passed that the sealed run failed
     if seal is not None:  # after every canary verdict, which reads the runs' own outcomes: it only lowers
         forged = forged or sealed_forged(seal, merged)

@@ -10,9 +10,14 @@ whether a canary passed where only a forgery explains it. A twin mining's check 
 (:func:`reference_passes`: the same runs on the pristine tree plus ``gold_patch``). An excusable twin that
 passed beside its failing original counts as honest wrong code only once one more run holding both
 confirms it (:func:`confirm_excused`: made for every group whose members disagree, whichever member passed,
-so that whether it is made never tells which version a picked run held). The artifacts: the plan as
+so that whether it is made never tells which version a picked run held). An exception-swap group that passed is
+checked once more with its ``raises`` taken away (the plain run, made among the runs apart by :func:`apart_runs` and
+read by :func:`plain_checked` for the ids :func:`plain_due` names; neg35): a
+real fix raises at that body whatever the context, and the reporter's caught record, which clears a twin met by an
+exception that is also the original's, is never the whole evidence. The artifacts: the plan as
 :data:`CANARIES_FILE`, each run's log tail and events as :data:`TWIN_LOG` and :data:`TWIN_OUTCOMES`, the
-confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`.
+confirmation's as :data:`CONFIRM_LOG` and :data:`CONFIRM_OUTCOMES`, the plain run's as :data:`PLAIN_LOG` and
+:data:`PLAIN_OUTCOMES`.
 """
 
 from __future__ import annotations
@@ -63,7 +68,9 @@ __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_L
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
-           "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run"]
+           "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
+           "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_checked", "plain_due",
+           "plain_run", "reference_plain"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -85,6 +92,10 @@ CONFIRM_PARENT_OUTCOMES = "confirm-parent.outcomes.jsonl"
 #: (:func:`rows_run`), when one was made: its log's tail and its events as the process reported them.
 ROWS_LOG = "rows.log"
 ROWS_OUTCOMES = "rows.outcomes.jsonl"
+#: The artifacts of the plain run (made among the runs apart, :func:`apart_runs`' ``plain_out``), when one was made:
+#: its log's tail and its events as the process reported them.
+PLAIN_LOG = "plain.log"
+PLAIN_OUTCOMES = "plain.outcomes.jsonl"
 #: The order in which the runs' copies get each entry and the runs start (seeded from the OS).
 _RANDOM = random.SystemRandom()
 
@@ -823,7 +834,7 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
                 timeout_s: float, test_timeout_s: float | None, sandbox: str | SandboxBackend,
                 env: Mapping[str, str] | None, network: TestNetwork | None, fail_to_pass: Sequence[str] = (),
                 memory_mb: float | None = TEST_MEMORY_MB, write_mb: float | None = TEST_WRITE_MB,
-                box_mb: float | None = None) -> list[TestRun]:
+                box_mb: float | None = None, plain_out: list[TestRun] | None = None) -> list[TestRun]:
     """Make ``plan``'s runs (:mod:`~pytest_homefield.sandbox.twin_runs`: each of the whole ``targets``,
     one member of every group), each on a fresh copy of ``gdir`` with its members written, alike
     (:func:`_fresh_copy`), at a path alike (``<tmp>/<random>/w``), with its own ``HOME`` and
@@ -842,8 +853,14 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
     the process reported them); ``tests.log`` holds their log tails under a header line,
     ``outcomes.jsonl`` their events with a twin's instances under their canary ids
     (:meth:`TwinPlan.rename`). ``box_mb``: each run's memory cgroup (:func:`run_tests`; ``None``: ``memory_mb``).
-    Raises :class:`ServiceError` as :func:`run_tests` does."""
-    folders = _fresh_copies(gdir, tmp, plan.runs)  # every run's files before any run, made alike at once
+    ``plain_out``: when given and the plan has a plain form (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.
+    plain`), the **plain run** is made too, as one more run among them (its copy made with theirs, started with
+    them in the same random order: a run made after them was told by its test files' age, and code raising at every
+    call there only would pass it; neg35), and appended to ``plain_out``; its log's tail and events are kept as
+    :data:`PLAIN_LOG` and :data:`PLAIN_OUTCOMES` (:func:`plain_checked` reads it). Raises :class:`ServiceError` as
+    :func:`run_tests` does."""
+    extra = [plan.plain_files()] if plain_out is not None and plan.plain else []
+    folders = _fresh_copies(gdir, tmp, [*plan.runs, *extra])  # every run's files before any run, made alike at once
     ungrouped = [i for i in fail_to_pass if function_id(i) not in plan.placement]  # the same in every run
     made: list[TestRun] = []
     logs: list[bytes] = []
@@ -865,6 +882,12 @@ def apart_runs(plan: TwinPlan, gdir: Path, tmp: Path, test_cmd: str, targets: Se
             with reserve(len(folders) * run_reservation_mb(sandbox, box_mb or memory_mb, network), shared=True):
                 futures = {n: pool.submit(one, n) for n in order}
                 runs = [futures[n].result() for n in range(len(folders))]  # ServiceError: raised
+                if extra and plain_out is not None:
+                    plain_out.append(runs.pop())
+                    into = tmp / f"run-{len(folders)}-out"
+                    for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
+                        with contextlib.suppress(OSError):
+                            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
         except BaseException:  # Ctrl-C or a run's error: the other runs stop now, not at their timeout
             stop_all()
             raise
@@ -973,6 +996,124 @@ def merge_rows(merged: dict[str, str], checked: Mapping[str, str]) -> None:
     did not report it) stays ``error``: the run of the rows can lower an outcome, never raise one."""
     for i, o in checked.items():
         merged[i] = min(merged.get(i, "error"), o, key=lambda x: _RANK.get(x, 0))
+
+
+def cleared_swaps(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str]) -> list[str]:
+    """The exception-swap twin instances (canary ids) that passed in the runs ``made`` and that :meth:`TwinPlan.merge`
+    counts ``failed`` because their run's ``caught`` record says the exception their ``raises`` took is also the
+    original's (:meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.also_original`), sorted; empty without a plan.
+    Such a clearance is never the whole evidence (neg35): :func:`plain_run` checks their group."""
+    if plan is None or not plan.swaps:
+        return []
+    runs = [*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))]
+    bare = plan.merge(runs, fail_to_pass)
+    told = plan.merge(runs, fail_to_pass, [r.caught for r in made])
+    return sorted(t for t, o in bare.items() if o == "passed" and told.get(t) == "failed")
+
+
+def plain_due(plan: TwinPlan | None, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> dict[str, str]:
+    """The ``fail_to_pass`` ids :func:`plain_run` checks → the exception-swap canary of their group: every id of a
+    group holding such a twin whose site :attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_at` unwraps and
+    that passed in ``outcomes`` (the runs apart merged), whatever its twin gave (a run made only when a twin was
+    cleared let code raising only inside a ``raises`` pass whenever its exception was not the twin's class)."""
+    if plan is None:
+        return {}
+    swap = {function_id(c): c for c in plan.swaps if c in plan.plain_at}
+    groups = {c.source: swap[c.node] for c in plan.canaries if c.node in swap}
+    return {i: groups[function_id(i)] for i in fail_to_pass
+            if function_id(i) in groups and outcomes.get(i) == "passed"}
+
+
+class PlainChecked(NamedTuple):
+    """What :func:`plain_run` found. ``unconfirmed``: each checked id the plain run does not confirm → why (its
+    function did not stop at the unwrapped body there, or the run did not complete); ``outcomes``: the
+    ``pass_to_pass`` ids the run reported → their outcomes there (merged as the worst with the runs apart's); ``run``:
+    the test run."""
+
+    unconfirmed: dict[str, str]
+    outcomes: dict[str, str]
+    run: TestRun
+
+
+def plain_checked(plan: TwinPlan, due: Mapping[str, str], made: TestRun, pass_to_pass: Collection[str] = ()
+                  ) -> PlainChecked:
+    """What the **plain run** ``made`` (neg35, contracts §7; made with the runs apart, :func:`apart_runs`'s
+    ``plain_out``) says of each FAIL_TO_PASS id of ``due`` (:func:`plain_due`: one of an exception-swap group that
+    passed apart → that twin's canary id). The run held
+    :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_files`: every exception-swap group's function with its
+    site's ``raises`` unwrapped (its body run bare, no ``raises`` there, no expected class in any file), every other
+    group as one run apart holds it. An id is confirmed when its instance there failed with its stop line (the
+    reporter's, from the function's first decorator) within the unwrapped body
+    (:attr:`~pytest_homefield.sandbox.twin_runs.TwinPlan.plain_at`): a real fix raises at that call whatever context
+    it runs in; code raising only while a ``raises`` is active (a patched ``__enter__``, a walk of the frames) lets
+    the bare body pass. Anything else leaves it unconfirmed: it passed, failed elsewhere or was not reported, or the
+    run did not complete. ``pass_to_pass``: the ids whose outcomes there the grading merges as the worst (a process
+    raising at every call once it guessed this run breaks them); every other outcome is read by no one."""
+    whole = run_completes(made) and not (made.over_writes or made.over_events)
+    unconfirmed: dict[str, str] = {}
+    for tid, canary in sorted(due.items()):
+        lo, hi = plan.plain_at[canary]
+        got, line = made.outcomes.get(tid), made.stop_lines.get(tid)
+        if not whole:
+            why = made.over_writes or made.over_events or made.error or "no finish event"
+            unconfirmed[tid] = f"the plain run did not complete ({why})"
+        elif got != "failed" or line is None or not lo <= line <= hi:
+            unconfirmed[tid] = (f"the same body run with no raises {got or 'was not reported'}"
+                                + (f", stopping at line {line} of the function, not at its body's {lo}-{hi}"
+                                   if got == "failed" else ""))
+    outcomes = {plan.home(i): o for i, o in made.outcomes.items() if plan.home(i) in pass_to_pass} if whole else {}
+    return PlainChecked(unconfirmed, outcomes, made)
+
+
+def plain_run(plan: TwinPlan, due: Mapping[str, str], gdir: Path, tmp: Path, test_cmd: str, targets: Sequence[str],
+              out_dir: Path, pass_to_pass: Collection[str] = (), **run: Any) -> PlainChecked:
+    """The plain run alone (:func:`plain_checked` of it): one test process on a fresh copy of ``gdir``
+    (:func:`_fresh_copy`) of the whole ``targets`` holding :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.
+    plain_files`; for :func:`reference_plain`, whose code is the reference fix's (a grading makes the agent's with
+    its runs apart). Its log's tail and events are kept in ``out_dir`` as :data:`PLAIN_LOG` and
+    :data:`PLAIN_OUTCOMES`. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests`
+    does."""
+    folder = _fresh_copy(gdir, tmp, plan.plain_files())
+    into = tmp / "plain-out"
+    try:
+        made = run_tests(folder, test_cmd, targets, out_dir=into, **run)
+    finally:
+        nofollow.remove_tree(folder.parent)
+    for name, source in ((PLAIN_LOG, LOG_FILE), (PLAIN_OUTCOMES, OUTCOMES_FILE)):
+        with contextlib.suppress(OSError):
+            nofollow.write_bytes(out_dir, name, _tail(into / source, TWIN_LOG_BYTES))
+    return plain_checked(plan, due, made, pass_to_pass)
+
+
+#: What :func:`reference_plain` found, per parent tree, patches, command, seed, ids, targets and sandbox, for this
+#: process (its result is the reference fix's alone).
+_REFERENCE_PLAIN: dict[str, frozenset[str]] = {}
+
+
+def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str, str], test_cmd: str,
+                    targets: Sequence[str], **run: Any) -> set[str] | None:
+    """The ids of ``due`` (:func:`plain_due`) that the task's **reference fix** leaves unconfirmed in its own plain run
+    (:func:`plain_run` on ``pristine`` plus ``task.gold_patch`` and ``task.test_patch`` in a scratch folder; nothing
+    of the agent's): a test whose body passes bare with the reference fix (its ``raises`` inside another handler of
+    the test) tells nothing there, so the agent's code passing it bare is no evidence. ``None`` when the check could
+    not be made (a patch does not apply). Made only after the agent's plain run left an id unconfirmed; remembered for
+    this process. ``run``: :func:`run_tests`'s options. Raises :class:`ServiceError` as :func:`run_tests` does."""
+    name = run.get("sandbox")
+    key = json.dumps([str(pristine), hashlib.sha256(task.gold_patch.encode()).hexdigest(),
+                      hashlib.sha256(task.test_patch.encode()).hexdigest(), test_cmd, plan.seed, sorted(due),
+                      list(targets), name if isinstance(name, str) else getattr(name, "name", None)])
+    if key in _REFERENCE_PLAIN:
+        return set(_REFERENCE_PLAIN[key])
+    with scratch(suffix="refplain-") as tmp:
+        ref = copy_tree(pristine, Path(tmp) / "w")
+        try:
+            apply_patch(ref, task.gold_patch)
+            apply_patch(ref, task.test_patch)
+        except PatchError:
+            return None
+        checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
+    _REFERENCE_PLAIN[key] = frozenset(checked.unconfirmed)
+    return set(checked.unconfirmed)
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
@@ -1152,7 +1293,9 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
     """The test run of ``built`` (:func:`~pytest_homefield.sandbox.twin_together.together`'s files and
     names) on a fresh copy of ``tree`` (:func:`_fresh_copy`), selecting the ``pending`` twins and their
     originals (with ``targets``: those files and ``built``'s whole, every member among them), its events in
-    ``out``; and its outcomes in the plan's ids (a twin's instances under its canary id)."""
+    ``out``; and its outcomes in the plan's ids (a twin's instances under its canary id; an exception-swap twin's
+    instance met by one of its original's exceptions ``failed``, as in the runs apart:
+    :meth:`~pytest_homefield.sandbox.twin_runs.TwinPlan.also_original`)."""
     files, names = built
     selected = sorted({names[c.source][j] for c, _ in pending for j in (0, int(c.node.rsplit(TWIN_MARK, 1)[1]))})
     if targets:
@@ -1162,7 +1305,14 @@ def _together_run(plan: TwinPlan, pending: Sequence[tuple[Canary, str]],
         made = run_tests(folder, test_cmd, selected, out_dir=out, **run)
     finally:
         nofollow.remove_tree(folder.parent)
-    return made, _in_plan_ids(made.outcomes, built)
+    seen = _in_plan_ids(made.outcomes, built)
+    for tid, records in _in_plan_ids(made.caught, built).items():
+        canary = function_id(tid)
+        source, _, j = canary.rpartition(TWIN_MARK)
+        if seen.get(tid) == "passed" and j.isdigit() and source in names and int(j) < len(names[source]) \
+                and plan.also_original(canary, records, names[source][int(j)].rsplit("::", 1)[-1]):
+            seen[tid] = "failed"  # an exception-swap twin met by one of its original's exceptions, as apart
+    return made, seen
 
 
 #: What :func:`_parent_gives` found, per parent tree (or task), hidden tests, command, seed, selection, sandbox
@@ -1296,7 +1446,8 @@ def merge_runs(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Seq
     excusable one is not, since an honest wrong fix may meet it)."""
     if plan is None:
         return dict(made[-1].outcomes), set(made[-1].test_timeouts)
-    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass)
+    merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass,
+                        [r.caught for r in made])
     held = set().union(*(plan.originals_in(n) for n in range(len(made))))
     for i in fail_to_pass:
         if function_id(i) in plan.placement and function_id(i) not in held:

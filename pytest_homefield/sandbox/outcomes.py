@@ -104,6 +104,11 @@ def write_counted(path: Path, lines: Sequence[str]) -> None:
         fh.writelines(line + "\n" for line in lines)
 
 
+#: One expected exception a ``raises`` took (the reporter's ``caught``): the classes it expected, the caught class's
+#: MRO, and where: ``(function name, line from its co_firstlineno)``.
+Caught = tuple[tuple[str, ...], tuple[str, ...], tuple[str, int]]
+
+
 @dataclass
 class Parsed:
     """What one run reported, read from its events or JUnit XML (the fields are :class:`TestRun`'s
@@ -128,6 +133,9 @@ class Parsed:
     #: test id → seal site id → what its reports of that site gave, in order, at most two (a sealed run's
     #: :class:`EventTally` ``seals``: ``"equal"``, ``"unequal"`` or ``"opaque"``; contracts §7 "Sealed sites")
     seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    #: test id → ``(expected class names, caught class's MRO names, (function, line))`` of the expected exceptions its
+    #: phases reported caught (the reporter's ``caught``), at most :data:`MAX_CAUGHT_PER_ID` per id
+    caught: dict[str, list[Caught]] = field(default_factory=dict)
 
 
 def read_outcomes(path: Path) -> Parsed:
@@ -152,6 +160,18 @@ MAX_SEAL_TEXT = 8000
 SEAL_VERDICTS = ("equal", "unequal", "loose", "opaque")
 #: The mark a seal text starts with when a part of the value was converted by its own protocol (``homefield_seal``).
 SEAL_LOOSE = "~"
+#: Caught exceptions one phase event may carry, names per list, characters per name (the reporter's caps), and
+#: caught exceptions kept per test id.
+MAX_CAUGHT = 32
+MAX_CAUGHT_NAMES = 32
+MAX_CAUGHT_NAME = 200
+MAX_CAUGHT_PER_ID = 64
+#: What the caught records one run keeps may cost at most, counted as their names' characters plus
+#: :data:`CAUGHT_OVERHEAD` per name and per record (the host's memory stays bounded whatever the test process sends:
+#: atk19; some 5,000 records of a five-class MRO). Later records are not kept: a twin they would excuse is judged
+#: as before exc35.
+MAX_CAUGHT_COST = 2 << 20
+CAUGHT_OVERHEAD = 64
 #: Characters of a phase's ``operands`` kept at most (the reporter sends two ``repr``'s of 2000 and an operator).
 _MAX_OPERANDS = 4008
 
@@ -183,6 +203,15 @@ def well_formed(ev: Mapping[str, Any]) -> bool:
     if seals is not None and not (isinstance(seals, list) and len(seals) <= MAX_SEALS and all(
             isinstance(x, list) and len(x) == 2 and isinstance(x[0], str) and (x[1] is None or isinstance(x[1], str))
             for x in seals)):
+        return False
+    caught = ev.get("caught")
+    if caught is not None and not (isinstance(caught, list) and len(caught) <= MAX_CAUGHT and all(
+            isinstance(x, list) and len(x) == 3 and all(
+                isinstance(n, list) and len(n) <= MAX_CAUGHT_NAMES
+                and all(isinstance(t, str) and len(t) <= MAX_CAUGHT_NAME for t in n) for n in x[:2])
+            and isinstance(x[2], list) and len(x[2]) == 2 and isinstance(x[2][0], str)
+            and len(x[2][0]) <= MAX_CAUGHT_NAME and _is_int(x[2][1])
+            for x in caught)):
         return False
     return "duration" not in ev or (isinstance(ev["duration"], (int, float)) and not isinstance(ev["duration"], bool))
 
@@ -289,6 +318,9 @@ class EventTally:
         # ids had the host parse 2 texts of 8000 characters per id, 98 s of host CPU for 1000 lines)
         self._seal_tests = seal_tests
         self._sealed: dict[str, dict[str, list[str]]] = {}
+        self._caught: dict[str, list[Caught]] = {}
+        self._caught_cost = 0
+        self._names: dict[str, str] = {}  # one object per distinct name the records hold
         self._collected: int | None = None
         self._kept: list[str] = []
         self._finish_line: str | None = None
@@ -379,6 +411,8 @@ class EventTally:
                                 message[:_MAX_MESSAGE] if message else None)
                 if self._seals and ev.get("seals"):  # a sealed run's (well_formed: pairs of texts)
                     self._seal_reports(nodeid, ev["seals"])
+                if ev.get("caught"):  # well_formed: two lists of short texts and [text, int] each
+                    self._caught_records(nodeid, ev["caught"])
                 stop = ev.get("line")
                 if outcome == "failed" and isinstance(stop, int) and not isinstance(stop, bool) \
                         and nodeid not in self._lines:  # its first failure's
@@ -403,6 +437,19 @@ class EventTally:
             self._kept_bytes += len(line) + 1
         else:
             self._unkept += 1
+
+    def _caught_records(self, nodeid: str, records: Sequence[Sequence[Any]]) -> None:
+        """Keep ``nodeid``'s caught records (:attr:`Parsed.caught`), at most :data:`MAX_CAUGHT_PER_ID` per id and
+        :data:`MAX_CAUGHT_COST` in all; each name kept once (``setdefault`` on the names seen)."""
+        got = self._caught.setdefault(nodeid, [])
+        for expected, mro, where in records:
+            cost = sum(len(n) + CAUGHT_OVERHEAD for n in (*expected, *mro, where[0])) + CAUGHT_OVERHEAD
+            if len(got) >= MAX_CAUGHT_PER_ID or self._caught_cost + cost > MAX_CAUGHT_COST:
+                return
+            self._caught_cost += cost
+            got.append((tuple(self._names.setdefault(n, n) for n in expected),
+                        tuple(self._names.setdefault(n, n) for n in mro),
+                        (self._names.setdefault(where[0], where[0]), int(where[1]))))
 
     def _seal_reports(self, nodeid: str, seals: Sequence[Sequence[str | None]]) -> None:
         """Record what ``nodeid``'s phase reported of the sealed sites (:func:`seal_verdict`), at most two
@@ -441,7 +488,8 @@ class EventTally:
         return Parsed(outcomes, dict(self._errors), self._collected, timeouts, found=True, started=self._started,
                       skip_reasons=skips, finished=self._finished, ignored=ignored, over=self.over,
                       stop_lines=dict(self._lines), stop_operands=dict(self._operands),
-                      seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()}), kept
+                      seal_reports={n: {k: list(v) for k, v in d.items()} for n, d in self._sealed.items()},
+                      caught={n: list(v) for n, v in self._caught.items() if v}), kept
 
 
 

@@ -100,6 +100,7 @@ from pytest_homefield.sandbox.limits import (
 from pytest_homefield.sandbox.memory_budget import reserve
 from pytest_homefield.sandbox.outcomes import (
     MAX_EVENT_BYTES,
+    Caught,
     EventTally,
     OutcomeChannel,
     Parsed,
@@ -227,6 +228,10 @@ class TestRun:
       ``None``; the run did not finish, and whatever sent it is to blame.
     ``seal_reports``: in a sealed run (``run_tests``'s ``seals``), test id → seal site id → what its reports of that
       site gave (:attr:`~pytest_homefield.sandbox.outcomes.Parsed.seal_reports`), else empty.
+    ``caught``: test id → ``(expected class names, caught class's MRO names, (function, line))`` of each expected
+      exception its
+      ``pytest.raises``/``assertRaises`` took (:attr:`~pytest_homefield.sandbox.outcomes.Parsed.caught`; what the
+      test process said, so it can only excuse what a forger could pass anyway: contracts §7).
     ``peak_mb``: the most MiB its sandbox's memory cgroup held at once (its processes, and the page cache and
       tmpfs pages charged to it; :func:`~pytest_homefield.sandbox._reaper.peak_bytes`), ``None`` without one.
     """
@@ -257,6 +262,7 @@ class TestRun:
     procs_refused: str | None = None
     peak_mb: float | None = None
     seal_reports: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    caught: dict[str, list[Caught]] = field(default_factory=dict)
 
     def cap_note(self) -> str | None:
         """The notes of the caps a failed run met (:attr:`over_memory`, :attr:`write_refused`,
@@ -742,5 +748,6 @@ def _cross_check(
         skip_reasons=dict(parsed.skip_reasons),
         stop_lines=dict(parsed.stop_lines),
         stop_operands=dict(parsed.stop_operands),
+        caught=dict(parsed.caught),
         finished=parsed.finished and not timed_out,
     )

@@ -73,7 +73,15 @@ from pytest_homefield.sandbox.canary_shapes import (
     shared_definition,
     top_names,
 )
-from pytest_homefield.sandbox.canary_sites import OTHER_EXCEPTIONS, Drawn, Site, _short, expected_values, find_site
+from pytest_homefield.sandbox.canary_sites import (
+    EXCEPTION_SWAP,
+    OTHER_EXCEPTIONS,
+    Drawn,
+    Site,
+    _short,
+    expected_values,
+    find_site,
+)
 from pytest_homefield.sandbox.canary_swaps import (
     Target,
     cycles,
@@ -84,6 +92,7 @@ from pytest_homefield.sandbox.canary_swaps import (
     value_targets,
 )
 from pytest_homefield.sandbox.canary_values import EXACT, alternatives, is_small
+from pytest_homefield.sandbox.outcomes import Caught
 from pytest_homefield.sandbox.twin_together import FileLayout, Span
 
 __all__ = ["APART", "RUNS", "TwinPlan", "plan_twins", "guarded", "parent_tests", "TWIN_MARK", "statement_at"]
@@ -140,6 +149,46 @@ class TwinPlan(CanaryPlan):
     #: the hidden test file as given showed every other group's original in a run a test process tells at a glance,
     #: an oracle for a grading of the same task that a channel reaches). Not in :meth:`to_dict`.
     rows: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    #: canary id → ``(the names the original's exception argument holds, the name its twin expects, (the test
+    #: function's name, the line of the site's ``with`` or ``raises`` call from its first decorator))``: each
+    #: exception-swap twin (:data:`~pytest_homefield.sandbox.canary_sites.EXCEPTION_SWAP`), which passes only when the
+    #: exception it expects there is **not** also one of the original's (:meth:`merge`; exc35). Not in :meth:`to_dict`.
+    swaps: dict[str, tuple[frozenset[str], str, tuple[str, int]]] = field(default_factory=dict, repr=False,
+                                                                        compare=False)
+    #: path → bytes of each test file holding an exception-swap twin's group, for the **plain run**
+    #: (:func:`~pytest_homefield.run.twin_grading.plain_run`; neg35): every such group's site unwrapped (its ``with
+    #: pytest.raises(…):`` replaced by its body, a ``raises(E, f, *a)`` call by ``f(*a)``: no ``raises`` there),
+    #: every other group, and every other file a run changes, as the run :func:`plain_pick` draws holds it. Not in
+    #: :meth:`to_dict`.
+    plain: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    #: exception-swap canary id → ``(first, last)`` line of its unwrapped body in :attr:`plain`, counted from its
+    #: function's first decorator as the reporter's stop lines are: where a real fix's exception stops the plain
+    #: function. A swap twin without one (its site could not be unwrapped) is never cleared. Not in :meth:`to_dict`.
+    plain_at: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
+
+    def also_original(self, canary: str, caught: Sequence[Caught], function: str | None = None) -> bool:
+        """Whether ``caught`` (a twin instance's caught exceptions: ``(expected names, MRO names, (function, line))``,
+        the reporter's ``caught``) shows the exception-swap twin ``canary`` met at its site by an exception that is
+        also one of its original's: the ``raises`` at the site (its function and line) expecting the twin's name
+        alone took an exception that is, by name, an instance of a class the original expects
+        (``io.UnsupportedOperation`` for ``OSError`` twinned from ``ValueError``). A real fix's exception there is
+        one of the original's, so such a pass is no forgery; a forger passing the ``raises`` some other way (a
+        patched ``pytest.raises``, an exception of the twin's class alone) reports no such record, and another
+        ``raises`` of the test (or of a helper it calls) is not the site. ``function``: the twin's function name in
+        the run (a confirmation run's, which holds every member under its own name; ``None``: the original's).
+        ``False`` for any other canary."""
+        swap = self.swaps.get(canary)
+        if swap is None:
+            return False
+        names, twin, (name, line) = swap
+        where = (name if function is None else function, line)
+        return any(tuple(expected) == (twin,) and tuple(at) == where and names & set(mro)
+                   for expected, mro, at in caught)
+
+    def plain_files(self) -> dict[str, bytes]:
+        """The test files of the plain run: :attr:`plain` over the first run's (``plain`` holds every file a run
+        changes when it holds any)."""
+        return {**(self.runs[0] if self.runs else {}), **self.plain}
 
     def home(self, tid: str) -> str:
         """``tid`` in the task's ids: an instance of a function of :attr:`renamed` as its group's."""
@@ -154,16 +203,20 @@ class TwinPlan(CanaryPlan):
         """The groups whose original run ``run`` (from 0, in :attr:`runs` order) holds."""
         return {g for g, members in self.placement.items() if members[run] == 0}
 
-    def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = ()) -> dict[str, str]:
+    def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = (),
+              caught: Sequence[Mapping[str, Sequence[Caught]] | None] = ()
+              ) -> dict[str, str]:
         """One mapping (id → outcome) from each run's outcomes (in :attr:`runs` order; ``None`` for a run
         not made), as the module text says. ``fail_to_pass``: the task's ids (one missing from a run that
-        held its original is ``error``)."""
+        held its original is ``error``). ``caught``: each run's :attr:`~pytest_homefield.sandbox.testrun.TestRun.
+        caught`` (in the same order): an exception-swap twin's instance that passed met by an exception that is also
+        one of its original's (:meth:`also_original`) is ``failed``, as the twin fails every real fix."""
         out: dict[str, str] = {}
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}
         for r, outcomes in enumerate(runs):
             if outcomes is None:
                 continue
-            for tid, o in ((self.home(t), o) for t, o in outcomes.items()):
+            for t, tid, o in ((t, self.home(t), o) for t, o in outcomes.items()):
                 source = function_id(tid)
                 j = self.placement[source][r] if source in self.placement and tid not in self.kept.get(source, ()) \
                     else 0
@@ -171,6 +224,9 @@ class TwinPlan(CanaryPlan):
                     out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
                 else:
                     key = f"{source}{TWIN_MARK}{j}{tid[len(source):]}"
+                    seen = caught[r] if r < len(caught) else None
+                    if o == "passed" and seen and self.also_original(f"{source}{TWIN_MARK}{j}", seen.get(t, ())):
+                        o = "failed"
                     out[key] = "passed" if "passed" in (o, out.get(key)) else o
             for source in self.originals_in(r):
                 for tid in f2p[source]:
@@ -192,6 +248,75 @@ class TwinPlan(CanaryPlan):
         return {**super().to_dict(), "apart": True, "placement": {k: list(v) for k, v in self.placement.items()},
                 "unprotected": list(self.unprotected), "kept": {k: sorted(v) for k, v in self.kept.items()},
                 "renamed": dict(self.renamed), **({"told": list(self.told)} if self.told else {})}
+
+
+def _site_where(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> tuple[str, int]:
+    """``(func's name, line)`` of the ``with`` statement whose ``raises(…)`` has ``expr`` as its exception
+    argument, or of the ``raises(expr, f, …)`` call, counted from ``func``'s first decorator (its ``def`` without
+    one): what the reporter's ``caught`` says of the ``raises`` that took the exception (``co_firstlineno``, the
+    line a ``with`` calls ``__exit__`` on); ``-1`` when ``expr`` is in neither."""
+    first = min([d.lineno for d in func.decorator_list] + [func.lineno])
+    for n in ast.walk(func):
+        if isinstance(n, (ast.With, ast.AsyncWith)) and any(
+                isinstance(i.context_expr, ast.Call) and i.context_expr.args and i.context_expr.args[0] is expr
+                for i in n.items):
+            return func.name, n.lineno - first
+        if isinstance(n, ast.Call) and n.args and n.args[0] is expr:
+            return func.name, n.lineno - first
+    return func.name, -1
+
+
+def plain_pick(seed: int, runs: int) -> int:
+    """The run apart (from 0, in the planner's order) whose members every group but the unwrapped ones holds in
+    :attr:`TwinPlan.plain`: drawn uniformly from the plan's seed alone (the same for every file; not from the
+    planner's generator, whose later draws it would shift), so that the plain run's files show one run apart's
+    members, a guess for a grading of the same task a channel reaches, never every original (gatk34's point for
+    :attr:`TwinPlan.rows`)."""
+    return random.Random(f"{seed}:plain").randrange(max(1, runs))
+
+
+def _unwrapped(func: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.AST) -> Site | None:
+    """A site replacing the ``raises`` whose exception argument is ``expr`` by what it runs, with no ``raises``: a
+    ``with`` of one item by its body (a statement site), a ``raises(E, f, *a)`` / ``assertRaises(E, f, *a)`` call
+    (``assertRaisesRegex(E, r, f, *a)``) with no keyword by ``f(*a)``; ``None`` for any other shape."""
+    for n in ast.walk(func):
+        if isinstance(n, (ast.With, ast.AsyncWith)) and len(n.items) == 1 \
+                and isinstance(n.items[0].context_expr, ast.Call) and n.items[0].context_expr.args \
+                and n.items[0].context_expr.args[0] is expr:
+            body = "\n".join(ast.unparse(s) for s in n.body)
+            return Site(n, ast.unparse(n), [(body, "unwrapped")], False, statement=True)
+        if isinstance(n, ast.Call) and n.args and n.args[0] is expr and not n.keywords:
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id if isinstance(n.func, ast.Name) \
+                else ""
+            at = 2 if name.startswith("assertRaisesRegex") else 1
+            if len(n.args) <= at:
+                return None
+            call = ast.Call(func=n.args[at], args=list(n.args[at + 1:]), keywords=[])
+            return Site(n, ast.unparse(n), [(ast.unparse(call), "unwrapped")], False)
+    return None
+
+
+#: Names of pytest's outcome exceptions (``pytest.skip.Exception``, ``pytest.exit.Exception``, …): raised bare, they
+#: skip, xfail or end the session instead of failing the test.
+_OUTCOME_NAMES = frozenset({"skip", "exit", "xfail", "fail", "Skipped", "Exit", "XFailed", "Failed",
+                            "OutcomeException"})
+
+
+def _stops_pytest(names: Collection[str]) -> bool:
+    """Whether an expected exception of ``names`` (:func:`_exception_names`) raised bare would not simply fail its
+    test: a builtin that is no ``Exception`` (``KeyboardInterrupt`` ends the session, ``SystemExit``,
+    ``GeneratorExit``, ``BaseException``) or one of pytest's outcomes. Such a site gets no plain form (a real fix
+    would stop the plain run itself, and be called forged)."""
+    return any(n in _OUTCOME_NAMES or (isinstance(b := getattr(builtins, n, None), type)
+                                       and issubclass(b, BaseException) and not issubclass(b, Exception))
+               for n in names)
+
+
+def _exception_names(expr: ast.AST) -> frozenset[str]:
+    """The class names an expected-exception argument holds (``ValueError``, ``exc.Bad`` → ``Bad``, a tuple's
+    every one): what an exception of the original's is an instance of, by name."""
+    return frozenset({n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+                     | {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute)})
 
 
 def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_for: Collection[str] = (),
@@ -260,6 +385,8 @@ def plan_twins(root: Path, fail_to_pass: Sequence[str], *, seed: int, sentinel_f
                    lineage=parent_text.lineage if parent_text is not None else None,
                    messages=parent_text.messages() if parent_text is not None else (),
                    unraised=_unraised(parent_text) if parent_text is not None else None)
+    if plan.plain:  # every other file as the plain run's draw holds it (plain_pick)
+        plan.plain = {**per_run[plain_pick(seed, runs)], **plan.plain}
     run_order = list(range(runs))
     rng.shuffle(run_order)
     plan.runs = [per_run[i] for i in run_order] if plan.placement else per_run[:1]
@@ -535,6 +662,8 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         if unraised is not None:
             unraised = [e for e in unraised if hasattr(builtins, e) or e in top_names(tree)]
     spans: dict[int, tuple[int, int, list[str]]] = {}  # id(node) → (start, end, members' texts)
+    plain_members: dict[int, str] = {}  # id(node) → an exception-swap group's function with its site unwrapped
+    plain_at: dict[str, tuple[int, int]] = {}  # exception-swap canary → its unwrapped body's lines (neg35)
     tail: list[str] = []
     canaries: list[Canary] = []
     groups: list[Group] = []
@@ -676,9 +805,18 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
             canaries.append(Canary(f"{fid}{TWIN_MARK}1", fid, "sentinel", how))
         else:
             excusable = site.excusable or [True] * len(site.twins)
-            for j, ((_, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
+            for j, ((text, how), ok) in enumerate(zip(site.twins, excusable, strict=True), 1):
                 members.append(member(j - 1))
                 canaries.append(Canary(f"{fid}{TWIN_MARK}{j}", fid, "contradiction", how, site.strong, ok))
+                if how.startswith(EXCEPTION_SWAP):
+                    plan.swaps[canaries[-1].node] = (_exception_names(site.node), text, _site_where(node, site.node))
+                    bare = _unwrapped(node, site.node) if split is None and not site.others \
+                        and not _stops_pytest(_exception_names(site.node)) else None
+                    if bare is not None:  # the plain run's member (neg35): the site with no raises
+                        plain_members[id(node)] = _member(segment, lines, start, bare, 0)
+                        top = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                        lo = _first(bare.node) - top
+                        plain_at[canaries[-1].node] = (lo, lo + bare.twins[0][0].count("\n"))
         spans[id(node)] = (start, end, members)
         key_of[fid] = id(node)
         # every member once, the other runs drawn uniformly: no member is likelier than another; a
@@ -692,17 +830,21 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         for alias in aliases[fid]:  # every class running the definition: the same members, the same runs
             twins_of = [c for c in canaries if c.source == fid]
             canaries += [dataclasses.replace(c, node=alias + c.node[len(fid):], source=alias) for c in twins_of]
+            plan.swaps.update({alias + c.node[len(fid):]: plan.swaps[c.node] for c in twins_of if c.node in plan.swaps})
+            plain_at.update({alias + c.node[len(fid):]: plain_at[c.node] for c in twins_of if c.node in plain_at})
             placement[alias], key_of[alias] = placement[fid], key_of[fid]
             groups.append(Group(alias, tuple(alias + c.node[len(fid):] for c in twins_of), 0, start))
 
-    def assemble(pick: Mapping[int, int], rows: bool = False) -> str:
+    def assemble(pick: Mapping[int, int], rows: bool = False, bare: Mapping[int, str] | None = None) -> str:
         """The file with member ``pick[key]`` of each span; ``rows``: the text of :attr:`TwinPlan.rows` (the
-        functions whose rows are apart whole, their appended functions left out)."""
+        functions whose rows are apart whole, their appended functions left out); ``bare``: span key → its text
+        instead (:attr:`TwinPlan.plain`)."""
         out: list[str] = []
         line = 1
         for key, (start, end, members) in sorted(spans.items(), key=lambda kv: kv[1][0]):
             out += lines[line - 1:start - 1]
-            out.append(whole[key] if rows and key in whole else members[pick.get(key, 0)])
+            out.append(whole[key] if rows and key in whole else bare[key] if bare and key in bare
+                       else members[pick.get(key, 0)])
             line = end + 1
         out += lines[line - 1:]
         return "".join(out) + "".join(f"\n\n{t}" for i, t in enumerate(tail) if not (rows and i in apart_tails))
@@ -722,6 +864,16 @@ def _plan_file(file: Path, path: str, fids: list[str], rng: random.Random, force
         except (SyntaxError, ValueError):  # pragma: no cover - the members and the file parse: so does this
             rows_text = text
         plan.rows[path] = rows_text.encode(encoding, errors="backslashreplace")
+    if placement and plain_members:
+        r = plain_pick(plan.seed, runs)
+        plain_text = assemble({key_of[f]: placement[f][r] for f in placement}, bare=plain_members)
+        try:
+            parse_source(plain_text)
+        except (SyntaxError, ValueError):  # a body that does not stand alone: its twins are never cleared
+            plain_at.clear()
+        else:
+            plan.plain[path] = plain_text.encode(encoding, errors="backslashreplace")
+        plan.plain_at.update(plain_at)
     plan.canaries += canaries
     plan.groups += groups
     plan.placement.update({f: tuple(p) for f, p in placement.items()})

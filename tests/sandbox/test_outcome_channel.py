@@ -308,3 +308,73 @@ def test_a_wrapped_test_stops_at_its_own_line(tmp_path: Path) -> None:
     run = run_tests(proj, CMD, ["tests/test_a.py"], out_dir=tmp_path / "out", sandbox="none")
     assert run.outcomes == {"tests/test_a.py::test_wrapped": "failed"}, run
     assert run.stop_lines == {"tests/test_a.py::test_wrapped": 3}
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_an_expected_exception_taken_sends_its_classes(tmp_path: Path, xdist: bool) -> None:
+    """The reporter's ``caught`` (exc35, the exception-swap twin): every exception a ``pytest.raises`` (context or
+    callable) or ``assertRaises`` took as expected, ``[expected names, MRO names]``; nothing for a ``raises`` that
+    failed, a test with none; the same from an xdist worker."""
+    tests = ("import io\nimport unittest\n\nimport pytest\n\n\n"
+             "def test_both():\n    with pytest.raises(OSError):\n        raise io.UnsupportedOperation('x')\n\n\n"
+             "def test_callable():\n    pytest.raises((KeyError, IndexError), [].pop, 0)\n\n\n"
+             "def test_not_raised():\n    with pytest.raises(ValueError):\n        pass\n\n\n"
+             "def test_none():\n    assert True\n\n\n"
+             "class TestCase(unittest.TestCase):\n    def test_unit(self):\n"
+             "        with self.assertRaises(ValueError):\n            int('x')\n")
+    proj = _project(tmp_path / "p", {"tests/test_a.py": tests})
+    if xdist:
+        pytest.importorskip("xdist")
+    run = run_tests(proj, CMD + (" -n 1" if xdist else ""), ["tests/test_a.py"], out_dir=tmp_path / "out",
+                    sandbox="none")
+    assert run.outcomes["tests/test_a.py::test_not_raised"] == "failed", run
+    assert run.caught == {
+        "tests/test_a.py::test_both": [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError", "Exception",
+                                                        "BaseException", "object"), ("test_both", 1))],
+        "tests/test_a.py::test_callable": [(("KeyError", "IndexError"), ("IndexError", "LookupError", "Exception",
+                                                                         "BaseException", "object"),
+                                            ("test_callable", 1))],
+        "tests/test_a.py::TestCase::test_unit": [(("ValueError",), ("ValueError", "Exception", "BaseException",
+                                                                     "object"), ("test_unit", 1))]}, run
+
+
+def test_caught_records_that_are_not_lists_of_short_texts_make_the_event_not_count() -> None:
+    """``caught`` is a list of ``[texts, texts, [text, int]]`` (at most 32 texts of 200 characters), else its event
+    does not count; a test id keeps at most 64 records."""
+    ok = [[["OSError"], ["UnsupportedOperation", "OSError", "ValueError"], ["test_a", 3]]]
+    lines = [_ev("start"), _ev("phase", nodeid="t::a", when="call", outcome="passed", caught=ok),
+             _ev("phase", nodeid="t::b", when="call", outcome="passed", caught=[["OSError", ["OSError"], ["f", 1]]]),
+             _ev("phase", nodeid="t::c", when="call", outcome="passed", caught=[[["x" * 201], ["OSError"], ["f", 1]]]),
+             _ev("phase", nodeid="t::d", when="call", outcome="passed", caught=[[[1], ["OSError"], ["f", 1]]]),
+             _ev("phase", nodeid="t::f", when="call", outcome="passed", caught=[[["E"], ["E"], ["f", "1"]]]),
+             _ev("phase", nodeid="t::g", when="call", outcome="passed", caught=[[["E"], ["E"]]]),
+             *[_ev("phase", nodeid="t::e", when=w, outcome="passed", caught=ok * 30) for w in ("setup", "call")],
+             _ev("phase", nodeid="t::e", when="teardown", outcome="passed", caught=ok * 30),
+             _ev("finish", exitstatus=0)]
+    parsed, _ = parse_events("\n".join(lines) + "\n")
+    assert parsed.ignored == 5, parsed
+    assert parsed.caught["t::a"] == [(("OSError",), ("UnsupportedOperation", "OSError", "ValueError"), ("test_a", 3))]
+    assert set(parsed.caught) == {"t::a", "t::e"} and len(parsed.caught["t::e"]) == 64
+
+
+def test_caught_records_past_their_cost_are_not_kept() -> None:
+    """exc35: what the caught records of one run keep is bounded (``MAX_CAUGHT_COST``): 6 MiB of events of 32
+    distinct 190-character names each, over 4,000 ids, keep under 2 MiB of names and the host's allocations for them
+    stay under 8 MiB (tracemalloc); later records are not kept, the outcomes still are."""
+    names = [[f"{i:03d}" + "n" * 187 for i in range(j, j + 32)] for j in range(0, 800, 32)]
+    events = [_ev("start")] + [_ev("phase", nodeid=f"t::f{i}", when="call", outcome="passed",
+                                   caught=[[names[i % 25][:1], names[i % 25], ["f", 1]]]) for i in range(4000)]
+    data = _lines(*events)
+    assert len(data) > 6 * 2**20
+    tracemalloc.start()
+    try:
+        tally = EventTally()
+        tally.feed(data)
+        parsed, _ = tally.result()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(parsed.outcomes) == 4000 and 0 < len(parsed.caught) < 4000, len(parsed.caught)
+    kept = sum(len(n) for recs in parsed.caught.values() for e, m, w in recs for n in (*e, *m, w[0]))
+    assert kept <= outcomes.MAX_CAUGHT_COST, kept
+    assert peak < 8 * 2**20, peak

@@ -30,7 +30,13 @@ import does not find it there. It writes one JSON object per line, each with the
   each ``repr`` at most 2000 characters), else null (the parent check's nearness, contracts §7); and, only when
   the phase made seal calls (a sealed run, contracts §7 "Sealed sites": ``homefield_seal``), ``"seals": [[site
   id, literal text or null], ...]``: the calls since the previous report, in order, a text dropped to null once
-  the phase's seals pass :data:`_MAX_SEALS_CHARS` characters;
+  the phase's seals pass :data:`_MAX_SEALS_CHARS` characters; and, only when the phase caught expected
+  exceptions, ``"caught": [[[expected class names], [caught class's MRO names], [function, line]], ...]``: every
+  exception a ``pytest.raises`` or ``unittest`` ``assertRaises`` context took as expected since the previous
+  report (its ``__exit__`` returned true), at most :data:`_MAX_CAUGHT` of them, :data:`_MAX_NAMES` names each, and
+  where: the function that entered the context (the first frame outside pytest's and ``unittest``'s modules) and
+  its line there, counted from the function's ``co_firstlineno`` (:func:`_where`; the host tells
+  from it an exception-swap twin met by an exception that is also the original's: contracts §7);
 * ``{"event": "finish", "exitstatus": int}`` at the end of the session; the descriptor is closed
   right after it.
 
@@ -231,11 +237,102 @@ def _seals_of(report: Any) -> list[list[Any]] | None:
     return [[s[0], s[1]] for s in v] if ok else None
 
 
+#: The attribute of a test report holding the expected exceptions caught since the previous report
+#: (:func:`_caught_taken`).
+_CAUGHT_ATTR = "homefield_caught"
+#: Caught exceptions one phase event carries at most, and names per list (longer names cut to 200 characters).
+_MAX_CAUGHT = 32
+_MAX_NAMES = 32
+#: ``[[expected names], [MRO names]]`` of each expected exception caught since the last report.
+_caught: list[list[Any]] = []
+
+
+def _names(classes: Any) -> list[str]:
+    """The ``__name__`` of each class of ``classes`` (a class or a tuple of them; anything else: none), at most
+    :data:`_MAX_NAMES`."""
+    seq = classes if isinstance(classes, tuple) else (classes,)
+    return [str(getattr(c, "__name__", ""))[:200] for c in seq if isinstance(c, type)][:_MAX_NAMES]
+
+
+#: The top-level packages whose frames :func:`_where` passes over (where ``raises`` and ``assertRaises`` live).
+_RAISES_MODULES = frozenset({"_pytest", "pytest", "unittest"})
+
+
+def _where() -> list[Any]:
+    """``[function name, line]`` of the first frame outside pytest's and ``unittest``'s modules above the caller of
+    this one's caller (the ``with`` or the ``raises(E, f)`` call that expected the exception; a ``with``'s
+    ``__exit__`` is on its first line), the line counted from its code's ``co_firstlineno``; ``["", -1]`` when none."""
+    f: Any = sys._getframe(2)
+    while f is not None and str(f.f_globals.get("__name__", "")).partition(".")[0] in _RAISES_MODULES:
+        f = f.f_back
+    if f is None:
+        return ["", -1]
+    return [f.f_code.co_name[:200], int(f.f_lineno or 0) - f.f_code.co_firstlineno]
+
+
+def _watched(exit_: Any, expected_of: Any) -> Any:
+    """``exit_`` (an expecting context's ``__exit__``) that also records, when it returns true for an exception (the
+    exception was the one expected), the expected classes (``expected_of(context)``) and the caught exception's
+    class's MRO names in :data:`_caught`. It returns and raises exactly as ``exit_``."""
+    def __exit__(self: Any, exc_type: Any, exc_val: Any, tb: Any) -> Any:
+        __tracebackhide__ = True
+        took = exit_(self, exc_type, exc_val, tb)
+        if took and exc_val is not None and len(_caught) < _MAX_CAUGHT:
+            try:
+                _caught.append([_names(expected_of(self)), _names(tuple(type(exc_val).__mro__)), _where()])
+            except Exception:  # a context this cannot read: nothing recorded
+                pass
+        return took
+    __exit__.homefield_watch = True  # type: ignore[attr-defined]
+    return __exit__
+
+
+def _watch_raises() -> None:
+    """Wrap the ``__exit__`` of ``pytest.raises``'s context class (``RaisesExc`` from pytest 8.4, else
+    ``RaisesContext``; whatever the function returns) and of ``unittest``'s ``assertRaises`` context with
+    :func:`_watched`, once. In every run alike: the process cannot tell a run the host reads it in from another."""
+    targets: list[tuple[Any, Any]] = []
+    try:
+        targets.append((type(pytest.raises(BaseException)), lambda c: getattr(c, "expected_exceptions", None)
+                        or getattr(c, "expected_exception", None)))
+    except Exception:
+        pass
+    try:
+        import unittest.case
+        targets.append((unittest.case._AssertRaisesContext, lambda c: c.expected))
+    except (ImportError, AttributeError):
+        pass
+    for cls, expected_of in targets:
+        exit_ = cls.__dict__.get("__exit__")
+        if exit_ is not None and not getattr(exit_, "homefield_watch", False):
+            cls.__exit__ = _watched(exit_, expected_of)
+
+
+def _caught_taken() -> list[list[Any]] | None:
+    """The caught exceptions recorded since the previous report (then forgotten); ``None`` when there were none."""
+    out = list(_caught)
+    _caught.clear()
+    return out or None
+
+
+def _caught_of(report: Any) -> list[list[Any]] | None:
+    """:data:`_CAUGHT_ATTR` of ``report`` when it is a list of ``[texts, texts, [text, int]]``, else ``None``."""
+    v = getattr(report, _CAUGHT_ATTR, None)
+    if not isinstance(v, list) or not v:
+        return None
+    ok = all(isinstance(r, (list, tuple)) and len(r) == 3 and all(
+        isinstance(n, (list, tuple)) and all(isinstance(x, str) for x in n) for n in r[:2])
+        and isinstance(r[2], (list, tuple)) and len(r[2]) == 2 and isinstance(r[2][0], str)
+        and isinstance(r[2][1], int) for r in v)
+    return [[list(r[0]), list(r[1]), [r[2][0], r[2][1]]] for r in v[:_MAX_CAUGHT]] if ok else None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     """Set :data:`_LINE_ATTR` on each phase's report: :func:`_stop_line` of its failure, else ``None``;
     :data:`_OPERANDS_ATTR` on a call phase failed by an ``AssertionError``: the last comparison reported failing
-    during it; and :data:`_SEALS_ATTR`: the seal calls made since the previous report (:func:`_seals_taken`). Old-style
+    during it; :data:`_SEALS_ATTR`: the seal calls made since the previous report (:func:`_seals_taken`); and
+    :data:`_CAUGHT_ATTR`: the expected exceptions caught since then (:func:`_caught_taken`). Old-style
     hookwrapper, as below, for old pytest/pluggy versions."""
     outcome = yield
     try:
@@ -243,6 +340,9 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
         seals = _seals_taken()
         if seals is not None:
             setattr(report, _SEALS_ATTR, seals)
+        caught = _caught_taken()
+        if caught is not None:
+            setattr(report, _CAUGHT_ATTR, caught)
         excinfo = getattr(call, "excinfo", None)
         setattr(report, _LINE_ATTR, _stop_line(item, excinfo) if excinfo is not None and report.failed else None)
         failed_assert = call.when == "call" and report.failed and excinfo is not None \
@@ -309,9 +409,11 @@ class _Writer:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         message = _message(report)
         seals = _seals_of(report)
+        caught = _caught_of(report)
         self.write(
             {
                 **({"seals": seals} if seals else {}),
+                **({"caught": caught} if caught else {}),
                 "event": "phase",
                 "nodeid": report.nodeid,
                 "when": report.when,
@@ -417,6 +519,8 @@ def _keep_order(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if _active():
         _keep_order(config)
+    if _active() or _is_worker(config):  # a worker never has the channel (its controller took it): it records
+        _watch_raises()
     if not _active() or _is_worker(config) or config.pluginmanager.has_plugin(_PLUGIN_NAME):
         return
     writer = _Writer()
