@@ -29,15 +29,18 @@ class FixTask:
 
 
 def build_fix_task(dest: Path, *, name: str, source: str, parent: str, fixed: str, test: str, tests: str,
-                   first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str]) -> FixTask:
+                   first: str, message: str, fail_to_pass: list[str], pass_to_pass: list[str],
+                   tests_before: str | None = None) -> FixTask:
     """In ``dest``/repo: commit 1 (``first``) adds ``source`` as ``parent``, a passing ``tests/test_other.py``
-    and a ``pyproject.toml`` of project ``name``; commit 2 (``message``) makes ``source`` ``fixed`` and adds
-    ``test`` as ``tests``. The task (one canary, as mined with the canary check) and the parent's snapshot in
-    ``dest``/pristine."""
+    and a ``pyproject.toml`` of project ``name`` (and ``test`` as ``tests_before`` when given); commit 2
+    (``message``) makes ``source`` ``fixed`` and ``test`` ``tests``. The task (one canary, as mined with the canary
+    check) and the parent's snapshot in ``dest``/pristine."""
     repo = GitRepo.init(dest / "repo")
     for rel, text in {source: parent, "tests/test_other.py": "def test_ok():\n    assert True\n",
                       "pyproject.toml": f'[project]\nname = "{name}"\nversion = "0"\n'}.items():
         repo.write(rel, text)
+    if tests_before is not None:
+        repo.write(test, tests_before)
     c1 = repo.commit(first, committer_date="2026-01-01T12:00:00+00:00")
     repo.write(source, fixed)
     repo.write(test, tests)
