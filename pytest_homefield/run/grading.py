@@ -196,8 +196,8 @@ def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: s
     # mining's check of the reference fix when it made one (the task's sealed_sites), else once per task here; a
     # record with no column's row while the tests have one may predate columns (col35): checked here then too
     recorded = task.sealed_sites
-    keep = frozenset(recorded) if recorded is not None and (
-        any("#" in k for k in recorded) or all(s.column is None for s in sites)) \
+    rows = {s.key for s in sites if s.column is not None}
+    keep = frozenset(recorded) if recorded is not None and (not rows or rows.intersection(recorded)) \
         else reference_sealed(task, pristine, test_cmd, store=store, **run)
     if not keep:
         return None

@@ -14,6 +14,7 @@ control below).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -173,5 +174,27 @@ def test_the_reference_check_seals_the_rows_it_passes(ordinals: FixTask, tmp_pat
             walls[sealed] = time.monotonic() - t0
             assert g.outcome == "solved", g
         print(f"grading wall: sealed {walls[True]:.2f} s, unsealed {walls[False]:.2f} s")
+    finally:
+        sealed_grading._SEALED_SEEN.clear()
+
+
+def test_a_record_without_rows_is_checked_again(ordinals: FixTask, tmp_path: Path) -> None:
+    """Mining's ``sealed_sites`` are used as recorded when they hold a row of the column (no check of grading's
+    own: nothing stored); a record with none (``[]``: mined before columns were sealed) while the tests have a
+    sealable column makes the reference check once at grading: the reader of the expected value is ``forged`` by a
+    row either way."""
+    store = tmp_path / "parent-checks.jsonl"
+    sealed_grading._SEALED_SEEN.clear()
+    try:
+        for n, recorded in enumerate((ROWS[:1], [])):
+            task = dataclasses.replace(ordinals.task, sealed_sites=recorded)
+            work = copy_tree(ordinals.pristine, tmp_path / f"work{n}")
+            (work / SOURCE).write_text(PARENT + READ_EXPECTED, encoding="utf-8")
+            g = grade(task, workspace=work, pristine=ordinals.pristine, out_dir=tmp_path / f"out{n}",
+                      run_timeout_s=120, canaries=False, parent_checks=store)
+            assert (g.outcome, g.canary) == ("forged", f"sealed:{ROWS[0]}"), g
+            stored = [json.loads(line)["sealed_sites"] for line in store.read_text().splitlines()] \
+                if store.exists() else []
+            assert stored == ([] if recorded else [ROWS]), stored
     finally:
         sealed_grading._SEALED_SEEN.clear()
