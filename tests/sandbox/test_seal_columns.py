@@ -275,3 +275,39 @@ def test_a_real_sealed_column_run(tmp_path: Path) -> None:
                     out_dir=tmp_path / "out2", timeout_s=120, seals={sid: s.value() for sid, s in ids.items()},
                     seal_tests={}, seal_functions={fid: list(ids)})
     assert run.outcomes[f"{fid}[3-kept]"] == "failed" and run.outcomes[f"{fid}[1-{by_row[0]}]"] == "passed"
+
+
+def test_a_sealed_column_is_judged_by_function(tmp_path: Path) -> None:
+    """:func:`~pytest_homefield.run.sealed_grading.judge_sealed` of a column: the FAIL_TO_PASS ids (the original
+    ids, which the sealed run never ran under) pass only when every item of the function passed and each row was
+    reported once, equal; an item failed (a row left as it is), a row reported twice or unequal, no item run: each
+    id fails. A row unequal is forged only when the other runs passed every id of the function."""
+    from pytest_homefield.run.sealed_grading import SealPlan, judge_sealed, sealed_forged
+    from pytest_homefield.sandbox.seal_sites import SealSite
+    from pytest_homefield.sandbox.testrun import TestRun
+
+    fid = f"{TEST}::test_c"
+    site = {k: SealSite(f"{fid}@8#{k}", TEST, fid, 8, 8, "f(n)", repr(v), column="expected", row=k,
+                        cell=(6, 0, 6, 1)) for k, v in ((0, "alpha-one"), (1, "bravo-two"))}
+    plan = SealPlan({}, {"hfa": site[0], "hfb": site[1]})
+    f2p = [f"{fid}[1-alpha-one]", f"{fid}[2-bravo-two]"]
+    items = {f"{fid}[1-hfa]": "passed", f"{fid}[2-hfb]": "passed", f"{fid}[3-kept]": "passed"}
+
+    def judged(outcomes: dict[str, str], reports: dict[str, dict[str, list[str]]]) -> tuple[set[str], set[str]]:
+        made = TestRun(outcomes, 0, False, False, len(outcomes), 0.1, tmp_path / "log", finished=True,
+                       seal_reports=reports)
+        c = judge_sealed(plan, f2p, made)
+        assert set(c.outcomes) == set(f2p) == set(c.columns)
+        return set(c.outcomes.values()), set(c.unequal.values())
+
+    good = {f"{fid}[1-hfa]": {"hfa": ["equal"]}, f"{fid}[2-hfb]": {"hfb": ["equal"]}}
+    assert judged(items, good) == ({"passed"}, set())
+    assert judged({**items, f"{fid}[3-kept]": "failed"}, good) == ({"failed"}, set())
+    assert judged({}, good) == ({"error"}, set())
+    assert judged(items, {**good, "x": {"hfa": ["equal"]}}) == ({"failed"}, set())
+    assert judged(items, {**good, f"{fid}[2-hfb]": {"hfb": ["unequal"]}}) == ({"failed"}, {f"{fid}@8#1"})
+    made = TestRun(items, 0, False, False, 3, 0.1, tmp_path / "log", finished=True,
+                   seal_reports={**good, f"{fid}[2-hfb]": {"hfb": ["unequal"]}})
+    checked = judge_sealed(plan, f2p, made)
+    assert sealed_forged(checked, {i: "passed" for i in f2p}) is not None
+    assert sealed_forged(checked, {f2p[0]: "passed", f2p[1]: "failed"}) is None  # a wrong fix, not a forger
