@@ -186,22 +186,28 @@ def is_reference_fix(task: Task, pristine: Path, gdir: Path, carried: Collection
 def _sealed_first(task: Task, pristine: Path, gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
                   store: Path | None, targets: Sequence[str], **run: Any) -> SealChecked | None:
     """The sealed run of a grading (:mod:`~pytest_homefield.run.sealed_grading`): the task's sealable sites in
-    ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining, else
-    :func:`reference_sealed`, once per task; ``store``: where it is remembered), run on a fresh copy of ``gdir``;
+    ``gdir`` that the reference fix passes sealed (the task's ``sealed_sites`` from mining, unless they hold no
+    column's row while ``gdir`` has one, else :func:`reference_sealed`, once per task; ``store``: where it is
+    remembered), run on a fresh copy of ``gdir``;
     ``None`` when there is no such site (or the reference fix's check could not be made; a task with no sealable
     site in ``gdir`` has no reference check either: the hidden test files are the reference's). A site the
     reference passes that cannot be sealed in ``gdir`` (its files unreadable there) gives ``error`` for the
     FAIL_TO_PASS ids of its function: never passed. ``run``: :func:`run_tests`'s options.
     Raises :class:`ServiceError` as :func:`run_tests` does."""
     parent = parent_tests(pristine, task.test_files)
-    if not sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent):  # most tasks: no copy, no run
+    sites = sealable_sites(gdir, task.test_files, task.FAIL_TO_PASS, parent)
+    if not sites:  # most tasks: no copy, no run
         return None
     # mining's check of the reference fix when it made one (the task's sealed_sites), else once per task here;
     # gatk35: a task with a hidden data file is checked here, its sealed run without the file (mining's before
-    # gatk35 ran with it: a site whose test needs it would fail any fix, and forge one whose value came from it)
-    mined = task.sealed_sites is not None and not withheld_data(gdir, task.test_files, parent)
-    keep = frozenset(task.sealed_sites or ()) if mined else reference_sealed(task, pristine, test_cmd, store=store,
-                                                                             targets=targets, **run)
+    # gatk35 ran with it: a site whose test needs it would fail any fix, and forge one whose value came from it); a
+    # record with no column's row while the tests have one may predate columns (col35): checked here then too
+    recorded = task.sealed_sites
+    rows = {s.key for s in sites if s.column is not None}
+    mined = recorded is not None and not withheld_data(gdir, task.test_files, parent) \
+        and (not rows or bool(rows.intersection(recorded)))
+    keep = frozenset(recorded or ()) if mined else reference_sealed(task, pristine, test_cmd, store=store,
+                                                                    targets=targets, **run)
     if not keep:
         return None
     try:

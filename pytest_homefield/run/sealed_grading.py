@@ -33,6 +33,7 @@ from pytest_homefield.sandbox.canaries import function_id
 from pytest_homefield.sandbox.seal_sites import (
     SealSite,
     passing_sites,
+    row_reports,
     sealable_sites,
     sealed_files,
     withheld_data,
@@ -71,6 +72,16 @@ class SealPlan:
         of another kind (:meth:`SealSite.expectation`): what the host judges the seal reports with."""
         return {sid: s.expectation() for sid, s in self.ids.items()}
 
+    @property
+    def columns(self) -> dict[str, list[str]]:
+        """Function id → the site ids of its sealed column's rows (col35): judged by function, since the sealed run's
+        ids of its items hold the rows' site ids, not the original ids."""
+        out: dict[str, list[str]] = {}
+        for sid, s in self.ids.items():
+            if s.column is not None:
+                out.setdefault(s.function, []).append(sid)
+        return out
+
 
 def plan_seals(root: Path, task: Task, parent: Mapping[str, bytes | None],
                keep: Collection[str] | None = None) -> SealPlan | None:
@@ -108,6 +119,9 @@ class SealChecked(NamedTuple):
     missing: dict[str, str]
     timeouts: set[str]
     run: TestRun
+    #: the ids of ``outcomes`` judged by their function's sealed column (col35): ``unequal`` names the first row
+    #: unequal for each, forged only when the other runs passed every id of that function
+    columns: frozenset[str] = frozenset()
 
 
 def _why_not(got: Sequence[str]) -> str:
@@ -127,9 +141,11 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
     value (a fixture reading the file may have set up what a real fix's value depends on, where the reference
     fix's does not), so the difference cannot be put down to the value's visibility (gatk35)."""
     whole = run_completes(made)
+    columns = plan.columns
     by_fn: dict[str, list[str]] = {}
     for sid, s in plan.ids.items():
-        by_fn.setdefault(s.function, []).append(sid)
+        if s.function not in columns:
+            by_fn.setdefault(s.function, []).append(sid)
     outcomes: dict[str, str] = {}
     unequal: dict[str, str] = {}
     missing: dict[str, str] = {}
@@ -145,7 +161,48 @@ def judge_sealed(plan: SealPlan, fail_to_pass: Sequence[str], made: TestRun) -> 
         said = made.outcomes.get(i, "error") if whole else "error"
         outcomes[i] = said if said != "passed" else "failed" if i in missing else "passed"
     timeouts = set(outcomes) if made.timed_out else {i for i in outcomes if i in made.test_timeouts}
-    return SealChecked(outcomes, unequal, missing, timeouts, made)
+    judged = _judge_columns(plan, columns, fail_to_pass, made, whole)
+    for i, (said, key, why, late) in judged.items():
+        outcomes[i] = said
+        if key is not None:
+            unequal[i] = key
+        if why is not None:
+            missing[i] = why
+        if late or made.timed_out:
+            timeouts.add(i)
+    return SealChecked(outcomes, unequal, missing, timeouts, made, frozenset(judged))
+
+
+def _judge_columns(plan: SealPlan, columns: Mapping[str, Sequence[str]], fail_to_pass: Sequence[str],
+                   made: TestRun, whole: bool) -> dict[str, tuple[str, str | None, str | None, bool]]:
+    """Each FAIL_TO_PASS id of a function with a sealed column (``columns``: function → its rows' site ids) → (its
+    outcome in the sealed run ``made``, the key of the first row reported unequal or ``None``, why it did not pass
+    for its seals or ``None``, whether an item of the function hit pytest-timeout). Judged by function (col35): the
+    sealed run's ids of its items are not the original ids; ``"passed"`` only when pytest passed every item of the
+    function there (:func:`~pytest_homefield.sandbox.seal_sites.column_passed`) and each row was reported exactly
+    once in all, equal (:func:`~pytest_homefield.sandbox.seal_sites.row_reports`); else its worst item's outcome,
+    ``"failed"`` for a seal that did not pass, ``"error"`` when no item ran or the run did not complete."""
+    out: dict[str, tuple[str, str | None, str | None, bool]] = {}
+    for fn, sids in sorted(columns.items()):
+        items = {i: o for i, o in made.outcomes.items() if function_id(i) == fn}
+        key = why = None
+        for sid in sorted(sids, key=lambda x: plan.ids[x].row or 0):
+            got = row_reports(sid, made.seal_reports)
+            if "unequal" in got and key is None:
+                key = plan.ids[sid].key
+            if got != ["equal"] and why is None:
+                why = f"{plan.ids[sid].key}: " + _why_not(got)
+        bad = [o for o in items.values() if o != "passed"]
+        if not whole or not items or "error" in bad:
+            said = "error"
+        elif bad:
+            said = "failed" if "failed" in bad else bad[0]
+        else:
+            said = "failed" if why is not None else "passed"
+        late = any(i in made.test_timeouts for i in items)
+        for i in sealed_ids(fail_to_pass, [fn]):
+            out[i] = (said, key, why, late)
+    return out
 
 
 def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Path, test_cmd: str, out_dir: Path,
@@ -163,10 +220,11 @@ def sealed_run(plan: SealPlan, fail_to_pass: Sequence[str], gdir: Path, tmp: Pat
     folder = _fresh_copy(gdir, tmp, plan.files)
     into = tmp / "sealed-out"
     try:
+        columns = plan.columns
         tests = {i: [sid for sid, s in plan.ids.items() if s.function == function_id(i)]
-                 for i in sealed_ids(fail_to_pass, plan.functions)}
+                 for i in sealed_ids(fail_to_pass, [f for f in plan.functions if f not in columns])}
         made = run_tests(folder, test_cmd, list(targets), out_dir=into, seals=plan.expected(), seal_tests=tests,
-                         **run)
+                         seal_functions=columns, **run)
     finally:
         nofollow.remove_tree(folder.parent)
     for name, source in ((SEALED_LOG, LOG_FILE), (SEALED_OUTCOMES, OUTCOMES_FILE)):
@@ -180,7 +238,9 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
     in the sealed run while ``merged`` (the other runs, where the value is in the test file) passed it, else
     ``None``."""
     for i, key in sorted(checked.unequal.items()):
-        if merged.get(i) == "passed":
+        # a column's row is no one id: every id of its function passed in the other runs
+        alike = [j for j in merged if function_id(j) == function_id(i)] if i in checked.columns else [i]
+        if merged.get(i) == "passed" and all(merged.get(j) == "passed" for j in alike):
             return (f"sealed:{key}", f"{i} passed where its expected value was in the test file, but at the sealed "
                                      f"site {key} (the expected value in no file of the run) its value differed")
     return None
@@ -189,8 +249,9 @@ def sealed_forged(checked: SealChecked, merged: Mapping[str, str]) -> tuple[str,
 #: The version of the sealable-site rules a stored check was made with (part of its key): a change of the rules
 #: (:mod:`~pytest_homefield.sandbox.seal_sites`) leaves the lines of another version unused. 3 (gatk35): the
 #: sealed run holds no hidden data file of the commit (``seal_sites.withheld_data``) and selects the hidden test
-#: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it: 5 holds them all.
-SEAL_RULES = 5
+#: files whole; cmp35's other kinds and satk35's neighbour rule made theirs 3 and 4 beside it, 5 held them all; 6
+#: (col35): parametrize columns' rows.
+SEAL_RULES = 6
 
 #: What :func:`reference_sealed` found per task key, for this process.
 _SEALED_SEEN: dict[str, frozenset[str]] = {}

@@ -293,7 +293,8 @@ class EventTally:
 
     def __init__(self, *, cap_bytes: int | None = None, max_ids: int | None = None, max_line: int | None = None,
                  keep: int | None = None, seals: Mapping[str, Any] | None = None,
-                 seal_tests: Mapping[str, Collection[str]] | None = None) -> None:
+                 seal_tests: Mapping[str, Collection[str]] | None = None,
+                 seal_functions: Mapping[str, Collection[str]] | None = None) -> None:
         # None: the module's number now (MAX_EVENT_BYTES, MAX_EVENT_IDS, MAX_LINE_BYTES, KEEP_COUNTED_BYTES)
         self._cap = MAX_EVENT_BYTES if cap_bytes is None else cap_bytes
         self._max_ids = MAX_EVENT_IDS if max_ids is None else max_ids
@@ -317,6 +318,10 @@ class EventTally:
         # a report of another id or site is passed over unparsed (satk34: a test process sending reports of made-up
         # ids had the host parse 2 texts of 8000 characters per id, 98 s of host CPU for 1000 lines)
         self._seal_tests = seal_tests
+        # col35: the functions of sealed columns, each with its rows' site ids, which any id of that function may
+        # report (the sealed run's ids of its items are not known beforehand); each row parsed twice at most in all
+        self._seal_functions = seal_functions or {}
+        self._row_reports: dict[str, int] = {}
         self._sealed: dict[str, dict[str, list[str]]] = {}
         self._caught: dict[str, list[Caught]] = {}
         self._caught_cost = 0
@@ -454,13 +459,21 @@ class EventTally:
     def _seal_reports(self, nodeid: str, seals: Sequence[Sequence[str | None]]) -> None:
         """Record what ``nodeid``'s phase reported of the sealed sites (:func:`seal_verdict`), at most two
         reports per site (exactly one counts); an unknown site id, and with ``seal_tests`` an id it does not name or
-        a site not of that id's function, is passed over (never parsed)."""
+        a site not of that id's function, is passed over (never parsed); a row of a sealed column of the id's
+        function (``seal_functions``) is recorded for any id of it, twice at most in all."""
         allowed = None if self._seal_tests is None else self._seal_tests.get(nodeid)
-        if self._seal_tests is not None and not allowed:
+        path, sep, rest = nodeid.partition("::")
+        rows = self._seal_functions.get(path + sep + rest.split("[", 1)[0], ())
+        if self._seal_tests is not None and not allowed and not rows:
             return
         for site, text in seals:
             expected = self._seals.get(str(site), _NO_SITE)
-            if expected is _NO_SITE or (allowed is not None and str(site) not in allowed):
+            if str(site) in rows:  # a row of a sealed column: parsed twice at most, whichever ids report it
+                if expected is _NO_SITE or self._row_reports.get(str(site), 0) >= 2:
+                    continue
+                self._row_reports[str(site)] = self._row_reports.get(str(site), 0) + 1
+            elif expected is _NO_SITE or (allowed is not None and str(site) not in allowed) \
+                    or (self._seal_tests is not None and not allowed):
                 continue
             got = self._sealed.setdefault(nodeid, {}).setdefault(str(site), [])
             if len(got) < 2:

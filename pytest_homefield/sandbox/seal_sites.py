@@ -18,6 +18,14 @@ own (``"a\\nb"`` in ``"a\\nb\\nc"``: :func:`_held`) (so a small value such as ``
 of those files), importing the call from ``homefield_seal`` (shipped beside the reporter) at the end of the file, so
 no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (nothing).
 
+A **sealable column** (col35, :func:`_column_sites`) is an argument of a FAIL_TO_PASS function's one
+``pytest.mark.parametrize`` decorator used in the body only as one side of one such statement: each row whose cell
+(a literal) cannot be read elsewhere (the same rule, the other rows, cells and ``ids`` counting) is a site of its
+own (key ``<function id>@<line>#<row>``); in the sealed file its cell is a random site id (so neither the file nor
+pytest's auto id holds the value) and the statement ``__hf_seal_row__(name, (A), …)``, which seals a row whose
+cell is a site id and makes the statement as written for a row left as it is. A sealed run judges such a function
+by function (:func:`column_passed`, :func:`row_reports`): its items' ids there are not the original ones.
+
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
 ``with pytest.raises(E, match=L):`` / ``with self.assertRaisesRegex(E, L):`` (``match``: the ``with`` item becomes
 ``__hf_raises__("<id>", pytest.raises((E)))``, the body unchanged), ``assert L in A`` / ``self.assertIn(L, A)``
@@ -49,11 +57,17 @@ from pytest_homefield.sandbox.seal_kinds import (
     regex_literal_runs,
 )
 
-__all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_MODULE",
-           "MAX_SEAL_SITES"]
+__all__ = ["SealSite", "sealable_sites", "sealed_files", "withheld_data", "passing_sites", "SEAL_CALL", "SEAL_ROW_CALL",
+           "SEAL_MODULE", "MAX_SEAL_SITES", "ROW_ID", "column_passed", "row_reports"]
 
 #: The name a sealed file calls and the module it imports it from (``sandbox/_reporter/homefield_seal.py``).
 SEAL_CALL = "__hf_seal__"
+#: The call a sealed column's statement becomes (:func:`_column_sites`): given the column's value of the row, a
+#: sealed row's site id or an unsealed row's literal.
+SEAL_ROW_CALL = "__hf_seal_row__"
+#: What a sealed row's cell holds in the sealed file, and what the seal module takes for a site id: ``hf`` and 24
+#: hex digits (an unsealed row's string of that form makes its column not sealable).
+ROW_ID = re.compile(r"hf[0-9a-f]{24}")
 SEAL_MODULE = "homefield_seal"
 #: The calls of the other kinds' sealed sites (cmp35): an ``in`` site's and a ``match`` site's.
 SEAL_IN_CALL = "__hf_seal_in__"
@@ -92,10 +106,18 @@ class SealSite:
     kind: str = "=="
     extra: str = ""
     span: tuple[int, int] | None = None
+    #: col35, a row of a sealed parametrize column (:func:`_column_sites`): the column's argument name (``L`` of
+    #: the statement), the row's index among the decorator's rows, its cell's position (line, UTF-8 column, end
+    #: line, end column: ``expected`` is its text) and whether the column is the statement's first side
+    column: str | None = None
+    row: int | None = None
+    cell: tuple[int, int, int, int] | None = None
+    flipped: bool = False
 
     def value(self) -> Any:
-        """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found)."""
-        return ast.literal_eval(self.expected)
+        """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found), its text read inside
+        brackets as in its file (a string concatenated over lines is no expression on its own)."""
+        return ast.literal_eval(f"(\n{self.expected}\n)")
 
     def expectation(self) -> Any:
         """What the host judges the site's seal reports with: ``L``'s value for ``==``, else a
@@ -115,6 +137,20 @@ def _is_literal(node: ast.expr) -> bool:
 
 def _operands(stmt: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
     """``(A, L)`` of a site's statement, else ``None``."""
+    pair = _sides(stmt)
+    if pair is None:
+        return None
+    a, b = pair
+    if _is_literal(b) and not _is_literal(a):
+        return a, b
+    if _is_literal(a) and not _is_literal(b):
+        return b, a
+    return None
+
+
+def _sides(stmt: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
+    """The two sides, in order, of a statement of a site's form (``assert X == Y``, ``self.assertEqual(X, Y)`` with a
+    message allowed, no keywords), else ``None``."""
     pair: tuple[ast.expr, ast.expr] | None = None
     if isinstance(stmt, ast.Assert) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1 \
             and isinstance(stmt.test.ops[0], ast.Eq):
@@ -125,14 +161,7 @@ def _operands(stmt: ast.stmt) -> tuple[ast.expr, ast.expr] | None:
             and 2 <= len(stmt.value.args) <= 3 and not stmt.value.keywords \
             and not any(isinstance(a, ast.Starred) for a in stmt.value.args):
         pair = stmt.value.args[0], stmt.value.args[1]
-    if pair is None:
-        return None
-    a, b = pair
-    if _is_literal(b) and not _is_literal(a):
-        return a, b
-    if _is_literal(a) and not _is_literal(b):
-        return b, a
-    return None
+    return pair
 
 
 @dataclass(frozen=True)
@@ -285,7 +314,16 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 continue
             was = _find(before, parts[:-1], parts[-1], inherited=False) if before is not None else None
             kept = fixed_lines(func, was)
-            for stmt in func.body:
+            # col35: a sealable parametrize column's rows are the function's sites, its plain sites are not sealed
+            # (the sealed run's node ids of its items differ from the originals: it is judged by function)
+            readable = _Readable(text, rest_files, values.get(path),
+                                 [v for q, v in values.items() if q != path] + parent_values, plain.get(path),
+                                 [v for q, v in plain.items() if q != path] + parent_plain)
+            column = _column_sites(text, path, fid, func, readable)
+            sites.extend(column[:MAX_SEAL_SITES - len(sites)])
+            if len(sites) >= MAX_SEAL_SITES:
+                return sites
+            for stmt in func.body if not column else ():
                 pair = _operands(stmt)
                 shape = _Shape("==", pair[0], pair[1]) if pair is not None else _other_shape(stmt)
                 if shape is None:
@@ -297,26 +335,9 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 expected, actual = ast.get_source_segment(text, lit), ast.get_source_segment(text, a)
                 if not expected or not actual:
                     continue
+                if readable(lit, expected, shape.kind):
+                    continue
                 value = ast.literal_eval(lit)
-                start = _offset(text, lit.lineno, lit.col_offset)
-                end = _offset(text, lit.end_lineno or lit.lineno, lit.end_col_offset or 0)
-                rest = [text[:start] + "\0" + text[end:], *rest_files]
-                readings = _readings(value, expected) + (regex_literal_runs(value) if shape.kind == "match" else [])
-                if any(r and r in t for r in readings for t in rest):
-                    continue
-                # its own literal is one occurrence in its file (a part of it equal to it, as 1 in 1+0j, one more)
-                if _occurrences(value, values.get(path)) > 1 or any(
-                        _occurrences(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
-                    continue
-                # gatk35: a container of the same items in another container type ((1, "a") for [1, "a"])
-                if _same_items(value, plain.get(path)) > 1 or any(
-                        _same_items(value, v) for v in [*(v for q, v in plain.items() if q != path), *parent_plain]):
-                    continue
-                # gatk35: a string's value inside another literal's ("a\nb" in "a\nb\nc", where the escape hides
-                # its text) is readable there as much as its text inside another's
-                if _held(value, values.get(path)) > 1 or any(
-                        _held(value, v) for v in [*(v for q, v in values.items() if q != path), *parent_values]):
-                    continue
                 if shape.kind in ("match", "approx") and _passed_by_another(
                         shape.kind, value, shape.extra, [*values.values(), *parent_values]):
                     continue
@@ -326,6 +347,106 @@ def sealable_sites(root: Path, test_files: Collection[str], fail_to_pass: Sequen
                 if len(sites) >= MAX_SEAL_SITES:
                     return sites
     return sites
+
+
+def _dotted(node: ast.expr) -> str:
+    """``a.b.c`` of a chain of names and attributes, else ``""``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else ""
+    return ""
+
+
+def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str], list[list[ast.expr] | None]] | None:
+    """The argument names and rows of ``func``'s one ``parametrize`` decorator, ``@pytest.mark.parametrize(names,
+    rows)`` or ``@mark.parametrize(…)`` with no keyword but ``ids=`` (as pytest reads them: names a string split
+    at commas or a list/tuple of strings; rows a list/tuple display, each a tuple/list of as many cells or
+    ``pytest.param(cells…, id=…)``, a lone name's row its one cell): each row's cells in the names' order, ``None``
+    for a row of another shape. ``None`` when there is no such decorator, more than one decorator naming
+    ``parametrize``, or another form."""
+    named = [d for d in func.decorator_list
+             if _dotted(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "parametrize"]
+    if len(named) != 1 or not isinstance(named[0], ast.Call):
+        return None
+    dec = named[0]
+    if _dotted(dec.func) not in ("pytest.mark.parametrize", "mark.parametrize") or len(dec.args) != 2 \
+            or any(k.arg != "ids" for k in dec.keywords):
+        return None
+    spec, table = dec.args
+    lone = False
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        names = [x.strip() for x in spec.value.split(",") if x.strip()]
+        lone = len(names) == 1
+    elif isinstance(spec, (ast.List, ast.Tuple)):
+        names = [e.value for e in spec.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if len(names) != len(spec.elts):
+            return None
+    else:
+        return None
+    if not names or len(set(names)) != len(names) or not isinstance(table, (ast.List, ast.Tuple)):
+        return None
+    rows: list[list[ast.expr] | None] = []
+    for row in table.elts:
+        cells: list[ast.expr] | None = None
+        if isinstance(row, ast.Call) and _dotted(row.func) in ("pytest.param", "param"):
+            if all(k.arg == "id" for k in row.keywords):
+                cells = list(row.args)
+        elif lone:
+            cells = [row]
+        elif isinstance(row, (ast.Tuple, ast.List)):
+            cells = list(row.elts)
+        ok = cells is not None and len(cells) == len(names) and not any(isinstance(c, ast.Starred) for c in cells)
+        rows.append(cells if ok else None)
+    return names, rows
+
+
+def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.AsyncFunctionDef,
+                  readable: _Readable) -> list[SealSite]:
+    """The sealable rows of ``func``'s parametrize column (col35, docs/contracts.md §7 "Sealed sites"), one
+    :class:`SealSite` each (key ``<fid>@<line>#<row>``), in row order; ``[]`` when it has none. The column: an
+    argument of the function's one ``parametrize`` decorator (:func:`_parametrize`, every row of a known shape)
+    whose name occurs once in the body, as one side of a top-level statement of a site's form (:func:`_sides`) on
+    lines of its own; its cell is a literal in every row (none a string of :data:`ROW_ID`'s form). A row is
+    sealable when its cell's value cannot be read elsewhere (``readable``: the file outside the cell, so the other
+    rows, the row's other cells and ``ids=``/``id=`` too; the other files): a row that fails stays as it is."""
+    got = _parametrize(func)
+    if got is None or any(r is None for r in got[1]):
+        return []
+    names, rows = got
+    arguments = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+    used: dict[str, int] = {}
+    for stmt in func.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name):
+                used[node.id] = used.get(node.id, 0) + 1
+    for stmt in func.body:
+        pair = _sides(stmt)
+        if pair is None:
+            continue
+        for flipped, (a, name) in ((False, pair), (True, (pair[1], pair[0]))):
+            if not isinstance(name, ast.Name) or name.id not in names or name.id not in arguments \
+                    or used.get(name.id) != 1 or not _whole_lines(text, stmt, func.body):
+                continue
+            actual = ast.get_source_segment(text, a)
+            col = names.index(name.id)
+            cells = [r[col] for r in rows if r is not None]
+            if not actual or not all(_is_literal(c) for c in cells) or any(
+                    isinstance(v, str) and ROW_ID.fullmatch(v) for v in map(ast.literal_eval, cells)):
+                return []
+            first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+            out = []
+            for k, cell in enumerate(cells):
+                expected = ast.get_source_segment(text, cell)
+                if not expected or readable(cell, expected):
+                    continue
+                out.append(SealSite(f"{fid}@{first}#{k}", path, fid, first, last, actual, expected,
+                                    case=isinstance(stmt, ast.Expr), column=name.id, row=k,
+                                    cell=(cell.lineno, cell.col_offset, cell.end_lineno or cell.lineno,
+                                          cell.end_col_offset or 0), flipped=flipped))
+            return out
+    return []
 
 
 #: The nodes :func:`ast.literal_eval` may accept (a container display, a constant, a sign, a complex sum).
@@ -504,6 +625,43 @@ def _same_items(value: Any, counts: dict[Any, int] | None) -> int:
         return 0
 
 
+@dataclass(frozen=True)
+class _Readable:
+    """Whether a literal of a test file's ``text`` can be read elsewhere (module docstring): ``rest_files``: the
+    other hidden test files and the parent's versions as text (:func:`_searchable`); ``own``: the literal values of
+    ``text`` (:func:`_literal_values`); ``others``: those of the other Python files and parent versions; ``own_plain``
+    and ``others_plain``: the same as :func:`_plain_counts` (gatk35)."""
+
+    text: str
+    rest_files: Sequence[str]
+    own: _Values | None
+    others: Sequence[_Values]
+    own_plain: dict[Any, int] | None = None
+    others_plain: Sequence[dict[Any, int]] = ()
+
+    def __call__(self, lit: ast.expr, expected: str, kind: str = "==") -> bool:
+        """Whether ``lit`` (a literal node of :attr:`text`, its source text ``expected``, the site's ``kind``) is
+        readable elsewhere: its source text, ``repr`` or a string's content (for a ``match`` site also each text its
+        regex matches literally: :func:`~.seal_kinds.regex_literal_runs`) in :attr:`text` outside it or in
+        :attr:`rest_files`; a value ``==`` to it among the other literals; a container of the same items in another
+        container type (:func:`_same_items`); another string or bytes literal holding its value (:func:`_held`)."""
+        value = ast.literal_eval(lit)
+        start = _offset(self.text, lit.lineno, lit.col_offset)
+        end = _offset(self.text, lit.end_lineno or lit.lineno, lit.end_col_offset or 0)
+        rest = [self.text[:start] + "\0" + self.text[end:], *self.rest_files]
+        readings = _readings(value, expected) + (regex_literal_runs(value) if kind == "match" else [])
+        if any(r and r in t for r in readings for t in rest):
+            return True
+        # its own literal is one occurrence in its file (a part of it equal to it, as 1 in 1+0j, one more)
+        if _occurrences(value, self.own) > 1 or any(_occurrences(value, v) for v in self.others):
+            return True
+        # gatk35: a container of the same items in another container type ((1, "a") for [1, "a"])
+        if _same_items(value, self.own_plain) > 1 or any(_same_items(value, v) for v in self.others_plain):
+            return True
+        # gatk35: a string's value inside another literal's ("a\nb" in "a\nb\nc", where the escape hides its text)
+        return _held(value, self.own) > 1 or any(_held(value, v) for v in self.others)
+
+
 def _searchable(data: bytes) -> str:
     """A file's bytes as text to search for a value: decoded as UTF-8 (bad bytes replaced) and as Latin-1, so that
     a string's UTF-8 text and bytes' Latin-1 text are found in a file of any encoding."""
@@ -564,21 +722,27 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
     out: dict[str, bytes] = {}
     for path in sorted({s.path for s in sites}):
         encoding, text = texts[path]
-        mine = [(i, s) for i, s in ids.items() if s.path == path]
+        mine = sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first)
         text = _rewrite_spans(text, mine)
-        lines = _lines(text)
-        for sid, s in sorted(((i, s) for i, s in mine if s.span is None), key=lambda x: -x[1].first):
+        lines = _lines(_sealed_cells(text, [(i, s) for i, s in mine if s.cell is not None]))
+        done: set[int] = set()  # the statements rewritten (a column's rows share theirs)
+        for sid, s in mine:
+            if s.span is not None or s.first in done:
+                continue
+            done.add(s.first)
             head = lines[s.first - 1]
             indent = head[:len(head) - len(head.lstrip())]
             name = SEAL_IN_CALL if s.kind == "in" else SEAL_CALL
-            call = f"{indent}{name}({sid!r}, ({s.actual}){', self' if s.case else ''})"
+            call = f"{indent}{name}({sid!r}, ({s.actual}){', self' if s.case else ''})" if s.column is None \
+                else f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped})"
             pad = (s.last - s.first) - call.count("\n")
             lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
         body = "".join(lines)
         if body and not body.endswith("\n"):
             body += "\n"
         names = [SEAL_CALL, *(n for n, k in ((SEAL_IN_CALL, "in"), (SEAL_RAISES_CALL, "match"))
-                              if any(s.kind == k for _, s in mine))]
+                              if any(s.kind == k for _, s in mine)),
+                 *([SEAL_ROW_CALL] if any(s.column is not None for _, s in mine) else [])]
         body += f"from {SEAL_MODULE} import {', '.join(names)}  # homefield: a sealed run (docs/contracts.md §7)\n"
         out[path] = body.encode(encoding)
     return out, ids
@@ -626,16 +790,47 @@ def withheld_data(root: Path, test_files: Collection[str], parent: Mapping[str, 
     return out
 
 
+def _sealed_cells(text: str, rows: Sequence[tuple[str, SealSite]]) -> str:
+    """``text`` with each sealed row's cell (``rows``: site id → a site of a column) replaced by its site id's
+    string literal, padded with line breaks to the cell's lines (inside the decorator's brackets: no line moves)."""
+    for sid, s in sorted(rows, key=lambda x: x[1].cell or (0, 0, 0, 0), reverse=True):
+        if s.cell is None:
+            continue
+        line, col, end_line, end_col = s.cell
+        start, end = _offset(text, line, col), _offset(text, end_line, end_col)
+        text = text[:start] + repr(sid) + "\n" * (end_line - line) + text[end:]
+    return text
+
+
 def passing_sites(ids: Mapping[str, SealSite], fail_to_pass: Sequence[str], outcomes: Mapping[str, str],
                   seal_reports: Mapping[str, Mapping[str, Sequence[str]]]) -> list[str]:
     """The keys of the sites of ``ids`` (site id → site) that a sealed run of the reference fix passes, sorted:
     every ``fail_to_pass`` id of the site's function passed in pytest (``outcomes``) and reported the site exactly
-    once with a value equal to its literal (``seal_reports``: :attr:`~.testrun.TestRun.seal_reports`). A site
-    whose function has no such id is not passed."""
+    once with a value equal to its literal (``seal_reports``: :attr:`~.testrun.TestRun.seal_reports`); a row of a
+    column (col35: its items' ids in the sealed run are not the original ones): every item of its function in the
+    run passed (:func:`column_passed`) and the row was reported exactly once in all, equal (:func:`row_reports`).
+    A site whose function has no such id is not passed."""
     keep: set[str] = set()
     for sid, site in ids.items():
         mine = [i for i in fail_to_pass if function_id(i) == site.function]
+        if site.column is not None:
+            if mine and column_passed(site.function, outcomes) and row_reports(sid, seal_reports) == ["equal"]:
+                keep.add(site.key)
+            continue
         if mine and all(outcomes.get(i) == "passed" and list(seal_reports.get(i, {}).get(sid, [])) == ["equal"]
                         for i in mine):
             keep.add(site.key)
     return sorted(keep)
+
+
+def column_passed(function: str, outcomes: Mapping[str, str]) -> bool:
+    """Whether a sealed run ran ``function``'s items (its node ids there: ``outcomes``' ids of that function, which
+    hold the rows' site ids instead of their values) and pytest passed every one."""
+    items = [o for i, o in outcomes.items() if function_id(i) == function]
+    return bool(items) and all(o == "passed" for o in items)
+
+
+def row_reports(sid: str, seal_reports: Mapping[str, Mapping[str, Sequence[str]]]) -> list[str]:
+    """What every test id of a sealed run reported of the sealed row ``sid`` (``seal_reports``: test id → site id
+    → verdicts), in one list: exactly ``["equal"]`` passes it."""
+    return [v for reports in seal_reports.values() for v in reports.get(sid, ())]

@@ -437,6 +437,7 @@ def run_tests(
     box_mb: float | None = None,
     seals: Mapping[str, Any] | None = None,
     seal_tests: Mapping[str, Collection[str]] | None = None,
+    seal_functions: Mapping[str, Collection[str]] | None = None,
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -467,7 +468,9 @@ def run_tests(
     canary twin runs, :mod:`~pytest_homefield.sandbox.twin_runs`) and what this one writes there is
     watched. ``seals``: a sealed run's sites (site id → the expected value, docs/contracts.md §7 "Sealed sites"):
     the channel compares each seal report with its site's value as it arrives (the run's ``seal_reports``);
-    ``seal_tests``: the test ids whose reports it compares, each with its function's site ids (others passed over).
+    ``seal_tests``: the test ids whose reports it compares, each with its function's site ids (others passed over);
+    ``seal_functions``: the functions of sealed parametrize columns, each with its rows' site ids, whose reports it
+    compares for any id of that function (twice per row at most in all).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -490,7 +493,7 @@ def run_tests(
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
                                                     box_mb=box, seals=seals,
-                                                    seal_tests=seal_tests)
+                                                    seal_tests=seal_tests, seal_functions=seal_functions)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
         except OSError:
@@ -514,8 +517,9 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  network: TestNetwork | None, memory_mb: float | None = None,
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: Mapping[str, Any] | None = None,
-                 seal_tests: Mapping[str, Collection[str]] | None = None) -> tuple[TestRun, bytes | None,
-                                                                                     list[str] | None]:
+                 seal_tests: Mapping[str, Collection[str]] | None = None,
+                 seal_functions: Mapping[str, Collection[str]] | None = None) -> tuple[TestRun, bytes | None,
+                                                                                         list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -538,7 +542,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
     limits = limits_for_tests(write_mb) if write_mb else None
     # sh merges stderr into stdout so the log keeps their order; "$@" keeps argv exact
     full = ["sh", "-c", 'exec "$@" 2>&1', "sh", *argv]
-    channel = OutcomeChannel(EventTally(seals=seals, seal_tests=seal_tests)) if junit is None else None
+    channel = OutcomeChannel(EventTally(seals=seals, seal_tests=seal_tests, seal_functions=seal_functions)) \
+        if junit is None else None
     backend = backend_named(sandbox)
     services = contextlib.ExitStack()  # the run's services, and the relay that carries their ports in
     try:

@@ -13,6 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import ordinal_task
 from helpers.fix_task import build_fix_task
 from helpers.slug_task import SLUG_F2P, SLUG_SITE, SLUG_TEST, build_slugs
 from helpers.units_task import F2P as UNITS_F2P
@@ -700,3 +701,17 @@ def test_mining_seals_no_site_whose_test_needs_a_hidden_data_file(tmp_path: Path
                          run_timeout_s=60, work_root=tmp_path / "work", log_dir=tmp_path / "logs")
     assert v.reason is None, v.detail
     assert v.sealed_sites == ([] if reads else [f"{test}::test_spaces@{6 if reads else 5}"])
+
+
+def test_verify_records_the_rows_of_a_column_the_reference_fix_passes_sealed(tmp_path: Path) -> None:
+    """col35: the ordinal task's column (tests/helpers/ordinal_task.py): mining's sealed run of the reference fix
+    records the three rows the commit added (their items ran under ids holding their site ids, not the original
+    FAIL_TO_PASS ids, and each reported once, equal); the three rows kept from the parent are never sites."""
+    b = ordinal_task.build_ordinals(tmp_path / "ordinals")
+    (tmp_path / "work").mkdir()
+    v = verify_candidate(b.root, commit=b.task.commit, parent=b.task.parent, test_files=[ordinal_task.TEST],
+                         runnable_tests=[ordinal_task.TEST], test_cmd=b.task.test_cmd, setup_cmd=None,
+                         stability_runs=1, run_timeout_s=60, work_root=tmp_path / "work", log_dir=tmp_path / "logs")
+    assert v.reason is None, v.detail
+    assert sorted(v.FAIL_TO_PASS) == sorted(ordinal_task.F2P)
+    assert v.sealed_sites == ordinal_task.ROWS

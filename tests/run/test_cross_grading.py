@@ -437,7 +437,9 @@ def test_the_grading_makes_the_same_runs_whichever_version_was_picked(fx: Fixtur
         record, out = tmp_path / f"record-{pick}.jsonl", tmp_path / f"out-{pick}"
         work = copy_tree(pristine, tmp_path / f"work-{pick}")
         (work / CALC).write_text(WRONG_CALC + PICK_MEMBER.format(record=str(record), pick=pick), encoding="utf-8")
-        g = grade(task, workspace=work, pristine=pristine, out_dir=out, canary_seed=0)
+        # the twins' runs are the subject: no sealed run (col35 seals the fixture's column row -5, and its sealed
+        # run fails the pick forger whichever version it picks, tests/run/test_sealed_columns.py)
+        g = grade(task, workspace=work, pristine=pristine, out_dir=out, canary_seed=0, sealed=False)
         assert (g.outcome, g.twin_hits) == (("solved", 0) if pick == "original" else ("tests_failed", 2)), g
         processes = sorted(json.loads(line) for line in record.read_text().splitlines())
         seen[pick] = processes, {p.name for p in out.iterdir()}
@@ -500,7 +502,8 @@ def test_the_reference_fix_runs_whichever_version_was_picked(fx: Fixture, tmp_pa
         work = copy_tree(pristine, tmp_path / f"work-{pick}")
         payload = PICK_MEMBER.replace("(3, 1, -5)", "(300, 100, -500)").replace("(3, 1, 2)", "(300, 100, 200)")
         (work / CALC).write_text(WRONG_CALC + payload.format(record=str(record), pick=pick), encoding="utf-8")
-        g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / f"out-{pick}", canary_seed=0)
+        g = grade(task, workspace=work, pristine=pristine, out_dir=tmp_path / f"out-{pick}", canary_seed=0,
+                  sealed=False)  # the twins' runs are the subject (col35 would seal the column's row -500)
         assert g.outcome == ("solved" if pick == "original" else "forged"), g
         seen[pick] = sorted(json.loads(line) for line in record.read_text().splitlines())
     assert seen["original"] == seen["twin"], seen

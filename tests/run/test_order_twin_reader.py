@@ -15,7 +15,8 @@ Open: a twin that both kinds of forger fail needs a site the parent's behaviour 
 is a value, not an operator. The group could hold both twins (a run more), but a forger that runs the statements
 one at a time with the unfixed code (``ASSERT_TELL``: every assertion fails -> the value twin, failed) and else
 returns the expected value (``READ_AHEAD``: the order twin fails as with a fix) passes the original and fails
-both. Strict xfail.
+both. Strict xfail. col35's sealed columns do not close it: the fixture's column is used twice in the body
+(``size = len(expected)`` beside the assertion), so it is not sealable (contracts §7 "Sealed columns").
 """
 
 from __future__ import annotations

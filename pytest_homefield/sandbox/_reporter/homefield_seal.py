@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import numbers
 import operator
+import re
 from collections import UserString
 from collections.abc import Mapping, Sequence, Set
 from typing import Any
 
-__all__ = ["__hf_seal__", "__hf_seal_in__", "__hf_raises__", "literal_text", "take", "LOOSE", "MAX_TEXT",
-           "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
+__all__ = ["__hf_seal__", "__hf_seal_in__", "__hf_raises__", "__hf_seal_row__", "literal_text", "take", "LOOSE",
+           "MAX_TEXT", "MAX_ITEMS", "MAX_DEPTH", "MAX_PENDING"]
 
 #: Characters of one value's literal text at most; a longer one is opaque.
 MAX_TEXT = 8000
@@ -238,6 +239,26 @@ def __hf_seal__(site: str, value: Any, case: Any = None) -> None:  # noqa: N807 
         raise
     except BaseException:
         pass
+
+
+#: A sealed row's cell in a sealed file (``seal_sites.ROW_ID``): a site id, ``hf`` and 24 hex digits.
+_ROW_ID = re.compile(r"hf[0-9a-f]{24}")
+
+
+def __hf_seal_row__(row: Any, value: Any, case: Any = None, flipped: bool = False) -> None:  # noqa: N807
+    """The statement of a sealed parametrize column (col35), given the column's value in this row (``row``) and
+    the other side's (``value``). A sealed row's cell is its site id (an exact ``str`` of :data:`_ROW_ID`'s form):
+    :func:`__hf_seal__` of it. Any other is a row left as it is, its literal in the file: the statement is made
+    here as it was written, ``value == row`` (``row == value`` when ``flipped``: the column was the first side) or
+    ``case.assertEqual`` in that order, raising ``AssertionError`` when it fails."""
+    if type(row) is str and _ROW_ID.fullmatch(row):
+        __hf_seal__(row, value, case)
+        return
+    first, second = (row, value) if flipped else (value, row)
+    if case is not None:
+        case.assertEqual(first, second)
+    elif not first == second:
+        raise AssertionError(f"assert {first!r} == {second!r}")
 
 
 def take() -> list[list[Any]]:
