@@ -316,7 +316,7 @@ def reads_argsfile(python: str) -> bool:
 
 
 def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
-                  argsfile: bool = False) -> tuple[list[str], Path | None]:
+                  argsfile: bool = False, plugins: Sequence[str] = ()) -> tuple[list[str], Path | None]:
     """The argv for ``test_cmd`` on ``targets`` and the JUnit XML path (``None`` in reporter mode).
 
     ``test_cmd`` is split with :func:`shlex.split` (no shell). With a ``{junit}`` placeholder it is a
@@ -324,7 +324,9 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     that is exactly ``{files}`` is replaced by the targets, and without ``{files}`` the targets are
     appended. Otherwise it is a pytest command and gets the reporter options listed in the module
     docstring; with ``argsfile`` the targets are not on it but named by ``@out_dir/targets.args``, which
-    the caller writes (:func:`write_argsfile`). Raises ``ValueError`` for an empty or unparseable command.
+    the caller writes (:func:`write_argsfile`); ``plugins``: more modules of ``REPORTER_DIR`` it loads with
+    ``-p`` after the reporter (mining's stubbed parent run: ``homefield_stub``; a custom command gets none).
+    Raises ``ValueError`` for an empty or unparseable command.
     """
     try:
         argv = shlex.split(test_cmd or "python -m pytest")
@@ -348,6 +350,7 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     argv += [
         "-p",
         "homefield_reporter",
+        *(arg for name in plugins for arg in ("-p", name)),
         "-p",
         "no:homefield",
         "-o",
@@ -431,6 +434,7 @@ def run_tests(
     box_mb: float | None = None,
     seals: Mapping[str, Any] | None = None,
     seal_tests: Mapping[str, Collection[str]] | None = None,
+    plugins: Sequence[str] = (),
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -462,6 +466,7 @@ def run_tests(
     watched. ``seals``: a sealed run's sites (site id → the expected value, docs/contracts.md §7 "Sealed sites"):
     the channel compares each seal report with its site's value as it arrives (the run's ``seal_reports``);
     ``seal_tests``: the test ids whose reports it compares, each with its function's site ids (others passed over).
+    ``plugins``: more modules of ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -483,7 +488,7 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals,
+                                                    box_mb=box, seals=seals, plugins=plugins,
                                                     seal_tests=seal_tests)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
@@ -508,7 +513,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  network: TestNetwork | None, memory_mb: float | None = None,
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: Mapping[str, Any] | None = None,
-                 seal_tests: Mapping[str, Collection[str]] | None = None) -> tuple[TestRun, bytes | None,
+                 seal_tests: Mapping[str, Collection[str]] | None = None,
+                 plugins: Sequence[str] = ()) -> tuple[TestRun, bytes | None,
                                                                                      list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
@@ -523,7 +529,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file)
+    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins)
     if by_file:
         write_argsfile(out_dir, targets)
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched

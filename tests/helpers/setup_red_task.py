@@ -27,7 +27,7 @@ from pytest_homefield.mine.redgreen import make_gold_patch, make_test_patch
 from pytest_homefield.records import Task
 from pytest_homefield.sandbox.snapshot import make_snapshot
 
-__all__ = ["INIT", "NATIVE", "PARENT_INIT", "PARENT_NATIVE", "F2P", "build_setup_red_task"]
+__all__ = ["INIT", "NATIVE", "TEST", "PARENT_INIT", "PARENT_NATIVE", "F2P", "DIRECT_ID", "build_setup_red_task"]
 
 INIT = "esc/__init__.py"
 NATIVE = "esc/_native.py"
@@ -64,15 +64,24 @@ F2P = ["tests/test_esc.py::test_escape[esc._native-<p>-&lt;p>]",
        "tests/test_esc.py::test_type[esc._native]"]
 
 
-def build_setup_red_task(dest: Path) -> FixTask:
-    """In ``dest``/repo the two commits above; the task of the second (FAIL_TO_PASS :data:`F2P`, no
+#: A test the commit may add that checks the new name's behaviour (``direct=True``): red at the parent for a real
+#: reason (a dummy gives no escaped text).
+DIRECT = ("\n\ndef test_inner():\n    from esc._native import _escape_inner\n\n"
+          "    assert _escape_inner(\"a&b\") == \"a&amp;b\"\n")
+DIRECT_ID = "tests/test_esc.py::test_inner[esc._native]"
+
+
+def build_setup_red_task(dest: Path, *, direct: bool = False) -> FixTask:
+    """In ``dest``/repo the two commits above (with ``direct``, the commit's test file also holds
+    :data:`DIRECT`); the task of the second (FAIL_TO_PASS :data:`F2P`, and :data:`DIRECT_ID` with ``direct``, no
     PASS_TO_PASS, canaries on) and the parent's snapshot in ``dest``/pristine."""
     repo = GitRepo.init(dest / "repo")
     for rel, text in {INIT: PARENT_INIT, NATIVE: PARENT_NATIVE, CONFTEST: PARENT_CONFTEST, TEST: PARENT_TESTS,
                       "pyproject.toml": '[project]\nname = "esc"\nversion = "0"\n'}.items():
         repo.write(rel, text)
     c1 = repo.commit("esc", committer_date="2026-01-01T12:00:00+00:00")
-    for rel, text in {INIT: FIXED_INIT, NATIVE: FIXED_NATIVE, CONFTEST: CONFTEST_, TEST: TESTS}.items():
+    for rel, text in {INIT: FIXED_INIT, NATIVE: FIXED_NATIVE, CONFTEST: CONFTEST_,
+                      TEST: TESTS + (DIRECT if direct else "")}.items():
         repo.write(rel, text)
     message = "Simplify the escaping implementation"
     c2 = repo.commit(message, committer_date="2026-01-02T12:00:00+00:00")
@@ -81,6 +90,7 @@ def build_setup_red_task(dest: Path) -> FixTask:
                 authored_at="2026-01-02T12:00:00+00:00", mode="commit", subject=message, message=message,
                 prompt=clean_prompt(message), source_files=[INIT, NATIVE], test_files=tests,
                 test_patch=make_test_patch(repo.path, c1, c2, tests),
-                gold_patch=make_gold_patch(repo.path, c1, c2, tests), FAIL_TO_PASS=list(F2P), PASS_TO_PASS=[],
+                gold_patch=make_gold_patch(repo.path, c1, c2, tests),
+                FAIL_TO_PASS=sorted([*F2P, *([DIRECT_ID] if direct else [])]), PASS_TO_PASS=[],
                 test_cmd=f"{shlex.quote(sys.executable)} -m pytest {NO_PLUGINS}", canaries=1)
     return FixTask(repo.path, task, make_snapshot(repo.path, c1, dest=dest / "pristine", init_git=True))
