@@ -31,7 +31,7 @@ PASS_TO_PASS. A run cut while still collecting counts every absent id as failing
 error does. The kept task's ``verify.parent_bound`` and the record's detail say so.
 
 The stubbed parent run (verification version 13, ms35; docs/contracts.md §7 "Red only for a missing name"): after
-parent runs 1…N, the candidates still standing run once more at the parent with ``-p homefield_stub``
+every run of both states, the candidates still standing run once more at the parent with ``-p homefield_stub``
 (:data:`STUB_PLUGIN`: every name the copy's own modules lack is a dummy); one that passes there is excluded as
 ``passes_with_stub`` (:func:`without_stubbed`), and a candidate left with none is ``passes_without_change``.
 
@@ -850,16 +850,6 @@ def verify_candidate(
             parent_runs.append(r)
             if r.timed_out:
                 return done()
-        # the stubbed parent run (ms35): the candidates once more, every missing name of the copy's modules a dummy
-        standing = f2p_candidates(parent_runs, commit_runs)
-        if standing and can_select:
-            r = one_run(parent_base, "parent", 1, standing, name="parent-stubbed", timeout_s=parent_bound_s(),
-                        plugins=(STUB_PLUGIN,))
-            if isinstance(r, Verification):
-                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
-            setup_s["parent"] += r.wall_s
-            stubbed.update(i for i in standing if r.outcomes.get(i) == "passed")
-        shutil.rmtree(parent_base, ignore_errors=True)
         # commit runs 2..N: the candidates, and the ids that failed in every commit run so far
         for k in range(2, runs_n + 1):
             standing = f2p_candidates(parent_runs, commit_runs)
@@ -871,6 +861,17 @@ def verify_candidate(
             commit_runs.append(r)
             if r.timed_out:
                 break
+        # the stubbed parent run (ms35), after every run of both states: the candidates still standing once more at
+        # the parent, every name the copy's modules lack a dummy
+        standing = f2p_candidates(parent_runs, commit_runs)
+        if standing and can_select and not any(r.timed_out for r in commit_runs):
+            r = one_run(parent_base, "parent", 1, standing, name="parent-stubbed", timeout_s=parent_bound_s(),
+                        plugins=(STUB_PLUGIN,))
+            if isinstance(r, Verification):
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
+            setup_s["parent"] += r.wall_s
+            stubbed.update(i for i in standing if r.outcomes.get(i) == "passed")
+        shutil.rmtree(parent_base, ignore_errors=True)
         v = done()
         if v.reason is None and can_select:
             def twin_run(forced: set[str], k: int) -> tuple[TestRun | Verification, CanaryPlan]:

@@ -122,16 +122,17 @@ def test_a_test_of_the_new_names_behaviour_stays_and_the_stub_fails_it(tmp_path:
 def test_the_stub_answers_only_names_a_module_lacks(tmp_path: Path) -> None:
     """``homefield_stub``: a module of the copy keeps its own names and its own ``__getattr__``'s answers; a name
     it lacks is a dummy, but a dunder or a name pytest asks for (``pytest_plugins``, ``setup_module``) stays
-    missing; a test module or one outside the copy gets no stub."""
+    missing; a submodule the package lacks is a module of dummies; a test module or one outside the copy gets no
+    stub."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text(
         "x = 1\n\n\ndef __getattr__(name):\n    if name == 'old':\n        return 2\n    raise AttributeError(name)\n")
     (tmp_path / "test_mod.py").write_text("y = 1\n")
-    probe = ("import homefield_stub, pkg, test_mod, json\n"
+    probe = ("import homefield_stub, pkg, test_mod, json\nimport pkg.newsub\nfrom pkg.newsub import thing\n"
              "print(json.dumps([pkg.x, pkg.old, type(pkg.new).__name__, type(pkg.new(1).attr).__name__,\n"
              "    hasattr(pkg, '__wrapped__'), hasattr(pkg, 'pytest_plugins'), hasattr(pkg, 'setup_module'),\n"
-             "    hasattr(test_mod, 'new'), hasattr(json, 'new')]))\n")
+             "    hasattr(test_mod, 'new'), hasattr(json, 'new'), type(thing).__name__]))\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPORTER_DIR)])}
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True,
                          check=True, timeout=60)
-    assert json.loads(out.stdout) == [1, 2, "Dummy", "Dummy", False, False, False, False, False]
+    assert json.loads(out.stdout) == [1, 2, "Dummy", "Dummy", False, False, False, False, False, "Dummy"]

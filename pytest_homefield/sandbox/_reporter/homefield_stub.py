@@ -4,7 +4,8 @@ beside the reporter and loaded with ``-p homefield_stub`` in that run alone.
 On import it puts a finder first on ``sys.meta_path`` that gives every module of the working copy (a file under the
 folder the test process starts in; never a test module: a file named ``test_*.py``, ``*_test.py`` or
 ``conftest.py``) a module ``__getattr__`` (PEP 562; wrapping the module's own one, whose ``AttributeError`` it
-answers) after the module's own code ran: every name the module lacks (but a dunder or a
+answers) after the module's own code ran, and a submodule such a package lacks is an empty module given the same:
+every name the module lacks (but a dunder or a
 ``pytest…`` name) is then a :class:`Dummy`, as ``from pkg import missing`` is. A test of the
 commit that passes at the parent with it checked nothing the parent's code lacks but names: any code answering
 those names (a module ``__getattr__`` returning a dummy: markupsafe dcb170b12713, whose session fixture read
@@ -76,8 +77,12 @@ def stubbed(origin: str | None, root: str) -> bool:
     return os.path.commonpath([os.path.realpath(origin), root]) == root
 
 
+#: The names of the modules given the stub (a missing submodule of one is a module of dummies).
+STUBBED: set[str] = set()
+
+
 class _Loader(importlib.abc.Loader):
-    """The module's own loader, then the stub."""
+    """The module's own loader (``None``: a missing submodule, an empty module), then the stub."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
@@ -87,7 +92,9 @@ class _Loader(importlib.abc.Loader):
         return create(spec) if create is not None else None
 
     def exec_module(self, module: ModuleType) -> None:
-        self.inner.exec_module(module)
+        if self.inner is not None:
+            self.inner.exec_module(module)
+        STUBBED.add(module.__name__)
         try:
             module.__getattr__ = _missing(module, module.__dict__.get("__getattr__"))  # type: ignore[method-assign]
         except (AttributeError, TypeError):  # pragma: no cover - a module that takes no attribute
@@ -117,6 +124,9 @@ class StubFinder(importlib.abc.MetaPathFinder):
             if spec.loader is not None and hasattr(spec.loader, "exec_module") and stubbed(spec.origin, self.root):
                 spec.loader = _Loader(spec.loader)
             return spec  # type: ignore[no-any-return]
+        package = fullname.rpartition(".")[0]
+        if package and package in STUBBED and not _asked_by_tools(fullname.rpartition(".")[2]):
+            return importlib.machinery.ModuleSpec(fullname, _Loader(None))  # a submodule the package lacks
         return None
 
 
