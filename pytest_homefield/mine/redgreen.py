@@ -30,6 +30,11 @@ run by the next parent run, and an id no parent run reached is excluded as ``unf
 PASS_TO_PASS. A run cut while still collecting counts every absent id as failing, as a collection
 error does. The kept task's ``verify.parent_bound`` and the record's detail say so.
 
+The stubbed parent run (verification version 13, ms35; docs/contracts.md §7 "Red only for a missing name"): after
+every run of both states, the candidates still standing run once more at the parent with ``-p homefield_stub``
+(:data:`STUB_PLUGIN`: every name the copy's own modules lack is a dummy); one that passes there is excluded as
+``passes_with_stub`` (:func:`without_stubbed`), and a candidate left with none is ``passes_without_change``.
+
 ``deadline`` (``--time-budget``): no run outlives it; a run it cuts raises :class:`DeadlineReached`
 (the candidate is not verified, not dropped).
 """
@@ -76,6 +81,8 @@ __all__ = [
     "f2p_candidates",
     "commit_failures",
     "verify_candidate",
+    "without_stubbed",
+    "STUB_PLUGIN",
     "make_test_patch",
     "make_gold_patch",
     "diff_lines",
@@ -105,8 +112,12 @@ __all__ = [
 #: 11: a twin leaves its function's PASS_TO_PASS instances as they are, else a sentinel
 #: (:mod:`~pytest_homefield.sandbox.canary_rows`, atk26): a task's canaries and unprotected functions differ.
 #: 12: parent run 1 cut at the probe in a slow suite keeps what the probe reported and runs only the rest
-#: (mine29: on simonw/llm the probe's 60 s were thrown away and the whole files run again).
-VERIFY_VERSION = 12
+#: (mine29: on simonw/llm the probe's 60 s were thrown away and the whole files run again). 13: the stubbed
+#: parent run (ms35): a FAIL_TO_PASS candidate the parent passes once every missing name of the copy's modules is a
+#: dummy (``_reporter/homefield_stub.py``) is ``passes_with_stub`` (markupsafe dcb170b12713: every one).
+VERIFY_VERSION = 13
+#: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
+STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.
 MAX_SELECTED = 2000
 #: Parent run 1 runs before the commit's time is known: it gets at most this many seconds (and never
@@ -173,7 +184,9 @@ ALL_SKIPPED = "were skipped in this environment"
 #: neither red at the parent nor green at the commit — a case docs/contracts.md §7 does not name.
 #: ``unfinished``: green at the commit, but no parent run reached it (each was stopped at its bound
 #: before the id ran, :func:`_cut_short`): nothing is known of it at the parent.
-EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent", "unfinished")
+#: ``passes_with_stub``: red at the parent, but passed there in the stubbed parent run (every missing name of the
+#: copy's own modules a dummy, ms35): it checks nothing the parent's code lacks but names.
+EXCLUDE_REASONS = ("flaky", "fails_with_reference", "skipped", "absent", "unfinished", "passes_with_stub")
 
 # what one run says about one id
 _PASS, _FAIL, _SKIP, _ABSENT = "pass", "fail", "skip", "absent"
@@ -625,7 +638,8 @@ def verify_candidate(
 
         def one_run(base: Path, state: str, k: int, select: Sequence[str] | None,
                     name: str = "", prepare: Callable[[Path], list[str]] | None = None,
-                    timeout_s: float | None = None, seals: Mapping[str, Any] | None = None) -> TestRun | Verification:
+                    timeout_s: float | None = None, seals: Mapping[str, Any] | None = None,
+                    plugins: Sequence[str] = ()) -> TestRun | Verification:
             kept = journal is not None and prepare is None  # twin runs are drawn afresh: never kept
             if kept and journal is not None:
                 earlier = journal.get(name or f"{state}-{k}", select, timeout_s)
@@ -675,6 +689,7 @@ def verify_candidate(
                         memory_mb=memory_mb,
                         write_mb=write_mb,
                         seals=seals,
+                        plugins=plugins,
                     )
                 except ServiceError as exc:
                     return Verification(reason="setup_failed", detail=str(exc))
@@ -769,9 +784,13 @@ def verify_candidate(
 
         own = own_top_levels(repo, parent, commit)
 
+        stubbed: set[str] = set()  # the candidates the stubbed parent run passed (ms35)
+
         def done() -> Verification:
             v = _with_times(classify_runs(parent_runs, commit_runs, own_modules=own), setup_s, parent_runs,
                             commit_runs, unclassified, journal)
+            if v.reason is None and stubbed & set(v.FAIL_TO_PASS):
+                v = without_stubbed(v, stubbed)
             if bounded:
                 v.parent_bound = f"{bounded[0]}: the parent hangs where the commit's tests finish" + (
                     f" ({len(bounded)} parent runs)" if len(bounded) > 1 else "")
@@ -831,7 +850,6 @@ def verify_candidate(
             parent_runs.append(r)
             if r.timed_out:
                 return done()
-        shutil.rmtree(parent_base, ignore_errors=True)
         # commit runs 2..N: the candidates, and the ids that failed in every commit run so far
         for k in range(2, runs_n + 1):
             standing = f2p_candidates(parent_runs, commit_runs)
@@ -843,6 +861,17 @@ def verify_candidate(
             commit_runs.append(r)
             if r.timed_out:
                 break
+        # the stubbed parent run (ms35), after every run of both states: the candidates still standing once more at
+        # the parent, every name the copy's modules lack a dummy
+        standing = f2p_candidates(parent_runs, commit_runs)
+        if standing and can_select and not any(r.timed_out for r in commit_runs):
+            r = one_run(parent_base, "parent", 1, standing, name="parent-stubbed", timeout_s=parent_bound_s(),
+                        plugins=(STUB_PLUGIN,))
+            if isinstance(r, Verification):
+                return _with_times(r, setup_s, parent_runs, commit_runs, unclassified, journal)
+            setup_s["parent"] += r.wall_s
+            stubbed.update(i for i in standing if r.outcomes.get(i) == "passed")
+        shutil.rmtree(parent_base, ignore_errors=True)
         v = done()
         if v.reason is None and can_select:
             def twin_run(forced: set[str], k: int) -> tuple[TestRun | Verification, CanaryPlan]:
@@ -914,6 +943,24 @@ def verify_candidate(
         return v
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def without_stubbed(v: Verification, stubbed: Collection[str]) -> Verification:
+    """``v`` (a task) with the FAIL_TO_PASS ids in ``stubbed`` (passed at the parent in the stubbed parent run,
+    docs/contracts.md §7 "Red only for a missing name") moved to ``excluded`` as ``passes_with_stub``; when none is
+    left, dropped as ``passes_without_change`` with the detail saying so."""
+    gone = [i for i in v.FAIL_TO_PASS if i in stubbed]
+    v.FAIL_TO_PASS = [i for i in v.FAIL_TO_PASS if i not in stubbed]
+    v.excluded.update({i: "passes_with_stub" for i in gone})
+    v.red_by_import_error = [i for i in v.red_by_import_error if i not in stubbed]
+    if v.FAIL_TO_PASS:
+        v.detail += f"; {len(gone)} red only for a missing name (passed at the parent with every one a dummy)"
+        return v
+    v.PASS_TO_PASS = []
+    v.reason = "passes_without_change"
+    v.detail = (f"every one of {len(gone)} FAIL_TO_PASS candidate(s) passed at the parent once every name its "
+                "modules lack was a dummy (the stubbed parent run): red only for a missing name")
+    return v
 
 
 def _with_network_hint(v: Verification, runs: Sequence[TestRun]) -> Verification:

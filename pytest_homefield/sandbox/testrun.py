@@ -322,7 +322,7 @@ def reads_argsfile(python: str) -> bool:
 
 
 def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
-                  argsfile: bool = False) -> tuple[list[str], Path | None]:
+                  argsfile: bool = False, plugins: Sequence[str] = ()) -> tuple[list[str], Path | None]:
     """The argv for ``test_cmd`` on ``targets`` and the JUnit XML path (``None`` in reporter mode).
 
     ``test_cmd`` is split with :func:`shlex.split` (no shell). With a ``{junit}`` placeholder it is a
@@ -330,7 +330,9 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     that is exactly ``{files}`` is replaced by the targets, and without ``{files}`` the targets are
     appended. Otherwise it is a pytest command and gets the reporter options listed in the module
     docstring; with ``argsfile`` the targets are not on it but named by ``@out_dir/targets.args``, which
-    the caller writes (:func:`write_argsfile`). Raises ``ValueError`` for an empty or unparseable command.
+    the caller writes (:func:`write_argsfile`); ``plugins``: more modules of ``REPORTER_DIR`` it loads with
+    ``-p`` after the reporter (mining's stubbed parent run: ``homefield_stub``; a custom command gets none).
+    Raises ``ValueError`` for an empty or unparseable command.
     """
     try:
         argv = shlex.split(test_cmd or "python -m pytest")
@@ -354,6 +356,7 @@ def build_command(test_cmd: str, targets: Sequence[str], *, out_dir: Path,
     argv += [
         "-p",
         "homefield_reporter",
+        *(arg for name in plugins for arg in ("-p", name)),
         "-p",
         "no:homefield",
         "-o",
@@ -438,6 +441,7 @@ def run_tests(
     seals: Mapping[str, Any] | None = None,
     seal_tests: Mapping[str, Collection[str]] | None = None,
     seal_functions: Mapping[str, Collection[str]] | None = None,
+    plugins: Sequence[str] = (),
 ) -> TestRun:
     """Run ``test_cmd`` in ``workdir`` on ``targets`` (test files or node ids, relative to
     ``workdir``) and return the per-id outcomes.
@@ -470,7 +474,8 @@ def run_tests(
     the channel compares each seal report with its site's value as it arrives (the run's ``seal_reports``);
     ``seal_tests``: the test ids whose reports it compares, each with its function's site ids (others passed over);
     ``seal_functions``: the functions of sealed parametrize columns, each with its rows' site ids, whose reports it
-    compares for any id of that function (twice per row at most in all).
+    compares for any id of that function (twice per row at most in all). ``plugins``: more modules of
+    ``REPORTER_DIR`` a pytest command loads (:func:`build_command`).
 
     Never raises for test failures; raises ``ValueError`` for an unparseable ``test_cmd`` and
     :class:`~pytest_homefield.sandbox.services.ServiceError` when a service cannot be had. A command
@@ -492,7 +497,7 @@ def run_tests(
             run, junit_data, counted = _run_private(workdir, test_cmd, targets, private, timeout_s=timeout_s,
                                                     test_timeout_s=test_timeout_s, env=env, sandbox=sandbox,
                                                     network=network, memory_mb=memory_mb, write_mb=write_mb,
-                                                    box_mb=box, seals=seals,
+                                                    box_mb=box, seals=seals, plugins=plugins,
                                                     seal_tests=seal_tests, seal_functions=seal_functions)
         try:
             tail = nofollow.read_tail(private / LOG_FILE, LOG_TAIL_BYTES)
@@ -518,8 +523,8 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
                  write_mb: float | None = None, box_mb: float | None = None,
                  seals: Mapping[str, Any] | None = None,
                  seal_tests: Mapping[str, Collection[str]] | None = None,
-                 seal_functions: Mapping[str, Collection[str]] | None = None) -> tuple[TestRun, bytes | None,
-                                                                                         list[str] | None]:
+                 seal_functions: Mapping[str, Collection[str]] | None = None,
+                 plugins: Sequence[str] = ()) -> tuple[TestRun, bytes | None, list[str] | None]:
     """:func:`run_tests` with ``out_dir`` the private folder the test process may write; returns the run
     (its ``log_path`` in ``out_dir``), the JUnit XML's bytes (``None`` in reporter mode or when
     unreadable; read without following a link) and the outcome-channel lines that counted (``None``
@@ -533,7 +538,7 @@ def _run_private(workdir: Path, test_cmd: str, targets: Sequence[str], out_dir: 
             first = shlex.split(test_cmd or "python -m pytest")[:1]
             python = pytest_python(first[0], run_env.get("PATH")) if first else None
             by_file = python is not None and not _own_pytest(workdir) and reads_argsfile(python)
-    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file)
+    argv, junit = build_command(test_cmd, targets, out_dir=out_dir, argsfile=by_file, plugins=plugins)
     if by_file:
         write_argsfile(out_dir, targets)
     for var, name in (("HOME", "home"), ("TMPDIR", "tmp")):  # the run's own: fresh, and watched
