@@ -39,13 +39,22 @@ from pytest_homefield.sandbox.proccap import DEFAULT_MAX_PROCS
 from pytest_homefield.sandbox.testrun import REPORTER_DIR
 from pytest_homefield.store import read_jsonl
 
-__all__ = ["verify_inputs", "verify_key", "ReuseIndex", "reused_record", "ENV_SETTINGS", "REPORTER_DIGEST"]
+__all__ = ["verify_inputs", "verify_key", "ReuseIndex", "reused_record", "ENV_SETTINGS", "REPORTER_DIGEST",
+           "reporter_digest"]
 
 #: Settings that choose the environment the tests run in (those this version of the package has).
 ENV_SETTINGS = ("env", "env_extras", "env_groups", "env_as_of")
 
-#: 12 hex digits of the sha256 of the outcome reporter's source (``_reporter/homefield_reporter.py``).
-REPORTER_DIGEST = hashlib.sha256((REPORTER_DIR / "homefield_reporter.py").read_bytes()).hexdigest()[:12]
+def reporter_digest(folder: Path) -> str:
+    """12 hex digits of the sha256 of the ``*.py`` sources in ``folder`` (each its name and content, in name order).
+    Raises :class:`OSError` when one cannot be read."""
+    return hashlib.sha256(b"".join(
+        p.name.encode() + b"\0" + p.read_bytes() + b"\0" for p in sorted(folder.glob("*.py")))).hexdigest()[:12]
+
+
+#: :func:`reporter_digest` of what a test run loads from ``_reporter/`` (the outcome reporter, the seal call of a
+#: sealed run, mining's stub of missing names: each decides what a verification records).
+REPORTER_DIGEST = reporter_digest(REPORTER_DIR)
 
 
 def verify_inputs(candidate: Mapping[str, Any], settings: Any, *, runnable: Iterable[str], sandbox: str,

@@ -27,7 +27,14 @@ from pytest_homefield.envs.declaration import KEY_VERSION
 from pytest_homefield.layout import HomefieldDir, candidates_path, results_path, reused_path
 from pytest_homefield.mine.pipeline import MineSession
 from pytest_homefield.mine.redgreen import VERIFY_VERSION
-from pytest_homefield.mine.reuse import REPORTER_DIGEST, ReuseIndex, reused_record, verify_inputs, verify_key
+from pytest_homefield.mine.reuse import (
+    REPORTER_DIGEST,
+    ReuseIndex,
+    reporter_digest,
+    reused_record,
+    verify_inputs,
+    verify_key,
+)
 from pytest_homefield.settings import resolve_settings
 from pytest_homefield.store import append_jsonl, read_jsonl
 
@@ -333,3 +340,19 @@ def test_sigkill_at_three_moments_then_the_same_command(mined: tuple[Path, Path,
     assert in_flight, "no candidate was in flight at any kill"
     assert verified_twice <= in_flight, (verified_twice, in_flight)
     assert len(verified_twice) <= len(in_flight)
+
+
+@pytest.mark.parametrize("name", ["homefield_reporter.py", "homefield_seal.py", "homefield_stub.py"])
+def test_the_reporter_digest_changes_with_each_module_a_test_run_loads(tmp_path: Path, name: str) -> None:
+    """A verification is reused only while what its test runs loaded from ``_reporter/`` is unchanged: the outcome
+    reporter, the seal call (a sealed run decides ``sealed_sites``) and mining's stub of missing names (it decides
+    ``passes_with_stub``; ms35 noted a change to the stub alone kept the old records)."""
+    from pytest_homefield.sandbox.testrun import REPORTER_DIR
+
+    copy = tmp_path / "r"
+    copy.mkdir()
+    for p in REPORTER_DIR.glob("*.py"):
+        (copy / p.name).write_bytes(p.read_bytes())
+    assert reporter_digest(copy) == REPORTER_DIGEST
+    (copy / name).write_bytes((copy / name).read_bytes() + b"\n# changed\n")
+    assert reporter_digest(copy) != REPORTER_DIGEST
