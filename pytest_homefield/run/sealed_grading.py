@@ -26,7 +26,14 @@ from typing import Any, NamedTuple
 
 from pytest_homefield.errors import PatchError
 from pytest_homefield.records import Task
-from pytest_homefield.run.twin_grading import TWIN_LOG_BYTES, _fresh_copy, _last_stored, _tail, run_completes
+from pytest_homefield.run.twin_grading import (
+    TWIN_LOG_BYTES,
+    _fresh_copy,
+    _last_stored,
+    _tail,
+    reference_copy,
+    run_completes,
+)
 from pytest_homefield.sandbox import nofollow
 from pytest_homefield.sandbox.backends import SandboxBackend
 from pytest_homefield.sandbox.canaries import function_id
@@ -38,7 +45,6 @@ from pytest_homefield.sandbox.seal_sites import (
     sealed_files,
     withheld_data,
 )
-from pytest_homefield.sandbox.snapshot import apply_patch, copy_tree
 from pytest_homefield.sandbox.tempdirs import scratch
 from pytest_homefield.sandbox.testrun import LOG_FILE, OUTCOMES_FILE, TestRun, run_tests
 from pytest_homefield.sandbox.twin_runs import parent_tests
@@ -286,10 +292,8 @@ def reference_sealed(task: Task, pristine: Path, test_cmd: str, *, sandbox: str 
     if key in _SEALED_SEEN:
         return _SEALED_SEEN[key]
     with scratch(suffix="sealcheck-") as tmp:
-        ref = copy_tree(pristine, Path(tmp) / "w")
         try:
-            apply_patch(ref, task.gold_patch)
-            apply_patch(ref, task.test_patch)
+            ref = reference_copy(task, pristine, Path(tmp) / "w")
             plan = plan_seals(ref, task, parent_tests(pristine, task.test_files))
         except (PatchError, OSError, ValueError):
             return None

@@ -70,7 +70,7 @@ __all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_L
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
            "ROWS_LOG", "ROWS_OUTCOMES", "RowsChecked", "merge_rows", "rows_apart_ids", "rows_files", "rows_run",
            "PLAIN_LOG", "PLAIN_OUTCOMES", "PlainChecked", "cleared_swaps", "plain_checked", "plain_due",
-           "plain_run", "reference_plain"]
+           "plain_run", "reference_plain", "reference_copy"]
 
 #: The artifact naming the canaries of an attempt and their seed, written after the hidden tests ran.
 CANARIES_FILE = "canaries.json"
@@ -214,10 +214,8 @@ def reference_passes(task: Task, pristine: Path, plan: TwinPlan, test_cmd: str, 
     if key in _REFERENCE_SEEN:
         return set(_REFERENCE_SEEN[key])
     with scratch(suffix="refcheck-") as tmp:
-        ref = copy_tree(pristine, Path(tmp) / "w")
         try:
-            apply_patch(ref, task.gold_patch)
-            apply_patch(ref, task.test_patch)
+            ref = reference_copy(task, pristine, Path(tmp) / "w")
         except PatchError:
             return None
         made = apart_runs(plan, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", timeout_s=timeout_s,
@@ -1105,15 +1103,24 @@ def reference_plain(task: Task, pristine: Path, plan: TwinPlan, due: Mapping[str
     if key in _REFERENCE_PLAIN:
         return set(_REFERENCE_PLAIN[key])
     with scratch(suffix="refplain-") as tmp:
-        ref = copy_tree(pristine, Path(tmp) / "w")
         try:
-            apply_patch(ref, task.gold_patch)
-            apply_patch(ref, task.test_patch)
+            ref = reference_copy(task, pristine, Path(tmp) / "w")
         except PatchError:
             return None
         checked = plain_run(plan, due, ref, Path(tmp), test_cmd, targets, Path(tmp) / "out", **run)
     _REFERENCE_PLAIN[key] = frozenset(checked.unconfirmed)
     return set(checked.unconfirmed)
+
+
+def reference_copy(task: Task, pristine: Path, dest: Path) -> Path:
+    """``pristine`` copied to ``dest`` with the task's reference fix and hidden tests applied (the tree every check of
+    the reference fix runs in: :func:`reference_passes`, :func:`reference_plain`,
+    :func:`~pytest_homefield.run.sealed_grading.reference_sealed`). Raises :class:`PatchError` when a patch does
+    not apply."""
+    ref = copy_tree(pristine, dest)
+    apply_patch(ref, task.gold_patch)
+    apply_patch(ref, task.test_patch)
+    return ref
 
 
 def _fresh_copy(gdir: Path, tmp: Path, files: Mapping[str, bytes]) -> Path:
