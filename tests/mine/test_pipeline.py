@@ -85,12 +85,14 @@ def test_verify_and_record_builds_the_task(fx: Fixture, frozen: tuple[Path, Any]
     mine_dir, _ = frozen
     cand = next(c for c in read_jsonl(mine_dir / "candidates.jsonl") if c["commit"] == fx.c2)
     rec = verify_and_record(cand, _settings(fx.root), test_cmd=TEST_CMD)
-    # test_sub.py is new at the commit: its test_add_still_works is red at the parent too
+    # test_sub.py is new at the commit: its test_add_still_works is red at the parent too, but only through the
+    # import of sub(): a stub of the missing name passes it there (ms35): excluded, not FAIL_TO_PASS
     assert (rec["commit"], rec["id"], rec["reason"], rec["FAIL_TO_PASS"], rec["PASS_TO_PASS"]) == (
-        fx.c2, fx.c2[:12], None, len(F2P + P2P), 0)
+        fx.c2, fx.c2[:12], None, len(F2P), 0)
     task = Task.from_dict(rec["task"])
     assert (task.parent, task.test_files, task.source_files) == (fx.c1, ["tests/test_sub.py"], ["src/calc/__init__.py"])
-    assert sorted(task.FAIL_TO_PASS) == sorted(F2P + P2P) and task.PASS_TO_PASS == []
+    assert sorted(task.FAIL_TO_PASS) == sorted(F2P) and task.PASS_TO_PASS == []
+    assert task.excluded == {i: "passes_with_stub" for i in P2P}
     assert task.test_cmd == TEST_CMD and task.languages == ["python"] and task.diff_lines > 0
     assert "+def sub(a, b):" in task.gold_patch and "tests/test_sub.py" in task.test_patch
     assert fx.c1[:10] not in task.prompt  # the cleaned prompt drops shas

@@ -58,8 +58,10 @@ def picker_grades(fx: Fixture, tmp_path_factory: pytest.TempPathFactory) -> dict
     for smaller in PICKS:
         workspace = copy_tree(pristine, tmp / f"work-{smaller}")
         (workspace / CALC).write_text(CALC_1 + lock_picker(linger_s=3.0, smaller=smaller), encoding="utf-8")
+        # the twin runs' verdicts are what this tests: the fixture's column row -5 is sealed since col35, and the
+        # sealed run (made first) fails the picker whichever version it picks (tests/run/test_sealed_columns.py)
         g = grade(task, workspace=workspace, pristine=pristine, out_dir=tmp / f"out-{smaller}", sandbox="bwrap",
-                  canary_seed=7, run_timeout_s=120)
+                  canary_seed=7, run_timeout_s=120, sealed=False)
         assert not g.suspicious, g.suspicious_reason  # nothing the pattern hint knows
         out[smaller] = (g, tmp / f"out-{smaller}")
     return out
