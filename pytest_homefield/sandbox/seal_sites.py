@@ -19,11 +19,14 @@ of those files), importing the call from ``homefield_seal`` (shipped beside the 
 no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (nothing).
 
 A **sealable column** (col35, :func:`_column_sites`) is an argument of a FAIL_TO_PASS function's one
-``pytest.mark.parametrize`` decorator used in the body only as one side of one such statement: each row whose cell
-(a literal) cannot be read elsewhere (the same rule, the other rows, cells and ``ids`` counting) is a site of its
-own (key ``<function id>@<line>#<row>``); in the sealed file its cell is a random site id (so neither the file nor
-pytest's auto id holds the value) and the statement ``__hf_seal_row__(name, (A), …)``, which seals a row whose
-cell is a site id and makes the statement as written for a row left as it is. A sealed run judges such a function
+``pytest.mark.parametrize`` decorator used in the body only as one side ``L`` of such statements (multi35: several
+allowed, ``L`` the bare name or an expression of it :func:`derived_value` computes, ``"-" + expected``): each row
+whose cell (a literal) cannot be read elsewhere (the same rule, the other rows, cells and ``ids`` counting), nor any
+value its statements compute from it, is a site per statement (key ``<function id>@<line>#<row>``); in the sealed
+file its cell is a random site id (so neither the file nor pytest's auto id holds the value) and each statement
+``__hf_seal_row__(name, (A), …)``, which seals a row whose cell is a site id (statement ``k`` > 0 reporting
+``<id>:<k>``) and makes the statement as written for a row left as it is; a row is sealed only with all its
+statements' sites (:func:`sealed_files`). A sealed run judges such a function
 by function (:func:`column_passed`, :func:`row_reports`): its items' ids there are not the original ones.
 
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
