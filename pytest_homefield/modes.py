@@ -105,6 +105,13 @@ class ModePlugin:
         session = self.active()
         return session.workerinput() if session is not None else {}
 
+    def on_interrupt(self) -> bool:
+        """A Ctrl-C (SIGINT) ended the test loop on the controller (:meth:`pytest_runtestloop`): note it as the
+        mode's own stop and return ``True`` to end the session as usual (its summary, exit status 2, no
+        ``KeyboardInterrupt`` banner or traceback), ``False`` to let it go on as pytest's interruption (the
+        default; mine's fail-fast, whose own stop ends the loop this way too)."""
+        return False
+
     def item_order(self, item: pytest.Item) -> tuple[int, ...]:
         """A mode's own order of its items, before their collection order (``--adaptive``'s rounds). ``()``
         by default: the collection order alone."""
@@ -123,6 +130,28 @@ class ModePlugin:
         if all(collected_index(i) is not None for i in items):
             items.sort(key=lambda i: (self.item_order(i), collected_index(i)))
         return result
+
+    #: set when :meth:`pytest_runtestloop` caught a Ctrl-C the mode took as its own stop (:meth:`on_interrupt`)
+    stopped_by_ctrl_c: bool = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """A Ctrl-C (at ``-n 0`` in an item, under xdist in the controller's loop) ends the loop here on the
+        controller when the mode takes it (:meth:`on_interrupt`): the session then finishes as usual, the
+        mode's summary the last thing it prints, with exit status 2 (``INTERRUPTED``, set before
+        :meth:`finish`, which may set another) and none of pytest's ``!!! KeyboardInterrupt !!!`` banner or
+        its traceback line, which pytest prints only for an interruption that leaves the session. One
+        mechanism for every mode (lbl35: ``homefield verify`` printed them, ``homefield mine`` did not)."""
+        try:
+            return (yield)
+        except KeyboardInterrupt:
+            if self.is_worker or not self.on_interrupt():
+                raise
+            self.stopped_by_ctrl_c = True
+            xdist = self.config.pluginmanager.getplugin("homefield-xdist")
+            if xdist is not None:  # the workers stopped now, as pytest's interruption stops them
+                xdist.pytest_keyboard_interrupt(None)
+            return True
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         session = self.active()
@@ -144,6 +173,8 @@ class ModePlugin:
             active.close()
         close_pools()  # this process's service instances (docs/contracts.md §7 "Services")
         if not self.is_worker:
+            if self.stopped_by_ctrl_c:
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
             self.finish(session)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

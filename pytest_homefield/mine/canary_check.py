@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from pytest_homefield.sandbox.canaries import Canary, CanaryPlan, function_id
+from pytest_homefield.sandbox.canaries import IDLE, Canary, CanaryPlan, function_id
 from pytest_homefield.sandbox.testrun import TestRun
 
 __all__ = ["CanaryCheck", "check_twins", "TWIN_ROUNDS"]
@@ -50,13 +50,15 @@ class CanaryCheck:
 
 def _why(c: Canary, outcomes: Mapping[str, str]) -> str:
     """Why canary ``c`` does not hold in ``outcomes`` (one line): an instance passed, an instance was
-    skipped (every instance, or one whose original's instance is a FAIL_TO_PASS id), or none ran."""
+    skipped or xfailed (every instance, or one whose original's instance is a FAIL_TO_PASS id) or reported
+    otherwise (``xpassed``), or none ran: only then "did not run"."""
     passed = [i for i in outcomes if c.matches(i) and outcomes[i] == "passed"]
     if passed:
         return f"canary {passed[0]} ({c.kind} of {c.source}: {c.how}) passed with the reference fix"
-    skipped = [i for i in outcomes if c.matches(i) and outcomes[i] == "skipped"]
-    if skipped:
-        return f"canary {c.node} ({c.kind} of {c.source}) did not fail: {skipped[0]} was skipped"
+    ran = [i for i in outcomes if c.matches(i) and outcomes[i] not in ("failed", "error")]
+    idle = [i for i in ran if outcomes[i] in IDLE] or ran  # skipped, xfailed; else xpassed or another word
+    if idle:
+        return f"canary {c.node} ({c.kind} of {c.source}) did not fail: {idle[0]} was {outcomes[idle[0]]}"
     return f"canary {c.node} ({c.kind} of {c.source}) did not run"
 
 

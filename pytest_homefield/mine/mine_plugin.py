@@ -153,19 +153,13 @@ class MinePlugin(ModePlugin):
         if self.stop is None:  # a Ctrl-C (our own shouldstop ends the loop this way too)
             self.stop = Stop(INTERRUPTED, "Ctrl-C")
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Any:
-        """A Ctrl-C (at ``-n 0`` in an item, under xdist in the controller's loop) ends the loop here
-        (controller): the session then finishes as usual and the summary is the last thing printed
-        (:meth:`pytest_unconfigure`), with exit status 2 and no KeyboardInterrupt banner or traceback.
-        Fail-fast's own stop goes on as pytest's interruption."""
-        try:
-            return (yield)
-        except KeyboardInterrupt:
-            if self.is_worker or self.stop is not None and self.stop.why != INTERRUPTED:
-                raise
-            self.stop = Stop(INTERRUPTED, "Ctrl-C")
-            return True
+    def on_interrupt(self) -> bool:
+        """A Ctrl-C ends the loop as mine's own stop (:meth:`ModePlugin.pytest_runtestloop`); fail-fast's
+        own stop goes on as pytest's interruption."""
+        if self.stop is not None and self.stop.why != INTERRUPTED:
+            return False
+        self.stop = Stop(INTERRUPTED, "Ctrl-C")
+        return True
 
     # -- end of session (controller only) -----------------------------------------------------
     def finish(self, session: pytest.Session) -> None:

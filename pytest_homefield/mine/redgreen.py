@@ -114,8 +114,10 @@ __all__ = [
 #: 12: parent run 1 cut at the probe in a slow suite keeps what the probe reported and runs only the rest
 #: (mine29: on simonw/llm the probe's 60 s were thrown away and the whole files run again). 13: the stubbed
 #: parent run (ms35): a FAIL_TO_PASS candidate the parent passes once every missing name of the copy's modules is a
-#: dummy (``_reporter/homefield_stub.py``) is ``passes_with_stub`` (markupsafe dcb170b12713: every one).
-VERIFY_VERSION = 13
+#: dummy (``_reporter/homefield_stub.py``) is ``passes_with_stub`` (markupsafe dcb170b12713: every one). 14: a
+#: canary instance ``xfailed`` where its original's instance is no FAIL_TO_PASS id counts for nothing, as a skipped
+#: one (lbl35: tomli-w a1ccdb7821de, a row the body marks with ``pytest.xfail``, was ``reference_passes_canary``).
+VERIFY_VERSION = 14
 #: The plugin of the stubbed parent run (``sandbox/_reporter/homefield_stub.py``).
 STUB_PLUGIN = "homefield_stub"
 #: A targeted run selects at most this many node ids; with more it runs the whole files.

@@ -366,8 +366,15 @@ class RunPlugin(ModePlugin):
                                        looks=st.attempts, alpha=st.alpha, margin=st.adaptive_margin / 100.0,
                                        run_dir=s.run_dir, session=s.session_start)
 
-    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:  # one outside the test loop (collection)
         self.session.interrupt()
+
+    def on_interrupt(self) -> bool:
+        """A Ctrl-C in the test loop (``homefield run``/``verify``) ends the session as the run's own stop
+        (:meth:`~pytest_homefield.modes.ModePlugin.pytest_runtestloop`): the attempts running were stopped and
+        not recorded, the summary says so and how to go on."""
+        self.session.interrupt()
+        return True
 
     # -- tries (atk23 F3): an attempt an interruption cuts short leaves no line, yet --resume makes it again
     def _try_event(self, nodeid: str, event: str) -> None:

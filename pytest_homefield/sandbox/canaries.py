@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id", "parse_source",
+__all__ = ["IDLE", "Canary", "CanaryPlan", "Group", "LIMIT", "LIMIT_V4", "LIMIT_V12", "function_id", "parse_source",
            "read_source"]
 
 #: At most this many FAIL_TO_PASS functions of a task get twins; past it a subset of this many drawn per seed
@@ -52,6 +52,11 @@ LIMIT_V12 = 24
 #: The limit of tasks mined at verification version 4 (canaries appended after the original, at most
 #: 10): only those functions were checked against the reference fix.
 LIMIT_V4 = 10
+
+
+#: Outcomes of a canary instance that ran but neither passed nor failed: counted for nothing where the
+#: original's instance is no FAIL_TO_PASS id (:meth:`CanaryPlan.failing`); an ``xpassed`` twin passed.
+IDLE = ("skipped", "xfailed")
 
 
 @dataclass(frozen=True)
@@ -150,16 +155,17 @@ class CanaryPlan:
 
     def failing(self, outcomes: Mapping[str, str], fail_to_pass: Sequence[str] | None = None) -> list[Canary]:
         """The canaries that ran and failed (``failed``/``error``) in every instance, none passing. With
-        ``fail_to_pass`` (the task's ids), an instance ``skipped`` whose original's instance with the same
-        parameters is none of them counts for nothing (a parameter this environment skips, such as a
-        ``skipif`` on a compiled extension that is not built: the original's instance is excluded as
+        ``fail_to_pass`` (the task's ids), an instance ``skipped`` or ``xfailed`` (:data:`IDLE`) whose
+        original's instance with the same parameters is none of them counts for nothing (a parameter this
+        environment skips, such as a ``skipif`` on a compiled extension that is not built, or a row the test
+        body marks with ``pytest.xfail`` before any assertion: the original's instance is excluded as
         skipped too), as long as one instance failed."""
         known = None if fail_to_pass is None else set(fail_to_pass)
         out = []
         for c in self.canaries:
             seen = [(i, o) for i, o in outcomes.items() if c.matches(i)]
             failed = sum(o in ("failed", "error") for _, o in seen)
-            idle = sum(o == "skipped" and known is not None and c.source + i[len(c.node):] not in known
+            idle = sum(o in IDLE and known is not None and c.source + i[len(c.node):] not in known
                        for i, o in seen)
             if failed and failed + idle == len(seen):
                 out.append(c)

@@ -19,11 +19,14 @@ of those files), importing the call from ``homefield_seal`` (shipped beside the 
 no line moves; :func:`withheld_data` gives what the sealed run holds in place of the hidden data files (nothing).
 
 A **sealable column** (col35, :func:`_column_sites`) is an argument of a FAIL_TO_PASS function's one
-``pytest.mark.parametrize`` decorator used in the body only as one side of one such statement: each row whose cell
-(a literal) cannot be read elsewhere (the same rule, the other rows, cells and ``ids`` counting) is a site of its
-own (key ``<function id>@<line>#<row>``); in the sealed file its cell is a random site id (so neither the file nor
-pytest's auto id holds the value) and the statement ``__hf_seal_row__(name, (A), …)``, which seals a row whose
-cell is a site id and makes the statement as written for a row left as it is. A sealed run judges such a function
+``pytest.mark.parametrize`` decorator used in the body only as one side ``L`` of such statements (multi35: several
+allowed, ``L`` the bare name or an expression of it :func:`derived_value` computes, ``"-" + expected``): each row
+whose cell (a literal) cannot be read elsewhere (the same rule, the other rows, cells and ``ids`` counting), nor any
+value its statements compute from it, is a site per statement (key ``<function id>@<line>#<row>``); in the sealed
+file its cell is a random site id (so neither the file nor pytest's auto id holds the value) and each statement
+``__hf_seal_row__(name, (A), …)``, which seals a row whose cell is a site id (statement ``k`` > 0 reporting
+``<id>:<k>``) and makes the statement as written for a row left as it is; a row is sealed only with all its
+statements' sites (:func:`sealed_files`). A sealed run judges such a function
 by function (:func:`column_passed`, :func:`row_reports`): its items' ids there are not the original ones.
 
 Other kinds (cmp35, :mod:`~pytest_homefield.sandbox.seal_kinds`, :attr:`SealSite.kind`; :func:`_other_shape`):
@@ -113,6 +116,11 @@ class SealSite:
     row: int | None = None
     cell: tuple[int, int, int, int] | None = None
     flipped: bool = False
+    #: multi35: the statement's index among its column's statements (from 0), how many statements the column has,
+    #: and the statement's ``L`` text when it is an expression of the column (``"-" + expected``), not its bare name
+    statement: int = 0
+    statements: int = 1
+    derived: str = ""
 
     def value(self) -> Any:
         """``L``'s value (:func:`ast.literal_eval`; it succeeded when the site was found), its text read inside
@@ -123,6 +131,8 @@ class SealSite:
         """What the host judges the site's seal reports with: ``L``'s value for ``==``, else a
         :class:`~pytest_homefield.sandbox.seal_kinds.SealCheck` (cmp35)."""
         if self.kind == "==":
+            if self.derived and self.column is not None:
+                return derived_value(ast.parse(f"(\n{self.derived}\n)", mode="eval").body, self.column, self.value())
             return self.value()
         return SealCheck(self.kind, self.value(), ast.literal_eval(self.extra) if self.kind == "approx" else {})
 
@@ -402,15 +412,71 @@ def _parametrize(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[str
     return names, rows
 
 
+#: multi35: how deep an expression of a column (:func:`derived_value`) may nest its operations.
+MAX_DERIVED_DEPTH = 4
+
+
+def derived_value(node: ast.expr, name: str, value: Any, depth: int = 0) -> Any:
+    """The value of ``node``, an expression of the column ``name`` whose row's value is ``value`` (multi35): the bare
+    name, or ``+``/``-`` of it and a literal (either side), or unary ``-``/``+`` of it, nested
+    :data:`MAX_DERIVED_DEPTH` deep at most; evaluated here by these rules only (never :func:`eval`), on literal
+    values, so its size is at most the sum of its operands'. ``ValueError`` for another form or when an operation
+    fails on these values (``TypeError``, ``OverflowError`` …)."""
+    if depth > MAX_DERIVED_DEPTH:
+        raise ValueError("too deep")
+    if isinstance(node, ast.Name) and node.id == name:
+        return value
+    try:
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            v = derived_value(node.operand, name, value, depth + 1)
+            if type(v) not in (int, float, complex):
+                raise ValueError("not a number")
+            return -v if isinstance(node.op, ast.USub) else +v
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            if _is_literal(node.left) and not _is_literal(node.right):
+                a, b = ast.literal_eval(node.left), derived_value(node.right, name, value, depth + 1)
+            elif _is_literal(node.right) and not _is_literal(node.left):
+                a, b = derived_value(node.left, name, value, depth + 1), ast.literal_eval(node.right)
+            else:
+                raise ValueError("not one column and one literal")
+            if type(a) not in (int, float, complex, str, bytes, tuple, list) or type(a) is not type(b) \
+                    and not {type(a), type(b)} <= {int, float, complex}:
+                raise ValueError("operands of other types")
+            if isinstance(a, bool) or isinstance(b, bool):
+                raise ValueError("a bool operand")
+            return a + b if isinstance(node.op, ast.Add) else a - b
+    except ValueError:
+        raise
+    except Exception as e:  # noqa: BLE001 - whatever the operation raised on these values: no value
+        raise ValueError(str(e)) from None
+    raise ValueError("another form")
+
+
+def _derived_readable(readable: _Readable, value: Any) -> bool:
+    """Whether a value computed from a row's cell (:func:`derived_value`) is readable anywhere: its texts in the file
+    or the other files, a literal ``==`` to it, a string holding it (as :class:`_Readable`, none of it being the
+    cell's own node)."""
+    texts = [readable.text, *readable.rest_files]
+    if any(r and r in t for r in _readings(value, repr(value)) for t in texts):
+        return True
+    if _occurrences(value, readable.own) or any(_occurrences(value, v) for v in readable.others):
+        return True
+    if _same_items(value, readable.own_plain) or any(_same_items(value, v) for v in readable.others_plain):
+        return True
+    return bool(_held(value, readable.own) or any(_held(value, v) for v in readable.others))
+
+
 def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.AsyncFunctionDef,
                   readable: _Readable) -> list[SealSite]:
-    """The sealable rows of ``func``'s parametrize column (col35, docs/contracts.md §7 "Sealed sites"), one
-    :class:`SealSite` each (key ``<fid>@<line>#<row>``), in row order; ``[]`` when it has none. The column: an
-    argument of the function's one ``parametrize`` decorator (:func:`_parametrize`, every row of a known shape)
-    whose name occurs once in the body, as one side of a top-level statement of a site's form (:func:`_sides`) on
-    lines of its own; its cell is a literal in every row (none a string of :data:`ROW_ID`'s form). A row is
-    sealable when its cell's value cannot be read elsewhere (``readable``: the file outside the cell, so the other
-    rows, the row's other cells and ``ids=``/``id=`` too; the other files): a row that fails stays as it is."""
+    """The sealable rows of ``func``'s parametrize column (col35, docs/contracts.md §7 "Sealed columns"), one
+    :class:`SealSite` per row and statement (key ``<fid>@<line>#<row>``), in row then statement order; ``[]`` when
+    it has none. The column: an argument of the function's one ``parametrize`` decorator (:func:`_parametrize`,
+    every row of a known shape) every one of whose uses in the body is one side ``L`` of a top-level statement of a
+    site's form (:func:`_sides`) on lines of its own, ``L`` the bare name or (multi35) an expression of it
+    :func:`derived_value` computes; its cell is a literal in every row (none a string of :data:`ROW_ID`'s form). A
+    row is sealable when its cell's value cannot be read elsewhere (``readable``: the file outside the cell, so the
+    other rows, the row's other cells and ``ids=``/``id=`` too; the other files) and neither can any value an
+    expression of it computes, and every statement's value of it is computed: a row that fails stays as it is."""
     got = _parametrize(func)
     if got is None or any(r is None for r in got[1]):
         return []
@@ -421,31 +487,58 @@ def _column_sites(text: str, path: str, fid: str, func: ast.FunctionDef | ast.As
         for node in ast.walk(stmt):
             if isinstance(node, ast.Name):
                 used[node.id] = used.get(node.id, 0) + 1
+    # each statement of a site's form with a side that is the bare name or an expression of one column argument
+    found: dict[str, list[tuple[ast.stmt, ast.expr, ast.expr, bool]]] = {}
+    order: list[str] = []
     for stmt in func.body:
         pair = _sides(stmt)
         if pair is None:
             continue
-        for flipped, (a, name) in ((False, pair), (True, (pair[1], pair[0]))):
-            if not isinstance(name, ast.Name) or name.id not in names or name.id not in arguments \
-                    or used.get(name.id) != 1 or not _whole_lines(text, stmt, func.body):
+        for flipped, (a, side) in ((False, pair), (True, (pair[1], pair[0]))):
+            inside = [n.id for n in ast.walk(side) if isinstance(n, ast.Name)]
+            if len(inside) != 1 or inside[0] not in names or inside[0] not in arguments:
                 continue
-            actual = ast.get_source_segment(text, a)
-            col = names.index(name.id)
-            cells = [r[col] for r in rows if r is not None]
-            if not actual or not all(_is_literal(c) for c in cells) or any(
-                    isinstance(v, str) and ROW_ID.fullmatch(v) for v in map(ast.literal_eval, cells)):
-                return []
-            first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
-            out = []
-            for k, cell in enumerate(cells):
-                expected = ast.get_source_segment(text, cell)
-                if not expected or readable(cell, expected):
-                    continue
-                out.append(SealSite(f"{fid}@{first}#{k}", path, fid, first, last, actual, expected,
-                                    case=isinstance(stmt, ast.Expr), column=name.id, row=k,
+            if not isinstance(side, ast.Name) and not isinstance(side, (ast.BinOp, ast.UnaryOp)):
+                continue
+            if inside[0] not in found:
+                order.append(inside[0])
+            found.setdefault(inside[0], []).append((stmt, a, side, flipped))
+            break
+    for name in order:
+        stmts = found[name]
+        # every use of the name is one such side (a use elsewhere would compute on the sealed cell, a site id)
+        if used.get(name) != len(stmts) or len({id(s) for s, *_ in stmts}) != len(stmts) \
+                or not all(_whole_lines(text, s, func.body) for s, *_ in stmts):
+            continue
+        col = names.index(name)
+        cells = [r[col] for r in rows if r is not None]
+        actuals = [ast.get_source_segment(text, a) for _, a, _, _ in stmts]
+        sides = [ast.get_source_segment(text, side) for _, _, side, _ in stmts]
+        if not all(actuals) or not all(sides) or not all(_is_literal(c) for c in cells) or any(
+                isinstance(v, str) and ROW_ID.fullmatch(v) for v in map(ast.literal_eval, cells)):
+            return []
+        out = []
+        for k, cell in enumerate(cells):
+            expected = ast.get_source_segment(text, cell)
+            if not expected or readable(cell, expected):
+                continue
+            value = ast.literal_eval(cell)
+            try:
+                derived = [derived_value(side, name, value) for _, _, side, _ in stmts]
+            except ValueError:
+                continue
+            if any(not isinstance(side, ast.Name) and _derived_readable(readable, d)
+                   for (_, _, side, _), d in zip(stmts, derived, strict=True)):
+                continue
+            for j, ((stmt, _, side, flipped), actual, side_text) in enumerate(zip(stmts, actuals, sides, strict=True)):
+                first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+                out.append(SealSite(f"{fid}@{first}#{k}", path, fid, first, last, actual or "", expected,
+                                    case=isinstance(stmt, ast.Expr), column=name, row=k,
                                     cell=(cell.lineno, cell.col_offset, cell.end_lineno or cell.lineno,
-                                          cell.end_col_offset or 0), flipped=flipped))
-            return out
+                                          cell.end_col_offset or 0), flipped=flipped, statement=j,
+                                    statements=len(stmts),
+                                    derived="" if isinstance(side, ast.Name) else side_text or ""))
+        return out
     return []
 
 
@@ -712,19 +805,33 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
                 raise ValueError(f"{p} does not decode")
             continue
         texts[p] = got
-    ids: dict[str, SealSite] = {}
+    # multi35: a row of a column is sealed only with every statement of its column (a statement whose site is not
+    # in the run would make no check of a sealed cell); its statements after the first report the cell's id with
+    # ``:<statement>`` appended
+    whole: dict[tuple[str, int | None], int] = {}
     for s in sites:
+        if s.column is not None:
+            whole[(s.function, s.row)] = whole.get((s.function, s.row), 0) + 1
+    sites = [s for s in sites if s.column is None or whole[(s.function, s.row)] == s.statements]
+    ids: dict[str, SealSite] = {}
+    rows: dict[tuple[str, int | None], str] = {}
+    for s in sorted(sites, key=lambda x: x.statement):
+        if s.column is not None and s.statement:
+            ids[f"{rows[(s.function, s.row)]}:{s.statement}"] = s
+            continue
         while True:
             sid = "hf" + secrets.token_hex(12)
             if sid not in ids and not any(sid in t for _, t in texts.values()):
                 break
         ids[sid] = s
+        if s.column is not None:
+            rows[(s.function, s.row)] = sid
     out: dict[str, bytes] = {}
     for path in sorted({s.path for s in sites}):
         encoding, text = texts[path]
         mine = sorted(((i, s) for i, s in ids.items() if s.path == path), key=lambda x: -x[1].first)
         text = _rewrite_spans(text, mine)
-        lines = _lines(_sealed_cells(text, [(i, s) for i, s in mine if s.cell is not None]))
+        lines = _lines(_sealed_cells(text, [(i, s) for i, s in mine if s.cell is not None and not s.statement]))
         done: set[int] = set()  # the statements rewritten (a column's rows share theirs)
         for sid, s in mine:
             if s.span is not None or s.first in done:
@@ -734,7 +841,10 @@ def sealed_files(root: Path, sites: Sequence[SealSite], test_files: Collection[s
             indent = head[:len(head) - len(head.lstrip())]
             name = SEAL_IN_CALL if s.kind == "in" else SEAL_CALL
             call = f"{indent}{name}({sid!r}, ({s.actual}){', self' if s.case else ''})" if s.column is None \
-                else f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped})"
+                else f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped})" \
+                if not s.statement and not s.derived else \
+                f"{indent}{SEAL_ROW_CALL}({s.column}, ({s.actual}), {'self' if s.case else None}, {s.flipped}, " \
+                f"{s.statement}, lambda: ({s.derived or s.column}))"
             pad = (s.last - s.first) - call.count("\n")
             lines[s.first - 1:s.last] = [call + "\n" + "\n" * max(0, pad)]
         body = "".join(lines)

@@ -69,6 +69,12 @@ def test_an_interrupted_verify_says_how_many_it_graded(tmp_path: Path) -> None:
     out = proc.stdout
     assert "homefield verify: interrupted: 1 of 3 tasks graded; oracle solved each of them" in out, out[-3000:]
     assert "oracle solves" not in out and proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    # lbl35: it stops as homefield mine does, with its own lines: none of pytest's "!!! KeyboardInterrupt !!!"
+    # banner or its traceback line (modes.ModePlugin.pytest_runtestloop, the one mechanism of both)
+    both = out + proc.stderr
+    assert "KeyboardInterrupt" not in both and "Traceback" not in both and "!!!" not in both, both[-3000:]
+    assert "Interrupted: the attempts that were running were stopped and not recorded" in out, out[-3000:]
+    assert out.rstrip().splitlines()[-1].startswith("homefield verify: interrupted: "), out[-3000:]
     # -k: one task of three selected and graded to the end: not an interruption
     proc = subprocess.run([sys.executable, "-m", "pytest_homefield.cli", "verify", "-n", "0", "-k", f"{task.id}-2"],
                           cwd=repo, env=cli_env(), capture_output=True, text=True, timeout=300)

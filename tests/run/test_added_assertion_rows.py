@@ -243,8 +243,9 @@ def test_a_reader_of_the_expected_column_with_no_fix_is_not_solved(tmp_path: Pat
     verdict a real fix gets. Measured (gatk33, ``--sandbox none``, seeds 0–11): ``solved`` 12 of 12, no twin hit.
     A twin closing it must make the value read at the added assertion differ between the members through what the
     reader reads (the column), while the parent's own assertion, which reads the same column, still expects the
-    row's value in both. col35's sealed columns do not close it: the column is read by two assertions, and the red
-    row's value ``-2`` is in the parent's file (contracts §7 "Sealed columns").
+    row's value in both. sealed columns do not close it: multi35 seals a column read by two
+    assertions, but every row of this one, the red row's value ``-2`` too, is in the parent's file (contracts §7
+    "Sealed columns").
     """
     b = _build(tmp_path / "doubles")
     assert grade_source(b, tmp_path, "reader", PARENT + NAME_READER) != "solved"

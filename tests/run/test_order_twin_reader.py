@@ -15,8 +15,9 @@ Open: a twin that both kinds of forger fail needs a site the parent's behaviour 
 is a value, not an operator. The group could hold both twins (a run more), but a forger that runs the statements
 one at a time with the unfixed code (``ASSERT_TELL``: every assertion fails -> the value twin, failed) and else
 returns the expected value (``READ_AHEAD``: the order twin fails as with a fix) passes the original and fails
-both. Strict xfail. col35's sealed columns do not close it: the fixture's column is used twice in the body
-(``size = len(expected)`` beside the assertion), so it is not sealable (contracts §7 "Sealed columns").
+both. Strict xfail. Sealed columns do not close it: the fixture's column is used outside a side of a site's
+statement (``size = len(expected)`` beside the assertion: a sealed cell, a site id, would give its length), so it
+is not sealable, multi35's several statements neither (contracts §7 "Sealed columns").
 """
 
 from __future__ import annotations

@@ -245,16 +245,21 @@ def __hf_seal__(site: str, value: Any, case: Any = None) -> None:  # noqa: N807 
 _ROW_ID = re.compile(r"hf[0-9a-f]{24}")
 
 
-def __hf_seal_row__(row: Any, value: Any, case: Any = None, flipped: bool = False) -> None:  # noqa: N807
-    """The statement of a sealed parametrize column (col35), given the column's value in this row (``row``) and
+def __hf_seal_row__(row: Any, value: Any, case: Any = None, flipped: bool = False,  # noqa: N807
+                    statement: int = 0, written: Any = None) -> None:
+    """A statement of a sealed parametrize column (col35), given the column's value in this row (``row``) and
     the other side's (``value``). A sealed row's cell is its site id (an exact ``str`` of :data:`_ROW_ID`'s form):
-    :func:`__hf_seal__` of it. Any other is a row left as it is, its literal in the file: the statement is made
-    here as it was written, ``value == row`` (``row == value`` when ``flipped``: the column was the first side) or
-    ``case.assertEqual`` in that order, raising ``AssertionError`` when it fails."""
+    :func:`__hf_seal__` of it (multi35: the column's statement ``statement`` after the first reports the id with
+    ``:<statement>`` appended). Any other is a row left as it is, its literal in the file: the statement is made
+    here as it was written, ``value == L`` (``L == value`` when ``flipped``: the column was the first side) or
+    ``case.assertEqual`` in that order, raising ``AssertionError`` when it fails; ``L`` is ``row``, or
+    ``written()`` when given (the statement's side as written, an expression of the column: never called for a
+    sealed row, whose cell is no value)."""
     if type(row) is str and _ROW_ID.fullmatch(row):
-        __hf_seal__(row, value, case)
+        __hf_seal__(f"{row}:{statement}" if statement else row, value, case)
         return
-    first, second = (row, value) if flipped else (value, row)
+    side = written() if written is not None else row
+    first, second = (side, value) if flipped else (value, side)
     if case is not None:
         case.assertEqual(first, second)
     elif not first == second:
