@@ -8,16 +8,13 @@ channel taking a row's reports from any id of its function (:class:`~pytest_home
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import EventTally
 from pytest_homefield.sandbox.seal_sites import (
     ROW_ID,
@@ -125,17 +122,6 @@ def tree(tmp_path: Path) -> Path:
     (tmp_path / "tests").mkdir()
     (tmp_path / TEST).write_text(HIDDEN)
     return tmp_path
-
-
-@pytest.fixture
-def seal_module() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(REPORTER_DIR))
-    try:
-        mod = importlib.import_module("homefield_seal")
-        mod.take()
-        yield mod
-    finally:
-        sys.path.remove(str(REPORTER_DIR))
 
 
 def test_sealable_columns(tree: Path) -> None:

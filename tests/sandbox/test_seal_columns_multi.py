@@ -6,15 +6,12 @@ together (:func:`~pytest_homefield.sandbox.seal_sites.sealed_files`), in a real 
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.seal_sites import derived_value, passing_sites, sealable_sites, sealed_files
 from pytest_homefield.sandbox.testrun import run_tests
 
@@ -67,17 +64,6 @@ def test_in_a(n, expected):
 '''
 NAMES = ["neg", "two", "told", "told_elsewhere", "len", "neg_str", "in_a"]
 F2P = [f"{TEST}::test_{n}" for n in NAMES]
-
-
-@pytest.fixture
-def seal_module() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(REPORTER_DIR))
-    try:
-        mod = importlib.import_module("homefield_seal")
-        mod.take()
-        yield mod
-    finally:
-        sys.path.remove(str(REPORTER_DIR))
 
 
 def test_columns_used_by_several_statements(tmp_path: Path) -> None:

@@ -6,16 +6,13 @@ in a real test process, and the host's checks (:class:`~pytest_homefield.sandbox
 from __future__ import annotations
 
 import ast
-import importlib
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import seal_verdict
 from pytest_homefield.sandbox.seal_kinds import (
     MAX_MATCH_TEXT,
@@ -91,17 +88,6 @@ def tree(tmp_path: Path) -> Path:
     (tmp_path / TEST).write_text(HIDDEN)
     (tmp_path / "pkg.py").write_text(PKG)
     return tmp_path
-
-
-@pytest.fixture
-def seal_module() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(REPORTER_DIR))
-    try:
-        mod = importlib.import_module("homefield_seal")
-        mod.take()
-        yield mod
-    finally:
-        sys.path.remove(str(REPORTER_DIR))
 
 
 def test_each_kind_is_found_and_sealed_out_of_the_file(tree: Path) -> None:

@@ -10,16 +10,13 @@ import collections
 import decimal
 import enum
 import fractions
-import importlib
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from pytest_homefield.sandbox.bwrap import REPORTER_DIR
 from pytest_homefield.sandbox.outcomes import EventTally, seal_verdict, well_formed
 from pytest_homefield.sandbox.seal_sites import SEAL_CALL, sealable_sites, sealed_files, withheld_data
 from pytest_homefield.sandbox.testrun import run_tests
@@ -89,17 +86,6 @@ def test_sealable_sites(tree: Path) -> None:
         f"{TEST}::test_kept@22": ("f(10)", '"added-to-a-kept-test"'),
         f"{TEST}::T::test_m@31": ("f(12)", 'b"golf-hotel"'),
     }
-
-
-@pytest.fixture
-def seal_module() -> Iterator[ModuleType]:
-    sys.path.insert(0, str(REPORTER_DIR))
-    try:
-        mod = importlib.import_module("homefield_seal")
-        mod.take()
-        yield mod
-    finally:
-        sys.path.remove(str(REPORTER_DIR))
 
 
 def test_the_sealed_file_holds_no_expected_value(tree: Path, seal_module: ModuleType) -> None:
