@@ -457,3 +457,24 @@ def test_reports_of_ids_the_run_does_not_judge_are_never_parsed() -> None:
     tally.feed(("\n".join(lines) + "\n").encode())
     parsed, _ = tally.result()
     assert parsed.seal_reports == {"t::a": {"s1": ["equal"]}}
+
+
+@pytest.mark.parametrize("literal", [b"\xac\x02", b"\xac", b"", "\xac\x02", [172, 2], (172, 2), 172, None])
+def test_a_memoryview_converts_to_the_bytes_it_is_equal_to(seal_module: ModuleType, literal: object) -> None:
+    """gatk36: a one-dimensional ``memoryview`` of ``0..255`` items is equal to the ``bytes`` of those items and to
+    no other literal; its text is those ``bytes``, exactly (was the loose list ``~[172, 2]``: unequal to
+    ``b"\\xac\\x02"``, a real fix returning a view failed the sealed run). The host's verdict is the view's own ``==``
+    whatever the literal; a view of another shape or of other items is opaque, and an ``in`` site's text is the list
+    of its items, which ``in`` walks."""
+    import array
+
+    view = memoryview(bytearray(b"\xac\x02"))
+    assert seal_module.literal_text(view) == "b'\\xac\\x02'"
+    assert seal_verdict(seal_module.literal_text(view), literal) == ("equal" if view == literal else "unequal")
+    assert seal_module.literal_text([view, 1]) == "[b'\\xac\\x02', 1]"
+    for other in (memoryview(array.array("i", [-1])), memoryview(b"abcd").cast("B", (2, 2)),
+                  memoryview(b"ab").cast("c")):
+        assert seal_module.literal_text(other) is None
+    seal_module.take()
+    seal_module.__hf_seal_in__("s", view)
+    assert seal_module.take() == [["s", "[172, 2]"]]

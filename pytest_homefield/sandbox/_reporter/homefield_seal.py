@@ -106,8 +106,9 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
     methods, never the subclass's ``__eq__``/``__str__``/``__repr__``); another :class:`numbers.Integral` as
     ``int``, :class:`numbers.Real` as ``float``, :class:`numbers.Complex` as ``complex``, any other
     :class:`numbers.Number` as ``float``; a ``Mapping`` as a ``dict``, a ``Set`` as a ``set``, a ``Sequence`` as a
-    ``tuple`` when it is one, else a ``list`` (these by the value's own protocol: ``count[1]`` counts them, and the
-    text is then marked :data:`LOOSE`). Anything else raises :class:`_Opaque`, as do the caps."""
+    ``tuple`` when it is one, else a ``list`` (a one-dimensional ``memoryview`` of ``0..255`` items the exact
+    ``bytes`` it is equal to: :func:`_view_text`; these others by the value's own protocol: ``count[1]`` counts
+    them, and the text is then marked :data:`LOOSE`). Anything else raises :class:`_Opaque`, as do the caps."""
     count[0] += 1
     if count[0] > MAX_ITEMS or depth > MAX_DEPTH:
         raise _Opaque
@@ -135,6 +136,8 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
         return repr(c)
     if type(v) in (dict, list, tuple, set, frozenset) or isinstance(v, (dict, list, tuple)):
         return _container(v, depth, count)
+    if type(v) is memoryview:  # no subclass exists: equal to bytes by its items, never to a list
+        return _view_text(v)
     count[1] += 1  # from here on: a conversion by the value's own protocol (loose: never called forged)
     if isinstance(v, numbers.Integral):
         return repr(int.__int__(int(operator.index(v))))
@@ -149,6 +152,22 @@ def _text(v: Any, depth: int, count: list[int]) -> str:
     if isinstance(v, (Mapping, Set, Sequence)):
         return _container(v, depth, count)
     raise _Opaque
+
+
+def _view_text(v: memoryview) -> str:
+    """The text of a ``memoryview`` (gatk36): the ``bytes`` of its items when it is one-dimensional and every item
+    is an ``int`` of ``0..255`` (a ``bool`` too), else :class:`_Opaque`. A view is equal only to an object exporting
+    a buffer of its shape whose items are equal, one by one, to its own (``memoryview.__eq__``); of the literals
+    only ``bytes`` exports one (one-dimensional, items ``0..255``), so the view is equal to a literal exactly when
+    those ``bytes`` are, and the text is exact, not loose. As the list of its items (a ``Sequence``, by its own
+    protocol) it was never equal to a ``bytes`` literal: a real fix returning a view of the expected bytes failed
+    the sealed run."""
+    if v.ndim != 1 or v.nbytes > MAX_TEXT * 8:
+        raise _Opaque
+    items = v.tolist()
+    if len(items) > MAX_TEXT or not all(type(x) in (int, bool) and 0 <= x <= 255 for x in items):
+        raise _Opaque
+    return repr(bytes(items))
 
 
 def _one_item(v: Any) -> bool:
@@ -298,7 +317,13 @@ def __hf_seal_in__(site: str, value: Any, case: Any = None) -> None:  # noqa: N8
     builtin base (its ``in`` may hold where the builtin one does not); ``None`` ("opaque") for an ``assertIn`` that
     is not unittest's own. Returns ``None``, never raises (but ``KeyboardInterrupt``)."""
     try:
-        text = literal_text(value) if case is None or _stock(case, ("assertIn", "fail")) else None
+        # ``in`` walks a view's items (``b"a" in`` a view of b"ab" is false), so its text there is their list
+        view = type(value) is memoryview
+        if view and value.ndim != 1:
+            text = None
+        else:
+            text = literal_text(value.tolist() if view else value) \
+                if case is None or _stock(case, ("assertIn", "fail")) else None
         if text is not None and not text.startswith(LOOSE) and _own_eq(value, "__contains__"):
             text = LOOSE + text
         _keep(site, text)
