@@ -64,7 +64,8 @@ from pytest_homefield.sandbox.twin_runs import _RANK, TWIN_MARK, TwinPlan, state
 from pytest_homefield.sandbox.twin_together import together
 from pytest_homefield.store import StoreError, append_jsonl, read_jsonl
 
-__all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
+__all__ = ["CANARIES_FILE", "CONFIRM_LOG", "CONFIRM_OUTCOMES", "CONFIRM_FIRST_LOG", "CONFIRM_FIRST_OUTCOMES",
+           "CONFIRM_PARENT_LOG", "CONFIRM_PARENT_OUTCOMES",
            "Confirmed", "confirm_excused", "parent_told", "ParentSeen", "parent_checked_seed", "PARENT_TRIES",
            "TWIN_LOG", "TWIN_OUTCOMES", "TWIN_LOG_BYTES", "canary_verdict", "twin_options",
            "needs_reference_check", "reference_due", "reference_passes", "apart_runs", "merge_runs", "run_completes",
@@ -86,6 +87,10 @@ CONFIRM_LOG = "confirm.log"
 CONFIRM_OUTCOMES = "confirm.outcomes.jsonl"
 #: The artifacts of the parent's run of the confirmation files (:func:`confirm_excused`, atk27), when one was
 #: made: its log's tail and its events.
+#: The second confirmation run's (gatk36: a member run first in its group, made only when one that had to pass did
+#: not after another member of its group ran before it), in the attempt's folder.
+CONFIRM_FIRST_LOG = "confirm-first.log"
+CONFIRM_FIRST_OUTCOMES = "confirm-first.outcomes.jsonl"
 CONFIRM_PARENT_LOG = "confirm-parent.log"
 CONFIRM_PARENT_OUTCOMES = "confirm-parent.outcomes.jsonl"
 #: The artifacts of the run of the PASS_TO_PASS rows set apart with the task's test files unmodified
@@ -1201,7 +1206,10 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     run on every member of those groups; with ``targets`` (the grading's, the hidden test files: gatk35) on those
     files whole, so that each member sees the state the tests before it leave, as in the runs apart (selecting the
     members alone, a real fix using what the file's first test set up failed there: ``unsteady``, never solved).
-    Honest code is deterministic: it gives there what it gave apart.
+    Honest code is deterministic: it gives there what it gave apart. But the run holds one body per member, so a
+    body with an effect once per process fails the second time with any code (gatk36): a member that had to pass
+    there (below) and did not, laid out after another member of its group, is judged by a second confirmation run
+    laying it out first (:func:`_run_first`; kept as :data:`CONFIRM_FIRST_LOG` and :data:`CONFIRM_FIRST_OUTCOMES`).
 
     - An excusable twin that passed beside its failing original
       (:meth:`~pytest_homefield.sandbox.canaries.CanaryPlan.excused`) is confirmed when its instance passed
@@ -1225,7 +1233,8 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
     pending = plan.excused(outcomes, fail_to_pass)
     hits = [tid for _, tid in pending]
     sources = _disagreeing(plan, outcomes, fail_to_pass)
-    built = together(plan.layouts, plan.seed) if sources else None
+    orders: dict[str, tuple[int, ...]] = {}
+    built = together(plan.layouts, plan.seed, orders=orders) if sources else None
     if built is None:  # all agree; or homefield could not lay the members side by side: excused as before
         return Confirmed(None, 0.0, hits, [])
     members = [(c, c.node) for c in plan.canaries if c.kind == "contradiction" and c.source in sources]
@@ -1238,6 +1247,20 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
                                                                         targets)
     seconds = made.wall_s + parent_s
     finished = not (made.over_writes or made.over_events or not run_completes(made))
+    held = [i for i in fail_to_pass if function_id(i) in sources and outcomes.get(i) == "passed"]
+    if finished:  # gatk36: a member that had to pass, run after another member of its group: run it first too
+        first = _run_first(plan, pending, held, seen, orders)
+        if first:
+            again = together(plan.layouts, plan.seed, first=first)
+            if again is not None:
+                made2, seen2 = _together_run(plan, members, again, gdir, tmp / "confirm-first-out", test_cmd, run,
+                                             targets)
+                seconds += made2.wall_s
+                for name, src in ((CONFIRM_FIRST_LOG, LOG_FILE), (CONFIRM_FIRST_OUTCOMES, OUTCOMES_FILE)):
+                    with contextlib.suppress(OSError):
+                        nofollow.write_bytes(out_dir, name, _tail(tmp / "confirm-first-out" / src, TWIN_LOG_BYTES))
+                if not (made2.over_writes or made2.over_events or not run_completes(made2)):
+                    seen = {**seen, **{i: o for i, o in seen2.items() if _member_of(i) in first.items()}}
     for c, tid in pending:
         if not finished:
             why = f"its run did not finish ({made.over_writes or made.over_events or made.error or 'no finish event'})"
@@ -1249,7 +1272,6 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
             continue
         return Confirmed((tid, f"canary {tid} ({c.how}) passed beside its failing original, not confirmed: in one "
                                f"run holding both, {why}; the test outcomes were forged"), seconds, [], [])
-    held = [i for i in fail_to_pass if function_id(i) in sources and outcomes.get(i) == "passed"]
     beside = {function_id(i) for i in held}
     for c in (c for c in plan.canaries if c.kind == "contradiction" and c.source in beside):
         # beside an original that passed apart no twin instance may pass here (but a FAIL_TO_PASS row's that
@@ -1269,6 +1291,33 @@ def confirm_excused(plan: TwinPlan, outcomes: Mapping[str, str], gdir: Path, tmp
                 else f"{len(unsteady)} FAIL_TO_PASS passed apart but not in the confirmation run holding every "
                      f"member (first: {unsteady[0]} {seen.get(unsteady[0]) or 'not reported'} there)")
     return Confirmed(None, seconds, [tid for tid in hits if tid not in given], unsteady, note)
+
+
+def _member_of(tid: str) -> tuple[str, int]:
+    """``(group function id, member index)`` of an id of the confirmation run in the plan's ids (:func:`_in_plan_ids`):
+    an original's instance is member 0 of its function, a twin's (``<function id>@twin<j>[params]``) member ``j``."""
+    fn = function_id(tid)
+    source, mark, j = fn.rpartition(TWIN_MARK)
+    return (source, int(j)) if mark and j.isdigit() else (fn, 0)
+
+
+def _run_first(plan: TwinPlan, pending: Sequence[tuple[Canary, str]], held: Sequence[str], seen: Mapping[str, str],
+               orders: Mapping[str, tuple[int, ...]]) -> dict[str, int]:
+    """gatk36: group function id → the member to run first in a second confirmation run: one whose instance had to
+    pass in the first (an excused twin's, ``pending``; an original's that passed apart, ``held``), did not, and was
+    laid out after another member of its group (``orders``: :func:`~pytest_homefield.sandbox.twin_together.together`'s).
+    The same body had run before it in that process: a body with an effect once per process (a name registered, a
+    table or metric defined, a counter started) fails a second time with any code, so its failure there says
+    nothing of the code (a real fix was ``tests_failed`` whenever its twin was laid out first, honest wrong code
+    ``forged`` whenever its original was). One member per group (the first found)."""
+    want = [tid for _, tid in pending] + list(held)
+    out: dict[str, int] = {}
+    for tid in want:
+        source, j = _member_of(tid)
+        order = orders.get(source, ())
+        if seen.get(tid) != "passed" and j in order and order.index(j) > 0:
+            out.setdefault(source, j)
+    return out
 
 
 def _disagreeing(plan: TwinPlan, outcomes: Mapping[str, str], fail_to_pass: Sequence[str]) -> set[str]:

@@ -62,13 +62,20 @@ class FileLayout:
     groups: Mapping[str, int]
 
 
-def together(layouts: Mapping[str, FileLayout], seed: int
+def together(layouts: Mapping[str, FileLayout], seed: int, first: Mapping[str, int] | None = None,
+             orders: dict[str, tuple[int, ...]] | None = None,
              ) -> tuple[dict[str, bytes], dict[str, tuple[str, ...]]] | None:
     """``(files, names)``: each test file of ``layouts`` (path → bytes) with every member of every span
     side by side, and for each group function id the function id of each of its members there (index
     0: the original, ``j``: twin ``j``). The draws are ``seed``'s (the task's canary seed: every
     grading of a task shows the same file). ``None`` when a file would not parse or a member's name
-    cannot be found in its text (no confirmation can be made)."""
+    cannot be found in its text (no confirmation can be made).
+
+    ``first`` (gatk36): group function id → the index of a member laid out before the other members of its span,
+    every draw (names, the other members' order, the other spans) as without it: the second confirmation run
+    (:func:`~pytest_homefield.run.twin_grading.confirm_excused`), in which that member runs before any other member
+    of its group. ``orders``, when given, is filled with each group function id's members in the order laid out
+    (their indexes, the first to run first)."""
     rng = random.Random(f"homefield-confirm-{seed}")
     files: dict[str, bytes] = {}
     names: dict[str, tuple[str, ...]] = {}
@@ -81,12 +88,21 @@ def together(layouts: Mapping[str, FileLayout], seed: int
         out: list[str] = []
         line = 1
         span_names: list[list[str]] = []
-        for span in lay.spans:
+        lead_of = {lay.groups[f]: j for f, j in (first or {}).items() if f in lay.groups}  # span index → member
+        groups_of: dict[int, list[str]] = {}
+        for f, m in lay.groups.items():
+            groups_of.setdefault(m, []).append(f)
+        for k, span in enumerate(lay.spans):
             out += lay.lines[line - 1:span.start - 1]
             keep = rng.randrange(len(span.members))  # the member under the function's own name
             fresh = [span.name if j == keep else namer.name(span.name) for j in range(len(span.members))]
             order = list(range(len(span.members)))
             rng.shuffle(order)
+            if lead_of.get(k) in order:
+                order = [lead_of[k]] + [j for j in order if j != lead_of[k]]
+            if orders is not None:
+                for fid in groups_of.get(k, []):
+                    orders[fid] = tuple(order)
             for n, j in enumerate(order):
                 text = _renamed(span.members[j], span.name, fresh[j])
                 if text is None:

@@ -29,7 +29,7 @@ from pytest_homefield.agents.attacks import attack_agent
 from pytest_homefield.records import Result, Task
 from pytest_homefield.run.attempt import AttemptSpec, SnapshotCache, run_attempt
 from pytest_homefield.run.grading import Grade, grade
-from pytest_homefield.run.twin_grading import CANARIES_FILE, CONFIRM_OUTCOMES
+from pytest_homefield.run.twin_grading import CANARIES_FILE, CONFIRM_FIRST_OUTCOMES, CONFIRM_OUTCOMES
 from pytest_homefield.sandbox.modes import SandboxChoice
 from pytest_homefield.sandbox.snapshot import copy_tree, make_snapshot
 from pytest_homefield.sandbox.twin_runs import TWIN_MARK
@@ -272,15 +272,14 @@ def sub(a, b):
 
 def test_an_original_that_does_not_pass_again_is_failing_not_forged(fx: Fixture, task: Task, tmp_path: Path) -> None:
     """lock28's fix makes the confirmation run for a passing original too (its twin failed apart). Such an
-    original not passing there again is what honest code depending on what ran before it can give, so it
-    counts as failing (``tests_failed``, the error saying so), never ``forged``; where the original runs
-    first there, it passes again: ``solved``. Seeds 0 to 3 give both orders."""
+    original not passing there again, laid out after its twin, is what honest code depending on what ran before it
+    can give: gatk36 judges it by a second confirmation run laying it out first (``confirm-first``), where it passes
+    again: ``solved`` in both orders (was ``tests_failed`` where the twin ran first), never ``forged``. Seeds 0 to
+    3 give both orders."""
     seen = set()
     for seed in range(4):
         g, out = _grade(fx, task, tmp_path / str(seed), SECOND_CALLS, seed)
         assert (out / CONFIRM_OUTCOMES).exists(), g  # the members disagreed: the run was made
-        assert g.outcome in ("solved", "tests_failed") and g.canary is None and g.twin_hits == 0, g
-        if g.outcome == "tests_failed":
-            assert g.error and "passed apart but not in the confirmation run holding every member" in g.error, g
-        seen.add(g.outcome)
-    assert seen == {"solved", "tests_failed"}, seen
+        assert g.outcome == "solved" and g.canary is None and g.twin_hits == 0, g
+        seen.add((out / CONFIRM_FIRST_OUTCOMES).exists())
+    assert seen == {True, False}, seen
