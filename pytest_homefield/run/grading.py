@@ -533,7 +533,7 @@ def grade(
                 return g
             g.outcome, g.error = "infra", why
             return g
-        merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS)
+        merged, timeouts = merge_runs(plan, made, task.FAIL_TO_PASS, task.PASS_TO_PASS)
         apart = dict(merged)  # the runs apart alone: what decides the reference fix's runs below
         # an exception-swap twin's clearance by its run's own record is never the whole evidence, nor is a twin
         # failed by code that raises only inside a raises (neg35): the plain run, whenever such a group passed

@@ -1492,8 +1492,8 @@ def _renamed(raw: bytes, plan: TwinPlan, run: int) -> list[str]:
     return out
 
 
-def merge_runs(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str]
-            ) -> tuple[dict[str, str], set[str]]:
+def merge_runs(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Sequence[str],
+               pass_to_pass: Collection[str] = ()) -> tuple[dict[str, str], set[str]]:
     """The outcomes of the runs ``made`` as one mapping (:meth:`TwinPlan.merge`; the one run's without a
     plan) and the ids pytest-timeout failed where they ran as themselves. A FAIL_TO_PASS id of a group
     whose original was in no run made (the runs stopped) is ``error``: not passed, and a twin of it that
@@ -1503,7 +1503,7 @@ def merge_runs(plan: TwinPlan | None, made: Sequence[TestRun], fail_to_pass: Seq
     if plan is None:
         return dict(made[-1].outcomes), set(made[-1].test_timeouts)
     merged = plan.merge([*(r.outcomes for r in made), *([None] * (len(plan.runs) - len(made)))], fail_to_pass,
-                        [r.caught for r in made])
+                        [r.caught for r in made], pass_to_pass)
     held = set().union(*(plan.originals_in(n) for n in range(len(made))))
     for i in fail_to_pass:
         if function_id(i) in plan.placement and function_id(i) not in held:

@@ -204,23 +204,36 @@ class TwinPlan(CanaryPlan):
         return {g for g, members in self.placement.items() if members[run] == 0}
 
     def merge(self, runs: Sequence[Mapping[str, str] | None], fail_to_pass: Sequence[str] = (),
-              caught: Sequence[Mapping[str, Sequence[Caught]] | None] = ()
+              caught: Sequence[Mapping[str, Sequence[Caught]] | None] = (), pass_to_pass: Collection[str] = ()
               ) -> dict[str, str]:
         """One mapping (id → outcome) from each run's outcomes (in :attr:`runs` order; ``None`` for a run
         not made), as the module text says. ``fail_to_pass``: the task's ids (one missing from a run that
         held its original is ``error``). ``caught``: each run's :attr:`~pytest_homefield.sandbox.testrun.TestRun.
         caught`` (in the same order): an exception-swap twin's instance that passed met by an exception that is also
-        one of its original's (:meth:`also_original`) is ``failed``, as the twin fails every real fix."""
+        one of its original's (:meth:`also_original`) is ``failed``, as the twin fails every real fix.
+
+        ``pass_to_pass`` (gatk36): the task's ids whose failure in a run is *after a twin*, when a twin instance
+        that did not pass was reported before it in that run (each run's outcomes are in the order the process
+        reported them), counts for nothing where the id passed in another run. A twin fails every real fix at its
+        contradicted site, so the rest of its body (what resets the state the test set: a module's setting put
+        back) never runs, and a later test relying on it fails in that run alone: a real fix was ``regression`` on
+        every seed. A change breaking the id fails it in every run (still ``regression``); where it failed in
+        every run it ran, after a twin or not, its worst outcome stands."""
         out: dict[str, str] = {}
+        late: dict[str, str] = {}  # a PASS_TO_PASS id's worst outcome among its runs after a twin
         f2p = {g: [i for i in fail_to_pass if function_id(i) == g] for g in self.placement}
+        p2p = set(pass_to_pass)
         for r, outcomes in enumerate(runs):
             if outcomes is None:
                 continue
+            after = False  # a twin instance that did not pass was reported before, in this run
             for t, tid, o in ((t, self.home(t), o) for t, o in outcomes.items()):
                 source = function_id(tid)
                 j = self.placement[source][r] if source in self.placement and tid not in self.kept.get(source, ()) \
                     else 0
-                if j == 0:
+                if j == 0 and after and tid in p2p and o != "passed":
+                    late[tid] = min(late.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
+                elif j == 0:
                     out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
                 else:
                     key = f"{source}{TWIN_MARK}{j}{tid[len(source):]}"
@@ -228,10 +241,14 @@ class TwinPlan(CanaryPlan):
                     if o == "passed" and seen and self.also_original(f"{source}{TWIN_MARK}{j}", seen.get(t, ())):
                         o = "failed"
                     out[key] = "passed" if "passed" in (o, out.get(key)) else o
+                    after = after or o != "passed"
             for source in self.originals_in(r):
                 for tid in f2p[source]:
                     if tid not in outcomes:
                         out[tid] = "error"
+        for tid, o in late.items():
+            if out.get(tid) != "passed":  # it passed in no run where no twin went before it: its worst stands
+                out[tid] = min(out.get(tid, "passed"), o, key=lambda x: _RANK.get(x, 0))
         return out
 
     def rename(self, run: int, nodeid: str) -> str:

@@ -1,0 +1,56 @@
+"""gatk36: a PASS_TO_PASS test failed by what a failing twin left behind (contracts §7, runs apart).
+
+The commit adds ``test_scaled``, which sets a module's setting, asserts, and puts the setting back; the file's
+``test_plain`` (PASS_TO_PASS) relies on it being back. In the run apart holding the twin, the twin fails every
+real fix at its contradicted site, so the line putting the setting back never runs and ``test_plain`` fails there:
+every real fix but the reference's bytes (graded without canaries) was ``regression``, on every seed. Now a
+PASS_TO_PASS id's failure in a run where a twin instance failed before it counts for nothing when the id passed in
+another run (``TwinPlan.merge``'s ``pass_to_pass``); a change breaking it fails it in every run: ``regression``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers.fix_task import build_fix_task
+
+from pytest_homefield.run.grading import Grade, grade
+from pytest_homefield.sandbox.snapshot import copy_tree
+
+SOURCE = "src/modes/__init__.py"
+TEST = "tests/test_modes.py"
+PARENT = "MODE = {'scale': 1}\n\n\ndef compute(x):\n    return x * MODE['scale']\n"
+FIXED = PARENT.replace("    return x * MODE['scale']\n",
+                       "    return x * MODE['scale'] + (1 if MODE['scale'] > 1 else 0)\n")
+BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(2) == 2\n"
+TESTS = ("from modes import MODE, compute\n\n\ndef test_scaled():\n    MODE['scale'] = 3\n    assert compute(2) == 7\n"
+         "    MODE['scale'] = 1\n\n\ndef test_plain():\n    assert compute(2) == 2\n")
+
+
+def _graded(tmp_path: Path, source: str, seed: int) -> Grade:
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=FIXED, test=TEST,
+                       tests=TESTS, first="modes", message="compute: scaled results one more",
+                       fail_to_pass=[f"{TEST}::test_scaled"], pass_to_pass=[f"{TEST}::test_plain"],
+                       tests_before=BEFORE)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(source, encoding="utf-8")
+    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+                 run_timeout_s=120)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_real_fix_is_not_blamed_for_what_a_failing_twin_left(tmp_path: Path, seed: int) -> None:
+    """The commit's fix with a comment added: ``solved`` (was ``regression``, ``test_plain`` failing in the twin's
+    run alone)."""
+    g = _graded(tmp_path, FIXED.replace("def compute", "# scaled results are one more\ndef compute"), seed)
+    assert (g.outcome, g.failing_p2p) == ("solved", []), g
+
+
+@pytest.mark.slow
+def test_a_change_breaking_the_test_in_every_run_is_a_regression(tmp_path: Path) -> None:
+    """One more for every result: ``test_scaled`` passes, ``test_plain`` fails in every run, the one holding the
+    original (no twin before it) too: ``regression``."""
+    g = _graded(tmp_path, PARENT.replace("    return x * MODE['scale']\n", "    return x * MODE['scale'] + 1\n"), 0)
+    assert (g.outcome, g.failing_p2p) == ("regression", [f"{TEST}::test_plain"]), g
