@@ -54,3 +54,69 @@ def test_a_change_breaking_the_test_in_every_run_is_a_regression(tmp_path: Path)
     original (no twin before it) too: ``regression``."""
     g = _graded(tmp_path, PARENT.replace("    return x * MODE['scale']\n", "    return x * MODE['scale'] + 1\n"), 0)
     assert (g.outcome, g.failing_p2p) == ("regression", [f"{TEST}::test_plain"]), g
+
+
+#: The plain run (neg35) unwraps an exception-swap group's ``raises``: a real fix raises at the bare call, the test
+#: stops there, and the line putting the setting back never runs, as in the twin's run; but the plain run's
+#: PASS_TO_PASS outcomes are merged as the worst (what makes raising at every bare call there cost a forger).
+STRICT_PARENT = ("MODE = {'strict': False}\n\n\ndef compute(x):\n    return x\n")
+STRICT_FIXED = STRICT_PARENT.replace(
+    "    return x\n", "    if x < 0 and MODE['strict']:\n        raise ValueError('negative')\n    return x\n")
+STRICT_BEFORE = "from modes import compute\n\n\ndef test_plain():\n    assert compute(-1) == -1\n"
+STRICT_TESTS = ("import pytest\n\nfrom modes import MODE, compute\n\n\ndef test_strict():\n    MODE['strict'] = True\n"
+                "    with pytest.raises(ValueError):\n        compute(-1)\n    MODE['strict'] = False\n\n\n"
+                "def test_plain():\n    assert compute(-1) == -1\n")
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk36, not closed: the plain run's bare raises body leaves the setting the "
+                                       "test puts back after it, and its PASS_TO_PASS outcomes are merged as the "
+                                       "worst: a real fix is regression")
+def test_a_real_fix_is_not_blamed_for_what_the_plain_run_left(tmp_path: Path) -> None:
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=STRICT_PARENT, fixed=STRICT_FIXED,
+                       test=TEST, tests=STRICT_TESTS, first="modes", message="compute: strict mode refuses negatives",
+                       fail_to_pass=[f"{TEST}::test_strict"], pass_to_pass=[f"{TEST}::test_plain"],
+                       tests_before=STRICT_BEFORE)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(STRICT_FIXED.replace("def compute", "# strict: no negatives\ndef compute"),
+                               encoding="utf-8")
+    g = grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=0, run_timeout_s=120)
+    assert (g.outcome, g.failing_p2p) == ("solved", []), g
+
+
+#: Two new tests: ``test_scaled`` sets and puts back the setting, ``test_negative`` (FAIL_TO_PASS too) relies on it.
+#: A failing twin of ``test_scaled`` leaves the setting at 3 for every test after it in its process: another group's
+#: members run there too, and FAIL_TO_PASS ids and twins are not excused after a twin.
+NEG_FIXED = FIXED.replace("def compute(x):\n", "def compute(x):\n    if x < 0:\n        return -x * MODE['scale']\n")
+NEG_TESTS = TESTS.replace("def test_plain", "def test_negative():\n    assert compute(-2) == 2\n\n\ndef test_plain")
+
+
+def _negatives(tmp_path: Path, seed: int) -> Grade:
+    b = build_fix_task(tmp_path / "modes", name="modes", source=SOURCE, parent=PARENT, fixed=NEG_FIXED, test=TEST,
+                       tests=NEG_TESTS, first="modes", message="compute: scaled one more, negatives mirrored",
+                       fail_to_pass=[f"{TEST}::test_scaled", f"{TEST}::test_negative"],
+                       pass_to_pass=[f"{TEST}::test_plain"], tests_before=BEFORE)
+    work = copy_tree(b.pristine, tmp_path / "work")
+    (work / SOURCE).write_text(NEG_FIXED.replace("def compute", "# mirrored\ndef compute"), encoding="utf-8")
+    return grade(b.task, workspace=work, pristine=b.pristine, out_dir=tmp_path / "out", canary_seed=seed,
+                 run_timeout_s=120)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk36, not closed: in the confirmation run (seed 0: both originals in one "
+                                       "run apart, both twins in the other) test_scaled's twin runs before "
+                                       "test_negative's original and leaves the setting: a real fix is tests_failed "
+                                       "(seeds 2 and 3 too)")
+def test_a_real_fix_is_not_failed_for_what_another_groups_twin_left(tmp_path: Path) -> None:
+    g = _negatives(tmp_path, 0)
+    assert g.outcome == "solved", g
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="gatk36, not closed: seed 1 puts both twins in one run apart; "
+                                       "test_scaled's twin fails before its reset, and test_negative's twin (expected "
+                                       "2 -> 6, made up) meets the left setting's 6 and passes beside its passing "
+                                       "original: a real fix is forged")
+def test_a_real_fix_is_never_forged_for_what_another_groups_twin_left(tmp_path: Path) -> None:
+    g = _negatives(tmp_path, 1)
+    assert g.outcome != "forged", g
