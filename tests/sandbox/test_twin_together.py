@@ -70,3 +70,26 @@ def test_every_member_side_by_side_one_under_its_own_name(tmp_path: Path) -> Non
             assert all(TWIN_MARK not in i for i in ids)
         assert laid["test_other"] == runs[0]["test_other"]  # the rest of the file as it is
     assert {j for fid, j in seen_kept if fid.endswith("test_add")} == {0, 1}  # either member keeps the name
+
+
+def test_a_member_laid_out_first_changes_nothing_else(tmp_path: Path) -> None:
+    """gatk36: ``first`` lays the given member of a group out before its group's other members (the second
+    confirmation run), every other draw as without it: the same names, the same files but for that span's order;
+    ``orders`` says the order laid out."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_x.py").write_text(SRC)
+    fid, other = "t/test_x.py::test_add", "t/test_x.py::TestWords::test_count"
+    for seed in range(6):
+        plan = plan_twins(tmp_path, F2P, seed=seed)
+        orders: dict[str, tuple[int, ...]] = {}
+        built = together(plan.layouts, seed, orders=orders)
+        assert built is not None and set(orders) == {fid, other}
+        for j in orders[fid]:
+            again: dict[str, tuple[int, ...]] = {}
+            moved = together(plan.layouts, seed, first={fid: j}, orders=again)
+            assert moved is not None and moved[1] == built[1]  # the same names
+            assert again[fid][0] == j and sorted(again[fid]) == sorted(orders[fid]) and again[other] == orders[other]
+            text = moved[0]["t/test_x.py"].decode()
+            starts = {i: text.index(f"def {i.split('::')[-1]}(") for i in built[1][fid]}
+            assert min(starts, key=lambda i: starts[i]) == built[1][fid][j]
+            assert _functions(text) == _functions(built[0]["t/test_x.py"].decode())
