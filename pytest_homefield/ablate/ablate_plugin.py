@@ -25,7 +25,7 @@ from pytest_homefield.ablate.rules import load_rules, resolve_rules_file
 from pytest_homefield.ablate.session import AblationSession, Key
 from pytest_homefield.ablate.variants import UserFiles, agent_rows
 from pytest_homefield.agents.registry import hook_agents, make_agents
-from pytest_homefield.collect import is_worker, mark_item, redirect_collection
+from pytest_homefield.collect import is_worker, mark_item, redirect_collection, variant_key
 from pytest_homefield.errors import AgentSpecError, RunError
 from pytest_homefield.layout import HomefieldDir, new_id, tries_path
 from pytest_homefield.modes import ModeFile, ModePlugin
@@ -44,7 +44,7 @@ from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
 from pytest_homefield.terminal.progress import plural
-from pytest_homefield.transport import post
+from pytest_homefield.transport import Scope, post
 
 
 class PlanFile(ModeFile):
@@ -69,6 +69,7 @@ class AblatePlugin(ModePlugin):
     def __init__(self, config: pytest.Config, settings: Settings, rules_arg: str) -> None:
         super().__init__(config, settings)
         self.session: AblationSession | None = None
+        self._order_set: set[tuple[str, str, str, int]] | None = None  # :attr:`order`, for message_scope
         self.doc: dict[str, Any] | None = None
         self.report_error = ""
         self.user_files: UserFiles | None = None
@@ -150,6 +151,19 @@ class AblatePlugin(ModePlugin):
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self._try_event(nodeid, "start")
+
+    def message_scope(self, nodeid: str) -> Scope | None:
+        """The item ``nodeid`` (``<plan>::<variant>::<task>::<agent>[<n>]``) of a key this session left to run
+        (:attr:`order`): its records and folder (:meth:`~pytest_homefield.run.runner.AttemptRunner.scope`)."""
+        key = variant_key(nodeid)
+        if self.session is None or key is None:
+            return None
+        if self._order_set is None:
+            self._order_set = set(self.order)
+        if key not in self._order_set:
+            return None
+        variant, task, agent, attempt = key
+        return self.session.runner.scope(task, agent, attempt, variant)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._try_event(report.nodeid, "end")
