@@ -39,7 +39,7 @@ from pytest_homefield.run.run_plugin import (
     unsolved_status,
 )
 from pytest_homefield.run.runner import sandbox_summary
-from pytest_homefield.run.session import select_tasks
+from pytest_homefield.run.session import selection
 from pytest_homefield.run.tries_log import TryLog
 from pytest_homefield.settings import Settings
 from pytest_homefield.store import FolderLocked, append_jsonl
@@ -82,8 +82,9 @@ class AblatePlugin(ModePlugin):
         except ValueError as exc:
             raise pytest.UsageError(f"--homefield-ablate: {exc}") from None
         try:
-            tasks = select_tasks(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
-                                                                                                 config=config))
+            chosen = selection(settings, lambda ts: config.hook.pytest_homefield_modify_tasks(tasks=ts,
+                                                                                               config=config))
+            tasks = chosen.tasks
             if not tasks:
                 raise RunError("--homefield-ablate: no tasks to run")
             hooked = hook_agents(config.hook.pytest_homefield_agents(config=config))
@@ -114,7 +115,8 @@ class AblatePlugin(ModePlugin):
                 self.session = AblationSession.start(settings, tasks, self.agents, rules=self.rules, rules_file=rel,
                                                      rules_paths=rules_paths, plan=self.plan, new_id=new_id(),
                                                      setup_command=setup_command_hook(config),
-                                                     sandbox_hook=sandbox_hook(config))
+                                                     sandbox_hook=sandbox_hook(config),
+                                                     shard_of=[t.id for t in chosen.every] if chosen.shard else None)
         except FolderLocked as exc:  # another session runs this ablation: exit 2, one line
             pytest.exit(str(exc), returncode=2)
         except (RunError, OSError) as exc:

@@ -269,7 +269,8 @@ class RunPlugin(ModePlugin):
             else:
                 self.session = RunSession.start(settings, tasks, agents, setup_command=setup_command_hook(config),
                                                 sandbox_hook=sandbox_hook(config), excluded=excluded,
-                                                cut_from=chosen.cut_from)
+                                                cut_from=chosen.cut_from,
+                                                shard_of=[t.id for t in chosen.every] if chosen.shard else None)
         except PredictionsSpecError as exc:  # a preds: file that is unreadable or names unknown ids: exit 2
             pytest.exit(str(exc), returncode=2)
         except (RunError, AgentSpecError) as exc:
